@@ -1,0 +1,242 @@
+"""The canvas as a networkx graph: nodes, plain arrows and port arrows.
+
+A `networkx.MultiDiGraph` keyed by arrow id holds the graph in memory; the
+store (`canvas.store`) persists it. Lookups the engine makes on every call
+(`arrow_between`, `port_arrows_from`) are dictionary reads on the graph's
+adjacency, so their cost does not grow with the canvas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import networkx as nx
+
+from .errors import InvalidArrow, InvalidNode
+from .model import BUILTIN_PORTS, Arrow, Node
+
+__all__ = ["Canvas", "PortResolver"]
+
+#: Returns (inputs, outputs) of a custom card, or None when unknown.
+PortResolver = Callable[[Node], "tuple[frozenset[str], frozenset[str]] | None"]
+
+
+def _no_card_ports(_node: Node) -> tuple[frozenset[str], frozenset[str]] | None:
+    return None
+
+
+class Canvas:
+    """Every workspace's nodes and arrows, with the arrow rules of SPEC §1.
+
+    Args:
+        card_ports: tells the ports a custom card declares (its manifest's
+            ``ports``); a card whose ports are unknown has none.
+    """
+
+    def __init__(self, card_ports: PortResolver = _no_card_ports) -> None:
+        self.graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
+        self._card_ports = card_ports
+        self._arrows: dict[str, Arrow] = {}
+
+    # -- nodes -----------------------------------------------------------
+    def node(self, node_id: str) -> Node | None:
+        """The node with this id, or None."""
+        data = self.graph.nodes.get(node_id)
+        return data["node"] if data is not None else None  # type: ignore[no-any-return]
+
+    def has_node(self, node_id: str) -> bool:
+        """True when the node exists."""
+        return node_id in self.graph
+
+    def nodes(self, workspace: str | None = None, *, type: str | None = None) -> list[Node]:
+        """Nodes, optionally of one workspace and one type, sorted by id."""
+        out = [
+            d["node"]
+            for _, d in self.graph.nodes(data=True)
+            if (workspace is None or d["node"].workspace == workspace)
+            and (type is None or d["node"].type == type)
+        ]
+        return sorted(out, key=lambda n: n.id)
+
+    def count_nodes(self, workspace: str) -> int:
+        """How many nodes a workspace's canvas holds (every kind counts)."""
+        return sum(1 for _, d in self.graph.nodes(data=True) if d["node"].workspace == workspace)
+
+    def check_new_node(self, node: Node) -> None:
+        """Raise InvalidNode when ``node`` cannot be added."""
+        if node.id in self.graph:
+            raise InvalidNode(f"a node with id {node.id!r} exists already", reason="duplicate-id")
+        node.check()
+
+    def add_node(self, node: Node) -> None:
+        """Add a node.
+
+        Raises:
+            InvalidNode: its id is taken or a field is wrong.
+        """
+        self.check_new_node(node)
+        self.graph.add_node(node.id, node=node)
+
+    def remove_node(self, node_id: str) -> list[Arrow]:
+        """Remove a node and every arrow touching it; returns those arrows."""
+        if node_id not in self.graph:
+            raise InvalidNode(f"no node {node_id!r}", reason="missing-node")
+        gone = self.arrows_of(node_id)
+        for arrow in gone:
+            del self._arrows[arrow.id]
+        self.graph.remove_node(node_id)
+        return gone
+
+    def updated_node(self, node_id: str, fields: dict[str, Any]) -> Node:
+        """A copy of the node with ``fields`` changed, checked, not yet applied."""
+        node = self.node(node_id)
+        if node is None:
+            raise InvalidNode(f"no node {node_id!r}", reason="missing-node")
+        if "id" in fields or "type" in fields:
+            raise InvalidNode(f"node {node_id}: id and type cannot change", reason="bad-field")
+        raw = {**node.to_dict(), **fields}
+        return Node.build(raw, node.workspace)
+
+    def replace_node(self, node: Node) -> None:
+        """Put an updated copy of an existing node in place."""
+        if node.id not in self.graph:
+            raise InvalidNode(f"no node {node.id!r}", reason="missing-node")
+        self.graph.nodes[node.id]["node"] = node
+
+    # -- ports -----------------------------------------------------------
+    def ports(self, node: Node) -> tuple[frozenset[str], frozenset[str]]:
+        """(inputs, outputs) of a node: built-in, or from the card's manifest."""
+        if node.type == "card":
+            return self._card_ports(node) or (frozenset(), frozenset())
+        return BUILTIN_PORTS[node.type]
+
+    # -- arrows ----------------------------------------------------------
+    def arrow(self, arrow_id: str) -> Arrow | None:
+        """The arrow with this id, or None."""
+        return self._arrows.get(arrow_id)
+
+    def arrows(self, workspace: str | None = None) -> list[Arrow]:
+        """Arrows, optionally of one workspace, sorted by id."""
+        return sorted(
+            (a for a in self._arrows.values() if workspace is None or a.workspace == workspace),
+            key=lambda a: a.id,
+        )
+
+    def arrows_of(self, node_id: str) -> list[Arrow]:
+        """Every arrow touching a node, sorted by id."""
+        if node_id not in self.graph:
+            return []
+        out = [d["arrow"] for _, _, d in self.graph.out_edges(node_id, data=True)]
+        out += [d["arrow"] for _, _, d in self.graph.in_edges(node_id, data=True)]
+        return sorted({a.id: a for a in out}.values(), key=lambda a: a.id)
+
+    def check_arrow(self, raw: dict[str, Any]) -> Arrow:
+        """Validate an arrow given as a dict (SPEC §1 field names) without adding it.
+
+        Raises:
+            InvalidArrow: naming what is wrong; nothing changes.
+        """
+        arrow_id, src, dst = raw.get("id"), raw.get("from"), raw.get("to")
+        unknown = sorted(set(raw) - {"id", "from", "to", "from_port", "to_port"})
+        if unknown:
+            raise InvalidArrow(f"arrow: unknown field {unknown[0]!r}", reason="bad-field")
+        if not isinstance(arrow_id, str) or not arrow_id:
+            raise InvalidArrow("an arrow needs a non-empty string 'id'", reason="bad-id")
+        if arrow_id in self._arrows:
+            raise InvalidArrow(f"arrow {arrow_id}: the id is taken", reason="duplicate-id")
+        for end, value in (("from", src), ("to", dst)):
+            if not isinstance(value, str) or value not in self.graph:
+                raise InvalidArrow(f"arrow {arrow_id}: '{end}' node {value!r} does not exist",
+                                   reason="missing-node")
+        assert isinstance(src, str) and isinstance(dst, str)
+        if src == dst:
+            raise InvalidArrow(f"arrow {arrow_id}: a node cannot have an arrow to itself",
+                               reason="self-arrow")
+        a, b = self.graph.nodes[src]["node"], self.graph.nodes[dst]["node"]
+        if a.workspace != b.workspace:
+            raise InvalidArrow(f"arrow {arrow_id}: {src} and {dst} are in different workspaces",
+                               reason="cross-workspace")
+        from_port, to_port = raw.get("from_port"), raw.get("to_port")
+        if from_port is not None or to_port is not None:
+            if not isinstance(from_port, str) or not isinstance(to_port, str):
+                raise InvalidArrow(f"arrow {arrow_id}: a port arrow names both from_port and to_port",
+                                   reason="unknown-port")
+            self._check_port(arrow_id, a, from_port, output=True)
+            self._check_port(arrow_id, b, to_port, output=False)
+        return Arrow(arrow_id, src, dst, from_port, to_port, a.workspace)
+
+    def _check_port(self, arrow_id: str, node: Node, port: str, *, output: bool) -> None:
+        inputs, outputs = self.ports(node)
+        wanted, other = (outputs, inputs) if output else (inputs, outputs)
+        if port in wanted:
+            return
+        side = "from_port" if output else "to_port"
+        if port in other:
+            raise InvalidArrow(
+                f"arrow {arrow_id}: {side} {port!r} of {node.id} is an "
+                f"{'input' if output else 'output'} port; data flows from an output to an input",
+                reason="wrong-direction",
+            )
+        raise InvalidArrow(f"arrow {arrow_id}: {node.id} has no port {port!r}", reason="unknown-port")
+
+    def add_arrow(self, arrow: Arrow | dict[str, Any]) -> Arrow:
+        """Validate and add an arrow.
+
+        Raises:
+            InvalidArrow: the arrow is invalid; nothing changes.
+        """
+        if isinstance(arrow, Arrow):
+            arrow = self.check_arrow(arrow.to_dict())
+        else:
+            arrow = self.check_arrow(arrow)
+        self.graph.add_edge(arrow.src, arrow.dst, key=arrow.id, arrow=arrow)
+        self._arrows[arrow.id] = arrow
+        return arrow
+
+    def remove_arrow(self, arrow_id: str) -> Arrow:
+        """Remove an arrow and return it.
+
+        Raises:
+            InvalidArrow: there is no such arrow.
+        """
+        arrow = self._arrows.pop(arrow_id, None)
+        if arrow is None:
+            raise InvalidArrow(f"no arrow {arrow_id!r}", reason="missing-arrow")
+        self.graph.remove_edge(arrow.src, arrow.dst, key=arrow_id)
+        return arrow
+
+    def arrow_between(self, a: str, b: str) -> Arrow | None:
+        """A plain arrow connecting ``a`` and ``b`` in either direction, or None.
+
+        When several connect them, the one with the smallest id is returned, so
+        the arrow a call is logged on does not depend on insertion order.
+        """
+        found: Arrow | None = None
+        for u, v in ((a, b), (b, a)):
+            edges = self.graph.succ.get(u, {}).get(v)
+            if not edges:
+                continue
+            for data in edges.values():
+                arrow: Arrow = data["arrow"]
+                if not arrow.is_port and (found is None or arrow.id < found.id):
+                    found = arrow
+        return found
+
+    def port_arrows_from(self, node_id: str, port: str) -> list[Arrow]:
+        """Port arrows leaving ``node_id`` from output ``port``, sorted by id."""
+        out: Iterator[tuple[str, str, dict[str, Any]]] = self.graph.out_edges(node_id, data=True)
+        return sorted(
+            (d["arrow"] for _, _, d in out if d["arrow"].from_port == port),
+            key=lambda a: a.id,
+        )
+
+    def port_arrow_to(self, src: str, dst: str, to_port: str) -> Arrow | None:
+        """A port arrow from ``src`` into ``dst``'s input ``to_port``, or None."""
+        edges = self.graph.succ.get(src, {}).get(dst) or {}
+        best: Arrow | None = None
+        for data in edges.values():
+            arrow: Arrow = data["arrow"]
+            if arrow.to_port == to_port and (best is None or arrow.id < best.id):
+                best = arrow
+        return best

@@ -1,0 +1,25 @@
+"""Schema of the canvas tables; it evolves only through these migrations."""
+
+from __future__ import annotations
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+__all__ = ["migrations"]
+
+migrations = Migrations("canvas")
+
+
+@migrations()
+def m001_canvas(db: Database) -> None:
+    """Workspaces, nodes and arrows."""
+    db["workspaces"].create({"id": str, "folder": str, "settings": str}, pk="id")
+    db["nodes"].create(
+        {"id": str, "workspace": str, "type": str, "data": str, "position": int}, pk="id"
+    )
+    db["nodes"].create_index(["workspace"])
+    db["arrows"].create(
+        {"id": str, "workspace": str, "src": str, "dst": str, "from_port": str, "to_port": str},
+        pk="id",
+    )
+    db["arrows"].create_index(["workspace"])

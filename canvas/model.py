@@ -1,0 +1,229 @@
+"""Nodes, arrows and workspaces: the value types of the canvas (SPEC §1)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .errors import InvalidNode
+
+__all__ = [
+    "AGENT_STATUSES",
+    "BUILTIN_CARD_TYPES",
+    "BUILTIN_PORTS",
+    "NODE_TYPES",
+    "SHELLS",
+    "Arrow",
+    "Node",
+    "Workspace",
+    "WorkspaceSettings",
+]
+
+NodeType = Literal["card", "note", "todo", "taskboard", "sticky", "agent", "terminal"]
+
+#: Every node type of SPEC §1.
+NODE_TYPES: frozenset[str] = frozenset(
+    {"card", "note", "todo", "taskboard", "sticky", "agent", "terminal"}
+)
+#: Built-in cards: no package, no grants, content of their own.
+BUILTIN_CARD_TYPES: frozenset[str] = frozenset({"note", "todo", "taskboard", "sticky"})
+AGENT_STATUSES: frozenset[str] = frozenset({"working", "waiting", "finished"})
+SHELLS: frozenset[str] = frozenset({"bash", "powershell", "cmd"})
+
+#: Built-in ports per node type: (inputs, outputs). Custom cards take theirs
+#: from their manifest.
+BUILTIN_PORTS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "agent": (frozenset({"prompt"}), frozenset({"status", "reply"})),
+    "terminal": (frozenset({"command"}), frozenset({"exit"})),
+    "note": (frozenset({"append"}), frozenset({"text"})),
+    "todo": (frozenset({"add"}), frozenset({"checklist"})),
+    "taskboard": (frozenset({"add"}), frozenset({"tasks"})),
+    "sticky": (frozenset({"text"}), frozenset({"text"})),
+}
+
+# Defaults and types of the fields each node type carries. A field not given
+# takes its default (FORMAT.md: visible true, status waiting, ...).
+_FIELDS: dict[str, dict[str, tuple[type | tuple[type, ...], Any]]] = {
+    "card": {"package": (str, None), "visible": (bool, True), "background": (bool, False)},
+    "note": {"text": (str, "")},
+    "sticky": {"text": (str, "")},
+    "todo": {"items": (list, [])},
+    "taskboard": {"tasks": (list, [])},
+    "agent": {
+        "name": (str, ""),
+        "tool": (str, ""),
+        "status": (str, "waiting"),
+        "dangerous": (bool, False),
+    },
+    "terminal": {"name": (str, ""), "shell": (str, "bash"), "status": (str, "waiting")},
+}
+# Fields the engine keeps on a node for its own bookkeeping (screens of
+# simulated agents and terminals, the last reply, who spawned it).
+_INTERNAL = {"screen", "last_reply", "spawned_by", "exit", "chain"}
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceSettings:
+    """Per-workspace settings (SPEC §1, §6–§9); every field has the spec's default."""
+
+    card_cap: int = 100  #: nodes a canvas may hold, every kind counted
+    budget: tuple[int, float] = (60, 600.0)  #: prompts per seconds, delivery pacing
+    hold_timeout: float = 300.0  #: seconds a dangerous-mode hold waits
+    hop_limit: int = 3  #: prompts in one causal chain
+    reserved_ports: tuple[int, ...] = ()  #: ports network.local never reaches
+    secret_denylist: bool = True  #: refuse secret-like files
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> WorkspaceSettings:
+        """Build settings from a JSON-like dict, refusing unknown or mistyped keys."""
+        known = {f for f in cls.__dataclass_fields__}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise InvalidNode(f"unknown workspace setting {unknown[0]!r}", reason="bad-setting")
+        values = dict(data)
+        try:
+            if "budget" in values:
+                rate, period = values["budget"]
+                values["budget"] = (int(rate), float(period))
+                if values["budget"][0] < 1 or values["budget"][1] <= 0:
+                    raise ValueError("budget must be [positive count, positive seconds]")
+            if "reserved_ports" in values:
+                values["reserved_ports"] = tuple(int(p) for p in values["reserved_ports"])
+            for name in ("card_cap", "hop_limit"):
+                if name in values and (type(values[name]) is not int or values[name] < 1):
+                    raise ValueError(f"{name} must be a positive whole number")
+            if "hold_timeout" in values:
+                values["hold_timeout"] = float(values["hold_timeout"])
+                if values["hold_timeout"] <= 0:
+                    raise ValueError("hold_timeout must be positive")
+            if "secret_denylist" in values and type(values["secret_denylist"]) is not bool:
+                raise ValueError("secret_denylist must be true or false")
+        except (TypeError, ValueError) as exc:
+            raise InvalidNode(f"bad workspace settings: {exc}", reason="bad-setting") from exc
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form of these settings."""
+        return {
+            "card_cap": self.card_cap,
+            "budget": list(self.budget),
+            "hold_timeout": self.hold_timeout,
+            "hop_limit": self.hop_limit,
+            "reserved_ports": list(self.reserved_ports),
+            "secret_denylist": self.secret_denylist,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Workspace:
+    """A workspace: an id, an absolute project folder and its settings."""
+
+    id: str
+    folder: str
+    settings: WorkspaceSettings = field(default_factory=WorkspaceSettings)
+
+
+@dataclass(slots=True)
+class Node:
+    """A node on a canvas. ``data`` holds the type's fields (see SPEC §1)."""
+
+    id: str
+    type: str
+    workspace: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, raw: dict[str, Any], workspace: str) -> Node:
+        """Validate a node given as a JSON-like dict and fill in defaults.
+
+        Raises:
+            InvalidNode: the id, type or a field is missing or of the wrong type.
+        """
+        node_id = raw.get("id")
+        if not isinstance(node_id, str) or not node_id:
+            raise InvalidNode("a node needs a non-empty string 'id'", reason="bad-id")
+        node_type = raw.get("type")
+        if node_type not in NODE_TYPES:
+            raise InvalidNode(
+                f"node {node_id}: unknown type {node_type!r} "
+                f"(one of {', '.join(sorted(NODE_TYPES))})",
+                reason="bad-type",
+            )
+        data: dict[str, Any] = {}
+        spec = _FIELDS[node_type]
+        for key, value in raw.items():
+            if key in ("id", "type"):
+                continue
+            if key not in spec and key not in _INTERNAL:
+                raise InvalidNode(f"node {node_id}: unknown field {key!r} for a {node_type}",
+                                  reason="bad-field")
+            data[key] = value
+        for key, (kind, default) in spec.items():
+            if key not in data:
+                data[key] = list(default) if isinstance(default, list) else default
+        node = cls(node_id, node_type, workspace, data)
+        node.check()
+        return node
+
+    def check(self) -> None:
+        """Check every field's type and value.
+
+        Raises:
+            InvalidNode: naming the first field that is wrong.
+        """
+        for key, (kind, _default) in _FIELDS[self.type].items():
+            value = self.data.get(key)
+            if key == "package":
+                if not isinstance(value, str) or not value:
+                    raise InvalidNode(f"node {self.id}: a card needs a 'package' name",
+                                      reason="bad-field")
+                continue
+            # bool is an int subclass; check it exactly so 1 is not a bool.
+            ok = type(value) is bool if kind is bool else isinstance(value, kind)
+            if not ok:
+                raise InvalidNode(f"node {self.id}: field {key!r} has the wrong type",
+                                  reason="bad-field")
+        if self.type == "agent" and self.data["status"] not in AGENT_STATUSES:
+            raise InvalidNode(f"node {self.id}: status must be one of working, waiting, finished",
+                              reason="bad-field")
+        if self.type == "terminal" and self.data["shell"] not in SHELLS:
+            raise InvalidNode(f"node {self.id}: shell must be one of bash, powershell, cmd",
+                              reason="bad-field")
+
+    @property
+    def package(self) -> str | None:
+        """The package of a custom card, else None."""
+        return self.data.get("package") if self.type == "card" else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form of this node."""
+        return {"id": self.id, "type": self.type, **self.data}
+
+
+@dataclass(frozen=True, slots=True)
+class Arrow:
+    """An arrow between two nodes; with ports it carries data one way only."""
+
+    id: str
+    src: str
+    dst: str
+    from_port: str | None = None
+    to_port: str | None = None
+    workspace: str = ""
+
+    @property
+    def is_port(self) -> bool:
+        """True for a port arrow."""
+        return self.from_port is not None or self.to_port is not None
+
+    def other(self, node: str) -> str:
+        """The node at the other end from ``node``."""
+        return self.dst if node == self.src else self.src
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form of this arrow (SPEC §1 field names)."""
+        out: dict[str, Any] = {"id": self.id, "from": self.src, "to": self.dst}
+        if self.is_port:
+            out["from_port"] = self.from_port
+            out["to_port"] = self.to_port
+        return out

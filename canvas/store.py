@@ -1,0 +1,82 @@
+"""Persisting the canvas with sqlite-utils.
+
+The functions here only write; the caller wraps them in
+`canvas.db.write_transaction` together with whatever else the same change
+writes, so a change is on disk whole or not at all.
+"""
+
+from __future__ import annotations
+
+import json
+
+from sqlite_utils import Database
+
+from .graph import Canvas, PortResolver
+from .migrations import migrations
+from .model import Arrow, Node, Workspace, WorkspaceSettings
+
+__all__ = ["CanvasStore"]
+
+
+class CanvasStore:
+    """Reads and writes workspaces, nodes and arrows in the app database."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        migrations.apply(db)
+
+    def load(self, card_ports: PortResolver) -> tuple[dict[str, Workspace], Canvas]:
+        """Load every workspace and the whole canvas into memory."""
+        workspaces = {
+            row["id"]: Workspace(
+                row["id"], row["folder"], WorkspaceSettings.from_dict(json.loads(row["settings"]))
+            )
+            for row in self.db.query("select * from workspaces")
+        }
+        canvas = Canvas(card_ports)
+        for row in self.db.query("select * from nodes order by position, id"):
+            canvas.graph.add_node(
+                row["id"],
+                node=Node(row["id"], row["type"], row["workspace"], json.loads(row["data"])),
+            )
+        # Arrows are restored as saved: they were checked when drawn, and a
+        # card's ports may only be known once its package is loaded.
+        for row in self.db.query("select * from arrows order by id"):
+            arrow = Arrow(row["id"], row["src"], row["dst"], row["from_port"], row["to_port"],
+                          row["workspace"])
+            canvas.graph.add_edge(arrow.src, arrow.dst, key=arrow.id, arrow=arrow)
+            canvas._arrows[arrow.id] = arrow
+        return workspaces, canvas
+
+    def save_workspace(self, ws: Workspace) -> None:
+        """Insert or replace a workspace."""
+        self.db.execute(
+            "insert or replace into workspaces (id, folder, settings) values (?, ?, ?)",
+            [ws.id, ws.folder, json.dumps(ws.settings.to_dict())],
+        )
+
+    def save_node(self, node: Node) -> None:
+        """Insert or replace a node, keeping its position in insertion order."""
+        self.db.execute(
+            "insert into nodes (id, workspace, type, data, position) values (?, ?, ?, ?,"
+            " (select coalesce(max(position), 0) + 1 from nodes))"
+            " on conflict(id) do update set data = excluded.data",
+            [node.id, node.workspace, node.type, json.dumps(node.data, sort_keys=True)],
+        )
+
+    def delete_node(self, node_id: str) -> None:
+        """Delete a node and its arrows."""
+        self.db.execute("delete from arrows where src = ? or dst = ?", [node_id, node_id])
+        self.db.execute("delete from nodes where id = ?", [node_id])
+
+    def save_arrow(self, arrow: Arrow) -> None:
+        """Insert an arrow."""
+        self.db.execute(
+            "insert into arrows (id, workspace, src, dst, from_port, to_port)"
+            " values (?, ?, ?, ?, ?, ?)",
+            [arrow.id, arrow.workspace, arrow.src, arrow.dst, arrow.from_port, arrow.to_port],
+        )
+
+    def delete_arrow(self, arrow_id: str) -> None:
+        """Delete an arrow."""
+        self.db.execute("delete from arrows where id = ?", [arrow_id])

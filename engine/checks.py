@@ -1,0 +1,303 @@
+"""The decision pipeline of SPEC §5, checks 1–11, in exactly that order.
+
+`decide` is pure: it reads the state and returns either a refusal
+(`Decision`) or a `Passed` telling the engine what it may now do. The first
+failing check wins, so the same call always gets the same error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from canvas import Arrow, Node
+
+from .catalogue import CALLS, PERMISSIONS, RATE_LIMITS, SPAWN_KINDS, CallSpec
+from .decision import Decision
+from .hosts import matches, normalise_host
+from .prompts import QUEUE_LIMIT
+from .state import PackageState, State
+
+__all__ = ["FETCH_PERMISSIONS", "LOCAL_HOSTS", "Passed", "decide", "denial"]
+
+#: Hosts network.local reaches; never looked up in a resolver.
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+#: The permissions under which net.fetch may pass checks 4–5.
+FETCH_PERMISSIONS = ("network", "network.local")
+
+_KIND_WORDS = {"agent": "AI agent", "terminal": "terminal", "card": "card", "note": "note",
+               "todo": "todo list", "taskboard": "task board", "sticky": "sticky"}
+
+
+@dataclass(frozen=True, slots=True)
+class Passed:
+    """A call that passed checks 1–11: what the engine needs to carry it out."""
+
+    spec: CallSpec
+    card: Node
+    package: PackageState
+    permission: str
+    target: Node | None = None
+    arrow: Arrow | None = None
+    chain: tuple[str, ...] | None = None  #: for prompts: the causal chain, this hop included
+    rate_key: str | None = None
+
+
+def denial(
+    call: str,
+    card: str | None,
+    code: str,
+    *,
+    package: str | None = None,
+    target: str | None = None,
+    permission: str | None = None,
+    reason: str | None = None,
+    arrow: str | None = None,
+    why: str = "",
+    fix: str = "",
+    retry_after: float | None = None,
+) -> Decision:
+    """Build a refusal with a message a person can read, saying what would allow it."""
+    who = f"card {card}" + (f" ({package})" if package else "") if card else "the caller"
+    what = call + (f" {target}" if target else "")
+    text = f"{code}: {who} may not {what}"
+    if reason:
+        text += f": {reason}"
+    if why:
+        text += f" — {why}"
+    if fix:
+        text += f"; {fix}"
+    return Decision(
+        "rate-limited" if code == "RATE_LIMITED" else "denied", call, card, package, target,
+        permission, code, reason, arrow, text, retry_after,
+    )
+
+
+def _args_problem(spec: CallSpec, args: dict[str, Any]) -> tuple[str, str] | None:
+    for name in args:
+        if name not in spec.args:
+            return name, f"{spec.name} takes no argument {name!r}"
+    for name, (kind, required) in spec.args.items():
+        if name not in args:
+            if required:
+                return name, f"{spec.name} needs the argument {name!r}"
+            continue
+        value = args[name]
+        if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+            return name, f"argument {name!r} must be a {kind.__name__}"
+    if spec.name == "canvas.spawn" and args.get("kind") not in SPAWN_KINDS:
+        return "kind", f"kind must be one of {', '.join(SPAWN_KINDS)}"
+    return None
+
+
+def decide(
+    state: State,
+    card_id: str,
+    call: str,
+    target_id: str | None = None,
+    args: dict[str, Any] | None = None,
+    *,
+    now: float,
+    chain: tuple[str, ...] | None = None,
+    port_arrow: Arrow | None = None,
+    count_limits: bool = True,
+) -> Decision | Passed:
+    """Run checks 1–11 on one call.
+
+    Args:
+        chain: the causal chain of the tool call this call runs in (SPEC §9),
+            kept by the engine; None outside a tool call.
+        port_arrow: for data on a port arrow, the arrow it travels (check 6 is
+            then the arrow itself and ``call`` the action it stands for).
+        count_limits: False when re-checking a held prompt at approval
+            (checks 1–9 only: it was counted when it was made).
+    """
+    args = args or {}
+    # 1. The card exists and is a custom card.
+    card = state.canvas.node(card_id)
+    if card is None or card.type != "card":
+        return denial(call, card_id, "CARD_UNKNOWN", target=target_id,
+                      why="no custom card has this id")
+    pkg_name = card.data["package"]
+    # 2. Its package is installed and not pending.
+    package = state.packages.get(pkg_name)
+    if package is None or not package.installed:
+        return denial(call, card_id, "PACKAGE_NOT_INSTALLED", package=pkg_name, target=target_id,
+                      why="its package is not installed", fix=f"install {pkg_name}")
+    if package.is_pending:
+        return denial(call, card_id, "PACKAGE_PENDING", package=pkg_name, target=target_id,
+                      why="its files changed since a person approved them",
+                      fix=f"approve the new version of {pkg_name}")
+    d = dict(package=pkg_name, target=target_id)
+    # 3. The call is known and its arguments fit.
+    spec = CALLS.get(call)
+    if spec is None:
+        return denial(call, card_id, "UNKNOWN_CALL", **d, why="there is no such call")
+    problem = _args_problem(spec, args)
+    if problem is None and spec.reach == "none" and target_id is not None and port_arrow is None:
+        problem = ("target", f"{call} takes no target")
+    if problem is None and spec.reach != "none" and target_id is None:
+        problem = ("target", f"{call} needs a target node")
+    if problem is not None:
+        return denial(call, card_id, "INVALID_ARGUMENT", **d, permission=spec.permission,
+                      reason=problem[0], why=problem[1])
+    # 4–5. Declared, then granted (directly or by implication).
+    permission = spec.permission
+    if call == "net.fetch":
+        # Either fetch permission passes checks 4–5; which one covers the
+        # host is a question of scope (check 8).
+        declared = [p for p in FETCH_PERMISSIONS if state.declares(package, p)]
+        granted = [p for p in declared if state.granted(pkg_name, p)]
+        permission = (granted or declared or ["network"])[0]
+    if not state.declares(package, permission):
+        return denial(call, card_id, "PERMISSION_DENIED", **d, permission=permission,
+                      reason="not-declared",
+                      why=f"its manifest does not declare {permission}",
+                      fix=f"a new version of {pkg_name} must declare {permission}")
+    if not state.granted(pkg_name, permission):
+        return denial(call, card_id, "PERMISSION_DENIED", **d, permission=permission,
+                      reason="not-granted", why=f"{permission} is not granted",
+                      fix=f"grant {permission} to {pkg_name}")
+    # 6–7. Connected by an arrow, and a target of the right kind.
+    target: Node | None = None
+    arrow: Arrow | None = None
+    if spec.reach != "none" and port_arrow is None:
+        assert target_id is not None
+        target = state.canvas.node(target_id)
+        if spec.reach == "arrow":
+            arrow = state.canvas.arrow_between(card_id, target_id) if target else None
+            if arrow is None:
+                return denial(call, card_id, "PERMISSION_DENIED", **d, permission=permission,
+                              reason="not-connected",
+                              why=f"no arrow connects {card_id} and {target_id}",
+                              fix=f"draw an arrow between {card_id} and {target_id}")
+        elif target is None or target.workspace != card.workspace:
+            target = None
+        if target is None or target.type not in spec.targets:
+            kind = _KIND_WORDS.get(target.type, target.type) if target else "node"
+            return denial(call, card_id, "PERMISSION_DENIED", **d, permission=permission,
+                          reason="wrong-target", arrow=arrow.id if arrow else None,
+                          why=f"{call} reaches {spec.target_words}, not this {kind}")
+    elif port_arrow is not None:
+        arrow = port_arrow
+        target = state.canvas.node(port_arrow.dst)
+    d["target"] = target.id if target else target_id
+    arrow_id = arrow.id if arrow else None
+    # 8. Scope: hosts for net.fetch (addresses and paths are checked where
+    # the engine performs the request or file operation).
+    if call == "net.fetch":
+        refused = _host_scope(state, card, package, args["url"])
+        if refused is not None:
+            return denial(call, card_id, "SCOPE_REFUSED", **d, permission=permission,
+                          reason=refused[0], why=refused[1])
+    # 9. Loop guard, for prompts.
+    hop_chain: tuple[str, ...] | None = None
+    if spec.name == "agents.prompt" and target is not None:
+        settings = state.workspace_of(card).settings
+        hop_chain = (*(chain or (card_id,)), target.id)
+        hops = _hops(hop_chain)
+        if chain is not None and target.id in chain:
+            return denial(call, card_id, "LOOP_REFUSED", **d, permission=permission,
+                          reason="cycle", arrow=arrow_id,
+                          why=f"{target.id} is already in this prompt's chain "
+                              f"({' → '.join(chain)})")
+        if hops > settings.hop_limit:
+            return denial(call, card_id, "LOOP_REFUSED", **d, permission=permission,
+                          reason="hop-limit", arrow=arrow_id,
+                          why=f"the chain would have {hops} prompts, more than the hop "
+                              f"limit of {settings.hop_limit}")
+    rate_key = spec.rate_key
+    if port_arrow is not None and target is not None and target.type == "terminal":
+        rate_key = "run"
+    if not count_limits:
+        return Passed(spec, card, package, permission, target, arrow, hop_chain, rate_key)
+    # 10. Rate limits and caps.
+    if rate_key is not None:
+        wait = state.counters.retry_after(card_id, rate_key, now)
+        if wait is not None:
+            limit = RATE_LIMITS[rate_key]
+            return denial(call, card_id, "RATE_LIMITED", **d, permission=permission,
+                          reason=rate_key, arrow=arrow_id, retry_after=round(wait, 6),
+                          why=f"at most {limit.limit} {rate_key} calls in any "
+                              f"{limit.period:g} s",
+                          fix=f"try again in {wait:.3g} s")
+    if call == "canvas.spawn":
+        capped = _spawn_caps(state, card)
+        if capped is not None:
+            return denial(call, card_id, "CARD_LIMIT", **d, permission=permission,
+                          reason=capped[0], why=capped[1])
+    # 11. The prompt queue.
+    if spec.name == "agents.prompt" and target is not None:
+        if state.undelivered(target.id) >= QUEUE_LIMIT:
+            return denial(call, card_id, "QUEUE_FULL", **d, permission=permission,
+                          arrow=arrow_id,
+                          why=f"{target.id} has {QUEUE_LIMIT} undelivered prompts",
+                          fix="wait until it has taken some")
+    return Passed(spec, card, package, permission, target, arrow, hop_chain, rate_key)
+
+
+def _hops(chain: tuple[str, ...]) -> int:
+    """Prompts in a chain, the last one included.
+
+    A chain alternates cards and agents and ends with the prompted agent, so
+    agents stand at the indices of the last one's parity; an agent at index 0
+    started the chain without being prompted through a card and is no hop.
+    """
+    last = len(chain) - 1
+    return sum(1 for i in range(1, len(chain)) if (last - i) % 2 == 0)
+
+
+def _host_of(url: str) -> str | None:
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return None
+    return normalise_host(host) if host else None
+
+
+def _host_scope(state: State, card: Node, package: PackageState,
+                url: str) -> tuple[str, str] | None:
+    """(reason, why) when the URL is outside the granted fetch scope."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "bad-url", f"{url!r} is not a URL"
+    host = _host_of(url)
+    if host is None or parts.scheme not in ("http", "https"):
+        return "bad-url", f"{url!r} is not an http or https URL"
+    granted = {p for p in FETCH_PERMISSIONS
+               if state.declares(package, p) and state.granted(package.name, p)}
+    if host in LOCAL_HOSTS:
+        if "network.local" not in granted:
+            return "host-not-declared", f"{host} is this computer, which needs network.local"
+        reserved = state.workspace_of(card).settings.reserved_ports
+        effective = port if port is not None else (443 if parts.scheme == "https" else 80)
+        if effective in reserved:
+            return "reserved-port", f"port {effective} belongs to the app itself"
+        return None
+    if "network" not in granted:
+        return "host-not-declared", f"{host} is not this computer, which needs network"
+    if parts.scheme != "https":
+        return "plain-http", "network reaches hosts over https only"
+    assert package.manifest is not None
+    if not any(matches(p, host) for p in package.manifest.hosts("network")):
+        declared = ", ".join(package.manifest.hosts("network"))
+        return "host-not-declared", f"{host} is not among the declared hosts ({declared})"
+    return None
+
+
+def _spawn_caps(state: State, card: Node) -> tuple[str, str] | None:
+    live = sum(1 for n in state.canvas.nodes(card.workspace) if n.data.get("spawned_by") == card.id)
+    if live >= 4:
+        return "spawn-cap", f"{card.id} has 4 live spawned cards"
+    cap = state.workspace_of(card).settings.card_cap
+    if state.canvas.count_nodes(card.workspace) >= cap:
+        return "card-cap", f"the workspace holds its cap of {cap} cards"
+    return None
+
+
+# Referenced so the catalogue stays the one source of permission names here.
+assert set(PERMISSIONS) >= {spec.permission for spec in CALLS.values()}

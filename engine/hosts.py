@@ -1,0 +1,83 @@
+"""Host patterns (SPEC §2): parsing, matching and coverage.
+
+A pattern is an exact host name or ``*.`` plus a host name, matching exactly
+one more label. Names compare case-insensitively with one trailing dot
+dropped. ``*``, ``any``, IP literals, ports, schemes and paths are refused.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["covers", "host_pattern_problem", "matches", "normalise_host"]
+
+_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+# A top-level label starts with a letter: this refuses every IPv4 spelling
+# (127.0.0.1, 2130706433, 0x7f.1, 0177.1) without listing them.
+_TOP = re.compile(r"^(?:[a-z][a-z0-9-]*[a-z0-9]|[a-z])$")
+
+
+def normalise_host(host: str) -> str:
+    """Lower-case and drop one trailing dot."""
+    host = host.lower()
+    return host[:-1] if host.endswith(".") else host
+
+
+def _name_problem(name: str) -> str | None:
+    if not name:
+        return "is empty"
+    if len(name) > 253:
+        return "is longer than 253 characters"
+    labels = name.split(".")
+    if any(not _LABEL.match(label) for label in labels):
+        return "is not a host name (letters, digits and hyphens between dots)"
+    if not _TOP.match(labels[-1]):
+        return "is an IP address, not a host name"
+    return None
+
+
+def host_pattern_problem(pattern: object) -> str | None:
+    """What is wrong with a host pattern, or None when it is valid."""
+    if not isinstance(pattern, str):
+        return "must be a string"
+    raw = pattern.strip()
+    low = raw.lower()
+    if low in ("*", "any", "*.*") or low.startswith("*.*"):
+        return "may not be any host: name the hosts"
+    if "://" in raw:
+        return "may not have a scheme: write only the host name"
+    if "/" in raw:
+        return "may not have a path: write only the host name"
+    if "@" in raw:
+        return "may not have user information"
+    if ":" in raw or raw.startswith("["):
+        return "may not have a port or be an IPv6 address"
+    if raw != pattern or " " in raw:
+        return "may not contain spaces"
+    name = normalise_host(raw)
+    if name.startswith("*."):
+        name = name[2:]
+    if "*" in name:
+        return "may only start with '*.' (one level of subdomain)"
+    problem = _name_problem(name)
+    return problem
+
+
+def matches(pattern: str, host: str) -> bool:
+    """True when ``host`` is matched by ``pattern`` (one label for ``*.``)."""
+    pattern, host = normalise_host(pattern), normalise_host(host)
+    if pattern.startswith("*."):
+        base = pattern[2:]
+        if not host.endswith("." + base):
+            return False
+        head = host[: -len(base) - 1]
+        return bool(head) and "." not in head
+    return pattern == host
+
+
+def covers(old: str, new: str) -> bool:
+    """True when every host ``new`` matches is matched by ``old`` too."""
+    old, new = normalise_host(old), normalise_host(new)
+    if new.startswith("*."):
+        return old == new
+    return matches(old, new)

@@ -1,0 +1,81 @@
+"""Rolling-window rate limits (SPEC §6): exact sliding logs, not leaky buckets.
+
+A call at time t is allowed when fewer than N counted calls of its key lie in
+the half-open window (t − P, t]; otherwise it is refused with
+``retry_after = oldest + P − t``. Only calls that passed every earlier check
+are counted, by the caller calling `count`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+
+from .catalogue import RATE_LIMITS, RateLimit
+
+__all__ = ["RateCounters", "RollingWindow"]
+
+
+class RollingWindow:
+    """The accepted call times of one (card, key), oldest first."""
+
+    __slots__ = ("limit", "period", "times")
+
+    def __init__(self, limit: int, period: float) -> None:
+        self.limit = limit
+        self.period = period
+        self.times: deque[float] = deque()
+
+    def _drop_old(self, t: float) -> None:
+        # Times at or before t − P have left the half-open window (t − P, t].
+        edge = t - self.period
+        while self.times and self.times[0] <= edge:
+            self.times.popleft()
+
+    def retry_after(self, t: float) -> float | None:
+        """None when a call at ``t`` fits, else the seconds until one would."""
+        self._drop_old(t)
+        if len(self.times) < self.limit:
+            return None
+        # The window holds `limit` calls; the next fits once the one that
+        # would make it limit+1 in the window leaves: the limit-th newest.
+        oldest = self.times[len(self.times) - self.limit]
+        return oldest + self.period - t
+
+    def count(self, t: float) -> None:
+        """Record an accepted call at ``t`` (times never decrease)."""
+        self.times.append(t)
+
+
+class RateCounters:
+    """Every card's rolling windows, by rate key."""
+
+    def __init__(self, limits: dict[str, RateLimit] | None = None) -> None:
+        self.limits = limits if limits is not None else RATE_LIMITS
+        self._windows: dict[tuple[str, str], RollingWindow] = {}
+
+    def _window(self, card: str, key: str) -> RollingWindow:
+        window = self._windows.get((card, key))
+        if window is None:
+            spec = self.limits[key]
+            window = self._windows[(card, key)] = RollingWindow(spec.limit, spec.period)
+        return window
+
+    def retry_after(self, card: str, key: str, t: float) -> float | None:
+        """None when ``card`` may make a call of ``key`` at ``t``, else seconds to wait."""
+        return self._window(card, key).retry_after(t)
+
+    def count(self, card: str, key: str, t: float) -> None:
+        """Count an accepted call."""
+        self._window(card, key).count(t)
+
+    def load(self, rows: Iterable[tuple[str, str, float]]) -> None:
+        """Restore counted calls (card, key, t), oldest first, after a restart."""
+        for card, key, t in rows:
+            if key in self.limits:
+                self._window(card, key).count(t)
+
+    def forget(self, card: str) -> None:
+        """Drop a removed card's windows."""
+        for key in [k for k in self._windows if k[0] == card]:
+            del self._windows[key]

@@ -1,0 +1,129 @@
+"""The arrow log (SPEC §8): append-only, hash-chained rows, one per decision.
+
+Each row stores the hash of the previous row and its own hash over its
+fields, so `verify` finds any row altered, removed, inserted or reordered.
+Appends happen inside the caller's write transaction, and the previous hash
+is read inside it too, so two writers can never fork the chain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from sqlite_utils import Database
+
+__all__ = ["FIELDS", "GENESIS", "ArrowLog", "Verification", "row_hash"]
+
+#: The fields of a row, in the order they are hashed.
+FIELDS: tuple[str, ...] = (
+    "seq", "t", "workspace", "arrow", "card", "package", "version", "call", "target",
+    "payload", "chain", "outcome", "code", "reason", "approver", "prompt",
+)
+GENESIS = "0" * 64
+
+
+def row_hash(prev: str, row: dict[str, Any]) -> str:
+    """SHA-256 over the previous hash and the row's fields as canonical JSON."""
+    body = json.dumps([row.get(f) for f in FIELDS], sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False)
+    return hashlib.sha256((prev + "\n" + body).encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    """The result of checking the chain."""
+
+    ok: bool
+    rows: int
+    first_bad: int | None = None  #: sequence number of the first bad row
+    problem: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"ok": self.ok, "rows": self.rows, "first_bad": self.first_bad,
+                "problem": self.problem}
+
+
+class ArrowLog:
+    """Reads and appends rows of the ``log`` table."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def append(self, row: dict[str, Any]) -> dict[str, Any]:
+        """Append a row (inside the caller's write transaction) and return it whole."""
+        last = self.db.execute("select seq, hash from log order by seq desc limit 1").fetchone()
+        seq, prev = (last[0] + 1, last[1]) if last else (1, GENESIS)
+        full = {f: row.get(f) for f in FIELDS}
+        full["seq"] = seq
+        if isinstance(full["chain"], (list, tuple)):
+            full["chain"] = list(full["chain"])
+        full["prev"] = prev
+        full["hash"] = row_hash(prev, full)
+        stored = dict(full)
+        stored["chain"] = json.dumps(full["chain"]) if full["chain"] is not None else None
+        cols = (*FIELDS, "prev", "hash")
+        self.db.execute(
+            f"insert into log ({', '.join(cols)}) values ({', '.join('?' for _ in cols)})",
+            [stored[c] for c in cols],
+        )
+        return full
+
+    def rows(
+        self,
+        *,
+        arrow: str | None = None,
+        card: str | None = None,
+        package: str | None = None,
+        outcome: str | None = None,
+        call: str | None = None,
+        since: float | None = None,
+        until: float | None = None,
+        limit: int | None = None,
+    ) -> list[dict[str, Any]]:
+        """Rows in sequence order, filtered by any of the given fields."""
+        where, params = [], []
+        for col, value in (("arrow", arrow), ("card", card), ("package", package),
+                           ("outcome", outcome), ("call", call)):
+            if value is not None:
+                where.append(f"{col} = ?")
+                params.append(value)
+        if since is not None:
+            where.append("t >= ?")
+            params.append(since)
+        if until is not None:
+            where.append("t <= ?")
+            params.append(until)
+        sql = "select * from log" + (" where " + " and ".join(where) if where else "")
+        sql += " order by seq"
+        if limit is not None:
+            sql += f" limit {int(limit)}"
+        return [self._decode(r) for r in self.db.query(sql, params)]
+
+    @staticmethod
+    def _decode(row: dict[str, Any]) -> dict[str, Any]:
+        row = dict(row)
+        if row.get("chain") is not None:
+            row["chain"] = json.loads(row["chain"])
+        return row
+
+    def verify(self) -> Verification:
+        """Check every row's link and hash, in sequence order."""
+        prev, expected_seq, count = GENESIS, 1, 0
+        for raw in self.db.query("select * from log order by rowid"):
+            row = self._decode(raw)
+            count += 1
+            if row["seq"] != expected_seq:
+                return Verification(False, count, row["seq"],
+                                    f"row {row['seq']}: expected sequence number {expected_seq}")
+            if row["prev"] != prev:
+                return Verification(False, count, row["seq"],
+                                    f"row {row['seq']}: does not link to the row before it")
+            if row_hash(prev, row) != row["hash"]:
+                return Verification(False, count, row["seq"],
+                                    f"row {row['seq']}: its contents do not match its hash")
+            prev, expected_seq = row["hash"], expected_seq + 1
+        return Verification(True, count)

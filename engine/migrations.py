@@ -1,0 +1,81 @@
+"""Schema of the engine's tables; it evolves only through these migrations."""
+
+from __future__ import annotations
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+__all__ = ["migrations"]
+
+migrations = Migrations("engine")
+
+
+@migrations()
+def m001_engine(db: Database) -> None:
+    """Packages, grants, prompts, rate counters, the arrow log, consent history."""
+    db["packages"].create(
+        {
+            "name": str,
+            "state": str,  # available | installed
+            "manifest": str,  # JSON: the approved (or offered) manifest, raw
+            "digests": str,  # JSON: path -> sha256
+            "hash": str,
+            "pending_manifest": str,
+            "pending_digests": str,
+            "pending_hash": str,
+        },
+        pk="name",
+    )
+    db["grants"].create(
+        {"package": str, "permission": str, "t": float, "by": str},
+        pk=("package", "permission"),
+    )
+    db["prompts"].create(
+        {
+            "id": str,
+            "position": int,
+            "workspace": str,
+            "card": str,
+            "package": str,
+            "agent": str,
+            "arrow": str,
+            "call": str,
+            "text": str,
+            "chain": str,
+            "state": str,
+            "t": float,
+            "deadline": float,
+            "approver": str,
+            "code": str,
+            "reason": str,
+            "message": str,
+        },
+        pk="id",
+    )
+    db["prompts"].create_index(["state"])
+    db["rate_events"].create({"id": int, "card": str, "key": str, "t": float}, pk="id")
+    db.execute(
+        "create table log ("
+        " seq integer primary key, t real, workspace text, arrow text, card text,"
+        " package text, version text, call text, target text, payload text, chain text,"
+        " outcome text, code text, reason text, approver text, prompt text,"
+        " prev text not null, hash text not null)"
+    )
+    db["log"].create_index(["arrow", "seq"])
+    db["log"].create_index(["card", "seq"])
+    db["consent"].create(
+        {
+            "seq": int,
+            "t": float,
+            "principal": str,
+            "action": str,
+            "subject": str,
+            "accepted": int,
+            "code": str,
+            "reason": str,
+            "detail": str,
+        },
+        pk="seq",
+    )
+    db["usage"].create({"workspace": str, "tokens": int, "cost": float}, pk="workspace")
+    db["meta"].create({"key": str, "value": str}, pk="key")

@@ -1,0 +1,83 @@
+"""The engine's in-memory state: what every decision reads.
+
+The store is the truth; this is loaded from it at open and changed only
+after the write that records a change has committed (or rebuilt from the
+store when a write fails).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from canvas import Canvas, Node, Workspace
+
+from .catalogue import implied_by
+from .limits import RateCounters
+from .manifest import Manifest
+from .prompts import Prompt
+
+__all__ = ["PackageState", "State"]
+
+
+@dataclass(slots=True)
+class PackageState:
+    """A package: offered (available) or installed, maybe with a pending version."""
+
+    name: str
+    installed: bool
+    raw: dict[str, Any]  #: the approved (or offered) manifest as given
+    digests: dict[str, str]
+    hash: str
+    manifest: Manifest | None = None  #: the approved manifest, once installed
+    pending_raw: dict[str, Any] | None = None
+    pending_digests: dict[str, str] | None = None
+    pending_hash: str | None = None
+    pending: Manifest | None = None
+
+    @property
+    def is_pending(self) -> bool:
+        """True while a changed version waits for approval."""
+        return self.pending_hash is not None
+
+
+@dataclass(slots=True)
+class State:
+    """Everything a decision reads, in memory."""
+
+    workspaces: dict[str, Workspace] = field(default_factory=dict)
+    canvas: Canvas = field(default_factory=Canvas)
+    packages: dict[str, PackageState] = field(default_factory=dict)
+    grants: dict[str, set[str]] = field(default_factory=dict)
+    counters: RateCounters = field(default_factory=RateCounters)
+    prompts: dict[str, Prompt] = field(default_factory=dict)
+    usage: dict[str, tuple[int, float]] = field(default_factory=dict)
+    #: Revision bumped by every change of consent, for caches keyed by it.
+    revision: int = 0
+
+    def declares(self, package: PackageState, permission: str) -> bool:
+        """The approved manifest declares ``permission`` or one that implies it."""
+        assert package.manifest is not None
+        return not implied_by(permission).isdisjoint(package.manifest.permissions)
+
+    def granted(self, package: str, permission: str) -> bool:
+        """``permission`` is granted to ``package``, directly or by implication."""
+        return not implied_by(permission).isdisjoint(self.grants.get(package, ()))
+
+    def card_ports(self, node: Node) -> tuple[frozenset[str], frozenset[str]] | None:
+        """Ports a card's installed manifest declares (for the canvas)."""
+        pkg = self.packages.get(node.data.get("package") or "")
+        if pkg is None:
+            return None
+        manifest = pkg.manifest or pkg.pending
+        if manifest is None:
+            return None
+        return frozenset(manifest.ports.inputs), frozenset(manifest.ports.outputs)
+
+    def undelivered(self, agent: str) -> int:
+        """Prompts queued (not held, not delivered) for an agent."""
+        return sum(1 for p in self.prompts.values() if p.agent == agent and p.state == "queued")
+
+    def workspace_of(self, node: Node) -> Workspace:
+        """The node's workspace."""
+        return self.workspaces[node.workspace]

@@ -1,0 +1,193 @@
+"""Carrying out allowed calls: agents, terminals, built-in cards, the clipboard.
+
+`World` is what the engine acts on once a call has passed its checks. The
+default keeps agents and terminals simulated in the store (a screen of
+text, a last reply, a status), which is what the replay and the tests use;
+real drivers plug in by overriding `deliver` and `run`. File and network
+calls go to the scope handlers (`fs`, `net`), which refuse when absent:
+the engine never performs an operation it cannot confine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from canvas import Node
+
+from .checks import Passed, denial
+from .decision import Decision
+
+if TYPE_CHECKING:
+    from .engine import Engine
+    from .prompts import Prompt
+
+__all__ = ["ScopeHandler", "World"]
+
+
+class ScopeHandler(Protocol):
+    """Performs file or network calls inside their scope (SPEC §8)."""
+
+    def __call__(self, engine: Engine, passed: Passed, args: dict[str, Any]) -> Any:
+        """Return the call's value, or a refusing Decision."""
+        ...
+
+
+class World:
+    """The default world: simulated agents and terminals, content in the store.
+
+    Args:
+        clipboard: receives text a card copies (the app's clipboard).
+        fs: handler for ``fs.*`` calls; without one they are refused.
+        net: handler for ``net.fetch``; without one it is refused.
+    """
+
+    def __init__(
+        self,
+        *,
+        clipboard: Callable[[str], None] | None = None,
+        fs: ScopeHandler | None = None,
+        net: ScopeHandler | None = None,
+    ) -> None:
+        self.clipboard_texts: list[str] = []
+        self._clipboard = clipboard or self.clipboard_texts.append
+        self.fs = fs
+        self.net = net
+
+    # -- calls ----------------------------------------------------------
+    def perform(self, engine: Engine, passed: Passed, args: dict[str, Any], now: float) -> Any:
+        """Carry out an allowed call and return its value (or a scope refusal)."""
+        name = passed.spec.name
+        target = passed.target
+        if name == "agents.list":
+            return [self._describe(n) for n in engine.state.canvas.nodes(passed.card.workspace)
+                    if n.type in ("agent", "terminal")]
+        if name == "agents.get":
+            assert target is not None
+            return self._describe(target)
+        if name == "agents.readScreen":
+            assert target is not None
+            return str(target.data.get("screen", ""))
+        if name == "agents.lastReply":
+            assert target is not None
+            return str(target.data.get("last_reply", ""))
+        if name == "agents.onOutput":
+            assert target is not None
+            return {"subscribed": target.id}
+        if name in ("terminals.run", "terminals.write"):
+            assert target is not None
+            return self.run(engine, target, args.get("command", args.get("data", "")),
+                            run=name == "terminals.run")
+        if name.startswith("cards."):
+            assert target is not None
+            return self._card_content(engine, name, target, args)
+        if name == "clipboard.copyText":
+            self._clipboard(str(args["text"]))
+            return None
+        if name == "usage.get":
+            tokens, cost = engine.state.usage.get(passed.card.workspace, (0, 0.0))
+            return {"tokens": tokens, "cost": cost}
+        if name == "canvas.spawn":
+            return self._spawn(engine, passed, str(args["kind"]))
+        if name.startswith("fs."):
+            return self._scoped(self.fs, engine, passed, args, "files")
+        if name == "net.fetch":
+            return self._scoped(self.net, engine, passed, args, "the network")
+        raise AssertionError(f"no way to perform {name}")  # the catalogue and this agree
+
+    @staticmethod
+    def _scoped(handler: ScopeHandler | None, engine: Engine, passed: Passed,
+                args: dict[str, Any], what: str) -> Any:
+        if handler is None:
+            return denial(passed.spec.name, passed.card.id, "SCOPE_REFUSED",
+                          package=passed.package.name, permission=passed.permission,
+                          reason="unavailable",
+                          why=f"this engine has no confined access to {what}")
+        return handler(engine, passed, args)
+
+    @staticmethod
+    def _describe(node: Node) -> dict[str, Any]:
+        return {"id": node.id, "type": node.type, "name": node.data.get("name", ""),
+                "status": node.data.get("status", "waiting")}
+
+    def _card_content(self, engine: Engine, name: str, target: Node,
+                      args: dict[str, Any]) -> Any:
+        kind, verb = name.split(".")[1:]
+        data = dict(target.data)
+        if verb == "read":
+            if kind in ("note", "sticky"):
+                return data["text"]
+            return [dict(item) for item in data["items" if kind == "todo" else "tasks"]]
+        text = str(args["text"])
+        if kind == "note":
+            data["text"] = data["text"] + ("\n" if data["text"] else "") + text
+            result: Any = None
+        elif kind == "sticky":
+            data["text"] = text
+            result = None
+        else:
+            key = "items" if kind == "todo" else "tasks"
+            items = list(data[key])
+            item_id = f"{target.id}-{len(items) + 1}"
+            items.append({"id": item_id, "text": text, "done": False} if kind == "todo"
+                         else {"id": item_id, "text": text, "column": "todo"})
+            data[key] = items
+            result = item_id
+        engine.save_node(Node(target.id, target.type, target.workspace, data))
+        return result
+
+    def _spawn(self, engine: Engine, passed: Passed, kind: str) -> str:
+        card = passed.card
+        canvas = engine.state.canvas
+        n = 1
+        while canvas.has_node(f"{card.id}.{kind}{n}"):
+            n += 1
+        new_id = f"{card.id}.{kind}{n}"
+        raw: dict[str, Any] = {"id": new_id, "spawned_by": card.id}
+        if kind == "self":
+            raw.update(type="card", package=card.data["package"], visible=True)
+        else:
+            raw["type"] = kind
+        canvas.add_node(Node.build(raw, card.workspace))
+        engine.save_node(canvas.node(new_id))  # type: ignore[arg-type]
+        # The arrow is covered by the operator's grant of canvas.spawn (SPEC §4.5).
+        engine.save_arrow(canvas.add_arrow({"id": f"{card.id}->{new_id}", "from": card.id,
+                                            "to": new_id}))
+        return new_id
+
+    # -- agents and terminals ---------------------------------------------
+    def deliver(self, engine: Engine, prompt: Prompt, agent: Node) -> Node:
+        """Hand a prompt to an agent: it is working on it, with its causal chain."""
+        data = dict(agent.data)
+        data["status"] = "working"
+        data["chain"] = list(prompt.chain)
+        data["screen"] = str(data.get("screen", "")) + f"> {prompt.text}\n"
+        node = Node(agent.id, agent.type, agent.workspace, data)
+        engine.save_node(node)
+        return node
+
+    def replied(self, engine: Engine, agent: Node, text: str) -> Node:
+        """The agent finished its turn: waiting again, with its last reply."""
+        data = dict(agent.data)
+        data.update(status="waiting", last_reply=text, chain=None)
+        data["screen"] = str(data.get("screen", "")) + text + "\n"
+        node = Node(agent.id, agent.type, agent.workspace, data)
+        engine.save_node(node)
+        return node
+
+    def run(self, engine: Engine, terminal: Node, text: str, *, run: bool) -> dict[str, str]:
+        """Type a command (``run``) or raw data into a terminal."""
+        data = dict(terminal.data)
+        data["screen"] = str(data.get("screen", "")) + (f"$ {text}\n" if run else text)
+        engine.save_node(Node(terminal.id, terminal.type, terminal.workspace, data))
+        return {"state": "ok"}
+
+    def terminal_output(self, engine: Engine, terminal: Node, text: str,
+                        exit: int | None) -> None:
+        """Text appears on a terminal's screen; ``exit`` ends it with that code."""
+        data = dict(terminal.data)
+        data["screen"] = str(data.get("screen", "")) + text
+        if exit is not None:
+            data["exit"] = exit
+            data["status"] = "finished"
+        engine.save_node(Node(terminal.id, terminal.type, terminal.workspace, data))
