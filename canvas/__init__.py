@@ -20,21 +20,19 @@ from .model import (
 )
 from .store import CanvasStore
 
-__all__ = sorted(
-    [
-        "BUILTIN_CARD_TYPES",
-        "BUILTIN_PORTS",
-        "NODE_TYPES",
-        "Arrow",
-        "Canvas",
-        "CanvasError",
-        "CanvasStore",
-        "InvalidArrow",
-        "InvalidNode",
-        "Node",
-        "Workspace",
-        "WorkspaceSettings",
-        "open_database",
-        "write_transaction",
-    ]
-)
+__all__ = [
+    "Arrow",
+    "BUILTIN_CARD_TYPES",
+    "BUILTIN_PORTS",
+    "Canvas",
+    "CanvasError",
+    "CanvasStore",
+    "InvalidArrow",
+    "InvalidNode",
+    "NODE_TYPES",
+    "Node",
+    "Workspace",
+    "WorkspaceSettings",
+    "open_database",
+    "write_transaction",
+]

@@ -26,9 +26,8 @@ from .review import Diff, Review
 from .world import World
 
 __all__ = [
-    "CALLS",
-    "PERMISSIONS",
     "ApprovalRefused",
+    "CALLS",
     "CallDenied",
     "CaseInvalid",
     "ConsentError",
@@ -39,6 +38,7 @@ __all__ = [
     "InvalidRequest",
     "Manifest",
     "ManifestInvalid",
+    "PERMISSIONS",
     "Permission",
     "Principal",
     "Prompt",

@@ -1,0 +1,86 @@
+"""Shared fixtures: an engine on a temporary database with a virtual clock."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import Engine, file_digests
+from engine.replay import VirtualClock
+
+
+@pytest.fixture(autouse=True)
+def _determinism(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Keep colour settings and the default database out of the tests' way."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
+    monkeypatch.setenv("ARROWGATE_DB", str(tmp_path / "default.db"))
+
+
+@pytest.fixture
+def clock() -> VirtualClock:
+    """A clock that moves only when a test says so."""
+    return VirtualClock(1000.0)
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    """Where the engine's SQLite file lives."""
+    return tmp_path / "arrowgate.db"
+
+
+@pytest.fixture
+def make_engine(db_path: Path, clock: VirtualClock) -> Iterator[Any]:
+    """Open engines on the same file (a restart is opening another)."""
+    opened: list[Engine] = []
+
+    def make(**kwargs: Any) -> Engine:
+        engine = Engine.open(db_path, clock=clock, **kwargs)
+        opened.append(engine)
+        return engine
+
+    yield make
+    for engine in opened:
+        try:
+            engine.close()
+        except Exception:
+            pass
+
+
+def manifest(name: str, permissions: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    """A manifest dict."""
+    return {"name": name, "version": "1.0.0", "permissions": permissions or {}, **extra}
+
+
+async def offer_install(engine: Engine, raw: dict[str, Any], grant: Any = "required") -> None:
+    """Offer a package and install it."""
+    digests = file_digests({"manifest.json": json.dumps(raw, sort_keys=True),
+                            "index.js": f"// {raw['name']}"})
+    await engine.offer(raw["name"], raw, digests)
+    if grant is not None:
+        await engine.install(raw["name"], grant=grant)
+
+
+@pytest.fixture
+async def world(make_engine: Any, tmp_path: Path) -> AsyncIterator[Engine]:
+    """A workspace with a prompter card c1, agents a1 and a2, a terminal and a note."""
+    engine = make_engine()
+    await engine.create_workspace("w1", tmp_path / "ws")
+    await offer_install(engine, manifest("acme.prompter", {
+        "agents.prompt": {}, "terminals.write": {}, "cards.connected": {},
+        "clipboard.write": {"optional": True}}, tools=["relay"],
+        ports={"inputs": [], "outputs": ["out"]}))
+    for node in ({"id": "c1", "type": "card", "package": "acme.prompter"},
+                 {"id": "a1", "type": "agent", "name": "A1", "tool": "claude-code"},
+                 {"id": "a2", "type": "agent", "name": "A2", "tool": "codex"},
+                 {"id": "t1", "type": "terminal"},
+                 {"id": "n1", "type": "note"}):
+        await engine.add_node(node, workspace="w1")
+    await engine.add_arrow({"id": "e1", "from": "c1", "to": "a1"})
+    await engine.add_arrow({"id": "e3", "from": "c1", "to": "t1"})
+    await engine.add_arrow({"id": "e4", "from": "c1", "to": "n1"})
+    yield engine

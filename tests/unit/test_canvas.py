@@ -1,0 +1,90 @@
+"""The canvas model: node checks, arrow rules, persistence."""
+
+from __future__ import annotations
+
+import pytest
+
+from canvas import Canvas, CanvasStore, InvalidArrow, InvalidNode, Node, open_database, write_transaction
+
+
+def _canvas() -> Canvas:
+    ports = {"c1": (frozenset({"in"}), frozenset({"out"}))}
+    canvas = Canvas(lambda node: ports.get(node.id))
+    for raw in ({"id": "c1", "type": "card", "package": "p"},
+                {"id": "a1", "type": "agent"}, {"id": "t1", "type": "terminal"}):
+        canvas.add_node(Node.build(raw, "w1"))
+    canvas.add_node(Node.build({"id": "x1", "type": "note"}, "w2"))
+    return canvas
+
+
+@pytest.mark.parametrize("arrow, reason", [
+    ({"id": "e", "from": "c1", "to": "c1"}, "self-arrow"),
+    ({"id": "e", "from": "c1", "to": "ghost"}, "missing-node"),
+    ({"id": "e", "from": "c1", "to": "x1"}, "cross-workspace"),
+    ({"id": "e", "from": "c1", "to": "a1", "from_port": "nope", "to_port": "prompt"}, "unknown-port"),
+    ({"id": "e", "from": "c1", "to": "a1", "from_port": "out", "to_port": "reply"}, "wrong-direction"),
+    ({"id": "e", "from": "a1", "to": "c1", "from_port": "prompt", "to_port": "in"}, "wrong-direction"),
+    ({"id": "e", "from": "c1", "to": "a1", "from_port": "out"}, "unknown-port"),
+    ({"id": "", "from": "c1", "to": "a1"}, "bad-id"),
+])
+def test_invalid_arrows_are_refused_and_change_nothing(arrow: dict, reason: str) -> None:
+    """Each kind of invalid arrow raises INVALID_ARROW with its reason; the graph is unchanged."""
+    canvas = _canvas()
+    before = canvas.graph.number_of_edges()
+    with pytest.raises(InvalidArrow) as err:
+        canvas.add_arrow(arrow)
+    assert err.value.code == "INVALID_ARROW" and err.value.reason == reason
+    assert canvas.graph.number_of_edges() == before
+
+
+def test_plain_arrow_connects_both_ways_and_port_arrows_one_way() -> None:
+    """A plain arrow connects in either direction; a port arrow is not a plain connection."""
+    canvas = _canvas()
+    canvas.add_arrow({"id": "e1", "from": "a1", "to": "c1"})
+    canvas.add_arrow({"id": "e2", "from": "c1", "to": "t1", "from_port": "out", "to_port": "command"})
+    assert canvas.arrow_between("c1", "a1").id == "e1"
+    assert canvas.arrow_between("c1", "t1") is None
+    assert [a.id for a in canvas.port_arrows_from("c1", "out")] == ["e2"]
+
+
+def test_removing_a_node_removes_its_arrows() -> None:
+    """Arrows touching a removed node go with it."""
+    canvas = _canvas()
+    canvas.add_arrow({"id": "e1", "from": "c1", "to": "a1"})
+    canvas.add_arrow({"id": "e2", "from": "t1", "to": "c1"})
+    gone = canvas.remove_node("c1")
+    assert sorted(a.id for a in gone) == ["e1", "e2"] and canvas.arrows() == []
+
+
+def test_nodes_get_defaults_and_bad_fields_are_named() -> None:
+    """Defaults of FORMAT.md fill in; a wrong field names itself."""
+    agent = Node.build({"id": "a", "type": "agent"}, "w")
+    assert agent.data["status"] == "waiting" and agent.data["dangerous"] is False
+    card = Node.build({"id": "c", "type": "card", "package": "p"}, "w")
+    assert card.data["visible"] is True
+    with pytest.raises(InvalidNode, match="dangerous"):
+        Node.build({"id": "a", "type": "agent", "dangerous": "yes"}, "w")
+    with pytest.raises(InvalidNode, match="unknown type"):
+        Node.build({"id": "a", "type": "robot"}, "w")
+    with pytest.raises(InvalidNode, match="colour"):
+        Node.build({"id": "n", "type": "note", "colour": "red"}, "w")
+
+
+def test_store_round_trip(tmp_path) -> None:
+    """What the store saves, it loads: workspaces, nodes, arrows."""
+    from canvas import Workspace
+
+    db = open_database(tmp_path / "c.db")
+    store = CanvasStore(db)
+    canvas = _canvas()
+    with write_transaction(db):
+        store.save_workspace(Workspace("w1", "/tmp/w1"))
+        for node in canvas.nodes():
+            store.save_node(node)
+        store.save_arrow(canvas.add_arrow({"id": "e1", "from": "c1", "to": "a1"}))
+    db.close()
+    workspaces, loaded = CanvasStore(open_database(tmp_path / "c.db")).load(lambda n: None)
+    assert list(workspaces) == ["w1"]
+    assert [n.id for n in loaded.nodes()] == ["a1", "c1", "t1", "x1"]
+    assert loaded.arrow_between("a1", "c1").id == "e1"
+    assert db.conn is not None
