@@ -33,17 +33,21 @@ class RollingWindow:
             self.times.popleft()
 
     def retry_after(self, t: float) -> float | None:
-        """None when a call at ``t`` fits, else the seconds until one would."""
-        self._drop_old(t)
-        if len(self.times) < self.limit:
+        """None when a call at ``t`` fits, else the seconds until one would.
+
+        Pure: asking about any time changes nothing (pruning happens in
+        `count`, which keeps at most about ``limit`` times here).
+        """
+        edge = t - self.period
+        inside = [x for x in self.times if edge < x <= t]
+        if len(inside) < self.limit:
             return None
-        # The window holds `limit` calls; the next fits once the one that
-        # would make it limit+1 in the window leaves: the limit-th newest.
-        oldest = self.times[len(self.times) - self.limit]
-        return oldest + self.period - t
+        # The next call fits once the limit-th newest call inside has left.
+        return inside[len(inside) - self.limit] + self.period - t
 
     def count(self, t: float) -> None:
         """Record an accepted call at ``t`` (times never decrease)."""
+        self._drop_old(t)
         self.times.append(t)
 
 
