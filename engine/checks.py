@@ -19,7 +19,7 @@ from .hosts import matches, normalise_host
 from .prompts import QUEUE_LIMIT
 from .state import PackageState, State
 
-__all__ = ["FETCH_PERMISSIONS", "LOCAL_HOSTS", "Passed", "decide", "denial"]
+__all__ = ["FETCH_PERMISSIONS", "LOCAL_HOSTS", "Passed", "decide", "denial", "host_scope"]
 
 #: Hosts network.local reaches; never looked up in a resolver.
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -187,7 +187,7 @@ def decide(
     # 8. Scope: hosts for net.fetch (addresses and paths are checked where
     # the engine performs the request or file operation).
     if call == "net.fetch":
-        refused = _host_scope(state, card, package, args["url"])
+        refused = host_scope(state, card, package, args["url"])
         if refused is not None:
             return denial(call, card_id, "SCOPE_REFUSED", **d, permission=permission,
                           reason=refused[0], why=refused[1])
@@ -257,7 +257,7 @@ def _host_of(url: str) -> str | None:
     return normalise_host(host) if host else None
 
 
-def _host_scope(state: State, card: Node, package: PackageState,
+def host_scope(state: State, card: Node, package: PackageState,
                 url: str) -> tuple[str, str] | None:
     """(reason, why) when the URL is outside the granted fetch scope."""
     try:

@@ -15,11 +15,14 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from .decision import Decision
 from .engine import Engine
 from .errors import CaseInvalid, ConsentError
+from .hosts import normalise_host
 from .manifest import file_digests
+from .netguard import FetchResponse, GuardedFetch
 from .world import ScopeHandler, World
 
 __all__ = ["CaseResult", "StepResult", "VirtualClock", "load_case", "run_case", "run_files"]
@@ -247,6 +250,30 @@ def check_expectation(expect: dict[str, Any] | None, got: dict[str, Any]) -> str
     return "; ".join(problems)
 
 
+def _case_fetch(case: dict[str, Any]) -> GuardedFetch:
+    """The guarded fetch with the case's resolver and answers: no real network."""
+    dns = {normalise_host(h): list(a) for h, a in (case.get("dns") or {}).items()}
+    answers = {_normal_url(u): r for u, r in (case.get("http") or {}).items()}
+
+    def transport(method: str, url: str, headers: dict[str, str], body: str | None,
+                  address: str) -> FetchResponse:
+        answer = answers.get(_normal_url(url))
+        if answer is None:
+            return FetchResponse(404, "not found")
+        location = answer.get("location")
+        return FetchResponse(int(answer.get("status", 200)), str(answer.get("body", "")),
+                             {"location": location} if location else None)
+
+    return GuardedFetch(lambda host: dns.get(host, []), transport)
+
+
+def _normal_url(url: str) -> str:
+    parts = urlsplit(url)
+    host = normalise_host(parts.hostname or "")
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme.lower(), netloc, parts.path or "/", parts.query, ""))
+
+
 class _Runner:
     def __init__(self, case: dict[str, Any], folder: Path, net: ScopeHandler | None,
                  fs: ScopeHandler | None) -> None:
@@ -255,7 +282,7 @@ class _Runner:
         self.clock = VirtualClock()
         self.db_path = folder / "arrowgate.db"
         self.workspace = folder / "workspace"
-        self.world = World(net=net, fs=fs)
+        self.world = World(net=net or _case_fetch(case), fs=fs)
         self.engine = Engine.open(self.db_path, clock=self.clock, world=self.world)
         self.step_prompts: dict[str, list[str]] = {}
         self.step_values: dict[str, Any] = {}
