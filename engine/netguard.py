@@ -14,7 +14,7 @@ import ipaddress
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from .checks import LOCAL_HOSTS, Passed, denial, host_scope
 from .decision import Decision
@@ -23,7 +23,7 @@ from .hosts import normalise_host
 if TYPE_CHECKING:
     from .engine import Engine
 
-__all__ = ["REFUSED_NETWORKS", "FetchResponse", "GuardedFetch", "address_refused"]
+__all__ = ["REFUSED_NETWORKS", "FetchResponse", "GuardedFetch", "address_refused", "normal_url"]
 
 _V4 = [
     "0.0.0.0/8", "10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16",
@@ -74,6 +74,16 @@ def address_refused(address: str) -> bool:
     return False
 
 
+def normal_url(url: str) -> str:
+    """The URL with its host lower-cased and a trailing dot dropped, no fragment."""
+    parts = urlsplit(url)
+    host = normalise_host(parts.hostname or "")
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme.lower(), netloc, parts.path or "/", parts.query, ""))
+
+
 @dataclass(frozen=True, slots=True)
 class FetchResponse:
     """What a transport answered."""
@@ -117,6 +127,7 @@ class GuardedFetch:
             refused = host_scope(engine.state, passed.card, passed.package, url)
             if refused is not None:
                 return self._refuse(passed, *refused)
+            url = normal_url(url)
             host = normalise_host(urlsplit(url).hostname or "")
             if host in METADATA_HOSTS:
                 return self._refuse(passed, "private-address", f"{host} is a cloud metadata name")

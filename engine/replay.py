@@ -15,14 +15,14 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from .decision import Decision
 from .engine import Engine
 from .errors import CaseInvalid, ConsentError
+from .files import ConfinedFiles
 from .hosts import normalise_host
 from .manifest import file_digests
-from .netguard import FetchResponse, GuardedFetch
+from .netguard import FetchResponse, GuardedFetch, normal_url
 from .world import ScopeHandler, World
 
 __all__ = ["CaseResult", "StepResult", "VirtualClock", "load_case", "run_case", "run_files"]
@@ -253,11 +253,11 @@ def check_expectation(expect: dict[str, Any] | None, got: dict[str, Any]) -> str
 def _case_fetch(case: dict[str, Any]) -> GuardedFetch:
     """The guarded fetch with the case's resolver and answers: no real network."""
     dns = {normalise_host(h): list(a) for h, a in (case.get("dns") or {}).items()}
-    answers = {_normal_url(u): r for u, r in (case.get("http") or {}).items()}
+    answers = {normal_url(u): r for u, r in (case.get("http") or {}).items()}
 
     def transport(method: str, url: str, headers: dict[str, str], body: str | None,
                   address: str) -> FetchResponse:
-        answer = answers.get(_normal_url(url))
+        answer = answers.get(normal_url(url))
         if answer is None:
             return FetchResponse(404, "not found")
         location = answer.get("location")
@@ -265,13 +265,6 @@ def _case_fetch(case: dict[str, Any]) -> GuardedFetch:
                              {"location": location} if location else None)
 
     return GuardedFetch(lambda host: dns.get(host, []), transport)
-
-
-def _normal_url(url: str) -> str:
-    parts = urlsplit(url)
-    host = normalise_host(parts.hostname or "")
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme.lower(), netloc, parts.path or "/", parts.query, ""))
 
 
 class _Runner:
@@ -282,12 +275,19 @@ class _Runner:
         self.clock = VirtualClock()
         self.db_path = folder / "arrowgate.db"
         self.workspace = folder / "workspace"
-        self.world = World(net=net or _case_fetch(case), fs=fs)
+        self.trash = folder / "trash"
+        self.world = World(net=net or _case_fetch(case),
+                           fs=fs or ConfinedFiles(data_dir=folder / "data", trash=self._trash))
         self.engine = Engine.open(self.db_path, clock=self.clock, world=self.world)
         self.step_prompts: dict[str, list[str]] = {}
         self.step_values: dict[str, Any] = {}
         self.update_hashes: dict[str, tuple[str, str]] = {}
         self.package_files: dict[str, dict[str, str]] = {}
+
+    def _trash(self, path: str) -> None:
+        # The replay's own trash folder, outside the workspace (FORMAT.md).
+        self.trash.mkdir(exist_ok=True)
+        os.rename(path, self.trash / f"{len(os.listdir(self.trash))}-{Path(path).name}")
 
     async def setup(self) -> None:
         self.workspace.mkdir()

@@ -1,4 +1,4 @@
-"""Every conformance case replays green; the scope cases wait for the scopes issue."""
+"""Every conformance case in tests/conformance/cases replays green."""
 
 from __future__ import annotations
 
@@ -9,9 +9,6 @@ import pytest
 from engine.replay import run_case
 
 CASES = sorted((Path(__file__).parent / "cases").glob("*.json"))
-# fs-scope and network-scope need confined file and network access (the
-# scopes issue); issue 2 allows exactly these two as expected failures.
-SCOPES = {"fs-scope.json", "network-scope.json"}
 
 
 def test_the_shared_cases_are_all_here() -> None:
@@ -22,8 +19,6 @@ def test_the_shared_cases_are_all_here() -> None:
 @pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
 async def test_case(path: Path) -> None:
     """The case passes every step."""
-    if path.name in SCOPES:
-        pytest.xfail("confined fs and net access arrive with the scopes issue")
     result = await run_case(path)
     assert result.error == ""
     failed = [f"step {s.index} ({s.do}): {s.problem}" for s in result.steps if not s.passed]
