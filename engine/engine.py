@@ -34,6 +34,7 @@ from canvas import (
     write_transaction,
 )
 
+from .background import background_status
 from .catalogue import CALLS, PERMISSIONS, PORT_INPUTS
 from .checks import Passed, decide, denial
 from .decision import Decision
@@ -112,8 +113,11 @@ class Engine:
         self._depth = 0
         self._limiters: dict[str, AsyncLimiter] = {}
         self._waiting_budget: set[str] = set()
+        self._prepaid: dict[str, int] = {}
         self._tool_calls: dict[str, tuple[str, str, tuple[str, ...]]] = {}
         self._waiters: dict[str, list[asyncio.Future[None]]] = {}
+        self._hidden: set[str] = set()
+        self._seen: dict[str, float] = {}
         self._load()
 
     @classmethod
@@ -867,11 +871,15 @@ class Engine:
                 self._log_row(self._prompt_decision(prompt), outcome="held", payload=prompt.text,
                               chain=prompt.chain)
                 continue
-            limiter = self._limiter(agent.workspace)
-            if not limiter.has_capacity():
-                self._wait_for_budget(agent.workspace)
-                return
-            await limiter.acquire()  # has capacity: returns without suspending
+            if self._prepaid.get(agent.workspace):
+                # Budget a waiter already acquired for this delivery.
+                self._prepaid[agent.workspace] -= 1
+            else:
+                limiter = self._limiter(agent.workspace)
+                if not limiter.has_capacity():
+                    self._wait_for_budget(agent.workspace)
+                    return
+                await limiter.acquire()  # has capacity: returns without suspending
             agent = self.world.deliver(self, prompt, agent)
             prompt.state = "delivered"
             self._save_prompt(prompt)
@@ -884,9 +892,9 @@ class Engine:
 
         async def wait() -> None:
             try:
-                limiter = self._limiter(workspace)
-                while not limiter.has_capacity():
-                    await asyncio.sleep(0.05)
+                # aiolimiter wakes us when the leaky bucket has room again.
+                await self._limiter(workspace).acquire()
+                self._prepaid[workspace] = self._prepaid.get(workspace, 0) + 1
             finally:
                 self._waiting_budget.discard(workspace)
             with self._write():
@@ -1195,6 +1203,29 @@ class Engine:
     def save_arrow(self, arrow: Arrow) -> None:
         """For the world: persist an arrow it drew (inside the current transaction)."""
         self._canvas_store.save_arrow(arrow)
+
+    # --------------------------------------------------------- background
+    def set_workspace_hidden(self, workspace: str, hidden: bool) -> dict[str, str]:
+        """Hide or show a workspace; returns every card's run status (see `background`)."""
+        if workspace not in self.state.workspaces:
+            raise InvalidRequest(f"NOT_FOUND: no workspace {workspace!r}", code="NOT_FOUND")
+        now = self.now()
+        if hidden:
+            self._hidden.add(workspace)
+        else:
+            self._hidden.discard(workspace)
+        for card in self.state.canvas.nodes(workspace, type="card"):
+            if not hidden or workspace not in self._hidden:
+                self._seen[card.id] = now
+        return self.background()
+
+    def card_seen(self, card: str) -> None:
+        """The card was on screen now (for least-recently-seen suspension)."""
+        self._seen[card] = self.now()
+
+    def background(self) -> dict[str, str]:
+        """Each card's status: ``running``, ``background`` (hidden, one of 8) or ``suspended``."""
+        return dict(background_status(self.state, self._hidden, self._seen))
 
     # ---------------------------------------------------------------- log
     def log_rows(self, **filters: Any) -> list[dict[str, Any]]:

@@ -140,3 +140,49 @@ async def test_fetch_scope_checks_before_any_request(world: Engine, make_engine,
     # Without a confined transport the engine refuses rather than fetch unconfined.
     d = await world.call("c2", "net.fetch", None, {"url": "https://API.github.com./zen"})
     assert (d.code, d.reason) == ("SCOPE_REFUSED", "unavailable")
+
+
+async def test_at_most_eight_background_cards_least_recently_seen_suspended(
+        make_engine, tmp_path, clock) -> None:
+    """Hidden workspaces keep 8 granted background cards running; the older ones suspend."""
+    engine = make_engine()
+    await engine.create_workspace("w1", tmp_path)
+    await engine.create_workspace("w2", tmp_path / "b")
+    await offer_install(engine, manifest("acme.bg", {"background": {}}))
+    await offer_install(engine, manifest("acme.fg", {}))
+    for i in range(10):
+        await engine.add_node({"id": f"c{i}", "type": "card", "package": "acme.bg",
+                               "background": True}, workspace="w1")
+        clock.t += 1
+        engine.card_seen(f"c{i}")
+    await engine.add_node({"id": "f1", "type": "card", "package": "acme.fg", "background": True},
+                          workspace="w1")
+    await engine.add_node({"id": "v1", "type": "card", "package": "acme.fg"}, workspace="w2")
+    status = engine.set_workspace_hidden("w1", True)
+    assert status["v1"] == "running" and status["f1"] == "suspended"
+    assert [c for c in sorted(status) if status[c] == "suspended" and c != "f1"] == ["c0", "c1"]
+    assert sum(1 for s in status.values() if s == "background") == 8
+    await engine.revoke("acme.bg", "background")
+    assert engine.background()["c9"] == "suspended"
+    assert engine.set_workspace_hidden("w1", False)["c0"] == "running"
+
+
+async def test_budget_paces_delivery_without_refusing(make_engine, tmp_path) -> None:
+    """Past the workspace budget, prompts wait in the queue and are delivered later."""
+    import asyncio
+
+    engine = make_engine()
+    await engine.create_workspace("w1", tmp_path, settings={"budget": [2, 0.3]})
+    await offer_install(engine, manifest("acme.p", {"agents.prompt": {}}))
+    await engine.add_node({"id": "c1", "type": "card", "package": "acme.p"}, workspace="w1")
+    for a in ("a1", "a2", "a3"):
+        await engine.add_node({"id": a, "type": "agent"}, workspace="w1")
+        await engine.add_arrow({"id": f"e{a}", "from": "c1", "to": a})
+    ids = [(await engine.call("c1", "agents.prompt", a, {"text": "go"})).prompt
+           for a in ("a1", "a2", "a3")]
+    assert [engine.prompt(i).state for i in ids] == ["delivered", "delivered", "queued"]
+    for _ in range(100):
+        if engine.prompt(ids[2]).state == "delivered":
+            break
+        await asyncio.sleep(0.02)
+    assert engine.prompt(ids[2]).state == "delivered"
