@@ -43,7 +43,7 @@ class Canvas:
     def node(self, node_id: str) -> Node | None:
         """The node with this id, or None."""
         data = self.graph.nodes.get(node_id)
-        return data["node"] if data is not None else None  # type: ignore[no-any-return]
+        return data["node"] if data is not None else None
 
     def has_node(self, node_id: str) -> bool:
         """True when the node exists."""

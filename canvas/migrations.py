@@ -13,13 +13,13 @@ migrations = Migrations("canvas")
 @migrations()
 def m001_canvas(db: Database) -> None:
     """Workspaces, nodes and arrows."""
-    db["workspaces"].create({"id": str, "folder": str, "settings": str}, pk="id")
-    db["nodes"].create(
+    db.table("workspaces").create({"id": str, "folder": str, "settings": str}, pk="id")
+    db.table("nodes").create(
         {"id": str, "workspace": str, "type": str, "data": str, "position": int}, pk="id"
     )
-    db["nodes"].create_index(["workspace"])
-    db["arrows"].create(
+    db.table("nodes").create_index(["workspace"])
+    db.table("arrows").create(
         {"id": str, "workspace": str, "src": str, "dst": str, "from_port": str, "to_port": str},
         pk="id",
     )
-    db["arrows"].create_index(["workspace"])
+    db.table("arrows").create_index(["workspace"])

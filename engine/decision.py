@@ -55,7 +55,7 @@ class Decision:
 
     def to_json(self) -> dict[str, Any]:
         """The stable JSON form of this decision."""
-        out = {
+        out: dict[str, Any] = {
             "outcome": self.outcome,
             "call": self.call,
             "card": self.card,

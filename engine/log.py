@@ -85,7 +85,8 @@ class ArrowLog:
         limit: int | None = None,
     ) -> list[dict[str, Any]]:
         """Rows in sequence order, filtered by any of the given fields."""
-        where, params = [], []
+        where: list[str] = []
+        params: list[Any] = []
         for col, value in (("arrow", arrow), ("card", card), ("package", package),
                            ("outcome", outcome), ("call", call)):
             if value is not None:

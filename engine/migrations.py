@@ -13,7 +13,7 @@ migrations = Migrations("engine")
 @migrations()
 def m001_engine(db: Database) -> None:
     """Packages, grants, prompts, rate counters, the arrow log, consent history."""
-    db["packages"].create(
+    db.table("packages").create(
         {
             "name": str,
             "state": str,  # available | installed
@@ -26,11 +26,11 @@ def m001_engine(db: Database) -> None:
         },
         pk="name",
     )
-    db["grants"].create(
+    db.table("grants").create(
         {"package": str, "permission": str, "t": float, "by": str},
         pk=("package", "permission"),
     )
-    db["prompts"].create(
+    db.table("prompts").create(
         {
             "id": str,
             "position": int,
@@ -52,8 +52,8 @@ def m001_engine(db: Database) -> None:
         },
         pk="id",
     )
-    db["prompts"].create_index(["state"])
-    db["rate_events"].create({"id": int, "card": str, "key": str, "t": float}, pk="id")
+    db.table("prompts").create_index(["state"])
+    db.table("rate_events").create({"id": int, "card": str, "key": str, "t": float}, pk="id")
     db.execute(
         "create table log ("
         " seq integer primary key, t real, workspace text, arrow text, card text,"
@@ -61,9 +61,9 @@ def m001_engine(db: Database) -> None:
         " outcome text, code text, reason text, approver text, prompt text,"
         " prev text not null, hash text not null)"
     )
-    db["log"].create_index(["arrow", "seq"])
-    db["log"].create_index(["card", "seq"])
-    db["consent"].create(
+    db.table("log").create_index(["arrow", "seq"])
+    db.table("log").create_index(["card", "seq"])
+    db.table("consent").create(
         {
             "seq": int,
             "t": float,
@@ -77,5 +77,5 @@ def m001_engine(db: Database) -> None:
         },
         pk="seq",
     )
-    db["usage"].create({"workspace": str, "tokens": int, "cost": float}, pk="workspace")
-    db["meta"].create({"key": str, "value": str}, pk="key")
+    db.table("usage").create({"workspace": str, "tokens": int, "cost": float}, pk="workspace")
+    db.table("meta").create({"key": str, "value": str}, pk="key")

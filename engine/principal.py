@@ -27,7 +27,7 @@ class Principal:
             for kind in ("agent", "card"):
                 prefix = kind + ":"
                 if value.startswith(prefix) and len(value) > len(prefix):
-                    return cls(kind, value[len(prefix):], value)  # type: ignore[arg-type]
+                    return cls(kind, value[len(prefix):], value)  # type: ignore[arg-type,unused-ignore]
         return cls("unknown", None, str(value))
 
     @property
