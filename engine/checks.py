@@ -19,7 +19,8 @@ from .hosts import matches, normalise_host
 from .prompts import QUEUE_LIMIT
 from .state import PackageState, State
 
-__all__ = ["FETCH_PERMISSIONS", "LOCAL_HOSTS", "Passed", "decide", "denial", "host_scope"]
+__all__ = ["FETCH_PERMISSIONS", "LOCAL_HOSTS", "Passed", "check_card", "decide", "denial",
+           "host_scope"]
 
 #: Hosts network.local reaches; never looked up in a resolver.
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -91,6 +92,27 @@ def _args_problem(spec: CallSpec, args: dict[str, Any]) -> tuple[str, str] | Non
     return None
 
 
+def check_card(state: State, card_id: str, call: str,
+               target_id: str | None = None) -> Decision | tuple[Node, PackageState]:
+    """Checks 1–2: the caller is a custom card whose package is installed and not pending."""
+    # 1. The card exists and is a custom card.
+    card = state.canvas.node(card_id)
+    if card is None or card.type != "card":
+        return denial(call, card_id, "CARD_UNKNOWN", target=target_id,
+                      why="no custom card has this id")
+    pkg_name = card.data["package"]
+    # 2. Its package is installed and not pending.
+    package = state.packages.get(pkg_name)
+    if package is None or not package.installed:
+        return denial(call, card_id, "PACKAGE_NOT_INSTALLED", package=pkg_name, target=target_id,
+                      why="its package is not installed", fix=f"install {pkg_name}")
+    if package.is_pending:
+        return denial(call, card_id, "PACKAGE_PENDING", package=pkg_name, target=target_id,
+                      why="its files changed since a person approved them",
+                      fix=f"approve the new version of {pkg_name}")
+    return card, package
+
+
 def decide(
     state: State,
     card_id: str,
@@ -114,22 +136,12 @@ def decide(
             (checks 1–9 only: it was counted when it was made).
     """
     args = args or {}
-    # 1. The card exists and is a custom card.
-    card = state.canvas.node(card_id)
-    if card is None or card.type != "card":
-        return denial(call, card_id, "CARD_UNKNOWN", target=target_id,
-                      why="no custom card has this id")
-    pkg_name = card.data["package"]
-    # 2. Its package is installed and not pending.
-    package = state.packages.get(pkg_name)
-    if package is None or not package.installed:
-        return denial(call, card_id, "PACKAGE_NOT_INSTALLED", package=pkg_name, target=target_id,
-                      why="its package is not installed", fix=f"install {pkg_name}")
-    if package.is_pending:
-        return denial(call, card_id, "PACKAGE_PENDING", package=pkg_name, target=target_id,
-                      why="its files changed since a person approved them",
-                      fix=f"approve the new version of {pkg_name}")
-    d = dict(package=pkg_name, target=target_id)
+    found = check_card(state, card_id, call, target_id)
+    if isinstance(found, Decision):
+        return found
+    card, package = found
+    pkg_name = package.name
+    d: dict[str, Any] = dict(package=pkg_name, target=target_id)
     # 3. The call is known and its arguments fit.
     spec = CALLS.get(call)
     if spec is None:

@@ -36,7 +36,7 @@ from canvas import (
 
 from .background import background_status
 from .catalogue import CALLS, PERMISSIONS, PORT_INPUTS
-from .checks import Passed, decide, denial
+from .checks import Passed, check_card, decide, denial
 from .decision import Decision
 from .errors import (
     ApprovalRefused,
@@ -1056,13 +1056,10 @@ class Engine:
         self._tick()
         now = self.now()
         call = f"port:{port}"
-        first = decide(self.state, card, "agents.list", now=now)
-        if isinstance(first, Decision) and first.code in ("CARD_UNKNOWN",
-                                                          "PACKAGE_NOT_INSTALLED",
-                                                          "PACKAGE_PENDING"):
-            return {"": self._log_refusal(first.with_(call=call), None, None)}
-        node = self.state.canvas.node(card)
-        assert node is not None
+        found = check_card(self.state, card, call)
+        if isinstance(found, Decision):
+            return {"": self._log_refusal(found, None, None)}
+        node = found[0]
         _inputs, outputs = self.state.canvas.ports(node)
         if port not in outputs:
             refusal = denial(call, card, "INVALID_ARGUMENT", package=node.data["package"],
@@ -1122,20 +1119,12 @@ class Engine:
         """
         self._tick()
         call = "tools.call"
-        node = self.state.canvas.node(card)
+        found = check_card(self.state, card, call, agent)
+        if isinstance(found, Decision):
+            return self._log_refusal(found, None, None)
+        pkg = found[1]
+        pkg_name = pkg.name
         agent_node = self.state.canvas.node(agent)
-        if node is None or node.type != "card":
-            return self._log_refusal(denial(call, card, "CARD_UNKNOWN", target=agent,
-                                            why="no custom card has this id"), None, None)
-        pkg = self.state.packages.get(node.data["package"])
-        pkg_name = node.data["package"]
-        if pkg is None or not pkg.installed:
-            return self._log_refusal(denial(call, card, "PACKAGE_NOT_INSTALLED",
-                                            package=pkg_name, target=agent,
-                                            why="its package is not installed"), None, None)
-        if pkg.is_pending:
-            return self._log_refusal(denial(call, card, "PACKAGE_PENDING", package=pkg_name,
-                                            target=agent, why="its files changed"), None, None)
         arrow = self.state.canvas.arrow_between(agent, card) if agent_node else None
         if agent_node is None or agent_node.type != "agent" or arrow is None:
             return self._log_refusal(denial(
