@@ -28,8 +28,9 @@ class RollingWindow:
 
     def _drop_old(self, t: float) -> None:
         # Times at or before t − P have left the half-open window (t − P, t].
-        edge = t - self.period
-        while self.times and self.times[0] <= edge:
+        # Written as x + P <= t, the same arithmetic retry_after uses, so a
+        # refused call always gets a positive retry_after despite rounding.
+        while self.times and self.times[0] + self.period <= t:
             self.times.popleft()
 
     def retry_after(self, t: float) -> float | None:
@@ -38,8 +39,7 @@ class RollingWindow:
         Pure: asking about any time changes nothing (pruning happens in
         `count`, which keeps at most about ``limit`` times here).
         """
-        edge = t - self.period
-        inside = [x for x in self.times if edge < x <= t]
+        inside = [x for x in self.times if t < x + self.period and x <= t]
         if len(inside) < self.limit:
             return None
         # The next call fits once the limit-th newest call inside has left.
