@@ -1051,7 +1051,9 @@ class Engine:
                    context: str | None = None) -> dict[str, Decision]:
         """A card puts data on an output port; it travels every port arrow from it.
 
-        Returns the decision for each port arrow, by arrow id.
+        Returns the decision for each port arrow, by arrow id. When the emit
+        itself is refused (unknown card, package not installed or pending, no
+        such output port) the one refusal is under the key ``""``.
         """
         self._tick()
         now = self.now()
