@@ -605,15 +605,18 @@ class Engine:
         pkg = self._installed(node.data["package"])
         assert pkg.manifest is not None
         subject = {"package": pkg.name, "card": card, "permission": permission}
+        asker = Principal("card", card, f"card:{card}")
         if not node.data.get("visible"):
-            raise RequestRefused(f"REQUEST_REFUSED: card {card} may ask for {permission} only "
-                                 "while it is on screen: not-visible", reason="not-visible",
-                                 permission=permission, card=card, package=pkg.name)
+            raise self._refuse(asker, "request", subject, RequestRefused(
+                f"REQUEST_REFUSED: card {card} may ask for {permission} only while it is on "
+                "screen: not-visible", reason="not-visible", permission=permission, card=card,
+                package=pkg.name))
         decl = pkg.manifest.permissions.get(permission)
         if decl is None or not decl.optional:
-            raise RequestRefused(f"REQUEST_REFUSED: {pkg.name} does not declare {permission} "
-                                 "as optional: not-optional", reason="not-optional",
-                                 permission=permission, card=card, package=pkg.name)
+            raise self._refuse(asker, "request", subject, RequestRefused(
+                f"REQUEST_REFUSED: {pkg.name} does not declare {permission} as optional: "
+                "not-optional", reason="not-optional", permission=permission, card=card,
+                package=pkg.name))
         principal = self._require_operator(by, "request", subject)
         with self._write():
             if answer:

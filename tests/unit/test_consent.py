@@ -135,3 +135,18 @@ async def test_update_cancels_open_prompts_while_pending(world: Engine) -> None:
     d = await world.call("c1", "agents.prompt", "a1", {"text": "q"})
     await world.update("acme.prompter", digests={"index.js": "evil"})
     assert world.outcome(d.prompt).code == "PACKAGE_PENDING"
+
+
+async def test_consent_history_keeps_who_what_when(world: Engine, clock) -> None:
+    """Installs, grants, revokes and refused attempts are all in the history, in order."""
+    clock.t = 2000.0
+    await world.revoke("acme.prompter", "terminals.write", by="agent:a1")
+    with pytest.raises(RequestRefused):
+        await world.request("c1", "agents.prompt", answer=True)
+    entries = world.history.entries(package="acme.prompter")
+    assert entries[0]["action"] == "install" and entries[0]["principal"] == "operator"
+    revoke = [e for e in entries if e["action"] == "revoke"][0]
+    assert (revoke["principal"], revoke["t"], revoke["accepted"]) == ("agent:a1", 2000.0, True)
+    refused = entries[-1]
+    assert (refused["action"], refused["accepted"], refused["reason"]) == (
+        "request", False, "not-optional")
