@@ -199,6 +199,11 @@ class Engine:
                 self.sink(event)
         self._wake_waiters()
 
+    def notify(self, event: Event) -> None:
+        """Send an event that no state change stands behind (file changes, output)."""
+        if self.sink is not None:
+            self.sink(event)
+
     def _emit(self, type: str, card: str | None, **data: Any) -> None:
         self._events.append(Event(type, card, data))
 

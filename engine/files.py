@@ -1,24 +1,30 @@
 """Confined file access (SPEC §8.3): ``fs.*`` calls inside the workspace folder.
 
-Paths are resolved one component at a time relative to an open directory
-(``os.open(..., dir_fd=..., O_NOFOLLOW)``); a symbolic link is read and
-followed by hand, so a link that stays inside the folder works and one that
-leaves it is refused — never a string-prefix check on a resolved path.
+Paths are resolved by `engine.pathwalk`: one component at a time relative to
+an open directory, links followed by hand, and the final open done again by
+the kernel's ``openat2`` with ``RESOLVE_BENEATH`` where it exists. A link
+that stays inside the folder works; one that leaves it is refused.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import errno
 import fnmatch
 import os
-import stat
 import secrets
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import watchfiles
+from send2trash import send2trash
+
 from .checks import Passed, denial
 from .decision import Decision
+from .pathwalk import Escape, Walked, open_beneath, walk
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -31,7 +37,21 @@ _PROTECTED_NAMES = frozenset({".git", ".claude", ".mcp.json", "claude.md", "agen
                               "gemini.md", ".cursor", ".codex", ".vscode", ".idea",
                               ".gitlab-ci.yml", ".circleci", ".cursorrules", ".windsurfrules",
                               ".aider.conf.yml", ".continue", ".gemini", ".arrowgate"})
-_MAX_LINKS = 40
+
+
+# OS errors after the scope checks, as (code, reason).
+_OS_ERRORS = {
+    errno.ENOENT: ("NOT_FOUND", "missing"),
+    errno.ENOTDIR: ("NOT_FOUND", "missing"),
+    errno.EEXIST: ("INVALID_ARGUMENT", "exists"),
+    errno.EISDIR: ("INVALID_ARGUMENT", "is-a-directory"),
+    errno.ENOTEMPTY: ("INVALID_ARGUMENT", "not-empty"),
+    errno.ELOOP: ("SCOPE_REFUSED", "path-escape"),
+    errno.EXDEV: ("SCOPE_REFUSED", "path-escape"),
+    errno.EACCES: ("SCOPE_REFUSED", "os-denied"),
+    errno.EPERM: ("SCOPE_REFUSED", "os-denied"),
+    errno.ENOSPC: ("SCOPE_REFUSED", "disk-full"),
+}
 
 
 class PathRefused(Exception):
@@ -62,6 +82,12 @@ def is_protected(parts: list[str]) -> bool:
     return any(low[i] == ".github" and low[i + 1] == "workflows" for i in range(len(low) - 1))
 
 
+def _inside(path: Path, folder: Path) -> bool:
+    # Only used to classify (the app's data is protected); confinement
+    # itself never rests on comparing path strings.
+    return path == folder or folder in path.parents
+
+
 def _split(path: str) -> list[str]:
     if "\0" in path:
         raise PathRefused("bad-path", "a path may not contain NUL bytes")
@@ -82,14 +108,16 @@ class ConfinedFiles:
 
     Args:
         data_dir: the app's own data folder: a workspace containing it is unsafe.
-        trash: moves a file to the trash (Send2Trash-like); the default refuses,
-            since there is no hard delete.
+        trash: moves a file to the operating system's trash (Send2Trash by
+            default); there is no hard delete.
     """
 
     def __init__(self, *, data_dir: str | Path | None = None,
                  trash: Callable[[str], None] | None = None) -> None:
         self.data_dir = Path(data_dir).resolve() if data_dir else None
-        self.trash = trash
+        self.trash = trash or send2trash
+        self.watches: dict[str, asyncio.Task[None]] = {}
+        self._stop = asyncio.Event()
 
     def _refuse(self, passed: Passed, reason: str, why: str, code: str = "SCOPE_REFUSED"
                 ) -> Decision:
@@ -114,7 +142,7 @@ class ConfinedFiles:
         if unsafe:
             return self._refuse(passed, "workspace-unsafe", unsafe)
         try:
-            return self._perform(passed, root, str(args["path"]), args,
+            return self._perform(engine, passed, root, str(args["path"]), args,
                                  ws.settings.secret_denylist)
         except PathRefused as exc:
             return self._refuse(passed, exc.reason, exc.why)
@@ -122,61 +150,11 @@ class ConfinedFiles:
             return self._refuse(passed, "missing", f"{args['path']!r} does not exist",
                                 code="NOT_FOUND")
         except OSError as exc:
-            return self._refuse(passed, "os-error", f"{args['path']!r}: {exc.strerror}",
-                                code="NOT_FOUND" if exc.errno == 2 else "SCOPE_REFUSED")
+            code, reason = _OS_ERRORS.get(exc.errno or 0, ("SCOPE_REFUSED", "os-error"))
+            return self._refuse(passed, reason, f"{args['path']!r}: {exc.strerror}", code=code)
 
-    def _walk(self, root_fd: int, parts: list[str], *, follow_last: bool
-              ) -> tuple[int, list[str], str | None]:
-        """Resolve ``parts`` beneath root: (fd of the parent dir, real parts, last name).
-
-        Every directory is opened with O_NOFOLLOW relative to the one before;
-        links are read and their targets walked the same way.
-        """
-        stack = [os.dup(root_fd)]
-        real: list[str] = []
-        todo = list(parts)
-        links = 0
-        try:
-            while todo:
-                name = todo.pop(0)
-                if name in ("", "."):
-                    continue
-                if name == "..":
-                    if len(stack) == 1:
-                        raise PathRefused("path-escape", "a link leads outside the workspace")
-                    os.close(stack.pop())
-                    real.pop()
-                    continue
-                last = not todo
-                try:
-                    st = os.stat(name, dir_fd=stack[-1], follow_symlinks=False)
-                except FileNotFoundError:
-                    if last:
-                        return stack.pop(), real, name
-                    raise
-                if stat.S_ISLNK(st.st_mode) and (follow_last or not last):
-                    links += 1
-                    if links > _MAX_LINKS:
-                        raise PathRefused("path-escape", "too many links (a link loop)")
-                    target = os.readlink(name, dir_fd=stack[-1])
-                    if target.startswith("/"):
-                        raise PathRefused("path-escape", "a link leads outside the workspace")
-                    todo = target.split("/") + todo
-                    continue
-                if last:
-                    return stack.pop(), real, name
-                fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW,
-                             dir_fd=stack[-1])
-                stack.append(fd)
-                real.append(name)
-            # The path named the root itself.
-            return stack.pop(), real, None
-        finally:
-            for fd in stack:
-                os.close(fd)
-
-    def _perform(self, passed: Passed, root: Path, path: str, args: dict[str, Any],
-                 denylist: bool) -> Any:
+    def _perform(self, engine: Engine, passed: Passed, root: Path, path: str,
+                 args: dict[str, Any], denylist: bool) -> Any:
         name = passed.spec.name
         parts = _split(path)
         if denylist and is_secret(parts):
@@ -184,64 +162,139 @@ class ConfinedFiles:
         writes = passed.permission == "fs.write"
         if writes and is_protected(parts):
             raise PathRefused("protected-path", f"{path!r} is protected from card writes")
-        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+        root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            parent, real, last = self._walk(root_fd, parts, follow_last=True)
+            try:
+                walked = walk(root_fd, parts, follow_last=True)
+            except Escape as exc:
+                raise PathRefused("path-escape", exc.why) from exc
+            except NotADirectoryError as exc:
+                raise FileNotFoundError(errno.ENOENT, "not found", path) from exc
+            try:
+                full = [*walked.parts, walked.name] if walked.name else list(walked.parts)
+                # Links may land on a secret or protected name: check where it went.
+                if denylist and is_secret(full):
+                    raise PathRefused("secret-path", f"{path!r} leads to a secret")
+                if writes and is_protected(full):
+                    raise PathRefused("protected-path", f"{path!r} leads to a protected path")
+                if self.data_dir is not None and _inside(root.joinpath(*full), self.data_dir):
+                    raise PathRefused("protected-path", f"{path!r} is the app's own data")
+                if not walked.exists and name not in ("fs.writeText", "fs.writeBytes",
+                                                      "fs.mkdir"):
+                    raise FileNotFoundError(errno.ENOENT, "not found", path)
+                return self._op(engine, passed, name, root, root_fd, walked, tuple(full), args,
+                                denylist)
+            finally:
+                os.close(walked.parent)
+        except Escape as exc:
+            raise PathRefused("path-escape", exc.why) from exc
         finally:
             os.close(root_fd)
-        try:
-            full = [*real, last] if last else real
-            # Links may land on a secret or protected name: check where it went.
-            if denylist and is_secret(full):
-                raise PathRefused("secret-path", f"{path!r} leads to a secret")
-            if writes and is_protected(full):
-                raise PathRefused("protected-path", f"{path!r} leads to a protected path")
-            return self._op(name, parent, last, args, denylist, root, full)
-        finally:
-            os.close(parent)
 
-    def _op(self, name: str, parent: int, last: str | None, args: dict[str, Any],
-            denylist: bool, root: Path, full: list[str]) -> Any:
+    def _op(self, engine: Engine, passed: Passed, name: str, root: Path, root_fd: int,
+            walked: Walked, full: tuple[str, ...], args: dict[str, Any], denylist: bool) -> Any:
+        last = walked.name
         if name == "fs.list":
-            fd = parent if last is None else os.open(
-                last, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
+            fd = open_beneath(root_fd, full, os.O_RDONLY | os.O_DIRECTORY)
             try:
                 names = os.listdir(fd)
             finally:
-                if fd != parent:
-                    os.close(fd)
+                os.close(fd)
+            # Sorted by code point; secret-like names are left out.
             return sorted(n for n in names if not (denylist and is_secret([n])))
-        if last is None:
-            if name == "fs.stat":
-                return {"type": "dir", "size": 0}
-            raise PathRefused("bad-path", "that names the workspace folder itself")
         if name == "fs.stat":
-            st = os.stat(last, dir_fd=parent, follow_symlinks=False)
+            fd = open_beneath(root_fd, full, os.O_PATH)
+            try:
+                st = os.fstat(fd)
+            finally:
+                os.close(fd)
             return {"type": "dir" if stat.S_ISDIR(st.st_mode) else "file", "size": st.st_size}
+        if name == "fs.watch":
+            fd = open_beneath(root_fd, full, os.O_RDONLY | os.O_DIRECTORY)
+            os.close(fd)
+            return self._watch(engine, passed, root, full, denylist)
+        if last is None:
+            raise PathRefused("bad-path", "that names the workspace folder itself")
         if name in ("fs.readText", "fs.readBytes"):
-            fd = os.open(last, os.O_RDONLY | os.O_NOFOLLOW, dir_fd=parent)
+            fd = open_beneath(root_fd, full, os.O_RDONLY)
             with os.fdopen(fd, "rb") as fh:
                 data = fh.read()
             if name == "fs.readBytes":
                 return base64.b64encode(data).decode()
             return data.decode("utf-8", errors="replace")
         if name in ("fs.writeText", "fs.writeBytes"):
-            data = (str(args["text"]).encode() if name == "fs.writeText"
-                    else base64.b64decode(str(args["base64"]), validate=True))
-            self._atomic_write(parent, last, data)
+            try:
+                data = (str(args["text"]).encode() if name == "fs.writeText"
+                        else base64.b64decode(str(args["base64"]), validate=True))
+            except ValueError as exc:
+                raise PathRefused("bad-content", "base64 is not valid base64") from exc
+            self._atomic_write(walked.parent, last, data)
             return None
         if name == "fs.mkdir":
-            os.mkdir(last, dir_fd=parent)
+            os.mkdir(last, dir_fd=walked.parent)
             return None
         if name == "fs.trash":
-            os.stat(last, dir_fd=parent, follow_symlinks=False)  # NOT_FOUND before trashing
-            if self.trash is None:
-                raise PathRefused("no-trash", "there is no trash here, and no hard delete")
-            self.trash(str(root.joinpath(*full)))
+            self._trash(root, root_fd, full)
             return None
-        if name == "fs.watch":
-            raise PathRefused("unavailable", "watching files is not available in this engine")
         raise AssertionError(name)
+
+    def _trash(self, root: Path, root_fd: int, full: tuple[str, ...]) -> None:
+        # Send2Trash takes a path, so check right before that the path still
+        # names the very file the walk found (no swap in between).
+        fd = open_beneath(root_fd, full, os.O_PATH)
+        try:
+            walked_st = os.fstat(fd)
+        finally:
+            os.close(fd)
+        target = root.joinpath(*full)
+        now_st = os.lstat(target)
+        if (now_st.st_dev, now_st.st_ino) != (walked_st.st_dev, walked_st.st_ino):
+            raise PathRefused("path-escape", "the path changed while it was resolved")
+        self.trash(str(target))
+
+    def _watch(self, engine: Engine, passed: Passed, root: Path, full: tuple[str, ...],
+               denylist: bool) -> dict[str, str]:
+        watch_id = f"w{len(self.watches) + 1}"
+        task = asyncio.get_running_loop().create_task(
+            self._watch_loop(engine, passed.card.id, passed.package.name, root, full, denylist,
+                             watch_id))
+        self.watches[watch_id] = task
+        return {"watch": watch_id}
+
+    async def _watch_loop(self, engine: Engine, card: str, package: str, root: Path,
+                          full: tuple[str, ...], denylist: bool, watch_id: str) -> None:
+        """Deliver file changes under the watched folder, filtered by the same rules."""
+        from .engine import Event
+
+        base = root.joinpath(*full)
+        try:
+            async for changes in watchfiles.awatch(base, stop_event=self._stop,
+                                                   recursive=True, debounce=50, step=20):
+                # Permissions are checked at delivery time: a revoke ends the watch.
+                pkg = engine.state.packages.get(package)
+                node = engine.state.canvas.node(card)
+                if node is None or pkg is None or pkg.is_pending or not engine.state.granted(
+                        package, "fs.read"):
+                    return
+                for change, changed in sorted(changes):
+                    try:
+                        rel = Path(changed).relative_to(root)
+                    except ValueError:
+                        continue
+                    parts = list(rel.parts)
+                    if denylist and is_secret(parts):
+                        continue
+                    engine.notify(Event("fs.changed", card, {
+                        "watch": watch_id, "path": "/".join(parts),
+                        "change": watchfiles.Change(change).name}))
+        finally:
+            self.watches.pop(watch_id, None)
+
+    def stop_watches(self) -> None:
+        """End every watch (the engine is closing)."""
+        self._stop.set()
+        for task in list(self.watches.values()):
+            task.cancel()
 
     @staticmethod
     def _atomic_write(parent: int, last: str, data: bytes) -> None:

@@ -1,0 +1,188 @@
+"""Resolving a relative path beneath an open directory, one component at a time.
+
+`walk` opens every directory with ``O_NOFOLLOW`` relative to the one before
+and reads symbolic links with ``readlinkat`` on the same directory, so a
+link that stays inside the root works, one that leaves it (an absolute
+target, or ``..`` past the root) is refused, loops end after 40 links, and a
+component swapped for a link mid-walk fails its ``O_NOFOLLOW`` open. No
+string comparison of resolved paths is involved.
+
+Where the kernel has ``openat2`` (Linux 5.6+), `open_beneath` opens the
+walk's result again with ``RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS``, so the
+kernel itself guarantees the final open stays inside.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import platform
+import stat
+from dataclasses import dataclass
+
+__all__ = ["MAX_LINKS", "Escape", "Walked", "has_openat2", "open_beneath", "openat2", "walk"]
+
+MAX_LINKS = 40
+RESOLVE_NO_MAGICLINKS = 0x02
+RESOLVE_NO_SYMLINKS = 0x04
+RESOLVE_BENEATH = 0x08
+_SYS_OPENAT2 = {"x86_64": 437, "aarch64": 437, "arm64": 437}.get(platform.machine())
+
+
+class Escape(Exception):
+    """The path leaves the root, loops, or changed under us; ``why`` says which."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+@dataclass(frozen=True, slots=True)
+class Walked:
+    """Where a path led: the parent directory's fd, the real components, the last name.
+
+    ``parts`` has no links and no ``..``; ``name`` is None when the path is the
+    root itself, and ``exists`` is False when only the last component is missing.
+    The caller closes ``parent``.
+    """
+
+    parent: int
+    parts: tuple[str, ...]
+    name: str | None
+    exists: bool
+
+
+class _OpenHow(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64),
+                ("resolve", ctypes.c_uint64)]
+
+
+_libc = ctypes.CDLL(None, use_errno=True) if _SYS_OPENAT2 else None
+
+
+def openat2(dir_fd: int, path: str, flags: int, resolve: int, mode: int = 0) -> int:
+    """The ``openat2`` system call; raises OSError like ``os.open``."""
+    if _libc is None or _SYS_OPENAT2 is None:
+        raise OSError(errno.ENOSYS, "openat2 is not available")
+    # openat2 is strict: a mode without O_CREAT/O_TMPFILE is EINVAL.
+    tmpfile = getattr(os, "O_TMPFILE", 0)  # includes O_DIRECTORY's bit: compare whole
+    if not flags & os.O_CREAT and not (tmpfile and flags & tmpfile == tmpfile):
+        mode = 0
+    how = _OpenHow(flags | os.O_CLOEXEC, mode, resolve)
+    fd = int(_libc.syscall(_SYS_OPENAT2, dir_fd, os.fsencode(path), ctypes.byref(how),
+                           ctypes.sizeof(how)))
+    if fd < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err), path)
+    return fd
+
+
+def _probe() -> bool:
+    try:
+        fd = openat2(os.open("/", os.O_RDONLY | os.O_DIRECTORY), ".", os.O_RDONLY | os.O_DIRECTORY,
+                     RESOLVE_BENEATH)
+    except OSError:
+        return False
+    os.close(fd)
+    return True
+
+
+_HAS_OPENAT2 = _probe()
+
+
+def has_openat2() -> bool:
+    """True when this kernel has a working ``openat2``."""
+    return _HAS_OPENAT2
+
+
+def walk(root_fd: int, parts: list[str], *, follow_last: bool = True) -> Walked:
+    """Resolve ``parts`` beneath ``root_fd``.
+
+    Raises:
+        Escape: a link leads outside, there are too many links, or a
+            component changed into a link while we walked.
+        FileNotFoundError: a component before the last is missing.
+        NotADirectoryError: a component before the last is not a directory.
+    """
+    stack = [os.dup(root_fd)]
+    real: list[str] = []
+    todo = list(parts)
+    links = 0
+    try:
+        while todo:
+            name = todo.pop(0)
+            if name in ("", "."):
+                continue
+            if name == "..":
+                if len(stack) == 1:
+                    raise Escape("a link leads outside the workspace")
+                os.close(stack.pop())
+                real.pop()
+                continue
+            last = not todo
+            try:
+                st = os.stat(name, dir_fd=stack[-1], follow_symlinks=False)
+            except FileNotFoundError:
+                if last:
+                    return Walked(stack.pop(), tuple(real), name, False)
+                raise
+            if stat.S_ISLNK(st.st_mode) and (follow_last or not last):
+                links += 1
+                if links > MAX_LINKS:
+                    raise Escape("too many links (a link loop)")
+                target = os.readlink(name, dir_fd=stack[-1])
+                if target.startswith("/"):
+                    raise Escape("a link leads outside the workspace (absolute target)")
+                todo = target.split("/") + todo
+                continue
+            if last:
+                return Walked(stack.pop(), tuple(real), name, True)
+            if not stat.S_ISDIR(st.st_mode):
+                raise NotADirectoryError(errno.ENOTDIR, "not a directory", name)
+            try:
+                fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                             dir_fd=stack[-1])
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise Escape("the path changed while it was resolved") from exc
+                raise
+            stack.append(fd)
+            real.append(name)
+        return Walked(stack.pop(), tuple(real), None, True)
+    finally:
+        for fd in stack:
+            os.close(fd)
+
+
+def open_beneath(root_fd: int, parts: tuple[str, ...], flags: int, mode: int = 0o644) -> int:
+    """Open a walked, link-free path: through ``openat2`` when available, else step by step.
+
+    Raises:
+        Escape: the kernel found a link or a way out (the tree changed).
+    """
+    if _HAS_OPENAT2:
+        try:
+            return openat2(root_fd, "/".join(parts) or ".", flags,
+                           RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, mode)
+        except OSError as exc:
+            if exc.errno in (errno.EXDEV, errno.ELOOP):
+                raise Escape("the path changed while it was resolved") from exc
+            raise
+    fd = os.dup(root_fd)
+    try:
+        for part in parts[:-1]:
+            nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                          dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+        if not parts:
+            return os.dup(fd)
+        try:
+            return os.open(parts[-1], flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise Escape("the path changed while it was resolved") from exc
+            raise
+    finally:
+        os.close(fd)
