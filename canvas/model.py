@@ -72,6 +72,8 @@ class WorkspaceSettings:
     hop_limit: int = 3  #: prompts in one causal chain
     reserved_ports: tuple[int, ...] = ()  #: ports network.local never reaches
     secret_denylist: bool = True  #: refuse secret-like files
+    fetch_timeout: float = 10.0  #: seconds a net.fetch hop may take
+    fetch_max_bytes: int = 5_000_000  #: largest response body net.fetch reads
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WorkspaceSettings:
@@ -89,13 +91,14 @@ class WorkspaceSettings:
                     raise ValueError("budget must be [positive count, positive seconds]")
             if "reserved_ports" in values:
                 values["reserved_ports"] = tuple(int(p) for p in values["reserved_ports"])
-            for name in ("card_cap", "hop_limit"):
+            for name in ("card_cap", "hop_limit", "fetch_max_bytes"):
                 if name in values and (type(values[name]) is not int or values[name] < 1):
                     raise ValueError(f"{name} must be a positive whole number")
-            if "hold_timeout" in values:
-                values["hold_timeout"] = float(values["hold_timeout"])
-                if values["hold_timeout"] <= 0:
-                    raise ValueError("hold_timeout must be positive")
+            for name in ("hold_timeout", "fetch_timeout"):
+                if name in values:
+                    values[name] = float(values[name])
+                    if values[name] <= 0:
+                        raise ValueError(f"{name} must be positive")
             if "secret_denylist" in values and type(values["secret_denylist"]) is not bool:
                 raise ValueError("secret_denylist must be true or false")
         except (TypeError, ValueError) as exc:
@@ -111,6 +114,8 @@ class WorkspaceSettings:
             "hop_limit": self.hop_limit,
             "reserved_ports": list(self.reserved_ports),
             "secret_denylist": self.secret_denylist,
+            "fetch_timeout": self.fetch_timeout,
+            "fetch_max_bytes": self.fetch_max_bytes,
         }
 
 

@@ -54,6 +54,7 @@ from .principal import OPERATOR, Principal
 from .prompts import OPEN_STATES, QUEUE_LIMIT, Prompt
 from .review import Diff, Review, diff_manifests, install_review
 from .state import PackageState, State
+from .vault import SecretVault
 from .world import World
 
 __all__ = ["Engine", "Event", "EventSink", "Update"]
@@ -108,6 +109,8 @@ class Engine:
         self._canvas_store = CanvasStore(db)
         self.log = ArrowLog(db)
         self.history = ConsentHistory(db)
+        self.secrets = SecretVault(db)
+        self.world.bind(_data_dir(db))
         self.state = State()
         self._events: list[Event] = []
         self._depth = 0
@@ -160,6 +163,8 @@ class Engine:
         for row in self.db.query("select * from usage"):
             state.usage[row["workspace"]] = (row["tokens"], row["cost"])
         self.state = state
+        if hasattr(self, "secrets"):
+            self.secrets.reload()
 
     # ------------------------------------------------------------ plumbing
     def now(self) -> float:
@@ -790,6 +795,16 @@ class Engine:
                             arrow=passed.arrow.id if passed.arrow else None,
                             message=f"ok: card {card.id} ({passed.package.name}) {spec.name}")
         payload = self._payload(spec.name, args)
+        if spec.name == "net.fetch":
+            # The request may take seconds: never hold the write lock for it.
+            value = await self.world.fetch(self, passed, args)
+            with self._write():
+                if isinstance(value, Decision):
+                    self._log_row(value, outcome=value.outcome, payload=payload, chain=None)
+                    return value
+                decision = decision.with_(value=value)
+                self._log_row(decision, outcome="ok", payload=payload, chain=None)
+            return decision
         if spec.name == "agents.prompt":
             assert passed.target is not None
             with self._write():
@@ -1203,6 +1218,34 @@ class Engine:
         """For the world: persist an arrow it drew (inside the current transaction)."""
         self._canvas_store.save_arrow(arrow)
 
+    # ------------------------------------------------------------ secrets
+    async def set_secret(self, name: str, host: str, value: str, *,
+                         by: object = OPERATOR) -> None:
+        """Store a secret for exactly one host (operator only); cards fill it by placeholder."""
+        self._tick()
+        subject = {"secret": name, "host": host}
+        principal = self._require_operator(by, "secret.set", subject)
+        problem = SecretVault.problem(name, host)
+        if problem:
+            raise InvalidRequest(f"INVALID_ARGUMENT: {problem}", code="INVALID_ARGUMENT",
+                                 reason="secret")
+        with self._write():
+            self.secrets.put(name, host, value, self.now())
+            self._history(principal, "secret.set", subject)
+
+    async def delete_secret(self, name: str, *, by: object = OPERATOR) -> None:
+        """Remove a secret (narrowing: operators, or agents and cards on a canvas)."""
+        self._tick()
+        subject = {"secret": name}
+        principal = self._require_narrowing_principal(by, "secret.delete", subject)
+        with self._write():
+            self.secrets.delete(name)
+            self._history(principal, "secret.delete", subject)
+
+    def secret_is_set(self, name: str) -> bool:
+        """Whether a secret is set: all a card may learn about it."""
+        return self.secrets.is_set(name)
+
     # --------------------------------------------------------- background
     def set_workspace_hidden(self, workspace: str, hidden: bool) -> dict[str, str]:
         """Hide or show a workspace; returns every card's run status (see `background`)."""
@@ -1234,6 +1277,12 @@ class Engine:
     def verify_log(self) -> Verification:
         """Check the arrow log's hash chain."""
         return self.log.verify()
+
+
+def _data_dir(db: Database) -> str | None:
+    """The folder of the database file: the app's own data, protected from cards."""
+    row = db.execute("pragma database_list").fetchone()
+    return str(Path(row[2]).parent) if row and row[2] else None
 
 
 def _digest_json(manifest: dict[str, Any]) -> str:

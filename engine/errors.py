@@ -56,6 +56,7 @@ CODES: dict[str, str] = {
     "INVALID_ARROW": "the arrow cannot exist",
     "INVALID_NODE": "the node cannot exist",
     "NOT_FOUND": "no such thing",
+    "FETCH_FAILED": "the request could not be completed (timeout, connection)",
     "STORE_FAILED": "the change could not be written durably, so it did not happen",
 }
 

@@ -79,3 +79,9 @@ def m001_engine(db: Database) -> None:
     )
     db.table("usage").create({"workspace": str, "tokens": int, "cost": float}, pk="workspace")
     db.table("meta").create({"key": str, "value": str}, pk="key")
+
+
+@migrations()
+def m002_secrets(db: Database) -> None:
+    """Secrets stored by an operator, each for one host."""
+    db.table("secrets").create({"name": str, "host": str, "value": str, "t": float}, pk="name")

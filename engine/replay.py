@@ -256,7 +256,7 @@ def _case_fetch(case: dict[str, Any]) -> GuardedFetch:
     answers = {normal_url(u): r for u, r in (case.get("http") or {}).items()}
 
     def transport(method: str, url: str, headers: dict[str, str], body: str | None,
-                  address: str) -> FetchResponse:
+                  address: str, **_limits: Any) -> FetchResponse:
         answer = answers.get(normal_url(url))
         if answer is None:
             return FetchResponse(404, "not found")

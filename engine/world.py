@@ -10,6 +10,7 @@ the engine never performs an operation it cannot confine.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -22,15 +23,22 @@ if TYPE_CHECKING:
     from .engine import Engine
     from .prompts import Prompt
 
-__all__ = ["ScopeHandler", "World"]
+__all__ = ["DEFAULT", "ScopeHandler", "World"]
 
 
 class ScopeHandler(Protocol):
     """Performs file or network calls inside their scope (SPEC §8)."""
 
     def __call__(self, engine: Engine, passed: Passed, args: dict[str, Any]) -> Any:
-        """Return the call's value, or a refusing Decision."""
+        """Return the call's value (for net.fetch, an awaitable), or a refusing Decision."""
         ...
+
+
+class _Default:
+    """Sentinel: "the real confined handler" (None means "refuse every such call")."""
+
+
+DEFAULT = _Default()
 
 
 class World:
@@ -38,21 +46,35 @@ class World:
 
     Args:
         clipboard: receives text a card copies (the app's clipboard).
-        fs: handler for ``fs.*`` calls; without one they are refused.
-        net: handler for ``net.fetch``; without one it is refused.
+        fs: handler for ``fs.*`` calls: by default `ConfinedFiles` (the
+            engine tells it its data folder); None refuses every file call.
+        net: handler for ``net.fetch``: by default `GuardedFetch` over the
+            system resolver and httpx; None refuses every fetch.
     """
 
     def __init__(
         self,
         *,
         clipboard: Callable[[str], None] | None = None,
-        fs: ScopeHandler | None = None,
-        net: ScopeHandler | None = None,
+        fs: ScopeHandler | None | _Default = DEFAULT,
+        net: ScopeHandler | None | _Default = DEFAULT,
     ) -> None:
         self.clipboard_texts: list[str] = []
         self._clipboard = clipboard or self.clipboard_texts.append
-        self.fs = fs
-        self.net = net
+        if isinstance(net, _Default):
+            from .netguard import GuardedFetch
+            from .transport import HttpxTransport, system_resolver
+
+            net = GuardedFetch(system_resolver, HttpxTransport())
+        self.fs: ScopeHandler | None | _Default = fs
+        self.net: ScopeHandler | None = net
+
+    def bind(self, data_dir: str | None) -> None:
+        """Called by the engine: the real file handler protects the app's data folder."""
+        if isinstance(self.fs, _Default):
+            from .files import ConfinedFiles
+
+            self.fs = ConfinedFiles(data_dir=data_dir)
 
     # -- calls ----------------------------------------------------------
     def perform(self, engine: Engine, passed: Passed, args: dict[str, Any], now: float) -> Any:
@@ -90,10 +112,14 @@ class World:
         if name == "canvas.spawn":
             return self._spawn(engine, passed, str(args["kind"]))
         if name.startswith("fs."):
+            assert not isinstance(self.fs, _Default)
             return self._scoped(self.fs, engine, passed, args, "files")
-        if name == "net.fetch":
-            return self._scoped(self.net, engine, passed, args, "the network")
         raise AssertionError(f"no way to perform {name}")  # the catalogue and this agree
+
+    async def fetch(self, engine: Engine, passed: Passed, args: dict[str, Any]) -> Any:
+        """Perform an allowed ``net.fetch`` (outside any store transaction)."""
+        value = self._scoped(self.net, engine, passed, args, "the network")
+        return await value if inspect.isawaitable(value) else value
 
     @staticmethod
     def _scoped(handler: ScopeHandler | None, engine: Engine, passed: Passed,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from engine import Engine, file_digests
+from engine import Engine, World, file_digests
 from engine.replay import VirtualClock
 
 
@@ -39,6 +39,9 @@ def make_engine(db_path: Path, clock: VirtualClock) -> Iterator[Any]:
     opened: list[Engine] = []
 
     def make(**kwargs: Any) -> Engine:
+        # Tests never reach the real network or the real file scope unless
+        # they pass a world of their own.
+        kwargs.setdefault("world", World(net=None, fs=None))
         engine = Engine.open(db_path, clock=clock, **kwargs)
         opened.append(engine)
         return engine

@@ -40,7 +40,7 @@ async def net_engine(make_engine, tmp_path) -> Engine:
                "https://b.example.com/": FetchResponse(302, "", {"location": "https://localhost/"}),
                "https://c.example.com/": FetchResponse(200, "hi")}
 
-    def transport(method, url, headers, body, address):
+    def transport(method, url, headers, body, address, **limits):
         connections.append(address)
         return answers.get(url, FetchResponse(404))
 
