@@ -280,6 +280,10 @@ def host_scope(state: State, card: Node, package: PackageState,
     host = _host_of(url)
     if host is None or parts.scheme not in ("http", "https"):
         return "bad-url", f"{url!r} is not an http or https URL"
+    if "@" in parts.netloc or "\\" in url:
+        # user@host and backslash tricks make people and parsers read
+        # different hosts; a card has no need for either.
+        return "bad-url", "a URL may not carry user information or backslashes"
     granted = {p for p in FETCH_PERMISSIONS
                if state.declares(package, p) and state.granted(package.name, p)}
     if host in LOCAL_HOSTS:

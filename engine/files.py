@@ -89,12 +89,15 @@ def _inside(path: Path, folder: Path) -> bool:
 
 
 def _split(path: str) -> list[str]:
+    """The path's components, refusing what may never be a workspace path."""
     if "\0" in path:
         raise PathRefused("bad-path", "a path may not contain NUL bytes")
+    if path.startswith(("/", "\\")) or (len(path) > 1 and path[1] == ":" and path[0].isalpha()):
+        raise PathRefused("absolute-path", "paths are relative to the workspace folder")
     if "\\" in path:
         raise PathRefused("bad-path", "a path may not contain backslashes")
-    if path.startswith("/") or (len(path) > 1 and path[1] == ":"):
-        raise PathRefused("absolute-path", "paths are relative to the workspace folder")
+    if len(path.encode()) > 4096:
+        raise PathRefused("bad-path", "the path is longer than 4096 bytes")
     parts = [p for p in path.split("/") if p not in ("", ".")]
     if ".." in parts:
         raise PathRefused("path-escape", "a path may not have a '..' component")
