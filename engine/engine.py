@@ -129,7 +129,8 @@ class Engine:
         return cls(open_database(path), **kwargs)
 
     def close(self) -> None:
-        """Close the database."""
+        """End file watches and close the database."""
+        self.world.close()
         self.db.close()
 
     # ------------------------------------------------------------------ load

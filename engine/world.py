@@ -76,6 +76,12 @@ class World:
 
             self.fs = ConfinedFiles(data_dir=data_dir)
 
+    def close(self) -> None:
+        """Stop what the world runs in the background (file watches)."""
+        stop = getattr(self.fs, "stop_watches", None)
+        if stop is not None:
+            stop()
+
     # -- calls ----------------------------------------------------------
     def perform(self, engine: Engine, passed: Passed, args: dict[str, Any], now: float) -> Any:
         """Carry out an allowed call and return its value (or a scope refusal)."""
