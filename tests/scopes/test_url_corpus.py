@@ -221,3 +221,25 @@ async def test_secret_placeholders(engine: Engine) -> None:
                                                 "headers": {"X": "{{secret:GH2}}"}})
     assert all("v" != h.get("X") for u, h in seen if "evil" in u)
     assert "s3cret" not in str(engine.log_rows()[row_count:])
+
+
+async def test_transport_connects_to_the_address_and_keeps_the_host_name() -> None:
+    """The request goes to the checked address, with the original host in the Host header."""
+    seen: list[bytes] = []
+
+    async def handle(reader, writer):
+        seen.append(await reader.readuntil(b"\r\n\r\n"))
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    response = await HttpxTransport()("GET", f"http://api.example.org:{port}/p?q=1",
+                                      {"X-A": "1"}, None, "127.0.0.1", timeout=2,
+                                      max_bytes=100)
+    server.close()
+    await server.wait_closed()
+    assert response.status == 200 and response.body == "ok"
+    head = seen[0].decode().lower()
+    assert head.startswith("get /p?q=1 http/1.1") and f"host: api.example.org:{port}" in head
