@@ -82,12 +82,26 @@ def _cmd_log(args: argparse.Namespace) -> int:
     migrations.apply(db)
     log = ArrowLog(db)
     if args.action == "verify":
-        result = log.verify()
+        from .anchor import AnchorFile
+
+        anchor_file = AnchorFile(str(path) + ".anchor")
+        try:
+            anchor = anchor_file.read()
+        except ValueError as exc:
+            print(f"log verify: FAILED: {exc}")
+            return 1
+        result = log.verify(anchor, anchored=anchor_file.exists() or log.anchored())
         print(f"log verify: {'ok' if result.ok else 'FAILED'}: {result.rows} rows"
               + (f"; first bad row {result.first_bad}: {result.problem}" if not result.ok else ""))
         return 0 if result.ok else 1
     rows = log.rows(arrow=args.arrow, card=args.card, package=args.package,
                     outcome=args.outcome, since=args.since, until=args.until)
+    if args.action == "export":
+        from .export import decision_record
+
+        for row in rows:
+            print(json.dumps(decision_record(row), sort_keys=True, separators=(",", ":")))
+        return 0
     for row in rows:
         if args.json:
             print(json.dumps({k: v for k, v in row.items()}, default=str))
@@ -124,14 +138,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("new")
     p.add_argument("--json", action="store_true")
     p.set_defaults(fn=_cmd_diff)
-    p = sub.add_parser("log", help="show or verify the arrow log")
-    p.add_argument("action", choices=["show", "verify"])
+    p = sub.add_parser("log", help="show, export (--jsonl) or verify the arrow log")
+    p.add_argument("action", choices=["show", "export", "verify"])
     p.add_argument("--db")
     for name in ("arrow", "card", "package", "outcome"):
         p.add_argument(f"--{name}")
     p.add_argument("--since", type=float)
     p.add_argument("--until", type=float)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--jsonl", action="store_true", help="export: one decision per line (default)")
     p.set_defaults(fn=_cmd_log)
     p = sub.add_parser("docs", help="generated documentation")
     p.add_argument("topic", choices=["permissions"])

