@@ -11,14 +11,15 @@ rebuilt from it, and the caller gets `StoreFailed`: nothing happened.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from aiolimiter import AsyncLimiter
 from sqlite_utils import Database
@@ -82,6 +83,34 @@ class Update:
     diff: Diff
 
 
+class _Stale(Exception):
+    """Another process committed between our decision and our write lock."""
+
+
+_F = TypeVar("_F", bound=Callable[..., Awaitable[Any]])
+
+
+def _consistent(fn: _F) -> _F:
+    """Run a public operation again (from fresh state) when it raced another process."""
+
+    @functools.wraps(fn)
+    async def wrapper(self: Engine, *args: Any, **kwargs: Any) -> Any:
+        if self._depth:
+            return await fn(self, *args, **kwargs)
+        try:
+            return await fn(self, *args, **kwargs)
+        except _Stale:
+            pass
+        # Contention: decide again from fresh state while holding the write
+        # lock for the whole operation, so this attempt cannot be stale.
+        result: Any = None
+        with self._write(locked_retry=True):
+            result = await fn(self, *args, **kwargs)
+        return result
+
+    return wrapper  # type: ignore[return-value]
+
+
 class Engine:
     """The consent engine over one SQLite store.
 
@@ -128,6 +157,7 @@ class Engine:
         self._waiters: dict[str, list[asyncio.Future[None]]] = {}
         self._hidden: set[str] = set()
         self._seen: dict[str, float] = {}
+        self._data_version = int(self.db.execute("pragma data_version").fetchone()[0])
         self._load()
 
     @classmethod
@@ -180,11 +210,17 @@ class Engine:
         return float(self.clock())
 
     @contextmanager
-    def _write(self) -> Iterator[None]:
+    def _write(self, *, locked_retry: bool = False) -> Iterator[None]:
         """One durable transaction; on failure, roll back and rebuild memory.
 
         Re-entrant: a nested use joins the outer transaction, and events are
         sent once the outermost one has committed.
+
+        Args:
+            locked_retry: the outer transaction of a retry after contention:
+                it reloads the state under the write lock (so it cannot be
+                stale), and keeps what was written when the operation ends in
+                a refusal (the refused attempt's history row).
         """
         if self._depth:
             yield
@@ -193,10 +229,29 @@ class Engine:
         self._events = []
         self._appended = False
         self._pending_anchor = None
+        refusal: ConsentError | None = None
         try:
             with write_transaction(self.db):
-                yield
+                # Holding the write lock now: if another process committed
+                # since we last looked, what we decided on is stale.
+                version = int(self.db.execute("pragma data_version").fetchone()[0])
+                if version != self._data_version:
+                    if not locked_retry:
+                        raise _Stale()
+                    self._load()
+                    self._data_version = version
+                try:
+                    yield
+                except ConsentError as exc:
+                    if not locked_retry or isinstance(exc, StoreFailed):
+                        raise
+                    refusal = exc
                 self._anchor_before_commit()
+        except _Stale:
+            self._load()
+            self._data_version = int(self.db.execute("pragma data_version").fetchone()[0])
+            self._events = []
+            raise
         except sqlite3.Error as exc:
             self._load()
             self._events = []
@@ -218,6 +273,8 @@ class Engine:
             if self.sink is not None:
                 self.sink(event)
         self._wake_waiters()
+        if refusal is not None:
+            raise refusal
 
     def _anchor_before_commit(self) -> None:
         """Inside the transaction: record the row about to be committed as pending."""
@@ -234,6 +291,20 @@ class Engine:
         self.db.execute("insert or ignore into meta (key, value) values ('anchored', '1')")
         self._anchor.write(AnchorState(committed, pending))
         self._pending_anchor = pending
+
+    async def changes(self, interval: float = 0.1) -> AsyncIterator[int]:
+        """Yield the store's revision whenever another process commits a change.
+
+        Reads SQLite's ``data_version`` (one pragma) every ``interval``
+        seconds, and reloads the state only when it moved.
+        """
+        while True:
+            before = self._data_version
+            self._sync()
+            if self._data_version != before:
+                self.state.revision += 1
+                yield self.state.revision
+            await asyncio.sleep(interval)
 
     def notify(self, event: Event) -> None:
         """Send an event that no state change stands behind (file changes, output)."""
@@ -285,8 +356,16 @@ class Engine:
     def _canvas_error(self, exc: CanvasError) -> InvalidRequest:
         return InvalidRequest(f"{exc.code}: {exc.message}", code=exc.code, reason=exc.reason)
 
+    def _sync(self) -> None:
+        """Reload the state when another connection (a TUI, another engine) committed."""
+        version = int(self.db.execute("pragma data_version").fetchone()[0])
+        if version != self._data_version:
+            self._load()
+            self._data_version = version
+
     def _tick(self) -> None:
-        """Expire every hold whose deadline has passed."""
+        """Catch up with other processes, then expire every hold whose deadline has passed."""
+        self._sync()
         now = self.now()
         due = sorted((p for p in self.state.prompts.values()
                       if p.state == "held" and p.deadline is not None and p.deadline <= now),
@@ -300,6 +379,7 @@ class Engine:
                               f"HOLD_EXPIRED: nobody answered the held prompt {prompt.id} "
                               f"to {prompt.agent} in time", t=prompt.deadline)
 
+    @_consistent
     async def expire_due(self) -> None:
         """Expire holds whose time has come (the engine also does this on every call)."""
         self._tick()
@@ -369,6 +449,7 @@ class Engine:
                            granted=sorted(permissions))
 
     # --------------------------------------------------------- workspaces
+    @_consistent
     async def create_workspace(self, workspace_id: str, folder: str | Path, *,
                                settings: dict[str, Any] | WorkspaceSettings | None = None,
                                by: object = OPERATOR) -> Workspace:
@@ -394,6 +475,7 @@ class Engine:
             self.state.workspaces[ws.id] = ws
         return ws
 
+    @_consistent
     async def set_settings(self, workspace_id: str, changes: dict[str, Any], *,
                            by: object = OPERATOR) -> WorkspaceSettings:
         """Change a workspace's settings (operator only)."""
@@ -417,6 +499,7 @@ class Engine:
         return settings
 
     # -------------------------------------------------------------- nodes
+    @_consistent
     async def add_node(self, node: dict[str, Any], *, workspace: str,
                        by: object = OPERATOR) -> Node:
         """Put a node on a workspace's canvas (operator only)."""
@@ -436,6 +519,7 @@ class Engine:
             self.state.canvas.add_node(built)
         return built
 
+    @_consistent
     async def set_node(self, node_id: str, fields: dict[str, Any], *,
                        by: object = OPERATOR) -> Node:
         """Change fields of a node (operator only), e.g. ``{"dangerous": True}``."""
@@ -454,6 +538,7 @@ class Engine:
             await self._pump_all()
         return updated
 
+    @_consistent
     async def remove_node(self, node_id: str, *, by: object = OPERATOR) -> None:
         """Remove a node and its arrows; prompts queued or held on them are cancelled."""
         self._tick()
@@ -469,6 +554,7 @@ class Engine:
             await self._pump_all()
 
     # ------------------------------------------------------------- arrows
+    @_consistent
     async def add_arrow(self, arrow: dict[str, Any], *, by: object = OPERATOR) -> Arrow:
         """Draw an arrow (operator only). Invalid arrows raise INVALID_ARROW and change nothing."""
         self._tick()
@@ -484,6 +570,7 @@ class Engine:
             self.state.canvas.add_arrow(checked)
         return checked
 
+    @_consistent
     async def remove_arrow(self, arrow_id: str, *, by: object = OPERATOR) -> None:
         """Remove an arrow; prompts queued or held on it are cancelled (not-connected)."""
         self._tick()
@@ -501,6 +588,7 @@ class Engine:
             self._revalidate()
 
     # ----------------------------------------------------------- packages
+    @_consistent
     async def offer(self, name: str, manifest: dict[str, Any], digests: dict[str, str]) -> None:
         """Make a package available to install (its manifest is validated at install)."""
         self._tick()
@@ -522,6 +610,7 @@ class Engine:
                 package=pkg_name)
         return manifest
 
+    @_consistent
     async def review(self, name: str) -> Review:
         """The install review of an offered package; installs nothing."""
         self._tick()
@@ -531,6 +620,7 @@ class Engine:
         assert raw is not None and digests is not None
         return install_review(self._parse_for(name, raw), content_hash(digests))
 
+    @_consistent
     async def install(self, name: str, *, grant: str | list[str] = "required",
                       accept: bool = True, by: object = OPERATOR) -> Review:
         """Show the review and take the person's answer: all required permissions, or nothing.
@@ -588,6 +678,7 @@ class Engine:
                                                   "granted": sorted(chosen)})
         return review
 
+    @_consistent
     async def grant(self, package: str, permission: str, *, by: object = OPERATOR) -> None:
         """Grant one declared permission (e.g. an optional one, from settings)."""
         self._tick()
@@ -614,6 +705,7 @@ class Engine:
                                  "new version", code="PACKAGE_PENDING", package=package)
         return pkg
 
+    @_consistent
     async def revoke(self, package: str, permission: str, *, by: object = OPERATOR) -> None:
         """Revoke a permission: calls fail from now, queued and held prompts are cancelled."""
         self._tick()
@@ -629,6 +721,7 @@ class Engine:
             self._history(principal, "revoke", subject)
             self._revalidate()
 
+    @_consistent
     async def request(self, card: str, permission: str, *, answer: bool,
                       by: object = OPERATOR) -> bool:
         """A card asks for an optional permission; ``by`` answers. Returns whether granted.
@@ -667,6 +760,7 @@ class Engine:
             self._emit("permissions.request", card, permission=permission, granted=answer)
         return answer
 
+    @_consistent
     async def update(self, package: str, *, manifest: dict[str, Any] | None = None,
                      digests: dict[str, str] | None = None) -> Update:
         """New files and/or a new manifest arrived: the package is pending until approved.
@@ -711,6 +805,7 @@ class Engine:
             self._revalidate()
         return Update(package, new_hash, diff)
 
+    @_consistent
     async def approve(self, package: str, *, review_hash: str,
                       by: object = OPERATOR) -> Diff:
         """Approve the pending version whose review (``review_hash``) the person saw.
@@ -752,6 +847,7 @@ class Engine:
         return diff
 
     # -------------------------------------------------------------- calls
+    @_consistent
     async def call(self, card: str, call: str, target: str | None = None,
                    args: dict[str, Any] | None = None, *, context: str | None = None) -> Decision:
         """A card makes a call; returns the decision (never raises for a refusal).
@@ -865,7 +961,9 @@ class Engine:
     def _new_prompt(self, passed: Passed, text: str, now: float, *,
                     call: str = "agents.prompt") -> Prompt:
         assert passed.target is not None
-        position = 1 + max((p.position for p in self.state.prompts.values()), default=0)
+        # From the store, inside the write transaction: unique across processes.
+        position = int(self.db.execute(
+            "select coalesce(max(position), 0) + 1 from prompts").fetchone()[0])
         return Prompt(f"p{position}", position, passed.card.workspace, passed.card.id,
                       passed.package.name, passed.target.id,
                       passed.arrow.id if passed.arrow else None, call, text,
@@ -1022,6 +1120,7 @@ class Engine:
         """A person rejects a held prompt (PROMPT_REJECTED)."""
         return await self._answer_hold(prompt_id, approve=False, by=by)
 
+    @_consistent
     async def _answer_hold(self, prompt_id: str, *, approve: bool, by: object) -> Decision:
         self._tick()
         action = "hold.approve" if approve else "hold.reject"
@@ -1089,7 +1188,9 @@ class Engine:
             fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._waiters.setdefault(prompt_id, []).append(fut)
             prompt = self.state.prompts[prompt_id]
-            timeout = max(0.0, (prompt.deadline or self.now()) - self.now()) + 0.01
+            # Wake at the deadline, and now and then to see answers given by
+            # a person in another process (the TUI).
+            timeout = min(max(0.0, (prompt.deadline or self.now()) - self.now()) + 0.01, 0.2)
             try:
                 await asyncio.wait_for(fut, timeout=timeout)
             except TimeoutError:
@@ -1104,6 +1205,7 @@ class Engine:
                         fut.set_result(None)
 
     # ------------------------------------------------------ ports and tools
+    @_consistent
     async def emit(self, card: str, port: str, data: Any, *,
                    context: str | None = None) -> dict[str, Decision]:
         """A card puts data on an output port; it travels every port arrow from it.
@@ -1171,6 +1273,7 @@ class Engine:
                 return await self._accept_prompt(prompt, base, result, now)
         return await self._carry_out(result, {arg: data}, now)
 
+    @_consistent
     async def tool(self, agent: str, card: str, tool: str) -> Decision:
         """An agent calls a card's tool (SPEC §9); the value is the tool call's id.
 
@@ -1208,6 +1311,7 @@ class Engine:
         return decision
 
     # ----------------------------------------------------- agents, terminals
+    @_consistent
     async def agent_replied(self, agent: str, text: str) -> None:
         """The agent finished its turn with ``text``; it is waiting again."""
         self._tick()
@@ -1224,6 +1328,7 @@ class Engine:
             self._emit("agents.turn", None, agent=agent, state="replied")
             await self._pump(updated.id)
 
+    @_consistent
     async def terminal_output(self, terminal: str, text: str, *,
                               exit: int | None = None) -> None:
         """Text appears on a terminal's screen, and maybe it exits."""
@@ -1235,6 +1340,7 @@ class Engine:
         with self._write():
             self.world.terminal_output(self, node, text, exit)
 
+    @_consistent
     async def record_usage(self, workspace: str, tokens: int, cost: float) -> None:
         """Add token usage and cost to a workspace (what ``usage.get`` reports)."""
         tokens0, cost0 = self.state.usage.get(workspace, (0, 0.0))
@@ -1253,6 +1359,7 @@ class Engine:
         self._canvas_store.save_arrow(arrow)
 
     # ------------------------------------------------------------ secrets
+    @_consistent
     async def set_secret(self, name: str, host: str, value: str, *,
                          by: object = OPERATOR) -> None:
         """Store a secret for exactly one host (operator only); cards fill it by placeholder."""
@@ -1267,6 +1374,7 @@ class Engine:
             self.secrets.put(name, host, value, self.now())
             self._history(principal, "secret.set", subject)
 
+    @_consistent
     async def delete_secret(self, name: str, *, by: object = OPERATOR) -> None:
         """Remove a secret (narrowing: operators, or agents and cards on a canvas)."""
         self._tick()

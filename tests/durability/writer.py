@@ -1,0 +1,36 @@
+"""A writer process for the durability tests: appends log rows through the engine.
+
+Usage: python -m tests.durability.writer DB CARD COUNT
+Prints the sequence number of every row whose call has returned, one per line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import sys
+
+from engine import Engine, World
+
+
+async def main(db: str, card: str, count: int) -> int:
+    engine = Engine.open(db, world=World(net=None, fs=None))
+    locked = 0
+    for i in range(count):
+        try:
+            d = await engine.call(card, "cards.note.append", "n1", {"text": f"{card} {i}"})
+        except Exception as exc:  # noqa: BLE001 - counted and reported
+            if "locked" in str(exc) or isinstance(exc.__cause__, sqlite3.OperationalError):
+                locked += 1
+                continue
+            raise
+        assert d.outcome == "ok", d.message
+        seq = engine.log_rows(card=card)[-1]["seq"] if i % 50 == 49 else None
+        print(f"ok {i}" + (f" {seq}" if seq else ""), flush=True)
+    engine.close()
+    print(f"locked {locked}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3]))))
