@@ -22,18 +22,19 @@ __all__ = ["BUSY_TIMEOUT_S", "open_database", "write_transaction"]
 BUSY_TIMEOUT_S = 10.0
 
 
-def open_database(path: str | Path | None) -> Database:
+def open_database(path: str | Path | None, *, busy_timeout: float = BUSY_TIMEOUT_S) -> Database:
     """Open (creating if needed) the app database with WAL and full sync.
 
     Args:
         path: the SQLite file, or None for a private in-memory database.
+        busy_timeout: seconds a write waits for another writer's lock.
     """
     if path is None:
         conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     else:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(
-            str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            str(path), timeout=busy_timeout, isolation_level=None, check_same_thread=False
         )
     # isolation_level=None: the driver never opens transactions behind our
     # back, so write_transaction decides where each one starts and ends.
@@ -41,7 +42,7 @@ def open_database(path: str | Path | None) -> Database:
     if path is not None:
         db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=FULL")
-    db.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+    db.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
     db.execute("PRAGMA foreign_keys=ON")
     return db
 

@@ -161,9 +161,19 @@ class Engine:
         self._load()
 
     @classmethod
-    def open(cls, path: str | Path | None, **kwargs: Any) -> Engine:
-        """Open (creating if needed) the engine on a database file."""
-        return cls(open_database(path), **kwargs)
+    def open(cls, path: str | Path | None, *, busy_timeout: float | None = None,
+             **kwargs: Any) -> Engine:
+        """Open (creating if needed) the engine on a database file.
+
+        Raises:
+            StoreFailed: the file is not a database, or cannot be read.
+        """
+        try:
+            db = open_database(path) if busy_timeout is None else \
+                open_database(path, busy_timeout=busy_timeout)
+            return cls(db, **kwargs)
+        except sqlite3.DatabaseError as exc:
+            raise StoreFailed(f"STORE_FAILED: cannot open the store {path}: {exc}") from exc
 
     def close(self) -> None:
         """End file watches and close the database."""
