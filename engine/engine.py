@@ -17,6 +17,7 @@ import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -87,26 +88,57 @@ class _Stale(Exception):
     """Another process committed between our decision and our write lock."""
 
 
+class _Batch:
+    """An open write transaction that operations arriving together join (group commit)."""
+
+    def __init__(self, before: tuple[int, str] | None, *, pinned: bool = False) -> None:
+        self.before = before  #: the newest log row when the batch began
+        self.pinned = pinned  #: a locked retry holds the batch open until it ends
+        self.events: list[Event] = []
+        self.error: BaseException | None = None
+        self.done = False
+        self._future: asyncio.Future[None] | None = None
+
+    def future(self) -> asyncio.Future[None]:
+        if self._future is None:
+            self._future = asyncio.get_running_loop().create_future()
+            if self.done:
+                self._settle()
+        return self._future
+
+    def finish(self, error: BaseException | None) -> None:
+        self.done, self.error = True, error
+        self._settle()
+
+    def _settle(self) -> None:
+        fut = self._future
+        if fut is None or fut.done():
+            return
+        if self.error is not None:
+            fut.set_exception(self.error)
+        else:
+            fut.set_result(None)
+
+
+#: The batches the running operation wrote in (it returns once all are durable).
+_JOINED: ContextVar[list[_Batch] | None] = ContextVar("arrowgate_joined", default=None)
+
 _F = TypeVar("_F", bound=Callable[..., Awaitable[Any]])
 
 
 def _consistent(fn: _F) -> _F:
-    """Run a public operation again (from fresh state) when it raced another process."""
+    """A public operation: consistent with other processes, durable before it returns."""
 
     @functools.wraps(fn)
     async def wrapper(self: Engine, *args: Any, **kwargs: Any) -> Any:
-        if self._depth:
+        if self._depth or _JOINED.get() is not None:
             return await fn(self, *args, **kwargs)
         try:
-            return await fn(self, *args, **kwargs)
+            return await self._durably(fn, args, kwargs, locked=False)
         except _Stale:
-            pass
-        # Contention: decide again from fresh state while holding the write
-        # lock for the whole operation, so this attempt cannot be stale.
-        result: Any = None
-        with self._write(locked_retry=True):
-            result = await fn(self, *args, **kwargs)
-        return result
+            # Contention: decide again from fresh state while holding the
+            # write lock for the whole operation, so it cannot be stale.
+            return await self._durably(fn, args, kwargs, locked=True)
 
     return wrapper  # type: ignore[return-value]
 
@@ -144,12 +176,13 @@ class Engine:
         db_file = _db_file(db)
         #: The anchor beside the database file (none for an in-memory database).
         self._anchor = AnchorFile(db_file + ".anchor") if db_file else None
-        self._appended = False
-        self._first_appended = 0
-        self._pending_anchor: Anchor | None = None
         self.state = State()
         self._events: list[Event] = []
         self._depth = 0
+        self._batch: _Batch | None = None
+        self._savepoints = 0
+        #: Write transactions committed: with group commit, fewer than operations.
+        self.commits = 0
         self._limiters: dict[str, AsyncLimiter] = {}
         self._waiting_budget: set[str] = set()
         self._prepaid: dict[str, int] = {}
@@ -176,7 +209,10 @@ class Engine:
             raise StoreFailed(f"STORE_FAILED: cannot open the store {path}: {exc}") from exc
 
     def close(self) -> None:
-        """End file watches and close the database."""
+        """Commit what is pending, end file watches and close the database."""
+        if self._batch is not None:
+            self._batch.pinned = False
+            self._flush()
         self.world.close()
         self.db.close()
 
@@ -219,88 +255,151 @@ class Engine:
         """The engine's clock."""
         return float(self.clock())
 
+    async def _durably(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...],
+                       kwargs: dict[str, Any], *, locked: bool) -> Any:
+        """Run an operation, then wait until every batch it wrote in is committed."""
+        joined: list[_Batch] = []
+        token = _JOINED.set(joined)
+        pinned: _Batch | None = None
+        try:
+            if locked:
+                pinned = self._open_batch(locked=True)
+                joined.append(pinned)
+            try:
+                result = await fn(self, *args, **kwargs)
+            except _Stale:
+                raise
+            except BaseException as exc:
+                error: BaseException | None = exc
+            else:
+                error = None
+        finally:
+            _JOINED.reset(token)
+            if pinned is not None:
+                pinned.pinned = False
+                self._flush()
+        if isinstance(error, StoreFailed):
+            raise error  # its own failure says most
+        for batch in joined:
+            # Raises StoreFailed when the batch could not be committed.
+            await batch.future()
+        if error is not None:
+            raise error
+        return result
+
+    def _open_batch(self, *, locked: bool = False) -> _Batch:
+        """BEGIN IMMEDIATE, check for other processes' commits, schedule the group commit."""
+        try:
+            self.db.conn.execute("BEGIN IMMEDIATE")
+            version = int(self.db.execute("pragma data_version").fetchone()[0])
+        except sqlite3.Error as exc:
+            if self.db.conn.in_transaction:
+                self.db.conn.execute("ROLLBACK")
+            raise StoreFailed(f"STORE_FAILED: the change was not written, so it did not "
+                              f"happen: {exc}") from exc
+        if version != self._data_version:
+            # Holding the write lock now: what we decided on may be stale.
+            self._load()
+            self._data_version = version
+            if not locked:
+                self.db.conn.execute("ROLLBACK")
+                raise _Stale()
+        batch = _Batch(self.log.last(), pinned=locked)
+        self._batch = batch
+        try:
+            asyncio.get_running_loop().call_soon(self._flush)
+        except RuntimeError:
+            pass  # no loop: _write flushes at once
+        return batch
+
     @contextmanager
-    def _write(self, *, locked_retry: bool = False) -> Iterator[None]:
-        """One durable transaction; on failure, roll back and rebuild memory.
+    def _write(self) -> Iterator[None]:
+        """The writes of one operation, in a savepoint of the open batch.
 
-        Re-entrant: a nested use joins the outer transaction, and events are
-        sent once the outermost one has committed.
-
-        Args:
-            locked_retry: the outer transaction of a retry after contention:
-                it reloads the state under the write lock (so it cannot be
-                stale), and keeps what was written when the operation ends in
-                a refusal (the refused attempt's history row).
+        On failure the savepoint is rolled back and memory rebuilt from the
+        store; the operation gets `StoreFailed` for store errors. The batch
+        commits at the next turn of the event loop, together with whatever
+        else arrived meanwhile; `_durably` makes the caller wait for it.
         """
         if self._depth:
             yield
             return
+        batch = self._batch if self._batch is not None else self._open_batch()
+        joined = _JOINED.get()
+        if joined is not None and batch not in joined:
+            joined.append(batch)
+        self._savepoints += 1
+        savepoint = f"op{self._savepoints}"
+        mark = len(batch.events)
         self._depth += 1
-        self._events = []
-        self._appended = False
-        self._pending_anchor = None
-        refusal: ConsentError | None = None
         try:
-            with write_transaction(self.db):
-                # Holding the write lock now: if another process committed
-                # since we last looked, what we decided on is stale.
-                version = int(self.db.execute("pragma data_version").fetchone()[0])
-                if version != self._data_version:
-                    if not locked_retry:
-                        raise _Stale()
-                    self._load()
-                    self._data_version = version
-                try:
-                    yield
-                except ConsentError as exc:
-                    if not locked_retry or isinstance(exc, StoreFailed):
-                        raise
-                    refusal = exc
-                self._anchor_before_commit()
-        except _Stale:
+            self.db.conn.execute(f"SAVEPOINT {savepoint}")
+            self._events = batch.events
+            yield
+            self.db.conn.execute(f"RELEASE {savepoint}")
+        except BaseException as exc:
+            try:
+                if self.db.conn.in_transaction:
+                    self.db.conn.execute(f"ROLLBACK TO {savepoint}")
+                    self.db.conn.execute(f"RELEASE {savepoint}")
+            except sqlite3.Error:
+                pass
+            del batch.events[mark:]
+            if not self.db.conn.in_transaction and self._batch is batch:
+                # SQLite rolled the whole transaction back (disk full, I/O
+                # error): every operation in this batch failed with it.
+                self._batch = None
+                batch.finish(StoreFailed(f"STORE_FAILED: the change was not written, so it "
+                                         f"did not happen: {exc}"))
             self._load()
-            self._data_version = int(self.db.execute("pragma data_version").fetchone()[0])
-            self._events = []
-            raise
-        except sqlite3.Error as exc:
-            self._load()
-            self._events = []
-            raise StoreFailed(f"STORE_FAILED: the change was not written, so it did not "
-                              f"happen: {exc}") from exc
-        except BaseException:
-            self._load()
-            self._events = []
+            if isinstance(exc, sqlite3.Error):
+                raise StoreFailed(f"STORE_FAILED: the change was not written, so it did not "
+                                  f"happen: {exc}") from exc
             raise
         finally:
             self._depth -= 1
-        events, self._events = self._events, []
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self._flush()
+
+    def _flush(self) -> None:
+        """Commit the open batch (group commit), then anchor, events and waiters."""
+        batch = self._batch
+        if batch is None or batch.pinned or self._depth:
+            return
+        self._batch = None
+        last = self.log.last()
+        pending = Anchor(*last) if last is not None and last != batch.before else None
+        try:
+            if self._anchor is not None and pending is not None:
+                # The database remembers that it has an anchor, so deleting
+                # the file is a finding, not a way back to an unanchored log.
+                self.db.execute("insert or ignore into meta (key, value) values ('anchored', '1')")
+                before = Anchor(*batch.before) if batch.before else None
+                self._anchor.write(AnchorState(before, pending))
+            self.db.conn.execute("COMMIT")
+            self.commits += 1
+        except (sqlite3.Error, OSError) as exc:
+            if self.db.conn.in_transaction:
+                self.db.conn.execute("ROLLBACK")
+            self._load()
+            batch.finish(StoreFailed(f"STORE_FAILED: the change was not written, so it did "
+                                     f"not happen: {exc}"))
+            return
         self.state.revision += 1
-        if self._anchor is not None and self._pending_anchor is not None:
-            # Committed: the row this transaction wrote is now the newest.
-            self._anchor.write(AnchorState(self._pending_anchor))
-        self._pending_anchor = None
-        for event in events:
+        if self._anchor is not None and pending is not None:
+            try:
+                self._anchor.write(AnchorState(pending))
+            except OSError:
+                # Committed already: the anchor keeps the pending state, which
+                # names this very row, so verification still passes.
+                pass
+        for event in batch.events:
             if self.sink is not None:
                 self.sink(event)
         self._wake_waiters()
-        if refusal is not None:
-            raise refusal
-
-    def _anchor_before_commit(self) -> None:
-        """Inside the transaction: record the row about to be committed as pending."""
-        if self._anchor is None or not self._appended:
-            return
-        last = self.log.last()
-        assert last is not None
-        pending = Anchor(*last)
-        before = self.db.execute("select seq, hash from log where seq = ?",
-                                 [self._first_appended - 1]).fetchone()
-        committed = Anchor(int(before[0]), str(before[1])) if before else None
-        # The database remembers that it has an anchor, so deleting the file
-        # is a finding, not a way back to an unanchored log.
-        self.db.execute("insert or ignore into meta (key, value) values ('anchored', '1')")
-        self._anchor.write(AnchorState(committed, pending))
-        self._pending_anchor = pending
+        batch.finish(None)
 
     async def changes(self, interval: float = 0.1) -> AsyncIterator[int]:
         """Yield the store's revision whenever another process commits a change.
@@ -911,8 +1010,6 @@ class Engine:
             "code": decision.code, "reason": decision.reason, "approver": approver,
             "prompt": decision.prompt,
         })
-        if not self._appended:
-            self._appended, self._first_appended = True, int(row["seq"])
         return row
 
     def _log_refusal(self, decision: Decision, chain: tuple[str, ...] | None,

@@ -1,0 +1,75 @@
+"""Group commit: calls that arrive together share one transaction, each returns durable."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from engine import Engine, StoreFailed, World
+
+from ..conftest import manifest, offer_install
+
+
+async def _engine(db: Path, tmp_path: Path, cards: int) -> Engine:
+    engine = Engine.open(db, world=World(net=None, fs=None))
+    await engine.create_workspace("w1", tmp_path / "ws")
+    await offer_install(engine, manifest("acme.notes", {"cards.connected": {}}))
+    await engine.add_node({"id": "n1", "type": "note"}, workspace="w1")
+    for i in range(cards):
+        await engine.add_node({"id": f"c{i}", "type": "card", "package": "acme.notes"},
+                              workspace="w1")
+        await engine.add_arrow({"id": f"e{i}", "from": f"c{i}", "to": "n1"})
+    return engine
+
+
+async def test_calls_arriving_together_commit_together(tmp_path: Path) -> None:
+    """200 concurrent calls take a handful of commits; each row is on disk when its call returns."""
+    db = tmp_path / "g.db"
+    engine = await _engine(db, tmp_path, 4)
+    before = engine.commits
+    reader = sqlite3.connect(db)
+    seen_on_return: list[bool] = []
+
+    async def one(i: int) -> None:
+        d = await engine.call(f"c{i % 4}", "cards.note.append", "n1", {"text": str(i)})
+        assert d.outcome == "ok"
+        rows = reader.execute("select count(*) from log where payload = ?", [str(i)])
+        seen_on_return.append(rows.fetchone()[0] == 1)
+
+    await asyncio.gather(*(one(i) for i in range(200)))
+    assert all(seen_on_return) and len(seen_on_return) == 200
+    assert engine.commits - before <= 3
+    assert engine.verify_log().ok
+    text = (await engine.call("c0", "cards.note.read", "n1")).value
+    assert len(text.split("\n")) == 200
+    reader.close()
+    engine.close()
+
+
+async def test_a_failed_group_commit_fails_every_call_in_it(tmp_path: Path, monkeypatch) -> None:
+    """When the shared commit fails, every call in the batch is refused and memory matches."""
+    db = tmp_path / "h.db"
+    engine = await _engine(db, tmp_path, 2)
+    rows_before = len(engine.log_rows())
+    real_write = engine._anchor.write  # type: ignore[union-attr]
+    calls = {"n": 0}
+
+    def failing(state):
+        calls["n"] += 1
+        if state.pending is not None:
+            raise OSError(28, "No space left on device")
+        return real_write(state)
+
+    monkeypatch.setattr(engine._anchor, "write", failing)
+    results = await asyncio.gather(
+        *(engine.call(f"c{i % 2}", "cards.note.append", "n1", {"text": str(i)})
+          for i in range(10)), return_exceptions=True)
+    assert all(isinstance(r, StoreFailed) for r in results)
+    assert calls["n"] == 1  # one batch, one failed commit
+    monkeypatch.undo()
+    assert len(engine.log_rows()) == rows_before
+    assert (await engine.call("c0", "cards.note.read", "n1")).value == ""
+    engine.close()
