@@ -1,0 +1,210 @@
+"""The engine against a small reference model of SPEC §4–§7, driven by hypothesis."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+
+from engine import Engine, World, file_digests
+from engine.replay import VirtualClock
+
+CARDS = ("c1", "c2")
+AGENTS = ("a1", "a2")
+RATE, WINDOW, QUEUE, HOLD = 6, 60.0, 20, 300.0
+
+
+class Model:
+    """SPEC §4–§7 for one package with agents.prompt, two cards, two working agents."""
+
+    def __init__(self) -> None:
+        self.granted = True
+        self.arrows: dict[tuple[str, str], str] = {}
+        self.dangerous = {a: False for a in AGENTS}
+        self.times: dict[str, list[float]] = {c: [] for c in CARDS}
+        self.prompts: dict[str, dict] = {}  # id -> {card, agent, arrow, state, deadline}
+        self.t = 0.0
+
+    def expire(self) -> None:
+        for p in self.prompts.values():
+            if p["state"] == "held" and p["deadline"] <= self.t:
+                p["state"] = "expired"
+
+    def cancel_where(self, pred) -> None:
+        for p in self.prompts.values():
+            if p["state"] in ("queued", "held") and pred(p):
+                p["state"] = "cancelled"
+
+    def queued(self, agent: str) -> int:
+        return sum(1 for p in self.prompts.values() if p["agent"] == agent
+                   and p["state"] == "queued")
+
+    def prompt(self, card: str, agent: str) -> tuple[str, str | None]:
+        """(outcome, code) the spec gives."""
+        if not self.granted:
+            return "denied", "PERMISSION_DENIED"
+        if (card, agent) not in self.arrows:
+            return "denied", "PERMISSION_DENIED"
+        window = [x for x in self.times[card] if self.t - WINDOW < x <= self.t]
+        if len(window) >= RATE:
+            return "rate-limited", "RATE_LIMITED"
+        if self.queued(agent) >= QUEUE:
+            return "denied", "QUEUE_FULL"
+        self.times[card].append(self.t)
+        return ("held" if self.dangerous[agent] else "queued"), None
+
+
+class EngineVsModel(RuleBasedStateMachine):
+    """Every call decides the same in the engine and the model; prompt states agree."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loop = asyncio.new_event_loop()
+        self.dir = Path(tempfile.mkdtemp(prefix="arrowgate-sm-"))
+        self.clock = VirtualClock(0.0)
+        self.model = Model()
+        self.arrow_n = 0
+        self.engine = self._open()
+        self.run(self._setup())
+
+    def _open(self) -> Engine:
+        return Engine.open(self.dir / "sm.db", clock=self.clock, world=World(net=None, fs=None))
+
+    def run(self, coro):
+        return self.loop.run_until_complete(coro)
+
+    async def _setup(self) -> None:
+        e = self.engine
+        await e.create_workspace("w1", self.dir / "ws")
+        raw = {"name": "acme.p", "version": "1", "permissions": {"agents.prompt": {}}}
+        await e.offer("acme.p", raw, file_digests({"manifest.json": json.dumps(raw)}))
+        await e.install("acme.p")
+        for c in CARDS:
+            await e.add_node({"id": c, "type": "card", "package": "acme.p"}, workspace="w1")
+        for a in AGENTS:
+            await e.add_node({"id": a, "type": "agent", "status": "working"}, workspace="w1")
+        for c in CARDS:
+            for a in AGENTS:
+                self.arrow_n += 1
+                await e.add_arrow({"id": f"e{self.arrow_n}", "from": c, "to": a})
+                self.model.arrows[(c, a)] = f"e{self.arrow_n}"
+
+    def teardown(self) -> None:
+        self.engine.close()
+        self.loop.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def _advance(self) -> None:
+        self.model.t = self.clock.t
+        self.model.expire()
+
+    @rule(dt=st.sampled_from([0.0, 0.5, 5.0, 30.0, 59.9, 60.0, 200.0, 301.0]))
+    def advance(self, dt: float) -> None:
+        self.clock.t += dt
+        self.run(self.engine.expire_due())
+        self._advance()
+
+    @rule(card=st.sampled_from(CARDS), agent=st.sampled_from(AGENTS))
+    def prompt(self, card: str, agent: str) -> None:
+        self._advance()
+        d = self.run(self.engine.call(card, "agents.prompt", agent, {"text": "x"}))
+        outcome, code = self.model.prompt(card, agent)
+        assert (d.outcome, d.code) == (outcome, code), d.message
+        if d.prompt:
+            self.model.prompts[d.prompt] = {"card": card, "agent": agent,
+                                            "arrow": self.model.arrows[(card, agent)],
+                                            "state": outcome,
+                                            "deadline": self.model.t + HOLD}
+
+    @rule(card=st.sampled_from(CARDS), agent=st.sampled_from(AGENTS), n=st.integers(2, 8),
+          gap=st.sampled_from([0.0, 1.0, 9.9]))
+    def burst(self, card: str, agent: str, n: int, gap: float) -> None:
+        """Several prompts in a row, as cards make them: rate and queue edges."""
+        for _ in range(n):
+            self.prompt(card, agent)
+            self.clock.t += gap
+
+    @rule(card=st.sampled_from(CARDS), agent=st.sampled_from(AGENTS))
+    def add_arrow(self, card: str, agent: str) -> None:
+        self._advance()
+        if (card, agent) in self.model.arrows:
+            return
+        self.arrow_n += 1
+        arrow_id = f"e{self.arrow_n}"
+        self.run(self.engine.add_arrow({"id": arrow_id, "from": card, "to": agent}))
+        self.model.arrows[(card, agent)] = arrow_id
+
+    @precondition(lambda self: bool(self.model.arrows))
+    @rule(data=st.data())
+    def remove_arrow(self, data) -> None:
+        self._advance()
+        pair = data.draw(st.sampled_from(sorted(self.model.arrows)))
+        arrow_id = self.model.arrows.pop(pair)
+        self.run(self.engine.remove_arrow(arrow_id, by="agent:a1"))
+        self.model.cancel_where(lambda p: p["arrow"] == arrow_id)
+
+    @rule()
+    def revoke(self) -> None:
+        self._advance()
+        self.run(self.engine.revoke("acme.p", "agents.prompt"))
+        self.model.granted = False
+        self.model.cancel_where(lambda p: True)
+
+    @rule()
+    def grant(self) -> None:
+        self._advance()
+        self.run(self.engine.grant("acme.p", "agents.prompt"))
+        self.model.granted = True
+
+    @rule(agent=st.sampled_from(AGENTS), flag=st.booleans())
+    def set_dangerous(self, agent: str, flag: bool) -> None:
+        self._advance()
+        self.run(self.engine.set_node(agent, {"dangerous": flag}))
+        self.model.dangerous[agent] = flag
+
+    @rule(approve=st.booleans())
+    def answer_oldest_hold(self, approve: bool) -> None:
+        self._advance()
+        held = [pid for pid, p in self.model.prompts.items() if p["state"] == "held"]
+        if not held:
+            return
+        pid = min(held, key=lambda x: int(x[1:]))
+        p = self.model.prompts[pid]
+        if approve:
+            self.run(self.engine.approve_hold(pid))
+            ok = self.model.granted and self.model.arrows.get((p["card"], p["agent"])) == p["arrow"]
+            if ok and self.model.queued(p["agent"]) < QUEUE:
+                p["state"] = "queued"
+            else:
+                p["state"] = "cancelled"
+        else:
+            self.run(self.engine.reject_hold(pid))
+            p["state"] = "rejected"
+
+    @rule()
+    def restart(self) -> None:
+        self.engine.close()
+        self.engine = self._open()
+        self.run(self.engine.expire_due())
+        self._advance()
+
+    @invariant()
+    def prompt_states_agree(self) -> None:
+        engine_states = {p.id: p.state for p in self.engine.prompts()}
+        model_states = {pid: p["state"] for pid, p in self.model.prompts.items()}
+        assert engine_states == model_states
+
+    @invariant()
+    def log_verifies(self) -> None:
+        assert self.engine.verify_log().ok
+
+
+EngineVsModel.TestCase.settings = settings(max_examples=100, stateful_step_count=50,
+                                           deadline=None)
+TestEngineVsModel = EngineVsModel.TestCase
