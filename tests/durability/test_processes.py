@@ -105,3 +105,33 @@ async def test_crash_mid_append_loses_no_returned_row(tmp_path: Path) -> None:
         assert after - before >= returned
         assert after - before <= returned + 1
     assert returned_total > 0
+
+
+async def test_a_hold_approved_in_another_process_releases_the_waiter(tmp_path: Path) -> None:
+    """The app waits on a held prompt; a person approves it from a second process (the TUI)."""
+    import asyncio
+
+    db = tmp_path / "h.db"
+    engine = Engine.open(db, world=World(net=None, fs=None))
+    await engine.create_workspace("w1", tmp_path / "ws")
+    await offer_install(engine, manifest("acme.p", {"agents.prompt": {}}))
+    await engine.add_node({"id": "c1", "type": "card", "package": "acme.p"}, workspace="w1")
+    await engine.add_node({"id": "a1", "type": "agent", "dangerous": True}, workspace="w1")
+    await engine.add_arrow({"id": "e1", "from": "c1", "to": "a1"})
+    held = await engine.call("c1", "agents.prompt", "a1", {"text": "deploy"})
+    assert held.outcome == "held"
+    waiter = asyncio.create_task(engine.wait(held.prompt))
+    code = (
+        "import asyncio\n"
+        "from engine import Engine, World\n"
+        f"e = Engine.open({str(db)!r}, world=World(net=None, fs=None))\n"
+        f"print(asyncio.run(e.approve_hold({held.prompt!r})).outcome)\n"
+    )
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-c", code, cwd=ROOT,
+                                                stdout=asyncio.subprocess.PIPE)
+    out, _ = await proc.communicate()
+    assert out.decode().strip() == "queued"
+    result = await asyncio.wait_for(waiter, 5)
+    assert result.outcome == "queued" and engine.prompt(held.prompt).state == "delivered"
+    assert [r["outcome"] for r in engine.log_rows(arrow="e1")] == ["held", "approved"]
+    engine.close()
