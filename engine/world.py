@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 from canvas import Node
 
 from .checks import Passed, denial
-from .decision import Decision
 
 if TYPE_CHECKING:
     from .engine import Engine

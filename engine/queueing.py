@@ -1,0 +1,308 @@
+"""Prompts after the decision (SPEC §6, §7): queue, budget pacing, holds, resolutions."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from aiolimiter import AsyncLimiter
+
+from .checks import Passed, decide, denial
+from .decision import Decision
+from .errors import (
+    InvalidRequest,
+)
+from .principal import OPERATOR
+from .prompts import OPEN_STATES, QUEUE_LIMIT, Prompt
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+from .transactions import consistent
+
+__all__ = ["PromptsMixin"]
+
+
+class PromptsMixin:
+    """The prompt queue, dangerous-mode holds and agents' turns."""
+
+    def _save_prompt(self: Engine, prompt: Prompt) -> None:
+        row = prompt.to_row()
+        cols = list(row)
+        self.db.execute(
+            f"insert or replace into prompts ({', '.join(cols)}) values"
+            f" ({', '.join('?' for _ in cols)})", [row[c] for c in cols])
+
+    def _new_prompt(self: Engine, passed: Passed, text: str, now: float, *,
+                    call: str = "agents.prompt") -> Prompt:
+        assert passed.target is not None
+        # From the store, inside the write transaction: unique across processes.
+        position = int(self.db.execute(
+            "select coalesce(max(position), 0) + 1 from prompts").fetchone()[0])
+        return Prompt(f"p{position}", position, passed.card.workspace, passed.card.id,
+                      passed.package.name, passed.target.id,
+                      passed.arrow.id if passed.arrow else None, call, text,
+                      list(passed.chain or ()), "queued", now)
+
+    async def _accept_prompt(self: Engine, prompt: Prompt, decision: Decision, passed: Passed,
+                             now: float) -> Decision:
+        """Count, queue or hold, log: inside the caller's transaction."""
+        assert passed.rate_key is not None and passed.target is not None
+        self._count(prompt.card, passed.rate_key, now)
+        agent = passed.target
+        decision = decision.with_(prompt=prompt.id)
+        self.state.prompts[prompt.id] = prompt
+        if agent.data.get("dangerous"):
+            self._hold(prompt, now)
+            self._save_prompt(prompt)
+            self._log_row(decision.with_(outcome="held"), outcome="held", payload=prompt.text,
+                          chain=prompt.chain)
+            return decision.with_(outcome="held", value={"prompt": prompt.id, "state": "held"},
+                                  message=f"held: prompt {prompt.id} to {agent.id} waits for a "
+                                          "person's OK (dangerous mode)")
+        self._save_prompt(prompt)
+        self._log_row(decision.with_(outcome="queued"), outcome="queued", payload=prompt.text,
+                      chain=prompt.chain)
+        await self._pump(agent.id)
+        return decision.with_(outcome="queued", value={"prompt": prompt.id, "state": prompt.state})
+
+    def _hold(self: Engine, prompt: Prompt, now: float) -> None:
+        settings = self.state.workspaces[prompt.workspace].settings
+        prompt.state, prompt.deadline = "held", now + settings.hold_timeout
+        self._emit("prompt.held", prompt.card, prompt=prompt.id, agent=prompt.agent,
+                   arrow=prompt.arrow, text=prompt.text, deadline=prompt.deadline)
+
+    def _limiter(self: Engine, workspace: str) -> AsyncLimiter:
+        # Created inside the running loop, per engine (aiolimiter binds to
+        # the first loop it sees).
+        limiter = self._limiters.get(workspace)
+        if limiter is None:
+            rate, period = self.state.workspaces[workspace].settings.budget
+            limiter = self._limiters[workspace] = AsyncLimiter(rate, period)
+        return limiter
+
+    async def _pump(self: Engine, agent_id: str) -> None:
+        """Deliver queued prompts to a waiting agent, in order, as the budget allows."""
+        agent = self.state.canvas.node(agent_id)
+        if agent is None or agent.type != "agent":
+            return
+        while agent.data.get("status") == "waiting":
+            queued = sorted((p for p in self.state.prompts.values()
+                             if p.agent == agent_id and p.state == "queued"),
+                            key=lambda p: p.position)
+            if not queued:
+                return
+            prompt = queued[0]
+            if agent.data.get("dangerous") and prompt.approver is None:
+                # The agent went into dangerous mode after the prompt was
+                # queued: it still waits for a person.
+                self._hold(prompt, self.now())
+                self._save_prompt(prompt)
+                self._log_row(self._prompt_decision(prompt), outcome="held", payload=prompt.text,
+                              chain=prompt.chain)
+                continue
+            if self._prepaid.get(agent.workspace):
+                # Budget a waiter already acquired for this delivery.
+                self._prepaid[agent.workspace] -= 1
+            else:
+                limiter = self._limiter(agent.workspace)
+                if not limiter.has_capacity():
+                    self._wait_for_budget(agent.workspace)
+                    return
+                await limiter.acquire()  # has capacity: returns without suspending
+            agent = self.world.deliver(self, prompt, agent)
+            prompt.state = "delivered"
+            self._save_prompt(prompt)
+            self._emit("agents.turn", None, agent=agent_id, prompt=prompt.id, state="delivered")
+
+    def _wait_for_budget(self: Engine, workspace: str) -> None:
+        if workspace in self._waiting_budget:
+            return
+        self._waiting_budget.add(workspace)
+
+        async def wait() -> None:
+            try:
+                # aiolimiter wakes us when the leaky bucket has room again.
+                await self._limiter(workspace).acquire()
+                self._prepaid[workspace] = self._prepaid.get(workspace, 0) + 1
+            finally:
+                self._waiting_budget.discard(workspace)
+            with self._write():
+                await self._pump_all()
+
+        asyncio.get_running_loop().create_task(wait())
+
+    async def _pump_all(self: Engine) -> None:
+        for agent in self.state.canvas.nodes(type="agent"):
+            await self._pump(agent.id)
+
+    def _prompt_decision(self: Engine, prompt: Prompt) -> Decision:
+        return Decision("queued", "agents.prompt", prompt.card, prompt.package, prompt.agent,
+                        "agents.prompt", arrow=prompt.arrow, prompt=prompt.id)
+
+    def _resolve(self: Engine, prompt: Prompt, state: str, code: str | None, reason: str | None,
+                 message: str, *, t: float | None = None, approver: str | None = None) -> None:
+        """End an open prompt: its state, its resolution row, its waiters."""
+        outcome = {"expired": "expired", "rejected": "rejected", "cancelled": "cancelled",
+                   "approved": "approved"}[state]
+        prompt.state = state
+        prompt.code, prompt.reason, prompt.message = code, reason, message
+        if approver:
+            prompt.approver = approver
+        self._save_prompt(prompt)
+        self._log_row(self._prompt_decision(prompt).with_(code=code, reason=reason),
+                      outcome=outcome, payload=prompt.text, chain=prompt.chain, t=t,
+                      approver=approver)
+        self._emit("prompt.resolved", prompt.card, prompt=prompt.id, state=state, code=code)
+
+    def _recheck(self: Engine, prompt: Prompt, *, count_limits: bool = False) -> Decision | Passed:
+        """Checks 1–9 again for an open prompt, on the arrow it travels."""
+        chain = tuple(prompt.chain[:-1]) if prompt.chain else None
+        if prompt.call == "port:prompt":
+            arrow = self.state.canvas.arrow(prompt.arrow or "")
+            if arrow is None:
+                return denial("agents.prompt", prompt.card, "PERMISSION_DENIED",
+                              package=prompt.package, target=prompt.agent,
+                              permission="agents.prompt", reason="not-connected",
+                              why="the port arrow it travelled was removed")
+            return decide(self.state, prompt.card, "agents.prompt", None,
+                          {"text": prompt.text}, now=self.now(), chain=chain, port_arrow=arrow,
+                          count_limits=count_limits)
+        return decide(self.state, prompt.card, "agents.prompt", prompt.agent,
+                      {"text": prompt.text}, now=self.now(),
+                      chain=chain if chain and len(chain) > 1 else None,
+                      count_limits=count_limits)
+
+    def _revalidate(self: Engine) -> None:
+        """Cancel every open prompt a consent change has made impossible (SPEC §4.3)."""
+        for prompt in sorted(self.state.prompts.values(), key=lambda p: p.position):
+            if prompt.state not in OPEN_STATES:
+                continue
+            result = self._recheck(prompt)
+            if isinstance(result, Decision):
+                self._resolve(prompt, "cancelled", result.code, result.reason, result.message)
+
+    async def approve_hold(self: Engine, prompt_id: str, *, by: object = OPERATOR) -> Decision:
+        """A person approves a held prompt; every rule is checked again first.
+
+        Returns the prompt's decision now: queued or delivered, or the error of
+        the first rule that no longer holds (the prompt is then cancelled).
+        """
+        return await self._answer_hold(prompt_id, approve=True, by=by)
+
+    async def reject_hold(self: Engine, prompt_id: str, *, by: object = OPERATOR) -> Decision:
+        """A person rejects a held prompt (PROMPT_REJECTED)."""
+        return await self._answer_hold(prompt_id, approve=False, by=by)
+
+    @consistent
+    async def _answer_hold(self: Engine, prompt_id: str, *, approve: bool, by: object) -> Decision:
+        self._tick()
+        action = "hold.approve" if approve else "hold.reject"
+        prompt = self.state.prompts.get(prompt_id)
+        subject = {"prompt": prompt_id, "package": prompt.package if prompt else None}
+        principal = self._require_operator(by, action, subject)
+        if prompt is None or prompt.state != "held":
+            state = prompt.state if prompt else "unknown"
+            raise InvalidRequest(f"NOT_FOUND: prompt {prompt_id} is not held (it is {state})",
+                                 code="NOT_FOUND", reason=state)
+        with self._write():
+            self._history(principal, action, subject)
+            if not approve:
+                self._resolve(prompt, "rejected", "PROMPT_REJECTED", None,
+                              f"PROMPT_REJECTED: a person rejected prompt {prompt.id}",
+                              approver=str(principal))
+                return self.outcome(prompt_id)
+            result = self._recheck(prompt)
+            if isinstance(result, Decision):
+                self._resolve(prompt, "cancelled", result.code, result.reason, result.message,
+                              approver=str(principal))
+                return self.outcome(prompt_id)
+            if self.state.undelivered(prompt.agent) >= QUEUE_LIMIT:
+                self._resolve(prompt, "cancelled", "QUEUE_FULL", None,
+                              f"QUEUE_FULL: {prompt.agent} has {QUEUE_LIMIT} undelivered prompts",
+                              approver=str(principal))
+                return self.outcome(prompt_id)
+            self._resolve(prompt, "approved", None, None, "", approver=str(principal))
+            prompt.state = "queued"
+            self._save_prompt(prompt)
+            await self._pump(prompt.agent)
+        return self.outcome(prompt_id)
+
+    def prompt(self: Engine, prompt_id: str) -> Prompt | None:
+        """A prompt and its state on the arrow, or None."""
+        return self.state.prompts.get(prompt_id)
+
+    def prompts(self: Engine, *, state: str | None = None, arrow: str | None = None) -> list[Prompt]:
+        """Prompts in order of arrival, optionally by state or arrow."""
+        return sorted((p for p in self.state.prompts.values()
+                       if (state is None or p.state == state)
+                       and (arrow is None or p.arrow == arrow)), key=lambda p: p.position)
+
+    def outcome(self: Engine, prompt_id: str) -> Decision:
+        """Where a prompt stands, as a decision: ``queued``, ``held`` or its error."""
+        prompt = self.state.prompts.get(prompt_id)
+        if prompt is None:
+            raise InvalidRequest(f"NOT_FOUND: no prompt {prompt_id}", code="NOT_FOUND")
+        base = self._prompt_decision(prompt).with_(value={"prompt": prompt.id,
+                                                          "state": prompt.state})
+        if prompt.state in ("queued", "delivered", "replied"):
+            return base.with_(message=f"prompt {prompt.id}: {prompt.state}")
+        if prompt.state == "held":
+            return base.with_(outcome="held", message=f"prompt {prompt.id} waits for a person")
+        return base.with_(outcome="denied", code=prompt.code, reason=prompt.reason,
+                          message=prompt.message or f"{prompt.code}: prompt {prompt.id}")
+
+    async def wait(self: Engine, prompt_id: str) -> Decision:
+        """Wait until a held prompt is answered, expires or is cancelled; return its outcome."""
+        while True:
+            self._tick()
+            decision = self.outcome(prompt_id)
+            if decision.outcome != "held":
+                return decision
+            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.setdefault(prompt_id, []).append(fut)
+            prompt = self.state.prompts[prompt_id]
+            # Wake at the deadline, and now and then to see answers given by
+            # a person in another process (the TUI).
+            timeout = min(max(0.0, (prompt.deadline or self.now()) - self.now()) + 0.01, 0.2)
+            try:
+                await asyncio.wait_for(fut, timeout=timeout)
+            except TimeoutError:
+                pass
+
+    def _wake_waiters(self: Engine) -> None:
+        for prompt_id in list(self._waiters):
+            prompt = self.state.prompts.get(prompt_id)
+            if prompt is None or prompt.state != "held":
+                for fut in self._waiters.pop(prompt_id):
+                    if not fut.done():
+                        fut.set_result(None)
+
+    @consistent
+    async def agent_replied(self: Engine, agent: str, text: str) -> None:
+        """The agent finished its turn with ``text``; it is waiting again."""
+        self._tick()
+        node = self._node(agent)
+        if node.type != "agent":
+            raise InvalidRequest(f"INVALID_ARGUMENT: {agent} is not an agent",
+                                 code="INVALID_ARGUMENT", reason="agent")
+        with self._write():
+            for prompt in self.state.prompts.values():
+                if prompt.agent == agent and prompt.state == "delivered":
+                    prompt.state = "replied"
+                    self._save_prompt(prompt)
+            updated = self.world.replied(self, node, text)
+            self._emit("agents.turn", None, agent=agent, state="replied")
+            await self._pump(updated.id)
+
+    @consistent
+    async def terminal_output(self: Engine, terminal: str, text: str, *,
+                              exit: int | None = None) -> None:
+        """Text appears on a terminal's screen, and maybe it exits."""
+        self._tick()
+        node = self._node(terminal)
+        if node.type != "terminal":
+            raise InvalidRequest(f"INVALID_ARGUMENT: {terminal} is not a terminal",
+                                 code="INVALID_ARGUMENT", reason="terminal")
+        with self._write():
+            self.world.terminal_output(self, node, text, exit)
