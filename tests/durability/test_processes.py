@@ -105,6 +105,8 @@ async def test_crash_mid_append_loses_no_returned_row(tmp_path: Path) -> None:
         assert after - before >= returned
         assert after - before <= returned + 1
     assert returned_total > 0
+    print(f"{CRASH_RUNS} SIGKILLs, {returned_total} returned appends, none lost, "
+          f"integrity ok, chain and anchor verified after each")
 
 
 async def test_a_hold_approved_in_another_process_releases_the_waiter(tmp_path: Path) -> None:
