@@ -87,11 +87,15 @@ class ConsentMixin:
     def _canvas_error(self: Engine, exc: CanvasError) -> InvalidRequest:
         return InvalidRequest(f"{exc.code}: {exc.message}", code=exc.code, reason=exc.reason)
 
-    def _node(self: Engine, node_id: str) -> Node:
+    def _node(self: Engine, node_id: str, type: str | None = None) -> Node:
+        """The node, which must exist (and be of ``type`` when given)."""
         node = self.state.canvas.node(node_id)
         if node is None:
             raise InvalidRequest(f"NOT_FOUND: no node {node_id!r}", code="NOT_FOUND",
                                  reason="missing-node")
+        if type is not None and node.type != type:
+            raise InvalidRequest(f"INVALID_ARGUMENT: {node_id} is not a {type}",
+                                 code="INVALID_ARGUMENT", reason=type)
         return node
 
     def _package(self: Engine, name: str) -> PackageState:

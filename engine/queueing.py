@@ -282,10 +282,7 @@ class PromptsMixin:
     async def agent_replied(self: Engine, agent: str, text: str) -> None:
         """The agent finished its turn with ``text``; it is waiting again."""
         self._tick()
-        node = self._node(agent)
-        if node.type != "agent":
-            raise InvalidRequest(f"INVALID_ARGUMENT: {agent} is not an agent",
-                                 code="INVALID_ARGUMENT", reason="agent")
+        node = self._node(agent, "agent")
         with self._write():
             for prompt in self.state.prompts.values():
                 if prompt.agent == agent and prompt.state == "delivered":
@@ -300,9 +297,6 @@ class PromptsMixin:
                               exit: int | None = None) -> None:
         """Text appears on a terminal's screen, and maybe it exits."""
         self._tick()
-        node = self._node(terminal)
-        if node.type != "terminal":
-            raise InvalidRequest(f"INVALID_ARGUMENT: {terminal} is not a terminal",
-                                 code="INVALID_ARGUMENT", reason="terminal")
+        node = self._node(terminal, "terminal")
         with self._write():
             self.world.terminal_output(self, node, text, exit)

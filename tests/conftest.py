@@ -87,3 +87,16 @@ async def world(make_engine: Any, tmp_path: Path) -> AsyncIterator[Engine]:
     await engine.add_arrow({"id": "e3", "from": "c1", "to": "t1"})
     await engine.add_arrow({"id": "e4", "from": "c1", "to": "n1"})
     yield engine
+
+
+async def notes_world(db: Path, folder: Path, cards: int) -> Engine:
+    """An engine on ``db`` with cards c0..c<n-1> of acme.notes, each wired to note n1."""
+    engine = Engine.open(db, world=World(net=None, fs=None))
+    await engine.create_workspace("w1", folder / "ws")
+    await offer_install(engine, manifest("acme.notes", {"cards.connected": {}}))
+    await engine.add_node({"id": "n1", "type": "note"}, workspace="w1")
+    for i in range(cards):
+        await engine.add_node({"id": f"c{i}", "type": "card", "package": "acme.notes"},
+                              workspace="w1")
+        await engine.add_arrow({"id": f"e{i}", "from": f"c{i}", "to": "n1"})
+    return engine

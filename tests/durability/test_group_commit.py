@@ -6,23 +6,13 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
-import pytest
+from engine import Engine, StoreFailed
 
-from engine import Engine, StoreFailed, World
-
-from ..conftest import manifest, offer_install
+from ..conftest import notes_world
 
 
 async def _engine(db: Path, tmp_path: Path, cards: int) -> Engine:
-    engine = Engine.open(db, world=World(net=None, fs=None))
-    await engine.create_workspace("w1", tmp_path / "ws")
-    await offer_install(engine, manifest("acme.notes", {"cards.connected": {}}))
-    await engine.add_node({"id": "n1", "type": "note"}, workspace="w1")
-    for i in range(cards):
-        await engine.add_node({"id": f"c{i}", "type": "card", "package": "acme.notes"},
-                              workspace="w1")
-        await engine.add_arrow({"id": f"e{i}", "from": f"c{i}", "to": "n1"})
-    return engine
+    return await notes_world(db, tmp_path, cards)
 
 
 async def test_calls_arriving_together_commit_together(tmp_path: Path) -> None:

@@ -11,12 +11,10 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from engine import Engine, World
 from engine.cli import main
 
-from ..conftest import manifest, offer_install
+from ..conftest import manifest, notes_world, offer_install
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The full crash run is `ARROWGATE_CRASH_RUNS=200 python -m pytest tests/durability -k crash`.
@@ -24,15 +22,7 @@ CRASH_RUNS = int(os.environ.get("ARROWGATE_CRASH_RUNS", "20"))
 
 
 async def _setup(db: Path, tmp_path: Path, cards: int) -> None:
-    engine = Engine.open(db, world=World(net=None, fs=None))
-    await engine.create_workspace("w1", tmp_path / "ws")
-    await offer_install(engine, manifest("acme.notes", {"cards.connected": {}}))
-    await engine.add_node({"id": "n1", "type": "note"}, workspace="w1")
-    for i in range(cards):
-        await engine.add_node({"id": f"c{i}", "type": "card", "package": "acme.notes"},
-                              workspace="w1")
-        await engine.add_arrow({"id": f"e{i}", "from": f"c{i}", "to": "n1"})
-    engine.close()
+    (await notes_world(db, tmp_path, cards)).close()
 
 
 def _writer(db: Path, card: str, count: int) -> subprocess.Popen[str]:

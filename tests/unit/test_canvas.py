@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from canvas import Canvas, CanvasStore, InvalidArrow, InvalidNode, Node, open_database, write_transaction
+from canvas import (
+    Canvas,
+    CanvasStore,
+    InvalidArrow,
+    InvalidNode,
+    Node,
+    open_database,
+    write_transaction,
+)
 
 
 def _canvas() -> Canvas:

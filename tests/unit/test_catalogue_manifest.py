@@ -6,7 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from engine import PERMISSIONS, ManifestInvalid, content_hash, file_digests, parse_manifest
+from engine import (
+    PERMISSIONS,
+    ManifestInvalid,
+    content_hash,
+    file_digests,
+    parse_manifest,
+)
 from engine.catalogue import CALLS, implied_by
 from engine.docs import BEGIN, END, permission_reference
 from engine.hosts import covers, host_pattern_problem, matches

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from engine import ApprovalRefused, Engine, InvalidRequest, ManifestInvalid, RequestRefused
+from engine import (
+    ApprovalRefused,
+    Engine,
+    InvalidRequest,
+    ManifestInvalid,
+    RequestRefused,
+)
 
 from ..conftest import manifest, offer_install
 
