@@ -100,6 +100,7 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin):
         self._limiters: dict[str, AsyncLimiter] = {}
         self._waiting_budget: set[str] = set()
         self._prepaid: dict[str, int] = {}
+        self._budget_tasks: set[asyncio.Task[None]] = set()
         self._tool_calls: dict[str, tuple[str, str, tuple[str, ...]]] = {}
         self._waiters: dict[str, list[asyncio.Future[None]]] = {}
         self._hidden: set[str] = set()

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from contextvars import Context
 from typing import TYPE_CHECKING
 
 from aiolimiter import AsyncLimiter
 
 from .checks import Passed, decide, denial
 from .decision import Decision
-from .errors import (
-    InvalidRequest,
-)
+from .errors import InvalidRequest, StoreFailed
 from .principal import OPERATOR
 from .prompts import OPEN_STATES, QUEUE_LIMIT, Prompt
 
@@ -127,10 +126,22 @@ class PromptsMixin:
                 self._prepaid[workspace] = self._prepaid.get(workspace, 0) + 1
             finally:
                 self._waiting_budget.discard(workspace)
-            with self._write():
-                await self._pump_all()
+            try:
+                await self._deliver_queued()
+            except StoreFailed:
+                pass  # the prompts stay queued; the next operation pumps again
 
-        asyncio.get_running_loop().create_task(wait())
+        # A fresh context: this task outlives the operation that started it.
+        self._budget_tasks.add(asyncio.get_running_loop().create_task(wait(),
+                                                                      context=Context()))
+        self._budget_tasks = {t for t in self._budget_tasks if not t.done()}
+
+    @consistent
+    async def _deliver_queued(self: Engine) -> None:
+        """Deliver what the budget now allows (a durable operation of its own)."""
+        self._tick()
+        with self._write():
+            await self._pump_all()
 
     async def _pump_all(self: Engine) -> None:
         for agent in self.state.canvas.nodes(type="agent"):
