@@ -136,3 +136,40 @@ async def test_fuzzed_paths_never_read_outside(fs_engine, pieces) -> None:
     assert "OUTSIDE-SECRET" not in str(d.value)
     if d.value is not None:
         assert d.value == "inside"
+
+
+def test_a_folder_swapped_for_a_link_after_the_walk_is_refused(tmp_path: Path) -> None:
+    """Between resolution and the open, a folder becomes a link out: the open is refused."""
+    from engine.pathwalk import open_beneath
+
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "f.txt").write_text("in")
+    (tmp_path / "f.txt").write_text("OUT")
+    root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        walked = walk(root_fd, ["sub", "f.txt"])
+        os.close(walked.parent)
+        # The swap: sub is now a link to the folder above the root.
+        os.rename(root / "sub", root / "old")
+        os.symlink("..", root / "sub")
+        with pytest.raises(Escape):
+            os.close(open_beneath(root_fd, (*walked.parts, walked.name), os.O_RDONLY))
+    finally:
+        os.close(root_fd)
+
+
+@pytest.mark.parametrize("which", ["home", "root"])
+async def test_home_and_root_workspaces_refuse_every_file_call(make_engine, tmp_path,
+                                                               monkeypatch, which) -> None:
+    """A workspace that is the home folder or a filesystem root refuses every file call."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    folder = home if which == "home" else Path("/")
+    engine = make_engine(world=World(net=None, fs=ConfinedFiles(data_dir=tmp_path / "data")))
+    await engine.create_workspace("w1", folder)
+    await offer_install(engine, manifest("acme.fs", {"fs.read": {}}))
+    await engine.add_node({"id": "c1", "type": "card", "package": "acme.fs"}, workspace="w1")
+    d = await engine.call("c1", "fs.list", None, {"path": "."})
+    assert (d.code, d.reason) == ("SCOPE_REFUSED", "workspace-unsafe")
