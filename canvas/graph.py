@@ -38,16 +38,20 @@ class Canvas:
         self.graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
         self._card_ports = card_ports
         self._arrows: dict[str, Arrow] = {}
+        # Plain dicts beside the graph for the lookups every decision makes
+        # (networkx's views cost several calls each): nodes by id, and for
+        # each node the plain arrows to each neighbour, either direction.
+        self._nodes: dict[str, Node] = {}
+        self._plain: dict[str, dict[str, set[str]]] = {}
 
     # -- nodes -----------------------------------------------------------
     def node(self, node_id: str) -> Node | None:
         """The node with this id, or None."""
-        data = self.graph.nodes.get(node_id)
-        return data["node"] if data is not None else None
+        return self._nodes.get(node_id)
 
     def has_node(self, node_id: str) -> bool:
         """True when the node exists."""
-        return node_id in self.graph
+        return node_id in self._nodes
 
     def nodes(self, workspace: str | None = None, *, type: str | None = None) -> list[Node]:
         """Nodes, optionally of one workspace and one type, sorted by id."""
@@ -76,7 +80,12 @@ class Canvas:
             InvalidNode: its id is taken or a field is wrong.
         """
         self.check_new_node(node)
+        self.restore_node(node)
+
+    def restore_node(self, node: Node) -> None:
+        """Put a node known to be valid in place (loading from the store)."""
         self.graph.add_node(node.id, node=node)
+        self._nodes[node.id] = node
 
     def remove_node(self, node_id: str) -> list[Arrow]:
         """Remove a node and every arrow touching it; returns those arrows."""
@@ -84,8 +93,11 @@ class Canvas:
             raise InvalidNode(f"no node {node_id!r}", reason="missing-node")
         gone = self.arrows_of(node_id)
         for arrow in gone:
+            self._unindex(arrow)
             del self._arrows[arrow.id]
         self.graph.remove_node(node_id)
+        del self._nodes[node_id]
+        self._plain.pop(node_id, None)
         return gone
 
     def updated_node(self, node_id: str, fields: dict[str, Any]) -> Node:
@@ -103,6 +115,7 @@ class Canvas:
         if node.id not in self.graph:
             raise InvalidNode(f"no node {node.id!r}", reason="missing-node")
         self.graph.nodes[node.id]["node"] = node
+        self._nodes[node.id] = node
 
     # -- ports -----------------------------------------------------------
     def ports(self, node: Node) -> tuple[frozenset[str], frozenset[str]]:
@@ -190,9 +203,26 @@ class Canvas:
             arrow = self.check_arrow(arrow.to_dict())
         else:
             arrow = self.check_arrow(arrow)
+        self.restore_arrow(arrow)
+        return arrow
+
+    def restore_arrow(self, arrow: Arrow) -> None:
+        """Put an arrow known to be valid in place (loading from the store)."""
         self.graph.add_edge(arrow.src, arrow.dst, key=arrow.id, arrow=arrow)
         self._arrows[arrow.id] = arrow
-        return arrow
+        if not arrow.is_port:
+            self._plain.setdefault(arrow.src, {}).setdefault(arrow.dst, set()).add(arrow.id)
+            self._plain.setdefault(arrow.dst, {}).setdefault(arrow.src, set()).add(arrow.id)
+
+    def _unindex(self, arrow: Arrow) -> None:
+        if arrow.is_port:
+            return
+        for a, b in ((arrow.src, arrow.dst), (arrow.dst, arrow.src)):
+            ids = self._plain.get(a, {}).get(b)
+            if ids is not None:
+                ids.discard(arrow.id)
+                if not ids:
+                    del self._plain[a][b]
 
     def remove_arrow(self, arrow_id: str) -> Arrow:
         """Remove an arrow and return it.
@@ -204,6 +234,7 @@ class Canvas:
         if arrow is None:
             raise InvalidArrow(f"no arrow {arrow_id!r}", reason="missing-arrow")
         self.graph.remove_edge(arrow.src, arrow.dst, key=arrow_id)
+        self._unindex(arrow)
         return arrow
 
     def arrow_between(self, a: str, b: str) -> Arrow | None:
@@ -212,16 +243,10 @@ class Canvas:
         When several connect them, the one with the smallest id is returned, so
         the arrow a call is logged on does not depend on insertion order.
         """
-        found: Arrow | None = None
-        for u, v in ((a, b), (b, a)):
-            edges = self.graph.succ.get(u, {}).get(v)
-            if not edges:
-                continue
-            for data in edges.values():
-                arrow: Arrow = data["arrow"]
-                if not arrow.is_port and (found is None or arrow.id < found.id):
-                    found = arrow
-        return found
+        ids = self._plain.get(a, {}).get(b)
+        if not ids:
+            return None
+        return self._arrows[min(ids)]
 
     def port_arrows_from(self, node_id: str, port: str) -> list[Arrow]:
         """Port arrows leaving ``node_id`` from output ``port``, sorted by id."""

@@ -35,17 +35,14 @@ class CanvasStore:
         }
         canvas = Canvas(card_ports)
         for row in self.db.query("select * from nodes order by position, id"):
-            canvas.graph.add_node(
-                row["id"],
-                node=Node(row["id"], row["type"], row["workspace"], json.loads(row["data"])),
-            )
+            canvas.restore_node(
+                Node(row["id"], row["type"], row["workspace"], json.loads(row["data"])))
         # Arrows are restored as saved: they were checked when drawn, and a
         # card's ports may only be known once its package is loaded.
         for row in self.db.query("select * from arrows order by id"):
             arrow = Arrow(row["id"], row["src"], row["dst"], row["from_port"], row["to_port"],
                           row["workspace"])
-            canvas.graph.add_edge(arrow.src, arrow.dst, key=arrow.id, arrow=arrow)
-            canvas._arrows[arrow.id] = arrow
+            canvas.restore_arrow(arrow)
         return workspaces, canvas
 
     def save_workspace(self, ws: Workspace) -> None:

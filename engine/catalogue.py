@@ -168,9 +168,16 @@ def implies(permission: str) -> frozenset[str]:
     return frozenset((permission, *PERMISSIONS[permission].implies))
 
 
+# Computed once: implied_by runs on every decision.
+_IMPLIED_BY: dict[str, frozenset[str]] = {
+    name: frozenset(n for n, p in PERMISSIONS.items() if n == name or name in p.implies)
+    for name in PERMISSIONS
+}
+
+
 def implied_by(permission: str) -> frozenset[str]:
     """The permission itself and every permission that implies it."""
-    return frozenset(n for n, p in PERMISSIONS.items() if n == permission or permission in p.implies)
+    return _IMPLIED_BY[permission]
 
 
 @dataclass(frozen=True, slots=True)

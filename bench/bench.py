@@ -1,0 +1,338 @@
+"""Benchmarks: arrowgate's decision against a dict-and-set floor, Cedar (cedarpy) and pycasbin.
+
+Run by hand (not in the test suite; these machines are shared and noisy)::
+
+    .venv/bin/pip install -e ".[bench]" && .venv/bin/python -m bench.bench
+    .venv/bin/python -m bench.bench --smoke      # tiny sizes, what CI runs
+
+Every engine answers the same question on the same world: "may card C do
+call A on target T" — the permission-and-arrow part of SPEC §5 (checks 1–9;
+rate windows are per-call state the others have no notion of, and are
+measured in the full-call figures instead).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import platform
+import random
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from canvas import CanvasStore, Node, open_database, write_transaction
+from canvas.model import Arrow
+from engine import Engine, World, file_digests
+from engine.checks import decide
+
+CALLS = ("agents.prompt", "terminals.run")
+KIND = {"agents.prompt": "agent", "terminals.run": "terminal"}
+PERM = {"agents.prompt": "agents.prompt", "terminals.run": "terminals.write"}
+
+
+@dataclass
+class WorldSpec:
+    """A canvas: cards, agents and terminals; each card wired to ~3 targets."""
+
+    n: int
+    cards: list[str] = field(default_factory=list)
+    agents: list[str] = field(default_factory=list)
+    terminals: list[str] = field(default_factory=list)
+    package_of: dict[str, str] = field(default_factory=dict)
+    grants: dict[str, set[str]] = field(default_factory=dict)
+    arrows: list[tuple[str, str, str]] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, n: int, seed: int = 1) -> WorldSpec:
+        rng = random.Random(seed)
+        w = cls(n)
+        n_cards, n_agents = int(n * 0.4), int(n * 0.4)
+        w.cards = [f"c{i}" for i in range(n_cards)]
+        w.agents = [f"a{i}" for i in range(n_agents)]
+        w.terminals = [f"t{i}" for i in range(n - n_cards - n_agents)]
+        packages = [f"pkg{i}" for i in range(max(1, n // 100))]
+        for p in packages:
+            r = rng.random()
+            w.grants[p] = ({"agents.prompt", "terminals.write"} if r < 0.5 else
+                           {"agents.prompt"} if r < 0.8 else {"terminals.write"})
+        targets = w.agents + w.terminals
+        for i, c in enumerate(w.cards):
+            w.package_of[c] = rng.choice(packages)
+            for j, t in enumerate(rng.sample(targets, 3)):
+                w.arrows.append((f"e{i}_{j}", c, t))
+        return w
+
+    def queries(self, count: int, seed: int = 2) -> list[tuple[str, str, str]]:
+        """Random (card, call, target): about half connected, some wrong targets."""
+        rng = random.Random(seed)
+        wired: dict[str, list[str]] = {}
+        for _id, c, t in self.arrows:
+            wired.setdefault(c, []).append(t)
+        out = []
+        for _ in range(count):
+            card = rng.choice(self.cards)
+            call = rng.choice(CALLS)
+            target = rng.choice(wired[card]) if rng.random() < 0.6 else rng.choice(
+                self.agents + self.terminals)
+            out.append((card, call, target))
+        return out
+
+
+# -- arrowgate ---------------------------------------------------------------
+
+def build_store(w: WorldSpec, db_path: Path) -> None:
+    """Write the world into an arrowgate database in one transaction."""
+    engine = Engine.open(db_path, world=World(net=None, fs=None))
+
+    async def setup() -> None:
+        await engine.create_workspace("w1", "/tmp/bench-ws", settings={"card_cap": 10**7})
+        for p, perms in w.grants.items():
+            raw = {"name": p, "version": "1",
+                   "permissions": {"agents.prompt": {}, "terminals.write": {}}}
+            await engine.offer(p, raw, file_digests({"manifest.json": json.dumps(raw)}))
+            await engine.install(p, grant=sorted(perms | {"agents.prompt", "terminals.write"}))
+            for perm in {"agents.prompt", "terminals.write"} - perms:
+                await engine.revoke(p, perm)
+
+    asyncio.run(setup())
+    engine.close()
+    db = open_database(db_path)
+    store = CanvasStore(db)
+    with write_transaction(db):
+        for c in w.cards:
+            store.save_node(Node.build({"id": c, "type": "card", "package": w.package_of[c]}, "w1"))
+        for a in w.agents:
+            store.save_node(Node.build({"id": a, "type": "agent"}, "w1"))
+        for t in w.terminals:
+            store.save_node(Node.build({"id": t, "type": "terminal"}, "w1"))
+        for arrow_id, c, t in w.arrows:
+            store.save_arrow(Arrow(arrow_id, c, t, workspace="w1"))
+    db.close()
+
+
+def arrowgate_decider(engine: Engine) -> Callable[[str, str, str], bool]:
+    state = engine.state
+    args = {"agents.prompt": {"text": "x"}, "terminals.run": {"command": "x"}}
+
+    def ask(card: str, call: str, target: str) -> bool:
+        result = decide(state, card, call, target, args[call], now=0.0, count_limits=False)
+        return not hasattr(result, "outcome")
+
+    return ask
+
+
+# -- the floor: plain dicts and sets -----------------------------------------
+
+def floor_decider(w: WorldSpec) -> Callable[[str, str, str], bool]:
+    package_of = w.package_of
+    grants = w.grants
+    kind = {a: "agent" for a in w.agents} | {t: "terminal" for t in w.terminals}
+    adj: dict[str, set[str]] = {}
+    for _id, c, t in w.arrows:
+        adj.setdefault(c, set()).add(t)
+        adj.setdefault(t, set()).add(c)
+
+    def ask(card: str, call: str, target: str) -> bool:
+        pkg = package_of.get(card)
+        if pkg is None or PERM[call] not in grants[pkg]:
+            return False
+        if target not in adj.get(card, ()):
+            return False
+        return kind.get(target) == KIND[call]
+
+    return ask
+
+
+# -- Cedar ---------------------------------------------------------------------
+
+CEDAR_POLICY = """
+permit(principal, action == Action::"agents.prompt", resource)
+when { principal.package.prompt && resource.kind == "agent" && principal.connected.contains(resource) };
+permit(principal, action == Action::"terminals.run", resource)
+when { principal.package.terminals && resource.kind == "terminal" && principal.connected.contains(resource) };
+"""
+
+
+def cedar_decider(w: WorldSpec) -> tuple[Callable[[str, str, str], bool], Callable[..., list[bool]]]:
+    import cedarpy
+
+    kind = {a: "agent" for a in w.agents} | {t: "terminal" for t in w.terminals}
+    adj: dict[str, list[str]] = {}
+    for _id, c, t in w.arrows:
+        adj.setdefault(c, []).append(t)
+
+    def entities(card: str, target: str) -> list[dict[str, Any]]:
+        # Only the entities the request touches: sending all 100k per call
+        # would measure JSON, not Cedar.
+        pkg = w.package_of[card]
+        return [
+            {"uid": {"type": "Card", "id": card}, "parents": [],
+             "attrs": {"package": {"__entity": {"type": "Package", "id": pkg}},
+                       "connected": [{"__entity": {"type": "Node", "id": t}}
+                                     for t in adj.get(card, [])]}},
+            {"uid": {"type": "Package", "id": pkg}, "parents": [],
+             "attrs": {"prompt": "agents.prompt" in w.grants[pkg],
+                       "terminals": "terminals.write" in w.grants[pkg]}},
+            {"uid": {"type": "Node", "id": target}, "parents": [],
+             "attrs": {"kind": kind[target]}},
+        ]
+
+    def request(card: str, call: str, target: str) -> dict[str, Any]:
+        return {"principal": f'Card::"{card}"', "action": f'Action::"{call}"',
+                "resource": f'Node::"{target}"', "context": {}}
+
+    def ask(card: str, call: str, target: str) -> bool:
+        result = cedarpy.is_authorized(request(card, call, target), CEDAR_POLICY,
+                                       entities(card, target))
+        return bool(result.allowed)
+
+    def ask_batch(queries: list[tuple[str, str, str]]) -> list[bool]:
+        ents: dict[tuple[str, str], dict[str, Any]] = {}
+        for card, _call, target in queries:
+            for e in entities(card, target):
+                ents[(e["uid"]["type"], e["uid"]["id"])] = e
+        results = cedarpy.is_authorized_batch([request(*q) for q in queries], CEDAR_POLICY,
+                                              list(ents.values()))
+        return [bool(r.allowed) for r in results]
+
+    return ask, ask_batch
+
+
+# -- pycasbin ------------------------------------------------------------------
+
+CASBIN_MODEL = """
+[request_definition]
+r = sub, obj, act
+
+[policy_definition]
+p = sub, kind, act
+
+[role_definition]
+g = _, _
+g2 = _, _
+g3 = _, _
+
+[policy_effect]
+e = some(where (p.eft == allow))
+
+[matchers]
+m = g(r.sub, p.sub) && r.act == p.act && g3(r.obj, p.kind) && g2(r.sub, r.obj)
+"""
+
+
+def casbin_decider(w: WorldSpec) -> Callable[[str, str, str], bool]:
+    import casbin
+
+    with tempfile.NamedTemporaryFile("w", suffix=".conf", delete=False) as fh:
+        fh.write(CASBIN_MODEL)
+    enforcer = casbin.Enforcer(fh.name)
+    os.unlink(fh.name)
+    for pkg, perms in w.grants.items():
+        if "agents.prompt" in perms:
+            enforcer.add_policy(pkg, "agent", "agents.prompt")
+        if "terminals.write" in perms:
+            enforcer.add_policy(pkg, "terminal", "terminals.run")
+    enforcer.add_named_grouping_policies("g", [[c, p] for c, p in w.package_of.items()])
+    enforcer.add_named_grouping_policies("g2", [[c, t] for _i, c, t in w.arrows])
+    enforcer.add_named_grouping_policies(
+        "g3", [[a, "agent"] for a in w.agents] + [[t, "terminal"] for t in w.terminals])
+
+    def ask(card: str, call: str, target: str) -> bool:
+        return bool(enforcer.enforce(card, target, call))
+
+    return ask
+
+
+# -- measuring -----------------------------------------------------------------
+
+def latency(ask: Callable[[str, str, str], bool], queries: list[tuple[str, str, str]],
+            warmup: int = 1000) -> tuple[float, float]:
+    """(median, p99) in microseconds per decision."""
+    for q in queries[:warmup]:
+        ask(*q)
+    times = []
+    clock = time.perf_counter_ns
+    for q in queries:
+        t0 = clock()
+        ask(*q)
+        times.append(clock() - t0)
+    times.sort()
+    return statistics.median(times) / 1000, times[int(len(times) * 0.99)] / 1000
+
+
+def run(sizes: list[int], queries_n: int, slow_n: int, out: list[str]) -> dict[str, Any]:
+    results: dict[str, Any] = {}
+    for n in sizes:
+        w = WorldSpec.build(n)
+        qs = w.queries(queries_n)
+        with tempfile.TemporaryDirectory() as tmp:
+            db = Path(tmp) / "bench.db"
+            build_store(w, db)
+            gc.collect()
+            tracemalloc.start()
+            t0 = time.perf_counter()
+            engine = Engine.open(db, world=World(net=None, fs=None))
+            open_s = time.perf_counter() - t0
+            mem = tracemalloc.get_traced_memory()[0] / 2**20
+            tracemalloc.stop()
+            ag, fl = arrowgate_decider(engine), floor_decider(w)
+            mismatch = sum(ag(*q) != fl(*q) for q in qs)
+            row: dict[str, Any] = {"open_s": open_s, "memory_mb": mem, "mismatch": mismatch,
+                                   "allowed": sum(fl(*q) for q in qs) / len(qs)}
+            row["arrowgate"] = latency(ag, qs)
+            row["floor"] = latency(fl, qs)
+            cedar, cedar_batch = cedar_decider(w)
+            assert all(cedar(*q) == fl(*q) for q in qs[:200]), "cedar disagrees"
+            row["cedarpy"] = latency(cedar, qs[:slow_n], warmup=100)
+            t0 = time.perf_counter()
+            batch = cedar_batch(qs[:slow_n])
+            row["cedarpy_batch_us"] = (time.perf_counter() - t0) / slow_n * 1e6
+            assert batch == [fl(*q) for q in qs[:slow_n]]
+            t0 = time.perf_counter()
+            casbin = casbin_decider(w)
+            row["casbin_build_s"] = time.perf_counter() - t0
+            assert all(casbin(*q) == fl(*q) for q in qs[:200]), "casbin disagrees"
+            row["pycasbin"] = latency(casbin, qs[:slow_n], warmup=100)
+            engine.close()
+        results[str(n)] = row
+        a, f = row["arrowgate"][0], row["floor"][0]
+        out.append(f"| {n:,} | {a:.2f} / {row['arrowgate'][1]:.2f} | {f:.2f} / "
+                   f"{row['floor'][1]:.2f} | {a / f:.2f}× | {row['cedarpy'][0]:.1f} "
+                   f"({row['cedarpy_batch_us']:.1f} batched) | {row['cedarpy'][0] / a:.0f}× | "
+                   f"{row['pycasbin'][0]:.1f} | {row['pycasbin'][0] / a:.0f}× | "
+                   f"{row['open_s']:.2f} s | {mem:.0f} MB | {mismatch} |")
+        print(out[-1], flush=True)
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes (CI)")
+    parser.add_argument("--json", help="write the raw figures here")
+    args = parser.parse_args(argv)
+    sizes = [50, 200] if args.smoke else [100, 10_000, 100_000]
+    queries_n, slow_n = (2_000, 200) if args.smoke else (20_000, 2_000)
+    print(f"python {platform.python_version()} on {platform.machine()}, "
+          f"{os.cpu_count()} cpus; {queries_n} queries per size")
+    out = ["| nodes | arrowgate µs (median / p99) | floor µs | arrowgate/floor | cedarpy µs | "
+           "cedarpy/arrowgate | pycasbin µs | pycasbin/arrowgate | open | memory | "
+           "mismatches |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    print("\n".join(out), flush=True)
+    results = run(sizes, queries_n, slow_n, out)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
