@@ -82,6 +82,18 @@ class Canvas:
         self.check_new_node(node)
         self.restore_node(node)
 
+    def restore(self, nodes: list[Node], arrows: list[Arrow]) -> None:
+        """Put many valid nodes and arrows in place at once (loading from the store)."""
+        self.graph.add_nodes_from((n.id, {"node": n}) for n in nodes)
+        self._nodes.update((n.id, n) for n in nodes)
+        self.graph.add_edges_from((a.src, a.dst, a.id, {"arrow": a}) for a in arrows)
+        plain = self._plain
+        for a in arrows:
+            self._arrows[a.id] = a
+            if not a.is_port:
+                plain.setdefault(a.src, {}).setdefault(a.dst, set()).add(a.id)
+                plain.setdefault(a.dst, {}).setdefault(a.src, set()).add(a.id)
+
     def restore_node(self, node: Node) -> None:
         """Put a node known to be valid in place (loading from the store)."""
         self.graph.add_node(node.id, node=node)

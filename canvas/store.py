@@ -34,15 +34,19 @@ class CanvasStore:
             for row in self.db.query("select * from workspaces")
         }
         canvas = Canvas(card_ports)
-        for row in self.db.query("select * from nodes order by position, id"):
-            canvas.restore_node(
-                Node(row["id"], row["type"], row["workspace"], json.loads(row["data"])))
+        # Plain cursors and bulk adds: this runs over every node at open.
+        nodes = [
+            Node(node_id, node_type, workspace, json.loads(data))
+            for node_id, node_type, workspace, data in self.db.execute(
+                "select id, type, workspace, data from nodes order by position, id")
+        ]
         # Arrows are restored as saved: they were checked when drawn, and a
         # card's ports may only be known once its package is loaded.
-        for row in self.db.query("select * from arrows order by id"):
-            arrow = Arrow(row["id"], row["src"], row["dst"], row["from_port"], row["to_port"],
-                          row["workspace"])
-            canvas.restore_arrow(arrow)
+        arrows = [
+            Arrow(*row) for row in self.db.execute(
+                "select id, src, dst, from_port, to_port, workspace from arrows order by id")
+        ]
+        canvas.restore(nodes, arrows)
         return workspaces, canvas
 
     def save_workspace(self, ws: Workspace) -> None:
