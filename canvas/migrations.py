@@ -23,3 +23,9 @@ def m001_canvas(db: Database) -> None:
         pk="id",
     )
     db.table("arrows").create_index(["workspace"])
+
+
+@migrations()
+def m002_node_position_index(db: Database) -> None:
+    """Index the insertion order, so adding a node does not scan the whole canvas."""
+    db.table("nodes").create_index(["position"])
