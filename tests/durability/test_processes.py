@@ -127,3 +127,23 @@ async def test_a_hold_approved_in_another_process_releases_the_waiter(tmp_path: 
     assert result.outcome == "queued" and engine.prompt(held.prompt).state == "delivered"
     assert [r["outcome"] for r in engine.log_rows(arrow="e1")] == ["held", "approved"]
     engine.close()
+
+
+async def test_changes_yields_when_another_process_commits(tmp_path: Path) -> None:
+    """engine.changes() wakes a live view when another connection changes the store."""
+    import asyncio
+
+    db = tmp_path / "v.db"
+    await _setup(db, tmp_path, 1)
+    view = Engine.open(db, world=World(net=None, fs=None))
+    other = Engine.open(db, world=World(net=None, fs=None))
+    changes = view.changes(interval=0.02)
+    first = asyncio.ensure_future(changes.__anext__())
+    await asyncio.sleep(0.1)
+    assert not first.done()  # nothing changed: nothing to report
+    await other.revoke("acme.notes", "cards.connected")
+    await asyncio.wait_for(first, 2)
+    assert not view.state.granted("acme.notes", "cards.connected")
+    await changes.aclose()
+    view.close()
+    other.close()
