@@ -43,6 +43,8 @@ class Canvas:
         # each node the plain arrows to each neighbour, either direction.
         self._nodes: dict[str, Node] = {}
         self._plain: dict[str, dict[str, set[str]]] = {}
+        #: Moves on with every change to nodes or arrows (keys caches of decisions).
+        self.revision = 0
 
     # -- nodes -----------------------------------------------------------
     def node(self, node_id: str) -> Node | None:
@@ -84,6 +86,7 @@ class Canvas:
 
     def restore(self, nodes: list[Node], arrows: list[Arrow]) -> None:
         """Put many valid nodes and arrows in place at once (loading from the store)."""
+        self.revision += 1
         self.graph.add_nodes_from((n.id, {"node": n}) for n in nodes)
         self._nodes.update((n.id, n) for n in nodes)
         self.graph.add_edges_from((a.src, a.dst, a.id, {"arrow": a}) for a in arrows)
@@ -96,6 +99,7 @@ class Canvas:
 
     def restore_node(self, node: Node) -> None:
         """Put a node known to be valid in place (loading from the store)."""
+        self.revision += 1
         self.graph.add_node(node.id, node=node)
         self._nodes[node.id] = node
 
@@ -103,6 +107,7 @@ class Canvas:
         """Remove a node and every arrow touching it; returns those arrows."""
         if node_id not in self.graph:
             raise InvalidNode(f"no node {node_id!r}", reason="missing-node")
+        self.revision += 1
         gone = self.arrows_of(node_id)
         for arrow in gone:
             self._unindex(arrow)
@@ -126,6 +131,7 @@ class Canvas:
         """Put an updated copy of an existing node in place."""
         if node.id not in self.graph:
             raise InvalidNode(f"no node {node.id!r}", reason="missing-node")
+        self.revision += 1
         self.graph.nodes[node.id]["node"] = node
         self._nodes[node.id] = node
 
@@ -220,6 +226,7 @@ class Canvas:
 
     def restore_arrow(self, arrow: Arrow) -> None:
         """Put an arrow known to be valid in place (loading from the store)."""
+        self.revision += 1
         self.graph.add_edge(arrow.src, arrow.dst, key=arrow.id, arrow=arrow)
         self._arrows[arrow.id] = arrow
         if not arrow.is_port:
@@ -245,6 +252,7 @@ class Canvas:
         arrow = self._arrows.pop(arrow_id, None)
         if arrow is None:
             raise InvalidArrow(f"no arrow {arrow_id!r}", reason="missing-arrow")
+        self.revision += 1
         self.graph.remove_edge(arrow.src, arrow.dst, key=arrow_id)
         self._unindex(arrow)
         return arrow

@@ -113,7 +113,7 @@ def check_card(state: State, card_id: str, call: str,
     return card, package
 
 
-def decide(
+def _decide_full(
     state: State,
     card_id: str,
     call: str,
@@ -222,8 +222,16 @@ def decide(
     rate_key = spec.rate_key
     if port_arrow is not None and target is not None and target.type == "terminal":
         rate_key = "run"
-    if not count_limits:
-        return Passed(spec, card, package, permission, target, arrow, hop_chain, rate_key)
+    passed = Passed(spec, card, package, permission, target, arrow, hop_chain, rate_key)
+    return passed if not count_limits else _limits(state, passed, now)
+
+
+def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
+    """Checks 10–11: rate windows, spawn caps and the prompt queue."""
+    spec, card, permission, target = passed.spec, passed.card, passed.permission, passed.target
+    call, card_id, rate_key = spec.name, card.id, passed.rate_key
+    arrow_id = passed.arrow.id if passed.arrow else None
+    d: dict[str, Any] = dict(package=passed.package.name, target=target.id if target else None)
     # 10. Rate limits and caps.
     if rate_key is not None:
         wait = state.counters.retry_after(card_id, rate_key, now)
@@ -246,7 +254,56 @@ def decide(
                           arrow=arrow_id,
                           why=f"{target.id} has {QUEUE_LIMIT} undelivered prompts",
                           fix="wait until it has taken some")
-    return Passed(spec, card, package, permission, target, arrow, hop_chain, rate_key)
+    return passed
+
+
+# Calls whose checks 1–9 depend only on (card, call, target) once their
+# arguments are valid: no URL (net.fetch), no kind (canvas.spawn).
+_CACHEABLE = frozenset(CALLS) - {"net.fetch", "canvas.spawn"}
+
+
+def decide(
+    state: State,
+    card_id: str,
+    call: str,
+    target_id: str | None = None,
+    args: dict[str, Any] | None = None,
+    *,
+    now: float,
+    chain: tuple[str, ...] | None = None,
+    port_arrow: Arrow | None = None,
+    count_limits: bool = True,
+) -> Decision | Passed:
+    """Run checks 1–11 on one call, in the order of SPEC §5.
+
+    Args:
+        chain: the causal chain of the tool call this call runs in (SPEC §9),
+            kept by the engine; None outside a tool call.
+        port_arrow: for data on a port arrow, the arrow it travels (check 6 is
+            then the arrow itself and ``call`` the action it stands for).
+        count_limits: False when re-checking a held prompt at approval
+            (checks 1–9 only: it was counted when it was made).
+
+    Checks 1–9 of a plain call with valid arguments are remembered per
+    (card, call, target) in a cache keyed by `State.consent_key`, which every
+    change of grants, packages, settings or the canvas moves on; a revoke or
+    a removed arrow is therefore never missed. Checks 10–11 always run.
+    """
+    spec = CALLS.get(call)
+    if (spec is None or call not in _CACHEABLE or chain is not None or port_arrow is not None
+            or _args_problem(spec, args or {}) is not None
+            or (target_id is None) != (spec.reach == "none")):
+        return _decide_full(state, card_id, call, target_id, args, now=now, chain=chain,
+                            port_arrow=port_arrow, count_limits=count_limits)
+    cache = state.decision_cache()
+    key = (card_id, call, target_id)
+    static = cache.get(key)
+    if static is None:
+        static = cache[key] = _decide_full(state, card_id, call, target_id, args, now=now,
+                                           count_limits=False)
+    if isinstance(static, Decision) or not count_limits:
+        return static
+    return _limits(state, static, now)
 
 
 def _hops(chain: tuple[str, ...]) -> int:

@@ -106,6 +106,7 @@ class ConsentMixin:
         return pkg
 
     def _save_package(self: Engine, pkg: PackageState) -> None:
+        self.state.bump()  # installed, pending or its manifest changed
         self.db.execute(
             "insert or replace into packages (name, state, manifest, digests, hash,"
             " pending_manifest, pending_digests, pending_hash) values (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -121,6 +122,7 @@ class ConsentMixin:
 
     def _set_grants(self: Engine, package: str, permissions: set[str], principal: Principal) -> None:
         """Write the package's grants as exactly ``permissions``."""
+        self.state.bump()
         now = self.now()
         self.db.execute("delete from grants where package = ?", [package])
         for perm in sorted(permissions):
@@ -155,6 +157,7 @@ class ConsentMixin:
         ws = Workspace(workspace_id, str(folder), ws_settings)
         with self._write():
             self._canvas_store.save_workspace(ws)
+            self.state.bump()
             self._history(principal, "workspace.create", subject)
             self.state.workspaces[ws.id] = ws
         return ws
@@ -176,6 +179,7 @@ class ConsentMixin:
         new = Workspace(ws.id, ws.folder, settings)
         with self._write():
             self._canvas_store.save_workspace(new)
+            self.state.bump()
             self._history(principal, "settings.change", subject)
             self.state.workspaces[ws.id] = new
             if new.settings.budget != ws.settings.budget:

@@ -52,8 +52,29 @@ class State:
     counters: RateCounters = field(default_factory=RateCounters)
     prompts: dict[str, Prompt] = field(default_factory=dict)
     usage: dict[str, tuple[int, float]] = field(default_factory=dict)
-    #: Revision bumped by every change of consent, for caches keyed by it.
+    #: Revision bumped by every committed batch (live views watch it).
     revision: int = 0
+    #: Bumped by every change of grants, packages or workspace settings
+    #: (`bump`); with the canvas's own revision it keys the decision cache.
+    consent_rev: int = 0
+    _cache: dict[tuple[str, str, str | None], Any] = field(default_factory=dict)
+    _cache_key: tuple[int, int] = (-1, -1)
+
+    def bump(self) -> None:
+        """Grants, a package or settings changed: forget remembered decisions."""
+        self.consent_rev += 1
+
+    def consent_key(self) -> tuple[int, int]:
+        """Moves on with every change a decision's checks 1–9 read."""
+        return (self.consent_rev, self.canvas.revision)
+
+    def decision_cache(self) -> dict[tuple[str, str, str | None], Any]:
+        """Remembered checks 1–9, valid for the current `consent_key` only."""
+        key = self.consent_key()
+        if key != self._cache_key:
+            self._cache = {}
+            self._cache_key = key
+        return self._cache
 
     def declares(self, package: PackageState, permission: str) -> bool:
         """The approved manifest declares ``permission`` or one that implies it."""

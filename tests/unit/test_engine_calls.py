@@ -186,3 +186,31 @@ async def test_budget_paces_delivery_without_refusing(make_engine, tmp_path) -> 
             break
         await asyncio.sleep(0.02)
     assert engine.prompt(ids[2]).state == "delivered"
+
+
+async def test_remembered_decisions_never_outlive_a_consent_change(world: Engine) -> None:
+    """The decision cache is keyed by every change checks 1-9 read: each one is seen at once."""
+    async def run() -> str:
+        d = await world.call("c1", "terminals.run", "t1", {"command": "ls"})
+        return d.reason or d.code or d.outcome
+
+    async def prompt() -> str:
+        d = await world.call("c1", "cards.note.read", "n1")
+        return d.reason or d.code or d.outcome
+
+    assert await run() == "ok" and await run() == "ok"  # the second one is remembered
+    await world.revoke("acme.prompter", "terminals.write")
+    assert await run() == "not-granted"
+    await world.grant("acme.prompter", "terminals.write")
+    assert await run() == "ok"
+    await world.remove_arrow("e3")
+    assert await run() == "not-connected"
+    await world.add_arrow({"id": "e3b", "from": "t1", "to": "c1"})
+    assert await run() == "ok"
+    await world.remove_node("t1")
+    assert await run() == "not-connected"
+    assert await prompt() == "ok"
+    await world.update("acme.prompter", digests={"index.js": "v2"})
+    assert await prompt() == "PACKAGE_PENDING"
+    await world.set_node("c1", {"package": "acme.other"})
+    assert await prompt() == "PACKAGE_NOT_INSTALLED"
