@@ -17,7 +17,10 @@ from .limits import RateCounters
 from .manifest import Manifest
 from .prompts import Prompt
 
-__all__ = ["PackageState", "State"]
+__all__ = ["CACHE_LIMIT", "PackageState", "State"]
+
+#: Remembered decisions kept at most, before the cache starts afresh.
+CACHE_LIMIT = 100_000
 
 
 @dataclass(slots=True)
@@ -71,7 +74,8 @@ class State:
     def decision_cache(self) -> dict[tuple[str, str, str | None], Any]:
         """Remembered checks 1–9, valid for the current `consent_key` only."""
         key = self.consent_key()
-        if key != self._cache_key:
+        if key != self._cache_key or len(self._cache) > CACHE_LIMIT:
+            # Start afresh rather than evict: the bound only keeps memory in check.
             self._cache = {}
             self._cache_key = key
         return self._cache
