@@ -256,13 +256,16 @@ def casbin_decider(w: WorldSpec) -> Callable[[str, str, str], bool]:
 # -- measuring -----------------------------------------------------------------
 
 def latency(ask: Callable[[str, str, str], bool], queries: list[tuple[str, str, str]],
-            warmup: int = 1000) -> tuple[float, float]:
-    """(median, p99) in microseconds per decision."""
+            warmup: int = 1000, before: Callable[[], None] | None = None
+            ) -> tuple[float, float]:
+    """(median, p99) in microseconds per decision; ``before`` runs untimed before each."""
     for q in queries[:warmup]:
         ask(*q)
     times = []
     clock = time.perf_counter_ns
     for q in queries:
+        if before is not None:
+            before()
         t0 = clock()
         ask(*q)
         times.append(clock() - t0)
@@ -279,16 +282,24 @@ def run(sizes: list[int], queries_n: int, slow_n: int, out: list[str]) -> dict[s
             db = Path(tmp) / "bench.db"
             build_store(w, db)
             gc.collect()
-            tracemalloc.start()
             t0 = time.perf_counter()
             engine = Engine.open(db, world=World(net=None, fs=None))
             open_s = time.perf_counter() - t0
+            engine.close()
+            # Memory in a second open: tracemalloc slows allocation, so it
+            # must not be running while the open is timed.
+            gc.collect()
+            tracemalloc.start()
+            engine = Engine.open(db, world=World(net=None, fs=None))
             mem = tracemalloc.get_traced_memory()[0] / 2**20
             tracemalloc.stop()
             ag, fl = arrowgate_decider(engine), floor_decider(w)
+            # Cold: every decision misses the cache (as after a consent change).
+            row: dict[str, Any] = {"open_s": open_s, "memory_mb": mem}
+            row["arrowgate_cold"] = latency(ag, qs, before=engine.state.bump)
             mismatch = sum(ag(*q) != fl(*q) for q in qs)
-            row: dict[str, Any] = {"open_s": open_s, "memory_mb": mem, "mismatch": mismatch,
-                                   "allowed": sum(fl(*q) for q in qs) / len(qs)}
+            row.update(mismatch=mismatch, allowed=sum(fl(*q) for q in qs) / len(qs))
+            # Warm: the same queries again, answered from the decision cache.
             row["arrowgate"] = latency(ag, qs)
             row["floor"] = latency(fl, qs)
             cedar, cedar_batch = cedar_decider(w)
@@ -306,7 +317,9 @@ def run(sizes: list[int], queries_n: int, slow_n: int, out: list[str]) -> dict[s
             engine.close()
         results[str(n)] = row
         a, f = row["arrowgate"][0], row["floor"][0]
-        out.append(f"| {n:,} | {a:.2f} / {row['arrowgate'][1]:.2f} | {f:.2f} / "
+        cold = row["arrowgate_cold"]
+        out.append(f"| {n:,} | {a:.2f} / {row['arrowgate'][1]:.2f} | "
+                   f"{cold[0]:.2f} / {cold[1]:.2f} | {f:.2f} / "
                    f"{row['floor'][1]:.2f} | {a / f:.2f}× | {row['cedarpy'][0]:.1f} "
                    f"({row['cedarpy_batch_us']:.1f} batched) | {row['cedarpy'][0] / a:.0f}× | "
                    f"{row['pycasbin'][0]:.1f} | {row['pycasbin'][0] / a:.0f}× | "
@@ -324,9 +337,9 @@ def main(argv: list[str] | None = None) -> int:
     queries_n, slow_n = (2_000, 200) if args.smoke else (20_000, 2_000)
     print(f"python {platform.python_version()} on {platform.machine()}, "
           f"{os.cpu_count()} cpus; {queries_n} queries per size")
-    out = ["| nodes | arrowgate µs (median / p99) | floor µs | arrowgate/floor | cedarpy µs | "
-           "cedarpy/arrowgate | pycasbin µs | pycasbin/arrowgate | open | memory | "
-           "mismatches |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+    out = ["| nodes | arrowgate µs warm (median / p99) | arrowgate µs cold | floor µs | "
+           "arrowgate/floor | cedarpy µs | cedarpy/arrowgate | pycasbin µs | pycasbin/arrowgate | "
+           "open | memory | mismatches |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(out), flush=True)
     results = run(sizes, queries_n, slow_n, out)
     if args.json:
