@@ -113,28 +113,10 @@ def check_card(state: State, card_id: str, call: str,
     return card, package
 
 
-def _decide_full(
-    state: State,
-    card_id: str,
-    call: str,
-    target_id: str | None = None,
-    args: dict[str, Any] | None = None,
-    *,
-    now: float,
-    chain: tuple[str, ...] | None = None,
-    port_arrow: Arrow | None = None,
-    count_limits: bool = True,
-) -> Decision | Passed:
-    """Run checks 1–11 on one call.
-
-    Args:
-        chain: the causal chain of the tool call this call runs in (SPEC §9),
-            kept by the engine; None outside a tool call.
-        port_arrow: for data on a port arrow, the arrow it travels (check 6 is
-            then the arrow itself and ``call`` the action it stands for).
-        count_limits: False when re-checking a held prompt at approval
-            (checks 1–9 only: it was counted when it was made).
-    """
+def _decide_full(state: State, card_id: str, call: str, target_id: str | None,
+                 args: dict[str, Any] | None, *, now: float, chain: tuple[str, ...] | None,
+                 port_arrow: Arrow | None, count_limits: bool) -> Decision | Passed:
+    """The pipeline behind `decide`, without its cache (same arguments)."""
     args = args or {}
     found = check_card(state, card_id, call, target_id)
     if isinstance(found, Decision):
@@ -300,7 +282,7 @@ def decide(
     static = cache.get(key)
     if static is None:
         static = cache[key] = _decide_full(state, card_id, call, target_id, args, now=now,
-                                           count_limits=False)
+                                           chain=None, port_arrow=None, count_limits=False)
     if isinstance(static, Decision) or not count_limits:
         return static
     return _limits(state, static, now)

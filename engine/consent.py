@@ -156,11 +156,23 @@ class ConsentMixin:
             raise self._canvas_error(exc) from exc
         ws = Workspace(workspace_id, str(folder), ws_settings)
         with self._write():
-            self._canvas_store.save_workspace(ws)
-            self.state.bump()
-            self._history(principal, "workspace.create", subject)
-            self.state.workspaces[ws.id] = ws
+            self._put_workspace(ws, principal, "workspace.create", subject)
         return ws
+
+    def _workspace(self: Engine, workspace_id: str) -> Workspace:
+        """The workspace, which must exist."""
+        ws = self.state.workspaces.get(workspace_id)
+        if ws is None:
+            raise InvalidRequest(f"NOT_FOUND: no workspace {workspace_id!r}", code="NOT_FOUND")
+        return ws
+
+    def _put_workspace(self: Engine, ws: Workspace, principal: Principal, action: str,
+                       subject: dict[str, Any]) -> None:
+        """Save a workspace (inside a write) and forget decisions its settings fed."""
+        self._canvas_store.save_workspace(ws)
+        self.state.bump()
+        self._history(principal, action, subject)
+        self.state.workspaces[ws.id] = ws
 
     @consistent
     async def set_settings(self: Engine, workspace_id: str, changes: dict[str, Any], *,
@@ -169,19 +181,14 @@ class ConsentMixin:
         self._tick()
         subject = {"workspace": workspace_id, "settings": changes}
         principal = self._require_operator(by, "settings.change", subject)
-        ws = self.state.workspaces.get(workspace_id)
-        if ws is None:
-            raise InvalidRequest(f"NOT_FOUND: no workspace {workspace_id!r}", code="NOT_FOUND")
+        ws = self._workspace(workspace_id)
         try:
             settings = WorkspaceSettings.from_dict({**ws.settings.to_dict(), **changes})
         except CanvasError as exc:
             raise self._canvas_error(exc) from exc
         new = Workspace(ws.id, ws.folder, settings)
         with self._write():
-            self._canvas_store.save_workspace(new)
-            self.state.bump()
-            self._history(principal, "settings.change", subject)
-            self.state.workspaces[ws.id] = new
+            self._put_workspace(new, principal, "settings.change", subject)
             if new.settings.budget != ws.settings.budget:
                 self._limiters.pop(ws.id, None)
         return settings
@@ -193,8 +200,7 @@ class ConsentMixin:
         self._tick()
         subject = {"workspace": workspace, "node": node.get("id")}
         principal = self._require_operator(by, "node.add", subject)
-        if workspace not in self.state.workspaces:
-            raise InvalidRequest(f"NOT_FOUND: no workspace {workspace!r}", code="NOT_FOUND")
+        self._workspace(workspace)
         try:
             built = Node.build(node, workspace)
             self.state.canvas.check_new_node(built)

@@ -39,7 +39,6 @@ from .background import background_status
 from .calls import CallsMixin
 from .consent import ConsentMixin
 from .errors import (
-    InvalidRequest,
     StoreFailed,
 )
 from .events import Event, EventSink, Update
@@ -312,8 +311,7 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin):
     # --------------------------------------------------------- background
     def set_workspace_hidden(self, workspace: str, hidden: bool) -> dict[str, str]:
         """Hide or show a workspace; returns every card's run status (see `background`)."""
-        if workspace not in self.state.workspaces:
-            raise InvalidRequest(f"NOT_FOUND: no workspace {workspace!r}", code="NOT_FOUND")
+        self._workspace(workspace)
         now = self.now()
         if hidden:
             self._hidden.add(workspace)
