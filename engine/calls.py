@@ -10,7 +10,7 @@ from canvas import (
     Node,
 )
 
-from .catalogue import CALLS, PORT_INPUTS
+from .catalogue import CALLS, PORT_INPUTS, PORT_OUTPUTS
 from .checks import Passed, check_card, decide, denial
 from .decision import Decision
 
@@ -177,7 +177,7 @@ class CallsMixin:
                                         f"{target.id}.{arrow.to_port}")
             with self._write():
                 self._emit("port.data", target.id, port=arrow.to_port, data=data,
-                           source=card.id)
+                           source=card.id, arrow=arrow.id)
                 self._log_row(decision, outcome="ok",
                               payload=data if isinstance(data, str) else json.dumps(data),
                               chain=None)
@@ -201,6 +201,44 @@ class CallsMixin:
                 prompt = self._new_prompt(result, data, now, call="port:prompt")
                 return await self._accept_prompt(prompt, base, result, now)
         return await self._carry_out(result, {arg: data}, now)
+
+    def _node_output(self: Engine, node: Node, port: str, data: Any) -> None:
+        """A built-in node's output port: data to each card a port arrow leads to.
+
+        Inside the caller's transaction. The receiving card needs the port's
+        permission (`PORT_OUTPUTS`); each delivery or refusal is a row on the
+        arrow's log, and the card's subscriptions check again when it takes it.
+        """
+        permission = PORT_OUTPUTS.get((node.type, port))
+        if permission is None:
+            return
+        call = f"port:{port}"
+        payload = data if isinstance(data, str) else json.dumps(data)
+        for arrow in self.state.canvas.port_arrows_from(node.id, port):
+            found = check_card(self.state, arrow.dst, call, node.id)
+            if isinstance(found, Decision):
+                if found.code == "CARD_UNKNOWN":
+                    continue  # into a built-in card: nothing to tell
+                self._log_row(found.with_(arrow=arrow.id), outcome=found.outcome,
+                              payload=payload, chain=None)
+                continue
+            card, pkg = found
+            if not (self.state.declares(pkg, permission)
+                    and self.state.granted(pkg.name, permission)):
+                reason = "not-declared" if not self.state.declares(pkg, permission) \
+                    else "not-granted"
+                refusal = denial(call, card.id, "PERMISSION_DENIED", package=pkg.name,
+                                 target=node.id, permission=permission, reason=reason,
+                                 arrow=arrow.id,
+                                 why=f"data from {node.type} port {port!r} needs {permission}")
+                self._log_row(refusal, outcome="denied", payload=payload, chain=None)
+                continue
+            decision = Decision("ok", call, card.id, pkg.name, node.id, permission,
+                                arrow=arrow.id,
+                                message=f"ok: {node.id}.{port} -> {card.id}.{arrow.to_port}")
+            self._emit("port.data", card.id, port=arrow.to_port, data=data, source=node.id,
+                       arrow=arrow.id)
+            self._log_row(decision, outcome="ok", payload=payload, chain=None)
 
     @consistent
     async def tool(self: Engine, agent: str, card: str, tool: str) -> Decision:

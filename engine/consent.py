@@ -210,7 +210,13 @@ class ConsentMixin:
             self._save_node(built)
             self._history(principal, "node.add", subject)
             self.state.canvas.add_node(built)
+            self._agents_changed(built, "added")
         return built
+
+    def _agents_changed(self: Engine, node: Node, change: str) -> None:
+        if node.type in ("agent", "terminal"):
+            self._emit("agents.changed", None, agent=node.id, workspace=node.workspace,
+                       kind=node.type, change=change)
 
     @consistent
     async def set_node(self: Engine, node_id: str, fields: dict[str, Any], *,
@@ -227,6 +233,7 @@ class ConsentMixin:
             self._save_node(updated)
             self._history(principal, "node.set", subject)
             self.state.canvas.replace_node(updated)
+            self._agents_changed(updated, "updated")
             self._revalidate()
             await self._pump_all()
         return updated
@@ -243,6 +250,7 @@ class ConsentMixin:
             self._history(principal, "node.remove", subject)
             self.state.canvas.remove_node(node_id)
             self.state.counters.forget(node_id)
+            self._agents_changed(node, "removed")
             self._revalidate()
             await self._pump_all()
 

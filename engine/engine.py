@@ -38,9 +38,8 @@ from .anchor import AnchorFile
 from .background import background_status
 from .calls import CallsMixin
 from .consent import ConsentMixin
-from .errors import (
-    StoreFailed,
-)
+from .drivers import AgentDriver, Driver, TerminalDriver
+from .errors import InvalidRequest, StoreFailed
 from .events import Event, EventSink, Update
 from .history import ConsentHistory
 from .log import ArrowLog, Verification
@@ -49,6 +48,7 @@ from .migrations import migrations
 from .prompts import Prompt
 from .queueing import PromptsMixin
 from .state import PackageState, State
+from .subscriptions import EventHub, Subscription
 from .transactions import TransactionsMixin, consistent
 from .vault import SecretVault
 from .world import World
@@ -90,6 +90,8 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin):
         #: The anchor beside the database file (none for an in-memory database).
         self._anchor = AnchorFile(db_file + ".anchor") if db_file else None
         self.state = State()
+        #: Cards' event subscriptions (`subscribe`).
+        self.events = EventHub(lambda: self.state)
         self._events: list[Event] = []
         self._depth = 0
         self._batch = None
@@ -130,6 +132,11 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin):
         self.world.close()
         self.db.close()
 
+    async def aclose(self) -> None:
+        """Stop the drivers (waiting for their processes), then `close`."""
+        await self.world.aclose()
+        self.close()
+
     # ------------------------------------------------------------------ load
     def _load(self) -> None:
         state = State()
@@ -169,24 +176,53 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin):
         """The engine's clock."""
         return float(self.clock())
 
-
-
-
-
-
     def notify(self, event: Event) -> None:
         """Send an event that no state change stands behind (file changes, output)."""
         if self.sink is not None:
             self.sink(event)
+        self.events.publish(event)
+
+    def _dispatch(self, event: Event) -> None:
+        """A committed batch's event: to the drivers, or to the app and the cards."""
+        if event.type.startswith("driver."):
+            self.world.committed(event)
+        else:
+            self.notify(event)
+
+    def subscribe(self, card: str, *, limit: int = 1000) -> Subscription:
+        """The events a card may see, as an async iterator (SPEC §3).
+
+        Each event is checked against the card's grants and arrows when the
+        card takes it, so a revocation between sending and taking holds.
+
+        Raises:
+            InvalidRequest: ``CARD_UNKNOWN`` when no custom card has that id.
+        """
+        node = self.state.canvas.node(card)
+        if node is None or node.type != "card":
+            raise InvalidRequest(f"CARD_UNKNOWN: no custom card {card!r} to subscribe",
+                                 code="CARD_UNKNOWN")
+        return self.events.open(card, limit)
+
+    async def attach_driver(self, node_id: str, driver: Driver) -> None:
+        """Put a real agent or terminal behind a node; it starts in the workspace folder.
+
+        Raises:
+            InvalidRequest: ``NOT_FOUND`` for no such agent or terminal, or
+                ``INVALID_ARGUMENT`` for a driver of the wrong kind.
+        """
+        node = self.state.canvas.node(node_id)
+        kind = {"agent": AgentDriver, "terminal": TerminalDriver}
+        if node is None or node.type not in kind:
+            raise InvalidRequest(f"NOT_FOUND: no agent or terminal {node_id!r}",
+                                 code="NOT_FOUND")
+        if not isinstance(driver, kind[node.type]):
+            raise InvalidRequest(f"INVALID_ARGUMENT: {type(driver).__name__} cannot drive "
+                                 f"the {node.type} {node_id}", code="INVALID_ARGUMENT")
+        await self.world.attach(self, node, driver)
 
     def _emit(self, type: str, card: str | None, **data: Any) -> None:
         self._events.append(Event(type, card, data))
-
-
-
-
-
-
 
     def _tick(self) -> None:
         """Catch up with other processes, then expire every hold whose deadline has passed."""
@@ -221,70 +257,10 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin):
             except TimeoutError:
                 pass
 
-
-
-
-
     def _save_node(self, node: Node) -> None:
         self._canvas_store.save_node(node)
 
-
-
-    # --------------------------------------------------------- workspaces
-
-
-    # -------------------------------------------------------------- nodes
-
-
-
-    # ------------------------------------------------------------- arrows
-
-
-    # ----------------------------------------------------------- packages
-
-
-
-
-
-
-
-
-
-
-    # -------------------------------------------------------------- calls
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-
-    # -------------------------------------------------------------- holds
-
-
-
-
-
-
-
-
-    # ------------------------------------------------------ ports and tools
-
-
-
     # ----------------------------------------------------- agents, terminals
-
 
     @consistent
     async def record_usage(self, workspace: str, tokens: int, cost: float) -> None:
@@ -296,17 +272,25 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin):
             self.state.usage[workspace] = (tokens0 + tokens, cost0 + cost)
 
     def save_node(self, node: Node) -> None:
-        """For the world: persist a node it changed (inside the current transaction)."""
+        """For the world: persist a node it changed (inside the current transaction).
+
+        A new status of an agent or terminal goes out as ``agents.status``
+        and on the agent's ``status`` port.
+        """
+        old = self.state.canvas.node(node.id)
         self._save_node(node)
         self.state.canvas.replace_node(node)
+        status = node.data.get("status")
+        if node.type in ("agent", "terminal") and old is not None \
+                and old.data.get("status") != status:
+            self._emit("agents.status", None, agent=node.id, workspace=node.workspace,
+                       status=status)
+            if node.type == "agent":
+                self._node_output(node, "status", status)
 
     def save_arrow(self, arrow: Arrow) -> None:
         """For the world: persist an arrow it drew (inside the current transaction)."""
         self._canvas_store.save_arrow(arrow)
-
-    # ------------------------------------------------------------ secrets
-
-
 
     # --------------------------------------------------------- background
     def set_workspace_hidden(self, workspace: str, hidden: bool) -> dict[str, str]:

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 from aiolimiter import AsyncLimiter
 
+from canvas import Node
+
 from .checks import Passed, decide, denial
 from .decision import Decision
 from .errors import InvalidRequest, StoreFailed
@@ -299,9 +301,31 @@ class PromptsMixin:
                 if prompt.agent == agent and prompt.state == "delivered":
                     prompt.state = "replied"
                     self._save_prompt(prompt)
-            updated = self.world.replied(self, node, text)
+            updated = self.world.turn_ended(self, node, text)
             self._emit("agents.turn", None, agent=agent, state="replied")
+            self._node_output(updated, "reply", text)
             await self._pump(updated.id)
+
+    @consistent
+    async def command_exited(self: Engine, terminal: str, code: int) -> None:
+        """A command in a terminal ended with ``code``: it goes out on the ``exit`` port."""
+        self._tick()
+        node = self._node(terminal, "terminal")
+        with self._write():
+            data = dict(node.data, exit=code, status="waiting")
+            self.save_node(Node(node.id, node.type, node.workspace, data))
+            self._node_output(node, "exit", code)
+
+    @consistent
+    async def driver_status(self: Engine, node_id: str, status: str) -> None:
+        """A driver reports its node's status changed on its own (``finished``)."""
+        self._tick()
+        node = self.state.canvas.node(node_id)
+        if node is None or node.data.get("status") == status:
+            return
+        with self._write():
+            self.save_node(Node(node.id, node.type, node.workspace, dict(node.data,
+                                                                         status=status)))
 
     @consistent
     async def terminal_output(self: Engine, terminal: str, text: str, *,

@@ -237,8 +237,7 @@ class TransactionsMixin:
                 # names this very row, so verification still passes.
                 pass
         for event in batch.events:
-            if self.sink is not None:
-                self.sink(event)
+            self._dispatch(event)
         self._wake_waiters()
         batch.finish(None)
 

@@ -2,21 +2,28 @@
 
 `World` is what the engine acts on once a call has passed its checks. The
 default keeps agents and terminals simulated in the store (a screen of
-text, a last reply, a status), which is what the replay and the tests use;
-real drivers plug in by overriding `deliver` and `run`. File and network
+text, a last reply, a status), which is what the replay and the tests use.
+A node with a driver attached (`engine.drivers`) is real instead: the world
+hands it what was allowed once the change is durable (the ``driver.*``
+events of a committed batch), and turns what the driver reports — output,
+replies, exit codes, status — into engine operations. File and network
 calls go to the scope handlers (`fs`, `net`), which refuse when absent:
 the engine never performs an operation it cannot confine.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
+from contextvars import Context
 from typing import TYPE_CHECKING, Any, Protocol
 
 from canvas import Node
 
 from .checks import Passed, denial
+from .drivers import AgentDriver, Driver, TerminalDriver
+from .events import Event
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -67,6 +74,10 @@ class World:
             net = GuardedFetch(system_resolver, HttpxTransport())
         self.fs: ScopeHandler | None | _Default = fs
         self.net: ScopeHandler | None = net
+        #: The live driver behind a node, by node id (see `Engine.attach_driver`).
+        self.drivers: dict[str, Driver] = {}
+        self._engine: Engine | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def bind(self, data_dir: str | None) -> None:
         """Called by the engine: the real file handler protects the app's data folder."""
@@ -76,10 +87,83 @@ class World:
             self.fs = ConfinedFiles(data_dir=data_dir)
 
     def close(self) -> None:
-        """Stop what the world runs in the background (file watches)."""
+        """Stop what the world runs in the background (file watches, drivers)."""
         stop = getattr(self.fs, "stop_watches", None)
         if stop is not None:
             stop()
+        for driver in self.drivers.values():
+            driver.close()
+        self.drivers.clear()
+        for task in self._tasks:
+            task.cancel()
+
+    async def aclose(self) -> None:
+        """Stop the drivers and wait for their processes, then `close`."""
+        for driver in list(self.drivers.values()):
+            await driver.aclose()
+        await self.settle()
+        self.close()
+
+    # -- drivers ----------------------------------------------------------
+    async def attach(self, engine: Engine, node: Node, driver: Driver) -> None:
+        """Start ``driver`` for ``node`` in its workspace folder (see `Engine.attach_driver`)."""
+        self._engine = engine
+        folder = engine.state.workspaces[node.workspace].folder
+        await driver.start(self, folder)
+        old = self.drivers.pop(node.id, None)
+        if old is not None:
+            await old.aclose()
+        self.drivers[node.id] = driver
+
+    def committed(self, event: Event) -> None:
+        """A batch committed: hand its allowed prompts and input to the drivers."""
+        driver = self.drivers.get(str(event.data.get("node")))
+        if event.type == "driver.prompt" and isinstance(driver, AgentDriver):
+            driver.submit(str(event.data["text"]))
+        elif event.type == "driver.input" and isinstance(driver, TerminalDriver):
+            try:
+                if event.data["run"]:
+                    driver.run(str(event.data["text"]))
+                else:
+                    driver.send(str(event.data["text"]))
+            except ConnectionError:
+                self.status(driver.node, "finished")
+
+    async def settle(self) -> None:
+        """Wait until every report drivers made so far has become an engine operation."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    def _later(self, op: Coroutine[Any, Any, None]) -> None:
+        # A fresh context: the operation must not join a batch of whatever
+        # engine call happened to be running when the driver reported.
+        task = asyncio.get_running_loop().create_task(op, context=Context())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # DriverHost: what drivers report.
+    def output(self, node: str, text: str) -> None:
+        """Live output: sent as ``agents.onOutput`` (no state change stands behind it)."""
+        if self._engine is not None:
+            target = self._engine.state.canvas.node(node)
+            self._engine.notify(Event("agents.onOutput", None, {
+                "node": node, "text": text,
+                "workspace": target.workspace if target else None}))
+
+    def replied(self, node: str, text: str) -> None:
+        """An agent's turn ended: `Engine.agent_replied`."""
+        if self._engine is not None:
+            self._later(self._engine.agent_replied(node, text))
+
+    def exited(self, node: str, code: int) -> None:
+        """A command ended: `Engine.command_exited` (the ``exit`` port)."""
+        if self._engine is not None:
+            self._later(self._engine.command_exited(node, code))
+
+    def status(self, node: str, status: str) -> None:
+        """The node changed status on its own: `Engine.driver_status`."""
+        if self._engine is not None:
+            self._later(self._engine.driver_status(node, status))
 
     # -- calls ----------------------------------------------------------
     def perform(self, engine: Engine, passed: Passed, args: dict[str, Any], now: float) -> Any:
@@ -94,12 +178,14 @@ class World:
             return self._describe(target)
         if name == "agents.readScreen":
             assert target is not None
-            return str(target.data.get("screen", ""))
+            driver = self.drivers.get(target.id)
+            return driver.screen() if driver else str(target.data.get("screen", ""))
         if name == "agents.lastReply":
             assert target is not None
             return str(target.data.get("last_reply", ""))
         if name == "agents.onOutput":
             assert target is not None
+            engine.events.watch(passed.card.id, target.id)
             return {"subscribed": target.id}
         if name in ("terminals.run", "terminals.write"):
             assert target is not None
@@ -192,16 +278,20 @@ class World:
         data = dict(agent.data)
         data["status"] = "working"
         data["chain"] = list(prompt.chain)
-        data["screen"] = str(data.get("screen", "")) + f"> {prompt.text}\n"
+        if agent.id in self.drivers:
+            engine._emit("driver.prompt", None, node=agent.id, text=prompt.text)
+        else:
+            data["screen"] = str(data.get("screen", "")) + f"> {prompt.text}\n"
         node = Node(agent.id, agent.type, agent.workspace, data)
         engine.save_node(node)
         return node
 
-    def replied(self, engine: Engine, agent: Node, text: str) -> Node:
+    def turn_ended(self, engine: Engine, agent: Node, text: str) -> Node:
         """The agent finished its turn: waiting again, with its last reply."""
         data = dict(agent.data)
         data.update(status="waiting", last_reply=text, chain=None)
-        data["screen"] = str(data.get("screen", "")) + text + "\n"
+        if agent.id not in self.drivers:
+            data["screen"] = str(data.get("screen", "")) + text + "\n"
         node = Node(agent.id, agent.type, agent.workspace, data)
         engine.save_node(node)
         return node
@@ -209,6 +299,12 @@ class World:
     def run(self, engine: Engine, terminal: Node, text: str, *, run: bool) -> dict[str, str]:
         """Type a command (``run``) or raw data into a terminal."""
         data = dict(terminal.data)
+        if terminal.id in self.drivers:
+            engine._emit("driver.input", None, node=terminal.id, text=text, run=run)
+            if run:
+                data["status"] = "working"
+            engine.save_node(Node(terminal.id, terminal.type, terminal.workspace, data))
+            return {"state": "sent"}
         data["screen"] = str(data.get("screen", "")) + (f"$ {text}\n" if run else text)
         engine.save_node(Node(terminal.id, terminal.type, terminal.workspace, data))
         return {"state": "ok"}

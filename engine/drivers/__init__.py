@@ -1,0 +1,18 @@
+"""Drivers: the real agents and terminals behind the canvas's nodes."""
+
+from __future__ import annotations
+
+from .agent import CommandAgent
+from .base import AgentDriver, Driver, DriverHost, TerminalDriver
+from .scripted import ScriptedAgent
+from .terminal import PtyTerminal
+
+__all__ = [
+    "AgentDriver",
+    "CommandAgent",
+    "Driver",
+    "DriverHost",
+    "PtyTerminal",
+    "ScriptedAgent",
+    "TerminalDriver",
+]

@@ -1,0 +1,33 @@
+"""A terminal screen kept by pyte: what a person would see, as text."""
+
+from __future__ import annotations
+
+import pyte
+
+__all__ = ["Screen"]
+
+
+class Screen:
+    """A ``columns`` × ``lines`` screen fed with a program's output.
+
+    pyte interprets cursor movement, colours, clearing and the rest, so the
+    text read back is the screen a person sees, not the raw byte stream.
+    """
+
+    def __init__(self, columns: int = 100, lines: int = 30, *, newline_returns: bool = False):
+        self._screen = pyte.Screen(columns, lines)
+        if newline_returns:
+            # Plain program output (not a tty): a newline also returns the carriage.
+            self._screen.set_mode(pyte.modes.LNM)
+        self._stream = pyte.ByteStream(self._screen)
+
+    def feed(self, data: bytes) -> None:
+        """Interpret bytes the program wrote."""
+        self._stream.feed(data)
+
+    def text(self) -> str:
+        """The visible screen, trailing blanks and empty lines dropped."""
+        lines = [line.rstrip() for line in self._screen.display]
+        while lines and not lines[-1]:
+            lines.pop()
+        return "\n".join(lines)
