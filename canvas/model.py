@@ -58,8 +58,10 @@ _FIELDS: dict[str, dict[str, tuple[type | tuple[type, ...], Any]]] = {
     "terminal": {"name": (str, ""), "shell": (str, "bash"), "status": (str, "waiting")},
 }
 # Fields the engine keeps on a node for its own bookkeeping (screens of
-# simulated agents and terminals, the last reply, who spawned it).
-_INTERNAL = {"screen", "last_reply", "spawned_by", "exit", "chain"}
+# simulated agents and terminals, the last reply, who spawned it), and
+# optional fields: where the node sits on a drawn canvas (``layout``, from
+# JSON Canvas) and the command an agent driver runs per prompt (``command``).
+_INTERNAL = {"screen", "last_reply", "spawned_by", "exit", "chain", "layout", "command"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +190,16 @@ class Node:
             if not ok:
                 raise InvalidNode(f"node {self.id}: field {key!r} has the wrong type",
                                   reason="bad-field")
+        layout = self.data.get("layout")
+        if layout is not None and not (isinstance(layout, dict) and all(
+                type(layout.get(k)) in (int, float) for k in ("x", "y", "width", "height"))):
+            raise InvalidNode(f"node {self.id}: layout needs numbers x, y, width and height",
+                              reason="bad-field")
+        command = self.data.get("command")
+        if command is not None and not (isinstance(command, list) and command and all(
+                isinstance(a, str) and a for a in command)):
+            raise InvalidNode(f"node {self.id}: command is a non-empty list of arguments",
+                              reason="bad-field")
         if self.type == "agent" and self.data["status"] not in AGENT_STATUSES:
             raise InvalidNode(f"node {self.id}: status must be one of working, waiting, finished",
                               reason="bad-field")

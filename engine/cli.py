@@ -113,6 +113,121 @@ def _cmd_log(args: argparse.Namespace) -> int:
     return 0
 
 
+def _open_engine(args: argparse.Namespace, *, create: bool = False) -> Any:
+    from .engine import Engine
+
+    path = Path(args.db) if getattr(args, "db", None) else default_db_path()
+    if not create and not path.exists():
+        raise SystemExit(f"arrowgate: no database at {path}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return Engine.open(path)
+
+
+def _cmd_reach(args: argparse.Namespace) -> int:
+    from .reach import analyse
+
+    engine = _open_engine(args)
+    try:
+        try:
+            reach = analyse(engine.state, args.card)
+        except KeyError:
+            raise SystemExit(f"arrowgate: no custom card {args.card!r} on any canvas") from None
+        print(json.dumps(reach.to_json(), indent=2) if args.json else "\n".join(reach.lines()))
+        return 0
+    finally:
+        engine.close()
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from .operator import operator_check
+
+    check = operator_check()
+    if not check.ok:
+        # Importing draws arrows, which is consent: only a person at a terminal.
+        raise SystemExit(f"arrowgate: import refused: {check.reason}")
+    try:
+        doc = json.loads(Path(args.file).read_text())
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"arrowgate: cannot read {args.file}: {exc}") from exc
+    workspace = args.workspace or Path(args.file).stem
+    folder = Path(args.folder or Path(args.file).parent).resolve()
+    engine = _open_engine(args, create=True)
+
+    async def run() -> Any:
+        return await engine.import_canvas(workspace, folder, doc)
+
+    try:
+        asyncio.run(run())
+        nodes = engine.state.canvas.nodes(workspace)
+        print(f"imported {args.file} as workspace {workspace!r} ({folder}): "
+              f"{len(nodes)} nodes, {len(engine.state.canvas.arrows(workspace))} arrows")
+        return 0
+    finally:
+        engine.close()
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    engine = _open_engine(args)
+    try:
+        workspace = args.workspace
+        if workspace is None:
+            if len(engine.state.workspaces) != 1:
+                names = ", ".join(sorted(engine.state.workspaces)) or "none"
+                raise SystemExit(f"arrowgate: name a workspace with --workspace (there are: "
+                                 f"{names})")
+            workspace = next(iter(engine.state.workspaces))
+        text = json.dumps(engine.export_canvas(workspace), indent="\t")
+        if args.output:
+            Path(args.output).write_text(text + "\n")
+        else:
+            print(text)
+        return 0
+    finally:
+        engine.close()
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from .demo import play_demo
+
+    engine = _open_engine(args, create=True)
+    folder = Path(args.folder) if args.folder else default_db_path().parent / "demo-project"
+
+    async def run() -> int:
+        try:
+            await play_demo(engine, folder, print)
+            if args.no_tui:
+                print("")
+                print("Next: `arrowgate tui --demo` to inspect the arrow logs and answer the "
+                      "held prompt.")
+                return 0
+            launch = _plugin("apps", "tui")
+            if launch is None:
+                print("arrowgate: the TUI is not installed; ran the demo only", file=sys.stderr)
+                return 0
+            return int(await launch(engine))
+        finally:
+            await engine.world.aclose()
+
+    try:
+        return asyncio.run(run())
+    finally:
+        engine.close()
+
+
+def _plugin(group: str, name: str) -> Any:
+    """An entry point of group ``arrowgate.<group>``: how the TUI plugs in headlessly."""
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=f"arrowgate.{group}"):
+        if ep.name == name:
+            return ep.load()
+    return None
+
+
 def _cmd_docs(args: argparse.Namespace) -> int:
     from .docs import permission_reference
 
@@ -151,6 +266,30 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("docs", help="generated documentation")
     p.add_argument("topic", choices=["permissions"])
     p.set_defaults(fn=_cmd_docs)
+    p = sub.add_parser("demo", help="build the demo canvas and play a narrated run")
+    p.add_argument("--db", help="database file (default: the embedded default)")
+    p.add_argument("--folder", help="the demo project folder")
+    p.add_argument("--no-tui", action="store_true", help="print the narrative and exit")
+    p.set_defaults(fn=_cmd_demo)
+    p = sub.add_parser("reach", help="what a card can cause, directly and transitively")
+    p.add_argument("card")
+    p.add_argument("--db")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(fn=_cmd_reach)
+    p = sub.add_parser("import", help="import a JSON Canvas 1.0 file as a new workspace")
+    p.add_argument("file")
+    p.add_argument("--db")
+    p.add_argument("--workspace", help="workspace id (default: the file's name)")
+    p.add_argument("--folder", help="project folder (default: the file's folder)")
+    p.set_defaults(fn=_cmd_import)
+    p = sub.add_parser("export", help="export a workspace as JSON Canvas 1.0")
+    p.add_argument("--db")
+    p.add_argument("--workspace")
+    p.add_argument("-o", "--output", help="file to write (default: standard output)")
+    p.set_defaults(fn=_cmd_export)
+    register = _plugin("cli", "tui")
+    if register is not None:
+        register(sub)
     return parser
 
 

@@ -249,6 +249,9 @@ class ConsentMixin:
             self._canvas_store.delete_node(node_id)
             self._history(principal, "node.remove", subject)
             self.state.canvas.remove_node(node_id)
+            # In the store too: a reload (restart, another process) must not
+            # hand a removed card's windows to a new node with its id.
+            self.db.execute("delete from rate_events where card = ?", [node_id])
             self.state.counters.forget(node_id)
             self._agents_changed(node, "removed")
             self._revalidate()

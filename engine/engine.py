@@ -10,8 +10,9 @@ gets `StoreFailed`: nothing happened.
 
 The class is assembled from one part per concept: `engine.transactions`
 (batches and group commit), `engine.consent` (grants, packages, the canvas),
-`engine.calls` (the calls cards make) and `engine.queueing` (prompts and
-holds); this module holds loading, the clock, background cards and the log.
+`engine.calls` (the calls cards make), `engine.queueing` (prompts and
+holds) and `engine.interchange` (JSON Canvas); this module holds loading,
+the clock, drivers, subscriptions, background cards and the log.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from .drivers import AgentDriver, Driver, TerminalDriver
 from .errors import InvalidRequest, StoreFailed
 from .events import Event, EventSink, Update
 from .history import ConsentHistory
+from .interchange import InterchangeMixin
 from .log import ArrowLog, Verification
 from .manifest import parse_manifest
 from .migrations import migrations
@@ -56,7 +58,8 @@ from .world import World
 __all__ = ["Engine", "Event", "EventSink", "Update"]
 
 
-class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin):
+class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
+             InterchangeMixin):
     """The consent engine over one SQLite store.
 
     Args:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Sequence
 
 from .base import AgentDriver, DriverHost
@@ -49,7 +50,8 @@ class CommandAgent(AgentDriver):
         argv = [a.replace("{prompt}", text) for a in self._command]
         try:
             self._proc = proc = await asyncio.create_subprocess_exec(
-                *argv, cwd=self._folder, stdin=asyncio.subprocess.PIPE,
+                *argv, cwd=self._folder, env=dict(os.environ, ARROWGATE_DRIVEN=self.node),
+                stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
         except OSError as exc:
             self._host.replied(self.node, f"[could not start {argv[0]}: {exc}]")

@@ -57,8 +57,11 @@ class PtyTerminal(TerminalDriver):
         master, slave = os.openpty()
         columns, lines = self._size
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
+        # ARROWGATE_DRIVEN: cards can type here, so a TUI started in this
+        # terminal must not take it for a person (engine.operator).
         env = dict(os.environ, TERM="xterm", PS1="$ ", PS2="> ",
-                   PROMPT_COMMAND=_PROMPT_COMMAND, HISTFILE="/dev/null")
+                   PROMPT_COMMAND=_PROMPT_COMMAND, HISTFILE="/dev/null",
+                   ARROWGATE_DRIVEN=self.node)
 
         def controlling_tty() -> None:
             # A session of its own with the pty as controlling terminal, so

@@ -1,0 +1,212 @@
+"""JSON Canvas 1.0 (jsoncanvas.org) to and from arrowgate's canvas.
+
+The official JSON Schema forbids extra fields on nodes and edges
+(``additionalProperties: false``) but not at the top level. So the document
+stays a valid JSON Canvas, and arrowgate's own data travels beside it in one
+top-level key, ``"arrowgate"``, keyed by node and edge ids::
+
+    {"nodes": [...], "edges": [...],
+     "arrowgate": {"version": 1, "nodes": {"a1": {"type": "agent", ...}},
+                   "edges": {"e1": {"from_port": "out", "to_port": "prompt"}}}}
+
+Mapping:
+
+- Every arrowgate node becomes a ``text`` node: a note or sticky shows its
+  text, a todo or taskboard its items as a Markdown checklist, an agent,
+  terminal or card a one-line title. Position, size and colour are kept
+  (``layout``); nodes without a layout are laid out on a grid.
+- A plain arrow (consent in either direction) is an edge with no arrowheads
+  (``toEnd: "none"``); a port arrow carries data one way and is an edge with
+  an arrowhead at its input end (``toEnd: "arrow"``), its ports in the
+  ``arrowgate`` key and, for people, in the edge's label (``out → prompt``).
+- On import, a ``text`` node without arrowgate data is a note; ``file``,
+  ``link`` and ``group`` nodes (and edges touching them) have no arrowgate
+  counterpart and are kept as they are, to be written back on export. An
+  edge's ends decide direction: only ``fromEnd: "arrow"`` means data flows
+  to ``fromNode``. An edge without ports in the ``arrowgate`` key is a port
+  arrow only when its label names them (``out -> prompt``) and it has
+  exactly one arrowhead; otherwise it is a plain arrow.
+
+Only the conversion lives here; `Engine.import_canvas` applies it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import InvalidNode
+from .model import Arrow, Node
+
+__all__ = ["CanvasImport", "from_json_canvas", "to_json_canvas"]
+
+_FOREIGN_TYPES = {"file", "link", "group"}
+_PORT_LABEL = re.compile(r"^\s*([\w.-]+)\s*(?:->|→)\s*([\w.-]+)\s*$")
+_GRID = (300, 200)  # cell of the automatic layout
+_SIZE = (260, 140)
+
+
+@dataclass(slots=True)
+class CanvasImport:
+    """A JSON Canvas document read as arrowgate nodes and arrows (still unchecked)."""
+
+    nodes: list[dict[str, Any]] = field(default_factory=list)
+    arrows: list[dict[str, Any]] = field(default_factory=list)
+    #: file, link and group nodes and the edges touching them, kept verbatim.
+    foreign: dict[str, list[dict[str, Any]]] = field(
+        default_factory=lambda: {"nodes": [], "edges": []})
+    #: Per arrow id, how its edge was drawn (sides, colour, label).
+    styles: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def _problem(path: str, what: str) -> InvalidNode:
+    return InvalidNode(f"not a JSON Canvas 1.0 document: {path}: {what}", reason="bad-canvas")
+
+
+def _layout(raw: dict[str, Any], path: str) -> dict[str, Any]:
+    layout: dict[str, Any] = {}
+    for key in ("x", "y", "width", "height"):
+        value = raw.get(key)
+        if type(value) not in (int, float):
+            raise _problem(f"{path}.{key}", "a number is required")
+        layout[key] = value
+    if "color" in raw:
+        if not isinstance(raw["color"], str):
+            raise _problem(f"{path}.color", "a colour is a string")
+        layout["color"] = raw["color"]
+    return layout
+
+
+def from_json_canvas(doc: Any) -> CanvasImport:
+    """Read a JSON Canvas document.
+
+    Raises:
+        InvalidNode: naming the first field that is not JSON Canvas 1.0.
+    """
+    if not isinstance(doc, dict):
+        raise _problem("$", "the document is a JSON object")
+    nodes, edges = doc.get("nodes", []), doc.get("edges", [])
+    if not isinstance(nodes, list) or not isinstance(edges, list):
+        raise _problem("$", "nodes and edges are arrays")
+    own = doc.get("arrowgate") or {}
+    if not isinstance(own, dict):
+        raise _problem("$.arrowgate", "an object keyed by ids")
+    own_nodes, own_edges = own.get("nodes") or {}, own.get("edges") or {}
+    if not isinstance(own_nodes, dict) or not isinstance(own_edges, dict):
+        raise _problem("$.arrowgate", "nodes and edges are objects keyed by ids")
+    out = CanvasImport()
+    foreign_ids: set[str] = set()
+    seen: set[str] = set()
+    for i, raw in enumerate(nodes):
+        path = f"$.nodes[{i}]"
+        if not isinstance(raw, dict) or not isinstance(raw.get("id"), str) or not raw["id"]:
+            raise _problem(path, "a node is an object with a string id")
+        node_id, kind = raw["id"], raw.get("type")
+        if node_id in seen:
+            raise _problem(f"{path}.id", f"duplicate id {node_id!r}")
+        seen.add(node_id)
+        layout = _layout(raw, path)
+        if kind in _FOREIGN_TYPES:
+            out.foreign["nodes"].append(dict(raw))
+            foreign_ids.add(node_id)
+            continue
+        if kind != "text" or not isinstance(raw.get("text"), str):
+            raise _problem(path, "type is text, file, link or group; a text node has text")
+        mine = own_nodes.get(node_id)
+        if isinstance(mine, dict):
+            node = {k: v for k, v in mine.items() if k != "id"}
+        else:
+            node = {"type": "note", "text": raw["text"]}
+        node["id"] = node_id
+        node["layout"] = layout
+        out.nodes.append(node)
+    for i, raw in enumerate(edges):
+        path = f"$.edges[{i}]"
+        if not isinstance(raw, dict) or not all(
+                isinstance(raw.get(k), str) for k in ("id", "fromNode", "toNode")):
+            raise _problem(path, "an edge has string id, fromNode and toNode")
+        if raw["fromNode"] in foreign_ids or raw["toNode"] in foreign_ids:
+            out.foreign["edges"].append(dict(raw))
+            continue
+        for end in ("fromEnd", "toEnd"):
+            if raw.get(end, "none" if end == "fromEnd" else "arrow") not in ("none", "arrow"):
+                raise _problem(f"{path}.{end}", "none or arrow")
+        src, dst = raw["fromNode"], raw["toNode"]
+        heads = (raw.get("fromEnd", "none") == "arrow", raw.get("toEnd", "arrow") == "arrow")
+        if heads == (True, False):
+            src, dst = dst, src  # data flows to fromNode
+        arrow: dict[str, Any] = {"id": raw["id"], "from": src, "to": dst}
+        mine = own_edges.get(raw["id"])
+        label = raw.get("label")
+        if isinstance(mine, dict) and mine.get("from_port"):
+            arrow.update(from_port=mine.get("from_port"), to_port=mine.get("to_port"))
+        elif heads.count(True) == 1 and isinstance(label, str) \
+                and (match := _PORT_LABEL.match(label)):
+            arrow.update(from_port=match.group(1), to_port=match.group(2))
+        style = {k: raw[k] for k in ("fromSide", "toSide", "color", "label") if k in raw}
+        if style:
+            out.styles[raw["id"]] = style
+        out.arrows.append(arrow)
+    return out
+
+
+def _title(node: Node) -> str:
+    data = node.data
+    if node.type in ("note", "sticky"):
+        return str(data.get("text", ""))
+    if node.type == "todo":
+        return "\n".join(f"- [{'x' if i.get('done') else ' '}] {i.get('text', '')}"
+                         for i in data.get("items", [])) or "(empty todo)"
+    if node.type == "taskboard":
+        return "\n".join(f"- [{'x' if t.get('column') == 'done' else ' '}] {t.get('text', '')}"
+                         for t in data.get("tasks", [])) or "(empty taskboard)"
+    if node.type == "agent":
+        mode = " — dangerous mode" if data.get("dangerous") else ""
+        return f"**agent** {data.get('name') or node.id} ({data.get('tool') or 'agent'}){mode}"
+    if node.type == "terminal":
+        return f"**terminal** {data.get('name') or node.id} ({data.get('shell', 'bash')})"
+    return f"**card** {node.id} ({data.get('package')})"
+
+
+# Fields that belong to the engine's bookkeeping, not to the canvas.
+_RUNTIME = {"screen", "last_reply", "exit", "chain", "layout"}
+
+
+def to_json_canvas(nodes: list[Node], arrows: list[Arrow],
+                   foreign: dict[str, list[dict[str, Any]]] | None = None,
+                   styles: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Write nodes and arrows as a JSON Canvas 1.0 document (see the module docstring)."""
+    doc_nodes: list[dict[str, Any]] = []
+    own_nodes: dict[str, Any] = {}
+    for index, node in enumerate(nodes):
+        layout = dict(node.data.get("layout") or {})
+        if not layout:
+            col, row = index % 6, index // 6
+            layout = {"x": col * _GRID[0], "y": row * _GRID[1],
+                      "width": _SIZE[0], "height": _SIZE[1]}
+        entry: dict[str, Any] = {"id": node.id, "type": "text", "text": _title(node),
+                                 "x": layout["x"], "y": layout["y"],
+                                 "width": layout["width"], "height": layout["height"]}
+        color = layout.get("color") or ("3" if node.type == "sticky" else None)
+        if color:
+            entry["color"] = color
+        doc_nodes.append(entry)
+        own_nodes[node.id] = {"type": node.type, **{k: v for k, v in node.data.items()
+                                                    if k not in _RUNTIME}}
+    doc_edges: list[dict[str, Any]] = []
+    own_edges: dict[str, Any] = {}
+    for arrow in arrows:
+        edge: dict[str, Any] = {"id": arrow.id, "fromNode": arrow.src, "toNode": arrow.dst}
+        edge.update((styles or {}).get(arrow.id, {}))
+        if arrow.is_port:
+            edge["toEnd"] = "arrow"
+            edge.setdefault("label", f"{arrow.from_port} → {arrow.to_port}")
+            own_edges[arrow.id] = {"from_port": arrow.from_port, "to_port": arrow.to_port}
+        else:
+            edge["toEnd"] = "none"
+        doc_edges.append(edge)
+    foreign = foreign or {"nodes": [], "edges": []}
+    return {"nodes": doc_nodes + list(foreign.get("nodes", [])),
+            "edges": doc_edges + list(foreign.get("edges", [])),
+            "arrowgate": {"version": 1, "nodes": own_nodes, "edges": own_edges}}

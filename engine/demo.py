@@ -1,0 +1,206 @@
+"""``arrowgate demo``: a demo canvas and a short narrated run with real drivers.
+
+The canvas (workspace ``demo``): the card ``standup`` (package
+``demo.standup``) is wired to the agent ``claude`` and the terminal
+``shell``; ``yolo`` is an agent in dangerous mode, also wired to it; the
+agent ``codex`` has no arrow from it; ``reader`` (``demo.reader``) is wired
+to ``shell`` and gets its exit codes on a port; ``notes`` is a note.
+
+Agents are scripted (deterministic replies); the terminal is a real bash in
+a pseudo-terminal in the demo project folder. Running the demo again
+rebuilds the canvas (removing the old nodes cancels what they left open);
+the arrow log keeps every earlier run, as an append-only log should.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .decision import Decision
+from .drivers import PtyTerminal, ScriptedAgent
+from .manifest import file_digests
+from .subscriptions import Subscription
+
+if TYPE_CHECKING:
+    from .engine import Engine
+
+__all__ = ["DEMO_WORKSPACE", "DemoResult", "build_demo", "play_demo"]
+
+DEMO_WORKSPACE = "demo"
+
+_PACKAGES = {
+    "demo.standup": {
+        "name": "demo.standup", "version": "1.0.0",
+        "permissions": {"agents.prompt": {}, "agents.output": {}, "terminals.write": {}},
+        "tools": ["summarize_standup"], "ports": {"inputs": [], "outputs": ["out"]},
+    },
+    "demo.reader": {
+        "name": "demo.reader", "version": "1.0.0",
+        "permissions": {"agents.output": {}}, "ports": {"inputs": ["code"], "outputs": []},
+    },
+}
+_NODES: tuple[dict[str, Any], ...] = (
+    {"id": "standup", "type": "card", "package": "demo.standup"},
+    {"id": "reader", "type": "card", "package": "demo.reader"},
+    {"id": "claude", "type": "agent", "name": "Claude", "tool": "claude-code"},
+    {"id": "codex", "type": "agent", "name": "Codex", "tool": "codex"},
+    {"id": "yolo", "type": "agent", "name": "YOLO", "tool": "claude-code", "dangerous": True},
+    {"id": "shell", "type": "terminal", "name": "shell"},
+    {"id": "notes", "type": "note", "text": "Stand-up: ship the consent layer."},
+)
+_ARROWS: tuple[dict[str, Any], ...] = (
+    {"id": "standup-claude", "from": "standup", "to": "claude"},
+    {"id": "standup-shell", "from": "standup", "to": "shell"},
+    {"id": "standup-yolo", "from": "standup", "to": "yolo"},
+    {"id": "standup-notes", "from": "standup", "to": "notes"},
+    {"id": "reader-shell", "from": "reader", "to": "shell"},
+    {"id": "shell-exit-reader", "from": "shell", "from_port": "exit", "to": "reader",
+     "to_port": "code"},
+)
+REPLIES = {
+    "Summarise yesterday's commits.":
+        "Yesterday: 3 commits — drivers, events, the demo. Nothing is blocked.",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class DemoResult:
+    """What the demo left behind."""
+
+    held_prompt: str | None  #: the prompt waiting for a person
+    screen: str  #: the terminal screen the reader card read
+
+
+async def build_demo(engine: Engine, folder: Path) -> None:
+    """(Re)build the demo canvas in workspace ``demo`` with project folder ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    readme = folder / "README.md"
+    if not readme.exists():
+        readme.write_text("# demo project\n\nA folder for arrowgate's demo terminal.\n")
+    if DEMO_WORKSPACE not in engine.state.workspaces:
+        await engine.create_workspace(DEMO_WORKSPACE, folder.resolve())
+    for node in engine.state.canvas.nodes(DEMO_WORKSPACE):
+        await engine.remove_node(node.id)
+    for name, raw in _PACKAGES.items():
+        pkg = engine.state.packages.get(name)
+        if pkg is None or not pkg.installed:
+            text = json.dumps(raw, sort_keys=True)
+            await engine.offer(name, raw, file_digests({"manifest.json": text,
+                                                        "index.js": f"// {name}"}))
+            await engine.install(name, grant="required")
+    for raw_node in _NODES:
+        await engine.add_node(dict(raw_node), workspace=DEMO_WORKSPACE)
+    for arrow in _ARROWS:
+        await engine.add_arrow(dict(arrow))
+
+
+async def play_demo(engine: Engine, folder: Path, say: Callable[[str], None]) -> DemoResult:
+    """Build the canvas, attach real drivers and narrate the run through ``say``."""
+    await build_demo(engine, folder)
+    say(f"arrowgate demo — canvas '{DEMO_WORKSPACE}' in {folder}")
+    say("  standup (card) -> claude (agent), shell (terminal), yolo (agent, dangerous mode),"
+        " notes (note)")
+    say("  reader (card) -> shell; shell.exit -> reader.code;  codex (agent) has no arrow")
+    await engine.attach_driver("claude", ScriptedAgent("claude", REPLIES))
+    await engine.attach_driver("yolo", ScriptedAgent("yolo"))
+    await engine.attach_driver("shell", PtyTerminal("shell", columns=80, lines=12))
+    reader = engine.subscribe("reader")
+
+    say("")
+    say("1. standup prompts claude over its arrow")
+    text = "Summarise yesterday's commits."
+    decision = await engine.call("standup", "agents.prompt", "claude", {"text": text})
+    _show(say, decision)
+    await _settled(engine, lambda: _state(engine, decision.prompt) == "replied")
+    reply = await engine.call("standup", "agents.lastReply", "claude")
+    say(f"   claude replied: {reply.value}")
+
+    say("")
+    say("2. standup prompts codex, with no arrow between them")
+    _show(say, await engine.call("standup", "agents.prompt", "codex", {"text": "Hello?"}))
+
+    say("")
+    say("3. standup prompts yolo, an agent in dangerous mode")
+    held = await engine.call("standup", "agents.prompt", "yolo",
+                             {"text": "Delete the build folder and redeploy."})
+    _show(say, held)
+    timeout = engine.state.workspaces[DEMO_WORKSPACE].settings.hold_timeout
+    say(f"   it waits for a person: approve or reject it in `arrowgate tui` (holds screen)"
+        f" within {timeout:g} s, or it expires")
+
+    say("")
+    say("4. standup sends prompts to claude until the limit of 6 a minute")
+    for i in range(5):
+        d = await engine.call("standup", "agents.prompt", "claude",
+                              {"text": f"Status check {i + 1}"})
+        if d.outcome not in ("queued", "held"):
+            _show(say, d)
+            break
+        say(f"   prompt {i + 3}: {d.outcome}")
+
+    say("")
+    say("5. standup runs a real command in shell; reader reads its screen")
+    command = "printf 'hello from a real bash in %s\\n' \"$(basename \"$PWD\")\"; false"
+    _show(say, await engine.call("standup", "terminals.run", "shell", {"command": command}))
+    await _settled(engine, lambda: _exit_code(engine, "shell") is not None)
+    screen = await engine.call("reader", "agents.readScreen", "shell")
+    say("   reader's agents.readScreen:")
+    lines = str(screen.value or "").splitlines()
+    for line in lines:
+        say(f"   | {line}")
+    exit_code = await _port_data(reader)
+    say(f"   reader got exit code {exit_code} on its 'code' port (shell.exit -> reader.code)")
+
+    say("")
+    verification = engine.verify_log()
+    rows = engine.log_rows()
+    say(f"arrow log: {len(rows)} rows, chain {'verified' if verification.ok else 'BROKEN'}")
+    reader.close()
+    return DemoResult(held.prompt if held.outcome == "held" else None, "\n".join(lines))
+
+
+def _show(say: Callable[[str], None], decision: Decision) -> None:
+    if decision.allowed:
+        say(f"   {decision.outcome}: {decision.call} {decision.target or ''} "
+            f"(arrow {decision.arrow})".rstrip())
+    else:
+        say(f"   refused: {decision.message}")
+
+
+async def _settled(engine: Engine, done: Callable[[], bool], timeout: float = 10.0) -> None:
+    """Wait for real drivers to report (a reply, an exit code), at most ``timeout`` s."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not done():
+        if loop.time() > deadline:
+            raise TimeoutError("the demo's drivers did not answer in time")
+        await engine.world.settle()
+        await asyncio.sleep(0.02)
+
+
+def _state(engine: Engine, prompt: str | None) -> str | None:
+    found = engine.prompt(prompt or "")
+    return found.state if found else None
+
+
+def _exit_code(engine: Engine, terminal: str) -> object:
+    node = engine.state.canvas.node(terminal)
+    return node.data.get("exit") if node else None
+
+
+async def _port_data(sub: Subscription) -> object:
+    async def first() -> object:
+        async for event in sub:
+            if event.type == "port.data":
+                return event.data["data"]
+        return None
+
+    try:
+        return await asyncio.wait_for(first(), timeout=5)
+    except TimeoutError:
+        return None
