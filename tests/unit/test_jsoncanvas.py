@@ -1,0 +1,148 @@
+"""JSON Canvas 1.0 import and export, round trips and refusals (issue 6)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import Engine, InvalidRequest
+
+from ..conftest import manifest, offer_install
+
+BOARD = Path(__file__).parent.parent / "data" / "board.canvas"
+
+# What the official JSON Schema allows on each kind of node and on edges
+# (additionalProperties: false), and what it requires.
+_COMMON = {"id", "type", "x", "y", "width", "height", "color"}
+_ALLOWED = {"text": _COMMON | {"text"}, "file": _COMMON | {"file", "subpath"},
+            "link": _COMMON | {"url"}, "group": _COMMON | {"label", "background",
+                                                           "backgroundStyle"}}
+_EDGE = {"id", "fromNode", "fromSide", "fromEnd", "toNode", "toSide", "toEnd", "color",
+         "label"}
+
+
+def assert_json_canvas(doc: dict[str, Any]) -> None:
+    """The document passes the official schema's rules for nodes and edges."""
+    for node in doc["nodes"]:
+        assert set(node) <= _ALLOWED[node["type"]], node
+        assert {"id", "type", "x", "y", "width", "height"} <= set(node)
+    for edge in doc["edges"]:
+        assert set(edge) <= _EDGE and {"id", "fromNode", "toNode"} <= set(edge), edge
+        assert edge.get("toEnd", "arrow") in ("none", "arrow")
+
+
+async def test_round_trip_of_a_real_canvas_file(make_engine: Any, tmp_path: Path) -> None:
+    """Import then export gives back every node and edge of the file as it was."""
+    # GIVEN a .canvas file as Obsidian writes it: text, file, link and group nodes
+    original = json.loads(BOARD.read_text())
+    engine = make_engine()
+    # WHEN it is imported and exported again
+    await engine.import_canvas("board", tmp_path, original)
+    exported = engine.export_canvas("board")
+    # THEN the nodes and edges are the same, and arrowgate's data rides alongside
+    assert_json_canvas(exported)
+
+    def by_id(items: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        return {i["id"]: i for i in items}
+
+    assert by_id(exported["nodes"]) == by_id(original["nodes"])
+    out_edges, in_edges = by_id(exported["edges"]), by_id(original["edges"])
+    assert set(out_edges) == set(in_edges)
+    for edge_id, edge in in_edges.items():
+        for key, value in edge.items():
+            assert out_edges[edge_id].get(key, "none" if key == "fromEnd" else None) == value
+    # Text nodes became notes; the labelled one-way edge a port arrow, the other plain.
+    assert {n.type for n in engine.state.canvas.nodes("board")} == {"note"}
+    arrows = {a.id: a for a in engine.state.canvas.arrows("board")}
+    assert (arrows["e0a1b2c3d4e5f607"].from_port, arrows["e0a1b2c3d4e5f607"].to_port) == \
+        ("text", "append")
+    assert not arrows["f1e2d3c4b5a69788"].is_port
+    assert "0a9b8c7d6e5f4a3b" not in arrows  # between file and link nodes: kept, not an arrow
+
+
+async def test_arrowgate_canvas_survives_export_and_import(make_engine: Any,
+                                                          tmp_path: Path) -> None:
+    """Agents, terminals, cards and port arrows come back with every field."""
+    engine = make_engine()
+    await engine.create_workspace("w1", tmp_path / "a")
+    await offer_install(engine, manifest("acme.x", {"agents.prompt": {}},
+                                         ports={"inputs": [], "outputs": ["out"]}))
+    for node in ({"id": "c1", "type": "card", "package": "acme.x"},
+                 {"id": "a1", "type": "agent", "name": "A", "tool": "codex", "dangerous": True,
+                  "command": ["codex", "exec", "-"]},
+                 {"id": "t1", "type": "terminal", "name": "sh"},
+                 {"id": "td", "type": "todo", "items": [{"id": "i1", "text": "x", "done": True}]},
+                 {"id": "s1", "type": "sticky", "text": "hi"}):
+        await engine.add_node(node, workspace="w1")
+    await engine.add_arrow({"id": "e1", "from": "c1", "to": "t1"})
+    await engine.add_arrow({"id": "p1", "from": "c1", "from_port": "out", "to": "a1",
+                            "to_port": "prompt"})
+    doc = engine.export_canvas("w1")
+    assert_json_canvas(doc)
+    edges = {e["id"]: e for e in doc["edges"]}
+    assert edges["e1"]["toEnd"] == "none" and edges["p1"]["toEnd"] == "arrow"
+    assert "- [x] x" in {n["id"]: n for n in doc["nodes"]}["td"]["text"]
+    # Into a second app database.
+    other = Engine.open(tmp_path / "other.db")
+    try:
+        # A card's ports come from its manifest: unknown until its package is offered.
+        with pytest.raises(InvalidRequest, match="c1 has no port 'out'"):
+            await other.import_canvas("w1", tmp_path / "b", doc)
+        await offer_install(other, manifest("acme.x", {"agents.prompt": {}},
+                                            ports={"inputs": [], "outputs": ["out"]}))
+        await other.import_canvas("w1", tmp_path / "b", json.loads(json.dumps(doc)))
+
+        def shape(e: Engine) -> Any:
+            nodes = {n.id: {k: v for k, v in n.data.items() if k != "layout"}
+                     for n in e.state.canvas.nodes("w1")}
+            return nodes, {a.to_dict()["id"]: a.to_dict() for a in e.state.canvas.arrows("w1")}
+        assert shape(other) == shape(engine)
+    finally:
+        other.close()
+
+
+async def test_direction_comes_from_the_arrowheads(make_engine: Any, tmp_path: Path) -> None:
+    """An edge with only fromEnd arrow carries data toward fromNode."""
+    doc = {"nodes": [{"id": "n1", "type": "text", "text": "a", "x": 0, "y": 0, "width": 1,
+                      "height": 1},
+                     {"id": "n2", "type": "text", "text": "b", "x": 0, "y": 0, "width": 1,
+                      "height": 1}],
+           "edges": [{"id": "e1", "fromNode": "n1", "toNode": "n2", "fromEnd": "arrow",
+                      "toEnd": "none", "label": "text → append"}]}
+    engine = make_engine()
+    await engine.import_canvas("w", tmp_path, doc)
+    arrow = engine.state.canvas.arrow("e1")
+    assert (arrow.src, arrow.from_port, arrow.dst, arrow.to_port) == ("n2", "text", "n1", "append")
+
+
+@pytest.mark.parametrize(("change", "match"), [
+    (lambda d: d["nodes"].append(dict(d["nodes"][0])), "duplicate id"),
+    (lambda d: d["edges"].append({"id": "zz", "fromNode": "a3c9e1d27b5f6048",
+                                  "toNode": "nowhere"}), "does not exist"),
+    (lambda d: d["nodes"][1].pop("x"), r"nodes\[1\]\.x"),
+    (lambda d: d["edges"][0].update(label="text -> nosuchport"), "no port"),
+    (lambda d: d.update(nodes="x"), "arrays"),
+])
+async def test_bad_documents_change_nothing(make_engine: Any, tmp_path: Path, change: Any,
+                                            match: str) -> None:
+    """A document with any problem is refused, naming it, and creates nothing."""
+    doc = json.loads(BOARD.read_text())
+    change(doc)
+    engine = make_engine()
+    with pytest.raises(InvalidRequest, match=match):
+        await engine.import_canvas("board", tmp_path, doc)
+    assert "board" not in engine.state.workspaces
+    assert engine.state.canvas.nodes() == []
+    refused = [h for h in engine.history.entries() if h["action"] == "canvas.import"]
+    assert refused and not refused[-1]["accepted"]
+
+
+async def test_only_an_operator_imports(make_engine: Any, tmp_path: Path) -> None:
+    """Importing draws arrows, which is consent (SPEC §4.5)."""
+    engine = make_engine()
+    with pytest.raises(Exception, match="APPROVAL_REFUSED"):
+        await engine.import_canvas("board", tmp_path, json.loads(BOARD.read_text()),
+                                   by="agent:a1")
