@@ -82,17 +82,16 @@ def _cmd_log(args: argparse.Namespace) -> int:
     migrations.apply(db)
     log = ArrowLog(db)
     if args.action == "verify":
-        from .anchor import AnchorFile
+        from .logindex import verify_path
 
-        anchor_file = AnchorFile(str(path) + ".anchor")
-        try:
-            anchor = anchor_file.read()
-        except ValueError as exc:
-            print(f"log verify: FAILED: {exc}")
-            return 1
-        result = log.verify(anchor, anchored=anchor_file.exists() or log.anchored())
-        print(f"log verify: {'ok' if result.ok else 'FAILED'}: {result.rows} rows"
-              + (f"; first bad row {result.first_bad}: {result.problem}" if not result.ok else ""))
+        result = verify_path(path)
+        if result.ok:
+            print(f"log verify: ok: {result.rows} rows")
+        elif result.first_bad is None and not result.rows:  # the anchor could not be read
+            print(f"log verify: FAILED: {result.problem}")
+        else:
+            print(f"log verify: FAILED: {result.rows} rows; first bad row {result.first_bad}: "
+                  f"{result.problem}")
         return 0 if result.ok else 1
     rows = log.rows(arrow=args.arrow, card=args.card, package=args.package,
                     outcome=args.outcome, since=args.since, until=args.until)

@@ -462,6 +462,15 @@ class ConsentMixin:
             self._emit("permissions.request", card, permission=permission, granted=answer)
         return answer
 
+    def pending_update(self: Engine, package: str) -> Update | None:
+        """A package's version waiting for approval, with its diff; None when there is none."""
+        self._sync()
+        pkg = self.state.packages.get(package)
+        if pkg is None or not pkg.is_pending or pkg.manifest is None or pkg.pending is None:
+            return None
+        assert pkg.pending_hash is not None
+        return Update(package, pkg.pending_hash, diff_manifests(pkg.manifest, pkg.pending))
+
     @consistent
     async def update(self: Engine, package: str, *, manifest: dict[str, Any] | None = None,
                      digests: dict[str, str] | None = None) -> Update:

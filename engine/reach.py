@@ -26,7 +26,7 @@ from canvas import Arrow, Node
 from .catalogue import PORT_INPUTS
 from .state import State
 
-__all__ = ["Reach", "Step", "Target", "analyse"]
+__all__ = ["Reach", "Step", "Target", "analyse", "capability_graph", "potential"]
 
 # (target type, permission, action): what a granted permission lets a card do
 # to a node it is wired to.
@@ -241,3 +241,40 @@ def _step(graph: nx.MultiDiGraph, u: str, v: str) -> Step:
     edges = sorted(graph.get_edge_data(u, v).values(), key=lambda e: order.index(e["action"]))
     best = edges[0]
     return Step(u, v, best["action"], best["arrow"], best["grant"])
+
+
+def potential(state: State, permissions: frozenset[str] | set[str],
+              hosts: tuple[str, ...] = ()) -> list[str]:
+    """For a package about to be installed: what one of its cards could reach once wired.
+
+    Lists, per canvas, the agents (and which are in dangerous mode), the
+    terminals and the built-in cards that the requested permissions would
+    let a card act on, had a person drawn an arrow to them.
+    """
+    out: list[str] = []
+    for ws in sorted(state.workspaces):
+        nodes = state.canvas.nodes(ws)
+        agents = [n for n in nodes if n.type == "agent"]
+        parts: list[str] = []
+        if "agents.prompt" in permissions and agents:
+            dangerous = [a.id for a in agents if a.data.get("dangerous")]
+            parts.append(f"prompt any of {len(agents)} agents"
+                         + (f" (dangerous mode: {', '.join(dangerous)})" if dangerous else ""))
+        terminals = [n for n in nodes if n.type == "terminal"]
+        if "terminals.write" in permissions and terminals:
+            parts.append(f"run commands in any of {len(terminals)} terminals")
+        builtins = [n for n in nodes if n.type in ("note", "todo", "taskboard", "sticky")]
+        if "cards.connected" in permissions and builtins:
+            parts.append(f"read and write any of {len(builtins)} built-in cards")
+        if "agents.output" in permissions and (agents or terminals):
+            parts.append("read the screens and replies of agents and terminals")
+        if parts:
+            out.append(f"on canvas {ws}, once wired: " + "; ".join(parts))
+    if hosts:
+        out.append("on the network, without any arrow: " + ", ".join(hosts))
+    for name, what in (("fs.write", "read and write the workspace folder"),
+                       ("fs.read", "read the workspace folder")):
+        if name in permissions:
+            out.append(f"without any arrow: {what}")
+            break
+    return out

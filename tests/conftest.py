@@ -15,10 +15,14 @@ from engine.replay import VirtualClock
 
 @pytest.fixture(autouse=True)
 def _determinism(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Keep colour settings and the default database out of the tests' way."""
+    """Colour settings, the cursor's blink, the database and the keymap: all fixed."""
+    from textual.widgets import Input
+
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.delenv("TEXTUAL_THEME", raising=False)
     monkeypatch.setenv("ARROWGATE_DB", str(tmp_path / "default.db"))
+    monkeypatch.setenv("ARROWGATE_KEYMAP", str(tmp_path / "no-keymap.json"))
+    monkeypatch.setattr(Input, "_toggle_cursor", lambda _self: None)
 
 
 @pytest.fixture

@@ -1,0 +1,43 @@
+"""Fixtures of the Pilot tests: the shared canvas and a way to let the app settle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.worker import WorkerCancelled
+
+from engine.replay import VirtualClock
+
+from .world import T0, build
+
+
+@pytest.fixture
+def tui_clock() -> VirtualClock:
+    """A frozen clock: time left on holds does not move unless a test moves it."""
+    return VirtualClock(T0)
+
+
+@pytest.fixture
+async def tui_db(tmp_path: Path, tui_clock: VirtualClock) -> Path:
+    """The database of `world.build`."""
+    path = tmp_path / "tui.db"
+    await build(path, tmp_path / "ws", tui_clock)
+    return path
+
+
+async def settle(pilot: Pilot[Any]) -> None:
+    """Wait for the app's workers (but the ones that run for ever) and its messages."""
+    app = pilot.app
+    for _ in range(3):
+        await pilot.pause()
+        for worker in list(app.workers):
+            if worker.group in ("engine-events", "engine-timers"):
+                continue
+            try:
+                await worker.wait()
+            except (WorkerCancelled, Exception):  # noqa: BLE001 - surfaced by the app
+                pass
+    await pilot.pause()

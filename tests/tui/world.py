@@ -1,0 +1,76 @@
+"""A small canvas with something on every screen, shared by the TUI and snapshot tests."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+from engine import Engine, World, file_digests
+from engine.operator import OperatorCheck
+from engine.replay import VirtualClock
+from tui.app import ArrowgateApp
+
+T0 = 1_800_000_000.0  # 2027-01-15 08:00 UTC: a fixed moment for every screen
+
+
+def _pkg(name: str, permissions: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"name": name, "version": "1.0.0", "permissions": permissions, **extra}
+
+
+async def _offer(engine: Engine, raw: dict[str, Any], *, install: bool = True) -> None:
+    await engine.offer(raw["name"], raw, file_digests({
+        "manifest.json": json.dumps(raw, sort_keys=True), "index.js": f"// {raw['name']}"}))
+    if install:
+        await engine.install(raw["name"])
+
+
+async def build(path: Path, folder: Path, clock: VirtualClock) -> None:
+    """standup → claude, yolo (dangerous, one held prompt), shell, notes; a pending update."""
+    engine = Engine.open(path, clock=clock, world=World(net=None, fs=None))
+    try:
+        await engine.create_workspace("w1", folder)
+        await _offer(engine, _pkg("acme.standup", {"agents.prompt": {}, "terminals.write": {},
+                                                  "agents.output": {}}, tools=["summarize"]))
+        await _offer(engine, _pkg("acme.notes", {"cards.connected": {}}))
+        await _offer(engine, _pkg("acme.reader", {"agents.output": {},
+                                                 "clipboard.write": {"optional": True}}),
+                     install=False)
+        for node in ({"id": "standup", "type": "card", "package": "acme.standup"},
+                     {"id": "jotter", "type": "card", "package": "acme.notes"},
+                     {"id": "claude", "type": "agent", "name": "Claude", "tool": "claude-code"},
+                     {"id": "yolo", "type": "agent", "name": "YOLO", "dangerous": True},
+                     {"id": "codex", "type": "agent", "name": "Codex"},
+                     {"id": "shell", "type": "terminal", "name": "shell"},
+                     {"id": "notes", "type": "note", "text": "ship it"}):
+            await engine.add_node(node, workspace="w1")
+        for arrow_id, a, b in (("e1", "standup", "claude"), ("e2", "standup", "yolo"),
+                               ("e3", "standup", "shell"), ("e4", "jotter", "notes")):
+            await engine.add_arrow({"id": arrow_id, "from": a, "to": b})
+        await engine.call("standup", "agents.prompt", "claude", {"text": "Summarise the sprint"})
+        clock.t += 5
+        await engine.call("standup", "agents.prompt", "codex", {"text": "no arrow here"})
+        clock.t += 5
+        await engine.call("standup", "agents.prompt", "yolo",
+                          {"text": "Delete the build folder\nand redeploy to production."})
+        await engine.call("standup", "terminals.run", "shell", {"command": "make test"})
+        await engine.call("jotter", "cards.note.append", "notes", {"text": "and test it"})
+        await engine.update("acme.notes", manifest=_pkg("acme.notes", {
+            "cards.connected": {}, "network": {"hosts": ["api.example.com"]}}))
+    finally:
+        engine.close()
+
+
+def build_sync(path: Path, folder: Path, clock: VirtualClock) -> None:
+    """`build` from synchronous code (snapshot tests)."""
+    asyncio.run(build(path, folder, clock))
+
+
+def make_app(path: Path, clock: VirtualClock, *, operator_ok: bool = True,
+             **kwargs: Any) -> ArrowgateApp:
+    """The app on that database, with the operator check decided by the test."""
+    engine = Engine.open(path, clock=clock, world=World(net=None, fs=None))
+    check = OperatorCheck(True) if operator_ok else OperatorCheck(
+        False, "standard input is not a terminal, so no person is known to be at the keyboard")
+    return ArrowgateApp(engine, operator=lambda: check, **kwargs)

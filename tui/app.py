@@ -1,0 +1,185 @@
+"""The arrowgate TUI: see and give consent (SPEC §10).
+
+The App holds the engine it was given (it never opens one itself), the
+operator check it must pass before any consent action, and the live feed:
+the engine's events in this process and the store's changes from other
+processes both arrive as `EngineChanged` messages, which the active screen
+turns into a refresh. Four screens are modes (canvas, arrow log, holds,
+packages and grants); the install review, confirmations, row details and
+the help are pushed over them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, ClassVar, TypeVar
+
+from textual import on, work
+from textual.app import App
+from textual.binding import Binding, BindingType
+from textual.reactive import reactive
+from textual.worker import Worker, WorkerState
+
+from engine import ConsentError, Engine, Event
+from engine.operator import OperatorCheck, operator_check
+
+from .commands import ArrowgateCommands
+from .messages import EngineChanged
+from .screens.arrow_log import ArrowLogScreen
+from .screens.canvas import CanvasScreen
+from .screens.grants import GrantsScreen
+from .screens.help import HelpScreen
+from .screens.holds import HoldsScreen
+from .screens.review import ReviewScreen
+
+__all__ = ["ArrowgateApp"]
+
+T = TypeVar("T")
+
+
+class ArrowgateApp(App[int]):
+    """The TUI over one engine.
+
+    Args:
+        engine: the engine to show and act on (its database is the app's).
+        db_path: the database file (the log view reads it on connections of
+            its own); by default the engine's.
+        operator: decides that a person operates the app (SPEC §4.5);
+            injected by tests, the real check otherwise.
+        keymap: binding id → keys, applied over the defaults.
+        start: the screen to open on (``canvas``, ``log``, ``holds``, ``grants``).
+        review: a package to show the install review of at start.
+    """
+
+    TITLE = "arrowgate"
+    CSS_PATH = "app.tcss"
+    COMMANDS: ClassVar = {ArrowgateCommands}
+    MODES: ClassVar = {"canvas": CanvasScreen, "log": ArrowLogScreen, "holds": HoldsScreen,
+                       "grants": GrantsScreen}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("1", "switch_mode('canvas')", "Canvas", id="screen.canvas",
+                tooltip="Nodes, arrows and who can reach what"),
+        Binding("2", "switch_mode('log')", "Arrow log", id="screen.log",
+                tooltip="Every decision, per arrow, with filters"),
+        Binding("3", "switch_mode('holds')", "Holds", id="screen.holds",
+                tooltip="Prompts waiting for a person"),
+        Binding("4", "switch_mode('grants')", "Grants", id="screen.grants",
+                tooltip="Packages, their permissions and the consent history"),
+        Binding("question_mark,f1", "help", "Help", id="app.help",
+                tooltip="Every key binding and its id"),
+        Binding("ctrl+q", "quit", "Quit", id="app.quit", tooltip="Leave arrowgate",
+                priority=True),
+    ]
+
+    pending_holds: reactive[int] = reactive(0)
+
+    def __init__(self, engine: Engine, *, db_path: str | None = None,
+                 operator: Callable[[], OperatorCheck] = operator_check,
+                 keymap: dict[str, str] | None = None, start: str = "canvas",
+                 review: str | None = None) -> None:
+        super().__init__()
+        self.engine = engine
+        path = db_path or _db_file(engine)
+        if path is None:
+            raise ValueError("the TUI needs an engine on a database file")
+        self.db_path = path
+        self.operator = operator
+        self._start = start
+        self._review = review
+        self._keymap = keymap or {}
+        first = operator()
+        #: Why consent actions are refused (shown on every screen), or "".
+        self.operator_refusal = "" if first.ok else first.reason
+        self._stop_timers = asyncio.Event()
+        previous = engine.sink
+
+        def sink(event: Event) -> None:
+            if previous is not None:
+                previous(event)
+            self.post_message(EngineChanged(event.type))
+
+        engine.sink = sink
+
+    # -- start and live feed ------------------------------------------------
+    def on_mount(self) -> None:
+        if self._keymap:
+            self.set_keymap(self._keymap)
+        self.switch_mode(self._start)
+        self._count_holds()
+        self.watch_store()
+        self.run_engine_timers()
+        if self._review is not None:
+            self.push_screen(ReviewScreen(self._review))
+
+    @work(exclusive=True, group="engine-events", exit_on_error=False,
+          description="watch the store for other processes")
+    async def watch_store(self) -> None:
+        """Other processes' commits (a canvas app approving, an engine logging)."""
+        async for _revision in self.engine.changes(interval=0.25):
+            self.post_message(EngineChanged("store"))
+
+    @work(exclusive=True, group="engine-timers", exit_on_error=False,
+          description="expire holds on time")
+    async def run_engine_timers(self) -> None:
+        """Holds expire on time while the TUI is open, not only at the next call."""
+        await self.engine.run_timers(self._stop_timers)
+
+    @on(EngineChanged)
+    def _engine_changed(self, message: EngineChanged) -> None:
+        self._count_holds()
+        # The current mode's screens; the others catch up when resumed.
+        for screen in self.screen_stack:
+            screen.post_message(EngineChanged(message.what))
+
+    def _count_holds(self) -> None:
+        self.pending_holds = len(self.engine.prompts(state="held"))
+
+    @on(Worker.StateChanged)
+    def _worker_failed(self, event: Worker.StateChanged) -> None:
+        """The one place worker errors surface."""
+        if event.state == WorkerState.ERROR and event.worker.error is not None:
+            self.notify(f"{event.worker.description or event.worker.name}: "
+                        f"{event.worker.error}", title="Background task failed",
+                        severity="error", timeout=10)
+
+    async def on_unmount(self) -> None:
+        self._stop_timers.set()
+
+    # -- consent actions ----------------------------------------------------
+    async def consent(self, what: str, action: Callable[[], Awaitable[T]]) -> T | None:
+        """Run a consent action only when a person operates the app.
+
+        Refusals (the operator check, or the engine's own) are shown, never raised.
+        """
+        check = self.operator()
+        if not check.ok:
+            self.operator_refusal = check.reason
+            self.notify(f"{what}: refused — {check.reason}", title="Not operated by a person",
+                        severity="error", timeout=15)
+            return None
+        try:
+            result = await action()
+        except ConsentError as exc:
+            self.notify(exc.message, title=f"{what}: refused", severity="error", timeout=10)
+            return None
+        self.post_message(EngineChanged(what))
+        return result
+
+    # -- navigation -----------------------------------------------------------
+    def action_help(self) -> None:
+        """Show every binding of the app and the current screen."""
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def open_log(self, **filters: Any) -> None:
+        """Switch to the arrow log with these filters (``arrow=``, ``card=``, ...)."""
+        self.switch_mode("log")
+        screen = self.screen
+        if isinstance(screen, ArrowLogScreen):
+            screen.apply_filter(" ".join(f"{k}:{v}" for k, v in filters.items()))
+
+
+def _db_file(engine: Engine) -> str | None:
+    row = engine.db.execute("pragma database_list").fetchone()
+    return str(row[2]) if row and row[2] else None

@@ -1,0 +1,95 @@
+"""``arrowgate tui``: plugged into the command line by an entry point.
+
+`engine.cli` never imports this package; it finds `register` and `launch`
+through the ``arrowgate.cli`` and ``arrowgate.apps`` entry points, so the
+engine stays headless.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from engine import Engine
+
+__all__ = ["keymap_path", "launch", "register"]
+
+
+def keymap_path() -> Path:
+    """``$ARROWGATE_KEYMAP`` or ``~/.config/arrowgate/keymap.json`` (binding id → keys)."""
+    env = os.environ.get("ARROWGATE_KEYMAP")
+    if env:
+        return Path(env)
+    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    return base / "arrowgate" / "keymap.json"
+
+
+def _keymap() -> dict[str, str]:
+    path = keymap_path()
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise SystemExit(f"arrowgate: cannot read the keymap {path}: {exc}") from exc
+    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                             for k, v in data.items()):
+        raise SystemExit(f"arrowgate: the keymap {path} maps binding ids to keys, "
+                         'e.g. {"hold.approve": "A"}')
+    return data
+
+
+def register(sub: Any) -> None:
+    """Add the ``tui`` subcommand."""
+    p = sub.add_parser("tui", help="the terminal UI: canvas, arrow logs, holds, grants")
+    p.add_argument("--db", help="database file (default: the embedded default)")
+    p.add_argument("--demo", action="store_true",
+                   help="open on the demo canvas (run `arrowgate demo` first)")
+    p.add_argument("--review", metavar="MANIFEST",
+                   help="show the install review of a manifest or package folder")
+    p.add_argument("--screen", choices=["canvas", "log", "holds", "grants"], default=None)
+    p.set_defaults(fn=_cmd_tui)
+
+
+def _cmd_tui(args: argparse.Namespace) -> int:
+    from engine.cli import _read_manifest, default_db_path
+
+    from .app import ArrowgateApp
+
+    path = Path(args.db) if args.db else default_db_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    keymap = _keymap()
+    engine = Engine.open(path)
+
+    async def run() -> int:
+        review = None
+        if args.review:
+            raw, digests = _read_manifest(args.review)
+            name = str(raw.get("name", ""))
+            pkg = engine.state.packages.get(name)
+            if pkg is None or not pkg.installed:
+                await engine.offer(name, raw, digests)
+            review = name
+        start = args.screen or ("holds" if args.demo and engine.prompts(state="held")
+                                else "canvas")
+        if args.demo and "demo" not in engine.state.workspaces:
+            raise SystemExit("arrowgate: no demo canvas yet; run `arrowgate demo` first")
+        app = ArrowgateApp(engine, keymap=keymap, start=start, review=review)
+        return int(await app.run_async() or 0)
+
+    try:
+        return asyncio.run(run())
+    finally:
+        engine.close()
+
+
+async def launch(engine: Engine) -> int:
+    """Open the TUI on an engine already running (the demo, with its live drivers)."""
+    from .app import ArrowgateApp
+
+    start = "holds" if engine.prompts(state="held") else "canvas"
+    return int(await ArrowgateApp(engine, keymap=_keymap(), start=start).run_async() or 0)

@@ -1,0 +1,164 @@
+"""The arrow log: every decision, newest last, filtered, verified, live."""
+
+from __future__ import annotations
+
+import calendar
+import re
+import time
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.widgets import Footer, Input, Static
+
+from engine import Verification
+from engine.logindex import LogFilter, LogIndex, verify_path
+
+from ..widgets.app_header import AppHeader
+from ..widgets.log_view import LogView
+from .base import EngineScreen
+from .detail import DetailScreen
+
+__all__ = ["ArrowLogScreen", "parse_filter"]
+
+_KEYS = ("arrow", "card", "package", "call", "outcome", "since", "until")
+_RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def parse_filter(text: str, now: float) -> LogFilter:
+    """``card:c1 outcome:denied since:10m`` → a `LogFilter`.
+
+    Times are seconds since the epoch, ``YYYY-MM-DDTHH:MM[:SS]`` (UTC) or a
+    span back from now (``30s``, ``10m``, ``2h``, ``1d``).
+
+    Raises:
+        ValueError: naming the word that is not understood.
+    """
+    values: dict[str, object] = {}
+    for word in text.split():
+        key, sep, value = word.partition(":")
+        if not sep or key not in _KEYS or not value:
+            raise ValueError(f"{word!r}: use key:value with a key of {', '.join(_KEYS)}")
+        if key in ("since", "until"):
+            values[key] = _time(value, now, word)
+        else:
+            values[key] = value
+    return LogFilter(**values)  # type: ignore[arg-type]
+
+
+def _time(value: str, now: float, word: str) -> float:
+    match = _RELATIVE.match(value)
+    if match:
+        return now - float(match.group(1)) * _UNITS[match.group(2)]
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    for fmt in ("%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d"):
+        try:
+            return float(calendar.timegm(time.strptime(value, fmt)))
+        except ValueError:
+            continue
+    raise ValueError(f"{word!r}: a time is seconds, YYYY-MM-DDTHH:MM or 10m / 2h / 1d ago")
+
+
+class ArrowLogScreen(EngineScreen):
+    """One arrow's log or all of it, with filters and the chain's verification."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "focus_filter", "Filter", id="log.filter",
+                tooltip="Filter by card, package, call, outcome, arrow and time"),
+        Binding("escape", "focus_log", "Back to rows", show=False, id="log.back"),
+        Binding("V", "verify", "Verify chain", id="log.verify",
+                tooltip="Check every row's hash chain and the anchor"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.filter_text = ""
+        self._ready = False
+        self._pending_filter: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield AppHeader("arrow log")
+        yield Input(placeholder="filter: card:… package:… call:… outcome:… arrow:… since:10m",
+                    id="filter")
+        yield Static("", id="filter-status")
+        yield Static("chain: not verified yet", id="verify")
+        yield LogView(LogIndex(self.gate.db_path), id="rows")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._ready = True
+        self.query_one(LogView).focus()
+        self.action_verify()
+        if self._pending_filter is not None:
+            self.apply_filter(self._pending_filter)
+
+    def refresh_data(self) -> None:
+        self.query_one(LogView).reload()
+
+    def apply_filter(self, text: str) -> bool:
+        """Show the rows matching ``text``; a filter that does not parse changes nothing."""
+        if not self._ready:  # opened from another screen: apply once composed
+            self._pending_filter = text
+            return True
+        status = self.query_one("#filter-status", Static)
+        try:
+            log_filter = parse_filter(text, self.engine.now())
+        except ValueError as exc:
+            status.update(f"[red]filter not applied: {exc}[/red]")
+            return False
+        self.filter_text = text
+        self.query_one("#filter", Input).value = text
+        self.query_one(LogView).use(LogIndex(self.gate.db_path, log_filter))
+        status.update(f"showing: {text}" if text else "showing: every row")
+        self.query_one(LogView).focus()
+        return True
+
+    @on(Input.Submitted, "#filter")
+    def _submitted(self, event: Input.Submitted) -> None:
+        self.apply_filter(event.value.strip())
+
+    @on(LogView.CountChanged)
+    def _count(self, event: LogView.CountChanged) -> None:
+        shown = "every row" if not self.filter_text else self.filter_text
+        self.query_one("#filter-status", Static).update(f"{event.count:,} rows · {shown}")
+
+    @on(LogView.RowSelected)
+    def _open(self, event: LogView.RowSelected) -> None:
+        self.open_detail(event.seq)
+
+    def open_detail(self, seq: int) -> None:
+        """Push the detail of row ``seq``."""
+        row = self.query_one(LogView).index.row(seq)
+        if row is not None:
+            self.app.push_screen(DetailScreen(row))
+
+    def action_focus_filter(self) -> None:
+        """Edit the filter."""
+        self.query_one("#filter", Input).focus()
+
+    def action_focus_log(self) -> None:
+        """Back to the rows."""
+        self.query_one(LogView).focus()
+
+    @work(thread=True, exclusive=True, group="verify", exit_on_error=False,
+          description="verify the arrow log")
+    def action_verify(self) -> None:
+        """Verify the hash chain and anchor in a worker thread."""
+        self.app.call_from_thread(self._verified, None)
+        result = verify_path(self.gate.db_path)
+        self.app.call_from_thread(self._verified, result)
+
+    def _verified(self, result: Verification | None) -> None:
+        label = self.query_one("#verify", Static)
+        if result is None:
+            label.update("chain: verifying…")
+        elif result.ok:
+            label.update(f"[green]chain ✓ verified: {result.rows:,} rows and the anchor[/green]")
+        else:
+            label.update(f"[red]chain ✗ BROKEN: {result.problem} "
+                         f"(first bad row {result.first_bad})[/red]")

@@ -1,0 +1,41 @@
+"""What every screen of the TUI shares: the header, the engine, refreshing on change."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, cast
+
+from textual import on
+from textual.screen import Screen
+
+from engine import Engine
+
+from ..messages import EngineChanged
+
+if TYPE_CHECKING:
+    from ..app import ArrowgateApp
+
+__all__ = ["EngineScreen"]
+
+
+class EngineScreen(Screen[None]):
+    """A screen that shows engine data and refreshes it when the store changes."""
+
+    @property
+    def gate(self) -> ArrowgateApp:
+        """The app, typed."""
+        return cast("ArrowgateApp", self.app)
+
+    @property
+    def engine(self) -> Engine:
+        """The engine the app was given."""
+        return self.gate.engine
+
+    def refresh_data(self) -> None:
+        """Re-read what the screen shows (override)."""
+
+    @on(EngineChanged)
+    def _changed(self) -> None:
+        self.refresh_data()
+
+    def on_screen_resume(self) -> None:
+        self.refresh_data()

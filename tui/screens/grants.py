@@ -1,0 +1,213 @@
+"""Packages and grants: versions, hash state, permissions by risk, revoke, history."""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import DataTable, Footer, Static
+
+from engine import PERMISSIONS
+from engine.state import PackageState
+
+from ..widgets.app_header import AppHeader
+from .base import EngineScreen
+from .confirm import ConfirmScreen
+from .review import ReviewScreen
+
+__all__ = ["GrantsScreen"]
+
+_RISK_ORDER = {"high": 0, "medium": 1, "low": 2}
+
+
+class GrantsScreen(EngineScreen):
+    """Each package, its permissions and what a person granted, and the consent history."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("v", "revoke", "Revoke", id="grant.revoke",
+                tooltip="Revoke the selected permission (asks to confirm)"),
+        Binding("u", "approve_update", "Approve update", id="package.approve",
+                tooltip="Show the widening diff of a pending version, then approve it"),
+        Binding("i", "review", "Install review", id="package.review",
+                tooltip="The install review of the selected package"),
+        Binding("tab", "app.focus_next", "Next table", show=False, id="grants.next"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield AppHeader("packages and grants")
+        with Horizontal():
+            with Vertical(id="left"):
+                yield Static("Packages", classes="section")
+                yield DataTable(id="packages", cursor_type="row", zebra_stripes=True)
+                yield Static("Consent history", classes="section")
+                yield DataTable(id="history", cursor_type="row", zebra_stripes=True)
+            with Vertical(id="right"):
+                yield Static("", id="package-title", classes="section")
+                yield DataTable(id="permissions", cursor_type="row", zebra_stripes=True)
+                yield Static("", id="package-note", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#packages", DataTable).add_columns("package", "version", "state",
+                                                           "cards")
+        self.query_one("#permissions", DataTable).add_columns("risk", "permission", "granted",
+                                                              "what a person sees")
+        self.query_one("#history", DataTable).add_columns("time (UTC)", "who", "action",
+                                                          "result", "subject")
+        self.refresh_data()
+
+    # -- data -----------------------------------------------------------------
+    def _packages(self) -> list[PackageState]:
+        return [self.engine.state.packages[n] for n in sorted(self.engine.state.packages)]
+
+    def selected_package(self) -> PackageState | None:
+        """The package under the cursor."""
+        table = self.query_one("#packages", DataTable)
+        if not table.row_count:
+            return None
+        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
+        return self.engine.state.packages.get(str(key))
+
+    def selected_permission(self) -> str | None:
+        """The permission under the cursor in the permissions table."""
+        table = self.query_one("#permissions", DataTable)
+        if not table.row_count:
+            return None
+        return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+
+    def refresh_data(self) -> None:
+        table = self.query_one("#packages", DataTable)
+        current = self.selected_package()
+        table.clear()
+        cards: dict[str, int] = {}
+        for node in self.engine.state.canvas.nodes(type="card"):
+            cards[node.data["package"]] = cards.get(node.data["package"], 0) + 1
+        for pkg in self._packages():
+            manifest = pkg.manifest or pkg.pending
+            version = manifest.version if manifest else str(pkg.raw.get("version", "?"))
+            if pkg.is_pending:
+                state = f"pending → {pkg.pending.version if pkg.pending else '?'}"
+            else:
+                state = "approved" if pkg.installed else "offered"
+            table.add_row(pkg.name, version, state, str(cards.get(pkg.name, 0)), key=pkg.name)
+        if current is not None and current.name in table.rows:
+            table.move_cursor(row=table.get_row_index(current.name))
+        self._show_package()
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        if event.data_table.id == "packages":
+            self._show_package()
+
+    def _show_package(self) -> None:
+        pkg = self.selected_package()
+        perms = self.query_one("#permissions", DataTable)
+        history = self.query_one("#history", DataTable)
+        title = self.query_one("#package-title", Static)
+        note = self.query_one("#package-note", Static)
+        chosen = self.selected_permission()
+        perms.clear()
+        history.clear()
+        if pkg is None:
+            title.update("No package is offered or installed.")
+            note.update("")
+            return
+        manifest = pkg.manifest or pkg.pending
+        title.update(f"{pkg.name} — permissions by risk")
+        granted = self.engine.state.grants.get(pkg.name, set())
+        declared = manifest.permissions if manifest else {}
+        for name in sorted(declared, key=lambda n: (_RISK_ORDER[PERMISSIONS[n].risk], n)):
+            spec = PERMISSIONS[name]
+            optional = name not in (manifest.required if manifest else set())
+            mark = "✓ granted" if name in granted else ("optional" if optional else "✗ not granted")
+            hosts = ""
+            if spec.needs_hosts and manifest is not None:
+                hosts = " (" + ", ".join(manifest.hosts(name)) + ")"
+            perms.add_row(spec.risk, name, mark, spec.title + hosts, key=name)
+        if chosen is not None and chosen in perms.rows:
+            perms.move_cursor(row=perms.get_row_index(chosen))
+        for entry in reversed(self.engine.history.entries(package=pkg.name)[-200:]):
+            stamp = time.strftime("%m-%d %H:%M:%S", time.gmtime(entry["t"]))
+            subject = ", ".join(f"{k}={v}" for k, v in entry["subject"].items()
+                                if k != "package")
+            result = "ok" if entry["accepted"] else f"refused {entry['code'] or ''}"
+            history.add_row(stamp, entry["principal"], entry["action"],
+                            (entry["detail"] or result) if entry["accepted"] else result, subject)
+        update = self.engine.pending_update(pkg.name)
+        if update is not None:
+            diff = "\n".join(update.diff.lines) or "no change in declarations (files changed)"
+            status = (f"A new version waits for approval; its calls fail until then.\n{diff}\n"
+                      "Press u to review and approve it.")
+        elif not pkg.installed:
+            status = f"Offered, not installed. Press i for its install review.\n{pkg.hash}"
+        else:
+            status = f"approved content hash:\n{pkg.hash}"
+        # The full text a person sees, which the table's column cuts short.
+        texts = [f"{name} ({PERMISSIONS[name].risk}): {PERMISSIONS[name].title}"
+                 for name in sorted(declared, key=lambda n: (_RISK_ORDER[PERMISSIONS[n].risk], n))]
+        note.update(status + "\n\n" + "\n".join(texts))
+
+    # -- actions --------------------------------------------------------------
+    def action_revoke(self) -> None:
+        """Revoke the selected granted permission after a confirmation."""
+        pkg, permission = self.selected_package(), self.selected_permission()
+        if pkg is None or permission is None:
+            self.notify("Select a package and one of its permissions.", severity="warning")
+            return
+        if permission not in self.engine.state.grants.get(pkg.name, set()):
+            self.notify(f"{permission} is not granted to {pkg.name}.", severity="warning")
+            return
+        cards = [n.id for n in self.engine.state.canvas.nodes(type="card")
+                 if n.data["package"] == pkg.name]
+        body = (f"Revoke {permission} from {pkg.name}?\n\n"
+                f"Every card of the package ({', '.join(cards) or 'none on a canvas'}) is told; "
+                "calls needing it fail from now on, and its queued or held prompts that need it "
+                "are cancelled.")
+
+        async def answered(yes: bool | None) -> None:
+            if yes:
+                await self.gate.consent("grant: revoke",
+                                        lambda: self.engine.revoke(pkg.name, permission))
+                if permission not in self.engine.state.grants.get(pkg.name, set()):
+                    self.notify(f"{permission} revoked from {pkg.name}", title="grant: revoke")
+                self.refresh_data()
+
+        self.app.push_screen(ConfirmScreen("Revoke a permission", body, verb="revoke"),
+                             answered)
+
+    def action_approve_update(self) -> None:
+        """Show the pending version's widening diff, then approve that very hash."""
+        pkg = self.selected_package()
+        update = self.engine.pending_update(pkg.name) if pkg else None
+        if pkg is None or update is None:
+            self.notify("The selected package has no pending version.", severity="warning")
+            return
+        diff = "\n".join(update.diff.lines) or "no change in declarations — only files changed"
+        widened = [w for w in update.diff.widened]
+        body = (f"{pkg.name}: approve version hash {update.pending_hash[:23]}…\n\n{diff}\n\n"
+                + ("Approving grants what was widened." if widened else
+                   "Nothing is widened; approving accepts the changed files."))
+
+        async def answered(yes: bool | None) -> None:
+            if yes:
+                await self.gate.consent("package: approve update", lambda: self.engine.approve(
+                    pkg.name, review_hash=update.pending_hash))
+                self.refresh_data()
+
+        self.app.push_screen(ConfirmScreen("Approve a pending update", body, verb="approve"),
+                             answered)
+
+    def action_review(self) -> None:
+        """Open the install review of the selected package."""
+        pkg = self.selected_package()
+        if pkg is None:
+            return
+        if pkg.installed and not pkg.is_pending:
+            self.notify(f"{pkg.name} is installed; its permissions are listed here.")
+            return
+        if pkg.is_pending:
+            self.action_approve_update()
+            return
+        self.app.push_screen(ReviewScreen(pkg.name))

@@ -1,0 +1,30 @@
+"""The header every screen shows: the app, the screen's name and the holds badge."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.widgets import Static
+
+from .hold_badge import HoldBadge
+
+__all__ = ["AppHeader"]
+
+
+class AppHeader(Horizontal):
+    """``arrowgate · <screen>`` on the left, the pending-holds badge on the right."""
+
+    def __init__(self, title: str) -> None:
+        super().__init__()
+        self._title = title
+
+    def compose(self) -> ComposeResult:
+        yield Static(f"arrowgate · {self._title}", classes="title")
+        yield Static("", classes="banner", id="operator-banner")
+        yield HoldBadge()
+
+    def on_mount(self) -> None:
+        refusal = getattr(self.app, "operator_refusal", "")
+        banner = self.query_one("#operator-banner", Static)
+        if refusal:
+            banner.update("read-only: " + refusal)
