@@ -207,6 +207,10 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             if launch is None:
                 print("arrowgate: the TUI is not installed; ran the demo only", file=sys.stderr)
                 return 0
+            if sys.stdin.isatty():
+                # Let the narrative be read before the TUI takes the screen.
+                await asyncio.to_thread(input, "\nPress Enter to open the TUI "
+                                               "(holds screen: a approves, r rejects) ")
             return int(await launch(engine))
         finally:
             await engine.world.aclose()

@@ -149,3 +149,25 @@ class LogIndex:
         if conn is not None:
             conn.close()
             self._local.conn = None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m engine.logindex DB``: verify in a process of its own, print JSON.
+
+    A viewer runs this so that hashing a million rows never competes with
+    its own drawing for the interpreter lock.
+    """
+    import json
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m engine.logindex DB", file=sys.stderr)
+        return 2
+    result = verify_path(args[0])
+    print(json.dumps(result.to_json()))
+    return 0 if result.ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

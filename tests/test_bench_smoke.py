@@ -14,3 +14,13 @@ def test_bench_smoke(tmp_path, capsys) -> None:
     results = json.loads(out.read_text())
     assert set(results) == {"50", "200"}
     assert all(row["mismatch"] == 0 for row in results.values())
+
+
+def test_tui_log_bench_smoke(tmp_path) -> None:
+    """The 1,000,000-row log benchmark runs on a small log (figures are not asserted)."""
+    from bench.tui_log import main
+
+    out = tmp_path / "tui.json"
+    assert main(["--rows", "3000", "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert figures["rows"] == 3000 and figures["card_filter_rows"] > 0

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import ClassVar
 
 from textual.app import ComposeResult
-from textual.dom import DOMNode
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
+from textual.dom import DOMNode
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
