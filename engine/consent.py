@@ -143,12 +143,7 @@ class ConsentMixin:
         self._tick()
         subject = {"workspace": workspace_id}
         principal = self._require_operator(by, "workspace.create", subject)
-        if workspace_id in self.state.workspaces:
-            raise InvalidRequest(f"INVALID_ARGUMENT: workspace {workspace_id!r} exists",
-                                 code="INVALID_ARGUMENT", reason="workspace")
-        if not Path(folder).is_absolute():
-            raise InvalidRequest(f"INVALID_ARGUMENT: the project folder {str(folder)!r} must be "
-                                 "an absolute path", code="INVALID_ARGUMENT", reason="folder")
+        self._check_new_workspace(workspace_id, folder)
         try:
             ws_settings = settings if isinstance(settings, WorkspaceSettings) else \
                 WorkspaceSettings.from_dict(settings or {})
@@ -158,6 +153,15 @@ class ConsentMixin:
         with self._write():
             self._put_workspace(ws, principal, "workspace.create", subject)
         return ws
+
+    def _check_new_workspace(self: Engine, workspace_id: str, folder: str | Path) -> None:
+        """Raise InvalidRequest unless the id is free and the folder absolute."""
+        if workspace_id in self.state.workspaces:
+            raise InvalidRequest(f"INVALID_ARGUMENT: workspace {workspace_id!r} exists",
+                                 code="INVALID_ARGUMENT", reason="workspace")
+        if not Path(folder).is_absolute():
+            raise InvalidRequest(f"INVALID_ARGUMENT: the project folder {str(folder)!r} must be "
+                                 "an absolute path", code="INVALID_ARGUMENT", reason="folder")
 
     def _workspace(self: Engine, workspace_id: str) -> Workspace:
         """The workspace, which must exist."""

@@ -110,6 +110,7 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
         self._hidden: set[str] = set()
         self._seen: dict[str, float] = {}
         self._data_version = int(self.db.execute("pragma data_version").fetchone()[0])
+        self._reloads = 0
         self._load()
 
     @classmethod

@@ -43,12 +43,7 @@ class InterchangeMixin:
         self._tick()
         subject = {"workspace": workspace_id, "format": "json-canvas"}
         principal = self._require_operator(by, "canvas.import", subject)
-        if workspace_id in self.state.workspaces:
-            raise InvalidRequest(f"INVALID_ARGUMENT: workspace {workspace_id!r} exists",
-                                 code="INVALID_ARGUMENT", reason="workspace")
-        if not Path(folder).is_absolute():
-            raise InvalidRequest(f"INVALID_ARGUMENT: the project folder {str(folder)!r} must be "
-                                 "an absolute path", code="INVALID_ARGUMENT", reason="folder")
+        self._check_new_workspace(workspace_id, folder)
         try:
             ws = Workspace(workspace_id, str(folder), WorkspaceSettings.from_dict(settings or {}))
             parsed = from_json_canvas(doc)

@@ -92,6 +92,7 @@ class TransactionsMixin:
 
     _batch: _Batch | None  #: the open batch, if any
     _data_version: int  #: SQLite's data_version when we last caught up
+    _reloads: int  #: how often another process's commit made us reload
     _depth: int  #: nesting of _write within one operation
     _savepoints: int
     commits: int  #: write transactions committed
@@ -142,6 +143,7 @@ class TransactionsMixin:
             # Holding the write lock now: what we decided on may be stale.
             self._load()
             self._data_version = version
+            self._reloads += 1
             if not locked:
                 self.db.conn.execute("ROLLBACK")
                 raise _Stale()
@@ -247,6 +249,7 @@ class TransactionsMixin:
         if version != self._data_version:
             self._load()
             self._data_version = version
+            self._reloads += 1
 
     async def changes(self: Engine, interval: float = 0.1) -> AsyncIterator[int]:
         """Yield the store's revision whenever another process commits a change.
@@ -254,10 +257,13 @@ class TransactionsMixin:
         Reads SQLite's ``data_version`` (one pragma) every ``interval``
         seconds, and reloads the state only when it moved.
         """
+        seen = self._reloads
         while True:
-            before = self._data_version
             self._sync()
-            if self._data_version != before:
+            # Counted in _sync, so a reload that another operation (an expiry
+            # timer, a call) happened to make first is not missed here.
+            if self._reloads != seen:
+                seen = self._reloads
                 self.state.revision += 1
                 yield self.state.revision
             await asyncio.sleep(interval)

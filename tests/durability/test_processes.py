@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import random
 import signal
@@ -147,3 +148,21 @@ async def test_changes_yields_when_another_process_commits(tmp_path: Path) -> No
     await changes.aclose()
     view.close()
     other.close()
+
+
+async def test_changes_sees_a_commit_another_operation_synced_first(tmp_path) -> None:
+    """A reload made by an ordinary operation still counts as a change for live views."""
+    db = tmp_path / "c.db"
+    view = Engine.open(db, world=World(net=None, fs=None))
+    other = Engine.open(db, world=World(net=None, fs=None))
+    try:
+        changes = view.changes(interval=0.05)
+        waiting = asyncio.ensure_future(anext(changes))
+        await asyncio.sleep(0.01)  # the live view is watching
+        await other.create_workspace("w1", str(tmp_path))
+        await view.expire_due()  # syncs (and reloads) before changes() looks again
+        revision = await asyncio.wait_for(waiting, 2)
+        assert revision >= 1 and "w1" in view.state.workspaces
+    finally:
+        view.close()
+        other.close()

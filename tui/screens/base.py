@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, cast
 
 from textual import on
 from textual.screen import Screen
+from textual.widgets import DataTable
 
 from engine import Engine
 
@@ -14,7 +15,14 @@ from ..messages import EngineChanged
 if TYPE_CHECKING:
     from ..app import ArrowgateApp
 
-__all__ = ["EngineScreen"]
+__all__ = ["EngineScreen", "row_key"]
+
+
+def row_key(table: DataTable[object]) -> str | None:
+    """The key of the row under a table's cursor, or None for an empty table."""
+    if not table.row_count or table.cursor_row < 0:
+        return None
+    return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
 
 
 class EngineScreen(Screen[None]):

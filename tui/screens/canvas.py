@@ -14,7 +14,7 @@ from canvas import Arrow, Node
 from engine.reach import analyse
 
 from ..widgets.app_header import AppHeader
-from .base import EngineScreen
+from .base import EngineScreen, row_key
 
 __all__ = ["CanvasScreen"]
 
@@ -57,19 +57,13 @@ class CanvasScreen(EngineScreen):
     # -- data -----------------------------------------------------------------
     def selected_node(self) -> Node | None:
         """The node under the cursor."""
-        table = self.query_one("#nodes", DataTable)
-        if not table.row_count:
-            return None
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        return self.engine.state.canvas.node(str(key))
+        key = row_key(self.query_one("#nodes", DataTable))
+        return self.engine.state.canvas.node(key) if key else None
 
     def selected_arrow(self) -> Arrow | None:
         """The arrow under the cursor of the arrows table."""
-        table = self.query_one("#arrows", DataTable)
-        if not table.row_count:
-            return None
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        return self.engine.state.canvas.arrow(str(key))
+        key = row_key(self.query_one("#arrows", DataTable))
+        return self.engine.state.canvas.arrow(key) if key else None
 
     def refresh_data(self) -> None:
         table = self.query_one("#nodes", DataTable)

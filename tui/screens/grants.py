@@ -14,7 +14,7 @@ from engine import PERMISSIONS
 from engine.state import PackageState
 
 from ..widgets.app_header import AppHeader
-from .base import EngineScreen
+from .base import EngineScreen, row_key
 from .confirm import ConfirmScreen
 from .review import ReviewScreen
 
@@ -65,18 +65,12 @@ class GrantsScreen(EngineScreen):
 
     def selected_package(self) -> PackageState | None:
         """The package under the cursor."""
-        table = self.query_one("#packages", DataTable)
-        if not table.row_count:
-            return None
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        return self.engine.state.packages.get(str(key))
+        key = row_key(self.query_one("#packages", DataTable))
+        return self.engine.state.packages.get(key) if key else None
 
     def selected_permission(self) -> str | None:
         """The permission under the cursor in the permissions table."""
-        table = self.query_one("#permissions", DataTable)
-        if not table.row_count:
-            return None
-        return str(table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value)
+        return row_key(self.query_one("#permissions", DataTable))
 
     def refresh_data(self) -> None:
         table = self.query_one("#packages", DataTable)

@@ -11,7 +11,7 @@ from textual.widgets import DataTable, Footer, Static
 from engine import Prompt
 
 from ..widgets.app_header import AppHeader
-from .base import EngineScreen
+from .base import EngineScreen, row_key
 from .confirm import ConfirmScreen
 
 __all__ = ["HoldsScreen"]
@@ -73,11 +73,8 @@ class HoldsScreen(EngineScreen):
 
     def selected(self) -> Prompt | None:
         """The held prompt under the cursor."""
-        table = self.query_one("#holds", DataTable)
-        if not table.row_count or table.cursor_row < 0:
-            return None
-        key = table.coordinate_to_cell_key(table.cursor_coordinate).row_key.value
-        prompt = self.engine.prompt(str(key))
+        key = row_key(self.query_one("#holds", DataTable))
+        prompt = self.engine.prompt(key) if key else None
         return prompt if prompt is not None and prompt.state == "held" else None
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
