@@ -187,10 +187,9 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
         self.events.publish(event)
 
     def _dispatch(self, event: Event) -> None:
-        """A committed batch's event: to the drivers, or to the app and the cards."""
-        if event.type.startswith("driver."):
-            self.world.committed(event)
-        else:
+        """A committed batch's event: to the world (drivers), then to the app and the cards."""
+        self.world.committed(event)
+        if not event.type.startswith("driver."):
             self.notify(event)
 
     def subscribe(self, card: str, *, limit: int = 1000) -> Subscription:

@@ -116,7 +116,15 @@ class World:
         self.drivers[node.id] = driver
 
     def committed(self, event: Event) -> None:
-        """A batch committed: hand its allowed prompts and input to the drivers."""
+        """A batch committed: hand its allowed prompts and input to the drivers.
+
+        A removed node's driver is stopped (its process is hung up).
+        """
+        if event.type == "agents.changed" and event.data.get("change") == "removed":
+            gone = self.drivers.pop(str(event.data.get("agent")), None)
+            if gone is not None:
+                gone.close()
+            return
         driver = self.drivers.get(str(event.data.get("node")))
         if event.type == "driver.prompt" and isinstance(driver, AgentDriver):
             driver.submit(str(event.data["text"]))

@@ -152,6 +152,17 @@ async def test_scripted_agent_replies_in_order_and_queue_drains(live: Engine) ->
     assert [p.state for p in live.prompts()] == ["replied", "replied"]
 
 
+async def test_removing_the_node_stops_its_driver(live: Engine) -> None:
+    """A terminal removed from the canvas has its shell hung up."""
+    shell = PtyTerminal("t1")
+    await live.attach_driver("t1", shell)
+    await live.remove_node("t1")
+    assert "t1" not in live.world.drivers
+    with pytest.raises(ConnectionError):
+        shell.send("echo still here\n")
+    await shell.aclose()
+
+
 async def test_attach_refuses_the_wrong_kind_of_driver(live: Engine) -> None:
     """A terminal driver cannot drive an agent, nor any driver a missing node."""
     with pytest.raises(InvalidRequest, match="cannot drive"):

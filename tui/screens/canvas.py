@@ -21,6 +21,7 @@ __all__ = ["CanvasScreen"]
 _KIND_ORDER = {"agent": 0, "terminal": 1, "card": 2, "note": 3, "todo": 4, "taskboard": 5,
                "sticky": 6}
 _REACH_CARDS = 300  # cards analysed for "reached by"; beyond that the panel says so
+_NODE_ROWS = 1000  # a table, not a virtual view: capped, and the heading says so
 
 
 class CanvasScreen(EngineScreen):
@@ -38,7 +39,7 @@ class CanvasScreen(EngineScreen):
         yield AppHeader("canvas")
         with Horizontal():
             with Vertical(id="left"):
-                yield Static("Nodes", classes="section")
+                yield Static("Nodes", classes="section", id="nodes-title")
                 yield DataTable(id="nodes", cursor_type="row", zebra_stripes=True)
             with Vertical(id="right"):
                 yield Static("Arrows", classes="section")
@@ -71,7 +72,10 @@ class CanvasScreen(EngineScreen):
         table.clear()
         nodes = sorted(self.engine.state.canvas.nodes(),
                        key=lambda n: (n.workspace, _KIND_ORDER.get(n.type, 9), n.id))
-        for node in nodes:
+        title = self.query_one("#nodes-title", Static)
+        title.update(f"Nodes ({_NODE_ROWS:,} of {len(nodes):,}: agents and terminals first)"
+                     if len(nodes) > _NODE_ROWS else f"Nodes ({len(nodes)})")
+        for node in nodes[:_NODE_ROWS]:
             table.add_row(node.type, node.id, _name(node), _status(node), node.workspace,
                           key=node.id)
         if current is not None and current.id in table.rows:
