@@ -342,6 +342,12 @@ def main(argv: list[str] | None = None) -> int:
            "open | memory | mismatches |", "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     print("\n".join(out), flush=True)
     results = run(sizes, queries_n, slow_n, out)
+    from .durable import durable, lines, replay_speed
+
+    results["durable"] = durable(smoke=args.smoke)
+    results["replay"] = replay_speed(repeat=1 if args.smoke else 5)
+    for line in lines(results):
+        print(line, flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
     return 0

@@ -25,12 +25,20 @@ FIELDS: tuple[str, ...] = (
     "payload", "chain", "outcome", "code", "reason", "approver", "prompt",
 )
 GENESIS = "0" * 64
+_COLUMNS = (*FIELDS, "prev", "hash")
+_INSERT = f"insert into log ({', '.join(_COLUMNS)}) values ({', '.join('?' for _ in _COLUMNS)})"
+
+
+# The canonical JSON of a row's fields; one encoder for every row (json.dumps
+# builds a new one per call). The output is what json.dumps gives with these
+# settings, so rows written before verify the same.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                              check_circular=False)
 
 
 def row_hash(prev: str, row: dict[str, Any]) -> str:
     """SHA-256 over the previous hash and the row's fields as canonical JSON."""
-    body = json.dumps([row.get(f) for f in FIELDS], sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=False)
+    body = _CANONICAL.encode([row.get(f) for f in FIELDS])
     return hashlib.sha256((prev + "\n" + body).encode()).hexdigest()
 
 
@@ -54,10 +62,20 @@ class ArrowLog:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        # The newest row's (seq, hash) while one write transaction lasts: no
+        # other writer can append under our lock, so it need not be read back.
+        self._tail: tuple[int, str] | None = None
+
+    def forget_tail(self) -> None:
+        """A write transaction begins or was rolled back: read the newest row again."""
+        self._tail = None
 
     def append(self, row: dict[str, Any]) -> dict[str, Any]:
         """Append a row (inside the caller's write transaction) and return it whole."""
-        last = self.db.execute("select seq, hash from log order by seq desc limit 1").fetchone()
+        last = self._tail
+        if last is None:
+            last = self.db.conn.execute(
+                "select seq, hash from log order by seq desc limit 1").fetchone()
         seq, prev = (last[0] + 1, last[1]) if last else (1, GENESIS)
         full = {f: row.get(f) for f in FIELDS}
         full["seq"] = seq
@@ -67,11 +85,8 @@ class ArrowLog:
         full["hash"] = row_hash(prev, full)
         stored = dict(full)
         stored["chain"] = json.dumps(full["chain"]) if full["chain"] is not None else None
-        cols = (*FIELDS, "prev", "hash")
-        self.db.execute(
-            f"insert into log ({', '.join(cols)}) values ({', '.join('?' for _ in cols)})",
-            [stored[c] for c in cols],
-        )
+        self.db.conn.execute(_INSERT, [stored[c] for c in _COLUMNS])
+        self._tail = (seq, str(full["hash"]))
         return full
 
     def rows(

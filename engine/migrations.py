@@ -85,3 +85,9 @@ def m001_engine(db: Database) -> None:
 def m002_secrets(db: Database) -> None:
     """Secrets stored by an operator, each for one host."""
     db.table("secrets").create({"name": str, "host": str, "value": str, "t": float}, pk="name")
+
+
+@migrations()
+def m003_prompt_position(db: Database) -> None:
+    """An index on prompts' position: every accepted prompt reads the highest one."""
+    db.table("prompts").create_index(["position"], if_not_exists=True)

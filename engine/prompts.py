@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import json
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["OPEN_STATES", "PROMPT_STATES", "Prompt", "QUEUE_LIMIT"]
+__all__ = ["OPEN_STATES", "PROMPT_STATES", "Prompt", "PromptIndex", "QUEUE_LIMIT"]
 
 #: Every state a prompt shows on its arrow.
 PROMPT_STATES = ("queued", "held", "delivered", "replied", "rejected", "expired", "cancelled")
@@ -39,17 +40,65 @@ class Prompt:
 
     def to_row(self) -> dict[str, Any]:
         """The row stored in the ``prompts`` table."""
-        import json
-
-        row = asdict(self)
+        # Field by field, not dataclasses.asdict: that deep-copies, on every save.
+        row = {name: getattr(self, name) for name in _FIELDS}
         row["chain"] = json.dumps(self.chain)
         return row
 
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Prompt:
         """Rebuild a prompt from its stored row."""
-        import json
-
         data = dict(row)
         data["chain"] = json.loads(data["chain"] or "[]")
         return cls(**data)
+
+
+_FIELDS = tuple(f.name for f in fields(Prompt))
+
+
+class PromptIndex:
+    """The prompts still in play, by agent: what every call and tick looks at.
+
+    Finished prompts (replied, rejected, expired, cancelled) stay in the
+    engine's map for lookups by id but leave the index, so deciding a call
+    costs the same after a million prompts as after ten. The engine calls
+    `update` whenever it saves a prompt (the one place a state change lands).
+    """
+
+    _TRACKED = frozenset({"queued", "held", "delivered"})
+
+    def __init__(self) -> None:
+        self._by_agent: dict[str, dict[str, Prompt]] = {}
+        self._held: dict[str, Prompt] = {}
+
+    def update(self, prompt: Prompt) -> None:
+        """Take in the prompt's current state."""
+        mine = self._by_agent.get(prompt.agent)
+        if prompt.state in self._TRACKED:
+            self._by_agent.setdefault(prompt.agent, {})[prompt.id] = prompt
+        elif mine is not None:
+            mine.pop(prompt.id, None)
+            if not mine:
+                del self._by_agent[prompt.agent]
+        if prompt.state == "held":
+            self._held[prompt.id] = prompt
+        else:
+            self._held.pop(prompt.id, None)
+
+    def of_agent(self, agent: str, state: str) -> list[Prompt]:
+        """An agent's prompts in ``state`` (queued, held or delivered), in order of arrival."""
+        return sorted((p for p in self._by_agent.get(agent, {}).values() if p.state == state),
+                      key=lambda p: p.position)
+
+    def count(self, agent: str, state: str) -> int:
+        """How many of an agent's prompts are in ``state``."""
+        return sum(1 for p in self._by_agent.get(agent, {}).values() if p.state == state)
+
+    def held(self) -> list[Prompt]:
+        """Every held prompt, in order of arrival."""
+        return sorted(self._held.values(), key=lambda p: p.position)
+
+    def open(self) -> list[Prompt]:
+        """Queued and held prompts of every agent, in order of arrival."""
+        return sorted((p for prompts in self._by_agent.values() for p in prompts.values()
+                       if p.state in OPEN_STATES), key=lambda p: p.position)

@@ -14,7 +14,7 @@ from .checks import Passed, decide, denial
 from .decision import Decision
 from .errors import InvalidRequest, StoreFailed
 from .principal import OPERATOR
-from .prompts import OPEN_STATES, QUEUE_LIMIT, Prompt
+from .prompts import QUEUE_LIMIT, Prompt
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -28,6 +28,7 @@ class PromptsMixin:
     """The prompt queue, dangerous-mode holds and agents' turns."""
 
     def _save_prompt(self: Engine, prompt: Prompt) -> None:
+        self.state.open_prompts.update(prompt)
         row = prompt.to_row()
         cols = list(row)
         self.db.execute(
@@ -88,9 +89,7 @@ class PromptsMixin:
         if agent is None or agent.type != "agent":
             return
         while agent.data.get("status") == "waiting":
-            queued = sorted((p for p in self.state.prompts.values()
-                             if p.agent == agent_id and p.state == "queued"),
-                            key=lambda p: p.position)
+            queued = self.state.open_prompts.of_agent(agent_id, "queued")
             if not queued:
                 return
             prompt = queued[0]
@@ -188,9 +187,7 @@ class PromptsMixin:
 
     def _revalidate(self: Engine) -> None:
         """Cancel every open prompt a consent change has made impossible (SPEC §4.3)."""
-        for prompt in sorted(self.state.prompts.values(), key=lambda p: p.position):
-            if prompt.state not in OPEN_STATES:
-                continue
+        for prompt in self.state.open_prompts.open():
             result = self._recheck(prompt)
             if isinstance(result, Decision):
                 self._resolve(prompt, "cancelled", result.code, result.reason, result.message)
@@ -247,9 +244,10 @@ class PromptsMixin:
 
     def prompts(self: Engine, *, state: str | None = None, arrow: str | None = None) -> list[Prompt]:
         """Prompts in order of arrival, optionally by state or arrow."""
-        return sorted((p for p in self.state.prompts.values()
-                       if (state is None or p.state == state)
-                       and (arrow is None or p.arrow == arrow)), key=lambda p: p.position)
+        pool = self.state.open_prompts.held() if state == "held" else \
+            sorted(self.state.prompts.values(), key=lambda p: p.position)
+        return [p for p in pool if (state is None or p.state == state)
+                and (arrow is None or p.arrow == arrow)]
 
     def outcome(self: Engine, prompt_id: str) -> Decision:
         """Where a prompt stands, as a decision: ``queued``, ``held`` or its error."""
@@ -297,8 +295,8 @@ class PromptsMixin:
         self._tick()
         node = self._node(agent, "agent")
         with self._write():
-            for prompt in self.state.prompts.values():
-                if prompt.agent == agent and prompt.state == "delivered":
+            for prompt in self.state.open_prompts.of_agent(agent, "delivered"):
+                if prompt.state == "delivered":
                     prompt.state = "replied"
                     self._save_prompt(prompt)
             updated = self.world.turn_ended(self, node, text)

@@ -15,7 +15,7 @@ from canvas import Canvas, Node, Workspace
 from .catalogue import implied_by
 from .limits import RateCounters
 from .manifest import Manifest
-from .prompts import Prompt
+from .prompts import Prompt, PromptIndex
 
 __all__ = ["CACHE_LIMIT", "PackageState", "State"]
 
@@ -54,6 +54,8 @@ class State:
     grants: dict[str, set[str]] = field(default_factory=dict)
     counters: RateCounters = field(default_factory=RateCounters)
     prompts: dict[str, Prompt] = field(default_factory=dict)
+    #: The prompts still in play, by agent (kept by the engine's `_save_prompt`).
+    open_prompts: PromptIndex = field(default_factory=PromptIndex)
     usage: dict[str, tuple[int, float]] = field(default_factory=dict)
     #: Revision bumped by every committed batch (live views watch it).
     revision: int = 0
@@ -101,7 +103,7 @@ class State:
 
     def undelivered(self, agent: str) -> int:
         """Prompts queued (not held, not delivered) for an agent."""
-        return sum(1 for p in self.prompts.values() if p.agent == agent and p.state == "queued")
+        return self.open_prompts.count(agent, "queued")
 
     def workspace_of(self, node: Node) -> Workspace:
         """The node's workspace."""

@@ -131,6 +131,7 @@ class TransactionsMixin:
 
     def _open_batch(self: Engine, *, locked: bool = False) -> _Batch:
         """BEGIN IMMEDIATE, check for other processes' commits, schedule the group commit."""
+        self.log.forget_tail()
         try:
             self.db.conn.execute("BEGIN IMMEDIATE")
             version = int(self.db.execute("pragma data_version").fetchone()[0])
@@ -245,6 +246,10 @@ class TransactionsMixin:
 
     def _sync(self: Engine) -> None:
         """Reload the state when another connection (a TUI, another engine) committed."""
+        if self._batch is not None and self.db.conn.in_transaction:
+            # Our open batch holds the write lock (BEGIN IMMEDIATE): nobody
+            # else can commit until we do, so there is nothing to catch up on.
+            return
         version = int(self.db.execute("pragma data_version").fetchone()[0])
         if version != self._data_version:
             self._load()

@@ -12,8 +12,9 @@ def test_bench_smoke(tmp_path, capsys) -> None:
     out = tmp_path / "bench.json"
     assert main(["--smoke", "--json", str(out)]) == 0
     results = json.loads(out.read_text())
-    assert set(results) == {"50", "200"}
-    assert all(row["mismatch"] == 0 for row in results.values())
+    assert set(results) == {"50", "200", "durable", "replay"}
+    assert all(results[size]["mismatch"] == 0 for size in ("50", "200"))
+    assert results["durable"]["refused_rows"] == 100 and results["replay"]["steps"] > 0
 
 
 def test_tui_log_bench_smoke(tmp_path) -> None:

@@ -201,6 +201,19 @@ class EngineVsModel(RuleBasedStateMachine):
         assert engine_states == model_states
 
     @invariant()
+    def open_prompt_index_agrees_with_a_scan(self) -> None:
+        """The index every call reads (held, queued, delivered by agent) matches all prompts."""
+        index = self.engine.state.open_prompts
+        everything = list(self.engine.state.prompts.values())
+        assert [p.id for p in index.held()] == [
+            p.id for p in sorted(everything, key=lambda p: p.position) if p.state == "held"]
+        for agent in AGENTS:
+            for state in ("queued", "held", "delivered"):
+                assert [p.id for p in index.of_agent(agent, state)] == [
+                    p.id for p in sorted(everything, key=lambda p: p.position)
+                    if p.agent == agent and p.state == state]
+
+    @invariant()
     def log_verifies(self) -> None:
         assert self.engine.verify_log().ok
 
