@@ -17,7 +17,7 @@ from .catalogue import CALLS, PERMISSIONS, RATE_LIMITS, SPAWN_KINDS, CallSpec
 from .decision import Decision
 from .hosts import matches, normalise_host
 from .prompts import QUEUE_LIMIT
-from .state import PackageState, State
+from .state import CACHE_LIMIT, PackageState, State
 
 __all__ = ["FETCH_PERMISSIONS", "LOCAL_HOSTS", "Passed", "check_card", "decide", "denial",
            "host_scope"]
@@ -244,6 +244,27 @@ def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
 _CACHEABLE = frozenset(CALLS) - {"net.fetch", "canvas.spawn"}
 
 
+def _shape(spec: CallSpec) -> tuple[bool, str | None, type] | None:
+    """(takes no target, its one required argument, that argument's type), for the fast path.
+
+    Only calls whose arguments are nothing, or exactly one required
+    non-bool argument, have a shape; the others always take the full path.
+    """
+    if len(spec.args) > 1:
+        return None
+    if not spec.args:
+        return spec.reach == "none", None, type(None)
+    (name, (kind, required)), = spec.args.items()
+    if not required or not isinstance(kind, type) or kind is bool:
+        return None
+    return spec.reach == "none", name, kind
+
+
+#: The fast path's view of each cacheable call (most calls a card makes).
+_SHAPES = {name: shape for name in _CACHEABLE
+           if (shape := _shape(CALLS[name])) is not None}
+
+
 def decide(
     state: State,
     card_id: str,
@@ -271,6 +292,29 @@ def decide(
     change of grants, packages, settings or the canvas moves on; a revoke or
     a removed arrow is therefore never missed. Checks 10–11 always run.
     """
+    shape = _SHAPES.get(call) if chain is None and port_arrow is None else None
+    if shape is not None:
+        # The common case, checked inline: the arguments fit exactly and the
+        # target is there when the call needs one. Anything else takes the
+        # general path below, which decides (and words the error) the same.
+        no_target, arg, kind = shape
+        fits = (not args) if arg is None else (
+            args is not None and len(args) == 1 and type(args.get(arg)) is kind)
+        if fits and (target_id is None) == no_target:
+            if state._cache_key == (state.consent_rev, state.canvas.revision) \
+                    and len(state._cache) <= CACHE_LIMIT:
+                cache = state._cache
+            else:
+                cache = state.decision_cache()
+            key = (card_id, call, target_id)
+            static = cache.get(key)
+            if static is None:
+                static = cache[key] = _decide_full(state, card_id, call, target_id, args,
+                                                   now=now, chain=None, port_arrow=None,
+                                                   count_limits=False)
+            if not count_limits or isinstance(static, Decision):
+                return static
+            return _limits(state, static, now)
     spec = CALLS.get(call)
     if (spec is None or call not in _CACHEABLE or chain is not None or port_arrow is not None
             or _args_problem(spec, args or {}) is not None

@@ -92,7 +92,7 @@ class ArrowgateApp(App[int]):
         #: Why consent actions are refused (shown on every screen), or "".
         self.operator_refusal = "" if first.ok else first.reason
         self._stop_timers = asyncio.Event()
-        previous = engine.sink
+        self._previous_sink = previous = engine.sink
 
         def sink(event: Event) -> None:
             if previous is not None:
@@ -145,6 +145,8 @@ class ArrowgateApp(App[int]):
 
     async def on_unmount(self) -> None:
         self._stop_timers.set()
+        # The engine may outlive the app (the demo): give its events back.
+        self.engine.sink = self._previous_sink
 
     # -- consent actions ----------------------------------------------------
     async def consent(self, what: str, action: Callable[[], Awaitable[T]]) -> T | None:
