@@ -10,7 +10,7 @@ from .catalogue import PERMISSIONS, RISK_ORDER
 from .hosts import covers
 from .manifest import Manifest
 
-__all__ = ["Diff", "Review", "diff_hosts", "diff_manifests", "install_review"]
+__all__ = ["Diff", "Review", "diff_hosts", "diff_manifests", "install_review", "permission_title"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,12 +49,17 @@ class Review:
         return "\n".join(self.lines)
 
 
+def permission_title(manifest: Manifest, name: str) -> str:
+    """The first line a person sees for a permission, with this manifest's hosts in it."""
+    perm = PERMISSIONS[name]
+    if perm.needs_hosts:
+        return perm.title.format(hosts=", ".join(manifest.hosts(name)))
+    return perm.title
+
+
 def _describe(manifest: Manifest, name: str) -> str:
     perm = PERMISSIONS[name]
-    title = perm.title
-    if perm.needs_hosts:
-        title = title.format(hosts=", ".join(manifest.hosts(name)))
-    return f"  {name} ({perm.risk}) — {title} {perm.users_see}"
+    return f"  {name} ({perm.risk}) — {permission_title(manifest, name)} {perm.users_see}"
 
 
 def install_review(manifest: Manifest, content_hash: str) -> Review:

@@ -11,6 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Static
 
 from engine import PERMISSIONS
+from engine.review import permission_title
 from engine.state import PackageState
 
 from ..widgets.app_header import AppHeader
@@ -116,10 +117,8 @@ class GrantsScreen(EngineScreen):
             spec = PERMISSIONS[name]
             optional = name not in (manifest.required if manifest else set())
             mark = "✓ granted" if name in granted else ("optional" if optional else "✗ not granted")
-            hosts = ""
-            if spec.needs_hosts and manifest is not None:
-                hosts = " (" + ", ".join(manifest.hosts(name)) + ")"
-            perms.add_row(spec.risk, name, mark, spec.title + hosts, key=name)
+            sees = permission_title(manifest, name) if manifest is not None else spec.title
+            perms.add_row(spec.risk, name, mark, sees, key=name)
         if chosen is not None and chosen in perms.rows:
             perms.move_cursor(row=perms.get_row_index(chosen))
         for entry in reversed(self.engine.history.entries(package=pkg.name)[-200:]):
@@ -139,7 +138,9 @@ class GrantsScreen(EngineScreen):
         else:
             status = f"approved content hash:\n{pkg.hash}"
         # The full text a person sees, which the table's column cuts short.
-        texts = [f"{name} ({PERMISSIONS[name].risk}): {PERMISSIONS[name].title}"
+        texts = [f"{name} ({PERMISSIONS[name].risk}): "
+                 + (permission_title(manifest, name) if manifest else PERMISSIONS[name].title)
+                 + f" {PERMISSIONS[name].users_see}"
                  for name in sorted(declared, key=lambda n: (_RISK_ORDER[PERMISSIONS[n].risk], n))]
         note.update(status + "\n\n" + "\n".join(texts))
 
