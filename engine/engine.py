@@ -40,7 +40,7 @@ from .anchor import AnchorFile
 from .background import background_status
 from .calls import CallsMixin
 from .consent import ConsentMixin
-from .drivers import AgentDriver, Driver, TerminalDriver
+from .drivers import AgentDriver, CommandAgent, Driver, PtyTerminal, TerminalDriver
 from .errors import InvalidRequest, StoreFailed
 from .events import Event, EventSink, Update
 from .history import ConsentHistory
@@ -239,6 +239,46 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
             raise InvalidRequest(f"INVALID_ARGUMENT: {type(driver).__name__} cannot drive "
                                  f"the {node.type} {node_id}", code="INVALID_ARGUMENT")
         await self.world.attach(self, node, driver)
+
+    async def start_drivers(self, workspace: str) -> dict[str, str]:
+        """Start the real drivers a workspace's nodes are configured for.
+
+        Every ``bash`` terminal gets a `PtyTerminal`; every agent with a
+        ``command`` field (argument list, ``{prompt}`` where the prompt goes)
+        a `CommandAgent`. Nodes that already have a driver are left as they
+        are. Returns what happened to each agent and terminal, by node id:
+        ``started``, ``running``, or why not (``no command``, a shell other
+        than bash, a program that is missing).
+
+        Raises:
+            InvalidRequest: ``NOT_FOUND`` for no such workspace.
+        """
+        self._workspace(workspace)
+        report: dict[str, str] = {}
+        for node in self.state.canvas.nodes(workspace):
+            if node.type not in ("agent", "terminal"):
+                continue
+            if node.id in self.world.drivers:
+                report[node.id] = "running"
+                continue
+            driver: Driver
+            if node.type == "terminal":
+                if node.data.get("shell") != "bash":
+                    report[node.id] = f"not started: no driver for {node.data.get('shell')}"
+                    continue
+                driver = PtyTerminal(node.id)
+            elif node.data.get("command"):
+                driver = CommandAgent(node.id, list(node.data["command"]))
+            else:
+                report[node.id] = "not started: no command"
+                continue
+            try:
+                await self.attach_driver(node.id, driver)
+            except (OSError, TimeoutError) as exc:
+                report[node.id] = f"not started: {exc}"
+                continue
+            report[node.id] = "started"
+        return report
 
     def _emit(self, type: str, card: str | None, **data: Any) -> None:
         self._events.append(Event(type, card, data))

@@ -163,6 +163,18 @@ async def test_removing_the_node_stops_its_driver(live: Engine) -> None:
     await shell.aclose()
 
 
+async def test_start_drivers_from_the_nodes_configuration(live: Engine) -> None:
+    """bash terminals get a pty; agents with a command run it; the rest say why not."""
+    await live.set_node("a1", {"command": ["echo", "configured: {prompt}"]})
+    await live.add_node({"id": "t2", "type": "terminal", "shell": "powershell"}, workspace="w1")
+    report = await live.start_drivers("w1")
+    assert report == {"a1": "started", "a2": "not started: no command", "t1": "started",
+                      "t2": "not started: no driver for powershell"}
+    assert (await live.start_drivers("w1"))["t1"] == "running"
+    await live.call("c1", "agents.prompt", "a1", {"text": "go"})
+    await until(lambda: live.state.canvas.node("a1").data.get("last_reply") == "configured: go")
+
+
 async def test_attach_refuses_the_wrong_kind_of_driver(live: Engine) -> None:
     """A terminal driver cannot drive an agent, nor any driver a missing node."""
     with pytest.raises(InvalidRequest, match="cannot drive"):
