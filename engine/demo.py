@@ -158,8 +158,8 @@ async def play_demo(engine: Engine, folder: Path, say: Callable[[str], None]) ->
 
     say("")
     verification = engine.verify_log()
-    rows = engine.log_rows()
-    say(f"arrow log: {len(rows)} rows, chain {'verified' if verification.ok else 'BROKEN'}")
+    say(f"arrow log: {verification.rows} rows, chain "
+        f"{'verified' if verification.ok else 'BROKEN: ' + verification.problem}")
     reader.close()
     return DemoResult(held.prompt if held.outcome == "held" else None, "\n".join(lines))
 
