@@ -8,7 +8,7 @@ adjacency, so their cost does not grow with the canvas.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import networkx as nx
@@ -43,6 +43,9 @@ class Canvas:
         # each node the plain arrows to each neighbour, either direction.
         self._nodes: dict[str, Node] = {}
         self._plain: dict[str, dict[str, set[str]]] = {}
+        # Port arrows by source node and output port (every status change of
+        # an agent asks for those of its ``status`` port).
+        self._ports_out: dict[str, dict[str, set[str]]] = {}
         #: Moves on with every change to nodes or arrows (keys caches of decisions).
         self.revision = 0
 
@@ -93,9 +96,7 @@ class Canvas:
         plain = self._plain
         for a in arrows:
             self._arrows[a.id] = a
-            if not a.is_port:
-                plain.setdefault(a.src, {}).setdefault(a.dst, set()).add(a.id)
-                plain.setdefault(a.dst, {}).setdefault(a.src, set()).add(a.id)
+            self._index(a, plain)
 
     def restore_node(self, node: Node) -> None:
         """Put a node known to be valid in place (loading from the store)."""
@@ -115,6 +116,7 @@ class Canvas:
         self.graph.remove_node(node_id)
         del self._nodes[node_id]
         self._plain.pop(node_id, None)
+        self._ports_out.pop(node_id, None)
         return gone
 
     def updated_node(self, node_id: str, fields: dict[str, Any]) -> Node:
@@ -229,12 +231,21 @@ class Canvas:
         self.revision += 1
         self.graph.add_edge(arrow.src, arrow.dst, key=arrow.id, arrow=arrow)
         self._arrows[arrow.id] = arrow
-        if not arrow.is_port:
-            self._plain.setdefault(arrow.src, {}).setdefault(arrow.dst, set()).add(arrow.id)
-            self._plain.setdefault(arrow.dst, {}).setdefault(arrow.src, set()).add(arrow.id)
+        self._index(arrow, self._plain)
+
+    def _index(self, arrow: Arrow, plain: dict[str, dict[str, set[str]]]) -> None:
+        if arrow.is_port:
+            self._ports_out.setdefault(arrow.src, {}).setdefault(
+                arrow.from_port or "", set()).add(arrow.id)
+            return
+        plain.setdefault(arrow.src, {}).setdefault(arrow.dst, set()).add(arrow.id)
+        plain.setdefault(arrow.dst, {}).setdefault(arrow.src, set()).add(arrow.id)
 
     def _unindex(self, arrow: Arrow) -> None:
         if arrow.is_port:
+            ids = self._ports_out.get(arrow.src, {}).get(arrow.from_port or "")
+            if ids is not None:
+                ids.discard(arrow.id)
             return
         for a, b in ((arrow.src, arrow.dst), (arrow.dst, arrow.src)):
             ids = self._plain.get(a, {}).get(b)
@@ -270,11 +281,8 @@ class Canvas:
 
     def port_arrows_from(self, node_id: str, port: str) -> list[Arrow]:
         """Port arrows leaving ``node_id`` from output ``port``, sorted by id."""
-        out: Iterator[tuple[str, str, dict[str, Any]]] = self.graph.out_edges(node_id, data=True)
-        return sorted(
-            (d["arrow"] for _, _, d in out if d["arrow"].from_port == port),
-            key=lambda a: a.id,
-        )
+        ids = self._ports_out.get(node_id, {}).get(port)
+        return [self._arrows[i] for i in sorted(ids)] if ids else []
 
     def port_arrow_to(self, src: str, dst: str, to_port: str) -> Arrow | None:
         """A port arrow from ``src`` into ``dst``'s input ``to_port``, or None."""

@@ -88,7 +88,7 @@ class CallsMixin:
             arrow = self.state.canvas.arrow_between(decision.card, decision.target)
             if arrow is not None:
                 decision = decision.with_(arrow=arrow.id)
-        with self._write():
+        with self._write(one_statement=True):
             self._log_row(decision, outcome=decision.outcome,
                           payload=self._payload(decision.call, args), chain=chain)
         return decision

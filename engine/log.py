@@ -26,6 +26,7 @@ FIELDS: tuple[str, ...] = (
 )
 GENESIS = "0" * 64
 _COLUMNS = (*FIELDS, "prev", "hash")
+_CHAIN = FIELDS.index("chain")
 _INSERT = f"insert into log ({', '.join(_COLUMNS)}) values ({', '.join('?' for _ in _COLUMNS)})"
 
 
@@ -77,16 +78,21 @@ class ArrowLog:
             last = self.db.conn.execute(
                 "select seq, hash from log order by seq desc limit 1").fetchone()
         seq, prev = (last[0] + 1, last[1]) if last else (1, GENESIS)
-        full = {f: row.get(f) for f in FIELDS}
-        full["seq"] = seq
-        if isinstance(full["chain"], (list, tuple)):
-            full["chain"] = list(full["chain"])
-        full["prev"] = prev
-        full["hash"] = row_hash(prev, full)
-        stored = dict(full)
-        stored["chain"] = json.dumps(full["chain"]) if full["chain"] is not None else None
-        self.db.conn.execute(_INSERT, [stored[c] for c in _COLUMNS])
-        self._tail = (seq, str(full["hash"]))
+        # One list of the fields, in hashing order, serves the hash, the row
+        # stored and the row returned (this runs for every decision).
+        values = [row.get(f) for f in FIELDS]
+        values[0] = seq
+        chain = values[_CHAIN]
+        if isinstance(chain, tuple):
+            values[_CHAIN] = chain = list(chain)
+        digest = hashlib.sha256((prev + "\n" + _CANONICAL.encode(values)).encode()).hexdigest()
+        stored = values.copy()
+        stored[_CHAIN] = json.dumps(chain) if chain is not None else None
+        stored += (prev, digest)
+        self.db.conn.execute(_INSERT, stored)
+        full = dict(zip(FIELDS, values))
+        full["prev"], full["hash"] = prev, digest
+        self._tail = (seq, digest)
         return full
 
     def rows(

@@ -157,13 +157,18 @@ class TransactionsMixin:
         return batch
 
     @contextmanager
-    def _write(self: Engine) -> Iterator[None]:
+    def _write(self: Engine, *, one_statement: bool = False) -> Iterator[None]:
         """The writes of one operation, in a savepoint of the open batch.
 
         On failure the savepoint is rolled back and memory rebuilt from the
         store; the operation gets `StoreFailed` for store errors. The batch
         commits at the next turn of the event loop, together with whatever
         else arrived meanwhile; `_durably` makes the caller wait for it.
+
+        ``one_statement``: the operation writes a single statement (a refused
+        call's log row) and changes no memory before it succeeds. SQLite
+        undoes a failed statement on its own, so the savepoint — two more
+        statements for every refusal — is left out.
         """
         if self._depth:
             yield
@@ -177,13 +182,15 @@ class TransactionsMixin:
         mark = len(batch.events)
         self._depth += 1
         try:
-            self.db.conn.execute(f"SAVEPOINT {savepoint}")
+            if not one_statement:
+                self.db.conn.execute(f"SAVEPOINT {savepoint}")
             self._events = batch.events
             yield
-            self.db.conn.execute(f"RELEASE {savepoint}")
+            if not one_statement:
+                self.db.conn.execute(f"RELEASE {savepoint}")
         except BaseException as exc:
             try:
-                if self.db.conn.in_transaction:
+                if self.db.conn.in_transaction and not one_statement:
                     self.db.conn.execute(f"ROLLBACK TO {savepoint}")
                     self.db.conn.execute(f"RELEASE {savepoint}")
             except sqlite3.Error:

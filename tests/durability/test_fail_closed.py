@@ -84,3 +84,21 @@ async def test_pending_packages_survive_a_restart(tmp_path: Path) -> None:
     await again.approve("acme.p", review_hash=update.pending_hash)
     assert (await again.call("c1", "agents.prompt", "a1", {"text": "x"})).outcome == "queued"
     again.close()
+
+
+async def test_disk_full_on_a_refusals_log_row(tmp_path: Path) -> None:
+    """A refused call whose log row cannot be written fails closed, and the chain goes on."""
+    db = tmp_path / "c.db"
+    engine = await _engine(db, tmp_path)
+    await engine.add_node({"id": "a2", "type": "agent"}, workspace="w1")  # no arrow to it
+    before = _counts(db)
+    pages = engine.db.execute("pragma page_count").fetchone()[0]
+    engine.db.execute(f"pragma max_page_count = {pages}")
+    with pytest.raises(StoreFailed, match="full"):
+        await engine.call("c1", "agents.prompt", "a2", {"text": "x" * 200_000})
+    assert _counts(db) == before
+    engine.db.execute("pragma max_page_count = 1000000")
+    refused = await engine.call("c1", "agents.prompt", "a2", {"text": "small"})
+    assert refused.reason == "not-connected"
+    assert engine.verify_log().ok and _counts(db)[0] == before[0] + 1
+    engine.close()

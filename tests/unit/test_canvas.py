@@ -55,6 +55,24 @@ def test_plain_arrow_connects_both_ways_and_port_arrows_one_way() -> None:
     assert [a.id for a in canvas.port_arrows_from("c1", "out")] == ["e2"]
 
 
+def test_port_arrows_from_follows_adds_and_removals() -> None:
+    """The port index agrees with the graph after arrows and nodes come and go."""
+    canvas = _canvas()
+    canvas.add_arrow({"id": "e3", "from": "c1", "to": "t1", "from_port": "out",
+                      "to_port": "command"})
+    canvas.add_arrow({"id": "e2", "from": "c1", "to": "a1", "from_port": "out",
+                      "to_port": "prompt"})
+    canvas.add_arrow({"id": "e4", "from": "t1", "to": "c1", "from_port": "exit", "to_port": "in"})
+    assert [a.id for a in canvas.port_arrows_from("c1", "out")] == ["e2", "e3"]
+    canvas.remove_arrow("e2")
+    assert [a.id for a in canvas.port_arrows_from("c1", "out")] == ["e3"]
+    canvas.remove_node("t1")
+    assert canvas.port_arrows_from("c1", "out") == []
+    assert canvas.port_arrows_from("t1", "exit") == []
+    graph_view = sorted(k for _, _, k in canvas.graph.out_edges("c1", keys=True))
+    assert graph_view == []
+
+
 def test_removing_a_node_removes_its_arrows() -> None:
     """Arrows touching a removed node go with it."""
     canvas = _canvas()
