@@ -94,11 +94,25 @@ async def _measure(path: Path, callers: int, rounds: int) -> dict[str, float]:
     }
 
 
-def durable(smoke: bool = False) -> dict[str, float]:
-    """Full call cost and group-commit throughput on a temporary database file."""
+def durable(smoke: bool = False, repeat: int = 5) -> dict[str, float]:
+    """Full call cost and group-commit throughput, each on a new database file.
+
+    The measurement runs ``repeat`` times; the figures are the median run's
+    (by refused rows per second), with the best and worst rates beside them,
+    because this shared machine's speed moves by 2× from minute to minute.
+    """
     callers, rounds = (50, 2) if smoke else (2_000, 5)
-    with tempfile.TemporaryDirectory() as tmp:
-        return asyncio.run(_measure(Path(tmp) / "durable.db", callers, rounds))
+    runs = []
+    for _ in range(1 if smoke else repeat):
+        with tempfile.TemporaryDirectory() as tmp:
+            runs.append(asyncio.run(_measure(Path(tmp) / "durable.db", callers, rounds)))
+    runs.sort(key=lambda r: r["refused_rows_per_s"])
+    median = dict(runs[len(runs) // 2])
+    for key in ("refused_rows_per_s", "accepted_prompts_per_s", "single_caller_rows_per_s"):
+        values = sorted(r[key] for r in runs)
+        median[f"{key}_best"], median[f"{key}_worst"] = values[-1], values[0]
+    median["runs"] = len(runs)
+    return median
 
 
 def replay_speed(repeat: int = 5) -> dict[str, float]:
@@ -125,10 +139,11 @@ def lines(figures: dict[str, Any]) -> list[str]:
     return [
         f"full call cost, one caller: {d['single_caller_ms_per_prompt']:.2f} ms a prompt "
         f"({d['single_caller_rows_per_s']:,.0f} durable rows/s, fsync-bound)",
-        f"group commit, {d['concurrent_callers']:,} concurrent callers: refused calls "
-        f"{d['refused_rows_per_s']:,.0f} rows/s ({d['refused_rows']:,} rows in "
-        f"{d['refused_commits']} commits); accepted prompts {d['accepted_prompts_per_s']:,.0f}/s "
-        f"({d['accepted_commits']} commits)",
+        f"group commit, {d['concurrent_callers']:,} concurrent callers, median of "
+        f"{d['runs']} runs: refused calls {d['refused_rows_per_s']:,.0f} rows/s (best "
+        f"{d['refused_rows_per_s_best']:,.0f}, worst {d['refused_rows_per_s_worst']:,.0f}; "
+        f"{d['refused_rows']:,} rows in {d['refused_commits']} commits); accepted prompts "
+        f"{d['accepted_prompts_per_s']:,.0f}/s ({d['accepted_commits']} commits)",
         f"replay: {r['steps_per_s']:,.0f} steps/s ({r['ms_per_case']:.1f} ms a case, "
         f"{r['cases']} cases)",
     ]
