@@ -12,7 +12,7 @@ from typing import Any
 
 from .errors import ConsentError
 
-__all__ = ["default_db_path", "main"]
+__all__ = ["db_path", "default_db_path", "main"]
 
 
 def default_db_path() -> Path:
@@ -22,6 +22,19 @@ def default_db_path() -> Path:
         return Path(env)
     base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
     return base / "arrowgate" / "arrowgate.db"
+
+
+def db_path(args: argparse.Namespace, *, create: bool = False) -> Path:
+    """The database a command works on: ``--db``, or the embedded default.
+
+    Raises:
+        SystemExit: the file does not exist and the command does not create it.
+    """
+    path = Path(args.db) if getattr(args, "db", None) else default_db_path()
+    if not create and not path.exists():
+        raise SystemExit(f"arrowgate: no database at {path}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 def _read_manifest(path: str) -> tuple[dict[str, Any], dict[str, str]]:
@@ -75,9 +88,7 @@ def _cmd_log(args: argparse.Namespace) -> int:
     from .log import ArrowLog
     from .migrations import migrations
 
-    path = Path(args.db) if args.db else default_db_path()
-    if not path.exists():
-        raise SystemExit(f"arrowgate: no database at {path}")
+    path = db_path(args)
     db = open_database(path)
     migrations.apply(db)
     log = ArrowLog(db)
@@ -115,11 +126,7 @@ def _cmd_log(args: argparse.Namespace) -> int:
 def _open_engine(args: argparse.Namespace, *, create: bool = False) -> Any:
     from .engine import Engine
 
-    path = Path(args.db) if getattr(args, "db", None) else default_db_path()
-    if not create and not path.exists():
-        raise SystemExit(f"arrowgate: no database at {path}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return Engine.open(path)
+    return Engine.open(db_path(args, create=create))
 
 
 def _cmd_reach(args: argparse.Namespace) -> int:

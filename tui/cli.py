@@ -56,12 +56,11 @@ def register(sub: Any) -> None:
 
 
 def _cmd_tui(args: argparse.Namespace) -> int:
-    from engine.cli import _read_manifest, default_db_path
+    from engine.cli import _read_manifest, db_path
 
     from .app import ArrowgateApp
 
-    path = Path(args.db) if args.db else default_db_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path = db_path(args, create=True)
     keymap = _keymap()
     engine = Engine.open(path)
 
