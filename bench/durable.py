@@ -16,7 +16,9 @@ Everything here goes through the public API on a real SQLite file with
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -44,7 +46,22 @@ async def _world(path: Path, cards: int) -> Engine:
     return engine
 
 
-async def _measure(path: Path, callers: int, rounds: int) -> dict[str, float]:
+#: Concurrent callers of the group-commit sweep, and the refused rows each writes.
+SWEEP = ((1, 200), (10, 1_000), (100, 2_000))
+
+
+async def _refused(engine: Engine, callers: int, rows: int) -> tuple[float, int]:
+    """``rows`` refused calls from ``callers`` cards at a time: (rows/s, commits)."""
+    commits = engine.commits
+    t = time.perf_counter()
+    for _ in range(rows // callers):
+        await asyncio.gather(*(engine.call(f"c{i}", "agents.prompt", "lonely",
+                                           {"text": "no arrow"}) for i in range(callers)))
+    return rows / (time.perf_counter() - t), engine.commits - commits
+
+
+async def _measure(path: Path, callers: int, rounds: int, *, freeze_first: bool,
+                   sweep: tuple[tuple[int, int], ...] = SWEEP) -> dict[str, float]:
     engine = await _world(path, callers)
     try:
         # One caller at a time: each call waits for its own commit.
@@ -59,13 +76,25 @@ async def _measure(path: Path, callers: int, rounds: int) -> dict[str, float]:
         # One round first, uncounted: the decision cache and the WAL file warm up.
         await asyncio.gather(*(engine.call(f"c{i}", "agents.prompt", "lonely",
                                            {"text": "warm-up"}) for i in range(callers)))
-        commits = engine.commits
-        t = time.perf_counter()
-        for _ in range(rounds):
-            await asyncio.gather(*(engine.call(f"c{i}", "agents.prompt", "lonely",
-                                               {"text": "no arrow"}) for i in range(callers)))
-        refused_s = time.perf_counter() - t
-        refused_commits = engine.commits - commits
+        figures: dict[str, float] = {}
+        for k, rows in sweep:
+            if k < callers:
+                figures[f"refused_rows_per_s_{k}"] = (await _refused(engine, k, rows))[0]
+        # All callers at once, with the collector as it comes, and again after
+        # gc.freeze() (what an app can do once it has opened its engine: the
+        # imported modules' objects then leave the collector's full scans).
+        # The order alternates between runs, so neither always has the larger file.
+        for frozen in ((True, False) if freeze_first else (False, True)):
+            if frozen:
+                gc.freeze()
+            try:
+                rate, commits = await _refused(engine, callers, callers * rounds)
+            finally:
+                gc.unfreeze()
+            key = "refused_rows_per_s_frozen" if frozen else "refused_rows_per_s"
+            figures[key] = rate
+            if not frozen:
+                figures["refused_commits"] = commits
         # Accepted prompts from many cards at once (each card's 6th is its last).
         for i in range(callers):
             engine.state.counters.forget(f"c{i}")
@@ -79,15 +108,13 @@ async def _measure(path: Path, callers: int, rounds: int) -> dict[str, float]:
         accepted_commits = engine.commits - commits
     finally:
         engine.close()
-    refused_rows = callers * rounds
     return {
         "single_caller_calls": single,
         "single_caller_ms_per_prompt": one_s / single * 1000,
         "single_caller_rows_per_s": single / one_s,
         "concurrent_callers": callers,
-        "refused_rows": refused_rows,
-        "refused_rows_per_s": refused_rows / refused_s,
-        "refused_commits": refused_commits,
+        "refused_rows": callers * rounds,
+        **figures,
         "accepted_prompts": callers,
         "accepted_prompts_per_s": callers / accepted_s,
         "accepted_commits": accepted_commits,
@@ -101,15 +128,19 @@ def durable(smoke: bool = False, repeat: int = 5) -> dict[str, float]:
     (by refused rows per second), with the best and worst rates beside them,
     because this shared machine's speed moves by 2× from minute to minute.
     """
-    callers, rounds = (50, 2) if smoke else (2_000, 5)
+    callers, rounds = (50, 2) if smoke else (2_000, 9)
     runs = []
-    for _ in range(1 if smoke else repeat):
+    for n in range(1 if smoke else repeat):
         with tempfile.TemporaryDirectory() as tmp:
-            runs.append(asyncio.run(_measure(Path(tmp) / "durable.db", callers, rounds)))
+            runs.append(asyncio.run(_measure(Path(tmp) / "durable.db", callers, rounds,
+                                             freeze_first=n % 2 == 1,
+                                             sweep=((1, 20), (10, 100)) if smoke else SWEEP)))
     runs.sort(key=lambda r: r["refused_rows_per_s"])
     median = dict(runs[len(runs) // 2])
-    for key in ("refused_rows_per_s", "accepted_prompts_per_s", "single_caller_rows_per_s"):
+    rates = [key for key in runs[0] if key.endswith("_per_s") or "_per_s_" in key]
+    for key in rates:
         values = sorted(r[key] for r in runs)
+        median[key] = statistics.median(values)
         median[f"{key}_best"], median[f"{key}_worst"] = values[-1], values[0]
     median["runs"] = len(runs)
     return median
@@ -136,14 +167,23 @@ def replay_speed(repeat: int = 5) -> dict[str, float]:
 def lines(figures: dict[str, Any]) -> list[str]:
     """The figures as report lines."""
     d, r = figures["durable"], figures["replay"]
+
+    def rate(key: str) -> str:
+        return (f"{d[key]:,.0f} (best {d[key + '_best']:,.0f}, worst "
+                f"{d[key + '_worst']:,.0f})")
+
+    sweep = "".join(f"{k:,}: {rate(f'refused_rows_per_s_{k}')}; "
+                    for k, _rows in SWEEP if f"refused_rows_per_s_{k}" in d)
+    many = f"{d['concurrent_callers']:,}"
     return [
         f"full call cost, one caller: {d['single_caller_ms_per_prompt']:.2f} ms a prompt "
         f"({d['single_caller_rows_per_s']:,.0f} durable rows/s, fsync-bound)",
-        f"group commit, {d['concurrent_callers']:,} concurrent callers, median of "
-        f"{d['runs']} runs: refused calls {d['refused_rows_per_s']:,.0f} rows/s (best "
-        f"{d['refused_rows_per_s_best']:,.0f}, worst {d['refused_rows_per_s_worst']:,.0f}; "
-        f"{d['refused_rows']:,} rows in {d['refused_commits']} commits); accepted prompts "
-        f"{d['accepted_prompts_per_s']:,.0f}/s ({d['accepted_commits']} commits)",
+        f"group commit, refused calls (a log row each), rows/s by concurrent callers, median "
+        f"of {d['runs']} runs: {sweep}{many}: {rate('refused_rows_per_s')} "
+        f"({d['refused_rows']:,} rows in {d['refused_commits']} commits); {many} after "
+        f"gc.freeze(): {rate('refused_rows_per_s_frozen')}",
+        f"group commit, {many} accepted prompts at once: "
+        f"{rate('accepted_prompts_per_s')}/s ({d['accepted_commits']} commits)",
         f"replay: {r['steps_per_s']:,.0f} steps/s ({r['ms_per_case']:.1f} ms a case, "
         f"{r['cases']} cases)",
     ]

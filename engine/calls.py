@@ -17,7 +17,14 @@ from .decision import Decision
 if TYPE_CHECKING:
     from .engine import Engine
 
+from .log import FIELDS
 from .transactions import consistent
+
+# `_log_row` lists a row's fields by position, for speed: fail at import, not
+# in a hash, if the log's field order ever changes.
+if FIELDS != ("seq", "t", "workspace", "arrow", "card", "package", "version", "call", "target",
+              "payload", "chain", "outcome", "code", "reason", "approver", "prompt"):
+    raise ImportError("engine.calls._log_row does not match engine.log.FIELDS")
 
 __all__ = ["CallsMixin"]
 
@@ -61,25 +68,20 @@ class CallsMixin:
             return str(args[spec.payload_arg])
         return None
 
-    def _version(self: Engine, package: str | None) -> str | None:
-        pkg = self.state.packages.get(package or "")
-        return pkg.hash if pkg is not None and pkg.installed else None
-
     def _log_row(self: Engine, decision: Decision, *, outcome: str, payload: str | None,
                  chain: tuple[str, ...] | list[str] | None, t: float | None = None,
-                 approver: str | None = None) -> dict[str, Any]:
+                 approver: str | None = None) -> None:
         card = self.state.canvas.node(decision.card or "")
-        row = self.log.append({
-            "t": self.now() if t is None else t,
-            "workspace": card.workspace if card else None,
-            "arrow": decision.arrow, "card": decision.card, "package": decision.package,
-            "version": self._version(decision.package), "call": decision.call,
-            "target": decision.target, "payload": payload,
-            "chain": list(chain) if chain is not None else None, "outcome": outcome,
-            "code": decision.code, "reason": decision.reason, "approver": approver,
-            "prompt": decision.prompt,
-        })
-        return row
+        package = decision.package
+        pkg = self.state.packages.get(package or "")
+        # The fields in the order of `log.FIELDS` (checked below, at import).
+        self.log.append_fields([
+            None, self.now() if t is None else t, card.workspace if card else None,
+            decision.arrow, decision.card, package,
+            pkg.hash if pkg is not None and pkg.installed else None, decision.call,
+            decision.target, payload, list(chain) if chain is not None else None, outcome,
+            decision.code, decision.reason, approver, decision.prompt,
+        ])
 
     def _log_refusal(self: Engine, decision: Decision, chain: tuple[str, ...] | None,
                      args: dict[str, Any] | None) -> Decision:

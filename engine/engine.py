@@ -286,10 +286,7 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
     def _tick(self) -> None:
         """Catch up with other processes, then expire every hold whose deadline has passed."""
         self._sync()
-        now = self.now()
-        due = sorted((p for p in self.state.open_prompts.held()
-                      if p.deadline is not None and p.deadline <= now),
-                     key=lambda p: (p.deadline, p.position))
+        due = self.state.open_prompts.due(self.now())
         if not due:
             return
         with self._write():

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,9 +38,23 @@ _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_asci
                               check_circular=False)
 
 
+def _c_canonical() -> Callable[[list[Any]], str] | None:
+    # JSONEncoder.encode sets up its C encoder anew on every call; this sets it
+    # up once with the very same arguments (the log encodes a row per decision).
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return None
+    encoder = make(None, _CANONICAL.default, json.encoder.encode_basestring, None,
+                   _CANONICAL.key_separator, _CANONICAL.item_separator, True, False, True)
+    return lambda values: "".join(encoder(values, 0))
+
+
+_canonical: Callable[[list[Any]], str] = _c_canonical() or _CANONICAL.encode
+
+
 def row_hash(prev: str, row: dict[str, Any]) -> str:
     """SHA-256 over the previous hash and the row's fields as canonical JSON."""
-    body = _CANONICAL.encode([row.get(f) for f in FIELDS])
+    body = _canonical([row.get(f) for f in FIELDS])
     return hashlib.sha256((prev + "\n" + body).encode()).hexdigest()
 
 
@@ -73,27 +88,35 @@ class ArrowLog:
 
     def append(self, row: dict[str, Any]) -> dict[str, Any]:
         """Append a row (inside the caller's write transaction) and return it whole."""
+        values = [row.get(f) for f in FIELDS]
+        full = dict(zip(FIELDS, values))
+        full["prev"], full["hash"] = self.append_fields(values)
+        full["seq"], full["chain"] = values[0], values[_CHAIN]
+        return full
+
+    def append_fields(self, values: list[Any]) -> tuple[str, str]:
+        """Append a row given as its `FIELDS` in order (``seq`` is assigned here).
+
+        The list is updated in place (its ``seq``, and ``chain`` as a list) so
+        that it is the row as hashed. Returns the new row's (prev, hash). This
+        is the path every decision takes, so it builds no dict.
+        """
         last = self._tail
         if last is None:
             last = self.db.conn.execute(
                 "select seq, hash from log order by seq desc limit 1").fetchone()
         seq, prev = (last[0] + 1, last[1]) if last else (1, GENESIS)
-        # One list of the fields, in hashing order, serves the hash, the row
-        # stored and the row returned (this runs for every decision).
-        values = [row.get(f) for f in FIELDS]
         values[0] = seq
         chain = values[_CHAIN]
         if isinstance(chain, tuple):
             values[_CHAIN] = chain = list(chain)
-        digest = hashlib.sha256((prev + "\n" + _CANONICAL.encode(values)).encode()).hexdigest()
-        stored = values.copy()
-        stored[_CHAIN] = json.dumps(chain) if chain is not None else None
-        stored += (prev, digest)
+        digest = hashlib.sha256((prev + "\n" + _canonical(values)).encode()).hexdigest()
+        stored = [*values, prev, digest]
+        if chain is not None:
+            stored[_CHAIN] = json.dumps(chain)
         self.db.conn.execute(_INSERT, stored)
-        full = dict(zip(FIELDS, values))
-        full["prev"], full["hash"] = prev, digest
         self._tail = (seq, digest)
-        return full
+        return prev, digest
 
     def rows(
         self,

@@ -98,6 +98,17 @@ class PromptIndex:
         """Every held prompt, in order of arrival."""
         return sorted(self._held.values(), key=lambda p: p.position)
 
+    def due(self, now: float) -> list[Prompt]:
+        """Held prompts whose deadline has passed, earliest deadline first.
+
+        Every operation asks this first, and usually nothing is held at all.
+        """
+        if not self._held:
+            return []
+        return sorted((p for p in self._held.values()
+                       if p.deadline is not None and p.deadline <= now),
+                      key=lambda p: (p.deadline or 0.0, p.position))
+
     def open(self) -> list[Prompt]:
         """Queued and held prompts of every agent, in order of arrival."""
         return sorted((p for prompts in self._by_agent.values() for p in prompts.values()

@@ -12,8 +12,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -87,6 +86,82 @@ def consistent(fn: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
+class _Write:
+    """`TransactionsMixin._write` as a class: it runs for every decision, and a
+    generator-based context manager costs several times more to enter and leave."""
+
+    __slots__ = ("engine", "one_statement", "nested", "batch", "savepoint", "mark")
+
+    def __init__(self, engine: Engine, one_statement: bool) -> None:
+        self.engine, self.one_statement = engine, one_statement
+
+    def __enter__(self) -> None:
+        engine = self.engine
+        self.nested = bool(engine._depth)
+        if self.nested:
+            return
+        batch = engine._batch if engine._batch is not None else engine._open_batch()
+        joined = _JOINED.get()
+        if joined is not None and batch not in joined:
+            joined.append(batch)
+        self.batch, self.mark = batch, len(batch.events)
+        engine._depth += 1
+        if not self.one_statement:
+            engine._savepoints += 1
+            self.savepoint = f"op{engine._savepoints}"
+            try:
+                engine.db.conn.execute(f"SAVEPOINT {self.savepoint}")
+            except BaseException as exc:
+                self.__exit__(type(exc), exc, None)
+                raise
+        engine._events = batch.events
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: Any) -> None:
+        if self.nested:
+            return
+        engine = self.engine
+        if exc is None and not self.one_statement:
+            try:
+                engine.db.conn.execute(f"RELEASE {self.savepoint}")
+            except BaseException as release_failed:
+                exc = release_failed
+        if exc is not None:
+            try:
+                self._undo(exc)
+            finally:
+                engine._depth -= 1
+            if isinstance(exc, sqlite3.Error):
+                raise StoreFailed(f"STORE_FAILED: the change was not written, so it did not "
+                                  f"happen: {exc}") from exc
+            if kind is None:  # RELEASE itself failed
+                raise exc
+            return
+        engine._depth -= 1
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            engine._flush()
+
+    def _undo(self, exc: BaseException) -> None:
+        engine, batch = self.engine, self.batch
+        conn = engine.db.conn
+        try:
+            if conn.in_transaction and not self.one_statement:
+                conn.execute(f"ROLLBACK TO {self.savepoint}")
+                conn.execute(f"RELEASE {self.savepoint}")
+        except sqlite3.Error:
+            pass
+        del batch.events[self.mark:]
+        if not conn.in_transaction and engine._batch is batch:
+            # SQLite rolled the whole transaction back (disk full, I/O
+            # error): every operation in this batch failed with it.
+            engine._batch = None
+            batch.finish(StoreFailed(f"STORE_FAILED: the change was not written, so it "
+                                     f"did not happen: {exc}"))
+        engine._load()
+
+
 class TransactionsMixin:
     """Opening, joining and committing write batches."""
 
@@ -156,8 +231,7 @@ class TransactionsMixin:
             pass  # no loop: _write flushes at once
         return batch
 
-    @contextmanager
-    def _write(self: Engine, *, one_statement: bool = False) -> Iterator[None]:
+    def _write(self: Engine, *, one_statement: bool = False) -> _Write:
         """The writes of one operation, in a savepoint of the open batch.
 
         On failure the savepoint is rolled back and memory rebuilt from the
@@ -170,49 +244,7 @@ class TransactionsMixin:
         undoes a failed statement on its own, so the savepoint — two more
         statements for every refusal — is left out.
         """
-        if self._depth:
-            yield
-            return
-        batch = self._batch if self._batch is not None else self._open_batch()
-        joined = _JOINED.get()
-        if joined is not None and batch not in joined:
-            joined.append(batch)
-        self._savepoints += 1
-        savepoint = f"op{self._savepoints}"
-        mark = len(batch.events)
-        self._depth += 1
-        try:
-            if not one_statement:
-                self.db.conn.execute(f"SAVEPOINT {savepoint}")
-            self._events = batch.events
-            yield
-            if not one_statement:
-                self.db.conn.execute(f"RELEASE {savepoint}")
-        except BaseException as exc:
-            try:
-                if self.db.conn.in_transaction and not one_statement:
-                    self.db.conn.execute(f"ROLLBACK TO {savepoint}")
-                    self.db.conn.execute(f"RELEASE {savepoint}")
-            except sqlite3.Error:
-                pass
-            del batch.events[mark:]
-            if not self.db.conn.in_transaction and self._batch is batch:
-                # SQLite rolled the whole transaction back (disk full, I/O
-                # error): every operation in this batch failed with it.
-                self._batch = None
-                batch.finish(StoreFailed(f"STORE_FAILED: the change was not written, so it "
-                                         f"did not happen: {exc}"))
-            self._load()
-            if isinstance(exc, sqlite3.Error):
-                raise StoreFailed(f"STORE_FAILED: the change was not written, so it did not "
-                                  f"happen: {exc}") from exc
-            raise
-        finally:
-            self._depth -= 1
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            self._flush()
+        return _Write(self, one_statement)
 
     def _flush(self: Engine) -> None:
         """Commit the open batch (group commit), then anchor, events and waiters."""

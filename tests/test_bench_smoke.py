@@ -12,9 +12,12 @@ def test_bench_smoke(tmp_path, capsys) -> None:
     out = tmp_path / "bench.json"
     assert main(["--smoke", "--json", str(out)]) == 0
     results = json.loads(out.read_text())
-    assert set(results) == {"50", "200", "durable", "replay"}
+    assert set(results) == {"50", "200", "flatness", "durable", "replay"}
     assert all(results[size]["mismatch"] == 0 for size in ("50", "200"))
-    assert results["durable"]["refused_rows"] == 100 and results["replay"]["steps"] > 0
+    durable = results["durable"]
+    assert durable["refused_rows"] == 100 and results["replay"]["steps"] > 0
+    assert {"refused_rows_per_s_1", "refused_rows_per_s_10", "refused_rows_per_s_frozen",
+            "accepted_prompts_per_s"} <= set(durable)
 
 
 def test_tui_log_bench_smoke(tmp_path) -> None:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sqlite3
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine import Engine, StoreFailed
+from engine.log import FIELDS, _canonical, row_hash
 
 
 async def _rows(world: Engine) -> None:
@@ -50,7 +55,7 @@ async def test_a_failed_log_write_refuses_the_call(world: Engine, monkeypatch) -
     def broken(row):
         raise sqlite3.OperationalError("disk I/O error")
 
-    monkeypatch.setattr(world.log, "append", broken)
+    monkeypatch.setattr(world.log, "append_fields", broken)
     with pytest.raises(StoreFailed, match="disk I/O error"):
         await world.call("c1", "agents.prompt", "a1", {"text": "hello"})
     monkeypatch.undo()
@@ -71,3 +76,22 @@ async def test_a_failed_consent_write_changes_nothing(world: Engine, monkeypatch
     monkeypatch.undo()
     assert world.state.granted("acme.prompter", "agents.prompt")
     assert (await world.call("c1", "agents.prompt", "a1", {"text": "still"})).allowed
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_json_values, min_size=1, max_size=16))
+def test_the_row_encoder_is_canonical_json(values: list) -> None:
+    """The log's reusable encoder gives exactly what json.dumps gave, so old rows verify."""
+    expected = json.dumps(values, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert _canonical(values) == expected
+    row = dict(zip(FIELDS, (values + [None] * len(FIELDS))[:len(FIELDS)]))
+    body = json.dumps([row.get(f) for f in FIELDS], sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False)
+    assert row_hash("p", row) == hashlib.sha256(("p\n" + body).encode()).hexdigest()
