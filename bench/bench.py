@@ -2,7 +2,7 @@
 
 Run by hand (not in the test suite; these machines are shared and noisy)::
 
-    .venv/bin/pip install -e ".[bench]" && .venv/bin/python -m bench.bench
+    .venv/bin/pip install -e ".[test]" && .venv/bin/python -m bench.bench
     .venv/bin/python -m bench.bench --smoke      # tiny sizes, what CI runs
 
 Every engine answers the same question on the same world: "may card C do
@@ -356,13 +356,16 @@ def run(sizes: list[int], queries_n: int, slow_n: int, out: list[str],
                        f"{row['pycasbin'][0]:.1f} | {row['pycasbin'][0] / a:.0f}× | "
                        f"{row['open_s']:.2f} s | {row['memory_mb']:.0f} MB | {row['mismatch']} |")
             print(out[-1], flush=True)
-    warm = [results[str(n)]["arrowgate"][0] for n in sizes]
-    floor = [results[str(n)]["floor"][0] for n in sizes]
-    results["flatness"] = {"arrowgate": max(warm) / min(warm), "floor": max(floor) / min(floor),
-                           "rounds": rounds}
-    print(f"growth from {sizes[0]:,} to {sizes[-1]:,} nodes (largest / smallest median, "
-          f"{rounds} interleaved rounds): arrowgate {max(warm) / min(warm):.2f}×, floor "
-          f"{max(floor) / min(floor):.2f}×", flush=True)
+    growth = {}
+    for name in ("arrowgate", "floor", "cedarpy", "pycasbin"):
+        figures = [results[str(n)][name][0] for n in sizes]
+        growth[name] = max(figures) / min(figures)
+        growth[f"{name}_largest_over_smallest"] = figures[-1] / figures[0]
+    results["flatness"] = {**growth, "rounds": rounds}
+    print(f"growth from {sizes[0]:,} to {sizes[-1]:,} nodes (slowest / fastest median; "
+          f"arrowgate and the floor over {rounds} interleaved rounds): "
+          + ", ".join(f"{name} {growth[name]:.2f}×"
+                      for name in ("arrowgate", "floor", "cedarpy", "pycasbin")), flush=True)
     return results
 
 

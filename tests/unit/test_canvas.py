@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from canvas import (
@@ -114,3 +116,39 @@ def test_store_round_trip(tmp_path) -> None:
     assert [n.id for n in loaded.nodes()] == ["a1", "c1", "t1", "x1"]
     assert loaded.arrow_between("a1", "c1").id == "e1"
     assert db.conn is not None
+
+
+def test_several_plain_arrows_between_two_nodes() -> None:
+    """The smallest id connects, from either end; removing one leaves the others."""
+    canvas = _canvas()
+    for arrow_id, src, dst in (("e5", "c1", "a1"), ("e2", "a1", "c1"), ("e9", "c1", "a1")):
+        canvas.add_arrow({"id": arrow_id, "from": src, "to": dst})
+    assert canvas.arrow_between("c1", "a1").id == "e2" == canvas.arrow_between("a1", "c1").id
+    canvas.remove_arrow("e2")
+    assert canvas.arrow_between("a1", "c1").id == "e5" == canvas.arrow_between("c1", "a1").id
+    canvas.remove_arrow("e5")
+    canvas.remove_arrow("e9")
+    assert canvas.arrow_between("c1", "a1") is None and canvas.arrow_between("a1", "c1") is None
+    canvas.add_arrow({"id": "e1", "from": "a1", "to": "c1"})
+    canvas.remove_node("a1")
+    assert canvas.arrow_between("c1", "a1") is None
+
+
+def test_loaded_nodes_with_the_same_data_do_not_share_it(tmp_path) -> None:
+    """Data parsed once at load is copied per node: changing one node's dict leaves the rest."""
+    db = open_database(tmp_path / "c.db")
+    store = CanvasStore(db)
+    with write_transaction(db):
+        for i in range(3):
+            store.save_node(Node.build({"id": f"a{i}", "type": "agent"}, "w1"))
+            store.save_node(Node.build({"id": f"n{i}", "type": "todo", "items": ["x"]}, "w1"))
+    _ws, loaded = CanvasStore(db).load(lambda n: None)
+    for kind, change in (("a", lambda d: d.update(status="working")),
+                         ("n", lambda d: d["items"].append("y"))):
+        nodes = [loaded.node(f"{kind}{i}") for i in range(3)]
+        for changed in nodes:
+            before = [copy.deepcopy(n.data) for n in nodes]
+            change(changed.data)
+            for node, was in zip(nodes, before):
+                if node is not changed:
+                    assert node.data == was, f"{node.id} changed with {changed.id}"
