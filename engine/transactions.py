@@ -195,11 +195,15 @@ class TransactionsMixin:
             if pinned is not None:
                 pinned.pinned = False
                 self._flush()
+        # Thousands of calls may wait here for one commit: keep nothing alive
+        # they no longer need (each object that outlives a collection of the
+        # youngest generation brings the next full collection closer).
+        del token, pinned
         if isinstance(error, StoreFailed):
             raise error  # its own failure says most
-        for batch in joined:
+        while joined:
             # Raises StoreFailed when the batch could not be committed.
-            await batch.future()
+            await joined.pop(0).future()
         if error is not None:
             raise error
         return result
