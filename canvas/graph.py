@@ -48,8 +48,13 @@ class Canvas:
         # Port arrows by source node and output port (every status change of
         # an agent asks for those of its ``status`` port).
         self._ports_out: dict[str, dict[str, set[str]]] = {}
-        #: Moves on with every change to nodes or arrows (keys caches of decisions).
+        #: Moves on with every change a decision's checks read: nodes and arrows
+        #: added or removed, and a node's type, workspace or package. Changes to
+        #: the rest of a node's data (an agent's status, a note's text) leave it:
+        #: they happen all the time, and would empty the decision cache each time.
         self.revision = 0
+        #: Moves on with every change to a node's data that leaves `revision`.
+        self.data_revision = 0
 
     # -- nodes -----------------------------------------------------------
     def node(self, node_id: str) -> Node | None:
@@ -133,9 +138,13 @@ class Canvas:
 
     def replace_node(self, node: Node) -> None:
         """Put an updated copy of an existing node in place."""
-        if node.id not in self.graph:
+        old = self._nodes.get(node.id)
+        if old is None:
             raise InvalidNode(f"no node {node.id!r}", reason="missing-node")
-        self.revision += 1
+        if (old.type, old.workspace, old.data.get("package")) != (
+                node.type, node.workspace, node.data.get("package")):
+            self.revision += 1
+        self.data_revision += 1
         self.graph.nodes[node.id]["node"] = node
         self._nodes[node.id] = node
 

@@ -7,7 +7,7 @@ failing check wins, so the same call always gets the same error.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -43,6 +43,8 @@ class Passed:
     arrow: Arrow | None = None
     chain: tuple[str, ...] | None = None  #: for prompts: the causal chain, this hop included
     rate_key: str | None = None
+    #: The canvas's `data_revision` when ``card`` and ``target`` were read.
+    data_rev: int = -1
 
 
 def denial(
@@ -204,7 +206,8 @@ def _decide_full(state: State, card_id: str, call: str, target_id: str | None,
     rate_key = spec.rate_key
     if port_arrow is not None and target is not None and target.type == "terminal":
         rate_key = "run"
-    passed = Passed(spec, card, package, permission, target, arrow, hop_chain, rate_key)
+    passed = Passed(spec, card, package, permission, target, arrow, hop_chain, rate_key,
+                    state.canvas.data_revision)
     return passed if not count_limits else _limits(state, passed, now)
 
 
@@ -312,6 +315,9 @@ def decide(
                 static = cache[key] = _decide_full(state, card_id, call, target_id, args,
                                                    now=now, chain=None, port_arrow=None,
                                                    count_limits=False)
+            elif not isinstance(static, Decision) \
+                    and static.data_rev != state.canvas.data_revision:
+                static = _current(state, cache, key, static)
             if not count_limits or isinstance(static, Decision):
                 return static
             return _limits(state, static, now)
@@ -327,9 +333,29 @@ def decide(
     if static is None:
         static = cache[key] = _decide_full(state, card_id, call, target_id, args, now=now,
                                            chain=None, port_arrow=None, count_limits=False)
+    elif not isinstance(static, Decision) and static.data_rev != state.canvas.data_revision:
+        static = _current(state, cache, key, static)
     if isinstance(static, Decision) or not count_limits:
         return static
     return _limits(state, static, now)
+
+
+def _current(state: State, cache: dict[Any, Any], key: Any, passed: Passed) -> Passed:
+    """A remembered pass with the card and target as they are now.
+
+    Checks 1–9 read only what moves the canvas's revision (which nodes and
+    arrows exist, their types, workspaces and packages), but what a pass is
+    used for reads the rest too (an agent's dangerous mode, a terminal's
+    screen), which changes without emptying the cache: it moves the canvas's
+    `data_revision` instead, and the pass is brought up to date here.
+    """
+    canvas = state.canvas
+    card = canvas.node(passed.card.id)
+    target = canvas.node(passed.target.id) if passed.target is not None else None
+    assert card is not None
+    fresh = replace(passed, card=card, target=target, data_rev=canvas.data_revision)
+    cache[key] = fresh
+    return fresh
 
 
 def _hops(chain: tuple[str, ...]) -> int:

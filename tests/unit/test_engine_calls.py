@@ -214,3 +214,28 @@ async def test_remembered_decisions_never_outlive_a_consent_change(world: Engine
     assert await prompt() == "PACKAGE_PENDING"
     await world.set_node("c1", {"package": "acme.other"})
     assert await prompt() == "PACKAGE_NOT_INSTALLED"
+
+
+async def test_data_changes_keep_remembered_decisions_but_are_seen(world: Engine) -> None:
+    """A status or mode change does not empty the decision cache, yet the call sees it.
+
+    Checks 1-9 read only which nodes and arrows exist and their types,
+    workspaces and packages; what happens next reads the rest of the node
+    (dangerous mode holds the prompt, a note is read as it is now).
+    """
+    assert (await world.call("c1", "agents.prompt", "a1", {"text": "one"})).outcome == "queued"
+    assert (await world.call("c1", "cards.note.read", "n1")).value == ""
+    key = world.state.consent_key()
+    await world.set_node("a1", {"dangerous": True})
+    await world.set_node("n1", {"text": "buy milk"})
+    assert world.state.consent_key() == key  # still remembered
+    d = await world.call("c1", "agents.prompt", "a1", {"text": "two"})
+    assert d.outcome == "held", d.message
+    assert (await world.call("c1", "cards.note.read", "n1")).value == "buy milk"
+    await world.set_node("a1", {"dangerous": False})
+    assert (await world.call("c1", "agents.prompt", "a1", {"text": "three"})).outcome == "queued"
+    # A new package is something checks 1-9 read: the key moves on.
+    await world.set_node("c1", {"package": "acme.other"})
+    assert world.state.consent_key() != key
+    assert (await world.call("c1", "agents.prompt", "a1", {"text": "x"})).code == \
+        "PACKAGE_NOT_INSTALLED"
