@@ -284,6 +284,47 @@ def latency(ask: Callable[[str, str, str], bool], queries: list[tuple[str, str, 
         t0 = clock()
         ask(*q)
         times.append(clock() - t0)
+    return _stats(times)
+
+
+def paired(first: Callable[[str, str, str], bool], second: Callable[[str, str, str], bool],
+           queries: list[tuple[str, str, str]], warmup: int = 1000
+           ) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(median, p99) of each of two deciders, timed query by query side by side.
+
+    Each query is asked of both, one right after the other (which one goes
+    first alternates), so both meet the machine in the same state: on a
+    shared machine whose speed moves from second to second, their ratio is
+    then steadier than from two runs one after the other.
+    """
+    for q in queries[:warmup]:
+        first(*q)
+        second(*q)
+    a: list[int] = []
+    b: list[int] = []
+    clock = time.perf_counter_ns
+    for i, q in enumerate(queries):
+        if i % 2:
+            t0 = clock()
+            first(*q)
+            t1 = clock()
+            second(*q)
+            t2 = clock()
+            a.append(t1 - t0)
+            b.append(t2 - t1)
+        else:
+            t0 = clock()
+            second(*q)
+            t1 = clock()
+            first(*q)
+            t2 = clock()
+            b.append(t1 - t0)
+            a.append(t2 - t1)
+    return _stats(a), _stats(b)
+
+
+def _stats(times: list[int]) -> tuple[float, float]:
+    """(median, p99) in microseconds of times in nanoseconds."""
     times.sort()
     return statistics.median(times) / 1000, times[int(len(times) * 0.99)] / 1000
 
@@ -296,7 +337,8 @@ def run(sizes: list[int], queries_n: int, slow_n: int, out: list[str],
     shared machine, which shows up as "growth" that is not there. So the
     engines of every size stay open, and the warm decision and the floor of
     all sizes are measured in ``rounds`` rounds, the sizes in a rotating
-    order; each figure is the median over the rounds.
+    order, each query asked of both side by side (`paired`); each figure is
+    the median over the rounds.
     """
     results: dict[str, Any] = {}
     held: dict[int, tuple[Engine, Callable[[str, str, str], bool], Callable[[str, str, str], bool],
@@ -358,8 +400,9 @@ def run(sizes: list[int], queries_n: int, slow_n: int, out: list[str],
         for r in range(rounds):
             for n in sizes[r % len(sizes):] + sizes[:r % len(sizes)]:
                 _engine, ag, fl, qs = held[n]
-                per_round[n]["arrowgate"].append(latency(ag, qs))
-                per_round[n]["floor"].append(latency(fl, qs))
+                ours, floor = paired(ag, fl, qs)
+                per_round[n]["arrowgate"].append(ours)
+                per_round[n]["floor"].append(floor)
         for n in sizes:
             row = results[str(n)]
             for name in ("arrowgate", "floor"):

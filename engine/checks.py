@@ -304,14 +304,14 @@ def decide(
         fits = (not args) if arg is None else (
             args is not None and len(args) == 1 and type(args.get(arg)) is kind)
         if fits and (target_id is None) == no_target:
-            if state._cache_key == (state.consent_rev, state.canvas.revision) \
-                    and len(state._cache) <= CACHE_LIMIT:
-                cache = state._cache
-            else:
+            cache = state._cache
+            if state._cache_key != (state.consent_rev, state.canvas.revision):
                 cache = state.decision_cache()
             key = (card_id, call, target_id)
             static = cache.get(key)
             if static is None:
+                if len(cache) >= CACHE_LIMIT:  # bounded on insert, not on every hit
+                    cache = state.decision_cache()
                 static = cache[key] = _decide_full(state, card_id, call, target_id, args,
                                                    now=now, chain=None, port_arrow=None,
                                                    count_limits=False)

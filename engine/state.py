@@ -76,7 +76,7 @@ class State:
     def decision_cache(self) -> dict[tuple[str, str, str | None], Any]:
         """Remembered checks 1–9, valid for the current `consent_key` only."""
         key = self.consent_key()
-        if key != self._cache_key or len(self._cache) > CACHE_LIMIT:
+        if key != self._cache_key or len(self._cache) >= CACHE_LIMIT:
             # Start afresh rather than evict: the bound only keeps memory in check.
             self._cache = {}
             self._cache_key = key
