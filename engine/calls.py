@@ -74,7 +74,7 @@ class CallsMixin:
         card = self.state.canvas.node(decision.card or "")
         package = decision.package
         pkg = self.state.packages.get(package or "")
-        # The fields in the order of `log.FIELDS` (checked below, at import).
+        # The fields in the order of `log.FIELDS` (checked at import, above).
         self.log.append_fields([
             None, self.now() if t is None else t, card.workspace if card else None,
             decision.arrow, decision.card, package,
