@@ -303,23 +303,22 @@ def paired(first: Callable[[str, str, str], bool], second: Callable[[str, str, s
     a: list[int] = []
     b: list[int] = []
     clock = time.perf_counter_ns
+
+    def both(x: Callable[[str, str, str], bool], y: Callable[[str, str, str], bool],
+             q: tuple[str, str, str]) -> tuple[int, int]:
+        t0 = clock()
+        x(*q)
+        t1 = clock()
+        y(*q)
+        return t1 - t0, clock() - t1
+
     for i, q in enumerate(queries):
         if i % 2:
-            t0 = clock()
-            first(*q)
-            t1 = clock()
-            second(*q)
-            t2 = clock()
-            a.append(t1 - t0)
-            b.append(t2 - t1)
+            ta, tb = both(first, second, q)
         else:
-            t0 = clock()
-            second(*q)
-            t1 = clock()
-            first(*q)
-            t2 = clock()
-            b.append(t1 - t0)
-            a.append(t2 - t1)
+            tb, ta = both(second, first, q)
+        a.append(ta)
+        b.append(tb)
     return _stats(a), _stats(b)
 
 
