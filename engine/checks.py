@@ -304,23 +304,25 @@ def decide(
         fits = (not args) if arg is None else (
             args is not None and len(args) == 1 and type(args.get(arg)) is kind)
         if fits and (target_id is None) == no_target:
+            canvas = state.canvas
             cache = state._cache
-            if state._cache_key != (state.consent_rev, state.canvas.revision):
+            if state._cache_key != (state.consent_rev, canvas.revision):
                 cache = state.decision_cache()
             key = (card_id, call, target_id)
             static = cache.get(key)
+            if type(static) is Decision:  # a remembered refusal: most calls end here
+                return static
             if static is None:
                 if len(cache) >= CACHE_LIMIT:  # bounded on insert, not on every hit
                     cache = state.decision_cache()
                 static = cache[key] = _decide_full(state, card_id, call, target_id, args,
                                                    now=now, chain=None, port_arrow=None,
                                                    count_limits=False)
-            elif not isinstance(static, Decision) \
-                    and static.data_rev != state.canvas.data_revision:
+                if isinstance(static, Decision):
+                    return static
+            elif static.data_rev != canvas.data_revision:
                 static = _current(state, cache, key, static)
-            if not count_limits or isinstance(static, Decision):
-                return static
-            return _limits(state, static, now)
+            return static if not count_limits else _limits(state, static, now)
     spec = CALLS.get(call)
     if (spec is None or call not in _CACHEABLE or chain is not None or port_arrow is not None
             or _args_problem(spec, args or {}) is not None
