@@ -17,7 +17,7 @@ from .catalogue import CALLS, PERMISSIONS, RATE_LIMITS, SPAWN_KINDS, CallSpec
 from .decision import Decision
 from .hosts import matches, normalise_host
 from .prompts import QUEUE_LIMIT
-from .state import CACHE_LIMIT, PackageState, State
+from .state import PackageState, State
 
 __all__ = ["FETCH_PERMISSIONS", "LOCAL_HOSTS", "Passed", "check_card", "decide", "denial",
            "host_scope"]
@@ -312,16 +312,10 @@ def decide(
             static = cache.get(key)
             if type(static) is Decision:  # a remembered refusal: most calls end here
                 return static
-            if static is None:
-                if len(cache) >= CACHE_LIMIT:  # bounded on insert, not on every hit
-                    cache = state.decision_cache()
-                static = cache[key] = _decide_full(state, card_id, call, target_id, args,
-                                                   now=now, chain=None, port_arrow=None,
-                                                   count_limits=False)
+            if static is None or static.data_rev != canvas.data_revision:
+                static = _remember(state, key, static, args, now)
                 if isinstance(static, Decision):
                     return static
-            elif static.data_rev != canvas.data_revision:
-                static = _current(state, cache, key, static)
             return static if not count_limits else _limits(state, static, now)
     spec = CALLS.get(call)
     if (spec is None or call not in _CACHEABLE or chain is not None or port_arrow is not None
@@ -329,35 +323,38 @@ def decide(
             or (target_id is None) != (spec.reach == "none")):
         return _decide_full(state, card_id, call, target_id, args, now=now, chain=chain,
                             port_arrow=port_arrow, count_limits=count_limits)
-    cache = state.decision_cache()
     key = (card_id, call, target_id)
-    static = cache.get(key)
-    if static is None:
-        static = cache[key] = _decide_full(state, card_id, call, target_id, args, now=now,
-                                           chain=None, port_arrow=None, count_limits=False)
-    elif not isinstance(static, Decision) and static.data_rev != state.canvas.data_revision:
-        static = _current(state, cache, key, static)
+    static = _remember(state, key, state.decision_cache().get(key), args, now)
     if isinstance(static, Decision) or not count_limits:
         return static
     return _limits(state, static, now)
 
 
-def _current(state: State, cache: dict[Any, Any], key: Any, passed: Passed) -> Passed:
-    """A remembered pass with the card and target as they are now.
+def _remember(state: State, key: tuple[str, str, str | None], static: Decision | Passed | None,
+              args: dict[str, Any] | None, now: float) -> Decision | Passed:
+    """Checks 1–9 for ``key`` (card, call, target) as the cache should hold them now.
 
+    ``static`` is what the cache holds. Nothing (a miss): run the checks and
+    remember their result. A pass whose nodes may be stale: bring it up to date.
     Checks 1–9 read only what moves the canvas's revision (which nodes and
     arrows exist, their types, workspaces and packages), but what a pass is
     used for reads the rest too (an agent's dangerous mode, a terminal's
     screen), which changes without emptying the cache: it moves the canvas's
-    `data_revision` instead, and the pass is brought up to date here.
+    `data_revision` instead.
     """
+    cache = state.decision_cache()  # also keeps the cache within its bound
     canvas = state.canvas
-    card = canvas.node(passed.card.id)
-    target = canvas.node(passed.target.id) if passed.target is not None else None
-    assert card is not None
-    fresh = replace(passed, card=card, target=target, data_rev=canvas.data_revision)
-    cache[key] = fresh
-    return fresh
+    if static is None:
+        card_id, call, target_id = key
+        static = cache[key] = _decide_full(state, card_id, call, target_id, args, now=now,
+                                           chain=None, port_arrow=None, count_limits=False)
+    elif not isinstance(static, Decision) and static.data_rev != canvas.data_revision:
+        card = canvas.node(static.card.id)
+        target = canvas.node(static.target.id) if static.target is not None else None
+        assert card is not None
+        static = cache[key] = replace(static, card=card, target=target,
+                                      data_rev=canvas.data_revision)
+    return static
 
 
 def _hops(chain: tuple[str, ...]) -> int:

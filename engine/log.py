@@ -86,16 +86,9 @@ class ArrowLog:
         """A write transaction begins or was rolled back: read the newest row again."""
         self._tail = None
 
-    def append(self, row: dict[str, Any]) -> dict[str, Any]:
-        """Append a row (inside the caller's write transaction) and return it whole."""
-        values = [row.get(f) for f in FIELDS]
-        full = dict(zip(FIELDS, values))
-        full["prev"], full["hash"] = self.append_fields(values)
-        full["seq"], full["chain"] = values[0], values[_CHAIN]
-        return full
-
     def append_fields(self, values: list[Any]) -> tuple[str, str]:
-        """Append a row given as its `FIELDS` in order (``seq`` is assigned here).
+        """Append a row given as its `FIELDS` in order (``seq`` is assigned here),
+        inside the caller's write transaction.
 
         The list is updated in place (its ``seq``, and ``chain`` as a list) so
         that it is the row as hashed. Returns the new row's (prev, hash). This
