@@ -1,4 +1,6 @@
-"""Every conformance case in tests/conformance/cases replays green."""
+"""Every conformance case replays green: the project's copy, and the shared suite
+beside the checkout (``../shared/conformance/cases``) when it is there, so cases
+added to it later are played by the README's test command too."""
 
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import pytest
 from engine.replay import run_case
 
 CASES = sorted((Path(__file__).parent / "cases").glob("*.json"))
+SHARED = sorted((Path(__file__).resolve().parents[3] / "shared" / "conformance" / "cases")
+                .glob("*.json"))
 
 
 def test_the_shared_cases_are_all_here() -> None:
@@ -16,7 +20,8 @@ def test_the_shared_cases_are_all_here() -> None:
     assert len(CASES) >= 12
 
 
-@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+@pytest.mark.parametrize("path", CASES + SHARED,
+                         ids=[p.stem for p in CASES] + [f"shared/{p.stem}" for p in SHARED])
 async def test_case(path: Path) -> None:
     """The case passes every step."""
     result = await run_case(path)
