@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -74,51 +75,100 @@ class WorkspaceSettings:
     hop_limit: int = 3  #: prompts in one causal chain
     reserved_ports: tuple[int, ...] = ()  #: ports network.local never reaches
     secret_denylist: bool = True  #: refuse secret-like files
-    fetch_timeout: float = 10.0  #: seconds a net.fetch hop may take
-    fetch_max_bytes: int = 5_000_000  #: largest response body net.fetch reads
+    fetch_timeout: float = 30.0  #: seconds one net.fetch may take in all (SPEC §8.1)
+    fetch_max_bytes: int = 5_000_000  #: largest response body, received and decoded
+    max_payload: int = 256 * 1024  #: bytes of UTF-8 any one string argument may hold
+    denial_log_limit: int = 120  #: refusals of one card logged row by row per 60 s
+    fs_max_bytes: int = 16 * 1024 * 1024  #: largest file fs calls read or write
+    tool_timeout: float = 120.0  #: seconds a tool call waits for the card's answer
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WorkspaceSettings:
-        """Build settings from a JSON-like dict, refusing unknown or mistyped keys."""
-        known = {f for f in cls.__dataclass_fields__}
-        unknown = sorted(set(data) - known)
+        """Build settings from a JSON-like dict.
+
+        Every value is checked wherever it comes from (a case file, the store, the
+        API): unknown keys, wrong types, non-finite numbers and values out of range
+        raise ``InvalidNode`` (reason ``bad-setting``) naming the setting, so no
+        setting can make a hold that never expires or a limit that never binds.
+        """
+        if not isinstance(data, dict):
+            raise InvalidNode("workspace settings must be an object", reason="bad-setting")
+        unknown = sorted(str(k) for k in set(data) - set(_SETTING_RULES))
         if unknown:
             raise InvalidNode(f"unknown workspace setting {unknown[0]!r}", reason="bad-setting")
-        values = dict(data)
-        try:
-            if "budget" in values:
-                rate, period = values["budget"]
-                values["budget"] = (int(rate), float(period))
-                if values["budget"][0] < 1 or values["budget"][1] <= 0:
-                    raise ValueError("budget must be [positive count, positive seconds]")
-            if "reserved_ports" in values:
-                values["reserved_ports"] = tuple(int(p) for p in values["reserved_ports"])
-            for name in ("card_cap", "hop_limit", "fetch_max_bytes"):
-                if name in values and (type(values[name]) is not int or values[name] < 1):
-                    raise ValueError(f"{name} must be a positive whole number")
-            for name in ("hold_timeout", "fetch_timeout"):
-                if name in values:
-                    values[name] = float(values[name])
-                    if values[name] <= 0:
-                        raise ValueError(f"{name} must be positive")
-            if "secret_denylist" in values and type(values["secret_denylist"]) is not bool:
-                raise ValueError("secret_denylist must be true or false")
-        except (TypeError, ValueError) as exc:
-            raise InvalidNode(f"bad workspace settings: {exc}", reason="bad-setting") from exc
+        values: dict[str, Any] = {}
+        for name, raw in data.items():
+            values[name] = _SETTING_RULES[name](name, raw)
         return cls(**values)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form of these settings."""
-        return {
-            "card_cap": self.card_cap,
-            "budget": list(self.budget),
-            "hold_timeout": self.hold_timeout,
-            "hop_limit": self.hop_limit,
-            "reserved_ports": list(self.reserved_ports),
-            "secret_denylist": self.secret_denylist,
-            "fetch_timeout": self.fetch_timeout,
-            "fetch_max_bytes": self.fetch_max_bytes,
-        }
+        out: dict[str, Any] = {name: getattr(self, name) for name in _SETTING_RULES}
+        out["budget"] = list(self.budget)
+        out["reserved_ports"] = list(self.reserved_ports)
+        return out
+
+
+def _bad(name: str, what: str) -> InvalidNode:
+    return InvalidNode(f"bad workspace setting {name!r}: {what}", reason="bad-setting")
+
+
+def _whole(low: int, high: int) -> Any:
+    def check(name: str, value: Any) -> int:
+        if type(value) is not int or not low <= value <= high:
+            raise _bad(name, f"must be a whole number from {low} to {high}")
+        return value
+    return check
+
+
+def _seconds(low: float, high: float) -> Any:
+    def check(name: str, value: Any) -> float:
+        # bool is an int subclass; a JSON true is not a number of seconds.
+        if type(value) not in (int, float) or not math.isfinite(value) \
+                or not low < value <= high:
+            raise _bad(name, f"must be a finite number of seconds above {low:g} "
+                             f"and at most {high:g}")
+        return float(value)
+    return check
+
+
+def _budget(name: str, value: Any) -> tuple[int, float]:
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        raise _bad(name, "must be [count, seconds]")
+    count = _whole(1, 1_000_000)(name, value[0])
+    period = _seconds(0, 86_400 * 365)(name, value[1])
+    return (count, period)
+
+
+def _ports(name: str, value: Any) -> tuple[int, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise _bad(name, "must be a list of port numbers")
+    return tuple(_whole(1, 65535)(name, port) for port in value)
+
+
+def _flag(name: str, value: Any) -> bool:
+    if type(value) is not bool:
+        raise _bad(name, "must be true or false")
+    return value
+
+
+_DAY = 86_400.0
+# One rule per setting: its type and range. Ranges keep every limit meaningful
+# (a zero cap, a negative timeout or a year-long fetch is a mistake, not a choice).
+_SETTING_RULES: dict[str, Any] = {
+    "card_cap": _whole(1, 1_000_000),
+    "budget": _budget,
+    "hold_timeout": _seconds(0, 30 * _DAY),
+    "hop_limit": _whole(1, 1000),
+    "reserved_ports": _ports,
+    "secret_denylist": _flag,
+    "fetch_timeout": _seconds(0, _DAY),
+    "fetch_max_bytes": _whole(1, 1 << 40),
+    "max_payload": _whole(1, 1 << 30),
+    "denial_log_limit": _whole(1, 1_000_000),
+    "fs_max_bytes": _whole(1, 1 << 40),
+    "tool_timeout": _seconds(0, _DAY),
+}
 
 
 @dataclass(frozen=True, slots=True)
