@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -37,6 +38,11 @@ class Prompt:
     code: str | None = None
     reason: str | None = None
     message: str = ""
+
+    @property
+    def text_sha256(self) -> str:
+        """Hex SHA-256 of the prompt text (UTF-8): what an approval names (SPEC §7)."""
+        return hashlib.sha256(self.text.encode("utf-8", "surrogatepass")).hexdigest()
 
     def to_row(self) -> dict[str, Any]:
         """The row stored in the ``prompts`` table."""

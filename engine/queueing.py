@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hmac
 from contextvars import Context
 from typing import TYPE_CHECKING
 
@@ -12,7 +13,7 @@ from canvas import Node
 
 from .checks import Passed, decide, denial
 from .decision import Decision
-from .errors import InvalidRequest, StoreFailed
+from .errors import ApprovalRefused, InvalidRequest, StoreFailed
 from .principal import OPERATOR
 from .prompts import QUEUE_LIMIT, Prompt
 
@@ -192,20 +193,33 @@ class PromptsMixin:
             if isinstance(result, Decision):
                 self._resolve(prompt, "cancelled", result.code, result.reason, result.message)
 
-    async def approve_hold(self: Engine, prompt_id: str, *, by: object = OPERATOR) -> Decision:
-        """A person approves a held prompt; every rule is checked again first.
+    async def approve_hold(self: Engine, prompt_id: str, *, text_sha256: str,
+                           by: object = OPERATOR) -> Decision:
+        """A person approves a held prompt whose text they were shown (SPEC §7).
 
-        Returns the prompt's decision now: queued or delivered, or the error of
-        the first rule that no longer holds (the prompt is then cancelled).
+        Args:
+            prompt_id: the held prompt.
+            text_sha256: the hex SHA-256 of the prompt text the person saw
+                (``Prompt.text_sha256``); nobody approves text they did not see.
+            by: who approves; only ``operator`` may.
+
+        Returns:
+            The prompt's decision now: queued or delivered, or the error of the
+            first rule that no longer holds (the prompt is then cancelled).
+
+        Raises:
+            ApprovalRefused: not an operator, or reason ``stale`` when the digest
+                is not the held text's; nothing changes.
         """
-        return await self._answer_hold(prompt_id, approve=True, by=by)
+        return await self._answer_hold(prompt_id, approve=True, by=by, text_sha256=text_sha256)
 
     async def reject_hold(self: Engine, prompt_id: str, *, by: object = OPERATOR) -> Decision:
-        """A person rejects a held prompt (PROMPT_REJECTED)."""
-        return await self._answer_hold(prompt_id, approve=False, by=by)
+        """A person rejects a held prompt (PROMPT_REJECTED); no digest is needed to say no."""
+        return await self._answer_hold(prompt_id, approve=False, by=by, text_sha256=None)
 
     @consistent
-    async def _answer_hold(self: Engine, prompt_id: str, *, approve: bool, by: object) -> Decision:
+    async def _answer_hold(self: Engine, prompt_id: str, *, approve: bool, by: object,
+                           text_sha256: str | None) -> Decision:
         self._tick()
         action = "hold.approve" if approve else "hold.reject"
         prompt = self.state.prompts.get(prompt_id)
@@ -215,6 +229,12 @@ class PromptsMixin:
             state = prompt.state if prompt else "unknown"
             raise InvalidRequest(f"NOT_FOUND: prompt {prompt_id} is not held (it is {state})",
                                  code="NOT_FOUND", reason=state)
+        if approve and not (isinstance(text_sha256, str)
+                            and hmac.compare_digest(text_sha256.lower(), prompt.text_sha256)):
+            raise self._refuse(principal, action, subject, ApprovalRefused(
+                f"APPROVAL_REFUSED: the text approved is not the text of held prompt "
+                f"{prompt.id}: stale — show the whole prompt again",
+                reason="stale", package=prompt.package))
         with self._write():
             self._history(principal, action, subject)
             if not approve:

@@ -418,7 +418,10 @@ class _Runner:
                         "message": f"step {step['hold']!r} has no held prompt"}
             for prompt_id in held:
                 if do == "hold.approve":
-                    await engine.approve_hold(prompt_id, by=by)
+                    # The person saw the held text: the replay approves exactly it.
+                    shown = engine.prompt(prompt_id)
+                    assert shown is not None
+                    await engine.approve_hold(prompt_id, text_sha256=shown.text_sha256, by=by)
                 else:
                     await engine.reject_hold(prompt_id, by=by)
             return {"ok": True}

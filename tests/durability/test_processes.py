@@ -118,7 +118,8 @@ async def test_a_hold_approved_in_another_process_releases_the_waiter(tmp_path: 
         "import asyncio\n"
         "from engine import Engine, World\n"
         f"e = Engine.open({str(db)!r}, world=World(net=None, fs=None))\n"
-        f"print(asyncio.run(e.approve_hold({held.prompt!r})).outcome)\n"
+        f"sha = e.prompt({held.prompt!r}).text_sha256\n"
+        f"print(asyncio.run(e.approve_hold({held.prompt!r}, text_sha256=sha)).outcome)\n"
     )
     proc = await asyncio.create_subprocess_exec(sys.executable, "-c", code, cwd=ROOT,
                                                 stdout=asyncio.subprocess.PIPE)

@@ -177,7 +177,7 @@ class EngineVsModel(RuleBasedStateMachine):
         pid = min(held, key=lambda x: int(x[1:]))
         p = self.model.prompts[pid]
         if approve:
-            self.run(self.engine.approve_hold(pid))
+            self.run(self.engine.approve_hold(pid, text_sha256=self.engine.prompt(pid).text_sha256))
             ok = self.model.granted and self.model.arrows.get((p["card"], p["agent"])) == p["arrow"]
             if ok and self.model.queued(p["agent"]) < QUEUE:
                 p["state"] = "queued"

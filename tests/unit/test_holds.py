@@ -18,9 +18,9 @@ async def test_hold_is_answered_only_by_an_operator(world: Engine) -> None:
     """An agent cannot approve; the operator's approval delivers the prompt."""
     pid = await _dangerous(world)
     with pytest.raises(ApprovalRefused, match="from-agent"):
-        await world.approve_hold(pid, by="agent:a1")
+        await world.approve_hold(pid, text_sha256=world.prompt(pid).text_sha256, by="agent:a1")
     assert world.prompt(pid).state == "held"
-    d = await world.approve_hold(pid)
+    d = await world.approve_hold(pid, text_sha256=world.prompt(pid).text_sha256)
     assert d.outcome == "queued" and world.prompt(pid).state == "delivered"
     assert world.prompt(pid).approver == "operator"
 
@@ -105,3 +105,19 @@ async def test_everything_survives_a_restart(world: Engine, make_engine, clock) 
     await again.agent_replied("a1", "ok")
     assert again.prompt(ids[1]).state == "delivered"
     assert again.state.granted("acme.prompter", "agents.prompt")
+
+
+async def test_an_approval_names_the_text_the_person_saw(world: Engine) -> None:
+    """A digest of other text is refused as stale and changes nothing (SPEC §7)."""
+    import hashlib
+
+    pid = await _dangerous(world)
+    other = hashlib.sha256(b"rm -rf /").hexdigest()
+    for digest in (other, "", "not hex"):
+        with pytest.raises(ApprovalRefused, match="stale") as info:
+            await world.approve_hold(pid, text_sha256=digest)
+        assert info.value.reason == "stale"
+    assert world.prompt(pid).state == "held"
+    assert world.prompt(pid).text_sha256 == hashlib.sha256(b"rm -rf build").hexdigest()
+    d = await world.approve_hold(pid, text_sha256=world.prompt(pid).text_sha256.upper())
+    assert d.outcome == "queued"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -103,12 +104,15 @@ class HoldsScreen(EngineScreen):
             return
         verb = "approve" if approve else "reject"
         body = f"{_describe(self, prompt)}\n\nFull prompt text:\n{prompt.text}"
+        # The approval names the text this dialog shows (SPEC §7).
+        shown_sha256 = hashlib.sha256(prompt.text.encode("utf-8", "surrogatepass")).hexdigest()
 
         async def answered(yes: bool | None) -> None:
             if not yes:
                 return
-            call = self.engine.approve_hold if approve else self.engine.reject_hold
-            decision = await self.gate.consent(f"hold: {verb}", lambda: call(prompt.id))
+            decision = await self.gate.consent(f"hold: {verb}", 
+                lambda: self.engine.approve_hold(prompt.id, text_sha256=shown_sha256)
+                if approve else self.engine.reject_hold(prompt.id))
             if decision is not None:
                 outcome = decision.code or (decision.value or {}).get("state", decision.outcome)
                 self.notify(f"prompt {prompt.id}: {verb}d → {outcome}",
