@@ -156,7 +156,7 @@ _DAY = 86_400.0
 # One rule per setting: its type and range. Ranges keep every limit meaningful
 # (a zero cap, a negative timeout or a year-long fetch is a mistake, not a choice).
 _SETTING_RULES: dict[str, Any] = {
-    "card_cap": _whole(1, 1_000_000),
+    "card_cap": _whole(1, 100_000_000),
     "budget": _budget,
     "hold_timeout": _seconds(0, 30 * _DAY),
     "hop_limit": _whole(1, 1000),
