@@ -271,7 +271,8 @@ class PackageSpec(_Model):
     @field_validator("grant", mode="before")
     @classmethod
     def _grant(cls, value: Any) -> Any:
-        return None if value is None else _check_grant(value)
+        # Absent means offered, not installed; null is a mistake, not a third way.
+        return _check_grant(value)
 
 
 class ArrowSpec(_Model):
@@ -315,7 +316,8 @@ def _check_grant(value: Any) -> Any:
         return value
     if isinstance(value, list) and all(isinstance(p, str) for p in value):
         return value
-    raise ValueError('must be "required", "all" or a list of permission names')
+    raise ValueError('must be "required", "all" or a list of permission names (leave '
+                     'grant out to offer a package without installing it)')
 
 
 # --------------------------------------------------------------------------- files
