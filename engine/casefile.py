@@ -626,6 +626,9 @@ def _check_canvas(top: CaseFile, problems: _Problems) -> None:
         except CanvasError as exc:
             problems.add(f"field 'nodes[{i}]'", str(exc))
             continue
+        except (TypeError, ValueError) as exc:  # a value of a kind no node field takes
+            problems.add(f"field 'nodes[{i}]'", f"is not a valid node ({exc})")
+            continue
         if built.id in node_ids:
             problems.add(f"field 'nodes[{i}]'", f"the node id {built.id!r} is used twice")
         node_ids.add(built.id)
