@@ -175,7 +175,8 @@ def _case_fetch(case: dict[str, Any]) -> GuardedFetch:
     answers = {normal_url(u): r for u, r in (case.get("http") or {}).items()}
 
     def transport(method: str, url: str, headers: dict[str, str], body: str | None,
-                  address: str, *, timeout: float, max_bytes: int) -> FetchResponse:
+                  address: str, *, timeout: float, max_bytes: int,
+                  **_more: Any) -> FetchResponse:
         answer = answers.get(normal_url(url))
         if answer is None:
             return FetchResponse(404, "not found")
@@ -288,22 +289,32 @@ class _Runner:
 
     async def step(self, index: int, written: dict[str, Any]) -> StepResult:
         do = written["do"]
-        expect = written.get("expect")
+        if "t" in written:
+            self.clock.t = float(written["t"])
+        got: dict[str, Any] = {}
         try:
             step = self._bound(written)
         except _NoValue as exc:
-            return StepResult(index, do, False, expect, {}, str(exc))
-        if step != written:
+            step, problem = written, str(exc)
+        else:
+            wrong = step_problems(do, step) if step != written else []
             # A value filled in must still fit the step (a string where one is due).
-            wrong = step_problems(do, step)
-            if wrong:
-                field_name, what = wrong[0]
-                return StepResult(index, do, False, step.get("expect"), {},
-                                  f"after filling in bound values, field {field_name!r} "
-                                  f"{what}")
-            expect = step.get("expect")
-        if "t" in step:
-            self.clock.t = float(step["t"])
+            problem = (f"after filling in bound values, field {wrong[0][0]!r} {wrong[0][1]}"
+                       if wrong else "")
+        if not problem:
+            got, problem = await self._play(step)
+        if "bind" in written:
+            # A step that did not run, or ended in an error, has no value to keep.
+            self.binds[written["bind"]] = (_FAILED if not got or "error" in got
+                                           else got.get("result"), index)
+        try:
+            self._subscribe_cards()
+        except ConsentError:
+            pass  # a card that cannot be subscribed takes no events
+        return StepResult(index, do, not problem, step.get("expect"), got, problem)
+
+    async def _play(self, step: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """Carry out a step; (what happened, how it differs from ``expect``)."""
         try:
             got = await self._do(step)
         except ConsentError as exc:
@@ -311,18 +322,12 @@ class _Runner:
         except Exception as exc:  # an engine bug: this step fails, the run goes on
             got = {"error": "REPLAY_ERROR", "reason": type(exc).__name__,
                    "message": f"the engine raised {type(exc).__name__}: {exc}"}
-        problem = check_expectation(expect, got)
+        problem = check_expectation(step.get("expect"), got)
         if got.get("error") == "REPLAY_ERROR":
             problem = "; ".join(p for p in (got["message"], problem) if p)
-        if do == "await" and "held" in got and not problem:
+        if step["do"] == "await" and "held" in got and not problem:
             problem = "the prompt is still held"
-        if "bind" in step:
-            self.binds[step["bind"]] = (_FAILED if "error" in got else got.get("result"), index)
-        try:
-            self._subscribe_cards()
-        except ConsentError:
-            pass  # a card that cannot be subscribed takes no events
-        return StepResult(index, do, not problem, expect, got, problem)
+        return got, problem
 
     async def _do(self, step: dict[str, Any]) -> dict[str, Any]:
         engine = self.engine
