@@ -496,7 +496,10 @@ def _pydantic_problem(error: Any, kind: str) -> tuple[str, str]:
     text = _PLAIN.get(kind_of) or str(error["msg"]).replace("Input should be", "must be")
     text = text.removeprefix("Value error, ")
     if kind_of != "missing":
-        shown = json.dumps(error.get("input"), default=repr)
+        try:
+            shown = json.dumps(error.get("input"), default=repr)
+        except (RecursionError, ValueError):
+            shown = type(error.get("input")).__name__
         text += f" (got {shown[:60] + '…' if len(shown) > 60 else shown})"
     return where, text
 
