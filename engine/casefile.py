@@ -356,6 +356,11 @@ def _check_files(files: dict[str, Any]) -> tuple[CaseFiles, list[tuple[str, str]
         if not _utf8(key):
             problems.append((where, "is not valid Unicode (a lone surrogate)"))
             continue
+        if any(len(p.encode("utf-8")) > 255 for p in parts) or len(parts) > 64:
+            # Found now, not half-way through writing the case's files.
+            problems.append((where, "has a name longer than 255 bytes or more than 64 "
+                                    "folders"))
+            continue
         if parts in seen:
             problems.append((where, f"names the same file as {seen[parts]!r}"))
             continue

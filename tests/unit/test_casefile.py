@@ -59,6 +59,7 @@ def _replay(capsys: pytest.CaptureFixture[str], *paths: Path) -> tuple[int, str,
     ({"a/../../x": "pwned"}, "has a '..' component"),
     ({"": "pwned"}, "non-empty path"),
     ({".": "pwned"}, "names the case's folder itself"),
+    ({"a" * 256: "long"}, "has a name longer than 255 bytes"),
     ({"ok.txt": 5}, 'must be the file\'s text or {"symlink": "target"}'),
     ({"l": {"symlink": ""}}, "must be the file's text"),
 ])
