@@ -98,7 +98,7 @@ def _cmd_log(args: argparse.Namespace) -> int:
         result = verify_path(path)
         if result.ok:
             print(f"log verify: ok: {result.rows} rows")
-        elif result.first_bad is None and not result.rows:  # the anchor could not be read
+        elif result.first_bad is None:  # the anchor, or the consent history and grants
             print(f"log verify: FAILED: {result.problem}")
         else:
             print(f"log verify: FAILED: {result.rows} rows; first bad row {result.first_bad}: "
