@@ -38,14 +38,14 @@ def db_path(args: argparse.Namespace, *, create: bool = False) -> Path:
 
 
 def _read_manifest(path: str) -> tuple[dict[str, Any], dict[str, str]]:
-    from .manifest import file_digests, load_package_folder
+    from .manifest import file_digests, load_package_folder, loads_manifest
 
     p = Path(path)
     if p.is_dir():
         return load_package_folder(p)
     try:
         text = p.read_text()
-        raw = json.loads(text)
+        raw = loads_manifest(text)  # too deep: MANIFEST_INVALID, never RecursionError
     except (OSError, ValueError) as exc:
         raise SystemExit(f"arrowgate: cannot read manifest {path}: {exc}") from exc
     return raw, file_digests({"manifest.json": text})
