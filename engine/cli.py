@@ -165,10 +165,11 @@ def _cmd_import(args: argparse.Namespace) -> int:
         return await engine.import_canvas(workspace, folder, doc)
 
     try:
-        asyncio.run(run())
+        review = asyncio.run(run())
         nodes = engine.state.canvas.nodes(workspace)
         print(f"imported {args.file} as workspace {workspace!r} ({folder}): "
               f"{len(nodes)} nodes, {len(engine.state.canvas.arrows(workspace))} arrows")
+        print("\n".join(review.lines))  # what it holds and what it left out
         return 0
     finally:
         engine.close()
