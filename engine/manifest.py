@@ -9,8 +9,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from .catalogue import PERMISSIONS
@@ -259,6 +257,12 @@ def _schema_ok(problems: list[tuple[str, str]], path: tuple[Any, ...], schema: A
     if not isinstance(schema, dict):
         problems.append((json_path(path), "must be a JSON Schema object (draft 2020-12)"))
         return False
+    # Imported here: jsonschema takes a third of a second to import, which
+    # every process that imports the engine would pay, most never reading a
+    # tool's schema.
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
     try:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
