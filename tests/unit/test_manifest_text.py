@@ -184,3 +184,13 @@ async def test_offer_refuses_what_cannot_be_stored(make_engine: Any) -> None:
         with pytest.raises(ManifestInvalid):
             await engine.offer("acme.m", bad, {"manifest.json": "0" * 64})
     assert "acme.m" not in engine.state.packages
+
+
+def test_error_messages_stay_short_for_huge_values() -> None:
+    """A megabyte name, version, key or host is cut short in the message, not echoed."""
+    big = "X" * 1_000_000
+    with pytest.raises(ManifestInvalid) as err:
+        parse_manifest(_raw(name=big, version=big, permissions={
+            big: {}, "network": {"hosts": [big]}}, tools=[big], ports={"inputs": [big]}))
+    assert all(len(problem) < 300 for _, problem in err.value.problems)
+    assert len(str(err.value)) < 4000
