@@ -70,7 +70,7 @@ def test_review_and_diff_commands(tmp_path, capsys) -> None:
                                "permissions": {"agents.prompt": {}}}))
     assert main(["review", str(new)]) == 0
     assert "agents.prompt (high) — Give instructions" in capsys.readouterr().out
-    assert main(["diff", str(old), str(new)]) == 0
+    assert main(["diff", str(old), str(new)]) == 1  # it widens: a finding
     assert capsys.readouterr().out.split("\n")[:2] == ["widened: +agents.prompt",
                                                        "narrowed: -fs.write"]
     bad = tmp_path / "bad.json"
@@ -85,7 +85,7 @@ async def test_log_show_and_verify(world, db_path, capsys) -> None:
     await world.call("c1", "agents.prompt", "a1", {"text": "hi"})
     assert main(["log", "show", "--db", str(db_path), "--arrow", "e3", "--json"]) == 0
     rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
-    assert [r["call"] for r in rows] == ["terminals.run"]
+    assert [r["input"]["call"] for r in rows] == ["terminals.run"]
     assert main(["log", "verify", "--db", str(db_path)]) == 0
     world.db.conn.execute("update log set payload = 'evil' where seq = 1")
     assert main(["log", "verify", "--db", str(db_path)]) == 1
