@@ -67,6 +67,7 @@ async def test_arrowgate_canvas_survives_export_and_import(make_engine: Any,
                                                           tmp_path: Path) -> None:
     """Agents, terminals, cards and port arrows come back with every field."""
     engine = make_engine()
+    (tmp_path / "a").mkdir()
     await engine.create_workspace("w1", tmp_path / "a")
     await offer_install(engine, manifest("acme.x", {"agents.prompt": {}},
                                          ports={"inputs": [], "outputs": ["out"]}))
@@ -87,6 +88,7 @@ async def test_arrowgate_canvas_survives_export_and_import(make_engine: Any,
     assert "- [x] x" in {n["id"]: n for n in doc["nodes"]}["td"]["text"]
     # Into a second app database.
     other = Engine.open(tmp_path / "other.db")
+    (tmp_path / "b").mkdir()
     try:
         # A card's ports come from its manifest: unknown until its package is offered.
         with pytest.raises(InvalidRequest, match="c1 has no port 'out'"):
