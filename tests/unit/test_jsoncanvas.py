@@ -148,3 +148,25 @@ async def test_only_an_operator_imports(make_engine: Any, tmp_path: Path) -> Non
     with pytest.raises(Exception, match="APPROVAL_REFUSED"):
         await engine.import_canvas("board", tmp_path, json.loads(BOARD.read_text()),
                                    by="agent:a1")
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+async def test_round_trip_keeps_the_z_order(make_engine: Any, tmp_path: Path,
+                                            reverse: bool) -> None:
+    """Export writes nodes (z-order) and edges back in the order of the imported file."""
+    # GIVEN a hand-written Obsidian file whose group comes first (drawn below the rest),
+    # with text and foreign nodes interleaved, as is and reversed (ids out of order)
+    original = json.loads(BOARD.read_text())
+    if reverse:
+        original["nodes"].reverse()
+        original["edges"].reverse()
+    engine = make_engine()
+    # WHEN it is imported and exported again
+    await engine.import_canvas("board", tmp_path, original)
+    exported = engine.export_canvas("board")
+    # THEN nodes and edges come back in the file's order
+    assert [n["id"] for n in exported["nodes"]] == [n["id"] for n in original["nodes"]]
+    assert [e["id"] for e in exported["edges"]] == [e["id"] for e in original["edges"]]
+    # AND a node drawn later goes on top, after the recorded ones
+    await engine.add_node({"id": "late", "type": "note", "text": "new"}, workspace="board")
+    assert [n["id"] for n in engine.export_canvas("board")["nodes"]][-1] == "late"
