@@ -438,7 +438,8 @@ def _log_parsers(sub: Any) -> None:
     log = sub.add_parser("log", help="show, export or verify the arrow log",
                          description="The arrow log: show it, export it as JSON Lines, "
                                      "or verify its hash chain and anchor.")
-    verbs = log.add_subparsers(dest="action", required=True, metavar="{show,export,verify}")
+    verbs = log.add_subparsers(dest="action", required=True, metavar="{show,export,verify}",
+                               help="what to do with the log")
 
     def filters(p: argparse.ArgumentParser) -> None:
         add_db_option(p)
@@ -485,7 +486,8 @@ def build_parser() -> argparse.ArgumentParser:
                "widens, a replay with failures, a refusal); 2 a usage error or invalid input.")
     parser.add_argument("--version", action="version", version=f"arrowgate {_version()}",
                         help="print the version and exit")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                help="the verb; `arrowgate COMMAND --help` explains each")
 
     p = sub.add_parser("replay", help="play conformance cases (FORMAT.md)")
     p.add_argument("cases", nargs="+", metavar="CASE.json", help="case files to play")
