@@ -416,9 +416,9 @@ def _cmd_docs(args: argparse.Namespace) -> int:
         for path in write_schemas(Path(args.out)):
             print(path)
         return EXIT_OK
-    from .docs import permission_reference
+    from .docs import call_reference, permission_reference
 
-    print(permission_reference(), end="")
+    print(call_reference() if args.topic == "calls" else permission_reference(), end="")
     return EXIT_OK
 
 
@@ -510,9 +510,10 @@ def build_parser() -> argparse.ArgumentParser:
     _log_parsers(sub)
 
     p = sub.add_parser("docs", help="generated documentation and JSON Schemas")
-    p.add_argument("topic", choices=["permissions", "schemas"],
-                   help="permissions: the README's permission reference; schemas: write the "
-                        "JSON Schemas of manifests, nodes, arrows and decisions")
+    p.add_argument("topic", choices=["permissions", "calls", "schemas"],
+                   help="permissions / calls: the README's permission reference / call table; "
+                        "schemas: write the JSON Schemas of manifests, nodes, arrows and "
+                        "decisions")
     p.add_argument("--out", default="schemas", metavar="DIR",
                    help="schemas: the folder to write them to (default: schemas)")
     p.set_defaults(fn=_cmd_docs)

@@ -92,8 +92,8 @@ async def test_log_show_and_verify(world, db_path, capsys) -> None:
     assert "first bad row 1" in capsys.readouterr().out
 
 
-def test_readme_example_runs(tmp_path) -> None:
-    """The README's Python example runs as written and prints what it says."""
+def test_readme_example_runs_twice(tmp_path) -> None:
+    """The README's Python example runs as written, prints what it says, and runs again."""
     readme = (ROOT / "README.md").read_text()
     code = readme.split("```python\n", 1)[1].split("```", 1)[0]
     code = code.replace('"/home/me/project"', repr(str(tmp_path)))
@@ -102,3 +102,19 @@ def test_readme_example_runs(tmp_path) -> None:
     assert "denied PERMISSION_DENIED" in out and "draw an arrow between c1 and a1" in out
     assert "queued {'prompt': 'p1', 'state': 'delivered'}" in out
     assert out.strip().endswith("True")
+    # A second run opens what the first made, instead of failing on it.
+    again = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip().endswith("True") and "queued" in again.stdout
+
+
+def test_readme_call_table_matches_the_catalogue() -> None:
+    """The README's call table is `arrowgate docs calls`: every call, its args and value."""
+    from engine.catalogue import CALLS
+    from engine.docs import CALLS_BEGIN, CALLS_END, call_reference
+
+    readme = (ROOT / "README.md").read_text()
+    start, end = readme.index(CALLS_BEGIN), readme.index(CALLS_END) + len(CALLS_END)
+    assert readme[start:end] == call_reference().strip(), "run `arrowgate docs calls`"
+    assert all(f"| `{name}` |" in readme[start:end] for name in CALLS)
