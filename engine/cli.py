@@ -167,9 +167,17 @@ def _print_json(value: Any, *, indent: int | None = None) -> None:
 
 
 def _cmd_replay(args: argparse.Namespace) -> int:
-    from .replay import run_files
+    from .replay import load_case, run_files
 
-    return run_files(args.cases, as_json=args.json)
+    invalid = False
+    for path in args.cases:
+        try:
+            load_case(path)
+        except CaseInvalid:
+            invalid = True  # reported by the run, which still plays every other case
+    code = run_files(args.cases, as_json=args.json)
+    # A case file that is not valid is invalid input (2), above failures (1).
+    return EXIT_USAGE if invalid else code
 
 
 def _cmd_review(args: argparse.Namespace) -> int:

@@ -56,9 +56,12 @@ def test_malformed_cases_name_file_step_and_field(tmp_path, capsys, mutate, mess
     mutate(case)
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(case))
-    assert main(["replay", str(path)]) == 1
+    assert main(["replay", str(path)]) == 2  # invalid input, not a failed case
     out = capsys.readouterr().out
     assert str(path) in out and message in out and re.search(r"step \d+", out)
+    # The other cases of the run are still played and reported.
+    assert main(["replay", str(path), str(CASES / "revoke.json")]) == 2
+    assert "replay: 1 passed, 1 failed" in capsys.readouterr().out
 
 
 def test_review_and_diff_commands(tmp_path, capsys) -> None:
