@@ -96,7 +96,8 @@ def build_store(w: WorldSpec, db_path: Path) -> None:
 
     async def setup() -> None:
         (db_path.parent / "ws").mkdir(exist_ok=True)
-        await engine.create_workspace("w1", db_path.parent / "ws", settings={"card_cap": 10**7})
+        await engine.create_workspace("w1", db_path.parent / "ws",
+                                      settings={"card_cap": 1_000_000})
         for p, perms in w.grants.items():
             raw = {"name": p, "version": "1",
                    "permissions": {"agents.prompt": {}, "terminals.write": {}}}
