@@ -33,15 +33,17 @@ from .errors import CaseInvalid, ConsentError, InvalidRequest, ManifestInvalid
 from .times import TIME_HELP, format_local, parse_time
 
 __all__ = [
+    "CliError",
     "EXIT_FINDING",
     "EXIT_OK",
     "EXIT_USAGE",
     "LOG_OUTCOMES",
-    "CliError",
     "add_db_option",
     "build_parser",
     "db_path",
     "default_db_path",
+    "interactive",
+    "log_table",
     "main",
 ]
 
@@ -367,7 +369,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
 
 def interactive() -> bool:
     """True when a person can work a full-screen UI here (stdin and stdout are terminals)."""
-    return sys.stdin.isatty() and sys.stdout.isatty()
+    return bool(sys.stdin and sys.stdin.isatty() and sys.stdout and sys.stdout.isatty())
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
