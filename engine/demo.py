@@ -126,7 +126,11 @@ async def last_run(engine: Engine, say: Callable[[str], None]) -> None:
         driver = ScriptedAgent("yolo")
         await engine.attach_driver("yolo", driver)
         driver.submit(prompt.text)
-        await _settled(engine, lambda: _state(engine, prompt.id) == "replied")
+        try:
+            await _settled(engine, lambda: _state(engine, prompt.id) == "replied")
+        except TimeoutError:
+            say("   yolo did not answer in time")
+            return
     if _state(engine, prompt.id) == "queued":
         say("   and still waits in yolo's queue")
         return
