@@ -111,13 +111,18 @@ def db_path(args: argparse.Namespace, *, create: bool = False) -> Path:
 
 def _check_database(path: Path, *, create: bool) -> None:
     """Refuse anything but an arrowgate database (or, to create one, an empty file)."""
+    if not path.is_file():
+        # A FIFO or a device would block or stream forever: never open one.
+        raise CliError(f"--db {path}: not a regular file")
     try:
         with path.open("rb") as f:
             header = f.read(len(_SQLITE_HEADER))
     except OSError as exc:
         raise CliError(f"--db {path}: cannot read it: {exc.strerror or exc}") from exc
-    if not header and create:
-        return  # an empty file is an empty SQLite database
+    if not header:
+        if create:
+            return  # an empty file is an empty SQLite database
+        raise CliError(f"--db {path}: an empty file, with no arrowgate data")
     if header != _SQLITE_HEADER:
         raise CliError(f"--db {path}: not a database (not an SQLite file)")
     try:

@@ -253,3 +253,19 @@ def test_the_time_parser_is_shared_and_reads_naive_times_in_the_shown_zone() -> 
     assert parse_filter("since:2027-01-15T08:00Z", 0).since == 1_800_000_000.0
     with pytest.raises(ValueError, match="inf"):
         parse_time("inf", 0)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "empty"])
+def test_a_fifo_or_an_empty_file_is_refused_by_readers(
+        kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A FIFO is never opened (it would block); an empty file holds no arrowgate data."""
+    import os
+
+    path = tmp_path / "db"
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.write_bytes(b"")
+    assert main(["log", "show", "--db", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert ("not a regular file" if kind == "fifo" else "an empty file") in err
