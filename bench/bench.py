@@ -95,7 +95,9 @@ def build_store(w: WorldSpec, db_path: Path) -> None:
     engine = Engine.open(db_path, world=World(net=None, fs=None))
 
     async def setup() -> None:
-        await engine.create_workspace("w1", "/tmp/bench-ws", settings={"card_cap": 10**7})
+        (db_path.parent / "ws").mkdir(exist_ok=True)
+        await engine.create_workspace("w1", db_path.parent / "ws",
+                                      settings={"card_cap": 1_000_000})
         for p, perms in w.grants.items():
             raw = {"name": p, "version": "1.0.0",
                    "permissions": {"agents.prompt": {}, "terminals.write": {}}}

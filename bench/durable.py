@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 async def _world(path: Path, cards: int) -> Engine:
     engine = Engine.open(path, world=World(net=None, fs=None))
+    (path.parent / "ws").mkdir(exist_ok=True)
     await engine.create_workspace("w1", str(path.parent / "ws"),
                                   settings={"budget": [1_000_000, 1.0]})
     raw = {"name": "bench.prompter", "version": "1.0.0", "permissions": {"agents.prompt": {}}}

@@ -35,6 +35,7 @@ from engine.operator import OperatorCheck
 def build(path: Path, rows: int) -> None:
     """A workspace and ``rows`` chained log rows on 30 arrows (no anchor file)."""
     engine = Engine.open(path, world=World(net=None, fs=None))
+    (path.parent / "ws").mkdir(exist_ok=True)
     asyncio.run(engine.create_workspace("w1", str(path.parent / "ws")))
     engine.close()
     conn = sqlite3.connect(path)

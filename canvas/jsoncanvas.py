@@ -19,6 +19,11 @@ Mapping:
   (``toEnd: "none"``); a port arrow carries data one way and is an edge with
   an arrowhead at its input end (``toEnd: "arrow"``), its ports in the
   ``arrowgate`` key and, for people, in the edge's label (``out → prompt``).
+- Order is kept. The order of ``nodes`` is their z-order in JSON Canvas
+  (later nodes are drawn on top), so import records the document's order of
+  nodes and edges (in the kept extras, beside the foreign nodes) and export
+  writes them back in that order, foreign nodes in their places; nodes added
+  since follow, by id.
 - On import, a ``text`` node without arrowgate data is a note; ``file``,
   ``link`` and ``group`` nodes (and edges touching them) have no arrowgate
   counterpart and are kept as they are, to be written back on export. An
@@ -53,9 +58,12 @@ class CanvasImport:
 
     nodes: list[dict[str, Any]] = field(default_factory=list)
     arrows: list[dict[str, Any]] = field(default_factory=list)
-    #: file, link and group nodes and the edges touching them, kept verbatim.
-    foreign: dict[str, list[dict[str, Any]]] = field(
-        default_factory=lambda: {"nodes": [], "edges": []})
+    #: file, link and group nodes and the edges touching them, kept verbatim
+    #: (``nodes``, ``edges``), and the document's order of node and edge ids
+    #: (``order``, ``edge_order``): everything export needs that the canvas
+    #: itself does not hold.
+    foreign: dict[str, Any] = field(
+        default_factory=lambda: {"nodes": [], "edges": [], "order": [], "edge_order": []})
     #: Per arrow id, how its edge was drawn (sides, colour, label).
     styles: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -106,6 +114,7 @@ def from_json_canvas(doc: Any) -> CanvasImport:
         if node_id in seen:
             raise _problem(f"{path}.id", f"duplicate id {node_id!r}")
         seen.add(node_id)
+        out.foreign["order"].append(node_id)
         layout = _layout(raw, path)
         if kind in _FOREIGN_TYPES:
             out.foreign["nodes"].append(dict(raw))
@@ -126,6 +135,7 @@ def from_json_canvas(doc: Any) -> CanvasImport:
         if not isinstance(raw, dict) or not all(
                 isinstance(raw.get(k), str) for k in ("id", "fromNode", "toNode")):
             raise _problem(path, "an edge has string id, fromNode and toNode")
+        out.foreign["edge_order"].append(raw["id"])
         if raw["fromNode"] in foreign_ids or raw["toNode"] in foreign_ids:
             out.foreign["edges"].append(dict(raw))
             continue
@@ -173,10 +183,24 @@ def _title(node: Node) -> str:
 _RUNTIME = {"screen", "last_reply", "exit", "chain", "layout"}
 
 
+def _in_order(items: list[dict[str, Any]], order: Any) -> list[dict[str, Any]]:
+    """``items`` in the recorded order of their ids; the rest after, as they came."""
+    rank = {item_id: i for i, item_id in enumerate(order or []) if isinstance(item_id, str)}
+    return sorted(items, key=lambda item: rank.get(item["id"], len(rank)))
+
+
 def to_json_canvas(nodes: list[Node], arrows: list[Arrow],
-                   foreign: dict[str, list[dict[str, Any]]] | None = None,
+                   foreign: dict[str, Any] | None = None,
                    styles: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
-    """Write nodes and arrows as a JSON Canvas 1.0 document (see the module docstring)."""
+    """Write nodes and arrows as a JSON Canvas 1.0 document (see the module docstring).
+
+    Args:
+        nodes: the canvas's nodes.
+        arrows: its arrows.
+        foreign: what `from_json_canvas` kept (`CanvasImport.foreign`): nodes
+            and edges without an arrowgate counterpart and the document's order.
+        styles: per arrow id, how its edge was drawn.
+    """
     doc_nodes: list[dict[str, Any]] = []
     own_nodes: dict[str, Any] = {}
     for index, node in enumerate(nodes):
@@ -206,7 +230,9 @@ def to_json_canvas(nodes: list[Node], arrows: list[Arrow],
         else:
             edge["toEnd"] = "none"
         doc_edges.append(edge)
-    foreign = foreign or {"nodes": [], "edges": []}
-    return {"nodes": doc_nodes + list(foreign.get("nodes", [])),
-            "edges": doc_edges + list(foreign.get("edges", [])),
+    foreign = foreign or {}
+    return {"nodes": _in_order(doc_nodes + list(foreign.get("nodes", [])),
+                               foreign.get("order")),
+            "edges": _in_order(doc_edges + list(foreign.get("edges", [])),
+                               foreign.get("edge_order")),
             "arrowgate": {"version": 1, "nodes": own_nodes, "edges": own_edges}}

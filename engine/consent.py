@@ -135,11 +135,40 @@ class ConsentMixin:
                 self._emit("permissions.changed", card.id, package=package,
                            granted=sorted(permissions))
 
+    async def open_workspace(self: Engine, workspace_id: str, folder: str | Path, *,
+                             settings: dict[str, Any] | WorkspaceSettings | None = None,
+                             by: object = OPERATOR) -> Workspace:
+        """The workspace ``workspace_id``, created as `create_workspace` does if missing.
+
+        Opening an existing workspace changes nothing (``settings`` are used only
+        to create it; change them with `set_settings`), so a program that runs
+        twice may call this every time.
+
+        Raises:
+            InvalidRequest: the workspace exists with another project folder, or
+                (to create it) as `create_workspace`.
+        """
+        self._sync()
+        ws = self.state.workspaces.get(workspace_id)
+        if ws is None:
+            return await self.create_workspace(workspace_id, folder, settings=settings, by=by)
+        if Path(ws.folder) != Path(folder):
+            raise InvalidRequest(f"INVALID_ARGUMENT: workspace {workspace_id!r} exists with the "
+                                 f"project folder {ws.folder!r}, not {str(folder)!r}",
+                                 code="INVALID_ARGUMENT", reason="folder")
+        return ws
+
     @consistent
     async def create_workspace(self: Engine, workspace_id: str, folder: str | Path, *,
                                settings: dict[str, Any] | WorkspaceSettings | None = None,
                                by: object = OPERATOR) -> Workspace:
-        """Create a workspace with its project folder (an absolute path) and settings."""
+        """Create a workspace with its project folder and settings.
+
+        Raises:
+            InvalidRequest: the id is taken (use `open_workspace` to open or
+                create), or the folder is not an absolute path of an existing
+                folder (reason ``folder``).
+        """
         self._tick()
         subject = {"workspace": workspace_id}
         principal = self._require_operator(by, "workspace.create", subject)
@@ -162,6 +191,11 @@ class ConsentMixin:
         if not Path(folder).is_absolute():
             raise InvalidRequest(f"INVALID_ARGUMENT: the project folder {str(folder)!r} must be "
                                  "an absolute path", code="INVALID_ARGUMENT", reason="folder")
+        if not Path(folder).is_dir():
+            # A typo must not become a workspace whose every file call fails later.
+            raise InvalidRequest(f"INVALID_ARGUMENT: the project folder {str(folder)!r} does "
+                                 "not exist (or is not a folder)", code="INVALID_ARGUMENT",
+                                 reason="folder")
 
     def _workspace(self: Engine, workspace_id: str) -> Workspace:
         """The workspace, which must exist."""

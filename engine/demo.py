@@ -29,7 +29,7 @@ from .subscriptions import Subscription
 if TYPE_CHECKING:
     from .engine import Engine
 
-__all__ = ["DEMO_WORKSPACE", "DemoResult", "build_demo", "play_demo"]
+__all__ = ["DEMO_WORKSPACE", "DemoResult", "build_demo", "last_run", "play_demo"]
 
 DEMO_WORKSPACE = "demo"
 
@@ -99,8 +99,59 @@ async def build_demo(engine: Engine, folder: Path) -> None:
         await engine.add_arrow(dict(arrow))
 
 
-async def play_demo(engine: Engine, folder: Path, say: Callable[[str], None]) -> DemoResult:
-    """Build the canvas, attach real drivers and narrate the run through ``say``."""
+async def last_run(engine: Engine, say: Callable[[str], None]) -> None:
+    """Tell what became of the previous run's held prompt to ``yolo``, and its answer.
+
+    A person may have approved it in a TUI of another process, where no
+    driver stood behind ``yolo``: the prompt was delivered and nobody
+    answered. The demo's scripted ``yolo`` takes it up now, so its answer is
+    in the log's agent state and in this narrative, before the canvas is
+    rebuilt.
+    """
+    if engine.state.canvas.node("yolo") is None:
+        return
+    prompts = engine.prompts(arrow="standup-yolo")
+    if not prompts:
+        return
+    prompt = prompts[-1]
+    say(f"Last run: the held prompt {prompt.id} to yolo ({prompt.text!r})")
+    if prompt.state == "held":
+        say("   was not answered; rebuilding the canvas cancels it")
+        return
+    if prompt.state in ("rejected", "expired", "cancelled"):
+        say(f"   was {prompt.state}: {prompt.message or prompt.code}")
+        return
+    say(f"   was approved by {prompt.approver or 'a person'}")
+    if prompt.state == "delivered":
+        driver = ScriptedAgent("yolo")
+        await engine.attach_driver("yolo", driver)
+        driver.submit(prompt.text)
+        try:
+            await _settled(engine, lambda: _state(engine, prompt.id) == "replied")
+        except TimeoutError:
+            say("   yolo did not answer in time")
+            return
+    if _state(engine, prompt.id) == "queued":
+        say("   and still waits in yolo's queue")
+        return
+    node = engine.state.canvas.node("yolo")
+    reply = node.data.get("last_reply") if node else None
+    say(f"   yolo answered: {reply}")
+
+
+async def play_demo(engine: Engine, folder: Path, say: Callable[[str], None], *,
+                    tui_command: str = "arrowgate tui --demo") -> DemoResult:
+    """Build the canvas, attach real drivers and narrate the run through ``say``.
+
+    Args:
+        engine: the engine to play on (its workspace ``demo`` is rebuilt).
+        folder: the demo project folder, where the terminal runs.
+        say: prints one line of the narrative.
+        tui_command: how to open the TUI on this database, for the hints.
+    """
+    if DEMO_WORKSPACE in engine.state.workspaces:
+        await last_run(engine, say)
+        say("")
     await build_demo(engine, folder)
     say(f"arrowgate demo — canvas '{DEMO_WORKSPACE}' in {folder}")
     say("  standup (card) -> claude (agent), shell (terminal), yolo (agent, dangerous mode),"
@@ -130,8 +181,8 @@ async def play_demo(engine: Engine, folder: Path, say: Callable[[str], None]) ->
                              {"text": "Delete the build folder and redeploy."})
     _show(say, held)
     timeout = engine.state.workspaces[DEMO_WORKSPACE].settings.hold_timeout
-    say(f"   it waits for a person: approve or reject it in `arrowgate tui` (holds screen)"
-        f" within {timeout:g} s, or it expires")
+    say(f"   it waits for a person: approve or reject it in `{tui_command}` (holds screen)"
+        f" within {timeout:g} s, or it expires; run the demo again to see yolo's answer")
 
     say("")
     say("4. standup sends prompts to claude until the limit of 6 a minute")

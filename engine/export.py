@@ -13,9 +13,15 @@ fields are only ever added, never renamed or removed:
                       "arrow", "payload", "chain"}`` — what was asked, on which arrow
 ``result``            ``{"outcome", "code", "reason", "approver", "prompt"}`` — what
                       was decided (``outcome``: ok, queued, held, denied,
-                      rate-limited, approved, rejected, expired, cancelled)
+                      rate-limited, approved, rejected, expired, cancelled,
+                      suppressed)
 ``chain``             ``{"prev", "hash"}`` — the hash chain, for independent checks
 ====================  ==========================================================
+
+The JSON Schema of a record is ``schemas/decision-record.json``. Anyone can check
+an export without arrowgate: the README's "Verifying an exported log" gives the
+canonical JSON of a row and the hash inputs (``chain.hash`` is the SHA-256 of
+``chain.prev``, a newline and the row's 16 fields as canonical JSON).
 """
 
 from __future__ import annotations

@@ -300,12 +300,19 @@ class PromptsMixin:
                           message=prompt.message or f"{prompt.code}: prompt {prompt.id}")
 
     async def wait(self: Engine, prompt_id: str) -> Decision:
-        """Wait until a held prompt is answered, expires or is cancelled; return its outcome."""
+        """Wait until a held prompt is answered, expires or is cancelled; return its outcome.
+
+        The decision's ``value`` is ``{"prompt", "state", "resolution"}``:
+        ``resolution`` is the outcome of the prompt's resolution row in the log
+        (``approved``, ``rejected``, ``expired``, ``cancelled``), or None for a
+        prompt that was never held.
+        """
         while True:
             self._tick()
             decision = self.outcome(prompt_id)
             if decision.outcome != "held":
-                return decision
+                return decision.with_(value={**decision.value,
+                                             "resolution": self._resolution(prompt_id)})
             fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._waiters.setdefault(prompt_id, []).append(fut)
             prompt = self.state.prompts[prompt_id]
@@ -316,6 +323,14 @@ class PromptsMixin:
                 await asyncio.wait_for(fut, timeout=timeout)
             except TimeoutError:
                 pass
+
+    def _resolution(self: Engine, prompt_id: str) -> str | None:
+        """The outcome of a prompt's resolution row, read off its state (see `_resolve`)."""
+        prompt = self.state.prompts[prompt_id]
+        if prompt.state in ("rejected", "expired", "cancelled"):
+            return prompt.state
+        # Only an approval sets the approver, and it logs ``approved``.
+        return "approved" if prompt.approver else None
 
     def _wake_waiters(self: Engine) -> None:
         for prompt_id in list(self._waiters):

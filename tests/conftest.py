@@ -76,6 +76,7 @@ async def offer_install(engine: Engine, raw: dict[str, Any], grant: Any = "requi
 async def world(make_engine: Any, tmp_path: Path) -> AsyncIterator[Engine]:
     """A workspace with a prompter card c1, agents a1 and a2, a terminal and a note."""
     engine = make_engine()
+    (tmp_path / "ws").mkdir(exist_ok=True)
     await engine.create_workspace("w1", tmp_path / "ws")
     await offer_install(engine, manifest("acme.prompter", {
         "agents.prompt": {}, "terminals.write": {}, "cards.connected": {},
@@ -96,6 +97,7 @@ async def world(make_engine: Any, tmp_path: Path) -> AsyncIterator[Engine]:
 async def notes_world(db: Path, folder: Path, cards: int) -> Engine:
     """An engine on ``db`` with cards c0..c<n-1> of acme.notes, each wired to note n1."""
     engine = Engine.open(db, world=World(net=None, fs=None))
+    (folder / "ws").mkdir(parents=True, exist_ok=True)
     await engine.create_workspace("w1", folder / "ws")
     await offer_install(engine, manifest("acme.notes", {"cards.connected": {}}))
     await engine.add_node({"id": "n1", "type": "note"}, workspace="w1")

@@ -45,22 +45,29 @@ def _keymap() -> dict[str, str]:
 
 def register(sub: Any) -> None:
     """Add the ``tui`` subcommand."""
+    from engine.cli import add_db_option
+
     p = sub.add_parser("tui", help="the terminal UI: canvas, arrow logs, holds, grants")
-    p.add_argument("--db", help="database file (default: the embedded default)")
+    add_db_option(p)
     p.add_argument("--demo", action="store_true",
                    help="open on the demo canvas (run `arrowgate demo` first)")
     p.add_argument("--review", metavar="MANIFEST",
                    help="show the install review of a manifest or package folder")
-    p.add_argument("--screen", choices=["canvas", "log", "holds", "grants"], default=None)
+    p.add_argument("--screen", choices=["canvas", "log", "holds", "grants"], default=None,
+                   help="the screen to open on (default: canvas, or holds for --demo with "
+                        "held prompts)")
     p.set_defaults(fn=_cmd_tui)
 
 
 def _cmd_tui(args: argparse.Namespace) -> int:
-    from engine.cli import _read_manifest, db_path
+    from engine.cli import CliError, _read_manifest, db_path, interactive
 
+    if not interactive():
+        # Without a terminal a full-screen app can only spin or hang: refuse at once.
+        raise CliError("arrowgate tui needs a terminal: standard input or output is not one")
     from .app import ArrowgateApp
 
-    path = db_path(args, create=True)
+    path = db_path(args)
     keymap = _keymap()
     engine = Engine.open(path)
 

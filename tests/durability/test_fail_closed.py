@@ -14,6 +14,7 @@ from ..conftest import manifest, offer_install
 
 async def _engine(db: Path, tmp_path: Path, **kwargs) -> Engine:
     engine = Engine.open(db, world=World(net=None, fs=None), **kwargs)
+    (tmp_path / "ws").mkdir(exist_ok=True)
     await engine.create_workspace("w1", tmp_path / "ws")
     await offer_install(engine, manifest("acme.p", {"agents.prompt": {}}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.p"}, workspace="w1")

@@ -106,6 +106,7 @@ async def test_a_hold_approved_in_another_process_releases_the_waiter(tmp_path: 
 
     db = tmp_path / "h.db"
     engine = Engine.open(db, world=World(net=None, fs=None))
+    (tmp_path / "ws").mkdir(exist_ok=True)
     await engine.create_workspace("w1", tmp_path / "ws")
     await offer_install(engine, manifest("acme.p", {"agents.prompt": {}}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.p"}, workspace="w1")

@@ -29,6 +29,7 @@ async def _offer(engine: Engine, raw: dict[str, Any], *, install: bool = True) -
 async def build(path: Path, folder: Path, clock: VirtualClock) -> None:
     """standup → claude, yolo (dangerous, one held prompt), shell, notes; a pending update."""
     engine = Engine.open(path, clock=clock, world=World(net=None, fs=None))
+    folder.mkdir(parents=True, exist_ok=True)
     try:
         await engine.create_workspace("w1", folder)
         await _offer(engine, _pkg("acme.standup", {"agents.prompt": {}, "terminals.write": {},

@@ -61,6 +61,9 @@ def test_malformed_cases_name_file_step_and_field(tmp_path, capsys, mutate, mess
     err = captured.err
     assert str(path) in err and message in err and re.search(r"step \d+", err)
     assert "replay: 0 passed, 1 failed" in captured.out
+    # The other cases of the run are still played and reported.
+    assert main(["replay", str(path), str(CASES / "revoke.json")]) == 2
+    assert "replay: 1 passed, 1 failed" in capsys.readouterr().out
 
 
 def test_review_and_diff_commands(tmp_path, capsys) -> None:
@@ -72,7 +75,7 @@ def test_review_and_diff_commands(tmp_path, capsys) -> None:
                                "permissions": {"agents.prompt": {}}}))
     assert main(["review", str(new)]) == 0
     assert "agents.prompt (high) — Give instructions" in capsys.readouterr().out
-    assert main(["diff", str(old), str(new)]) == 0
+    assert main(["diff", str(old), str(new)]) == 1  # it widens: a finding
     assert capsys.readouterr().out.split("\n")[:2] == ["widened: +agents.prompt",
                                                        "narrowed: -fs.write"]
     bad = tmp_path / "bad.json"
@@ -87,15 +90,15 @@ async def test_log_show_and_verify(world, db_path, capsys) -> None:
     await world.call("c1", "agents.prompt", "a1", {"text": "hi"})
     assert main(["log", "show", "--db", str(db_path), "--arrow", "e3", "--json"]) == 0
     rows = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
-    assert [r["call"] for r in rows] == ["terminals.run"]
+    assert [r["input"]["call"] for r in rows] == ["terminals.run"]
     assert main(["log", "verify", "--db", str(db_path)]) == 0
     world.db.conn.execute("update log set payload = 'evil' where seq = 1")
     assert main(["log", "verify", "--db", str(db_path)]) == 1
     assert "first bad row 1" in capsys.readouterr().out
 
 
-def test_readme_example_runs(tmp_path) -> None:
-    """The README's Python example runs as written and prints what it says."""
+def test_readme_example_runs_twice(tmp_path) -> None:
+    """The README's Python example runs as written, prints what it says, and runs again."""
     readme = (ROOT / "README.md").read_text()
     code = readme.split("```python\n", 1)[1].split("```", 1)[0]
     code = code.replace('"/home/me/project"', repr(str(tmp_path)))
@@ -104,3 +107,19 @@ def test_readme_example_runs(tmp_path) -> None:
     assert "denied PERMISSION_DENIED" in out and "draw an arrow between c1 and a1" in out
     assert "queued {'prompt': 'p1', 'state': 'delivered'}" in out
     assert out.strip().endswith("True")
+    # A second run opens what the first made, instead of failing on it.
+    again = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip().endswith("True") and "queued" in again.stdout
+
+
+def test_readme_call_table_matches_the_catalogue() -> None:
+    """The README's call table is `arrowgate docs calls`: every call, its args and value."""
+    from engine.catalogue import CALLS
+    from engine.docs import CALLS_BEGIN, CALLS_END, call_reference
+
+    readme = (ROOT / "README.md").read_text()
+    start, end = readme.index(CALLS_BEGIN), readme.index(CALLS_END) + len(CALLS_END)
+    assert readme[start:end] == call_reference().strip(), "run `arrowgate docs calls`"
+    assert all(f"| `{name}` |" in readme[start:end] for name in CALLS)

@@ -147,6 +147,7 @@ async def test_at_most_eight_background_cards_least_recently_seen_suspended(
     """Hidden workspaces keep 8 granted background cards running; the older ones suspend."""
     engine = make_engine()
     await engine.create_workspace("w1", tmp_path)
+    (tmp_path / "b").mkdir()
     await engine.create_workspace("w2", tmp_path / "b")
     await offer_install(engine, manifest("acme.bg", {"background": {}}))
     await offer_install(engine, manifest("acme.fg", {}))

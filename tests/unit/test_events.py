@@ -72,6 +72,7 @@ async def test_agents_changed_on_add_and_remove(watched: Engine) -> None:
 
 async def test_other_workspaces_agents_are_not_shown(watched: Engine, tmp_path: Any) -> None:
     """agents.read covers the card's own workspace only."""
+    (tmp_path / "other").mkdir()
     await watched.create_workspace("w2", tmp_path / "other")
     sub = watched.subscribe("r1")
     await watched.add_node({"id": "x1", "type": "agent"}, workspace="w2")

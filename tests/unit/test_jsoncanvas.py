@@ -67,6 +67,7 @@ async def test_arrowgate_canvas_survives_export_and_import(make_engine: Any,
                                                           tmp_path: Path) -> None:
     """Agents, terminals, cards and port arrows come back with every field."""
     engine = make_engine()
+    (tmp_path / "a").mkdir()
     await engine.create_workspace("w1", tmp_path / "a")
     await offer_install(engine, manifest("acme.x", {"agents.prompt": {}},
                                          ports={"inputs": [], "outputs": ["out"]}))
@@ -87,6 +88,7 @@ async def test_arrowgate_canvas_survives_export_and_import(make_engine: Any,
     assert "- [x] x" in {n["id"]: n for n in doc["nodes"]}["td"]["text"]
     # Into a second app database.
     other = Engine.open(tmp_path / "other.db")
+    (tmp_path / "b").mkdir()
     try:
         # A card's ports come from its manifest: unknown until its package is offered.
         with pytest.raises(InvalidRequest, match="c1 has no port 'out'"):
@@ -194,3 +196,25 @@ def test_the_import_command_prints_the_review(tmp_path: Path, monkeypatch: pytes
     assert main(["import", str(path), "--db", str(tmp_path / "new.db")]) == 0
     out = capsys.readouterr().out
     assert "nodes: 1 (1 agent)" in out and "a1.command: an agent's command" in out
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+async def test_round_trip_keeps_the_z_order(make_engine: Any, tmp_path: Path,
+                                            reverse: bool) -> None:
+    """Export writes nodes (z-order) and edges back in the order of the imported file."""
+    # GIVEN a hand-written Obsidian file whose group comes first (drawn below the rest),
+    # with text and foreign nodes interleaved, as is and reversed (ids out of order)
+    original = json.loads(BOARD.read_text())
+    if reverse:
+        original["nodes"].reverse()
+        original["edges"].reverse()
+    engine = make_engine()
+    # WHEN it is imported and exported again
+    await engine.import_canvas("board", tmp_path, original)
+    exported = engine.export_canvas("board")
+    # THEN nodes and edges come back in the file's order
+    assert [n["id"] for n in exported["nodes"]] == [n["id"] for n in original["nodes"]]
+    assert [e["id"] for e in exported["edges"]] == [e["id"] for e in original["edges"]]
+    # AND a node drawn later goes on top, after the recorded ones
+    await engine.add_node({"id": "late", "type": "note", "text": "new"}, workspace="board")
+    assert [n["id"] for n in engine.export_canvas("board")["nodes"]][-1] == "late"

@@ -18,6 +18,7 @@ from ..conftest import manifest, offer_install
 async def chain(make_engine: Any, tmp_path: Path) -> Engine:
     """c1 → a1 ↔ k1 (tools) → a2 (dangerous) ↔ k2 → t1; c1 fetches; x1 is unwired."""
     engine = make_engine()
+    (tmp_path / "ws").mkdir(exist_ok=True)
     await engine.create_workspace("w1", tmp_path / "ws", settings={"hop_limit": 3})
     await offer_install(engine, manifest("acme.prompter", {
         "agents.prompt": {}, "network": {"hosts": ["api.github.com"]}}))

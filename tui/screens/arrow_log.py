@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import calendar
 import json
-import re
 import sys
-import time
 from typing import ClassVar
 
 from textual import on, work
@@ -17,6 +14,7 @@ from textual.widgets import Footer, Input, Static
 
 from engine import Verification
 from engine.logindex import LogFilter, LogIndex
+from engine.times import parse_time
 
 from ..widgets.app_header import AppHeader
 from ..widgets.log_view import LogView
@@ -26,8 +24,6 @@ from .detail import DetailScreen
 __all__ = ["ArrowLogScreen", "parse_filter"]
 
 _KEYS = ("arrow", "card", "package", "call", "outcome", "since", "until")
-_RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
-_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def parse_filter(text: str, now: float) -> LogFilter:
@@ -52,19 +48,11 @@ def parse_filter(text: str, now: float) -> LogFilter:
 
 
 def _time(value: str, now: float, word: str) -> float:
-    match = _RELATIVE.match(value)
-    if match:
-        return now - float(match.group(1)) * _UNITS[match.group(2)]
     try:
-        return float(value)
+        return parse_time(value, now, naive="utc")  # the TUI shows times in UTC
     except ValueError:
-        pass
-    for fmt in ("%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%d"):
-        try:
-            return float(calendar.timegm(time.strptime(value, fmt)))
-        except ValueError:
-            continue
-    raise ValueError(f"{word!r}: a time is seconds, YYYY-MM-DDTHH:MM or 10m / 2h / 1d ago")
+        raise ValueError(f"{word!r}: a time is seconds, YYYY-MM-DDTHH:MM or 10m / 2h / 1d ago"
+                         ) from None
 
 
 class ArrowLogScreen(EngineScreen):
