@@ -110,10 +110,10 @@ def test_not_a_database_from_the_real_command(tmp_path: Path) -> None:
 def test_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """0 ok; 1 a finding (a widening diff); 2 usage errors and invalid input."""
     old, new, bad = tmp_path / "old.json", tmp_path / "new.json", tmp_path / "bad.json"
-    old.write_text(json.dumps({"name": "a.b", "version": "1", "permissions": {}}))
-    new.write_text(json.dumps({"name": "a.b", "version": "2",
+    old.write_text(json.dumps({"name": "a.b", "version": "1.0.0", "permissions": {}}))
+    new.write_text(json.dumps({"name": "a.b", "version": "2.0.0",
                                "permissions": {"clipboard.write": {}}}))
-    bad.write_text(json.dumps({"name": "a.b", "version": "1", "permissions": {"made.up": {}}}))
+    bad.write_text(json.dumps({"name": "a.b", "version": "1.0.0", "permissions": {"made.up": {}}}))
     assert main(["diff", str(new), str(old)]) == 0  # narrowing only
     assert main(["diff", str(old), str(new)]) == 1  # widening needs consent: a finding
     assert main(["review", str(bad)]) == 2
