@@ -15,6 +15,7 @@ from canvas import Arrow, Node
 
 from .catalogue import CALLS, PERMISSIONS, RATE_LIMITS, SPAWN_KINDS, CallSpec
 from .decision import Decision
+from .fetchform import fetch_args_problem
 from .hosts import matches, normalise_host
 from .prompts import QUEUE_LIMIT
 from .state import PackageState, State
@@ -91,6 +92,8 @@ def _args_problem(spec: CallSpec, args: dict[str, Any]) -> tuple[str, str] | Non
             return name, f"argument {name!r} must be a {kind.__name__}"
     if spec.name == "canvas.spawn" and args.get("kind") not in SPAWN_KINDS:
         return "kind", f"kind must be one of {', '.join(SPAWN_KINDS)}"
+    if spec.name == "net.fetch":
+        return fetch_args_problem(args)
     return None
 
 
