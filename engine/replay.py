@@ -277,17 +277,12 @@ class _Runner:
         self.workspace = folder / "workspace"
         self.trash = folder / "trash"
         self.world = World(net=net or _case_fetch(case),
-                           fs=fs or ConfinedFiles(data_dir=folder / "data", trash=self._trash))
+                           fs=fs or ConfinedFiles(data_dir=folder / "data", trash=self.trash))
         self.engine = Engine.open(self.db_path, clock=self.clock, world=self.world)
         self.step_prompts: dict[str, list[str]] = {}
         self.step_values: dict[str, Any] = {}
         self.update_hashes: dict[str, tuple[str, str]] = {}
         self.package_files: dict[str, dict[str, str]] = {}
-
-    def _trash(self, path: str) -> None:
-        # The replay's own trash folder, outside the workspace (FORMAT.md).
-        self.trash.mkdir(exist_ok=True)
-        os.rename(path, self.trash / f"{len(os.listdir(self.trash))}-{Path(path).name}")
 
     async def setup(self) -> None:
         self.workspace.mkdir()
