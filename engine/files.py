@@ -123,6 +123,7 @@ class ConfinedFiles:
         self._watch_ids = itertools.count(1)
         self._stop = asyncio.Event()
         self._pool: ThreadPoolExecutor | None = None
+        self._safety: dict[tuple[str, int, int], str | None] = {}
 
     def _refuse(self, passed: Passed, reason: str, why: str, code: str = "SCOPE_REFUSED"
                 ) -> Decision:
@@ -166,7 +167,7 @@ class ConfinedFiles:
         parts = _split(path)
         root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            unsafe = unsafe_folder(root, root_fd, self.data_dir)
+            unsafe = self._unsafe(root, root_fd)
             if unsafe:
                 raise PathRefused("workspace-unsafe", unsafe)
             if denylist and is_secret(parts):
@@ -199,6 +200,20 @@ class ConfinedFiles:
             raise PathRefused("path-escape", exc.why) from exc
         finally:
             os.close(root_fd)
+
+    def _unsafe(self, root: Path, root_fd: int) -> str | None:
+        """`unsafe_folder`, remembered per folder and the very directory it names.
+
+        Keyed by the open folder's device and inode as well as its name, so
+        a folder replaced, moved or mounted over is judged again.
+        """
+        st = os.fstat(root_fd)
+        key = (str(root), st.st_dev, st.st_ino)
+        if key not in self._safety:
+            if len(self._safety) > 256:
+                self._safety.clear()
+            self._safety[key] = unsafe_folder(root, root_fd, self.data_dir)
+        return self._safety[key]
 
     def _op(self, name: str, root: Path, root_fd: int, walked: Walked, full: tuple[str, ...],
             args: dict[str, Any], denylist: bool, max_bytes: int) -> Any:
