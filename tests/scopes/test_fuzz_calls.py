@@ -14,7 +14,6 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, event, given, settings

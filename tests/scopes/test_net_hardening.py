@@ -7,6 +7,7 @@ Servers here listen on 127.0.0.1 only and every one of them ends on its own.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import tracemalloc
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -114,9 +115,36 @@ async def test_every_transport_failure_is_a_logged_fetch_failed(make_engine) -> 
     assert (d.code, d.reason) == ("SCOPE_REFUSED", "unresolved")
 
 
-async def _serve(handler) -> tuple[asyncio.AbstractServer, int]:
-    server = await asyncio.start_server(handler, "127.0.0.1", 0)
-    return server, server.sockets[0].getsockname()[1]
+class _Server:
+    """A loopback server whose handlers are all finished (and closed) before it stops."""
+
+    def __init__(self, handler) -> None:
+        self.handler = handler
+        self.tasks: set[asyncio.Task] = set()
+        self.server: asyncio.AbstractServer | None = None
+        self.port = 0
+
+    async def __aenter__(self) -> _Server:
+        async def handle(reader, writer):
+            self.tasks.add(asyncio.current_task())  # type: ignore[arg-type]
+            try:
+                await self.handler(reader, writer)
+            except (ConnectionError, asyncio.IncompleteReadError):
+                pass
+            finally:
+                writer.close()
+                with contextlib.suppress(ConnectionError):
+                    await writer.wait_closed()
+
+        self.server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        self.port = self.server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.server is not None
+        self.server.close()
+        await asyncio.wait_for(asyncio.gather(*self.tasks, return_exceptions=True), 30)
+        await self.server.wait_closed()
 
 
 async def test_a_malformed_answer_is_fetch_failed(make_engine) -> None:
@@ -125,16 +153,12 @@ async def test_a_malformed_answer_is_fetch_failed(make_engine) -> None:
         await reader.readuntil(b"\r\n\r\n")
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 9\r\n\r\nok")
         await writer.drain()
-        writer.close()
 
-    server, port = await _serve(garbage)
-    try:
+    async with _Server(garbage) as server:
         engine = await _engine(make_engine, GuardedFetch(lambda h: [], HttpxTransport()))
-        d = await engine.call("c3", "net.fetch", None, {"url": f"http://127.0.0.1:{port}/"})
+        d = await engine.call("c3", "net.fetch", None,
+                              {"url": f"http://127.0.0.1:{server.port}/"})
         assert d.code == "FETCH_FAILED", d.message
-    finally:
-        server.close()
-        await server.wait_closed()
 
 
 # -- item 13: one deadline, caps, abandon ---------------------------------------------
@@ -146,27 +170,22 @@ async def test_one_deadline_for_the_whole_fetch(make_engine) -> None:
     async def trickle(reader, writer):
         await reader.readuntil(b"\r\n\r\n")
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n")
-        try:
-            for _ in range(100):  # at most 10 s, then the body is complete
-                if stop.is_set():
-                    break
-                writer.write(b"x")
-                await writer.drain()
-                await asyncio.sleep(0.1)
-        except ConnectionError:
-            pass
-        writer.close()
+        for _ in range(100):  # at most 10 s, then the body is complete
+            if stop.is_set():
+                break
+            writer.write(b"x")
+            await writer.drain()
+            await asyncio.sleep(0.1)
 
-    server, port = await _serve(trickle)
-    try:
-        engine = await _engine(make_engine, GuardedFetch(lambda h: [], HttpxTransport()),
-                               {"fetch_timeout": 0.5})
-        d = await engine.call("c3", "net.fetch", None, {"url": f"http://127.0.0.1:{port}/"})
-        assert (d.code, d.reason) == ("FETCH_FAILED", "timeout"), d.message
-    finally:
-        stop.set()
-        server.close()
-        await server.wait_closed()
+    async with _Server(trickle) as server:
+        try:
+            engine = await _engine(make_engine, GuardedFetch(lambda h: [], HttpxTransport()),
+                                   {"fetch_timeout": 0.5})
+            d = await engine.call("c3", "net.fetch", None,
+                                  {"url": f"http://127.0.0.1:{server.port}/"})
+            assert (d.code, d.reason) == ("FETCH_FAILED", "timeout"), d.message
+        finally:
+            stop.set()
 
 
 async def test_a_gzip_bomb_stops_at_the_cap(make_engine) -> None:
@@ -177,15 +196,11 @@ async def test_a_gzip_bomb_stops_at_the_cap(make_engine) -> None:
         await reader.readuntil(b"\r\n\r\n")
         writer.write(b"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\n"
                      b"Connection: close\r\n\r\n" % len(bomb) + bomb)
-        try:
-            await writer.drain()
-        except ConnectionError:
-            pass
-        writer.close()
+        await writer.drain()
 
-    server, port = await _serve(serve_bomb)
     cap = 1_000_000
-    try:
+    async with _Server(serve_bomb) as server:
+        port = server.port
         engine = await _engine(make_engine, GuardedFetch(lambda h: [], HttpxTransport()),
                                {"fetch_max_bytes": cap})
         tracemalloc.start()
@@ -197,9 +212,6 @@ async def test_a_gzip_bomb_stops_at_the_cap(make_engine) -> None:
             tracemalloc.stop()
         assert (d.code, d.reason) == ("SCOPE_REFUSED", "too-large"), d.message
         assert peak < 8 * cap, f"decoding held {peak} bytes at once"
-    finally:
-        server.close()
-        await server.wait_closed()
 
 
 def test_body_decoder_bounds_every_step() -> None:
