@@ -25,7 +25,6 @@ refusal, ``FETCH_FAILED``.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
 import ipaddress
 import re
@@ -153,8 +152,9 @@ class GuardedFetch:
         finally:
             if not work.done():
                 work.cancel()
-                with contextlib.suppress(BaseException):
-                    await work
+                # Wait for it to unwind (its sockets closed); asyncio.wait
+                # neither raises its error nor swallows our own cancellation.
+                await asyncio.wait({work})
         try:
             return work.result()
         except Exception as exc:  # a resolver or transport bug: still a refusal
