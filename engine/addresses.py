@@ -4,6 +4,14 @@ An explicit list of refused networks, not ``ipaddress.is_global`` /
 ``is_private``: on Python 3.11 those call multicast, ``::127.0.0.1`` and the
 NAT64 forms global. IPv6 addresses that carry an IPv4 address (mapped,
 compatible, NAT64, 6to4, Teredo) are refused when the IPv4 address is.
+
+The IPv6 list follows the IANA IPv6 Special-Purpose Address Registry,
+including what Python's ``ipaddress`` does not know: the SIIT
+IPv4-translated range ``::ffff:0:0:0/96``, the documentation range
+``3fff::/20`` (RFC 9637), SRv6 SIDs ``5f00::/16`` (RFC 9602), the local-use
+NAT64 prefix ``64:ff9b:1::/48`` (RFC 8215) and the dummy prefix
+``100:0:0:1::/64`` (RFC 9780). The deprecated IPv4-compatible ``::/96`` and
+the SIIT range are refused whole: no public host is reached that way.
 """
 
 from __future__ import annotations
@@ -19,8 +27,9 @@ _V4 = [
     "255.255.255.255/32",
 ]
 _V6 = [
-    "::/128", "::1/128", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8", "2001:db8::/32",
-    "100::/64", "2001::/23",
+    "::/96", "::ffff:0:0:0/96", "fc00::/7", "fe80::/10", "fec0::/10", "ff00::/8",
+    "2001:db8::/32", "3fff::/20", "5f00::/16", "64:ff9b:1::/48", "100::/64", "100:0:0:1::/64",
+    "2001::/23",
 ]
 #: Every network a card's fetch may never reach.
 REFUSED_NETWORKS = tuple(ipaddress.ip_network(n) for n in _V4 + _V6)

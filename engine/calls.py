@@ -103,12 +103,17 @@ class CallsMixin:
                             arrow=passed.arrow.id if passed.arrow else None,
                             message=f"ok: card {card.id} ({passed.package.name}) {spec.name}")
         payload = self._payload(spec.name, args)
-        if spec.name == "net.fetch":
-            # The request may take seconds: never hold the write lock for it.
-            value = await self.world.fetch(self, passed, args)
+        if spec.name == "net.fetch" or spec.name.startswith("fs."):
+            # A request may take seconds and file work runs in a thread (a
+            # slow disk must not stall other calls): never hold the write
+            # lock for either.
+            value = await (self.world.fetch if spec.name == "net.fetch"
+                           else self.world.files)(self, passed, args)
             with self._write():
                 if isinstance(value, Decision):
-                    self._log_row(value, outcome=value.outcome, payload=payload, chain=None)
+                    # A fetch abandoned in flight is logged `cancelled` (SPEC §8.1).
+                    self._log_row(value, outcome=value.extra.get("logged", value.outcome),
+                                  payload=payload, chain=None)
                     return value
                 decision = decision.with_(value=value)
                 self._log_row(decision, outcome="ok", payload=payload, chain=None)

@@ -17,6 +17,7 @@ from canvas import Arrow, Node
 
 from .catalogue import CALLS, PERMISSIONS, RATE_LIMITS, SPAWN_KINDS, CallSpec
 from .decision import Decision
+from .fetchform import fetch_args_problem
 from .hosts import matches, normalise_host
 from .prompts import QUEUE_LIMIT
 from .state import PackageState, State
@@ -95,6 +96,8 @@ def _args_problem(spec: CallSpec, args: dict[str, Any]) -> tuple[str, str] | Non
         return "kind", f"kind must be one of {', '.join(SPAWN_KINDS)}"
     if spec.name == "fs.writeBytes" and not _is_base64(args["base64"]):
         return "base64", "argument 'base64' is not valid base64 (RFC 4648, with padding)"
+    if spec.name == "net.fetch":
+        return fetch_args_problem(args)
     return None
 
 

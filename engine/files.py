@@ -4,6 +4,16 @@ Paths are resolved by `engine.pathwalk`: one component at a time relative to
 an open directory, links followed by hand, and the final open done again by
 the kernel's ``openat2`` with ``RESOLVE_BENEATH`` where it exists. A link
 that stays inside the folder works; one that leaves it is refused.
+
+All file work runs in a small thread pool of its own, never on the event
+loop, so no file call can stall the engine's other calls (a slow disk, a
+huge folder). Only regular files and folders are read or written: a FIFO,
+socket or device is refused (``not-regular``) from ``fstat`` of a
+descriptor opened with ``O_PATH`` and then ``O_NONBLOCK`` — never by a
+blocking open for reading — and files larger than the workspace's
+``fs_max_bytes`` are refused (``too-large``), read or written. Which names
+are secret or protected, and which folders are unsafe, is `engine.fsrules`;
+moving to the trash is `engine.trashcan`.
 """
 
 from __future__ import annotations
@@ -11,33 +21,32 @@ from __future__ import annotations
 import asyncio
 import base64
 import errno
-import fnmatch
+import functools
+import itertools
 import os
 import secrets
 import stat
-from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import watchfiles
-from send2trash import send2trash
 
 from .checks import Passed, denial
 from .decision import Decision
+from .fsrules import is_protected, is_secret, unsafe_folder
 from .pathwalk import Escape, Walked, open_beneath, walk
+from .trashcan import Trash, TrashRefused, scan_tree
 
 if TYPE_CHECKING:
     from .engine import Engine
 
-__all__ = ["ConfinedFiles", "PathRefused", "is_protected", "is_secret"]
+__all__ = ["WATCH_LIMIT", "ConfinedFiles", "PathRefused", "is_protected", "is_secret"]
 
-_SECRET_PATTERNS = (".env", ".env.*", "credentials*", "aws-credentials", "*.pem", "*.key",
-                    "*.pfx", "id_rsa*", "id_ed25519*", "id_ecdsa*", "id_dsa*")
-_PROTECTED_NAMES = frozenset({".git", ".claude", ".mcp.json", "claude.md", "agents.md",
-                              "gemini.md", ".cursor", ".codex", ".vscode", ".idea",
-                              ".gitlab-ci.yml", ".circleci", ".cursorrules", ".windsurfrules",
-                              ".aider.conf.yml", ".continue", ".gemini", ".arrowgate"})
-
+#: Watches one card may hold at once (SPEC §8.3).
+WATCH_LIMIT = 8
+_FILE_THREADS = 4
 
 # OS errors after the scope checks, as (code, reason).
 _OS_ERRORS = {
@@ -61,25 +70,6 @@ class PathRefused(Exception):
         super().__init__(why)
         self.reason = reason
         self.why = why
-
-
-def is_secret(parts: list[str]) -> bool:
-    """A secret-like name anywhere in the path (case-insensitive), or inside ``.ssh``."""
-    for i, part in enumerate(parts):
-        low = part.lower()
-        if low == ".ssh" and i < len(parts) - 1:
-            return True
-        if low == ".ssh" or any(fnmatch.fnmatchcase(low, p) for p in _SECRET_PATTERNS):
-            return True
-    return False
-
-
-def is_protected(parts: list[str]) -> bool:
-    """Under .git, agent or editor settings, CI workflows, or the app's data."""
-    low = [p.lower() for p in parts]
-    if any(p in _PROTECTED_NAMES for p in low):
-        return True
-    return any(low[i] == ".github" and low[i + 1] == "workflows" for i in range(len(low) - 1))
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -106,67 +96,84 @@ def _split(path: str) -> list[str]:
     return parts
 
 
+@dataclass(frozen=True, slots=True)
+class _WatchFolder:
+    """The thread's answer to ``fs.watch``: this checked folder may be watched."""
+
+    full: tuple[str, ...]
+
+
 class ConfinedFiles:
     """The ``fs.*`` scope handler.
 
     Args:
         data_dir: the app's own data folder: a workspace containing it is unsafe.
-        trash: moves a file to the operating system's trash (Send2Trash by
-            default); there is no hard delete.
+        trash: the folder trashed items go to (laid out like the
+            freedesktop.org trash, so they stay recoverable); None means the
+            user's own trash. There is no hard delete.
     """
 
     def __init__(self, *, data_dir: str | Path | None = None,
-                 trash: Callable[[str], None] | None = None) -> None:
+                 trash: str | Path | None = None) -> None:
         self.data_dir = Path(data_dir).resolve() if data_dir else None
-        self.trash = trash or send2trash
+        self.trash = Trash(trash)
+        #: Live watches by id: (card, task).
         self.watches: dict[str, asyncio.Task[None]] = {}
+        self._watch_cards: dict[str, str] = {}
+        self._watch_ids = itertools.count(1)
         self._stop = asyncio.Event()
+        self._pool: ThreadPoolExecutor | None = None
+        self._safety: dict[tuple[str, int, int], str | None] = {}
 
     def _refuse(self, passed: Passed, reason: str, why: str, code: str = "SCOPE_REFUSED"
                 ) -> Decision:
         return denial(passed.spec.name, passed.card.id, code, package=passed.package.name,
                       permission=passed.permission, reason=reason, why=why)
 
-    def _unsafe(self, root: Path) -> str | None:
-        resolved = root.resolve()
-        if resolved == Path.home().resolve():
-            return "the workspace folder is the home folder"
-        if resolved.parent == resolved:
-            return "the workspace folder is a filesystem root"
-        if self.data_dir is not None and (self.data_dir == resolved
-                                          or resolved in self.data_dir.parents):
-            return "the workspace folder contains the app's own data"
-        return None
+    def _executor(self) -> ThreadPoolExecutor:
+        # A pool of its own: a stuck file system can hold these threads but
+        # never the loop's default executor (which resolves host names).
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(_FILE_THREADS, thread_name_prefix="arrowgate-fs")
+        return self._pool
 
-    def __call__(self, engine: Engine, passed: Passed, args: dict[str, Any]) -> Any:
+    async def __call__(self, engine: Engine, passed: Passed, args: dict[str, Any]) -> Any:
+        """Perform an allowed file call in a thread: its value, or a refusing Decision."""
         ws = engine.state.workspaces[passed.card.workspace]
-        root = Path(ws.folder)
-        unsafe = self._unsafe(root)
-        if unsafe:
-            return self._refuse(passed, "workspace-unsafe", unsafe)
+        settings = ws.settings
+        path = str(args["path"])
+        job = functools.partial(self._perform, Path(ws.folder), passed.spec.name,
+                                passed.permission == "fs.write", path, args,
+                                settings.secret_denylist, settings.fs_max_bytes)
         try:
-            return self._perform(engine, passed, root, str(args["path"]), args,
-                                 ws.settings.secret_denylist)
+            value = await asyncio.get_running_loop().run_in_executor(self._executor(), job)
         except PathRefused as exc:
             return self._refuse(passed, exc.reason, exc.why)
+        except TrashRefused as exc:
+            return self._refuse(passed, exc.reason, exc.why)
         except FileNotFoundError:
-            return self._refuse(passed, "missing", f"{args['path']!r} does not exist",
-                                code="NOT_FOUND")
+            return self._refuse(passed, "missing", f"{path!r} does not exist", code="NOT_FOUND")
         except OSError as exc:
             code, reason = _OS_ERRORS.get(exc.errno or 0, ("SCOPE_REFUSED", "os-error"))
-            return self._refuse(passed, reason, f"{args['path']!r}: {exc.strerror}", code=code)
+            return self._refuse(passed, reason, f"{path!r}: {exc.strerror}", code=code)
+        if isinstance(value, _WatchFolder):
+            return self._watch(engine, passed, Path(ws.folder), value.full,
+                               settings.secret_denylist)
+        return value
 
-    def _perform(self, engine: Engine, passed: Passed, root: Path, path: str,
-                 args: dict[str, Any], denylist: bool) -> Any:
-        name = passed.spec.name
+    def _perform(self, root: Path, name: str, writes: bool, path: str, args: dict[str, Any],
+                 denylist: bool, max_bytes: int) -> Any:
+        """The whole file call, in a pool thread (it touches no engine state)."""
         parts = _split(path)
-        if denylist and is_secret(parts):
-            raise PathRefused("secret-path", f"{path!r} looks like a secret")
-        writes = passed.permission == "fs.write"
-        if writes and is_protected(parts):
-            raise PathRefused("protected-path", f"{path!r} is protected from card writes")
         root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
+            unsafe = self._unsafe(root, root_fd)
+            if unsafe:
+                raise PathRefused("workspace-unsafe", unsafe)
+            if denylist and is_secret(parts):
+                raise PathRefused("secret-path", f"{path!r} looks like a secret")
+            if writes and is_protected(parts):
+                raise PathRefused("protected-path", f"{path!r} is protected from card writes")
             try:
                 walked = walk(root_fd, parts, follow_last=True)
             except Escape as exc:
@@ -185,8 +192,8 @@ class ConfinedFiles:
                 if not walked.exists and name not in ("fs.writeText", "fs.writeBytes",
                                                       "fs.mkdir"):
                     raise FileNotFoundError(errno.ENOENT, "not found", path)
-                return self._op(engine, passed, name, root, root_fd, walked, tuple(full), args,
-                                denylist)
+                return self._op(name, root, root_fd, walked, tuple(full), args, denylist,
+                                max_bytes)
             finally:
                 os.close(walked.parent)
         except Escape as exc:
@@ -194,8 +201,22 @@ class ConfinedFiles:
         finally:
             os.close(root_fd)
 
-    def _op(self, engine: Engine, passed: Passed, name: str, root: Path, root_fd: int,
-            walked: Walked, full: tuple[str, ...], args: dict[str, Any], denylist: bool) -> Any:
+    def _unsafe(self, root: Path, root_fd: int) -> str | None:
+        """`unsafe_folder`, remembered per folder and the very directory it names.
+
+        Keyed by the open folder's device and inode as well as its name, so
+        a folder replaced, moved or mounted over is judged again.
+        """
+        st = os.fstat(root_fd)
+        key = (str(root), st.st_dev, st.st_ino)
+        if key not in self._safety:
+            if len(self._safety) > 256:
+                self._safety.clear()
+            self._safety[key] = unsafe_folder(root, root_fd, self.data_dir)
+        return self._safety[key]
+
+    def _op(self, name: str, root: Path, root_fd: int, walked: Walked, full: tuple[str, ...],
+            args: dict[str, Any], denylist: bool, max_bytes: int) -> Any:
         last = walked.name
         if name == "fs.list":
             fd = open_beneath(root_fd, full, os.O_RDONLY | os.O_DIRECTORY)
@@ -203,25 +224,26 @@ class ConfinedFiles:
                 names = os.listdir(fd)
             finally:
                 os.close(fd)
-            # Sorted by code point; secret-like names are left out.
-            return sorted(n for n in names if not (denylist and is_secret([n])))
+            # Sorted by code point; secret-like names (judged with the folder
+            # they are in: .docker/config.json) are left out.
+            return sorted(n for n in names if not (denylist and is_secret([*full, n])))
         if name == "fs.stat":
             fd = open_beneath(root_fd, full, os.O_PATH)
             try:
                 st = os.fstat(fd)
             finally:
                 os.close(fd)
-            return {"type": "dir" if stat.S_ISDIR(st.st_mode) else "file", "size": st.st_size}
+            kind = ("dir" if stat.S_ISDIR(st.st_mode) else
+                    "file" if stat.S_ISREG(st.st_mode) else "other")
+            return {"type": kind, "size": st.st_size}
         if name == "fs.watch":
             fd = open_beneath(root_fd, full, os.O_RDONLY | os.O_DIRECTORY)
             os.close(fd)
-            return self._watch(engine, passed, root, full, denylist)
+            return _WatchFolder(full)
         if last is None:
             raise PathRefused("bad-path", "that names the workspace folder itself")
         if name in ("fs.readText", "fs.readBytes"):
-            fd = open_beneath(root_fd, full, os.O_RDONLY)
-            with os.fdopen(fd, "rb") as fh:
-                data = fh.read()
+            data = _read_regular(root_fd, full, max_bytes)
             if name == "fs.readBytes":
                 return base64.b64encode(data).decode()
             return data.decode("utf-8", errors="replace")
@@ -231,45 +253,79 @@ class ConfinedFiles:
                         else base64.b64decode(str(args["base64"]), validate=True))
             except ValueError as exc:
                 raise PathRefused("bad-content", "base64 is not valid base64") from exc
+            if len(data) > max_bytes:
+                raise PathRefused("too-large", f"{len(data)} bytes is more than fs_max_bytes "
+                                               f"({max_bytes})")
+            if walked.exists:
+                st = os.stat(last, dir_fd=walked.parent, follow_symlinks=False)
+                if stat.S_ISDIR(st.st_mode):
+                    raise IsADirectoryError(errno.EISDIR, "is a directory", last)
+                if not stat.S_ISREG(st.st_mode):
+                    raise PathRefused("not-regular", "only regular files are written")
             self._atomic_write(walked.parent, last, data)
             return None
         if name == "fs.mkdir":
             os.mkdir(last, dir_fd=walked.parent)
             return None
         if name == "fs.trash":
-            self._trash(root, root_fd, full)
+            self._trash(root, walked.parent, last, full, denylist)
             return None
         raise AssertionError(name)
 
-    def _trash(self, root: Path, root_fd: int, full: tuple[str, ...]) -> None:
-        # Send2Trash takes a path, so check right before that the path still
-        # names the very file the walk found (no swap in between).
-        fd = open_beneath(root_fd, full, os.O_PATH)
-        try:
-            walked_st = os.fstat(fd)
-        finally:
-            os.close(fd)
-        target = root.joinpath(*full)
-        now_st = os.lstat(target)
-        if (now_st.st_dev, now_st.st_ino) != (walked_st.st_dev, walked_st.st_ino):
+    def _trash(self, root: Path, parent: int, last: str, full: tuple[str, ...],
+               denylist: bool) -> None:
+        """Check the entry under its parent's descriptor, then move it from there."""
+        st = os.stat(last, dir_fd=parent, follow_symlinks=False)
+        if stat.S_ISLNK(st.st_mode):
+            # The walk followed every link: a link here is a swap since then.
             raise PathRefused("path-escape", "the path changed while it was resolved")
-        self.trash(str(target))
+        if stat.S_ISDIR(st.st_mode):
+            fd = os.open(last, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                         dir_fd=parent)
+            try:
+                now = os.fstat(fd)
+                if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+                    raise PathRefused("path-escape", "the path changed while it was resolved")
+
+                def guarded(parts: list[str]) -> str | None:
+                    if is_protected(parts) or (denylist and is_secret(parts)):
+                        return "protected-path"
+                    return None
+
+                scan_tree(fd, full, guarded)
+            finally:
+                os.close(fd)
+        elif not stat.S_ISREG(st.st_mode):
+            raise PathRefused("not-regular", "only regular files and folders are trashed")
+        self.trash.move(parent, last, st, root.joinpath(*full))
 
     def _watch(self, engine: Engine, passed: Passed, root: Path, full: tuple[str, ...],
-               denylist: bool) -> dict[str, str]:
-        watch_id = f"w{len(self.watches) + 1}"
+               denylist: bool) -> dict[str, str] | Decision:
+        card = passed.card.id
+        held = sum(1 for c in self._watch_cards.values() if c == card)
+        if held >= WATCH_LIMIT:
+            return self._refuse(passed, "watch-limit",
+                                f"a card holds at most {WATCH_LIMIT} watches", code="CARD_LIMIT")
+        watch_id = f"w{next(self._watch_ids)}"
         task = asyncio.get_running_loop().create_task(
-            self._watch_loop(engine, passed.card.id, passed.package.name, root, full, denylist,
+            self._watch_loop(engine, card, passed.package.name, root, full, denylist,
                              watch_id))
         self.watches[watch_id] = task
+        self._watch_cards[watch_id] = card
         return {"watch": watch_id}
 
     async def _watch_loop(self, engine: Engine, card: str, package: str, root: Path,
                           full: tuple[str, ...], denylist: bool, watch_id: str) -> None:
-        """Deliver file changes under the watched folder, filtered by the same rules."""
+        """Deliver changes under the watched folder that `_visible` lets through.
+
+        Any failure (the folder removed, no inotify instances left) ends the
+        watch with an ``fs.watch.ended`` event: nothing escapes the task.
+        """
         from .engine import Event
 
         base = root.joinpath(*full)
+        loop = asyncio.get_running_loop()
+        reason = "ended"
         try:
             async for changes in watchfiles.awatch(base, stop_event=self._stop,
                                                    recursive=True, debounce=50, step=20):
@@ -278,26 +334,55 @@ class ConfinedFiles:
                 node = engine.state.canvas.node(card)
                 if node is None or pkg is None or pkg.is_pending or not engine.state.granted(
                         package, "fs.read"):
+                    reason = "withdrawn"
                     return
-                for change, changed in sorted(changes):
-                    try:
-                        rel = Path(changed).relative_to(root)
-                    except ValueError:
-                        continue
-                    parts = list(rel.parts)
-                    if denylist and is_secret(parts):
-                        continue
+                found = await loop.run_in_executor(
+                    self._executor(), self._visible, root, sorted(changes), denylist)
+                for change, rel in found:
                     engine.notify(Event("fs.changed", card, {
-                        "watch": watch_id, "path": "/".join(parts),
-                        "change": watchfiles.Change(change).name}))
+                        "watch": watch_id, "path": rel,
+                        "change": change.name}))
+        except Exception as exc:  # noqa: BLE001 - the watch ends, the engine goes on
+            reason = type(exc).__name__
         finally:
             self.watches.pop(watch_id, None)
+            self._watch_cards.pop(watch_id, None)
+            if not self._stop.is_set():
+                engine.notify(Event("fs.watch.ended", card, {"watch": watch_id,
+                                                              "reason": reason}))
+
+    def _visible(self, root: Path, changes: list[tuple[watchfiles.Change, str]],
+                 denylist: bool) -> list[tuple[watchfiles.Change, str]]:
+        """The changes a card may hear of: inside the folder, through no link, not denied."""
+        out: list[tuple[watchfiles.Change, str]] = []
+        try:
+            root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            return out
+        try:
+            for change, changed in changes:
+                try:
+                    parts = list(Path(changed).relative_to(root).parts)
+                except ValueError:
+                    continue  # reported under another name for the folder: not ours
+                if not parts or ".." in parts or (denylist and is_secret(parts)):
+                    continue
+                if self.data_dir is not None and _inside(root.joinpath(*parts), self.data_dir):
+                    continue
+                if _through_real_folders(root_fd, parts[:-1]):
+                    out.append((change, "/".join(parts)))
+        finally:
+            os.close(root_fd)
+        return out
 
     def stop_watches(self) -> None:
-        """End every watch (the engine is closing)."""
+        """End every watch and the file threads (the engine is closing)."""
         self._stop.set()
         for task in list(self.watches.values()):
             task.cancel()
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
     @staticmethod
     def _atomic_write(parent: int, last: str, data: bytes) -> None:
@@ -317,3 +402,63 @@ class ConfinedFiles:
             except OSError:
                 pass
             raise
+
+
+def _through_real_folders(root_fd: int, folders: list[str]) -> bool:
+    """True when each of ``folders`` is a real folder (no link) beneath the root, in order."""
+    fd = os.dup(root_fd)
+    try:
+        for name in folders:
+            try:
+                nxt = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                              dir_fd=fd)
+            except OSError:
+                return False  # a link, gone, or not a folder: report nothing
+            os.close(fd)
+            fd = nxt
+        return True
+    finally:
+        os.close(fd)
+
+
+def _read_regular(root_fd: int, full: tuple[str, ...], max_bytes: int) -> bytes:
+    """A regular file's bytes, at most ``max_bytes``; never waits on a FIFO or device."""
+    probe = open_beneath(root_fd, full, os.O_PATH)  # opens nothing: no device side effects
+    try:
+        first = os.fstat(probe)
+    finally:
+        os.close(probe)
+    _regular(first, max_bytes)
+    # O_NONBLOCK: should the entry have become a FIFO meanwhile, the open
+    # returns at once and the fstat below refuses it.
+    fd = open_beneath(root_fd, full, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    try:
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != (first.st_dev, first.st_ino):
+            raise PathRefused("path-escape", "the path changed while it was resolved")
+        _regular(st, max_bytes)
+        chunks, size = [], 0
+        while True:
+            # The file may grow after the fstat: read one byte past the cap at most.
+            chunk = os.read(fd, min(1 << 20, max_bytes + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > max_bytes:
+                raise PathRefused("too-large", f"the file is larger than fs_max_bytes "
+                                               f"({max_bytes})")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _regular(st: os.stat_result, max_bytes: int) -> None:
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        raise PathRefused("not-regular", "only regular files are read (a FIFO, socket or "
+                                         "device never is)")
+    if st.st_size > max_bytes:
+        raise PathRefused("too-large", f"the file is {st.st_size} bytes, more than "
+                                       f"fs_max_bytes ({max_bytes})")

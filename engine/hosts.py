@@ -3,11 +3,19 @@
 A pattern is an exact host name or ``*.`` plus a host name, matching exactly
 one more label. Names compare case-insensitively with one trailing dot
 dropped. ``*``, ``any``, IP literals, ports, schemes and paths are refused.
+
+A host name that is not plain ASCII is first mapped by IDNA/UTS-46 (the
+``idna`` package), exactly as a resolver or HTTP client would see it: a
+full-width dot (``a。b.example.com``) is a real dot, so that name has two
+labels before ``example.com`` and ``*.example.com`` does not match it. A
+name UTS-46 refuses matches no pattern.
 """
 
 from __future__ import annotations
 
 import re
+
+import idna
 
 __all__ = ["covers", "host_pattern_problem", "matches", "normalise_host"]
 
@@ -18,7 +26,18 @@ _TOP = re.compile(r"^(?:[a-z][a-z0-9-]*[a-z0-9]|[a-z])$")
 
 
 def normalise_host(host: str) -> str:
-    """Lower-case and drop one trailing dot."""
+    """The host as resolvers and clients see it: UTS-46 mapped, lower-case, no trailing dot.
+
+    A name that UTS-46 refuses is returned lower-cased but still not ASCII,
+    and `matches` never matches such a name.
+    """
+    if not host.isascii():
+        try:
+            # uts46 maps full-width letters and dots, ideographic full stops
+            # and case; non-transitional, as browsers do (IDNA 2008).
+            host = idna.encode(host, uts46=True, transitional=False).decode("ascii")
+        except (idna.IDNAError, UnicodeError, ValueError):
+            return host.lower()
     host = host.lower()
     return host[:-1] if host.endswith(".") else host
 
@@ -66,6 +85,8 @@ def host_pattern_problem(pattern: object) -> str | None:
 def matches(pattern: str, host: str) -> bool:
     """True when ``host`` is matched by ``pattern`` (one label for ``*.``)."""
     pattern, host = normalise_host(pattern), normalise_host(host)
+    if not host.isascii() or any(not _LABEL.match(label) for label in host.split(".")):
+        return False  # not a host name a pattern can name (see the module docstring)
     if pattern.startswith("*."):
         base = pattern[2:]
         if not host.endswith("." + base):

@@ -21,7 +21,8 @@ import platform
 import stat
 from dataclasses import dataclass
 
-__all__ = ["MAX_LINKS", "Escape", "Walked", "has_openat2", "open_beneath", "openat2", "walk"]
+__all__ = ["MAX_LINKS", "Escape", "Walked", "has_openat2", "open_beneath", "openat2",
+           "rename_noreplace", "walk"]
 
 MAX_LINKS = 40
 RESOLVE_NO_MAGICLINKS = 0x02
@@ -76,6 +77,35 @@ def openat2(dir_fd: int, path: str, flags: int, resolve: int, mode: int = 0) -> 
         err = ctypes.get_errno()
         raise OSError(err, os.strerror(err), path)
     return fd
+
+
+_RENAME_NOREPLACE = 1
+
+
+def rename_noreplace(src_dir_fd: int, src: str, dst_dir_fd: int, dst: str) -> None:
+    """Rename ``src`` (in one open directory) to ``dst`` (in another), never replacing.
+
+    ``renameat2(RENAME_NOREPLACE)`` where the C library has it; elsewhere a
+    check before a plain rename (a narrow window, on old systems only).
+    Neither name is followed if it is a link: the entry itself moves.
+
+    Raises:
+        FileExistsError: ``dst`` exists.
+    """
+    func = getattr(_libc, "renameat2", None) if _libc is not None else None
+    if func is not None:
+        if func(src_dir_fd, os.fsencode(src), dst_dir_fd, os.fsencode(dst),
+                _RENAME_NOREPLACE) == 0:
+            return
+        err = ctypes.get_errno()
+        if err not in (errno.ENOSYS, errno.EINVAL):  # EINVAL: a filesystem without the flag
+            raise OSError(err, os.strerror(err), dst)
+    try:
+        os.stat(dst, dir_fd=dst_dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        os.rename(src, dst, src_dir_fd=src_dir_fd, dst_dir_fd=dst_dir_fd)
+        return
+    raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), dst)
 
 
 def _probe() -> bool:

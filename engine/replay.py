@@ -215,7 +215,7 @@ class _Runner:
         self.workspace = folder / "workspace"
         self.trash = folder / "trash"
         self.world = World(net=net or _case_fetch(case),
-                           fs=fs or ConfinedFiles(data_dir=folder / "data", trash=self._trash))
+                           fs=fs or ConfinedFiles(data_dir=folder / "data", trash=self.trash))
         self.engine = Engine.open(self.db_path, clock=self.clock, world=self.world)
         self.step_prompts: dict[str, list[str]] = {}
         self.step_values: dict[str, Any] = {}
@@ -225,11 +225,6 @@ class _Runner:
         self.binds: dict[str, tuple[Any, int]] = {}
         #: Every card's events, subscribed when the card appears (FORMAT.md ``events``).
         self.subs: dict[str, Subscription] = {}
-
-    def _trash(self, path: str) -> None:
-        # The replay's own trash folder, outside the workspace (FORMAT.md).
-        self.trash.mkdir(exist_ok=True)
-        os.rename(path, self.trash / f"{len(os.listdir(self.trash))}-{Path(path).name}")
 
     async def setup(self) -> None:
         self.workspace.mkdir()

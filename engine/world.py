@@ -210,10 +210,17 @@ class World:
             return {"tokens": tokens, "cost": cost}
         if name == "canvas.spawn":
             return self._spawn(engine, passed, str(args["kind"]))
-        if name.startswith("fs."):
-            assert not isinstance(self.fs, _Default)
-            return self._scoped(self.fs, engine, passed, args, "files")
         raise AssertionError(f"no way to perform {name}")  # the catalogue and this agree
+
+    async def files(self, engine: Engine, passed: Passed, args: dict[str, Any]) -> Any:
+        """Perform an allowed ``fs.*`` call (outside any store transaction).
+
+        The handler does the file work off the event loop and returns an
+        awaitable; a plain handler's value is taken as it is.
+        """
+        assert not isinstance(self.fs, _Default)
+        value = self._scoped(self.fs, engine, passed, args, "files")
+        return await value if inspect.isawaitable(value) else value
 
     async def fetch(self, engine: Engine, passed: Passed, args: dict[str, Any]) -> Any:
         """Perform an allowed ``net.fetch`` (outside any store transaction)."""

@@ -81,7 +81,7 @@ async def engine(make_engine, tmp_path: Path) -> Engine:
     for rel, target in links.items():
         os.symlink(target, ws / rel)
     engine = make_engine(world=World(net=None, fs=ConfinedFiles(data_dir=tmp_path / "data",
-                                                                trash=lambda p: None)))
+                                                                trash=tmp_path / "trash")))
     await engine.create_workspace("w1", ws)
     await offer_install(engine, manifest("acme.fs", {"fs.write": {}}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.fs"}, workspace="w1")

@@ -205,11 +205,13 @@ async def test_secret_placeholders(engine: Engine) -> None:
     assert d.value == {"status": 200, "body": "public"}
     assert seen[-1][1]["Authorization"] == "Bearer s3cret"
     for url, headers, why in (
-            ("https://ten.example.com/", {"X": "{{secret:GH}}"}, "is for public.example.com"),
+            ("https://ten.example.com/", {"X": "{{secret:GH}}"}, "is not for this host"),
             ("https://public.example.com/", {"X": "{{secret:NOPE}}"}, "is not set")):
         before = len(seen)
         d = await engine.call("c1", "net.fetch", None, {"url": url, "headers": headers})
         assert (d.code, d.reason) == ("SCOPE_REFUSED", "secret-placeholder") and why in d.message
+        # The refusal never names the secret's own host, nor its value (issue 15 item 18).
+        assert "public.example.com" not in d.message and "s3cret" not in d.message
         assert len(seen) == before  # nothing was sent
     d = await engine.call("c3", "net.fetch", None, {"url": "http://localhost:9/",
                                                     "headers": {"X": "{{secret:GH}}"}})

@@ -1,4 +1,4 @@
-"""fs.watch delivers filtered changes; fs.trash moves to the OS trash with Send2Trash."""
+"""fs.watch delivers filtered changes; fs.trash moves to the user's trash by descriptor."""
 
 from __future__ import annotations
 
@@ -51,21 +51,23 @@ async def test_watch_delivers_changes_but_not_secrets(make_engine, tmp_path) -> 
     engine.close()
 
 
-async def test_trash_uses_send2trash(make_engine, tmp_path, monkeypatch) -> None:
-    """fs.trash moves the file into the XDG trash; nothing is hard-deleted."""
-    from send2trash import plat_other
-
-    # Send2Trash reads XDG_DATA_HOME when imported: point its home trash here.
+async def test_trash_moves_into_the_users_trash(make_engine, tmp_path, monkeypatch) -> None:
+    """fs.trash moves the file into the freedesktop trash, with its .trashinfo; no hard delete."""
     xdg = tmp_path / "xdg"
     xdg.mkdir()
-    monkeypatch.setattr(plat_other, "XDG_DATA_HOME", bytes(xdg))
-    monkeypatch.setattr(plat_other, "HOMETRASH_B", bytes(xdg / "Trash"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(xdg))
     engine, ws = await _engine(make_engine, tmp_path, {"fs.write": {}})
     (ws / "src" / "old.py").write_text("bye")
     d = await engine.call("c1", "fs.trash", None, {"path": "src/old.py"})
     assert d.outcome == "ok", d.message
     assert not (ws / "src" / "old.py").exists()
-    trashed = list((tmp_path / "xdg").rglob("old.py*"))
-    assert trashed, "the file is in the trash"
+    assert (xdg / "Trash" / "files" / "old.py").read_text() == "bye"
+    info = (xdg / "Trash" / "info" / "old.py.trashinfo").read_text()
+    assert info.startswith("[Trash Info]\nPath=") and "DeletionDate=" in info
     d = await engine.call("c1", "fs.trash", None, {"path": "src/old.py"})
     assert d.code == "NOT_FOUND"
+    # A second item of the same name gets a name of its own in the trash.
+    (ws / "src" / "old.py").write_text("again")
+    assert (await engine.call("c1", "fs.trash", None, {"path": "src/old.py"})).outcome == "ok"
+    assert (xdg / "Trash" / "files" / "old.py.2").read_text() == "again"
+    engine.close()

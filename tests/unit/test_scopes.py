@@ -88,10 +88,8 @@ async def fs_engine(make_engine, tmp_path) -> Engine:
     os.symlink("loop2", ws / "loop1")
     os.symlink("loop1", ws / "loop2")
     os.symlink("/etc/passwd", ws / "abs-link")
-    trashed: list[str] = []
     engine = make_engine(world=World(fs=ConfinedFiles(data_dir=tmp_path / "data",
-                                                      trash=trashed.append)))
-    engine.trashed = trashed  # type: ignore[attr-defined]
+                                                      trash=tmp_path / "trash")))
     await engine.create_workspace("w1", ws)
     await offer_install(engine, manifest("acme.fs", {"fs.write": {}}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.fs"}, workspace="w1")
@@ -135,7 +133,9 @@ async def test_files_that_stay_inside_work(fs_engine: Engine, tmp_path) -> None:
     assert ".ssh" not in listing and "ID_RSA.pub" not in listing and "src" in listing
     assert not [n for n in os.listdir(tmp_path / "ws" / "src") if n.endswith(".tmp")]
     assert (await fs_engine.call("c1", "fs.trash", None, {"path": "src/b.py"})).outcome == "ok"
-    assert fs_engine.trashed == [str(tmp_path / "ws" / "src" / "b.py")]  # type: ignore[attr-defined]
+    assert (tmp_path / "trash" / "files" / "b.py").read_text() == "x = 1"
+    info = (tmp_path / "trash" / "info" / "b.py.trashinfo").read_text()
+    assert f"Path={tmp_path / 'ws' / 'src' / 'b.py'}" in info
 
 
 async def test_unsafe_workspace_refuses_everything(make_engine, tmp_path) -> None:

@@ -1,0 +1,60 @@
+"""What a card may put into a ``net.fetch`` request (SPEC §8.1), checked at check 3.
+
+A card chooses the method, headers and body, but never what frames or routes
+the request: the engine's HTTP client writes ``Host``, ``Content-Length`` and
+the rest itself, and a card-supplied copy is how requests are smuggled. A
+header name must be an HTTP token and a value must hold no CR, LF or NUL, so
+nothing a card writes can end the head early or reach the wire unparsed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = ["FETCH_METHODS", "FRAMING_HEADERS", "fetch_args_problem"]
+
+#: The methods a card may use; TRACE, CONNECT and anything else are refused.
+FETCH_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+#: Headers that frame or route a request (lower-case); ``proxy-*`` too.
+FRAMING_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection", "te",
+                             "upgrade", "trailer", "keep-alive"})
+_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,256}$")
+_BAD_VALUE = re.compile(r"[\r\n\0]")
+_MAX_HEADERS = 100
+_MAX_VALUE = 16 * 1024
+
+
+def fetch_args_problem(args: dict[str, Any]) -> tuple[str, str] | None:
+    """(argument, why) when a fetch's method or headers may not be sent, else None.
+
+    The argument types are checked before this (``method`` a string,
+    ``headers`` an object); this checks what they hold.
+    """
+    method = args.get("method")
+    if method is not None and str(method).upper() not in FETCH_METHODS:
+        return "method", f"method must be one of {', '.join(sorted(FETCH_METHODS))}"
+    headers = args.get("headers")
+    if not headers:
+        return None
+    if not isinstance(headers, dict):
+        return "headers", "headers must be an object of names to strings"
+    if len(headers) > _MAX_HEADERS:
+        return "headers", f"at most {_MAX_HEADERS} headers"
+    seen: set[str] = set()
+    for name, value in headers.items():
+        if not isinstance(name, str) or not _TOKEN.match(name):
+            return "headers", "a header name is letters, digits and !#$%&'*+-.^_`|~"
+        low = name.lower()
+        if low in FRAMING_HEADERS or low.startswith("proxy-"):
+            return "headers", (f"header {name!r} frames or routes the request; the engine "
+                               "sets it")
+        if low in seen:
+            return "headers", f"header {name!r} is given twice"
+        seen.add(low)
+        if not isinstance(value, str):
+            return "headers", f"header {name!r} must be a string"
+        if _BAD_VALUE.search(value) or len(value) > _MAX_VALUE:
+            return "headers", (f"header {name!r} may not hold line breaks or NUL and is at most "
+                               f"{_MAX_VALUE} characters")
+    return None
