@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
+import tempfile
 import tracemalloc
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -29,7 +30,9 @@ PUBLIC = "93.184.216.34"
 
 async def _engine(make_engine, net: GuardedFetch, settings: dict | None = None) -> Engine:
     engine = make_engine(world=World(net=net, fs=None))
-    await engine.create_workspace("w1", "/tmp/h15-none", settings=settings)
+    # A workspace's folder must exist; these tests touch no file in it.
+    folder = tempfile.mkdtemp(prefix="h15-net-")
+    await engine.create_workspace("w1", folder, settings=settings)
     await offer_install(engine, manifest("acme.net", {"network": {"hosts": [
         "*.example.com", "api.example.org"]}}))
     await offer_install(engine, manifest("acme.local", {"network.local": {}}))
