@@ -13,6 +13,7 @@ from canvas import (
 from .catalogue import CALLS, PORT_INPUTS, PORT_OUTPUTS
 from .checks import Passed, check_card, decide, denial
 from .decision import Decision
+from .limits import rate_owner
 
 if TYPE_CHECKING:
     from .engine import Engine
@@ -132,9 +133,11 @@ class CallsMixin:
         return decision
 
     def _count(self: Engine, card: str, key: str, now: float) -> None:
+        # Copies of a card count in the windows of their spawn tree's root (SPEC §6).
+        owner = rate_owner(self.state.canvas, card)
         self.db.execute("insert into rate_events (card, key, t) values (?, ?, ?)",
-                        [card, key, now])
-        self.state.counters.count(card, key, now)
+                        [owner, key, now])
+        self.state.counters.count(owner, key, now)
 
     @consistent
     async def emit(self: Engine, card: str, port: str, data: Any, *,

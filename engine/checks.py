@@ -16,6 +16,7 @@ from canvas import Arrow, Node
 from .catalogue import CALLS, PERMISSIONS, RATE_LIMITS, SPAWN_KINDS, CallSpec
 from .decision import Decision
 from .hosts import matches, normalise_host
+from .limits import rate_owner
 from .prompts import QUEUE_LIMIT
 from .state import PackageState, State
 
@@ -219,7 +220,8 @@ def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
     d: dict[str, Any] = dict(package=passed.package.name, target=target.id if target else None)
     # 10. Rate limits and caps.
     if rate_key is not None:
-        wait = state.counters.retry_after(card_id, rate_key, now)
+        owner = card_id if "spawned_by" not in card.data else rate_owner(state.canvas, card_id)
+        wait = state.counters.retry_after(owner, rate_key, now)
         if wait is not None:
             limit = RATE_LIMITS[rate_key]
             return denial(call, card_id, "RATE_LIMITED", **d, permission=permission,

@@ -29,6 +29,7 @@ from .errors import (
     RequestRefused,
 )
 from .hosts import matches
+from .limits import rate_owner
 from .manifest import Manifest, content_hash, parse_manifest
 from .principal import OPERATOR, Principal
 from .review import Diff, Review, diff_manifests, install_review
@@ -278,13 +279,25 @@ class ConsentMixin:
         subject = {"node": node_id}
         principal = self._require_narrowing_principal(by, "node.remove", subject, node.workspace)
         with self._write():
+            owner = rate_owner(self.state.canvas, node_id)
+            copies = [n for n in self.state.canvas.nodes(node.workspace, type="card")
+                      if n.data.get("spawned_by") == node_id]
             self._canvas_store.delete_node(node_id)
             self._history(principal, "node.remove", subject)
             self.state.canvas.remove_node(node_id)
-            # In the store too: a reload (restart, another process) must not
-            # hand a removed card's windows to a new node with its id.
-            self.db.execute("delete from rate_events where card = ?", [node_id])
-            self.state.counters.forget(node_id)
+            for copy in copies:
+                # Its copies now lead straight to the root of the spawn tree,
+                # whose windows they go on sharing (SPEC §6).
+                moved = Node(copy.id, copy.type, copy.workspace,
+                             {**copy.data, "spawned_by": owner})
+                self._save_node(moved)
+                self.state.canvas.replace_node(moved)
+            if not copies and owner == node_id:
+                # In the store too: a reload (restart, another process) must not
+                # hand a removed card's windows to a new node with its id. A
+                # root whose copies live on keeps them: they are theirs too.
+                self.db.execute("delete from rate_events where card = ?", [node_id])
+                self.state.counters.forget(node_id)
             self._agents_changed(node, "removed")
             self._revalidate()
             await self._pump_all()

@@ -8,12 +8,67 @@ are counted, by the caller calling `count`.
 
 from __future__ import annotations
 
+import math
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from .catalogue import RATE_LIMITS, RateLimit
 
-__all__ = ["RateCounters", "RollingWindow"]
+if TYPE_CHECKING:
+    from canvas import Canvas
+
+__all__ = ["RateCounters", "RollingWindow", "SteadyClock", "rate_owner"]
+
+
+class SteadyClock:
+    """The engine's time (SPEC §6): the injected clock, but never going backwards.
+
+    When the clock is stepped back, time stands still at the highest value
+    seen until the clock catches up, so no rolling window can be reopened by
+    setting a clock back. A value that is not a finite number (NaN, ±inf)
+    is ignored the same way. `at_least` raises the floor: the engine calls it
+    with the newest time in the store when it opens, so a restart with an
+    earlier clock stands still too.
+    """
+
+    __slots__ = ("clock", "high")
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        #: The highest time handed out so far (or read from the store).
+        self.high = -math.inf
+
+    def __call__(self) -> float:
+        t = float(self.clock())
+        if t > self.high and t != math.inf:  # False for NaN too
+            self.high = t
+        return self.high if self.high != -math.inf else 0.0
+
+    def at_least(self, t: float | None) -> None:
+        """Never hand out a time earlier than ``t`` (ignored unless finite)."""
+        if t is not None and math.isfinite(t) and t > self.high:
+            self.high = t
+
+
+def rate_owner(canvas: Canvas, card: str) -> str:
+    """Whose rate windows a card's calls count in: the root of its spawn tree (SPEC §6).
+
+    A card spawned as a copy of itself (``canvas.spawn`` kind ``self``)
+    carries ``spawned_by``; copies of copies lead back to the first card, so
+    spawning never multiplies a card's limits. A parent that is gone (its
+    windows are kept while copies of it live) ends the walk with its id.
+    """
+    node = canvas.node(card)
+    seen = {card}
+    while node is not None and node.type == "card":
+        parent = node.data.get("spawned_by")
+        if not isinstance(parent, str) or parent in seen:
+            break
+        seen.add(parent)
+        card = parent
+        node = canvas.node(parent)
+    return card
 
 
 class RollingWindow:
@@ -39,7 +94,9 @@ class RollingWindow:
         Pure: asking about any time changes nothing (pruning happens in
         `count`, which keeps at most about ``limit`` times here).
         """
-        inside = [x for x in self.times if t < x + self.period and x <= t]
+        # Times after t count too: the engine's time never goes back, but
+        # another process on the same store may run a clock behind ours.
+        inside = [x for x in self.times if t < x + self.period]
         if len(inside) < self.limit:
             return None
         # The next call fits once the limit-th newest call inside has left.
