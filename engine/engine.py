@@ -45,7 +45,7 @@ from .errors import InvalidRequest, StoreFailed
 from .events import Event, EventSink, Update
 from .history import ConsentHistory
 from .interchange import InterchangeMixin
-from .limits import SteadyClock
+from .limits import DenialLog, SteadyClock
 from .log import ArrowLog, Verification
 from .manifest import parse_manifest
 from .migrations import migrations
@@ -110,6 +110,10 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
         self._prepaid: dict[str, int] = {}
         self._budget_tasks: set[asyncio.Task[None]] = set()
         self._tool_calls: dict[str, tuple[str, str, tuple[str, ...]]] = {}
+        #: When each tool call was opened (it is open for the tool timeout, SPEC §9).
+        self._tool_opened: dict[str, float] = {}
+        #: Which refusals get a log row of their own (SPEC §8 "Bounds").
+        self._denials = DenialLog()
         self._waiters: dict[str, list[asyncio.Future[None]]] = {}
         self._hidden: set[str] = set()
         self._seen: dict[str, float] = {}
@@ -134,6 +138,10 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
 
     def close(self) -> None:
         """Commit what is pending, end file watches and close the database."""
+        try:
+            self._log_suppressed()  # refusals not logged row by row get their summary
+        except StoreFailed:
+            pass  # closing anyway: the store could not take it
         if self._batch is not None:
             self._batch.pinned = False
             self._flush()

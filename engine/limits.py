@@ -9,8 +9,9 @@ are counted, by the caller calling `count`.
 from __future__ import annotations
 
 import math
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .catalogue import RATE_LIMITS, RateLimit
@@ -18,7 +19,8 @@ from .catalogue import RATE_LIMITS, RateLimit
 if TYPE_CHECKING:
     from canvas import Canvas
 
-__all__ = ["RateCounters", "RollingWindow", "SteadyClock", "rate_owner"]
+__all__ = ["DENIAL_PERIOD", "DenialLog", "RateCounters", "RollingWindow", "SteadyClock",
+           "Suppressed", "rate_owner"]
 
 
 class SteadyClock:
@@ -140,3 +142,73 @@ class RateCounters:
         """Drop a removed card's windows."""
         for key in [k for k in self._windows if k[0] == card]:
             del self._windows[key]
+
+
+#: The window of ``denial_log_limit`` (SPEC §8 "Bounds"), seconds.
+DENIAL_PERIOD = 60.0
+
+
+@dataclass(slots=True)
+class Suppressed:
+    """Refusals of one card answered but not logged row by row, since its last row."""
+
+    card: str | None
+    package: str | None
+    workspace: str | None
+    first: float
+    last: float
+    count: int = 0
+    codes: Counter[str] = field(default_factory=Counter)
+    calls: Counter[str] = field(default_factory=Counter)
+
+    def summary(self) -> dict[str, object]:
+        """The payload of the ``suppressed`` row: count, codes, calls and time span."""
+        return {"count": self.count, "codes": dict(sorted(self.codes.items())),
+                "calls": dict(sorted(self.calls.items())), "first": self.first,
+                "last": self.last}
+
+
+class DenialLog:
+    """Which refusals get a row of their own: at most N per card in any 60 s (SPEC §8).
+
+    Beyond that a card's refusals are still answered, but only counted here;
+    the engine appends one ``suppressed`` row for them before that card's next
+    row and at close. Refusals made in the name of no card on the canvas (an
+    unknown id) share one budget, so making up ids gains nothing, and memory
+    holds one entry per real card at most.
+    """
+
+    __slots__ = ("_times", "held")
+
+    def __init__(self) -> None:
+        self._times: dict[str | None, deque[float]] = {}
+        #: The refusals not yet summed up in a row, by budget key.
+        self.held: dict[str | None, Suppressed] = {}
+
+    def admit(self, key: str | None, t: float, limit: int) -> bool:
+        """True when a refusal at ``t`` gets its own row (and counts); else it is suppressed."""
+        times = self._times.get(key)
+        if times is None:
+            times = self._times[key] = deque()
+        while times and times[0] + DENIAL_PERIOD <= t:
+            times.popleft()
+        if len(times) >= limit:
+            return False
+        times.append(t)
+        return True
+
+    def suppress(self, key: str | None, t: float, *, card: str | None, package: str | None,
+                 workspace: str | None, code: str | None, call: str) -> None:
+        """Count a refusal that gets no row of its own."""
+        held = self.held.get(key)
+        if held is None:
+            held = self.held[key] = Suppressed(card, package, workspace, t, t)
+        held.count += 1
+        held.last = max(held.last, t)
+        held.codes[code or "none"] += 1
+        # Call names are the card's to choose: name a few, count the rest.
+        held.calls[call if call in held.calls or len(held.calls) < 16 else "…"] += 1
+
+    def forget(self, key: str) -> None:
+        """A removed card: drop its budget (its held refusals still get their row)."""
+        self._times.pop(key, None)

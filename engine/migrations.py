@@ -91,3 +91,10 @@ def m002_secrets(db: Database) -> None:
 def m003_prompt_position(db: Database) -> None:
     """An index on prompts' position: every accepted prompt reads the highest one."""
     db.table("prompts").create_index(["position"], if_not_exists=True)
+
+
+@migrations()
+def m004_log_payload_digest(db: Database) -> None:
+    """A refused call's row keeps 4 KiB of its payload, with the whole one's length and SHA-256."""
+    db.execute("alter table log add column payload_bytes integer")
+    db.execute("alter table log add column payload_sha256 text")
