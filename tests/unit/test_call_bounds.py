@@ -163,9 +163,9 @@ async def test_odd_values_give_clean_logged_decisions(world: Engine, card: Any, 
 
 async def test_odd_contexts_ports_data_and_tools_are_clean_refusals(world: Engine) -> None:
     """Unhashable contexts and ports, non-JSON port data, odd tool names: Decisions, no TypeError."""
-    d = await world.call("c1", "agents.prompt", "a1", {"text": "x"}, context=["k1"])
+    d = await world.call("c1", "agents.prompt", "a1", {"text": "x"}, context=["k1"])  # type: ignore[arg-type]
     assert (d.code, d.reason) == ("INVALID_ARGUMENT", "context")
-    out = await world.emit("c1", ["out"], "x")
+    out = await world.emit("c1", ["out"], "x")  # type: ignore[arg-type]
     assert (out[""].code, out[""].reason) == ("INVALID_ARGUMENT", "port")
     for data, words in (({1, 2}, "not JSON data"), (object(), "not JSON data"),
                         (math.inf, "not finite"), ("\ud800", "valid Unicode only"),
@@ -174,7 +174,7 @@ async def test_odd_contexts_ports_data_and_tools_are_clean_refusals(world: Engin
         out = await world.emit("c1", "out", data)
         assert (out[""].code, out[""].reason) == ("INVALID_ARGUMENT", "data"), data
         assert words in out[""].message
-    out = await world.emit(None, "out", "x")
+    out = await world.emit(None, "out", "x")  # type: ignore[arg-type]
     assert out[""].code == "CARD_UNKNOWN"
     for tool in (["relay"], None, _Weird()):
         d = await world.tool("a1", "c1", tool)  # type: ignore[arg-type]
