@@ -195,6 +195,11 @@ class CallsMixin:
                          chain: tuple[str, ...] | None) -> None:
         """A refusal's row, inside a write: 4 KiB of its payload with the whole one's
         length and SHA-256, and the names the card chose cut to a bounded size."""
+        key = self._denial_key(decision)
+        if key is None and key in self._denials.held:
+            # Cards the canvas does not hold share a summary; `_log_row`
+            # writes a real card's before its next row.
+            self._write_suppressed(None)
         extra: tuple[int | None, str | None] | None = None
         if payload is not None:
             payload, size, digest = clip_payload(payload)

@@ -285,6 +285,11 @@ async def test_suppressed_refusals_are_summed_up_at_close(make_engine: Any, tmp_
     # Cards the canvas does not hold share one budget, the default 120 a minute.
     await asyncio.gather(*(engine.call(f"ghost{i}", "agents.prompt", "a1", {"text": "x"})
                            for i in range(125)))
+    clock.t += 61
+    await engine.call("ghost", "agents.prompt", "a1", {"text": "later"})
+    last = engine.log_rows()[-2:]
+    assert [r["outcome"] for r in last] == ["suppressed", "denied"]
+    assert last[0]["card"] is None and last[1]["card"] == "ghost"
     engine.close()
     again = make_engine()
     rows = again.log_rows(outcome="suppressed")
