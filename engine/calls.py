@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from canvas import (
     Arrow,
     Node,
+    WorkspaceSettings,
 )
 
 from .catalogue import CALLS, PORT_INPUTS, PORT_OUTPUTS
@@ -18,8 +19,6 @@ from .limits import rate_owner
 
 if TYPE_CHECKING:
     from .engine import Engine
-
-from canvas import WorkspaceSettings
 
 from .log import FIELDS, clip_payload
 from .transactions import consistent

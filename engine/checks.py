@@ -379,16 +379,16 @@ def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
 _CACHEABLE = frozenset(CALLS) - {"net.fetch", "canvas.spawn"}
 
 
-def _shape(spec: CallSpec) -> tuple[bool, str | None, type] | None:
+def _shape(spec: CallSpec) -> tuple[bool, str | None, type[str]] | None:
     """(takes no target, its one required argument, that argument's type), for the fast path.
 
     Only calls whose arguments are nothing, or exactly one required
-    non-bool argument, have a shape; the others always take the full path.
+    text argument, have a shape; the others always take the full path.
     """
     if len(spec.args) > 1:
         return None
     if not spec.args:
-        return spec.reach == "none", None, type(None)
+        return spec.reach == "none", None, str  # no argument: the type is unused
     (name, (kind, required)), = spec.args.items()
     if not required or kind is not str:
         return None  # only text is checked inline (its bounds: see decide)
@@ -432,7 +432,7 @@ def decide(
         # The common case, checked inline: the arguments fit exactly and the
         # target is there when the call needs one. Anything else takes the
         # general path below, which decides (and words the error) the same.
-        no_target, arg, _kind = shape
+        no_target, arg, kind = shape
         canvas = state.canvas
         cache = state._cache
         if state._cache_key != (state.consent_rev, canvas.revision):
@@ -441,7 +441,7 @@ def decide(
         # workspace's max_payload fits the card's own too. Other text takes
         # the general path, which measures it against the card's workspace.
         fits = (not args) if arg is None else (
-            args is not None and len(args) == 1 and type(text := args.get(arg)) is str
+            args is not None and len(args) == 1 and type(text := args.get(arg)) is kind
             and text.isascii() and len(text) <= state._payload_floor)
         if fits and (target_id is None) == no_target:
             key = (card_id, call, target_id)
