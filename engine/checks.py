@@ -498,8 +498,8 @@ def _remember(state: State, key: tuple[str, str, str | None], static: Decision |
     if static is None:
         card_id, call, target_id = key
         if target_id is not None and len(target_id) > SHOWN:
-            # No node has such an id; remembering it would let a card fill
-            # memory with the targets it makes up.
+            # Not remembered: a card could fill memory with long targets it
+            # makes up (node ids are short; a long one just decides anew).
             return _decide_full(state, card_id, call, target_id, args, now=now, chain=None,
                                 port_arrow=None, count_limits=False)
         static = cache[key] = _decide_full(state, card_id, call, target_id, args, now=now,
