@@ -95,7 +95,7 @@ def build_store(w: WorldSpec, db_path: Path) -> None:
     engine = Engine.open(db_path, world=World(net=None, fs=None))
 
     async def setup() -> None:
-        await engine.create_workspace("w1", "/tmp/bench-ws", settings={"card_cap": 10**7})
+        await engine.create_workspace("w1", "/tmp/bench-ws", settings={"card_cap": 10**6})
         for p, perms in w.grants.items():
             raw = {"name": p, "version": "1",
                    "permissions": {"agents.prompt": {}, "terminals.write": {}}}
