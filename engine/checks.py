@@ -8,6 +8,7 @@ failing check wins, so the same call always gets the same error.
 from __future__ import annotations
 
 import binascii
+import math
 from base64 import b64decode
 from dataclasses import dataclass, replace
 from typing import Any
@@ -19,11 +20,13 @@ from .catalogue import CALLS, PERMISSIONS, RATE_LIMITS, SPAWN_KINDS, CallSpec
 from .decision import Decision
 from .fetchform import fetch_args_problem
 from .hosts import matches, normalise_host
+from .limits import rate_owner
 from .prompts import QUEUE_LIMIT
 from .state import PackageState, State
 
-__all__ = ["FETCH_PERMISSIONS", "LOCAL_HOSTS", "Passed", "check_card", "decide", "denial",
-           "host_scope"]
+__all__ = ["FETCH_PERMISSIONS", "LOCAL_HOSTS", "MAX_DEPTH", "MAX_VALUES", "SHOWN", "Passed",
+           "check_card", "data_problem", "decide", "denial", "host_scope", "malformed", "shown",
+           "text_problem", "text_size"]
 
 #: Hosts network.local reaches; never looked up in a resolver.
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -80,18 +83,117 @@ def denial(
     )
 
 
-def _args_problem(spec: CallSpec, args: dict[str, Any]) -> tuple[str, str] | None:
+#: Containers in one call's arguments nest at most this deep ...
+MAX_DEPTH = 16
+#: ... and hold at most this many values in all (SPEC §8 "Bounds").
+MAX_VALUES = 1000
+#: The most characters of a card-supplied name (card, call, target) a refusal shows.
+SHOWN = 1024
+_INT_RANGE = 1 << 63
+
+
+def text_size(value: str) -> int | None:
+    """Bytes of ``value`` as UTF-8, or None when it holds a lone surrogate.
+
+    Called unbound on `str` so that a subclass cannot answer for itself.
+    """
+    if str.isascii(value):
+        return len(value)
+    try:
+        return len(str.encode(value, "utf-8"))
+    except UnicodeEncodeError:
+        return None
+
+
+def text_problem(value: str, limit: int) -> str | None:
+    """Why a string may not be an argument: a lone surrogate, or more than ``limit`` bytes."""
+    size = text_size(value)
+    if size is None:
+        return "must be valid Unicode only (it holds a lone surrogate)"
+    if size > limit:
+        return f"is {size} bytes of UTF-8, more than max_payload ({limit})"
+    return None
+
+
+def data_problem(value: Any, limit: int) -> str | None:
+    """Why ``value`` is not plain JSON data within the bounds, or None.
+
+    Strings (dictionary keys too) as `text_problem`; containers at most
+    `MAX_DEPTH` deep and `MAX_VALUES` values in all; integers within 64
+    bits; floats finite; nothing but ``dict``, ``list``, ``str``, ``int``,
+    ``float``, ``bool`` and None, exactly (no subclasses, which could
+    answer for themselves). Walked without recursion, so any depth is safe.
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    seen = 0
+    while stack:
+        item, depth = stack.pop()
+        seen += 1
+        if seen > MAX_VALUES:
+            return f"holds more than {MAX_VALUES} values"
+        kind = type(item)
+        if kind is str:
+            problem = text_problem(item, limit)
+            if problem:
+                return problem
+        elif kind is dict or kind is list:
+            if depth >= MAX_DEPTH:
+                return f"nests more than {MAX_DEPTH} deep"
+            if len(item) > MAX_VALUES:
+                return f"holds more than {MAX_VALUES} values"
+            if kind is dict:
+                for key in item:
+                    if type(key) is not str:
+                        return "has a key that is not text"
+                    problem = text_problem(key, limit)
+                    if problem:
+                        return "has a key that " + problem
+                stack.extend((x, depth + 1) for x in item.values())
+            else:
+                stack.extend((x, depth + 1) for x in item)
+        elif kind is int:
+            if not -_INT_RANGE <= item < _INT_RANGE:
+                return "holds a number out of range"
+        elif kind is float:
+            if not math.isfinite(item):
+                return "holds a number that is not finite"
+        elif kind is not bool and item is not None:
+            return f"holds a {kind.__name__}, which is not JSON data"
+    return None
+
+
+def shown(value: object) -> str:
+    """A card-supplied name as text a refusal and its log row can hold.
+
+    Lone surrogates escaped, at most `SHOWN` characters; a value that is not
+    a `str` shows as its type, ``<list>``.
+    """
+    if type(value) is not str:
+        value = f"<{type(value).__name__}>"
+    elif str.isascii(value) and len(value) <= SHOWN:
+        return value
+    text = str.encode(value, "utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= SHOWN else text[:SHOWN] + "…"
+
+
+def _args_problem(spec: CallSpec, args: dict[str, Any],
+                  limit: int) -> tuple[str, str] | None:
     for name in args:
+        if type(name) is not str:
+            return "args", "argument names must be text"
         if name not in spec.args:
-            return name, f"{spec.name} takes no argument {name!r}"
+            return shown(name), f"{spec.name} takes no argument {shown(name)!r}"
     for name, (kind, required) in spec.args.items():
         if name not in args:
             if required:
                 return name, f"{spec.name} needs the argument {name!r}"
             continue
         value = args[name]
-        if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        if type(value) is not kind:
             return name, f"argument {name!r} must be a {kind.__name__}"
+        problem = data_problem(value, limit)
+        if problem:
+            return name, f"argument {name!r} {problem}"
     if spec.name == "canvas.spawn" and args.get("kind") not in SPAWN_KINDS:
         return "kind", f"kind must be one of {', '.join(SPAWN_KINDS)}"
     if spec.name == "fs.writeBytes" and not _is_base64(args["base64"]):
@@ -109,6 +211,30 @@ def _is_base64(text: str) -> bool:
     except (binascii.Error, ValueError):
         return False
     return True
+def malformed(state: State, card_id: object, call: object,
+              target_id: object) -> Decision | None:
+    """Checks 1–3 for a call whose card, name or target is not plain, valid text.
+
+    The engine asks only when one of them is not an ASCII `str` (rare); None
+    means they are fine after all. A card id that is not such text names no
+    card (``CARD_UNKNOWN``); a call name or target that is not gives
+    ``INVALID_ARGUMENT`` naming it (after checks 1–2, in the order of §5).
+    """
+    call_text, target_text = shown(call), None if target_id is None else shown(target_id)
+    if type(card_id) is not str or text_size(card_id) is None:
+        return denial(call_text, shown(card_id), "CARD_UNKNOWN", target=target_text,
+                      why="a card id is text")
+    found = check_card(state, card_id, call_text, target_text)
+    if isinstance(found, Decision):
+        return found
+    d: dict[str, Any] = dict(package=found[1].name, target=target_text)
+    if type(call) is not str or text_size(call) is None:
+        return denial(call_text, card_id, "INVALID_ARGUMENT", **d, reason="call",
+                      why="the call name must be text, valid Unicode only")
+    if target_id is not None and (type(target_id) is not str or text_size(target_id) is None):
+        return denial(call_text, card_id, "INVALID_ARGUMENT", **d, reason="target",
+                      why="the target must be a node id: text, valid Unicode only")
+    return None
 
 
 def check_card(state: State, card_id: str, call: str,
@@ -143,11 +269,14 @@ def _decide_full(state: State, card_id: str, call: str, target_id: str | None,
     card, package = found
     pkg_name = package.name
     d: dict[str, Any] = dict(package=pkg_name, target=target_id)
-    # 3. The call is known and its arguments fit.
+    # 3. The call is known and its arguments fit (SPEC §8 "Bounds" too).
+    limit = state.workspace_of(card).settings.max_payload
     spec = CALLS.get(call)
     if spec is None:
-        return denial(call, card_id, "UNKNOWN_CALL", **d, why="there is no such call")
-    problem = _args_problem(spec, args)
+        return denial(shown(call), card_id, "UNKNOWN_CALL", **d, why="there is no such call")
+    problem = _args_problem(spec, args, limit)
+    if problem is None and target_id is not None and text_problem(target_id, limit):
+        problem = ("target", f"the target {text_problem(target_id, limit)}")
     if problem is None and spec.reach == "none" and target_id is not None and port_arrow is None:
         problem = ("target", f"{call} takes no target")
     if problem is None and spec.reach != "none" and target_id is None:
@@ -236,7 +365,8 @@ def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
     d: dict[str, Any] = dict(package=passed.package.name, target=target.id if target else None)
     # 10. Rate limits and caps.
     if rate_key is not None:
-        wait = state.counters.retry_after(card_id, rate_key, now)
+        owner = card_id if "spawned_by" not in card.data else rate_owner(state.canvas, card_id)
+        wait = state.counters.retry_after(owner, rate_key, now)
         if wait is not None:
             limit = RATE_LIMITS[rate_key]
             return denial(call, card_id, "RATE_LIMITED", **d, permission=permission,
@@ -264,19 +394,19 @@ def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
 _CACHEABLE = frozenset(CALLS) - {"net.fetch", "canvas.spawn"}
 
 
-def _shape(spec: CallSpec) -> tuple[bool, str | None, type] | None:
+def _shape(spec: CallSpec) -> tuple[bool, str | None, type[str]] | None:
     """(takes no target, its one required argument, that argument's type), for the fast path.
 
     Only calls whose arguments are nothing, or exactly one required
-    non-bool argument, have a shape; the others always take the full path.
+    text argument, have a shape; the others always take the full path.
     """
     if len(spec.args) > 1:
         return None
     if not spec.args:
-        return spec.reach == "none", None, type(None)
+        return spec.reach == "none", None, str  # no argument: the type is unused
     (name, (kind, required)), = spec.args.items()
-    if not required or not isinstance(kind, type) or kind is bool:
-        return None
+    if not required or kind is not str:
+        return None  # only text is checked inline (its bounds: see decide)
     return spec.reach == "none", name, kind
 
 
@@ -318,13 +448,17 @@ def decide(
         # target is there when the call needs one. Anything else takes the
         # general path below, which decides (and words the error) the same.
         no_target, arg, kind = shape
+        canvas = state.canvas
+        cache = state._cache
+        if state._cache_key != (state.consent_rev, canvas.revision):
+            cache = state.decision_cache()  # also the bound below
+        # Its one argument is text (SPEC §8 "Bounds"): ASCII within every
+        # workspace's max_payload fits the card's own too. Other text takes
+        # the general path, which measures it against the card's workspace.
         fits = (not args) if arg is None else (
-            args is not None and len(args) == 1 and type(args.get(arg)) is kind)
+            args is not None and len(args) == 1 and type(text := args.get(arg)) is kind
+            and text.isascii() and len(text) <= state._payload_floor)
         if fits and (target_id is None) == no_target:
-            canvas = state.canvas
-            cache = state._cache
-            if state._cache_key != (state.consent_rev, canvas.revision):
-                cache = state.decision_cache()
             key = (card_id, call, target_id)
             static = cache.get(key)
             if type(static) is Decision:  # a remembered refusal: most calls end here
@@ -334,14 +468,29 @@ def decide(
                 if isinstance(static, Decision):
                     return static
             return static if not count_limits else _limits(state, static, now)
-    spec = CALLS.get(call)
-    if (spec is None or call not in _CACHEABLE or chain is not None or port_arrow is not None
-            or _args_problem(spec, args or {}) is not None
-            or (target_id is None) != (spec.reach == "none")):
+    if chain is not None or port_arrow is not None:
         return _decide_full(state, card_id, call, target_id, args, now=now, chain=chain,
                             port_arrow=port_arrow, count_limits=count_limits)
+    return _decide_general(state, card_id, call, target_id, args, now=now,
+                           count_limits=count_limits)
+
+
+def _decide_general(state: State, card_id: str, call: str, target_id: str | None,
+                    args: dict[str, Any] | None, *, now: float,
+                    count_limits: bool) -> Decision | Passed:
+    """`decide` off the inline fast path, for a call outside any tool call or port arrow."""
+    cache = state.decision_cache()
+    spec = CALLS.get(call)
+    # Arguments within the smallest max_payload fit every workspace; the
+    # others are measured against the card's own (in _decide_full).
+    if (spec is None or call not in _CACHEABLE
+            or _args_problem(spec, args or {}, state._payload_floor) is not None
+            or (target_id is None) != (spec.reach == "none")
+            or (target_id is not None and len(target_id) > SHOWN)):
+        return _decide_full(state, card_id, call, target_id, args, now=now, chain=None,
+                            port_arrow=None, count_limits=count_limits)
     key = (card_id, call, target_id)
-    static = _remember(state, key, state.decision_cache().get(key), args, now)
+    static = _remember(state, key, cache.get(key), args, now)
     if isinstance(static, Decision) or not count_limits:
         return static
     return _limits(state, static, now)
@@ -363,6 +512,11 @@ def _remember(state: State, key: tuple[str, str, str | None], static: Decision |
     canvas = state.canvas
     if static is None:
         card_id, call, target_id = key
+        if target_id is not None and len(target_id) > SHOWN:
+            # Not remembered: a card could fill memory with long targets it
+            # makes up (node ids are short; a long one just decides anew).
+            return _decide_full(state, card_id, call, target_id, args, now=now, chain=None,
+                                port_arrow=None, count_limits=False)
         static = cache[key] = _decide_full(state, card_id, call, target_id, args, now=now,
                                            chain=None, port_arrow=None, count_limits=False)
     elif not isinstance(static, Decision) and static.data_rev != canvas.data_revision:

@@ -8,6 +8,7 @@ accepted or refused, goes into the consent history.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,8 @@ from .errors import (
     ManifestInvalid,
     RequestRefused,
 )
+from .hosts import matches
+from .limits import rate_owner
 from .manifest import Manifest, content_hash, parse_manifest, require_json
 from .principal import OPERATOR, Principal
 from .review import Diff, Review, diff_manifests, install_review
@@ -69,20 +72,46 @@ class ConsentMixin:
         return principal
 
     def _require_narrowing_principal(self: Engine, by: object, action: str, subject: dict[str, Any],
-                                     workspace: str | None = None) -> Principal:
-        """Operators, and agents or cards on that canvas, may narrow consent."""
+                                     workspaces: str | Collection[str]) -> Principal:
+        """Operators, and agents or cards on the canvas of what is narrowed, may narrow consent.
+
+        ``workspaces``: the canvas (or canvases) the narrowed thing belongs to;
+        an agent or card elsewhere is refused like an unknown principal (SPEC §4.5).
+        """
         principal = Principal.parse(by)
         if principal.is_operator:
             return principal
+        own = {workspaces} if isinstance(workspaces, str) else workspaces
         if principal.kind in ("agent", "card") and principal.node:
             node = self.state.canvas.node(principal.node)
             if node is not None and node.type == ("card" if principal.kind == "card"
-                                                  else "agent") and (
-                    workspace is None or node.workspace == workspace):
+                                                  else "agent") and node.workspace in own:
                 return principal
         raise self._refuse(principal, action, subject, ApprovalRefused(
             f"APPROVAL_REFUSED: {action} from {principal.raw!r}, which is not on this canvas: "
             "unknown-principal", reason="unknown-principal", package=subject.get("package")))
+
+    def _package_canvases(self: Engine, package: str) -> set[str]:
+        """The workspaces where a card of ``package`` sits: the package's own canvases."""
+        return {n.workspace for n in self._cards_of(package)}
+
+    def _secret_canvases(self: Engine, name: str) -> set[str]:
+        """The workspaces whose cards may use secret ``name``: a card of them declares its host.
+
+        A secret belongs to the app, not to a canvas; the canvases it serves are
+        those where a card may fetch from its host (and so fill it in).
+        """
+        found = self.secrets.lookup(name)
+        if found is None:
+            return set()
+        host = found[0]
+        own: set[str] = set()
+        for card in self.state.canvas.nodes(type="card"):
+            pkg = self.state.packages.get(card.data.get("package") or "")
+            if pkg is not None and pkg.manifest is not None and any(
+                    matches(p, host) for p in pkg.manifest.hosts("network")):
+                own.add(card.workspace)
+        return own
 
     def _canvas_error(self: Engine, exc: CanvasError) -> InvalidRequest:
         return InvalidRequest(f"{exc.code}: {exc.message}", code=exc.code, reason=exc.reason)
@@ -284,13 +313,25 @@ class ConsentMixin:
         subject = {"node": node_id}
         principal = self._require_narrowing_principal(by, "node.remove", subject, node.workspace)
         with self._write():
+            owner = rate_owner(self.state.canvas, node_id)
+            copies = [n for n in self.state.canvas.nodes(node.workspace, type="card")
+                      if n.data.get("spawned_by") == node_id]
             self._canvas_store.delete_node(node_id)
             self._history(principal, "node.remove", subject)
             self.state.canvas.remove_node(node_id)
-            # In the store too: a reload (restart, another process) must not
-            # hand a removed card's windows to a new node with its id.
-            self.db.execute("delete from rate_events where card = ?", [node_id])
-            self.state.counters.forget(node_id)
+            for copy in copies:
+                # Its copies now lead straight to the root of the spawn tree,
+                # whose windows they go on sharing (SPEC §6).
+                moved = Node(copy.id, copy.type, copy.workspace,
+                             {**copy.data, "spawned_by": owner})
+                self._save_node(moved)
+                self.state.canvas.replace_node(moved)
+            if not copies and owner == node_id:
+                # In the store too: a reload (restart, another process) must not
+                # hand a removed card's windows to a new node with its id. A
+                # root whose copies live on keeps them: they are theirs too.
+                self.db.execute("delete from rate_events where card = ?", [node_id])
+                self.state.counters.forget(node_id)
             self._agents_changed(node, "removed")
             self._revalidate()
             await self._pump_all()
@@ -455,7 +496,8 @@ class ConsentMixin:
         """Revoke a permission: calls fail from now, queued and held prompts are cancelled."""
         self._tick()
         subject = {"package": package, "permission": permission}
-        principal = self._require_narrowing_principal(by, "revoke", subject)
+        principal = self._require_narrowing_principal(by, "revoke", subject,
+                                                      self._package_canvases(package))
         self._package(package)
         if permission not in PERMISSIONS:
             raise InvalidRequest(f"INVALID_ARGUMENT: no permission {permission!r}",
@@ -620,7 +662,8 @@ class ConsentMixin:
         """Remove a secret (narrowing: operators, or agents and cards on a canvas)."""
         self._tick()
         subject = {"secret": name}
-        principal = self._require_narrowing_principal(by, "secret.delete", subject)
+        principal = self._require_narrowing_principal(by, "secret.delete", subject,
+                                                      self._secret_canvases(name))
         with self._write():
             self.secrets.delete(name)
             self._history(principal, "secret.delete", subject)

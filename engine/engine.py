@@ -45,6 +45,7 @@ from .errors import InvalidRequest, ManifestInvalid, StoreFailed
 from .events import Event, EventSink, Update
 from .history import ConsentHistory
 from .interchange import InterchangeMixin
+from .limits import DenialLog, SteadyClock
 from .log import ArrowLog, Verification
 from .manifest import parse_manifest
 from .migrations import migrations
@@ -82,6 +83,8 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
     ) -> None:
         self.db = db
         self.clock = clock
+        #: The engine's time: ``clock``, never going backwards (SPEC §6).
+        self._time = SteadyClock(clock)
         self.sink = sink
         self.world = world or World()
         migrations.apply(db)
@@ -107,6 +110,10 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
         self._prepaid: dict[str, int] = {}
         self._budget_tasks: set[asyncio.Task[None]] = set()
         self._tool_calls: dict[str, tuple[str, str, tuple[str, ...]]] = {}
+        #: When each tool call was opened (it is open for the tool timeout, SPEC §9).
+        self._tool_opened: dict[str, float] = {}
+        #: Which refusals get a log row of their own (SPEC §8 "Bounds").
+        self._denials = DenialLog()
         self._waiters: dict[str, list[asyncio.Future[None]]] = {}
         self._hidden: set[str] = set()
         self._seen: dict[str, float] = {}
@@ -131,6 +138,10 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
 
     def close(self) -> None:
         """Commit what is pending, end file watches and close the database."""
+        try:
+            self._log_suppressed()  # refusals not logged row by row get their summary
+        except StoreFailed:
+            pass  # closing anyway: the store could not take it
         if self._batch is not None:
             self._batch.pinned = False
             self._flush()
@@ -182,7 +193,10 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
             state.packages[pkg.name] = pkg
         for row in self.db.query("select package, permission from grants"):
             state.grants.setdefault(row["package"], set()).add(row["permission"])
-        horizon = self.clock() - max(r.period for r in state.counters.limits.values())
+        # Time never goes backwards, across a restart too: the newest time in
+        # the store is a floor for the clock (its high-water mark).
+        self._time.at_least(self._newest_time())
+        horizon = self.now() - max(r.period for r in state.counters.limits.values())
         state.counters.load(
             (r["card"], r["key"], r["t"])
             for r in self.db.query("select card, key, t from rate_events where t > ? order by id",
@@ -200,8 +214,18 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
 
     # ------------------------------------------------------------ plumbing
     def now(self) -> float:
-        """The engine's clock."""
-        return float(self.clock())
+        """The engine's time: the clock, standing still while it is behind (SPEC §6)."""
+        return self._time()
+
+    def _newest_time(self) -> float | None:
+        """The latest time the store recorded: its newest log row or counted call."""
+        newest: float | None = None
+        for sql in ("select t from log order by seq desc limit 1",
+                    "select t from rate_events order by id desc limit 1"):
+            row = self.db.execute(sql).fetchone()
+            if row is not None and isinstance(row[0], (int, float)):
+                newest = row[0] if newest is None else max(newest, row[0])
+        return newest
 
     def notify(self, event: Event) -> None:
         """Send an event that no state change stands behind (file changes, output)."""

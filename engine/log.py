@@ -19,15 +19,25 @@ from sqlite_utils import Database
 from .anchor import Anchor, AnchorState
 from .history import ConsentHistory
 
-__all__ = ["FIELDS", "GENESIS", "ArrowLog", "Verification", "row_hash"]
+__all__ = ["EXTRA_FIELDS", "FIELDS", "GENESIS", "PAYLOAD_KEPT", "ArrowLog", "Verification",
+           "clip_payload", "row_hash"]
 
 #: The fields of a row, in the order they are hashed.
 FIELDS: tuple[str, ...] = (
     "seq", "t", "workspace", "arrow", "card", "package", "version", "call", "target",
     "payload", "chain", "outcome", "code", "reason", "approver", "prompt",
 )
+#: Fields added since, hashed after `FIELDS` only in a row that has one of them,
+#: so rows written before they existed hash (and verify) as they always did:
+#: the full UTF-8 length and SHA-256 of a refused call's payload when the row
+#: keeps only its first `PAYLOAD_KEPT` bytes, or altered it to store it
+#: (lone surrogates escaped). Both are None when the row holds the payload whole.
+EXTRA_FIELDS: tuple[str, ...] = ("payload_bytes", "payload_sha256")
+#: Bytes of a refused call's payload its row keeps (SPEC §8 "Bounds").
+PAYLOAD_KEPT = 4096
 GENESIS = "0" * 64
-_COLUMNS = (*FIELDS, "prev", "hash")
+_COLUMNS = (*FIELDS, "prev", "hash", *EXTRA_FIELDS)
+_NO_EXTRA = (None,) * len(EXTRA_FIELDS)
 _CHAIN = FIELDS.index("chain")
 _INSERT = f"insert into log ({', '.join(_COLUMNS)}) values ({', '.join('?' for _ in _COLUMNS)})"
 
@@ -55,8 +65,41 @@ _canonical: Callable[[list[Any]], str] = _c_canonical() or _CANONICAL.encode
 
 def row_hash(prev: str, row: dict[str, Any]) -> str:
     """SHA-256 over the previous hash and the row's fields as canonical JSON."""
-    body = _canonical([row.get(f) for f in FIELDS])
+    values = [row.get(f) for f in FIELDS]
+    extra = [row.get(f) for f in EXTRA_FIELDS]
+    if any(x is not None for x in extra):
+        values += extra
+    body = _canonical(values)
     return hashlib.sha256((prev + "\n" + body).encode()).hexdigest()
+
+
+def clip_payload(text: str) -> tuple[str, int | None, str | None]:
+    """A refused call's payload as its row keeps it: (text, full bytes, SHA-256).
+
+    The text is at most `PAYLOAD_KEPT` bytes of UTF-8, cut at a character
+    boundary, with lone surrogates written as ``\\xNN`` escapes so that the
+    store can hold it. When that is the payload unchanged, the length and
+    digest are None; otherwise they are those of the whole payload as the card
+    sent it (UTF-8, a lone surrogate encoded as its three bytes).
+    """
+    if len(text) <= PAYLOAD_KEPT and text.isascii():
+        return text, None, None
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) <= PAYLOAD_KEPT:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            pass  # a lone surrogate: stored escaped, so say what was sent
+        else:
+            return text, None, None
+        kept = raw
+    else:
+        cut = PAYLOAD_KEPT
+        while cut > 0 and raw[cut] & 0xC0 == 0x80:
+            cut -= 1  # never split a character
+        kept = raw[:cut]
+    return (kept.decode("utf-8", "backslashreplace"), len(raw),
+            hashlib.sha256(raw).hexdigest())
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,13 +130,17 @@ class ArrowLog:
         """A write transaction begins or was rolled back: read the newest row again."""
         self._tail = None
 
-    def append_fields(self, values: list[Any]) -> tuple[str, str]:
+    def append_fields(self, values: list[Any],
+                      extra: tuple[Any, ...] | None = None) -> tuple[str, str]:
         """Append a row given as its `FIELDS` in order (``seq`` is assigned here),
         inside the caller's write transaction.
 
         The list is updated in place (its ``seq``, and ``chain`` as a list) so
         that it is the row as hashed. Returns the new row's (prev, hash). This
         is the path every decision takes, so it builds no dict.
+
+        Args:
+            extra: the row's `EXTRA_FIELDS`, in order, when it has any.
         """
         last = self._tail
         if last is None:
@@ -104,8 +151,12 @@ class ArrowLog:
         chain = values[_CHAIN]
         if isinstance(chain, tuple):
             values[_CHAIN] = chain = list(chain)
-        digest = hashlib.sha256((prev + "\n" + _canonical(values)).encode()).hexdigest()
-        stored = [*values, prev, digest]
+        if extra is not None and any(x is not None for x in extra):
+            hashed = _canonical([*values, *extra])
+        else:
+            hashed, extra = _canonical(values), _NO_EXTRA
+        digest = hashlib.sha256((prev + "\n" + hashed).encode()).hexdigest()
+        stored = [*values, prev, digest, *extra]
         if chain is not None:
             stored[_CHAIN] = json.dumps(chain)
         self.db.conn.execute(_INSERT, stored)

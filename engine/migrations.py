@@ -118,3 +118,10 @@ def m004_consent_chain(db: Database) -> None:
         db.execute("update consent set prev = ?, hash = ?, grants = ? where seq = ?",
                    [prev, digest, entry["grants"], seq])
         prev = digest
+
+
+@migrations()
+def m005_log_payload_digest(db: Database) -> None:
+    """A refused call's row keeps 4 KiB of its payload, with the whole one's length and SHA-256."""
+    db.execute("alter table log add column payload_bytes integer")
+    db.execute("alter table log add column payload_sha256 text")

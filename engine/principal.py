@@ -18,17 +18,29 @@ class Principal:
 
     @classmethod
     def parse(cls, value: object) -> Principal:
-        """Parse a principal; anything unrecognised is ``unknown`` (fail closed)."""
-        if isinstance(value, Principal):
+        """Parse a principal; anything unrecognised is ``unknown`` (fail closed).
+
+        Only a plain `str` is read, compared exactly: a subclass or another
+        object could answer ``==`` (or ``startswith``) as it likes, so it is
+        ``unknown`` whatever it claims, and so is a `Principal` subclass.
+        """
+        if type(value) is Principal:
             return value
+        if type(value) is not str:
+            return cls("unknown", None, _shown(f"<{type(value).__name__}>"))
+        if not value.isascii() or len(value) > _LONGEST:
+            # Recorded in the consent history as given, so it must be text
+            # SQLite can store (no lone surrogates) and of a bounded size.
+            shown = _shown(value)
+            if shown != value:
+                return cls("unknown", None, shown)
         if value == "operator":
             return cls("operator", None, "operator")
-        if isinstance(value, str):
-            for kind in ("agent", "card"):
-                prefix = kind + ":"
-                if value.startswith(prefix) and len(value) > len(prefix):
-                    return cls(kind, value[len(prefix):], value)  # type: ignore[arg-type,unused-ignore]
-        return cls("unknown", None, str(value))
+        for kind in ("agent", "card"):
+            prefix = kind + ":"
+            if value.startswith(prefix) and len(value) > len(prefix):
+                return cls(kind, value[len(prefix):], value)  # type: ignore[arg-type,unused-ignore]
+        return cls("unknown", None, value)
 
     @property
     def is_operator(self) -> bool:
@@ -44,3 +56,12 @@ class Principal:
 
 
 OPERATOR = Principal("operator", None, "operator")
+
+#: The longest principal kept as given; longer ones are unknown, shown cut.
+_LONGEST = 1024
+
+
+def _shown(text: str) -> str:
+    """``text`` as storable text: lone surrogates escaped, at most `_LONGEST` characters."""
+    clean = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return clean if len(clean) <= _LONGEST else clean[:_LONGEST] + "…"

@@ -64,6 +64,9 @@ class State:
     consent_rev: int = 0
     _cache: dict[tuple[str, str, str | None], Any] = field(default_factory=dict)
     _cache_key: tuple[int, int] = (-1, -1)
+    #: The smallest ``max_payload`` of any workspace, set with the cache: a
+    #: string no longer fits every workspace's bound (the fast path's test).
+    _payload_floor: int = 0
 
     def bump(self) -> None:
         """Grants, a package or settings changed: forget remembered decisions."""
@@ -80,6 +83,8 @@ class State:
             # Start afresh rather than evict: the bound only keeps memory in check.
             self._cache = {}
             self._cache_key = key
+            self._payload_floor = min(
+                (w.settings.max_payload for w in self.workspaces.values()), default=0)
         return self._cache
 
     def declares(self, package: PackageState, permission: str) -> bool:

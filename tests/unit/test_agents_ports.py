@@ -15,7 +15,8 @@ async def test_tool_needs_arrow_then_declared_tool(world: Engine) -> None:
     assert d.outcome == "ok" and isinstance(d.value, str)
 
 
-async def test_chain_is_kept_by_the_engine_and_hops_are_limited(make_engine, tmp_path) -> None:
+async def test_chain_is_kept_by_the_engine_and_hops_are_limited(make_engine, tmp_path,
+                                                                 clock) -> None:
     """a1→c1→a2→c2→a3 is 2 hops; with hop_limit 1 the second hop is refused."""
     engine = make_engine()
     await engine.create_workspace("w1", tmp_path, settings={"hop_limit": 1})
@@ -36,7 +37,11 @@ async def test_chain_is_kept_by_the_engine_and_hops_are_limited(make_engine, tmp
     # A card cannot borrow another card's tool call.
     d = await engine.call("c2", "agents.prompt", "a3", {"text": "x"}, context=k1)
     assert (d.code, d.reason) == ("INVALID_ARGUMENT", "context")
-    # Outside a tool call a prompt starts a new chain at 1.
+    # Leaving out the context while k2 is open does not escape its chain (SPEC §9) ...
+    d = await engine.call("c2", "agents.prompt", "a3", {"text": "no context"})
+    assert (d.code, d.reason) == ("LOOP_REFUSED", "hop-limit")
+    # ... but once no tool call is open (they time out), a prompt starts a new chain at 1.
+    clock.t += 121
     assert (await engine.call("c2", "agents.prompt", "a3", {"text": "fresh"})).outcome == "queued"
 
 

@@ -1,0 +1,122 @@
+"""The engine's time never goes backwards; copies share their root's windows (SPEC §6)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from engine import Engine
+from engine.limits import RollingWindow, SteadyClock
+from engine.replay import VirtualClock
+
+from ..conftest import manifest, offer_install
+
+
+def test_steady_clock_stands_still_until_the_clock_catches_up() -> None:
+    """Stepped back, NaN or infinite: the time handed out stays at its high-water mark."""
+    clock = VirtualClock(100.0)
+    steady = SteadyClock(clock)
+    assert steady() == 100.0
+    for t in (50.0, -1e9, math.nan, math.inf, -math.inf):
+        clock.t = t
+        assert steady() == 100.0
+    clock.t = 100.5
+    assert steady() == 100.5
+    steady.at_least(200.0)
+    assert steady() == 200.0
+    steady.at_least(math.nan)
+    assert steady() == 200.0
+
+
+def test_a_window_counts_calls_stamped_after_the_asked_time() -> None:
+    """A call counted at a later time (another process's clock) still fills the window."""
+    w = RollingWindow(1, 60.0)
+    w.count(100.0)
+    wait = w.retry_after(40.0)
+    assert wait is not None and wait > 0
+
+
+async def _six_prompts(engine: Engine, tmp_path: Path) -> None:
+    await engine.create_workspace("w1", tmp_path / "ws")
+    await offer_install(engine, manifest("acme.p", {"agents.prompt": {}}))
+    await engine.add_node({"id": "c1", "type": "card", "package": "acme.p"}, workspace="w1")
+    await engine.add_node({"id": "a1", "type": "agent", "name": "A1"}, workspace="w1")
+    await engine.add_arrow({"id": "e1", "from": "c1", "to": "a1"})
+    for i in range(6):
+        assert (await engine.call("c1", "agents.prompt", "a1", {"text": f"p{i}"})).allowed
+
+
+async def test_stepping_the_clock_back_reopens_no_window(make_engine: Any, tmp_path: Path,
+                                                         clock: VirtualClock) -> None:
+    """After 6 prompts, setting the clock back an hour lets no 7th through."""
+    engine = make_engine()
+    await _six_prompts(engine, tmp_path)
+    clock.t -= 3600
+    for _ in range(12):
+        d = await engine.call("c1", "agents.prompt", "a1", {"text": "again"})
+        assert d.code == "RATE_LIMITED"
+        clock.t += 0.1
+    assert engine.now() == 1000.0
+    # The clock catches up and passes: the window moves on as usual.
+    clock.t = 1060.5
+    assert (await engine.call("c1", "agents.prompt", "a1", {"text": "later"})).allowed
+
+
+async def test_time_stands_still_across_a_restart(make_engine: Any, tmp_path: Path,
+                                                  clock: VirtualClock) -> None:
+    """Reopened with a clock an hour behind, the engine starts from the store's newest time."""
+    engine = make_engine()
+    await _six_prompts(engine, tmp_path)
+    engine.close()
+    clock.t -= 3600
+    again = make_engine()
+    assert again.now() == 1000.0
+    d = await again.call("c1", "agents.prompt", "a1", {"text": "again"})
+    assert d.code == "RATE_LIMITED" and d.retry_after == 60.0
+    assert again.log_rows()[-1]["t"] == 1000.0
+
+
+async def _spawner(engine: Engine, tmp_path: Path) -> None:
+    await engine.create_workspace("w1", tmp_path / "ws", settings={"card_cap": 1000})
+    await offer_install(engine, manifest("acme.s", {"canvas.spawn": {}, "clipboard.write": {}}))
+    await engine.add_node({"id": "c1", "type": "card", "package": "acme.s"}, workspace="w1")
+
+
+async def test_copies_share_the_root_s_windows(make_engine: Any, tmp_path: Path,
+                                               clock: VirtualClock) -> None:
+    """Copies (and copies of copies) of a card write the clipboard once a second between them."""
+    engine = make_engine()
+    await _spawner(engine, tmp_path)
+    copy1 = (await engine.call("c1", "canvas.spawn", None, {"kind": "self"})).value
+    copy2 = (await engine.call(copy1, "canvas.spawn", None, {"kind": "self"})).value
+    assert copy2 is not None
+    clock.t += 1
+    outcomes = [(await engine.call(c, "clipboard.copyText", None, {"text": "x"})).code
+                for c in ("c1", copy1, copy2)]
+    assert outcomes == [None, "RATE_LIMITED", "RATE_LIMITED"]
+    # Spawns count in the root's window too: 2 made, 2 more in this minute.
+    clock.t += 1
+    made = [await engine.call(c, "canvas.spawn", None, {"kind": "note"})
+            for c in (copy2, copy1, "c1")]
+    assert [d.code for d in made] == [None, None, "RATE_LIMITED"]
+
+
+async def test_removing_the_root_keeps_its_copies_windows(make_engine: Any, tmp_path: Path,
+                                                         clock: VirtualClock) -> None:
+    """A copy that removes its root (narrowing) does not get fresh windows, nor after a restart."""
+    engine = make_engine()
+    await _spawner(engine, tmp_path)
+    copy1 = (await engine.call("c1", "canvas.spawn", None, {"kind": "self"})).value
+    copy2 = (await engine.call(copy1, "canvas.spawn", None, {"kind": "self"})).value
+    assert (await engine.call("c1", "clipboard.copyText", None, {"text": "x"})).allowed
+    await engine.remove_node(copy1, by=f"card:{copy2}")
+    await engine.remove_node("c1", by=f"card:{copy2}")
+    d = await engine.call(copy2, "clipboard.copyText", None, {"text": "x"})
+    assert d.code == "RATE_LIMITED"
+    engine.close()
+    again = make_engine()
+    d = await again.call(copy2, "clipboard.copyText", None, {"text": "x"})
+    assert d.code == "RATE_LIMITED"
+    clock.t += 1
+    assert (await again.call(copy2, "clipboard.copyText", None, {"text": "x"})).allowed
