@@ -233,6 +233,7 @@ def test_rows_without_the_new_fields_hash_as_before() -> None:
 
 
 async def _no_permissions_card(engine: Engine, tmp_path: Path, **settings: Any) -> None:
+    (tmp_path / "ws").mkdir(parents=True, exist_ok=True)
     await engine.create_workspace("w1", tmp_path / "ws", settings=settings or None)
     await offer_install(engine, manifest("acme.none", {}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.none"}, workspace="w1")

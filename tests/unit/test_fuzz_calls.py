@@ -77,6 +77,7 @@ async def _world(folder: Path) -> Engine:
     """c1 may prompt, run, write cards and the clipboard; it is wired to a1, t1 and n1."""
     engine = Engine.open(folder / "fuzz.db", clock=VirtualClock(1000.0),
                          world=World(net=None, fs=None))
+    (folder / "ws").mkdir(parents=True, exist_ok=True)
     await engine.create_workspace("w1", folder / "ws")
     await offer_install(engine, manifest("acme.fuzz", {
         "agents.prompt": {}, "terminals.write": {}, "cards.connected": {},

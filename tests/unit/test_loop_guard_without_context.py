@@ -14,6 +14,7 @@ from ..conftest import manifest, offer_install
 async def _relay(make_engine: Any, tmp_path: Path) -> Engine:
     """Card c1 offers a tool and may prompt; agents a1, a2, a3 are all wired to it."""
     engine: Engine = make_engine()
+    (tmp_path / "ws").mkdir(parents=True, exist_ok=True)
     await engine.create_workspace("w1", tmp_path / "ws")
     await offer_install(engine, manifest("acme.relay", {"agents.prompt": {}}, tools=["relay"],
                                          ports={"inputs": [], "outputs": ["out"]}))

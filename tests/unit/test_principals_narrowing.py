@@ -54,6 +54,7 @@ async def test_an_object_equal_to_everything_gives_no_consent(world: Engine) -> 
 
 async def _second_canvas(engine: Engine, tmp_path: Path) -> None:
     """Workspace w2 with its own card c9 (another package) and agent a9."""
+    (tmp_path / "ws2").mkdir(parents=True, exist_ok=True)
     await engine.create_workspace("w2", tmp_path / "ws2")
     await offer_install(engine, manifest("acme.other", {"network": {"hosts": ["api.example.com"]}}))
     await engine.add_node({"id": "c9", "type": "card", "package": "acme.other"}, workspace="w2")

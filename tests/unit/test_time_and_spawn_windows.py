@@ -38,6 +38,7 @@ def test_a_window_counts_calls_stamped_after_the_asked_time() -> None:
 
 
 async def _six_prompts(engine: Engine, tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir(parents=True, exist_ok=True)
     await engine.create_workspace("w1", tmp_path / "ws")
     await offer_install(engine, manifest("acme.p", {"agents.prompt": {}}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.p"}, workspace="w1")
@@ -78,6 +79,7 @@ async def test_time_stands_still_across_a_restart(make_engine: Any, tmp_path: Pa
 
 
 async def _spawner(engine: Engine, tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir(parents=True, exist_ok=True)
     await engine.create_workspace("w1", tmp_path / "ws", settings={"card_cap": 1000})
     await offer_install(engine, manifest("acme.s", {"canvas.spawn": {}, "clipboard.write": {}}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.s"}, workspace="w1")
