@@ -10,7 +10,11 @@ fields are only ever added, never renamed or removed:
 ``timestamp``         seconds (the engine's clock), as a number
 ``workspace``         workspace id, or null
 ``input``             ``{"card", "package", "version", "call", "target",
-                      "arrow", "payload", "chain"}`` — what was asked, on which arrow
+                      "arrow", "payload", "chain", "payload_bytes",
+                      "payload_sha256"}`` — what was asked, on which arrow; the
+                      last two (null unless set) are the full UTF-8 length and
+                      SHA-256 of a refused call's payload when the row keeps only
+                      its first 4 KiB (SPEC §8 "Bounds")
 ``result``            ``{"outcome", "code", "reason", "approver", "prompt"}`` — what
                       was decided (``outcome``: ok, queued, held, denied,
                       rate-limited, approved, rejected, expired, cancelled,
@@ -21,7 +25,8 @@ fields are only ever added, never renamed or removed:
 The JSON Schema of a record is ``schemas/decision-record.json``. Anyone can check
 an export without arrowgate: the README's "Verifying an exported log" gives the
 canonical JSON of a row and the hash inputs (``chain.hash`` is the SHA-256 of
-``chain.prev``, a newline and the row's 16 fields as canonical JSON).
+``chain.prev``, a newline and the row's 16 fields as canonical JSON, with
+``payload_bytes`` and ``payload_sha256`` appended when either is set).
 """
 
 from __future__ import annotations
@@ -41,8 +46,9 @@ def decision_record(row: dict[str, Any]) -> dict[str, Any]:
         "seq": row["seq"],
         "timestamp": row["t"],
         "workspace": row["workspace"],
-        "input": {k: row[k] for k in ("card", "package", "version", "call", "target", "arrow",
-                                       "payload", "chain")},
+        "input": {k: row.get(k) for k in ("card", "package", "version", "call", "target", "arrow",
+                                       "payload", "chain", "payload_bytes",
+                                       "payload_sha256")},
         "result": {k: row[k] for k in ("outcome", "code", "reason", "approver", "prompt")},
         "chain": {"prev": row["prev"], "hash": row["hash"]},
     }

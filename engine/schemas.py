@@ -186,6 +186,13 @@ class RecordInput(_Open):
     arrow: str | None
     payload: str | None = Field(description="prompt text, command, path, url …")
     chain: list[str] | None = Field(description="the causal chain of a prompt")
+    payload_bytes: int | None = Field(
+        default=None, description="full UTF-8 length of a refused call's payload when the "
+                                  "row keeps only its first 4 KiB (then hashed after the 16 "
+                                  "fields, with payload_sha256)")
+    payload_sha256: str | None = Field(
+        default=None, pattern="^[0-9a-f]{64}$",
+        description="SHA-256 of that full payload")
 
 
 class RecordResult(_Open):

@@ -74,6 +74,9 @@ def verify_export(lines: list[str]) -> int | None:
             for key in path:
                 value = value[key]
             fields.append(value)
+        extra = [record["input"]["payload_bytes"], record["input"]["payload_sha256"]]
+        if any(x is not None for x in extra):
+            fields += extra
         digest = hashlib.sha256((prev + "\n" + canonical(fields)).encode("utf-8")).hexdigest()
         if (record["seq"] != expected_seq or record["chain"]["prev"] != prev
                 or record["chain"]["hash"] != digest):
@@ -89,11 +92,15 @@ async def test_an_export_verifies_by_the_recipe(world: Any, db_path: Any, capsys
     await world.call("c1", "agents.prompt", "a2", {"text": "no arrow"})
     await world.call("c1", "terminals.run", "t1", {"command": "echo 'ünïcode' | cat\r"})
     await world.call("c1", "cards.note.append", "n1", {"text": "\u2028line\u2029sep"})
+    # AND a refused call whose row keeps only 4 KiB of its payload, with length and hash
+    await world.call("c1", "agents.prompt", "a2", {"text": "é" * 5000})
     capsys.readouterr()
     # WHEN the log is exported
     assert main(["log", "export", "--db", str(db_path)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) >= 4
+    assert len(lines) >= 5
+    cut = json.loads(lines[-1])["input"]
+    assert cut["payload_bytes"] == 10000 and len(cut["payload_sha256"]) == 64
     # THEN the recipe alone verifies it
     assert verify_export(lines) is None
     # AND a changed payload, a dropped row or a reordering is found, at its row
