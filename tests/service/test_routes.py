@@ -7,7 +7,7 @@ import json
 import os
 import stat
 
-from tests.service.conftest import MANIFEST, build_canvas, mint
+from tests.service.conftest import MANIFEST, build_canvas
 
 
 def test_health_needs_no_token_and_openapi_is_served(server) -> None:
