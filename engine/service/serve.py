@@ -200,7 +200,10 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
         print(address_of(sock), flush=True)
         print("ready", flush=True)
     if on_ready is not None:
-        on_ready(lambda: loop.call_soon_threadsafe(stop))
+        def stop_soon() -> None:
+            loop.call_soon_threadsafe(stop)
+
+        on_ready(stop_soon)
     try:
         await server.serve(sockets=[sock])
     finally:
