@@ -62,6 +62,18 @@ class Service:
     #: Serialises offer and install of one package, so a review checked is the one installed.
     package_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
 
+    #: One engine wait per prompt, shared by every client waiting on it.
+    prompt_waits: dict[str, asyncio.Task[Decision]] = field(default_factory=dict)
+
+    def prompt_wait(self, prompt_id: str) -> asyncio.Task[Decision]:
+        """The engine's wait for a prompt's answer, started once and shared."""
+        task = self.prompt_waits.get(prompt_id)
+        if task is None:
+            task = asyncio.get_running_loop().create_task(self.engine.wait(prompt_id))
+            self.prompt_waits[prompt_id] = task
+            task.add_done_callback(lambda _t: self.prompt_waits.pop(prompt_id, None))
+        return task
+
     def feed_hub(self) -> Feeds:
         """The card feeds (made on first use, inside the running loop)."""
         if self.feeds is None:
@@ -71,6 +83,8 @@ class Service:
     def close(self) -> None:
         """End streams and feeds (the engine is closed by its owner)."""
         self.closing.set()
+        for task in list(self.prompt_waits.values()):
+            task.cancel()
         if self.feeds is not None:
             self.feeds.close()
 

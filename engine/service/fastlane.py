@@ -95,16 +95,29 @@ class FastLane:
                                    "Content-Type: application/json", reason="invalid")
             engine = self.service.engine
             try:
+                # Parsed as FastAPI does (json, then the model in Python mode), so
+                # both paths give the same messages.
+                data = json.loads(raw)
+                if not isinstance(data, dict):
+                    raise ServiceError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT: body: Input "
+                                       "should be a valid dictionary or object to extract "
+                                       "fields from", reason="invalid", problems=[
+                                           {"where": "body", "problem": "Input should be a "
+                                            "valid dictionary or object to extract fields "
+                                            "from"}])
                 if key[1] == "/v1/calls":
-                    answer = await decide_call(engine, principal, CallBody.model_validate_json(raw))
+                    call = CallBody.model_validate(data)
                 else:
-                    answer = await decide_batch(engine, principal,
-                                                BatchBody.model_validate_json(raw))
+                    batch = BatchBody.model_validate(data)
+            except json.JSONDecodeError as exc:
+                response = validation_problem([{"type": "json_invalid", "loc": ("body", exc.pos),
+                                                "msg": "JSON decode error"}])
             except ValidationError as exc:
-                errors = [{**e, "loc": ("body", *e["loc"])} if e["type"] != "json_invalid"
-                          else e for e in exc.errors(include_url=False)]
-                response = validation_problem(errors)
+                response = validation_problem([{**e, "loc": ("body", *e["loc"])}
+                                               for e in exc.errors(include_url=False)])
             else:
+                answer = await (decide_call(engine, principal, call) if key[1] == "/v1/calls"
+                                else decide_batch(engine, principal, batch))
                 await _send(send, 200, answer)
                 return
         except (ServiceError, ConsentError) as exc:

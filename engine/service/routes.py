@@ -331,8 +331,9 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
                           timeout: float = Query(30.0, ge=0, le=MAX_WAIT)) -> Response:
         """Wait up to ``timeout`` seconds for a held prompt's answer; its decision now."""
         _visible_prompt(prompt_id, who)
-        waiter = asyncio.ensure_future(engine.wait(prompt_id))
-        closer = asyncio.ensure_future(service.closing.wait())
+        # However many clients wait on one prompt, the engine is asked once.
+        waiter: asyncio.Future[Any] = asyncio.shield(service.prompt_wait(prompt_id))
+        closer: asyncio.Future[Any] = asyncio.ensure_future(service.closing.wait())
         try:
             await asyncio.wait({waiter, closer}, timeout=timeout,
                                return_when=asyncio.FIRST_COMPLETED)
