@@ -112,6 +112,10 @@ class FastLane:
             except json.JSONDecodeError as exc:
                 response = validation_problem([{"type": "json_invalid", "loc": ("body", exc.pos),
                                                 "msg": "JSON decode error"}])
+            except UnicodeDecodeError:
+                # Not UTF-8 at all: answered as FastAPI answers it (problems.install_handlers).
+                raise ServiceError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT: There was an "
+                                   "error parsing the body", reason="malformed-json") from None
             except ValidationError as exc:
                 response = validation_problem([{**e, "loc": ("body", *e["loc"])}
                                                for e in exc.errors(include_url=False)])

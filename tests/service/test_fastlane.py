@@ -46,6 +46,8 @@ async def test_fast_lane_and_fastapi_routes_answer_alike(tmp_path) -> None:
             ("post", "/v1/calls", op, {**refused, "args": "text"}, None),
             ("post", "/v1/calls", op, None, b'{"card": "c1",'),
             ("post", "/v1/calls", op, None, b"[1]"),
+            ("post", "/v1/calls", op, None, b'T(\xda3\xff'),
+            ("post", "/v1/calls:batch", op, None, b'{"calls": "\xda\xff"}'),
             ("post", "/v1/calls", op, {**refused, "args": {"text": "x" * 3000}}, None),
             ("post", "/v1/calls", None, refused, None),
             ("post", "/v1/calls", "agt_unknown", refused, None),
