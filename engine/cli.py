@@ -560,6 +560,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="the workspace (default: the only one there is)")
     p.add_argument("-o", "--output", metavar="FILE", help="file to write (default: stdout)")
     p.set_defaults(fn=_cmd_export)
+    from .service import register as register_serve
+
+    register_serve(sub)  # `arrowgate serve`: the HTTP service (SPEC §10.1)
 
     _register_plugins(sub)
     return parser

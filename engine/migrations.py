@@ -125,3 +125,11 @@ def m005_log_payload_digest(db: Database) -> None:
     """A refused call's row keeps 4 KiB of its payload, with the whole one's length and SHA-256."""
     db.execute("alter table log add column payload_bytes integer")
     db.execute("alter table log add column payload_sha256 text")
+
+
+@migrations()
+def m006_service_tokens(db: Database) -> None:
+    """Bearer tokens of the HTTP service (SPEC §10.1): only their SHA-256 is kept."""
+    db.table("service_tokens").create(
+        {"id": str, "hash": str, "principal": str, "t": float, "revoked": float}, pk="id")
+    db.table("service_tokens").create_index(["hash"], unique=True)
