@@ -337,11 +337,17 @@ def _describe(info: ProcInfo) -> str:
 def operator_check(*, isatty: Callable[[], bool] | None = None,
                    environ: Mapping[str, str] | None = None,
                    table: ProcessTable | None = None,
-                   registry: DrivenRegistry | None = None) -> OperatorCheck:
+                   registry: DrivenRegistry | None = None,
+                   require_terminal: bool = True,
+                   include_self: bool = False) -> OperatorCheck:
     """Decide whether a person operates this process (see the module docstring).
 
-    The arguments replace the real terminal, environment, process table and
-    registry of driven processes, for tests.
+    The first four arguments replace the real terminal, environment, process
+    table and registry of driven processes, for tests. ``require_terminal``
+    False judges a process that is not reached through a keyboard (a service's
+    client, such as a canvas app's window): its tree must hold no agent, but it
+    need not have a terminal. ``include_self`` judges the process's own command
+    line as well as its ancestors' (for a peer, which may be an agent itself).
     """
     isatty = isatty or (lambda: os.isatty(0))
     environ = os.environ if environ is None else environ
@@ -351,7 +357,7 @@ def operator_check(*, isatty: Callable[[], bool] | None = None,
         tty = isatty()
     except (OSError, ValueError):
         tty = False
-    if not tty:
+    if not tty and require_terminal:
         return OperatorCheck(False, "standard input is not a terminal, so no person is "
                                     "known to be at the keyboard")
     markers = _markers(environ)
@@ -362,12 +368,12 @@ def operator_check(*, isatty: Callable[[], bool] | None = None,
     chain = _chain(table, me.ppid) if me is not None else None
     if me is None or chain is None:
         return OperatorCheck(False, "cannot read the process tree, so cannot rule out an agent")
-    if isinstance(table, ProcFS) and me.tty == 0:
+    if require_terminal and isinstance(table, ProcFS) and me.tty == 0:
         return OperatorCheck(False, "this process has no controlling terminal, so no person "
                                     "is known to be at the keyboard")
     # The session leader (the shell a terminal started, or what called
     # setsid) is looked at like an ancestor, whether or not it is one.
-    suspects = list(chain)
+    suspects = [me, *chain] if include_self else list(chain)
     if me.sid > 1 and me.sid != me.pid and all(p.pid != me.sid for p in chain):
         leader = table.get(me.sid)
         if leader is not None:
@@ -412,12 +418,15 @@ def operator_check(*, isatty: Callable[[], bool] | None = None,
 
 
 def peer_check(pid: int, *, table: ProcessTable | None = None,
-               registry: DrivenRegistry | None = None) -> OperatorCheck:
+               registry: DrivenRegistry | None = None,
+               require_terminal: bool = True) -> OperatorCheck:
     """The operator check for another process, such as a service's client seen through
     its socket's peer credentials (SPEC §10.1): its own environment, terminal, session
     and ancestors are judged as `operator_check` judges this process's.
 
-    Fails closed: a process whose environment cannot be read is refused.
+    Fails closed: a process whose environment cannot be read is refused. With
+    ``require_terminal`` False (a GUI app's client), no terminal is needed, but
+    the peer's own command line is judged too.
     """
     table = table or ProcFS(self_pid=pid)
     if table.self_pid() != pid:
@@ -425,8 +434,9 @@ def peer_check(pid: int, *, table: ProcessTable | None = None,
     info = table.get(pid)
     if info is None or info.environ is None:
         return OperatorCheck(False, f"cannot read process {pid}, so cannot rule out an agent")
-    if info.tty == 0:
+    if require_terminal and info.tty == 0:
         return OperatorCheck(False, f"process {pid} has no controlling terminal, so no person "
                                     "is known to be at its keyboard")
     return operator_check(isatty=lambda: True, environ=info.environ, table=table,
-                          registry=registry)
+                          registry=registry, require_terminal=require_terminal,
+                          include_self=not require_terminal)

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..operator import ancestors, operator_check
+from ..operator import peer_check
 from ..principal import Principal
 
 __all__ = [
@@ -260,23 +260,10 @@ def peer_of_tcp(client: tuple[str, int], server: tuple[str, int],
     return Peer(None)
 
 
-def _environ(pid: int) -> dict[str, str] | None:
-    try:
-        raw = Path(f"/proc/{pid}/environ").read_bytes()
-    except OSError:
-        return None
-    out: dict[str, str] = {}
-    for item in raw.split(b"\0"):
-        key, sep, value = item.partition(b"=")
-        if sep:
-            out[key.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
-    return out
-
-
 def agent_verdict(peer: Peer) -> str | None:
     """Why the peer may not give consent, or None when it may (SPEC §4.5).
 
-    Uses `engine.operator.operator_check` on the peer's environment and
+    Uses `engine.operator.peer_check` on the peer's environment and
     process tree (the peer itself included). Whether the peer has a terminal
     does not apply: the service is reached through a token, not a keyboard.
     """
@@ -284,9 +271,8 @@ def agent_verdict(peer: Peer) -> str | None:
         return "cannot tell which process is calling, so cannot rule out an agent"
     if peer.uid is not None and peer.uid != os.getuid():
         return f"the calling process belongs to another user (uid {peer.uid})"
-    environ = _environ(peer.pid)
-    if environ is None:
-        return "cannot read the calling process's environment, so cannot rule out an agent"
     pid = peer.pid
-    check = operator_check(isatty=lambda: True, environ=environ, tree=lambda: ancestors(pid))
-    return None if check.ok else f"the calling process (pid {pid}) is {check.reason}"
+    # A canvas app's window has no terminal: only its tree is judged (and the
+    # process itself, which may be an agent making the request).
+    check = peer_check(pid, require_terminal=False)
+    return None if check.ok else f"the calling process (pid {pid}) is refused: {check.reason}"

@@ -275,3 +275,23 @@ def test_a_peer_is_judged_by_its_own_process(tmp_path: Path) -> None:
     assert "CLAUDECODE" in verdict(510).reason
     assert "cannot read" in verdict(520).reason
     assert "no controlling terminal" in verdict(530).reason
+
+
+def test_a_service_peer_needs_no_terminal_but_no_agent_either(tmp_path: Path) -> None:
+    """A canvas app's window reaches the service with no terminal: its tree is judged,
+    and the peer's own command line too (an agent may make the request itself)."""
+    app = {"pid": 610, "ppid": 1, "sid": 610, "tty": 0, "argv": ["/opt/Canvas/canvas-app"]}
+    agent = {"pid": 620, "ppid": 1, "sid": 620, "tty": 0, "argv": ["claude", "-p", "hi"]}
+    child = {"pid": 630, "ppid": 620, "sid": 620, "tty": 0, "argv": ["curl"]}
+    hidden = {"pid": 640, "ppid": 1, "sid": 640, "tty": 0, "argv": ["x"], "env": None}
+    proc = fake_proc(tmp_path / "proc", [INIT, app, agent, child, hidden])
+    none = DrivenRegistry(tmp_path / "none")
+
+    def verdict(pid: int) -> Any:
+        return peer_check(pid, table=ProcFS(proc, self_pid=pid), registry=none,
+                          require_terminal=False)
+
+    assert verdict(610).ok
+    assert "claude" in verdict(620).reason
+    assert "claude" in verdict(630).reason
+    assert "cannot read" in verdict(640).reason
