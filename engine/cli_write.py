@@ -208,8 +208,8 @@ class LocalBackend:
         if update is None:
             raise InvalidRequest(f"NOT_FOUND: {name} has no version waiting for approval",
                                  code="NOT_FOUND", reason="nothing-pending", package=name)
-        return {"package": name, "hash": update.pending_hash, **update.diff.to_json(),
-                "lines": list(update.diff.lines)}
+        return {"package": name, "pending_hash": update.pending_hash,
+                **update.diff.to_json(), "lines": list(update.diff.lines)}
 
     async def approve(self, name: str, review_hash: str) -> dict[str, Any]:
         """Approve the pending version with that hash."""
@@ -554,11 +554,11 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
         if digest is None:
             pending = await backend.pending(args.name)
             lines = pending.get("lines")
-            print(f"{args.name}: new version {pending.get('hash')}")
+            print(f"{args.name}: new version {pending.get('pending_hash')}")
             print("\n".join(str(x) for x in lines) if isinstance(lines, list) and lines
                   else "no change in declarations (files changed)")
             _confirm(f"approve this version of {args.name}?")
-            digest = str(pending.get("hash"))
+            digest = str(pending.get("pending_hash"))
         out = await backend.approve(args.name, digest)
         return OK, out, f"approved {args.name} ({digest})"
     if verb == "call":
