@@ -297,11 +297,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workspace")
     p.add_argument("-o", "--output", help="file to write (default: standard output)")
     p.set_defaults(fn=_cmd_export)
-    from .cli_write import register as write_verbs  # node, arrow, package, call, hold
-    write_verbs(sub)
     register = _plugin("cli", "tui")
     if register is not None:
         register(sub)
+    from .cli_write import register as write_verbs  # node, arrow, package, call, hold
+
+    write_verbs(sub)
     return parser
 
 

@@ -39,6 +39,26 @@ export type NodeBody = RequestBody<"/v1/workspaces/{ws}/nodes", "post">;
 /** An arrow of SPEC §1. */
 export type ArrowBody = RequestBody<"/v1/workspaces/{ws}/arrows", "post">;
 
+/**
+ * The install review. The service's OpenAPI document gives this route no
+ * schema, so its shape is declared here and checked when it arrives.
+ */
+export interface Review {
+  package: string;
+  version: string;
+  hash: string;
+  lines: string[];
+  text: string;
+  [key: string]: unknown;
+}
+
+function isReview(value: unknown): value is Review {
+  if (typeof value !== "object" || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.hash === "string" && Array.isArray(v.lines)
+    && v.lines.every((line) => typeof line === "string");
+}
+
 /** An `application/problem+json` answer (RFC 9457) with the engine's `code` and `reason`. */
 export interface Problem {
   status: number;
@@ -180,9 +200,12 @@ export class Arrowgate {
     return this.request("post", "/v1/packages", { body });
   }
 
-  /** The install review a person reads before installing. */
-  review(name: string): Promise<Answer<"/v1/packages/{name}/review", "get">> {
-    return this.request("get", "/v1/packages/{name}/review", { params: { name } });
+  /** The install review a person reads before installing (its `hash` is what install names). */
+  async review(name: string): Promise<Review> {
+    const answer: unknown = await this.request("get", "/v1/packages/{name}/review",
+      { params: { name } });
+    if (!isReview(answer)) throw new Error(`the review of ${name} has no hash and lines`);
+    return answer;
   }
 
   /** Install with the hash of the review the person saw (operator). */
@@ -202,13 +225,14 @@ export class Arrowgate {
   }
 
   /** Approve a held prompt by the SHA-256 of the text the person was shown (operator). */
-  approveHold(id: string, textSha256: string): Promise<Answer<"/v1/holds/{id}/approve", "post">> {
-    return this.request("post", "/v1/holds/{id}/approve",
-      { params: { id }, body: { text_sha256: textSha256 } });
+  approveHold(id: string, textSha256: string):
+      Promise<Answer<"/v1/holds/{prompt_id}/approve", "post">> {
+    return this.request("post", "/v1/holds/{prompt_id}/approve",
+      { params: { prompt_id: id }, body: { text_sha256: textSha256 } });
   }
 
   /** A prompt and its state on the arrow. */
-  prompt(id: string): Promise<Answer<"/v1/prompts/{id}", "get">> {
-    return this.request("get", "/v1/prompts/{id}", { params: { id } });
+  prompt(id: string): Promise<Answer<"/v1/prompts/{prompt_id}", "get">> {
+    return this.request("get", "/v1/prompts/{prompt_id}", { params: { prompt_id: id } });
   }
 }

@@ -56,7 +56,7 @@ export async function playStory(operator: Arrowgate, folder: string,
   await operator.offer({ manifest: MANIFEST, files });
   const review = await operator.review("demo.standup");
   say(`review of demo.standup (${review.hash}):`);
-  for (const text of review.lines ?? []) say(`  ${text}`);
+  for (const text of review.lines) say(`  ${text}`);
   await operator.install("demo.standup", { grant: "required", review_hash: review.hash });
   say("installed demo.standup with its required permissions");
 
