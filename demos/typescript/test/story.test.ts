@@ -92,6 +92,9 @@ describe("the service on a loopback port", () => {
     const operator = new Arrowgate(served.address, served.token);
     try {
       assert.equal((await operator.health()).status, "ok");
+      const d = await operator.call({ card: "ghost", call: "agents.list" });
+      assert.equal(d.outcome, "denied");
+      assert.equal(d.code, "CARD_UNKNOWN");
       await assert.rejects(new Arrowgate(served.address).holds(),
         (err: unknown) => err instanceof ArrowgateError && err.status === 401);
       await assert.rejects(new Arrowgate(served.address, "not-a-token").holds(),
