@@ -91,3 +91,11 @@ def m002_secrets(db: Database) -> None:
 def m003_prompt_position(db: Database) -> None:
     """An index on prompts' position: every accepted prompt reads the highest one."""
     db.table("prompts").create_index(["position"], if_not_exists=True)
+
+
+@migrations()
+def m004_service_tokens(db: Database) -> None:
+    """Bearer tokens of the HTTP service (SPEC §10.1): only their SHA-256 is kept."""
+    db.table("service_tokens").create(
+        {"id": str, "hash": str, "principal": str, "t": float, "revoked": float}, pk="id")
+    db.table("service_tokens").create_index(["hash"], unique=True)
