@@ -171,8 +171,14 @@ class LocalBackend:
             raise Failure(USAGE, f"MANIFEST_INVALID: $.name: {folder / 'manifest.json'} names "
                                  "no package", {"code": "MANIFEST_INVALID", "message":
                                                 "$.name: the manifest names no package"})
+        pkg = self.engine.state.packages.get(name)
+        if pkg is not None and pkg.installed:
+            # New files of an installed package: an update, pending until approved
+            # (as the service does with the same offer).
+            update = await self.engine.update(name, manifest=raw, digests=digests)
+            return {"package": name, "state": "pending", "hash": update.pending_hash}
         await self.engine.offer(name, raw, digests)
-        return {"package": name, "hash": content_hash(digests)}
+        return {"package": name, "state": "available", "hash": content_hash(digests)}
 
     async def review(self, name: str) -> dict[str, Any]:
         """The install review of an offered package."""
@@ -525,7 +531,9 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
         if not (folder / "manifest.json").is_file():
             raise Failure(USAGE, f"{folder}: a package folder holds a manifest.json")
         out = await backend.offer(folder)
-        return OK, out, f"offered {out.get('package')} ({out.get('hash')})"
+        pending = " (an update: approve it with `package approve`)" \
+            if out.get("state") == "pending" else ""
+        return OK, out, f"offered {out.get('package')} ({out.get('hash')}){pending}"
     if verb == "package review":
         review = await backend.review(args.name)
         return OK, review, _review_text(review) + f"\nreview hash: {review.get('hash')}"

@@ -116,6 +116,14 @@ def test_every_write_verb_through_the_socket(service, tmp_path, capsys) -> None:
     code, out, err = run(capsys, service, "hold", "approve", hold["id"], "--sha256",
                          hashlib.sha256("deploy\x1b[2J".encode()).hexdigest(), "--json")
     assert code == 0 and json.loads(out)["outcome"] == "queued", err
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    (v2 / "manifest.json").write_text(json.dumps({**MANIFEST, "version": "1.1.0"}))
+    code, out, err = run(capsys, service, "package", "offer", str(v2), "--json")
+    assert code == 0 and json.loads(out)["state"] == "pending", err
+    code, out, err = run(capsys, service, "package", "approve", "acme.prompter",
+                         "--review-hash", json.loads(out)["hash"], "--json")
+    assert code == 0 and json.loads(out)["package"] == "acme.prompter", err
     assert run(capsys, service, "package", "grant", "acme.prompter", "clipboard.write")[0] == 0
     assert run(capsys, service, "package", "revoke", "acme.prompter", "clipboard.write")[0] == 0
     code, out, _ = run(capsys, service, "node", "set", "a1", "--set", "dangerous=true",

@@ -183,15 +183,15 @@ def test_a_person_who_says_no_changes_nothing(canvas, capsys, monkeypatch) -> No
 def test_package_approve_shows_the_diff_and_approves_the_pending_hash(
         canvas, capsys, monkeypatch) -> None:
     """An update pends; `package approve` prints the widening and approves that version."""
-    import asyncio
-
-    engine = Engine.open(canvas)
     new = {**PROMPTER, "version": "1.1.0",
            "permissions": {**PROMPTER["permissions"], "usage.read": {}}}
-    try:
-        asyncio.run(engine.update("acme.prompter", manifest=new))
-    finally:
-        engine.close()
+    (tmp := canvas.parent / "v2").mkdir()
+    code, out, _ = run(capsys, "package", "offer", str(package(tmp, new)), "--db", str(canvas),
+                       "--json")
+    assert code == 0 and json.loads(out)["state"] == "pending"
+    code, out, _ = run(capsys, "call", "c1", "agents.prompt", "a1", "--args", '{"text": "x"}',
+                       "--db", str(canvas), "--json")
+    assert code == 1 and json.loads(out)["code"] == "PACKAGE_PENDING"
     code, out, _ = run(capsys, "package", "approve", "acme.prompter", "--db", str(canvas),
                        stdin="yes\n", monkeypatch=monkeypatch)
     assert code == 0 and "widened: +usage.read" in out

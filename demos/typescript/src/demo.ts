@@ -80,7 +80,7 @@ export async function playStory(operator: Arrowgate, folder: string,
   const card = operator.as(minted.token);
 
   const ran = await card.call({ card: "standup", call: "terminals.run", target: "shell",
-    args: { command: "git log --oneline -3" } });
+    args: { command: "echo stand-up at 10:00" } });
   say(`standup runs a command on shell: ${line(ran)}`);
 
   const refused = await card.call({ card: "standup", call: "agents.prompt", target: "codex",
