@@ -131,7 +131,8 @@ class Feeds:
         """
         feed = self._feeds.get(card)
         if feed is None or feed.task.done():
-            feed = self._feeds[card] = CardFeed(self._engine, card)
+            # KEEP read now, not at import: a test may make it small.
+            feed = self._feeds[card] = CardFeed(self._engine, card, keep=KEEP)
         return feed
 
     def close(self) -> None:

@@ -120,8 +120,8 @@ def install_handlers(app: FastAPI) -> None:
     async def http(_request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
         code = "NOT_FOUND" if exc.status_code == 404 else "INVALID_ARGUMENT"
-        return problem(exc.status_code, code, f"{code}: {exc.detail}",
-                       reason="route" if exc.status_code in (404, 405) else None)
+        reason = {404: "route", 405: "route", 413: "too-large"}.get(exc.status_code)
+        return problem(exc.status_code, code, f"{code}: {exc.detail}", reason=reason)
 
     app.add_exception_handler(ConsentError, consent)
     app.add_exception_handler(ServiceError, service)
@@ -162,7 +162,7 @@ class BodyLimit:
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
                     refused = True
-                    raise _TooLarge()
+                    raise _TooLarge(self.limit)
             return message
 
         started = False
@@ -191,5 +191,12 @@ class BodyLimit:
         await response(scope, receive, send)
 
 
-class _TooLarge(Exception):
-    pass
+class _TooLarge(StarletteHTTPException):
+    """Raised from ``receive`` when a streamed body passes the limit.
+
+    An HTTPException, because FastAPI turns any other error met while reading
+    a body into a 400; this one it lets through to `install_handlers`.
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"the request body is larger than {limit} bytes")

@@ -20,7 +20,7 @@ import signal
 import socket
 import stat
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -158,8 +158,16 @@ def _protocol(unix: bool) -> Any:
 
 async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
                 heartbeat: float = 15.0, max_body: int | None = None,
-                announce: bool = True) -> None:
-    """Serve the engine on ``sock`` until SIGTERM or SIGINT, then close it cleanly."""
+                announce: bool = True, signals: bool = True,
+                on_ready: Callable[[Callable[[], None]], None] | None = None) -> None:
+    """Serve the engine on ``sock`` until SIGTERM or SIGINT, then close it cleanly.
+
+    Args:
+        announce: print the address, then ``ready``.
+        signals: stop on SIGTERM and SIGINT (only in the main thread).
+        on_ready: called once serving, with a function that stops the server
+            from any thread (tests and embedding programs).
+    """
     import uvicorn
 
     from .app import MAX_BODY, Service, create_app
@@ -183,18 +191,25 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
         server.should_exit = True
         service.closing.set()
 
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop)
+    if signals:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop)
     timers_stop = asyncio.Event()
     timers = loop.create_task(engine.run_timers(timers_stop))
     if announce:
         print(address_of(sock), flush=True)
         print("ready", flush=True)
+    if on_ready is not None:
+        def stop_soon() -> None:
+            loop.call_soon_threadsafe(stop)
+
+        on_ready(stop_soon)
     try:
         await server.serve(sockets=[sock])
     finally:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(sig)
+        if signals:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)
         service.close()
         timers_stop.set()
         with contextlib.suppress(asyncio.CancelledError):
