@@ -531,9 +531,9 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
         if not (folder / "manifest.json").is_file():
             raise Failure(USAGE, f"{folder}: a package folder holds a manifest.json")
         out = await backend.offer(folder)
-        pending = " (an update: approve it with `package approve`)" \
+        note = " (an update: approve it with `package approve`)" \
             if out.get("state") == "pending" else ""
-        return OK, out, f"offered {out.get('package')} ({out.get('hash')}){pending}"
+        return OK, out, f"offered {out.get('package')} ({out.get('hash')}){note}"
     if verb == "package review":
         review = await backend.review(args.name)
         return OK, review, _review_text(review) + f"\nreview hash: {review.get('hash')}"
