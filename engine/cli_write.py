@@ -455,8 +455,8 @@ def _require_operator(verb: str) -> None:
                        "message": f"{verb} refused: {check.reason}"})
 
 
-def _confirm(question: str) -> None:
-    print(f"{question} [y/N] ", end="", flush=True)
+def _confirm(out: Any, question: str) -> None:
+    print(f"{question} [y/N] ", end="", file=out, flush=True)
     answer = sys.stdin.readline().strip().lower()
     if answer not in ("y", "yes"):
         raise Failure(REFUSED, "not confirmed: nothing was changed",
@@ -496,6 +496,13 @@ def _review_text(review: dict[str, Any]) -> str:
 
 async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, str]:
     """Carry out a verb: (exit code, JSON answer, text answer)."""
+    # What a person is shown before consenting goes to stderr under --json,
+    # so that standard output holds the JSON answer alone.
+    out_file = sys.stderr if args.json else sys.stdout
+
+    def show(text: str) -> None:
+        print(text, file=out_file, flush=True)
+
     verb = f"{args.command} {args.action}" if getattr(args, "action", None) else args.command
     if verb == "workspace add":
         body: dict[str, Any] = {"id": args.id, "folder": str(Path(args.folder).resolve())}
@@ -543,9 +550,9 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
         review = await backend.review(args.name)
         digest = args.review_hash
         if digest is None:
-            print(_review_text(review))
-            print(f"review hash: {review.get('hash')}")
-            _confirm(f"install {args.name}, granting {args.grant}?")
+            show(_review_text(review))
+            show(f"review hash: {review.get('hash')}")
+            _confirm(out_file, f"install {args.name}, granting {args.grant}?")
             digest = str(review.get("hash"))
         out = await backend.install(args.name, grant, digest)
         return OK, out, f"installed {args.name} ({digest})"
@@ -562,10 +569,10 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
         if digest is None:
             pending = await backend.pending(args.name)
             lines = pending.get("lines")
-            print(f"{args.name}: new version {pending.get('pending_hash')}")
-            print("\n".join(str(x) for x in lines) if isinstance(lines, list) and lines
+            show(f"{args.name}: new version {pending.get('pending_hash')}")
+            show("\n".join(str(x) for x in lines) if isinstance(lines, list) and lines
                   else "no change in declarations (files changed)")
-            _confirm(f"approve this version of {args.name}?")
+            _confirm(out_file, f"approve this version of {args.name}?")
             digest = str(pending.get("pending_hash"))
         out = await backend.approve(args.name, digest)
         return OK, out, f"approved {args.name} ({digest})"
@@ -597,12 +604,12 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
                 raise Failure(USAGE, f"NOT_FOUND: no held prompt {args.id}",
                               {"code": "NOT_FOUND", "message": f"no held prompt {args.id}"})
             text = str(hold.get("text", ""))
-            print(f"held prompt {args.id}: card {hold.get('card')} ({hold.get('package')}) -> "
+            show(f"held prompt {args.id}: card {hold.get('card')} ({hold.get('package')}) -> "
                   f"agent {hold.get('agent')} on arrow {hold.get('arrow')}")
-            print("----- the whole text -----")
-            print(inert(text))
-            print("----- end -----")
-            _confirm(f"approve prompt {args.id}?")
+            show("----- the whole text -----")
+            show(inert(text))
+            show("----- end -----")
+            _confirm(out_file, f"approve prompt {args.id}?")
             # The digest of the text shown here, not one the service reports.
             digest = text_sha256(text)
         decision = await backend.approve_hold(args.id, digest)

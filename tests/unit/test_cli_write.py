@@ -320,3 +320,16 @@ def test_a_missing_token_file_is_exit_2(tmp_path, capsys) -> None:
     code, _, err = run(capsys, "hold", "list", "--service", str(tmp_path / "s.sock"),
                        "--token-file", str(tmp_path / "none"))
     assert code == 2 and "cannot read the token file" in err
+
+
+def test_json_answers_stay_alone_on_stdout_when_a_person_is_asked(
+        tmp_path, capsys, monkeypatch, person) -> None:
+    """install --json shows the review and asks on stderr; stdout is the JSON answer only."""
+    db = str(tmp_path / "ag.db")
+    run(capsys, "workspace", "add", "w1", str(tmp_path), "--db", db)
+    run(capsys, "package", "offer", str(package(tmp_path, PROMPTER)), "--db", db)
+    code, out, err = run(capsys, "package", "install", "acme.prompter", "--grant", "all",
+                         "--db", db, "--json", stdin="y\n", monkeypatch=monkeypatch)
+    assert code == 0, err
+    assert json.loads(out)["granted"] == ["agents.prompt", "clipboard.write"]
+    assert "Install acme.prompter 1.0.0" in err and "[y/N]" in err
