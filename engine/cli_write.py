@@ -44,7 +44,8 @@ from urllib.parse import quote, urlsplit
 from .errors import ApprovalRefused, CallDenied, ConsentError, RequestRefused, StoreFailed
 from .operator import operator_check
 
-__all__ = ["Failure", "inert", "register"]
+__all__ = ["Backend", "Failure", "LocalBackend", "ServiceBackend", "inert", "register",
+           "service_transport", "text_sha256"]
 
 #: Exit codes.
 OK, REFUSED, USAGE = 0, 1, 2
@@ -645,6 +646,9 @@ def _cmd(args: argparse.Namespace) -> int:
         return _fail(args, Failure.of(exc))
     except Failure as exc:
         return _fail(args, exc)
+    except OSError as exc:  # a package folder or file that cannot be read
+        return _fail(args, Failure(USAGE, f"cannot read {exc.filename or ''}: "
+                                          f"{exc.strerror or exc}".replace("read : ", "read: ")))
     print(json.dumps(data, sort_keys=True) if args.json else text)
     return code
 

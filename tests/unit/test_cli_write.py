@@ -333,3 +333,15 @@ def test_json_answers_stay_alone_on_stdout_when_a_person_is_asked(
     assert code == 0, err
     assert json.loads(out)["granted"] == ["agents.prompt", "clipboard.write"]
     assert "Install acme.prompter 1.0.0" in err and "[y/N]" in err
+
+
+def test_an_unreadable_package_file_is_exit_2(tmp_path, capsys, person) -> None:
+    """A file of the package folder that cannot be read: exit 2 naming it, no traceback."""
+    db = str(tmp_path / "ag.db")
+    run(capsys, "workspace", "add", "w1", str(tmp_path), "--db", db)
+    folder = package(tmp_path, PROMPTER)
+    # A dangling link (chmod would not do: the tests may run as root, who reads anything).
+    (folder / "broken").symlink_to(folder / "nowhere")
+    code, out, err = run(capsys, "package", "offer", str(folder), "--db", db)
+    assert (code, out) == (2, "")
+    assert "cannot read" in err and "broken: No such file" in err
