@@ -5,10 +5,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import queue
 import signal
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,29 +29,42 @@ def _start(tmp_path: Path, *listen: str) -> tuple[subprocess.Popen[str], Path]:
                              *listen], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    assert proc.stdout is not None
-    seen = []
-    # Bounded by the number of lines the service prints before `ready`, not by a clock.
-    for line in proc.stdout:
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        # Drain the service's output for its whole life, so a full pipe never blocks it.
+        assert proc.stdout is not None
+        try:
+            for line in proc.stdout:
+                lines.put(line)
+        finally:
+            proc.stdout.close()  # here, by its only reader, once the service has ended
+            lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    seen: list[str] = []
+    while True:
+        try:
+            # A bound on a hang, not a timing assertion: a healthy start takes seconds.
+            line = lines.get(timeout=180)
+        except queue.Empty:
+            line = None
+        if line is None:
+            _stop(proc)
+            pytest.fail("arrowgate serve did not say ready:\n" + "".join(seen))
         seen.append(line)
         if line.strip() == "ready":
-            break
-    else:
-        proc.wait(timeout=30)
-        proc.stdout.close()
-        pytest.fail("arrowgate serve ended before ready:\n" + "".join(seen))
-    return proc, Path(f"{db}.operator-token")
+            return proc, Path(f"{db}.operator-token")
 
 
 def _stop(proc: subprocess.Popen[str]) -> None:
-    proc.send_signal(signal.SIGTERM)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
     try:
         proc.wait(timeout=60)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-    assert proc.stdout is not None
-    proc.stdout.close()
 
 
 @pytest.fixture

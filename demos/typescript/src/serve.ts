@@ -70,7 +70,7 @@ export async function serve(options: { tcp?: boolean; timeoutMs?: number } = {})
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       fail(new Error(`arrowgate serve did not say ready in time:\n${out}`));
-    }, options.timeoutMs ?? 60_000);
+    }, options.timeoutMs ?? 180_000);
     const seen = (chunk: string): void => {
       out += chunk;
       if (/^ready$/m.test(out)) {
