@@ -8,13 +8,14 @@ is not an error: it is a 200 with the Decision.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
+from starlette.routing import Match
 
 from ..errors import ApprovalRefused, ConsentError, InvalidRequest, ManifestInvalid, StoreFailed
 
@@ -45,7 +46,8 @@ class ServiceError(Exception):
 
 
 def problem(status: int, code: str, message: str, *, reason: str | None = None,
-            permission: str | None = None, **extra: Any) -> Response:
+            permission: str | None = None, headers: dict[str, str] | None = None,
+            **extra: Any) -> Response:
     """A problem+json response."""
     body: dict[str, Any] = {
         "type": f"urn:arrowgate:problem:{code.lower()}",
@@ -58,7 +60,9 @@ def problem(status: int, code: str, message: str, *, reason: str | None = None,
         "message": message,
     }
     body.update({k: v for k, v in extra.items() if k not in body})
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    headers = dict(headers or {})
+    if status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
     return Response(json.dumps(body, default=str), status_code=status, media_type=PROBLEM,
                     headers=headers)
 
@@ -117,16 +121,37 @@ def install_handlers(app: FastAPI) -> None:
                        f"INVALID_ARGUMENT: {where or 'body'}: {first.get('msg', 'invalid')}",
                        reason=reason, problems=problems)
 
-    async def http(_request: Request, exc: Exception) -> Response:
+    async def http(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)
+        if exc.status_code == 405:
+            # Starlette names only the first route of the path; list every method.
+            allowed: set[str] = set()
+            for route in _leaf_routes(request.app.router.routes):
+                match, _child = route.matches(request.scope)
+                if match != Match.NONE:
+                    allowed |= set(getattr(route, "methods", None) or ())
+            if allowed:
+                exc.headers = {"Allow": ", ".join(sorted(allowed))}
         code = "NOT_FOUND" if exc.status_code == 404 else "INVALID_ARGUMENT"
         reason = {404: "route", 405: "route", 413: "too-large"}.get(exc.status_code)
-        return problem(exc.status_code, code, f"{code}: {exc.detail}", reason=reason)
+        # 405 carries the Allow header (RFC 9110), which Starlette put on the exception.
+        return problem(exc.status_code, code, f"{code}: {exc.detail}", reason=reason,
+                       headers=dict(exc.headers or {}))
 
     app.add_exception_handler(ConsentError, consent)
     app.add_exception_handler(ServiceError, service)
     app.add_exception_handler(RequestValidationError, invalid)
     app.add_exception_handler(StarletteHTTPException, http)
+
+
+def _leaf_routes(routes: Any) -> Iterator[Any]:
+    """Routes, with those of included routers (FastAPI wraps them) taken out."""
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        if inner is not None:
+            yield from _leaf_routes(inner.routes)
+        else:
+            yield route
 
 
 class BodyLimit:
