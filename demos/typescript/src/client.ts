@@ -1,0 +1,238 @@
+/**
+ * A tiny typed client of `arrowgate serve` (SPEC §10.1) over fetch.
+ *
+ * Every request and answer type comes from `api.d.ts`, which openapi-typescript
+ * generates from the service's committed `openapi.json` (`npm run gen`); a test
+ * fails when the two drift apart. Node's own fetch cannot reach a Unix socket,
+ * so requests go through undici's fetch with an `Agent` that connects to the
+ * socket (or, for `http://127.0.0.1:PORT`, a plain keep-alive `Agent`).
+ */
+import { Agent, fetch } from "undici";
+import type { paths } from "./api.js";
+
+type Method = "get" | "post" | "patch" | "delete";
+type Op<P extends keyof paths, M extends Method> = NonNullable<paths[P][M & keyof paths[P]]>;
+type Json<C> = C extends { content: { "application/json": infer T } } ? T : undefined;
+
+/** The JSON body an operation takes (`undefined` when it takes none). */
+export type RequestBody<P extends keyof paths, M extends Method> =
+  Op<P, M> extends { requestBody: infer B } ? Json<B>
+    : Op<P, M> extends { requestBody?: infer B } ? Json<NonNullable<B>> | undefined
+      : undefined;
+
+/** The JSON an operation answers on success (200 or 201). */
+export type Answer<P extends keyof paths, M extends Method> =
+  Op<P, M> extends { responses: infer R }
+    ? R extends { 200: infer A } ? Json<A>
+      : R extends { 201: infer A } ? Json<A>
+        : undefined
+    : never;
+
+/** A card's call, as `POST /v1/calls` takes it. */
+export type CallBody = RequestBody<"/v1/calls", "post">;
+/** The Decision on a call: a refusal is a value (outcome `denied` or `rate-limited`), not an error. */
+export type Decision = Answer<"/v1/calls", "post">;
+/** A held prompt: the whole text and its SHA-256. */
+export type Hold = Answer<"/v1/holds", "get"> extends (infer H)[] ? H : never;
+/** A node of SPEC §1. */
+export type NodeBody = RequestBody<"/v1/workspaces/{ws}/nodes", "post">;
+/** An arrow of SPEC §1. */
+export type ArrowBody = RequestBody<"/v1/workspaces/{ws}/arrows", "post">;
+
+/**
+ * The install review. The service's OpenAPI document gives this route no
+ * schema, so its shape is declared here and checked when it arrives.
+ */
+export interface Review {
+  package: string;
+  version: string;
+  hash: string;
+  lines: string[];
+  text: string;
+  [key: string]: unknown;
+}
+
+function isReview(value: unknown): value is Review {
+  if (typeof value !== "object" || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return typeof v.hash === "string" && Array.isArray(v.lines)
+    && v.lines.every((line) => typeof line === "string");
+}
+
+/** An `application/problem+json` answer (RFC 9457) with the engine's `code` and `reason`. */
+export interface Problem {
+  status: number;
+  title?: string;
+  detail?: string;
+  code?: string;
+  reason?: string | null;
+  permission?: string | null;
+  message?: string;
+  [key: string]: unknown;
+}
+
+/** An HTTP error of the service (a refused *call* is not one: it is a 200 Decision). */
+export class ArrowgateError extends Error {
+  readonly status: number;
+  readonly code: string | undefined;
+  readonly reason: string | null | undefined;
+  readonly problem: Problem;
+
+  constructor(problem: Problem) {
+    super(problem.message ?? problem.detail ?? problem.title ?? `HTTP ${problem.status}`);
+    this.name = "ArrowgateError";
+    this.status = problem.status;
+    this.code = problem.code;
+    this.reason = problem.reason;
+    this.problem = problem;
+  }
+}
+
+/** Where the service listens: a Unix socket path, or `http://127.0.0.1:PORT`. */
+export function dispatcherFor(address: string): { base: string; agent: Agent } {
+  if (address.startsWith("http://")) {
+    return { base: address.replace(/\/+$/, ""), agent: new Agent({ keepAliveTimeout: 10_000 }) };
+  }
+  if (address.includes("://")) {
+    throw new Error(`address ${address}: give a socket path or http://127.0.0.1:PORT`);
+  }
+  // The host name is never resolved: the Agent connects to the socket.
+  return { base: "http://arrowgate", agent: new Agent({ connect: { socketPath: address } }) };
+}
+
+type Params = Record<string, string>;
+
+/** A connection to one service, acting as one principal (the token's). */
+export class Arrowgate {
+  readonly address: string;
+  private readonly base: string;
+  private readonly agent: Agent;
+  private readonly token: string | undefined;
+  private readonly owner: boolean;
+
+  constructor(address: string, token?: string, shared?: { base: string; agent: Agent }) {
+    this.address = address;
+    const d = shared ?? dispatcherFor(address);
+    this.base = d.base;
+    this.agent = d.agent;
+    this.token = token;
+    this.owner = shared === undefined;
+  }
+
+  /** The same service, with another principal's token (sharing the connection pool). */
+  as(token: string): Arrowgate {
+    return new Arrowgate(this.address, token, { base: this.base, agent: this.agent });
+  }
+
+  /** Close the connections (only the client that opened them does). */
+  async close(): Promise<void> {
+    if (this.owner) await this.agent.close();
+  }
+
+  /**
+   * One typed request: `path` is a route of the OpenAPI document, `{name}`
+   * parts filled from `params` (escaped, so an id never walks to another route).
+   */
+  async request<P extends keyof paths, M extends Method>(
+    method: M, path: P,
+    options: { params?: Params; query?: Params; body?: RequestBody<P, M> } = {},
+  ): Promise<Answer<P, M>> {
+    const filled = String(path).replace(/\{(\w+)\}/g, (_, name: string) => {
+      const value = options.params?.[name];
+      if (value === undefined) throw new Error(`${String(path)}: no value for {${name}}`);
+      return encodeURIComponent(value);
+    });
+    const query = options.query ? `?${new URLSearchParams(options.query).toString()}` : "";
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      headers["content-type"] = "application/json";
+      body = JSON.stringify(options.body);
+    }
+    const response = await fetch(`${this.base}${filled}${query}`, {
+      method: method.toUpperCase(), headers, body, dispatcher: this.agent,
+    });
+    const text = await response.text();
+    let data: unknown = undefined;
+    if (text) {
+      try {
+        data = JSON.parse(text);
+      } catch {
+        data = undefined;
+      }
+    }
+    if (!response.ok) {
+      const problem = (typeof data === "object" && data !== null ? data : {}) as Problem;
+      throw new ArrowgateError({ ...problem, status: response.status });
+    }
+    return data as Answer<P, M>;
+  }
+
+  /** `GET /v1/health` (needs no token). */
+  health(): Promise<Answer<"/v1/health", "get">> {
+    return this.request("get", "/v1/health");
+  }
+
+  /** Mint a token for `card:<id>` or `agent:<id>` (operator). */
+  mintToken(principal: string): Promise<Answer<"/v1/tokens", "post">> {
+    return this.request("post", "/v1/tokens", { body: { principal } });
+  }
+
+  /** Create a workspace with its absolute project folder (operator). */
+  createWorkspace(body: RequestBody<"/v1/workspaces", "post">):
+      Promise<Answer<"/v1/workspaces", "post">> {
+    return this.request("post", "/v1/workspaces", { body });
+  }
+
+  /** Put a node on a workspace's canvas (operator). */
+  addNode(ws: string, node: NodeBody): Promise<Answer<"/v1/workspaces/{ws}/nodes", "post">> {
+    return this.request("post", "/v1/workspaces/{ws}/nodes", { params: { ws }, body: node });
+  }
+
+  /** Draw an arrow: consent for data between two nodes (operator). */
+  addArrow(ws: string, arrow: ArrowBody): Promise<Answer<"/v1/workspaces/{ws}/arrows", "post">> {
+    return this.request("post", "/v1/workspaces/{ws}/arrows", { params: { ws }, body: arrow });
+  }
+
+  /** Offer a package: its manifest and files (path → text). */
+  offer(body: RequestBody<"/v1/packages", "post">): Promise<Answer<"/v1/packages", "post">> {
+    return this.request("post", "/v1/packages", { body });
+  }
+
+  /** The install review a person reads before installing (its `hash` is what install names). */
+  async review(name: string): Promise<Review> {
+    const answer: unknown = await this.request("get", "/v1/packages/{name}/review",
+      { params: { name } });
+    if (!isReview(answer)) throw new Error(`the review of ${name} has no hash and lines`);
+    return answer;
+  }
+
+  /** Install with the hash of the review the person saw (operator). */
+  install(name: string, body: RequestBody<"/v1/packages/{name}/install", "post">):
+      Promise<Answer<"/v1/packages/{name}/install", "post">> {
+    return this.request("post", "/v1/packages/{name}/install", { params: { name }, body });
+  }
+
+  /** A card's call; the Decision (a refusal is a value, never thrown). */
+  call(body: CallBody): Promise<Decision> {
+    return this.request("post", "/v1/calls", { body });
+  }
+
+  /** Held prompts, each with its whole text and SHA-256. */
+  holds(): Promise<Answer<"/v1/holds", "get">> {
+    return this.request("get", "/v1/holds");
+  }
+
+  /** Approve a held prompt by the SHA-256 of the text the person was shown (operator). */
+  approveHold(id: string, textSha256: string):
+      Promise<Answer<"/v1/holds/{prompt_id}/approve", "post">> {
+    return this.request("post", "/v1/holds/{prompt_id}/approve",
+      { params: { prompt_id: id }, body: { text_sha256: textSha256 } });
+  }
+
+  /** A prompt and its state on the arrow. */
+  prompt(id: string): Promise<Answer<"/v1/prompts/{prompt_id}", "get">> {
+    return this.request("get", "/v1/prompts/{prompt_id}", { params: { prompt_id: id } });
+  }
+}

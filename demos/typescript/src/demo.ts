@@ -1,0 +1,152 @@
+/**
+ * The demo's story, played through `arrowgate serve` by a TypeScript app.
+ *
+ *   node dist/src/demo.js                      start a fresh service and play
+ *   node dist/src/demo.js --service ADDRESS --token-file PATH   use a running one
+ */
+import { createHash } from "node:crypto";
+import { mkdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Arrowgate, type Decision } from "./client.js";
+import { serve } from "./serve.js";
+
+/** What the story saw, for the tests. */
+export interface Story {
+  refused: Decision; //: the prompt to an agent with no arrow from the card
+  accepted: Decision[]; //: the prompts inside the rate limit (the last one held)
+  limited: Decision; //: the 7th prompt of the minute
+  held: { id: string; text: string; text_sha256: string };
+  approved: unknown; //: the held prompt's decision after the operator's approval
+  ran: Decision; //: a command on the terminal
+}
+
+const MANIFEST = {
+  name: "demo.standup",
+  version: "1.0.0",
+  permissions: { "agents.prompt": {}, "agents.output": {}, "terminals.write": {} },
+  tools: ["summarize_standup"],
+  ports: { inputs: [], outputs: ["out"] },
+};
+
+function line(d: Decision): string {
+  const extra = d.retry_after != null ? ` (retry_after ${d.retry_after.toFixed(1)} s)` : "";
+  return d.code ? `${d.outcome}: ${d.code} ${d.reason ?? ""}${extra}`.trimEnd()
+    : `${d.outcome}${d.prompt ? ` (prompt ${d.prompt})` : ""}`;
+}
+
+/**
+ * Play the story: a workspace; the card `standup` wired to the agent `claude`
+ * and the terminal `shell`; a refusal for want of an arrow (to `codex`); the
+ * rate limit (6 prompts a minute, the 7th RATE_LIMITED with retry_after);
+ * a prompt to the dangerous-mode agent `yolo` held, then approved by the
+ * operator with the SHA-256 of the text shown.
+ */
+export async function playStory(operator: Arrowgate, folder: string,
+  say: (text: string) => void = console.log): Promise<Story> {
+  const health = await operator.health();
+  say(`service: ${operator.address} (${JSON.stringify(health)})`);
+
+  const project = join(folder, "project");
+  await mkdir(project, { recursive: true });
+  await operator.createWorkspace({ id: "demo", folder: project });
+  say("workspace demo");
+
+  const files = { "manifest.json": JSON.stringify(MANIFEST), "index.js": "// the stand-up card\n" };
+  await operator.offer({ manifest: MANIFEST, files });
+  const review = await operator.review("demo.standup");
+  say(`review of demo.standup (${review.hash}):`);
+  for (const text of review.lines) say(`  ${text}`);
+  await operator.install("demo.standup", { grant: "required", review_hash: review.hash });
+  say("installed demo.standup with its required permissions");
+
+  for (const node of [
+    { id: "standup", type: "card", package: "demo.standup" },
+    { id: "claude", type: "agent", name: "Claude", tool: "claude-code" },
+    { id: "codex", type: "agent", name: "Codex", tool: "codex" },
+    { id: "yolo", type: "agent", name: "YOLO", tool: "claude-code", dangerous: true },
+    { id: "shell", type: "terminal", name: "shell", shell: "bash" },
+  ] as const) {
+    await operator.addNode("demo", { ...node });
+  }
+  for (const [id, to] of [["standup-claude", "claude"], ["standup-shell", "shell"],
+    ["standup-yolo", "yolo"]] as const) {
+    await operator.addArrow("demo", { id, from: "standup", to });
+  }
+  say("canvas: standup -> claude, standup -> shell, standup -> yolo (dangerous); codex unwired");
+
+  // From here on the app acts as the card: its token can do nothing else.
+  const minted = await operator.mintToken("card:standup");
+  const card = operator.as(minted.token);
+
+  const ran = await card.call({ card: "standup", call: "terminals.run", target: "shell",
+    args: { command: "echo stand-up at 10:00" } });
+  say(`standup runs a command on shell: ${line(ran)}`);
+
+  const refused = await card.call({ card: "standup", call: "agents.prompt", target: "codex",
+    args: { text: "Summarise yesterday's commits." } });
+  say(`standup prompts codex (no arrow): ${line(refused)}`);
+  say(`  ${refused.message}`);
+
+  const accepted: Decision[] = [];
+  for (let i = 1; i <= 5; i++) {
+    const d = await card.call({ card: "standup", call: "agents.prompt", target: "claude",
+      args: { text: `Stand-up question ${i}: what changed?` } });
+    accepted.push(d);
+    say(`standup prompts claude #${i}: ${line(d)}`);
+  }
+  const text = "Deploy the release branch to production.\nThen post the changelog.";
+  const held = await card.call({ card: "standup", call: "agents.prompt", target: "yolo",
+    args: { text } });
+  accepted.push(held);
+  say(`standup prompts yolo #6 (dangerous mode): ${line(held)}`);
+  const limited = await card.call({ card: "standup", call: "agents.prompt", target: "claude",
+    args: { text: "One more?" } });
+  say(`standup prompts claude #7: ${line(limited)}`);
+
+  const holds = await operator.holds();
+  const hold = holds.find((h) => h.id === held.prompt);
+  if (!hold) throw new Error(`the prompt ${held.prompt} is not among the holds`);
+  say(`held for a person: prompt ${hold.id} from ${hold.card} to ${hold.agent}; the whole text:`);
+  for (const text of hold.text.split("\n")) say(`  | ${JSON.stringify(text).slice(1, -1)}`);
+  // The digest of the text shown to the person, computed here, not taken from the service.
+  const digest = createHash("sha256").update(hold.text, "utf8").digest("hex");
+  const approved = await operator.approveHold(hold.id, digest);
+  say(`operator approves with sha256 ${digest.slice(0, 16)}…: ${line(approved as Decision)}`);
+  return { refused, accepted, limited, held: hold, approved, ran };
+}
+
+async function main(argv: string[]): Promise<number> {
+  const option = (name: string): string | undefined => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : undefined;
+  };
+  const address = option("--service");
+  if (address) {
+    const tokenFile = option("--token-file");
+    if (!tokenFile) throw new Error("--service needs --token-file (the operator token)");
+    const operator = new Arrowgate(address, (await readFile(tokenFile, "utf8")).trim());
+    try {
+      await playStory(operator, option("--folder") ?? process.cwd());
+    } finally {
+      await operator.close();
+    }
+    return 0;
+  }
+  const served = await serve();
+  const operator = new Arrowgate(served.address, served.token);
+  try {
+    await playStory(operator, served.folder);
+  } finally {
+    await operator.close();
+    await served.stop();
+  }
+  return 0;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  main(process.argv.slice(2)).then((code) => { process.exitCode = code; }, (err: unknown) => {
+    console.error(err instanceof Error ? err.message : err);
+    process.exitCode = 1;
+  });
+}

@@ -1,0 +1,107 @@
+/**
+ * End to end: a real `arrowgate serve` (temp database), the demo's story
+ * through it, on a Unix socket and on a loopback port.
+ */
+import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { after, before, describe, it } from "node:test";
+import { Arrowgate, ArrowgateError } from "../src/client.js";
+import { playStory, type Story } from "../src/demo.js";
+import { serve, type Served } from "../src/serve.js";
+
+describe("the demo's story over the Unix socket", () => {
+  let served: Served;
+  let operator: Arrowgate;
+  let story: Story;
+  const lines: string[] = [];
+
+  before(async () => {
+    served = await serve();
+    operator = new Arrowgate(served.address, served.token);
+    story = await playStory(operator, served.folder, (text) => lines.push(text));
+  });
+  after(async () => {
+    await operator?.close();
+    const code = await served?.stop();
+    assert.equal(code, 0, `serve exited ${code}:\n${served?.output()}`);
+  });
+
+  it("runs a command on the wired terminal", () => {
+    assert.equal(story.ran.outcome, "ok");
+  });
+
+  it("refuses a prompt to an agent the card has no arrow to", () => {
+    assert.equal(story.refused.outcome, "denied");
+    assert.equal(story.refused.code, "PERMISSION_DENIED");
+    assert.equal(story.refused.reason, "not-connected");
+  });
+
+  it("accepts six prompts a minute and refuses the seventh with retry_after", () => {
+    assert.deepEqual(story.accepted.map((d) => d.outcome),
+      ["queued", "queued", "queued", "queued", "queued", "held"]);
+    assert.equal(story.limited.outcome, "rate-limited");
+    assert.equal(story.limited.code, "RATE_LIMITED");
+    const retry = story.limited.retry_after;
+    assert.ok(typeof retry === "number" && retry > 0 && retry <= 60, `retry_after ${retry}`);
+  });
+
+  it("holds the dangerous-mode prompt until the operator approves its digest", () => {
+    assert.equal(story.held.text, "Deploy the release branch to production.\nThen post the changelog.");
+    assert.equal(story.held.text_sha256,
+      createHash("sha256").update(story.held.text, "utf8").digest("hex"));
+    assert.equal((story.approved as { outcome: string }).outcome, "queued");
+  });
+
+  it("leaves no hold behind, and the prompt shows its state", async () => {
+    assert.deepEqual(await operator.holds(), []);
+    const prompt = await operator.prompt(story.held.id);
+    assert.ok(["queued", "delivered"].includes(prompt.state), prompt.state);
+  });
+
+  it("narrates every step", () => {
+    const text = lines.join("\n");
+    for (const part of ["workspace demo", "not-connected", "RATE_LIMITED", "held", "approves"]) {
+      assert.ok(text.includes(part), `${part} missing from:\n${text}`);
+    }
+  });
+
+  it("refuses a stale digest with 409 and changes nothing", async () => {
+    const card = operator.as((await operator.mintToken("card:standup")).token);
+    // The rate window is full; a fresh card of the same package has its own.
+    await operator.addNode("demo", { id: "standup2", type: "card", package: "demo.standup" });
+    await operator.addArrow("demo", { id: "standup2-yolo", from: "standup2", to: "yolo" });
+    const card2 = operator.as((await operator.mintToken("card:standup2")).token);
+    const held = await card2.call({ card: "standup2", call: "agents.prompt", target: "yolo",
+      args: { text: "rm -rf build/" } });
+    assert.equal(held.outcome, "held");
+    const wrong = createHash("sha256").update("something else").digest("hex");
+    await assert.rejects(operator.approveHold(held.prompt ?? "", wrong),
+      (err: unknown) => err instanceof ArrowgateError && err.status === 409
+        && err.reason === "stale");
+    assert.deepEqual((await operator.holds()).map((h) => h.id), [held.prompt]);
+    // A card's token cannot approve, whatever it sends.
+    await assert.rejects(card.approveHold(held.prompt ?? "", createHash("sha256")
+      .update("rm -rf build/").digest("hex")),
+      (err: unknown) => err instanceof ArrowgateError && err.status === 403);
+  });
+});
+
+describe("the service on a loopback port", () => {
+  it("answers health and a call's Decision over TCP", async () => {
+    const served = await serve({ tcp: true });
+    const operator = new Arrowgate(served.address, served.token);
+    try {
+      assert.equal((await operator.health()).status, "ok");
+      const d = await operator.call({ card: "ghost", call: "agents.list" });
+      assert.equal(d.outcome, "denied");
+      assert.equal(d.code, "CARD_UNKNOWN");
+      await assert.rejects(new Arrowgate(served.address).holds(),
+        (err: unknown) => err instanceof ArrowgateError && err.status === 401);
+      await assert.rejects(new Arrowgate(served.address, "not-a-token").holds(),
+        (err: unknown) => err instanceof ArrowgateError && err.status === 401);
+    } finally {
+      await operator.close();
+      assert.equal(await served.stop(), 0);
+    }
+  });
+});

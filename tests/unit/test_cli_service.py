@@ -1,0 +1,184 @@
+"""The write verbs through a running ``arrowgate serve`` (``--service``), on its socket and TCP."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import queue
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from engine.cli import main
+from engine.operator import OperatorCheck
+
+MANIFEST = {"name": "acme.prompter", "version": "1.0.0",
+            "permissions": {"agents.prompt": {}, "clipboard.write": {"optional": True}}}
+
+
+def _start(tmp_path: Path, *listen: str) -> tuple[subprocess.Popen[str], Path]:
+    db = tmp_path / "ag.db"
+    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "serve", "--db", str(db),
+                             *listen], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            stdin=subprocess.DEVNULL, text=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:
+        # Drain the service's output for its whole life, so a full pipe never blocks it.
+        assert proc.stdout is not None
+        try:
+            for line in proc.stdout:
+                lines.put(line)
+        finally:
+            proc.stdout.close()  # here, by its only reader, once the service has ended
+            lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    seen: list[str] = []
+    while True:
+        try:
+            # A bound on a hang, not a timing assertion: a healthy start takes seconds.
+            line = lines.get(timeout=180)
+        except queue.Empty:
+            line = None
+        if line is None:
+            _stop(proc)
+            pytest.fail("arrowgate serve did not say ready:\n" + "".join(seen))
+        seen.append(line)
+        if line.strip() == "ready":
+            return proc, Path(f"{db}.operator-token")
+
+
+def _stop(proc: subprocess.Popen[str]) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture
+def service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
+    """A service on a socket in a private folder; a person operates this process."""
+    monkeypatch.setattr("engine.cli_write.operator_check", lambda: OperatorCheck(True))
+    sock = tmp_path / "run" / "serve.sock"
+    proc, token = _start(tmp_path, "--socket", str(sock))
+    try:
+        yield str(sock), token
+    finally:
+        _stop(proc)
+
+
+def run(capsys, service: tuple[str, Path], *argv: str) -> tuple[int, str, str]:
+    """main(argv + --service + --token-file) → (exit code, stdout, stderr)."""
+    code = main([*argv, "--service", service[0], "--token-file", str(service[1])])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_every_write_verb_through_the_socket(service, tmp_path, capsys) -> None:
+    """Workspace, package, nodes, arrows, calls, holds: the same verbs, through the service."""
+    folder = tmp_path / "acme.prompter"
+    folder.mkdir()
+    (folder / "manifest.json").write_text(json.dumps(MANIFEST))
+    (folder / "index.js").write_text("// card\n")
+    assert run(capsys, service, "workspace", "add", "w1", str(tmp_path / "proj"))[0] == 0
+    code, out, err = run(capsys, service, "package", "offer", str(folder), "--json")
+    assert code == 0, err
+    assert json.loads(out)["package"] == "acme.prompter"
+    code, out, err = run(capsys, service, "package", "review", "acme.prompter", "--json")
+    assert code == 0, err
+    review_hash = json.loads(out)["hash"]
+    code, _, err = run(capsys, service, "package", "install", "acme.prompter", "--review-hash",
+                       "sha256:" + "0" * 64)
+    assert code == 1 and "stale" in err
+    code, _, err = run(capsys, service, "package", "install", "acme.prompter", "--review-hash",
+                       review_hash)
+    assert code == 0, err
+    for argv in (["c1", "card", "--set", "package=acme.prompter"],
+                 ["a1", "agent", "--set", "name=A1"],
+                 ["yolo", "agent", "--set", "name=YOLO", "--set", "dangerous=true"]):
+        code, _, err = run(capsys, service, "node", "add", "w1", *argv)
+        assert code == 0, err
+    code, out, _ = run(capsys, service, "call", "c1", "agents.prompt", "a1", "--args",
+                       '{"text": "hi"}', "--json")
+    assert code == 1 and json.loads(out)["reason"] == "not-connected"
+    for arrow in (["e1", "c1", "a1"], ["ey", "c1", "yolo"]):
+        code, _, err = run(capsys, service, "arrow", "add", "w1", *arrow)
+        assert code == 0, err
+    code, out, _ = run(capsys, service, "call", "c1", "agents.prompt", "a1", "--args",
+                       '{"text": "hi"}', "--json")
+    assert code == 0 and json.loads(out)["outcome"] == "queued"
+    code, out, _ = run(capsys, service, "call", "c1", "agents.prompt", "yolo", "--args",
+                       '{"text": "deploy\\u001b[2J"}', "--json")
+    assert code == 0 and json.loads(out)["outcome"] == "held"
+    code, out, _ = run(capsys, service, "hold", "list", "--json")
+    (hold,) = json.loads(out)
+    assert hold["text"] == "deploy\x1b[2J"
+    code, _, err = run(capsys, service, "hold", "approve", hold["id"], "--sha256",
+                       hashlib.sha256(b"other").hexdigest())
+    assert code == 1 and "stale" in err
+    code, out, err = run(capsys, service, "hold", "approve", hold["id"], "--sha256",
+                         hashlib.sha256("deploy\x1b[2J".encode()).hexdigest(), "--json")
+    assert code == 0 and json.loads(out)["outcome"] == "queued", err
+    v2 = tmp_path / "v2"
+    v2.mkdir()
+    (v2 / "manifest.json").write_text(json.dumps({**MANIFEST, "version": "1.1.0"}))
+    code, out, err = run(capsys, service, "package", "offer", str(v2), "--json")
+    assert code == 0 and json.loads(out)["state"] == "pending", err
+    code, out, err = run(capsys, service, "package", "approve", "acme.prompter",
+                         "--review-hash", json.loads(out)["hash"], "--json")
+    assert code == 0 and json.loads(out)["package"] == "acme.prompter", err
+    assert run(capsys, service, "package", "grant", "acme.prompter", "clipboard.write")[0] == 0
+    assert run(capsys, service, "package", "revoke", "acme.prompter", "clipboard.write")[0] == 0
+    code, out, _ = run(capsys, service, "node", "set", "a1", "--set", "dangerous=true",
+                       "--json")
+    assert code == 0 and json.loads(out)["dangerous"] is True
+    assert run(capsys, service, "arrow", "remove", "e1")[0] == 0
+    assert run(capsys, service, "node", "remove", "a1")[0] == 0
+    code, out, _ = run(capsys, service, "hold", "list")
+    assert (code, out.strip()) == (0, "no held prompts")
+
+
+def test_a_wrong_token_is_a_refusal(service, tmp_path, capsys) -> None:
+    """401 from the service: exit 1, the problem's message on stderr."""
+    bad = tmp_path / "bad-token"
+    bad.write_text("not-a-token\n")
+    code, out, err = run(capsys, (service[0], bad), "hold", "list")
+    assert code == 1 and out == "" and "UNAUTHENTICATED" in err
+
+
+def test_no_service_at_the_address_is_exit_2(tmp_path, capsys) -> None:
+    """Nothing listens on the socket: exit 2 naming the address."""
+    token = tmp_path / "t"
+    token.write_text("x")
+    code, _, err = run(capsys, (str(tmp_path / "none.sock"), token), "hold", "list")
+    assert code == 2 and "cannot reach the service" in err
+
+
+def test_verbs_over_loopback_tcp(tmp_path, capsys, monkeypatch) -> None:
+    """--service http://127.0.0.1:PORT works like the socket."""
+    monkeypatch.setattr("engine.cli_write.operator_check", lambda: OperatorCheck(True))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc, token = _start(tmp_path, "--listen", f"127.0.0.1:{port}")
+    try:
+        service = (f"http://127.0.0.1:{port}", token)
+        assert run(capsys, service, "workspace", "add", "w1", str(tmp_path))[0] == 0
+        code, out, _ = run(capsys, service, "node", "add", "w1", "n1", "note", "--json")
+        assert code == 0 and json.loads(out)["id"] == "n1"
+        code, _, err = run(capsys, service, "node", "add", "w1", "n1", "note")
+        assert code == 2 and "n1" in err
+    finally:
+        _stop(proc)
