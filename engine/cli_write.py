@@ -678,7 +678,8 @@ def _common(p: argparse.ArgumentParser) -> None:
 def register(sub: Any) -> None:
     """Add the write verbs (node, arrow, package, call, hold) to the command line."""
     workspace = sub.add_parser("workspace", help="create a workspace")
-    acts = workspace.add_subparsers(dest="action", required=True)
+    acts = workspace.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                help="what to do; `--help` after it explains each")
     p = acts.add_parser("add", help="create a workspace with its project folder (operator)")
     p.add_argument("id", help="the new workspace's id")
     p.add_argument("folder", help="its project folder (made absolute)")
@@ -686,7 +687,8 @@ def register(sub: Any) -> None:
                    help='settings as a JSON object, e.g. {"card_cap": 50}')
     _common(p)
     node = sub.add_parser("node", help="add, change or remove a node on a canvas")
-    acts = node.add_subparsers(dest="action", required=True)
+    acts = node.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                help="what to do; `--help` after it explains each")
     p = acts.add_parser("add", help="put a node on a workspace's canvas (operator)")
     p.add_argument("workspace", help="the workspace id")
     p.add_argument("id", help="the new node's id")
@@ -705,7 +707,8 @@ def register(sub: Any) -> None:
     _common(p)
 
     arrow = sub.add_parser("arrow", help="draw or remove an arrow")
-    acts = arrow.add_subparsers(dest="action", required=True)
+    acts = arrow.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                help="what to do; `--help` after it explains each")
     p = acts.add_parser("add", help="draw an arrow between two nodes (operator)")
     p.add_argument("workspace", help="the workspace both nodes are in")
     p.add_argument("id", help="the new arrow's id")
@@ -719,7 +722,8 @@ def register(sub: Any) -> None:
     _common(p)
 
     package = sub.add_parser("package", help="offer, review, install, grant, revoke, approve")
-    acts = package.add_subparsers(dest="action", required=True)
+    acts = package.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                help="what to do; `--help` after it explains each")
     p = acts.add_parser("offer", help="offer the package in a folder with a manifest.json")
     p.add_argument("folder", help="the package folder")
     _common(p)
@@ -757,7 +761,8 @@ def register(sub: Any) -> None:
     _common(p)
 
     hold = sub.add_parser("hold", help="list, approve or reject held prompts")
-    acts = hold.add_subparsers(dest="action", required=True)
+    acts = hold.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                help="what to do; `--help` after it explains each")
     p = acts.add_parser("list", help="held prompts with their whole text and its SHA-256")
     _common(p)
     p = acts.add_parser("approve", help="show the whole text and approve it by its SHA-256 "

@@ -92,6 +92,7 @@ def test_every_write_verb_through_the_socket(service, tmp_path, capsys) -> None:
     folder.mkdir()
     (folder / "manifest.json").write_text(json.dumps(MANIFEST))
     (folder / "index.js").write_text("// card\n")
+    (tmp_path / "proj").mkdir(exist_ok=True)  # a workspace folder must exist
     assert run(capsys, service, "workspace", "add", "w1", str(tmp_path / "proj"))[0] == 0
     code, out, err = run(capsys, service, "package", "offer", str(folder), "--json")
     assert code == 0, err
