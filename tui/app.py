@@ -18,7 +18,10 @@ from typing import Any, ClassVar, TypeVar
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.driver import Driver
+from textual.notifications import SeverityLevel
 from textual.reactive import reactive
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from engine import ConsentError, Engine, Event
@@ -27,11 +30,13 @@ from engine.operator import OperatorCheck, operator_check
 from .commands import ArrowgateCommands
 from .messages import EngineChanged
 from .screens.arrow_log import ArrowLogScreen
+from .screens.base import STORE_ERRORS
 from .screens.canvas import CanvasScreen
 from .screens.grants import GrantsScreen
 from .screens.help import HelpScreen
 from .screens.holds import HoldsScreen
 from .screens.review import ReviewScreen
+from .text import plain, visible
 
 __all__ = ["ArrowgateApp"]
 
@@ -50,6 +55,8 @@ class ArrowgateApp(App[int]):
         keymap: binding id → keys, applied over the defaults.
         start: the screen to open on (``canvas``, ``log``, ``holds``, ``grants``).
         review: a package to show the install review of at start.
+        driver_class: Textual's driver (`tui.tty.terminal_driver` reads keys
+            from the terminal when standard input is not one).
     """
 
     TITLE = "arrowgate"
@@ -70,6 +77,12 @@ class ArrowgateApp(App[int]):
                 tooltip="Every key binding and its id"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit", tooltip="Leave arrowgate",
                 priority=True),
+        # Quitting always works, also read-only and with input from /dev/tty: q where
+        # no text box takes the key, ctrl+c everywhere (Textual's default only hints).
+        Binding("q", "quit", "Quit", show=False, id="app.quit_q",
+                tooltip="Leave arrowgate (where no text box has the focus)"),
+        Binding("ctrl+c", "quit", "Quit", show=False, id="app.quit_ctrl_c", priority=True,
+                tooltip="Leave arrowgate"),
     ]
 
     pending_holds: reactive[int] = reactive(0)
@@ -77,8 +90,9 @@ class ArrowgateApp(App[int]):
     def __init__(self, engine: Engine, *, db_path: str | None = None,
                  operator: Callable[[], OperatorCheck] = operator_check,
                  keymap: dict[str, str] | None = None, start: str = "canvas",
-                 review: str | None = None) -> None:
-        super().__init__()
+                 review: str | None = None,
+                 driver_class: type[Driver] | None = None) -> None:
+        super().__init__(driver_class=driver_class)
         self.engine = engine
         path = db_path or _db_file(engine)
         if path is None:
@@ -133,7 +147,34 @@ class ArrowgateApp(App[int]):
             screen.post_message(EngineChanged(message.what))
 
     def _count_holds(self) -> None:
-        self.pending_holds = len(self.engine.prompts(state="held"))
+        try:
+            self.pending_holds = len(self.engine.prompts(state="held"))
+        except STORE_ERRORS as exc:
+            self.store_failed(exc)
+
+    def store_failed(self, exc: BaseException) -> None:
+        """The database cannot be read (removed, replaced, corrupted): say so, stay up."""
+        self.notify(f"the database {self.db_path} cannot be read: {exc}. What is shown may "
+                    "be out of date; consent actions fail until it is readable again.",
+                    title="Database error", severity="error", timeout=15)
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """A toast; its text is never markup and its control characters are made visible.
+
+        Messages carry card, package and host names and engine errors quoting
+        them; ``markup`` is accepted for Textual's signature and ignored.
+        """
+        super().notify(visible(message), title=visible(title), severity=severity,
+                       timeout=timeout, markup=False)
+
+    def set_read_only(self, reason: str) -> None:
+        """The operator check refused: hide and disable every consent key from now on."""
+        self.operator_refusal = reason
+        for screen in self.screen_stack:
+            screen.refresh_bindings()
+            for banner in screen.query("#operator-banner").results(Static):
+                banner.update(plain("read-only: " + reason))
 
     @on(Worker.StateChanged)
     def _worker_failed(self, event: Worker.StateChanged) -> None:
@@ -156,7 +197,7 @@ class ArrowgateApp(App[int]):
         """
         check = self.operator()
         if not check.ok:
-            self.operator_refusal = check.reason
+            self.set_read_only(check.reason)
             self.notify(f"{what}: refused — {check.reason}", title="Not operated by a person",
                         severity="error", timeout=15)
             return None
@@ -164,6 +205,9 @@ class ArrowgateApp(App[int]):
             result = await action()
         except ConsentError as exc:
             self.notify(exc.message, title=f"{what}: refused", severity="error", timeout=10)
+            return None
+        except STORE_ERRORS as exc:
+            self.store_failed(exc)
             return None
         self.post_message(EngineChanged(what))
         return result

@@ -16,7 +16,7 @@ from typing import Any
 
 from engine import Engine
 
-__all__ = ["keymap_path", "launch", "register"]
+__all__ = ["exit_status", "keymap_path", "launch", "register"]
 
 
 def keymap_path() -> Path:
@@ -59,6 +59,7 @@ def _cmd_tui(args: argparse.Namespace) -> int:
     from engine.cli import _read_manifest, db_path
 
     from .app import ArrowgateApp
+    from .tty import terminal_driver
 
     path = db_path(args, create=True)
     keymap = _keymap()
@@ -77,8 +78,9 @@ def _cmd_tui(args: argparse.Namespace) -> int:
                                 else "canvas")
         if args.demo and "demo" not in engine.state.workspaces:
             raise SystemExit("arrowgate: no demo canvas yet; run `arrowgate demo` first")
-        app = ArrowgateApp(engine, keymap=keymap, start=start, review=review)
-        return int(await app.run_async() or 0)
+        app = ArrowgateApp(engine, keymap=keymap, start=start, review=review,
+                           driver_class=terminal_driver())
+        return exit_status(app, await app.run_async())
 
     try:
         return asyncio.run(run())
@@ -89,6 +91,16 @@ def _cmd_tui(args: argparse.Namespace) -> int:
 async def launch(engine: Engine) -> int:
     """Open the TUI on an engine already running (the demo, with its live drivers)."""
     from .app import ArrowgateApp
+    from .tty import terminal_driver
 
     start = "holds" if engine.prompts(state="held") else "canvas"
-    return int(await ArrowgateApp(engine, keymap=_keymap(), start=start).run_async() or 0)
+    app = ArrowgateApp(engine, keymap=_keymap(), start=start, driver_class=terminal_driver())
+    return exit_status(app, await app.run_async())
+
+
+def exit_status(app: Any, result: int | None) -> int:
+    """The process's exit status: non-zero when the app crashed, whatever it returned."""
+    code = app.return_code
+    if code:
+        return int(code)
+    return int(result or 0)

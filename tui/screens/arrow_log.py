@@ -18,6 +18,7 @@ from textual.widgets import Footer, Input, Static
 from engine import Verification
 from engine.logindex import LogFilter, LogIndex
 
+from ..text import plain
 from ..widgets.app_header import AppHeader
 from ..widgets.log_view import LogView
 from .base import EngineScreen
@@ -112,12 +113,12 @@ class ArrowLogScreen(EngineScreen):
         try:
             log_filter = parse_filter(text, self.engine.now())
         except ValueError as exc:
-            status.update(f"[red]filter not applied: {exc}[/red]")
+            status.update(plain(f"filter not applied: {exc}", style="red"))
             return False
         self.filter_text = text
         self.query_one("#filter", Input).value = text
         self.query_one(LogView).use(LogIndex(self.gate.db_path, log_filter))
-        status.update(f"showing: {text}" if text else "showing: every row")
+        status.update(plain(f"showing: {text}" if text else "showing: every row"))
         self.query_one(LogView).focus()
         return True
 
@@ -128,7 +129,7 @@ class ArrowLogScreen(EngineScreen):
     @on(LogView.CountChanged)
     def _count(self, event: LogView.CountChanged) -> None:
         shown = "every row" if not self.filter_text else self.filter_text
-        self.query_one("#filter-status", Static).update(f"{event.count:,} rows · {shown}")
+        self.query_one("#filter-status", Static).update(plain(f"{event.count:,} rows · {shown}"))
 
     @on(LogView.RowSelected)
     def _open(self, event: LogView.RowSelected) -> None:
@@ -175,7 +176,8 @@ class ArrowLogScreen(EngineScreen):
         if result is None:
             label.update("chain: verifying…")
         elif result.ok:
-            label.update(f"[green]chain ✓ verified: {result.rows:,} rows and the anchor[/green]")
+            label.update(plain(f"chain ✓ verified: {result.rows:,} rows and the anchor",
+                               style="green"))
         else:
-            label.update(f"[red]chain ✗ BROKEN: {result.problem} "
-                         f"(first bad row {result.first_bad})[/red]")
+            label.update(plain(f"chain ✗ BROKEN: {result.problem} "
+                               f"(first bad row {result.first_bad})", style="red"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import TYPE_CHECKING, cast
 
 from textual import on
@@ -15,7 +16,11 @@ from ..messages import EngineChanged
 if TYPE_CHECKING:
     from ..app import ArrowgateApp
 
-__all__ = ["EngineScreen", "row_key"]
+__all__ = ["STORE_ERRORS", "EngineScreen", "row_key"]
+
+#: What reading a database that was removed, replaced or corrupted under the
+#: app raises; shown as a message, never a crash.
+STORE_ERRORS = (sqlite3.Error, OSError)
 
 
 def row_key(table: DataTable[object]) -> str | None:
@@ -41,9 +46,20 @@ class EngineScreen(Screen[None]):
     def refresh_data(self) -> None:
         """Re-read what the screen shows (override)."""
 
+    def refresh_safely(self) -> None:
+        """`refresh_data`, showing a database that cannot be read as a message."""
+        try:
+            self.refresh_data()
+        except STORE_ERRORS as exc:
+            self.gate.store_failed(exc)
+
+    def consent_allowed(self) -> bool:
+        """False in read-only mode (the operator check refused): consent keys are hidden."""
+        return not self.gate.operator_refusal
+
     @on(EngineChanged)
     def _changed(self) -> None:
-        self.refresh_data()
+        self.refresh_safely()
 
     def on_screen_resume(self) -> None:
-        self.refresh_data()
+        self.refresh_safely()

@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from canvas import Arrow, Node
 from engine.reach import analyse
 
+from ..text import plain
 from ..widgets.app_header import AppHeader
 from .base import EngineScreen, row_key
 
@@ -73,11 +74,11 @@ class CanvasScreen(EngineScreen):
         nodes = sorted(self.engine.state.canvas.nodes(),
                        key=lambda n: (n.workspace, _KIND_ORDER.get(n.type, 9), n.id))
         title = self.query_one("#nodes-title", Static)
-        title.update(f"Nodes ({_NODE_ROWS:,} of {len(nodes):,}: agents and terminals first)"
-                     if len(nodes) > _NODE_ROWS else f"Nodes ({len(nodes)})")
+        title.update(plain(f"Nodes ({_NODE_ROWS:,} of {len(nodes):,}: agents and terminals first)"
+                     if len(nodes) > _NODE_ROWS else f"Nodes ({len(nodes)})"))
         for node in nodes[:_NODE_ROWS]:
-            table.add_row(node.type, node.id, _name(node), _status(node), node.workspace,
-                          key=node.id)
+            table.add_row(plain(node.type), plain(node.id), plain(_name(node)),
+                          plain(_status(node)), plain(node.workspace), key=node.id)
         if current is not None and current.id in table.rows:
             table.move_cursor(row=table.get_row_index(current.id))
         self._show_node()
@@ -97,8 +98,9 @@ class CanvasScreen(EngineScreen):
         for arrow in self.engine.state.canvas.arrows_of(node.id):
             carries = f"{arrow.from_port} → {arrow.to_port} (one way)" if arrow.is_port else \
                 "plain (either way)"
-            arrows.add_row(arrow.id, arrow.src, arrow.dst, carries, key=arrow.id)
-        reach.update("\n".join(self._reach_lines(node, preview)))
+            arrows.add_row(plain(arrow.id), plain(arrow.src), plain(arrow.dst), plain(carries),
+                           key=arrow.id)
+        reach.update(plain("\n".join(self._reach_lines(node, preview)), multiline=True))
 
     def _reach_lines(self, node: Node, preview: Arrow | None) -> list[str]:
         lines: list[str] = []

@@ -25,6 +25,8 @@ from textual.strip import Strip
 
 from engine.logindex import LogIndex
 
+from ..text import visible
+
 __all__ = ["LogView", "format_row"]
 
 PAGE = 200
@@ -41,15 +43,19 @@ _CURSOR = Style(reverse=True)
 def format_row(row: dict[str, Any]) -> list[tuple[str, Style | None]]:
     """The pieces of one log line: sequence, time (UTC), arrow, card → target, call, outcome."""
     stamp = time.strftime("%H:%M:%S", time.gmtime(float(row.get("t") or 0)))
-    why = " ".join(str(v) for v in (row.get("code"), row.get("reason")) if v)
-    payload = str(row.get("payload") or "").replace("\n", " ⏎ ")
+    # Every field may carry a card's or an agent's text: control characters
+    # are drawn, never sent (a Segment reaches the terminal as it is).
+    why = visible(" ".join(str(v) for v in (row.get("code"), row.get("reason")) if v))
+    payload = visible(str(row.get("payload") or "").replace("\n", " ⏎ "))
+    route = visible(f"{row.get('card') or '-'} → {row.get('target') or '-'}")
     return [
         (f"{row['seq']:>8} ", _DIM),
         (f"{stamp} ", None),
-        (f"{row.get('arrow') or '-':<18.18} ", Style(color="blue")),
-        (f"{(row.get('card') or '-') + ' → ' + (row.get('target') or '-'):<24.24} ", None),
-        (f"{row.get('call') or '':<18.18} ", None),
-        (f"{row.get('outcome') or '':<12}", _OUTCOME_STYLES.get(str(row.get("outcome")))),
+        (f"{visible(row.get('arrow') or '-'):<18.18} ", Style(color="blue")),
+        (f"{route:<24.24} ", None),
+        (f"{visible(row.get('call') or ''):<18.18} ", None),
+        (f"{visible(row.get('outcome') or ''):<12}",
+         _OUTCOME_STYLES.get(str(row.get("outcome")))),
         (f" {why:<28.28}", _DIM),
         (f" {payload}", None),
     ]
