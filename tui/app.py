@@ -12,12 +12,14 @@ the help are pushed over them.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, cast
 
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.command import CommandPalette
 from textual.driver import Driver
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
@@ -27,7 +29,7 @@ from textual.worker import Worker, WorkerState
 from engine import ConsentError, Engine, Event
 from engine.operator import OperatorCheck, operator_check
 
-from .commands import ArrowgateCommands
+from .commands import ArrowgateCommands, GuardedCommandPalette
 from .messages import EngineChanged
 from .screens.arrow_log import ArrowLogScreen
 from .screens.base import STORE_ERRORS
@@ -98,6 +100,9 @@ class ArrowgateApp(App[int]):
         if path is None:
             raise ValueError("the TUI needs an engine on a database file")
         self.db_path = path
+        #: Why the database file cannot be trusted any more (removed, replaced), or "".
+        self.store_problem = ""
+        self._db_identity = _identity(path)
         self.operator = operator
         self._start = start
         self._review = review
@@ -121,6 +126,7 @@ class ArrowgateApp(App[int]):
             self.set_keymap(self._keymap)
         self.switch_mode(self._start)
         self._count_holds()
+        self.set_interval(1.0, self.check_store_file)
         self.watch_store()
         self.run_engine_timers()
         if self._review is not None:
@@ -152,6 +158,24 @@ class ArrowgateApp(App[int]):
         except STORE_ERRORS as exc:
             self.store_failed(exc)
 
+    def check_store_file(self) -> None:
+        """Notice a database file removed or replaced under the app (once).
+
+        The engine's connection still reads and writes the old, unlinked file:
+        consent given now would be lost with it, so consent actions are refused
+        until the app is restarted on a database that exists.
+        """
+        if self.store_problem:
+            return
+        now = _identity(self.db_path)
+        if now == self._db_identity:
+            return
+        self.store_problem = (f"the database {self.db_path} was removed" if now is None else
+                              f"the database {self.db_path} was replaced by another file")
+        self.notify(f"{self.store_problem} while arrowgate was open. What is shown may be out "
+                    "of date and consent actions are refused; restart arrowgate.",
+                    title="Database error", severity="error", timeout=30)
+
     def store_failed(self, exc: BaseException) -> None:
         """The database cannot be read (removed, replaced, corrupted): say so, stay up."""
         self.notify(f"the database {self.db_path} cannot be read: {exc}. What is shown may "
@@ -177,9 +201,15 @@ class ArrowgateApp(App[int]):
                 banner.update(plain("read-only: " + reason))
 
     @on(Worker.StateChanged)
-    def _worker_failed(self, event: Worker.StateChanged) -> None:
-        """The one place worker errors surface."""
-        if event.state == WorkerState.ERROR and event.worker.error is not None:
+    def worker_failed(self, event: Worker.StateChanged) -> None:
+        """The one place worker errors surface.
+
+        A worker's state change does not bubble: screens and widgets forward
+        theirs here, so a failing read (a database gone bad) is never silent.
+        """
+        if event.state == WorkerState.ERROR and isinstance(event.worker.error, STORE_ERRORS):
+            self.store_failed(event.worker.error)
+        elif event.state == WorkerState.ERROR and event.worker.error is not None:
             self.notify(f"{event.worker.description or event.worker.name}: "
                         f"{event.worker.error}", title="Background task failed",
                         severity="error", timeout=10)
@@ -195,6 +225,10 @@ class ArrowgateApp(App[int]):
 
         Refusals (the operator check, or the engine's own) are shown, never raised.
         """
+        if self.store_problem:
+            self.notify(f"{what}: refused — {self.store_problem}", title="Database error",
+                        severity="error", timeout=15)
+            return None
         check = self.operator()
         if not check.ok:
             self.set_read_only(check.reason)
@@ -213,6 +247,11 @@ class ArrowgateApp(App[int]):
         return result
 
     # -- navigation -----------------------------------------------------------
+    def action_command_palette(self) -> None:
+        """The command palette, guarded against Textual's fast-typing errors."""
+        if self.use_command_palette and not CommandPalette.is_open(cast("App[object]", self)):
+            self.push_screen(GuardedCommandPalette(id="--command-palette"))
+
     def action_help(self) -> None:
         """Show every binding of the app and the current screen."""
         if not isinstance(self.screen, HelpScreen):
@@ -224,6 +263,15 @@ class ArrowgateApp(App[int]):
         screen = self.screen
         if isinstance(screen, ArrowLogScreen):
             screen.apply_filter(" ".join(f"{k}:{v}" for k, v in filters.items()))
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """The file's device and inode, or None when it is gone."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _db_file(engine: Engine) -> str | None:

@@ -4,10 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.command import CommandList, CommandPalette, DiscoveryHit, Hit, Hits, Provider
+from textual.message import Message
+from textual.widgets.option_list import DuplicateID, OptionDoesNotExist
 
-__all__ = ["ArrowgateCommands", "COMMANDS"]
+__all__ = ["COMMANDS", "ArrowgateCommands", "GuardedCommandPalette"]
+
+#: What Textual's option list raises when typing outruns its updates.
+_PALETTE_ERRORS = (DuplicateID, OptionDoesNotExist, IndexError)
 
 #: (name, help, mode to switch to or None, action to run on that screen or app).
 COMMANDS: tuple[tuple[str, str, str | None, str], ...] = (
@@ -60,3 +66,31 @@ class ArrowgateCommands(Provider):
             if score > 0:
                 yield Hit(score, matcher.highlight(name), self._runner(mode, action),
                           help=help_text)
+
+
+class GuardedCommandPalette(CommandPalette):
+    """Textual's palette, guarded against its option list's errors on fast typing.
+
+    Typing fast in the palette can hand Textual's `OptionList` a batch of
+    results that no longer fits the list (duplicate ids, an index past the
+    end; textual issue 3714), which would end the app. Here such an error
+    empties the list, which the next key press fills again.
+    """
+
+    def _refresh_command_list(self, command_list: CommandList, commands: list[Any],
+                              clear_current: bool) -> None:
+        try:
+            super()._refresh_command_list(command_list, commands, clear_current)
+        except _PALETTE_ERRORS:
+            self._reset(command_list)
+
+    async def _on_message(self, message: Message) -> None:
+        try:
+            await super()._on_message(message)
+        except _PALETTE_ERRORS:
+            self._reset(self.query_one(CommandList))
+
+    def _reset(self, command_list: CommandList) -> None:
+        command_list.clear_options()
+        self._list_visible = False
+        self._hit_count = 0

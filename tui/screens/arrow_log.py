@@ -167,8 +167,9 @@ class ArrowLogScreen(EngineScreen):
             result = Verification(bool(data["ok"]), int(data["rows"]), data["first_bad"],
                                   str(data["problem"]))
         except (ValueError, KeyError, TypeError):
-            result = Verification(False, 0, None, "the verifier failed: "
-                                  + err.decode(errors="replace").strip()[-200:])
+            # The last line of a traceback is the error itself.
+            lines = err.decode(errors="replace").strip().splitlines() or ["no output"]
+            result = Verification(False, 0, None, "the verifier failed: " + lines[-1][-200:])
         self._verified(result)
 
     def _verified(self, result: Verification | None) -> None:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, cast
 from textual import on
 from textual.screen import Screen
 from textual.widgets import DataTable
+from textual.worker import Worker
 
 from engine import Engine
 
@@ -56,6 +57,10 @@ class EngineScreen(Screen[None]):
     def consent_allowed(self) -> bool:
         """False in read-only mode (the operator check refused): consent keys are hidden."""
         return not self.gate.operator_refusal
+
+    @on(Worker.StateChanged)
+    def _worker_state(self, event: Worker.StateChanged) -> None:
+        self.gate.worker_failed(event)
 
     @on(EngineChanged)
     def _changed(self) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
-from textual import work
+from textual import on, work
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
@@ -22,6 +22,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.worker import Worker
 
 from engine.logindex import LogIndex
 
@@ -109,6 +110,13 @@ class LogView(ScrollView, can_focus=True):
         self._rows: LRUCache[int, dict[str, Any]] = LRUCache(PAGE * 50)
         self._strips: LRUCache[tuple[int, int, bool], Strip] = LRUCache(2000)
         self._loading: set[int] = set()
+
+    @on(Worker.StateChanged)
+    def _worker_state(self, event: Worker.StateChanged) -> None:
+        # Worker state changes do not bubble; the app shows failures in one place.
+        report = getattr(self.app, "worker_failed", None)
+        if report is not None:
+            report(event)
 
     # -- data -------------------------------------------------------------
     def on_mount(self) -> None:
