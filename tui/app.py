@@ -37,6 +37,7 @@ from .screens.canvas import CanvasScreen
 from .screens.grants import GrantsScreen
 from .screens.help import HelpScreen
 from .screens.holds import HoldsScreen
+from .screens.prompts import PromptsScreen
 from .screens.review import ReviewScreen
 from .text import plain, visible
 
@@ -55,7 +56,8 @@ class ArrowgateApp(App[int]):
         operator: decides that a person operates the app (SPEC §4.5);
             injected by tests, the real check otherwise.
         keymap: binding id → keys, applied over the defaults.
-        start: the screen to open on (``canvas``, ``log``, ``holds``, ``grants``).
+        start: the screen to open on (``canvas``, ``log``, ``holds``, ``grants``,
+            ``prompts``).
         review: a package to show the install review of at start.
         driver_class: Textual's driver (`tui.tty.terminal_driver` reads keys
             from the terminal when standard input is not one).
@@ -65,7 +67,7 @@ class ArrowgateApp(App[int]):
     CSS_PATH = "app.tcss"
     COMMANDS: ClassVar = {ArrowgateCommands}
     MODES: ClassVar = {"canvas": CanvasScreen, "log": ArrowLogScreen, "holds": HoldsScreen,
-                       "grants": GrantsScreen}
+                       "grants": GrantsScreen, "prompts": PromptsScreen}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("1", "switch_mode('canvas')", "Canvas", id="screen.canvas",
                 tooltip="Nodes, arrows and who can reach what"),
@@ -75,6 +77,8 @@ class ArrowgateApp(App[int]):
                 tooltip="Prompts waiting for a person"),
         Binding("4", "switch_mode('grants')", "Grants", id="screen.grants",
                 tooltip="Packages, their permissions and the consent history"),
+        Binding("5", "switch_mode('prompts')", "Prompts", id="screen.prompts",
+                tooltip="Every prompt's state and the agent's reply"),
         Binding("question_mark,f1", "help", "Help", id="app.help",
                 tooltip="Every key binding and its id"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit", tooltip="Leave arrowgate",

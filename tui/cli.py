@@ -51,7 +51,8 @@ def register(sub: Any) -> None:
                    help="open on the demo canvas (run `arrowgate demo` first)")
     p.add_argument("--review", metavar="MANIFEST",
                    help="show the install review of a manifest or package folder")
-    p.add_argument("--screen", choices=["canvas", "log", "holds", "grants"], default=None)
+    p.add_argument("--screen", choices=["canvas", "log", "holds", "grants", "prompts"],
+                   default=None)
     p.set_defaults(fn=_cmd_tui)
 
 

@@ -34,6 +34,7 @@ COMMANDS: tuple[tuple[str, str, str | None, str], ...] = (
     ("screen: arrow log", "Every decision, newest last", "log", ""),
     ("screen: holds", "Prompts waiting for a person", "holds", ""),
     ("screen: packages and grants", "Packages, permissions, consent history", "grants", ""),
+    ("screen: prompts and replies", "Every prompt's state and the agent's reply", "prompts", ""),
     ("help: key bindings", "Every binding and its id", None, "help"),
 )
 _DISCOVER = ("hold: approve", "hold: reject", "grant: revoke", "arrow: open log",
