@@ -21,6 +21,10 @@ COMMANDS: tuple[tuple[str, str, str | None, str], ...] = (
     ("hold: reject", "Reject the selected held prompt", "holds", "reject"),
     ("grant: revoke", "Revoke the selected permission of the selected package", "grants",
      "revoke"),
+    ("grant: grant", "Grant the selected optional or revoked permission of the selected "
+     "package", "grants", "grant"),
+    ("request: answer", "Answer a card's request for an optional permission", "canvas",
+     "answer_request"),
     ("package: approve update", "Review the widening diff and approve a pending version",
      "grants", "approve_update"),
     ("package: review install", "The install review of the selected package", "grants",

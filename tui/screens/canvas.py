@@ -16,6 +16,7 @@ from engine.reach import analyse
 from ..text import plain
 from ..widgets.app_header import AppHeader
 from .base import EngineScreen, row_key
+from .request import RequestScreen
 
 __all__ = ["CanvasScreen"]
 
@@ -33,6 +34,8 @@ class CanvasScreen(EngineScreen):
                 tooltip="The log of the selected arrow (or of the selected card)"),
         Binding("w", "preview", "Preview wiring", id="arrow.preview",
                 tooltip="What the selected card could cause if you drew an arrow"),
+        Binding("o", "answer_request", "Answer request", id="request.answer",
+                tooltip="Answer the selected card's request for an optional permission"),
         Binding("tab", "app.focus_next", "Next table", show=False, id="canvas.next"),
     ]
 
@@ -141,6 +144,20 @@ class CanvasScreen(EngineScreen):
             self.gate.open_log(arrow=arrows[0].id)
         else:
             self.gate.open_log()
+
+    def action_answer_request(self) -> None:
+        """Answer the selected card's request for one of its optional permissions."""
+        node = self.selected_node()
+        if node is None or node.type != "card":
+            self.notify("Select a card to answer its permission request.", severity="warning")
+            return
+        if self.consent_allowed():
+            self.app.push_screen(RequestScreen(node.id), lambda _done: self.refresh_safely())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "answer_request" and not self.consent_allowed():
+            return False  # read-only: hidden from the footer and not run
+        return True
 
     def action_preview(self) -> None:
         """Ask which node to wire the selected card to."""

@@ -32,13 +32,17 @@ class GrantsScreen(EngineScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("v", "revoke", "Revoke", id="grant.revoke",
                 tooltip="Revoke the selected permission (asks to confirm)"),
+        Binding("g", "grant", "Grant", id="grant.grant",
+                tooltip="Grant the selected declared permission: an optional one, or one "
+                        "revoked before (asks to confirm)"),
         Binding("u", "approve_update", "Approve update", id="package.approve",
                 tooltip="Show the widening diff of a pending version, then approve it"),
         Binding("i", "review", "Install review", id="package.review",
                 tooltip="The install review of the selected package"),
         Binding("tab", "app.focus_next", "Next table", show=False, id="grants.next"),
     ]
-    CONSENT_ACTIONS: ClassVar[frozenset[str]] = frozenset({"revoke", "approve_update", "review"})
+    CONSENT_ACTIONS: ClassVar[frozenset[str]] = frozenset({"revoke", "grant", "approve_update",
+                                                          "review"})
 
     def compose(self) -> ComposeResult:
         yield AppHeader("packages and grants")
@@ -177,6 +181,44 @@ class GrantsScreen(EngineScreen):
                 self.refresh_data()
 
         self.app.push_screen(ConfirmScreen("Revoke a permission", body, verb="revoke"),
+                             answered)
+
+    def action_grant(self) -> None:
+        """Grant the selected permission (optional, or revoked earlier) after a confirmation."""
+        pkg, permission = self.selected_package(), self.selected_permission()
+        if pkg is None or permission is None:
+            self.notify("Select a package and one of its permissions.", severity="warning")
+            return
+        if not self.consent_allowed():
+            return
+        if not pkg.installed or pkg.manifest is None:
+            self.notify(f"{pkg.name} is not installed; press i for its install review.",
+                        severity="warning")
+            return
+        if permission in self.engine.state.grants.get(pkg.name, set()):
+            self.notify(f"{permission} is already granted to {pkg.name}.", severity="warning")
+            return
+        spec = PERMISSIONS[permission]
+        cards = [n.id for n in self.engine.state.canvas.nodes(type="card")
+                 if n.data["package"] == pkg.name]
+        optional = permission in pkg.manifest.optional
+        body = (f"Grant {permission} ({spec.risk} risk) to {pkg.name}"
+                + (" (an optional permission)" if optional else " (required; revoked before)")
+                + f"?\n\n{permission_title(pkg.manifest, permission)}\nUsers see: "
+                f"{spec.users_see}\n\nEvery card of the package "
+                f"({', '.join(cards) or 'none on a canvas'}) may use it from now on.")
+        risk = (f"{permission} is high risk: {permission_title(pkg.manifest, permission)}"
+                if spec.risk == "high" else None)
+
+        async def answered(yes: bool | None) -> None:
+            if yes:
+                await self.gate.consent("grant: grant",
+                                        lambda: self.engine.grant(pkg.name, permission))
+                if permission in self.engine.state.grants.get(pkg.name, set()):
+                    self.notify(f"{permission} granted to {pkg.name}", title="grant: grant")
+                self.refresh_safely()
+
+        self.app.push_screen(ConfirmScreen("Grant a permission", body, verb="grant", risk=risk),
                              answered)
 
     def action_approve_update(self) -> None:
