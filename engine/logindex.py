@@ -58,6 +58,9 @@ class LogFilter:
     outcome: str | None = None
     since: float | None = None
     until: float | None = None
+    target: str | None = None  #: the node called (an agent, a terminal, a card, a host)
+    #: free text, case-insensitive, in the payload, card, target, call, code or reason
+    text: str | None = None
 
     @property
     def empty(self) -> bool:
@@ -67,7 +70,7 @@ class LogFilter:
     def where(self) -> tuple[str, list[Any]]:
         """The SQL condition and its parameters."""
         parts, params = [], []
-        for col in ("arrow", "card", "package", "call", "outcome"):
+        for col in ("arrow", "card", "package", "call", "outcome", "target"):
             value = getattr(self, col)
             if value is not None:
                 parts.append(f"{col} = ?")
@@ -78,6 +81,12 @@ class LogFilter:
         if self.until is not None:
             parts.append("t <= ?")
             params.append(self.until)
+        if self.text is not None:
+            # instr, not like: the text is literal (no % or _ wildcards).
+            parts.append("instr(lower(coalesce(payload, '') || ' ' || coalesce(card, '') || ' '"
+                         " || coalesce(target, '') || ' ' || coalesce(call, '') || ' '"
+                         " || coalesce(code, '') || ' ' || coalesce(reason, '')), lower(?)) > 0")
+            params.append(self.text)
         return (" and ".join(parts) or "1"), params
 
 

@@ -98,7 +98,7 @@ async def test_card_text_is_inert_in_the_log_and_its_detail(
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, ArrowLogScreen)
-        assert not screen.apply_filter("[/bold]")
+        assert not screen.apply_filter("outcome:[/bold]")
         await settle(pilot)
         assert "[/bold]" in str(screen.query_one("#filter-status", Static).render())
 

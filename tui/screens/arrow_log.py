@@ -10,6 +10,7 @@ import sys
 import time
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -26,29 +27,54 @@ from .detail import DetailScreen
 
 __all__ = ["ArrowLogScreen", "parse_filter"]
 
-_KEYS = ("arrow", "card", "package", "call", "outcome", "since", "until")
+_KEYS = ("arrow", "card", "package", "call", "target", "outcome", "since", "until", "text")
+#: Every outcome a log row can have.
+OUTCOMES = ("ok", "queued", "held", "denied", "rate-limited", "approved", "rejected", "expired",
+            "cancelled")
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
 def parse_filter(text: str, now: float) -> LogFilter:
-    """``card:c1 outcome:denied since:10m`` → a `LogFilter`.
+    """``card:c1 outcome:denied since:10m deploy`` → a `LogFilter`.
 
-    Times are seconds since the epoch, ``YYYY-MM-DDTHH:MM[:SS]`` (UTC) or a
-    span back from now (``30s``, ``10m``, ``2h``, ``1d``).
+    Words ``key:value`` filter by a column (``arrow``, ``card``, ``package``,
+    ``call``, ``target``, ``outcome``, ``since``, ``until``, ``text``); other
+    words are free text, matched case-insensitively in the payload, card,
+    target, call, code and reason. Times are seconds since the epoch,
+    ``YYYY-MM-DD[THH:MM[:SS]]`` (UTC) or a span back from now (``30s``,
+    ``10m``, ``2h``, ``1d``).
 
     Raises:
-        ValueError: naming the word that is not understood.
+        ValueError: naming the word that is not understood: an unknown key,
+            an empty value, an unknown outcome, a key given twice, or
+            ``since`` after ``until``.
     """
     values: dict[str, object] = {}
+    free: list[str] = []
     for word in text.split():
         key, sep, value = word.partition(":")
-        if not sep or key not in _KEYS or not value:
-            raise ValueError(f"{word!r}: use key:value with a key of {', '.join(_KEYS)}")
-        if key in ("since", "until"):
-            values[key] = _time(value, now, word)
-        else:
-            values[key] = value
+        if not sep or (key not in _KEYS and (not key.isidentifier() or value.startswith("//"))):
+            free.append(word)  # a URL, a path, a word: free text
+            continue
+        if key not in _KEYS:
+            raise ValueError(f"{word!r}: no filter key {key!r}; use one of {', '.join(_KEYS)} "
+                             "(other words are free text)")
+        if not value:
+            raise ValueError(f"{word!r}: {key}: needs a value")
+        if key in values:
+            raise ValueError(f"{word!r}: {key}: is given twice")
+        if key == "outcome" and value not in OUTCOMES:
+            raise ValueError(f"{word!r}: no outcome {value!r}; outcomes are "
+                             + ", ".join(OUTCOMES))
+        values[key] = _time(value, now, word) if key in ("since", "until") else value
+    if free:
+        if "text" in values:
+            raise ValueError(f"{' '.join(free)!r}: free text and text: together; use one")
+        values["text"] = " ".join(free)
+    since, until = values.get("since"), values.get("until")
+    if isinstance(since, float) and isinstance(until, float) and since > until:
+        raise ValueError("since: is after until: — no row can match; swap them")
     return LogFilter(**values)  # type: ignore[arg-type]
 
 
@@ -87,16 +113,20 @@ class ArrowLogScreen(EngineScreen):
 
     def compose(self) -> ComposeResult:
         yield AppHeader("arrow log")
-        yield Input(placeholder="filter: card:… package:… call:… outcome:… arrow:… since:10m",
-                    id="filter")
+        yield Input(placeholder="filter: card:… target:… call:… outcome:… arrow:… since:10m "
+                                "until:… or free text", id="filter")
         yield Static("", id="filter-status")
         yield Static("chain: not verified yet", id="verify")
+        yield Static("", id="log-header")
         yield LogView(LogIndex(self.gate.db_path), id="rows")
         yield Footer()
 
     def on_mount(self) -> None:
         self._ready = True
-        self.query_one(LogView).focus()
+        view = self.query_one(LogView)
+        view.focus()
+        self.watch(view, "scroll_x", self._show_header)
+        self._show_header()
         self.action_verify()
         if self._pending_filter is not None:
             self.apply_filter(self._pending_filter)
@@ -129,7 +159,13 @@ class ArrowLogScreen(EngineScreen):
     @on(LogView.CountChanged)
     def _count(self, event: LogView.CountChanged) -> None:
         shown = "every row" if not self.filter_text else self.filter_text
-        self.query_one("#filter-status", Static).update(plain(f"{event.count:,} rows · {shown}"))
+        rows = "1 row" if event.count == 1 else f"{event.count:,} rows"
+        self.query_one("#filter-status", Static).update(plain(f"{rows} · {shown}"))
+
+    @on(LogView.ColumnsChanged)
+    def _show_header(self, *_args: object) -> None:
+        self.query_one("#log-header", Static).update(
+            Text(self.query_one(LogView).header(), style="bold", no_wrap=True, end=""))
 
     @on(LogView.RowSelected)
     def _open(self, event: LogView.RowSelected) -> None:
