@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shlex
 from collections.abc import Awaitable, Callable
 from typing import Any, ClassVar, TypeVar, cast
 
@@ -20,6 +21,7 @@ from textual import on, work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.command import CommandPalette
+from textual.dom import DOMNode
 from textual.driver import Driver
 from textual.notifications import SeverityLevel
 from textual.reactive import reactive
@@ -111,6 +113,7 @@ class ArrowgateApp(App[int]):
         self._start = start
         self._review = review
         self._keymap = keymap or {}
+        self._clashes: set[str] = set()
         first = operator()
         #: Why consent actions are refused (shown on every screen), or "".
         self.operator_refusal = "" if first.ok else first.reason
@@ -127,7 +130,16 @@ class ArrowgateApp(App[int]):
     # -- start and live feed ------------------------------------------------
     def on_mount(self) -> None:
         if self._keymap:
-            self.set_keymap(self._keymap)
+            unknown = sorted(set(self._keymap) - binding_ids())
+            if unknown:
+                self.notify(f"keymap: no binding with the id {', '.join(unknown)}; press ? "
+                            "for every binding and its id", title="Keymap",
+                            severity="warning", timeout=20)
+            known = {k: v for k, v in self._keymap.items() if k not in unknown}
+            for clash in keymap_clashes(known):
+                self.notify(f"keymap: these bindings share a key, only one of them works: "
+                            f"{clash}", title="Keymap", severity="warning", timeout=20)
+            self.set_keymap(known)
         self.switch_mode(self._start)
         self._count_holds()
         self.set_interval(1.0, self.check_store_file)
@@ -135,6 +147,14 @@ class ArrowgateApp(App[int]):
         self.run_engine_timers()
         if self._review is not None:
             self.push_screen(ReviewScreen(self._review))
+
+    def handle_bindings_clash(self, clashed_bindings: set[Binding], node: DOMNode) -> None:
+        """A keymap gave one key to two bindings: say which, once per clash."""
+        names = ", ".join(sorted(f"{b.id or b.action} ({b.key})" for b in clashed_bindings))
+        if names not in self._clashes:
+            self._clashes.add(names)
+            self.notify(f"keymap: these bindings share a key, only one of them works: {names}",
+                        title="Keymap", severity="warning", timeout=20)
 
     @work(exclusive=True, group="engine-events", exit_on_error=False,
           description="watch the store for other processes")
@@ -266,7 +286,56 @@ class ArrowgateApp(App[int]):
         self.switch_mode("log")
         screen = self.screen
         if isinstance(screen, ArrowLogScreen):
-            screen.apply_filter(" ".join(f"{k}:{v}" for k, v in filters.items()))
+            screen.apply_filter(" ".join(f"{k}:{shlex.quote(str(v))}"
+                                         for k, v in filters.items()))
+
+
+def binding_ids() -> set[str]:
+    """The id of every binding of the app, its screens, dialogs and widgets."""
+    return {b.id for owner in _binding_owners() for b in _bindings_of(owner) if b.id}
+
+
+def keymap_clashes(keymap: dict[str, str]) -> list[str]:
+    """Keys that ``keymap`` gives to two bindings of one screen (or the app), described.
+
+    Textual's own check misses a clash with a binding the keymap leaves alone,
+    so the app looks for them itself, once, at start.
+    """
+    app_bindings = _bindings_of(ArrowgateApp)
+    found: list[str] = []
+    for owner in _binding_owners():
+        by_key: dict[str, set[str]] = {}
+        scope = _bindings_of(owner) + ([] if owner is ArrowgateApp else app_bindings)
+        for binding in scope:
+            name = binding.id or binding.action
+            keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
+            for key in (k.strip() for k in keys.split(",")):
+                by_key.setdefault(key, set()).add(name)
+        for key, names in sorted(by_key.items()):
+            if len(names) > 1 and names & set(keymap):
+                clash = f"{key}: " + ", ".join(sorted(names))
+                if clash not in found:
+                    found.append(clash)
+    return found
+
+
+def _bindings_of(owner: type[DOMNode]) -> list[Binding]:
+    out: list[Binding] = []
+    for klass in reversed(owner.__mro__):
+        out.extend(b for b in vars(klass).get("BINDINGS", ()) if isinstance(b, Binding))
+    return out
+
+
+def _binding_owners() -> list[type[DOMNode]]:
+    from .screens.confirm import ConfirmScreen
+    from .screens.detail import DetailScreen
+    from .screens.hold import HoldScreen
+    from .screens.request import RequestScreen
+    from .widgets.log_view import LogView
+
+    return [ArrowgateApp, CanvasScreen, ArrowLogScreen, HoldsScreen, GrantsScreen,
+            PromptsScreen, HelpScreen, ReviewScreen, ConfirmScreen, DetailScreen, HoldScreen,
+            RequestScreen, LogView]
 
 
 def _identity(path: str) -> tuple[int, int] | None:

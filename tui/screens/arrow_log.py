@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import calendar
 import json
+import os
 import re
+import shlex
 import sys
 import time
 from typing import ClassVar
@@ -52,7 +54,11 @@ def parse_filter(text: str, now: float) -> LogFilter:
     """
     values: dict[str, object] = {}
     free: list[str] = []
-    for word in text.split():
+    try:
+        words = shlex.split(text)  # card:"a b" or card:'a b' for a value with spaces
+    except ValueError as exc:
+        raise ValueError(f"{text!r}: {exc} (quote a value with spaces as key:\"a b\")") from exc
+    for word in words:
         key, sep, value = word.partition(":")
         if not sep or (key not in _KEYS and (not key.isidentifier() or value.startswith("//"))):
             free.append(word)  # a URL, a path, a word: free text
@@ -213,7 +219,10 @@ class ArrowLogScreen(EngineScreen):
         if result is None:
             label.update("chain: verifying…")
         elif result.ok:
-            label.update(plain(f"chain ✓ verified: {result.rows:,} rows and the anchor",
+            # Say "and the anchor" only when there is one to have checked.
+            anchored = os.path.exists(self.gate.db_path + ".anchor")
+            label.update(plain(f"chain ✓ verified: {result.rows:,} rows"
+                               + (" and the anchor" if anchored else " (no anchor file)"),
                                style="green"))
         else:
             label.update(plain(f"chain ✗ BROKEN: {result.problem} "

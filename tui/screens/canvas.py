@@ -132,7 +132,7 @@ class CanvasScreen(EngineScreen):
 
     # -- actions --------------------------------------------------------------
     def action_open_log(self) -> None:
-        """The selected arrow's log; with no arrow selected, the selected card's."""
+        """The selected arrow's log; else the selected card's, or every row to the node."""
         arrow = self.selected_arrow() if self.query_one("#arrows", DataTable).has_focus \
             else None
         node = self.selected_node()
@@ -140,8 +140,9 @@ class CanvasScreen(EngineScreen):
             self.gate.open_log(arrow=arrow.id)
         elif node is not None and node.type == "card":
             self.gate.open_log(card=node.id)
-        elif node is not None and (arrows := self.engine.state.canvas.arrows_of(node.id)):
-            self.gate.open_log(arrow=arrows[0].id)
+        elif node is not None:
+            # Every row that reached this node, over each of its arrows (and refusals).
+            self.gate.open_log(target=node.id)
         else:
             self.gate.open_log()
 

@@ -131,12 +131,8 @@ class GrantsScreen(EngineScreen):
             perms.move_cursor(row=perms.get_row_index(chosen))
         for entry in reversed(self.engine.history.entries(package=pkg.name)[-200:]):
             stamp = time.strftime("%m-%d %H:%M:%S", time.gmtime(entry["t"]))
-            subject = ", ".join(f"{k}={v}" for k, v in entry["subject"].items()
-                                if k != "package")
-            result = "ok" if entry["accepted"] else f"refused {entry['code'] or ''}"
             history.add_row(stamp, plain(entry["principal"]), plain(entry["action"]),
-                            plain((entry["detail"] or result) if entry["accepted"] else result),
-                            plain(subject))
+                            plain(_result(entry)), plain(_subject(entry["subject"])))
         update = self.engine.pending_update(pkg.name)
         if update is not None:
             diff = "\n".join(update.diff.lines) or "no change in declarations (files changed)"
@@ -159,6 +155,13 @@ class GrantsScreen(EngineScreen):
         pkg, permission = self.selected_package(), self.selected_permission()
         if pkg is None or permission is None:
             self.notify("Select a package and one of its permissions.", severity="warning")
+            return
+        perms = self.query_one("#permissions", DataTable)
+        if not perms.has_focus:
+            # The cursor of a table the person is not looking at picks nothing.
+            perms.focus()
+            self.notify("Choose the permission to revoke in this table, then press v.",
+                        severity="warning")
             return
         if permission not in self.engine.state.grants.get(pkg.name, set()):
             self.notify(f"{permission} is not granted to {pkg.name}.", severity="warning")
@@ -264,6 +267,25 @@ class GrantsScreen(EngineScreen):
         if action in self.CONSENT_ACTIONS and not self.consent_allowed():
             return False  # read-only: hidden from the footer and not run
         return True
+
+
+def _subject(subject: dict[str, object]) -> str:
+    """``permission=network, granted=agents.prompt, fs.read`` — no Python lists."""
+    parts = []
+    for key, value in subject.items():
+        if key == "package" or value is None:
+            continue
+        shown = ", ".join(str(v) for v in value) if isinstance(value, (list, tuple)) else value
+        parts.append(f"{key}={shown if shown != '' else '(none)'}")
+    return "; ".join(parts)
+
+
+def _result(entry: dict[str, object]) -> str:
+    """What came of a consent action: ``declined`` is not ``ok``."""
+    if not entry["accepted"]:
+        return f"refused {entry.get('code') or ''}".strip()
+    detail = entry.get("detail")
+    return str(detail) if detail else "ok"
 
 
 def describe_update(old: Manifest, new: Manifest, update: Update) -> tuple[list[str], list[str]]:
