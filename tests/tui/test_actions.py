@@ -12,6 +12,7 @@ from engine import Engine, World
 from engine.replay import VirtualClock
 from tui.messages import EngineChanged
 from tui.screens.arrow_log import ArrowLogScreen, parse_filter
+from tui.screens.canvas import CanvasScreen
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.detail import DetailScreen
 from tui.screens.grants import GrantsScreen
@@ -266,12 +267,13 @@ async def test_canvas_shows_reach_and_preview(tui_db: Path, tui_clock: VirtualCl
     app = make_app(tui_db, tui_clock)
     async with app.run_test(size=(140, 40)) as pilot:
         await settle(pilot)
-        nodes = app.screen.query_one("#nodes", DataTable)
-        nodes.move_cursor(row=nodes.get_row_index("yolo"))
+        screen = app.screen
+        assert isinstance(screen, CanvasScreen)
+        assert screen.select_node("yolo")
         await settle(pilot)
         reach = _static(app, "#reach")
         assert "standup (acme.standup): standup -prompt-> yolo (arrow e2" in reach
-        nodes.move_cursor(row=nodes.get_row_index("jotter"))
+        assert screen.select_node("jotter")
         await settle(pilot)
         await pilot.press("w")
         await settle(pilot)

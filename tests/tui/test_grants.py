@@ -78,7 +78,7 @@ async def test_answer_a_cards_request(tui_db: Path, tui_clock: VirtualClock) -> 
     app = make_app(tui_db, tui_clock)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        _select(app, "#nodes", "reader1")
+        assert app.screen.select_node("reader1")  # type: ignore[attr-defined]
         await settle(pilot)
         await pilot.press("o")
         await settle(pilot)
@@ -101,7 +101,7 @@ async def test_a_hidden_cards_request_is_refused(tui_db: Path, tui_clock: Virtua
     app = make_app(tui_db, tui_clock)
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await settle(pilot)
-        _select(app, "#nodes", "reader1")
+        assert app.screen.select_node("reader1")  # type: ignore[attr-defined]
         await settle(pilot)
         await pilot.press("o", "y")
         await settle(pilot)

@@ -118,8 +118,7 @@ async def test_l_on_a_terminal_opens_every_row_to_it(tui_db: Path,
     app = make_app(tui_db, tui_clock)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        nodes = app.screen.query_one("#nodes", DataTable)
-        nodes.move_cursor(row=nodes.get_row_index("shell"))
+        assert app.screen.select_node("shell")  # type: ignore[attr-defined]
         await settle(pilot)
         await pilot.press("l")
         await settle(pilot)
