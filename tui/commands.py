@@ -6,6 +6,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+from textual.binding import Binding
 from textual.command import CommandList, CommandPalette, DiscoveryHit, Hit, Hits, Provider
 from textual.message import Message
 from textual.widgets.option_list import DuplicateID, OptionDoesNotExist
@@ -48,6 +49,24 @@ _DISCOVER = ("hold: approve", "hold: reject", "grant: revoke", "arrow: open log"
 class ArrowgateCommands(Provider):
     """Commands of every screen, reachable from anywhere."""
 
+    def _key(self, mode: str | None, action: str) -> str:
+        """The key that runs ``action`` on ``mode``'s screen (or the app), as remapped."""
+        app: Any = self.app
+        owner = app.MODES.get(mode) if mode is not None else type(app)
+        wanted = action or f"switch_mode('{mode}')"
+        keymap = getattr(app, "_keymap", {}) or {}
+        for source in ([owner] if action else []) + [type(app)]:
+            for binding in getattr(source, "BINDINGS", ()):
+                if isinstance(binding, Binding) and binding.action == wanted:
+                    return str(keymap.get(binding.id, binding.key)) if binding.id \
+                        else binding.key
+        return ""
+
+    def _help(self, help_text: str, mode: str | None, action: str) -> str:
+        # Textual reads a hit's help as markup: no square brackets in it.
+        key = self._key(mode, action).replace("[", "(").replace("]", ")")
+        return f"{help_text} · key {key}" if key else help_text
+
     def _runner(self, mode: str | None, action: str) -> Callable[[], None]:
         return partial(self._run, mode, action)
 
@@ -62,7 +81,8 @@ class ArrowgateCommands(Provider):
     async def discover(self) -> Hits:
         for name, help_text, mode, action in COMMANDS:
             if name in _DISCOVER:
-                yield DiscoveryHit(name, self._runner(mode, action), help=help_text)
+                yield DiscoveryHit(name, self._runner(mode, action),
+                                   help=self._help(help_text, mode, action))
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -70,7 +90,7 @@ class ArrowgateCommands(Provider):
             score = matcher.match(name)
             if score > 0:
                 yield Hit(score, matcher.highlight(name), self._runner(mode, action),
-                          help=help_text)
+                          help=self._help(help_text, mode, action))
 
 
 class GuardedCommandPalette(CommandPalette):

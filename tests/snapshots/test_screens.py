@@ -162,3 +162,32 @@ def test_read_only_holds(snap_compare: Any, snap_db: tuple[Path, VirtualClock],
     """Read-only: the banner, and no approve or reject key in the footer."""
     assert snap_compare(make_app(*snap_db, start="holds", operator_ok=False),
                         terminal_size=size, run_before=_settled)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_prompts_screen(snap_compare: Any, snap_db: tuple[Path, VirtualClock],
+                        size: tuple[int, int]) -> None:
+    """Every prompt with its state; the selected one's text and reply."""
+    assert snap_compare(make_app(*snap_db, start="prompts"), terminal_size=size,
+                        run_before=_settled)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_canvas_with_hostile_nodes(snap_compare: Any, hostile_db: tuple[Path, VirtualClock],
+                                   size: tuple[int, int]) -> None:
+    """The virtual node list with its header; hostile names inert; the reach panel."""
+    async def select(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        pilot.app.screen.select_node("yolo")  # type: ignore[attr-defined]
+        await pilot.pause(0.3)  # the reach waits for the cursor to rest
+        await settle(pilot)
+
+    assert snap_compare(make_app(*hostile_db), terminal_size=size, run_before=select)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_arrow_log_narrow(snap_compare: Any, snap_db: tuple[Path, VirtualClock],
+                          size: tuple[int, int]) -> None:
+    """The log's header row and responsive columns at 80 and 120 columns."""
+    assert snap_compare(make_app(*snap_db, start="log"), terminal_size=size,
+                        run_before=_settled)

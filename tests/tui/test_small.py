@@ -126,3 +126,17 @@ async def test_l_on_a_terminal_opens_every_row_to_it(tui_db: Path,
         view = app.screen.query_one(LogView)
         assert view.count == len([r for r in app.engine.log_rows() if r["target"] == "shell"])
         assert view.index.filter.target == "shell"
+
+
+async def test_palette_shows_each_commands_key(tui_db: Path, tui_clock: VirtualClock) -> None:
+    """A palette hit names the key that runs it, remapped keys included (item 15)."""
+    from tui.commands import ArrowgateCommands
+
+    app = make_app(tui_db, tui_clock, start="holds", keymap={"hold.approve": "A"})
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        provider = ArrowgateCommands(app.screen)
+        helps = {str(hit.text): hit.help async for hit in provider.discover()}
+        assert helps["hold: approve"].endswith("key A")
+        assert helps["screen: holds"].endswith("key 3")
+        assert helps["grant: revoke"].endswith("key v")

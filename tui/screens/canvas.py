@@ -144,15 +144,19 @@ class CanvasScreen(EngineScreen):
                            key=arrow.id)
         key = (node.id, self._proposed.dst if self._proposed else None, self._store_key())
         cached = self._reach_cache.get(key)
+        if self._pending is not None:
+            self._pending.stop()
+            self._pending = None
         if cached is not None:
             reach.update(plain("\n".join(cached), multiline=True))
             return
         reach.update(plain(f"Analysing who {node.id} can reach and who can reach it…"))
         # Only once the cursor rests: a key held down never queues an analysis per row.
-        if self._pending is not None:
-            self._pending.stop()
-        self._pending = self.set_timer(_SETTLE_S, lambda: self._analyse(node, self._proposed,
-                                                                         key))
+        self._pending = self.set_timer(_SETTLE_S, lambda: self._start(node, key))
+
+    def _start(self, node: Node, key: tuple[str, str | None, tuple[int, ...]]) -> None:
+        self._pending = None
+        self._analyse(node, self._proposed, key)
 
     @work(thread=True, exclusive=True, group="reach", exit_on_error=False,
           description="analyse reach")
@@ -212,6 +216,10 @@ class CanvasScreen(EngineScreen):
         preview = self._proposed.dst if self._proposed else None
         if node is not None and (node.id, preview) == key[:2]:
             self.query_one("#reach", Static).update(plain("\n".join(lines), multiline=True))
+
+    def reach_pending(self) -> bool:
+        """Whether an analysis waits for the cursor to rest (tests wait for it)."""
+        return self._pending is not None
 
     # -- search ---------------------------------------------------------------
     def action_search(self) -> None:
