@@ -110,7 +110,8 @@ class HoldScreen(ModalScreen[bool]):
             yield Static(self._risk(), id="hold-risk", classes="hold-risk")
             with VerticalScroll(id="hold-scroll"):
                 yield Static(describe_hold(self.gate, self.prompt), id="hold-about")
-                yield Static(f"Full prompt text ({self._lines} lines):", classes="section")
+                yield Static(f"Full prompt text ({self._lines} "
+                             f"line{'s' if self._lines != 1 else ''}):", classes="section")
                 yield Static(plain(self.shown_text, multiline=True), id="hold-text")
                 yield Static(f"— end of the prompt · sha256 {self.shown_sha256[:16]}… —",
                              id="hold-end", classes="dialog-keys")

@@ -103,7 +103,8 @@ class PromptsScreen(EngineScreen):
         out.append_text(plain(f"{prompt.card} ({prompt.package}) to agent {prompt.agent} "
                               f"over arrow {prompt.arrow or '-'}"))
         if prompt.approver:
-            out.append_text(plain(f"\napproved or answered by: {prompt.approver}"))
+            out.append("\n")
+            out.append_text(plain(f"approved or answered by: {prompt.approver}"))
         if prompt.message:
             out.append("\n")
             out.append_text(plain(prompt.message))
