@@ -89,3 +89,34 @@ def test_columns_give_way_least_needed_first() -> None:
     names = [c.name for c in columns_for(80)]
     assert "outcome" in names and "payload" in names and "why" not in names
     assert [c.name for c in columns_for(200)][-2:] == ["why", "payload"]
+
+
+def test_sparkline_heights() -> None:
+    """Each count is a bar relative to the largest; 0 is blank."""
+    from tui.widgets.timeline import sparkline
+
+    assert sparkline([0, 1, 2, 4]) == " ▂▄█"
+    assert sparkline([0, 0]) == "  "
+
+
+async def test_timeline_counts_the_filtered_rows(tui_db: Path, tui_clock: VirtualClock) -> None:
+    """Above the log: allowed, refused and held over time, for the whole log or a filter."""
+    from tui.widgets.timeline import Timeline
+
+    app = make_app(tui_db, tui_clock, start="log")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ArrowLogScreen)
+        chart = str(screen.query_one(Timeline).render())
+        rows = app.engine.log_rows()
+        held = sum(1 for r in rows if r["outcome"] == "held")
+        refused = sum(1 for r in rows if r["outcome"] == "denied")
+        lines = {line.split()[0]: line for line in chart.splitlines() if line.strip()}
+        assert lines["held"].endswith(f" {held}") and lines["refused"].endswith(f" {refused}")
+        assert "█" in lines["allowed"]
+        assert screen.apply_filter("outcome:denied")
+        await settle(pilot)
+        lines = {line.split()[0]: line for line in
+                 str(screen.query_one(Timeline).render()).splitlines() if line.strip()}
+        assert lines["allowed"].endswith(" 0") and lines["refused"].endswith(f" {refused}")

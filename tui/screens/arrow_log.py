@@ -24,6 +24,7 @@ from engine.logindex import LogFilter, LogIndex
 from ..text import plain
 from ..widgets.app_header import AppHeader
 from ..widgets.log_view import LogView
+from ..widgets.timeline import Timeline
 from .base import EngineScreen
 from .detail import DetailScreen
 
@@ -123,6 +124,7 @@ class ArrowLogScreen(EngineScreen):
                                 "until:… or free text", id="filter")
         yield Static("", id="filter-status")
         yield Static("chain: not verified yet", id="verify")
+        yield Timeline(id="timeline")
         yield Static("", id="log-header")
         yield LogView(LogIndex(self.gate.db_path), id="rows")
         yield Footer()
@@ -133,12 +135,14 @@ class ArrowLogScreen(EngineScreen):
         view.focus()
         self.watch(view, "scroll_x", self._show_header)
         self._show_header()
+        self.query_one(Timeline).show(LogIndex(self.gate.db_path))
         self.action_verify()
         if self._pending_filter is not None:
             self.apply_filter(self._pending_filter)
 
     def refresh_data(self) -> None:
         self.query_one(LogView).reload()
+        self.query_one(Timeline).recount()
 
     def apply_filter(self, text: str) -> bool:
         """Show the rows matching ``text``; a filter that does not parse changes nothing."""
@@ -154,6 +158,7 @@ class ArrowLogScreen(EngineScreen):
         self.filter_text = text
         self.query_one("#filter", Input).value = text
         self.query_one(LogView).use(LogIndex(self.gate.db_path, log_filter))
+        self.query_one(Timeline).show(LogIndex(self.gate.db_path, log_filter))
         status.update(plain(f"showing: {text}" if text else "showing: every row"))
         self.query_one(LogView).focus()
         return True
