@@ -330,12 +330,13 @@ def _binding_owners() -> list[type[DOMNode]]:
     from .screens.confirm import ConfirmScreen
     from .screens.detail import DetailScreen
     from .screens.hold import HoldScreen
+    from .screens.map import MapScreen
     from .screens.request import RequestScreen
     from .widgets.log_view import LogView
 
     return [ArrowgateApp, CanvasScreen, ArrowLogScreen, HoldsScreen, GrantsScreen,
             PromptsScreen, HelpScreen, ReviewScreen, ConfirmScreen, DetailScreen, HoldScreen,
-            RequestScreen, LogView]
+            RequestScreen, MapScreen, LogView]
 
 
 def _identity(path: str) -> tuple[int, int] | None:

@@ -191,3 +191,17 @@ def test_arrow_log_narrow(snap_compare: Any, snap_db: tuple[Path, VirtualClock],
     """The log's header row and responsive columns at 80 and 120 columns."""
     assert snap_compare(make_app(*snap_db, start="log"), terminal_size=size,
                         run_before=_settled)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_canvas_map(snap_compare: Any, snap_db: tuple[Path, VirtualClock],
+                    size: tuple[int, int]) -> None:
+    """The map of the canvas around yolo: boxes, arrows, dangerous mode, reach lit."""
+    async def open_map(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        pilot.app.screen.select_node("yolo")  # type: ignore[attr-defined]
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+
+    assert snap_compare(make_app(*snap_db), terminal_size=size, run_before=open_map)

@@ -110,3 +110,30 @@ async def test_reach_runs_in_a_worker_and_is_cached(tui_db: Path,
             assert calls.count("yolo") >= 2
     finally:
         canvas_module.reached_by = original  # type: ignore[assignment]
+
+
+async def test_canvas_map(tui_db: Path, tui_clock: VirtualClock) -> None:
+    """m draws the canvas: boxes, dangerous agents marked, reach lit; l follows to the log."""
+    from tui.screens.map import MapScreen
+
+    app = make_app(tui_db, tui_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CanvasScreen) and screen.select_node("yolo")
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        assert isinstance(app.screen, MapScreen)
+        drawn = app.screen.query_one("#map", Static).render()
+        text = str(drawn)
+        for box in ("[yolo ⚠]", "[standup]", "[claude]", "[notes]"):
+            assert box in text, text
+        assert "·" in text  # the arrows
+        lit = [str(drawn)[span.start:span.end] for span in drawn.spans  # type: ignore[attr-defined]
+               if "yellow" in str(span.style)]
+        assert "[standup]" in "".join(lit)  # standup reaches yolo
+        await pilot.press("l")
+        await settle(pilot)
+        assert app.current_mode == "log"
+        assert app.screen.query_one("LogView").index.filter.target == "yolo"  # type: ignore[attr-defined]

@@ -19,6 +19,7 @@ from ..text import plain
 from ..widgets.app_header import AppHeader
 from ..widgets.node_list import NodeList
 from .base import EngineScreen, row_key
+from .map import MapScreen
 from .request import RequestScreen
 
 __all__ = ["CanvasScreen"]
@@ -43,6 +44,8 @@ class CanvasScreen(EngineScreen):
                 tooltip="What the selected card could cause if you drew an arrow"),
         Binding("o", "answer_request", "Answer request", id="request.answer",
                 tooltip="Answer the selected card's request for an optional permission"),
+        Binding("m", "map", "Map", id="canvas.map",
+                tooltip="The canvas drawn: nodes as boxes, arrows, the selection's reach"),
         Binding("slash", "search", "Search", id="canvas.search",
                 tooltip="Show only the nodes whose id contains the text typed"),
         Binding("escape", "end_search", "End search", show=False, id="canvas.end_search",
@@ -270,6 +273,14 @@ class CanvasScreen(EngineScreen):
             self.gate.open_log(target=node.id)
         else:
             self.gate.open_log()
+
+    def action_map(self) -> None:
+        """Draw the selected node's canvas as a map."""
+        node = self.selected_node()
+        if node is None:
+            self.notify("The canvas is empty.", severity="warning")
+            return
+        self.app.push_screen(MapScreen(node.id))
 
     def action_answer_request(self) -> None:
         """Answer the selected card's request for one of its optional permissions."""
