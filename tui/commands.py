@@ -34,6 +34,8 @@ COMMANDS: tuple[tuple[str, str, str | None, str], ...] = (
     ("arrow: preview wiring", "What the selected card could cause once wired", "canvas",
      "preview"),
     ("log: filter", "Filter the arrow log", "log", "focus_filter"),
+    ("log: copy row", "Copy the selected row as JSON", "log", "copy_row"),
+    ("log: export", "Write the filtered rows to a JSON Lines file", "log", "export"),
     ("log: verify chain", "Check the arrow log's hash chain and anchor", "log", "verify"),
     ("screen: canvas", "Nodes, arrows and reach", "canvas", ""),
     ("screen: arrow log", "Every decision, newest last", "log", ""),

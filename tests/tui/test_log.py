@@ -120,3 +120,30 @@ async def test_timeline_counts_the_filtered_rows(tui_db: Path, tui_clock: Virtua
         lines = {line.split()[0]: line for line in
                  str(screen.query_one(Timeline).render()).splitlines() if line.strip()}
         assert lines["allowed"].endswith(" 0") and lines["refused"].endswith(f" {refused}")
+
+
+async def test_copy_a_row_and_export_the_filter(tui_db: Path, tui_clock: VirtualClock,
+                                                tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """c copies the selected row as JSON; x writes the filtered rows as JSON Lines (item 15)."""
+    import json
+
+    monkeypatch.chdir(tmp_path)
+    app = make_app(tui_db, tui_clock, start="log")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ArrowLogScreen)
+        await pilot.press("c")
+        await settle(pilot)
+        last = app.engine.log_rows()[-1]
+        assert json.loads(app.clipboard)["seq"] == last["seq"]
+        assert screen.apply_filter("outcome:held")
+        await settle(pilot)
+        await pilot.press("x")
+        await settle(pilot)
+        files = list(tmp_path.glob("arrowgate-log-*.jsonl"))
+        assert len(files) == 1
+        rows = [json.loads(line) for line in files[0].read_text().splitlines()]
+        assert [r["seq"] for r in rows] == [r["seq"] for r in app.engine.log_rows()
+                                            if r["outcome"] == "held"]

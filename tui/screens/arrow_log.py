@@ -110,6 +110,10 @@ class ArrowLogScreen(EngineScreen):
         Binding("escape", "focus_log", "Back to rows", show=False, id="log.back"),
         Binding("V", "verify", "Verify chain", id="log.verify",
                 tooltip="Check every row's hash chain and the anchor"),
+        Binding("c", "copy_row", "Copy row", id="log.copy",
+                tooltip="Copy the selected row (as JSON) to the clipboard"),
+        Binding("x", "export", "Export", id="log.export",
+                tooltip="Write the rows under the filter to a JSON Lines file here"),
     ]
 
     def __init__(self) -> None:
@@ -187,6 +191,33 @@ class ArrowLogScreen(EngineScreen):
         row = self.query_one(LogView).index.row(seq)
         if row is not None:
             self.app.push_screen(DetailScreen(row))
+
+    def action_copy_row(self) -> None:
+        """Copy the selected row, whole, as JSON (the terminal's clipboard, OSC 52)."""
+        view = self.query_one(LogView)
+        if not 0 <= view.cursor < view.count:
+            return
+        row = view.index.row(view.index.seq_at(view.cursor))
+        if row is not None:
+            # JSON escapes control characters: nothing raw reaches the terminal.
+            self.app.copy_to_clipboard(json.dumps(row, ensure_ascii=True))
+            self.notify(f"row {row['seq']} copied as JSON", title="log: copy")
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False,
+          description="export the log")
+    def action_export(self) -> None:
+        """Write the rows under the current filter to ``arrowgate-log-<time>.jsonl`` here."""
+        index = LogIndex(self.gate.db_path, self.query_one(LogView).index.filter)
+        count = index.refresh()
+        path = os.path.abspath(time.strftime("arrowgate-log-%Y%m%d-%H%M%S.jsonl",
+                                             time.gmtime()))
+        with open(path, "x", encoding="utf-8") as out:
+            for start in range(0, count, 1000):
+                for row in index.page(start, start + 1000):
+                    out.write(json.dumps(row, ensure_ascii=True) + "\n")
+        index.close()
+        self.app.call_from_thread(self.notify, f"{count:,} rows written to {path}",
+                                  title="log: export")
 
     def action_focus_filter(self) -> None:
         """Edit the filter."""
