@@ -26,7 +26,7 @@ from canvas import Arrow, Node
 from .catalogue import PORT_INPUTS
 from .state import State
 
-__all__ = ["Reach", "Step", "Target", "analyse", "capability_graph", "potential"]
+__all__ = ["Reach", "Step", "Target", "analyse", "capability_graph", "potential", "reached_by"]
 
 # (target type, permission, action): what a granted permission lets a card do
 # to a node it is wired to.
@@ -232,6 +232,41 @@ def analyse(state: State, card: str, *, extra_arrows: tuple[Arrow, ...] = ()) ->
             continue  # the loop guard refuses this chain
         targets.append(target)
     return Reach(card, str(node.data["package"]), tuple(targets))
+
+
+def reached_by(state: State, node_id: str, *,
+               graph: nx.MultiDiGraph | None = None) -> list[tuple[str, Target]]:
+    """Every card that can cause something at ``node_id``, each with its shortest path.
+
+    One search backwards over the capability graph (not one `analyse` per
+    card), so it stays fast on a canvas of many thousands of cards. Pass the
+    workspace's ``graph`` to reuse one already built. Paths the loop guard
+    would refuse are left out, as in `analyse`.
+
+    Returns:
+        ``(card id, target)`` pairs, nearest first; empty for an unknown node.
+    """
+    node = state.canvas.node(node_id)
+    if node is None:
+        return []
+    if graph is None:
+        graph = capability_graph(state, node.workspace)
+    if node_id not in graph:
+        return []
+    hop_limit = state.workspaces[node.workspace].settings.hop_limit
+    backwards = nx.single_source_shortest_path(graph.reverse(copy=False), node_id)
+    attrs = graph.nodes[node_id]
+    found: list[tuple[str, Target]] = []
+    for card, back in sorted(backwards.items(), key=lambda kv: (len(kv[1]), kv[0])):
+        if card == node_id or graph.nodes[card]["kind"] != "card":
+            continue
+        route = back[::-1]
+        steps = tuple(_step(graph, u, v) for u, v in zip(route, route[1:], strict=False))
+        target = Target(node_id, attrs["kind"], steps[-1].action, steps,
+                        dangerous=attrs["dangerous"], label=attrs["label"])
+        if target.prompts <= hop_limit:
+            found.append((card, target))
+    return found
 
 
 def _step(graph: nx.MultiDiGraph, u: str, v: str) -> Step:

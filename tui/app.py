@@ -12,26 +12,36 @@ the help are pushed over them.
 from __future__ import annotations
 
 import asyncio
+import os
+import shlex
 from collections.abc import Awaitable, Callable
-from typing import Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar, cast
 
 from textual import on, work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.command import CommandPalette
+from textual.dom import DOMNode
+from textual.driver import Driver
+from textual.notifications import SeverityLevel
 from textual.reactive import reactive
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from engine import ConsentError, Engine, Event
 from engine.operator import OperatorCheck, operator_check
 
-from .commands import ArrowgateCommands
+from .commands import ArrowgateCommands, GuardedCommandPalette
 from .messages import EngineChanged
 from .screens.arrow_log import ArrowLogScreen
+from .screens.base import STORE_ERRORS
 from .screens.canvas import CanvasScreen
 from .screens.grants import GrantsScreen
 from .screens.help import HelpScreen
 from .screens.holds import HoldsScreen
+from .screens.prompts import PromptsScreen
 from .screens.review import ReviewScreen
+from .text import plain, visible
 
 __all__ = ["ArrowgateApp"]
 
@@ -48,15 +58,18 @@ class ArrowgateApp(App[int]):
         operator: decides that a person operates the app (SPEC §4.5);
             injected by tests, the real check otherwise.
         keymap: binding id → keys, applied over the defaults.
-        start: the screen to open on (``canvas``, ``log``, ``holds``, ``grants``).
+        start: the screen to open on (``canvas``, ``log``, ``holds``, ``grants``,
+            ``prompts``).
         review: a package to show the install review of at start.
+        driver_class: Textual's driver (`tui.tty.terminal_driver` reads keys
+            from the terminal when standard input is not one).
     """
 
     TITLE = "arrowgate"
     CSS_PATH = "app.tcss"
     COMMANDS: ClassVar = {ArrowgateCommands}
     MODES: ClassVar = {"canvas": CanvasScreen, "log": ArrowLogScreen, "holds": HoldsScreen,
-                       "grants": GrantsScreen}
+                       "grants": GrantsScreen, "prompts": PromptsScreen}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("1", "switch_mode('canvas')", "Canvas", id="screen.canvas",
                 tooltip="Nodes, arrows and who can reach what"),
@@ -66,10 +79,18 @@ class ArrowgateApp(App[int]):
                 tooltip="Prompts waiting for a person"),
         Binding("4", "switch_mode('grants')", "Grants", id="screen.grants",
                 tooltip="Packages, their permissions and the consent history"),
+        Binding("5", "switch_mode('prompts')", "Prompts", id="screen.prompts",
+                tooltip="Every prompt's state and the agent's reply"),
         Binding("question_mark,f1", "help", "Help", id="app.help",
                 tooltip="Every key binding and its id"),
         Binding("ctrl+q", "quit", "Quit", id="app.quit", tooltip="Leave arrowgate",
                 priority=True),
+        # Quitting always works, also read-only and with input from /dev/tty: q where
+        # no text box takes the key, ctrl+c everywhere (Textual's default only hints).
+        Binding("q", "quit", "Quit", show=False, id="app.quit_q",
+                tooltip="Leave arrowgate (where no text box has the focus)"),
+        Binding("ctrl+c", "quit", "Quit", show=False, id="app.quit_ctrl_c", priority=True,
+                tooltip="Leave arrowgate"),
     ]
 
     pending_holds: reactive[int] = reactive(0)
@@ -77,17 +98,22 @@ class ArrowgateApp(App[int]):
     def __init__(self, engine: Engine, *, db_path: str | None = None,
                  operator: Callable[[], OperatorCheck] = operator_check,
                  keymap: dict[str, str] | None = None, start: str = "canvas",
-                 review: str | None = None) -> None:
-        super().__init__()
+                 review: str | None = None,
+                 driver_class: type[Driver] | None = None) -> None:
+        super().__init__(driver_class=driver_class)
         self.engine = engine
         path = db_path or _db_file(engine)
         if path is None:
             raise ValueError("the TUI needs an engine on a database file")
         self.db_path = path
+        #: Why the database file cannot be trusted any more (removed, replaced), or "".
+        self.store_problem = ""
+        self._db_identity = _identity(path)
         self.operator = operator
         self._start = start
         self._review = review
         self._keymap = keymap or {}
+        self._clashes: set[str] = set()
         first = operator()
         #: Why consent actions are refused (shown on every screen), or "".
         self.operator_refusal = "" if first.ok else first.reason
@@ -104,13 +130,31 @@ class ArrowgateApp(App[int]):
     # -- start and live feed ------------------------------------------------
     def on_mount(self) -> None:
         if self._keymap:
-            self.set_keymap(self._keymap)
+            unknown = sorted(set(self._keymap) - binding_ids())
+            if unknown:
+                self.notify(f"keymap: no binding with the id {', '.join(unknown)}; press ? "
+                            "for every binding and its id", title="Keymap",
+                            severity="warning", timeout=20)
+            known = {k: v for k, v in self._keymap.items() if k not in unknown}
+            for clash in keymap_clashes(known):
+                self.notify(f"keymap: these bindings share a key, only one of them works: "
+                            f"{clash}", title="Keymap", severity="warning", timeout=20)
+            self.set_keymap(known)
         self.switch_mode(self._start)
         self._count_holds()
+        self.set_interval(1.0, self.check_store_file)
         self.watch_store()
         self.run_engine_timers()
         if self._review is not None:
             self.push_screen(ReviewScreen(self._review))
+
+    def handle_bindings_clash(self, clashed_bindings: set[Binding], node: DOMNode) -> None:
+        """A keymap gave one key to two bindings: say which, once per clash."""
+        names = ", ".join(sorted(f"{b.id or b.action} ({b.key})" for b in clashed_bindings))
+        if names not in self._clashes:
+            self._clashes.add(names)
+            self.notify(f"keymap: these bindings share a key, only one of them works: {names}",
+                        title="Keymap", severity="warning", timeout=20)
 
     @work(exclusive=True, group="engine-events", exit_on_error=False,
           description="watch the store for other processes")
@@ -133,12 +177,63 @@ class ArrowgateApp(App[int]):
             screen.post_message(EngineChanged(message.what))
 
     def _count_holds(self) -> None:
-        self.pending_holds = len(self.engine.prompts(state="held"))
+        try:
+            self.pending_holds = len(self.engine.prompts(state="held"))
+        except STORE_ERRORS as exc:
+            self.store_failed(exc)
+
+    def check_store_file(self) -> None:
+        """Notice a database file removed or replaced under the app (once).
+
+        The engine's connection still reads and writes the old, unlinked file:
+        consent given now would be lost with it, so consent actions are refused
+        until the app is restarted on a database that exists.
+        """
+        if self.store_problem:
+            return
+        now = _identity(self.db_path)
+        if now == self._db_identity:
+            return
+        self.store_problem = (f"the database {self.db_path} was removed" if now is None else
+                              f"the database {self.db_path} was replaced by another file")
+        self.notify(f"{self.store_problem} while arrowgate was open. What is shown may be out "
+                    "of date and consent actions are refused; restart arrowgate.",
+                    title="Database error", severity="error", timeout=30)
+
+    def store_failed(self, exc: BaseException) -> None:
+        """The database cannot be read (removed, replaced, corrupted): say so, stay up."""
+        self.notify(f"the database {self.db_path} cannot be read: {exc}. What is shown may "
+                    "be out of date; consent actions fail until it is readable again.",
+                    title="Database error", severity="error", timeout=15)
+
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = False) -> None:
+        """A toast; its text is never markup and its control characters are made visible.
+
+        Messages carry card, package and host names and engine errors quoting
+        them; ``markup`` is accepted for Textual's signature and ignored.
+        """
+        super().notify(visible(message), title=visible(title), severity=severity,
+                       timeout=timeout, markup=False)
+
+    def set_read_only(self, reason: str) -> None:
+        """The operator check refused: hide and disable every consent key from now on."""
+        self.operator_refusal = reason
+        for screen in self.screen_stack:
+            screen.refresh_bindings()
+            for banner in screen.query("#operator-banner").results(Static):
+                banner.update(plain("read-only: " + reason))
 
     @on(Worker.StateChanged)
-    def _worker_failed(self, event: Worker.StateChanged) -> None:
-        """The one place worker errors surface."""
-        if event.state == WorkerState.ERROR and event.worker.error is not None:
+    def worker_failed(self, event: Worker.StateChanged) -> None:
+        """The one place worker errors surface.
+
+        A worker's state change does not bubble: screens and widgets forward
+        theirs here, so a failing read (a database gone bad) is never silent.
+        """
+        if event.state == WorkerState.ERROR and isinstance(event.worker.error, STORE_ERRORS):
+            self.store_failed(event.worker.error)
+        elif event.state == WorkerState.ERROR and event.worker.error is not None:
             self.notify(f"{event.worker.description or event.worker.name}: "
                         f"{event.worker.error}", title="Background task failed",
                         severity="error", timeout=10)
@@ -154,9 +249,13 @@ class ArrowgateApp(App[int]):
 
         Refusals (the operator check, or the engine's own) are shown, never raised.
         """
+        if self.store_problem:
+            self.notify(f"{what}: refused — {self.store_problem}", title="Database error",
+                        severity="error", timeout=15)
+            return None
         check = self.operator()
         if not check.ok:
-            self.operator_refusal = check.reason
+            self.set_read_only(check.reason)
             self.notify(f"{what}: refused — {check.reason}", title="Not operated by a person",
                         severity="error", timeout=15)
             return None
@@ -165,10 +264,18 @@ class ArrowgateApp(App[int]):
         except ConsentError as exc:
             self.notify(exc.message, title=f"{what}: refused", severity="error", timeout=10)
             return None
+        except STORE_ERRORS as exc:
+            self.store_failed(exc)
+            return None
         self.post_message(EngineChanged(what))
         return result
 
     # -- navigation -----------------------------------------------------------
+    def action_command_palette(self) -> None:
+        """The command palette, guarded against Textual's fast-typing errors."""
+        if self.use_command_palette and not CommandPalette.is_open(cast("App[object]", self)):
+            self.push_screen(GuardedCommandPalette(id="--command-palette"))
+
     def action_help(self) -> None:
         """Show every binding of the app and the current screen."""
         if not isinstance(self.screen, HelpScreen):
@@ -179,7 +286,66 @@ class ArrowgateApp(App[int]):
         self.switch_mode("log")
         screen = self.screen
         if isinstance(screen, ArrowLogScreen):
-            screen.apply_filter(" ".join(f"{k}:{v}" for k, v in filters.items()))
+            screen.apply_filter(" ".join(f"{k}:{shlex.quote(str(v))}"
+                                         for k, v in filters.items()))
+
+
+def binding_ids() -> set[str]:
+    """The id of every binding of the app, its screens, dialogs and widgets."""
+    return {b.id for owner in _binding_owners() for b in _bindings_of(owner) if b.id}
+
+
+def keymap_clashes(keymap: dict[str, str]) -> list[str]:
+    """Keys that ``keymap`` gives to two bindings of one screen (or the app), described.
+
+    Textual's own check misses a clash with a binding the keymap leaves alone,
+    so the app looks for them itself, once, at start.
+    """
+    app_bindings = _bindings_of(ArrowgateApp)
+    found: list[str] = []
+    for owner in _binding_owners():
+        by_key: dict[str, set[str]] = {}
+        scope = _bindings_of(owner) + ([] if owner is ArrowgateApp else app_bindings)
+        for binding in scope:
+            name = binding.id or binding.action
+            keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
+            for key in (k.strip() for k in keys.split(",")):
+                by_key.setdefault(key, set()).add(name)
+        for key, names in sorted(by_key.items()):
+            if len(names) > 1 and names & set(keymap):
+                clash = f"{key}: " + ", ".join(sorted(names))
+                if clash not in found:
+                    found.append(clash)
+    return found
+
+
+def _bindings_of(owner: type[DOMNode]) -> list[Binding]:
+    out: list[Binding] = []
+    for klass in reversed(owner.__mro__):
+        out.extend(b for b in vars(klass).get("BINDINGS", ()) if isinstance(b, Binding))
+    return out
+
+
+def _binding_owners() -> list[type[DOMNode]]:
+    from .screens.confirm import ConfirmScreen
+    from .screens.detail import DetailScreen
+    from .screens.hold import HoldScreen
+    from .screens.map import MapScreen
+    from .screens.request import RequestScreen
+    from .widgets.log_view import LogView
+
+    return [ArrowgateApp, CanvasScreen, ArrowLogScreen, HoldsScreen, GrantsScreen,
+            PromptsScreen, HelpScreen, ReviewScreen, ConfirmScreen, DetailScreen, HoldScreen,
+            RequestScreen, MapScreen, LogView]
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """The file's device and inode, or None when it is gone."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
 
 
 def _db_file(engine: Engine) -> str | None:

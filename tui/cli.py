@@ -16,7 +16,7 @@ from typing import Any
 
 from engine import Engine
 
-__all__ = ["keymap_path", "launch", "register"]
+__all__ = ["exit_status", "keymap_path", "launch", "register"]
 
 
 def keymap_path() -> Path:
@@ -53,7 +53,8 @@ def register(sub: Any) -> None:
                    help="open on the demo canvas (run `arrowgate demo` first)")
     p.add_argument("--review", metavar="MANIFEST",
                    help="show the install review of a manifest or package folder")
-    p.add_argument("--screen", choices=["canvas", "log", "holds", "grants"], default=None,
+    p.add_argument("--screen", choices=["canvas", "log", "holds", "grants", "prompts"],
+                   default=None,
                    help="the screen to open on (default: canvas, or holds for --demo with "
                         "held prompts)")
     p.set_defaults(fn=_cmd_tui)
@@ -66,6 +67,7 @@ def _cmd_tui(args: argparse.Namespace) -> int:
         # Without a terminal a full-screen app can only spin or hang: refuse at once.
         raise CliError("arrowgate tui needs a terminal: standard input or output is not one")
     from .app import ArrowgateApp
+    from .tty import terminal_driver
 
     path = db_path(args)
     keymap = _keymap()
@@ -84,8 +86,9 @@ def _cmd_tui(args: argparse.Namespace) -> int:
                                 else "canvas")
         if args.demo and "demo" not in engine.state.workspaces:
             raise SystemExit("arrowgate: no demo canvas yet; run `arrowgate demo` first")
-        app = ArrowgateApp(engine, keymap=keymap, start=start, review=review)
-        return int(await app.run_async() or 0)
+        app = ArrowgateApp(engine, keymap=keymap, start=start, review=review,
+                           driver_class=terminal_driver())
+        return exit_status(app, await app.run_async())
 
     try:
         return asyncio.run(run())
@@ -96,6 +99,16 @@ def _cmd_tui(args: argparse.Namespace) -> int:
 async def launch(engine: Engine) -> int:
     """Open the TUI on an engine already running (the demo, with its live drivers)."""
     from .app import ArrowgateApp
+    from .tty import terminal_driver
 
     start = "holds" if engine.prompts(state="held") else "canvas"
-    return int(await ArrowgateApp(engine, keymap=_keymap(), start=start).run_async() or 0)
+    app = ArrowgateApp(engine, keymap=_keymap(), start=start, driver_class=terminal_driver())
+    return exit_status(app, await app.run_async())
+
+
+def exit_status(app: Any, result: int | None) -> int:
+    """The process's exit status: non-zero when the app crashed, whatever it returned."""
+    code = app.return_code
+    if code:
+        return int(code)
+    return int(result or 0)

@@ -31,6 +31,11 @@ async def tui_db(tmp_path: Path, tui_clock: VirtualClock) -> Path:
 async def settle(pilot: Pilot[Any]) -> None:
     """Wait for the app's workers (but the ones that run for ever) and its messages."""
     app = pilot.app
+    for _ in range(20):  # the canvas analyses reach once the cursor rests (0.12 s)
+        pending = getattr(app.screen, "reach_pending", None)
+        if pending is None or not pending():
+            break
+        await pilot.pause(0.05)
     for _ in range(3):
         await pilot.pause()
         for worker in list(app.workers):

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import shlex
 import sys
+import time
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -16,34 +20,66 @@ from engine import Verification
 from engine.logindex import LogFilter, LogIndex
 from engine.times import parse_time
 
+from ..text import plain
 from ..widgets.app_header import AppHeader
 from ..widgets.log_view import LogView
+from ..widgets.timeline import Timeline
 from .base import EngineScreen
 from .detail import DetailScreen
 
 __all__ = ["ArrowLogScreen", "parse_filter"]
 
-_KEYS = ("arrow", "card", "package", "call", "outcome", "since", "until")
+_KEYS = ("arrow", "card", "package", "call", "target", "outcome", "since", "until", "text")
+#: Every outcome a log row can have.
+OUTCOMES = ("ok", "queued", "held", "denied", "rate-limited", "approved", "rejected", "expired",
+            "suppressed",
+            "cancelled")
 
 
 def parse_filter(text: str, now: float) -> LogFilter:
-    """``card:c1 outcome:denied since:10m`` → a `LogFilter`.
+    """``card:c1 outcome:denied since:10m deploy`` → a `LogFilter`.
 
-    Times are seconds since the epoch, ``YYYY-MM-DDTHH:MM[:SS]`` (UTC) or a
-    span back from now (``30s``, ``10m``, ``2h``, ``1d``).
+    Words ``key:value`` filter by a column (``arrow``, ``card``, ``package``,
+    ``call``, ``target``, ``outcome``, ``since``, ``until``, ``text``); other
+    words are free text, matched case-insensitively in the payload, card,
+    target, call, code and reason. Times are seconds since the epoch,
+    ``YYYY-MM-DD[THH:MM[:SS]]`` (UTC) or a span back from now (``30s``,
+    ``10m``, ``2h``, ``1d``).
 
     Raises:
-        ValueError: naming the word that is not understood.
+        ValueError: naming the word that is not understood: an unknown key,
+            an empty value, an unknown outcome, a key given twice, or
+            ``since`` after ``until``.
     """
     values: dict[str, object] = {}
-    for word in text.split():
+    free: list[str] = []
+    try:
+        words = shlex.split(text)  # card:"a b" or card:'a b' for a value with spaces
+    except ValueError as exc:
+        raise ValueError(f"{text!r}: {exc} (quote a value with spaces as key:\"a b\")") from exc
+    for word in words:
         key, sep, value = word.partition(":")
-        if not sep or key not in _KEYS or not value:
-            raise ValueError(f"{word!r}: use key:value with a key of {', '.join(_KEYS)}")
-        if key in ("since", "until"):
-            values[key] = _time(value, now, word)
-        else:
-            values[key] = value
+        if not sep or (key not in _KEYS and (not key.isidentifier() or value.startswith("//"))):
+            free.append(word)  # a URL, a path, a word: free text
+            continue
+        if key not in _KEYS:
+            raise ValueError(f"{word!r}: no filter key {key!r}; use one of {', '.join(_KEYS)} "
+                             "(other words are free text)")
+        if not value:
+            raise ValueError(f"{word!r}: {key}: needs a value")
+        if key in values:
+            raise ValueError(f"{word!r}: {key}: is given twice")
+        if key == "outcome" and value not in OUTCOMES:
+            raise ValueError(f"{word!r}: no outcome {value!r}; outcomes are "
+                             + ", ".join(OUTCOMES))
+        values[key] = _time(value, now, word) if key in ("since", "until") else value
+    if free:
+        if "text" in values:
+            raise ValueError(f"{' '.join(free)!r}: free text and text: together; use one")
+        values["text"] = " ".join(free)
+    since, until = values.get("since"), values.get("until")
+    if isinstance(since, float) and isinstance(until, float) and since > until:
+        raise ValueError("since: is after until: — no row can match; swap them")
     return LogFilter(**values)  # type: ignore[arg-type]
 
 
@@ -64,6 +100,10 @@ class ArrowLogScreen(EngineScreen):
         Binding("escape", "focus_log", "Back to rows", show=False, id="log.back"),
         Binding("V", "verify", "Verify chain", id="log.verify",
                 tooltip="Check every row's hash chain and the anchor"),
+        Binding("c", "copy_row", "Copy row", id="log.copy",
+                tooltip="Copy the selected row (as JSON) to the clipboard"),
+        Binding("x", "export", "Export", id="log.export",
+                tooltip="Write the rows under the filter to a JSON Lines file here"),
     ]
 
     def __init__(self) -> None:
@@ -74,22 +114,29 @@ class ArrowLogScreen(EngineScreen):
 
     def compose(self) -> ComposeResult:
         yield AppHeader("arrow log")
-        yield Input(placeholder="filter: card:… package:… call:… outcome:… arrow:… since:10m",
-                    id="filter")
+        yield Input(placeholder="filter: card:… target:… call:… outcome:… arrow:… since:10m "
+                                "until:… or free text", id="filter")
         yield Static("", id="filter-status")
         yield Static("chain: not verified yet", id="verify")
+        yield Timeline(id="timeline")
+        yield Static("", id="log-header")
         yield LogView(LogIndex(self.gate.db_path), id="rows")
         yield Footer()
 
     def on_mount(self) -> None:
         self._ready = True
-        self.query_one(LogView).focus()
+        view = self.query_one(LogView)
+        view.focus()
+        self.watch(view, "scroll_x", self._show_header)
+        self._show_header()
+        self.query_one(Timeline).show(LogIndex(self.gate.db_path))
         self.action_verify()
         if self._pending_filter is not None:
             self.apply_filter(self._pending_filter)
 
     def refresh_data(self) -> None:
         self.query_one(LogView).reload()
+        self.query_one(Timeline).recount()
 
     def apply_filter(self, text: str) -> bool:
         """Show the rows matching ``text``; a filter that does not parse changes nothing."""
@@ -100,12 +147,13 @@ class ArrowLogScreen(EngineScreen):
         try:
             log_filter = parse_filter(text, self.engine.now())
         except ValueError as exc:
-            status.update(f"[red]filter not applied: {exc}[/red]")
+            status.update(plain(f"filter not applied: {exc}", style="red"))
             return False
         self.filter_text = text
         self.query_one("#filter", Input).value = text
         self.query_one(LogView).use(LogIndex(self.gate.db_path, log_filter))
-        status.update(f"showing: {text}" if text else "showing: every row")
+        self.query_one(Timeline).show(LogIndex(self.gate.db_path, log_filter))
+        status.update(plain(f"showing: {text}" if text else "showing: every row"))
         self.query_one(LogView).focus()
         return True
 
@@ -116,7 +164,13 @@ class ArrowLogScreen(EngineScreen):
     @on(LogView.CountChanged)
     def _count(self, event: LogView.CountChanged) -> None:
         shown = "every row" if not self.filter_text else self.filter_text
-        self.query_one("#filter-status", Static).update(f"{event.count:,} rows · {shown}")
+        rows = "1 row" if event.count == 1 else f"{event.count:,} rows"
+        self.query_one("#filter-status", Static).update(plain(f"{rows} · {shown}"))
+
+    @on(LogView.ColumnsChanged)
+    def _show_header(self, *_args: object) -> None:
+        self.query_one("#log-header", Static).update(
+            Text(self.query_one(LogView).header(), style="bold", no_wrap=True, end=""))
 
     @on(LogView.RowSelected)
     def _open(self, event: LogView.RowSelected) -> None:
@@ -127,6 +181,33 @@ class ArrowLogScreen(EngineScreen):
         row = self.query_one(LogView).index.row(seq)
         if row is not None:
             self.app.push_screen(DetailScreen(row))
+
+    def action_copy_row(self) -> None:
+        """Copy the selected row, whole, as JSON (the terminal's clipboard, OSC 52)."""
+        view = self.query_one(LogView)
+        if not 0 <= view.cursor < view.count:
+            return
+        row = view.index.row(view.index.seq_at(view.cursor))
+        if row is not None:
+            # JSON escapes control characters: nothing raw reaches the terminal.
+            self.app.copy_to_clipboard(json.dumps(row, ensure_ascii=True))
+            self.notify(f"row {row['seq']} copied as JSON", title="log: copy")
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False,
+          description="export the log")
+    def action_export(self) -> None:
+        """Write the rows under the current filter to ``arrowgate-log-<time>.jsonl`` here."""
+        index = LogIndex(self.gate.db_path, self.query_one(LogView).index.filter)
+        count = index.refresh()
+        path = os.path.abspath(time.strftime("arrowgate-log-%Y%m%d-%H%M%S.jsonl",
+                                             time.gmtime()))
+        with open(path, "x", encoding="utf-8") as out:
+            for start in range(0, count, 1000):
+                for row in index.page(start, start + 1000):
+                    out.write(json.dumps(row, ensure_ascii=True) + "\n")
+        index.close()
+        self.app.call_from_thread(self.notify, f"{count:,} rows written to {path}",
+                                  title="log: export")
 
     def action_focus_filter(self) -> None:
         """Edit the filter."""
@@ -154,8 +235,9 @@ class ArrowLogScreen(EngineScreen):
             result = Verification(bool(data["ok"]), int(data["rows"]), data["first_bad"],
                                   str(data["problem"]))
         except (ValueError, KeyError, TypeError):
-            result = Verification(False, 0, None, "the verifier failed: "
-                                  + err.decode(errors="replace").strip()[-200:])
+            # The last line of a traceback is the error itself.
+            lines = err.decode(errors="replace").strip().splitlines() or ["no output"]
+            result = Verification(False, 0, None, "the verifier failed: " + lines[-1][-200:])
         self._verified(result)
 
     def _verified(self, result: Verification | None) -> None:
@@ -163,7 +245,11 @@ class ArrowLogScreen(EngineScreen):
         if result is None:
             label.update("chain: verifying…")
         elif result.ok:
-            label.update(f"[green]chain ✓ verified: {result.rows:,} rows and the anchor[/green]")
+            # Say "and the anchor" only when there is one to have checked.
+            anchored = os.path.exists(self.gate.db_path + ".anchor")
+            label.update(plain(f"chain ✓ verified: {result.rows:,} rows"
+                               + (" and the anchor" if anchored else " (no anchor file)"),
+                               style="green"))
         else:
-            label.update(f"[red]chain ✗ BROKEN: {result.problem} "
-                         f"(first bad row {result.first_bad})[/red]")
+            label.update(plain(f"chain ✗ BROKEN: {result.problem} "
+                               f"(first bad row {result.first_bad})", style="red"))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 from typing import TYPE_CHECKING, cast
 
 from textual import on
 from textual.screen import Screen
 from textual.widgets import DataTable
+from textual.worker import Worker
 
 from engine import Engine
 
@@ -15,7 +17,11 @@ from ..messages import EngineChanged
 if TYPE_CHECKING:
     from ..app import ArrowgateApp
 
-__all__ = ["EngineScreen", "row_key"]
+__all__ = ["STORE_ERRORS", "EngineScreen", "row_key"]
+
+#: What reading a database that was removed, replaced or corrupted under the
+#: app raises; shown as a message, never a crash.
+STORE_ERRORS = (sqlite3.Error, OSError)
 
 
 def row_key(table: DataTable[object]) -> str | None:
@@ -41,9 +47,24 @@ class EngineScreen(Screen[None]):
     def refresh_data(self) -> None:
         """Re-read what the screen shows (override)."""
 
+    def refresh_safely(self) -> None:
+        """`refresh_data`, showing a database that cannot be read as a message."""
+        try:
+            self.refresh_data()
+        except STORE_ERRORS as exc:
+            self.gate.store_failed(exc)
+
+    def consent_allowed(self) -> bool:
+        """False in read-only mode (the operator check refused): consent keys are hidden."""
+        return not self.gate.operator_refusal
+
+    @on(Worker.StateChanged)
+    def _worker_state(self, event: Worker.StateChanged) -> None:
+        self.gate.worker_failed(event)
+
     @on(EngineChanged)
     def _changed(self) -> None:
-        self.refresh_data()
+        self.refresh_safely()
 
     def on_screen_resume(self) -> None:
-        self.refresh_data()
+        self.refresh_safely()

@@ -2,64 +2,110 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
+from textual.worker import get_current_worker
 
 from canvas import Arrow, Node
-from engine.reach import analyse
+from engine.reach import analyse, capability_graph, reached_by
 
+from ..text import plain
 from ..widgets.app_header import AppHeader
+from ..widgets.node_list import NodeList
 from .base import EngineScreen, row_key
+from .map import MapScreen
+from .request import RequestScreen
 
 __all__ = ["CanvasScreen"]
 
-_KIND_ORDER = {"agent": 0, "terminal": 1, "card": 2, "note": 3, "todo": 4, "taskboard": 5,
-               "sticky": 6}
-_REACH_CARDS = 300  # cards analysed for "reached by"; beyond that the panel says so
-_NODE_ROWS = 1000  # a table, not a virtual view: capped, and the heading says so
+_REACH_LINES = 400  # "who can reach" lines shown; the rest are counted
+_SETTLE_S = 0.12  # the cursor rests this long before its node's reach is analysed
 
 
 class CanvasScreen(EngineScreen):
-    """Nodes grouped by kind; for the selected node its arrows and its reach."""
+    """Nodes grouped by kind; for the selected node its arrows and its reach.
+
+    The node list is virtual (any number of nodes) with natural sort and
+    ``/`` search. Reach is analysed in a worker thread, cancelled when the
+    selection moves on, and cached by the store's revision: moving the
+    cursor never waits for it.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("l", "open_log", "Arrow log", id="arrow.open_log",
                 tooltip="The log of the selected arrow (or of the selected card)"),
         Binding("w", "preview", "Preview wiring", id="arrow.preview",
                 tooltip="What the selected card could cause if you drew an arrow"),
+        Binding("o", "answer_request", "Answer request", id="request.answer",
+                tooltip="Answer the selected card's request for an optional permission"),
+        Binding("m", "map", "Map", id="canvas.map",
+                tooltip="The canvas drawn: nodes as boxes, arrows, the selection's reach"),
+        Binding("slash", "search", "Search", id="canvas.search",
+                tooltip="Show only the nodes whose id contains the text typed"),
+        Binding("escape", "end_search", "End search", show=False, id="canvas.end_search",
+                tooltip="Back to every node"),
         Binding("tab", "app.focus_next", "Next table", show=False, id="canvas.next"),
     ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: (node, preview target, store key) → the reach panel's lines.
+        self._reach_cache: dict[tuple[str, str | None, tuple[int, ...]], list[str]] = {}
+        self._graphs: dict[tuple[str, tuple[int, ...]], Any] = {}
+        self._proposed: Arrow | None = None
+        self._pending: Timer | None = None
 
     def compose(self) -> ComposeResult:
         yield AppHeader("canvas")
         with Horizontal():
             with Vertical(id="left"):
                 yield Static("Nodes", classes="section", id="nodes-title")
-                yield DataTable(id="nodes", cursor_type="row", zebra_stripes=True)
+                yield Input(placeholder="search node ids, then enter (esc: every node)",
+                            id="node-search")
+                yield Static("", id="nodes-header")
+                yield NodeList(self._describe, id="nodes")
             with Vertical(id="right"):
                 yield Static("Arrows", classes="section")
                 yield DataTable(id="arrows", cursor_type="row", zebra_stripes=True)
-                yield Static("", id="reach", markup=False)
+                with VerticalScroll(id="reach-pane"):
+                    yield Static("", id="reach")
         yield Input(placeholder="wire the selected card to (node id), then enter", id="preview")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#nodes", DataTable).add_columns("kind", "node", "name", "status",
-                                                        "canvas")
         self.query_one("#arrows", DataTable).add_columns("arrow", "from", "to", "carries")
         self.query_one("#preview", Input).display = False
+        self.query_one("#node-search", Input).display = False
+        self.query_one(NodeList).focus()
         self.refresh_data()
 
     # -- data -----------------------------------------------------------------
+    def _store_key(self) -> tuple[int, ...]:
+        # Reach depends on the canvas and the grants only, not on each logged call.
+        state = self.engine.state
+        return (id(state), *state.consent_key())
+
+    def _describe(self, node_id: str) -> tuple[list[str], bool]:
+        node = self.engine.state.canvas.node(node_id)
+        if node is None:
+            return [node_id, "(removed)", "", "", ""], False
+        dangerous = node.type == "agent" and bool(node.data.get("dangerous"))
+        return [node.type, node.id, _name(node), _status(node), node.workspace], dangerous
+
     def selected_node(self) -> Node | None:
         """The node under the cursor."""
-        key = row_key(self.query_one("#nodes", DataTable))
+        key = self.query_one(NodeList).current()
         return self.engine.state.canvas.node(key) if key else None
+
+    def select_node(self, node_id: str) -> bool:
+        """Put the cursor on a node (tests and the map use it)."""
+        return self.query_one(NodeList).select(node_id)
 
     def selected_arrow(self) -> Arrow | None:
         """The arrow under the cursor of the arrows table."""
@@ -67,42 +113,77 @@ class CanvasScreen(EngineScreen):
         return self.engine.state.canvas.arrow(key) if key else None
 
     def refresh_data(self) -> None:
-        table = self.query_one("#nodes", DataTable)
-        current = self.selected_node()
-        table.clear()
-        nodes = sorted(self.engine.state.canvas.nodes(),
-                       key=lambda n: (n.workspace, _KIND_ORDER.get(n.type, 9), n.id))
-        title = self.query_one("#nodes-title", Static)
-        title.update(f"Nodes ({_NODE_ROWS:,} of {len(nodes):,}: agents and terminals first)"
-                     if len(nodes) > _NODE_ROWS else f"Nodes ({len(nodes)})")
-        for node in nodes[:_NODE_ROWS]:
-            table.add_row(node.type, node.id, _name(node), _status(node), node.workspace,
-                          key=node.id)
-        if current is not None and current.id in table.rows:
-            table.move_cursor(row=table.get_row_index(current.id))
+        nodes = self.engine.state.canvas.nodes()
+        view = self.query_one(NodeList)
+        view.set_nodes(nodes)
+        shown = len(view.shown)
+        self.query_one("#nodes-title", Static).update(plain(
+            f"Nodes ({len(nodes):,})" if not view.search else
+            f"Nodes ({shown:,} of {len(nodes):,} match {view.search!r})"))
         self._show_node()
 
-    @on(DataTable.RowHighlighted, "#nodes")
+    @on(NodeList.Resized)
+    def _resized(self) -> None:
+        self.query_one("#nodes-header", Static).update(
+            plain(self.query_one(NodeList).header(), style="bold"))
+
+    @on(NodeList.Highlighted)
     def _highlighted(self) -> None:
+        self._proposed = None
         self._show_node()
 
-    def _show_node(self, preview: Arrow | None = None) -> None:
+    def _show_node(self) -> None:
         node = self.selected_node()
         arrows = self.query_one("#arrows", DataTable)
         reach = self.query_one("#reach", Static)
         arrows.clear()
         if node is None:
-            reach.update("The canvas is empty.")
+            reach.update("The canvas is empty." if not self.query_one(NodeList).search else "")
             return
         for arrow in self.engine.state.canvas.arrows_of(node.id):
             carries = f"{arrow.from_port} → {arrow.to_port} (one way)" if arrow.is_port else \
                 "plain (either way)"
-            arrows.add_row(arrow.id, arrow.src, arrow.dst, carries, key=arrow.id)
-        reach.update("\n".join(self._reach_lines(node, preview)))
+            arrows.add_row(plain(arrow.id), plain(arrow.src), plain(arrow.dst), plain(carries),
+                           key=arrow.id)
+        key = (node.id, self._proposed.dst if self._proposed else None, self._store_key())
+        cached = self._reach_cache.get(key)
+        if self._pending is not None:
+            self._pending.stop()
+            self._pending = None
+        if cached is not None:
+            reach.update(plain("\n".join(cached), multiline=True))
+            return
+        reach.update(plain(f"Analysing who {node.id} can reach and who can reach it…"))
+        # Only once the cursor rests: a key held down never queues an analysis per row.
+        self._pending = self.set_timer(_SETTLE_S, lambda: self._start(node, key))
 
-    def _reach_lines(self, node: Node, preview: Arrow | None) -> list[str]:
-        lines: list[str] = []
+    def _start(self, node: Node, key: tuple[str, str | None, tuple[int, ...]]) -> None:
+        self._pending = None
+        self._analyse(node, self._proposed, key)
+
+    @work(thread=True, exclusive=True, group="reach", exit_on_error=False,
+          description="analyse reach")
+    def _analyse(self, node: Node, preview: Arrow | None,
+                 key: tuple[str, str | None, tuple[int, ...]]) -> None:
+        """Reach of one node, off the UI thread; dropped when the selection moved on."""
+        try:
+            self._analyse_now(node, preview, key)
+        except (RuntimeError, KeyError):
+            # The state changed under the thread (a dict resized, a node removed):
+            # the next refresh asks again on the new state.
+            return
+
+    def _analyse_now(self, node: Node, preview: Arrow | None,
+                     key: tuple[str, str | None, tuple[int, ...]]) -> None:
+        worker = get_current_worker()
         state = self.engine.state
+        graph_key = (node.workspace, key[2])
+        graph = self._graphs.get(graph_key)
+        if graph is None:
+            graph = capability_graph(state, node.workspace)
+        if worker.is_cancelled:
+            return
+        lines: list[str] = []
         if node.type == "card":
             extra = (preview,) if preview is not None else ()
             result = analyse(state, node.id, extra_arrows=extra)
@@ -110,24 +191,76 @@ class CanvasScreen(EngineScreen):
                 lines.append(f"If you draw {preview.src} → {preview.dst}:")
             lines.append(f"What {node.id} can reach:")
             lines.extend(f"  {line}" for line in result.lines()[1:])
-        cards = state.canvas.nodes(node.workspace, type="card")
-        by: list[str] = []
-        for card in cards[:_REACH_CARDS]:
-            if card.id == node.id:
-                continue
-            for target in analyse(state, card.id).targets:
-                if target.node == node.id:
-                    by.append(f"  {card.id} ({card.data['package']}): "
-                              + " ; ".join(s.text() for s in target.path))
+        if worker.is_cancelled:
+            return
+        by = reached_by(state, node.id, graph=graph)
         lines.append(f"Who can reach {node.id}:")
-        lines.extend(by or ["  no card"])
-        if len(cards) > _REACH_CARDS:
-            lines.append(f"  (the first {_REACH_CARDS} of {len(cards)} cards were analysed)")
-        return lines
+        for card, target in by[:_REACH_LINES]:
+            package = (state.canvas.node(card) or node).data.get("package", "?")
+            lines.append(f"  {card} ({package}): " + " ; ".join(s.text() for s in target.path))
+        if not by:
+            lines.append("  no card")
+        elif len(by) > _REACH_LINES:
+            lines.append(f"  … and {len(by) - _REACH_LINES:,} more cards")
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._analysed, key, graph_key, graph, lines)
+
+    def _analysed(self, key: tuple[str, str | None, tuple[int, ...]],
+                  graph_key: tuple[str, tuple[int, ...]], graph: Any, lines: list[str]) -> None:
+        if key[2] != self._store_key():
+            return  # the store moved on meanwhile: analyse again when asked
+        if len(self._graphs) > 8:
+            self._graphs.clear()
+        self._graphs[graph_key] = graph
+        if len(self._reach_cache) > 2000:
+            self._reach_cache.clear()
+        self._reach_cache[key] = lines
+        node = self.selected_node()
+        preview = self._proposed.dst if self._proposed else None
+        if node is not None and (node.id, preview) == key[:2]:
+            self.query_one("#reach", Static).update(plain("\n".join(lines), multiline=True))
+
+    def reach_pending(self) -> bool:
+        """Whether an analysis waits for the cursor to rest (tests wait for it)."""
+        return self._pending is not None
+
+    # -- search ---------------------------------------------------------------
+    def action_search(self) -> None:
+        """Type part of a node id to show only the nodes that match."""
+        box = self.query_one("#node-search", Input)
+        box.display = True
+        box.value = self.query_one(NodeList).search
+        box.focus()
+
+    @on(Input.Changed, "#node-search")
+    def _search_changed(self, event: Input.Changed) -> None:
+        self.query_one(NodeList).set_search(event.value.strip())
+        self.refresh_title()
+
+    @on(Input.Submitted, "#node-search")
+    def _search_done(self) -> None:
+        self.query_one(NodeList).focus()
+
+    def action_end_search(self) -> None:
+        """Back to every node."""
+        box = self.query_one("#node-search", Input)
+        box.value = ""
+        box.display = False
+        self.query_one(NodeList).set_search("")
+        self.query_one(NodeList).focus()
+        self.refresh_title()
+
+    def refresh_title(self) -> None:
+        """The nodes heading: how many, and how many match the search."""
+        view = self.query_one(NodeList)
+        total = len(view.ids)
+        self.query_one("#nodes-title", Static).update(plain(
+            f"Nodes ({total:,})" if not view.search else
+            f"Nodes ({len(view.shown):,} of {total:,} match {view.search!r})"))
 
     # -- actions --------------------------------------------------------------
     def action_open_log(self) -> None:
-        """The selected arrow's log; with no arrow selected, the selected card's."""
+        """The selected arrow's log; else the selected card's, or every row to the node."""
         arrow = self.selected_arrow() if self.query_one("#arrows", DataTable).has_focus \
             else None
         node = self.selected_node()
@@ -135,10 +268,33 @@ class CanvasScreen(EngineScreen):
             self.gate.open_log(arrow=arrow.id)
         elif node is not None and node.type == "card":
             self.gate.open_log(card=node.id)
-        elif node is not None and (arrows := self.engine.state.canvas.arrows_of(node.id)):
-            self.gate.open_log(arrow=arrows[0].id)
+        elif node is not None:
+            # Every row that reached this node, over each of its arrows (and refusals).
+            self.gate.open_log(target=node.id)
         else:
             self.gate.open_log()
+
+    def action_map(self) -> None:
+        """Draw the selected node's canvas as a map."""
+        node = self.selected_node()
+        if node is None:
+            self.notify("The canvas is empty.", severity="warning")
+            return
+        self.app.push_screen(MapScreen(node.id))
+
+    def action_answer_request(self) -> None:
+        """Answer the selected card's request for one of its optional permissions."""
+        node = self.selected_node()
+        if node is None or node.type != "card":
+            self.notify("Select a card to answer its permission request.", severity="warning")
+            return
+        if self.consent_allowed():
+            self.app.push_screen(RequestScreen(node.id), lambda _done: self.refresh_safely())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "answer_request" and not self.consent_allowed():
+            return False  # read-only: hidden from the footer and not run
+        return True
 
     def action_preview(self) -> None:
         """Ask which node to wire the selected card to."""
@@ -162,8 +318,9 @@ class CanvasScreen(EngineScreen):
             self.notify(f"No other node {event.value.strip()!r} on {node.workspace if node else '-'}",
                         severity="warning")
             return
-        self._show_node(Arrow("(proposed)", node.id, target.id, workspace=node.workspace))
-        self.query_one("#nodes", DataTable).focus()
+        self._proposed = Arrow("(proposed)", node.id, target.id, workspace=node.workspace)
+        self._show_node()
+        self.query_one(NodeList).focus()
 
 
 def _name(node: Node) -> str:

@@ -4,36 +4,72 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Footer, Static
+
+from ..text import plain
 
 __all__ = ["ConfirmScreen"]
 
 
 class ConfirmScreen(ModalScreen[bool]):
-    """``y`` confirms, ``n`` or escape cancels; dismisses with the answer."""
+    """``y`` confirms, ``n`` or escape cancels; dismisses with the answer.
+
+    Args:
+        title: the question.
+        body: what is consented to; a `str` is shown as plain text (never markup).
+        verb: the word next to the confirming key.
+        risk: for high-risk consent, what the risk is; the dialog then names it
+            and confirms only with the deliberate key ``Y`` (shift+y), which is
+            not next to any key that opens a dialog.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y", "answer(True)", "Yes", id="confirm.yes", tooltip="Confirm"),
+        Binding("Y", "deliberate", "Yes (high risk)", id="confirm.deliberate",
+                tooltip="Confirm high-risk consent (shift+y)"),
         Binding("n", "answer(False)", "No", id="confirm.no", tooltip="Cancel"),
         Binding("escape", "answer(False)", "Cancel", id="confirm.cancel", priority=True,
                 tooltip="Cancel"),
     ]
 
-    def __init__(self, title: str, body: str, *, verb: str = "confirm") -> None:
+    def __init__(self, title: str, body: str | Text, *, verb: str = "confirm",
+                 risk: str | Text | None = None) -> None:
         super().__init__()
-        self._title, self._body, self._verb = title, body, verb
+        self._title, self._verb = title, verb
+        self._body = body if isinstance(body, Text) else plain(body, multiline=True)
+        self.risk = risk if isinstance(risk, Text) or risk is None else plain(risk)
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(self._title, classes="dialog-title")
-            yield Static(self._body, classes="dialog-body", markup=False)
-            yield Static(f"[b]y[/b] {self._verb}    [b]n[/b] / [b]esc[/b] cancel",
+            yield Static(plain(self._title), classes="dialog-title")
+            if self.risk is not None:
+                yield Static(Text.assemble(("RISK: ", "bold red"), self.risk),
+                             classes="hold-risk", id="confirm-risk")
+            with VerticalScroll(classes="dialog-scroll"):
+                yield Static(self._body, classes="dialog-body")
+            key = "shift+y" if self.risk is not None else "y"
+            yield Static(Text.assemble((key, "bold"), f" {self._verb}    ", ("n", "bold"),
+                                       " / ", ("esc", "bold"), " cancel"),
                          classes="dialog-keys")
+        yield Footer()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "answer" and parameters == (True,):
+            return self.risk is None
+        if action == "deliberate":
+            return self.risk is not None
+        return True
 
     def action_answer(self, answer: bool) -> None:
         """Close with the person's answer."""
         self.dismiss(answer)
+
+    def action_deliberate(self) -> None:
+        """Confirm high-risk consent."""
+        if self.risk is not None:
+            self.dismiss(True)

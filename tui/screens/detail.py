@@ -12,6 +12,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ..text import plain
+
 __all__ = ["DetailScreen", "describe_row"]
 
 
@@ -56,4 +58,4 @@ class DetailScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="dialog"):
             yield Static(f"Arrow log row {self.row['seq']}", classes="dialog-title")
-            yield Static(describe_row(self.row), id="detail-text", markup=False)
+            yield Static(plain(describe_row(self.row), multiline=True), id="detail-text")

@@ -10,16 +10,18 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Static
 
-from engine import PERMISSIONS
+from engine import PERMISSIONS, Manifest
+from engine.events import Update
 from engine.review import permission_title
 from engine.state import PackageState
 
+from ..text import plain
 from ..widgets.app_header import AppHeader
 from .base import EngineScreen, row_key
 from .confirm import ConfirmScreen
 from .review import ReviewScreen
 
-__all__ = ["GrantsScreen"]
+__all__ = ["GrantsScreen", "describe_update"]
 
 _RISK_ORDER = {"high": 0, "medium": 1, "low": 2}
 
@@ -30,12 +32,17 @@ class GrantsScreen(EngineScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("v", "revoke", "Revoke", id="grant.revoke",
                 tooltip="Revoke the selected permission (asks to confirm)"),
+        Binding("g", "grant", "Grant", id="grant.grant",
+                tooltip="Grant the selected declared permission: an optional one, or one "
+                        "revoked before (asks to confirm)"),
         Binding("u", "approve_update", "Approve update", id="package.approve",
                 tooltip="Show the widening diff of a pending version, then approve it"),
         Binding("i", "review", "Install review", id="package.review",
                 tooltip="The install review of the selected package"),
         Binding("tab", "app.focus_next", "Next table", show=False, id="grants.next"),
     ]
+    CONSENT_ACTIONS: ClassVar[frozenset[str]] = frozenset({"revoke", "grant", "approve_update",
+                                                          "review"})
 
     def compose(self) -> ComposeResult:
         yield AppHeader("packages and grants")
@@ -87,7 +94,8 @@ class GrantsScreen(EngineScreen):
                 state = f"pending → {pkg.pending.version if pkg.pending else '?'}"
             else:
                 state = "approved" if pkg.installed else "offered"
-            table.add_row(pkg.name, version, state, str(cards.get(pkg.name, 0)), key=pkg.name)
+            table.add_row(plain(pkg.name), plain(version), plain(state),
+                          str(cards.get(pkg.name, 0)), key=pkg.name)
         if current is not None and current.name in table.rows:
             table.move_cursor(row=table.get_row_index(current.name))
         self._show_package()
@@ -110,7 +118,7 @@ class GrantsScreen(EngineScreen):
             note.update("")
             return
         manifest = pkg.manifest or pkg.pending
-        title.update(f"{pkg.name} — permissions by risk")
+        title.update(plain(f"{pkg.name} — permissions by risk"))
         granted = self.engine.state.grants.get(pkg.name, set())
         declared = manifest.permissions if manifest else {}
         for name in sorted(declared, key=lambda n: (_RISK_ORDER[PERMISSIONS[n].risk], n)):
@@ -118,16 +126,13 @@ class GrantsScreen(EngineScreen):
             optional = name not in (manifest.required if manifest else set())
             mark = "✓ granted" if name in granted else ("optional" if optional else "✗ not granted")
             sees = permission_title(manifest, name) if manifest is not None else spec.title
-            perms.add_row(spec.risk, name, mark, sees, key=name)
+            perms.add_row(plain(spec.risk), plain(name), plain(mark), plain(sees), key=name)
         if chosen is not None and chosen in perms.rows:
             perms.move_cursor(row=perms.get_row_index(chosen))
         for entry in reversed(self.engine.history.entries(package=pkg.name)[-200:]):
             stamp = time.strftime("%m-%d %H:%M:%S", time.gmtime(entry["t"]))
-            subject = ", ".join(f"{k}={v}" for k, v in entry["subject"].items()
-                                if k != "package")
-            result = "ok" if entry["accepted"] else f"refused {entry['code'] or ''}"
-            history.add_row(stamp, entry["principal"], entry["action"],
-                            (entry["detail"] or result) if entry["accepted"] else result, subject)
+            history.add_row(stamp, plain(entry["principal"]), plain(entry["action"]),
+                            plain(_result(entry)), plain(_subject(entry["subject"])))
         update = self.engine.pending_update(pkg.name)
         if update is not None:
             diff = "\n".join(update.diff.lines) or "no change in declarations (files changed)"
@@ -142,7 +147,7 @@ class GrantsScreen(EngineScreen):
                  + (permission_title(manifest, name) if manifest else PERMISSIONS[name].title)
                  + f" {PERMISSIONS[name].users_see}"
                  for name in sorted(declared, key=lambda n: (_RISK_ORDER[PERMISSIONS[n].risk], n))]
-        note.update(status + "\n\n" + "\n".join(texts))
+        note.update(plain(status + "\n\n" + "\n".join(texts), multiline=True))
 
     # -- actions --------------------------------------------------------------
     def action_revoke(self) -> None:
@@ -151,8 +156,17 @@ class GrantsScreen(EngineScreen):
         if pkg is None or permission is None:
             self.notify("Select a package and one of its permissions.", severity="warning")
             return
+        perms = self.query_one("#permissions", DataTable)
+        if not perms.has_focus:
+            # The cursor of a table the person is not looking at picks nothing.
+            perms.focus()
+            self.notify("Choose the permission to revoke in this table, then press v.",
+                        severity="warning")
+            return
         if permission not in self.engine.state.grants.get(pkg.name, set()):
             self.notify(f"{permission} is not granted to {pkg.name}.", severity="warning")
+            return
+        if not self.consent_allowed():
             return
         cards = [n.id for n in self.engine.state.canvas.nodes(type="card")
                  if n.data["package"] == pkg.name]
@@ -172,27 +186,69 @@ class GrantsScreen(EngineScreen):
         self.app.push_screen(ConfirmScreen("Revoke a permission", body, verb="revoke"),
                              answered)
 
+    def action_grant(self) -> None:
+        """Grant the selected permission (optional, or revoked earlier) after a confirmation."""
+        pkg, permission = self.selected_package(), self.selected_permission()
+        if pkg is None or permission is None:
+            self.notify("Select a package and one of its permissions.", severity="warning")
+            return
+        if not self.consent_allowed():
+            return
+        if not pkg.installed or pkg.manifest is None:
+            self.notify(f"{pkg.name} is not installed; press i for its install review.",
+                        severity="warning")
+            return
+        if permission in self.engine.state.grants.get(pkg.name, set()):
+            self.notify(f"{permission} is already granted to {pkg.name}.", severity="warning")
+            return
+        spec = PERMISSIONS[permission]
+        cards = [n.id for n in self.engine.state.canvas.nodes(type="card")
+                 if n.data["package"] == pkg.name]
+        optional = permission in pkg.manifest.optional
+        body = (f"Grant {permission} ({spec.risk} risk) to {pkg.name}"
+                + (" (an optional permission)" if optional else " (required; revoked before)")
+                + f"?\n\n{permission_title(pkg.manifest, permission)}\nUsers see: "
+                f"{spec.users_see}\n\nEvery card of the package "
+                f"({', '.join(cards) or 'none on a canvas'}) may use it from now on.")
+        risk = (f"{permission} is high risk: {permission_title(pkg.manifest, permission)}"
+                if spec.risk == "high" else None)
+
+        async def answered(yes: bool | None) -> None:
+            if yes:
+                await self.gate.consent("grant: grant",
+                                        lambda: self.engine.grant(pkg.name, permission))
+                if permission in self.engine.state.grants.get(pkg.name, set()):
+                    self.notify(f"{permission} granted to {pkg.name}", title="grant: grant")
+                self.refresh_safely()
+
+        self.app.push_screen(ConfirmScreen("Grant a permission", body, verb="grant", risk=risk),
+                             answered)
+
     def action_approve_update(self) -> None:
-        """Show the pending version's widening diff, then approve that very hash."""
+        """Show the pending version's whole diff, then approve that very hash."""
         pkg = self.selected_package()
         update = self.engine.pending_update(pkg.name) if pkg else None
-        if pkg is None or update is None:
+        if pkg is None or update is None or pkg.manifest is None or pkg.pending is None:
             self.notify("The selected package has no pending version.", severity="warning")
             return
-        diff = "\n".join(update.diff.lines) or "no change in declarations — only files changed"
-        widened = [w for w in update.diff.widened]
-        body = (f"{pkg.name}: approve version hash {update.pending_hash[:23]}…\n\n{diff}\n\n"
-                + ("Approving grants what was widened." if widened else
+        if not self.consent_allowed():
+            return
+        lines, high = describe_update(pkg.manifest, pkg.pending, update)
+        body = (f"{pkg.name}: approve version hash {update.pending_hash}\n\n"
+                + "\n".join(lines) + "\n\n"
+                + ("Approving grants what was widened." if update.diff.widened else
                    "Nothing is widened; approving accepts the changed files."))
+        risk = (f"{pkg.name} asks for more, high risk: {', '.join(high)}. Approve only if you "
+                "trust it with what the lines above say." if high else None)
 
         async def answered(yes: bool | None) -> None:
             if yes:
                 await self.gate.consent("package: approve update", lambda: self.engine.approve(
                     pkg.name, review_hash=update.pending_hash))
-                self.refresh_data()
+                self.refresh_safely()
 
-        self.app.push_screen(ConfirmScreen("Approve a pending update", body, verb="approve"),
-                             answered)
+        self.app.push_screen(ConfirmScreen("Approve a pending update", body, verb="approve",
+                                           risk=risk), answered)
 
     def action_review(self) -> None:
         """Open the install review of the selected package."""
@@ -206,3 +262,66 @@ class GrantsScreen(EngineScreen):
             self.action_approve_update()
             return
         self.app.push_screen(ReviewScreen(pkg.name))
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in self.CONSENT_ACTIONS and not self.consent_allowed():
+            return False  # read-only: hidden from the footer and not run
+        return True
+
+
+def _subject(subject: dict[str, object]) -> str:
+    """``permission=network, granted=agents.prompt, fs.read`` — no Python lists."""
+    parts = []
+    for key, value in subject.items():
+        if key == "package" or value is None:
+            continue
+        shown = ", ".join(str(v) for v in value) if isinstance(value, (list, tuple)) else value
+        parts.append(f"{key}={shown if shown != '' else '(none)'}")
+    return "; ".join(parts)
+
+
+def _result(entry: dict[str, object]) -> str:
+    """What came of a consent action: ``declined`` is not ``ok``."""
+    if not entry["accepted"]:
+        return f"refused {entry.get('code') or ''}".strip()
+    detail = entry.get("detail")
+    return str(detail) if detail else "ok"
+
+
+def describe_update(old: Manifest, new: Manifest, update: Update) -> tuple[list[str], list[str]]:
+    """The whole diff as a person reads it, and the high-risk permissions it widens.
+
+    Each widened permission comes with its risk, its first line with the new
+    hosts in it and its "Users see" text; each new host pattern on a line of
+    its own; narrowing is listed as it applies (at once, on approval).
+    """
+    lines: list[str] = []
+    high: list[str] = []
+
+    def permission(name: str, how: str) -> None:
+        spec = PERMISSIONS[name]
+        if spec.risk == "high":
+            high.append(name)
+        lines.append(f"widened: {how} ({spec.risk} risk)")
+        lines.append(f"    {permission_title(new, name)}")
+        lines.append(f"    Users see: {spec.users_see}")
+        for host in new.hosts(name) if spec.needs_hosts else ():
+            lines.append(f"    host pattern: {host}")
+
+    for entry in update.diff.widened:
+        if entry.startswith("+") and entry[1:] in PERMISSIONS:
+            permission(entry[1:], entry)
+            continue
+        name, _, change = entry.partition(": ")
+        if name in PERMISSIONS and change == "optional -> required":
+            permission(name, entry)
+        elif name in PERMISSIONS and change.startswith("+"):
+            lines.append(f"widened: new host pattern for {name}: {change[1:]}")
+        elif name in PERMISSIONS and change == "-> any":
+            lines.append(f"widened: {name} may reach any host")
+        else:
+            lines.append(f"widened: {entry}")
+    lines.extend(f"narrowed: {entry} (applies at once)" for entry in update.diff.narrowed)
+    if not lines:
+        lines.append("no change in declarations — only files changed")
+    return lines, high

@@ -11,6 +11,8 @@ from textual.dom import DOMNode
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from ..text import plain
+
 __all__ = ["HelpScreen"]
 
 
@@ -43,5 +45,6 @@ class HelpScreen(ModalScreen[None]):
                     if key in seen:
                         continue
                     seen.add(key)
-                    table.add_row(self.app.get_key_display(b), b.description or b.action,
-                                  b.id or "", b.tooltip)
+                    table.add_row(plain(self.app.get_key_display(b)),
+                                  plain(b.description or b.action), plain(b.id or ""),
+                                  plain(b.tooltip))

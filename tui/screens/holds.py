@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Static
 
 from engine import Prompt
 
+from ..text import plain
 from ..widgets.app_header import AppHeader
 from .base import EngineScreen, row_key
-from .confirm import ConfirmScreen
+from .hold import HoldScreen, describe_hold, time_left
 
 __all__ = ["HoldsScreen"]
 
@@ -22,16 +23,18 @@ class HoldsScreen(EngineScreen):
     """Pending holds with card, package, arrow, agent, full text and time left."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("a", "approve", "Approve", id="hold.approve",
-                tooltip="Approve the selected held prompt (asks to confirm)"),
-        Binding("r", "reject", "Reject", id="hold.reject",
+        Binding("a", "approve", "Approve…", id="hold.approve",
+                tooltip="Show the whole held prompt; approve it once its end was shown"),
+        Binding("r", "reject", "Reject…", id="hold.reject",
                 tooltip="Reject the selected held prompt (asks to confirm)"),
     ]
+    CONSENT_ACTIONS: ClassVar[frozenset[str]] = frozenset({"approve", "reject"})
 
     def compose(self) -> ComposeResult:
         yield AppHeader("held prompts")
         yield DataTable(id="holds", cursor_type="row", zebra_stripes=True)
-        yield Static("", id="prompt-text", markup=False)
+        with VerticalScroll(id="prompt-pane"):
+            yield Static("", id="prompt-text")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -43,25 +46,23 @@ class HoldsScreen(EngineScreen):
     def _held(self) -> list[Prompt]:
         return self.engine.prompts(state="held")
 
-    def _time_left(self, prompt: Prompt) -> str:
-        if prompt.deadline is None:
-            return "-"
-        left = max(0, int(prompt.deadline - self.engine.now()))
-        return f"{left // 60}:{left % 60:02d}"
-
     def refresh_data(self) -> None:
         table = self.query_one("#holds", DataTable)
         selected = self.selected()
         table.clear()
-        for prompt in self._held():
+        held = self._held()
+        for prompt in held:
             agent = self.engine.state.canvas.node(prompt.agent)
             name = str(agent.data.get("name") or prompt.agent) if agent else prompt.agent
             flag = " ⚠" if agent is not None and agent.data.get("dangerous") else ""
-            table.add_row(prompt.id, prompt.card, prompt.package, prompt.arrow or "-",
-                          f"{name}{flag}", self._time_left(prompt),
-                          prompt.text.splitlines()[0][:40] if prompt.text else "",
+            first = prompt.text.splitlines()[0] if prompt.text else ""
+            lines = prompt.text.count("\n") + 1
+            table.add_row(plain(prompt.id), plain(prompt.card), plain(prompt.package),
+                          plain(prompt.arrow or "-"), plain(f"{name}{flag}"),
+                          time_left(self.gate, prompt),
+                          plain(first[:40] + (f" … ({lines} lines)" if lines > 1 else "")),
                           key=prompt.id)
-        if selected is not None and selected.id in {p.id for p in self._held()}:
+        if selected is not None and selected.id in {p.id for p in held}:
             table.move_cursor(row=table.get_row_index(selected.id))
         self._show_text()
 
@@ -70,7 +71,8 @@ class HoldsScreen(EngineScreen):
         for prompt in self._held():
             if prompt.id in table.rows:
                 table.update_cell(prompt.id, table.ordered_columns[5].key,
-                                  self._time_left(prompt))
+                                  time_left(self.gate, prompt))
+        self._show_text()
 
     def selected(self) -> Prompt | None:
         """The held prompt under the cursor."""
@@ -81,16 +83,29 @@ class HoldsScreen(EngineScreen):
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         self._show_text()
 
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """enter opens the whole prompt, as ``a`` does (approving still needs its key)."""
+        if not self.gate.operator_refusal:
+            self._answer(approve=True)
+
     def _show_text(self) -> None:
         prompt = self.selected()
         text = self.query_one("#prompt-text", Static)
         if prompt is None:
             text.update("No prompt is waiting for a person." if not self._held() else "")
             return
-        text.update(f"{_describe(self, prompt)}\n\n{prompt.text}")
+        body = describe_hold(self.gate, prompt)
+        body.append("\n\n")
+        body.append_text(plain(prompt.text, multiline=True))
+        text.update(body)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in self.CONSENT_ACTIONS and self.gate.operator_refusal:
+            return False  # read-only: hidden from the footer and not run
+        return True
 
     def action_approve(self) -> None:
-        """Approve the selected hold, after saying exactly what it lets through."""
+        """Show the whole prompt; approving takes a deliberate key once its end was seen."""
         self._answer(approve=True)
 
     def action_reject(self) -> None:
@@ -98,36 +113,14 @@ class HoldsScreen(EngineScreen):
         self._answer(approve=False)
 
     def _answer(self, *, approve: bool) -> None:
+        if self.gate.operator_refusal:
+            return
         prompt = self.selected()
         if prompt is None:
             self.notify("No held prompt is selected.", severity="warning")
             return
-        verb = "approve" if approve else "reject"
-        body = f"{_describe(self, prompt)}\n\nFull prompt text:\n{prompt.text}"
-        # The approval names the text this dialog shows (SPEC §7).
-        shown_sha256 = hashlib.sha256(prompt.text.encode("utf-8", "surrogatepass")).hexdigest()
 
-        async def answered(yes: bool | None) -> None:
-            if not yes:
-                return
-            decision = await self.gate.consent(f"hold: {verb}", 
-                lambda: self.engine.approve_hold(prompt.id, text_sha256=shown_sha256)
-                if approve else self.engine.reject_hold(prompt.id))
-            if decision is not None:
-                outcome = decision.code or (decision.value or {}).get("state", decision.outcome)
-                self.notify(f"prompt {prompt.id}: {verb}d → {outcome}",
-                            title=f"hold: {verb}")
+        def answered(_done: bool | None) -> None:
             self.refresh_data()
 
-        self.app.push_screen(ConfirmScreen(f"{verb.capitalize()} held prompt {prompt.id}?",
-                                           body, verb=verb), answered)
-
-
-def _describe(screen: HoldsScreen, prompt: Prompt) -> str:
-    agent = screen.engine.state.canvas.node(prompt.agent)
-    name = str(agent.data.get("name") or "") if agent else ""
-    mode = "dangerous mode" if agent is not None and agent.data.get("dangerous") else \
-        "dangerous mode was turned off since; a person still answers"
-    return (f"from card {prompt.card} ({prompt.package}) over arrow {prompt.arrow or '-'}\n"
-            f"to agent {prompt.agent}{f' ({name})' if name else ''} — {mode}\n"
-            f"time left: {screen._time_left(prompt)}")
+        self.app.push_screen(HoldScreen(prompt, approve=approve), answered)

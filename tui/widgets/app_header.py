@@ -6,6 +6,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Static
 
+from ..text import plain
 from .hold_badge import HoldBadge
 
 __all__ = ["AppHeader"]
@@ -27,4 +28,4 @@ class AppHeader(Horizontal):
         refusal = getattr(self.app, "operator_refusal", "")
         banner = self.query_one("#operator-banner", Static)
         if refusal:
-            banner.update("read-only: " + refusal)
+            banner.update(plain("read-only: " + refusal))

@@ -14,7 +14,7 @@ from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
-from textual import work
+from textual import on, work
 from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Size
@@ -22,10 +22,13 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.worker import Worker
 
 from engine.logindex import LogIndex
 
-__all__ = ["LogView", "format_row"]
+from ..text import visible
+
+__all__ = ["COLUMNS", "Column", "LogView", "columns_for", "format_row", "header_line"]
 
 PAGE = 200
 _OUTCOME_STYLES = {
@@ -38,21 +41,66 @@ _DIM = Style(dim=True)
 _CURSOR = Style(reverse=True)
 
 
-def format_row(row: dict[str, Any]) -> list[tuple[str, Style | None]]:
-    """The pieces of one log line: sequence, time (UTC), arrow, card → target, call, outcome."""
-    stamp = time.strftime("%H:%M:%S", time.gmtime(float(row.get("t") or 0)))
-    why = " ".join(str(v) for v in (row.get("code"), row.get("reason")) if v)
-    payload = str(row.get("payload") or "").replace("\n", " ⏎ ")
-    return [
-        (f"{row['seq']:>8} ", _DIM),
-        (f"{stamp} ", None),
-        (f"{row.get('arrow') or '-':<18.18} ", Style(color="blue")),
-        (f"{(row.get('card') or '-') + ' → ' + (row.get('target') or '-'):<24.24} ", None),
-        (f"{row.get('call') or '':<18.18} ", None),
-        (f"{row.get('outcome') or '':<12}", _OUTCOME_STYLES.get(str(row.get("outcome")))),
-        (f" {why:<28.28}", _DIM),
-        (f" {payload}", None),
-    ]
+@dataclass(frozen=True, slots=True)
+class Column:
+    """One column of the log view: its heading, width and how soon it gives way."""
+
+    name: str
+    width: int  #: cells, the separating space included; 0 for the last (the rest)
+    drop: int = 0  #: 0 never; otherwise dropped first when narrow (highest first)
+
+
+COLUMNS = (
+    Column("seq", 8), Column("time (UTC)", 15), Column("arrow", 13, drop=2),
+    Column("card → target", 23), Column("call", 17, drop=1), Column("outcome", 13),
+    Column("why", 25, drop=3), Column("payload", 0),
+)
+_PAYLOAD_MIN = 16  # cells the payload keeps before a column gives way
+_PAYLOAD_MAX = 2000  # cells of payload drawn on one line (scroll right to read it)
+
+
+def columns_for(width: int) -> tuple[Column, ...]:
+    """The columns that fit ``width`` cells, dropping the least needed first."""
+    shown = list(COLUMNS)
+    for level in (3, 2, 1):
+        if sum(c.width for c in shown) + _PAYLOAD_MIN <= width:
+            break
+        shown = [c for c in shown if c.drop != level]
+    return tuple(shown)
+
+
+def header_line(columns: tuple[Column, ...]) -> str:
+    """The heading of each column, at its width."""
+    return "".join(f"{c.name:<{c.width}}" if c.width else c.name for c in columns)
+
+
+def _cell(text: str, width: int) -> str:
+    cut = text if len(text) < width else text[:width - 2] + "…"
+    return f"{cut:<{width}}"
+
+
+def format_row(row: dict[str, Any], columns: tuple[Column, ...] = COLUMNS,
+               ) -> list[tuple[str, Style | None]]:
+    """The pieces of one log line under ``columns``: each cut to its width, inert."""
+    # Every field may carry a card's or an agent's text: control characters
+    # are drawn, never sent (a Segment reaches the terminal as it is).
+    values = {
+        "seq": (f"{row['seq']:>6}", _DIM),
+        "time (UTC)": (time.strftime("%m-%d %H:%M:%S", time.gmtime(float(row.get("t") or 0))),
+                       None),
+        "arrow": (visible(row.get("arrow") or "-"), Style(color="blue")),
+        "card → target": (visible(f"{row.get('card') or '-'} → {row.get('target') or '-'}"),
+                          None),
+        "call": (visible(row.get("call") or ""), None),
+        "outcome": (visible(row.get("outcome") or ""),
+                    _OUTCOME_STYLES.get(str(row.get("outcome")))),
+        "why": (visible(" ".join(str(v) for v in (row.get("code"), row.get("reason")) if v)),
+                _DIM),
+        "payload": (visible(str(row.get("payload") or "").replace("\n", " ⏎ "))
+                    [:_PAYLOAD_MAX], None),
+    }
+    return [(_cell(values[c.name][0], c.width) if c.width else values[c.name][0],
+             values[c.name][1]) for c in columns]
 
 
 class LogView(ScrollView, can_focus=True):
@@ -93,6 +141,17 @@ class LogView(ScrollView, can_focus=True):
         def control(self) -> LogView:
             return self.view
 
+    @dataclass
+    class ColumnsChanged(Message):
+        """The columns shown changed with the width (the header follows)."""
+
+        view: LogView
+        columns: tuple[Column, ...]
+
+        @property
+        def control(self) -> LogView:
+            return self.view
+
     cursor: reactive[int] = reactive(-1, always_update=True)
 
     def __init__(self, index: LogIndex, *, id: str | None = None) -> None:
@@ -103,6 +162,19 @@ class LogView(ScrollView, can_focus=True):
         self._rows: LRUCache[int, dict[str, Any]] = LRUCache(PAGE * 50)
         self._strips: LRUCache[tuple[int, int, bool], Strip] = LRUCache(2000)
         self._loading: set[int] = set()
+        #: The columns that fit the current width.
+        self.columns: tuple[Column, ...] = COLUMNS
+        self._widest = 0
+        self._announce = True  # a new filter's count is told even when it is 0
+        #: Whether the current filter's rows were counted (an empty view says why).
+        self.loaded = False
+
+    @on(Worker.StateChanged)
+    def _worker_state(self, event: Worker.StateChanged) -> None:
+        # Worker state changes do not bubble; the app shows failures in one place.
+        report = getattr(self.app, "worker_failed", None)
+        if report is not None:
+            report(event)
 
     # -- data -------------------------------------------------------------
     def on_mount(self) -> None:
@@ -116,6 +188,9 @@ class LogView(ScrollView, can_focus=True):
         self._loading.clear()
         self.count = 0
         self.follow = True
+        self._announce = True
+        self.loaded = False
+        self.scroll_to(x=0, animate=False)
         self.reload()
 
     @work(thread=True, exclusive=True, group="log-count", exit_on_error=False,
@@ -130,9 +205,11 @@ class LogView(ScrollView, can_focus=True):
     def _counted(self, index: LogIndex, count: int) -> None:
         if index is not self.index:
             return  # a filter change overtook this count
-        grew = count != self.count
+        grew = count != self.count or self._announce
+        self._announce = False
+        self.loaded = True
         self.count = count
-        self.virtual_size = Size(self.size.width, count)
+        self.virtual_size = Size(max(self.size.width, self._widest), count)
         if self.follow and count:
             self.cursor = count - 1
             # After the layout took the new height in, or the scroll is clamped.
@@ -162,6 +239,23 @@ class LogView(ScrollView, can_focus=True):
             self._rows.set(page * PAGE + offset, row)
         self.refresh()
 
+    def _widen(self) -> None:
+        self.virtual_size = Size(max(self.size.width, self._widest), self.count)
+
+    def on_resize(self) -> None:
+        columns = columns_for(self.size.width)
+        if columns != self.columns:
+            self.columns = columns
+            self._widest = 0
+            self._strips.clear()
+            self.post_message(self.ColumnsChanged(self, columns))
+        self._widen()
+        self.refresh()
+
+    def header(self) -> str:
+        """The column headings, as far right as the view is scrolled."""
+        return header_line(self.columns)[int(self.scroll_offset.x):]
+
     def row_at(self, position: int) -> dict[str, Any] | None:
         """The cached row at ``position``, if it was fetched."""
         return self._rows.get(position)
@@ -172,6 +266,10 @@ class LogView(ScrollView, can_focus=True):
         position = scroll_y + y
         width = self.size.width
         if position >= self.count:
+            if position == 0 and y == 0 and self.loaded:
+                empty = "0 rows match this filter." if not self.index.filter.empty else \
+                    "The arrow log is empty."
+                return Strip([Segment(empty, _DIM)]).extend_cell_length(width)
             return Strip.blank(width)
         selected = position == self.cursor
         key = (position, width, selected)
@@ -183,8 +281,11 @@ class LogView(ScrollView, can_focus=True):
             self._request(position // PAGE)
             return Strip([Segment(f"{self.index.seq_at(position):>8} …", _DIM)]).extend_cell_length(
                 width)
-        segments = [Segment(text, style) for text, style in format_row(row)]
-        strip = Strip(segments).crop(0, width).extend_cell_length(width)
+        segments = [Segment(text, style) for text, style in format_row(row, self.columns)]
+        strip = Strip(segments).extend_cell_length(width)
+        if strip.cell_length > self._widest:
+            self._widest = strip.cell_length
+            self.call_later(self._widen)
         if selected:
             strip = strip.apply_style(_CURSOR)
         self._strips.set(key, strip)

@@ -1,0 +1,139 @@
+"""The canvas at scale (issue 18 item 7): a virtual node list, natural sort, / search,
+reach in a worker cached by revision."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from textual.widgets import Static
+
+from engine import Engine, World
+from engine.reach import analyse, reached_by
+from engine.replay import VirtualClock
+from tui.screens.canvas import CanvasScreen
+from tui.widgets.node_list import NodeList, natural_key
+
+from .conftest import settle
+from .world import make_app
+
+
+def test_natural_sort() -> None:
+    """n2 before n10, case-insensitively."""
+    assert sorted(["n10", "N2", "n1", "a"], key=natural_key) == ["a", "n1", "N2", "n10"]
+
+
+async def test_reached_by_agrees_with_analyse(tui_db: Path, tui_clock: VirtualClock) -> None:
+    """One backwards search finds the cards that analysing each card finds."""
+    engine = Engine.open(tui_db, clock=tui_clock, world=World(net=None, fs=None))
+    try:
+        state = engine.state
+        for node in state.canvas.nodes():
+            expected = sorted(c.id for c in state.canvas.nodes(node.workspace, type="card")
+                              if c.id != node.id and any(t.node == node.id
+                                                          for t in analyse(state, c.id).targets))
+            assert sorted(card for card, _ in reached_by(state, node.id)) == expected, node.id
+    finally:
+        engine.close()
+
+
+async def _many_nodes(path: Path, clock: VirtualClock, n: int) -> None:
+    engine = Engine.open(path, clock=clock, world=World(net=None, fs=None))
+    try:
+        for i in range(n):
+            await engine.add_node({"id": f"t{i}", "type": "terminal", "name": f"term {i}"},
+                                  workspace="w1")
+    finally:
+        engine.close()
+
+
+async def test_every_node_is_reachable_in_the_list(tui_db: Path,
+                                                   tui_clock: VirtualClock) -> None:
+    """1,200 nodes: no cap; end reaches the last card; / narrows the list by id."""
+    await _many_nodes(tui_db, tui_clock, 1200)
+    app = make_app(tui_db, tui_clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CanvasScreen)
+        view = screen.query_one(NodeList)
+        assert len(view.shown) == 1207
+        assert view.shown.index("t2") < view.shown.index("t10")  # natural, not text, order
+        await pilot.press("end")
+        await settle(pilot)
+        assert view.current() == "notes"  # the last kind of the canvas
+        await pilot.press("slash", *"t119")
+        await settle(pilot)
+        assert view.shown == ["t119", "t1190", "t1191", "t1192", "t1193", "t1194", "t1195",
+                              "t1196", "t1197", "t1198", "t1199"]
+        assert "11 of 1,207" in str(screen.query_one("#nodes-title", Static).render())
+        await pilot.press("enter", "down")
+        await settle(pilot)
+        assert view.current() == "t1190"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert len(view.shown) == 1207 and view.current() == "t1190"
+
+
+async def test_reach_runs_in_a_worker_and_is_cached(tui_db: Path,
+                                                    tui_clock: VirtualClock) -> None:
+    """Moving the cursor does not analyse on the UI thread; a revisit uses the cache."""
+    app = make_app(tui_db, tui_clock)
+    calls: list[str] = []
+    import tui.screens.canvas as canvas_module
+
+    original = canvas_module.reached_by
+
+    def counting(state: Any, node_id: str, **kwargs: Any) -> Any:
+        calls.append(node_id)
+        return original(state, node_id, **kwargs)
+
+    canvas_module.reached_by = counting  # type: ignore[assignment]
+    try:
+        async with app.run_test(size=(120, 30)) as pilot:
+            await settle(pilot)
+            screen = app.screen
+            assert isinstance(screen, CanvasScreen)
+            assert screen.select_node("yolo")
+            await settle(pilot)
+            assert "standup -prompt-> yolo" in str(screen.query_one("#reach", Static).render())
+            assert screen.select_node("claude")
+            await settle(pilot)
+            assert screen.select_node("yolo")
+            await settle(pilot)
+            assert calls.count("yolo") == 1  # the second visit came from the cache
+            assert any(key[0] == "yolo" for key in screen._reach_cache)
+            # A change of the canvas is a new revision: analysed again.
+            await app.engine.remove_arrow("e2")
+            await settle(pilot)
+            assert "no card" in str(screen.query_one("#reach", Static).render())
+            assert calls.count("yolo") >= 2
+    finally:
+        canvas_module.reached_by = original  # type: ignore[assignment]
+
+
+async def test_canvas_map(tui_db: Path, tui_clock: VirtualClock) -> None:
+    """m draws the canvas: boxes, dangerous agents marked, reach lit; l follows to the log."""
+    from tui.screens.map import MapScreen
+
+    app = make_app(tui_db, tui_clock)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, CanvasScreen) and screen.select_node("yolo")
+        await settle(pilot)
+        await pilot.press("m")
+        await settle(pilot)
+        assert isinstance(app.screen, MapScreen)
+        drawn = app.screen.query_one("#map", Static).render()
+        text = str(drawn)
+        for box in ("[yolo ⚠]", "[standup]", "[claude]", "[notes]"):
+            assert box in text, text
+        assert "·" in text  # the arrows
+        lit = [str(drawn)[span.start:span.end] for span in drawn.spans  # type: ignore[attr-defined]
+               if "yellow" in str(span.style)]
+        assert "[standup]" in "".join(lit)  # standup reaches yolo
+        await pilot.press("l")
+        await settle(pilot)
+        assert app.current_mode == "log"
+        assert app.screen.query_one("LogView").index.filter.target == "yolo"  # type: ignore[attr-defined]

@@ -1,0 +1,243 @@
+"""One held prompt, shown whole before a person may approve it (SPEC §7).
+
+The dialog scrolls; the approve key is offered only once the end of the
+prompt has been on screen, and the approval names the SHA-256 of exactly the
+string this dialog rendered, so text the person did not see (a longer prompt
+swapped in meanwhile, a part below the fold) is never approved. Approving
+lets a prompt through to an agent in dangerous mode, so it takes a deliberate
+key (shift+y by default) that is not next to the key that opened the dialog.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING, ClassVar, cast
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.events import Resize
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Static
+
+from engine import Prompt
+
+from ..messages import EngineChanged
+from ..text import plain
+
+if TYPE_CHECKING:
+    from ..app import ArrowgateApp
+
+__all__ = ["HoldScreen", "describe_hold"]
+
+
+def describe_hold(app: ArrowgateApp, prompt: Prompt) -> Text:
+    """Card, package, arrow, agent, mode and time left of a held prompt, as inert text."""
+    engine = app.engine
+    agent = engine.state.canvas.node(prompt.agent)
+    name = str(agent.data.get("name") or "") if agent else ""
+    mode = "dangerous mode" if agent is not None and agent.data.get("dangerous") else \
+        "dangerous mode was turned off since; a person still answers"
+    text = Text(end="")
+    text.append("from card ")
+    text.append_text(plain(prompt.card))
+    text.append(" (")
+    text.append_text(plain(prompt.package))
+    text.append(") over arrow ")
+    text.append_text(plain(prompt.arrow or "-"))
+    text.append("\nto agent ")
+    text.append_text(plain(prompt.agent))
+    if name:
+        text.append(" (")
+        text.append_text(plain(name))
+        text.append(")")
+    text.append(f" — {mode}\ntime left: {time_left(app, prompt)}")
+    return text
+
+
+def time_left(app: ArrowgateApp, prompt: Prompt) -> str:
+    """``m:ss`` until the hold expires, or ``-`` without a deadline."""
+    if prompt.deadline is None:
+        return "-"
+    left = max(0, int(prompt.deadline - app.engine.now()))
+    return f"{left // 60}:{left % 60:02d}"
+
+
+class HoldScreen(ModalScreen[bool]):
+    """A held prompt in full; dismisses with True once it was approved or rejected.
+
+    Args:
+        prompt: the held prompt (its text at this moment is what is shown).
+        approve: True to approve (the end must be seen, then the deliberate
+            key), False to reject (rejecting fails closed: ``y`` suffices).
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("Y", "approve", "Approve (shift+y)", id="hold.confirm_approve",
+                tooltip="Approve the held prompt: offered once its end has been shown"),
+        Binding("y", "reject", "Reject", id="hold.confirm_reject",
+                tooltip="Reject the held prompt (PROMPT_REJECTED)"),
+        Binding("n,escape", "cancel", "Cancel", id="hold.cancel", priority=True,
+                tooltip="Close without answering"),
+        Binding("end,G", "to_end", "To the end", id="hold.end",
+                tooltip="Scroll to the end of the prompt"),
+    ]
+
+    def __init__(self, prompt: Prompt, *, approve: bool) -> None:
+        super().__init__()
+        self.prompt = prompt
+        self.approve = approve
+        #: Exactly the string rendered below; the approval names its digest.
+        self.shown_text = prompt.text
+        self.shown_sha256 = hashlib.sha256(
+            self.shown_text.encode("utf-8", "surrogatepass")).hexdigest()
+        #: Whether the end of the prompt has been on screen.
+        self.end_seen = False
+        self._answered = False
+        self._lines = self.shown_text.count("\n") + 1
+
+    @property
+    def gate(self) -> ArrowgateApp:
+        """The app, typed."""
+        return cast("ArrowgateApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        verb = "Approve" if self.approve else "Reject"
+        with Vertical(id="dialog", classes="hold-dialog"):
+            yield Static(plain(f"{verb} held prompt {self.prompt.id}?"), classes="dialog-title")
+            yield Static(self._risk(), id="hold-risk", classes="hold-risk")
+            with VerticalScroll(id="hold-scroll"):
+                yield Static(describe_hold(self.gate, self.prompt), id="hold-about")
+                yield Static(f"Full prompt text ({self._lines} "
+                             f"line{'s' if self._lines != 1 else ''}):", classes="section")
+                yield Static(plain(self.shown_text, multiline=True), id="hold-text")
+                yield Static(f"— end of the prompt · sha256 {self.shown_sha256[:16]}… —",
+                             id="hold-end", classes="dialog-keys")
+            yield Static("", id="hold-keys", classes="dialog-keys")
+        yield Footer()
+
+    def _risk(self) -> Text:
+        agent = self.gate.engine.state.canvas.node(self.prompt.agent)
+        who = plain(self.prompt.agent)
+        text = Text("RISK: ", style="bold red", end="")
+        if self.approve:
+            text.append("approving sends this text to agent ")
+            text.append_text(who)
+            text.append(", which " + ("runs in dangerous mode: it acts on it without asking "
+                                      "anyone, with every tool it has (commands, files, network)."
+                                      if agent is not None and agent.data.get("dangerous") else
+                                      "will act on it."))
+        else:
+            text = Text("Rejecting: the card is told PROMPT_REJECTED; nothing reaches ",
+                        end="")
+            text.append_text(who)
+            text.append(".")
+        return text
+
+    def on_mount(self) -> None:
+        scroll = self.query_one("#hold-scroll", VerticalScroll)
+        scroll.focus()
+        self.watch(scroll, "scroll_y", self._check_end, init=False)
+        self.call_after_refresh(self._check_end)
+        self.set_interval(1.0, self._tick)
+        self._show_keys()
+
+    @on(Resize)
+    def _resized(self) -> None:
+        self.call_after_refresh(self._check_end)
+
+    def _check_end(self, *_args: object) -> None:
+        """Mark the end seen once the end marker lies inside the visible part."""
+        if self.end_seen:
+            return
+        scroll = self.query_one("#hold-scroll", VerticalScroll)
+        marker = self.query_one("#hold-end", Static)
+        region = marker.virtual_region
+        visible = scroll.scrollable_content_region.height
+        if region.height <= 0 or visible <= 0:
+            return  # not laid out yet
+        if region.bottom <= scroll.scroll_offset.y + visible:
+            self.end_seen = True
+            self._show_keys()
+            self.refresh_bindings()
+
+    def _show_keys(self) -> None:
+        keys = self.query_one("#hold-keys", Static)
+        refusal = self.gate.operator_refusal
+        if refusal:
+            keys.update(plain(f"read-only: {refusal} · n / esc close"))
+        elif not self.approve:
+            keys.update(Text.assemble(("y", "bold"), " reject    ", ("n", "bold"), " / ",
+                                      ("esc", "bold"), " cancel"))
+        elif not self.end_seen:
+            keys.update(Text.assemble(
+                "Scroll to the end of the prompt to approve it (",
+                ("↓", "bold"), " / ", ("pgdn", "bold"), " / ", ("end", "bold"), ")    ",
+                ("n", "bold"), " / ", ("esc", "bold"), " cancel"))
+        else:
+            keys.update(Text.assemble(("shift+y", "bold"), " approve (dangerous mode)    ",
+                                      ("n", "bold"), " / ", ("esc", "bold"), " cancel"))
+
+    def _tick(self) -> None:
+        current = self.gate.engine.prompt(self.prompt.id)
+        if current is not None:
+            self.prompt = current
+        self.query_one("#hold-about", Static).update(describe_hold(self.gate, self.prompt))
+
+    @on(EngineChanged)
+    def _changed(self) -> None:
+        if self._answered:
+            return
+        current = self.gate.engine.prompt(self.prompt.id)
+        if current is None or current.state != "held":
+            self.notify(f"prompt {self.prompt.id} is no longer held "
+                        f"({current.state if current else 'gone'})", severity="warning")
+            self.dismiss(False)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "approve":
+            return self.approve and self.end_seen and not self.gate.operator_refusal
+        if action == "reject":
+            return not self.approve and not self.gate.operator_refusal
+        return True
+
+    def action_to_end(self) -> None:
+        """Scroll to the end of the prompt."""
+        self.query_one("#hold-scroll", VerticalScroll).scroll_end(animate=False)
+
+    async def action_approve(self) -> None:
+        """Approve the text shown, by its digest."""
+        if not (self.approve and self.end_seen):
+            return
+        prompt, digest = self.prompt, self.shown_sha256
+        self._answered = True
+        decision = await self.gate.consent(
+            "hold: approve", lambda: self.gate.engine.approve_hold(prompt.id,
+                                                                   text_sha256=digest))
+        if decision is None:
+            self._answered = False
+            return
+        outcome = decision.code or (decision.value or {}).get("state", decision.outcome)
+        self.notify(f"prompt {prompt.id}: approved → {outcome}", title="hold: approve")
+        self.dismiss(True)
+
+    async def action_reject(self) -> None:
+        """Reject the held prompt."""
+        if self.approve:
+            return
+        prompt = self.prompt
+        self._answered = True
+        decision = await self.gate.consent(
+            "hold: reject", lambda: self.gate.engine.reject_hold(prompt.id))
+        if decision is None:
+            self._answered = False
+            return
+        self.notify(f"prompt {prompt.id}: rejected → {decision.code or decision.outcome}",
+                    title="hold: reject")
+        self.dismiss(True)
+
+    def action_cancel(self) -> None:
+        """Close without answering."""
+        self.dismiss(False)

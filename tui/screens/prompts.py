@@ -1,0 +1,132 @@
+"""Prompts and replies: every prompt's state on its arrow and what the agent answered."""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.widgets import DataTable, Footer, Static
+
+from engine import Prompt
+
+from ..text import plain
+from ..widgets.app_header import AppHeader
+from .base import EngineScreen, row_key
+
+__all__ = ["PromptsScreen", "reply_of"]
+
+_ROWS = 1000  # newest first; older prompts are in the arrow log
+_STATE_STYLES = {"queued": "cyan", "held": "magenta", "delivered": "blue", "replied": "green",
+                 "rejected": "red", "expired": "yellow", "cancelled": "bright_black"}
+
+
+def reply_of(prompts: list[Prompt], prompt: Prompt, last_reply: str | None) -> str | None:
+    """The agent's reply to ``prompt``, when the engine still knows it.
+
+    An agent keeps only its last reply; it answers ``prompt`` when ``prompt``
+    is that agent's most recent replied prompt. Older replies were replaced.
+    """
+    if prompt.state != "replied" or last_reply is None:
+        return None
+    latest = max((p for p in prompts if p.agent == prompt.agent and p.state == "replied"),
+                 key=lambda p: p.position, default=None)
+    return last_reply if latest is not None and latest.id == prompt.id else None
+
+
+class PromptsScreen(EngineScreen):
+    """Every prompt, newest first: state, card, agent, arrow; the text and the reply."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("l", "open_log", "Arrow log", id="prompts.open_log",
+                tooltip="The log of the selected prompt's arrow"),
+    ]
+
+    def compose(self) -> ComposeResult:
+        yield AppHeader("prompts and replies")
+        yield Static("", classes="section", id="prompts-title")
+        yield DataTable(id="prompts", cursor_type="row", zebra_stripes=True)
+        with VerticalScroll(id="prompt-pane"):
+            yield Static("", id="prompt-detail")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#prompts", DataTable).add_columns(
+            "prompt", "state", "time (UTC)", "card", "agent", "arrow", "text")
+        self.refresh_data()
+
+    def refresh_data(self) -> None:
+        table = self.query_one("#prompts", DataTable)
+        chosen = row_key(table)
+        table.clear()
+        prompts = self.engine.prompts()
+        shown = prompts[::-1][:_ROWS]
+        self.query_one("#prompts-title", Static).update(
+            f"Prompts ({len(prompts):,}, newest first"
+            + (f"; the {_ROWS:,} newest shown)" if len(prompts) > _ROWS else ")"))
+        for p in shown:
+            first = p.text.splitlines()[0] if p.text else ""
+            table.add_row(plain(p.id), Text(p.state, style=_STATE_STYLES.get(p.state, "")),
+                          time.strftime("%m-%d %H:%M:%S", time.gmtime(p.t)), plain(p.card),
+                          plain(p.agent), plain(p.arrow or "-"), plain(first[:60]), key=p.id)
+        if chosen is not None and chosen in table.rows:
+            table.move_cursor(row=table.get_row_index(chosen))
+        self._show()
+
+    def selected(self) -> Prompt | None:
+        """The prompt under the cursor."""
+        key = row_key(self.query_one("#prompts", DataTable))
+        return self.engine.prompt(key) if key else None
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show()
+
+    def _show(self) -> None:
+        detail = self.query_one("#prompt-detail", Static)
+        prompt = self.selected()
+        if prompt is None:
+            detail.update("No card has prompted an agent yet.")
+            return
+        agent = self.engine.state.canvas.node(prompt.agent)
+        last = agent.data.get("last_reply") if agent is not None else None
+        reply = reply_of(self.engine.prompts(), prompt, str(last) if last is not None else None)
+        out = Text(end="")
+        out.append(f"{prompt.id}: ", style="bold")
+        out.append(prompt.state, style=_STATE_STYLES.get(prompt.state, ""))
+        if prompt.code:
+            out.append_text(plain(f" — {prompt.code}" + (f" ({prompt.reason})"
+                                                          if prompt.reason else "")))
+        out.append("\nfrom card ")
+        out.append_text(plain(f"{prompt.card} ({prompt.package}) to agent {prompt.agent} "
+                              f"over arrow {prompt.arrow or '-'}"))
+        if prompt.approver:
+            out.append("\n")
+            out.append_text(plain(f"approved or answered by: {prompt.approver}"))
+        if prompt.message:
+            out.append("\n")
+            out.append_text(plain(prompt.message))
+        out.append("\n\nPrompt:\n", style="bold")
+        out.append_text(plain(prompt.text, multiline=True))
+        out.append("\n\nReply:\n", style="bold")
+        if reply is not None:
+            out.append_text(plain(reply, multiline=True))
+        elif prompt.state == "replied":
+            out.append("(a later turn of the agent replaced this reply)", style="dim")
+        elif prompt.state == "delivered":
+            out.append("(the agent is working on it)", style="dim")
+        elif prompt.state in ("queued", "held"):
+            out.append(f"(not delivered yet: {prompt.state})", style="dim")
+        else:
+            out.append("(never delivered)", style="dim")
+        detail.update(out)
+
+    def action_open_log(self) -> None:
+        """The selected prompt's arrow's log."""
+        prompt = self.selected()
+        if prompt is not None and prompt.arrow:
+            self.gate.open_log(arrow=prompt.arrow)
+        elif prompt is not None:
+            self.gate.open_log(card=prompt.card)

@@ -1,0 +1,144 @@
+"""A card's request for an optional permission, answered by a person (SPEC §4.2)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar, cast
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Footer, Static
+
+from engine import PERMISSIONS
+from engine.review import permission_title
+
+from ..text import plain
+from .base import row_key
+
+if TYPE_CHECKING:
+    from ..app import ArrowgateApp
+
+__all__ = ["RequestScreen"]
+
+
+class RequestScreen(ModalScreen[bool]):
+    """The optional permissions a card's package declares; allow or deny the selected one.
+
+    The engine tells the card the answer either way and records it in the
+    consent history; it refuses the request when the card is not on screen
+    (``not-visible``). A high-risk permission is allowed only with shift+y.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y", "answer(True)", "Allow", id="request.allow",
+                tooltip="Allow the selected optional permission"),
+        Binding("Y", "allow_high", "Allow high risk (shift+y)", id="request.allow_high",
+                tooltip="Allow a high-risk optional permission"),
+        Binding("n", "answer(False)", "Deny", id="request.deny",
+                tooltip="Deny: the card is told no"),
+        Binding("escape", "close", "Close", id="request.close", priority=True,
+                tooltip="Close without answering"),
+    ]
+
+    def __init__(self, card: str) -> None:
+        super().__init__()
+        self.card = card
+
+    @property
+    def gate(self) -> ArrowgateApp:
+        """The app, typed."""
+        return cast("ArrowgateApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(plain(f"Card {self.card} asks for a permission"),
+                         classes="dialog-title")
+            yield DataTable(id="requests", cursor_type="row")
+            yield Static("", id="request-text")
+            yield Static("", id="request-keys", classes="dialog-keys")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        table = self.query_one("#requests", DataTable)
+        table.add_columns("permission", "risk", "now")
+        engine = self.gate.engine
+        node = engine.state.canvas.node(self.card)
+        pkg = engine.state.packages.get(str(node.data.get("package"))) if node else None
+        granted = engine.state.grants.get(pkg.name, set()) if pkg else set()
+        for name in sorted(pkg.manifest.optional) if pkg and pkg.manifest else ():
+            table.add_row(name, PERMISSIONS[name].risk,
+                          "granted" if name in granted else "not granted", key=name)
+        if not table.row_count:
+            self.query_one("#request-text", Static).update(plain(
+                f"The package of {self.card} declares no optional permission: "
+                "there is nothing it may ask for."))
+        table.focus()
+        self._show()
+
+    def selected(self) -> str | None:
+        """The optional permission under the cursor."""
+        return row_key(self.query_one("#requests", DataTable))
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show()
+
+    def _show(self) -> None:
+        name = self.selected()
+        keys = self.query_one("#request-keys", Static)
+        if name is None:
+            keys.update(Text.assemble(("esc", "bold"), " close"))
+            return
+        engine = self.gate.engine
+        node = engine.state.canvas.node(self.card)
+        pkg = engine.state.packages.get(str(node.data.get("package"))) if node else None
+        spec = PERMISSIONS[name]
+        title = permission_title(pkg.manifest, name) if pkg and pkg.manifest else spec.title
+        text = Text.assemble(plain(f"{name} ({spec.risk} risk): {title}\nUsers see: "
+                                   f"{spec.users_see}"))
+        if spec.risk == "high":
+            text.append("\nRISK: ", style="bold red")
+            text.append_text(plain(f"{name} is high risk; allowing it takes shift+y."))
+        self.query_one("#request-text", Static).update(text)
+        allow = ("shift+y" if spec.risk == "high" else "y", "bold")
+        keys.update(Text.assemble(allow, " allow    ", ("n", "bold"), " deny    ",
+                                  ("esc", "bold"), " close"))
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("answer", "allow_high"):
+            name = self.selected()
+            if name is None or self.gate.operator_refusal:
+                return False
+            high = PERMISSIONS[name].risk == "high"
+            if action == "allow_high":
+                return high
+            return parameters == (False,) or not high
+        return True
+
+    async def action_answer(self, allow: bool) -> None:
+        """Answer the card: allow (not for high risk) or deny."""
+        name = self.selected()
+        if name is None or (allow and PERMISSIONS[name].risk == "high"):
+            return
+        await self._answer(name, allow)
+
+    async def action_allow_high(self) -> None:
+        """Allow a high-risk optional permission (the deliberate key)."""
+        name = self.selected()
+        if name is not None and PERMISSIONS[name].risk == "high":
+            await self._answer(name, True)
+
+    async def _answer(self, name: str, allow: bool) -> None:
+        engine = self.gate.engine
+        done = await self.gate.consent("request: answer", lambda: engine.request(
+            self.card, name, answer=allow))
+        if done is not None:
+            self.notify(f"{self.card}: {name} {'allowed' if allow else 'denied'}",
+                        title="request: answer")
+            self.dismiss(True)
+
+    def action_close(self) -> None:
+        """Close without answering."""
+        self.dismiss(False)

@@ -1,0 +1,97 @@
+"""Strings from cards, agents, manifests and the log, shown only as text (SPEC §7).
+
+Every such string reaches the screen through `plain` (or `visible` where a
+widget wants a `str`): it is never read as Rich or Textual markup, and each
+control character is drawn as a visible symbol instead of being sent to the
+terminal. An escape sequence in a card's prompt (``\\x1b[2J`` clears the
+screen, ``\\x1b]0;…\\x07`` retitles the window) would otherwise act on the
+operator's terminal, and a ``[/bold]`` would crash or restyle the view.
+
+The symbols: C0 controls as their Unicode control pictures (``␛``, ``␇``,
+``␍``, ...), DEL as ``␡``, C1 controls, bidirectional overrides and other
+invisible format characters, lone surrogates and line separators as
+``⟨U+XXXX⟩``. They are styled (reverse video) so a card cannot pass off the
+literal character ``␛`` as an escape, nor an escape as the literal.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.style import Style
+from rich.text import Text
+
+__all__ = ["CONTROL_STYLE", "plain", "visible"]
+
+#: How a made-visible control character is drawn.
+CONTROL_STYLE = Style(reverse=True)
+
+# C0, DEL, C1; the bidi embeddings, overrides and isolates; zero-width and
+# word-joiner characters (not the joiner of emoji), line/paragraph separators, the BOM, the interlinear
+# annotation marks; lone surrogates (from surrogatepass/surrogateescape text).
+_UNSAFE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u115f\u1160\u180e\u200b\u200c\u200e\u200f\u2028-\u202e\u2060-\u2069"
+    "\u3164\ufeff\ufff9-\ufffb\ud800-\udfff]")
+
+
+def _symbol(char: str, *, multiline: bool) -> str | None:
+    """The visible form of one unsafe character; None to keep it as it is."""
+    code = ord(char)
+    if multiline and char == "\n":
+        return None
+    if multiline and char == "\t":
+        return None  # expanded to spaces by the renderer, never sent raw
+    if code < 0x20:
+        return chr(0x2400 + code)
+    if code == 0x7F:
+        return "\u2421"
+    return f"⟨U+{code:04X}⟩"
+
+
+def _pieces(value: str, *, multiline: bool) -> list[tuple[str, bool]]:
+    """``value`` cut into (text, is_a_made_visible_control) pieces."""
+    pieces: list[tuple[str, bool]] = []
+    start = 0
+    for match in _UNSAFE.finditer(value):
+        symbol = _symbol(match.group(), multiline=multiline)
+        if symbol is None:
+            continue
+        if match.start() > start:
+            pieces.append((value[start:match.start()], False))
+        pieces.append((symbol, True))
+        start = match.end()
+    if start < len(value):
+        pieces.append((value[start:], False))
+    return pieces
+
+
+def visible(value: object, *, multiline: bool = False) -> str:
+    """``value`` as a string with every control character replaced by a visible symbol.
+
+    Args:
+        value: any value; it is turned into a string with ``str``.
+        multiline: keep line breaks and tabs (for a prompt's full text); a
+            one-line cell shows a line break as ``␊``.
+    """
+    text = value if isinstance(value, str) else str(value)
+    if not _UNSAFE.search(text):
+        return text
+    return "".join(piece for piece, _control in _pieces(text, multiline=multiline))
+
+
+def plain(value: object, *, multiline: bool = False, style: Style | str = "") -> Text:
+    """``value`` as inert `rich.text.Text`: no markup, controls drawn visibly and styled.
+
+    Args:
+        value: any value; it is turned into a string with ``str``.
+        multiline: keep line breaks and tabs (a prompt's full text).
+        style: the style of the whole text.
+    """
+    raw = value if isinstance(value, str) else str(value)
+    if not _UNSAFE.search(raw):
+        return Text(raw, style=style, end="")
+    text = Text(style=style, end="")
+    for piece, control in _pieces(raw, multiline=multiline):
+        text.append(piece, CONTROL_STYLE if control else None)
+    return text
+
