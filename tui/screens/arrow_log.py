@@ -32,8 +32,7 @@ __all__ = ["ArrowLogScreen", "parse_filter"]
 _KEYS = ("arrow", "card", "package", "call", "target", "outcome", "since", "until", "text")
 #: Every outcome a log row can have.
 OUTCOMES = ("ok", "queued", "held", "denied", "rate-limited", "approved", "rejected", "expired",
-            "suppressed",
-            "cancelled")
+            "cancelled", "suppressed")
 
 
 def parse_filter(text: str, now: float) -> LogFilter:
