@@ -97,7 +97,7 @@ def build_store(w: WorldSpec, db_path: Path) -> None:
     async def setup() -> None:
         await engine.create_workspace("w1", "/tmp/bench-ws", settings={"card_cap": 10**7})
         for p, perms in w.grants.items():
-            raw = {"name": p, "version": "1",
+            raw = {"name": p, "version": "1.0.0",
                    "permissions": {"agents.prompt": {}, "terminals.write": {}}}
             await engine.offer(p, raw, file_digests({"manifest.json": json.dumps(raw)}))
             await engine.install(p, grant=sorted(perms | {"agents.prompt", "terminals.write"}))

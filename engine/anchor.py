@@ -58,13 +58,28 @@ class AnchorState:
         mine, theirs = key(self), key(other)
         if mine[0] != theirs[0]:
             return mine[0] > theirs[0]
-        # Same committed row: a pending write moves forward, a later
-        # "committed only" write for the same row does not undo it.
-        return mine[1] > theirs[1]
+        # Same committed row, compared by sequence *and* hash. A later
+        # "committed only" write for the same row does not undo a pending
+        # one. A pending row that differs from the one on file replaces it
+        # even at the same or a lower sequence number: pending rows are
+        # written under the database's write lock, so a new transaction
+        # that starts from the same committed row proves the earlier
+        # pending one never committed (the process crashed before COMMIT).
+        # A committed row of the same number but another hash is never
+        # overwritten: it is the evidence `log verify` reports.
+        if self.pending is None or self.committed != other.committed:
+            return False
+        return self.pending != other.pending
 
 
 def _anchor(data: Any) -> Anchor | None:
-    return None if data is None else Anchor(int(data["seq"]), str(data["hash"]))
+    if data is None:
+        return None
+    seq, digest = data["seq"], data["hash"]
+    # Exact types: a bool, a float or a list in a hand-edited anchor is garbage.
+    if type(seq) is not int or not isinstance(digest, str):
+        raise ValueError(f"not a sequence number and hash: {json.dumps(data)[:80]}")
+    return Anchor(seq, digest)
 
 
 class AnchorFile:
@@ -84,12 +99,20 @@ class AnchorFile:
             ValueError: the file exists but cannot be read as an anchor.
         """
         try:
-            data = json.loads(self.path.read_text())
+            # At most 64 KiB: an anchor is a few hundred bytes, and a huge
+            # file put in its place must not be read whole.
+            with open(self.path, "rb") as fh:
+                text = fh.read(65536).decode("utf-8")
+            data = json.loads(text)
             return AnchorState(_anchor(data.get("committed")), _anchor(data.get("pending")))
         except FileNotFoundError:
             return None
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(f"the anchor {self.path} is not readable: {exc}") from exc
+        except (OSError, ValueError, KeyError, TypeError, AttributeError,
+                RecursionError) as exc:
+            # A directory, an unreadable file or garbage in its place: a
+            # finding for `log verify`, never a traceback.
+            raise ValueError(f"the anchor {self.path} is not readable: "
+                             f"{type(exc).__name__}: {exc}") from exc
 
     def write(self, state: AnchorState) -> None:
         """Write ``state`` unless the file already holds a newer one (atomic, durable)."""

@@ -38,14 +38,14 @@ def db_path(args: argparse.Namespace, *, create: bool = False) -> Path:
 
 
 def _read_manifest(path: str) -> tuple[dict[str, Any], dict[str, str]]:
-    from .manifest import file_digests, load_package_folder
+    from .manifest import file_digests, load_package_folder, loads_manifest
 
     p = Path(path)
     if p.is_dir():
         return load_package_folder(p)
     try:
         text = p.read_text()
-        raw = json.loads(text)
+        raw = loads_manifest(text)  # too deep: MANIFEST_INVALID, never RecursionError
     except (OSError, ValueError) as exc:
         raise SystemExit(f"arrowgate: cannot read manifest {path}: {exc}") from exc
     return raw, file_digests({"manifest.json": text})
@@ -98,7 +98,7 @@ def _cmd_log(args: argparse.Namespace) -> int:
         result = verify_path(path)
         if result.ok:
             print(f"log verify: ok: {result.rows} rows")
-        elif result.first_bad is None and not result.rows:  # the anchor could not be read
+        elif result.first_bad is None:  # the anchor, or the consent history and grants
             print(f"log verify: FAILED: {result.problem}")
         else:
             print(f"log verify: FAILED: {result.rows} rows; first bad row {result.first_bad}: "
@@ -165,10 +165,11 @@ def _cmd_import(args: argparse.Namespace) -> int:
         return await engine.import_canvas(workspace, folder, doc)
 
     try:
-        asyncio.run(run())
+        review = asyncio.run(run())
         nodes = engine.state.canvas.nodes(workspace)
         print(f"imported {args.file} as workspace {workspace!r} ({folder}): "
               f"{len(nodes)} nodes, {len(engine.state.canvas.arrows(workspace))} arrows")
+        print("\n".join(review.lines))  # what it holds and what it left out
         return 0
     finally:
         engine.close()

@@ -27,7 +27,7 @@ from .errors import (
     ManifestInvalid,
     RequestRefused,
 )
-from .manifest import Manifest, content_hash, parse_manifest
+from .manifest import Manifest, content_hash, parse_manifest, require_json
 from .principal import OPERATOR, Principal
 from .review import Diff, Review, diff_manifests, install_review
 from .state import PackageState
@@ -296,8 +296,13 @@ class ConsentMixin:
 
     @consistent
     async def offer(self: Engine, name: str, manifest: dict[str, Any], digests: dict[str, str]) -> None:
-        """Make a package available to install (its manifest is validated at install)."""
+        """Make a package available to install (its manifest is validated at install).
+
+        Raises:
+            ManifestInvalid: the manifest is not plain JSON of bounded depth.
+        """
         self._tick()
+        require_json(manifest, package=name)
         existing = self.state.packages.get(name)
         if existing is not None and existing.installed:
             raise InvalidRequest(f"INVALID_ARGUMENT: {name} is installed; send an update",

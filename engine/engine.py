@@ -41,7 +41,7 @@ from .background import background_status
 from .calls import CallsMixin
 from .consent import ConsentMixin
 from .drivers import AgentDriver, CommandAgent, Driver, PtyTerminal, TerminalDriver
-from .errors import InvalidRequest, StoreFailed
+from .errors import InvalidRequest, ManifestInvalid, StoreFailed
 from .events import Event, EventSink, Update
 from .history import ConsentHistory
 from .interchange import InterchangeMixin
@@ -165,13 +165,20 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
             raw = json.loads(row["manifest"])
             pkg = PackageState(row["name"], row["state"] == "installed", raw,
                                json.loads(row["digests"]), row["hash"])
-            if pkg.installed:
-                pkg.manifest = parse_manifest(raw)
-            if row["pending_hash"]:
-                pkg.pending_raw = json.loads(row["pending_manifest"])
-                pkg.pending_digests = json.loads(row["pending_digests"])
-                pkg.pending_hash = row["pending_hash"]
-                pkg.pending = parse_manifest(pkg.pending_raw)
+            try:
+                if pkg.installed:
+                    pkg.manifest = parse_manifest(raw)
+                if row["pending_hash"]:
+                    pkg.pending_raw = json.loads(row["pending_manifest"])
+                    pkg.pending_digests = json.loads(row["pending_digests"])
+                    pkg.pending_hash = row["pending_hash"]
+                    pkg.pending = parse_manifest(pkg.pending_raw)
+            except ManifestInvalid:
+                # Stored under the looser rules of an older version (SPEC §2):
+                # fail closed, its cards are refused until a person installs
+                # a version that passes validation.
+                pkg = PackageState(row["name"], False, raw, json.loads(row["digests"]),
+                                   row["hash"])
             state.packages[pkg.name] = pkg
         for row in self.db.query("select package, permission from grants"):
             state.grants.setdefault(row["package"], set()).add(row["permission"])

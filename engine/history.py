@@ -1,17 +1,64 @@
-"""The consent history (SPEC §8): who changed consent, or tried to, and when."""
+"""The consent history (SPEC §8): who changed consent, or tried to, and when.
+
+The history is hash-chained like the arrow log: each entry stores the hash of
+the entry before it and its own hash over its fields, so an entry altered,
+removed, inserted or reordered by hand is a finding of `verify`. Each entry
+also stores a digest of the whole ``grants`` table as it stands once the
+entry is written (every change of grants writes an entry in the same
+transaction), so a grant inserted into, changed in or deleted from the store
+by hand — without an entry that explains it — is a finding too.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from sqlite_utils import Database
 
-__all__ = ["ConsentHistory"]
+__all__ = ["FIELDS", "GENESIS", "ConsentHistory", "HistoryVerification", "entry_hash",
+           "grants_digest"]
+
+#: The fields of an entry, in the order they are hashed.
+FIELDS: tuple[str, ...] = ("seq", "t", "principal", "action", "subject", "accepted", "code",
+                           "reason", "detail", "grants")
+GENESIS = "0" * 64
+
+
+def _canonical(values: list[Any]) -> str:
+    return json.dumps(values, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def entry_hash(prev: str, entry: dict[str, Any]) -> str:
+    """SHA-256 over the previous hash and the entry's stored fields as canonical JSON.
+
+    ``subject`` is hashed as the JSON text stored, ``accepted`` as the stored 0 or 1.
+    """
+    body = _canonical([entry.get(f) for f in FIELDS])
+    return hashlib.sha256((prev + "\n" + body).encode()).hexdigest()
+
+
+def grants_digest(db: Database) -> str:
+    """SHA-256 over every row of the ``grants`` table (package, permission, time, by), sorted."""
+    rows = db.execute("select package, permission, t, by from grants "
+                      "order by package, permission").fetchall()
+    return hashlib.sha256(_canonical([list(r) for r in rows]).encode()).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryVerification:
+    """The result of checking the consent history."""
+
+    ok: bool
+    entries: int
+    first_bad: int | None = None  #: sequence number of the first bad entry
+    problem: str = ""
 
 
 class ConsentHistory:
-    """Appends and reads rows of the ``consent`` table."""
+    """Appends, reads and verifies entries of the ``consent`` table."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -28,12 +75,23 @@ class ConsentHistory:
         reason: str | None = None,
         detail: str = "",
     ) -> None:
-        """Append one entry (inside the caller's write transaction)."""
+        """Append one entry (inside the caller's write transaction, after its grant changes).
+
+        The previous entry is read inside the transaction, so two writers
+        never fork the chain.
+        """
+        last = self.db.execute("select seq, hash from consent order by seq desc limit 1"
+                               ).fetchone()
+        seq, prev = (int(last[0]) + 1, last[1] or GENESIS) if last else (1, GENESIS)
+        entry = {"seq": seq, "t": t, "principal": principal, "action": action,
+                 "subject": json.dumps(subject, sort_keys=True), "accepted": int(accepted),
+                 "code": code, "reason": reason, "detail": detail,
+                 "grants": grants_digest(self.db)}
+        digest = entry_hash(prev, entry)
         self.db.execute(
-            "insert into consent (t, principal, action, subject, accepted, code, reason, detail)"
-            " values (?, ?, ?, ?, ?, ?, ?, ?)",
-            [t, principal, action, json.dumps(subject, sort_keys=True), int(accepted), code,
-             reason, detail],
+            f"insert into consent ({', '.join(FIELDS)}, prev, hash)"
+            f" values ({', '.join('?' for _ in FIELDS)}, ?, ?)",
+            [*(entry[f] for f in FIELDS), prev, digest],
         )
 
     def entries(self, *, package: str | None = None) -> list[dict[str, Any]]:
@@ -46,3 +104,52 @@ class ConsentHistory:
             if package is None or row["subject"].get("package") == package:
                 out.append(row)
         return out
+
+    def verify(self) -> HistoryVerification:
+        """Check every entry's link and hash in order, then the grants against the newest.
+
+        Never raises for what is in the table: anything put there by hand
+        is reported as a finding.
+        """
+        prev, expected, count = GENESIS, 1, 0
+        newest: dict[str, Any] | None = None
+        for raw in self.db.query("select * from consent order by seq"):
+            count += 1
+            seq = raw.get("seq")
+            if seq != expected:
+                return HistoryVerification(False, count, expected,
+                                           f"consent history entry {seq!r}: expected number "
+                                           f"{expected}")
+            if raw.get("prev") != prev:
+                return HistoryVerification(False, count, seq,
+                                           f"consent history entry {seq}: does not link to "
+                                           "the entry before it")
+            try:
+                digest = entry_hash(prev, raw)
+            except (TypeError, ValueError, RecursionError) as exc:
+                # A BLOB or other value the engine never writes.
+                return HistoryVerification(False, count, seq,
+                                           f"consent history entry {seq}: its contents cannot "
+                                           f"be read: {exc}")
+            if digest != raw.get("hash"):
+                return HistoryVerification(False, count, seq,
+                                           f"consent history entry {seq}: its contents do not "
+                                           "match its hash")
+            prev, expected, newest = digest, expected + 1, raw
+        try:
+            now = grants_digest(self.db)
+        except (TypeError, ValueError) as exc:
+            return HistoryVerification(False, count, None,
+                                       f"the grants cannot be read: {exc}")
+        recorded = newest.get("grants") if newest is not None else _EMPTY_GRANTS
+        # None: the newest entry was migrated from a database older than the
+        # chain, which recorded no grants.
+        if recorded is not None and recorded != now:
+            return HistoryVerification(False, count, None,
+                                       "the grants differ from what the consent history "
+                                       "last recorded: a grant was added, changed or removed "
+                                       "outside the engine")
+        return HistoryVerification(True, count)
+
+
+_EMPTY_GRANTS = hashlib.sha256(b"[]").hexdigest()

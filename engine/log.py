@@ -17,6 +17,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from .anchor import Anchor, AnchorState
+from .history import ConsentHistory
 
 __all__ = ["FIELDS", "GENESIS", "ArrowLog", "Verification", "row_hash"]
 
@@ -162,12 +163,24 @@ class ArrowLog:
 
     def verify(self, anchor: AnchorState | None = None, *,
                anchored: bool = False) -> Verification:
-        """Check every row's link and hash in order, then the newest row against the anchor.
+        """Check every row's link and hash in order, then the newest row against the
+        anchor, then the consent history's chain and the grants (`ConsentHistory.verify`).
 
         Args:
             anchor: the anchor state read from beside the database.
             anchored: an anchor is expected; its absence is then a finding.
         """
+        result = self._verify_log(anchor, anchored=anchored)
+        # The consent history is chained the same way and checked with it.
+        history = ConsentHistory(self.db).verify()
+        if history.ok:
+            return result
+        if not result.ok:
+            return Verification(False, result.rows, result.first_bad,
+                                f"{result.problem}; also {history.problem}")
+        return Verification(False, result.rows, None, history.problem)
+
+    def _verify_log(self, anchor: AnchorState | None, *, anchored: bool) -> Verification:
         result = self._verify_chain()
         if not result.ok:
             return result
@@ -195,16 +208,34 @@ class ArrowLog:
     def _verify_chain(self) -> Verification:
         prev, expected_seq, count = GENESIS, 1, 0
         for raw in self.db.query("select * from log order by rowid"):
-            row = self._decode(raw)
             count += 1
-            if row["seq"] != expected_seq:
-                return Verification(False, count, row["seq"],
-                                    f"row {row['seq']}: expected sequence number {expected_seq}")
-            if row["prev"] != prev:
-                return Verification(False, count, row["seq"],
-                                    f"row {row['seq']}: does not link to the row before it")
-            if row_hash(prev, row) != row["hash"]:
-                return Verification(False, count, row["seq"],
-                                    f"row {row['seq']}: its contents do not match its hash")
+            seq = raw.get("seq")
+            if type(seq) is not int or seq != expected_seq:
+                return Verification(False, count, seq if type(seq) is int else expected_seq,
+                                    f"row {seq!r}: expected sequence number {expected_seq}")
+            if raw.get("prev") != prev:
+                return Verification(False, count, seq,
+                                    f"row {seq}: does not link to the row before it")
+            problem = _foreign_value(raw)
+            if problem:
+                return Verification(False, count, seq, f"row {seq}: {problem}")
+            try:
+                row = self._decode(raw)
+                digest = row_hash(prev, row)
+            except (ValueError, TypeError, RecursionError) as exc:
+                # Whatever was put in the table by hand, verify reports it.
+                return Verification(False, count, seq,
+                                    f"row {seq}: its contents cannot be read: {exc}")
+            if digest != row["hash"]:
+                return Verification(False, count, seq,
+                                    f"row {seq}: its contents do not match its hash")
             prev, expected_seq = row["hash"], expected_seq + 1
         return Verification(True, count)
+
+
+def _foreign_value(raw: dict[str, Any]) -> str:
+    """A column holding binary data, which the engine never writes, or ""."""
+    for name, value in raw.items():
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return f"{name} holds binary data (a BLOB), which the engine never writes"
+    return ""

@@ -91,3 +91,30 @@ def m002_secrets(db: Database) -> None:
 def m003_prompt_position(db: Database) -> None:
     """An index on prompts' position: every accepted prompt reads the highest one."""
     db.table("prompts").create_index(["position"], if_not_exists=True)
+
+
+@migrations()
+def m004_consent_chain(db: Database) -> None:
+    """Hash-chain the consent history (SPEC §8): each entry's previous hash, its own hash,
+    and the digest of the grants it leaves; existing entries are hashed in order.
+
+    The newest existing entry records the grants as they stand now: the chain
+    begins trusting the store as it is at migration, and from then on a grant
+    changed by hand is a finding.
+    """
+    from .history import GENESIS, entry_hash, grants_digest
+
+    for column in ("prev", "hash", "grants"):
+        db.execute(f"alter table consent add column {column} text")
+    rows = db.execute("select seq from consent order by seq").fetchall()
+    prev = GENESIS
+    for i, (seq,) in enumerate(rows):
+        row = db.execute("select * from consent where seq = ?", [seq]).fetchone()
+        cols = [d[0] for d in db.execute("select * from consent limit 0").description]
+        entry = dict(zip(cols, row))
+        if i == len(rows) - 1:
+            entry["grants"] = grants_digest(db)
+        digest = entry_hash(prev, entry)
+        db.execute("update consent set prev = ?, hash = ?, grants = ? where seq = ?",
+                   [prev, digest, entry["grants"], seq])
+        prev = digest

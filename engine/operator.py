@@ -3,27 +3,55 @@
 A program that gives consent — the TUI approving a hold, ``arrowgate import``
 drawing arrows — must decide that a person operates it. It refuses when:
 
-- standard input is not a terminal (a pipe, a script, a test harness);
-- the environment carries a coding agent's marker (``CLAUDECODE``,
+- standard input is not a terminal (a pipe, a script, a test harness), or
+  the process has no controlling terminal;
+- its own environment carries a coding agent's marker (``CLAUDECODE``,
   ``CODEX_SANDBOX``, ``GEMINI_CLI``, ...), or arrowgate's own
   ``ARROWGATE_DRIVEN``, which its drivers set for every process they start,
   so a card typing into a terminal cannot start a TUI there and approve;
-- a coding agent's process is among its ancestors;
-- it cannot tell: the process tree cannot be read.
+- any ancestor, or the leader of its session, is a coding agent (by its
+  command line), carries such a marker in *its* environment (read from
+  ``/proc/PID/environ`` where readable: ``env -u CLAUDECODE`` changes only
+  what the descendants inherit, not what the agent's own process shows), is
+  a program that fakes a terminal for another (``script``, ``expect``,
+  ``unbuffer``, ``socat``, ...: the usual way to pass the terminal test from
+  inside an agent), or is a process arrowgate's drivers started;
+- its session or its controlling terminal belongs to a process arrowgate's
+  drivers started (drivers record each process they start — pid, start
+  time, session and terminal — in `DrivenRegistry`, which lives at a fixed
+  place in the user's home that no environment variable moves);
+- it cannot tell: the process table cannot be read.
 
 There is deliberately no switch to turn the check off: anything an agent can
-set, an agent can set.
+set, an agent can set. The check stops an agent from approving on its own by
+running the approving program; it is not a wall against a program that
+already runs as the same user (see the README, "The operator check").
 """
 
 from __future__ import annotations
 
+import json
 import os
+import pwd
 import subprocess
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
-__all__ = ["AGENT_ENV_MARKERS", "AGENT_PROGRAMS", "OperatorCheck", "ancestors", "operator_check"]
+__all__ = [
+    "AGENT_ENV_MARKERS",
+    "AGENT_PROGRAMS",
+    "PTY_PROGRAMS",
+    "DrivenRegistry",
+    "OperatorCheck",
+    "ProcFS",
+    "ProcInfo",
+    "ProcessTable",
+    "ancestors",
+    "default_registry",
+    "operator_check",
+]
 
 #: Environment variables that coding agents set for the commands they run.
 AGENT_ENV_MARKERS = (
@@ -37,6 +65,15 @@ AGENT_PROGRAMS = frozenset({
     "claude", "claude-code", "codex", "gemini", "aider", "cursor-agent", "goose", "opencode",
     "amp", "cline", "copilot", "continue", "openhands", "devin", "q", "kiro",
 })
+#: Programs that run another program on a pseudo-terminal they hold: with one
+#: of them as an ancestor, "standard input is a terminal" says nothing about a
+#: person (``setsid -f script -qec "arrowgate import …"``).
+PTY_PROGRAMS = frozenset({
+    "script", "expect", "unbuffer", "empty", "socat", "sshpass", "pexpect", "ptyrun",
+})
+# Words in an interpreter's command line that give a pty-faking one away
+# (python -c "import pty; pty.spawn(...)", node-pty, ...).
+_PTY_WORDS = ("pty.spawn", "pexpect", "node-pty", "ptyprocess", "openpty", "forkpty")
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,61 +84,268 @@ class OperatorCheck:
     reason: str = ""
 
 
-def ancestors(pid: int | None = None) -> list[list[str]] | None:
+@dataclass(frozen=True, slots=True)
+class ProcInfo:
+    """What the check reads about one process."""
+
+    pid: int
+    ppid: int
+    sid: int  #: session id (the pid of the session's leader)
+    tty: int  #: controlling terminal as /proc's tty_nr; 0 for none
+    start: int  #: start time (clock ticks since boot): with pid, names one process
+    argv: tuple[str, ...]
+    environ: Mapping[str, str] | None = None  #: None where it cannot be read
+
+
+class ProcessTable(Protocol):
+    """Reads processes; `ProcFS` for the real one, tests feed their own."""
+
+    def self_pid(self) -> int:
+        """This process's pid."""
+        ...
+
+    def get(self, pid: int) -> ProcInfo | None:
+        """The process, or None when it cannot be read."""
+        ...
+
+
+class ProcFS:
+    """The process table of a Linux ``/proc`` (or a folder laid out the same way)."""
+
+    def __init__(self, root: str | Path = "/proc", *, self_pid: int | None = None) -> None:
+        self.root = Path(root)
+        self._self = os.getpid() if self_pid is None else self_pid
+
+    def available(self) -> bool:
+        """True when the folder exists."""
+        return self.root.is_dir()
+
+    def self_pid(self) -> int:
+        """This process's pid."""
+        return self._self
+
+    def get(self, pid: int) -> ProcInfo | None:
+        """Read ``stat``, ``cmdline`` and (where readable) ``environ`` of ``pid``."""
+        base = self.root / str(pid)
+        try:
+            stat = (base / "stat").read_text(errors="replace")
+            raw = (base / "cmdline").read_bytes()
+            # The fields after the closing parenthesis of the name (which
+            # may itself hold spaces and parentheses): state, ppid, pgrp,
+            # session, tty_nr, ...; field 22 of the line is the start time.
+            rest = stat[stat.rfind(")") + 2:].split()
+            ppid, sid, tty, start = int(rest[1]), int(rest[3]), int(rest[4]), int(rest[19])
+        except (OSError, ValueError, IndexError):
+            return None
+        argv = tuple(a for a in raw.decode("utf-8", "replace").split("\0") if a)
+        if not argv:  # a kernel thread or a process that hid its arguments
+            argv = (stat[stat.find("(") + 1:stat.rfind(")")],)
+        environ: dict[str, str] | None
+        try:
+            env_raw = (base / "environ").read_bytes()
+            environ = {}
+            for item in env_raw.decode("utf-8", "replace").split("\0"):
+                name, sep, value = item.partition("=")
+                if sep:
+                    environ[name] = value
+        except OSError:
+            environ = None  # another user's process: its command line still counts
+        return ProcInfo(pid, ppid, sid, tty, start, argv, environ)
+
+
+class _PsTable:
+    """Where there is no /proc (macOS): parent and command line from ``ps``."""
+
+    def self_pid(self) -> int:
+        return os.getpid()
+
+    def get(self, pid: int) -> ProcInfo | None:
+        try:
+            line = subprocess.run(["ps", "-o", "ppid=,sess=,command=", "-p", str(pid)],
+                                  capture_output=True, text=True, timeout=5,
+                                  check=True).stdout.strip()
+            ppid_text, sid_text, command = (line.split(None, 2) + ["", ""])[:3]
+            return ProcInfo(pid, int(ppid_text), int(sid_text or 0), 0, 0,
+                            tuple(command.split()))
+        except (OSError, ValueError, subprocess.SubprocessError):
+            return None
+
+
+def _default_table() -> ProcessTable:
+    proc = ProcFS()
+    return proc if proc.available() else _PsTable()
+
+
+# --------------------------------------------------------------- driven processes
+def _tty_pair(tty_nr: int) -> tuple[int, int]:
+    """(major, minor) of a /proc tty_nr."""
+    return (tty_nr >> 8) & 0xFFF, (tty_nr & 0xFF) | ((tty_nr >> 12) & 0xFFF00)
+
+
+def tty_nr_of(fd: int) -> int:
+    """The /proc tty_nr of the terminal device open on ``fd``."""
+    dev = os.fstat(fd).st_rdev
+    major, minor = os.major(dev), os.minor(dev)
+    return (minor & 0xFF) | (major << 8) | ((minor & ~0xFF) << 12)
+
+
+def default_registry_dir() -> Path:
+    """``~/.local/state/arrowgate/driven`` of the user in the password database.
+
+    Not ``$HOME`` nor any other environment variable: an agent could point
+    those somewhere empty for the check while the drivers record elsewhere.
+    """
+    try:
+        home = Path(pwd.getpwuid(os.getuid()).pw_dir)
+    except KeyError:
+        home = Path.home()
+    return home / ".local" / "state" / "arrowgate" / "driven"
+
+
+@dataclass(frozen=True, slots=True)
+class DrivenRecord:
+    """A process an arrowgate driver started."""
+
+    pid: int
+    start: int
+    sid: int | None
+    tty: int | None
+    node: str
+
+
+@dataclass
+class DrivenRegistry:
+    """The processes arrowgate's drivers started, one small file each, by pid.
+
+    Drivers `mark` what they start and `unmark` it when it ends; a record
+    whose process is gone (or whose pid was reused: the start time differs)
+    is ignored.
+    """
+
+    folder: Path = field(default_factory=default_registry_dir)
+
+    def mark(self, pid: int, node: str, *, sid: int | None = None, tty: int | None = None,
+             table: ProcessTable | None = None) -> None:
+        """Record a started process; best effort (a registry that cannot be written
+        leaves the environment marker)."""
+        info = (table or _default_table()).get(pid)
+        record = {"pid": pid, "start": info.start if info else 0, "sid": sid, "tty": tty,
+                  "node": node}
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            tmp = self.folder / f".{pid}.tmp"
+            tmp.write_text(json.dumps(record))
+            os.replace(tmp, self.folder / str(pid))
+        except OSError:
+            pass
+
+    def unmark(self, pid: int) -> None:
+        """Forget a process that ended."""
+        try:
+            (self.folder / str(pid)).unlink()
+        except OSError:
+            pass
+
+    def records(self) -> list[DrivenRecord]:
+        """Every record that parses (a damaged one is skipped, never trusted as a person)."""
+        out: list[DrivenRecord] = []
+        try:
+            names = sorted(p for p in os.listdir(self.folder) if p.isdigit())
+        except OSError:
+            return out
+        for name in names:
+            try:
+                data = json.loads((self.folder / name).read_text())
+                out.append(DrivenRecord(int(data["pid"]), int(data.get("start") or 0),
+                                        _opt_int(data.get("sid")), _opt_int(data.get("tty")),
+                                        str(data.get("node", ""))))
+            except (OSError, ValueError, TypeError, KeyError, AttributeError):
+                continue
+        return out
+
+
+def _opt_int(value: object) -> int | None:
+    return value if type(value) is int else None
+
+
+def default_registry() -> DrivenRegistry:
+    """The registry at its fixed place (`default_registry_dir`)."""
+    return DrivenRegistry()
+
+
+# --------------------------------------------------------------------- the check
+def ancestors(pid: int | None = None, *, table: ProcessTable | None = None
+              ) -> list[list[str]] | None:
     """The command lines of the process's ancestors, nearest first; None if unreadable."""
-    pid = os.getppid() if pid is None else pid
-    out: list[list[str]] = []
+    table = table or _default_table()
+    start = table.get(table.self_pid() if pid is None else pid)
+    if start is None:
+        return None
+    chain = _chain(table, start.ppid)
+    return None if chain is None else [list(p.argv) for p in chain]
+
+
+def _chain(table: ProcessTable, pid: int) -> list[ProcInfo] | None:
+    out: list[ProcInfo] = []
     seen: set[int] = set()
-    proc = Path("/proc")
-    while pid > 1 and pid not in seen:
+    while pid > 1 and pid not in seen and len(out) < 4096:
         seen.add(pid)
-        if proc.is_dir():
-            try:
-                raw = (proc / str(pid) / "cmdline").read_bytes()
-                stat = (proc / str(pid) / "stat").read_text()
-            except OSError:
-                return None
-            argv = [a for a in raw.decode("utf-8", "replace").split("\0") if a]
-            if not argv:  # a kernel thread or a process that hid its arguments
-                argv = [stat[stat.find("(") + 1:stat.rfind(")")]]
-            # The field after the closing parenthesis of the name: state, then ppid.
-            parent = int(stat[stat.rfind(")") + 2:].split()[1])
-        else:
-            try:
-                line = subprocess.run(["ps", "-o", "ppid=,command=", "-p", str(pid)],
-                                      capture_output=True, text=True, timeout=5,
-                                      check=True).stdout.strip()
-                ppid_text, _, command = line.partition(" ")
-                parent, argv = int(ppid_text), command.split()
-            except (OSError, ValueError, subprocess.SubprocessError):
-                return None
-        out.append(argv)
-        pid = parent
+        info = table.get(pid)
+        if info is None:
+            return None
+        out.append(info)
+        pid = info.ppid
     return out
 
 
-def _agent_in(argv: list[str]) -> str | None:
+def _program(word: str) -> str:
+    name = os.path.basename(word).lower()
+    for suffix in (".js", ".mjs", ".cjs", ".py", ".exe"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def _agent_in(argv: tuple[str, ...] | list[str]) -> str | None:
     # node scripts and Python entry points: look at the first few words.
     for word in argv[:3]:
-        name = os.path.basename(word).lower()
-        for suffix in (".js", ".mjs", ".py", ".exe"):
-            name = name.removesuffix(suffix)
+        name = _program(word)
         if name in AGENT_PROGRAMS:
             return name
     return None
 
 
+def _pty_faker_in(argv: tuple[str, ...]) -> str | None:
+    for word in argv[:2]:
+        name = _program(word)
+        if name in PTY_PROGRAMS:
+            return name
+    text = " ".join(argv)[:4096]
+    return next((w for w in _PTY_WORDS if w in text), None)
+
+
+def _markers(environ: Mapping[str, str] | None) -> list[str]:
+    if environ is None:
+        return []
+    return [name for name in AGENT_ENV_MARKERS if environ.get(name)]
+
+
+def _describe(info: ProcInfo) -> str:
+    return f"{' '.join(info.argv)[:80]} (pid {info.pid})"
+
+
 def operator_check(*, isatty: Callable[[], bool] | None = None,
                    environ: Mapping[str, str] | None = None,
-                   tree: Callable[[], Iterable[list[str]] | None] | None = None) -> OperatorCheck:
+                   table: ProcessTable | None = None,
+                   registry: DrivenRegistry | None = None) -> OperatorCheck:
     """Decide whether a person operates this process (see the module docstring).
 
-    The arguments replace the real terminal, environment and process tree,
-    for tests.
+    The arguments replace the real terminal, environment, process table and
+    registry of driven processes, for tests.
     """
     isatty = isatty or (lambda: os.isatty(0))
     environ = os.environ if environ is None else environ
-    tree = tree or ancestors
+    table = table or _default_table()
+    registry = registry or default_registry()
     try:
         tty = isatty()
     except (OSError, ValueError):
@@ -109,16 +353,58 @@ def operator_check(*, isatty: Callable[[], bool] | None = None,
     if not tty:
         return OperatorCheck(False, "standard input is not a terminal, so no person is "
                                     "known to be at the keyboard")
-    markers = [name for name in AGENT_ENV_MARKERS if environ.get(name)]
+    markers = _markers(environ)
     if markers:
         return OperatorCheck(False, f"running inside a coding agent or an arrowgate-driven "
                                     f"terminal (environment: {', '.join(markers)})")
-    lines = tree()
-    if lines is None:
+    me = table.get(table.self_pid())
+    chain = _chain(table, me.ppid) if me is not None else None
+    if me is None or chain is None:
         return OperatorCheck(False, "cannot read the process tree, so cannot rule out an agent")
-    for argv in lines:
-        agent = _agent_in(argv)
+    if isinstance(table, ProcFS) and me.tty == 0:
+        return OperatorCheck(False, "this process has no controlling terminal, so no person "
+                                    "is known to be at the keyboard")
+    # The session leader (the shell a terminal started, or what called
+    # setsid) is looked at like an ancestor, whether or not it is one.
+    suspects = list(chain)
+    if me.sid > 1 and me.sid != me.pid and all(p.pid != me.sid for p in chain):
+        leader = table.get(me.sid)
+        if leader is not None:
+            suspects.append(leader)
+    # Only records whose process still runs (same pid, same start time): a
+    # stale record must not make a reused pid, session or terminal suspect.
+    driven = {}
+    for r in registry.records():
+        alive = table.get(r.pid)
+        if alive is not None and alive.start == r.start:
+            driven[(r.pid, r.start)] = r
+    driven_sessions = {r.sid: r for r in driven.values() if r.sid}
+    driven_ttys = {_tty_pair(r.tty): r for r in driven.values() if r.tty}
+    if me.sid in driven_sessions:
+        return OperatorCheck(False, f"running in the session of a process arrowgate drives "
+                                    f"(node {driven_sessions[me.sid].node})")
+    if me.tty and _tty_pair(me.tty) in driven_ttys:
+        return OperatorCheck(False, f"running on the terminal of a process arrowgate drives "
+                                    f"(node {driven_ttys[_tty_pair(me.tty)].node})")
+    for info in suspects:
+        role = "the leader of this session" if info.pid == me.sid else \
+            "among this program's parent processes"
+        agent = _agent_in(info.argv)
         if agent:
-            return OperatorCheck(False, f"a coding agent ({agent}) is among this program's "
-                                        f"parent processes: {' '.join(argv)[:80]}")
+            return OperatorCheck(False, f"a coding agent ({agent}) is {role}: "
+                                        f"{_describe(info)}")
+        found = _markers(info.environ)
+        if found:
+            return OperatorCheck(False, f"a process {role} runs inside a coding agent or an "
+                                        f"arrowgate-driven terminal (its environment: "
+                                        f"{', '.join(found)}): {_describe(info)}")
+        record = driven.get((info.pid, info.start)) or driven_sessions.get(info.sid)
+        if record is not None:
+            return OperatorCheck(False, f"a process arrowgate drives (node {record.node}) is "
+                                        f"{role}: {_describe(info)}")
+        faker = _pty_faker_in(info.argv)
+        if faker:
+            return OperatorCheck(False, f"a program that fakes a terminal ({faker}) is {role}, "
+                                        f"so the terminal says nothing about a person: "
+                                        f"{_describe(info)}")
     return OperatorCheck(True)

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from .catalogue import PERMISSIONS, RISK_ORDER
 from .hosts import covers
 from .manifest import Manifest
+from .text import visible
 
 __all__ = ["Diff", "Review", "diff_hosts", "diff_manifests", "install_review", "permission_title"]
 
@@ -76,12 +77,20 @@ def install_review(manifest: Manifest, content_hash: str) -> Review:
         lines += [_describe(manifest, n) for n in required]
     else:
         lines.append("It asks for no permissions: it can draw in its box and exchange nothing.")
-    if manifest.tools:
+    tools = manifest.tool_list
+    if tools and not any(t.description for t in tools):
         lines.append("Tools it offers to connected agents: " + ", ".join(manifest.tools))
+    elif tools:
+        lines.append("Tools it offers to connected agents:")
+        lines += [f"  {t.name} — {t.description}" if t.description else f"  {t.name}"
+                  for t in tools]
     lines.append(f"Ports: {len(manifest.ports.inputs)} in, {len(manifest.ports.outputs)} out")
     if optional:
         lines.append("It may ask later for:")
         lines += [_describe(manifest, n) for n in optional]
+    # Validation refuses control characters in what a manifest says; shown
+    # inert here too, so no text can restyle or hide the lines of a review.
+    lines = [visible(line) for line in lines]
     return Review(
         manifest.name, manifest.version, content_hash, groups["high"], groups["medium"],
         groups["low"], optional, tuple(sorted(manifest.tools)),
@@ -99,7 +108,8 @@ class Diff:
     @property
     def lines(self) -> list[str]:
         """``widened: +agents.prompt`` / ``narrowed: -fs.write`` lines."""
-        return [f"widened: {w}" for w in self.widened] + [f"narrowed: {n}" for n in self.narrowed]
+        return [visible(f"widened: {w}") for w in self.widened] + \
+            [visible(f"narrowed: {n}") for n in self.narrowed]
 
     def to_json(self) -> dict[str, list[str]]:
         """``{"widened": [...], "narrowed": [...]}``, each sorted."""

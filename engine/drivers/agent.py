@@ -6,6 +6,7 @@ import asyncio
 import os
 from collections.abc import Sequence
 
+from ..operator import DrivenRegistry
 from .base import AgentDriver, DriverHost
 from .screen import Screen
 
@@ -49,14 +50,26 @@ class CommandAgent(AgentDriver):
         placeholder = any("{prompt}" in a for a in self._command)
         argv = [a.replace("{prompt}", text) for a in self._command]
         try:
+            # A session of its own, recorded with the process (engine.operator):
+            # what it starts is known as driven even after `env -u ARROWGATE_DRIVEN`.
             self._proc = proc = await asyncio.create_subprocess_exec(
                 *argv, cwd=self._folder, env=dict(os.environ, ARROWGATE_DRIVEN=self.node),
-                stdin=asyncio.subprocess.PIPE,
+                stdin=asyncio.subprocess.PIPE, start_new_session=True,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
         except OSError as exc:
             self._host.replied(self.node, f"[could not start {argv[0]}: {exc}]")
             self._host.status(self.node, "finished")
             return
+        registry = DrivenRegistry()
+        registry.mark(proc.pid, self.node, sid=proc.pid)
+        try:
+            await self._converse(proc, text, placeholder)
+        finally:
+            registry.unmark(proc.pid)
+
+    async def _converse(self, proc: asyncio.subprocess.Process, text: str,
+                        placeholder: bool) -> None:
+        assert self._host is not None
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(b"" if placeholder else text.encode())
         proc.stdin.close()

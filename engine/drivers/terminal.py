@@ -11,6 +11,7 @@ import signal
 import struct
 import termios
 
+from ..operator import DrivenRegistry, tty_nr_of
 from .base import DriverHost, TerminalDriver
 from .screen import Screen
 
@@ -72,6 +73,10 @@ class PtyTerminal(TerminalDriver):
         self._proc = await asyncio.create_subprocess_exec(
             path, "--noprofile", "--norc", "-i", stdin=slave, stdout=slave, stderr=slave,
             cwd=folder, env=env, preexec_fn=controlling_tty)
+        # Recorded too, where `env -u ARROWGATE_DRIVEN` cannot reach: the
+        # shell, its session and its terminal (engine.operator).
+        DrivenRegistry().mark(self._proc.pid, self.node, sid=self._proc.pid,
+                              tty=tty_nr_of(slave))
         os.close(slave)
         self._fd = master
         asyncio.get_running_loop().add_reader(master, self._readable)
@@ -138,6 +143,8 @@ class PtyTerminal(TerminalDriver):
 
     def close(self) -> None:
         """Hang up the shell (SIGHUP to its session) and close the pty."""
+        if self._proc is not None:
+            DrivenRegistry().unmark(self._proc.pid)
         if self._proc is not None and self._proc.returncode is None:
             try:
                 os.killpg(self._proc.pid, signal.SIGHUP)

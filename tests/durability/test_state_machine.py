@@ -82,7 +82,7 @@ class EngineVsModel(RuleBasedStateMachine):
     async def _setup(self) -> None:
         e = self.engine
         await e.create_workspace("w1", self.dir / "ws")
-        raw = {"name": "acme.p", "version": "1", "permissions": {"agents.prompt": {}}}
+        raw = {"name": "acme.p", "version": "1.0.0", "permissions": {"agents.prompt": {}}}
         await e.offer("acme.p", raw, file_digests({"manifest.json": json.dumps(raw)}))
         await e.install("acme.p")
         for c in CARDS:

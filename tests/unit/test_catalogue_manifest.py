@@ -50,7 +50,7 @@ def test_manifest_lists_every_problem_with_its_path() -> None:
     assert '$.permissions["fs.read"].optional' in paths
     assert "$.version" in paths and "$.tools[0]" in paths
     with pytest.raises(ManifestInvalid, match="permissions' block is required"):
-        parse_manifest({"name": "acme.x", "version": "1"})
+        parse_manifest({"name": "acme.x", "version": "1.0.0"})
 
 
 @pytest.mark.parametrize("host", ["*", "any", "1.2.3.4", "127.1", "0x7f000001", "[::1]",
@@ -72,7 +72,7 @@ def test_host_matching_and_coverage() -> None:
 
 def test_review_lists_high_risk_first_and_optional_apart() -> None:
     """Required permissions by risk, optional ones under 'It may ask later for'."""
-    m = parse_manifest({"name": "acme.m", "version": "1", "tools": ["t"], "permissions": {
+    m = parse_manifest({"name": "acme.m", "version": "1.0.0", "tools": ["t"], "permissions": {
         "usage.read": {}, "agents.prompt": {}, "network": {"hosts": ["api.github.com"]},
         "clipboard.write": {"optional": True}}})
     review = install_review(m, "sha256:" + "0" * 64)
@@ -86,10 +86,10 @@ def test_review_lists_high_risk_first_and_optional_apart() -> None:
 
 def test_diff_widening_and_narrowing() -> None:
     """Added permissions and uncovered hosts widen; dropped ones narrow; 'any' is widest."""
-    old = parse_manifest({"name": "a", "version": "1", "permissions": {
+    old = parse_manifest({"name": "a", "version": "1.0.0", "permissions": {
         "network": {"hosts": ["*.example.com"]}, "fs.write": {},
         "clipboard.write": {"optional": True}}})
-    new = parse_manifest({"name": "a", "version": "2", "permissions": {
+    new = parse_manifest({"name": "a", "version": "2.0.0", "permissions": {
         "network": {"hosts": ["api.example.com", "api.github.com"]},
         "agents.prompt": {}, "clipboard.write": {}}})
     diff = diff_manifests(old, new)

@@ -65,8 +65,8 @@ def test_review_and_diff_commands(tmp_path, capsys) -> None:
     """review prints the install review; diff prints widened/narrowed lines."""
     old = tmp_path / "old.json"
     new = tmp_path / "new.json"
-    old.write_text(json.dumps({"name": "a.b", "version": "1", "permissions": {"fs.write": {}}}))
-    new.write_text(json.dumps({"name": "a.b", "version": "2",
+    old.write_text(json.dumps({"name": "a.b", "version": "1.0.0", "permissions": {"fs.write": {}}}))
+    new.write_text(json.dumps({"name": "a.b", "version": "2.0.0",
                                "permissions": {"agents.prompt": {}}}))
     assert main(["review", str(new)]) == 0
     assert "agents.prompt (high) — Give instructions" in capsys.readouterr().out
@@ -74,7 +74,7 @@ def test_review_and_diff_commands(tmp_path, capsys) -> None:
     assert capsys.readouterr().out.split("\n")[:2] == ["widened: +agents.prompt",
                                                        "narrowed: -fs.write"]
     bad = tmp_path / "bad.json"
-    bad.write_text(json.dumps({"name": "a.b", "version": "1"}))
+    bad.write_text(json.dumps({"name": "a.b", "version": "1.0.0"}))
     assert main(["review", str(bad)]) == 2
     assert "permissions' block is required" in capsys.readouterr().err
 

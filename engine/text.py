@@ -1,0 +1,72 @@
+"""Text a person reads: which characters may restyle or hide it, and how to show them inert.
+
+A manifest, a host name or a prompt can carry terminal control sequences
+(``ESC[8m`` hides what follows), newlines that forge extra lines, or
+bidirectional overrides that reorder what is shown. `control_characters`
+finds them (manifest validation refuses them, SPEC §2); `visible` replaces
+them with a visible stand-in wherever such text is printed anyway.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+__all__ = ["control_characters", "describe_character", "is_control", "visible"]
+
+#: Bidirectional formatting characters: they reorder the text around them.
+BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
+                          "\u2066\u2067\u2068\u2069")
+# Zero width joiner: part of ordinary emoji sequences, restyles nothing.
+_ALLOWED_FORMAT = frozenset("\u200d")
+# Categories never printed as themselves: controls (C0, DEL, C1), format
+# characters (bidi, zero-width), surrogates, private use, unassigned, and
+# the line and paragraph separators.
+_CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
+def is_control(ch: str) -> bool:
+    """True for a character that may restyle, reorder or hide text around it."""
+    if ch in _ALLOWED_FORMAT:
+        return False
+    return ch in BIDI_CONTROLS or unicodedata.category(ch) in _CONTROL_CATEGORIES
+
+
+def describe_character(ch: str) -> str:
+    """``U+001B (ESC)``, ``U+202E (RIGHT-TO-LEFT OVERRIDE)``: a character named for a person."""
+    code = ord(ch)
+    names = {0x1B: "ESC", 0x0A: "newline", 0x0D: "carriage return", 0x09: "tab", 0x00: "NUL",
+             0x7F: "DEL"}
+    name = names.get(code) or unicodedata.name(ch, "")
+    return f"U+{code:04X}" + (f" ({name})" if name else "")
+
+
+def control_characters(text: str) -> list[str]:
+    """The distinct control characters in ``text``, in order of first appearance."""
+    seen: list[str] = []
+    for ch in text:
+        if is_control(ch) and ch not in seen:
+            seen.append(ch)
+    return seen
+
+
+def visible(text: str) -> str:
+    """``text`` with every control character shown inert.
+
+    C0 controls become their control pictures (ESC → ``␛``, newline → ``␊``),
+    DEL → ``␡``; C1 controls, bidi and other format characters, separators,
+    surrogates and unassigned code points → ``⟨U+202E⟩``.
+    """
+    if not any(is_control(ch) for ch in text):
+        return text
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if not is_control(ch):
+            out.append(ch)
+        elif code < 0x20:
+            out.append(chr(0x2400 + code))
+        elif code == 0x7F:
+            out.append("\u2421")
+        else:
+            out.append(f"\u27e8U+{code:04X}\u27e9")
+    return "".join(out)

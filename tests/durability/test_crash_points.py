@@ -1,0 +1,150 @@
+"""Crashes at the two legitimate points of a commit leave a log that verifies (issue 15 #14),
+and whatever sits where the anchor or a row should be gives a finding, not a traceback (#21)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from engine import Engine, World
+from engine.anchor import Anchor, AnchorFile, AnchorState
+from engine.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# A process that makes one call and dies (os._exit: no COMMIT, no cleanup) at
+# the named point: "before-commit" once the pending anchor is on disk,
+# "after-commit" once the transaction committed, before the anchor update.
+CRASHER = textwrap.dedent("""
+    import asyncio, os, sys
+    from engine import Engine, World
+    from engine.anchor import AnchorFile
+
+    db, point, command = sys.argv[1], sys.argv[2], sys.argv[3]
+    real_write = AnchorFile.write
+
+    def write(self, state):
+        if point == "after-commit" and state.pending is None:
+            os._exit(0)
+        real_write(self, state)
+        if point == "before-commit" and state.pending is not None:
+            os._exit(0)
+
+    AnchorFile.write = write
+
+    async def run():
+        engine = Engine.open(db, world=World(net=None, fs=None))
+        await engine.call("c1", "terminals.run", "t1", {"command": command})
+        raise SystemExit("the call returned: no crash happened")
+
+    asyncio.run(run())
+""")
+
+
+def _crash(db: Path, point: str, command: str) -> None:
+    result = subprocess.run([sys.executable, "-c", CRASHER, str(db), point, command],
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+
+
+def _verify(db: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(["log", "verify", "--db", str(db)])
+    return code, capsys.readouterr().out
+
+
+@pytest.fixture
+async def logged(world: Engine, db_path: Path) -> Path:
+    """A log of 3 rows on disk, the engine closed."""
+    for i in range(3):
+        await world.call("c1", "terminals.run", "t1", {"command": f"cmd {i}"})
+    world.close()
+    return db_path
+
+
+def test_crash_before_commit_then_after_commit_verifies(
+        logged: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Crash 1 leaves a pending anchor for a row that never committed; the next
+    transaction writes a different row of the same number, and crash 2 strikes
+    after its COMMIT: the untouched log still verifies after each."""
+    before = sqlite3.connect(logged).execute("select max(seq) from log").fetchone()[0]
+    _crash(logged, "before-commit", "lost")
+    anchor = AnchorFile(str(logged) + ".anchor").read()
+    assert anchor is not None and anchor.pending is not None
+    assert anchor.pending.seq == before + 1  # the pending row on file never committed
+    code, out = _verify(logged, capsys)
+    assert code == 0, out
+    _crash(logged, "after-commit", "kept")
+    conn = sqlite3.connect(logged)
+    assert conn.execute("select max(seq), payload from log where seq = (select max(seq) "
+                        "from log)").fetchone() == (before + 1, "kept")
+    conn.close()
+    code, out = _verify(logged, capsys)
+    assert code == 0, out
+    # And the engine carries on from there.
+    engine = Engine.open(logged, world=World(net=None, fs=None))
+    assert engine.verify_log().ok
+    engine.close()
+
+
+def test_pending_rows_compare_by_sequence_and_hash() -> None:
+    """A new pending row of the same number replaces one that never committed; a late
+    'committed only' write does not undo it; a committed row of another hash stays."""
+    x, a, b = Anchor(3, "x"), Anchor(4, "a"), Anchor(4, "b")
+    crashed = AnchorState(x, a)
+    assert AnchorState(x, b).newer_than(crashed)
+    assert not AnchorState(x, a).newer_than(crashed)
+    assert not AnchorState(x).newer_than(AnchorState(x, b))
+    assert not AnchorState(Anchor(3, "forged"), b).newer_than(crashed)
+    assert AnchorState(b).newer_than(AnchorState(x, b))
+
+
+@pytest.mark.parametrize("kind", ["directory", "garbage", "wrong types", "unreadable"])
+def test_a_bad_anchor_is_a_finding(logged: Path, capsys: pytest.CaptureFixture[str],
+                                   kind: str) -> None:
+    """A directory, garbage or an unreadable file in the anchor's place: exit 1 with a
+    finding, no traceback, from the CLI and from the engine."""
+    anchor = Path(str(logged) + ".anchor")
+    if kind == "directory":
+        anchor.unlink()
+        anchor.mkdir()
+    elif kind == "garbage":
+        anchor.write_bytes(b"\xff\x00[[[")
+    elif kind == "wrong types":
+        anchor.write_text('{"committed": {"seq": [1], "hash": {}}}')
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root reads any file")
+        anchor.chmod(0)
+    code, out = _verify(logged, capsys)
+    assert code == 1 and "anchor" in out and "not readable" in out, out
+    engine = Engine.open(logged, world=World(net=None, fs=None))
+    result = engine.verify_log()
+    engine.close()
+    assert not result.ok and "not readable" in result.problem
+
+
+def test_a_blob_payload_is_a_finding(logged: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A payload stored as a BLOB names its row; it does not crash verify."""
+    conn = sqlite3.connect(logged)
+    conn.execute("update log set payload = ? where seq = 2", [b"\x00binary"])
+    conn.commit()
+    conn.close()
+    code, out = _verify(logged, capsys)
+    assert code == 1 and "first bad row 2" in out and "BLOB" in out, out
+
+
+def test_a_malformed_chain_column_is_a_finding(logged: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """A chain column that is not JSON is a finding on its row."""
+    conn = sqlite3.connect(logged)
+    conn.execute("update log set chain = '[[[' where seq = 3")
+    conn.commit()
+    conn.close()
+    code, out = _verify(logged, capsys)
+    assert code == 1 and "first bad row 3" in out, out
