@@ -298,6 +298,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workspace")
     p.add_argument("-o", "--output", help="file to write (default: standard output)")
     p.set_defaults(fn=_cmd_export)
+    from .service import register as register_serve
+
+    register_serve(sub)  # `arrowgate serve`: the HTTP service (SPEC §10.1)
     register = _plugin("cli", "tui")
     if register is not None:
         register(sub)

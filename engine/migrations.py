@@ -118,3 +118,11 @@ def m004_consent_chain(db: Database) -> None:
         db.execute("update consent set prev = ?, hash = ?, grants = ? where seq = ?",
                    [prev, digest, entry["grants"], seq])
         prev = digest
+
+
+@migrations()
+def m005_service_tokens(db: Database) -> None:
+    """Bearer tokens of the HTTP service (SPEC §10.1): only their SHA-256 is kept."""
+    db.table("service_tokens").create(
+        {"id": str, "hash": str, "principal": str, "t": float, "revoked": float}, pk="id")
+    db.table("service_tokens").create_index(["hash"], unique=True)

@@ -1,0 +1,225 @@
+"""The service's application: who calls, and the routes of SPEC §10.1.
+
+Routes are thin translations between HTTP and the `Engine`'s public methods;
+the engine decides everything. The token decides the principal: a card
+token acts only as its card, an agent token only as its agent, and the
+operator token gives consent only from a peer that is not inside a coding
+agent's process tree (`engine.service.auth.agent_verdict`). An operator
+token used from such a peer is passed to the engine as an agent principal
+without a node, which the engine refuses (``APPROVAL_REFUSED``) and records
+in the consent history like any refused consent attempt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.openapi.utils import get_openapi
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.responses import Response
+
+from ..principal import OPERATOR, Principal
+from .auth import Peer, TokenStore, agent_verdict, peer_of_tcp
+from .events import Feeds
+from .models import Problem
+from .problems import PROBLEM, BodyLimit, ServiceError, install_handlers
+
+if TYPE_CHECKING:
+    from ..decision import Decision
+    from ..engine import Engine
+
+__all__ = ["Caller", "Service", "create_app", "decision_json", "openapi_document"]
+
+#: The version of the service's API (the ``/v1`` routes).
+API_VERSION = "1.0.0"
+#: Request bodies larger than this are refused with 413 (a package's files included).
+MAX_BODY = 8 * 1024 * 1024
+
+
+@dataclass
+class Service:
+    """What the routes share: the engine, the tokens, the card feeds, options.
+
+    Args:
+        engine: the one engine this service fronts.
+        tokens: the bearer tokens, kept hashed in the engine's store.
+        heartbeat: seconds between SSE heartbeat comments.
+        max_body: request body limit in bytes.
+    """
+
+    engine: Engine
+    tokens: TokenStore
+    heartbeat: float = 15.0
+    max_body: int = MAX_BODY
+    #: Set when the server shuts down: streams and waits end early.
+    closing: asyncio.Event = field(default_factory=asyncio.Event)
+    feeds: Feeds | None = None
+    #: Serialises offer and install of one package, so a review checked is the one installed.
+    package_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
+
+    def feed_hub(self) -> Feeds:
+        """The card feeds (made on first use, inside the running loop)."""
+        if self.feeds is None:
+            self.feeds = Feeds(self.engine)
+        return self.feeds
+
+    def close(self) -> None:
+        """End streams and feeds (the engine is closed by its owner)."""
+        self.closing.set()
+        if self.feeds is not None:
+            self.feeds.close()
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """The principal a request's token names, and where the request came from."""
+
+    principal: Principal
+    token_id: str
+    request: Request
+
+    @property
+    def is_operator(self) -> bool:
+        """The operator token (a person's, unless its peer says otherwise)."""
+        return self.principal.is_operator
+
+    def peer(self) -> Peer:
+        """The calling process, from the socket's credentials or ``/proc/net/tcp``."""
+        scope = self.request.scope
+        peer = scope.get("arrowgate.peer")
+        if isinstance(peer, Peer):
+            return peer
+        client, server = scope.get("client"), scope.get("server")
+        if client and server and isinstance(client[1], int) and isinstance(server[1], int):
+            return peer_of_tcp((str(client[0]), client[1]), (str(server[0]), server[1]))
+        return Peer(None)
+
+    def by(self) -> Principal:
+        """The principal to pass to the engine for a change of consent or canvas.
+
+        An operator token from a peer inside an agent's process tree (or a
+        peer that cannot be told) is no person: it goes to the engine as an
+        agent principal without a node, which the engine refuses and records.
+        """
+        if not self.principal.is_operator:
+            return self.principal
+        why = agent_verdict(self.peer())
+        if why is None:
+            return OPERATOR
+        return Principal("agent", None, f"operator-token from an agent process: {why}")
+
+    def require_operator(self, what: str) -> None:
+        """Only the operator token may do ``what`` (403 otherwise)."""
+        if not self.principal.is_operator:
+            raise ServiceError(403, "APPROVAL_REFUSED",
+                               f"APPROVAL_REFUSED: {what} needs the operator token, not "
+                               f"{self.principal.raw}", reason=self.principal.refusal_reason())
+
+    def require_person(self, what: str) -> None:
+        """The operator token from a peer that is a person (403 otherwise)."""
+        self.require_operator(what)
+        why = agent_verdict(self.peer())
+        if why is not None:
+            raise ServiceError(403, "APPROVAL_REFUSED",
+                               f"APPROVAL_REFUSED: {what} needs a person: {why}",
+                               reason="from-agent")
+
+    def acts_as_card(self, card: str) -> None:
+        """The operator (the canvas app) or that card's own token (403 otherwise)."""
+        p = self.principal
+        if p.is_operator or (p.kind == "card" and p.node == card):
+            return
+        raise ServiceError(403, "APPROVAL_REFUSED",
+                           f"APPROVAL_REFUSED: a {p.kind} token ({p.raw}) may not act as "
+                           f"card {card}", reason="wrong-principal")
+
+
+_bearer = HTTPBearer(auto_error=False, description="a token from the token file or "
+                                                  "POST /v1/tokens")
+
+
+def decision_json(d: Decision) -> dict[str, Any]:
+    """A Decision as the service sends it (SPEC §10.1): every field, null when unset."""
+    return {
+        "outcome": d.outcome, "call": d.call, "card": d.card, "package": d.package,
+        "target": d.target, "permission": d.permission, "code": d.code, "reason": d.reason,
+        "arrow": d.arrow, "message": d.message, "retry_after": d.retry_after,
+        "prompt": d.prompt, "value": d.value,
+    }
+
+
+def json_response(data: Any, status: int = 200) -> Response:
+    """JSON written directly (the hot routes skip response-model validation)."""
+    return Response(json.dumps(data, default=str, separators=(",", ":")), status_code=status,
+                    media_type="application/json")
+
+
+def create_app(service: Service) -> FastAPI:
+    """The FastAPI application of the service."""
+    from . import routes
+
+    app = FastAPI(title="arrowgate", version=API_VERSION, openapi_url="/openapi.json",
+                  generate_unique_id_function=lambda route: route.name,
+                  docs_url=None, redoc_url=None,
+                  description="The arrowgate consent engine over HTTP (SPEC §10.1). Every "
+                              "route but /v1/health needs `Authorization: Bearer <token>`.")
+    app.state.service = service
+
+    async def caller(request: Request,
+                     credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> Caller:
+        if credentials is None or credentials.scheme.lower() != "bearer":
+            raise ServiceError(401, "UNAUTHENTICATED",
+                               "UNAUTHENTICATED: send Authorization: Bearer <token>",
+                               reason="no-token")
+        found = service.tokens.lookup(credentials.credentials)
+        if found is None:
+            raise ServiceError(401, "UNAUTHENTICATED",
+                               "UNAUTHENTICATED: the token is unknown or revoked",
+                               reason="unknown-token")
+        return Caller(found[1], found[0], request)
+
+    routes.register(app, service, caller)
+    install_handlers(app)
+    app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
+    app.add_middleware(BodyLimit, limit=service.max_body)
+    return app
+
+
+_ERRORS = {
+    "400": "bad input: malformed JSON, unknown fields, wrong types (nothing changed)",
+    "401": "no token, or an unknown or revoked one",
+    "403": "this principal may not do this",
+    "404": "no such thing (or not one this principal may see)",
+    "409": "stale review or digest, or a package in the wrong state",
+    "413": "the request body is too large",
+    "503": "the change could not be written, so it did not happen",
+}
+
+
+def openapi_document(app: FastAPI) -> dict[str, Any]:
+    """The OpenAPI 3.1 document, with problem+json errors instead of FastAPI's 422."""
+    if app.openapi_schema:
+        return app.openapi_schema
+    doc = get_openapi(title=app.title, version=app.version, openapi_version="3.1.0",
+                      description=app.description, routes=app.routes)
+    schemas = doc.setdefault("components", {}).setdefault("schemas", {})
+    schemas.pop("HTTPValidationError", None)
+    schemas.pop("ValidationError", None)
+    schemas["Problem"] = Problem.model_json_schema(ref_template="#/components/schemas/{model}")
+    ref = {"$ref": "#/components/schemas/Problem"}
+    for path, methods in doc.get("paths", {}).items():
+        for method, op in methods.items():
+            responses = op.setdefault("responses", {})
+            responses.pop("422", None)
+            public = path == "/v1/health"
+            for status, text in _ERRORS.items():
+                if public and status != "413":
+                    continue
+                responses.setdefault(status, {"description": text,
+                                              "content": {PROBLEM: {"schema": ref}}})
+    app.openapi_schema = doc
+    return doc

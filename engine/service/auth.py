@@ -1,0 +1,292 @@
+"""Who is calling the service (SPEC §10.1): bearer tokens, and the peer's process.
+
+Tokens are random secrets; only their SHA-256 is stored, in the engine's
+store (table ``service_tokens``), so every server on one store accepts them
+and a stolen database reveals none. A token names one principal: the
+operator, ``card:<id>`` or ``agent:<id>`` — the token decides who calls,
+never the request body.
+
+Looking a token up is a hash and a dict read: the hot call route does no
+database read for it. Tokens minted or revoked by another server on the
+same store are seen within `CACHE_SECONDS` (a cached entry is checked again
+after that long); this server's own revocations apply at once.
+
+The peer: on the Unix socket the kernel tells us the calling process
+(``SO_PEERCRED``); on loopback TCP we find it through ``/proc/net/tcp``.
+An operator token used from inside a coding agent's process tree is not a
+person (SPEC §4.5), so consent actions from such a peer are refused; when
+the peer cannot be told, they are refused too (fail closed).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import hmac
+import os
+import secrets
+import socket
+import sqlite3
+import struct
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..operator import ancestors, operator_check
+from ..principal import Principal
+
+__all__ = [
+    "CACHE_SECONDS",
+    "Peer",
+    "TokenStore",
+    "agent_verdict",
+    "hash_token",
+    "peer_of_socket",
+    "peer_of_tcp",
+    "write_secret_file",
+]
+
+#: How long a cached token is trusted before the store is asked again.
+CACHE_SECONDS = 2.0
+
+
+def hash_token(token: str) -> str:
+    """Hex SHA-256 of a token: all the store keeps."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    id: str
+    principal: Principal
+    digest: str
+    checked: float
+
+
+class TokenStore:
+    """Tokens kept hashed in the engine's SQLite store.
+
+    Writes go through a connection of their own, in a worker thread: the
+    engine's group commit holds the write lock until its loop turns, so a
+    write made on the loop's own thread could wait for itself.
+
+    Args:
+        path: the engine's database file (its migrations made the table).
+        clock: monotonic seconds, for the cache.
+    """
+
+    def __init__(self, path: str | Path, *, clock: Callable[[], float] | None = None) -> None:
+        self.path = str(path)
+        self._clock = clock or time.monotonic
+        self._read = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        self._write = sqlite3.connect(self.path, timeout=30, isolation_level=None,
+                                      check_same_thread=False)
+        self._write.execute("pragma synchronous=FULL")
+        self._lock = threading.Lock()
+        self._cache: dict[str, _Entry] = {}
+
+    def close(self) -> None:
+        """Close both connections."""
+        self._read.close()
+        with self._lock:
+            self._write.close()
+
+    # ------------------------------------------------------------- lookup
+    def lookup(self, token: str) -> tuple[str, Principal] | None:
+        """The token's id and principal, or None for a token unknown or revoked."""
+        digest = hash_token(token)
+        entry = self._cache.get(digest)
+        now = self._clock()
+        if entry is not None and now - entry.checked < CACHE_SECONDS:
+            # The dict found it by digest; compare again in constant time so
+            # no code path compares secrets with ==.
+            if hmac.compare_digest(entry.digest, digest):
+                return entry.id, entry.principal
+        row = self._read.execute(
+            "select id, principal, hash from service_tokens where hash = ? and revoked is null",
+            [digest]).fetchone()
+        if row is None or not hmac.compare_digest(str(row[2]), digest):
+            self._cache.pop(digest, None)
+            return None
+        principal = Principal.parse(str(row[1]))
+        self._cache[digest] = _Entry(str(row[0]), principal, digest, now)
+        if len(self._cache) > 100_000:  # bounded: drop the oldest half
+            for key in list(self._cache)[:50_000]:
+                del self._cache[key]
+        return str(row[0]), principal
+
+    def principal_of(self, token_id: str) -> str | None:
+        """The principal a token id was minted for (revoked or not), or None."""
+        row = self._read.execute("select principal from service_tokens where id = ?",
+                                 [token_id]).fetchone()
+        return None if row is None else str(row[0])
+
+    # ------------------------------------------------------------- writes
+    async def mint(self, principal: str) -> tuple[str, str]:
+        """A new token for ``principal``; returns ``(id, token)``. Durable on return."""
+        token_id = "tok_" + secrets.token_hex(8)
+        token = "agt_" + secrets.token_urlsafe(32)
+        await asyncio.to_thread(self._insert, token_id, hash_token(token), principal)
+        return token_id, token
+
+    def mint_sync(self, principal: str) -> tuple[str, str]:
+        """`mint` for start-up, before the event loop serves anyone."""
+        token_id = "tok_" + secrets.token_hex(8)
+        token = "agt_" + secrets.token_urlsafe(32)
+        self._insert(token_id, hash_token(token), principal)
+        return token_id, token
+
+    async def revoke(self, token_id: str) -> bool:
+        """Revoke a token by id; False when no live token has that id."""
+        done = await asyncio.to_thread(self._revoke, token_id, time.time())
+        if done:
+            self._cache = {k: v for k, v in self._cache.items() if v.id != token_id}
+        return done
+
+    def _insert(self, token_id: str, digest: str, principal: str) -> None:
+        with self._lock:
+            self._write.execute("begin immediate")
+            try:
+                self._write.execute(
+                    "insert into service_tokens (id, hash, principal, t) values (?, ?, ?, ?)",
+                    [token_id, digest, principal, time.time()])
+            except BaseException:
+                self._write.execute("rollback")
+                raise
+            self._write.execute("commit")
+
+    def _revoke(self, token_id: str, now: float) -> bool:
+        with self._lock:
+            cur = self._write.execute(
+                "update service_tokens set revoked = ? where id = ? and revoked is null",
+                [now, token_id])
+            return cur.rowcount > 0
+
+
+def write_secret_file(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` with mode 0600 from the start (never readable by others)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    try:
+        os.write(fd, text.encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
+# ------------------------------------------------------------------ peers
+@dataclass(frozen=True, slots=True)
+class Peer:
+    """The process on the other end of a connection (pid None: cannot tell)."""
+
+    pid: int | None
+    uid: int | None = None
+
+
+def peer_of_socket(sock: socket.socket | None) -> Peer:
+    """The peer of a Unix socket connection, from ``SO_PEERCRED``."""
+    if sock is None or not hasattr(socket, "SO_PEERCRED"):
+        return Peer(None)
+    try:
+        raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    except OSError:
+        return Peer(None)
+    pid, uid, _gid = struct.unpack("3i", raw)
+    return Peer(pid if pid > 0 else None, uid)
+
+
+def _hex_addr(host: str, port: int) -> str | None:
+    """An address as ``/proc/net/tcp{,6}`` prints it."""
+    try:
+        packed = socket.inet_pton(socket.AF_INET, host)
+        return "%08X:%04X" % (struct.unpack("=I", packed)[0], port)
+    except OSError:
+        pass
+    try:
+        packed = socket.inet_pton(socket.AF_INET6, host)
+    except OSError:
+        return None
+    words = struct.unpack("=4I", packed)
+    return "".join("%08X" % w for w in words) + ":%04X" % port
+
+
+def peer_of_tcp(client: tuple[str, int], server: tuple[str, int],
+                proc: Path = Path("/proc")) -> Peer:
+    """The local process holding the client end of a loopback TCP connection.
+
+    Finds the socket's inode in ``/proc/net/tcp`` (and ``tcp6``), then the
+    process with a descriptor on it. Only processes of our own user can be
+    seen, which is enough: a process of another user is not the operator.
+    """
+    local, remote = _hex_addr(*client), _hex_addr(*server)
+    if local is None or remote is None:
+        return Peer(None)
+    inode = None
+    for name in ("tcp", "tcp6"):
+        try:
+            lines = (proc / "net" / name).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            parts = line.split()
+            if len(parts) > 9 and parts[1] == local and parts[2] == remote:
+                inode, uid = parts[9], int(parts[7])
+                break
+        if inode:
+            break
+    if not inode or inode == "0":
+        return Peer(None)
+    target = f"socket:[{inode}]"
+    try:
+        pids = [p for p in os.listdir(proc) if p.isdigit()]
+    except OSError:
+        return Peer(None)
+    for pid in pids:
+        fd_dir = proc / pid / "fd"
+        try:
+            for fd in os.listdir(fd_dir):
+                try:
+                    if os.readlink(fd_dir / fd) == target:
+                        return Peer(int(pid), uid)
+                except OSError:
+                    continue
+        except OSError:
+            continue
+    return Peer(None)
+
+
+def _environ(pid: int) -> dict[str, str] | None:
+    try:
+        raw = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return None
+    out: dict[str, str] = {}
+    for item in raw.split(b"\0"):
+        key, sep, value = item.partition(b"=")
+        if sep:
+            out[key.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
+    return out
+
+
+def agent_verdict(peer: Peer) -> str | None:
+    """Why the peer may not give consent, or None when it may (SPEC §4.5).
+
+    Uses `engine.operator.operator_check` on the peer's environment and
+    process tree (the peer itself included). Whether the peer has a terminal
+    does not apply: the service is reached through a token, not a keyboard.
+    """
+    if peer.pid is None:
+        return "cannot tell which process is calling, so cannot rule out an agent"
+    if peer.uid is not None and peer.uid != os.getuid():
+        return f"the calling process belongs to another user (uid {peer.uid})"
+    environ = _environ(peer.pid)
+    if environ is None:
+        return "cannot read the calling process's environment, so cannot rule out an agent"
+    pid = peer.pid
+    check = operator_check(isatty=lambda: True, environ=environ, tree=lambda: ancestors(pid))
+    return None if check.ok else f"the calling process (pid {pid}) is {check.reason}"

@@ -1,0 +1,227 @@
+"""Errors as ``application/problem+json`` (RFC 9457), and the request body limit.
+
+Every error the service answers carries the engine's ``code``, ``reason``,
+``permission`` and ``message``, in one shape, made here. A refused *call*
+is not an error: it is a 200 with the Decision.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+from starlette.routing import Match
+
+from ..errors import ApprovalRefused, ConsentError, InvalidRequest, ManifestInvalid, StoreFailed
+
+__all__ = ["PROBLEM", "BodyLimit", "ServiceError", "install_handlers", "problem", "status_of"]
+
+PROBLEM = "application/problem+json"
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+_TITLES = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
+           405: "Method Not Allowed", 409: "Conflict", 413: "Content Too Large",
+           415: "Unsupported Media Type", 500: "Internal Server Error",
+           503: "Service Unavailable"}
+
+
+class ServiceError(Exception):
+    """An error the service itself raises (no token, not allowed, not found)."""
+
+    def __init__(self, status: int, code: str, message: str, *, reason: str | None = None,
+                 permission: str | None = None, **extra: Any) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+        self.reason, self.permission, self.extra = reason, permission, extra
+
+
+def problem(status: int, code: str, message: str, *, reason: str | None = None,
+            permission: str | None = None, headers: dict[str, str] | None = None,
+            **extra: Any) -> Response:
+    """A problem+json response."""
+    body: dict[str, Any] = {
+        "type": f"urn:arrowgate:problem:{code.lower()}",
+        "title": _TITLES.get(status, "Error"),
+        "status": status,
+        "detail": message,
+        "code": code,
+        "reason": reason,
+        "permission": permission,
+        "message": message,
+    }
+    body.update({k: v for k, v in extra.items() if k not in body})
+    headers = dict(headers or {})
+    if status == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    return Response(json.dumps(body, default=str), status_code=status, media_type=PROBLEM,
+                    headers=headers)
+
+
+def status_of(exc: ConsentError) -> int:
+    """The HTTP status of an engine error."""
+    if isinstance(exc, ApprovalRefused):
+        return 409 if exc.reason == "stale" else 403
+    if isinstance(exc, StoreFailed):
+        return 503
+    if isinstance(exc, ManifestInvalid):
+        return 400
+    if isinstance(exc, InvalidRequest):
+        if exc.code in ("NOT_FOUND", "CARD_UNKNOWN"):
+            return 404
+        if exc.code in ("PACKAGE_NOT_INSTALLED", "PACKAGE_PENDING"):
+            return 409
+        return 400
+    if exc.code == "REQUEST_REFUSED":
+        return 403
+    return 400
+
+
+def _where(loc: Any) -> str:
+    return ".".join(str(p) for p in loc)
+
+
+def install_handlers(app: FastAPI) -> None:
+    """Turn every error into one problem+json shape."""
+
+    async def consent(_request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ConsentError)
+        data = exc.to_json()
+        extra = {k: v for k, v in data.items()
+                 if k not in ("code", "reason", "permission", "message")}
+        return problem(status_of(exc), exc.code, exc.message, reason=exc.reason,
+                       permission=exc.permission, **extra)
+
+    async def service(_request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, ServiceError)
+        return problem(exc.status, exc.code, exc.message, reason=exc.reason,
+                       permission=exc.permission, **exc.extra)
+
+    async def invalid(_request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, RequestValidationError)
+        errors = exc.errors()
+        first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
+        kind = str(first.get("type", ""))
+        # A JSON syntax error's location is a character offset, not a field.
+        where = "body" if kind == "json_invalid" else _where(first.get("loc", ()))
+        reason = "malformed-json" if kind == "json_invalid" else (
+            "unknown-field" if kind == "extra_forbidden" else "invalid")
+        problems = [{"where": _where(e.get("loc", ())), "problem": str(e.get("msg", ""))}
+                    for e in errors[:20]]
+        return problem(400, "INVALID_ARGUMENT",
+                       f"INVALID_ARGUMENT: {where or 'body'}: {first.get('msg', 'invalid')}",
+                       reason=reason, problems=problems)
+
+    async def http(request: Request, exc: Exception) -> Response:
+        assert isinstance(exc, StarletteHTTPException)
+        if exc.status_code == 405:
+            # Starlette names only the first route of the path; list every method.
+            allowed: set[str] = set()
+            for route in _leaf_routes(request.app.router.routes):
+                match, _child = route.matches(request.scope)
+                if match != Match.NONE:
+                    allowed |= set(getattr(route, "methods", None) or ())
+            if allowed:
+                exc.headers = {"Allow": ", ".join(sorted(allowed))}
+        code = "NOT_FOUND" if exc.status_code == 404 else "INVALID_ARGUMENT"
+        reason = {404: "route", 405: "route", 413: "too-large"}.get(exc.status_code)
+        # 405 carries the Allow header (RFC 9110), which Starlette put on the exception.
+        return problem(exc.status_code, code, f"{code}: {exc.detail}", reason=reason,
+                       headers=dict(exc.headers or {}))
+
+    app.add_exception_handler(ConsentError, consent)
+    app.add_exception_handler(ServiceError, service)
+    app.add_exception_handler(RequestValidationError, invalid)
+    app.add_exception_handler(StarletteHTTPException, http)
+
+
+def _leaf_routes(routes: Any) -> Iterator[Any]:
+    """Routes, with those of included routers (FastAPI wraps them) taken out."""
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        if inner is not None:
+            yield from _leaf_routes(inner.routes)
+        else:
+            yield route
+
+
+class BodyLimit:
+    """Refuse request bodies over ``limit`` bytes with 413, before any route reads them.
+
+    A declared ``Content-Length`` over the limit is refused at once; a body
+    sent without one (chunked) is counted as it arrives.
+    """
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers", ()):
+            if name == b"content-length":
+                try:
+                    length = int(value)
+                except ValueError:
+                    length = -1
+                if length < 0 or length > self.limit:
+                    await self._refuse(scope, receive, send, length)
+                    return
+        seen = 0
+        refused = False
+
+        async def counting() -> Message:
+            nonlocal seen, refused
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    refused = True
+                    raise _TooLarge(self.limit)
+            return message
+
+        started = False
+
+        async def tracking(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, counting, tracking)
+        except _TooLarge:
+            if not started:
+                await self._refuse(scope, receive, send, seen)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send, length: int) -> None:
+        if length < 0:
+            response = problem(400, "INVALID_ARGUMENT",
+                               "INVALID_ARGUMENT: Content-Length is not a number",
+                               reason="content-length")
+        else:
+            response = problem(413, "INVALID_ARGUMENT",
+                               f"INVALID_ARGUMENT: the request body is larger than "
+                               f"{self.limit} bytes", reason="too-large")
+        await response(scope, receive, send)
+
+
+class _TooLarge(StarletteHTTPException):
+    """Raised from ``receive`` when a streamed body passes the limit.
+
+    An HTTPException, because FastAPI turns any other error met while reading
+    a body into a 400; this one it lets through to `install_handlers`.
+    """
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"the request body is larger than {limit} bytes")

@@ -1,0 +1,483 @@
+"""The routes of SPEC §10.1, by area; each a thin translation to the engine.
+
+No route holds a database lock while it waits: waits are on the engine's
+in-memory state (``Engine.wait``), bounded by ``timeout``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
+from starlette.responses import Response, StreamingResponse
+
+from ..manifest import file_digests
+from .app import API_VERSION, Caller, Service, decision_json, json_response
+from .models import (
+    ApproveBody,
+    ArrowBody,
+    BatchBody,
+    BatchResult,
+    CallBody,
+    DecisionOut,
+    DiffOut,
+    EmitBody,
+    EmitResult,
+    GrantBody,
+    HealthOut,
+    HoldApproveBody,
+    HoldOut,
+    InstallBody,
+    NodeBody,
+    NodePatch,
+    OfferBody,
+    PackageOut,
+    PromptOut,
+    TokenBody,
+    TokenOut,
+    WorkspaceBody,
+    WorkspaceOut,
+)
+from .problems import ServiceError
+
+if TYPE_CHECKING:
+    from ..prompts import Prompt
+
+__all__ = ["register"]
+
+CallerDep = Callable[..., Coroutine[Any, Any, Caller]]
+#: The longest a client may ask ``/wait`` to wait, in seconds.
+MAX_WAIT = 300.0
+
+
+def _not_found(what: str) -> ServiceError:
+    return ServiceError(404, "NOT_FOUND", f"NOT_FOUND: {what}", reason="missing")
+
+
+def _prompt_json(p: Prompt) -> dict[str, Any]:
+    return {"id": p.id, "card": p.card, "package": p.package, "agent": p.agent,
+            "arrow": p.arrow, "state": p.state, "text_sha256": p.text_sha256,
+            "deadline": p.deadline, "code": p.code, "reason": p.reason, "message": p.message}
+
+
+def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
+    """Add every router to ``app``."""
+    engine = service.engine
+    Who = Depends(caller)
+
+    # ------------------------------------------------------------ health, tokens
+    r = APIRouter(tags=["service"])
+
+    @r.get("/v1/health", response_model=HealthOut)
+    async def health() -> Response:
+        """The service is up (no token needed)."""
+        return json_response({"status": "ok", "version": API_VERSION})
+
+    @r.post("/v1/tokens", status_code=201, response_model=TokenOut)
+    async def mint_token(body: TokenBody, who: Caller = Who) -> Response:
+        """Mint a card or agent token (operator, from a person's process)."""
+        who.require_person("minting a token")
+        kind, _, node_id = body.principal.partition(":")
+        node = engine.state.canvas.node(node_id)
+        if node is None or node.type != kind:
+            raise _not_found(f"no {kind} {node_id!r} on any canvas")
+        token_id, token = await service.tokens.mint(body.principal)
+        return json_response({"id": token_id, "token": token, "principal": body.principal}, 201)
+
+    @r.delete("/v1/tokens/{token_id}", status_code=204)
+    async def revoke_token(token_id: str, who: Caller = Who) -> Response:
+        """Revoke a token (the operator, or the token's own holder)."""
+        if not who.is_operator and who.token_id != token_id:
+            who.require_operator("revoking another principal's token")
+        if not await service.tokens.revoke(token_id):
+            raise _not_found(f"no live token {token_id!r}")
+        return Response(status_code=204)
+
+    app.include_router(r)
+
+    # ------------------------------------------------------------ canvas
+    r = APIRouter(tags=["canvas"])
+
+    def _workspace_json(ws_id: str) -> dict[str, Any]:
+        ws = engine.state.workspaces.get(ws_id)
+        if ws is None:
+            raise _not_found(f"no workspace {ws_id!r}")
+        return {"id": ws.id, "folder": ws.folder, "settings": ws.settings.to_dict()}
+
+    def _in_workspace(who: Caller, ws_id: str) -> None:
+        if who.is_operator:
+            return
+        node = engine.state.canvas.node(who.principal.node or "")
+        if node is None or node.workspace != ws_id:
+            raise _not_found(f"no workspace {ws_id!r}")
+
+    @r.post("/v1/workspaces", status_code=201, response_model=WorkspaceOut)
+    async def create_workspace(body: WorkspaceBody, who: Caller = Who) -> Response:
+        """Create a workspace with its project folder (operator)."""
+        await engine.create_workspace(body.id, body.folder, settings=body.settings,
+                                      by=who.by())
+        return json_response(_workspace_json(body.id), 201)
+
+    @r.get("/v1/workspaces/{ws}", response_model=WorkspaceOut)
+    async def get_workspace(ws: str, who: Caller = Who) -> Response:
+        """A workspace (the operator, or a card or agent on it)."""
+        _in_workspace(who, ws)
+        return json_response(_workspace_json(ws))
+
+    @r.post("/v1/workspaces/{ws}/nodes", status_code=201)
+    async def add_node(ws: str, body: NodeBody, who: Caller = Who) -> Response:
+        """Put a node on the canvas (operator)."""
+        _workspace_json(ws)
+        node = await engine.add_node(body.model_dump(exclude_none=True), workspace=ws,
+                                     by=who.by())
+        return json_response(node.to_dict(), 201)
+
+    @r.get("/v1/workspaces/{ws}/nodes")
+    async def list_nodes(ws: str, who: Caller = Who) -> Response:
+        """The nodes of a canvas (operator)."""
+        who.require_operator("listing the canvas")
+        _workspace_json(ws)
+        return json_response([n.to_dict() for n in engine.state.canvas.nodes(ws)])
+
+    @r.patch("/v1/nodes/{node_id}")
+    async def patch_node(node_id: str, body: NodePatch, who: Caller = Who) -> Response:
+        """Change fields of a node (operator)."""
+        fields = body.model_dump(exclude_unset=True)
+        if not fields:
+            raise ServiceError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT: no field to change",
+                               reason="empty")
+        node = await engine.set_node(node_id, fields, by=who.by())
+        return json_response(node.to_dict())
+
+    @r.delete("/v1/nodes/{node_id}", status_code=204)
+    async def delete_node(node_id: str, who: Caller = Who) -> Response:
+        """Remove a node and its arrows (narrowing: operator, or a node on that canvas)."""
+        if engine.state.canvas.node(node_id) is None:
+            raise _not_found(f"no node {node_id!r}")
+        await engine.remove_node(node_id, by=who.by())
+        return Response(status_code=204)
+
+    @r.post("/v1/workspaces/{ws}/arrows", status_code=201)
+    async def add_arrow(ws: str, body: ArrowBody, who: Caller = Who) -> Response:
+        """Draw an arrow (operator): consent for data."""
+        _workspace_json(ws)
+        src = engine.state.canvas.node(body.from_)
+        if src is not None and src.workspace != ws:
+            raise ServiceError(400, "INVALID_ARROW",
+                               f"INVALID_ARROW: {body.from_} is not on workspace {ws}",
+                               reason="other-workspace")
+        raw = body.model_dump(by_alias=True, exclude_none=True)
+        arrow = await engine.add_arrow(raw, by=who.by())
+        return json_response(arrow.to_dict(), 201)
+
+    @r.get("/v1/workspaces/{ws}/arrows")
+    async def list_arrows(ws: str, who: Caller = Who) -> Response:
+        """The arrows of a canvas (operator)."""
+        who.require_operator("listing the canvas")
+        _workspace_json(ws)
+        return json_response([a.to_dict() for a in engine.state.canvas.arrows(ws)])
+
+    @r.delete("/v1/arrows/{arrow_id}", status_code=204)
+    async def delete_arrow(arrow_id: str, who: Caller = Who) -> Response:
+        """Remove an arrow (narrowing: operator, or a node on that canvas)."""
+        if engine.state.canvas.arrow(arrow_id) is None:
+            raise _not_found(f"no arrow {arrow_id!r}")
+        await engine.remove_arrow(arrow_id, by=who.by())
+        return Response(status_code=204)
+
+    app.include_router(r)
+
+    # ------------------------------------------------------------ packages
+    r = APIRouter(tags=["packages"])
+
+    def _lock(name: str) -> asyncio.Lock:
+        return service.package_locks.setdefault(name, asyncio.Lock())
+
+    @r.post("/v1/packages", status_code=201, response_model=PackageOut)
+    async def offer(body: OfferBody, who: Caller = Who) -> Response:
+        """Offer a package (operator); a new version of an installed one becomes pending."""
+        who.require_operator("offering a package")
+        name = body.manifest.get("name")
+        if not isinstance(name, str) or not name:
+            raise ServiceError(400, "MANIFEST_INVALID", "MANIFEST_INVALID: $.name: a package "
+                               "needs a name", reason="name")
+        files: dict[str, str | bytes] = dict(body.files)
+        if "manifest.json" in files:
+            try:
+                same = json.loads(body.files["manifest.json"]) == body.manifest
+            except ValueError:
+                same = False
+            if not same:
+                raise ServiceError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT: files."
+                                   "manifest.json is not the manifest sent", reason="manifest")
+        else:
+            files["manifest.json"] = json.dumps(body.manifest, sort_keys=True)
+        digests = file_digests(files)
+        async with _lock(name):
+            pkg = engine.state.packages.get(name)
+            if pkg is not None and pkg.installed:
+                update = await engine.update(name, manifest=body.manifest, digests=digests)
+                state, digest = "pending", update.pending_hash
+            else:
+                await engine.offer(name, body.manifest, digests)
+                state, digest = "available", engine.state.packages[name].hash
+        return json_response({"package": name, "state": state, "hash": digest}, 201)
+
+    @r.get("/v1/packages/{name}/review")
+    async def review(name: str, who: Caller = Who) -> Response:
+        """The install review a person is shown; its ``hash`` is what install names."""
+        who.require_operator("reading a review")
+        rv = await engine.review(name)
+        return json_response({**rv.to_json(), "lines": list(rv.lines), "text": rv.text})
+
+    @r.post("/v1/packages/{name}/install")
+    async def install(name: str, body: InstallBody, who: Caller = Who) -> Response:
+        """Install: all required permissions, or nothing (operator, from a person)."""
+        async with _lock(name):
+            if body.review_hash is not None:
+                current = (await engine.review(name)).content_hash
+                if body.review_hash != current:
+                    raise ServiceError(409, "APPROVAL_REFUSED",
+                                       f"APPROVAL_REFUSED: the review you saw "
+                                       f"({body.review_hash[:19]}…) is not the package "
+                                       f"offered now: stale — review it again",
+                                       reason="stale", package=name)
+            rv = await engine.install(name, grant=body.grant, by=who.by())
+        return json_response({**rv.to_json(), "installed": True,
+                              "granted": sorted(engine.state.grants.get(name, set()))})
+
+    @r.post("/v1/packages/{name}/decline")
+    async def decline(name: str, who: Caller = Who) -> Response:
+        """The person declined the install: nothing is installed."""
+        rv = await engine.install(name, accept=False, by=who.by())
+        return json_response({**rv.to_json(), "installed": False})
+
+    @r.post("/v1/packages/{name}/grant")
+    async def grant(name: str, body: GrantBody, who: Caller = Who) -> Response:
+        """Grant one declared permission (operator)."""
+        await engine.grant(name, body.permission, by=who.by())
+        return json_response({"package": name,
+                              "granted": sorted(engine.state.grants.get(name, set()))})
+
+    @r.post("/v1/packages/{name}/revoke")
+    async def revoke(name: str, body: GrantBody, who: Caller = Who) -> Response:
+        """Revoke a permission (narrowing)."""
+        await engine.revoke(name, body.permission, by=who.by())
+        return json_response({"package": name,
+                              "granted": sorted(engine.state.grants.get(name, set()))})
+
+    @r.get("/v1/packages/{name}/diff", response_model=DiffOut)
+    async def diff(name: str, who: Caller = Who) -> Response:
+        """The pending version's diff, and the hash an approval must name."""
+        who.require_operator("reading a diff")
+        update = engine.pending_update(name)
+        if update is None:
+            raise _not_found(f"{name} has no version waiting for approval")
+        return json_response({"package": name, "pending_hash": update.pending_hash,
+                              **update.diff.to_json(), "lines": update.diff.lines})
+
+    @r.post("/v1/packages/{name}/approve", response_model=DiffOut)
+    async def approve(name: str, body: ApproveBody, who: Caller = Who) -> Response:
+        """Approve the pending version whose review the person saw (409 when stale)."""
+        d = await engine.approve(name, review_hash=body.review_hash, by=who.by())
+        return json_response({"package": name, "pending_hash": body.review_hash,
+                              **d.to_json(), "lines": d.lines})
+
+    app.include_router(r)
+
+    # ------------------------------------------------------------ calls
+    r = APIRouter(tags=["calls"])
+
+    @r.post("/v1/calls", response_model=DecisionOut)
+    async def call(body: CallBody, who: Caller = Who) -> Response:
+        """A card's call: the Decision (a refusal is a 200 too)."""
+        who.acts_as_card(body.card)
+        d = await engine.call(body.card, body.call, body.target, body.args,
+                              context=body.context)
+        return json_response(decision_json(d))
+
+    @r.post("/v1/calls:batch", response_model=BatchResult)
+    async def call_batch(body: BatchBody, who: Caller = Who) -> Response:
+        """Many calls in one round trip, decided in order; every one durable on return."""
+        for c in body.calls:
+            who.acts_as_card(c.card)
+        # All at once: the engine's group commit writes them in one transaction.
+        decisions = await asyncio.gather(*(
+            engine.call(c.card, c.call, c.target, c.args, context=c.context)
+            for c in body.calls))
+        return json_response({"decisions": [decision_json(d) for d in decisions]})
+
+    @r.post("/v1/emit", response_model=EmitResult)
+    async def emit(body: EmitBody, who: Caller = Who) -> Response:
+        """A card puts data on an output port: a decision per port arrow."""
+        who.acts_as_card(body.card)
+        out = await engine.emit(body.card, body.port, body.data, context=body.context)
+        return json_response({"decisions": {k: decision_json(d) for k, d in out.items()}})
+
+    app.include_router(r)
+
+    # ------------------------------------------------------------ prompts and holds
+    r = APIRouter(tags=["holds"])
+
+    def _visible_prompt(prompt_id: str, who: Caller) -> Prompt:
+        prompt = engine.prompt(prompt_id)
+        if prompt is None or not (who.is_operator or (who.principal.kind == "card"
+                                                      and who.principal.node == prompt.card)):
+            raise _not_found(f"no prompt {prompt_id!r}")
+        return prompt
+
+    @r.get("/v1/prompts/{prompt_id}", response_model=PromptOut)
+    async def get_prompt(prompt_id: str, who: Caller = Who) -> Response:
+        """A prompt and its state (the operator, or the card that made it)."""
+        return json_response(_prompt_json(_visible_prompt(prompt_id, who)))
+
+    @r.get("/v1/prompts/{prompt_id}/wait", response_model=DecisionOut)
+    async def wait_prompt(prompt_id: str, who: Caller = Who,
+                          timeout: float = Query(30.0, ge=0, le=MAX_WAIT)) -> Response:
+        """Wait up to ``timeout`` seconds for a held prompt's answer; its decision now."""
+        _visible_prompt(prompt_id, who)
+        waiter = asyncio.ensure_future(engine.wait(prompt_id))
+        closer = asyncio.ensure_future(service.closing.wait())
+        try:
+            await asyncio.wait({waiter, closer}, timeout=timeout,
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for fut in (waiter, closer):
+                fut.cancel()
+        return json_response(decision_json(engine.outcome(prompt_id)))
+
+    @r.get("/v1/holds", response_model=list[HoldOut])
+    async def holds(who: Caller = Who) -> Response:
+        """Held prompts with their whole text (the operator: all; a card: its own)."""
+        if who.principal.kind == "agent":
+            who.require_operator("listing holds")
+        mine = None if who.is_operator else who.principal.node
+        return json_response([
+            {"id": p.id, "card": p.card, "package": p.package, "arrow": p.arrow,
+             "agent": p.agent, "text": p.text, "text_sha256": p.text_sha256,
+             "deadline": p.deadline}
+            for p in engine.prompts(state="held") if mine is None or p.card == mine])
+
+    @r.post("/v1/holds/{prompt_id}/approve", response_model=DecisionOut)
+    async def approve_hold(prompt_id: str, body: HoldApproveBody,
+                           who: Caller = Who) -> Response:
+        """A person approves the held text whose SHA-256 they name (409 when stale)."""
+        d = await engine.approve_hold(prompt_id, text_sha256=body.text_sha256, by=who.by())
+        return json_response(decision_json(d))
+
+    @r.post("/v1/holds/{prompt_id}/reject", response_model=DecisionOut)
+    async def reject_hold(prompt_id: str, who: Caller = Who) -> Response:
+        """A person rejects a held prompt."""
+        d = await engine.reject_hold(prompt_id, by=who.by())
+        return json_response(decision_json(d))
+
+    app.include_router(r)
+
+    # ------------------------------------------------------------ events
+    r = APIRouter(tags=["events"])
+
+    @r.get("/v1/events", response_class=StreamingResponse,
+           responses={200: {"content": {"text/event-stream": {"schema": {"type": "string"}}},
+                            "description": "Server-Sent Events: id = sequence number, "
+                                           "event = type, data = {type, data}"}})
+    async def events(request: Request, who: Caller = Who,
+                     card: str | None = Query(None, max_length=256),
+                     last_event_id: str | None = Header(None, max_length=40)) -> Response:
+        """The token's card's events, gated when sent; ``Last-Event-ID`` resumes."""
+        p = who.principal
+        if p.kind == "card":
+            if card is not None and card != p.node:
+                who.acts_as_card(card)
+            card = p.node
+        elif not p.is_operator:
+            who.require_operator("reading a card's events")
+        if not card:
+            raise ServiceError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT: card: the "
+                               "operator names the card (?card=ID)", reason="card")
+        last: int | None = None
+        if last_event_id is not None:
+            try:
+                last = int(last_event_id)
+            except ValueError:
+                raise ServiceError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT: Last-Event-ID "
+                                   "is an event's sequence number", reason="last-event-id")
+        feed = service.feed_hub().get(card)
+        stream = feed.stream(last, heartbeat=service.heartbeat, closing=service.closing)
+        return StreamingResponse(stream, media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store",
+                                          "X-Accel-Buffering": "no"})
+
+    app.include_router(r)
+
+    # ------------------------------------------------------------ log, reach, history
+    r = APIRouter(tags=["log"])
+
+    @r.get("/v1/log")
+    async def log(who: Caller = Who,
+                  arrow: str | None = Query(None, max_length=256),
+                  card: str | None = Query(None, max_length=256),
+                  package: str | None = Query(None, max_length=256),
+                  outcome: str | None = Query(None, max_length=32),
+                  call: str | None = Query(None, max_length=128),
+                  since: float | None = Query(None, allow_inf_nan=False),
+                  until: float | None = Query(None, allow_inf_nan=False),
+                  limit: int = Query(1000, ge=1, le=100_000)) -> Response:
+        """Arrow log rows in order, filtered as ``arrowgate log show`` (a card: its own)."""
+        p = who.principal
+        if p.kind == "card":
+            if card is not None and card != p.node:
+                who.acts_as_card(card)
+            card = p.node
+        elif not p.is_operator:
+            who.require_operator("reading the log")
+        rows = engine.log_rows(arrow=arrow, card=card, package=package, outcome=outcome,
+                               call=call, since=since, until=until, limit=limit)
+        return json_response({"rows": rows})
+
+    @r.get("/v1/log/export", response_class=StreamingResponse,
+           responses={200: {"content": {"application/jsonl": {"schema": {"type": "string"}}},
+                            "description": "one decision record per line"}})
+    async def log_export(who: Caller = Who) -> Response:
+        """The whole log as JSON Lines, one decision record per row (operator)."""
+        who.require_operator("exporting the log")
+        from ..export import decision_record
+
+        rows = engine.log_rows()
+
+        async def lines() -> AsyncIterator[bytes]:
+            for i in range(0, len(rows), 500):
+                yield "".join(json.dumps(decision_record(row), sort_keys=True,
+                                         separators=(",", ":")) + "\n"
+                              for row in rows[i:i + 500]).encode()
+
+        return StreamingResponse(lines(), media_type="application/jsonl")
+
+    @r.post("/v1/log/verify")
+    async def log_verify(who: Caller = Who) -> Response:
+        """Check the log's hash chain and anchor (operator)."""
+        who.require_operator("verifying the log")
+        return json_response(engine.verify_log().to_json())
+
+    @r.get("/v1/reach/{card}")
+    async def reach(card: str, who: Caller = Who) -> Response:
+        """What a card can cause, directly and transitively (the operator, or the card)."""
+        who.acts_as_card(card)
+        from ..reach import analyse
+
+        try:
+            result = analyse(engine.state, card)
+        except KeyError:
+            raise _not_found(f"no custom card {card!r} on any canvas") from None
+        return json_response(result.to_json())
+
+    @r.get("/v1/history")
+    async def history(who: Caller = Who,
+                      package: str | None = Query(None, max_length=256)) -> Response:
+        """The consent history: who changed consent, or tried to (operator)."""
+        who.require_operator("reading the consent history")
+        return json_response({"entries": engine.history.entries(package=package)})
+
+    app.include_router(r)

@@ -1,0 +1,276 @@
+"""``arrowgate serve``: the socket, the operator token, the process (SPEC §10.1).
+
+The Unix socket is bound here, not by uvicorn (whose ``uds=`` leaves it
+mode 0666): inside a folder only the user can enter (0700), the socket
+itself 0600. Each connection on it is told its peer's process
+(``SO_PEERCRED``) so consent actions from inside an agent's process tree
+can be refused. On SIGTERM or SIGINT the server stops accepting, lets the
+requests in flight finish (every answered call is durable before its answer
+goes out), ends event streams and waits, then closes the engine, which
+commits whatever is pending.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import stat
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .auth import TokenStore, peer_of_socket, write_secret_file
+
+if TYPE_CHECKING:
+    from ..engine import Engine
+
+__all__ = ["bind_tcp", "bind_unix", "default_socket_path", "default_token_file", "register",
+           "serve"]
+
+
+def default_socket_path(db: Path) -> Path:
+    """``serve.sock`` in the folder ``<database>.serve`` beside the database."""
+    return db.with_name(db.name + ".serve") / "serve.sock"
+
+
+def default_token_file(db: Path) -> Path:
+    """The database path plus ``.operator-token``."""
+    return db.with_name(db.name + ".operator-token")
+
+
+def bind_unix(path: Path) -> socket.socket:
+    """A listening Unix socket at ``path`` (mode 0600) in a folder only we can enter.
+
+    A socket file left by a server that is gone is replaced; one that still
+    answers is not.
+
+    Raises:
+        SystemExit: the path is too long, the folder is not ours, or another
+            server listens there.
+    """
+    folder = path.parent
+    if len(os.fsencode(path)) >= 104:
+        raise SystemExit(f"arrowgate: the socket path {path} is too long for a Unix socket "
+                         "(use --socket with a shorter path)")
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise SystemExit(f"arrowgate: {folder} is not a folder of this user")
+    os.chmod(folder, 0o700)
+    if os.path.lexists(path):
+        if not stat.S_ISSOCK(os.lstat(path).st_mode):
+            raise SystemExit(f"arrowgate: {path} exists and is not a socket")
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            probe.connect(str(path))
+        except OSError:
+            os.unlink(path)  # a server that is gone left it
+        else:
+            raise SystemExit(f"arrowgate: another server listens on {path}")
+        finally:
+            probe.close()
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)  # the socket file is born 0600: no window where it is wider
+    try:
+        sock.bind(str(path))
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
+
+
+def bind_tcp(address: str) -> socket.socket:
+    """A listening TCP socket on ``HOST:PORT`` (port 0: any free port).
+
+    Raises:
+        SystemExit: the address cannot be parsed or bound.
+    """
+    host, sep, port_text = address.rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
+        raise SystemExit(f"arrowgate: --listen takes HOST:PORT, e.g. 127.0.0.1:8377, not "
+                         f"{address!r}")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, int(port_text)))
+    except OSError as exc:
+        sock.close()
+        raise SystemExit(f"arrowgate: cannot listen on {address}: {exc}") from exc
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
+
+
+def address_of(sock: socket.socket) -> str:
+    """What clients connect to: the socket path, or ``http://HOST:PORT``."""
+    if sock.family == socket.AF_UNIX:
+        return str(sock.getsockname())
+    host, port = sock.getsockname()[:2]
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+def operator_token(tokens: TokenStore, path: Path) -> str:
+    """The operator token: the one in ``path`` if it is still valid and private, else new."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+        if stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077:
+            token = path.read_text().strip()
+            found = tokens.lookup(token)
+            if found is not None and found[1].is_operator:
+                return token
+    except (OSError, UnicodeDecodeError):
+        pass
+    _token_id, token = tokens.mint_sync("operator")
+    write_secret_file(path, token + "\n")
+    return token
+
+
+def _protocol(unix: bool) -> Any:
+    """uvicorn's httptools protocol; on a Unix socket each connection knows its peer."""
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    if not unix:
+        return HttpToolsProtocol
+
+    class PeerProtocol(HttpToolsProtocol):
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            peer = peer_of_socket(transport.get_extra_info("socket"))
+            inner = self.app
+
+            async def app(scope: Any, receive: Any, send: Any) -> None:
+                scope["arrowgate.peer"] = peer
+                await inner(scope, receive, send)
+
+            self.app = app
+
+    return PeerProtocol
+
+
+async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
+                heartbeat: float = 15.0, max_body: int | None = None,
+                announce: bool = True, signals: bool = True,
+                on_ready: Callable[[Callable[[], None]], None] | None = None) -> None:
+    """Serve the engine on ``sock`` until SIGTERM or SIGINT, then close it cleanly.
+
+    Args:
+        announce: print the address, then ``ready``.
+        signals: stop on SIGTERM and SIGINT (only in the main thread).
+        on_ready: called once serving, with a function that stops the server
+            from any thread (tests and embedding programs).
+    """
+    import uvicorn
+
+    from .app import MAX_BODY, Service, create_app
+
+    service = Service(engine, tokens, heartbeat=heartbeat, max_body=max_body or MAX_BODY)
+    app = create_app(service)
+    config = uvicorn.Config(app, http=_protocol(sock.family == socket.AF_UNIX),
+                            lifespan="off", log_level="warning", access_log=False,
+                            timeout_graceful_shutdown=10, server_header=False)
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # Our own handlers: stop, end the streams; no re-raised signal afterwards.
+            yield
+
+    server = Server(config)
+    loop = asyncio.get_running_loop()
+
+    def stop() -> None:
+        server.should_exit = True
+        service.closing.set()
+
+    if signals:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop)
+    timers_stop = asyncio.Event()
+    timers = loop.create_task(engine.run_timers(timers_stop))
+    if announce:
+        print(address_of(sock), flush=True)
+        print("ready", flush=True)
+    if on_ready is not None:
+        def stop_soon() -> None:
+            loop.call_soon_threadsafe(stop)
+
+        on_ready(stop_soon)
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        if signals:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.remove_signal_handler(sig)
+        service.close()
+        timers_stop.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await timers
+        await engine.aclose()
+        tokens.close()
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    from ..cli import db_path
+    from ..engine import Engine
+
+    if args.store:
+        print(f"arrowgate: --store {args.store}: not supported yet (only the embedded SQLite "
+              "store; use --db PATH)", file=sys.stderr)
+        return 2
+    if args.socket and args.listen:
+        print("arrowgate: give --socket or --listen, not both", file=sys.stderr)
+        return 2
+    db = db_path(args, create=True)
+    engine = Engine.open(db)
+    tokens = TokenStore(db)
+    try:
+        token_file = Path(args.token_file) if args.token_file else default_token_file(db)
+        operator_token(tokens, token_file)
+        sock = bind_tcp(args.listen) if args.listen else \
+            bind_unix(Path(args.socket) if args.socket else default_socket_path(db))
+    except BaseException:
+        tokens.close()
+        engine.close()
+        raise
+    if args.listen and not address_of(sock).startswith(("http://127.", "http://[::1]")):
+        print(f"arrowgate: warning: listening on {address_of(sock)}, not loopback",
+              file=sys.stderr)
+    print(f"arrowgate: operator token in {token_file}", file=sys.stderr, flush=True)
+    unix_path = Path(sock.getsockname()) if sock.family == socket.AF_UNIX else None
+    try:
+        asyncio.run(serve(engine, sock, tokens, heartbeat=args.heartbeat,
+                          max_body=args.max_body))
+    finally:
+        if unix_path is not None:
+            with contextlib.suppress(OSError):
+                if os.path.exists(unix_path):
+                    os.unlink(unix_path)
+    return 0
+
+
+def register(sub: Any) -> None:
+    """Add the ``serve`` subcommand to the command line."""
+    p = sub.add_parser("serve", help="the local HTTP service (Unix socket by default)")
+    p.add_argument("--db", help="database file (default: the embedded default)")
+    p.add_argument("--store", help="a store URL (postgresql://…): not supported yet")
+    p.add_argument("--socket", help="Unix socket path (default: <db>.serve/serve.sock)")
+    p.add_argument("--listen", metavar="HOST:PORT",
+                   help="serve loopback TCP instead, e.g. 127.0.0.1:8377 (port 0: any free)")
+    p.add_argument("--token-file", help="where the operator token is written "
+                                        "(default: <db>.operator-token, mode 0600)")
+    p.add_argument("--heartbeat", type=float, default=15.0,
+                   help="seconds between event-stream heartbeats")
+    p.add_argument("--max-body", type=int, default=None,
+                   help="largest request body in bytes (default 8 MiB)")
+    p.set_defaults(fn=_cmd_serve)
+
+

@@ -1,0 +1,126 @@
+"""Server-Sent Events per card (SPEC §10.1): numbered, resumable, gated when sent."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.service.conftest import build_canvas, mint
+
+
+def read_frames(response, count: int, *, comments: list[str] | None = None) -> list[dict]:
+    """The next ``count`` SSE messages: ``{"id", "event", "data"}`` (comments collected)."""
+    frames: list[dict] = []
+    current: dict = {}
+    for line in response.iter_lines():
+        if line.startswith(":"):
+            if comments is not None:
+                comments.append(line)
+            continue
+        if not line:
+            if current:
+                frames.append(current)
+                current = {}
+                if len(frames) == count:
+                    return frames
+            continue
+        key, _, value = line.partition(": ")
+        current[key] = json.loads(value) if key == "data" else value
+    raise AssertionError(f"the stream ended after {frames}")
+
+
+def _toggle(op, times: int) -> None:
+    """Grant and revoke clipboard.write: a permissions.changed event for c1 each time."""
+    for i in range(times):
+        verb = "grant" if i % 2 == 0 else "revoke"
+        r = op.post(f"/v1/packages/acme.standup/{verb}", json={"permission": "clipboard.write"})
+        assert r.status_code == 200, r.text
+
+
+@pytest.fixture
+def setup(unix_server, tmp_path):
+    """The canvas, and a token for c1."""
+    op = unix_server.client()
+    build_canvas(op, tmp_path / "proj")
+    return unix_server, op, unix_server.client(token=mint(op, "card:c1"))
+
+
+def test_events_arrive_numbered_and_resume_with_last_event_id(setup) -> None:
+    """id: is the sequence number, event: the type; Last-Event-ID gets what was missed."""
+    server, op, c1 = setup
+    with c1.stream("GET", "/v1/events") as r:
+        assert r.status_code == 200
+        assert r.headers["content-type"].startswith("text/event-stream")
+        _toggle(op, 2)
+        first = read_frames(r, 2)
+    assert [f["event"] for f in first] == ["permissions.changed"] * 2
+    assert first[0]["data"]["type"] == "permissions.changed"
+    assert first[0]["data"]["data"]["granted"] == ["agents.prompt", "clipboard.write"]
+    assert int(first[1]["id"]) == int(first[0]["id"]) + 1
+    # WHEN events happen while the client is away
+    _toggle(op, 3)
+    # THEN reconnecting with Last-Event-ID sends exactly those, in order
+    with c1.stream("GET", "/v1/events", headers={"Last-Event-ID": first[1]["id"]}) as r:
+        missed = read_frames(r, 3)
+    assert [int(f["id"]) for f in missed] == [int(first[1]["id"]) + i for i in (1, 2, 3)]
+    # and the operator may read c1's events by naming the card
+    with op.stream("GET", "/v1/events", params={"card": "c1"},
+                   headers={"Last-Event-ID": first[0]["id"]}) as r:
+        assert len(read_frames(r, 4)) == 4
+
+
+def test_a_client_too_far_behind_is_told_what_it_lost(setup, monkeypatch) -> None:
+    """Beyond the kept events: events.dropped with the count, then the oldest kept."""
+    monkeypatch.setattr("engine.service.events.KEEP", 3)
+    server, op, c1 = setup
+    with c1.stream("GET", "/v1/events") as r:
+        _toggle(op, 1)
+        (start,) = read_frames(r, 1)
+    op.post("/v1/packages/acme.standup/revoke", json={"permission": "clipboard.write"})
+    _toggle(op, 4)  # 6 events in all; 3 kept
+    with c1.stream("GET", "/v1/events", headers={"Last-Event-ID": start["id"]}) as r:
+        frames = read_frames(r, 4)
+    assert frames[0]["event"] == "events.dropped" and "id" not in frames[0]
+    assert frames[0]["data"]["data"]["count"] == 2
+    assert [int(f["id"]) - int(start["id"]) for f in frames[1:]] == [3, 4, 5]
+    # an id this server never gave: told that events may be lost
+    with c1.stream("GET", "/v1/events", headers={"Last-Event-ID": "12"}) as r:
+        (frame,) = read_frames(r, 1)
+    assert frame["event"] == "events.dropped" and frame["data"]["data"]["count"] is None
+
+
+def test_events_are_gated_when_sent(setup) -> None:
+    """An event kept from before a revocation is not sent after it (SPEC §3)."""
+    server, op, c1 = setup
+    with c1.stream("GET", "/v1/events") as r:
+        op.patch("/v1/nodes/a1", json={"name": "Builder 2"})  # agents.changed: agents.read
+        (first,) = read_frames(r, 1)
+    assert first["event"] == "agents.changed"
+    # WHEN another agents event is kept for c1, then agents.prompt (so agents.read) is revoked
+    op.patch("/v1/nodes/a1", json={"name": "Builder 3"})
+    op.post("/v1/packages/acme.standup/revoke", json={"permission": "agents.prompt"})
+    # THEN resuming sends the revocation, not the agents event kept before it
+    with c1.stream("GET", "/v1/events", headers={"Last-Event-ID": first["id"]}) as r:
+        (frame,) = read_frames(r, 1)
+    assert frame["event"] == "permissions.changed"
+    assert int(frame["id"]) > int(first["id"]) + 1  # the agents event was skipped
+
+
+def test_heartbeat_comments(serve_at, tmp_path) -> None:
+    """An idle stream gets heartbeat comments."""
+    server = serve_at(heartbeat=0.1)
+    op = server.client()
+    build_canvas(op, tmp_path / "proj")
+    c1 = server.client(token=mint(op, "card:c1"))
+    comments: list[str] = []
+    with c1.stream("GET", "/v1/events") as r:
+        _toggle(op, 1)
+        lines = r.iter_lines()
+        for line in lines:
+            if line.startswith(":"):
+                comments.append(line)
+            if len(comments) == 3:
+                break
+    # the greeting, then pings (the event came between them)
+    assert comments[0].startswith(": arrowgate events") and comments[1:] == [": ping"] * 2
