@@ -200,7 +200,7 @@ class Node:
         if not isinstance(node_id, str) or not node_id:
             raise InvalidNode("a node needs a non-empty string 'id'", reason="bad-id")
         node_type = raw.get("type")
-        if node_type not in NODE_TYPES:
+        if not isinstance(node_type, str) or node_type not in NODE_TYPES:
             raise InvalidNode(
                 f"node {node_id}: unknown type {node_type!r} "
                 f"(one of {', '.join(sorted(NODE_TYPES))})",

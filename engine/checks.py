@@ -7,6 +7,8 @@ failing check wins, so the same call always gets the same error.
 
 from __future__ import annotations
 
+import binascii
+from base64 import b64decode
 from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
@@ -91,7 +93,19 @@ def _args_problem(spec: CallSpec, args: dict[str, Any]) -> tuple[str, str] | Non
             return name, f"argument {name!r} must be a {kind.__name__}"
     if spec.name == "canvas.spawn" and args.get("kind") not in SPAWN_KINDS:
         return "kind", f"kind must be one of {', '.join(SPAWN_KINDS)}"
+    if spec.name == "fs.writeBytes" and not _is_base64(args["base64"]):
+        return "base64", "argument 'base64' is not valid base64 (RFC 4648, with padding)"
     return None
+
+
+def _is_base64(text: str) -> bool:
+    # Decoded here, at check 3, so bad content is INVALID_ARGUMENT before any
+    # permission or scope is looked at (SPEC §5), not a refusal by the file scope.
+    try:
+        b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
 
 
 def check_card(state: State, card_id: str, call: str,

@@ -54,7 +54,7 @@ def _read_manifest(path: str) -> tuple[dict[str, Any], dict[str, str]]:
 def _cmd_replay(args: argparse.Namespace) -> int:
     from .replay import run_files
 
-    return run_files(args.cases, as_json=args.json)
+    return run_files(args.cases, as_json=args.json, store=args.store)
 
 
 def _cmd_review(args: argparse.Namespace) -> int:
@@ -254,6 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("replay", help="play conformance cases")
     p.add_argument("cases", nargs="+")
     p.add_argument("--json", action="store_true", help="one JSON object per step")
+    p.add_argument("--store", metavar="URL",
+                   help="play every case on another store (PostgreSQL: not supported yet)")
     p.set_defaults(fn=_cmd_replay)
     p = sub.add_parser("review", help="the install review of a manifest or package folder")
     p.add_argument("manifest")

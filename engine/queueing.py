@@ -169,16 +169,32 @@ class PromptsMixin:
         self._emit("prompt.resolved", prompt.card, prompt=prompt.id, state=state, code=code)
 
     def _recheck(self: Engine, prompt: Prompt, *, count_limits: bool = False) -> Decision | Passed:
-        """Checks 1–9 again for an open prompt, on the arrow it travels."""
+        """Checks 1–9 again for an open prompt, with its real target and arrow.
+
+        A prompt whose card or agent was removed, or whose port arrow was (the
+        port arrow is the consent for port data), is ``not-connected`` (SPEC
+        §4.3), whatever check 1 would say about a card that is gone. A method
+        prompt is re-checked like the call it was: any arrow between card and
+        agent still connects them.
+        """
         chain = tuple(prompt.chain[:-1]) if prompt.chain else None
-        if prompt.call == "port:prompt":
-            arrow = self.state.canvas.arrow(prompt.arrow or "")
-            if arrow is None:
-                return denial("agents.prompt", prompt.card, "PERMISSION_DENIED",
-                              package=prompt.package, target=prompt.agent,
-                              permission="agents.prompt", reason="not-connected",
-                              why="the port arrow it travelled was removed")
-            return decide(self.state, prompt.card, "agents.prompt", None,
+        canvas = self.state.canvas
+        port = prompt.call == "port:prompt"
+        arrow = canvas.arrow(prompt.arrow) if port and prompt.arrow is not None else None
+        gone = next((f"{what} {ident} was removed" for what, ident, there in (
+            ("card", prompt.card, canvas.node(prompt.card) is not None),
+            ("agent", prompt.agent, canvas.node(prompt.agent) is not None),
+            ("port arrow", prompt.arrow, not port or arrow is not None),
+        ) if not there), None)
+        if gone is not None:
+            return denial("agents.prompt", prompt.card, "PERMISSION_DENIED",
+                          package=prompt.package, target=prompt.agent,
+                          permission="agents.prompt", reason="not-connected",
+                          arrow=prompt.arrow, why=f"{gone} while the prompt waited")
+        if port:
+            # Port data is checked on the arrow it travels, to the agent that
+            # arrow leads to: the same target the emit was decided with.
+            return decide(self.state, prompt.card, "agents.prompt", prompt.agent,
                           {"text": prompt.text}, now=self.now(), chain=chain, port_arrow=arrow,
                           count_limits=count_limits)
         return decide(self.state, prompt.card, "agents.prompt", prompt.agent,

@@ -4,6 +4,12 @@ A case sets up a canvas in a fresh temporary folder and SQLite file, then
 plays its steps against a real `Engine` whose clock only moves when a step
 says so; agents and terminals are the engine's simulated ones. ``restart``
 closes the engine and opens a new one on the same file.
+
+The whole case is validated first (`engine.casefile`): an invalid case is
+reported with the file, the step and the field, nothing is created for it,
+and the other cases of the run are still played. A step may ``bind`` its
+value to a name; ``"$NAME"`` and ``"$NAME.key"`` in later steps are replaced
+by it just before the step runs, and the step is checked again after that.
 """
 
 from __future__ import annotations
@@ -11,53 +17,25 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
+from .casefile import BIND_REF, NOT_BOUND, CaseFiles, load_case, step_problems, write_files
 from .decision import Decision
 from .engine import Engine
 from .errors import CaseInvalid, ConsentError
 from .files import ConfinedFiles
 from .hosts import normalise_host
 from .manifest import file_digests
-from .netguard import FetchResponse, GuardedFetch, normal_url
+from .netguard import FetchFailed, FetchResponse, GuardedFetch, normal_url
+from .subscriptions import Subscription
 from .world import ScopeHandler, World
 
 __all__ = ["CaseResult", "StepResult", "VirtualClock", "load_case", "run_case", "run_files"]
-
-# Fields each step kind takes (beyond do, t, id, by, expect), required ones first.
-STEP_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "call": (("card", "call"), ("target", "args", "context")),
-    "emit": (("card", "port", "data"), ("context",)),
-    "tool": (("agent", "card", "tool"), ()),
-    "install": (("package",), ("grant", "accept")),
-    "review": (("package",), ()),
-    "grant": (("package", "permission"), ()),
-    "revoke": (("package", "permission"), ()),
-    "request": (("card", "permission", "answer"), ()),
-    "update": (("package",), ("manifest", "files")),
-    "approve": (("package",), ("review",)),
-    "arrow.add": (("arrow",), ()),
-    "arrow.remove": (("id",), ()),
-    "node.add": (("node",), ()),
-    "node.remove": (("id",), ()),
-    "node.set": (("id", "fields"), ()),
-    "hold.approve": (("hold",), ()),
-    "hold.reject": (("hold",), ()),
-    "agent.reply": (("agent", "text"), ()),
-    "terminal.output": (("terminal", "text"), ("exit",)),
-    "await": (("step",), ()),
-    "log": ((), ("arrow", "card")),
-    "log.verify": ((), ()),
-    "restart": ((), ()),
-}
-_COMMON = {"do", "t", "id", "by", "expect"}
-_EXPECT_KEYS = {"ok", "error", "reason", "permission", "held", "state", "result", "deliveries",
-                "count", "outcomes"}
-_TOP_KEYS = {"name", "about", "settings", "files", "dns", "http", "packages", "nodes", "arrows",
-             "steps"}
 
 
 class VirtualClock:
@@ -68,78 +46,6 @@ class VirtualClock:
 
     def __call__(self) -> float:
         return self.t
-
-
-def _bad(path: str, where: str, problem: str) -> CaseInvalid:
-    return CaseInvalid(f"{path}: {where}: {problem}")
-
-
-def load_case(path: str | Path) -> dict[str, Any]:
-    """Read and validate a case file.
-
-    Raises:
-        CaseInvalid: naming the file, the step and the field that is wrong.
-    """
-    name = str(path)
-    try:
-        case = json.loads(Path(path).read_text())
-    except OSError as exc:
-        raise _bad(name, "file", f"cannot be read: {exc}") from exc
-    except ValueError as exc:
-        raise _bad(name, "file", f"is not valid JSON: {exc}") from exc
-    if not isinstance(case, dict):
-        raise _bad(name, "file", "a case is a JSON object")
-    for key in case:
-        if key not in _TOP_KEYS:
-            raise _bad(name, f"field {key!r}", "is not a field of a case")
-    for key, kind in (("settings", dict), ("files", dict), ("dns", dict), ("http", dict),
-                      ("packages", dict), ("nodes", list), ("arrows", list), ("steps", list)):
-        if key in case and not isinstance(case[key], kind):
-            raise _bad(name, f"field {key!r}", f"must be a JSON {kind.__name__}")
-    steps = case.get("steps")
-    if not isinstance(steps, list):
-        raise _bad(name, "field 'steps'", "is required: a list of steps")
-    ids: dict[str, int] = {}
-    last_t = 0.0
-    for i, step in enumerate(steps):
-        where = f"step {i}"
-        if not isinstance(step, dict):
-            raise _bad(name, where, "a step is a JSON object")
-        do = step.get("do")
-        if do not in STEP_FIELDS:
-            raise _bad(name, f"{where} field 'do'", f"unknown do {do!r}")
-        required, optional = STEP_FIELDS[do]
-        for key in required:
-            if key not in step:
-                raise _bad(name, f"{where} ({do}) field {key!r}", "is required")
-        for key in step:
-            if key not in _COMMON and key not in required and key not in optional:
-                raise _bad(name, f"{where} ({do}) field {key!r}", f"is not a field of {do}")
-        if "t" in step:
-            t = step["t"]
-            if not isinstance(t, (int, float)) or isinstance(t, bool):
-                raise _bad(name, f"{where} field 't'", "must be a number of seconds")
-            if t < last_t:
-                raise _bad(name, f"{where} field 't'", f"time goes backwards ({t} < {last_t})")
-            last_t = float(t)
-        if "expect" in step:
-            expect = step["expect"]
-            if not isinstance(expect, dict):
-                raise _bad(name, f"{where} field 'expect'", "must be an object")
-            unknown = sorted(set(expect) - _EXPECT_KEYS)
-            if unknown:
-                raise _bad(name, f"{where} field 'expect'", f"unknown expectation {unknown[0]!r}")
-        for key in ("step", "hold", "context", "review"):
-            if key in step:
-                ref = step[key]
-                if not isinstance(ref, str) or ref not in ids:
-                    raise _bad(name, f"{where} ({do}) field {key!r}",
-                               f"refers to {ref!r}, which no earlier step has as its id")
-        if "id" in step:
-            if not isinstance(step["id"], str) or step["id"] in ids:
-                raise _bad(name, f"{where} field 'id'", "must be a string no earlier step uses")
-            ids[step["id"]] = i
-    return case
 
 
 @dataclass
@@ -167,6 +73,8 @@ class CaseResult:
     name: str
     steps: list[StepResult] = field(default_factory=list)
     error: str = ""
+    #: The case file itself is not valid (FORMAT.md): nothing was played or written.
+    invalid: bool = False
 
     @property
     def passed(self) -> bool:
@@ -185,6 +93,8 @@ def _outcome_of(decision: Decision, engine: Engine) -> dict[str, Any]:
         got["reason"] = decision.reason
         got["permission"] = decision.permission
         got["message"] = decision.message
+        if decision.retry_after is not None:
+            got["retry_after"] = decision.retry_after
     if decision.prompt:
         prompt = engine.prompt(decision.prompt)
         got["state"] = prompt.state if prompt else None
@@ -193,8 +103,12 @@ def _outcome_of(decision: Decision, engine: Engine) -> dict[str, Any]:
 
 
 def _error_of(exc: ConsentError) -> dict[str, Any]:
-    return {"error": exc.code, "reason": exc.reason, "permission": exc.permission,
-            "message": exc.message}
+    got = {"error": exc.code, "reason": exc.reason, "permission": exc.permission,
+           "message": exc.message}
+    retry_after = exc.details.get("retry_after")
+    if retry_after is not None:
+        got["retry_after"] = retry_after
+    return got
 
 
 def matches(expected: Any, actual: Any) -> bool:
@@ -247,6 +161,11 @@ def check_expectation(expect: dict[str, Any] | None, got: dict[str, Any]) -> str
         problems.append(f"expected {expect['count']} rows, got {got.get('count')}")
     if "outcomes" in expect and got.get("outcomes") != expect["outcomes"]:
         problems.append(f"expected outcomes {expect['outcomes']}, got {got.get('outcomes')}")
+    if "retry_after" in expect:
+        wanted, actual = float(expect["retry_after"]), got.get("retry_after")
+        if not isinstance(actual, (int, float)) or abs(float(actual) - wanted) > 0.001:
+            problems.append(f"expected retry_after {wanted:g} (within 0.001 s), got "
+                            f"{actual if actual is not None else 'none'}")
     return "; ".join(problems)
 
 
@@ -256,21 +175,40 @@ def _case_fetch(case: dict[str, Any]) -> GuardedFetch:
     answers = {normal_url(u): r for u, r in (case.get("http") or {}).items()}
 
     def transport(method: str, url: str, headers: dict[str, str], body: str | None,
-                  address: str, **_limits: Any) -> FetchResponse:
+                  address: str, *, timeout: float, max_bytes: int,
+                  **_more: Any) -> FetchResponse:
         answer = answers.get(normal_url(url))
         if answer is None:
             return FetchResponse(404, "not found")
+        # The workspace's fetch_timeout and fetch_max_bytes, as the real
+        # transport applies them: an answer slower than the deadline, or
+        # larger than the cap, never reaches the card.
+        if float(answer.get("delay", 0)) > timeout:
+            raise FetchFailed("timeout", f"no answer within {timeout:g} s")
+        text = str(answer.get("body", ""))
+        if len(text.encode("utf-8")) > max_bytes:
+            raise FetchFailed("too-large", f"the response is larger than {max_bytes} bytes",
+                              code="SCOPE_REFUSED")
         location = answer.get("location")
-        return FetchResponse(int(answer.get("status", 200)), str(answer.get("body", "")),
+        return FetchResponse(int(answer.get("status", 200)), text,
                              {"location": location} if location else None)
 
     return GuardedFetch(lambda host: dns.get(host, []), transport)
 
 
+class _NoValue(Exception):
+    """A ``$NAME`` use that cannot be filled in when its step runs."""
+
+
+#: What a name is bound to when the step that binds it failed.
+_FAILED = object()
+
+
 class _Runner:
-    def __init__(self, case: dict[str, Any], folder: Path, net: ScopeHandler | None,
-                 fs: ScopeHandler | None) -> None:
+    def __init__(self, case: dict[str, Any], files: CaseFiles, folder: Path,
+                 net: ScopeHandler | None, fs: ScopeHandler | None) -> None:
         self.case = case
+        self.files = files
         self.folder = folder
         self.clock = VirtualClock()
         self.db_path = folder / "arrowgate.db"
@@ -283,6 +221,10 @@ class _Runner:
         self.step_values: dict[str, Any] = {}
         self.update_hashes: dict[str, tuple[str, str]] = {}
         self.package_files: dict[str, dict[str, str]] = {}
+        #: Bound values by name, and the index of the step that bound each.
+        self.binds: dict[str, tuple[Any, int]] = {}
+        #: Every card's events, subscribed when the card appears (FORMAT.md ``events``).
+        self.subs: dict[str, Subscription] = {}
 
     def _trash(self, path: str) -> None:
         # The replay's own trash folder, outside the workspace (FORMAT.md).
@@ -291,13 +233,7 @@ class _Runner:
 
     async def setup(self) -> None:
         self.workspace.mkdir()
-        for rel, content in (self.case.get("files") or {}).items():
-            path = self.workspace / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if isinstance(content, dict) and "symlink" in content:
-                os.symlink(content["symlink"], path)
-            else:
-                path.write_text(str(content))
+        write_files(self.workspace, self.files)
         engine = self.engine
         await engine.create_workspace("w1", self.workspace, settings=self.case.get("settings"))
         for name, spec in (self.case.get("packages") or {}).items():
@@ -310,20 +246,88 @@ class _Runner:
                 await engine.install(name, grant=spec["grant"])
         for node in self.case.get("nodes") or []:
             await engine.add_node(node, workspace="w1")
+        self._subscribe_cards()
         for arrow in self.case.get("arrows") or []:
             await engine.add_arrow(arrow)
 
-    async def step(self, index: int, step: dict[str, Any]) -> StepResult:
-        if "t" in step:
-            self.clock.t = float(step["t"])
+    def _subscribe_cards(self) -> None:
+        """Subscribe every card not yet subscribed (set up, added or spawned)."""
+        for node in self.engine.state.canvas.nodes(type="card"):
+            if node.id not in self.subs:
+                self.subs[node.id] = self.engine.subscribe(node.id)
+
+    def _fill(self, value: Any) -> Any:
+        """``value`` with every ``"$NAME"`` / ``"$NAME.key"`` string replaced by its value."""
+        if isinstance(value, str):
+            match = BIND_REF.fullmatch(value)
+            if match is None:
+                return value
+            name, key = match.group(1), match.group(2)
+            bound, index = self.binds[name]  # load_case checked the name is bound earlier
+            if bound is _FAILED:
+                raise _NoValue(f"${name} has no value: step {index}, which binds it, failed")
+            if key is None:
+                return bound
+            if not isinstance(bound, dict) or key not in bound:
+                have = ", ".join(map(str, bound)) if isinstance(bound, dict) else \
+                    f"a {type(bound).__name__}, not an object"
+                raise _NoValue(f"${name}.{key}: the value of ${name} (step {index}) has no "
+                               f"key {key!r} ({have or 'no keys'})")
+            return bound[key]
+        if isinstance(value, dict):
+            return {k: self._fill(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._fill(v) for v in value]
+        return value
+
+    def _bound(self, step: dict[str, Any]) -> dict[str, Any]:
+        """The step with bound values filled in (its naming fields left as written)."""
+        keep = set(NOT_BOUND)
+        if step["do"] not in ("node.remove", "node.set", "arrow.remove"):
+            keep.add("id")
+        return {k: v if k in keep else self._fill(v) for k, v in step.items()}
+
+    async def step(self, index: int, written: dict[str, Any]) -> StepResult:
+        do = written["do"]
+        if "t" in written:
+            self.clock.t = float(written["t"])
+        got: dict[str, Any] = {}
+        try:
+            step = self._bound(written)
+        except _NoValue as exc:
+            step, problem = written, str(exc)
+        else:
+            wrong = step_problems(do, step) if step != written else []
+            # A value filled in must still fit the step (a string where one is due).
+            problem = (f"after filling in bound values, field {wrong[0][0]!r} {wrong[0][1]}"
+                       if wrong else "")
+        if not problem:
+            got, problem = await self._play(step)
+        if "bind" in written:
+            # A step that did not run, or ended in an error, has no value to keep.
+            self.binds[written["bind"]] = (_FAILED if not got or "error" in got
+                                           else got.get("result"), index)
+        try:
+            self._subscribe_cards()
+        except ConsentError:
+            pass  # a card that cannot be subscribed takes no events
+        return StepResult(index, do, not problem, step.get("expect"), got, problem)
+
+    async def _play(self, step: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """Carry out a step; (what happened, how it differs from ``expect``)."""
         try:
             got = await self._do(step)
         except ConsentError as exc:
             got = _error_of(exc)
+        except Exception as exc:  # an engine bug: this step fails, the run goes on
+            got = {"error": "REPLAY_ERROR", "reason": type(exc).__name__,
+                   "message": f"the engine raised {type(exc).__name__}: {exc}"}
         problem = check_expectation(step.get("expect"), got)
-        if step.get("do") == "await" and "held" in got and not problem:
+        if got.get("error") == "REPLAY_ERROR":
+            problem = "; ".join(p for p in (got["message"], problem) if p)
+        if step["do"] == "await" and "held" in got and not problem:
             problem = "the prompt is still held"
-        return StepResult(index, step["do"], not problem, step.get("expect"), got, problem)
+        return got, problem
 
     async def _do(self, step: dict[str, Any]) -> dict[str, Any]:
         engine = self.engine
@@ -345,7 +349,9 @@ class _Runner:
             if sid:
                 self.step_prompts[sid] = [d.prompt for d in results.values() if d.prompt]
             failed = [d for d in deliveries.values() if "error" in d]
-            got: dict[str, Any] = {"deliveries": deliveries}
+            # The value of an emit: each port arrow's value, by arrow id.
+            got: dict[str, Any] = {"deliveries": deliveries,
+                                   "result": {a: d.value for a, d in results.items()}}
             if failed:
                 got.update(error=failed[0]["error"], reason=failed[0].get("reason"),
                            permission=failed[0].get("permission"))
@@ -359,6 +365,19 @@ class _Runner:
             if sid and decision.allowed:
                 self.step_values[sid] = decision.value
             return _outcome_of(decision, engine)
+        if do == "events":
+            card = step["card"]
+            sub = self.subs.get(card)
+            if sub is None:
+                sub = self.subs[card] = engine.subscribe(card)  # CARD_UNKNOWN if no card
+            events = [{"type": e.type, **e.data} for e in sub.ready()]
+            return {"ok": True, "result": events}
+        if do == "history":
+            entries = [{"principal": e["principal"], "action": e["action"],
+                        "accepted": e["accepted"], "reason": e["reason"], "code": e["code"],
+                        "subject": e["subject"], "t": e["t"]}
+                       for e in engine.history.entries()]
+            return {"ok": True, "result": entries, "count": len(entries)}
         if do == "install":
             review = await engine.install(step["package"], grant=step.get("grant", "required"),
                                           accept=step.get("accept", True), by=by)
@@ -451,45 +470,92 @@ class _Runner:
                 got.update(error="LOG_INVALID", reason=verification.problem)
             return got
         if do == "restart":
+            self._close_subs()
             engine.close()
             self.engine = Engine.open(self.db_path, clock=self.clock, world=self.world)
             # Tool-call contexts live as long as the tool call; a restart ends them.
+            # Events not yet taken are lost with the engine that sent them.
+            self._subscribe_cards()
             return {"ok": True}
         raise AssertionError(do)  # load_case refused every other do
 
+    def _close_subs(self) -> None:
+        for sub in self.subs.values():
+            sub.close()
+        self.subs.clear()
+
     def close(self) -> None:
+        self._close_subs()
         self.engine.close()
 
 
 async def run_case(path: str | Path, *, net: ScopeHandler | None = None,
                    fs: ScopeHandler | None = None) -> CaseResult:
-    """Load and play one case file."""
+    """Load, validate and play one case file; never raises for a bad case.
+
+    An invalid case gives a result with ``invalid`` set and its problems in
+    ``error``; nothing is created for it (not even its temporary folder).
+    """
     try:
-        case = load_case(path)
+        case, files = load_case(path)
     except CaseInvalid as exc:
-        return CaseResult(str(path), str(path), error=exc.message)
-    result = CaseResult(str(path), str(case.get("name", path)))
-    with tempfile.TemporaryDirectory(prefix="arrowgate-replay-") as tmp:
-        runner = _Runner(case, Path(tmp), net, fs)
-        try:
+        return CaseResult(str(path), str(path), error=exc.message, invalid=True)
+    result = CaseResult(str(path), str(case.get("name") or path))
+    try:
+        with tempfile.TemporaryDirectory(prefix="arrowgate-replay-") as tmp:
+            runner = _Runner(case, files, Path(tmp), net, fs)
             try:
-                await runner.setup()
-            except ConsentError as exc:
-                result.error = f"{path}: setup: {exc.message}"
-                return result
-            for i, step in enumerate(case["steps"]):
-                result.steps.append(await runner.step(i, step))
-        finally:
-            runner.close()
+                try:
+                    await runner.setup()
+                except (ConsentError, OSError) as exc:
+                    what = exc.message if isinstance(exc, ConsentError) else str(exc)
+                    result.error = f"{path}: setup: {what}"
+                    return result
+                for i, step in enumerate(case["steps"]):
+                    result.steps.append(await runner.step(i, step))
+            finally:
+                runner.close()
+    except Exception as exc:  # never a traceback, and the other cases still play
+        result.error = f"{path}: the replay failed: {type(exc).__name__}: {exc}"
     return result
 
 
-def run_files(paths: list[str], *, as_json: bool = False) -> int:
-    """Play every case, print failures (or JSON lines) and the closing line; exit code."""
-    passed = failed = 0
+def _store_problem(store: str) -> str:
+    """Why ``--store`` cannot be used (today: always), naming the store without a password."""
+    try:
+        parts = urlsplit(store)
+        shown = store if parts.password is None else urlunsplit(parts._replace(
+            netloc=parts.netloc.replace(f":{parts.password}@", ":***@")))
+    except ValueError:
+        parts, shown = None, store
+    if parts is None or parts.scheme not in ("postgresql", "postgres"):
+        return (f"arrowgate replay: --store {shown}: not a PostgreSQL URL "
+                "(postgresql://user@host/database)")
+    return (f"arrowgate replay: --store {shown}: the PostgreSQL store is not supported yet; "
+            "cases play on the embedded SQLite store (leave out --store)")
+
+
+def run_files(paths: list[str], *, as_json: bool = False, store: str | None = None) -> int:
+    """Play every case, print failures (or JSON lines) and the closing line.
+
+    Returns:
+        The exit code: 0 all passed; 1 a case failed; 2 a case file was not
+        valid (the other cases are still played and reported) or ``store``
+        cannot be used (nothing is played).
+    """
+    if store is not None:
+        print(_store_problem(store), file=sys.stderr)
+        return 2
+    passed = failed = invalid = 0
     for path in paths:
         result = asyncio.run(run_case(path))
-        if as_json:
+        if result.invalid:
+            invalid += 1
+            # An invalid case is an error about the input: on stderr, also with --json.
+            print(result.error, file=sys.stderr)
+            if as_json:
+                print(json.dumps({"case": path, "invalid": True, "error": result.error}))
+        elif as_json:
             if result.error:
                 print(json.dumps({"case": path, "error": result.error}))
             for step in result.steps:
@@ -510,5 +576,4 @@ def run_files(paths: list[str], *, as_json: bool = False) -> int:
         else:
             failed += 1
     print(f"replay: {passed} passed, {failed} failed")
-    return 0 if failed == 0 else 1
-
+    return 2 if invalid else 0 if failed == 0 else 1

@@ -121,16 +121,30 @@ class Subscription:
     def __aiter__(self) -> AsyncIterator[Event]:
         return self
 
+    def _take(self) -> Event | None:
+        """The next event the card may take now, or None when there is none yet."""
+        if self._dropped:
+            count, self._dropped = self._dropped, 0
+            return Event("events.dropped", self.card, {"count": count})
+        while self._buffer:
+            event = self._buffer.popleft()
+            # The gate: consent as it stands now, not when it was sent.
+            if self._hub.allows(self, event):
+                return event
+        return None
+
+    def ready(self) -> list[Event]:
+        """Take every event the card may take now, without waiting (in order)."""
+        taken = []
+        while (event := self._take()) is not None:
+            taken.append(event)
+        return taken
+
     async def __anext__(self) -> Event:
         while True:
-            if self._dropped:
-                count, self._dropped = self._dropped, 0
-                return Event("events.dropped", self.card, {"count": count})
-            while self._buffer:
-                event = self._buffer.popleft()
-                # The gate: consent as it stands now, not when it was sent.
-                if self._hub.allows(self, event):
-                    return event
+            event = self._take()
+            if event is not None:
+                return event
             if self._closed:
                 raise StopAsyncIteration
             self._wakeup.clear()

@@ -51,14 +51,16 @@ def test_replay_json_prints_one_object_per_step(capsys) -> None:
     (lambda c: c["steps"].append({"do": "log", "colour": 1}), "field 'colour'"),
 ])
 def test_malformed_cases_name_file_step_and_field(tmp_path, capsys, mutate, message) -> None:
-    """A case that is not valid fails with a message naming the file, the step and the field."""
+    """A case that is not valid: exit 2, a message on stderr naming the file, step and field."""
     case = json.loads((CASES / "revoke.json").read_text())
     mutate(case)
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(case))
-    assert main(["replay", str(path)]) == 1
-    out = capsys.readouterr().out
-    assert str(path) in out and message in out and re.search(r"step \d+", out)
+    assert main(["replay", str(path)]) == 2
+    captured = capsys.readouterr()
+    err = captured.err
+    assert str(path) in err and message in err and re.search(r"step \d+", err)
+    assert "replay: 0 passed, 1 failed" in captured.out
 
 
 def test_review_and_diff_commands(tmp_path, capsys) -> None:
