@@ -126,10 +126,12 @@ def json_path(loc: tuple[Any, ...] | list[Any]) -> str:
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", str(part)):
+        elif len(str(part)) <= 64 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(part)):
             out += f".{part}"
         else:
-            out += "[" + json.dumps(str(part)) + "]"
+            # A key may be a megabyte long: the path names it, cut short.
+            key = str(part)
+            out += "[" + json.dumps(key if len(key) <= 64 else key[:63] + "…") + "]"
     return out
 
 
@@ -141,7 +143,7 @@ def _semantic_problems(raw: dict[str, Any]) -> list[tuple[str, str]]:
         for name, decl in perms.items():
             path = ("permissions", name)
             if name not in PERMISSIONS:
-                problems.append((json_path(path), f"unknown permission {name!r}"))
+                problems.append((json_path(path), f"unknown permission {_shown(name)}"))
                 continue
             if not isinstance(decl, dict):
                 continue
@@ -158,19 +160,19 @@ def _semantic_problems(raw: dict[str, Any]) -> list[tuple[str, str]]:
                         problem = host_pattern_problem(host)
                         if problem:
                             problems.append((json_path((*path, "hosts", i)),
-                                             f"host pattern {host!r} {problem}"))
+                                             f"host pattern {_shown(host)} {problem}"))
             elif hosts is not None:
                 problems.append((json_path((*path, "hosts")), f"{name} takes no 'hosts'"))
     name = raw.get("name")
     if isinstance(name, str) and not _unprintable(problems, ("name",), name) \
             and not _NAME.fullmatch(name):
-        problems.append(("$.name", f"{name!r} is not a package name: lowercase letters, "
+        problems.append(("$.name", f"{_shown(name)} is not a package name: lowercase letters, "
                                    "digits, '.', '_' and '-', starting with a letter or digit, "
                                    "at most 128"))
     version = raw.get("version")
     if isinstance(version, str) and not _unprintable(problems, ("version",), version) \
             and not _SEMVER.fullmatch(version):
-        problems.append(("$.version", f"{version!r} is not a semantic version "
+        problems.append(("$.version", f"{_shown(version)} is not a semantic version "
                                       "(MAJOR.MINOR.PATCH, e.g. 1.2.0)"))
     ports = raw.get("ports")
     if isinstance(ports, dict):
@@ -181,10 +183,16 @@ def _semantic_problems(raw: dict[str, Any]) -> list[tuple[str, str]]:
                     if isinstance(value, str) and not _unprintable(
                             problems, ("ports", side, i), value) and not _PORT.fullmatch(value):
                         problems.append((json_path(("ports", side, i)),
-                                         f"{value!r} is not a valid port name"))
+                                         f"{_shown(value)} is not a valid port name"))
                 if len(set(map(str, values))) != len(values):
                     problems.append((json_path(("ports", side)), "a port is listed twice"))
     return problems
+
+
+def _shown(value: object) -> str:
+    """A value quoted for an error message, cut short: a manifest may hold megabytes."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "…"
 
 
 def _unprintable(problems: list[tuple[str, str]], path: tuple[Any, ...], text: str) -> bool:
@@ -217,7 +225,7 @@ def _tools(raw: dict[str, Any], problems: list[tuple[str, str]]) -> list[Tool] |
         else:
             path = (*path, "name")
             for key in sorted(set(entry) - _TOOL_KEYS, key=str):
-                problems.append((json_path(("tools", i, key)), f"unknown field {key!r}"))
+                problems.append((json_path(("tools", i, key)), f"unknown field {_shown(key)}"))
         ok = True
         name = entry.get("name")
         if not isinstance(name, str):
@@ -226,12 +234,12 @@ def _tools(raw: dict[str, Any], problems: list[tuple[str, str]]) -> list[Tool] |
         elif _unprintable(problems, path, name):
             ok = False
         elif not _TOOL.fullmatch(name):
-            problems.append((json_path(path), f"{name!r} is not a valid tool name: lowercase "
+            problems.append((json_path(path), f"{_shown(name)} is not a valid tool name: lowercase "
                                               "letters, digits and '_', starting with a letter, "
                                               "at most 64"))
             ok = False
         elif name in seen:
-            problems.append((json_path(path), f"{name!r} is listed twice"))
+            problems.append((json_path(path), f"{_shown(name)} is listed twice"))
             ok = False
         description = entry.get("description", "")
         if not isinstance(description, str):
@@ -366,7 +374,7 @@ def parse_manifest(raw: object) -> Manifest:
             if err["type"] == "missing" and loc == ("permissions",):
                 msg = "the 'permissions' block is required (write {} for none)"
             elif err["type"] == "extra_forbidden":
-                msg = f"unknown field {loc[-1]!r}"
+                msg = f"unknown field {_shown(loc[-1])}"
             problems.append((json_path(loc), msg))
     problems += _semantic_problems(raw)
     # Keep each problem once, in a stable order.

@@ -51,6 +51,7 @@ __all__ = [
     "ancestors",
     "default_registry",
     "operator_check",
+    "peer_check",
 ]
 
 #: Environment variables that coding agents set for the commands they run.
@@ -408,3 +409,24 @@ def operator_check(*, isatty: Callable[[], bool] | None = None,
                                         f"so the terminal says nothing about a person: "
                                         f"{_describe(info)}")
     return OperatorCheck(True)
+
+
+def peer_check(pid: int, *, table: ProcessTable | None = None,
+               registry: DrivenRegistry | None = None) -> OperatorCheck:
+    """The operator check for another process, such as a service's client seen through
+    its socket's peer credentials (SPEC §10.1): its own environment, terminal, session
+    and ancestors are judged as `operator_check` judges this process's.
+
+    Fails closed: a process whose environment cannot be read is refused.
+    """
+    table = table or ProcFS(self_pid=pid)
+    if table.self_pid() != pid:
+        raise ValueError("the table must name the peer as its own process")
+    info = table.get(pid)
+    if info is None or info.environ is None:
+        return OperatorCheck(False, f"cannot read process {pid}, so cannot rule out an agent")
+    if info.tty == 0:
+        return OperatorCheck(False, f"process {pid} has no controlling terminal, so no person "
+                                    "is known to be at its keyboard")
+    return operator_check(isatty=lambda: True, environ=info.environ, table=table,
+                          registry=registry)

@@ -15,6 +15,7 @@ import pytest
 from engine import Engine, World
 from engine.anchor import Anchor, AnchorFile, AnchorState
 from engine.cli import main
+from engine.errors import StoreFailed
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -148,3 +149,21 @@ def test_a_malformed_chain_column_is_a_finding(logged: Path,
     conn.close()
     code, out = _verify(logged, capsys)
     assert code == 1 and "first bad row 3" in out, out
+
+
+async def test_writing_with_a_directory_for_an_anchor_fails_closed(logged: Path) -> None:
+    """The engine cannot advance an anchor that is a directory: the change is refused with
+    STORE_FAILED and nothing is written, rather than a log that outruns its anchor."""
+    anchor = Path(str(logged) + ".anchor")
+    anchor.unlink()
+    anchor.mkdir()
+    engine = Engine.open(logged, world=World(net=None, fs=None))
+    try:
+        rows = len(engine.log_rows())
+        with pytest.raises(StoreFailed, match="Is a directory"):
+            await engine.call("c1", "terminals.run", "t1", {"command": "after"})
+        assert len(engine.log_rows()) == rows
+        result = engine.verify_log()
+        assert not result.ok and "not readable" in result.problem
+    finally:
+        engine.close()

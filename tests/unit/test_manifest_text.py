@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -184,3 +185,34 @@ async def test_offer_refuses_what_cannot_be_stored(make_engine: Any) -> None:
         with pytest.raises(ManifestInvalid):
             await engine.offer("acme.m", bad, {"manifest.json": "0" * 64})
     assert "acme.m" not in engine.state.packages
+
+
+def test_error_messages_stay_short_for_huge_values() -> None:
+    """A megabyte name, version, key or host is cut short in the message, not echoed."""
+    big = "X" * 1_000_000
+    with pytest.raises(ManifestInvalid) as err:
+        parse_manifest(_raw(name=big, version=big, permissions={
+            big: {}, "network": {"hosts": [big]}}, tools=[big], ports={"inputs": [big]}))
+    assert all(len(problem) < 300 for _, problem in err.value.problems)
+    assert len(str(err.value)) < 4000
+
+
+async def test_a_stored_manifest_that_fails_the_new_rules_loads_not_installed(
+        world: Engine, db_path: Path) -> None:
+    """A database written under looser rules (version "1") still opens; the package is
+    not installed, so its cards are refused until a person installs a valid version."""
+    world.close()
+    conn = sqlite3.connect(db_path)
+    raw = json.loads(conn.execute("select manifest from packages where name = "
+                                  "'acme.prompter'").fetchone()[0])
+    conn.execute("update packages set manifest = ? where name = 'acme.prompter'",
+                 [json.dumps({**raw, "version": "1"})])
+    conn.commit()
+    conn.close()
+    engine = Engine.open(db_path)
+    try:
+        assert not engine.state.packages["acme.prompter"].installed
+        decision = await engine.call("c1", "agents.prompt", "a1", {"text": "hi"})
+        assert decision.code == "PACKAGE_NOT_INSTALLED"
+    finally:
+        engine.close()

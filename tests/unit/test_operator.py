@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from engine.operator import DrivenRegistry, ProcFS, ancestors, operator_check
+from engine.operator import DrivenRegistry, ProcFS, ancestors, operator_check, peer_check
 
 PTS = 136 << 8  # tty_nr of /dev/pts/0; /dev/pts/N is PTS + N
 ROOT = Path(__file__).resolve().parents[2]
@@ -254,3 +254,24 @@ async def test_a_driven_terminal_is_recorded_and_refused_without_its_marker(
     finally:
         await terminal.aclose()
     assert all(r.pid != pid for r in DrivenRegistry().records())
+
+
+def test_a_peer_is_judged_by_its_own_process(tmp_path: Path) -> None:
+    """A service's client: its environment, terminal and ancestors, not the service's."""
+    person = {"pid": 410, "ppid": 400, "sid": 400, "tty": PTS, "argv": ["arrowgate", "tui"]}
+    agent = {"pid": 500, "ppid": 400, "sid": 400, "tty": PTS, "argv": ["claude"]}
+    tool = {"pid": 510, "ppid": 500, "sid": 400, "tty": PTS, "argv": ["curl"],
+            "env": {"CLAUDECODE": "1"}}
+    hidden = {"pid": 520, "ppid": 400, "sid": 400, "tty": PTS, "argv": ["x"], "env": None}
+    detached = {"pid": 530, "ppid": 1, "sid": 530, "tty": 0, "argv": ["curl"]}
+    proc = fake_proc(tmp_path / "proc", [INIT, SSHD, BASH, person, agent, tool, hidden,
+                                         detached])
+    none = DrivenRegistry(tmp_path / "none")
+
+    def verdict(pid: int) -> Any:
+        return peer_check(pid, table=ProcFS(proc, self_pid=pid), registry=none)
+
+    assert verdict(410).ok
+    assert "CLAUDECODE" in verdict(510).reason
+    assert "cannot read" in verdict(520).reason
+    assert "no controlling terminal" in verdict(530).reason
