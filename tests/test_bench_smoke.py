@@ -28,3 +28,15 @@ def test_tui_log_bench_smoke(tmp_path) -> None:
     assert main(["--rows", "3000", "--json", str(out)]) == 0
     figures = json.loads(out.read_text())
     assert figures["rows"] == 3000 and figures["card_filter_rows"] > 0
+
+
+def test_service_bench_smoke(tmp_path) -> None:
+    """The HTTP service benchmark runs end to end on tiny sizes (figures are not asserted)."""
+    from bench.service import main
+
+    out = tmp_path / "service.json"
+    assert main(["--smoke", "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert {"api_call_ms", "http_call_ms", "health_ms", "calls_per_s", "health_per_s",
+            "calls_p99_ms", "batch_decisions_per_s", "sse_ms_median"} <= set(figures)
+    assert figures["sse_events"] == 10 and figures["calls_per_s"] > 0

@@ -32,7 +32,8 @@ if TYPE_CHECKING:
     from ..decision import Decision
     from ..engine import Engine
 
-__all__ = ["Caller", "Service", "create_app", "decision_json", "openapi_document"]
+__all__ = ["Caller", "Service", "asgi_app", "authenticate", "create_app", "decision_json",
+           "may_act_as_card", "openapi_document"]
 
 #: The version of the service's API (the ``/v1`` routes).
 API_VERSION = "1.0.0"
@@ -61,6 +62,18 @@ class Service:
     #: Serialises offer and install of one package, so a review checked is the one installed.
     package_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
 
+    #: One engine wait per prompt, shared by every client waiting on it.
+    prompt_waits: dict[str, asyncio.Task[Decision]] = field(default_factory=dict)
+
+    def prompt_wait(self, prompt_id: str) -> asyncio.Task[Decision]:
+        """The engine's wait for a prompt's answer, started once and shared."""
+        task = self.prompt_waits.get(prompt_id)
+        if task is None:
+            task = asyncio.get_running_loop().create_task(self.engine.wait(prompt_id))
+            self.prompt_waits[prompt_id] = task
+            task.add_done_callback(lambda _t: self.prompt_waits.pop(prompt_id, None))
+        return task
+
     def feed_hub(self) -> Feeds:
         """The card feeds (made on first use, inside the running loop)."""
         if self.feeds is None:
@@ -70,6 +83,8 @@ class Service:
     def close(self) -> None:
         """End streams and feeds (the engine is closed by its owner)."""
         self.closing.set()
+        for task in list(self.prompt_waits.values()):
+            task.cancel()
         if self.feeds is not None:
             self.feeds.close()
 
@@ -130,12 +145,38 @@ class Caller:
 
     def acts_as_card(self, card: str) -> None:
         """The operator (the canvas app) or that card's own token (403 otherwise)."""
-        p = self.principal
-        if p.is_operator or (p.kind == "card" and p.node == card):
-            return
-        raise ServiceError(403, "APPROVAL_REFUSED",
-                           f"APPROVAL_REFUSED: a {p.kind} token ({p.raw}) may not act as "
-                           f"card {card}", reason="wrong-principal")
+        may_act_as_card(self.principal, card)
+
+
+def may_act_as_card(p: Principal, card: str) -> None:
+    """The operator (the canvas app) or that card's own token may act as the card.
+
+    Raises:
+        ServiceError: 403 for any other principal.
+    """
+    if p.is_operator or (p.kind == "card" and p.node == card):
+        return
+    raise ServiceError(403, "APPROVAL_REFUSED",
+                       f"APPROVAL_REFUSED: a {p.kind} token ({p.raw}) may not act as "
+                       f"card {card}", reason="wrong-principal")
+
+
+def authenticate(tokens: TokenStore, token: str | None) -> tuple[str, Principal]:
+    """The token's id and principal.
+
+    Raises:
+        ServiceError: 401 for no token, or one unknown or revoked.
+    """
+    if not token:
+        raise ServiceError(401, "UNAUTHENTICATED",
+                           "UNAUTHENTICATED: send Authorization: Bearer <token>",
+                           reason="no-token")
+    found = tokens.lookup(token)
+    if found is None:
+        raise ServiceError(401, "UNAUTHENTICATED",
+                           "UNAUTHENTICATED: the token is unknown or revoked",
+                           reason="unknown-token")
+    return found
 
 
 _bearer = HTTPBearer(auto_error=False, description="a token from the token file or "
@@ -176,19 +217,21 @@ def create_app(service: Service) -> FastAPI:
             raise ServiceError(401, "UNAUTHENTICATED",
                                "UNAUTHENTICATED: send Authorization: Bearer <token>",
                                reason="no-token")
-        found = service.tokens.lookup(credentials.credentials)
-        if found is None:
-            raise ServiceError(401, "UNAUTHENTICATED",
-                               "UNAUTHENTICATED: the token is unknown or revoked",
-                               reason="unknown-token")
-        return Caller(found[1], found[0], request)
+        token_id, principal = authenticate(service.tokens, credentials.credentials)
+        return Caller(principal, token_id, request)
 
     routes.register(app, service, caller)
     register_tools(app, service, caller)
     install_handlers(app)
     app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
-    app.add_middleware(BodyLimit, limit=service.max_body)
     return app
+
+
+def asgi_app(service: Service) -> Any:
+    """What the server runs: the body limit, the fast lane, then the FastAPI app."""
+    from .fastlane import FastLane
+
+    return BodyLimit(FastLane(create_app(service), service), limit=service.max_body)
 
 
 _ERRORS = {

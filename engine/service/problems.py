@@ -8,7 +8,7 @@ is not an error: it is a 200 with the Decision.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping
+from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -19,7 +19,8 @@ from starlette.routing import Match
 
 from ..errors import ApprovalRefused, ConsentError, InvalidRequest, ManifestInvalid, StoreFailed
 
-__all__ = ["PROBLEM", "BodyLimit", "ServiceError", "install_handlers", "problem", "status_of"]
+__all__ = ["PROBLEM", "BodyLimit", "ServiceError", "error_response", "install_handlers", "problem",
+           "status_of", "validation_problem"]
 
 PROBLEM = "application/problem+json"
 
@@ -90,36 +91,46 @@ def _where(loc: Any) -> str:
     return ".".join(str(p) for p in loc)
 
 
+def error_response(exc: ConsentError | ServiceError) -> Response:
+    """The problem+json answer to an engine error or a service error."""
+    if isinstance(exc, ServiceError):
+        return problem(exc.status, exc.code, exc.message, reason=exc.reason,
+                       permission=exc.permission, **exc.extra)
+    data = exc.to_json()
+    extra = {k: v for k, v in data.items() if k not in ("code", "reason", "permission", "message")}
+    return problem(status_of(exc), exc.code, exc.message, reason=exc.reason,
+                   permission=exc.permission, **extra)
+
+
+def validation_problem(errors: Sequence[Any]) -> Response:
+    """A 400 naming what was wrong with a request: malformed JSON, an unknown field, a type."""
+    first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
+    kind = str(first.get("type", ""))
+    # A JSON syntax error's location is a character offset, not a field.
+    where = "body" if kind == "json_invalid" else _where(first.get("loc", ()))
+    reason = "malformed-json" if kind == "json_invalid" else (
+        "unknown-field" if kind == "extra_forbidden" else "invalid")
+    problems = [{"where": _where(e.get("loc", ())), "problem": str(e.get("msg", ""))}
+                for e in errors[:20]]
+    return problem(400, "INVALID_ARGUMENT",
+                   f"INVALID_ARGUMENT: {where or 'body'}: {first.get('msg', 'invalid')}",
+                   reason=reason, problems=problems)
+
+
 def install_handlers(app: FastAPI) -> None:
     """Turn every error into one problem+json shape."""
 
     async def consent(_request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ConsentError)
-        data = exc.to_json()
-        extra = {k: v for k, v in data.items()
-                 if k not in ("code", "reason", "permission", "message")}
-        return problem(status_of(exc), exc.code, exc.message, reason=exc.reason,
-                       permission=exc.permission, **extra)
+        return error_response(exc)
 
     async def service(_request: Request, exc: Exception) -> Response:
         assert isinstance(exc, ServiceError)
-        return problem(exc.status, exc.code, exc.message, reason=exc.reason,
-                       permission=exc.permission, **exc.extra)
+        return error_response(exc)
 
     async def invalid(_request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
-        errors = exc.errors()
-        first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
-        kind = str(first.get("type", ""))
-        # A JSON syntax error's location is a character offset, not a field.
-        where = "body" if kind == "json_invalid" else _where(first.get("loc", ()))
-        reason = "malformed-json" if kind == "json_invalid" else (
-            "unknown-field" if kind == "extra_forbidden" else "invalid")
-        problems = [{"where": _where(e.get("loc", ())), "problem": str(e.get("msg", ""))}
-                    for e in errors[:20]]
-        return problem(400, "INVALID_ARGUMENT",
-                       f"INVALID_ARGUMENT: {where or 'body'}: {first.get('msg', 'invalid')}",
-                       reason=reason, problems=problems)
+        return validation_problem(exc.errors())
 
     async def http(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)

@@ -16,6 +16,7 @@ from starlette.responses import Response, StreamingResponse
 
 from ..manifest import file_digests
 from .app import API_VERSION, Caller, Service, decision_json, json_response
+from .fastlane import decide_batch, decide_call
 from .models import (
     ApproveBody,
     ArrowBody,
@@ -294,21 +295,12 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     @r.post("/v1/calls", response_model=DecisionOut)
     async def call(body: CallBody, who: Caller = Who) -> Response:
         """A card's call: the Decision (a refusal is a 200 too)."""
-        who.acts_as_card(body.card)
-        d = await engine.call(body.card, body.call, body.target, body.args,
-                              context=body.context)
-        return json_response(decision_json(d))
+        return json_response(await decide_call(engine, who.principal, body))
 
     @r.post("/v1/calls:batch", response_model=BatchResult)
     async def call_batch(body: BatchBody, who: Caller = Who) -> Response:
         """Many calls in one round trip, decided in order; every one durable on return."""
-        for c in body.calls:
-            who.acts_as_card(c.card)
-        # All at once: the engine's group commit writes them in one transaction.
-        decisions = await asyncio.gather(*(
-            engine.call(c.card, c.call, c.target, c.args, context=c.context)
-            for c in body.calls))
-        return json_response({"decisions": [decision_json(d) for d in decisions]})
+        return json_response(await decide_batch(engine, who.principal, body))
 
     @r.post("/v1/emit", response_model=EmitResult)
     async def emit(body: EmitBody, who: Caller = Who) -> Response:
@@ -344,8 +336,9 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
                           timeout: float = Query(30.0, ge=0, le=MAX_WAIT)) -> Response:
         """Wait up to ``timeout`` seconds for a held prompt's answer; its decision now."""
         _visible_prompt(prompt_id, who)
-        waiter = asyncio.ensure_future(engine.wait(prompt_id))
-        closer = asyncio.ensure_future(service.closing.wait())
+        # However many clients wait on one prompt, the engine is asked once.
+        waiter: asyncio.Future[Any] = asyncio.shield(service.prompt_wait(prompt_id))
+        closer: asyncio.Future[Any] = asyncio.ensure_future(service.closing.wait())
         try:
             await asyncio.wait({waiter, closer}, timeout=timeout,
                                return_when=asyncio.FIRST_COMPLETED)

@@ -170,13 +170,15 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
     """
     import uvicorn
 
-    from .app import MAX_BODY, Service, create_app
+    from .app import MAX_BODY, Service, asgi_app
 
     service = Service(engine, tokens, heartbeat=heartbeat, max_body=max_body or MAX_BODY)
-    app = create_app(service)
+    app = asgi_app(service)
     config = uvicorn.Config(app, http=_protocol(sock.family == socket.AF_UNIX),
                             lifespan="off", log_level="warning", access_log=False,
-                            timeout_graceful_shutdown=10, server_header=False)
+                            timeout_graceful_shutdown=10, server_header=False,
+                            # A local service: keep idle connections a minute.
+                            timeout_keep_alive=60)
 
     class Server(uvicorn.Server):
         @contextlib.contextmanager

@@ -118,6 +118,22 @@ def test_sigterm_mid_burst_loses_no_answered_call(tmp_path) -> None:
         for card in cards:
             assert op.post("/v1/workspaces/w1/nodes", json={
                 "id": card, "type": "card", "package": "acme.p"}).status_code == 201
+        card_token = op.post("/v1/tokens", json={"principal": "card:c0"}).json()["token"]
+    # An event stream open at shutdown ends with it (it does not hold the server up).
+    stream_ended = threading.Event()
+
+    def listen() -> None:
+        with _client(address, card_token) as client:
+            try:
+                with client.stream("GET", "/v1/events") as r:
+                    for _line in r.iter_lines():
+                        pass
+            except httpx.HTTPError:
+                pass
+        stream_ended.set()
+
+    listener = threading.Thread(target=listen)
+    listener.start()
     answered: list[str] = []
     lock = threading.Lock()
     stop = threading.Event()
@@ -152,6 +168,8 @@ def test_sigterm_mid_burst_loses_no_answered_call(tmp_path) -> None:
     for t in threads:
         t.join(60)
     assert code == 0
+    listener.join(60)
+    assert stream_ended.is_set()
     con = sqlite3.connect(db)
     logged = {json.loads(p)["text"] if p.startswith("{") else p
               for (p,) in con.execute("select payload from log where call = 'agents.prompt'")}

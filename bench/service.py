@@ -1,0 +1,304 @@
+"""The HTTP service against the Python API (issue 16): ``python -m bench.service``.
+
+Everything in one run, on this machine, every call durable before it is
+answered (SQLite WAL, ``synchronous=FULL``, group commit):
+
+- **Overhead**: the same call made one at a time through the Python API (in
+  this process, on a database of its own) and through ``POST /v1/calls`` on
+  one keep-alive connection, next to ``GET /v1/health`` on that connection.
+  Target: HTTP adds at most 1.5× a health round trip to the API's cost.
+- **Concurrency**: 32 keep-alive connections sending ``POST /v1/calls`` as
+  fast as answers come, then ``GET /v1/health`` the same way. Targets: calls
+  reach half the health rate, at least 5,000 decisions/s, p99 under 10 ms.
+- **Batch**: ``POST /v1/calls:batch`` with 1,000 calls a request. Target:
+  50,000 decisions/s.
+- **Events**: a card's SSE stream; the time from sending a grant (whose
+  commit makes a ``permissions.changed`` event) until the event arrives —
+  an upper bound on commit-to-client. Target: under 50 ms.
+
+The server is a real ``arrowgate serve`` in a process of its own (on its Unix
+socket); the client is a minimal HTTP/1.1 client on asyncio streams, so the
+figures measure the server, not an HTTP client library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from engine import Engine, World, file_digests
+
+ROOT = Path(__file__).resolve().parents[1]
+MANIFEST = {"name": "bench.svc", "version": "1.0.0",
+            "permissions": {"agents.prompt": {}, "clipboard.write": {"optional": True}}}
+SETTINGS = {"denial_log_limit": 1_000_000, "budget": [1_000_000, 1.0]}
+
+
+class Conn:
+    """One keep-alive HTTP/1.1 connection on a Unix socket."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                 token: str) -> None:
+        self.reader, self.writer, self.token = reader, writer, token
+
+    @classmethod
+    async def open(cls, path: str, token: str) -> Conn:
+        """Connect."""
+        reader, writer = await asyncio.open_unix_connection(path, limit=2**24)
+        return cls(reader, writer, token)
+
+    async def request(self, method: str, target: str, body: Any = None) -> tuple[int, bytes]:
+        """Send one request and read its whole answer: (status, body)."""
+        data = b"" if body is None else json.dumps(body).encode()
+        head = (f"{method} {target} HTTP/1.1\r\nHost: ag\r\nAuthorization: Bearer {self.token}"
+                f"\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n")
+        self.writer.write(head.encode() + data)
+        status_line = await self.reader.readline()
+        status = int(status_line.split()[1])
+        length = 0
+        while True:
+            line = await self.reader.readline()
+            if line in (b"\r\n", b""):
+                break
+            name, _, value = line.partition(b":")
+            if name.lower() == b"content-length":
+                length = int(value)
+        return status, await self.reader.readexactly(length)
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.writer.close()
+
+
+def _call(card: str, n: int) -> dict[str, Any]:
+    # Refused (no arrow to "lonely"): decided, then a durable log row each.
+    return {"card": card, "call": "agents.prompt", "target": "lonely",
+            "args": {"text": f"bench {n}"}}
+
+
+async def _build_api(engine: Engine, folder: Path, cards: int) -> None:
+    await engine.create_workspace("w1", str(folder), settings=SETTINGS)
+    await engine.offer("bench.svc", MANIFEST,
+                       file_digests({"manifest.json": json.dumps(MANIFEST, sort_keys=True)}))
+    await engine.install("bench.svc")
+    await engine.add_node({"id": "lonely", "type": "agent"}, workspace="w1")
+    for i in range(cards):
+        await engine.add_node({"id": f"c{i}", "type": "card", "package": "bench.svc"},
+                              workspace="w1")
+
+
+async def _build_http(conn: Conn, folder: Path, cards: int) -> None:
+    steps: list[tuple[str, str, Any]] = [
+        ("POST", "/v1/workspaces", {"id": "w1", "folder": str(folder), "settings": SETTINGS}),
+        ("POST", "/v1/packages", {"manifest": MANIFEST}),
+        ("POST", "/v1/packages/bench.svc/install", {}),
+        ("POST", "/v1/workspaces/w1/nodes", {"id": "lonely", "type": "agent"}),
+    ] + [("POST", "/v1/workspaces/w1/nodes", {"id": f"c{i}", "type": "card",
+                                              "package": "bench.svc"}) for i in range(cards)]
+    for method, target, body in steps:
+        status, answer = await conn.request(method, target, body)
+        assert status in (200, 201), answer
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def _sequential(conn: Conn, n: int, method: str, target: str,
+                      body: Any = None) -> list[float]:
+    times = []
+    for i in range(n):
+        t = time.perf_counter()
+        status, answer = await conn.request(method, target,
+                                            _call("c0", i) if body == "call" else body)
+        times.append(time.perf_counter() - t)
+        assert status == 200, answer
+    return times
+
+
+async def _concurrent(conns: list[Conn], seconds: float, method: str, target: str,
+                      call: bool) -> tuple[float, list[float]]:
+    latencies: list[float] = []
+    deadline = time.perf_counter() + seconds
+
+    async def worker(k: int, conn: Conn) -> int:
+        done = 0
+        while time.perf_counter() < deadline:
+            t = time.perf_counter()
+            status, answer = await conn.request(method, target,
+                                                _call(f"c{k}", done) if call else None)
+            latencies.append(time.perf_counter() - t)
+            assert status == 200, answer
+            done += 1
+        return done
+
+    t0 = time.perf_counter()
+    counts = await asyncio.gather(*(worker(k, c) for k, c in enumerate(conns)))
+    return sum(counts) / (time.perf_counter() - t0), latencies
+
+
+async def _sse_latency(path: str, token: str, op: Conn, events: int) -> list[float]:
+    """Grant/revoke toggles for the package; time until c0's stream shows each."""
+    # A card token for c0, then its event stream on a connection of its own.
+    status, answer = await op.request("POST", "/v1/tokens", {"principal": "card:c0"})
+    assert status == 201, answer
+    card_token = json.loads(answer)["token"]
+    reader, writer = await asyncio.open_unix_connection(path)
+    writer.write(f"GET /v1/events HTTP/1.1\r\nHost: ag\r\nAuthorization: Bearer {card_token}"
+                 f"\r\nAccept: text/event-stream\r\n\r\n".encode())
+    while (await reader.readline()) not in (b"\r\n", b""):
+        pass  # response headers (the body is chunked: sizes and frames by line)
+
+    async def next_event() -> None:
+        while True:
+            line = await reader.readline()
+            if line.startswith(b"event: permissions.changed"):
+                return
+
+    out = []
+    for i in range(events):
+        verb = "grant" if i % 2 == 0 else "revoke"
+        waiting = asyncio.ensure_future(next_event())
+        t = time.perf_counter()
+        status, answer = await op.request("POST", f"/v1/packages/bench.svc/{verb}",
+                                          {"permission": "clipboard.write"})
+        assert status == 200, answer
+        await waiting
+        out.append(time.perf_counter() - t)
+    writer.close()
+    return out
+
+
+async def run(tmp: Path, smoke: bool) -> dict[str, Any]:
+    """Every measurement, in one run; returns the figures."""
+    n_seq = 60 if smoke else 1_000
+    seconds = 0.5 if smoke else 5.0
+    batches, batch_size = (2, 200) if smoke else (20, 1_000)
+    conns_n = 4 if smoke else 32
+    cards = max(conns_n, 4)
+    figures: dict[str, Any] = {"smoke": smoke}
+
+    # The Python API in this process, on a database of its own; the service in
+    # a process of its own. Measured in turns, so the machine's mood (and the
+    # disk's: every call waits for its fsync) weighs on both alike.
+    engine = Engine.open(tmp / "api.db", world=World(net=None, fs=None))
+    sock = tmp / "s" / "serve.sock"
+    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "serve", "--db",
+                             str(tmp / "svc.db"), "--socket", str(sock)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            cwd=ROOT)
+    try:
+        await _build_api(engine, tmp / "ws", cards)
+
+        async def api_calls(n: int) -> list[float]:
+            out = []
+            for i in range(n):
+                t = time.perf_counter()
+                d = await engine.call("c0", "agents.prompt", "lonely", {"text": f"bench {i}"})
+                out.append(time.perf_counter() - t)
+                assert d.code == "PERMISSION_DENIED", d.message
+            return out
+
+        assert proc.stdout is not None
+        proc.stdout.readline()
+        assert proc.stdout.readline().strip() == "ready"
+        token = (tmp / "svc.db.operator-token").read_text().strip()
+        op = await Conn.open(str(sock), token)
+        await _build_http(op, tmp / "ws", cards)
+        await api_calls(20)  # warm-up
+        await _sequential(op, 20, "POST", "/v1/calls", "call")
+        await _sequential(op, 20, "GET", "/v1/health")
+        api: list[float] = []
+        http: list[float] = []
+        health: list[float] = []
+        for _ in range(10):
+            api += await api_calls(n_seq // 10)
+            http += await _sequential(op, n_seq // 10, "POST", "/v1/calls", "call")
+            health += await _sequential(op, n_seq // 10, "GET", "/v1/health")
+        engine.close()
+        conns = [await Conn.open(str(sock), token) for _ in range(conns_n)]
+        calls_rate, calls_lat = await _concurrent(conns, seconds, "POST", "/v1/calls", True)
+        health_rate, health_lat = await _concurrent(conns, seconds, "GET", "/v1/health", False)
+        for c in conns:
+            c.close()
+        op.close()  # idle meanwhile: a fresh connection for the rest
+        op = await Conn.open(str(sock), token)
+        batch_body = {"calls": [_call(f"c{i % cards}", i) for i in range(batch_size)]}
+        t = time.perf_counter()
+        for _ in range(batches):
+            status, answer = await op.request("POST", "/v1/calls:batch", batch_body)
+            assert status == 200, answer[:200]
+        batch_rate = batches * batch_size / (time.perf_counter() - t)
+        sse = await _sse_latency(str(sock), token, op, 10 if smoke else 100)
+        op.close()
+    finally:
+        engine.close()
+        proc.terminate()
+        proc.communicate(timeout=120)
+
+    def ms(values: list[float], q: float | None = None) -> float:
+        return (statistics.median(values) if q is None else _pct(values, q)) * 1000
+
+    figures.update({
+        "api_call_ms": ms(api), "http_call_ms": ms(http), "health_ms": ms(health),
+        "http_overhead_ms": ms(http) - ms(api),
+        "overhead_in_health_round_trips": (ms(http) - ms(api)) / ms(health),
+        "connections": conns_n,
+        "calls_per_s": calls_rate, "calls_p50_ms": ms(calls_lat),
+        "calls_p99_ms": ms(calls_lat, 0.99),
+        "health_per_s": health_rate, "health_p99_ms": ms(health_lat, 0.99),
+        "calls_to_health": calls_rate / health_rate,
+        "batch_size": batch_size, "batch_decisions_per_s": batch_rate,
+        "sse_events": len(sse), "sse_ms_median": ms(sse), "sse_ms_p99": ms(sse, 0.99),
+        "sse_ms_max": max(sse) * 1000,
+    })
+    return figures
+
+
+def lines(f: dict[str, Any]) -> list[str]:
+    """The figures as report lines."""
+    return [
+        f"one keep-alive connection, median: Python API {f['api_call_ms']:.2f} ms a call; "
+        f"POST /v1/calls {f['http_call_ms']:.2f} ms; GET /v1/health {f['health_ms']:.2f} ms; "
+        f"HTTP adds {f['http_overhead_ms']:.2f} ms = "
+        f"{f['overhead_in_health_round_trips']:.2f}× a health round trip (target ≤ 1.5×)",
+        f"{f['connections']} connections: POST /v1/calls {f['calls_per_s']:,.0f}/s "
+        f"(p50 {f['calls_p50_ms']:.1f} ms, p99 {f['calls_p99_ms']:.1f} ms); GET /v1/health "
+        f"{f['health_per_s']:,.0f}/s (p99 {f['health_p99_ms']:.1f} ms); calls/health "
+        f"{f['calls_to_health']:.2f} (targets ≥ 0.5, ≥ 5,000/s, p99 < 10 ms)",
+        f"POST /v1/calls:batch, {f['batch_size']:,} calls a request: "
+        f"{f['batch_decisions_per_s']:,.0f} decisions/s (target ≥ 50,000)",
+        f"SSE, request sent → event received ({f['sse_events']} events): median "
+        f"{f['sse_ms_median']:.1f} ms, p99 {f['sse_ms_p99']:.1f} ms, max {f['sse_ms_max']:.1f} "
+        f"ms (target < 50 ms)",
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m bench.service [--smoke] [--json FILE]``."""
+    parser = argparse.ArgumentParser(prog="bench.service")
+    parser.add_argument("--smoke", action="store_true", help="tiny sizes (the test suite)")
+    parser.add_argument("--json", help="write the raw figures here")
+    parser.add_argument("--dir", default="/tmp",
+                        help="where the databases go (/dev/shm: no disk, the CPU cost alone)")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="agb", dir=args.dir) as tmp:
+        figures = asyncio.run(run(Path(tmp), args.smoke))
+    for line in lines(figures):
+        print("- " + line)
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
