@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..operator import ancestors, operator_check
+from ..operator import ProcFS, ProcInfo, operator_check
 from ..principal import Principal
 
 __all__ = [
@@ -273,6 +273,35 @@ def _environ(pid: int) -> dict[str, str] | None:
     return out
 
 
+class _PeerTable:
+    """The process table with the peer as the parent of the process being checked.
+
+    `operator_check` judges a process by its parents and session; a service
+    judges its client, so the check runs for a stand-in (pid -1) whose parent
+    is the peer: the peer's own command line and environment are looked at
+    with its ancestors'. Not a `ProcFS`, on purpose: the check then does not
+    ask for a controlling terminal, which does not apply to a client that
+    reaches the service with a token rather than at a keyboard.
+    """
+
+    _ME = -1
+
+    def __init__(self, pid: int) -> None:
+        self._fs = ProcFS(self_pid=pid)
+        self._pid = pid
+
+    def self_pid(self) -> int:
+        return self._ME
+
+    def get(self, pid: int) -> ProcInfo | None:
+        if pid != self._ME:
+            return self._fs.get(pid)
+        peer = self._fs.get(self._pid)
+        if peer is None:
+            return None
+        return ProcInfo(self._ME, peer.pid, peer.sid, peer.tty, peer.start, (), peer.environ)
+
+
 def agent_verdict(peer: Peer) -> str | None:
     """Why the peer may not give consent, or None when it may (SPEC §4.5).
 
@@ -288,5 +317,5 @@ def agent_verdict(peer: Peer) -> str | None:
     if environ is None:
         return "cannot read the calling process's environment, so cannot rule out an agent"
     pid = peer.pid
-    check = operator_check(isatty=lambda: True, environ=environ, tree=lambda: ancestors(pid))
+    check = operator_check(isatty=lambda: True, environ=environ, table=_PeerTable(pid))
     return None if check.ok else f"the calling process (pid {pid}) is {check.reason}"
