@@ -303,6 +303,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .service import register as register_serve
 
     register_serve(sub)  # `arrowgate serve`: the HTTP service (SPEC §10.1)
+    from .mcpserver import register as register_mcp
+
+    register_mcp(sub)  # `arrowgate mcp`: card tools for an agent over MCP (SPEC §10.2)
     register = _plugin("cli", "tui")
     if register is not None:
         register(sub)
