@@ -91,6 +91,11 @@ class ToolCallsMixin:
         return {tc.id: (tc.agent, tc.card, tuple(tc.chain))
                 for tc in self.state.tool_calls.values() if tc.is_open}
 
+    @property
+    def _tool_opened(self: Engine) -> dict[str, float]:
+        """When each open tool call began (engine clock), by id."""
+        return {tc.id: tc.t for tc in self.state.tool_calls.values() if tc.is_open}
+
     # ------------------------------------------------------------ the call
     @consistent
     async def tool(self: Engine, agent: str, card: str, tool: str,

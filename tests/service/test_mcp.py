@@ -292,3 +292,24 @@ async def test_a_loop_through_two_agents_and_a_card_is_refused(world: Any) -> No
             assert not (await asyncio.wait_for(first, 30)).isError
     finally:
         await card.close()
+
+
+@pytest.mark.xfail(strict=True, reason="the rule that a prompt made without naming a context "
+                   "is checked against every open tool call's chain is engineer h15enga's "
+                   "(engine/calls.py), not yet merged into this branch")
+async def test_a_prompt_without_context_is_still_stopped_by_the_loop_guard(world: Any) -> None:
+    """A card that does not name the tool call in its prompt cannot loop it back (SPEC §9)."""
+    running, tokens, _clock = world
+    card = Card(running, tokens["c1"])
+    await card.start()
+    try:
+        async with mcp_session(running, "a1", tokens["a1"], []) as session:
+            calling = asyncio.create_task(session.call_tool("c1__relay", {}))
+            call = await card.next_call()
+            back = await card.post("/v1/calls", {"card": "c1", "call": "agents.prompt",
+                                                 "target": "a1", "args": {"text": "back"}})
+            await card.post(f"/v1/tool-calls/{call['id']}/result", {"result": "done"})
+            await asyncio.wait_for(calling, 30)
+            assert (back.get("code"), back.get("reason")) == ("LOOP_REFUSED", "cycle")
+    finally:
+        await card.close()
