@@ -118,6 +118,8 @@ class AgentMCP:
         self.server: Any = Server("arrowgate", lifespan=self._lifespan)
         self._session: Any = None
         self._listed: frozenset[tuple[str, str, str]] | None = None
+        #: ``<card>__<tool>`` → (card, tool), from the latest list the service gave.
+        self._names: dict[str, tuple[str, str]] = {}
         #: How many list_changed notifications were sent (for tests and logs).
         self.notified = 0
 
@@ -156,17 +158,23 @@ class AgentMCP:
             if self._session is None or self._listed is None:
                 continue  # nothing listed yet: the client's first list is current
             try:
-                now = self._key(await self.client.tools())
+                tools = await self.client.tools()
             except Exception:  # the service is restarting: try again at the next poll
                 continue
+            self._remember(tools)
+            now = self._key(tools)
             if now != self._listed:
                 self._listed = now
                 self.notified += 1
                 await self._session.send_tool_list_changed()
 
+    def _remember(self, tools: list[dict[str, Any]]) -> None:
+        self._names = {t["name"]: (t["card"], t["tool"]) for t in tools}
+
     async def _list_tools(self, req: Any) -> list[Any]:
         types = self.types
         tools = await self.client.tools()
+        self._remember(tools)
         if req is not None:
             # A real tools/list from the client (the SDK also calls this on a
             # cache miss, which the client never sees): what it now knows.
@@ -192,11 +200,11 @@ class AgentMCP:
     async def _call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
         if name == STATUS_TOOL:
             return await self._status(arguments)
-        tools = {t["name"]: t for t in await self.client.tools()}
-        known = tools.get(name)
-        # A tool the agent may not call now still goes to the engine, which
-        # refuses it, tells why and logs it: the client's list is never trusted.
-        card, tool = (known["card"], known["tool"]) if known else _split(name)
+        # The name only says which card and tool are meant (from the latest list,
+        # else split at the last "__"); whether the call may happen is the
+        # engine's decision, made now: a tool the agent may no longer call
+        # still goes to the engine, which refuses it, says why and logs it.
+        card, tool = self._names.get(name) or _split(name)
         opened = await self.client.call(card, tool, arguments)
         if opened.get("problem"):
             return self._text(opened.get("message") or opened.get("detail") or "refused",
