@@ -51,6 +51,17 @@ __all__ = ["ToolCallsMixin"]
 
 _MISSING: Any = object()
 
+def _agent_side(decision: Decision, agent: str, tool: Any) -> Decision:
+    """The refusal told from the calling agent's side (it is the agent that reads it)."""
+    card = decision.card or "?"
+    pkg = f" ({decision.package})" if decision.package else ""
+    head = f"{decision.code}: card {card}{pkg} may not {decision.call} {agent}"
+    if not decision.message.startswith(head):
+        return decision
+    return decision.with_(message=f"{decision.code}: agent {agent} may not call "
+                                  f"{card}.{str(tool)[:64]}{pkg}" + decision.message[len(head):])
+
+
 def _arg_path(path: Any) -> str:
     out = "args"
     for part in path:
@@ -116,23 +127,24 @@ class ToolCallsMixin:
         agent_node = self.state.canvas.node(agent)
         arrow = self.state.canvas.arrow_between(agent, card) if agent_node else None
         if agent_node is None or agent_node.type != "agent" or arrow is None:
-            return self._log_refusal(denial(
+            return self._log_refusal(_agent_side(denial(
                 call, card, "PERMISSION_DENIED", package=pkg.name, target=agent,
                 reason="not-connected", why=f"no arrow connects {agent} and {card}",
-                fix=f"draw an arrow between {agent} and {card}"), None, None)
+                fix=f"draw an arrow between {agent} and {card}"), agent, tool), None, None)
         assert pkg.manifest is not None
         spec = pkg.manifest.tool(tool) if isinstance(tool, str) else None
         if spec is None:
-            return self._log_refusal(denial(
+            return self._log_refusal(_agent_side(denial(
                 call, card, "UNKNOWN_TOOL", package=pkg.name, target=agent, arrow=arrow.id,
                 reason=str(tool)[:64], why=f"{pkg.name} offers no tool {str(tool)[:64]!r} "
-                f"(it offers: {', '.join(pkg.manifest.tools) or 'none'})"), None, None)
+                f"(it offers: {', '.join(pkg.manifest.tools) or 'none'})"), agent, tool),
+                None, None)
         problem = self._tool_args_problem(card_node.workspace, spec.input, args)
         if problem is not None:
             where, what = problem
-            return self._log_refusal(denial(
+            return self._log_refusal(_agent_side(denial(
                 call, card, "INVALID_ARGUMENT", package=pkg.name, target=agent, arrow=arrow.id,
-                reason=where, why=f"{where} {what}"), None, None)
+                reason=where, why=f"{where} {what}"), agent, tool), None, None)
         args = dict(args or {})
         current = agent_node.data.get("chain")
         chain = [*(current if current and current[-1] == agent else (agent,)), card]
