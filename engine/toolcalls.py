@@ -119,7 +119,12 @@ class ToolCallsMixin:
         the card makes with ``context=`` that id carry the causal chain.
         """
         self._tick()
-        call = f"tool:{tool}" if isinstance(tool, str) else "tool:?"
+        if type(agent) is not str or type(card) is not str or type(tool) is not str:
+            # From a hostile caller of the Python API: refused and logged, never a crash.
+            return self._log_refusal(denial(
+                "tool:?", repr(card)[:64], "INVALID_ARGUMENT", target=repr(agent)[:64],
+                reason="args", why="agent, card and tool are strings"), None, None)
+        call = f"tool:{tool}"
         found = check_card(self.state, card, call, agent)
         if isinstance(found, Decision):
             return self._log_refusal(found, None, None)

@@ -135,3 +135,17 @@ async def test_agent_cancels_and_context_closes(make_engine: Any, tmp_path: Path
     assert (await engine.cancel_tool(tc_id, by="agent:a1")).code == "TOOL_CANCELLED"
     after = await engine.call("c1", "agents.prompt", "a2", {"text": "hi"}, context=tc_id)
     assert (after.code, after.reason) == ("INVALID_ARGUMENT", "context")
+
+
+async def test_hostile_values_are_refused_not_raised(make_engine: Any, tmp_path: Path) -> None:
+    engine = await _world(make_engine, tmp_path)
+    for bad in ({"agent": ["a1"]}, {"card": {"x": 1}}, {"tool": 3}):
+        values: dict[str, Any] = {"agent": "a1", "card": "c1", "tool": "ping", **bad}
+        d = await engine.tool(values["agent"], values["card"], values["tool"])
+        assert d.code == "INVALID_ARGUMENT"
+    deep: dict[str, Any] = {}
+    for _ in range(200):
+        deep = {"q": deep}
+    d = await engine.tool("a1", "c1", "search", {"query": "x", "deep": deep})
+    assert d.code == "INVALID_ARGUMENT"
+    assert engine.state.tool_calls == {}
