@@ -114,6 +114,10 @@ class FastLane:
                 pos = exc.pos if isinstance(exc, json.JSONDecodeError) else exc.start
                 response = validation_problem([{"type": "json_invalid", "loc": ("body", pos),
                                                 "msg": "JSON decode error"}])
+            except UnicodeDecodeError:
+                # Not UTF-8 at all: answered as FastAPI answers it (problems.install_handlers).
+                raise ServiceError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT: There was an "
+                                   "error parsing the body", reason="malformed-json") from None
             except ValidationError as exc:
                 response = validation_problem([{**e, "loc": ("body", *e["loc"])}
                                                for e in exc.errors(include_url=False)])

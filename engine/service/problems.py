@@ -144,7 +144,9 @@ def install_handlers(app: FastAPI) -> None:
             if allowed:
                 exc.headers = {"Allow": ", ".join(sorted(allowed))}
         code = "NOT_FOUND" if exc.status_code == 404 else "INVALID_ARGUMENT"
-        reason = {404: "route", 405: "route", 413: "too-large"}.get(exc.status_code)
+        # FastAPI's own 400 is a body it could not parse at all (not UTF-8).
+        reason = {400: "malformed-json", 404: "route", 405: "route",
+                  413: "too-large"}.get(exc.status_code)
         # 405 carries the Allow header (RFC 9110), which Starlette put on the exception.
         return problem(exc.status_code, code, f"{code}: {exc.detail}", reason=reason,
                        headers=dict(exc.headers or {}))

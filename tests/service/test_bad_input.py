@@ -62,6 +62,7 @@ def test_malformed_json_unknown_fields_wrong_types_change_nothing(canvas) -> Non
             ("unknown-field", None, {**body, "confirmed": True}),
             ("invalid", None, WRONG_TYPES[path]),
             ("invalid", b"[1, 2]", None),
+            ("malformed-json", b'{"card": "\xda\xff"}', None),  # not UTF-8
         ]
         for reason, raw, obj in cases:
             if raw is not None:

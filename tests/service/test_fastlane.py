@@ -46,6 +46,8 @@ async def test_fast_lane_and_fastapi_routes_answer_alike(tmp_path) -> None:
             ("post", "/v1/calls", op, {**refused, "args": "text"}, None),
             ("post", "/v1/calls", op, None, b'{"card": "c1",'),
             ("post", "/v1/calls", op, None, b"[1]"),
+            ("post", "/v1/calls", op, None, b'T(\xda3\xff'),
+            ("post", "/v1/calls:batch", op, None, b'{"calls": "\xda\xff"}'),
             ("post", "/v1/calls", op, {**refused, "args": {"text": "x" * 3000}}, None),
             ("post", "/v1/calls", None, refused, None),
             ("post", "/v1/calls", "agt_unknown", refused, None),
@@ -84,6 +86,14 @@ def test_waiters_on_one_prompt_share_one_engine_wait(unix_server, tmp_path, monk
         return await real(self, prompt_id)
 
     monkeypatch.setattr(Engine, "wait", counting)
+    arrived: list[str] = []
+    real_prompt_wait = Service.prompt_wait
+
+    def arriving(self, prompt_id):
+        arrived.append(prompt_id)
+        return real_prompt_wait(self, prompt_id)
+
+    monkeypatch.setattr(Service, "prompt_wait", arriving)
     op = unix_server.client()
     build_canvas(op, tmp_path / "proj")
     c1 = unix_server.client(token=mint(op, "card:c1"))
@@ -100,9 +110,8 @@ def test_waiters_on_one_prompt_share_one_engine_wait(unix_server, tmp_path, monk
     threads = [threading.Thread(target=wait) for _ in range(6)]
     for t in threads:
         t.start()
-    while len(started) < 1:
+    while len(arrived) < 6:  # every waiter is in before the answer
         threading.Event().wait(0.01)
-    threading.Event().wait(0.3)  # let every waiter arrive
     digest = op.get("/v1/holds").json()[0]["text_sha256"]
     assert op.post(f"/v1/holds/{held}/approve", json={"text_sha256": digest}).status_code == 200
     for t in threads:
