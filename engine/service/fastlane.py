@@ -109,10 +109,8 @@ class FastLane:
                     call = CallBody.model_validate(data)
                 else:
                     batch = BatchBody.model_validate(data)
-            except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-                # Bytes that are not UTF-8 are malformed JSON too (a 400, never a 500).
-                pos = exc.pos if isinstance(exc, json.JSONDecodeError) else exc.start
-                response = validation_problem([{"type": "json_invalid", "loc": ("body", pos),
+            except json.JSONDecodeError as exc:
+                response = validation_problem([{"type": "json_invalid", "loc": ("body", exc.pos),
                                                 "msg": "JSON decode error"}])
             except UnicodeDecodeError:
                 # Not UTF-8 at all: answered as FastAPI answers it (problems.install_handlers).
