@@ -99,11 +99,20 @@ class EmitStep(Step):
 
 
 class ToolStep(Step):
-    """``tool``: an agent calls a card's tool (without ``args`` in this replay)."""
+    """``tool``: an agent calls a card's tool, with ``args`` checked by its input schema."""
 
     agent: str
     card: str
     tool: str
+    args: dict[str, Any] | None = None
+
+
+class ToolAnswerStep(Step):
+    """``tool.answer``: the card answers a ``tool`` step's call with a result or an error."""
+
+    call: str
+    result: Any = None
+    error: str | None = None
 
 
 class EventsStep(Step):
@@ -222,7 +231,8 @@ class LogStep(Step):
 
 #: The model of each ``do`` this replay plays.
 STEP_MODELS: dict[str, type[Step]] = {
-    "call": CallStep, "emit": EmitStep, "tool": ToolStep, "events": EventsStep,
+    "call": CallStep, "emit": EmitStep, "tool": ToolStep, "tool.answer": ToolAnswerStep,
+    "events": EventsStep,
     "history": Step, "install": InstallStep, "review": PackageStep,
     "grant": PermissionStep, "revoke": PermissionStep, "request": RequestStep,
     "update": UpdateStep, "approve": ApproveStep, "arrow.add": ArrowAddStep,
@@ -237,18 +247,14 @@ _ID_NAMES_A_THING = frozenset({"node.remove", "node.set", "arrow.remove"})
 # of step they may name.
 _PROMPTING = ("a call or emit", frozenset({"call", "emit"}))
 _REFS: dict[str, dict[str, tuple[str, frozenset[str]]]] = {
-    "await": {"step": _PROMPTING},
+    "await": {"step": ("a call, emit or tool", frozenset({"call", "emit", "tool"}))},
+    "tool.answer": {"call": ("a tool", frozenset({"tool"}))},
     "hold.approve": {"hold": _PROMPTING},
     "hold.reject": {"hold": _PROMPTING},
     "call": {"context": ("a tool", frozenset({"tool"}))},
     "emit": {"context": ("a tool", frozenset({"tool"}))},
     "approve": {"review": ("an update", frozenset({"update"}))},
 }
-# In FORMAT.md, but played only once the tool round trip exists (a later issue).
-_LATER = {"tool.answer": "the tool.answer step comes with the tool round trip "
-                         "(MCP issue); this replay does not play it yet"}
-
-
 class HttpAnswer(_Model):
     """How the case's network answers one URL."""
 
@@ -464,14 +470,11 @@ NOT_BOUND = frozenset({"do", "bind"})
 
 def step_problems(do: str, step: dict[str, Any]) -> list[tuple[str, str]]:
     """The step's own problems (types, fields), as (field, what is wrong)."""
-    if do in _LATER:
-        return [("do", _LATER[do])]
     model = STEP_MODELS.get(do)
     if model is None:
         return [("do", f"unknown do {do!r} (one of: {', '.join(sorted(STEP_MODELS))})")]
-    if do == "tool" and "args" in step:
-        return [("args", "tool with args comes with the tool round trip (MCP issue); this "
-                         "replay plays tool steps without args")]
+    if do == "tool.answer" and ("result" in step) == ("error" in step):
+        return [("result", "a tool.answer has a result or an error, not both and not neither")]
     try:
         model.model_validate(step)
     except ValidationError as exc:

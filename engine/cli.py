@@ -563,6 +563,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .service import register as register_serve
 
     register_serve(sub)  # `arrowgate serve`: the HTTP service (SPEC §10.1)
+    from .mcpserver import register as register_mcp
+
+    register_mcp(sub)  # `arrowgate mcp`: card tools for an agent over MCP (SPEC §10.2)
     from .cli_write import register as write_verbs  # node, arrow, package, call, hold
 
     write_verbs(sub)

@@ -53,6 +53,8 @@ from .prompts import Prompt
 from .queueing import PromptsMixin
 from .state import PackageState, State
 from .subscriptions import EventHub, Subscription
+from .toolcalls import ToolCallsMixin
+from .toolstate import ToolCall
 from .transactions import TransactionsMixin, consistent
 from .vault import SecretVault
 from .world import World
@@ -61,7 +63,7 @@ __all__ = ["Engine", "Event", "EventSink", "Update"]
 
 
 class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
-             InterchangeMixin):
+             ToolCallsMixin, InterchangeMixin):
     """The consent engine over one SQLite store.
 
     Args:
@@ -109,11 +111,9 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
         self._waiting_budget: set[str] = set()
         self._prepaid: dict[str, int] = {}
         self._budget_tasks: set[asyncio.Task[None]] = set()
-        self._tool_calls: dict[str, tuple[str, str, tuple[str, ...]]] = {}
-        #: When each tool call was opened (it is open for the tool timeout, SPEC §9).
-        self._tool_opened: dict[str, float] = {}
         #: Which refusals get a log row of their own (SPEC §8 "Bounds").
         self._denials = DenialLog()
+        self._tool_waiters: dict[str, list[asyncio.Future[None]]] = {}
         self._waiters: dict[str, list[asyncio.Future[None]]] = {}
         self._hidden: set[str] = set()
         self._seen: dict[str, float] = {}
@@ -206,6 +206,9 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
             prompt = Prompt.from_row(row)
             state.prompts[prompt.id] = prompt
             state.open_prompts.update(prompt)
+        for row in self.db.query("select * from tool_calls where state = 'open'"):
+            tc = ToolCall.from_row(row)
+            state.tool_calls[tc.id] = tc
         for row in self.db.query("select * from usage"):
             state.usage[row["workspace"]] = (row["tokens"], row["cost"])
         self.state = state
@@ -315,8 +318,10 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
         self._events.append(Event(type, card, data))
 
     def _tick(self) -> None:
-        """Catch up with other processes, then expire every hold whose deadline has passed."""
+        """Catch up with other processes, then expire every hold and tool call whose
+        deadline has passed."""
         self._sync()
+        self._expire_tool_calls()
         due = self.state.open_prompts.due(self.now())
         if not due:
             return

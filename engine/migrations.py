@@ -133,3 +133,15 @@ def m006_service_tokens(db: Database) -> None:
     db.table("service_tokens").create(
         {"id": str, "hash": str, "principal": str, "t": float, "revoked": float}, pk="id")
     db.table("service_tokens").create_index(["hash"], unique=True)
+
+
+@migrations()
+def m007_tool_calls(db: Database) -> None:
+    """Agents' tool calls to cards (SPEC §9): open ones survive a restart."""
+    db.table("tool_calls").create(
+        {"id": str, "position": int, "workspace": str, "agent": str, "card": str,
+         "package": str, "tool": str, "arrow": str, "args": str, "chain": str, "state": str,
+         "t": float, "deadline": float, "result": str, "code": str, "reason": str,
+         "message": str, "ended": float}, pk="id")
+    db.table("tool_calls").create_index(["state"])
+    db.table("tool_calls").create_index(["position"])

@@ -208,6 +208,7 @@ class PromptsMixin:
             result = self._recheck(prompt)
             if isinstance(result, Decision):
                 self._resolve(prompt, "cancelled", result.code, result.reason, result.message)
+        self._revalidate_tool_calls()
 
     async def approve_hold(self: Engine, prompt_id: str, *, text_sha256: str,
                            by: object = OPERATOR) -> Decision:

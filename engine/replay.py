@@ -32,6 +32,7 @@ from .hosts import normalise_host
 from .manifest import file_digests
 from .netguard import FetchFailed, FetchResponse, GuardedFetch, normal_url
 from .subscriptions import Subscription
+from .toolstate import ToolCall
 from .world import ScopeHandler, World
 
 __all__ = ["CaseResult", "StepResult", "VirtualClock", "load_case", "run_case", "run_files"]
@@ -218,6 +219,8 @@ class _Runner:
         self.engine = Engine.open(self.db_path, clock=self.clock, world=self.world)
         self.step_prompts: dict[str, list[str]] = {}
         self.step_values: dict[str, Any] = {}
+        #: Ids of ``tool`` steps that opened a tool call (``await`` reads its answer).
+        self.step_tools: set[str] = set()
         self.update_hashes: dict[str, tuple[str, str]] = {}
         self.package_files: dict[str, dict[str, str]] = {}
         #: Bound values by name, and the index of the step that bound each.
@@ -321,6 +324,10 @@ class _Runner:
             problem = "; ".join(p for p in (got["message"], problem) if p)
         if step["do"] == "await" and "held" in got and not problem:
             problem = "the prompt is still held"
+        if step["do"] == "await" and got.get("state") == "open" and not problem \
+                and (step.get("expect") or {}).get("state") != "open":
+            # Only a step that expects the call still open may find it so.
+            problem = "the tool call is still open"
         return got, problem
 
     async def _do(self, step: dict[str, Any]) -> dict[str, Any]:
@@ -355,10 +362,22 @@ class _Runner:
                     got["held"] = True
             return got
         if do == "tool":
-            decision = await engine.tool(step["agent"], step["card"], step["tool"])
+            decision = await engine.tool(step["agent"], step["card"], step["tool"],
+                                         step.get("args"))
             if sid and decision.allowed:
-                self.step_values[sid] = decision.value
+                self.step_values[sid] = decision.value["id"]
+                self.step_tools.add(sid)
             return _outcome_of(decision, engine)
+        if do == "tool.answer":
+            call_id = self.step_values.get(step["call"])
+            if call_id is None:
+                return {"error": "NOT_FOUND", "reason": "no-tool-call",
+                        "message": f"step {step['call']!r} opened no tool call"}
+            tc = engine.tool_call(call_id)
+            answer = {"error": step["error"]} if "error" in step else {"result": step["result"]}
+            await engine.answer_tool(call_id, **answer,
+                                     by=step.get("by") or f"card:{tc.card if tc else '?'}")
+            return {"ok": True}
         if do == "events":
             card = step["card"]
             sub = self.subs.get(card)
@@ -446,6 +465,9 @@ class _Runner:
             return {"ok": True}
         if do == "await":
             await engine.expire_due()
+            if step["step"] in self.step_tools:
+                return _tool_outcome(await engine.wait_tool(self.step_values[step["step"]],
+                                                            timeout=0))
             prompts = self.step_prompts.get(step["step"], [])
             if not prompts:
                 return {"error": "NOT_FOUND", "reason": "no-prompt",
@@ -571,3 +593,12 @@ def run_files(paths: list[str], *, as_json: bool = False, store: str | None = No
             failed += 1
     print(f"replay: {passed} passed, {failed} failed")
     return 2 if invalid else 0 if failed == 0 else 1
+
+
+def _tool_outcome(tc: ToolCall) -> dict[str, Any]:
+    """An ``await`` on a ``tool`` step: the card's result, or the error that ended the call."""
+    if tc.state == "answered":
+        return {"ok": True, "result": tc.result, "state": tc.state}
+    if tc.state == "open":
+        return {"state": "open"}
+    return {"error": tc.code, "reason": tc.reason, "message": tc.message, "state": tc.state}

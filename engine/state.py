@@ -16,6 +16,7 @@ from .catalogue import implied_by
 from .limits import RateCounters
 from .manifest import Manifest
 from .prompts import Prompt, PromptIndex
+from .toolstate import ToolCall
 
 __all__ = ["CACHE_LIMIT", "PackageState", "State"]
 
@@ -57,6 +58,8 @@ class State:
     #: The prompts still in play, by agent (kept by the engine's `_save_prompt`).
     open_prompts: PromptIndex = field(default_factory=PromptIndex)
     usage: dict[str, tuple[int, float]] = field(default_factory=dict)
+    #: Open tool calls by id (SPEC §9); resolved ones are only in the store.
+    tool_calls: dict[str, ToolCall] = field(default_factory=dict)
     #: Revision bumped by every committed batch (live views watch it).
     revision: int = 0
     #: Bumped by every change of grants, packages or workspace settings
@@ -109,6 +112,14 @@ class State:
     def undelivered(self, agent: str) -> int:
         """Prompts queued (not held, not delivered) for an agent."""
         return self.open_prompts.count(agent, "queued")
+
+    def open_tool_calls(self, card: str) -> list[ToolCall]:
+        """The card's open tool calls, oldest first, each with its causal ``chain`` (SPEC §9).
+
+        What the loop guard reads for a prompt a card makes without naming a context.
+        """
+        return sorted((tc for tc in self.tool_calls.values() if tc.card == card and tc.is_open),
+                      key=lambda tc: tc.position)
 
     def workspace_of(self, node: Node) -> Workspace:
         """The node's workspace."""

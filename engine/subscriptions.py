@@ -15,6 +15,9 @@ Which event needs what:
   for agents and terminals of the card's own workspace.
 - ``agents.onOutput``: ``agents.output``, an arrow between card and node, and
   an earlier allowed ``agents.onOutput`` call for that node.
+- ``tool.call``: an agent's call of one of the card's tools; to that card only,
+  while an arrow still connects it and the agent. ``tool.resolved`` (the call
+  timed out or was cancelled or answered) is about the card itself.
 - ``port.data``: data on a port arrow into the card; the arrow must still be
   there, and for data from a built-in node's output port the permission of
   `engine.catalogue.PORT_OUTPUTS` must be granted.
@@ -41,9 +44,10 @@ __all__ = ["CARD_EVENTS", "EventHub", "Subscription", "may_receive"]
 CARD_EVENTS = frozenset({
     "permissions.changed", "permissions.request", "prompt.held", "prompt.resolved",
     "agents.status", "agents.turn", "agents.changed", "agents.onOutput", "port.data",
+    "tool.call", "tool.resolved",
 })
 _OWN = frozenset({"permissions.changed", "permissions.request", "prompt.held",
-                  "prompt.resolved"})
+                  "prompt.resolved", "tool.resolved"})
 _AGENTS_READ = frozenset({"agents.status", "agents.turn", "agents.changed"})
 
 
@@ -59,6 +63,10 @@ def may_receive(state: State, card_id: str, event: Event,
     if isinstance(found, Decision):
         return False
     card, package = found
+    if event.type == "tool.call":
+        # To the called card only, while the agent is still connected to it.
+        agent = str(event.data.get("agent", ""))
+        return event.card == card_id and state.canvas.arrow_between(agent, card_id) is not None
     if event.type in _AGENTS_READ:
         node = state.canvas.node(str(event.data.get("agent", "")))
         same_ws = node.workspace == card.workspace if node is not None else \

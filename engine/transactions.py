@@ -285,6 +285,7 @@ class TransactionsMixin:
         for event in batch.events:
             self._dispatch(event)
         self._wake_waiters()
+        self._wake_tool_waiters()
         batch.finish(None)
 
     def _sync(self: Engine) -> None:

@@ -40,3 +40,16 @@ def test_service_bench_smoke(tmp_path) -> None:
     assert {"api_call_ms", "http_call_ms", "health_ms", "calls_per_s", "health_per_s",
             "calls_p99_ms", "batch_decisions_per_s", "sse_ms_median"} <= set(figures)
     assert figures["sse_events"] == 10 and figures["calls_per_s"] > 0
+
+
+def test_mcp_bench_smoke(tmp_path) -> None:
+    """The MCP benchmark (plain server against arrowgate mcp → serve → card) runs end to
+    end on tiny sizes (figures are not asserted)."""
+    from bench.mcp import main
+
+    out = tmp_path / "mcp.json"
+    assert main(["--smoke", "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert figures["calls"] == 10
+    assert {"plain_ms", "plain_p99_ms", "arrowgate_ms", "arrowgate_p99_ms", "overhead_ms",
+            "overhead_p99_ms"} <= set(figures)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .agent import CommandAgent
 from .base import AgentDriver, Driver, DriverHost, TerminalDriver
+from .mcpconfig import MCPSetup, write_token
 from .scripted import ScriptedAgent
 from .terminal import PtyTerminal
 
@@ -12,7 +13,9 @@ __all__ = [
     "CommandAgent",
     "Driver",
     "DriverHost",
+    "MCPSetup",
     "PtyTerminal",
     "ScriptedAgent",
     "TerminalDriver",
+    "write_token",
 ]

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from ..operator import DrivenRegistry
 from .base import AgentDriver, DriverHost
+from .mcpconfig import MCPSetup
 from .screen import Screen
 
 __all__ = ["CommandAgent"]
@@ -24,12 +25,16 @@ class CommandAgent(AgentDriver):
     cannot be started leaves the agent ``finished``.
     """
 
-    def __init__(self, node: str, command: Sequence[str], *, timeout: float = 600.0) -> None:
+    def __init__(self, node: str, command: Sequence[str], *, timeout: float = 600.0,
+                 mcp: MCPSetup | None = None) -> None:
+        """With ``mcp``, each run gets its MCP configuration (`engine.drivers.mcpconfig`)."""
         super().__init__(node)
         if not command or not all(isinstance(a, str) and a for a in command):
             raise ValueError(f"agent {node}: a command is a non-empty list of arguments")
         self._command = list(command)
         self._timeout = timeout
+        self._mcp = mcp
+        self._runs = 0
         self._screen = Screen(newline_returns=True)
         self._host: DriverHost | None = None
         self._folder = "."
@@ -49,11 +54,15 @@ class CommandAgent(AgentDriver):
         assert self._host is not None
         placeholder = any("{prompt}" in a for a in self._command)
         argv = [a.replace("{prompt}", text) for a in self._command]
+        extra: dict[str, str] = {}
+        if self._mcp is not None:
+            self._runs += 1
+            argv, extra = self._mcp.apply(argv, f"{os.getpid()}-{self._runs}")
         try:
             # A session of its own, recorded with the process (engine.operator):
             # what it starts is known as driven even after `env -u ARROWGATE_DRIVEN`.
             self._proc = proc = await asyncio.create_subprocess_exec(
-                *argv, cwd=self._folder, env=dict(os.environ, ARROWGATE_DRIVEN=self.node),
+                *argv, cwd=self._folder, env=dict(os.environ, **extra, ARROWGATE_DRIVEN=self.node),
                 stdin=asyncio.subprocess.PIPE, start_new_session=True,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
         except OSError as exc:

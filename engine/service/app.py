@@ -202,6 +202,7 @@ def json_response(data: Any, status: int = 200) -> Response:
 def create_app(service: Service) -> FastAPI:
     """The FastAPI application of the service."""
     from . import routes
+    from .toolroutes import register_tools
 
     app = FastAPI(title="arrowgate", version=API_VERSION, openapi_url="/openapi.json",
                   generate_unique_id_function=lambda route: route.name,
@@ -220,6 +221,7 @@ def create_app(service: Service) -> FastAPI:
         return Caller(principal, token_id, request)
 
     routes.register(app, service, caller)
+    register_tools(app, service, caller)
     install_handlers(app)
     app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
     return app

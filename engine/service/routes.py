@@ -317,13 +317,18 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     def _visible_prompt(prompt_id: str, who: Caller) -> Prompt:
         prompt = engine.prompt(prompt_id)
         if prompt is None or not (who.is_operator or (who.principal.kind == "card"
-                                                      and who.principal.node == prompt.card)):
+                                                      and who.principal.node == prompt.card)
+                                  # The agent whose tool call started the prompt's chain
+                                  # (arrowgate__prompt_status, SPEC §10.2).
+                                  or (who.principal.kind == "agent" and prompt.chain
+                                      and prompt.chain[0] == who.principal.node)):
             raise _not_found(f"no prompt {prompt_id!r}")
         return prompt
 
     @r.get("/v1/prompts/{prompt_id}", response_model=PromptOut)
     async def get_prompt(prompt_id: str, who: Caller = Who) -> Response:
-        """A prompt and its state (the operator, or the card that made it)."""
+        """A prompt and its state (the operator, the card that made it, or the agent whose
+        tool call began its chain)."""
         return json_response(_prompt_json(_visible_prompt(prompt_id, who)))
 
     @r.get("/v1/prompts/{prompt_id}/wait", response_model=DecisionOut)

@@ -63,8 +63,10 @@ class Running:
 
 
 def start_server(db: Path, *, tcp: bool = False, heartbeat: float = 15.0,
-                 max_body: int | None = None) -> Running:
-    """Start a server on ``db`` in a thread; returns once it serves."""
+                 max_body: int | None = None,
+                 clock: Callable[[], float] | None = None) -> Running:
+    """Start a server on ``db`` in a thread (on ``clock``, when given); returns once it
+    serves."""
     from engine.service.auth import TokenStore
     from engine.service.serve import (
         address_of,
@@ -85,7 +87,8 @@ def start_server(db: Path, *, tcp: bool = False, heartbeat: float = 15.0,
 
     def run() -> None:
         async def main() -> None:
-            engine = Engine.open(db, world=World(net=None, fs=None))
+            engine = Engine.open(db, world=World(net=None, fs=None),
+                                 **({"clock": clock} if clock is not None else {}))
             tokens = TokenStore(db)
             box["token"] = operator_token(tokens, default_token_file(db))
             sock = bind_tcp("127.0.0.1:0") if tcp else bind_unix(sock_dir / "d" / "serve.sock")

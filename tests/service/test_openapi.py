@@ -14,7 +14,7 @@ def test_committed_openapi_matches_the_routes() -> None:
 
 
 def test_document_is_openapi_3_1_with_every_route_and_problem_errors() -> None:
-    """Every route of §10.1 but the tool calls; errors documented as problem+json; no 422."""
+    """Every route of §10.1 (tool calls included, with their cancel and list routes); errors documented as problem+json; no 422."""
     doc = json.loads(COMMITTED.read_text())
     assert doc["openapi"] == "3.1.0"
     expected = {
@@ -32,7 +32,10 @@ def test_document_is_openapi_3_1_with_every_route_and_problem_errors() -> None:
         ("get", "/v1/holds"), ("post", "/v1/holds/{prompt_id}/approve"),
         ("post", "/v1/holds/{prompt_id}/reject"), ("get", "/v1/events"), ("get", "/v1/log"),
         ("get", "/v1/log/export"), ("post", "/v1/log/verify"), ("get", "/v1/reach/{card}"),
-        ("get", "/v1/history"),
+        ("get", "/v1/history"), ("post", "/v1/tool-calls"),
+        ("post", "/v1/tool-calls/{call_id}/result"), ("get", "/v1/tool-calls/{call_id}"),
+        ("get", "/v1/tool-calls/{call_id}/wait"), ("post", "/v1/tool-calls/{call_id}/cancel"),
+        ("get", "/v1/agents/{agent}/tools"),
     }
     got = {(m, p) for p, ops in doc["paths"].items() for m in ops}
     assert got == expected

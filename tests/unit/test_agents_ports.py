@@ -12,7 +12,7 @@ async def test_tool_needs_arrow_then_declared_tool(world: Engine) -> None:
     assert (await world.tool("a2", "c1", "nope")).reason == "not-connected"
     assert (await world.tool("a1", "c1", "nope")).code == "UNKNOWN_TOOL"
     d = await world.tool("a1", "c1", "relay")
-    assert d.outcome == "ok" and isinstance(d.value, str)
+    assert d.outcome == "ok" and d.value == {"id": d.value["id"], "state": "open"}
 
 
 async def test_chain_is_kept_by_the_engine_and_hops_are_limited(make_engine, tmp_path,
@@ -27,11 +27,11 @@ async def test_chain_is_kept_by_the_engine_and_hops_are_limited(make_engine, tmp
         await engine.add_node({"id": n, "type": "agent"}, workspace="w1")
     for i, (a, b) in enumerate((("a1", "c1"), ("c1", "a2"), ("a2", "c2"), ("c2", "a3"))):
         await engine.add_arrow({"id": f"e{i}", "from": a, "to": b})
-    k1 = (await engine.tool("a1", "c1", "relay")).value
+    k1 = (await engine.tool("a1", "c1", "relay")).value["id"]
     first = await engine.call("c1", "agents.prompt", "a2", {"text": "hop 1"}, context=k1)
     assert first.outcome == "queued"
     assert engine.log_rows(arrow="e1")[-1]["chain"] == ["a1", "c1", "a2"]
-    k2 = (await engine.tool("a2", "c2", "relay")).value
+    k2 = (await engine.tool("a2", "c2", "relay")).value["id"]
     second = await engine.call("c2", "agents.prompt", "a3", {"text": "hop 2"}, context=k2)
     assert (second.code, second.reason) == ("LOOP_REFUSED", "hop-limit")
     # A card cannot borrow another card's tool call.

@@ -1,0 +1,104 @@
+"""Tool calls through real HTTP (SPEC §9, §10.1): an agent calls, the card answers."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from .conftest import Running, mint
+
+TOOLS = {"name": "acme.search", "version": "1.0.0", "permissions": {"agents.prompt": {}},
+         "tools": [{"name": "search", "description": "Search the notes",
+                    "input": {"type": "object", "properties": {"query": {"type": "string"}},
+                              "required": ["query"]}}, "ping"]}
+
+
+def build(running: Running, folder: Path) -> dict[str, str]:
+    """c1 (acme.search) connected to a1 and to the dangerous y1; a2 not connected.
+    Returns the tokens of a1, a2, c1 and c2."""
+    op = running.client()
+    folder.mkdir(exist_ok=True)
+    for method, path, body in (
+            ("post", "/v1/workspaces", {"id": "w1", "folder": str(folder)}),
+            ("post", "/v1/packages", {"manifest": TOOLS}),
+            ("post", "/v1/packages/acme.search/install", {"grant": "required"}),
+            ("post", "/v1/workspaces/w1/nodes", {"id": "c1", "type": "card",
+                                                 "package": "acme.search"}),
+            ("post", "/v1/workspaces/w1/nodes", {"id": "c2", "type": "card",
+                                                 "package": "acme.search"}),
+            ("post", "/v1/workspaces/w1/nodes", {"id": "a1", "type": "agent"}),
+            ("post", "/v1/workspaces/w1/nodes", {"id": "a2", "type": "agent"}),
+            ("post", "/v1/workspaces/w1/nodes", {"id": "y1", "type": "agent",
+                                                 "dangerous": True}),
+            ("post", "/v1/workspaces/w1/arrows", {"id": "e1", "from": "a1", "to": "c1"}),
+            ("post", "/v1/workspaces/w1/arrows", {"id": "e2", "from": "c1", "to": "y1"})):
+        r = op.request(method.upper(), path, json=body)
+        assert r.status_code in (200, 201), r.text
+    return {p: mint(op, f"{'agent' if p[0] == 'a' else 'card'}:{p}")
+            for p in ("a1", "a2", "c1", "c2")}
+
+
+def test_round_trip_over_http(serve_at: Callable[..., Running], tmp_path: Path) -> None:
+    running = serve_at()
+    tokens = build(running, tmp_path / "ws")
+    a1, a2, c1, c2 = (running.client(tokens[k]) for k in ("a1", "a2", "c1", "c2"))
+    tools = a1.get("/v1/agents/a1/tools").json()
+    assert [(t["name"], t["description"]) for t in tools] == [
+        ("c1__ping", ""), ("c1__search", "Search the notes")]
+    assert tools[1]["input"]["required"] == ["query"]
+    assert a2.get("/v1/agents/a2/tools").json() == []
+    assert a2.get("/v1/agents/a1/tools").status_code == 403
+    # An agent token acts only as its agent; a card token is no agent.
+    assert a2.post("/v1/tool-calls", json={"agent": "a1", "card": "c1",
+                                           "tool": "ping"}).status_code == 403
+    assert c1.post("/v1/tool-calls", json={"agent": "a1", "card": "c1",
+                                           "tool": "ping"}).status_code == 403
+    refused = a1.post("/v1/tool-calls", json={"agent": "a1", "card": "c1", "tool": "search",
+                                              "args": {"query": 3}}).json()
+    assert refused["state"] == "refused" and refused["decision"]["code"] == "INVALID_ARGUMENT"
+    assert refused["decision"]["reason"] == "args.query"
+    opened = a1.post("/v1/tool-calls", json={"agent": "a1", "card": "c1", "tool": "search",
+                                             "args": {"query": "standup"}}).json()
+    assert opened["state"] == "open"
+    call_id = opened["id"]
+    waited = a1.get(f"/v1/tool-calls/{call_id}/wait", params={"timeout": 0}).json()
+    assert waited["state"] == "open"
+    # Only the called card answers; others learn nothing of it.
+    assert c2.post(f"/v1/tool-calls/{call_id}/result", json={"result": 1}).status_code == 404
+    assert a1.post(f"/v1/tool-calls/{call_id}/result", json={"result": 1}).status_code == 403
+    assert c1.post(f"/v1/tool-calls/{call_id}/result", json={}).status_code == 400
+    assert a2.get(f"/v1/tool-calls/{call_id}").status_code == 404
+    # The agent waits (bounded) while the card answers from another thread.
+    answer = threading.Timer(0.3, lambda: c1.post(f"/v1/tool-calls/{call_id}/result",
+                                                  json={"result": {"hits": 1}}))
+    answer.start()
+    done = a1.get(f"/v1/tool-calls/{call_id}/wait", params={"timeout": 30}).json()
+    answer.join()
+    assert (done["state"], done["result"]) == ("answered", {"hits": 1})
+    again = c1.post(f"/v1/tool-calls/{call_id}/result", json={"result": 2})
+    assert again.status_code == 404 and again.json()["reason"] == "answered"
+    bad = a1.get(f"/v1/tool-calls/{call_id}/wait", params={"timeout": 301})
+    assert bad.status_code == 400
+
+
+def test_held_prompt_returns_the_wait_at_once_and_cancel(
+        serve_at: Callable[..., Running], tmp_path: Path) -> None:
+    running = serve_at()
+    tokens = build(running, tmp_path / "ws")
+    a1, c1 = running.client(tokens["a1"]), running.client(tokens["c1"])
+    call_id = a1.post("/v1/tool-calls", json={"agent": "a1", "card": "c1",
+                                              "tool": "ping"}).json()["id"]
+    held = c1.post("/v1/calls", json={"card": "c1", "call": "agents.prompt", "target": "y1",
+                                      "args": {"text": "deploy"}, "context": call_id}).json()
+    assert held["outcome"] == "held"
+    waited = a1.get(f"/v1/tool-calls/{call_id}/wait", params={"timeout": 60}).json()
+    assert waited["state"] == "open"
+    assert waited["held"] == [{"prompt": held["prompt"], "state": "held", "agent": "y1"}]
+    # The agent whose tool call began the chain may read the prompt's state.
+    assert a1.get(f"/v1/prompts/{held['prompt']}").json()["state"] == "held"
+    cancelled = a1.post(f"/v1/tool-calls/{call_id}/cancel").json()
+    assert cancelled["state"] == "cancelled" and cancelled["error"]["code"] == "TOOL_CANCELLED"
+    log = running.client().get("/v1/log", params={"arrow": "e1"}).json()
+    rows = log["rows"] if isinstance(log, dict) else log
+    assert [r["outcome"] for r in rows] == ["ok", "cancelled"]

@@ -1,0 +1,97 @@
+"""Agent drivers write each run's MCP configuration outside the workspace (SPEC §10.2)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.drivers import CommandAgent, MCPSetup, write_token
+
+
+def _setup(tmp_path: Path, tool: str, agent: str = "a1") -> MCPSetup:
+    token = write_token(tmp_path / "tokens", agent, "secret-token")
+    return MCPSetup(agent, tool, "/opt/bin/arrowgate", "/run/ag/serve.sock", token,
+                    tmp_path / "runs", tmp_path / "ws")
+
+
+def test_token_file_is_only_the_users(tmp_path: Path) -> None:
+    path = write_token(tmp_path / "tokens", "a1", "t0k")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert path.read_text() == "t0k"
+    with pytest.raises(ValueError):
+        write_token(tmp_path / "tokens", "../x", "t")
+
+
+def test_claude_code_gets_a_strict_config_file(tmp_path: Path) -> None:
+    argv, env = _setup(tmp_path, "claude-code").apply(["claude", "-p", "hi"], "r1")
+    assert argv[:4] == ["claude", "--mcp-config", argv[2], "--strict-mcp-config"]
+    assert argv[4:] == ["-p", "hi"] and env == {}
+    config = Path(argv[2])
+    assert stat.S_IMODE(config.stat().st_mode) == 0o600
+    assert not config.resolve().is_relative_to((tmp_path / "ws").resolve())
+    server = json.loads(config.read_text())["mcpServers"]["arrowgate"]
+    assert server == {"command": "/opt/bin/arrowgate", "args": [
+        "mcp", "--agent", "a1", "--service", "/run/ag/serve.sock", "--token-file",
+        str(tmp_path / "tokens" / "a1.token")]}
+
+
+def test_codex_gets_command_line_overrides(tmp_path: Path) -> None:
+    argv, env = _setup(tmp_path, "codex").apply(["codex", "exec", "-"], "r1")
+    assert argv[0] == "codex" and argv[-2:] == ["exec", "-"] and env == {}
+    assert argv[1:3] == ["-c", 'mcp_servers.arrowgate.command="/opt/bin/arrowgate"']
+    assert argv[3] == "-c" and argv[4].startswith("mcp_servers.arrowgate.args=")
+    assert json.loads(argv[4].split("=", 1)[1])[:3] == ["mcp", "--agent", "a1"]
+
+
+def test_gemini_gets_a_system_settings_layer(tmp_path: Path) -> None:
+    argv, env = _setup(tmp_path, "gemini").apply(["gemini", "-p", "hi"], "r1")
+    assert argv == ["gemini", "-p", "hi"]
+    settings = json.loads(Path(env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]).read_text())
+    assert settings["mcpServers"]["arrowgate"]["args"][:3] == ["mcp", "--agent", "a1"]
+
+
+def test_the_configuration_never_goes_inside_the_workspace(tmp_path: Path) -> None:
+    token = write_token(tmp_path / "tokens", "a1", "t")
+    with pytest.raises(ValueError, match="inside the workspace"):
+        MCPSetup("a1", "claude-code", "arrowgate", "sock", token, tmp_path / "ws" / "cfg",
+                 tmp_path / "ws")
+
+
+class _Host:
+    def __init__(self) -> None:
+        self.replies: list[str] = []
+        self.done = asyncio.Event()
+
+    def output(self, node: str, text: str) -> None:
+        pass
+
+    def replied(self, node: str, text: str) -> None:
+        self.replies.append(text)
+        self.done.set()
+
+    def status(self, node: str, status: str) -> None:
+        pass
+
+
+async def test_command_agent_starts_each_run_with_its_configuration(tmp_path: Path) -> None:
+    """A stand-in for Claude Code prints the arguments and the configuration it was given."""
+    (tmp_path / "ws").mkdir()
+    script = tmp_path / "claude"
+    script.write_text(f"#!{sys.executable}\nimport sys, json\ni = sys.argv.index('--mcp-config')\n"
+                      "config = json.load(open(sys.argv[i + 1]))\n"
+                      "print(sys.argv[i + 2], config['mcpServers']['arrowgate']['args'][2])\n")
+    script.chmod(0o700)
+    fake = [str(script), "-p", "{prompt}"]
+    agent = CommandAgent("a1", fake, mcp=_setup(tmp_path, "claude-code"))
+    host = _Host()
+    await agent.start(host, str(tmp_path / "ws"))  # type: ignore[arg-type]
+    agent.submit("hello")
+    await asyncio.wait_for(host.done.wait(), 60)
+    await agent.aclose()
+    assert host.replies == ["--strict-mcp-config a1"]

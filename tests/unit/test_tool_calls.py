@@ -1,0 +1,151 @@
+"""The tool round trip (SPEC §9): arguments, answers, timeouts, cancellation, restarts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import Engine
+from engine.errors import InvalidRequest
+
+from ..conftest import manifest, offer_install
+
+SEARCH = {"name": "search", "description": "Search the notes",
+          "input": {"type": "object", "properties": {"query": {"type": "string"},
+                                                     "limit": {"type": "integer", "minimum": 1}},
+                    "required": ["query"], "additionalProperties": False}}
+
+
+async def _world(make_engine: Any, tmp_path: Path, **settings: Any) -> Engine:
+    engine: Engine = make_engine()
+    await engine.create_workspace("w1", tmp_path / "ws", settings=settings or None)
+    await offer_install(engine, manifest("acme.tools", {"agents.prompt": {}},
+                                         tools=[SEARCH, "ping"]))
+    for node in ({"id": "c1", "type": "card", "package": "acme.tools"},
+                 {"id": "a1", "type": "agent", "name": "A1"},
+                 {"id": "a2", "type": "agent", "name": "A2"}):
+        await engine.add_node(node, workspace="w1")
+    await engine.add_arrow({"id": "e1", "from": "a1", "to": "c1"})
+    await engine.add_arrow({"id": "e2", "from": "c1", "to": "a2"})
+    return engine
+
+
+async def test_arguments_are_checked_against_the_schema_naming_the_path(
+        make_engine: Any, tmp_path: Path) -> None:
+    engine = await _world(make_engine, tmp_path)
+    missing = await engine.tool("a1", "c1", "search", {})
+    assert (missing.code, missing.reason) == ("INVALID_ARGUMENT", "args.query")
+    wrong = await engine.tool("a1", "c1", "search", {"query": "x", "limit": 0})
+    assert (wrong.code, wrong.reason) == ("INVALID_ARGUMENT", "args.limit")
+    extra = await engine.tool("a1", "c1", "ping", {"x": 1})
+    assert (extra.code, extra.reason) == ("INVALID_ARGUMENT", "args.x")
+    # Refused calls are logged on the arrow with call tool:<name>, and change nothing.
+    rows = engine.log_rows(arrow="e1")
+    assert [(r["call"], r["outcome"]) for r in rows] == [("tool:search", "denied")] * 2 + [
+        ("tool:ping", "denied")]
+    assert engine.state.tool_calls == {}
+
+
+async def test_answer_reaches_the_agent_once_and_is_logged(make_engine: Any,
+                                                           tmp_path: Path) -> None:
+    engine = await _world(make_engine, tmp_path)
+    sub = engine.subscribe("c1")
+    d = await engine.tool("a1", "c1", "search", {"query": "standup"})
+    assert d.outcome == "ok" and d.value["state"] == "open" and d.arrow == "e1"
+    tc_id = d.value["id"]
+    events = [(e.type, e.data) for e in sub.ready()]
+    assert events == [("tool.call", {"id": tc_id, "agent": "a1", "tool": "search",
+                                     "args": {"query": "standup"}, "chain": ["a1", "c1"]})]
+    assert [tc.id for tc in engine.state.open_tool_calls("c1")] == [tc_id]
+    with pytest.raises(InvalidRequest) as other:
+        await engine.answer_tool(tc_id, result=1, by="card:c2")
+    assert other.value.code == "NOT_FOUND"
+    tc = await engine.answer_tool(tc_id, result={"hits": 2}, by="card:c1")
+    assert tc.to_json()["result"] == {"hits": 2}
+    with pytest.raises(InvalidRequest) as twice:
+        await engine.answer_tool(tc_id, result=3, by="card:c1")
+    assert (twice.value.code, twice.value.reason) == ("NOT_FOUND", "answered")
+    assert (await engine.wait_tool(tc_id, timeout=0)).state == "answered"
+    rows = engine.log_rows(arrow="e1")
+    assert [(r["call"], r["outcome"], r["prompt"]) for r in rows] == [
+        ("tool:search", "ok", tc_id), ("tool:search", "answered", tc_id)]
+    assert engine.state.open_tool_calls("c1") == []
+
+
+async def test_error_answer(make_engine: Any, tmp_path: Path) -> None:
+    engine = await _world(make_engine, tmp_path)
+    tc_id = (await engine.tool("a1", "c1", "ping")).value["id"]
+    with pytest.raises(InvalidRequest):
+        await engine.answer_tool(tc_id, by="card:c1")  # neither result nor error
+    tc = await engine.answer_tool(tc_id, error="the index is rebuilding", by="card:c1")
+    assert tc.to_json()["error"]["code"] == "TOOL_ERROR"
+    assert "rebuilding" in tc.message
+
+
+async def test_timeout_on_the_engine_clock_and_restart(make_engine: Any, tmp_path: Path,
+                                                       clock: Any) -> None:
+    engine = await _world(make_engine, tmp_path, tool_timeout=30)
+    first = (await engine.tool("a1", "c1", "ping")).value["id"]
+    clock.t += 10
+    second = (await engine.tool("a1", "c1", "ping")).value["id"]
+    engine.close()
+    clock.t += 25  # the first is past its deadline, the second is not
+    engine = make_engine()
+    assert engine.tool_call(first).state == "open"  # type: ignore[union-attr]
+    await engine.expire_due()
+    timed_out = engine.tool_call(first)
+    assert timed_out is not None and (timed_out.state, timed_out.code) == ("expired",
+                                                                            "TOOL_TIMEOUT")
+    assert engine.tool_call(second).state == "open"  # type: ignore[union-attr]
+    row = engine.log_rows(outcome="expired")[-1]
+    assert (row["prompt"], row["t"]) == (first, 1030.0)
+    clock.t += 10
+    assert (await engine.wait_tool(second, timeout=0)).code == "TOOL_TIMEOUT"
+
+
+@pytest.mark.parametrize("change", ["arrow", "agent", "card", "pending"])
+async def test_cancelled_when_consent_goes(make_engine: Any, tmp_path: Path,
+                                           change: str) -> None:
+    engine = await _world(make_engine, tmp_path)
+    tc_id = (await engine.tool("a1", "c1", "ping")).value["id"]
+    if change == "arrow":
+        await engine.remove_arrow("e1")
+    elif change == "agent":
+        await engine.remove_node("a1")
+    elif change == "card":
+        await engine.remove_node("c1")
+    else:
+        await engine.update("acme.tools", digests={"index.js": "0" * 64})
+    tc = await engine.wait_tool(tc_id, timeout=0)
+    assert tc.state == "cancelled"
+    assert tc.code == ("PACKAGE_PENDING" if change == "pending" else "PERMISSION_DENIED")
+    assert engine.log_rows(outcome="cancelled")[-1]["prompt"] == tc_id
+
+
+async def test_agent_cancels_and_context_closes(make_engine: Any, tmp_path: Path) -> None:
+    engine = await _world(make_engine, tmp_path)
+    tc_id = (await engine.tool("a1", "c1", "ping")).value["id"]
+    inside = await engine.call("c1", "agents.prompt", "a2", {"text": "hi"}, context=tc_id)
+    assert engine.log_rows(arrow="e2")[-1]["chain"] == ["a1", "c1", "a2"]
+    assert inside.outcome == "queued"
+    with pytest.raises(InvalidRequest):
+        await engine.cancel_tool(tc_id, by="agent:a2")
+    assert (await engine.cancel_tool(tc_id, by="agent:a1")).code == "TOOL_CANCELLED"
+    after = await engine.call("c1", "agents.prompt", "a2", {"text": "hi"}, context=tc_id)
+    assert (after.code, after.reason) == ("INVALID_ARGUMENT", "context")
+
+
+async def test_hostile_values_are_refused_not_raised(make_engine: Any, tmp_path: Path) -> None:
+    engine = await _world(make_engine, tmp_path)
+    for bad in ({"agent": ["a1"]}, {"card": {"x": 1}}, {"tool": 3}):
+        values: dict[str, Any] = {"agent": "a1", "card": "c1", "tool": "ping", **bad}
+        d = await engine.tool(values["agent"], values["card"], values["tool"])
+        assert d.code == "INVALID_ARGUMENT"
+    deep: dict[str, Any] = {}
+    for _ in range(200):
+        deep = {"q": deep}
+    d = await engine.tool("a1", "c1", "search", {"query": "x", "deep": deep})
+    assert d.code == "INVALID_ARGUMENT"
+    assert engine.state.tool_calls == {}
