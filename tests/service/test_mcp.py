@@ -294,9 +294,6 @@ async def test_a_loop_through_two_agents_and_a_card_is_refused(world: Any) -> No
         await card.close()
 
 
-@pytest.mark.xfail(strict=True, reason="the rule that a prompt made without naming a context "
-                   "is checked against every open tool call's chain is engineer h15enga's "
-                   "(engine/calls.py), not yet merged into this branch")
 async def test_a_prompt_without_context_is_still_stopped_by_the_loop_guard(world: Any) -> None:
     """A card that does not name the tool call in its prompt cannot loop it back (SPEC §9)."""
     running, tokens, _clock = world

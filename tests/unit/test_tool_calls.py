@@ -20,6 +20,7 @@ SEARCH = {"name": "search", "description": "Search the notes",
 
 async def _world(make_engine: Any, tmp_path: Path, **settings: Any) -> Engine:
     engine: Engine = make_engine()
+    (tmp_path / "ws").mkdir(exist_ok=True)
     await engine.create_workspace("w1", tmp_path / "ws", settings=settings or None)
     await offer_install(engine, manifest("acme.tools", {"agents.prompt": {}},
                                          tools=[SEARCH, "ping"]))
