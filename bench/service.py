@@ -85,6 +85,7 @@ def _call(card: str, n: int) -> dict[str, Any]:
 
 
 async def _build_api(engine: Engine, folder: Path, cards: int) -> None:
+    folder.mkdir(parents=True, exist_ok=True)  # a workspace's folder must exist
     await engine.create_workspace("w1", str(folder), settings=SETTINGS)
     await engine.offer("bench.svc", MANIFEST,
                        file_digests({"manifest.json": json.dumps(MANIFEST, sort_keys=True)}))

@@ -37,7 +37,9 @@ def build_store(w: WorldSpec, db_path: Path) -> None:
     engine = Engine.open(db_path, world=World(net=None, fs=None))
 
     async def setup() -> None:
-        await engine.create_workspace("w1", "/tmp/bench-ws", settings={"card_cap": 1_000_000})
+        (db_path.parent / "ws").mkdir(exist_ok=True)  # a workspace's folder must exist
+        await engine.create_workspace("w1", db_path.parent / "ws",
+                                      settings={"card_cap": 1_000_000})
         for p, perms in w.grants.items():
             raw = {"name": p, "version": "1",
                    "permissions": {"agents.prompt": {}, "terminals.write": {}}}

@@ -34,7 +34,7 @@ import json
 import time
 from typing import TYPE_CHECKING, Any
 
-from .checks import check_card, denial
+from .checks import check_card, denial, malformed, shown
 from .decision import Decision
 from .errors import InvalidRequest
 from .manifest import check_json
@@ -59,7 +59,7 @@ def _agent_side(decision: Decision, agent: str, tool: Any) -> Decision:
     if not decision.message.startswith(head):
         return decision
     return decision.with_(message=f"{decision.code}: agent {agent} may not call "
-                                  f"{card}.{str(tool)[:64]}{pkg}" + decision.message[len(head):])
+                                  f"{card}.{shown(tool)[:64]}{pkg}" + decision.message[len(head):])
 
 
 def _arg_path(path: Any) -> str:
@@ -119,12 +119,15 @@ class ToolCallsMixin:
         the card makes with ``context=`` that id carry the causal chain.
         """
         self._tick()
-        if type(agent) is not str or type(card) is not str or type(tool) is not str:
-            # From a hostile caller of the Python API: refused and logged, never a crash.
-            return self._log_refusal(denial(
-                "tool:?", repr(card)[:64], "INVALID_ARGUMENT", target=repr(agent)[:64],
-                reason="args", why="agent, card and tool are strings"), None, None)
-        call = f"tool:{tool}"
+        # The tool's name as a log row can hold it (an odd one is then UNKNOWN_TOOL).
+        call = f"tool:{shown(tool)}"
+        if not (type(card) is str and type(agent) is str and str.isascii(card)
+                and str.isascii(agent)):
+            # From a hostile caller: a card or agent id that is not plain text is a
+            # clean, logged refusal (CARD_UNKNOWN, INVALID_ARGUMENT target), never a crash.
+            refusal = malformed(self.state, card, call, agent)
+            if refusal is not None:
+                return self._log_refusal(refusal, None, None)
         found = check_card(self.state, card, call, agent)
         if isinstance(found, Decision):
             return self._log_refusal(found, None, None)
@@ -137,11 +140,11 @@ class ToolCallsMixin:
                 reason="not-connected", why=f"no arrow connects {agent} and {card}",
                 fix=f"draw an arrow between {agent} and {card}"), agent, tool), None, None)
         assert pkg.manifest is not None
-        spec = pkg.manifest.tool(tool) if isinstance(tool, str) else None
+        spec = pkg.manifest.tool(tool) if type(tool) is str else None
         if spec is None:
             return self._log_refusal(_agent_side(denial(
                 call, card, "UNKNOWN_TOOL", package=pkg.name, target=agent, arrow=arrow.id,
-                reason=str(tool)[:64], why=f"{pkg.name} offers no tool {str(tool)[:64]!r} "
+                reason=shown(tool)[:64], why=f"{pkg.name} offers no tool {shown(tool)[:64]!r} "
                 f"(it offers: {', '.join(pkg.manifest.tools) or 'none'})"), agent, tool),
                 None, None)
         problem = self._tool_args_problem(card_node.workspace, spec.input, args)

@@ -42,7 +42,7 @@ async def test_every_open_chain_is_checked_and_the_longest_is_logged(
         make_engine: Any, tmp_path: Path) -> None:
     """With two tool calls open, a prompt any chain would refuse is refused; the longest is kept."""
     engine = await _relay(make_engine, tmp_path)
-    k1 = (await engine.tool("a1", "c1", "relay")).value
+    k1 = (await engine.tool("a1", "c1", "relay")).value["id"]
     assert (await engine.call("c1", "agents.prompt", "a2", {"text": "hop 1"},
                               context=k1)).outcome == "queued"
     assert engine.state.canvas.node("a2").data.get("chain") == ["a1", "c1", "a2"]

@@ -140,10 +140,13 @@ async def test_agent_cancels_and_context_closes(make_engine: Any, tmp_path: Path
 
 async def test_hostile_values_are_refused_not_raised(make_engine: Any, tmp_path: Path) -> None:
     engine = await _world(make_engine, tmp_path)
-    for bad in ({"agent": ["a1"]}, {"card": {"x": 1}}, {"tool": 3}):
+    # In the order of SPEC §5: a card id that is not text names no card; an agent
+    # (the target) that is not text is invalid; a tool name that is not text is unknown.
+    for bad, code in (({"agent": ["a1"]}, "INVALID_ARGUMENT"), ({"card": {"x": 1}}, "CARD_UNKNOWN"),
+                      ({"tool": 3}, "UNKNOWN_TOOL")):
         values: dict[str, Any] = {"agent": "a1", "card": "c1", "tool": "ping", **bad}
         d = await engine.tool(values["agent"], values["card"], values["tool"])
-        assert d.code == "INVALID_ARGUMENT"
+        assert d.code == code
     deep: dict[str, Any] = {}
     for _ in range(200):
         deep = {"q": deep}
