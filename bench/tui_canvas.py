@@ -25,44 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.bench import WorldSpec
-from canvas import CanvasStore, Node, open_database, write_transaction
-from canvas.model import Arrow
-from engine import Engine, World, file_digests
+from bench.bench import WorldSpec, build_store
+from engine import Engine, World
 from engine.operator import OperatorCheck
-
-
-def build_store(w: WorldSpec, db_path: Path) -> None:
-    """`bench.bench.build_store` within today's card cap (at most 1,000,000 a workspace)."""
-    engine = Engine.open(db_path, world=World(net=None, fs=None))
-
-    async def setup() -> None:
-        (db_path.parent / "ws").mkdir(exist_ok=True)  # a workspace's folder must exist
-        await engine.create_workspace("w1", db_path.parent / "ws",
-                                      settings={"card_cap": 1_000_000})
-        for p, perms in w.grants.items():
-            raw = {"name": p, "version": "1",
-                   "permissions": {"agents.prompt": {}, "terminals.write": {}}}
-            await engine.offer(p, raw, file_digests({"manifest.json": json.dumps(raw)}))
-            await engine.install(p, grant=sorted(perms | {"agents.prompt", "terminals.write"}))
-            for perm in {"agents.prompt", "terminals.write"} - perms:
-                await engine.revoke(p, perm)
-
-    asyncio.run(setup())
-    engine.close()
-    db = open_database(db_path)
-    store = CanvasStore(db)
-    with write_transaction(db):
-        for c in w.cards:
-            store.save_node(Node.build({"id": c, "type": "card", "package": w.package_of[c]},
-                                       "w1"))
-        for a in w.agents:
-            store.save_node(Node.build({"id": a, "type": "agent"}, "w1"))
-        for t in w.terminals:
-            store.save_node(Node.build({"id": t, "type": "terminal"}, "w1"))
-        for arrow_id, c, t in w.arrows:
-            store.save_arrow(Arrow(arrow_id, c, t, workspace="w1"))
-    db.close()
 
 
 async def measure(path: Path) -> dict[str, float]:
