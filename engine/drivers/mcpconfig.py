@@ -131,6 +131,10 @@ class TokenMinter(Protocol):
         """A new token for ``principal``: ``(id, token)``, durable on return."""
         ...
 
+    async def revoke(self, token_id: str) -> bool:
+        """Revoke a token by id; False when no live token has that id."""
+        ...
+
 
 def _default_arrowgate() -> str:
     """The ``arrowgate`` beside this Python (a virtualenv's), else the one on ``PATH``."""
@@ -151,6 +155,10 @@ class MCPService:
             never inside the workspace folder.
         run_dir: where each run's MCP configuration goes; never inside the workspace.
         arrowgate: the ``arrowgate`` program the agent starts its MCP server with.
+
+    An agent set up again (its driver restarted) gets a new token, and the
+    one this object minted for it before is revoked: the overwritten token
+    file was its only copy, so nothing legitimate still uses it.
     """
 
     service: str
@@ -158,6 +166,8 @@ class MCPService:
     token_dir: Path
     run_dir: Path
     arrowgate: str = field(default_factory=_default_arrowgate)
+    #: The id of the token last minted for each agent, to revoke when it is replaced.
+    minted: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     async def setup(self, agent: str, tool: str, workspace: Path) -> MCPSetup:
         """Mint agent ``agent``'s own token, write it, and return its `MCPSetup`.
@@ -172,6 +182,10 @@ class MCPService:
             raise ValueError(f"agent id {agent!r} cannot name a token file")
         setup = MCPSetup(agent, tool, self.arrowgate, self.service,
                          self.token_dir / f"{agent}.token", self.run_dir, workspace)
-        _token_id, token = await self.tokens.mint(f"agent:{agent}")
+        token_id, token = await self.tokens.mint(f"agent:{agent}")
         write_token(self.token_dir, agent, token)
+        previous = self.minted.get(agent)
+        self.minted[agent] = token_id
+        if previous is not None:
+            await self.tokens.revoke(previous)
         return setup

@@ -65,8 +65,16 @@ async def wired(make_engine: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     await engine.aclose()
 
 
-def _service(tmp_path: Path, db_path: Path, token_dir: Path) -> MCPService:
-    return MCPService(service="/run/ag/serve.sock", tokens=TokenStore(db_path),
+@pytest.fixture
+def tokens(wired: Engine, db_path: Path) -> Any:
+    """The service's token store, on the engine's database."""
+    store = TokenStore(db_path)
+    yield store
+    store.close()
+
+
+def _service(tmp_path: Path, tokens: TokenStore, token_dir: Path) -> MCPService:
+    return MCPService(service="/run/ag/serve.sock", tokens=tokens,
                       token_dir=token_dir, run_dir=tmp_path / "runs",
                       arrowgate="/opt/bin/arrowgate")
 
@@ -77,8 +85,8 @@ def _record(tmp_path: Path, agent: str) -> Any:
 
 
 async def test_configured_agents_start_with_their_own_token_and_mcp(
-        wired: Engine, tmp_path: Path, db_path: Path) -> None:
-    service = _service(tmp_path, db_path, tmp_path / "tokens")
+        wired: Engine, tmp_path: Path, tokens: TokenStore) -> None:
+    service = _service(tmp_path, tokens, tmp_path / "tokens")
     report = await wired.start_drivers("w1", mcp=service)
     assert report == {"a1": "started", "a2": "started", "a3": "started"}
     for agent in ("a1", "a2", "a3"):
@@ -97,14 +105,12 @@ async def test_configured_agents_start_with_their_own_token_and_mcp(
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
     assert not token_file.resolve().is_relative_to((tmp_path / "ws").resolve())
     # The token is minted in the service's store, for that agent only.
-    store = TokenStore(db_path)
-    found = store.lookup(a1["token"])
+    found = tokens.lookup(a1["token"])
     assert found is not None and (found[1].kind, found[1].node) == ("agent", "a1")
     a2_token = (tmp_path / "tokens" / "a2.token").read_text()
     assert a2_token != a1["token"]
-    found2 = store.lookup(a2_token)
+    found2 = tokens.lookup(a2_token)
     assert found2 is not None and found2[1].node == "a2"
-    store.close()
     # Codex: command-line overrides; a tool arrowgate does not configure runs as it was.
     assert a2["argv"][:2] == ["-c", 'mcp_servers.arrowgate.command="/opt/bin/arrowgate"']
     assert a3["argv"] == ["-p", "go"] and "server" not in a3
@@ -119,8 +125,8 @@ async def test_without_a_service_agents_start_as_before(wired: Engine, tmp_path:
 
 
 async def test_a_token_folder_inside_the_workspace_starts_nothing_and_mints_nothing(
-        wired: Engine, tmp_path: Path, db_path: Path) -> None:
-    service = _service(tmp_path, db_path, tmp_path / "ws" / ".tokens")
+        wired: Engine, tmp_path: Path, db_path: Path, tokens: TokenStore) -> None:
+    service = _service(tmp_path, tokens, tmp_path / "ws" / ".tokens")
     report = await wired.start_drivers("w1", mcp=service)
     assert report["a1"].startswith("not started: ") and "inside the workspace" in report["a1"]
     assert report["a3"] == "started"  # not a coding agent arrowgate configures
@@ -129,3 +135,27 @@ async def test_a_token_folder_inside_the_workspace_starts_nothing_and_mints_noth
     with sqlite3.connect(db_path) as db:
         assert db.execute("select count(*) from service_tokens").fetchone() == (0,)
 
+
+
+async def test_an_agent_set_up_again_gets_a_new_token_and_the_old_one_is_revoked(
+        tmp_path: Path, tokens: TokenStore) -> None:
+    service = _service(tmp_path, tokens, tmp_path / "tokens")
+    await service.setup("a1", "claude-code", tmp_path / "ws")
+    first = (tmp_path / "tokens" / "a1.token").read_text()
+    await service.setup("a1", "claude-code", tmp_path / "ws")
+    second = (tmp_path / "tokens" / "a1.token").read_text()
+    assert second != first
+    assert tokens.lookup(first) is None
+    found = tokens.lookup(second)
+    assert found is not None and found[1].node == "a1"
+
+
+async def test_gemini_cli_gets_its_settings_layer(tmp_path: Path, tokens: TokenStore) -> None:
+    """``gemini-cli`` (the tool's package name) is configured as ``gemini`` is."""
+    (tmp_path / "ws").mkdir(exist_ok=True)
+    setup = await _service(tmp_path, tokens, tmp_path / "tokens").setup(
+        "g1", "gemini-cli", tmp_path / "ws")
+    argv, env = setup.apply(["gemini", "-p", "hi"], "r1")
+    assert argv == ["gemini", "-p", "hi"]
+    settings = json.loads(Path(env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]).read_text())
+    assert settings["mcpServers"]["arrowgate"]["args"][:3] == ["mcp", "--agent", "g1"]
