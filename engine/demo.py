@@ -7,7 +7,9 @@ agent ``codex`` has no arrow from it; ``reader`` (``demo.reader``) is wired
 to ``shell`` and gets its exit codes on a port; ``notes`` is a note.
 
 Agents are scripted (deterministic replies); the terminal is a real bash in
-a pseudo-terminal in the demo project folder. Running the demo again
+a pseudo-terminal in the demo project folder. Last, ``claude`` calls the
+``standup`` card's tool the way a coding agent does through ``arrowgate mcp``
+(SPEC §9, §10.2), and the card answers it. Running the demo again
 rebuilds the canvas (removing the old nodes cancels what they left open);
 the arrow log keeps every earlier run, as an append-only log should.
 """
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from .decision import Decision
 from .drivers import PtyTerminal, ScriptedAgent
+from .events import Event
 from .manifest import file_digests
 from .subscriptions import Subscription
 
@@ -208,11 +211,66 @@ async def play_demo(engine: Engine, folder: Path, say: Callable[[str], None], *,
     say(f"   reader got exit code {exit_code} on its 'code' port (shell.exit -> reader.code)")
 
     say("")
+    say("6. claude calls standup's tool (a scripted stand-in for a coding agent's MCP client)")
+    await _tool_round_trip(engine, say)
+
+    say("")
     verification = engine.verify_log()
     say(f"arrow log: {verification.rows} rows, chain "
         f"{'verified' if verification.ok else 'BROKEN: ' + verification.problem}")
     reader.close()
     return DemoResult(held.prompt if held.outcome == "held" else None, "\n".join(lines))
+
+
+async def _tool_round_trip(engine: Engine, say: Callable[[str], None]) -> None:
+    """The tool round trip of SPEC §9 as ``arrowgate mcp`` drives it for a coding agent.
+
+    The demo calls the engine directly rather than starting the service and
+    ``arrowgate mcp`` in a subprocess: the same engine decides and logs the
+    call either way, and the demo stays quick and needs no socket (the MCP
+    path itself is tested end to end in ``tests/service/test_mcp.py``). The
+    stand-in agent lists its tools as ``arrowgate mcp`` names them, calls
+    standup's; the scripted card answers the ``tool.call`` event it gets.
+    """
+    agent, card, tool = "claude", "standup", "summarize_standup"
+    say(f"   {agent} lists its tools: {', '.join(_agent_tools(engine, agent)) or 'none'}")
+    events = engine.subscribe(card)
+    try:
+        decision = await engine.tool(agent, card, tool)
+        _show(say, decision)
+        if not decision.allowed or not isinstance(decision.value, dict):
+            return
+        call_id = str(decision.value["id"])
+        event = await _first(events, "tool.call")
+        if event is not None and event.data["id"] == call_id:
+            # The card's side: it answers from what it knows of the stand-up.
+            say(f"   {card} gets tool.call {call_id} from {event.data['agent']}"
+                f" and answers it")
+            await engine.answer_tool(call_id, by=f"card:{card}", result={
+                "summary": "3 commits yesterday (drivers, events, the demo); nothing blocked."})
+    finally:
+        events.close()
+    answered = await engine.wait_tool(call_id, timeout=5)
+    if answered.state == "answered":
+        say(f"   {agent} gets the answer: {json.dumps(answered.result)}")
+    else:
+        say(f"   the tool call ended {answered.state}: {answered.message}")
+    for row in engine.log_rows(arrow=decision.arrow, call=f"tool:{tool}"):
+        if row.get("prompt") == call_id:
+            say(f"   log: {row['call']} {row['outcome']} on arrow {row['arrow']}")
+
+
+def _agent_tools(engine: Engine, agent: str) -> list[str]:
+    """The tools ``arrowgate mcp`` lists to ``agent``: ``<card>__<tool>`` of connected cards."""
+    names = []
+    for arrow in engine.state.canvas.arrows_of(agent):
+        other = arrow.dst if arrow.src == agent else arrow.src
+        node = engine.state.canvas.node(other)
+        pkg = engine.state.packages.get(node.package or "") if node is not None else None
+        if node is None or node.type != "card" or pkg is None or pkg.manifest is None:
+            continue
+        names += [f"{other}__{t.name}" for t in pkg.manifest.tool_list]
+    return sorted(names)
 
 
 def _show(say: Callable[[str], None], decision: Decision) -> None:
@@ -245,10 +303,16 @@ def _exit_code(engine: Engine, terminal: str) -> object:
 
 
 async def _port_data(sub: Subscription) -> object:
-    async def first() -> object:
+    event = await _first(sub, "port.data")
+    return None if event is None else event.data["data"]
+
+
+async def _first(sub: Subscription, kind: str) -> Event | None:
+    """The next event of type ``kind`` on ``sub``, or None after 5 s."""
+    async def first() -> Event | None:
         async for event in sub:
-            if event.type == "port.data":
-                return event.data["data"]
+            if event.type == kind:
+                return event
         return None
 
     try:

@@ -40,7 +40,15 @@ from .anchor import AnchorFile
 from .background import background_status
 from .calls import CallsMixin
 from .consent import ConsentMixin
-from .drivers import AgentDriver, CommandAgent, Driver, PtyTerminal, TerminalDriver
+from .drivers import (
+    AgentDriver,
+    CommandAgent,
+    Driver,
+    MCPService,
+    PtyTerminal,
+    TerminalDriver,
+)
+from .drivers.mcpconfig import AGENT_TOOLS
 from .errors import InvalidRequest, ManifestInvalid, StoreFailed
 from .events import Event, EventSink, Update
 from .history import ConsentHistory
@@ -274,7 +282,8 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
                                  f"the {node.type} {node_id}", code="INVALID_ARGUMENT")
         await self.world.attach(self, node, driver)
 
-    async def start_drivers(self, workspace: str) -> dict[str, str]:
+    async def start_drivers(self, workspace: str, *,
+                            mcp: MCPService | None = None) -> dict[str, str]:
         """Start the real drivers a workspace's nodes are configured for.
 
         Every ``bash`` terminal gets a `PtyTerminal`; every agent with a
@@ -282,12 +291,21 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
         a `CommandAgent`. Nodes that already have a driver are left as they
         are. Returns what happened to each agent and terminal, by node id:
         ``started``, ``running``, or why not (``no command``, a shell other
-        than bash, a program that is missing).
+        than bash, a program that is missing, no MCP set-up possible).
+
+        Args:
+            mcp: a running service (SPEC §10.2). Each agent started whose
+                ``tool`` is a coding agent arrowgate configures (`AGENT_TOOLS`)
+                gets its own agent token, minted in the service's store and
+                written 0600 outside the workspace folder, and runs with its
+                MCP configuration. Agents of other tools start as without it.
+                When the token or configuration cannot be made outside the
+                workspace, the agent is not started (fail closed).
 
         Raises:
             InvalidRequest: ``NOT_FOUND`` for no such workspace.
         """
-        self._workspace(workspace)
+        folder = Path(self._workspace(workspace).folder)
         report: dict[str, str] = {}
         for node in self.state.canvas.nodes(workspace):
             if node.type not in ("agent", "terminal"):
@@ -302,7 +320,16 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
                     continue
                 driver = PtyTerminal(node.id)
             elif node.data.get("command"):
-                driver = CommandAgent(node.id, list(node.data["command"]))
+                # The canvas checked the command (a non-empty list of arguments).
+                command = list(node.data["command"])
+                tool = node.data.get("tool")
+                try:
+                    setup = (await mcp.setup(node.id, tool, folder)
+                             if mcp is not None and tool in AGENT_TOOLS else None)
+                    driver = CommandAgent(node.id, command, mcp=setup)
+                except (ValueError, OSError) as exc:
+                    report[node.id] = f"not started: {exc}"
+                    continue
             else:
                 report[node.id] = "not started: no command"
                 continue

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .agent import CommandAgent
 from .base import AgentDriver, Driver, DriverHost, TerminalDriver
-from .mcpconfig import MCPSetup, write_token
+from .mcpconfig import MCPService, MCPSetup, write_token
 from .scripted import ScriptedAgent
 from .terminal import PtyTerminal
 
@@ -13,6 +13,7 @@ __all__ = [
     "CommandAgent",
     "Driver",
     "DriverHost",
+    "MCPService",
     "MCPSetup",
     "PtyTerminal",
     "ScriptedAgent",

@@ -12,20 +12,26 @@ own ``.mcp.json`` and settings are left alone), and starts the agent with it:
 - Gemini CLI: a system settings layer, ``GEMINI_CLI_SYSTEM_SETTINGS_PATH=FILE``.
 
 Each agent has its own token in a file only the user can read (mode 0600, in
-a folder of mode 0700).
+a folder of mode 0700). `MCPService` is what `Engine.start_drivers` is given
+when a service is running: it mints each started agent's token through the
+service's token store and builds its `MCPSetup`.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+import shutil
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
-__all__ = ["AGENT_TOOLS", "MCPSetup", "write_token"]
+__all__ = ["AGENT_TOOLS", "MCPService", "MCPSetup", "TokenMinter", "write_token"]
 
-#: The coding agents whose MCP configuration the drivers write, by a node's ``tool``.
-AGENT_TOOLS = ("claude-code", "codex", "gemini")
+#: The coding agents whose MCP configuration the drivers write, by a node's ``tool``
+#: (``gemini-cli`` is another name for ``gemini``).
+AGENT_TOOLS = ("claude-code", "codex", "gemini", "gemini-cli")
 
 
 def _private_dir(path: Path) -> Path:
@@ -68,7 +74,7 @@ class MCPSetup:
 
     Args:
         agent: the agent node's id.
-        tool: the node's ``tool`` (``claude-code``, ``codex``, ``gemini``).
+        tool: the node's ``tool`` (``claude-code``, ``codex``, ``gemini``/``gemini-cli``).
         arrowgate: the ``arrowgate`` program to start.
         service: the service's socket path or ``http://127.0.0.1:PORT``.
         token_file: the agent's token (see `write_token`).
@@ -111,8 +117,75 @@ class MCPSetup:
             return [argv[0], "-c", f"mcp_servers.arrowgate.command={json.dumps(self.arrowgate)}",
                     "-c", f"mcp_servers.arrowgate.args={json.dumps(self.server_args)}",
                     *argv[1:]], {}
-        if self.tool == "gemini":
+        if self.tool in ("gemini", "gemini-cli"):
             path = folder / "settings.json"
             _write_private(path, json.dumps({"mcpServers": {"arrowgate": server}}, indent=2))
             return list(argv), {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(path)}
         return list(argv), {}
+
+
+class TokenMinter(Protocol):
+    """Mints tokens the service accepts (`engine.service.auth.TokenStore` is one)."""
+
+    async def mint(self, principal: str) -> tuple[str, str]:
+        """A new token for ``principal``: ``(id, token)``, durable on return."""
+        ...
+
+    async def revoke(self, token_id: str) -> bool:
+        """Revoke a token by id; False when no live token has that id."""
+        ...
+
+
+def _default_arrowgate() -> str:
+    """The ``arrowgate`` beside this Python (a virtualenv's), else the one on ``PATH``."""
+    beside = Path(sys.executable).with_name("arrowgate")
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which("arrowgate") or "arrowgate"
+
+
+@dataclass(frozen=True)
+class MCPService:
+    """A running service that the agents `Engine.start_drivers` starts reach through MCP.
+
+    Args:
+        service: the service's socket path or ``http://127.0.0.1:PORT``.
+        tokens: the service's token store (tokens minted there are accepted by it).
+        token_dir: where each agent's token file goes (``<agent>.token``, 0600);
+            never inside the workspace folder.
+        run_dir: where each run's MCP configuration goes; never inside the workspace.
+        arrowgate: the ``arrowgate`` program the agent starts its MCP server with.
+
+    An agent set up again (its driver restarted) gets a new token, and the
+    one this object minted for it before is revoked: the overwritten token
+    file was its only copy, so nothing legitimate still uses it.
+    """
+
+    service: str
+    tokens: TokenMinter
+    token_dir: Path
+    run_dir: Path
+    arrowgate: str = field(default_factory=_default_arrowgate)
+    #: The id of the token last minted for each agent, to revoke when it is replaced.
+    minted: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    async def setup(self, agent: str, tool: str, workspace: Path) -> MCPSetup:
+        """Mint agent ``agent``'s own token, write it, and return its `MCPSetup`.
+
+        Every check comes first: a folder inside the workspace or an agent id
+        that cannot name a file raises `ValueError` before any token is minted.
+        """
+        if _inside(self.token_dir, workspace):
+            raise ValueError(f"the agent token folder {self.token_dir} is inside the "
+                             f"workspace folder {workspace}: a card could read it")
+        if not agent or "/" in agent or agent in (".", ".."):
+            raise ValueError(f"agent id {agent!r} cannot name a token file")
+        setup = MCPSetup(agent, tool, self.arrowgate, self.service,
+                         self.token_dir / f"{agent}.token", self.run_dir, workspace)
+        token_id, token = await self.tokens.mint(f"agent:{agent}")
+        write_token(self.token_dir, agent, token)
+        previous = self.minted.get(agent)
+        self.minted[agent] = token_id
+        if previous is not None:
+            await self.tokens.revoke(previous)
+        return setup
