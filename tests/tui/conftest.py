@@ -31,7 +31,10 @@ async def tui_db(tmp_path: Path, tui_clock: VirtualClock) -> Path:
 async def settle(pilot: Pilot[Any]) -> None:
     """Wait for the app's workers (but the ones that run for ever) and its messages."""
     app = pilot.app
-    for _ in range(20):  # the canvas analyses reach once the cursor rests (0.12 s)
+    # The canvas analyses reach once the cursor rests (0.12 s), in a thread: on a
+    # loaded machine that can take seconds, so wait up to 10 s (it stops at once
+    # when nothing is pending).
+    for _ in range(200):
         pending = getattr(app.screen, "reach_pending", None)
         if pending is None or not pending():
             break

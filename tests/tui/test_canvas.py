@@ -105,7 +105,13 @@ async def test_reach_runs_in_a_worker_and_is_cached(tui_db: Path,
             assert any(key[0] == "yolo" for key in screen._reach_cache)
             # A change of the canvas is a new revision: analysed again.
             await app.engine.remove_arrow("e2")
-            await settle(pilot)
+            # The screen hears of the change from the engine's feed, then analyses
+            # in a thread: wait for it (bounded), however slow the machine is.
+            for _ in range(400):
+                await settle(pilot)
+                if "no card" in str(screen.query_one("#reach", Static).render()):
+                    break
+                await pilot.pause(0.05)
             assert "no card" in str(screen.query_one("#reach", Static).render())
             assert calls.count("yolo") >= 2
     finally:
