@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -106,3 +107,14 @@ async def notes_world(db: Path, folder: Path, cards: int) -> Engine:
                               workspace="w1")
         await engine.add_arrow({"id": f"e{i}", "from": f"c{i}", "to": "n1"})
     return engine
+
+
+async def until(check: Callable[[], Any], timeout: float = 10.0) -> Any:
+    """Poll a real process's effect until it shows, failing after ``timeout`` seconds."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not (value := check()):
+        if loop.time() > deadline:
+            raise AssertionError(f"not within {timeout} s")
+        await asyncio.sleep(0.02)
+    return value

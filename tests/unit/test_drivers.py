@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,18 +12,7 @@ import pytest
 from engine import Engine, InvalidRequest
 from engine.drivers import CommandAgent, PtyTerminal, ScriptedAgent
 
-from ..conftest import manifest, offer_install
-
-
-async def until(check: Callable[[], Any], timeout: float = 10.0) -> Any:
-    """Poll a real process's effect until it shows, failing after ``timeout`` seconds."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not (value := check()):
-        if loop.time() > deadline:
-            raise AssertionError(f"not within {timeout} s")
-        await asyncio.sleep(0.02)
-    return value
+from ..conftest import manifest, offer_install, until
 
 
 @pytest.fixture

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 import stat
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +15,7 @@ from engine import Engine
 from engine.drivers import MCPService
 from engine.service.auth import TokenStore
 
-from ..conftest import manifest, offer_install
+from ..conftest import manifest, offer_install, until
 
 #: A stand-in coding agent: records its argv, its MCP configuration and its token file.
 _FAKE = """\
@@ -32,16 +30,6 @@ with open(os.environ["FAKE_RECORD"] + "." + record["driven"], "w") as out:
     json.dump(record, out)
 print("done")
 """
-
-
-async def _until(check: Callable[[], Any], timeout: float = 30.0) -> Any:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not (value := check()):
-        if loop.time() > deadline:
-            raise AssertionError(f"not within {timeout} s")
-        await asyncio.sleep(0.02)
-    return value
 
 
 @pytest.fixture
@@ -91,9 +79,9 @@ async def test_configured_agents_start_with_their_own_token_and_mcp(
     assert report == {"a1": "started", "a2": "started", "a3": "started"}
     for agent in ("a1", "a2", "a3"):
         await wired.call("c1", "agents.prompt", agent, {"text": "go"})
-    a1 = await _until(lambda: _record(tmp_path, "a1"))
-    a2 = await _until(lambda: _record(tmp_path, "a2"))
-    a3 = await _until(lambda: _record(tmp_path, "a3"))
+    a1 = await until(lambda: _record(tmp_path, "a1"), timeout=30.0)
+    a2 = await until(lambda: _record(tmp_path, "a2"), timeout=30.0)
+    a3 = await until(lambda: _record(tmp_path, "a3"), timeout=30.0)
 
     # Claude Code: a strict MCP configuration naming its own token file.
     token_file = tmp_path / "tokens" / "a1.token"
@@ -120,7 +108,7 @@ async def test_configured_agents_start_with_their_own_token_and_mcp(
 async def test_without_a_service_agents_start_as_before(wired: Engine, tmp_path: Path) -> None:
     assert (await wired.start_drivers("w1"))["a1"] == "started"
     await wired.call("c1", "agents.prompt", "a1", {"text": "go"})
-    record = await _until(lambda: _record(tmp_path, "a1"))
+    record = await until(lambda: _record(tmp_path, "a1"), timeout=30.0)
     assert record["argv"] == ["-p", "go"]
 
 
