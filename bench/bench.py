@@ -33,7 +33,7 @@ from typing import Any
 from canvas import CanvasStore, Node, open_database, write_transaction
 from canvas.model import Arrow
 from engine import Engine, World, file_digests
-from engine.checks import decide
+from engine.core.checks import decide
 
 CALLS = ("agents.prompt", "terminals.run")
 KIND = {"agents.prompt": "agent", "terminals.run": "terminal"}

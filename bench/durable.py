@@ -149,7 +149,7 @@ def durable(smoke: bool = False, repeat: int = 5) -> dict[str, float]:
 
 def replay_speed(repeat: int = 5) -> dict[str, float]:
     """Steps per second over every conformance case, played ``repeat`` times."""
-    from engine.replay import run_case
+    from engine.app.replay import run_case
 
     cases = sorted((ROOT / "tests" / "conformance" / "cases").glob("*.json"))
     steps = 0

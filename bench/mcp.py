@@ -134,7 +134,7 @@ async def run(tmp: Path, smoke: bool) -> dict[str, Any]:
     """Both paths, in alternating rounds; returns the figures."""
     rounds, per_round = (2, 5) if smoke else (10, 100)
     sock = tmp / "s" / "serve.sock"
-    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "serve", "--db",
+    proc = subprocess.Popen([sys.executable, "-m", "engine.app.cli", "serve", "--db",
                              str(tmp / "svc.db"), "--socket", str(sock)],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             cwd=ROOT)

@@ -193,7 +193,7 @@ async def run(tmp: Path, smoke: bool) -> dict[str, Any]:
     # disk's: every call waits for its fsync) weighs on both alike.
     engine = Engine.open(tmp / "api.db", world=World(net=None, fs=None))
     sock = tmp / "s" / "serve.sock"
-    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "serve", "--db",
+    proc = subprocess.Popen([sys.executable, "-m", "engine.app.cli", "serve", "--db",
                              str(tmp / "svc.db"), "--socket", str(sock)],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             cwd=ROOT)

@@ -27,7 +27,7 @@ from typing import Any
 
 from bench.bench import WorldSpec, build_store
 from engine import Engine, World
-from engine.operator import OperatorCheck
+from engine.effects.operator import OperatorCheck
 
 
 async def measure(path: Path) -> dict[str, float]:

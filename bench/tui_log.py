@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from engine import Engine, World
-from engine.log import FIELDS, GENESIS, row_hash
-from engine.logindex import LogFilter, LogIndex
-from engine.operator import OperatorCheck
+from engine.effects.operator import OperatorCheck
+from engine.store.log import FIELDS, GENESIS, row_hash
+from engine.store.logindex import LogFilter, LogIndex
 
 
 def build(path: Path, rows: int) -> None:
@@ -130,7 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         filtered.refresh()
         figures["index_open_card_filter_s"] = time.perf_counter() - t
         figures["card_filter_rows"] = filtered.count
-        from engine.logindex import verify_path
+        from engine.store.logindex import verify_path
 
         t = time.perf_counter()
         ok = verify_path(path)

@@ -5,10 +5,9 @@ This package never imports textual, rich or the TUI.
 
 from __future__ import annotations
 
-from .catalogue import CALLS, PERMISSIONS, Permission
-from .decision import Decision
-from .engine import Engine, Event, Update
-from .errors import (
+from engine.core.catalogue import CALLS, PERMISSIONS, Permission
+from engine.core.decision import Decision
+from engine.core.errors import (
     ApprovalRefused,
     CallDenied,
     CaseInvalid,
@@ -18,12 +17,13 @@ from .errors import (
     RequestRefused,
     StoreFailed,
 )
-from .log import Verification
-from .manifest import Manifest, content_hash, file_digests, parse_manifest
-from .principal import Principal
-from .prompts import Prompt
-from .review import Diff, Review
-from .world import World
+from engine.core.manifest import Manifest, content_hash, file_digests, parse_manifest
+from engine.core.principal import Principal
+from engine.core.prompts import Prompt
+from engine.core.review import Diff, Review
+from engine.effects.world import World
+from engine.engine import Engine, Event, Update
+from engine.store.log import Verification
 
 __all__ = [
     "ApprovalRefused",

@@ -8,10 +8,10 @@ together share, and return once it has committed. If a write fails, the
 store is rolled back, the in-memory state is rebuilt from it, and the caller
 gets `StoreFailed`: nothing happened.
 
-The class is assembled from one part per concept: `engine.transactions`
-(batches and group commit), `engine.consent` (grants, packages, the canvas),
-`engine.calls` (the calls cards make), `engine.queueing` (prompts and
-holds) and `engine.interchange` (JSON Canvas); this module holds loading,
+The class is assembled from one part per concept: `engine.store.transactions`
+(batches and group commit), `engine.services.consent` (grants, packages, the canvas),
+`engine.services.calls` (the calls cards make), `engine.services.prompts` (prompts and
+holds) and `engine.services.interchange` (JSON Canvas); this module holds loading,
 the clock, drivers, subscriptions, background cards and the log.
 """
 
@@ -35,12 +35,15 @@ from canvas import (
     Node,
     open_database,
 )
-
-from .anchor import AnchorFile
-from .background import background_status
-from .calls import CallsMixin
-from .consent import ConsentMixin
-from .drivers import (
+from engine.core.background import background_status
+from engine.core.errors import InvalidRequest, ManifestInvalid, StoreFailed
+from engine.core.events import Event, EventSink, Update
+from engine.core.limits import DenialLog, SteadyClock
+from engine.core.manifest import parse_manifest
+from engine.core.prompts import Prompt
+from engine.core.state import PackageState, State
+from engine.core.toolstate import ToolCall
+from engine.effects.drivers import (
     AgentDriver,
     CommandAgent,
     Driver,
@@ -48,24 +51,20 @@ from .drivers import (
     PtyTerminal,
     TerminalDriver,
 )
-from .drivers.mcpconfig import AGENT_TOOLS
-from .errors import InvalidRequest, ManifestInvalid, StoreFailed
-from .events import Event, EventSink, Update
-from .history import ConsentHistory
-from .interchange import InterchangeMixin
-from .limits import DenialLog, SteadyClock
-from .log import ArrowLog, Verification
-from .manifest import parse_manifest
-from .migrations import migrations
-from .prompts import Prompt
-from .queueing import PromptsMixin
-from .state import PackageState, State
-from .subscriptions import EventHub, Subscription
-from .toolcalls import ToolCallsMixin
-from .toolstate import ToolCall
-from .transactions import TransactionsMixin, consistent
-from .vault import SecretVault
-from .world import World
+from engine.effects.drivers.mcpconfig import AGENT_TOOLS
+from engine.effects.world import World
+from engine.services.calls import CallsMixin
+from engine.services.consent import ConsentMixin
+from engine.services.interchange import InterchangeMixin
+from engine.services.prompts import PromptsMixin
+from engine.services.subscriptions import EventHub, Subscription
+from engine.services.tools import ToolCallsMixin
+from engine.store.anchor import AnchorFile
+from engine.store.history import ConsentHistory
+from engine.store.log import ArrowLog, Verification
+from engine.store.migrations import migrations
+from engine.store.transactions import TransactionsMixin, consistent
+from engine.store.vault import SecretVault
 
 __all__ = ["Engine", "Event", "EventSink", "Update"]
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from engine import Engine, World, file_digests
-from engine.replay import VirtualClock
+from engine.app.replay import VirtualClock
 
 
 @pytest.fixture(autouse=True)

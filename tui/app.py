@@ -29,7 +29,7 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from engine import ConsentError, Engine, Event
-from engine.operator import OperatorCheck, operator_check
+from engine.effects.operator import OperatorCheck, operator_check
 
 from .commands import ArrowgateCommands, GuardedCommandPalette
 from .messages import EngineChanged

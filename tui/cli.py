@@ -1,6 +1,6 @@
 """``arrowgate tui``: plugged into the command line by an entry point.
 
-`engine.cli` never imports this package; it finds `register` and `launch`
+`engine.app.cli` never imports this package; it finds `register` and `launch`
 through the ``arrowgate.cli`` and ``arrowgate.apps`` entry points, so the
 engine stays headless.
 """
@@ -45,7 +45,7 @@ def _keymap() -> dict[str, str]:
 
 def register(sub: Any) -> None:
     """Add the ``tui`` subcommand."""
-    from engine.cli import add_db_option
+    from engine.app.cli import add_db_option
 
     p = sub.add_parser("tui", help="the terminal UI: canvas, arrow logs, holds, grants")
     add_db_option(p)
@@ -61,7 +61,7 @@ def register(sub: Any) -> None:
 
 
 def _cmd_tui(args: argparse.Namespace) -> int:
-    from engine.cli import CliError, _read_manifest, db_path, interactive
+    from engine.app.cli import CliError, _read_manifest, db_path, interactive
 
     if not interactive():
         # Without a terminal a full-screen app can only spin or hang: refuse at once.

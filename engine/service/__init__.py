@@ -7,6 +7,6 @@ command line starts as fast as before. The application itself is
 
 from __future__ import annotations
 
-from .serve import register
+from engine.service.serve import register
 
 __all__ = ["register"]

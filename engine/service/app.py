@@ -22,15 +22,15 @@ from fastapi.openapi.utils import get_openapi
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from starlette.responses import Response
 
-from ..principal import OPERATOR, Principal
-from .auth import Peer, TokenStore, agent_verdict, peer_of_tcp
-from .events import Feeds
-from .models import Problem
-from .problems import PROBLEM, BodyLimit, ServiceError, install_handlers
+from engine.core.principal import OPERATOR, Principal
+from engine.service.auth import Peer, TokenStore, agent_verdict, peer_of_tcp
+from engine.service.events import Feeds
+from engine.service.models import Problem
+from engine.service.problems import PROBLEM, BodyLimit, ServiceError, install_handlers
 
 if TYPE_CHECKING:
-    from ..decision import Decision
-    from ..engine import Engine
+    from engine.core.decision import Decision
+    from engine.engine import Engine
 
 __all__ = ["Caller", "Service", "asgi_app", "authenticate", "create_app", "decision_json",
            "may_act_as_card", "openapi_document"]
@@ -201,8 +201,8 @@ def json_response(data: Any, status: int = 200) -> Response:
 
 def create_app(service: Service) -> FastAPI:
     """The FastAPI application of the service."""
-    from . import routes
-    from .toolroutes import register_tools
+    from engine.service import routes
+    from engine.service.toolroutes import register_tools
 
     app = FastAPI(title="arrowgate", version=API_VERSION, openapi_url="/openapi.json",
                   generate_unique_id_function=lambda route: route.name,
@@ -229,7 +229,7 @@ def create_app(service: Service) -> FastAPI:
 
 def asgi_app(service: Service) -> Any:
     """What the server runs: the body limit, the fast lane, then the FastAPI app."""
-    from .fastlane import FastLane
+    from engine.service.fastlane import FastLane
 
     return BodyLimit(FastLane(create_app(service), service), limit=service.max_body)
 

@@ -34,8 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..operator import peer_check
-from ..principal import Principal
+from engine.core.principal import Principal
+from engine.effects.operator import peer_check
 
 __all__ = [
     "CACHE_SECONDS",
@@ -263,7 +263,7 @@ def peer_of_tcp(client: tuple[str, int], server: tuple[str, int],
 def agent_verdict(peer: Peer) -> str | None:
     """Why the peer may not give consent, or None when it may (SPEC §4.5).
 
-    Uses `engine.operator.peer_check` on the peer's environment and
+    Uses `engine.effects.operator.peer_check` on the peer's environment and
     process tree (the peer itself included). Whether the peer has a terminal
     does not apply: the service is reached through a token, not a keyboard.
     """

@@ -24,11 +24,11 @@ from collections import deque
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from ..events import Event
+from engine.core.events import Event
 
 if TYPE_CHECKING:
-    from ..engine import Engine
-    from ..subscriptions import Subscription
+    from engine.engine import Engine
+    from engine.services.subscriptions import Subscription
 
 __all__ = ["KEEP", "CardFeed", "Feeds", "sse_frame"]
 

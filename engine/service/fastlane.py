@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
-from ..errors import ConsentError
-from .app import API_VERSION, Service, authenticate, decision_json, may_act_as_card
-from .models import BatchBody, CallBody
-from .problems import ServiceError, error_response, validation_problem
+from engine.core.errors import ConsentError
+from engine.service.app import API_VERSION, Service, authenticate, decision_json, may_act_as_card
+from engine.service.models import BatchBody, CallBody
+from engine.service.problems import ServiceError, error_response, validation_problem
 
 if TYPE_CHECKING:
-    from ..engine import Engine
-    from ..principal import Principal
-    from .problems import ASGIApp, Receive, Scope, Send
+    from engine.core.principal import Principal
+    from engine.engine import Engine
+    from engine.service.problems import ASGIApp, Receive, Scope, Send
 
 __all__ = ["FastLane", "decide_batch", "decide_call"]
 

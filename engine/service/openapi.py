@@ -21,9 +21,9 @@ COMMITTED = Path(__file__).resolve().parents[2] / "openapi.json"
 
 def document() -> dict[str, Any]:
     """The OpenAPI document of the service's routes (built on a throw-away store)."""
-    from ..engine import Engine
-    from .app import Service, create_app, openapi_document
-    from .auth import TokenStore
+    from engine.engine import Engine
+    from engine.service.app import Service, create_app, openapi_document
+    from engine.service.auth import TokenStore
 
     with tempfile.TemporaryDirectory() as tmp:
         engine = Engine.open(Path(tmp) / "openapi.db")

@@ -17,7 +17,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.routing import Match
 
-from ..errors import ApprovalRefused, ConsentError, InvalidRequest, ManifestInvalid, StoreFailed
+from engine.core.errors import (
+    ApprovalRefused,
+    ConsentError,
+    InvalidRequest,
+    ManifestInvalid,
+    StoreFailed,
+)
 
 __all__ = ["PROBLEM", "BodyLimit", "ServiceError", "error_response", "install_handlers", "problem",
            "status_of", "validation_problem"]

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
 from starlette.responses import Response, StreamingResponse
 
-from ..manifest import file_digests
-from .app import API_VERSION, Caller, Service, decision_json, json_response
-from .fastlane import decide_batch, decide_call
-from .models import (
+from engine.core.manifest import file_digests
+from engine.service.app import API_VERSION, Caller, Service, decision_json, json_response
+from engine.service.fastlane import decide_batch, decide_call
+from engine.service.models import (
     ApproveBody,
     ArrowBody,
     BatchBody,
@@ -42,10 +42,10 @@ from .models import (
     WorkspaceBody,
     WorkspaceOut,
 )
-from .problems import ServiceError
+from engine.service.problems import ServiceError
 
 if TYPE_CHECKING:
-    from ..prompts import Prompt
+    from engine.core.prompts import Prompt
 
 __all__ = ["register"]
 
@@ -441,7 +441,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     async def log_export(who: Caller = Who) -> Response:
         """The whole log as JSON Lines, one decision record per row (operator)."""
         who.require_operator("exporting the log")
-        from ..export import decision_record
+        from engine.app.export import decision_record
 
         rows = engine.log_rows()
 
@@ -463,7 +463,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     async def reach(card: str, who: Caller = Who) -> Response:
         """What a card can cause, directly and transitively (the operator, or the card)."""
         who.acts_as_card(card)
-        from ..reach import analyse
+        from engine.app.reach import analyse
 
         try:
             result = analyse(engine.state, card)

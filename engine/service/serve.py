@@ -25,10 +25,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .auth import TokenStore, peer_of_socket, write_secret_file
+from engine.service.auth import TokenStore, peer_of_socket, write_secret_file
 
 if TYPE_CHECKING:
-    from ..engine import Engine
+    from engine.engine import Engine
 
 __all__ = ["bind_tcp", "bind_unix", "default_socket_path", "default_token_file", "register",
            "serve"]
@@ -204,7 +204,7 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
     """
     import uvicorn
 
-    from .app import MAX_BODY, Service, asgi_app
+    from engine.service.app import MAX_BODY, Service, asgi_app
 
     service = Service(engine, tokens, heartbeat=heartbeat, max_body=max_body or MAX_BODY)
     app = asgi_app(service)
@@ -260,8 +260,8 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from ..cli import db_path
-    from ..engine import Engine
+    from engine.app.cli import db_path
+    from engine.engine import Engine
 
     if args.store:
         print(f"arrowgate: --store {args.store}: not supported yet (only the embedded SQLite "

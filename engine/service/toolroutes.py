@@ -24,16 +24,16 @@ from fastapi import APIRouter, Depends, FastAPI, Query
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
-from ..checks import check_card
-from ..decision import Decision
-from .app import Caller, Service, decision_json, json_response
-from .models import DecisionOut
-from .problems import ServiceError
+from engine.core.checks import check_card
+from engine.core.decision import Decision
+from engine.service.app import Caller, Service, decision_json, json_response
+from engine.service.models import DecisionOut
+from engine.service.problems import ServiceError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
-    from ..toolstate import ToolCall
+    from engine.core.toolstate import ToolCall
 
 __all__ = ["agent_tools", "register_tools"]
 

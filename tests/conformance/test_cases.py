@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.replay import run_case
+from engine.app.replay import run_case
 
 CASES = sorted((Path(__file__).parent / "cases").glob("*.json"))
 SHARED = sorted((Path(__file__).resolve().parents[3] / "shared" / "conformance" / "cases")

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from engine import Engine, World
-from engine.anchor import Anchor, AnchorFile, AnchorState
-from engine.cli import main
-from engine.errors import StoreFailed
+from engine.app.cli import main
+from engine.core.errors import StoreFailed
+from engine.store.anchor import Anchor, AnchorFile, AnchorState
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CRASHER = textwrap.dedent("""
     import asyncio, os, sys
     from engine import Engine, World
-    from engine.anchor import AnchorFile
+    from engine.store.anchor import AnchorFile
 
     db, point, command = sys.argv[1], sys.argv[2], sys.argv[3]
     real_write = AnchorFile.write

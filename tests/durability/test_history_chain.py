@@ -10,10 +10,10 @@ import pytest
 
 from canvas import open_database
 from engine import Engine, World
-from engine.cli import main
-from engine.errors import ApprovalRefused
-from engine.history import ConsentHistory
-from engine.migrations import migrations
+from engine.app.cli import main
+from engine.core.errors import ApprovalRefused
+from engine.store.history import ConsentHistory
+from engine.store.migrations import migrations
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from engine import Engine, World
-from engine.cli import main
+from engine.app.cli import main
 
 from ..conftest import manifest, notes_world, offer_install
 

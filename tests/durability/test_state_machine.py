@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from engine import Engine, World, file_digests
-from engine.replay import VirtualClock
+from engine.app.replay import VirtualClock
 
 CARDS = ("c1", "c2")
 AGENTS = ("a1", "a2")

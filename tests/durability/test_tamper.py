@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
-from engine.log import FIELDS, row_hash
+from engine.app.cli import main
+from engine.store.log import FIELDS, row_hash
 
 
 @pytest.fixture

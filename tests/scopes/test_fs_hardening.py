@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-import engine.files as files_module
+import engine.effects.files as files_module
 from engine import Engine, World
-from engine.files import WATCH_LIMIT, ConfinedFiles
-from engine.fsrules import special_filesystem
+from engine.core.fsrules import special_filesystem
+from engine.effects.files import WATCH_LIMIT, ConfinedFiles
 
 from ..conftest import manifest, offer_install
 

@@ -20,8 +20,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from engine import Decision, World
-from engine.files import ConfinedFiles
-from engine.netguard import FetchFailed, FetchResponse, GuardedFetch
+from engine.effects.files import ConfinedFiles
+from engine.effects.netguard import FetchFailed, FetchResponse, GuardedFetch
 
 from ..conftest import manifest, offer_install
 

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from engine import Engine, World
-from engine.addresses import address_refused
-from engine.fetchform import FRAMING_HEADERS
-from engine.hosts import matches, normalise_host
-from engine.netguard import FetchFailed, FetchResponse, GuardedFetch
-from engine.transport import BodyDecoder, HttpxTransport
+from engine.core.addresses import address_refused
+from engine.core.fetchform import FRAMING_HEADERS
+from engine.core.hosts import matches, normalise_host
+from engine.effects.netguard import FetchFailed, FetchResponse, GuardedFetch
+from engine.effects.transport import BodyDecoder, HttpxTransport
 
 from ..conftest import manifest, offer_install
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from engine import Engine, World
-from engine.files import ConfinedFiles
+from engine.effects.files import ConfinedFiles
 
 from ..conftest import manifest, offer_install
 

@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from engine import ApprovalRefused, Engine, World
-from engine.netguard import FetchResponse, GuardedFetch
-from engine.transport import HttpxTransport
+from engine.effects.netguard import FetchResponse, GuardedFetch
+from engine.effects.transport import HttpxTransport
 
 from ..conftest import manifest, offer_install
 

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import World
-from engine.files import ConfinedFiles
-from engine.pathwalk import RESOLVE_BENEATH, Escape, has_openat2, openat2, walk
+from engine.effects.files import ConfinedFiles
+from engine.effects.pathwalk import RESOLVE_BENEATH, Escape, has_openat2, openat2, walk
 
 from ..conftest import manifest, offer_install
 
@@ -140,7 +140,7 @@ async def test_fuzzed_paths_never_read_outside(fs_engine, pieces) -> None:
 
 def test_a_folder_swapped_for_a_link_after_the_walk_is_refused(tmp_path: Path) -> None:
     """Between resolution and the open, a folder becomes a link out: the open is refused."""
-    from engine.pathwalk import open_beneath
+    from engine.effects.pathwalk import open_beneath
 
     root = tmp_path / "root"
     (root / "sub").mkdir(parents=True)

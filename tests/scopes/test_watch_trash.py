@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 
 from engine import World
-from engine.files import ConfinedFiles
+from engine.effects.files import ConfinedFiles
 
 from ..conftest import manifest, offer_install
 

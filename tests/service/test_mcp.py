@@ -23,7 +23,7 @@ from mcp import ClientSession, StdioServerParameters, types
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import McpError
 
-from engine.replay import VirtualClock
+from engine.app.replay import VirtualClock
 
 from .conftest import Running, mint
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-ARROWGATE = [sys.executable, "-m", "engine.cli"]
+ARROWGATE = [sys.executable, "-m", "engine.app.cli"]
 
 
 def _start(*args: str) -> tuple[subprocess.Popen[str], str]:

@@ -11,7 +11,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import DataTable
 
-from engine.replay import VirtualClock
+from engine.app.replay import VirtualClock
 from tui.screens.review import ReviewScreen
 
 from ..tui.conftest import settle

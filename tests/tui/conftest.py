@@ -9,7 +9,7 @@ import pytest
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
-from engine.replay import VirtualClock
+from engine.app.replay import VirtualClock
 
 from .world import T0, build
 

@@ -9,7 +9,7 @@ from textual.message import Message
 from textual.widgets import DataTable, Input, Static
 
 from engine import Engine, World
-from engine.replay import VirtualClock
+from engine.app.replay import VirtualClock
 from tui.messages import EngineChanged
 from tui.screens.arrow_log import ArrowLogScreen, parse_filter
 from tui.screens.canvas import CanvasScreen

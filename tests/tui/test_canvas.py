@@ -9,8 +9,8 @@ from typing import Any
 from textual.widgets import Static
 
 from engine import Engine, World
-from engine.reach import analyse, reached_by
-from engine.replay import VirtualClock
+from engine.app.reach import analyse, reached_by
+from engine.app.replay import VirtualClock
 from tui.screens.canvas import CanvasScreen
 from tui.widgets.node_list import NodeList, natural_key
 

@@ -11,7 +11,7 @@ import pytest
 from rich.text import Text
 from textual.widgets import DataTable, Static
 
-from engine.replay import VirtualClock
+from engine.app.replay import VirtualClock
 from tui.screens.arrow_log import ArrowLogScreen
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.detail import DetailScreen

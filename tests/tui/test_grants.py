@@ -8,7 +8,7 @@ from pathlib import Path
 from textual.widgets import DataTable
 
 from engine import Engine, World
-from engine.replay import VirtualClock
+from engine.app.replay import VirtualClock
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.request import RequestScreen
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from textual.widgets import Static
 
-from engine.replay import VirtualClock
+from engine.app.replay import VirtualClock
 from tui.screens.arrow_log import ArrowLogScreen, parse_filter
 from tui.widgets.log_view import LogView, columns_for
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual.widgets import DataTable, Static
 
-from engine.replay import VirtualClock
+from engine.app.replay import VirtualClock
 from tui.screens.prompts import PromptsScreen
 
 from .conftest import settle

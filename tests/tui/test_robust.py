@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from engine.replay import VirtualClock
+from engine.app.replay import VirtualClock
 from tui.messages import EngineChanged
 from tui.widgets.log_view import LogView
 

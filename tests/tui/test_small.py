@@ -8,7 +8,7 @@ from pathlib import Path
 from textual.widgets import DataTable, Static
 
 from engine import Verification
-from engine.replay import VirtualClock
+from engine.app.replay import VirtualClock
 from tui.screens.arrow_log import ArrowLogScreen
 from tui.screens.grants import GrantsScreen
 from tui.screens.review import ReviewScreen

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from engine.replay import VirtualClock
+from engine.app.replay import VirtualClock
 from tui.cli import exit_status
 from tui.tty import terminal_driver
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from engine import Engine, World, file_digests
-from engine.operator import OperatorCheck
-from engine.replay import VirtualClock
+from engine.app.replay import VirtualClock
+from engine.effects.operator import OperatorCheck
 from tui.app import ArrowgateApp
 
 T0 = 1_800_000_000.0  # 2027-01-15 08:00 UTC: a fixed moment for every screen

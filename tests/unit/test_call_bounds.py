@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from engine import Engine
-from engine.decision import Decision
-from engine.log import GENESIS, PAYLOAD_KEPT, clip_payload, row_hash
-from engine.replay import VirtualClock
+from engine.app.replay import VirtualClock
+from engine.core.decision import Decision
+from engine.store.log import GENESIS, PAYLOAD_KEPT, clip_payload, row_hash
 
 from ..conftest import manifest, offer_install
 

@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import CaseInvalid
-from engine.casefile import CaseFiles, load_case, write_files
-from engine.cli import main
-from engine.replay import run_case
+from engine.app.casefile import CaseFiles, load_case, write_files
+from engine.app.cli import main
+from engine.app.replay import run_case
 
 CASES = Path(__file__).resolve().parents[1] / "conformance" / "cases"
 
@@ -392,7 +392,7 @@ async def test_retry_after_is_compared_within_a_millisecond(tmp_path) -> None:
 
 async def test_the_case_settings_reach_the_workspace(tmp_path, monkeypatch) -> None:
     """Every setting of the case, the new ones included, is the workspace's setting."""
-    import engine.replay as replay
+    import engine.app.replay as replay
 
     opened: list[Any] = []
     real_open = replay.Engine.open

@@ -13,10 +13,10 @@ from engine import (
     file_digests,
     parse_manifest,
 )
-from engine.catalogue import CALLS, implied_by
-from engine.docs import BEGIN, END, permission_reference
-from engine.hosts import covers, host_pattern_problem, matches
-from engine.review import diff_hosts, diff_manifests, install_review
+from engine.app.docs import BEGIN, END, permission_reference
+from engine.core.catalogue import CALLS, implied_by
+from engine.core.hosts import covers, host_pattern_problem, matches
+from engine.core.review import diff_hosts, diff_manifests, install_review
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,7 +35,7 @@ def test_readme_permission_reference_matches_the_catalogue() -> None:
     readme = (ROOT / "README.md").read_text()
     start, end = readme.index(BEGIN), readme.index(END) + len(END)
     assert readme[start:end] == permission_reference().strip(), (
-        "README drifted from engine/catalogue.py: regenerate it with "
+        "README drifted from engine/core/catalogue.py: regenerate it with "
         "`arrowgate docs permissions`")
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
+from engine.app.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = ROOT / "tests" / "conformance" / "cases"
@@ -116,8 +116,8 @@ def test_readme_example_runs_twice(tmp_path) -> None:
 
 def test_readme_call_table_matches_the_catalogue() -> None:
     """The README's call table is `arrowgate docs calls`: every call, its args and value."""
-    from engine.catalogue import CALLS
-    from engine.docs import CALLS_BEGIN, CALLS_END, call_reference
+    from engine.app.docs import CALLS_BEGIN, CALLS_END, call_reference
+    from engine.core.catalogue import CALLS
 
     readme = (ROOT / "README.md").read_text()
     start, end = readme.index(CALLS_BEGIN), readme.index(CALLS_END) + len(CALLS_END)

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from engine.cli import LOG_OUTCOMES, build_parser, main
-from engine.times import format_local, parse_time
+from engine.app.cli import LOG_OUTCOMES, build_parser, main
+from engine.app.times import format_local, parse_time
 
 ARROWGATE = str(Path(sys.executable).parent / "arrowgate")
 
@@ -66,7 +66,7 @@ def test_readers_refuse_a_missing_database_and_create_nothing(
         verb: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
     """log, reach, export, tui and verify refuse a path that does not exist; no file, no folder."""
-    monkeypatch.setattr("engine.cli.interactive", lambda: True)  # past the tui's tty check
+    monkeypatch.setattr("engine.app.cli.interactive", lambda: True)  # past the tui's tty check
     missing = tmp_path / "no" / "such" / "app.db"
     assert main([*verb, "--db", str(missing)]) == 2
     err = capsys.readouterr().err

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import main
-from engine.operator import OperatorCheck
+from engine.app.cli import main
+from engine.effects.operator import OperatorCheck
 
 MANIFEST = {"name": "acme.prompter", "version": "1.0.0",
             "permissions": {"agents.prompt": {}, "clipboard.write": {"optional": True}}}
@@ -25,7 +25,7 @@ MANIFEST = {"name": "acme.prompter", "version": "1.0.0",
 
 def _start(tmp_path: Path, *listen: str) -> tuple[subprocess.Popen[str], Path]:
     db = tmp_path / "ag.db"
-    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "serve", "--db", str(db),
+    proc = subprocess.Popen([sys.executable, "-m", "engine.app.cli", "serve", "--db", str(db),
                              *listen], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
@@ -70,7 +70,7 @@ def _stop(proc: subprocess.Popen[str]) -> None:
 @pytest.fixture
 def service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Path]]:
     """A service on a socket in a private folder; a person operates this process."""
-    monkeypatch.setattr("engine.cli_write.operator_check", lambda: OperatorCheck(True))
+    monkeypatch.setattr("engine.app.cli_write.operator_check", lambda: OperatorCheck(True))
     sock = tmp_path / "run" / "serve.sock"
     proc, token = _start(tmp_path, "--socket", str(sock))
     try:
@@ -169,7 +169,7 @@ def test_no_service_at_the_address_is_exit_2(tmp_path, capsys) -> None:
 
 def test_verbs_over_loopback_tcp(tmp_path, capsys, monkeypatch) -> None:
     """--service http://127.0.0.1:PORT works like the socket."""
-    monkeypatch.setattr("engine.cli_write.operator_check", lambda: OperatorCheck(True))
+    monkeypatch.setattr("engine.app.cli_write.operator_check", lambda: OperatorCheck(True))
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from engine import Engine
-from engine.cli import build_parser, main
-from engine.cli_write import Failure, inert, service_transport
-from engine.operator import OperatorCheck
+from engine.app.cli import build_parser, main
+from engine.app.cli_write import Failure, inert, service_transport
+from engine.effects.operator import OperatorCheck
 
 PROMPTER = {"name": "acme.prompter", "version": "1.0.0",
             "permissions": {"agents.prompt": {}, "clipboard.write": {"optional": True}}}
@@ -26,7 +26,7 @@ PROMPTER = {"name": "acme.prompter", "version": "1.0.0",
 @pytest.fixture
 def person(monkeypatch: pytest.MonkeyPatch) -> None:
     """A person operates this process (the operator check passes)."""
-    monkeypatch.setattr("engine.cli_write.operator_check", lambda: OperatorCheck(True))
+    monkeypatch.setattr("engine.app.cli_write.operator_check", lambda: OperatorCheck(True))
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str, stdin: str | None = None,
@@ -262,7 +262,7 @@ def test_consent_verbs_are_refused_without_a_person(tmp_path) -> None:
                  ["arrow", "add", "w1", "e1", "c1", "a1"],
                  ["package", "grant", "acme.prompter", "clipboard.write"],
                  ["package", "approve", "acme.prompter", "--review-hash", "x"]):
-        done = subprocess.run([sys.executable, "-m", "engine.cli", *argv, "--db", str(db)],
+        done = subprocess.run([sys.executable, "-m", "engine.app.cli", *argv, "--db", str(db)],
                               stdin=subprocess.DEVNULL, capture_output=True, text=True,
                               env=env, timeout=120)
         assert done.returncode == 1, (argv, done.stderr)
@@ -272,7 +272,7 @@ def test_consent_verbs_are_refused_without_a_person(tmp_path) -> None:
 
 def test_narrowing_verbs_need_no_person(canvas, capsys, monkeypatch) -> None:
     """Revoke, reject and remove work without the operator check (they only narrow)."""
-    monkeypatch.setattr("engine.cli_write.operator_check",
+    monkeypatch.setattr("engine.app.cli_write.operator_check",
                         lambda: OperatorCheck(False, "no person"))
     db = str(canvas)
     assert run(capsys, "package", "revoke", "acme.prompter", "agents.prompt", "--db", db)[0] == 0

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from engine import Engine
-from engine.cli import main
-from engine.demo import play_demo
+from engine.app.cli import main
+from engine.app.demo import play_demo
 
 ANSWER = "done: Delete the build folder and redeploy."
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from engine import Engine
-from engine.demo import play_demo
+from engine.app.demo import play_demo
 
 SUMMARY = {"summary": "3 commits yesterday (drivers, events, the demo); nothing blocked."}
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from engine import Engine, InvalidRequest
-from engine.drivers import CommandAgent, PtyTerminal, ScriptedAgent
+from engine.effects.drivers import CommandAgent, PtyTerminal, ScriptedAgent
 
 from ..conftest import manifest, offer_install, until
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from engine import Engine, Event, InvalidRequest
-from engine.drivers import ScriptedAgent
+from engine.effects.drivers import ScriptedAgent
 
 from ..conftest import manifest, offer_install
 

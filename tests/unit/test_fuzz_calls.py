@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import Engine, World
-from engine.catalogue import CALLS
-from engine.decision import Decision
-from engine.replay import VirtualClock
+from engine.app.replay import VirtualClock
+from engine.core.catalogue import CALLS
+from engine.core.decision import Decision
 
 from ..conftest import manifest, offer_install
 

@@ -185,7 +185,7 @@ def test_the_import_command_prints_the_review(tmp_path: Path, monkeypatch: pytes
                                               capsys: pytest.CaptureFixture[str]) -> None:
     """`arrowgate import` (a person at the terminal) prints what the file held and left out."""
     from engine import operator
-    from engine.cli import main
+    from engine.app.cli import main
 
     monkeypatch.setattr(operator, "operator_check", lambda: operator.OperatorCheck(True))
     doc = {"nodes": [{"id": "a1", "type": "text", "text": "a", "x": 0, "y": 0, "width": 1,

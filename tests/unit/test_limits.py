@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.limits import RollingWindow
+from engine.core.limits import RollingWindow
 
 
 def test_half_open_window_and_retry_after() -> None:

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import Engine, StoreFailed
-from engine.log import FIELDS, _canonical, row_hash
+from engine.store.log import FIELDS, _canonical, row_hash
 
 
 async def _rows(world: Engine) -> None:

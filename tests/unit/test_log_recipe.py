@@ -8,7 +8,7 @@ import json
 import math
 from typing import Any
 
-from engine.cli import main
+from engine.app.cli import main
 
 # The recipe (README, "Verifying an exported log"), written out again here.
 GENESIS = "0" * 64

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import Engine
-from engine.replay import VirtualClock
+from engine.app.replay import VirtualClock
 
 from ..conftest import manifest, offer_install
 

@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import Engine, World
-from engine.catalogue import PERMISSIONS
-from engine.errors import ManifestInvalid
-from engine.manifest import loads_manifest, parse_manifest
-from engine.review import install_review
+from engine.core.catalogue import PERMISSIONS
+from engine.core.errors import ManifestInvalid
+from engine.core.manifest import loads_manifest, parse_manifest
+from engine.core.review import install_review
 
 # Strings with what hides or restyles text among ordinary manifest characters.
 NASTY = st.text(alphabet=st.sampled_from(list("abz019._-* ") + [

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from engine import Engine
-from engine.cli import main
-from engine.errors import ManifestInvalid
-from engine.manifest import Manifest, parse_manifest
-from engine.review import diff_manifests, install_review
-from engine.text import visible
+from engine.app.cli import main
+from engine.core.errors import ManifestInvalid
+from engine.core.manifest import Manifest, parse_manifest
+from engine.core.review import diff_manifests, install_review
+from engine.core.text import visible
 
 HASH = "sha256:" + "0" * 64
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.drivers import CommandAgent, MCPSetup, write_token
+from engine.effects.drivers import CommandAgent, MCPSetup, write_token
 
 
 def _setup(tmp_path: Path, tool: str, agent: str = "a1") -> MCPSetup:

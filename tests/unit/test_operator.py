@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from engine.operator import DrivenRegistry, ProcFS, ancestors, operator_check, peer_check
+from engine.effects.operator import DrivenRegistry, ProcFS, ancestors, operator_check, peer_check
 
 PTS = 136 << 8  # tty_nr of /dev/pts/0; /dev/pts/N is PTS + N
 ROOT = Path(__file__).resolve().parents[2]
@@ -190,7 +190,7 @@ def test_the_real_escape_is_refused(tmp_path: Path) -> None:
     from script. The check inside refuses, naming script."""
     out = tmp_path / "verdict"
     probe = tmp_path / "probe.py"
-    probe.write_text("import sys\nfrom engine.operator import operator_check\n"
+    probe.write_text("import sys\nfrom engine.effects.operator import operator_check\n"
                      "c = operator_check()\n"
                      "open(sys.argv[1], 'w').write(f'{c.ok} {c.reason}')\n")
     inner = f"{shlex.quote(sys.executable)} {shlex.quote(str(probe))} {shlex.quote(str(out))}"
@@ -230,7 +230,7 @@ async def test_a_driven_terminal_is_recorded_and_refused_without_its_marker(
     ARROWGATE_DRIVEN` typed into it does not make a person; closing forgets it."""
     import asyncio
 
-    from engine.drivers import PtyTerminal
+    from engine.effects.drivers import PtyTerminal
 
     terminal = PtyTerminal("t1")
     await terminal.start(_Host(), str(tmp_path))  # type: ignore[arg-type]
@@ -239,7 +239,7 @@ async def test_a_driven_terminal_is_recorded_and_refused_without_its_marker(
         record = next(r for r in DrivenRegistry().records() if r.pid == pid)
         assert record.sid == pid and record.tty and record.node == "t1"
         out, probe = tmp_path / "verdict", tmp_path / "probe.py"
-        probe.write_text("import sys\nfrom engine.operator import operator_check\n"
+        probe.write_text("import sys\nfrom engine.effects.operator import operator_check\n"
                          "c = operator_check()\n"
                          "open(sys.argv[1], 'w').write(f'{c.ok} {c.reason}')\n")
         terminal.run(f"cd {shlex.quote(str(ROOT))} && env -u ARROWGATE_DRIVEN "

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from engine import ApprovalRefused, Engine
-from engine.principal import Principal
+from engine.core.principal import Principal
 
 from ..conftest import manifest, offer_install
 

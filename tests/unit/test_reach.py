@@ -9,7 +9,7 @@ import pytest
 
 from canvas import Arrow
 from engine import Engine
-from engine.reach import analyse
+from engine.app.reach import analyse
 
 from ..conftest import manifest, offer_install
 

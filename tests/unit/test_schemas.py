@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter, ValidationError
 
-from engine.cli import main
-from engine.demo import _ARROWS, _NODES
-from engine.export import decision_record
-from engine.schemas import ArrowModel, DecisionModel, DecisionRecord, NodeModel, render, schemas
+from engine.app.cli import main
+from engine.app.demo import _ARROWS, _NODES
+from engine.app.export import decision_record
+from engine.app.schemas import ArrowModel, DecisionModel, DecisionRecord, NodeModel, render, schemas
 
 ROOT = Path(__file__).resolve().parents[2]
 NODES: TypeAdapter[Any] = TypeAdapter(NodeModel)

@@ -7,9 +7,9 @@ import os
 import pytest
 
 from engine import Engine
-from engine.files import ConfinedFiles
-from engine.netguard import FetchResponse, GuardedFetch, address_refused
-from engine.world import World
+from engine.effects.files import ConfinedFiles
+from engine.effects.netguard import FetchResponse, GuardedFetch, address_refused
+from engine.effects.world import World
 
 from ..conftest import manifest, offer_install
 

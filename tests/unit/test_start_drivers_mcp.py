@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from engine import Engine
-from engine.drivers import MCPService
+from engine.effects.drivers import MCPService
 from engine.service.auth import TokenStore
 
 from ..conftest import manifest, offer_install, until

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from engine import Engine
-from engine.limits import RollingWindow, SteadyClock
-from engine.replay import VirtualClock
+from engine.app.replay import VirtualClock
+from engine.core.limits import RollingWindow, SteadyClock
 
 from ..conftest import manifest, offer_install
 

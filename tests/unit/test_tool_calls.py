@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from engine import Engine
-from engine.errors import InvalidRequest
+from engine.core.errors import InvalidRequest
 
 from ..conftest import manifest, offer_install
 

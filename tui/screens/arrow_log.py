@@ -17,8 +17,8 @@ from textual.binding import Binding, BindingType
 from textual.widgets import Footer, Input, Static
 
 from engine import Verification
-from engine.logindex import LogFilter, LogIndex
-from engine.times import parse_time
+from engine.app.times import parse_time
+from engine.store.logindex import LogFilter, LogIndex
 
 from ..text import plain
 from ..widgets.app_header import AppHeader
@@ -226,7 +226,7 @@ class ArrowLogScreen(EngineScreen):
         """
         self._verified(None)
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "engine.logindex", self.gate.db_path,
+            sys.executable, "-m", "engine.store.logindex", self.gate.db_path,
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         out, err = await proc.communicate()
         try:

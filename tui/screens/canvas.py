@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from textual.worker import get_current_worker
 
 from canvas import Arrow, Node
-from engine.reach import analyse, capability_graph, reached_by
+from engine.app.reach import analyse, capability_graph, reached_by
 
 from ..text import plain
 from ..widgets.app_header import AppHeader

@@ -11,9 +11,9 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Footer, Static
 
 from engine import PERMISSIONS, Manifest
-from engine.events import Update
-from engine.review import permission_title
-from engine.state import PackageState
+from engine.core.events import Update
+from engine.core.review import permission_title
+from engine.core.state import PackageState
 
 from ..text import plain
 from ..widgets.app_header import AppHeader

@@ -20,7 +20,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
-from engine.reach import analyse, reached_by
+from engine.app.reach import analyse, reached_by
 
 from ..text import visible
 from ..widgets.node_list import node_key

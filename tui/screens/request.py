@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
 from engine import PERMISSIONS
-from engine.review import permission_title
+from engine.core.review import permission_title
 
 from ..text import plain
 from .base import row_key

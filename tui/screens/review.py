@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from engine import ConsentError, Review, parse_manifest
-from engine.reach import potential
+from engine.app.reach import potential
 
 from ..text import plain
 

@@ -24,7 +24,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import Worker
 
-from engine.logindex import LogIndex
+from engine.store.logindex import LogIndex
 
 from ..text import visible
 

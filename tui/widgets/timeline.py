@@ -8,7 +8,7 @@ from rich.text import Text
 from textual import work
 from textual.widgets import Static
 
-from engine.logindex import LogIndex
+from engine.store.logindex import LogIndex
 
 __all__ = ["Timeline", "sparkline"]
 

@@ -1,0 +1,625 @@
+"""The ``arrowgate`` command line (SPEC §10).
+
+Every verb follows the same rules, documented in the README:
+
+- exit codes: 0 ok; 1 a finding (a log that fails verification, a diff that
+  widens, a replay with failures, a refusal); 2 a usage error or invalid input
+  (bad arguments, an invalid manifest, case file or database file);
+- errors go to standard error as one line, data to standard output;
+- ``--db FILE`` means the same everywhere (`db_path`): verbs that read refuse
+  a file that does not exist, and create neither it nor any folder; only the
+  verbs that build (``demo``, ``import``, and ``serve``) create it.
+
+More verbs plug in through the ``arrowgate.cli`` entry-point group: each entry
+point is a function ``register(subparsers)`` that adds its subcommands with
+``set_defaults(fn=...)``; `add_db_option` and `db_path` give them the same
+``--db``. The TUI registers ``tui`` this way, so `engine` never imports it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sqlite3
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from engine.app.times import TIME_HELP, format_local, parse_time
+from engine.core.errors import CaseInvalid, ConsentError, InvalidRequest, ManifestInvalid
+
+__all__ = [
+    "CliError",
+    "EXIT_FINDING",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "LOG_OUTCOMES",
+    "add_db_option",
+    "build_parser",
+    "db_path",
+    "default_db_path",
+    "interactive",
+    "log_table",
+    "main",
+]
+
+EXIT_OK = 0  #: the command did what was asked
+EXIT_FINDING = 1  #: a finding: verification failed, a diff widens, a replay failed, a refusal
+EXIT_USAGE = 2  #: a usage error or invalid input
+
+#: Every outcome a log row can have (SPEC §8), for ``--outcome``.
+LOG_OUTCOMES = ("ok", "queued", "held", "denied", "rate-limited", "approved", "rejected",
+                "expired", "cancelled", "suppressed")
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+class CliError(Exception):
+    """A command that cannot go on: one line on standard error and an exit code."""
+
+    def __init__(self, message: str, *, exit_code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.message = message  #: what went wrong, for a person
+        self.exit_code = exit_code  #: the process's exit code
+
+
+def default_db_path() -> Path:
+    """The embedded default database: ``$ARROWGATE_DB`` or ``~/.local/share/arrowgate``."""
+    env = os.environ.get("ARROWGATE_DB")
+    if env:
+        return Path(env)
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "arrowgate" / "arrowgate.db"
+
+
+def add_db_option(parser: argparse.ArgumentParser, *, creates: bool = False) -> None:
+    """Add ``--db FILE`` to a subcommand, with the one help text every verb shares."""
+    what = ("created with its folder when missing" if creates
+            else "must exist; nothing is created")
+    parser.add_argument("--db", metavar="FILE",
+                        help=f"the arrowgate database ({what}; default: $ARROWGATE_DB or "
+                             "~/.local/share/arrowgate/arrowgate.db)")
+
+
+def db_path(args: argparse.Namespace, *, create: bool = False) -> Path:
+    """The database a command works on: ``--db``, or the embedded default.
+
+    A command that only reads (``create=False``) refuses a path that does not
+    exist and creates nothing, not even a folder. Either kind refuses a file
+    that is not an arrowgate database (a text file, another program's SQLite
+    file), so a typo can never turn into tables written into the wrong file.
+
+    Raises:
+        CliError: naming the path and what is wrong with it (exit code 2).
+    """
+    path = Path(args.db).expanduser() if getattr(args, "db", None) else default_db_path()
+    if path.is_dir():
+        raise CliError(f"--db {path}: is a folder, not a database file")
+    if path.exists():
+        _check_database(path, create=create)
+    elif not create:
+        raise CliError(f"no database at {path} (`arrowgate demo --db {shlex.quote(str(path))}` "
+                       "creates one)")
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _check_database(path: Path, *, create: bool) -> None:
+    """Refuse anything but an arrowgate database (or, to create one, an empty file)."""
+    if not path.is_file():
+        # A FIFO or a device would block or stream forever: never open one.
+        raise CliError(f"--db {path}: not a regular file")
+    try:
+        with path.open("rb") as f:
+            header = f.read(len(_SQLITE_HEADER))
+    except OSError as exc:
+        raise CliError(f"--db {path}: cannot read it: {exc.strerror or exc}") from exc
+    if not header:
+        if create:
+            return  # an empty file is an empty SQLite database
+        raise CliError(f"--db {path}: an empty file, with no arrowgate data")
+    if header != _SQLITE_HEADER:
+        raise CliError(f"--db {path}: not a database (not an SQLite file)")
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            tables = {r[0] for r in conn.execute("select name from sqlite_master "
+                                                 "where type = 'table'")}
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise CliError(f"--db {path}: not a readable database: {exc}") from exc
+    if "log" in tables or (create and not tables):
+        return
+    if not tables:
+        raise CliError(f"--db {path}: an empty database, with no arrowgate data")
+    raise CliError(f"--db {path}: an SQLite database of another program, not arrowgate's")
+
+
+def _since_until(value: str) -> float:
+    """An argparse type: ``10m``, ``2h``, ISO (local time unless it says) or epoch seconds."""
+    try:
+        return parse_time(value, time.time(), naive="local")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _read_manifest(path: str) -> tuple[dict[str, Any], dict[str, str]]:
+    from engine.core.manifest import file_digests, load_package_folder, loads_manifest
+
+    p = Path(path)
+    if p.is_dir():
+        return load_package_folder(p)
+    try:
+        text = p.read_text()
+        raw = loads_manifest(text)  # too deep: MANIFEST_INVALID, never RecursionError
+    except (OSError, ValueError) as exc:
+        raise CliError(f"cannot read manifest {path}: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise CliError(f"manifest {path}: a manifest is a JSON object")
+    return raw, file_digests({"manifest.json": text})
+
+
+def _print_json(value: Any, *, indent: int | None = None) -> None:
+    print(json.dumps(value, indent=indent, sort_keys=indent is None, default=str,
+                     separators=None if indent else (",", ":")))
+
+
+# -- verbs -------------------------------------------------------------------------------
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from engine.app.replay import run_files
+
+    # run_files already says 2 for an invalid case file (after playing the others).
+    return run_files(args.cases, as_json=args.json, store=args.store)
+
+
+def _cmd_review(args: argparse.Namespace) -> int:
+    from engine.core.manifest import content_hash, parse_manifest
+    from engine.core.review import install_review
+
+    raw, digests = _read_manifest(args.manifest)
+    manifest = parse_manifest(raw)
+    review = install_review(manifest, content_hash(digests))
+    print(json.dumps(review.to_json(), indent=2) if args.json else review.text)
+    return EXIT_OK
+
+
+def _cmd_diff(args: argparse.Namespace) -> int:
+    from engine.core.manifest import parse_manifest
+    from engine.core.review import diff_manifests
+
+    old = parse_manifest(_read_manifest(args.old)[0])
+    new = parse_manifest(_read_manifest(args.new)[0])
+    diff = diff_manifests(old, new)
+    if args.json:
+        print(json.dumps(diff.to_json()))
+    else:
+        print("\n".join(diff.lines) or "no change in declarations")
+    # Widening needs a person's consent: a finding, like a failed verification.
+    return EXIT_FINDING if diff.widened else EXIT_OK
+
+
+def _open_log(args: argparse.Namespace) -> tuple[Path, Any]:
+    from canvas import open_database
+    from engine.store.log import ArrowLog
+
+    path = db_path(args)
+    return path, ArrowLog(open_database(path))
+
+
+def _filtered_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
+    _path, log = _open_log(args)
+    try:
+        return list(log.rows(arrow=args.arrow, card=args.card, package=args.package,
+                             outcome=args.outcome, call=args.call, since=args.since,
+                             until=args.until))
+    finally:
+        log.db.close()
+
+
+def _cmd_log_show(args: argparse.Namespace) -> int:
+    from engine.app.export import decision_record
+
+    rows = _filtered_rows(args)
+    if args.json:
+        for row in rows:
+            _print_json(decision_record(row))
+        return EXIT_OK
+    print("\n".join(log_table(rows)))
+    return EXIT_OK
+
+
+def _cmd_log_export(args: argparse.Namespace) -> int:
+    from engine.app.export import decision_record
+
+    for row in _filtered_rows(args):
+        _print_json(decision_record(row))
+    return EXIT_OK
+
+
+def _cmd_log_verify(args: argparse.Namespace) -> int:
+    from engine.store.logindex import verify_path
+
+    result = verify_path(db_path(args))
+    if args.json:
+        _print_json({"ok": result.ok, "rows": result.rows, "first_bad": result.first_bad,
+                     "problem": result.problem or None})
+    elif result.ok:
+        print(f"log verify: ok: {result.rows} rows")
+    elif result.first_bad is None:  # the anchor, or the consent history and grants
+        print(f"log verify: FAILED: {result.problem}")
+    else:
+        print(f"log verify: FAILED: {result.rows} rows; first bad row {result.first_bad}: "
+              f"{result.problem}")
+    return EXIT_OK if result.ok else EXIT_FINDING
+
+
+_COLUMNS = ("seq", "time (local)", "arrow", "card", "call", "target", "outcome", "code",
+            "reason", "payload")
+
+
+def _cell(value: object, limit: int = 40) -> str:
+    """One table cell, printable and inert (a payload may hold terminal escapes)."""
+    text = "-" if value is None or value == "" else str(value)
+    if not text.isprintable():
+        text = repr(text)[1:-1]
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def log_table(rows: list[dict[str, Any]]) -> list[str]:
+    """Log rows as aligned columns with readable local times (``arrowgate log show``)."""
+    table = [list(_COLUMNS)]
+    for row in rows:
+        table.append([str(row["seq"]), format_local(float(row["t"])),
+                      *(_cell(row.get(k)) for k in ("arrow", "card", "call", "target",
+                                                     "outcome", "code", "reason")),
+                      _cell(row.get("payload"), 60)])
+    widths = [max(len(r[i]) for r in table) for i in range(len(_COLUMNS))]
+    lines = []
+    for r in table:
+        cells = [r[0].rjust(widths[0])] + [c.ljust(w) for c, w in zip(r[1:-1], widths[1:-1])]
+        lines.append("  ".join([*cells, r[-1]]).rstrip())
+    return lines
+
+
+def _open_engine(args: argparse.Namespace, *, create: bool = False) -> Any:
+    from engine.engine import Engine
+
+    return Engine.open(db_path(args, create=create))
+
+
+def _cmd_reach(args: argparse.Namespace) -> int:
+    from engine.app.reach import analyse
+
+    engine = _open_engine(args)
+    try:
+        try:
+            reach = analyse(engine.state, args.card)
+        except KeyError:
+            raise CliError(f"no custom card {args.card!r} on any canvas") from None
+        print(json.dumps(reach.to_json(), indent=2) if args.json else "\n".join(reach.lines()))
+        return EXIT_OK
+    finally:
+        engine.close()
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from engine.effects.operator import operator_check
+
+    check = operator_check()
+    if not check.ok:
+        # Importing draws arrows, which is consent: only a person at a terminal.
+        raise CliError(f"import refused: {check.reason}", exit_code=EXIT_FINDING)
+    try:
+        doc = json.loads(Path(args.file).read_text())
+    except (OSError, ValueError) as exc:
+        raise CliError(f"cannot read {args.file}: {exc}") from exc
+    workspace = args.workspace or Path(args.file).stem
+    folder = Path(args.folder or Path(args.file).parent).resolve()
+    engine = _open_engine(args, create=True)
+
+    async def run() -> Any:
+        return await engine.import_canvas(workspace, folder, doc)
+
+    try:
+        review = asyncio.run(run())
+        nodes = len(engine.state.canvas.nodes(workspace))
+        arrows = len(engine.state.canvas.arrows(workspace))
+        if args.json:
+            _print_json({"workspace": workspace, "folder": str(folder), "nodes": nodes,
+                         "arrows": arrows, "review": review.lines})
+        else:
+            print(f"imported {args.file} as workspace {workspace!r} ({folder}): "
+                  f"{nodes} nodes, {arrows} arrows")
+            print("\n".join(review.lines))  # what it holds and what it left out
+        return EXIT_OK
+    finally:
+        engine.close()
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    engine = _open_engine(args)
+    try:
+        workspace = args.workspace
+        if workspace is None:
+            if len(engine.state.workspaces) != 1:
+                names = ", ".join(sorted(engine.state.workspaces)) or "none"
+                raise CliError(f"name a workspace with --workspace (there are: {names})")
+            workspace = next(iter(engine.state.workspaces))
+        text = json.dumps(engine.export_canvas(workspace), indent="\t")
+        if args.output:
+            Path(args.output).write_text(text + "\n")
+        else:
+            print(text)
+        return EXIT_OK
+    finally:
+        engine.close()
+
+
+def interactive() -> bool:
+    """True when a person can work a full-screen UI here (stdin and stdout are terminals)."""
+    return bool(sys.stdin and sys.stdin.isatty() and sys.stdout and sys.stdout.isatty())
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from engine.app.demo import play_demo
+
+    engine = _open_engine(args, create=True)
+    folder = Path(args.folder) if args.folder else default_db_path().parent / "demo-project"
+    # The hints name the same database, so they work as printed.
+    db_flag = f" --db {shlex.quote(args.db)}" if args.db else ""
+    tui = f"arrowgate tui --demo{db_flag}"
+
+    async def run() -> int:
+        try:
+            await play_demo(engine, folder, print, tui_command=tui)
+            launch = None if args.no_tui else _plugin("apps", "tui")
+            if launch is None or not interactive():
+                if not args.no_tui:
+                    why = ("the TUI is not installed" if launch is None
+                           else "standard input or output is not a terminal")
+                    print(f"arrowgate: {why}; printed the narrative only", file=sys.stderr)
+                print("")
+                print(f"Next: `{tui}` to inspect the arrow logs and answer the held prompt; "
+                      f"`arrowgate log show{db_flag}` for the log.")
+                return EXIT_OK
+            # Let the narrative be read before the TUI takes the screen.
+            await asyncio.to_thread(input, "\nPress Enter to open the TUI "
+                                           "(holds screen: a approves, r rejects) ")
+            return int(await launch(engine))
+        finally:
+            await engine.world.aclose()
+
+    try:
+        return asyncio.run(run())
+    finally:
+        engine.close()
+
+
+def _plugin(group: str, name: str) -> Any:
+    """An entry point of group ``arrowgate.<group>``: how the TUI plugs in headlessly."""
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group=f"arrowgate.{group}"):
+        if ep.name == name:
+            return ep.load()
+    return None
+
+
+def _cmd_docs(args: argparse.Namespace) -> int:
+    if args.topic == "schemas":
+        from engine.app.schemas import write_schemas
+
+        for path in write_schemas(Path(args.out)):
+            print(path)
+        return EXIT_OK
+    from engine.app.docs import call_reference, permission_reference
+
+    print(call_reference() if args.topic == "calls" else permission_reference(), end="")
+    return EXIT_OK
+
+
+# -- the parser --------------------------------------------------------------------------
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("arrowgate")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown"
+
+
+def _log_parsers(sub: Any) -> None:
+    log = sub.add_parser("log", help="show, export or verify the arrow log",
+                         description="The arrow log: show it, export it as JSON Lines, "
+                                     "or verify its hash chain and anchor.")
+    verbs = log.add_subparsers(dest="action", required=True, metavar="{show,export,verify}",
+                               help="what to do with the log")
+
+    def filters(p: argparse.ArgumentParser) -> None:
+        add_db_option(p)
+        p.add_argument("--arrow", metavar="ID", help="only rows logged on this arrow")
+        p.add_argument("--card", metavar="ID", help="only calls of this card")
+        p.add_argument("--package", metavar="NAME", help="only calls of this package's cards")
+        p.add_argument("--call", metavar="NAME", help="only this call (e.g. agents.prompt)")
+        p.add_argument("--outcome", choices=LOG_OUTCOMES, metavar="OUTCOME",
+                       help=f"only rows with this outcome: {', '.join(LOG_OUTCOMES)}")
+        p.add_argument("--since", type=_since_until, metavar="TIME",
+                       help=f"only rows at or after TIME: {TIME_HELP}; without an offset an "
+                            "ISO time is local time")
+        p.add_argument("--until", type=_since_until, metavar="TIME",
+                       help="only rows at or before TIME (as --since)")
+
+    p = verbs.add_parser("show", help="the log as aligned columns, times in local time",
+                         description="Print log rows, oldest first, as aligned columns.")
+    filters(p)
+    p.add_argument("--json", action="store_true",
+                   help="one JSON decision record per line, as `log export` writes")
+    p.set_defaults(fn=_cmd_log_show)
+    p = verbs.add_parser("export", help="one JSON decision record per line (JSON Lines)",
+                         description="Export log rows as JSON Lines in the stable schema "
+                                     "arrowgate.decision/1 (see the README).")
+    filters(p)
+    p.add_argument("--jsonl", action="store_true",
+                   help="JSON Lines (the only format, and the default)")
+    p.set_defaults(fn=_cmd_log_export)
+    p = verbs.add_parser("verify", help="check the hash chain and the anchor",
+                         description="Check every row's hash and link and the newest row "
+                                     "against the anchor file; exit 1 naming the first bad "
+                                     "row.")
+    add_db_option(p)
+    p.add_argument("--json", action="store_true",
+                   help='print {"ok", "rows", "first_bad", "problem"} as JSON')
+    p.set_defaults(fn=_cmd_log_verify)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand, plugged-in ones included."""
+    parser = argparse.ArgumentParser(
+        prog="arrowgate", description="A graph-aware arrow consent engine.",
+        epilog="Exit codes: 0 ok; 1 a finding (a log that fails verification, a diff that "
+               "widens, a replay with failures, a refusal); 2 a usage error or invalid input.")
+    parser.add_argument("--version", action="version", version=f"arrowgate {_version()}",
+                        help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                help="the verb; `arrowgate COMMAND --help` explains each")
+
+    p = sub.add_parser("replay", help="play conformance cases (FORMAT.md)")
+    p.add_argument("cases", nargs="+", metavar="CASE.json", help="case files to play")
+    p.add_argument("--json", action="store_true", help="one JSON object per step")
+    p.add_argument("--store", metavar="URL",
+                   help="play every case on another store (PostgreSQL: not supported yet)")
+    p.set_defaults(fn=_cmd_replay)
+
+    p = sub.add_parser("review", help="the install review of a manifest or package folder")
+    p.add_argument("manifest", metavar="MANIFEST",
+                   help="a manifest.json file or a package folder")
+    p.add_argument("--json", action="store_true", help="the review as JSON")
+    p.set_defaults(fn=_cmd_review)
+
+    p = sub.add_parser("diff", help="widening and narrowing between two manifests "
+                                    "(exit 1 when it widens)")
+    p.add_argument("old", metavar="OLD", help="the manifest (or package folder) granted now")
+    p.add_argument("new", metavar="NEW", help="the new version's manifest (or package folder)")
+    p.add_argument("--json", action="store_true", help='{"widened": [...], "narrowed": [...]}')
+    p.set_defaults(fn=_cmd_diff)
+
+    _log_parsers(sub)
+
+    p = sub.add_parser("docs", help="generated documentation and JSON Schemas")
+    p.add_argument("topic", choices=["permissions", "calls", "schemas"],
+                   help="permissions / calls: the README's permission reference / call table; "
+                        "schemas: write the JSON Schemas of manifests, nodes, arrows and "
+                        "decisions")
+    p.add_argument("--out", default="schemas", metavar="DIR",
+                   help="schemas: the folder to write them to (default: schemas)")
+    p.set_defaults(fn=_cmd_docs)
+
+    p = sub.add_parser("demo", help="build the demo canvas and play a narrated run")
+    add_db_option(p, creates=True)
+    p.add_argument("--folder", metavar="DIR",
+                   help="the demo project folder (default: demo-project beside the default "
+                        "database)")
+    p.add_argument("--no-tui", action="store_true",
+                   help="print the narrative and exit (also when not run in a terminal)")
+    p.set_defaults(fn=_cmd_demo)
+
+    p = sub.add_parser("reach", help="what a card can cause, directly and transitively")
+    p.add_argument("card", metavar="CARD", help="the card node's id")
+    add_db_option(p)
+    p.add_argument("--json", action="store_true", help="the analysis as JSON")
+    p.set_defaults(fn=_cmd_reach)
+
+    p = sub.add_parser("import", help="import a JSON Canvas 1.0 file as a new workspace")
+    p.add_argument("file", metavar="FILE.canvas", help="the JSON Canvas file")
+    add_db_option(p, creates=True)
+    p.add_argument("--workspace", metavar="ID", help="workspace id (default: the file's name)")
+    p.add_argument("--folder", metavar="DIR",
+                   help="project folder (default: the file's folder)")
+    p.add_argument("--json", action="store_true",
+                   help='print {"workspace", "folder", "nodes", "arrows"} as JSON')
+    p.set_defaults(fn=_cmd_import)
+
+    p = sub.add_parser("export", help="export a workspace as JSON Canvas 1.0")
+    add_db_option(p)
+    p.add_argument("--workspace", metavar="ID",
+                   help="the workspace (default: the only one there is)")
+    p.add_argument("-o", "--output", metavar="FILE", help="file to write (default: stdout)")
+    p.set_defaults(fn=_cmd_export)
+    from engine.service import register as register_serve
+
+    register_serve(sub)  # `arrowgate serve`: the HTTP service (SPEC §10.1)
+    from engine.app.mcp import register as register_mcp
+
+    register_mcp(sub)  # `arrowgate mcp`: card tools for an agent over MCP (SPEC §10.2)
+    from engine.app.cli_write import register as write_verbs  # node, arrow, package, call, hold
+
+    write_verbs(sub)
+
+    _register_plugins(sub)
+    return parser
+
+
+def _register_plugins(sub: Any) -> None:
+    """Let every ``arrowgate.cli`` entry point add its subcommands (sorted by name)."""
+    from importlib.metadata import entry_points
+
+    for ep in sorted(entry_points(group="arrowgate.cli"), key=lambda e: e.name):
+        try:
+            register: Callable[[Any], None] = ep.load()
+        except Exception as exc:  # a broken plugin must not take the other verbs with it
+            print(f"arrowgate: the {ep.name!r} commands are unavailable: {exc}",
+                  file=sys.stderr)
+            continue
+        register(sub)
+
+
+def _exit_code(exc: ConsentError) -> int:
+    """Invalid input is a usage error (2); a refusal is a finding (1)."""
+    if isinstance(exc, (ManifestInvalid, InvalidRequest, CaseInvalid)):
+        return EXIT_USAGE
+    return EXIT_FINDING
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (0 ok, 1 a finding, 2 usage)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error argparse printed
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    try:
+        return int(args.fn(args))
+    except CliError as exc:
+        print(f"arrowgate: {exc.message}", file=sys.stderr)
+        return exc.exit_code
+    except ConsentError as exc:
+        print(f"arrowgate: {exc.message}", file=sys.stderr)
+        return _exit_code(exc)
+    except BrokenPipeError:
+        # The reader went away (`arrowgate log show | head`): nothing is wrong.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except sqlite3.DatabaseError as exc:
+        print(f"arrowgate: the database cannot be used: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"arrowgate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,782 @@
+"""The command line's write verbs: nodes, arrows, packages, calls and holds.
+
+``arrowgate workspace add``, ``arrowgate node add|set|remove``, ``arrowgate arrow add|remove``,
+``arrowgate package offer|review|install|grant|revoke|approve``, ``arrowgate call``
+and ``arrowgate hold list|approve|reject`` are thin clients: of the engine,
+directly on the database (``--db``, like the other verbs), or of a running
+``arrowgate serve`` (``--service ADDRESS``, a socket path or
+``http://127.0.0.1:PORT``, with the operator's or a card's token from
+``--token-file``). Both paths answer the same JSON (``--json``).
+
+Exit codes: 0 done; 1 a refusal or a finding (a refused call, a consent
+action refused, a person who said no, a failure of the store or the
+service); 2 usage or invalid input (bad arguments, no such node, a manifest
+that is not valid, an address that is no service). Errors go to standard
+error.
+
+Verbs that give or widen consent — ``workspace add``, ``node add``, ``node set``, ``arrow add``,
+``package install``, ``package grant``, ``package approve`` and
+``hold approve`` — first decide that a person operates this process
+(`engine.effects.operator.operator_check`, as the TUI does) and refuse otherwise,
+whether they then work on the database or through the service (which makes
+its own check on the socket's peer as well). Verbs that only narrow consent
+(remove, revoke, reject) and those that give none (offer, call, list) do not.
+A verb that shows something before consenting (the install review, the
+update's diff, the held prompt's full text) asks the person to confirm,
+unless the hash of what they saw earlier is passed (``--review-hash``,
+``--sha256``): then nothing is asked, and a different hash is ``stale``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import ipaddress
+import json
+import os
+import sys
+import unicodedata
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import quote, urlsplit
+
+from engine.core.errors import (
+    ApprovalRefused,
+    CallDenied,
+    ConsentError,
+    RequestRefused,
+    StoreFailed,
+)
+from engine.effects.operator import operator_check
+
+__all__ = ["Backend", "Failure", "LocalBackend", "ServiceBackend", "inert", "register",
+           "service_transport", "text_sha256"]
+
+#: Exit codes.
+OK, REFUSED, USAGE = 0, 1, 2
+#: Codes that mean "refused" (exit 1) rather than "invalid input" (exit 2).
+_REFUSAL_CODES = frozenset({"APPROVAL_REFUSED", "REQUEST_REFUSED", "STORE_FAILED",
+                            "PERMISSION_DENIED", "RATE_LIMITED", "SCOPE_REFUSED"})
+#: A token file is a short line; anything bigger is not one.
+_TOKEN_MAX = 4096
+
+
+class Failure(Exception):
+    """A verb that did not happen: the exit code, the message, and its JSON form."""
+
+    def __init__(self, exit_code: int, message: str, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code  #: 1 refused, 2 usage or invalid input
+        self.data = data or {"message": message}  #: the error as JSON
+
+    @classmethod
+    def of(cls, exc: ConsentError) -> Failure:
+        """The failure of an engine error: refusals exit 1, invalid input 2."""
+        refused = isinstance(exc, (ApprovalRefused, RequestRefused, CallDenied, StoreFailed)) \
+            or exc.code in _REFUSAL_CODES
+        return cls(REFUSED if refused else USAGE, exc.message, exc.to_json())
+
+
+def inert(text: str) -> str:
+    """Text with every control or format character (but newline and tab) shown escaped.
+
+    A held prompt is shown whole and only as text: an escape sequence,
+    a carriage return or a bidirectional override in it cannot restyle,
+    overwrite or reorder what the person reads (SPEC §7).
+    """
+    out = []
+    for ch in text:
+        if ch in "\n\t":
+            out.append(ch)
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") or ch == "\\":
+            code = ord(ch)
+            out.append("\\\\" if ch == "\\" else
+                       f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000
+                       else f"\\U{code:08x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def text_sha256(text: str) -> str:
+    """Hex SHA-256 of a prompt text as UTF-8 (what a hold approval names)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# ------------------------------------------------------------------ backends
+class Backend(Protocol):
+    """What the verbs need, from the engine or from the service."""
+
+    async def add_workspace(self, body: dict[str, Any]) -> dict[str, Any]: ...
+    async def add_node(self, workspace: str, node: dict[str, Any]) -> dict[str, Any]: ...
+    async def set_node(self, node_id: str, fields: dict[str, Any]) -> dict[str, Any]: ...
+    async def remove_node(self, node_id: str) -> None: ...
+    async def add_arrow(self, workspace: str, arrow: dict[str, Any]) -> dict[str, Any]: ...
+    async def remove_arrow(self, arrow_id: str) -> None: ...
+    async def offer(self, folder: Path) -> dict[str, Any]: ...
+    async def review(self, name: str) -> dict[str, Any]: ...
+    async def install(self, name: str, grant: str | list[str],
+                      review_hash: str) -> dict[str, Any]: ...
+    async def grant(self, name: str, permission: str) -> None: ...
+    async def revoke(self, name: str, permission: str) -> None: ...
+    async def pending(self, name: str) -> dict[str, Any]: ...
+    async def approve(self, name: str, review_hash: str) -> dict[str, Any]: ...
+    async def call(self, body: dict[str, Any]) -> dict[str, Any]: ...
+    async def holds(self) -> list[dict[str, Any]]: ...
+    async def approve_hold(self, prompt_id: str, digest: str) -> dict[str, Any]: ...
+    async def reject_hold(self, prompt_id: str) -> dict[str, Any]: ...
+    async def aclose(self) -> None: ...
+
+
+class LocalBackend:
+    """The engine itself, on the database file (as the operator)."""
+
+    def __init__(self, path: Path) -> None:
+        from engine.engine import Engine
+
+        self.engine = Engine.open(path)
+
+    async def add_workspace(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Create a workspace with its project folder and settings."""
+        ws = await self.engine.create_workspace(body["id"], body["folder"],
+                                                settings=body.get("settings"))
+        return {"id": ws.id, "folder": ws.folder, "settings": ws.settings.to_dict()}
+
+    async def add_node(self, workspace: str, node: dict[str, Any]) -> dict[str, Any]:
+        """Put a node on a workspace's canvas."""
+        return (await self.engine.add_node(node, workspace=workspace)).to_dict()
+
+    async def set_node(self, node_id: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """Change a node's fields."""
+        return (await self.engine.set_node(node_id, fields)).to_dict()
+
+    async def remove_node(self, node_id: str) -> None:
+        """Remove a node and its arrows."""
+        await self.engine.remove_node(node_id)
+
+    async def add_arrow(self, workspace: str, arrow: dict[str, Any]) -> dict[str, Any]:
+        """Draw an arrow between two nodes of the workspace."""
+        end = self.engine.state.canvas.node(str(arrow.get("from")))
+        if end is not None and end.workspace != workspace:
+            raise Failure(USAGE, f"INVALID_ARROW: node {end.id} is not in workspace {workspace}",
+                          {"code": "INVALID_ARROW", "reason": "cross-workspace",
+                           "message": f"node {end.id} is not in workspace {workspace}"})
+        return (await self.engine.add_arrow(arrow)).to_dict()
+
+    async def remove_arrow(self, arrow_id: str) -> None:
+        """Remove an arrow."""
+        await self.engine.remove_arrow(arrow_id)
+
+    async def offer(self, folder: Path) -> dict[str, Any]:
+        """Offer the package in a folder (its manifest is validated at install)."""
+        from engine.core.manifest import content_hash, load_package_folder
+
+        raw, digests = load_package_folder(folder)
+        name = raw.get("name") if isinstance(raw, dict) else None
+        if not isinstance(name, str):
+            raise Failure(USAGE, f"MANIFEST_INVALID: $.name: {folder / 'manifest.json'} names "
+                                 "no package", {"code": "MANIFEST_INVALID", "message":
+                                                "$.name: the manifest names no package"})
+        pkg = self.engine.state.packages.get(name)
+        if pkg is not None and pkg.installed:
+            # New files of an installed package: an update, pending until approved
+            # (as the service does with the same offer).
+            update = await self.engine.update(name, manifest=raw, digests=digests)
+            return {"package": name, "state": "pending", "hash": update.pending_hash}
+        await self.engine.offer(name, raw, digests)
+        return {"package": name, "state": "available", "hash": content_hash(digests)}
+
+    async def review(self, name: str) -> dict[str, Any]:
+        """The install review of an offered package."""
+        review = await self.engine.review(name)
+        return {**review.to_json(), "text": review.text}
+
+    async def install(self, name: str, grant: str | list[str],
+                      review_hash: str) -> dict[str, Any]:
+        """Install what the review with ``review_hash`` showed."""
+        from engine.core.errors import ApprovalRefused
+
+        current = await self.review(name)
+        if current["hash"] != review_hash:
+            raise ApprovalRefused(f"APPROVAL_REFUSED: the review you saw ({review_hash[:19]}…) "
+                                  f"is not the current one of {name}: stale — review it again",
+                                  reason="stale", package=name)
+        review = await self.engine.install(name, grant=grant)
+        return {**review.to_json(), "granted": sorted(self.engine.state.grants.get(name, ()))}
+
+    async def grant(self, name: str, permission: str) -> None:
+        """Grant one declared permission."""
+        await self.engine.grant(name, permission)
+
+    async def revoke(self, name: str, permission: str) -> None:
+        """Revoke a permission."""
+        await self.engine.revoke(name, permission)
+
+    async def pending(self, name: str) -> dict[str, Any]:
+        """The package's version waiting for approval, with its diff."""
+        from engine.core.errors import InvalidRequest
+
+        update = self.engine.pending_update(name)
+        if update is None:
+            raise InvalidRequest(f"NOT_FOUND: {name} has no version waiting for approval",
+                                 code="NOT_FOUND", reason="nothing-pending", package=name)
+        return {"package": name, "pending_hash": update.pending_hash,
+                **update.diff.to_json(), "lines": list(update.diff.lines)}
+
+    async def approve(self, name: str, review_hash: str) -> dict[str, Any]:
+        """Approve the pending version with that hash."""
+        diff = await self.engine.approve(name, review_hash=review_hash)
+        return {"package": name, "hash": review_hash, **diff.to_json(), "lines": list(diff.lines)}
+
+    async def call(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A card's call; the Decision as JSON."""
+        decision = await self.engine.call(body["card"], body["call"], body.get("target"),
+                                          body.get("args"), context=body.get("context"))
+        return decision.to_json()
+
+    async def holds(self) -> list[dict[str, Any]]:
+        """Held prompts, oldest first."""
+        return [{"id": p.id, "card": p.card, "package": p.package, "arrow": p.arrow,
+                 "agent": p.agent, "text": p.text, "text_sha256": p.text_sha256,
+                 "deadline": p.deadline} for p in self.engine.prompts(state="held")]
+
+    async def approve_hold(self, prompt_id: str, digest: str) -> dict[str, Any]:
+        """Approve a held prompt by the digest of the text shown."""
+        return (await self.engine.approve_hold(prompt_id, text_sha256=digest)).to_json()
+
+    async def reject_hold(self, prompt_id: str) -> dict[str, Any]:
+        """Reject a held prompt."""
+        return (await self.engine.reject_hold(prompt_id)).to_json()
+
+    async def aclose(self) -> None:
+        """Commit and close the database."""
+        self.engine.close()
+
+
+def service_transport(address: str) -> tuple[str, Any]:
+    """The base URL and httpx transport for ``--service`` (a socket path or loopback URL).
+
+    Raises:
+        Failure: the address is neither a socket path nor ``http://`` on loopback
+            (the operator's token is never sent anywhere else).
+    """
+    import httpx
+
+    if "://" not in address:
+        return "http://arrowgate", httpx.AsyncHTTPTransport(uds=address)
+    parts = urlsplit(address)
+    host = parts.hostname or ""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if parts.scheme != "http" or not loopback or port is None or parts.path not in ("", "/"):
+        raise Failure(USAGE, f"--service {address!r}: give the service's socket path or "
+                             "http://127.0.0.1:PORT (a loopback address)")
+    return f"http://{parts.netloc}", httpx.AsyncHTTPTransport()
+
+
+class ServiceBackend:
+    """A running ``arrowgate serve``, over its socket or loopback port."""
+
+    def __init__(self, address: str, token: str) -> None:
+        import httpx
+
+        base, transport = service_transport(address)
+        self.address = address
+        self.client = httpx.AsyncClient(base_url=base, transport=transport, timeout=30.0,
+                                        headers={"Authorization": f"Bearer {token}"})
+
+    async def _request(self, method: str, path: str, body: Any = None) -> Any:
+        import httpx
+
+        try:
+            response = await self.client.request(method, path, json=body)
+        except httpx.HTTPError as exc:
+            raise Failure(USAGE, f"cannot reach the service at {self.address}: {exc}") from exc
+        try:
+            data = response.json() if response.content else None
+        except ValueError:
+            data = None
+        if response.is_success:
+            return data
+        problem = data if isinstance(data, dict) else {}
+        message = str(problem.get("message") or problem.get("detail") or problem.get("title")
+                      or f"HTTP {response.status_code}")
+        code = problem.get("code")
+        if isinstance(code, str) and code and not message.startswith(code):
+            message = f"{code}: {message}"
+        refused = code in _REFUSAL_CODES or response.status_code in (401, 403, 409) \
+            or response.status_code >= 500
+        raise Failure(REFUSED if refused else USAGE, message,
+                      {**problem, "status": response.status_code, "message": message})
+
+    async def add_workspace(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /v1/workspaces``."""
+        return dict(await self._request("POST", "/v1/workspaces", body))
+
+    async def add_node(self, workspace: str, node: dict[str, Any]) -> dict[str, Any]:
+        """``POST /v1/workspaces/{ws}/nodes``."""
+        return dict(await self._request("POST", f"/v1/workspaces/{_seg(workspace)}/nodes", node))
+
+    async def set_node(self, node_id: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """``PATCH /v1/nodes/{id}``."""
+        return dict(await self._request("PATCH", f"/v1/nodes/{_seg(node_id)}", fields))
+
+    async def remove_node(self, node_id: str) -> None:
+        """``DELETE /v1/nodes/{id}``."""
+        await self._request("DELETE", f"/v1/nodes/{_seg(node_id)}")
+
+    async def add_arrow(self, workspace: str, arrow: dict[str, Any]) -> dict[str, Any]:
+        """``POST /v1/workspaces/{ws}/arrows``."""
+        return dict(await self._request("POST", f"/v1/workspaces/{_seg(workspace)}/arrows",
+                                        arrow))
+
+    async def remove_arrow(self, arrow_id: str) -> None:
+        """``DELETE /v1/arrows/{id}``."""
+        await self._request("DELETE", f"/v1/arrows/{_seg(arrow_id)}")
+
+    async def offer(self, folder: Path) -> dict[str, Any]:
+        """``POST /v1/packages`` with the manifest and every file of the folder as text."""
+        from engine.core.manifest import content_hash, file_digests, load_package_folder
+
+        raw, _ = load_package_folder(folder)
+        files: dict[str, str] = {}
+        for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+            dirnames.sort()
+            for name in sorted(filenames):
+                full = Path(dirpath) / name
+                rel = full.relative_to(folder).as_posix()
+                try:
+                    files[rel] = full.read_bytes().decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise Failure(USAGE, f"{full}: the service takes a package's files as text "
+                                         f"and this one is not UTF-8 ({exc.reason})") from exc
+        answer = await self._request("POST", "/v1/packages", {"manifest": raw, "files": files})
+        out = dict(answer) if isinstance(answer, dict) else {}
+        out.setdefault("package", raw.get("name") if isinstance(raw, dict) else None)
+        out.setdefault("hash", content_hash(file_digests(dict(files))))
+        return out
+
+    async def review(self, name: str) -> dict[str, Any]:
+        """``GET /v1/packages/{name}/review``."""
+        return dict(await self._request("GET", f"/v1/packages/{_seg(name)}/review"))
+
+    async def install(self, name: str, grant: str | list[str],
+                      review_hash: str) -> dict[str, Any]:
+        """``POST /v1/packages/{name}/install`` naming the review the person saw."""
+        answer = await self._request("POST", f"/v1/packages/{_seg(name)}/install",
+                                     {"grant": grant, "review_hash": review_hash})
+        return dict(answer) if isinstance(answer, dict) else {"package": name}
+
+    async def grant(self, name: str, permission: str) -> None:
+        """``POST /v1/packages/{name}/grant``."""
+        await self._request("POST", f"/v1/packages/{_seg(name)}/grant",
+                            {"permission": permission})
+
+    async def revoke(self, name: str, permission: str) -> None:
+        """``POST /v1/packages/{name}/revoke``."""
+        await self._request("POST", f"/v1/packages/{_seg(name)}/revoke",
+                            {"permission": permission})
+
+    async def pending(self, name: str) -> dict[str, Any]:
+        """``GET /v1/packages/{name}/diff``."""
+        return dict(await self._request("GET", f"/v1/packages/{_seg(name)}/diff"))
+
+    async def approve(self, name: str, review_hash: str) -> dict[str, Any]:
+        """``POST /v1/packages/{name}/approve`` naming the pending version seen."""
+        answer = await self._request("POST", f"/v1/packages/{_seg(name)}/approve",
+                                     {"review_hash": review_hash})
+        return dict(answer) if isinstance(answer, dict) else {"package": name}
+
+    async def call(self, body: dict[str, Any]) -> dict[str, Any]:
+        """``POST /v1/calls``: the Decision."""
+        return dict(await self._request("POST", "/v1/calls", body))
+
+    async def holds(self) -> list[dict[str, Any]]:
+        """``GET /v1/holds``."""
+        answer = await self._request("GET", "/v1/holds")
+        if isinstance(answer, dict):  # tolerate an envelope such as {"holds": [...]}
+            answer = answer.get("holds", [])
+        return [dict(h) for h in answer]
+
+    async def approve_hold(self, prompt_id: str, digest: str) -> dict[str, Any]:
+        """``POST /v1/holds/{id}/approve`` with the text digest."""
+        return dict(await self._request("POST", f"/v1/holds/{_seg(prompt_id)}/approve",
+                                        {"text_sha256": digest}))
+
+    async def reject_hold(self, prompt_id: str) -> dict[str, Any]:
+        """``POST /v1/holds/{id}/reject``."""
+        return dict(await self._request("POST", f"/v1/holds/{_seg(prompt_id)}/reject", {}))
+
+    async def aclose(self) -> None:
+        """Close the connection."""
+        await self.client.aclose()
+
+
+def _seg(value: str) -> str:
+    """One path segment, escaped (an id never walks to another route)."""
+    return quote(value, safe="")
+
+
+def _token(args: argparse.Namespace) -> str:
+    from engine.app.cli import default_db_path
+
+    path = Path(args.token_file) if args.token_file else \
+        Path(f"{Path(args.db) if args.db else default_db_path()}.operator-token")
+    try:
+        with path.open("rb") as fh:
+            raw = fh.read(_TOKEN_MAX + 1)
+    except OSError as exc:
+        raise Failure(USAGE, f"cannot read the token file {path}: {exc.strerror or exc}") from exc
+    token = raw.decode("utf-8", "replace").strip()
+    if not token or len(raw) > _TOKEN_MAX or any(c.isspace() for c in token):
+        raise Failure(USAGE, f"the token file {path} does not hold one token")
+    return token
+
+
+def _backend(args: argparse.Namespace) -> Backend:
+    if args.service:
+        return ServiceBackend(args.service, _token(args))
+    from engine.app.cli import default_db_path
+
+    path = Path(args.db) if args.db else default_db_path()
+    if args.command == "workspace":  # the first verb on a new database creates it
+        path.parent.mkdir(parents=True, exist_ok=True)
+    elif not path.exists():
+        raise Failure(USAGE, f"no database at {path} (give --db, or --service)")
+    return LocalBackend(path)
+
+
+# --------------------------------------------------------------- the verbs
+def _require_operator(verb: str) -> None:
+    check = operator_check()
+    if not check.ok:
+        raise Failure(REFUSED, f"{verb} refused: {check.reason}",
+                      {"code": "APPROVAL_REFUSED", "reason": "not-operator",
+                       "message": f"{verb} refused: {check.reason}"})
+
+
+def _confirm(out: Any, question: str) -> None:
+    print(f"{question} [y/N] ", end="", file=out, flush=True)
+    answer = sys.stdin.readline().strip().lower()
+    if answer not in ("y", "yes"):
+        raise Failure(REFUSED, "not confirmed: nothing was changed",
+                      {"code": "NOT_CONFIRMED", "message": "not confirmed: nothing was changed"})
+
+
+def _fields(pairs: list[str] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise Failure(USAGE, f"--set {pair!r}: write KEY=VALUE")
+        try:
+            out[key] = json.loads(value)
+        except ValueError:
+            out[key] = value  # a bare word is a string: name=Claude
+    return out
+
+
+def _json_object(text: str, option: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise Failure(USAGE, f"{option}: not JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise Failure(USAGE, f"{option}: must be a JSON object")
+    return value
+
+
+def _review_text(review: dict[str, Any]) -> str:
+    if isinstance(review.get("text"), str):
+        return str(review["text"])
+    if isinstance(review.get("lines"), list):
+        return "\n".join(str(line) for line in review["lines"])
+    return json.dumps(review, indent=2)
+
+
+async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, str]:
+    """Carry out a verb: (exit code, JSON answer, text answer)."""
+    # What a person is shown before consenting goes to stderr under --json,
+    # so that standard output holds the JSON answer alone.
+    out_file = sys.stderr if args.json else sys.stdout
+
+    def show(text: str) -> None:
+        print(text, file=out_file, flush=True)
+
+    verb = f"{args.command} {args.action}" if getattr(args, "action", None) else args.command
+    if verb == "workspace add":
+        body: dict[str, Any] = {"id": args.id, "folder": str(Path(args.folder).resolve())}
+        if args.settings is not None:
+            body["settings"] = _json_object(args.settings, "--settings")
+        out = await backend.add_workspace(body)
+        return OK, out, f"workspace {args.id} ({body['folder']})"
+    if verb == "node add":
+        node = {"id": args.id, "type": args.type, **_fields(args.set)}
+        out = await backend.add_node(args.workspace, node)
+        return OK, out, f"node {args.id} ({args.type}) added to {args.workspace}"
+    if verb == "node set":
+        fields = _fields(args.set)
+        if not fields:
+            raise Failure(USAGE, "node set: give at least one --set KEY=VALUE")
+        out = await backend.set_node(args.id, fields)
+        return OK, out, f"node {args.id}: " + ", ".join(f"{k}={json.dumps(v)}"
+                                                          for k, v in fields.items())
+    if verb == "node remove":
+        await backend.remove_node(args.id)
+        return OK, {"id": args.id, "removed": True}, f"node {args.id} removed"
+    if verb == "arrow add":
+        arrow: dict[str, Any] = {"id": args.id, "from": args.src, "to": args.dst}
+        if args.from_port is not None or args.to_port is not None:
+            arrow.update(from_port=args.from_port, to_port=args.to_port)
+        out = await backend.add_arrow(args.workspace, arrow)
+        return OK, out, f"arrow {args.id}: {args.src} -> {args.dst}"
+    if verb == "arrow remove":
+        await backend.remove_arrow(args.id)
+        return OK, {"id": args.id, "removed": True}, f"arrow {args.id} removed"
+    if verb == "package offer":
+        folder = Path(args.folder)
+        if not (folder / "manifest.json").is_file():
+            raise Failure(USAGE, f"{folder}: a package folder holds a manifest.json")
+        out = await backend.offer(folder)
+        note = " (an update: approve it with `package approve`)" \
+            if out.get("state") == "pending" else ""
+        return OK, out, f"offered {out.get('package')} ({out.get('hash')}){note}"
+    if verb == "package review":
+        review = await backend.review(args.name)
+        return OK, review, _review_text(review) + f"\nreview hash: {review.get('hash')}"
+    if verb == "package install":
+        grant: str | list[str] = args.grant if args.grant in ("required", "all") else \
+            [g.strip() for g in args.grant.split(",") if g.strip()]
+        review = await backend.review(args.name)
+        digest = args.review_hash
+        if digest is None:
+            show(_review_text(review))
+            show(f"review hash: {review.get('hash')}")
+            _confirm(out_file, f"install {args.name}, granting {args.grant}?")
+            digest = str(review.get("hash"))
+        out = await backend.install(args.name, grant, digest)
+        return OK, out, f"installed {args.name} ({digest})"
+    if verb == "package grant":
+        await backend.grant(args.name, args.permission)
+        return OK, {"package": args.name, "granted": args.permission}, \
+            f"{args.name}: granted {args.permission}"
+    if verb == "package revoke":
+        await backend.revoke(args.name, args.permission)
+        return OK, {"package": args.name, "revoked": args.permission}, \
+            f"{args.name}: revoked {args.permission}"
+    if verb == "package approve":
+        digest = args.review_hash
+        if digest is None:
+            pending = await backend.pending(args.name)
+            lines = pending.get("lines")
+            show(f"{args.name}: new version {pending.get('pending_hash')}")
+            show("\n".join(str(x) for x in lines) if isinstance(lines, list) and lines
+                  else "no change in declarations (files changed)")
+            _confirm(out_file, f"approve this version of {args.name}?")
+            digest = str(pending.get("pending_hash"))
+        out = await backend.approve(args.name, digest)
+        return OK, out, f"approved {args.name} ({digest})"
+    if verb == "call":
+        body = {"card": args.card, "call": args.call}
+        if args.target is not None:
+            body["target"] = args.target
+        if args.args is not None:
+            body["args"] = _json_object(args.args, "--args")
+        if args.context is not None:
+            body["context"] = args.context
+        decision = await backend.call(body)
+        allowed = decision.get("outcome") in ("ok", "queued", "held")
+        text = f"{decision.get('outcome')}" + (f": {decision['message']}"
+                                               if decision.get("message") else "")
+        return (OK if allowed else REFUSED), decision, text
+    if verb == "hold list":
+        holds = await backend.holds()
+        blocks = [f"{h['id']}  card {h.get('card')} ({h.get('package')}) -> agent "
+                  f"{h.get('agent')} on arrow {h.get('arrow')}\n  sha256 {h.get('text_sha256')}"
+                  f"\n  " + inert(str(h.get("text", ""))).replace("\n", "\n  ")
+                  for h in holds]
+        return OK, holds, "\n".join(blocks) or "no held prompts"
+    if verb == "hold approve":
+        digest = args.sha256
+        if digest is None:
+            hold = next((h for h in await backend.holds() if h.get("id") == args.id), None)
+            if hold is None:
+                raise Failure(USAGE, f"NOT_FOUND: no held prompt {args.id}",
+                              {"code": "NOT_FOUND", "message": f"no held prompt {args.id}"})
+            text = str(hold.get("text", ""))
+            show(f"held prompt {args.id}: card {hold.get('card')} ({hold.get('package')}) -> "
+                  f"agent {hold.get('agent')} on arrow {hold.get('arrow')}")
+            show("----- the whole text -----")
+            show(inert(text))
+            show("----- end -----")
+            _confirm(out_file, f"approve prompt {args.id}?")
+            # The digest of the text shown here, not one the service reports.
+            digest = text_sha256(text)
+        decision = await backend.approve_hold(args.id, digest)
+        allowed = decision.get("outcome") in ("ok", "queued", "held")
+        return (OK if allowed else REFUSED), decision, \
+            f"prompt {args.id}: {decision.get('outcome')} {decision.get('message', '')}".rstrip()
+    if verb == "hold reject":
+        decision = await backend.reject_hold(args.id)
+        return OK, decision, f"prompt {args.id}: rejected"
+    raise Failure(USAGE, f"unknown verb {verb!r}")  # argparse's choices stop this first
+
+
+#: Verbs that give or widen consent: a person must operate this process.
+_CONSENT = frozenset({"workspace add", "node add", "node set", "arrow add", "package install", "package grant",
+                      "package approve", "hold approve"})
+
+
+def _cmd(args: argparse.Namespace) -> int:
+    verb = f"{args.command} {args.action}" if getattr(args, "action", None) else args.command
+    try:
+        if verb in _CONSENT:
+            _require_operator(verb)
+        backend = _backend(args)
+
+        async def run() -> tuple[int, Any, str]:
+            try:
+                return await _run(args, backend)
+            finally:
+                await backend.aclose()
+
+        code, data, text = asyncio.run(run())
+    except ConsentError as exc:
+        return _fail(args, Failure.of(exc))
+    except Failure as exc:
+        return _fail(args, exc)
+    except OSError as exc:  # a package folder or file that cannot be read
+        return _fail(args, Failure(USAGE, f"cannot read {exc.filename or ''}: "
+                                          f"{exc.strerror or exc}".replace("read : ", "read: ")))
+    print(json.dumps(data, sort_keys=True) if args.json else text)
+    return code
+
+
+def _fail(args: argparse.Namespace, failure: Failure) -> int:
+    if args.json:
+        print(json.dumps({"error": failure.data}, sort_keys=True), file=sys.stderr)
+    else:
+        print(f"arrowgate: {failure}", file=sys.stderr)
+    return failure.exit_code
+
+
+# ----------------------------------------------------------- the parsers
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", help="work on this database directly (default: the embedded "
+                                "default, $ARROWGATE_DB)")
+    p.add_argument("--service", metavar="ADDRESS",
+                   help="go through a running `arrowgate serve`: its socket path or "
+                        "http://127.0.0.1:PORT")
+    p.add_argument("--token-file", metavar="PATH",
+                   help="with --service: the bearer token (default: the database path "
+                        "plus .operator-token)")
+    p.add_argument("--json", action="store_true", help="answer in JSON (errors too, on stderr)")
+    p.set_defaults(fn=_cmd)
+
+
+def register(sub: Any) -> None:
+    """Add the write verbs (node, arrow, package, call, hold) to the command line."""
+    workspace = sub.add_parser("workspace", help="create a workspace")
+    acts = workspace.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                help="what to do; `--help` after it explains each")
+    p = acts.add_parser("add", help="create a workspace with its project folder (operator)")
+    p.add_argument("id", help="the new workspace's id")
+    p.add_argument("folder", help="its project folder (made absolute)")
+    p.add_argument("--settings", metavar="JSON",
+                   help='settings as a JSON object, e.g. {"card_cap": 50}')
+    _common(p)
+    node = sub.add_parser("node", help="add, change or remove a node on a canvas")
+    acts = node.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                help="what to do; `--help` after it explains each")
+    p = acts.add_parser("add", help="put a node on a workspace's canvas (operator)")
+    p.add_argument("workspace", help="the workspace id")
+    p.add_argument("id", help="the new node's id")
+    p.add_argument("type", help="card, agent, terminal, note, todo, taskboard or sticky")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="a field, VALUE as JSON or a bare string (package=acme.standup, "
+                        "dangerous=true); repeat for more")
+    _common(p)
+    p = acts.add_parser("set", help="change fields of a node (operator)")
+    p.add_argument("id", help="the node's id")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", required=True,
+                   help="a field to change, VALUE as JSON or a bare string; repeat for more")
+    _common(p)
+    p = acts.add_parser("remove", help="remove a node and its arrows (cancels their prompts)")
+    p.add_argument("id", help="the node's id")
+    _common(p)
+
+    arrow = sub.add_parser("arrow", help="draw or remove an arrow")
+    acts = arrow.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                help="what to do; `--help` after it explains each")
+    p = acts.add_parser("add", help="draw an arrow between two nodes (operator)")
+    p.add_argument("workspace", help="the workspace both nodes are in")
+    p.add_argument("id", help="the new arrow's id")
+    p.add_argument("src", metavar="FROM", help="the node it starts at")
+    p.add_argument("dst", metavar="TO", help="the node it ends at")
+    p.add_argument("--from-port", help="a port arrow's output port (with --to-port)")
+    p.add_argument("--to-port", help="a port arrow's input port (with --from-port)")
+    _common(p)
+    p = acts.add_parser("remove", help="remove an arrow (cancels prompts on it)")
+    p.add_argument("id", help="the arrow's id")
+    _common(p)
+
+    package = sub.add_parser("package", help="offer, review, install, grant, revoke, approve")
+    acts = package.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                help="what to do; `--help` after it explains each")
+    p = acts.add_parser("offer", help="offer the package in a folder with a manifest.json")
+    p.add_argument("folder", help="the package folder")
+    _common(p)
+    p = acts.add_parser("review", help="show an offered package's install review and its hash")
+    p.add_argument("name", help="the package name")
+    _common(p)
+    p = acts.add_parser("install", help="show the review and install (operator)")
+    p.add_argument("name", help="the package name")
+    p.add_argument("--grant", default="required",
+                   help="required (default), all, or a comma-separated list of permissions "
+                        "holding every required one")
+    p.add_argument("--review-hash", metavar="SHA256",
+                   help="the hash of the review you saw (`package review`); then nothing is "
+                        "asked, and another hash is refused as stale")
+    _common(p)
+    for action, what in (("grant", "grant one declared permission (operator)"),
+                         ("revoke", "revoke a permission")):
+        p = acts.add_parser(action, help=what)
+        p.add_argument("name", help="the package name")
+        p.add_argument("permission", help="the permission, e.g. clipboard.write")
+        _common(p)
+    p = acts.add_parser("approve", help="show the pending version's diff and approve it "
+                                        "(operator)")
+    p.add_argument("name", help="the package name")
+    p.add_argument("--review-hash", metavar="SHA256",
+                   help="the pending version's hash you reviewed; then nothing is asked")
+    _common(p)
+
+    p = sub.add_parser("call", help="make a card's call; prints the Decision (exit 1 if refused)")
+    p.add_argument("card", help="the calling card's id")
+    p.add_argument("call", help="the call, e.g. agents.prompt")
+    p.add_argument("target", nargs="?", help="the node it reaches, if any")
+    p.add_argument("--args", metavar="JSON", help='the arguments, a JSON object: {"text": "hi"}')
+    p.add_argument("--context", metavar="ID", help="the tool call this call runs in")
+    _common(p)
+
+    hold = sub.add_parser("hold", help="list, approve or reject held prompts")
+    acts = hold.add_subparsers(dest="action", required=True, metavar="ACTION",
+                                help="what to do; `--help` after it explains each")
+    p = acts.add_parser("list", help="held prompts with their whole text and its SHA-256")
+    _common(p)
+    p = acts.add_parser("approve", help="show the whole text and approve it by its SHA-256 "
+                                        "(operator)")
+    p.add_argument("id", help="the held prompt's id")
+    p.add_argument("--sha256", metavar="HEX",
+                   help="the SHA-256 of the text you saw (`hold list`); then nothing is asked")
+    _common(p)
+    p = acts.add_parser("reject", help="reject a held prompt")
+    p.add_argument("id", help="the held prompt's id")
+    _common(p)

@@ -1,0 +1,597 @@
+"""The decision pipeline of SPEC §5, checks 1–11, in exactly that order.
+
+`decide` is pure: it reads the state and returns either a refusal
+(`Decision`) or a `Passed` telling the engine what it may now do. The first
+failing check wins, so the same call always gets the same error.
+"""
+
+from __future__ import annotations
+
+import binascii
+import math
+from base64 import b64decode
+from dataclasses import dataclass, replace
+from typing import Any
+from urllib.parse import urlsplit
+
+from canvas import Arrow, Node
+from engine.core.catalogue import CALLS, PERMISSIONS, RATE_LIMITS, SPAWN_KINDS, CallSpec
+from engine.core.decision import Decision
+from engine.core.fetchform import fetch_args_problem
+from engine.core.hosts import matches, normalise_host
+from engine.core.limits import rate_owner
+from engine.core.prompts import QUEUE_LIMIT
+from engine.core.state import PackageState, State
+
+__all__ = ["FETCH_PERMISSIONS", "LOCAL_HOSTS", "MAX_DEPTH", "MAX_VALUES", "SHOWN", "Passed",
+           "check_card", "data_problem", "decide", "denial", "host_scope", "malformed", "shown",
+           "text_problem", "text_size"]
+
+#: Hosts network.local reaches; never looked up in a resolver.
+LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+#: The permissions under which net.fetch may pass checks 4–5.
+FETCH_PERMISSIONS = ("network", "network.local")
+
+_KIND_WORDS = {"agent": "AI agent", "terminal": "terminal", "card": "card", "note": "note",
+               "todo": "todo list", "taskboard": "task board", "sticky": "sticky"}
+
+
+@dataclass(frozen=True, slots=True)
+class Passed:
+    """A call that passed checks 1–11: what the engine needs to carry it out."""
+
+    spec: CallSpec
+    card: Node
+    package: PackageState
+    permission: str
+    target: Node | None = None
+    arrow: Arrow | None = None
+    chain: tuple[str, ...] | None = None  #: for prompts: the causal chain, this hop included
+    rate_key: str | None = None
+    #: The canvas's `data_revision` when ``card`` and ``target`` were read.
+    data_rev: int = -1
+
+
+def denial(
+    call: str,
+    card: str | None,
+    code: str,
+    *,
+    package: str | None = None,
+    target: str | None = None,
+    permission: str | None = None,
+    reason: str | None = None,
+    arrow: str | None = None,
+    why: str = "",
+    fix: str = "",
+    retry_after: float | None = None,
+) -> Decision:
+    """Build a refusal with a message a person can read, saying what would allow it."""
+    who = f"card {card}" + (f" ({package})" if package else "") if card else "the caller"
+    what = call + (f" {target}" if target else "")
+    text = f"{code}: {who} may not {what}"
+    if reason:
+        text += f": {reason}"
+    if why:
+        text += f" — {why}"
+    if fix:
+        text += f"; {fix}"
+    return Decision(
+        "rate-limited" if code == "RATE_LIMITED" else "denied", call, card, package, target,
+        permission, code, reason, arrow, text, retry_after,
+    )
+
+
+#: Containers in one call's arguments nest at most this deep ...
+MAX_DEPTH = 16
+#: ... and hold at most this many values in all (SPEC §8 "Bounds").
+MAX_VALUES = 1000
+#: The most characters of a card-supplied name (card, call, target) a refusal shows.
+SHOWN = 1024
+_INT_RANGE = 1 << 63
+
+
+def text_size(value: str) -> int | None:
+    """Bytes of ``value`` as UTF-8, or None when it holds a lone surrogate.
+
+    Called unbound on `str` so that a subclass cannot answer for itself.
+    """
+    if str.isascii(value):
+        return len(value)
+    try:
+        return len(str.encode(value, "utf-8"))
+    except UnicodeEncodeError:
+        return None
+
+
+def text_problem(value: str, limit: int) -> str | None:
+    """Why a string may not be an argument: a lone surrogate, or more than ``limit`` bytes."""
+    size = text_size(value)
+    if size is None:
+        return "must be valid Unicode only (it holds a lone surrogate)"
+    if size > limit:
+        return f"is {size} bytes of UTF-8, more than max_payload ({limit})"
+    return None
+
+
+def data_problem(value: Any, limit: int) -> str | None:
+    """Why ``value`` is not plain JSON data within the bounds, or None.
+
+    Strings (dictionary keys too) as `text_problem`; containers at most
+    `MAX_DEPTH` deep and `MAX_VALUES` values in all; integers within 64
+    bits; floats finite; nothing but ``dict``, ``list``, ``str``, ``int``,
+    ``float``, ``bool`` and None, exactly (no subclasses, which could
+    answer for themselves). Walked without recursion, so any depth is safe.
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    seen = 0
+    while stack:
+        item, depth = stack.pop()
+        seen += 1
+        if seen > MAX_VALUES:
+            return f"holds more than {MAX_VALUES} values"
+        kind = type(item)
+        if kind is str:
+            problem = text_problem(item, limit)
+            if problem:
+                return problem
+        elif kind is dict or kind is list:
+            if depth >= MAX_DEPTH:
+                return f"nests more than {MAX_DEPTH} deep"
+            if len(item) > MAX_VALUES:
+                return f"holds more than {MAX_VALUES} values"
+            if kind is dict:
+                for key in item:
+                    if type(key) is not str:
+                        return "has a key that is not text"
+                    problem = text_problem(key, limit)
+                    if problem:
+                        return "has a key that " + problem
+                stack.extend((x, depth + 1) for x in item.values())
+            else:
+                stack.extend((x, depth + 1) for x in item)
+        elif kind is int:
+            if not -_INT_RANGE <= item < _INT_RANGE:
+                return "holds a number out of range"
+        elif kind is float:
+            if not math.isfinite(item):
+                return "holds a number that is not finite"
+        elif kind is not bool and item is not None:
+            return f"holds a {kind.__name__}, which is not JSON data"
+    return None
+
+
+def shown(value: object) -> str:
+    """A card-supplied name as text a refusal and its log row can hold.
+
+    Lone surrogates escaped, at most `SHOWN` characters; a value that is not
+    a `str` shows as its type, ``<list>``.
+    """
+    if type(value) is not str:
+        value = f"<{type(value).__name__}>"
+    elif str.isascii(value) and len(value) <= SHOWN:
+        return value
+    text = str.encode(value, "utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= SHOWN else text[:SHOWN] + "…"
+
+
+def _args_problem(spec: CallSpec, args: dict[str, Any],
+                  limit: int) -> tuple[str, str] | None:
+    for name in args:
+        if type(name) is not str:
+            return "args", "argument names must be text"
+        if name not in spec.args:
+            return shown(name), f"{spec.name} takes no argument {shown(name)!r}"
+    for name, (kind, required) in spec.args.items():
+        if name not in args:
+            if required:
+                return name, f"{spec.name} needs the argument {name!r}"
+            continue
+        value = args[name]
+        if type(value) is not kind:
+            return name, f"argument {name!r} must be a {kind.__name__}"
+        problem = data_problem(value, limit)
+        if problem:
+            return name, f"argument {name!r} {problem}"
+    if spec.name == "canvas.spawn" and args.get("kind") not in SPAWN_KINDS:
+        return "kind", f"kind must be one of {', '.join(SPAWN_KINDS)}"
+    if spec.name == "fs.writeBytes" and not _is_base64(args["base64"]):
+        return "base64", "argument 'base64' is not valid base64 (RFC 4648, with padding)"
+    if spec.name == "net.fetch":
+        return fetch_args_problem(args)
+    return None
+
+
+def _is_base64(text: str) -> bool:
+    # Decoded here, at check 3, so bad content is INVALID_ARGUMENT before any
+    # permission or scope is looked at (SPEC §5), not a refusal by the file scope.
+    try:
+        b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return True
+def malformed(state: State, card_id: object, call: object,
+              target_id: object) -> Decision | None:
+    """Checks 1–3 for a call whose card, name or target is not plain, valid text.
+
+    The engine asks only when one of them is not an ASCII `str` (rare); None
+    means they are fine after all. A card id that is not such text names no
+    card (``CARD_UNKNOWN``); a call name or target that is not gives
+    ``INVALID_ARGUMENT`` naming it (after checks 1–2, in the order of §5).
+    """
+    call_text, target_text = shown(call), None if target_id is None else shown(target_id)
+    if type(card_id) is not str or text_size(card_id) is None:
+        return denial(call_text, shown(card_id), "CARD_UNKNOWN", target=target_text,
+                      why="a card id is text")
+    found = check_card(state, card_id, call_text, target_text)
+    if isinstance(found, Decision):
+        return found
+    d: dict[str, Any] = dict(package=found[1].name, target=target_text)
+    if type(call) is not str or text_size(call) is None:
+        return denial(call_text, card_id, "INVALID_ARGUMENT", **d, reason="call",
+                      why="the call name must be text, valid Unicode only")
+    if target_id is not None and (type(target_id) is not str or text_size(target_id) is None):
+        return denial(call_text, card_id, "INVALID_ARGUMENT", **d, reason="target",
+                      why="the target must be a node id: text, valid Unicode only")
+    return None
+
+
+def check_card(state: State, card_id: str, call: str,
+               target_id: str | None = None) -> Decision | tuple[Node, PackageState]:
+    """Checks 1–2: the caller is a custom card whose package is installed and not pending."""
+    # 1. The card exists and is a custom card.
+    card = state.canvas.node(card_id)
+    if card is None or card.type != "card":
+        return denial(call, card_id, "CARD_UNKNOWN", target=target_id,
+                      why="no custom card has this id")
+    pkg_name = card.data["package"]
+    # 2. Its package is installed and not pending.
+    package = state.packages.get(pkg_name)
+    if package is None or not package.installed:
+        return denial(call, card_id, "PACKAGE_NOT_INSTALLED", package=pkg_name, target=target_id,
+                      why="its package is not installed", fix=f"install {pkg_name}")
+    if package.is_pending:
+        return denial(call, card_id, "PACKAGE_PENDING", package=pkg_name, target=target_id,
+                      why="its files changed since a person approved them",
+                      fix=f"approve the new version of {pkg_name}")
+    return card, package
+
+
+def _decide_full(state: State, card_id: str, call: str, target_id: str | None,
+                 args: dict[str, Any] | None, *, now: float, chain: tuple[str, ...] | None,
+                 port_arrow: Arrow | None, count_limits: bool) -> Decision | Passed:
+    """The pipeline behind `decide`, without its cache (same arguments)."""
+    args = args or {}
+    found = check_card(state, card_id, call, target_id)
+    if isinstance(found, Decision):
+        return found
+    card, package = found
+    pkg_name = package.name
+    d: dict[str, Any] = dict(package=pkg_name, target=target_id)
+    # 3. The call is known and its arguments fit (SPEC §8 "Bounds" too).
+    limit = state.workspace_of(card).settings.max_payload
+    spec = CALLS.get(call)
+    if spec is None:
+        return denial(shown(call), card_id, "UNKNOWN_CALL", **d, why="there is no such call")
+    problem = _args_problem(spec, args, limit)
+    if problem is None and target_id is not None and text_problem(target_id, limit):
+        problem = ("target", f"the target {text_problem(target_id, limit)}")
+    if problem is None and spec.reach == "none" and target_id is not None and port_arrow is None:
+        problem = ("target", f"{call} takes no target")
+    if problem is None and spec.reach != "none" and target_id is None:
+        problem = ("target", f"{call} needs a target node")
+    if problem is not None:
+        return denial(call, card_id, "INVALID_ARGUMENT", **d, permission=spec.permission,
+                      reason=problem[0], why=problem[1])
+    # 4–5. Declared, then granted (directly or by implication).
+    permission = spec.permission
+    if call == "net.fetch":
+        # Either fetch permission passes checks 4–5; which one covers the
+        # host is a question of scope (check 8).
+        declared = [p for p in FETCH_PERMISSIONS if state.declares(package, p)]
+        granted = [p for p in declared if state.granted(pkg_name, p)]
+        permission = (granted or declared or ["network"])[0]
+    if not state.declares(package, permission):
+        return denial(call, card_id, "PERMISSION_DENIED", **d, permission=permission,
+                      reason="not-declared",
+                      why=f"its manifest does not declare {permission}",
+                      fix=f"a new version of {pkg_name} must declare {permission}")
+    if not state.granted(pkg_name, permission):
+        return denial(call, card_id, "PERMISSION_DENIED", **d, permission=permission,
+                      reason="not-granted", why=f"{permission} is not granted",
+                      fix=f"grant {permission} to {pkg_name}")
+    # 6–7. Connected by an arrow, and a target of the right kind.
+    target: Node | None = None
+    arrow: Arrow | None = None
+    if spec.reach != "none" and port_arrow is None:
+        assert target_id is not None
+        target = state.canvas.node(target_id)
+        if spec.reach == "arrow":
+            arrow = state.canvas.arrow_between(card_id, target_id) if target else None
+            if arrow is None:
+                return denial(call, card_id, "PERMISSION_DENIED", **d, permission=permission,
+                              reason="not-connected",
+                              why=f"no arrow connects {card_id} and {target_id}",
+                              fix=f"draw an arrow between {card_id} and {target_id}")
+        elif target is None or target.workspace != card.workspace:
+            target = None
+        if target is None or target.type not in spec.targets:
+            kind = _KIND_WORDS.get(target.type, target.type) if target else "node"
+            return denial(call, card_id, "PERMISSION_DENIED", **d, permission=permission,
+                          reason="wrong-target", arrow=arrow.id if arrow else None,
+                          why=f"{call} reaches {spec.target_words}, not this {kind}")
+    elif port_arrow is not None:
+        arrow = port_arrow
+        target = state.canvas.node(port_arrow.dst)
+    d["target"] = target.id if target else target_id
+    arrow_id = arrow.id if arrow else None
+    # 8. Scope: hosts for net.fetch (addresses and paths are checked where
+    # the engine performs the request or file operation).
+    if call == "net.fetch":
+        refused = host_scope(state, card, package, args["url"])
+        if refused is not None:
+            return denial(call, card_id, "SCOPE_REFUSED", **d, permission=permission,
+                          reason=refused[0], why=refused[1])
+    # 9. Loop guard, for prompts.
+    hop_chain: tuple[str, ...] | None = None
+    if spec.name == "agents.prompt" and target is not None:
+        settings = state.workspace_of(card).settings
+        hop_chain = (*(chain or (card_id,)), target.id)
+        hops = _hops(hop_chain)
+        if chain is not None and target.id in chain:
+            return denial(call, card_id, "LOOP_REFUSED", **d, permission=permission,
+                          reason="cycle", arrow=arrow_id,
+                          why=f"{target.id} is already in this prompt's chain "
+                              f"({' → '.join(chain)})")
+        if hops > settings.hop_limit:
+            return denial(call, card_id, "LOOP_REFUSED", **d, permission=permission,
+                          reason="hop-limit", arrow=arrow_id,
+                          why=f"the chain would have {hops} prompts, more than the hop "
+                              f"limit of {settings.hop_limit}")
+    rate_key = spec.rate_key
+    if port_arrow is not None and target is not None and target.type == "terminal":
+        rate_key = "run"
+    passed = Passed(spec, card, package, permission, target, arrow, hop_chain, rate_key,
+                    state.canvas.data_revision)
+    return passed if not count_limits else _limits(state, passed, now)
+
+
+def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
+    """Checks 10–11: rate windows, spawn caps and the prompt queue."""
+    spec, card, permission, target = passed.spec, passed.card, passed.permission, passed.target
+    call, card_id, rate_key = spec.name, card.id, passed.rate_key
+    arrow_id = passed.arrow.id if passed.arrow else None
+    d: dict[str, Any] = dict(package=passed.package.name, target=target.id if target else None)
+    # 10. Rate limits and caps.
+    if rate_key is not None:
+        owner = card_id if "spawned_by" not in card.data else rate_owner(state.canvas, card_id)
+        wait = state.counters.retry_after(owner, rate_key, now)
+        if wait is not None:
+            limit = RATE_LIMITS[rate_key]
+            return denial(call, card_id, "RATE_LIMITED", **d, permission=permission,
+                          reason=rate_key, arrow=arrow_id, retry_after=round(wait, 6),
+                          why=f"at most {limit.limit} {rate_key} calls in any "
+                              f"{limit.period:g} s",
+                          fix=f"try again in {wait:.3g} s")
+    if call == "canvas.spawn":
+        capped = _spawn_caps(state, card)
+        if capped is not None:
+            return denial(call, card_id, "CARD_LIMIT", **d, permission=permission,
+                          reason=capped[0], why=capped[1])
+    # 11. The prompt queue.
+    if spec.name == "agents.prompt" and target is not None:
+        if state.undelivered(target.id) >= QUEUE_LIMIT:
+            return denial(call, card_id, "QUEUE_FULL", **d, permission=permission,
+                          arrow=arrow_id,
+                          why=f"{target.id} has {QUEUE_LIMIT} undelivered prompts",
+                          fix="wait until it has taken some")
+    return passed
+
+
+# Calls whose checks 1–9 depend only on (card, call, target) once their
+# arguments are valid: no URL (net.fetch), no kind (canvas.spawn).
+_CACHEABLE = frozenset(CALLS) - {"net.fetch", "canvas.spawn"}
+
+
+def _shape(spec: CallSpec) -> tuple[bool, str | None, type[str]] | None:
+    """(takes no target, its one required argument, that argument's type), for the fast path.
+
+    Only calls whose arguments are nothing, or exactly one required
+    text argument, have a shape; the others always take the full path.
+    """
+    if len(spec.args) > 1:
+        return None
+    if not spec.args:
+        return spec.reach == "none", None, str  # no argument: the type is unused
+    (name, (kind, required)), = spec.args.items()
+    if not required or kind is not str:
+        return None  # only text is checked inline (its bounds: see decide)
+    return spec.reach == "none", name, kind
+
+
+#: The fast path's view of each cacheable call (most calls a card makes).
+_SHAPES = {name: shape for name in _CACHEABLE
+           if (shape := _shape(CALLS[name])) is not None}
+
+
+def decide(
+    state: State,
+    card_id: str,
+    call: str,
+    target_id: str | None = None,
+    args: dict[str, Any] | None = None,
+    *,
+    now: float,
+    chain: tuple[str, ...] | None = None,
+    port_arrow: Arrow | None = None,
+    count_limits: bool = True,
+) -> Decision | Passed:
+    """Run checks 1–11 on one call, in the order of SPEC §5.
+
+    Args:
+        chain: the causal chain of the tool call this call runs in (SPEC §9),
+            kept by the engine; None outside a tool call.
+        port_arrow: for data on a port arrow, the arrow it travels (check 6 is
+            then the arrow itself and ``call`` the action it stands for).
+        count_limits: False when re-checking a held prompt at approval
+            (checks 1–9 only: it was counted when it was made).
+
+    Checks 1–9 of a plain call with valid arguments are remembered per
+    (card, call, target) in a cache keyed by `State.consent_key`, which every
+    change of grants, packages, settings or the canvas moves on; a revoke or
+    a removed arrow is therefore never missed. Checks 10–11 always run.
+    """
+    shape = _SHAPES.get(call) if chain is None and port_arrow is None else None
+    if shape is not None:
+        # The common case, checked inline: the arguments fit exactly and the
+        # target is there when the call needs one. Anything else takes the
+        # general path below, which decides (and words the error) the same.
+        no_target, arg, kind = shape
+        canvas = state.canvas
+        cache = state._cache
+        if state._cache_key != (state.consent_rev, canvas.revision):
+            cache = state.decision_cache()  # also the bound below
+        # Its one argument is text (SPEC §8 "Bounds"): ASCII within every
+        # workspace's max_payload fits the card's own too. Other text takes
+        # the general path, which measures it against the card's workspace.
+        fits = (not args) if arg is None else (
+            args is not None and len(args) == 1 and type(text := args.get(arg)) is kind
+            and text.isascii() and len(text) <= state._payload_floor)
+        if fits and (target_id is None) == no_target:
+            key = (card_id, call, target_id)
+            static = cache.get(key)
+            if type(static) is Decision:  # a remembered refusal: most calls end here
+                return static
+            if static is None or static.data_rev != canvas.data_revision:
+                static = _remember(state, key, static, args, now)
+                if isinstance(static, Decision):
+                    return static
+            return static if not count_limits else _limits(state, static, now)
+    if chain is not None or port_arrow is not None:
+        return _decide_full(state, card_id, call, target_id, args, now=now, chain=chain,
+                            port_arrow=port_arrow, count_limits=count_limits)
+    return _decide_general(state, card_id, call, target_id, args, now=now,
+                           count_limits=count_limits)
+
+
+def _decide_general(state: State, card_id: str, call: str, target_id: str | None,
+                    args: dict[str, Any] | None, *, now: float,
+                    count_limits: bool) -> Decision | Passed:
+    """`decide` off the inline fast path, for a call outside any tool call or port arrow."""
+    cache = state.decision_cache()
+    spec = CALLS.get(call)
+    # Arguments within the smallest max_payload fit every workspace; the
+    # others are measured against the card's own (in _decide_full).
+    if (spec is None or call not in _CACHEABLE
+            or _args_problem(spec, args or {}, state._payload_floor) is not None
+            or (target_id is None) != (spec.reach == "none")
+            or (target_id is not None and len(target_id) > SHOWN)):
+        return _decide_full(state, card_id, call, target_id, args, now=now, chain=None,
+                            port_arrow=None, count_limits=count_limits)
+    key = (card_id, call, target_id)
+    static = _remember(state, key, cache.get(key), args, now)
+    if isinstance(static, Decision) or not count_limits:
+        return static
+    return _limits(state, static, now)
+
+
+def _remember(state: State, key: tuple[str, str, str | None], static: Decision | Passed | None,
+              args: dict[str, Any] | None, now: float) -> Decision | Passed:
+    """Checks 1–9 for ``key`` (card, call, target) as the cache should hold them now.
+
+    ``static`` is what the cache holds. Nothing (a miss): run the checks and
+    remember their result. A pass whose nodes may be stale: bring it up to date.
+    Checks 1–9 read only what moves the canvas's revision (which nodes and
+    arrows exist, their types, workspaces and packages), but what a pass is
+    used for reads the rest too (an agent's dangerous mode, a terminal's
+    screen), which changes without emptying the cache: it moves the canvas's
+    `data_revision` instead.
+    """
+    cache = state.decision_cache()  # also keeps the cache within its bound
+    canvas = state.canvas
+    if static is None:
+        card_id, call, target_id = key
+        if target_id is not None and len(target_id) > SHOWN:
+            # Not remembered: a card could fill memory with long targets it
+            # makes up (node ids are short; a long one just decides anew).
+            return _decide_full(state, card_id, call, target_id, args, now=now, chain=None,
+                                port_arrow=None, count_limits=False)
+        static = cache[key] = _decide_full(state, card_id, call, target_id, args, now=now,
+                                           chain=None, port_arrow=None, count_limits=False)
+    elif not isinstance(static, Decision) and static.data_rev != canvas.data_revision:
+        card = canvas.node(static.card.id)
+        target = canvas.node(static.target.id) if static.target is not None else None
+        assert card is not None
+        static = cache[key] = replace(static, card=card, target=target,
+                                      data_rev=canvas.data_revision)
+    return static
+
+
+def _hops(chain: tuple[str, ...]) -> int:
+    """Prompts in a chain, the last one included.
+
+    A chain alternates cards and agents and ends with the prompted agent, so
+    agents stand at the indices of the last one's parity; an agent at index 0
+    started the chain without being prompted through a card and is no hop.
+    """
+    last = len(chain) - 1
+    return sum(1 for i in range(1, len(chain)) if (last - i) % 2 == 0)
+
+
+def _host_of(url: str) -> str | None:
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return None
+    return normalise_host(host) if host else None
+
+
+def host_scope(state: State, card: Node, package: PackageState,
+                url: str) -> tuple[str, str] | None:
+    """(reason, why) when the URL is outside the granted fetch scope."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return "bad-url", f"{url!r} is not a URL"
+    host = _host_of(url)
+    if host is None or parts.scheme not in ("http", "https"):
+        return "bad-url", f"{url!r} is not an http or https URL"
+    if "@" in parts.netloc or "\\" in url:
+        # user@host and backslash tricks make people and parsers read
+        # different hosts; a card has no need for either.
+        return "bad-url", "a URL may not carry user information or backslashes"
+    granted = {p for p in FETCH_PERMISSIONS
+               if state.declares(package, p) and state.granted(package.name, p)}
+    if host in LOCAL_HOSTS:
+        if "network.local" not in granted:
+            return "host-not-declared", f"{host} is this computer, which needs network.local"
+        reserved = state.workspace_of(card).settings.reserved_ports
+        effective = port if port is not None else (443 if parts.scheme == "https" else 80)
+        if effective in reserved:
+            return "reserved-port", f"port {effective} belongs to the app itself"
+        return None
+    if "network" not in granted:
+        return "host-not-declared", f"{host} is not this computer, which needs network"
+    if parts.scheme != "https":
+        return "plain-http", "network reaches hosts over https only"
+    assert package.manifest is not None
+    if not any(matches(p, host) for p in package.manifest.hosts("network")):
+        declared = ", ".join(package.manifest.hosts("network"))
+        return "host-not-declared", f"{host} is not among the declared hosts ({declared})"
+    return None
+
+
+def _spawn_caps(state: State, card: Node) -> tuple[str, str] | None:
+    live = sum(1 for n in state.canvas.nodes(card.workspace) if n.data.get("spawned_by") == card.id)
+    if live >= 4:
+        return "spawn-cap", f"{card.id} has 4 live spawned cards"
+    cap = state.workspace_of(card).settings.card_cap
+    if state.canvas.count_nodes(card.workspace) >= cap:
+        return "card-cap", f"the workspace holds its cap of {cap} cards"
+    return None
+
+
+# Referenced so the catalogue stays the one source of permission names here.
+assert set(PERMISSIONS) >= {spec.permission for spec in CALLS.values()}

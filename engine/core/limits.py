@@ -1,0 +1,214 @@
+"""Rolling-window rate limits (SPEC §6): exact sliding logs, not leaky buckets.
+
+A call at time t is allowed when fewer than N counted calls of its key lie in
+the half-open window (t − P, t]; otherwise it is refused with
+``retry_after = oldest + P − t``. Only calls that passed every earlier check
+are counted, by the caller calling `count`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from engine.core.catalogue import RATE_LIMITS, RateLimit
+
+if TYPE_CHECKING:
+    from canvas import Canvas
+
+__all__ = ["DENIAL_PERIOD", "DenialLog", "RateCounters", "RollingWindow", "SteadyClock",
+           "Suppressed", "rate_owner"]
+
+
+class SteadyClock:
+    """The engine's time (SPEC §6): the injected clock, but never going backwards.
+
+    When the clock is stepped back, time stands still at the highest value
+    seen until the clock catches up, so no rolling window can be reopened by
+    setting a clock back. A value that is not a finite number (NaN, ±inf)
+    is ignored the same way. `at_least` raises the floor: the engine calls it
+    with the newest time in the store when it opens, so a restart with an
+    earlier clock stands still too.
+    """
+
+    __slots__ = ("clock", "high")
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self.clock = clock
+        #: The highest time handed out so far (or read from the store).
+        self.high = -math.inf
+
+    def __call__(self) -> float:
+        t = float(self.clock())
+        if t > self.high and t != math.inf:  # False for NaN too
+            self.high = t
+        return self.high if self.high != -math.inf else 0.0
+
+    def at_least(self, t: float | None) -> None:
+        """Never hand out a time earlier than ``t`` (ignored unless finite)."""
+        if t is not None and math.isfinite(t) and t > self.high:
+            self.high = t
+
+
+def rate_owner(canvas: Canvas, card: str) -> str:
+    """Whose rate windows a card's calls count in: the root of its spawn tree (SPEC §6).
+
+    A card spawned as a copy of itself (``canvas.spawn`` kind ``self``)
+    carries ``spawned_by``; copies of copies lead back to the first card, so
+    spawning never multiplies a card's limits. A parent that is gone (its
+    windows are kept while copies of it live) ends the walk with its id.
+    """
+    node = canvas.node(card)
+    seen = {card}
+    while node is not None and node.type == "card":
+        parent = node.data.get("spawned_by")
+        if not isinstance(parent, str) or parent in seen:
+            break
+        seen.add(parent)
+        card = parent
+        node = canvas.node(parent)
+    return card
+
+
+class RollingWindow:
+    """The accepted call times of one (card, key), oldest first."""
+
+    __slots__ = ("limit", "period", "times")
+
+    def __init__(self, limit: int, period: float) -> None:
+        self.limit = limit
+        self.period = period
+        self.times: deque[float] = deque()
+
+    def _drop_old(self, t: float) -> None:
+        # Times at or before t − P have left the half-open window (t − P, t].
+        # Written as x + P <= t, the same arithmetic retry_after uses, so a
+        # refused call always gets a positive retry_after despite rounding.
+        while self.times and self.times[0] + self.period <= t:
+            self.times.popleft()
+
+    def retry_after(self, t: float) -> float | None:
+        """None when a call at ``t`` fits, else the seconds until one would.
+
+        Pure: asking about any time changes nothing (pruning happens in
+        `count`, which keeps at most about ``limit`` times here).
+        """
+        # Times after t count too: the engine's time never goes back, but
+        # another process on the same store may run a clock behind ours.
+        inside = [x for x in self.times if t < x + self.period]
+        if len(inside) < self.limit:
+            return None
+        # The next call fits once the limit-th newest call inside has left.
+        return inside[len(inside) - self.limit] + self.period - t
+
+    def count(self, t: float) -> None:
+        """Record an accepted call at ``t`` (times never decrease)."""
+        self._drop_old(t)
+        self.times.append(t)
+
+
+class RateCounters:
+    """Every card's rolling windows, by rate key."""
+
+    def __init__(self, limits: dict[str, RateLimit] | None = None) -> None:
+        self.limits = limits if limits is not None else RATE_LIMITS
+        self._windows: dict[tuple[str, str], RollingWindow] = {}
+
+    def _window(self, card: str, key: str) -> RollingWindow:
+        window = self._windows.get((card, key))
+        if window is None:
+            spec = self.limits[key]
+            window = self._windows[(card, key)] = RollingWindow(spec.limit, spec.period)
+        return window
+
+    def retry_after(self, card: str, key: str, t: float) -> float | None:
+        """None when ``card`` may make a call of ``key`` at ``t``, else seconds to wait."""
+        return self._window(card, key).retry_after(t)
+
+    def count(self, card: str, key: str, t: float) -> None:
+        """Count an accepted call."""
+        self._window(card, key).count(t)
+
+    def load(self, rows: Iterable[tuple[str, str, float]]) -> None:
+        """Restore counted calls (card, key, t), oldest first, after a restart."""
+        for card, key, t in rows:
+            if key in self.limits:
+                self._window(card, key).count(t)
+
+    def forget(self, card: str) -> None:
+        """Drop a removed card's windows."""
+        for key in [k for k in self._windows if k[0] == card]:
+            del self._windows[key]
+
+
+#: The window of ``denial_log_limit`` (SPEC §8 "Bounds"), seconds.
+DENIAL_PERIOD = 60.0
+
+
+@dataclass(slots=True)
+class Suppressed:
+    """Refusals of one card answered but not logged row by row, since its last row."""
+
+    card: str | None
+    package: str | None
+    workspace: str | None
+    first: float
+    last: float
+    count: int = 0
+    codes: Counter[str] = field(default_factory=Counter)
+    calls: Counter[str] = field(default_factory=Counter)
+
+    def summary(self) -> dict[str, object]:
+        """The payload of the ``suppressed`` row: count, codes, calls and time span."""
+        return {"count": self.count, "codes": dict(sorted(self.codes.items())),
+                "calls": dict(sorted(self.calls.items())), "first": self.first,
+                "last": self.last}
+
+
+class DenialLog:
+    """Which refusals get a row of their own: at most N per card in any 60 s (SPEC §8).
+
+    Beyond that a card's refusals are still answered, but only counted here;
+    the engine appends one ``suppressed`` row for them before that card's next
+    row and at close. Refusals made in the name of no card on the canvas (an
+    unknown id) share one budget, so making up ids gains nothing, and memory
+    holds one entry per real card at most.
+    """
+
+    __slots__ = ("_times", "held")
+
+    def __init__(self) -> None:
+        self._times: dict[str | None, deque[float]] = {}
+        #: The refusals not yet summed up in a row, by budget key.
+        self.held: dict[str | None, Suppressed] = {}
+
+    def admit(self, key: str | None, t: float, limit: int) -> bool:
+        """True when a refusal at ``t`` gets its own row (and counts); else it is suppressed."""
+        times = self._times.get(key)
+        if times is None:
+            times = self._times[key] = deque()
+        while times and times[0] + DENIAL_PERIOD <= t:
+            times.popleft()
+        if len(times) >= limit:
+            return False
+        times.append(t)
+        return True
+
+    def suppress(self, key: str | None, t: float, *, card: str | None, package: str | None,
+                 workspace: str | None, code: str | None, call: str) -> None:
+        """Count a refusal that gets no row of its own."""
+        held = self.held.get(key)
+        if held is None:
+            held = self.held[key] = Suppressed(card, package, workspace, t, t)
+        held.count += 1
+        held.last = max(held.last, t)
+        held.codes[code or "none"] += 1
+        # Call names are the card's to choose: name a few, count the rest.
+        held.calls[call if call in held.calls or len(held.calls) < 16 else "…"] += 1
+
+    def forget(self, key: str) -> None:
+        """A removed card: drop its budget (its held refusals still get their row)."""
+        self._times.pop(key, None)

@@ -1,0 +1,439 @@
+"""Card manifests as pydantic v2 models, their validation and content hash (SPEC §2)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
+
+from engine.core.catalogue import PERMISSIONS
+from engine.core.errors import ManifestInvalid
+from engine.core.hosts import host_pattern_problem, normalise_host
+from engine.core.text import control_characters, describe_character
+
+__all__ = [
+    "Manifest",
+    "PermissionDecl",
+    "Ports",
+    "Tool",
+    "check_json",
+    "content_hash",
+    "file_digests",
+    "json_path",
+    "load_package_folder",
+    "loads_manifest",
+    "parse_manifest",
+    "require_json",
+]
+
+# SPEC §2. Matched with re.fullmatch: "$" alone would let a trailing newline through.
+_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,127}")
+_TOOL = re.compile(r"[a-z][a-z0-9_]{0,63}")
+_PORT = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
+# Semantic Versioning 2.0.0 (semver.org), ASCII digits only.
+_SEMVER = re.compile(
+    r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*)?"
+    r"(?:\+[0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*)?", re.ASCII)
+#: How deep a manifest's JSON may nest: far beyond any real manifest and its
+#: tools' input schemas, far below Python's recursion limit.
+MAX_DEPTH = 64
+#: Most characters of a tool's description.
+MAX_DESCRIPTION = 2000
+_TOOL_KEYS = frozenset({"name", "description", "input"})
+
+
+class PermissionDecl(BaseModel):
+    """One declared permission: optional or required, and hosts for network."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    optional: bool = False
+    hosts: tuple[str, ...] | None = None
+
+
+class Ports(BaseModel):
+    """The input and output ports a card declares."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
+
+
+class Tool(BaseModel):
+    """A tool a card offers to connected agents (SPEC §9): its input is a JSON Schema."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    name: str
+    description: str = ""
+    #: JSON Schema (draft 2020-12) of the arguments; None for a bare name (no arguments).
+    input: dict[str, Any] | None = None
+
+
+class Manifest(BaseModel):
+    """A card package's ``manifest.json``.
+
+    ``tools`` holds the tools' names; `tool_list` the tools with their
+    descriptions and input schemas.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    name: str
+    version: str = Field(min_length=1, max_length=100)
+    permissions: dict[str, PermissionDecl]
+    tools: tuple[str, ...] = ()
+    ports: Ports = Ports()
+    _tools: tuple[Tool, ...] = PrivateAttr(default=())
+
+    @property
+    def tool_list(self) -> tuple[Tool, ...]:
+        """Each tool with its description and input schema, in manifest order."""
+        return self._tools or tuple(Tool(name=n) for n in self.tools)
+
+    def tool(self, name: str) -> Tool | None:
+        """The tool called ``name``, or None."""
+        return next((t for t in self.tool_list if t.name == name), None)
+
+    @property
+    def required(self) -> frozenset[str]:
+        """Declared permissions that are not optional."""
+        return frozenset(n for n, d in self.permissions.items() if not d.optional)
+
+    @property
+    def optional(self) -> frozenset[str]:
+        """Declared optional permissions."""
+        return frozenset(n for n, d in self.permissions.items() if d.optional)
+
+    def hosts(self, permission: str = "network") -> tuple[str, ...]:
+        """The normalised host patterns declared for ``permission``."""
+        decl = self.permissions.get(permission)
+        if decl is None or decl.hosts is None:
+            return ()
+        return tuple(normalise_host(h) for h in decl.hosts)
+
+    def to_json(self) -> dict[str, Any]:
+        """The manifest as JSON (defaults left out)."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+
+def json_path(loc: tuple[Any, ...] | list[Any]) -> str:
+    """``("permissions", "made.up", "hosts", 0)`` → ``$.permissions["made.up"].hosts[0]``."""
+    out = "$"
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif len(str(part)) <= 64 and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", str(part)):
+            out += f".{part}"
+        else:
+            # A key may be a megabyte long: the path names it, cut short.
+            key = str(part)
+            out += "[" + json.dumps(key if len(key) <= 64 else key[:63] + "…") + "]"
+    return out
+
+
+def _semantic_problems(raw: dict[str, Any]) -> list[tuple[str, str]]:
+    """Problems pydantic's types cannot see: catalogue names, hosts, duplicates."""
+    problems: list[tuple[str, str]] = []
+    perms = raw.get("permissions")
+    if isinstance(perms, dict):
+        for name, decl in perms.items():
+            path = ("permissions", name)
+            if name not in PERMISSIONS:
+                problems.append((json_path(path), f"unknown permission {_shown(name)}"))
+                continue
+            if not isinstance(decl, dict):
+                continue
+            hosts = decl.get("hosts")
+            if PERMISSIONS[name].needs_hosts:
+                if hosts is None or (isinstance(hosts, list) and not hosts):
+                    problems.append((json_path((*path, "hosts")),
+                                     f"{name} needs a non-empty 'hosts' list"))
+                elif isinstance(hosts, list):
+                    for i, host in enumerate(hosts):
+                        if isinstance(host, str) and _unprintable(
+                                problems, (*path, "hosts", i), host):
+                            continue
+                        problem = host_pattern_problem(host)
+                        if problem:
+                            problems.append((json_path((*path, "hosts", i)),
+                                             f"host pattern {_shown(host)} {problem}"))
+            elif hosts is not None:
+                problems.append((json_path((*path, "hosts")), f"{name} takes no 'hosts'"))
+    name = raw.get("name")
+    if isinstance(name, str) and not _unprintable(problems, ("name",), name) \
+            and not _NAME.fullmatch(name):
+        problems.append(("$.name", f"{_shown(name)} is not a package name: lowercase letters, "
+                                   "digits, '.', '_' and '-', starting with a letter or digit, "
+                                   "at most 128"))
+    version = raw.get("version")
+    if isinstance(version, str) and not _unprintable(problems, ("version",), version) \
+            and not _SEMVER.fullmatch(version):
+        problems.append(("$.version", f"{_shown(version)} is not a semantic version "
+                                      "(MAJOR.MINOR.PATCH, e.g. 1.2.0)"))
+    ports = raw.get("ports")
+    if isinstance(ports, dict):
+        for side in ("inputs", "outputs"):
+            values = ports.get(side)
+            if isinstance(values, list):
+                for i, value in enumerate(values):
+                    if isinstance(value, str) and not _unprintable(
+                            problems, ("ports", side, i), value) and not _PORT.fullmatch(value):
+                        problems.append((json_path(("ports", side, i)),
+                                         f"{_shown(value)} is not a valid port name"))
+                if len(set(map(str, values))) != len(values):
+                    problems.append((json_path(("ports", side)), "a port is listed twice"))
+    return problems
+
+
+def _shown(value: object) -> str:
+    """A value quoted for an error message, cut short: a manifest may hold megabytes."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "…"
+
+
+def _unprintable(problems: list[tuple[str, str]], path: tuple[Any, ...], text: str) -> bool:
+    """Add a problem when ``text`` holds control characters; True when it did."""
+    found = control_characters(text)
+    if not found:
+        return False
+    names = ", ".join(describe_character(ch) for ch in found[:3])
+    problems.append((json_path(path), f"contains control characters ({names}): only "
+                                      "printable text, on one line"))
+    return True
+
+
+def _tools(raw: dict[str, Any], problems: list[tuple[str, str]]) -> list[Tool] | None:
+    """Validate ``tools`` (names or ``{"name", "description", "input"}``); None when it is
+    not a list, which pydantic then reports."""
+    values = raw.get("tools")
+    if not isinstance(values, list):
+        return None
+    tools: list[Tool] = []
+    seen: set[str] = set()
+    for i, entry in enumerate(values):
+        path: tuple[Any, ...] = ("tools", i)
+        if isinstance(entry, str):
+            entry = {"name": entry}
+        elif not isinstance(entry, dict):
+            problems.append((json_path(path), "must be a tool name or an object "
+                                              "{\"name\", \"description\", \"input\"}"))
+            continue
+        else:
+            path = (*path, "name")
+            for key in sorted(set(entry) - _TOOL_KEYS, key=str):
+                problems.append((json_path(("tools", i, key)), f"unknown field {_shown(key)}"))
+        ok = True
+        name = entry.get("name")
+        if not isinstance(name, str):
+            problems.append((json_path(path), "a tool needs a name (a string)"))
+            ok = False
+        elif _unprintable(problems, path, name):
+            ok = False
+        elif not _TOOL.fullmatch(name):
+            problems.append((json_path(path), f"{_shown(name)} is not a valid tool name: lowercase "
+                                              "letters, digits and '_', starting with a letter, "
+                                              "at most 64"))
+            ok = False
+        elif name in seen:
+            problems.append((json_path(path), f"{_shown(name)} is listed twice"))
+            ok = False
+        description = entry.get("description", "")
+        if not isinstance(description, str):
+            problems.append((json_path(("tools", i, "description")), "must be a string"))
+            ok = False
+        elif _unprintable(problems, ("tools", i, "description"), description):
+            ok = False
+        elif len(description) > MAX_DESCRIPTION:
+            problems.append((json_path(("tools", i, "description")),
+                             f"is {len(description)} characters; at most {MAX_DESCRIPTION}"))
+            ok = False
+        schema = entry.get("input")
+        if schema is not None and not _schema_ok(problems, ("tools", i, "input"), schema):
+            ok = False
+        if ok and isinstance(name, str) and isinstance(description, str):
+            seen.add(name)
+            tools.append(Tool.model_construct(name=name, description=description, input=schema))
+    return tools
+
+
+def _schema_ok(problems: list[tuple[str, str]], path: tuple[Any, ...], schema: Any) -> bool:
+    """The tool's ``input`` is a valid JSON Schema (draft 2020-12) object."""
+    if not isinstance(schema, dict):
+        problems.append((json_path(path), "must be a JSON Schema object (draft 2020-12)"))
+        return False
+    # Imported here: jsonschema takes a third of a second to import, which
+    # every process that imports the engine would pay, most never reading a
+    # tool's schema.
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        where = json_path((*path, *exc.absolute_path))
+        problems.append((where, f"not a valid JSON Schema (draft 2020-12): {exc.message}"))
+        return False
+    except (ValueError, TypeError, RecursionError, OverflowError) as exc:
+        problems.append((json_path(path), f"cannot be checked as a JSON Schema: {exc}"))
+        return False
+    return True
+
+
+def check_json(value: object, *, max_depth: int = MAX_DEPTH) -> tuple[str, str] | None:
+    """The first reason ``value`` is not plain JSON a manifest may hold, with its path, or
+    None: objects with string keys, arrays, strings, finite numbers, booleans and null,
+    nested at most ``max_depth`` deep. Iterative, so any depth is checked safely."""
+    stack: list[tuple[object, tuple[Any, ...]]] = [(value, ())]
+    while stack:
+        item, path = stack.pop()
+        if len(path) > max_depth:
+            return (json_path(path[:max_depth]), f"nested more than {max_depth} levels deep")
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    return (json_path(path), f"has a key that is not a string: {key!r:.40}")
+                stack.append((child, (*path, key)))
+        elif isinstance(item, (list, tuple)):
+            stack.extend((child, (*path, i)) for i, child in enumerate(item))
+        elif isinstance(item, float):
+            if item != item or item in (float("inf"), float("-inf")):
+                return (json_path(path), f"{item} is not a JSON number")
+        elif isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return (json_path(path), "is not valid Unicode (a lone surrogate)")
+        elif item is not None and not isinstance(item, (bool, int)):
+            return (json_path(path), f"a {type(item).__name__} is not JSON")
+    return None
+
+
+def require_json(raw: object, *, package: str | None = None) -> None:
+    """Refuse a manifest that is not plain JSON of bounded depth (see `check_json`).
+
+    `Engine.offer` stores a manifest before it is validated: this keeps what
+    cannot be stored or walked safely out of the store.
+
+    Raises:
+        ManifestInvalid: naming the first problem with its JSON path.
+    """
+    bad = check_json(raw)
+    if bad is not None:
+        raise ManifestInvalid(f"MANIFEST_INVALID: {bad[0]}: {bad[1]}", problems=[bad],
+                              package=package)
+
+
+def loads_manifest(text: str | bytes) -> Any:
+    """Parse a manifest's JSON text.
+
+    Raises:
+        ManifestInvalid: nested too deeply to parse (never `RecursionError`).
+        ValueError: not JSON at all.
+    """
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ManifestInvalid(
+            "MANIFEST_INVALID: $: nested too deeply to read",
+            problems=[("$", f"nested too deeply to read (at most {MAX_DEPTH} levels)")]
+        ) from None
+
+
+def parse_manifest(raw: object) -> Manifest:
+    """Validate a manifest, listing every problem with its JSON path.
+
+    Raises:
+        ManifestInvalid: with ``problems``; nothing is installed.
+    """
+    if not isinstance(raw, dict):
+        raise ManifestInvalid("MANIFEST_INVALID: $: the manifest must be a JSON object",
+                              problems=[("$", "the manifest must be a JSON object")])
+    # Nothing else is looked at before this: the rest of validation walks the value.
+    require_json(raw)
+    problems: list[tuple[str, str]] = []
+    manifest: Manifest | None = None
+    tools = _tools(raw, problems)
+    try:
+        # Lists become tuples: strict mode wants the exact type, so convert
+        # JSON arrays first and let pydantic check everything else strictly.
+        # Tools were checked above, entry by entry; pydantic gets their names.
+        model_input = _tuples(raw)
+        if tools is not None:
+            model_input["tools"] = tuple(t.name for t in tools)
+        manifest = Manifest.model_validate(model_input)
+        if tools is not None:
+            manifest._tools = tuple(tools)
+    except ValidationError as exc:
+        for err in exc.errors():
+            loc = tuple(err["loc"])
+            msg = err["msg"]
+            if err["type"] == "missing" and loc == ("permissions",):
+                msg = "the 'permissions' block is required (write {} for none)"
+            elif err["type"] == "extra_forbidden":
+                msg = f"unknown field {_shown(loc[-1])}"
+            problems.append((json_path(loc), msg))
+    problems += _semantic_problems(raw)
+    # Keep each problem once, in a stable order.
+    problems = sorted(set(problems))
+    name = raw.get("name") if isinstance(raw.get("name"), str) else None
+    if problems:
+        text = "; ".join(f"{p}: {m}" for p, m in problems)
+        raise ManifestInvalid(f"MANIFEST_INVALID: {text}", problems=problems, package=name)
+    assert manifest is not None
+    return manifest
+
+
+def _tuples(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_tuples(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _tuples(v) for k, v in value.items()}
+    return value
+
+
+def file_digests(files: dict[str, str | bytes]) -> dict[str, str]:
+    """SHA-256 of each file's bytes, by path."""
+    out = {}
+    for path, content in files.items():
+        data = content.encode() if isinstance(content, str) else content
+        out[path] = hashlib.sha256(data).hexdigest()
+    return out
+
+
+def content_hash(digests: dict[str, str]) -> str:
+    """The package's content hash: SHA-256 over its sorted paths and file digests.
+
+    Hashing each file's digest rather than its bytes keeps the result the same
+    as hashing the bytes themselves in order, for our purpose (any change to a
+    path or a byte changes it), while letting an update that replaces some
+    files be hashed without the bytes of the others.
+    """
+    h = hashlib.sha256()
+    for path in sorted(digests):
+        h.update(path.encode() + b"\0" + digests[path].encode() + b"\n")
+    return "sha256:" + h.hexdigest()
+
+
+def load_package_folder(folder: str | Path) -> tuple[dict[str, Any], dict[str, str]]:
+    """Read a package folder: its raw manifest and the digests of every file.
+
+    Raises:
+        ManifestInvalid: there is no readable ``manifest.json``.
+    """
+    root = Path(folder)
+    try:
+        raw = loads_manifest((root / "manifest.json").read_bytes())
+    except (OSError, ValueError) as exc:
+        raise ManifestInvalid(f"MANIFEST_INVALID: $: cannot read {root / 'manifest.json'}: {exc}",
+                              problems=[("$", f"cannot read manifest.json: {exc}")]) from exc
+    files: dict[str, str | bytes] = {}
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        for name in sorted(filenames):
+            full = Path(dirpath) / name
+            files[full.relative_to(root).as_posix()] = full.read_bytes()
+    return raw, file_digests(files)

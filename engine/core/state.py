@@ -1,0 +1,125 @@
+"""The engine's in-memory state: what every decision reads.
+
+The store is the truth; this is loaded from it at open and changed only
+after the write that records a change has committed (or rebuilt from the
+store when a write fails).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from canvas import Canvas, Node, Workspace
+from engine.core.catalogue import implied_by
+from engine.core.limits import RateCounters
+from engine.core.manifest import Manifest
+from engine.core.prompts import Prompt, PromptIndex
+from engine.core.toolstate import ToolCall
+
+__all__ = ["CACHE_LIMIT", "PackageState", "State"]
+
+#: Remembered decisions kept at most, before the cache starts afresh.
+CACHE_LIMIT = 100_000
+
+
+@dataclass(slots=True)
+class PackageState:
+    """A package: offered (available) or installed, maybe with a pending version."""
+
+    name: str
+    installed: bool
+    raw: dict[str, Any]  #: the approved (or offered) manifest as given
+    digests: dict[str, str]
+    hash: str
+    manifest: Manifest | None = None  #: the approved manifest, once installed
+    pending_raw: dict[str, Any] | None = None
+    pending_digests: dict[str, str] | None = None
+    pending_hash: str | None = None
+    pending: Manifest | None = None
+
+    @property
+    def is_pending(self) -> bool:
+        """True while a changed version waits for approval."""
+        return self.pending_hash is not None
+
+
+@dataclass(slots=True)
+class State:
+    """Everything a decision reads, in memory."""
+
+    workspaces: dict[str, Workspace] = field(default_factory=dict)
+    canvas: Canvas = field(default_factory=Canvas)
+    packages: dict[str, PackageState] = field(default_factory=dict)
+    grants: dict[str, set[str]] = field(default_factory=dict)
+    counters: RateCounters = field(default_factory=RateCounters)
+    prompts: dict[str, Prompt] = field(default_factory=dict)
+    #: The prompts still in play, by agent (kept by the engine's `_save_prompt`).
+    open_prompts: PromptIndex = field(default_factory=PromptIndex)
+    usage: dict[str, tuple[int, float]] = field(default_factory=dict)
+    #: Open tool calls by id (SPEC §9); resolved ones are only in the store.
+    tool_calls: dict[str, ToolCall] = field(default_factory=dict)
+    #: Revision bumped by every committed batch (live views watch it).
+    revision: int = 0
+    #: Bumped by every change of grants, packages or workspace settings
+    #: (`bump`); with the canvas's own revision it keys the decision cache.
+    consent_rev: int = 0
+    _cache: dict[tuple[str, str, str | None], Any] = field(default_factory=dict)
+    _cache_key: tuple[int, int] = (-1, -1)
+    #: The smallest ``max_payload`` of any workspace, set with the cache: a
+    #: string no longer fits every workspace's bound (the fast path's test).
+    _payload_floor: int = 0
+
+    def bump(self) -> None:
+        """Grants, a package or settings changed: forget remembered decisions."""
+        self.consent_rev += 1
+
+    def consent_key(self) -> tuple[int, int]:
+        """Moves on with every change a decision's checks 1–9 read."""
+        return (self.consent_rev, self.canvas.revision)
+
+    def decision_cache(self) -> dict[tuple[str, str, str | None], Any]:
+        """Remembered checks 1–9, valid for the current `consent_key` only."""
+        key = self.consent_key()
+        if key != self._cache_key or len(self._cache) >= CACHE_LIMIT:
+            # Start afresh rather than evict: the bound only keeps memory in check.
+            self._cache = {}
+            self._cache_key = key
+            self._payload_floor = min(
+                (w.settings.max_payload for w in self.workspaces.values()), default=0)
+        return self._cache
+
+    def declares(self, package: PackageState, permission: str) -> bool:
+        """The approved manifest declares ``permission`` or one that implies it."""
+        assert package.manifest is not None
+        return not implied_by(permission).isdisjoint(package.manifest.permissions)
+
+    def granted(self, package: str, permission: str) -> bool:
+        """``permission`` is granted to ``package``, directly or by implication."""
+        return not implied_by(permission).isdisjoint(self.grants.get(package, ()))
+
+    def card_ports(self, node: Node) -> tuple[frozenset[str], frozenset[str]] | None:
+        """Ports a card's installed manifest declares (for the canvas)."""
+        pkg = self.packages.get(node.data.get("package") or "")
+        if pkg is None:
+            return None
+        manifest = pkg.manifest or pkg.pending
+        if manifest is None:
+            return None
+        return frozenset(manifest.ports.inputs), frozenset(manifest.ports.outputs)
+
+    def undelivered(self, agent: str) -> int:
+        """Prompts queued (not held, not delivered) for an agent."""
+        return self.open_prompts.count(agent, "queued")
+
+    def open_tool_calls(self, card: str) -> list[ToolCall]:
+        """The card's open tool calls, oldest first, each with its causal ``chain`` (SPEC §9).
+
+        What the loop guard reads for a prompt a card makes without naming a context.
+        """
+        return sorted((tc for tc in self.tool_calls.values() if tc.card == card and tc.is_open),
+                      key=lambda tc: tc.position)
+
+    def workspace_of(self, node: Node) -> Workspace:
+        """The node's workspace."""
+        return self.workspaces[node.workspace]

@@ -1,0 +1,117 @@
+"""An agent that runs a configured command per prompt (a coding agent's print mode)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Sequence
+
+from engine.effects.drivers.base import AgentDriver, DriverHost
+from engine.effects.drivers.mcpconfig import MCPSetup
+from engine.effects.drivers.screen import Screen
+from engine.effects.operator import DrivenRegistry
+
+__all__ = ["CommandAgent"]
+
+
+class CommandAgent(AgentDriver):
+    """Runs ``command`` once per prompt in the workspace folder.
+
+    The prompt replaces ``{prompt}`` in the command's arguments, or, when no
+    argument has that placeholder, goes to the command's standard input
+    (for example ``["claude", "-p", "{prompt}"]`` or ``["codex", "exec", "-"]``).
+    Output streams to the host as it comes; the reply is the whole output,
+    and a failing command's exit status is appended to it. A command that
+    cannot be started leaves the agent ``finished``.
+    """
+
+    def __init__(self, node: str, command: Sequence[str], *, timeout: float = 600.0,
+                 mcp: MCPSetup | None = None) -> None:
+        """With ``mcp``, each run gets its MCP configuration (`engine.effects.drivers.mcpconfig`)."""
+        super().__init__(node)
+        if not command or not all(isinstance(a, str) and a for a in command):
+            raise ValueError(f"agent {node}: a command is a non-empty list of arguments")
+        self._command = list(command)
+        self._timeout = timeout
+        self._mcp = mcp
+        self._runs = 0
+        self._screen = Screen(newline_returns=True)
+        self._host: DriverHost | None = None
+        self._folder = "."
+        self._task: asyncio.Task[None] | None = None
+        self._proc: asyncio.subprocess.Process | None = None
+
+    async def start(self, host: DriverHost, folder: str) -> None:
+        """Nothing runs between prompts: remember where to report and work."""
+        self._host, self._folder = host, folder
+
+    def submit(self, text: str) -> None:
+        """Start the command for this prompt."""
+        self._screen.feed(f"> {text}\n".encode())
+        self._task = asyncio.get_running_loop().create_task(self._turn(text))
+
+    async def _turn(self, text: str) -> None:
+        assert self._host is not None
+        placeholder = any("{prompt}" in a for a in self._command)
+        argv = [a.replace("{prompt}", text) for a in self._command]
+        extra: dict[str, str] = {}
+        if self._mcp is not None:
+            self._runs += 1
+            argv, extra = self._mcp.apply(argv, f"{os.getpid()}-{self._runs}")
+        try:
+            # A session of its own, recorded with the process (engine.operator):
+            # what it starts is known as driven even after `env -u ARROWGATE_DRIVEN`.
+            self._proc = proc = await asyncio.create_subprocess_exec(
+                *argv, cwd=self._folder, env=dict(os.environ, **extra, ARROWGATE_DRIVEN=self.node),
+                stdin=asyncio.subprocess.PIPE, start_new_session=True,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
+        except OSError as exc:
+            self._host.replied(self.node, f"[could not start {argv[0]}: {exc}]")
+            self._host.status(self.node, "finished")
+            return
+        registry = DrivenRegistry()
+        registry.mark(proc.pid, self.node, sid=proc.pid)
+        try:
+            await self._converse(proc, text, placeholder)
+        finally:
+            registry.unmark(proc.pid)
+
+    async def _converse(self, proc: asyncio.subprocess.Process, text: str,
+                        placeholder: bool) -> None:
+        assert self._host is not None
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(b"" if placeholder else text.encode())
+        proc.stdin.close()
+        out = bytearray()
+        try:
+            async with asyncio.timeout(self._timeout):
+                while chunk := await proc.stdout.read(4096):
+                    out += chunk
+                    self._screen.feed(chunk)
+                    self._host.output(self.node, chunk.decode("utf-8", "replace"))
+                code = await proc.wait()
+        except TimeoutError:
+            proc.kill()
+            code = await proc.wait()
+            out += f"\n[stopped after {self._timeout:g} s]".encode()
+        reply = out.decode("utf-8", "replace").strip()
+        if code:
+            reply += f"\n[exit {code}]"
+        self._host.replied(self.node, reply)
+
+    def screen(self) -> str:
+        """The prompts and the output so far."""
+        return self._screen.text()
+
+    def close(self) -> None:
+        """Kill a command still running."""
+        if self._proc is not None and self._proc.returncode is None:
+            self._proc.kill()
+        if self._task is not None:
+            self._task.cancel()
+
+    async def aclose(self) -> None:
+        """Stop, then reap the process."""
+        self.close()
+        if self._proc is not None:
+            await self._proc.wait()

@@ -1,0 +1,165 @@
+"""A real shell in a pseudo-terminal, its screen kept by pyte."""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import os
+import re
+import shutil
+import signal
+import struct
+import termios
+
+from engine.effects.drivers.base import DriverHost, TerminalDriver
+from engine.effects.drivers.screen import Screen
+from engine.effects.operator import DrivenRegistry, tty_nr_of
+
+__all__ = ["PtyTerminal"]
+
+# bash prints this after every command (PROMPT_COMMAND), with the command's
+# exit status: the "command finished" mark of terminal shell integration
+# (OSC 133;D). pyte ignores OSC codes it does not know, and we cut the
+# marks out of the stream before it sees them anyway.
+_MARK = re.compile(rb"\x1b\]133;D;(\d+)\x07")
+_PROMPT_COMMAND = r'printf "\033]133;D;%s\007" "$?"'
+
+
+class PtyTerminal(TerminalDriver):
+    """bash in a pseudo-terminal in the workspace folder.
+
+    The shell starts without rc files (``--noprofile --norc``) so that its
+    prompt and its exit marks are the engine's, whatever the user's dotfiles
+    do; it gets the user's environment otherwise. Each command's exit status
+    goes to `DriverHost.exited`; when the shell itself ends the node is
+    ``finished``.
+    """
+
+    def __init__(self, node: str, *, shell: str = "bash", columns: int = 100,
+                 lines: int = 30) -> None:
+        super().__init__(node)
+        self._shell = shell
+        self._size = (columns, lines)
+        self._screen = Screen(columns, lines)
+        self._pending = b""
+        self._marks = 0
+        self._fd: int | None = None
+        self._proc: asyncio.subprocess.Process | None = None
+        self._host: DriverHost | None = None
+        #: Set whenever the shell shows its prompt again (a command finished).
+        self.ready = asyncio.Event()
+
+    async def start(self, host: DriverHost, folder: str) -> None:
+        """Start the shell; returns once it shows its first prompt."""
+        path = shutil.which(self._shell)
+        if path is None:
+            raise FileNotFoundError(f"no {self._shell} on PATH for terminal {self.node}")
+        self._host = host
+        master, slave = os.openpty()
+        columns, lines = self._size
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
+        # ARROWGATE_DRIVEN: cards can type here, so a TUI started in this
+        # terminal must not take it for a person (engine.operator).
+        env = dict(os.environ, TERM="xterm", PS1="$ ", PS2="> ",
+                   PROMPT_COMMAND=_PROMPT_COMMAND, HISTFILE="/dev/null",
+                   ARROWGATE_DRIVEN=self.node)
+
+        def controlling_tty() -> None:
+            # A session of its own with the pty as controlling terminal, so
+            # job control and ctrl-c behave as in a person's terminal.
+            os.setsid()
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        self._proc = await asyncio.create_subprocess_exec(
+            path, "--noprofile", "--norc", "-i", stdin=slave, stdout=slave, stderr=slave,
+            cwd=folder, env=env, preexec_fn=controlling_tty)
+        # Recorded too, where `env -u ARROWGATE_DRIVEN` cannot reach: the
+        # shell, its session and its terminal (engine.operator).
+        DrivenRegistry().mark(self._proc.pid, self.node, sid=self._proc.pid,
+                              tty=tty_nr_of(slave))
+        os.close(slave)
+        self._fd = master
+        asyncio.get_running_loop().add_reader(master, self._readable)
+        await asyncio.wait_for(self.ready.wait(), timeout=10)
+
+    def _readable(self) -> None:
+        assert self._fd is not None
+        try:
+            data = os.read(self._fd, 65536)
+        except OSError:
+            data = b""
+        if not data:
+            self._ended()
+            return
+        self._consume(data)
+
+    def _consume(self, data: bytes) -> None:
+        data = self._pending + data
+        # Keep an unfinished escape sequence for the next read.
+        cut = data.rfind(b"\x1b")
+        if cut != -1 and b"\x07" not in data[cut:] and len(data) - cut < 64:
+            data, self._pending = data[:cut], data[cut:]
+        else:
+            self._pending = b""
+        start = 0
+        for mark in _MARK.finditer(data):
+            self._text(data[start:mark.start()])
+            start = mark.end()
+            self._marks += 1
+            if self._marks > 1 and self._host is not None:  # the first is the shell starting
+                self._host.exited(self.node, int(mark.group(1)))
+            self.ready.set()
+        self._text(data[start:])
+
+    def _text(self, data: bytes) -> None:
+        if not data:
+            return
+        self._screen.feed(data)
+        if self._host is not None:
+            self._host.output(self.node, data.decode("utf-8", "replace"))
+
+    def _ended(self) -> None:
+        if self._fd is not None:
+            asyncio.get_running_loop().remove_reader(self._fd)
+            os.close(self._fd)
+            self._fd = None
+            if self._host is not None:
+                self._host.status(self.node, "finished")
+
+    def screen(self) -> str:
+        """The visible screen, as text."""
+        return self._screen.text()
+
+    def run(self, command: str) -> None:
+        """Type the command and press enter."""
+        self.send(command + "\r")
+
+    def send(self, data: str) -> None:
+        """Type raw input."""
+        if self._fd is None:
+            raise ConnectionError(f"terminal {self.node} has ended")
+        self.ready.clear()
+        os.write(self._fd, data.encode())
+
+    def close(self) -> None:
+        """Hang up the shell (SIGHUP to its session) and close the pty."""
+        if self._proc is not None:
+            DrivenRegistry().unmark(self._proc.pid)
+        if self._proc is not None and self._proc.returncode is None:
+            try:
+                os.killpg(self._proc.pid, signal.SIGHUP)
+            except ProcessLookupError:
+                pass
+        if self._fd is not None:
+            try:
+                asyncio.get_running_loop().remove_reader(self._fd)
+            except RuntimeError:
+                pass
+            os.close(self._fd)
+            self._fd = None
+
+    async def aclose(self) -> None:
+        """Stop, then reap the process."""
+        self.close()
+        if self._proc is not None:
+            await self._proc.wait()

@@ -1,0 +1,303 @@
+"""Guarded ``net.fetch`` (SPEC §8.1–§8.2): resolve once, check every address, follow redirects.
+
+For each hop the fetch checks the whole scope again (scheme, host pattern,
+port), resolves the host once, refuses when *any* address is refused (see
+`engine.core.addresses`), and hands the checked address to the transport, which
+connects to it while keeping the host name for TLS and the Host header.
+Redirects are followed here, never by the transport, at most 5 of them.
+
+Secret placeholders ``{{secret:NAME}}`` in header values are filled in only
+for a request over https to the one host the operator stored the secret
+for, never for this computer; a placeholder that cannot be filled fails the
+request. The card never sees a value, nor the host a secret belongs to: a
+refusal says only whether the secret is set.
+
+The whole fetch — resolution, every hop and every byte — has one deadline,
+the workspace's ``fetch_timeout``. While it is in flight the fetch is
+re-checked against the card's consent (checks 1–8 of SPEC §5) every
+`RECHECK` seconds and once more when it ends: when the permission was
+revoked, or the card or its workspace removed, meanwhile, the fetch is
+abandoned and its result never reaches the card (logged ``cancelled``). No
+failure of a resolver or transport escapes as an exception: each ends as a
+refusal, ``FETCH_FAILED``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import ipaddress
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+from engine.core.addresses import METADATA_HOSTS, address_refused
+from engine.core.checks import LOCAL_HOSTS, Passed, decide, denial, host_scope
+from engine.core.decision import Decision
+from engine.core.fetchform import fetch_args_problem
+from engine.core.hosts import normalise_host
+
+if TYPE_CHECKING:
+    from engine.engine import Engine
+
+__all__ = ["RECHECK", "FetchFailed", "FetchResponse", "GuardedFetch", "PLACEHOLDER",
+           "normal_url"]
+
+#: Seconds between consent re-checks of a fetch in flight.
+RECHECK = 0.05
+
+#: ``{{secret:NAME}}`` in a header value.
+PLACEHOLDER = re.compile(r"\{\{\s*secret:([A-Za-z0-9_.-]+)\s*\}\}")
+_REDIRECTS = (301, 302, 303, 307, 308)
+
+
+def normal_url(url: str) -> str:
+    """The URL with its host lower-cased and a trailing dot dropped, no fragment."""
+    parts = urlsplit(url)
+    host = normalise_host(parts.hostname or "")
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme.lower(), netloc, parts.path or "/", parts.query, ""))
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResponse:
+    """What a transport answered."""
+
+    status: int
+    body: str = ""
+    headers: dict[str, str] | None = None
+
+
+class FetchFailed(Exception):
+    """A transport could not complete the request; ``reason`` says how."""
+
+    def __init__(self, reason: str, why: str, *, code: str = "FETCH_FAILED") -> None:
+        super().__init__(why)
+        self.reason = reason
+        self.why = why
+        self.code = code
+
+
+#: host -> addresses (empty when it does not resolve); may be async.
+Resolver = Callable[[str], "list[str] | Awaitable[list[str]]"]
+#: (method, url, headers, body, address, timeout, max_bytes) -> response, connecting to
+#: ``address``; may be async.
+Transport = Callable[..., "FetchResponse | Awaitable[FetchResponse]"]
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+class GuardedFetch:
+    """The ``net.fetch`` scope handler.
+
+    Args:
+        resolver: resolves a host name once per hop.
+        transport: performs one request against the checked address.
+        max_redirects: redirects followed, each checked again from the start.
+    """
+
+    def __init__(self, resolver: Resolver, transport: Transport, *,
+                 max_redirects: int = 5) -> None:
+        self.resolver = resolver
+        self.transport = transport
+        self.max_redirects = max_redirects
+
+    @staticmethod
+    def _refuse(passed: Passed, reason: str, why: str, code: str = "SCOPE_REFUSED") -> Decision:
+        return denial("net.fetch", passed.card.id, code, package=passed.package.name,
+                      permission=passed.permission, reason=reason, why=why)
+
+    async def _addresses(self, host: str) -> list[str] | str:
+        """The checked addresses of a host, or why none may be used."""
+        if host in METADATA_HOSTS:
+            return f"{host} is a cloud metadata name"
+        if host in LOCAL_HOSTS:
+            return ["::1" if host == "::1" else "127.0.0.1"]
+        try:
+            ipaddress.ip_address(host)
+            addresses = [host]
+        except ValueError:
+            addresses = list(await _maybe_await(self.resolver(host)))
+        if not addresses:
+            return ""
+        bad = [a for a in addresses if address_refused(a)]
+        if bad:
+            return f"{host} resolves to {bad[0]}, which is not a public address"
+        return addresses
+
+    async def __call__(self, engine: Engine, passed: Passed, args: dict[str, Any]) -> Any:
+        """Perform the fetch: its value, or a refusing Decision (never an exception)."""
+        problem = fetch_args_problem(args)
+        if problem is not None:
+            # Checked at check 3 already; again here for handlers used directly.
+            return self._refuse(passed, problem[0], problem[1], "INVALID_ARGUMENT")
+        settings = engine.state.workspaces[passed.card.workspace].settings
+        secrets: list[str] = []
+        work = asyncio.ensure_future(self._hops(engine, passed, args, settings.fetch_timeout,
+                                                settings.fetch_max_bytes, secrets))
+        try:
+            while True:
+                done, _ = await asyncio.wait({work}, timeout=RECHECK)
+                withdrawn = self._withdrawn(engine, passed, args)
+                if withdrawn is not None:
+                    return withdrawn
+                if done:
+                    break
+        finally:
+            if not work.done():
+                work.cancel()
+                # Wait for it to unwind (its sockets closed); asyncio.wait
+                # neither raises its error nor swallows our own cancellation.
+                await asyncio.wait({work})
+        try:
+            return work.result()
+        except Exception as exc:  # a resolver or transport bug: still a refusal
+            return self._refuse(passed, "transport",
+                                _redact(f"the request failed ({type(exc).__name__})", secrets),
+                                "FETCH_FAILED")
+
+    def _withdrawn(self, engine: Engine, passed: Passed, args: dict[str, Any]) -> Decision | None:
+        """The refusal the fetch would get now, when consent went away while it ran."""
+        card = passed.card
+        if card.workspace not in engine.state.workspaces:
+            refusal: Decision | None = self._refuse(passed, "not-connected",
+                                                    f"workspace {card.workspace} was removed",
+                                                    "PERMISSION_DENIED")
+        else:
+            result = decide(engine.state, card.id, "net.fetch", None, args, now=engine.now(),
+                            count_limits=False)
+            refusal = result if isinstance(result, Decision) else None
+            if refusal is not None and refusal.code == "CARD_UNKNOWN":
+                refusal = self._refuse(passed, "not-connected", f"card {card.id} was removed",
+                                       "PERMISSION_DENIED")
+        if refusal is None:
+            return None
+        return refusal.with_(message=refusal.message + " (the fetch in flight was abandoned)",
+                             extra={**refusal.extra, "logged": "cancelled"})
+
+    async def _hops(self, engine: Engine, passed: Passed, args: dict[str, Any], timeout: float,
+                    max_bytes: int, secrets: list[str]) -> Any:
+        """Every hop under one deadline."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        try:
+            async with asyncio.timeout_at(deadline):
+                return await self._follow(engine, passed, args, deadline, max_bytes, secrets)
+        except TimeoutError:
+            return self._refuse(passed, "timeout",
+                                f"the fetch did not complete within {timeout:g} s",
+                                "FETCH_FAILED")
+
+    async def _follow(self, engine: Engine, passed: Passed, args: dict[str, Any],
+                      deadline: float, max_bytes: int, secrets: list[str]) -> Any:
+        url = str(args["url"])
+        method = str(args.get("method", "GET")).upper()
+        raw_headers = {str(k): str(v) for k, v in (args.get("headers") or {}).items()}
+        body = args.get("body")
+        first_host: str | None = None
+        loop = asyncio.get_running_loop()
+        for _hop in range(self.max_redirects + 1):
+            # Every hop gets the whole scope check again (host, scheme, port).
+            refused = host_scope(engine.state, passed.card, passed.package, url)
+            if refused is not None:
+                return self._refuse(passed, *refused)
+            try:
+                url = normal_url(url)
+                parts = urlsplit(url)
+            except ValueError:
+                return self._refuse(passed, "bad-url", "the URL is not a valid URL")
+            host = normalise_host(parts.hostname or "")
+            if first_host is None:
+                first_host = host
+            elif host != first_host:
+                # Like a browser: credentials do not follow a redirect to another host.
+                raw_headers = {k: v for k, v in raw_headers.items()
+                               if not PLACEHOLDER.search(v)
+                               and k.lower() not in ("authorization", "cookie")}
+                first_host = host
+            headers = self._fill(engine, passed, raw_headers, parts.scheme, host, secrets)
+            if isinstance(headers, Decision):
+                return headers
+            try:
+                addresses = await self._addresses(host)
+            except Exception:  # a resolver that fails is a host that does not resolve
+                addresses = ""
+            if isinstance(addresses, str):
+                if not addresses:
+                    return self._refuse(passed, "unresolved", f"{host} does not resolve")
+                return self._refuse(passed, "private-address", addresses)
+            try:
+                response = await _maybe_await(self.transport(
+                    method, url, headers, body, addresses[0],
+                    timeout=max(deadline - loop.time(), 0.001), max_bytes=max_bytes))
+            except FetchFailed as exc:
+                return self._refuse(passed, exc.reason, _redact(exc.why, secrets), exc.code)
+            except (asyncio.CancelledError, TimeoutError):
+                raise
+            except Exception as exc:
+                return self._refuse(passed, "transport",
+                                    _redact(f"{host}: the request failed "
+                                            f"({type(exc).__name__})", secrets),
+                                    "FETCH_FAILED")
+            location = (response.headers or {}).get("location")
+            if response.status in _REDIRECTS and location:
+                try:
+                    url = urljoin(url, location)
+                except ValueError:
+                    return self._refuse(passed, "bad-url", "a redirect's location is not a URL")
+                if response.status == 303 or (response.status in (301, 302) and method == "POST"):
+                    method, body = "GET", None
+                continue
+            return {"status": response.status, "body": response.body}
+        return self._refuse(passed, "too-many-redirects",
+                            f"more than {self.max_redirects} redirects")
+
+    def _fill(self, engine: Engine, passed: Passed, headers: dict[str, str], scheme: str,
+              host: str, secrets: list[str]) -> dict[str, str] | Decision:
+        """Fill secret placeholders for this host, or refuse the request.
+
+        A refusal names the placeholder, never the secret's host or value:
+        the card may learn only whether a secret is set. Filled values are
+        added to ``secrets`` so that no later message can repeat them.
+        """
+        out = {}
+        for key, value in headers.items():
+            problem: str | None = None
+
+            def fill(match: re.Match[str]) -> str:
+                nonlocal problem
+                name = match.group(1)
+                secret = engine.secrets.lookup(name)
+                if host in LOCAL_HOSTS:
+                    problem = f"secrets are never sent to this computer ({name})"
+                elif secret is None:
+                    problem = f"secret {name} is not set"
+                elif secret[0] != normalise_host(host):
+                    problem = f"secret {name} is not for this host"
+                elif scheme != "https":
+                    problem = f"secret {name} is sent over https only"
+                else:
+                    secrets.append(secret[1])
+                    return secret[1]
+                return ""
+
+            filled = PLACEHOLDER.sub(fill, value)
+            if problem is not None:
+                return self._refuse(passed, "secret-placeholder",
+                                    f"header {key!r}: {problem}; the request was not sent")
+            out[key] = filled
+        return out
+
+
+def _redact(text: str, secrets: list[str]) -> str:
+    """``text`` with every filled secret value blanked (error texts may quote headers)."""
+    for value in secrets:
+        if value:
+            text = text.replace(value, "[secret]")
+    return text

@@ -1,0 +1,158 @@
+"""The real network under the guarded fetch: a resolver and an httpx transport.
+
+The transport connects to the address the guard checked — never resolving
+again — by putting that address in the URL while sending the host name as
+the Host header and as the TLS server name (httpcore's ``sni_hostname``), so
+certificates are verified against the name. Proxies from the environment
+are ignored, redirects are left to the guard, and the body is read only up
+to the size cap — counted as received and again as decoded: the transport
+decodes gzip and deflate itself with a bounded output per step, so a small
+compressed body that would expand past the cap (a gzip bomb) stops at the
+cap. Every failure below the guard becomes a `FetchFailed` whose message
+never quotes the request (its headers may hold a filled-in secret).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import zlib
+from urllib.parse import urlsplit, urlunsplit
+
+from engine.effects.netguard import FetchFailed, FetchResponse
+
+__all__ = ["BodyDecoder", "HttpxTransport", "system_resolver"]
+
+
+async def system_resolver(host: str) -> list[str]:
+    """Every address the system resolver gives for ``host`` (empty when none)."""
+    try:
+        infos = await asyncio.get_running_loop().getaddrinfo(host, None,
+                                                             type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError, ValueError, OSError):
+        return []
+    return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+class BodyDecoder:
+    """Decodes a response body as it arrives, refusing it past ``max_bytes`` decoded.
+
+    Identity, ``gzip`` (``x-gzip``) and ``deflate`` (zlib or raw) are decoded;
+    any other coding, or more than one, is refused: the engine cannot bound
+    what it cannot decode itself.
+    """
+
+    def __init__(self, content_encoding: str, max_bytes: int) -> None:
+        codings = [c.strip().lower() for c in content_encoding.split(",") if c.strip()]
+        codings = [c for c in codings if c != "identity"]
+        if len(codings) > 1 or (codings and codings[0] not in ("gzip", "x-gzip", "deflate")):
+            raise FetchFailed("encoding", f"the response is encoded as {content_encoding[:40]!r},"
+                                          " which the engine does not decode")
+        self.coding = codings[0] if codings else None
+        self.max_bytes = max_bytes
+        self.size = 0
+        self._first = True
+        self._z: zlib._Decompress | None = None
+        if self.coding in ("gzip", "x-gzip"):
+            self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
+
+    def _too_large(self) -> FetchFailed:
+        return FetchFailed("too-large", f"the response is larger than {self.max_bytes} bytes "
+                                        "decoded", code="SCOPE_REFUSED")
+
+    def feed(self, data: bytes) -> bytes:
+        """Decoded bytes for ``data``; raises `FetchFailed` past the cap or on bad data."""
+        if self.coding is None:
+            out = data
+        else:
+            if self._z is None:
+                # deflate is zlib-wrapped by the standard, raw by some servers.
+                raw = not (len(data) >= 2 and data[0] & 0x0F == 8
+                           and int.from_bytes(data[:2], "big") % 31 == 0)
+                self._z = zlib.decompressobj(-zlib.MAX_WBITS if raw else zlib.MAX_WBITS)
+            pieces, left = [], self.max_bytes - self.size + 1
+            try:
+                while data and left > 0:
+                    piece = self._z.decompress(data, left)
+                    pieces.append(piece)
+                    left -= len(piece)
+                    data = self._z.unconsumed_tail
+                    if not piece and data:
+                        break  # no progress (cannot happen with max_length > 0)
+            except zlib.error as exc:
+                raise FetchFailed("encoding", "the response body is not valid "
+                                              f"{self.coding}") from exc
+            out = b"".join(pieces)
+        self.size += len(out)
+        if self.size > self.max_bytes:
+            raise self._too_large()
+        return out
+
+
+class HttpxTransport:
+    """One request through httpx to an already checked address.
+
+    Args:
+        verify: TLS verification (an ``ssl.SSLContext`` in tests with a local CA).
+    """
+
+    def __init__(self, *, verify: object = True) -> None:
+        self.verify = verify
+
+    async def __call__(self, method: str, url: str, headers: dict[str, str], body: str | None,
+                       address: str, *, timeout: float, max_bytes: int) -> FetchResponse:
+        # Imported here, not at the top: httpx's __init__ imports its command
+        # line, and with it rich, whenever rich is installed (textual brings
+        # it), and the engine must stay headless until it really fetches.
+        import httpx
+
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        literal = f"[{address}]" if ":" in address else address
+        target = urlunsplit((parts.scheme, f"{literal}:{port}", parts.path or "/", parts.query, ""))
+        default_port = port == (443 if parts.scheme == "https" else 80)
+        send_headers = {k: v for k, v in headers.items() if k.lower() != "host"}
+        send_headers["Host"] = host if default_port else f"{host}:{port}"
+        if not any(k.lower() == "accept-encoding" for k in send_headers):
+            send_headers["Accept-Encoding"] = "gzip, deflate"
+        try:
+            async with httpx.AsyncClient(trust_env=False, follow_redirects=False,
+                                         timeout=timeout, verify=self.verify) as client:  # type: ignore[arg-type]
+                request = client.build_request(method, target, headers=send_headers,
+                                               content=body,
+                                               extensions={"sni_hostname": host})
+                response = await client.send(request, stream=True)
+                try:
+                    decoder = BodyDecoder(response.headers.get("content-encoding", ""),
+                                          max_bytes)
+                    chunks, received = [], 0
+                    # Raw bytes, decoded here: httpx's own decoders expand a
+                    # chunk without bound before anyone can count it.
+                    async for chunk in response.aiter_raw():
+                        received += len(chunk)
+                        if received > max_bytes:
+                            raise FetchFailed("too-large", f"the response is larger than "
+                                                           f"{max_bytes} bytes",
+                                              code="SCOPE_REFUSED")
+                        chunks.append(decoder.feed(chunk))
+                finally:
+                    await response.aclose()
+        except FetchFailed:
+            raise
+        except httpx.TimeoutException as exc:
+            raise FetchFailed("timeout", f"no answer from {host} within {timeout:g} s") from exc
+        except (asyncio.CancelledError, KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:
+            # httpx, h11, ssl and OS errors alike; the exception's own text
+            # may quote the request's headers, so only its kind is told.
+            raise FetchFailed("connect", f"{host}: the request failed "
+                                         f"({type(exc).__name__})") from exc
+        try:
+            text = b"".join(chunks).decode(response.encoding or "utf-8", errors="replace")
+        except LookupError:  # a charset Python does not know
+            text = b"".join(chunks).decode("utf-8", errors="replace")
+        location = response.headers.get("location")
+        return FetchResponse(response.status_code, text,
+                             {"location": location} if location else None)

@@ -1,0 +1,245 @@
+"""Moving a file or folder to the trash by descriptor (SPEC §8.3: no hard delete).
+
+`fs.trash` never hands a path string to anybody after its checks: the item
+is checked through a descriptor opened without following links (a folder's
+whole tree is scanned beneath it for protected and secret names), then
+renamed from the opened parent folder into the trash with ``renameat``, and
+what arrived in the trash is compared with what was checked. Should the
+entry have been swapped in between (a folder replaced by a link to somewhere
+else), the rename moved only that entry — a link moves as a link — and the
+entry is put back and the call refused: nothing outside the workspace is
+touched, and nothing unchecked stays in the trash.
+
+The trash is the user's (freedesktop.org layout: ``files/`` and ``info/``
+with a ``.trashinfo`` each, in ``$XDG_DATA_HOME/Trash`` or, for another
+filesystem, ``$topdir/.Trash-$uid``), or a folder given to `Trash` (the
+replay keeps its own); either way the item stays recoverable.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from engine.effects.pathwalk import rename_noreplace
+
+__all__ = ["MAX_SCAN", "Trash", "TrashRefused", "scan_tree"]
+
+#: Entries of a folder scanned at most before trashing it is refused.
+MAX_SCAN = 100_000
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+class TrashRefused(Exception):
+    """The item may not (or could not) be trashed; ``reason`` is a SPEC §8.3 reason."""
+
+    def __init__(self, reason: str, why: str) -> None:
+        super().__init__(why)
+        self.reason = reason
+        self.why = why
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    files: int  #: fd of the folder items go into
+    info: int | None  #: fd of the folder of .trashinfo files (freedesktop layout)
+
+
+def scan_tree(dir_fd: int, prefix: tuple[str, ...],
+              guarded: Callable[[list[str]], str | None]) -> None:
+    """Refuse when any entry beneath ``dir_fd`` is guarded (protected or secret).
+
+    ``guarded`` gets each entry's workspace-relative parts and returns a
+    reason, or None. Links are looked at, never followed; folders are
+    opened with ``O_NOFOLLOW`` relative to their parent's descriptor.
+
+    Raises:
+        TrashRefused: a guarded entry (its reason), or more than `MAX_SCAN` entries.
+    """
+    stack = [(os.dup(dir_fd), prefix)]
+    seen = 0
+    try:
+        while stack:
+            fd, parts = stack.pop()
+            try:
+                with os.scandir(fd) as entries:
+                    for entry in entries:
+                        seen += 1
+                        if seen > MAX_SCAN:
+                            raise TrashRefused("too-large", f"the folder holds more than "
+                                                            f"{MAX_SCAN} entries")
+                        path = [*parts, entry.name]
+                        reason = guarded(path)
+                        if reason is not None:
+                            raise TrashRefused(reason, f"the folder holds {'/'.join(path)!r}, "
+                                                       "which a card may not trash")
+                        if entry.is_dir(follow_symlinks=False):
+                            sub = os.open(entry.name, _DIR_FLAGS, dir_fd=fd)
+                            stack.append((sub, tuple(path)))
+            finally:
+                os.close(fd)
+    finally:
+        for fd, _parts in stack:
+            os.close(fd)
+
+
+class Trash:
+    """Where trashed items go.
+
+    Args:
+        folder: a trash folder of one's own (it gets ``files/`` and
+            ``info/``); None means the user's trash.
+    """
+
+    def __init__(self, folder: str | Path | None = None) -> None:
+        self.folder = Path(folder) if folder is not None else None
+
+    def move(self, parent: int, name: str, checked: os.stat_result, origin: Path) -> None:
+        """Move entry ``name`` of the open folder ``parent`` into the trash.
+
+        Args:
+            checked: the entry's ``lstat`` when it was checked; a different
+                entry found at the name is put back and refused.
+            origin: where the item was, recorded in its ``.trashinfo``.
+
+        Raises:
+            TrashRefused: no usable trash, or the entry changed since it was checked.
+        """
+        place = self._place(checked.st_dev, origin)
+        try:
+            base = name if len(name) <= 200 else name[:200]
+            for n in range(1, 10_000):
+                slot = base if n == 1 else f"{base}.{n}"
+                if place.info is not None and not self._reserve(place.info, slot, origin):
+                    continue
+                try:
+                    rename_noreplace(parent, name, place.files, slot)
+                except FileExistsError:
+                    self._unreserve(place, slot)
+                    continue
+                except OSError as exc:
+                    self._unreserve(place, slot)
+                    if exc.errno == errno.EXDEV:
+                        raise TrashRefused("trash-unavailable", "the trash is on another "
+                                                                "filesystem") from exc
+                    raise
+                self._verify(place, parent, name, slot, checked)
+                return
+            raise TrashRefused("trash-unavailable", "no free name in the trash")
+        finally:
+            os.close(place.files)
+            if place.info is not None:
+                os.close(place.info)
+
+    def _verify(self, place: _Place, parent: int, name: str, slot: str,
+                checked: os.stat_result) -> None:
+        now = os.stat(slot, dir_fd=place.files, follow_symlinks=False)
+        if (now.st_dev, now.st_ino) == (checked.st_dev, checked.st_ino) \
+                and stat.S_IFMT(now.st_mode) == stat.S_IFMT(checked.st_mode):
+            return
+        # Swapped between the check and the move: what moved is an entry of
+        # a folder inside the workspace (a link moves as a link), unchecked.
+        # Put it back where it was, never over anything.
+        try:
+            rename_noreplace(place.files, slot, parent, name)
+            self._unreserve(place, slot)
+        except OSError:
+            pass  # something new took its name: it stays, recoverable, in the trash
+        raise TrashRefused("path-escape", "the path changed while it was being trashed")
+
+    @staticmethod
+    def _reserve(info: int, slot: str, origin: Path) -> bool:
+        """Write ``slot.trashinfo`` exclusively: the freedesktop way to claim a name."""
+        try:
+            fd = os.open(f"{slot}.trashinfo", os.O_WRONLY | os.O_CREAT | os.O_EXCL
+                         | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=info)
+        except FileExistsError:
+            return False
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(f"[Trash Info]\nPath={quote(str(origin))}\n"
+                     f"DeletionDate={time.strftime('%Y-%m-%dT%H:%M:%S')}\n")
+        return True
+
+    @staticmethod
+    def _unreserve(place: _Place, slot: str) -> None:
+        if place.info is not None:
+            try:
+                os.unlink(f"{slot}.trashinfo", dir_fd=place.info)
+            except OSError:
+                pass
+
+    def _place(self, dev: int, origin: Path) -> _Place:
+        """Open the trash for an item on device ``dev``."""
+        if self.folder is not None:
+            return self._open_layout(self.folder, dev, create=True)
+        if sys.platform == "darwin":
+            home_trash = Path.home() / ".Trash"
+            fd = self._open_dir(home_trash, dev)
+            return _Place(fd, None)
+        if os.name != "posix":
+            raise TrashRefused("trash-unavailable", "no trash this engine can move into here")
+        data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+        home = Path(data_home) / "Trash"
+        try:
+            return self._open_layout(home, dev, create=True)
+        except TrashRefused:
+            pass
+        # Another filesystem: its own trash at its top folder (freedesktop.org).
+        top = _mount_top(origin, dev)
+        uid = os.getuid()
+        shared = top / ".Trash"
+        try:
+            st = os.lstat(shared)
+            if stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX:
+                return self._open_layout(shared / str(uid), dev, create=True)
+        except (OSError, TrashRefused):
+            pass
+        return self._open_layout(top / f".Trash-{uid}", dev, create=True)
+
+    def _open_layout(self, folder: Path, dev: int, *, create: bool) -> _Place:
+        if create:
+            for sub in ("files", "info"):
+                try:
+                    (folder / sub).mkdir(mode=0o700, parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise TrashRefused("trash-unavailable",
+                                       f"the trash cannot be made ({exc.strerror})") from exc
+        files = self._open_dir(folder / "files", dev)
+        try:
+            info = self._open_dir(folder / "info", dev)
+        except BaseException:
+            os.close(files)
+            raise
+        return _Place(files, info)
+
+    @staticmethod
+    def _open_dir(folder: Path, dev: int) -> int:
+        try:
+            fd = os.open(folder, _DIR_FLAGS)
+        except OSError as exc:
+            raise TrashRefused("trash-unavailable",
+                               f"the trash cannot be opened ({exc.strerror})") from exc
+        if os.fstat(fd).st_dev != dev:
+            os.close(fd)
+            raise TrashRefused("trash-unavailable", "the trash is on another filesystem")
+        return fd
+
+
+def _mount_top(path: Path, dev: int) -> Path:
+    """The top folder of the filesystem ``path`` is on (the operator's folder, not a card's)."""
+    path = path.resolve()
+    while path.parent != path:
+        try:
+            if os.stat(path.parent).st_dev != dev:
+                return path
+        except OSError:
+            return path
+        path = path.parent
+    return path

@@ -1,0 +1,174 @@
+"""Import and export of whole canvases as JSON Canvas 1.0 (see `canvas.jsoncanvas`)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from canvas import Canvas, CanvasError, Node, Workspace, WorkspaceSettings
+from canvas.jsoncanvas import from_json_canvas, to_json_canvas
+from engine.core.errors import InvalidRequest
+from engine.core.principal import OPERATOR
+from engine.core.text import visible
+
+if TYPE_CHECKING:
+    from engine.engine import Engine
+
+from engine.store.transactions import consistent
+
+__all__ = ["NOT_IMPORTED", "ImportReview", "InterchangeMixin"]
+
+#: Node fields an import never carries, with why. A driver's settings are
+#: set by an operator on the node: a ``command`` in a file is a program that
+#: `Engine.start_drivers` would run. The engine's own bookkeeping is the
+#: engine's (who spawned a card decides whose rate windows it shares).
+NOT_IMPORTED: dict[str, str] = {
+    "command": "an agent's command is set by an operator on the node, never imported",
+    "spawned_by": "engine bookkeeping",
+    "screen": "engine bookkeeping",
+    "last_reply": "engine bookkeeping",
+    "exit": "engine bookkeeping",
+    "chain": "engine bookkeeping",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReview:
+    """What an import created, and what it left out (SPEC §4.5: a person reviews it)."""
+
+    workspace: Workspace
+    nodes: dict[str, int]  #: nodes by type
+    arrows: int
+    port_arrows: int
+    #: (node id, field, why) for every field left out.
+    dropped: tuple[tuple[str, str, str], ...] = ()
+    #: file, link and group nodes kept for export but not on the canvas.
+    foreign: int = 0
+
+    @property
+    def lines(self) -> list[str]:
+        """The review as a person reads it (control characters shown inert)."""
+        kinds = ", ".join(f"{n} {t}" for t, n in sorted(self.nodes.items())) or "none"
+        out = [f"Workspace {self.workspace.id} ({self.workspace.folder}):",
+               f"  nodes: {sum(self.nodes.values())} ({kinds})",
+               f"  arrows: {self.arrows} ({self.port_arrows} port arrows)"]
+        if self.foreign:
+            out.append(f"  kept for export, not on the canvas: {self.foreign} file, link or "
+                       "group nodes")
+        if self.dropped:
+            out.append("  left out:")
+            out += [f"    {node}.{name}: {why}" for node, name, why in self.dropped]
+        else:
+            out.append("  left out: nothing")
+        return [visible(line) for line in out]
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form."""
+        return {"workspace": self.workspace.id, "nodes": dict(self.nodes),
+                "arrows": self.arrows, "port_arrows": self.port_arrows,
+                "dropped": [{"node": n, "field": f, "why": w} for n, f, w in self.dropped],
+                "foreign": self.foreign}
+
+
+def _extras_key(workspace: str) -> str:
+    return f"jsoncanvas:{workspace}"
+
+
+def _strip(nodes: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
+    """Remove the fields an import never carries, in place; what was removed."""
+    dropped: list[tuple[str, str, str]] = []
+    for node in nodes:
+        for name, why in NOT_IMPORTED.items():
+            if name in node:
+                del node[name]
+                dropped.append((str(node.get("id")), name, why))
+    return dropped
+
+
+class InterchangeMixin:
+    """`import_canvas` and `export_canvas`."""
+
+    @consistent
+    async def import_canvas(self: Engine, workspace_id: str, folder: str | Path,
+                            doc: Any, *, settings: dict[str, Any] | None = None,
+                            by: object = OPERATOR) -> ImportReview:
+        """Create a workspace from a JSON Canvas document, all at once or not at all.
+
+        Drawing arrows is consent, so only an operator imports. Every node and
+        arrow is checked (ids free, fields valid, ports declared, the card
+        cap) before anything is written. An import never carries an agent's
+        ``command`` nor the engine's bookkeeping (`NOT_IMPORTED`): they are
+        left out and listed in the returned review.
+
+        Raises:
+            InvalidRequest: naming the first problem; nothing is created.
+        """
+        self._tick()
+        subject = {"workspace": workspace_id, "format": "json-canvas"}
+        principal = self._require_operator(by, "canvas.import", subject)
+        self._check_new_workspace(workspace_id, folder)
+        try:
+            ws = Workspace(workspace_id, str(folder), WorkspaceSettings.from_dict(settings or {}))
+            parsed = from_json_canvas(doc)
+            dropped = _strip(parsed.nodes)
+            scratch = Canvas(self.state.card_ports)
+            nodes = [Node.build(raw, workspace_id) for raw in parsed.nodes]
+            for node in nodes:
+                if self.state.canvas.has_node(node.id):
+                    raise InvalidRequest(f"INVALID_ARGUMENT: node id {node.id!r} is taken on "
+                                         "another canvas", code="INVALID_ARGUMENT",
+                                         reason="duplicate-id")
+                scratch.add_node(node)
+            arrows = []
+            for raw in parsed.arrows:
+                if self.state.canvas.arrow(raw["id"]) is not None:
+                    raise InvalidRequest(f"INVALID_ARROW: arrow id {raw['id']!r} is taken",
+                                         code="INVALID_ARROW", reason="duplicate-id")
+                arrows.append(scratch.add_arrow(raw))
+        except CanvasError as exc:
+            raise self._refuse(principal, "canvas.import", subject,
+                               self._canvas_error(exc)) from exc
+        except InvalidRequest as exc:
+            raise self._refuse(principal, "canvas.import", subject, exc) from exc
+        if len(nodes) > ws.settings.card_cap:
+            raise self._refuse(principal, "canvas.import", subject, InvalidRequest(
+                f"CARD_LIMIT: the canvas has {len(nodes)} nodes; the card cap is "
+                f"{ws.settings.card_cap}", code="CARD_LIMIT", reason="card-cap"))
+        review = ImportReview(ws, dict(Counter(n.type for n in nodes)), len(arrows),
+                              sum(1 for a in arrows if a.is_port), tuple(dropped),
+                              len(parsed.foreign.get("nodes", [])))
+        with self._write():
+            self._put_workspace(ws, principal, "canvas.import",
+                                {**subject, "nodes": len(nodes), "arrows": len(arrows),
+                                 "dropped": [f"{n}.{f}" for n, f, _ in dropped]})
+            for node in nodes:
+                self._save_node(node)
+                self.state.canvas.add_node(node)
+                self._agents_changed(node, "added")
+            for arrow in arrows:
+                self._canvas_store.save_arrow(arrow)
+                self.state.canvas.add_arrow(arrow)
+            self.db.execute("insert or replace into meta (key, value) values (?, ?)",
+                            [_extras_key(workspace_id),
+                             json.dumps({"foreign": parsed.foreign, "styles": parsed.styles})])
+        return review
+
+    def export_canvas(self: Engine, workspace_id: str) -> dict[str, Any]:
+        """The workspace's canvas as a JSON Canvas 1.0 document.
+
+        Raises:
+            InvalidRequest: ``NOT_FOUND`` for no such workspace.
+        """
+        self._sync()
+        self._workspace(workspace_id)
+        row = self.db.execute("select value from meta where key = ?",
+                              [_extras_key(workspace_id)]).fetchone()
+        extras = json.loads(row[0]) if row else {}
+        canvas = self.state.canvas
+        live = {a.id for a in canvas.arrows(workspace_id)}
+        styles = {k: v for k, v in extras.get("styles", {}).items() if k in live}
+        return to_json_canvas(canvas.nodes(workspace_id), canvas.arrows(workspace_id),
+                              extras.get("foreign"), styles)

@@ -1,0 +1,409 @@
+"""Agents calling cards' tools: the round trip of SPEC §9.
+
+An agent calls a tool a connected card offers, with arguments; the engine
+checks the card (checks 1–2), the arrow (``not-connected``), the tool
+(``UNKNOWN_TOOL``) and the arguments against the tool's ``input`` schema
+(``INVALID_ARGUMENT`` naming the argument's path), logs the call on the arrow
+(call ``tool:<name>``) and hands it to the card as a ``tool.call`` event. The
+tool call is then *open* until exactly one of:
+
+- the card answers it, once, with a result (``answered``) or an error
+  (``failed``, code ``TOOL_ERROR``);
+- ``tool_timeout`` seconds pass on the engine's clock (``expired``,
+  ``TOOL_TIMEOUT``) — expiry is driven by the clock like hold expiry, so a
+  replay's virtual time drives it too;
+- the arrow, the agent or the card goes away, or the card's package stops
+  being installed and approved (``cancelled`` with the code of the rule that
+  no longer holds), or the agent gives up on it (``cancelled``,
+  ``TOOL_CANCELLED``).
+
+Each resolution is one row on the arrow's log. Open tool calls are kept in
+the store (table ``tool_calls``), so they survive a restart as open or, when
+their deadline passed meanwhile, as expired — never as answered.
+
+While a tool call is open, the calls its card makes naming it as their
+``context`` carry its causal chain (`engine.services.calls`). The open tool calls of a
+card and their chains are `State.open_tool_calls`, for the loop guard's rule
+on prompts made without naming a context.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from engine.core.checks import check_card, denial, malformed, shown
+from engine.core.decision import Decision
+from engine.core.errors import InvalidRequest
+from engine.core.manifest import check_json
+from engine.core.principal import Principal
+from engine.core.prompts import Prompt
+from engine.core.toolstate import ToolCall
+
+if TYPE_CHECKING:
+    from engine.engine import Engine
+
+from engine.store.transactions import consistent
+
+__all__ = ["ToolCallsMixin"]
+
+_MISSING: Any = object()
+
+def _agent_side(decision: Decision, agent: str, tool: Any) -> Decision:
+    """The refusal told from the calling agent's side (it is the agent that reads it)."""
+    card = decision.card or "?"
+    pkg = f" ({decision.package})" if decision.package else ""
+    head = f"{decision.code}: card {card}{pkg} may not {decision.call} {agent}"
+    if not decision.message.startswith(head):
+        return decision
+    return decision.with_(message=f"{decision.code}: agent {agent} may not call "
+                                  f"{card}.{shown(tool)[:64]}{pkg}" + decision.message[len(head):])
+
+
+def _arg_path(path: Any) -> str:
+    out = "args"
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def _schema_problem(schema: dict[str, Any], args: dict[str, Any]) -> tuple[str, str] | None:
+    """The most relevant way ``args`` fails the tool's input schema, with its path, or None."""
+    # Imported here, as in engine.manifest: jsonschema is slow to import.
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    try:
+        error = best_match(Draft202012Validator(schema).iter_errors(args))
+    except (RecursionError, ValueError, TypeError) as exc:  # hostile schema or arguments
+        return "args", f"cannot be checked against the tool's schema: {exc}"
+    if error is None:
+        return None
+    path = list(error.absolute_path)
+    if error.validator == "required" and isinstance(error.instance, dict):
+        # Name the missing property itself, not the object that lacks it.
+        wanted = error.validator_value if isinstance(error.validator_value, list) else []
+        missing = next((k for k in wanted if k not in error.instance), None)
+        if missing is not None:
+            return _arg_path([*path, missing]), "is required"
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        return _arg_path(path), error.message
+    return _arg_path(path), error.message
+
+
+class ToolCallsMixin:
+    """Agents' tool calls to cards (SPEC §9): open, answer, expire, cancel, wait."""
+
+    @property
+    def _tool_calls(self: Engine) -> dict[str, tuple[str, str, tuple[str, ...]]]:
+        """Open tool calls as ``id -> (agent, card, chain)``: what a call's ``context`` names."""
+        return {tc.id: (tc.agent, tc.card, tuple(tc.chain))
+                for tc in self.state.tool_calls.values() if tc.is_open}
+
+    @property
+    def _tool_opened(self: Engine) -> dict[str, float]:
+        """When each open tool call began (engine clock), by id."""
+        return {tc.id: tc.t for tc in self.state.tool_calls.values() if tc.is_open}
+
+    # ------------------------------------------------------------ the call
+    @consistent
+    async def tool(self: Engine, agent: str, card: str, tool: str,
+                   args: dict[str, Any] | None = None) -> Decision:
+        """An agent calls a card's tool (SPEC §9).
+
+        Returns the decision (never raises for a refusal). Allowed, its
+        ``value`` is the open tool call ``{"id", "state": "open"}``; the card
+        gets a ``tool.call`` event, and `wait_tool` gives the answer. Calls
+        the card makes with ``context=`` that id carry the causal chain.
+        """
+        self._tick()
+        # The tool's name as a log row can hold it (an odd one is then UNKNOWN_TOOL).
+        call = f"tool:{shown(tool)}"
+        if not (type(card) is str and type(agent) is str and str.isascii(card)
+                and str.isascii(agent)):
+            # From a hostile caller: a card or agent id that is not plain text is a
+            # clean, logged refusal (CARD_UNKNOWN, INVALID_ARGUMENT target), never a crash.
+            refusal = malformed(self.state, card, call, agent)
+            if refusal is not None:
+                return self._log_refusal(refusal, None, None)
+        found = check_card(self.state, card, call, agent)
+        if isinstance(found, Decision):
+            return self._log_refusal(found, None, None)
+        card_node, pkg = found
+        agent_node = self.state.canvas.node(agent)
+        arrow = self.state.canvas.arrow_between(agent, card) if agent_node else None
+        if agent_node is None or agent_node.type != "agent" or arrow is None:
+            return self._log_refusal(_agent_side(denial(
+                call, card, "PERMISSION_DENIED", package=pkg.name, target=agent,
+                reason="not-connected", why=f"no arrow connects {agent} and {card}",
+                fix=f"draw an arrow between {agent} and {card}"), agent, tool), None, None)
+        assert pkg.manifest is not None
+        spec = pkg.manifest.tool(tool) if type(tool) is str else None
+        if spec is None:
+            return self._log_refusal(_agent_side(denial(
+                call, card, "UNKNOWN_TOOL", package=pkg.name, target=agent, arrow=arrow.id,
+                reason=shown(tool)[:64], why=f"{pkg.name} offers no tool {shown(tool)[:64]!r} "
+                f"(it offers: {', '.join(pkg.manifest.tools) or 'none'})"), agent, tool),
+                None, None)
+        problem = self._tool_args_problem(card_node.workspace, spec.input, args)
+        if problem is not None:
+            where, what = problem
+            return self._log_refusal(_agent_side(denial(
+                call, card, "INVALID_ARGUMENT", package=pkg.name, target=agent, arrow=arrow.id,
+                reason=where, why=f"{where} {what}"), agent, tool), None, None)
+        args = dict(args or {})
+        current = agent_node.data.get("chain")
+        chain = [*(current if current and current[-1] == agent else (agent,)), card]
+        now = self.now()
+        settings = self.state.workspaces[card_node.workspace].settings
+        with self._write():
+            position = int(self.db.execute(
+                "select coalesce(max(position), 0) + 1 from tool_calls").fetchone()[0])
+            tc = ToolCall(f"tc{position}", position, card_node.workspace, agent, card, pkg.name,
+                          tool, arrow.id, args, chain, "open", now,
+                          now + float(settings.tool_timeout))
+            self._save_tool_call(tc)
+            decision = Decision("ok", call, card, pkg.name, agent, None, arrow=arrow.id,
+                                value={"id": tc.id, "state": "open"},
+                                message=f"ok: {agent} calls {card}.{tool} (tool call {tc.id})")
+            self._log_row(decision.with_(prompt=tc.id), outcome="ok",
+                          payload=json.dumps(args, sort_keys=True), chain=chain)
+            self._emit("tool.call", card, id=tc.id, agent=agent, tool=tool, args=args,
+                       chain=list(chain))
+        return decision
+
+    def _tool_args_problem(self: Engine, workspace: str, schema: dict[str, Any] | None,
+                           args: Any) -> tuple[str, str] | None:
+        if args is None:
+            args = {}
+        if not isinstance(args, dict):
+            return "args", "must be an object"
+        bad = check_json(args)
+        if bad is not None:
+            return "args" + bad[0].removeprefix("$"), bad[1]
+        limit = self.state.workspaces[workspace].settings.max_payload
+        size = len(json.dumps(args).encode("utf-8"))
+        if size > limit:
+            return "args", f"is {size} bytes, more than max_payload ({limit})"
+        if schema is None:
+            if args:
+                return _arg_path([sorted(args)[0]]), "is not an argument of this tool " \
+                                                    "(it takes none)"
+            return None
+        return _schema_problem(schema, args)
+
+    # ---------------------------------------------------------- answers
+    @consistent
+    async def answer_tool(self: Engine, call_id: str, *, result: Any = _MISSING,
+                          error: str | None = None, by: object) -> ToolCall:
+        """The card answers its open tool call, once: a ``result`` or an ``error`` text.
+
+        Args:
+            by: who answers; only ``card:<id>`` of the called card may.
+
+        Raises:
+            InvalidRequest: ``NOT_FOUND`` for no such tool call (or one of
+                another card), reason = its state when it is no longer open;
+                ``INVALID_ARGUMENT`` for neither or both of result and error, a
+                result that is not JSON or is larger than ``max_payload``.
+                Nothing changes.
+        """
+        self._tick()
+        tc = self.tool_call(call_id)
+        principal = Principal.parse(by)
+        if tc is None or principal.kind != "card" or principal.node != tc.card:
+            # A card learns nothing about other cards' tool calls.
+            raise InvalidRequest(f"NOT_FOUND: {by} has no tool call {call_id!r}",
+                                 code="NOT_FOUND")
+        if not tc.is_open:
+            raise InvalidRequest(f"NOT_FOUND: tool call {call_id} is not open (it is {tc.state})",
+                                 code="NOT_FOUND", reason=tc.state)
+        if (result is _MISSING) == (error is None):
+            raise InvalidRequest("INVALID_ARGUMENT: answer a tool call with a result or an "
+                                 "error, not both and not neither", code="INVALID_ARGUMENT",
+                                 reason="answer")
+        limit = self.state.workspaces[tc.workspace].settings.max_payload
+        if error is not None:
+            if not isinstance(error, str):
+                raise InvalidRequest("INVALID_ARGUMENT: error must be text",
+                                     code="INVALID_ARGUMENT", reason="error")
+            payload = error
+        else:
+            bad = check_json(result)
+            if bad is not None:
+                raise InvalidRequest(f"INVALID_ARGUMENT: result{bad[0].removeprefix('$')} "
+                                     f"{bad[1]}", code="INVALID_ARGUMENT", reason="result")
+            payload = json.dumps(result, sort_keys=True)
+        try:
+            size = len(payload.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise InvalidRequest("INVALID_ARGUMENT: the answer is not valid Unicode",
+                                 code="INVALID_ARGUMENT", reason="answer") from None
+        if size > limit:
+            raise InvalidRequest(f"INVALID_ARGUMENT: the answer is {size} bytes, more than "
+                                 f"max_payload ({limit})", code="INVALID_ARGUMENT",
+                                 reason="answer")
+        with self._write():
+            if error is not None:
+                self._resolve_tool(tc, "failed", "TOOL_ERROR", None,
+                                   f"TOOL_ERROR: {tc.card}.{tc.tool} answered with an error: "
+                                   f"{error}", payload=error)
+            else:
+                tc.result = result
+                self._resolve_tool(tc, "answered", None, None, "", payload=payload)
+        return tc
+
+    @consistent
+    async def cancel_tool(self: Engine, call_id: str, *, by: object) -> ToolCall:
+        """The calling agent (or the operator) gives up on an open tool call: ``cancelled``.
+
+        The card is told with a ``tool.resolved`` event. Cancelling one that
+        is no longer open changes nothing and returns it as it is.
+
+        Raises:
+            InvalidRequest: ``NOT_FOUND`` for no such tool call of that agent.
+        """
+        self._tick()
+        tc = self.tool_call(call_id)
+        principal = Principal.parse(by)
+        if tc is None or not (principal.is_operator or (principal.kind == "agent"
+                                                        and principal.node == tc.agent)):
+            raise InvalidRequest(f"NOT_FOUND: {by} has no tool call {call_id!r}",
+                                 code="NOT_FOUND")
+        if tc.is_open:
+            with self._write():
+                self._resolve_tool(tc, "cancelled", "TOOL_CANCELLED", "by-caller",
+                                   f"TOOL_CANCELLED: {principal} cancelled tool call {tc.id}")
+        return tc
+
+    # ----------------------------------------------------------- reading
+    def tool_call(self: Engine, call_id: str) -> ToolCall | None:
+        """A tool call (open or resolved) by id, or None."""
+        tc = self.state.tool_calls.get(call_id)
+        if tc is not None:
+            return tc
+        if not isinstance(call_id, str):
+            return None
+        row = self.db.execute("select * from tool_calls where id = ?", [call_id]).fetchone()
+        if row is None:
+            return None
+        cols = [d[0] for d in self.db.execute("select * from tool_calls limit 0").description]
+        return ToolCall.from_row(dict(zip(cols, row)))
+
+    def tool_call_holds(self: Engine, tc: ToolCall) -> list[Prompt]:
+        """Held prompts the card made in this tool call's chain since it opened.
+
+        An agent waiting for a tool call learns of them at once (SPEC §10.2: a
+        tool call never blocks for a person).
+        """
+        return [p for p in self.state.open_prompts.held()
+                if p.card == tc.card and p.chain[:len(tc.chain)] == tc.chain and p.t >= tc.t]
+
+    async def wait_tool(self: Engine, call_id: str, *, timeout: float | None = None,
+                        until_held: bool = False) -> ToolCall:
+        """Wait until the tool call is resolved (or ``timeout`` real seconds pass); return it.
+
+        With ``until_held``, also return as soon as a prompt the card made in
+        the call's chain is held for a person (`tool_call_holds`).
+
+        Raises:
+            InvalidRequest: ``NOT_FOUND`` for no such tool call.
+        """
+        end = None if timeout is None else time.monotonic() + max(0.0, timeout)
+        while True:
+            self._tick()
+            tc = self.tool_call(call_id)
+            if tc is None:
+                raise InvalidRequest(f"NOT_FOUND: no tool call {call_id!r}", code="NOT_FOUND")
+            if not tc.is_open or (until_held and self.tool_call_holds(tc)):
+                return tc
+            left = None if end is None else end - time.monotonic()
+            if left is not None and left <= 0:
+                return tc
+            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._tool_waiters.setdefault(call_id, []).append(fut)
+            # Wake at the deadline, and now and then for answers given by
+            # another process on the same store.
+            nap = min(max(0.0, tc.deadline - self.now()) + 0.01, 0.2)
+            try:
+                await asyncio.wait_for(fut, timeout=nap if left is None else min(nap, left))
+            except TimeoutError:
+                pass
+
+    # ---------------------------------------------------------- internals
+    def _save_tool_call(self: Engine, tc: ToolCall) -> None:
+        if tc.is_open:
+            self.state.tool_calls[tc.id] = tc
+        else:
+            self.state.tool_calls.pop(tc.id, None)
+        row = tc.to_row()
+        cols = list(row)
+        self.db.execute(
+            f"insert or replace into tool_calls ({', '.join(cols)}) values"
+            f" ({', '.join('?' for _ in cols)})", [row[c] for c in cols])
+
+    def _resolve_tool(self: Engine, tc: ToolCall, state: str, code: str | None,
+                      reason: str | None, message: str, *, payload: str | None = None,
+                      t: float | None = None) -> None:
+        """End an open tool call: its state, its resolution row, the card told (in a write)."""
+        tc.state, tc.code, tc.reason, tc.message = state, code, reason, message
+        tc.ended = self.now() if t is None else t
+        self._save_tool_call(tc)
+        decision = Decision("denied" if code else "ok", f"tool:{tc.tool}", tc.card, tc.package,
+                            tc.agent, None, code=code, reason=reason, arrow=tc.arrow,
+                            prompt=tc.id, message=message)
+        self._log_row(decision, outcome=state, payload=payload, chain=tc.chain, t=t)
+        self._emit("tool.resolved", tc.card, id=tc.id, state=state, code=code)
+
+    def _expire_tool_calls(self: Engine) -> None:
+        """Time out every open tool call whose deadline has passed (from `_tick`)."""
+        if not self.state.tool_calls:
+            return
+        now = self.now()
+        due = sorted((tc for tc in self.state.tool_calls.values()
+                      if tc.is_open and tc.deadline <= now), key=lambda tc: tc.deadline)
+        if not due:
+            return
+        with self._write():
+            for tc in due:
+                self._resolve_tool(tc, "expired", "TOOL_TIMEOUT", None,
+                                   f"TOOL_TIMEOUT: {tc.card} did not answer tool call {tc.id} "
+                                   f"({tc.tool}) in time", t=tc.deadline)
+
+    def _revalidate_tool_calls(self: Engine) -> None:
+        """Cancel every open tool call a change has made impossible (inside a write)."""
+        for tc in sorted(self.state.tool_calls.values(), key=lambda tc: tc.position):
+            if not tc.is_open:
+                continue
+            found = check_card(self.state, tc.card, f"tool:{tc.tool}", tc.agent)
+            if isinstance(found, Decision):
+                if found.code == "CARD_UNKNOWN":
+                    self._resolve_tool(tc, "cancelled", "PERMISSION_DENIED", "not-connected",
+                                       f"cancelled: card {tc.card} was removed while tool call "
+                                       f"{tc.id} was open")
+                else:
+                    self._resolve_tool(tc, "cancelled", found.code, found.reason,
+                                       f"cancelled: {found.message}")
+                continue
+            agent = self.state.canvas.node(tc.agent)
+            if agent is None or self.state.canvas.arrow_between(tc.agent, tc.card) is None:
+                gone = f"agent {tc.agent} was removed" if agent is None else \
+                    f"no arrow connects {tc.agent} and {tc.card} any more"
+                self._resolve_tool(tc, "cancelled", "PERMISSION_DENIED", "not-connected",
+                                   f"cancelled: {gone} (tool call {tc.id})")
+                continue
+            manifest = found[1].manifest
+            if manifest is None or manifest.tool(tc.tool) is None:
+                self._resolve_tool(tc, "cancelled", "UNKNOWN_TOOL", tc.tool,
+                                   f"cancelled: {found[1].name} no longer offers {tc.tool}")
+
+    def _wake_tool_waiters(self: Engine) -> None:
+        for call_id in list(self._tool_waiters):
+            tc = self.state.tool_calls.get(call_id)
+            if tc is None or not tc.is_open or self.tool_call_holds(tc):
+                for fut in self._tool_waiters.pop(call_id):
+                    if not fut.done():
+                        fut.set_result(None)
+

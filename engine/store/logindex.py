@@ -1,0 +1,214 @@
+"""Random access to a filtered arrow log of any size, for virtual scrolling.
+
+A viewer shows a window of rows out of possibly millions. `LogIndex` maps a
+row's *position* in the filtered log to its sequence number and fetches a
+page of rows by position, on a read-only connection of its own per thread,
+so a UI can page in a worker thread while the engine writes (WAL readers
+never block the writer).
+
+Without filters the positions are the sequence numbers themselves (the log
+is gapless from 1, which `ArrowLog.verify` checks), so opening costs one
+query. With filters it keeps the matching sequence numbers in a compact
+array (8 bytes a row) and extends it as rows arrive (`refresh`).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from array import array
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from engine.store.anchor import AnchorFile
+from engine.store.log import ArrowLog, Verification
+
+__all__ = ["LogFilter", "LogIndex", "verify_path"]
+
+
+def verify_path(path: str | Path) -> Verification:
+    """Verify the log of the database at ``path`` and its anchor, on a connection of its own.
+
+    Safe from any thread (a viewer verifying a million rows in a worker).
+    """
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        log = ArrowLog(Database(conn))
+        anchor_file = AnchorFile(str(path) + ".anchor")
+        try:
+            anchor = anchor_file.read()
+        except ValueError as exc:
+            return Verification(False, 0, None, str(exc))
+        return log.verify(anchor, anchored=anchor_file.exists() or log.anchored())
+    finally:
+        conn.close()
+
+
+@dataclass(frozen=True, slots=True)
+class LogFilter:
+    """What rows to show; None means any."""
+
+    arrow: str | None = None
+    card: str | None = None
+    package: str | None = None
+    call: str | None = None
+    outcome: str | None = None
+    since: float | None = None
+    until: float | None = None
+    target: str | None = None  #: the node called (an agent, a terminal, a card, a host)
+    #: free text, case-insensitive, in the payload, card, target, call, code or reason
+    text: str | None = None
+
+    @property
+    def empty(self) -> bool:
+        """No condition at all."""
+        return all(getattr(self, f.name) is None for f in fields(self))
+
+    def where(self) -> tuple[str, list[Any]]:
+        """The SQL condition and its parameters."""
+        parts, params = [], []
+        for col in ("arrow", "card", "package", "call", "outcome", "target"):
+            value = getattr(self, col)
+            if value is not None:
+                parts.append(f"{col} = ?")
+                params.append(value)
+        if self.since is not None:
+            parts.append("t >= ?")
+            params.append(self.since)
+        if self.until is not None:
+            parts.append("t <= ?")
+            params.append(self.until)
+        if self.text is not None:
+            # instr, not like: the text is literal (no % or _ wildcards).
+            parts.append("instr(lower(coalesce(payload, '') || ' ' || coalesce(card, '') || ' '"
+                         " || coalesce(target, '') || ' ' || coalesce(call, '') || ' '"
+                         " || coalesce(code, '') || ' ' || coalesce(reason, '')), lower(?)) > 0")
+            params.append(self.text)
+        return (" and ".join(parts) or "1"), params
+
+
+_TIMELINE_KIND = {"ok": "allowed", "queued": "allowed", "approved": "allowed",
+                  "denied": "refused", "rate-limited": "refused", "rejected": "refused",
+                  "expired": "refused", "cancelled": "refused", "held": "held"}
+
+
+class LogIndex:
+    """Positions to rows of the arrow log under one `LogFilter`."""
+
+    def __init__(self, path: str | Path, log_filter: LogFilter | None = None) -> None:
+        self.path = str(path)
+        self.filter = log_filter or LogFilter()
+        self._local = threading.local()
+        self._seqs = array("q")
+        self._last_seq = 0
+        self._count = 0
+
+    def _db(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+            conn.row_factory = sqlite3.Row
+            self._local.conn = conn
+        return conn
+
+    @property
+    def count(self) -> int:
+        """Rows under the filter, as of the last `refresh`."""
+        return self._count
+
+    def refresh(self) -> int:
+        """Take in rows appended since the last refresh; returns the new count."""
+        db = self._db()
+        if self.filter.empty:
+            row = db.execute("select coalesce(max(seq), 0) from log").fetchone()
+            self._count = self._last_seq = int(row[0])
+            return self._count
+        where, params = self.filter.where()
+        cursor = db.execute(f"select seq from log where seq > ? and {where} order by seq",
+                            [self._last_seq, *params])
+        for (seq,) in cursor:
+            self._seqs.append(seq)
+        if self._seqs:
+            self._last_seq = self._seqs[-1]
+        self._count = len(self._seqs)
+        return self._count
+
+    def timeline(self, buckets: int) -> tuple[float, float, dict[str, list[int]]]:
+        """Decisions over time under the filter, for a chart: ``(first t, last t, counts)``.
+
+        ``counts`` maps ``allowed`` (ok, queued, approved), ``refused`` (denied,
+        rate-limited, rejected, expired, cancelled) and ``held`` to ``buckets``
+        counts each, the time from the first to the last row cut in equal parts.
+        One grouped query; empty counts for an empty log.
+        """
+        buckets = max(1, buckets)
+        db = self._db()
+        where, params = self.filter.where()
+        first, last = db.execute(f"select min(t), max(t) from log where {where}",
+                                 params).fetchone()
+        counts = {kind: [0] * buckets for kind in ("allowed", "refused", "held")}
+        if first is None:
+            return 0.0, 0.0, counts
+        span = max(float(last) - float(first), 1e-9)
+        rows = db.execute(
+            f"select min(cast((t - ?) * ? / ? as integer), ?) as b, outcome, count(*) "
+            f"from log where {where} group by b, outcome",
+            [first, buckets, span, buckets - 1, *params])
+        for bucket, outcome, count in rows:
+            kind = _TIMELINE_KIND.get(str(outcome))
+            if kind is not None:
+                counts[kind][int(bucket)] += int(count)
+        return float(first), float(last), counts
+
+    def seq_at(self, position: int) -> int:
+        """The sequence number of the row at ``position`` (0-based)."""
+        return position + 1 if self.filter.empty else self._seqs[position]
+
+    def page(self, start: int, stop: int) -> list[dict[str, Any]]:
+        """Rows at positions ``start`` to ``stop - 1`` (clipped to the count)."""
+        start, stop = max(0, start), min(stop, self._count)
+        if start >= stop:
+            return []
+        first, last = self.seq_at(start), self.seq_at(stop - 1)
+        where, params = self.filter.where()
+        rows = self._db().execute(
+            f"select * from log where seq between ? and ? and {where} order by seq",
+            [first, last, *params]).fetchall()
+        return [ArrowLog._decode(dict(r)) for r in rows]
+
+    def row(self, seq: int) -> dict[str, Any] | None:
+        """One row by sequence number."""
+        found = self._db().execute("select * from log where seq = ?", [seq]).fetchone()
+        return ArrowLog._decode(dict(found)) if found else None
+
+    def close(self) -> None:
+        """Close this thread's connection."""
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            conn.close()
+            self._local.conn = None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m engine.store.logindex DB``: verify in a process of its own, print JSON.
+
+    A viewer runs this so that hashing a million rows never competes with
+    its own drawing for the interpreter lock.
+    """
+    import json
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m engine.store.logindex DB", file=sys.stderr)
+        return 2
+    result = verify_path(args[0])
+    print(json.dumps(result.to_json()))
+    return 0 if result.ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
