@@ -1,47 +1,45 @@
 """The engine: the async API a canvas app uses (SPEC §10).
 
-Every public operation runs the same way: catch up with other processes,
-expire holds whose time has come, decide, then write everything the change
-touches — rows, counters, the arrow log, the consent history — in a
-savepoint of one ``BEGIN IMMEDIATE`` transaction that operations arriving
-together share, and return once it has committed. If a write fails, the
-store is rolled back, the in-memory state is rebuilt from it, and the caller
-gets `StoreFailed`: nothing happened.
+`Engine` is a façade. It opens the store, builds the services and wires them
+together, each given exactly what it needs:
 
-The class is assembled from one part per concept: `engine.store.transactions`
-(batches and group commit), `engine.services.consent` (grants, packages, the canvas),
-`engine.services.calls` (the calls cards make), `engine.services.prompts` (prompts and
-holds) and `engine.services.interchange` (JSON Canvas); this module holds loading,
-the clock, drivers, subscriptions, background cards and the log.
+- `engine.services.context.Context`: the store, the state, the engine's time;
+- `Recorder` (log rows, refusals, rate events) and `Guard` (who may change
+  consent, and the consent history);
+- `Nodes` (the canvas as services change it), `Prompts` (queue, holds,
+  turns), `Tools` (agents' tool calls), `Calls` (cards' calls and port data),
+  `CanvasOps` (workspaces, nodes, arrows), `Consent` (packages, grants,
+  secrets), `Interchange` (JSON Canvas) and `Visibility` (background cards);
+
+and delegates each public operation to the one service that owns it. Every
+operation runs the same way: catch up with other processes, expire what is
+due, decide, then write everything the change touches in a savepoint of one
+``BEGIN IMMEDIATE`` transaction that operations arriving together share
+(`engine.store.transactions`), and return once it has committed. If a write
+fails, the store is rolled back, the state is rebuilt from it, and the caller
+gets `StoreFailed`: nothing happened.
 """
 
 from __future__ import annotations
 
 import asyncio
-import gc
-import json
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
-from aiolimiter import AsyncLimiter
 from sqlite_utils import Database
 
-from canvas import (
-    Arrow,
-    CanvasStore,
-    Node,
-    open_database,
-)
-from engine.core.background import background_status
-from engine.core.errors import InvalidRequest, ManifestInvalid, StoreFailed
+from canvas import Arrow, CanvasStore, Node, Workspace, WorkspaceSettings, open_database
+from engine.core.decision import Decision
+from engine.core.errors import InvalidRequest, StoreFailed
 from engine.core.events import Event, EventSink, Update
-from engine.core.limits import DenialLog, SteadyClock
-from engine.core.manifest import parse_manifest
+from engine.core.limits import SteadyClock
+from engine.core.principal import OPERATOR
 from engine.core.prompts import Prompt
-from engine.core.state import PackageState, State
+from engine.core.review import Diff, Review
+from engine.core.state import State
 from engine.core.toolstate import ToolCall
 from engine.effects.drivers import (
     AgentDriver,
@@ -53,24 +51,29 @@ from engine.effects.drivers import (
 )
 from engine.effects.drivers.mcpconfig import AGENT_TOOLS
 from engine.effects.world import World
-from engine.services.calls import CallsMixin
-from engine.services.consent import ConsentMixin
-from engine.services.interchange import InterchangeMixin
-from engine.services.prompts import PromptsMixin
+from engine.services.calls import Calls
+from engine.services.canvas import CanvasOps
+from engine.services.consent import Consent
+from engine.services.context import Context
+from engine.services.guard import Guard
+from engine.services.interchange import ImportReview, Interchange
+from engine.services.nodes import Nodes
+from engine.services.prompts import Prompts
+from engine.services.record import Recorder
 from engine.services.subscriptions import EventHub, Subscription
-from engine.services.tools import ToolCallsMixin
+from engine.services.tools import MISSING, Tools
+from engine.services.visibility import Visibility
 from engine.store.anchor import AnchorFile
 from engine.store.history import ConsentHistory
-from engine.store.log import ArrowLog, Verification
+from engine.store.log import ArrowLog, Verification, verify_anchored
 from engine.store.migrations import migrations
-from engine.store.transactions import TransactionsMixin, consistent
+from engine.store.transactions import Transactions, consistent
 from engine.store.vault import SecretVault
 
 __all__ = ["Engine", "Event", "EventSink", "Update"]
 
 
-class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
-             ToolCallsMixin, InterchangeMixin):
+class Engine:
     """The consent engine over one SQLite store.
 
     Args:
@@ -92,41 +95,36 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
     ) -> None:
         self.db = db
         self.clock = clock
-        #: The engine's time: ``clock``, never going backwards (SPEC §6).
-        self._time = SteadyClock(clock)
         self.sink = sink
         self.world = world or World()
         migrations.apply(db)
-        self._canvas_store = CanvasStore(db)
         self.log = ArrowLog(db)
         self.history = ConsentHistory(db)
         self.secrets = SecretVault(db)
-        self.world.bind(_data_dir(db))
         db_file = _db_file(db)
         #: The anchor beside the database file (none for an in-memory database).
-        self._anchor = AnchorFile(db_file + ".anchor") if db_file else None
-        self.state = State()
+        self.anchor = AnchorFile(db_file + ".anchor") if db_file else None
+        self.tx = Transactions(db, self.log, self.anchor, reload=self._reload,
+                               committed=self._committed)
+        self._ctx = ctx = Context(db, self.tx, SteadyClock(clock), log=self.log,
+                                  history=self.history, secrets=self.secrets,
+                                  canvas_store=CanvasStore(db), notify=self.notify)
         #: Cards' event subscriptions (`subscribe`).
-        self.events = EventHub(lambda: self.state)
-        self._events: list[Event] = []
-        self._depth = 0
-        self._batch = None
-        self._savepoints = 0
-        #: Write transactions committed: with group commit, fewer than operations.
-        self.commits = 0
-        self._limiters: dict[str, AsyncLimiter] = {}
-        self._waiting_budget: set[str] = set()
-        self._prepaid: dict[str, int] = {}
-        self._budget_tasks: set[asyncio.Task[None]] = set()
-        #: Which refusals get a log row of their own (SPEC §8 "Bounds").
-        self._denials = DenialLog()
-        self._tool_waiters: dict[str, list[asyncio.Future[None]]] = {}
-        self._waiters: dict[str, list[asyncio.Future[None]]] = {}
-        self._hidden: set[str] = set()
-        self._seen: dict[str, float] = {}
-        self._data_version = int(self.db.execute("pragma data_version").fetchone()[0])
-        self._reloads = 0
-        self._load()
+        self.events = EventHub(lambda: ctx.state)
+        # The services, each given what it uses; the order is the order of
+        # their dependencies (the tick runs tool-call expiry before holds').
+        self._record = record = Recorder(ctx)
+        guard = Guard(ctx)
+        self._nodes = nodes = Nodes(ctx, record)
+        self._tools = tools = Tools(ctx, record)
+        self._prompts = prompts = Prompts(ctx, record, guard, nodes, self.world)
+        self._calls = Calls(ctx, record, prompts, nodes, self.world, self.events)
+        self._canvas = canvas = CanvasOps(ctx, guard, nodes, record, prompts, tools)
+        self._consent = Consent(ctx, guard, nodes, prompts, tools)
+        self._interchange = Interchange(ctx, guard, nodes, canvas)
+        self._visibility = Visibility(ctx, nodes)
+        self.world.bind(str(Path(db_file).parent) if db_file else None, prompts)
+        ctx.reload()
 
     @classmethod
     def open(cls, path: str | Path | None, *, busy_timeout: float | None = None,
@@ -146,12 +144,10 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
     def close(self) -> None:
         """Commit what is pending, end file watches and close the database."""
         try:
-            self._log_suppressed()  # refusals not logged row by row get their summary
+            self._record.flush_suppressed()  # refusals not logged row by row get their summary
         except StoreFailed:
             pass  # closing anyway: the store could not take it
-        if self._batch is not None:
-            self._batch.pinned = False
-            self._flush()
+        self.tx.pin_and_flush()
         self.world.close()
         self.db.close()
 
@@ -160,82 +156,32 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
         await self.world.aclose()
         self.close()
 
-    # ------------------------------------------------------------------ load
-    def _load(self) -> None:
-        # Loading allocates hundreds of thousands of small objects that all
-        # live on; the cyclic collector would scan the growing heap again and
-        # again meanwhile (a third of the open time at 100,000 nodes). Nothing
-        # made here forms a cycle that needs collecting, so pause it.
-        paused = gc.isenabled()
-        gc.disable()
-        try:
-            self._load_state()
-        finally:
-            if paused:
-                gc.enable()
+    # ----------------------------------------------------------- plumbing
+    @property
+    def state(self) -> State:
+        """Everything a decision reads: the engine's read-only view of the canvas and consent."""
+        return self._ctx.state
 
-    def _load_state(self) -> None:
-        self.log.forget_tail()  # a rollback may have taken the newest rows away
-        state = State()
-        workspaces, canvas = self._canvas_store.load(state.card_ports)
-        state.workspaces, state.canvas = workspaces, canvas
-        for row in self.db.query("select * from packages"):
-            raw = json.loads(row["manifest"])
-            pkg = PackageState(row["name"], row["state"] == "installed", raw,
-                               json.loads(row["digests"]), row["hash"])
-            try:
-                if pkg.installed:
-                    pkg.manifest = parse_manifest(raw)
-                if row["pending_hash"]:
-                    pkg.pending_raw = json.loads(row["pending_manifest"])
-                    pkg.pending_digests = json.loads(row["pending_digests"])
-                    pkg.pending_hash = row["pending_hash"]
-                    pkg.pending = parse_manifest(pkg.pending_raw)
-            except ManifestInvalid:
-                # Stored under the looser rules of an older version (SPEC §2):
-                # fail closed, its cards are refused until a person installs
-                # a version that passes validation.
-                pkg = PackageState(row["name"], False, raw, json.loads(row["digests"]),
-                                   row["hash"])
-            state.packages[pkg.name] = pkg
-        for row in self.db.query("select package, permission from grants"):
-            state.grants.setdefault(row["package"], set()).add(row["permission"])
-        # Time never goes backwards, across a restart too: the newest time in
-        # the store is a floor for the clock (its high-water mark).
-        self._time.at_least(self._newest_time())
-        horizon = self.now() - max(r.period for r in state.counters.limits.values())
-        state.counters.load(
-            (r["card"], r["key"], r["t"])
-            for r in self.db.query("select card, key, t from rate_events where t > ? order by id",
-                                   [horizon])
-        )
-        for row in self.db.query("select * from prompts order by position"):
-            prompt = Prompt.from_row(row)
-            state.prompts[prompt.id] = prompt
-            state.open_prompts.update(prompt)
-        for row in self.db.query("select * from tool_calls where state = 'open'"):
-            tc = ToolCall.from_row(row)
-            state.tool_calls[tc.id] = tc
-        for row in self.db.query("select * from usage"):
-            state.usage[row["workspace"]] = (row["tokens"], row["cost"])
-        self.state = state
-        if hasattr(self, "secrets"):
-            self.secrets.reload()
+    @property
+    def commits(self) -> int:
+        """Write transactions committed: with group commit, fewer than operations."""
+        return self.tx.commits
 
-    # ------------------------------------------------------------ plumbing
     def now(self) -> float:
         """The engine's time: the clock, standing still while it is behind (SPEC §6)."""
-        return self._time()
+        return self._ctx.now()
 
-    def _newest_time(self) -> float | None:
-        """The latest time the store recorded: its newest log row or counted call."""
-        newest: float | None = None
-        for sql in ("select t from log order by seq desc limit 1",
-                    "select t from rate_events order by id desc limit 1"):
-            row = self.db.execute(sql).fetchone()
-            if row is not None and isinstance(row[0], (int, float)):
-                newest = row[0] if newest is None else max(newest, row[0])
-        return newest
+    def _reload(self) -> None:
+        self._ctx.reload()
+
+    def _committed(self, events: list[Event]) -> None:
+        """A batch committed: its events to the drivers, the app and the cards; waiters woken."""
+        for event in events:
+            self.world.committed(event)
+            if not event.type.startswith("driver."):
+                self.notify(event)
+        self._prompts.wake_waiters()
+        self._tools.wake_waiters()
 
     def notify(self, event: Event) -> None:
         """Send an event that no state change stands behind (file changes, output)."""
@@ -243,11 +189,13 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
             self.sink(event)
         self.events.publish(event)
 
-    def _dispatch(self, event: Event) -> None:
-        """A committed batch's event: to the world (drivers), then to the app and the cards."""
-        self.world.committed(event)
-        if not event.type.startswith("driver."):
-            self.notify(event)
+    def changes(self, interval: float = 0.1) -> AsyncIterator[int]:
+        """Yield the store's revision whenever another process commits a change.
+
+        Reads SQLite's ``data_version`` (one pragma) every ``interval``
+        seconds, and reloads the state only when it moved.
+        """
+        return self.tx.changes(interval)
 
     def subscribe(self, card: str, *, limit: int = 1000) -> Subscription:
         """The events a card may see, as an async iterator (SPEC §3).
@@ -264,6 +212,24 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
                                  code="CARD_UNKNOWN")
         return self.events.open(card, limit)
 
+    @consistent
+    async def expire_due(self) -> None:
+        """Expire holds and tool calls whose time has come (done on every call too)."""
+        self._ctx.tick()
+
+    async def run_timers(self, stop: asyncio.Event) -> None:
+        """Expire holds as their deadlines pass, until ``stop`` is set (real-time apps)."""
+        while not stop.is_set():
+            self._ctx.tick()
+            deadlines = [p.deadline for p in self.state.open_prompts.held()
+                         if p.deadline is not None]
+            delay = max(0.05, min(deadlines) - self.now()) if deadlines else 1.0
+            try:
+                await asyncio.wait_for(stop.wait(), timeout=min(delay, 1.0))
+            except TimeoutError:
+                pass
+
+    # ------------------------------------------------------------ drivers
     async def attach_driver(self, node_id: str, driver: Driver) -> None:
         """Put a real agent or terminal behind a node; it starts in the workspace folder.
 
@@ -279,7 +245,7 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
         if not isinstance(driver, kind[node.type]):
             raise InvalidRequest(f"INVALID_ARGUMENT: {type(driver).__name__} cannot drive "
                                  f"the {node.type} {node_id}", code="INVALID_ARGUMENT")
-        await self.world.attach(self, node, driver)
+        await self.world.attach(node, self.state.workspaces[node.workspace].folder, driver)
 
     async def start_drivers(self, workspace: str, *,
                             mcp: MCPService | None = None) -> dict[str, str]:
@@ -304,7 +270,7 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
         Raises:
             InvalidRequest: ``NOT_FOUND`` for no such workspace.
         """
-        folder = Path(self._workspace(workspace).folder)
+        folder = Path(self._nodes.workspace(workspace).folder)
         report: dict[str, str] = {}
         for node in self.state.canvas.nodes(workspace):
             if node.type not in ("agent", "terminal"):
@@ -340,97 +306,243 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
             report[node.id] = "started"
         return report
 
-    def _emit(self, type: str, card: str | None, **data: Any) -> None:
-        self._events.append(Event(type, card, data))
+    # -- Calls (calls)
+    def call(self, card: str, call: str, target: str | None = None,
+             args: dict[str, Any] | None = None, *, context: str | None = None
+             ) -> Coroutine[Any, Any, Decision]:
+        """A card makes a call; returns the decision (never raises for a refusal). (`Calls.call`)"""
+        return self._calls.call(card, call, target, args, context=context)
 
-    def _tick(self) -> None:
-        """Catch up with other processes, then expire every hold and tool call whose
-        deadline has passed."""
-        self._sync()
-        self._expire_tool_calls()
-        due = self.state.open_prompts.due(self.now())
-        if not due:
-            return
-        with self._write():
-            for prompt in due:
-                assert prompt.deadline is not None
-                self._resolve(prompt, "expired", "HOLD_EXPIRED", None,
-                              f"HOLD_EXPIRED: nobody answered the held prompt {prompt.id} "
-                              f"to {prompt.agent} in time", t=prompt.deadline)
+    def emit(self, card: str, port: str, data: Any, *, context: str | None = None
+             ) -> Coroutine[Any, Any, dict[str, Decision]]:
+        """A card puts data on an output port; it travels every port arrow from it.
+        (`Calls.emit`)"""
+        return self._calls.emit(card, port, data, context=context)
 
-    @consistent
-    async def expire_due(self) -> None:
-        """Expire holds whose time has come (the engine also does this on every call)."""
-        self._tick()
+    # -- Prompts (prompts)
+    def approve_hold(self, prompt_id: str, *, text_sha256: str, by: object = OPERATOR
+                     ) -> Coroutine[Any, Any, Decision]:
+        """A person approves a held prompt whose text they were shown (SPEC §7).
+        (`Prompts.approve_hold`)"""
+        return self._prompts.approve_hold(prompt_id, text_sha256=text_sha256, by=by)
 
-    async def run_timers(self, stop: asyncio.Event) -> None:
-        """Expire holds as their deadlines pass, until ``stop`` is set (real-time apps)."""
-        while not stop.is_set():
-            self._tick()
-            deadlines = [p.deadline for p in self.state.open_prompts.held()
-                         if p.deadline is not None]
-            delay = max(0.05, min(deadlines) - self.now()) if deadlines else 1.0
-            try:
-                await asyncio.wait_for(stop.wait(), timeout=min(delay, 1.0))
-            except TimeoutError:
-                pass
+    def reject_hold(self, prompt_id: str, *, by: object = OPERATOR
+                   ) -> Coroutine[Any, Any, Decision]:
+        """A person rejects a held prompt (PROMPT_REJECTED); no digest is needed to say no.
+        (`Prompts.reject_hold`)"""
+        return self._prompts.reject_hold(prompt_id, by=by)
 
-    def _save_node(self, node: Node) -> None:
-        self._canvas_store.save_node(node)
+    def prompt(self, prompt_id: str) -> Prompt | None:
+        """A prompt and its state on the arrow, or None. (`Prompts.prompt`)"""
+        return self._prompts.prompt(prompt_id)
 
-    # ----------------------------------------------------- agents, terminals
+    def prompts(self, *, state: str | None = None, arrow: str | None = None) -> list[Prompt]:
+        """Prompts in order of arrival, optionally by state or arrow. (`Prompts.prompts`)"""
+        return self._prompts.prompts(state=state, arrow=arrow)
 
-    @consistent
-    async def record_usage(self, workspace: str, tokens: int, cost: float) -> None:
-        """Add token usage and cost to a workspace (what ``usage.get`` reports)."""
-        tokens0, cost0 = self.state.usage.get(workspace, (0, 0.0))
-        with self._write():
-            self.db.execute("insert or replace into usage (workspace, tokens, cost) values"
-                            " (?, ?, ?)", [workspace, tokens0 + tokens, cost0 + cost])
-            self.state.usage[workspace] = (tokens0 + tokens, cost0 + cost)
+    def outcome(self, prompt_id: str) -> Decision:
+        """Where a prompt stands, as a decision: ``queued``, ``held`` or its error.
+        (`Prompts.outcome`)"""
+        return self._prompts.outcome(prompt_id)
 
-    def save_node(self, node: Node) -> None:
-        """For the world: persist a node it changed (inside the current transaction).
+    def wait(self, prompt_id: str) -> Coroutine[Any, Any, Decision]:
+        """Wait until a held prompt is answered, expires or is cancelled; return its outcome.
+        (`Prompts.wait`)"""
+        return self._prompts.wait(prompt_id)
 
-        A new status of an agent or terminal goes out as ``agents.status``
-        and on the agent's ``status`` port.
-        """
-        old = self.state.canvas.node(node.id)
-        self._save_node(node)
-        self.state.canvas.replace_node(node)
-        status = node.data.get("status")
-        if node.type in ("agent", "terminal") and old is not None \
-                and old.data.get("status") != status:
-            self._emit("agents.status", None, agent=node.id, workspace=node.workspace,
-                       status=status)
-            if node.type == "agent":
-                self._node_output(node, "status", status)
+    def agent_replied(self, agent: str, text: str) -> Coroutine[Any, Any, None]:
+        """The agent finished its turn with ``text``; it is waiting again.
+        (`Prompts.agent_replied`)"""
+        return self._prompts.agent_replied(agent, text)
 
-    def save_arrow(self, arrow: Arrow) -> None:
-        """For the world: persist an arrow it drew (inside the current transaction)."""
-        self._canvas_store.save_arrow(arrow)
+    def command_exited(self, terminal: str, code: int) -> Coroutine[Any, Any, None]:
+        """A command in a terminal ended with ``code``: it goes out on the ``exit`` port.
+        (`Prompts.command_exited`)"""
+        return self._prompts.command_exited(terminal, code)
 
-    # --------------------------------------------------------- background
+    def driver_status(self, node_id: str, status: str) -> Coroutine[Any, Any, None]:
+        """A driver reports its node's status changed on its own (``finished``).
+        (`Prompts.driver_status`)"""
+        return self._prompts.driver_status(node_id, status)
+
+    def terminal_output(self, terminal: str, text: str, *, exit: int | None = None
+                        ) -> Coroutine[Any, Any, None]:
+        """Text appears on a terminal's screen, and maybe it exits. (`Prompts.terminal_output`)"""
+        return self._prompts.terminal_output(terminal, text, exit=exit)
+
+    # -- Tools (tools)
+    def tool(self, agent: str, card: str, tool: str, args: dict[str, Any] | None = None
+             ) -> Coroutine[Any, Any, Decision]:
+        """An agent calls a card's tool (SPEC §9). (`Tools.tool`)"""
+        return self._tools.tool(agent, card, tool, args)
+
+    def answer_tool(self, call_id: str, *, result: Any = MISSING, error: str | None = None,
+                    by: object) -> Coroutine[Any, Any, ToolCall]:
+        """The card answers its open tool call, once: a ``result`` or an ``error`` text.
+        (`Tools.answer_tool`)"""
+        return self._tools.answer_tool(call_id, result=result, error=error, by=by)
+
+    def cancel_tool(self, call_id: str, *, by: object) -> Coroutine[Any, Any, ToolCall]:
+        """The calling agent (or the operator) gives up on an open tool call: ``cancelled``.
+        (`Tools.cancel_tool`)"""
+        return self._tools.cancel_tool(call_id, by=by)
+
+    def tool_call(self, call_id: str) -> ToolCall | None:
+        """A tool call (open or resolved) by id, or None. (`Tools.tool_call`)"""
+        return self._tools.tool_call(call_id)
+
+    def tool_call_holds(self, tc: ToolCall) -> list[Prompt]:
+        """Held prompts the card made in this tool call's chain since it opened.
+        (`Tools.tool_call_holds`)"""
+        return self._tools.tool_call_holds(tc)
+
+    def wait_tool(self, call_id: str, *, timeout: float | None = None, until_held: bool = False
+                  ) -> Coroutine[Any, Any, ToolCall]:
+        """Wait until the tool call is resolved (or ``timeout`` real seconds pass); return it.
+        (`Tools.wait_tool`)"""
+        return self._tools.wait_tool(call_id, timeout=timeout, until_held=until_held)
+
+    # -- CanvasOps (canvas)
+    def open_workspace(self, workspace_id: str, folder: str | Path, *,
+                       settings: dict[str, Any] | WorkspaceSettings | None = None,
+                       by: object = OPERATOR) -> Coroutine[Any, Any, Workspace]:
+        """The workspace ``workspace_id``, created as `create_workspace` does if missing.
+        (`CanvasOps.open_workspace`)"""
+        return self._canvas.open_workspace(workspace_id, folder, settings=settings, by=by)
+
+    def create_workspace(self, workspace_id: str, folder: str | Path, *,
+                         settings: dict[str, Any] | WorkspaceSettings | None = None,
+                         by: object = OPERATOR) -> Coroutine[Any, Any, Workspace]:
+        """Create a workspace with its project folder and settings.
+        (`CanvasOps.create_workspace`)"""
+        return self._canvas.create_workspace(workspace_id, folder, settings=settings, by=by)
+
+    def set_settings(self, workspace_id: str, changes: dict[str, Any], *, by: object = OPERATOR
+                     ) -> Coroutine[Any, Any, WorkspaceSettings]:
+        """Change a workspace's settings (operator only). (`CanvasOps.set_settings`)"""
+        return self._canvas.set_settings(workspace_id, changes, by=by)
+
+    def add_node(self, node: dict[str, Any], *, workspace: str, by: object = OPERATOR
+                 ) -> Coroutine[Any, Any, Node]:
+        """Put a node on a workspace's canvas (operator only). (`CanvasOps.add_node`)"""
+        return self._canvas.add_node(node, workspace=workspace, by=by)
+
+    def set_node(self, node_id: str, fields: dict[str, Any], *, by: object = OPERATOR
+                 ) -> Coroutine[Any, Any, Node]:
+        """Change fields of a node (operator only), e.g. ``{"dangerous": True}``.
+        (`CanvasOps.set_node`)"""
+        return self._canvas.set_node(node_id, fields, by=by)
+
+    def remove_node(self, node_id: str, *, by: object = OPERATOR) -> Coroutine[Any, Any, None]:
+        """Remove a node and its arrows; prompts queued or held on them are cancelled.
+        (`CanvasOps.remove_node`)"""
+        return self._canvas.remove_node(node_id, by=by)
+
+    def add_arrow(self, arrow: dict[str, Any], *, by: object = OPERATOR
+                 ) -> Coroutine[Any, Any, Arrow]:
+        """Draw an arrow (operator only). Invalid arrows raise INVALID_ARROW and change nothing.
+        (`CanvasOps.add_arrow`)"""
+        return self._canvas.add_arrow(arrow, by=by)
+
+    def remove_arrow(self, arrow_id: str, *, by: object = OPERATOR) -> Coroutine[Any, Any, None]:
+        """Remove an arrow; prompts queued or held on it are cancelled (not-connected).
+        (`CanvasOps.remove_arrow`)"""
+        return self._canvas.remove_arrow(arrow_id, by=by)
+
+    # -- Consent (consent)
+    def offer(self, name: str, manifest: dict[str, Any], digests: dict[str, str]
+              ) -> Coroutine[Any, Any, None]:
+        """Make a package available to install (its manifest is validated at install).
+        (`Consent.offer`)"""
+        return self._consent.offer(name, manifest, digests)
+
+    def review(self, name: str) -> Coroutine[Any, Any, Review]:
+        """The install review of an offered package; installs nothing. (`Consent.review`)"""
+        return self._consent.review(name)
+
+    def install(self, name: str, *, grant: str | list[str] = 'required', accept: bool = True,
+                by: object = OPERATOR) -> Coroutine[Any, Any, Review]:
+        """Show the review and take the person's answer: all required permissions, or nothing.
+        (`Consent.install`)"""
+        return self._consent.install(name, grant=grant, accept=accept, by=by)
+
+    def grant(self, package: str, permission: str, *, by: object = OPERATOR
+             ) -> Coroutine[Any, Any, None]:
+        """Grant one declared permission (e.g. an optional one, from settings). (`Consent.grant`)"""
+        return self._consent.grant(package, permission, by=by)
+
+    def revoke(self, package: str, permission: str, *, by: object = OPERATOR
+              ) -> Coroutine[Any, Any, None]:
+        """Revoke a permission: calls fail from now, queued and held prompts are cancelled.
+        (`Consent.revoke`)"""
+        return self._consent.revoke(package, permission, by=by)
+
+    def request(self, card: str, permission: str, *, answer: bool, by: object = OPERATOR
+                ) -> Coroutine[Any, Any, bool]:
+        """A card asks for an optional permission; ``by`` answers. Returns whether granted.
+        (`Consent.request`)"""
+        return self._consent.request(card, permission, answer=answer, by=by)
+
+    def pending_update(self, package: str) -> Update | None:
+        """A package's version waiting for approval, with its diff; None when there is none.
+        (`Consent.pending_update`)"""
+        return self._consent.pending_update(package)
+
+    def update(self, package: str, *, manifest: dict[str, Any] | None = None,
+               digests: dict[str, str] | None = None) -> Coroutine[Any, Any, Update]:
+        """New files and/or a new manifest arrived: the package is pending until approved.
+        (`Consent.update`)"""
+        return self._consent.update(package, manifest=manifest, digests=digests)
+
+    def approve(self, package: str, *, review_hash: str, by: object = OPERATOR
+               ) -> Coroutine[Any, Any, Diff]:
+        """Approve the pending version whose review (``review_hash``) the person saw.
+        (`Consent.approve`)"""
+        return self._consent.approve(package, review_hash=review_hash, by=by)
+
+    def set_secret(self, name: str, host: str, value: str, *, by: object = OPERATOR
+                   ) -> Coroutine[Any, Any, None]:
+        """Store a secret for exactly one host (operator only); cards fill it by placeholder.
+        (`Consent.set_secret`)"""
+        return self._consent.set_secret(name, host, value, by=by)
+
+    def delete_secret(self, name: str, *, by: object = OPERATOR) -> Coroutine[Any, Any, None]:
+        """Remove a secret (narrowing: operators, or agents and cards on a canvas).
+        (`Consent.delete_secret`)"""
+        return self._consent.delete_secret(name, by=by)
+
+    def secret_is_set(self, name: str) -> bool:
+        """Whether a secret is set: all a card may learn about it. (`Consent.secret_is_set`)"""
+        return self._consent.secret_is_set(name)
+
+    # -- Interchange (interchange)
+    def import_canvas(self, workspace_id: str, folder: str | Path, doc: Any, *,
+                      settings: dict[str, Any] | None = None, by: object = OPERATOR
+                      ) -> Coroutine[Any, Any, ImportReview]:
+        """Create a workspace from a JSON Canvas document, all at once or not at all.
+        (`Interchange.import_canvas`)"""
+        return self._interchange.import_canvas(workspace_id, folder, doc, settings=settings, by=by)
+
+    def export_canvas(self, workspace_id: str) -> dict[str, Any]:
+        """The workspace's canvas as a JSON Canvas 1.0 document. (`Interchange.export_canvas`)"""
+        return self._interchange.export_canvas(workspace_id)
+
+    # -- CanvasOps (usage) and Visibility
+    def record_usage(self, workspace: str, tokens: int, cost: float) -> Coroutine[Any, Any, None]:
+        """Add token usage and cost to a workspace (`CanvasOps.record_usage`)."""
+        return self._canvas.record_usage(workspace, tokens, cost)
+
     def set_workspace_hidden(self, workspace: str, hidden: bool) -> dict[str, str]:
-        """Hide or show a workspace; returns every card's run status (see `background`)."""
-        self._workspace(workspace)
-        now = self.now()
-        if hidden:
-            self._hidden.add(workspace)
-        else:
-            self._hidden.discard(workspace)
-        for card in self.state.canvas.nodes(workspace, type="card"):
-            if not hidden or workspace not in self._hidden:
-                self._seen[card.id] = now
-        return self.background()
+        """Hide or show a workspace; every card's run status (`Visibility`)."""
+        return self._visibility.set_workspace_hidden(workspace, hidden)
 
     def card_seen(self, card: str) -> None:
         """The card was on screen now (for least-recently-seen suspension)."""
-        self._seen[card] = self.now()
+        self._visibility.card_seen(card)
 
     def background(self) -> dict[str, str]:
         """Each card's status: ``running``, ``background`` (hidden, one of 8) or ``suspended``."""
-        return dict(background_status(self.state, self._hidden, self._seen))
+        return self._visibility.background()
 
     # ---------------------------------------------------------------- log
     def log_rows(self, **filters: Any) -> list[dict[str, Any]]:
@@ -439,21 +551,10 @@ class Engine(TransactionsMixin, ConsentMixin, CallsMixin, PromptsMixin,
 
     def verify_log(self) -> Verification:
         """Check the arrow log's hash chain and its anchor."""
-        if self._anchor is None:
-            return self.log.verify()
-        try:
-            state = self._anchor.read()
-        except ValueError as exc:
-            return Verification(False, 0, None, str(exc))
-        return self.log.verify(state, anchored=self._anchor.exists() or self.log.anchored())
+        return verify_anchored(self.log, self.anchor)
 
 
 def _db_file(db: Database) -> str | None:
+    """The database's file, or None for an in-memory database."""
     row = db.execute("pragma database_list").fetchone()
     return str(row[2]) if row and row[2] else None
-
-
-def _data_dir(db: Database) -> str | None:
-    """The folder of the database file: the app's own data, protected from cards."""
-    path = _db_file(db)
-    return str(Path(path).parent) if path else None

@@ -59,8 +59,6 @@ class State:
     usage: dict[str, tuple[int, float]] = field(default_factory=dict)
     #: Open tool calls by id (SPEC §9); resolved ones are only in the store.
     tool_calls: dict[str, ToolCall] = field(default_factory=dict)
-    #: Revision bumped by every committed batch (live views watch it).
-    revision: int = 0
     #: Bumped by every change of grants, packages or workspace settings
     #: (`bump`); with the canvas's own revision it keys the decision cache.
     consent_rev: int = 0

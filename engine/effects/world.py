@@ -3,12 +3,17 @@
 `World` is what the engine acts on once a call has passed its checks. The
 default keeps agents and terminals simulated in the store (a screen of
 text, a last reply, a status), which is what the replay and the tests use.
-A node with a driver attached (`engine.effects.drivers`) is real instead: the world
-hands it what was allowed once the change is durable (the ``driver.*``
-events of a committed batch), and turns what the driver reports — output,
-replies, exit codes, status — into engine operations. File and network
-calls go to the scope handlers (`fs`, `net`), which refuse when absent:
-the engine never performs an operation it cannot confine.
+A node with a driver attached (`engine.effects.drivers`) is real instead:
+the world hands it what was allowed once the change is durable (the
+``driver.*`` events of a committed batch), and passes what the driver
+reports — output, replies, exit codes, status — to the `DriverReports` it
+was bound to. File and network calls go to the scope handlers (`fs`,
+`net`), which refuse when absent: the engine never performs an operation it
+cannot confine.
+
+The world never changes the engine's state: each call returns what it did
+as a value (`Performed`: the value, nodes changed or added, arrows drawn,
+events to send), and the service that asked writes it.
 """
 
 from __future__ import annotations
@@ -17,26 +22,54 @@ import asyncio
 import inspect
 from collections.abc import Callable, Coroutine
 from contextvars import Context
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from canvas import Node
 from engine.core.checks import Passed, denial
 from engine.core.events import Event
+from engine.core.prompts import Prompt
+from engine.core.state import State
 from engine.effects.drivers import AgentDriver, Driver, TerminalDriver
+from engine.effects.scope import ScopeHandler, ScopeHost
 
-if TYPE_CHECKING:
-    from engine.core.prompts import Prompt
-    from engine.engine import Engine
-
-__all__ = ["DEFAULT", "ScopeHandler", "World"]
+__all__ = ["DEFAULT", "DriverReports", "Performed", "ScopeHandler", "ScopeHost", "World"]
 
 
-class ScopeHandler(Protocol):
-    """Performs file or network calls inside their scope (SPEC §8)."""
+class DriverReports(Protocol):
+    """Where the world passes what real drivers report: engine operations of their own."""
 
-    def __call__(self, engine: Engine, passed: Passed, args: dict[str, Any]) -> Any:
-        """Return the call's value (for net.fetch, an awaitable), or a refusing Decision."""
+    def driver_output(self, node: str, text: str) -> None:
+        """Live output (``agents.onOutput``); no state change stands behind it."""
         ...
+
+    async def agent_replied(self, agent: str, text: str) -> None:
+        """An agent's turn ended with ``text``."""
+        ...
+
+    async def command_exited(self, terminal: str, code: int) -> None:
+        """A command in a terminal ended with ``code``."""
+        ...
+
+    async def driver_status(self, node_id: str, status: str) -> None:
+        """The node's status changed on its own."""
+        ...
+
+
+@dataclass(slots=True)
+class Performed:
+    """What carrying out a call did, for the calling service to write."""
+
+    value: Any = None
+    #: Nodes whose content or status changed.
+    saved: list[Node] = field(default_factory=list)
+    #: Nodes created (``canvas.spawn``), with the arrow to each as a raw dict.
+    added: list[Node] = field(default_factory=list)
+    arrows: list[dict[str, Any]] = field(default_factory=list)
+    #: ``driver.*`` events for the node's driver, sent once the change commits.
+    events: list[Event] = field(default_factory=list)
+    #: ``agents.onOutput``: the node whose output the card now watches.
+    watch: str | None = None
 
 
 class _Default:
@@ -75,11 +108,13 @@ class World:
         self.net: ScopeHandler | None = net
         #: The live driver behind a node, by node id (see `Engine.attach_driver`).
         self.drivers: dict[str, Driver] = {}
-        self._engine: Engine | None = None
+        self._reports: DriverReports | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def bind(self, data_dir: str | None) -> None:
-        """Called by the engine: the real file handler protects the app's data folder."""
+    def bind(self, data_dir: str | None, reports: DriverReports) -> None:
+        """Called by the engine: where drivers' reports go; the real file handler protects
+        the app's data folder."""
+        self._reports = reports
         if isinstance(self.fs, _Default):
             from engine.effects.files import ConfinedFiles
 
@@ -104,10 +139,8 @@ class World:
         self.close()
 
     # -- drivers ----------------------------------------------------------
-    async def attach(self, engine: Engine, node: Node, driver: Driver) -> None:
+    async def attach(self, node: Node, folder: str, driver: Driver) -> None:
         """Start ``driver`` for ``node`` in its workspace folder (see `Engine.attach_driver`)."""
-        self._engine = engine
-        folder = engine.state.workspaces[node.workspace].folder
         await driver.start(self, folder)
         old = self.drivers.pop(node.id, None)
         if old is not None:
@@ -151,104 +184,100 @@ class World:
     # DriverHost: what drivers report.
     def output(self, node: str, text: str) -> None:
         """Live output: sent as ``agents.onOutput`` (no state change stands behind it)."""
-        if self._engine is not None:
-            target = self._engine.state.canvas.node(node)
-            self._engine.notify(Event("agents.onOutput", None, {
-                "node": node, "text": text,
-                "workspace": target.workspace if target else None}))
+        if self._reports is not None:
+            self._reports.driver_output(node, text)
 
     def replied(self, node: str, text: str) -> None:
-        """An agent's turn ended: `Engine.agent_replied`."""
-        if self._engine is not None:
-            self._later(self._engine.agent_replied(node, text))
+        """An agent's turn ended: `DriverReports.agent_replied`."""
+        if self._reports is not None:
+            self._later(self._reports.agent_replied(node, text))
 
     def exited(self, node: str, code: int) -> None:
-        """A command ended: `Engine.command_exited` (the ``exit`` port)."""
-        if self._engine is not None:
-            self._later(self._engine.command_exited(node, code))
+        """A command ended: `DriverReports.command_exited` (the ``exit`` port)."""
+        if self._reports is not None:
+            self._later(self._reports.command_exited(node, code))
 
     def status(self, node: str, status: str) -> None:
-        """The node changed status on its own: `Engine.driver_status`."""
-        if self._engine is not None:
-            self._later(self._engine.driver_status(node, status))
+        """The node changed status on its own: `DriverReports.driver_status`."""
+        if self._reports is not None:
+            self._later(self._reports.driver_status(node, status))
 
     # -- calls ----------------------------------------------------------
-    def perform(self, engine: Engine, passed: Passed, args: dict[str, Any], now: float) -> Any:
-        """Carry out an allowed call and return its value (or a scope refusal)."""
+    def perform(self, state: State, passed: Passed, args: dict[str, Any]) -> Performed:
+        """Carry out an allowed call: what it returns and what it changed."""
         name = passed.spec.name
         target = passed.target
         if name == "agents.list":
-            return [self._describe(n) for n in engine.state.canvas.nodes(passed.card.workspace)
-                    if n.type in ("agent", "terminal")]
+            return Performed([self._describe(n) for n in state.canvas.nodes(passed.card.workspace)
+                              if n.type in ("agent", "terminal")])
         if name == "agents.get":
             assert target is not None
-            return self._describe(target)
+            return Performed(self._describe(target))
         if name == "agents.readScreen":
             assert target is not None
             driver = self.drivers.get(target.id)
-            return driver.screen() if driver else str(target.data.get("screen", ""))
+            return Performed(driver.screen() if driver else str(target.data.get("screen", "")))
         if name == "agents.lastReply":
             assert target is not None
-            return str(target.data.get("last_reply", ""))
+            return Performed(str(target.data.get("last_reply", "")))
         if name == "agents.onOutput":
             assert target is not None
-            engine.events.watch(passed.card.id, target.id)
-            return {"subscribed": target.id}
+            return Performed({"subscribed": target.id}, watch=target.id)
         if name in ("terminals.run", "terminals.write"):
             assert target is not None
-            return self.run(engine, target, args.get("command", args.get("data", "")),
+            return self.run(target, args.get("command", args.get("data", "")),
                             run=name == "terminals.run")
         if name.startswith("cards."):
             assert target is not None
-            return self._card_content(engine, name, target, args)
+            return self._card_content(name, target, args)
         if name == "clipboard.copyText":
             self._clipboard(str(args["text"]))
-            return None
+            return Performed()
         if name == "usage.get":
-            tokens, cost = engine.state.usage.get(passed.card.workspace, (0, 0.0))
-            return {"tokens": tokens, "cost": cost}
+            tokens, cost = state.usage.get(passed.card.workspace, (0, 0.0))
+            return Performed({"tokens": tokens, "cost": cost})
         if name == "canvas.spawn":
-            return self._spawn(engine, passed, str(args["kind"]))
+            return self._spawn(state, passed, str(args["kind"]))
         raise AssertionError(f"no way to perform {name}")  # the catalogue and this agree
 
-    async def files(self, engine: Engine, passed: Passed, args: dict[str, Any]) -> Any:
+    async def files(self, host: ScopeHost, passed: Passed, args: dict[str, Any]) -> Any:
         """Perform an allowed ``fs.*`` call (outside any store transaction).
 
         The handler does the file work off the event loop and returns an
         awaitable; a plain handler's value is taken as it is.
         """
         assert not isinstance(self.fs, _Default)
-        value = self._scoped(self.fs, engine, passed, args, "files")
+        value = self._scoped(self.fs, host, passed, args, "files")
         return await value if inspect.isawaitable(value) else value
 
-    async def fetch(self, engine: Engine, passed: Passed, args: dict[str, Any]) -> Any:
+    async def fetch(self, host: ScopeHost, passed: Passed, args: dict[str, Any]) -> Any:
         """Perform an allowed ``net.fetch`` (outside any store transaction)."""
-        value = self._scoped(self.net, engine, passed, args, "the network")
+        value = self._scoped(self.net, host, passed, args, "the network")
         return await value if inspect.isawaitable(value) else value
 
     @staticmethod
-    def _scoped(handler: ScopeHandler | None, engine: Engine, passed: Passed,
+    def _scoped(handler: ScopeHandler | None, host: ScopeHost, passed: Passed,
                 args: dict[str, Any], what: str) -> Any:
         if handler is None:
             return denial(passed.spec.name, passed.card.id, "SCOPE_REFUSED",
                           package=passed.package.name, permission=passed.permission,
                           reason="unavailable",
                           why=f"this engine has no confined access to {what}")
-        return handler(engine, passed, args)
+        return handler(host, passed, args)
 
     @staticmethod
     def _describe(node: Node) -> dict[str, Any]:
         return {"id": node.id, "type": node.type, "name": node.data.get("name", ""),
                 "status": node.data.get("status", "waiting")}
 
-    def _card_content(self, engine: Engine, name: str, target: Node,
-                      args: dict[str, Any]) -> Any:
+    @staticmethod
+    def _card_content(name: str, target: Node, args: dict[str, Any]) -> Performed:
         kind, verb = name.split(".")[1:]
         data = dict(target.data)
         if verb == "read":
             if kind in ("note", "sticky"):
-                return data["text"]
-            return [dict(item) for item in data["items" if kind == "todo" else "tasks"]]
+                return Performed(data["text"])
+            return Performed([dict(item) for item in data["items" if kind == "todo" else "tasks"]])
         text = str(args["text"])
         if kind == "note":
             data["text"] = data["text"] + ("\n" if data["text"] else "") + text
@@ -264,12 +293,12 @@ class World:
                          else {"id": item_id, "text": text, "column": "todo"})
             data[key] = items
             result = item_id
-        engine.save_node(Node(target.id, target.type, target.workspace, data))
-        return result
+        return Performed(result, saved=[Node(target.id, target.type, target.workspace, data)])
 
-    def _spawn(self, engine: Engine, passed: Passed, kind: str) -> str:
+    @staticmethod
+    def _spawn(state: State, passed: Passed, kind: str) -> Performed:
         card = passed.card
-        canvas = engine.state.canvas
+        canvas = state.canvas
         n = 1
         while canvas.has_node(f"{card.id}.{kind}{n}"):
             n += 1
@@ -279,56 +308,52 @@ class World:
             raw.update(type="card", package=card.data["package"], visible=True)
         else:
             raw["type"] = kind
-        canvas.add_node(Node.build(raw, card.workspace))
-        engine.save_node(canvas.node(new_id))  # type: ignore[arg-type]
         # The arrow is covered by the operator's grant of canvas.spawn (SPEC §4.5).
-        engine.save_arrow(canvas.add_arrow({"id": f"{card.id}->{new_id}", "from": card.id,
-                                            "to": new_id}))
-        return new_id
+        return Performed(new_id, added=[Node.build(raw, card.workspace)],
+                         arrows=[{"id": f"{card.id}->{new_id}", "from": card.id, "to": new_id}])
 
     # -- agents and terminals ---------------------------------------------
-    def deliver(self, engine: Engine, prompt: Prompt, agent: Node) -> Node:
+    def deliver(self, prompt: Prompt, agent: Node) -> Performed:
         """Hand a prompt to an agent: it is working on it, with its causal chain."""
         data = dict(agent.data)
         data["status"] = "working"
         data["chain"] = list(prompt.chain)
+        events = []
         if agent.id in self.drivers:
-            engine._emit("driver.prompt", None, node=agent.id, text=prompt.text)
+            events.append(Event("driver.prompt", None, {"node": agent.id, "text": prompt.text}))
         else:
             data["screen"] = str(data.get("screen", "")) + f"> {prompt.text}\n"
-        node = Node(agent.id, agent.type, agent.workspace, data)
-        engine.save_node(node)
-        return node
+        return Performed(saved=[Node(agent.id, agent.type, agent.workspace, data)],
+                         events=events)
 
-    def turn_ended(self, engine: Engine, agent: Node, text: str) -> Node:
+    def turn_ended(self, agent: Node, text: str) -> Node:
         """The agent finished its turn: waiting again, with its last reply."""
         data = dict(agent.data)
         data.update(status="waiting", last_reply=text, chain=None)
         if agent.id not in self.drivers:
             data["screen"] = str(data.get("screen", "")) + text + "\n"
-        node = Node(agent.id, agent.type, agent.workspace, data)
-        engine.save_node(node)
-        return node
+        return Node(agent.id, agent.type, agent.workspace, data)
 
-    def run(self, engine: Engine, terminal: Node, text: str, *, run: bool) -> dict[str, str]:
+    def run(self, terminal: Node, text: str, *, run: bool) -> Performed:
         """Type a command (``run``) or raw data into a terminal."""
         data = dict(terminal.data)
         if terminal.id in self.drivers:
-            engine._emit("driver.input", None, node=terminal.id, text=text, run=run)
             if run:
                 data["status"] = "working"
-            engine.save_node(Node(terminal.id, terminal.type, terminal.workspace, data))
-            return {"state": "sent"}
+            return Performed({"state": "sent"},
+                             saved=[Node(terminal.id, terminal.type, terminal.workspace, data)],
+                             events=[Event("driver.input", None,
+                                           {"node": terminal.id, "text": text, "run": run})])
         data["screen"] = str(data.get("screen", "")) + (f"$ {text}\n" if run else text)
-        engine.save_node(Node(terminal.id, terminal.type, terminal.workspace, data))
-        return {"state": "ok"}
+        return Performed({"state": "ok"},
+                         saved=[Node(terminal.id, terminal.type, terminal.workspace, data)])
 
-    def terminal_output(self, engine: Engine, terminal: Node, text: str,
-                        exit: int | None) -> None:
+    @staticmethod
+    def terminal_output(terminal: Node, text: str, exit: int | None) -> Node:
         """Text appears on a terminal's screen; ``exit`` ends it with that code."""
         data = dict(terminal.data)
         data["screen"] = str(data.get("screen", "")) + text
         if exit is not None:
             data["exit"] = exit
             data["status"] = "finished"
-        engine.save_node(Node(terminal.id, terminal.type, terminal.workspace, data))
+        return Node(terminal.id, terminal.type, terminal.workspace, data)

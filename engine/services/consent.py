@@ -1,141 +1,88 @@
-"""Consent operations (SPEC §4, §1): workspaces, nodes, arrows, packages, grants, secrets.
+"""Consent operations (SPEC §4): packages, grants, updates, requests and secrets.
 
-Only an operator gives consent; narrowing (revoke, removing arrows and
-nodes) is also accepted from agents and cards on the canvas. Every attempt,
-accepted or refused, goes into the consent history.
+Only an operator gives consent; narrowing (revoke, deleting a secret) is
+also accepted from agents and cards on the canvas. Every attempt, accepted
+or refused, goes into the consent history.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Collection
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from canvas import (
-    Arrow,
-    CanvasError,
-    Node,
-    Workspace,
-    WorkspaceSettings,
-)
 from engine.core.catalogue import PERMISSIONS
-from engine.core.errors import (
-    ApprovalRefused,
-    ConsentError,
-    InvalidRequest,
-    ManifestInvalid,
-    RequestRefused,
-)
+from engine.core.errors import ApprovalRefused, InvalidRequest, ManifestInvalid, RequestRefused
+from engine.core.events import Update
 from engine.core.hosts import matches
-from engine.core.limits import rate_owner
 from engine.core.manifest import Manifest, content_hash, parse_manifest, require_json
 from engine.core.principal import OPERATOR, Principal
 from engine.core.review import Diff, Review, diff_manifests, install_review
 from engine.core.state import PackageState
+from engine.services.context import Context
+from engine.services.guard import Guard
+from engine.services.nodes import Nodes
+from engine.services.prompts import Prompts
+from engine.services.tools import Tools
+from engine.store.transactions import Transactions, consistent
 from engine.store.vault import SecretVault
 
-if TYPE_CHECKING:
-    from engine.engine import Engine, Update
-
-from engine.core.events import Update
-from engine.store.transactions import consistent
-
-__all__ = ["ConsentMixin"]
+__all__ = ["Consent"]
 
 
-class ConsentMixin:
-    """Changes of consent and of the canvas."""
+class Consent:
+    """Packages, their grants and updates, optional-permission requests and secrets."""
 
-    def _history(self: Engine, principal: Principal, action: str, subject: dict[str, Any], *,
-                 accepted: bool = True, code: str | None = None, reason: str | None = None,
-                 detail: str = "") -> None:
-        self.history.record(self.now(), str(principal), action, subject, accepted=accepted,
-                            code=code, reason=reason, detail=detail)
+    def __init__(self, ctx: Context, guard: Guard, nodes: Nodes, prompts: Prompts,
+                 tools: Tools) -> None:
+        self.ctx = ctx
+        self.guard = guard
+        self.nodes = nodes
+        self.prompts = prompts
+        self.tools = tools
 
-    def _refuse(self: Engine, principal: Principal, action: str, subject: dict[str, Any],
-                error: ConsentError) -> ConsentError:
-        """Record a refused consent attempt durably, and return the error to raise."""
-        with self._write():
-            self._history(principal, action, subject, accepted=False, code=error.code,
-                          reason=error.reason, detail=error.message)
-        return error
+    @property
+    def tx(self) -> Transactions:
+        """The transactions this service's operations run in."""
+        return self.ctx.tx
 
-    def _require_operator(self: Engine, by: object, action: str, subject: dict[str, Any]) -> Principal:
-        principal = Principal.parse(by)
-        if not principal.is_operator:
-            reason = principal.refusal_reason()
-            raise self._refuse(principal, action, subject, ApprovalRefused(
-                f"APPROVAL_REFUSED: {action} needs a person (operator), not {principal.raw!r}: "
-                f"{reason}", reason=reason, package=subject.get("package")))
-        return principal
+    def _revalidate(self) -> None:
+        """Cancel the prompts and tool calls a change made impossible (SPEC §4.3)."""
+        self.prompts.revalidate()
+        self.tools.revalidate()
 
-    def _require_narrowing_principal(self: Engine, by: object, action: str, subject: dict[str, Any],
-                                     workspaces: str | Collection[str]) -> Principal:
-        """Operators, and agents or cards on the canvas of what is narrowed, may narrow consent.
-
-        ``workspaces``: the canvas (or canvases) the narrowed thing belongs to;
-        an agent or card elsewhere is refused like an unknown principal (SPEC §4.5).
-        """
-        principal = Principal.parse(by)
-        if principal.is_operator:
-            return principal
-        own = {workspaces} if isinstance(workspaces, str) else workspaces
-        if principal.kind in ("agent", "card") and principal.node:
-            node = self.state.canvas.node(principal.node)
-            if node is not None and node.type == ("card" if principal.kind == "card"
-                                                  else "agent") and node.workspace in own:
-                return principal
-        raise self._refuse(principal, action, subject, ApprovalRefused(
-            f"APPROVAL_REFUSED: {action} from {principal.raw!r}, which is not on this canvas: "
-            "unknown-principal", reason="unknown-principal", package=subject.get("package")))
-
-    def _package_canvases(self: Engine, package: str) -> set[str]:
+    def _package_canvases(self, package: str) -> set[str]:
         """The workspaces where a card of ``package`` sits: the package's own canvases."""
-        return {n.workspace for n in self._cards_of(package)}
+        return {n.workspace for n in self.nodes.cards_of(package)}
 
-    def _secret_canvases(self: Engine, name: str) -> set[str]:
+    def _secret_canvases(self, name: str) -> set[str]:
         """The workspaces whose cards may use secret ``name``: a card of them declares its host.
 
         A secret belongs to the app, not to a canvas; the canvases it serves are
         those where a card may fetch from its host (and so fill it in).
         """
-        found = self.secrets.lookup(name)
+        found = self.ctx.secrets.lookup(name)
         if found is None:
             return set()
         host = found[0]
         own: set[str] = set()
-        for card in self.state.canvas.nodes(type="card"):
-            pkg = self.state.packages.get(card.data.get("package") or "")
+        for card in self.ctx.state.canvas.nodes(type="card"):
+            pkg = self.ctx.state.packages.get(card.data.get("package") or "")
             if pkg is not None and pkg.manifest is not None and any(
                     matches(p, host) for p in pkg.manifest.hosts("network")):
                 own.add(card.workspace)
         return own
 
-    def _canvas_error(self: Engine, exc: CanvasError) -> InvalidRequest:
-        return InvalidRequest(f"{exc.code}: {exc.message}", code=exc.code, reason=exc.reason)
-
-    def _node(self: Engine, node_id: str, type: str | None = None) -> Node:
-        """The node, which must exist (and be of ``type`` when given)."""
-        node = self.state.canvas.node(node_id)
-        if node is None:
-            raise InvalidRequest(f"NOT_FOUND: no node {node_id!r}", code="NOT_FOUND",
-                                 reason="missing-node")
-        if type is not None and node.type != type:
-            raise InvalidRequest(f"INVALID_ARGUMENT: {node_id} is not a {type}",
-                                 code="INVALID_ARGUMENT", reason=type)
-        return node
-
-    def _package(self: Engine, name: str) -> PackageState:
-        pkg = self.state.packages.get(name)
+    def _package(self, name: str) -> PackageState:
+        pkg = self.ctx.state.packages.get(name)
         if pkg is None:
             raise InvalidRequest(f"NOT_FOUND: no package {name!r} is known", code="NOT_FOUND",
                                  reason="missing-package", package=name)
         return pkg
 
-    def _save_package(self: Engine, pkg: PackageState) -> None:
-        self.state.bump()  # installed, pending or its manifest changed
-        self.db.execute(
+    def _save_package(self, pkg: PackageState) -> None:
+        self.ctx.state.bump()  # installed, pending or its manifest changed
+        self.ctx.db.execute(
             "insert or replace into packages (name, state, manifest, digests, hash,"
             " pending_manifest, pending_digests, pending_hash) values (?, ?, ?, ?, ?, ?, ?, ?)",
             [pkg.name, "installed" if pkg.installed else "available", json.dumps(pkg.raw),
@@ -145,248 +92,40 @@ class ConsentMixin:
              pkg.pending_hash],
         )
 
-    def _cards_of(self: Engine, package: str) -> list[Node]:
-        return [n for n in self.state.canvas.nodes(type="card") if n.data["package"] == package]
-
-    def _set_grants(self: Engine, package: str, permissions: set[str], principal: Principal) -> None:
+    def _set_grants(self, package: str, permissions: set[str], principal: Principal) -> None:
         """Write the package's grants as exactly ``permissions``."""
-        self.state.bump()
-        now = self.now()
-        self.db.execute("delete from grants where package = ?", [package])
+        self.ctx.state.bump()
+        now = self.ctx.now()
+        self.ctx.db.execute("delete from grants where package = ?", [package])
         for perm in sorted(permissions):
-            self.db.execute("insert into grants (package, permission, t, by) values (?, ?, ?, ?)",
+            self.ctx.db.execute("insert into grants (package, permission, t, by) values (?, ?, ?, ?)",
                             [package, perm, now, str(principal)])
-        before = self.state.grants.get(package, set())
-        self.state.grants[package] = set(permissions)
+        before = self.ctx.state.grants.get(package, set())
+        self.ctx.state.grants[package] = set(permissions)
         if before != permissions:
-            for card in self._cards_of(package):
-                self._emit("permissions.changed", card.id, package=package,
+            for card in self.nodes.cards_of(package):
+                self.ctx.emit("permissions.changed", card.id, package=package,
                            granted=sorted(permissions))
 
-    async def open_workspace(self: Engine, workspace_id: str, folder: str | Path, *,
-                             settings: dict[str, Any] | WorkspaceSettings | None = None,
-                             by: object = OPERATOR) -> Workspace:
-        """The workspace ``workspace_id``, created as `create_workspace` does if missing.
-
-        Opening an existing workspace changes nothing (``settings`` are used only
-        to create it; change them with `set_settings`), so a program that runs
-        twice may call this every time.
-
-        Raises:
-            InvalidRequest: the workspace exists with another project folder, or
-                (to create it) as `create_workspace`.
-        """
-        self._sync()
-        ws = self.state.workspaces.get(workspace_id)
-        if ws is None:
-            return await self.create_workspace(workspace_id, folder, settings=settings, by=by)
-        if Path(ws.folder) != Path(folder):
-            raise InvalidRequest(f"INVALID_ARGUMENT: workspace {workspace_id!r} exists with the "
-                                 f"project folder {ws.folder!r}, not {str(folder)!r}",
-                                 code="INVALID_ARGUMENT", reason="folder")
-        return ws
-
     @consistent
-    async def create_workspace(self: Engine, workspace_id: str, folder: str | Path, *,
-                               settings: dict[str, Any] | WorkspaceSettings | None = None,
-                               by: object = OPERATOR) -> Workspace:
-        """Create a workspace with its project folder and settings.
-
-        Raises:
-            InvalidRequest: the id is taken (use `open_workspace` to open or
-                create), or the folder is not an absolute path of an existing
-                folder (reason ``folder``).
-        """
-        self._tick()
-        subject = {"workspace": workspace_id}
-        principal = self._require_operator(by, "workspace.create", subject)
-        self._check_new_workspace(workspace_id, folder)
-        try:
-            ws_settings = settings if isinstance(settings, WorkspaceSettings) else \
-                WorkspaceSettings.from_dict(settings or {})
-        except CanvasError as exc:
-            raise self._canvas_error(exc) from exc
-        ws = Workspace(workspace_id, str(folder), ws_settings)
-        with self._write():
-            self._put_workspace(ws, principal, "workspace.create", subject)
-        return ws
-
-    def _check_new_workspace(self: Engine, workspace_id: str, folder: str | Path) -> None:
-        """Raise InvalidRequest unless the id is free and the folder absolute."""
-        if workspace_id in self.state.workspaces:
-            raise InvalidRequest(f"INVALID_ARGUMENT: workspace {workspace_id!r} exists",
-                                 code="INVALID_ARGUMENT", reason="workspace")
-        if not Path(folder).is_absolute():
-            raise InvalidRequest(f"INVALID_ARGUMENT: the project folder {str(folder)!r} must be "
-                                 "an absolute path", code="INVALID_ARGUMENT", reason="folder")
-        if not Path(folder).is_dir():
-            # A typo must not become a workspace whose every file call fails later.
-            raise InvalidRequest(f"INVALID_ARGUMENT: the project folder {str(folder)!r} does "
-                                 "not exist (or is not a folder)", code="INVALID_ARGUMENT",
-                                 reason="folder")
-
-    def _workspace(self: Engine, workspace_id: str) -> Workspace:
-        """The workspace, which must exist."""
-        ws = self.state.workspaces.get(workspace_id)
-        if ws is None:
-            raise InvalidRequest(f"NOT_FOUND: no workspace {workspace_id!r}", code="NOT_FOUND")
-        return ws
-
-    def _put_workspace(self: Engine, ws: Workspace, principal: Principal, action: str,
-                       subject: dict[str, Any]) -> None:
-        """Save a workspace (inside a write) and forget decisions its settings fed."""
-        self._canvas_store.save_workspace(ws)
-        self.state.bump()
-        self._history(principal, action, subject)
-        self.state.workspaces[ws.id] = ws
-
-    @consistent
-    async def set_settings(self: Engine, workspace_id: str, changes: dict[str, Any], *,
-                           by: object = OPERATOR) -> WorkspaceSettings:
-        """Change a workspace's settings (operator only)."""
-        self._tick()
-        subject = {"workspace": workspace_id, "settings": changes}
-        principal = self._require_operator(by, "settings.change", subject)
-        ws = self._workspace(workspace_id)
-        try:
-            settings = WorkspaceSettings.from_dict({**ws.settings.to_dict(), **changes})
-        except CanvasError as exc:
-            raise self._canvas_error(exc) from exc
-        new = Workspace(ws.id, ws.folder, settings)
-        with self._write():
-            self._put_workspace(new, principal, "settings.change", subject)
-            if new.settings.budget != ws.settings.budget:
-                self._limiters.pop(ws.id, None)
-        return settings
-
-    @consistent
-    async def add_node(self: Engine, node: dict[str, Any], *, workspace: str,
-                       by: object = OPERATOR) -> Node:
-        """Put a node on a workspace's canvas (operator only)."""
-        self._tick()
-        subject = {"workspace": workspace, "node": node.get("id")}
-        principal = self._require_operator(by, "node.add", subject)
-        self._workspace(workspace)
-        try:
-            built = Node.build(node, workspace)
-            self.state.canvas.check_new_node(built)
-        except CanvasError as exc:
-            raise self._canvas_error(exc) from exc
-        with self._write():
-            self._save_node(built)
-            self._history(principal, "node.add", subject)
-            self.state.canvas.add_node(built)
-            self._agents_changed(built, "added")
-        return built
-
-    def _agents_changed(self: Engine, node: Node, change: str) -> None:
-        if node.type in ("agent", "terminal"):
-            self._emit("agents.changed", None, agent=node.id, workspace=node.workspace,
-                       kind=node.type, change=change)
-
-    @consistent
-    async def set_node(self: Engine, node_id: str, fields: dict[str, Any], *,
-                       by: object = OPERATOR) -> Node:
-        """Change fields of a node (operator only), e.g. ``{"dangerous": True}``."""
-        self._tick()
-        subject = {"node": node_id, "fields": fields}
-        principal = self._require_operator(by, "node.set", subject)
-        try:
-            updated = self.state.canvas.updated_node(node_id, fields)
-        except CanvasError as exc:
-            raise self._canvas_error(exc) from exc
-        with self._write():
-            self._save_node(updated)
-            self._history(principal, "node.set", subject)
-            self.state.canvas.replace_node(updated)
-            self._agents_changed(updated, "updated")
-            self._revalidate()
-            await self._pump_all()
-        return updated
-
-    @consistent
-    async def remove_node(self: Engine, node_id: str, *, by: object = OPERATOR) -> None:
-        """Remove a node and its arrows; prompts queued or held on them are cancelled."""
-        self._tick()
-        node = self._node(node_id)
-        subject = {"node": node_id}
-        principal = self._require_narrowing_principal(by, "node.remove", subject, node.workspace)
-        with self._write():
-            owner = rate_owner(self.state.canvas, node_id)
-            copies = [n for n in self.state.canvas.nodes(node.workspace, type="card")
-                      if n.data.get("spawned_by") == node_id]
-            self._canvas_store.delete_node(node_id)
-            self._history(principal, "node.remove", subject)
-            self.state.canvas.remove_node(node_id)
-            for copy in copies:
-                # Its copies now lead straight to the root of the spawn tree,
-                # whose windows they go on sharing (SPEC §6).
-                moved = Node(copy.id, copy.type, copy.workspace,
-                             {**copy.data, "spawned_by": owner})
-                self._save_node(moved)
-                self.state.canvas.replace_node(moved)
-            if not copies and owner == node_id:
-                # In the store too: a reload (restart, another process) must not
-                # hand a removed card's windows to a new node with its id. A
-                # root whose copies live on keeps them: they are theirs too.
-                self.db.execute("delete from rate_events where card = ?", [node_id])
-                self.state.counters.forget(node_id)
-            self._agents_changed(node, "removed")
-            self._revalidate()
-            await self._pump_all()
-
-    @consistent
-    async def add_arrow(self: Engine, arrow: dict[str, Any], *, by: object = OPERATOR) -> Arrow:
-        """Draw an arrow (operator only). Invalid arrows raise INVALID_ARROW and change nothing."""
-        self._tick()
-        subject = {"arrow": arrow.get("id"), "from": arrow.get("from"), "to": arrow.get("to")}
-        principal = self._require_operator(by, "arrow.add", subject)
-        try:
-            checked = self.state.canvas.check_arrow(arrow)
-        except CanvasError as exc:
-            raise self._refuse(principal, "arrow.add", subject, self._canvas_error(exc)) from exc
-        with self._write():
-            self._canvas_store.save_arrow(checked)
-            self._history(principal, "arrow.add", subject)
-            self.state.canvas.add_arrow(checked)
-        return checked
-
-    @consistent
-    async def remove_arrow(self: Engine, arrow_id: str, *, by: object = OPERATOR) -> None:
-        """Remove an arrow; prompts queued or held on it are cancelled (not-connected)."""
-        self._tick()
-        arrow = self.state.canvas.arrow(arrow_id)
-        if arrow is None:
-            raise InvalidRequest(f"INVALID_ARROW: no arrow {arrow_id!r}", code="INVALID_ARROW",
-                                 reason="missing-arrow")
-        subject = {"arrow": arrow_id}
-        principal = self._require_narrowing_principal(by, "arrow.remove", subject,
-                                                      arrow.workspace)
-        with self._write():
-            self._canvas_store.delete_arrow(arrow_id)
-            self._history(principal, "arrow.remove", subject)
-            self.state.canvas.remove_arrow(arrow_id)
-            self._revalidate()
-
-    @consistent
-    async def offer(self: Engine, name: str, manifest: dict[str, Any], digests: dict[str, str]) -> None:
+    async def offer(self, name: str, manifest: dict[str, Any], digests: dict[str, str]) -> None:
         """Make a package available to install (its manifest is validated at install).
 
         Raises:
             ManifestInvalid: the manifest is not plain JSON of bounded depth.
         """
-        self._tick()
+        self.ctx.tick()
         require_json(manifest, package=name)
-        existing = self.state.packages.get(name)
+        existing = self.ctx.state.packages.get(name)
         if existing is not None and existing.installed:
             raise InvalidRequest(f"INVALID_ARGUMENT: {name} is installed; send an update",
                                  code="INVALID_ARGUMENT", reason="installed", package=name)
         pkg = PackageState(name, False, manifest, dict(digests), content_hash(digests))
-        with self._write():
+        with self.ctx.write():
             self._save_package(pkg)
-            self.state.packages[name] = pkg
+            self.ctx.state.packages[name] = pkg
 
-    def _parse_for(self: Engine, pkg_name: str, raw: dict[str, Any]) -> Manifest:
+    def _parse_for(self, pkg_name: str, raw: dict[str, Any]) -> Manifest:
         manifest = parse_manifest(raw)
         if manifest.name != pkg_name:
             raise ManifestInvalid(
@@ -396,9 +135,9 @@ class ConsentMixin:
         return manifest
 
     @consistent
-    async def review(self: Engine, name: str) -> Review:
+    async def review(self, name: str) -> Review:
         """The install review of an offered package; installs nothing."""
-        self._tick()
+        self.ctx.tick()
         pkg = self._package(name)
         raw, digests = (pkg.pending_raw, pkg.pending_digests) if pkg.is_pending else \
             (pkg.raw, pkg.digests)
@@ -406,7 +145,7 @@ class ConsentMixin:
         return install_review(self._parse_for(name, raw), content_hash(digests))
 
     @consistent
-    async def install(self: Engine, name: str, *, grant: str | list[str] = "required",
+    async def install(self, name: str, *, grant: str | list[str] = "required",
                       accept: bool = True, by: object = OPERATOR) -> Review:
         """Show the review and take the person's answer: all required permissions, or nothing.
 
@@ -419,9 +158,9 @@ class ConsentMixin:
             ApprovalRefused: not from an operator, or a grant the manifest lacks.
             ManifestInvalid: the manifest fails validation.
         """
-        self._tick()
+        self.ctx.tick()
         subject = {"package": name}
-        principal = self._require_operator(by, "install", subject)
+        principal = self.guard.require_operator(by, "install", subject)
         pkg = self._package(name)
         if pkg.installed:
             raise InvalidRequest(f"INVALID_ARGUMENT: {name} is installed already",
@@ -429,11 +168,11 @@ class ConsentMixin:
         try:
             manifest = self._parse_for(name, pkg.raw)
         except ManifestInvalid as exc:
-            raise self._refuse(principal, "install", subject, exc) from exc
+            raise self.guard.refuse(principal, "install", subject, exc) from exc
         review = install_review(manifest, pkg.hash)
         if not accept:
-            with self._write():
-                self._history(principal, "install", subject, accepted=True, detail="declined")
+            with self.ctx.write():
+                self.guard.history(principal, "install", subject, accepted=True, detail="declined")
             return review
         if grant == "required":
             chosen = set(manifest.required)
@@ -443,7 +182,7 @@ class ConsentMixin:
             chosen = set(grant)
             undeclared = sorted(chosen - set(manifest.permissions))
             if undeclared:
-                raise self._refuse(principal, "install", subject, ApprovalRefused(
+                raise self.guard.refuse(principal, "install", subject, ApprovalRefused(
                     f"APPROVAL_REFUSED: {name} does not declare {undeclared[0]}: undeclared",
                     reason="undeclared", permission=undeclared[0], package=name))
             missing = sorted(manifest.required - chosen)
@@ -455,32 +194,32 @@ class ConsentMixin:
         else:
             raise InvalidRequest("INVALID_ARGUMENT: grant must be 'required', 'all' or a list "
                                  "of permission names", code="INVALID_ARGUMENT", reason="grant")
-        with self._write():
+        with self.ctx.write():
             pkg.installed, pkg.manifest = True, manifest
             self._save_package(pkg)
             self._set_grants(name, chosen, principal)
-            self._history(principal, "install", {**subject, "hash": pkg.hash,
+            self.guard.history(principal, "install", {**subject, "hash": pkg.hash,
                                                   "granted": sorted(chosen)})
         return review
 
     @consistent
-    async def grant(self: Engine, package: str, permission: str, *, by: object = OPERATOR) -> None:
+    async def grant(self, package: str, permission: str, *, by: object = OPERATOR) -> None:
         """Grant one declared permission (e.g. an optional one, from settings)."""
-        self._tick()
+        self.ctx.tick()
         subject = {"package": package, "permission": permission}
-        principal = self._require_operator(by, "grant", subject)
+        principal = self.guard.require_operator(by, "grant", subject)
         pkg = self._installed(package)
         assert pkg.manifest is not None
         if permission not in pkg.manifest.permissions:
-            raise self._refuse(principal, "grant", subject, ApprovalRefused(
+            raise self.guard.refuse(principal, "grant", subject, ApprovalRefused(
                 f"APPROVAL_REFUSED: {package} does not declare {permission}: undeclared",
                 reason="undeclared", permission=permission, package=package))
-        with self._write():
-            self._set_grants(package, self.state.grants.get(package, set()) | {permission},
+        with self.ctx.write():
+            self._set_grants(package, self.ctx.state.grants.get(package, set()) | {permission},
                              principal)
-            self._history(principal, "grant", subject)
+            self.guard.history(principal, "grant", subject)
 
-    def _installed(self: Engine, package: str) -> PackageState:
+    def _installed(self, package: str) -> PackageState:
         pkg = self._package(package)
         if not pkg.installed:
             raise InvalidRequest(f"PACKAGE_NOT_INSTALLED: {package} is not installed",
@@ -491,24 +230,24 @@ class ConsentMixin:
         return pkg
 
     @consistent
-    async def revoke(self: Engine, package: str, permission: str, *, by: object = OPERATOR) -> None:
+    async def revoke(self, package: str, permission: str, *, by: object = OPERATOR) -> None:
         """Revoke a permission: calls fail from now, queued and held prompts are cancelled."""
-        self._tick()
+        self.ctx.tick()
         subject = {"package": package, "permission": permission}
-        principal = self._require_narrowing_principal(by, "revoke", subject,
+        principal = self.guard.require_narrowing(by, "revoke", subject,
                                                       self._package_canvases(package))
         self._package(package)
         if permission not in PERMISSIONS:
             raise InvalidRequest(f"INVALID_ARGUMENT: no permission {permission!r}",
                                  code="INVALID_ARGUMENT", reason="permission")
-        with self._write():
-            self._set_grants(package, self.state.grants.get(package, set()) - {permission},
+        with self.ctx.write():
+            self._set_grants(package, self.ctx.state.grants.get(package, set()) - {permission},
                              principal)
-            self._history(principal, "revoke", subject)
+            self.guard.history(principal, "revoke", subject)
             self._revalidate()
 
     @consistent
-    async def request(self: Engine, card: str, permission: str, *, answer: bool,
+    async def request(self, card: str, permission: str, *, answer: bool,
                       by: object = OPERATOR) -> bool:
         """A card asks for an optional permission; ``by`` answers. Returns whether granted.
 
@@ -517,8 +256,8 @@ class ConsentMixin:
                 permission is not declared optional (``not-optional``).
             ApprovalRefused: the answer does not come from an operator.
         """
-        self._tick()
-        node = self.state.canvas.node(card)
+        self.ctx.tick()
+        node = self.ctx.state.canvas.node(card)
         if node is None or node.type != "card":
             raise InvalidRequest(f"CARD_UNKNOWN: no custom card {card!r}", code="CARD_UNKNOWN",
                                  card=card)
@@ -527,36 +266,36 @@ class ConsentMixin:
         subject = {"package": pkg.name, "card": card, "permission": permission}
         asker = Principal("card", card, f"card:{card}")
         if not node.data.get("visible"):
-            raise self._refuse(asker, "request", subject, RequestRefused(
+            raise self.guard.refuse(asker, "request", subject, RequestRefused(
                 f"REQUEST_REFUSED: card {card} may ask for {permission} only while it is on "
                 "screen: not-visible", reason="not-visible", permission=permission, card=card,
                 package=pkg.name))
         decl = pkg.manifest.permissions.get(permission)
         if decl is None or not decl.optional:
-            raise self._refuse(asker, "request", subject, RequestRefused(
+            raise self.guard.refuse(asker, "request", subject, RequestRefused(
                 f"REQUEST_REFUSED: {pkg.name} does not declare {permission} as optional: "
                 "not-optional", reason="not-optional", permission=permission, card=card,
                 package=pkg.name))
-        principal = self._require_operator(by, "request", subject)
-        with self._write():
+        principal = self.guard.require_operator(by, "request", subject)
+        with self.ctx.write():
             if answer:
-                self._set_grants(pkg.name, self.state.grants.get(pkg.name, set()) | {permission},
+                self._set_grants(pkg.name, self.ctx.state.grants.get(pkg.name, set()) | {permission},
                                  principal)
-            self._history(principal, "request", subject, detail="allow" if answer else "deny")
-            self._emit("permissions.request", card, permission=permission, granted=answer)
+            self.guard.history(principal, "request", subject, detail="allow" if answer else "deny")
+            self.ctx.emit("permissions.request", card, permission=permission, granted=answer)
         return answer
 
-    def pending_update(self: Engine, package: str) -> Update | None:
+    def pending_update(self, package: str) -> Update | None:
         """A package's version waiting for approval, with its diff; None when there is none."""
-        self._sync()
-        pkg = self.state.packages.get(package)
+        self.ctx.sync()
+        pkg = self.ctx.state.packages.get(package)
         if pkg is None or not pkg.is_pending or pkg.manifest is None or pkg.pending is None:
             return None
         assert pkg.pending_hash is not None
         return Update(package, pkg.pending_hash, diff_manifests(pkg.manifest, pkg.pending))
 
     @consistent
-    async def update(self: Engine, package: str, *, manifest: dict[str, Any] | None = None,
+    async def update(self, package: str, *, manifest: dict[str, Any] | None = None,
                      digests: dict[str, str] | None = None) -> Update:
         """New files and/or a new manifest arrived: the package is pending until approved.
 
@@ -566,7 +305,7 @@ class ConsentMixin:
         Raises:
             ManifestInvalid: the new manifest fails validation; nothing changes.
         """
-        self._tick()
+        self.ctx.tick()
         pkg = self._package(package)
         if not pkg.installed:
             raise InvalidRequest(f"PACKAGE_NOT_INSTALLED: {package} is not installed; offer it",
@@ -582,7 +321,7 @@ class ConsentMixin:
             new_digests["manifest.json"] = _digest_json(manifest)
         new_hash = content_hash(new_digests)
         diff = diff_manifests(pkg.manifest, new_manifest)
-        with self._write():
+        with self.ctx.write():
             if new_hash == pkg.hash:
                 pkg.pending_raw = pkg.pending_digests = pkg.pending_hash = None
                 pkg.pending = None
@@ -590,18 +329,18 @@ class ConsentMixin:
                 pkg.pending_raw, pkg.pending_digests = new_raw, new_digests
                 pkg.pending_hash, pkg.pending = new_hash, new_manifest
             self._save_package(pkg)
-            dropped = self.state.grants.get(package, set()) - set(new_manifest.permissions)
+            dropped = self.ctx.state.grants.get(package, set()) - set(new_manifest.permissions)
             if dropped:
-                self._set_grants(package, self.state.grants.get(package, set()) - dropped,
+                self._set_grants(package, self.ctx.state.grants.get(package, set()) - dropped,
                                  Principal("unknown", None, "update"))
-            self._history(Principal("unknown", None, "update"), "update",
+            self.guard.history(Principal("unknown", None, "update"), "update",
                           {"package": package, "hash": new_hash},
                           detail="; ".join(diff.lines))
             self._revalidate()
         return Update(package, new_hash, diff)
 
     @consistent
-    async def approve(self: Engine, package: str, *, review_hash: str,
+    async def approve(self, package: str, *, review_hash: str,
                       by: object = OPERATOR) -> Diff:
         """Approve the pending version whose review (``review_hash``) the person saw.
 
@@ -611,24 +350,24 @@ class ConsentMixin:
             ApprovalRefused: not an operator, or ``stale`` when the pending
                 version is no longer the one reviewed.
         """
-        self._tick()
+        self.ctx.tick()
         subject = {"package": package, "hash": review_hash}
-        principal = self._require_operator(by, "approve", subject)
+        principal = self.guard.require_operator(by, "approve", subject)
         pkg = self._package(package)
         if not pkg.is_pending:
             raise InvalidRequest(f"NOT_FOUND: {package} has no version waiting for approval",
                                  code="NOT_FOUND", reason="nothing-pending", package=package)
         if review_hash != pkg.pending_hash:
-            raise self._refuse(principal, "approve", subject, ApprovalRefused(
+            raise self.guard.refuse(principal, "approve", subject, ApprovalRefused(
                 f"APPROVAL_REFUSED: the review you approved ({review_hash[:19]}…) is not the "
                 f"pending version of {package}: stale — review it again",
                 reason="stale", package=package))
         assert pkg.manifest is not None and pkg.pending is not None
         diff = diff_manifests(pkg.manifest, pkg.pending)
         new = pkg.pending
-        kept = self.state.grants.get(package, set()) & set(new.permissions)
+        kept = self.ctx.state.grants.get(package, set()) & set(new.permissions)
         granted = kept | set(new.required)
-        with self._write():
+        with self.ctx.write():
             assert pkg.pending_raw is not None and pkg.pending_digests is not None
             pkg.raw, pkg.digests, pkg.hash, pkg.manifest = (
                 pkg.pending_raw, pkg.pending_digests, review_hash, new)
@@ -636,43 +375,41 @@ class ConsentMixin:
             pkg.pending = None
             self._save_package(pkg)
             self._set_grants(package, granted, principal)
-            self._history(principal, "approve", subject, detail="; ".join(diff.lines))
+            self.guard.history(principal, "approve", subject, detail="; ".join(diff.lines))
             self._revalidate()
-            await self._pump_all()
+            await self.prompts.pump_all()
         return diff
 
     @consistent
-    async def set_secret(self: Engine, name: str, host: str, value: str, *,
+    async def set_secret(self, name: str, host: str, value: str, *,
                          by: object = OPERATOR) -> None:
         """Store a secret for exactly one host (operator only); cards fill it by placeholder."""
-        self._tick()
+        self.ctx.tick()
         subject = {"secret": name, "host": host}
-        principal = self._require_operator(by, "secret.set", subject)
+        principal = self.guard.require_operator(by, "secret.set", subject)
         problem = SecretVault.problem(name, host)
         if problem:
             raise InvalidRequest(f"INVALID_ARGUMENT: {problem}", code="INVALID_ARGUMENT",
                                  reason="secret")
-        with self._write():
-            self.secrets.put(name, host, value, self.now())
-            self._history(principal, "secret.set", subject)
+        with self.ctx.write():
+            self.ctx.secrets.put(name, host, value, self.ctx.now())
+            self.guard.history(principal, "secret.set", subject)
 
     @consistent
-    async def delete_secret(self: Engine, name: str, *, by: object = OPERATOR) -> None:
+    async def delete_secret(self, name: str, *, by: object = OPERATOR) -> None:
         """Remove a secret (narrowing: operators, or agents and cards on a canvas)."""
-        self._tick()
+        self.ctx.tick()
         subject = {"secret": name}
-        principal = self._require_narrowing_principal(by, "secret.delete", subject,
+        principal = self.guard.require_narrowing(by, "secret.delete", subject,
                                                       self._secret_canvases(name))
-        with self._write():
-            self.secrets.delete(name)
-            self._history(principal, "secret.delete", subject)
+        with self.ctx.write():
+            self.ctx.secrets.delete(name)
+            self.guard.history(principal, "secret.delete", subject)
 
-    def secret_is_set(self: Engine, name: str) -> bool:
+    def secret_is_set(self, name: str) -> bool:
         """Whether a secret is set: all a card may learn about it."""
-        return self.secrets.is_set(name)
+        return self.ctx.secrets.is_set(name)
 
 
 def _digest_json(manifest: dict[str, Any]) -> str:
-    import hashlib
-
     return hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()

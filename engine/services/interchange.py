@@ -6,20 +6,20 @@ import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from canvas import Canvas, CanvasError, Node, Workspace, WorkspaceSettings
 from canvas.jsoncanvas import from_json_canvas, to_json_canvas
 from engine.core.errors import InvalidRequest
 from engine.core.principal import OPERATOR
 from engine.core.text import visible
+from engine.services.canvas import CanvasOps
+from engine.services.context import Context
+from engine.services.guard import Guard
+from engine.services.nodes import Nodes
+from engine.store.transactions import Transactions, consistent
 
-if TYPE_CHECKING:
-    from engine.engine import Engine
-
-from engine.store.transactions import consistent
-
-__all__ = ["NOT_IMPORTED", "ImportReview", "InterchangeMixin"]
+__all__ = ["NOT_IMPORTED", "ImportReview", "Interchange"]
 
 #: Node fields an import never carries, with why. A driver's settings are
 #: set by an operator on the node: a ``command`` in a file is a program that
@@ -88,11 +88,22 @@ def _strip(nodes: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     return dropped
 
 
-class InterchangeMixin:
+class Interchange:
     """`import_canvas` and `export_canvas`."""
 
+    def __init__(self, ctx: Context, guard: Guard, nodes: Nodes, canvas: CanvasOps) -> None:
+        self.ctx = ctx
+        self.guard = guard
+        self.nodes = nodes
+        self.canvas = canvas
+
+    @property
+    def tx(self) -> Transactions:
+        """The transactions this service's operations run in."""
+        return self.ctx.tx
+
     @consistent
-    async def import_canvas(self: Engine, workspace_id: str, folder: str | Path,
+    async def import_canvas(self, workspace_id: str, folder: str | Path,
                             doc: Any, *, settings: dict[str, Any] | None = None,
                             by: object = OPERATOR) -> ImportReview:
         """Create a workspace from a JSON Canvas document, all at once or not at all.
@@ -106,68 +117,68 @@ class InterchangeMixin:
         Raises:
             InvalidRequest: naming the first problem; nothing is created.
         """
-        self._tick()
+        self.ctx.tick()
         subject = {"workspace": workspace_id, "format": "json-canvas"}
-        principal = self._require_operator(by, "canvas.import", subject)
-        self._check_new_workspace(workspace_id, folder)
+        principal = self.guard.require_operator(by, "canvas.import", subject)
+        self.canvas.check_new_workspace(workspace_id, folder)
         try:
             ws = Workspace(workspace_id, str(folder), WorkspaceSettings.from_dict(settings or {}))
             parsed = from_json_canvas(doc)
             dropped = _strip(parsed.nodes)
-            scratch = Canvas(self.state.card_ports)
+            scratch = Canvas(self.ctx.state.card_ports)
             nodes = [Node.build(raw, workspace_id) for raw in parsed.nodes]
             for node in nodes:
-                if self.state.canvas.has_node(node.id):
+                if self.ctx.state.canvas.has_node(node.id):
                     raise InvalidRequest(f"INVALID_ARGUMENT: node id {node.id!r} is taken on "
                                          "another canvas", code="INVALID_ARGUMENT",
                                          reason="duplicate-id")
                 scratch.add_node(node)
             arrows = []
             for raw in parsed.arrows:
-                if self.state.canvas.arrow(raw["id"]) is not None:
+                if self.ctx.state.canvas.arrow(raw["id"]) is not None:
                     raise InvalidRequest(f"INVALID_ARROW: arrow id {raw['id']!r} is taken",
                                          code="INVALID_ARROW", reason="duplicate-id")
                 arrows.append(scratch.add_arrow(raw))
         except CanvasError as exc:
-            raise self._refuse(principal, "canvas.import", subject,
-                               self._canvas_error(exc)) from exc
+            raise self.guard.refuse(principal, "canvas.import", subject,
+                               self.nodes.canvas_error(exc)) from exc
         except InvalidRequest as exc:
-            raise self._refuse(principal, "canvas.import", subject, exc) from exc
+            raise self.guard.refuse(principal, "canvas.import", subject, exc) from exc
         if len(nodes) > ws.settings.card_cap:
-            raise self._refuse(principal, "canvas.import", subject, InvalidRequest(
+            raise self.guard.refuse(principal, "canvas.import", subject, InvalidRequest(
                 f"CARD_LIMIT: the canvas has {len(nodes)} nodes; the card cap is "
                 f"{ws.settings.card_cap}", code="CARD_LIMIT", reason="card-cap"))
         review = ImportReview(ws, dict(Counter(n.type for n in nodes)), len(arrows),
                               sum(1 for a in arrows if a.is_port), tuple(dropped),
                               len(parsed.foreign.get("nodes", [])))
-        with self._write():
-            self._put_workspace(ws, principal, "canvas.import",
+        with self.ctx.write():
+            self.canvas.put_workspace(ws, principal, "canvas.import",
                                 {**subject, "nodes": len(nodes), "arrows": len(arrows),
                                  "dropped": [f"{n}.{f}" for n, f, _ in dropped]})
             for node in nodes:
-                self._save_node(node)
-                self.state.canvas.add_node(node)
-                self._agents_changed(node, "added")
+                self.nodes.persist(node)
+                self.ctx.state.canvas.add_node(node)
+                self.nodes.agents_changed(node, "added")
             for arrow in arrows:
-                self._canvas_store.save_arrow(arrow)
-                self.state.canvas.add_arrow(arrow)
-            self.db.execute("insert or replace into meta (key, value) values (?, ?)",
+                self.ctx.canvas_store.save_arrow(arrow)
+                self.ctx.state.canvas.add_arrow(arrow)
+            self.ctx.db.execute("insert or replace into meta (key, value) values (?, ?)",
                             [_extras_key(workspace_id),
                              json.dumps({"foreign": parsed.foreign, "styles": parsed.styles})])
         return review
 
-    def export_canvas(self: Engine, workspace_id: str) -> dict[str, Any]:
+    def export_canvas(self, workspace_id: str) -> dict[str, Any]:
         """The workspace's canvas as a JSON Canvas 1.0 document.
 
         Raises:
             InvalidRequest: ``NOT_FOUND`` for no such workspace.
         """
-        self._sync()
-        self._workspace(workspace_id)
-        row = self.db.execute("select value from meta where key = ?",
+        self.ctx.sync()
+        self.nodes.workspace(workspace_id)
+        row = self.ctx.db.execute("select value from meta where key = ?",
                               [_extras_key(workspace_id)]).fetchone()
         extras = json.loads(row[0]) if row else {}
-        canvas = self.state.canvas
+        canvas = self.ctx.state.canvas
         live = {a.id for a in canvas.arrows(workspace_id)}
         styles = {k: v for k, v in extras.get("styles", {}).items() if k in live}
         return to_json_canvas(canvas.nodes(workspace_id), canvas.arrows(workspace_id),

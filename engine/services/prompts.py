@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-from contextvars import Context
-from typing import TYPE_CHECKING
+from contextvars import Context as _TaskContext
 
 from aiolimiter import AsyncLimiter
 
@@ -13,92 +12,138 @@ from canvas import Node
 from engine.core.checks import Passed, decide, denial
 from engine.core.decision import Decision
 from engine.core.errors import ApprovalRefused, InvalidRequest, StoreFailed
+from engine.core.events import Event
 from engine.core.principal import OPERATOR
 from engine.core.prompts import QUEUE_LIMIT, Prompt
+from engine.effects.world import World
+from engine.services.context import Context
+from engine.services.guard import Guard
+from engine.services.nodes import Nodes
+from engine.services.record import Recorder
+from engine.store.transactions import Transactions, consistent
 
-if TYPE_CHECKING:
-    from engine.engine import Engine
-
-from engine.store.transactions import consistent
-
-__all__ = ["PromptsMixin"]
+__all__ = ["Prompts"]
 
 
-class PromptsMixin:
-    """The prompt queue, dangerous-mode holds and agents' turns."""
+class Prompts:
+    """The prompt queue, dangerous-mode holds and agents' turns.
 
-    def _save_prompt(self: Engine, prompt: Prompt) -> None:
-        self.state.open_prompts.update(prompt)
+    Args:
+        ctx: the shared store, state and time.
+        record: writes the prompts' log rows and rate events.
+        guard: principal checks and history for answering holds.
+        nodes: agents and terminals as they change.
+        world: hands prompts to agents and takes their turns' ends.
+    """
+
+    def __init__(self, ctx: Context, record: Recorder, guard: Guard, nodes: Nodes,
+                 world: World) -> None:
+        self.ctx = ctx
+        self.record = record
+        self.guard = guard
+        self.nodes = nodes
+        self.world = world
+        self._limiters: dict[str, AsyncLimiter] = {}
+        self._waiting_budget: set[str] = set()
+        self._prepaid: dict[str, int] = {}
+        self._budget_tasks: set[asyncio.Task[None]] = set()
+        self._waiters: dict[str, list[asyncio.Future[None]]] = {}
+        ctx.on_tick(self.expire_due)
+
+    @property
+    def tx(self) -> Transactions:
+        """The transactions this service's operations run in."""
+        return self.ctx.tx
+
+    def expire_due(self) -> None:
+        """Expire every hold whose deadline has passed (part of each operation's prologue)."""
+        due = self.ctx.state.open_prompts.due(self.ctx.now())
+        if not due:
+            return
+        with self.ctx.write():
+            for prompt in due:
+                assert prompt.deadline is not None
+                self.resolve(prompt, "expired", "HOLD_EXPIRED", None,
+                             f"HOLD_EXPIRED: nobody answered the held prompt {prompt.id} "
+                             f"to {prompt.agent} in time", t=prompt.deadline)
+
+    def forget_budget(self, workspace: str) -> None:
+        """The workspace's budget setting changed: its pacing starts afresh."""
+        self._limiters.pop(workspace, None)
+
+    def save(self, prompt: Prompt) -> None:
+        """Write a prompt as it now stands (inside a write)."""
+        self.ctx.state.open_prompts.update(prompt)
         row = prompt.to_row()
         cols = list(row)
-        self.db.execute(
+        self.ctx.db.execute(
             f"insert or replace into prompts ({', '.join(cols)}) values"
             f" ({', '.join('?' for _ in cols)})", [row[c] for c in cols])
 
-    def _new_prompt(self: Engine, passed: Passed, text: str, now: float, *,
+    def new(self, passed: Passed, text: str, now: float, *,
                     call: str = "agents.prompt") -> Prompt:
         assert passed.target is not None
         # From the store, inside the write transaction: unique across processes.
-        position = int(self.db.execute(
+        position = int(self.ctx.db.execute(
             "select coalesce(max(position), 0) + 1 from prompts").fetchone()[0])
         return Prompt(f"p{position}", position, passed.card.workspace, passed.card.id,
                       passed.package.name, passed.target.id,
                       passed.arrow.id if passed.arrow else None, call, text,
                       list(passed.chain or ()), "queued", now)
 
-    async def _accept_prompt(self: Engine, prompt: Prompt, decision: Decision, passed: Passed,
+    async def accept(self, prompt: Prompt, decision: Decision, passed: Passed,
                              now: float) -> Decision:
         """Count, queue or hold, log: inside the caller's transaction."""
         assert passed.rate_key is not None and passed.target is not None
-        self._count(prompt.card, passed.rate_key, now)
+        self.record.count(prompt.card, passed.rate_key, now)
         agent = passed.target
         decision = decision.with_(prompt=prompt.id)
-        self.state.prompts[prompt.id] = prompt
+        self.ctx.state.prompts[prompt.id] = prompt
         if agent.data.get("dangerous"):
             self._hold(prompt, now)
-            self._save_prompt(prompt)
-            self._log_row(decision.with_(outcome="held"), outcome="held", payload=prompt.text,
+            self.save(prompt)
+            self.record.log_row(decision.with_(outcome="held"), outcome="held", payload=prompt.text,
                           chain=prompt.chain)
             return decision.with_(outcome="held", value={"prompt": prompt.id, "state": "held"},
                                   message=f"held: prompt {prompt.id} to {agent.id} waits for a "
                                           "person's OK (dangerous mode)")
-        self._save_prompt(prompt)
-        self._log_row(decision.with_(outcome="queued"), outcome="queued", payload=prompt.text,
+        self.save(prompt)
+        self.record.log_row(decision.with_(outcome="queued"), outcome="queued", payload=prompt.text,
                       chain=prompt.chain)
-        await self._pump(agent.id)
+        await self.pump(agent.id)
         return decision.with_(outcome="queued", value={"prompt": prompt.id, "state": prompt.state})
 
-    def _hold(self: Engine, prompt: Prompt, now: float) -> None:
-        settings = self.state.workspaces[prompt.workspace].settings
+    def _hold(self, prompt: Prompt, now: float) -> None:
+        settings = self.ctx.state.workspaces[prompt.workspace].settings
         prompt.state, prompt.deadline = "held", now + settings.hold_timeout
-        self._emit("prompt.held", prompt.card, prompt=prompt.id, agent=prompt.agent,
+        self.ctx.emit("prompt.held", prompt.card, prompt=prompt.id, agent=prompt.agent,
                    arrow=prompt.arrow, text=prompt.text, deadline=prompt.deadline)
 
-    def _limiter(self: Engine, workspace: str) -> AsyncLimiter:
+    def _limiter(self, workspace: str) -> AsyncLimiter:
         # Created inside the running loop, per engine (aiolimiter binds to
         # the first loop it sees).
         limiter = self._limiters.get(workspace)
         if limiter is None:
-            rate, period = self.state.workspaces[workspace].settings.budget
+            rate, period = self.ctx.state.workspaces[workspace].settings.budget
             limiter = self._limiters[workspace] = AsyncLimiter(rate, period)
         return limiter
 
-    async def _pump(self: Engine, agent_id: str) -> None:
+    async def pump(self, agent_id: str) -> None:
         """Deliver queued prompts to a waiting agent, in order, as the budget allows."""
-        agent = self.state.canvas.node(agent_id)
+        agent = self.ctx.state.canvas.node(agent_id)
         if agent is None or agent.type != "agent":
             return
         while agent.data.get("status") == "waiting":
-            queued = self.state.open_prompts.of_agent(agent_id, "queued")
+            queued = self.ctx.state.open_prompts.of_agent(agent_id, "queued")
             if not queued:
                 return
             prompt = queued[0]
             if agent.data.get("dangerous") and prompt.approver is None:
                 # The agent went into dangerous mode after the prompt was
                 # queued: it still waits for a person.
-                self._hold(prompt, self.now())
-                self._save_prompt(prompt)
-                self._log_row(self._prompt_decision(prompt), outcome="held", payload=prompt.text,
+                self._hold(prompt, self.ctx.now())
+                self.save(prompt)
+                self.record.log_row(self._prompt_decision(prompt), outcome="held", payload=prompt.text,
                               chain=prompt.chain)
                 continue
             if self._prepaid.get(agent.workspace):
@@ -110,12 +155,16 @@ class PromptsMixin:
                     self._wait_for_budget(agent.workspace)
                     return
                 await limiter.acquire()  # has capacity: returns without suspending
-            agent = self.world.deliver(self, prompt, agent)
+            performed = self.world.deliver(prompt, agent)
+            for event in performed.events:
+                self.ctx.tx.emit(event)
+            agent = performed.saved[0]
+            self.nodes.save(agent)
             prompt.state = "delivered"
-            self._save_prompt(prompt)
-            self._emit("agents.turn", None, agent=agent_id, prompt=prompt.id, state="delivered")
+            self.save(prompt)
+            self.ctx.emit("agents.turn", None, agent=agent_id, prompt=prompt.id, state="delivered")
 
-    def _wait_for_budget(self: Engine, workspace: str) -> None:
+    def _wait_for_budget(self, workspace: str) -> None:
         if workspace in self._waiting_budget:
             return
         self._waiting_budget.add(workspace)
@@ -128,31 +177,31 @@ class PromptsMixin:
             finally:
                 self._waiting_budget.discard(workspace)
             try:
-                await self._deliver_queued()
+                await self.deliver_queued()
             except StoreFailed:
                 pass  # the prompts stay queued; the next operation pumps again
 
         # A fresh context: this task outlives the operation that started it.
         self._budget_tasks.add(asyncio.get_running_loop().create_task(wait(),
-                                                                      context=Context()))
+                                                                      context=_TaskContext()))
         self._budget_tasks = {t for t in self._budget_tasks if not t.done()}
 
     @consistent
-    async def _deliver_queued(self: Engine) -> None:
+    async def deliver_queued(self) -> None:
         """Deliver what the budget now allows (a durable operation of its own)."""
-        self._tick()
-        with self._write():
-            await self._pump_all()
+        self.ctx.tick()
+        with self.ctx.write():
+            await self.pump_all()
 
-    async def _pump_all(self: Engine) -> None:
-        for agent in self.state.canvas.nodes(type="agent"):
-            await self._pump(agent.id)
+    async def pump_all(self) -> None:
+        for agent in self.ctx.state.canvas.nodes(type="agent"):
+            await self.pump(agent.id)
 
-    def _prompt_decision(self: Engine, prompt: Prompt) -> Decision:
+    def _prompt_decision(self, prompt: Prompt) -> Decision:
         return Decision("queued", "agents.prompt", prompt.card, prompt.package, prompt.agent,
                         "agents.prompt", arrow=prompt.arrow, prompt=prompt.id)
 
-    def _resolve(self: Engine, prompt: Prompt, state: str, code: str | None, reason: str | None,
+    def resolve(self, prompt: Prompt, state: str, code: str | None, reason: str | None,
                  message: str, *, t: float | None = None, approver: str | None = None) -> None:
         """End an open prompt: its state, its resolution row, its waiters."""
         outcome = {"expired": "expired", "rejected": "rejected", "cancelled": "cancelled",
@@ -161,13 +210,13 @@ class PromptsMixin:
         prompt.code, prompt.reason, prompt.message = code, reason, message
         if approver:
             prompt.approver = approver
-        self._save_prompt(prompt)
-        self._log_row(self._prompt_decision(prompt).with_(code=code, reason=reason),
+        self.save(prompt)
+        self.record.log_row(self._prompt_decision(prompt).with_(code=code, reason=reason),
                       outcome=outcome, payload=prompt.text, chain=prompt.chain, t=t,
                       approver=approver)
-        self._emit("prompt.resolved", prompt.card, prompt=prompt.id, state=state, code=code)
+        self.ctx.emit("prompt.resolved", prompt.card, prompt=prompt.id, state=state, code=code)
 
-    def _recheck(self: Engine, prompt: Prompt, *, count_limits: bool = False) -> Decision | Passed:
+    def recheck(self, prompt: Prompt, *, count_limits: bool = False) -> Decision | Passed:
         """Checks 1–9 again for an open prompt, with its real target and arrow.
 
         A prompt whose card or agent was removed, or whose port arrow was (the
@@ -177,7 +226,7 @@ class PromptsMixin:
         agent still connects them.
         """
         chain = tuple(prompt.chain[:-1]) if prompt.chain else None
-        canvas = self.state.canvas
+        canvas = self.ctx.state.canvas
         port = prompt.call == "port:prompt"
         arrow = canvas.arrow(prompt.arrow) if port and prompt.arrow is not None else None
         gone = next((f"{what} {ident} was removed" for what, ident, there in (
@@ -193,23 +242,22 @@ class PromptsMixin:
         if port:
             # Port data is checked on the arrow it travels, to the agent that
             # arrow leads to: the same target the emit was decided with.
-            return decide(self.state, prompt.card, "agents.prompt", prompt.agent,
-                          {"text": prompt.text}, now=self.now(), chain=chain, port_arrow=arrow,
+            return decide(self.ctx.state, prompt.card, "agents.prompt", prompt.agent,
+                          {"text": prompt.text}, now=self.ctx.now(), chain=chain, port_arrow=arrow,
                           count_limits=count_limits)
-        return decide(self.state, prompt.card, "agents.prompt", prompt.agent,
-                      {"text": prompt.text}, now=self.now(),
+        return decide(self.ctx.state, prompt.card, "agents.prompt", prompt.agent,
+                      {"text": prompt.text}, now=self.ctx.now(),
                       chain=chain if chain and len(chain) > 1 else None,
                       count_limits=count_limits)
 
-    def _revalidate(self: Engine) -> None:
+    def revalidate(self) -> None:
         """Cancel every open prompt a consent change has made impossible (SPEC §4.3)."""
-        for prompt in self.state.open_prompts.open():
-            result = self._recheck(prompt)
+        for prompt in self.ctx.state.open_prompts.open():
+            result = self.recheck(prompt)
             if isinstance(result, Decision):
-                self._resolve(prompt, "cancelled", result.code, result.reason, result.message)
-        self._revalidate_tool_calls()
+                self.resolve(prompt, "cancelled", result.code, result.reason, result.message)
 
-    async def approve_hold(self: Engine, prompt_id: str, *, text_sha256: str,
+    async def approve_hold(self, prompt_id: str, *, text_sha256: str,
                            by: object = OPERATOR) -> Decision:
         """A person approves a held prompt whose text they were shown (SPEC §7).
 
@@ -229,65 +277,65 @@ class PromptsMixin:
         """
         return await self._answer_hold(prompt_id, approve=True, by=by, text_sha256=text_sha256)
 
-    async def reject_hold(self: Engine, prompt_id: str, *, by: object = OPERATOR) -> Decision:
+    async def reject_hold(self, prompt_id: str, *, by: object = OPERATOR) -> Decision:
         """A person rejects a held prompt (PROMPT_REJECTED); no digest is needed to say no."""
         return await self._answer_hold(prompt_id, approve=False, by=by, text_sha256=None)
 
     @consistent
-    async def _answer_hold(self: Engine, prompt_id: str, *, approve: bool, by: object,
+    async def _answer_hold(self, prompt_id: str, *, approve: bool, by: object,
                            text_sha256: str | None) -> Decision:
-        self._tick()
+        self.ctx.tick()
         action = "hold.approve" if approve else "hold.reject"
-        prompt = self.state.prompts.get(prompt_id)
+        prompt = self.ctx.state.prompts.get(prompt_id)
         subject = {"prompt": prompt_id, "package": prompt.package if prompt else None}
-        principal = self._require_operator(by, action, subject)
+        principal = self.guard.require_operator(by, action, subject)
         if prompt is None or prompt.state != "held":
             state = prompt.state if prompt else "unknown"
             raise InvalidRequest(f"NOT_FOUND: prompt {prompt_id} is not held (it is {state})",
                                  code="NOT_FOUND", reason=state)
         if approve and not (isinstance(text_sha256, str)
                             and hmac.compare_digest(text_sha256.lower(), prompt.text_sha256)):
-            raise self._refuse(principal, action, subject, ApprovalRefused(
+            raise self.guard.refuse(principal, action, subject, ApprovalRefused(
                 f"APPROVAL_REFUSED: the text approved is not the text of held prompt "
                 f"{prompt.id}: stale — show the whole prompt again",
                 reason="stale", package=prompt.package))
-        with self._write():
-            self._history(principal, action, subject)
+        with self.ctx.write():
+            self.guard.history(principal, action, subject)
             if not approve:
-                self._resolve(prompt, "rejected", "PROMPT_REJECTED", None,
+                self.resolve(prompt, "rejected", "PROMPT_REJECTED", None,
                               f"PROMPT_REJECTED: a person rejected prompt {prompt.id}",
                               approver=str(principal))
                 return self.outcome(prompt_id)
-            result = self._recheck(prompt)
+            result = self.recheck(prompt)
             if isinstance(result, Decision):
-                self._resolve(prompt, "cancelled", result.code, result.reason, result.message,
+                self.resolve(prompt, "cancelled", result.code, result.reason, result.message,
                               approver=str(principal))
                 return self.outcome(prompt_id)
-            if self.state.undelivered(prompt.agent) >= QUEUE_LIMIT:
-                self._resolve(prompt, "cancelled", "QUEUE_FULL", None,
+            if self.ctx.state.undelivered(prompt.agent) >= QUEUE_LIMIT:
+                self.resolve(prompt, "cancelled", "QUEUE_FULL", None,
                               f"QUEUE_FULL: {prompt.agent} has {QUEUE_LIMIT} undelivered prompts",
                               approver=str(principal))
                 return self.outcome(prompt_id)
-            self._resolve(prompt, "approved", None, None, "", approver=str(principal))
+            self.resolve(prompt, "approved", None, None, "", approver=str(principal))
             prompt.state = "queued"
-            self._save_prompt(prompt)
-            await self._pump(prompt.agent)
+            self.save(prompt)
+            await self.pump(prompt.agent)
         return self.outcome(prompt_id)
 
-    def prompt(self: Engine, prompt_id: str) -> Prompt | None:
+    def prompt(self, prompt_id: str) -> Prompt | None:
         """A prompt and its state on the arrow, or None."""
-        return self.state.prompts.get(prompt_id)
+        return self.ctx.state.prompts.get(prompt_id)
 
-    def prompts(self: Engine, *, state: str | None = None, arrow: str | None = None) -> list[Prompt]:
+    def prompts(self, *, state: str | None = None, arrow: str | None = None) -> list[Prompt]:
         """Prompts in order of arrival, optionally by state or arrow."""
-        pool = self.state.open_prompts.held() if state == "held" else \
-            sorted(self.state.prompts.values(), key=lambda p: p.position)
+        pool = self.ctx.state.open_prompts.held() if state == "held" else \
+            sorted(self.ctx.state.prompts.values(), key=lambda p: p.position)
         return [p for p in pool if (state is None or p.state == state)
                 and (arrow is None or p.arrow == arrow)]
 
-    def outcome(self: Engine, prompt_id: str) -> Decision:
+    def outcome(self, prompt_id: str) -> Decision:
         """Where a prompt stands, as a decision: ``queued``, ``held`` or its error."""
-        prompt = self.state.prompts.get(prompt_id)
+        prompt = self.ctx.state.prompts.get(prompt_id)
         if prompt is None:
             raise InvalidRequest(f"NOT_FOUND: no prompt {prompt_id}", code="NOT_FOUND")
         base = self._prompt_decision(prompt).with_(value={"prompt": prompt.id,
@@ -299,7 +347,7 @@ class PromptsMixin:
         return base.with_(outcome="denied", code=prompt.code, reason=prompt.reason,
                           message=prompt.message or f"{prompt.code}: prompt {prompt.id}")
 
-    async def wait(self: Engine, prompt_id: str) -> Decision:
+    async def wait(self, prompt_id: str) -> Decision:
         """Wait until a held prompt is answered, expires or is cancelled; return its outcome.
 
         The decision's ``value`` is ``{"prompt", "state", "resolution"}``:
@@ -308,79 +356,86 @@ class PromptsMixin:
         prompt that was never held.
         """
         while True:
-            self._tick()
+            self.ctx.tick()
             decision = self.outcome(prompt_id)
             if decision.outcome != "held":
                 return decision.with_(value={**decision.value,
                                              "resolution": self._resolution(prompt_id)})
             fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._waiters.setdefault(prompt_id, []).append(fut)
-            prompt = self.state.prompts[prompt_id]
+            prompt = self.ctx.state.prompts[prompt_id]
             # Wake at the deadline, and now and then to see answers given by
             # a person in another process (the TUI).
-            timeout = min(max(0.0, (prompt.deadline or self.now()) - self.now()) + 0.01, 0.2)
+            timeout = min(max(0.0, (prompt.deadline or self.ctx.now()) - self.ctx.now()) + 0.01, 0.2)
             try:
                 await asyncio.wait_for(fut, timeout=timeout)
             except TimeoutError:
                 pass
 
-    def _resolution(self: Engine, prompt_id: str) -> str | None:
+    def _resolution(self, prompt_id: str) -> str | None:
         """The outcome of a prompt's resolution row, read off its state (see `_resolve`)."""
-        prompt = self.state.prompts[prompt_id]
+        prompt = self.ctx.state.prompts[prompt_id]
         if prompt.state in ("rejected", "expired", "cancelled"):
             return prompt.state
         # Only an approval sets the approver, and it logs ``approved``.
         return "approved" if prompt.approver else None
 
-    def _wake_waiters(self: Engine) -> None:
+    def wake_waiters(self) -> None:
         for prompt_id in list(self._waiters):
-            prompt = self.state.prompts.get(prompt_id)
+            prompt = self.ctx.state.prompts.get(prompt_id)
             if prompt is None or prompt.state != "held":
                 for fut in self._waiters.pop(prompt_id):
                     if not fut.done():
                         fut.set_result(None)
 
     @consistent
-    async def agent_replied(self: Engine, agent: str, text: str) -> None:
+    async def agent_replied(self, agent: str, text: str) -> None:
         """The agent finished its turn with ``text``; it is waiting again."""
-        self._tick()
-        node = self._node(agent, "agent")
-        with self._write():
-            for prompt in self.state.open_prompts.of_agent(agent, "delivered"):
+        self.ctx.tick()
+        node = self.nodes.node(agent, "agent")
+        with self.ctx.write():
+            for prompt in self.ctx.state.open_prompts.of_agent(agent, "delivered"):
                 if prompt.state == "delivered":
                     prompt.state = "replied"
-                    self._save_prompt(prompt)
-            updated = self.world.turn_ended(self, node, text)
-            self._emit("agents.turn", None, agent=agent, state="replied")
-            self._node_output(updated, "reply", text)
-            await self._pump(updated.id)
+                    self.save(prompt)
+            updated = self.world.turn_ended(node, text)
+            self.nodes.save(updated)
+            self.ctx.emit("agents.turn", None, agent=agent, state="replied")
+            self.nodes.output(updated, "reply", text)
+            await self.pump(updated.id)
 
     @consistent
-    async def command_exited(self: Engine, terminal: str, code: int) -> None:
+    async def command_exited(self, terminal: str, code: int) -> None:
         """A command in a terminal ended with ``code``: it goes out on the ``exit`` port."""
-        self._tick()
-        node = self._node(terminal, "terminal")
-        with self._write():
+        self.ctx.tick()
+        node = self.nodes.node(terminal, "terminal")
+        with self.ctx.write():
             data = dict(node.data, exit=code, status="waiting")
-            self.save_node(Node(node.id, node.type, node.workspace, data))
-            self._node_output(node, "exit", code)
+            self.nodes.save(Node(node.id, node.type, node.workspace, data))
+            self.nodes.output(node, "exit", code)
 
     @consistent
-    async def driver_status(self: Engine, node_id: str, status: str) -> None:
+    async def driver_status(self, node_id: str, status: str) -> None:
         """A driver reports its node's status changed on its own (``finished``)."""
-        self._tick()
-        node = self.state.canvas.node(node_id)
+        self.ctx.tick()
+        node = self.ctx.state.canvas.node(node_id)
         if node is None or node.data.get("status") == status:
             return
-        with self._write():
-            self.save_node(Node(node.id, node.type, node.workspace, dict(node.data,
+        with self.ctx.write():
+            self.nodes.save(Node(node.id, node.type, node.workspace, dict(node.data,
                                                                          status=status)))
 
     @consistent
-    async def terminal_output(self: Engine, terminal: str, text: str, *,
+    async def terminal_output(self, terminal: str, text: str, *,
                               exit: int | None = None) -> None:
         """Text appears on a terminal's screen, and maybe it exits."""
-        self._tick()
-        node = self._node(terminal, "terminal")
-        with self._write():
-            self.world.terminal_output(self, node, text, exit)
+        self.ctx.tick()
+        node = self.nodes.node(terminal, "terminal")
+        with self.ctx.write():
+            self.nodes.save(self.world.terminal_output(node, text, exit))
+
+    def driver_output(self, node: str, text: str) -> None:
+        """A driver's live output: sent as ``agents.onOutput`` (no state change stands behind it)."""
+        target = self.ctx.state.canvas.node(node)
+        self.ctx.notify(Event("agents.onOutput", None, {
+            "node": node, "text": text, "workspace": target.workspace if target else None}))

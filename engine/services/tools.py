@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from engine.core.checks import check_card, denial, malformed, shown
 from engine.core.decision import Decision
@@ -41,15 +41,14 @@ from engine.core.manifest import check_json
 from engine.core.principal import Principal
 from engine.core.prompts import Prompt
 from engine.core.toolstate import ToolCall
+from engine.services.context import Context
+from engine.services.record import Recorder
+from engine.store.transactions import Transactions, consistent
 
-if TYPE_CHECKING:
-    from engine.engine import Engine
+__all__ = ["MISSING", "Tools"]
 
-from engine.store.transactions import consistent
-
-__all__ = ["ToolCallsMixin"]
-
-_MISSING: Any = object()
+#: "No result given" (a result may be None itself).
+MISSING: Any = object()
 
 def _agent_side(decision: Decision, agent: str, tool: Any) -> Decision:
     """The refusal told from the calling agent's side (it is the agent that reads it)."""
@@ -93,23 +92,23 @@ def _schema_problem(schema: dict[str, Any], args: dict[str, Any]) -> tuple[str, 
     return _arg_path(path), error.message
 
 
-class ToolCallsMixin:
+class Tools:
     """Agents' tool calls to cards (SPEC §9): open, answer, expire, cancel, wait."""
 
-    @property
-    def _tool_calls(self: Engine) -> dict[str, tuple[str, str, tuple[str, ...]]]:
-        """Open tool calls as ``id -> (agent, card, chain)``: what a call's ``context`` names."""
-        return {tc.id: (tc.agent, tc.card, tuple(tc.chain))
-                for tc in self.state.tool_calls.values() if tc.is_open}
+    def __init__(self, ctx: Context, record: Recorder) -> None:
+        self.ctx = ctx
+        self.record = record
+        self._waiters: dict[str, list[asyncio.Future[None]]] = {}
+        ctx.on_tick(self.expire_due)
 
     @property
-    def _tool_opened(self: Engine) -> dict[str, float]:
-        """When each open tool call began (engine clock), by id."""
-        return {tc.id: tc.t for tc in self.state.tool_calls.values() if tc.is_open}
+    def tx(self) -> Transactions:
+        """The transactions this service's operations run in."""
+        return self.ctx.tx
 
     # ------------------------------------------------------------ the call
     @consistent
-    async def tool(self: Engine, agent: str, card: str, tool: str,
+    async def tool(self, agent: str, card: str, tool: str,
                    args: dict[str, Any] | None = None) -> Decision:
         """An agent calls a card's tool (SPEC §9).
 
@@ -118,31 +117,31 @@ class ToolCallsMixin:
         gets a ``tool.call`` event, and `wait_tool` gives the answer. Calls
         the card makes with ``context=`` that id carry the causal chain.
         """
-        self._tick()
+        self.ctx.tick()
         # The tool's name as a log row can hold it (an odd one is then UNKNOWN_TOOL).
         call = f"tool:{shown(tool)}"
         if not (type(card) is str and type(agent) is str and str.isascii(card)
                 and str.isascii(agent)):
             # From a hostile caller: a card or agent id that is not plain text is a
             # clean, logged refusal (CARD_UNKNOWN, INVALID_ARGUMENT target), never a crash.
-            refusal = malformed(self.state, card, call, agent)
+            refusal = malformed(self.ctx.state, card, call, agent)
             if refusal is not None:
-                return self._log_refusal(refusal, None, None)
-        found = check_card(self.state, card, call, agent)
+                return self.record.refusal(refusal, None, None)
+        found = check_card(self.ctx.state, card, call, agent)
         if isinstance(found, Decision):
-            return self._log_refusal(found, None, None)
+            return self.record.refusal(found, None, None)
         card_node, pkg = found
-        agent_node = self.state.canvas.node(agent)
-        arrow = self.state.canvas.arrow_between(agent, card) if agent_node else None
+        agent_node = self.ctx.state.canvas.node(agent)
+        arrow = self.ctx.state.canvas.arrow_between(agent, card) if agent_node else None
         if agent_node is None or agent_node.type != "agent" or arrow is None:
-            return self._log_refusal(_agent_side(denial(
+            return self.record.refusal(_agent_side(denial(
                 call, card, "PERMISSION_DENIED", package=pkg.name, target=agent,
                 reason="not-connected", why=f"no arrow connects {agent} and {card}",
                 fix=f"draw an arrow between {agent} and {card}"), agent, tool), None, None)
         assert pkg.manifest is not None
         spec = pkg.manifest.tool(tool) if type(tool) is str else None
         if spec is None:
-            return self._log_refusal(_agent_side(denial(
+            return self.record.refusal(_agent_side(denial(
                 call, card, "UNKNOWN_TOOL", package=pkg.name, target=agent, arrow=arrow.id,
                 reason=shown(tool)[:64], why=f"{pkg.name} offers no tool {shown(tool)[:64]!r} "
                 f"(it offers: {', '.join(pkg.manifest.tools) or 'none'})"), agent, tool),
@@ -150,16 +149,16 @@ class ToolCallsMixin:
         problem = self._tool_args_problem(card_node.workspace, spec.input, args)
         if problem is not None:
             where, what = problem
-            return self._log_refusal(_agent_side(denial(
+            return self.record.refusal(_agent_side(denial(
                 call, card, "INVALID_ARGUMENT", package=pkg.name, target=agent, arrow=arrow.id,
                 reason=where, why=f"{where} {what}"), agent, tool), None, None)
         args = dict(args or {})
         current = agent_node.data.get("chain")
         chain = [*(current if current and current[-1] == agent else (agent,)), card]
-        now = self.now()
-        settings = self.state.workspaces[card_node.workspace].settings
-        with self._write():
-            position = int(self.db.execute(
+        now = self.ctx.now()
+        settings = self.ctx.state.workspaces[card_node.workspace].settings
+        with self.ctx.write():
+            position = int(self.ctx.db.execute(
                 "select coalesce(max(position), 0) + 1 from tool_calls").fetchone()[0])
             tc = ToolCall(f"tc{position}", position, card_node.workspace, agent, card, pkg.name,
                           tool, arrow.id, args, chain, "open", now,
@@ -168,13 +167,13 @@ class ToolCallsMixin:
             decision = Decision("ok", call, card, pkg.name, agent, None, arrow=arrow.id,
                                 value={"id": tc.id, "state": "open"},
                                 message=f"ok: {agent} calls {card}.{tool} (tool call {tc.id})")
-            self._log_row(decision.with_(prompt=tc.id), outcome="ok",
+            self.record.log_row(decision.with_(prompt=tc.id), outcome="ok",
                           payload=json.dumps(args, sort_keys=True), chain=chain)
-            self._emit("tool.call", card, id=tc.id, agent=agent, tool=tool, args=args,
+            self.ctx.emit("tool.call", card, id=tc.id, agent=agent, tool=tool, args=args,
                        chain=list(chain))
         return decision
 
-    def _tool_args_problem(self: Engine, workspace: str, schema: dict[str, Any] | None,
+    def _tool_args_problem(self, workspace: str, schema: dict[str, Any] | None,
                            args: Any) -> tuple[str, str] | None:
         if args is None:
             args = {}
@@ -183,7 +182,7 @@ class ToolCallsMixin:
         bad = check_json(args)
         if bad is not None:
             return "args" + bad[0].removeprefix("$"), bad[1]
-        limit = self.state.workspaces[workspace].settings.max_payload
+        limit = self.ctx.state.workspaces[workspace].settings.max_payload
         size = len(json.dumps(args).encode("utf-8"))
         if size > limit:
             return "args", f"is {size} bytes, more than max_payload ({limit})"
@@ -196,7 +195,7 @@ class ToolCallsMixin:
 
     # ---------------------------------------------------------- answers
     @consistent
-    async def answer_tool(self: Engine, call_id: str, *, result: Any = _MISSING,
+    async def answer_tool(self, call_id: str, *, result: Any = MISSING,
                           error: str | None = None, by: object) -> ToolCall:
         """The card answers its open tool call, once: a ``result`` or an ``error`` text.
 
@@ -210,7 +209,7 @@ class ToolCallsMixin:
                 result that is not JSON or is larger than ``max_payload``.
                 Nothing changes.
         """
-        self._tick()
+        self.ctx.tick()
         tc = self.tool_call(call_id)
         principal = Principal.parse(by)
         if tc is None or principal.kind != "card" or principal.node != tc.card:
@@ -220,11 +219,11 @@ class ToolCallsMixin:
         if not tc.is_open:
             raise InvalidRequest(f"NOT_FOUND: tool call {call_id} is not open (it is {tc.state})",
                                  code="NOT_FOUND", reason=tc.state)
-        if (result is _MISSING) == (error is None):
+        if (result is MISSING) == (error is None):
             raise InvalidRequest("INVALID_ARGUMENT: answer a tool call with a result or an "
                                  "error, not both and not neither", code="INVALID_ARGUMENT",
                                  reason="answer")
-        limit = self.state.workspaces[tc.workspace].settings.max_payload
+        limit = self.ctx.state.workspaces[tc.workspace].settings.max_payload
         if error is not None:
             if not isinstance(error, str):
                 raise InvalidRequest("INVALID_ARGUMENT: error must be text",
@@ -245,7 +244,7 @@ class ToolCallsMixin:
             raise InvalidRequest(f"INVALID_ARGUMENT: the answer is {size} bytes, more than "
                                  f"max_payload ({limit})", code="INVALID_ARGUMENT",
                                  reason="answer")
-        with self._write():
+        with self.ctx.write():
             if error is not None:
                 self._resolve_tool(tc, "failed", "TOOL_ERROR", None,
                                    f"TOOL_ERROR: {tc.card}.{tc.tool} answered with an error: "
@@ -256,7 +255,7 @@ class ToolCallsMixin:
         return tc
 
     @consistent
-    async def cancel_tool(self: Engine, call_id: str, *, by: object) -> ToolCall:
+    async def cancel_tool(self, call_id: str, *, by: object) -> ToolCall:
         """The calling agent (or the operator) gives up on an open tool call: ``cancelled``.
 
         The card is told with a ``tool.resolved`` event. Cancelling one that
@@ -265,7 +264,7 @@ class ToolCallsMixin:
         Raises:
             InvalidRequest: ``NOT_FOUND`` for no such tool call of that agent.
         """
-        self._tick()
+        self.ctx.tick()
         tc = self.tool_call(call_id)
         principal = Principal.parse(by)
         if tc is None or not (principal.is_operator or (principal.kind == "agent"
@@ -273,35 +272,35 @@ class ToolCallsMixin:
             raise InvalidRequest(f"NOT_FOUND: {by} has no tool call {call_id!r}",
                                  code="NOT_FOUND")
         if tc.is_open:
-            with self._write():
+            with self.ctx.write():
                 self._resolve_tool(tc, "cancelled", "TOOL_CANCELLED", "by-caller",
                                    f"TOOL_CANCELLED: {principal} cancelled tool call {tc.id}")
         return tc
 
     # ----------------------------------------------------------- reading
-    def tool_call(self: Engine, call_id: str) -> ToolCall | None:
+    def tool_call(self, call_id: str) -> ToolCall | None:
         """A tool call (open or resolved) by id, or None."""
-        tc = self.state.tool_calls.get(call_id)
+        tc = self.ctx.state.tool_calls.get(call_id)
         if tc is not None:
             return tc
         if not isinstance(call_id, str):
             return None
-        row = self.db.execute("select * from tool_calls where id = ?", [call_id]).fetchone()
+        row = self.ctx.db.execute("select * from tool_calls where id = ?", [call_id]).fetchone()
         if row is None:
             return None
-        cols = [d[0] for d in self.db.execute("select * from tool_calls limit 0").description]
+        cols = [d[0] for d in self.ctx.db.execute("select * from tool_calls limit 0").description]
         return ToolCall.from_row(dict(zip(cols, row)))
 
-    def tool_call_holds(self: Engine, tc: ToolCall) -> list[Prompt]:
+    def tool_call_holds(self, tc: ToolCall) -> list[Prompt]:
         """Held prompts the card made in this tool call's chain since it opened.
 
         An agent waiting for a tool call learns of them at once (SPEC §10.2: a
         tool call never blocks for a person).
         """
-        return [p for p in self.state.open_prompts.held()
+        return [p for p in self.ctx.state.open_prompts.held()
                 if p.card == tc.card and p.chain[:len(tc.chain)] == tc.chain and p.t >= tc.t]
 
-    async def wait_tool(self: Engine, call_id: str, *, timeout: float | None = None,
+    async def wait_tool(self, call_id: str, *, timeout: float | None = None,
                         until_held: bool = False) -> ToolCall:
         """Wait until the tool call is resolved (or ``timeout`` real seconds pass); return it.
 
@@ -313,7 +312,7 @@ class ToolCallsMixin:
         """
         end = None if timeout is None else time.monotonic() + max(0.0, timeout)
         while True:
-            self._tick()
+            self.ctx.tick()
             tc = self.tool_call(call_id)
             if tc is None:
                 raise InvalidRequest(f"NOT_FOUND: no tool call {call_id!r}", code="NOT_FOUND")
@@ -323,61 +322,61 @@ class ToolCallsMixin:
             if left is not None and left <= 0:
                 return tc
             fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._tool_waiters.setdefault(call_id, []).append(fut)
+            self._waiters.setdefault(call_id, []).append(fut)
             # Wake at the deadline, and now and then for answers given by
             # another process on the same store.
-            nap = min(max(0.0, tc.deadline - self.now()) + 0.01, 0.2)
+            nap = min(max(0.0, tc.deadline - self.ctx.now()) + 0.01, 0.2)
             try:
                 await asyncio.wait_for(fut, timeout=nap if left is None else min(nap, left))
             except TimeoutError:
                 pass
 
     # ---------------------------------------------------------- internals
-    def _save_tool_call(self: Engine, tc: ToolCall) -> None:
+    def _save_tool_call(self, tc: ToolCall) -> None:
         if tc.is_open:
-            self.state.tool_calls[tc.id] = tc
+            self.ctx.state.tool_calls[tc.id] = tc
         else:
-            self.state.tool_calls.pop(tc.id, None)
+            self.ctx.state.tool_calls.pop(tc.id, None)
         row = tc.to_row()
         cols = list(row)
-        self.db.execute(
+        self.ctx.db.execute(
             f"insert or replace into tool_calls ({', '.join(cols)}) values"
             f" ({', '.join('?' for _ in cols)})", [row[c] for c in cols])
 
-    def _resolve_tool(self: Engine, tc: ToolCall, state: str, code: str | None,
+    def _resolve_tool(self, tc: ToolCall, state: str, code: str | None,
                       reason: str | None, message: str, *, payload: str | None = None,
                       t: float | None = None) -> None:
         """End an open tool call: its state, its resolution row, the card told (in a write)."""
         tc.state, tc.code, tc.reason, tc.message = state, code, reason, message
-        tc.ended = self.now() if t is None else t
+        tc.ended = self.ctx.now() if t is None else t
         self._save_tool_call(tc)
         decision = Decision("denied" if code else "ok", f"tool:{tc.tool}", tc.card, tc.package,
                             tc.agent, None, code=code, reason=reason, arrow=tc.arrow,
                             prompt=tc.id, message=message)
-        self._log_row(decision, outcome=state, payload=payload, chain=tc.chain, t=t)
-        self._emit("tool.resolved", tc.card, id=tc.id, state=state, code=code)
+        self.record.log_row(decision, outcome=state, payload=payload, chain=tc.chain, t=t)
+        self.ctx.emit("tool.resolved", tc.card, id=tc.id, state=state, code=code)
 
-    def _expire_tool_calls(self: Engine) -> None:
+    def expire_due(self) -> None:
         """Time out every open tool call whose deadline has passed (from `_tick`)."""
-        if not self.state.tool_calls:
+        if not self.ctx.state.tool_calls:
             return
-        now = self.now()
-        due = sorted((tc for tc in self.state.tool_calls.values()
+        now = self.ctx.now()
+        due = sorted((tc for tc in self.ctx.state.tool_calls.values()
                       if tc.is_open and tc.deadline <= now), key=lambda tc: tc.deadline)
         if not due:
             return
-        with self._write():
+        with self.ctx.write():
             for tc in due:
                 self._resolve_tool(tc, "expired", "TOOL_TIMEOUT", None,
                                    f"TOOL_TIMEOUT: {tc.card} did not answer tool call {tc.id} "
                                    f"({tc.tool}) in time", t=tc.deadline)
 
-    def _revalidate_tool_calls(self: Engine) -> None:
+    def revalidate(self) -> None:
         """Cancel every open tool call a change has made impossible (inside a write)."""
-        for tc in sorted(self.state.tool_calls.values(), key=lambda tc: tc.position):
+        for tc in sorted(self.ctx.state.tool_calls.values(), key=lambda tc: tc.position):
             if not tc.is_open:
                 continue
-            found = check_card(self.state, tc.card, f"tool:{tc.tool}", tc.agent)
+            found = check_card(self.ctx.state, tc.card, f"tool:{tc.tool}", tc.agent)
             if isinstance(found, Decision):
                 if found.code == "CARD_UNKNOWN":
                     self._resolve_tool(tc, "cancelled", "PERMISSION_DENIED", "not-connected",
@@ -387,8 +386,8 @@ class ToolCallsMixin:
                     self._resolve_tool(tc, "cancelled", found.code, found.reason,
                                        f"cancelled: {found.message}")
                 continue
-            agent = self.state.canvas.node(tc.agent)
-            if agent is None or self.state.canvas.arrow_between(tc.agent, tc.card) is None:
+            agent = self.ctx.state.canvas.node(tc.agent)
+            if agent is None or self.ctx.state.canvas.arrow_between(tc.agent, tc.card) is None:
                 gone = f"agent {tc.agent} was removed" if agent is None else \
                     f"no arrow connects {tc.agent} and {tc.card} any more"
                 self._resolve_tool(tc, "cancelled", "PERMISSION_DENIED", "not-connected",
@@ -399,11 +398,11 @@ class ToolCallsMixin:
                 self._resolve_tool(tc, "cancelled", "UNKNOWN_TOOL", tc.tool,
                                    f"cancelled: {found[1].name} no longer offers {tc.tool}")
 
-    def _wake_tool_waiters(self: Engine) -> None:
-        for call_id in list(self._tool_waiters):
-            tc = self.state.tool_calls.get(call_id)
+    def wake_waiters(self) -> None:
+        for call_id in list(self._waiters):
+            tc = self.ctx.state.tool_calls.get(call_id)
             if tc is None or not tc.is_open or self.tool_call_holds(tc):
-                for fut in self._tool_waiters.pop(call_id):
+                for fut in self._waiters.pop(call_id):
                     if not fut.done():
                         fut.set_result(None)
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from engine.store.anchor import Anchor, AnchorState
+from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.history import ConsentHistory
 
 __all__ = ["EXTRA_FIELDS", "FIELDS", "GENESIS", "PAYLOAD_KEPT", "ArrowLog", "Verification",
@@ -290,3 +290,18 @@ def _foreign_value(raw: dict[str, Any]) -> str:
         if isinstance(value, (bytes, bytearray, memoryview)):
             return f"{name} holds binary data (a BLOB), which the engine never writes"
     return ""
+
+
+def verify_anchored(log: ArrowLog, anchor_file: AnchorFile | None) -> Verification:
+    """Verify the log against the anchor file beside its database (None: in memory).
+
+    The database remembers that it had an anchor, so a deleted file is a finding.
+    """
+    if anchor_file is None:
+        return log.verify()
+    try:
+        anchor = anchor_file.read()
+    except ValueError as exc:
+        return Verification(False, 0, None, str(exc))
+    return log.verify(anchor, anchored=anchor_file.exists() or log.anchored())
+

@@ -24,7 +24,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from engine.store.anchor import AnchorFile
-from engine.store.log import ArrowLog, Verification
+from engine.store.log import ArrowLog, Verification, verify_anchored
 
 __all__ = ["LogFilter", "LogIndex", "verify_path"]
 
@@ -37,12 +37,7 @@ def verify_path(path: str | Path) -> Verification:
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         log = ArrowLog(Database(conn))
-        anchor_file = AnchorFile(str(path) + ".anchor")
-        try:
-            anchor = anchor_file.read()
-        except ValueError as exc:
-            return Verification(False, 0, None, str(exc))
-        return log.verify(anchor, anchored=anchor_file.exists() or log.anchored())
+        return verify_anchored(log, AnchorFile(str(path) + ".anchor"))
     finally:
         conn.close()
 

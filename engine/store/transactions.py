@@ -1,10 +1,14 @@
-"""Transactions of the engine: group commit, savepoints, and catching up with other processes.
+"""Transactions of the store: group commit, savepoints, and catching up with other processes.
 
 Every public operation runs through `consistent`: its writes go into a
 savepoint of the open ``BEGIN IMMEDIATE`` batch, the batch commits at the next
 turn of the event loop together with whatever else arrived meanwhile (group
 commit), and the operation returns only once that commit is done. A decision
 that raced another process is made again under the write lock.
+
+`Transactions` knows nothing of the engine: it is given what to call when
+the in-memory state must be rebuilt from the store (``reload``) and what to
+call with a committed batch's events (``committed``).
 """
 
 from __future__ import annotations
@@ -14,18 +18,17 @@ import functools
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
-from engine.core.errors import (
-    StoreFailed,
-)
+from sqlite_utils import Database
+
+from engine.core.errors import StoreFailed
 from engine.core.events import Event
-from engine.store.anchor import Anchor, AnchorState
+from engine.store.anchor import Anchor, AnchorFile, AnchorState
+from engine.store.log import ArrowLog
 
-if TYPE_CHECKING:
-    from engine.engine import Engine, Event
+__all__ = ["HasTransactions", "Transactions", "Write", "consistent"]
 
-__all__ = ["TransactionsMixin", "consistent"]
 
 class _Stale(Exception):
     """Another process committed between our decision and our write lock."""
@@ -69,83 +72,97 @@ _JOINED: ContextVar[list[_Batch] | None] = ContextVar("arrowgate_joined", defaul
 _F = TypeVar("_F", bound=Callable[..., Awaitable[Any]])
 
 
+class HasTransactions(Protocol):
+    """An object whose public operations are `consistent`: it names its `Transactions`."""
+
+    @property
+    def tx(self) -> Transactions:
+        """The transactions its operations run in."""
+        ...
+
+
 def consistent(fn: _F) -> _F:
-    """A public operation: consistent with other processes, durable before it returns."""
+    """A public operation: consistent with other processes, durable before it returns.
+
+    The method's object names its `Transactions` as ``tx``; an operation called
+    from inside another runs in the caller's transaction.
+    """
 
     @functools.wraps(fn)
-    async def wrapper(self: Engine, *args: Any, **kwargs: Any) -> Any:
-        if self._depth or _JOINED.get() is not None:
+    async def wrapper(self: HasTransactions, *args: Any, **kwargs: Any) -> Any:
+        tx = self.tx
+        if tx.depth or _JOINED.get() is not None:
             return await fn(self, *args, **kwargs)
         try:
-            return await self._durably(fn, args, kwargs, locked=False)
+            return await tx.durably(fn, (self, *args), kwargs, locked=False)
         except _Stale:
             # Contention: decide again from fresh state while holding the
             # write lock for the whole operation, so it cannot be stale.
-            return await self._durably(fn, args, kwargs, locked=True)
+            return await tx.durably(fn, (self, *args), kwargs, locked=True)
 
     return wrapper  # type: ignore[return-value]
 
 
-class _Write:
-    """`TransactionsMixin._write` as a class: it runs for every decision, and a
+class Write:
+    """`Transactions.write` as a class: it runs for every decision, and a
     generator-based context manager costs several times more to enter and leave."""
 
-    __slots__ = ("engine", "one_statement", "nested", "batch", "savepoint", "mark")
+    __slots__ = ("tx", "one_statement", "nested", "batch", "savepoint", "mark")
 
-    def __init__(self, engine: Engine, one_statement: bool) -> None:
-        self.engine, self.one_statement = engine, one_statement
+    def __init__(self, tx: Transactions, one_statement: bool) -> None:
+        self.tx, self.one_statement = tx, one_statement
 
     def __enter__(self) -> None:
-        engine = self.engine
-        self.nested = bool(engine._depth)
+        tx = self.tx
+        self.nested = bool(tx.depth)
         if self.nested:
             return
-        batch = engine._batch if engine._batch is not None else engine._open_batch()
+        batch = tx.batch if tx.batch is not None else tx.open_batch()
         joined = _JOINED.get()
         if joined is not None and batch not in joined:
             joined.append(batch)
         self.batch, self.mark = batch, len(batch.events)
-        engine._depth += 1
+        tx.depth += 1
         if not self.one_statement:
-            engine._savepoints += 1
-            self.savepoint = f"op{engine._savepoints}"
+            tx.savepoints += 1
+            self.savepoint = f"op{tx.savepoints}"
             try:
-                engine.db.conn.execute(f"SAVEPOINT {self.savepoint}")
+                tx.db.conn.execute(f"SAVEPOINT {self.savepoint}")
             except BaseException as exc:
                 self.__exit__(type(exc), exc, None)
                 raise
-        engine._events = batch.events
+        tx.events = batch.events
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: Any) -> None:
         if self.nested:
             return
-        engine = self.engine
+        tx = self.tx
         if exc is None and not self.one_statement:
             try:
-                engine.db.conn.execute(f"RELEASE {self.savepoint}")
+                tx.db.conn.execute(f"RELEASE {self.savepoint}")
             except BaseException as release_failed:
                 exc = release_failed
         if exc is not None:
             try:
                 self._undo(exc)
             finally:
-                engine._depth -= 1
+                tx.depth -= 1
             if isinstance(exc, sqlite3.Error):
                 raise StoreFailed(f"STORE_FAILED: the change was not written, so it did not "
                                   f"happen: {exc}") from exc
             if kind is None:  # RELEASE itself failed
                 raise exc
             return
-        engine._depth -= 1
+        tx.depth -= 1
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            engine._flush()
+            tx.flush()
 
     def _undo(self, exc: BaseException) -> None:
-        engine, batch = self.engine, self.batch
-        conn = engine.db.conn
+        tx, batch = self.tx, self.batch
+        conn = tx.db.conn
         try:
             if conn.in_transaction and not self.one_statement:
                 conn.execute(f"ROLLBACK TO {self.savepoint}")
@@ -153,37 +170,67 @@ class _Write:
         except sqlite3.Error:
             pass
         del batch.events[self.mark:]
-        if not conn.in_transaction and engine._batch is batch:
+        if not conn.in_transaction and tx.batch is batch:
             # SQLite rolled the whole transaction back (disk full, I/O
             # error): every operation in this batch failed with it.
-            engine._batch = None
+            tx.batch = None
             batch.finish(StoreFailed(f"STORE_FAILED: the change was not written, so it "
                                      f"did not happen: {exc}"))
-        engine._load()
+        tx.reload()
 
 
-class TransactionsMixin:
-    """Opening, joining and committing write batches."""
+class Transactions:
+    """Opening, joining and committing write batches on one SQLite connection.
 
-    _batch: _Batch | None  #: the open batch, if any
-    _data_version: int  #: SQLite's data_version when we last caught up
-    _reloads: int  #: how often another process's commit made us reload
-    _depth: int  #: nesting of _write within one operation
-    _savepoints: int
-    commits: int  #: write transactions committed
+    Args:
+        db: the store's connection.
+        log: the arrow log (its newest row is what the anchor records).
+        anchor: the anchor file beside the database, or None (in memory).
+        reload: rebuilds the in-memory state from the store (after a failed
+            write, or when another process committed).
+        committed: receives a committed batch's events, in order.
+    """
 
-    async def _durably(self: Engine, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...],
-                       kwargs: dict[str, Any], *, locked: bool) -> Any:
+    def __init__(self, db: Database, log: ArrowLog, anchor: AnchorFile | None, *,
+                 reload: Callable[[], None],
+                 committed: Callable[[list[Event]], None]) -> None:
+        self.db = db
+        self.log = log
+        self.anchor = anchor
+        self.reload = reload
+        self._committed = committed
+        self.batch: _Batch | None = None  #: the open batch, if any
+        self.depth = 0  #: nesting of `write` within one operation
+        self.savepoints = 0
+        #: The open batch's events: where `emit` puts what happened.
+        self.events: list[Event] = []
+        #: Write transactions committed: with group commit, fewer than operations.
+        self.commits = 0
+        #: How often another process's commit made us reload.
+        self.reloads = 0
+        #: Bumped by every committed batch and every reload (live views watch it).
+        self.revision = 0
+        self._data_version = self._read_data_version()
+
+    def _read_data_version(self) -> int:
+        return int(self.db.execute("pragma data_version").fetchone()[0])
+
+    def emit(self, event: Event) -> None:
+        """Add an event to the open batch: sent once the batch has committed."""
+        self.events.append(event)
+
+    async def durably(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...],
+                      kwargs: dict[str, Any], *, locked: bool) -> Any:
         """Run an operation, then wait until every batch it wrote in is committed."""
         joined: list[_Batch] = []
         token = _JOINED.set(joined)
         pinned: _Batch | None = None
         try:
             if locked:
-                pinned = self._open_batch(locked=True)
+                pinned = self.open_batch(locked=True)
                 joined.append(pinned)
             try:
-                result = await fn(self, *args, **kwargs)
+                result = await fn(*args, **kwargs)
             except _Stale:
                 raise
             except BaseException as exc:
@@ -194,7 +241,7 @@ class TransactionsMixin:
             _JOINED.reset(token)
             if pinned is not None:
                 pinned.pinned = False
-                self._flush()
+                self.flush()
         # Thousands of calls may wait here for one commit: keep nothing alive
         # they no longer need (each object that outlives a collection of the
         # youngest generation brings the next full collection closer).
@@ -208,12 +255,12 @@ class TransactionsMixin:
             raise error
         return result
 
-    def _open_batch(self: Engine, *, locked: bool = False) -> _Batch:
+    def open_batch(self, *, locked: bool = False) -> _Batch:
         """BEGIN IMMEDIATE, check for other processes' commits, schedule the group commit."""
         self.log.forget_tail()
         try:
             self.db.conn.execute("BEGIN IMMEDIATE")
-            version = int(self.db.execute("pragma data_version").fetchone()[0])
+            version = self._read_data_version()
         except sqlite3.Error as exc:
             if self.db.conn.in_transaction:
                 self.db.conn.execute("ROLLBACK")
@@ -221,98 +268,101 @@ class TransactionsMixin:
                               f"happen: {exc}") from exc
         if version != self._data_version:
             # Holding the write lock now: what we decided on may be stale.
-            self._load()
+            self.reload()
             self._data_version = version
-            self._reloads += 1
+            self.reloads += 1
             if not locked:
                 self.db.conn.execute("ROLLBACK")
                 raise _Stale()
         batch = _Batch(self.log.last(), pinned=locked)
-        self._batch = batch
+        self.batch = batch
         try:
-            asyncio.get_running_loop().call_soon(self._flush)
+            asyncio.get_running_loop().call_soon(self.flush)
         except RuntimeError:
-            pass  # no loop: _write flushes at once
+            pass  # no loop: `write` flushes at once
         return batch
 
-    def _write(self: Engine, *, one_statement: bool = False) -> _Write:
+    def write(self, *, one_statement: bool = False) -> Write:
         """The writes of one operation, in a savepoint of the open batch.
 
         On failure the savepoint is rolled back and memory rebuilt from the
         store; the operation gets `StoreFailed` for store errors. The batch
         commits at the next turn of the event loop, together with whatever
-        else arrived meanwhile; `_durably` makes the caller wait for it.
+        else arrived meanwhile; `durably` makes the caller wait for it.
 
         ``one_statement``: the operation writes a single statement (a refused
         call's log row) and changes no memory before it succeeds. SQLite
         undoes a failed statement on its own, so the savepoint — two more
         statements for every refusal — is left out.
         """
-        return _Write(self, one_statement)
+        return Write(self, one_statement)
 
-    def _flush(self: Engine) -> None:
+    def flush(self) -> None:
         """Commit the open batch (group commit), then anchor, events and waiters."""
-        batch = self._batch
-        if batch is None or batch.pinned or self._depth:
+        batch = self.batch
+        if batch is None or batch.pinned or self.depth:
             return
-        self._batch = None
+        self.batch = None
         last = self.log.last()
         pending = Anchor(*last) if last is not None and last != batch.before else None
         try:
-            if self._anchor is not None and pending is not None:
+            if self.anchor is not None and pending is not None:
                 # The database remembers that it has an anchor, so deleting
                 # the file is a finding, not a way back to an unanchored log.
                 self.db.execute("insert or ignore into meta (key, value) values ('anchored', '1')")
                 before = Anchor(*batch.before) if batch.before else None
-                self._anchor.write(AnchorState(before, pending))
+                self.anchor.write(AnchorState(before, pending))
             self.db.conn.execute("COMMIT")
             self.commits += 1
         except (sqlite3.Error, OSError) as exc:
             if self.db.conn.in_transaction:
                 self.db.conn.execute("ROLLBACK")
-            self._load()
+            self.reload()
             batch.finish(StoreFailed(f"STORE_FAILED: the change was not written, so it did "
                                      f"not happen: {exc}"))
             return
-        self.state.revision += 1
-        if self._anchor is not None and pending is not None:
+        self.revision += 1
+        if self.anchor is not None and pending is not None:
             try:
-                self._anchor.write(AnchorState(pending))
+                self.anchor.write(AnchorState(pending))
             except OSError:
                 # Committed already: the anchor keeps the pending state, which
                 # names this very row, so verification still passes.
                 pass
-        for event in batch.events:
-            self._dispatch(event)
-        self._wake_waiters()
-        self._wake_tool_waiters()
+        self._committed(batch.events)
         batch.finish(None)
 
-    def _sync(self: Engine) -> None:
+    def pin_and_flush(self) -> None:
+        """Commit what is pending now, even a batch a locked retry holds (at close)."""
+        if self.batch is not None:
+            self.batch.pinned = False
+            self.flush()
+
+    def sync(self) -> None:
         """Reload the state when another connection (a TUI, another engine) committed."""
-        if self._batch is not None and self.db.conn.in_transaction:
+        if self.batch is not None and self.db.conn.in_transaction:
             # Our open batch holds the write lock (BEGIN IMMEDIATE): nobody
             # else can commit until we do, so there is nothing to catch up on.
             return
-        version = int(self.db.execute("pragma data_version").fetchone()[0])
+        version = self._read_data_version()
         if version != self._data_version:
-            self._load()
+            self.reload()
             self._data_version = version
-            self._reloads += 1
+            self.reloads += 1
 
-    async def changes(self: Engine, interval: float = 0.1) -> AsyncIterator[int]:
+    async def changes(self, interval: float = 0.1) -> AsyncIterator[int]:
         """Yield the store's revision whenever another process commits a change.
 
         Reads SQLite's ``data_version`` (one pragma) every ``interval``
         seconds, and reloads the state only when it moved.
         """
-        seen = self._reloads
+        seen = self.reloads
         while True:
-            self._sync()
-            # Counted in _sync, so a reload that another operation (an expiry
+            self.sync()
+            # Counted in sync, so a reload that another operation (an expiry
             # timer, a call) happened to make first is not missed here.
-            if self._reloads != seen:
-                seen = self._reloads
-                self.state.revision += 1
-                yield self.state.revision
+            if self.reloads != seen:
+                seen = self.reloads
+                self.revision += 1
+                yield self.revision
             await asyncio.sleep(interval)

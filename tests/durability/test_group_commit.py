@@ -44,7 +44,7 @@ async def test_a_failed_group_commit_fails_every_call_in_it(tmp_path: Path, monk
     db = tmp_path / "h.db"
     engine = await _engine(db, tmp_path, 2)
     rows_before = len(engine.log_rows())
-    real_write = engine._anchor.write  # type: ignore[union-attr]
+    real_write = engine.anchor.write  # type: ignore[union-attr]
     calls = {"n": 0}
 
     def failing(state):
@@ -53,7 +53,7 @@ async def test_a_failed_group_commit_fails_every_call_in_it(tmp_path: Path, monk
             raise OSError(28, "No space left on device")
         return real_write(state)
 
-    monkeypatch.setattr(engine._anchor, "write", failing)
+    monkeypatch.setattr(engine.anchor, "write", failing)
     results = await asyncio.gather(
         *(engine.call(f"c{i % 2}", "cards.note.append", "n1", {"text": str(i)})
           for i in range(10)), return_exceptions=True)

@@ -1,0 +1,250 @@
+"""Canvas operations (SPEC §1, §4): workspaces, their settings, nodes and arrows.
+
+Drawing is consent: only an operator adds nodes and arrows or changes
+settings. Removing (narrowing) is also accepted from agents and cards on the
+same canvas. A change that takes consent away cancels the prompts and tool
+calls it made impossible.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from canvas import Arrow, CanvasError, Node, Workspace, WorkspaceSettings
+from engine.core.errors import InvalidRequest
+from engine.core.limits import rate_owner
+from engine.core.principal import OPERATOR, Principal
+from engine.services.context import Context
+from engine.services.guard import Guard
+from engine.services.nodes import Nodes
+from engine.services.prompts import Prompts
+from engine.services.record import Recorder
+from engine.services.tools import Tools
+from engine.store.transactions import Transactions, consistent
+
+__all__ = ["CanvasOps"]
+
+
+class CanvasOps:
+    """Workspaces, nodes and arrows: the operations that draw and undraw the canvas."""
+
+    def __init__(self, ctx: Context, guard: Guard, nodes: Nodes, record: Recorder,
+                 prompts: Prompts, tools: Tools) -> None:
+        self.ctx = ctx
+        self.guard = guard
+        self.nodes = nodes
+        self.record = record
+        self.prompts = prompts
+        self.tools = tools
+
+    @property
+    def tx(self) -> Transactions:
+        """The transactions this service's operations run in."""
+        return self.ctx.tx
+
+    def _revalidate(self) -> None:
+        """Cancel the prompts and tool calls a narrowing made impossible (SPEC §4.3)."""
+        self.prompts.revalidate()
+        self.tools.revalidate()
+
+    async def open_workspace(self, workspace_id: str, folder: str | Path, *,
+                             settings: dict[str, Any] | WorkspaceSettings | None = None,
+                             by: object = OPERATOR) -> Workspace:
+        """The workspace ``workspace_id``, created as `create_workspace` does if missing.
+
+        Opening an existing workspace changes nothing (``settings`` are used only
+        to create it; change them with `set_settings`), so a program that runs
+        twice may call this every time.
+
+        Raises:
+            InvalidRequest: the workspace exists with another project folder, or
+                (to create it) as `create_workspace`.
+        """
+        self.ctx.sync()
+        ws = self.ctx.state.workspaces.get(workspace_id)
+        if ws is None:
+            return await self.create_workspace(workspace_id, folder, settings=settings, by=by)
+        if Path(ws.folder) != Path(folder):
+            raise InvalidRequest(f"INVALID_ARGUMENT: workspace {workspace_id!r} exists with the "
+                                 f"project folder {ws.folder!r}, not {str(folder)!r}",
+                                 code="INVALID_ARGUMENT", reason="folder")
+        return ws
+
+    @consistent
+    async def create_workspace(self, workspace_id: str, folder: str | Path, *,
+                               settings: dict[str, Any] | WorkspaceSettings | None = None,
+                               by: object = OPERATOR) -> Workspace:
+        """Create a workspace with its project folder and settings.
+
+        Raises:
+            InvalidRequest: the id is taken (use `open_workspace` to open or
+                create), or the folder is not an absolute path of an existing
+                folder (reason ``folder``).
+        """
+        self.ctx.tick()
+        subject = {"workspace": workspace_id}
+        principal = self.guard.require_operator(by, "workspace.create", subject)
+        self.check_new_workspace(workspace_id, folder)
+        try:
+            ws_settings = settings if isinstance(settings, WorkspaceSettings) else \
+                WorkspaceSettings.from_dict(settings or {})
+        except CanvasError as exc:
+            raise self.nodes.canvas_error(exc) from exc
+        ws = Workspace(workspace_id, str(folder), ws_settings)
+        with self.ctx.write():
+            self.put_workspace(ws, principal, "workspace.create", subject)
+        return ws
+
+    def check_new_workspace(self, workspace_id: str, folder: str | Path) -> None:
+        """Raise InvalidRequest unless the id is free and the folder absolute."""
+        if workspace_id in self.ctx.state.workspaces:
+            raise InvalidRequest(f"INVALID_ARGUMENT: workspace {workspace_id!r} exists",
+                                 code="INVALID_ARGUMENT", reason="workspace")
+        if not Path(folder).is_absolute():
+            raise InvalidRequest(f"INVALID_ARGUMENT: the project folder {str(folder)!r} must be "
+                                 "an absolute path", code="INVALID_ARGUMENT", reason="folder")
+        if not Path(folder).is_dir():
+            # A typo must not become a workspace whose every file call fails later.
+            raise InvalidRequest(f"INVALID_ARGUMENT: the project folder {str(folder)!r} does "
+                                 "not exist (or is not a folder)", code="INVALID_ARGUMENT",
+                                 reason="folder")
+
+    def put_workspace(self, ws: Workspace, principal: Principal, action: str,
+                       subject: dict[str, Any]) -> None:
+        """Save a workspace (inside a write) and forget decisions its settings fed."""
+        self.ctx.canvas_store.save_workspace(ws)
+        self.ctx.state.bump()
+        self.guard.history(principal, action, subject)
+        self.ctx.state.workspaces[ws.id] = ws
+
+    @consistent
+    async def set_settings(self, workspace_id: str, changes: dict[str, Any], *,
+                           by: object = OPERATOR) -> WorkspaceSettings:
+        """Change a workspace's settings (operator only)."""
+        self.ctx.tick()
+        subject = {"workspace": workspace_id, "settings": changes}
+        principal = self.guard.require_operator(by, "settings.change", subject)
+        ws = self.nodes.workspace(workspace_id)
+        try:
+            settings = WorkspaceSettings.from_dict({**ws.settings.to_dict(), **changes})
+        except CanvasError as exc:
+            raise self.nodes.canvas_error(exc) from exc
+        new = Workspace(ws.id, ws.folder, settings)
+        with self.ctx.write():
+            self.put_workspace(new, principal, "settings.change", subject)
+            if new.settings.budget != ws.settings.budget:
+                self.prompts.forget_budget(ws.id)
+        return settings
+
+    @consistent
+    async def add_node(self, node: dict[str, Any], *, workspace: str,
+                       by: object = OPERATOR) -> Node:
+        """Put a node on a workspace's canvas (operator only)."""
+        self.ctx.tick()
+        subject = {"workspace": workspace, "node": node.get("id")}
+        principal = self.guard.require_operator(by, "node.add", subject)
+        self.nodes.workspace(workspace)
+        try:
+            built = Node.build(node, workspace)
+            self.ctx.state.canvas.check_new_node(built)
+        except CanvasError as exc:
+            raise self.nodes.canvas_error(exc) from exc
+        with self.ctx.write():
+            self.nodes.persist(built)
+            self.guard.history(principal, "node.add", subject)
+            self.ctx.state.canvas.add_node(built)
+            self.nodes.agents_changed(built, "added")
+        return built
+
+    @consistent
+    async def set_node(self, node_id: str, fields: dict[str, Any], *,
+                       by: object = OPERATOR) -> Node:
+        """Change fields of a node (operator only), e.g. ``{"dangerous": True}``."""
+        self.ctx.tick()
+        subject = {"node": node_id, "fields": fields}
+        principal = self.guard.require_operator(by, "node.set", subject)
+        try:
+            updated = self.ctx.state.canvas.updated_node(node_id, fields)
+        except CanvasError as exc:
+            raise self.nodes.canvas_error(exc) from exc
+        with self.ctx.write():
+            self.nodes.persist(updated)
+            self.guard.history(principal, "node.set", subject)
+            self.ctx.state.canvas.replace_node(updated)
+            self.nodes.agents_changed(updated, "updated")
+            self._revalidate()
+            await self.prompts.pump_all()
+        return updated
+
+    @consistent
+    async def remove_node(self, node_id: str, *, by: object = OPERATOR) -> None:
+        """Remove a node and its arrows; prompts queued or held on them are cancelled."""
+        self.ctx.tick()
+        node = self.nodes.node(node_id)
+        subject = {"node": node_id}
+        principal = self.guard.require_narrowing(by, "node.remove", subject, node.workspace)
+        with self.ctx.write():
+            owner = rate_owner(self.ctx.state.canvas, node_id)
+            copies = [n for n in self.ctx.state.canvas.nodes(node.workspace, type="card")
+                      if n.data.get("spawned_by") == node_id]
+            self.ctx.canvas_store.delete_node(node_id)
+            self.guard.history(principal, "node.remove", subject)
+            self.ctx.state.canvas.remove_node(node_id)
+            for copy in copies:
+                # Its copies now lead straight to the root of the spawn tree,
+                # whose windows they go on sharing (SPEC §6).
+                moved = Node(copy.id, copy.type, copy.workspace,
+                             {**copy.data, "spawned_by": owner})
+                self.nodes.persist(moved)
+                self.ctx.state.canvas.replace_node(moved)
+            if not copies and owner == node_id:
+                # In the store too: a reload (restart, another process) must not
+                # hand a removed card's windows to a new node with its id. A
+                # root whose copies live on keeps them: they are theirs too.
+                self.record.forget_windows(node_id)
+            self.nodes.agents_changed(node, "removed")
+            self._revalidate()
+            await self.prompts.pump_all()
+
+    @consistent
+    async def add_arrow(self, arrow: dict[str, Any], *, by: object = OPERATOR) -> Arrow:
+        """Draw an arrow (operator only). Invalid arrows raise INVALID_ARROW and change nothing."""
+        self.ctx.tick()
+        subject = {"arrow": arrow.get("id"), "from": arrow.get("from"), "to": arrow.get("to")}
+        principal = self.guard.require_operator(by, "arrow.add", subject)
+        try:
+            checked = self.ctx.state.canvas.check_arrow(arrow)
+        except CanvasError as exc:
+            raise self.guard.refuse(principal, "arrow.add", subject, self.nodes.canvas_error(exc)) from exc
+        with self.ctx.write():
+            self.ctx.canvas_store.save_arrow(checked)
+            self.guard.history(principal, "arrow.add", subject)
+            self.ctx.state.canvas.add_arrow(checked)
+        return checked
+
+    @consistent
+    async def remove_arrow(self, arrow_id: str, *, by: object = OPERATOR) -> None:
+        """Remove an arrow; prompts queued or held on it are cancelled (not-connected)."""
+        self.ctx.tick()
+        arrow = self.ctx.state.canvas.arrow(arrow_id)
+        if arrow is None:
+            raise InvalidRequest(f"INVALID_ARROW: no arrow {arrow_id!r}", code="INVALID_ARROW",
+                                 reason="missing-arrow")
+        subject = {"arrow": arrow_id}
+        principal = self.guard.require_narrowing(by, "arrow.remove", subject,
+                                                      arrow.workspace)
+        with self.ctx.write():
+            self.ctx.canvas_store.delete_arrow(arrow_id)
+            self.guard.history(principal, "arrow.remove", subject)
+            self.ctx.state.canvas.remove_arrow(arrow_id)
+            self._revalidate()
+
+    @consistent
+    async def record_usage(self, workspace: str, tokens: int, cost: float) -> None:
+        """Add token usage and cost to a workspace (what ``usage.get`` reports)."""
+        tokens0, cost0 = self.ctx.state.usage.get(workspace, (0, 0.0))
+        with self.ctx.write():
+            self.ctx.db.execute("insert or replace into usage (workspace, tokens, cost) values"
+                                " (?, ?, ?)", [workspace, tokens0 + tokens, cost0 + cost])
+            self.ctx.state.usage[workspace] = (tokens0 + tokens, cost0 + cost)

@@ -1,0 +1,132 @@
+"""Nodes and arrows as the services read and write them, and built-in nodes' output ports.
+
+Looking a node up (raising the error a caller expects when it is missing),
+saving a node a service changed (its new status goes out as
+``agents.status`` and on an agent's ``status`` port), and carrying a
+built-in node's output port data to the cards its port arrows lead to.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from canvas import Arrow, CanvasError, Node, Workspace
+from engine.core.catalogue import PORT_OUTPUTS
+from engine.core.checks import check_card, denial
+from engine.core.decision import Decision
+from engine.core.errors import InvalidRequest
+from engine.services.context import Context
+from engine.services.record import Recorder
+
+__all__ = ["Nodes"]
+
+
+class Nodes:
+    """The canvas's nodes and arrows, read and written inside operations."""
+
+    def __init__(self, ctx: Context, record: Recorder) -> None:
+        self.ctx = ctx
+        self.record = record
+
+    @staticmethod
+    def canvas_error(exc: CanvasError) -> InvalidRequest:
+        """The canvas's own error as the engine raises it."""
+        return InvalidRequest(f"{exc.code}: {exc.message}", code=exc.code, reason=exc.reason)
+
+    def node(self, node_id: str, type: str | None = None) -> Node:
+        """The node, which must exist (and be of ``type`` when given)."""
+        node = self.ctx.state.canvas.node(node_id)
+        if node is None:
+            raise InvalidRequest(f"NOT_FOUND: no node {node_id!r}", code="NOT_FOUND",
+                                 reason="missing-node")
+        if type is not None and node.type != type:
+            raise InvalidRequest(f"INVALID_ARGUMENT: {node_id} is not a {type}",
+                                 code="INVALID_ARGUMENT", reason=type)
+        return node
+
+    def workspace(self, workspace_id: str) -> Workspace:
+        """The workspace, which must exist."""
+        ws = self.ctx.state.workspaces.get(workspace_id)
+        if ws is None:
+            raise InvalidRequest(f"NOT_FOUND: no workspace {workspace_id!r}", code="NOT_FOUND")
+        return ws
+
+    def cards_of(self, package: str) -> list[Node]:
+        """The custom cards of ``package`` on every canvas."""
+        return [n for n in self.ctx.state.canvas.nodes(type="card")
+                if n.data["package"] == package]
+
+    def persist(self, node: Node) -> None:
+        """Write a node to the store (inside a write); the canvas in memory is the caller's."""
+        self.ctx.canvas_store.save_node(node)
+
+    def save(self, node: Node) -> None:
+        """Persist a changed node and put it on the canvas (inside a write).
+
+        A new status of an agent or terminal goes out as ``agents.status``
+        and on the agent's ``status`` port.
+        """
+        old = self.ctx.state.canvas.node(node.id)
+        self.persist(node)
+        self.ctx.state.canvas.replace_node(node)
+        status = node.data.get("status")
+        if node.type in ("agent", "terminal") and old is not None \
+                and old.data.get("status") != status:
+            self.ctx.emit("agents.status", None, agent=node.id, workspace=node.workspace,
+                          status=status)
+            if node.type == "agent":
+                self.output(node, "status", status)
+
+    def add(self, node: Node) -> None:
+        """Persist a new node and put it on the canvas (inside a write)."""
+        self.persist(node)
+        self.ctx.state.canvas.add_node(node)
+
+    def save_arrow(self, arrow: Arrow) -> None:
+        """Persist an arrow (inside a write); the canvas in memory is the caller's."""
+        self.ctx.canvas_store.save_arrow(arrow)
+
+    def agents_changed(self, node: Node, change: str) -> None:
+        """Tell the app an agent or terminal was added, updated or removed."""
+        if node.type in ("agent", "terminal"):
+            self.ctx.emit("agents.changed", None, agent=node.id, workspace=node.workspace,
+                          kind=node.type, change=change)
+
+    def output(self, node: Node, port: str, data: Any) -> None:
+        """A built-in node's output port: data to each card a port arrow leads to.
+
+        Inside the caller's transaction. The receiving card needs the port's
+        permission (`PORT_OUTPUTS`); each delivery or refusal is a row on the
+        arrow's log, and the card's subscriptions check again when it takes it.
+        """
+        permission = PORT_OUTPUTS.get((node.type, port))
+        if permission is None:
+            return
+        state = self.ctx.state
+        call = f"port:{port}"
+        payload = data if isinstance(data, str) else json.dumps(data)
+        for arrow in state.canvas.port_arrows_from(node.id, port):
+            found = check_card(state, arrow.dst, call, node.id)
+            if isinstance(found, Decision):
+                if found.code == "CARD_UNKNOWN":
+                    continue  # into a built-in card: nothing to tell
+                self.record.log_row(found.with_(arrow=arrow.id), outcome=found.outcome,
+                                    payload=payload, chain=None)
+                continue
+            card, pkg = found
+            if not (state.declares(pkg, permission) and state.granted(pkg.name, permission)):
+                reason = "not-declared" if not state.declares(pkg, permission) \
+                    else "not-granted"
+                refusal = denial(call, card.id, "PERMISSION_DENIED", package=pkg.name,
+                                 target=node.id, permission=permission, reason=reason,
+                                 arrow=arrow.id,
+                                 why=f"data from {node.type} port {port!r} needs {permission}")
+                self.record.log_row(refusal, outcome="denied", payload=payload, chain=None)
+                continue
+            decision = Decision("ok", call, card.id, pkg.name, node.id, permission,
+                                arrow=arrow.id,
+                                message=f"ok: {node.id}.{port} -> {card.id}.{arrow.to_port}")
+            self.ctx.emit("port.data", card.id, port=arrow.to_port, data=data, source=node.id,
+                          arrow=arrow.id)
+            self.record.log_row(decision, outcome="ok", payload=payload, chain=None)
