@@ -140,9 +140,9 @@ class PgServer:
             kwargs = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []}
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8",
                "LANG": "C.UTF-8", "TZ": "UTC"}
-        done = subprocess.run(argv, env=env, cwd=self.folder, stdin=subprocess.DEVNULL,
-                              capture_output=True, text=True, check=False,
-                              **kwargs)  # type: ignore[call-overload]
+        done: subprocess.CompletedProcess[str] = subprocess.run(
+            argv, env=env, cwd=self.folder, stdin=subprocess.DEVNULL, capture_output=True,
+            text=True, check=False, **kwargs)  # type: ignore[call-overload]
         if done.returncode != 0:
             log = ""
             if self.logfile.exists():

@@ -33,7 +33,7 @@ def test_start_listens_only_on_its_socket_and_stop_removes_it(
         assert dsn == f"postgresql:///postgres?host={folder}&user=postgres"
         assert (folder / ".s.PGSQL.5432").is_socket()
         with psycopg.connect(dsn) as conn:
-            settings = dict(conn.execute(
+            settings: dict[str, str] = dict(conn.execute(
                 "select name, setting from pg_settings where name in ('listen_addresses',"
                 " 'unix_socket_directories', 'synchronous_commit')").fetchall())
         assert settings["listen_addresses"] == ""  # no TCP at all
@@ -87,3 +87,17 @@ def test_each_test_gets_a_new_empty_database(pg_server: str, pg_dsn: str) -> Non
 
 def test_the_fixture_marks_its_users(request: pytest.FixtureRequest, pg_dsn: str) -> None:
     assert request.node.get_closest_marker("postgres") is not None
+
+
+def test_without_postgresql_ci_fails_where_a_local_run_skips(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from _pytest.outcomes import Failed, Skipped
+
+    from tests.pgfixtures import _unavailable
+
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(Failed, match="required in CI"):
+        _unavailable("initdb is missing")
+    monkeypatch.delenv("CI")
+    with pytest.raises(Skipped, match="initdb is missing"):
+        _unavailable("initdb is missing")

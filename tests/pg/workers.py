@@ -71,7 +71,7 @@ def run_all(target: Any, args: tuple[Any, ...], processes: int,
                 for i in range(processes)]
     for child in children:
         child.start()
-    results = []
+    results: list[Any] = []
     deadline = time.monotonic() + timeout
     try:
         while len(results) < processes:

@@ -97,8 +97,10 @@ def follow_changes(connect: Callable[[], Connection[Any]], after: int = 0, *,
     Args:
         connect: opens a new connection to the store's database.
         after: the last change already seen.
-        stop: when set, the generator returns at its next wake-up (at most
-            ``poll`` seconds later).
+        stop: when set, the generator returns at its next wake-up: at most
+            ``poll`` seconds later, or at once on any notification on
+            `CHANNEL` (``NOTIFY arrowgate_changes, '0'`` wakes followers
+            without making them read).
         poll: the longest wait between two catch-up reads.
         retry: seconds between attempts to reconnect.
         give_up: seconds of failing to reconnect after which it raises.
@@ -124,17 +126,19 @@ def follow_changes(connect: Callable[[], Connection[Any]], after: int = 0, *,
                 # then both read and notified, never neither.
                 conn.execute(f"listen {CHANNEL}")
                 failing_since = None
+                stale = False
                 while True:
-                    for seq in changes_after(conn, last):
-                        last = seq
-                        yield seq
+                    if not stale:
+                        for seq in changes_after(conn, last):
+                            last = seq
+                            yield seq
                     if stopped():
                         return
-                    # Wait for a number we have not read, or `poll` seconds;
-                    # either way, read again.
-                    for note in conn.notifies(timeout=poll):
-                        if not (note.payload.isdigit() and int(note.payload) <= last):
-                            break
+                    # Wait for a notification or `poll` seconds, then read
+                    # again, unless all that came were numbers already read.
+                    notes = list(conn.notifies(timeout=poll, stop_after=1))
+                    stale = bool(notes) and all(
+                        n.payload.isdigit() and int(n.payload) <= last for n in notes)
         except psycopg.OperationalError as exc:
             # The connection dropped or could not be made (server restart,
             # killed backend, network). The first time, reconnect at once;
