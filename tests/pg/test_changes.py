@@ -202,8 +202,9 @@ def test_a_follower_that_cannot_reconnect_gives_up(pg_dsn: str) -> None:
     assert len(attempts) >= 3 and attempts[-1] - attempts[0] >= 0.25
 
 
-@pytest.mark.parametrize("arg", ["poll", "retry", "give_up"])
-def test_bad_timings_are_refused(arg: str) -> None:
+@pytest.mark.parametrize(("arg", "value"), [("poll", 0), ("retry", -1.0), ("give_up", 0),
+                                            ("after", -1), ("after", 1.5)])
+def test_bad_arguments_are_refused_before_connecting(arg: str, value: Any) -> None:
     with pytest.raises(ValueError, match=arg):
-        timings: dict[str, Any] = {arg: 0}
-        next(follow_changes(lambda: pytest.fail("no connection expected"), **timings))
+        arguments: dict[str, Any] = {arg: value}
+        next(follow_changes(lambda: pytest.fail("no connection expected"), **arguments))

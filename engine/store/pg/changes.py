@@ -106,9 +106,12 @@ def follow_changes(connect: Callable[[], Connection[Any]], after: int = 0, *,
         give_up: seconds of failing to reconnect after which it raises.
 
     Raises:
-        ValueError: ``poll``, ``retry`` or ``give_up`` is not positive.
+        ValueError: ``after`` is not a change number, or ``poll``, ``retry``
+            or ``give_up`` is not positive.
         StoreFailed: no connection could be made for ``give_up`` seconds.
     """
+    if isinstance(after, bool) or not isinstance(after, int) or after < 0:
+        raise ValueError(f"after must be a change number (0 or more), not {after!r}")
     for name, value in (("poll", poll), ("retry", retry), ("give_up", give_up)):
         if not value > 0:
             raise ValueError(f"{name} must be above 0 seconds, not {value!r}")
