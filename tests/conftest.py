@@ -13,6 +13,9 @@ import pytest
 from engine import Engine, World, file_digests
 from engine.app.replay import VirtualClock
 
+# PostgreSQL: the session's server and a fresh database per test (pg_dsn).
+pytest_plugins = ["tests.pgfixtures"]
+
 
 @pytest.fixture(autouse=True)
 def _determinism(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

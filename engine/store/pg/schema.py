@@ -1,0 +1,182 @@
+"""The PostgreSQL schema of the store: one migration chain, applied at open.
+
+The tables are those of the SQLite file (engine/store/migrations.py m001–m007 and
+canvas/migrations.py m001–m002, as they stand after the last of them) with
+the same names and columns, so that the engine reads the same values from
+either store:
+
+- JSON is kept as ``text``, never ``jsonb``: the log's ``payload`` and
+  ``chain``, the consent history's ``subject`` and a package's raw manifest
+  are hashed or digested as the exact text stored, which ``jsonb`` would
+  rewrite (key order, spacing, number forms); ``jsonb`` also refuses
+  ``\\u0000``, which ``json.dumps`` writes for a NUL.
+- Times are ``double precision`` (SQLite's REAL), so a time round-trips bit
+  for bit and hashes the same. Counts, positions and sequence numbers are
+  ``bigint``; ``consent.accepted`` stays an integer 0/1 because it is hashed
+  as a number (a boolean would hash as ``true``).
+- ``log.seq`` and ``consent.seq`` are plain ``bigint`` keys that the appender
+  assigns as the newest plus one under the chain-head lock (`chain`), not an
+  identity: a sequence hands out numbers outside transactions, so a rolled
+  back append would leave a gap that verification reports as a removed row.
+- The ``grants`` column ``by`` is a reserved word in PostgreSQL: the store's
+  SQL writes it quoted (``"by"``), which SQLite accepts too.
+
+Only PostgreSQL has ``changes`` (`changes`): the numbered feed of consent
+changes that engines follow with LISTEN/NOTIFY.
+
+`migrate` applies the migrations a database lacks in one transaction, under
+a transaction-scoped advisory lock, so any number of processes may open the
+same database at once: the first applies them, the others wait and then find
+nothing to do. ``schema_migrations`` records each applied migration by
+position and name.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg import Connection
+from psycopg.pq import TransactionStatus
+
+from engine.core.errors import StoreFailed
+from engine.store.pg.locks import Lock, xact_lock
+
+__all__ = ["MIGRATIONS", "Migration", "applied", "migrate"]
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One step of the chain: its name (never changed once released) and its SQL."""
+
+    name: str
+    statements: tuple[str, ...]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    # The SQLite schema as engine m007 and canvas m002 leave it.
+    Migration("m001_schema", (
+        # canvas m001, m002
+        "create table workspaces (id text primary key, folder text, settings text)",
+        "create table nodes (id text primary key, workspace text, type text, data text,"
+        " position bigint)",
+        "create index idx_nodes_workspace on nodes (workspace)",
+        "create index idx_nodes_position on nodes (position)",
+        "create table arrows (id text primary key, workspace text, src text, dst text,"
+        " from_port text, to_port text)",
+        "create index idx_arrows_workspace on arrows (workspace)",
+        # engine m001
+        "create table packages (name text primary key, state text, manifest text,"
+        " digests text, hash text, pending_manifest text, pending_digests text,"
+        " pending_hash text)",
+        'create table grants (package text, permission text, t double precision, "by" text,'
+        " primary key (package, permission))",
+        "create table prompts (id text primary key, position bigint, workspace text,"
+        " card text, package text, agent text, arrow text, call text, text text, chain text,"
+        " state text, t double precision, deadline double precision, approver text,"
+        " code text, reason text, message text)",
+        "create index idx_prompts_state on prompts (state)",
+        # engine m003
+        "create index idx_prompts_position on prompts (position)",
+        # The engine never names a rate event's id; it orders by it.
+        "create table rate_events (id bigint generated always as identity primary key,"
+        " card text, key text, t double precision)",
+        # Admission counts one (card, key)'s events inside its window
+        # (`admission`); SQLite's engine keeps the windows in memory instead.
+        "create index idx_rate_events_window on rate_events (card, key, t)",
+        # engine m001 and m005 (payload_bytes, payload_sha256)
+        "create table log (seq bigint primary key, t double precision, workspace text,"
+        " arrow text, card text, package text, version text, call text, target text,"
+        " payload text, chain text, outcome text, code text, reason text, approver text,"
+        " prompt text, prev text not null, hash text not null, payload_bytes bigint,"
+        " payload_sha256 text)",
+        "create index idx_log_arrow_seq on log (arrow, seq)",
+        "create index idx_log_card_seq on log (card, seq)",
+        # engine m001 and m004 (prev, hash, grants)
+        "create table consent (seq bigint primary key, t double precision, principal text,"
+        " action text, subject text, accepted integer, code text, reason text,"
+        " detail text, prev text, hash text, grants text)",
+        "create table usage (workspace text primary key, tokens bigint,"
+        " cost double precision)",
+        "create table meta (key text primary key, value text)",
+        # engine m002
+        "create table secrets (name text primary key, host text, value text,"
+        " t double precision)",
+        # engine m006
+        "create table service_tokens (id text primary key, hash text, principal text,"
+        " t double precision, revoked double precision)",
+        "create unique index idx_service_tokens_hash on service_tokens (hash)",
+        # engine m007
+        "create table tool_calls (id text primary key, position bigint, workspace text,"
+        " agent text, card text, package text, tool text, arrow text, args text, chain text,"
+        " state text, t double precision, deadline double precision, result text, code text,"
+        " reason text, message text, ended double precision)",
+        "create index idx_tool_calls_state on tool_calls (state)",
+        "create index idx_tool_calls_position on tool_calls (position)",
+    )),
+    # The change feed (SPEC §10 "Storage"): every consent change gets the next
+    # number, in commit order, and NOTIFY carries it to the other engines.
+    Migration("m002_changes", (
+        "create table changes (seq bigint primary key, t double precision not null,"
+        " kind text not null, subject text not null)",
+    )),
+)
+
+_LEDGER = ("create table if not exists schema_migrations (position integer primary key,"
+           " name text not null unique, applied_at double precision not null)")
+
+
+def applied(conn: Connection[Any]) -> list[str]:
+    """Names of the migrations recorded in the database, in order ([] when none)."""
+    exists = conn.execute("select to_regclass('schema_migrations') is not null").fetchone()
+    if not exists or not exists[0]:
+        return []
+    return [str(r[0]) for r in
+            conn.execute("select name from schema_migrations order by position").fetchall()]
+
+
+def migrate(conn: Connection[Any],
+            migrations: Sequence[Migration] = MIGRATIONS) -> list[str]:
+    """Bring the database's schema up to ``migrations``; returns the names applied now.
+
+    All of it happens in one transaction of its own under the migrations
+    lock: either every missing step is applied and recorded, or (on any
+    error) none is and the database is as it was.
+
+    Raises:
+        ValueError: ``conn`` is inside a transaction already (the migrations
+            must commit on their own), or ``migrations`` repeats a name.
+        StoreFailed: the database records migrations this chain does not have
+            at those positions (a newer engine's, or another schema): it is
+            left untouched.
+    """
+    names = [m.name for m in migrations]
+    if len(set(names)) != len(names):
+        raise ValueError(f"migration names repeat: {names}")
+    if conn.info.transaction_status != TransactionStatus.IDLE:
+        raise ValueError("migrate runs its own transaction: call it with no transaction open")
+    done: list[str] = []
+    with conn.transaction():
+        xact_lock(conn, Lock.MIGRATIONS)
+        # Created under the lock: two first openers never race on creating it.
+        conn.execute(_LEDGER)
+        recorded = applied(conn)
+        if recorded != names[:len(recorded)]:
+            extra = [n for n in recorded if n not in names]
+            why = (f"it has migrations this engine does not know ({', '.join(extra)}): "
+                   "it was opened by a newer engine or holds another schema"
+                   if extra else
+                   f"its migrations {recorded} do not match this engine's {names}")
+            raise StoreFailed(f"the PostgreSQL database cannot be opened: {why}",
+                              reason="schema-mismatch")
+        for position, migration in enumerate(migrations):
+            if position < len(recorded):
+                continue
+            for statement in migration.statements:
+                conn.execute(statement)
+            conn.execute("insert into schema_migrations (position, name, applied_at)"
+                         " values (%s, %s, %s)", [position, migration.name, time.time()])
+            done.append(migration.name)
+    return done

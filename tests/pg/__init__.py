@@ -1,0 +1,1 @@
+"""PostgreSQL groundwork: the throwaway server, the schema, locks and the change feed."""

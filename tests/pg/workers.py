@@ -1,0 +1,92 @@
+"""Bodies of the child processes of the multi-process tests (importable, for spawn).
+
+Each waits at a barrier shared with its siblings so that all of them hit the
+database at once, then reports what it saw through a queue.
+"""
+
+from __future__ import annotations
+
+import queue
+import time
+from multiprocessing.synchronize import Barrier
+from typing import Any
+
+import psycopg
+
+from engine.store.pg.admission import admit
+from engine.store.pg.chain import append_log_row
+from engine.store.pg.schema import migrate
+
+
+def admit_many(dsn: str, barrier: Barrier, attempts: int, limit: int, period: float,
+               out: Any) -> None:
+    """``attempts`` admissions of card c1's ``prompt`` key, one transaction each."""
+    admitted = 0
+    with psycopg.connect(dsn) as conn:
+        barrier.wait()
+        for _ in range(attempts):
+            with conn.transaction():
+                if admit(conn, "c1", "prompt", limit=limit, period=period,
+                         now=time.time).admitted:
+                    admitted += 1
+    out.put(admitted)
+
+
+def append_many(dsn: str, barrier: Barrier, rows: int, worker: int, out: Any) -> None:
+    """``rows`` log rows, one transaction each, as worker number ``worker``."""
+    seqs = []
+    with psycopg.connect(dsn) as conn:
+        barrier.wait()
+        for i in range(rows):
+            with conn.transaction():
+                seq, _prev, _hash = append_log_row(conn, {
+                    "t": time.time(), "card": f"c{worker}", "call": "notes.read",
+                    "payload": f'{{"i":{i}}}', "chain": [f"a{worker}", "c1"],
+                    "outcome": "ok"})
+            seqs.append(seq)
+    out.put(seqs)
+
+
+def migrate_once(dsn: str, barrier: Barrier, out: Any) -> None:
+    """Open (migrate) the database at the same moment as the siblings."""
+    with psycopg.connect(dsn) as conn:
+        barrier.wait()
+        out.put(migrate(conn))
+
+
+def run_all(target: Any, args: tuple[Any, ...], processes: int,
+            per_process: list[tuple[Any, ...]] | None = None,
+            timeout: float = 120.0) -> list[Any]:
+    """Run ``target`` in ``processes`` spawned children at once; their results, any order.
+
+    Each child gets ``(*args[:1], barrier, *per_process[i], out)`` after the DSN.
+    """
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    barrier = ctx.Barrier(processes)
+    out = ctx.Queue()
+    extra = per_process or [() for _ in range(processes)]
+    children = [ctx.Process(target=target, args=(args[0], barrier, *args[1:], *extra[i], out))
+                for i in range(processes)]
+    for child in children:
+        child.start()
+    results: list[Any] = []
+    deadline = time.monotonic() + timeout
+    try:
+        while len(results) < processes:
+            try:
+                results.append(out.get(timeout=0.2))
+            except queue.Empty:
+                failed = [c.exitcode for c in children if c.exitcode not in (None, 0)]
+                assert not failed, f"a child failed: exit codes {failed}"
+                assert time.monotonic() < deadline, f"the children took over {timeout} s"
+    finally:
+        for child in children:
+            child.join(timeout=max(0.1, deadline - time.monotonic()))
+            if child.is_alive():
+                child.kill()
+                child.join()
+    codes = [c.exitcode for c in children]
+    assert codes == [0] * processes, f"a child failed: exit codes {codes}"
+    return results
