@@ -40,7 +40,7 @@ from engine.core.principal import OPERATOR
 from engine.core.prompts import Prompt
 from engine.core.review import Diff, Review
 from engine.core.state import State
-from engine.core.toolstate import ToolCall
+from engine.core.tools import ToolCall
 from engine.effects.drivers import (
     AgentDriver,
     CommandAgent,

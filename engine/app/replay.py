@@ -35,7 +35,7 @@ from engine.core.decision import Decision
 from engine.core.errors import CaseInvalid, ConsentError
 from engine.core.hosts import normalise_host
 from engine.core.manifest import file_digests
-from engine.core.toolstate import ToolCall
+from engine.core.tools import ToolCall
 from engine.effects.files import ConfinedFiles
 from engine.effects.netguard import FetchFailed, FetchResponse, GuardedFetch, normal_url
 from engine.effects.world import ScopeHandler, World

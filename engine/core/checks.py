@@ -22,9 +22,10 @@ from engine.core.hosts import matches, normalise_host
 from engine.core.limits import rate_owner
 from engine.core.prompts import QUEUE_LIMIT
 from engine.core.state import PackageState, State
+from engine.core.text import SHOWN, shown
 
-__all__ = ["FETCH_PERMISSIONS", "LOCAL_HOSTS", "MAX_DEPTH", "MAX_VALUES", "SHOWN", "Passed",
-           "check_card", "data_problem", "decide", "denial", "host_scope", "malformed", "shown",
+__all__ = ["FETCH_PERMISSIONS", "LOCAL_HOSTS", "MAX_DEPTH", "MAX_VALUES", "Passed",
+           "check_card", "data_problem", "decide", "denial", "host_scope", "malformed",
            "text_problem", "text_size"]
 
 #: Hosts network.local reaches; never looked up in a resolver.
@@ -86,8 +87,6 @@ def denial(
 MAX_DEPTH = 16
 #: ... and hold at most this many values in all (SPEC §8 "Bounds").
 MAX_VALUES = 1000
-#: The most characters of a card-supplied name (card, call, target) a refusal shows.
-SHOWN = 1024
 _INT_RANGE = 1 << 63
 
 
@@ -159,20 +158,6 @@ def data_problem(value: Any, limit: int) -> str | None:
         elif kind is not bool and item is not None:
             return f"holds a {kind.__name__}, which is not JSON data"
     return None
-
-
-def shown(value: object) -> str:
-    """A card-supplied name as text a refusal and its log row can hold.
-
-    Lone surrogates escaped, at most `SHOWN` characters; a value that is not
-    a `str` shows as its type, ``<list>``.
-    """
-    if type(value) is not str:
-        value = f"<{type(value).__name__}>"
-    elif str.isascii(value) and len(value) <= SHOWN:
-        return value
-    text = str.encode(value, "utf-8", "backslashreplace").decode("utf-8")
-    return text if len(text) <= SHOWN else text[:SHOWN] + "…"
 
 
 def _args_problem(spec: CallSpec, args: dict[str, Any],

@@ -15,7 +15,7 @@ from engine.core.catalogue import implied_by
 from engine.core.limits import RateCounters
 from engine.core.manifest import Manifest
 from engine.core.prompts import Prompt, PromptIndex
-from engine.core.toolstate import ToolCall
+from engine.core.tools import ToolCall
 
 __all__ = ["CACHE_LIMIT", "PackageState", "State"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["control_characters", "describe_character", "is_control", "visible"]
+__all__ = ["SHOWN", "control_characters", "describe_character", "is_control", "shown", "visible"]
 
 #: Bidirectional formatting characters: they reorder the text around them.
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
@@ -70,3 +70,21 @@ def visible(text: str) -> str:
         else:
             out.append(f"\u27e8U+{code:04X}\u27e9")
     return "".join(out)
+
+
+#: The most characters of a card-supplied name (card, call, target) a refusal shows.
+SHOWN = 1024
+
+
+def shown(value: object) -> str:
+    """A card-supplied name as text a refusal and its log row can hold.
+
+    Lone surrogates escaped, at most `SHOWN` characters; a value that is not
+    a `str` shows as its type, ``<list>``.
+    """
+    if type(value) is not str:
+        value = f"<{type(value).__name__}>"
+    elif str.isascii(value) and len(value) <= SHOWN:
+        return value
+    text = str.encode(value, "utf-8", "backslashreplace").decode("utf-8")
+    return text if len(text) <= SHOWN else text[:SHOWN] + "…"

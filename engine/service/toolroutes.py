@@ -33,7 +33,7 @@ from engine.service.problems import ServiceError
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
-    from engine.core.toolstate import ToolCall
+    from engine.core.tools import ToolCall
 
 __all__ = ["agent_tools", "register_tools"]
 

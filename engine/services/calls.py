@@ -14,9 +14,9 @@ from engine.core.checks import (
     decide,
     denial,
     malformed,
-    shown,
 )
 from engine.core.decision import Decision
+from engine.core.text import shown
 from engine.effects.world import World
 from engine.services.context import Context
 from engine.services.nodes import Nodes

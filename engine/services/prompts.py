@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hmac
 from contextvars import Context as _TaskContext
 
 from aiolimiter import AsyncLimiter
@@ -13,6 +12,14 @@ from engine.core.checks import Passed, decide, denial
 from engine.core.decision import Decision
 from engine.core.errors import ApprovalRefused, InvalidRequest, StoreFailed
 from engine.core.events import Event
+from engine.core.holds import (
+    RESOLUTIONS,
+    approves_text,
+    hold_deadline,
+    outcome_of,
+    prompt_decision,
+    resolution_of,
+)
 from engine.core.principal import OPERATOR
 from engine.core.prompts import QUEUE_LIMIT, Prompt
 from engine.effects.world import World
@@ -115,7 +122,7 @@ class Prompts:
 
     def _hold(self, prompt: Prompt, now: float) -> None:
         settings = self.ctx.state.workspaces[prompt.workspace].settings
-        prompt.state, prompt.deadline = "held", now + settings.hold_timeout
+        prompt.state, prompt.deadline = "held", hold_deadline(now, settings)
         self.ctx.emit("prompt.held", prompt.card, prompt=prompt.id, agent=prompt.agent,
                    arrow=prompt.arrow, text=prompt.text, deadline=prompt.deadline)
 
@@ -143,7 +150,7 @@ class Prompts:
                 # queued: it still waits for a person.
                 self._hold(prompt, self.ctx.now())
                 self.save(prompt)
-                self.record.log_row(self._prompt_decision(prompt), outcome="held", payload=prompt.text,
+                self.record.log_row(prompt_decision(prompt), outcome="held", payload=prompt.text,
                               chain=prompt.chain)
                 continue
             if self._prepaid.get(agent.workspace):
@@ -197,21 +204,16 @@ class Prompts:
         for agent in self.ctx.state.canvas.nodes(type="agent"):
             await self.pump(agent.id)
 
-    def _prompt_decision(self, prompt: Prompt) -> Decision:
-        return Decision("queued", "agents.prompt", prompt.card, prompt.package, prompt.agent,
-                        "agents.prompt", arrow=prompt.arrow, prompt=prompt.id)
-
     def resolve(self, prompt: Prompt, state: str, code: str | None, reason: str | None,
                  message: str, *, t: float | None = None, approver: str | None = None) -> None:
         """End an open prompt: its state, its resolution row, its waiters."""
-        outcome = {"expired": "expired", "rejected": "rejected", "cancelled": "cancelled",
-                   "approved": "approved"}[state]
+        outcome = RESOLUTIONS[state]
         prompt.state = state
         prompt.code, prompt.reason, prompt.message = code, reason, message
         if approver:
             prompt.approver = approver
         self.save(prompt)
-        self.record.log_row(self._prompt_decision(prompt).with_(code=code, reason=reason),
+        self.record.log_row(prompt_decision(prompt).with_(code=code, reason=reason),
                       outcome=outcome, payload=prompt.text, chain=prompt.chain, t=t,
                       approver=approver)
         self.ctx.emit("prompt.resolved", prompt.card, prompt=prompt.id, state=state, code=code)
@@ -293,8 +295,7 @@ class Prompts:
             state = prompt.state if prompt else "unknown"
             raise InvalidRequest(f"NOT_FOUND: prompt {prompt_id} is not held (it is {state})",
                                  code="NOT_FOUND", reason=state)
-        if approve and not (isinstance(text_sha256, str)
-                            and hmac.compare_digest(text_sha256.lower(), prompt.text_sha256)):
+        if approve and not approves_text(prompt, text_sha256):
             raise self.guard.refuse(principal, action, subject, ApprovalRefused(
                 f"APPROVAL_REFUSED: the text approved is not the text of held prompt "
                 f"{prompt.id}: stale — show the whole prompt again",
@@ -338,14 +339,7 @@ class Prompts:
         prompt = self.ctx.state.prompts.get(prompt_id)
         if prompt is None:
             raise InvalidRequest(f"NOT_FOUND: no prompt {prompt_id}", code="NOT_FOUND")
-        base = self._prompt_decision(prompt).with_(value={"prompt": prompt.id,
-                                                          "state": prompt.state})
-        if prompt.state in ("queued", "delivered", "replied"):
-            return base.with_(message=f"prompt {prompt.id}: {prompt.state}")
-        if prompt.state == "held":
-            return base.with_(outcome="held", message=f"prompt {prompt.id} waits for a person")
-        return base.with_(outcome="denied", code=prompt.code, reason=prompt.reason,
-                          message=prompt.message or f"{prompt.code}: prompt {prompt.id}")
+        return outcome_of(prompt)
 
     async def wait(self, prompt_id: str) -> Decision:
         """Wait until a held prompt is answered, expires or is cancelled; return its outcome.
@@ -359,8 +353,8 @@ class Prompts:
             self.ctx.tick()
             decision = self.outcome(prompt_id)
             if decision.outcome != "held":
-                return decision.with_(value={**decision.value,
-                                             "resolution": self._resolution(prompt_id)})
+                resolution = resolution_of(self.ctx.state.prompts[prompt_id])
+                return decision.with_(value={**decision.value, "resolution": resolution})
             fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._waiters.setdefault(prompt_id, []).append(fut)
             prompt = self.ctx.state.prompts[prompt_id]
@@ -371,14 +365,6 @@ class Prompts:
                 await asyncio.wait_for(fut, timeout=timeout)
             except TimeoutError:
                 pass
-
-    def _resolution(self, prompt_id: str) -> str | None:
-        """The outcome of a prompt's resolution row, read off its state (see `_resolve`)."""
-        prompt = self.ctx.state.prompts[prompt_id]
-        if prompt.state in ("rejected", "expired", "cancelled"):
-            return prompt.state
-        # Only an approval sets the approver, and it logs ``approved``.
-        return "approved" if prompt.approver else None
 
     def wake_waiters(self) -> None:
         for prompt_id in list(self._waiters):

@@ -14,9 +14,9 @@ from typing import Any
 
 from canvas import WorkspaceSettings
 from engine.core.catalogue import CALLS
-from engine.core.checks import SHOWN
 from engine.core.decision import Decision
 from engine.core.limits import DenialLog, rate_owner
+from engine.core.text import SHOWN
 from engine.services.context import Context
 from engine.store.log import FIELDS, clip_payload
 

@@ -34,13 +34,14 @@ import json
 import time
 from typing import Any
 
-from engine.core.checks import check_card, denial, malformed, shown
+from engine.core.checks import check_card, denial, malformed
 from engine.core.decision import Decision
 from engine.core.errors import InvalidRequest
 from engine.core.manifest import check_json
 from engine.core.principal import Principal
 from engine.core.prompts import Prompt
-from engine.core.toolstate import ToolCall
+from engine.core.text import shown
+from engine.core.tools import ToolCall, agent_side, tool_args_problem, tool_chain
 from engine.services.context import Context
 from engine.services.record import Recorder
 from engine.store.transactions import Transactions, consistent
@@ -49,48 +50,6 @@ __all__ = ["MISSING", "Tools"]
 
 #: "No result given" (a result may be None itself).
 MISSING: Any = object()
-
-def _agent_side(decision: Decision, agent: str, tool: Any) -> Decision:
-    """The refusal told from the calling agent's side (it is the agent that reads it)."""
-    card = decision.card or "?"
-    pkg = f" ({decision.package})" if decision.package else ""
-    head = f"{decision.code}: card {card}{pkg} may not {decision.call} {agent}"
-    if not decision.message.startswith(head):
-        return decision
-    return decision.with_(message=f"{decision.code}: agent {agent} may not call "
-                                  f"{card}.{shown(tool)[:64]}{pkg}" + decision.message[len(head):])
-
-
-def _arg_path(path: Any) -> str:
-    out = "args"
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return out
-
-
-def _schema_problem(schema: dict[str, Any], args: dict[str, Any]) -> tuple[str, str] | None:
-    """The most relevant way ``args`` fails the tool's input schema, with its path, or None."""
-    # Imported here, as in engine.manifest: jsonschema is slow to import.
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import best_match
-
-    try:
-        error = best_match(Draft202012Validator(schema).iter_errors(args))
-    except (RecursionError, ValueError, TypeError) as exc:  # hostile schema or arguments
-        return "args", f"cannot be checked against the tool's schema: {exc}"
-    if error is None:
-        return None
-    path = list(error.absolute_path)
-    if error.validator == "required" and isinstance(error.instance, dict):
-        # Name the missing property itself, not the object that lacks it.
-        wanted = error.validator_value if isinstance(error.validator_value, list) else []
-        missing = next((k for k in wanted if k not in error.instance), None)
-        if missing is not None:
-            return _arg_path([*path, missing]), "is required"
-    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        return _arg_path(path), error.message
-    return _arg_path(path), error.message
-
 
 class Tools:
     """Agents' tool calls to cards (SPEC §9): open, answer, expire, cancel, wait."""
@@ -134,27 +93,27 @@ class Tools:
         agent_node = self.ctx.state.canvas.node(agent)
         arrow = self.ctx.state.canvas.arrow_between(agent, card) if agent_node else None
         if agent_node is None or agent_node.type != "agent" or arrow is None:
-            return self.record.refusal(_agent_side(denial(
+            return self.record.refusal(agent_side(denial(
                 call, card, "PERMISSION_DENIED", package=pkg.name, target=agent,
                 reason="not-connected", why=f"no arrow connects {agent} and {card}",
                 fix=f"draw an arrow between {agent} and {card}"), agent, tool), None, None)
         assert pkg.manifest is not None
         spec = pkg.manifest.tool(tool) if type(tool) is str else None
         if spec is None:
-            return self.record.refusal(_agent_side(denial(
+            return self.record.refusal(agent_side(denial(
                 call, card, "UNKNOWN_TOOL", package=pkg.name, target=agent, arrow=arrow.id,
                 reason=shown(tool)[:64], why=f"{pkg.name} offers no tool {shown(tool)[:64]!r} "
                 f"(it offers: {', '.join(pkg.manifest.tools) or 'none'})"), agent, tool),
                 None, None)
-        problem = self._tool_args_problem(card_node.workspace, spec.input, args)
+        limit = self.ctx.state.workspaces[card_node.workspace].settings.max_payload
+        problem = tool_args_problem(spec.input, args, limit)
         if problem is not None:
             where, what = problem
-            return self.record.refusal(_agent_side(denial(
+            return self.record.refusal(agent_side(denial(
                 call, card, "INVALID_ARGUMENT", package=pkg.name, target=agent, arrow=arrow.id,
                 reason=where, why=f"{where} {what}"), agent, tool), None, None)
         args = dict(args or {})
-        current = agent_node.data.get("chain")
-        chain = [*(current if current and current[-1] == agent else (agent,)), card]
+        chain = tool_chain(agent_node.data.get("chain"), agent, card)
         now = self.ctx.now()
         settings = self.ctx.state.workspaces[card_node.workspace].settings
         with self.ctx.write():
@@ -172,26 +131,6 @@ class Tools:
             self.ctx.emit("tool.call", card, id=tc.id, agent=agent, tool=tool, args=args,
                        chain=list(chain))
         return decision
-
-    def _tool_args_problem(self, workspace: str, schema: dict[str, Any] | None,
-                           args: Any) -> tuple[str, str] | None:
-        if args is None:
-            args = {}
-        if not isinstance(args, dict):
-            return "args", "must be an object"
-        bad = check_json(args)
-        if bad is not None:
-            return "args" + bad[0].removeprefix("$"), bad[1]
-        limit = self.ctx.state.workspaces[workspace].settings.max_payload
-        size = len(json.dumps(args).encode("utf-8"))
-        if size > limit:
-            return "args", f"is {size} bytes, more than max_payload ({limit})"
-        if schema is None:
-            if args:
-                return _arg_path([sorted(args)[0]]), "is not an argument of this tool " \
-                                                    "(it takes none)"
-            return None
-        return _schema_problem(schema, args)
 
     # ---------------------------------------------------------- answers
     @consistent

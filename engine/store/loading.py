@@ -13,7 +13,7 @@ from engine.core.limits import SteadyClock
 from engine.core.manifest import parse_manifest
 from engine.core.prompts import Prompt
 from engine.core.state import PackageState, State
-from engine.core.toolstate import ToolCall
+from engine.core.tools import ToolCall
 
 __all__ = ["load_state", "newest_time"]
 

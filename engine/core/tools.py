@@ -1,0 +1,158 @@
+"""Tools (SPEC §9): a tool call's state, its arguments' checks, the chain it carries.
+
+Pure rules; the `Tools` service (`engine.services.tools`) applies them to the store.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from engine.core.decision import Decision
+from engine.core.manifest import check_json
+from engine.core.text import shown
+
+__all__ = ["TOOL_STATES", "ToolCall", "agent_side", "arg_path", "schema_problem",
+           "tool_args_problem", "tool_chain"]
+
+#: Every state of a tool call: open, then one resolution.
+TOOL_STATES = ("open", "answered", "failed", "expired", "cancelled")
+
+_MISSING: Any = object()
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """One call of an agent to a card's tool, and how it ended."""
+
+    id: str
+    position: int
+    workspace: str
+    agent: str
+    card: str
+    package: str
+    tool: str
+    arrow: str | None
+    args: dict[str, Any] = field(default_factory=dict)
+    chain: list[str] = field(default_factory=list)  #: agent → card (→ …), ending with the card
+    state: str = "open"
+    t: float = 0.0
+    deadline: float = 0.0  #: when it times out (engine clock)
+    result: Any = None  #: the card's result, once ``answered``
+    code: str | None = None  #: ``TOOL_ERROR``, ``TOOL_TIMEOUT``, or why it was cancelled
+    reason: str | None = None
+    message: str = ""
+    ended: float | None = None
+
+    @property
+    def is_open(self) -> bool:
+        """True until answered, failed, expired or cancelled."""
+        return self.state == "open"
+
+    def to_json(self) -> dict[str, Any]:
+        """The agent's view: ``{"id", "state", "agent", "card", "tool"}`` and the
+        ``result`` once answered, or the ``error`` (code, reason, message) once failed,
+        expired or cancelled."""
+        out: dict[str, Any] = {"id": self.id, "state": self.state, "agent": self.agent,
+                               "card": self.card, "tool": self.tool}
+        if self.state == "answered":
+            out["result"] = self.result
+        elif self.state != "open":
+            out["error"] = {"code": self.code, "reason": self.reason, "message": self.message}
+        return out
+
+    def to_row(self) -> dict[str, Any]:
+        """The row stored in the ``tool_calls`` table."""
+        row = {name: getattr(self, name) for name in _FIELDS}
+        row["args"] = json.dumps(self.args)
+        row["chain"] = json.dumps(self.chain)
+        row["result"] = json.dumps(self.result)
+        return row
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any]) -> ToolCall:
+        """Rebuild a tool call from its stored row."""
+        data = dict(row)
+        for name in ("args", "chain", "result"):
+            data[name] = json.loads(data[name]) if data[name] is not None else None
+        data["args"] = data["args"] or {}
+        data["chain"] = data["chain"] or []
+        return cls(**data)
+
+
+_FIELDS = tuple(f.name for f in fields(ToolCall))
+
+
+def agent_side(decision: Decision, agent: str, tool: Any) -> Decision:
+    """The refusal told from the calling agent's side (it is the agent that reads it)."""
+    card = decision.card or "?"
+    pkg = f" ({decision.package})" if decision.package else ""
+    head = f"{decision.code}: card {card}{pkg} may not {decision.call} {agent}"
+    if not decision.message.startswith(head):
+        return decision
+    return decision.with_(message=f"{decision.code}: agent {agent} may not call "
+                                  f"{card}.{shown(tool)[:64]}{pkg}" + decision.message[len(head):])
+
+
+def arg_path(path: Any) -> str:
+    out = "args"
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def schema_problem(schema: dict[str, Any], args: dict[str, Any]) -> tuple[str, str] | None:
+    """The most relevant way ``args`` fails the tool's input schema, with its path, or None."""
+    # Imported here, as in engine.manifest: jsonschema is slow to import.
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    try:
+        error = best_match(Draft202012Validator(schema).iter_errors(args))
+    except (RecursionError, ValueError, TypeError) as exc:  # hostile schema or arguments
+        return "args", f"cannot be checked against the tool's schema: {exc}"
+    if error is None:
+        return None
+    path = list(error.absolute_path)
+    if error.validator == "required" and isinstance(error.instance, dict):
+        # Name the missing property itself, not the object that lacks it.
+        wanted = error.validator_value if isinstance(error.validator_value, list) else []
+        missing = next((k for k in wanted if k not in error.instance), None)
+        if missing is not None:
+            return arg_path([*path, missing]), "is required"
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        return arg_path(path), error.message
+    return arg_path(path), error.message
+
+
+def tool_args_problem(schema: dict[str, Any] | None, args: Any,
+                      max_payload: int) -> tuple[str, str] | None:
+    """Why a tool call's arguments are refused, as (path, what), or None (SPEC §9).
+
+    Plain JSON of bounded depth, at most ``max_payload`` bytes, and valid
+    against the tool's ``input`` schema; a tool without one takes none.
+    """
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        return "args", "must be an object"
+    bad = check_json(args)
+    if bad is not None:
+        return "args" + bad[0].removeprefix("$"), bad[1]
+    size = len(json.dumps(args).encode("utf-8"))
+    if size > max_payload:
+        return "args", f"is {size} bytes, more than max_payload ({max_payload})"
+    if schema is None:
+        if args:
+            return arg_path([sorted(args)[0]]), "is not an argument of this tool " \
+                                               "(it takes none)"
+        return None
+    return schema_problem(schema, args)
+
+
+def tool_chain(current: object, agent: str, card: str) -> list[str]:
+    """The causal chain a tool call carries: the agent's own chain (or the agent), then the card."""
+    head = list(current) if isinstance(current, (list, tuple)) and current \
+        and current[-1] == agent else [agent]
+    return [*head, card]
