@@ -51,6 +51,7 @@ from engine.effects.drivers import (
 )
 from engine.effects.drivers.mcpconfig import AGENT_TOOLS
 from engine.effects.world import World
+from engine.services.apply import Applier
 from engine.services.calls import Calls
 from engine.services.canvas import CanvasOps
 from engine.services.consent import Consent
@@ -117,8 +118,9 @@ class Engine:
         guard = Guard(ctx)
         self._nodes = nodes = Nodes(ctx, record)
         self._tools = tools = Tools(ctx, record)
-        self._prompts = prompts = Prompts(ctx, record, guard, nodes, self.world)
-        self._calls = Calls(ctx, record, prompts, nodes, self.world, self.events)
+        applier = Applier(ctx, record, nodes, self.events)
+        self._prompts = prompts = Prompts(ctx, record, guard, nodes, applier, self.world)
+        self._calls = Calls(ctx, record, prompts, applier, self.world)
         self._canvas = canvas = CanvasOps(ctx, guard, nodes, record, prompts, tools)
         self._consent = Consent(ctx, guard, nodes, prompts, tools)
         self._interchange = Interchange(ctx, guard, nodes, canvas)

@@ -12,8 +12,9 @@ was bound to. File and network calls go to the scope handlers (`fs`,
 cannot confine.
 
 The world never changes the engine's state: each call returns what it did
-as a value (`Performed`: the value, nodes changed or added, arrows drawn,
-events to send), and the service that asked writes it.
+as a value (`engine.core.plans.Performed`: the value and the effects to
+record — nodes changed or added, arrows drawn, events to send), and the
+service that asked applies them.
 """
 
 from __future__ import annotations
@@ -22,18 +23,18 @@ import asyncio
 import inspect
 from collections.abc import Callable, Coroutine
 from contextvars import Context
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from canvas import Node
 from engine.core.checks import Passed, denial
 from engine.core.events import Event
+from engine.core.plans import AddArrow, AddNode, Emit, Performed, SaveNode, Watch
 from engine.core.prompts import Prompt
 from engine.core.state import State
 from engine.effects.drivers import AgentDriver, Driver, TerminalDriver
 from engine.effects.scope import ScopeHandler, ScopeHost
 
-__all__ = ["DEFAULT", "DriverReports", "Performed", "ScopeHandler", "ScopeHost", "World"]
+__all__ = ["DEFAULT", "DriverReports", "ScopeHandler", "ScopeHost", "World"]
 
 
 class DriverReports(Protocol):
@@ -54,22 +55,6 @@ class DriverReports(Protocol):
     async def driver_status(self, node_id: str, status: str) -> None:
         """The node's status changed on its own."""
         ...
-
-
-@dataclass(slots=True)
-class Performed:
-    """What carrying out a call did, for the calling service to write."""
-
-    value: Any = None
-    #: Nodes whose content or status changed.
-    saved: list[Node] = field(default_factory=list)
-    #: Nodes created (``canvas.spawn``), with the arrow to each as a raw dict.
-    added: list[Node] = field(default_factory=list)
-    arrows: list[dict[str, Any]] = field(default_factory=list)
-    #: ``driver.*`` events for the node's driver, sent once the change commits.
-    events: list[Event] = field(default_factory=list)
-    #: ``agents.onOutput``: the node whose output the card now watches.
-    watch: str | None = None
 
 
 class _Default:
@@ -222,7 +207,7 @@ class World:
             return Performed(str(target.data.get("last_reply", "")))
         if name == "agents.onOutput":
             assert target is not None
-            return Performed({"subscribed": target.id}, watch=target.id)
+            return Performed({"subscribed": target.id}, (Watch(passed.card.id, target.id),))
         if name in ("terminals.run", "terminals.write"):
             assert target is not None
             return self.run(target, args.get("command", args.get("data", "")),
@@ -293,7 +278,7 @@ class World:
                          else {"id": item_id, "text": text, "column": "todo"})
             data[key] = items
             result = item_id
-        return Performed(result, saved=[Node(target.id, target.type, target.workspace, data)])
+        return Performed(result, (SaveNode(Node(target.id, target.type, target.workspace, data)),))
 
     @staticmethod
     def _spawn(state: State, passed: Passed, kind: str) -> Performed:
@@ -309,8 +294,9 @@ class World:
         else:
             raw["type"] = kind
         # The arrow is covered by the operator's grant of canvas.spawn (SPEC §4.5).
-        return Performed(new_id, added=[Node.build(raw, card.workspace)],
-                         arrows=[{"id": f"{card.id}->{new_id}", "from": card.id, "to": new_id}])
+        return Performed(new_id, (AddNode(Node.build(raw, card.workspace)),
+                                  AddArrow({"id": f"{card.id}->{new_id}", "from": card.id,
+                                            "to": new_id})))
 
     # -- agents and terminals ---------------------------------------------
     def deliver(self, prompt: Prompt, agent: Node) -> Performed:
@@ -318,13 +304,12 @@ class World:
         data = dict(agent.data)
         data["status"] = "working"
         data["chain"] = list(prompt.chain)
-        events = []
         if agent.id in self.drivers:
-            events.append(Event("driver.prompt", None, {"node": agent.id, "text": prompt.text}))
-        else:
-            data["screen"] = str(data.get("screen", "")) + f"> {prompt.text}\n"
-        return Performed(saved=[Node(agent.id, agent.type, agent.workspace, data)],
-                         events=events)
+            return Performed(None, (
+                Emit(Event("driver.prompt", None, {"node": agent.id, "text": prompt.text})),
+                SaveNode(Node(agent.id, agent.type, agent.workspace, data))))
+        data["screen"] = str(data.get("screen", "")) + f"> {prompt.text}\n"
+        return Performed(None, (SaveNode(Node(agent.id, agent.type, agent.workspace, data)),))
 
     def turn_ended(self, agent: Node, text: str) -> Node:
         """The agent finished its turn: waiting again, with its last reply."""
@@ -340,13 +325,12 @@ class World:
         if terminal.id in self.drivers:
             if run:
                 data["status"] = "working"
-            return Performed({"state": "sent"},
-                             saved=[Node(terminal.id, terminal.type, terminal.workspace, data)],
-                             events=[Event("driver.input", None,
-                                           {"node": terminal.id, "text": text, "run": run})])
+            return Performed({"state": "sent"}, (
+                Emit(Event("driver.input", None, {"node": terminal.id, "text": text, "run": run})),
+                SaveNode(Node(terminal.id, terminal.type, terminal.workspace, data))))
         data["screen"] = str(data.get("screen", "")) + (f"$ {text}\n" if run else text)
         return Performed({"state": "ok"},
-                         saved=[Node(terminal.id, terminal.type, terminal.workspace, data)])
+                         (SaveNode(Node(terminal.id, terminal.type, terminal.workspace, data)),))
 
     @staticmethod
     def terminal_output(terminal: Node, text: str, exit: int | None) -> Node:

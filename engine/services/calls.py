@@ -16,13 +16,13 @@ from engine.core.checks import (
     malformed,
 )
 from engine.core.decision import Decision
+from engine.core.plans import CountRate, Pump, plan_call, plan_prompt
 from engine.core.text import shown
 from engine.effects.world import World
+from engine.services.apply import Applier
 from engine.services.context import Context
-from engine.services.nodes import Nodes
 from engine.services.prompts import Prompts
 from engine.services.record import Recorder
-from engine.services.subscriptions import EventHub
 from engine.store.transactions import Transactions, consistent
 
 __all__ = ["Calls"]
@@ -35,19 +35,17 @@ class Calls:
         ctx: the shared store, state and time.
         record: writes log rows, refusals and rate events.
         prompts: takes accepted prompts (queue or hold).
-        nodes: saves what a call changed on the canvas.
+        applier: records what a plan asks for.
         world: carries out allowed calls.
-        events: the cards' subscriptions (``agents.onOutput`` watches).
     """
 
-    def __init__(self, ctx: Context, record: Recorder, prompts: Prompts, nodes: Nodes,
-                 world: World, events: EventHub) -> None:
+    def __init__(self, ctx: Context, record: Recorder, prompts: Prompts, applier: Applier,
+                 world: World) -> None:
         self.ctx = ctx
         self.record = record
         self.prompts = prompts
-        self.nodes = nodes
+        self.applier = applier
         self.world = world
-        self.events = events
 
     @property
     def tx(self) -> Transactions:
@@ -176,29 +174,32 @@ class Calls:
             return decision
         if spec.name == "agents.prompt":
             assert passed.target is not None
-            with self.ctx.write():
-                prompt = self.prompts.new(passed, str(args["text"]), now)
-                return await self.prompts.accept(prompt, decision, passed, now)
+            return await self._accept_prompt(passed, str(args["text"]), decision, now)
+        rate = CountRate(card.id, passed.rate_key, now) if passed.rate_key is not None else None
         with self.ctx.write():
-            if passed.rate_key is not None:
-                self.record.count(card.id, passed.rate_key, now)
-            performed = self.world.perform(self.ctx.state, passed, args)
-            value = performed.value
-            for event in performed.events:
-                self.ctx.tx.emit(event)
-            for node in performed.saved:
-                self.nodes.save(node)
-            for node in performed.added:
-                self.nodes.add(node)
-            for raw in performed.arrows:
-                self.nodes.save_arrow(self.ctx.state.canvas.add_arrow(raw))
-            if performed.watch is not None:
-                self.events.watch(card.id, performed.watch)
-            decision = decision.with_(value=value)
-            if spec.name == "canvas.spawn":
-                decision = decision.with_(target=value, arrow=f"{card.id}->{value}")
-            self.record.log_row(decision, outcome="ok", payload=payload, chain=None)
-        return decision
+            plan = plan_call(decision, self.world.perform(self.ctx.state, passed, args), rate,
+                             payload)
+            self.applier.do(plan.effects)
+        return plan.decision
+
+    async def _accept_prompt(self, passed: Passed, text: str, base: Decision, now: float, *,
+                             call: str = "agents.prompt") -> Decision:
+        """An accepted prompt: numbered by the store, then planned and carried out in one write."""
+        assert passed.target is not None and passed.rate_key is not None
+        settings = self.ctx.state.workspaces[passed.card.workspace].settings
+        with self.ctx.write():
+            prompt = self.prompts.new(passed, text, now, call=call)
+            plan = plan_prompt(prompt, passed.target, base, passed.rate_key, settings, now)
+            for effect in plan.effects:
+                if type(effect) is Pump:
+                    await self.prompts.pump(effect.agent)
+                else:
+                    self.applier.one(effect)
+        if plan.decision.outcome != "queued":
+            return plan.decision
+        # Delivered at once, perhaps: the value says where the prompt stands now.
+        return plan.decision.with_(value={"prompt": prompt.id,
+                                          "state": self.ctx.state.prompts[prompt.id].state})
 
     @consistent
     async def emit(self, card: str, port: str, data: Any, *,
@@ -281,7 +282,5 @@ class Calls:
         if spec.action == "agents.prompt":
             base = Decision("ok", "agents.prompt", card.id, result.package.name, target.id,
                             result.permission, arrow=arrow.id, message="ok")
-            with self.ctx.write():
-                prompt = self.prompts.new(result, data, now, call="port:prompt")
-                return await self.prompts.accept(prompt, base, result, now)
+            return await self._accept_prompt(result, data, base, now, call="port:prompt")
         return await self._carry_out(result, {arg: data}, now)

@@ -23,6 +23,7 @@ from engine.core.holds import (
 from engine.core.principal import OPERATOR
 from engine.core.prompts import QUEUE_LIMIT, Prompt
 from engine.effects.world import World
+from engine.services.apply import Applier
 from engine.services.context import Context
 from engine.services.guard import Guard
 from engine.services.nodes import Nodes
@@ -40,15 +41,17 @@ class Prompts:
         record: writes the prompts' log rows and rate events.
         guard: principal checks and history for answering holds.
         nodes: agents and terminals as they change.
+        applier: records what delivering a prompt did.
         world: hands prompts to agents and takes their turns' ends.
     """
 
     def __init__(self, ctx: Context, record: Recorder, guard: Guard, nodes: Nodes,
-                 world: World) -> None:
+                 applier: Applier, world: World) -> None:
         self.ctx = ctx
         self.record = record
         self.guard = guard
         self.nodes = nodes
+        self.applier = applier
         self.world = world
         self._limiters: dict[str, AsyncLimiter] = {}
         self._waiting_budget: set[str] = set()
@@ -78,15 +81,6 @@ class Prompts:
         """The workspace's budget setting changed: its pacing starts afresh."""
         self._limiters.pop(workspace, None)
 
-    def save(self, prompt: Prompt) -> None:
-        """Write a prompt as it now stands (inside a write)."""
-        self.ctx.state.open_prompts.update(prompt)
-        row = prompt.to_row()
-        cols = list(row)
-        self.ctx.db.execute(
-            f"insert or replace into prompts ({', '.join(cols)}) values"
-            f" ({', '.join('?' for _ in cols)})", [row[c] for c in cols])
-
     def new(self, passed: Passed, text: str, now: float, *,
                     call: str = "agents.prompt") -> Prompt:
         assert passed.target is not None
@@ -97,28 +91,6 @@ class Prompts:
                       passed.package.name, passed.target.id,
                       passed.arrow.id if passed.arrow else None, call, text,
                       list(passed.chain or ()), "queued", now)
-
-    async def accept(self, prompt: Prompt, decision: Decision, passed: Passed,
-                             now: float) -> Decision:
-        """Count, queue or hold, log: inside the caller's transaction."""
-        assert passed.rate_key is not None and passed.target is not None
-        self.record.count(prompt.card, passed.rate_key, now)
-        agent = passed.target
-        decision = decision.with_(prompt=prompt.id)
-        self.ctx.state.prompts[prompt.id] = prompt
-        if agent.data.get("dangerous"):
-            self._hold(prompt, now)
-            self.save(prompt)
-            self.record.log_row(decision.with_(outcome="held"), outcome="held", payload=prompt.text,
-                          chain=prompt.chain)
-            return decision.with_(outcome="held", value={"prompt": prompt.id, "state": "held"},
-                                  message=f"held: prompt {prompt.id} to {agent.id} waits for a "
-                                          "person's OK (dangerous mode)")
-        self.save(prompt)
-        self.record.log_row(decision.with_(outcome="queued"), outcome="queued", payload=prompt.text,
-                      chain=prompt.chain)
-        await self.pump(agent.id)
-        return decision.with_(outcome="queued", value={"prompt": prompt.id, "state": prompt.state})
 
     def _hold(self, prompt: Prompt, now: float) -> None:
         settings = self.ctx.state.workspaces[prompt.workspace].settings
@@ -149,7 +121,7 @@ class Prompts:
                 # The agent went into dangerous mode after the prompt was
                 # queued: it still waits for a person.
                 self._hold(prompt, self.ctx.now())
-                self.save(prompt)
+                self.record.save_prompt(prompt)
                 self.record.log_row(prompt_decision(prompt), outcome="held", payload=prompt.text,
                               chain=prompt.chain)
                 continue
@@ -162,13 +134,10 @@ class Prompts:
                     self._wait_for_budget(agent.workspace)
                     return
                 await limiter.acquire()  # has capacity: returns without suspending
-            performed = self.world.deliver(prompt, agent)
-            for event in performed.events:
-                self.ctx.tx.emit(event)
-            agent = performed.saved[0]
-            self.nodes.save(agent)
+            self.applier.do(self.world.deliver(prompt, agent).effects)
+            agent = self.ctx.state.canvas.node(agent_id) or agent
             prompt.state = "delivered"
-            self.save(prompt)
+            self.record.save_prompt(prompt)
             self.ctx.emit("agents.turn", None, agent=agent_id, prompt=prompt.id, state="delivered")
 
     def _wait_for_budget(self, workspace: str) -> None:
@@ -212,7 +181,7 @@ class Prompts:
         prompt.code, prompt.reason, prompt.message = code, reason, message
         if approver:
             prompt.approver = approver
-        self.save(prompt)
+        self.record.save_prompt(prompt)
         self.record.log_row(prompt_decision(prompt).with_(code=code, reason=reason),
                       outcome=outcome, payload=prompt.text, chain=prompt.chain, t=t,
                       approver=approver)
@@ -319,7 +288,7 @@ class Prompts:
                 return self.outcome(prompt_id)
             self.resolve(prompt, "approved", None, None, "", approver=str(principal))
             prompt.state = "queued"
-            self.save(prompt)
+            self.record.save_prompt(prompt)
             await self.pump(prompt.agent)
         return self.outcome(prompt_id)
 
@@ -383,7 +352,7 @@ class Prompts:
             for prompt in self.ctx.state.open_prompts.of_agent(agent, "delivered"):
                 if prompt.state == "delivered":
                     prompt.state = "replied"
-                    self.save(prompt)
+                    self.record.save_prompt(prompt)
             updated = self.world.turn_ended(node, text)
             self.nodes.save(updated)
             self.ctx.emit("agents.turn", None, agent=agent, state="replied")

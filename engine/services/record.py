@@ -16,6 +16,7 @@ from canvas import WorkspaceSettings
 from engine.core.catalogue import CALLS
 from engine.core.decision import Decision
 from engine.core.limits import DenialLog, rate_owner
+from engine.core.prompts import Prompt
 from engine.core.text import SHOWN
 from engine.services.context import Context
 from engine.store.log import FIELDS, clip_payload
@@ -59,6 +60,15 @@ class Recorder:
         self.ctx.db.execute("insert into rate_events (card, key, t) values (?, ?, ?)",
                             [owner, key, now])
         state.counters.count(owner, key, now)
+
+    def save_prompt(self, prompt: Prompt) -> None:
+        """Write a prompt as it now stands, and index it (inside a write)."""
+        self.ctx.state.open_prompts.update(prompt)
+        row = prompt.to_row()
+        cols = list(row)
+        self.ctx.db.execute(
+            f"insert or replace into prompts ({', '.join(cols)}) values"
+            f" ({', '.join('?' for _ in cols)})", [row[c] for c in cols])
 
     def forget_windows(self, card: str) -> None:
         """A removed card's rate windows go, in the store too (inside a write).

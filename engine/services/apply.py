@@ -1,0 +1,65 @@
+"""Doing a plan's effects, in order, inside the caller's write.
+
+The core returns plans (`engine.core.plans`); this is the one place that
+turns their effects into store writes, memory changes and events. `Pump`
+waits on the budget and belongs to the prompts (`Prompts.pump`); whoever
+holds both runs it (`Calls`).
+"""
+
+from __future__ import annotations
+
+from engine.core.plans import (
+    AddArrow,
+    AddNode,
+    CountRate,
+    Effect,
+    Emit,
+    LogRow,
+    SaveNode,
+    SavePrompt,
+    Watch,
+)
+from engine.services.context import Context
+from engine.services.nodes import Nodes
+from engine.services.record import Recorder
+from engine.services.subscriptions import EventHub
+
+__all__ = ["Applier"]
+
+
+class Applier:
+    """Carries out plans (inside a write the caller opened)."""
+
+    def __init__(self, ctx: Context, record: Recorder, nodes: Nodes, events: EventHub) -> None:
+        self.ctx = ctx
+        self.record = record
+        self.nodes = nodes
+        self.events = events
+
+    def do(self, effects: tuple[Effect, ...]) -> None:
+        """Every effect in order (none of them a `Pump`)."""
+        for effect in effects:
+            self.one(effect)
+
+    def one(self, effect: Effect) -> None:
+        """One effect that needs no waiting (all but `Pump`)."""
+        if type(effect) is LogRow:
+            self.record.log_row(effect.decision, outcome=effect.outcome, payload=effect.payload,
+                                chain=effect.chain)
+        elif type(effect) is CountRate:
+            self.record.count(effect.card, effect.key, effect.t)
+        elif type(effect) is SavePrompt:
+            self.ctx.state.prompts[effect.prompt.id] = effect.prompt
+            self.record.save_prompt(effect.prompt)
+        elif type(effect) is Emit:
+            self.ctx.tx.emit(effect.event)
+        elif type(effect) is SaveNode:
+            self.nodes.save(effect.node)
+        elif type(effect) is AddNode:
+            self.nodes.add(effect.node)
+        elif type(effect) is AddArrow:
+            self.nodes.save_arrow(self.ctx.state.canvas.add_arrow(effect.raw))
+        elif type(effect) is Watch:
+            self.events.watch(effect.card, effect.target)
+        else:
+            raise AssertionError(f"no way to do {effect!r}")  # Effect and this agree
