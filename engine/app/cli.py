@@ -150,7 +150,8 @@ def _since_until(value: str) -> float:
 
 
 def _read_manifest(path: str) -> tuple[dict[str, Any], dict[str, str]]:
-    from engine.core.manifest import file_digests, load_package_folder, loads_manifest
+    from engine.core.manifest import file_digests, loads_manifest
+    from engine.effects.packages import load_package_folder
 
     p = Path(path)
     if p.is_dir():

@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote, urlsplit
 
+from engine.core.decision import CallDenied
 from engine.core.errors import (
     ApprovalRefused,
-    CallDenied,
     ConsentError,
     RequestRefused,
     StoreFailed,
@@ -170,7 +170,8 @@ class LocalBackend:
 
     async def offer(self, folder: Path) -> dict[str, Any]:
         """Offer the package in a folder (its manifest is validated at install)."""
-        from engine.core.manifest import content_hash, load_package_folder
+        from engine.core.manifest import content_hash
+        from engine.effects.packages import load_package_folder
 
         raw, digests = load_package_folder(folder)
         name = raw.get("name") if isinstance(raw, dict) else None
@@ -343,7 +344,8 @@ class ServiceBackend:
 
     async def offer(self, folder: Path) -> dict[str, Any]:
         """``POST /v1/packages`` with the manifest and every file of the folder as text."""
-        from engine.core.manifest import content_hash, file_digests, load_package_folder
+        from engine.core.manifest import content_hash, file_digests
+        from engine.effects.packages import load_package_folder
 
         raw, _ = load_package_folder(folder)
         files: dict[str, str] = {}

@@ -12,8 +12,8 @@ socket or device is refused (``not-regular``) from ``fstat`` of a
 descriptor opened with ``O_PATH`` and then ``O_NONBLOCK`` — never by a
 blocking open for reading — and files larger than the workspace's
 ``fs_max_bytes`` are refused (``too-large``), read or written. Which names
-are secret or protected, and which folders are unsafe, is `engine.core.fsrules`;
-moving to the trash is `engine.effects.trashcan`.
+are secret or protected is `engine.core.fsrules`, which folders are unsafe
+`engine.effects.folders`; moving to the trash is `engine.effects.trashcan`.
 """
 
 from __future__ import annotations
@@ -35,12 +35,14 @@ import watchfiles
 
 from engine.core.checks import Passed, denial
 from engine.core.decision import Decision
-from engine.core.fsrules import is_protected, is_secret, unsafe_folder
+from engine.core.events import Event
+from engine.core.fsrules import is_protected, is_secret
+from engine.effects.folders import unsafe_folder
 from engine.effects.pathwalk import Escape, Walked, open_beneath, walk
 from engine.effects.trashcan import Trash, TrashRefused, scan_tree
 
 if TYPE_CHECKING:
-    from engine.engine import Engine
+    from engine.effects.host import ScopeHost
 
 __all__ = ["WATCH_LIMIT", "ConfinedFiles", "PathRefused", "is_protected", "is_secret"]
 
@@ -137,7 +139,7 @@ class ConfinedFiles:
             self._pool = ThreadPoolExecutor(_FILE_THREADS, thread_name_prefix="arrowgate-fs")
         return self._pool
 
-    async def __call__(self, engine: Engine, passed: Passed, args: dict[str, Any]) -> Any:
+    async def __call__(self, engine: ScopeHost, passed: Passed, args: dict[str, Any]) -> Any:
         """Perform an allowed file call in a thread: its value, or a refusing Decision."""
         ws = engine.state.workspaces[passed.card.workspace]
         settings = ws.settings
@@ -299,7 +301,7 @@ class ConfinedFiles:
             raise PathRefused("not-regular", "only regular files and folders are trashed")
         self.trash.move(parent, last, st, root.joinpath(*full))
 
-    def _watch(self, engine: Engine, passed: Passed, root: Path, full: tuple[str, ...],
+    def _watch(self, engine: ScopeHost, passed: Passed, root: Path, full: tuple[str, ...],
                denylist: bool) -> dict[str, str] | Decision:
         card = passed.card.id
         held = sum(1 for c in self._watch_cards.values() if c == card)
@@ -314,15 +316,13 @@ class ConfinedFiles:
         self._watch_cards[watch_id] = card
         return {"watch": watch_id}
 
-    async def _watch_loop(self, engine: Engine, card: str, package: str, root: Path,
+    async def _watch_loop(self, engine: ScopeHost, card: str, package: str, root: Path,
                           full: tuple[str, ...], denylist: bool, watch_id: str) -> None:
         """Deliver changes under the watched folder that `_visible` lets through.
 
         Any failure (the folder removed, no inotify instances left) ends the
         watch with an ``fs.watch.ended`` event: nothing escapes the task.
         """
-        from engine.engine import Event
-
         base = root.joinpath(*full)
         loop = asyncio.get_running_loop()
         reason = "ended"

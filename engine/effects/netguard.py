@@ -40,7 +40,7 @@ from engine.core.fetchform import fetch_args_problem
 from engine.core.hosts import normalise_host
 
 if TYPE_CHECKING:
-    from engine.engine import Engine
+    from engine.effects.host import ScopeHost
 
 __all__ = ["RECHECK", "FetchFailed", "FetchResponse", "GuardedFetch", "PLACEHOLDER",
            "normal_url"]
@@ -131,7 +131,7 @@ class GuardedFetch:
             return f"{host} resolves to {bad[0]}, which is not a public address"
         return addresses
 
-    async def __call__(self, engine: Engine, passed: Passed, args: dict[str, Any]) -> Any:
+    async def __call__(self, engine: ScopeHost, passed: Passed, args: dict[str, Any]) -> Any:
         """Perform the fetch: its value, or a refusing Decision (never an exception)."""
         problem = fetch_args_problem(args)
         if problem is not None:
@@ -162,7 +162,8 @@ class GuardedFetch:
                                 _redact(f"the request failed ({type(exc).__name__})", secrets),
                                 "FETCH_FAILED")
 
-    def _withdrawn(self, engine: Engine, passed: Passed, args: dict[str, Any]) -> Decision | None:
+    def _withdrawn(self, engine: ScopeHost, passed: Passed,
+                   args: dict[str, Any]) -> Decision | None:
         """The refusal the fetch would get now, when consent went away while it ran."""
         card = passed.card
         if card.workspace not in engine.state.workspaces:
@@ -181,7 +182,7 @@ class GuardedFetch:
         return refusal.with_(message=refusal.message + " (the fetch in flight was abandoned)",
                              extra={**refusal.extra, "logged": "cancelled"})
 
-    async def _hops(self, engine: Engine, passed: Passed, args: dict[str, Any], timeout: float,
+    async def _hops(self, engine: ScopeHost, passed: Passed, args: dict[str, Any], timeout: float,
                     max_bytes: int, secrets: list[str]) -> Any:
         """Every hop under one deadline."""
         loop = asyncio.get_running_loop()
@@ -194,7 +195,7 @@ class GuardedFetch:
                                 f"the fetch did not complete within {timeout:g} s",
                                 "FETCH_FAILED")
 
-    async def _follow(self, engine: Engine, passed: Passed, args: dict[str, Any],
+    async def _follow(self, engine: ScopeHost, passed: Passed, args: dict[str, Any],
                       deadline: float, max_bytes: int, secrets: list[str]) -> Any:
         url = str(args["url"])
         method = str(args.get("method", "GET")).upper()
@@ -258,7 +259,7 @@ class GuardedFetch:
         return self._refuse(passed, "too-many-redirects",
                             f"more than {self.max_redirects} redirects")
 
-    def _fill(self, engine: Engine, passed: Passed, headers: dict[str, str], scheme: str,
+    def _fill(self, engine: ScopeHost, passed: Passed, headers: dict[str, str], scheme: str,
               host: str, secrets: list[str]) -> dict[str, str] | Decision:
         """Fill secret placeholders for this host, or refuse the request.
 
