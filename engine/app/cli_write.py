@@ -427,7 +427,7 @@ def _seg(value: str) -> str:
 
 
 def _token(args: argparse.Namespace) -> str:
-    from engine.app.cli import default_db_path
+    from engine.app.common import default_db_path
 
     path = Path(args.token_file) if args.token_file else \
         Path(f"{Path(args.db) if args.db else default_db_path()}.operator-token")
@@ -445,7 +445,7 @@ def _token(args: argparse.Namespace) -> str:
 def _backend(args: argparse.Namespace) -> Backend:
     if args.service:
         return ServiceBackend(args.service, _token(args))
-    from engine.app.cli import default_db_path
+    from engine.app.common import default_db_path
 
     path = Path(args.db) if args.db else default_db_path()
     if args.command == "workspace":  # the first verb on a new database creates it
