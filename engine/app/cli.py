@@ -294,8 +294,9 @@ def interactive() -> bool:
 def _cmd_demo(args: argparse.Namespace) -> int:
     import asyncio
 
-    from engine.app.demo import play_demo
+    from engine.app.demo import load_demo, play_demo
 
+    files = load_demo()  # a missing or broken demos/ folder is told before any database is made
     engine = _open_engine(args, create=True)
     folder = Path(args.folder) if args.folder else default_db_path().parent / "demo-project"
     # The hints name the same database, so they work as printed.
@@ -304,7 +305,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     async def run() -> int:
         try:
-            await play_demo(engine, folder, print, tui_command=tui)
+            await play_demo(engine, folder, print, tui_command=tui, files=files)
             launch = None if args.no_tui else _plugin("apps", "tui")
             if launch is None or not interactive():
                 if not args.no_tui:
