@@ -184,8 +184,8 @@ async def test_an_import_never_carries_a_command_and_says_what_it_holds(
 def test_the_import_command_prints_the_review(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     """`arrowgate import` (a person at the terminal) prints what the file held and left out."""
-    from engine.effects import operator
     from engine.app.cli import main
+    from engine.effects import operator
 
     monkeypatch.setattr(operator, "operator_check", lambda: operator.OperatorCheck(True))
     doc = {"nodes": [{"id": "a1", "type": "text", "text": "a", "x": 0, "y": 0, "width": 1,
