@@ -6,10 +6,9 @@ This package never imports textual, rich or the TUI.
 from __future__ import annotations
 
 from engine.core.catalogue import CALLS, PERMISSIONS, Permission
-from engine.core.decision import Decision
+from engine.core.decision import CallDenied, Decision
 from engine.core.errors import (
     ApprovalRefused,
-    CallDenied,
     CaseInvalid,
     ConsentError,
     InvalidRequest,
@@ -21,6 +20,7 @@ from engine.core.manifest import Manifest, content_hash, file_digests, parse_man
 from engine.core.principal import Principal
 from engine.core.prompts import Prompt
 from engine.core.review import Diff, Review
+from engine.effects.packages import load_package_folder
 from engine.effects.world import World
 from engine.engine import Engine, Event, Update
 from engine.store.log import Verification
@@ -50,5 +50,6 @@ __all__ = [
     "World",
     "content_hash",
     "file_digests",
+    "load_package_folder",
     "parse_manifest",
 ]

@@ -29,6 +29,15 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from engine.app.common import (
+    EXIT_FINDING,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliError,
+    add_db_option,
+    db_path,
+    default_db_path,
+)
 from engine.app.times import TIME_HELP, format_local, parse_time
 from engine.core.errors import CaseInvalid, ConsentError, InvalidRequest, ManifestInvalid
 
@@ -47,98 +56,9 @@ __all__ = [
     "main",
 ]
 
-EXIT_OK = 0  #: the command did what was asked
-EXIT_FINDING = 1  #: a finding: verification failed, a diff widens, a replay failed, a refusal
-EXIT_USAGE = 2  #: a usage error or invalid input
-
 #: Every outcome a log row can have (SPEC §8), for ``--outcome``.
 LOG_OUTCOMES = ("ok", "queued", "held", "denied", "rate-limited", "approved", "rejected",
                 "expired", "cancelled", "suppressed")
-
-_SQLITE_HEADER = b"SQLite format 3\x00"
-
-
-class CliError(Exception):
-    """A command that cannot go on: one line on standard error and an exit code."""
-
-    def __init__(self, message: str, *, exit_code: int = EXIT_USAGE) -> None:
-        super().__init__(message)
-        self.message = message  #: what went wrong, for a person
-        self.exit_code = exit_code  #: the process's exit code
-
-
-def default_db_path() -> Path:
-    """The embedded default database: ``$ARROWGATE_DB`` or ``~/.local/share/arrowgate``."""
-    env = os.environ.get("ARROWGATE_DB")
-    if env:
-        return Path(env)
-    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return base / "arrowgate" / "arrowgate.db"
-
-
-def add_db_option(parser: argparse.ArgumentParser, *, creates: bool = False) -> None:
-    """Add ``--db FILE`` to a subcommand, with the one help text every verb shares."""
-    what = ("created with its folder when missing" if creates
-            else "must exist; nothing is created")
-    parser.add_argument("--db", metavar="FILE",
-                        help=f"the arrowgate database ({what}; default: $ARROWGATE_DB or "
-                             "~/.local/share/arrowgate/arrowgate.db)")
-
-
-def db_path(args: argparse.Namespace, *, create: bool = False) -> Path:
-    """The database a command works on: ``--db``, or the embedded default.
-
-    A command that only reads (``create=False``) refuses a path that does not
-    exist and creates nothing, not even a folder. Either kind refuses a file
-    that is not an arrowgate database (a text file, another program's SQLite
-    file), so a typo can never turn into tables written into the wrong file.
-
-    Raises:
-        CliError: naming the path and what is wrong with it (exit code 2).
-    """
-    path = Path(args.db).expanduser() if getattr(args, "db", None) else default_db_path()
-    if path.is_dir():
-        raise CliError(f"--db {path}: is a folder, not a database file")
-    if path.exists():
-        _check_database(path, create=create)
-    elif not create:
-        raise CliError(f"no database at {path} (`arrowgate demo --db {shlex.quote(str(path))}` "
-                       "creates one)")
-    else:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    return path
-
-
-def _check_database(path: Path, *, create: bool) -> None:
-    """Refuse anything but an arrowgate database (or, to create one, an empty file)."""
-    if not path.is_file():
-        # A FIFO or a device would block or stream forever: never open one.
-        raise CliError(f"--db {path}: not a regular file")
-    try:
-        with path.open("rb") as f:
-            header = f.read(len(_SQLITE_HEADER))
-    except OSError as exc:
-        raise CliError(f"--db {path}: cannot read it: {exc.strerror or exc}") from exc
-    if not header:
-        if create:
-            return  # an empty file is an empty SQLite database
-        raise CliError(f"--db {path}: an empty file, with no arrowgate data")
-    if header != _SQLITE_HEADER:
-        raise CliError(f"--db {path}: not a database (not an SQLite file)")
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            tables = {r[0] for r in conn.execute("select name from sqlite_master "
-                                                 "where type = 'table'")}
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        raise CliError(f"--db {path}: not a readable database: {exc}") from exc
-    if "log" in tables or (create and not tables):
-        return
-    if not tables:
-        raise CliError(f"--db {path}: an empty database, with no arrowgate data")
-    raise CliError(f"--db {path}: an SQLite database of another program, not arrowgate's")
 
 
 def _since_until(value: str) -> float:
@@ -150,7 +70,8 @@ def _since_until(value: str) -> float:
 
 
 def _read_manifest(path: str) -> tuple[dict[str, Any], dict[str, str]]:
-    from engine.core.manifest import file_digests, load_package_folder, loads_manifest
+    from engine.core.manifest import file_digests, loads_manifest
+    from engine.effects.packages import load_package_folder
 
     p = Path(path)
     if p.is_dir():
@@ -373,8 +294,9 @@ def interactive() -> bool:
 def _cmd_demo(args: argparse.Namespace) -> int:
     import asyncio
 
-    from engine.app.demo import play_demo
+    from engine.app.demo import load_demo, play_demo
 
+    files = load_demo()  # a missing or broken demos/ folder is told before any database is made
     engine = _open_engine(args, create=True)
     folder = Path(args.folder) if args.folder else default_db_path().parent / "demo-project"
     # The hints name the same database, so they work as printed.
@@ -383,7 +305,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     async def run() -> int:
         try:
-            await play_demo(engine, folder, print, tui_command=tui)
+            await play_demo(engine, folder, print, tui_command=tui, files=files)
             launch = None if args.no_tui else _plugin("apps", "tui")
             if launch is None or not interactive():
                 if not args.no_tui:

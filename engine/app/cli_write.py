@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote, urlsplit
 
+from engine.core.decision import CallDenied
 from engine.core.errors import (
     ApprovalRefused,
-    CallDenied,
     ConsentError,
     RequestRefused,
     StoreFailed,
@@ -170,7 +170,8 @@ class LocalBackend:
 
     async def offer(self, folder: Path) -> dict[str, Any]:
         """Offer the package in a folder (its manifest is validated at install)."""
-        from engine.core.manifest import content_hash, load_package_folder
+        from engine.core.manifest import content_hash
+        from engine.effects.packages import load_package_folder
 
         raw, digests = load_package_folder(folder)
         name = raw.get("name") if isinstance(raw, dict) else None
@@ -343,7 +344,8 @@ class ServiceBackend:
 
     async def offer(self, folder: Path) -> dict[str, Any]:
         """``POST /v1/packages`` with the manifest and every file of the folder as text."""
-        from engine.core.manifest import content_hash, file_digests, load_package_folder
+        from engine.core.manifest import content_hash, file_digests
+        from engine.effects.packages import load_package_folder
 
         raw, _ = load_package_folder(folder)
         files: dict[str, str] = {}
@@ -425,7 +427,7 @@ def _seg(value: str) -> str:
 
 
 def _token(args: argparse.Namespace) -> str:
-    from engine.app.cli import default_db_path
+    from engine.app.common import default_db_path
 
     path = Path(args.token_file) if args.token_file else \
         Path(f"{Path(args.db) if args.db else default_db_path()}.operator-token")
@@ -443,7 +445,7 @@ def _token(args: argparse.Namespace) -> str:
 def _backend(args: argparse.Namespace) -> Backend:
     if args.service:
         return ServiceBackend(args.service, _token(args))
-    from engine.app.cli import default_db_path
+    from engine.app.common import default_db_path
 
     path = Path(args.db) if args.db else default_db_path()
     if args.command == "workspace":  # the first verb on a new database creates it

@@ -6,7 +6,9 @@ The canvas (workspace ``demo``): the card ``standup`` (package
 agent ``codex`` has no arrow from it; ``reader`` (``demo.reader``) is wired
 to ``shell`` and gets its exit codes on a port; ``notes`` is a note.
 
-Agents are scripted (deterministic replies); the terminal is a real bash in
+The canvas, the cards' packages and the agents' scripted replies are data,
+in the repository's ``demos/demo/`` folder (`load_demo`); the narrative is
+here. Agents are scripted (deterministic replies); the terminal is a real bash in
 a pseudo-terminal in the demo project folder. Last, ``claude`` calls the
 ``standup`` card's tool the way a coding agent does through ``arrowgate mcp``
 (SPEC §9, §10.2), and the card answers it. Running the demo again
@@ -18,57 +20,106 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from canvas.errors import InvalidNode
+from canvas.jsoncanvas import from_json_canvas
+from engine.app.common import CliError
 from engine.core.decision import Decision
+from engine.core.errors import ManifestInvalid
 from engine.core.events import Event
-from engine.core.manifest import file_digests
+from engine.core.manifest import parse_manifest
 from engine.effects.drivers import PtyTerminal, ScriptedAgent
+from engine.effects.packages import load_package_folder
 from engine.services.subscriptions import Subscription
 
 if TYPE_CHECKING:
     from engine.engine import Engine
 
-__all__ = ["DEMO_WORKSPACE", "DemoResult", "build_demo", "last_run", "play_demo"]
+__all__ = ["DEMO_FOLDER", "DEMO_WORKSPACE", "DemoFiles", "DemoResult", "build_demo", "last_run",
+           "load_demo", "play_demo"]
 
 DEMO_WORKSPACE = "demo"
 
-_PACKAGES = {
-    "demo.standup": {
-        "name": "demo.standup", "version": "1.0.0",
-        "permissions": {"agents.prompt": {}, "agents.output": {}, "terminals.write": {}},
-        "tools": ["summarize_standup"], "ports": {"inputs": [], "outputs": ["out"]},
-    },
-    "demo.reader": {
-        "name": "demo.reader", "version": "1.0.0",
-        "permissions": {"agents.output": {}}, "ports": {"inputs": ["code"], "outputs": []},
-    },
-}
-_NODES: tuple[dict[str, Any], ...] = (
-    {"id": "standup", "type": "card", "package": "demo.standup"},
-    {"id": "reader", "type": "card", "package": "demo.reader"},
-    {"id": "claude", "type": "agent", "name": "Claude", "tool": "claude-code"},
-    {"id": "codex", "type": "agent", "name": "Codex", "tool": "codex"},
-    {"id": "yolo", "type": "agent", "name": "YOLO", "tool": "claude-code", "dangerous": True},
-    {"id": "shell", "type": "terminal", "name": "shell"},
-    {"id": "notes", "type": "note", "text": "Stand-up: ship the consent layer."},
-)
-_ARROWS: tuple[dict[str, Any], ...] = (
-    {"id": "standup-claude", "from": "standup", "to": "claude"},
-    {"id": "standup-shell", "from": "standup", "to": "shell"},
-    {"id": "standup-yolo", "from": "standup", "to": "yolo"},
-    {"id": "standup-notes", "from": "standup", "to": "notes"},
-    {"id": "reader-shell", "from": "reader", "to": "shell"},
-    {"id": "shell-exit-reader", "from": "shell", "from_port": "exit", "to": "reader",
-     "to_port": "code"},
-)
-REPLIES = {
-    "Summarise yesterday's commits.":
-        "Yesterday: 3 commits — drivers, events, the demo. Nothing is blocked.",
-}
+#: The demo's files (``demos/demo/`` of the repository): ``canvas.json``, its
+#: nodes and arrows as JSON Canvas 1.0; ``packages/<name>/``, the package each
+#: card runs; ``replies.json``, what each scripted agent answers to a prompt.
+#: Found beside the ``engine`` package, where both a clone and an editable
+#: install (``pip install -e .``) have them.
+DEMO_FOLDER = Path(__file__).resolve().parents[2] / "demos" / "demo"
+
+
+@dataclass(frozen=True, slots=True)
+class DemoFiles:
+    """The demo's canvas, packages and scripted replies, read and checked."""
+
+    nodes: tuple[dict[str, Any], ...]  #: node dicts for `Engine.add_node`, in drawing order
+    arrows: tuple[dict[str, Any], ...]  #: arrow dicts for `Engine.add_arrow`
+    #: package name -> (raw manifest, file digests), in the order the canvas names them
+    packages: dict[str, tuple[dict[str, Any], dict[str, str]]]
+    replies: dict[str, dict[str, str]]  #: agent node id -> prompt text -> reply
+
+
+def _bad(path: Path, why: object) -> CliError:
+    return CliError(f"the demo's files are not usable: {path}: {why}")
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise _bad(path, "missing (the demo needs the repository's demos/ folder: "
+                         "install arrowgate from a clone with `pip install -e .`)") from None
+    except (OSError, ValueError) as exc:
+        raise _bad(path, exc) from exc
+
+
+def load_demo(folder: Path | None = None) -> DemoFiles:
+    """Read the demo's files from ``folder`` (by default `DEMO_FOLDER`).
+
+    Only reads: nothing is written, and a problem is found before the demo
+    touches any database.
+
+    Raises:
+        CliError: naming the file that is missing or invalid, and why.
+    """
+    folder = DEMO_FOLDER if folder is None else folder
+    path = folder / "canvas.json"
+    try:
+        parsed = from_json_canvas(_read_json(path))
+    except InvalidNode as exc:
+        raise _bad(path, exc) from exc
+    if parsed.foreign["nodes"] or parsed.foreign["edges"]:
+        raise _bad(path, "only text nodes with arrowgate data: the demo draws no file, "
+                         "link or group nodes")
+    packages: dict[str, tuple[dict[str, Any], dict[str, str]]] = {}
+    for node in parsed.nodes:
+        name = node.get("package")
+        if node.get("type") != "card" or name in packages:
+            continue
+        if not isinstance(name, str) or "/" in name or name.startswith("."):
+            raise _bad(path, f"card {node['id']}: a package name (not a path) is required")
+        package = folder / "packages" / name
+        try:
+            raw, digests = load_package_folder(package)
+            manifest = parse_manifest(raw)  # an invalid one is told now, not half-way
+        except ManifestInvalid as exc:
+            raise _bad(package / "manifest.json",
+                       "; ".join(f"{where}: {what}" for where, what in exc.problems)) from exc
+        if manifest.name != name:
+            raise _bad(package / "manifest.json", f"names {manifest.name!r}, not {name!r}")
+        packages[name] = (raw, digests)
+    path = folder / "replies.json"
+    replies = _read_json(path)
+    if not isinstance(replies, dict) or not all(
+            isinstance(agent, dict) and all(isinstance(k, str) and isinstance(v, str)
+                                            for k, v in agent.items())
+            for agent in replies.values()):
+        raise _bad(path, "an object: agent id -> {prompt text: reply text}")
+    return DemoFiles(tuple(parsed.nodes), tuple(parsed.arrows), packages, replies)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +130,15 @@ class DemoResult:
     screen: str  #: the terminal screen the reader card read
 
 
-async def build_demo(engine: Engine, folder: Path) -> None:
-    """(Re)build the demo canvas in workspace ``demo`` with project folder ``folder``."""
+async def build_demo(engine: Engine, folder: Path, files: DemoFiles | None = None) -> None:
+    """(Re)build the demo canvas in workspace ``demo`` with project folder ``folder``.
+
+    Args:
+        engine: the engine to build on.
+        folder: the demo project folder (created, with a README, when missing).
+        files: the demo's files; read from `DEMO_FOLDER` when not given.
+    """
+    files = load_demo() if files is None else files
     folder.mkdir(parents=True, exist_ok=True)
     readme = folder / "README.md"
     if not readme.exists():
@@ -89,27 +147,26 @@ async def build_demo(engine: Engine, folder: Path) -> None:
         await engine.create_workspace(DEMO_WORKSPACE, folder.resolve())
     for node in engine.state.canvas.nodes(DEMO_WORKSPACE):
         await engine.remove_node(node.id)
-    for name, raw in _PACKAGES.items():
+    for name, (raw, digests) in files.packages.items():
         pkg = engine.state.packages.get(name)
         if pkg is None or not pkg.installed:
-            text = json.dumps(raw, sort_keys=True)
-            await engine.offer(name, raw, file_digests({"manifest.json": text,
-                                                        "index.js": f"// {name}"}))
+            await engine.offer(name, raw, digests)
             await engine.install(name, grant="required")
-    for raw_node in _NODES:
+    for raw_node in files.nodes:
         await engine.add_node(dict(raw_node), workspace=DEMO_WORKSPACE)
-    for arrow in _ARROWS:
+    for arrow in files.arrows:
         await engine.add_arrow(dict(arrow))
 
 
-async def last_run(engine: Engine, say: Callable[[str], None]) -> None:
+async def last_run(engine: Engine, say: Callable[[str], None],
+                   replies: Mapping[str, str] | None = None) -> None:
     """Tell what became of the previous run's held prompt to ``yolo``, and its answer.
 
     A person may have approved it in a TUI of another process, where no
     driver stood behind ``yolo``: the prompt was delivered and nobody
     answered. The demo's scripted ``yolo`` takes it up now, so its answer is
     in the log's agent state and in this narrative, before the canvas is
-    rebuilt.
+    rebuilt. ``replies`` are the scripted ``yolo``'s (`DemoFiles.replies`).
     """
     if engine.state.canvas.node("yolo") is None:
         return
@@ -126,7 +183,7 @@ async def last_run(engine: Engine, say: Callable[[str], None]) -> None:
         return
     say(f"   was approved by {prompt.approver or 'a person'}")
     if prompt.state == "delivered":
-        driver = ScriptedAgent("yolo")
+        driver = ScriptedAgent("yolo", replies)
         await engine.attach_driver("yolo", driver)
         driver.submit(prompt.text)
         try:
@@ -143,7 +200,8 @@ async def last_run(engine: Engine, say: Callable[[str], None]) -> None:
 
 
 async def play_demo(engine: Engine, folder: Path, say: Callable[[str], None], *,
-                    tui_command: str = "arrowgate tui --demo") -> DemoResult:
+                    tui_command: str = "arrowgate tui --demo",
+                    files: DemoFiles | None = None) -> DemoResult:
     """Build the canvas, attach real drivers and narrate the run through ``say``.
 
     Args:
@@ -151,17 +209,22 @@ async def play_demo(engine: Engine, folder: Path, say: Callable[[str], None], *,
         folder: the demo project folder, where the terminal runs.
         say: prints one line of the narrative.
         tui_command: how to open the TUI on this database, for the hints.
+        files: the demo's files; read from `DEMO_FOLDER` when not given.
+
+    Raises:
+        CliError: the demo's files are missing or invalid (before any change).
     """
+    files = load_demo() if files is None else files
     if DEMO_WORKSPACE in engine.state.workspaces:
-        await last_run(engine, say)
+        await last_run(engine, say, files.replies.get("yolo"))
         say("")
-    await build_demo(engine, folder)
+    await build_demo(engine, folder, files)
     say(f"arrowgate demo — canvas '{DEMO_WORKSPACE}' in {folder}")
     say("  standup (card) -> claude (agent), shell (terminal), yolo (agent, dangerous mode),"
         " notes (note)")
     say("  reader (card) -> shell; shell.exit -> reader.code;  codex (agent) has no arrow")
-    await engine.attach_driver("claude", ScriptedAgent("claude", REPLIES))
-    await engine.attach_driver("yolo", ScriptedAgent("yolo"))
+    await engine.attach_driver("claude", ScriptedAgent("claude", files.replies.get("claude")))
+    await engine.attach_driver("yolo", ScriptedAgent("yolo", files.replies.get("yolo")))
     await engine.attach_driver("shell", PtyTerminal("shell", columns=80, lines=12))
     reader = engine.subscribe("reader")
 

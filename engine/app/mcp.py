@@ -281,7 +281,7 @@ def _split(name: str) -> tuple[str, str]:
 def _cmd_mcp(args: argparse.Namespace) -> int:
     import anyio
 
-    from engine.app.cli import db_path
+    from engine.app.common import db_path
     from engine.service.serve import default_socket_path
 
     db = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from canvas import Node
+from canvas.model import Node
 from engine.core.state import State
 
 __all__ = ["BACKGROUND_CAP", "background_status"]

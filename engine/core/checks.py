@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import urlsplit
 
-from canvas import Arrow, Node
+from canvas.model import Arrow, Node
 from engine.core.catalogue import CALLS, PERMISSIONS, RATE_LIMITS, SPAWN_KINDS, CallSpec
 from engine.core.decision import Decision
 from engine.core.fetchform import fetch_args_problem

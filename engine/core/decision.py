@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from engine.core.errors import CallDenied
+from engine.core.errors import ConsentError
 
-__all__ = ["Decision", "Outcome"]
+__all__ = ["CallDenied", "Decision", "Outcome"]
 
 #: ``ok`` completed; ``queued`` an accepted prompt; ``held`` waits for a person;
 #: ``denied`` refused; ``rate-limited`` refused for RATE_LIMITED.
@@ -74,3 +74,19 @@ class Decision:
         if self.value is not None:
             out["value"] = self.value
         return out
+
+
+class CallDenied(ConsentError):
+    """A refused call, for callers that prefer raising over matching a Decision."""
+
+    def __init__(self, decision: Decision) -> None:
+        super().__init__(
+            decision.message,
+            code=decision.code,
+            reason=decision.reason,
+            permission=decision.permission,
+            card=decision.card,
+            package=decision.package,
+            details={"retry_after": decision.retry_after} if decision.retry_after else None,
+        )
+        self.decision = decision  #: the Decision that was refused

@@ -6,6 +6,9 @@ decision does, as keyword-only context::
 
     ConsentError                 base: .code .reason .permission .card .package
      ├── CallDenied              a call's Decision, raised by Decision.raise_for_outcome()
+     │                           (in `engine.core.decision`, beside the Decision it carries:
+     │                           defined here it would make this module and that one
+     │                           import each other)
      ├── ApprovalRefused         APPROVAL_REFUSED (from-agent, unknown-principal, stale, undeclared)
      ├── RequestRefused          REQUEST_REFUSED (not-visible, not-optional)
      ├── ManifestInvalid         MANIFEST_INVALID, with every problem and its JSON path
@@ -17,15 +20,11 @@ decision does, as keyword-only context::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from engine.core.decision import Decision
+from typing import Any
 
 __all__ = [
     "CODES",
     "ApprovalRefused",
-    "CallDenied",
     "CaseInvalid",
     "ConsentError",
     "InvalidRequest",
@@ -110,22 +109,6 @@ class ConsentError(Exception):
         }
         out.update(self.details)
         return out
-
-
-class CallDenied(ConsentError):
-    """A refused call, for callers that prefer raising over matching a Decision."""
-
-    def __init__(self, decision: Decision) -> None:
-        super().__init__(
-            decision.message,
-            code=decision.code,
-            reason=decision.reason,
-            permission=decision.permission,
-            card=decision.card,
-            package=decision.package,
-            details={"retry_after": decision.retry_after} if decision.retry_after else None,
-        )
-        self.decision = decision  #: the Decision that was refused
 
 
 class ApprovalRefused(ConsentError):

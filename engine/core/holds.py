@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hmac
 
-from canvas import WorkspaceSettings
+from canvas.model import WorkspaceSettings
 from engine.core.decision import Decision
 from engine.core.prompts import Prompt
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from engine.core.catalogue import RATE_LIMITS, RateLimit
 
 if TYPE_CHECKING:
-    from canvas import Canvas
+    from canvas.graph import Canvas
 
 __all__ = ["DENIAL_PERIOD", "DenialLog", "RateCounters", "RollingWindow", "SteadyClock",
            "Suppressed", "rate_owner"]

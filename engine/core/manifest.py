@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
@@ -25,7 +23,6 @@ __all__ = [
     "content_hash",
     "file_digests",
     "json_path",
-    "load_package_folder",
     "loads_manifest",
     "parse_manifest",
     "require_json",
@@ -416,24 +413,3 @@ def content_hash(digests: dict[str, str]) -> str:
     for path in sorted(digests):
         h.update(path.encode() + b"\0" + digests[path].encode() + b"\n")
     return "sha256:" + h.hexdigest()
-
-
-def load_package_folder(folder: str | Path) -> tuple[dict[str, Any], dict[str, str]]:
-    """Read a package folder: its raw manifest and the digests of every file.
-
-    Raises:
-        ManifestInvalid: there is no readable ``manifest.json``.
-    """
-    root = Path(folder)
-    try:
-        raw = loads_manifest((root / "manifest.json").read_bytes())
-    except (OSError, ValueError) as exc:
-        raise ManifestInvalid(f"MANIFEST_INVALID: $: cannot read {root / 'manifest.json'}: {exc}",
-                              problems=[("$", f"cannot read manifest.json: {exc}")]) from exc
-    files: dict[str, str | bytes] = {}
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames.sort()
-        for name in sorted(filenames):
-            full = Path(dirpath) / name
-            files[full.relative_to(root).as_posix()] = full.read_bytes()
-    return raw, file_digests(files)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from canvas import Node, WorkspaceSettings
+from canvas.model import Node, WorkspaceSettings
 from engine.core.decision import Decision
 from engine.core.events import Event
 from engine.core.holds import hold_deadline

@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from canvas import Canvas, Node, Workspace
+from canvas.graph import Canvas
+from canvas.model import Node, Workspace
 from engine.core.catalogue import implied_by
 from engine.core.limits import RateCounters
 from engine.core.manifest import Manifest

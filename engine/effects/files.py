@@ -12,8 +12,8 @@ socket or device is refused (``not-regular``) from ``fstat`` of a
 descriptor opened with ``O_PATH`` and then ``O_NONBLOCK`` — never by a
 blocking open for reading — and files larger than the workspace's
 ``fs_max_bytes`` are refused (``too-large``), read or written. Which names
-are secret or protected, and which folders are unsafe, is `engine.core.fsrules`;
-moving to the trash is `engine.effects.trashcan`.
+are secret or protected is `engine.core.fsrules`, which folders are unsafe
+`engine.effects.folders`; moving to the trash is `engine.effects.trashcan`.
 """
 
 from __future__ import annotations
@@ -35,12 +35,14 @@ import watchfiles
 
 from engine.core.checks import Passed, denial
 from engine.core.decision import Decision
-from engine.core.fsrules import is_protected, is_secret, unsafe_folder
+from engine.core.events import Event
+from engine.core.fsrules import is_protected, is_secret
+from engine.effects.folders import unsafe_folder
 from engine.effects.pathwalk import Escape, Walked, open_beneath, walk
 from engine.effects.trashcan import Trash, TrashRefused, scan_tree
 
 if TYPE_CHECKING:
-    from engine.effects.scope import ScopeHost
+    from engine.effects.host import ScopeHost
 
 __all__ = ["WATCH_LIMIT", "ConfinedFiles", "PathRefused", "is_protected", "is_secret"]
 
@@ -137,9 +139,9 @@ class ConfinedFiles:
             self._pool = ThreadPoolExecutor(_FILE_THREADS, thread_name_prefix="arrowgate-fs")
         return self._pool
 
-    async def __call__(self, host: ScopeHost, passed: Passed, args: dict[str, Any]) -> Any:
+    async def __call__(self, engine: ScopeHost, passed: Passed, args: dict[str, Any]) -> Any:
         """Perform an allowed file call in a thread: its value, or a refusing Decision."""
-        ws = host.state.workspaces[passed.card.workspace]
+        ws = engine.state.workspaces[passed.card.workspace]
         settings = ws.settings
         path = str(args["path"])
         job = functools.partial(self._perform, Path(ws.folder), passed.spec.name,
@@ -157,7 +159,7 @@ class ConfinedFiles:
             code, reason = _OS_ERRORS.get(exc.errno or 0, ("SCOPE_REFUSED", "os-error"))
             return self._refuse(passed, reason, f"{path!r}: {exc.strerror}", code=code)
         if isinstance(value, _WatchFolder):
-            return self._watch(host, passed, Path(ws.folder), value.full,
+            return self._watch(engine, passed, Path(ws.folder), value.full,
                                settings.secret_denylist)
         return value
 
@@ -299,7 +301,7 @@ class ConfinedFiles:
             raise PathRefused("not-regular", "only regular files and folders are trashed")
         self.trash.move(parent, last, st, root.joinpath(*full))
 
-    def _watch(self, host: ScopeHost, passed: Passed, root: Path, full: tuple[str, ...],
+    def _watch(self, engine: ScopeHost, passed: Passed, root: Path, full: tuple[str, ...],
                denylist: bool) -> dict[str, str] | Decision:
         card = passed.card.id
         held = sum(1 for c in self._watch_cards.values() if c == card)
@@ -308,21 +310,19 @@ class ConfinedFiles:
                                 f"a card holds at most {WATCH_LIMIT} watches", code="CARD_LIMIT")
         watch_id = f"w{next(self._watch_ids)}"
         task = asyncio.get_running_loop().create_task(
-            self._watch_loop(host, card, passed.package.name, root, full, denylist,
+            self._watch_loop(engine, card, passed.package.name, root, full, denylist,
                              watch_id))
         self.watches[watch_id] = task
         self._watch_cards[watch_id] = card
         return {"watch": watch_id}
 
-    async def _watch_loop(self, host: ScopeHost, card: str, package: str, root: Path,
+    async def _watch_loop(self, engine: ScopeHost, card: str, package: str, root: Path,
                           full: tuple[str, ...], denylist: bool, watch_id: str) -> None:
         """Deliver changes under the watched folder that `_visible` lets through.
 
         Any failure (the folder removed, no inotify instances left) ends the
         watch with an ``fs.watch.ended`` event: nothing escapes the task.
         """
-        from engine.core.events import Event
-
         base = root.joinpath(*full)
         loop = asyncio.get_running_loop()
         reason = "ended"
@@ -330,16 +330,16 @@ class ConfinedFiles:
             async for changes in watchfiles.awatch(base, stop_event=self._stop,
                                                    recursive=True, debounce=50, step=20):
                 # Permissions are checked at delivery time: a revoke ends the watch.
-                pkg = host.state.packages.get(package)
-                node = host.state.canvas.node(card)
-                if node is None or pkg is None or pkg.is_pending or not host.state.granted(
+                pkg = engine.state.packages.get(package)
+                node = engine.state.canvas.node(card)
+                if node is None or pkg is None or pkg.is_pending or not engine.state.granted(
                         package, "fs.read"):
                     reason = "withdrawn"
                     return
                 found = await loop.run_in_executor(
                     self._executor(), self._visible, root, sorted(changes), denylist)
                 for change, rel in found:
-                    host.notify(Event("fs.changed", card, {
+                    engine.notify(Event("fs.changed", card, {
                         "watch": watch_id, "path": rel,
                         "change": change.name}))
         except Exception as exc:  # noqa: BLE001 - the watch ends, the engine goes on
@@ -348,7 +348,7 @@ class ConfinedFiles:
             self.watches.pop(watch_id, None)
             self._watch_cards.pop(watch_id, None)
             if not self._stop.is_set():
-                host.notify(Event("fs.watch.ended", card, {"watch": watch_id,
+                engine.notify(Event("fs.watch.ended", card, {"watch": watch_id,
                                                               "reason": reason}))
 
     def _visible(self, root: Path, changes: list[tuple[watchfiles.Change, str]],

@@ -40,7 +40,7 @@ from engine.core.fetchform import fetch_args_problem
 from engine.core.hosts import normalise_host
 
 if TYPE_CHECKING:
-    from engine.effects.scope import ScopeHost
+    from engine.effects.host import ScopeHost
 
 __all__ = ["RECHECK", "FetchFailed", "FetchResponse", "GuardedFetch", "PLACEHOLDER",
            "normal_url"]
@@ -131,20 +131,20 @@ class GuardedFetch:
             return f"{host} resolves to {bad[0]}, which is not a public address"
         return addresses
 
-    async def __call__(self, scope: ScopeHost, passed: Passed, args: dict[str, Any]) -> Any:
+    async def __call__(self, engine: ScopeHost, passed: Passed, args: dict[str, Any]) -> Any:
         """Perform the fetch: its value, or a refusing Decision (never an exception)."""
         problem = fetch_args_problem(args)
         if problem is not None:
             # Checked at check 3 already; again here for handlers used directly.
             return self._refuse(passed, problem[0], problem[1], "INVALID_ARGUMENT")
-        settings = scope.state.workspaces[passed.card.workspace].settings
+        settings = engine.state.workspaces[passed.card.workspace].settings
         secrets: list[str] = []
-        work = asyncio.ensure_future(self._hops(scope, passed, args, settings.fetch_timeout,
+        work = asyncio.ensure_future(self._hops(engine, passed, args, settings.fetch_timeout,
                                                 settings.fetch_max_bytes, secrets))
         try:
             while True:
                 done, _ = await asyncio.wait({work}, timeout=RECHECK)
-                withdrawn = self._withdrawn(scope, passed, args)
+                withdrawn = self._withdrawn(engine, passed, args)
                 if withdrawn is not None:
                     return withdrawn
                 if done:
@@ -162,15 +162,16 @@ class GuardedFetch:
                                 _redact(f"the request failed ({type(exc).__name__})", secrets),
                                 "FETCH_FAILED")
 
-    def _withdrawn(self, scope: ScopeHost, passed: Passed, args: dict[str, Any]) -> Decision | None:
+    def _withdrawn(self, engine: ScopeHost, passed: Passed,
+                   args: dict[str, Any]) -> Decision | None:
         """The refusal the fetch would get now, when consent went away while it ran."""
         card = passed.card
-        if card.workspace not in scope.state.workspaces:
+        if card.workspace not in engine.state.workspaces:
             refusal: Decision | None = self._refuse(passed, "not-connected",
                                                     f"workspace {card.workspace} was removed",
                                                     "PERMISSION_DENIED")
         else:
-            result = decide(scope.state, card.id, "net.fetch", None, args, now=scope.now(),
+            result = decide(engine.state, card.id, "net.fetch", None, args, now=engine.now(),
                             count_limits=False)
             refusal = result if isinstance(result, Decision) else None
             if refusal is not None and refusal.code == "CARD_UNKNOWN":
@@ -181,20 +182,20 @@ class GuardedFetch:
         return refusal.with_(message=refusal.message + " (the fetch in flight was abandoned)",
                              extra={**refusal.extra, "logged": "cancelled"})
 
-    async def _hops(self, scope: ScopeHost, passed: Passed, args: dict[str, Any], timeout: float,
+    async def _hops(self, engine: ScopeHost, passed: Passed, args: dict[str, Any], timeout: float,
                     max_bytes: int, secrets: list[str]) -> Any:
         """Every hop under one deadline."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         try:
             async with asyncio.timeout_at(deadline):
-                return await self._follow(scope, passed, args, deadline, max_bytes, secrets)
+                return await self._follow(engine, passed, args, deadline, max_bytes, secrets)
         except TimeoutError:
             return self._refuse(passed, "timeout",
                                 f"the fetch did not complete within {timeout:g} s",
                                 "FETCH_FAILED")
 
-    async def _follow(self, scope: ScopeHost, passed: Passed, args: dict[str, Any],
+    async def _follow(self, engine: ScopeHost, passed: Passed, args: dict[str, Any],
                       deadline: float, max_bytes: int, secrets: list[str]) -> Any:
         url = str(args["url"])
         method = str(args.get("method", "GET")).upper()
@@ -204,7 +205,7 @@ class GuardedFetch:
         loop = asyncio.get_running_loop()
         for _hop in range(self.max_redirects + 1):
             # Every hop gets the whole scope check again (host, scheme, port).
-            refused = host_scope(scope.state, passed.card, passed.package, url)
+            refused = host_scope(engine.state, passed.card, passed.package, url)
             if refused is not None:
                 return self._refuse(passed, *refused)
             try:
@@ -221,7 +222,7 @@ class GuardedFetch:
                                if not PLACEHOLDER.search(v)
                                and k.lower() not in ("authorization", "cookie")}
                 first_host = host
-            headers = self._fill(scope, passed, raw_headers, parts.scheme, host, secrets)
+            headers = self._fill(engine, passed, raw_headers, parts.scheme, host, secrets)
             if isinstance(headers, Decision):
                 return headers
             try:
@@ -258,7 +259,7 @@ class GuardedFetch:
         return self._refuse(passed, "too-many-redirects",
                             f"more than {self.max_redirects} redirects")
 
-    def _fill(self, scope: ScopeHost, passed: Passed, headers: dict[str, str], scheme: str,
+    def _fill(self, engine: ScopeHost, passed: Passed, headers: dict[str, str], scheme: str,
               host: str, secrets: list[str]) -> dict[str, str] | Decision:
         """Fill secret placeholders for this host, or refuse the request.
 
@@ -273,7 +274,7 @@ class GuardedFetch:
             def fill(match: re.Match[str]) -> str:
                 nonlocal problem
                 name = match.group(1)
-                secret = scope.secrets.lookup(name)
+                secret = engine.secrets.lookup(name)
                 if host in LOCAL_HOSTS:
                     problem = f"secrets are never sent to this computer ({name})"
                 elif secret is None:

@@ -32,7 +32,7 @@ from engine.core.plans import AddArrow, AddNode, Emit, Performed, SaveNode, Watc
 from engine.core.prompts import Prompt
 from engine.core.state import State
 from engine.effects.drivers import AgentDriver, Driver, TerminalDriver
-from engine.effects.scope import ScopeHandler, ScopeHost
+from engine.effects.host import ScopeHandler, ScopeHost
 
 __all__ = ["DEFAULT", "DriverReports", "ScopeHandler", "ScopeHost", "World"]
 

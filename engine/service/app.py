@@ -1,209 +1,45 @@
-"""The service's application: who calls, and the routes of SPEC §10.1.
+"""The service's application: the routes of SPEC §10.1 assembled, and its OpenAPI document.
 
 Routes are thin translations between HTTP and the `Engine`'s public methods;
-the engine decides everything. The token decides the principal: a card
-token acts only as its card, an agent token only as its agent, and the
-operator token gives consent only from a peer that is not inside a coding
-agent's process tree (`engine.service.auth.agent_verdict`). An operator
-token used from such a peer is passed to the engine as an agent principal
-without a node, which the engine refuses (``APPROVAL_REFUSED``) and records
-in the consent history like any refused consent attempt.
+the engine decides everything. Who calls, and as which principal, is
+`engine.service.context.Caller`.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fastapi import Depends, FastAPI, Request
 from fastapi.openapi.utils import get_openapi
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from starlette.responses import Response
 
-from engine.core.principal import OPERATOR, Principal
-from engine.service.auth import Peer, TokenStore, agent_verdict, peer_of_tcp
-from engine.service.events import Feeds
+from engine.service import routes
+from engine.service.context import (
+    API_VERSION,
+    MAX_BODY,
+    Caller,
+    Service,
+    authenticate,
+    decision_json,
+    json_response,
+    may_act_as_card,
+)
+from engine.service.fastlane import FastLane
 from engine.service.models import Problem
 from engine.service.problems import PROBLEM, BodyLimit, ServiceError, install_handlers
+from engine.service.toolroutes import register_tools
 
-if TYPE_CHECKING:
-    from engine.core.decision import Decision
-    from engine.engine import Engine
-
-__all__ = ["Caller", "Service", "asgi_app", "authenticate", "create_app", "decision_json",
-           "may_act_as_card", "openapi_document"]
-
-#: The version of the service's API (the ``/v1`` routes).
-API_VERSION = "1.0.0"
-#: Request bodies larger than this are refused with 413 (a package's files included).
-MAX_BODY = 8 * 1024 * 1024
-
-
-@dataclass
-class Service:
-    """What the routes share: the engine, the tokens, the card feeds, options.
-
-    Args:
-        engine: the one engine this service fronts.
-        tokens: the bearer tokens, kept hashed in the engine's store.
-        heartbeat: seconds between SSE heartbeat comments.
-        max_body: request body limit in bytes.
-    """
-
-    engine: Engine
-    tokens: TokenStore
-    heartbeat: float = 15.0
-    max_body: int = MAX_BODY
-    #: Set when the server shuts down: streams and waits end early.
-    closing: asyncio.Event = field(default_factory=asyncio.Event)
-    feeds: Feeds | None = None
-    #: Serialises offer and install of one package, so a review checked is the one installed.
-    package_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
-
-    #: One engine wait per prompt, shared by every client waiting on it.
-    prompt_waits: dict[str, asyncio.Task[Decision]] = field(default_factory=dict)
-
-    def prompt_wait(self, prompt_id: str) -> asyncio.Task[Decision]:
-        """The engine's wait for a prompt's answer, started once and shared."""
-        task = self.prompt_waits.get(prompt_id)
-        if task is None:
-            task = asyncio.get_running_loop().create_task(self.engine.wait(prompt_id))
-            self.prompt_waits[prompt_id] = task
-            task.add_done_callback(lambda _t: self.prompt_waits.pop(prompt_id, None))
-        return task
-
-    def feed_hub(self) -> Feeds:
-        """The card feeds (made on first use, inside the running loop)."""
-        if self.feeds is None:
-            self.feeds = Feeds(self.engine)
-        return self.feeds
-
-    def close(self) -> None:
-        """End streams and feeds (the engine is closed by its owner)."""
-        self.closing.set()
-        for task in list(self.prompt_waits.values()):
-            task.cancel()
-        if self.feeds is not None:
-            self.feeds.close()
-
-
-@dataclass(frozen=True, slots=True)
-class Caller:
-    """The principal a request's token names, and where the request came from."""
-
-    principal: Principal
-    token_id: str
-    request: Request
-
-    @property
-    def is_operator(self) -> bool:
-        """The operator token (a person's, unless its peer says otherwise)."""
-        return self.principal.is_operator
-
-    def peer(self) -> Peer:
-        """The calling process, from the socket's credentials or ``/proc/net/tcp``."""
-        scope = self.request.scope
-        peer = scope.get("arrowgate.peer")
-        if isinstance(peer, Peer):
-            return peer
-        client, server = scope.get("client"), scope.get("server")
-        if client and server and isinstance(client[1], int) and isinstance(server[1], int):
-            return peer_of_tcp((str(client[0]), client[1]), (str(server[0]), server[1]))
-        return Peer(None)
-
-    def by(self) -> Principal:
-        """The principal to pass to the engine for a change of consent or canvas.
-
-        An operator token from a peer inside an agent's process tree (or a
-        peer that cannot be told) is no person: it goes to the engine as an
-        agent principal without a node, which the engine refuses and records.
-        """
-        if not self.principal.is_operator:
-            return self.principal
-        why = agent_verdict(self.peer())
-        if why is None:
-            return OPERATOR
-        return Principal("agent", None, f"operator-token from an agent process: {why}")
-
-    def require_operator(self, what: str) -> None:
-        """Only the operator token may do ``what`` (403 otherwise)."""
-        if not self.principal.is_operator:
-            raise ServiceError(403, "APPROVAL_REFUSED",
-                               f"APPROVAL_REFUSED: {what} needs the operator token, not "
-                               f"{self.principal.raw}", reason=self.principal.refusal_reason())
-
-    def require_person(self, what: str) -> None:
-        """The operator token from a peer that is a person (403 otherwise)."""
-        self.require_operator(what)
-        why = agent_verdict(self.peer())
-        if why is not None:
-            raise ServiceError(403, "APPROVAL_REFUSED",
-                               f"APPROVAL_REFUSED: {what} needs a person: {why}",
-                               reason="from-agent")
-
-    def acts_as_card(self, card: str) -> None:
-        """The operator (the canvas app) or that card's own token (403 otherwise)."""
-        may_act_as_card(self.principal, card)
-
-
-def may_act_as_card(p: Principal, card: str) -> None:
-    """The operator (the canvas app) or that card's own token may act as the card.
-
-    Raises:
-        ServiceError: 403 for any other principal.
-    """
-    if p.is_operator or (p.kind == "card" and p.node == card):
-        return
-    raise ServiceError(403, "APPROVAL_REFUSED",
-                       f"APPROVAL_REFUSED: a {p.kind} token ({p.raw}) may not act as "
-                       f"card {card}", reason="wrong-principal")
-
-
-def authenticate(tokens: TokenStore, token: str | None) -> tuple[str, Principal]:
-    """The token's id and principal.
-
-    Raises:
-        ServiceError: 401 for no token, or one unknown or revoked.
-    """
-    if not token:
-        raise ServiceError(401, "UNAUTHENTICATED",
-                           "UNAUTHENTICATED: send Authorization: Bearer <token>",
-                           reason="no-token")
-    found = tokens.lookup(token)
-    if found is None:
-        raise ServiceError(401, "UNAUTHENTICATED",
-                           "UNAUTHENTICATED: the token is unknown or revoked",
-                           reason="unknown-token")
-    return found
-
+# The names the routes share live in engine.service.context; they are re-exported
+# here, where callers have always found them.
+__all__ = ["API_VERSION", "Caller", "MAX_BODY", "Service", "asgi_app", "authenticate",
+           "create_app", "decision_json", "json_response", "may_act_as_card", "openapi_document"]
 
 _bearer = HTTPBearer(auto_error=False, description="a token from the token file or "
                                                   "POST /v1/tokens")
 
 
-def decision_json(d: Decision) -> dict[str, Any]:
-    """A Decision as the service sends it (SPEC §10.1): every field, null when unset."""
-    return {
-        "outcome": d.outcome, "call": d.call, "card": d.card, "package": d.package,
-        "target": d.target, "permission": d.permission, "code": d.code, "reason": d.reason,
-        "arrow": d.arrow, "message": d.message, "retry_after": d.retry_after,
-        "prompt": d.prompt, "value": d.value,
-    }
-
-
-def json_response(data: Any, status: int = 200) -> Response:
-    """JSON written directly (the hot routes skip response-model validation)."""
-    return Response(json.dumps(data, default=str, separators=(",", ":")), status_code=status,
-                    media_type="application/json")
-
-
 def create_app(service: Service) -> FastAPI:
     """The FastAPI application of the service."""
-    from engine.service import routes
-    from engine.service.toolroutes import register_tools
-
     app = FastAPI(title="arrowgate", version=API_VERSION, openapi_url="/openapi.json",
                   generate_unique_id_function=lambda route: route.name,
                   docs_url=None, redoc_url=None,
@@ -229,8 +65,6 @@ def create_app(service: Service) -> FastAPI:
 
 def asgi_app(service: Service) -> Any:
     """What the server runs: the body limit, the fast lane, then the FastAPI app."""
-    from engine.service.fastlane import FastLane
-
     return BodyLimit(FastLane(create_app(service), service), limit=service.max_body)
 
 

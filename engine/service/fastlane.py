@@ -20,7 +20,13 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from engine.core.errors import ConsentError
-from engine.service.app import API_VERSION, Service, authenticate, decision_json, may_act_as_card
+from engine.service.context import (
+    API_VERSION,
+    Service,
+    authenticate,
+    decision_json,
+    may_act_as_card,
+)
 from engine.service.models import BatchBody, CallBody
 from engine.service.problems import ServiceError, error_response, validation_problem
 

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
 from starlette.responses import Response, StreamingResponse
 
 from engine.core.manifest import file_digests
-from engine.service.app import API_VERSION, Caller, Service, decision_json, json_response
+from engine.service.context import API_VERSION, Caller, Service, decision_json, json_response
 from engine.service.fastlane import decide_batch, decide_call
 from engine.service.models import (
     ApproveBody,

@@ -260,7 +260,7 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
-    from engine.app.cli import db_path
+    from engine.app.common import db_path
     from engine.engine import Engine
 
     if args.store:

@@ -26,7 +26,7 @@ from starlette.responses import Response
 
 from engine.core.checks import check_card
 from engine.core.decision import Decision
-from engine.service.app import Caller, Service, decision_json, json_response
+from engine.service.context import Caller, Service, decision_json, json_response
 from engine.service.models import DecisionOut
 from engine.service.problems import ServiceError
 

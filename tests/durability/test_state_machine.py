@@ -51,7 +51,9 @@ class Model:
             return "denied", "PERMISSION_DENIED"
         if (card, agent) not in self.arrows:
             return "denied", "PERMISSION_DENIED"
-        window = [x for x in self.times[card] if self.t - WINDOW < x <= self.t]
+        # As the engine counts: an event leaves the window once x + WINDOW <= t (in floating
+        # point, t - WINDOW < x is not the same test: 79.8 - 60 < 19.8 holds).
+        window = [x for x in self.times[card] if x <= self.t < x + WINDOW]
         if len(window) >= RATE:
             return "rate-limited", "RATE_LIMITED"
         if self.queued(agent) >= QUEUE:

@@ -14,8 +14,8 @@ import pytest
 
 import engine.effects.files as files_module
 from engine import Engine, World
-from engine.core.fsrules import special_filesystem
 from engine.effects.files import WATCH_LIMIT, ConfinedFiles
+from engine.effects.folders import special_filesystem
 
 from ..conftest import manifest, offer_install
 

@@ -10,7 +10,7 @@ import pytest
 from pydantic import TypeAdapter, ValidationError
 
 from engine.app.cli import main
-from engine.app.demo import _ARROWS, _NODES
+from engine.app.demo import load_demo
 from engine.app.export import decision_record
 from engine.app.schemas import ArrowModel, DecisionModel, DecisionRecord, NodeModel, render, schemas
 
@@ -43,9 +43,10 @@ def test_manifest_schema_names_the_catalogue() -> None:
 
 async def test_models_accept_what_the_engine_accepts(world: Any) -> None:
     """Nodes, arrows, decisions and log records of a real run validate against the models."""
-    for node in _NODES:
+    demo = load_demo()
+    for node in demo.nodes:
         NODES.validate_python(node)
-    for arrow in _ARROWS:
+    for arrow in demo.arrows:
         ArrowModel.model_validate(arrow)
     for node in world.state.canvas.nodes("w1"):
         NODES.validate_python({k: v for k, v in node.to_dict().items()

@@ -1,0 +1,115 @@
+"""What every command-line verb shares: exit codes, `CliError` and the ``--db`` option.
+
+The one home of the database path (`default_db_path`, `db_path`). It is its
+own module, below `engine.app.cli`, so that verbs registered by the command
+line (the write verbs, ``serve``, ``mcp``) can use it without importing the
+command line back, which would make a cycle. `engine.app.cli` re-exports all
+of it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sqlite3
+from pathlib import Path
+
+__all__ = [
+    "CliError",
+    "EXIT_FINDING",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "add_db_option",
+    "db_path",
+    "default_db_path",
+]
+
+EXIT_OK = 0  #: the command did what was asked
+EXIT_FINDING = 1  #: a finding: verification failed, a diff widens, a replay failed, a refusal
+EXIT_USAGE = 2  #: a usage error or invalid input
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+class CliError(Exception):
+    """A command that cannot go on: one line on standard error and an exit code."""
+
+    def __init__(self, message: str, *, exit_code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.message = message  #: what went wrong, for a person
+        self.exit_code = exit_code  #: the process's exit code
+
+
+def default_db_path() -> Path:
+    """The embedded default database: ``$ARROWGATE_DB`` or ``~/.local/share/arrowgate``."""
+    env = os.environ.get("ARROWGATE_DB")
+    if env:
+        return Path(env)
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "arrowgate" / "arrowgate.db"
+
+
+def add_db_option(parser: argparse.ArgumentParser, *, creates: bool = False) -> None:
+    """Add ``--db FILE`` to a subcommand, with the one help text every verb shares."""
+    what = ("created with its folder when missing" if creates
+            else "must exist; nothing is created")
+    parser.add_argument("--db", metavar="FILE",
+                        help=f"the arrowgate database ({what}; default: $ARROWGATE_DB or "
+                             "~/.local/share/arrowgate/arrowgate.db)")
+
+
+def db_path(args: argparse.Namespace, *, create: bool = False) -> Path:
+    """The database a command works on: ``--db``, or the embedded default.
+
+    A command that only reads (``create=False``) refuses a path that does not
+    exist and creates nothing, not even a folder. Either kind refuses a file
+    that is not an arrowgate database (a text file, another program's SQLite
+    file), so a typo can never turn into tables written into the wrong file.
+
+    Raises:
+        CliError: naming the path and what is wrong with it (exit code 2).
+    """
+    path = Path(args.db).expanduser() if getattr(args, "db", None) else default_db_path()
+    if path.is_dir():
+        raise CliError(f"--db {path}: is a folder, not a database file")
+    if path.exists():
+        _check_database(path, create=create)
+    elif not create:
+        raise CliError(f"no database at {path} (`arrowgate demo --db {shlex.quote(str(path))}` "
+                       "creates one)")
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _check_database(path: Path, *, create: bool) -> None:
+    """Refuse anything but an arrowgate database (or, to create one, an empty file)."""
+    if not path.is_file():
+        # A FIFO or a device would block or stream forever: never open one.
+        raise CliError(f"--db {path}: not a regular file")
+    try:
+        with path.open("rb") as f:
+            header = f.read(len(_SQLITE_HEADER))
+    except OSError as exc:
+        raise CliError(f"--db {path}: cannot read it: {exc.strerror or exc}") from exc
+    if not header:
+        if create:
+            return  # an empty file is an empty SQLite database
+        raise CliError(f"--db {path}: an empty file, with no arrowgate data")
+    if header != _SQLITE_HEADER:
+        raise CliError(f"--db {path}: not a database (not an SQLite file)")
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            tables = {r[0] for r in conn.execute("select name from sqlite_master "
+                                                 "where type = 'table'")}
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        raise CliError(f"--db {path}: not a readable database: {exc}") from exc
+    if "log" in tables or (create and not tables):
+        return
+    if not tables:
+        raise CliError(f"--db {path}: an empty database, with no arrowgate data")
+    raise CliError(f"--db {path}: an SQLite database of another program, not arrowgate's")
