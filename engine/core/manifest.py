@@ -24,6 +24,7 @@ __all__ = [
     "file_digests",
     "json_path",
     "loads_manifest",
+    "manifest_digest",
     "parse_manifest",
     "require_json",
 ]
@@ -399,6 +400,11 @@ def file_digests(files: dict[str, str | bytes]) -> dict[str, str]:
         data = content.encode() if isinstance(content, str) else content
         out[path] = hashlib.sha256(data).hexdigest()
     return out
+
+
+def manifest_digest(raw: dict[str, Any]) -> str:
+    """The digest of a manifest given as a value (not read from a file): its canonical JSON's."""
+    return file_digests({"manifest.json": json.dumps(raw, sort_keys=True)})["manifest.json"]
 
 
 def content_hash(digests: dict[str, str]) -> str:

@@ -7,7 +7,6 @@ or refused, goes into the consent history.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -15,7 +14,13 @@ from engine.core.catalogue import PERMISSIONS
 from engine.core.errors import ApprovalRefused, InvalidRequest, ManifestInvalid, RequestRefused
 from engine.core.events import Update
 from engine.core.hosts import matches
-from engine.core.manifest import Manifest, content_hash, parse_manifest, require_json
+from engine.core.manifest import (
+    Manifest,
+    content_hash,
+    manifest_digest,
+    parse_manifest,
+    require_json,
+)
 from engine.core.principal import OPERATOR, Principal
 from engine.core.review import Diff, Review, diff_manifests, install_review
 from engine.core.state import PackageState
@@ -317,8 +322,11 @@ class Consent:
         new_raw = manifest if manifest is not None else base_raw
         new_manifest = self._parse_for(package, new_raw)
         new_digests = {**base_digests, **(digests or {})}
-        if manifest is not None:
-            new_digests["manifest.json"] = _digest_json(manifest)
+        if manifest is not None and "manifest.json" not in (digests or {}):
+            # A manifest given as a value: hashed as its canonical JSON. One read
+            # from a package folder comes with its file's own digest, which is the
+            # one to keep (re-offering an unchanged folder changes nothing).
+            new_digests["manifest.json"] = manifest_digest(manifest)
         new_hash = content_hash(new_digests)
         diff = diff_manifests(pkg.manifest, new_manifest)
         with self.ctx.write():
@@ -409,7 +417,3 @@ class Consent:
     def secret_is_set(self, name: str) -> bool:
         """Whether a secret is set: all a card may learn about it."""
         return self.ctx.secrets.is_set(name)
-
-
-def _digest_json(manifest: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(manifest, sort_keys=True).encode()).hexdigest()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from engine import (
@@ -156,3 +159,22 @@ async def test_consent_history_keeps_who_what_when(world: Engine, clock) -> None
     refused = entries[-1]
     assert (refused["action"], refused["accepted"], refused["reason"]) == (
         "request", False, "not-optional")
+
+
+async def test_sending_an_unchanged_package_folder_again_changes_nothing(
+        world: Engine, tmp_path: Path) -> None:
+    """The manifest file's own digest counts, not a re-serialisation of its JSON."""
+    from engine.effects.packages import load_package_folder
+
+    folder = tmp_path / "pkg"
+    folder.mkdir()
+    raw = manifest("acme.folder", {"usage.read": {}})
+    # Not how json.dumps(sort_keys=True) would write it: other spacing, other order.
+    (folder / "manifest.json").write_text(json.dumps(raw, indent=4))
+    (folder / "index.js").write_text("export default 1\n")
+    raw, digests = load_package_folder(folder)
+    await world.offer("acme.folder", raw, digests)
+    await world.install("acme.folder")
+    update = await world.update("acme.folder", manifest=raw, digests=digests)
+    assert update.pending_hash == world.state.packages["acme.folder"].hash
+    assert world.pending_update("acme.folder") is None
