@@ -131,7 +131,7 @@ class Caller:
         """Only the operator token may do ``what`` (403 otherwise)."""
         if not self.principal.is_operator:
             raise ServiceError(403, "APPROVAL_REFUSED",
-                               f"APPROVAL_REFUSED: {what} needs the operator token, not "
+                               f"{what} needs the operator token, not "
                                f"{self.principal.raw}", reason=self.principal.refusal_reason())
 
     def require_person(self, what: str) -> None:
@@ -140,7 +140,7 @@ class Caller:
         why = agent_verdict(self.peer())
         if why is not None:
             raise ServiceError(403, "APPROVAL_REFUSED",
-                               f"APPROVAL_REFUSED: {what} needs a person: {why}",
+                               f"{what} needs a person: {why}",
                                reason="from-agent")
 
     def acts_as_card(self, card: str) -> None:
@@ -157,7 +157,7 @@ def may_act_as_card(p: Principal, card: str) -> None:
     if p.is_operator or (p.kind == "card" and p.node == card):
         return
     raise ServiceError(403, "APPROVAL_REFUSED",
-                       f"APPROVAL_REFUSED: a {p.kind} token ({p.raw}) may not act as "
+                       f"a {p.kind} token ({p.raw}) may not act as "
                        f"card {card}", reason="wrong-principal")
 
 
@@ -169,12 +169,12 @@ def authenticate(tokens: TokenStore, token: str | None) -> tuple[str, Principal]
     """
     if not token:
         raise ServiceError(401, "UNAUTHENTICATED",
-                           "UNAUTHENTICATED: send Authorization: Bearer <token>",
+                           "send Authorization: Bearer <token>",
                            reason="no-token")
     found = tokens.lookup(token)
     if found is None:
         raise ServiceError(401, "UNAUTHENTICATED",
-                           "UNAUTHENTICATED: the token is unknown or revoked",
+                           "the token is unknown or revoked",
                            reason="unknown-token")
     return found
 
@@ -215,7 +215,7 @@ def create_app(service: Service) -> FastAPI:
                      credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> Caller:
         if credentials is None or credentials.scheme.lower() != "bearer":
             raise ServiceError(401, "UNAUTHENTICATED",
-                               "UNAUTHENTICATED: send Authorization: Bearer <token>",
+                               "send Authorization: Bearer <token>",
                                reason="no-token")
         token_id, principal = authenticate(service.tokens, credentials.credentials)
         return Caller(principal, token_id, request)
