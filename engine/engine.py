@@ -33,7 +33,7 @@ from sqlite_utils import Database
 
 from canvas import Arrow, CanvasStore, Node, Workspace, WorkspaceSettings, open_database
 from engine.core.decision import Decision
-from engine.core.errors import InvalidRequest, StoreFailed
+from engine.core.errors import CardUnknown, InvalidArgument, NotFound, StoreFailed
 from engine.core.events import Event, EventSink, Update
 from engine.core.limits import SteadyClock
 from engine.core.principal import OPERATOR
@@ -141,7 +141,7 @@ class Engine:
                 open_database(path, busy_timeout=busy_timeout)
             return cls(db, **kwargs)
         except sqlite3.DatabaseError as exc:
-            raise StoreFailed(f"STORE_FAILED: cannot open the store {path}: {exc}") from exc
+            raise StoreFailed(f"cannot open the store {path}: {exc}") from exc
 
     def close(self) -> None:
         """Commit what is pending, end file watches and close the database."""
@@ -210,8 +210,7 @@ class Engine:
         """
         node = self.state.canvas.node(card)
         if node is None or node.type != "card":
-            raise InvalidRequest(f"CARD_UNKNOWN: no custom card {card!r} to subscribe",
-                                 code="CARD_UNKNOWN")
+            raise CardUnknown(f"no custom card {card!r} to subscribe")
         return self.events.open(card, limit)
 
     @consistent
@@ -242,11 +241,10 @@ class Engine:
         node = self.state.canvas.node(node_id)
         kind = {"agent": AgentDriver, "terminal": TerminalDriver}
         if node is None or node.type not in kind:
-            raise InvalidRequest(f"NOT_FOUND: no agent or terminal {node_id!r}",
-                                 code="NOT_FOUND")
+            raise NotFound(f"no agent or terminal {node_id!r}")
         if not isinstance(driver, kind[node.type]):
-            raise InvalidRequest(f"INVALID_ARGUMENT: {type(driver).__name__} cannot drive "
-                                 f"the {node.type} {node_id}", code="INVALID_ARGUMENT")
+            raise InvalidArgument(f"{type(driver).__name__} cannot drive "
+                                  f"the {node.type} {node_id}")
         await self.world.attach(node, self.state.workspaces[node.workspace].folder, driver)
 
     async def start_drivers(self, workspace: str, *,

@@ -47,6 +47,7 @@ from engine.core.errors import (
     ConsentError,
     RequestRefused,
     StoreFailed,
+    with_code,
 )
 from engine.effects.operator import operator_check
 
@@ -76,6 +77,20 @@ class Failure(Exception):
         refused = isinstance(exc, (ApprovalRefused, RequestRefused, CallDenied, StoreFailed)) \
             or exc.code in _REFUSAL_CODES
         return cls(REFUSED if refused else USAGE, exc.message, exc.to_json())
+
+    @classmethod
+    def coded(cls, exit_code: int, code: str, text: str, *, reason: str | None = None,
+              json_text: str | None = None) -> Failure:
+        """A failure with an error code: its message is ``CODE: text`` (`with_code`).
+
+        Its JSON form is ``code``, ``reason`` (when given) and ``message``:
+        ``json_text`` when given (one without the local path), else ``text``.
+        """
+        data: dict[str, Any] = {"code": code}
+        if reason is not None:
+            data["reason"] = reason
+        data["message"] = text if json_text is None else json_text
+        return cls(exit_code, with_code(code, text), data)
 
 
 def inert(text: str) -> str:
@@ -159,9 +174,9 @@ class LocalBackend:
         """Draw an arrow between two nodes of the workspace."""
         end = self.engine.state.canvas.node(str(arrow.get("from")))
         if end is not None and end.workspace != workspace:
-            raise Failure(USAGE, f"INVALID_ARROW: node {end.id} is not in workspace {workspace}",
-                          {"code": "INVALID_ARROW", "reason": "cross-workspace",
-                           "message": f"node {end.id} is not in workspace {workspace}"})
+            raise Failure.coded(USAGE, "INVALID_ARROW",
+                                f"node {end.id} is not in workspace {workspace}",
+                                reason="cross-workspace")
         return (await self.engine.add_arrow(arrow)).to_dict()
 
     async def remove_arrow(self, arrow_id: str) -> None:
@@ -176,9 +191,9 @@ class LocalBackend:
         raw, digests = load_package_folder(folder)
         name = raw.get("name") if isinstance(raw, dict) else None
         if not isinstance(name, str):
-            raise Failure(USAGE, f"MANIFEST_INVALID: $.name: {folder / 'manifest.json'} names "
-                                 "no package", {"code": "MANIFEST_INVALID", "message":
-                                                "$.name: the manifest names no package"})
+            raise Failure.coded(USAGE, "MANIFEST_INVALID",
+                                f"$.name: {folder / 'manifest.json'} names no package",
+                                json_text="$.name: the manifest names no package")
         pkg = self.engine.state.packages.get(name)
         if pkg is not None and pkg.installed:
             # New files of an installed package: an update, pending until approved
@@ -200,7 +215,7 @@ class LocalBackend:
 
         current = await self.review(name)
         if current["hash"] != review_hash:
-            raise ApprovalRefused(f"APPROVAL_REFUSED: the review you saw ({review_hash[:19]}…) "
+            raise ApprovalRefused(f"the review you saw ({review_hash[:19]}…) "
                                   f"is not the current one of {name}: stale — review it again",
                                   reason="stale", package=name)
         review = await self.engine.install(name, grant=grant)
@@ -216,12 +231,12 @@ class LocalBackend:
 
     async def pending(self, name: str) -> dict[str, Any]:
         """The package's version waiting for approval, with its diff."""
-        from engine.core.errors import InvalidRequest
+        from engine.core.errors import NotFound
 
         update = self.engine.pending_update(name)
         if update is None:
-            raise InvalidRequest(f"NOT_FOUND: {name} has no version waiting for approval",
-                                 code="NOT_FOUND", reason="nothing-pending", package=name)
+            raise NotFound(f"{name} has no version waiting for approval",
+                           reason="nothing-pending", package=name)
         return {"package": name, "pending_hash": update.pending_hash,
                 **update.diff.to_json(), "lines": list(update.diff.lines)}
 
@@ -311,7 +326,7 @@ class ServiceBackend:
                       or f"HTTP {response.status_code}")
         code = problem.get("code")
         if isinstance(code, str) and code and not message.startswith(code):
-            message = f"{code}: {message}"
+            message = with_code(code, message)
         refused = code in _REFUSAL_CODES or response.status_code in (401, 403, 409) \
             or response.status_code >= 500
         raise Failure(REFUSED if refused else USAGE, message,
@@ -610,8 +625,7 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
         if digest is None:
             hold = next((h for h in await backend.holds() if h.get("id") == args.id), None)
             if hold is None:
-                raise Failure(USAGE, f"NOT_FOUND: no held prompt {args.id}",
-                              {"code": "NOT_FOUND", "message": f"no held prompt {args.id}"})
+                raise Failure.coded(USAGE, "NOT_FOUND", f"no held prompt {args.id}")
             text = str(hold.get("text", ""))
             show(f"held prompt {args.id}: card {hold.get('card')} ({hold.get('package')}) -> "
                   f"agent {hold.get('agent')} on arrow {hold.get('arrow')}")

@@ -37,7 +37,13 @@ from engine.core.hosts import normalise_host
 from engine.core.manifest import file_digests
 from engine.core.tools import ToolCall
 from engine.effects.files import ConfinedFiles
-from engine.effects.netguard import FetchFailed, FetchResponse, GuardedFetch, normal_url
+from engine.effects.netguard import (
+    FetchFailed,
+    FetchResponse,
+    FetchTooLarge,
+    GuardedFetch,
+    normal_url,
+)
 from engine.effects.world import ScopeHandler, World
 from engine.engine import Engine
 from engine.services.subscriptions import Subscription
@@ -194,8 +200,7 @@ def _case_fetch(case: dict[str, Any]) -> GuardedFetch:
             raise FetchFailed("timeout", f"no answer within {timeout:g} s")
         text = str(answer.get("body", ""))
         if len(text.encode("utf-8")) > max_bytes:
-            raise FetchFailed("too-large", f"the response is larger than {max_bytes} bytes",
-                              code="SCOPE_REFUSED")
+            raise FetchTooLarge(f"the response is larger than {max_bytes} bytes")
         location = answer.get("location")
         return FetchResponse(int(answer.get("status", 200)), text,
                              {"location": location} if location else None)

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from canvas.model import Arrow, Node
 from engine.core.catalogue import CALLS, PERMISSIONS, RATE_LIMITS, SPAWN_KINDS, CallSpec
 from engine.core.decision import Decision
+from engine.core.errors import with_code
 from engine.core.fetchform import fetch_args_problem
 from engine.core.hosts import matches, normalise_host
 from engine.core.limits import rate_owner
@@ -70,7 +71,7 @@ def denial(
     """Build a refusal with a message a person can read, saying what would allow it."""
     who = f"card {card}" + (f" ({package})" if package else "") if card else "the caller"
     what = call + (f" {target}" if target else "")
-    text = f"{code}: {who} may not {what}"
+    text = with_code(code, f"{who} may not {what}")
     if reason:
         text += f": {reason}"
     if why:

@@ -77,12 +77,18 @@ class Decision:
 
 
 class CallDenied(ConsentError):
-    """A refused call, for callers that prefer raising over matching a Decision."""
+    """A refused call, for callers that prefer raising over matching a Decision.
+
+    Its code and message are the Decision's (whose message already starts
+    with its code, made by `engine.core.checks.denial`).
+    """
+
+    prefixed = False
 
     def __init__(self, decision: Decision) -> None:
+        self.code = decision.code or self.code
         super().__init__(
             decision.message,
-            code=decision.code,
             reason=decision.reason,
             permission=decision.permission,
             card=decision.card,

@@ -2,7 +2,9 @@
 
 Refused calls are *values* (`engine.core.decision.Decision`); exceptions are for
 refused consent actions and misuse. Every exception carries the same data a
-decision does, as keyword-only context::
+decision does, as keyword-only context. Each class raised has its code built
+in and puts it in front of the message itself (`with_code`), so a raise site
+writes neither: ``NotFound(f"no node {x!r}")`` reads ``NOT_FOUND: no node 'x'``::
 
     ConsentError                 base: .code .reason .permission .card .package
      ├── CallDenied              a call's Decision, raised by Decision.raise_for_outcome()
@@ -12,25 +14,41 @@ decision does, as keyword-only context::
      ├── ApprovalRefused         APPROVAL_REFUSED (from-agent, unknown-principal, stale, undeclared)
      ├── RequestRefused          REQUEST_REFUSED (not-visible, not-optional)
      ├── ManifestInvalid         MANIFEST_INVALID, with every problem and its JSON path
-     ├── InvalidRequest          INVALID_ARROW, INVALID_NODE, INVALID_ARGUMENT, CARD_UNKNOWN,
-     │                           PACKAGE_NOT_INSTALLED, PACKAGE_PENDING, NOT_FOUND, ...
+     ├── InvalidRequest          an operation that cannot be done as asked, one class per code:
+     │    ├── InvalidArgument    INVALID_ARGUMENT
+     │    ├── InvalidArrow       INVALID_ARROW
+     │    ├── InvalidNode        INVALID_NODE
+     │    ├── NotFound           NOT_FOUND
+     │    ├── CardUnknown        CARD_UNKNOWN
+     │    ├── CardLimit          CARD_LIMIT
+     │    ├── PackageNotInstalled  PACKAGE_NOT_INSTALLED
+     │    └── PackagePending     PACKAGE_PENDING
      ├── CaseInvalid             a replay case file that is not valid
      └── StoreFailed             STORE_FAILED: a consent change or log row could not be written
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = [
     "CODES",
     "ApprovalRefused",
+    "CardLimit",
+    "CardUnknown",
     "CaseInvalid",
     "ConsentError",
+    "InvalidArgument",
+    "InvalidArrow",
+    "InvalidNode",
     "InvalidRequest",
     "ManifestInvalid",
+    "NotFound",
+    "PackageNotInstalled",
+    "PackagePending",
     "RequestRefused",
     "StoreFailed",
+    "with_code",
 ]
 
 #: Every error code the engine gives, with what it means.
@@ -63,29 +81,35 @@ CODES: dict[str, str] = {
 }
 
 
+def with_code(code: str, text: str) -> str:
+    """``CODE: text``: the one place a message gets its error code in front."""
+    return f"{code}: {text}"
+
+
 class ConsentError(Exception):
     """Base of every arrowgate error.
 
     Attributes mirror a decision's so callers can match on ``code`` and
-    ``reason`` whatever raised.
+    ``reason`` whatever raised. ``message`` is ``text`` with the class's code
+    in front (``NOT_FOUND: no node 'x'``); the raise site gives only ``text``.
     """
 
     code: str = "CONSENT_ERROR"
+    #: Whether the message gets the code in front; off where the text comes whole
+    #: from elsewhere (a Decision's message, a case file's list of problems).
+    prefixed: ClassVar[bool] = True
 
     def __init__(
         self,
-        message: str,
+        text: str,
         *,
-        code: str | None = None,
         reason: str | None = None,
         permission: str | None = None,
         card: str | None = None,
         package: str | None = None,
         details: dict[str, Any] | None = None,
     ) -> None:
-        super().__init__(message)
-        if code is not None:
-            self.code = code
+        super().__init__(with_code(self.code, text) if self.prefixed else text)
         self.reason = reason  #: machine-readable reason, e.g. ``from-agent``
         self.permission = permission  #: the permission concerned, where one applies
         self.card = card  #: the card concerned
@@ -94,7 +118,7 @@ class ConsentError(Exception):
 
     @property
     def message(self) -> str:
-        """The message a person reads."""
+        """The message a person reads, code first."""
         return str(self.args[0])
 
     def to_json(self) -> dict[str, Any]:
@@ -128,21 +152,76 @@ class ManifestInvalid(ConsentError):
 
     code = "MANIFEST_INVALID"
 
-    def __init__(self, message: str, *, problems: list[tuple[str, str]],
+    def __init__(self, text: str, *, problems: list[tuple[str, str]],
                  package: str | None = None) -> None:
-        super().__init__(message, package=package,
+        super().__init__(text, package=package,
                          details={"problems": [{"path": p, "problem": m} for p, m in problems]})
         self.problems = problems  #: (JSON path, what is wrong), in order
 
 
 class InvalidRequest(ConsentError):
-    """An operation the engine cannot perform as asked; ``code`` says why."""
+    """An operation the engine cannot perform as asked; the subclass (and ``code``) says why.
+
+    Catch this for all of them; raise one of the subclasses, which carry the code.
+    """
+
+
+class InvalidArgument(InvalidRequest):
+    """INVALID_ARGUMENT: an argument is missing, of the wrong type or out of range."""
+
+    code = "INVALID_ARGUMENT"
+
+
+class InvalidArrow(InvalidRequest):
+    """INVALID_ARROW: the arrow cannot exist (or there is no such arrow)."""
+
+    code = "INVALID_ARROW"
+
+
+class InvalidNode(InvalidRequest):
+    """INVALID_NODE: the node cannot exist (unknown type, duplicate id, bad field)."""
+
+    code = "INVALID_NODE"
+
+
+class NotFound(InvalidRequest):
+    """NOT_FOUND: no such node, workspace, package, prompt or tool call."""
+
+    code = "NOT_FOUND"
+
+
+class CardUnknown(InvalidRequest):
+    """CARD_UNKNOWN: the caller is not a custom card on any canvas."""
+
+    code = "CARD_UNKNOWN"
+
+
+class CardLimit(InvalidRequest):
+    """CARD_LIMIT: a spawn cap or the workspace card cap is reached."""
+
+    code = "CARD_LIMIT"
+
+
+class PackageNotInstalled(InvalidRequest):
+    """PACKAGE_NOT_INSTALLED: the package is not installed."""
+
+    code = "PACKAGE_NOT_INSTALLED"
+
+
+class PackagePending(InvalidRequest):
+    """PACKAGE_PENDING: the package's new files wait for a person's approval."""
+
+    code = "PACKAGE_PENDING"
 
 
 class CaseInvalid(ConsentError):
-    """A replay case file that is not valid: names the file, the step and the field."""
+    """A replay case file that is not valid: names the file, the step and the field.
+
+    Its message is the list of problems as is (each line names the file), with no code in front.
+    """
 
     code = "CASE_INVALID"
+    prefixed = False
 
 
 class StoreFailed(ConsentError):

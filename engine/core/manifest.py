@@ -321,7 +321,7 @@ def require_json(raw: object, *, package: str | None = None) -> None:
     """
     bad = check_json(raw)
     if bad is not None:
-        raise ManifestInvalid(f"MANIFEST_INVALID: {bad[0]}: {bad[1]}", problems=[bad],
+        raise ManifestInvalid(f"{bad[0]}: {bad[1]}", problems=[bad],
                               package=package)
 
 
@@ -336,7 +336,7 @@ def loads_manifest(text: str | bytes) -> Any:
         return json.loads(text)
     except RecursionError:
         raise ManifestInvalid(
-            "MANIFEST_INVALID: $: nested too deeply to read",
+            "$: nested too deeply to read",
             problems=[("$", f"nested too deeply to read (at most {MAX_DEPTH} levels)")]
         ) from None
 
@@ -348,7 +348,7 @@ def parse_manifest(raw: object) -> Manifest:
         ManifestInvalid: with ``problems``; nothing is installed.
     """
     if not isinstance(raw, dict):
-        raise ManifestInvalid("MANIFEST_INVALID: $: the manifest must be a JSON object",
+        raise ManifestInvalid("$: the manifest must be a JSON object",
                               problems=[("$", "the manifest must be a JSON object")])
     # Nothing else is looked at before this: the rest of validation walks the value.
     require_json(raw)
@@ -380,7 +380,7 @@ def parse_manifest(raw: object) -> Manifest:
     name = raw.get("name") if isinstance(raw.get("name"), str) else None
     if problems:
         text = "; ".join(f"{p}: {m}" for p, m in problems)
-        raise ManifestInvalid(f"MANIFEST_INVALID: {text}", problems=problems, package=name)
+        raise ManifestInvalid(text, problems=problems, package=name)
     assert manifest is not None
     return manifest
 

@@ -42,7 +42,7 @@ from engine.core.hosts import normalise_host
 if TYPE_CHECKING:
     from engine.effects.host import ScopeHost
 
-__all__ = ["RECHECK", "FetchFailed", "FetchResponse", "GuardedFetch", "PLACEHOLDER",
+__all__ = ["RECHECK", "FetchFailed", "FetchResponse", "FetchTooLarge", "GuardedFetch", "PLACEHOLDER",
            "normal_url"]
 
 #: Seconds between consent re-checks of a fetch in flight.
@@ -73,13 +73,27 @@ class FetchResponse:
 
 
 class FetchFailed(Exception):
-    """A transport could not complete the request; ``reason`` says how."""
+    """A transport could not complete the request; ``reason`` says how.
 
-    def __init__(self, reason: str, why: str, *, code: str = "FETCH_FAILED") -> None:
+    The fetch is refused with the class's ``code`` (FETCH_FAILED), ``reason``
+    and ``why``.
+    """
+
+    code = "FETCH_FAILED"
+
+    def __init__(self, reason: str, why: str) -> None:
         super().__init__(why)
         self.reason = reason
         self.why = why
-        self.code = code
+
+
+class FetchTooLarge(FetchFailed):
+    """The response passed the size cap: refused by scope (SCOPE_REFUSED, ``too-large``)."""
+
+    code = "SCOPE_REFUSED"
+
+    def __init__(self, why: str) -> None:
+        super().__init__("too-large", why)
 
 
 #: host -> addresses (empty when it does not resolve); may be async.

@@ -26,7 +26,7 @@ def load_package_folder(folder: str | Path) -> tuple[dict[str, Any], dict[str, s
     try:
         raw = loads_manifest((root / "manifest.json").read_bytes())
     except (OSError, ValueError) as exc:
-        raise ManifestInvalid(f"MANIFEST_INVALID: $: cannot read {root / 'manifest.json'}: {exc}",
+        raise ManifestInvalid(f"$: cannot read {root / 'manifest.json'}: {exc}",
                               problems=[("$", f"cannot read manifest.json: {exc}")]) from exc
     files: dict[str, str | bytes] = {}
     for dirpath, dirnames, filenames in os.walk(root, followlinks=False):

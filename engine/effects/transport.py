@@ -19,7 +19,7 @@ import socket
 import zlib
 from urllib.parse import urlsplit, urlunsplit
 
-from engine.effects.netguard import FetchFailed, FetchResponse
+from engine.effects.netguard import FetchFailed, FetchResponse, FetchTooLarge
 
 __all__ = ["BodyDecoder", "HttpxTransport", "system_resolver"]
 
@@ -56,9 +56,8 @@ class BodyDecoder:
         if self.coding in ("gzip", "x-gzip"):
             self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
 
-    def _too_large(self) -> FetchFailed:
-        return FetchFailed("too-large", f"the response is larger than {self.max_bytes} bytes "
-                                        "decoded", code="SCOPE_REFUSED")
+    def _too_large(self) -> FetchTooLarge:
+        return FetchTooLarge(f"the response is larger than {self.max_bytes} bytes decoded")
 
     def feed(self, data: bytes) -> bytes:
         """Decoded bytes for ``data``; raises `FetchFailed` past the cap or on bad data."""
@@ -132,9 +131,8 @@ class HttpxTransport:
                     async for chunk in response.aiter_raw():
                         received += len(chunk)
                         if received > max_bytes:
-                            raise FetchFailed("too-large", f"the response is larger than "
-                                                           f"{max_bytes} bytes",
-                                              code="SCOPE_REFUSED")
+                            raise FetchTooLarge(f"the response is larger than "
+                                                f"{max_bytes} bytes")
                         chunks.append(decoder.feed(chunk))
                 finally:
                     await response.aclose()

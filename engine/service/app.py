@@ -51,7 +51,7 @@ def create_app(service: Service) -> FastAPI:
                      credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> Caller:
         if credentials is None or credentials.scheme.lower() != "bearer":
             raise ServiceError(401, "UNAUTHENTICATED",
-                               "UNAUTHENTICATED: send Authorization: Bearer <token>",
+                               "send Authorization: Bearer <token>",
                                reason="no-token")
         token_id, principal = authenticate(service.tokens, credentials.credentials)
         return Caller(principal, token_id, request)

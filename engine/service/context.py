@@ -132,7 +132,7 @@ class Caller:
         """Only the operator token may do ``what`` (403 otherwise)."""
         if not self.principal.is_operator:
             raise ServiceError(403, "APPROVAL_REFUSED",
-                               f"APPROVAL_REFUSED: {what} needs the operator token, not "
+                               f"{what} needs the operator token, not "
                                f"{self.principal.raw}", reason=self.principal.refusal_reason())
 
     def require_person(self, what: str) -> None:
@@ -141,7 +141,7 @@ class Caller:
         why = agent_verdict(self.peer())
         if why is not None:
             raise ServiceError(403, "APPROVAL_REFUSED",
-                               f"APPROVAL_REFUSED: {what} needs a person: {why}",
+                               f"{what} needs a person: {why}",
                                reason="from-agent")
 
     def acts_as_card(self, card: str) -> None:
@@ -158,7 +158,7 @@ def may_act_as_card(p: Principal, card: str) -> None:
     if p.is_operator or (p.kind == "card" and p.node == card):
         return
     raise ServiceError(403, "APPROVAL_REFUSED",
-                       f"APPROVAL_REFUSED: a {p.kind} token ({p.raw}) may not act as "
+                       f"a {p.kind} token ({p.raw}) may not act as "
                        f"card {card}", reason="wrong-principal")
 
 
@@ -170,12 +170,12 @@ def authenticate(tokens: TokenStore, token: str | None) -> tuple[str, Principal]
     """
     if not token:
         raise ServiceError(401, "UNAUTHENTICATED",
-                           "UNAUTHENTICATED: send Authorization: Bearer <token>",
+                           "send Authorization: Bearer <token>",
                            reason="no-token")
     found = tokens.lookup(token)
     if found is None:
         raise ServiceError(401, "UNAUTHENTICATED",
-                           "UNAUTHENTICATED: the token is unknown or revoked",
+                           "the token is unknown or revoked",
                            reason="unknown-token")
     return found
 

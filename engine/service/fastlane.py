@@ -97,7 +97,7 @@ class FastLane:
             if raw is None:
                 return  # the client went away
             if not _json_content(scope):
-                raise ServiceError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT: body: send "
+                raise ServiceError(400, "INVALID_ARGUMENT", "body: send "
                                    "Content-Type: application/json", reason="invalid")
             engine = self.service.engine
             try:
@@ -105,7 +105,7 @@ class FastLane:
                 # both paths give the same messages.
                 data = json.loads(raw)
                 if not isinstance(data, dict):
-                    raise ServiceError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT: body: Input "
+                    raise ServiceError(400, "INVALID_ARGUMENT", "body: Input "
                                        "should be a valid dictionary or object to extract "
                                        "fields from", reason="invalid", problems=[
                                            {"where": "body", "problem": "Input should be a "
@@ -120,7 +120,7 @@ class FastLane:
                                                 "msg": "JSON decode error"}])
             except UnicodeDecodeError:
                 # Not UTF-8 at all: answered as FastAPI answers it (problems.install_handlers).
-                raise ServiceError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT: There was an "
+                raise ServiceError(400, "INVALID_ARGUMENT", "There was an "
                                    "error parsing the body", reason="malformed-json") from None
             except ValidationError as exc:
                 response = validation_problem([{**e, "loc": ("body", *e["loc"])}

@@ -19,10 +19,14 @@ from starlette.routing import Match
 
 from engine.core.errors import (
     ApprovalRefused,
+    CardUnknown,
     ConsentError,
-    InvalidRequest,
-    ManifestInvalid,
+    NotFound,
+    PackageNotInstalled,
+    PackagePending,
+    RequestRefused,
     StoreFailed,
+    with_code,
 )
 
 __all__ = ["PROBLEM", "BodyLimit", "ServiceError", "error_response", "install_handlers", "problem",
@@ -43,13 +47,20 @@ _TITLES = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not 
 
 
 class ServiceError(Exception):
-    """An error the service itself raises (no token, not allowed, not found)."""
+    """An error the service itself raises (no token, not allowed, not found).
 
-    def __init__(self, status: int, code: str, message: str, *, reason: str | None = None,
-                 permission: str | None = None, **extra: Any) -> None:
+    ``message`` is ``text`` with ``code`` in front (`with_code`, as every
+    engine error has it); the raise site gives the code once and the text.
+    """
+
+    def __init__(self, status: int, code: str, text: str, *, reason: str | None = None,
+                 permission: str | None = None, headers: dict[str, str] | None = None,
+                 **extra: Any) -> None:
+        message = with_code(code, text)
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
         self.reason, self.permission, self.extra = reason, permission, extra
+        self.headers = headers  #: response headers, e.g. a 405's Allow
 
 
 def problem(status: int, code: str, message: str, *, reason: str | None = None,
@@ -75,20 +86,16 @@ def problem(status: int, code: str, message: str, *, reason: str | None = None,
 
 
 def status_of(exc: ConsentError) -> int:
-    """The HTTP status of an engine error."""
+    """The HTTP status of an engine error, by its class (every other one is a 400)."""
     if isinstance(exc, ApprovalRefused):
         return 409 if exc.reason == "stale" else 403
     if isinstance(exc, StoreFailed):
         return 503
-    if isinstance(exc, ManifestInvalid):
-        return 400
-    if isinstance(exc, InvalidRequest):
-        if exc.code in ("NOT_FOUND", "CARD_UNKNOWN"):
-            return 404
-        if exc.code in ("PACKAGE_NOT_INSTALLED", "PACKAGE_PENDING"):
-            return 409
-        return 400
-    if exc.code == "REQUEST_REFUSED":
+    if isinstance(exc, (NotFound, CardUnknown)):
+        return 404
+    if isinstance(exc, (PackageNotInstalled, PackagePending)):
+        return 409
+    if isinstance(exc, RequestRefused):
         return 403
     return 400
 
@@ -101,7 +108,7 @@ def error_response(exc: ConsentError | ServiceError) -> Response:
     """The problem+json answer to an engine error or a service error."""
     if isinstance(exc, ServiceError):
         return problem(exc.status, exc.code, exc.message, reason=exc.reason,
-                       permission=exc.permission, **exc.extra)
+                       permission=exc.permission, headers=exc.headers, **exc.extra)
     data = exc.to_json()
     extra = {k: v for k, v in data.items() if k not in ("code", "reason", "permission", "message")}
     return problem(status_of(exc), exc.code, exc.message, reason=exc.reason,
@@ -118,9 +125,9 @@ def validation_problem(errors: Sequence[Any]) -> Response:
         "unknown-field" if kind == "extra_forbidden" else "invalid")
     problems = [{"where": _where(e.get("loc", ())), "problem": str(e.get("msg", ""))}
                 for e in errors[:20]]
-    return problem(400, "INVALID_ARGUMENT",
-                   f"INVALID_ARGUMENT: {where or 'body'}: {first.get('msg', 'invalid')}",
-                   reason=reason, problems=problems)
+    return error_response(ServiceError(400, "INVALID_ARGUMENT",
+                                       f"{where or 'body'}: {first.get('msg', 'invalid')}",
+                                       reason=reason, problems=problems))
 
 
 def install_handlers(app: FastAPI) -> None:
@@ -154,8 +161,8 @@ def install_handlers(app: FastAPI) -> None:
         reason = {400: "malformed-json", 404: "route", 405: "route",
                   413: "too-large"}.get(exc.status_code)
         # 405 carries the Allow header (RFC 9110), which Starlette put on the exception.
-        return problem(exc.status_code, code, f"{code}: {exc.detail}", reason=reason,
-                       headers=dict(exc.headers or {}))
+        return error_response(ServiceError(exc.status_code, code, str(exc.detail), reason=reason,
+                                           headers=dict(exc.headers or {})))
 
     app.add_exception_handler(ConsentError, consent)
     app.add_exception_handler(ServiceError, service)
@@ -225,13 +232,12 @@ class BodyLimit:
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send, length: int) -> None:
         if length < 0:
-            response = problem(400, "INVALID_ARGUMENT",
-                               "INVALID_ARGUMENT: Content-Length is not a number",
-                               reason="content-length")
+            error = ServiceError(400, "INVALID_ARGUMENT", "Content-Length is not a number",
+                                 reason="content-length")
         else:
-            response = problem(413, "INVALID_ARGUMENT",
-                               f"INVALID_ARGUMENT: the request body is larger than "
-                               f"{self.limit} bytes", reason="too-large")
+            error = ServiceError(413, "INVALID_ARGUMENT", f"the request body is larger than "
+                                 f"{self.limit} bytes", reason="too-large")
+        response = error_response(error)
         await response(scope, receive, send)
 
 

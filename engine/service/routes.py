@@ -55,7 +55,7 @@ MAX_WAIT = 300.0
 
 
 def _not_found(what: str) -> ServiceError:
-    return ServiceError(404, "NOT_FOUND", f"NOT_FOUND: {what}", reason="missing")
+    return ServiceError(404, "NOT_FOUND", what, reason="missing")
 
 
 def _prompt_json(p: Prompt) -> dict[str, Any]:
@@ -148,7 +148,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         """Change fields of a node (operator)."""
         fields = body.model_dump(exclude_unset=True)
         if not fields:
-            raise ServiceError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT: no field to change",
+            raise ServiceError(400, "INVALID_ARGUMENT", "no field to change",
                                reason="empty")
         node = await engine.set_node(node_id, fields, by=who.by())
         return json_response(node.to_dict())
@@ -168,7 +168,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         src = engine.state.canvas.node(body.from_)
         if src is not None and src.workspace != ws:
             raise ServiceError(400, "INVALID_ARROW",
-                               f"INVALID_ARROW: {body.from_} is not on workspace {ws}",
+                               f"{body.from_} is not on workspace {ws}",
                                reason="other-workspace")
         raw = body.model_dump(by_alias=True, exclude_none=True)
         arrow = await engine.add_arrow(raw, by=who.by())
@@ -203,7 +203,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         who.require_operator("offering a package")
         name = body.manifest.get("name")
         if not isinstance(name, str) or not name:
-            raise ServiceError(400, "MANIFEST_INVALID", "MANIFEST_INVALID: $.name: a package "
+            raise ServiceError(400, "MANIFEST_INVALID", "$.name: a package "
                                "needs a name", reason="name")
         files: dict[str, str | bytes] = dict(body.files)
         if "manifest.json" in files:
@@ -212,7 +212,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
             except ValueError:
                 same = False
             if not same:
-                raise ServiceError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT: files."
+                raise ServiceError(400, "INVALID_ARGUMENT", "files."
                                    "manifest.json is not the manifest sent", reason="manifest")
         else:
             files["manifest.json"] = json.dumps(body.manifest, sort_keys=True)
@@ -242,7 +242,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
                 current = (await engine.review(name)).content_hash
                 if body.review_hash != current:
                     raise ServiceError(409, "APPROVAL_REFUSED",
-                                       f"APPROVAL_REFUSED: the review you saw "
+                                       f"the review you saw "
                                        f"({body.review_hash[:19]}…) is not the package "
                                        f"offered now: stale — review it again",
                                        reason="stale", package=name)
@@ -393,14 +393,14 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         elif not p.is_operator:
             who.require_operator("reading a card's events")
         if not card:
-            raise ServiceError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT: card: the "
+            raise ServiceError(400, "INVALID_ARGUMENT", "card: the "
                                "operator names the card (?card=ID)", reason="card")
         last: int | None = None
         if last_event_id is not None:
             try:
                 last = int(last_event_id)
             except ValueError:
-                raise ServiceError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT: Last-Event-ID "
+                raise ServiceError(400, "INVALID_ARGUMENT", "Last-Event-ID "
                                    "is an event's sequence number", reason="last-event-id")
         feed = service.feed_hub().get(card)
         stream = feed.stream(last, heartbeat=service.heartbeat, closing=service.closing)

@@ -149,7 +149,7 @@ def register_tools(app: FastAPI, service: Service,
         if p.is_operator or (p.kind == "agent" and p.node == agent):
             return
         raise ServiceError(403, "APPROVAL_REFUSED",
-                           f"APPROVAL_REFUSED: a {p.kind} token ({p.raw}) may not act as "
+                           f"a {p.kind} token ({p.raw}) may not act as "
                            f"agent {agent}", reason="wrong-principal")
 
     def _visible(call_id: str, who: Caller) -> ToolCall:
@@ -157,7 +157,7 @@ def register_tools(app: FastAPI, service: Service,
         p = who.principal
         if tc is None or not (p.is_operator or (p.kind == "agent" and p.node == tc.agent)
                               or (p.kind == "card" and p.node == tc.card)):
-            raise ServiceError(404, "NOT_FOUND", f"NOT_FOUND: no tool call {call_id!r}",
+            raise ServiceError(404, "NOT_FOUND", f"no tool call {call_id!r}",
                                reason="missing")
         return tc
 
@@ -181,16 +181,16 @@ def register_tools(app: FastAPI, service: Service,
     async def answer_tool(call_id: str, body: ToolAnswerBody, who: Caller = Who) -> Response:
         """The called card answers, once (another principal: 404; answered already: 404)."""
         if who.principal.kind != "card":
-            raise ServiceError(403, "APPROVAL_REFUSED", "APPROVAL_REFUSED: only the called "
+            raise ServiceError(403, "APPROVAL_REFUSED", "only the called "
                                "card's token answers a tool call", reason="wrong-principal")
         fields = body.model_fields_set
         if ("result" in fields) == ("error" in fields):
-            raise ServiceError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT: send a result or an "
+            raise ServiceError(400, "INVALID_ARGUMENT", "send a result or an "
                                "error, not both and not neither", reason="answer")
         answer: dict[str, Any] = {"error": body.error} if "error" in fields else \
             {"result": body.result}
         if "error" in fields and body.error is None:
-            raise ServiceError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT: error must be text",
+            raise ServiceError(400, "INVALID_ARGUMENT", "error must be text",
                                reason="error")
         tc = await engine.answer_tool(call_id, **answer, by=who.principal)
         return json_response(_json(tc))
@@ -222,7 +222,7 @@ def register_tools(app: FastAPI, service: Service,
         """The calling agent gives up on its tool call (logged ``cancelled``)."""
         tc = _visible(call_id, who)
         if who.principal.kind == "card":
-            raise ServiceError(403, "APPROVAL_REFUSED", "APPROVAL_REFUSED: a card answers its "
+            raise ServiceError(403, "APPROVAL_REFUSED", "a card answers its "
                                "tool calls; it does not cancel them", reason="wrong-principal")
         return json_response(_json(await engine.cancel_tool(tc.id, by=who.principal)))
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from canvas import Arrow, CanvasError, Node, Workspace, WorkspaceSettings
-from engine.core.errors import InvalidRequest
+from engine.core.errors import InvalidArgument, InvalidArrow
 from engine.core.limits import rate_owner
 from engine.core.principal import OPERATOR, Principal
 from engine.services.context import Context
@@ -66,9 +66,9 @@ class CanvasOps:
         if ws is None:
             return await self.create_workspace(workspace_id, folder, settings=settings, by=by)
         if Path(ws.folder) != Path(folder):
-            raise InvalidRequest(f"INVALID_ARGUMENT: workspace {workspace_id!r} exists with the "
-                                 f"project folder {ws.folder!r}, not {str(folder)!r}",
-                                 code="INVALID_ARGUMENT", reason="folder")
+            raise InvalidArgument(f"workspace {workspace_id!r} exists with the "
+                                  f"project folder {ws.folder!r}, not {str(folder)!r}",
+                                  reason="folder")
         return ws
 
     @consistent
@@ -99,16 +99,14 @@ class CanvasOps:
     def check_new_workspace(self, workspace_id: str, folder: str | Path) -> None:
         """Raise InvalidRequest unless the id is free and the folder absolute."""
         if workspace_id in self.ctx.state.workspaces:
-            raise InvalidRequest(f"INVALID_ARGUMENT: workspace {workspace_id!r} exists",
-                                 code="INVALID_ARGUMENT", reason="workspace")
+            raise InvalidArgument(f"workspace {workspace_id!r} exists", reason="workspace")
         if not Path(folder).is_absolute():
-            raise InvalidRequest(f"INVALID_ARGUMENT: the project folder {str(folder)!r} must be "
-                                 "an absolute path", code="INVALID_ARGUMENT", reason="folder")
+            raise InvalidArgument(f"the project folder {str(folder)!r} must be "
+                                  "an absolute path", reason="folder")
         if not Path(folder).is_dir():
             # A typo must not become a workspace whose every file call fails later.
-            raise InvalidRequest(f"INVALID_ARGUMENT: the project folder {str(folder)!r} does "
-                                 "not exist (or is not a folder)", code="INVALID_ARGUMENT",
-                                 reason="folder")
+            raise InvalidArgument(f"the project folder {str(folder)!r} does "
+                                  "not exist (or is not a folder)", reason="folder")
 
     def put_workspace(self, ws: Workspace, principal: Principal, action: str,
                        subject: dict[str, Any]) -> None:
@@ -229,8 +227,7 @@ class CanvasOps:
         self.ctx.tick()
         arrow = self.ctx.state.canvas.arrow(arrow_id)
         if arrow is None:
-            raise InvalidRequest(f"INVALID_ARROW: no arrow {arrow_id!r}", code="INVALID_ARROW",
-                                 reason="missing-arrow")
+            raise InvalidArrow(f"no arrow {arrow_id!r}", reason="missing-arrow")
         subject = {"arrow": arrow_id}
         principal = self.guard.require_narrowing(by, "arrow.remove", subject,
                                                       arrow.workspace)

@@ -11,7 +11,16 @@ import json
 from typing import Any
 
 from engine.core.catalogue import PERMISSIONS
-from engine.core.errors import ApprovalRefused, InvalidRequest, ManifestInvalid, RequestRefused
+from engine.core.errors import (
+    ApprovalRefused,
+    CardUnknown,
+    InvalidArgument,
+    ManifestInvalid,
+    NotFound,
+    PackageNotInstalled,
+    PackagePending,
+    RequestRefused,
+)
 from engine.core.events import Update
 from engine.core.hosts import matches
 from engine.core.manifest import (
@@ -81,8 +90,7 @@ class Consent:
     def _package(self, name: str) -> PackageState:
         pkg = self.ctx.state.packages.get(name)
         if pkg is None:
-            raise InvalidRequest(f"NOT_FOUND: no package {name!r} is known", code="NOT_FOUND",
-                                 reason="missing-package", package=name)
+            raise NotFound(f"no package {name!r} is known", reason="missing-package", package=name)
         return pkg
 
     def _save_package(self, pkg: PackageState) -> None:
@@ -123,8 +131,8 @@ class Consent:
         require_json(manifest, package=name)
         existing = self.ctx.state.packages.get(name)
         if existing is not None and existing.installed:
-            raise InvalidRequest(f"INVALID_ARGUMENT: {name} is installed; send an update",
-                                 code="INVALID_ARGUMENT", reason="installed", package=name)
+            raise InvalidArgument(f"{name} is installed; send an update",
+                                  reason="installed", package=name)
         pkg = PackageState(name, False, manifest, dict(digests), content_hash(digests))
         with self.ctx.write():
             self._save_package(pkg)
@@ -134,7 +142,7 @@ class Consent:
         manifest = parse_manifest(raw)
         if manifest.name != pkg_name:
             raise ManifestInvalid(
-                f"MANIFEST_INVALID: $.name: {manifest.name!r} is not the package {pkg_name!r}",
+                f"$.name: {manifest.name!r} is not the package {pkg_name!r}",
                 problems=[("$.name", f"{manifest.name!r} is not the package {pkg_name!r}")],
                 package=pkg_name)
         return manifest
@@ -168,8 +176,7 @@ class Consent:
         principal = self.guard.require_operator(by, "install", subject)
         pkg = self._package(name)
         if pkg.installed:
-            raise InvalidRequest(f"INVALID_ARGUMENT: {name} is installed already",
-                                 code="INVALID_ARGUMENT", reason="installed", package=name)
+            raise InvalidArgument(f"{name} is installed already", reason="installed", package=name)
         try:
             manifest = self._parse_for(name, pkg.raw)
         except ManifestInvalid as exc:
@@ -188,17 +195,17 @@ class Consent:
             undeclared = sorted(chosen - set(manifest.permissions))
             if undeclared:
                 raise self.guard.refuse(principal, "install", subject, ApprovalRefused(
-                    f"APPROVAL_REFUSED: {name} does not declare {undeclared[0]}: undeclared",
+                    f"{name} does not declare {undeclared[0]}: undeclared",
                     reason="undeclared", permission=undeclared[0], package=name))
             missing = sorted(manifest.required - chosen)
             if missing:
-                raise InvalidRequest(
-                    f"INVALID_ARGUMENT: required permissions are all or nothing; "
+                raise InvalidArgument(
+                    "required permissions are all or nothing; "
                     f"{', '.join(missing)} not accepted, so {name} is not installed",
-                    code="INVALID_ARGUMENT", reason="grant", package=name)
+                    reason="grant", package=name)
         else:
-            raise InvalidRequest("INVALID_ARGUMENT: grant must be 'required', 'all' or a list "
-                                 "of permission names", code="INVALID_ARGUMENT", reason="grant")
+            raise InvalidArgument("grant must be 'required', 'all' or a list "
+                                  "of permission names", reason="grant")
         with self.ctx.write():
             pkg.installed, pkg.manifest = True, manifest
             self._save_package(pkg)
@@ -217,7 +224,7 @@ class Consent:
         assert pkg.manifest is not None
         if permission not in pkg.manifest.permissions:
             raise self.guard.refuse(principal, "grant", subject, ApprovalRefused(
-                f"APPROVAL_REFUSED: {package} does not declare {permission}: undeclared",
+                f"{package} does not declare {permission}: undeclared",
                 reason="undeclared", permission=permission, package=package))
         with self.ctx.write():
             self._set_grants(package, self.ctx.state.grants.get(package, set()) | {permission},
@@ -227,11 +234,10 @@ class Consent:
     def _installed(self, package: str) -> PackageState:
         pkg = self._package(package)
         if not pkg.installed:
-            raise InvalidRequest(f"PACKAGE_NOT_INSTALLED: {package} is not installed",
-                                 code="PACKAGE_NOT_INSTALLED", package=package)
+            raise PackageNotInstalled(f"{package} is not installed", package=package)
         if pkg.is_pending:
-            raise InvalidRequest(f"PACKAGE_PENDING: {package} waits for approval of its "
-                                 "new version", code="PACKAGE_PENDING", package=package)
+            raise PackagePending(f"{package} waits for approval of its "
+                                 "new version", package=package)
         return pkg
 
     @consistent
@@ -243,8 +249,7 @@ class Consent:
                                                       self._package_canvases(package))
         self._package(package)
         if permission not in PERMISSIONS:
-            raise InvalidRequest(f"INVALID_ARGUMENT: no permission {permission!r}",
-                                 code="INVALID_ARGUMENT", reason="permission")
+            raise InvalidArgument(f"no permission {permission!r}", reason="permission")
         with self.ctx.write():
             self._set_grants(package, self.ctx.state.grants.get(package, set()) - {permission},
                              principal)
@@ -264,21 +269,20 @@ class Consent:
         self.ctx.tick()
         node = self.ctx.state.canvas.node(card)
         if node is None or node.type != "card":
-            raise InvalidRequest(f"CARD_UNKNOWN: no custom card {card!r}", code="CARD_UNKNOWN",
-                                 card=card)
+            raise CardUnknown(f"no custom card {card!r}", card=card)
         pkg = self._installed(node.data["package"])
         assert pkg.manifest is not None
         subject = {"package": pkg.name, "card": card, "permission": permission}
         asker = Principal("card", card, f"card:{card}")
         if not node.data.get("visible"):
             raise self.guard.refuse(asker, "request", subject, RequestRefused(
-                f"REQUEST_REFUSED: card {card} may ask for {permission} only while it is on "
+                f"card {card} may ask for {permission} only while it is on "
                 "screen: not-visible", reason="not-visible", permission=permission, card=card,
                 package=pkg.name))
         decl = pkg.manifest.permissions.get(permission)
         if decl is None or not decl.optional:
             raise self.guard.refuse(asker, "request", subject, RequestRefused(
-                f"REQUEST_REFUSED: {pkg.name} does not declare {permission} as optional: "
+                f"{pkg.name} does not declare {permission} as optional: "
                 "not-optional", reason="not-optional", permission=permission, card=card,
                 package=pkg.name))
         principal = self.guard.require_operator(by, "request", subject)
@@ -313,8 +317,7 @@ class Consent:
         self.ctx.tick()
         pkg = self._package(package)
         if not pkg.installed:
-            raise InvalidRequest(f"PACKAGE_NOT_INSTALLED: {package} is not installed; offer it",
-                                 code="PACKAGE_NOT_INSTALLED", package=package)
+            raise PackageNotInstalled(f"{package} is not installed; offer it", package=package)
         assert pkg.manifest is not None
         base_raw = pkg.pending_raw if pkg.is_pending else pkg.raw
         base_digests = pkg.pending_digests if pkg.is_pending else pkg.digests
@@ -363,11 +366,11 @@ class Consent:
         principal = self.guard.require_operator(by, "approve", subject)
         pkg = self._package(package)
         if not pkg.is_pending:
-            raise InvalidRequest(f"NOT_FOUND: {package} has no version waiting for approval",
-                                 code="NOT_FOUND", reason="nothing-pending", package=package)
+            raise NotFound(f"{package} has no version waiting for approval",
+                           reason="nothing-pending", package=package)
         if review_hash != pkg.pending_hash:
             raise self.guard.refuse(principal, "approve", subject, ApprovalRefused(
-                f"APPROVAL_REFUSED: the review you approved ({review_hash[:19]}…) is not the "
+                f"the review you approved ({review_hash[:19]}…) is not the "
                 f"pending version of {package}: stale — review it again",
                 reason="stale", package=package))
         assert pkg.manifest is not None and pkg.pending is not None
@@ -397,8 +400,7 @@ class Consent:
         principal = self.guard.require_operator(by, "secret.set", subject)
         problem = SecretVault.problem(name, host)
         if problem:
-            raise InvalidRequest(f"INVALID_ARGUMENT: {problem}", code="INVALID_ARGUMENT",
-                                 reason="secret")
+            raise InvalidArgument(problem, reason="secret")
         with self.ctx.write():
             self.ctx.secrets.put(name, host, value, self.ctx.now())
             self.guard.history(principal, "secret.set", subject)

@@ -45,7 +45,7 @@ class Guard:
         if not principal.is_operator:
             reason = principal.refusal_reason()
             raise self.refuse(principal, action, subject, ApprovalRefused(
-                f"APPROVAL_REFUSED: {action} needs a person (operator), not {principal.raw!r}: "
+                f"{action} needs a person (operator), not {principal.raw!r}: "
                 f"{reason}", reason=reason, package=subject.get("package")))
         return principal
 
@@ -66,5 +66,5 @@ class Guard:
                                                   else "agent") and node.workspace in own:
                 return principal
         raise self.refuse(principal, action, subject, ApprovalRefused(
-            f"APPROVAL_REFUSED: {action} from {principal.raw!r}, which is not on this canvas: "
+            f"{action} from {principal.raw!r}, which is not on this canvas: "
             "unknown-principal", reason="unknown-principal", package=subject.get("package")))

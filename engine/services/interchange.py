@@ -10,7 +10,7 @@ from typing import Any
 
 from canvas import Canvas, CanvasError, Node, Workspace, WorkspaceSettings
 from canvas.jsoncanvas import from_json_canvas, to_json_canvas
-from engine.core.errors import InvalidRequest
+from engine.core.errors import CardLimit, InvalidArgument, InvalidArrow, InvalidRequest
 from engine.core.principal import OPERATOR
 from engine.core.text import visible
 from engine.services.canvas import CanvasOps
@@ -129,15 +129,13 @@ class Interchange:
             nodes = [Node.build(raw, workspace_id) for raw in parsed.nodes]
             for node in nodes:
                 if self.ctx.state.canvas.has_node(node.id):
-                    raise InvalidRequest(f"INVALID_ARGUMENT: node id {node.id!r} is taken on "
-                                         "another canvas", code="INVALID_ARGUMENT",
-                                         reason="duplicate-id")
+                    raise InvalidArgument(f"node id {node.id!r} is taken on "
+                                          "another canvas", reason="duplicate-id")
                 scratch.add_node(node)
             arrows = []
             for raw in parsed.arrows:
                 if self.ctx.state.canvas.arrow(raw["id"]) is not None:
-                    raise InvalidRequest(f"INVALID_ARROW: arrow id {raw['id']!r} is taken",
-                                         code="INVALID_ARROW", reason="duplicate-id")
+                    raise InvalidArrow(f"arrow id {raw['id']!r} is taken", reason="duplicate-id")
                 arrows.append(scratch.add_arrow(raw))
         except CanvasError as exc:
             raise self.guard.refuse(principal, "canvas.import", subject,
@@ -145,9 +143,9 @@ class Interchange:
         except InvalidRequest as exc:
             raise self.guard.refuse(principal, "canvas.import", subject, exc) from exc
         if len(nodes) > ws.settings.card_cap:
-            raise self.guard.refuse(principal, "canvas.import", subject, InvalidRequest(
-                f"CARD_LIMIT: the canvas has {len(nodes)} nodes; the card cap is "
-                f"{ws.settings.card_cap}", code="CARD_LIMIT", reason="card-cap"))
+            raise self.guard.refuse(principal, "canvas.import", subject, CardLimit(
+                f"the canvas has {len(nodes)} nodes; the card cap is "
+                f"{ws.settings.card_cap}", reason="card-cap"))
         review = ImportReview(ws, dict(Counter(n.type for n in nodes)), len(arrows),
                               sum(1 for a in arrows if a.is_port), tuple(dropped),
                               len(parsed.foreign.get("nodes", [])))

@@ -12,10 +12,11 @@ import json
 from typing import Any
 
 from canvas import Arrow, CanvasError, Node, Workspace
+from canvas import errors as canvas_errors
 from engine.core.catalogue import PORT_OUTPUTS
 from engine.core.checks import check_card, denial
 from engine.core.decision import Decision
-from engine.core.errors import InvalidRequest
+from engine.core.errors import InvalidArgument, InvalidArrow, InvalidNode, InvalidRequest, NotFound
 from engine.services.context import Context
 from engine.services.record import Recorder
 
@@ -32,24 +33,23 @@ class Nodes:
     @staticmethod
     def canvas_error(exc: CanvasError) -> InvalidRequest:
         """The canvas's own error as the engine raises it."""
-        return InvalidRequest(f"{exc.code}: {exc.message}", code=exc.code, reason=exc.reason)
+        kind = InvalidArrow if isinstance(exc, canvas_errors.InvalidArrow) else InvalidNode
+        return kind(exc.message, reason=exc.reason)
 
     def node(self, node_id: str, type: str | None = None) -> Node:
         """The node, which must exist (and be of ``type`` when given)."""
         node = self.ctx.state.canvas.node(node_id)
         if node is None:
-            raise InvalidRequest(f"NOT_FOUND: no node {node_id!r}", code="NOT_FOUND",
-                                 reason="missing-node")
+            raise NotFound(f"no node {node_id!r}", reason="missing-node")
         if type is not None and node.type != type:
-            raise InvalidRequest(f"INVALID_ARGUMENT: {node_id} is not a {type}",
-                                 code="INVALID_ARGUMENT", reason=type)
+            raise InvalidArgument(f"{node_id} is not a {type}", reason=type)
         return node
 
     def workspace(self, workspace_id: str) -> Workspace:
         """The workspace, which must exist."""
         ws = self.ctx.state.workspaces.get(workspace_id)
         if ws is None:
-            raise InvalidRequest(f"NOT_FOUND: no workspace {workspace_id!r}", code="NOT_FOUND")
+            raise NotFound(f"no workspace {workspace_id!r}")
         return ws
 
     def cards_of(self, package: str) -> list[Node]:

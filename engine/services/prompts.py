@@ -10,7 +10,7 @@ from aiolimiter import AsyncLimiter
 from canvas import Node
 from engine.core.checks import Passed, decide, denial
 from engine.core.decision import Decision
-from engine.core.errors import ApprovalRefused, InvalidRequest, StoreFailed
+from engine.core.errors import ApprovalRefused, NotFound, StoreFailed
 from engine.core.events import Event
 from engine.core.holds import (
     RESOLUTIONS,
@@ -262,11 +262,10 @@ class Prompts:
         principal = self.guard.require_operator(by, action, subject)
         if prompt is None or prompt.state != "held":
             state = prompt.state if prompt else "unknown"
-            raise InvalidRequest(f"NOT_FOUND: prompt {prompt_id} is not held (it is {state})",
-                                 code="NOT_FOUND", reason=state)
+            raise NotFound(f"prompt {prompt_id} is not held (it is {state})", reason=state)
         if approve and not approves_text(prompt, text_sha256):
             raise self.guard.refuse(principal, action, subject, ApprovalRefused(
-                f"APPROVAL_REFUSED: the text approved is not the text of held prompt "
+                f"the text approved is not the text of held prompt "
                 f"{prompt.id}: stale — show the whole prompt again",
                 reason="stale", package=prompt.package))
         with self.ctx.write():
@@ -307,7 +306,7 @@ class Prompts:
         """Where a prompt stands, as a decision: ``queued``, ``held`` or its error."""
         prompt = self.ctx.state.prompts.get(prompt_id)
         if prompt is None:
-            raise InvalidRequest(f"NOT_FOUND: no prompt {prompt_id}", code="NOT_FOUND")
+            raise NotFound(f"no prompt {prompt_id}")
         return outcome_of(prompt)
 
     async def wait(self, prompt_id: str) -> Decision:

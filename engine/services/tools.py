@@ -36,7 +36,7 @@ from typing import Any
 
 from engine.core.checks import check_card, denial, malformed
 from engine.core.decision import Decision
-from engine.core.errors import InvalidRequest
+from engine.core.errors import InvalidArgument, NotFound
 from engine.core.manifest import check_json
 from engine.core.principal import Principal
 from engine.core.prompts import Prompt
@@ -153,36 +153,30 @@ class Tools:
         principal = Principal.parse(by)
         if tc is None or principal.kind != "card" or principal.node != tc.card:
             # A card learns nothing about other cards' tool calls.
-            raise InvalidRequest(f"NOT_FOUND: {by} has no tool call {call_id!r}",
-                                 code="NOT_FOUND")
+            raise NotFound(f"{by} has no tool call {call_id!r}")
         if not tc.is_open:
-            raise InvalidRequest(f"NOT_FOUND: tool call {call_id} is not open (it is {tc.state})",
-                                 code="NOT_FOUND", reason=tc.state)
+            raise NotFound(f"tool call {call_id} is not open (it is {tc.state})", reason=tc.state)
         if (result is MISSING) == (error is None):
-            raise InvalidRequest("INVALID_ARGUMENT: answer a tool call with a result or an "
-                                 "error, not both and not neither", code="INVALID_ARGUMENT",
-                                 reason="answer")
+            raise InvalidArgument("answer a tool call with a result or an "
+                                  "error, not both and not neither", reason="answer")
         limit = self.ctx.state.workspaces[tc.workspace].settings.max_payload
         if error is not None:
             if not isinstance(error, str):
-                raise InvalidRequest("INVALID_ARGUMENT: error must be text",
-                                     code="INVALID_ARGUMENT", reason="error")
+                raise InvalidArgument("error must be text", reason="error")
             payload = error
         else:
             bad = check_json(result)
             if bad is not None:
-                raise InvalidRequest(f"INVALID_ARGUMENT: result{bad[0].removeprefix('$')} "
-                                     f"{bad[1]}", code="INVALID_ARGUMENT", reason="result")
+                raise InvalidArgument(f"result{bad[0].removeprefix('$')} "
+                                      f"{bad[1]}", reason="result")
             payload = json.dumps(result, sort_keys=True)
         try:
             size = len(payload.encode("utf-8"))
         except UnicodeEncodeError:
-            raise InvalidRequest("INVALID_ARGUMENT: the answer is not valid Unicode",
-                                 code="INVALID_ARGUMENT", reason="answer") from None
+            raise InvalidArgument("the answer is not valid Unicode", reason="answer") from None
         if size > limit:
-            raise InvalidRequest(f"INVALID_ARGUMENT: the answer is {size} bytes, more than "
-                                 f"max_payload ({limit})", code="INVALID_ARGUMENT",
-                                 reason="answer")
+            raise InvalidArgument(f"the answer is {size} bytes, more than "
+                                  f"max_payload ({limit})", reason="answer")
         with self.ctx.write():
             if error is not None:
                 self._resolve_tool(tc, "failed", "TOOL_ERROR", None,
@@ -208,8 +202,7 @@ class Tools:
         principal = Principal.parse(by)
         if tc is None or not (principal.is_operator or (principal.kind == "agent"
                                                         and principal.node == tc.agent)):
-            raise InvalidRequest(f"NOT_FOUND: {by} has no tool call {call_id!r}",
-                                 code="NOT_FOUND")
+            raise NotFound(f"{by} has no tool call {call_id!r}")
         if tc.is_open:
             with self.ctx.write():
                 self._resolve_tool(tc, "cancelled", "TOOL_CANCELLED", "by-caller",
@@ -254,7 +247,7 @@ class Tools:
             self.ctx.tick()
             tc = self.tool_call(call_id)
             if tc is None:
-                raise InvalidRequest(f"NOT_FOUND: no tool call {call_id!r}", code="NOT_FOUND")
+                raise NotFound(f"no tool call {call_id!r}")
             if not tc.is_open or (until_held and self.tool_call_holds(tc)):
                 return tc
             left = None if end is None else end - time.monotonic()

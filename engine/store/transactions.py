@@ -149,7 +149,7 @@ class Write:
             finally:
                 tx.depth -= 1
             if isinstance(exc, sqlite3.Error):
-                raise StoreFailed(f"STORE_FAILED: the change was not written, so it did not "
+                raise StoreFailed(f"the change was not written, so it did not "
                                   f"happen: {exc}") from exc
             if kind is None:  # RELEASE itself failed
                 raise exc
@@ -174,7 +174,7 @@ class Write:
             # SQLite rolled the whole transaction back (disk full, I/O
             # error): every operation in this batch failed with it.
             tx.batch = None
-            batch.finish(StoreFailed(f"STORE_FAILED: the change was not written, so it "
+            batch.finish(StoreFailed(f"the change was not written, so it "
                                      f"did not happen: {exc}"))
         tx.reload()
 
@@ -264,7 +264,7 @@ class Transactions:
         except sqlite3.Error as exc:
             if self.db.conn.in_transaction:
                 self.db.conn.execute("ROLLBACK")
-            raise StoreFailed(f"STORE_FAILED: the change was not written, so it did not "
+            raise StoreFailed(f"the change was not written, so it did not "
                               f"happen: {exc}") from exc
         if version != self._data_version:
             # Holding the write lock now: what we decided on may be stale.
@@ -318,7 +318,7 @@ class Transactions:
             if self.db.conn.in_transaction:
                 self.db.conn.execute("ROLLBACK")
             self.reload()
-            batch.finish(StoreFailed(f"STORE_FAILED: the change was not written, so it did "
+            batch.finish(StoreFailed(f"the change was not written, so it did "
                                      f"not happen: {exc}"))
             return
         self.revision += 1
