@@ -31,6 +31,8 @@ from typing import Any
 
 from engine.app.times import TIME_HELP, format_local, parse_time
 from engine.core.errors import CaseInvalid, ConsentError, InvalidRequest, ManifestInvalid
+from engine.store.database import database_problem
+from engine.store.database import default_database_path as default_db_path
 
 __all__ = [
     "CliError",
@@ -55,9 +57,6 @@ EXIT_USAGE = 2  #: a usage error or invalid input
 LOG_OUTCOMES = ("ok", "queued", "held", "denied", "rate-limited", "approved", "rejected",
                 "expired", "cancelled", "suppressed")
 
-_SQLITE_HEADER = b"SQLite format 3\x00"
-
-
 class CliError(Exception):
     """A command that cannot go on: one line on standard error and an exit code."""
 
@@ -65,15 +64,6 @@ class CliError(Exception):
         super().__init__(message)
         self.message = message  #: what went wrong, for a person
         self.exit_code = exit_code  #: the process's exit code
-
-
-def default_db_path() -> Path:
-    """The embedded default database: ``$ARROWGATE_DB`` or ``~/.local/share/arrowgate``."""
-    env = os.environ.get("ARROWGATE_DB")
-    if env:
-        return Path(env)
-    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return base / "arrowgate" / "arrowgate.db"
 
 
 def add_db_option(parser: argparse.ArgumentParser, *, creates: bool = False) -> None:
@@ -111,34 +101,9 @@ def db_path(args: argparse.Namespace, *, create: bool = False) -> Path:
 
 def _check_database(path: Path, *, create: bool) -> None:
     """Refuse anything but an arrowgate database (or, to create one, an empty file)."""
-    if not path.is_file():
-        # A FIFO or a device would block or stream forever: never open one.
-        raise CliError(f"--db {path}: not a regular file")
-    try:
-        with path.open("rb") as f:
-            header = f.read(len(_SQLITE_HEADER))
-    except OSError as exc:
-        raise CliError(f"--db {path}: cannot read it: {exc.strerror or exc}") from exc
-    if not header:
-        if create:
-            return  # an empty file is an empty SQLite database
-        raise CliError(f"--db {path}: an empty file, with no arrowgate data")
-    if header != _SQLITE_HEADER:
-        raise CliError(f"--db {path}: not a database (not an SQLite file)")
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            tables = {r[0] for r in conn.execute("select name from sqlite_master "
-                                                 "where type = 'table'")}
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        raise CliError(f"--db {path}: not a readable database: {exc}") from exc
-    if "log" in tables or (create and not tables):
-        return
-    if not tables:
-        raise CliError(f"--db {path}: an empty database, with no arrowgate data")
-    raise CliError(f"--db {path}: an SQLite database of another program, not arrowgate's")
+    problem = database_problem(path, create=create)
+    if problem is not None:
+        raise CliError(f"--db {path}: {problem}")
 
 
 def _since_until(value: str) -> float:
@@ -207,7 +172,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _open_log(args: argparse.Namespace) -> tuple[Path, Any]:
-    from canvas import open_database
+    from engine.store.database import open_database
     from engine.store.log import ArrowLog
 
     path = db_path(args)

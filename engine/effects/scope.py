@@ -7,7 +7,7 @@ from typing import Any, Protocol
 from engine.core.checks import Passed
 from engine.core.events import Event
 from engine.core.state import State
-from engine.store.vault import SecretVault
+from engine.store.base import Secrets
 
 __all__ = ["ScopeHandler", "ScopeHost"]
 
@@ -21,7 +21,7 @@ class ScopeHost(Protocol):
         ...
 
     @property
-    def secrets(self) -> SecretVault:
+    def secrets(self) -> Secrets:
         """Secrets a fetch fills in by placeholder."""
         ...
 

@@ -23,7 +23,8 @@ from engine.services.nodes import Nodes
 from engine.services.prompts import Prompts
 from engine.services.record import Recorder
 from engine.services.subscriptions import EventHub
-from engine.store.transactions import Transactions, consistent
+from engine.store.base import Store
+from engine.store.transactions import consistent
 
 __all__ = ["Calls"]
 
@@ -50,9 +51,9 @@ class Calls:
         self.events = events
 
     @property
-    def tx(self) -> Transactions:
-        """The transactions this service's operations run in."""
-        return self.ctx.tx
+    def tx(self) -> Store:
+        """The store this service's operations run in."""
+        return self.ctx.store
 
     def _context_chain(self, context: object, card: object) -> tuple[str, ...] | None:
         """The causal chain of the card's open tool call ``context`` names, or None."""
@@ -185,7 +186,7 @@ class Calls:
             performed = self.world.perform(self.ctx.state, passed, args)
             value = performed.value
             for event in performed.events:
-                self.ctx.tx.emit(event)
+                self.ctx.store.emit(event)
             for node in performed.saved:
                 self.nodes.save(node)
             for node in performed.added:

@@ -20,7 +20,8 @@ from engine.services.context import Context
 from engine.services.guard import Guard
 from engine.services.nodes import Nodes
 from engine.services.record import Recorder
-from engine.store.transactions import Transactions, consistent
+from engine.store.base import Store
+from engine.store.transactions import consistent
 
 __all__ = ["Prompts"]
 
@@ -51,9 +52,9 @@ class Prompts:
         ctx.on_tick(self.expire_due)
 
     @property
-    def tx(self) -> Transactions:
-        """The transactions this service's operations run in."""
-        return self.ctx.tx
+    def tx(self) -> Store:
+        """The store this service's operations run in."""
+        return self.ctx.store
 
     def expire_due(self) -> None:
         """Expire every hold whose deadline has passed (part of each operation's prologue)."""
@@ -74,18 +75,13 @@ class Prompts:
     def save(self, prompt: Prompt) -> None:
         """Write a prompt as it now stands (inside a write)."""
         self.ctx.state.open_prompts.update(prompt)
-        row = prompt.to_row()
-        cols = list(row)
-        self.ctx.db.execute(
-            f"insert or replace into prompts ({', '.join(cols)}) values"
-            f" ({', '.join('?' for _ in cols)})", [row[c] for c in cols])
+        self.ctx.store.save_prompt(prompt)
 
     def new(self, passed: Passed, text: str, now: float, *,
                     call: str = "agents.prompt") -> Prompt:
         assert passed.target is not None
         # From the store, inside the write transaction: unique across processes.
-        position = int(self.ctx.db.execute(
-            "select coalesce(max(position), 0) + 1 from prompts").fetchone()[0])
+        position = self.ctx.store.next_prompt_position()
         return Prompt(f"p{position}", position, passed.card.workspace, passed.card.id,
                       passed.package.name, passed.target.id,
                       passed.arrow.id if passed.arrow else None, call, text,
@@ -157,7 +153,7 @@ class Prompts:
                 await limiter.acquire()  # has capacity: returns without suspending
             performed = self.world.deliver(prompt, agent)
             for event in performed.events:
-                self.ctx.tx.emit(event)
+                self.ctx.store.emit(event)
             agent = performed.saved[0]
             self.nodes.save(agent)
             prompt.state = "delivered"

@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from canvas.model import Arrow, Node, Workspace
     from engine.core.events import Event
     from engine.core.limits import SteadyClock
-    from engine.core.principal import Principal
     from engine.core.prompts import Prompt
     from engine.core.state import PackageState, State
     from engine.core.toolstate import ToolCall
@@ -288,8 +287,8 @@ class Store(Transactional, Protocol):
         ...
 
     def set_grants(self, package: str, permissions: Iterable[str], *, t: float,
-                   by: Principal | str) -> None:
-        """Make the package's granted permissions exactly ``permissions``."""
+                   by: str) -> None:
+        """Make the package's granted permissions exactly ``permissions``, granted by ``by``."""
         ...
 
     # -------------------------------------------------------------- usage
