@@ -62,6 +62,11 @@ class Chain:
         return add
 
     @property
+    def steps(self) -> tuple[Migration, ...]:
+        """Every step, in order."""
+        return tuple(self._steps)
+
+    @property
     def names(self) -> list[str]:
         """Every step's name, in order."""
         return [m.name for m in self._steps]
@@ -81,8 +86,9 @@ class Chain:
 
         Reading the ledger takes no lock, so opening a database that is up
         to date writes nothing. Otherwise the ledger is read again under the
-        write lock (another process may have migrated meanwhile), old records
-        are adopted, and the pending steps run and are recorded.
+        write lock (another process may have migrated meanwhile), the steps
+        an old set recorded are adopted (recorded in this chain, not run),
+        and the pending steps run and are recorded.
 
         Args:
             stop_before: apply only the steps before this one (tests build
@@ -93,8 +99,9 @@ class Chain:
         """
         if stop_before is not None and stop_before in self.applied(db):
             raise ValueError(f"cannot stop before {stop_before}: it is applied already")
-        if not self.pending(db):
-            return []
+        mine, _old = self._recorded(db)
+        if all(m.name in mine for m in self._steps):
+            return []  # up to date, and recorded as this chain: nothing to write
         done: list[str] = []
         with write_transaction(db):
             self._ensure_ledger(db)
