@@ -30,10 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from canvas import CanvasStore, Node, open_database, write_transaction
+from canvas import Node
 from canvas.model import Arrow
 from engine import Engine, World, file_digests
 from engine.core.checks import decide
+from engine.store import CanvasStore, open_database, write_transaction
 
 CALLS = ("agents.prompt", "terminals.run")
 KIND = {"agents.prompt": "agent", "terminals.run": "terminal"}

@@ -1,12 +1,12 @@
 """The canvas model: workspaces, nodes and arrows (SPEC §1).
 
-networkx holds the graph in memory; sqlite-utils persists it in the app's one
-SQLite file. This package never imports textual, rich or the TUI.
+networkx holds the graph in memory; the engine's store persists it
+(`engine.store.canvas`). This package is the pure model: it never touches a
+database, and never imports textual, rich or the TUI.
 """
 
 from __future__ import annotations
 
-from .db import open_database, write_transaction
 from .errors import CanvasError, InvalidArrow, InvalidNode
 from .graph import Canvas
 from .model import (
@@ -18,7 +18,6 @@ from .model import (
     Workspace,
     WorkspaceSettings,
 )
-from .store import CanvasStore
 
 __all__ = [
     "Arrow",
@@ -26,13 +25,10 @@ __all__ = [
     "BUILTIN_PORTS",
     "Canvas",
     "CanvasError",
-    "CanvasStore",
     "InvalidArrow",
     "InvalidNode",
     "NODE_TYPES",
     "Node",
     "Workspace",
     "WorkspaceSettings",
-    "open_database",
-    "write_transaction",
 ]

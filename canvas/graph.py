@@ -1,7 +1,7 @@
 """The canvas as a networkx graph: nodes, plain arrows and port arrows.
 
 A `networkx.MultiDiGraph` keyed by arrow id holds the graph in memory; the
-store (`canvas.store`) persists it. Lookups the engine makes on every call
+store (`engine.store.canvas`) persists it. Lookups the engine makes on every call
 (`arrow_between`, `port_arrows_from`) are dictionary reads on the graph's
 adjacency, so their cost does not grow with the canvas.
 """

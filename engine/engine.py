@@ -31,7 +31,7 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from canvas import Arrow, CanvasStore, Node, Workspace, WorkspaceSettings, open_database
+from canvas import Arrow, Node, Workspace, WorkspaceSettings
 from engine.core.decision import Decision
 from engine.core.errors import CardUnknown, InvalidArgument, NotFound, StoreFailed
 from engine.core.events import Event, EventSink, Update
@@ -64,12 +64,10 @@ from engine.services.record import Recorder
 from engine.services.subscriptions import EventHub, Subscription
 from engine.services.tools import MISSING, Tools
 from engine.services.visibility import Visibility
-from engine.store.anchor import AnchorFile
-from engine.store.history import ConsentHistory
-from engine.store.log import ArrowLog, Verification, verify_anchored
-from engine.store.migrations import migrations
-from engine.store.transactions import Transactions, consistent
-from engine.store.vault import SecretVault
+from engine.store.database import BUSY_TIMEOUT_S
+from engine.store.log import Verification
+from engine.store.sqlite import SQLiteStore
+from engine.store.transactions import consistent
 
 __all__ = ["Engine", "Event", "EventSink", "Update"]
 
@@ -78,7 +76,8 @@ class Engine:
     """The consent engine over one SQLite store.
 
     Args:
-        db: the app database (see `canvas.open_database`).
+        db: the app database (see `engine.store.open_database`), or its store
+            already opened (`SQLiteStore`).
         clock: seconds; wall-clock time by default so rate windows and hold
             deadlines survive a restart. Tests and replays inject their own.
         sink: receives every `Event` after the change behind it is durable.
@@ -88,28 +87,26 @@ class Engine:
 
     def __init__(
         self,
-        db: Database,
+        db: Database | SQLiteStore,
         *,
         clock: Callable[[], float] = time.time,
         sink: EventSink | None = None,
         world: World | None = None,
     ) -> None:
-        self.db = db
+        #: The store: every read and write of the services goes through it.
+        self.store = store = db if isinstance(db, SQLiteStore) else SQLiteStore(db)
+        store.bind(reload=self._reload, committed=self._committed)
+        #: The store's database (tests and tools read it directly).
+        self.db = store.db
+        #: The arrow log, the consent history, the anchor file beside the
+        #: database (None in memory) and the secrets, as the store keeps them.
+        self.log, self.history, self.anchor = store.log, store.history, store.anchor
+        self.secrets = store.secrets
         self.clock = clock
         self.sink = sink
         self.world = world or World()
-        migrations.apply(db)
-        self.log = ArrowLog(db)
-        self.history = ConsentHistory(db)
-        self.secrets = SecretVault(db)
-        db_file = _db_file(db)
-        #: The anchor beside the database file (none for an in-memory database).
-        self.anchor = AnchorFile(db_file + ".anchor") if db_file else None
-        self.tx = Transactions(db, self.log, self.anchor, reload=self._reload,
-                               committed=self._committed)
-        self._ctx = ctx = Context(db, self.tx, SteadyClock(clock), log=self.log,
-                                  history=self.history, secrets=self.secrets,
-                                  canvas_store=CanvasStore(db), notify=self.notify)
+        db_file = store.file
+        self._ctx = ctx = Context(store, SteadyClock(clock), notify=self.notify)
         #: Cards' event subscriptions (`subscribe`).
         self.events = EventHub(lambda: ctx.state)
         # The services, each given what it uses; the order is the order of
@@ -137,9 +134,9 @@ class Engine:
             StoreFailed: the file is not a database, or cannot be read.
         """
         try:
-            db = open_database(path) if busy_timeout is None else \
-                open_database(path, busy_timeout=busy_timeout)
-            return cls(db, **kwargs)
+            store = SQLiteStore.open(path, busy_timeout=BUSY_TIMEOUT_S if busy_timeout is None
+                                     else busy_timeout)
+            return cls(store, **kwargs)
         except sqlite3.DatabaseError as exc:
             raise StoreFailed(f"cannot open the store {path}: {exc}") from exc
 
@@ -149,9 +146,9 @@ class Engine:
             self._record.flush_suppressed()  # refusals not logged row by row get their summary
         except StoreFailed:
             pass  # closing anyway: the store could not take it
-        self.tx.pin_and_flush()
+        self.store.pin_and_flush()
         self.world.close()
-        self.db.close()
+        self.store.close()
 
     async def aclose(self) -> None:
         """Stop the drivers (waiting for their processes), then `close`."""
@@ -167,7 +164,7 @@ class Engine:
     @property
     def commits(self) -> int:
         """Write transactions committed: with group commit, fewer than operations."""
-        return self.tx.commits
+        return self.store.commits
 
     def now(self) -> float:
         """The engine's time: the clock, standing still while it is behind (SPEC §6)."""
@@ -197,7 +194,7 @@ class Engine:
         Reads SQLite's ``data_version`` (one pragma) every ``interval``
         seconds, and reloads the state only when it moved.
         """
-        return self.tx.changes(interval)
+        return self.store.changes(interval)
 
     def subscribe(self, card: str, *, limit: int = 1000) -> Subscription:
         """The events a card may see, as an async iterator (SPEC §3).
@@ -212,6 +209,11 @@ class Engine:
         if node is None or node.type != "card":
             raise CardUnknown(f"no custom card {card!r} to subscribe")
         return self.events.open(card, limit)
+
+    @property
+    def tx(self) -> SQLiteStore:
+        """The store the façade's own operations (`expire_due`) run in."""
+        return self.store
 
     @consistent
     async def expire_due(self) -> None:
@@ -551,10 +553,4 @@ class Engine:
 
     def verify_log(self) -> Verification:
         """Check the arrow log's hash chain and its anchor."""
-        return verify_anchored(self.log, self.anchor)
-
-
-def _db_file(db: Database) -> str | None:
-    """The database's file, or None for an in-memory database."""
-    row = db.execute("pragma database_list").fetchone()
-    return str(row[2]) if row and row[2] else None
+        return self.store.verify_log()

@@ -102,7 +102,7 @@ class ArrowgateApp(App[int]):
                  driver_class: type[Driver] | None = None) -> None:
         super().__init__(driver_class=driver_class)
         self.engine = engine
-        path = db_path or _db_file(engine)
+        path = db_path or engine.store.file
         if path is None:
             raise ValueError("the TUI needs an engine on a database file")
         self.db_path = path
@@ -347,7 +347,3 @@ def _identity(path: str) -> tuple[int, int] | None:
         return None
     return st.st_dev, st.st_ino
 
-
-def _db_file(engine: Engine) -> str | None:
-    row = engine.db.execute("pragma database_list").fetchone()
-    return str(row[2]) if row and row[2] else None

@@ -128,7 +128,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _open_log(args: argparse.Namespace) -> tuple[Path, Any]:
-    from canvas import open_database
+    from engine.store.database import open_database
     from engine.store.log import ArrowLog
 
     path = db_path(args)

@@ -10,10 +10,11 @@ of it.
 from __future__ import annotations
 
 import argparse
-import os
 import shlex
-import sqlite3
 from pathlib import Path
+
+from engine.store.database import database_problem
+from engine.store.database import default_database_path as default_db_path
 
 __all__ = [
     "CliError",
@@ -29,7 +30,6 @@ EXIT_OK = 0  #: the command did what was asked
 EXIT_FINDING = 1  #: a finding: verification failed, a diff widens, a replay failed, a refusal
 EXIT_USAGE = 2  #: a usage error or invalid input
 
-_SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 class CliError(Exception):
@@ -39,15 +39,6 @@ class CliError(Exception):
         super().__init__(message)
         self.message = message  #: what went wrong, for a person
         self.exit_code = exit_code  #: the process's exit code
-
-
-def default_db_path() -> Path:
-    """The embedded default database: ``$ARROWGATE_DB`` or ``~/.local/share/arrowgate``."""
-    env = os.environ.get("ARROWGATE_DB")
-    if env:
-        return Path(env)
-    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return base / "arrowgate" / "arrowgate.db"
 
 
 def add_db_option(parser: argparse.ArgumentParser, *, creates: bool = False) -> None:
@@ -85,31 +76,6 @@ def db_path(args: argparse.Namespace, *, create: bool = False) -> Path:
 
 def _check_database(path: Path, *, create: bool) -> None:
     """Refuse anything but an arrowgate database (or, to create one, an empty file)."""
-    if not path.is_file():
-        # A FIFO or a device would block or stream forever: never open one.
-        raise CliError(f"--db {path}: not a regular file")
-    try:
-        with path.open("rb") as f:
-            header = f.read(len(_SQLITE_HEADER))
-    except OSError as exc:
-        raise CliError(f"--db {path}: cannot read it: {exc.strerror or exc}") from exc
-    if not header:
-        if create:
-            return  # an empty file is an empty SQLite database
-        raise CliError(f"--db {path}: an empty file, with no arrowgate data")
-    if header != _SQLITE_HEADER:
-        raise CliError(f"--db {path}: not a database (not an SQLite file)")
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-        try:
-            tables = {r[0] for r in conn.execute("select name from sqlite_master "
-                                                 "where type = 'table'")}
-        finally:
-            conn.close()
-    except sqlite3.Error as exc:
-        raise CliError(f"--db {path}: not a readable database: {exc}") from exc
-    if "log" in tables or (create and not tables):
-        return
-    if not tables:
-        raise CliError(f"--db {path}: an empty database, with no arrowgate data")
-    raise CliError(f"--db {path}: an SQLite database of another program, not arrowgate's")
+    problem = database_problem(path, create=create)
+    if problem is not None:
+        raise CliError(f"--db {path}: {problem}")

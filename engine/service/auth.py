@@ -26,9 +26,7 @@ import hmac
 import os
 import secrets
 import socket
-import sqlite3
 import struct
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,6 +34,8 @@ from pathlib import Path
 
 from engine.core.principal import Principal
 from engine.effects.operator import peer_check
+from engine.store.base import TokenTable
+from engine.store.tokens import SQLiteTokens
 
 __all__ = [
     "CACHE_SECONDS",
@@ -66,32 +66,28 @@ class _Entry:
 
 
 class TokenStore:
-    """Tokens kept hashed in the engine's SQLite store.
+    """Tokens kept hashed in the engine's store, with a cache for the hot route.
 
-    Writes go through a connection of their own, in a worker thread: the
-    engine's group commit holds the write lock until its loop turns, so a
-    write made on the loop's own thread could wait for itself.
+    Writes happen in a worker thread, on the table's own connections (see
+    `engine.store.base.TokenTable`): the engine's group commit holds the
+    write lock until its loop turns, so a write made on the loop's own thread
+    could wait for itself.
 
     Args:
-        path: the engine's database file (its migrations made the table).
+        table: the engine's database file (its migrations made the table), or
+            the store's token table (`engine.store.base.Store.tokens`).
         clock: monotonic seconds, for the cache.
     """
 
-    def __init__(self, path: str | Path, *, clock: Callable[[], float] | None = None) -> None:
-        self.path = str(path)
+    def __init__(self, table: str | Path | TokenTable, *,
+                 clock: Callable[[], float] | None = None) -> None:
+        self.table: TokenTable = SQLiteTokens(table) if isinstance(table, (str, Path)) else table
         self._clock = clock or time.monotonic
-        self._read = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        self._write = sqlite3.connect(self.path, timeout=30, isolation_level=None,
-                                      check_same_thread=False)
-        self._write.execute("pragma synchronous=FULL")
-        self._lock = threading.Lock()
         self._cache: dict[str, _Entry] = {}
 
     def close(self) -> None:
-        """Close both connections."""
-        self._read.close()
-        with self._lock:
-            self._write.close()
+        """Close the table's connections."""
+        self.table.close()
 
     # ------------------------------------------------------------- lookup
     def lookup(self, token: str) -> tuple[str, Principal] | None:
@@ -104,65 +100,43 @@ class TokenStore:
             # no code path compares secrets with ==.
             if hmac.compare_digest(entry.digest, digest):
                 return entry.id, entry.principal
-        row = self._read.execute(
-            "select id, principal, hash from service_tokens where hash = ? and revoked is null",
-            [digest]).fetchone()
-        if row is None or not hmac.compare_digest(str(row[2]), digest):
+        row = self.table.find(digest)
+        if row is None or not hmac.compare_digest(row[2], digest):
             self._cache.pop(digest, None)
             return None
-        principal = Principal.parse(str(row[1]))
-        self._cache[digest] = _Entry(str(row[0]), principal, digest, now)
+        principal = Principal.parse(row[1])
+        self._cache[digest] = _Entry(row[0], principal, digest, now)
         if len(self._cache) > 100_000:  # bounded: drop the oldest half
             for key in list(self._cache)[:50_000]:
                 del self._cache[key]
-        return str(row[0]), principal
+        return row[0], principal
 
     def principal_of(self, token_id: str) -> str | None:
         """The principal a token id was minted for (revoked or not), or None."""
-        row = self._read.execute("select principal from service_tokens where id = ?",
-                                 [token_id]).fetchone()
-        return None if row is None else str(row[0])
+        return self.table.principal_of(token_id)
 
     # ------------------------------------------------------------- writes
     async def mint(self, principal: str) -> tuple[str, str]:
         """A new token for ``principal``; returns ``(id, token)``. Durable on return."""
         token_id = "tok_" + secrets.token_hex(8)
         token = "agt_" + secrets.token_urlsafe(32)
-        await asyncio.to_thread(self._insert, token_id, hash_token(token), principal)
+        await asyncio.to_thread(self.table.insert, token_id, hash_token(token), principal,
+                                time.time())
         return token_id, token
 
     def mint_sync(self, principal: str) -> tuple[str, str]:
         """`mint` for start-up, before the event loop serves anyone."""
         token_id = "tok_" + secrets.token_hex(8)
         token = "agt_" + secrets.token_urlsafe(32)
-        self._insert(token_id, hash_token(token), principal)
+        self.table.insert(token_id, hash_token(token), principal, time.time())
         return token_id, token
 
     async def revoke(self, token_id: str) -> bool:
         """Revoke a token by id; False when no live token has that id."""
-        done = await asyncio.to_thread(self._revoke, token_id, time.time())
+        done = await asyncio.to_thread(self.table.revoke, token_id, time.time())
         if done:
             self._cache = {k: v for k, v in self._cache.items() if v.id != token_id}
         return done
-
-    def _insert(self, token_id: str, digest: str, principal: str) -> None:
-        with self._lock:
-            self._write.execute("begin immediate")
-            try:
-                self._write.execute(
-                    "insert into service_tokens (id, hash, principal, t) values (?, ?, ?, ?)",
-                    [token_id, digest, principal, time.time()])
-            except BaseException:
-                self._write.execute("rollback")
-                raise
-            self._write.execute("commit")
-
-    def _revoke(self, token_id: str, now: float) -> bool:
-        with self._lock:
-            cur = self._write.execute(
-                "update service_tokens set revoked = ? where id = ? and revoked is null",
-                [now, token_id])
-            return cur.rowcount > 0
 
 
 def write_secret_file(path: Path, text: str) -> None:

@@ -52,7 +52,7 @@ class Applier:
             self.ctx.state.prompts[effect.prompt.id] = effect.prompt
             self.record.save_prompt(effect.prompt)
         elif type(effect) is Emit:
-            self.ctx.tx.emit(effect.event)
+            self.ctx.store.emit(effect.event)
         elif type(effect) is SaveNode:
             self.nodes.save(effect.node)
         elif type(effect) is AddNode:

@@ -23,7 +23,8 @@ from engine.services.apply import Applier
 from engine.services.context import Context
 from engine.services.prompts import Prompts
 from engine.services.record import Recorder
-from engine.store.transactions import Transactions, consistent
+from engine.store.base import Store
+from engine.store.transactions import consistent
 
 __all__ = ["Calls"]
 
@@ -48,9 +49,9 @@ class Calls:
         self.world = world
 
     @property
-    def tx(self) -> Transactions:
-        """The transactions this service's operations run in."""
-        return self.ctx.tx
+    def tx(self) -> Store:
+        """The store this service's operations run in."""
+        return self.ctx.store
 
     def _context_chain(self, context: object, card: object) -> tuple[str, ...] | None:
         """The causal chain of the card's open tool call ``context`` names, or None."""

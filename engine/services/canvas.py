@@ -21,7 +21,8 @@ from engine.services.nodes import Nodes
 from engine.services.prompts import Prompts
 from engine.services.record import Recorder
 from engine.services.tools import Tools
-from engine.store.transactions import Transactions, consistent
+from engine.store.base import Store
+from engine.store.transactions import consistent
 
 __all__ = ["CanvasOps"]
 
@@ -39,9 +40,9 @@ class CanvasOps:
         self.tools = tools
 
     @property
-    def tx(self) -> Transactions:
-        """The transactions this service's operations run in."""
-        return self.ctx.tx
+    def tx(self) -> Store:
+        """The store this service's operations run in."""
+        return self.ctx.store
 
     def _revalidate(self) -> None:
         """Cancel the prompts and tool calls a narrowing made impossible (SPEC §4.3)."""
@@ -111,7 +112,7 @@ class CanvasOps:
     def put_workspace(self, ws: Workspace, principal: Principal, action: str,
                        subject: dict[str, Any]) -> None:
         """Save a workspace (inside a write) and forget decisions its settings fed."""
-        self.ctx.canvas_store.save_workspace(ws)
+        self.ctx.store.save_workspace(ws)
         self.ctx.state.bump()
         self.guard.history(principal, action, subject)
         self.ctx.state.workspaces[ws.id] = ws
@@ -186,7 +187,7 @@ class CanvasOps:
             owner = rate_owner(self.ctx.state.canvas, node_id)
             copies = [n for n in self.ctx.state.canvas.nodes(node.workspace, type="card")
                       if n.data.get("spawned_by") == node_id]
-            self.ctx.canvas_store.delete_node(node_id)
+            self.ctx.store.delete_node(node_id)
             self.guard.history(principal, "node.remove", subject)
             self.ctx.state.canvas.remove_node(node_id)
             for copy in copies:
@@ -216,7 +217,7 @@ class CanvasOps:
         except CanvasError as exc:
             raise self.guard.refuse(principal, "arrow.add", subject, self.nodes.canvas_error(exc)) from exc
         with self.ctx.write():
-            self.ctx.canvas_store.save_arrow(checked)
+            self.ctx.store.save_arrow(checked)
             self.guard.history(principal, "arrow.add", subject)
             self.ctx.state.canvas.add_arrow(checked)
         return checked
@@ -232,7 +233,7 @@ class CanvasOps:
         principal = self.guard.require_narrowing(by, "arrow.remove", subject,
                                                       arrow.workspace)
         with self.ctx.write():
-            self.ctx.canvas_store.delete_arrow(arrow_id)
+            self.ctx.store.delete_arrow(arrow_id)
             self.guard.history(principal, "arrow.remove", subject)
             self.ctx.state.canvas.remove_arrow(arrow_id)
             self._revalidate()
@@ -242,6 +243,5 @@ class CanvasOps:
         """Add token usage and cost to a workspace (what ``usage.get`` reports)."""
         tokens0, cost0 = self.ctx.state.usage.get(workspace, (0, 0.0))
         with self.ctx.write():
-            self.ctx.db.execute("insert or replace into usage (workspace, tokens, cost) values"
-                                " (?, ?, ?)", [workspace, tokens0 + tokens, cost0 + cost])
+            self.ctx.store.save_usage(workspace, tokens0 + tokens, cost0 + cost)
             self.ctx.state.usage[workspace] = (tokens0 + tokens, cost0 + cost)

@@ -7,7 +7,6 @@ or refused, goes into the consent history.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from engine.core.catalogue import PERMISSIONS
@@ -38,7 +37,8 @@ from engine.services.guard import Guard
 from engine.services.nodes import Nodes
 from engine.services.prompts import Prompts
 from engine.services.tools import Tools
-from engine.store.transactions import Transactions, consistent
+from engine.store.base import Store
+from engine.store.transactions import consistent
 from engine.store.vault import SecretVault
 
 __all__ = ["Consent"]
@@ -56,9 +56,9 @@ class Consent:
         self.tools = tools
 
     @property
-    def tx(self) -> Transactions:
-        """The transactions this service's operations run in."""
-        return self.ctx.tx
+    def tx(self) -> Store:
+        """The store this service's operations run in."""
+        return self.ctx.store
 
     def _revalidate(self) -> None:
         """Cancel the prompts and tool calls a change made impossible (SPEC §4.3)."""
@@ -95,24 +95,13 @@ class Consent:
 
     def _save_package(self, pkg: PackageState) -> None:
         self.ctx.state.bump()  # installed, pending or its manifest changed
-        self.ctx.db.execute(
-            "insert or replace into packages (name, state, manifest, digests, hash,"
-            " pending_manifest, pending_digests, pending_hash) values (?, ?, ?, ?, ?, ?, ?, ?)",
-            [pkg.name, "installed" if pkg.installed else "available", json.dumps(pkg.raw),
-             json.dumps(pkg.digests), pkg.hash,
-             json.dumps(pkg.pending_raw) if pkg.pending_raw is not None else None,
-             json.dumps(pkg.pending_digests) if pkg.pending_digests is not None else None,
-             pkg.pending_hash],
-        )
+        self.ctx.store.save_package(pkg)
 
     def _set_grants(self, package: str, permissions: set[str], principal: Principal) -> None:
         """Write the package's grants as exactly ``permissions``."""
         self.ctx.state.bump()
         now = self.ctx.now()
-        self.ctx.db.execute("delete from grants where package = ?", [package])
-        for perm in sorted(permissions):
-            self.ctx.db.execute("insert into grants (package, permission, t, by) values (?, ?, ?, ?)",
-                            [package, perm, now, str(principal)])
+        self.ctx.store.set_grants(package, sorted(permissions), t=now, by=str(principal))
         before = self.ctx.state.grants.get(package, set())
         self.ctx.state.grants[package] = set(permissions)
         if before != permissions:

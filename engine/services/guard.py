@@ -28,7 +28,7 @@ class Guard:
                 accepted: bool = True, code: str | None = None, reason: str | None = None,
                 detail: str = "") -> None:
         """Record a consent action in the history (inside a write)."""
-        self.ctx.history.record(self.ctx.now(), str(principal), action, subject,
+        self.ctx.store.history.record(self.ctx.now(), str(principal), action, subject,
                                 accepted=accepted, code=code, reason=reason, detail=detail)
 
     def refuse(self, principal: Principal, action: str, subject: dict[str, Any],

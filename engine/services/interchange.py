@@ -17,7 +17,8 @@ from engine.services.canvas import CanvasOps
 from engine.services.context import Context
 from engine.services.guard import Guard
 from engine.services.nodes import Nodes
-from engine.store.transactions import Transactions, consistent
+from engine.store.base import Store
+from engine.store.transactions import consistent
 
 __all__ = ["NOT_IMPORTED", "ImportReview", "Interchange"]
 
@@ -98,9 +99,9 @@ class Interchange:
         self.canvas = canvas
 
     @property
-    def tx(self) -> Transactions:
-        """The transactions this service's operations run in."""
-        return self.ctx.tx
+    def tx(self) -> Store:
+        """The store this service's operations run in."""
+        return self.ctx.store
 
     @consistent
     async def import_canvas(self, workspace_id: str, folder: str | Path,
@@ -158,11 +159,10 @@ class Interchange:
                 self.ctx.state.canvas.add_node(node)
                 self.nodes.agents_changed(node, "added")
             for arrow in arrows:
-                self.ctx.canvas_store.save_arrow(arrow)
+                self.ctx.store.save_arrow(arrow)
                 self.ctx.state.canvas.add_arrow(arrow)
-            self.ctx.db.execute("insert or replace into meta (key, value) values (?, ?)",
-                            [_extras_key(workspace_id),
-                             json.dumps({"foreign": parsed.foreign, "styles": parsed.styles})])
+            self.ctx.store.set_meta(_extras_key(workspace_id), json.dumps(
+                {"foreign": parsed.foreign, "styles": parsed.styles}))
         return review
 
     def export_canvas(self, workspace_id: str) -> dict[str, Any]:
@@ -173,9 +173,8 @@ class Interchange:
         """
         self.ctx.sync()
         self.nodes.workspace(workspace_id)
-        row = self.ctx.db.execute("select value from meta where key = ?",
-                              [_extras_key(workspace_id)]).fetchone()
-        extras = json.loads(row[0]) if row else {}
+        stored = self.ctx.store.meta(_extras_key(workspace_id))
+        extras = json.loads(stored) if stored is not None else {}
         canvas = self.ctx.state.canvas
         live = {a.id for a in canvas.arrows(workspace_id)}
         styles = {k: v for k, v in extras.get("styles", {}).items() if k in live}

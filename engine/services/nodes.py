@@ -59,7 +59,7 @@ class Nodes:
 
     def persist(self, node: Node) -> None:
         """Write a node to the store (inside a write); the canvas in memory is the caller's."""
-        self.ctx.canvas_store.save_node(node)
+        self.ctx.store.save_node(node)
 
     def save(self, node: Node) -> None:
         """Persist a changed node and put it on the canvas (inside a write).
@@ -85,7 +85,7 @@ class Nodes:
 
     def save_arrow(self, arrow: Arrow) -> None:
         """Persist an arrow (inside a write); the canvas in memory is the caller's."""
-        self.ctx.canvas_store.save_arrow(arrow)
+        self.ctx.store.save_arrow(arrow)
 
     def agents_changed(self, node: Node, change: str) -> None:
         """Tell the app an agent or terminal was added, updated or removed."""

@@ -28,7 +28,8 @@ from engine.services.context import Context
 from engine.services.guard import Guard
 from engine.services.nodes import Nodes
 from engine.services.record import Recorder
-from engine.store.transactions import Transactions, consistent
+from engine.store.base import Store
+from engine.store.transactions import consistent
 
 __all__ = ["Prompts"]
 
@@ -61,9 +62,9 @@ class Prompts:
         ctx.on_tick(self.expire_due)
 
     @property
-    def tx(self) -> Transactions:
-        """The transactions this service's operations run in."""
-        return self.ctx.tx
+    def tx(self) -> Store:
+        """The store this service's operations run in."""
+        return self.ctx.store
 
     def expire_due(self) -> None:
         """Expire every hold whose deadline has passed (part of each operation's prologue)."""
@@ -85,8 +86,7 @@ class Prompts:
                     call: str = "agents.prompt") -> Prompt:
         assert passed.target is not None
         # From the store, inside the write transaction: unique across processes.
-        position = int(self.ctx.db.execute(
-            "select coalesce(max(position), 0) + 1 from prompts").fetchone()[0])
+        position = self.ctx.store.next_prompt_position()
         return Prompt(f"p{position}", position, passed.card.workspace, passed.card.id,
                       passed.package.name, passed.target.id,
                       passed.arrow.id if passed.arrow else None, call, text,

@@ -57,18 +57,13 @@ class Recorder:
         state = self.ctx.state
         # Copies of a card count in the windows of their spawn tree's root (SPEC §6).
         owner = rate_owner(state.canvas, card)
-        self.ctx.db.execute("insert into rate_events (card, key, t) values (?, ?, ?)",
-                            [owner, key, now])
+        self.ctx.store.count_rate_event(owner, key, now)
         state.counters.count(owner, key, now)
 
     def save_prompt(self, prompt: Prompt) -> None:
         """Write a prompt as it now stands, and index it (inside a write)."""
         self.ctx.state.open_prompts.update(prompt)
-        row = prompt.to_row()
-        cols = list(row)
-        self.ctx.db.execute(
-            f"insert or replace into prompts ({', '.join(cols)}) values"
-            f" ({', '.join('?' for _ in cols)})", [row[c] for c in cols])
+        self.ctx.store.save_prompt(prompt)
 
     def forget_windows(self, card: str) -> None:
         """A removed card's rate windows go, in the store too (inside a write).
@@ -76,7 +71,7 @@ class Recorder:
         A reload (restart, another process) must not hand them to a new node
         with its id.
         """
-        self.ctx.db.execute("delete from rate_events where card = ?", [card])
+        self.ctx.store.forget_rate_events(card)
         self.ctx.state.counters.forget(card)
 
     def log_row(self, decision: Decision, *, outcome: str, payload: str | None,
@@ -101,9 +96,9 @@ class Recorder:
             decision.code, decision.reason, approver, decision.prompt,
         ]
         if extra is None:
-            self.ctx.log.append_fields(values)
+            self.ctx.store.log.append_fields(values)
         else:
-            self.ctx.log.append_fields(values, extra)
+            self.ctx.store.log.append_fields(values, extra)
 
     def refusal(self, decision: Decision, chain: tuple[str, ...] | None, args: Any) -> Decision:
         """A refused call writes nothing but its log row (or counts toward a `suppressed` one)."""
@@ -173,7 +168,7 @@ class Recorder:
             return
         calls = list(held.calls)
         codes = list(held.codes)
-        self.ctx.log.append_fields([
+        self.ctx.store.log.append_fields([
             None, held.last, held.workspace, None, held.card, held.package, None,
             calls[0] if len(calls) == 1 else None, None,
             json.dumps(held.summary(), sort_keys=True), None, "suppressed",

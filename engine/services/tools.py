@@ -44,7 +44,8 @@ from engine.core.text import shown
 from engine.core.tools import ToolCall, agent_side, tool_args_problem, tool_chain
 from engine.services.context import Context
 from engine.services.record import Recorder
-from engine.store.transactions import Transactions, consistent
+from engine.store.base import Store
+from engine.store.transactions import consistent
 
 __all__ = ["MISSING", "Tools"]
 
@@ -61,9 +62,9 @@ class Tools:
         ctx.on_tick(self.expire_due)
 
     @property
-    def tx(self) -> Transactions:
-        """The transactions this service's operations run in."""
-        return self.ctx.tx
+    def tx(self) -> Store:
+        """The store this service's operations run in."""
+        return self.ctx.store
 
     # ------------------------------------------------------------ the call
     @consistent
@@ -117,8 +118,7 @@ class Tools:
         now = self.ctx.now()
         settings = self.ctx.state.workspaces[card_node.workspace].settings
         with self.ctx.write():
-            position = int(self.ctx.db.execute(
-                "select coalesce(max(position), 0) + 1 from tool_calls").fetchone()[0])
+            position = self.ctx.store.next_tool_call_position()
             tc = ToolCall(f"tc{position}", position, card_node.workspace, agent, card, pkg.name,
                           tool, arrow.id, args, chain, "open", now,
                           now + float(settings.tool_timeout))
@@ -217,11 +217,7 @@ class Tools:
             return tc
         if not isinstance(call_id, str):
             return None
-        row = self.ctx.db.execute("select * from tool_calls where id = ?", [call_id]).fetchone()
-        if row is None:
-            return None
-        cols = [d[0] for d in self.ctx.db.execute("select * from tool_calls limit 0").description]
-        return ToolCall.from_row(dict(zip(cols, row)))
+        return self.ctx.store.tool_call(call_id)
 
     def tool_call_holds(self, tc: ToolCall) -> list[Prompt]:
         """Held prompts the card made in this tool call's chain since it opened.
@@ -269,11 +265,7 @@ class Tools:
             self.ctx.state.tool_calls[tc.id] = tc
         else:
             self.ctx.state.tool_calls.pop(tc.id, None)
-        row = tc.to_row()
-        cols = list(row)
-        self.ctx.db.execute(
-            f"insert or replace into tool_calls ({', '.join(cols)}) values"
-            f" ({', '.join('?' for _ in cols)})", [row[c] for c in cols])
+        self.ctx.store.save_tool_call(tc)
 
     def _resolve_tool(self, tc: ToolCall, state: str, code: str | None,
                       reason: str | None, message: str, *, payload: str | None = None,

@@ -7,13 +7,13 @@ import json
 
 from sqlite_utils import Database
 
-from canvas import CanvasStore
 from engine.core.errors import ManifestInvalid
 from engine.core.limits import SteadyClock
 from engine.core.manifest import parse_manifest
 from engine.core.prompts import Prompt
 from engine.core.state import PackageState, State
 from engine.core.tools import ToolCall
+from engine.store.canvas import CanvasStore
 
 __all__ = ["load_state", "newest_time"]
 

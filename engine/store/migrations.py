@@ -1,16 +1,159 @@
-"""Schema of the engine's tables; it evolves only through these migrations."""
+"""The store's schema: one ordered chain of migrations, applied when the store opens.
+
+Every table of the app's SQLite file (the canvas's and the engine's) is made
+and changed only here, one step after another; `migrations.apply` runs the
+steps a database lacks, all of them in one ``BEGIN IMMEDIATE`` transaction,
+so two processes opening a new file at once cannot both run a step, and a
+step that fails leaves the schema as it was.
+
+Each step applied is recorded in the ledger table ``_sqlite_migrations``
+under the set ``arrowgate``. Until the chains merged, the schema was two
+sqlite-utils migration sets recorded in the same ledger: ``engine``
+(m001–m007 here, same names) and ``canvas`` (its m001_canvas and
+m002_node_position_index are m008 and m009 here). A step records what it was
+called there (``was``), and a database made then has its recorded steps
+adopted into this chain on first open, never run again.
+"""
 
 from __future__ import annotations
 
+import datetime
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from sqlite_utils import Database
-from sqlite_utils.migrations import Migrations
 
-__all__ = ["migrations"]
+from engine.store.database import write_transaction
 
-migrations = Migrations("engine")
+__all__ = ["LEDGER", "SET", "Chain", "Migration", "migrations"]
+
+#: The ledger table (the one sqlite-utils' migrations kept, so old entries stay readable).
+LEDGER = "_sqlite_migrations"
+#: This chain's name in the ledger.
+SET = "arrowgate"
 
 
-@migrations()
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One step of the chain."""
+
+    name: str
+    run: Callable[[Database], None]
+    #: (set, name) the step was recorded as before the chains merged.
+    was: tuple[str, str]
+
+
+class Chain:
+    """An ordered list of migrations and the ledger of those a database has."""
+
+    def __init__(self) -> None:
+        self._steps: list[Migration] = []
+
+    def __call__(self, *, was: tuple[str, str]) -> Callable[[Callable[[Database], None]],
+                                                           Callable[[Database], None]]:
+        """Add the decorated function as the next step."""
+
+        def add(fn: Callable[[Database], None]) -> Callable[[Database], None]:
+            if any(m.name == fn.__name__ for m in self._steps):
+                raise ValueError(f"migration {fn.__name__!r} is in the chain already")
+            self._steps.append(Migration(fn.__name__, fn, was))
+            return fn
+
+        return add
+
+    @property
+    def steps(self) -> tuple[Migration, ...]:
+        """Every step, in order."""
+        return tuple(self._steps)
+
+    @property
+    def names(self) -> list[str]:
+        """Every step's name, in order."""
+        return [m.name for m in self._steps]
+
+    def applied(self, db: Database) -> list[str]:
+        """Names of the steps the database has, in the chain's order (old records counted)."""
+        done = self._recorded(db)
+        return [m.name for m in self._steps if m.name in done[0] or m.was in done[1]]
+
+    def pending(self, db: Database) -> list[Migration]:
+        """The steps the database lacks, in order."""
+        have = set(self.applied(db))
+        return [m for m in self._steps if m.name not in have]
+
+    def apply(self, db: Database, *, stop_before: str | None = None) -> list[str]:
+        """Run the steps the database lacks, in one transaction; returns their names.
+
+        Reading the ledger takes no lock, so opening a database that is up
+        to date writes nothing. Otherwise the ledger is read again under the
+        write lock (another process may have migrated meanwhile), the steps
+        an old set recorded are adopted (recorded in this chain, not run),
+        and the pending steps run and are recorded.
+
+        Args:
+            stop_before: apply only the steps before this one (tests build
+                databases as older versions left them).
+
+        Raises:
+            ValueError: ``stop_before`` names a step the database already has.
+        """
+        if stop_before is not None and stop_before in self.applied(db):
+            raise ValueError(f"cannot stop before {stop_before}: it is applied already")
+        mine, _old = self._recorded(db)
+        if all(m.name in mine for m in self._steps):
+            return []  # up to date, and recorded as this chain: nothing to write
+        done: list[str] = []
+        with write_transaction(db):
+            self._ensure_ledger(db)
+            self._adopt(db)
+            for step in self.pending(db):
+                if step.name == stop_before:
+                    break
+                step.run(db)
+                self._record(db, step.name)
+                done.append(step.name)
+        return done
+
+    # ---------------------------------------------------------- internals
+    @staticmethod
+    def _recorded(db: Database) -> tuple[set[str], set[tuple[str, str]]]:
+        """(names recorded in this chain, (set, name) recorded in the old sets)."""
+        if not db.execute("select 1 from sqlite_master where type = 'table' and name = ?",
+                          [LEDGER]).fetchone():
+            return set(), set()
+        rows = db.execute(f"select migration_set, name from {LEDGER}").fetchall()
+        return ({str(name) for kind, name in rows if kind == SET},
+                {(str(kind), str(name)) for kind, name in rows if kind != SET})
+
+    @staticmethod
+    def _ensure_ledger(db: Database) -> None:
+        # The same table sqlite-utils makes, so a database keeps one ledger.
+        db.execute(f"create table if not exists [{LEDGER}] ([id] INTEGER PRIMARY KEY,"
+                   " [migration_set] TEXT, [name] TEXT, [applied_at] TEXT)")
+        db.execute(f"create unique index if not exists [idx_{LEDGER}_migration_set_name]"
+                   f" on [{LEDGER}] ([migration_set], [name])")
+
+    def _adopt(self, db: Database) -> None:
+        """Record in this chain the steps an old set recorded (when, as it said)."""
+        mine, old = self._recorded(db)
+        for step in self._steps:
+            if step.name not in mine and step.was in old:
+                db.execute(f"insert into {LEDGER} (migration_set, name, applied_at)"
+                           f" select ?, ?, applied_at from {LEDGER}"
+                           " where migration_set = ? and name = ?",
+                           [SET, step.name, *step.was])
+
+    @staticmethod
+    def _record(db: Database, name: str) -> None:
+        db.execute(f"insert into {LEDGER} (migration_set, name, applied_at) values (?, ?, ?)",
+                   [SET, name, str(datetime.datetime.now(datetime.UTC))])
+
+
+#: The store's one chain.
+migrations = Chain()
+
+
+@migrations(was=("engine", "m001_engine"))
 def m001_engine(db: Database) -> None:
     """Packages, grants, prompts, rate counters, the arrow log, consent history."""
     db.table("packages").create(
@@ -81,19 +224,19 @@ def m001_engine(db: Database) -> None:
     db.table("meta").create({"key": str, "value": str}, pk="key")
 
 
-@migrations()
+@migrations(was=("engine", "m002_secrets"))
 def m002_secrets(db: Database) -> None:
     """Secrets stored by an operator, each for one host."""
     db.table("secrets").create({"name": str, "host": str, "value": str, "t": float}, pk="name")
 
 
-@migrations()
+@migrations(was=("engine", "m003_prompt_position"))
 def m003_prompt_position(db: Database) -> None:
     """An index on prompts' position: every accepted prompt reads the highest one."""
     db.table("prompts").create_index(["position"], if_not_exists=True)
 
 
-@migrations()
+@migrations(was=("engine", "m004_consent_chain"))
 def m004_consent_chain(db: Database) -> None:
     """Hash-chain the consent history (SPEC §8): each entry's previous hash, its own hash,
     and the digest of the grants it leaves; existing entries are hashed in order.
@@ -120,14 +263,14 @@ def m004_consent_chain(db: Database) -> None:
         prev = digest
 
 
-@migrations()
+@migrations(was=("engine", "m005_log_payload_digest"))
 def m005_log_payload_digest(db: Database) -> None:
     """A refused call's row keeps 4 KiB of its payload, with the whole one's length and SHA-256."""
     db.execute("alter table log add column payload_bytes integer")
     db.execute("alter table log add column payload_sha256 text")
 
 
-@migrations()
+@migrations(was=("engine", "m006_service_tokens"))
 def m006_service_tokens(db: Database) -> None:
     """Bearer tokens of the HTTP service (SPEC §10.1): only their SHA-256 is kept."""
     db.table("service_tokens").create(
@@ -135,7 +278,7 @@ def m006_service_tokens(db: Database) -> None:
     db.table("service_tokens").create_index(["hash"], unique=True)
 
 
-@migrations()
+@migrations(was=("engine", "m007_tool_calls"))
 def m007_tool_calls(db: Database) -> None:
     """Agents' tool calls to cards (SPEC §9): open ones survive a restart."""
     db.table("tool_calls").create(
@@ -145,3 +288,24 @@ def m007_tool_calls(db: Database) -> None:
          "message": str, "ended": float}, pk="id")
     db.table("tool_calls").create_index(["state"])
     db.table("tool_calls").create_index(["position"])
+
+
+@migrations(was=("canvas", "m001_canvas"))
+def m008_canvas(db: Database) -> None:
+    """Workspaces, nodes and arrows."""
+    db.table("workspaces").create({"id": str, "folder": str, "settings": str}, pk="id")
+    db.table("nodes").create(
+        {"id": str, "workspace": str, "type": str, "data": str, "position": int}, pk="id"
+    )
+    db.table("nodes").create_index(["workspace"])
+    db.table("arrows").create(
+        {"id": str, "workspace": str, "src": str, "dst": str, "from_port": str, "to_port": str},
+        pk="id",
+    )
+    db.table("arrows").create_index(["workspace"])
+
+
+@migrations(was=("canvas", "m002_node_position_index"))
+def m009_node_position_index(db: Database) -> None:
+    """Index the insertion order, so adding a node does not scan the whole canvas."""
+    db.table("nodes").create_index(["position"])

@@ -25,6 +25,7 @@ from sqlite_utils import Database
 from engine.core.errors import StoreFailed
 from engine.core.events import Event
 from engine.store.anchor import Anchor, AnchorFile, AnchorState
+from engine.store.base import Transactional
 from engine.store.log import ArrowLog
 
 __all__ = ["HasTransactions", "Transactions", "Write", "consistent"]
@@ -73,19 +74,20 @@ _F = TypeVar("_F", bound=Callable[..., Awaitable[Any]])
 
 
 class HasTransactions(Protocol):
-    """An object whose public operations are `consistent`: it names its `Transactions`."""
+    """An object whose public operations are `consistent`: it names its store as ``tx``."""
 
     @property
-    def tx(self) -> Transactions:
-        """The transactions its operations run in."""
+    def tx(self) -> Transactional:
+        """The store its operations run in (`Transactions` itself will do too)."""
         ...
 
 
 def consistent(fn: _F) -> _F:
     """A public operation: consistent with other processes, durable before it returns.
 
-    The method's object names its `Transactions` as ``tx``; an operation called
-    from inside another runs in the caller's transaction.
+    The method's object names its store (`engine.store.base.Transactional`)
+    as ``tx``; an operation called from inside another runs in the caller's
+    transaction.
     """
 
     @functools.wraps(fn)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from canvas import open_database
 from engine import Engine, World
 from engine.app.cli import main
 from engine.core.errors import ApprovalRefused
+from engine.store.database import open_database
 from engine.store.history import ConsentHistory
 from engine.store.migrations import migrations
 

@@ -8,10 +8,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from canvas.db import open_database
-from canvas.migrations import migrations as canvas_migrations
 from engine.core.errors import StoreFailed
-from engine.store.migrations import migrations as engine_migrations
+from engine.store.database import open_database
+from engine.store.migrations import migrations
 from engine.store.pg.schema import MIGRATIONS, Migration, applied, migrate
 from tests.pg.workers import migrate_once, run_all
 
@@ -43,8 +42,7 @@ def _pg_indexes(conn: psycopg.Connection[Any]) -> set[tuple[str, tuple[str, ...]
 
 def _sqlite_schema() -> Any:
     db = open_database(None)
-    canvas_migrations.apply(db)
-    engine_migrations.apply(db)
+    migrations.apply(db)
     return db
 
 

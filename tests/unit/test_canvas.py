@@ -6,15 +6,8 @@ import copy
 
 import pytest
 
-from canvas import (
-    Canvas,
-    CanvasStore,
-    InvalidArrow,
-    InvalidNode,
-    Node,
-    open_database,
-    write_transaction,
-)
+from canvas import Canvas, InvalidArrow, InvalidNode, Node
+from engine.store import CanvasStore, open_database, write_transaction
 
 
 def _canvas() -> Canvas:

@@ -1,8 +1,8 @@
-"""Persisting the canvas with sqlite-utils.
+"""The canvas tables: workspaces, nodes and arrows (the model is `canvas`).
 
-The functions here only write; the caller wraps them in
-`canvas.db.write_transaction` together with whatever else the same change
-writes, so a change is on disk whole or not at all.
+The methods here only write; the caller wraps them in a write of the store
+(or `engine.store.database.write_transaction`) together with whatever else
+the same change writes, so a change is on disk whole or not at all.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from .graph import Canvas, PortResolver
-from .migrations import migrations
-from .model import Arrow, Node, Workspace, WorkspaceSettings
+from canvas.graph import Canvas, PortResolver
+from canvas.model import Arrow, Node, Workspace, WorkspaceSettings
+from engine.store.migrations import migrations
 
 __all__ = ["CanvasStore"]
 
@@ -46,7 +46,10 @@ class _DataCache:
 
 
 class CanvasStore:
-    """Reads and writes workspaces, nodes and arrows in the app database."""
+    """Reads and writes workspaces, nodes and arrows in the app database.
+
+    Opening it brings the database's schema up to date (`migrations`).
+    """
 
     def __init__(self, db: Database) -> None:
         self.db = db

@@ -1,0 +1,332 @@
+"""The `Store` interface: every operation the services need from a store.
+
+The services never write SQL: they call the store's named operations inside
+a write (`Store.write`), and the store decides how each becomes rows. One
+implementation exists per backend: `engine.store.sqlite.SQLiteStore` (one
+SQLite file, WAL, group commit) today, PostgreSQL next (`engine.store.pg`).
+
+The contract every implementation keeps:
+
+- **Writes happen inside `write`.** Every table method that changes
+  something is called by a service inside ``with store.write(): …``; the
+  writes of one operation become durable together when the batch commits,
+  or not at all. A write that fails rolls back the operation's part of the
+  batch, calls the ``reload`` hook (see `bind`), and raises `StoreFailed`.
+- **Reads see the operation's own writes** (``next_*_position``, `meta`,
+  `tool_call`): numbers handed out inside a write are unique across every
+  process on the store.
+- **`load` is the whole state.** Everything a decision reads is in the
+  `State` it returns; nothing else is cached outside it but the secrets
+  (`secrets`) and the log's tail, and `load` refreshes both.
+- **Hash chains are appended under the store's write lock**, so two writers
+  never fork the arrow log or the consent history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from canvas.model import Arrow, Node, Workspace
+    from engine.core.events import Event
+    from engine.core.limits import SteadyClock
+    from engine.core.prompts import Prompt
+    from engine.core.state import PackageState, State
+    from engine.core.tools import ToolCall
+    from engine.store.history import HistoryVerification
+    from engine.store.log import Verification
+
+__all__ = ["History", "Log", "Secrets", "Store", "TokenTable", "Transactional"]
+
+
+class Transactional(Protocol):
+    """What `engine.store.transactions.consistent` needs to run an operation durably."""
+
+    @property
+    def depth(self) -> int:
+        """Nesting of `Store.write` in the running operation (0: none open)."""
+        ...
+
+    def durably(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...],
+                kwargs: dict[str, Any], *, locked: bool) -> Awaitable[Any]:
+        """Run an operation, then wait until everything it wrote is committed.
+
+        With ``locked``, hold the write lock for the whole operation (the
+        retry after a decision raced another process). An implementation
+        that found, on taking the lock, that another process committed since
+        the operation decided may raise the exception that makes
+        `consistent` retry with ``locked=True``.
+        """
+        ...
+
+
+class Log(Protocol):
+    """The arrow log (SPEC §8) as the services append to it and the app reads it."""
+
+    def append_fields(self, values: list[Any],
+                      extra: tuple[Any, ...] | None = None) -> tuple[str, str]:
+        """Append a row given as its `engine.store.log.FIELDS` in order, inside a write.
+
+        ``seq`` (``values[0]``) is assigned here and the list updated in
+        place to the row as hashed; ``extra`` are its ``EXTRA_FIELDS``.
+        Returns the new row's (prev, hash).
+        """
+        ...
+
+    def rows(self, *, arrow: str | None = None, card: str | None = None,
+             package: str | None = None, outcome: str | None = None,
+             call: str | None = None, since: float | None = None,
+             until: float | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """Rows in sequence order, filtered by any of the given fields."""
+        ...
+
+
+class History(Protocol):
+    """The consent history (SPEC §8): who changed consent, or tried to."""
+
+    def record(self, t: float, principal: str, action: str, subject: dict[str, Any], *,
+               accepted: bool, code: str | None = None, reason: str | None = None,
+               detail: str = "") -> None:
+        """Append one entry, inside a write and after its grant changes."""
+        ...
+
+    def entries(self, *, package: str | None = None) -> list[dict[str, Any]]:
+        """Entries oldest first, optionally those about one package."""
+        ...
+
+    def verify(self) -> HistoryVerification:
+        """Check the chain and the grants against its newest entry."""
+        ...
+
+
+class Secrets(Protocol):
+    """Secrets an operator stored, each for one host (SPEC §8.2)."""
+
+    def lookup(self, name: str) -> tuple[str, str] | None:
+        """(host, value) of a secret, for the guarded fetch only."""
+        ...
+
+    def is_set(self, name: str) -> bool:
+        """All a card may learn about a secret."""
+        ...
+
+    def put(self, name: str, host: str, value: str, t: float) -> None:
+        """Store (or replace) a secret for ``host``, inside a write."""
+        ...
+
+    def delete(self, name: str) -> None:
+        """Remove a secret, inside a write."""
+        ...
+
+
+class TokenTable(Protocol):
+    """The HTTP service's bearer tokens, kept as SHA-256 digests (SPEC §10.1).
+
+    Used by `engine.service.auth.TokenStore` from a worker thread while the
+    engine's own batch may hold the write lock, so an implementation works on
+    connections of its own and commits each change before returning.
+    """
+
+    def find(self, digest: str) -> tuple[str, str, str] | None:
+        """(id, principal, digest) of the live token with this digest, or None."""
+        ...
+
+    def principal_of(self, token_id: str) -> str | None:
+        """The principal a token id was minted for (revoked or not), or None."""
+        ...
+
+    def insert(self, token_id: str, digest: str, principal: str, t: float) -> None:
+        """Add a token, durably."""
+        ...
+
+    def revoke(self, token_id: str, t: float) -> bool:
+        """Revoke a live token durably; False when no live token has that id."""
+        ...
+
+    def close(self) -> None:
+        """Close the table's connections."""
+        ...
+
+
+class Store(Transactional, Protocol):
+    """Everything the engine's services read from and write to their store.
+
+    Built by the `Engine` façade (or given to it), bound to the engine's
+    hooks once (`bind`), loaded (`load`) at open and whenever another
+    process committed or a write failed.
+    """
+
+    # ------------------------------------------------------------ lifecycle
+    @property
+    def file(self) -> str | None:
+        """The database file (the anchor and the drivers' home are beside it), or None."""
+        ...
+
+    def bind(self, *, reload: Callable[[], None],
+             committed: Callable[[list[Event]], None]) -> None:
+        """The engine's hooks: rebuild the state from the store; a batch committed.
+
+        ``reload`` is called after a failed write was rolled back and when
+        another process's commit was noticed; ``committed`` gets each
+        committed batch's events, in order.
+        """
+        ...
+
+    def load(self, clock: SteadyClock) -> State:
+        """The state as the store holds it now (refreshing the secrets and the log's tail).
+
+        Raises the clock's floor to the newest time the store recorded first
+        (SPEC §6), then loads what that floor still reaches.
+        """
+        ...
+
+    def close(self) -> None:
+        """Close the store's connections (call `pin_and_flush` first)."""
+        ...
+
+    # --------------------------------------------------------- transactions
+    def write(self, *, one_statement: bool = False) -> AbstractContextManager[None]:
+        """The writes of one operation, joining the open batch (group commit).
+
+        ``one_statement``: the operation writes a single statement and changes
+        no memory before it succeeds, so no savepoint is needed.
+        """
+        ...
+
+    def emit(self, event: Event) -> None:
+        """Add an event to the open batch: delivered once the batch has committed."""
+        ...
+
+    def flush(self) -> None:
+        """Commit the open batch now (group commit), then deliver its events."""
+        ...
+
+    def pin_and_flush(self) -> None:
+        """Commit what is pending, even a batch a locked retry holds (at close)."""
+        ...
+
+    def sync(self) -> None:
+        """Catch up with what other processes committed (calls the ``reload`` hook)."""
+        ...
+
+    def changes(self, interval: float = 0.1) -> AsyncIterator[int]:
+        """Yield the store's revision whenever another process commits a change."""
+        ...
+
+    @property
+    def commits(self) -> int:
+        """Write transactions committed: with group commit, fewer than operations."""
+        ...
+
+    @property
+    def reloads(self) -> int:
+        """How often another process's commit made us reload."""
+        ...
+
+    @property
+    def revision(self) -> int:
+        """Bumped by every committed batch and every reload (live views watch it)."""
+        ...
+
+    # ------------------------------------------------- chains and secrets
+    @property
+    def log(self) -> Log:
+        """The arrow log."""
+        ...
+
+    @property
+    def history(self) -> History:
+        """The consent history."""
+        ...
+
+    @property
+    def secrets(self) -> Secrets:
+        """The operator's secrets."""
+        ...
+
+    def verify_log(self) -> Verification:
+        """Check the arrow log's chain, its anchor, and the consent history."""
+        ...
+
+    # ------------------------------------------------------ rate windows
+    def count_rate_event(self, card: str, key: str, t: float) -> None:
+        """Record an accepted call in ``card``'s window ``key`` at ``t``."""
+        ...
+
+    def forget_rate_events(self, card: str) -> None:
+        """Drop every rate event of a removed card."""
+        ...
+
+    # ------------------------------------------------------------ prompts
+    def next_prompt_position(self) -> int:
+        """The position the next prompt takes (unique across processes, inside a write)."""
+        ...
+
+    def save_prompt(self, prompt: Prompt) -> None:
+        """Insert or replace a prompt as it now stands."""
+        ...
+
+    # --------------------------------------------------------- tool calls
+    def next_tool_call_position(self) -> int:
+        """The position the next tool call takes (unique across processes, inside a write)."""
+        ...
+
+    def save_tool_call(self, tc: ToolCall) -> None:
+        """Insert or replace a tool call as it now stands."""
+        ...
+
+    def tool_call(self, call_id: str) -> ToolCall | None:
+        """A tool call by id, open or resolved, or None."""
+        ...
+
+    # -------------------------------------------------- packages, grants
+    def save_package(self, pkg: PackageState) -> None:
+        """Insert or replace a package: its state, manifests and digests."""
+        ...
+
+    def set_grants(self, package: str, permissions: Iterable[str], *, t: float,
+                   by: str) -> None:
+        """Make the package's granted permissions exactly ``permissions``, granted by ``by``."""
+        ...
+
+    # -------------------------------------------------------------- usage
+    def save_usage(self, workspace: str, tokens: int, cost: float) -> None:
+        """Set a workspace's token usage and cost totals."""
+        ...
+
+    # ------------------------------------------------------------- canvas
+    def save_workspace(self, ws: Workspace) -> None:
+        """Insert or replace a workspace."""
+        ...
+
+    def save_node(self, node: Node) -> None:
+        """Insert a node (after every other) or replace its data in place."""
+        ...
+
+    def delete_node(self, node_id: str) -> None:
+        """Delete a node and its arrows."""
+        ...
+
+    def save_arrow(self, arrow: Arrow) -> None:
+        """Insert an arrow."""
+        ...
+
+    def delete_arrow(self, arrow_id: str) -> None:
+        """Delete an arrow."""
+        ...
+
+    # --------------------------------------------------------------- meta
+    def set_meta(self, key: str, value: str) -> None:
+        """Insert or replace a value of the store's key-value table."""
+        ...
+
+    def meta(self, key: str) -> str | None:
+        """A value of the store's key-value table, or None."""
+        ...
+
+    # ------------------------------------------------------------- tokens
+    def tokens(self) -> TokenTable:
+        """The service's token table, on connections of its own (see `TokenTable`)."""
+        ...

@@ -1,0 +1,137 @@
+"""Opening the app's one SQLite file, write transactions on it, and where it lives.
+
+Every write outside the engine's group commit goes through
+`write_transaction`, which opens ``BEGIN IMMEDIATE``: sqlite-utils'
+``db.atomic()`` opens a plain ``BEGIN``, which takes the write lock only at
+the first write and then fails with "database is locked" when another writer
+got there first. ``synchronous=FULL`` makes each commit durable before the
+call that made it returns.
+
+The database's path has one home too: `default_database_path` (where the
+command line and the apps look when given none), `database_file` (the file
+an open database is on) and `database_problem` (why a file is not an
+arrowgate database).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sqlite_utils import Database
+
+__all__ = ["BUSY_TIMEOUT_S", "database_file", "database_problem", "default_database_path",
+           "open_database", "write_transaction"]
+
+#: How long a writer waits for another writer's lock before giving up.
+BUSY_TIMEOUT_S = 10.0
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def open_database(path: str | Path | None, *, busy_timeout: float = BUSY_TIMEOUT_S) -> Database:
+    """Open (creating if needed) the app database with WAL and full sync.
+
+    Opening creates no table: `engine.store.migrations.migrations` does.
+
+    Args:
+        path: the SQLite file, or None for a private in-memory database.
+        busy_timeout: seconds a write waits for another writer's lock.
+    """
+    if path is None:
+        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+    else:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(
+            str(path), timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        )
+    # isolation_level=None: the driver never opens transactions behind our
+    # back, so write_transaction decides where each one starts and ends.
+    db = Database(conn, execute_plugins=False)
+    if path is not None:
+        db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=FULL")
+    db.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
+    db.execute("PRAGMA foreign_keys=ON")
+    return db
+
+
+@contextmanager
+def write_transaction(db: Database) -> Iterator[Database]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``; rolls back on any exception.
+
+    Nested use joins the outer transaction (sqlite-utils' atomic() then uses
+    savepoints inside it).
+    """
+    if db.conn.in_transaction:
+        yield db
+        return
+    db.conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield db
+    except BaseException:
+        if db.conn.in_transaction:
+            db.conn.execute("ROLLBACK")
+        raise
+    else:
+        try:
+            db.conn.execute("COMMIT")
+        except BaseException:
+            if db.conn.in_transaction:
+                db.conn.execute("ROLLBACK")
+            raise
+
+
+def database_file(db: Database) -> str | None:
+    """The file an open database is on, or None for an in-memory database."""
+    row = db.execute("pragma database_list").fetchone()
+    return str(row[2]) if row and row[2] else None
+
+
+def default_database_path() -> Path:
+    """The embedded default database: ``$ARROWGATE_DB`` or ``~/.local/share/arrowgate``."""
+    env = os.environ.get("ARROWGATE_DB")
+    if env:
+        return Path(env)
+    base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
+    return base / "arrowgate" / "arrowgate.db"
+
+
+def database_problem(path: Path, *, create: bool) -> str | None:
+    """Why an existing file is not an arrowgate database, or None when it is one.
+
+    Reads the file's header, then its table names on a read-only connection,
+    so nothing is ever written into a file that is not ours. With
+    ``create``, an empty file or an empty database is fine too (the engine
+    makes its tables there).
+    """
+    if not path.is_file():
+        # A FIFO or a device would block or stream forever: never open one.
+        return "not a regular file"
+    try:
+        with path.open("rb") as f:
+            header = f.read(len(_SQLITE_HEADER))
+    except OSError as exc:
+        return f"cannot read it: {exc.strerror or exc}"
+    if not header:
+        # An empty file is an empty SQLite database.
+        return None if create else "an empty file, with no arrowgate data"
+    if header != _SQLITE_HEADER:
+        return "not a database (not an SQLite file)"
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            tables = {r[0] for r in conn.execute("select name from sqlite_master "
+                                                 "where type = 'table'")}
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        return f"not a readable database: {exc}"
+    if "log" in tables or (create and not tables):
+        return None
+    if not tables:
+        return "an empty database, with no arrowgate data"
+    return "an SQLite database of another program, not arrowgate's"

@@ -1,0 +1,278 @@
+"""The embedded store: one SQLite file (WAL, full sync) with group commit.
+
+`SQLiteStore` implements `engine.store.base.Store` from the store's pieces:
+`Transactions` (group commit, savepoints, catching up with other processes),
+`ArrowLog` with its `AnchorFile`, `ConsentHistory`, `SecretVault`, the canvas
+tables (`CanvasStore`), and the statements of the other tables, which are
+here and nowhere else.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from sqlite_utils import Database
+
+from canvas.model import Arrow, Node, Workspace
+from engine.core.events import Event
+from engine.core.limits import SteadyClock
+from engine.core.prompts import Prompt
+from engine.core.state import PackageState, State
+from engine.core.tools import ToolCall
+from engine.store.anchor import AnchorFile
+from engine.store.canvas import CanvasStore
+from engine.store.database import BUSY_TIMEOUT_S, database_file, open_database
+from engine.store.history import ConsentHistory
+from engine.store.loading import load_state
+from engine.store.log import ArrowLog, Verification, verify_anchored
+from engine.store.migrations import migrations
+from engine.store.tokens import SQLiteTokens
+from engine.store.transactions import Transactions, Write
+from engine.store.vault import SecretVault
+
+__all__ = ["SQLiteStore"]
+
+
+def _not_bound(*_args: Any) -> None:
+    raise RuntimeError("the store is not bound to an engine yet (Store.bind)")
+
+
+def _upsert(table: str, cols: list[str]) -> str:
+    return (f"insert or replace into {table} ({', '.join(cols)}) values"
+            f" ({', '.join('?' for _ in cols)})")
+
+
+class SQLiteStore:
+    """The `Store` on one SQLite database; opening it brings the schema up to date.
+
+    Args:
+        db: the app database (see `open_database`); `open` opens one by path.
+    """
+
+    def __init__(self, db: Database) -> None:
+        migrations.apply(db)
+        self.db = db
+        #: The arrow log (`engine.store.base.Log`).
+        self.log = ArrowLog(db)
+        #: The consent history (`engine.store.base.History`).
+        self.history = ConsentHistory(db)
+        #: The operator's secrets (`engine.store.base.Secrets`).
+        self.secrets = SecretVault(db)
+        #: The workspaces, nodes and arrows tables.
+        self.canvas = CanvasStore(db)
+        self._file = database_file(db)
+        #: The anchor beside the database file (none for an in-memory database).
+        self.anchor = AnchorFile(self._file + ".anchor") if self._file else None
+        self._reload: Callable[[], None] = _not_bound
+        self._committed: Callable[[list[Event]], None] = _not_bound
+        #: Group commit, savepoints and catching up (the store's `write`, `flush`, `sync`).
+        self.tx = Transactions(db, self.log, self.anchor, reload=lambda: self._reload(),
+                               committed=lambda events: self._committed(events))
+
+    @classmethod
+    def open(cls, path: str | Path | None, *,
+             busy_timeout: float = BUSY_TIMEOUT_S) -> SQLiteStore:
+        """Open (creating if needed) the store on a database file (None: in memory).
+
+        Raises:
+            sqlite3.DatabaseError: the file is not a database, or cannot be read
+                (`engine.Engine.open` reports it as ``STORE_FAILED``).
+        """
+        return cls(open_database(path, busy_timeout=busy_timeout))
+
+    # ------------------------------------------------------------ lifecycle
+    @property
+    def file(self) -> str | None:
+        """The database file, or None for an in-memory database."""
+        return self._file
+
+    def bind(self, *, reload: Callable[[], None],
+             committed: Callable[[list[Event]], None]) -> None:
+        """The engine's hooks (see `engine.store.base.Store.bind`)."""
+        self._reload, self._committed = reload, committed
+
+    def load(self, clock: SteadyClock) -> State:
+        """The state as the store holds it now (and the secrets and log tail read afresh)."""
+        self.log.forget_tail()  # a rollback may have taken the newest rows away
+        state = load_state(self.db, self.canvas, clock)
+        self.secrets.reload()
+        return state
+
+    def close(self) -> None:
+        """Close the database connection."""
+        self.db.close()
+
+    # --------------------------------------------------------- transactions
+    @property
+    def depth(self) -> int:
+        """Nesting of `write` in the running operation."""
+        return self.tx.depth
+
+    def durably(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...],
+                kwargs: dict[str, Any], *, locked: bool) -> Awaitable[Any]:
+        """Run an operation, then wait until every batch it wrote in is committed."""
+        return self.tx.durably(fn, args, kwargs, locked=locked)
+
+    def write(self, *, one_statement: bool = False) -> Write:
+        """The writes of one operation, in a savepoint of the open batch."""
+        return Write(self.tx, one_statement)
+
+    def emit(self, event: Event) -> None:
+        """Add an event to the open batch: sent once the batch has committed."""
+        self.tx.events.append(event)
+
+    def flush(self) -> None:
+        """Commit the open batch now."""
+        self.tx.flush()
+
+    def pin_and_flush(self) -> None:
+        """Commit what is pending, even a batch a locked retry holds."""
+        self.tx.pin_and_flush()
+
+    def sync(self) -> None:
+        """Reload the state when another connection committed."""
+        self.tx.sync()
+
+    def changes(self, interval: float = 0.1) -> AsyncIterator[int]:
+        """Yield the store's revision whenever another process commits a change.
+
+        Reads SQLite's ``data_version`` (one pragma) every ``interval``
+        seconds, and reloads the state only when it moved.
+        """
+        return self.tx.changes(interval)
+
+    @property
+    def commits(self) -> int:
+        """Write transactions committed."""
+        return self.tx.commits
+
+    @property
+    def reloads(self) -> int:
+        """How often another process's commit made us reload."""
+        return self.tx.reloads
+
+    @property
+    def revision(self) -> int:
+        """Bumped by every committed batch and every reload."""
+        return self.tx.revision
+
+    def verify_log(self) -> Verification:
+        """Check the arrow log's chain, its anchor, and the consent history."""
+        return verify_anchored(self.log, self.anchor)
+
+    # ------------------------------------------------------ rate windows
+    def count_rate_event(self, card: str, key: str, t: float) -> None:
+        """Record an accepted call in ``card``'s window ``key`` at ``t``."""
+        self.db.conn.execute("insert into rate_events (card, key, t) values (?, ?, ?)",
+                             [card, key, t])
+
+    def forget_rate_events(self, card: str) -> None:
+        """Drop every rate event of a removed card."""
+        self.db.conn.execute("delete from rate_events where card = ?", [card])
+
+    # ------------------------------------------------------------ prompts
+    def next_prompt_position(self) -> int:
+        """The position the next prompt takes (read inside the write: unique)."""
+        return int(self.db.conn.execute(
+            "select coalesce(max(position), 0) + 1 from prompts").fetchone()[0])
+
+    def save_prompt(self, prompt: Prompt) -> None:
+        """Insert or replace a prompt as it now stands."""
+        row = prompt.to_row()
+        cols = list(row)
+        self.db.conn.execute(_upsert("prompts", cols), [row[c] for c in cols])
+
+    # --------------------------------------------------------- tool calls
+    def next_tool_call_position(self) -> int:
+        """The position the next tool call takes (read inside the write: unique)."""
+        return int(self.db.conn.execute(
+            "select coalesce(max(position), 0) + 1 from tool_calls").fetchone()[0])
+
+    def save_tool_call(self, tc: ToolCall) -> None:
+        """Insert or replace a tool call as it now stands."""
+        row = tc.to_row()
+        cols = list(row)
+        self.db.conn.execute(_upsert("tool_calls", cols), [row[c] for c in cols])
+
+    def tool_call(self, call_id: str) -> ToolCall | None:
+        """A tool call by id, open or resolved, or None."""
+        cur = self.db.conn.execute("select * from tool_calls where id = ?", [call_id])
+        row = cur.fetchone()
+        if row is None:
+            return None
+        cols = [d[0] for d in cur.description]
+        return ToolCall.from_row(dict(zip(cols, row)))
+
+    # -------------------------------------------------- packages, grants
+    def save_package(self, pkg: PackageState) -> None:
+        """Insert or replace a package: its state, manifests and digests."""
+        self.db.conn.execute(
+            "insert or replace into packages (name, state, manifest, digests, hash,"
+            " pending_manifest, pending_digests, pending_hash) values (?, ?, ?, ?, ?, ?, ?, ?)",
+            [pkg.name, "installed" if pkg.installed else "available", json.dumps(pkg.raw),
+             json.dumps(pkg.digests), pkg.hash,
+             json.dumps(pkg.pending_raw) if pkg.pending_raw is not None else None,
+             json.dumps(pkg.pending_digests) if pkg.pending_digests is not None else None,
+             pkg.pending_hash],
+        )
+
+    def set_grants(self, package: str, permissions: Iterable[str], *, t: float,
+                   by: str) -> None:
+        """Make the package's granted permissions exactly ``permissions`` (in that order)."""
+        conn = self.db.conn
+        conn.execute("delete from grants where package = ?", [package])
+        for perm in permissions:
+            conn.execute("insert into grants (package, permission, t, by) values (?, ?, ?, ?)",
+                         [package, perm, t, by])
+
+    # -------------------------------------------------------------- usage
+    def save_usage(self, workspace: str, tokens: int, cost: float) -> None:
+        """Set a workspace's token usage and cost totals."""
+        self.db.conn.execute("insert or replace into usage (workspace, tokens, cost)"
+                             " values (?, ?, ?)", [workspace, tokens, cost])
+
+    # ------------------------------------------------------------- canvas
+    def save_workspace(self, ws: Workspace) -> None:
+        """Insert or replace a workspace."""
+        self.canvas.save_workspace(ws)
+
+    def save_node(self, node: Node) -> None:
+        """Insert a node (after every other) or replace its data in place."""
+        self.canvas.save_node(node)
+
+    def delete_node(self, node_id: str) -> None:
+        """Delete a node and its arrows."""
+        self.canvas.delete_node(node_id)
+
+    def save_arrow(self, arrow: Arrow) -> None:
+        """Insert an arrow."""
+        self.canvas.save_arrow(arrow)
+
+    def delete_arrow(self, arrow_id: str) -> None:
+        """Delete an arrow."""
+        self.canvas.delete_arrow(arrow_id)
+
+    # --------------------------------------------------------------- meta
+    def set_meta(self, key: str, value: str) -> None:
+        """Insert or replace a value of the ``meta`` table."""
+        self.db.conn.execute("insert or replace into meta (key, value) values (?, ?)",
+                             [key, value])
+
+    def meta(self, key: str) -> str | None:
+        """A value of the ``meta`` table, or None."""
+        row = self.db.conn.execute("select value from meta where key = ?", [key]).fetchone()
+        return None if row is None else str(row[0])
+
+    # ------------------------------------------------------------- tokens
+    def tokens(self) -> SQLiteTokens:
+        """The service's token table, on connections of its own to the same file.
+
+        Raises:
+            ValueError: the store is in memory (no other connection can reach it).
+        """
+        if self._file is None:
+            raise ValueError("an in-memory store has no file for the token table's connections")
+        return SQLiteTokens(self._file)

@@ -1,0 +1,71 @@
+"""The HTTP service's token table (``service_tokens``) on connections of its own.
+
+`engine.service.auth.TokenStore` writes from a worker thread: the engine's
+group commit holds the write lock until its loop turns, so a write made on
+the loop's own thread through the engine's connection could wait for itself.
+Each change here commits on its own before returning (``synchronous=FULL``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+__all__ = ["SQLiteTokens"]
+
+
+class SQLiteTokens:
+    """`engine.store.base.TokenTable` over the engine's SQLite file.
+
+    Args:
+        path: the engine's database file (its migrations made the table).
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self._read = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        self._write = sqlite3.connect(self.path, timeout=30, isolation_level=None,
+                                      check_same_thread=False)
+        self._write.execute("pragma synchronous=FULL")
+        self._lock = threading.Lock()
+
+    def find(self, digest: str) -> tuple[str, str, str] | None:
+        """(id, principal, digest) of the live token with this digest, or None."""
+        row = self._read.execute(
+            "select id, principal, hash from service_tokens where hash = ? and revoked is null",
+            [digest]).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]), str(row[2]))
+
+    def principal_of(self, token_id: str) -> str | None:
+        """The principal a token id was minted for (revoked or not), or None."""
+        row = self._read.execute("select principal from service_tokens where id = ?",
+                                 [token_id]).fetchone()
+        return None if row is None else str(row[0])
+
+    def insert(self, token_id: str, digest: str, principal: str, t: float) -> None:
+        """Add a token, committed before returning."""
+        with self._lock:
+            self._write.execute("begin immediate")
+            try:
+                self._write.execute(
+                    "insert into service_tokens (id, hash, principal, t) values (?, ?, ?, ?)",
+                    [token_id, digest, principal, t])
+            except BaseException:
+                self._write.execute("rollback")
+                raise
+            self._write.execute("commit")
+
+    def revoke(self, token_id: str, t: float) -> bool:
+        """Revoke a live token (one statement, committed on its own); False when none."""
+        with self._lock:
+            cur = self._write.execute(
+                "update service_tokens set revoked = ? where id = ? and revoked is null",
+                [t, token_id])
+            return cur.rowcount > 0
+
+    def close(self) -> None:
+        """Close both connections."""
+        self._read.close()
+        with self._lock:
+            self._write.close()
