@@ -20,11 +20,9 @@ from engine.core.plans import CountRate, Pump, plan_call, plan_prompt
 from engine.core.text import shown
 from engine.effects.world import World
 from engine.services.apply import Applier
-from engine.services.context import Context
+from engine.services.context import Context, operation
 from engine.services.prompts import Prompts
 from engine.services.record import Recorder
-from engine.store.base import Store
-from engine.store.transactions import consistent
 
 __all__ = ["Calls"]
 
@@ -48,11 +46,6 @@ class Calls:
         self.applier = applier
         self.world = world
 
-    @property
-    def tx(self) -> Store:
-        """The store this service's operations run in."""
-        return self.ctx.store
-
     def _context_chain(self, context: object, card: object) -> tuple[str, ...] | None:
         """The causal chain of the card's open tool call ``context`` names, or None."""
         tc = self.ctx.state.tool_calls.get(context) if type(context) is str else None
@@ -60,7 +53,7 @@ class Calls:
             return None
         return tuple(tc.chain)
 
-    @consistent
+    @operation
     async def call(self, card: str, call: str, target: str | None = None,
                    args: dict[str, Any] | None = None, *, context: str | None = None) -> Decision:
         """A card makes a call; returns the decision (never raises for a refusal).
@@ -75,7 +68,6 @@ class Calls:
                 A prompt made without one while the card has tool calls open
                 is checked against the chain of each of them.
         """
-        self.ctx.tick()
         now = self.ctx.now()
         if not (type(card) is str and type(call) is str and card.isascii() and call.isascii()
                 and (target is None or type(target) is str and target.isascii())):
@@ -202,7 +194,7 @@ class Calls:
         return plan.decision.with_(value={"prompt": prompt.id,
                                           "state": self.ctx.state.prompts[prompt.id].state})
 
-    @consistent
+    @operation
     async def emit(self, card: str, port: str, data: Any, *,
                    context: str | None = None) -> dict[str, Decision]:
         """A card puts data on an output port; it travels every port arrow from it.
@@ -211,7 +203,6 @@ class Calls:
         itself is refused (unknown card, package not installed or pending, no
         such output port) the one refusal is under the key ``""``.
         """
-        self.ctx.tick()
         now = self.ctx.now()
         call = f"port:{port}" if type(port) is str else f"port:{shown(port)}"
         if not (type(card) is str and card.isascii()):

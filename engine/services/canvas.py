@@ -15,14 +15,12 @@ from canvas import Arrow, CanvasError, Node, Workspace, WorkspaceSettings
 from engine.core.errors import InvalidArgument, InvalidArrow
 from engine.core.limits import rate_owner
 from engine.core.principal import OPERATOR, Principal
-from engine.services.context import Context
+from engine.services.context import Context, operation
 from engine.services.guard import Guard
 from engine.services.nodes import Nodes
 from engine.services.prompts import Prompts
 from engine.services.record import Recorder
 from engine.services.tools import Tools
-from engine.store.base import Store
-from engine.store.transactions import consistent
 
 __all__ = ["CanvasOps"]
 
@@ -38,11 +36,6 @@ class CanvasOps:
         self.record = record
         self.prompts = prompts
         self.tools = tools
-
-    @property
-    def tx(self) -> Store:
-        """The store this service's operations run in."""
-        return self.ctx.store
 
     def _revalidate(self) -> None:
         """Cancel the prompts and tool calls a narrowing made impossible (SPEC §4.3)."""
@@ -72,7 +65,7 @@ class CanvasOps:
                                   reason="folder")
         return ws
 
-    @consistent
+    @operation
     async def create_workspace(self, workspace_id: str, folder: str | Path, *,
                                settings: dict[str, Any] | WorkspaceSettings | None = None,
                                by: object = OPERATOR) -> Workspace:
@@ -83,7 +76,6 @@ class CanvasOps:
                 create), or the folder is not an absolute path of an existing
                 folder (reason ``folder``).
         """
-        self.ctx.tick()
         subject = {"workspace": workspace_id}
         principal = self.guard.require_operator(by, "workspace.create", subject)
         self.check_new_workspace(workspace_id, folder)
@@ -117,11 +109,10 @@ class CanvasOps:
         self.guard.history(principal, action, subject)
         self.ctx.state.workspaces[ws.id] = ws
 
-    @consistent
+    @operation
     async def set_settings(self, workspace_id: str, changes: dict[str, Any], *,
                            by: object = OPERATOR) -> WorkspaceSettings:
         """Change a workspace's settings (operator only)."""
-        self.ctx.tick()
         subject = {"workspace": workspace_id, "settings": changes}
         principal = self.guard.require_operator(by, "settings.change", subject)
         ws = self.nodes.workspace(workspace_id)
@@ -136,11 +127,10 @@ class CanvasOps:
                 self.prompts.forget_budget(ws.id)
         return settings
 
-    @consistent
+    @operation
     async def add_node(self, node: dict[str, Any], *, workspace: str,
                        by: object = OPERATOR) -> Node:
         """Put a node on a workspace's canvas (operator only)."""
-        self.ctx.tick()
         subject = {"workspace": workspace, "node": node.get("id")}
         principal = self.guard.require_operator(by, "node.add", subject)
         self.nodes.workspace(workspace)
@@ -156,11 +146,10 @@ class CanvasOps:
             self.nodes.agents_changed(built, "added")
         return built
 
-    @consistent
+    @operation
     async def set_node(self, node_id: str, fields: dict[str, Any], *,
                        by: object = OPERATOR) -> Node:
         """Change fields of a node (operator only), e.g. ``{"dangerous": True}``."""
-        self.ctx.tick()
         subject = {"node": node_id, "fields": fields}
         principal = self.guard.require_operator(by, "node.set", subject)
         try:
@@ -176,10 +165,9 @@ class CanvasOps:
             await self.prompts.pump_all()
         return updated
 
-    @consistent
+    @operation
     async def remove_node(self, node_id: str, *, by: object = OPERATOR) -> None:
         """Remove a node and its arrows; prompts queued or held on them are cancelled."""
-        self.ctx.tick()
         node = self.nodes.node(node_id)
         subject = {"node": node_id}
         principal = self.guard.require_narrowing(by, "node.remove", subject, node.workspace)
@@ -206,10 +194,9 @@ class CanvasOps:
             self._revalidate()
             await self.prompts.pump_all()
 
-    @consistent
+    @operation
     async def add_arrow(self, arrow: dict[str, Any], *, by: object = OPERATOR) -> Arrow:
         """Draw an arrow (operator only). Invalid arrows raise INVALID_ARROW and change nothing."""
-        self.ctx.tick()
         subject = {"arrow": arrow.get("id"), "from": arrow.get("from"), "to": arrow.get("to")}
         principal = self.guard.require_operator(by, "arrow.add", subject)
         try:
@@ -222,10 +209,9 @@ class CanvasOps:
             self.ctx.state.canvas.add_arrow(checked)
         return checked
 
-    @consistent
+    @operation
     async def remove_arrow(self, arrow_id: str, *, by: object = OPERATOR) -> None:
         """Remove an arrow; prompts queued or held on it are cancelled (not-connected)."""
-        self.ctx.tick()
         arrow = self.ctx.state.canvas.arrow(arrow_id)
         if arrow is None:
             raise InvalidArrow(f"no arrow {arrow_id!r}", reason="missing-arrow")
@@ -238,7 +224,7 @@ class CanvasOps:
             self.ctx.state.canvas.remove_arrow(arrow_id)
             self._revalidate()
 
-    @consistent
+    @operation
     async def record_usage(self, workspace: str, tokens: int, cost: float) -> None:
         """Add token usage and cost to a workspace (what ``usage.get`` reports)."""
         tokens0, cost0 = self.ctx.state.usage.get(workspace, (0, 0.0))

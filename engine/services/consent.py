@@ -32,13 +32,11 @@ from engine.core.manifest import (
 from engine.core.principal import OPERATOR, Principal
 from engine.core.review import Diff, Review, diff_manifests, install_review
 from engine.core.state import PackageState
-from engine.services.context import Context
+from engine.services.context import Context, operation
 from engine.services.guard import Guard
 from engine.services.nodes import Nodes
 from engine.services.prompts import Prompts
 from engine.services.tools import Tools
-from engine.store.base import Store
-from engine.store.transactions import consistent
 from engine.store.vault import SecretVault
 
 __all__ = ["Consent"]
@@ -54,11 +52,6 @@ class Consent:
         self.nodes = nodes
         self.prompts = prompts
         self.tools = tools
-
-    @property
-    def tx(self) -> Store:
-        """The store this service's operations run in."""
-        return self.ctx.store
 
     def _revalidate(self) -> None:
         """Cancel the prompts and tool calls a change made impossible (SPEC §4.3)."""
@@ -109,14 +102,13 @@ class Consent:
                 self.ctx.emit("permissions.changed", card.id, package=package,
                            granted=sorted(permissions))
 
-    @consistent
+    @operation
     async def offer(self, name: str, manifest: dict[str, Any], digests: dict[str, str]) -> None:
         """Make a package available to install (its manifest is validated at install).
 
         Raises:
             ManifestInvalid: the manifest is not plain JSON of bounded depth.
         """
-        self.ctx.tick()
         require_json(manifest, package=name)
         existing = self.ctx.state.packages.get(name)
         if existing is not None and existing.installed:
@@ -136,17 +128,16 @@ class Consent:
                 package=pkg_name)
         return manifest
 
-    @consistent
+    @operation
     async def review(self, name: str) -> Review:
         """The install review of an offered package; installs nothing."""
-        self.ctx.tick()
         pkg = self._package(name)
         raw, digests = (pkg.pending_raw, pkg.pending_digests) if pkg.is_pending else \
             (pkg.raw, pkg.digests)
         assert raw is not None and digests is not None
         return install_review(self._parse_for(name, raw), content_hash(digests))
 
-    @consistent
+    @operation
     async def install(self, name: str, *, grant: str | list[str] = "required",
                       accept: bool = True, by: object = OPERATOR) -> Review:
         """Show the review and take the person's answer: all required permissions, or nothing.
@@ -160,7 +151,6 @@ class Consent:
             ApprovalRefused: not from an operator, or a grant the manifest lacks.
             ManifestInvalid: the manifest fails validation.
         """
-        self.ctx.tick()
         subject = {"package": name}
         principal = self.guard.require_operator(by, "install", subject)
         pkg = self._package(name)
@@ -203,10 +193,9 @@ class Consent:
                                                   "granted": sorted(chosen)})
         return review
 
-    @consistent
+    @operation
     async def grant(self, package: str, permission: str, *, by: object = OPERATOR) -> None:
         """Grant one declared permission (e.g. an optional one, from settings)."""
-        self.ctx.tick()
         subject = {"package": package, "permission": permission}
         principal = self.guard.require_operator(by, "grant", subject)
         pkg = self._installed(package)
@@ -229,10 +218,9 @@ class Consent:
                                  "new version", package=package)
         return pkg
 
-    @consistent
+    @operation
     async def revoke(self, package: str, permission: str, *, by: object = OPERATOR) -> None:
         """Revoke a permission: calls fail from now, queued and held prompts are cancelled."""
-        self.ctx.tick()
         subject = {"package": package, "permission": permission}
         principal = self.guard.require_narrowing(by, "revoke", subject,
                                                       self._package_canvases(package))
@@ -245,7 +233,7 @@ class Consent:
             self.guard.history(principal, "revoke", subject)
             self._revalidate()
 
-    @consistent
+    @operation
     async def request(self, card: str, permission: str, *, answer: bool,
                       by: object = OPERATOR) -> bool:
         """A card asks for an optional permission; ``by`` answers. Returns whether granted.
@@ -255,7 +243,6 @@ class Consent:
                 permission is not declared optional (``not-optional``).
             ApprovalRefused: the answer does not come from an operator.
         """
-        self.ctx.tick()
         node = self.ctx.state.canvas.node(card)
         if node is None or node.type != "card":
             raise CardUnknown(f"no custom card {card!r}", card=card)
@@ -292,7 +279,7 @@ class Consent:
         assert pkg.pending_hash is not None
         return Update(package, pkg.pending_hash, diff_manifests(pkg.manifest, pkg.pending))
 
-    @consistent
+    @operation
     async def update(self, package: str, *, manifest: dict[str, Any] | None = None,
                      digests: dict[str, str] | None = None) -> Update:
         """New files and/or a new manifest arrived: the package is pending until approved.
@@ -303,7 +290,6 @@ class Consent:
         Raises:
             ManifestInvalid: the new manifest fails validation; nothing changes.
         """
-        self.ctx.tick()
         pkg = self._package(package)
         if not pkg.installed:
             raise PackageNotInstalled(f"{package} is not installed; offer it", package=package)
@@ -339,7 +325,7 @@ class Consent:
             self._revalidate()
         return Update(package, new_hash, diff)
 
-    @consistent
+    @operation
     async def approve(self, package: str, *, review_hash: str,
                       by: object = OPERATOR) -> Diff:
         """Approve the pending version whose review (``review_hash``) the person saw.
@@ -350,7 +336,6 @@ class Consent:
             ApprovalRefused: not an operator, or ``stale`` when the pending
                 version is no longer the one reviewed.
         """
-        self.ctx.tick()
         subject = {"package": package, "hash": review_hash}
         principal = self.guard.require_operator(by, "approve", subject)
         pkg = self._package(package)
@@ -380,11 +365,10 @@ class Consent:
             await self.prompts.pump_all()
         return diff
 
-    @consistent
+    @operation
     async def set_secret(self, name: str, host: str, value: str, *,
                          by: object = OPERATOR) -> None:
         """Store a secret for exactly one host (operator only); cards fill it by placeholder."""
-        self.ctx.tick()
         subject = {"secret": name, "host": host}
         principal = self.guard.require_operator(by, "secret.set", subject)
         problem = SecretVault.problem(name, host)
@@ -394,10 +378,9 @@ class Consent:
             self.ctx.secrets.put(name, host, value, self.ctx.now())
             self.guard.history(principal, "secret.set", subject)
 
-    @consistent
+    @operation
     async def delete_secret(self, name: str, *, by: object = OPERATOR) -> None:
         """Remove a secret (narrowing: operators, or agents and cards on a canvas)."""
-        self.ctx.tick()
         subject = {"secret": name}
         principal = self.guard.require_narrowing(by, "secret.delete", subject,
                                                       self._secret_canvases(name))

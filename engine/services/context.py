@@ -10,16 +10,18 @@ expiring holds and tool calls whose time has come).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from engine.core.events import Event
 from engine.core.limits import SteadyClock
 from engine.core.state import State
 from engine.store.base import Secrets, Store
+from engine.store.transactions import run_consistently
 
-__all__ = ["Context"]
+__all__ = ["Context", "Service", "operation"]
 
 
 class Context:
@@ -76,3 +78,36 @@ class Context:
         self.store.sync()
         for ticker in self._tickers:
             ticker()
+
+
+class Service(Protocol):
+    """A service: it works on a `Context`."""
+
+    @property
+    def ctx(self) -> Context:
+        """The store, the state and the time it works on."""
+        ...
+
+
+_F = TypeVar("_F", bound=Callable[..., Awaitable[Any]])
+
+
+def operation(fn: _F) -> _F:
+    """A public operation of a service, with the prologue every operation shares.
+
+    It runs consistently and durably on the service's store (see
+    `engine.store.transactions.consistent`: it returns once what it wrote
+    has committed; called from inside another operation, it joins it), and
+    it begins by catching up with other processes and expiring what is due
+    (`Context.tick`), again if it is retried under the write lock.
+    """
+
+    async def body(self: Service, *args: Any, **kwargs: Any) -> Any:
+        self.ctx.tick()
+        return await fn(self, *args, **kwargs)
+
+    @functools.wraps(fn)
+    async def wrapper(self: Service, *args: Any, **kwargs: Any) -> Any:
+        return await run_consistently(self.ctx.store, body, (self, *args), kwargs)
+
+    return wrapper  # type: ignore[return-value]

@@ -14,11 +14,9 @@ from engine.core.errors import CardLimit, InvalidArgument, InvalidArrow, Invalid
 from engine.core.principal import OPERATOR
 from engine.core.text import visible
 from engine.services.canvas import CanvasOps
-from engine.services.context import Context
+from engine.services.context import Context, operation
 from engine.services.guard import Guard
 from engine.services.nodes import Nodes
-from engine.store.base import Store
-from engine.store.transactions import consistent
 
 __all__ = ["NOT_IMPORTED", "ImportReview", "Interchange"]
 
@@ -98,12 +96,7 @@ class Interchange:
         self.nodes = nodes
         self.canvas = canvas
 
-    @property
-    def tx(self) -> Store:
-        """The store this service's operations run in."""
-        return self.ctx.store
-
-    @consistent
+    @operation
     async def import_canvas(self, workspace_id: str, folder: str | Path,
                             doc: Any, *, settings: dict[str, Any] | None = None,
                             by: object = OPERATOR) -> ImportReview:
@@ -118,7 +111,6 @@ class Interchange:
         Raises:
             InvalidRequest: naming the first problem; nothing is created.
         """
-        self.ctx.tick()
         subject = {"workspace": workspace_id, "format": "json-canvas"}
         principal = self.guard.require_operator(by, "canvas.import", subject)
         self.canvas.check_new_workspace(workspace_id, folder)

@@ -24,12 +24,10 @@ from engine.core.principal import OPERATOR
 from engine.core.prompts import QUEUE_LIMIT, Prompt
 from engine.effects.world import World
 from engine.services.apply import Applier
-from engine.services.context import Context
+from engine.services.context import Context, operation
 from engine.services.guard import Guard
 from engine.services.nodes import Nodes
 from engine.services.record import Recorder
-from engine.store.base import Store
-from engine.store.transactions import consistent
 
 __all__ = ["Prompts"]
 
@@ -60,11 +58,6 @@ class Prompts:
         self._budget_tasks: set[asyncio.Task[None]] = set()
         self._waiters: dict[str, list[asyncio.Future[None]]] = {}
         ctx.on_tick(self.expire_due)
-
-    @property
-    def tx(self) -> Store:
-        """The store this service's operations run in."""
-        return self.ctx.store
 
     def expire_due(self) -> None:
         """Expire every hold whose deadline has passed (part of each operation's prologue)."""
@@ -162,10 +155,9 @@ class Prompts:
                                                                       context=_TaskContext()))
         self._budget_tasks = {t for t in self._budget_tasks if not t.done()}
 
-    @consistent
+    @operation
     async def deliver_queued(self) -> None:
         """Deliver what the budget now allows (a durable operation of its own)."""
-        self.ctx.tick()
         with self.ctx.write():
             await self.pump_all()
 
@@ -252,10 +244,9 @@ class Prompts:
         """A person rejects a held prompt (PROMPT_REJECTED); no digest is needed to say no."""
         return await self._answer_hold(prompt_id, approve=False, by=by, text_sha256=None)
 
-    @consistent
+    @operation
     async def _answer_hold(self, prompt_id: str, *, approve: bool, by: object,
                            text_sha256: str | None) -> Decision:
-        self.ctx.tick()
         action = "hold.approve" if approve else "hold.reject"
         prompt = self.ctx.state.prompts.get(prompt_id)
         subject = {"prompt": prompt_id, "package": prompt.package if prompt else None}
@@ -342,10 +333,9 @@ class Prompts:
                     if not fut.done():
                         fut.set_result(None)
 
-    @consistent
+    @operation
     async def agent_replied(self, agent: str, text: str) -> None:
         """The agent finished its turn with ``text``; it is waiting again."""
-        self.ctx.tick()
         node = self.nodes.node(agent, "agent")
         with self.ctx.write():
             for prompt in self.ctx.state.open_prompts.of_agent(agent, "delivered"):
@@ -358,20 +348,18 @@ class Prompts:
             self.nodes.output(updated, "reply", text)
             await self.pump(updated.id)
 
-    @consistent
+    @operation
     async def command_exited(self, terminal: str, code: int) -> None:
         """A command in a terminal ended with ``code``: it goes out on the ``exit`` port."""
-        self.ctx.tick()
         node = self.nodes.node(terminal, "terminal")
         with self.ctx.write():
             data = dict(node.data, exit=code, status="waiting")
             self.nodes.save(Node(node.id, node.type, node.workspace, data))
             self.nodes.output(node, "exit", code)
 
-    @consistent
+    @operation
     async def driver_status(self, node_id: str, status: str) -> None:
         """A driver reports its node's status changed on its own (``finished``)."""
-        self.ctx.tick()
         node = self.ctx.state.canvas.node(node_id)
         if node is None or node.data.get("status") == status:
             return
@@ -379,11 +367,10 @@ class Prompts:
             self.nodes.save(Node(node.id, node.type, node.workspace, dict(node.data,
                                                                          status=status)))
 
-    @consistent
+    @operation
     async def terminal_output(self, terminal: str, text: str, *,
                               exit: int | None = None) -> None:
         """Text appears on a terminal's screen, and maybe it exits."""
-        self.ctx.tick()
         node = self.nodes.node(terminal, "terminal")
         with self.ctx.write():
             self.nodes.save(self.world.terminal_output(node, text, exit))

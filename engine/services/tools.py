@@ -42,10 +42,8 @@ from engine.core.principal import Principal
 from engine.core.prompts import Prompt
 from engine.core.text import shown
 from engine.core.tools import ToolCall, agent_side, tool_args_problem, tool_chain
-from engine.services.context import Context
+from engine.services.context import Context, operation
 from engine.services.record import Recorder
-from engine.store.base import Store
-from engine.store.transactions import consistent
 
 __all__ = ["MISSING", "Tools"]
 
@@ -61,13 +59,8 @@ class Tools:
         self._waiters: dict[str, list[asyncio.Future[None]]] = {}
         ctx.on_tick(self.expire_due)
 
-    @property
-    def tx(self) -> Store:
-        """The store this service's operations run in."""
-        return self.ctx.store
-
     # ------------------------------------------------------------ the call
-    @consistent
+    @operation
     async def tool(self, agent: str, card: str, tool: str,
                    args: dict[str, Any] | None = None) -> Decision:
         """An agent calls a card's tool (SPEC §9).
@@ -77,7 +70,6 @@ class Tools:
         gets a ``tool.call`` event, and `wait_tool` gives the answer. Calls
         the card makes with ``context=`` that id carry the causal chain.
         """
-        self.ctx.tick()
         # The tool's name as a log row can hold it (an odd one is then UNKNOWN_TOOL).
         call = f"tool:{shown(tool)}"
         if not (type(card) is str and type(agent) is str and str.isascii(card)
@@ -133,7 +125,7 @@ class Tools:
         return decision
 
     # ---------------------------------------------------------- answers
-    @consistent
+    @operation
     async def answer_tool(self, call_id: str, *, result: Any = MISSING,
                           error: str | None = None, by: object) -> ToolCall:
         """The card answers its open tool call, once: a ``result`` or an ``error`` text.
@@ -148,7 +140,6 @@ class Tools:
                 result that is not JSON or is larger than ``max_payload``.
                 Nothing changes.
         """
-        self.ctx.tick()
         tc = self.tool_call(call_id)
         principal = Principal.parse(by)
         if tc is None or principal.kind != "card" or principal.node != tc.card:
@@ -187,7 +178,7 @@ class Tools:
                 self._resolve_tool(tc, "answered", None, None, "", payload=payload)
         return tc
 
-    @consistent
+    @operation
     async def cancel_tool(self, call_id: str, *, by: object) -> ToolCall:
         """The calling agent (or the operator) gives up on an open tool call: ``cancelled``.
 
@@ -197,7 +188,6 @@ class Tools:
         Raises:
             InvalidRequest: ``NOT_FOUND`` for no such tool call of that agent.
         """
-        self.ctx.tick()
         tc = self.tool_call(call_id)
         principal = Principal.parse(by)
         if tc is None or not (principal.is_operator or (principal.kind == "agent"

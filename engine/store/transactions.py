@@ -28,7 +28,7 @@ from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.base import Transactional
 from engine.store.log import ArrowLog
 
-__all__ = ["HasTransactions", "Transactions", "Write", "consistent"]
+__all__ = ["HasTransactions", "Transactions", "Write", "consistent", "run_consistently"]
 
 
 class _Stale(Exception):
@@ -92,17 +92,22 @@ def consistent(fn: _F) -> _F:
 
     @functools.wraps(fn)
     async def wrapper(self: HasTransactions, *args: Any, **kwargs: Any) -> Any:
-        tx = self.tx
-        if tx.depth or _JOINED.get() is not None:
-            return await fn(self, *args, **kwargs)
-        try:
-            return await tx.durably(fn, (self, *args), kwargs, locked=False)
-        except _Stale:
-            # Contention: decide again from fresh state while holding the
-            # write lock for the whole operation, so it cannot be stale.
-            return await tx.durably(fn, (self, *args), kwargs, locked=True)
+        return await run_consistently(self.tx, fn, (self, *args), kwargs)
 
     return wrapper  # type: ignore[return-value]
+
+
+async def run_consistently(tx: Transactional, fn: Callable[..., Awaitable[Any]],
+                           args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """Run ``fn(*args, **kwargs)`` as a `consistent` operation on ``tx``."""
+    if tx.depth or _JOINED.get() is not None:
+        return await fn(*args, **kwargs)
+    try:
+        return await tx.durably(fn, args, kwargs, locked=False)
+    except _Stale:
+        # Contention: decide again from fresh state while holding the
+        # write lock for the whole operation, so it cannot be stale.
+        return await tx.durably(fn, args, kwargs, locked=True)
 
 
 class Write:
