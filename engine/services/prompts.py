@@ -28,6 +28,7 @@ from engine.services.context import Context, operation
 from engine.services.guard import Guard
 from engine.services.nodes import Nodes
 from engine.services.record import Recorder
+from engine.services.waiters import Waiters
 
 __all__ = ["Prompts"]
 
@@ -56,7 +57,7 @@ class Prompts:
         self._waiting_budget: set[str] = set()
         self._prepaid: dict[str, int] = {}
         self._budget_tasks: set[asyncio.Task[None]] = set()
-        self._waiters: dict[str, list[asyncio.Future[None]]] = {}
+        self._waiters = Waiters()
         ctx.on_tick(self.expire_due)
 
     def expire_due(self) -> None:
@@ -314,24 +315,17 @@ class Prompts:
             if decision.outcome != "held":
                 resolution = resolution_of(self.ctx.state.prompts[prompt_id])
                 return decision.with_(value={**decision.value, "resolution": resolution})
-            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._waiters.setdefault(prompt_id, []).append(fut)
             prompt = self.ctx.state.prompts[prompt_id]
             # Wake at the deadline, and now and then to see answers given by
             # a person in another process (the TUI).
-            timeout = min(max(0.0, (prompt.deadline or self.ctx.now()) - self.ctx.now()) + 0.01, 0.2)
-            try:
-                await asyncio.wait_for(fut, timeout=timeout)
-            except TimeoutError:
-                pass
+            now = self.ctx.now()
+            await self._waiters.nap(prompt_id, min(max(0.0, (prompt.deadline or now) - now) + 0.01,
+                                                   0.2))
 
     def wake_waiters(self) -> None:
-        for prompt_id in list(self._waiters):
-            prompt = self.ctx.state.prompts.get(prompt_id)
-            if prompt is None or prompt.state != "held":
-                for fut in self._waiters.pop(prompt_id):
-                    if not fut.done():
-                        fut.set_result(None)
+        """A batch committed: wake those waiting on a prompt that is no longer held."""
+        prompts = self.ctx.state.prompts
+        self._waiters.wake(lambda pid: (p := prompts.get(pid)) is None or p.state != "held")
 
     @operation
     async def agent_replied(self, agent: str, text: str) -> None:

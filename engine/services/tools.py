@@ -29,7 +29,6 @@ on prompts made without naming a context.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from typing import Any
@@ -44,6 +43,7 @@ from engine.core.text import shown
 from engine.core.tools import ToolCall, agent_side, tool_args_problem, tool_chain
 from engine.services.context import Context, operation
 from engine.services.record import Recorder
+from engine.services.waiters import Waiters
 
 __all__ = ["MISSING", "Tools"]
 
@@ -56,7 +56,7 @@ class Tools:
     def __init__(self, ctx: Context, record: Recorder) -> None:
         self.ctx = ctx
         self.record = record
-        self._waiters: dict[str, list[asyncio.Future[None]]] = {}
+        self._waiters = Waiters()
         ctx.on_tick(self.expire_due)
 
     # ------------------------------------------------------------ the call
@@ -239,15 +239,10 @@ class Tools:
             left = None if end is None else end - time.monotonic()
             if left is not None and left <= 0:
                 return tc
-            fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._waiters.setdefault(call_id, []).append(fut)
             # Wake at the deadline, and now and then for answers given by
             # another process on the same store.
             nap = min(max(0.0, tc.deadline - self.ctx.now()) + 0.01, 0.2)
-            try:
-                await asyncio.wait_for(fut, timeout=nap if left is None else min(nap, left))
-            except TimeoutError:
-                pass
+            await self._waiters.nap(call_id, nap if left is None else min(nap, left))
 
     # ---------------------------------------------------------- internals
     def _save_tool_call(self, tc: ToolCall) -> None:
@@ -313,10 +308,8 @@ class Tools:
                                    f"cancelled: {found[1].name} no longer offers {tc.tool}")
 
     def wake_waiters(self) -> None:
-        for call_id in list(self._waiters):
-            tc = self.ctx.state.tool_calls.get(call_id)
-            if tc is None or not tc.is_open or self.tool_call_holds(tc):
-                for fut in self._waiters.pop(call_id):
-                    if not fut.done():
-                        fut.set_result(None)
+        """A batch committed: wake those waiting on a tool call that ended or met a hold."""
+        calls = self.ctx.state.tool_calls
+        self._waiters.wake(lambda cid: (tc := calls.get(cid)) is None or not tc.is_open
+                           or bool(self.tool_call_holds(tc)))
 
