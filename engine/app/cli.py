@@ -466,7 +466,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("cases", nargs="+", metavar="CASE.json", help="case files to play")
     p.add_argument("--json", action="store_true", help="one JSON object per step")
     p.add_argument("--store", metavar="URL",
-                   help="play every case on another store (PostgreSQL: not supported yet)")
+                   help="play every case on a PostgreSQL database (postgresql://…), each in a"
+                        " schema of its own, dropped after")
     p.set_defaults(fn=_cmd_replay)
 
     p = sub.add_parser("review", help="the install review of a manifest or package folder")
