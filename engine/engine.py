@@ -64,6 +64,7 @@ from engine.services.record import Recorder
 from engine.services.subscriptions import EventHub, Subscription
 from engine.services.tools import MISSING, Tools
 from engine.services.visibility import Visibility
+from engine.store.base import Store
 from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.log import Verification
 from engine.store.sqlite import SQLiteStore
@@ -73,11 +74,12 @@ __all__ = ["Engine", "Event", "EventSink", "Update"]
 
 
 class Engine:
-    """The consent engine over one SQLite store.
+    """The consent engine over one store: a SQLite file, or a shared PostgreSQL database.
 
     Args:
-        db: the app database (see `engine.store.open_database`), or its store
-            already opened (`SQLiteStore`).
+        db: the app database (see `engine.store.open_database`), or a store
+            already opened (`SQLiteStore`, `engine.store.pg.store.PGStore`:
+            any `engine.store.base.Store`).
         clock: seconds; wall-clock time by default so rate windows and hold
             deadlines survive a restart. Tests and replays inject their own.
         sink: receives every `Event` after the change behind it is durable.
@@ -87,20 +89,23 @@ class Engine:
 
     def __init__(
         self,
-        db: Database | SQLiteStore,
+        db: Database | Store,
         *,
         clock: Callable[[], float] = time.time,
         sink: EventSink | None = None,
         world: World | None = None,
     ) -> None:
         #: The store: every read and write of the services goes through it.
-        self.store = store = db if isinstance(db, SQLiteStore) else SQLiteStore(db)
+        self.store: Store = SQLiteStore(db) if isinstance(db, Database) else db
+        store = self.store
         store.bind(reload=self._reload, committed=self._committed)
-        #: The store's database (tests and tools read it directly).
-        self.db = store.db
+        #: The SQLite store's database (tests and tools read it directly);
+        #: None on another store.
+        self.db: Database | None = store.db if isinstance(store, SQLiteStore) else None
         #: The arrow log, the consent history, the anchor file beside the
-        #: database (None in memory) and the secrets, as the store keeps them.
-        self.log, self.history, self.anchor = store.log, store.history, store.anchor
+        #: database (None in memory and on PostgreSQL) and the secrets.
+        self.log, self.history = store.log, store.history
+        self.anchor = store.anchor if isinstance(store, SQLiteStore) else None
         self.secrets = store.secrets
         self.clock = clock
         self.sink = sink
@@ -126,13 +131,35 @@ class Engine:
         ctx.reload()
 
     @classmethod
-    def open(cls, path: str | Path | None, *, busy_timeout: float | None = None,
-             **kwargs: Any) -> Engine:
-        """Open (creating if needed) the engine on a database file.
+    def open(cls, path: str | Path | None = None, *, busy_timeout: float | None = None,
+             store: str | Store | None = None, **kwargs: Any) -> Engine:
+        """Open (creating if needed) the engine on a database file, or on ``store``.
+
+        Args:
+            path: the SQLite file (None: in memory), when no ``store`` is given.
+            store: a ``postgresql://`` URL (the shared store, SPEC §10
+                "Storage"), or a store already opened; ``path`` must then be None.
 
         Raises:
-            StoreFailed: the file is not a database, or cannot be read.
+            StoreFailed: the file is not a database, or cannot be read; the
+                PostgreSQL server cannot be reached or holds another schema.
+            ValueError: both ``path`` and ``store``, or a ``store`` text that is
+                not a PostgreSQL URL.
         """
+        if store is not None:
+            if path is not None:
+                raise ValueError("Engine.open takes a database file or a store, not both")
+            if isinstance(store, str):
+                from engine.store.pg.store import PGStore, is_postgres_url
+
+                if not is_postgres_url(store):
+                    raise ValueError("a store is a postgresql:// URL (or an opened Store)")
+                store = PGStore.open(store)
+            try:
+                return cls(store, **kwargs)
+            except BaseException:
+                store.close()
+                raise
         try:
             store = SQLiteStore.open(path, busy_timeout=BUSY_TIMEOUT_S if busy_timeout is None
                                      else busy_timeout)
@@ -211,7 +238,7 @@ class Engine:
         return self.events.open(card, limit)
 
     @property
-    def tx(self) -> SQLiteStore:
+    def tx(self) -> Store:
         """The store the façade's own operations (`expire_due`) run in."""
         return self.store
 

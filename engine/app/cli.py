@@ -135,7 +135,37 @@ def _open_log(args: argparse.Namespace) -> tuple[Path, Any]:
     return path, ArrowLog(open_database(path))
 
 
+def add_store_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--store URL`` (a shared PostgreSQL store, instead of ``--db``) to a subcommand."""
+    parser.add_argument("--store", metavar="URL",
+                        help="a shared PostgreSQL store (postgresql://…) instead of --db")
+
+
+def open_store(args: argparse.Namespace) -> Any:
+    """The PostgreSQL store ``--store`` names (`engine.store.pg.store.PGStore`).
+
+    Raises:
+        CliError: with ``--db`` too, or not a ``postgresql://`` URL (exit code 2).
+        StoreFailed: the server cannot be reached.
+    """
+    from engine.store.pg.store import PGStore, is_postgres_url
+
+    if getattr(args, "db", None):
+        raise CliError("give --db or --store, not both")
+    if not is_postgres_url(args.store):
+        raise CliError("--store takes a postgresql:// URL")
+    return PGStore.open(args.store)
+
+
 def _filtered_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
+    if getattr(args, "store", None):
+        store = open_store(args)
+        try:
+            return list(store.log.rows(arrow=args.arrow, card=args.card, package=args.package,
+                                       outcome=args.outcome, call=args.call, since=args.since,
+                                       until=args.until))
+        finally:
+            store.close()
     _path, log = _open_log(args)
     try:
         return list(log.rows(arrow=args.arrow, card=args.card, package=args.package,
@@ -168,7 +198,14 @@ def _cmd_log_export(args: argparse.Namespace) -> int:
 def _cmd_log_verify(args: argparse.Namespace) -> int:
     from engine.store.logindex import verify_path
 
-    result = verify_path(db_path(args))
+    if getattr(args, "store", None):
+        store = open_store(args)
+        try:
+            result = store.verify_log()
+        finally:
+            store.close()
+    else:
+        result = verify_path(db_path(args))
     if args.json:
         _print_json({"ok": result.ok, "rows": result.rows, "first_bad": result.first_bad,
                      "problem": result.problem or None})
@@ -373,6 +410,7 @@ def _log_parsers(sub: Any) -> None:
 
     def filters(p: argparse.ArgumentParser) -> None:
         add_db_option(p)
+        add_store_option(p)
         p.add_argument("--arrow", metavar="ID", help="only rows logged on this arrow")
         p.add_argument("--card", metavar="ID", help="only calls of this card")
         p.add_argument("--package", metavar="NAME", help="only calls of this package's cards")
@@ -403,6 +441,7 @@ def _log_parsers(sub: Any) -> None:
                                      "against the anchor file; exit 1 naming the first bad "
                                      "row.")
     add_db_option(p)
+    add_store_option(p)
     p.add_argument("--json", action="store_true",
                    help='print {"ok", "rows", "first_bad", "problem"} as JSON')
     p.set_defaults(fn=_cmd_log_verify)
@@ -423,7 +462,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("cases", nargs="+", metavar="CASE.json", help="case files to play")
     p.add_argument("--json", action="store_true", help="one JSON object per step")
     p.add_argument("--store", metavar="URL",
-                   help="play every case on another store (PostgreSQL: not supported yet)")
+                   help="play every case on a PostgreSQL database (postgresql://…), each in a"
+                        " schema of its own, dropped after")
     p.set_defaults(fn=_cmd_replay)
 
     p = sub.add_parser("review", help="the install review of a manifest or package folder")

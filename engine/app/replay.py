@@ -32,7 +32,7 @@ from engine.app.casefile import (
     write_files,
 )
 from engine.core.decision import Decision
-from engine.core.errors import CaseInvalid, ConsentError
+from engine.core.errors import CaseInvalid, ConsentError, StoreFailed
 from engine.core.hosts import normalise_host
 from engine.core.manifest import file_digests
 from engine.core.tools import ToolCall
@@ -218,17 +218,21 @@ _FAILED = object()
 
 class _Runner:
     def __init__(self, case: dict[str, Any], files: CaseFiles, folder: Path,
-                 net: ScopeHandler | None, fs: ScopeHandler | None) -> None:
+                 net: ScopeHandler | None, fs: ScopeHandler | None,
+                 store: str | None = None) -> None:
         self.case = case
         self.files = files
         self.folder = folder
         self.clock = VirtualClock()
         self.db_path = folder / "arrowgate.db"
+        #: A PostgreSQL URL to play on (in a schema of this case's own), or None.
+        self.store = store
+        self.schema: str | None = None
         self.workspace = folder / "workspace"
         self.trash = folder / "trash"
         self.world = World(net=net or _case_fetch(case),
                            fs=fs or ConfinedFiles(data_dir=folder / "data", trash=self.trash))
-        self.engine = Engine.open(self.db_path, clock=self.clock, world=self.world)
+        self.engine = self._open()
         self.step_prompts: dict[str, list[str]] = {}
         self.step_values: dict[str, Any] = {}
         #: Ids of ``tool`` steps that opened a tool call (``await`` reads its answer).
@@ -500,12 +504,23 @@ class _Runner:
         if do == "restart":
             self._close_subs()
             engine.close()
-            self.engine = Engine.open(self.db_path, clock=self.clock, world=self.world)
+            self.engine = self._open()
             # Tool-call contexts live as long as the tool call; a restart ends them.
             # Events not yet taken are lost with the engine that sent them.
             self._subscribe_cards()
             return {"ok": True}
         raise AssertionError(do)  # load_case refused every other do
+
+    def _open(self) -> Engine:
+        """The engine on the case's database: its SQLite file, or its PostgreSQL schema."""
+        if self.store is None:
+            return Engine.open(self.db_path, clock=self.clock, world=self.world)
+        from engine.store.pg.store import PGStore, create_schema
+
+        if self.schema is None:
+            self.schema = create_schema(self.store, prefix="arrowgate_replay")
+        return Engine(PGStore.open(self.store, schema=self.schema), clock=self.clock,
+                      world=self.world)
 
     def _close_subs(self) -> None:
         for sub in self.subs.values():
@@ -514,11 +529,17 @@ class _Runner:
 
     def close(self) -> None:
         self._close_subs()
-        self.engine.close()
+        try:
+            self.engine.close()
+        finally:
+            if self.store is not None and self.schema is not None:
+                from engine.store.pg.store import drop_schema
+
+                drop_schema(self.store, self.schema)
 
 
 async def run_case(path: str | Path, *, net: ScopeHandler | None = None,
-                   fs: ScopeHandler | None = None) -> CaseResult:
+                   fs: ScopeHandler | None = None, store: str | None = None) -> CaseResult:
     """Load, validate and play one case file; never raises for a bad case.
 
     An invalid case gives a result with ``invalid`` set and its problems in
@@ -531,7 +552,7 @@ async def run_case(path: str | Path, *, net: ScopeHandler | None = None,
     result = CaseResult(str(path), str(case.get("name") or path))
     try:
         with tempfile.TemporaryDirectory(prefix="arrowgate-replay-") as tmp:
-            runner = _Runner(case, files, Path(tmp), net, fs)
+            runner = _Runner(case, files, Path(tmp), net, fs, store)
             try:
                 try:
                     await runner.setup()
@@ -548,8 +569,12 @@ async def run_case(path: str | Path, *, net: ScopeHandler | None = None,
     return result
 
 
-def _store_problem(store: str) -> str:
-    """Why ``--store`` cannot be used (today: always), naming the store without a password."""
+def _store_problem(store: str) -> str | None:
+    """Why ``--store`` cannot be used, naming the store without a password; None when it can.
+
+    Connects once (and lets go), so that an unreachable server is one clear
+    error rather than a failure in every case.
+    """
     try:
         parts = urlsplit(store)
         shown = store if parts.password is None else urlunsplit(parts._replace(
@@ -559,8 +584,13 @@ def _store_problem(store: str) -> str:
     if parts is None or parts.scheme not in ("postgresql", "postgres"):
         return (f"arrowgate replay: --store {shown}: not a PostgreSQL URL "
                 "(postgresql://user@host/database)")
-    return (f"arrowgate replay: --store {shown}: the PostgreSQL store is not supported yet; "
-            "cases play on the embedded SQLite store (leave out --store)")
+    from engine.store.pg.store import create_schema, drop_schema
+
+    try:
+        drop_schema(store, create_schema(store, prefix="arrowgate_replay_check"))
+    except StoreFailed as exc:
+        return f"arrowgate replay: --store {shown}: {exc.message}"
+    return None
 
 
 def run_files(paths: list[str], *, as_json: bool = False, store: str | None = None) -> int:
@@ -572,11 +602,13 @@ def run_files(paths: list[str], *, as_json: bool = False, store: str | None = No
         cannot be used (nothing is played).
     """
     if store is not None:
-        print(_store_problem(store), file=sys.stderr)
-        return 2
+        problem = _store_problem(store)
+        if problem is not None:
+            print(problem, file=sys.stderr)
+            return 2
     passed = failed = invalid = 0
     for path in paths:
-        result = asyncio.run(run_case(path))
+        result = asyncio.run(run_case(path, store=store))
         if result.invalid:
             invalid += 1
             # An invalid case is an error about the input: on stderr, also with --json.

@@ -263,16 +263,30 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     from engine.app.common import db_path
     from engine.engine import Engine
 
-    if args.store:
-        print(f"arrowgate: --store {args.store}: not supported yet (only the embedded SQLite "
-              "store; use --db PATH)", file=sys.stderr)
-        return 2
     if args.socket and args.listen:
         print("arrowgate: give --socket or --listen, not both", file=sys.stderr)
         return 2
-    db = db_path(args, create=True)
-    engine = Engine.open(db)
-    tokens = TokenStore(db)
+    if args.store:
+        from engine.store.pg.store import is_postgres_url
+
+        if args.db:
+            print("arrowgate: give --db or --store, not both", file=sys.stderr)
+            return 2
+        if not is_postgres_url(args.store):
+            print("arrowgate: --store takes a postgresql:// URL", file=sys.stderr)
+            return 2
+        if not args.token_file or not (args.socket or args.listen):
+            # No database file to put them beside: the person says where.
+            print("arrowgate: with --store, give --token-file and --socket or --listen",
+                  file=sys.stderr)
+            return 2
+        engine = Engine.open(store=args.store)
+        db = Path(args.token_file)  # only the token file is named after it below
+        tokens = TokenStore(engine.store.tokens())
+    else:
+        db = db_path(args, create=True)
+        engine = Engine.open(db)
+        tokens = TokenStore(db)
     try:
         token_file = Path(args.token_file) if args.token_file else default_token_file(db)
         operator_token(tokens, token_file)
@@ -302,7 +316,9 @@ def register(sub: Any) -> None:
     """Add the ``serve`` subcommand to the command line."""
     p = sub.add_parser("serve", help="the local HTTP service (Unix socket by default)")
     p.add_argument("--db", help="database file (default: the embedded default)")
-    p.add_argument("--store", help="a store URL (postgresql://…): not supported yet")
+    p.add_argument("--store", metavar="URL",
+                   help="a shared PostgreSQL store (postgresql://…) instead of --db; needs "
+                        "--token-file and --socket or --listen")
     p.add_argument("--socket", help="Unix socket path (default: <db>.serve/serve.sock)")
     p.add_argument("--listen", metavar="HOST:PORT",
                    help="serve loopback TCP instead, e.g. 127.0.0.1:8377 (port 0: any free)")

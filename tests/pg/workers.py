@@ -90,3 +90,35 @@ def run_all(target: Any, args: tuple[Any, ...], processes: int,
     codes = [c.exitcode for c in children]
     assert codes == [0] * processes, f"a child failed: exit codes {codes}"
     return results
+
+
+def engine_burst(dsn: str, barrier: Barrier, prompts: int, worker: int, out: Any) -> None:
+    """An engine on the shared store: ``prompts`` prompts of card c1 at once, then a revoke.
+
+    Every worker sends its prompts together (one group commit each turn),
+    all workers at the same moment. Then worker 0 revokes ``agents.prompt``
+    while the others wait, and each worker makes one more call, which must
+    see the revoke. Reports (worker, outcomes, (code, reason) after, reloads).
+    """
+    import asyncio
+
+    from engine import Engine, World
+
+    async def run() -> None:
+        engine = Engine.open(store=dsn, world=World(net=None, fs=None))
+        try:
+            barrier.wait()
+            decisions = await asyncio.gather(*(
+                engine.call("c1", "agents.prompt", "a1", {"text": f"w{worker} p{i}"})
+                for i in range(prompts)))
+            barrier.wait()  # every burst is over
+            if worker == 0:
+                await engine.revoke("acme.p", "agents.prompt")
+            barrier.wait()  # the revoke has committed
+            after = await engine.call("c1", "agents.prompt", "a1", {"text": f"w{worker} after"})
+            out.put((worker, [d.outcome for d in decisions], (after.code, after.reason),
+                     engine.store.reloads))
+        finally:
+            engine.close()
+
+    asyncio.run(run())

@@ -75,7 +75,8 @@ def test_serve_prints_the_address_then_ready_and_stops_on_sigint(tmp_path) -> No
 
 
 def test_listen_and_store_options(tmp_path) -> None:
-    """--listen serves loopback TCP; --store is not supported yet; both sockets: refused."""
+    """--listen serves loopback TCP; --store needs a token file and an address (it has no
+    file to put them beside); both sockets: refused."""
     proc, address = _start("--db", str(tmp_path / "a.db"), "--listen", "127.0.0.1:0")
     try:
         assert address.startswith("http://127.0.0.1:")
@@ -85,7 +86,7 @@ def test_listen_and_store_options(tmp_path) -> None:
         assert _finish(proc) == 0
     done = subprocess.run([*ARROWGATE, "serve", "--store", "postgresql://x/y"],
                           capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2 and "not supported yet" in done.stderr
+    assert done.returncode == 2 and "--token-file" in done.stderr
     done = subprocess.run([*ARROWGATE, "serve", "--db", str(tmp_path / "a.db"), "--listen",
                            "127.0.0.1:0", "--socket", str(tmp_path / "s")],
                           capture_output=True, text=True, timeout=60)

@@ -411,14 +411,15 @@ async def test_the_case_settings_reach_the_workspace(tmp_path, monkeypatch) -> N
     assert {k: got[k] for k in case["settings"]} == case["settings"]
 
 
-def test_store_is_a_usage_error_naming_the_store(tmp_path, scratch, capsys) -> None:
-    """--store URL: not supported yet, exit 2, the store named (password hidden), nothing run."""
-    code = main(["replay", "--store", "postgresql://bob:hunter2@db.example/cases",
-                 str(CASES / "revoke.json")])
+def test_an_unreachable_store_is_a_usage_error_naming_it(tmp_path, scratch, capsys) -> None:
+    """--store URL that cannot be reached: exit 2, the store named (password hidden),
+    nothing run. (Cases played on PostgreSQL: tests/pg/test_store.py.)"""
+    url = f"postgresql://bob:hunter2@/cases?host={tmp_path / 'no-server'}"
+    code = main(["replay", "--store", url, str(CASES / "revoke.json")])
     captured = capsys.readouterr()
     assert code == 2 and "replay:" not in captured.out
-    assert "postgresql://bob:***@db.example/cases" in captured.err
-    assert "not supported yet" in captured.err and "hunter2" not in captured.err
+    assert "postgresql://bob:***@/cases" in captured.err
+    assert "STORE_FAILED" in captured.err and "hunter2" not in captured.err
     assert main(["replay", "--store", "mysql://x/y", str(CASES / "revoke.json")]) == 2
     assert "not a PostgreSQL URL" in capsys.readouterr().err
     assert list(scratch.iterdir()) == []

@@ -31,6 +31,9 @@ class Lock(IntEnum):
     LOG_HEAD = 2  #: one appender of the arrow log's hash chain at a time
     CONSENT_HEAD = 3  #: one appender of the consent history's hash chain at a time
     CHANGES = 4  #: change numbers are handed out in commit order
+    #: The `engine.store.pg.store.PGStore`'s write lock: one engine's batch
+    #: writes at a time, taken first, before any of the locks above.
+    WRITE = 5
 
 
 def require_transaction(conn: Connection[Any]) -> None:

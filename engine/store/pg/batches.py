@@ -1,0 +1,302 @@
+"""Write batches of the PostgreSQL store: group commit, savepoints, catching up.
+
+The same contract as the SQLite store's `engine.store.transactions.Transactions`,
+with a PostgreSQL transaction in place of ``BEGIN IMMEDIATE``:
+
+- A batch is one READ COMMITTED transaction that first takes the store's write
+  lock (`Lock.WRITE`, transaction-scoped), so one engine's batch writes at a
+  time on the whole database, as one SQLite writer at a time on a file. Every
+  other lock of the store (the change feed's) is taken after it, so there is
+  one lock order and no deadlock.
+- Holding the lock, it reads the newest change number (`changes.latest_change`).
+  When another engine committed a change since this engine's state was loaded,
+  the state is reloaded and the operation is made again under the lock (the
+  `consistent` retry), reading the time again: a decision is never made on a
+  rolling window, a grant or a queue another engine has changed since.
+- A batch that changed anything a decision reads (every write but log rows)
+  records one change (`changes.record_change`) before it commits; NOTIFY
+  tells the other engines, and each operation's first step (`sync`) reads the
+  newest number, so an engine has seen every change committed before its
+  call began.
+- A statement that fails inside a savepoint rolls back that operation alone;
+  one that fails outside one (a one-statement write) or a lost connection
+  fails the whole batch: PostgreSQL aborts the transaction. Either way the
+  callers get `StoreFailed`, the state is rebuilt from the store, and a lost
+  connection is made again on the next operation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import psycopg
+from psycopg.pq import TransactionStatus
+
+from engine.core.errors import StoreFailed
+from engine.core.events import Event
+from engine.store.pg.changes import latest_change, record_change
+from engine.store.pg.locks import NAMESPACE, Lock
+from engine.store.pg.parts import Link, PGLog
+from engine.store.transactions import _JOINED, _Batch, _Stale
+
+__all__ = ["Batches", "PGWrite"]
+
+#: One round trip: open the batch and wait for the write lock.
+_BEGIN = (f"begin isolation level read committed;"
+          f" select pg_advisory_xact_lock({NAMESPACE}, {int(Lock.WRITE)})")
+#: Errors of the store itself (a lost server, a refused value), failing closed.
+_STORE_ERRORS = (psycopg.Error, StoreFailed, UnicodeError)
+
+
+def _failed(exc: BaseException) -> StoreFailed:
+    if isinstance(exc, StoreFailed):
+        return exc
+    return StoreFailed(f"STORE_FAILED: the change was not written, so it did not happen: {exc}")
+
+
+class PGWrite:
+    """`Batches.write`: the writes of one operation, in a savepoint of the open batch."""
+
+    __slots__ = ("tx", "one_statement", "nested", "batch", "savepoint", "mark")
+
+    def __init__(self, tx: Batches, one_statement: bool) -> None:
+        self.tx, self.one_statement = tx, one_statement
+
+    def __enter__(self) -> None:
+        tx = self.tx
+        self.nested = bool(tx.depth)
+        if self.nested:
+            return
+        batch = tx.batch if tx.batch is not None else tx.open_batch()
+        joined = _JOINED.get()
+        if joined is not None and batch not in joined:
+            joined.append(batch)
+        self.batch, self.mark = batch, len(batch.events)
+        tx.depth += 1
+        if not self.one_statement:
+            tx.savepoints += 1
+            self.savepoint = f"op{tx.savepoints}"
+            try:
+                tx.link.conn.execute(f"savepoint {self.savepoint}")
+            except BaseException as exc:
+                self.__exit__(type(exc), exc, None)
+                raise
+        tx.events = batch.events
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: Any) -> None:
+        if self.nested:
+            return
+        tx = self.tx
+        if exc is None and not self.one_statement:
+            try:
+                tx.link.conn.execute(f"release {self.savepoint}")
+            except BaseException as release_failed:
+                exc = release_failed
+        if exc is not None:
+            try:
+                self._undo(exc)
+            finally:
+                tx.depth -= 1
+            if isinstance(exc, _STORE_ERRORS):
+                raise _failed(exc) from exc
+            if kind is None:  # RELEASE itself failed
+                raise exc
+            return
+        tx.depth -= 1
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            tx.flush()
+
+    def _undo(self, exc: BaseException) -> None:
+        tx, batch, link = self.tx, self.batch, self.tx.link
+        kept = False
+        if link.in_transaction():
+            conn = link.conn
+            try:
+                if not self.one_statement:
+                    conn.execute(f"rollback to {self.savepoint}")
+                    conn.execute(f"release {self.savepoint}")
+                kept = conn.info.transaction_status == TransactionStatus.INTRANS
+            except psycopg.Error:
+                kept = False
+        del batch.events[self.mark:]
+        if not kept:
+            # The transaction is gone (a failed statement outside a savepoint
+            # aborts it; a lost connection ends it): every operation in this
+            # batch failed with it.
+            link.abandon()
+            if tx.batch is batch:
+                tx.batch = None
+                tx.dirty.clear()
+                batch.finish(_failed(exc))
+        tx.reload_or_mark()
+
+
+class Batches:
+    """Opening, joining and committing write batches on the store's connection.
+
+    Args:
+        link: the store's connection.
+        log: the arrow log (its cached tail is forgotten at each batch).
+        reload: rebuilds the in-memory state from the store; the store's
+            `load` sets `seen` to the change number it loaded.
+        committed: receives a committed batch's events, in order.
+    """
+
+    def __init__(self, link: Link, log: PGLog, *, reload: Callable[[], None],
+                 committed: Callable[[list[Event]], None]) -> None:
+        self.link = link
+        self.log = log
+        self.reload = reload
+        self._committed = committed
+        self.batch: _Batch | None = None
+        self.depth = 0
+        self.savepoints = 0
+        self.events: list[Event] = []
+        self.commits = 0
+        self.reloads = 0
+        self.revision = 0
+        #: The newest change the in-memory state includes (-1: unknown, reload).
+        self.seen = -1
+        #: Tables the open batch changed (beyond the log): a change to record.
+        self.dirty: set[str] = set()
+
+    def reload_or_mark(self) -> None:
+        """Reload the state; when the store cannot be read, reload at the next chance."""
+        try:
+            self.reload()
+        except _STORE_ERRORS:
+            self.seen = -1
+
+    async def durably(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...],
+                      kwargs: dict[str, Any], *, locked: bool) -> Any:
+        """Run an operation, then wait until every batch it wrote in is committed."""
+        joined: list[_Batch] = []
+        token = _JOINED.set(joined)
+        pinned: _Batch | None = None
+        try:
+            if locked:
+                pinned = self.open_batch(locked=True)
+                joined.append(pinned)
+            try:
+                result = await fn(*args, **kwargs)
+            except _Stale:
+                raise
+            except BaseException as exc:
+                error: BaseException | None = exc
+            else:
+                error = None
+        finally:
+            _JOINED.reset(token)
+            if pinned is not None:
+                pinned.pinned = False
+                self.flush()
+        del token, pinned
+        if isinstance(error, StoreFailed):
+            raise error
+        while joined:
+            await joined.pop(0).future()
+        if error is not None:
+            raise error
+        return result
+
+    def open_batch(self, *, locked: bool = False) -> _Batch:
+        """Begin, take the write lock, catch up; schedule the group commit.
+
+        Raises:
+            _Stale: another engine committed a change since the state was
+                loaded (reloaded now): `consistent` makes the operation again
+                with ``locked``.
+            StoreFailed: the store cannot be reached or refused the batch.
+        """
+        self.log.forget_tail()
+        try:
+            conn = self.link.conn
+            conn.execute(_BEGIN)
+            latest = latest_change(conn)
+            if latest != self.seen:
+                # Holding the write lock now: what we decided on may be stale.
+                self.reload()
+                self.reloads += 1
+                if not locked:
+                    conn.execute("rollback")
+                    raise _Stale()
+        except _STORE_ERRORS as exc:
+            self.link.abandon()
+            self.seen = -1
+            raise _failed(exc) from exc
+        batch = _Batch(None, pinned=locked)
+        self.batch = batch
+        try:
+            asyncio.get_running_loop().call_soon(self.flush)
+        except RuntimeError:
+            pass  # no loop: `write` flushes at once
+        return batch
+
+    def write(self, *, one_statement: bool = False) -> PGWrite:
+        """The writes of one operation (see `engine.store.base.Store.write`)."""
+        return PGWrite(self, one_statement)
+
+    def flush(self) -> None:
+        """Record the batch's change if it made one, commit, then events and waiters."""
+        batch = self.batch
+        if batch is None or batch.pinned or self.depth:
+            return
+        self.batch = None
+        dirty = sorted(self.dirty)
+        self.dirty.clear()
+        seq: int | None = None
+        try:
+            conn = self.link.conn
+            if conn.info.transaction_status != TransactionStatus.INTRANS:
+                # A failed transaction "commits" as a rollback: never report it done.
+                raise StoreFailed("STORE_FAILED: the batch's transaction was lost before "
+                                  "its commit, so its changes did not happen")
+            if dirty:
+                seq = record_change(conn, "state", {"tables": dirty}, t=time.time())
+            done = conn.execute("commit")
+            if done.statusmessage != "COMMIT":
+                raise StoreFailed(f"STORE_FAILED: the batch was rolled back at commit "
+                                  f"({done.statusmessage}), so its changes did not happen")
+            self.commits += 1
+        except _STORE_ERRORS as exc:
+            self.link.abandon()
+            self.reload_or_mark()
+            batch.finish(_failed(exc))
+            return
+        if seq is not None:
+            self.seen = seq
+        self.revision += 1
+        self._committed(batch.events)
+        batch.finish(None)
+
+    def pin_and_flush(self) -> None:
+        """Commit what is pending now, even a batch a locked retry holds (at close)."""
+        if self.batch is not None:
+            self.batch.pinned = False
+            self.flush()
+
+    def sync(self) -> None:
+        """Reload the state when another engine committed a change since it was loaded.
+
+        Raises:
+            StoreFailed: the store cannot be reached (the operation fails closed).
+        """
+        if self.batch is not None and self.link.in_transaction():
+            # Our open batch holds the write lock: nobody else can commit a
+            # change until we do, so there is nothing to catch up on.
+            return
+        try:
+            latest = latest_change(self.link.conn)
+            if latest != self.seen:
+                self.reload()
+                self.reloads += 1
+        except _STORE_ERRORS as exc:
+            self.link.abandon()
+            self.seen = -1
+            raise _failed(exc) from exc

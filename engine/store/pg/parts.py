@@ -1,0 +1,468 @@
+"""The pieces of the PostgreSQL store: its connection, the arrow log, the consent
+history, the secrets and the service's token table.
+
+Each piece works on the store's one engine connection (`Link`), inside the
+write batch the store holds (`engine.store.pg.batches`), except the token table,
+which the HTTP service uses from worker threads on a pool of its own.
+
+Text and NUL: PostgreSQL's ``text`` cannot hold the character U+0000. A log
+row's payload is what a card sent, so a NUL in it is stored as the four
+characters ``\\x00`` and the row keeps the full length and SHA-256 of the
+payload as sent (`engine.store.log.EXTRA_FIELDS`, as for a clipped payload):
+the refusal of a hostile payload is still logged, and the row says it was
+altered. Every other column fails closed: the write is refused with
+`StoreFailed` and nothing happens. (JSON columns never hit this: ``json.dumps``
+writes a NUL as ``\\u0000``.)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+from psycopg import Connection
+from psycopg.pq import TransactionStatus
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool
+
+from engine.core.errors import StoreFailed
+from engine.core.hosts import normalise_host
+from engine.store.history import FIELDS as HISTORY_FIELDS
+from engine.store.history import GENESIS, HistoryVerification, entry_hash
+from engine.store.log import EXTRA_FIELDS, FIELDS, Verification, row_hash
+
+__all__ = ["Link", "PGHistory", "PGLog", "PGSecrets", "PGTokens", "Reader", "redact"]
+
+_COLUMNS = (*FIELDS, "prev", "hash", *EXTRA_FIELDS)
+_NO_EXTRA = (None,) * len(EXTRA_FIELDS)
+_CHAIN = FIELDS.index("chain")
+_PAYLOAD = FIELDS.index("payload")
+_INSERT = (f"insert into log ({', '.join(_COLUMNS)})"
+           f" values ({', '.join('%s' for _ in _COLUMNS)})")
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def redact(dsn: str) -> str:
+    """A connection URL fit to print: its password replaced by ``***``."""
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:
+        return "<an unreadable PostgreSQL URL>"
+    if "password" not in info:
+        return dsn
+    from urllib.parse import urlsplit, urlunsplit
+    parts = urlsplit(dsn)
+    if parts.password is not None:
+        netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+        return urlunsplit(parts._replace(netloc=netloc))
+    return "<a PostgreSQL URL with a password>"
+
+
+class Link:
+    """The engine's one connection to the database, reopened after it was lost.
+
+    Autocommit at the protocol level: the store writes ``BEGIN``/``COMMIT``
+    itself, because a batch spans several operations (group commit).
+
+    Args:
+        dsn: a ``postgresql://`` URL (or libpq key/value string).
+        schema: the schema to work in (``search_path``), or None for the default.
+    """
+
+    def __init__(self, dsn: str, *, schema: str | None = None,
+                 connect_timeout: float = 10.0) -> None:
+        self.dsn = dsn
+        self.schema = schema
+        self.connect_timeout = connect_timeout
+        self._conn: Connection[Any] | None = None
+        #: Connections made, the first included (a reconnection adds one).
+        self.connects = 0
+
+    def connect(self) -> Connection[Any]:
+        """A new connection set up as the store needs it (durable commits, READ COMMITTED).
+
+        Raises:
+            psycopg.OperationalError: the server cannot be reached.
+        """
+        conn = psycopg.connect(self.dsn, autocommit=True,
+                               connect_timeout=max(1, int(self.connect_timeout)))
+        try:
+            # A commit returns only once it is on disk (SPEC §10 "Storage"),
+            # whatever the server's default; locks and counts read what the
+            # lock's last holder committed (READ COMMITTED).
+            conn.execute("set synchronous_commit = on")
+            conn.execute("set default_transaction_isolation = 'read committed'")
+            if self.schema is not None:
+                conn.execute("select set_config('search_path', %s, false)", [self.schema])
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    @property
+    def conn(self) -> Connection[Any]:
+        """The open connection (connecting first if there is none)."""
+        if self._conn is None or self._conn.closed:
+            try:
+                self._conn = self.connect()
+            except psycopg.Error as exc:
+                self._conn = None
+                raise StoreFailed(f"STORE_FAILED: cannot reach the PostgreSQL store "
+                                  f"{redact(self.dsn)}: {exc}", reason="connection") from exc
+            self.connects += 1
+        return self._conn
+
+    def abandon(self) -> None:
+        """After a failed statement: roll back, or drop a connection that was lost."""
+        conn = self._conn
+        if conn is None:
+            return
+        if conn.closed or conn.broken:
+            self.close()
+            return
+        try:
+            if conn.info.transaction_status != TransactionStatus.IDLE:
+                conn.execute("rollback")
+        except psycopg.Error:
+            self.close()
+
+    def in_transaction(self) -> bool:
+        """A transaction is open on the connection (it may have failed)."""
+        conn = self._conn
+        return conn is not None and not conn.closed and conn.info.transaction_status in (
+            TransactionStatus.INTRANS, TransactionStatus.INERROR)
+
+    def close(self) -> None:
+        """Close the connection (a later use reconnects)."""
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            try:
+                conn.close()
+            except psycopg.Error:
+                pass
+
+
+class Reader:
+    """The two calls of a ``sqlite_utils.Database`` that loading the state makes
+    (`engine.store.loading.load_state`, `engine.store.canvas.CanvasStore.load`),
+    on PostgreSQL, so that both stores build the state with the very same code.
+
+    Their statements are plain SELECTs whose only SQLite-ism is the ``?``
+    placeholder.
+    """
+
+    def __init__(self, conn: Connection[Any]) -> None:
+        self.conn = conn
+
+    def query(self, sql: str, params: Any = None) -> Iterator[dict[str, Any]]:
+        """Rows as dicts."""
+        cur = self.conn.cursor(row_factory=dict_row)
+        cur.execute(sql.replace("?", "%s"), params)
+        yield from cur
+
+    def execute(self, sql: str, params: Any = None) -> psycopg.Cursor[Any]:
+        """A cursor over rows as tuples."""
+        return self.conn.execute(sql.replace("?", "%s"), params)
+
+
+def _decode(row: dict[str, Any]) -> dict[str, Any]:
+    row = dict(row)
+    if row.get("chain") is not None:
+        row["chain"] = json.loads(row["chain"])
+    return row
+
+
+class PGLog:
+    """The arrow log on PostgreSQL (`engine.store.base.Log`).
+
+    Appends happen under the store's write lock, which every appender takes
+    before anything else, so the newest row read at the first append of a
+    batch stays the newest until the batch commits: one chain, no forks.
+    """
+
+    def __init__(self, link: Link) -> None:
+        self.link = link
+        self._tail: tuple[int, str] | None = None
+
+    def forget_tail(self) -> None:
+        """A batch begins or was rolled back: read the newest row again."""
+        self._tail = None
+
+    def append_fields(self, values: list[Any],
+                      extra: tuple[Any, ...] | None = None) -> tuple[str, str]:
+        """Append a row given as its `FIELDS` in order, inside the store's write.
+
+        As `engine.store.log.ArrowLog.append_fields`: ``seq`` is assigned here
+        and the list updated in place to the row as hashed. A payload holding
+        NUL is stored escaped, with the sent payload's length and digest.
+        """
+        conn = self.link.conn
+        last = self._tail
+        if last is None:
+            row = conn.execute("select seq, hash from log order by seq desc limit 1").fetchone()
+            last = (int(row[0]), str(row[1])) if row else None
+        seq, prev = (last[0] + 1, last[1]) if last else (1, GENESIS)
+        values[0] = seq
+        chain = values[_CHAIN]
+        if isinstance(chain, tuple):
+            values[_CHAIN] = chain = list(chain)
+        payload = values[_PAYLOAD]
+        if isinstance(payload, str) and "\x00" in payload:
+            if extra is None or all(x is None for x in extra):
+                raw = payload.encode("utf-8", "surrogatepass")
+                extra = (len(raw), hashlib.sha256(raw).hexdigest())
+            values[_PAYLOAD] = payload.replace("\x00", "\\x00")
+        if extra is not None and any(x is not None for x in extra):
+            hashed = _CANONICAL.encode([*values, *extra])
+        else:
+            hashed, extra = _CANONICAL.encode(values), _NO_EXTRA
+        digest = hashlib.sha256((prev + "\n" + hashed).encode()).hexdigest()
+        stored = [*values, prev, digest, *extra]
+        if chain is not None:
+            stored[_CHAIN] = json.dumps(chain)
+        conn.execute(_INSERT, stored)
+        self._tail = (seq, digest)
+        return prev, digest
+
+    def rows(self, *, arrow: str | None = None, card: str | None = None,
+             package: str | None = None, outcome: str | None = None,
+             call: str | None = None, since: float | None = None,
+             until: float | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        """Rows in sequence order, filtered by any of the given fields."""
+        where: list[str] = []
+        params: list[Any] = []
+        for col, value in (("arrow", arrow), ("card", card), ("package", package),
+                           ("outcome", outcome), ("call", call)):
+            if value is not None:
+                where.append(f"{col} = %s")
+                params.append(value)
+        if since is not None:
+            where.append("t >= %s")
+            params.append(since)
+        if until is not None:
+            where.append("t <= %s")
+            params.append(until)
+        sql = "select * from log" + (" where " + " and ".join(where) if where else "")
+        sql += " order by seq"
+        if limit is not None:
+            sql += f" limit {int(limit)}"
+        cur = self.link.conn.cursor(row_factory=dict_row)
+        return [_decode(r) for r in cur.execute(sql, params)]
+
+    def last(self) -> tuple[int, str] | None:
+        """(seq, hash) of the newest row."""
+        row = self.link.conn.execute("select seq, hash from log order by seq desc limit 1"
+                                     ).fetchone()
+        return (int(row[0]), str(row[1])) if row else None
+
+    def verify(self, history: PGHistory) -> Verification:
+        """Check every row's number, link and hash in order, then the consent history.
+
+        There is no anchor file: the database is on a server, shared by every
+        engine; rows removed from its end are found by the consent history
+        only when they were consent rows.
+        """
+        result = self._verify_chain()
+        checked = history.verify()
+        if checked.ok:
+            return result
+        if not result.ok:
+            return Verification(False, result.rows, result.first_bad,
+                                f"{result.problem}; also {checked.problem}")
+        return Verification(False, result.rows, None, checked.problem)
+
+    def _verify_chain(self) -> Verification:
+        prev, expected, count = GENESIS, 1, 0
+        cur = self.link.conn.cursor(row_factory=dict_row)
+        for raw in cur.execute("select * from log order by seq"):
+            count += 1
+            seq = raw.get("seq")
+            if seq != expected:
+                return Verification(False, count, seq if type(seq) is int else expected,
+                                    f"row {seq!r}: expected sequence number {expected}")
+            if raw.get("prev") != prev:
+                return Verification(False, count, seq,
+                                    f"row {seq}: does not link to the row before it")
+            try:
+                row = _decode(raw)
+                digest = row_hash(prev, row)
+            except (ValueError, TypeError, RecursionError) as exc:
+                return Verification(False, count, seq,
+                                    f"row {seq}: its contents cannot be read: {exc}")
+            if digest != row["hash"]:
+                return Verification(False, count, seq,
+                                    f"row {seq}: its contents do not match its hash")
+            prev, expected = row["hash"], expected + 1
+        return Verification(True, count)
+
+
+def _grants_digest(conn: Connection[Any]) -> str:
+    # As engine.store.history.grants_digest, with "by" quoted (a keyword here).
+    rows = conn.execute('select package, permission, t, "by" from grants'
+                        " order by package, permission").fetchall()
+    return hashlib.sha256(json.dumps([list(r) for r in rows], sort_keys=True,
+                                     separators=(",", ":"), ensure_ascii=False
+                                     ).encode()).hexdigest()
+
+
+_EMPTY_GRANTS = hashlib.sha256(b"[]").hexdigest()
+
+
+class PGHistory:
+    """The consent history on PostgreSQL (`engine.store.base.History`), chained as on SQLite."""
+
+    def __init__(self, link: Link) -> None:
+        self.link = link
+
+    def record(self, t: float, principal: str, action: str, subject: dict[str, Any], *,
+               accepted: bool, code: str | None = None, reason: str | None = None,
+               detail: str = "") -> None:
+        """Append one entry, inside the store's write and after its grant changes."""
+        conn = self.link.conn
+        last = conn.execute("select seq, hash from consent order by seq desc limit 1"
+                            ).fetchone()
+        seq, prev = (int(last[0]) + 1, last[1] or GENESIS) if last else (1, GENESIS)
+        entry = {"seq": seq, "t": t, "principal": principal, "action": action,
+                 "subject": json.dumps(subject, sort_keys=True), "accepted": int(accepted),
+                 "code": code, "reason": reason, "detail": detail,
+                 "grants": _grants_digest(conn)}
+        digest = entry_hash(prev, entry)
+        conn.execute(
+            f"insert into consent ({', '.join(HISTORY_FIELDS)}, prev, hash)"
+            f" values ({', '.join('%s' for _ in HISTORY_FIELDS)}, %s, %s)",
+            [*(entry[f] for f in HISTORY_FIELDS), prev, digest])
+
+    def entries(self, *, package: str | None = None) -> list[dict[str, Any]]:
+        """Entries oldest first, optionally those about one package."""
+        out = []
+        cur = self.link.conn.cursor(row_factory=dict_row)
+        for row in cur.execute("select * from consent order by seq"):
+            row = dict(row)
+            row["subject"] = json.loads(row["subject"])
+            row["accepted"] = bool(row["accepted"])
+            if package is None or row["subject"].get("package") == package:
+                out.append(row)
+        return out
+
+    def verify(self) -> HistoryVerification:
+        """Check every entry's link and hash in order, then the grants against the newest."""
+        prev, expected, count = GENESIS, 1, 0
+        newest: dict[str, Any] | None = None
+        conn = self.link.conn
+        for raw in conn.cursor(row_factory=dict_row).execute("select * from consent order by seq"):
+            count += 1
+            seq = raw.get("seq")
+            if seq != expected:
+                return HistoryVerification(False, count, expected,
+                                           f"consent history entry {seq!r}: expected number "
+                                           f"{expected}")
+            if raw.get("prev") != prev:
+                return HistoryVerification(False, count, seq,
+                                           f"consent history entry {seq}: does not link to "
+                                           "the entry before it")
+            if entry_hash(prev, raw) != raw.get("hash"):
+                return HistoryVerification(False, count, seq,
+                                           f"consent history entry {seq}: its contents do not "
+                                           "match its hash")
+            prev, expected, newest = raw["hash"], expected + 1, raw
+        recorded = newest.get("grants") if newest is not None else _EMPTY_GRANTS
+        if recorded is not None and recorded != _grants_digest(conn):
+            return HistoryVerification(False, count, None,
+                                       "the grants differ from what the consent history "
+                                       "last recorded: a grant was added, changed or removed "
+                                       "outside the engine")
+        return HistoryVerification(True, count)
+
+
+class PGSecrets:
+    """The operator's secrets on PostgreSQL (`engine.store.base.Secrets`), cached as on SQLite."""
+
+    def __init__(self, link: Link, dirty: set[str]) -> None:
+        self.link = link
+        self._dirty = dirty  # the open batch's changed tables (the store's)
+        self._cache: dict[str, tuple[str, str]] = {}
+
+    def put(self, name: str, host: str, value: str, t: float) -> None:
+        """Store (or replace) a secret for ``host``, inside the store's write."""
+        host = normalise_host(host)
+        self._dirty.add("secrets")
+        self.link.conn.execute(
+            "insert into secrets (name, host, value, t) values (%s, %s, %s, %s)"
+            " on conflict (name) do update set host = excluded.host, value = excluded.value,"
+            " t = excluded.t", [name, host, value, t])
+        self._cache[name] = (host, value)
+
+    def delete(self, name: str) -> None:
+        """Remove a secret, inside the store's write."""
+        self._dirty.add("secrets")
+        self.link.conn.execute("delete from secrets where name = %s", [name])
+        self._cache.pop(name, None)
+
+    def lookup(self, name: str) -> tuple[str, str] | None:
+        """(host, value) of a secret, for the guarded fetch only."""
+        return self._cache.get(name)
+
+    def is_set(self, name: str) -> bool:
+        """All a card may learn about a secret."""
+        return name in self._cache
+
+    def reload(self, conn: Connection[Any]) -> None:
+        """Re-read the table (at load, in the load's snapshot)."""
+        self._cache = {str(r[0]): (str(r[1]), str(r[2])) for r in
+                       conn.execute("select name, host, value from secrets").fetchall()}
+
+
+class PGTokens:
+    """`engine.store.base.TokenTable` on PostgreSQL, on a connection pool of its own.
+
+    The service calls it from worker threads while the engine's batch may
+    hold the store's write lock; each change here is one statement that
+    commits on its own (autocommit), and touches no lock the engine takes.
+    """
+
+    def __init__(self, link: Link) -> None:
+        self._pool: ConnectionPool[Connection[Any]] = ConnectionPool(
+            link.dsn, min_size=1, max_size=4, open=True, timeout=link.connect_timeout,
+            kwargs={"autocommit": True}, configure=self._configure(link.schema))
+
+    @staticmethod
+    def _configure(schema: str | None) -> Any:
+        def configure(conn: Connection[Any]) -> None:
+            conn.execute("set synchronous_commit = on")
+            if schema is not None:
+                conn.execute("select set_config('search_path', %s, false)", [schema])
+        return configure
+
+    def find(self, digest: str) -> tuple[str, str, str] | None:
+        """(id, principal, digest) of the live token with this digest, or None."""
+        with self._pool.connection() as conn:
+            row = conn.execute("select id, principal, hash from service_tokens"
+                               " where hash = %s and revoked is null", [digest]).fetchone()
+        return None if row is None else (str(row[0]), str(row[1]), str(row[2]))
+
+    def principal_of(self, token_id: str) -> str | None:
+        """The principal a token id was minted for (revoked or not), or None."""
+        with self._pool.connection() as conn:
+            row = conn.execute("select principal from service_tokens where id = %s",
+                               [token_id]).fetchone()
+        return None if row is None else str(row[0])
+
+    def insert(self, token_id: str, digest: str, principal: str, t: float) -> None:
+        """Add a token, committed before returning."""
+        with self._pool.connection() as conn:
+            conn.execute("insert into service_tokens (id, hash, principal, t)"
+                         " values (%s, %s, %s, %s)", [token_id, digest, principal, t])
+
+    def revoke(self, token_id: str, t: float) -> bool:
+        """Revoke a live token, committed before returning; False when none."""
+        with self._pool.connection() as conn:
+            cur = conn.execute("update service_tokens set revoked = %s"
+                               " where id = %s and revoked is null", [t, token_id])
+            return cur.rowcount > 0
+
+    def close(self) -> None:
+        """Close the pool's connections."""
+        self._pool.close()

@@ -1,0 +1,425 @@
+"""The shared store: the `Store` interface on one PostgreSQL database (SPEC §10 "Storage").
+
+Any number of engines, in any number of processes and machines, open the same
+database; every rule holds across all of them because:
+
+- each engine's writes go in batches that take one store-wide write lock
+  first and commit whole or not at all (`engine.store.pg.batches`): an
+  operation's rate event, its rows and its log row commit together, and a
+  refusal after them (``QUEUE_FULL``) leaves nothing counted;
+- holding the lock, an engine whose state is older than the newest change
+  reloads and decides again, reading the time again, so the rolling windows,
+  queues, holds and budgets are exact across engines as in one process;
+- the arrow log and the consent history are appended under that lock, one
+  appender at a time: one hash chain each, numbered without gaps;
+- every batch that changes what a decision reads records a change
+  (`engine.store.pg.changes`), announced by NOTIFY; each operation begins by
+  reading the newest change number, so a revoke through one engine is seen
+  by every other engine's next call;
+- a lost connection fails the operation closed (`StoreFailed`) and the next
+  operation connects again.
+
+Opening a store applies the schema's migration chain (`engine.store.pg.schema`)
+under its advisory lock, so several engines may open a new database at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from typing import Any, cast
+
+import psycopg
+from psycopg.rows import dict_row
+from sqlite_utils import Database
+
+from canvas.model import Arrow, Node, Workspace
+from engine.core.errors import StoreFailed
+from engine.core.events import Event
+from engine.core.limits import SteadyClock
+from engine.core.prompts import Prompt
+from engine.core.state import PackageState, State
+from engine.core.toolstate import ToolCall
+from engine.store.canvas import CanvasStore
+from engine.store.loading import load_state
+from engine.store.log import Verification
+from engine.store.pg.batches import Batches, PGWrite
+from engine.store.pg.changes import follow_changes, latest_change
+from engine.store.pg.parts import Link, PGHistory, PGLog, PGSecrets, PGTokens, Reader, redact
+from engine.store.pg.schema import migrate
+
+__all__ = ["PGStore", "create_schema", "drop_schema", "is_postgres_url"]
+
+
+def is_postgres_url(text: str) -> bool:
+    """True for a ``postgresql://`` (or ``postgres://``) URL: a PostgreSQL store."""
+    return text.startswith(("postgresql://", "postgres://"))
+
+
+def _not_bound(*_args: Any) -> None:
+    raise RuntimeError("the store is not bound to an engine yet (Store.bind)")
+
+
+def _upsert(table: str, key: str, cols: list[str]) -> str:
+    updates = ", ".join(f"{c} = excluded.{c}" for c in cols if c != key)
+    return (f"insert into {table} ({', '.join(cols)}) values"
+            f" ({', '.join('%s' for _ in cols)}) on conflict ({key}) do update set {updates}")
+
+
+class _CanvasReader(CanvasStore):
+    """`CanvasStore.load` (plain SELECTs) on PostgreSQL; its writers are never called."""
+
+    def __init__(self, reader: Reader) -> None:  # no SQLite migrations here
+        self.db = cast(Database, reader)
+
+
+class PGStore:
+    """The `engine.store.base.Store` on one PostgreSQL database.
+
+    Args:
+        dsn: a ``postgresql://`` URL.
+        schema: the schema to keep the tables in (``search_path``), created by
+            the caller; None for the connection's default (``public``).
+        connect_timeout: seconds to wait for the server.
+
+    Raises:
+        StoreFailed: the server cannot be reached, or the database holds a
+            schema this engine does not know (it is left untouched).
+    """
+
+    def __init__(self, dsn: str, *, schema: str | None = None,
+                 connect_timeout: float = 10.0) -> None:
+        self.link = Link(dsn, schema=schema, connect_timeout=connect_timeout)
+        try:
+            migrate(self.link.conn)
+        except psycopg.Error as exc:
+            self.link.close()
+            raise StoreFailed(f"STORE_FAILED: cannot open the PostgreSQL store "
+                              f"{redact(dsn)}: {exc}", reason="connection") from exc
+        except BaseException:
+            self.link.close()
+            raise
+        #: The arrow log (`engine.store.base.Log`).
+        self.log = PGLog(self.link)
+        #: The consent history (`engine.store.base.History`).
+        self.history = PGHistory(self.link)
+        #: No anchor file: the log lives on a server, not in a file beside one.
+        self.anchor = None
+        self._reload: Callable[[], None] = _not_bound
+        self._committed: Callable[[list[Event]], None] = _not_bound
+        #: Batches, group commit, savepoints and catching up.
+        self.tx = Batches(self.link, self.log, reload=lambda: self._reload(),
+                          committed=lambda events: self._committed(events))
+        #: The operator's secrets (`engine.store.base.Secrets`).
+        self.secrets = PGSecrets(self.link, self.tx.dirty)
+
+    @classmethod
+    def open(cls, dsn: str, *, schema: str | None = None) -> PGStore:
+        """Open the store at ``dsn`` (applying migrations); see the class."""
+        return cls(dsn, schema=schema)
+
+    # ------------------------------------------------------------ lifecycle
+    @property
+    def file(self) -> str | None:
+        """None: there is no database file (nor an anchor or drivers' home beside one)."""
+        return None
+
+    @property
+    def dsn(self) -> str:
+        """The connection URL."""
+        return self.link.dsn
+
+    def bind(self, *, reload: Callable[[], None],
+             committed: Callable[[list[Event]], None]) -> None:
+        """The engine's hooks (see `engine.store.base.Store.bind`)."""
+        self._reload, self._committed = reload, committed
+
+    def load(self, clock: SteadyClock) -> State:
+        """The state as the store holds it now, read in one snapshot.
+
+        Inside a batch the write lock keeps other engines' changes out, so
+        the batch's own transaction is that snapshot; otherwise a read-only
+        REPEATABLE READ transaction is. The newest change number is read in
+        the same snapshot: it is what the state includes.
+        """
+        self.log.forget_tail()
+        link = self.link
+        own = not link.in_transaction()
+        conn = link.conn
+        try:
+            if own:
+                conn.execute("begin isolation level repeatable read read only")
+            latest = latest_change(conn)
+            reader = Reader(conn)
+            state = load_state(cast(Database, reader), _CanvasReader(reader), clock)
+            self.secrets.reload(conn)
+            if own:
+                conn.execute("commit")
+        except psycopg.Error as exc:
+            link.abandon()
+            raise StoreFailed(f"STORE_FAILED: cannot read the PostgreSQL store: {exc}",
+                              reason="connection") from exc
+        self.tx.seen = latest
+        return state
+
+    def close(self) -> None:
+        """Close the store's connection."""
+        self.link.close()
+
+    # --------------------------------------------------------- transactions
+    @property
+    def depth(self) -> int:
+        """Nesting of `write` in the running operation."""
+        return self.tx.depth
+
+    def durably(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...],
+                kwargs: dict[str, Any], *, locked: bool) -> Awaitable[Any]:
+        """Run an operation, then wait until every batch it wrote in is committed."""
+        return self.tx.durably(fn, args, kwargs, locked=locked)
+
+    def write(self, *, one_statement: bool = False) -> PGWrite:
+        """The writes of one operation, in a savepoint of the open batch."""
+        return PGWrite(self.tx, one_statement)
+
+    def emit(self, event: Event) -> None:
+        """Add an event to the open batch: sent once the batch has committed."""
+        self.tx.events.append(event)
+
+    def flush(self) -> None:
+        """Commit the open batch now."""
+        self.tx.flush()
+
+    def pin_and_flush(self) -> None:
+        """Commit what is pending, even a batch a locked retry holds."""
+        self.tx.pin_and_flush()
+
+    def sync(self) -> None:
+        """Reload the state when another engine committed a change (one short query).
+
+        Raises:
+            StoreFailed: the store cannot be reached.
+        """
+        self.tx.sync()
+
+    async def changes(self, interval: float = 0.1) -> AsyncIterator[int]:
+        """Yield the store's revision whenever another engine commits a change.
+
+        A thread follows the change feed (LISTEN/NOTIFY, with catch-up reads
+        after a reconnection) and wakes this loop; it also looks every
+        ``interval`` seconds. The state is reloaded only when it is behind.
+        """
+        loop = asyncio.get_running_loop()
+        wake = asyncio.Event()
+        stop = threading.Event()
+
+        def follow() -> None:
+            try:
+                for _seq in follow_changes(self.link.connect, max(self.tx.seen, 0), stop=stop,
+                                           poll=max(interval, 0.05) * 10):
+                    loop.call_soon_threadsafe(wake.set)
+            except (StoreFailed, RuntimeError):
+                pass  # the loop closed, or the feed gave up: polling goes on
+
+        thread = threading.Thread(target=follow, name="arrowgate-pg-changes", daemon=True)
+        thread.start()
+        seen = self.tx.reloads
+        try:
+            while True:
+                try:
+                    self.sync()
+                except StoreFailed:
+                    pass  # reconnects on the next look
+                if self.tx.reloads != seen:
+                    seen = self.tx.reloads
+                    self.tx.revision += 1
+                    yield self.tx.revision
+                try:
+                    await asyncio.wait_for(wake.wait(), timeout=interval)
+                except TimeoutError:
+                    pass
+                wake.clear()
+        finally:
+            stop.set()
+
+    @property
+    def commits(self) -> int:
+        """Write transactions committed."""
+        return self.tx.commits
+
+    @property
+    def reloads(self) -> int:
+        """How often another engine's change made us reload."""
+        return self.tx.reloads
+
+    @property
+    def revision(self) -> int:
+        """Bumped by every committed batch and every reload."""
+        return self.tx.revision
+
+    def verify_log(self) -> Verification:
+        """Check the arrow log's chain and the consent history (no anchor file here)."""
+        return self.log.verify(self.history)
+
+    # ------------------------------------------------------------- helpers
+    def _exec(self, table: str, sql: str, params: list[Any]) -> psycopg.Cursor[Any]:
+        self.tx.dirty.add(table)
+        return self.link.conn.execute(sql, params)
+
+    # ------------------------------------------------------ rate windows
+    def count_rate_event(self, card: str, key: str, t: float) -> None:
+        """Record an accepted call in ``card``'s window ``key`` at ``t``."""
+        self._exec("rate_events", "insert into rate_events (card, key, t) values (%s, %s, %s)",
+                   [card, key, t])
+
+    def forget_rate_events(self, card: str) -> None:
+        """Drop every rate event of a removed card."""
+        self._exec("rate_events", "delete from rate_events where card = %s", [card])
+
+    # ------------------------------------------------------------ prompts
+    def next_prompt_position(self) -> int:
+        """The position the next prompt takes (under the write lock: unique)."""
+        row = self.link.conn.execute("select coalesce(max(position), 0) + 1 from prompts"
+                                     ).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    def save_prompt(self, prompt: Prompt) -> None:
+        """Insert or replace a prompt as it now stands."""
+        row = prompt.to_row()
+        cols = list(row)
+        self._exec("prompts", _upsert("prompts", "id", cols), [row[c] for c in cols])
+
+    # --------------------------------------------------------- tool calls
+    def next_tool_call_position(self) -> int:
+        """The position the next tool call takes (under the write lock: unique)."""
+        row = self.link.conn.execute("select coalesce(max(position), 0) + 1 from tool_calls"
+                                     ).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    def save_tool_call(self, tc: ToolCall) -> None:
+        """Insert or replace a tool call as it now stands."""
+        row = tc.to_row()
+        cols = list(row)
+        self._exec("tool_calls", _upsert("tool_calls", "id", cols), [row[c] for c in cols])
+
+    def tool_call(self, call_id: str) -> ToolCall | None:
+        """A tool call by id, open or resolved, or None."""
+        cur = self.link.conn.cursor(row_factory=dict_row)
+        row = cur.execute("select * from tool_calls where id = %s", [call_id]).fetchone()
+        return None if row is None else ToolCall.from_row(row)
+
+    # -------------------------------------------------- packages, grants
+    def save_package(self, pkg: PackageState) -> None:
+        """Insert or replace a package: its state, manifests and digests."""
+        cols = ["name", "state", "manifest", "digests", "hash", "pending_manifest",
+                "pending_digests", "pending_hash"]
+        self._exec("packages", _upsert("packages", "name", cols), [
+            pkg.name, "installed" if pkg.installed else "available", json.dumps(pkg.raw),
+            json.dumps(pkg.digests), pkg.hash,
+            json.dumps(pkg.pending_raw) if pkg.pending_raw is not None else None,
+            json.dumps(pkg.pending_digests) if pkg.pending_digests is not None else None,
+            pkg.pending_hash])
+
+    def set_grants(self, package: str, permissions: Iterable[str], *, t: float,
+                   by: str) -> None:
+        """Make the package's granted permissions exactly ``permissions``."""
+        self._exec("grants", "delete from grants where package = %s", [package])
+        rows = [[package, perm, t, by] for perm in permissions]
+        if rows:
+            with self.link.conn.cursor() as cur:
+                cur.executemany('insert into grants (package, permission, t, "by")'
+                                " values (%s, %s, %s, %s)", rows)
+
+    # -------------------------------------------------------------- usage
+    def save_usage(self, workspace: str, tokens: int, cost: float) -> None:
+        """Set a workspace's token usage and cost totals."""
+        self._exec("usage", _upsert("usage", "workspace", ["workspace", "tokens", "cost"]),
+                   [workspace, tokens, cost])
+
+    # ------------------------------------------------------------- canvas
+    def save_workspace(self, ws: Workspace) -> None:
+        """Insert or replace a workspace."""
+        self._exec("workspaces", _upsert("workspaces", "id", ["id", "folder", "settings"]),
+                   [ws.id, ws.folder, json.dumps(ws.settings.to_dict())])
+
+    def save_node(self, node: Node) -> None:
+        """Insert a node (after every other) or replace its data in place."""
+        self._exec("nodes",
+                   "insert into nodes (id, workspace, type, data, position) values"
+                   " (%s, %s, %s, %s, (select coalesce(max(position), 0) + 1 from nodes))"
+                   " on conflict (id) do update set data = excluded.data",
+                   [node.id, node.workspace, node.type, json.dumps(node.data, sort_keys=True)])
+
+    def delete_node(self, node_id: str) -> None:
+        """Delete a node and its arrows."""
+        self._exec("arrows", "delete from arrows where src = %s or dst = %s", [node_id, node_id])
+        self._exec("nodes", "delete from nodes where id = %s", [node_id])
+
+    def save_arrow(self, arrow: Arrow) -> None:
+        """Insert an arrow."""
+        self._exec("arrows",
+                   "insert into arrows (id, workspace, src, dst, from_port, to_port)"
+                   " values (%s, %s, %s, %s, %s, %s)",
+                   [arrow.id, arrow.workspace, arrow.src, arrow.dst, arrow.from_port,
+                    arrow.to_port])
+
+    def delete_arrow(self, arrow_id: str) -> None:
+        """Delete an arrow."""
+        self._exec("arrows", "delete from arrows where id = %s", [arrow_id])
+
+    # --------------------------------------------------------------- meta
+    def set_meta(self, key: str, value: str) -> None:
+        """Insert or replace a value of the ``meta`` table."""
+        self._exec("meta", _upsert("meta", "key", ["key", "value"]), [key, value])
+
+    def meta(self, key: str) -> str | None:
+        """A value of the ``meta`` table, or None."""
+        row = self.link.conn.execute("select value from meta where key = %s", [key]).fetchone()
+        return None if row is None else str(row[0])
+
+    # ------------------------------------------------------------- tokens
+    def tokens(self) -> PGTokens:
+        """The service's token table, on a connection pool of its own."""
+        return PGTokens(self.link)
+
+
+def create_schema(dsn: str, prefix: str = "arrowgate_scratch") -> str:
+    """Create a new, empty schema on ``dsn`` for a store of its own; returns its name.
+
+    `arrowgate replay --store URL` plays each case in one, so that cases
+    never see each other's state on a shared database (`drop_schema` after).
+
+    Raises:
+        StoreFailed: the server cannot be reached or refuses.
+    """
+    import secrets
+
+    from psycopg import sql
+
+    name = f"{prefix}_{secrets.token_hex(8)}"
+    try:
+        with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as conn:
+            conn.execute(sql.SQL("create schema {}").format(sql.Identifier(name)))
+    except psycopg.Error as exc:
+        raise StoreFailed(f"STORE_FAILED: cannot make a schema on {redact(dsn)}: {exc}",
+                          reason="connection") from exc
+    return name
+
+
+def drop_schema(dsn: str, name: str) -> None:
+    """Drop a schema `create_schema` made, with everything in it.
+
+    Raises:
+        StoreFailed: the server cannot be reached or refuses.
+    """
+    from psycopg import sql
+
+    try:
+        with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as conn:
+            conn.execute(sql.SQL("drop schema if exists {} cascade").format(sql.Identifier(name)))
+    except psycopg.Error as exc:
+        raise StoreFailed(f"STORE_FAILED: cannot drop schema {name} on {redact(dsn)}: {exc}",
+                          reason="connection") from exc
