@@ -54,7 +54,7 @@ _STORE_ERRORS = (psycopg.Error, StoreFailed, UnicodeError)
 def _failed(exc: BaseException) -> StoreFailed:
     if isinstance(exc, StoreFailed):
         return exc
-    return StoreFailed(f"STORE_FAILED: the change was not written, so it did not happen: {exc}")
+    return StoreFailed(f"the change was not written, so it did not happen: {exc}")
 
 
 class PGWrite:
@@ -255,13 +255,13 @@ class Batches:
             conn = self.link.conn
             if conn.info.transaction_status != TransactionStatus.INTRANS:
                 # A failed transaction "commits" as a rollback: never report it done.
-                raise StoreFailed("STORE_FAILED: the batch's transaction was lost before "
+                raise StoreFailed("the batch's transaction was lost before "
                                   "its commit, so its changes did not happen")
             if dirty:
                 seq = record_change(conn, "state", {"tables": dirty}, t=time.time())
             done = conn.execute("commit")
             if done.statusmessage != "COMMIT":
-                raise StoreFailed(f"STORE_FAILED: the batch was rolled back at commit "
+                raise StoreFailed(f"the batch was rolled back at commit "
                                   f"({done.statusmessage}), so its changes did not happen")
             self.commits += 1
         except _STORE_ERRORS as exc:

@@ -110,7 +110,7 @@ class Link:
                 self._conn = self.connect()
             except psycopg.Error as exc:
                 self._conn = None
-                raise StoreFailed(f"STORE_FAILED: cannot reach the PostgreSQL store "
+                raise StoreFailed(f"cannot reach the PostgreSQL store "
                                   f"{redact(self.dsn)}: {exc}", reason="connection") from exc
             self.connects += 1
         return self._conn

@@ -41,7 +41,7 @@ from engine.core.events import Event
 from engine.core.limits import SteadyClock
 from engine.core.prompts import Prompt
 from engine.core.state import PackageState, State
-from engine.core.toolstate import ToolCall
+from engine.core.tools import ToolCall
 from engine.store.canvas import CanvasStore
 from engine.store.loading import load_state
 from engine.store.log import Verification
@@ -96,7 +96,7 @@ class PGStore:
             migrate(self.link.conn)
         except psycopg.Error as exc:
             self.link.close()
-            raise StoreFailed(f"STORE_FAILED: cannot open the PostgreSQL store "
+            raise StoreFailed(f"cannot open the PostgreSQL store "
                               f"{redact(dsn)}: {exc}", reason="connection") from exc
         except BaseException:
             self.link.close()
@@ -159,7 +159,7 @@ class PGStore:
                 conn.execute("commit")
         except psycopg.Error as exc:
             link.abandon()
-            raise StoreFailed(f"STORE_FAILED: cannot read the PostgreSQL store: {exc}",
+            raise StoreFailed(f"cannot read the PostgreSQL store: {exc}",
                               reason="connection") from exc
         self.tx.seen = latest
         return state
@@ -404,7 +404,7 @@ def create_schema(dsn: str, prefix: str = "arrowgate_scratch") -> str:
         with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as conn:
             conn.execute(sql.SQL("create schema {}").format(sql.Identifier(name)))
     except psycopg.Error as exc:
-        raise StoreFailed(f"STORE_FAILED: cannot make a schema on {redact(dsn)}: {exc}",
+        raise StoreFailed(f"cannot make a schema on {redact(dsn)}: {exc}",
                           reason="connection") from exc
     return name
 
@@ -421,5 +421,5 @@ def drop_schema(dsn: str, name: str) -> None:
         with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as conn:
             conn.execute(sql.SQL("drop schema if exists {} cascade").format(sql.Identifier(name)))
     except psycopg.Error as exc:
-        raise StoreFailed(f"STORE_FAILED: cannot drop schema {name} on {redact(dsn)}: {exc}",
+        raise StoreFailed(f"cannot drop schema {name} on {redact(dsn)}: {exc}",
                           reason="connection") from exc
