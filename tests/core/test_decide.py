@@ -49,10 +49,15 @@ def _world() -> State:
     return state
 
 
-def _code(result: Decision | Passed) -> tuple[str | None, str | None]:
+def _refusal(result: Decision | Passed) -> Decision:
     assert isinstance(result, Decision), f"expected a refusal, got {result}"
     assert result.outcome in ("denied", "rate-limited")
-    return result.code, result.reason
+    return result
+
+
+def _code(result: Decision | Passed) -> tuple[str | None, str | None]:
+    refused = _refusal(result)
+    return refused.code, refused.reason
 
 
 def _queue(state: State, agent: str, n: int, card: str = "c1") -> list[Prompt]:
@@ -83,7 +88,17 @@ def test_each_fix_reveals_the_next_check_in_spec_order() -> None:
         add_node(state, "a3", kind)
         add_arrow(state, "e93", "c9", "a3")
 
-    def fill_queue() -> None:
+    def install_pending() -> None:
+        install(state, manifest("acme.q", []))
+        set_pending(state, "acme.q", manifest("acme.q", ["agents.prompt"]))
+
+    def break_the_loop_but_fill_the_window() -> None:
+        call.update(chain=("a4", "c9"))
+        for _ in range(6):
+            state.counters.count("c9", "prompt", NOW - 1)
+
+    def wait_but_fill_the_queue() -> None:
+        call.update(now=NOW + 60)
         _queue(state, "a3", QUEUE_LIMIT, card="c9")
 
     def drain_queue() -> None:
@@ -94,9 +109,7 @@ def test_each_fix_reveals_the_next_check_in_spec_order() -> None:
     steps: list[tuple[Callable[[], object], tuple[str | None, str | None] | None]] = [
         (lambda: None, ("CARD_UNKNOWN", None)),
         (lambda: add_node(state, "c9", "card", package="acme.q"), ("PACKAGE_NOT_INSTALLED", None)),
-        (lambda: (install(state, manifest("acme.q", [])),
-                  set_pending(state, "acme.q", manifest("acme.q", ["agents.prompt"]))),
-         ("PACKAGE_PENDING", None)),
+        (install_pending, ("PACKAGE_PENDING", None)),
         (lambda: set_pending(state, "acme.q", None), ("UNKNOWN_CALL", None)),
         (lambda: call.update(call="agents.prompt"), ("INVALID_ARGUMENT", "text")),
         (lambda: call.update(args={"text": "hello"}), ("PERMISSION_DENIED", "not-declared")),
@@ -105,10 +118,8 @@ def test_each_fix_reveals_the_next_check_in_spec_order() -> None:
         (lambda: grant(state, "acme.q", "agents.prompt"), ("PERMISSION_DENIED", "not-connected")),
         (lambda: replace_a3("terminal"), ("PERMISSION_DENIED", "wrong-target")),
         (lambda: replace_a3("agent"), ("LOOP_REFUSED", "cycle")),
-        (lambda: (call.update(chain=("a4", "c9")),
-                  [state.counters.count("c9", "prompt", NOW - 1) for _ in range(6)]),
-         ("RATE_LIMITED", "prompt")),
-        (lambda: (call.update(now=NOW + 60), fill_queue()), ("QUEUE_FULL", None)),
+        (break_the_loop_but_fill_the_window, ("RATE_LIMITED", "prompt")),
+        (wait_but_fill_the_queue, ("QUEUE_FULL", None)),
         (drain_queue, None),
     ]
     for fix, expected in steps:
@@ -120,14 +131,14 @@ def test_each_fix_reveals_the_next_check_in_spec_order() -> None:
                     result.arrow and result.arrow.id) == ("c9", "a3", "e93")
             assert result.chain == ("a4", "c9", "a3")
         else:
-            assert _code(result) == expected, result.message
+            assert _code(result) == expected, str(result)
 
 
 def test_card_unknown_comes_before_everything() -> None:
     """An id that is no custom card is CARD_UNKNOWN, whatever the rest of the call."""
     state = _world()
     for card in ("zz", "a1", "n1"):
-        result = decide(state, card, "no.such.call", "t1", {"x": 1}, now=NOW)
+        result = _refusal(decide(state, card, "no.such.call", "t1", {"x": 1}, now=NOW))
         assert _code(result) == ("CARD_UNKNOWN", None)
         assert result.message.startswith(f"CARD_UNKNOWN: card {card} may not no.such.call t1")
 
@@ -138,7 +149,7 @@ def test_package_not_installed_and_pending() -> None:
     add_node(state, "c2", "card", package="acme.gone")
     assert _code(decide(state, "c2", "agents.list", now=NOW)) == ("PACKAGE_NOT_INSTALLED", None)
     uninstall(state, "acme.p")
-    result = decide(state, "c1", "agents.list", now=NOW)
+    result = _refusal(decide(state, "c1", "agents.list", now=NOW))
     assert _code(result) == ("PACKAGE_NOT_INSTALLED", None)
     assert result.package == "acme.p" and "install acme.p" in result.message
     install(state, manifest("acme.p", PERMS))
@@ -175,17 +186,17 @@ def test_unknown_call() -> None:
 def test_permission_denied_reasons() -> None:
     """Not declared, not granted, not connected (also for a missing target), wrong target."""
     state = _world()
-    result = decide(state, "c1", "usage.get", now=NOW)
+    result = _refusal(decide(state, "c1", "usage.get", now=NOW))
     assert _code(result) == ("PERMISSION_DENIED", "not-declared")
     assert result.permission == "usage.read"
-    result = decide(state, "c1", "clipboard.copyText", None, {"text": "hi"}, now=NOW)
+    result = _refusal(decide(state, "c1", "clipboard.copyText", None, {"text": "hi"}, now=NOW))
     assert _code(result) == ("PERMISSION_DENIED", "not-granted")
     assert result.message.endswith("grant clipboard.write to acme.p")
     assert _code(decide(state, "c1", "agents.prompt", "a2", {"text": "hi"}, now=NOW)) == (
         "PERMISSION_DENIED", "not-connected")
     assert _code(decide(state, "c1", "agents.prompt", "ghost", {"text": "hi"}, now=NOW)) == (
         "PERMISSION_DENIED", "not-connected")
-    result = decide(state, "c1", "agents.prompt", "t1", {"text": "hi"}, now=NOW)
+    result = _refusal(decide(state, "c1", "agents.prompt", "t1", {"text": "hi"}, now=NOW))
     assert _code(result) == ("PERMISSION_DENIED", "wrong-target")
     assert result.arrow == "e3"
     assert result.message.startswith(
@@ -235,7 +246,7 @@ def test_rate_limited_with_retry_after_from_the_counters() -> None:
                                  now=NOW + i), Passed)
         state.counters.count("c1", "prompt", NOW + i)
     t = NOW + 10.25
-    result = decide(state, "c1", "agents.prompt", "a1", {"text": "hi"}, now=t)
+    result = _refusal(decide(state, "c1", "agents.prompt", "a1", {"text": "hi"}, now=t))
     assert _code(result) == ("RATE_LIMITED", "prompt")
     assert result.outcome == "rate-limited"
     wait = state.counters.retry_after("c1", "prompt", t)
@@ -256,6 +267,28 @@ def test_a_spawned_copy_counts_in_its_roots_window() -> None:
         state.counters.count("c1", "prompt", NOW + i)
     assert _code(decide(state, "c1b", "agents.prompt", "a1", {"text": "hi"}, now=NOW + 6)) == (
         "RATE_LIMITED", "prompt")
+
+
+def test_card_limit_spawn_cap_and_card_cap() -> None:
+    """canvas.spawn: at most 4 live copies per card, and never past the workspace's card_cap."""
+    state = _world()
+    install(state, manifest("acme.s", ["canvas.spawn"]))
+    add_node(state, "s1", "card", package="acme.s")
+    spawn = {"kind": "note"}
+    for i in range(4):
+        assert isinstance(decide(state, "s1", "canvas.spawn", None, spawn, now=NOW), Passed)
+        add_node(state, f"s1n{i}", "note", spawned_by="s1")
+    assert _code(decide(state, "s1", "canvas.spawn", None, spawn, now=NOW)) == (
+        "CARD_LIMIT", "spawn-cap")
+    state.canvas.remove_node("s1n0")
+    set_settings(state, "w1", card_cap=len(state.canvas.nodes("w1")))
+    assert _code(decide(state, "s1", "canvas.spawn", None, spawn, now=NOW)) == (
+        "CARD_LIMIT", "card-cap")
+    # The rate window (check 10 too) is asked first.
+    for _ in range(4):
+        state.counters.count("s1", "spawn", NOW)
+    assert _code(decide(state, "s1", "canvas.spawn", None, spawn, now=NOW)) == (
+        "RATE_LIMITED", "spawn")
 
 
 def test_queue_full_and_rate_limited_first() -> None:
@@ -430,7 +463,7 @@ def _apply(state: State, model: _Model, op: str, arg: Any) -> None:
 
 def _check_every_call(live: State, model: _Model) -> None:
     # A fresh state decides each (card, call, target) once, so every answer is a cold one.
-    cold, seen = model.build(), set()
+    cold, seen = model.build(), set[tuple[str, str, str | None]]()
     for card, call, target, args in _CALLS:
         if (card, call, target) in seen:
             cold, seen = model.build(), set()

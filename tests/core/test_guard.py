@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import sqlite3
+import sys
+from pathlib import Path
 
 import pytest
 import sqlite_utils
@@ -33,3 +36,22 @@ def test_starting_an_event_loop_fails() -> None:
         coro.close()  # never awaited: close it so no warning is raised
     with pytest.raises(AssertionError, match="must not make an event loop"):
         asyncio.new_event_loop()
+
+
+def test_core_tests_import_only_the_core() -> None:
+    """tests/core imports engine.core and the canvas's values only: no Engine, store or services."""
+    allowed = ("engine.core", "canvas.model", "canvas.graph", "pytest", "hypothesis",
+               "sqlite_utils")
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.split(".")[0]
+                assert top in sys.stdlib_module_names or any(
+                    name == a or name.startswith(a + ".") for a in allowed), (
+                    f"{path.name} imports {name}")
