@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from engine.core.catalogue import RateLimit
@@ -42,20 +42,26 @@ def test_steady_clock_stands_still_until_the_clock_catches_up() -> None:
 
 
 def test_steady_clock_before_any_finite_time_is_zero() -> None:
-    """A clock that has only said NaN or infinity hands out 0.0, never a non-finite time."""
+    """A clock that has only said NaN or infinity hands out 0.0, and never less after it."""
     clock = _Clock(math.nan)
     steady = SteadyClock(clock)
     assert steady() == 0.0
     clock.t = math.inf
     assert steady() == 0.0
     clock.t = -5.0
-    assert steady() == -5.0
+    assert steady() == 0.0
+    clock.t = 3.0
+    assert steady() == 3.0
+    # A clock that starts below zero, finite, is followed as it is.
+    early = SteadyClock(_Clock(-5.0))
+    assert early() == -5.0
 
 
 @settings(max_examples=300, deadline=None)
 @given(times=st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True),
                                 st.integers(-10**6, 10**6)), min_size=1, max_size=50),
        floors=st.lists(st.one_of(st.none(), st.floats()), max_size=5))
+@example(times=[math.nan, -1.0], floors=[])  # 0.0 before any finite time, then not less
 def test_steady_clock_never_goes_backwards(times: list[float], floors: list[float | None]) -> None:
     """Whatever the clock says and whatever floors are set, time handed out never decreases
     and is always finite."""
