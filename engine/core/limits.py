@@ -45,7 +45,11 @@ class SteadyClock:
         t = float(self.clock())
         if t > self.high and t != math.inf:  # False for NaN too
             self.high = t
-        return self.high if self.high != -math.inf else 0.0
+        if self.high == -math.inf:
+            # No finite time seen yet: 0.0 is handed out, so it is the floor
+            # now (a later clock of -1 would otherwise go back from it).
+            self.high = 0.0
+        return self.high
 
     def at_least(self, t: float | None) -> None:
         """Never hand out a time earlier than ``t`` (ignored unless finite)."""

@@ -2,39 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
 from engine import Engine
 from engine.app.replay import VirtualClock
-from engine.core.limits import RollingWindow, SteadyClock
 
 from ..conftest import manifest, offer_install
-
-
-def test_steady_clock_stands_still_until_the_clock_catches_up() -> None:
-    """Stepped back, NaN or infinite: the time handed out stays at its high-water mark."""
-    clock = VirtualClock(100.0)
-    steady = SteadyClock(clock)
-    assert steady() == 100.0
-    for t in (50.0, -1e9, math.nan, math.inf, -math.inf):
-        clock.t = t
-        assert steady() == 100.0
-    clock.t = 100.5
-    assert steady() == 100.5
-    steady.at_least(200.0)
-    assert steady() == 200.0
-    steady.at_least(math.nan)
-    assert steady() == 200.0
-
-
-def test_a_window_counts_calls_stamped_after_the_asked_time() -> None:
-    """A call counted at a later time (another process's clock) still fills the window."""
-    w = RollingWindow(1, 60.0)
-    w.count(100.0)
-    wait = w.retry_after(40.0)
-    assert wait is not None and wait > 0
 
 
 async def _six_prompts(engine: Engine, tmp_path: Path) -> None:

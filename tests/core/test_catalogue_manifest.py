@@ -2,23 +2,13 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from engine import (
-    PERMISSIONS,
-    ManifestInvalid,
-    content_hash,
-    file_digests,
-    parse_manifest,
-)
-from engine.app.docs import BEGIN, END, permission_reference
-from engine.core.catalogue import CALLS, implied_by
+from engine.core.catalogue import CALLS, PERMISSIONS, implied_by
+from engine.core.errors import ManifestInvalid
 from engine.core.hosts import covers, host_pattern_problem, matches
+from engine.core.manifest import content_hash, file_digests, parse_manifest
 from engine.core.review import diff_hosts, diff_manifests, install_review
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_thirteen_permissions_with_their_implications() -> None:
@@ -28,15 +18,6 @@ def test_thirteen_permissions_with_their_implications() -> None:
     assert implied_by("agents.read") == {"agents.read", "agents.output", "agents.prompt",
                                          "terminals.write"}
     assert {PERMISSIONS[c.permission].name for c in CALLS.values()} <= set(PERMISSIONS)
-
-
-def test_readme_permission_reference_matches_the_catalogue() -> None:
-    """The README's generated permission reference is exactly what the catalogue makes."""
-    readme = (ROOT / "README.md").read_text()
-    start, end = readme.index(BEGIN), readme.index(END) + len(END)
-    assert readme[start:end] == permission_reference().strip(), (
-        "README drifted from engine/core/catalogue.py: regenerate it with "
-        "`arrowgate docs permissions`")
 
 
 def test_manifest_lists_every_problem_with_its_path() -> None:

@@ -1,0 +1,489 @@
+"""`decide` on in-memory states: the order of SPEC §5, limits, and the decision cache."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from engine.core.catalogue import RATE_LIMITS
+from engine.core.checks import Passed, decide
+from engine.core.decision import Decision
+from engine.core.prompts import QUEUE_LIMIT, Prompt
+from engine.core.state import State
+
+from .conftest import (
+    add_arrow,
+    add_node,
+    grant,
+    install,
+    make_state,
+    manifest,
+    revoke,
+    set_pending,
+    set_settings,
+    uninstall,
+)
+
+NOW = 1000.0
+PERMS = {"agents.prompt": {}, "terminals.write": {}, "cards.connected": {},
+         "clipboard.write": {"optional": True}, "fs.read": {"optional": True}}
+
+
+def _world() -> State:
+    """Card c1 (acme.p) wired to agent a1, terminal t1 and note n1; agent a2 unwired."""
+    state = make_state()
+    install(state, manifest("acme.p", PERMS))
+    add_node(state, "c1", "card", package="acme.p")
+    add_node(state, "a1", "agent")
+    add_node(state, "a2", "agent")
+    add_node(state, "t1", "terminal")
+    add_node(state, "n1", "note")
+    add_arrow(state, "e1", "c1", "a1")
+    add_arrow(state, "e3", "c1", "t1")
+    add_arrow(state, "e4", "c1", "n1")
+    return state
+
+
+def _refusal(result: Decision | Passed) -> Decision:
+    assert isinstance(result, Decision), f"expected a refusal, got {result}"
+    assert result.outcome in ("denied", "rate-limited")
+    return result
+
+
+def _code(result: Decision | Passed) -> tuple[str | None, str | None]:
+    refused = _refusal(result)
+    return refused.code, refused.reason
+
+
+def _queue(state: State, agent: str, n: int, card: str = "c1") -> list[Prompt]:
+    prompts = [Prompt(f"p{agent}{i}", i, "w1", card, "acme.p", agent, None, "agents.prompt",
+                      "hi") for i in range(n)]
+    for p in prompts:
+        state.prompts[p.id] = p
+        state.open_prompts.update(p)
+    return prompts
+
+
+# -- SPEC §5, one check at a time -------------------------------------------
+
+
+def test_each_fix_reveals_the_next_check_in_spec_order() -> None:
+    """Fixing the first failing check of a bad call exposes exactly the next one of §5."""
+    state = make_state()
+    call: dict[str, Any] = {"card": "c9", "call": "agents.promptt", "target": "a3",
+                            "args": {"text": 5}, "chain": ("a3", "c9"), "now": NOW}
+
+    def run() -> Decision | Passed:
+        return decide(state, call["card"], call["call"], call["target"], call["args"],
+                      now=call["now"], chain=call["chain"])
+
+    def replace_a3(kind: str) -> None:
+        if state.canvas.has_node("a3"):
+            state.canvas.remove_node("a3")
+        add_node(state, "a3", kind)
+        add_arrow(state, "e93", "c9", "a3")
+
+    def install_pending() -> None:
+        install(state, manifest("acme.q", []))
+        set_pending(state, "acme.q", manifest("acme.q", ["agents.prompt"]))
+
+    def break_the_loop_but_fill_the_window() -> None:
+        call.update(chain=("a4", "c9"))
+        for _ in range(6):
+            state.counters.count("c9", "prompt", NOW - 1)
+
+    def wait_but_fill_the_queue() -> None:
+        call.update(now=NOW + 60)
+        _queue(state, "a3", QUEUE_LIMIT, card="c9")
+
+    def drain_queue() -> None:
+        for p in list(state.prompts.values()):
+            p.state = "delivered"
+            state.open_prompts.update(p)
+
+    steps: list[tuple[Callable[[], object], tuple[str | None, str | None] | None]] = [
+        (lambda: None, ("CARD_UNKNOWN", None)),
+        (lambda: add_node(state, "c9", "card", package="acme.q"), ("PACKAGE_NOT_INSTALLED", None)),
+        (install_pending, ("PACKAGE_PENDING", None)),
+        (lambda: set_pending(state, "acme.q", None), ("UNKNOWN_CALL", None)),
+        (lambda: call.update(call="agents.prompt"), ("INVALID_ARGUMENT", "text")),
+        (lambda: call.update(args={"text": "hello"}), ("PERMISSION_DENIED", "not-declared")),
+        (lambda: install(state, manifest("acme.q", ["agents.prompt"]), grants=()),
+         ("PERMISSION_DENIED", "not-granted")),
+        (lambda: grant(state, "acme.q", "agents.prompt"), ("PERMISSION_DENIED", "not-connected")),
+        (lambda: replace_a3("terminal"), ("PERMISSION_DENIED", "wrong-target")),
+        (lambda: replace_a3("agent"), ("LOOP_REFUSED", "cycle")),
+        (break_the_loop_but_fill_the_window, ("RATE_LIMITED", "prompt")),
+        (wait_but_fill_the_queue, ("QUEUE_FULL", None)),
+        (drain_queue, None),
+    ]
+    for fix, expected in steps:
+        fix()
+        result = run()
+        if expected is None:
+            assert isinstance(result, Passed)
+            assert (result.card.id, result.target and result.target.id,
+                    result.arrow and result.arrow.id) == ("c9", "a3", "e93")
+            assert result.chain == ("a4", "c9", "a3")
+        else:
+            assert _code(result) == expected, str(result)
+
+
+def test_card_unknown_comes_before_everything() -> None:
+    """An id that is no custom card is CARD_UNKNOWN, whatever the rest of the call."""
+    state = _world()
+    for card in ("zz", "a1", "n1"):
+        result = _refusal(decide(state, card, "no.such.call", "t1", {"x": 1}, now=NOW))
+        assert _code(result) == ("CARD_UNKNOWN", None)
+        assert result.message.startswith(f"CARD_UNKNOWN: card {card} may not no.such.call t1")
+
+
+def test_package_not_installed_and_pending() -> None:
+    """A card's package must be installed (not only offered) and not pending."""
+    state = _world()
+    add_node(state, "c2", "card", package="acme.gone")
+    assert _code(decide(state, "c2", "agents.list", now=NOW)) == ("PACKAGE_NOT_INSTALLED", None)
+    uninstall(state, "acme.p")
+    result = _refusal(decide(state, "c1", "agents.list", now=NOW))
+    assert _code(result) == ("PACKAGE_NOT_INSTALLED", None)
+    assert result.package == "acme.p" and "install acme.p" in result.message
+    install(state, manifest("acme.p", PERMS))
+    set_pending(state, "acme.p", manifest("acme.p", {**PERMS, "network": {"hosts": ["x.org"]}}))
+    assert _code(decide(state, "c1", "agents.list", now=NOW)) == ("PACKAGE_PENDING", None)
+
+
+@pytest.mark.parametrize("call, target, args, reason", [
+    ("agents.prompt", "a1", {}, "text"),
+    ("agents.prompt", "a1", {"text": 5}, "text"),
+    ("agents.prompt", "a1", {"text": "hi", "extra": 1}, "extra"),
+    ("agents.prompt", None, {"text": "hi"}, "target"),
+    ("agents.list", "a1", None, "target"),
+    ("canvas.spawn", None, {"kind": "dragon"}, "kind"),
+    ("fs.writeBytes", None, {"path": "f", "base64": "not base64!"}, "base64"),
+    ("cards.note.append", "n1", {"text": "x" * 101}, "text"),
+    ("clipboard.copyText", None, {"text": "\ud800"}, "text"),
+])
+def test_invalid_argument_names_the_argument_before_any_permission(
+        call: str, target: str | None, args: dict[str, Any] | None, reason: str) -> None:
+    """Bad arguments are INVALID_ARGUMENT naming them, even for calls not declared (check 3 < 4)."""
+    state = _world()
+    set_settings(state, "w1", max_payload=100)
+    assert _code(decide(state, "c1", call, target, args, now=NOW)) == ("INVALID_ARGUMENT", reason)
+
+
+def test_unknown_call() -> None:
+    """A call name outside the catalogue is UNKNOWN_CALL, before its arguments are looked at."""
+    state = _world()
+    result = decide(state, "c1", "agents.explode", "a1", {"bad": object()}, now=NOW)
+    assert _code(result) == ("UNKNOWN_CALL", None)
+
+
+def test_permission_denied_reasons() -> None:
+    """Not declared, not granted, not connected (also for a missing target), wrong target."""
+    state = _world()
+    result = _refusal(decide(state, "c1", "usage.get", now=NOW))
+    assert _code(result) == ("PERMISSION_DENIED", "not-declared")
+    assert result.permission == "usage.read"
+    result = _refusal(decide(state, "c1", "clipboard.copyText", None, {"text": "hi"}, now=NOW))
+    assert _code(result) == ("PERMISSION_DENIED", "not-granted")
+    assert result.message.endswith("grant clipboard.write to acme.p")
+    assert _code(decide(state, "c1", "agents.prompt", "a2", {"text": "hi"}, now=NOW)) == (
+        "PERMISSION_DENIED", "not-connected")
+    assert _code(decide(state, "c1", "agents.prompt", "ghost", {"text": "hi"}, now=NOW)) == (
+        "PERMISSION_DENIED", "not-connected")
+    result = _refusal(decide(state, "c1", "agents.prompt", "t1", {"text": "hi"}, now=NOW))
+    assert _code(result) == ("PERMISSION_DENIED", "wrong-target")
+    assert result.arrow == "e3"
+    assert result.message.startswith(
+        "PERMISSION_DENIED: card c1 (acme.p) may not agents.prompt t1: wrong-target — "
+        "agents.prompt reaches AI agents, not terminals")
+    # Granted by implication: agents.prompt implies agents.read.
+    assert isinstance(decide(state, "c1", "agents.list", now=NOW), Passed)
+
+
+def test_scope_refused_for_hosts() -> None:
+    """net.fetch: a host outside the declared patterns, or plain http, is SCOPE_REFUSED."""
+    state = _world()
+    install(state, manifest("acme.f", {"network": {"hosts": ["*.example.com"]}}))
+    add_node(state, "f1", "card", package="acme.f")
+
+    def fetch(url: str) -> Decision | Passed:
+        return decide(state, "f1", "net.fetch", None, {"url": url}, now=NOW)
+
+    assert isinstance(fetch("https://api.example.com/x"), Passed)
+    assert _code(fetch("https://evil.org/")) == ("SCOPE_REFUSED", "host-not-declared")
+    assert _code(fetch("http://api.example.com/")) == ("SCOPE_REFUSED", "plain-http")
+    assert _code(fetch("http://localhost:8080/")) == ("SCOPE_REFUSED", "host-not-declared")
+    revoke(state, "acme.f", "network")
+    assert _code(fetch("https://api.example.com/x")) == ("PERMISSION_DENIED", "not-granted")
+
+
+def test_loop_guard_cycle_and_hop_limit() -> None:
+    """A prompt back into its own chain is a cycle; a chain beyond hop_limit is refused."""
+    state = _world()
+    assert _code(decide(state, "c1", "agents.prompt", "a1", {"text": "hi"}, now=NOW,
+                        chain=("a1", "c1"))) == ("LOOP_REFUSED", "cycle")
+    set_settings(state, "w1", hop_limit=2)
+    ok = decide(state, "c1", "agents.prompt", "a1", {"text": "hi"}, now=NOW,
+                chain=("a9", "c8", "a8", "c1"))
+    assert isinstance(ok, Passed) and ok.chain == ("a9", "c8", "a8", "c1", "a1")
+    result = decide(state, "c1", "agents.prompt", "a1", {"text": "hi"}, now=NOW,
+                    chain=("a9", "c7", "a7", "c8", "a8", "c1"))
+    assert _code(result) == ("LOOP_REFUSED", "hop-limit")
+
+
+def test_rate_limited_with_retry_after_from_the_counters() -> None:
+    """The sixth prompt in 60 s passes, the seventh waits exactly as `RateCounters` says."""
+    state = _world()
+    limit = RATE_LIMITS["prompt"]
+    for i in range(limit.limit):
+        assert isinstance(decide(state, "c1", "agents.prompt", "a1", {"text": "hi"},
+                                 now=NOW + i), Passed)
+        state.counters.count("c1", "prompt", NOW + i)
+    t = NOW + 10.25
+    result = _refusal(decide(state, "c1", "agents.prompt", "a1", {"text": "hi"}, now=t))
+    assert _code(result) == ("RATE_LIMITED", "prompt")
+    assert result.outcome == "rate-limited"
+    wait = state.counters.retry_after("c1", "prompt", t)
+    assert wait is not None and result.retry_after == round(wait, 6) == limit.period - 10.25
+    # Checks 10–11 are skipped on a re-check at approval, and another card has its own window.
+    assert isinstance(decide(state, "c1", "agents.prompt", "a1", {"text": "hi"}, now=t,
+                             count_limits=False), Passed)
+    assert isinstance(decide(state, "c1", "agents.prompt", "a1", {"text": "hi"},
+                             now=NOW + limit.period), Passed)
+
+
+def test_a_spawned_copy_counts_in_its_roots_window() -> None:
+    """A card spawned by c1 shares c1's rate windows (SPEC §6)."""
+    state = _world()
+    add_node(state, "c1b", "card", package="acme.p", spawned_by="c1")
+    add_arrow(state, "e9", "c1b", "a1")
+    for i in range(RATE_LIMITS["prompt"].limit):
+        state.counters.count("c1", "prompt", NOW + i)
+    assert _code(decide(state, "c1b", "agents.prompt", "a1", {"text": "hi"}, now=NOW + 6)) == (
+        "RATE_LIMITED", "prompt")
+
+
+def test_card_limit_spawn_cap_and_card_cap() -> None:
+    """canvas.spawn: at most 4 live copies per card, and never past the workspace's card_cap."""
+    state = _world()
+    install(state, manifest("acme.s", ["canvas.spawn"]))
+    add_node(state, "s1", "card", package="acme.s")
+    spawn = {"kind": "note"}
+    for i in range(4):
+        assert isinstance(decide(state, "s1", "canvas.spawn", None, spawn, now=NOW), Passed)
+        add_node(state, f"s1n{i}", "note", spawned_by="s1")
+    assert _code(decide(state, "s1", "canvas.spawn", None, spawn, now=NOW)) == (
+        "CARD_LIMIT", "spawn-cap")
+    state.canvas.remove_node("s1n0")
+    set_settings(state, "w1", card_cap=len(state.canvas.nodes("w1")))
+    assert _code(decide(state, "s1", "canvas.spawn", None, spawn, now=NOW)) == (
+        "CARD_LIMIT", "card-cap")
+    # The rate window (check 10 too) is asked first.
+    for _ in range(4):
+        state.counters.count("s1", "spawn", NOW)
+    assert _code(decide(state, "s1", "canvas.spawn", None, spawn, now=NOW)) == (
+        "RATE_LIMITED", "spawn")
+
+
+def test_queue_full_and_rate_limited_first() -> None:
+    """QUEUE_FULL at QUEUE_LIMIT undelivered prompts; a rate limit (check 10) wins over it."""
+    state = _world()
+    _queue(state, "a1", QUEUE_LIMIT - 1)
+    assert isinstance(decide(state, "c1", "agents.prompt", "a1", {"text": "hi"}, now=NOW),
+                      Passed)
+    _queue(state, "a1", QUEUE_LIMIT)
+    result = decide(state, "c1", "agents.prompt", "a1", {"text": "hi"}, now=NOW)
+    assert _code(result) == ("QUEUE_FULL", None) and result.arrow == "e1"
+    for i in range(RATE_LIMITS["prompt"].limit):
+        state.counters.count("c1", "prompt", NOW)
+    assert _code(decide(state, "c1", "agents.prompt", "a1", {"text": "hi"}, now=NOW)) == (
+        "RATE_LIMITED", "prompt")
+
+
+# -- the decision cache ------------------------------------------------------
+
+
+def test_cache_sees_a_revoke_a_removed_arrow_and_a_removed_node() -> None:
+    """A remembered pass is never served after the consent it rested on is gone."""
+    state = _world()
+    args = {"text": "hi"}
+    for _ in range(2):  # the second decision comes from the cache
+        assert isinstance(decide(state, "c1", "agents.prompt", "a1", args, now=NOW), Passed)
+    assert ("c1", "agents.prompt", "a1") in state.decision_cache()
+    revoke(state, "acme.p", "agents.prompt")
+    assert _code(decide(state, "c1", "agents.prompt", "a1", args, now=NOW)) == (
+        "PERMISSION_DENIED", "not-granted")
+    grant(state, "acme.p", "agents.prompt")
+    assert isinstance(decide(state, "c1", "agents.prompt", "a1", args, now=NOW), Passed)
+    state.canvas.remove_arrow("e1")
+    assert _code(decide(state, "c1", "agents.prompt", "a1", args, now=NOW)) == (
+        "PERMISSION_DENIED", "not-connected")
+    add_arrow(state, "e1", "c1", "a1")
+    assert isinstance(decide(state, "c1", "agents.prompt", "a1", args, now=NOW), Passed)
+    state.canvas.remove_node("c1")
+    assert _code(decide(state, "c1", "agents.prompt", "a1", args, now=NOW)) == (
+        "CARD_UNKNOWN", None)
+
+
+def test_cache_serves_fresh_node_data() -> None:
+    """A pass remembered before an agent's data changed carries the node as it is now."""
+    state = _world()
+    first = decide(state, "c1", "agents.prompt", "a1", {"text": "hi"}, now=NOW)
+    assert isinstance(first, Passed) and first.target is not None
+    assert first.target.data["dangerous"] is False
+    state.canvas.replace_node(state.canvas.updated_node("a1", {"dangerous": True}))
+    second = decide(state, "c1", "agents.prompt", "a1", {"text": "hi"}, now=NOW)
+    assert isinstance(second, Passed) and second.target is not None
+    assert second.target.data["dangerous"] is True
+
+
+# A model of the consent a state rests on, rebuilt into a fresh State (cold
+# cache) for every call; the live State gets the same changes one by one.
+_NODES: dict[str, tuple[str, dict[str, Any]]] = {
+    "c1": ("card", {"package": "acme.p"}), "c2": ("card", {"package": "acme.p"}),
+    "a1": ("agent", {}), "a2": ("agent", {}), "t1": ("terminal", {}), "n1": ("note", {})}
+_ARROWS = {"e1": ("c1", "a1"), "e2": ("c2", "a1"), "e3": ("c1", "t1"), "e4": ("c1", "n1"),
+           "e5": ("c1", "a2")}
+_GRANTABLE = ("agents.prompt", "agents.output", "agents.read", "terminals.write",
+              "cards.connected", "clipboard.write", "fs.read")
+_CALLS: list[tuple[str, str, str | None, dict[str, Any] | None]] = [
+    ("c1", "agents.prompt", "a1", {"text": "hi"}),
+    ("c1", "agents.prompt", "a2", {"text": "hi"}),
+    ("c2", "agents.prompt", "a1", {"text": "hi"}),
+    ("c1", "agents.prompt", "t1", {"text": "hi"}),
+    ("c1", "agents.readScreen", "t1", None),
+    ("c1", "agents.lastReply", "a1", None),
+    ("c1", "agents.list", None, None),
+    ("c1", "agents.get", "a2", None),
+    ("c1", "terminals.run", "t1", {"command": "ls"}),
+    ("c1", "cards.note.append", "n1", {"text": "x" * 300}),
+    ("c1", "clipboard.copyText", None, {"text": "é"}),
+    ("c1", "fs.readText", None, {"path": "a.txt"}),
+    ("c1", "canvas.spawn", None, {"kind": "note"}),
+    ("c1", "agents.prompt", "zz", {"text": "hi"}),
+    # The same (card, call, target) as an earlier call, with other arguments:
+    # a remembered pass must not let them skip their own checks.
+    ("c1", "agents.prompt", "a1", {"text": "y" * 300}),
+    ("c1", "agents.prompt", "a1", {"text": "é" * 60}),
+    ("c1", "agents.prompt", "a1", {"text": 7}),
+    ("c1", "cards.note.append", "n1", {"text": "short"}),
+]
+
+
+@dataclass
+class _Model:
+    grants: set[str] = field(default_factory=lambda: {"agents.prompt", "terminals.write",
+                                                      "cards.connected"})
+    nodes: dict[str, dict[str, Any]] = field(
+        default_factory=lambda: {k: dict(v[1]) for k, v in _NODES.items()})
+    arrows: set[str] = field(default_factory=lambda: set(_ARROWS))
+    installed: bool = True
+    pending: bool = False
+    max_payload: int = 1000
+
+    def build(self) -> State:
+        state = make_state(max_payload=self.max_payload)
+        install(state, manifest("acme.p", PERMS), grants=self.grants)
+        if not self.installed:
+            uninstall(state, "acme.p")
+        elif self.pending:
+            set_pending(state, "acme.p", manifest("acme.p", {**PERMS, "usage.read": {}}))
+        for node_id in sorted(self.nodes):
+            add_node(state, node_id, _NODES[node_id][0], **self.nodes[node_id])
+        for arrow_id in sorted(self.arrows):
+            add_arrow(state, arrow_id, *_ARROWS[arrow_id])
+        return state
+
+
+def _view(result: Decision | Passed) -> object:
+    if isinstance(result, Decision):
+        return result.to_json()
+    return ("passed", result.spec.name, result.card.to_dict(), result.package.name,
+            result.permission, result.target.to_dict() if result.target else None,
+            result.arrow, result.chain, result.rate_key)
+
+
+_OPS = st.one_of(
+    st.tuples(st.sampled_from(["grant", "revoke"]), st.sampled_from(_GRANTABLE)),
+    st.tuples(st.sampled_from(["remove_arrow", "add_arrow"]), st.sampled_from(sorted(_ARROWS))),
+    st.tuples(st.sampled_from(["remove_node", "add_node"]), st.sampled_from(sorted(_NODES))),
+    st.tuples(st.just("dangerous"), st.booleans()),
+    st.tuples(st.just("pending"), st.booleans()),
+    st.tuples(st.just("installed"), st.booleans()),
+    st.tuples(st.just("max_payload"), st.sampled_from([100, 1000])),
+)
+
+
+def _apply(state: State, model: _Model, op: str, arg: Any) -> None:
+    """One consent change, to the live state (as the services make it) and to the model."""
+    if op == "grant" and model.installed:
+        grant(state, "acme.p", arg)
+        model.grants.add(arg)
+    elif op == "revoke" and model.installed:
+        revoke(state, "acme.p", arg)
+        model.grants.discard(arg)
+    elif op == "remove_arrow" and arg in model.arrows:
+        state.canvas.remove_arrow(arg)
+        model.arrows.discard(arg)
+    elif op == "add_arrow" and arg not in model.arrows and set(_ARROWS[arg]) <= set(model.nodes):
+        add_arrow(state, arg, *_ARROWS[arg])
+        model.arrows.add(arg)
+    elif op == "remove_node" and arg in model.nodes:
+        state.canvas.remove_node(arg)
+        del model.nodes[arg]
+        model.arrows -= {a for a, ends in _ARROWS.items() if arg in ends}
+    elif op == "add_node" and arg not in model.nodes:
+        add_node(state, arg, _NODES[arg][0], **_NODES[arg][1])
+        model.nodes[arg] = dict(_NODES[arg][1])
+    elif op == "dangerous" and "a1" in model.nodes:
+        state.canvas.replace_node(state.canvas.updated_node("a1", {"dangerous": arg}))
+        model.nodes["a1"]["dangerous"] = arg
+    elif op == "pending" and model.installed and arg != model.pending:
+        set_pending(state, "acme.p",
+                    manifest("acme.p", {**PERMS, "usage.read": {}}) if arg else None)
+        model.pending = arg
+    elif op == "installed" and arg != model.installed:
+        if arg:
+            install(state, manifest("acme.p", PERMS), grants=model.grants)
+        else:
+            uninstall(state, "acme.p")
+            model.grants = set()
+            model.pending = False
+        model.installed = arg
+    elif op == "max_payload":
+        set_settings(state, "w1", max_payload=arg)
+        model.max_payload = arg
+
+
+def _check_every_call(live: State, model: _Model) -> None:
+    # A fresh state decides each (card, call, target) once, so every answer is a cold one.
+    cold, seen = model.build(), set[tuple[str, str, str | None]]()
+    for card, call, target, args in _CALLS:
+        if (card, call, target) in seen:
+            cold, seen = model.build(), set()
+        seen.add((card, call, target))
+        expected = _view(decide(cold, card, call, target, args, now=NOW))
+        for _ in range(2):  # the second one is served from the cache when it can be
+            assert _view(decide(live, card, call, target, args, now=NOW)) == expected, call
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ops=st.lists(_OPS, min_size=1, max_size=30))
+def test_cached_decisions_match_cold_ones(ops: list[tuple[str, Any]]) -> None:
+    """After any sequence of consent changes, every cached decision equals a cold one.
+
+    Every call is decided on the live state after each change, so its cache
+    always holds an answer from before the change that a stale key would serve.
+    """
+    model = _Model()
+    live = model.build()
+    _check_every_call(live, model)
+    for op, arg in ops:
+        _apply(live, model, op, arg)
+        _check_every_call(live, model)
