@@ -86,10 +86,15 @@ async def test_crash_mid_append_loses_no_returned_row(tmp_path: Path) -> None:
     for _run in range(CRASH_RUNS):
         before = len(_check(db))
         proc = _writer(db, "c0", 100_000)
-        time.sleep(rng.uniform(0.4, 1.2))
+        # Kill it while it appends: after its first returned row (however long a
+        # loaded machine takes to start it), at a random moment within the next
+        # 0.8 s.
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        time.sleep(rng.uniform(0.0, 0.8))
         proc.send_signal(signal.SIGKILL)
         out, _err = proc.communicate()
-        returned = sum(1 for line in out.splitlines() if line.startswith("ok "))
+        returned = sum(1 for line in (first + out).splitlines() if line.startswith("ok "))
         returned_total += returned
         after = len(_check(db))
         # Every call that returned has its row; at most one more was mid-commit.

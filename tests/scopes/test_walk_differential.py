@@ -67,19 +67,31 @@ def _walk_outcome(root_fd: int, path: str) -> object:
 
 
 def _kernel_outcome(root_fd: int, path: str) -> object:
-    try:
-        fd = openat2(root_fd, path, os.O_PATH, RESOLVE_BENEATH)
-    except OSError as exc:
-        if exc.errno in (errno.EXDEV, errno.ELOOP):
-            return "escape"
-        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-            return "missing"
-        raise
+    for _attempt in range(100):
+        try:
+            fd = openat2(root_fd, path, os.O_PATH, RESOLVE_BENEATH)
+            break
+        except BlockingIOError:
+            # EAGAIN: the kernel saw a rename or mount somewhere on the system
+            # during the lookup (openat2(2)); the answer is to ask again.
+            continue
+        except OSError as exc:
+            return _kernel_error(exc)
+    else:
+        raise AssertionError(f"openat2 kept answering EAGAIN for {path!r}")
     try:
         st = os.fstat(fd)
         return (st.st_dev, st.st_ino)
     finally:
         os.close(fd)
+
+
+def _kernel_error(exc: OSError) -> object:
+    if exc.errno in (errno.EXDEV, errno.ELOOP):
+        return "escape"
+    if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+        return "missing"
+    raise exc
 
 
 @pytest.mark.skipif(not has_openat2(), reason="this kernel has no openat2")
