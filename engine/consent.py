@@ -387,6 +387,41 @@ class ConsentMixin:
             self._save_package(pkg)
             self.state.packages[name] = pkg
 
+    @consistent
+    async def remove_package(self: Engine, name: str, *, by: object = OPERATOR) -> None:
+        """Withdraw an offered package that was never installed (operator only).
+
+        The package leaves the list of packages one could install; the removal
+        is recorded in the consent history with the content hash it had. Cards
+        of it on a canvas stay where they are and stay refused (its package is
+        not installed), as they were before; offering the package again makes
+        it installable again.
+
+        An installed package is refused, not uninstalled: its grants are
+        consent a person gave, and taking them back is `revoke`, one
+        permission at a time, with each card told (SPEC §4.3). The engine has
+        no uninstall.
+
+        Raises:
+            ApprovalRefused: not from an operator (recorded).
+            InvalidRequest: ``NOT_FOUND`` for an unknown package; ``installed``
+                for an installed package (recorded); nothing changes.
+        """
+        self._tick()
+        subject = {"package": name}
+        principal = self._require_operator(by, "package.remove", subject)
+        pkg = self._package(name)
+        if pkg.installed:
+            raise self._refuse(principal, "package.remove", subject, InvalidRequest(
+                f"INVALID_ARGUMENT: {name} is installed; only an offered package can be "
+                "removed (revoke its permissions instead)", code="INVALID_ARGUMENT",
+                reason="installed", package=name))
+        with self._write():
+            self.state.bump()  # what may be installed changed
+            self.db.execute("delete from packages where name = ?", [name])
+            self._history(principal, "package.remove", {**subject, "hash": pkg.hash})
+            del self.state.packages[name]
+
     def _parse_for(self: Engine, pkg_name: str, raw: dict[str, Any]) -> Manifest:
         manifest = parse_manifest(raw)
         if manifest.name != pkg_name:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from textual.widgets import Static
 
+from engine import Engine, World
 from engine.replay import VirtualClock
 from tui.screens.arrow_log import ArrowLogScreen, parse_filter
 from tui.widgets.log_view import LogView, columns_for
@@ -126,8 +128,6 @@ async def test_copy_a_row_and_export_the_filter(tui_db: Path, tui_clock: Virtual
                                                 tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """c copies the selected row as JSON; x writes the filtered rows as JSON Lines (item 15)."""
-    import json
-
     monkeypatch.chdir(tmp_path)
     app = make_app(tui_db, tui_clock, start="log")
     async with app.run_test(size=(120, 36)) as pilot:
@@ -147,3 +147,26 @@ async def test_copy_a_row_and_export_the_filter(tui_db: Path, tui_clock: Virtual
         rows = [json.loads(line) for line in files[0].read_text().splitlines()]
         assert [r["seq"] for r in rows] == [r["seq"] for r in app.engine.log_rows()
                                             if r["outcome"] == "held"]
+
+
+async def test_copy_only_the_payload(tui_db: Path, tui_clock: VirtualClock) -> None:
+    """p copies the selected row's payload alone: line breaks kept, escapes made visible."""
+    engine = Engine.open(tui_db, clock=tui_clock, world=World(net=None, fs=None))
+    try:
+        await engine.call("standup", "agents.prompt", "claude",
+                          {"text": "line one\n\x1b[201~rm -rf ~\tdone"})
+    finally:
+        engine.close()
+    app = make_app(tui_db, tui_clock, start="log")
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await settle(pilot)
+        last = app.engine.log_rows()[-1]
+        await pilot.press("p")
+        await settle(pilot)
+        assert app.clipboard == "line one\n␛[201~rm -rf ~\tdone"
+        assert any(f"payload of row {last['seq']} copied" in n.message
+                   and "visible symbols" in n.message for n in app._notifications)
+        # AND c still copies the whole row, which the payload alone is not
+        await pilot.press("c")
+        await settle(pilot)
+        assert json.loads(app.clipboard)["seq"] == last["seq"]
