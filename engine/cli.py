@@ -51,9 +51,10 @@ EXIT_OK = 0  #: the command did what was asked
 EXIT_FINDING = 1  #: a finding: verification failed, a diff widens, a replay failed, a refusal
 EXIT_USAGE = 2  #: a usage error or invalid input
 
-#: Every outcome a log row can have (SPEC §8), for ``--outcome``.
+#: Every outcome a log row can have (SPEC §8), for ``--outcome``; a tool call's
+#: resolution (SPEC §9) is also ``answered`` or ``failed``.
 LOG_OUTCOMES = ("ok", "queued", "held", "denied", "rate-limited", "approved", "rejected",
-                "expired", "cancelled", "suppressed")
+                "expired", "cancelled", "suppressed", "answered", "failed")
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 

@@ -87,9 +87,11 @@ def test_filter_errors_name_the_problem() -> None:
 
 
 def test_columns_give_way_least_needed_first() -> None:
-    """why goes first, then arrow, then call; outcome and payload always stay."""
+    """arrow goes first, then why, then call; outcome and payload always stay."""
     names = [c.name for c in columns_for(80)]
     assert "outcome" in names and "payload" in names and "why" not in names
+    at_120 = [c.name for c in columns_for(120)]
+    assert "why" in at_120 and "arrow" not in at_120 and "call" in at_120
     assert [c.name for c in columns_for(200)][-2:] == ["why", "payload"]
 
 
@@ -170,3 +172,28 @@ async def test_copy_only_the_payload(tui_db: Path, tui_clock: VirtualClock) -> N
         await pilot.press("c")
         await settle(pilot)
         assert json.loads(app.clipboard)["seq"] == last["seq"]
+
+
+async def test_tool_call_resolutions_filter_and_show(tui_db: Path, tui_clock: VirtualClock) -> None:
+    """A tool call's answer (outcome answered) is a known outcome: the filter takes it."""
+    from engine.cli import LOG_OUTCOMES
+    from tui.screens.arrow_log import OUTCOMES
+
+    assert set(OUTCOMES) == set(LOG_OUTCOMES) >= {"answered", "failed"}
+    engine = Engine.open(tui_db, clock=tui_clock, world=World(net=None, fs=None))
+    try:
+        opened = await engine.tool("claude", "standup", "summarize", {})
+        assert opened.outcome == "ok", opened
+        await engine.answer_tool(opened.value["id"], result={"ok": True}, by="card:standup")
+    finally:
+        engine.close()
+    app = make_app(tui_db, tui_clock, start="log")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ArrowLogScreen)
+        assert screen.apply_filter("outcome:answered")
+        await settle(pilot)
+        view = screen.query_one(LogView)
+        assert view.count == 1
+        assert "answered" in screen_output(app)[0]

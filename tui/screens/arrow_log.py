@@ -30,9 +30,10 @@ from .detail import DetailScreen
 __all__ = ["ArrowLogScreen", "parse_filter"]
 
 _KEYS = ("arrow", "card", "package", "call", "target", "outcome", "since", "until", "text")
-#: Every outcome a log row can have.
+#: Every outcome a log row can have; a tool call's resolution (SPEC §9) is also
+#: ``answered`` or ``failed``.
 OUTCOMES = ("ok", "queued", "held", "denied", "rate-limited", "approved", "rejected", "expired",
-            "cancelled", "suppressed")
+            "cancelled", "suppressed", "answered", "failed")
 
 
 def parse_filter(text: str, now: float) -> LogFilter:
