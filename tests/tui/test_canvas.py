@@ -174,3 +174,36 @@ def test_the_map_draws_the_nearest_nodes_of_a_large_canvas() -> None:
     small, total = nearest(canvas, "n0", limit=300)
     assert total == 300 and len(small) == 300 and small.number_of_edges() == \
         every.number_of_edges()
+
+
+async def test_the_heap_is_frozen_while_the_store_is_quiet(tui_db: Path, tui_clock: VirtualClock,
+                                                         monkeypatch: Any) -> None:
+    """Once drawn, the heap leaves the collector's full scans; a reload by another
+    process gives it back until the store is quiet again; leaving the app unfreezes it."""
+    import gc
+
+    from tui.app import ArrowgateApp
+
+    monkeypatch.setattr(ArrowgateApp, "REFREEZE_S", 0.3)
+    app = make_app(tui_db, tui_clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        assert gc.get_freeze_count() > 0
+        # WHEN another process commits (an arrow removed), the engine reloads
+        other = Engine.open(tui_db, clock=tui_clock, world=World(net=None, fs=None))
+        try:
+            await other.remove_arrow("e4")
+        finally:
+            other.close()
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if gc.get_freeze_count() == 0:
+                break
+        # THEN the old state can be collected, and the heap is frozen again later
+        assert gc.get_freeze_count() == 0
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if gc.get_freeze_count() > 0:
+                break
+        assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0
