@@ -123,6 +123,7 @@ class ArrowgateApp(App[int]):
         self.operator_refusal = "" if first.ok else first.reason
         self._stop_timers = asyncio.Event()
         self._froze = False  # whether this app moved the heap out of the collector's scans
+        self._drawn = False  # whether the first screen was drawn (then the heap is frozen)
         self._refreeze: Timer | None = None
         self._previous_sink = previous = engine.sink
 
@@ -153,7 +154,12 @@ class ArrowgateApp(App[int]):
         self.run_engine_timers()
         if self._review is not None:
             self.push_screen(ReviewScreen(self._review))
-        self.call_after_refresh(self.freeze_heap)
+
+    def first_drawn(self) -> None:
+        """The first screen's data is on screen: freeze the heap (once)."""
+        if not self._drawn:
+            self._drawn = True
+            self.freeze_heap()
 
     def freeze_heap(self) -> None:
         """Move what lives now (the engine's state, the screens) out of the collector's scans.
@@ -163,8 +169,10 @@ class ArrowgateApp(App[int]):
         them all and stopped the app for up to a second, now and then, under
         the keys a person pressed. What exists once the first screen is drawn
         lives as long as the app (what `arrowgate serve` does too, and for the
-        same reason); it is given back to the collector when the store is
-        reloaded (`thaw_heap`) and when the app ends.
+        same reason). The one full collection this takes (0.4 s at 100,000
+        nodes) runs once the first screen is drawn, not before. The heap is
+        given back to the collector when the store is reloaded (`thaw_heap`)
+        and when the app ends.
         """
         self._refreeze = None
         gc.collect()
