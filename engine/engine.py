@@ -485,6 +485,10 @@ class Engine:
         (`Consent.offer`)"""
         return self._consent.offer(name, manifest, digests)
 
+    def remove_package(self, name: str, *, by: object = OPERATOR) -> Coroutine[Any, Any, None]:
+        """Withdraw an offered package that was never installed (`Consent.remove_package`)."""
+        return self._consent.remove_package(name, by=by)
+
     def review(self, name: str) -> Coroutine[Any, Any, Review]:
         """The install review of an offered package; installs nothing. (`Consent.review`)"""
         return self._consent.review(name)

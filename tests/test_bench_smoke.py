@@ -30,6 +30,17 @@ def test_tui_log_bench_smoke(tmp_path) -> None:
     assert figures["rows"] == 3000 and figures["card_filter_rows"] > 0
 
 
+def test_tui_canvas_bench_smoke(tmp_path) -> None:
+    """The 100,000-node canvas benchmark runs on a small canvas (figures are not asserted)."""
+    from bench.tui_canvas import main
+
+    out = tmp_path / "canvas.json"
+    assert main(["--nodes", "300", "--rest", "0.01", "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())["300"]
+    assert {"first_paint_s", "key_ms_held_mean", "key_ms_rested_worst", "search_key_ms_worst",
+            "reach_of_a_card_ready_s", "map_open_ms"} <= set(figures)
+
+
 def test_service_bench_smoke(tmp_path) -> None:
     """The HTTP service benchmark runs end to end on tiny sizes (figures are not asserted)."""
     from bench.service import main

@@ -56,9 +56,10 @@ __all__ = [
     "main",
 ]
 
-#: Every outcome a log row can have (SPEC §8), for ``--outcome``.
+#: Every outcome a log row can have (SPEC §8), for ``--outcome``; a tool call's
+#: resolution (SPEC §9) is also ``answered`` or ``failed``.
 LOG_OUTCOMES = ("ok", "queued", "held", "denied", "rate-limited", "approved", "rejected",
-                "expired", "cancelled", "suppressed")
+                "expired", "cancelled", "suppressed", "answered", "failed")
 
 
 def _since_until(value: str) -> float:

@@ -119,6 +119,39 @@ class Consent:
             self._save_package(pkg)
             self.ctx.state.packages[name] = pkg
 
+    @operation
+    async def remove_package(self, name: str, *, by: object = OPERATOR) -> None:
+        """Withdraw an offered package that was never installed (operator only).
+
+        The package leaves the list of packages one could install; the removal
+        is recorded in the consent history with the content hash it had. Cards
+        of it on a canvas stay where they are and stay refused (its package is
+        not installed), as they were before; offering the package again makes
+        it installable again.
+
+        An installed package is refused, not uninstalled: its grants are
+        consent a person gave, and taking them back is `revoke`, one
+        permission at a time, with each card told (SPEC §4.3). The engine has
+        no uninstall.
+
+        Raises:
+            ApprovalRefused: not from an operator (recorded).
+            InvalidRequest: ``NOT_FOUND`` for an unknown package; ``installed``
+                for an installed package (recorded); nothing changes.
+        """
+        subject = {"package": name}
+        principal = self.guard.require_operator(by, "package.remove", subject)
+        pkg = self._package(name)
+        if pkg.installed:
+            raise self.guard.refuse(principal, "package.remove", subject, InvalidArgument(
+                f"{name} is installed; only an offered package can be removed (revoke its "
+                "permissions instead)", reason="installed", package=name))
+        with self.ctx.write():
+            self.ctx.state.bump()  # what may be installed changed
+            self.ctx.store.delete_package(name)
+            self.guard.history(principal, "package.remove", {**subject, "hash": pkg.hash})
+            del self.ctx.state.packages[name]
+
     def _parse_for(self, pkg_name: str, raw: dict[str, Any]) -> Manifest:
         manifest = parse_manifest(raw)
         if manifest.name != pkg_name:

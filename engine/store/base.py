@@ -286,6 +286,10 @@ class Store(Transactional, Protocol):
         """Insert or replace a package: its state, manifests and digests."""
         ...
 
+    def delete_package(self, name: str) -> None:
+        """Remove an offered package (never one with grants: the service checks)."""
+        ...
+
     def set_grants(self, package: str, permissions: Iterable[str], *, t: float,
                    by: str) -> None:
         """Make the package's granted permissions exactly ``permissions``, granted by ``by``."""

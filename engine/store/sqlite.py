@@ -219,6 +219,10 @@ class SQLiteStore:
              pkg.pending_hash],
         )
 
+    def delete_package(self, name: str) -> None:
+        """Remove an offered package (never one with grants: the service checks)."""
+        self.db.conn.execute("delete from packages where name = ?", [name])
+
     def set_grants(self, package: str, permissions: Iterable[str], *, t: float,
                    by: str) -> None:
         """Make the package's granted permissions exactly ``permissions`` (in that order)."""

@@ -205,3 +205,19 @@ def test_canvas_map(snap_compare: Any, snap_db: tuple[Path, VirtualClock],
         await settle(pilot)
 
     assert snap_compare(make_app(*snap_db), terminal_size=size, run_before=open_map)
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_remove_offered_package_dialog(snap_compare: Any, snap_db: tuple[Path, VirtualClock],
+                                       size: tuple[int, int]) -> None:
+    """Removing an offered package names it, its version and content hash, and what stays."""
+    async def open_remove(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        table = pilot.app.screen.query_one("#packages", DataTable)
+        table.move_cursor(row=table.get_row_index("acme.reader"))
+        await settle(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+
+    assert snap_compare(make_app(*snap_db, start="grants"), terminal_size=size,
+                        run_before=open_remove)

@@ -35,6 +35,9 @@ async def settle(pilot: Pilot[Any]) -> None:
     # loaded machine that can take seconds, so wait up to 10 s (it stops at once
     # when nothing is pending).
     for _ in range(200):
+        # First let the screen take in what was posted (a moved cursor's message
+        # is what starts the wait for an analysis).
+        await pilot.pause()
         pending = getattr(app.screen, "reach_pending", None)
         if pending is None or not pending():
             break

@@ -143,3 +143,67 @@ async def test_canvas_map(tui_db: Path, tui_clock: VirtualClock) -> None:
         await settle(pilot)
         assert app.current_mode == "log"
         assert app.screen.query_one("LogView").index.filter.target == "yolo"  # type: ignore[attr-defined]
+
+
+def test_the_map_draws_the_nearest_nodes_of_a_large_canvas() -> None:
+    """Past MAP_NODES the map takes the nodes a whole-canvas search finds first, and only
+    those arrows; a small canvas is drawn whole."""
+    import random
+
+    import networkx as nx
+
+    from canvas import Canvas, Node
+    from tui.screens.map import nearest
+
+    rng = random.Random(7)
+    canvas = Canvas()
+    ids = [f"n{i}" for i in range(300)]
+    for node_id in ids:
+        canvas.add_node(Node.build({"id": node_id, "type": "note"}, "w1"))
+    for j in range(420):
+        a, b = rng.sample(ids, 2)
+        canvas.add_arrow({"id": f"e{rng.randrange(10_000)}_{j}", "from": a, "to": b})
+    every = nx.Graph()
+    every.add_nodes_from(n.id for n in canvas.nodes("w1"))
+    every.add_edges_from((a.src, a.dst) for a in canvas.arrows("w1"))
+    for start in ("n0", "n17", "n150", "n299"):
+        graph, total = nearest(canvas, start, limit=40)
+        expected = every.subgraph(list(nx.single_source_shortest_path_length(every, start))[:40])
+        assert total == 300 and set(graph.nodes) == set(expected.nodes), start
+        assert {frozenset(e) for e in graph.edges} == {frozenset(e) for e in expected.edges}
+    small, total = nearest(canvas, "n0", limit=300)
+    assert total == 300 and len(small) == 300 and small.number_of_edges() == \
+        every.number_of_edges()
+
+
+async def test_the_heap_is_frozen_while_the_store_is_quiet(tui_db: Path, tui_clock: VirtualClock,
+                                                         monkeypatch: Any) -> None:
+    """Once drawn, the heap leaves the collector's full scans; a reload by another
+    process gives it back until the store is quiet again; leaving the app unfreezes it."""
+    import gc
+
+    from tui.app import ArrowgateApp
+
+    monkeypatch.setattr(ArrowgateApp, "REFREEZE_S", 0.3)
+    app = make_app(tui_db, tui_clock)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        assert gc.get_freeze_count() > 0
+        # WHEN another process commits (an arrow removed), the engine reloads
+        other = Engine.open(tui_db, clock=tui_clock, world=World(net=None, fs=None))
+        try:
+            await other.remove_arrow("e4")
+        finally:
+            other.close()
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if gc.get_freeze_count() == 0:
+                break
+        # THEN the old state can be collected, and the heap is frozen again later
+        assert gc.get_freeze_count() == 0
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if gc.get_freeze_count() > 0:
+                break
+        assert gc.get_freeze_count() > 0
+    assert gc.get_freeze_count() == 0

@@ -282,6 +282,11 @@ async def test_read_only_hides_and_disables_consent_keys(tui_db: Path,
         await pilot.press("u", "i", "v")
         await settle(pilot)
         assert app.screen is grants
+        packages = grants.query_one("#packages", DataTable)
+        packages.move_cursor(row=packages.get_row_index("acme.reader"))
+        await pilot.press("d", "y")
+        await settle(pilot)
+        assert app.screen is grants and "acme.reader" in app.engine.state.packages
         app.push_screen(ReviewScreen("acme.reader"))
         await settle(pilot)
         await pilot.press("y", "Y", "n")

@@ -107,3 +107,45 @@ async def test_a_hidden_cards_request_is_refused(tui_db: Path, tui_clock: Virtua
         await settle(pilot)
         assert "clipboard.write" not in app.engine.state.grants["acme.reader"]
         assert any("not-visible" in n.message for n in app._notifications)
+
+
+async def test_remove_an_offered_package(tui_db: Path, tui_clock: VirtualClock) -> None:
+    """d on an offered package asks (naming its hash); n keeps it, y removes it (item 10)."""
+    app = make_app(tui_db, tui_clock, start="grants")
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await settle(pilot)
+        offered_hash = app.engine.state.packages["acme.reader"].hash
+        _select(app, "#packages", "acme.reader")
+        await settle(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        assert offered_hash in str(app.screen.query_one(".dialog-body").render())
+        await pilot.press("n")
+        await settle(pilot)
+        assert "acme.reader" in app.engine.state.packages
+        await pilot.press("d")
+        await settle(pilot)
+        await pilot.press("y")
+        await settle(pilot)
+        assert "acme.reader" not in app.engine.state.packages
+        assert "acme.reader" not in app.screen.query_one("#packages", DataTable).rows
+        last = app.engine.history.entries(package="acme.reader")[-1]
+        assert (last["action"], last["subject"]["hash"]) == ("package.remove", offered_hash)
+        assert any("acme.reader removed" in n.message for n in app._notifications)
+
+
+async def test_an_installed_package_is_not_removed(tui_db: Path, tui_clock: VirtualClock) -> None:
+    """d on an installed package opens no dialog and says to revoke instead."""
+    app = make_app(tui_db, tui_clock, start="grants")
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await settle(pilot)
+        _select(app, "#packages", "acme.standup")
+        await settle(pilot)
+        await pilot.press("d", "y")
+        await settle(pilot)
+        assert not isinstance(app.screen, ConfirmScreen)
+        assert app.engine.state.packages["acme.standup"].installed
+        assert any("only an offered package" in n.message for n in app._notifications)
+        assert not any(e["action"] == "package.remove"
+                       for e in app.engine.history.entries(package="acme.standup"))

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 from textual.widgets import Static
 
+from engine import Engine, World
 from engine.app.replay import VirtualClock
 from tui.screens.arrow_log import ArrowLogScreen, parse_filter
 from tui.widgets.log_view import LogView, columns_for
@@ -85,9 +87,11 @@ def test_filter_errors_name_the_problem() -> None:
 
 
 def test_columns_give_way_least_needed_first() -> None:
-    """why goes first, then arrow, then call; outcome and payload always stay."""
+    """arrow goes first, then why, then call; outcome and payload always stay."""
     names = [c.name for c in columns_for(80)]
     assert "outcome" in names and "payload" in names and "why" not in names
+    at_120 = [c.name for c in columns_for(120)]
+    assert "why" in at_120 and "arrow" not in at_120 and "call" in at_120
     assert [c.name for c in columns_for(200)][-2:] == ["why", "payload"]
 
 
@@ -126,8 +130,6 @@ async def test_copy_a_row_and_export_the_filter(tui_db: Path, tui_clock: Virtual
                                                 tmp_path: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     """c copies the selected row as JSON; x writes the filtered rows as JSON Lines (item 15)."""
-    import json
-
     monkeypatch.chdir(tmp_path)
     app = make_app(tui_db, tui_clock, start="log")
     async with app.run_test(size=(120, 36)) as pilot:
@@ -147,3 +149,51 @@ async def test_copy_a_row_and_export_the_filter(tui_db: Path, tui_clock: Virtual
         rows = [json.loads(line) for line in files[0].read_text().splitlines()]
         assert [r["seq"] for r in rows] == [r["seq"] for r in app.engine.log_rows()
                                             if r["outcome"] == "held"]
+
+
+async def test_copy_only_the_payload(tui_db: Path, tui_clock: VirtualClock) -> None:
+    """p copies the selected row's payload alone: line breaks kept, escapes made visible."""
+    engine = Engine.open(tui_db, clock=tui_clock, world=World(net=None, fs=None))
+    try:
+        await engine.call("standup", "agents.prompt", "claude",
+                          {"text": "line one\n\x1b[201~rm -rf ~\tdone"})
+    finally:
+        engine.close()
+    app = make_app(tui_db, tui_clock, start="log")
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await settle(pilot)
+        last = app.engine.log_rows()[-1]
+        await pilot.press("p")
+        await settle(pilot)
+        assert app.clipboard == "line one\n␛[201~rm -rf ~\tdone"
+        assert any(f"payload of row {last['seq']} copied" in n.message
+                   and "visible symbols" in n.message for n in app._notifications)
+        # AND c still copies the whole row, which the payload alone is not
+        await pilot.press("c")
+        await settle(pilot)
+        assert json.loads(app.clipboard)["seq"] == last["seq"]
+
+
+async def test_tool_call_resolutions_filter_and_show(tui_db: Path, tui_clock: VirtualClock) -> None:
+    """A tool call's answer (outcome answered) is a known outcome: the filter takes it."""
+    from engine.app.cli import LOG_OUTCOMES
+    from tui.screens.arrow_log import OUTCOMES
+
+    assert set(OUTCOMES) == set(LOG_OUTCOMES) >= {"answered", "failed"}
+    engine = Engine.open(tui_db, clock=tui_clock, world=World(net=None, fs=None))
+    try:
+        opened = await engine.tool("claude", "standup", "summarize", {})
+        assert opened.outcome == "ok", opened
+        await engine.answer_tool(opened.value["id"], result={"ok": True}, by="card:standup")
+    finally:
+        engine.close()
+    app = make_app(tui_db, tui_clock, start="log")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, ArrowLogScreen)
+        assert screen.apply_filter("outcome:answered")
+        await settle(pilot)
+        view = screen.query_one(LogView)
+        assert view.count == 1
+        assert "answered" in screen_output(app)[0]

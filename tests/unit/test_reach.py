@@ -89,3 +89,101 @@ async def test_port_arrows_reach_one_way_only(chain: Engine) -> None:
     assert analyse(chain.state, "p2").targets == ()
     with pytest.raises(KeyError):
         analyse(chain.state, "a1")
+
+
+def _reference(state: Any, card: str | None, node_id: str | None,
+               extra: tuple[Arrow, ...] = ()) -> list[tuple[str, Any]]:
+    """What a search over the whole `capability_graph` finds (the former implementation)."""
+    import networkx as nx
+
+    from engine.app.reach import Step, Target, capability_graph
+
+    start = card if card is not None else node_id
+    assert start is not None
+    workspace = state.canvas.node(start).workspace
+    graph = capability_graph(state, workspace, extra)
+    hop_limit = state.workspaces[workspace].settings.hop_limit
+    order = ("prompt", "run commands", "tool", "data", "read and write",
+             "read and write files", "fetch", "read files", "read output")
+
+    def step(u: str, v: str) -> Step:
+        best = sorted(graph.get_edge_data(u, v).values(),
+                      key=lambda e: order.index(e["action"]))[0]
+        return Step(u, v, best["action"], best["arrow"], best["grant"])
+
+    found: list[tuple[str, Any]] = []
+    backwards = card is None
+    paths = nx.single_source_shortest_path(graph.reverse(copy=False) if backwards else graph,
+                                           start)
+    for other, route in sorted(paths.items(), key=lambda kv: (len(kv[1]), kv[0])):
+        if other == start or (backwards and graph.nodes[other]["kind"] != "card"):
+            continue
+        route = route[::-1] if backwards else route
+        steps = tuple(step(u, v) for u, v in zip(route, route[1:], strict=False))
+        end = start if backwards else other
+        attrs = graph.nodes[end]
+        target = Target(end, attrs["kind"], steps[-1].action, steps,
+                        dangerous=attrs["dangerous"], label=attrs["label"])
+        if target.prompts <= hop_limit:
+            found.append((other, target))
+    return found
+
+
+@pytest.mark.parametrize("seed", range(6))
+async def test_searching_from_one_node_agrees_with_the_whole_graph(make_engine: Any,
+                                                                    tmp_path: Path,
+                                                                    seed: int) -> None:
+    """analyse and reached_by find the very paths a search over the whole graph finds."""
+    import random
+
+    from engine.app.reach import reached_by
+
+    rng = random.Random(seed)
+    engine = make_engine()
+    (tmp_path / "ws").mkdir(exist_ok=True)
+    await engine.create_workspace("w1", tmp_path / "ws", settings={"hop_limit": 3})
+    packages = {
+        "acme.prompt": {"agents.prompt": {}, "network": {"hosts": ["api.example.com"]}},
+        "acme.tools": {"agents.prompt": {}, "terminals.write": {}, "fs.read": {}},
+        "acme.out": {"agents.output": {}, "cards.connected": {}},
+        "acme.pipe": {},
+    }
+    for name, perms in packages.items():
+        extra: dict[str, Any] = {"ports": {"inputs": ["in"], "outputs": ["out"]}}
+        if name == "acme.tools":
+            extra["tools"] = ["run"]
+        await offer_install(engine, manifest(name, perms, **extra))
+    nodes: list[str] = []
+    for i in range(14):
+        kind = rng.choice(["card", "card", "card", "agent", "agent", "terminal", "note"])
+        node: dict[str, Any] = {"id": f"n{i}", "type": kind}
+        if kind == "card":
+            node["package"] = rng.choice(sorted(packages))
+        if kind == "agent":
+            node["dangerous"] = rng.random() < 0.3
+        await engine.add_node(node, workspace="w1")
+        nodes.append(f"n{i}")
+    cards = [n.id for n in engine.state.canvas.nodes(type="card")]
+    for j in range(48):
+        a, b = rng.sample(nodes, 2)
+        raw: dict[str, Any] = {"id": f"e{rng.randrange(1000)}_{j}", "from": a, "to": b}
+        if a in cards and b in cards and rng.random() < 0.5:
+            raw.update(from_port="out", to_port="in")
+        await engine.add_arrow(raw)
+    if seed % 2:
+        await engine.revoke("acme.tools", "terminals.write")
+    state = engine.state
+    proposed = (Arrow("(proposed)", cards[0], nodes[-1], workspace="w1"),) \
+        if cards and cards[0] != nodes[-1] else ()
+    longest = 0
+    for node_id in nodes:
+        found = reached_by(state, node_id)
+        assert found == _reference(state, None, node_id), node_id
+        longest = max([longest, *(len(t.path) for _, t in found)])
+    assert longest >= 2  # the canvas has paths through other nodes to agree on
+    for card in cards:
+        assert [(t.node, t) for t in analyse(state, card).targets] == \
+            _reference(state, card, None), card
+    if proposed:
+        assert [(t.node, t) for t in analyse(state, cards[0], extra_arrows=proposed).targets] \
+            == _reference(state, cards[0], None, proposed)

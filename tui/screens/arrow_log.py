@@ -20,7 +20,7 @@ from engine import Verification
 from engine.app.times import parse_time
 from engine.store.logindex import LogFilter, LogIndex
 
-from ..text import plain
+from ..text import plain, visible
 from ..widgets.app_header import AppHeader
 from ..widgets.log_view import LogView
 from ..widgets.timeline import Timeline
@@ -30,9 +30,10 @@ from .detail import DetailScreen
 __all__ = ["ArrowLogScreen", "parse_filter"]
 
 _KEYS = ("arrow", "card", "package", "call", "target", "outcome", "since", "until", "text")
-#: Every outcome a log row can have.
+#: Every outcome a log row can have; a tool call's resolution (SPEC §9) is also
+#: ``answered`` or ``failed``.
 OUTCOMES = ("ok", "queued", "held", "denied", "rate-limited", "approved", "rejected", "expired",
-            "cancelled", "suppressed")
+            "cancelled", "suppressed", "answered", "failed")
 
 
 def parse_filter(text: str, now: float) -> LogFilter:
@@ -101,6 +102,8 @@ class ArrowLogScreen(EngineScreen):
                 tooltip="Check every row's hash chain and the anchor"),
         Binding("c", "copy_row", "Copy row", id="log.copy",
                 tooltip="Copy the selected row (as JSON) to the clipboard"),
+        Binding("p", "copy_payload", "Copy payload", id="log.copy_payload",
+                tooltip="Copy only the selected row's payload (its text) to the clipboard"),
         Binding("x", "export", "Export", id="log.export",
                 tooltip="Write the rows under the filter to a JSON Lines file here"),
     ]
@@ -191,6 +194,38 @@ class ArrowLogScreen(EngineScreen):
             # JSON escapes control characters: nothing raw reaches the terminal.
             self.app.copy_to_clipboard(json.dumps(row, ensure_ascii=True))
             self.notify(f"row {row['seq']} copied as JSON", title="log: copy")
+
+    def action_copy_payload(self) -> None:
+        """Copy the selected row's payload alone, as text (the terminal's clipboard, OSC 52).
+
+        Line breaks and tabs are kept, as the payload is text a person pastes;
+        every other control character is copied as its visible symbol, so a
+        card's payload pasted into a shell cannot carry an escape sequence
+        (one that ends a bracketed paste, say) along with it.
+        """
+        view = self.query_one(LogView)
+        if not 0 <= view.cursor < view.count:
+            return
+        row = view.index.row(view.index.seq_at(view.cursor))
+        if row is None:
+            return
+        payload = row.get("payload")
+        if payload is None or payload == "":
+            self.notify(f"row {row['seq']} has no payload", title="log: copy payload",
+                        severity="warning")
+            return
+        raw = payload if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False)
+        text = visible(raw, multiline=True)
+        notes = []
+        if text != raw:
+            notes.append("control characters copied as visible symbols")
+        whole = row.get("payload_bytes")
+        if isinstance(whole, int) and whole > len(raw.encode("utf-8", "surrogatepass")):
+            # A refused call's row keeps only the start of a long payload (SPEC §8).
+            notes.append(f"the log kept only the start of its {whole:,} bytes")
+        self.app.copy_to_clipboard(text)
+        self.notify(f"payload of row {row['seq']} copied ({len(text):,} characters"
+                    + "".join(f"; {n}" for n in notes) + ")", title="log: copy payload")
 
     @work(thread=True, exclusive=True, group="export", exit_on_error=False,
           description="export the log")

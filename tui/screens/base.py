@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, cast
 
-from textual import on
+from textual import events, on
 from textual.screen import Screen
 from textual.widgets import DataTable
 from textual.worker import Worker
@@ -57,6 +57,11 @@ class EngineScreen(Screen[None]):
     def consent_allowed(self) -> bool:
         """False in read-only mode (the operator check refused): consent keys are hidden."""
         return not self.gate.operator_refusal
+
+    @on(events.Mount)
+    def _mounted(self) -> None:
+        # After the frame that shows what on_mount read: the app's first one.
+        self.call_after_refresh(self.gate.first_drawn)
 
     @on(Worker.StateChanged)
     def _worker_state(self, event: Worker.StateChanged) -> None:

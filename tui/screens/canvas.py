@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
@@ -12,8 +12,8 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer, Input, Static
 from textual.worker import get_current_worker
 
-from canvas import Arrow, Node
-from engine.app.reach import analyse, capability_graph, reached_by
+from canvas import Arrow, Canvas, Node
+from engine.app.reach import analyse, reached_by
 
 from ..text import plain
 from ..widgets.app_header import AppHeader
@@ -57,9 +57,9 @@ class CanvasScreen(EngineScreen):
         super().__init__()
         #: (node, preview target, store key) → the reach panel's lines.
         self._reach_cache: dict[tuple[str, str | None, tuple[int, ...]], list[str]] = {}
-        self._graphs: dict[tuple[str, tuple[int, ...]], Any] = {}
         self._proposed: Arrow | None = None
         self._pending: Timer | None = None
+        self._listed: tuple[Canvas, int] | None = None  # what the node list was sorted from
 
     def compose(self) -> ComposeResult:
         yield AppHeader("canvas")
@@ -113,13 +113,20 @@ class CanvasScreen(EngineScreen):
         return self.engine.state.canvas.arrow(key) if key else None
 
     def refresh_data(self) -> None:
-        nodes = self.engine.state.canvas.nodes()
+        canvas = self.engine.state.canvas
         view = self.query_one(NodeList)
-        view.set_nodes(nodes)
-        shown = len(view.shown)
-        self.query_one("#nodes-title", Static).update(plain(
-            f"Nodes ({len(nodes):,})" if not view.search else
-            f"Nodes ({shown:,} of {len(nodes):,} match {view.search!r})"))
+        # The list's order changes only with the nodes (their ids, kinds and
+        # canvases), which move the canvas's revision; every logged call
+        # refreshes the screen, and sorting 100,000 nodes each time would not do.
+        # The canvas itself is held (not its id), as a reload makes a new one.
+        listed = (canvas, canvas.revision)
+        if self._listed is None or listed[0] is not self._listed[0] \
+                or listed[1] != self._listed[1]:
+            self._listed = listed
+            view.set_nodes(canvas.nodes())
+        else:
+            view.refresh()  # statuses and names are read as rows are drawn
+        self.refresh_title()
         self._show_node()
 
     @on(NodeList.Resized)
@@ -175,14 +182,11 @@ class CanvasScreen(EngineScreen):
 
     def _analyse_now(self, node: Node, preview: Arrow | None,
                      key: tuple[str, str | None, tuple[int, ...]]) -> None:
+        # Both searches start at the node and meet only what it touches
+        # (engine.reach never builds the whole canvas's graph): milliseconds
+        # on a canvas of 100,000 nodes, so the interpreter lock is held briefly.
         worker = get_current_worker()
         state = self.engine.state
-        graph_key = (node.workspace, key[2])
-        graph = self._graphs.get(graph_key)
-        if graph is None:
-            graph = capability_graph(state, node.workspace)
-        if worker.is_cancelled:
-            return
         lines: list[str] = []
         if node.type == "card":
             extra = (preview,) if preview is not None else ()
@@ -193,7 +197,7 @@ class CanvasScreen(EngineScreen):
             lines.extend(f"  {line}" for line in result.lines()[1:])
         if worker.is_cancelled:
             return
-        by = reached_by(state, node.id, graph=graph)
+        by = reached_by(state, node.id)
         lines.append(f"Who can reach {node.id}:")
         for card, target in by[:_REACH_LINES]:
             package = (state.canvas.node(card) or node).data.get("package", "?")
@@ -203,15 +207,11 @@ class CanvasScreen(EngineScreen):
         elif len(by) > _REACH_LINES:
             lines.append(f"  … and {len(by) - _REACH_LINES:,} more cards")
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._analysed, key, graph_key, graph, lines)
+            self.app.call_from_thread(self._analysed, key, lines)
 
-    def _analysed(self, key: tuple[str, str | None, tuple[int, ...]],
-                  graph_key: tuple[str, tuple[int, ...]], graph: Any, lines: list[str]) -> None:
+    def _analysed(self, key: tuple[str, str | None, tuple[int, ...]], lines: list[str]) -> None:
         if key[2] != self._store_key():
             return  # the store moved on meanwhile: analyse again when asked
-        if len(self._graphs) > 8:
-            self._graphs.clear()
-        self._graphs[graph_key] = graph
         if len(self._reach_cache) > 2000:
             self._reach_cache.clear()
         self._reach_cache[key] = lines

@@ -39,10 +39,13 @@ class GrantsScreen(EngineScreen):
                 tooltip="Show the widening diff of a pending version, then approve it"),
         Binding("i", "review", "Install review", id="package.review",
                 tooltip="The install review of the selected package"),
+        Binding("d", "remove_package", "Remove offered", id="package.remove",
+                tooltip="Withdraw the selected offered (not installed) package (asks to "
+                        "confirm)"),
         Binding("tab", "app.focus_next", "Next table", show=False, id="grants.next"),
     ]
     CONSENT_ACTIONS: ClassVar[frozenset[str]] = frozenset({"revoke", "grant", "approve_update",
-                                                          "review"})
+                                                          "review", "remove_package"})
 
     def compose(self) -> ComposeResult:
         yield AppHeader("packages and grants")
@@ -139,7 +142,8 @@ class GrantsScreen(EngineScreen):
             status = (f"A new version waits for approval; its calls fail until then.\n{diff}\n"
                       "Press u to review and approve it.")
         elif not pkg.installed:
-            status = f"Offered, not installed. Press i for its install review.\n{pkg.hash}"
+            status = (f"Offered, not installed. Press i for its install review, d to remove "
+                      f"it.\n{pkg.hash}")
         else:
             status = f"approved content hash:\n{pkg.hash}"
         # The full text a person sees, which the table's column cuts short.
@@ -262,6 +266,39 @@ class GrantsScreen(EngineScreen):
             self.action_approve_update()
             return
         self.app.push_screen(ReviewScreen(pkg.name))
+
+    def action_remove_package(self) -> None:
+        """Withdraw the selected offered package after a confirmation."""
+        pkg = self.selected_package()
+        if pkg is None:
+            self.notify("No package is selected.", severity="warning")
+            return
+        if not self.consent_allowed():
+            return
+        if pkg.installed:
+            self.notify(f"{pkg.name} is installed; only an offered package can be removed. "
+                        "Revoke its permissions with v instead.", severity="warning")
+            return
+        cards = [n.id for n in self.engine.state.canvas.nodes(type="card")
+                 if n.data["package"] == pkg.name]
+        version = str(pkg.raw.get("version", "?"))
+        body = (f"Remove the offered package {pkg.name} {version}?\n\ncontent hash {pkg.hash}"
+                "\n\nIt is no longer offered for install (until it is offered again); the "
+                "removal is recorded in the consent history. "
+                + (f"Its cards on a canvas ({', '.join(cards)}) stay there and stay refused, "
+                   "as its package is not installed." if cards else
+                   "No card of it is on a canvas."))
+
+        async def answered(yes: bool | None) -> None:
+            if yes:
+                await self.gate.consent("package: remove",
+                                        lambda: self.engine.remove_package(pkg.name))
+                if pkg.name not in self.engine.state.packages:
+                    self.notify(f"{pkg.name} removed", title="package: remove")
+                self.refresh_safely()
+
+        self.app.push_screen(ConfirmScreen("Remove an offered package", body, verb="remove"),
+                             answered)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in self.CONSENT_ACTIONS and not self.consent_allowed():

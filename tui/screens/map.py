@@ -20,6 +20,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from canvas import Canvas
 from engine.app.reach import analyse, reached_by
 
 from ..text import visible
@@ -28,7 +29,7 @@ from ..widgets.node_list import node_key
 if TYPE_CHECKING:
     from ..app import ArrowgateApp
 
-__all__ = ["MAP_NODES", "MapScreen", "draw_map"]
+__all__ = ["MAP_NODES", "MapScreen", "draw_map", "nearest"]
 
 #: Nodes drawn at most: the selected node's nearest neighbours beyond that.
 MAP_NODES = 40
@@ -103,6 +104,44 @@ def _layers(graph: nx.Graph, selected: str | None, width: int,
     return cells
 
 
+def nearest(canvas: Canvas, node_id: str, limit: int = MAP_NODES) -> tuple[nx.Graph, int]:
+    """The nodes nearest ``node_id`` (at most ``limit``) and the arrows among them.
+
+    Breadth first from the node over each node's own arrows, by id (the order
+    a graph of the whole canvas would give), so on a canvas of 100,000 nodes
+    only what is drawn is visited. A canvas of at most ``limit`` nodes is
+    drawn whole, parts not connected to the node included.
+
+    Returns:
+        The graph to draw and how many nodes the node's canvas has.
+    """
+    node = canvas.node(node_id)
+    if node is None:
+        return nx.Graph(), 0
+    total = canvas.count_nodes(node.workspace)
+    graph = nx.Graph()
+    if total <= limit:
+        graph.add_nodes_from(n.id for n in canvas.nodes(node.workspace))
+        graph.add_edges_from((a.src, a.dst) for a in canvas.arrows(node.workspace))
+        return graph, total
+    near = {node.id: None}  # a dict: ordered, and fast to ask
+    level = [node.id]
+    while level and len(near) < limit:
+        following: list[str] = []
+        for current in level:
+            for arrow in canvas.arrows_of(current):
+                other = arrow.dst if arrow.src == current else arrow.src
+                if other not in near and len(near) < limit:
+                    near[other] = None
+                    following.append(other)
+        level = following
+    graph.add_nodes_from(near)
+    for current in near:
+        graph.add_edges_from((a.src, a.dst) for a in canvas.arrows_of(current)
+                             if a.src in near and a.dst in near)
+    return graph, total
+
+
 class MapScreen(ModalScreen[None]):
     """The map of the workspace of the node selected on the canvas."""
 
@@ -140,17 +179,7 @@ class MapScreen(ModalScreen[None]):
         self.draw()
 
     def _graph(self) -> tuple[nx.Graph, int]:
-        state = self.gate.engine.state
-        node = state.canvas.node(self.selected)
-        if node is None:
-            return nx.Graph(), 0
-        every = nx.Graph()
-        every.add_nodes_from(n.id for n in state.canvas.nodes(node.workspace))
-        every.add_edges_from((a.src, a.dst) for a in state.canvas.arrows(node.workspace))
-        if len(every) <= MAP_NODES:
-            return every, len(every)
-        near = list(nx.single_source_shortest_path_length(every, node.id))[:MAP_NODES]
-        return every.subgraph(near).copy(), len(every)
+        return nearest(self.gate.engine.state.canvas, self.selected)
 
     def draw(self) -> None:
         """Lay the workspace out again and draw it with the selection's reach."""

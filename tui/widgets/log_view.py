@@ -36,6 +36,7 @@ _OUTCOME_STYLES = {
     "denied": Style(color="red"), "rate-limited": Style(color="yellow"),
     "approved": Style(color="green", bold=True), "rejected": Style(color="red", bold=True),
     "expired": Style(color="yellow", bold=True), "cancelled": Style(color="bright_black"),
+    "answered": Style(color="green"), "failed": Style(color="red"),
 }
 _DIM = Style(dim=True)
 _CURSOR = Style(reverse=True)
@@ -50,10 +51,12 @@ class Column:
     drop: int = 0  #: 0 never; otherwise dropped first when narrow (highest first)
 
 
+# The arrow gives way first: card → target says most of what it does, while
+# why a row was refused (its code and reason) is said nowhere else on the line.
 COLUMNS = (
-    Column("seq", 8), Column("time (UTC)", 15), Column("arrow", 13, drop=2),
+    Column("seq", 8), Column("time (UTC)", 15), Column("arrow", 13, drop=3),
     Column("card → target", 23), Column("call", 17, drop=1), Column("outcome", 13),
-    Column("why", 25, drop=3), Column("payload", 0),
+    Column("why", 25, drop=2), Column("payload", 0),
 )
 _PAYLOAD_MIN = 16  # cells the payload keeps before a column gives way
 _PAYLOAD_MAX = 2000  # cells of payload drawn on one line (scroll right to read it)

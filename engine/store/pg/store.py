@@ -323,6 +323,10 @@ class PGStore:
             json.dumps(pkg.pending_digests) if pkg.pending_digests is not None else None,
             pkg.pending_hash])
 
+    def delete_package(self, name: str) -> None:
+        """Remove an offered package (never one with grants: the service checks)."""
+        self._exec("packages", "delete from packages where name = %s", [name])
+
     def set_grants(self, package: str, permissions: Iterable[str], *, t: float,
                    by: str) -> None:
         """Make the package's granted permissions exactly ``permissions``."""
