@@ -97,9 +97,10 @@ class SQLiteStore:
     def load(self, clock: SteadyClock) -> State:
         """The state as the store holds it now (and the secrets and log tail read afresh)."""
         self.log.forget_tail()  # a rollback may have taken the newest rows away
-        state = load_state(self.db, self.canvas, clock)
         self.secrets.reload()
-        return state
+        # Last: it pauses the collector while it builds the state, and nothing
+        # allocated after it should set off a full collection of that state here.
+        return load_state(self.db, self.canvas, clock)
 
     def close(self) -> None:
         """Close the database connection."""
