@@ -19,7 +19,7 @@ import psycopg
 
 from engine import Engine
 
-__all__ = ["Target", "is_postgres"]
+__all__ = ["Statement", "Target", "is_postgres"]
 
 #: A statement that differs between the stores: {"sqlite": ..., "postgresql": ...}.
 Statement = str | Mapping[str, str]
