@@ -12,7 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-from engine import Engine, World
 from engine.app.cli import main
 
 from ..conftest import manifest, notes_world, offer_install
