@@ -98,9 +98,15 @@ async def world(make_engine: Any, tmp_path: Path) -> AsyncIterator[Engine]:
     yield engine
 
 
-async def notes_world(db: Path, folder: Path, cards: int) -> Engine:
-    """An engine on ``db`` with cards c0..c<n-1> of acme.notes, each wired to note n1."""
-    engine = Engine.open(db, world=World(net=None, fs=None))
+async def notes_world(db: Path | str, folder: Path, cards: int) -> Engine:
+    """An engine on ``db`` with cards c0..c<n-1> of acme.notes, each wired to note n1.
+
+    ``db`` is a SQLite file, or a ``postgresql://`` URL for the shared store.
+    """
+    if str(db).startswith(("postgresql://", "postgres://")):
+        engine = Engine.open(store=str(db), world=World(net=None, fs=None))
+    else:
+        engine = Engine.open(db, world=World(net=None, fs=None))
     (folder / "ws").mkdir(parents=True, exist_ok=True)
     await engine.create_workspace("w1", folder / "ws")
     await offer_install(engine, manifest("acme.notes", {"cards.connected": {}}))

@@ -64,3 +64,16 @@ def test_mcp_bench_smoke(tmp_path) -> None:
     assert figures["calls"] == 10
     assert {"plain_ms", "plain_p99_ms", "arrowgate_ms", "arrowgate_p99_ms", "overhead_ms",
             "overhead_p99_ms"} <= set(figures)
+
+
+def test_pg_bench_smoke(tmp_path, pg_server: str) -> None:
+    """bench.pg runs both stores with 1 and 2 engine processes (figures are not asserted)."""
+    from bench.pg import main
+
+    out = tmp_path / "pg.json"
+    assert main(["--smoke", "--server", pg_server, "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert [(r["processes"], r["store"]) for r in figures["rows"]] == [
+        (1, "sqlite"), (1, "postgresql"), (2, "sqlite"), (2, "postgresql")]
+    assert all(r["decisions_per_s"] > 0 and r["accepted_per_s"] > 0 for r in figures["rows"])
+    assert len(figures["load_before"]) == 3 and figures["postgres_version"] != "?"

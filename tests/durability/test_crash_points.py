@@ -16,6 +16,7 @@ from engine import Engine, World
 from engine.app.cli import main
 from engine.core.errors import StoreFailed
 from engine.store.anchor import Anchor, AnchorFile, AnchorState
+from tests.durability.targets import Target
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,36 +60,44 @@ def _verify(db: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
+#: Why the anchor's crash points and findings are SQLite's alone.
+NO_ANCHOR = ("the anchor is a file beside the SQLite database, written around its commit; "
+             "the PostgreSQL store has no anchor (a killed engine on PostgreSQL: "
+             "tests/pg/test_kills.py)")
+
+
 @pytest.fixture
-async def logged(world: Engine, db_path: Path) -> Path:
-    """A log of 3 rows on disk, the engine closed."""
+async def logged(world: Engine, target: Target) -> Target:
+    """A log of 3 rows in the store, the engine closed."""
     for i in range(3):
         await world.call("c1", "terminals.run", "t1", {"command": f"cmd {i}"})
     world.close()
-    return db_path
+    return target
 
 
+@pytest.mark.sqlite_only(NO_ANCHOR)
 def test_crash_before_commit_then_after_commit_verifies(
-        logged: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        logged: Target, capsys: pytest.CaptureFixture[str]) -> None:
     """Crash 1 leaves a pending anchor for a row that never committed; the next
     transaction writes a different row of the same number, and crash 2 strikes
     after its COMMIT: the untouched log still verifies after each."""
-    before = sqlite3.connect(logged).execute("select max(seq) from log").fetchone()[0]
-    _crash(logged, "before-commit", "lost")
-    anchor = AnchorFile(str(logged) + ".anchor").read()
+    db = logged.db
+    before = sqlite3.connect(db).execute("select max(seq) from log").fetchone()[0]
+    _crash(db, "before-commit", "lost")
+    anchor = AnchorFile(str(db) + ".anchor").read()
     assert anchor is not None and anchor.pending is not None
     assert anchor.pending.seq == before + 1  # the pending row on file never committed
-    code, out = _verify(logged, capsys)
+    code, out = _verify(db, capsys)
     assert code == 0, out
-    _crash(logged, "after-commit", "kept")
-    conn = sqlite3.connect(logged)
+    _crash(db, "after-commit", "kept")
+    conn = sqlite3.connect(db)
     assert conn.execute("select max(seq), payload from log where seq = (select max(seq) "
                         "from log)").fetchone() == (before + 1, "kept")
     conn.close()
-    code, out = _verify(logged, capsys)
+    code, out = _verify(db, capsys)
     assert code == 0, out
     # And the engine carries on from there.
-    engine = Engine.open(logged, world=World(net=None, fs=None))
+    engine = Engine.open(db, world=World(net=None, fs=None))
     assert engine.verify_log().ok
     engine.close()
 
@@ -105,12 +114,13 @@ def test_pending_rows_compare_by_sequence_and_hash() -> None:
     assert AnchorState(b).newer_than(AnchorState(x, b))
 
 
+@pytest.mark.sqlite_only(NO_ANCHOR)
 @pytest.mark.parametrize("kind", ["directory", "garbage", "wrong types", "unreadable"])
-def test_a_bad_anchor_is_a_finding(logged: Path, capsys: pytest.CaptureFixture[str],
+def test_a_bad_anchor_is_a_finding(logged: Target, capsys: pytest.CaptureFixture[str],
                                    kind: str) -> None:
     """A directory, garbage or an unreadable file in the anchor's place: exit 1 with a
     finding, no traceback, from the CLI and from the engine."""
-    anchor = Path(str(logged) + ".anchor")
+    anchor = Path(str(logged.db) + ".anchor")
     if kind == "directory":
         anchor.unlink()
         anchor.mkdir()
@@ -122,42 +132,44 @@ def test_a_bad_anchor_is_a_finding(logged: Path, capsys: pytest.CaptureFixture[s
         if os.geteuid() == 0:
             pytest.skip("root reads any file")
         anchor.chmod(0)
-    code, out = _verify(logged, capsys)
+    code, out = _verify(logged.db, capsys)
     assert code == 1 and "anchor" in out and "not readable" in out, out
-    engine = Engine.open(logged, world=World(net=None, fs=None))
+    engine = Engine.open(logged.db, world=World(net=None, fs=None))
     result = engine.verify_log()
     engine.close()
     assert not result.ok and "not readable" in result.problem
 
 
-def test_a_blob_payload_is_a_finding(logged: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.sqlite_only("a column of a SQLite file holds any type; PostgreSQL's text "
+                         "column refuses a bytea value, so this tampering cannot happen there")
+def test_a_blob_payload_is_a_finding(logged: Target,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
     """A payload stored as a BLOB names its row; it does not crash verify."""
-    conn = sqlite3.connect(logged)
+    conn = sqlite3.connect(logged.db)
     conn.execute("update log set payload = ? where seq = 2", [b"\x00binary"])
     conn.commit()
     conn.close()
-    code, out = _verify(logged, capsys)
+    code, out = _verify(logged.db, capsys)
     assert code == 1 and "first bad row 2" in out and "BLOB" in out, out
 
 
-def test_a_malformed_chain_column_is_a_finding(logged: Path,
+def test_a_malformed_chain_column_is_a_finding(logged: Target,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     """A chain column that is not JSON is a finding on its row."""
-    conn = sqlite3.connect(logged)
-    conn.execute("update log set chain = '[[[' where seq = 3")
-    conn.commit()
-    conn.close()
-    code, out = _verify(logged, capsys)
+    logged.execute("update log set chain = '[[[' where seq = 3")
+    code = main(["log", "verify", *logged.args()])
+    out = capsys.readouterr().out
     assert code == 1 and "first bad row 3" in out, out
 
 
-async def test_writing_with_a_directory_for_an_anchor_fails_closed(logged: Path) -> None:
+@pytest.mark.sqlite_only(NO_ANCHOR)
+async def test_writing_with_a_directory_for_an_anchor_fails_closed(logged: Target) -> None:
     """The engine cannot advance an anchor that is a directory: the change is refused with
     STORE_FAILED and nothing is written, rather than a log that outruns its anchor."""
-    anchor = Path(str(logged) + ".anchor")
+    anchor = Path(str(logged.db) + ".anchor")
     anchor.unlink()
     anchor.mkdir()
-    engine = Engine.open(logged, world=World(net=None, fs=None))
+    engine = Engine.open(logged.db, world=World(net=None, fs=None))
     try:
         rows = len(engine.log_rows())
         with pytest.raises(StoreFailed, match="Is a directory"):

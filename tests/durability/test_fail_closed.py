@@ -10,10 +10,14 @@ import pytest
 from engine import Engine, StoreFailed, World
 
 from ..conftest import manifest, offer_install
+from .targets import Target
 
 
-async def _engine(db: Path, tmp_path: Path, **kwargs) -> Engine:
-    engine = Engine.open(db, world=World(net=None, fs=None), **kwargs)
+async def _engine(db: Path | Target, tmp_path: Path, **kwargs) -> Engine:
+    if isinstance(db, Target):
+        engine = db.open(**kwargs)
+    else:
+        engine = Engine.open(db, world=World(net=None, fs=None), **kwargs)
     (tmp_path / "ws").mkdir(exist_ok=True)
     await engine.create_workspace("w1", tmp_path / "ws")
     await offer_install(engine, manifest("acme.p", {"agents.prompt": {}}))
@@ -31,7 +35,9 @@ def _counts(db: Path) -> tuple[int, int, int, int]:
     return out  # type: ignore[return-value]
 
 
-async def test_locked_past_the_timeout(tmp_path: Path) -> None:
+@pytest.mark.sqlite_only("a busy timeout is SQLite's: the PostgreSQL store waits for its "
+                         "write lock, which ends with its holder's transaction or connection")
+async def test_locked_past_the_timeout(target: Target, tmp_path: Path) -> None:
     """Another writer holds the lock past the busy timeout: refused, nothing written."""
     db = tmp_path / "a.db"
     engine = await _engine(db, tmp_path, busy_timeout=0.2)
@@ -51,7 +57,9 @@ async def test_locked_past_the_timeout(tmp_path: Path) -> None:
     engine.close()
 
 
-async def test_disk_full(tmp_path: Path) -> None:
+@pytest.mark.sqlite_only("max_page_count is a limit of the SQLite file; a lost connection "
+                         "is PostgreSQL's failed commit (tests/pg/test_store.py)")
+async def test_disk_full(target: Target, tmp_path: Path) -> None:
     """SQLITE_FULL on commit: the call is refused and memory matches the store."""
     db = tmp_path / "b.db"
     engine = await _engine(db, tmp_path)
@@ -66,7 +74,9 @@ async def test_disk_full(tmp_path: Path) -> None:
     engine.close()
 
 
-def test_corrupt_file_is_refused_clearly(tmp_path: Path) -> None:
+@pytest.mark.sqlite_only("a file that is not a database is SQLite's; a database holding "
+                         "an unknown schema is PostgreSQL's (tests/pg/test_schema.py)")
+def test_corrupt_file_is_refused_clearly(target: Target, tmp_path: Path) -> None:
     """A file that is not a database is refused at open with a clear error."""
     db = tmp_path / "c.db"
     db.write_bytes(b"this is not sqlite" * 100)
@@ -74,20 +84,21 @@ def test_corrupt_file_is_refused_clearly(tmp_path: Path) -> None:
         Engine.open(db)
 
 
-async def test_pending_packages_survive_a_restart(tmp_path: Path) -> None:
+async def test_pending_packages_survive_a_restart(target: Target, tmp_path: Path) -> None:
     """A pending update is still pending after a restart, and approvable by its hash."""
-    db = tmp_path / "d.db"
-    engine = await _engine(db, tmp_path)
+    engine = await _engine(target, tmp_path)
     update = await engine.update("acme.p", digests={"index.js": "v2"})
     engine.close()
-    again = Engine.open(db, world=World(net=None, fs=None))
+    again = target.open()
     assert (await again.call("c1", "agents.prompt", "a1", {"text": "x"})).code == "PACKAGE_PENDING"
     await again.approve("acme.p", review_hash=update.pending_hash)
     assert (await again.call("c1", "agents.prompt", "a1", {"text": "x"})).outcome == "queued"
     again.close()
 
 
-async def test_disk_full_on_a_refusals_log_row(tmp_path: Path) -> None:
+@pytest.mark.sqlite_only("max_page_count is a limit of the SQLite file; a lost connection "
+                         "is PostgreSQL's failed commit (tests/pg/test_store.py)")
+async def test_disk_full_on_a_refusals_log_row(target: Target, tmp_path: Path) -> None:
     """A refused call whose log row cannot be written fails closed, and the chain goes on."""
     db = tmp_path / "c.db"
     engine = await _engine(db, tmp_path)

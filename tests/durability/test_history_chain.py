@@ -14,21 +14,22 @@ from engine.core.errors import ApprovalRefused
 from engine.store.database import open_database
 from engine.store.history import ConsentHistory
 from engine.store.migrations import migrations
+from tests.durability.targets import Statement, Target
 
 
 @pytest.fixture
-async def consented(world: Engine, db_path: Path) -> Path:
+async def consented(world: Engine, target: Target) -> Target:
     """A store with installs, arrows, a grant, a revoke and a refused attempt; engine closed."""
     await world.grant("acme.prompter", "clipboard.write")
     await world.revoke("acme.prompter", "clipboard.write")
     with pytest.raises(ApprovalRefused):
         await world.grant("acme.prompter", "clipboard.write", by="agent:a1")
     world.close()
-    return db_path
+    return target
 
 
-def _verify(db: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = main(["log", "verify", "--db", str(db)])
+def _verify(db: Path | Target, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(["log", "verify", *(db.args() if isinstance(db, Target) else ["--db", str(db)])])
     return code, capsys.readouterr().out
 
 
@@ -40,12 +41,12 @@ def _sql(db: Path, *statements: str) -> None:
     conn.close()
 
 
-def test_an_untouched_history_verifies(consented: Path, capsys: pytest.CaptureFixture[str]
+def test_an_untouched_history_verifies(consented: Target, capsys: pytest.CaptureFixture[str]
                                        ) -> None:
     """Every entry links to the one before; the grants match the newest entry."""
     code, out = _verify(consented, capsys)
     assert code == 0, out
-    engine = Engine.open(consented, world=World(net=None, fs=None))
+    engine = consented.open()
     entries = engine.history.entries()
     assert len(entries) > 8 and all(e["hash"] and e["prev"] for e in entries)
     assert entries[1]["prev"] == entries[0]["hash"]
@@ -53,15 +54,16 @@ def test_an_untouched_history_verifies(consented: Path, capsys: pytest.CaptureFi
     engine.close()
 
 
-def test_a_grant_inserted_by_hand_is_a_finding(consented: Path,
+def test_a_grant_inserted_by_hand_is_a_finding(consented: Target,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     """A row put into the grants table outside the engine: verify fails, and so does
     `engine.verify_log()`."""
-    _sql(consented, "insert into grants (package, permission, t, by) values "
-                    "('acme.prompter', 'clipboard.write', 0, 'operator')")
+    # "by" is a reserved word in PostgreSQL; quoted, both stores take it.
+    consented.execute('insert into grants (package, permission, t, "by") values '
+                      "('acme.prompter', 'clipboard.write', 0, 'operator')")
     code, out = _verify(consented, capsys)
     assert code == 1 and "grants differ" in out, out
-    engine = Engine.open(consented, world=World(net=None, fs=None))
+    engine = consented.open()
     result = engine.verify_log()
     engine.close()
     assert not result.ok and "grants differ" in result.problem
@@ -69,21 +71,31 @@ def test_a_grant_inserted_by_hand_is_a_finding(consented: Path,
 
 @pytest.mark.parametrize("kind, tamper, needle", [
     ("entry appended by hand",
-     "insert into consent (t, principal, action, subject, accepted, detail) values "
-     "(0, 'operator', 'grant', '{}', 1, '')", "does not link"),
+     # SQLite numbers the row itself; PostgreSQL's seq has no default (the engine
+     # numbers rows under the chain-head lock), so the forger numbers it.
+     {"sqlite": "insert into consent (t, principal, action, subject, accepted, detail) values "
+                "(0, 'operator', 'grant', '{}', 1, '')",
+      "postgresql": "insert into consent (seq, t, principal, action, subject, accepted, detail)"
+                    " values ((select max(seq) + 1 from consent), 0, 'operator', 'grant',"
+                    " '{}', 1, '')"}, "does not link"),
     ("principal rewritten",
      "update consent set principal = 'operator' where principal = 'agent:a1'", "hash"),
     ("entry removed", "delete from consent where seq = 3", "expected number 3"),
-    ("blob in an entry", "update consent set detail = x'00ff' where seq = 2", "cannot be read"),
+    pytest.param("blob in an entry", "update consent set detail = x'00ff' where seq = 2",
+                 "cannot be read", marks=pytest.mark.sqlite_only(
+                     "a column of a SQLite file holds any type; PostgreSQL's text column "
+                     "refuses a bytea value, so this tampering cannot happen there")),
 ])
-def test_history_tampering_is_found(consented: Path, capsys: pytest.CaptureFixture[str],
-                                    kind: str, tamper: str, needle: str) -> None:
+def test_history_tampering_is_found(consented: Target, capsys: pytest.CaptureFixture[str],
+                                    kind: str, tamper: Statement, needle: str) -> None:
     """Each kind of tampering with the history is a finding naming what is wrong."""
-    _sql(consented, tamper)
+    consented.execute(tamper)
     code, out = _verify(consented, capsys)
     assert code == 1 and "consent history" in out and needle in out, (kind, out)
 
 
+# SQLite only by construction: it opens an old SQLite file at a past migration
+# (PostgreSQL's migration chain starts hashed: tests/pg/test_schema.py).
 def test_an_old_database_migrates_into_a_chain(db_path: Path,
                                                capsys: pytest.CaptureFixture[str]) -> None:
     """Entries written before the chain existed are hashed in order by the migration;

