@@ -28,14 +28,15 @@ from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.base import Transactional
 from engine.store.log import ArrowLog
 
-__all__ = ["HasTransactions", "Transactions", "Write", "consistent", "run_consistently"]
+__all__ = ["JOINED", "Batch", "HasTransactions", "Stale", "Transactions", "Write", "consistent",
+           "run_consistently"]
 
 
-class _Stale(Exception):
+class Stale(Exception):
     """Another process committed between our decision and our write lock."""
 
 
-class _Batch:
+class Batch:
     """An open write transaction that operations arriving together join (group commit)."""
 
     def __init__(self, before: tuple[int, str] | None, *, pinned: bool = False) -> None:
@@ -68,7 +69,7 @@ class _Batch:
 
 
 #: The batches the running operation wrote in (it returns once all are durable).
-_JOINED: ContextVar[list[_Batch] | None] = ContextVar("arrowgate_joined", default=None)
+JOINED: ContextVar[list[Batch] | None] = ContextVar("arrowgate_joined", default=None)
 
 _F = TypeVar("_F", bound=Callable[..., Awaitable[Any]])
 
@@ -100,11 +101,11 @@ def consistent(fn: _F) -> _F:
 async def run_consistently(tx: Transactional, fn: Callable[..., Awaitable[Any]],
                            args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Run ``fn(*args, **kwargs)`` as a `consistent` operation on ``tx``."""
-    if tx.depth or _JOINED.get() is not None:
+    if tx.depth or JOINED.get() is not None:
         return await fn(*args, **kwargs)
     try:
         return await tx.durably(fn, args, kwargs, locked=False)
-    except _Stale:
+    except Stale:
         # Contention: decide again from fresh state while holding the
         # write lock for the whole operation, so it cannot be stale.
         return await tx.durably(fn, args, kwargs, locked=True)
@@ -125,7 +126,7 @@ class Write:
         if self.nested:
             return
         batch = tx.batch if tx.batch is not None else tx.open_batch()
-        joined = _JOINED.get()
+        joined = JOINED.get()
         if joined is not None and batch not in joined:
             joined.append(batch)
         self.batch, self.mark = batch, len(batch.events)
@@ -206,7 +207,7 @@ class Transactions:
         self.anchor = anchor
         self.reload = reload
         self._committed = committed
-        self.batch: _Batch | None = None  #: the open batch, if any
+        self.batch: Batch | None = None  #: the open batch, if any
         self.depth = 0  #: nesting of `write` within one operation
         self.savepoints = 0
         #: The open batch's events: where `emit` puts what happened.
@@ -229,23 +230,23 @@ class Transactions:
     async def durably(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...],
                       kwargs: dict[str, Any], *, locked: bool) -> Any:
         """Run an operation, then wait until every batch it wrote in is committed."""
-        joined: list[_Batch] = []
-        token = _JOINED.set(joined)
-        pinned: _Batch | None = None
+        joined: list[Batch] = []
+        token = JOINED.set(joined)
+        pinned: Batch | None = None
         try:
             if locked:
                 pinned = self.open_batch(locked=True)
                 joined.append(pinned)
             try:
                 result = await fn(*args, **kwargs)
-            except _Stale:
+            except Stale:
                 raise
             except BaseException as exc:
                 error: BaseException | None = exc
             else:
                 error = None
         finally:
-            _JOINED.reset(token)
+            JOINED.reset(token)
             if pinned is not None:
                 pinned.pinned = False
                 self.flush()
@@ -262,7 +263,7 @@ class Transactions:
             raise error
         return result
 
-    def open_batch(self, *, locked: bool = False) -> _Batch:
+    def open_batch(self, *, locked: bool = False) -> Batch:
         """BEGIN IMMEDIATE, check for other processes' commits, schedule the group commit."""
         self.log.forget_tail()
         try:
@@ -280,8 +281,8 @@ class Transactions:
             self.reloads += 1
             if not locked:
                 self.db.conn.execute("ROLLBACK")
-                raise _Stale()
-        batch = _Batch(self.log.last(), pinned=locked)
+                raise Stale()
+        batch = Batch(self.log.last(), pinned=locked)
         self.batch = batch
         try:
             asyncio.get_running_loop().call_soon(self.flush)

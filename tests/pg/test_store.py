@@ -268,3 +268,31 @@ def test_two_servers_on_one_store_share_tokens_and_state(pg_dsn: str, tmp_path: 
             assert _finish(b) == 0
     finally:
         assert _finish(a) == 0
+
+
+async def test_a_write_lock_held_too_long_fails_the_waiter_closed(
+        pg_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A holder that hangs with the write lock (a stuck engine) never blocks the others for
+    good: after the lock timeout their calls fail closed with StoreFailed, writing nothing."""
+    import time
+
+    import engine.store.pg.batches as batches
+    from engine.store.pg.locks import NAMESPACE, Lock
+
+    await _prompt_world(pg_dsn, tmp_path)
+    monkeypatch.setattr(batches, "_BEGIN", batches._BEGIN.replace(
+        f"'{int(batches.BUSY_TIMEOUT_S * 1000)}ms'", "'300ms'"))
+    engine = _engine(pg_dsn)
+    before = _seqs(pg_dsn)
+    try:
+        with psycopg.connect(pg_dsn) as stuck:
+            stuck.execute("select pg_advisory_xact_lock(%s, %s)", [NAMESPACE, int(Lock.WRITE)])
+            started = time.monotonic()
+            with pytest.raises(StoreFailed, match="lock timeout"):
+                await engine.call("c1", "agents.prompt", "a1", {"text": "hello"})
+            assert time.monotonic() - started < 5
+        assert _seqs(pg_dsn) == before
+        # The holder is gone: the next call goes through.
+        assert (await engine.call("c1", "agents.prompt", "a1", {"text": "again"})).allowed
+    finally:
+        engine.close()

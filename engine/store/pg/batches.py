@@ -37,15 +37,19 @@ from psycopg.pq import TransactionStatus
 
 from engine.core.errors import StoreFailed
 from engine.core.events import Event
+from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.pg.changes import latest_change, record_change
 from engine.store.pg.locks import NAMESPACE, Lock
 from engine.store.pg.parts import Link, PGLog
-from engine.store.transactions import _JOINED, _Batch, _Stale
+from engine.store.transactions import JOINED, Batch, Stale
 
 __all__ = ["Batches", "PGWrite"]
 
-#: One round trip: open the batch and wait for the write lock.
+#: One round trip: open the batch and wait for the write lock — at most as long
+#: as SQLite waits for its own (a hung holder fails the waiters closed with
+#: StoreFailed, never blocks them for good).
 _BEGIN = (f"begin isolation level read committed;"
+          f" set local lock_timeout = '{int(BUSY_TIMEOUT_S * 1000)}ms';"
           f" select pg_advisory_xact_lock({NAMESPACE}, {int(Lock.WRITE)})")
 #: Errors of the store itself (a lost server, a refused value), failing closed.
 _STORE_ERRORS = (psycopg.Error, StoreFailed, UnicodeError)
@@ -71,7 +75,7 @@ class PGWrite:
         if self.nested:
             return
         batch = tx.batch if tx.batch is not None else tx.open_batch()
-        joined = _JOINED.get()
+        joined = JOINED.get()
         if joined is not None and batch not in joined:
             joined.append(batch)
         self.batch, self.mark = batch, len(batch.events)
@@ -154,7 +158,7 @@ class Batches:
         self.log = log
         self.reload = reload
         self._committed = committed
-        self.batch: _Batch | None = None
+        self.batch: Batch | None = None
         self.depth = 0
         self.savepoints = 0
         self.events: list[Event] = []
@@ -176,23 +180,23 @@ class Batches:
     async def durably(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...],
                       kwargs: dict[str, Any], *, locked: bool) -> Any:
         """Run an operation, then wait until every batch it wrote in is committed."""
-        joined: list[_Batch] = []
-        token = _JOINED.set(joined)
-        pinned: _Batch | None = None
+        joined: list[Batch] = []
+        token = JOINED.set(joined)
+        pinned: Batch | None = None
         try:
             if locked:
                 pinned = self.open_batch(locked=True)
                 joined.append(pinned)
             try:
                 result = await fn(*args, **kwargs)
-            except _Stale:
+            except Stale:
                 raise
             except BaseException as exc:
                 error: BaseException | None = exc
             else:
                 error = None
         finally:
-            _JOINED.reset(token)
+            JOINED.reset(token)
             if pinned is not None:
                 pinned.pinned = False
                 self.flush()
@@ -205,11 +209,11 @@ class Batches:
             raise error
         return result
 
-    def open_batch(self, *, locked: bool = False) -> _Batch:
+    def open_batch(self, *, locked: bool = False) -> Batch:
         """Begin, take the write lock, catch up; schedule the group commit.
 
         Raises:
-            _Stale: another engine committed a change since the state was
+            Stale: another engine committed a change since the state was
                 loaded (reloaded now): `consistent` makes the operation again
                 with ``locked``.
             StoreFailed: the store cannot be reached or refused the batch.
@@ -225,12 +229,12 @@ class Batches:
                 self.reloads += 1
                 if not locked:
                     conn.execute("rollback")
-                    raise _Stale()
+                    raise Stale()
         except _STORE_ERRORS as exc:
             self.link.abandon()
             self.seen = -1
             raise _failed(exc) from exc
-        batch = _Batch(None, pinned=locked)
+        batch = Batch(None, pinned=locked)
         self.batch = batch
         try:
             asyncio.get_running_loop().call_soon(self.flush)
