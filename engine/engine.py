@@ -6,16 +6,19 @@ together, each given exactly what it needs:
 - `engine.services.context.Context`: the store, the state, the engine's time;
 - `Recorder` (log rows, refusals, rate events) and `Guard` (who may change
   consent, and the consent history);
-- `Nodes` (the canvas as services change it), `Prompts` (queue, holds,
-  turns), `Tools` (agents' tool calls), `Calls` (cards' calls and port data),
+- `Nodes` (the canvas as services change it), `Applier` (does the effects
+  of the plans the core returns), `Prompts` (queue, holds, turns), `Tools`
+  (agents' tool calls), `Calls` (cards' calls and port data),
   `CanvasOps` (workspaces, nodes, arrows), `Consent` (packages, grants,
   secrets), `Interchange` (JSON Canvas) and `Visibility` (background cards);
 
 and delegates each public operation to the one service that owns it. Every
 operation runs the same way: catch up with other processes, expire what is
-due, decide, then write everything the change touches in a savepoint of one
-``BEGIN IMMEDIATE`` transaction that operations arriving together share
-(`engine.store.transactions`), and return once it has committed. If a write
+due (`engine.services.context.operation`), decide, then write everything the
+change touches in a savepoint of one transaction that operations arriving
+together share (group commit: on SQLite a ``BEGIN IMMEDIATE`` batch,
+`engine.store.transactions`; on PostgreSQL one under the store's write lock),
+and return once it has committed. If a write
 fails, the store is rolled back, the state is rebuilt from it, and the caller
 gets `StoreFailed`: nothing happened.
 """
