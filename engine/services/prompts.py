@@ -10,7 +10,7 @@ from aiolimiter import AsyncLimiter
 from canvas import Node
 from engine.core.checks import Passed, decide, denial
 from engine.core.decision import Decision
-from engine.core.errors import ApprovalRefused, NotFound, StoreFailed
+from engine.core.errors import ApprovalRefused, NotFound, StoreFailed, with_code
 from engine.core.events import Event
 from engine.core.holds import (
     RESOLUTIONS,
@@ -69,7 +69,7 @@ class Prompts:
             for prompt in due:
                 assert prompt.deadline is not None
                 self.resolve(prompt, "expired", "HOLD_EXPIRED", None,
-                             f"HOLD_EXPIRED: nobody answered the held prompt {prompt.id} "
+                             why=f"nobody answered the held prompt {prompt.id} "
                              f"to {prompt.agent} in time", t=prompt.deadline)
 
     def forget_budget(self, workspace: str) -> None:
@@ -167,8 +167,15 @@ class Prompts:
             await self.pump(agent.id)
 
     def resolve(self, prompt: Prompt, state: str, code: str | None, reason: str | None,
-                 message: str, *, t: float | None = None, approver: str | None = None) -> None:
-        """End an open prompt: its state, its resolution row, its waiters."""
+                message: str = "", *, why: str | None = None, t: float | None = None,
+                approver: str | None = None) -> None:
+        """End an open prompt: its state, its resolution row, its waiters.
+
+        ``message`` is said whole (a refusal's, which has its code); ``why`` is
+        said after the code (`with_code`).
+        """
+        if why is not None and code is not None:
+            message = with_code(code, why)
         outcome = RESOLUTIONS[state]
         prompt.state = state
         prompt.code, prompt.reason, prompt.message = code, reason, message
@@ -264,7 +271,7 @@ class Prompts:
             self.guard.history(principal, action, subject)
             if not approve:
                 self.resolve(prompt, "rejected", "PROMPT_REJECTED", None,
-                              f"PROMPT_REJECTED: a person rejected prompt {prompt.id}",
+                              why=f"a person rejected prompt {prompt.id}",
                               approver=str(principal))
                 return self.outcome(prompt_id)
             result = self.recheck(prompt)
@@ -274,7 +281,7 @@ class Prompts:
                 return self.outcome(prompt_id)
             if self.ctx.state.undelivered(prompt.agent) >= QUEUE_LIMIT:
                 self.resolve(prompt, "cancelled", "QUEUE_FULL", None,
-                              f"QUEUE_FULL: {prompt.agent} has {QUEUE_LIMIT} undelivered prompts",
+                              why=f"{prompt.agent} has {QUEUE_LIMIT} undelivered prompts",
                               approver=str(principal))
                 return self.outcome(prompt_id)
             self.resolve(prompt, "approved", None, None, "", approver=str(principal))

@@ -35,7 +35,7 @@ from typing import Any
 
 from engine.core.checks import check_card, denial, malformed
 from engine.core.decision import Decision
-from engine.core.errors import InvalidArgument, NotFound
+from engine.core.errors import InvalidArgument, NotFound, with_code
 from engine.core.manifest import check_json
 from engine.core.principal import Principal
 from engine.core.prompts import Prompt
@@ -171,7 +171,7 @@ class Tools:
         with self.ctx.write():
             if error is not None:
                 self._resolve_tool(tc, "failed", "TOOL_ERROR", None,
-                                   f"TOOL_ERROR: {tc.card}.{tc.tool} answered with an error: "
+                                   why=f"{tc.card}.{tc.tool} answered with an error: "
                                    f"{error}", payload=error)
             else:
                 tc.result = result
@@ -196,7 +196,7 @@ class Tools:
         if tc.is_open:
             with self.ctx.write():
                 self._resolve_tool(tc, "cancelled", "TOOL_CANCELLED", "by-caller",
-                                   f"TOOL_CANCELLED: {principal} cancelled tool call {tc.id}")
+                                   why=f"{principal} cancelled tool call {tc.id}")
         return tc
 
     # ----------------------------------------------------------- reading
@@ -253,9 +253,14 @@ class Tools:
         self.ctx.store.save_tool_call(tc)
 
     def _resolve_tool(self, tc: ToolCall, state: str, code: str | None,
-                      reason: str | None, message: str, *, payload: str | None = None,
-                      t: float | None = None) -> None:
-        """End an open tool call: its state, its resolution row, the card told (in a write)."""
+                      reason: str | None, message: str = "", *, why: str | None = None,
+                      payload: str | None = None, t: float | None = None) -> None:
+        """End an open tool call: its state, its resolution row, the card told (in a write).
+
+        ``message`` is said whole; ``why`` is said after the code (`with_code`).
+        """
+        if why is not None and code is not None:
+            message = with_code(code, why)
         tc.state, tc.code, tc.reason, tc.message = state, code, reason, message
         tc.ended = self.ctx.now() if t is None else t
         self._save_tool_call(tc)
@@ -277,7 +282,7 @@ class Tools:
         with self.ctx.write():
             for tc in due:
                 self._resolve_tool(tc, "expired", "TOOL_TIMEOUT", None,
-                                   f"TOOL_TIMEOUT: {tc.card} did not answer tool call {tc.id} "
+                                   why=f"{tc.card} did not answer tool call {tc.id} "
                                    f"({tc.tool}) in time", t=tc.deadline)
 
     def revalidate(self) -> None:
