@@ -29,7 +29,7 @@ from engine.store.base import Transactional
 from engine.store.log import ArrowLog
 
 __all__ = ["JOINED", "Batch", "HasTransactions", "Stale", "Transactions", "Write", "consistent",
-           "run_consistently"]
+           "run_consistently", "run_durably"]
 
 
 class Stale(Exception):
@@ -109,6 +109,59 @@ async def run_consistently(tx: Transactional, fn: Callable[..., Awaitable[Any]],
         # Contention: decide again from fresh state while holding the
         # write lock for the whole operation, so it cannot be stale.
         return await tx.durably(fn, args, kwargs, locked=True)
+
+
+class BatchOwner(Protocol):
+    """What `run_durably` needs of a store's transactions (SQLite's or PostgreSQL's)."""
+
+    def open_batch(self, *, locked: bool = False) -> Batch:
+        """Open a batch (holding the write lock for good with ``locked``)."""
+        ...
+
+    def flush(self) -> None:
+        """Commit the open batch unless it is pinned or being written."""
+        ...
+
+
+async def run_durably(owner: BatchOwner, fn: Callable[..., Awaitable[Any]],
+                      args: tuple[Any, ...], kwargs: dict[str, Any], *, locked: bool) -> Any:
+    """Run an operation, then wait until every batch it wrote in is committed.
+
+    With ``locked``, the operation runs in a batch opened (and pinned) first:
+    the retry after a decision raced another process.
+    """
+    joined: list[Batch] = []
+    token = JOINED.set(joined)
+    pinned: Batch | None = None
+    try:
+        if locked:
+            pinned = owner.open_batch(locked=True)
+            joined.append(pinned)
+        try:
+            result = await fn(*args, **kwargs)
+        except Stale:
+            raise
+        except BaseException as exc:
+            error: BaseException | None = exc
+        else:
+            error = None
+    finally:
+        JOINED.reset(token)
+        if pinned is not None:
+            pinned.pinned = False
+            owner.flush()
+    # Thousands of calls may wait here for one commit: keep nothing alive
+    # they no longer need (each object that outlives a collection of the
+    # youngest generation brings the next full collection closer).
+    del token, pinned
+    if isinstance(error, StoreFailed):
+        raise error  # its own failure says most
+    while joined:
+        # Raises StoreFailed when the batch could not be committed.
+        await joined.pop(0).future()
+    if error is not None:
+        raise error
+    return result
 
 
 class Write:
@@ -230,38 +283,7 @@ class Transactions:
     async def durably(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...],
                       kwargs: dict[str, Any], *, locked: bool) -> Any:
         """Run an operation, then wait until every batch it wrote in is committed."""
-        joined: list[Batch] = []
-        token = JOINED.set(joined)
-        pinned: Batch | None = None
-        try:
-            if locked:
-                pinned = self.open_batch(locked=True)
-                joined.append(pinned)
-            try:
-                result = await fn(*args, **kwargs)
-            except Stale:
-                raise
-            except BaseException as exc:
-                error: BaseException | None = exc
-            else:
-                error = None
-        finally:
-            JOINED.reset(token)
-            if pinned is not None:
-                pinned.pinned = False
-                self.flush()
-        # Thousands of calls may wait here for one commit: keep nothing alive
-        # they no longer need (each object that outlives a collection of the
-        # youngest generation brings the next full collection closer).
-        del token, pinned
-        if isinstance(error, StoreFailed):
-            raise error  # its own failure says most
-        while joined:
-            # Raises StoreFailed when the batch could not be committed.
-            await joined.pop(0).future()
-        if error is not None:
-            raise error
-        return result
+        return await run_durably(self, fn, args, kwargs, locked=locked)
 
     def open_batch(self, *, locked: bool = False) -> Batch:
         """BEGIN IMMEDIATE, check for other processes' commits, schedule the group commit."""

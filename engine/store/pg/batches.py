@@ -41,7 +41,7 @@ from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.pg.changes import latest_change, record_change
 from engine.store.pg.locks import NAMESPACE, Lock
 from engine.store.pg.parts import Link, PGLog
-from engine.store.transactions import JOINED, Batch, Stale
+from engine.store.transactions import JOINED, Batch, Stale, run_durably
 
 __all__ = ["Batches", "PGWrite"]
 
@@ -180,34 +180,7 @@ class Batches:
     async def durably(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...],
                       kwargs: dict[str, Any], *, locked: bool) -> Any:
         """Run an operation, then wait until every batch it wrote in is committed."""
-        joined: list[Batch] = []
-        token = JOINED.set(joined)
-        pinned: Batch | None = None
-        try:
-            if locked:
-                pinned = self.open_batch(locked=True)
-                joined.append(pinned)
-            try:
-                result = await fn(*args, **kwargs)
-            except Stale:
-                raise
-            except BaseException as exc:
-                error: BaseException | None = exc
-            else:
-                error = None
-        finally:
-            JOINED.reset(token)
-            if pinned is not None:
-                pinned.pinned = False
-                self.flush()
-        del token, pinned
-        if isinstance(error, StoreFailed):
-            raise error
-        while joined:
-            await joined.pop(0).future()
-        if error is not None:
-            raise error
-        return result
+        return await run_durably(self, fn, args, kwargs, locked=locked)
 
     def open_batch(self, *, locked: bool = False) -> Batch:
         """Begin, take the write lock, catch up; schedule the group commit.
