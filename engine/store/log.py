@@ -20,7 +20,7 @@ from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.history import ConsentHistory
 
 __all__ = ["EXTRA_FIELDS", "FIELDS", "GENESIS", "PAYLOAD_KEPT", "ArrowLog", "Verification",
-           "clip_payload", "row_hash"]
+           "clip_payload", "row_hash", "rows_query"]
 
 #: The fields of a row, in the order they are hashed.
 FIELDS: tuple[str, ...] = (
@@ -117,6 +117,31 @@ class Verification:
                 "problem": self.problem}
 
 
+def rows_query(mark: str, *, arrow: str | None, card: str | None, package: str | None,
+               outcome: str | None, call: str | None, since: float | None,
+               until: float | None, limit: int | None) -> tuple[str, list[Any]]:
+    """The query for `ArrowLog.rows` and its parameters, with ``mark`` as the placeholder
+    (``?`` for SQLite, ``%s`` for PostgreSQL)."""
+    where: list[str] = []
+    params: list[Any] = []
+    for col, value in (("arrow", arrow), ("card", card), ("package", package),
+                       ("outcome", outcome), ("call", call)):
+        if value is not None:
+            where.append(f"{col} = {mark}")
+            params.append(value)
+    if since is not None:
+        where.append(f"t >= {mark}")
+        params.append(since)
+    if until is not None:
+        where.append(f"t <= {mark}")
+        params.append(until)
+    sql = "select * from log" + (" where " + " and ".join(where) if where else "")
+    sql += " order by seq"
+    if limit is not None:
+        sql += f" limit {int(limit)}"
+    return sql, params
+
+
 class ArrowLog:
     """Reads and appends rows of the ``log`` table."""
 
@@ -176,23 +201,8 @@ class ArrowLog:
         limit: int | None = None,
     ) -> list[dict[str, Any]]:
         """Rows in sequence order, filtered by any of the given fields."""
-        where: list[str] = []
-        params: list[Any] = []
-        for col, value in (("arrow", arrow), ("card", card), ("package", package),
-                           ("outcome", outcome), ("call", call)):
-            if value is not None:
-                where.append(f"{col} = ?")
-                params.append(value)
-        if since is not None:
-            where.append("t >= ?")
-            params.append(since)
-        if until is not None:
-            where.append("t <= ?")
-            params.append(until)
-        sql = "select * from log" + (" where " + " and ".join(where) if where else "")
-        sql += " order by seq"
-        if limit is not None:
-            sql += f" limit {int(limit)}"
+        sql, params = rows_query("?", arrow=arrow, card=card, package=package, outcome=outcome,
+                                 call=call, since=since, until=until, limit=limit)
         return [self._decode(r) for r in self.db.query(sql, params)]
 
     @staticmethod

@@ -32,7 +32,7 @@ from engine.core.errors import StoreFailed
 from engine.core.hosts import normalise_host
 from engine.store.history import FIELDS as HISTORY_FIELDS
 from engine.store.history import GENESIS, HistoryVerification, entry_hash
-from engine.store.log import EXTRA_FIELDS, FIELDS, Verification, row_hash
+from engine.store.log import EXTRA_FIELDS, FIELDS, Verification, row_hash, rows_query
 
 __all__ = ["Link", "PGHistory", "PGLog", "PGSecrets", "PGTokens", "Reader", "redact"]
 
@@ -232,23 +232,8 @@ class PGLog:
              call: str | None = None, since: float | None = None,
              until: float | None = None, limit: int | None = None) -> list[dict[str, Any]]:
         """Rows in sequence order, filtered by any of the given fields."""
-        where: list[str] = []
-        params: list[Any] = []
-        for col, value in (("arrow", arrow), ("card", card), ("package", package),
-                           ("outcome", outcome), ("call", call)):
-            if value is not None:
-                where.append(f"{col} = %s")
-                params.append(value)
-        if since is not None:
-            where.append("t >= %s")
-            params.append(since)
-        if until is not None:
-            where.append("t <= %s")
-            params.append(until)
-        sql = "select * from log" + (" where " + " and ".join(where) if where else "")
-        sql += " order by seq"
-        if limit is not None:
-            sql += f" limit {int(limit)}"
+        sql, params = rows_query("%s", arrow=arrow, card=card, package=package, outcome=outcome,
+                                 call=call, since=since, until=until, limit=limit)
         cur = self.link.conn.cursor(row_factory=dict_row)
         return [_decode(r) for r in cur.execute(sql, params)]
 
