@@ -28,7 +28,8 @@ from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.base import Transactional
 from engine.store.log import ArrowLog
 
-__all__ = ["JOINED", "Batch", "HasTransactions", "Stale", "Transactions", "Write", "consistent",
+__all__ = ["JOINED", "Batch", "HasTransactions", "Stale", "Transactions", "Write", "WriteOwner",
+           "consistent",
            "run_consistently", "run_durably"]
 
 
@@ -164,13 +165,51 @@ async def run_durably(owner: BatchOwner, fn: Callable[..., Awaitable[Any]],
     return result
 
 
+class WriteOwner(Protocol):
+    """What `Write` needs of a store's transactions (SQLite's or PostgreSQL's)."""
+
+    depth: int
+    savepoints: int
+    events: list[Event]
+
+    @property
+    def batch(self) -> Batch | None:
+        """The open batch, if any."""
+        ...
+
+    def open_batch(self, *, locked: bool = False) -> Batch:
+        """Open a batch to write in."""
+        ...
+
+    def flush(self) -> None:
+        """Commit the open batch unless it is pinned or being written."""
+        ...
+
+    def execute(self, sql: str) -> None:
+        """Run one statement of the batch (a savepoint's)."""
+        ...
+
+    def failure(self, exc: BaseException) -> StoreFailed | None:
+        """``exc`` as the `StoreFailed` it means, or None when it is not the store's."""
+        ...
+
+    def undo(self, batch: Batch, savepoint: str | None, exc: BaseException) -> None:
+        """Roll the failed operation back to ``savepoint`` (None: it wrote one
+        statement, which the database undid), or fail the whole batch when its
+        transaction is gone; then rebuild memory from the store."""
+        ...
+
+
 class Write:
     """`Transactions.write` as a class: it runs for every decision, and a
-    generator-based context manager costs several times more to enter and leave."""
+    generator-based context manager costs several times more to enter and leave.
+
+    The same for both stores: the owner runs the statements and undoes.
+    """
 
     __slots__ = ("tx", "one_statement", "nested", "batch", "savepoint", "mark")
 
-    def __init__(self, tx: Transactions, one_statement: bool) -> None:
+    def __init__(self, tx: WriteOwner, one_statement: bool) -> None:
         self.tx, self.one_statement = tx, one_statement
 
     def __enter__(self) -> None:
@@ -188,7 +227,7 @@ class Write:
             tx.savepoints += 1
             self.savepoint = f"op{tx.savepoints}"
             try:
-                tx.db.conn.execute(f"SAVEPOINT {self.savepoint}")
+                tx.execute(f"SAVEPOINT {self.savepoint}")
             except BaseException as exc:
                 self.__exit__(type(exc), exc, None)
                 raise
@@ -201,17 +240,18 @@ class Write:
         tx = self.tx
         if exc is None and not self.one_statement:
             try:
-                tx.db.conn.execute(f"RELEASE {self.savepoint}")
+                tx.execute(f"RELEASE {self.savepoint}")
             except BaseException as release_failed:
                 exc = release_failed
         if exc is not None:
             try:
-                self._undo(exc)
+                del self.batch.events[self.mark:]
+                tx.undo(self.batch, None if self.one_statement else self.savepoint, exc)
             finally:
                 tx.depth -= 1
-            if isinstance(exc, sqlite3.Error):
-                raise StoreFailed(f"the change was not written, so it did not "
-                                  f"happen: {exc}") from exc
+            failed = tx.failure(exc)
+            if failed is not None:
+                raise failed from exc
             if kind is None:  # RELEASE itself failed
                 raise exc
             return
@@ -220,24 +260,6 @@ class Write:
             asyncio.get_running_loop()
         except RuntimeError:
             tx.flush()
-
-    def _undo(self, exc: BaseException) -> None:
-        tx, batch = self.tx, self.batch
-        conn = tx.db.conn
-        try:
-            if conn.in_transaction and not self.one_statement:
-                conn.execute(f"ROLLBACK TO {self.savepoint}")
-                conn.execute(f"RELEASE {self.savepoint}")
-        except sqlite3.Error:
-            pass
-        del batch.events[self.mark:]
-        if not conn.in_transaction and tx.batch is batch:
-            # SQLite rolled the whole transaction back (disk full, I/O
-            # error): every operation in this batch failed with it.
-            tx.batch = None
-            batch.finish(StoreFailed(f"the change was not written, so it "
-                                     f"did not happen: {exc}"))
-        tx.reload()
 
 
 class Transactions:
@@ -311,6 +333,34 @@ class Transactions:
         except RuntimeError:
             pass  # no loop: `write` flushes at once
         return batch
+
+    def execute(self, sql: str) -> None:
+        """Run one statement of the batch (a savepoint's)."""
+        self.db.conn.execute(sql)
+
+    @staticmethod
+    def failure(exc: BaseException) -> StoreFailed | None:
+        """An SQLite error as the `StoreFailed` it means; None for anything else."""
+        if isinstance(exc, sqlite3.Error):
+            return StoreFailed(f"the change was not written, so it did not happen: {exc}")
+        return None
+
+    def undo(self, batch: Batch, savepoint: str | None, exc: BaseException) -> None:
+        """Roll back to ``savepoint``; fail the batch if SQLite ended the transaction."""
+        conn = self.db.conn
+        try:
+            if conn.in_transaction and savepoint is not None:
+                conn.execute(f"ROLLBACK TO {savepoint}")
+                conn.execute(f"RELEASE {savepoint}")
+        except sqlite3.Error:
+            pass
+        if not conn.in_transaction and self.batch is batch:
+            # SQLite rolled the whole transaction back (disk full, I/O
+            # error): every operation in this batch failed with it.
+            self.batch = None
+            batch.finish(StoreFailed(f"the change was not written, so it "
+                                     f"did not happen: {exc}"))
+        self.reload()
 
     def write(self, *, one_statement: bool = False) -> Write:
         """The writes of one operation, in a savepoint of the open batch.

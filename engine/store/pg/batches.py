@@ -41,9 +41,9 @@ from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.pg.changes import latest_change, record_change
 from engine.store.pg.locks import NAMESPACE, Lock
 from engine.store.pg.parts import Link, PGLog
-from engine.store.transactions import JOINED, Batch, Stale, run_durably
+from engine.store.transactions import Batch, Stale, Write, run_durably
 
-__all__ = ["Batches", "PGWrite"]
+__all__ = ["Batches"]
 
 #: One round trip: open the batch and wait for the write lock — at most as long
 #: as SQLite waits for its own (a hung holder fails the waiters closed with
@@ -59,86 +59,6 @@ def _failed(exc: BaseException) -> StoreFailed:
     if isinstance(exc, StoreFailed):
         return exc
     return StoreFailed(f"the change was not written, so it did not happen: {exc}")
-
-
-class PGWrite:
-    """`Batches.write`: the writes of one operation, in a savepoint of the open batch."""
-
-    __slots__ = ("tx", "one_statement", "nested", "batch", "savepoint", "mark")
-
-    def __init__(self, tx: Batches, one_statement: bool) -> None:
-        self.tx, self.one_statement = tx, one_statement
-
-    def __enter__(self) -> None:
-        tx = self.tx
-        self.nested = bool(tx.depth)
-        if self.nested:
-            return
-        batch = tx.batch if tx.batch is not None else tx.open_batch()
-        joined = JOINED.get()
-        if joined is not None and batch not in joined:
-            joined.append(batch)
-        self.batch, self.mark = batch, len(batch.events)
-        tx.depth += 1
-        if not self.one_statement:
-            tx.savepoints += 1
-            self.savepoint = f"op{tx.savepoints}"
-            try:
-                tx.link.conn.execute(f"savepoint {self.savepoint}")
-            except BaseException as exc:
-                self.__exit__(type(exc), exc, None)
-                raise
-        tx.events = batch.events
-
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: Any) -> None:
-        if self.nested:
-            return
-        tx = self.tx
-        if exc is None and not self.one_statement:
-            try:
-                tx.link.conn.execute(f"release {self.savepoint}")
-            except BaseException as release_failed:
-                exc = release_failed
-        if exc is not None:
-            try:
-                self._undo(exc)
-            finally:
-                tx.depth -= 1
-            if isinstance(exc, _STORE_ERRORS):
-                raise _failed(exc) from exc
-            if kind is None:  # RELEASE itself failed
-                raise exc
-            return
-        tx.depth -= 1
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            tx.flush()
-
-    def _undo(self, exc: BaseException) -> None:
-        tx, batch, link = self.tx, self.batch, self.tx.link
-        kept = False
-        if link.in_transaction():
-            conn = link.conn
-            try:
-                if not self.one_statement:
-                    conn.execute(f"rollback to {self.savepoint}")
-                    conn.execute(f"release {self.savepoint}")
-                kept = conn.info.transaction_status == TransactionStatus.INTRANS
-            except psycopg.Error:
-                kept = False
-        del batch.events[self.mark:]
-        if not kept:
-            # The transaction is gone (a failed statement outside a savepoint
-            # aborts it; a lost connection ends it): every operation in this
-            # batch failed with it.
-            link.abandon()
-            if tx.batch is batch:
-                tx.batch = None
-                tx.dirty.clear()
-                batch.finish(_failed(exc))
-        tx.reload_or_mark()
 
 
 class Batches:
@@ -215,9 +135,42 @@ class Batches:
             pass  # no loop: `write` flushes at once
         return batch
 
-    def write(self, *, one_statement: bool = False) -> PGWrite:
+    def execute(self, sql: str) -> None:
+        """Run one statement of the batch (a savepoint's)."""
+        self.link.conn.execute(sql)
+
+    @staticmethod
+    def failure(exc: BaseException) -> StoreFailed | None:
+        """A store error (a lost server, a refused value) as `StoreFailed`; None otherwise."""
+        return _failed(exc) if isinstance(exc, _STORE_ERRORS) else None
+
+    def undo(self, batch: Batch, savepoint: str | None, exc: BaseException) -> None:
+        """Roll back to ``savepoint``; fail the batch when its transaction is gone."""
+        link = self.link
+        kept = False
+        if link.in_transaction():
+            conn = link.conn
+            try:
+                if savepoint is not None:
+                    conn.execute(f"rollback to {savepoint}")
+                    conn.execute(f"release {savepoint}")
+                kept = conn.info.transaction_status == TransactionStatus.INTRANS
+            except psycopg.Error:
+                kept = False
+        if not kept:
+            # The transaction is gone (a failed statement outside a savepoint
+            # aborts it; a lost connection ends it): every operation in this
+            # batch failed with it.
+            link.abandon()
+            if self.batch is batch:
+                self.batch = None
+                self.dirty.clear()
+                batch.finish(_failed(exc))
+        self.reload_or_mark()
+
+    def write(self, *, one_statement: bool = False) -> Write:
         """The writes of one operation (see `engine.store.base.Store.write`)."""
-        return PGWrite(self, one_statement)
+        return Write(self, one_statement)
 
     def flush(self) -> None:
         """Record the batch's change if it made one, commit, then events and waiters."""

@@ -45,10 +45,11 @@ from engine.core.tools import ToolCall
 from engine.store.canvas import CanvasStore
 from engine.store.loading import load_state
 from engine.store.log import Verification
-from engine.store.pg.batches import Batches, PGWrite
+from engine.store.pg.batches import Batches
 from engine.store.pg.changes import follow_changes, latest_change
 from engine.store.pg.parts import Link, PGHistory, PGLog, PGSecrets, PGTokens, Reader, redact
 from engine.store.pg.schema import migrate
+from engine.store.transactions import Write
 
 __all__ = ["PGStore", "create_schema", "drop_schema", "is_postgres_url"]
 
@@ -179,9 +180,9 @@ class PGStore:
         """Run an operation, then wait until every batch it wrote in is committed."""
         return self.tx.durably(fn, args, kwargs, locked=locked)
 
-    def write(self, *, one_statement: bool = False) -> PGWrite:
+    def write(self, *, one_statement: bool = False) -> Write:
         """The writes of one operation, in a savepoint of the open batch."""
-        return PGWrite(self.tx, one_statement)
+        return Write(self.tx, one_statement)
 
     def emit(self, event: Event) -> None:
         """Add an event to the open batch: sent once the batch has committed."""
