@@ -136,12 +136,15 @@ def operator_token(tokens: TokenStore, path: Path) -> str:
 
 
 class _Coalescing:
-    """A transport whose writes within one turn of the loop go out as one.
+    """A transport whose writes for one response go out as one.
 
     uvicorn writes a response's head and its body separately; on a busy
     machine every write that wakes the client costs a context switch (it was
-    most of a call's server time). Gathering them until the loop turns sends
-    one packet and wakes the client once. Everything else is the transport's.
+    most of a call's server time). The writes are gathered until the
+    response is complete (the protocol's ``on_response_complete``) and sent
+    as one packet, in the same turn of the loop; a streamed response (event
+    streams) is sent at the next turn, whatever it wrote meanwhile as one.
+    Everything else is the transport's.
     """
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
@@ -150,10 +153,11 @@ class _Coalescing:
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if not self._pending:
-            self._loop.call_soon(self._flush)
+            self._loop.call_soon(self.flush)
         self._pending.append(bytes(data))
 
-    def _flush(self) -> None:
+    def flush(self) -> None:
+        """Send what was written since the last flush, as one write."""
         if self._pending:
             data = b"".join(self._pending)
             self._pending.clear()
@@ -161,20 +165,70 @@ class _Coalescing:
                 self._transport.write(data)
 
     def close(self) -> None:
-        self._flush()
+        self.flush()
         self._transport.close()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._transport, name)
 
 
-def _protocol(unix: bool) -> Any:
+#: How long after answering a call the server expects that client's next one.
+EXPECT_SECONDS = 0.005
+
+
+class _Expected:
+    """Which requests the server expects soon: the engine's group commit waits for them.
+
+    A request that may write (any but GET) that was read, whose handler runs
+    at the next turn of the loop; a connection answered a call less than
+    `EXPECT_SECONDS` ago, whose client is likely sending its next one (with
+    many clients, those answered by one commit come back while the next is
+    gathered). Answers the store's ``hold`` question
+    (`engine.store.transactions.schedule_flush`).
+    """
+
+    __slots__ = ("_read", "_answered", "_clock")
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._read = False
+        #: Connections answered a call, oldest first, and when.
+        self._answered: dict[object, float] = {}
+        self._clock = clock
+
+    def request(self, conn: object, writes: bool) -> None:
+        """A request was read on ``conn`` (``writes``: any method but GET)."""
+        self._answered.pop(conn, None)
+        if writes:
+            self._read = True
+
+    def answered(self, conn: object) -> None:
+        """A call on ``conn`` was answered."""
+        self._answered.pop(conn, None)  # re-inserted last: the dict stays in time order
+        self._answered[conn] = self._clock()
+
+    def gone(self, conn: object) -> None:
+        """``conn`` closed."""
+        self._answered.pop(conn, None)
+
+    def __call__(self) -> float | None:
+        """0: a request was read since last asked; seconds: a client is expected; None."""
+        if self._read:
+            self._read = False
+            return 0.0
+        if self._answered:
+            wait: float = next(reversed(self._answered.values())) + EXPECT_SECONDS - self._clock()
+            if wait > 0:
+                return wait
+        return None
+
+
+def _protocol(unix: bool, expected: _Expected) -> Any:
     """uvicorn's httptools protocol, writes coalesced; on a Unix socket, peers known."""
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     class Protocol(HttpToolsProtocol):
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            coalescing = _Coalescing(transport, asyncio.get_running_loop())
+            self._coalescing = coalescing = _Coalescing(transport, asyncio.get_running_loop())
             super().connection_made(coalescing)  # type: ignore[arg-type]
             if not unix:
                 return
@@ -186,6 +240,21 @@ def _protocol(unix: bool) -> Any:
                 await inner(scope, receive, send)
 
             self.app = app
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            expected.gone(self)
+            super().connection_lost(exc)
+
+        def on_headers_complete(self) -> None:
+            super().on_headers_complete()
+            expected.request(self, self.scope.get("method") != "GET")
+
+        def on_response_complete(self) -> None:
+            # The whole answer is written: send it now, not a turn later.
+            self._coalescing.flush()
+            if self.scope.get("method") != "GET":
+                expected.answered(self)
+            super().on_response_complete()
 
     return Protocol
 
@@ -208,8 +277,13 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
 
     service = Service(engine, tokens, heartbeat=heartbeat, max_body=max_body or MAX_BODY)
     app = asgi_app(service)
-    config = uvicorn.Config(app, http=_protocol(sock.family == socket.AF_UNIX),
+    loop = asyncio.get_running_loop()
+    expected = _Expected(loop.time)
+    config = uvicorn.Config(app, http=_protocol(sock.family == socket.AF_UNIX, expected),
                             lifespan="off", log_level="warning", access_log=False,
+                            # No proxy in front of a local service: X-Forwarded-*
+                            # headers are a client's words, never its address.
+                            proxy_headers=False,
                             timeout_graceful_shutdown=10, server_header=False,
                             # A local service: keep idle connections a minute.
                             timeout_keep_alive=60)
@@ -221,7 +295,6 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
             yield
 
     server = Server(config)
-    loop = asyncio.get_running_loop()
 
     def stop() -> None:
         server.should_exit = True
@@ -232,6 +305,7 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
             loop.add_signal_handler(sig, stop)
     timers_stop = asyncio.Event()
     timers = loop.create_task(engine.run_timers(timers_stop))
+    engine.store.hold_commits(expected)
     # Everything made so far (modules, the app, the engine's state) lives as long
     # as the server: out of the collector's full scans, which would otherwise
     # walk this heap again and again under a burst of calls (see BENCHMARKS.md).
@@ -251,6 +325,7 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
         if signals:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.remove_signal_handler(sig)
+        engine.store.hold_commits(None)
         service.close()
         timers_stop.set()
         with contextlib.suppress(asyncio.CancelledError):

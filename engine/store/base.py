@@ -207,6 +207,16 @@ class Store(Transactional, Protocol):
         """Commit what is pending, even a batch a locked retry holds (at close)."""
         ...
 
+    def hold_commits(self, hold: Callable[[], float | None] | None) -> None:
+        """Let group commits wait a little for requests a server expects.
+
+        ``hold()`` answers None (commit now), 0 (ask again at the next turn of
+        the loop) or the seconds to wait; a commit waits at most about a
+        millisecond (`engine.store.transactions.schedule_flush`). None: commit
+        at the next turn, as without a server.
+        """
+        ...
+
     def sync(self) -> None:
         """Catch up with what other processes committed (calls the ``reload`` hook)."""
         ...

@@ -28,9 +28,14 @@ from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.base import Transactional
 from engine.store.log import ArrowLog
 
-__all__ = ["JOINED", "Batch", "HasTransactions", "Stale", "Transactions", "Write", "WriteOwner",
-           "consistent",
-           "run_consistently", "run_durably"]
+__all__ = ["GATHER_SECONDS", "GATHER_SHARE", "JOINED", "Batch", "HasTransactions", "Stale",
+           "Transactions", "Write", "WriteOwner", "consistent", "run_consistently",
+           "run_durably", "schedule_flush"]
+
+#: The longest a group commit waits for requests a server expects (see `schedule_flush`).
+GATHER_SECONDS = 0.005
+#: ... and at most this share of what a commit has lately taken.
+GATHER_SHARE = 0.25
 
 
 class Stale(Exception):
@@ -165,6 +170,73 @@ async def run_durably(owner: BatchOwner, fn: Callable[..., Awaitable[Any]],
     return result
 
 
+class FlushOwner(Protocol):
+    """What `schedule_flush` needs of a store's transactions (SQLite's or PostgreSQL's)."""
+
+    #: Told by a server in front of the engine: whether requests it expects
+    #: should wait for this commit (see `schedule_flush`); None: no server.
+    hold: Callable[[], float | None] | None
+    #: What a commit has lately taken, in seconds (measured by `schedule_flush`).
+    commit_seconds: float
+
+    @property
+    def batch(self) -> Batch | None:
+        """The open batch, if any."""
+        ...
+
+    def flush(self) -> None:
+        """Commit the open batch unless it is pinned or being written."""
+        ...
+
+
+def schedule_flush(owner: FlushOwner, batch: Batch) -> None:
+    """Commit ``batch`` at the next turn of the loop, or a little later for expected requests.
+
+    Operations made in one turn of the loop share a commit. A server's
+    requests, though, come in over several turns (each connection's bytes
+    are read, then its handler runs a turn later, and the clients answered
+    by the last commit send their next requests while this one is being
+    gathered), so committing at the next turn splits them into several
+    commits, each costing an fsync however many it carries. So the server
+    in front tells (``owner.hold``) whether to wait: ``None`` commit now,
+    ``0`` ask again at the next turn (a request was read whose handler has
+    not run), or seconds to wait for a client it expects to send soon. The
+    commit waits no longer than `GATHER_SHARE` of what commits have lately
+    taken (the loop is blocked while one is written, so gathering the calls
+    of two commits into one for a fraction of that time is a gain), and
+    never more than `GATHER_SECONDS` after the batch opened.
+    ``hold`` is asked once as the batch opens, to forget the requests
+    being handled in this very turn; a lone caller thus commits at the next
+    turn, as without a server, and waits no longer.
+
+    Raises:
+        RuntimeError: no running loop (the caller commits at once).
+    """
+    loop = asyncio.get_running_loop()
+    hold = owner.hold
+    if hold is None:
+        loop.call_soon(owner.flush)
+        return
+    hold()
+    deadline = loop.time() + min(GATHER_SECONDS, owner.commit_seconds * GATHER_SHARE)
+
+    def due() -> None:
+        if owner.batch is batch:
+            wait = hold()
+            left = deadline - loop.time()
+            if wait is not None and left > 0:
+                if wait <= 0:
+                    loop.call_soon(due)
+                else:
+                    loop.call_later(min(wait, left), due)
+                return
+        started = loop.time()
+        owner.flush()
+        owner.commit_seconds = 0.75 * owner.commit_seconds + 0.25 * (loop.time() - started)
+
+    loop.call_soon(due)
+
+
 class WriteOwner(Protocol):
     """What `Write` needs of a store's transactions (SQLite's or PostgreSQL's)."""
 
@@ -294,6 +366,10 @@ class Transactions:
         #: Bumped by every committed batch and every reload (live views watch it).
         self.revision = 0
         self._data_version = self._read_data_version()
+        #: Whether a commit waits for requests a server expects (`schedule_flush`).
+        self.hold: Callable[[], float | None] | None = None
+        #: What a commit has lately taken (`schedule_flush`).
+        self.commit_seconds = 0.0
 
     def _read_data_version(self) -> int:
         return int(self.db.execute("pragma data_version").fetchone()[0])
@@ -329,7 +405,7 @@ class Transactions:
         batch = Batch(self.log.last(), pinned=locked)
         self.batch = batch
         try:
-            asyncio.get_running_loop().call_soon(self.flush)
+            schedule_flush(self, batch)
         except RuntimeError:
             pass  # no loop: `write` flushes at once
         return batch

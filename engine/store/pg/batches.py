@@ -27,7 +27,6 @@ with a PostgreSQL transaction in place of ``BEGIN IMMEDIATE``:
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -41,7 +40,7 @@ from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.pg.changes import latest_change, record_change
 from engine.store.pg.locks import NAMESPACE, Lock
 from engine.store.pg.parts import Link, PGLog
-from engine.store.transactions import Batch, Stale, Write, run_durably
+from engine.store.transactions import Batch, Stale, Write, run_durably, schedule_flush
 
 __all__ = ["Batches"]
 
@@ -89,6 +88,10 @@ class Batches:
         self.seen = -1
         #: Tables the open batch changed (beyond the log): a change to record.
         self.dirty: set[str] = set()
+        #: Whether a commit waits for requests a server expects (`schedule_flush`).
+        self.hold: Callable[[], float | None] | None = None
+        #: What a commit has lately taken (`schedule_flush`).
+        self.commit_seconds = 0.0
 
     def reload_or_mark(self) -> None:
         """Reload the state; when the store cannot be read, reload at the next chance."""
@@ -130,7 +133,7 @@ class Batches:
         batch = Batch(None, pinned=locked)
         self.batch = batch
         try:
-            asyncio.get_running_loop().call_soon(self.flush)
+            schedule_flush(self, batch)
         except RuntimeError:
             pass  # no loop: `write` flushes at once
         return batch

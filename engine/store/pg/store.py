@@ -196,6 +196,10 @@ class PGStore:
         """Commit what is pending, even a batch a locked retry holds."""
         self.tx.pin_and_flush()
 
+    def hold_commits(self, hold: Callable[[], float | None] | None) -> None:
+        """Let group commits wait for requests a server expects (`schedule_flush`)."""
+        self.tx.hold = hold
+
     def sync(self) -> None:
         """Reload the state when another engine committed a change (one short query).
 
