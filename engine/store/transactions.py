@@ -221,15 +221,16 @@ def schedule_flush(owner: FlushOwner, batch: Batch) -> None:
     deadline = loop.time() + min(GATHER_SECONDS, owner.commit_seconds * GATHER_SHARE)
 
     def due() -> None:
-        if owner.batch is batch:
-            wait = hold()
-            left = deadline - loop.time()
-            if wait is not None and left > 0:
-                if wait <= 0:
-                    loop.call_soon(due)
-                else:
-                    loop.call_later(min(wait, left), due)
-                return
+        if owner.batch is not batch:
+            return  # committed meanwhile (at close, or by a locked retry)
+        wait = hold()
+        left = deadline - loop.time()
+        if wait is not None and left > 0:
+            if wait <= 0:
+                loop.call_soon(due)
+            else:
+                loop.call_later(min(wait, left), due)
+            return
         started = loop.time()
         owner.flush()
         owner.commit_seconds = 0.75 * owner.commit_seconds + 0.25 * (loop.time() - started)

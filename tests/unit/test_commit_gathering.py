@@ -1,0 +1,195 @@
+"""Group commits held for the requests a server expects (issue 16).
+
+`schedule_flush` commits a batch at the next turn of the loop unless the
+server in front (``hold``) expects more requests; then it waits, never
+longer than a share of what commits lately took nor `GATHER_SECONDS`. The
+server's side, `_Expected`, says what it expects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+import pytest
+
+from engine.service.serve import EXPECT_SECONDS, _Expected
+from engine.store.transactions import GATHER_SECONDS, GATHER_SHARE, Batch, schedule_flush
+
+
+class Owner:
+    """A store's transactions, as far as `schedule_flush` sees them."""
+
+    def __init__(self, hold: Callable[[], float | None] | None,
+                 commit_seconds: float = 0.0) -> None:
+        self.hold = hold
+        self.commit_seconds = commit_seconds
+        self.batch: Batch | None = Batch(None)
+        self.flushed: list[tuple[int, float]] = []  # (turn, loop time) of each commit
+        self.turn = 0
+
+    def flush(self) -> None:
+        self.flushed.append((self.turn, asyncio.get_running_loop().time()))
+        self.batch = None
+
+
+async def _run(owner: Owner, until: float = 0.05) -> None:
+    """Schedule the commit, then count the loop's turns until it is made."""
+    assert owner.batch is not None
+    schedule_flush(owner, owner.batch)
+    loop = asyncio.get_running_loop()
+    stop = loop.time() + until
+    while not owner.flushed and loop.time() < stop:
+        owner.turn += 1
+        await asyncio.sleep(0)
+
+
+async def test_without_a_server_the_commit_is_made_at_the_next_turn() -> None:
+    owner = Owner(None, commit_seconds=0.01)
+    await _run(owner)
+    assert [turn for turn, _ in owner.flushed] == [1]
+
+
+async def test_nothing_expected_commits_at_the_next_turn_however_slow_commits_are() -> None:
+    asked: list[int] = []
+
+    def hold() -> float | None:
+        asked.append(1)
+        return None
+
+    owner = Owner(hold, commit_seconds=0.02)
+    await _run(owner)
+    assert [turn for turn, _ in owner.flushed] == [1]
+    assert len(asked) == 2  # once as the batch opened (to forget), once when due
+
+
+async def test_a_request_read_holds_the_commit_one_turn_each_time() -> None:
+    answers = iter([None, 0.0, 0.0, None])  # the first is the question asked at opening
+    owner = Owner(lambda: next(answers), commit_seconds=0.02)
+    await _run(owner)
+    assert [turn for turn, _ in owner.flushed] == [3]
+
+
+async def test_the_wait_is_bounded_by_a_share_of_a_commit() -> None:
+    loop = asyncio.get_running_loop()
+    owner = Owner(lambda: 0.0, commit_seconds=0.002)  # forever "a request was read"
+    opened = loop.time()
+    await _run(owner, until=1.0)
+    assert owner.flushed, "never committed"
+    waited = owner.flushed[0][1] - opened
+    assert 0.002 * GATHER_SHARE <= waited < 0.002 * GATHER_SHARE + 0.05
+    assert owner.flushed[0][0] > 1
+
+
+async def test_the_wait_is_bounded_by_gather_seconds_and_waits_on_a_timer() -> None:
+    loop = asyncio.get_running_loop()
+    asked: list[int] = []
+
+    def hold() -> float:
+        asked.append(1)
+        return 1.0  # a client "expected" for a second
+
+    owner = Owner(hold, commit_seconds=10.0)
+    opened = loop.time()
+    await _run(owner, until=2.0)
+    assert owner.flushed, "never committed"
+    assert GATHER_SECONDS <= owner.flushed[0][1] - opened < GATHER_SECONDS + 0.05
+    # Waiting for a client is a timer, not a question asked at every turn.
+    assert len(asked) <= 3
+
+
+async def test_no_commit_measured_yet_means_no_wait() -> None:
+    owner = Owner(lambda: 0.0, commit_seconds=0.0)
+    await _run(owner)
+    assert [turn for turn, _ in owner.flushed] == [1]
+
+
+async def test_commits_are_timed_for_the_next_bound() -> None:
+    owner = Owner(lambda: None, commit_seconds=0.0)
+
+    def slow_flush() -> None:
+        import time
+        time.sleep(0.004)
+        owner.batch = None
+        owner.flushed.append((owner.turn, 0.0))
+
+    owner.flush = slow_flush  # type: ignore[method-assign]
+    await _run(owner)
+    assert owner.commit_seconds >= 0.004 * 0.25
+
+
+async def test_a_batch_committed_meanwhile_is_left_alone() -> None:
+    owner = Owner(lambda: None, commit_seconds=0.01)
+    assert owner.batch is not None
+    schedule_flush(owner, owner.batch)
+    owner.batch = Batch(None)  # the first was committed (at close) and another opened
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert owner.flushed == []  # the new batch has its own schedule
+
+
+def test_schedule_flush_needs_a_loop() -> None:
+    owner = Owner(lambda: None)
+    assert owner.batch is not None
+    with pytest.raises(RuntimeError):
+        schedule_flush(owner, owner.batch)
+
+
+# ------------------------------------------------------------ the server's side
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_expected_a_writing_request_read_holds_one_turn() -> None:
+    clock = Clock()
+    expected = _Expected(clock)
+    assert expected() is None
+    expected.request("a", writes=True)
+    assert expected() == 0.0
+    assert expected() is None  # asked: forgotten
+
+
+def test_expected_a_get_does_not_hold() -> None:
+    expected = _Expected(Clock())
+    expected.request("a", writes=False)
+    assert expected() is None
+
+
+def test_expected_a_client_just_answered_is_waited_for_briefly() -> None:
+    clock = Clock()
+    expected = _Expected(clock)
+    expected.answered("a")
+    clock.now += EXPECT_SECONDS / 4
+    wait = expected()
+    assert wait == pytest.approx(EXPECT_SECONDS * 3 / 4)
+    clock.now += EXPECT_SECONDS
+    assert expected() is None  # it did not come back in time: not waited for again
+
+
+def test_expected_a_client_back_or_gone_is_no_longer_waited_for() -> None:
+    clock = Clock()
+    expected = _Expected(clock)
+    expected.answered("a")
+    expected.answered("b")
+    expected.request("a", writes=True)
+    assert expected() == 0.0  # a's request: a turn for its handler
+    assert expected() is not None  # b is still expected
+    expected.gone("b")
+    assert expected() is None
+
+
+def test_expected_the_newest_answer_decides() -> None:
+    clock = Clock()
+    expected = _Expected(clock)
+    expected.answered("a")
+    clock.now += EXPECT_SECONDS * 2
+    expected.answered("b")
+    expected.answered("a")  # answered again: moved to the newest
+    expected.request("b", writes=True)
+    expected()
+    wait = expected()
+    assert wait == pytest.approx(EXPECT_SECONDS)  # a, answered just now
