@@ -229,23 +229,17 @@ def _protocol(unix: bool, expected: _Expected) -> Any:
     class Protocol(HttpToolsProtocol):
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             self._coalescing = coalescing = _Coalescing(transport, asyncio.get_running_loop())
+            self._peer = peer_of_socket(transport.get_extra_info("socket")) if unix else None
             super().connection_made(coalescing)  # type: ignore[arg-type]
-            if not unix:
-                return
-            peer = peer_of_socket(transport.get_extra_info("socket"))
-            inner = self.app
-
-            async def app(scope: Any, receive: Any, send: Any) -> None:
-                scope["arrowgate.peer"] = peer
-                await inner(scope, receive, send)
-
-            self.app = app
 
         def connection_lost(self, exc: Exception | None) -> None:
             expected.gone(self)
             super().connection_lost(exc)
 
         def on_headers_complete(self) -> None:
+            if self._peer is not None:
+                # Before the request's task is made from this scope.
+                self.scope["arrowgate.peer"] = self._peer  # type: ignore[typeddict-unknown-key]
             super().on_headers_complete()
             expected.request(self, self.scope.get("method") != "GET")
 

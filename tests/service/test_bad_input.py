@@ -109,6 +109,32 @@ def test_oversized_bodies_are_413_and_change_nothing(serve_at, tmp_path) -> None
         "queued"
 
 
+def test_a_declared_length_with_a_chunked_body_is_refused(serve_at, tmp_path) -> None:
+    """A body declared small (Content-Length) but sent chunked and larger never reaches a
+    route: the body limit counts only bodies sent without a length, so it relies on this."""
+    import socket
+
+    server = serve_at(max_body=4096)
+    op = server.client()
+    build_canvas(op, tmp_path / "proj")
+    before = snapshot(server.db)
+    body = b'{"card": "c1", "call": "agents.prompt", "target": "a1", "args": {"text": "' + \
+        b"z" * 5000 + b'"}}'
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(30)
+    s.connect(server.address)
+    try:
+        s.sendall(b"POST /v1/calls HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer " +
+                  server.token.encode() + b"\r\nContent-Type: application/json\r\n"
+                  b"Content-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                  f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n")
+        answer = s.recv(200)
+    finally:
+        s.close()
+    assert answer.startswith(b"HTTP/1.1 400 ")
+    assert snapshot(server.db) == before
+
+
 def test_bad_query_and_header_values(canvas) -> None:
     """Bad query parameters and Last-Event-ID are 400 problems."""
     op = canvas.client()

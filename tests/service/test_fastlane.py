@@ -46,6 +46,14 @@ async def test_fast_lane_and_fastapi_routes_answer_alike(tmp_path) -> None:
             ("post", "/v1/calls", op, {**refused, "args": "text"}, None),
             ("post", "/v1/calls", op, None, b'{"card": "c1",'),
             ("post", "/v1/calls", op, None, b"[1]"),
+            # JSON that orjson refuses and json reads (NaN, a lone surrogate, a 100-bit
+            # integer), and text beyond ASCII: read and answered alike.
+            ("post", "/v1/calls", op, None, b'{"card": "c1", "call": "agents.prompt", '
+             b'"target": "a1", "args": {"n": NaN, "t": "\\ud800", '
+             b'"big": 1234567890123456789012345678901}}'),
+            ("post", "/v1/calls", op, None, b'{"card": "c1", "call": "agents.prompt", '
+             b'"target": "a1", "args": {"text": "\xc3\xa9t\xc3\xa9 \xe2\x9c\x93"}}'),
+            ("post", "/v1/calls", op, None, b'{"card": "\xc3\xa9", "call": "agents.prompt"}'),
             ("post", "/v1/calls", op, None, b'T(\xda3\xff'),
             ("post", "/v1/calls:batch", op, None, b'{"calls": "\xda\xff"}'),
             ("post", "/v1/calls", op, {**refused, "args": {"text": "x" * 3000}}, None),
