@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -107,6 +108,15 @@ async def _build_http(conn: Conn, folder: Path, cards: int) -> None:
     for method, target, body in steps:
         status, answer = await conn.request(method, target, body)
         assert status in (200, 201), answer
+
+
+def _cpu(pid: int) -> float:
+    """CPU seconds (user and system) the process has used so far; 0 where /proc is not."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -221,10 +231,15 @@ async def run(tmp: Path, smoke: bool) -> dict[str, Any]:
         api: list[float] = []
         http: list[float] = []
         health: list[float] = []
+        cpu_http = cpu_health = 0.0  # the server's CPU seconds in each
         for _ in range(10):
             api += await api_calls(n_seq // 10)
+            cpu0 = _cpu(proc.pid)
             http += await _sequential(op, n_seq // 10, "POST", "/v1/calls", "call")
+            cpu1 = _cpu(proc.pid)
             health += await _sequential(op, n_seq // 10, "GET", "/v1/health")
+            cpu_http += cpu1 - cpu0
+            cpu_health += _cpu(proc.pid) - cpu1
         # The engine alone, for reference: the same concurrency and the same batches.
         stop_at = time.perf_counter() + seconds
 
@@ -246,7 +261,9 @@ async def run(tmp: Path, smoke: bool) -> dict[str, Any]:
         api_batch_rate = batches * batch_size / (time.perf_counter() - t)
         engine.close()
         conns = [await Conn.open(str(sock), token) for _ in range(conns_n)]
+        cpu0 = _cpu(proc.pid)
         calls_rate, calls_lat = await _concurrent(conns, seconds, "POST", "/v1/calls", True)
+        cpu_calls = (_cpu(proc.pid) - cpu0) / len(calls_lat)
         health_rate, health_lat = await _concurrent(conns, seconds, "GET", "/v1/health", False)
         for c in conns:
             c.close()
@@ -271,6 +288,9 @@ async def run(tmp: Path, smoke: bool) -> dict[str, Any]:
     figures.update({
         "api_call_ms": ms(api), "http_call_ms": ms(http), "health_ms": ms(health),
         "http_overhead_ms": ms(http) - ms(api),
+        "server_cpu_call_ms": cpu_http / len(http) * 1000,
+        "server_cpu_health_ms": cpu_health / len(health) * 1000,
+        "server_cpu_concurrent_call_ms": cpu_calls * 1000,
         "overhead_in_health_round_trips": (ms(http) - ms(api)) / ms(health),
         "connections": conns_n,
         "calls_per_s": calls_rate, "calls_p50_ms": ms(calls_lat),
@@ -291,12 +311,15 @@ def lines(f: dict[str, Any]) -> list[str]:
         f"one keep-alive connection, median: Python API {f['api_call_ms']:.2f} ms a call; "
         f"POST /v1/calls {f['http_call_ms']:.2f} ms; GET /v1/health {f['health_ms']:.2f} ms; "
         f"HTTP adds {f['http_overhead_ms']:.2f} ms = "
-        f"{f['overhead_in_health_round_trips']:.2f}× a health round trip (target ≤ 1.5×)",
+        f"{f['overhead_in_health_round_trips']:.2f}× a health round trip (target ≤ 1.5×); "
+        f"server CPU a call {f['server_cpu_call_ms']:.2f} ms, a health "
+        f"{f['server_cpu_health_ms']:.2f} ms",
         f"{f['connections']} connections: POST /v1/calls {f['calls_per_s']:,.0f}/s "
         f"(p50 {f['calls_p50_ms']:.1f} ms, p99 {f['calls_p99_ms']:.1f} ms); GET /v1/health "
         f"{f['health_per_s']:,.0f}/s (p99 {f['health_p99_ms']:.1f} ms); calls/health "
         f"{f['calls_to_health']:.2f} (targets ≥ 0.5, ≥ 5,000/s, p99 < 10 ms); the engine "
-        f"alone, {f['connections']} concurrent callers: {f['api_concurrent_per_s']:,.0f}/s",
+        f"alone, {f['connections']} concurrent callers: {f['api_concurrent_per_s']:,.0f}/s; "
+        f"server CPU a call {f['server_cpu_concurrent_call_ms']:.2f} ms",
         f"POST /v1/calls:batch, {f['batch_size']:,} calls a request: "
         f"{f['batch_decisions_per_s']:,.0f} decisions/s (target ≥ 50,000); the engine alone, "
         f"the same batches gathered: {f['api_batch_decisions_per_s']:,.0f}/s",
