@@ -210,16 +210,22 @@ async def tool_call_after_wait(service: Service, principal: Principal, call_id: 
     """
     engine = service.engine
     tc = _visible(engine, call_id, principal)
-    if tc.is_open and not engine.tool_call_holds(tc):
-        waiter = asyncio.ensure_future(engine.wait_tool(call_id, timeout=timeout,
-                                                        until_held=True))
-        closer = asyncio.ensure_future(service.closing.wait())
-        try:
-            await asyncio.wait({waiter, closer}, timeout=timeout,
-                               return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for fut in (waiter, closer):
-                fut.cancel()
+    if not tc.is_open or engine.tool_call_holds(tc):
+        return _json(engine, tc)
+    waiter = asyncio.ensure_future(engine.wait_tool(call_id, timeout=timeout,
+                                                    until_held=True))
+    closer = asyncio.ensure_future(service.closing.wait())
+    try:
+        await asyncio.wait({waiter, closer}, timeout=timeout,
+                           return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for fut in (waiter, closer):
+            fut.cancel()
+    if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
+        # The tool call as the wait saw it at its end: the same call, already
+        # visible to this principal (a resolved call is read from the store,
+        # so reading it once more would cost a query for nothing).
+        return _json(engine, waiter.result())
     return _json(engine, _visible(engine, call_id, principal))
 
 
