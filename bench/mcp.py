@@ -18,10 +18,12 @@ mood weighs on both alike. Target: at most 2 ms median.
 Each arrowgate call is also cut into its hops by timestamps (one monotonic
 clock for all processes): ``to_card`` (the agent sends → the card has the
 ``tool.call`` event: MCP server, ``POST /v1/tool-calls``, its durable commit,
-the SSE stream), ``answer`` (the card's ``POST .../result`` round trip, the
-answer's durable commit in it) and ``back`` (that POST returned → the agent
-has the result: the wait route, the MCP server). The CPU time each process
-spent per call is read from ``/proc``.
+the SSE stream), ``card`` (the card reads the event and sends its answer) and
+``back`` (the card sends ``POST .../result`` → the agent has the result: the
+answer's durable commit, the wait route waking, the MCP server); and
+``answer_post``, the card's own wait for its POST (which may end after the
+agent has its result). The CPU time each process spent per call is read from
+``/proc``.
 
 ``--dir /dev/shm`` puts the database where fsync costs nothing, to see the
 rest; ``--against TREE`` runs a second arrowgate from another checkout (say
@@ -104,9 +106,11 @@ class _Path:
     def __init__(self, name: str) -> None:
         self.name = name
         self.times: list[float] = []
-        #: Per call: (to the card, the card's answer, back to the agent), seconds.
+        #: Per call: (to the card, in the card, back to the agent), seconds.
         self.hops: list[tuple[float, float, float]] = []
-        #: text → {"event": t, "answered": t}, filled by the card.
+        #: The card's POST of each answer, seconds.
+        self.posts: list[float] = []
+        #: text → {"event": t, "posted": t, "answered": t}, filled by the card.
         self.stamps: dict[str, dict[str, float]] = {}
         self.pids: dict[str, int] = {}  #: process → pid, for the CPU figures
         self.cpu: dict[str, float] = {}  #: process → CPU seconds over the measured calls
@@ -124,10 +128,14 @@ class _Path:
             if not measure:
                 continue
             self.times.append(end - t)
-            stamp = self.stamps.pop(text, None)
-            if stamp is not None and "answered" in stamp:
-                self.hops.append((stamp["event"] - t, stamp["answered"] - stamp["event"],
-                                  end - stamp["answered"]))
+            stamp = self.stamps.get(text)
+            if stamp is not None:
+                self.hops.append((stamp["event"] - t, stamp["posted"] - stamp["event"],
+                                  end - stamp["posted"]))
+        if measure and self.name != "plain":
+            await asyncio.sleep(0.05)  # the card's last POST returns
+            self.posts += [s["answered"] - s["posted"] for s in self.stamps.values()
+                           if "answered" in s]
         self.stamps.clear()
         if measure:
             for k, pid in self.pids.items():
@@ -149,8 +157,10 @@ async def _card(address: str, token: str, ready: asyncio.Event,
                     call = event["data"]
                     stamp = stamps[str(call["args"].get("text"))] = {
                         "event": time.perf_counter()}
+                    body = {"result": call["args"]}
+                    stamp["posted"] = time.perf_counter()
                     await http.post(f"/v1/tool-calls/{call['id']}/result",
-                                    json={"result": call["args"]})
+                                    json=body)
                     stamp["answered"] = time.perf_counter()
 
 
@@ -257,8 +267,10 @@ async def run(tmp: Path, smoke: bool, against: Path | None = None) -> dict[str, 
         "overhead_p99_ms": ms(through.times, 0.99) - ms(plain.times, 0.99)}
     for path in paths:
         if path.hops:
-            for i, hop in enumerate(("to_card", "answer", "back")):
+            for i, hop in enumerate(("to_card", "card", "back")):
                 figures[f"{path.name}_{hop}_ms"] = ms([h[i] for h in path.hops])
+        if path.posts:
+            figures[f"{path.name}_answer_post_ms"] = ms(path.posts)
         for proc, seconds in path.cpu.items():
             figures[f"{path.name}_cpu_{proc}_ms"] = seconds * 1000 / len(path.times)
     if other is not None:
