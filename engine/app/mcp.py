@@ -159,7 +159,7 @@ class ServiceClient:
             self._tls = url.scheme == "https"
             self._host: str = url.hostname
             self._port: int = url.port or (443 if self._tls else 80)
-            host = f"{url.hostname}:{url.port}" if url.port else url.hostname
+            host = url.netloc.rpartition("@")[2]  # as written: an IPv6 host keeps its brackets
             self._prefix = url.path.rstrip("/")
         else:
             self._unix, host, self._port, self._prefix = address, "arrowgate", 0, ""
@@ -543,7 +543,11 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     if not token:
         print(f"arrowgate mcp: the agent token file {token_file} is empty", file=sys.stderr)
         return 2
-    client = ServiceClient(address, token, args.agent)
+    try:
+        client = ServiceClient(address, token, args.agent)
+    except ValueError as exc:  # a token that is not one word, a service address without host
+        print(f"arrowgate mcp: {exc}", file=sys.stderr)
+        return 2
 
     async def main() -> None:
         try:

@@ -148,3 +148,16 @@ def test_a_token_that_could_forge_headers_is_refused() -> None:
             ServiceClient("/tmp/none", bad, "a1")
     with pytest.raises(ValueError, match="no host"):
         ServiceClient("http://", "t", "a1")
+
+
+def test_the_command_says_what_is_wrong_with_its_token_or_address(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    token = tmp_path / "a1.token"
+    for text, address, said in (("two words", "/tmp/s.sock", "one word of printable ASCII"),
+                                ("agt_x", "http://h:99999", "Port out of range")):
+        token.write_text(text)
+        args = argparse.Namespace(agent="a1", service=address, token_file=str(token), db=None)
+        assert mcp._cmd_mcp(args) == 2
+        assert said in capsys.readouterr().err
