@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
+import select
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -101,16 +101,17 @@ class _Connection:
         if raw is None:
             return False
         try:
-            # An idle connection has nothing to say: any byte (or the EOF of a
-            # service that closed it or restarted) means it must not carry a
-            # request — a request written to it might be lost after the
-            # service took it, and a POST must never be sent twice.
-            raw.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
-        except BlockingIOError:
-            return True
-        except OSError:
+            # An idle connection has nothing to say: anything to read on it (a
+            # byte, or the EOF of a service that closed it or restarted) means
+            # it must not carry a request — a request written to it might be
+            # lost after the service took it, and a POST must never be sent
+            # twice. (A poll of the descriptor: for TCP, asyncio hands out a
+            # socket wrapper that cannot read.)
+            poll = select.poll()
+            poll.register(raw.fileno(), select.POLLIN)
+            return not poll.poll(0)
+        except (OSError, ValueError):
             return False
-        return False
 
     async def read_some(self) -> bytes:
         """The next bytes from the service (ServiceError at EOF)."""

@@ -161,3 +161,29 @@ def test_the_command_says_what_is_wrong_with_its_token_or_address(
         args = argparse.Namespace(agent="a1", service=address, token_file=str(token), db=None)
         assert mcp._cmd_mcp(args) == 2
         assert said in capsys.readouterr().err
+
+
+async def test_loopback_tcp_too(tmp_path: Path) -> None:
+    """``--service http://127.0.0.1:PORT``: the same client over TCP, kept alive."""
+    requests: list[bytes] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                requests.append(await reader.readuntil(b"\r\n\r\n"))
+                writer.write(_ok({"n": len(requests)}))
+                await writer.drain()
+        except asyncio.IncompleteReadError:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        client = ServiceClient(f"http://127.0.0.1:{port}/", "t", "a1")
+        assert [await client.get("/x"), await client.get("/y")] == [{"n": 1}, {"n": 2}]
+        await client.aclose()
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert requests[0].startswith(b"GET /x HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % port)
+    assert len(requests) == 2
