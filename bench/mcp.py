@@ -14,6 +14,20 @@ MCP on stdio by the SDK's own client, sequentially:
 The overhead arrowgate adds is the difference of the medians (and of the
 99th percentiles). Calls are measured in alternating rounds, so the machine's
 mood weighs on both alike. Target: at most 2 ms median.
+
+Each arrowgate call is also cut into its hops by timestamps (one monotonic
+clock for all processes): ``to_card`` (the agent sends → the card has the
+``tool.call`` event: MCP server, ``POST /v1/tool-calls``, its durable commit,
+the SSE stream), ``card`` (the card reads the event and sends its answer) and
+``back`` (the card sends ``POST .../result`` → the agent has the result: the
+answer's durable commit, the wait route waking, the MCP server); and
+``answer_post``, the card's own wait for its POST (which may end after the
+agent has its result). The CPU time each process spent per call is read from
+``/proc`` (``cpu_bench`` is this process: the agent, and the card).
+
+``--dir /dev/shm`` puts the database where fsync costs nothing, to see the
+rest; ``--against TREE`` runs a second arrowgate from another checkout (say
+the base commit) in the same alternation, for before/after side by side.
 """
 
 from __future__ import annotations
@@ -21,13 +35,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +51,6 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 ROOT = Path(__file__).resolve().parents[1]
-ARROWGATE = Path(sys.executable).with_name("arrowgate")
 SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 MANIFEST = {"name": "bench.mcp", "version": "1.0.0", "permissions": {},
             "tools": [{"name": "echo", "description": "Echo the arguments", "input": SCHEMA}]}
@@ -71,26 +85,68 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def _cpu(pid: int) -> float:
+    """CPU seconds (user and system) process ``pid`` has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 @asynccontextmanager
-async def _session(command: str, args: list[str]) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(command=command, args=args, cwd=str(ROOT))
+async def _session(command: str, args: list[str], cwd: Path) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(command=command, args=args, cwd=str(cwd))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         await session.list_tools()
         yield session
 
 
-async def _calls(session: ClientSession, n: int) -> list[float]:
-    out = []
-    for i in range(n):
-        t = time.perf_counter()
-        result = await session.call_tool("c1__echo", {"text": f"bench {i}"})
-        out.append(time.perf_counter() - t)
-        assert not result.isError, result.content
-    return out
+class _Path:
+    """One way to the tool: a plain server, or arrowgate from a source tree."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.times: list[float] = []
+        #: Per call: (to the card, in the card, back to the agent), seconds.
+        self.hops: list[tuple[float, float, float]] = []
+        #: The card's POST of each answer, seconds.
+        self.posts: list[float] = []
+        #: text → {"event": t, "posted": t, "answered": t}, filled by the card.
+        self.stamps: dict[str, dict[str, float]] = {}
+        self.pids: dict[str, int] = {}  #: process → pid, for the CPU figures
+        self.cpu: dict[str, float] = {}  #: process → CPU seconds over the measured calls
+        self.session: ClientSession | None = None
+
+    async def calls(self, n: int, *, measure: bool = True) -> None:
+        assert self.session is not None
+        before = {k: _cpu(pid) for k, pid in self.pids.items()}
+        # This process: the agent (the SDK's client), and for arrowgate the card.
+        before["bench"] = time.process_time()
+        for i in range(n):
+            text = f"{self.name} {len(self.times)} {i}"
+            t = time.perf_counter()
+            result = await self.session.call_tool("c1__echo", {"text": text})
+            end = time.perf_counter()
+            assert not result.isError, result.content
+            if not measure:
+                continue
+            self.times.append(end - t)
+            stamp = self.stamps.get(text)
+            if stamp is not None:
+                self.hops.append((stamp["event"] - t, stamp["posted"] - stamp["event"],
+                                  end - stamp["posted"]))
+        if measure and self.name != "plain":
+            await asyncio.sleep(0.05)  # the card's last POST returns
+            self.posts += [s["answered"] - s["posted"] for s in self.stamps.values()
+                           if "answered" in s]
+        self.stamps.clear()
+        if measure:
+            for k, pid in self.pids.items():
+                self.cpu[k] = self.cpu.get(k, 0.0) + _cpu(pid) - before[k]
+            self.cpu["bench"] = self.cpu.get("bench", 0.0) + time.process_time() - before["bench"]
 
 
-async def _card(address: str, token: str, ready: asyncio.Event) -> None:
+async def _card(address: str, token: str, ready: asyncio.Event,
+                stamps: dict[str, dict[str, float]]) -> None:
     """The card: answer every tool call with its arguments, as soon as it arrives."""
     headers = {"Authorization": f"Bearer {token}"}
     async with httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(uds=address),
@@ -102,8 +158,13 @@ async def _card(address: str, token: str, ready: asyncio.Event) -> None:
                 event = json.loads(line[6:])
                 if event["type"] == "tool.call":
                     call = event["data"]
+                    stamp = stamps[str(call["args"].get("text"))] = {
+                        "event": time.perf_counter()}
+                    body = {"result": call["args"]}
+                    stamp["posted"] = time.perf_counter()
                     await http.post(f"/v1/tool-calls/{call['id']}/result",
-                                    json={"result": call["args"]})
+                                    json=body)
+                    stamp["answered"] = time.perf_counter()
 
 
 def _build(sock: Path, token: str, tmp: Path) -> tuple[str, Path]:
@@ -130,16 +191,28 @@ def _build(sock: Path, token: str, tmp: Path) -> tuple[str, Path]:
     return card, token_file
 
 
-async def run(tmp: Path, smoke: bool) -> dict[str, Any]:
-    """Both paths, in alternating rounds; returns the figures."""
-    rounds, per_round = (2, 5) if smoke else (10, 100)
+def _mcp_pid(session_args: list[str]) -> int:
+    """The pid of the ``arrowgate mcp`` process started with these arguments."""
+    needle = "\0".join(session_args).encode()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if needle in (entry / "cmdline").read_bytes():
+                    return int(entry.name)
+            except OSError:
+                continue
+    raise RuntimeError("the arrowgate mcp process was not found")
+
+
+@asynccontextmanager
+async def _arrowgate(path: _Path, tree: Path, tmp: Path) -> AsyncIterator[None]:
+    """``arrowgate serve`` and ``arrowgate mcp`` from source tree ``tree``, and the card."""
+    tmp.mkdir()
     sock = tmp / "s" / "serve.sock"
     proc = subprocess.Popen([sys.executable, "-m", "engine.app.cli", "serve", "--db",
                              str(tmp / "svc.db"), "--socket", str(sock)],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            cwd=ROOT)
-    plain_script = tmp / "plain.py"
-    plain_script.write_text(PLAIN)
+                            cwd=tree)
     card_task: asyncio.Task[None] | None = None
     try:
         assert proc.stdout is not None
@@ -148,32 +221,68 @@ async def run(tmp: Path, smoke: bool) -> dict[str, Any]:
         card_token, token_file = _build(sock, (tmp / "svc.db.operator-token").read_text()
                                         .strip(), tmp)
         ready = asyncio.Event()
-        card_task = asyncio.create_task(_card(str(sock), card_token, ready))
+        card_task = asyncio.create_task(_card(str(sock), card_token, ready, path.stamps))
         await asyncio.wait_for(ready.wait(), 60)
-        plain: list[float] = []
-        through: list[float] = []
-        async with _session(sys.executable, [str(plain_script)]) as p, \
-                _session(str(ARROWGATE), ["mcp", "--agent", "a1", "--service", str(sock),
-                                          "--token-file", str(token_file)]) as a:
-            await _calls(p, 10)  # warm-up
-            await _calls(a, 10)
-            for _ in range(rounds):
-                plain += await _calls(p, per_round)
-                through += await _calls(a, per_round)
+        # As a module from the tree (not the installed script), so that the tree's
+        # own code answers.
+        args = ["-m", "engine.app.cli", "mcp", "--agent", "a1", "--service", str(sock),
+                "--token-file", str(token_file)]
+        async with _session(sys.executable, args, tree) as session:
+            path.session = session
+            path.pids = {"serve": proc.pid, "mcp": _mcp_pid(args[2:])}
+            yield
     finally:
         if card_task is not None:
             card_task.cancel()
         proc.terminate()
         proc.communicate(timeout=120)
 
+
+async def run(tmp: Path, smoke: bool, against: Path | None = None) -> dict[str, Any]:
+    """Every path, in alternating rounds; returns the figures."""
+    rounds, per_round = (2, 5) if smoke else (10, 100)
+    plain_script = tmp / "plain.py"
+    plain_script.write_text(PLAIN)
+    plain, through = _Path("plain"), _Path("arrowgate")
+    paths = [plain, through]
+    other = _Path("against") if against is not None else None
+    async with _session(sys.executable, [str(plain_script)], ROOT) as p, \
+            _arrowgate(through, ROOT, tmp / "arrowgate"), AsyncExitStack() as stack:
+        plain.session = p
+        plain.pids = {"plain": _mcp_pid([str(plain_script)])}
+        if other is not None and against is not None:
+            await stack.enter_async_context(_arrowgate(other, against, tmp / "against"))
+            paths.append(other)
+        for path in paths:
+            await path.calls(10, measure=False)  # warm-up
+        for _ in range(rounds):
+            for path in paths:
+                await path.calls(per_round)
+
     def ms(values: list[float], q: float | None = None) -> float:
         return (statistics.median(values) if q is None else _pct(values, q)) * 1000
 
-    return {"smoke": smoke, "calls": len(plain),
-            "plain_ms": ms(plain), "plain_p99_ms": ms(plain, 0.99),
-            "arrowgate_ms": ms(through), "arrowgate_p99_ms": ms(through, 0.99),
-            "overhead_ms": ms(through) - ms(plain),
-            "overhead_p99_ms": ms(through, 0.99) - ms(plain, 0.99)}
+    figures: dict[str, Any] = {
+        "smoke": smoke, "calls": len(plain.times),
+        "plain_ms": ms(plain.times), "plain_p99_ms": ms(plain.times, 0.99),
+        "arrowgate_ms": ms(through.times), "arrowgate_p99_ms": ms(through.times, 0.99),
+        "overhead_ms": ms(through.times) - ms(plain.times),
+        "overhead_p99_ms": ms(through.times, 0.99) - ms(plain.times, 0.99)}
+    for path in paths:
+        if path.hops:
+            for i, hop in enumerate(("to_card", "card", "back")):
+                figures[f"{path.name}_{hop}_ms"] = ms([h[i] for h in path.hops])
+        if path.posts:
+            figures[f"{path.name}_answer_post_ms"] = ms(path.posts)
+        for proc, seconds in path.cpu.items():
+            figures[f"{path.name}_cpu_{proc}_ms"] = seconds * 1000 / len(path.times)
+    if other is not None:
+        figures.update({
+            "against_ms": ms(other.times), "against_p99_ms": ms(other.times, 0.99),
+            "against_overhead_ms": ms(other.times) - ms(plain.times),
+            "against_overhead_p99_ms": ms(other.times, 0.99) - ms(plain.times, 0.99)})
+    figures["load"] = os.getloadavg()[0]
+    return figures
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -181,11 +290,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.mcp")
     parser.add_argument("--smoke", action="store_true", help="tiny sizes (for the tests)")
     parser.add_argument("--json", help="write the figures to this file")
+    parser.add_argument("--dir", default="/tmp",
+                        help="where the databases live (/dev/shm: fsync costs nothing)")
+    parser.add_argument("--against", type=Path,
+                        help="another source tree of arrowgate, measured in the same rounds")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="agm", dir="/tmp") as tmp:
-        figures = asyncio.run(run(Path(tmp), args.smoke))
+    if args.against is not None and not (args.against / "engine" / "app" / "cli.py").is_file():
+        parser.error(f"--against {args.against}: not an arrowgate source tree")
+    with tempfile.TemporaryDirectory(prefix="agm", dir=args.dir) as tmp:
+        figures = asyncio.run(run(Path(tmp), args.smoke, args.against))
     for key, value in figures.items():
-        print(f"{key:>18}: {value:.3f}" if isinstance(value, float) else f"{key:>18}: {value}")
+        print(f"{key:>30}: {value:.3f}" if isinstance(value, float) else f"{key:>30}: {value}")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
     return 0

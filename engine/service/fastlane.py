@@ -1,4 +1,5 @@
-"""The hot routes without the router: ``POST /v1/calls``, ``/v1/calls:batch``, health.
+"""The hot routes without the router: ``POST /v1/calls``, ``/v1/calls:batch``, health,
+and a tool call's round trip.
 
 A card's call is the request an app makes most. FastAPI's routing and
 dependency injection cost several times what the engine's decision does
@@ -9,13 +10,21 @@ models (parsed straight from the bytes), `decide_call` / `decide_batch`, and
 the same problem+json errors. The FastAPI routes stay the documented
 contract (``openapi.json``) and serve these paths when the lane is not in
 front (``tests/service/test_fastlane.py`` checks both answer alike).
+
+An MCP tool call makes three requests on the agent's critical path (``POST
+/v1/tool-calls``, the card's ``POST /v1/tool-calls/{id}/result`` and ``GET
+/v1/tool-calls/{id}/wait``; issue 17): the lane answers those too, but only
+when the request is well formed — a known token, a JSON body its model
+accepts, a plain ``timeout`` — and hands anything else, body included, to
+FastAPI, so that every error is FastAPI's own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from typing import TYPE_CHECKING, Any
+import re
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 from pydantic import ValidationError
@@ -30,6 +39,14 @@ from engine.service.context import (
 )
 from engine.service.models import BatchBody, CallBody
 from engine.service.problems import ServiceError, error_response, validation_problem
+from engine.service.toolroutes import (
+    MAX_WAIT,
+    ToolAnswerBody,
+    ToolCallBody,
+    answer_tool_call,
+    open_tool_call,
+    tool_call_after_wait,
+)
 
 if TYPE_CHECKING:
     from engine.core.principal import Principal
@@ -90,7 +107,10 @@ class FastLane:
             await _send_bytes(send, 200, _HEALTH)
             return
         if key not in (("POST", "/v1/calls"), ("POST", "/v1/calls:batch")):
-            await self.app(scope, receive, send)
+            if key[1].startswith("/v1/tool-calls"):
+                await self._tool_call(scope, receive, send)
+            else:
+                await self.app(scope, receive, send)
             return
         try:
             _token_id, principal = authenticate(self.service.tokens, _bearer(scope))
@@ -139,6 +159,97 @@ class FastLane:
         except (ServiceError, ConsentError) as exc:
             response = error_response(exc)
         await response(scope, receive, send)
+
+    async def _tool_call(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A tool call's hot routes when the request is well formed; else FastAPI."""
+        method, parts = scope["method"], scope["path"].split("/")
+        # ["", "v1", "tool-calls"] or ["", "v1", "tool-calls", ID, "result" | "wait"]
+        if parts[1:3] != ["v1", "tool-calls"]:
+            kind = ""
+        elif len(parts) == 3:
+            kind = "open" if method == "POST" else ""
+        elif len(parts) == 5 and parts[3]:
+            kind = {("POST", "result"): "result", ("GET", "wait"): "wait"}.get(
+                (method, parts[4]), "")
+        else:
+            kind = ""
+        token = _bearer(scope)
+        found = self.service.tokens.lookup(token) if token and kind else None
+        if found is None:
+            await self.app(scope, receive, send)
+            return
+        principal = found[1]
+        answer: dict[str, Any] | None
+        try:
+            if kind == "wait":
+                timeout = _timeout(scope.get("query_string", b""))
+                if timeout is None:
+                    await self.app(scope, receive, send)
+                    return
+                answer = await tool_call_after_wait(self.service, principal, parts[3], timeout)
+            else:
+                raw = await _body(receive)
+                if raw is None:
+                    return  # the client went away
+                if kind == "open":
+                    call = _model(scope, raw, ToolCallBody)
+                    answer = None if call is None else \
+                        await open_tool_call(self.service, principal, call)
+                else:
+                    result = _model(scope, raw, ToolAnswerBody)
+                    answer = None if result is None else \
+                        await answer_tool_call(self.service, principal, parts[3], result)
+                if answer is None:
+                    await self.app(scope, _replay(raw, receive), send)
+                    return
+        except (ServiceError, ConsentError) as exc:
+            await error_response(exc)(scope, receive, send)
+            return
+        await _send(send, 200, answer)
+
+
+_M = TypeVar("_M", ToolCallBody, ToolAnswerBody)
+
+
+def _model(scope: Scope, raw: bytes, model: type[_M]) -> _M | None:
+    """The body as ``model``, or None when FastAPI should say what is wrong with it."""
+    if not _json_content(scope):
+        return None
+    try:
+        data = json.loads(raw)
+        if not isinstance(data, dict):
+            return None
+        return model.model_validate(data)
+    except (ValueError, ValidationError):  # JSON, UTF-8 or the model
+        return None
+
+
+def _timeout(query: bytes) -> float | None:
+    """The wait's ``timeout`` when the query is empty or a plain number in range; else None."""
+    if not query:
+        return 30.0
+    name, _, value = query.partition(b"=")
+    if name != b"timeout" or not _PLAIN_NUMBER.fullmatch(value):
+        return None
+    seconds = float(value)
+    return seconds if seconds <= MAX_WAIT else None
+
+
+_PLAIN_NUMBER = re.compile(rb"[0-9]{1,6}(\.[0-9]{1,9})?")
+
+
+def _replay(raw: bytes, receive: Receive) -> Receive:
+    """``receive`` with the body already read given back first (for FastAPI)."""
+    sent = False
+
+    async def again() -> Any:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": raw, "more_body": False}
+        return await receive()
+
+    return again
 
 
 async def _body(receive: Receive) -> bytes | None:

@@ -33,9 +33,12 @@ from engine.service.problems import ServiceError
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
 
+    from engine.core.principal import Principal
     from engine.core.tools import ToolCall
+    from engine.engine import Engine
 
-__all__ = ["agent_tools", "register_tools"]
+__all__ = ["ToolAnswerBody", "ToolCallBody", "agent_tools", "answer_tool_call", "open_tool_call",
+           "register_tools", "tool_call_after_wait"]
 
 #: The longest a client may ask ``/wait`` to wait, in seconds (as for prompts).
 MAX_WAIT = 300.0
@@ -137,6 +140,95 @@ def agent_tools(service: Service, agent: str) -> list[dict[str, Any]]:
     return sorted(out, key=lambda t: str(t["name"]))
 
 
+def _as_agent(principal: Principal, agent: str) -> None:
+    if principal.is_operator or (principal.kind == "agent" and principal.node == agent):
+        return
+    raise ServiceError(403, "APPROVAL_REFUSED",
+                       f"a {principal.kind} token ({principal.raw}) may not act as "
+                       f"agent {agent}", reason="wrong-principal")
+
+
+def _visible(engine: Engine, call_id: str, principal: Principal) -> ToolCall:
+    tc = engine.tool_call(call_id)
+    p = principal
+    if tc is None or not (p.is_operator or (p.kind == "agent" and p.node == tc.agent)
+                          or (p.kind == "card" and p.node == tc.card)):
+        raise ServiceError(404, "NOT_FOUND", f"no tool call {call_id!r}",
+                           reason="missing")
+    return tc
+
+
+def _json(engine: Engine, tc: ToolCall) -> dict[str, Any]:
+    out = tc.to_json()
+    out["held"] = [{"prompt": p.id, "state": p.state, "agent": p.agent}
+                   for p in engine.tool_call_holds(tc)] if tc.is_open else []
+    return out
+
+
+async def open_tool_call(service: Service, principal: Principal,
+                         body: ToolCallBody) -> dict[str, Any]:
+    """``POST /v1/tool-calls``: the open call's id, or the refusal (a 200 too).
+
+    Shared by the FastAPI route and the fast lane (`engine.service.fastlane`).
+    """
+    _as_agent(principal, body.agent)
+    d = await service.engine.tool(body.agent, body.card, body.tool, body.args)
+    if d.allowed:
+        return {"id": d.value["id"], "state": "open", "decision": decision_json(d)}
+    return {"id": None, "state": "refused", "decision": decision_json(d)}
+
+
+async def answer_tool_call(service: Service, principal: Principal, call_id: str,
+                           body: ToolAnswerBody) -> dict[str, Any]:
+    """``POST /v1/tool-calls/{id}/result``: the called card answers, once.
+
+    Shared by the FastAPI route and the fast lane.
+    """
+    if principal.kind != "card":
+        raise ServiceError(403, "APPROVAL_REFUSED", "only the called "
+                           "card's token answers a tool call", reason="wrong-principal")
+    fields = body.model_fields_set
+    if ("result" in fields) == ("error" in fields):
+        raise ServiceError(400, "INVALID_ARGUMENT", "send a result or an "
+                           "error, not both and not neither", reason="answer")
+    answer: dict[str, Any] = {"error": body.error} if "error" in fields else \
+        {"result": body.result}
+    if "error" in fields and body.error is None:
+        raise ServiceError(400, "INVALID_ARGUMENT", "error must be text",
+                           reason="error")
+    tc = await service.engine.answer_tool(call_id, **answer, by=principal)
+    return _json(service.engine, tc)
+
+
+async def tool_call_after_wait(service: Service, principal: Principal, call_id: str,
+                         timeout: float) -> dict[str, Any]:
+    """``GET /v1/tool-calls/{id}/wait``: the tool call once answered, held or ``timeout``.
+
+    The engine wakes the wait when the batch holding the answer commits
+    (`engine.services.tools.Tools.wake_waiters`), never on a timer. Shared
+    by the FastAPI route and the fast lane.
+    """
+    engine = service.engine
+    tc = _visible(engine, call_id, principal)
+    if not tc.is_open or engine.tool_call_holds(tc):
+        return _json(engine, tc)
+    waiter = asyncio.ensure_future(engine.wait_tool(call_id, timeout=timeout,
+                                                    until_held=True))
+    closer = asyncio.ensure_future(service.closing.wait())
+    try:
+        await asyncio.wait({waiter, closer}, timeout=timeout,
+                           return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for fut in (waiter, closer):
+            fut.cancel()
+    if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
+        # The tool call as the wait saw it at its end: the same call, already
+        # visible to this principal (a resolved call is read from the store,
+        # so reading it once more would cost a query for nothing).
+        return _json(engine, waiter.result())
+    return _json(engine, _visible(engine, call_id, principal))
+
+
 def register_tools(app: FastAPI, service: Service,
                    caller: Callable[..., Coroutine[Any, Any, Caller]]) -> None:
     """Add the tool-call routes to ``app``."""
@@ -144,92 +236,41 @@ def register_tools(app: FastAPI, service: Service,
     Who = Depends(caller)
     r = APIRouter(tags=["tools"])
 
-    def _as_agent(who: Caller, agent: str) -> None:
-        p = who.principal
-        if p.is_operator or (p.kind == "agent" and p.node == agent):
-            return
-        raise ServiceError(403, "APPROVAL_REFUSED",
-                           f"a {p.kind} token ({p.raw}) may not act as "
-                           f"agent {agent}", reason="wrong-principal")
-
-    def _visible(call_id: str, who: Caller) -> ToolCall:
-        tc = engine.tool_call(call_id)
-        p = who.principal
-        if tc is None or not (p.is_operator or (p.kind == "agent" and p.node == tc.agent)
-                              or (p.kind == "card" and p.node == tc.card)):
-            raise ServiceError(404, "NOT_FOUND", f"no tool call {call_id!r}",
-                               reason="missing")
-        return tc
-
-    def _json(tc: ToolCall) -> dict[str, Any]:
-        out = tc.to_json()
-        out["held"] = [{"prompt": p.id, "state": p.state, "agent": p.agent}
-                       for p in engine.tool_call_holds(tc)] if tc.is_open else []
-        return out
-
     @r.post("/v1/tool-calls", response_model=ToolCallOpened)
     async def call_tool(body: ToolCallBody, who: Caller = Who) -> Response:
         """An agent calls a card's tool: the open call's id, or the refusal (a 200 too)."""
-        _as_agent(who, body.agent)
-        d = await engine.tool(body.agent, body.card, body.tool, body.args)
-        if d.allowed:
-            return json_response({"id": d.value["id"], "state": "open",
-                                  "decision": decision_json(d)})
-        return json_response({"id": None, "state": "refused", "decision": decision_json(d)})
+        return json_response(await open_tool_call(service, who.principal, body))
 
     @r.post("/v1/tool-calls/{call_id}/result", response_model=ToolCallOut)
     async def answer_tool(call_id: str, body: ToolAnswerBody, who: Caller = Who) -> Response:
         """The called card answers, once (another principal: 404; answered already: 404)."""
-        if who.principal.kind != "card":
-            raise ServiceError(403, "APPROVAL_REFUSED", "only the called "
-                               "card's token answers a tool call", reason="wrong-principal")
-        fields = body.model_fields_set
-        if ("result" in fields) == ("error" in fields):
-            raise ServiceError(400, "INVALID_ARGUMENT", "send a result or an "
-                               "error, not both and not neither", reason="answer")
-        answer: dict[str, Any] = {"error": body.error} if "error" in fields else \
-            {"result": body.result}
-        if "error" in fields and body.error is None:
-            raise ServiceError(400, "INVALID_ARGUMENT", "error must be text",
-                               reason="error")
-        tc = await engine.answer_tool(call_id, **answer, by=who.principal)
-        return json_response(_json(tc))
+        return json_response(await answer_tool_call(service, who.principal, call_id, body))
 
     @r.get("/v1/tool-calls/{call_id}", response_model=ToolCallOut)
     async def get_tool_call(call_id: str, who: Caller = Who) -> Response:
         """A tool call and its state (the calling agent, the called card, the operator)."""
-        return json_response(_json(_visible(call_id, who)))
+        return json_response(_json(engine, _visible(engine, call_id, who.principal)))
 
     @r.get("/v1/tool-calls/{call_id}/wait", response_model=ToolCallOut)
     async def wait_tool_call(call_id: str, who: Caller = Who,
-                             timeout: float = Query(30.0, ge=0, le=MAX_WAIT)) -> Response:
+                                   timeout: float = Query(30.0, ge=0, le=MAX_WAIT)) -> Response:
         """Wait up to ``timeout`` seconds for the answer, or for a prompt in its chain to be
         held; the tool call now."""
-        _visible(call_id, who)
-        waiter = asyncio.ensure_future(engine.wait_tool(call_id, timeout=timeout,
-                                                        until_held=True))
-        closer = asyncio.ensure_future(service.closing.wait())
-        try:
-            await asyncio.wait({waiter, closer}, timeout=timeout,
-                               return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for fut in (waiter, closer):
-                fut.cancel()
-        return json_response(_json(_visible(call_id, who)))
+        return json_response(await tool_call_after_wait(service, who.principal, call_id, timeout))
 
     @r.post("/v1/tool-calls/{call_id}/cancel", response_model=ToolCallOut)
     async def cancel_tool_call(call_id: str, who: Caller = Who) -> Response:
         """The calling agent gives up on its tool call (logged ``cancelled``)."""
-        tc = _visible(call_id, who)
+        tc = _visible(engine, call_id, who.principal)
         if who.principal.kind == "card":
             raise ServiceError(403, "APPROVAL_REFUSED", "a card answers its "
                                "tool calls; it does not cancel them", reason="wrong-principal")
-        return json_response(_json(await engine.cancel_tool(tc.id, by=who.principal)))
+        return json_response(_json(engine, await engine.cancel_tool(tc.id, by=who.principal)))
 
     @r.get("/v1/agents/{agent}/tools", response_model=list[ToolOut])
     async def list_tools(agent: str, who: Caller = Who) -> Response:
         """The tools an agent may call now: those of the cards connected to it by an arrow."""
-        _as_agent(who, agent)
+        _as_agent(who.principal, agent)
         return json_response(agent_tools(service, agent))
 
     app.include_router(r)

@@ -126,3 +126,107 @@ def test_waiters_on_one_prompt_share_one_engine_wait(unix_server, tmp_path, monk
         t.join(60)
     assert answers == ["queued"] * 6
     assert started == [held]
+
+
+TOOLS = {"name": "acme.t", "version": "1.0.0", "permissions": {},
+         "tools": [{"name": "echo", "input": {"type": "object",
+                                              "properties": {"text": {"type": "string"}},
+                                              "required": ["text"]}}]}
+
+
+async def test_fast_lane_answers_the_tool_call_routes_as_fastapi_does(tmp_path) -> None:
+    """A tool call's three hot routes (issue 17): same status and body through the lane
+    and through FastAPI, for good requests and every kind of bad one."""
+    engine = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None))
+    tokens = TokenStore(tmp_path / "a.db")
+    try:
+        await engine.create_workspace("w1", str(tmp_path))
+        await engine.offer("acme.t", TOOLS, file_digests({"manifest.json": json.dumps(TOOLS)}))
+        await engine.install("acme.t")
+        for node in ({"id": "c1", "type": "card", "package": "acme.t"},
+                     {"id": "c2", "type": "card", "package": "acme.t"},
+                     {"id": "a1", "type": "agent"}, {"id": "a2", "type": "agent"}):
+            await engine.add_node(node, workspace="w1")
+        await engine.add_arrow({"id": "e1", "from": "a1", "to": "c1"})
+        op = operator_token(tokens, tmp_path / "tok")
+        a1 = (await tokens.mint("agent:a1"))[1]
+        a2 = (await tokens.mint("agent:a2"))[1]
+        c1 = (await tokens.mint("card:c1"))[1]
+        c2 = (await tokens.mint("card:c2"))[1]
+        service = Service(engine, tokens, max_body=2048)
+        fast = asgi_app(service)
+        plain = BodyLimit(create_app(service), limit=2048)
+        good = {"agent": "a1", "card": "c1", "tool": "echo", "args": {"text": "hi"}}
+        answered = (await engine.tool("a1", "c1", "echo", {"text": "x"})).value["id"]
+        await engine.answer_tool(answered, result={"ok": 1}, by="card:c1")
+        # (method, path — "{tc}" is a tool call opened afresh for each app —, token,
+        # JSON body, raw body, extra headers)
+        cases: list[tuple[str, str, str | None, object, bytes | None, dict[str, str]]] = [
+            ("post", "/v1/tool-calls", a1, good, None, {}),
+            ("post", "/v1/tool-calls", op, good, None, {}),
+            ("post", "/v1/tool-calls", a2, good, None, {}),
+            ("post", "/v1/tool-calls", c1, good, None, {}),
+            ("post", "/v1/tool-calls", a1, {**good, "card": "c2"}, None, {}),
+            ("post", "/v1/tool-calls", a1, {**good, "tool": "nope"}, None, {}),
+            ("post", "/v1/tool-calls", a1, {**good, "args": {"text": 1}}, None, {}),
+            ("post", "/v1/tool-calls", a1, {**good, "extra": 1}, None, {}),
+            ("post", "/v1/tool-calls", a1, {**good, "args": "text"}, None, {}),
+            ("post", "/v1/tool-calls", a1, [good], None, {}),
+            ("post", "/v1/tool-calls", a1, None, b'{"agent": "a1",', {}),
+            ("post", "/v1/tool-calls", a1, None, b'T(\xda3\xff', {}),
+            ("post", "/v1/tool-calls", a1, None, json.dumps(good).encode(),
+             {"Content-Type": "text/plain"}),
+            ("post", "/v1/tool-calls", a1, {**good, "args": {"text": "x" * 3000}}, None, {}),
+            ("post", "/v1/tool-calls", None, good, None, {}),
+            ("post", "/v1/tool-calls", "agt_unknown", good, None, {}),
+            ("get", "/v1/tool-calls", a1, None, None, {}),
+            ("post", "/v1/tool-callsx", a1, good, None, {}),
+            ("post", "/v1/tool-calls/{tc}/result", c1, {"result": {"n": [1, 2]}}, None, {}),
+            ("post", "/v1/tool-calls/{tc}/result", c1, {"error": "broke"}, None, {}),
+            ("post", "/v1/tool-calls/{tc}/result", c1, {"result": None}, None, {}),
+            ("post", "/v1/tool-calls/{tc}/result", c1, {"error": None}, None, {}),
+            ("post", "/v1/tool-calls/{tc}/result", c1, {}, None, {}),
+            ("post", "/v1/tool-calls/{tc}/result", c1, {"result": 1, "error": "x"}, None, {}),
+            ("post", "/v1/tool-calls/{tc}/result", c1, {"result": 1, "x": 2}, None, {}),
+            ("post", "/v1/tool-calls/{tc}/result", c1, None, b"{", {}),
+            ("post", "/v1/tool-calls/{tc}/result", c2, {"result": 1}, None, {}),
+            ("post", "/v1/tool-calls/{tc}/result", a1, {"result": 1}, None, {}),
+            ("post", f"/v1/tool-calls/{answered}/result", c1, {"result": 1}, None, {}),
+            ("post", "/v1/tool-calls/tc999/result", c1, {"result": 1}, None, {}),
+            ("get", f"/v1/tool-calls/{answered}/wait", a1, None, None, {}),
+            ("get", f"/v1/tool-calls/{answered}/wait?timeout=5", op, None, None, {}),
+            ("get", "/v1/tool-calls/{tc}/wait?timeout=0", a1, None, None, {}),
+            ("get", "/v1/tool-calls/{tc}/wait?timeout=0.01", c1, None, None, {}),
+            ("get", "/v1/tool-calls/{tc}/wait?timeout=0", a2, None, None, {}),
+            ("get", "/v1/tool-calls/{tc}/wait?timeout=0", c2, None, None, {}),
+            ("get", "/v1/tool-calls/{tc}/wait?timeout=-1", a1, None, None, {}),
+            ("get", "/v1/tool-calls/{tc}/wait?timeout=301", a1, None, None, {}),
+            ("get", "/v1/tool-calls/{tc}/wait?timeout=abc", a1, None, None, {}),
+            ("get", "/v1/tool-calls/{tc}/wait?timeout=0&x=1", a1, None, None, {}),
+            ("get", "/v1/tool-calls/tc999/wait?timeout=0", a1, None, None, {}),
+            ("get", "/v1/tool-calls/{tc}/wait", None, None, None, {}),
+        ]
+        for method, path, token, body, raw, extra in cases:
+            answers = []
+            for app in (fast, plain):
+                opened = (await engine.tool("a1", "c1", "echo", {"text": "y"})).value["id"]
+                headers = {"Authorization": f"Bearer {token}"} if token else {}
+                headers.update(extra)
+                async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                             base_url="http://x") as client:
+                    url = path.replace("{tc}", opened)
+                    if raw is not None:
+                        headers.setdefault("Content-Type", "application/json")
+                        r = await client.request(method, url, content=raw, headers=headers)
+                    else:
+                        r = await client.request(method, url, json=body, headers=headers)
+                # The opened call's id differs between the two runs, and so does a
+                # newly opened call's; both are named alike before comparing.
+                text = r.text.replace(opened, "<tc>")
+                for tc in engine.state.tool_calls:
+                    text = text.replace(f'"{tc}"', '"<new>"').replace(f"call {tc})", "call <new>)")
+                answers.append((r.status_code, r.headers["content-type"], json.loads(text)))
+            assert answers[0] == answers[1], (method, path, token, body, raw)
+    finally:
+        tokens.close()
+        engine.close()

@@ -1,0 +1,189 @@
+"""The small HTTP/1.1 client `arrowgate mcp` talks to the service with (issue 17).
+
+Against a scripted server on a Unix socket: it keeps connections alive, reads
+Content-Length and chunked bodies, never sends a request on a connection the
+server closed, quotes ids as one path segment, and reports a dead service as
+`ServiceError` rather than hanging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.app import mcp
+from engine.app.mcp import ServiceClient, ServiceError
+
+
+class Scripted:
+    """A server answering each request with the next scripted response bytes."""
+
+    def __init__(self, path: Path, replies: list[bytes], *, close_after: bool = False) -> None:
+        self.path, self.replies, self.close_after = path, replies, close_after
+        self.requests: list[bytes] = []
+        self.connections = 0
+        self.server: asyncio.AbstractServer | None = None
+
+    async def __aenter__(self) -> Scripted:
+        self.server = await asyncio.start_unix_server(self._serve, str(self.path))
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.server is not None
+        self.server.close()
+        await self.server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            while self.replies:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                self.requests.append(head + await reader.readexactly(length))
+                writer.write(self.replies.pop(0))
+                await writer.drain()
+                if self.close_after:
+                    break
+        except asyncio.IncompleteReadError:
+            pass
+        finally:
+            writer.close()
+
+
+def _ok(body: object, extra: bytes = b"") -> bytes:
+    data = json.dumps(body).encode()
+    return (b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n%b\r\n"
+            % (len(data), extra)) + data
+
+
+async def test_keeps_the_connection_and_reads_both_framings(tmp_path: Path) -> None:
+    chunked = (b"HTTP/1.1 404 Not Found\r\ntransfer-encoding: chunked\r\n\r\n"
+               b"5\r\n{\"mes\r\n11;x=1\r\nsage\": \"no such\"}\r\n0\r\n\r\n")
+    async with Scripted(tmp_path / "s", [_ok({"id": "tc1", "state": "open"}), chunked,
+                                         _ok([{"name": "c1__echo"}])]) as server:
+        client = ServiceClient(str(server.path), "agt_secret", "a 1")
+        assert await client.call("c1", "echo", {"text": "é"}) == {"id": "tc1", "state": "open"}
+        assert await client.get("/v1/prompts/p1") == {"problem": True, "status": 404,
+                                                      "message": "no such"}
+        assert await client.tools() == [{"name": "c1__echo"}]
+        await client.aclose()
+    assert server.connections == 1
+    first, second, third = server.requests
+    assert first.startswith(b"POST /v1/tool-calls HTTP/1.1\r\n")
+    assert b"Authorization: Bearer agt_secret\r\n" in first
+    assert json.loads(first.split(b"\r\n\r\n", 1)[1]) == {
+        "agent": "a 1", "card": "c1", "tool": "echo", "args": {"text": "é"}}
+    assert second.startswith(b"GET /v1/prompts/p1 HTTP/1.1\r\n")
+    # The agent's id is one path segment, quoted.
+    assert third.startswith(b"GET /v1/agents/a%201/tools HTTP/1.1\r\n")
+
+
+async def test_ids_stay_one_segment(tmp_path: Path) -> None:
+    async with Scripted(tmp_path / "s", [_ok({"state": "open"}), _ok({})]) as server:
+        client = ServiceClient(str(server.path), "t", "a1")
+        await client.wait("tc1/../x?y", 2.0)
+        await client.cancel("tc 2")
+        await client.aclose()
+    assert server.requests[0].startswith(
+        b"GET /v1/tool-calls/tc1%2F..%2Fx%3Fy/wait?timeout=2 HTTP/1.1\r\n")
+    assert server.requests[1].startswith(b"POST /v1/tool-calls/tc%202/cancel HTTP/1.1\r\n")
+    assert b"Content-Length: 0\r\n" in server.requests[1]
+
+
+async def test_a_connection_the_server_closed_is_not_reused(tmp_path: Path) -> None:
+    closing = _ok({"n": 3}, b"connection: close\r\n")
+    async with Scripted(tmp_path / "s", [_ok({"n": 1}), _ok({"n": 2}), closing, _ok({"n": 4})],
+                        close_after=True) as server:
+        client = ServiceClient(str(server.path), "t", "a1")
+        assert await client.get("/a") == {"n": 1}
+        await asyncio.sleep(0.05)  # the server has closed it meanwhile
+        assert await client.get("/b") == {"n": 2}
+        assert await client.get("/c") == {"n": 3}
+        assert await client.get("/d") == {"n": 4}
+        await client.aclose()
+    assert server.connections == 4
+    assert len(server.requests) == 4  # each sent once, none lost on a closed connection
+
+
+async def test_idle_connections_are_given_up_after_a_while(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mcp, "IDLE_REUSE", 0.0)
+    async with Scripted(tmp_path / "s", [_ok({}), _ok({})]) as server:
+        client = ServiceClient(str(server.path), "t", "a1")
+        await client.get("/a")
+        await asyncio.sleep(0.01)
+        await client.get("/b")
+        await client.aclose()
+    assert server.connections == 2
+
+
+async def test_a_dead_or_mute_service_is_a_service_error(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    client = ServiceClient(str(tmp_path / "nobody"), "t", "a1")
+    with pytest.raises(ServiceError, match="cannot reach"):
+        await client.tools()
+    async with Scripted(tmp_path / "s", [b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\n{"],
+                        close_after=True) as server:
+        with pytest.raises(ServiceError, match="closed the connection"):
+            await ServiceClient(str(server.path), "t", "a1").get("/x")
+    async with Scripted(tmp_path / "g", [b"SSH-2.0-OpenSSH\r\n\r\n"]) as server:
+        with pytest.raises(ServiceError, match="not an HTTP/1.1 response"):
+            await ServiceClient(str(server.path), "t", "a1").get("/x")
+    monkeypatch.setattr(mcp, "REQUEST_TIMEOUT", 0.1)
+    # Half a head, then silence (the server waits for a next request that never comes).
+    async with Scripted(tmp_path / "m", [b"HTTP/1.1 200 OK\r\n", b""]) as server:
+        with pytest.raises(ServiceError, match="did not answer"):
+            await ServiceClient(str(server.path), "t", "a1").get("/x")
+
+
+def test_a_token_that_could_forge_headers_is_refused() -> None:
+    for bad in ("", "a\r\nX-Evil: 1", "two words", "caf\u00e9"):
+        with pytest.raises(ValueError):
+            ServiceClient("/tmp/none", bad, "a1")
+    with pytest.raises(ValueError, match="no host"):
+        ServiceClient("http://", "t", "a1")
+
+
+def test_the_command_says_what_is_wrong_with_its_token_or_address(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    token = tmp_path / "a1.token"
+    for text, address, said in (("two words", "/tmp/s.sock", "one word of printable ASCII"),
+                                ("agt_x", "http://h:99999", "Port out of range")):
+        token.write_text(text)
+        args = argparse.Namespace(agent="a1", service=address, token_file=str(token), db=None)
+        assert mcp._cmd_mcp(args) == 2
+        assert said in capsys.readouterr().err
+
+
+async def test_loopback_tcp_too(tmp_path: Path) -> None:
+    """``--service http://127.0.0.1:PORT``: the same client over TCP, kept alive."""
+    requests: list[bytes] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                requests.append(await reader.readuntil(b"\r\n\r\n"))
+                writer.write(_ok({"n": len(requests)}))
+                await writer.drain()
+        except asyncio.IncompleteReadError:
+            writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        client = ServiceClient(f"http://127.0.0.1:{port}/", "t", "a1")
+        assert [await client.get("/x"), await client.get("/y")] == [{"n": 1}, {"n": 2}]
+        await client.aclose()
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert requests[0].startswith(b"GET /x HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % port)
+    assert len(requests) == 2
