@@ -277,8 +277,7 @@ class AnchorFile:
                 # (closing its copies leaves the parent's open).
                 _close_all(self._fds)
                 self._pid = os.getpid()
-            lock = self._open("lock", self._lock_path, create=True)
-            assert lock is not None
+            lock = self._held("lock", self._lock_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             # Writers may reach this point out of order; under the lock an
             # older state never replaces a newer one.
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -292,34 +291,29 @@ class AnchorFile:
         with self._mutex:
             _close_all(self._fds)
 
-    def _open(self, key: str, path: Path, *, create: bool) -> int | None:
-        """The open descriptor of ``path``, reopened if the file was replaced;
-        None when it is missing (and not ``create``) or cannot be opened."""
+    def _held(self, key: str, path: Path, flags: int) -> int:
+        """The descriptor held open for ``path``, opened afresh (with ``flags``)
+        when the file at ``path`` is no longer the one held (replaced, removed)."""
         held = self._fds.get(key)
-        try:
-            st = os.stat(path)
-        except FileNotFoundError:
-            st = None
-        if held is not None and st is not None and held[1] == (st.st_dev, st.st_ino):
-            return held[0]
         if held is not None:
+            try:
+                st = os.stat(path)
+                if held[1] == (st.st_dev, st.st_ino):
+                    return held[0]
+            except FileNotFoundError:
+                pass
             del self._fds[key]
             os.close(held[0])
-        if create:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o666)
-        else:
-            if st is None:
-                return None
-            try:
-                fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
-            except (FileNotFoundError, PermissionError):
-                return None  # replaced whole by the write, as an unreadable file always was
-        fst = os.fstat(fd)
-        self._fds[key] = (fd, (fst.st_dev, fst.st_ino))
+        fd = os.open(path, flags | os.O_CLOEXEC, 0o666)
+        st = os.fstat(fd)
+        self._fds[key] = (fd, (st.st_dev, st.st_ino))
         return fd
 
     def _write_locked(self, state: AnchorState) -> None:
-        fd = self._open("file", self.path, create=False)
+        try:
+            fd: int | None = self._held("file", self.path, os.O_RDWR)
+        except (FileNotFoundError, PermissionError):
+            fd = None  # replaced whole below, as a missing or unreadable file always was
         data = os.pread(fd, _READ_LIMIT, 0) if fd is not None else b""
         try:
             current: AnchorState | None = _decode(data) if data else None
@@ -347,12 +341,21 @@ class AnchorFile:
         tmp = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
         try:
-            if os.write(fd, image) != len(image):
-                raise OSError(f"the anchor {tmp}: a short write")
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.path)
+            try:
+                if os.write(fd, image) != len(image):
+                    raise OSError(f"the anchor {tmp}: a short write")
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, self.path)
+        except OSError:
+            # A full disk or a directory in the anchor's place: leave no tmp
+            # file behind (the caller reports the failure).
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
         dir_fd = os.open(self.path.parent, os.O_RDONLY)
         try:
             os.fsync(dir_fd)
