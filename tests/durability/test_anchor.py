@@ -9,8 +9,10 @@ accepts the database's newest row.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import shutil
+import struct
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -284,3 +286,19 @@ async def test_an_engine_converts_an_old_anchor(world: Engine, target: Target,
         engine.close()
     assert path.stat().st_size == FILE_SIZE
     assert main(["log", "verify", "--db", str(target.db)]) == 0, capsys.readouterr().out
+
+
+def test_the_file_is_laid_out_as_the_readme_says(anchor: AnchorFile) -> None:
+    """Someone checking by hand reads the anchor without arrowgate's code."""
+    _commit(anchor, None, _row(1))
+    _commit(anchor, _row(1), _row(2))
+    data = anchor.path.read_bytes()
+    assert len(data) == 8192
+    found = []
+    for start in (0, 4096):
+        magic, counter, _flags, length = struct.unpack_from(">8sQBH", data, start)
+        end = start + 19 + length
+        (crc,) = struct.unpack_from(">I", data, end)
+        if magic == b"AGANCHR1" and crc == zlib.crc32(data[start:end]):
+            found.append((counter, json.loads(data[start + 19:end])))
+    assert max(found)[1] == {"committed": {"seq": 2, "hash": _row(2).hash}, "pending": None}
