@@ -77,3 +77,12 @@ def test_pg_bench_smoke(tmp_path, pg_server: str) -> None:
         (1, "sqlite"), (1, "postgresql"), (2, "sqlite"), (2, "postgresql")]
     assert all(r["decisions_per_s"] > 0 and r["accepted_per_s"] > 0 for r in figures["rows"])
     assert len(figures["load_before"]) == 3 and figures["postgres_version"] != "?"
+
+
+def test_anchor_bench_smoke(tmp_path) -> None:
+    """bench.anchor times the anchor's writes per commit (figures are not asserted)."""
+    from bench.anchor import main
+
+    out = tmp_path / "anchor.json"
+    assert main(["--commits", "5", "--dir", str(tmp_path), "--json", str(out)]) == 0
+    assert json.loads(out.read_text())["commits"] == 5

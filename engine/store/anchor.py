@@ -10,7 +10,49 @@ Each write transaction that appends rows records, before it commits,
 ``{"committed": <newest row before it>, "pending": <newest row it wrote>}``
 and after it commits ``{"committed": <its newest row>}``. So whatever moment
 a crash strikes, the database's newest row is the anchor's ``committed`` or
-its ``pending`` one; anything else is a finding.
+its ``pending`` one; anything else is a finding. Older states never replace
+newer ones (`AnchorState.newer_than`, checked under a lock that every
+process sharing the database takes).
+
+How the file is written (issue 19: one ``fdatasync`` per commit)
+------------------------------------------------------------------
+
+The file is 8 KiB: two slots, A at offset 0 and B at 4096 (a page each, so
+writing back one slot's page never rewrites the other's). A slot holds one
+record: a magic tag, a counter that grows with every write, a "durable"
+flag, the state as JSON, and a CRC32 of all of it. The reader takes the
+valid slot (its CRC holds) with the highest counter; a torn write leaves a
+slot whose CRC fails, and the other slot is used.
+
+The writer keeps one slot untouched: the *base*, the newest slot that was
+written with its ``fdatasync`` (flag set). Every write goes to the other
+slot with ``os.pwrite``. Whether it is then synced depends on what is lost
+if it never reaches the disk — after a power cut the other slot may hold
+its old record, the new one, or a torn one, while the base is intact:
+
+- A pending write ``{committed: c, pending: p}`` comes before COMMIT. Until
+  it returns, the transaction has not committed, so the database's newest
+  row is ``c``, which the base accepts (it is the previous pending write,
+  whose ``pending`` was ``c``, or a state naming ``c`` as committed). It is
+  synced (the one ``fdatasync`` of the commit) before COMMIT runs, and
+  becomes the base: from then on the database may hold ``p``.
+- The committed write ``{committed: p}`` after COMMIT is *not* synced: the
+  base (the pending write just made) already accepts ``p``, so losing or
+  tearing it leaves a state that accepts the database's newest row. The
+  next transaction's pending write then overwrites that same slot — never
+  the base — so the base stays whole while it is written.
+
+The rule in `AnchorFile.write` is general rather than tied to the two
+callers: a write is synced unless the base accepts every row the new state
+accepts (then losing it loses nothing). A file that is missing, in the old
+format (one JSON object, written by tmp file and rename) or unusable is
+replaced whole, the old way — a tmp file, ``fsync``, rename and a directory
+``fsync`` — once; old-format files are read as before, so existing
+databases keep verifying, and are converted by their next write.
+
+What the reader cannot tell apart stays a finding for ``log verify``: a
+file where neither slot holds a valid record, a record that is not an
+anchor state, a cut tail or a chain rewritten consistently.
 """
 
 from __future__ import annotations
@@ -18,6 +60,10 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import struct
+import threading
+import weakref
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +91,11 @@ class AnchorState:
         if last is None:
             return self.committed is None
         return last in (self.committed, self.pending)
+
+    def covers(self, other: AnchorState) -> bool:
+        """True when this state accepts every newest row that ``other`` accepts."""
+        return self.accepts(other.committed) and (
+            other.pending is None or self.accepts(other.pending))
 
     def newer_than(self, other: AnchorState | None) -> bool:
         """True when this state may replace ``other`` (never go backwards)."""
@@ -82,11 +133,111 @@ def _anchor(data: Any) -> Anchor | None:
     return Anchor(seq, digest)
 
 
+def _state(body: bytes) -> AnchorState:
+    """The state a JSON body holds (a slot's, or a whole old-format file's)."""
+    data = json.loads(body.decode("utf-8"))
+    return AnchorState(_anchor(data.get("committed")), _anchor(data.get("pending")))
+
+
+def _body(state: AnchorState) -> bytes:
+    out: dict[str, Any] = {"committed": None, "pending": None}
+    for name in ("committed", "pending"):
+        value = getattr(state, name)
+        if value is not None:
+            out[name] = {"seq": value.seq, "hash": value.hash}
+    return json.dumps(out).encode("utf-8")
+
+
+#: The two slots' size and the file's: a page each (see the module docstring).
+SLOT = 4096
+FILE_SIZE = 2 * SLOT
+#: Starts every slot record; the 1 is the format's version.
+MAGIC = b"AGANCHR1"
+#: magic, counter, flags, body length; then the body, then the CRC32 of all before it.
+_HEAD = struct.Struct(">8sQBH")
+_CRC = struct.Struct(">I")
+_DURABLE = 1
+#: Read at most this much of a file: an anchor is 8 KiB, and a huge file put
+#: in its place must not be read whole.
+_READ_LIMIT = 65536
+_datasync = getattr(os, "fdatasync", os.fsync)  # macOS has only fsync
+
+
+@dataclass(frozen=True, slots=True)
+class _Slot:
+    index: int  #: 0 for A, 1 for B
+    counter: int
+    durable: bool
+    body: bytes
+
+
+def _record(counter: int, durable: bool, state: AnchorState) -> bytes:
+    body = _body(state)
+    head = _HEAD.pack(MAGIC, counter, _DURABLE if durable else 0, len(body))
+    record = head + body
+    if len(record) + _CRC.size > SLOT:
+        # Hashes are 64 hex digits; only a caller's mistake gets here, and
+        # nothing has been written yet.
+        raise ValueError(f"an anchor state of {len(body)} bytes does not fit a slot")
+    return record + _CRC.pack(zlib.crc32(record))
+
+
+def _slot(index: int, data: bytes) -> _Slot | None:
+    """Slot ``index`` of a slotted file, or None when it holds no whole record."""
+    raw = data[index * SLOT:(index + 1) * SLOT]
+    if len(raw) < _HEAD.size + _CRC.size:
+        return None
+    magic, counter, flags, length = _HEAD.unpack_from(raw)
+    end = _HEAD.size + length
+    if magic != MAGIC or end + _CRC.size > len(raw):
+        return None
+    (crc,) = _CRC.unpack_from(raw, end)
+    if crc != zlib.crc32(raw[:end]):
+        return None
+    return _Slot(index, counter, bool(flags & _DURABLE), raw[_HEAD.size:end])
+
+
+def _slots(data: bytes) -> list[_Slot] | None:
+    """The valid slots of a slotted file (maybe none); None for another format."""
+    if len(data) != FILE_SIZE and not data.startswith(MAGIC):
+        return None
+    return [s for s in (_slot(0, data), _slot(1, data)) if s is not None]
+
+
+def _decode(data: bytes) -> AnchorState:
+    """The state a file's bytes hold, in either format.
+
+    Raises:
+        ValueError (or KeyError, TypeError, AttributeError, RecursionError):
+            not an anchor.
+    """
+    slots = _slots(data)
+    if slots is None:
+        return _state(data)  # the old format: one JSON object
+    if not slots:
+        raise ValueError("neither of its two slots holds a whole record")
+    return _state(max(slots, key=lambda s: s.counter).body)
+
+
+#: What reading garbage as an anchor can raise.
+_GARBAGE = (ValueError, KeyError, TypeError, AttributeError, RecursionError)
+
+
 class AnchorFile:
-    """Reads and advances ``<database>.anchor``; several processes may share it."""
+    """Reads and advances ``<database>.anchor``; several processes may share it.
+
+    The file and its lock stay open between writes (`close` closes them); a
+    file replaced or removed meanwhile is noticed and opened afresh.
+    """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self._lock_path = self.path.with_name(self.path.name + ".lock")
+        #: Threads of one process: flock does not exclude them on a shared descriptor.
+        self._mutex = threading.Lock()
+        self._fds: dict[str, tuple[int, tuple[int, int]]] = {}
+        self._pid = os.getpid()
+        weakref.finalize(self, _close_all, self._fds)
 
     def exists(self) -> bool:
         """True once any anchor was written."""
@@ -99,47 +250,131 @@ class AnchorFile:
             ValueError: the file exists but cannot be read as an anchor.
         """
         try:
-            # At most 64 KiB: an anchor is a few hundred bytes, and a huge
-            # file put in its place must not be read whole.
             with open(self.path, "rb") as fh:
-                text = fh.read(65536).decode("utf-8")
-            data = json.loads(text)
-            return AnchorState(_anchor(data.get("committed")), _anchor(data.get("pending")))
+                data = fh.read(_READ_LIMIT)
+            return _decode(data)
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, KeyError, TypeError, AttributeError,
-                RecursionError) as exc:
+        except (OSError, *_GARBAGE) as exc:
             # A directory, an unreadable file or garbage in its place: a
             # finding for `log verify`, never a traceback.
             raise ValueError(f"the anchor {self.path} is not readable: "
                              f"{type(exc).__name__}: {exc}") from exc
 
     def write(self, state: AnchorState) -> None:
-        """Write ``state`` unless the file already holds a newer one (atomic, durable)."""
-        lock_path = self.path.with_name(self.path.name + ".lock")
-        with open(lock_path, "a") as lock:
+        """Write ``state`` unless the file already holds a newer one.
+
+        Durable when it returns, unless the record already on disk accepts
+        every row ``state`` accepts (see the module docstring).
+
+        Raises:
+            OSError: the file could not be written (a directory in its place,
+                a full disk); nothing the reader would take was changed.
+        """
+        with self._mutex:
+            if self._pid != os.getpid():
+                # A forked child must not share its parent's lock description
+                # (closing its copies leaves the parent's open).
+                _close_all(self._fds)
+                self._pid = os.getpid()
+            lock = self._held("lock", self._lock_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             # Writers may reach this point out of order; under the lock an
             # older state never replaces a newer one.
             fcntl.flock(lock, fcntl.LOCK_EX)
             try:
-                current = self.read()
-            except ValueError:
-                current = None
-            if not state.newer_than(current):
-                return
-            body: dict[str, Any] = {"committed": None, "pending": None}
-            for name in ("committed", "pending"):
-                value = getattr(state, name)
-                if value is not None:
-                    body[name] = {"seq": value.seq, "hash": value.hash}
-            tmp = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
-            with open(tmp, "w") as fh:
-                json.dump(body, fh)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, self.path)
-            dir_fd = os.open(self.path.parent, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
+                self._write_locked(state)
             finally:
-                os.close(dir_fd)
+                fcntl.flock(lock, fcntl.LOCK_UN)
+
+    def close(self) -> None:
+        """Close the file and its lock (a later `write` opens them again)."""
+        with self._mutex:
+            _close_all(self._fds)
+
+    def _held(self, key: str, path: Path, flags: int) -> int:
+        """The descriptor held open for ``path``, opened afresh (with ``flags``)
+        when the file at ``path`` is no longer the one held (replaced, removed)."""
+        held = self._fds.get(key)
+        if held is not None:
+            try:
+                st = os.stat(path)
+                if held[1] == (st.st_dev, st.st_ino):
+                    return held[0]
+            except FileNotFoundError:
+                pass
+            del self._fds[key]
+            os.close(held[0])
+        fd = os.open(path, flags | os.O_CLOEXEC, 0o666)
+        st = os.fstat(fd)
+        self._fds[key] = (fd, (st.st_dev, st.st_ino))
+        return fd
+
+    def _write_locked(self, state: AnchorState) -> None:
+        try:
+            fd: int | None = self._held("file", self.path, os.O_RDWR)
+        except (FileNotFoundError, PermissionError):
+            fd = None  # replaced whole below, as a missing or unreadable file always was
+        data = os.pread(fd, _READ_LIMIT, 0) if fd is not None else b""
+        try:
+            current: AnchorState | None = _decode(data) if data else None
+        except _GARBAGE:
+            current = None
+        if not state.newer_than(current):
+            return
+        slots = _slots(data) if fd is not None else None
+        base = _base(slots) if slots else None
+        if fd is None or base is None:
+            self._replace(state)
+            return
+        slot, base_state = base
+        durable = not base_state.covers(state)
+        record = _record(max(s.counter for s in slots or ()) + 1, durable, state)
+        offset = (1 - slot.index) * SLOT
+        if os.pwrite(fd, record, offset) != len(record):
+            raise OSError(f"the anchor {self.path}: a short write")
+        if durable:
+            _datasync(fd)
+
+    def _replace(self, state: AnchorState) -> None:
+        """Write a whole new file (slot A only) by tmp file, fsync and rename."""
+        image = _record(1, True, state).ljust(FILE_SIZE, b"\0")
+        tmp = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+        try:
+            try:
+                if os.write(fd, image) != len(image):
+                    raise OSError(f"the anchor {tmp}: a short write")
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            os.replace(tmp, self.path)
+        except OSError:
+            # A full disk or a directory in the anchor's place: leave no tmp
+            # file behind (the caller reports the failure).
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        dir_fd = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def _base(slots: list[_Slot]) -> tuple[_Slot, AnchorState] | None:
+    """The slot a write must leave alone — the newest synced one (the newest of
+    all if none says so) — with its state; None when its record is no anchor."""
+    synced = [s for s in slots if s.durable] or slots
+    base = max(synced, key=lambda s: s.counter)
+    try:
+        return base, _state(base.body)
+    except _GARBAGE:
+        return None
+
+
+def _close_all(fds: dict[str, tuple[int, tuple[int, int]]]) -> None:
+    for fd, _ident in fds.values():
+        os.close(fd)
+    fds.clear()

@@ -103,8 +103,10 @@ class SQLiteStore:
         return load_state(self.db, self.canvas, clock)
 
     def close(self) -> None:
-        """Close the database connection."""
+        """Close the database connection (and the anchor file held open)."""
         self.db.close()
+        if self.anchor is not None:
+            self.anchor.close()
 
     # --------------------------------------------------------- transactions
     @property

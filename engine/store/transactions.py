@@ -481,6 +481,8 @@ class Transactions:
         self.revision += 1
         if self.anchor is not None and pending is not None:
             try:
+                # Not synced (AnchorFile.write sees that the pending state on
+                # disk already accepts this row), so it costs no fdatasync.
                 self.anchor.write(AnchorState(pending))
             except OSError:
                 # Committed already: the anchor keeps the pending state, which

@@ -32,6 +32,22 @@ def _writer(db: Path | str, card: str, count: int) -> subprocess.Popen[str]:
                             stderr=subprocess.PIPE, text=True)
 
 
+def _first_line(fd: int) -> str:
+    """The first line of a pipe, read a byte at a time from its descriptor.
+
+    Not ``proc.stdout.readline()``: that reads ahead into the file object's
+    buffer, and ``communicate`` then reads the descriptor, so the lines the
+    read-ahead took (several when commits are fast) would not be counted.
+    """
+    line = b""
+    while not line.endswith(b"\n"):
+        byte = os.read(fd, 1)
+        if not byte:
+            break
+        line += byte
+    return line.decode()
+
+
 def _check(db: Path | Target) -> list[int]:
     if isinstance(db, Target):
         seqs = db.log_seqs()  # PostgreSQL checks its own pages; the chain is ours to check
@@ -95,7 +111,7 @@ async def test_crash_mid_append_loses_no_returned_row(target: Target, tmp_path: 
         # loaded machine takes to start it), at a random moment within the next
         # 0.8 s.
         assert proc.stdout is not None
-        first = proc.stdout.readline()
+        first = _first_line(proc.stdout.fileno())
         time.sleep(rng.uniform(0.0, 0.8))
         proc.send_signal(signal.SIGKILL)
         out, _err = proc.communicate()

@@ -1,0 +1,304 @@
+"""The anchor file written in place (issue 19): two slots, one ``fdatasync`` per commit.
+
+A torn slot falls back to the other; garbage in both is a finding; old
+whole-file JSON anchors still read and are converted by their next write; and
+a power cut at any moment of the commit protocol leaves a file whose state
+accepts the database's newest row.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import struct
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import Engine, World
+from engine.app.cli import main
+from engine.store import anchor as anchor_module
+from engine.store.anchor import FILE_SIZE, SLOT, Anchor, AnchorFile, AnchorState
+from tests.durability.targets import Target
+
+DATA = Path(__file__).parent.parent / "data"
+NO_ANCHOR = "the anchor is a file beside the SQLite database; PostgreSQL has none"
+
+
+def _row(seq: int) -> Anchor:
+    return Anchor(seq, f"{seq:064x}")
+
+
+def _commit(anchor: AnchorFile, before: Anchor | None, row: Anchor) -> None:
+    """The two writes `Transactions.flush` makes around one COMMIT."""
+    anchor.write(AnchorState(before, row))
+    anchor.write(AnchorState(row))
+
+
+@pytest.fixture
+def anchor(tmp_path: Path) -> Iterator[AnchorFile]:
+    found = AnchorFile(tmp_path / "x.db.anchor")
+    yield found
+    found.close()
+
+
+def _newest_slot(path: Path) -> int:
+    """The slot (0 or 1) the reader takes now."""
+    data = path.read_bytes()
+    slots = [s for s in (anchor_module._slot(0, data), anchor_module._slot(1, data)) if s]
+    return max(slots, key=lambda s: s.counter).index
+
+
+def test_a_torn_slot_leaves_the_other(anchor: AnchorFile) -> None:
+    """Garbage over the newest slot: the reader takes the other, an older state that
+    still names the newest row the database can hold."""
+    for seq in range(1, 4):
+        _commit(anchor, _row(seq - 1) if seq > 1 else None, _row(seq))
+    assert anchor.path.stat().st_size == FILE_SIZE
+    assert anchor.read() == AnchorState(_row(3))
+    newest = _newest_slot(anchor.path)
+    with open(anchor.path, "r+b") as fh:
+        fh.seek(newest * SLOT + 20)
+        fh.write(b"\xde\xad\xbe\xef" * 8)
+    assert anchor.read() == AnchorState(_row(2), _row(3))
+    # The next write goes over the torn slot, never over the whole one.
+    _commit(anchor, _row(3), _row(4))
+    assert anchor.read() == AnchorState(_row(4))
+
+
+def test_garbage_in_both_slots_is_a_finding(anchor: AnchorFile) -> None:
+    _commit(anchor, None, _row(1))
+    _commit(anchor, _row(1), _row(2))
+    anchor.path.write_bytes(os.urandom(FILE_SIZE))
+    with pytest.raises(ValueError, match="not readable.*neither of its two slots"):
+        anchor.read()
+
+
+def test_a_slot_with_a_valid_checksum_but_no_state_is_a_finding(anchor: AnchorFile) -> None:
+    """Someone who forges a record with a good CRC gets a finding, not a traceback."""
+    _commit(anchor, None, _row(1))
+    record = anchor_module._HEAD.pack(anchor_module.MAGIC, 99, 1, 7) + b"[1,2,3]"
+    record += anchor_module._CRC.pack(zlib.crc32(record))
+    with open(anchor.path, "r+b") as fh:
+        fh.seek(SLOT)
+        fh.write(record)
+    with pytest.raises(ValueError, match="not readable"):
+        anchor.read()
+
+
+def test_an_old_anchor_reads_and_is_converted_by_its_next_write(tmp_path: Path) -> None:
+    path = tmp_path / "two-chain.sqlite.anchor"
+    shutil.copy(DATA / "two-chain.sqlite.anchor", path)
+    anchor = AnchorFile(path)
+    old = anchor.read()
+    assert old is not None and old.committed is not None and old.committed.seq == 4
+    anchor.write(old)  # not newer: nothing is written, the old file stays
+    assert path.read_bytes() == (DATA / "two-chain.sqlite.anchor").read_bytes()
+    row = Anchor(5, "e" * 64)
+    anchor.write(AnchorState(old.committed, row))
+    assert path.stat().st_size == FILE_SIZE
+    assert anchor.read() == AnchorState(old.committed, row)
+    anchor.write(AnchorState(row))
+    assert AnchorFile(path).read() == AnchorState(row)
+    anchor.close()
+
+
+def test_an_older_state_never_replaces_a_newer_one(anchor: AnchorFile) -> None:
+    _commit(anchor, None, _row(1))
+    _commit(anchor, _row(1), _row(2))
+    anchor.write(AnchorState(_row(1)))
+    anchor.write(AnchorState(None, _row(1)))
+    assert anchor.read() == AnchorState(_row(2))
+
+
+def test_a_commit_costs_one_fdatasync_and_no_fsync(anchor: AnchorFile,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the file's creation, a pending write is synced once and the committed
+    write not at all; nothing is renamed."""
+    _commit(anchor, None, _row(1))
+    calls: list[str] = []
+    real_sync = anchor_module._datasync
+
+    def datasync(fd: int) -> None:
+        calls.append("fdatasync")
+        real_sync(fd)
+
+    monkeypatch.setattr(anchor_module, "_datasync", datasync)
+    monkeypatch.setattr(os, "fsync", lambda fd: calls.append("fsync"))
+    monkeypatch.setattr(os, "replace", lambda *a: calls.append("replace"))
+    for seq in range(2, 12):
+        _commit(anchor, _row(seq - 1), _row(seq))
+    assert calls == ["fdatasync"] * 10
+    assert anchor.read() == AnchorState(_row(11))
+
+
+def test_a_replaced_or_removed_file_is_opened_afresh(anchor: AnchorFile) -> None:
+    """The held descriptor never writes to a file no longer at the path."""
+    _commit(anchor, None, _row(1))
+    anchor.path.unlink()
+    _commit(anchor, _row(1), _row(2))
+    assert AnchorFile(anchor.path).read() == AnchorState(_row(2))
+    other = anchor.path.with_name("other")
+    shutil.copy(anchor.path, other)
+    os.replace(other, anchor.path)
+    _commit(anchor, _row(2), _row(3))
+    assert AnchorFile(anchor.path).read() == AnchorState(_row(3))
+
+
+class _Disk:
+    """Records what reached the disk: the image at the last sync, and the writes since."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.synced = path.read_bytes()
+        self.unsynced: list[tuple[int, bytes]] = []
+        #: Called as a sync starts: a power cut may strike while it runs.
+        self.before_sync: Any = None
+
+    def pwrite(self, real: Any) -> Any:
+        def pwrite(fd: int, data: bytes, offset: int) -> int:
+            self.unsynced.append((offset, bytes(data)))
+            return int(real(fd, data, offset))
+        return pwrite
+
+    def sync(self, real: Any) -> Any:
+        def sync(fd: int) -> None:
+            if self.before_sync is not None:
+                self.before_sync()
+            real(fd)
+            self.synced, self.unsynced = self.path.read_bytes(), []
+        return sync
+
+    def images(self) -> Iterator[bytes]:
+        """Every file a power cut now may leave: each unsynced write lost, torn
+        (its first half, or garbage) or whole."""
+        outcomes = ("lost", "half", "garbage", "whole")
+        for choice in itertools.product(outcomes, repeat=len(self.unsynced)):
+            image = bytearray(self.synced)
+            for (offset, data), what in zip(self.unsynced, choice):
+                if what == "half":
+                    data = data[:len(data) // 2]
+                elif what == "garbage":
+                    data = bytes((b * 7 + 13) % 256 for b in data)
+                elif what == "lost":
+                    continue
+                image[offset:offset + len(data)] = data
+            yield bytes(image)
+
+
+def test_a_power_cut_at_any_moment_leaves_an_accepting_anchor(
+        anchor: AnchorFile, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commit protocol — pending write, COMMIT, committed write — with crashes
+    before COMMIT (a pending row that never committed, then another of the same
+    number): at every step, whatever the unsynced writes left, the state on disk
+    accepts the database's newest row."""
+    _commit(anchor, None, _row(1))
+    disk = _Disk(anchor.path)
+    monkeypatch.setattr(os, "pwrite", disk.pwrite(os.pwrite))
+    monkeypatch.setattr(anchor_module, "_datasync", disk.sync(anchor_module._datasync))
+    newest = _row(1)  # the database's newest durable row
+
+    checked = {"during a sync": 0}
+
+    def check() -> None:
+        for image in disk.images():
+            state = anchor_module._decode(image)
+            assert state.accepts(newest), (state, newest)
+
+    def during_sync() -> None:
+        checked["during a sync"] += 1
+        check()
+
+    disk.before_sync = during_sync
+
+    for seq in range(2, 14):
+        row = _row(seq) if seq % 4 else Anchor(seq, "f" * 64)
+        if seq % 4 == 0:
+            # A process dies after its pending write: that row never commits.
+            anchor.write(AnchorState(newest, Anchor(seq, "0" * 64)))
+            check()
+        anchor.write(AnchorState(newest, row))
+        check()
+        newest = row  # COMMIT (synchronous=FULL: durable once it returns)
+        check()
+        if seq % 3:  # sometimes the process dies before its committed write
+            anchor.write(AnchorState(row))
+            check()
+    state = anchor.read()
+    assert state is not None and state.accepts(newest)
+    assert checked["during a sync"] >= 12
+
+
+@pytest.mark.sqlite_only(NO_ANCHOR)
+async def test_torn_slots_through_log_verify(world: Engine, target: Target,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """One torn slot still verifies; two are a finding (exit 1), not a traceback."""
+    for i in range(3):
+        await world.call("c1", "terminals.run", "t1", {"command": f"cmd {i}"})
+    world.close()
+    path = Path(str(target.db) + ".anchor")
+    newest = _newest_slot(path)
+    with open(path, "r+b") as fh:
+        fh.seek(newest * SLOT)
+        fh.write(b"\0" * 64)
+    assert main(["log", "verify", "--db", str(target.db)]) == 0, capsys.readouterr().out
+    capsys.readouterr()
+    with open(path, "r+b") as fh:
+        fh.seek((1 - newest) * SLOT)
+        fh.write(b"\0" * 64)
+    code = main(["log", "verify", "--db", str(target.db)])
+    out = capsys.readouterr().out
+    assert code == 1 and "not readable" in out and "neither of its two slots" in out, out
+    # The engine opens, reports the same, and its next commit writes a whole new file.
+    engine = Engine.open(target.db, world=World(net=None, fs=None))
+    try:
+        assert "neither of its two slots" in engine.verify_log().problem
+        await engine.call("c1", "terminals.run", "t1", {"command": "after"})
+        assert engine.verify_log().ok
+    finally:
+        engine.close()
+
+
+@pytest.mark.sqlite_only(NO_ANCHOR)
+async def test_an_engine_converts_an_old_anchor(world: Engine, target: Target,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A database whose anchor is in the old format verifies, and keeps verifying
+    once the engine's next commit has converted it."""
+    for i in range(3):
+        await world.call("c1", "terminals.run", "t1", {"command": f"cmd {i}"})
+    world.close()
+    path = Path(str(target.db) + ".anchor")
+    state = AnchorFile(path).read()
+    assert state is not None and state.committed is not None
+    path.write_text('{"committed": {"seq": %d, "hash": "%s"}, "pending": null}'
+                    % (state.committed.seq, state.committed.hash))
+    assert main(["log", "verify", "--db", str(target.db)]) == 0, capsys.readouterr().out
+    engine = Engine.open(target.db, world=World(net=None, fs=None))
+    try:
+        await engine.call("c1", "terminals.run", "t1", {"command": "after"})
+        assert engine.verify_log().ok
+    finally:
+        engine.close()
+    assert path.stat().st_size == FILE_SIZE
+    assert main(["log", "verify", "--db", str(target.db)]) == 0, capsys.readouterr().out
+
+
+def test_the_file_is_laid_out_as_the_readme_says(anchor: AnchorFile) -> None:
+    """Someone checking by hand reads the anchor without arrowgate's code."""
+    _commit(anchor, None, _row(1))
+    _commit(anchor, _row(1), _row(2))
+    data = anchor.path.read_bytes()
+    assert len(data) == 8192
+    found = []
+    for start in (0, 4096):
+        magic, counter, _flags, length = struct.unpack_from(">8sQBH", data, start)
+        end = start + 19 + length
+        (crc,) = struct.unpack_from(">I", data, end)
+        if magic == b"AGANCHR1" and crc == zlib.crc32(data[start:end]):
+            found.append((counter, json.loads(data[start + 19:end])))
+    assert max(found)[1] == {"committed": {"seq": 2, "hash": _row(2).hash}, "pending": None}
