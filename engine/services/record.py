@@ -147,12 +147,14 @@ class Recorder:
             payload, size, digest = clip_payload(payload)
             if size is not None:
                 extra = (size, digest)
-        if any(type(x) is str and len(x) > SHOWN
-               for x in (decision.card, decision.call, decision.target, decision.reason)):
-            decision = decision.with_(**{
-                name: value[:SHOWN] + "…"
-                for name in ("card", "call", "target", "reason")
-                if type(value := getattr(decision, name)) is str and len(value) > SHOWN})
+        # A loop, not any() over a generator: every refusal passes here.
+        for x in (decision.card, decision.call, decision.target, decision.reason):
+            if type(x) is str and len(x) > SHOWN:
+                decision = decision.with_(**{
+                    name: value[:SHOWN] + "…"
+                    for name in ("card", "call", "target", "reason")
+                    if type(value := getattr(decision, name)) is str and len(value) > SHOWN})
+                break
         self.log_row(decision, outcome=decision.outcome, payload=payload, chain=chain,
                      extra=extra)
 
