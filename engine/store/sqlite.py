@@ -188,12 +188,16 @@ class SQLiteStore:
         known = self._last_position
         if batch is not None and known is not None and known[0] is batch:
             # Read once a batch: nobody else can add a prompt while we hold
-            # the write lock, and our own go through `save_prompt`, which
-            # keeps this up to date (a rollback reloads, and `load` forgets it).
-            return known[1] + 1
-        last = int(self.db.conn.execute(
-            "select coalesce(max(position), 0) from prompts").fetchone()[0])
-        self._last_position = (batch, last) if batch is not None else None
+            # the write lock, and ours take the positions handed out here (and
+            # `save_prompt` keeps it up to date); a rollback reloads, and
+            # `load` forgets it.
+            last = known[1]
+        else:
+            last = int(self.db.conn.execute(
+                "select coalesce(max(position), 0) from prompts").fetchone()[0])
+        # Counted as taken at once: no two prompts get one position, even if
+        # the first is written after the second is numbered.
+        self._last_position = (batch, last + 1) if batch is not None else None
         return last + 1
 
     def save_prompt(self, prompt: Prompt) -> None:
