@@ -39,8 +39,10 @@ async def _many(make_engine: Any, tmp_path: Path) -> Engine:
 
 
 def _table(engine: Engine) -> dict[str, tuple[int, str]]:
+    db = engine.db
+    assert db is not None
     return {row[0]: (row[1], row[2]) for row in
-            engine.db.execute("select id, position, state from prompts")}
+            db.execute("select id, position, state from prompts")}
 
 
 def _memory(engine: Engine) -> dict[str, tuple[int, str]]:
@@ -124,7 +126,7 @@ def test_decision_with_is_dataclasses_replace() -> None:
         assert type(copy) is Decision and hash(copy.outcome) is not None
     assert d.message == "ok" and d.prompt is None  # the original is unchanged
     with pytest.raises(TypeError):
-        d.with_(bogus=1)
+        d.with_(bogus=1)  # type: ignore[call-arg]
     with pytest.raises(dataclasses.FrozenInstanceError):
         d.with_(prompt="p1").prompt = "p2"  # type: ignore[misc]
 
