@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["OPEN_STATES", "PROMPT_STATES", "Prompt", "PromptIndex", "QUEUE_LIMIT"]
+__all__ = ["OPEN_STATES", "PROMPT_COLUMNS", "PROMPT_STATES", "Prompt", "PromptIndex", "QUEUE_LIMIT"]
 
 #: Every state a prompt shows on its arrow.
 PROMPT_STATES = ("queued", "held", "delivered", "replied", "rejected", "expired", "cancelled")
@@ -51,6 +51,14 @@ class Prompt:
         row["chain"] = json.dumps(self.chain)
         return row
 
+    def to_values(self) -> tuple[Any, ...]:
+        """The stored row's values in the order of `PROMPT_COLUMNS` (what a save binds)."""
+        chain = self.chain
+        return (self.id, self.position, self.workspace, self.card, self.package, self.agent,
+                self.arrow, self.call, self.text, json.dumps(chain) if chain else "[]",
+                self.state, self.t, self.deadline, self.approver, self.code, self.reason,
+                self.message)
+
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> Prompt:
         """Rebuild a prompt from its stored row."""
@@ -60,6 +68,13 @@ class Prompt:
 
 
 _FIELDS = tuple(f.name for f in fields(Prompt))
+#: The columns of a stored prompt, in the order `Prompt.to_values` gives them.
+PROMPT_COLUMNS: tuple[str, ...] = ("id", "position", "workspace", "card", "package", "agent",
+                                   "arrow", "call", "text", "chain", "state", "t", "deadline",
+                                   "approver", "code", "reason", "message")
+# `to_values` lists the fields by position: fail at import if they ever change.
+if PROMPT_COLUMNS != _FIELDS:
+    raise ImportError("engine.core.prompts.Prompt.to_values does not match its fields")
 
 
 class PromptIndex:

@@ -19,6 +19,7 @@ from engine.core.plans import (
     SavePrompt,
     Watch,
 )
+from engine.core.prompts import Prompt
 from engine.services.context import Context
 from engine.services.nodes import Nodes
 from engine.services.record import Recorder
@@ -41,6 +42,12 @@ class Applier:
         for effect in effects:
             self.one(effect)
 
+    def prompt_in_memory(self, prompt: Prompt) -> None:
+        """The memory half of a `SavePrompt` (the prompt by id and in the open index);
+        its row in the store is the caller's to write, inside the same write."""
+        self.ctx.state.prompts[prompt.id] = prompt
+        self.ctx.state.open_prompts.update(prompt)
+
     def one(self, effect: Effect) -> None:
         """One effect that needs no waiting (all but `Pump`)."""
         if type(effect) is LogRow:
@@ -49,8 +56,8 @@ class Applier:
         elif type(effect) is CountRate:
             self.record.count(effect.card, effect.key, effect.t)
         elif type(effect) is SavePrompt:
-            self.ctx.state.prompts[effect.prompt.id] = effect.prompt
-            self.record.save_prompt(effect.prompt)
+            self.prompt_in_memory(effect.prompt)
+            self.ctx.store.save_prompt(effect.prompt)
         elif type(effect) is Emit:
             self.ctx.store.emit(effect.event)
         elif type(effect) is SaveNode:

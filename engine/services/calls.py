@@ -16,7 +16,8 @@ from engine.core.checks import (
     malformed,
 )
 from engine.core.decision import Decision
-from engine.core.plans import CountRate, Pump, plan_call, plan_prompt
+from engine.core.plans import CountRate, Pump, SavePrompt, plan_call, plan_prompt
+from engine.core.prompts import Prompt
 from engine.core.text import shown
 from engine.effects.world import World
 from engine.services.apply import Applier
@@ -183,11 +184,21 @@ class Calls:
         with self.ctx.write():
             prompt = self.prompts.new(passed, text, now, call=call)
             plan = plan_prompt(prompt, passed.target, base, passed.rate_key, settings, now)
+            unsaved: Prompt | None = None
             for effect in plan.effects:
                 if type(effect) is Pump:
                     await self.prompts.pump(effect.agent)
+                elif type(effect) is SavePrompt and effect.prompt.state == "queued":
+                    # Its row waits until the pump has run: a prompt delivered
+                    # (or held) at once is written by the pump as it then
+                    # stands, so the queued row would be replaced in the same
+                    # write — one row write instead of two.
+                    unsaved = effect.prompt
+                    self.applier.prompt_in_memory(unsaved)
                 else:
                     self.applier.one(effect)
+            if unsaved is not None and unsaved.state == "queued":
+                self.ctx.store.save_prompt(unsaved)
         if plan.decision.outcome != "queued":
             return plan.decision
         # Delivered at once, perhaps: the value says where the prompt stands now.

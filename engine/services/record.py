@@ -111,7 +111,7 @@ class Recorder:
             return decision
         # A summary row to write first needs a savepoint; a lone row does not.
         with self.ctx.write(one_statement=key not in self.denials.held):
-            self.refused_row(decision, self.payload(decision.call, args), chain)
+            self._refused_row(decision, self.payload(decision.call, args), chain, key)
         return decision
 
     def denial_key(self, decision: Decision) -> str | None:
@@ -137,7 +137,11 @@ class Recorder:
                     chain: tuple[str, ...] | None) -> None:
         """A refusal's row, inside a write: 4 KiB of its payload with the whole one's
         length and SHA-256, and the names the card chose cut to a bounded size."""
-        key = self.denial_key(decision)
+        self._refused_row(decision, payload, chain, self.denial_key(decision))
+
+    def _refused_row(self, decision: Decision, payload: str | None,
+                     chain: tuple[str, ...] | None, key: str | None) -> None:
+        # `refused_row` with its card's `denial_key` (`refusal` has it already).
         if key is None and key in self.denials.held:
             # Cards the canvas does not hold share a summary; `log_row`
             # writes a real card's before its next row.
@@ -147,12 +151,14 @@ class Recorder:
             payload, size, digest = clip_payload(payload)
             if size is not None:
                 extra = (size, digest)
-        if any(type(x) is str and len(x) > SHOWN
-               for x in (decision.card, decision.call, decision.target, decision.reason)):
-            decision = decision.with_(**{
-                name: value[:SHOWN] + "…"
-                for name in ("card", "call", "target", "reason")
-                if type(value := getattr(decision, name)) is str and len(value) > SHOWN})
+        # A loop, not any() over a generator: every refusal passes here.
+        for x in (decision.card, decision.call, decision.target, decision.reason):
+            if type(x) is str and len(x) > SHOWN:
+                decision = decision.with_(**{
+                    name: value[:SHOWN] + "…"
+                    for name in ("card", "call", "target", "reason")
+                    if type(value := getattr(decision, name)) is str and len(value) > SHOWN})
+                break
         self.log_row(decision, outcome=decision.outcome, payload=payload, chain=chain,
                      extra=extra)
 

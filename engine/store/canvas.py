@@ -96,7 +96,9 @@ class CanvasStore:
 
     def save_node(self, node: Node) -> None:
         """Insert or replace a node, keeping its position in insertion order."""
-        self.db.execute(
+        # The connection's own execute: sqlite-utils' adds a layer to every
+        # prompt that is delivered (the agent's node changes with it).
+        self.db.conn.execute(
             "insert into nodes (id, workspace, type, data, position) values (?, ?, ?, ?,"
             " (select coalesce(max(position), 0) + 1 from nodes))"
             " on conflict(id) do update set data = excluded.data",

@@ -183,7 +183,7 @@ class ArrowLog:
         digest = hashlib.sha256((prev + "\n" + hashed).encode()).hexdigest()
         stored = [*values, prev, digest, *extra]
         if chain is not None:
-            stored[_CHAIN] = json.dumps(chain)
+            stored[_CHAIN] = json.dumps(chain) if chain else "[]"
         self.db.conn.execute(_INSERT, stored)
         self._tail = (seq, digest)
         return prev, digest

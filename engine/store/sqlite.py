@@ -19,7 +19,7 @@ from sqlite_utils import Database
 from canvas.model import Arrow, Node, Workspace
 from engine.core.events import Event
 from engine.core.limits import SteadyClock
-from engine.core.prompts import Prompt
+from engine.core.prompts import PROMPT_COLUMNS, Prompt
 from engine.core.state import PackageState, State
 from engine.core.tools import ToolCall
 from engine.store.anchor import AnchorFile
@@ -30,7 +30,7 @@ from engine.store.loading import load_state
 from engine.store.log import ArrowLog, Verification, verify_anchored
 from engine.store.migrations import migrations
 from engine.store.tokens import SQLiteTokens
-from engine.store.transactions import Transactions, Write
+from engine.store.transactions import Batch, Transactions, Write
 from engine.store.vault import SecretVault
 
 __all__ = ["SQLiteStore"]
@@ -43,6 +43,10 @@ def _not_bound(*_args: Any) -> None:
 def _upsert(table: str, cols: list[str]) -> str:
     return (f"insert or replace into {table} ({', '.join(cols)}) values"
             f" ({', '.join('?' for _ in cols)})")
+
+
+#: `SQLiteStore.save_prompt`'s statement, its values in the order of `Prompt.to_values`.
+_SAVE_PROMPT = _upsert("prompts", list(PROMPT_COLUMNS))
 
 
 class SQLiteStore:
@@ -67,6 +71,8 @@ class SQLiteStore:
         #: The anchor beside the database file (none for an in-memory database).
         self.anchor = AnchorFile(self._file + ".anchor") if self._file else None
         self._reload: Callable[[], None] = _not_bound
+        #: The highest prompt position in the table, while the batch it was read in lasts.
+        self._last_position: tuple[Batch | None, int] | None = None
         self._committed: Callable[[list[Event]], None] = _not_bound
         #: Group commit, savepoints and catching up (the store's `write`, `flush`, `sync`).
         self.tx = Transactions(db, self.log, self.anchor, reload=lambda: self._reload(),
@@ -97,6 +103,7 @@ class SQLiteStore:
     def load(self, clock: SteadyClock) -> State:
         """The state as the store holds it now (and the secrets and log tail read afresh)."""
         self.log.forget_tail()  # a rollback may have taken the newest rows away
+        self._last_position = None  # and the newest prompts
         self.secrets.reload()
         # Last: it pauses the collector while it builds the state, and nothing
         # allocated after it should set off a full collection of that state here.
@@ -183,14 +190,28 @@ class SQLiteStore:
     # ------------------------------------------------------------ prompts
     def next_prompt_position(self) -> int:
         """The position the next prompt takes (read inside the write: unique)."""
-        return int(self.db.conn.execute(
-            "select coalesce(max(position), 0) + 1 from prompts").fetchone()[0])
+        batch = self.tx.batch
+        known = self._last_position
+        if batch is not None and known is not None and known[0] is batch:
+            # Read once a batch: nobody else can add a prompt while we hold
+            # the write lock, and ours take the positions handed out here (and
+            # `save_prompt` keeps it up to date); a rollback reloads, and
+            # `load` forgets it.
+            last = known[1]
+        else:
+            last = int(self.db.conn.execute(
+                "select coalesce(max(position), 0) from prompts").fetchone()[0])
+        # Counted as taken at once: no two prompts get one position, even if
+        # the first is written after the second is numbered.
+        self._last_position = (batch, last + 1) if batch is not None else None
+        return last + 1
 
     def save_prompt(self, prompt: Prompt) -> None:
         """Insert or replace a prompt as it now stands."""
-        row = prompt.to_row()
-        cols = list(row)
-        self.db.conn.execute(_upsert("prompts", cols), [row[c] for c in cols])
+        self.db.conn.execute(_SAVE_PROMPT, prompt.to_values())
+        known = self._last_position
+        if known is not None and prompt.position > known[1]:
+            self._last_position = (known[0], prompt.position)
 
     # --------------------------------------------------------- tool calls
     def next_tool_call_position(self) -> int:

@@ -238,6 +238,10 @@ def schedule_flush(owner: FlushOwner, batch: Batch) -> None:
     loop.call_soon(due)
 
 
+#: The name of an operation's savepoint (see `Write.__enter__`).
+_SAVEPOINT = "op"
+
+
 class WriteOwner(Protocol):
     """What `Write` needs of a store's transactions (SQLite's or PostgreSQL's)."""
 
@@ -298,7 +302,12 @@ class Write:
         tx.depth += 1
         if not self.one_statement:
             tx.savepoints += 1
-            self.savepoint = f"op{tx.savepoints}"
+            # One name for every savepoint: only the outermost write takes one,
+            # so two are never open at once, and the same text lets SQLite's
+            # statement cache (psycopg's prepared statements) reuse it — a
+            # name of its own per operation made it compile anew each time
+            # (15 µs instead of 5 for the pair with RELEASE).
+            self.savepoint = _SAVEPOINT
             try:
                 tx.execute(f"SAVEPOINT {self.savepoint}")
             except BaseException as exc:
@@ -379,10 +388,12 @@ class Transactions:
         """Add an event to the open batch: sent once the batch has committed."""
         self.events.append(event)
 
-    async def durably(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...],
-                      kwargs: dict[str, Any], *, locked: bool) -> Any:
+    def durably(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...],
+                kwargs: dict[str, Any], *, locked: bool) -> Awaitable[Any]:
         """Run an operation, then wait until every batch it wrote in is committed."""
-        return await run_durably(self, fn, args, kwargs, locked=locked)
+        # run_durably's coroutine itself, not one more awaiting it: thousands
+        # of calls wait for each commit, and each layer is kept alive meanwhile.
+        return run_durably(self, fn, args, kwargs, locked=locked)
 
     def open_batch(self, *, locked: bool = False) -> Batch:
         """BEGIN IMMEDIATE, check for other processes' commits, schedule the group commit."""
