@@ -107,10 +107,24 @@ class Canvas:
         self._nodes.update((n.id, n) for n in nodes)
         arrows_by_id = self._arrows
         plain = self._plain
-        index = self._index
         for a in arrows:
-            arrows_by_id[a.id] = a
-            index(a, plain)
+            arrow_id, src, dst, from_port, to_port, _ws = a
+            arrows_by_id[arrow_id] = a
+            if from_port is not None or to_port is not None:
+                self._index(a, plain)
+                continue
+            # `_index` for a plain arrow, inlined: this loop runs for every
+            # arrow at open, where calls and attribute reads add up.
+            of_src = plain.get(src)
+            if of_src is None:
+                of_src = plain[src] = {}
+            of_dst = plain.get(dst)
+            if of_dst is None:
+                of_dst = plain[dst] = {}
+            ids = of_src.get(dst)
+            ids = (arrow_id,) if ids is None else tuple(sorted({*ids, arrow_id}))
+            of_src[dst] = ids
+            of_dst[src] = ids
 
     def restore_node(self, node: Node) -> None:
         """Put a node known to be valid in place (loading from the store)."""
