@@ -77,3 +77,18 @@ def test_pg_bench_smoke(tmp_path, pg_server: str) -> None:
         (1, "sqlite"), (1, "postgresql"), (2, "sqlite"), (2, "postgresql")]
     assert all(r["decisions_per_s"] > 0 and r["accepted_per_s"] > 0 for r in figures["rows"])
     assert len(figures["load_before"]) == 3 and figures["postgres_version"] != "?"
+
+
+def test_opening_bench_smoke(tmp_path) -> None:
+    """The open-time benchmark builds a world and opens it with a tree's own code."""
+    from pathlib import Path
+
+    from bench.opening import main
+
+    tree = Path(__file__).resolve().parents[1]
+    out = tmp_path / "opening.json"
+    assert main([str(tmp_path / "w.db"), "--build", "300", "--runs", "1", "--trees", str(tree),
+                 "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())[str(tree)]
+    assert figures["nodes"] == 300 and figures["memory_mb"] > 0
+    assert figures["engine"] == str(tree / "engine" / "__init__.py")
