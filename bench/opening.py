@@ -69,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("db", type=Path, help="the world's database file")
     parser.add_argument("--build", type=int, metavar="NODES",
                         help="build a world of this many nodes (bench.bench's mix) first")
+    parser.add_argument("--direct", action="store_true",
+                        help="with --build: write the package rows directly (see build_store)")
     parser.add_argument("--runs", type=int, default=5, help="timed opens per tree")
     parser.add_argument("--trees", type=Path, nargs="*", default=[],
                         help="code trees to compare, opened in turn (default: the installed code)")
@@ -86,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{args.db} exists already; --build makes a new world")
         args.db.parent.mkdir(parents=True, exist_ok=True)
         t0 = time.perf_counter()
-        build_store(WorldSpec.build(args.build), args.db)
+        build_store(WorldSpec.build(args.build), args.db, direct=args.direct)
         print(f"built {args.build:,} nodes in {time.perf_counter() - t0:.0f} s", flush=True)
     elif not args.db.is_file():
         parser.error(f"no database file {args.db}")
