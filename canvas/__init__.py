@@ -1,7 +1,7 @@
 """The canvas model: workspaces, nodes and arrows (SPEC §1).
 
-networkx holds the graph in memory; the engine's store persists it
-(`engine.store.canvas`). This package is the pure model: it never touches a
+Plain dicts hold the graph in memory (`Canvas.graph` gives a networkx copy);
+the engine's store persists it (`engine.store.canvas`). This package is the pure model: it never touches a
 database, and never imports textual, rich or the TUI.
 """
 

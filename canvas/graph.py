@@ -1,20 +1,27 @@
-"""The canvas as a networkx graph: nodes, plain arrows and port arrows.
+"""The canvas in memory: nodes, plain arrows and port arrows, in plain dicts.
 
-A `networkx.MultiDiGraph` keyed by arrow id holds the graph in memory; the
-store (`engine.store.canvas`) persists it. Lookups the engine makes on every call
-(`arrow_between`, `port_arrows_from`) are dictionary reads on the graph's
-adjacency, so their cost does not grow with the canvas.
+Every lookup the engine makes (`node`, `arrow_between`, `port_arrows_from`,
+`arrows_of`) is a dictionary read, so its cost does not grow with the canvas;
+the store (`engine.store.canvas`) persists it. `Canvas.graph` gives a
+networkx copy for drawing and graph algorithms.
+
+The canvas used to live in a `networkx.MultiDiGraph` beside these dicts.
+Building that graph was half of opening a 100,000-node store (1.7 s of
+3.4 s profiled) and half of its memory (about 90 MB of 175 MB), while no
+lookup read it: the dicts alone answer every question (BENCHMARKS.md,
+issue 19).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-import networkx as nx
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidArrow, InvalidNode
 from .model import BUILTIN_PORTS, Arrow, Node
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 __all__ = ["Canvas", "PortResolver"]
 
@@ -35,19 +42,18 @@ class Canvas:
     """
 
     def __init__(self, card_ports: PortResolver = _no_card_ports) -> None:
-        self.graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
         self._card_ports = card_ports
-        self._arrows: dict[str, Arrow] = {}
-        # Plain dicts beside the graph for the lookups every decision makes
-        # (networkx's views cost several calls each): nodes by id, and for
-        # each node the plain arrows to each neighbour, either direction, as
-        # a sorted tuple that both directions share (almost always one id: a
-        # set per direction took 52 MB at 120,000 arrows).
+        # Nodes and arrows by id, in the order they were added.
         self._nodes: dict[str, Node] = {}
+        self._arrows: dict[str, Arrow] = {}
+        # For each node, the plain arrows to each neighbour, either direction,
+        # as a sorted tuple that both directions share (almost always one id:
+        # a set per direction took 52 MB at 120,000 arrows).
         self._plain: dict[str, dict[str, tuple[str, ...]]] = {}
         # Port arrows by source node and output port (every status change of
-        # an agent asks for those of its ``status`` port).
+        # an agent asks for those of its ``status`` port), and by target node.
         self._ports_out: dict[str, dict[str, set[str]]] = {}
+        self._ports_in: dict[str, set[str]] = {}
         #: Moves on with every change a decision's checks read: nodes and arrows
         #: added or removed, and a node's type, workspace or package. Changes to
         #: the rest of a node's data (an agent's status, a note's text) leave it:
@@ -68,20 +74,18 @@ class Canvas:
     def nodes(self, workspace: str | None = None, *, type: str | None = None) -> list[Node]:
         """Nodes, optionally of one workspace and one type, sorted by id."""
         out = [
-            d["node"]
-            for _, d in self.graph.nodes(data=True)
-            if (workspace is None or d["node"].workspace == workspace)
-            and (type is None or d["node"].type == type)
+            n for n in self._nodes.values()
+            if (workspace is None or n.workspace == workspace) and (type is None or n.type == type)
         ]
         return sorted(out, key=lambda n: n.id)
 
     def count_nodes(self, workspace: str) -> int:
         """How many nodes a workspace's canvas holds (every kind counts)."""
-        return sum(1 for _, d in self.graph.nodes(data=True) if d["node"].workspace == workspace)
+        return sum(1 for n in self._nodes.values() if n.workspace == workspace)
 
     def check_new_node(self, node: Node) -> None:
         """Raise InvalidNode when ``node`` cannot be added."""
-        if node.id in self.graph:
+        if node.id in self._nodes:
             raise InvalidNode(f"a node with id {node.id!r} exists already", reason="duplicate-id")
         node.check()
 
@@ -94,36 +98,52 @@ class Canvas:
         self.check_new_node(node)
         self.restore_node(node)
 
-    def restore(self, nodes: list[Node], arrows: list[Arrow]) -> None:
-        """Put many valid nodes and arrows in place at once (loading from the store)."""
+    def restore(self, nodes: Iterable[Node], arrows: Iterable[Arrow]) -> None:
+        """Put many valid nodes and arrows in place at once (loading from the store).
+
+        The arrows' ends must be among the canvas's nodes once ``nodes`` are in.
+        """
         self.revision += 1
-        self.graph.add_nodes_from((n.id, {"node": n}) for n in nodes)
         self._nodes.update((n.id, n) for n in nodes)
-        self.graph.add_edges_from((a.src, a.dst, a.id, {"arrow": a}) for a in arrows)
+        arrows_by_id = self._arrows
         plain = self._plain
         for a in arrows:
-            self._arrows[a.id] = a
-            self._index(a, plain)
+            arrow_id, src, dst, from_port, to_port, _ws = a
+            arrows_by_id[arrow_id] = a
+            if from_port is not None or to_port is not None:
+                self._index(a, plain)
+                continue
+            # `_index` for a plain arrow, inlined: this loop runs for every
+            # arrow at open, where calls and attribute reads add up.
+            of_src = plain.get(src)
+            if of_src is None:
+                of_src = plain[src] = {}
+            of_dst = plain.get(dst)
+            if of_dst is None:
+                of_dst = plain[dst] = {}
+            ids = of_src.get(dst)
+            ids = (arrow_id,) if ids is None else tuple(sorted({*ids, arrow_id}))
+            of_src[dst] = ids
+            of_dst[src] = ids
 
     def restore_node(self, node: Node) -> None:
         """Put a node known to be valid in place (loading from the store)."""
         self.revision += 1
-        self.graph.add_node(node.id, node=node)
         self._nodes[node.id] = node
 
     def remove_node(self, node_id: str) -> list[Arrow]:
         """Remove a node and every arrow touching it; returns those arrows."""
-        if node_id not in self.graph:
+        if node_id not in self._nodes:
             raise InvalidNode(f"no node {node_id!r}", reason="missing-node")
         self.revision += 1
         gone = self.arrows_of(node_id)
         for arrow in gone:
             self._unindex(arrow)
             del self._arrows[arrow.id]
-        self.graph.remove_node(node_id)
         del self._nodes[node_id]
         self._plain.pop(node_id, None)
         self._ports_out.pop(node_id, None)
+        self._ports_in.pop(node_id, None)
         return gone
 
     def updated_node(self, node_id: str, fields: dict[str, Any]) -> Node:
@@ -145,7 +165,6 @@ class Canvas:
                 node.type, node.workspace, node.data.get("package")):
             self.revision += 1
         self.data_revision += 1
-        self.graph.nodes[node.id]["node"] = node
         self._nodes[node.id] = node
 
     # -- ports -----------------------------------------------------------
@@ -169,11 +188,11 @@ class Canvas:
 
     def arrows_of(self, node_id: str) -> list[Arrow]:
         """Every arrow touching a node, sorted by id."""
-        if node_id not in self.graph:
-            return []
-        out = [d["arrow"] for _, _, d in self.graph.out_edges(node_id, data=True)]
-        out += [d["arrow"] for _, _, d in self.graph.in_edges(node_id, data=True)]
-        return sorted({a.id: a for a in out}.values(), key=lambda a: a.id)
+        ids = {i for both in self._plain.get(node_id, {}).values() for i in both}
+        for port_ids in self._ports_out.get(node_id, {}).values():
+            ids.update(port_ids)
+        ids.update(self._ports_in.get(node_id, ()))
+        return [self._arrows[i] for i in sorted(ids)]
 
     def check_arrow(self, raw: dict[str, Any]) -> Arrow:
         """Validate an arrow given as a dict (SPEC §1 field names) without adding it.
@@ -190,14 +209,14 @@ class Canvas:
         if arrow_id in self._arrows:
             raise InvalidArrow(f"arrow {arrow_id}: the id is taken", reason="duplicate-id")
         for end, value in (("from", src), ("to", dst)):
-            if not isinstance(value, str) or value not in self.graph:
+            if not isinstance(value, str) or value not in self._nodes:
                 raise InvalidArrow(f"arrow {arrow_id}: '{end}' node {value!r} does not exist",
                                    reason="missing-node")
         assert isinstance(src, str) and isinstance(dst, str)
         if src == dst:
             raise InvalidArrow(f"arrow {arrow_id}: a node cannot have an arrow to itself",
                                reason="self-arrow")
-        a, b = self.graph.nodes[src]["node"], self.graph.nodes[dst]["node"]
+        a, b = self._nodes[src], self._nodes[dst]
         if a.workspace != b.workspace:
             raise InvalidArrow(f"arrow {arrow_id}: {src} and {dst} are in different workspaces",
                                reason="cross-workspace")
@@ -240,7 +259,6 @@ class Canvas:
     def restore_arrow(self, arrow: Arrow) -> None:
         """Put an arrow known to be valid in place (loading from the store)."""
         self.revision += 1
-        self.graph.add_edge(arrow.src, arrow.dst, key=arrow.id, arrow=arrow)
         self._arrows[arrow.id] = arrow
         self._index(arrow, self._plain)
 
@@ -248,18 +266,28 @@ class Canvas:
         if arrow.is_port:
             self._ports_out.setdefault(arrow.src, {}).setdefault(
                 arrow.from_port or "", set()).add(arrow.id)
+            self._ports_in.setdefault(arrow.dst, set()).add(arrow.id)
             return
         a, b = arrow.src, arrow.dst
-        ids = plain.get(a, {}).get(b)
+        # get-then-insert rather than setdefault(x, {}): this runs for every
+        # arrow at open, and setdefault builds a throwaway dict each time.
+        of_a = plain.get(a)
+        if of_a is None:
+            of_a = plain[a] = {}
+        of_b = plain.get(b)
+        if of_b is None:
+            of_b = plain[b] = {}
+        ids = of_a.get(b)
         ids = (arrow.id,) if ids is None else tuple(sorted({*ids, arrow.id}))
-        plain.setdefault(a, {})[b] = ids
-        plain.setdefault(b, {})[a] = ids
+        of_a[b] = ids
+        of_b[a] = ids
 
     def _unindex(self, arrow: Arrow) -> None:
         if arrow.is_port:
             ids = self._ports_out.get(arrow.src, {}).get(arrow.from_port or "")
             if ids is not None:
                 ids.discard(arrow.id)
+            self._ports_in.get(arrow.dst, set()).discard(arrow.id)
             return
         a, b = arrow.src, arrow.dst
         old = self._plain.get(a, {}).get(b)
@@ -282,7 +310,6 @@ class Canvas:
         if arrow is None:
             raise InvalidArrow(f"no arrow {arrow_id!r}", reason="missing-arrow")
         self.revision += 1
-        self.graph.remove_edge(arrow.src, arrow.dst, key=arrow_id)
         self._unindex(arrow)
         return arrow
 
@@ -302,10 +329,26 @@ class Canvas:
 
     def port_arrow_to(self, src: str, dst: str, to_port: str) -> Arrow | None:
         """A port arrow from ``src`` into ``dst``'s input ``to_port``, or None."""
-        edges = self.graph.succ.get(src, {}).get(dst) or {}
         best: Arrow | None = None
-        for data in edges.values():
-            arrow: Arrow = data["arrow"]
-            if arrow.to_port == to_port and (best is None or arrow.id < best.id):
+        for arrow_id in self._ports_in.get(dst, ()):
+            arrow = self._arrows[arrow_id]
+            if arrow.src == src and arrow.to_port == to_port and (best is None or arrow.id < best.id):
                 best = arrow
         return best
+
+    # -- networkx --------------------------------------------------------
+    @property
+    def graph(self) -> nx.MultiDiGraph[str]:
+        """A networkx copy of the canvas, built afresh on each read (it costs time
+        in proportion to the canvas; nothing on the engine's paths reads it).
+
+        Nodes are keyed by id with the `Node` as attribute ``node``; edges by
+        arrow id, with the `Arrow` as attribute ``arrow``. The copy is frozen:
+        the canvas changes through its own methods only.
+        """
+        import networkx as nx
+
+        graph: nx.MultiDiGraph[str] = nx.MultiDiGraph()
+        graph.add_nodes_from((n.id, {"node": n}) for n in self._nodes.values())
+        graph.add_edges_from((a.src, a.dst, a.id, {"arrow": a}) for a in self._arrows.values())
+        return nx.freeze(graph)

@@ -26,10 +26,12 @@ class _DataCache:
 
     Only flat objects of scalars are kept: every node still gets a dict of its
     own (a shallow copy), and with nothing nested in it there is nothing the
-    copies share that could be changed through one of them.
+    copies share that could be changed through one of them. The limit bounds
+    the texts remembered, not the nodes: a card's data differs by package, and
+    a million nodes hold 10,000 packages' worth (the cache lives for one load).
     """
 
-    def __init__(self, limit: int = 4096) -> None:
+    def __init__(self, limit: int = 65_536) -> None:
         self._parsed: dict[str, dict[str, Any]] = {}
         self._limit = limit
 
@@ -71,18 +73,26 @@ class CanvasStore:
         shared: dict[str, str] = {ws: ws for ws in workspaces}
         data_of = _DataCache()
         nodes = []
+        # No ORDER BY here or below: nothing reads the canvas in load order
+        # (`Canvas.nodes` and `Canvas.arrows` sort by id), and sorting cost a
+        # third of reading the rows (an index walk plus a temporary B-tree).
         for node_id, node_type, workspace, data in self.db.execute(
-                "select id, type, workspace, data from nodes order by position, id"):
+                "select id, type, workspace, data from nodes"):
             shared[node_id] = node_id
             nodes.append(Node(node_id, shared.setdefault(node_type, node_type),
                               shared.setdefault(workspace, workspace), data_of(data)))
         # Arrows are restored as saved: they were checked when drawn, and a
         # card's ports may only be known once its package is loaded.
+        # The columns in `Arrow`'s field order, so each row becomes one
+        # arrow in a single C call: `tuple.__new__` is what a named tuple's
+        # own constructor and `_make` call, less their Python frames (a third
+        # of building the arrows); the six fields are always all here.
+        new, get = tuple.__new__, shared.get
         arrows = [
-            Arrow(arrow_id, shared.get(src, src), shared.get(dst, dst), from_port, to_port,
-                  shared.get(workspace, workspace))
+            new(Arrow, (arrow_id, get(src, src), get(dst, dst), from_port, to_port,
+                  get(workspace, workspace)))
             for arrow_id, src, dst, from_port, to_port, workspace in self.db.execute(
-                "select id, src, dst, from_port, to_port, workspace from arrows order by id")
+                "select id, src, dst, from_port, to_port, workspace from arrows")
         ]
         canvas.restore(nodes, arrows)
         return workspaces, canvas
