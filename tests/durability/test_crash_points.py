@@ -41,7 +41,11 @@ CRASHER = textwrap.dedent("""
     AnchorFile.write = write
 
     async def run():
-        engine = Engine.open(db, world=World(net=None, fs=None))
+        world = World(net=None, fs=None)
+        if db.startswith("postgresql://"):
+            engine = Engine.open(store=db, world=world)
+        else:
+            engine = Engine.open(db, world=world)
         await engine.call("c1", "terminals.run", "t1", {"command": command})
         raise SystemExit("the call returned: no crash happened")
 
@@ -49,21 +53,15 @@ CRASHER = textwrap.dedent("""
 """)
 
 
-def _crash(db: Path, point: str, command: str) -> None:
+def _crash(db: Path | str, point: str, command: str) -> None:
     result = subprocess.run([sys.executable, "-c", CRASHER, str(db), point, command],
                             cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
 
 
-def _verify(db: Path, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
-    code = main(["log", "verify", "--db", str(db)])
+def _verify(store: Target, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+    code = main(["log", "verify", *store.args()])
     return code, capsys.readouterr().out
-
-
-#: Why the anchor's crash points and findings are SQLite's alone.
-NO_ANCHOR = ("the anchor is a file beside the SQLite database, written around its commit; "
-             "the PostgreSQL store has no anchor (a killed engine on PostgreSQL: "
-             "tests/pg/test_kills.py)")
 
 
 @pytest.fixture
@@ -75,29 +73,26 @@ async def logged(world: Engine, target: Target) -> Target:
     return target
 
 
-@pytest.mark.sqlite_only(NO_ANCHOR)
 def test_crash_before_commit_then_after_commit_verifies(
         logged: Target, capsys: pytest.CaptureFixture[str]) -> None:
     """Crash 1 leaves a pending anchor for a row that never committed; the next
     transaction writes a different row of the same number, and crash 2 strikes
     after its COMMIT: the untouched log still verifies after each."""
-    db = logged.db
-    before = sqlite3.connect(db).execute("select max(seq) from log").fetchone()[0]
-    _crash(db, "before-commit", "lost")
-    anchor = AnchorFile(str(db) + ".anchor").read()
+    before = logged.query("select max(seq) from log")[0][0]
+    _crash(logged.location, "before-commit", "lost")
+    anchor = AnchorFile(logged.anchor_path()).read()
     assert anchor is not None and anchor.pending is not None
     assert anchor.pending.seq == before + 1  # the pending row on file never committed
-    code, out = _verify(db, capsys)
+    assert logged.query("select max(seq) from log")[0][0] == before
+    code, out = _verify(logged, capsys)
     assert code == 0, out
-    _crash(db, "after-commit", "kept")
-    conn = sqlite3.connect(db)
-    assert conn.execute("select max(seq), payload from log where seq = (select max(seq) "
-                        "from log)").fetchone() == (before + 1, "kept")
-    conn.close()
-    code, out = _verify(db, capsys)
+    _crash(logged.location, "after-commit", "kept")
+    assert tuple(logged.query("select max(seq), payload from log where seq = (select max(seq) "
+                              "from log) group by payload")[0]) == (before + 1, "kept")
+    code, out = _verify(logged, capsys)
     assert code == 0, out
     # And the engine carries on from there.
-    engine = Engine.open(db, world=World(net=None, fs=None))
+    engine = logged.open()
     assert engine.verify_log().ok
     engine.close()
 
@@ -114,13 +109,12 @@ def test_pending_rows_compare_by_sequence_and_hash() -> None:
     assert AnchorState(b).newer_than(AnchorState(x, b))
 
 
-@pytest.mark.sqlite_only(NO_ANCHOR)
 @pytest.mark.parametrize("kind", ["directory", "garbage", "wrong types", "unreadable"])
 def test_a_bad_anchor_is_a_finding(logged: Target, capsys: pytest.CaptureFixture[str],
                                    kind: str) -> None:
     """A directory, garbage or an unreadable file in the anchor's place: exit 1 with a
     finding, no traceback, from the CLI and from the engine."""
-    anchor = Path(str(logged.db) + ".anchor")
+    anchor = logged.anchor_path()
     if kind == "directory":
         anchor.unlink()
         anchor.mkdir()
@@ -132,9 +126,9 @@ def test_a_bad_anchor_is_a_finding(logged: Target, capsys: pytest.CaptureFixture
         if os.geteuid() == 0:
             pytest.skip("root reads any file")
         anchor.chmod(0)
-    code, out = _verify(logged.db, capsys)
+    code, out = _verify(logged, capsys)
     assert code == 1 and "anchor" in out and "not readable" in out, out
-    engine = Engine.open(logged.db, world=World(net=None, fs=None))
+    engine = logged.open()
     result = engine.verify_log()
     engine.close()
     assert not result.ok and "not readable" in result.problem
@@ -149,7 +143,7 @@ def test_a_blob_payload_is_a_finding(logged: Target,
     conn.execute("update log set payload = ? where seq = 2", [b"\x00binary"])
     conn.commit()
     conn.close()
-    code, out = _verify(logged.db, capsys)
+    code, out = _verify(logged, capsys)
     assert code == 1 and "first bad row 2" in out and "BLOB" in out, out
 
 
@@ -162,14 +156,13 @@ def test_a_malformed_chain_column_is_a_finding(logged: Target,
     assert code == 1 and "first bad row 3" in out, out
 
 
-@pytest.mark.sqlite_only(NO_ANCHOR)
 async def test_writing_with_a_directory_for_an_anchor_fails_closed(logged: Target) -> None:
     """The engine cannot advance an anchor that is a directory: the change is refused with
     STORE_FAILED and nothing is written, rather than a log that outruns its anchor."""
-    anchor = Path(str(logged.db) + ".anchor")
+    anchor = logged.anchor_path()
     anchor.unlink()
     anchor.mkdir()
-    engine = Engine.open(logged.db, world=World(net=None, fs=None))
+    engine = logged.open()
     try:
         rows = len(engine.log_rows())
         with pytest.raises(StoreFailed, match="Is a directory"):

@@ -23,6 +23,9 @@ with a PostgreSQL transaction in place of ``BEGIN IMMEDIATE``:
   fails the whole batch: PostgreSQL aborts the transaction. Either way the
   callers get `StoreFailed`, the state is rebuilt from the store, and a lost
   connection is made again on the next operation.
+- A batch that appended log rows records them in this machine's anchor
+  (`engine.store.pg.anchoring`): pending before COMMIT, still under the write
+  lock, committed after it — as the SQLite store does with its anchor file.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from psycopg.pq import TransactionStatus
 
 from engine.core.errors import StoreFailed
 from engine.core.events import Event
+from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.pg.changes import latest_change, record_change
 from engine.store.pg.locks import NAMESPACE, Lock
@@ -70,12 +74,15 @@ class Batches:
         reload: rebuilds the in-memory state from the store; the store's
             `load` sets `seen` to the change number it loaded.
         committed: receives a committed batch's events, in order.
+        anchor: this machine's anchor of the database, or None for none.
     """
 
     def __init__(self, link: Link, log: PGLog, *, reload: Callable[[], None],
-                 committed: Callable[[list[Event]], None]) -> None:
+                 committed: Callable[[list[Event]], None],
+                 anchor: AnchorFile | None = None) -> None:
         self.link = link
         self.log = log
+        self.anchor = anchor
         self.reload = reload
         self._committed = committed
         self.batch: Batch | None = None
@@ -111,7 +118,7 @@ class Batches:
                 with ``locked``.
             StoreFailed: the store cannot be reached or refused the batch.
         """
-        self.log.forget_tail()
+        self.log.start_batch()
         try:
             conn = self.link.conn
             conn.execute(_BEGIN)
@@ -181,6 +188,7 @@ class Batches:
         dirty = sorted(self.dirty)
         self.dirty.clear()
         seq: int | None = None
+        pending: Anchor | None = None
         try:
             conn = self.link.conn
             if conn.info.transaction_status != TransactionStatus.INTRANS:
@@ -189,21 +197,49 @@ class Batches:
                                   "its commit, so its changes did not happen")
             if dirty:
                 seq = record_change(conn, "state", {"tables": dirty}, t=time.time())
+            pending = self._anchor_pending(conn)
             done = conn.execute("commit")
             if done.statusmessage != "COMMIT":
                 raise StoreFailed(f"the batch was rolled back at commit "
                                   f"({done.statusmessage}), so its changes did not happen")
             self.commits += 1
-        except _STORE_ERRORS as exc:
+        except (*_STORE_ERRORS, OSError) as exc:
             self.link.abandon()
             self.reload_or_mark()
             batch.finish(_failed(exc))
             return
         if seq is not None:
             self.seen = seq
+        if self.anchor is not None and pending is not None:
+            try:
+                self.anchor.write(AnchorState(pending))
+            except OSError:
+                # Committed already: the anchor keeps the pending state, which
+                # names this very row, so verification still passes.
+                pass
         self.revision += 1
         self._committed(batch.events)
         batch.finish(None)
+
+    def _anchor_pending(self, conn: psycopg.Connection[Any]) -> Anchor | None:
+        """Before COMMIT: record the batch's newest row as pending; returns it (None when
+        the batch left no row of its own or there is no anchor).
+
+        Raises:
+            OSError: the anchor cannot be written: the batch must not commit,
+                or its rows would be ones this machine cannot vouch for.
+        """
+        before = self.log.batch_before
+        if self.anchor is None or before is None:
+            return None
+        # The newest row as it stands now: a savepoint rolled back may have
+        # taken the batch's rows away again.
+        row = conn.execute("select seq, hash from log order by seq desc limit 1").fetchone()
+        if row is None or (int(row[0]), str(row[1])) == before:
+            return None
+        pending = Anchor(int(row[0]), str(row[1]))
+        self.anchor.write(AnchorState(Anchor(*before) if before[0] > 0 else None, pending))
+        return pending
 
     def pin_and_flush(self) -> None:
         """Commit what is pending now, even a batch a locked retry holds (at close)."""

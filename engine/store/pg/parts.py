@@ -30,9 +30,11 @@ from psycopg_pool import ConnectionPool
 
 from engine.core.errors import StoreFailed
 from engine.core.hosts import normalise_host
+from engine.store.anchor import AnchorFile
 from engine.store.history import FIELDS as HISTORY_FIELDS
 from engine.store.history import GENESIS, HistoryVerification, entry_hash
 from engine.store.log import EXTRA_FIELDS, FIELDS, Verification, row_hash, rows_query
+from engine.store.pg.anchoring import check as check_anchor
 
 __all__ = ["Link", "PGHistory", "PGLog", "PGSecrets", "PGTokens", "Reader", "redact"]
 
@@ -186,10 +188,20 @@ class PGLog:
     def __init__(self, link: Link) -> None:
         self.link = link
         self._tail: tuple[int, str] | None = None
+        #: The newest row before the open batch's first append, as (seq, hash)
+        #: ((0, GENESIS) for an empty log); None while the batch appended nothing.
+        #: Read under the write lock, so a later rollback cannot change it: what
+        #: the batch's anchor records as "committed" (`Batches.flush`).
+        self.batch_before: tuple[int, str] | None = None
 
     def forget_tail(self) -> None:
         """A batch begins or was rolled back: read the newest row again."""
         self._tail = None
+
+    def start_batch(self) -> None:
+        """A batch begins: nothing appended in it yet."""
+        self._tail = None
+        self.batch_before = None
 
     def append_fields(self, values: list[Any],
                       extra: tuple[Any, ...] | None = None) -> tuple[str, str]:
@@ -205,6 +217,8 @@ class PGLog:
             row = conn.execute("select seq, hash from log order by seq desc limit 1").fetchone()
             last = (int(row[0]), str(row[1])) if row else None
         seq, prev = (last[0] + 1, last[1]) if last else (1, GENESIS)
+        if self.batch_before is None:
+            self.batch_before = (seq - 1, prev)
         values[0] = seq
         chain = values[_CHAIN]
         if isinstance(chain, tuple):
@@ -243,14 +257,20 @@ class PGLog:
                                      ).fetchone()
         return (int(row[0]), str(row[1])) if row else None
 
-    def verify(self, history: PGHistory) -> Verification:
-        """Check every row's number, link and hash in order, then the consent history.
-
-        There is no anchor file: the database is on a server, shared by every
-        engine; rows removed from its end are found by the consent history
-        only when they were consent rows.
+    def verify(self, history: PGHistory, anchor: AnchorFile | None = None) -> Verification:
+        """Check every row's number, link and hash in order, then this machine's anchor
+        (`engine.store.pg.anchoring.check`), then the consent history.
         """
         result = self._verify_chain()
+        if anchor is not None:
+            conn = self.link.conn
+
+            def hash_at(seq: int) -> str | None:
+                row = conn.execute("select hash from log where seq = %s", [seq]).fetchone()
+                return None if row is None else str(row[0])
+
+            newest = self.last()
+            result = check_anchor(result, anchor, hash_at, newest[0] if newest else 0)
         checked = history.verify()
         if checked.ok:
             return result

@@ -1,0 +1,126 @@
+"""This machine's anchor of a PostgreSQL store's arrow log (issue 20).
+
+The hash chain shows that no row was altered, removed or inserted between
+rows, but a person who may write the ``log`` table can cut off its newest rows
+or rewrite the whole chain consistently. On SQLite the anchor file beside the
+database closes that gap; a PostgreSQL database has no "beside", and many
+engines on many machines append to it.
+
+So each machine keeps its own anchor: one `AnchorFile` per database, in the
+``anchors`` folder of the user's data folder (beside the default database,
+`engine.store.database.default_database_path`), named after the database's
+identity: the cluster's system identifier, the database's name and the
+schema. Those are not something a writer of the tables can change. Every
+batch that appends rows records, under the store's write lock and before
+COMMIT, ``{"committed": <newest row before the batch>, "pending": <newest row
+of the batch>}``, and after COMMIT ``{"committed": <newest row of the batch>}``
+— the same protocol as on SQLite (`engine.store.anchor`).
+
+What `check` can vouch for differs from SQLite: other engines append after
+this machine's newest row, so rows beyond it are never a finding. It finds:
+
+- rows cut off the end, down to or below the newest row this machine's engines
+  committed (the row is missing);
+- a chain rewritten consistently up to that row (the row is there, with
+  another hash).
+
+It cannot find rows appended after that row, whether by another engine or by
+a forger who knows the hash function, nor anything on a machine whose engines
+never wrote: such a machine has no anchor, and its `log verify` says so.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg import Connection
+
+from engine.store.anchor import Anchor, AnchorFile
+from engine.store.database import default_database_path
+from engine.store.log import Verification
+
+__all__ = ["anchor_folder", "check", "database_identity", "local_anchor"]
+
+
+def anchor_folder() -> Path:
+    """Where this user's anchors of PostgreSQL stores live: ``anchors`` beside the default
+    database (``$ARROWGATE_DB``'s folder, else ``~/.local/share/arrowgate``)."""
+    return default_database_path().parent / "anchors"
+
+
+def database_identity(conn: Connection[Any]) -> str:
+    """The database's identity: system identifier, database name and schema.
+
+    ``pg_control_system()`` may be refused to a role without the privilege;
+    the server's address and port stand in for the cluster then.
+    """
+    try:
+        row = conn.execute("select system_identifier::text from pg_control_system()").fetchone()
+        cluster = f"system:{row[0]}" if row else "system:?"
+    except psycopg.errors.InsufficientPrivilege:
+        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            conn.execute("rollback")
+        row = conn.execute("select coalesce(host(inet_server_addr()), 'local'),"
+                           " coalesce(inet_server_port(), 0)").fetchone()
+        cluster = f"server:{row[0] if row else '?'}:{row[1] if row else 0}"
+    names = conn.execute("select current_database(), current_schema()").fetchone()
+    database, schema = (names[0], names[1]) if names else ("?", "?")
+    return f"{cluster}/{database}/{schema}"
+
+
+def local_anchor(conn: Connection[Any], folder: Path | None = None) -> AnchorFile:
+    """This machine's anchor file of the database ``conn`` is connected to.
+
+    The file's name is a digest of `database_identity` (names may hold any
+    character); the folder is made when missing.
+    """
+    identity = database_identity(conn)
+    digest = hashlib.sha256(identity.encode()).hexdigest()[:32]
+    where = folder if folder is not None else anchor_folder()
+    where.mkdir(parents=True, exist_ok=True)
+    return AnchorFile(where / f"{digest}.anchor")
+
+
+def check(result: Verification, anchor_file: AnchorFile,
+          hash_at: Callable[[int], str | None], newest: int) -> Verification:
+    """The chain's verification ``result``, then this machine's anchor against it.
+
+    Args:
+        result: the chain's verification (returned as is when it failed).
+        anchor_file: this machine's anchor of the database.
+        hash_at: the hash of the row with a sequence number, or None when
+            there is no such row.
+        newest: the newest row's sequence number (0: an empty log).
+    """
+    if not result.ok:
+        return result
+    try:
+        state = anchor_file.read()
+    except ValueError as exc:
+        return Verification(False, result.rows, None, str(exc))
+    if state is None or state.committed is None and state.pending is None:
+        return result
+    if _present(state.pending, hash_at) or _present(state.committed, hash_at):
+        return result
+    committed = state.committed
+    if committed is None:
+        # Only a pending row, which never committed (a crash before COMMIT):
+        # this machine vouches for nothing yet.
+        return result
+    if hash_at(committed.seq) is None:
+        start = newest + 1
+        return Verification(False, result.rows, start,
+                            f"rows {start}..{committed.seq} are missing (this machine's anchor "
+                            f"{anchor_file.path} says row {committed.seq} was written)")
+    return Verification(False, result.rows, committed.seq,
+                        f"row {committed.seq} is not the row this machine's engine committed "
+                        f"(anchor {anchor_file.path}): the chain was rewritten")
+
+
+def _present(row: Anchor | None, hash_at: Callable[[int], str | None]) -> bool:
+    return row is not None and hash_at(row.seq) == row.hash
+
