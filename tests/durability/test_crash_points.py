@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from engine import Engine, World
+from engine import Engine
 from engine.app.cli import main
 from engine.core.errors import StoreFailed
 from engine.store.anchor import Anchor, AnchorFile, AnchorState

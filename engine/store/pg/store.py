@@ -43,10 +43,10 @@ from engine.core.limits import SteadyClock
 from engine.core.prompts import Prompt
 from engine.core.state import PackageState, State
 from engine.core.tools import ToolCall
+from engine.store.anchor import AnchorFile
 from engine.store.canvas import CanvasStore
 from engine.store.loading import load_state
 from engine.store.log import Verification
-from engine.store.anchor import AnchorFile
 from engine.store.pg.anchoring import local_anchor
 from engine.store.pg.batches import Batches
 from engine.store.pg.changes import follow_changes, latest_change
