@@ -321,16 +321,17 @@ def check_span(rows: Iterable[Sequence[Any]], names: Sequence[str]) -> Span:
     """
     where = {name: i for i, name in enumerate(names)}
     i_seq, i_prev, i_hash = where["seq"], where["prev"], where["hash"]
-    picks = [where.get(f) for f in (*FIELDS, *EXTRA_FIELDS)]
-    i_chain = picks[_CHAIN]
-    n_fields = len(FIELDS)
-    if all(i is not None for i in picks):
-        pick: Callable[[Sequence[Any]], Any] = itemgetter(*cast(list[int], picks))
-    else:  # a log table from before a field existed: it hashes as None
-        def pick(row: Sequence[Any]) -> Any:
-            return tuple(None if i is None else row[i] for i in picks)
+    picks = [where.get(f) for f in FIELDS]
+    extras = [where.get(f) for f in EXTRA_FIELDS]
+    pick = _getter(picks)
+    pick_extra = _getter(extras)
+    has_chain = picks[_CHAIN] is not None
+    # A BLOB in a hashed column fails the hash (JSON has no bytes) and one in
+    # prev or hash fails the link or the hash: those rows are looked at again
+    # for binary data, to name it as the single pass always did. A column
+    # the engine never hashes is looked at in every row.
+    always_blobs = bool(set(names) - {*FIELDS, *EXTRA_FIELDS, "prev", "hash"})
     canonical, sha256 = _canonical, hashlib.sha256
-    no_extra = list(_NO_EXTRA)
     loads = json.loads
     count = 0
     first: tuple[Any, Any] | None = None
@@ -350,30 +351,52 @@ def check_span(rows: Iterable[Sequence[Any]], names: Sequence[str]) -> Span:
         elif row[i_prev] != prev:
             return Span(count, first, None, count, seq,
                         f"row {seq}: does not link to the row before it")
-        if _BLOB in map(type, row):
-            name = next(names[i] for i, v in enumerate(row) if type(v) is _BLOB)
-            return Span(count, first, None, count, seq,
-                        f"row {seq}: {name} holds binary data (a BLOB), which the engine "
-                        "never writes")
-        values = list(pick(row))
+        if always_blobs and _BLOB in map(type, row):
+            return _blob_span(count, first, seq, row, names)
+        values: Any = pick(row)
         try:
-            chain = values[_CHAIN] if i_chain is not None else None
-            if chain is not None:
-                values[_CHAIN] = loads(chain)
-            if values[n_fields:] == no_extra:
-                del values[n_fields:]  # hashed without them, as `row_hash` does
+            if has_chain and values[_CHAIN] is not None:
+                if type(values[_CHAIN]) is _BLOB:  # json.loads would take bytes
+                    return _blob_span(count, first, seq, row, names)
+                values = list(values)
+                values[_CHAIN] = loads(values[_CHAIN])
+            extra = pick_extra(row)
+            if extra != _NO_EXTRA:
+                values = (*values, *extra)
             digest = sha256((prev + "\n" + canonical(values)).encode()).hexdigest()
         except (ValueError, TypeError, RecursionError) as exc:
+            if _BLOB in map(type, row):
+                return _blob_span(count, first, seq, row, names)
             # Whatever was put in the table by hand, verify reports it.
             return Span(count, first, None, count, seq,
                         f"row {seq}: its contents cannot be read: {exc}")
         if digest != row[i_hash]:
+            if _BLOB in map(type, row):
+                return _blob_span(count, first, seq, row, names)
             return Span(count, first, None, count, seq,
                         f"row {seq}: its contents do not match its hash")
         prev, expected = row[i_hash], seq + 1
     if first is None:
         return Span(0)
     return Span(count, first, (expected - 1, prev))
+
+
+def _getter(where: list[int | None]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
+    """The columns at ``where`` of a row, as a tuple; None for a column the table lacks
+    (a log table from before a field existed: it hashes as None)."""
+    if all(i is not None for i in where):
+        get = itemgetter(*cast(list[int], where))
+        if len(where) == 1:
+            return lambda row: (get(row),)
+        return cast(Callable[[Sequence[Any]], tuple[Any, ...]], get)
+    return lambda row: tuple(None if i is None else row[i] for i in where)
+
+
+def _blob_span(count: int, first: tuple[Any, Any], seq: Any, row: Sequence[Any],
+               names: Sequence[str]) -> Span:
+    name = next(names[i] for i, v in enumerate(row) if type(v) is _BLOB)
+    return Span(count, first, None, count, seq,
+                f"row {seq}: {name} holds binary data (a BLOB), which the engine never writes")
 
 
 def join_spans(spans: Iterable[Span]) -> Verification:

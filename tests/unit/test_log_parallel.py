@@ -58,6 +58,13 @@ CASES = {
     "a span's first row renumbered": ["update log set seq = 0 where seq = 21"],
     "a blob": ["update log set card = x'00ff' where seq = 45"],
     "a chain that is not JSON": ["update log set chain = '[[[' where seq = 41"],
+    "a chain that is JSON in a blob": ["update log set chain = x'5b2261225d' where seq = 30"],
+    "a blob for a hash": ["update log set hash = x'00' where seq = 12"],
+    "a blob in a column the engine never writes": [
+        "alter table log add column note", "update log set note = x'01' where seq = 8"],
+    "a chain on a row, then a bad payload": [
+        "update log set chain = '[\"a1\", \"c1\"]' where seq = 5",
+        "update log set payload = 'x' where seq = 6"],
     "the last row's hash": ["update log set hash = 'z' where seq = 60"],
     "a row added at the end": ["insert into log (seq, t, call, outcome, prev, hash) values "
                                "(61, 0, 'terminals.run', 'ok', 'x', 'y')"],

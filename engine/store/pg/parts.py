@@ -18,6 +18,7 @@ writes a NUL as ``\\u0000``.)
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -33,7 +34,14 @@ from engine.core.hosts import normalise_host
 from engine.store.anchor import AnchorFile
 from engine.store.history import FIELDS as HISTORY_FIELDS
 from engine.store.history import GENESIS, HistoryVerification, entry_hash
-from engine.store.log import EXTRA_FIELDS, FIELDS, Verification, row_hash, rows_query
+from engine.store.log import (
+    EXTRA_FIELDS,
+    FIELDS,
+    Verification,
+    check_span,
+    join_spans,
+    rows_query,
+)
 from engine.store.pg.anchoring import check as check_anchor
 
 __all__ = ["Link", "PGHistory", "PGLog", "PGSecrets", "PGTokens", "Reader", "redact"]
@@ -280,28 +288,18 @@ class PGLog:
         return Verification(False, result.rows, None, checked.problem)
 
     def _verify_chain(self) -> Verification:
-        prev, expected, count = GENESIS, 1, 0
-        cur = self.link.conn.cursor(row_factory=dict_row)
-        for raw in cur.execute("select * from log order by seq"):
-            count += 1
-            seq = raw.get("seq")
-            if seq != expected:
-                return Verification(False, count, seq if type(seq) is int else expected,
-                                    f"row {seq!r}: expected sequence number {expected}")
-            if raw.get("prev") != prev:
-                return Verification(False, count, seq,
-                                    f"row {seq}: does not link to the row before it")
-            try:
-                row = _decode(raw)
-                digest = row_hash(prev, row)
-            except (ValueError, TypeError, RecursionError) as exc:
-                return Verification(False, count, seq,
-                                    f"row {seq}: its contents cannot be read: {exc}")
-            if digest != row["hash"]:
-                return Verification(False, count, seq,
-                                    f"row {seq}: its contents do not match its hash")
-            prev, expected = row["hash"], expected + 1
-        return Verification(True, count)
+        # The same loop as the SQLite log's (`check_span`): the same checks in
+        # the same order, the same words. A server-side cursor streams the rows.
+        conn = self.link.conn
+        with conn.transaction():
+            with conn.cursor(name="arrowgate_verify") as cur:
+                cur.itersize = 5000
+                cur.execute("select * from log order by seq")
+                first = cur.fetchmany(1)
+                names = [d[0] for d in cur.description or ()]
+                if not first:
+                    return Verification(True, 0)
+                return join_spans([check_span(itertools.chain(first, cur), names)])
 
 
 def _grants_digest(conn: Connection[Any]) -> str:
