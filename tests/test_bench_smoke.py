@@ -77,3 +77,15 @@ def test_pg_bench_smoke(tmp_path, pg_server: str) -> None:
         (1, "sqlite"), (1, "postgresql"), (2, "sqlite"), (2, "postgresql")]
     assert all(r["decisions_per_s"] > 0 and r["accepted_per_s"] > 0 for r in figures["rows"])
     assert len(figures["load_before"]) == 3 and figures["postgres_version"] != "?"
+
+
+def test_verify_bench_smoke(tmp_path) -> None:
+    """The 1,000,000-row verification benchmark runs on a small log (figures are not
+    asserted); one process and several agree, and the log verifies."""
+    from bench.verify import main
+
+    out = tmp_path / "verify.json"
+    assert main(["--rows", "3000", "--repeat", "1", "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert figures["rows"] == 3000 and figures["ok"] is True
+    assert {"one_process_s", "parallel_s", "log_verify_s", "load"} <= set(figures)

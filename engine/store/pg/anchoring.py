@@ -11,10 +11,13 @@ So each machine keeps its own anchor: one `AnchorFile` per database, in the
 `engine.store.database.default_database_path`), named after the database's
 identity: the cluster's system identifier, the database's name and the
 schema. Those are not something a writer of the tables can change. Every
-batch that appends rows records, under the store's write lock and before
-COMMIT, ``{"committed": <newest row before the batch>, "pending": <newest row
-of the batch>}``, and after COMMIT ``{"committed": <newest row of the batch>}``
-— the same protocol as on SQLite (`engine.store.anchor`).
+batch that appends rows reads its newest row under the store's write lock and,
+once it has committed, records ``{"committed": <that row>}``
+(`engine.store.pg.batches`). Unlike SQLite's anchor there is no "pending"
+record before COMMIT: rows after this machine's newest are never a finding
+here, so a crash between COMMIT and the update leaves the anchor one batch
+behind, which verifies, and the write lock is never held through an fsync.
+(A pending record an older version or a crash left is still accepted.)
 
 What `check` can vouch for differs from SQLite: other engines append after
 this machine's newest row, so rows beyond it are never a finding. It finds:

@@ -23,9 +23,9 @@ with a PostgreSQL transaction in place of ``BEGIN IMMEDIATE``:
   fails the whole batch: PostgreSQL aborts the transaction. Either way the
   callers get `StoreFailed`, the state is rebuilt from the store, and a lost
   connection is made again on the next operation.
-- A batch that appended log rows records them in this machine's anchor
-  (`engine.store.pg.anchoring`): pending before COMMIT, still under the write
-  lock, committed after it — as the SQLite store does with its anchor file.
+- A batch that appended log rows records its newest row in this machine's
+  anchor (`engine.store.pg.anchoring`) once it has committed, after the write
+  lock is released.
 """
 
 from __future__ import annotations
@@ -83,6 +83,8 @@ class Batches:
         self.link = link
         self.log = log
         self.anchor = anchor
+        #: Why the anchor could not be advanced after the last commit, or "".
+        self.anchor_failure = ""
         self.reload = reload
         self._committed = committed
         self.batch: Batch | None = None
@@ -197,13 +199,13 @@ class Batches:
                                   "its commit, so its changes did not happen")
             if dirty:
                 seq = record_change(conn, "state", {"tables": dirty}, t=time.time())
-            pending = self._anchor_pending(conn)
+            pending = self._newest_of_batch(conn)
             done = conn.execute("commit")
             if done.statusmessage != "COMMIT":
                 raise StoreFailed(f"the batch was rolled back at commit "
                                   f"({done.statusmessage}), so its changes did not happen")
             self.commits += 1
-        except (*_STORE_ERRORS, OSError) as exc:
+        except _STORE_ERRORS as exc:
             self.link.abandon()
             self.reload_or_mark()
             batch.finish(_failed(exc))
@@ -213,21 +215,24 @@ class Batches:
         if self.anchor is not None and pending is not None:
             try:
                 self.anchor.write(AnchorState(pending))
-            except OSError:
-                # Committed already: the anchor keeps the pending state, which
-                # names this very row, so verification still passes.
-                pass
+            except (OSError, ValueError) as exc:
+                # Committed already: the rows are in the database, and the
+                # anchor still names an older row, which they follow. The
+                # next batch tries again; say why it could not now.
+                self.anchor_failure = f"{type(exc).__name__}: {exc}"
         self.revision += 1
         self._committed(batch.events)
         batch.finish(None)
 
-    def _anchor_pending(self, conn: psycopg.Connection[Any]) -> Anchor | None:
-        """Before COMMIT: record the batch's newest row as pending; returns it (None when
-        the batch left no row of its own or there is no anchor).
+    def _newest_of_batch(self, conn: psycopg.Connection[Any]) -> Anchor | None:
+        """Before COMMIT, under the write lock: the batch's newest log row, for the anchor
+        (None when the batch left no row of its own or there is no anchor).
 
-        Raises:
-            OSError: the anchor cannot be written: the batch must not commit,
-                or its rows would be ones this machine cannot vouch for.
+        No "pending" record is written before COMMIT, unlike SQLite's anchor:
+        on a shared database rows after this machine's newest are never a
+        finding, so a crash between COMMIT and the anchor's update only leaves
+        the anchor one batch behind, and the write lock is not held through
+        an fsync.
         """
         before = self.log.batch_before
         if self.anchor is None or before is None:
@@ -237,9 +242,7 @@ class Batches:
         row = conn.execute("select seq, hash from log order by seq desc limit 1").fetchone()
         if row is None or (int(row[0]), str(row[1])) == before:
             return None
-        pending = Anchor(int(row[0]), str(row[1]))
-        self.anchor.write(AnchorState(Anchor(*before) if before[0] > 0 else None, pending))
-        return pending
+        return Anchor(int(row[0]), str(row[1]))
 
     def pin_and_flush(self) -> None:
         """Commit what is pending now, even a batch a locked retry holds (at close)."""
