@@ -250,7 +250,9 @@ class LogIndex:
 def main(argv: list[str] | None = None) -> int:
     """``python -m engine.store.logindex DB``: verify in a process of its own, print JSON.
 
-    ``DB`` may be a PostgreSQL store's URL.
+    ``DB`` may be a PostgreSQL store's URL, or ``-`` to read it from the first
+    line of standard input (a URL may hold a password, which a command line
+    shows to every user of the machine).
 
     A viewer runs this so that hashing a million rows never competes with
     its own drawing for the interpreter lock.
@@ -262,7 +264,12 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m engine.store.logindex DB", file=sys.stderr)
         return 2
-    result = verify_path(args[0])
+    location = sys.stdin.readline().strip() if args[0] == "-" else args[0]
+    if not location:
+        print("python -m engine.store.logindex: no database named on standard input",
+              file=sys.stderr)
+        return 2
+    result = verify_path(location)
     print(json.dumps(result.to_json()))
     return 0 if result.ok else 1
 

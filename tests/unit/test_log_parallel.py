@@ -136,3 +136,20 @@ def test_a_big_log_is_verified_on_several_processes(clean: Path, tmp_path: Path,
     found = verify_path(path)
     assert calls == [(1, ROWS)]
     assert found == Verification(False, 37, 37, "row 37: its contents do not match its hash")
+
+
+def test_the_verifier_process_reads_its_database_from_stdin(
+        clean: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """``python -m engine.store.logindex -`` takes the location on standard input (a store
+    URL may hold a password, which a command line would show); an empty line is refused."""
+    import io
+    import json
+
+    from engine.store.logindex import main
+
+    monkeypatch.setattr("sys.stdin", io.StringIO(f"{clean}\n"))
+    assert main(["-"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"ok": True, "rows": ROWS, "first_bad": None,
+                                                   "problem": ""}
+    monkeypatch.setattr("sys.stdin", io.StringIO("\n"))
+    assert main(["-"]) == 2

@@ -269,10 +269,16 @@ class ArrowLogScreen(EngineScreen):
         would hold the interpreter lock against scrolling.
         """
         self._verified(None)
+        # A store's URL goes through standard input: it may hold a password,
+        # which a command line shows to every user of the machine.
+        on_server = is_store_url(self.gate.db_path)
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "engine.store.logindex", self.gate.db_path,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        out, err = await proc.communicate()
+            sys.executable, "-m", "engine.store.logindex",
+            "-" if on_server else self.gate.db_path,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE)
+        out, err = await proc.communicate(
+            (self.gate.db_path + "\n").encode() if on_server else b"")
         try:
             data = json.loads(out)
             result = Verification(bool(data["ok"]), int(data["rows"]), data["first_bad"],

@@ -109,7 +109,9 @@ class PGStore:
         except OSError as exc:
             self.link.close()
             raise StoreFailed(f"cannot make this machine's anchor of the PostgreSQL store "
-                              f"{redact(dsn)}: {exc}") from exc
+                              f"{redact(dsn)}: {exc} (the anchors live beside the default "
+                              "database: set ARROWGATE_DB to a file in a writable folder)"
+                              ) from exc
         except BaseException:
             self.link.close()
             raise
