@@ -27,7 +27,8 @@ from engine.store.database import database_file
 from engine.store.history import ConsentHistory
 
 __all__ = ["EXTRA_FIELDS", "FIELDS", "GENESIS", "PARALLEL_ROWS", "PAYLOAD_KEPT", "ArrowLog",
-           "Span", "Verification", "check_span", "clip_payload", "join_spans", "row_hash",
+           "Span", "Verification", "check_span", "clip_payload", "join_spans",
+           "parallel_processes", "row_hash",
            "rows_query", "verify_file_in_parallel"]
 
 #: The fields of a row, in the order they are hashed.
@@ -433,7 +434,8 @@ def _check_file_span(path: str, lo: int, hi: int) -> Span:
         conn.close()
 
 
-def _processes() -> int:
+def parallel_processes() -> int:
+    """How many processes verify a big log: one per core this process may use, at most 8."""
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -449,7 +451,7 @@ def verify_file_in_parallel(path: str, lo: int, hi: int, *,
     Each worker opens the file read-only; the log is append-only, so rows up
     to ``hi`` read in different transactions are the same rows.
     """
-    workers = processes if processes is not None else _processes()
+    workers = processes if processes is not None else parallel_processes()
     size = max(1, -(-(hi - lo + 1) // workers))
     bounds = [(a, min(a + size - 1, hi)) for a in range(lo, hi + 1, size)]
     if len(bounds) == 1:

@@ -20,7 +20,9 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import multiprocessing
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import psycopg
@@ -37,14 +39,18 @@ from engine.store.history import GENESIS, HistoryVerification, entry_hash
 from engine.store.log import (
     EXTRA_FIELDS,
     FIELDS,
+    PARALLEL_ROWS,
+    Span,
     Verification,
     check_span,
     join_spans,
+    parallel_processes,
     rows_query,
 )
 from engine.store.pg.anchoring import check as check_anchor
 
-__all__ = ["Link", "PGHistory", "PGLog", "PGSecrets", "PGTokens", "Reader", "redact"]
+__all__ = ["Link", "PGHistory", "PGLog", "PGSecrets", "PGTokens", "Reader", "redact",
+           "verify_pg_in_parallel"]
 
 _COLUMNS = (*FIELDS, "prev", "hash", *EXTRA_FIELDS)
 _NO_EXTRA = (None,) * len(EXTRA_FIELDS)
@@ -291,15 +297,57 @@ class PGLog:
         # The same loop as the SQLite log's (`check_span`): the same checks in
         # the same order, the same words. A server-side cursor streams the rows.
         conn = self.link.conn
-        with conn.transaction():
-            with conn.cursor(name="arrowgate_verify") as cur:
-                cur.itersize = 5000
-                cur.execute("select * from log order by seq")
-                first = cur.fetchmany(1)
-                names = [d[0] for d in cur.description or ()]
-                if not first:
-                    return Verification(True, 0)
-                return join_spans([check_span(itertools.chain(first, cur), names)])
+        found = conn.execute("select min(seq), max(seq) from log").fetchone()
+        if found is None or found[0] is None:
+            return Verification(True, 0)
+        lo, hi = int(found[0]), int(found[1])
+        if hi - lo + 1 >= PARALLEL_ROWS and not self.link.in_transaction():
+            return verify_pg_in_parallel(self.link.dsn, self.link.schema, lo, hi)
+        return join_spans([_check_pg_span(conn, lo, hi)])
+
+
+def _check_pg_span(conn: Connection[Any], lo: int, hi: int) -> Span:
+    """Rows numbered ``lo``..``hi`` of the log, in order, through a server-side cursor."""
+    with conn.transaction():
+        with conn.cursor(name="arrowgate_verify") as cur:
+            cur.itersize = 5000
+            cur.execute("select * from log where seq between %s and %s order by seq", [lo, hi])
+            first = cur.fetchmany(1)
+            names = [d[0] for d in cur.description or ()]
+            if not first:
+                return Span(0)
+            return check_span(itertools.chain(first, cur), names)
+
+
+def _check_pg_span_worker(dsn: str, schema: str | None, lo: int, hi: int) -> Span:
+    """`_check_pg_span` in a worker process, on a read-only connection of its own."""
+    with Link(dsn, schema=schema).connect() as conn:
+        conn.execute("set default_transaction_read_only = on")
+        return _check_pg_span(conn, lo, hi)
+
+
+def verify_pg_in_parallel(dsn: str, schema: str | None, lo: int, hi: int, *,
+                          processes: int | None = None) -> Verification:
+    """Verify the log rows numbered ``lo``..``hi`` in spans, one per process (this one
+    takes the first), then join them (`engine.store.log.join_spans`).
+
+    Workers are spawned, never forked: a forked child would hold copies of
+    this process's open connections to the server.
+    """
+    workers = processes if processes is not None else parallel_processes()
+    size = max(1, -(-(hi - lo + 1) // workers))
+    bounds = [(a, min(a + size - 1, hi)) for a in range(lo, hi + 1, size)]
+    with Link(dsn, schema=schema).connect() as conn:
+        conn.execute("set default_transaction_read_only = on")
+        if len(bounds) == 1:
+            return join_spans([_check_pg_span(conn, lo, hi)])
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=len(bounds) - 1, mp_context=context) as pool:
+            futures = [pool.submit(_check_pg_span_worker, dsn, schema, a, b)
+                       for a, b in bounds[1:]]
+            spans = [_check_pg_span(conn, *bounds[0])]
+            spans += [f.result() for f in futures]
+    return join_spans(spans)
 
 
 def _grants_digest(conn: Connection[Any]) -> str:
