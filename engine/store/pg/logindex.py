@@ -21,7 +21,7 @@ from psycopg import Connection
 from psycopg.rows import dict_row
 
 from engine.store.log import ArrowLog
-from engine.store.logindex import TIMELINE_KIND, LogFilter
+from engine.store.logfilter import TIMELINE_KIND, LogFilter
 
 __all__ = ["PGLogIndex"]
 
