@@ -35,6 +35,7 @@ never wrote: such a machine has no anchor, and its `log verify` says so.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,11 +43,11 @@ from typing import Any
 import psycopg
 from psycopg import Connection
 
-from engine.store.anchor import Anchor, AnchorFile
+from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.database import default_database_path
 from engine.store.log import Verification
 
-__all__ = ["anchor_folder", "check", "database_identity", "local_anchor"]
+__all__ = ["AnchorWriter", "anchor_folder", "check", "database_identity", "local_anchor"]
 
 
 def anchor_folder() -> Path:
@@ -127,3 +128,84 @@ def check(result: Verification, anchor_file: AnchorFile,
 def _present(row: Anchor | None, hash_at: Callable[[int], str | None]) -> bool:
     return row is not None and hash_at(row.seq) == row.hash
 
+
+
+class AnchorWriter:
+    """Advances this machine's anchor in a thread of its own, newest row only.
+
+    A write is two fsyncs; made in the batch's path it would hold up every
+    engine on the machine that shares the anchor file (its lock is held
+    through them). A lagging anchor only vouches for fewer rows (rows after
+    it are never a finding), so the engine hands over each committed batch's
+    newest row and goes on; rows that arrive while a write is under way are
+    folded into the next one. `close` writes what is left before the store
+    closes.
+    """
+
+    def __init__(self, anchor_file: AnchorFile) -> None:
+        self.file = anchor_file
+        self._wake = threading.Condition()
+        self._next: Anchor | None = None
+        self._busy = False
+        self._closed = False
+        #: Why the last write failed, or "" (`log verify` then reports the file).
+        self.failure = ""
+        self._thread: threading.Thread | None = None
+
+    def advance(self, newest: Anchor) -> None:
+        """Record ``newest`` (a committed row) in the anchor soon."""
+        with self._wake:
+            if self._closed:
+                self._write(newest)
+                return
+            if self._next is None or newest.seq > self._next.seq:
+                self._next = newest
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="arrowgate-pg-anchor",
+                                                daemon=True)
+                self._thread.start()
+            self._wake.notify_all()
+
+    def flush(self) -> None:
+        """Wait until every row handed over is written (or failed)."""
+        with self._wake:
+            while self._next is not None or self._busy:
+                self._wake.wait()
+
+    def close(self) -> None:
+        """Write what is left, then stop the thread."""
+        with self._wake:
+            self._closed = True
+            self._wake.notify_all()
+        thread = self._thread
+        if thread is not None:
+            thread.join()
+        with self._wake:
+            left, self._next = self._next, None
+        if left is not None:
+            self._write(left)
+
+    def _run(self) -> None:
+        while True:
+            with self._wake:
+                while self._next is None and not self._closed:
+                    self._wake.wait()
+                if self._next is None:
+                    return
+                row, self._next = self._next, None
+                self._busy = True
+            try:
+                self._write(row)
+            finally:
+                with self._wake:
+                    self._busy = False
+                    self._wake.notify_all()
+
+    def _write(self, row: Anchor) -> None:
+        try:
+            self.file.write(AnchorState(row))
+            self.failure = ""
+        except (OSError, ValueError) as exc:
+            # The rows are committed; the anchor names an older row, which
+            # they follow. The next batch tries again.
+            self.failure = f"{type(exc).__name__}: {exc}"

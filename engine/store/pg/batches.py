@@ -23,9 +23,9 @@ with a PostgreSQL transaction in place of ``BEGIN IMMEDIATE``:
   fails the whole batch: PostgreSQL aborts the transaction. Either way the
   callers get `StoreFailed`, the state is rebuilt from the store, and a lost
   connection is made again on the next operation.
-- A batch that appended log rows records its newest row in this machine's
-  anchor (`engine.store.pg.anchoring`) once it has committed, after the write
-  lock is released.
+- A batch that appended log rows hands its newest row, once committed, to
+  this machine's anchor (`engine.store.pg.anchoring.AnchorWriter`, which
+  writes it in a thread of its own).
 """
 
 from __future__ import annotations
@@ -40,8 +40,9 @@ from psycopg.pq import TransactionStatus
 
 from engine.core.errors import StoreFailed
 from engine.core.events import Event
-from engine.store.anchor import Anchor, AnchorFile, AnchorState
+from engine.store.anchor import Anchor, AnchorFile
 from engine.store.database import BUSY_TIMEOUT_S
+from engine.store.pg.anchoring import AnchorWriter
 from engine.store.pg.changes import latest_change, record_change
 from engine.store.pg.locks import NAMESPACE, Lock
 from engine.store.pg.parts import Link, PGLog
@@ -82,9 +83,7 @@ class Batches:
                  anchor: AnchorFile | None = None) -> None:
         self.link = link
         self.log = log
-        self.anchor = anchor
-        #: Why the anchor could not be advanced after the last commit, or "".
-        self.anchor_failure = ""
+        self.anchor = AnchorWriter(anchor) if anchor is not None else None
         self.reload = reload
         self._committed = committed
         self.batch: Batch | None = None
@@ -213,13 +212,10 @@ class Batches:
         if seq is not None:
             self.seen = seq
         if self.anchor is not None and pending is not None:
-            try:
-                self.anchor.write(AnchorState(pending))
-            except (OSError, ValueError) as exc:
-                # Committed already: the rows are in the database, and the
-                # anchor still names an older row, which they follow. The
-                # next batch tries again; say why it could not now.
-                self.anchor_failure = f"{type(exc).__name__}: {exc}"
+            # Committed: the anchor may name it now or a little later (a
+            # thread writes it); until then it names an older row, which
+            # these follow, so the log verifies meanwhile.
+            self.anchor.advance(pending)
         self.revision += 1
         self._committed(batch.events)
         batch.finish(None)

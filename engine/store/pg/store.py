@@ -178,8 +178,12 @@ class PGStore:
         return state
 
     def close(self) -> None:
-        """Close the store's connection."""
-        self.link.close()
+        """Write what the anchor still lacks; close the store's connection."""
+        try:
+            if self.tx.anchor is not None:
+                self.tx.anchor.close()
+        finally:
+            self.link.close()
 
     # --------------------------------------------------------- transactions
     @property
@@ -273,6 +277,8 @@ class PGStore:
 
     def verify_log(self) -> Verification:
         """Check the arrow log's chain, this machine's anchor of it, and the consent history."""
+        if self.tx.anchor is not None:
+            self.tx.anchor.flush()  # what this engine committed is on file first
         return self.log.verify(self.history, self.anchor)
 
     # ------------------------------------------------------------- helpers
