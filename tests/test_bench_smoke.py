@@ -119,3 +119,14 @@ def test_direct_build_gives_the_same_tables(tmp_path) -> None:
         assert a.execute(sql).fetchall() == b.execute(sql).fetchall(), sql
     a.close()
     b.close()
+
+def test_verify_bench_smoke(tmp_path) -> None:
+    """The 1,000,000-row verification benchmark runs on a small log (figures are not
+    asserted); one process and several agree, and the log verifies."""
+    from bench.verify import main
+
+    out = tmp_path / "verify.json"
+    assert main(["--rows", "3000", "--repeat", "1", "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert figures["rows"] == 3000 and figures["ok"] is True
+    assert {"one_process_s", "parallel_s", "log_verify_s", "load"} <= set(figures)

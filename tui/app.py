@@ -32,6 +32,7 @@ from textual.worker import Worker, WorkerState
 
 from engine import ConsentError, Engine, Event
 from engine.effects.operator import OperatorCheck, operator_check
+from engine.store.logindex import is_store_url
 
 from .commands import ArrowgateCommands, GuardedCommandPalette
 from .messages import EngineChanged
@@ -55,8 +56,8 @@ class ArrowgateApp(App[int]):
 
     Args:
         engine: the engine to show and act on (its database is the app's).
-        db_path: the database file (the log view reads it on connections of
-            its own); by default the engine's.
+        db_path: the database file or PostgreSQL store URL (the log view
+            reads it on connections of its own); by default the engine's.
         operator: decides that a person operates the app (SPEC §4.5);
             injected by tests, the real check otherwise.
         keymap: binding id → keys, applied over the defaults.
@@ -106,13 +107,27 @@ class ArrowgateApp(App[int]):
                  driver_class: type[Driver] | None = None) -> None:
         super().__init__(driver_class=driver_class)
         self.engine = engine
-        path = db_path or engine.store.file
+        path = db_path or engine.store.file or getattr(engine.store, "dsn", None)
         if path is None:
-            raise ValueError("the TUI needs an engine on a database file")
+            raise ValueError("the TUI needs an engine on a database file or a PostgreSQL store")
+        #: The SQLite file, or the PostgreSQL store's URL: where the log view reads.
         self.db_path = path
+        on_server = is_store_url(path)
+        #: The store as messages name it (a URL's password hidden).
+        self.db_label = path
+        if on_server:
+            from engine.store.pg.parts import redact
+
+            self.db_label = redact(path)
+        anchor = getattr(engine.store, "anchor", None) if on_server else None
+        #: The log's anchor file: beside the database, or this machine's anchor
+        #: of the PostgreSQL store (`engine.store.pg.anchoring`); None for none.
+        self.anchor_path: str | None = (str(anchor.path) if anchor is not None else None) \
+            if on_server else path + ".anchor"
         #: Why the database file cannot be trusted any more (removed, replaced), or "".
         self.store_problem = ""
-        self._db_identity = _identity(path)
+        # A server's database is no file to watch: its failures surface as errors.
+        self._db_identity = None if on_server else _identity(path)
         self.operator = operator
         self._start = start
         self._review = review
@@ -236,20 +251,20 @@ class ArrowgateApp(App[int]):
         consent given now would be lost with it, so consent actions are refused
         until the app is restarted on a database that exists.
         """
-        if self.store_problem:
+        if self.store_problem or is_store_url(self.db_path):
             return
         now = _identity(self.db_path)
         if now == self._db_identity:
             return
-        self.store_problem = (f"the database {self.db_path} was removed" if now is None else
-                              f"the database {self.db_path} was replaced by another file")
+        self.store_problem = (f"the database {self.db_label} was removed" if now is None else
+                              f"the database {self.db_label} was replaced by another file")
         self.notify(f"{self.store_problem} while arrowgate was open. What is shown may be out "
                     "of date and consent actions are refused; restart arrowgate.",
                     title="Database error", severity="error", timeout=30)
 
     def store_failed(self, exc: BaseException) -> None:
         """The database cannot be read (removed, replaced, corrupted): say so, stay up."""
-        self.notify(f"the database {self.db_path} cannot be read: {exc}. What is shown may "
+        self.notify(f"the database {self.db_label} cannot be read: {exc}. What is shown may "
                     "be out of date; consent actions fail until it is readable again.",
                     title="Database error", severity="error", timeout=15)
 

@@ -45,10 +45,11 @@ def _keymap() -> dict[str, str]:
 
 def register(sub: Any) -> None:
     """Add the ``tui`` subcommand."""
-    from engine.app.cli import add_db_option
+    from engine.app.cli import add_db_option, add_store_option
 
     p = sub.add_parser("tui", help="the terminal UI: canvas, arrow logs, holds, grants")
     add_db_option(p)
+    add_store_option(p)
     p.add_argument("--demo", action="store_true",
                    help="open on the demo canvas (run `arrowgate demo` first)")
     p.add_argument("--review", metavar="MANIFEST",
@@ -61,7 +62,7 @@ def register(sub: Any) -> None:
 
 
 def _cmd_tui(args: argparse.Namespace) -> int:
-    from engine.app.cli import CliError, _read_manifest, db_path, interactive
+    from engine.app.cli import CliError, _read_manifest, db_path, interactive, open_store
 
     if not interactive():
         # Without a terminal a full-screen app can only spin or hang: refuse at once.
@@ -69,9 +70,13 @@ def _cmd_tui(args: argparse.Namespace) -> int:
     from .app import ArrowgateApp
     from .tty import terminal_driver
 
-    path = db_path(args)
     keymap = _keymap()
-    engine = Engine.open(path)
+    if getattr(args, "store", None):
+        # The shared store: the engine on PostgreSQL, the log view reading its
+        # log table, other engines' changes through its change feed.
+        engine = Engine.open(store=open_store(args))
+    else:
+        engine = Engine.open(db_path(args))
 
     async def run() -> int:
         review = None

@@ -10,17 +10,26 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+import multiprocessing
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from operator import itemgetter
+from typing import Any, cast
 
 from sqlite_utils import Database
 
 from engine.store.anchor import Anchor, AnchorFile, AnchorState
+from engine.store.database import database_file
 from engine.store.history import ConsentHistory
 
-__all__ = ["EXTRA_FIELDS", "FIELDS", "GENESIS", "PAYLOAD_KEPT", "ArrowLog", "Verification",
-           "clip_payload", "row_hash", "rows_query"]
+__all__ = ["EXTRA_FIELDS", "FIELDS", "GENESIS", "PARALLEL_ROWS", "PAYLOAD_KEPT", "ArrowLog",
+           "Span", "Verification", "check_span", "clip_payload", "join_spans",
+           "parallel_processes", "row_hash",
+           "rows_query", "verify_file_in_parallel"]
 
 #: The fields of a row, in the order they are hashed.
 FIELDS: tuple[str, ...] = (
@@ -267,31 +276,197 @@ class ArrowLog:
                             "added or the chain was rewritten")
 
     def _verify_chain(self) -> Verification:
-        prev, expected_seq, count = GENESIS, 1, 0
-        for raw in self.db.query("select * from log order by rowid"):
-            count += 1
-            seq = raw.get("seq")
-            if type(seq) is not int or seq != expected_seq:
-                return Verification(False, count, seq if type(seq) is int else expected_seq,
-                                    f"row {seq!r}: expected sequence number {expected_seq}")
-            if raw.get("prev") != prev:
-                return Verification(False, count, seq,
-                                    f"row {seq}: does not link to the row before it")
-            problem = _foreign_value(raw)
-            if problem:
-                return Verification(False, count, seq, f"row {seq}: {problem}")
-            try:
-                row = self._decode(raw)
-                digest = row_hash(prev, row)
-            except (ValueError, TypeError, RecursionError) as exc:
-                # Whatever was put in the table by hand, verify reports it.
-                return Verification(False, count, seq,
-                                    f"row {seq}: its contents cannot be read: {exc}")
-            if digest != row["hash"]:
-                return Verification(False, count, seq,
-                                    f"row {seq}: its contents do not match its hash")
-            prev, expected_seq = row["hash"], expected_seq + 1
-        return Verification(True, count)
+        conn = self.db.conn
+        path = database_file(self.db)
+        span = conn.execute("select min(rowid), max(rowid) from log").fetchone()
+        lo, hi = (int(span[0]), int(span[1])) if span and span[0] is not None else (1, 0)
+        if path is None or conn.in_transaction or hi - lo + 1 < PARALLEL_ROWS:
+            # In memory, inside a write (rows no other connection sees yet),
+            # or small: one pass here.
+            cursor = conn.execute("select * from log where rowid <= ? order by rowid", [hi])
+            names = [d[0] for d in cursor.description]
+            return join_spans([check_span(cursor, names)])
+        return verify_file_in_parallel(path, lo, hi)
+
+
+#: Logs of at least this many rows are verified on several processes.
+PARALLEL_ROWS = 200_000
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """What verifying consecutive rows of the log found (`check_span`).
+
+    The first row's number and link are not checked: only whoever knows the
+    row before it can (`join_spans`).
+    """
+
+    rows: int  #: rows read, the bad one included
+    first: tuple[Any, Any] | None = None  #: (seq, prev) of the first row
+    last: tuple[int, str] | None = None  #: (seq, hash) of the last row, when all were good
+    bad: int | None = None  #: the first bad row's position in the span (1-based)
+    bad_seq: int | None = None  #: its sequence number (or the expected one)
+    problem: str = ""
+
+
+_BLOB = bytes  # what sqlite3 and psycopg return for binary data
+
+
+def check_span(rows: Iterable[Sequence[Any]], names: Sequence[str]) -> Span:
+    """Check consecutive log rows (each a tuple of the columns ``names``): every row's
+    number and link to the row before it, that it holds no binary data, and its hash.
+
+    The checks and their messages are those of `ArrowLog.verify`, in the same
+    order, so a log verified in spans names the same first bad row, with the
+    same words, as one verified in a single pass.
+    """
+    where = {name: i for i, name in enumerate(names)}
+    i_seq, i_prev, i_hash = where["seq"], where["prev"], where["hash"]
+    picks = [where.get(f) for f in FIELDS]
+    extras = [where.get(f) for f in EXTRA_FIELDS]
+    pick = _getter(picks)
+    pick_extra = _getter(extras)
+    has_chain = picks[_CHAIN] is not None
+    # A BLOB in a hashed column fails the hash (JSON has no bytes) and one in
+    # prev or hash fails the link or the hash: those rows are looked at again
+    # for binary data, to name it as the single pass always did. A column
+    # the engine never hashes is looked at in every row.
+    always_blobs = bool(set(names) - {*FIELDS, *EXTRA_FIELDS, "prev", "hash"})
+    canonical, sha256 = _canonical, hashlib.sha256
+    loads = json.loads
+    count = 0
+    first: tuple[Any, Any] | None = None
+    prev: Any = None
+    expected = 0
+    for row in rows:
+        count += 1
+        seq = row[i_seq]
+        if first is None:
+            first = (seq, row[i_prev])
+            if type(seq) is not int:
+                return Span(count, first)  # `join_spans` names it
+            prev, expected = row[i_prev], seq
+        elif type(seq) is not int or seq != expected:
+            return Span(count, first, None, count, seq if type(seq) is int else expected,
+                        f"row {seq!r}: expected sequence number {expected}")
+        elif row[i_prev] != prev:
+            return Span(count, first, None, count, seq,
+                        f"row {seq}: does not link to the row before it")
+        if always_blobs and _BLOB in map(type, row):
+            return _blob_span(count, first, seq, row, names)
+        values: Any = pick(row)
+        try:
+            if has_chain and values[_CHAIN] is not None:
+                if type(values[_CHAIN]) is _BLOB:  # json.loads would take bytes
+                    return _blob_span(count, first, seq, row, names)
+                values = list(values)
+                values[_CHAIN] = loads(values[_CHAIN])
+            extra = pick_extra(row)
+            if extra != _NO_EXTRA:
+                values = (*values, *extra)
+            digest = sha256((prev + "\n" + canonical(values)).encode()).hexdigest()
+        except (ValueError, TypeError, RecursionError) as exc:
+            if _BLOB in map(type, row):
+                return _blob_span(count, first, seq, row, names)
+            # Whatever was put in the table by hand, verify reports it.
+            return Span(count, first, None, count, seq,
+                        f"row {seq}: its contents cannot be read: {exc}")
+        if digest != row[i_hash]:
+            if _BLOB in map(type, row):
+                return _blob_span(count, first, seq, row, names)
+            return Span(count, first, None, count, seq,
+                        f"row {seq}: its contents do not match its hash")
+        prev, expected = row[i_hash], seq + 1
+    if first is None:
+        return Span(0)
+    return Span(count, first, (expected - 1, prev))
+
+
+def _getter(where: list[int | None]) -> Callable[[Sequence[Any]], tuple[Any, ...]]:
+    """The columns at ``where`` of a row, as a tuple; None for a column the table lacks
+    (a log table from before a field existed: it hashes as None)."""
+    if all(i is not None for i in where):
+        get = itemgetter(*cast(list[int], where))
+        if len(where) == 1:
+            return lambda row: (get(row),)
+        return cast(Callable[[Sequence[Any]], tuple[Any, ...]], get)
+    return lambda row: tuple(None if i is None else row[i] for i in where)
+
+
+def _blob_span(count: int, first: tuple[Any, Any], seq: Any, row: Sequence[Any],
+               names: Sequence[str]) -> Span:
+    name = next(names[i] for i, v in enumerate(row) if type(v) is _BLOB)
+    return Span(count, first, None, count, seq,
+                f"row {seq}: {name} holds binary data (a BLOB), which the engine never writes")
+
+
+def join_spans(spans: Iterable[Span]) -> Verification:
+    """The log's verification from its spans in order: each span's first row must be
+    numbered and linked after the previous span's last (the first span's after
+    `GENESIS`); the first problem found is the result, counted from row 1."""
+    prev, expected, total = GENESIS, 1, 0
+    for span in spans:
+        if span.first is None:
+            continue
+        seq, link = span.first
+        if type(seq) is not int or seq != expected:
+            return Verification(False, total + 1, seq if type(seq) is int else expected,
+                                f"row {seq!r}: expected sequence number {expected}")
+        if link != prev:
+            return Verification(False, total + 1, seq,
+                                f"row {seq}: does not link to the row before it")
+        if span.bad is not None:
+            return Verification(False, total + span.bad, span.bad_seq, span.problem)
+        assert span.last is not None
+        total += span.rows
+        expected, prev = span.last[0] + 1, span.last[1]
+    return Verification(True, total)
+
+
+def _check_file_span(path: str, lo: int, hi: int) -> Span:
+    """Rows ``lo``..``hi`` (by rowid) of the log in the file ``path``, read-only (a worker)."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        cursor = conn.execute("select * from log where rowid between ? and ? order by rowid",
+                              [lo, hi])
+        return check_span(cursor, [d[0] for d in cursor.description])
+    finally:
+        conn.close()
+
+
+def parallel_processes() -> int:
+    """How many processes verify a big log: one per core this process may use, at most 8."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 8))
+
+
+def verify_file_in_parallel(path: str, lo: int, hi: int, *,
+                            processes: int | None = None) -> Verification:
+    """Verify the log rows ``lo``..``hi`` (by rowid) of the database file ``path`` in
+    spans, one per process (this one takes the first), then join them.
+
+    Each worker opens the file read-only; the log is append-only, so rows up
+    to ``hi`` read in different transactions are the same rows.
+    """
+    workers = processes if processes is not None else parallel_processes()
+    size = max(1, -(-(hi - lo + 1) // workers))
+    bounds = [(a, min(a + size - 1, hi)) for a in range(lo, hi + 1, size)]
+    if len(bounds) == 1:
+        return join_spans([_check_file_span(path, lo, hi)])
+    # fork when this process runs no other thread (`log verify`, the TUI's
+    # verifier process): the workers start at once with everything imported.
+    # Otherwise spawn: a fork would copy locks other threads hold.
+    context = multiprocessing.get_context(
+        "fork" if threading.active_count() == 1 and "fork" in
+        multiprocessing.get_all_start_methods() else "spawn")
+    with ProcessPoolExecutor(max_workers=len(bounds) - 1, mp_context=context) as pool:
+        futures = [pool.submit(_check_file_span, path, a, b) for a, b in bounds[1:]]
+        spans = [_check_file_span(path, *bounds[0])]
+        spans += [f.result() for f in futures]
+    return join_spans(spans)
 
 
 def _foreign_value(raw: dict[str, Any]) -> str:

@@ -17,77 +17,83 @@ from __future__ import annotations
 import sqlite3
 import threading
 from array import array
-from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sqlite_utils import Database
 
 from engine.store.anchor import AnchorFile
 from engine.store.log import ArrowLog, Verification, verify_anchored
+from engine.store.logfilter import TIMELINE_KIND, LogFilter
 
-__all__ = ["LogFilter", "LogIndex", "verify_path"]
+__all__ = ["TIMELINE_KIND", "LogFilter", "LogIndex", "LogReader", "is_store_url", "open_log_index",
+           "verify_path"]
+
+
+def is_store_url(location: str | Path) -> bool:
+    """True when ``location`` is a PostgreSQL store's URL rather than a SQLite file."""
+    return str(location).startswith(("postgresql://", "postgres://"))
+
+
+class LogReader(Protocol):
+    """What a viewer reads the log through: `LogIndex`, or its PostgreSQL twin."""
+
+    filter: LogFilter
+
+    @property
+    def count(self) -> int:
+        """Rows under the filter, as of the last `refresh`."""
+
+    def refresh(self) -> int:
+        """Take in rows appended since the last refresh; returns the new count."""
+
+    def timeline(self, buckets: int) -> tuple[float, float, dict[str, list[int]]]:
+        """Decisions over time under the filter."""
+
+    def seq_at(self, position: int) -> int:
+        """The sequence number of the row at ``position``."""
+
+    def page(self, start: int, stop: int) -> list[dict[str, Any]]:
+        """Rows at positions ``start`` to ``stop - 1``."""
+
+    def row(self, seq: int) -> dict[str, Any] | None:
+        """One row by sequence number."""
+
+    def close(self) -> None:
+        """Close this thread's connection."""
+
+
+def open_log_index(location: str | Path, log_filter: LogFilter | None = None) -> LogReader:
+    """A `LogIndex` on the SQLite file ``location``, or its PostgreSQL twin
+    (`engine.store.pg.logindex.PGLogIndex`, the same interface) on a store's URL."""
+    if is_store_url(location):
+        from engine.store.pg.logindex import PGLogIndex
+
+        return PGLogIndex(str(location), log_filter)
+    return LogIndex(location, log_filter)
 
 
 def verify_path(path: str | Path) -> Verification:
     """Verify the log of the database at ``path`` and its anchor, on a connection of its own.
 
+    ``path`` may be a PostgreSQL store's URL: its chain, this machine's anchor
+    of it and its consent history are verified then.
     Safe from any thread (a viewer verifying a million rows in a worker).
     """
+    if is_store_url(path):
+        from engine.store.pg.store import PGStore
+
+        store = PGStore.open(str(path))
+        try:
+            return store.verify_log()
+        finally:
+            store.close()
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         log = ArrowLog(Database(conn))
         return verify_anchored(log, AnchorFile(str(path) + ".anchor"))
     finally:
         conn.close()
-
-
-@dataclass(frozen=True, slots=True)
-class LogFilter:
-    """What rows to show; None means any."""
-
-    arrow: str | None = None
-    card: str | None = None
-    package: str | None = None
-    call: str | None = None
-    outcome: str | None = None
-    since: float | None = None
-    until: float | None = None
-    target: str | None = None  #: the node called (an agent, a terminal, a card, a host)
-    #: free text, case-insensitive, in the payload, card, target, call, code or reason
-    text: str | None = None
-
-    @property
-    def empty(self) -> bool:
-        """No condition at all."""
-        return all(getattr(self, f.name) is None for f in fields(self))
-
-    def where(self) -> tuple[str, list[Any]]:
-        """The SQL condition and its parameters."""
-        parts, params = [], []
-        for col in ("arrow", "card", "package", "call", "outcome", "target"):
-            value = getattr(self, col)
-            if value is not None:
-                parts.append(f"{col} = ?")
-                params.append(value)
-        if self.since is not None:
-            parts.append("t >= ?")
-            params.append(self.since)
-        if self.until is not None:
-            parts.append("t <= ?")
-            params.append(self.until)
-        if self.text is not None:
-            # instr, not like: the text is literal (no % or _ wildcards).
-            parts.append("instr(lower(coalesce(payload, '') || ' ' || coalesce(card, '') || ' '"
-                         " || coalesce(target, '') || ' ' || coalesce(call, '') || ' '"
-                         " || coalesce(code, '') || ' ' || coalesce(reason, '')), lower(?)) > 0")
-            params.append(self.text)
-        return (" and ".join(parts) or "1"), params
-
-
-_TIMELINE_KIND = {"ok": "allowed", "queued": "allowed", "approved": "allowed",
-                  "denied": "refused", "rate-limited": "refused", "rejected": "refused",
-                  "expired": "refused", "cancelled": "refused", "held": "held"}
 
 
 class LogIndex:
@@ -153,7 +159,7 @@ class LogIndex:
             f"from log where {where} group by b, outcome",
             [first, buckets, span, buckets - 1, *params])
         for bucket, outcome, count in rows:
-            kind = _TIMELINE_KIND.get(str(outcome))
+            kind = TIMELINE_KIND.get(str(outcome))
             if kind is not None:
                 counts[kind][int(bucket)] += int(count)
         return float(first), float(last), counts
@@ -190,6 +196,10 @@ class LogIndex:
 def main(argv: list[str] | None = None) -> int:
     """``python -m engine.store.logindex DB``: verify in a process of its own, print JSON.
 
+    ``DB`` may be a PostgreSQL store's URL, or ``-`` to read it from the first
+    line of standard input (a URL may hold a password, which a command line
+    shows to every user of the machine).
+
     A viewer runs this so that hashing a million rows never competes with
     its own drawing for the interpreter lock.
     """
@@ -200,7 +210,12 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) != 1:
         print("usage: python -m engine.store.logindex DB", file=sys.stderr)
         return 2
-    result = verify_path(args[0])
+    location = sys.stdin.readline().strip() if args[0] == "-" else args[0]
+    if not location:
+        print("python -m engine.store.logindex: no database named on standard input",
+              file=sys.stderr)
+        return 2
+    result = verify_path(location)
     print(json.dumps(result.to_json()))
     return 0 if result.ok else 1
 

@@ -62,6 +62,19 @@ class Target:
             return Engine.open(store=self.dsn, **kwargs)
         return Engine.open(self.db, **kwargs)
 
+    def anchor_path(self) -> Path:
+        """The log's anchor file: beside the SQLite file, or this machine's anchor of the
+        PostgreSQL database (`engine.store.pg.anchoring`)."""
+        if self.dsn is None:
+            return Path(str(self.db) + ".anchor")
+        from engine.store.pg.store import PGStore
+
+        store = PGStore.open(self.dsn)
+        try:
+            return store.anchor.path
+        finally:
+            store.close()
+
     def args(self) -> list[str]:
         """The CLI's options naming this store (``log verify`` and friends)."""
         return ["--store", self.dsn] if self.dsn is not None else ["--db", str(self.db)]

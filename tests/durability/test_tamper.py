@@ -5,17 +5,23 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from typing import Any
 
+import psycopg
 import pytest
 
 from engine.app.cli import main
 from engine.store.log import FIELDS, row_hash
 from tests.durability.targets import Target
 
-#: Why the anchor tests are SQLite's alone.
-NO_ANCHOR = ("the anchor is a file beside the SQLite database; the PostgreSQL store has "
-             "none, so a consistent rewrite by someone who may write the log table is not "
-             "detectable there")
+#: Why an appended row is a finding on SQLite alone.
+APPENDS_ARE_NORMAL = ("on PostgreSQL other engines append after the newest row this machine's "
+                      "anchor knows, so a row appended there is never a finding "
+                      "(engine.store.pg.anchoring)")
+#: Why a deleted anchor is a finding on SQLite alone.
+ANCHOR_IS_LOCAL = ("the SQLite database remembers that it has an anchor; a PostgreSQL "
+                   "database is shared by machines that may never have written it, so a "
+                   "machine without an anchor file is no finding")
 
 
 @pytest.fixture
@@ -32,16 +38,18 @@ def _verify(store: Target, capsys) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
-def _rehash_all(conn: sqlite3.Connection) -> None:
-    """What a careful forger does: recompute every link and hash."""
+def _rehash_all(conn: Any, mark: str = "?") -> None:
+    """What a careful forger does: recompute every link and hash (``mark``: the
+    placeholder of ``conn``'s driver)."""
     prev = "0" * 64
-    rows = conn.execute("select * from log order by seq").fetchall()
-    cols = [d[0] for d in conn.execute("select * from log").description]
-    for raw in rows:
+    cursor = conn.execute("select * from log order by seq")
+    cols = [d[0] for d in cursor.description]
+    for raw in cursor.fetchall():
         row = dict(zip(cols, raw))
         row["chain"] = json.loads(row["chain"]) if row["chain"] else None
         new = row_hash(prev, {f: row[f] for f in FIELDS})
-        conn.execute("update log set prev = ?, hash = ? where seq = ?", [prev, new, row["seq"]])
+        conn.execute(f"update log set prev = {mark}, hash = {mark} where seq = {mark}",
+                     [prev, new, row["seq"]])
         prev = new
 
 
@@ -56,8 +64,8 @@ def test_untouched_log_gives_no_false_alarm(logged: Target, capsys) -> None:
     ("altered outcome", "update log set outcome = 'denied' where seq = 4", 4),
     ("deleted middle row", "delete from log where seq = 5", 6),
     # Only the anchor knows how long the log was: a cut tail leaves a valid chain.
-    pytest.param("deleted tail rows", "delete from log where seq >= 7", 7,
-                 marks=pytest.mark.sqlite_only(NO_ANCHOR)),
+    # (on PostgreSQL: this machine's anchor, engine.store.pg.anchoring).
+    ("deleted tail rows", "delete from log where seq >= 7", 7),
     ("inserted row", "insert into log (seq, t, call, outcome, prev, hash) values "
                      "(9, 0, 'terminals.run', 'ok', 'x', 'y')", 9),
     ("reordered rows", "update log set seq = case seq when 2 then 1000 else seq end; "
@@ -73,11 +81,18 @@ def test_tampering_is_found(logged: Target, capsys, kind: str, tamper: str,
     assert f"first bad row {first_bad}" in out, out
 
 
-@pytest.mark.sqlite_only(NO_ANCHOR)
-@pytest.mark.parametrize("kind", ["rewritten chain", "forged appended row", "cut tail rehashed"])
+@pytest.mark.parametrize("kind", [
+    "rewritten chain",
+    pytest.param("forged appended row", marks=pytest.mark.sqlite_only(APPENDS_ARE_NORMAL)),
+    "cut tail rehashed",
+])
 def test_consistent_rewrites_are_found_by_the_anchor(logged: Target, capsys, kind: str) -> None:
     """A chain rewritten consistently (valid hashes throughout) disagrees with the anchor."""
-    conn = sqlite3.connect(logged.db)
+    conn: Any
+    if logged.dsn is not None:
+        conn = psycopg.connect(logged.dsn)
+    else:
+        conn = sqlite3.connect(logged.db)
     if kind == "rewritten chain":
         conn.execute("update log set payload = 'rm -rf /' where seq = 2")
     elif kind == "forged appended row":
@@ -85,14 +100,18 @@ def test_consistent_rewrites_are_found_by_the_anchor(logged: Target, capsys, kin
                      "(9, 0, 'terminals.run', 'ok', '', '')")
     else:
         conn.execute("delete from log where seq = 8")
-    _rehash_all(conn)
+    _rehash_all(conn, "%s" if logged.postgres else "?")
     conn.commit()
     conn.close()
     code, out = _verify(logged, capsys)
     assert code == 1 and ("anchor" in out or "missing" in out), out
+    if kind == "rewritten chain":
+        assert "first bad row 8" in out and "rewritten" in out, out
+    elif kind == "cut tail rehashed":
+        assert "first bad row 8" in out and "missing" in out, out
 
 
-@pytest.mark.sqlite_only(NO_ANCHOR)
+@pytest.mark.sqlite_only(ANCHOR_IS_LOCAL)
 def test_deleting_the_anchor_is_a_finding(logged: Target, capsys) -> None:
     """The database remembers it has an anchor."""
     os.remove(str(logged.db) + ".anchor")

@@ -26,9 +26,19 @@ async def _offer(engine: Engine, raw: dict[str, Any], *, install: bool = True) -
         await engine.install(raw["name"])
 
 
-async def build(path: Path, folder: Path, clock: VirtualClock) -> None:
-    """standup → claude, yolo (dangerous, one held prompt), shell, notes; a pending update."""
-    engine = Engine.open(path, clock=clock, world=World(net=None, fs=None))
+def open_engine(location: Path | str, clock: VirtualClock) -> Engine:
+    """An engine on a SQLite file, or on a PostgreSQL store's URL."""
+    world = World(net=None, fs=None)
+    if str(location).startswith("postgresql://"):
+        return Engine.open(store=str(location), clock=clock, world=world)
+    return Engine.open(location, clock=clock, world=world)
+
+
+async def build(path: Path | str, folder: Path, clock: VirtualClock) -> None:
+    """standup → claude, yolo (dangerous, one held prompt), shell, notes; a pending update.
+
+    ``path`` may be a PostgreSQL store's URL."""
+    engine = open_engine(path, clock)
     folder.mkdir(parents=True, exist_ok=True)
     try:
         await engine.create_workspace("w1", folder)
@@ -68,10 +78,11 @@ def build_sync(path: Path, folder: Path, clock: VirtualClock) -> None:
     asyncio.run(build(path, folder, clock))
 
 
-def make_app(path: Path, clock: VirtualClock, *, operator_ok: bool = True,
+def make_app(path: Path | str, clock: VirtualClock, *, operator_ok: bool = True,
              **kwargs: Any) -> ArrowgateApp:
-    """The app on that database, with the operator check decided by the test."""
-    engine = Engine.open(path, clock=clock, world=World(net=None, fs=None))
+    """The app on that database (or PostgreSQL store URL), with the operator check
+    decided by the test."""
+    engine = open_engine(path, clock)
     check = OperatorCheck(True) if operator_ok else OperatorCheck(
         False, "standard input is not a terminal, so no person is known to be at the keyboard")
     return ArrowgateApp(engine, operator=lambda: check, **kwargs)

@@ -18,7 +18,7 @@ from textual.widgets import Footer, Input, Static
 
 from engine import Verification
 from engine.app.times import parse_time
-from engine.store.logindex import LogFilter, LogIndex
+from engine.store.logindex import LogFilter, is_store_url, open_log_index
 
 from ..text import plain, visible
 from ..widgets.app_header import AppHeader
@@ -122,7 +122,7 @@ class ArrowLogScreen(EngineScreen):
         yield Static("chain: not verified yet", id="verify")
         yield Timeline(id="timeline")
         yield Static("", id="log-header")
-        yield LogView(LogIndex(self.gate.db_path), id="rows")
+        yield LogView(open_log_index(self.gate.db_path), id="rows")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -131,10 +131,19 @@ class ArrowLogScreen(EngineScreen):
         view.focus()
         self.watch(view, "scroll_x", self._show_header)
         self._show_header()
-        self.query_one(Timeline).show(LogIndex(self.gate.db_path))
+        self.query_one(Timeline).show(open_log_index(self.gate.db_path))
+        if is_store_url(self.gate.db_path):
+            # Other engines' consent changes arrive through the store's change
+            # feed (EngineChanged); a refused call changes nothing but the log,
+            # so the feed does not announce it: look for new rows each second
+            # (one max(seq) query without a filter).
+            self.set_interval(1.0, self._look_for_rows)
         self.action_verify()
         if self._pending_filter is not None:
             self.apply_filter(self._pending_filter)
+
+    def _look_for_rows(self) -> None:
+        self.query_one(LogView).reload()
 
     def refresh_data(self) -> None:
         self.query_one(LogView).reload()
@@ -153,8 +162,8 @@ class ArrowLogScreen(EngineScreen):
             return False
         self.filter_text = text
         self.query_one("#filter", Input).value = text
-        self.query_one(LogView).use(LogIndex(self.gate.db_path, log_filter))
-        self.query_one(Timeline).show(LogIndex(self.gate.db_path, log_filter))
+        self.query_one(LogView).use(open_log_index(self.gate.db_path, log_filter))
+        self.query_one(Timeline).show(open_log_index(self.gate.db_path, log_filter))
         status.update(plain(f"showing: {text}" if text else "showing: every row"))
         self.query_one(LogView).focus()
         return True
@@ -231,7 +240,7 @@ class ArrowLogScreen(EngineScreen):
           description="export the log")
     def action_export(self) -> None:
         """Write the rows under the current filter to ``arrowgate-log-<time>.jsonl`` here."""
-        index = LogIndex(self.gate.db_path, self.query_one(LogView).index.filter)
+        index = open_log_index(self.gate.db_path, self.query_one(LogView).index.filter)
         count = index.refresh()
         path = os.path.abspath(time.strftime("arrowgate-log-%Y%m%d-%H%M%S.jsonl",
                                              time.gmtime()))
@@ -260,10 +269,16 @@ class ArrowLogScreen(EngineScreen):
         would hold the interpreter lock against scrolling.
         """
         self._verified(None)
+        # A store's URL goes through standard input: it may hold a password,
+        # which a command line shows to every user of the machine.
+        on_server = is_store_url(self.gate.db_path)
         proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "engine.store.logindex", self.gate.db_path,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        out, err = await proc.communicate()
+            sys.executable, "-m", "engine.store.logindex",
+            "-" if on_server else self.gate.db_path,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE)
+        out, err = await proc.communicate(
+            (self.gate.db_path + "\n").encode() if on_server else b"")
         try:
             data = json.loads(out)
             result = Verification(bool(data["ok"]), int(data["rows"]), data["first_bad"],
@@ -280,7 +295,8 @@ class ArrowLogScreen(EngineScreen):
             label.update("chain: verifying…")
         elif result.ok:
             # Say "and the anchor" only when there is one to have checked.
-            anchored = os.path.exists(self.gate.db_path + ".anchor")
+            anchor = self.gate.anchor_path
+            anchored = anchor is not None and os.path.exists(anchor)
             label.update(plain(f"chain ✓ verified: {result.rows:,} rows"
                                + (" and the anchor" if anchored else " (no anchor file)"),
                                style="green"))

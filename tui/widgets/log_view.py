@@ -24,7 +24,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import Worker
 
-from engine.store.logindex import LogIndex
+from engine.store.logindex import LogReader
 
 from ..text import visible
 
@@ -157,7 +157,7 @@ class LogView(ScrollView, can_focus=True):
 
     cursor: reactive[int] = reactive(-1, always_update=True)
 
-    def __init__(self, index: LogIndex, *, id: str | None = None) -> None:
+    def __init__(self, index: LogReader, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.index = index
         self.count = 0
@@ -183,7 +183,7 @@ class LogView(ScrollView, can_focus=True):
     def on_mount(self) -> None:
         self.reload()
 
-    def use(self, index: LogIndex) -> None:
+    def use(self, index: LogReader) -> None:
         """Show another filter's rows (from the top of its tail)."""
         self.index = index
         self._rows.clear()
@@ -205,7 +205,7 @@ class LogView(ScrollView, can_focus=True):
         index.close()
         self.app.call_from_thread(self._counted, index, count)
 
-    def _counted(self, index: LogIndex, count: int) -> None:
+    def _counted(self, index: LogReader, count: int) -> None:
         if index is not self.index:
             return  # a filter change overtook this count
         grew = count != self.count or self._announce
@@ -229,12 +229,12 @@ class LogView(ScrollView, can_focus=True):
             self._fetch(self.index, page)
 
     @work(thread=True, group="log-pages", exit_on_error=False, description="read log rows")
-    def _fetch(self, index: LogIndex, page: int) -> None:
+    def _fetch(self, index: LogReader, page: int) -> None:
         rows = index.page(page * PAGE, (page + 1) * PAGE)
         index.close()
         self.app.call_from_thread(self._loaded, index, page, rows)
 
-    def _loaded(self, index: LogIndex, page: int, rows: list[dict[str, Any]]) -> None:
+    def _loaded(self, index: LogReader, page: int, rows: list[dict[str, Any]]) -> None:
         self._loading.discard(page)
         if index is not self.index:
             return

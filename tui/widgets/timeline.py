@@ -8,7 +8,7 @@ from rich.text import Text
 from textual import work
 from textual.widgets import Static
 
-from engine.store.logindex import LogIndex
+from engine.store.logindex import LogReader
 
 __all__ = ["Timeline", "sparkline"]
 
@@ -37,9 +37,9 @@ class Timeline(Static):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id)
-        self.index: LogIndex | None = None
+        self.index: LogReader | None = None
 
-    def show(self, index: LogIndex) -> None:
+    def show(self, index: LogReader) -> None:
         """Chart the rows of ``index`` (a filter's own index, not the view's)."""
         self.index = index
         self.recount()
@@ -55,12 +55,12 @@ class Timeline(Static):
 
     @work(thread=True, exclusive=True, group="timeline", exit_on_error=False,
           description="chart the log over time")
-    def _count(self, index: LogIndex, buckets: int) -> None:
+    def _count(self, index: LogReader, buckets: int) -> None:
         first, last, counts = index.timeline(buckets)
         index.close()
         self.app.call_from_thread(self._draw, index, first, last, counts)
 
-    def _draw(self, index: LogIndex, first: float, last: float,
+    def _draw(self, index: LogReader, first: float, last: float,
               counts: dict[str, list[int]]) -> None:
         if index is not self.index:
             return

@@ -23,6 +23,9 @@ with a PostgreSQL transaction in place of ``BEGIN IMMEDIATE``:
   fails the whole batch: PostgreSQL aborts the transaction. Either way the
   callers get `StoreFailed`, the state is rebuilt from the store, and a lost
   connection is made again on the next operation.
+- A batch that appended log rows hands its newest row, once committed, to
+  this machine's anchor (`engine.store.pg.anchoring.AnchorWriter`, which
+  writes it in a thread of its own).
 """
 
 from __future__ import annotations
@@ -36,7 +39,9 @@ from psycopg.pq import TransactionStatus
 
 from engine.core.errors import StoreFailed
 from engine.core.events import Event
+from engine.store.anchor import Anchor, AnchorFile
 from engine.store.database import BUSY_TIMEOUT_S
+from engine.store.pg.anchoring import AnchorWriter
 from engine.store.pg.changes import latest_change, record_change
 from engine.store.pg.locks import NAMESPACE, Lock
 from engine.store.pg.parts import Link, PGLog
@@ -69,12 +74,15 @@ class Batches:
         reload: rebuilds the in-memory state from the store; the store's
             `load` sets `seen` to the change number it loaded.
         committed: receives a committed batch's events, in order.
+        anchor: this machine's anchor of the database, or None for none.
     """
 
     def __init__(self, link: Link, log: PGLog, *, reload: Callable[[], None],
-                 committed: Callable[[list[Event]], None]) -> None:
+                 committed: Callable[[list[Event]], None],
+                 anchor: AnchorFile | None = None) -> None:
         self.link = link
         self.log = log
+        self.anchor = AnchorWriter(anchor) if anchor is not None else None
         self.reload = reload
         self._committed = committed
         self.batch: Batch | None = None
@@ -114,7 +122,7 @@ class Batches:
                 with ``locked``.
             StoreFailed: the store cannot be reached or refused the batch.
         """
-        self.log.forget_tail()
+        self.log.start_batch()
         try:
             conn = self.link.conn
             conn.execute(_BEGIN)
@@ -184,6 +192,7 @@ class Batches:
         dirty = sorted(self.dirty)
         self.dirty.clear()
         seq: int | None = None
+        pending: Anchor | None = None
         try:
             conn = self.link.conn
             if conn.info.transaction_status != TransactionStatus.INTRANS:
@@ -192,6 +201,7 @@ class Batches:
                                   "its commit, so its changes did not happen")
             if dirty:
                 seq = record_change(conn, "state", {"tables": dirty}, t=time.time())
+            pending = self._newest_of_batch(conn)
             done = conn.execute("commit")
             if done.statusmessage != "COMMIT":
                 raise StoreFailed(f"the batch was rolled back at commit "
@@ -204,9 +214,34 @@ class Batches:
             return
         if seq is not None:
             self.seen = seq
+        if self.anchor is not None and pending is not None:
+            # Committed: the anchor may name it now or a little later (a
+            # thread writes it); until then it names an older row, which
+            # these follow, so the log verifies meanwhile.
+            self.anchor.advance(pending)
         self.revision += 1
         self._committed(batch.events)
         batch.finish(None)
+
+    def _newest_of_batch(self, conn: psycopg.Connection[Any]) -> Anchor | None:
+        """Before COMMIT, under the write lock: the batch's newest log row, for the anchor
+        (None when the batch left no row of its own or there is no anchor).
+
+        No "pending" record is written before COMMIT, unlike SQLite's anchor:
+        on a shared database rows after this machine's newest are never a
+        finding, so a crash between COMMIT and the anchor's update only leaves
+        the anchor one batch behind, and the write lock is not held through
+        an fsync.
+        """
+        before = self.log.batch_before
+        if self.anchor is None or before is None:
+            return None
+        # The newest row as it stands now: a savepoint rolled back may have
+        # taken the batch's rows away again.
+        row = conn.execute("select seq, hash from log order by seq desc limit 1").fetchone()
+        if row is None or (int(row[0]), str(row[1])) == before:
+            return None
+        return Anchor(int(row[0]), str(row[1]))
 
     def pin_and_flush(self) -> None:
         """Commit what is pending now, even a batch a locked retry holds (at close)."""

@@ -18,8 +18,11 @@ writes a NUL as ``\\u0000``.)
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
+import multiprocessing
 from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import psycopg
@@ -30,11 +33,24 @@ from psycopg_pool import ConnectionPool
 
 from engine.core.errors import StoreFailed
 from engine.core.hosts import normalise_host
+from engine.store.anchor import AnchorFile
 from engine.store.history import FIELDS as HISTORY_FIELDS
 from engine.store.history import GENESIS, HistoryVerification, entry_hash
-from engine.store.log import EXTRA_FIELDS, FIELDS, Verification, row_hash, rows_query
+from engine.store.log import (
+    EXTRA_FIELDS,
+    FIELDS,
+    PARALLEL_ROWS,
+    Span,
+    Verification,
+    check_span,
+    join_spans,
+    parallel_processes,
+    rows_query,
+)
+from engine.store.pg.anchoring import check as check_anchor
 
-__all__ = ["Link", "PGHistory", "PGLog", "PGSecrets", "PGTokens", "Reader", "redact"]
+__all__ = ["Link", "PGHistory", "PGLog", "PGSecrets", "PGTokens", "Reader", "redact",
+           "verify_pg_in_parallel"]
 
 _COLUMNS = (*FIELDS, "prev", "hash", *EXTRA_FIELDS)
 _NO_EXTRA = (None,) * len(EXTRA_FIELDS)
@@ -186,10 +202,20 @@ class PGLog:
     def __init__(self, link: Link) -> None:
         self.link = link
         self._tail: tuple[int, str] | None = None
+        #: The newest row before the open batch's first append, as (seq, hash)
+        #: ((0, GENESIS) for an empty log); None while the batch appended nothing.
+        #: Read under the write lock, so a later rollback cannot change it: what
+        #: the batch's anchor records as "committed" (`Batches.flush`).
+        self.batch_before: tuple[int, str] | None = None
 
     def forget_tail(self) -> None:
         """A batch begins or was rolled back: read the newest row again."""
         self._tail = None
+
+    def start_batch(self) -> None:
+        """A batch begins: nothing appended in it yet."""
+        self._tail = None
+        self.batch_before = None
 
     def append_fields(self, values: list[Any],
                       extra: tuple[Any, ...] | None = None) -> tuple[str, str]:
@@ -205,6 +231,8 @@ class PGLog:
             row = conn.execute("select seq, hash from log order by seq desc limit 1").fetchone()
             last = (int(row[0]), str(row[1])) if row else None
         seq, prev = (last[0] + 1, last[1]) if last else (1, GENESIS)
+        if self.batch_before is None:
+            self.batch_before = (seq - 1, prev)
         values[0] = seq
         chain = values[_CHAIN]
         if isinstance(chain, tuple):
@@ -243,14 +271,20 @@ class PGLog:
                                      ).fetchone()
         return (int(row[0]), str(row[1])) if row else None
 
-    def verify(self, history: PGHistory) -> Verification:
-        """Check every row's number, link and hash in order, then the consent history.
-
-        There is no anchor file: the database is on a server, shared by every
-        engine; rows removed from its end are found by the consent history
-        only when they were consent rows.
+    def verify(self, history: PGHistory, anchor: AnchorFile | None = None) -> Verification:
+        """Check every row's number, link and hash in order, then this machine's anchor
+        (`engine.store.pg.anchoring.check`), then the consent history.
         """
         result = self._verify_chain()
+        if anchor is not None:
+            conn = self.link.conn
+
+            def hash_at(seq: int) -> str | None:
+                row = conn.execute("select hash from log where seq = %s", [seq]).fetchone()
+                return None if row is None else str(row[0])
+
+            newest = self.last()
+            result = check_anchor(result, anchor, hash_at, newest[0] if newest else 0)
         checked = history.verify()
         if checked.ok:
             return result
@@ -260,28 +294,60 @@ class PGLog:
         return Verification(False, result.rows, None, checked.problem)
 
     def _verify_chain(self) -> Verification:
-        prev, expected, count = GENESIS, 1, 0
-        cur = self.link.conn.cursor(row_factory=dict_row)
-        for raw in cur.execute("select * from log order by seq"):
-            count += 1
-            seq = raw.get("seq")
-            if seq != expected:
-                return Verification(False, count, seq if type(seq) is int else expected,
-                                    f"row {seq!r}: expected sequence number {expected}")
-            if raw.get("prev") != prev:
-                return Verification(False, count, seq,
-                                    f"row {seq}: does not link to the row before it")
-            try:
-                row = _decode(raw)
-                digest = row_hash(prev, row)
-            except (ValueError, TypeError, RecursionError) as exc:
-                return Verification(False, count, seq,
-                                    f"row {seq}: its contents cannot be read: {exc}")
-            if digest != row["hash"]:
-                return Verification(False, count, seq,
-                                    f"row {seq}: its contents do not match its hash")
-            prev, expected = row["hash"], expected + 1
-        return Verification(True, count)
+        # The same loop as the SQLite log's (`check_span`): the same checks in
+        # the same order, the same words. A server-side cursor streams the rows.
+        conn = self.link.conn
+        found = conn.execute("select min(seq), max(seq) from log").fetchone()
+        if found is None or found[0] is None:
+            return Verification(True, 0)
+        lo, hi = int(found[0]), int(found[1])
+        if hi - lo + 1 >= PARALLEL_ROWS and not self.link.in_transaction():
+            return verify_pg_in_parallel(self.link.dsn, self.link.schema, lo, hi)
+        return join_spans([_check_pg_span(conn, lo, hi)])
+
+
+def _check_pg_span(conn: Connection[Any], lo: int, hi: int) -> Span:
+    """Rows numbered ``lo``..``hi`` of the log, in order, through a server-side cursor."""
+    with conn.transaction():
+        with conn.cursor(name="arrowgate_verify") as cur:
+            cur.itersize = 5000
+            cur.execute("select * from log where seq between %s and %s order by seq", [lo, hi])
+            first = cur.fetchmany(1)
+            names = [d[0] for d in cur.description or ()]
+            if not first:
+                return Span(0)
+            return check_span(itertools.chain(first, cur), names)
+
+
+def _check_pg_span_worker(dsn: str, schema: str | None, lo: int, hi: int) -> Span:
+    """`_check_pg_span` in a worker process, on a read-only connection of its own."""
+    with Link(dsn, schema=schema).connect() as conn:
+        conn.execute("set default_transaction_read_only = on")
+        return _check_pg_span(conn, lo, hi)
+
+
+def verify_pg_in_parallel(dsn: str, schema: str | None, lo: int, hi: int, *,
+                          processes: int | None = None) -> Verification:
+    """Verify the log rows numbered ``lo``..``hi`` in spans, one per process (this one
+    takes the first), then join them (`engine.store.log.join_spans`).
+
+    Workers are spawned, never forked: a forked child would hold copies of
+    this process's open connections to the server.
+    """
+    workers = processes if processes is not None else parallel_processes()
+    size = max(1, -(-(hi - lo + 1) // workers))
+    bounds = [(a, min(a + size - 1, hi)) for a in range(lo, hi + 1, size)]
+    with Link(dsn, schema=schema).connect() as conn:
+        conn.execute("set default_transaction_read_only = on")
+        if len(bounds) == 1:
+            return join_spans([_check_pg_span(conn, lo, hi)])
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=len(bounds) - 1, mp_context=context) as pool:
+            futures = [pool.submit(_check_pg_span_worker, dsn, schema, a, b)
+                       for a, b in bounds[1:]]
+            spans = [_check_pg_span(conn, *bounds[0])]
+            spans += [f.result() for f in futures]
+    return join_spans(spans)
 
 
 def _grants_digest(conn: Connection[Any]) -> str:

@@ -29,6 +29,7 @@ import asyncio
 import json
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from pathlib import Path
 from typing import Any, cast
 
 import psycopg
@@ -42,9 +43,11 @@ from engine.core.limits import SteadyClock
 from engine.core.prompts import Prompt
 from engine.core.state import PackageState, State
 from engine.core.tools import ToolCall
+from engine.store.anchor import AnchorFile
 from engine.store.canvas import CanvasStore
 from engine.store.loading import load_state
 from engine.store.log import Verification
+from engine.store.pg.anchoring import local_anchor
 from engine.store.pg.batches import Batches
 from engine.store.pg.changes import follow_changes, latest_change
 from engine.store.pg.parts import Link, PGHistory, PGLog, PGSecrets, PGTokens, Reader, redact
@@ -84,6 +87,8 @@ class PGStore:
         schema: the schema to keep the tables in (``search_path``), created by
             the caller; None for the connection's default (``public``).
         connect_timeout: seconds to wait for the server.
+        anchors: the folder of this machine's anchors (default
+            `engine.store.pg.anchoring.anchor_folder`).
 
     Raises:
         StoreFailed: the server cannot be reached, or the database holds a
@@ -91,14 +96,22 @@ class PGStore:
     """
 
     def __init__(self, dsn: str, *, schema: str | None = None,
-                 connect_timeout: float = 10.0) -> None:
+                 connect_timeout: float = 10.0, anchors: Path | None = None) -> None:
         self.link = Link(dsn, schema=schema, connect_timeout=connect_timeout)
         try:
             migrate(self.link.conn)
+            #: This machine's anchor of the database (`engine.store.pg.anchoring`).
+            self.anchor: AnchorFile = local_anchor(self.link.conn, anchors)
         except psycopg.Error as exc:
             self.link.close()
             raise StoreFailed(f"cannot open the PostgreSQL store "
                               f"{redact(dsn)}: {exc}", reason="connection") from exc
+        except OSError as exc:
+            self.link.close()
+            raise StoreFailed(f"cannot make this machine's anchor of the PostgreSQL store "
+                              f"{redact(dsn)}: {exc} (the anchors live beside the default "
+                              "database: set ARROWGATE_DB to a file in a writable folder)"
+                              ) from exc
         except BaseException:
             self.link.close()
             raise
@@ -106,20 +119,19 @@ class PGStore:
         self.log = PGLog(self.link)
         #: The consent history (`engine.store.base.History`).
         self.history = PGHistory(self.link)
-        #: No anchor file: the log lives on a server, not in a file beside one.
-        self.anchor = None
         self._reload: Callable[[], None] = _not_bound
         self._committed: Callable[[list[Event]], None] = _not_bound
         #: Batches, group commit, savepoints and catching up.
         self.tx = Batches(self.link, self.log, reload=lambda: self._reload(),
-                          committed=lambda events: self._committed(events))
+                          committed=lambda events: self._committed(events), anchor=self.anchor)
         #: The operator's secrets (`engine.store.base.Secrets`).
         self.secrets = PGSecrets(self.link, self.tx.dirty)
 
     @classmethod
-    def open(cls, dsn: str, *, schema: str | None = None) -> PGStore:
+    def open(cls, dsn: str, *, schema: str | None = None,
+             anchors: Path | None = None) -> PGStore:
         """Open the store at ``dsn`` (applying migrations); see the class."""
-        return cls(dsn, schema=schema)
+        return cls(dsn, schema=schema, anchors=anchors)
 
     # ------------------------------------------------------------ lifecycle
     @property
@@ -166,8 +178,12 @@ class PGStore:
         return state
 
     def close(self) -> None:
-        """Close the store's connection."""
-        self.link.close()
+        """Write what the anchor still lacks; close the store's connection."""
+        try:
+            if self.tx.anchor is not None:
+                self.tx.anchor.close()
+        finally:
+            self.link.close()
 
     # --------------------------------------------------------- transactions
     @property
@@ -264,8 +280,10 @@ class PGStore:
         return self.tx.revision
 
     def verify_log(self) -> Verification:
-        """Check the arrow log's chain and the consent history (no anchor file here)."""
-        return self.log.verify(self.history)
+        """Check the arrow log's chain, this machine's anchor of it, and the consent history."""
+        if self.tx.anchor is not None:
+            self.tx.anchor.flush()  # what this engine committed is on file first
+        return self.log.verify(self.history, self.anchor)
 
     # ------------------------------------------------------------- helpers
     def _exec(self, table: str, sql: str, params: list[Any]) -> psycopg.Cursor[Any]:
