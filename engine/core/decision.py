@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from engine.core.errors import ConsentError
+from engine.core.errors import ConsentError, with_code
 
-__all__ = ["CallDenied", "Decision", "Outcome"]
+__all__ = ["CallDenied", "Decision", "Outcome", "Words", "refusal"]
+
+#: A refusal's explanation before it is written out: a function of the
+#: refusal and the values that follow it, giving (why, fix) (see `refusal`).
+Words = tuple[Callable[..., tuple[str, str]], *tuple[Any, ...]]
 
 #: ``ok`` completed; ``queued`` an accepted prompt; ``held`` waits for a person;
 #: ``denied`` refused; ``rate-limited`` refused for RATE_LIMITED.
@@ -37,6 +42,21 @@ class Decision:
     value: Any = None  #: what the call returned, when it completed
     prompt: str | None = None  #: the prompt's id, for an accepted prompt
     extra: dict[str, Any] = field(default_factory=dict)
+    #: A refusal's words until its message is written (see `refusal`), then None.
+    _words: Words | None = field(default=None, init=False, repr=False, compare=False)
+
+    if not TYPE_CHECKING:  # hidden from mypy, which would accept any attribute name
+
+        def __getattr__(self, name: str) -> Any:
+            # Reached only for a slot that is unset: the message of a refusal
+            # made by `refusal`, written here the first time it is read.
+            words = object.__getattribute__(self, "_words") if name == "message" else None
+            if words is None:
+                raise AttributeError(f"'Decision' object has no attribute {name!r}")
+            text = _write(self, words)
+            object.__setattr__(self, "message", text)
+            object.__setattr__(self, "_words", None)
+            return text
 
     @property
     def allowed(self) -> bool:
@@ -74,6 +94,72 @@ class Decision:
         if self.value is not None:
             out["value"] = self.value
         return out
+
+
+def _write(decision: Decision, words: Words) -> str:
+    """The message of a refusal: who may not do what, the reason, why and what would allow it."""
+    why, fix = words[0](decision, *words[1:])
+    card, package, target = decision.card, decision.package, decision.target
+    who = (f"card {card} ({package})" if package else f"card {card}") if card else "the caller"
+    what = f"{decision.call} {target}" if target else decision.call
+    text = with_code(decision.code or "", f"{who} may not {what}")
+    if decision.reason:
+        text += f": {decision.reason}"
+    if why:
+        text += f" — {why}"
+    if fix:
+        text += f"; {fix}"
+    return text
+
+
+class _Unfrozen:
+    """A Decision's slots without the frozen ``__setattr__``: see `refusal`."""
+
+    __slots__ = Decision.__slots__
+
+    def __init__(self, outcome: str, call: str, card: str | None, package: str | None,
+                 target: str | None, permission: str | None, code: str, reason: str | None,
+                 arrow: str | None, words: Words, retry_after: float | None) -> None:
+        self.outcome = outcome
+        self.call = call
+        self.card = card
+        self.package = package
+        self.target = target
+        self.permission = permission
+        self.code = code
+        self.reason = reason
+        self.arrow = arrow
+        # ``message`` stays unset: Decision.__getattr__ writes it on first read.
+        self.retry_after = retry_after
+        self.value = None
+        self.prompt = None
+        self.extra: dict[str, Any] = {}
+        self._words = words
+
+
+def refusal(call: str, card: str | None, code: str, package: str | None, target: str | None,
+            permission: str | None, reason: str | None, arrow: str | None, words: Words,
+            retry_after: float | None = None) -> Decision:
+    """A refused call's Decision, its message written from ``words`` when first read.
+
+    ``words`` is a function and its arguments: ``words[0](decision,
+    *words[1:])`` gives (why, fix), what made the call fail and what would
+    allow it (either may be empty); the message is then ``CODE: card C (P)
+    may not CALL TARGET: reason — why; fix``. Most refusals a card gets are
+    never read by a person (a card retries; the log row reads it once), yet
+    writing them cost more than the checks that led to them.
+
+    Built on a twin class with the same slots and then given its class: the
+    dataclass's frozen ``__init__`` sets each field through
+    ``object.__setattr__``, which made building a refusal cost more than
+    deciding it. The result is an ordinary frozen Decision.
+    """
+    built: Any = _Unfrozen("rate-limited" if code == "RATE_LIMITED" else "denied", call, card,
+                           package, target, permission, code, reason, arrow, words,
+                           retry_after)
+    built.__class__ = Decision
+    decision: Decision = built
+    return decision
 
 
 class CallDenied(ConsentError):
