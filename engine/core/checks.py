@@ -65,18 +65,8 @@ class _UnfrozenPassed:
 
     __slots__ = Passed.__slots__
 
-    def __init__(self, spec: CallSpec, card: Node, package: PackageState, permission: str,
-                 target: Node | None, arrow: Arrow | None, chain: tuple[str, ...] | None,
-                 rate_key: str | None, data_rev: int) -> None:
-        self.spec = spec
-        self.card = card
-        self.package = package
-        self.permission = permission
-        self.target = target
-        self.arrow = arrow
-        self.chain = chain
-        self.rate_key = rate_key
-        self.data_rev = data_rev
+
+_new = object.__new__
 
 
 def _passed(spec: CallSpec, card: Node, package: PackageState, permission: str,
@@ -88,8 +78,16 @@ def _passed(spec: CallSpec, card: Node, package: PackageState, permission: str,
     ``object.__setattr__``; a twin with the same slots sets them plainly,
     then becomes a Passed, as frozen as any other.
     """
-    built: Any = _UnfrozenPassed(spec, card, package, permission, target, arrow, chain,
-                                 rate_key, data_rev)
+    built: Any = _new(_UnfrozenPassed)
+    built.spec = spec
+    built.card = card
+    built.package = package
+    built.permission = permission
+    built.target = target
+    built.arrow = arrow
+    built.chain = chain
+    built.rate_key = rate_key
+    built.data_rev = data_rev
     built.__class__ = Passed
     result: Passed = built
     return result
@@ -320,9 +318,18 @@ def check_card(state: State, card_id: str, call: str,
 
 def _decide_full(state: State, card_id: str, call: str, target_id: str | None,
                  args: dict[str, Any] | None, *, now: float, chain: tuple[str, ...] | None,
-                 port_arrow: Arrow | None, count_limits: bool,
-                 args_fit: bool = False) -> Decision | Passed:
-    """The pipeline behind `decide`, without its cache (same arguments).
+                 port_arrow: Arrow | None, count_limits: bool) -> Decision | Passed:
+    """The pipeline behind `decide`, without its cache (same arguments)."""
+    result = _checks(state, card_id, call, target_id, args, chain, port_arrow, False)
+    if not count_limits or isinstance(result, Decision):
+        return result
+    return _limits(state, result, now)
+
+
+def _checks(state: State, card_id: str, call: str, target_id: str | None,
+            args: dict[str, Any] | None, chain: tuple[str, ...] | None,
+            port_arrow: Arrow | None, args_fit: bool) -> Decision | Passed:
+    """Checks 1–9 of `decide`, uncached (its arguments, given in order).
 
     ``args_fit``: the caller (`decide`'s fast path) found that the call is
     known, its arguments fit every workspace's bounds and the target is short
@@ -396,16 +403,13 @@ def _decide_full(state: State, card_id: str, call: str, target_id: str | None,
             kind = _KIND_WORDS.get(target.type, target.type) if target else "node"
             return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
                            "wrong-target", arrow.id if arrow else None, (_wrong_target, kind))
-    if call == "net.fetch" or call == "agents.prompt":
-        # What checks 8-9 refusals name (built only for the calls they apply to).
-        d: dict[str, Any] = dict(package=pkg_name, target=target.id if target else target_id)
-        arrow_id = arrow.id if arrow else None
     # 8. Scope: hosts for net.fetch (addresses and paths are checked where
     # the engine performs the request or file operation).
     if call == "net.fetch":
         refused = host_scope(state, card, package, (args or {})["url"])
         if refused is not None:
-            return denial(call, card_id, "SCOPE_REFUSED", **d, permission=permission,
+            return denial(call, card_id, "SCOPE_REFUSED", package=pkg_name,
+                          target=target.id if target else target_id, permission=permission,
                           reason=refused[0], why=refused[1])
     # 9. Loop guard, for prompts.
     hop_chain: tuple[str, ...] | None = None
@@ -413,8 +417,9 @@ def _decide_full(state: State, card_id: str, call: str, target_id: str | None,
         if chain:
             hop_chain = (*chain, target.id)
             if target.id in chain:
-                return denial(call, card_id, "LOOP_REFUSED", **d, permission=permission,
-                              reason="cycle", arrow=arrow_id,
+                return denial(call, card_id, "LOOP_REFUSED", package=pkg_name,
+                              target=target.id, permission=permission, reason="cycle",
+                              arrow=arrow.id if arrow else None,
                               why=f"{target.id} is already in this prompt's chain "
                                   f"({' → '.join(chain)})")
             hops = _hops(hop_chain)
@@ -422,16 +427,16 @@ def _decide_full(state: State, card_id: str, call: str, target_id: str | None,
             hop_chain, hops = (card_id, target.id), 1
         hop_limit = state.workspace_of(card).settings.hop_limit
         if hops > hop_limit:
-            return denial(call, card_id, "LOOP_REFUSED", **d, permission=permission,
-                          reason="hop-limit", arrow=arrow_id,
+            return denial(call, card_id, "LOOP_REFUSED", package=pkg_name, target=target.id,
+                          permission=permission, reason="hop-limit",
+                          arrow=arrow.id if arrow else None,
                           why=f"the chain would have {hops} prompts, more than the hop "
                               f"limit of {hop_limit}")
     rate_key = spec.rate_key
     if port_arrow is not None and target is not None and target.type == "terminal":
         rate_key = "run"
-    passed = _passed(spec, card, package, permission, target, arrow, hop_chain, rate_key,
-                     state.canvas.data_revision)
-    return passed if not count_limits else _limits(state, passed, now)
+    return _passed(spec, card, package, permission, target, arrow, hop_chain, rate_key,
+                   state.canvas.data_revision)
 
 
 def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
@@ -552,9 +557,8 @@ def decide(
                     cache = state.decision_cache()  # starts afresh
                 # A miss (as after every consent change): checks 1–9 once,
                 # without check 3's argument tests, which passed just above.
-                static = cache[key] = _decide_full(state, card_id, call, target_id, args,
-                                                   now=now, chain=None, port_arrow=None,
-                                                   count_limits=False, args_fit=True)
+                static = cache[key] = _checks(state, card_id, call, target_id, args, None,
+                                              None, True)
                 if isinstance(static, Decision):
                     return static
             elif static.data_rev != canvas.data_revision:

@@ -117,24 +117,8 @@ class _Unfrozen:
 
     __slots__ = Decision.__slots__
 
-    def __init__(self, outcome: str, call: str, card: str | None, package: str | None,
-                 target: str | None, permission: str | None, code: str, reason: str | None,
-                 arrow: str | None, words: Words, retry_after: float | None) -> None:
-        self.outcome = outcome
-        self.call = call
-        self.card = card
-        self.package = package
-        self.target = target
-        self.permission = permission
-        self.code = code
-        self.reason = reason
-        self.arrow = arrow
-        # ``message`` stays unset: Decision.__getattr__ writes it on first read.
-        self.retry_after = retry_after
-        self.value = None
-        self.prompt = None
-        self.extra: dict[str, Any] = {}
-        self._words = words
+
+_new = object.__new__
 
 
 def refusal(call: str, card: str | None, code: str, package: str | None, target: str | None,
@@ -154,9 +138,24 @@ def refusal(call: str, card: str | None, code: str, package: str | None, target:
     ``object.__setattr__``, which made building a refusal cost more than
     deciding it. The result is an ordinary frozen Decision.
     """
-    built: Any = _Unfrozen("rate-limited" if code == "RATE_LIMITED" else "denied", call, card,
-                           package, target, permission, code, reason, arrow, words,
-                           retry_after)
+    # Set field by field here rather than in an __init__: calling a class
+    # costs more than the stores themselves.
+    built: Any = _new(_Unfrozen)
+    built.outcome = "rate-limited" if code == "RATE_LIMITED" else "denied"
+    built.call = call
+    built.card = card
+    built.package = package
+    built.target = target
+    built.permission = permission
+    built.code = code
+    built.reason = reason
+    built.arrow = arrow
+    # ``message`` stays unset: Decision.__getattr__ writes it on first read.
+    built.retry_after = retry_after
+    built.value = None
+    built.prompt = None
+    built.extra = {}
+    built._words = words
     built.__class__ = Decision
     decision: Decision = built
     return decision
