@@ -10,19 +10,25 @@ from __future__ import annotations
 import binascii
 import math
 from base64 import b64decode
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 from canvas.model import Arrow, Node
-from engine.core.catalogue import CALLS, PERMISSIONS, RATE_LIMITS, SPAWN_KINDS, CallSpec
-from engine.core.decision import Decision
-from engine.core.errors import with_code
+from engine.core.catalogue import (
+    CALLS,
+    PERMISSIONS,
+    RATE_LIMITS,
+    SPAWN_KINDS,
+    CallSpec,
+    implied_by,
+)
+from engine.core.decision import Decision, Words, refusal
 from engine.core.fetchform import fetch_args_problem
 from engine.core.hosts import matches, normalise_host
 from engine.core.limits import rate_owner
 from engine.core.prompts import QUEUE_LIMIT
-from engine.core.state import PackageState, State
+from engine.core.state import CACHE_LIMIT, PackageState, State
 from engine.core.text import SHOWN, shown
 
 __all__ = ["FETCH_PERMISSIONS", "LOCAL_HOSTS", "MAX_DEPTH", "MAX_VALUES", "Passed",
@@ -54,6 +60,81 @@ class Passed:
     data_rev: int = -1
 
 
+class _UnfrozenPassed:
+    """`Passed`'s slots without the frozen ``__setattr__``: see `_passed`."""
+
+    __slots__ = Passed.__slots__
+
+
+_new = object.__new__
+
+
+def _passed(spec: CallSpec, card: Node, package: PackageState, permission: str,
+            target: Node | None, arrow: Arrow | None, chain: tuple[str, ...] | None,
+            rate_key: str | None, data_rev: int) -> Passed:
+    """``Passed(...)`` at a quarter of the cost (as `engine.core.decision.refusal`).
+
+    The frozen dataclass's ``__init__`` sets each field through
+    ``object.__setattr__``; a twin with the same slots sets them plainly,
+    then becomes a Passed, as frozen as any other.
+    """
+    built: Any = _new(_UnfrozenPassed)
+    built.spec = spec
+    built.card = card
+    built.package = package
+    built.permission = permission
+    built.target = target
+    built.arrow = arrow
+    built.chain = chain
+    built.rate_key = rate_key
+    built.data_rev = data_rev
+    built.__class__ = Passed
+    result: Passed = built
+    return result
+
+
+# What a refusal of checks 1–7 says, written only when its message is read
+# (`engine.core.decision.refusal`): each a function of the refusal, giving
+# (why, fix), and the constant Words that use it.
+def _given(_d: Decision, why: str, fix: str) -> tuple[str, str]:
+    return why, fix
+
+
+def _not_installed(d: Decision) -> tuple[str, str]:
+    return "its package is not installed", f"install {d.package}"
+
+
+def _pending(d: Decision) -> tuple[str, str]:
+    return ("its files changed since a person approved them",
+            f"approve the new version of {d.package}")
+
+
+def _not_declared(d: Decision) -> tuple[str, str]:
+    return (f"its manifest does not declare {d.permission}",
+            f"a new version of {d.package} must declare {d.permission}")
+
+
+def _not_granted(d: Decision) -> tuple[str, str]:
+    return f"{d.permission} is not granted", f"grant {d.permission} to {d.package}"
+
+
+def _not_connected(d: Decision) -> tuple[str, str]:
+    return (f"no arrow connects {d.card} and {d.target}",
+            f"draw an arrow between {d.card} and {d.target}")
+
+
+def _wrong_target(d: Decision, kind: str) -> tuple[str, str]:
+    return f"{d.call} reaches {CALLS[d.call].target_words}, not this {kind}", ""
+
+
+_CARD_UNKNOWN: Words = (_given, "no custom card has this id", "")
+_NOT_INSTALLED: Words = (_not_installed,)
+_PENDING: Words = (_pending,)
+_NOT_DECLARED: Words = (_not_declared,)
+_NOT_GRANTED: Words = (_not_granted,)
+_NOT_CONNECTED: Words = (_not_connected,)
+
+
 def denial(
     call: str,
     card: str | None,
@@ -68,20 +149,13 @@ def denial(
     fix: str = "",
     retry_after: float | None = None,
 ) -> Decision:
-    """Build a refusal with a message a person can read, saying what would allow it."""
-    who = f"card {card}" + (f" ({package})" if package else "") if card else "the caller"
-    what = call + (f" {target}" if target else "")
-    text = with_code(code, f"{who} may not {what}")
-    if reason:
-        text += f": {reason}"
-    if why:
-        text += f" — {why}"
-    if fix:
-        text += f"; {fix}"
-    return Decision(
-        "rate-limited" if code == "RATE_LIMITED" else "denied", call, card, package, target,
-        permission, code, reason, arrow, text, retry_after,
-    )
+    """Build a refusal with a message a person can read, saying what would allow it.
+
+    The message (``CODE: card C (P) may not CALL TARGET: reason — why; fix``)
+    is written when it is first read.
+    """
+    return refusal(call, card, code, package, target, permission, reason, arrow,
+                   (_given, why, fix), retry_after)
 
 
 #: Containers in one call's arguments nest at most this deep ...
@@ -228,18 +302,17 @@ def check_card(state: State, card_id: str, call: str,
     # 1. The card exists and is a custom card.
     card = state.canvas.node(card_id)
     if card is None or card.type != "card":
-        return denial(call, card_id, "CARD_UNKNOWN", target=target_id,
-                      why="no custom card has this id")
+        return refusal(call, card_id, "CARD_UNKNOWN", None, target_id, None, None, None,
+                       _CARD_UNKNOWN)
     pkg_name = card.data["package"]
     # 2. Its package is installed and not pending.
     package = state.packages.get(pkg_name)
     if package is None or not package.installed:
-        return denial(call, card_id, "PACKAGE_NOT_INSTALLED", package=pkg_name, target=target_id,
-                      why="its package is not installed", fix=f"install {pkg_name}")
-    if package.is_pending:
-        return denial(call, card_id, "PACKAGE_PENDING", package=pkg_name, target=target_id,
-                      why="its files changed since a person approved them",
-                      fix=f"approve the new version of {pkg_name}")
+        return refusal(call, card_id, "PACKAGE_NOT_INSTALLED", pkg_name, target_id, None, None,
+                       None, _NOT_INSTALLED)
+    if package.pending_hash is not None:  # package.is_pending, without the property's call
+        return refusal(call, card_id, "PACKAGE_PENDING", pkg_name, target_id, None, None, None,
+                       _PENDING)
     return card, package
 
 
@@ -247,99 +320,132 @@ def _decide_full(state: State, card_id: str, call: str, target_id: str | None,
                  args: dict[str, Any] | None, *, now: float, chain: tuple[str, ...] | None,
                  port_arrow: Arrow | None, count_limits: bool) -> Decision | Passed:
     """The pipeline behind `decide`, without its cache (same arguments)."""
-    args = args or {}
-    found = check_card(state, card_id, call, target_id)
-    if isinstance(found, Decision):
-        return found
-    card, package = found
-    pkg_name = package.name
-    d: dict[str, Any] = dict(package=pkg_name, target=target_id)
-    # 3. The call is known and its arguments fit (SPEC §8 "Bounds" too).
-    limit = state.workspace_of(card).settings.max_payload
+    result = _checks(state, card_id, call, target_id, args, chain, port_arrow, False)
+    if not count_limits or isinstance(result, Decision):
+        return result
+    return _limits(state, result, now)
+
+
+def _checks(state: State, card_id: str, call: str, target_id: str | None,
+            args: dict[str, Any] | None, chain: tuple[str, ...] | None,
+            port_arrow: Arrow | None, args_fit: bool) -> Decision | Passed:
+    """Checks 1–9 of `decide`, uncached (its arguments, given in order).
+
+    ``args_fit``: the caller (`decide`'s fast path) found that the call is
+    known, its arguments fit every workspace's bounds and the target is short
+    ASCII text, present exactly when the call needs one — check 3 would pass,
+    so it is not run again.
+
+    Every lookup is made once (the card, its package, the permission's
+    implications, the target), and a refusal's words are written only when
+    read: this is the whole cost of a decision right after a consent change.
+    """
+    # 1–2. As `check_card`, written out here: one call and one tuple fewer on
+    # the path every decision after a consent change takes.
+    card = state.canvas.node(card_id)
+    if card is None or card.type != "card":
+        return refusal(call, card_id, "CARD_UNKNOWN", None, target_id, None, None, None,
+                       _CARD_UNKNOWN)
+    pkg_name = card.data["package"]
+    package = state.packages.get(pkg_name)
+    if package is None or not package.installed:
+        return refusal(call, card_id, "PACKAGE_NOT_INSTALLED", pkg_name, target_id, None, None,
+                       None, _NOT_INSTALLED)
+    if package.pending_hash is not None:
+        return refusal(call, card_id, "PACKAGE_PENDING", pkg_name, target_id, None, None, None,
+                       _PENDING)
     spec = CALLS.get(call)
-    if spec is None:
-        return denial(shown(call), card_id, "UNKNOWN_CALL", **d, why="there is no such call")
-    problem = _args_problem(spec, args, limit)
-    if problem is None and target_id is not None and text_problem(target_id, limit):
-        problem = ("target", f"the target {text_problem(target_id, limit)}")
-    if problem is None and spec.reach == "none" and target_id is not None and port_arrow is None:
-        problem = ("target", f"{call} takes no target")
-    if problem is None and spec.reach != "none" and target_id is None:
-        problem = ("target", f"{call} needs a target node")
-    if problem is not None:
-        return denial(call, card_id, "INVALID_ARGUMENT", **d, permission=spec.permission,
-                      reason=problem[0], why=problem[1])
+    if not args_fit:
+        # 3. The call is known and its arguments fit (SPEC §8 "Bounds" too).
+        if spec is None:
+            return refusal(shown(call), card_id, "UNKNOWN_CALL", pkg_name, target_id, None, None,
+                           None, (_given, "there is no such call", ""))
+        limit = state.workspace_of(card).settings.max_payload
+        problem = _args_problem(spec, args or {}, limit)
+        if problem is None and target_id is not None and text_problem(target_id, limit):
+            problem = ("target", f"the target {text_problem(target_id, limit)}")
+        if (problem is None and spec.reach == "none" and target_id is not None
+                and port_arrow is None):
+            problem = ("target", f"{call} takes no target")
+        if problem is None and spec.reach != "none" and target_id is None:
+            problem = ("target", f"{call} needs a target node")
+        if problem is not None:
+            return refusal(call, card_id, "INVALID_ARGUMENT", pkg_name, target_id,
+                           spec.permission, problem[0], None, (_given, problem[1], ""))
+    assert spec is not None
     # 4–5. Declared, then granted (directly or by implication).
     permission = spec.permission
+    manifest = package.manifest
+    assert manifest is not None  # installed
     if call == "net.fetch":
         # Either fetch permission passes checks 4–5; which one covers the
         # host is a question of scope (check 8).
         declared = [p for p in FETCH_PERMISSIONS if state.declares(package, p)]
         granted = [p for p in declared if state.granted(pkg_name, p)]
         permission = (granted or declared or ["network"])[0]
-    if not state.declares(package, permission):
-        return denial(call, card_id, "PERMISSION_DENIED", **d, permission=permission,
-                      reason="not-declared",
-                      why=f"its manifest does not declare {permission}",
-                      fix=f"a new version of {pkg_name} must declare {permission}")
-    if not state.granted(pkg_name, permission):
-        return denial(call, card_id, "PERMISSION_DENIED", **d, permission=permission,
-                      reason="not-granted", why=f"{permission} is not granted",
-                      fix=f"grant {permission} to {pkg_name}")
+    implied = implied_by(permission)  # as State.declares and State.granted, looked up once
+    if implied.isdisjoint(manifest.permissions):
+        return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
+                       "not-declared", None, _NOT_DECLARED)
+    if implied.isdisjoint(state.grants.get(pkg_name, ())):
+        return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
+                       "not-granted", None, _NOT_GRANTED)
     # 6–7. Connected by an arrow, and a target of the right kind.
     target: Node | None = None
     arrow: Arrow | None = None
-    if spec.reach != "none" and port_arrow is None:
+    reach = spec.reach
+    if port_arrow is not None:
+        arrow = port_arrow
+        target = state.canvas.node(port_arrow.dst)
+    elif reach != "none":
         assert target_id is not None
-        target = state.canvas.node(target_id)
-        if spec.reach == "arrow":
-            arrow = state.canvas.arrow_between(card_id, target_id) if target else None
+        canvas = state.canvas
+        target = canvas.node(target_id)
+        if reach == "arrow":
+            arrow = canvas.arrow_between(card_id, target_id) if target else None
             if arrow is None:
-                return denial(call, card_id, "PERMISSION_DENIED", **d, permission=permission,
-                              reason="not-connected",
-                              why=f"no arrow connects {card_id} and {target_id}",
-                              fix=f"draw an arrow between {card_id} and {target_id}")
+                return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
+                               permission, "not-connected", None, _NOT_CONNECTED)
         elif target is None or target.workspace != card.workspace:
             target = None
         if target is None or target.type not in spec.targets:
             kind = _KIND_WORDS.get(target.type, target.type) if target else "node"
-            return denial(call, card_id, "PERMISSION_DENIED", **d, permission=permission,
-                          reason="wrong-target", arrow=arrow.id if arrow else None,
-                          why=f"{call} reaches {spec.target_words}, not this {kind}")
-    elif port_arrow is not None:
-        arrow = port_arrow
-        target = state.canvas.node(port_arrow.dst)
-    d["target"] = target.id if target else target_id
-    arrow_id = arrow.id if arrow else None
+            return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
+                           "wrong-target", arrow.id if arrow else None, (_wrong_target, kind))
     # 8. Scope: hosts for net.fetch (addresses and paths are checked where
     # the engine performs the request or file operation).
     if call == "net.fetch":
-        refused = host_scope(state, card, package, args["url"])
+        refused = host_scope(state, card, package, (args or {})["url"])
         if refused is not None:
-            return denial(call, card_id, "SCOPE_REFUSED", **d, permission=permission,
+            return denial(call, card_id, "SCOPE_REFUSED", package=pkg_name,
+                          target=target.id if target else target_id, permission=permission,
                           reason=refused[0], why=refused[1])
     # 9. Loop guard, for prompts.
     hop_chain: tuple[str, ...] | None = None
-    if spec.name == "agents.prompt" and target is not None:
-        settings = state.workspace_of(card).settings
-        hop_chain = (*(chain or (card_id,)), target.id)
-        hops = _hops(hop_chain)
-        if chain is not None and target.id in chain:
-            return denial(call, card_id, "LOOP_REFUSED", **d, permission=permission,
-                          reason="cycle", arrow=arrow_id,
-                          why=f"{target.id} is already in this prompt's chain "
-                              f"({' → '.join(chain)})")
-        if hops > settings.hop_limit:
-            return denial(call, card_id, "LOOP_REFUSED", **d, permission=permission,
-                          reason="hop-limit", arrow=arrow_id,
+    if target is not None and call == "agents.prompt":
+        if chain:
+            hop_chain = (*chain, target.id)
+            if target.id in chain:
+                return denial(call, card_id, "LOOP_REFUSED", package=pkg_name,
+                              target=target.id, permission=permission, reason="cycle",
+                              arrow=arrow.id if arrow else None,
+                              why=f"{target.id} is already in this prompt's chain "
+                                  f"({' → '.join(chain)})")
+            hops = _hops(hop_chain)
+        else:  # a prompt outside any tool call starts its chain: one hop
+            hop_chain, hops = (card_id, target.id), 1
+        hop_limit = state.workspace_of(card).settings.hop_limit
+        if hops > hop_limit:
+            return denial(call, card_id, "LOOP_REFUSED", package=pkg_name, target=target.id,
+                          permission=permission, reason="hop-limit",
+                          arrow=arrow.id if arrow else None,
                           why=f"the chain would have {hops} prompts, more than the hop "
-                              f"limit of {settings.hop_limit}")
+                              f"limit of {hop_limit}")
     rate_key = spec.rate_key
     if port_arrow is not None and target is not None and target.type == "terminal":
         rate_key = "run"
-    passed = Passed(spec, card, package, permission, target, arrow, hop_chain, rate_key,
-                    state.canvas.data_revision)
-    return passed if not count_limits else _limits(state, passed, now)
+    return _passed(spec, card, package, permission, target, arrow, hop_chain, rate_key,
+                   state.canvas.data_revision)
 
 
 def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
@@ -448,7 +554,23 @@ def decide(
             static = cache.get(key)
             if type(static) is Decision:  # a remembered refusal: most calls end here
                 return static
-            if static is None or static.data_rev != canvas.data_revision:
+            if static is None:
+                if target_id is not None and not (
+                        type(target_id) is str and target_id.isascii()
+                        and len(target_id) <= SHOWN and len(target_id) <= state._payload_floor):
+                    # A target the cache does not keep, or whose text check 3
+                    # must measure: the general path.
+                    return _decide_general(state, card_id, call, target_id, args, now=now,
+                                           count_limits=count_limits)
+                if len(cache) >= CACHE_LIMIT:
+                    cache = state.decision_cache()  # starts afresh
+                # A miss (as after every consent change): checks 1–9 once,
+                # without check 3's argument tests, which passed just above.
+                static = cache[key] = _checks(state, card_id, call, target_id, args, None,
+                                              None, True)
+                if isinstance(static, Decision):
+                    return static
+            elif static.data_rev != canvas.data_revision:
                 static = _remember(state, key, static, args, now)
                 if isinstance(static, Decision):
                     return static
@@ -508,8 +630,9 @@ def _remember(state: State, key: tuple[str, str, str | None], static: Decision |
         card = canvas.node(static.card.id)
         target = canvas.node(static.target.id) if static.target is not None else None
         assert card is not None
-        static = cache[key] = replace(static, card=card, target=target,
-                                      data_rev=canvas.data_revision)
+        static = cache[key] = _passed(static.spec, card, static.package, static.permission,
+                                      target, static.arrow, static.chain, static.rate_key,
+                                      canvas.data_revision)
     return static
 
 

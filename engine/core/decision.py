@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from engine.core.errors import ConsentError
+from engine.core.errors import ConsentError, with_code
 
-__all__ = ["CallDenied", "Decision", "Outcome"]
+__all__ = ["CallDenied", "Decision", "Outcome", "Words", "refusal"]
+
+#: A refusal's explanation before it is written out: a function of the
+#: refusal and the values that follow it, giving (why, fix) (see `refusal`).
+Words = tuple[Callable[..., tuple[str, str]], *tuple[Any, ...]]
 
 #: "Keep this field" in `Decision.with_` (None is a value a field can take).
 _KEEP: Any = object()
@@ -41,6 +46,21 @@ class Decision:
     value: Any = None  #: what the call returned, when it completed
     prompt: str | None = None  #: the prompt's id, for an accepted prompt
     extra: dict[str, Any] = field(default_factory=dict)
+    #: A refusal's words until its message is written (see `refusal`), then None.
+    _words: Words | None = field(default=None, init=False, repr=False, compare=False)
+
+    if not TYPE_CHECKING:  # hidden from mypy, which would accept any attribute name
+
+        def __getattr__(self, name: str) -> Any:
+            # Reached only for a slot that is unset: the message of a refusal
+            # made by `refusal`, written here the first time it is read.
+            words = object.__getattribute__(self, "_words") if name == "message" else None
+            if words is None:
+                raise AttributeError(f"'Decision' object has no attribute {name!r}")
+            text = _write(self, words)
+            object.__setattr__(self, "message", text)
+            object.__setattr__(self, "_words", None)
+            return text
 
     @property
     def allowed(self) -> bool:
@@ -89,6 +109,7 @@ class Decision:
         s[11](out, self.value if value is _KEEP else value)
         s[12](out, self.prompt if prompt is _KEEP else prompt)
         s[13](out, self.extra if extra is _KEEP else extra)
+        s[14](out, None)  # the copy's message was read above, so it is written
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -117,8 +138,71 @@ class Decision:
 #: The setters of `Decision`'s slots, in the order of its fields (`Decision.with_`).
 _SLOT_SETTERS = tuple(Decision.__dict__[f.name].__set__ for f in fields(Decision))
 # `with_` lists the fields by position: fail at import if they ever change.
-if tuple(f.name for f in fields(Decision)) != ('outcome', 'call', 'card', 'package', 'target', 'permission', 'code', 'reason', 'arrow', 'message', 'retry_after', 'value', 'prompt', 'extra'):
+if tuple(f.name for f in fields(Decision)) != ('outcome', 'call', 'card', 'package', 'target', 'permission', 'code', 'reason', 'arrow', 'message', 'retry_after', 'value', 'prompt', 'extra', '_words'):
     raise ImportError("engine.core.decision.Decision.with_ does not match its fields")
+
+
+def _write(decision: Decision, words: Words) -> str:
+    """The message of a refusal: who may not do what, the reason, why and what would allow it."""
+    why, fix = words[0](decision, *words[1:])
+    card, package, target = decision.card, decision.package, decision.target
+    who = (f"card {card} ({package})" if package else f"card {card}") if card else "the caller"
+    what = f"{decision.call} {target}" if target else decision.call
+    text = with_code(decision.code or "", f"{who} may not {what}")
+    if decision.reason:
+        text += f": {decision.reason}"
+    if why:
+        text += f" — {why}"
+    if fix:
+        text += f"; {fix}"
+    return text
+
+
+class _Unfrozen:
+    """A Decision's slots without the frozen ``__setattr__``: see `refusal`."""
+
+    __slots__ = Decision.__slots__
+
+
+
+def refusal(call: str, card: str | None, code: str, package: str | None, target: str | None,
+            permission: str | None, reason: str | None, arrow: str | None, words: Words,
+            retry_after: float | None = None) -> Decision:
+    """A refused call's Decision, its message written from ``words`` when first read.
+
+    ``words`` is a function and its arguments: ``words[0](decision,
+    *words[1:])`` gives (why, fix), what made the call fail and what would
+    allow it (either may be empty); the message is then ``CODE: card C (P)
+    may not CALL TARGET: reason — why; fix``. Most refusals a card gets are
+    never read by a person (a card retries; the log row reads it once), yet
+    writing them cost more than the checks that led to them.
+
+    Built on a twin class with the same slots and then given its class: the
+    dataclass's frozen ``__init__`` sets each field through
+    ``object.__setattr__``, which made building a refusal cost more than
+    deciding it. The result is an ordinary frozen Decision.
+    """
+    # Set field by field here rather than in an __init__: calling a class
+    # costs more than the stores themselves.
+    built: Any = _new(_Unfrozen)
+    built.outcome = "rate-limited" if code == "RATE_LIMITED" else "denied"
+    built.call = call
+    built.card = card
+    built.package = package
+    built.target = target
+    built.permission = permission
+    built.code = code
+    built.reason = reason
+    built.arrow = arrow
+    # ``message`` stays unset: Decision.__getattr__ writes it on first read.
+    built.retry_after = retry_after
+    built.value = None
+    built.prompt = None
+    built.extra = {}
+    built._words = words
+    built.__class__ = Decision
+    decision: Decision = built
+    return decision
 
 
 class CallDenied(ConsentError):

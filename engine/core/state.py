@@ -79,13 +79,19 @@ class State:
 
     def decision_cache(self) -> dict[tuple[str, str, str | None], Any]:
         """Remembered checks 1–9, valid for the current `consent_key` only."""
-        key = self.consent_key()
+        key = (self.consent_rev, self.canvas.revision)  # consent_key(), without the call
         if key != self._cache_key or len(self._cache) >= CACHE_LIMIT:
             # Start afresh rather than evict: the bound only keeps memory in check.
             self._cache = {}
             self._cache_key = key
-            self._payload_floor = min(
-                (w.settings.max_payload for w in self.workspaces.values()), default=0)
+            # A loop, not min() over a generator: this runs after every
+            # consent change, before the first decision.
+            floor = -1
+            for workspace in self.workspaces.values():
+                size = workspace.settings.max_payload
+                if floor < 0 or size < floor:
+                    floor = size
+            self._payload_floor = max(floor, 0)
         return self._cache
 
     def declares(self, package: PackageState, permission: str) -> bool:

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine.core.catalogue import RATE_LIMITS
-from engine.core.checks import Passed, decide
+from engine.core.checks import Passed, _decide_full, decide
 from engine.core.decision import Decision
 from engine.core.prompts import QUEUE_LIMIT, Prompt
 from engine.core.state import State
@@ -373,6 +373,11 @@ _CALLS: list[tuple[str, str, str | None, dict[str, Any] | None]] = [
     ("c1", "agents.prompt", "a1", {"text": "é" * 60}),
     ("c1", "agents.prompt", "a1", {"text": 7}),
     ("c1", "cards.note.append", "n1", {"text": "short"}),
+    # Targets the fast path hands to the general one: not ASCII, too long to keep.
+    ("c1", "agents.prompt", "é1", {"text": "hi"}),
+    ("c1", "agents.readScreen", "t" * 1100, None),
+    ("c2", "terminals.run", "t1", {"command": "ls"}),
+    ("c2", "agents.lastReply", "a1", None),
 ]
 
 
@@ -417,6 +422,10 @@ _OPS = st.one_of(
     st.tuples(st.just("pending"), st.booleans()),
     st.tuples(st.just("installed"), st.booleans()),
     st.tuples(st.just("max_payload"), st.sampled_from([100, 1000])),
+    # A change of an agent's status (data only: the cache stays).
+    st.tuples(st.just("status"), st.sampled_from(["a1", "a2"])),
+    # A consent change that changes nothing the calls read.
+    st.tuples(st.just("bump"), st.none()),
 )
 
 
@@ -459,6 +468,12 @@ def _apply(state: State, model: _Model, op: str, arg: Any) -> None:
     elif op == "max_payload":
         set_settings(state, "w1", max_payload=arg)
         model.max_payload = arg
+    elif op == "status" and arg in model.nodes:
+        status = "working" if model.nodes[arg].get("status") != "working" else "waiting"
+        state.canvas.replace_node(state.canvas.updated_node(arg, {"status": status}))
+        model.nodes[arg]["status"] = status
+    elif op == "bump":
+        state.bump()
 
 
 def _check_every_call(live: State, model: _Model) -> None:
@@ -469,6 +484,10 @@ def _check_every_call(live: State, model: _Model) -> None:
             cold, seen = model.build(), set()
         seen.add((card, call, target))
         expected = _view(decide(cold, card, call, target, args, now=NOW))
+        # The pipeline itself, without the cache or decide's fast path (which
+        # skips check 3's argument tests once it has made them): the same.
+        assert _view(_decide_full(cold, card, call, target, args, now=NOW, chain=None,
+                                  port_arrow=None, count_limits=True)) == expected, call
         for _ in range(2):  # the second one is served from the cache when it can be
             assert _view(decide(live, card, call, target, args, now=NOW)) == expected, call
 

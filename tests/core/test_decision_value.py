@@ -1,0 +1,109 @@
+"""The Decision and Passed values the cold path builds without their frozen ``__init__``."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+
+import pytest
+
+from engine.core.catalogue import CALLS
+from engine.core.checks import Passed, _passed, decide, denial
+from engine.core.decision import Decision, refusal
+
+from .conftest import add_node, install, make_state, manifest
+
+
+def _eager(**fields: object) -> Decision:
+    base: dict[str, object] = dict(
+        outcome="denied", call="agents.prompt", card="c1", package="acme.p", target="a1",
+        permission="agents.prompt", code="PERMISSION_DENIED", reason="not-granted")
+    return Decision(**{**base, **fields})  # type: ignore[arg-type]
+
+
+def _lazy() -> Decision:
+    return refusal("agents.prompt", "c1", "PERMISSION_DENIED", "acme.p", "a1", "agents.prompt",
+                   "not-granted", None,
+                   (lambda d, extra: (f"{d.permission} is not granted{extra}",
+                                      f"grant {d.permission} to {d.package}"), "!"))
+
+
+MESSAGE = ("PERMISSION_DENIED: card c1 (acme.p) may not agents.prompt a1: not-granted — "
+           "agents.prompt is not granted!; grant agents.prompt to acme.p")
+
+
+def test_a_refusal_writes_its_message_when_read_and_equals_an_eager_one() -> None:
+    lazy = _lazy()
+    assert type(lazy) is Decision
+    assert lazy._words is not None  # not written yet
+    assert lazy.message == MESSAGE
+    assert lazy._words is None and lazy.message == MESSAGE  # written once, kept
+    assert _lazy() == _eager(message=MESSAGE)
+    assert _lazy() != _eager(message="something else")
+    assert MESSAGE in repr(_lazy())
+    assert _lazy().to_json() == _eager(message=MESSAGE).to_json()
+
+
+def test_a_refusal_is_frozen_and_copies_like_any_decision() -> None:
+    lazy = _lazy()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        lazy.code = "OTHER"  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        lazy.message = "OTHER"  # type: ignore[misc]
+    changed = _lazy().with_(arrow="e1")
+    assert changed.arrow == "e1" and changed.message == MESSAGE
+    assert pickle.loads(pickle.dumps(_lazy())) == _eager(message=MESSAGE)
+    assert copy.deepcopy(_lazy()) == _eager(message=MESSAGE)
+    with pytest.raises(AttributeError, match="no attribute 'mesage'"):
+        getattr(lazy, "mesage")
+
+
+def test_denial_words_its_message_as_before() -> None:
+    d = denial("agents.prompt", "c1", "PERMISSION_DENIED", package="acme.p", target="a1",
+               permission="agents.prompt", reason="not-granted", why="w", fix="f")
+    assert d.message == "PERMISSION_DENIED: card c1 (acme.p) may not agents.prompt a1: " \
+                        "not-granted — w; f"
+    assert denial("x.y", None, "CARD_UNKNOWN").message == "CARD_UNKNOWN: the caller may not x.y"
+    limited = denial("agents.prompt", "c1", "RATE_LIMITED", retry_after=1.5)
+    assert limited.outcome == "rate-limited" and limited.retry_after == 1.5
+
+
+def test_cold_refusals_of_checks_1_to_7_are_worded_in_full() -> None:
+    state = make_state()
+    install(state, manifest("acme.p", {"agents.prompt": {}, "terminals.write": {}}),
+            grants=["agents.prompt"])
+    add_node(state, "c1", "card", package="acme.p")
+    add_node(state, "a1", "agent")
+    add_node(state, "t1", "terminal")
+    words = {
+        ("c9", "agents.prompt", "a1"): "CARD_UNKNOWN: card c9 may not agents.prompt a1 — "
+                                       "no custom card has this id",
+        ("c1", "agents.prompt", "a1"): "PERMISSION_DENIED: card c1 (acme.p) may not "
+                                       "agents.prompt a1: not-connected — no arrow connects "
+                                       "c1 and a1; draw an arrow between c1 and a1",
+        ("c1", "terminals.run", "t1"): "PERMISSION_DENIED: card c1 (acme.p) may not "
+                                       "terminals.run t1: not-granted — terminals.write is not "
+                                       "granted; grant terminals.write to acme.p",
+        ("c1", "agents.readScreen", "a1"): "PERMISSION_DENIED: card c1 (acme.p) may not "
+                                           "agents.readScreen a1: not-declared — its manifest "
+                                           "does not declare agents.output; a new version of "
+                                           "acme.p must declare agents.output",
+    }
+    args = {"agents.prompt": {"text": "hi"}, "terminals.run": {"command": "ls"}}
+    for (card, call, target), message in words.items():
+        result = decide(state, card, call, target, args.get(call), now=0.0)
+        assert isinstance(result, Decision) and result.message == message
+
+
+def test_passed_built_fast_equals_one_built_plainly() -> None:
+    state = make_state()
+    pkg = install(state, manifest("acme.p", {"agents.prompt": {}}))
+    card = add_node(state, "c1", "card", package="acme.p")
+    spec = CALLS["agents.prompt"]
+    fast = _passed(spec, card, pkg, "agents.prompt", None, None, ("c1",), "prompt", 3)
+    assert type(fast) is Passed
+    assert fast == Passed(spec, card, pkg, "agents.prompt", None, None, ("c1",), "prompt", 3)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.data_rev = 4  # type: ignore[misc]
+    assert dataclasses.replace(fast, data_rev=4).data_rev == 4
