@@ -229,7 +229,12 @@ class Store(Transactional, Protocol):
 
     @property
     def reloads(self) -> int:
-        """How often another process's commit made us reload."""
+        """How often another process's commit made us reload the whole state."""
+        ...
+
+    @property
+    def catchups(self) -> int:
+        """How often another process's changes were applied one by one instead of a reload."""
         ...
 
     @property
