@@ -49,8 +49,8 @@ class Chain:
     def __init__(self) -> None:
         self._steps: list[Migration] = []
 
-    def __call__(self, *, was: tuple[str, str] | None = None) -> Callable[[Callable[[Database], None]],
-                                                           Callable[[Database], None]]:
+    def __call__(self, *, was: tuple[str, str] | None = None
+                 ) -> Callable[[Callable[[Database], None]], Callable[[Database], None]]:
         """Add the decorated function as the next step."""
 
         def add(fn: Callable[[Database], None]) -> Callable[[Database], None]:

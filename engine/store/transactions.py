@@ -4,7 +4,9 @@ Every public operation runs through `consistent`: its writes go into a
 savepoint of the open ``BEGIN IMMEDIATE`` batch, the batch commits at the next
 turn of the event loop together with whatever else arrived meanwhile (group
 commit), and the operation returns only once that commit is done. A decision
-that raced another process is made again under the write lock.
+that raced another process is made again under the write lock, once the
+state has caught up with what that process changed (its store reads only the
+changed entities back: `engine.store.loading.catch_up`).
 
 `Transactions` knows nothing of the engine: it is given what to call when
 the in-memory state must be rebuilt from the store (``reload``) and what to

@@ -10,11 +10,13 @@ with a PostgreSQL transaction in place of ``BEGIN IMMEDIATE``:
   one lock order and no deadlock.
 - Holding the lock, it reads the newest change number (`changes.latest_change`).
   When another engine committed a change since this engine's state was loaded,
-  the state is reloaded and the operation is made again under the lock (the
+  the state catches up (the entities the changes name are read again, or the
+  whole state when that cannot be done) and the operation is made again under the lock (the
   `consistent` retry), reading the time again: a decision is never made on a
   rolling window, a grant or a queue another engine has changed since.
 - A batch that changed anything a decision reads (every write but log rows)
-  records one change (`changes.record_change`) before it commits; NOTIFY
+  records one change (`changes.record_change`) before it commits, listing
+  the entities it touched and the calls it counted; NOTIFY
   tells the other engines, and each operation's first step (`sync`) reads the
   newest number, so an engine has seen every change committed before its
   call began.

@@ -8,8 +8,11 @@ database; every rule holds across all of them because:
   operation's rate event, its rows and its log row commit together, and a
   refusal after them (``QUEUE_FULL``) leaves nothing counted;
 - holding the lock, an engine whose state is older than the newest change
-  reloads and decides again, reading the time again, so the rolling windows,
-  queues, holds and budgets are exact across engines as in one process;
+  catches up and decides again, reading the time again, so the rolling
+  windows, queues, holds and budgets are exact across engines as in one
+  process. Catching up re-reads only the entities the newer changes name
+  (each change lists what its batch touched: `Batches.touch`), and reloads
+  the whole state when a change does not say or there are too many;
 - the arrow log and the consent history are appended under that lock, one
   appender at a time: one hash chain each, numbered without gaps;
 - every batch that changes what a decision reads records a change
