@@ -14,7 +14,10 @@ throughput, not one card's rolling window) and, once all are ready, at once:
 - **decisions**: rounds of ``callers`` concurrent calls that are refused (no
   arrow to the agent): one decision and one log row each;
 - **accepted prompts**: 6 rounds of one prompt from each of its cards (6 is a
-  card's window): rate event, prompt row, log row, all committed together.
+  card's window): rate event, prompt row, log row, all committed together;
+  how often the engines took in each other's changes there by reloading the
+  whole state, and by catching up with the changed entities, is counted
+  (over all runs of a configuration).
 
 The rate is the calls of all processes over the wall time from the first
 process's start to the last one's end. Each configuration runs ``--repeat``
@@ -96,6 +99,9 @@ def worker(location: str, barrier: Barrier, index: int, callers: int, rounds: in
                 assert all(d.code == "PERMISSION_DENIED" for d in done), done[0].message
             t1 = time.time()
             barrier.wait()
+            # How this engine took in the others' accepted prompts: whole-state
+            # reloads, or catch-ups of the changed entities (stores that have them).
+            reloads, catchups = engine.store.reloads, getattr(engine.store, "catchups", 0)
             t2 = time.time()
             for r in range(WINDOW):
                 done = await asyncio.gather(*(engine.call(c, "agents.prompt", f"a{c[1:]}",
@@ -104,7 +110,9 @@ def worker(location: str, barrier: Barrier, index: int, callers: int, rounds: in
                 assert all(d.outcome == "queued" for d in done), done[0].message
             t3 = time.time()
             return {"decisions": callers * rounds, "d_start": t0, "d_end": t1,
-                    "accepted": callers * WINDOW, "a_start": t2, "a_end": t3}
+                    "accepted": callers * WINDOW, "a_start": t2, "a_end": t3,
+                    "reloads": engine.store.reloads - reloads,
+                    "catchups": getattr(engine.store, "catchups", 0) - catchups}
         finally:
             engine.close()
 
@@ -136,7 +144,9 @@ def _run_processes(location: str, processes: int, callers: int, rounds: int
     d_wall = max(r["d_end"] for r in results) - min(r["d_start"] for r in results)
     a_wall = max(r["a_end"] for r in results) - min(r["a_start"] for r in results)
     return {"decisions": decisions, "decisions_per_s": decisions / d_wall,
-            "accepted": accepted, "accepted_per_s": accepted / a_wall}
+            "accepted": accepted, "accepted_per_s": accepted / a_wall,
+            "reloads": sum(r["reloads"] for r in results),
+            "catchups": sum(r["catchups"] for r in results)}
 
 
 class _SQLite:
@@ -238,7 +248,9 @@ def measure(server: str | None, *, smoke: bool, repeat: int) -> dict[str, Any]:
                                 for _ in range(repeat)]
                         row: dict[str, Any] = {"processes": n, "store": store.name,
                                                "decisions": runs[0]["decisions"],
-                                               "accepted": runs[0]["accepted"]}
+                                               "accepted": runs[0]["accepted"],
+                                               "reloads": sum(r["reloads"] for r in runs),
+                                               "catchups": sum(r["catchups"] for r in runs)}
                         for key in ("decisions_per_s", "accepted_per_s"):
                             values = sorted(r[key] for r in runs)
                             row[key] = statistics.median(values)
@@ -256,12 +268,13 @@ def measure(server: str | None, *, smoke: bool, repeat: int) -> dict[str, Any]:
 def lines(figures: dict[str, Any]) -> list[str]:
     """The figures as a Markdown table and the load line."""
     out = ["| engine processes | store | decisions/s (best, worst) | accepted prompts/s "
-           "(best, worst) |", "|---|---|---|---|"]
+           "(best, worst) | full reloads / catch-ups |", "|---|---|---|---|---|"]
     for row in figures["rows"]:
         d, a = "decisions_per_s", "accepted_per_s"
         out.append(f"| {row['processes']} | {row['store']} | {row[d]:,.0f} "
                    f"({row[d + '_best']:,.0f}, {row[d + '_worst']:,.0f}) | {row[a]:,.0f} "
-                   f"({row[a + '_best']:,.0f}, {row[a + '_worst']:,.0f}) |")
+                   f"({row[a + '_best']:,.0f}, {row[a + '_worst']:,.0f}) | "
+                   f"{row.get('reloads', 0)} / {row.get('catchups', 0)} |")
     before = ", ".join(f"{x:.2f}" for x in figures["load_before"])
     after = ", ".join(f"{x:.2f}" for x in figures["load_after"])
     out.append(f"load average before: {before}; after: {after}; {figures['cpus']} CPUs")

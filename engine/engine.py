@@ -67,7 +67,7 @@ from engine.services.record import Recorder
 from engine.services.subscriptions import EventHub, Subscription
 from engine.services.tools import MISSING, Tools
 from engine.services.visibility import Visibility
-from engine.store.base import Store
+from engine.store.base import Refresh, Store
 from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.log import Verification
 from engine.store.sqlite import SQLiteStore
@@ -101,7 +101,7 @@ class Engine:
         #: The store: every read and write of the services goes through it.
         self.store: Store = SQLiteStore(db) if isinstance(db, Database) else db
         store = self.store
-        store.bind(reload=self._reload, committed=self._committed)
+        store.bind(reload=self._reload, committed=self._committed, refresh=self._refresh)
         #: The SQLite store's database (tests and tools read it directly);
         #: None on another store.
         self.db: Database | None = store.db if isinstance(store, SQLiteStore) else None
@@ -202,6 +202,9 @@ class Engine:
 
     def _reload(self) -> None:
         self._ctx.reload()
+
+    def _refresh(self, apply: Refresh) -> None:
+        self._ctx.refresh(apply)
 
     def _committed(self, events: list[Event]) -> None:
         """A batch committed: its events to the drivers, the app and the cards; waiters woken."""

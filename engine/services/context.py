@@ -18,7 +18,7 @@ from typing import Any, Protocol, TypeVar
 from engine.core.events import Event
 from engine.core.limits import SteadyClock
 from engine.core.state import State
-from engine.store.base import Secrets, Store
+from engine.store.base import Refresh, Secrets, Store
 from engine.store.transactions import run_consistently
 
 __all__ = ["Context", "Service", "operation"]
@@ -56,6 +56,15 @@ class Context:
     def reload(self) -> None:
         """Rebuild the state from the store (a write failed, or another process committed)."""
         self.state = self.store.load(self.clock)
+
+    def refresh(self, apply: Refresh) -> None:
+        """Apply another process's changes to the state in place (the store's catch-up).
+
+        The store reads what changed; ``apply`` puts it in place through the
+        same `State` and canvas calls the services' own writes use, so the
+        decision cache is forgotten exactly as after the same change made here.
+        """
+        apply(self.state, self.clock)
 
     def emit(self, type: str, card: str | None, **data: Any) -> None:
         """An event of the change being written: sent once its batch has committed."""

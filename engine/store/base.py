@@ -38,7 +38,10 @@ if TYPE_CHECKING:
     from engine.store.history import HistoryVerification
     from engine.store.log import Verification
 
-__all__ = ["History", "Log", "Secrets", "Store", "TokenTable", "Transactional"]
+__all__ = ["History", "Log", "Refresh", "Secrets", "Store", "TokenTable", "Transactional"]
+
+#: A change to apply to the engine's state in place, with its time (a catch-up).
+Refresh = Callable[["State", "SteadyClock"], None]
 
 
 class Transactional(Protocol):
@@ -165,12 +168,16 @@ class Store(Transactional, Protocol):
         ...
 
     def bind(self, *, reload: Callable[[], None],
-             committed: Callable[[list[Event]], None]) -> None:
+             committed: Callable[[list[Event]], None],
+             refresh: Callable[[Refresh], None] | None = None) -> None:
         """The engine's hooks: rebuild the state from the store; a batch committed.
 
         ``reload`` is called after a failed write was rolled back and when
-        another process's commit was noticed; ``committed`` gets each
-        committed batch's events, in order.
+        another process's commit was noticed and cannot be applied one by
+        one; ``refresh`` is given what to apply to the state in place when it
+        can (the catch-up: only what the other process changed), and without
+        it every commit noticed reloads; ``committed`` gets each committed
+        batch's events, in order.
         """
         ...
 
@@ -232,7 +239,12 @@ class Store(Transactional, Protocol):
 
     @property
     def reloads(self) -> int:
-        """How often another process's commit made us reload."""
+        """How often another process's commit made us reload the whole state."""
+        ...
+
+    @property
+    def catchups(self) -> int:
+        """How often another process's changes were applied one by one instead of a reload."""
         ...
 
     @property

@@ -4,18 +4,22 @@ from __future__ import annotations
 
 import gc
 import json
+from typing import Any
 
 from sqlite_utils import Database
 
+from canvas.graph import Canvas
+from canvas.model import Arrow, Node, Workspace, WorkspaceSettings
 from engine.core.errors import ManifestInvalid
-from engine.core.limits import SteadyClock
+from engine.core.limits import RateCounters, SteadyClock
 from engine.core.manifest import parse_manifest
 from engine.core.prompts import Prompt
 from engine.core.state import PackageState, State
 from engine.core.tools import ToolCall
 from engine.store.canvas import CanvasStore
 
-__all__ = ["load_state", "newest_time"]
+__all__ = ["MAX_CATCH_UP", "CatchUpImpossible", "Touched", "catch_up", "load_rate_events",
+           "load_state", "newest_time", "package_from_row"]
 
 
 def load_state(db: Database, canvas_store: CanvasStore, clock: SteadyClock) -> State:
@@ -43,33 +47,12 @@ def _load(db: Database, canvas_store: CanvasStore, clock: SteadyClock) -> State:
     workspaces, canvas = canvas_store.load(state.card_ports)
     state.workspaces, state.canvas = workspaces, canvas
     for row in db.query("select * from packages"):
-        raw = json.loads(row["manifest"])
-        pkg = PackageState(row["name"], row["state"] == "installed", raw,
-                           json.loads(row["digests"]), row["hash"])
-        try:
-            if pkg.installed:
-                pkg.manifest = parse_manifest(raw)
-            if row["pending_hash"]:
-                pkg.pending_raw = json.loads(row["pending_manifest"])
-                pkg.pending_digests = json.loads(row["pending_digests"])
-                pkg.pending_hash = row["pending_hash"]
-                pkg.pending = parse_manifest(pkg.pending_raw)
-        except ManifestInvalid:
-            # Stored under the looser rules of an older version (SPEC §2):
-            # fail closed, its cards are refused until a person installs
-            # a version that passes validation.
-            pkg = PackageState(row["name"], False, raw, json.loads(row["digests"]),
-                               row["hash"])
+        pkg = package_from_row(row)
         state.packages[pkg.name] = pkg
     for row in db.query("select package, permission from grants"):
         state.grants.setdefault(row["package"], set()).add(row["permission"])
     clock.at_least(newest_time(db))
-    horizon = clock() - max(r.period for r in state.counters.limits.values())
-    state.counters.load(
-        (r["card"], r["key"], r["t"])
-        for r in db.query("select card, key, t from rate_events where t > ? order by id",
-                          [horizon])
-    )
+    load_rate_events(db, state.counters, clock)
     for row in db.query("select * from prompts order by position"):
         prompt = Prompt.from_row(row)
         state.prompts[prompt.id] = prompt
@@ -82,6 +65,38 @@ def _load(db: Database, canvas_store: CanvasStore, clock: SteadyClock) -> State:
     return state
 
 
+def load_rate_events(db: Database, counters: RateCounters, clock: SteadyClock) -> None:
+    """Count into ``counters`` every stored rate event the windows still reach."""
+    horizon = clock() - max(r.period for r in counters.limits.values())
+    counters.load(
+        (r["card"], r["key"], r["t"])
+        for r in db.query("select card, key, t from rate_events where t > ? order by id",
+                          [horizon])
+    )
+
+
+def package_from_row(row: dict[str, Any]) -> PackageState:
+    """A ``packages`` row as the `PackageState` a decision reads."""
+    raw = json.loads(row["manifest"])
+    pkg = PackageState(row["name"], row["state"] == "installed", raw,
+                       json.loads(row["digests"]), row["hash"])
+    try:
+        if pkg.installed:
+            pkg.manifest = parse_manifest(raw)
+        if row["pending_hash"]:
+            pkg.pending_raw = json.loads(row["pending_manifest"])
+            pkg.pending_digests = json.loads(row["pending_digests"])
+            pkg.pending_hash = row["pending_hash"]
+            pkg.pending = parse_manifest(pkg.pending_raw)
+    except ManifestInvalid:
+        # Stored under the looser rules of an older version (SPEC §2):
+        # fail closed, its cards are refused until a person installs
+        # a version that passes validation.
+        pkg = PackageState(row["name"], False, raw, json.loads(row["digests"]),
+                           row["hash"])
+    return pkg
+
+
 def newest_time(db: Database) -> float | None:
     """The latest time the store recorded: its newest log row or counted call."""
     newest: float | None = None
@@ -91,3 +106,190 @@ def newest_time(db: Database) -> float | None:
         if row is not None and isinstance(row[0], (int, float)):
             newest = row[0] if newest is None else max(newest, row[0])
     return newest
+
+
+# ----------------------------------------------------------------- catch-up
+#: Change kinds naming one entity by its key (the table's key column).
+_ENTITY_KINDS = ("package", "grants", "workspace", "node", "arrow", "prompt", "tool_call",
+                 "usage")
+#: Changes applied one by one at most; beyond, a full reload is cheaper and simpler.
+MAX_CATCH_UP = 4096
+
+
+class CatchUpImpossible(Exception):
+    """The changes cannot be applied one by one: reload the whole state (fail closed)."""
+
+
+class Touched:
+    """What a run of committed changes touched, gathered from the store's change rows.
+
+    Each change is ``(kind, key, key2, t)``: an entity kind and its key
+    (``package``, ``grants`` of a package, ``workspace``, ``node``, ``arrow``,
+    ``prompt``, ``tool_call``, ``usage`` of a workspace), a counted call
+    (``rate``: card, rate key, time), ``rates`` (a card's rate events were
+    deleted: the windows are read again) or ``secrets``.
+    """
+
+    def __init__(self) -> None:
+        self.keys: dict[str, set[str]] = {kind: set() for kind in _ENTITY_KINDS}
+        self.rates: list[tuple[str, str, float]] = []
+        self.rates_reset = False
+        self.secrets = False
+        self.count = 0
+
+    def add(self, kind: str, key: str | None, key2: str | None, t: float | None) -> None:
+        """Take in one change.
+
+        Raises:
+            CatchUpImpossible: a kind this engine does not know, or a change
+                without the key it needs.
+        """
+        self.count += 1
+        if kind in self.keys and isinstance(key, str):
+            self.keys[kind].add(key)
+        elif kind == "rate" and isinstance(key, str) and isinstance(key2, str) \
+                and isinstance(t, (int, float)):
+            self.rates.append((key, key2, float(t)))
+        elif kind == "rates":
+            self.rates_reset = True
+        elif kind == "secrets":
+            self.secrets = True
+        else:
+            raise CatchUpImpossible(f"unknown change {kind!r}")
+
+    def __bool__(self) -> bool:
+        return self.count > 0
+
+
+def _rows(db: Database, table: str, column: str, keys: set[str]) -> dict[str, dict[str, Any]]:
+    """The rows of ``table`` whose ``column`` is one of ``keys``, by that column."""
+    out: dict[str, dict[str, Any]] = {}
+    ordered = sorted(keys)
+    for i in range(0, len(ordered), 500):
+        chunk = ordered[i:i + 500]
+        marks = ", ".join("?" for _ in chunk)
+        for row in db.query(f"select * from {table} where {column} in ({marks})", chunk):
+            out[row[column]] = row
+    return out
+
+
+def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -> None:
+    """Bring ``state`` up to the store by re-reading only what ``touched`` names.
+
+    Each entity is read as the store holds it now (the caller reads in one
+    snapshot) and put in place through the same `State` and `Canvas` calls
+    the engine's own writes use, so the decision cache is forgotten exactly
+    when it would be after the same change made here: `State.bump` for
+    packages, grants and settings, the canvas's revisions for nodes and
+    arrows.
+
+    Raises:
+        CatchUpImpossible: something cannot be applied one by one (the
+            caller reloads the whole state; what was applied meanwhile is
+            thrown away with the old state).
+    """
+    keys = touched.keys
+    if keys["package"]:
+        rows = _rows(db, "packages", "name", keys["package"])
+        for name in keys["package"]:
+            row = rows.get(name)
+            if row is None:
+                state.packages.pop(name, None)
+            else:
+                state.packages[name] = package_from_row(row)
+        state.bump()  # installed, pending or its manifest changed
+    if keys["grants"]:
+        for name in keys["grants"]:
+            granted = {r["permission"] for r in db.query(
+                "select permission from grants where package = ?", [name])}
+            if granted:
+                state.grants[name] = granted
+            else:
+                state.grants.pop(name, None)
+        state.bump()
+    if keys["workspace"]:
+        rows = _rows(db, "workspaces", "id", keys["workspace"])
+        for ws_id in keys["workspace"]:
+            row = rows.get(ws_id)
+            if row is None:
+                state.workspaces.pop(ws_id, None)
+            else:
+                state.workspaces[ws_id] = Workspace(
+                    row["id"], row["folder"],
+                    WorkspaceSettings.from_dict(json.loads(row["settings"])))
+        state.bump()
+    _catch_up_canvas(db, state.canvas, keys["node"], keys["arrow"])
+    if keys["prompt"]:
+        rows = _rows(db, "prompts", "id", keys["prompt"])
+        for prompt_id in sorted(keys["prompt"], key=lambda k: _position(rows.get(k))):
+            row = rows.get(prompt_id)
+            if row is None:
+                raise CatchUpImpossible(f"prompt {prompt_id} is gone")  # never deleted
+            prompt = Prompt.from_row(row)
+            state.prompts[prompt.id] = prompt
+            state.open_prompts.update(prompt)
+    if keys["tool_call"]:
+        rows = _rows(db, "tool_calls", "id", keys["tool_call"])
+        for call_id in keys["tool_call"]:
+            row = rows.get(call_id)
+            tc = None if row is None else ToolCall.from_row(row)
+            if tc is not None and tc.state == "open":
+                state.tool_calls[call_id] = tc
+            else:
+                state.tool_calls.pop(call_id, None)
+    if keys["usage"]:
+        rows = _rows(db, "usage", "workspace", keys["usage"])
+        for ws_id in keys["usage"]:
+            row = rows.get(ws_id)
+            if row is None:
+                state.usage.pop(ws_id, None)
+            else:
+                state.usage[ws_id] = (row["tokens"], row["cost"])
+    clock.at_least(newest_time(db))
+    if touched.rates_reset:
+        # A card's events were deleted: read the windows again, which takes
+        # in every counted call of these changes too.
+        state.counters = RateCounters(state.counters.limits)
+        load_rate_events(db, state.counters, clock)
+    elif touched.rates:
+        state.counters.load(touched.rates)
+
+
+def _position(row: dict[str, Any] | None) -> int:
+    return -1 if row is None else int(row["position"] or 0)
+
+
+def _catch_up_canvas(db: Database, canvas: Canvas, nodes: set[str], arrows: set[str]) -> None:
+    """Nodes first (an arrow needs both ends), then arrows."""
+    node_rows = _rows(db, "nodes", "id", nodes) if nodes else {}
+    for node_id in sorted(nodes, key=lambda k: _position(node_rows.get(k))):
+        row = node_rows.get(node_id)
+        old = canvas.node(node_id)
+        if row is None:
+            if old is not None:
+                canvas.remove_node(node_id)  # its arrows were deleted with it
+            continue
+        node = Node(row["id"], row["type"], row["workspace"], json.loads(row["data"]))
+        if old is None:
+            canvas.restore_node(node)
+        elif (old.type, old.workspace) != (node.type, node.workspace):
+            # Never done by the engine (it removes and adds): the in-memory
+            # arrows of the old node could not be told apart.
+            raise CatchUpImpossible(f"node {node_id} changed its type or workspace")
+        elif old.data != node.data:
+            canvas.replace_node(node)
+    if not arrows:
+        return
+    arrow_rows = _rows(db, "arrows", "id", arrows)
+    for arrow_id in sorted(arrows):
+        row = arrow_rows.get(arrow_id)
+        old_arrow = canvas.arrow(arrow_id)
+        new = None if row is None else Arrow(row["id"], row["src"], row["dst"],
+                                             row["from_port"], row["to_port"],
+                                             row["workspace"])
+        if old_arrow is not None and old_arrow != new:
+            canvas.remove_arrow(arrow_id)
+        if new is not None and old_arrow != new:
+            if not (canvas.has_node(new.src) and canvas.has_node(new.dst)):
+                raise CatchUpImpossible(f"arrow {arrow_id} names a node not on the canvas")
+            canvas.restore_arrow(new)

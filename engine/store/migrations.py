@@ -39,8 +39,8 @@ class Migration:
 
     name: str
     run: Callable[[Database], None]
-    #: (set, name) the step was recorded as before the chains merged.
-    was: tuple[str, str]
+    #: (set, name) the step was recorded as before the chains merged (None: newer).
+    was: tuple[str, str] | None
 
 
 class Chain:
@@ -49,8 +49,8 @@ class Chain:
     def __init__(self) -> None:
         self._steps: list[Migration] = []
 
-    def __call__(self, *, was: tuple[str, str]) -> Callable[[Callable[[Database], None]],
-                                                           Callable[[Database], None]]:
+    def __call__(self, *, was: tuple[str, str] | None = None
+                 ) -> Callable[[Callable[[Database], None]], Callable[[Database], None]]:
         """Add the decorated function as the next step."""
 
         def add(fn: Callable[[Database], None]) -> Callable[[Database], None]:
@@ -137,7 +137,7 @@ class Chain:
         """Record in this chain the steps an old set recorded (when, as it said)."""
         mine, old = self._recorded(db)
         for step in self._steps:
-            if step.name not in mine and step.was in old:
+            if step.name not in mine and step.was is not None and step.was in old:
                 db.execute(f"insert into {LEDGER} (migration_set, name, applied_at)"
                            f" select ?, ?, applied_at from {LEDGER}"
                            " where migration_set = ? and name = ?",
@@ -309,3 +309,48 @@ def m008_canvas(db: Database) -> None:
 def m009_node_position_index(db: Database) -> None:
     """Index the insertion order, so adding a node does not scan the whole canvas."""
     db.table("nodes").create_index(["position"])
+
+
+#: The tables a decision reads, the change kind each records and its key column.
+_TRACKED = (("packages", "package", "name"), ("grants", "grants", "package"),
+            ("workspaces", "workspace", "id"), ("nodes", "node", "id"),
+            ("arrows", "arrow", "id"), ("prompts", "prompt", "id"),
+            ("tool_calls", "tool_call", "id"), ("usage", "usage", "workspace"),
+            ("secrets", "secrets", "name"))
+
+
+@migrations()
+def m010_changes(db: Database) -> None:
+    """The change feed: what each committed write touched, for other processes' catch-up.
+
+    Triggers write it, so every writer of the file records its changes, one
+    that knows nothing of the feed included: another engine applies only
+    these rows instead of reloading everything (`engine.store.loading.catch_up`).
+    ``seq`` follows commit order (one writer at a time) without gaps (a
+    rolled-back row never took a number that stays); old rows are pruned, and
+    an engine further behind than what is kept reloads everything.
+    """
+    db.execute("create table changes (seq integer primary key, kind text not null,"
+               " key text, key2 text, t real)")
+    for table, kind, key in _TRACKED:
+        db.execute(f"create trigger changes_{table}_insert after insert on {table}"
+                   f" begin insert into changes (kind, key) values ('{kind}', new.{key}); end")
+        db.execute(f"create trigger changes_{table}_delete after delete on {table}"
+                   f" begin insert into changes (kind, key) values ('{kind}', old.{key}); end")
+        db.execute(f"create trigger changes_{table}_update after update on {table}"
+                   f" begin insert into changes (kind, key) values ('{kind}', old.{key});"
+                   f" insert into changes (kind, key) select '{kind}', new.{key}"
+                   f" where new.{key} is not old.{key}; end")
+    # A counted call carries what the windows need; anything else done to the
+    # events (a removed card's are deleted) makes the windows be read again.
+    db.execute("create trigger changes_rate_events_insert after insert on rate_events"
+               " begin insert into changes (kind, key, key2, t)"
+               " values ('rate', new.card, new.key, new.t); end")
+    db.execute("create trigger changes_rate_events_delete after delete on rate_events"
+               " begin insert into changes (kind, key) values ('rates', old.card); end")
+    db.execute("create trigger changes_rate_events_update after update on rate_events"
+               " begin insert into changes (kind, key) values ('rates', old.card); end")
+    # Keep the newest 16,384 rows: pruned every 1,024th, never the newest.
+    db.execute("create trigger changes_prune after insert on changes"
+               " when new.seq % 1024 = 0"
+               " begin delete from changes where seq <= new.seq - 16384; end")

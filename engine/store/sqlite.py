@@ -23,10 +23,18 @@ from engine.core.prompts import PROMPT_COLUMNS, Prompt
 from engine.core.state import PackageState, State
 from engine.core.tools import ToolCall
 from engine.store.anchor import AnchorFile
+from engine.store.base import Refresh
 from engine.store.canvas import CanvasStore
 from engine.store.database import BUSY_TIMEOUT_S, database_file, open_database
 from engine.store.history import ConsentHistory
-from engine.store.loading import load_state
+from engine.store.loading import (
+    MAX_CATCH_UP,
+    CatchUpImpossible,
+    Touched,
+    catch_up,
+    load_state,
+    newest_time,
+)
 from engine.store.log import ArrowLog, Verification, verify_anchored
 from engine.store.migrations import migrations
 from engine.store.tokens import SQLiteTokens
@@ -74,9 +82,11 @@ class SQLiteStore:
         #: The highest prompt position in the table, while the batch it was read in lasts.
         self._last_position: tuple[Batch | None, int] | None = None
         self._committed: Callable[[list[Event]], None] = _not_bound
+        self._refresh: Callable[[Refresh], None] | None = None
         #: Group commit, savepoints and catching up (the store's `write`, `flush`, `sync`).
         self.tx = Transactions(db, self.log, self.anchor, reload=lambda: self._reload(),
-                               committed=lambda events: self._committed(events))
+                               committed=lambda events: self._committed(events),
+                               catch_up=self._catch_up)
 
     @classmethod
     def open(cls, path: str | Path | None, *,
@@ -96,18 +106,79 @@ class SQLiteStore:
         return self._file
 
     def bind(self, *, reload: Callable[[], None],
-             committed: Callable[[list[Event]], None]) -> None:
+             committed: Callable[[list[Event]], None],
+             refresh: Callable[[Refresh], None] | None = None) -> None:
         """The engine's hooks (see `engine.store.base.Store.bind`)."""
-        self._reload, self._committed = reload, committed
+        self._reload, self._committed, self._refresh = reload, committed, refresh
 
     def load(self, clock: SteadyClock) -> State:
-        """The state as the store holds it now (and the secrets and log tail read afresh)."""
+        """The state as the store holds it now (and the secrets and log tail read afresh).
+
+        Read in one snapshot (the open batch's, or a read transaction of its
+        own), together with the newest change it includes (`Transactions.seen`).
+        """
         self.log.forget_tail()  # a rollback may have taken the newest rows away
         self._last_position = None  # and the newest prompts
-        self.secrets.reload()
-        # Last: it pauses the collector while it builds the state, and nothing
-        # allocated after it should set off a full collection of that state here.
-        return load_state(self.db, self.canvas, clock)
+        conn = self.db.conn
+        own = not conn.in_transaction
+        if own:
+            # Before the snapshot: a commit after this moves it again, and the
+            # catch-up then finds whatever the snapshot did not include.
+            self.tx.sync_version()
+            conn.execute("BEGIN")
+        try:
+            seen = conn.execute("select coalesce(max(seq), 0) from changes").fetchone()[0]
+            self.secrets.reload()
+            # Last: it pauses the collector while it builds the state, and nothing
+            # allocated after it should set off a full collection of that state here.
+            state = load_state(self.db, self.canvas, clock)
+        finally:
+            if own and conn.in_transaction:
+                conn.execute("COMMIT")
+        self.tx.seen = int(seen)
+        return state
+
+    def _catch_up(self) -> bool:
+        """Apply the changes other connections committed since `Transactions.seen`.
+
+        Reads them and the rows they touched in one snapshot; when they
+        cannot be applied one by one (too many, pruned, unknown, or the
+        engine gave no ``refresh`` hook), reloads the whole state instead.
+        Returns True when the state changed.
+        """
+        conn = self.db.conn
+        own = not conn.in_transaction
+        if own:
+            conn.execute("BEGIN")
+        try:
+            seen = self.tx.seen
+            rows = conn.execute("select seq, kind, key, key2, t from changes where seq > ?"
+                                " order by seq limit ?", [seen, MAX_CATCH_UP + 1]).fetchall()
+            refresh = self._refresh
+            if not rows:
+                # Log rows only: nothing a decision reads, but time never goes
+                # back behind the newest one (SPEC §6).
+                if refresh is not None:
+                    refresh(lambda _state, clock: clock.at_least(newest_time(self.db)))
+                return False
+            touched = Touched()
+            try:
+                if refresh is None or rows[0][0] != seen + 1 or len(rows) > MAX_CATCH_UP:
+                    raise CatchUpImpossible("behind by more than the changes kept")
+                for _seq, kind, key, key2, t in rows:
+                    touched.add(kind, key, key2, t)
+                if touched.secrets:
+                    self.secrets.reload()
+                refresh(lambda state, clock: catch_up(self.db, state, clock, touched))
+            except CatchUpImpossible:
+                self.tx.full_reload()
+                return True
+            self.tx.seen = int(rows[-1][0])
+            self.tx.catchups += 1
+            return True
+        finally:
+            if own and conn.in_transaction:
+                conn.execute("COMMIT")
 
     def close(self) -> None:
         """Close the database connection (and the anchor file held open)."""
@@ -165,8 +236,13 @@ class SQLiteStore:
 
     @property
     def reloads(self) -> int:
-        """How often another process's commit made us reload."""
+        """How often another process's commit made us reload the whole state."""
         return self.tx.reloads
+
+    @property
+    def catchups(self) -> int:
+        """How often another process's changes were applied one by one instead."""
+        return self.tx.catchups
 
     @property
     def revision(self) -> int:

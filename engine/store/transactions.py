@@ -4,7 +4,9 @@ Every public operation runs through `consistent`: its writes go into a
 savepoint of the open ``BEGIN IMMEDIATE`` batch, the batch commits at the next
 turn of the event loop together with whatever else arrived meanwhile (group
 commit), and the operation returns only once that commit is done. A decision
-that raced another process is made again under the write lock.
+that raced another process is made again under the write lock, once the
+state has caught up with what that process changed (its store reads only the
+changed entities back: `engine.store.loading.catch_up`).
 
 `Transactions` knows nothing of the engine: it is given what to call when
 the in-memory state must be rebuilt from the store (``reload``) and what to
@@ -358,11 +360,13 @@ class Transactions:
 
     def __init__(self, db: Database, log: ArrowLog, anchor: AnchorFile | None, *,
                  reload: Callable[[], None],
-                 committed: Callable[[list[Event]], None]) -> None:
+                 committed: Callable[[list[Event]], None],
+                 catch_up: Callable[[], bool] | None = None) -> None:
         self.db = db
         self.log = log
         self.anchor = anchor
         self.reload = reload
+        self._catch_up = catch_up
         self._committed = committed
         self.batch: Batch | None = None  #: the open batch, if any
         self.depth = 0  #: nesting of `write` within one operation
@@ -371,18 +375,44 @@ class Transactions:
         self.events: list[Event] = []
         #: Write transactions committed: with group commit, fewer than operations.
         self.commits = 0
-        #: How often another process's commit made us reload.
+        #: How often another process's commit made us reload the whole state.
         self.reloads = 0
+        #: How often another process's changes were applied one by one instead.
+        self.catchups = 0
         #: Bumped by every committed batch and every reload (live views watch it).
         self.revision = 0
+        #: The newest change (``changes.seq``) the in-memory state includes.
+        self.seen = -1
+        #: How often another connection's commit was noticed (``data_version`` moved).
+        self.noticed = 0
         self._data_version = self._read_data_version()
         #: Whether a commit waits for requests a server expects (`schedule_flush`).
         self.hold: Callable[[], float | None] | None = None
         #: What a commit has lately taken (`schedule_flush`).
         self.commit_seconds = 0.0
 
+    def full_reload(self) -> None:
+        """Reload the whole state because another process committed (counted in `reloads`)."""
+        self.reload()
+        self.reloads += 1
+
+    def catch_up(self) -> bool:
+        """Another process committed: apply its changes; True when the state changed.
+
+        Without a catch-up of the store's own (``catch_up``), or when the
+        changes cannot be applied one by one, the whole state is reloaded.
+        """
+        if self._catch_up is None:
+            self.full_reload()
+            return True
+        return self._catch_up()
+
     def _read_data_version(self) -> int:
         return int(self.db.execute("pragma data_version").fetchone()[0])
+
+    def sync_version(self) -> None:
+        """Take the current ``data_version`` as seen (a full load is about to begin)."""
+        self._data_version = self._read_data_version()
 
     def emit(self, event: Event) -> None:
         """Add an event to the open batch: sent once the batch has committed."""
@@ -407,11 +437,16 @@ class Transactions:
             raise StoreFailed(f"the change was not written, so it did not "
                               f"happen: {exc}") from exc
         if version != self._data_version:
-            # Holding the write lock now: what we decided on may be stale.
-            self.reload()
+            # Holding the write lock now: what we decided on may be stale
+            # (unless all the other process wrote was log rows).
+            try:
+                changed = self.catch_up()
+            except BaseException:
+                self.db.conn.execute("ROLLBACK")
+                raise
             self._data_version = version
-            self.reloads += 1
-            if not locked:
+            self.noticed += 1
+            if changed and not locked:
                 self.db.conn.execute("ROLLBACK")
                 raise Stale()
         batch = Batch(self.log.last(), pinned=locked)
@@ -480,8 +515,13 @@ class Transactions:
                 self.db.execute("insert or ignore into meta (key, value) values ('anchored', '1')")
                 before = Anchor(*batch.before) if batch.before else None
                 self.anchor.write(AnchorState(before, pending))
+            # Our own changes are in memory already; every older one was
+            # applied when the batch began (we hold the write lock since).
+            seen = self.db.conn.execute("select max(seq) from changes").fetchone()[0]
             self.db.conn.execute("COMMIT")
             self.commits += 1
+            if seen is not None:
+                self.seen = int(seen)
         except (sqlite3.Error, OSError) as exc:
             if self.db.conn.in_transaction:
                 self.db.conn.execute("ROLLBACK")
@@ -516,9 +556,9 @@ class Transactions:
             return
         version = self._read_data_version()
         if version != self._data_version:
-            self.reload()
+            self.catch_up()
             self._data_version = version
-            self.reloads += 1
+            self.noticed += 1
 
     async def changes(self, interval: float = 0.1) -> AsyncIterator[int]:
         """Yield the store's revision whenever another process commits a change.
@@ -526,13 +566,14 @@ class Transactions:
         Reads SQLite's ``data_version`` (one pragma) every ``interval``
         seconds, and reloads the state only when it moved.
         """
-        seen = self.reloads
+        seen = self.noticed
         while True:
             self.sync()
-            # Counted in sync, so a reload that another operation (an expiry
-            # timer, a call) happened to make first is not missed here.
-            if self.reloads != seen:
-                seen = self.reloads
+            # Counted where noticed, so a commit that another operation (an
+            # expiry timer, a call) happened to catch up with first is not
+            # missed here; log rows alone count too (a live log view shows them).
+            if self.noticed != seen:
+                seen = self.noticed
                 self.revision += 1
                 yield self.revision
             await asyncio.sleep(interval)

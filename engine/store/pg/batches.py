@@ -10,11 +10,13 @@ with a PostgreSQL transaction in place of ``BEGIN IMMEDIATE``:
   one lock order and no deadlock.
 - Holding the lock, it reads the newest change number (`changes.latest_change`).
   When another engine committed a change since this engine's state was loaded,
-  the state is reloaded and the operation is made again under the lock (the
+  the state catches up (the entities the changes name are read again, or the
+  whole state when that cannot be done) and the operation is made again under the lock (the
   `consistent` retry), reading the time again: a decision is never made on a
   rolling window, a grant or a queue another engine has changed since.
 - A batch that changed anything a decision reads (every write but log rows)
-  records one change (`changes.record_change`) before it commits; NOTIFY
+  records one change (`changes.record_change`) before it commits, listing
+  the entities it touched and the calls it counted; NOTIFY
   tells the other engines, and each operation's first step (`sync`) reads the
   newest number, so an engine has seen every change committed before its
   call began.
@@ -79,18 +81,23 @@ class Batches:
 
     def __init__(self, link: Link, log: PGLog, *, reload: Callable[[], None],
                  committed: Callable[[list[Event]], None],
-                 anchor: AnchorFile | None = None) -> None:
+                 anchor: AnchorFile | None = None,
+                 catch_up: Callable[[], bool] | None = None) -> None:
         self.link = link
         self.log = log
         self.anchor = AnchorWriter(anchor) if anchor is not None else None
         self.reload = reload
+        self._catch_up = catch_up
         self._committed = committed
         self.batch: Batch | None = None
         self.depth = 0
         self.savepoints = 0
         self.events: list[Event] = []
         self.commits = 0
+        #: How often another engine's change made us reload the whole state.
         self.reloads = 0
+        #: How often another engine's changes were applied one by one instead.
+        self.catchups = 0
         self.revision = 0
         #: The newest change the in-memory state includes (-1: unknown, reload).
         self.seen = -1
@@ -100,6 +107,37 @@ class Batches:
         self.hold: Callable[[], float | None] | None = None
         #: What a commit has lately taken (`schedule_flush`).
         self.commit_seconds = 0.0
+        #: What the open batch changed, entity by entity ([kind, key, key2, t]),
+        #: recorded with its change so that other engines re-read only that.
+        self.touched: list[list[Any]] = []
+        self._touched_keys: set[tuple[str, str]] = set()
+        #: Length of `touched` at each open savepoint (a rollback cuts it back).
+        self._marks: dict[str, int] = {}
+
+    def touch(self, kind: str, key: str, key2: str | None = None,
+              t: float | None = None) -> None:
+        """The open batch changed this entity (or counted this call: ``rate``)."""
+        if kind != "rate":
+            if (kind, key) in self._touched_keys:
+                return
+            self._touched_keys.add((kind, key))
+        self.touched.append([kind, key, key2, t])
+
+    def _forget_touched(self, mark: int = 0) -> None:
+        del self.touched[mark:]
+        self._touched_keys = {(e[0], e[1]) for e in self.touched if e[0] != "rate"}
+
+    def full_reload(self) -> None:
+        """Reload the whole state because another engine changed it (counted in `reloads`)."""
+        self.reload()
+        self.reloads += 1
+
+    def catch_up(self) -> bool:
+        """Apply other engines' changes (the store's catch-up), else reload everything."""
+        if self._catch_up is None:
+            self.full_reload()
+            return True
+        return self._catch_up()
 
     def reload_or_mark(self) -> None:
         """Reload the state; when the store cannot be read, reload at the next chance."""
@@ -129,9 +167,8 @@ class Batches:
             latest = latest_change(conn)
             if latest != self.seen:
                 # Holding the write lock now: what we decided on may be stale.
-                self.reload()
-                self.reloads += 1
-                if not locked:
+                changed = self.catch_up()
+                if changed and not locked:
                     conn.execute("rollback")
                     raise Stale()
         except _STORE_ERRORS as exc:
@@ -149,6 +186,10 @@ class Batches:
     def execute(self, sql: str) -> None:
         """Run one statement of the batch (a savepoint's)."""
         self.link.conn.execute(sql)
+        if sql.startswith("SAVEPOINT "):
+            self._marks[sql[len("SAVEPOINT "):]] = len(self.touched)
+        elif sql.startswith("RELEASE "):
+            self._marks.pop(sql[len("RELEASE "):], None)
 
     @staticmethod
     def failure(exc: BaseException) -> StoreFailed | None:
@@ -165,6 +206,8 @@ class Batches:
                 if savepoint is not None:
                     conn.execute(f"rollback to {savepoint}")
                     conn.execute(f"release {savepoint}")
+                    # What the operation touched is undone: not a change.
+                    self._forget_touched(self._marks.pop(savepoint, len(self.touched)))
                 kept = conn.info.transaction_status == TransactionStatus.INTRANS
             except psycopg.Error:
                 kept = False
@@ -176,6 +219,8 @@ class Batches:
             if self.batch is batch:
                 self.batch = None
                 self.dirty.clear()
+                self._forget_touched()
+                self._marks.clear()
                 batch.finish(_failed(exc))
         self.reload_or_mark()
 
@@ -191,6 +236,10 @@ class Batches:
         self.batch = None
         dirty = sorted(self.dirty)
         self.dirty.clear()
+        touched = self.touched
+        if "secrets" in dirty:
+            touched.append(["secrets", None, None, None])
+        self.touched, self._touched_keys, self._marks = [], set(), {}
         seq: int | None = None
         pending: Anchor | None = None
         try:
@@ -200,7 +249,8 @@ class Batches:
                 raise StoreFailed("the batch's transaction was lost before "
                                   "its commit, so its changes did not happen")
             if dirty:
-                seq = record_change(conn, "state", {"tables": dirty}, t=time.time())
+                seq = record_change(conn, "state", {"tables": dirty, "touched": touched},
+                                    t=time.time())
             pending = self._newest_of_batch(conn)
             done = conn.execute("commit")
             if done.statusmessage != "COMMIT":
@@ -262,8 +312,7 @@ class Batches:
         try:
             latest = latest_change(self.link.conn)
             if latest != self.seen:
-                self.reload()
-                self.reloads += 1
+                self.catch_up()
         except _STORE_ERRORS as exc:
             self.link.abandon()
             self.seen = -1

@@ -21,8 +21,10 @@ either store:
 - The ``grants`` column ``by`` is a reserved word in PostgreSQL: the store's
   SQL writes it quoted (``"by"``), which SQLite accepts too.
 
-Only PostgreSQL has ``changes`` (`changes`): the numbered feed of consent
-changes that engines follow with LISTEN/NOTIFY.
+``changes`` (`changes`) is PostgreSQL's own: the numbered feed of consent
+changes that engines follow with LISTEN/NOTIFY, one row per batch listing the
+entities it touched (SQLite's feed of the same name is written by triggers,
+one row per changed row: engine/store/migrations.py m010).
 
 `migrate` applies the migrations a database lacks in one transaction, under
 a transaction-scoped advisory lock, so any number of processes may open the

@@ -8,8 +8,11 @@ database; every rule holds across all of them because:
   operation's rate event, its rows and its log row commit together, and a
   refusal after them (``QUEUE_FULL``) leaves nothing counted;
 - holding the lock, an engine whose state is older than the newest change
-  reloads and decides again, reading the time again, so the rolling windows,
-  queues, holds and budgets are exact across engines as in one process;
+  catches up and decides again, reading the time again, so the rolling
+  windows, queues, holds and budgets are exact across engines as in one
+  process. Catching up re-reads only the entities the newer changes name
+  (each change lists what its batch touched: `Batches.touch`), and reloads
+  the whole state when a change does not say or there are too many;
 - the arrow log and the consent history are appended under that lock, one
   appender at a time: one hash chain each, numbered without gaps;
 - every batch that changes what a decision reads records a change
@@ -44,8 +47,9 @@ from engine.core.prompts import Prompt
 from engine.core.state import PackageState, State
 from engine.core.tools import ToolCall
 from engine.store.anchor import AnchorFile
+from engine.store.base import Refresh
 from engine.store.canvas import CanvasStore
-from engine.store.loading import load_state
+from engine.store.loading import MAX_CATCH_UP, CatchUpImpossible, Touched, catch_up, load_state
 from engine.store.log import Verification
 from engine.store.pg.anchoring import local_anchor
 from engine.store.pg.batches import Batches
@@ -121,9 +125,11 @@ class PGStore:
         self.history = PGHistory(self.link)
         self._reload: Callable[[], None] = _not_bound
         self._committed: Callable[[list[Event]], None] = _not_bound
+        self._refresh: Callable[[Refresh], None] | None = None
         #: Batches, group commit, savepoints and catching up.
         self.tx = Batches(self.link, self.log, reload=lambda: self._reload(),
-                          committed=lambda events: self._committed(events), anchor=self.anchor)
+                          committed=lambda events: self._committed(events), anchor=self.anchor,
+                          catch_up=self._catch_up)
         #: The operator's secrets (`engine.store.base.Secrets`).
         self.secrets = PGSecrets(self.link, self.tx.dirty)
 
@@ -145,9 +151,10 @@ class PGStore:
         return self.link.dsn
 
     def bind(self, *, reload: Callable[[], None],
-             committed: Callable[[list[Event]], None]) -> None:
+             committed: Callable[[list[Event]], None],
+             refresh: Callable[[Refresh], None] | None = None) -> None:
         """The engine's hooks (see `engine.store.base.Store.bind`)."""
-        self._reload, self._committed = reload, committed
+        self._reload, self._committed, self._refresh = reload, committed, refresh
 
     def load(self, clock: SteadyClock) -> State:
         """The state as the store holds it now, read in one snapshot.
@@ -176,6 +183,66 @@ class PGStore:
                               reason="connection") from exc
         self.tx.seen = latest
         return state
+
+    def _catch_up(self) -> bool:
+        """Apply the changes other engines committed since `Batches.seen`.
+
+        Reads them and the rows they name in one snapshot (the batch's, under
+        the write lock, or a read-only REPEATABLE READ transaction). A change
+        that does not say what it touched (an older engine's, or one recorded
+        by hand), too many of them, a gap, or an unknown state (``seen`` -1)
+        reloads the whole state instead. Returns True when the state changed.
+
+        Raises:
+            StoreFailed: the store cannot be read.
+        """
+        link = self.link
+        own = not link.in_transaction()
+        conn = link.conn
+        seen = self.tx.seen
+        try:
+            if own:
+                conn.execute("begin isolation level repeatable read read only")
+            rows = conn.execute("select seq, kind, subject from changes where seq > %s"
+                                " order by seq limit %s", [seen, MAX_CATCH_UP + 1]).fetchall()
+            refresh = self._refresh
+            if not rows:
+                changed = False
+            else:
+                touched = Touched()
+                try:
+                    if refresh is None or seen < 0 or len(rows) > MAX_CATCH_UP:
+                        raise CatchUpImpossible("too far behind")
+                    expected = seen + 1
+                    for seq, kind, subject in rows:
+                        entries = json.loads(subject).get("touched") if kind == "state" \
+                            else None
+                        if seq != expected or not isinstance(entries, list):
+                            raise CatchUpImpossible(f"change {seq} cannot be applied alone")
+                        expected += 1
+                        for entry in entries:
+                            if not isinstance(entry, list) or len(entry) != 4:
+                                raise CatchUpImpossible(f"change {seq} is malformed")
+                            touched.add(*entry)
+                        if touched.count > MAX_CATCH_UP:
+                            raise CatchUpImpossible("too many changes")
+                    if touched.secrets:
+                        self.secrets.reload(conn)
+                    reader = cast(Database, Reader(conn))
+                    refresh(lambda state, clock: catch_up(reader, state, clock, touched))
+                    self.tx.seen = int(rows[-1][0])
+                    self.tx.catchups += 1
+                except CatchUpImpossible:
+                    self.tx.full_reload()
+                changed = True
+            if own:
+                conn.execute("commit")
+        except psycopg.Error as exc:
+            link.abandon()
+            self.tx.seen = -1
+            raise StoreFailed(f"cannot read the PostgreSQL store: {exc}",
+                              reason="connection") from exc
+        return changed
 
     def close(self) -> None:
         """Write what the anchor still lacks; close the store's connection."""
@@ -245,15 +312,15 @@ class PGStore:
 
         thread = threading.Thread(target=follow, name="arrowgate-pg-changes", daemon=True)
         thread.start()
-        seen = self.tx.reloads
+        seen = self.tx.reloads + self.tx.catchups
         try:
             while True:
                 try:
                     self.sync()
                 except StoreFailed:
                     pass  # reconnects on the next look
-                if self.tx.reloads != seen:
-                    seen = self.tx.reloads
+                if self.tx.reloads + self.tx.catchups != seen:
+                    seen = self.tx.reloads + self.tx.catchups
                     self.tx.revision += 1
                     yield self.tx.revision
                 try:
@@ -271,8 +338,13 @@ class PGStore:
 
     @property
     def reloads(self) -> int:
-        """How often another engine's change made us reload."""
+        """How often another engine's change made us reload the whole state."""
         return self.tx.reloads
+
+    @property
+    def catchups(self) -> int:
+        """How often another engine's changes were applied one by one instead."""
+        return self.tx.catchups
 
     @property
     def revision(self) -> int:
@@ -286,8 +358,11 @@ class PGStore:
         return self.log.verify(self.history, self.anchor)
 
     # ------------------------------------------------------------- helpers
-    def _exec(self, table: str, sql: str, params: list[Any]) -> psycopg.Cursor[Any]:
+    def _exec(self, table: str, sql: str, params: list[Any],
+              touched: tuple[str, str] | None = None) -> psycopg.Cursor[Any]:
         self.tx.dirty.add(table)
+        if touched is not None:
+            self.tx.touch(*touched)
         return self.link.conn.execute(sql, params)
 
     # ------------------------------------------------------ rate windows
@@ -295,10 +370,12 @@ class PGStore:
         """Record an accepted call in ``card``'s window ``key`` at ``t``."""
         self._exec("rate_events", "insert into rate_events (card, key, t) values (%s, %s, %s)",
                    [card, key, t])
+        self.tx.touch("rate", card, key, t)
 
     def forget_rate_events(self, card: str) -> None:
         """Drop every rate event of a removed card."""
-        self._exec("rate_events", "delete from rate_events where card = %s", [card])
+        self._exec("rate_events", "delete from rate_events where card = %s", [card],
+                   ("rates", card))
 
     # ------------------------------------------------------------ prompts
     def next_prompt_position(self) -> int:
@@ -312,7 +389,8 @@ class PGStore:
         """Insert or replace a prompt as it now stands."""
         row = prompt.to_row()
         cols = list(row)
-        self._exec("prompts", _upsert("prompts", "id", cols), [row[c] for c in cols])
+        self._exec("prompts", _upsert("prompts", "id", cols), [row[c] for c in cols],
+                   ("prompt", prompt.id))
 
     # --------------------------------------------------------- tool calls
     def next_tool_call_position(self) -> int:
@@ -326,7 +404,8 @@ class PGStore:
         """Insert or replace a tool call as it now stands."""
         row = tc.to_row()
         cols = list(row)
-        self._exec("tool_calls", _upsert("tool_calls", "id", cols), [row[c] for c in cols])
+        self._exec("tool_calls", _upsert("tool_calls", "id", cols), [row[c] for c in cols],
+                   ("tool_call", tc.id))
 
     def tool_call(self, call_id: str) -> ToolCall | None:
         """A tool call by id, open or resolved, or None."""
@@ -344,16 +423,18 @@ class PGStore:
             json.dumps(pkg.digests), pkg.hash,
             json.dumps(pkg.pending_raw) if pkg.pending_raw is not None else None,
             json.dumps(pkg.pending_digests) if pkg.pending_digests is not None else None,
-            pkg.pending_hash])
+            pkg.pending_hash], ("package", pkg.name))
 
     def delete_package(self, name: str) -> None:
         """Remove an offered package (never one with grants: the service checks)."""
-        self._exec("packages", "delete from packages where name = %s", [name])
+        self._exec("packages", "delete from packages where name = %s", [name],
+                   ("package", name))
 
     def set_grants(self, package: str, permissions: Iterable[str], *, t: float,
                    by: str) -> None:
         """Make the package's granted permissions exactly ``permissions``."""
-        self._exec("grants", "delete from grants where package = %s", [package])
+        self._exec("grants", "delete from grants where package = %s", [package],
+                   ("grants", package))
         rows = [[package, perm, t, by] for perm in permissions]
         if rows:
             with self.link.conn.cursor() as cur:
@@ -364,13 +445,13 @@ class PGStore:
     def save_usage(self, workspace: str, tokens: int, cost: float) -> None:
         """Set a workspace's token usage and cost totals."""
         self._exec("usage", _upsert("usage", "workspace", ["workspace", "tokens", "cost"]),
-                   [workspace, tokens, cost])
+                   [workspace, tokens, cost], ("usage", workspace))
 
     # ------------------------------------------------------------- canvas
     def save_workspace(self, ws: Workspace) -> None:
         """Insert or replace a workspace."""
         self._exec("workspaces", _upsert("workspaces", "id", ["id", "folder", "settings"]),
-                   [ws.id, ws.folder, json.dumps(ws.settings.to_dict())])
+                   [ws.id, ws.folder, json.dumps(ws.settings.to_dict())], ("workspace", ws.id))
 
     def save_node(self, node: Node) -> None:
         """Insert a node (after every other) or replace its data in place."""
@@ -378,12 +459,16 @@ class PGStore:
                    "insert into nodes (id, workspace, type, data, position) values"
                    " (%s, %s, %s, %s, (select coalesce(max(position), 0) + 1 from nodes))"
                    " on conflict (id) do update set data = excluded.data",
-                   [node.id, node.workspace, node.type, json.dumps(node.data, sort_keys=True)])
+                   [node.id, node.workspace, node.type, json.dumps(node.data, sort_keys=True)],
+                   ("node", node.id))
 
     def delete_node(self, node_id: str) -> None:
         """Delete a node and its arrows."""
-        self._exec("arrows", "delete from arrows where src = %s or dst = %s", [node_id, node_id])
-        self._exec("nodes", "delete from nodes where id = %s", [node_id])
+        gone = self._exec("arrows", "delete from arrows where src = %s or dst = %s returning id",
+                          [node_id, node_id]).fetchall()
+        for (arrow_id,) in gone:
+            self.tx.touch("arrow", arrow_id)
+        self._exec("nodes", "delete from nodes where id = %s", [node_id], ("node", node_id))
 
     def save_arrow(self, arrow: Arrow) -> None:
         """Insert an arrow."""
@@ -391,11 +476,11 @@ class PGStore:
                    "insert into arrows (id, workspace, src, dst, from_port, to_port)"
                    " values (%s, %s, %s, %s, %s, %s)",
                    [arrow.id, arrow.workspace, arrow.src, arrow.dst, arrow.from_port,
-                    arrow.to_port])
+                    arrow.to_port], ("arrow", arrow.id))
 
     def delete_arrow(self, arrow_id: str) -> None:
         """Delete an arrow."""
-        self._exec("arrows", "delete from arrows where id = %s", [arrow_id])
+        self._exec("arrows", "delete from arrows where id = %s", [arrow_id], ("arrow", arrow_id))
 
     # --------------------------------------------------------------- meta
     def set_meta(self, key: str, value: str) -> None:
