@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import select
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -49,8 +48,7 @@ PROGRESS_EVERY = 2.0
 IDLE_REUSE = 30.0
 #: Seconds one request to the service may take (a wait is at most PROGRESS_EVERY).
 REQUEST_TIMEOUT = 60.0
-#: The largest response head and body read from the service.
-MAX_HEAD = 64 * 1024
+#: The largest response body read from the service.
 MAX_BODY = 64 * 1024 * 1024
 
 
@@ -60,7 +58,7 @@ def default_agent_token_file(db: Path, agent: str) -> Path:
 
 
 class ServiceError(Exception):
-    """The service could not be reached, or answered something that is not HTTP/1.1 as sent."""
+    """The service could not be reached, or did not answer in time or as HTTP/1.1."""
 
 
 class _Reply:
@@ -81,157 +79,82 @@ class _Reply:
         return json.loads(self.body)
 
 
-class _Connection:
-    """One kept-alive connection to the service and the bytes read past the last response."""
-
-    __slots__ = ("stream", "buffer", "idle_since")
-
-    def __init__(self, stream: Any) -> None:
-        self.stream = stream
-        self.buffer = b""
-        self.idle_since = 0.0
-
-    def reusable(self, now: float) -> bool:
-        """Idle briefly and not closed by the service meanwhile (nothing to read on it)."""
-        from anyio.abc import SocketAttribute
-
-        if now - self.idle_since > IDLE_REUSE:
-            return False
-        raw = self.stream.extra(SocketAttribute.raw_socket, None)
-        if raw is None:
-            return False
-        try:
-            # An idle connection has nothing to say: anything to read on it (a
-            # byte, or the EOF of a service that closed it or restarted) means
-            # it must not carry a request — a request written to it might be
-            # lost after the service took it, and a POST must never be sent
-            # twice. (A poll of the descriptor: for TCP, asyncio hands out a
-            # socket wrapper that cannot read.)
-            poll = select.poll()
-            poll.register(raw.fileno(), select.POLLIN)
-            return not poll.poll(0)
-        except (OSError, ValueError):
-            return False
-
-    async def read_some(self) -> bytes:
-        """The next bytes from the service (ServiceError at EOF)."""
-        import anyio
-
-        try:
-            data: bytes = await self.stream.receive(65536)
-        except (anyio.EndOfStream, anyio.BrokenResourceError, OSError) as exc:
-            raise ServiceError("the service closed the connection") from exc
-        return data
-
-    async def aclose(self) -> None:
-        """Close it (even while the caller is being cancelled)."""
-        import anyio
-
-        with anyio.CancelScope(shield=True):
-            try:
-                await self.stream.aclose()
-            except (OSError, anyio.BrokenResourceError):
-                pass
-
-
 class ServiceClient:
     """The service as agent ``agent`` sees it, over a Unix socket or loopback TCP.
 
-    A small HTTP/1.1 client of its own, keeping connections alive: each tool
-    call makes two requests on the agent's critical path, and httpx spent
-    about 1 ms of CPU on each (measured on this machine, against 0.1 ms for
-    this one; see BENCHMARKS.md, issue 17). It speaks only what the service
-    answers: JSON bodies with ``Content-Length`` or chunked, and it never
-    sends a request on a connection the service may have closed.
+    Built on httpcore's connection pool (httpx's own transport) rather than
+    on httpx: each tool call makes two requests on the agent's critical path,
+    and httpx's request and response models cost about 1 ms of CPU a request
+    on this machine (BENCHMARKS.md, issue 17), several times the pool's. The
+    pool keeps connections alive and never reuses one the service closed
+    (it looks before sending), so a POST is never sent twice.
     """
 
     def __init__(self, address: str, token: str, agent: str) -> None:
         from urllib.parse import urlsplit
 
+        import httpcore
+
         if not token or not token.isascii() or not token.isprintable() or " " in token:
             raise ValueError("the agent token must be one word of printable ASCII")
         self.agent = agent
-        self._unix: str | None = None
-        self._tls = False
+        unix: str | None = None
         if address.startswith(("http://", "https://")):
             url = urlsplit(address)
             if url.hostname is None:
                 raise ValueError(f"no host in the service address {address!r}")
-            self._tls = url.scheme == "https"
-            self._host: str = url.hostname
-            self._port: int = url.port or (443 if self._tls else 80)
-            host = url.netloc.rpartition("@")[2]  # as written: an IPv6 host keeps its brackets
-            self._prefix = url.path.rstrip("/")
+            url.port  # noqa: B018 -- raises ValueError for a port out of range
+            self._base = address.rstrip("/")
         else:
-            self._unix, host, self._port, self._prefix = address, "arrowgate", 0, ""
-            self._host = host
-        self._head = (f"Host: {host}\r\nAuthorization: Bearer {token}\r\n"
-                      f"Accept: application/json\r\n").encode("ascii")
-        self._idle: list[_Connection] = []
+            unix, self._base = address, "http://arrowgate"
+        self._headers = [(b"Authorization", f"Bearer {token}".encode("ascii")),
+                         (b"Accept", b"application/json")]
+        self._pool = httpcore.AsyncConnectionPool(
+            uds=unix, retries=0, keepalive_expiry=IDLE_REUSE, http1=True, http2=False)
         self._closed = False
 
     # ------------------------------------------------------------ requests
-    async def _connect(self) -> _Connection:
-        import anyio
-
-        try:
-            if self._unix is not None:
-                stream: Any = await anyio.connect_unix(self._unix)
-            elif self._tls:
-                stream = await anyio.connect_tcp(self._host, self._port, tls=True)
-            else:
-                stream = await anyio.connect_tcp(self._host, self._port)
-        except OSError as exc:
-            raise ServiceError(f"cannot reach the service: {exc}") from exc
-        return _Connection(stream)
-
     async def request(self, method: str, path: str, body: Any = None) -> _Reply:
         """One request (``body`` sent as JSON when not None); the service's reply.
 
         Raises:
-            ServiceError: the service is unreachable, closed the connection or
-                did not answer within `REQUEST_TIMEOUT` seconds.
+            ServiceError: the service is unreachable, closed the connection,
+                answered more than `MAX_BODY` bytes or did not answer within
+                `REQUEST_TIMEOUT` seconds.
         """
-        import anyio
+        import httpcore
 
         if self._closed:
             raise ServiceError("the client is closed")
-        data = b"" if body is None else json.dumps(body, separators=(",", ":")).encode()
-        head = f"{method} {self._prefix}{path} HTTP/1.1\r\n".encode("ascii") + self._head
+        headers = list(self._headers)
+        data = b""
         if body is not None:
-            head += b"Content-Type: application/json\r\n"
-        if body is not None or method != "GET":
-            head += b"Content-Length: %d\r\n" % len(data)
-        conn = None
-        now = anyio.current_time()
-        while self._idle:
-            candidate = self._idle.pop()
-            if candidate.reusable(now):
-                conn = candidate
-                break
-            await candidate.aclose()
-        if conn is None:
-            conn = await self._connect()
-        ok = False
+            data = json.dumps(body, separators=(",", ":")).encode()
+            headers.append((b"Content-Type", b"application/json"))
+        timeout = {"connect": REQUEST_TIMEOUT, "read": REQUEST_TIMEOUT,
+                   "write": REQUEST_TIMEOUT, "pool": REQUEST_TIMEOUT}
         try:
-            with anyio.fail_after(REQUEST_TIMEOUT):
-                try:
-                    await conn.stream.send(head + b"\r\n" + data)
-                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-                    raise ServiceError(f"the service closed the connection: {exc}") from exc
-                reply, keep = await _read_reply(conn)
-            ok = True
-        except TimeoutError:
+            async with self._pool.stream(method.encode("ascii"), self._base + path,
+                                         headers=headers, content=data,
+                                         extensions={"timeout": timeout}) as response:
+                chunks: list[bytes] = []
+                size = 0
+                async for chunk in response.aiter_stream():
+                    size += len(chunk)
+                    if size > MAX_BODY:
+                        raise ServiceError("the service's response is too large")
+                    chunks.append(chunk)
+                return _Reply(response.status, b"".join(chunks))
+        except httpcore.TimeoutException:
             raise ServiceError(f"the service did not answer {method} {path} within "
                                f"{REQUEST_TIMEOUT:g} s") from None
-        finally:
-            if ok and keep and not self._closed:
-                conn.idle_since = anyio.current_time()
-                self._idle.append(conn)
-            else:
-                # Cancelled or failed half-way: what is left on it is unknown.
-                await conn.aclose()
-        return reply
+        except httpcore.ConnectError as exc:
+            raise ServiceError(f"cannot reach the service: {exc or type(exc).__name__}") \
+                from exc
+        except (httpcore.NetworkError, httpcore.ProtocolError,
+                httpcore.UnsupportedProtocol) as exc:
+            raise ServiceError(f"the service closed the connection or answered badly: "
+                               f"{exc or type(exc).__name__}") from exc
 
     async def tools(self) -> list[dict[str, Any]]:
         """The tools the agent may call now."""
@@ -263,9 +186,7 @@ class ServiceClient:
     async def aclose(self) -> None:
         """Close every connection."""
         self._closed = True
-        idle, self._idle = self._idle, []
-        for conn in idle:
-            await conn.aclose()
+        await self._pool.aclose()
 
 
 def _seg(value: str) -> str:
@@ -273,71 +194,6 @@ def _seg(value: str) -> str:
     from urllib.parse import quote
 
     return quote(value, safe="")
-
-
-async def _read_reply(conn: _Connection) -> tuple[_Reply, bool]:
-    """Read one response from ``conn``; returns it and whether the connection stays open."""
-    buf = conn.buffer
-    while (end := buf.find(b"\r\n\r\n")) < 0:
-        if len(buf) > MAX_HEAD:
-            raise ServiceError("the service's response head is too long")
-        buf += await conn.read_some()
-    lines = buf[:end].decode("latin-1").split("\r\n")
-    buf = buf[end + 4:]
-    version, _, rest = lines[0].partition(" ")
-    code = rest[:3]
-    if not version.startswith("HTTP/1.") or not code.isdigit():
-        raise ServiceError(f"not an HTTP/1.1 response: {lines[0][:80]!r}")
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        name, sep, value = line.partition(":")
-        if not sep:
-            raise ServiceError(f"a malformed response header: {line[:80]!r}")
-        headers[name.strip().lower()] = value.strip()
-    keep = headers.get("connection", "").lower() != "close" and version == "HTTP/1.1"
-    if "chunked" in headers.get("transfer-encoding", "").lower():
-        body = bytearray()
-        while True:
-            while (eol := buf.find(b"\r\n")) < 0:
-                buf += await conn.read_some()
-            try:
-                size = int(buf[:eol].split(b";")[0], 16)
-            except ValueError:
-                raise ServiceError("a malformed chunk in the service's response") from None
-            if len(body) + size > MAX_BODY:
-                raise ServiceError("the service's response is too large")
-            while len(buf) < eol + 2 + size + 2:
-                buf += await conn.read_some()
-            if size == 0:
-                # No trailers are sent by the service: the last chunk ends the body.
-                buf = buf[eol + 4:]
-                break
-            body += buf[eol + 2:eol + 2 + size]
-            buf = buf[eol + 2 + size + 2:]
-        data = bytes(body)
-    elif "content-length" in headers:
-        try:
-            length = int(headers["content-length"])
-        except ValueError:
-            raise ServiceError("a malformed Content-Length from the service") from None
-        if not 0 <= length <= MAX_BODY:
-            raise ServiceError("the service's response is too large")
-        while len(buf) < length:
-            buf += await conn.read_some()
-        data, buf = buf[:length], buf[length:]
-    else:
-        # Neither: the body runs until the service closes the connection.
-        chunks = [buf]
-        while True:
-            try:
-                chunks.append(await conn.read_some())
-            except ServiceError:
-                break
-            if sum(len(c) for c in chunks) > MAX_BODY:
-                raise ServiceError("the service's response is too large")
-        data, buf, keep = b"".join(chunks), b"", False
-    conn.buffer = buf
-    return _Reply(int(code), data), keep
 
 
 def _json_or_problem(r: _Reply) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The small HTTP/1.1 client `arrowgate mcp` talks to the service with (issue 17).
+"""The client `arrowgate mcp` talks to the service with (issue 17; httpcore's pool).
 
 Against a scripted server on a Unix socket: it keeps connections alive, reads
 Content-Length and chunked bodies, never sends a request on a connection the
@@ -133,7 +133,7 @@ async def test_a_dead_or_mute_service_is_a_service_error(
         with pytest.raises(ServiceError, match="closed the connection"):
             await ServiceClient(str(server.path), "t", "a1").get("/x")
     async with Scripted(tmp_path / "g", [b"SSH-2.0-OpenSSH\r\n\r\n"]) as server:
-        with pytest.raises(ServiceError, match="not an HTTP/1.1 response"):
+        with pytest.raises(ServiceError, match="answered badly"):
             await ServiceClient(str(server.path), "t", "a1").get("/x")
     monkeypatch.setattr(mcp, "REQUEST_TIMEOUT", 0.1)
     # Half a head, then silence (the server waits for a next request that never comes).
