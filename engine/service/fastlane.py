@@ -273,14 +273,15 @@ _SIMPLE = frozenset({str, int, bool, type(None)})
 
 
 def _encode(data: dict[str, Any]) -> bytes:
-    """A decision's (or a batch's) JSON as the FastAPI routes write it (`json_response`).
+    """An answer's JSON as the FastAPI routes write it (`json_response`).
 
     A decision's fields are strings, numbers and null but for ``value``, the
     call's own result; when every value is simple, orjson writes it (several
     times faster), else ``json.dumps`` with ``default=str`` as the routes do.
     """
     decisions = data["decisions"] if "decisions" in data else (data,)
-    if all(type(d["value"]) in _SIMPLE for d in decisions):
+    # Anything else (a tool call and its card's answer) is written json's way.
+    if all("value" in d and type(d["value"]) in _SIMPLE for d in decisions):
         try:
             return orjson.dumps(data)
         except orjson.JSONEncodeError:
