@@ -166,6 +166,7 @@ def test_the_command_says_what_is_wrong_with_its_token_or_address(
 async def test_loopback_tcp_too(tmp_path: Path) -> None:
     """``--service http://127.0.0.1:PORT``: the same client over TCP, kept alive."""
     requests: list[bytes] = []
+    done = asyncio.Event()
 
     async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
@@ -175,6 +176,9 @@ async def test_loopback_tcp_too(tmp_path: Path) -> None:
                 await writer.drain()
         except asyncio.IncompleteReadError:
             writer.close()
+            await writer.wait_closed()
+        finally:
+            done.set()
 
     server = await asyncio.start_server(serve, "127.0.0.1", 0)
     port = server.sockets[0].getsockname()[1]
@@ -182,6 +186,8 @@ async def test_loopback_tcp_too(tmp_path: Path) -> None:
         client = ServiceClient(f"http://127.0.0.1:{port}/", "t", "a1")
         assert [await client.get("/x"), await client.get("/y")] == [{"n": 1}, {"n": 2}]
         await client.aclose()
+        # The server's side closed too, before the test's loop ends.
+        await asyncio.wait_for(done.wait(), 5)
     finally:
         server.close()
         await server.wait_closed()
