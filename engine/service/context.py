@@ -75,6 +75,20 @@ class Service:
             task.add_done_callback(lambda _t: self.prompt_waits.pop(prompt_id, None))
         return task
 
+    async def wait_unless_closing(self, waiter: asyncio.Future[Any], timeout: float) -> None:
+        """Wait for ``waiter`` up to ``timeout`` seconds, or until the server shuts down.
+
+        ``waiter`` is cancelled when this returns unfinished (a shutdown must
+        not leave waits behind); a finished one keeps its result.
+        """
+        closer = asyncio.ensure_future(self.closing.wait())
+        try:
+            await asyncio.wait({waiter, closer}, timeout=timeout,
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for fut in (waiter, closer):
+                fut.cancel()
+
     def feed_hub(self) -> Feeds:
         """The card feeds (made on first use, inside the running loop)."""
         if self.feeds is None:

@@ -337,14 +337,8 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         """Wait up to ``timeout`` seconds for a held prompt's answer; its decision now."""
         _visible_prompt(prompt_id, who)
         # However many clients wait on one prompt, the engine is asked once.
-        waiter: asyncio.Future[Any] = asyncio.shield(service.prompt_wait(prompt_id))
-        closer: asyncio.Future[Any] = asyncio.ensure_future(service.closing.wait())
-        try:
-            await asyncio.wait({waiter, closer}, timeout=timeout,
-                               return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for fut in (waiter, closer):
-                fut.cancel()
+        await service.wait_unless_closing(asyncio.shield(service.prompt_wait(prompt_id)),
+                                          timeout)
         return json_response(decision_json(engine.outcome(prompt_id)))
 
     @r.get("/v1/holds", response_model=list[HoldOut])

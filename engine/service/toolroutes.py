@@ -214,13 +214,7 @@ async def tool_call_after_wait(service: Service, principal: Principal, call_id: 
         return _json(engine, tc)
     waiter = asyncio.ensure_future(engine.wait_tool(call_id, timeout=timeout,
                                                     until_held=True))
-    closer = asyncio.ensure_future(service.closing.wait())
-    try:
-        await asyncio.wait({waiter, closer}, timeout=timeout,
-                           return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for fut in (waiter, closer):
-            fut.cancel()
+    await service.wait_unless_closing(waiter, timeout)
     if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
         # The tool call as the wait saw it at its end: the same call, already
         # visible to this principal (a resolved call is read from the store,

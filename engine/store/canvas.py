@@ -16,7 +16,13 @@ from canvas.graph import Canvas, PortResolver
 from canvas.model import Arrow, Node, Workspace, WorkspaceSettings
 from engine.store.migrations import migrations
 
-__all__ = ["CanvasStore"]
+__all__ = ["CanvasStore", "workspace_from_row"]
+
+
+def workspace_from_row(row: dict[str, Any]) -> Workspace:
+    """A workspace as its row in ``workspaces`` holds it."""
+    return Workspace(row["id"], row["folder"],
+                     WorkspaceSettings.from_dict(json.loads(row["settings"])))
 
 _SCALARS = (str, int, float, bool, type(None))
 
@@ -59,12 +65,8 @@ class CanvasStore:
 
     def load(self, card_ports: PortResolver) -> tuple[dict[str, Workspace], Canvas]:
         """Load every workspace and the whole canvas into memory."""
-        workspaces = {
-            row["id"]: Workspace(
-                row["id"], row["folder"], WorkspaceSettings.from_dict(json.loads(row["settings"]))
-            )
-            for row in self.db.query("select * from workspaces")
-        }
+        workspaces = {row["id"]: workspace_from_row(row)
+                      for row in self.db.query("select * from workspaces")}
         canvas = Canvas(card_ports)
         # Plain cursors and bulk adds: this runs over every node at open. The
         # same strings (ids, types, workspaces) and the same node data recur

@@ -9,14 +9,14 @@ from typing import Any
 from sqlite_utils import Database
 
 from canvas.graph import Canvas
-from canvas.model import Arrow, Node, Workspace, WorkspaceSettings
+from canvas.model import Arrow, Node
 from engine.core.errors import ManifestInvalid
 from engine.core.limits import RateCounters, SteadyClock
 from engine.core.manifest import parse_manifest
 from engine.core.prompts import Prompt
 from engine.core.state import PackageState, State
 from engine.core.tools import ToolCall
-from engine.store.canvas import CanvasStore
+from engine.store.canvas import CanvasStore, workspace_from_row
 
 __all__ = ["MAX_CATCH_UP", "CatchUpImpossible", "Touched", "catch_up", "load_rate_events",
            "load_state", "newest_time", "package_from_row"]
@@ -214,9 +214,7 @@ def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -
             if row is None:
                 state.workspaces.pop(ws_id, None)
             else:
-                state.workspaces[ws_id] = Workspace(
-                    row["id"], row["folder"],
-                    WorkspaceSettings.from_dict(json.loads(row["settings"])))
+                state.workspaces[ws_id] = workspace_from_row(row)
         state.bump()
     _catch_up_canvas(db, state.canvas, keys["node"], keys["arrow"])
     if keys["prompt"]:
