@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import gc
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from sqlite_utils import Database
 
@@ -20,6 +21,9 @@ from engine.store.canvas import CanvasStore, workspace_from_row
 
 __all__ = ["MAX_CATCH_UP", "CatchUpImpossible", "Touched", "catch_up", "load_rate_events",
            "load_state", "newest_time", "package_from_row"]
+
+#: What an entry of a state's table is (a package, a workspace, a usage pair).
+_V = TypeVar("_V")
 
 
 def load_state(db: Database, canvas_store: CanvasStore, clock: SteadyClock) -> State:
@@ -173,6 +177,21 @@ def _rows(db: Database, table: str, column: str, keys: set[str]) -> dict[str, di
     return out
 
 
+def _mirror(db: Database, table: str, column: str, keys: set[str], into: dict[str, _V],
+            from_row: Callable[[dict[str, Any]], _V]) -> None:
+    """Make ``into`` hold what ``table`` holds now for ``keys``.
+
+    A row read replaces its entry; a key with no row left is removed.
+    """
+    rows = _rows(db, table, column, keys)
+    for key in keys:
+        row = rows.get(key)
+        if row is None:
+            into.pop(key, None)
+        else:
+            into[key] = from_row(row)
+
+
 def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -> None:
     """Bring ``state`` up to the store by re-reading only what ``touched`` names.
 
@@ -190,13 +209,7 @@ def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -
     """
     keys = touched.keys
     if keys["package"]:
-        rows = _rows(db, "packages", "name", keys["package"])
-        for name in keys["package"]:
-            row = rows.get(name)
-            if row is None:
-                state.packages.pop(name, None)
-            else:
-                state.packages[name] = package_from_row(row)
+        _mirror(db, "packages", "name", keys["package"], state.packages, package_from_row)
         state.bump()  # installed, pending or its manifest changed
     if keys["grants"]:
         for name in keys["grants"]:
@@ -208,13 +221,7 @@ def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -
                 state.grants.pop(name, None)
         state.bump()
     if keys["workspace"]:
-        rows = _rows(db, "workspaces", "id", keys["workspace"])
-        for ws_id in keys["workspace"]:
-            row = rows.get(ws_id)
-            if row is None:
-                state.workspaces.pop(ws_id, None)
-            else:
-                state.workspaces[ws_id] = workspace_from_row(row)
+        _mirror(db, "workspaces", "id", keys["workspace"], state.workspaces, workspace_from_row)
         state.bump()
     _catch_up_canvas(db, state.canvas, keys["node"], keys["arrow"])
     if keys["prompt"]:
@@ -236,13 +243,8 @@ def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -
             else:
                 state.tool_calls.pop(call_id, None)
     if keys["usage"]:
-        rows = _rows(db, "usage", "workspace", keys["usage"])
-        for ws_id in keys["usage"]:
-            row = rows.get(ws_id)
-            if row is None:
-                state.usage.pop(ws_id, None)
-            else:
-                state.usage[ws_id] = (row["tokens"], row["cost"])
+        _mirror(db, "usage", "workspace", keys["usage"], state.usage,
+                lambda row: (row["tokens"], row["cost"]))
     clock.at_least(newest_time(db))
     if touched.rates_reset:
         # A card's events were deleted: read the windows again, which takes
