@@ -171,10 +171,14 @@ async def test_network_local_reaches_the_listener(engine: Engine, listener: dict
 async def test_size_cap_and_timeout(engine: Engine, listener: dict) -> None:
     """A body over fetch_max_bytes is refused; a silent server times out."""
     listener["size"] = 5000
-    await engine.set_settings("w1", {"fetch_max_bytes": 1000, "fetch_timeout": 0.3})
+    # A generous timeout for the size check: on a busy machine 0.3 s could
+    # run out before the body's first bytes arrive (then "timeout", not "too-large").
+    await engine.set_settings("w1", {"fetch_max_bytes": 1000, "fetch_timeout": 10})
     d = await engine.call("c3", "net.fetch", None,
                           {"url": f"http://127.0.0.1:{listener['port']}/"})
     assert (d.code, d.reason) == ("SCOPE_REFUSED", "too-large")
+
+    await engine.set_settings("w1", {"fetch_timeout": 0.3})
 
     done = asyncio.Event()
 

@@ -173,7 +173,10 @@ async def test_budget_paces_delivery_without_refusing(make_engine, tmp_path) -> 
     import asyncio
 
     engine = make_engine()
-    await engine.create_workspace("w1", tmp_path, settings={"budget": [2, 0.3]})
+    # aiolimiter paces on the loop's real clock: a 2 s window, so that the
+    # three calls below fit in the room it has for two even on a busy machine
+    # (with 0.3 s the third was sometimes let through at once).
+    await engine.create_workspace("w1", tmp_path, settings={"budget": [2, 2.0]})
     await offer_install(engine, manifest("acme.p", {"agents.prompt": {}}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.p"}, workspace="w1")
     for a in ("a1", "a2", "a3"):
@@ -182,7 +185,7 @@ async def test_budget_paces_delivery_without_refusing(make_engine, tmp_path) -> 
     ids = [(await engine.call("c1", "agents.prompt", a, {"text": "go"})).prompt
            for a in ("a1", "a2", "a3")]
     assert [engine.prompt(i).state for i in ids] == ["delivered", "delivered", "queued"]
-    for _ in range(100):
+    for _ in range(250):  # the bucket has room again after about 1 s
         if engine.prompt(ids[2]).state == "delivered":
             break
         await asyncio.sleep(0.02)
