@@ -7,10 +7,12 @@ each other.
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["TIMELINE_KIND", "LogFilter"]
+__all__ = ["TIMELINE_KIND", "LogFilter", "Positions", "timeline_counts"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,3 +67,55 @@ class LogFilter:
 TIMELINE_KIND = {"ok": "allowed", "queued": "allowed", "approved": "allowed",
                   "denied": "refused", "rate-limited": "refused", "rejected": "refused",
                   "expired": "refused", "cancelled": "refused", "held": "held"}
+
+
+def timeline_counts(rows: Iterable[tuple[Any, Any, Any]],
+                    buckets: int) -> dict[str, list[int]]:
+    """Fold ``(bucket, outcome, count)`` rows of a grouped query into the timeline's counts.
+
+    Outcomes the timeline does not chart (none today) are left out.
+    """
+    counts = {kind: [0] * buckets for kind in ("allowed", "refused", "held")}
+    for bucket, outcome, count in rows:
+        kind = TIMELINE_KIND.get(str(outcome))
+        if kind is not None:
+            counts[kind][int(bucket)] += int(count)
+    return counts
+
+
+class Positions:
+    """A viewer's positions (0-based) to the sequence numbers of the rows a filter shows.
+
+    With no filter, row ``seq`` is at position ``seq - 1`` (sequence numbers
+    have no gaps), so nothing is kept; under a filter, the sequence numbers
+    are kept in an ``array`` (8 bytes a row, however many rows).
+    """
+
+    def __init__(self, log_filter: LogFilter) -> None:
+        self._all = log_filter.empty
+        self._seqs = array("q")
+        self.last_seq = 0  #: the newest sequence number taken in
+        self.count = 0  #: rows under the filter
+
+    def take_all(self, newest: int) -> None:
+        """No filter: the log's newest sequence number is the count."""
+        self.count = self.last_seq = newest
+
+    def take(self, seqs: Iterable[int]) -> None:
+        """Under a filter: sequence numbers newer than `last_seq`, in order."""
+        self._seqs.extend(seqs)
+        if self._seqs:
+            self.last_seq = self._seqs[-1]
+        self.count = len(self._seqs)
+
+    def seq_at(self, position: int) -> int:
+        """The sequence number of the row at ``position``."""
+        return position + 1 if self._all else self._seqs[position]
+
+    def span(self, start: int, stop: int) -> tuple[int, int] | None:
+        """First and last sequence numbers of positions ``start`` to ``stop - 1``
+        (clipped to the count), or None when that is no row."""
+        start, stop = max(0, start), min(stop, self.count)
+        if start >= stop:
+            return None
+        return self.seq_at(start), self.seq_at(stop - 1)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from array import array
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -24,7 +23,7 @@ from sqlite_utils import Database
 
 from engine.store.anchor import AnchorFile
 from engine.store.log import ArrowLog, Verification, verify_anchored
-from engine.store.logfilter import TIMELINE_KIND, LogFilter
+from engine.store.logfilter import TIMELINE_KIND, LogFilter, Positions, timeline_counts
 
 __all__ = ["TIMELINE_KIND", "LogFilter", "LogIndex", "LogReader", "is_store_url", "open_log_index",
            "verify_path"]
@@ -103,9 +102,7 @@ class LogIndex:
         self.path = str(path)
         self.filter = log_filter or LogFilter()
         self._local = threading.local()
-        self._seqs = array("q")
-        self._last_seq = 0
-        self._count = 0
+        self._positions = Positions(self.filter)
 
     def _db(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -118,24 +115,20 @@ class LogIndex:
     @property
     def count(self) -> int:
         """Rows under the filter, as of the last `refresh`."""
-        return self._count
+        return self._positions.count
 
     def refresh(self) -> int:
         """Take in rows appended since the last refresh; returns the new count."""
-        db = self._db()
+        db, positions = self._db(), self._positions
         if self.filter.empty:
-            row = db.execute("select coalesce(max(seq), 0) from log").fetchone()
-            self._count = self._last_seq = int(row[0])
-            return self._count
-        where, params = self.filter.where()
-        cursor = db.execute(f"select seq from log where seq > ? and {where} order by seq",
-                            [self._last_seq, *params])
-        for (seq,) in cursor:
-            self._seqs.append(seq)
-        if self._seqs:
-            self._last_seq = self._seqs[-1]
-        self._count = len(self._seqs)
-        return self._count
+            positions.take_all(int(db.execute("select coalesce(max(seq), 0) from log")
+                                   .fetchone()[0]))
+        else:
+            where, params = self.filter.where()
+            positions.take(int(seq) for (seq,) in db.execute(
+                f"select seq from log where seq > ? and {where} order by seq",
+                [positions.last_seq, *params]))
+        return positions.count
 
     def timeline(self, buckets: int) -> tuple[float, float, dict[str, list[int]]]:
         """Decisions over time under the filter, for a chart: ``(first t, last t, counts)``.
@@ -150,30 +143,25 @@ class LogIndex:
         where, params = self.filter.where()
         first, last = db.execute(f"select min(t), max(t) from log where {where}",
                                  params).fetchone()
-        counts = {kind: [0] * buckets for kind in ("allowed", "refused", "held")}
         if first is None:
-            return 0.0, 0.0, counts
+            return 0.0, 0.0, timeline_counts((), buckets)
         span = max(float(last) - float(first), 1e-9)
         rows = db.execute(
             f"select min(cast((t - ?) * ? / ? as integer), ?) as b, outcome, count(*) "
             f"from log where {where} group by b, outcome",
             [first, buckets, span, buckets - 1, *params])
-        for bucket, outcome, count in rows:
-            kind = TIMELINE_KIND.get(str(outcome))
-            if kind is not None:
-                counts[kind][int(bucket)] += int(count)
-        return float(first), float(last), counts
+        return float(first), float(last), timeline_counts(rows, buckets)
 
     def seq_at(self, position: int) -> int:
         """The sequence number of the row at ``position`` (0-based)."""
-        return position + 1 if self.filter.empty else self._seqs[position]
+        return self._positions.seq_at(position)
 
     def page(self, start: int, stop: int) -> list[dict[str, Any]]:
         """Rows at positions ``start`` to ``stop - 1`` (clipped to the count)."""
-        start, stop = max(0, start), min(stop, self._count)
-        if start >= stop:
+        span = self._positions.span(start, stop)
+        if span is None:
             return []
-        first, last = self.seq_at(start), self.seq_at(stop - 1)
+        first, last = span
         where, params = self.filter.where()
         rows = self._db().execute(
             f"select * from log where seq between ? and ? and {where} order by seq",

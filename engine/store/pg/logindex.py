@@ -11,7 +11,6 @@ and go, so a connection kept per thread would outlive them unclosed.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -21,7 +20,7 @@ from psycopg import Connection
 from psycopg.rows import dict_row
 
 from engine.store.log import ArrowLog
-from engine.store.logfilter import TIMELINE_KIND, LogFilter
+from engine.store.logfilter import LogFilter, Positions, timeline_counts
 
 __all__ = ["PGLogIndex"]
 
@@ -40,9 +39,7 @@ class PGLogIndex:
         self.dsn = dsn
         self.schema = schema
         self.filter = log_filter or LogFilter()
-        self._seqs = array("q")
-        self._last_seq = 0
-        self._count = 0
+        self._positions = Positions(self.filter)
 
     @contextmanager
     def _db(self) -> Iterator[Connection[Any]]:
@@ -56,35 +53,31 @@ class PGLogIndex:
     @property
     def count(self) -> int:
         """Rows under the filter, as of the last `refresh`."""
-        return self._count
+        return self._positions.count
 
     def refresh(self) -> int:
         """Take in rows appended since the last refresh; returns the new count."""
+        positions = self._positions
         with self._db() as db:
             if self.filter.empty:
                 row = db.execute("select coalesce(max(seq), 0) from log").fetchone()
-                self._count = self._last_seq = int(row[0]) if row else 0
-                return self._count
-            where, params = self.filter.where("postgresql")
-            cursor = db.execute(f"select seq from log where seq > %s and {where} order by seq",
-                                [self._last_seq, *params])
-            for (seq,) in cursor:
-                self._seqs.append(int(seq))
-        if self._seqs:
-            self._last_seq = self._seqs[-1]
-        self._count = len(self._seqs)
-        return self._count
+                positions.take_all(int(row[0]) if row else 0)
+            else:
+                where, params = self.filter.where("postgresql")
+                positions.take(int(seq) for (seq,) in db.execute(
+                    f"select seq from log where seq > %s and {where} order by seq",
+                    [positions.last_seq, *params]))
+        return positions.count
 
     def timeline(self, buckets: int) -> tuple[float, float, dict[str, list[int]]]:
         """Decisions over time under the filter (see `LogIndex.timeline`)."""
         buckets = max(1, buckets)
         where, params = self.filter.where("postgresql")
-        counts = {kind: [0] * buckets for kind in ("allowed", "refused", "held")}
         with self._db() as db:
             found = db.execute(f"select min(t), max(t) from log where {where}",
                                params).fetchone()
             if found is None or found[0] is None:
-                return 0.0, 0.0, counts
+                return 0.0, 0.0, timeline_counts((), buckets)
             first, last = float(found[0]), float(found[1])
             span = max(last - first, 1e-9)
             # floor, not a cast: PostgreSQL's cast to integer rounds.
@@ -92,22 +85,18 @@ class PGLogIndex:
                 f"select least(floor((t - %s) * %s / %s)::bigint, %s) as b, outcome, count(*)"
                 f" from log where {where} group by b, outcome",
                 [first, buckets, span, buckets - 1, *params]).fetchall()
-        for bucket, outcome, count in rows:
-            kind = TIMELINE_KIND.get(str(outcome))
-            if kind is not None:
-                counts[kind][int(bucket)] += int(count)
-        return first, last, counts
+        return first, last, timeline_counts(rows, buckets)
 
     def seq_at(self, position: int) -> int:
         """The sequence number of the row at ``position`` (0-based)."""
-        return position + 1 if self.filter.empty else self._seqs[position]
+        return self._positions.seq_at(position)
 
     def page(self, start: int, stop: int) -> list[dict[str, Any]]:
         """Rows at positions ``start`` to ``stop - 1`` (clipped to the count)."""
-        start, stop = max(0, start), min(stop, self._count)
-        if start >= stop:
+        span = self._positions.span(start, stop)
+        if span is None:
             return []
-        first, last = self.seq_at(start), self.seq_at(stop - 1)
+        first, last = span
         where, params = self.filter.where("postgresql")
         with self._db() as db:
             rows = db.cursor(row_factory=dict_row).execute(
