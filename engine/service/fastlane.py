@@ -156,14 +156,16 @@ class FastLane:
                                             "from"}])
                 # The common body needs no model: `_plain_calls` takes only what the
                 # model takes unchanged; anything else is the model's to judge.
+                # FastAPI validates with ``from_attributes``, which words a call that
+                # is not an object its own way: the same here.
                 calls = _plain_calls(data, single)
                 if calls is None:
                     if single:
-                        c = CallBody.model_validate(data)
+                        c = CallBody.model_validate(data, from_attributes=True)
                         calls = [(c.card, c.call, c.target, c.args, c.context)]
                     else:
-                        calls = [(c.card, c.call, c.target, c.args, c.context)
-                                 for c in BatchBody.model_validate(data).calls]
+                        calls = [(c.card, c.call, c.target, c.args, c.context) for c in
+                                 BatchBody.model_validate(data, from_attributes=True).calls]
             except json.JSONDecodeError as exc:
                 response = validation_problem([{"type": "json_invalid", "loc": ("body", exc.pos),
                                                 "msg": "JSON decode error"}])

@@ -180,6 +180,9 @@ class _Coalescing:
         return getattr(self._transport, name)
 
 
+#: How long an idle keep-alive connection stays open.
+KEEP_ALIVE_SECONDS = 60.0
+
 #: How long after answering a call the server expects that client's next one.
 EXPECT_SECONDS = 0.005
 
@@ -388,8 +391,9 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
                             # headers are a client's words, never its address.
                             proxy_headers=False,
                             timeout_graceful_shutdown=10, server_header=False,
-                            # A local service: keep idle connections a minute.
-                            timeout_keep_alive=60)
+                            # A local service: keep idle connections a minute. (uvicorn
+                            # types it int; it is only given to call_later.)
+                            timeout_keep_alive=KEEP_ALIVE_SECONDS)  # type: ignore[arg-type]
 
     class Server(uvicorn.Server):
         @contextlib.contextmanager
