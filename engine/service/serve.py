@@ -21,6 +21,7 @@ import signal
 import socket
 import stat
 import sys
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -250,12 +251,15 @@ class _Direct:
     __slots__ = ("_protocol", "_cycle")
 
     def __init__(self, protocol: Any, cycle: Any) -> None:
-        self._protocol, self._cycle = protocol, cycle
+        # The cycle holds the scope, which holds this: held weakly, so a request
+        # leaves no reference cycle behind for the collector (the request's task
+        # holds the cycle while it runs).
+        self._protocol, self._cycle = protocol, weakref.ref(cycle)
 
     def body(self) -> bytes | None:
         """The whole request body when it has all arrived, else None (use ``receive``)."""
-        cycle = self._cycle
-        if cycle.more_body or cycle.disconnected or cycle.response_complete or \
+        cycle = self._cycle()
+        if cycle is None or cycle.more_body or cycle.disconnected or cycle.response_complete or \
                 cycle.waiting_for_100_continue:
             return None
         body = bytes(cycle.body)
@@ -267,8 +271,8 @@ class _Direct:
 
         Returns False, having sent nothing, when ASGI's way must be used instead.
         """
-        cycle, protocol = self._cycle, self._protocol
-        if cycle.response_started or cycle.disconnected or cycle.access_log or \
+        cycle, protocol = self._cycle(), self._protocol
+        if cycle is None or cycle.response_started or cycle.disconnected or cycle.access_log or \
                 protocol.flow.write_paused or protocol.transport.is_closing():
             return False
         from uvicorn.protocols.http.httptools_impl import STATUS_LINE
