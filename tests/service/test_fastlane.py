@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import socket
 import threading
@@ -333,3 +334,39 @@ def test_keep_alive_closes_idle_connections_only(serve_at, monkeypatch) -> None:
             idle = time.monotonic()  # from the last answer
             assert stream.read() == b""  # closed by the server once idle long enough
             assert 0.3 < time.monotonic() - idle < 5
+
+
+def test_requests_leave_no_reference_cycles(unix_server, tmp_path) -> None:
+    """An answered request is freed by reference counting, not left in a reference cycle
+    for the collector: under load, each request's scope, cycle and event waiting for a
+    collection made its passes long (p99)."""
+    op = unix_server.client()
+    build_canvas(op, tmp_path / "proj")
+    call = json.dumps({"card": "c1", "call": "agents.prompt", "target": "t1",
+                       "args": {"text": "x"}}).encode()
+    request = (f"POST /v1/calls HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+               f"{unix_server.token}\r\nContent-Type: application/json\r\nContent-Length: "
+               f"{len(call)}\r\n\r\n").encode() + call
+    health = b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(30)
+        sock.connect(unix_server.address)
+        with sock.makefile("rb") as stream:
+            for _ in range(20):  # warm: caches filled, lazy imports done
+                sock.sendall(request + health)
+                _read_answer(stream), _read_answer(stream)
+            gc.collect()
+            gc.disable()
+            try:
+                for _ in range(50):
+                    sock.sendall(request + health)
+                    assert _read_answer(stream)[0] == 200
+                    assert _read_answer(stream)[0] == 200
+                gc.set_debug(gc.DEBUG_SAVEALL)
+                gc.collect()
+                kinds = {type(o).__name__ for o in gc.garbage}
+            finally:
+                gc.set_debug(0)
+                gc.garbage.clear()
+                gc.enable()
+    assert not kinds & {"RequestResponseCycle", "_Direct", "Event"}, kinds
