@@ -24,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import orjson
 from pydantic import ValidationError
@@ -92,6 +92,16 @@ def _json_content(scope: Scope) -> bool:
     return True  # no Content-Type: taken as JSON, as FastAPI does
 
 
+class _Direct(Protocol):
+    """The server's short way in and out for one request (`engine.service.serve._Direct`)."""
+
+    def body(self) -> bytes | None:
+        """The whole body if it has all arrived, else None."""
+
+    def respond(self, status: int, head: bytes, body: bytes) -> bool:
+        """Send the whole answer; False (nothing sent) when ASGI's way must be used."""
+
+
 class FastLane:
     """Answers the hot routes itself; everything else goes to ``app`` (FastAPI)."""
 
@@ -102,25 +112,32 @@ class FastLane:
         if scope["type"] != "http" or scope.get("root_path"):
             await self.app(scope, receive, send)
             return
-        key = (scope["method"], scope["path"])
-        if key == ("GET", "/v1/health"):
-            await _send_bytes(send, 200, _HEALTH)
+        method, path = scope["method"], scope["path"]
+        if path == "/v1/health" and method == "GET":
+            await _answer(scope, send, _HEALTH)
             return
-        if key not in (("POST", "/v1/calls"), ("POST", "/v1/calls:batch")):
-            if key[1].startswith("/v1/tool-calls"):
+        if method != "POST" or path not in _CALL_ROUTES:
+            if path.startswith("/v1/tool-calls"):
                 await self._tool_call(scope, receive, send)
             else:
                 await self.app(scope, receive, send)
             return
         try:
-            _token_id, principal = authenticate(self.service.tokens, _bearer(scope))
-            raw = await _body(receive)
+            token, json_body, declared = _request_headers(scope)
+            _token_id, principal = authenticate(self.service.tokens, token)
+            direct: _Direct | None = scope.get("arrowgate.direct") if declared else None
+            # A declared length was checked by the body limit in front; a body sent
+            # without one is read through ``receive``, which counts it.
+            raw = direct.body() if direct is not None else None
             if raw is None:
-                return  # the client went away
-            if not _json_content(scope):
+                raw = await _body(receive)
+                if raw is None:
+                    return  # the client went away
+            if not json_body:
                 raise ServiceError(400, "INVALID_ARGUMENT", "body: send "
                                    "Content-Type: application/json", reason="invalid")
             engine = self.service.engine
+            single = path == "/v1/calls"
             try:
                 # Parsed as FastAPI does (JSON, then the model in Python mode), so
                 # both paths give the same messages. orjson accepts a subset of
@@ -137,10 +154,18 @@ class FastLane:
                                            {"where": "body", "problem": "Input should be a "
                                             "valid dictionary or object to extract fields "
                                             "from"}])
-                if key[1] == "/v1/calls":
-                    call = CallBody.model_validate(data)
-                else:
-                    batch = BatchBody.model_validate(data)
+                # The common body needs no model: `_plain_calls` takes only what the
+                # model takes unchanged; anything else is the model's to judge.
+                # FastAPI validates with ``from_attributes``, which words a call that
+                # is not an object its own way: the same here.
+                calls = _plain_calls(data, single)
+                if calls is None:
+                    if single:
+                        c = CallBody.model_validate(data, from_attributes=True)
+                        calls = [(c.card, c.call, c.target, c.args, c.context)]
+                    else:
+                        calls = [(c.card, c.call, c.target, c.args, c.context) for c in
+                                 BatchBody.model_validate(data, from_attributes=True).calls]
             except json.JSONDecodeError as exc:
                 response = validation_problem([{"type": "json_invalid", "loc": ("body", exc.pos),
                                                 "msg": "JSON decode error"}])
@@ -152,9 +177,20 @@ class FastLane:
                 response = validation_problem([{**e, "loc": ("body", *e["loc"])}
                                                for e in exc.errors(include_url=False)])
             else:
-                answer = await (decide_call(engine, principal, call) if key[1] == "/v1/calls"
-                                else decide_batch(engine, principal, batch))
-                await _send(send, 200, answer)
+                for card, *_rest in calls:
+                    may_act_as_card(principal, card)
+                if single:
+                    card, call, target, args, context = calls[0]
+                    answer = decision_json(await engine.call(card, call, target, args,
+                                                             context=context))
+                else:
+                    # Started together: the engine's group commit writes them in one
+                    # transaction; each is decided as if sent alone, in this order.
+                    decisions = await asyncio.gather(*(
+                        engine.call(card, call, target, args, context=context)
+                        for card, call, target, args, context in calls))
+                    answer = {"decisions": [decision_json(d) for d in decisions]}
+                await _answer(scope, send, _encode(answer))
                 return
         except (ServiceError, ConsentError) as exc:
             response = error_response(exc)
@@ -262,6 +298,87 @@ async def _body(receive: Receive) -> bytes | None:
         chunks.append(message.get("body", b""))
         if not message.get("more_body"):
             return b"".join(chunks)
+
+
+#: The routes of a card's calls.
+_CALL_ROUTES = frozenset({"/v1/calls", "/v1/calls:batch"})
+_CALL_KEYS = frozenset({"card", "call", "target", "args", "context"})
+_BATCH_KEYS = frozenset({"calls"})
+#: A call's fields: card, call, target, args, context.
+_Call = tuple[str, str, "str | None", "dict[str, Any] | None", "str | None"]
+
+
+def _plain_call(data: Any) -> _Call | None:
+    """The call's fields when ``data`` is a body `CallBody` takes as it is, else None.
+
+    Only the plainest form is taken: exactly the model's keys, strings of ASCII
+    within the model's lengths, ``args`` an object or null. Anything else
+    (a wrong type, an unknown key, text beyond ASCII) goes to the model, which
+    accepts it or says what is wrong, so the answers stay the model's.
+    """
+    if type(data) is not dict or not data.keys() <= _CALL_KEYS:
+        return None
+    card, call = data.get("card"), data.get("call")
+    target, args, context = data.get("target"), data.get("args"), data.get("context")
+    if type(card) is not str or not 0 < len(card) <= 256 or not card.isascii() or \
+            type(call) is not str or not 0 < len(call) <= 128 or not call.isascii():
+        return None
+    if target is not None and (type(target) is not str or len(target) > 256
+                               or not target.isascii()):
+        return None
+    if context is not None and (type(context) is not str or len(context) > 256
+                                or not context.isascii()):
+        return None
+    if args is not None and type(args) is not dict:
+        return None
+    return card, call, target, args, context
+
+
+def _plain_calls(data: dict[str, Any], single: bool) -> list[_Call] | None:
+    """The calls of a body in its plainest form (`_plain_call`), or None: the model decides."""
+    if single:
+        call = _plain_call(data)
+        return None if call is None else [call]
+    if data.keys() != _BATCH_KEYS:
+        return None
+    items = data["calls"]
+    if type(items) is not list or len(items) > 10_000:
+        return None
+    calls = []
+    for item in items:
+        call = _plain_call(item)
+        if call is None:
+            return None
+        calls.append(call)
+    return calls
+
+
+def _request_headers(scope: Scope) -> tuple[str | None, bool, bool]:
+    """The bearer token, whether the body is JSON, and whether its length was declared."""
+    token: str | None = None
+    json_body = True  # no Content-Type: taken as JSON, as FastAPI does
+    seen_token = seen_type = declared = False
+    for name, value in scope.get("headers", ()):
+        if name == b"authorization" and not seen_token:
+            seen_token = True
+            scheme, _, rest = value.decode("latin-1").partition(" ")
+            token = rest.strip() if scheme.lower() == "bearer" else None
+        elif name == b"content-type" and not seen_type:
+            seen_type = True
+            kind = value.decode("latin-1").split(";")[0].strip().lower()
+            json_body = kind == "application/json" or kind.endswith("+json")
+        elif name == b"content-length":
+            declared = True
+    return token, json_body, declared
+
+
+async def _answer(scope: Scope, send: Send, body: bytes) -> None:
+    """A 200 JSON answer: through the server's short way when it offers one, else ASGI."""
+    direct: _Direct | None = scope.get("arrowgate.direct")
+    if direct is None or not direct.respond(
+            200, b"content-type: application/json\r\ncontent-length: %d\r\n" % len(body),
+            body):
+        await _send_bytes(send, 200, body)
 
 
 #: The health answer: always the same bytes.

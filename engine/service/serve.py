@@ -21,6 +21,7 @@ import signal
 import socket
 import stat
 import sys
+import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -164,6 +165,14 @@ class _Coalescing:
             if not self._transport.is_closing():
                 self._transport.write(data)
 
+    def write_now(self, data: bytes) -> None:
+        """Send ``data`` at once, after whatever is pending (a whole answer)."""
+        if self._pending:
+            self._pending.append(data)
+            self.flush()
+        elif not self._transport.is_closing():
+            self._transport.write(data)
+
     def close(self) -> None:
         self.flush()
         self._transport.close()
@@ -171,6 +180,9 @@ class _Coalescing:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._transport, name)
 
+
+#: How long an idle keep-alive connection stays open.
+KEEP_ALIVE_SECONDS = 60.0
 
 #: How long after answering a call the server expects that client's next one.
 EXPECT_SECONDS = 0.005
@@ -222,11 +234,79 @@ class _Expected:
         return None
 
 
+class _Direct:
+    """One request's short way in and out, for the fast lane (``scope["arrowgate.direct"]``).
+
+    Through ASGI, the lane's request costs two ``receive``/``send`` round trips
+    through uvicorn's cycle (each a coroutine, the headers checked against
+    regular expressions) and the coalescing of head and body into one write.
+    The lane answers with headers it made itself, so it hands over the whole
+    body at once: `respond` writes status line, headers and body in one write
+    and completes the cycle as uvicorn's own ``send`` would. Whenever that is
+    not plainly the same (the response begun, the client gone, writing paused
+    for back-pressure, an access log to keep, the body not all read), it says
+    no and the lane uses ASGI as before.
+    """
+
+    __slots__ = ("_protocol", "_cycle")
+
+    def __init__(self, protocol: Any, cycle: Any) -> None:
+        # The cycle holds the scope, which holds this: held weakly, so a request
+        # leaves no reference cycle behind for the collector (the request's task
+        # holds the cycle while it runs).
+        self._protocol, self._cycle = protocol, weakref.ref(cycle)
+
+    def body(self) -> bytes | None:
+        """The whole request body when it has all arrived, else None (use ``receive``)."""
+        cycle = self._cycle()
+        if cycle is None or cycle.more_body or cycle.disconnected or cycle.response_complete or \
+                cycle.waiting_for_100_continue:
+            return None
+        body = bytes(cycle.body)
+        cycle.body = bytearray()
+        return body
+
+    def respond(self, status: int, head: bytes, body: bytes) -> bool:
+        """Send the answer: ``head`` is its header lines (each ending CRLF), ``body`` all of it.
+
+        Returns False, having sent nothing, when ASGI's way must be used instead.
+        """
+        cycle, protocol = self._cycle(), self._protocol
+        if cycle is None or cycle.response_started or cycle.disconnected or cycle.access_log or \
+                protocol.flow.write_paused or protocol.transport.is_closing():
+            return False
+        from uvicorn.protocols.http.httptools_impl import STATUS_LINE
+
+        parts = [STATUS_LINE[status]]
+        for name, value in cycle.default_headers:  # the date header, as uvicorn sends it
+            parts += (name, b": ", value, b"\r\n")
+        parts.append(head)
+        if not cycle.keep_alive:
+            parts.append(b"connection: close\r\n")
+        parts += (b"\r\n", body)
+        cycle.response_started = cycle.response_complete = True
+        cycle.waiting_for_100_continue = False
+        protocol._coalescing.write_now(b"".join(parts))
+        cycle.message_event.set()
+        if not cycle.keep_alive:
+            protocol.transport.close()
+        cycle.on_response()
+        return True
+
+
 def _protocol(unix: bool, expected: _Expected) -> Any:
-    """uvicorn's httptools protocol, writes coalesced; on a Unix socket, peers known."""
+    """uvicorn's httptools protocol, writes coalesced; on a Unix socket, peers known.
+
+    Two costs per request are cut: the fast lane answers through `_Direct`,
+    and the keep-alive timeout is one timer per idle spell, checked when it
+    fires, rather than a timer made at every answer and cancelled at the next
+    request (both a heap operation on the loop).
+    """
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     class Protocol(HttpToolsProtocol):
+        _idle_since: float | None = None
+
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             self._coalescing = coalescing = _Coalescing(transport, asyncio.get_running_loop())
             self._peer = peer_of_socket(transport.get_extra_info("socket")) if unix else None
@@ -234,13 +314,25 @@ def _protocol(unix: bool, expected: _Expected) -> Any:
 
         def connection_lost(self, exc: Exception | None) -> None:
             expected.gone(self)
+            self._idle_since = None
+            if self.timeout_keep_alive_task is not None:
+                self.timeout_keep_alive_task.cancel()
+                self.timeout_keep_alive_task = None
             super().connection_lost(exc)
+
+        def _unset_keepalive_if_required(self) -> None:
+            # Bytes arrived (or the connection is gone): not idle. The timer, if
+            # armed, stays; when it fires it finds the connection busy.
+            self._idle_since = None
 
         def on_headers_complete(self) -> None:
             if self._peer is not None:
                 # Before the request's task is made from this scope.
                 self.scope["arrowgate.peer"] = self._peer  # type: ignore[typeddict-unknown-key]
             super().on_headers_complete()
+            if self.cycle is not None and self.cycle.scope is self.scope:
+                self.scope["arrowgate.direct"] = _Direct(  # type: ignore[typeddict-unknown-key]
+                    self, self.cycle)
             expected.request(self, self.scope.get("method") != "GET")
 
         def on_response_complete(self) -> None:
@@ -248,7 +340,31 @@ def _protocol(unix: bool, expected: _Expected) -> Any:
             self._coalescing.flush()
             if self.scope.get("method") != "GET":
                 expected.answered(self)
-            super().on_response_complete()
+            # What HttpToolsProtocol.on_response_complete does, but the keep-alive
+            # timer is armed only when none is.
+            self.server_state.total_requests += 1
+            if self.transport.is_closing():
+                return
+            self.flow.resume_reading()
+            if self.pipeline:
+                cycle, app = self.pipeline.pop()
+                self._start_asgi_task(cycle, app)
+                return
+            self._idle_since = self.loop.time()
+            if self.timeout_keep_alive_task is None:
+                self.timeout_keep_alive_task = self.loop.call_later(
+                    self.timeout_keep_alive, self._keep_alive_due)
+
+        def _keep_alive_due(self) -> None:
+            self.timeout_keep_alive_task = None
+            since = self._idle_since
+            if since is None:
+                return  # busy: armed again when its answer is complete
+            left = since + self.timeout_keep_alive - self.loop.time()
+            if left > 0:
+                self.timeout_keep_alive_task = self.loop.call_later(left, self._keep_alive_due)
+            else:
+                self.timeout_keep_alive_handler()
 
     return Protocol
 
@@ -279,8 +395,9 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
                             # headers are a client's words, never its address.
                             proxy_headers=False,
                             timeout_graceful_shutdown=10, server_header=False,
-                            # A local service: keep idle connections a minute.
-                            timeout_keep_alive=60)
+                            # A local service: keep idle connections a minute. (uvicorn
+                            # types it int; it is only given to call_later.)
+                            timeout_keep_alive=KEEP_ALIVE_SECONDS)  # type: ignore[arg-type]
 
     class Server(uvicorn.Server):
         @contextlib.contextmanager

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import gc
 import json
+import socket
 import threading
+import time
+from typing import Any
 
 import httpx
 
 from engine import Engine, World, file_digests
+from engine.service import serve as serve_module
 from engine.service.app import Service, asgi_app, create_app
 from engine.service.auth import TokenStore
 from engine.service.problems import BodyLimit
@@ -65,6 +70,31 @@ async def test_fast_lane_and_fastapi_routes_answer_alike(tmp_path) -> None:
             ("post", "/v1/calls:batch", card, {"calls": [{**refused, "card": "c2"}, refused]},
              None),
             ("post", "/v1/calls:batch", op, {"calls": [{"card": 1}]}, None),
+            # At the edges of the plain bodies the lane takes without the model
+            # (fastlane._plain_call): each must be answered as the model answers it.
+            ("post", "/v1/calls", op, {**refused, "target": None, "args": None,
+                                       "context": "ctx"}, None),
+            ("post", "/v1/calls", op, {"card": "c1", "call": "agents.prompt",
+                                       "target": "t" * 256}, None),
+            ("post", "/v1/calls", op, {"card": "c1", "call": "agents.prompt",
+                                       "target": "t" * 257}, None),
+            ("post", "/v1/calls", op, {**refused, "card": "c" * 257}, None),
+            ("post", "/v1/calls", op, {**refused, "card": ""}, None),
+            ("post", "/v1/calls", op, {**refused, "call": "x" * 128}, None),
+            ("post", "/v1/calls", op, {**refused, "call": "x" * 129}, None),
+            ("post", "/v1/calls", op, {**refused, "context": "x" * 257}, None),
+            ("post", "/v1/calls", op, {**refused, "context": 5}, None),
+            ("post", "/v1/calls", op, {**refused, "target": ["a1"]}, None),
+            ("post", "/v1/calls", op, {**refused, "args": [1]}, None),
+            ("post", "/v1/calls", op, {"call": "agents.prompt"}, None),
+            ("post", "/v1/calls", op, {**refused, "target": "\u00e9"}, None),
+            ("post", "/v1/calls:batch", op, {"calls": []}, None),
+            ("post", "/v1/calls:batch", op, {"calls": {"card": "c1"}}, None),
+            ("post", "/v1/calls:batch", op, {"calls": [refused], "x": 1}, None),
+            ("post", "/v1/calls:batch", op, {"calls": [refused, {**refused, "x": 1}]}, None),
+            ("post", "/v1/calls:batch", op, {"calls": [refused, "c1"]}, None),
+            ("post", "/v1/calls:batch", op, {"calls": [{"card": "c1", "call": "x"}] * 10_001},
+             None),
         ]
         for method, path, token, body, raw in cases:
             answers = []
@@ -230,3 +260,113 @@ async def test_fast_lane_answers_the_tool_call_routes_as_fastapi_does(tmp_path) 
     finally:
         tokens.close()
         engine.close()
+
+
+def _read_answer(stream: Any) -> tuple[int, dict[str, str], bytes]:
+    """One HTTP/1.1 answer from a socket's file: status, headers, body."""
+    status = int(stream.readline().split()[1])
+    headers: dict[str, str] = {}
+    while (line := stream.readline()) not in (b"\r\n", b""):
+        name, _, value = line.decode("latin-1").partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return status, headers, stream.read(int(headers["content-length"]))
+
+
+def test_pipelined_requests_are_answered_in_order_through_the_short_way(unix_server,
+                                                                         tmp_path) -> None:
+    """Requests sent back to back on one connection (the lane answering most through the
+    server's short way, one not: a chunked body) get their own answers, in order, with
+    the headers uvicorn sends; ``Connection: close`` is honoured."""
+    op = unix_server.client()
+    build_canvas(op, tmp_path / "proj")
+    auth = f"Authorization: Bearer {unix_server.token}\r\n"
+    call = json.dumps({"card": "c1", "call": "agents.prompt", "target": "t1",
+                       "args": {"text": "x"}}).encode()
+    batch = json.dumps({"calls": [json.loads(call)] * 3}).encode()
+
+    def post(path: str, body: bytes, extra: str = "") -> bytes:
+        return (f"POST {path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n{extra}\r\n").encode() + body
+
+    chunked = (f"POST /v1/calls HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json"
+               f"\r\nTransfer-Encoding: chunked\r\n\r\n{len(call):x}\r\n").encode() + call + \
+        b"\r\n0\r\n\r\n"
+    requests = [post("/v1/calls", call), b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n",
+                chunked, post("/v1/calls:batch", batch), post("/v1/calls", b"{"),
+                post("/v1/calls", call, "Connection: close\r\n")]
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(30)
+        sock.connect(unix_server.address)
+        sock.sendall(b"".join(requests))
+        with sock.makefile("rb") as stream:
+            answers = [_read_answer(stream) for _ in requests]
+            assert stream.read() == b""  # closed after the last, as asked
+    expected = op.post("/v1/calls", content=call,
+                       headers={"Content-Type": "application/json"}).json()
+    statuses = [a[0] for a in answers]
+    assert statuses == [200, 200, 200, 200, 400, 200]
+    for i in (0, 2, 5):
+        assert json.loads(answers[i][2]) == expected
+    assert json.loads(answers[1][2])["status"] == "ok"
+    assert json.loads(answers[3][2])["decisions"] == [expected] * 3
+    assert json.loads(answers[4][2])["reason"] == "malformed-json"
+    for _status, headers, _body in answers:
+        assert "date" in headers and headers["content-type"].startswith("application/")
+    assert answers[-1][1]["connection"] == "close"
+    assert all("connection" not in a[1] for a in answers[:-1])
+
+
+def test_keep_alive_closes_idle_connections_only(serve_at, monkeypatch) -> None:
+    """One timer per idle spell: a connection in use stays open past the timeout, an idle
+    one is closed once it has been idle that long."""
+    monkeypatch.setattr(serve_module, "KEEP_ALIVE_SECONDS", 0.4)
+    running = serve_at()
+    health = b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(30)
+        sock.connect(running.address)
+        with sock.makefile("rb") as stream:
+            started = time.monotonic()
+            while time.monotonic() - started < 1.2:  # three timeouts, never idle for one
+                time.sleep(0.1)
+                sock.sendall(health)
+                assert _read_answer(stream)[0] == 200
+            idle = time.monotonic()  # from the last answer
+            assert stream.read() == b""  # closed by the server once idle long enough
+            assert 0.3 < time.monotonic() - idle < 5
+
+
+def test_requests_leave_no_reference_cycles(unix_server, tmp_path) -> None:
+    """An answered request is freed by reference counting, not left in a reference cycle
+    for the collector: under load, each request's scope, cycle and event waiting for a
+    collection made its passes long (p99)."""
+    op = unix_server.client()
+    build_canvas(op, tmp_path / "proj")
+    call = json.dumps({"card": "c1", "call": "agents.prompt", "target": "t1",
+                       "args": {"text": "x"}}).encode()
+    request = (f"POST /v1/calls HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+               f"{unix_server.token}\r\nContent-Type: application/json\r\nContent-Length: "
+               f"{len(call)}\r\n\r\n").encode() + call
+    health = b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(30)
+        sock.connect(unix_server.address)
+        with sock.makefile("rb") as stream:
+            for _ in range(20):  # warm: caches filled, lazy imports done
+                sock.sendall(request + health)
+                _read_answer(stream), _read_answer(stream)
+            gc.collect()
+            gc.disable()
+            try:
+                for _ in range(50):
+                    sock.sendall(request + health)
+                    assert _read_answer(stream)[0] == 200
+                    assert _read_answer(stream)[0] == 200
+                gc.set_debug(gc.DEBUG_SAVEALL)
+                gc.collect()
+                kinds = {type(o).__name__ for o in gc.garbage}
+            finally:
+                gc.set_debug(0)
+                gc.garbage.clear()
+                gc.enable()
+    assert not kinds & {"RequestResponseCycle", "_Direct", "Event"}, kinds
