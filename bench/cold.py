@@ -99,14 +99,17 @@ def measure(n: int, worlds: Path, queries_n: int, rounds: int) -> dict[str, floa
     return out
 
 
-def flatness(sizes: list[int], worlds: Path, queries_n: int, rounds: int) -> None:
+def flatness(sizes: list[int], worlds: Path, queries_n: int, rounds: int,
+             few: int = 64) -> None:
     """Warm decisions of every size held open at once, in interleaved rounds.
 
     Sizes measured one after another minutes apart meet different loads on a
     shared machine; here every round measures every size (in a rotating
     order), each query beside the floor (`paired`), and each figure is the
     median over the rounds, as in `bench.bench.run`. Prints each size's warm
-    median and its ratio to the first size's.
+    median and its ratio to the first size's, and the warm median of as many
+    queries drawn from only ``few`` distinct ones: all remembered and all in
+    the CPU's caches, so what the path costs apart from fetching memory.
     """
     held = []
     for n in sizes:
@@ -119,22 +122,25 @@ def flatness(sizes: list[int], worlds: Path, queries_n: int, rounds: int) -> Non
         assert all(ours(*q) == floor(*q) for q in qs), "answers differ from the floor's"
         held.append((n, engine, ours, floor, qs))
     per: dict[int, list[tuple[float, float]]] = {n: [] for n in sizes}
+    hot: dict[int, list[float]] = {n: [] for n in sizes}
     try:
         for r in range(rounds):
             for n, _engine, ours, floor, qs in held[r % len(held):] + held[:r % len(held)]:
                 (warm, _p99), (warm_floor, _fp99) = paired(ours, floor, qs)
                 per[n].append((warm, warm_floor))
+                repeated = [qs[i % few] for i in range(len(qs))]
+                hot[n].append(paired(ours, floor, repeated)[0][0])
     finally:
         for _n, engine, *_rest in held:
             engine.close()
     first = statistics.median(x for x, _f in per[sizes[0]])
-    print("| nodes | warm µs | floor µs | warm/floor | warm / warm at "
-          f"{sizes[0]:,} |\n|---|---|---|---|---|")
+    print(f"| nodes | warm µs | floor µs | warm/floor | warm / warm at {sizes[0]:,} | "
+          f"warm µs, {few} distinct queries |\n|---|---|---|---|---|---|")
     for n in sizes:
         warm = statistics.median(x for x, _f in per[n])
         print(f"| {n:,} | {warm:.2f} | {statistics.median(f for _x, f in per[n]):.2f} | "
-              f"{statistics.median(x / f for x, f in per[n]):.2f}× | {warm / first:.2f}× |",
-              flush=True)
+              f"{statistics.median(x / f for x, f in per[n]):.2f}× | {warm / first:.2f}× | "
+              f"{statistics.median(hot[n]):.2f} |", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
