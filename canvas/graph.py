@@ -14,7 +14,7 @@ issue 19).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidArrow, InvalidNode
@@ -54,6 +54,15 @@ class Canvas:
         # an agent asks for those of its ``status`` port), and by target node.
         self._ports_out: dict[str, dict[str, set[str]]] = {}
         self._ports_in: dict[str, set[str]] = {}
+        #: Read-only views of the same dicts (never replaced, only changed
+        #: through the methods below) for the decision's checks
+        #: (`engine.core.checks`), which look nodes and arrows up directly: a
+        #: method call per lookup was a measurable part of a decision made
+        #: right after a consent change. ``links[a][b]`` is `arrow_between`'s
+        #: sorted tuple of plain arrow ids, either direction.
+        self.by_id: Mapping[str, Node] = self._nodes
+        self.links: Mapping[str, Mapping[str, tuple[str, ...]]] = self._plain
+        self.arrows_by_id: Mapping[str, Arrow] = self._arrows
         #: Moves on with every change a decision's checks read: nodes and arrows
         #: added or removed, and a node's type, workspace or package. Changes to
         #: the rest of a node's data (an agent's status, a note's text) leave it:
@@ -319,7 +328,8 @@ class Canvas:
         When several connect them, the one with the smallest id is returned, so
         the arrow a call is logged on does not depend on insertion order.
         """
-        ids = self._plain.get(a, {}).get(b)
+        near = self._plain.get(a)  # not .get(a, {}): no throwaway dict per call
+        ids = near.get(b) if near else None
         return self._arrows[ids[0]] if ids else None
 
     def port_arrows_from(self, node_id: str, port: str) -> list[Arrow]:

@@ -130,3 +130,17 @@ def test_verify_bench_smoke(tmp_path) -> None:
     figures = json.loads(out.read_text())
     assert figures["rows"] == 3000 and figures["ok"] is True
     assert {"one_process_s", "parallel_s", "log_verify_s", "load"} <= set(figures)
+
+
+def test_cold_bench_smoke(tmp_path, capsys) -> None:
+    """bench.cold checks every answer against the floor, cold, then warm side by side."""
+    from bench.cold import main
+
+    worlds = tmp_path / "worlds"
+    assert main(["--sizes", "50", "--queries", "300", "--rounds", "1",
+                 "--worlds", str(worlds)]) == 0
+    assert main(["--flat", "--sizes", "50", "200", "--queries", "300", "--rounds", "2",
+                 "--worlds", str(worlds)]) == 0
+    out = capsys.readouterr().out
+    assert "| 50 |" in out and "| 200 |" in out and "64 distinct queries" in out
+    assert (worlds / "bench-50" / "bench.db").exists()  # kept: the second run reused it

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from canvas.graph import Canvas
 from canvas.model import Arrow, Node
 from engine.core.catalogue import (
     CALLS,
@@ -66,9 +67,6 @@ class _UnfrozenPassed:
     __slots__ = Passed.__slots__
 
 
-_new = object.__new__
-
-
 def _passed(spec: CallSpec, card: Node, package: PackageState, permission: str,
             target: Node | None, arrow: Arrow | None, chain: tuple[str, ...] | None,
             rate_key: str | None, data_rev: int) -> Passed:
@@ -78,7 +76,9 @@ def _passed(spec: CallSpec, card: Node, package: PackageState, permission: str,
     ``object.__setattr__``; a twin with the same slots sets them plainly,
     then becomes a Passed, as frozen as any other.
     """
-    built: Any = _new(_UnfrozenPassed)
+    # _UnfrozenPassed(), not object.__new__(_UnfrozenPassed): a class call
+    # with no arguments skips __new__'s argument checks (a fifth cheaper).
+    built: Any = _UnfrozenPassed()
     built.spec = spec
     built.card = card
     built.package = package
@@ -320,7 +320,7 @@ def _decide_full(state: State, card_id: str, call: str, target_id: str | None,
                  args: dict[str, Any] | None, *, now: float, chain: tuple[str, ...] | None,
                  port_arrow: Arrow | None, count_limits: bool) -> Decision | Passed:
     """The pipeline behind `decide`, without its cache (same arguments)."""
-    result = _checks(state, card_id, call, target_id, args, chain, port_arrow, False)
+    result = _checks(state, card_id, call, target_id, args, chain, port_arrow)
     if not count_limits or isinstance(result, Decision):
         return result
     return _limits(state, result, now)
@@ -328,20 +328,16 @@ def _decide_full(state: State, card_id: str, call: str, target_id: str | None,
 
 def _checks(state: State, card_id: str, call: str, target_id: str | None,
             args: dict[str, Any] | None, chain: tuple[str, ...] | None,
-            port_arrow: Arrow | None, args_fit: bool) -> Decision | Passed:
+            port_arrow: Arrow | None) -> Decision | Passed:
     """Checks 1–9 of `decide`, uncached (its arguments, given in order).
-
-    ``args_fit``: the caller (`decide`'s fast path) found that the call is
-    known, its arguments fit every workspace's bounds and the target is short
-    ASCII text, present exactly when the call needs one — check 3 would pass,
-    so it is not run again.
 
     Every lookup is made once (the card, its package, the permission's
     implications, the target), and a refusal's words are written only when
-    read: this is the whole cost of a decision right after a consent change.
+    read. `decide`'s fast path runs `_plain_checks` instead, the same checks
+    for the calls it takes; the property test in tests/core/test_decide.py
+    holds the two to the same answers.
     """
-    # 1–2. As `check_card`, written out here: one call and one tuple fewer on
-    # the path every decision after a consent change takes.
+    # 1–2. As `check_card`, written out here (one call and one tuple fewer).
     card = state.canvas.node(card_id)
     if card is None or card.type != "card":
         return refusal(call, card_id, "CARD_UNKNOWN", None, target_id, None, None, None,
@@ -355,24 +351,22 @@ def _checks(state: State, card_id: str, call: str, target_id: str | None,
         return refusal(call, card_id, "PACKAGE_PENDING", pkg_name, target_id, None, None, None,
                        _PENDING)
     spec = CALLS.get(call)
-    if not args_fit:
-        # 3. The call is known and its arguments fit (SPEC §8 "Bounds" too).
-        if spec is None:
-            return refusal(shown(call), card_id, "UNKNOWN_CALL", pkg_name, target_id, None, None,
-                           None, (_given, "there is no such call", ""))
-        limit = state.workspace_of(card).settings.max_payload
-        problem = _args_problem(spec, args or {}, limit)
-        if problem is None and target_id is not None and text_problem(target_id, limit):
-            problem = ("target", f"the target {text_problem(target_id, limit)}")
-        if (problem is None and spec.reach == "none" and target_id is not None
-                and port_arrow is None):
-            problem = ("target", f"{call} takes no target")
-        if problem is None and spec.reach != "none" and target_id is None:
-            problem = ("target", f"{call} needs a target node")
-        if problem is not None:
-            return refusal(call, card_id, "INVALID_ARGUMENT", pkg_name, target_id,
-                           spec.permission, problem[0], None, (_given, problem[1], ""))
-    assert spec is not None
+    # 3. The call is known and its arguments fit (SPEC §8 "Bounds" too).
+    if spec is None:
+        return refusal(shown(call), card_id, "UNKNOWN_CALL", pkg_name, target_id, None, None,
+                       None, (_given, "there is no such call", ""))
+    limit = state.workspace_of(card).settings.max_payload
+    problem = _args_problem(spec, args or {}, limit)
+    if problem is None and target_id is not None and text_problem(target_id, limit):
+        problem = ("target", f"the target {text_problem(target_id, limit)}")
+    if (problem is None and spec.reach == "none" and target_id is not None
+            and port_arrow is None):
+        problem = ("target", f"{call} takes no target")
+    if problem is None and spec.reach != "none" and target_id is None:
+        problem = ("target", f"{call} needs a target node")
+    if problem is not None:
+        return refusal(call, card_id, "INVALID_ARGUMENT", pkg_name, target_id,
+                       spec.permission, problem[0], None, (_given, problem[1], ""))
     # 4–5. Declared, then granted (directly or by implication).
     permission = spec.permission
     manifest = package.manifest
@@ -448,6 +442,98 @@ def _checks(state: State, card_id: str, call: str, target_id: str | None,
                    state.canvas.data_revision)
 
 
+def _plain_checks(state: State, canvas: Canvas, card_id: str, call: str, target_id: str | None,
+                  spec: CallSpec) -> Decision | Passed:
+    """`_checks` for a call on `decide`'s fast path: checks 1–9, check 3 already passed.
+
+    `decide` found the call cacheable (not net.fetch, not canvas.spawn), its
+    arguments within every workspace's bounds and the target short ASCII
+    text, present exactly when ``spec`` needs one, with no causal chain and
+    no port arrow. So check 3 would pass, check 8 has nothing to check and
+    the loop guard sees a chain of one hop.
+
+    This is the whole cost of a decision right after a consent change, so
+    every lookup here is a dict read in line (no method calls: the canvas's
+    `by_id`, `links` and `arrows_by_id`, the permission's implications from
+    the catalogue's table), and the answer is built without a call. The
+    property test in tests/core/test_decide.py checks its answers against
+    `_checks` (the pipeline without the cache and this path).
+    """
+    nodes = canvas.by_id
+    # 1. The card exists and is a custom card.
+    card = nodes.get(card_id)
+    if card is None or card.type != "card":
+        return refusal(call, card_id, "CARD_UNKNOWN", None, target_id, None, None, None,
+                       _CARD_UNKNOWN)
+    pkg_name = card.data["package"]
+    # 2. Its package is installed and not pending.
+    package = state.packages.get(pkg_name)
+    if package is None or not package.installed:
+        return refusal(call, card_id, "PACKAGE_NOT_INSTALLED", pkg_name, target_id, None, None,
+                       None, _NOT_INSTALLED)
+    if package.pending_hash is not None:
+        return refusal(call, card_id, "PACKAGE_PENDING", pkg_name, target_id, None, None, None,
+                       _PENDING)
+    # 4–5. Declared, then granted (directly or by implication).
+    permission = spec.permission
+    implied = _IMPLIED_OF[call]  # implied_by(permission), without the call
+    manifest = package.manifest
+    assert manifest is not None  # installed
+    if implied.isdisjoint(manifest.permissions):
+        return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
+                       "not-declared", None, _NOT_DECLARED)
+    if implied.isdisjoint(state.grants.get(pkg_name, ())):
+        return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
+                       "not-granted", None, _NOT_GRANTED)
+    # 6–7. Connected by an arrow, and a target of the right kind.
+    target: Node | None = None
+    arrow: Arrow | None = None
+    reach = spec.reach
+    if reach != "none":
+        assert target_id is not None
+        target = nodes.get(target_id)
+        if reach == "arrow":
+            if target is not None:  # canvas.arrow_between(card_id, target_id), in line
+                near = canvas.links.get(card_id)
+                ids = near.get(target_id) if near else None
+                if ids:
+                    arrow = canvas.arrows_by_id[ids[0]]
+            if arrow is None:
+                return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
+                               permission, "not-connected", None, _NOT_CONNECTED)
+        elif target is not None and target.workspace != card.workspace:
+            target = None
+        if target is None or target.type not in spec.targets:
+            kind = _KIND_WORDS.get(target.type, target.type) if target else "node"
+            return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
+                           "wrong-target", arrow.id if arrow else None, (_wrong_target, kind))
+    # 9. Loop guard: a prompt outside any tool call starts its chain, one hop.
+    hop_chain: tuple[str, ...] | None = None
+    if target is not None and call == "agents.prompt":
+        hop_chain = (card_id, target.id)
+        hop_limit = state.workspaces[card.workspace].settings.hop_limit
+        if hop_limit < 1:
+            return denial(call, card_id, "LOOP_REFUSED", package=pkg_name, target=target.id,
+                          permission=permission, reason="hop-limit",
+                          arrow=arrow.id if arrow else None,
+                          why="the chain would have 1 prompts, more than the hop "
+                              f"limit of {hop_limit}")
+    # The Passed, built as `_passed` builds it, without the call.
+    built: Any = _UnfrozenPassed()
+    built.spec = spec
+    built.card = card
+    built.package = package
+    built.permission = permission
+    built.target = target
+    built.arrow = arrow
+    built.chain = hop_chain
+    built.rate_key = spec.rate_key
+    built.data_rev = canvas.data_revision
+    built.__class__ = Passed
+    passed: Passed = built
+    return passed
+
+
 def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
     """Checks 10–11: rate windows, spawn caps and the prompt queue."""
     spec, card, permission, target = passed.spec, passed.card, passed.permission, passed.target
@@ -504,6 +590,8 @@ def _shape(spec: CallSpec) -> tuple[bool, str | None, type[str]] | None:
 #: The fast path's view of each cacheable call (most calls a card makes).
 _SHAPES = {name: shape for name in _CACHEABLE
            if (shape := _shape(CALLS[name])) is not None}
+#: Each call's permission and those that imply it (checks 4–5 of `_plain_checks`).
+_IMPLIED_OF = {name: implied_by(spec.permission) for name, spec in CALLS.items()}
 
 
 def decide(
@@ -540,9 +628,11 @@ def decide(
         # general path below, which decides (and words the error) the same.
         no_target, arg, kind = shape
         canvas = state.canvas
-        cache = state._cache
-        if state._cache_key != (state.consent_rev, canvas.revision):
-            cache = state.decision_cache()  # also the bound below
+        # The cache's key, compared as two ints (see State._cache_consent).
+        if state._cache_consent != state.consent_rev or state._cache_canvas != canvas.revision:
+            cache = state.restart_cache()  # also the bound below
+        else:
+            cache = state._cache
         # Its one argument is text (SPEC §8 "Bounds"): ASCII within every
         # workspace's max_payload fits the card's own too. Other text takes
         # the general path, which measures it against the card's workspace.
@@ -557,17 +647,17 @@ def decide(
             if static is None:
                 if target_id is not None and not (
                         type(target_id) is str and target_id.isascii()
-                        and len(target_id) <= SHOWN and len(target_id) <= state._payload_floor):
+                        and len(target_id) <= state._target_bound):
                     # A target the cache does not keep, or whose text check 3
                     # must measure: the general path.
                     return _decide_general(state, card_id, call, target_id, args, now=now,
                                            count_limits=count_limits)
                 if len(cache) >= CACHE_LIMIT:
-                    cache = state.decision_cache()  # starts afresh
+                    cache = state.restart_cache()
                 # A miss (as after every consent change): checks 1–9 once,
                 # without check 3's argument tests, which passed just above.
-                static = cache[key] = _checks(state, card_id, call, target_id, args, None,
-                                              None, True)
+                static = cache[key] = _plain_checks(state, canvas, card_id, call, target_id,
+                                                    CALLS[call])
                 if isinstance(static, Decision):
                     return static
             elif static.data_rev != canvas.data_revision:

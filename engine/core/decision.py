@@ -184,7 +184,7 @@ def refusal(call: str, card: str | None, code: str, package: str | None, target:
     """
     # Set field by field here rather than in an __init__: calling a class
     # costs more than the stores themselves.
-    built: Any = _new(_Unfrozen)
+    built: Any = _Unfrozen()  # a class call: cheaper than object.__new__(_Unfrozen)
     built.outcome = "rate-limited" if code == "RATE_LIMITED" else "denied"
     built.call = call
     built.card = card

@@ -16,6 +16,7 @@ from engine.core.catalogue import implied_by
 from engine.core.limits import RateCounters
 from engine.core.manifest import Manifest
 from engine.core.prompts import Prompt, PromptIndex
+from engine.core.text import SHOWN
 from engine.core.tools import ToolCall
 
 __all__ = ["CACHE_LIMIT", "PackageState", "State"]
@@ -64,10 +65,17 @@ class State:
     #: (`bump`); with the canvas's own revision it keys the decision cache.
     consent_rev: int = 0
     _cache: dict[tuple[str, str, str | None], Any] = field(default_factory=dict)
-    _cache_key: tuple[int, int] = (-1, -1)
+    #: The `consent_rev` and canvas revision the cache was started at: two
+    #: ints compared apart, as `decide` does on every call (a tuple built
+    #: and compared there cost more than the rest of a remembered answer).
+    _cache_consent: int = -1
+    _cache_canvas: int = -1
     #: The smallest ``max_payload`` of any workspace, set with the cache: a
     #: string no longer fits every workspace's bound (the fast path's test).
     _payload_floor: int = 0
+    #: The longest target id the fast path keeps in the cache: the smaller of
+    #: `_payload_floor` and `engine.core.text.SHOWN` (set with the cache).
+    _target_bound: int = 0
 
     def bump(self) -> None:
         """Grants, a package or settings changed: forget remembered decisions."""
@@ -79,20 +87,34 @@ class State:
 
     def decision_cache(self) -> dict[tuple[str, str, str | None], Any]:
         """Remembered checks 1–9, valid for the current `consent_key` only."""
-        key = (self.consent_rev, self.canvas.revision)  # consent_key(), without the call
-        if key != self._cache_key or len(self._cache) >= CACHE_LIMIT:
-            # Start afresh rather than evict: the bound only keeps memory in check.
-            self._cache = {}
-            self._cache_key = key
-            # A loop, not min() over a generator: this runs after every
-            # consent change, before the first decision.
-            floor = -1
-            for workspace in self.workspaces.values():
-                size = workspace.settings.max_payload
-                if floor < 0 or size < floor:
-                    floor = size
-            self._payload_floor = max(floor, 0)
+        if (self._cache_consent != self.consent_rev
+                or self._cache_canvas != self.canvas.revision
+                or len(self._cache) >= CACHE_LIMIT):
+            return self.restart_cache()
         return self._cache
+
+    def restart_cache(self) -> dict[tuple[str, str, str | None], Any]:
+        """Forget every remembered decision and start an empty cache for the current key.
+
+        Also sets the smallest ``max_payload`` of any workspace (settings
+        may have changed with the key). Called by `decision_cache`, and by
+        `decide` when it finds the key moved on.
+        """
+        # Start afresh rather than evict: the bound only keeps memory in check.
+        cache: dict[tuple[str, str, str | None], Any] = {}
+        self._cache = cache
+        self._cache_consent = self.consent_rev
+        self._cache_canvas = self.canvas.revision
+        # A loop, not min() over a generator: this runs after every
+        # consent change, before the first decision.
+        floor = -1
+        for workspace in self.workspaces.values():
+            size = workspace.settings.max_payload
+            if floor < 0 or size < floor:
+                floor = size
+        self._payload_floor = floor = floor if floor > 0 else 0
+        self._target_bound = floor if floor < SHOWN else SHOWN
+        return cache
 
     def declares(self, package: PackageState, permission: str) -> bool:
         """The approved manifest declares ``permission`` or one that implies it."""

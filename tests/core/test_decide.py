@@ -506,3 +506,50 @@ def test_cached_decisions_match_cold_ones(ops: list[tuple[str, Any]]) -> None:
     for op, arg in ops:
         _apply(live, model, op, arg)
         _check_every_call(live, model)
+
+
+def test_fast_path_matches_the_pipeline_where_the_property_test_does_not_reach() -> None:
+    """`decide`'s fast path (`_plain_checks`) against `_checks`, on cases outside `_CALLS`.
+
+    A caller that is no card or no node, a permission the manifest does not
+    declare, a workspace-wide call to a node of another workspace, and a hop
+    limit below one (which settings cannot give, but a state can hold).
+    """
+    import dataclasses
+
+    state = make_state("w1", "w2")
+    install(state, manifest("acme.p", {"agents.prompt": {}, "agents.read": {}}),
+            grants={"agents.prompt", "agents.read"})
+    add_node(state, "c1", "card", package="acme.p")
+    add_node(state, "a1", "agent")
+    add_node(state, "a9", "agent", workspace="w2")
+    add_node(state, "t1", "terminal")
+    add_arrow(state, "e1", "c1", "a1")
+    add_arrow(state, "e2", "c1", "t1")
+    calls: list[tuple[str, str, str | None, dict[str, Any] | None]] = [
+        ("zz", "agents.prompt", "a1", {"text": "hi"}),    # no such node
+        ("a1", "agents.prompt", "c1", {"text": "hi"}),    # not a card
+        ("c1", "terminals.run", "t1", {"command": "ls"}),  # not declared
+        ("c1", "agents.get", "a9", None),                 # another workspace
+        ("c1", "agents.get", "a1", None),
+        ("c1", "agents.get", "zz", None),
+        ("c1", "agents.prompt", "a1", {"text": "hi"}),
+        ("c1", "agents.prompt", "t1", {"text": "hi"}),    # connected, wrong kind
+    ]
+
+    def check() -> None:
+        for card, call, target, args in calls:
+            full = _decide_full(state, card, call, target, args, now=NOW, chain=None,
+                                port_arrow=None, count_limits=False)
+            for _ in range(2):  # a miss, then the cache
+                fast = decide(state, card, call, target, args, now=NOW, count_limits=False)
+                assert _view(fast) == _view(full), (card, call, target)
+
+    check()
+    ws = state.workspaces["w1"]
+    state.workspaces["w1"] = dataclasses.replace(
+        ws, settings=dataclasses.replace(ws.settings, hop_limit=0))
+    state.bump()
+    check()
+    refused = decide(state, "c1", "agents.prompt", "a1", {"text": "hi"}, now=NOW)
+    assert isinstance(refused, Decision) and refused.reason == "hop-limit"
