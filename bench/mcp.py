@@ -46,6 +46,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpcore
 import httpx
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
@@ -147,24 +148,38 @@ class _Path:
 
 async def _card(address: str, token: str, ready: asyncio.Event,
                 stamps: dict[str, dict[str, float]]) -> None:
-    """The card: answer every tool call with its arguments, as soon as it arrives."""
-    headers = {"Authorization": f"Bearer {token}"}
-    async with httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(uds=address),
-                                 base_url="http://arrowgate", headers=headers,
-                                 timeout=60) as http, http.stream("GET", "/v1/events") as r:
+    """The card: answer every tool call with its arguments, as soon as it arrives.
+
+    A card is the canvas app's own code, in any language; this one is a lean
+    client, httpcore's connection pool (as `arrowgate mcp`'s own client):
+    httpx's request and response models would cost the card about 1 ms of CPU
+    an answer, on the round trip's critical path (BENCHMARKS.md, issue 17).
+    """
+    base = "http://arrowgate"
+    auth = (b"Authorization", f"Bearer {token}".encode())
+    post_headers = [auth, (b"Content-Type", b"application/json")]
+    async with httpcore.AsyncConnectionPool(uds=address) as pool, \
+            pool.stream("GET", base + "/v1/events", headers=[auth]) as r:
+        assert r.status == 200, r.status
         ready.set()
-        async for line in r.aiter_lines():
-            if line.startswith("data: "):
+        pending = b""
+        async for chunk in r.aiter_stream():
+            # SSE: one "data: {...}" line per event (the service writes one).
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                if not line.startswith(b"data: "):
+                    continue
                 event = json.loads(line[6:])
-                if event["type"] == "tool.call":
-                    call = event["data"]
-                    stamp = stamps[str(call["args"].get("text"))] = {
-                        "event": time.perf_counter()}
-                    body = {"result": call["args"]}
-                    stamp["posted"] = time.perf_counter()
-                    await http.post(f"/v1/tool-calls/{call['id']}/result",
-                                    json=body)
-                    stamp["answered"] = time.perf_counter()
+                if event["type"] != "tool.call":
+                    continue
+                call = event["data"]
+                stamp = stamps[str(call["args"].get("text"))] = {"event": time.perf_counter()}
+                body = json.dumps({"result": call["args"]}).encode()
+                stamp["posted"] = time.perf_counter()
+                answer = await pool.request("POST", f"{base}/v1/tool-calls/{call['id']}/result",
+                                            headers=post_headers, content=body)
+                assert answer.status == 200, answer.content
+                stamp["answered"] = time.perf_counter()
 
 
 def _build(sock: Path, token: str, tmp: Path) -> tuple[str, Path]:
@@ -204,12 +219,20 @@ def _mcp_pid(session_args: list[str]) -> int:
     raise RuntimeError("the arrowgate mcp process was not found")
 
 
+def _python(tree: Path) -> str:
+    """The interpreter for ``tree``: its own ``.venv`` when it has one (its pinned
+    dependencies, as installed from that checkout), else this one."""
+    own = tree / ".venv" / "bin" / "python"
+    return str(own) if tree != ROOT and own.is_file() else sys.executable
+
+
 @asynccontextmanager
 async def _arrowgate(path: _Path, tree: Path, tmp: Path) -> AsyncIterator[None]:
     """``arrowgate serve`` and ``arrowgate mcp`` from source tree ``tree``, and the card."""
     tmp.mkdir()
     sock = tmp / "s" / "serve.sock"
-    proc = subprocess.Popen([sys.executable, "-m", "engine.app.cli", "serve", "--db",
+    python = _python(tree)
+    proc = subprocess.Popen([python, "-m", "engine.app.cli", "serve", "--db",
                              str(tmp / "svc.db"), "--socket", str(sock)],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             cwd=tree)
@@ -227,7 +250,7 @@ async def _arrowgate(path: _Path, tree: Path, tmp: Path) -> AsyncIterator[None]:
         # own code answers.
         args = ["-m", "engine.app.cli", "mcp", "--agent", "a1", "--service", str(sock),
                 "--token-file", str(token_file)]
-        async with _session(sys.executable, args, tree) as session:
+        async with _session(python, args, tree) as session:
             path.session = session
             path.pids = {"serve": proc.pid, "mcp": _mcp_pid(args[2:])}
             yield
