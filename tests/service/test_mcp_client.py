@@ -193,3 +193,31 @@ async def test_loopback_tcp_too(tmp_path: Path) -> None:
         await server.wait_closed()
     assert requests[0].startswith(b"GET /x HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % port)
     assert len(requests) == 2
+
+
+async def test_a_tool_call_is_one_request_and_an_older_service_still_works(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`arrowgate mcp` opens a tool call with ``?wait`` and takes its answer from that
+    one response; a service that answers without ``call`` gets the wait as a request."""
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    monkeypatch.setattr(mcp, "POLL", 3600.0)  # no tool-list poll among the scripted replies
+    opened = {"id": "tc1", "state": "open", "decision": {"outcome": "ok"}}
+    answered = {"id": "tc1", "state": "answered", "agent": "a1", "card": "c1",
+                "tool": "echo", "result": {"n": 1}, "error": None, "held": []}
+    tools = [{"name": "c1__echo", "card": "c1", "tool": "echo", "description": "",
+              "input": {"type": "object"}}]
+    async with Scripted(tmp_path / "s", [_ok(tools), _ok(opened), _ok(answered),
+                                         _ok({**opened, "call": answered})]) as server:
+        client = ServiceClient(str(server.path), "t", "a1")
+        agent = mcp.AgentMCP(client)
+        async with create_connected_server_and_client_session(agent.server) as session:
+            await session.list_tools()
+            for _ in range(2):
+                result = await session.call_tool("c1__echo", {"text": "x"})
+                assert not result.isError and json.loads(result.content[0].text) == {"n": 1}
+        await client.aclose()
+    _listed, older, its_wait, newer = server.requests
+    assert older.startswith(b"POST /v1/tool-calls?wait=0.5 HTTP/1.1\r\n")
+    assert its_wait.startswith(b"GET /v1/tool-calls/tc1/wait?timeout=2 HTTP/1.1\r\n")
+    assert newer.startswith(b"POST /v1/tool-calls?wait=0.5 HTTP/1.1\r\n")
