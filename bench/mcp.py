@@ -51,6 +51,8 @@ import httpx
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from engine.app.onewrite import OneWriteBackend
+
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 MANIFEST = {"name": "bench.mcp", "version": "1.0.0", "permissions": {},
@@ -151,14 +153,16 @@ async def _card(address: str, token: str, ready: asyncio.Event,
     """The card: answer every tool call with its arguments, as soon as it arrives.
 
     A card is the canvas app's own code, in any language; this one is a lean
-    client, httpcore's connection pool (as `arrowgate mcp`'s own client):
+    client, httpcore's connection pool sending each request in one write (as
+    `arrowgate mcp`'s own client):
     httpx's request and response models would cost the card about 1 ms of CPU
     an answer, on the round trip's critical path (BENCHMARKS.md, issue 17).
     """
     base = "http://arrowgate"
     auth = (b"Authorization", f"Bearer {token}".encode())
     post_headers = [auth, (b"Content-Type", b"application/json")]
-    async with httpcore.AsyncConnectionPool(uds=address) as pool, \
+    async with httpcore.AsyncConnectionPool(uds=address,
+                                            network_backend=OneWriteBackend()) as pool, \
             pool.stream("GET", base + "/v1/events", headers=[auth]) as r:
         assert r.status == 200, r.status
         ready.set()
@@ -227,12 +231,21 @@ def _python(tree: Path) -> str:
 
 
 @asynccontextmanager
-async def _arrowgate(path: _Path, tree: Path, tmp: Path) -> AsyncIterator[None]:
-    """``arrowgate serve`` and ``arrowgate mcp`` from source tree ``tree``, and the card."""
+async def _arrowgate(path: _Path, tree: Path, tmp: Path,
+                     profile: Path | None = None) -> AsyncIterator[None]:
+    """``arrowgate serve`` and ``arrowgate mcp`` from source tree ``tree``, and the card.
+
+    With ``profile``, both run under cProfile, writing ``serve.prof`` and
+    ``mcp.prof`` there when they end (the CPU figures then include its cost).
+    """
     tmp.mkdir()
     sock = tmp / "s" / "serve.sock"
     python = _python(tree)
-    proc = subprocess.Popen([python, "-m", "engine.app.cli", "serve", "--db",
+
+    def profiled(name: str) -> list[str]:
+        return [] if profile is None else ["-m", "cProfile", "-o", str(profile / f"{name}.prof")]
+
+    proc = subprocess.Popen([python, *profiled("serve"), "-m", "engine.app.cli", "serve", "--db",
                              str(tmp / "svc.db"), "--socket", str(sock)],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             cwd=tree)
@@ -250,7 +263,7 @@ async def _arrowgate(path: _Path, tree: Path, tmp: Path) -> AsyncIterator[None]:
         # own code answers.
         args = ["-m", "engine.app.cli", "mcp", "--agent", "a1", "--service", str(sock),
                 "--token-file", str(token_file)]
-        async with _session(python, args, tree) as session:
+        async with _session(python, [*profiled("mcp"), *args], tree) as session:
             path.session = session
             path.pids = {"serve": proc.pid, "mcp": _mcp_pid(args[2:])}
             yield
@@ -261,7 +274,8 @@ async def _arrowgate(path: _Path, tree: Path, tmp: Path) -> AsyncIterator[None]:
         proc.communicate(timeout=120)
 
 
-async def run(tmp: Path, smoke: bool, against: Path | None = None) -> dict[str, Any]:
+async def run(tmp: Path, smoke: bool, against: Path | None = None,
+              profile: Path | None = None) -> dict[str, Any]:
     """Every path, in alternating rounds; returns the figures."""
     rounds, per_round = (2, 5) if smoke else (10, 100)
     plain_script = tmp / "plain.py"
@@ -270,7 +284,7 @@ async def run(tmp: Path, smoke: bool, against: Path | None = None) -> dict[str, 
     paths = [plain, through]
     other = _Path("against") if against is not None else None
     async with _session(sys.executable, [str(plain_script)], ROOT) as p, \
-            _arrowgate(through, ROOT, tmp / "arrowgate"), AsyncExitStack() as stack:
+            _arrowgate(through, ROOT, tmp / "arrowgate", profile), AsyncExitStack() as stack:
         plain.session = p
         plain.pids = {"plain": _mcp_pid([str(plain_script)])}
         if other is not None and against is not None:
@@ -317,11 +331,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the databases live (/dev/shm: fsync costs nothing)")
     parser.add_argument("--against", type=Path,
                         help="another source tree of arrowgate, measured in the same rounds")
+    parser.add_argument("--profile", type=Path,
+                        help="a folder: run this tree's serve and mcp under cProfile, writing "
+                             "serve.prof and mcp.prof there")
     args = parser.parse_args(argv)
     if args.against is not None and not (args.against / "engine" / "app" / "cli.py").is_file():
         parser.error(f"--against {args.against}: not an arrowgate source tree")
     with tempfile.TemporaryDirectory(prefix="agm", dir=args.dir) as tmp:
-        figures = asyncio.run(run(Path(tmp), args.smoke, args.against))
+        figures = asyncio.run(run(Path(tmp), args.smoke, args.against, args.profile))
     for key, value in figures.items():
         print(f"{key:>30}: {value:.3f}" if isinstance(value, float) else f"{key:>30}: {value}")
     if args.json:
