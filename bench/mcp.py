@@ -9,7 +9,9 @@ MCP on stdio by the SDK's own client, sequentially:
 - **arrowgate**: ``arrowgate mcp --agent a1`` → ``arrowgate serve`` (a process
   of its own, Unix socket, every tool call and answer durable in the arrow log)
   → the card, which gets the ``tool.call`` event on its SSE stream and answers
-  with ``POST /v1/tool-calls/{id}/result`` → back to the agent.
+  with ``POST /v1/tool-calls/{id}/result`` → back to the agent. The card is a
+  canvas app's code, so it is written lean here: httpcore's connection pool,
+  not httpx (see `_card`).
 
 The overhead arrowgate adds is the difference of the medians (and of the
 99th percentiles). Calls are measured in alternating rounds, so the machine's
@@ -27,7 +29,10 @@ agent has its result). The CPU time each process spent per call is read from
 
 ``--dir /dev/shm`` puts the database where fsync costs nothing, to see the
 rest; ``--against TREE`` runs a second arrowgate from another checkout (say
-the base commit) in the same alternation, for before/after side by side.
+the base commit) in the same alternation, for before/after side by side — with
+that checkout's own ``.venv`` when it has one, so that its pinned
+dependencies are the ones measured. ``--profile DIR`` runs this tree's
+``serve`` and ``mcp`` under cProfile (``DIR/serve.prof``, ``DIR/mcp.prof``).
 """
 
 from __future__ import annotations
