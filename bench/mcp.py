@@ -9,7 +9,9 @@ MCP on stdio by the SDK's own client, sequentially:
 - **arrowgate**: ``arrowgate mcp --agent a1`` → ``arrowgate serve`` (a process
   of its own, Unix socket, every tool call and answer durable in the arrow log)
   → the card, which gets the ``tool.call`` event on its SSE stream and answers
-  with ``POST /v1/tool-calls/{id}/result`` → back to the agent.
+  with ``POST /v1/tool-calls/{id}/result`` → back to the agent. The card is a
+  canvas app's code, so it is written lean here: httpcore's connection pool,
+  not httpx (see `_card`).
 
 The overhead arrowgate adds is the difference of the medians (and of the
 99th percentiles). Calls are measured in alternating rounds, so the machine's
@@ -27,7 +29,10 @@ agent has its result). The CPU time each process spent per call is read from
 
 ``--dir /dev/shm`` puts the database where fsync costs nothing, to see the
 rest; ``--against TREE`` runs a second arrowgate from another checkout (say
-the base commit) in the same alternation, for before/after side by side.
+the base commit) in the same alternation, for before/after side by side — with
+that checkout's own ``.venv`` when it has one, so that its pinned
+dependencies are the ones measured. ``--profile DIR`` runs this tree's
+``serve`` and ``mcp`` under cProfile (``DIR/serve.prof``, ``DIR/mcp.prof``).
 """
 
 from __future__ import annotations
@@ -46,9 +51,12 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpcore
 import httpx
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+
+from engine.app.onewrite import OneWriteBackend
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
@@ -147,24 +155,40 @@ class _Path:
 
 async def _card(address: str, token: str, ready: asyncio.Event,
                 stamps: dict[str, dict[str, float]]) -> None:
-    """The card: answer every tool call with its arguments, as soon as it arrives."""
-    headers = {"Authorization": f"Bearer {token}"}
-    async with httpx.AsyncClient(transport=httpx.AsyncHTTPTransport(uds=address),
-                                 base_url="http://arrowgate", headers=headers,
-                                 timeout=60) as http, http.stream("GET", "/v1/events") as r:
+    """The card: answer every tool call with its arguments, as soon as it arrives.
+
+    A card is the canvas app's own code, in any language; this one is a lean
+    client, httpcore's connection pool sending each request in one write (as
+    `arrowgate mcp`'s own client):
+    httpx's request and response models would cost the card about 1 ms of CPU
+    an answer, on the round trip's critical path (BENCHMARKS.md, issue 17).
+    """
+    base = "http://arrowgate"
+    auth = (b"Authorization", f"Bearer {token}".encode())
+    post_headers = [auth, (b"Content-Type", b"application/json")]
+    async with httpcore.AsyncConnectionPool(uds=address,
+                                            network_backend=OneWriteBackend()) as pool, \
+            pool.stream("GET", base + "/v1/events", headers=[auth]) as r:
+        assert r.status == 200, r.status
         ready.set()
-        async for line in r.aiter_lines():
-            if line.startswith("data: "):
+        pending = b""
+        async for chunk in r.aiter_stream():
+            # SSE: one "data: {...}" line per event (the service writes one).
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                if not line.startswith(b"data: "):
+                    continue
                 event = json.loads(line[6:])
-                if event["type"] == "tool.call":
-                    call = event["data"]
-                    stamp = stamps[str(call["args"].get("text"))] = {
-                        "event": time.perf_counter()}
-                    body = {"result": call["args"]}
-                    stamp["posted"] = time.perf_counter()
-                    await http.post(f"/v1/tool-calls/{call['id']}/result",
-                                    json=body)
-                    stamp["answered"] = time.perf_counter()
+                if event["type"] != "tool.call":
+                    continue
+                call = event["data"]
+                stamp = stamps[str(call["args"].get("text"))] = {"event": time.perf_counter()}
+                body = json.dumps({"result": call["args"]}).encode()
+                stamp["posted"] = time.perf_counter()
+                answer = await pool.request("POST", f"{base}/v1/tool-calls/{call['id']}/result",
+                                            headers=post_headers, content=body)
+                assert answer.status == 200, answer.content
+                stamp["answered"] = time.perf_counter()
 
 
 def _build(sock: Path, token: str, tmp: Path) -> tuple[str, Path]:
@@ -204,12 +228,29 @@ def _mcp_pid(session_args: list[str]) -> int:
     raise RuntimeError("the arrowgate mcp process was not found")
 
 
+def _python(tree: Path) -> str:
+    """The interpreter for ``tree``: its own ``.venv`` when it has one (its pinned
+    dependencies, as installed from that checkout), else this one."""
+    own = tree / ".venv" / "bin" / "python"
+    return str(own) if tree != ROOT and own.is_file() else sys.executable
+
+
 @asynccontextmanager
-async def _arrowgate(path: _Path, tree: Path, tmp: Path) -> AsyncIterator[None]:
-    """``arrowgate serve`` and ``arrowgate mcp`` from source tree ``tree``, and the card."""
+async def _arrowgate(path: _Path, tree: Path, tmp: Path,
+                     profile: Path | None = None) -> AsyncIterator[None]:
+    """``arrowgate serve`` and ``arrowgate mcp`` from source tree ``tree``, and the card.
+
+    With ``profile``, both run under cProfile, writing ``serve.prof`` and
+    ``mcp.prof`` there when they end (the CPU figures then include its cost).
+    """
     tmp.mkdir()
     sock = tmp / "s" / "serve.sock"
-    proc = subprocess.Popen([sys.executable, "-m", "engine.app.cli", "serve", "--db",
+    python = _python(tree)
+
+    def profiled(name: str) -> list[str]:
+        return [] if profile is None else ["-m", "cProfile", "-o", str(profile / f"{name}.prof")]
+
+    proc = subprocess.Popen([python, *profiled("serve"), "-m", "engine.app.cli", "serve", "--db",
                              str(tmp / "svc.db"), "--socket", str(sock)],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             cwd=tree)
@@ -227,7 +268,7 @@ async def _arrowgate(path: _Path, tree: Path, tmp: Path) -> AsyncIterator[None]:
         # own code answers.
         args = ["-m", "engine.app.cli", "mcp", "--agent", "a1", "--service", str(sock),
                 "--token-file", str(token_file)]
-        async with _session(sys.executable, args, tree) as session:
+        async with _session(python, [*profiled("mcp"), *args], tree) as session:
             path.session = session
             path.pids = {"serve": proc.pid, "mcp": _mcp_pid(args[2:])}
             yield
@@ -238,7 +279,8 @@ async def _arrowgate(path: _Path, tree: Path, tmp: Path) -> AsyncIterator[None]:
         proc.communicate(timeout=120)
 
 
-async def run(tmp: Path, smoke: bool, against: Path | None = None) -> dict[str, Any]:
+async def run(tmp: Path, smoke: bool, against: Path | None = None,
+              profile: Path | None = None) -> dict[str, Any]:
     """Every path, in alternating rounds; returns the figures."""
     rounds, per_round = (2, 5) if smoke else (10, 100)
     plain_script = tmp / "plain.py"
@@ -247,7 +289,7 @@ async def run(tmp: Path, smoke: bool, against: Path | None = None) -> dict[str, 
     paths = [plain, through]
     other = _Path("against") if against is not None else None
     async with _session(sys.executable, [str(plain_script)], ROOT) as p, \
-            _arrowgate(through, ROOT, tmp / "arrowgate"), AsyncExitStack() as stack:
+            _arrowgate(through, ROOT, tmp / "arrowgate", profile), AsyncExitStack() as stack:
         plain.session = p
         plain.pids = {"plain": _mcp_pid([str(plain_script)])}
         if other is not None and against is not None:
@@ -294,11 +336,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the databases live (/dev/shm: fsync costs nothing)")
     parser.add_argument("--against", type=Path,
                         help="another source tree of arrowgate, measured in the same rounds")
+    parser.add_argument("--profile", type=Path,
+                        help="a folder: run this tree's serve and mcp under cProfile, writing "
+                             "serve.prof and mcp.prof there")
     args = parser.parse_args(argv)
     if args.against is not None and not (args.against / "engine" / "app" / "cli.py").is_file():
         parser.error(f"--against {args.against}: not an arrowgate source tree")
     with tempfile.TemporaryDirectory(prefix="agm", dir=args.dir) as tmp:
-        figures = asyncio.run(run(Path(tmp), args.smoke, args.against))
+        figures = asyncio.run(run(Path(tmp), args.smoke, args.against, args.profile))
     for key, value in figures.items():
         print(f"{key:>30}: {value:.3f}" if isinstance(value, float) else f"{key:>30}: {value}")
     if args.json:

@@ -21,7 +21,10 @@ from typing import Any
 
 import httpx
 
-from bench.mcp import ARROWGATE, _build, _card
+from bench.mcp import _build, _card
+
+#: The installed command, beside this interpreter (as an agent's MCP configuration names it).
+ARROWGATE = Path(sys.executable).with_name("arrowgate")
 
 
 async def session(tmp: Path, say: Any = print) -> None:
@@ -37,7 +40,7 @@ async def session(tmp: Path, say: Any = print) -> None:
         operator = (tmp / "t.db.operator-token").read_text().strip()
         card_token, token_file = _build(sock, operator, tmp)
         ready = asyncio.Event()
-        card = asyncio.create_task(_card(str(sock), card_token, ready))
+        card = asyncio.create_task(_card(str(sock), card_token, ready, {}))
         await asyncio.wait_for(ready.wait(), 60)
         proc = await asyncio.create_subprocess_exec(
             str(ARROWGATE), "mcp", "--agent", "a1", "--service", str(sock), "--token-file",

@@ -44,6 +44,11 @@ STATUS_TOOL = "arrowgate__prompt_status"
 POLL = 0.5
 #: Seconds one wait on the service lasts before a progress notification.
 PROGRESS_EVERY = 2.0
+#: Seconds the request that opens a tool call also waits for its answer
+#: (``POST /v1/tool-calls?wait=S``): a card that answers at once costs one
+#: request, not two. Short, because a notifications/cancelled that arrives
+#: meanwhile can cancel the call on the service only once its id is known.
+FIRST_WAIT = 0.5
 #: Seconds an idle connection to the service is reused (the service keeps them 60).
 IDLE_REUSE = 30.0
 #: Seconds one request to the service may take (a wait is at most PROGRESS_EVERY).
@@ -87,7 +92,8 @@ class ServiceClient:
     and httpx's request and response models cost about 1 ms of CPU a request
     on this machine (BENCHMARKS.md, issue 17), several times the pool's. The
     pool keeps connections alive and never reuses one the service closed
-    (it looks before sending), so a POST is never sent twice.
+    (it looks before sending), so a POST is never sent twice. Each request
+    leaves in one write (`engine.app.onewrite`), waking the service once.
     """
 
     def __init__(self, address: str, token: str, agent: str) -> None:
@@ -109,8 +115,11 @@ class ServiceClient:
             unix, self._base = address, "http://arrowgate"
         self._headers = [(b"Authorization", f"Bearer {token}".encode("ascii")),
                          (b"Accept", b"application/json")]
+        from engine.app.onewrite import OneWriteBackend
+
         self._pool = httpcore.AsyncConnectionPool(
-            uds=unix, retries=0, keepalive_expiry=IDLE_REUSE, http1=True, http2=False)
+            uds=unix, retries=0, keepalive_expiry=IDLE_REUSE, http1=True, http2=False,
+            network_backend=OneWriteBackend())
         self._closed = False
 
     # ------------------------------------------------------------ requests
@@ -163,11 +172,14 @@ class ServiceClient:
             raise ServiceError(f"listing the tools failed: {r.status_code} {r.text[:300]}")
         return list(r.json())
 
-    async def call(self, card: str, tool: str, args: dict[str, Any]) -> dict[str, Any]:
-        """Open a tool call: ``{"id", "state", "decision"}``."""
+    async def call(self, card: str, tool: str, args: dict[str, Any],
+                   wait: float | None = None) -> dict[str, Any]:
+        """Open a tool call: ``{"id", "state", "decision"}``; with ``wait`` (seconds),
+        also ``call``, the tool call after waiting that long for its answer."""
+        query = "" if wait is None else f"?wait={wait:g}"
         return _json_or_problem(await self.request(
-            "POST", "/v1/tool-calls", {"agent": self.agent, "card": card, "tool": tool,
-                                       "args": args}))
+            "POST", "/v1/tool-calls" + query, {"agent": self.agent, "card": card,
+                                               "tool": tool, "args": args}))
 
     async def wait(self, call_id: str, timeout: float) -> dict[str, Any]:
         """The tool call after waiting up to ``timeout`` seconds."""
@@ -299,6 +311,8 @@ class AgentMCP:
                                     isError=error)
 
     async def _call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        import anyio
+
         if name == STATUS_TOOL:
             return await self._status(arguments)
         # The name only says which card and tool are meant (from the latest list,
@@ -306,15 +320,23 @@ class AgentMCP:
         # engine's decision, made now: a tool the agent may no longer call
         # still goes to the engine, which refuses it, says why and logs it.
         card, tool = self._names.get(name) or _split(name)
-        opened = await self.client.call(card, tool, arguments)
+        # Opened and first waited for in one request. Shielded: cancelled
+        # halfway, the call would be open on the service with no one knowing
+        # its id to cancel it; so a cancellation waits (at most FIRST_WAIT
+        # seconds) for the id, then `_follow` cancels the call.
+        with anyio.CancelScope(shield=True):
+            opened = await self.client.call(card, tool, arguments, wait=FIRST_WAIT)
         if opened.get("problem"):
             return self._text(opened.get("message") or opened.get("detail") or "refused",
                               error=True)
         if opened["state"] != "open":
             return self._text(opened["decision"]["message"], error=True)
-        return await self._follow(str(opened["id"]))
+        # A service without ?wait answers no "call": then the first wait is a request.
+        return await self._follow(str(opened["id"]), opened.get("call"))
 
-    async def _follow(self, call_id: str) -> Any:
+    async def _follow(self, call_id: str, first: dict[str, Any] | None = None) -> Any:
+        """The tool call's outcome: ``first`` (the call after a wait, if given), then
+        waits of `PROGRESS_EVERY` seconds, each followed by a progress notification."""
         import anyio
 
         ctx = self.server.request_context
@@ -322,7 +344,11 @@ class AgentMCP:
         waited = 0
         try:
             while True:
-                tc = await self.client.wait(call_id, PROGRESS_EVERY)
+                if first is not None:
+                    tc, first = first, None
+                    await anyio.lowlevel.checkpoint_if_cancelled()
+                else:
+                    tc = await self.client.wait(call_id, PROGRESS_EVERY)
                 if tc.get("problem"):
                     return self._text(tc.get("message") or "the tool call is gone", error=True)
                 if tc["state"] == "answered":

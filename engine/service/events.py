@@ -53,21 +53,29 @@ class CardFeed:
         self.base = int(time.time() * 1000) * 1000
         self.seq = self.base  #: the newest event's number (base: none yet)
         self.ring: deque[tuple[int, Event]] = deque(maxlen=keep)
-        self._wake = asyncio.Event()
+        #: One future per reader waiting for the next event (or for the feed's end).
+        self._waiting: list[asyncio.Future[Any]] = []
+        self._closed = False
         self.task = asyncio.get_running_loop().create_task(self._drain())
 
     async def _drain(self) -> None:
         async for event in self.sub:
             self.seq += 1
             self.ring.append((self.seq, event))
-            wake, self._wake = self._wake, asyncio.Event()
-            wake.set()
+            self._wake()
+
+    def _wake(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        for fut in waiting:
+            if not fut.done():
+                fut.set_result(None)
 
     def close(self) -> None:
         """End the feed: its subscription and its task; readers stop."""
+        self._closed = True
         self.sub.close()
         self.task.cancel()
-        self._wake.set()
+        self._wake()
 
     def allowed(self, event: Event) -> bool:
         """The gate at the moment of sending (SPEC §3)."""
@@ -85,35 +93,52 @@ class CardFeed:
             # invented): say that events may be lost, then go on from now.
             yield sse_frame(None, "events.dropped", {"count": None, "reason": "unknown-id"})
             cursor = self.seq
-        while not closing.is_set():
-            wake = self._wake
-            if self.ring and cursor < self.ring[0][0] - 1:
-                lost = self.ring[0][0] - 1 - cursor
-                yield sse_frame(None, "events.dropped", {"count": lost})
-                cursor = self.ring[0][0] - 1
-            sent = False
-            # Index arithmetic instead of a scan: the ring holds consecutive numbers.
-            while self.ring and cursor < self.seq:
-                start = self.ring[0][0]
-                if cursor < start - 1:
-                    break  # the ring moved on while we were writing
-                seq, event = self.ring[cursor - start + 1]
-                cursor = seq
-                if self.allowed(event):
-                    sent = True
-                    yield sse_frame(seq, event.type, event.data)
-            if sent or (self.ring and cursor < self.ring[0][0] - 1):
-                continue
-            if self.task.done():
-                return
-            waker = asyncio.ensure_future(wake.wait())
-            closer = asyncio.ensure_future(closing.wait())
-            done, pending = await asyncio.wait({waker, closer}, timeout=heartbeat,
-                                               return_when=asyncio.FIRST_COMPLETED)
-            for fut in pending:
-                fut.cancel()
-            if not done:
-                yield b": ping\n\n"
+        # One wait on the server's closing for the whole stream, and one bare future
+        # per wait for the next event: no task made and cancelled for every event
+        # (an event is on a tool call's critical path; issue 17).
+        closer: asyncio.Future[Any] = asyncio.ensure_future(closing.wait())
+        waker: asyncio.Future[Any] | None = None
+        try:
+            while not closing.is_set():
+                if self.ring and cursor < self.ring[0][0] - 1:
+                    lost = self.ring[0][0] - 1 - cursor
+                    yield sse_frame(None, "events.dropped", {"count": lost})
+                    cursor = self.ring[0][0] - 1
+                sent = False
+                # Index arithmetic instead of a scan: the ring holds consecutive numbers.
+                while self.ring and cursor < self.seq:
+                    start = self.ring[0][0]
+                    if cursor < start - 1:
+                        break  # the ring moved on while we were writing
+                    seq, event = self.ring[cursor - start + 1]
+                    cursor = seq
+                    if self.allowed(event):
+                        sent = True
+                        yield sse_frame(seq, event.type, event.data)
+                if sent or (self.ring and cursor < self.ring[0][0] - 1):
+                    continue  # written meanwhile, or moved on: look again
+                if self._closed or self.task.done():
+                    return
+                # Nothing was awaited since the ring was read to its end, so no event
+                # can slip in between that and the waker's registration.
+                waker = asyncio.get_running_loop().create_future()
+                self._waiting.append(waker)
+                done, _pending = await asyncio.wait({waker, closer}, timeout=heartbeat,
+                                                    return_when=asyncio.FIRST_COMPLETED)
+                if not done:
+                    self._forget(waker)  # a quiet feed's list does not grow with pings
+                    yield b": ping\n\n"
+        finally:
+            closer.cancel()
+            if waker is not None:
+                self._forget(waker)  # the reader went away while it waited
+
+    def _forget(self, waker: asyncio.Future[Any]) -> None:
+        """A waiting reader's future that no event has ended: cancelled and dropped."""
+        if not waker.done():
+            waker.cancel()
+            if waker in self._waiting:
+                self._waiting.remove(waker)
 
 
 class Feeds:

@@ -16,7 +16,9 @@ An MCP tool call makes three requests on the agent's critical path (``POST
 /v1/tool-calls/{id}/wait``; issue 17): the lane answers those too, but only
 when the request is well formed — a known token, a JSON body its model
 accepts, a plain ``timeout`` — and hands anything else, body included, to
-FastAPI, so that every error is FastAPI's own.
+FastAPI, so that every error is FastAPI's own. The open route's ``?wait=S``
+(the call and its wait in one request, so two requests instead of three) is
+answered here too, when S is a plain number.
 """
 
 from __future__ import annotations
@@ -216,21 +218,28 @@ class FastLane:
             return
         principal = found[1]
         answer: dict[str, Any] | None
+        query = scope.get("query_string", b"")
         try:
             if kind == "wait":
-                timeout = _timeout(scope.get("query_string", b""))
+                timeout = _seconds(query, b"timeout", 30.0)
                 if timeout is None:
                     await self.app(scope, receive, send)
                     return
                 answer = await tool_call_after_wait(self.service, principal, parts[3], timeout)
             else:
+                # The open route's optional ?wait=S (negative: no wait asked).
+                wait = _seconds(query, b"wait", -1.0) if kind == "open" else -1.0
+                if wait is None:
+                    await self.app(scope, receive, send)
+                    return
                 raw = await _body(receive)
                 if raw is None:
                     return  # the client went away
                 if kind == "open":
                     call = _model(scope, raw, ToolCallBody)
                     answer = None if call is None else \
-                        await open_tool_call(self.service, principal, call)
+                        await open_tool_call(self.service, principal, call,
+                                             None if wait < 0 else wait)
                 else:
                     result = _model(scope, raw, ToolAnswerBody)
                     answer = None if result is None else \
@@ -260,12 +269,13 @@ def _model(scope: Scope, raw: bytes, model: type[_M]) -> _M | None:
         return None
 
 
-def _timeout(query: bytes) -> float | None:
-    """The wait's ``timeout`` when the query is empty or a plain number in range; else None."""
+def _seconds(query: bytes, name: bytes, default: float) -> float | None:
+    """Seconds from a query that is empty (``default``) or only ``name=N``, N a plain
+    number up to `MAX_WAIT`; None for anything else (FastAPI answers it)."""
     if not query:
-        return 30.0
-    name, _, value = query.partition(b"=")
-    if name != b"timeout" or not _PLAIN_NUMBER.fullmatch(value):
+        return default
+    key, _, value = query.partition(b"=")
+    if key != name or not _PLAIN_NUMBER.fullmatch(value):
         return None
     seconds = float(value)
     return seconds if seconds <= MAX_WAIT else None

@@ -3,6 +3,11 @@
 - ``POST /v1/tool-calls`` (an agent token, as that agent): ``{"agent", "card",
   "tool", "args"}`` → ``{"id", "state", "decision"}``. A refusal is a 200 too,
   with ``id`` null, ``state`` ``refused`` and the Decision, as for cards' calls.
+  With ``?wait=S`` (an extension of SPEC §10.1, issue 17) the answer also
+  holds ``call``: the tool call after waiting up to ``S`` seconds, exactly as
+  ``GET /v1/tool-calls/{id}/wait?timeout=S`` would answer it (null when
+  refused), so an agent's call is one request instead of two. The call is
+  durable and the card told before the wait begins, as without it.
 - ``POST /v1/tool-calls/{id}/result`` (the called card's token): ``{"result"}``
   or ``{"error"}``, once.
 - ``GET /v1/tool-calls/{id}`` and ``GET /v1/tool-calls/{id}/wait?timeout=S``
@@ -64,14 +69,6 @@ class ToolAnswerBody(BaseModel):
     error: str | None = None
 
 
-class ToolCallOpened(BaseModel):
-    """The tool call opened (``state`` open), or refused with the Decision."""
-
-    id: str | None
-    state: Literal["open", "refused"]
-    decision: DecisionOut
-
-
 class ToolError(BaseModel):
     """Why a tool call ended without a result."""
 
@@ -110,6 +107,16 @@ class ToolOut(BaseModel):
     tool: str
     description: str
     input: dict[str, Any]
+
+
+class ToolCallOpened(BaseModel):
+    """The tool call opened (``state`` open), or refused with the Decision; with
+    ``?wait=S``, also ``call``: the tool call after the wait (null when refused)."""
+
+    id: str | None
+    state: Literal["open", "refused"]
+    decision: DecisionOut
+    call: ToolCallOut | None = None
 
 
 _NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
@@ -165,17 +172,29 @@ def _json(engine: Engine, tc: ToolCall) -> dict[str, Any]:
     return out
 
 
-async def open_tool_call(service: Service, principal: Principal,
-                         body: ToolCallBody) -> dict[str, Any]:
+async def open_tool_call(service: Service, principal: Principal, body: ToolCallBody,
+                         wait: float | None = None) -> dict[str, Any]:
     """``POST /v1/tool-calls``: the open call's id, or the refusal (a 200 too).
 
-    Shared by the FastAPI route and the fast lane (`engine.service.fastlane`).
+    With ``wait`` (seconds), also ``call``: the open call after waiting that
+    long for its answer or a hold (`tool_call_after_wait`), None when refused.
+    The wait begins only once the call has committed and the card has been
+    handed its event, so durability is as without it. Shared by the FastAPI
+    route and the fast lane (`engine.service.fastlane`).
     """
     _as_agent(principal, body.agent)
     d = await service.engine.tool(body.agent, body.card, body.tool, body.args)
-    if d.allowed:
-        return {"id": d.value["id"], "state": "open", "decision": decision_json(d)}
-    return {"id": None, "state": "refused", "decision": decision_json(d)}
+    out: dict[str, Any]
+    if not d.allowed:
+        out = {"id": None, "state": "refused", "decision": decision_json(d)}
+        if wait is not None:
+            out["call"] = None
+        return out
+    call_id = str(d.value["id"])
+    out = {"id": call_id, "state": "open", "decision": decision_json(d)}
+    if wait is not None:
+        out["call"] = await tool_call_after_wait(service, principal, call_id, wait)
+    return out
 
 
 async def answer_tool_call(service: Service, principal: Principal, call_id: str,
@@ -231,9 +250,17 @@ def register_tools(app: FastAPI, service: Service,
     r = APIRouter(tags=["tools"])
 
     @r.post("/v1/tool-calls", response_model=ToolCallOpened)
-    async def call_tool(body: ToolCallBody, who: Caller = Who) -> Response:
-        """An agent calls a card's tool: the open call's id, or the refusal (a 200 too)."""
-        return json_response(await open_tool_call(service, who.principal, body))
+    async def call_tool(body: ToolCallBody, who: Caller = Who,
+                        wait: float | None = Query(
+                            None, ge=0, le=MAX_WAIT,
+                            description="Also wait up to this many seconds for the answer "
+                                        "(or a held prompt in the call's chain) and give the "
+                                        "tool call as `call`, as `GET "
+                                        "/v1/tool-calls/{id}/wait` would: one request "
+                                        "instead of two.")) -> Response:
+        """An agent calls a card's tool: the open call's id, or the refusal (a 200 too);
+        with ``wait``, also the tool call after waiting for its answer."""
+        return json_response(await open_tool_call(service, who.principal, body, wait))
 
     @r.post("/v1/tool-calls/{call_id}/result", response_model=ToolCallOut)
     async def answer_tool(call_id: str, body: ToolAnswerBody, who: Caller = Who) -> Response:

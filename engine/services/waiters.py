@@ -24,13 +24,17 @@ class Waiters:
 
     async def nap(self, key: str, timeout: float) -> None:
         """Sleep until `wake` names ``key`` or ``timeout`` seconds pass."""
-        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
         self._futures.setdefault(key, []).append(fut)
+        # The timeout settles the same future a wake would: awaited directly, a wake
+        # reaches the caller in the next turn of the loop (``asyncio.wait_for`` would
+        # take one more, on a tool call's critical path; issue 17).
+        timer = loop.call_later(max(0.0, timeout), _settle, fut)
         try:
-            await asyncio.wait_for(fut, timeout=timeout)
-        except TimeoutError:
-            pass
+            await fut
         finally:
+            timer.cancel()
             futures = self._futures.get(key)
             if futures is not None and fut in futures:
                 futures.remove(fut)
@@ -41,5 +45,10 @@ class Waiters:
         """Wake everyone waiting on a key for which ``ready`` is true."""
         for key in [k for k in self._futures if ready(k)]:
             for fut in self._futures.pop(key):
-                if not fut.done():
-                    fut.set_result(None)
+                _settle(fut)
+
+
+def _settle(fut: asyncio.Future[None]) -> None:
+    """End a nap (woken, or its time is up); a nap already ended stays as it is."""
+    if not fut.done():
+        fut.set_result(None)

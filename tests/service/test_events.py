@@ -124,3 +124,44 @@ def test_heartbeat_comments(serve_at, tmp_path) -> None:
                 break
     # the greeting, then pings (the event came between them)
     assert comments[0].startswith(": arrowgate events") and comments[1:] == [": ping"] * 2
+
+
+async def test_a_waiting_reader_costs_one_future_however_long_it_waits(tmp_path) -> None:
+    """A quiet stream's pings leave nothing behind; an event wakes the reader; a reader
+    that goes away leaves nothing either (`CardFeed` keeps one future per waiting reader)."""
+    import asyncio
+    import json
+
+    from engine import Engine, World, file_digests
+    from engine.service.events import CardFeed
+
+    tools = {"name": "acme.t", "version": "1.0.0", "permissions": {},
+             "tools": [{"name": "echo", "input": {"type": "object"}}]}
+    engine = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None))
+    try:
+        await engine.create_workspace("w1", str(tmp_path))
+        await engine.offer("acme.t", tools, file_digests({"manifest.json": json.dumps(tools)}))
+        await engine.install("acme.t")
+        await engine.add_node({"id": "c1", "type": "card", "package": "acme.t"}, workspace="w1")
+        await engine.add_node({"id": "a1", "type": "agent"}, workspace="w1")
+        await engine.add_arrow({"id": "e1", "from": "a1", "to": "c1"})
+        feed = CardFeed(engine, "c1")
+        stream = feed.stream(None, heartbeat=0.01, closing=asyncio.Event())
+        assert (await anext(stream)).startswith(b": arrowgate events")
+        for _ in range(5):
+            assert await anext(stream) == b": ping\n\n"
+        assert len(feed._waiting) <= 1
+        reading = asyncio.ensure_future(anext(stream))
+        await asyncio.sleep(0)
+        await engine.tool("a1", "c1", "echo", {})
+        frame = await asyncio.wait_for(reading, 10)
+        assert b"event: tool.call\n" in frame
+        waiting = asyncio.ensure_future(anext(stream))
+        await asyncio.sleep(0.005)
+        waiting.cancel()  # the reader goes away while it waits
+        await asyncio.gather(waiting, return_exceptions=True)
+        await stream.aclose()
+        assert feed._waiting == []
+        feed.close()
+    finally:
+        engine.close()

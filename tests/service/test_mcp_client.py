@@ -193,3 +193,76 @@ async def test_loopback_tcp_too(tmp_path: Path) -> None:
         await server.wait_closed()
     assert requests[0].startswith(b"GET /x HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n" % port)
     assert len(requests) == 2
+
+
+async def test_a_tool_call_is_one_request_and_an_older_service_still_works(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`arrowgate mcp` opens a tool call with ``?wait`` and takes its answer from that
+    one response; a service that answers without ``call`` gets the wait as a request."""
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    monkeypatch.setattr(mcp, "POLL", 3600.0)  # no tool-list poll among the scripted replies
+    opened = {"id": "tc1", "state": "open", "decision": {"outcome": "ok"}}
+    answered = {"id": "tc1", "state": "answered", "agent": "a1", "card": "c1",
+                "tool": "echo", "result": {"n": 1}, "error": None, "held": []}
+    tools = [{"name": "c1__echo", "card": "c1", "tool": "echo", "description": "",
+              "input": {"type": "object"}}]
+    async with Scripted(tmp_path / "s", [_ok(tools), _ok(opened), _ok(answered),
+                                         _ok({**opened, "call": answered})]) as server:
+        client = ServiceClient(str(server.path), "t", "a1")
+        agent = mcp.AgentMCP(client)
+        async with create_connected_server_and_client_session(agent.server) as session:
+            await session.list_tools()
+            for _ in range(2):
+                result = await session.call_tool("c1__echo", {"text": "x"})
+                assert not result.isError and json.loads(result.content[0].text) == {"n": 1}
+        await client.aclose()
+    _listed, older, its_wait, newer = server.requests
+    assert older.startswith(b"POST /v1/tool-calls?wait=0.5 HTTP/1.1\r\n")
+    assert its_wait.startswith(b"GET /v1/tool-calls/tc1/wait?timeout=2 HTTP/1.1\r\n")
+    assert newer.startswith(b"POST /v1/tool-calls?wait=0.5 HTTP/1.1\r\n")
+
+
+
+async def test_a_request_leaves_in_one_write(tmp_path: Path) -> None:
+    """Head and body of a POST are one write on the socket (`engine.app.onewrite`): the
+    service is woken once per request, not once for the head and again for the body."""
+    import httpcore
+
+    from engine.app.onewrite import OneWriteBackend
+
+    writes: list[bytes] = []
+
+    class Recording(httpcore.AsyncNetworkStream):
+        def __init__(self, stream: httpcore.AsyncNetworkStream) -> None:
+            self.stream = stream
+
+        async def write(self, buffer: bytes, timeout: float | None = None) -> None:
+            writes.append(buffer)
+            await self.stream.write(buffer, timeout)
+
+        async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            return await self.stream.read(max_bytes, timeout)
+
+        async def aclose(self) -> None:
+            await self.stream.aclose()
+
+        def get_extra_info(self, info: str) -> object:
+            return self.stream.get_extra_info(info)
+
+    class Underneath(httpcore.AnyIOBackend):
+        async def connect_unix_socket(self, *args: object, **kwargs: object) -> Recording:
+            return Recording(await super().connect_unix_socket(*args, **kwargs))  # type: ignore[arg-type]
+
+    backend = OneWriteBackend()
+    backend._backend = Underneath()
+    async with Scripted(tmp_path / "s", [_ok({"n": 1}), _ok({"n": 2})]) as server:
+        async with httpcore.AsyncConnectionPool(uds=str(server.path),
+                                                network_backend=backend) as pool:
+            for n in (1, 2):
+                r = await pool.request("POST", "http://x/v1/tool-calls",
+                                       headers=[(b"Content-Type", b"application/json")],
+                                       content=b'{"text": "' + b"x" * 5000 + b'"}')
+                assert json.loads(r.content) == {"n": n}
+    assert len(writes) == 2  # one per request, the connection kept
+    assert writes[0] == server.requests[0] and writes[0].endswith(b"x" * 5000 + b'"}')

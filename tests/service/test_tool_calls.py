@@ -102,3 +102,51 @@ def test_held_prompt_returns_the_wait_at_once_and_cancel(
     log = running.client().get("/v1/log", params={"arrow": "e1"}).json()
     rows = log["rows"] if isinstance(log, dict) else log
     assert [r["outcome"] for r in rows] == ["ok", "cancelled"]
+
+
+def test_open_and_wait_in_one_request(serve_at: Callable[..., Running], tmp_path: Path) -> None:
+    """``POST /v1/tool-calls?wait=S`` (issue 17): the card is told while the request
+    waits, and its answer comes back as ``call`` in the same response."""
+    import json
+
+    running = serve_at()
+    tokens = build(running, tmp_path / "ws")
+    a1, c1 = running.client(tokens["a1"]), running.client(tokens["c1"])
+    listening = threading.Event()
+    told: list[str] = []
+
+    def card() -> None:
+        with c1.stream("GET", "/v1/events") as r:
+            listening.set()
+            for line in r.iter_lines():
+                if line.startswith("data: "):
+                    event = json.loads(line[6:])
+                    if event["type"] == "tool.call":
+                        told.append(event["data"]["id"])
+                        c1.post(f"/v1/tool-calls/{event['data']['id']}/result",
+                                json={"result": {"echo": event["data"]["args"]}})
+                        return
+
+    answering = threading.Thread(target=card, daemon=True)
+    answering.start()
+    assert listening.wait(30)
+    body = {"agent": "a1", "card": "c1", "tool": "search", "args": {"query": "q"}}
+    out = a1.post("/v1/tool-calls", params={"wait": 30}, json=body).json()
+    answering.join(30)
+    assert out["state"] == "open" and told == [out["id"]]
+    assert out["call"]["id"] == out["id"]
+    assert (out["call"]["state"], out["call"]["result"]) == ("answered",
+                                                             {"echo": {"query": "q"}})
+    # No answer within the wait: the call as it is now, still open.
+    still = a1.post("/v1/tool-calls?wait=0.05", json=body).json()
+    assert still["call"]["state"] == "open" and still["call"]["id"] == still["id"]
+    # Without wait, no "call" at all (as before); refused with wait: call is null.
+    assert "call" not in a1.post("/v1/tool-calls", json=body).json()
+    refused = a1.post("/v1/tool-calls?wait=5", json={**body, "args": {"query": 1}}).json()
+    assert refused["state"] == "refused" and refused["call"] is None
+    # A wait out of range or not a number is a 400 and opens nothing.
+    before = running.client().get("/v1/log", params={"arrow": "e1"}).json()
+    for bad in ("-1", "301", "soon"):
+        r = a1.post(f"/v1/tool-calls?wait={bad}", json=body)
+        assert r.status_code == 400, (bad, r.text)
+    assert running.client().get("/v1/log", params={"arrow": "e1"}).json() == before

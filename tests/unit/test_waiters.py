@@ -26,3 +26,25 @@ async def test_wake_wakes_only_the_keys_that_are_ready() -> None:
     waiters.wake(lambda key: True)
     await asyncio.wait_for(second, 1.0)
     assert len(waiters) == 0
+
+
+async def test_a_cancelled_nap_leaves_no_future_and_a_wake_after_its_time_is_harmless() -> None:
+    waiters = Waiters()
+    napping = asyncio.ensure_future(waiters.nap("p1", 5.0))
+    await asyncio.sleep(0)
+    napping.cancel()
+    await asyncio.gather(napping, return_exceptions=True)
+    assert napping.cancelled() and len(waiters) == 0
+    ended = asyncio.ensure_future(waiters.nap("p2", 0.0))
+    await asyncio.sleep(0.01)
+    assert ended.done() and len(waiters) == 0
+    waiters.wake(lambda key: True)  # nothing left to wake
+
+
+async def test_a_wake_reaches_the_napper_in_the_next_turn() -> None:
+    waiters = Waiters()
+    napping = asyncio.ensure_future(waiters.nap("p1", 5.0))
+    await asyncio.sleep(0)
+    waiters.wake(lambda key: True)
+    await asyncio.sleep(0)  # one turn: the napper ran and returned
+    assert napping.done()

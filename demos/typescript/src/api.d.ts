@@ -648,7 +648,8 @@ export interface paths {
         put?: never;
         /**
          * Call Tool
-         * @description An agent calls a card's tool: the open call's id, or the refusal (a 200 too).
+         * @description An agent calls a card's tool: the open call's id, or the refusal (a 200 too);
+         *     with ``wait``, also the tool call after waiting for its answer.
          */
         post: operations["call_tool"];
         delete?: never;
@@ -1154,7 +1155,8 @@ export interface components {
         };
         /**
          * ToolCallOpened
-         * @description The tool call opened (``state`` open), or refused with the Decision.
+         * @description The tool call opened (``state`` open), or refused with the Decision; with
+         *     ``?wait=S``, also ``call``: the tool call after the wait (null when refused).
          */
         ToolCallOpened: {
             /** Id */
@@ -1165,6 +1167,7 @@ export interface components {
              */
             state: "open" | "refused";
             decision: components["schemas"]["DecisionOut"];
+            call?: components["schemas"]["ToolCallOut"] | null;
         };
         /**
          * ToolCallOut
@@ -4173,7 +4176,10 @@ export interface operations {
     };
     call_tool: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Also wait up to this many seconds for the answer (or a held prompt in the call's chain) and give the tool call as `call`, as `GET /v1/tool-calls/{id}/wait` would: one request instead of two. */
+                wait?: number | null;
+            };
             header?: never;
             path?: never;
             cookie?: never;
