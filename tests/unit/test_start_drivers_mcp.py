@@ -26,8 +26,12 @@ if "--mcp-config" in sys.argv:
     record["server"] = config["mcpServers"]["arrowgate"]
     args = record["server"]["args"]
     record["token"] = open(args[args.index("--token-file") + 1]).read()
-with open(os.environ["FAKE_RECORD"] + "." + record["driven"], "w") as out:
+# Written aside, then renamed: the test polls for the file and must never
+# read it half written.
+final = os.environ["FAKE_RECORD"] + "." + record["driven"]
+with open(final + ".part", "w") as out:
     json.dump(record, out)
+os.replace(final + ".part", final)
 print("done")
 """
 
