@@ -106,17 +106,18 @@ def consistent(fn: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
-async def run_consistently(tx: Transactional, fn: Callable[..., Awaitable[Any]],
-                           args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Run ``fn(*args, **kwargs)`` as a `consistent` operation on ``tx``."""
+def run_consistently(tx: Transactional, fn: Callable[..., Awaitable[Any]],
+                     args: tuple[Any, ...], kwargs: dict[str, Any]) -> Awaitable[Any]:
+    """Run ``fn(*args, **kwargs)`` as a `consistent` operation on ``tx``.
+
+    Returns the awaitable that runs it (``fn``'s own inside another operation,
+    else the store's `run_durably`, which retries a stale decision under the
+    write lock): not a coroutine of its own, because thousands of calls wait
+    for each commit and every frame they keep alive costs the collector too.
+    """
     if tx.depth or JOINED.get() is not None:
-        return await fn(*args, **kwargs)
-    try:
-        return await tx.durably(fn, args, kwargs, locked=False)
-    except Stale:
-        # Contention: decide again from fresh state while holding the
-        # write lock for the whole operation, so it cannot be stale.
-        return await tx.durably(fn, args, kwargs, locked=True)
+        return fn(*args, **kwargs)
+    return tx.durably(fn, args, kwargs, locked=False)
 
 
 class BatchOwner(Protocol):
@@ -136,11 +137,13 @@ async def run_durably(owner: BatchOwner, fn: Callable[..., Awaitable[Any]],
     """Run an operation, then wait until every batch it wrote in is committed.
 
     With ``locked``, the operation runs in a batch opened (and pinned) first:
-    the retry after a decision raced another process.
+    the retry after a decision raced another process. Without it, a decision
+    that raced another process (`Stale`) is made again that way.
     """
     joined: list[Batch] = []
     token = JOINED.set(joined)
     pinned: Batch | None = None
+    stale = False
     try:
         if locked:
             pinned = owner.open_batch(locked=True)
@@ -148,9 +151,12 @@ async def run_durably(owner: BatchOwner, fn: Callable[..., Awaitable[Any]],
         try:
             result = await fn(*args, **kwargs)
         except Stale:
-            raise
+            if locked:
+                raise
+            stale = True
+            error: BaseException | None = None
         except BaseException as exc:
-            error: BaseException | None = exc
+            error = exc
         else:
             error = None
     finally:
@@ -158,6 +164,10 @@ async def run_durably(owner: BatchOwner, fn: Callable[..., Awaitable[Any]],
         if pinned is not None:
             pinned.pinned = False
             owner.flush()
+    if stale:
+        # Contention: decide again from fresh state while holding the
+        # write lock for the whole operation, so it cannot be stale.
+        return await run_durably(owner, fn, args, kwargs, locked=True)
     # Thousands of calls may wait here for one commit: keep nothing alive
     # they no longer need (each object that outlives a collection of the
     # youngest generation brings the next full collection closer).
