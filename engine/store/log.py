@@ -72,6 +72,22 @@ def _c_canonical() -> Callable[[list[Any]], str] | None:
 _canonical: Callable[[list[Any]], str] = _c_canonical() or _CANONICAL.encode
 
 
+def _c_plain() -> Callable[[list[Any]], str]:
+    # What json.dumps(chain) stores for a row's causal chain (the stored text,
+    # not the hashed one), without json.dumps building its C encoder anew on
+    # every call: the same arguments, set up once.
+    plain = json.JSONEncoder()
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return plain.encode
+    encoder = make(None, plain.default, json.encoder.encode_basestring_ascii, None,
+                   plain.key_separator, plain.item_separator, False, False, True)
+    return lambda values: "".join(encoder(values, 0))
+
+
+_stored_chain = _c_plain()
+
+
 def row_hash(prev: str, row: dict[str, Any]) -> str:
     """SHA-256 over the previous hash and the row's fields as canonical JSON."""
     values = [row.get(f) for f in FIELDS]
@@ -164,6 +180,18 @@ class ArrowLog:
         """A write transaction begins or was rolled back: read the newest row again."""
         self._tail = None
 
+    def begin(self) -> tuple[int, str] | None:
+        """A write transaction began (holding the write lock): (seq, hash) of the newest
+        row, read once and kept for `append_fields` and `newest` while it lasts."""
+        self._tail = last = self.last()
+        return last
+
+    def newest(self) -> tuple[int, str] | None:
+        """(seq, hash) of the newest row, inside a write transaction: the row this
+        connection appended last when it is known (no read), else read."""
+        tail = self._tail
+        return tail if tail is not None else self.last()
+
     def append_fields(self, values: list[Any],
                       extra: tuple[Any, ...] | None = None) -> tuple[str, str]:
         """Append a row given as its `FIELDS` in order (``seq`` is assigned here),
@@ -192,7 +220,7 @@ class ArrowLog:
         digest = hashlib.sha256((prev + "\n" + hashed).encode()).hexdigest()
         stored = [*values, prev, digest, *extra]
         if chain is not None:
-            stored[_CHAIN] = json.dumps(chain) if chain else "[]"
+            stored[_CHAIN] = _stored_chain(chain) if chain else "[]"
         self.db.conn.execute(_INSERT, stored)
         self._tail = (seq, digest)
         return prev, digest

@@ -400,6 +400,8 @@ class Transactions:
         self.hold: Callable[[], float | None] | None = None
         #: What a commit has lately taken (`schedule_flush`).
         self.commit_seconds = 0.0
+        #: This connection committed the ``anchored`` meta row (it is never deleted).
+        self._anchored = False
 
     def full_reload(self) -> None:
         """Reload the whole state because another process committed (counted in `reloads`)."""
@@ -459,7 +461,8 @@ class Transactions:
             if changed and not locked:
                 self.db.conn.execute("ROLLBACK")
                 raise Stale()
-        batch = Batch(self.log.last(), pinned=locked)
+        # Read once a batch: `append_fields` and `flush` go on from it.
+        batch = Batch(self.log.begin(), pinned=locked)
         self.batch = batch
         try:
             schedule_flush(self, batch)
@@ -516,13 +519,18 @@ class Transactions:
         if batch is None or batch.pinned or self.depth:
             return
         self.batch = None
-        last = self.log.last()
+        last = self.log.newest()
         pending = Anchor(*last) if last is not None and last != batch.before else None
         try:
-            if self.anchor is not None and pending is not None:
+            if self.anchor is not None and pending is not None and not self._anchored:
                 # The database remembers that it has an anchor, so deleting
                 # the file is a finding, not a way back to an unanchored log.
-                self.db.execute("insert or ignore into meta (key, value) values ('anchored', '1')")
+                # Written once: every later commit of this connection finds it.
+                self.db.conn.execute(
+                    "insert or ignore into meta (key, value) values ('anchored', '1')")
+                anchoring = True
+            else:
+                anchoring = False
                 before = Anchor(*batch.before) if batch.before else None
                 self.anchor.write(AnchorState(before, pending))
             # Our own changes are in memory already; every older one was
@@ -530,6 +538,8 @@ class Transactions:
             seen = self.db.conn.execute("select max(seq) from changes").fetchone()[0]
             self.db.conn.execute("COMMIT")
             self.commits += 1
+            if anchoring:
+                self._anchored = True
             if seen is not None:
                 self.seen = int(seen)
         except (sqlite3.Error, OSError) as exc:
