@@ -14,6 +14,7 @@ from sqlite_utils import Database
 
 from canvas.graph import Canvas, PortResolver
 from canvas.model import Arrow, Node, Workspace, WorkspaceSettings
+from engine.store.encoding import dumps_sorted
 from engine.store.migrations import migrations
 
 __all__ = ["CanvasStore", "workspace_from_row"]
@@ -114,7 +115,7 @@ class CanvasStore:
             "insert into nodes (id, workspace, type, data, position) values (?, ?, ?, ?,"
             " (select coalesce(max(position), 0) + 1 from nodes))"
             " on conflict(id) do update set data = excluded.data",
-            [node.id, node.workspace, node.type, json.dumps(node.data, sort_keys=True)],
+            [node.id, node.workspace, node.type, dumps_sorted(node.data)],
         )
 
     def delete_node(self, node_id: str) -> None:

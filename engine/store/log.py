@@ -24,6 +24,7 @@ from sqlite_utils import Database
 
 from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.database import database_file
+from engine.store.encoding import dumps
 from engine.store.history import ConsentHistory
 
 __all__ = ["EXTRA_FIELDS", "FIELDS", "GENESIS", "PARALLEL_ROWS", "PAYLOAD_KEPT", "ArrowLog",
@@ -70,22 +71,6 @@ def _c_canonical() -> Callable[[list[Any]], str] | None:
 
 
 _canonical: Callable[[list[Any]], str] = _c_canonical() or _CANONICAL.encode
-
-
-def _c_plain() -> Callable[[list[Any]], str]:
-    # What json.dumps(chain) stores for a row's causal chain (the stored text,
-    # not the hashed one), without json.dumps building its C encoder anew on
-    # every call: the same arguments, set up once.
-    plain = json.JSONEncoder()
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return plain.encode
-    encoder = make(None, plain.default, json.encoder.encode_basestring_ascii, None,
-                   plain.key_separator, plain.item_separator, False, False, True)
-    return lambda values: "".join(encoder(values, 0))
-
-
-_stored_chain = _c_plain()
 
 
 def row_hash(prev: str, row: dict[str, Any]) -> str:
@@ -220,7 +205,7 @@ class ArrowLog:
         digest = hashlib.sha256((prev + "\n" + hashed).encode()).hexdigest()
         stored = [*values, prev, digest, *extra]
         if chain is not None:
-            stored[_CHAIN] = _stored_chain(chain) if chain else "[]"
+            stored[_CHAIN] = dumps(chain) if chain else "[]"
         self.db.conn.execute(_INSERT, stored)
         self._tail = (seq, digest)
         return prev, digest
