@@ -521,16 +521,16 @@ class Transactions:
         self.batch = None
         last = self.log.newest()
         pending = Anchor(*last) if last is not None and last != batch.before else None
+        anchoring = False
         try:
-            if self.anchor is not None and pending is not None and not self._anchored:
-                # The database remembers that it has an anchor, so deleting
-                # the file is a finding, not a way back to an unanchored log.
-                # Written once: every later commit of this connection finds it.
-                self.db.conn.execute(
-                    "insert or ignore into meta (key, value) values ('anchored', '1')")
-                anchoring = True
-            else:
-                anchoring = False
+            if self.anchor is not None and pending is not None:
+                if not self._anchored:
+                    # The database remembers that it has an anchor, so deleting
+                    # the file is a finding, not a way back to an unanchored log.
+                    # Written once: every later commit of this connection finds it.
+                    self.db.conn.execute(
+                        "insert or ignore into meta (key, value) values ('anchored', '1')")
+                    anchoring = True
                 before = Anchor(*batch.before) if batch.before else None
                 self.anchor.write(AnchorState(before, pending))
             # Our own changes are in memory already; every older one was
