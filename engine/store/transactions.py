@@ -30,9 +30,9 @@ from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.base import Transactional
 from engine.store.log import ArrowLog
 
-__all__ = ["GATHER_SECONDS", "GATHER_SHARE", "JOINED", "Batch", "HasTransactions", "Stale",
-           "Transactions", "Write", "WriteOwner", "consistent", "run_consistently",
-           "run_durably", "schedule_flush"]
+__all__ = ["CHANGES_KEPT", "CHANGES_PRUNED_EVERY", "GATHER_SECONDS", "GATHER_SHARE", "JOINED",
+           "Batch", "HasTransactions", "Stale", "Transactions", "Write", "WriteOwner",
+           "consistent", "run_consistently", "run_durably", "schedule_flush"]
 
 #: The longest a group commit waits for requests a server expects (see `schedule_flush`).
 GATHER_SECONDS = 0.005
@@ -250,6 +250,11 @@ def schedule_flush(owner: FlushOwner, batch: Batch) -> None:
     loop.call_soon(due)
 
 
+#: The change feed's newest rows a commit keeps (`Transactions.flush`) ...
+CHANGES_KEPT = 16_384
+#: ... pruning once every this many changes.
+CHANGES_PRUNED_EVERY = 1_024
+
 #: The name of an operation's savepoint (see `Write.__enter__`).
 _SAVEPOINT = "op"
 
@@ -402,6 +407,8 @@ class Transactions:
         self.commit_seconds = 0.0
         #: This connection committed the ``anchored`` meta row (it is never deleted).
         self._anchored = False
+        #: ``changes.seq // CHANGES_PRUNED_EVERY`` when this connection last pruned.
+        self._pruned = -1
 
     def full_reload(self) -> None:
         """Reload the whole state because another process committed (counted in `reloads`)."""
@@ -536,6 +543,13 @@ class Transactions:
             # Our own changes are in memory already; every older one was
             # applied when the batch began (we hold the write lock since).
             seen = self.db.conn.execute("select max(seq) from changes").fetchone()[0]
+            if seen is not None and seen // CHANGES_PRUNED_EVERY != self._pruned:
+                # The feed keeps its newest CHANGES_KEPT rows (an engine further
+                # behind reloads everything), pruned here once every
+                # CHANGES_PRUNED_EVERY changes: a trigger did it for every row.
+                self.db.conn.execute("delete from changes where seq <= ?",
+                                     [seen - CHANGES_KEPT])
+                self._pruned = seen // CHANGES_PRUNED_EVERY
             self.db.conn.execute("COMMIT")
             self.commits += 1
             if anchoring:
