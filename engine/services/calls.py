@@ -146,6 +146,10 @@ class Calls:
                             passed.target.id if passed.target else None, passed.permission,
                             arrow=passed.arrow.id if passed.arrow else None,
                             message=f"ok: card {card.id} ({passed.package.name}) {spec.name}")
+        if spec.name == "agents.prompt":
+            # Its row keeps the prompt's text (`_accept_prompt`): no payload to work out.
+            assert passed.target is not None
+            return await self._accept_prompt(passed, str(args["text"]), decision, now)
         payload = self.record.payload(spec.name, args)
         if spec.name == "net.fetch" or spec.name.startswith("fs."):
             # A request may take seconds and file work runs in a thread (a
@@ -166,9 +170,6 @@ class Calls:
                 decision = decision.with_(value=value)
                 self.record.log_row(decision, outcome="ok", payload=payload, chain=None)
             return decision
-        if spec.name == "agents.prompt":
-            assert passed.target is not None
-            return await self._accept_prompt(passed, str(args["text"]), decision, now)
         rate = CountRate(card.id, passed.rate_key, now) if passed.rate_key is not None else None
         with self.ctx.write():
             plan = plan_call(decision, self.world.perform(self.ctx.state, passed, args), rate,

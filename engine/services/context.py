@@ -111,12 +111,16 @@ def operation(fn: _F) -> _F:
     (`Context.tick`), again if it is retried under the write lock.
     """
 
-    async def body(self: Service, *args: Any, **kwargs: Any) -> Any:
+    # Plain functions returning the awaitable, not coroutines awaiting it:
+    # thousands of calls may wait for one commit, each keeping its frames
+    # alive. ``body`` runs the prologue when `run_durably` (or, nested, the
+    # calling operation) calls it, and hands back the operation's coroutine.
+    def body(self: Service, *args: Any, **kwargs: Any) -> Awaitable[Any]:
         self.ctx.tick()
-        return await fn(self, *args, **kwargs)
+        return fn(self, *args, **kwargs)
 
     @functools.wraps(fn)
-    async def wrapper(self: Service, *args: Any, **kwargs: Any) -> Any:
-        return await run_consistently(self.ctx.store, body, (self, *args), kwargs)
+    def wrapper(self: Service, *args: Any, **kwargs: Any) -> Awaitable[Any]:
+        return run_consistently(self.ctx.store, body, (self, *args), kwargs)
 
     return wrapper  # type: ignore[return-value]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from canvas import WorkspaceSettings
+from canvas import Node, WorkspaceSettings
 from engine.core.catalogue import CALLS
 from engine.core.decision import Decision
 from engine.core.limits import DenialLog, rate_owner
@@ -106,8 +106,18 @@ class Recorder:
             arrow = self.ctx.state.canvas.arrow_between(decision.card, decision.target)
             if arrow is not None:
                 decision = decision.with_(arrow=arrow.id)
-        key = self.denial_key(decision)
-        if not self.admit_refusal(decision, key):
+        # `denial_key` and `admit_refusal` in one, with one look-up of the card:
+        # every refusal passes here.
+        state = self.ctx.state
+        node = state.canvas.node(decision.card) if decision.card else None
+        if node is not None and node.type == "card":
+            key: str | None = decision.card
+            limit = state.workspace_of(node).settings.denial_log_limit
+        else:
+            key, node, limit = None, None, _DEFAULT_DENIAL_LIMIT
+        t = self.ctx.now()
+        if not self.denials.admit(key, t, limit):
+            self._suppress(decision, key, node, t)
             return decision
         # A summary row to write first needs a savepoint; a lone row does not.
         with self.ctx.write(one_statement=key not in self.denials.held):
@@ -128,10 +138,15 @@ class Recorder:
         t = self.ctx.now()
         if self.denials.admit(key, t, limit):
             return True
+        self._suppress(decision, key, node, t)
+        return False
+
+    def _suppress(self, decision: Decision, key: str | None, node: Node | None,
+                  t: float) -> None:
+        # Count a refusal without a row of its own (``node``: the card ``key`` names).
         self.denials.suppress(key, t, card=key, package=decision.package if key else None,
                               workspace=node.workspace if node is not None else None,
                               code=decision.code, call=decision.call)
-        return False
 
     def refused_row(self, decision: Decision, payload: str | None,
                     chain: tuple[str, ...] | None) -> None:

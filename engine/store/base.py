@@ -59,8 +59,8 @@ class Transactional(Protocol):
         With ``locked``, hold the write lock for the whole operation (the
         retry after a decision raced another process). An implementation
         that found, on taking the lock, that another process committed since
-        the operation decided may raise the exception that makes
-        `consistent` retry with ``locked=True``.
+        the operation decided may raise the exception (`Stale`) that makes
+        it run again with ``locked=True`` (`run_durably` does that).
         """
         ...
 

@@ -14,6 +14,7 @@ from sqlite_utils import Database
 
 from canvas.graph import Canvas, PortResolver
 from canvas.model import Arrow, Node, Workspace, WorkspaceSettings
+from engine.store.encoding import dumps_sorted
 from engine.store.migrations import migrations
 
 __all__ = ["CanvasStore", "workspace_from_row"]
@@ -109,12 +110,17 @@ class CanvasStore:
     def save_node(self, node: Node) -> None:
         """Insert or replace a node, keeping its position in insertion order."""
         # The connection's own execute: sqlite-utils' adds a layer to every
-        # prompt that is delivered (the agent's node changes with it).
-        self.db.conn.execute(
+        # prompt that is delivered (the agent's node changes with it). A node
+        # that changes is there already: a plain update, without the insert's
+        # position look-up and its conflict (what the upsert did first).
+        data = dumps_sorted(node.data)
+        conn = self.db.conn
+        if conn.execute("update nodes set data = ? where id = ?", [data, node.id]).rowcount:
+            return
+        conn.execute(
             "insert into nodes (id, workspace, type, data, position) values (?, ?, ?, ?,"
-            " (select coalesce(max(position), 0) + 1 from nodes))"
-            " on conflict(id) do update set data = excluded.data",
-            [node.id, node.workspace, node.type, json.dumps(node.data, sort_keys=True)],
+            " (select coalesce(max(position), 0) + 1 from nodes))",
+            [node.id, node.workspace, node.type, data],
         )
 
     def delete_node(self, node_id: str) -> None:

@@ -56,6 +56,13 @@ def open_database(path: str | Path | None, *, busy_timeout: float = BUSY_TIMEOUT
     db.execute("PRAGMA synchronous=FULL")
     db.execute(f"PRAGMA busy_timeout={int(busy_timeout * 1000)}")
     db.execute("PRAGMA foreign_keys=ON")
+    # Every operation writes in a savepoint of the group commit's transaction,
+    # and SQLite keeps the pages a savepoint changes in a sub-journal: in a
+    # temporary file by default, which cost an accepted prompt about 13 µs of
+    # its 4 statements (measured: 34 µs an operation against 21 µs in memory).
+    # Only the savepoint's own pages are held (released at RELEASE); the WAL,
+    # which makes a commit durable, is not touched by this setting.
+    db.execute("PRAGMA temp_store=MEMORY")
     return db
 
 

@@ -24,6 +24,7 @@ from sqlite_utils import Database
 
 from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.database import database_file
+from engine.store.encoding import dumps
 from engine.store.history import ConsentHistory
 
 __all__ = ["EXTRA_FIELDS", "FIELDS", "GENESIS", "PARALLEL_ROWS", "PAYLOAD_KEPT", "ArrowLog",
@@ -164,6 +165,18 @@ class ArrowLog:
         """A write transaction begins or was rolled back: read the newest row again."""
         self._tail = None
 
+    def begin(self) -> tuple[int, str] | None:
+        """A write transaction began (holding the write lock): (seq, hash) of the newest
+        row, read once and kept for `append_fields` and `newest` while it lasts."""
+        self._tail = last = self.last()
+        return last
+
+    def newest(self) -> tuple[int, str] | None:
+        """(seq, hash) of the newest row, inside a write transaction: the row this
+        connection appended last when it is known (no read), else read."""
+        tail = self._tail
+        return tail if tail is not None else self.last()
+
     def append_fields(self, values: list[Any],
                       extra: tuple[Any, ...] | None = None) -> tuple[str, str]:
         """Append a row given as its `FIELDS` in order (``seq`` is assigned here),
@@ -192,7 +205,7 @@ class ArrowLog:
         digest = hashlib.sha256((prev + "\n" + hashed).encode()).hexdigest()
         stored = [*values, prev, digest, *extra]
         if chain is not None:
-            stored[_CHAIN] = json.dumps(chain) if chain else "[]"
+            stored[_CHAIN] = dumps(chain) if chain else "[]"
         self.db.conn.execute(_INSERT, stored)
         self._tail = (seq, digest)
         return prev, digest

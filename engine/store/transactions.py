@@ -30,9 +30,9 @@ from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.base import Transactional
 from engine.store.log import ArrowLog
 
-__all__ = ["GATHER_SECONDS", "GATHER_SHARE", "JOINED", "Batch", "HasTransactions", "Stale",
-           "Transactions", "Write", "WriteOwner", "consistent", "run_consistently",
-           "run_durably", "schedule_flush"]
+__all__ = ["CHANGES_KEPT", "CHANGES_PRUNED_EVERY", "GATHER_SECONDS", "GATHER_SHARE", "JOINED",
+           "Batch", "HasTransactions", "Stale", "Transactions", "Write", "WriteOwner",
+           "consistent", "run_consistently", "run_durably", "schedule_flush"]
 
 #: The longest a group commit waits for requests a server expects (see `schedule_flush`).
 GATHER_SECONDS = 0.005
@@ -106,17 +106,18 @@ def consistent(fn: _F) -> _F:
     return wrapper  # type: ignore[return-value]
 
 
-async def run_consistently(tx: Transactional, fn: Callable[..., Awaitable[Any]],
-                           args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """Run ``fn(*args, **kwargs)`` as a `consistent` operation on ``tx``."""
+def run_consistently(tx: Transactional, fn: Callable[..., Awaitable[Any]],
+                     args: tuple[Any, ...], kwargs: dict[str, Any]) -> Awaitable[Any]:
+    """Run ``fn(*args, **kwargs)`` as a `consistent` operation on ``tx``.
+
+    Returns the awaitable that runs it (``fn``'s own inside another operation,
+    else the store's `run_durably`, which retries a stale decision under the
+    write lock): not a coroutine of its own, because thousands of calls wait
+    for each commit and every frame they keep alive costs the collector too.
+    """
     if tx.depth or JOINED.get() is not None:
-        return await fn(*args, **kwargs)
-    try:
-        return await tx.durably(fn, args, kwargs, locked=False)
-    except Stale:
-        # Contention: decide again from fresh state while holding the
-        # write lock for the whole operation, so it cannot be stale.
-        return await tx.durably(fn, args, kwargs, locked=True)
+        return fn(*args, **kwargs)
+    return tx.durably(fn, args, kwargs, locked=False)
 
 
 class BatchOwner(Protocol):
@@ -136,11 +137,13 @@ async def run_durably(owner: BatchOwner, fn: Callable[..., Awaitable[Any]],
     """Run an operation, then wait until every batch it wrote in is committed.
 
     With ``locked``, the operation runs in a batch opened (and pinned) first:
-    the retry after a decision raced another process.
+    the retry after a decision raced another process. Without it, a decision
+    that raced another process (`Stale`) is made again that way.
     """
     joined: list[Batch] = []
     token = JOINED.set(joined)
     pinned: Batch | None = None
+    stale = False
     try:
         if locked:
             pinned = owner.open_batch(locked=True)
@@ -148,9 +151,12 @@ async def run_durably(owner: BatchOwner, fn: Callable[..., Awaitable[Any]],
         try:
             result = await fn(*args, **kwargs)
         except Stale:
-            raise
+            if locked:
+                raise
+            stale = True
+            error: BaseException | None = None
         except BaseException as exc:
-            error: BaseException | None = exc
+            error = exc
         else:
             error = None
     finally:
@@ -158,6 +164,10 @@ async def run_durably(owner: BatchOwner, fn: Callable[..., Awaitable[Any]],
         if pinned is not None:
             pinned.pinned = False
             owner.flush()
+    if stale:
+        # Contention: decide again from fresh state while holding the
+        # write lock for the whole operation, so it cannot be stale.
+        return await run_durably(owner, fn, args, kwargs, locked=True)
     # Thousands of calls may wait here for one commit: keep nothing alive
     # they no longer need (each object that outlives a collection of the
     # youngest generation brings the next full collection closer).
@@ -239,6 +249,11 @@ def schedule_flush(owner: FlushOwner, batch: Batch) -> None:
 
     loop.call_soon(due)
 
+
+#: The change feed's newest rows a commit keeps (`Transactions.flush`) ...
+CHANGES_KEPT = 16_384
+#: ... pruning once every this many changes.
+CHANGES_PRUNED_EVERY = 1_024
 
 #: The name of an operation's savepoint (see `Write.__enter__`).
 _SAVEPOINT = "op"
@@ -390,6 +405,10 @@ class Transactions:
         self.hold: Callable[[], float | None] | None = None
         #: What a commit has lately taken (`schedule_flush`).
         self.commit_seconds = 0.0
+        #: This connection committed the ``anchored`` meta row (it is never deleted).
+        self._anchored = False
+        #: ``changes.seq // CHANGES_PRUNED_EVERY`` when this connection last pruned.
+        self._pruned = -1
 
     def full_reload(self) -> None:
         """Reload the whole state because another process committed (counted in `reloads`)."""
@@ -449,7 +468,8 @@ class Transactions:
             if changed and not locked:
                 self.db.conn.execute("ROLLBACK")
                 raise Stale()
-        batch = Batch(self.log.last(), pinned=locked)
+        # Read once a batch: `append_fields` and `flush` go on from it.
+        batch = Batch(self.log.begin(), pinned=locked)
         self.batch = batch
         try:
             schedule_flush(self, batch)
@@ -506,20 +526,34 @@ class Transactions:
         if batch is None or batch.pinned or self.depth:
             return
         self.batch = None
-        last = self.log.last()
+        last = self.log.newest()
         pending = Anchor(*last) if last is not None and last != batch.before else None
+        anchoring = False
         try:
             if self.anchor is not None and pending is not None:
-                # The database remembers that it has an anchor, so deleting
-                # the file is a finding, not a way back to an unanchored log.
-                self.db.execute("insert or ignore into meta (key, value) values ('anchored', '1')")
+                if not self._anchored:
+                    # The database remembers that it has an anchor, so deleting
+                    # the file is a finding, not a way back to an unanchored log.
+                    # Written once: every later commit of this connection finds it.
+                    self.db.conn.execute(
+                        "insert or ignore into meta (key, value) values ('anchored', '1')")
+                    anchoring = True
                 before = Anchor(*batch.before) if batch.before else None
                 self.anchor.write(AnchorState(before, pending))
             # Our own changes are in memory already; every older one was
             # applied when the batch began (we hold the write lock since).
             seen = self.db.conn.execute("select max(seq) from changes").fetchone()[0]
+            if seen is not None and seen // CHANGES_PRUNED_EVERY != self._pruned:
+                # The feed keeps its newest CHANGES_KEPT rows (an engine further
+                # behind reloads everything), pruned here once every
+                # CHANGES_PRUNED_EVERY changes: a trigger did it for every row.
+                self.db.conn.execute("delete from changes where seq <= ?",
+                                     [seen - CHANGES_KEPT])
+                self._pruned = seen // CHANGES_PRUNED_EVERY
             self.db.conn.execute("COMMIT")
             self.commits += 1
+            if anchoring:
+                self._anchored = True
             if seen is not None:
                 self.seen = int(seen)
         except (sqlite3.Error, OSError) as exc:

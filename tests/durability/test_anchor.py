@@ -302,3 +302,34 @@ def test_the_file_is_laid_out_as_the_readme_says(anchor: AnchorFile) -> None:
         if magic == b"AGANCHR1" and crc == zlib.crc32(data[start:end]):
             found.append((counter, json.loads(data[start + 19:end])))
     assert max(found)[1] == {"committed": {"seq": 2, "hash": _row(2).hash}, "pending": None}
+
+
+@pytest.mark.sqlite_only(NO_ANCHOR)
+async def test_every_commit_syncs_a_pending_anchor_first(
+        world: Engine, target: Target, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every commit, the first of a newly opened engine included (the one that
+    also writes the database's ``anchored`` mark), writes the pending state
+    naming its newest row before COMMIT, then the committed one."""
+    world.close()
+    written: list[AnchorState] = []
+    write = AnchorFile.write
+
+    def spy(self: AnchorFile, state: AnchorState) -> None:
+        written.append(state)
+        write(self, state)
+
+    monkeypatch.setattr(AnchorFile, "write", spy)
+    path = Path(str(target.db) + ".anchor")
+    for _opening in range(2):
+        engine = Engine.open(target.db, world=World(net=None, fs=None))
+        try:
+            for i in range(3):
+                written.clear()
+                await engine.call("c1", "terminals.run", "t1", {"command": f"cmd {i}"})
+                newest = engine.log_rows()[-1]
+                row = Anchor(newest["seq"], newest["hash"])
+                assert [w.pending for w in written] == [row, None], written
+                assert written[1].committed == row
+                assert AnchorFile(path).read() == AnchorState(row)
+        finally:
+            engine.close()

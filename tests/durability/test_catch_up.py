@@ -189,6 +189,30 @@ async def test_too_many_changes_reload_everything(make_engine: Any, tmp_path: Pa
     assert {f"bulk{i}" for i in range(40)} <= {n.id for n in b.state.canvas.nodes()}
 
 
+@pytest.mark.sqlite_only("the SQLite feed is pruned by the engine's commit; "
+                         "PostgreSQL's has a table of its own")
+async def test_commits_keep_the_newest_changes_and_one_far_behind_reloads(
+        make_engine: Any, target: Any, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The feed keeps its newest `CHANGES_KEPT` rows (20 here), pruned by a commit
+    once every `CHANGES_PRUNED_EVERY` (8); an engine further behind reloads."""
+    import engine.store.transactions as transactions
+
+    monkeypatch.setattr(transactions, "CHANGES_KEPT", 20)
+    monkeypatch.setattr(transactions, "CHANGES_PRUNED_EVERY", 8)
+    a, b = await _pair(make_engine, tmp_path)
+    b.store.sync()
+    reloads = b.store.reloads
+    assert target.query("select name from sqlite_master where name = 'changes_prune'") == []
+    for i in range(60):
+        await a.add_node({"id": f"pruned{i}", "type": "note"}, workspace="w1")
+        (low, high, count), = target.query("select min(seq), max(seq), count(*) from changes")
+        assert count <= 20 + 8 and high - low + 1 == count  # the newest, without gaps
+    b.store.sync()
+    assert b.store.reloads == reloads + 1  # pruned past what b had seen
+    assert {f"pruned{i}" for i in range(60)} <= {n.id for n in b.state.canvas.nodes()}
+
+
 def test_an_unknown_kind_cannot_be_applied() -> None:
     with pytest.raises(CatchUpImpossible):
         Touched().add("mystery", "x", None, None)

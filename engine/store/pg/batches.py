@@ -12,7 +12,7 @@ with a PostgreSQL transaction in place of ``BEGIN IMMEDIATE``:
   When another engine committed a change since this engine's state was loaded,
   the state catches up (the entities the changes name are read again, or the
   whole state when that cannot be done) and the operation is made again under the lock (the
-  `consistent` retry), reading the time again: a decision is never made on a
+  `run_durably` retry), reading the time again: a decision is never made on a
   rolling window, a grant or a queue another engine has changed since.
 - A batch that changed anything a decision reads (every write but log rows)
   records one change (`changes.record_change`) before it commits, listing
@@ -146,17 +146,18 @@ class Batches:
         except _STORE_ERRORS:
             self.seen = -1
 
-    async def durably(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...],
-                      kwargs: dict[str, Any], *, locked: bool) -> Any:
+    def durably(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...],
+                kwargs: dict[str, Any], *, locked: bool) -> Awaitable[Any]:
         """Run an operation, then wait until every batch it wrote in is committed."""
-        return await run_durably(self, fn, args, kwargs, locked=locked)
+        # run_durably's coroutine itself, not one more awaiting it (as on SQLite).
+        return run_durably(self, fn, args, kwargs, locked=locked)
 
     def open_batch(self, *, locked: bool = False) -> Batch:
         """Begin, take the write lock, catch up; schedule the group commit.
 
         Raises:
             Stale: another engine committed a change since the state was
-                loaded (reloaded now): `consistent` makes the operation again
+                loaded (reloaded now): `run_durably` makes the operation again
                 with ``locked``.
             StoreFailed: the store cannot be reached or refused the batch.
         """
