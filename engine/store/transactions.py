@@ -231,23 +231,40 @@ def schedule_flush(owner: FlushOwner, batch: Batch) -> None:
         return
     hold()
     deadline = loop.time() + min(GATHER_SECONDS, owner.commit_seconds * GATHER_SHARE)
+    loop.call_soon(_Gathering(owner, batch, hold, loop, deadline).due)
 
-    def due() -> None:
-        if owner.batch is not batch:
+
+class _Gathering:
+    """One batch waiting for expected requests before its commit (`schedule_flush`).
+
+    A small object rather than a closure: a closure that schedules itself
+    again refers to itself through its own cell, a reference cycle that left
+    the batch and its future for the garbage collector after every commit.
+    """
+
+    __slots__ = ("batch", "deadline", "hold", "loop", "owner")
+
+    def __init__(self, owner: FlushOwner, batch: Batch, hold: Callable[[], float | None],
+                 loop: asyncio.AbstractEventLoop, deadline: float) -> None:
+        self.owner, self.batch, self.hold = owner, batch, hold
+        self.loop, self.deadline = loop, deadline
+
+    def due(self) -> None:
+        """Commit now, or look again later while a request is expected and time is left."""
+        owner, loop = self.owner, self.loop
+        if owner.batch is not self.batch:
             return  # committed meanwhile (at close, or by a locked retry)
-        wait = hold()
-        left = deadline - loop.time()
+        wait = self.hold()
+        left = self.deadline - loop.time()
         if wait is not None and left > 0:
             if wait <= 0:
-                loop.call_soon(due)
+                loop.call_soon(self.due)
             else:
-                loop.call_later(min(wait, left), due)
+                loop.call_later(min(wait, left), self.due)
             return
         started = loop.time()
         owner.flush()
         owner.commit_seconds = 0.75 * owner.commit_seconds + 0.25 * (loop.time() - started)
-
-    loop.call_soon(due)
 
 
 #: The change feed's newest rows a commit keeps (`Transactions.flush`) ...

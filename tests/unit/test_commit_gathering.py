@@ -193,3 +193,26 @@ def test_expected_the_newest_answer_decides() -> None:
     expected()
     wait = expected()
     assert wait == pytest.approx(EXPECT_SECONDS)  # a, answered just now
+
+
+async def test_a_held_commit_leaves_no_reference_cycle() -> None:
+    """The batch is freed by reference counting once committed, not left for the collector.
+
+    (A self-scheduling closure kept itself, its batch and the batch's future
+    in a cycle after every commit: collections grew with the commit rate.)
+    """
+    import gc
+    import weakref
+
+    answers = iter([None, 0.0, None])  # held one turn, then committed
+    owner = Owner(lambda: next(answers), commit_seconds=0.02)
+    assert owner.batch is not None
+    batch_ref = weakref.ref(owner.batch)
+    gc.disable()
+    try:
+        await _run(owner)
+        assert owner.flushed
+        await asyncio.sleep(0)  # let the loop drop its last handle
+        assert batch_ref() is None, "the committed batch is kept alive by a cycle"
+    finally:
+        gc.enable()
