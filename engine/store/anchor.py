@@ -184,17 +184,20 @@ def _record(counter: int, durable: bool, state: AnchorState) -> bytes:
 
 def _slot(index: int, data: bytes) -> _Slot | None:
     """Slot ``index`` of a slotted file, or None when it holds no whole record."""
-    raw = data[index * SLOT:(index + 1) * SLOT]
-    if len(raw) < _HEAD.size + _CRC.size:
+    # Offsets into ``data`` rather than a copy of the slot: a write reads
+    # both slots, and a record is a few hundred bytes of a 4 KiB page.
+    start = index * SLOT
+    size = min(len(data) - start, SLOT)
+    if size < _HEAD.size + _CRC.size:
         return None
-    magic, counter, flags, length = _HEAD.unpack_from(raw)
+    magic, counter, flags, length = _HEAD.unpack_from(data, start)
     end = _HEAD.size + length
-    if magic != MAGIC or end + _CRC.size > len(raw):
+    if magic != MAGIC or end + _CRC.size > size:
         return None
-    (crc,) = _CRC.unpack_from(raw, end)
-    if crc != zlib.crc32(raw[:end]):
+    (crc,) = _CRC.unpack_from(data, start + end)
+    if crc != zlib.crc32(memoryview(data)[start:start + end]):
         return None
-    return _Slot(index, counter, bool(flags & _DURABLE), raw[_HEAD.size:end])
+    return _Slot(index, counter, bool(flags & _DURABLE), data[start + _HEAD.size:start + end])
 
 
 def _slots(data: bytes) -> list[_Slot] | None:
@@ -315,14 +318,24 @@ class AnchorFile:
         except (FileNotFoundError, PermissionError):
             fd = None  # replaced whole below, as a missing or unreadable file always was
         data = os.pread(fd, _READ_LIMIT, 0) if fd is not None else b""
+        # The slots are read once, for both questions: is the file's state
+        # older than ``state``, and which slot must this write leave alone.
+        slots = _slots(data) if data else None
         try:
-            current: AnchorState | None = _decode(data) if data else None
+            if not data:
+                current: AnchorState | None = None
+            elif slots is None:
+                current = _state(data)  # the old format: one JSON object
+            elif slots:
+                newest = max(slots, key=lambda s: s.counter)
+                current = _state(newest.body)
+            else:
+                current = None  # neither slot whole: replaced below
         except _GARBAGE:
             current = None
         if not state.newer_than(current):
             return
-        slots = _slots(data) if fd is not None else None
-        base = _base(slots) if slots else None
+        base = _base(slots) if fd is not None and slots else None
         if fd is None or base is None:
             self._replace(state)
             return
