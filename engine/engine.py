@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +55,7 @@ from engine.effects.drivers import (
 from engine.effects.drivers.mcpconfig import AGENT_TOOLS
 from engine.effects.world import World
 from engine.services.apply import Applier
-from engine.services.calls import Calls
+from engine.services.calls import CallArgs, Calls
 from engine.services.canvas import CanvasOps
 from engine.services.consent import Consent
 from engine.services.context import Context
@@ -347,6 +347,13 @@ class Engine:
              ) -> Coroutine[Any, Any, Decision]:
         """A card makes a call; returns the decision (never raises for a refusal). (`Calls.call`)"""
         return self._calls.call(card, call, target, args, context=context)
+
+    def call_many(self, calls: Iterable[CallArgs]
+                  ) -> Coroutine[Any, Any, list[Decision | Exception]]:
+        """Many calls ``(card, call, target, args, context)``, decided one after another
+        in the order given, each as `call` would alone; durable on return, each
+        failing alone (its exception in its place). (`Calls.call_many`)"""
+        return self._calls.call_many(calls)
 
     def emit(self, card: str, port: str, data: Any, *, context: str | None = None
              ) -> Coroutine[Any, Any, dict[str, Decision]]:

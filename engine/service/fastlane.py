@@ -23,7 +23,6 @@ answered here too, when S is a plain number.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -54,8 +53,9 @@ if TYPE_CHECKING:
     from engine.core.principal import Principal
     from engine.engine import Engine
     from engine.service.problems import ASGIApp, Receive, Scope, Send
+    from engine.services.calls import CallArgs
 
-__all__ = ["FastLane", "decide_batch", "decide_call"]
+__all__ = ["FastLane", "batch_answer", "decide_batch", "decide_call"]
 
 
 async def decide_call(engine: Engine, principal: Principal, body: CallBody) -> dict[str, Any]:
@@ -68,14 +68,27 @@ async def decide_call(engine: Engine, principal: Principal, body: CallBody) -> d
 async def decide_batch(engine: Engine, principal: Principal, body: BatchBody) -> dict[str, Any]:
     """Many calls, all allowed to the principal or none tried; decisions in order.
 
-    Started together, so the engine's group commit writes them in one
-    transaction; each is decided as if sent alone, in the order given.
+    Decided one after another in the order given, each as if sent alone, in
+    one group commit (`Engine.call_many`), answered once it has committed.
+    A call that failed (the store could not write it: it did not happen)
+    fails the request with its error, the first in order; the batch's other
+    calls happened and are durable, as they would be if sent one by one.
     """
     for c in body.calls:
         may_act_as_card(principal, c.card)
-    decisions = await asyncio.gather(*(
-        engine.call(c.card, c.call, c.target, c.args, context=c.context) for c in body.calls))
-    return {"decisions": [decision_json(d) for d in decisions]}
+    return await batch_answer(engine, [(c.card, c.call, c.target, c.args, c.context)
+                                       for c in body.calls])
+
+
+async def batch_answer(engine: Engine, calls: list[CallArgs]) -> dict[str, Any]:
+    """The answer to ``calls:batch`` (the principal may make every call): see `decide_batch`."""
+    decisions = await engine.call_many(calls)
+    answer: list[dict[str, Any]] = []
+    for d in decisions:
+        if isinstance(d, Exception):
+            raise d
+        answer.append(decision_json(d))
+    return {"decisions": answer}
 
 
 def _bearer(scope: Scope) -> str | None:
@@ -186,12 +199,7 @@ class FastLane:
                     answer = decision_json(await engine.call(card, call, target, args,
                                                              context=context))
                 else:
-                    # Started together: the engine's group commit writes them in one
-                    # transaction; each is decided as if sent alone, in this order.
-                    decisions = await asyncio.gather(*(
-                        engine.call(card, call, target, args, context=context)
-                        for card, call, target, args, context in calls))
-                    answer = {"decisions": [decision_json(d) for d in decisions]}
+                    answer = await batch_answer(engine, calls)
                 await _answer(scope, send, _encode(answer))
                 return
         except (ServiceError, ConsentError) as exc:

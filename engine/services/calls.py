@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Iterable
 from typing import Any
 
 from canvas import Arrow, Node
@@ -24,8 +26,12 @@ from engine.services.apply import Applier
 from engine.services.context import Context, operation
 from engine.services.prompts import Prompts
 from engine.services.record import Recorder
+from engine.store.transactions import run_each_durably
 
-__all__ = ["Calls"]
+__all__ = ["CallArgs", "Calls"]
+
+#: One call of `Calls.call_many`: card, call, target, args, context.
+CallArgs = tuple[str, str, "str | None", "dict[str, Any] | None", "str | None"]
 
 
 class Calls:
@@ -100,6 +106,26 @@ class Calls:
         if isinstance(result, Decision):
             return self.record.refusal(result, chain, args)
         return await self._carry_out(result, args or {}, now)
+
+    async def call_many(self, calls: Iterable[CallArgs]) -> list[Decision | Exception]:
+        """Many calls, decided one after another in the order given; durable on return.
+
+        Each call is decided exactly as `call` would decide it alone at that
+        point (its rate window, queue, holds, log row and events, in order),
+        in this one task: the calls share one group commit, and this returns
+        once every batch they wrote in has committed.
+
+        ``calls`` are ``(card, call, target, args, context)`` tuples. Each
+        fails alone: at its place in the answer is its `Decision`, or the
+        exception it raised (`StoreFailed` when its write, or the commit of
+        the batch it wrote in, failed: that call did not happen; the others
+        did). A call that awaits (a fetch, file work, a prompt's delivery)
+        awaits in its place, so the next call is decided after it.
+        """
+        call = self.call
+        return await run_each_durably(
+            functools.partial(call, card, name, target, args, context=context)
+            for card, name, target, args, context in calls)
 
     def _open_chains(self, card: str, now: float) -> list[tuple[str, ...]]:
         """The causal chains of the card's open tool calls, oldest first.

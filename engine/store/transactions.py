@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar
 
@@ -32,7 +32,7 @@ from engine.store.log import ArrowLog
 
 __all__ = ["CHANGES_KEPT", "CHANGES_PRUNED_EVERY", "GATHER_SECONDS", "GATHER_SHARE", "JOINED",
            "Batch", "HasTransactions", "Stale", "Transactions", "Write", "WriteOwner",
-           "consistent", "run_consistently", "run_durably", "schedule_flush"]
+           "consistent", "run_consistently", "run_durably", "run_each_durably", "schedule_flush"]
 
 #: The longest a group commit waits for requests a server expects (see `schedule_flush`).
 GATHER_SECONDS = 0.005
@@ -80,6 +80,7 @@ class Batch:
 JOINED: ContextVar[list[Batch] | None] = ContextVar("arrowgate_joined", default=None)
 
 _F = TypeVar("_F", bound=Callable[..., Awaitable[Any]])
+_T = TypeVar("_T")
 
 
 class HasTransactions(Protocol):
@@ -180,6 +181,74 @@ async def run_durably(owner: BatchOwner, fn: Callable[..., Awaitable[Any]],
     if error is not None:
         raise error
     return result
+
+
+async def run_each_durably(steps: Iterable[Callable[[], Awaitable[_T]]]
+                           ) -> list[_T | Exception]:
+    """Run operations one after another in this task, then wait once for their commits.
+
+    Each step calls one `consistent` operation (e.g. ``lambda: calls.call(...)``).
+    It runs as if called alone at that point — its own prologue, its own
+    savepoints — but nested in this run (`JOINED` is set), so it returns at
+    once instead of waiting for its commit: the steps share the open batch
+    (one group commit for all, not one task, future and wait each), and this
+    waits for every batch any of them wrote in before it returns.
+
+    Each step fails alone: the result at its place is what it raised (an
+    `Exception`), or `StoreFailed` when a batch it wrote in could not be
+    committed (every step that wrote in that batch gets it; a step in
+    another batch keeps its result, which is durable). A step whose
+    decision raced another process (`Stale`, raised before it wrote
+    anything) is run again on its own, the ordinary way (`run_durably`:
+    under the write lock), in its place, so the order is kept.
+
+    Called from inside an operation, the steps join that operation's
+    batches (it waits for them) and a `Stale` goes up to it to retry it all.
+    """
+    outer = JOINED.get()
+    results: list[_T | Exception] = []
+    wrote: list[list[Batch]] = []
+    for step in steps:
+        joined: list[Batch] = []
+        token = JOINED.set(joined)
+        stale = False
+        try:
+            results.append(await step())
+        except Stale:
+            if outer is not None:
+                raise
+            stale = True
+        except Exception as exc:
+            results.append(exc)
+        finally:
+            JOINED.reset(token)
+        if stale:
+            # Nothing written yet; alone, durable before the next step runs.
+            try:
+                results.append(await step())
+            except Exception as exc:
+                results.append(exc)
+            joined = []
+        if outer is not None:
+            outer.extend(b for b in joined if b not in outer)
+        wrote.append(joined)
+    if outer is not None:
+        return results
+    failed: dict[int, Exception] = {}
+    waited: set[int] = set()
+    for i, joined in enumerate(wrote):
+        for batch in joined:
+            key = id(batch)
+            if key not in waited:
+                waited.add(key)
+                try:
+                    # Raises StoreFailed when the batch could not be committed.
+                    await batch.future()
+                except Exception as exc:
+                    failed[key] = exc
+            if key in failed:
+                results[i] = failed[key]
+    return results
 
 
 class FlushOwner(Protocol):

@@ -68,3 +68,50 @@ async def test_a_failed_group_commit_fails_every_call_in_it(target: Target, tmp_
     assert len(engine.log_rows()) == rows_before
     assert (await engine.call("c0", "cards.note.read", "n1")).value == ""
     engine.close()
+
+
+async def test_a_batch_of_calls_is_durable_when_it_returns(target: Target,
+                                                           tmp_path: Path) -> None:
+    """`Engine.call_many`: one commit for the batch, every row committed (seen by another
+    connection) once it returns, in the order given, with the answers of calls made alone."""
+    engine = await _engine(target.location, tmp_path, 4)
+    before = engine.commits
+    results = await engine.call_many([(f"c{i % 4}", "cards.note.append", "n1",
+                                       {"text": str(i)}, None) for i in range(200)])
+    assert all(d.outcome == "ok" for d in results if not isinstance(d, Exception))
+    assert not [d for d in results if isinstance(d, Exception)]
+    assert engine.commits - before == 1
+    rows = target.query("select payload from log where call = ? order by seq",
+                        ["cards.note.append"])
+    assert [r[0] for r in rows] == [str(i) for i in range(200)]
+    text = (await engine.call("c0", "cards.note.read", "n1")).value
+    assert text.split("\n") == [str(i) for i in range(200)]
+    assert engine.verify_log().ok
+    engine.close()
+
+
+@pytest.mark.sqlite_only("the commit fails here by the SQLite store's anchor file")
+async def test_a_failed_commit_fails_every_call_of_the_batch(target: Target, tmp_path: Path,
+                                                            monkeypatch) -> None:
+    """The batch's commit fails: every call gets StoreFailed, nothing is written, memory
+    agrees (fail closed), and the next batch goes through."""
+    engine = await _engine(tmp_path / "h.db", tmp_path, 2)
+    rows_before = len(engine.log_rows())
+    real_write = engine.anchor.write  # type: ignore[union-attr]
+
+    def failing(state):
+        if state.pending is not None:
+            raise OSError(28, "No space left on device")
+        return real_write(state)
+
+    monkeypatch.setattr(engine.anchor, "write", failing)
+    results = await engine.call_many([(f"c{i % 2}", "cards.note.append", "n1",
+                                       {"text": str(i)}, None) for i in range(10)])
+    assert all(isinstance(r, StoreFailed) for r in results)
+    monkeypatch.undo()
+    assert len(engine.log_rows()) == rows_before
+    assert (await engine.call("c0", "cards.note.read", "n1")).value == ""
+    again = await engine.call_many([("c0", "cards.note.append", "n1", {"text": "x"}, None)])
+    assert [getattr(d, "outcome", d) for d in again] == ["ok"]
+    assert engine.verify_log().ok
+    engine.close()

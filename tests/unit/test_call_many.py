@@ -1,0 +1,187 @@
+"""`Engine.call_many` (issue 16): a batch of calls decided one after another in one task.
+
+A batch must answer and write exactly what the same calls made one by one in
+the same order would: the same decisions, the same log rows (hashes
+included), the same prompts, queues, holds and rate windows. It returns once
+its batch has committed, and a call that fails in the store fails alone.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import Engine, World
+from engine.app.replay import VirtualClock
+from engine.core.decision import Decision
+from engine.services.calls import CallArgs
+
+from ..conftest import manifest, offer_install
+
+AGENTS = ("a1", "a2", "a3")
+
+
+async def _world(db: Path, folder: Path, clock: VirtualClock) -> Engine:
+    """Two prompter cards, three agents (one working, one dangerous), a terminal, a note."""
+    engine = Engine.open(db, clock=clock, world=World(net=None, fs=None))
+    folder.mkdir(parents=True, exist_ok=True)
+    await engine.create_workspace("w1", folder)
+    await offer_install(engine, manifest("acme.prompter", {
+        "agents.prompt": {}, "terminals.write": {},
+        "cards.connected": {}, "clipboard.write": {"optional": True}}))
+    for node in ({"id": "c1", "type": "card", "package": "acme.prompter"},
+                 {"id": "c2", "type": "card", "package": "acme.prompter"},
+                 {"id": "a1", "type": "agent", "name": "A1"},
+                 {"id": "a2", "type": "agent", "name": "A2", "status": "working"},
+                 {"id": "a3", "type": "agent", "name": "A3", "dangerous": True},
+                 {"id": "t1", "type": "terminal"},
+                 {"id": "n1", "type": "note"}):
+        await engine.add_node(node, workspace="w1")
+    for i, (src, dst) in enumerate((("c1", "a1"), ("c1", "a2"), ("c1", "a3"), ("c2", "a1"),
+                                    ("c2", "a2"), ("c1", "t1"), ("c2", "n1"))):
+        await engine.add_arrow({"id": f"e{i}", "from": src, "to": dst})
+    return engine
+
+
+def _random_call(rng: random.Random, i: int) -> CallArgs:
+    card = rng.choice(("c1", "c2", "c2", "nobody"))
+    kind = rng.random()
+    if kind < 0.45:
+        return (card, "agents.prompt", rng.choice(AGENTS), {"text": f"hi {i}"}, None)
+    if kind < 0.6:
+        return (card, "terminals.write", "t1", {"text": f"echo {i}\n"}, None)
+    if kind < 0.7:
+        return (card, "terminals.run", "t1", {"command": f"echo {i}"}, None)
+    if kind < 0.8:
+        return (card, "cards.connected", None, None, None)
+    if kind < 0.85:
+        return (card, "clipboard.write", None, {"text": "x"}, None)
+    if kind < 0.9:
+        return (card, "agents.prompt", "a1", {"text": 5}, None)  # bad argument
+    if kind < 0.95:
+        return (card, "no.such.call", None, None, None)
+    return (card, "agents.prompt", "a1", {"text": "in a context"}, "tc-none")
+
+
+def _rows(engine: Engine) -> list[dict[str, Any]]:
+    return engine.log_rows()
+
+
+def _state(engine: Engine) -> Any:
+    prompts = [(p.id, p.position, p.state, p.arrow, p.text) for p in engine.prompts()]
+    db = engine.db
+    assert db is not None
+    table = sorted(db.execute("select id, position, state from prompts").fetchall())
+    nodes = sorted((n.id, sorted((k, repr(v)) for k, v in n.data.items()))
+                   for n in engine.state.canvas.nodes())
+    windows = {key: list(w.times) for key, w in engine.state.counters._windows.items()}
+    return prompts, table, nodes, windows
+
+
+def _answer(result: Decision | Exception) -> Any:
+    if isinstance(result, Exception):
+        return type(result).__name__
+    return result
+
+
+@pytest.mark.parametrize("seed", range(6))
+async def test_a_batch_equals_the_same_calls_one_by_one(tmp_path: Path, seed: int) -> None:
+    """Random batches (prompts that deliver, queue, hold, hit the rate window or the
+    queue limit; refusals of every kind): decisions, log rows with their hashes,
+    prompts and nodes are those of the same calls awaited one at a time."""
+    rng = random.Random(seed)
+    alone_clock, batch_clock = VirtualClock(1000.0), VirtualClock(1000.0)
+    alone = await _world(tmp_path / "alone.db", tmp_path / "ws-alone", alone_clock)
+    batched = await _world(tmp_path / "batch.db", tmp_path / "ws-batch", batch_clock)
+    try:
+        for round_ in range(4):
+            calls = [_random_call(rng, round_ * 100 + i) for i in range(rng.randint(1, 80))]
+            one_by_one: list[Decision | Exception] = []
+            for card, call, target, args, context in calls:
+                try:
+                    one_by_one.append(await alone.call(card, call, target, args,
+                                                       context=context))
+                except Exception as exc:
+                    one_by_one.append(exc)
+            commits = batched.commits
+            together = await batched.call_many(calls)
+            assert batched.commits == commits + 1  # one group commit for the batch
+            assert [_answer(r) for r in together] == [_answer(r) for r in one_by_one]
+            assert _rows(batched) == _rows(alone)
+            assert _state(batched) == _state(alone)
+            if round_ == 1:  # a waiting agent takes its queue in both
+                for engine in (alone, batched):
+                    await engine.set_node("a2", {"status": "waiting"})
+            step = rng.choice((0.5, 7.0, 61.0))
+            for c in (alone_clock, batch_clock):
+                c.t += step
+        outcomes = {r["outcome"] for r in _rows(batched)}
+        assert {"denied", "rate-limited", "queued", "held"} <= outcomes
+        assert batched.verify_log().ok and alone.verify_log().ok
+    finally:
+        alone.close()
+        batched.close()
+
+
+async def test_a_batch_is_durable_when_it_returns(tmp_path: Path) -> None:
+    """Once `call_many` returns, its rows are committed: another connection reads them."""
+    engine = await _world(tmp_path / "a.db", tmp_path / "ws", VirtualClock(1000.0))
+    try:
+        before = len(engine.log_rows())
+        results = await engine.call_many([("c1", "agents.prompt", "a1", {"text": f"{i}"}, None)
+                                          for i in range(5)]
+                                         + [("c2", "terminals.write", "t1", {"text": "x"}, None)])
+        assert all(isinstance(r, Decision) for r in results)
+        other = sqlite3.connect(tmp_path / "a.db")
+        try:
+            (count,) = other.execute("select count(*) from log").fetchone()
+            prompts = other.execute("select count(*) from prompts").fetchone()[0]
+        finally:
+            other.close()
+        assert count == before + 6 and prompts == 5
+    finally:
+        engine.close()
+
+
+async def test_a_failing_call_fails_alone(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call whose write fails in the store gets StoreFailed in its place; the calls
+    before and after it happen (and are durable), and memory agrees with the store."""
+    engine = await _world(tmp_path / "a.db", tmp_path / "ws", VirtualClock(1000.0))
+    try:
+        canvas = engine.store.canvas  # type: ignore[attr-defined]
+        save_node = canvas.save_node
+
+        def failing(node: Any) -> None:
+            if node.id == "a1":
+                raise sqlite3.OperationalError("disk I/O error (injected)")
+            save_node(node)
+
+        monkeypatch.setattr(canvas, "save_node", failing)
+        before = len(engine.log_rows())
+        results = await engine.call_many([
+            ("c1", "agents.prompt", "a2", {"text": "first"}, None),  # queued
+            ("c1", "agents.prompt", "a1", {"text": "fails"}, None),  # delivery fails
+            ("c2", "terminals.write", "t1", {"text": "after"}, None),
+            ("c1", "agents.prompt", "a3", {"text": "last"}, None)])  # held
+        assert [type(r).__name__ for r in results] == ["Decision", "StoreFailed",
+                                                       "Decision", "Decision"]
+        assert getattr(results[1], "code", None) == "STORE_FAILED"
+        rows = engine.log_rows()
+        assert [r["call"] for r in rows[before:]] == ["agents.prompt", "terminals.write",
+                                                     "agents.prompt"]
+        assert [p.text for p in engine.prompts()] == ["first", "last"]
+        monkeypatch.setattr(canvas, "save_node", save_node)
+        engine.close()
+        reopened = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None))
+        try:
+            assert [p.text for p in reopened.prompts()] == ["first", "last"]
+            assert len(reopened.log_rows()) == len(rows) and reopened.verify_log().ok
+        finally:
+            reopened.close()
+    finally:
+        engine.close()
