@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -116,6 +117,24 @@ async def notes_world(db: Path | str, folder: Path, cards: int) -> Engine:
                               workspace="w1")
         await engine.add_arrow({"id": f"e{i}", "from": f"c{i}", "to": "n1"})
     return engine
+
+
+def fail_saving_node(engine: Engine, node_id: str,
+                     monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
+    """Make the SQLite store fail (an injected disk error) whenever it saves node ``node_id``.
+
+    Returns what puts the store's own save back.
+    """
+    canvas = engine.store.canvas  # type: ignore[attr-defined]
+    save_node = canvas.save_node
+
+    def failing(node: Any) -> None:
+        if node.id == node_id:
+            raise sqlite3.OperationalError("disk I/O error (injected)")
+        save_node(node)
+
+    monkeypatch.setattr(canvas, "save_node", failing)
+    return lambda: monkeypatch.setattr(canvas, "save_node", save_node)
 
 
 async def until(check: Callable[[], Any], timeout: float = 10.0) -> Any:

@@ -20,7 +20,7 @@ from engine.app.replay import VirtualClock
 from engine.core.decision import Decision
 from engine.services.calls import CallArgs
 
-from ..conftest import manifest, offer_install
+from ..conftest import fail_saving_node, manifest, offer_install
 
 AGENTS = ("a1", "a2", "a3")
 
@@ -153,15 +153,7 @@ async def test_a_failing_call_fails_alone(tmp_path: Path,
     before and after it happen (and are durable), and memory agrees with the store."""
     engine = await _world(tmp_path / "a.db", tmp_path / "ws", VirtualClock(1000.0))
     try:
-        canvas = engine.store.canvas  # type: ignore[attr-defined]
-        save_node = canvas.save_node
-
-        def failing(node: Any) -> None:
-            if node.id == "a1":
-                raise sqlite3.OperationalError("disk I/O error (injected)")
-            save_node(node)
-
-        monkeypatch.setattr(canvas, "save_node", failing)
+        restore = fail_saving_node(engine, "a1", monkeypatch)
         before = len(engine.log_rows())
         results = await engine.call_many([
             ("c1", "agents.prompt", "a2", {"text": "first"}, None),  # queued
@@ -175,7 +167,7 @@ async def test_a_failing_call_fails_alone(tmp_path: Path,
         assert [r["call"] for r in rows[before:]] == ["agents.prompt", "terminals.write",
                                                      "agents.prompt"]
         assert [p.text for p in engine.prompts()] == ["first", "last"]
-        monkeypatch.setattr(canvas, "save_node", save_node)
+        restore()
         engine.close()
         reopened = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None))
         try:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from engine import Engine
 from engine.core.decision import Decision
 from engine.core.prompts import PROMPT_COLUMNS, Prompt
 
-from ..conftest import manifest, offer_install
+from ..conftest import fail_saving_node, manifest, offer_install
 
 CARDS = 6
 
@@ -82,15 +81,7 @@ async def test_a_failed_prompt_in_a_batch_takes_nothing_from_the_others(
     """One prompt's delivery fails in the store: it is rolled back alone, the others
     commit with distinct positions, and memory, table and a reopened engine agree."""
     engine = await _many(make_engine, tmp_path)
-    canvas = engine.store.canvas  # type: ignore[attr-defined]
-    save_node = canvas.save_node
-
-    def failing(node: Any) -> None:
-        if node.id == "a2":
-            raise sqlite3.OperationalError("disk I/O error (injected)")
-        save_node(node)
-
-    monkeypatch.setattr(canvas, "save_node", failing)
+    restore = fail_saving_node(engine, "a2", monkeypatch)
     results = await asyncio.gather(*(engine.call(f"c{i}", "agents.prompt", f"a{i}",
                                                  {"text": f"hi {i}"}) for i in range(CARDS)),
                                    return_exceptions=True)
@@ -101,7 +92,7 @@ async def test_a_failed_prompt_in_a_batch_takes_nothing_from_the_others(
     assert _table(engine) == _memory(engine)
     assert sorted(p for p, _ in _table(engine).values()) == sorted(
         {p for p, _ in _table(engine).values()})
-    monkeypatch.setattr(canvas, "save_node", save_node)
+    restore()
     d = await engine.call("c2", "agents.prompt", "a2", {"text": "again"})
     assert d.outcome == "queued" and d.value["state"] == "delivered"
     assert _table(engine) == _memory(engine)
