@@ -106,18 +106,8 @@ class Recorder:
             arrow = self.ctx.state.canvas.arrow_between(decision.card, decision.target)
             if arrow is not None:
                 decision = decision.with_(arrow=arrow.id)
-        # `denial_key` and `admit_refusal` in one, with one look-up of the card:
-        # every refusal passes here.
-        state = self.ctx.state
-        node = state.canvas.node(decision.card) if decision.card else None
-        if node is not None and node.type == "card":
-            key: str | None = decision.card
-            limit = state.workspace_of(node).settings.denial_log_limit
-        else:
-            key, node, limit = None, None, _DEFAULT_DENIAL_LIMIT
-        t = self.ctx.now()
-        if not self.denials.admit(key, t, limit):
-            self._suppress(decision, key, node, t)
+        key, node, limit = self._budget_of(decision)
+        if not self._admit(decision, key, node, limit):
             return decision
         # A summary row to write first needs a savepoint; a lone row does not.
         with self.ctx.write(one_statement=key not in self.denials.held):
@@ -126,27 +116,29 @@ class Recorder:
 
     def denial_key(self, decision: Decision) -> str | None:
         """Whose refusal budget a refusal counts in: its card's, or one for unknown cards."""
-        node = self.ctx.state.canvas.node(decision.card) if decision.card else None
-        return decision.card if node is not None and node.type == "card" else None
+        return self._budget_of(decision)[0]
 
-    def admit_refusal(self, decision: Decision, key: str | None) -> bool:
-        """True when the refusal gets its own row; else it is counted for a `suppressed` row."""
+    def _budget_of(self, decision: Decision) -> tuple[str | None, Node | None, int]:
+        # The refusal budget a refusal counts in: its key (`denial_key`), the
+        # card's node and the limit, from one look-up of the card (every
+        # refusal passes here).
         state = self.ctx.state
-        node = state.canvas.node(key) if key is not None else None
-        limit = (state.workspace_of(node).settings.denial_log_limit if node is not None
-                 else _DEFAULT_DENIAL_LIMIT)
+        node = state.canvas.node(decision.card) if decision.card else None
+        if node is not None and node.type == "card":
+            return decision.card, node, state.workspace_of(node).settings.denial_log_limit
+        return None, None, _DEFAULT_DENIAL_LIMIT
+
+    def _admit(self, decision: Decision, key: str | None, node: Node | None,
+               limit: int) -> bool:
+        # True when the refusal gets its own row; else it is counted for a
+        # `suppressed` row (``node``: the card ``key`` names).
         t = self.ctx.now()
         if self.denials.admit(key, t, limit):
             return True
-        self._suppress(decision, key, node, t)
-        return False
-
-    def _suppress(self, decision: Decision, key: str | None, node: Node | None,
-                  t: float) -> None:
-        # Count a refusal without a row of its own (``node``: the card ``key`` names).
         self.denials.suppress(key, t, card=key, package=decision.package if key else None,
                               workspace=node.workspace if node is not None else None,
                               code=decision.code, call=decision.call)
+        return False
 
     def refused_row(self, decision: Decision, payload: str | None,
                     chain: tuple[str, ...] | None) -> None:
@@ -179,8 +171,9 @@ class Recorder:
 
     def refused_or_counted(self, decision: Decision, payload: str | None) -> None:
         """Inside a write: a refusal found while performing gets its row unless suppressed."""
-        if self.admit_refusal(decision, self.denial_key(decision)):
-            self.refused_row(decision, payload, None)
+        key, node, limit = self._budget_of(decision)
+        if self._admit(decision, key, node, limit):
+            self._refused_row(decision, payload, None, key)
 
     def write_suppressed(self, key: str | None) -> None:
         """Inside a write: the row that sums up a card's suppressed refusals."""
