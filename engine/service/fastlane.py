@@ -28,7 +28,7 @@ import re
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import orjson
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from engine.core.errors import ConsentError
 from engine.service.context import (
@@ -92,19 +92,11 @@ async def batch_answer(engine: Engine, calls: list[CallArgs]) -> dict[str, Any]:
 
 
 def _bearer(scope: Scope) -> str | None:
-    for name, value in scope.get("headers", ()):
-        if name == b"authorization":
-            scheme, _, token = value.decode("latin-1").partition(" ")
-            return token.strip() if scheme.lower() == "bearer" else None
-    return None
+    return _request_headers(scope)[0]
 
 
 def _json_content(scope: Scope) -> bool:
-    for name, value in scope.get("headers", ()):
-        if name == b"content-type":
-            kind = value.decode("latin-1").split(";")[0].strip().lower()
-            return bool(kind == "application/json" or kind.endswith("+json"))
-    return True  # no Content-Type: taken as JSON, as FastAPI does
+    return _request_headers(scope)[1]
 
 
 class _Direct(Protocol):
@@ -320,13 +312,25 @@ async def _body(receive: Receive) -> bytes | None:
 
 #: The routes of a card's calls.
 _CALL_ROUTES = frozenset({"/v1/calls", "/v1/calls:batch"})
-_CALL_KEYS = frozenset({"card", "call", "target", "args", "context"})
-_BATCH_KEYS = frozenset({"calls"})
-#: A call's fields: card, call, target, args, context.
-_Call = tuple[str, str, "str | None", "dict[str, Any] | None", "str | None"]
+_CALL_KEYS = frozenset(CallBody.model_fields)
+_BATCH_KEYS = frozenset(BatchBody.model_fields)
 
 
-def _plain_call(data: Any) -> _Call | None:
+def _max_length(model: type[BaseModel], field: str) -> int:
+    # The model's own bound on a field, so that `_plain_call` never takes what
+    # the model would refuse.
+    # (pydantic keeps it as an ``annotated_types.MaxLen`` in the field's metadata.)
+    return next(bound for m in model.model_fields[field].metadata
+                if isinstance(bound := getattr(m, "max_length", None), int))
+
+
+_CARD_MAX, _CALL_MAX, _TARGET_MAX, _CONTEXT_MAX, _CALLS_MAX = (
+    _max_length(CallBody, "card"), _max_length(CallBody, "call"),
+    _max_length(CallBody, "target"), _max_length(CallBody, "context"),
+    _max_length(BatchBody, "calls"))
+
+
+def _plain_call(data: Any) -> CallArgs | None:
     """The call's fields when ``data`` is a body `CallBody` takes as it is, else None.
 
     Only the plainest form is taken: exactly the model's keys, strings of ASCII
@@ -338,13 +342,13 @@ def _plain_call(data: Any) -> _Call | None:
         return None
     card, call = data.get("card"), data.get("call")
     target, args, context = data.get("target"), data.get("args"), data.get("context")
-    if type(card) is not str or not 0 < len(card) <= 256 or not card.isascii() or \
-            type(call) is not str or not 0 < len(call) <= 128 or not call.isascii():
+    if type(card) is not str or not 0 < len(card) <= _CARD_MAX or not card.isascii() or \
+            type(call) is not str or not 0 < len(call) <= _CALL_MAX or not call.isascii():
         return None
-    if target is not None and (type(target) is not str or len(target) > 256
+    if target is not None and (type(target) is not str or len(target) > _TARGET_MAX
                                or not target.isascii()):
         return None
-    if context is not None and (type(context) is not str or len(context) > 256
+    if context is not None and (type(context) is not str or len(context) > _CONTEXT_MAX
                                 or not context.isascii()):
         return None
     if args is not None and type(args) is not dict:
@@ -352,7 +356,7 @@ def _plain_call(data: Any) -> _Call | None:
     return card, call, target, args, context
 
 
-def _plain_calls(data: dict[str, Any], single: bool) -> list[_Call] | None:
+def _plain_calls(data: dict[str, Any], single: bool) -> list[CallArgs] | None:
     """The calls of a body in its plainest form (`_plain_call`), or None: the model decides."""
     if single:
         call = _plain_call(data)
@@ -360,7 +364,7 @@ def _plain_calls(data: dict[str, Any], single: bool) -> list[_Call] | None:
     if data.keys() != _BATCH_KEYS:
         return None
     items = data["calls"]
-    if type(items) is not list or len(items) > 10_000:
+    if type(items) is not list or len(items) > _CALLS_MAX:
         return None
     calls = []
     for item in items:
