@@ -214,7 +214,11 @@ def _decode(data: bytes) -> AnchorState:
         ValueError (or KeyError, TypeError, AttributeError, RecursionError):
             not an anchor.
     """
-    slots = _slots(data)
+    return _state_of(data, _slots(data))
+
+
+def _state_of(data: bytes, slots: list[_Slot] | None) -> AnchorState:
+    """`_decode` with the file's `_slots` already read (a write needs them too)."""
     if slots is None:
         return _state(data)  # the old format: one JSON object
     if not slots:
@@ -322,17 +326,9 @@ class AnchorFile:
         # older than ``state``, and which slot must this write leave alone.
         slots = _slots(data) if data else None
         try:
-            if not data:
-                current: AnchorState | None = None
-            elif slots is None:
-                current = _state(data)  # the old format: one JSON object
-            elif slots:
-                newest = max(slots, key=lambda s: s.counter)
-                current = _state(newest.body)
-            else:
-                current = None  # neither slot whole: replaced below
+            current: AnchorState | None = _state_of(data, slots) if data else None
         except _GARBAGE:
-            current = None
+            current = None  # neither slot whole, or garbage: replaced below
         if not state.newer_than(current):
             return
         base = _base(slots) if fd is not None and slots else None
