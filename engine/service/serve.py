@@ -275,9 +275,7 @@ class _Direct:
         if cycle is None or cycle.response_started or cycle.disconnected or cycle.access_log or \
                 protocol.flow.write_paused or protocol.transport.is_closing():
             return False
-        from uvicorn.protocols.http.httptools_impl import STATUS_LINE
-
-        parts = [STATUS_LINE[status]]
+        parts = [protocol.status_lines[status]]
         for name, value in cycle.default_headers:  # the date header, as uvicorn sends it
             parts += (name, b": ", value, b"\r\n")
         parts.append(head)
@@ -302,10 +300,12 @@ def _protocol(unix: bool, expected: _Expected) -> Any:
     fires, rather than a timer made at every answer and cancelled at the next
     request (both a heap operation on the loop).
     """
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+    from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
     class Protocol(HttpToolsProtocol):
         _idle_since: float | None = None
+        #: uvicorn's status lines, for `_Direct.respond` (imported once, here).
+        status_lines = STATUS_LINE
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             self._coalescing = coalescing = _Coalescing(transport, asyncio.get_running_loop())
