@@ -28,7 +28,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -344,8 +344,9 @@ class Engine:
     # -- Calls (calls)
     def call(self, card: str, call: str, target: str | None = None,
              args: dict[str, Any] | None = None, *, context: str | None = None
-             ) -> Coroutine[Any, Any, Decision]:
-        """A card makes a call; returns the decision (never raises for a refusal). (`Calls.call`)"""
+             ) -> Awaitable[Decision]:
+        """A card makes a call; returns the decision (never raises for a refusal).
+        Decided when called, durable when the awaitable returns. (`Calls.call`)"""
         return self._calls.call(card, call, target, args, context=context)
 
     def call_many(self, calls: Iterable[CallArgs]

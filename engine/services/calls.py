@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable
+from collections.abc import Awaitable, Coroutine, Iterable
 from typing import Any
 
 from canvas import Arrow, Node
@@ -26,7 +26,7 @@ from engine.services.apply import Applier
 from engine.services.context import Context, operation
 from engine.services.prompts import Prompts
 from engine.services.record import Recorder
-from engine.store.transactions import run_each_durably
+from engine.store.transactions import run_each_durably, run_eagerly
 
 __all__ = ["CallArgs", "Calls"]
 
@@ -60,10 +60,17 @@ class Calls:
             return None
         return tuple(tc.chain)
 
-    @operation
-    async def call(self, card: str, call: str, target: str | None = None,
-                   args: dict[str, Any] | None = None, *, context: str | None = None) -> Decision:
+    def call(self, card: str, call: str, target: str | None = None,
+             args: dict[str, Any] | None = None, *, context: str | None = None
+             ) -> Awaitable[Decision]:
         """A card makes a call; returns the decision (never raises for a refusal).
+
+        An operation (`engine.services.context.operation`) that starts at
+        once (`run_eagerly`): the call is decided and written when this is
+        called, and the awaitable returned gives its decision once durable.
+        Almost every call is done without waiting on anything but its
+        commit, and then costs no coroutine or task of its own while it
+        waits (thousands of calls wait for each commit).
 
         Whatever the arguments hold (any type, any size, lone surrogates), the
         answer is a logged `Decision`: bad input is ``INVALID_ARGUMENT`` (or
@@ -75,6 +82,18 @@ class Calls:
                 A prompt made without one while the card has tool calls open
                 is checked against the chain of each of them.
         """
+        return run_eagerly(self.ctx.store, self._begin_call, (card, call, target, args),
+                           {"context": context})
+
+    def _begin_call(self, card: str, call: str, target: str | None,
+                    args: dict[str, Any] | None, *, context: str | None
+                    ) -> Coroutine[Any, Any, Decision]:
+        # The prologue every operation begins with (`Context.tick`), then the call.
+        self.ctx.tick()
+        return self._call(card, call, target, args, context=context)
+
+    async def _call(self, card: str, call: str, target: str | None,
+                    args: dict[str, Any] | None, *, context: str | None) -> Decision:
         now = self.ctx.now()
         if not (type(card) is str and type(call) is str and card.isascii() and call.isascii()
                 and (target is None or type(target) is str and target.isascii())):

@@ -18,7 +18,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+import types
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar
 
@@ -32,7 +33,8 @@ from engine.store.log import ArrowLog
 
 __all__ = ["CHANGES_KEPT", "CHANGES_PRUNED_EVERY", "GATHER_SECONDS", "GATHER_SHARE", "JOINED",
            "Batch", "HasTransactions", "Stale", "Transactions", "Write", "WriteOwner",
-           "consistent", "run_consistently", "run_durably", "run_each_durably", "schedule_flush"]
+           "consistent", "run_consistently", "run_durably", "run_each_durably", "run_eagerly",
+           "schedule_flush"]
 
 #: The longest a group commit waits for requests a server expects (see `schedule_flush`).
 GATHER_SECONDS = 0.005
@@ -54,6 +56,9 @@ class Batch:
         self.error: BaseException | None = None
         self.done = False
         self._future: asyncio.Future[None] | None = None
+        #: Eager operations' answers, given once the batch is settled (`run_eagerly`):
+        #: (the caller's future, its result, what it raised after writing or None).
+        self.answers: list[tuple[asyncio.Future[Any], Any, BaseException | None]] = []
 
     def future(self) -> asyncio.Future[None]:
         if self._future is None:
@@ -65,6 +70,16 @@ class Batch:
     def finish(self, error: BaseException | None) -> None:
         self.done, self.error = True, error
         self._settle()
+        answers, self.answers = self.answers, []
+        for fut, result, raised in answers:
+            if fut.done():
+                continue  # cancelled by its caller: the call happened all the same
+            if error is not None:
+                fut.set_exception(error)
+            elif raised is not None:
+                fut.set_exception(raised)
+            else:
+                fut.set_result(result)
 
     def _settle(self) -> None:
         fut = self._future
@@ -181,6 +196,117 @@ async def run_durably(owner: BatchOwner, fn: Callable[..., Awaitable[Any]],
     if error is not None:
         raise error
     return result
+
+
+def run_eagerly(tx: Transactional, fn: Callable[..., Coroutine[Any, Any, Any]],
+                args: tuple[Any, ...], kwargs: dict[str, Any]) -> Awaitable[Any]:
+    """Run a `consistent` operation now, up to its first real wait; return what to await.
+
+    Like `run_consistently`, but the operation starts at once, in the
+    caller's task and context, rather than when the awaitable is first
+    awaited. An operation that never waits on anything but its commit (a
+    refused call, a prompt queued or delivered at once: almost every call)
+    is done before this returns, and what it returns is a plain future that
+    the batch's commit settles (`Batch.finish`): no coroutine, no task of
+    its own and no wake-up per call. ``asyncio.gather`` of such calls, for
+    one, then wraps no task around each. An operation that does wait (a
+    fetch, file work) goes on in a task, in this context, and returns when
+    everything it wrote is durable, as `run_durably` would.
+
+    Called inside another operation, or with no running loop, this is
+    `run_consistently` (lazy). A decision that raced another process
+    (`Stale`, before anything was written) is made again the ordinary way:
+    under the write lock, when awaited.
+    """
+    if tx.depth or JOINED.get() is not None:
+        return fn(*args, **kwargs)
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return tx.durably(fn, args, kwargs, locked=False)
+    joined: list[Batch] = []
+    token = JOINED.set(joined)
+    raised: BaseException | None = None
+    try:
+        coro = fn(*args, **kwargs)
+        step = coro.send(None)
+    except StopIteration as done:
+        result = done.value
+    except Stale:
+        JOINED.reset(token)
+        return tx.durably(fn, args, kwargs, locked=True)
+    except Exception as exc:
+        result, raised = None, exc
+    except BaseException:
+        JOINED.reset(token)
+        raise
+    else:
+        # It waits on something: the rest runs in a task, created while
+        # JOINED is set so that its copy of the context writes to ``joined``.
+        task = loop.create_task(_go_on(tx, fn, args, kwargs, coro, step, joined))
+        JOINED.reset(token)
+        return task
+    JOINED.reset(token)
+    fut: asyncio.Future[Any] = loop.create_future()
+    if isinstance(raised, StoreFailed):
+        fut.set_exception(raised)  # its own failure says most (as in `run_durably`)
+    elif not joined:
+        if raised is not None:
+            fut.set_exception(raised)
+        else:
+            fut.set_result(result)
+    elif len(joined) == 1 and not joined[0].done:
+        joined[0].answers.append((fut, result, raised))
+    else:
+        return _settled(joined, result, raised)
+    return fut
+
+
+async def _settled(joined: list[Batch], result: Any, raised: BaseException | None) -> Any:
+    # An eager operation that wrote in several batches, or in one already
+    # committed: wait for each as `run_durably` does.
+    while joined:
+        await joined.pop(0).future()
+    if raised is not None:
+        raise raised
+    return result
+
+
+async def _go_on(tx: Transactional, fn: Callable[..., Coroutine[Any, Any, Any]],
+                 args: tuple[Any, ...], kwargs: dict[str, Any], coro: Any, step: Any,
+                 joined: list[Batch]) -> Any:
+    # The rest of an eager operation that waits (`run_eagerly`), in its own task.
+    try:
+        result = await _resume(coro, step)
+    except Stale:
+        return await tx.durably(fn, args, kwargs, locked=True)
+    except StoreFailed:
+        raise
+    except BaseException as exc:
+        return await _settled(joined, None, exc)
+    return await _settled(joined, result, None)
+
+
+@types.coroutine
+def _resume(coro: Any, step: Any) -> Any:
+    # ``yield from coro`` for a coroutine already started, which yielded ``step``:
+    # what the task sends or throws goes on to it.
+    while True:
+        try:
+            sent = yield step
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:
+            try:
+                step = coro.throw(exc)
+            except StopIteration as done:
+                return done.value
+        else:
+            try:
+                step = coro.send(sent)
+            except StopIteration as done:
+                return done.value
 
 
 async def run_each_durably(steps: Iterable[Callable[[], Awaitable[_T]]]
