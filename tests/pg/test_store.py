@@ -148,8 +148,8 @@ async def test_a_connection_lost_inside_a_batch_loses_the_batch_only(
         store = engine.store
         assert isinstance(store, PGStore)
         pid = store.link.conn.info.backend_pid
+        # A call runs at once, up to its commit, which is the next turn of the loop.
         first = asyncio.ensure_future(engine.call("c1", "agents.prompt", "a1", {"text": "x"}))
-        await asyncio.sleep(0)  # the call ran up to its commit, which is the next turn
         with psycopg.connect(pg_dsn, autocommit=True) as admin:
             admin.execute("select pg_terminate_backend(%s)", [pid])
         with pytest.raises(StoreFailed):
