@@ -153,17 +153,72 @@ def rows_query(mark: str, *, arrow: str | None, card: str | None, package: str |
 
 
 class ArrowLog:
-    """Reads and appends rows of the ``log`` table."""
+    """Reads and appends rows of the ``log`` table.
+
+    Rows appended in a write transaction are written together, in one
+    ``executemany``, before it commits (`write_pending`), or before anything
+    reads the log on this connection: each is chained, hashed and checked as
+    it is appended, so what is left for the insert is the same for every row.
+    """
 
     def __init__(self, db: Database) -> None:
         self.db = db
         # The newest row's (seq, hash) while one write transaction lasts: no
         # other writer can append under our lock, so it need not be read back.
         self._tail: tuple[int, str] | None = None
+        #: Rows appended and not yet written, in order (as `_INSERT` takes them).
+        self._pending: list[list[Any]] = []
+        #: Rows appended in all (what `mark` and `back_to` count).
+        self._appended = 0
 
     def forget_tail(self) -> None:
-        """A write transaction begins or was rolled back: read the newest row again."""
+        """A write transaction begins or was rolled back: read the newest row again.
+
+        Rows still waiting are written first when the transaction is open
+        (they belong to operations that succeeded); when it is gone, they
+        went with it.
+        """
+        if self._pending:
+            if self.db.conn.in_transaction:
+                self.write_pending()
+            else:
+                self._pending = []
         self._tail = None
+
+    def write_pending(self) -> None:
+        """Write the rows appended since the last write, in one statement (inside the
+        write transaction). All or none: on failure none is written and they wait still."""
+        pending = self._pending
+        if not pending:
+            return
+        conn = self.db.conn
+        # A savepoint of its own, so that a failure part-way leaves no row of
+        # them behind (a row missing in the middle would break the chain).
+        conn.execute("SAVEPOINT log_rows")
+        try:
+            conn.executemany(_INSERT, pending)
+        except BaseException:
+            try:
+                conn.execute("ROLLBACK TO log_rows")
+                conn.execute("RELEASE log_rows")
+            except sqlite3.Error:
+                pass  # the transaction is gone, and the rows with it
+            raise
+        conn.execute("RELEASE log_rows")
+        self._pending = []
+
+    def mark(self) -> tuple[int, tuple[int, str] | None]:
+        """Where the rows stand now: for `back_to`, when the operation beginning fails."""
+        return self._appended, self._tail
+
+    def back_to(self, mark: object) -> None:
+        """Forget the rows appended since `mark` (their operation failed and was rolled
+        back: those already written went with its savepoint)."""
+        appended, tail = cast(tuple[int, "tuple[int, str] | None"], mark)
+        gone = min(self._appended - appended, len(self._pending))
+        if gone > 0:
+            del self._pending[len(self._pending) - gone:]
+        self._appended, self._tail = appended, tail
 
     def begin(self) -> tuple[int, str] | None:
         """A write transaction began (holding the write lock): (seq, hash) of the newest
@@ -191,8 +246,7 @@ class ArrowLog:
         """
         last = self._tail
         if last is None:
-            last = self.db.conn.execute(
-                "select seq, hash from log order by seq desc limit 1").fetchone()
+            last = self.last()
         seq, prev = (last[0] + 1, last[1]) if last else (1, GENESIS)
         values[0] = seq
         chain = values[_CHAIN]
@@ -202,11 +256,15 @@ class ArrowLog:
             hashed = _canonical([*values, *extra])
         else:
             hashed, extra = _canonical(values), _NO_EXTRA
+        # Encoding the row for its hash checks every text in it (a lone
+        # surrogate fails here, in its operation): the rows the batch writes
+        # later in one statement then hold nothing the insert could refuse.
         digest = hashlib.sha256((prev + "\n" + hashed).encode()).hexdigest()
         stored = [*values, prev, digest, *extra]
         if chain is not None:
             stored[_CHAIN] = dumps(chain) if chain else "[]"
-        self.db.conn.execute(_INSERT, stored)
+        self._pending.append(stored)
+        self._appended += 1
         self._tail = (seq, digest)
         return prev, digest
 
@@ -223,6 +281,7 @@ class ArrowLog:
         limit: int | None = None,
     ) -> list[dict[str, Any]]:
         """Rows in sequence order, filtered by any of the given fields."""
+        self.write_pending()
         sql, params = rows_query("?", arrow=arrow, card=card, package=package, outcome=outcome,
                                  call=call, since=since, until=until, limit=limit)
         return [self._decode(r) for r in self.db.query(sql, params)]
@@ -241,6 +300,7 @@ class ArrowLog:
 
     def last(self) -> tuple[int, str] | None:
         """(seq, hash) of the newest row."""
+        self.write_pending()
         row = self.db.execute("select seq, hash from log order by seq desc limit 1").fetchone()
         return (int(row[0]), str(row[1])) if row else None
 
@@ -289,6 +349,7 @@ class ArrowLog:
                             "added or the chain was rewritten")
 
     def _verify_chain(self) -> Verification:
+        self.write_pending()
         conn = self.db.conn
         path = database_file(self.db)
         span = conn.execute("select min(rowid), max(rowid) from log").fetchone()

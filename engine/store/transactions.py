@@ -499,10 +499,16 @@ class WriteOwner(Protocol):
         """``exc`` as the `StoreFailed` it means, or None when it is not the store's."""
         ...
 
-    def undo(self, batch: Batch, savepoint: str | None, exc: BaseException) -> None:
+    def log_mark(self) -> object:
+        """Where the log's rows stand as an operation begins (for `undo`)."""
+        ...
+
+    def undo(self, batch: Batch, savepoint: str | None, exc: BaseException,
+             log_mark: object = None) -> None:
         """Roll the failed operation back to ``savepoint`` (None: it wrote one
-        statement, which the database undid), or fail the whole batch when its
-        transaction is gone; then rebuild memory from the store."""
+        statement, which the database undid) and its log rows back to
+        ``log_mark`` (`log_mark`), or fail the whole batch when its transaction
+        is gone; then rebuild memory from the store."""
         ...
 
 
@@ -513,7 +519,7 @@ class Write:
     The same for both stores: the owner runs the statements and undoes.
     """
 
-    __slots__ = ("tx", "one_statement", "nested", "batch", "savepoint", "mark")
+    __slots__ = ("tx", "one_statement", "nested", "batch", "savepoint", "mark", "log_mark")
 
     def __init__(self, tx: WriteOwner, one_statement: bool) -> None:
         self.tx, self.one_statement = tx, one_statement
@@ -528,6 +534,7 @@ class Write:
         if joined is not None and batch not in joined:
             joined.append(batch)
         self.batch, self.mark = batch, len(batch.events)
+        self.log_mark = tx.log_mark()
         tx.depth += 1
         if not self.one_statement:
             tx.savepoints += 1
@@ -557,7 +564,8 @@ class Write:
         if exc is not None:
             try:
                 del self.batch.events[self.mark:]
-                tx.undo(self.batch, None if self.one_statement else self.savepoint, exc)
+                tx.undo(self.batch, None if self.one_statement else self.savepoint, exc,
+                        self.log_mark)
             finally:
                 tx.depth -= 1
             failed = tx.failure(exc)
@@ -700,8 +708,14 @@ class Transactions:
             return StoreFailed(f"the change was not written, so it did not happen: {exc}")
         return None
 
-    def undo(self, batch: Batch, savepoint: str | None, exc: BaseException) -> None:
-        """Roll back to ``savepoint``; fail the batch if SQLite ended the transaction."""
+    def log_mark(self) -> object:
+        """Where the log's rows stand as an operation begins (`ArrowLog.mark`)."""
+        return self.log.mark()
+
+    def undo(self, batch: Batch, savepoint: str | None, exc: BaseException,
+             log_mark: object = None) -> None:
+        """Roll back to ``savepoint`` and the log's rows to ``log_mark``; fail the
+        batch if SQLite ended the transaction."""
         conn = self.db.conn
         try:
             if conn.in_transaction and savepoint is not None:
@@ -709,6 +723,10 @@ class Transactions:
                 conn.execute(f"RELEASE {savepoint}")
         except sqlite3.Error:
             pass
+        if log_mark is not None:
+            # The operation's log rows go with it, those still waiting to be
+            # written (`ArrowLog.append_fields`) and those the rollback undid.
+            self.log.back_to(log_mark)
         if not conn.in_transaction and self.batch is batch:
             # SQLite rolled the whole transaction back (disk full, I/O
             # error): every operation in this batch failed with it.
@@ -742,6 +760,8 @@ class Transactions:
         pending = Anchor(*last) if last is not None and last != batch.before else None
         anchoring = False
         try:
+            # The batch's log rows, in one statement (`ArrowLog.write_pending`).
+            self.log.write_pending()
             if self.anchor is not None and pending is not None:
                 if not self._anchored:
                     # The database remembers that it has an anchor, so deleting

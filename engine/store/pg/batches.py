@@ -197,7 +197,13 @@ class Batches:
         """A store error (a lost server, a refused value) as `StoreFailed`; None otherwise."""
         return _failed(exc) if isinstance(exc, _STORE_ERRORS) else None
 
-    def undo(self, batch: Batch, savepoint: str | None, exc: BaseException) -> None:
+    @staticmethod
+    def log_mark() -> object:
+        """None: the PostgreSQL log writes its rows as they come (nothing to mark)."""
+        return None
+
+    def undo(self, batch: Batch, savepoint: str | None, exc: BaseException,
+             log_mark: object = None) -> None:
         """Roll back to ``savepoint``; fail the batch when its transaction is gone."""
         link = self.link
         kept = False
