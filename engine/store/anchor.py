@@ -200,6 +200,18 @@ def _slot(index: int, data: bytes) -> _Slot | None:
     return _Slot(index, counter, bool(flags & _DURABLE), data[start + _HEAD.size:start + end])
 
 
+@dataclass(frozen=True, slots=True)
+class _Known:
+    """The file as this process's last write left it, and what its bytes say
+    (`_slots`, `_state_of`, `_base` of ``data``), so that a write finding the
+    very same bytes need not decode them again."""
+
+    data: bytes
+    slots: list[_Slot]
+    current: AnchorState
+    base: tuple[_Slot, AnchorState]
+
+
 def _slots(data: bytes) -> list[_Slot] | None:
     """The valid slots of a slotted file (maybe none); None for another format."""
     if len(data) != FILE_SIZE and not data.startswith(MAGIC):
@@ -244,6 +256,8 @@ class AnchorFile:
         self._mutex = threading.Lock()
         self._fds: dict[str, tuple[int, tuple[int, int]]] = {}
         self._pid = os.getpid()
+        #: The file as the last write left it (`_Known`), or None.
+        self._known: _Known | None = None
         weakref.finalize(self, _close_all, self._fds)
 
     def exists(self) -> bool:
@@ -322,27 +336,43 @@ class AnchorFile:
         except (FileNotFoundError, PermissionError):
             fd = None  # replaced whole below, as a missing or unreadable file always was
         data = os.pread(fd, _READ_LIMIT, 0) if fd is not None else b""
-        # The slots are read once, for both questions: is the file's state
-        # older than ``state``, and which slot must this write leave alone.
-        slots = _slots(data) if data else None
-        try:
-            current: AnchorState | None = _state_of(data, slots) if data else None
-        except _GARBAGE:
-            current = None  # neither slot whole, or garbage: replaced below
-        if not state.newer_than(current):
-            return
-        base = _base(slots) if fd is not None and slots else None
-        if fd is None or base is None:
+        known, self._known = self._known, None
+        slots: list[_Slot] | None
+        current: AnchorState | None
+        base: tuple[_Slot, AnchorState] | None
+        if known is not None and fd is not None and data == known.data:
+            # Read under the lock, byte for byte what our last write left:
+            # no other writer came between, and what it says is known. (The
+            # bytes are compared, not a time or a size: any other write shows.)
+            slots, current, base = known.slots, known.current, known.base
+            if not state.newer_than(current):
+                self._known = known
+                return
+        else:
+            # The slots are read once, for both questions: is the file's state
+            # older than ``state``, and which slot must this write leave alone.
+            slots = _slots(data) if data else None
+            try:
+                current = _state_of(data, slots) if data else None
+            except _GARBAGE:
+                current = None  # neither slot whole, or garbage: replaced below
+            if not state.newer_than(current):
+                return
+            base = _base(slots) if fd is not None and slots else None
+        if fd is None or base is None or not slots:
             self._replace(state)
             return
         slot, base_state = base
         durable = not base_state.covers(state)
-        record = _record(max(s.counter for s in slots or ()) + 1, durable, state)
+        counter = max(s.counter for s in slots) + 1
+        record = _record(counter, durable, state)
         offset = (1 - slot.index) * SLOT
         if os.pwrite(fd, record, offset) != len(record):
             raise OSError(f"the anchor {self.path}: a short write")
         if durable:
             _datasync(fd)
+        if len(data) == FILE_SIZE:
+            self._known = _after(data, slots, base, state, record, durable, counter, offset)
 
     def _replace(self, state: AnchorState) -> None:
         """Write a whole new file (slot A only) by tmp file, fsync and rename."""
@@ -381,6 +411,25 @@ def _base(slots: list[_Slot]) -> tuple[_Slot, AnchorState] | None:
         return base, _state(base.body)
     except _GARBAGE:
         return None
+
+
+def _after(data: bytes, slots: list[_Slot], base: tuple[_Slot, AnchorState],
+           state: AnchorState, record: bytes, durable: bool, counter: int,
+           offset: int) -> _Known:
+    """The file once ``record`` (``state``, ``counter``) is written at ``offset`` over
+    ``data``, and what `_slots`, `_state_of` and `_base` read from it — without
+    reading it (tests/durability/test_anchor.py checks them against a fresh read)."""
+    image = data[:offset] + record + data[offset + len(record):]
+    written = _Slot(offset // SLOT, counter, durable,
+                    record[_HEAD.size:len(record) - _CRC.size])
+    kept = [s for s in slots if s.index != written.index]
+    new_slots = sorted([*kept, written], key=lambda s: s.index)
+    # The newest synced slot (the newest of all if none is): the one written
+    # if it was synced, else the base it left alone.
+    synced = [s for s in new_slots if s.durable] or new_slots
+    newest = max(synced, key=lambda s: s.counter)
+    new_base = (written, state) if newest is written else base
+    return _Known(image, new_slots, state, new_base)
 
 
 def _close_all(fds: dict[str, tuple[int, tuple[int, int]]]) -> None:

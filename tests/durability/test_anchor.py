@@ -333,3 +333,54 @@ async def test_every_commit_syncs_a_pending_anchor_first(
                 assert AnchorFile(path).read() == AnchorState(row)
         finally:
             engine.close()
+
+
+def _fresh(data: bytes) -> tuple[Any, Any, Any]:
+    slots = anchor_module._slots(data)
+    assert slots is not None
+    return slots, anchor_module._state_of(data, slots), anchor_module._base(slots)
+
+
+def test_what_a_write_knows_of_the_file_is_what_reading_it_says(anchor: AnchorFile) -> None:
+    """A write keeps the file as it left it and what it says (`_Known`), so the next
+    write that finds the same bytes does not decode them: that must be, slot for slot,
+    what decoding the file gives — through synced and unsynced writes, a pending row
+    that never committed, and a torn slot."""
+    _commit(anchor, None, _row(1))
+    states = [AnchorState(_row(1), _row(2)), AnchorState(_row(2)),
+              AnchorState(_row(2), Anchor(3, "f" * 64)),  # never committed
+              AnchorState(_row(2), _row(3)), AnchorState(_row(3)),
+              AnchorState(_row(3), _row(4)), AnchorState(_row(4))]
+    for state in states:
+        anchor.write(state)
+        known = anchor._known
+        data = anchor.path.read_bytes()
+        assert known is not None and known.data == data
+        assert (known.slots, known.current, known.base) == _fresh(data)
+        assert anchor.read() == state
+    newest = _newest_slot(anchor.path)
+    with open(anchor.path, "r+b") as fh:  # torn: the next write decodes afresh
+        fh.seek(newest * SLOT + 20)
+        fh.write(b"\xde\xad\xbe\xef" * 8)
+    _commit(anchor, _row(4), _row(5))
+    known = anchor._known
+    data = anchor.path.read_bytes()
+    assert known is not None and (known.slots, known.current, known.base) == _fresh(data)
+
+
+def test_a_write_by_another_writer_is_read_not_assumed(anchor: AnchorFile,
+                                                       tmp_path: Path) -> None:
+    """Another process (here another AnchorFile on the same file) advanced the anchor
+    after our last write: our next write reads its state and never goes back behind it."""
+    _commit(anchor, None, _row(1))
+    other = AnchorFile(anchor.path)
+    try:
+        _commit(other, _row(1), _row(2))
+    finally:
+        other.close()
+    anchor.write(AnchorState(_row(1)))  # older than the file's: not written
+    assert anchor.read() == AnchorState(_row(2))
+    _commit(anchor, _row(2), _row(3))
+    assert anchor.read() == AnchorState(_row(3))
+    assert anchor._known is not None
+    assert anchor._known.current == AnchorState(_row(3))
