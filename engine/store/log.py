@@ -170,6 +170,8 @@ class ArrowLog:
         self._pending: list[list[Any]] = []
         #: Rows appended in all (what `mark` and `back_to` count).
         self._appended = 0
+        #: Rows written since the last `mark` (a savepoint's rollback may undo them).
+        self._since_mark: list[list[Any]] = []
 
     def forget_tail(self) -> None:
         """A write transaction begins or was rolled back: read the newest row again.
@@ -183,6 +185,7 @@ class ArrowLog:
                 self.write_pending()
             else:
                 self._pending = []
+        self._since_mark = []
         self._tail = None
 
     def write_pending(self) -> None:
@@ -205,19 +208,33 @@ class ArrowLog:
                 pass  # the transaction is gone, and the rows with it
             raise
         conn.execute("RELEASE log_rows")
+        self._since_mark += pending
         self._pending = []
 
     def mark(self) -> tuple[int, tuple[int, str] | None]:
         """Where the rows stand now: for `back_to`, when the operation beginning fails."""
+        self._since_mark = []
         return self._appended, self._tail
 
-    def back_to(self, mark: object) -> None:
-        """Forget the rows appended since `mark` (their operation failed and was rolled
-        back: those already written went with its savepoint)."""
+    def back_to(self, mark: object, *, rolled_back: bool) -> None:
+        """Forget the rows appended since `mark`: their operation failed.
+
+        ``rolled_back``: the operation's savepoint was rolled back, and with
+        it every row written since `mark` — its own, and those of earlier
+        operations that a read in the middle of it wrote (`write_pending`);
+        those wait to be written again.
+        """
         appended, tail = cast(tuple[int, "tuple[int, str] | None"], mark)
-        gone = min(self._appended - appended, len(self._pending))
+        pending = self._pending
+        # Still waiting: the operation's own rows are the newest of them
+        # (whatever was written during it went before them).
+        gone = min(self._appended - appended, len(pending))
         if gone > 0:
-            del self._pending[len(self._pending) - gone:]
+            del pending[len(pending) - gone:]
+        if rolled_back and self._since_mark:
+            newest = tail[0] if tail is not None else 0
+            pending[:0] = [row for row in self._since_mark if row[0] <= newest]
+        self._since_mark = []
         self._appended, self._tail = appended, tail
 
     def begin(self) -> tuple[int, str] | None:

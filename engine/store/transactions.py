@@ -726,7 +726,7 @@ class Transactions:
         if log_mark is not None:
             # The operation's log rows go with it, those still waiting to be
             # written (`ArrowLog.append_fields`) and those the rollback undid.
-            self.log.back_to(log_mark)
+            self.log.back_to(log_mark, rolled_back=savepoint is not None)
         if not conn.in_transaction and self.batch is batch:
             # SQLite rolled the whole transaction back (disk full, I/O
             # error): every operation in this batch failed with it.

@@ -181,3 +181,28 @@ async def test_a_row_that_cannot_be_encoded_fails_alone(tmp_path: Path, text: st
         assert engine.verify_log().ok
     finally:
         engine.close()
+
+
+async def test_a_failed_operation_that_read_the_log_keeps_the_earlier_rows(
+        tmp_path: Path) -> None:
+    """Rows of earlier calls wait for their commit; an operation reads the log (which
+    writes them, inside its savepoint), then fails: the rollback undoes them in the
+    database, so they wait again, and the commit writes them, chained."""
+    engine = await _world(tmp_path)
+    try:
+        answers = [engine.call("nobody", "agents.prompt", "a1", {"text": f"earlier {i}"})
+                   for i in range(3)]
+        store = engine.store
+        with pytest.raises(RuntimeError, match="after reading"):
+            with store.write():
+                assert [r["payload"] for r in engine.log_rows()[-3:]] == [
+                    "earlier 0", "earlier 1", "earlier 2"]
+                raise RuntimeError("after reading")
+        assert [(await a).code for a in answers] == ["CARD_UNKNOWN"] * 3
+        rows = engine.log_rows()
+        assert [r["payload"] for r in rows[-3:]] == ["earlier 0", "earlier 1", "earlier 2"]
+        assert engine.verify_log().ok
+        d = await engine.call("c1", "agents.prompt", "a1", {"text": "later"})
+        assert d.outcome == "queued" and engine.verify_log().ok
+    finally:
+        engine.close()
