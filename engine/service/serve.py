@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import contextlib
 import gc
 import os
@@ -187,43 +188,57 @@ KEEP_ALIVE_SECONDS = 60.0
 #: How long after answering a call the server expects that client's next one.
 EXPECT_SECONDS = 0.005
 
+#: `_Expected`'s answer for a lone caller (`engine.store.transactions.schedule_flush`).
+LONE = -1.0
+
 
 class _Expected:
     """Which requests the server expects soon: the engine's group commit waits for them.
 
-    A request that may write (any but GET) that was read, whose handler runs
-    at the next turn of the loop; a connection answered a call less than
-    `EXPECT_SECONDS` ago, whose client is likely sending its next one (with
-    many clients, those answered by one commit come back while the next is
-    gathered). Answers the store's ``hold`` question
+    A request that may write (any but GET) that was read while another is in
+    flight, whose handler runs at the next turn of the loop; a connection
+    answered a call less than `EXPECT_SECONDS` ago, whose client is likely
+    sending its next one (with many clients, those answered by one commit
+    come back while the next is gathered). When neither, and at most one
+    writing request is in flight (a lone caller: the one deciding), nobody
+    can join the commit, so it is made the moment that request's operation
+    is done. Answers the store's ``hold`` question
     (`engine.store.transactions.schedule_flush`).
     """
 
-    __slots__ = ("_read", "_answered", "_clock")
+    __slots__ = ("_read", "_answered", "_clock", "_busy")
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self._read = False
         #: Connections answered a call, oldest first, and when.
         self._answered: dict[object, float] = {}
         self._clock = clock
+        #: Writing requests read and not yet answered, on every connection.
+        self._busy = 0
 
     def request(self, conn: object, writes: bool) -> None:
         """A request was read on ``conn`` (``writes``: any method but GET)."""
         self._answered.pop(conn, None)
         if writes:
-            self._read = True
+            self._busy += 1
+            # Alone, it is the one that will decide: nothing to wait a turn for.
+            if self._busy > 1:
+                self._read = True
 
     def answered(self, conn: object) -> None:
-        """A call on ``conn`` was answered."""
+        """A writing request on ``conn`` was answered."""
+        self._busy -= 1
         self._answered.pop(conn, None)  # re-inserted last: the dict stays in time order
         self._answered[conn] = self._clock()
 
-    def gone(self, conn: object) -> None:
-        """``conn`` closed."""
+    def gone(self, conn: object, unanswered: int = 0) -> None:
+        """``conn`` closed, ``unanswered`` of its writing requests never answered."""
+        self._busy -= unanswered
         self._answered.pop(conn, None)
 
     def __call__(self) -> float | None:
-        """0: a request was read since last asked; seconds: a client is expected; None."""
+        """0: a request was read since last asked; seconds: a client is expected;
+        negative: a lone caller (commit once its operation is done); None."""
         if self._read:
             self._read = False
             return 0.0
@@ -231,7 +246,7 @@ class _Expected:
             wait: float = next(reversed(self._answered.values())) + EXPECT_SECONDS - self._clock()
             if wait > 0:
                 return wait
-        return None
+        return LONE if self._busy <= 1 else None
 
 
 class _Direct:
@@ -304,16 +319,21 @@ def _protocol(unix: bool, expected: _Expected) -> Any:
 
     class Protocol(HttpToolsProtocol):
         _idle_since: float | None = None
+        #: Whether each request read and not yet answered may write, oldest first
+        #: (pipelined requests are answered in order).
+        _writes: collections.deque[bool]
         #: uvicorn's status lines, for `_Direct.respond` (imported once, here).
         status_lines = STATUS_LINE
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             self._coalescing = coalescing = _Coalescing(transport, asyncio.get_running_loop())
+            self._writes = collections.deque()
             self._peer = peer_of_socket(transport.get_extra_info("socket")) if unix else None
             super().connection_made(coalescing)  # type: ignore[arg-type]
 
         def connection_lost(self, exc: Exception | None) -> None:
-            expected.gone(self)
+            expected.gone(self, sum(self._writes))
+            self._writes.clear()
             self._idle_since = None
             if self.timeout_keep_alive_task is not None:
                 self.timeout_keep_alive_task.cancel()
@@ -333,12 +353,14 @@ def _protocol(unix: bool, expected: _Expected) -> Any:
             if self.cycle is not None and self.cycle.scope is self.scope:
                 self.scope["arrowgate.direct"] = _Direct(  # type: ignore[typeddict-unknown-key]
                     self, self.cycle)
-            expected.request(self, self.scope.get("method") != "GET")
+            writes = self.scope.get("method") != "GET"
+            self._writes.append(writes)
+            expected.request(self, writes)
 
         def on_response_complete(self) -> None:
             # The whole answer is written: send it now, not a turn later.
             self._coalescing.flush()
-            if self.scope.get("method") != "GET":
+            if self._writes and self._writes.popleft():
                 expected.answered(self)
             # What HttpToolsProtocol.on_response_complete does, but the keep-alive
             # timer is armed only when none is.
