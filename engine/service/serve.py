@@ -152,6 +152,8 @@ class _Coalescing:
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
         self._transport, self._loop = transport, loop
         self._pending: list[bytes] = []
+        #: Held in an `_Outbox` until the turn's other answers are written too.
+        self._held = False
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if not self._pending:
@@ -160,7 +162,7 @@ class _Coalescing:
 
     def flush(self) -> None:
         """Send what was written since the last flush, as one write."""
-        if self._pending:
+        if self._pending and not self._held:
             data = b"".join(self._pending)
             self._pending.clear()
             if not self._transport.is_closing():
@@ -174,12 +176,60 @@ class _Coalescing:
         elif not self._transport.is_closing():
             self._transport.write(data)
 
+    def write_soon(self, data: bytes, outbox: _Outbox) -> None:
+        """Send ``data`` (a whole answer) when ``outbox`` is released, at the next turn."""
+        self._pending.append(data)
+        if not self._held:
+            self._held = True
+            outbox.hold(self)
+
+    def release(self) -> None:
+        """Send what `write_soon` held (`_Outbox.release`)."""
+        self._held = False
+        self.flush()
+
     def close(self) -> None:
+        self._held = False
         self.flush()
         self._transport.close()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._transport, name)
+
+
+class _Outbox:
+    """Answers made in one turn of the loop, written together at the start of the next.
+
+    One commit answers many calls: their tasks resume in one turn, each
+    building its answer. Written as each is built, every write wakes its
+    client while the server goes on building the next (on 2 cores the
+    clients and the server take the processors from each other); held until
+    the turn's last answer is built, they leave in one burst and the clients
+    find them together. While no other writing request is in flight, an
+    answer is written at once: nothing would come to join it.
+    """
+
+    __slots__ = ("_loop", "_held", "_expected")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, expected: _Expected) -> None:
+        self._loop, self._expected = loop, expected
+        self._held: list[_Coalescing] = []
+
+    def wanted(self) -> bool:
+        """Whether an answer made now should wait for the turn's others."""
+        return bool(self._held) or self._expected.busy > 1
+
+    def hold(self, connection: _Coalescing) -> None:
+        """Write ``connection``'s held answer at `release`."""
+        if not self._held:
+            self._loop.call_soon(self.release)
+        self._held.append(connection)
+
+    def release(self) -> None:
+        """Write every held answer."""
+        held, self._held = self._held, []
+        for connection in held:
+            connection.release()
 
 
 #: How long an idle keep-alive connection stays open.
@@ -215,6 +265,11 @@ class _Expected:
         self._clock = clock
         #: Writing requests read and not yet answered, on every connection.
         self._busy = 0
+
+    @property
+    def busy(self) -> int:
+        """Writing requests read and not yet answered."""
+        return self._busy
 
     def request(self, conn: object, writes: bool) -> None:
         """A request was read on ``conn`` (``writes``: any method but GET)."""
@@ -263,13 +318,15 @@ class _Direct:
     no and the lane uses ASGI as before.
     """
 
-    __slots__ = ("_protocol", "_cycle")
+    __slots__ = ("_protocol", "_cycle", "_outbox")
 
-    def __init__(self, protocol: Any, cycle: Any) -> None:
+    def __init__(self, protocol: Any, cycle: Any, outbox: _Outbox | None) -> None:
         # The cycle holds the scope, which holds this: held weakly, so a request
         # leaves no reference cycle behind for the collector (the request's task
         # holds the cycle while it runs).
         self._protocol, self._cycle = protocol, weakref.ref(cycle)
+        #: Where answers wait for the turn's others (None: written at once).
+        self._outbox = outbox
 
     def body(self) -> bytes | None:
         """The whole request body when it has all arrived, else None (use ``receive``)."""
@@ -299,7 +356,10 @@ class _Direct:
         parts += (b"\r\n", body)
         cycle.response_started = cycle.response_complete = True
         cycle.waiting_for_100_continue = False
-        protocol._coalescing.write_now(b"".join(parts))
+        if self._outbox is None or not cycle.keep_alive or not self._outbox.wanted():
+            protocol._coalescing.write_now(b"".join(parts))
+        else:
+            protocol._coalescing.write_soon(b"".join(parts), self._outbox)
         cycle.message_event.set()
         if not cycle.keep_alive:
             protocol.transport.close()
@@ -307,7 +367,7 @@ class _Direct:
         return True
 
 
-def _protocol(unix: bool, expected: _Expected) -> Any:
+def _protocol(unix: bool, expected: _Expected, outbox: _Outbox) -> Any:
     """uvicorn's httptools protocol, writes coalesced; on a Unix socket, peers known.
 
     Two costs per request are cut: the fast lane answers through `_Direct`,
@@ -352,7 +412,7 @@ def _protocol(unix: bool, expected: _Expected) -> Any:
             super().on_headers_complete()
             if self.cycle is not None and self.cycle.scope is self.scope:
                 self.scope["arrowgate.direct"] = _Direct(  # type: ignore[typeddict-unknown-key]
-                    self, self.cycle)
+                    self, self.cycle, outbox)
             writes = self.scope.get("method") != "GET"
             self._writes.append(writes)
             expected.request(self, writes)
@@ -411,7 +471,8 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
     app = asgi_app(service)
     loop = asyncio.get_running_loop()
     expected = _Expected(loop.time)
-    config = uvicorn.Config(app, http=_protocol(sock.family == socket.AF_UNIX, expected),
+    config = uvicorn.Config(app, http=_protocol(sock.family == socket.AF_UNIX, expected,
+                                                _Outbox(loop, expected)),
                             lifespan="off", log_level="warning", access_log=False,
                             # No proxy in front of a local service: X-Forwarded-*
                             # headers are a client's words, never its address.
