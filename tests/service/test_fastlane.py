@@ -382,3 +382,38 @@ def test_requests_leave_no_reference_cycles(unix_server, tmp_path) -> None:
                 gc.garbage.clear()
                 gc.enable()
     assert not kinds & {"RequestResponseCycle", "_Direct", "Event"}, kinds
+
+
+def test_answers_built_as_bytes_are_the_decisions_json_and_keep_types_apart() -> None:
+    """`_decisions_bytes` writes what `_encode` writes; a decision's bytes are kept by its
+    fields and their types (``True == 1`` and ``1 == 1.0`` in a dict key, not in JSON)."""
+    import orjson
+
+    from engine.core.decision import Decision
+    from engine.service.context import decision_json
+    from engine.service.fastlane import _decision_bytes, _decisions_bytes, _encode
+
+    base: dict[str, Any] = {"outcome": "allowed", "call": "x.y", "card": "c1", "package": "p"}
+    simple = [Decision(**base, value=v) for v in (True, 1, "1", None, 0, False, "1")]
+    simple += [Decision(outcome="rate-limited", call="x.y", card="c1", code="RATE_LIMITED",
+                        retry_after=r) for r in (1, 1.0, 1)]
+    for _round in range(2):  # made, then taken from those kept
+        for d in simple:
+            data = _decision_bytes(d)
+            assert data is not None and data == _encode(decision_json(d))
+            read = json.loads(data)
+            assert type(read["value"]) is type(d.value) and read["value"] == d.value
+            assert type(read["retry_after"]) is type(d.retry_after)
+    batch = _decisions_bytes(simple, True)
+    assert batch == orjson.dumps({"decisions": [decision_json(d) for d in simple]})
+    assert _decisions_bytes(simple[:1], False) == _encode(decision_json(simple[0]))
+    assert _decisions_bytes([], True) == b'{"decisions":[]}'
+    # Values orjson does not write as json does: json's way, for the whole answer.
+    odd = [Decision(**base, value={"a": [1]}), Decision(**base, value="\ud800"),
+           Decision(**base, value=2**70), Decision(**base, value=0.5)]
+    for d in odd:
+        assert _decision_bytes(d) is None
+        assert _decisions_bytes([simple[0], d], True) == \
+            _encode({"decisions": [decision_json(simple[0]), decision_json(d)]})
+        assert json.loads(_decisions_bytes([d], False)) == json.loads(
+            json.dumps(decision_json(d), default=str))
