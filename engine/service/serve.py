@@ -226,10 +226,11 @@ class _Outbox:
         self._held.append(connection)
 
     def release(self) -> None:
-        """Write every held answer."""
-        held, self._held = self._held, []
-        for connection in held:
-            connection.release()
+        """Write every held answer (at the next turn, or before a commit: `_Expected`)."""
+        if self._held:
+            held, self._held = self._held, []
+            for connection in held:
+                connection.release()
 
 
 #: How long an idle keep-alive connection stays open.
@@ -256,9 +257,12 @@ class _Expected:
     (`engine.store.transactions.schedule_flush`).
     """
 
-    __slots__ = ("_read", "_answered", "_clock", "_busy")
+    __slots__ = ("_read", "_answered", "_clock", "_busy", "before_commit")
 
     def __init__(self, clock: Callable[[], float]) -> None:
+        #: Called first whenever the store asks (`_Outbox.release`): answers held
+        #: for their turn's others never wait for a commit that comes after them.
+        self.before_commit: Callable[[], None] | None = None
         self._read = False
         #: Connections answered a call, oldest first, and when.
         self._answered: dict[object, float] = {}
@@ -294,6 +298,8 @@ class _Expected:
     def __call__(self) -> float | None:
         """0: a request was read since last asked; seconds: a client is expected;
         negative: a lone caller (commit once its operation is done); None."""
+        if self.before_commit is not None:
+            self.before_commit()
         if self._read:
             self._read = False
             return 0.0
@@ -471,8 +477,9 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
     app = asgi_app(service)
     loop = asyncio.get_running_loop()
     expected = _Expected(loop.time)
-    config = uvicorn.Config(app, http=_protocol(sock.family == socket.AF_UNIX, expected,
-                                                _Outbox(loop, expected)),
+    outbox = _Outbox(loop, expected)
+    expected.before_commit = outbox.release
+    config = uvicorn.Config(app, http=_protocol(sock.family == socket.AF_UNIX, expected, outbox),
                             lifespan="off", log_level="warning", access_log=False,
                             # No proxy in front of a local service: X-Forwarded-*
                             # headers are a client's words, never its address.

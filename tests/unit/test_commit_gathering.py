@@ -333,3 +333,22 @@ async def test_answers_of_one_turn_leave_together_and_a_lone_one_at_once() -> No
     assert a.written == [b"answer a"] and b.written == [b"answer bmore b"]
     ca.write_now(b"now")  # nothing held: at once
     assert a.written == [b"answer a", b"now"]
+
+
+async def test_held_answers_leave_before_the_store_decides_a_commit() -> None:
+    """An answer held for its turn's others never waits behind the next commit: the store
+    asks the server before every commit, and the server writes what it holds first."""
+    loop = asyncio.get_running_loop()
+    expected = _Expected(Clock())
+    outbox = _Outbox(loop, expected)
+    expected.before_commit = outbox.release
+    a = Transport()
+    ca = _Coalescing(a, loop)  # type: ignore[arg-type]
+    expected.request("a", writes=True)
+    expected.request("b", writes=True)
+    ca.write_soon(b"answer a", outbox)
+    assert a.written == []
+    expected()  # a batch opens (or is due): asked first
+    assert a.written == [b"answer a"]
+    await asyncio.sleep(0)  # the outbox's own turn finds nothing left
+    assert a.written == [b"answer a"]
