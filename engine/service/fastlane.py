@@ -432,9 +432,9 @@ def _encode(data: dict[str, Any]) -> bytes:
     return json.dumps(data, default=str, separators=(",", ":")).encode()
 
 
-#: The fields of a decision's JSON (`decision_json`), read at once; with the types of
-#: the two that may be numbers or booleans, which compare equal across types (``True
-#: == 1 == 1.0``) but are written differently.
+#: The fields of a decision's JSON (`decision_json`), read at once. `_decision_bytes`
+#: adds the types of the two that may be numbers or booleans to its key: they compare
+#: equal across types (``True == 1 == 1.0``) but are written differently.
 _DECISION_KEY = attrgetter("outcome", "call", "card", "package", "target", "permission", "code",
                            "reason", "arrow", "message", "retry_after", "prompt", "value")
 #: A decision's JSON by its fields: a pure function of them (nothing in it can go stale),
