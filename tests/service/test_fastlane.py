@@ -417,3 +417,43 @@ def test_answers_built_as_bytes_are_the_decisions_json_and_keep_types_apart() ->
             _encode({"decisions": [decision_json(simple[0]), decision_json(d)]})
         assert json.loads(_decisions_bytes([d], False)) == json.loads(
             json.dumps(decision_json(d), default=str))
+
+
+def test_concurrent_connections_each_get_their_own_answers(unix_server, tmp_path) -> None:
+    """Calls in flight on many connections at once (their answers held for the turn's
+    others, `serve._Outbox`): every connection gets the answers to its own calls, in
+    order, and every call is in the log."""
+    op = unix_server.client()
+    build_canvas(op, tmp_path / "proj")
+    auth = f"Authorization: Bearer {unix_server.token}\r\n"
+    targets = ("a1", "t1", "n1", "y1")  # allowed, allowed, refused, held or refused
+    rounds, connections = 15, 8
+    failures: list[str] = []
+
+    def client(k: int) -> None:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(30)
+            sock.connect(unix_server.address)
+            with sock.makefile("rb") as stream:
+                for i in range(rounds):
+                    card, target = ("c1", "c2")[k % 2], targets[(k + i) % len(targets)]
+                    body = json.dumps({"card": card, "call": "agents.prompt", "target": target,
+                                       "args": {"text": f"{k}.{i}"}}).encode()
+                    sock.sendall((f"POST /v1/calls HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: "
+                                  f"application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+                                  ).encode() + body)
+                    status, _headers, answer = _read_answer(stream)
+                    d = json.loads(answer)
+                    if status != 200 or (d["card"], d["target"]) != (card, target):
+                        failures.append(f"{k}.{i}: {status} {answer[:120]!r}")
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(connections)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not failures, failures[:3]
+    rows = op.get("/v1/log", params={"limit": 10_000, "call": "agents.prompt"}).json()["rows"]
+    # One row per call (allowed, queued, held, refused or rate-limited alike), its text kept.
+    assert sorted(r["payload"] for r in rows) == sorted(
+        f"{k}.{i}" for k in range(connections) for i in range(rounds))
