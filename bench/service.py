@@ -57,8 +57,13 @@ class Conn:
         return cls(reader, writer, token)
 
     async def request(self, method: str, target: str, body: Any = None) -> tuple[int, bytes]:
-        """Send one request and read its whole answer: (status, body)."""
-        data = b"" if body is None else json.dumps(body).encode()
+        """Send one request and read its whole answer: (status, body).
+
+        ``body`` bytes are sent as they are (JSON encoded once, for a body sent
+        again and again: the client's encoding is not the server's time).
+        """
+        data = b"" if body is None else body if isinstance(body, bytes) else \
+            json.dumps(body).encode()
         head = (f"{method} {target} HTTP/1.1\r\nHost: ag\r\nAuthorization: Bearer {self.token}"
                 f"\r\nContent-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n")
         self.writer.write(head.encode() + data)
@@ -210,9 +215,11 @@ async def run(tmp: Path, smoke: bool) -> dict[str, Any]:
     try:
         await _build_api(engine, tmp / "ws", cards)
 
-        async def api_calls(n: int) -> list[float]:
+        async def api_calls(n: int, idle: float = 0.0) -> list[float]:
             out = []
             for i in range(n):
+                if idle:
+                    time.sleep(idle)  # the process sleeps, as the server does between requests
                 t = time.perf_counter()
                 d = await engine.call("c0", "agents.prompt", "lonely", {"text": f"bench {i}"})
                 out.append(time.perf_counter() - t)
@@ -229,11 +236,18 @@ async def run(tmp: Path, smoke: bool) -> dict[str, Any]:
         await _sequential(op, 20, "POST", "/v1/calls", "call")
         await _sequential(op, 20, "GET", "/v1/health")
         api: list[float] = []
+        api_idle: list[float] = []
         http: list[float] = []
         health: list[float] = []
         cpu_http = cpu_health = 0.0  # the server's CPU seconds in each
+        # A server sleeps between one connection's requests (for at least the client's
+        # part of a round trip) and wakes with colder caches than a caller making
+        # calls back to back: the same API call after the process slept as long as a
+        # health round trip, for reference (not the target's measure).
+        idle = statistics.median(await _sequential(op, 20, "GET", "/v1/health"))
         for _ in range(10):
             api += await api_calls(n_seq // 10)
+            api_idle += await api_calls(n_seq // 20, idle)
             cpu0 = _cpu(proc.pid)
             http += await _sequential(op, n_seq // 10, "POST", "/v1/calls", "call")
             cpu1 = _cpu(proc.pid)
@@ -269,7 +283,8 @@ async def run(tmp: Path, smoke: bool) -> dict[str, Any]:
             c.close()
         op.close()  # idle meanwhile: a fresh connection for the rest
         op = await Conn.open(str(sock), token)
-        batch_body = {"calls": [_call(f"c{i % cards}", i) for i in range(batch_size)]}
+        batch_body = json.dumps({"calls": [_call(f"c{i % cards}", i)
+                                           for i in range(batch_size)]}).encode()
         t = time.perf_counter()
         for _ in range(batches):
             status, answer = await op.request("POST", "/v1/calls:batch", batch_body)
@@ -287,7 +302,8 @@ async def run(tmp: Path, smoke: bool) -> dict[str, Any]:
 
     figures.update({
         "api_call_ms": ms(api), "http_call_ms": ms(http), "health_ms": ms(health),
-        "http_overhead_ms": ms(http) - ms(api),
+        "http_overhead_ms": ms(http) - ms(api), "api_call_after_idle_ms": ms(api_idle),
+        "overhead_over_idle_api_in_health_round_trips": (ms(http) - ms(api_idle)) / ms(health),
         "server_cpu_call_ms": cpu_http / len(http) * 1000,
         "server_cpu_health_ms": cpu_health / len(health) * 1000,
         "server_cpu_concurrent_call_ms": cpu_calls * 1000,
@@ -313,7 +329,9 @@ def lines(f: dict[str, Any]) -> list[str]:
         f"HTTP adds {f['http_overhead_ms']:.2f} ms = "
         f"{f['overhead_in_health_round_trips']:.2f}× a health round trip (target ≤ 1.5×); "
         f"server CPU a call {f['server_cpu_call_ms']:.2f} ms, a health "
-        f"{f['server_cpu_health_ms']:.2f} ms",
+        f"{f['server_cpu_health_ms']:.2f} ms; the API call after sleeping a health round "
+        f"trip {f['api_call_after_idle_ms']:.2f} ms (HTTP adds "
+        f"{f['overhead_over_idle_api_in_health_round_trips']:.2f}× health to that)",
         f"{f['connections']} connections: POST /v1/calls {f['calls_per_s']:,.0f}/s "
         f"(p50 {f['calls_p50_ms']:.1f} ms, p99 {f['calls_p99_ms']:.1f} ms); GET /v1/health "
         f"{f['health_per_s']:,.0f}/s (p99 {f['health_p99_ms']:.1f} ms); calls/health "

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import orjson
@@ -50,6 +51,7 @@ from engine.service.toolroutes import (
 )
 
 if TYPE_CHECKING:
+    from engine.core.decision import Decision
     from engine.core.principal import Principal
     from engine.engine import Engine
     from engine.service.problems import ASGIApp, Receive, Scope, Send
@@ -82,13 +84,15 @@ async def decide_batch(engine: Engine, principal: Principal, body: BatchBody) ->
 
 async def batch_answer(engine: Engine, calls: list[CallArgs]) -> dict[str, Any]:
     """The answer to ``calls:batch`` (the principal may make every call): see `decide_batch`."""
-    decisions = await engine.call_many(calls)
-    answer: list[dict[str, Any]] = []
+    return {"decisions": [decision_json(d) for d in _decided(await engine.call_many(calls))]}
+
+
+def _decided(decisions: list[Decision | Exception]) -> list[Decision]:
+    """The decisions of a batch; the first call that failed fails the request with its error."""
     for d in decisions:
         if isinstance(d, Exception):
             raise d
-        answer.append(decision_json(d))
-    return {"decisions": answer}
+    return decisions  # type: ignore[return-value]  # none is an Exception
 
 
 def _bearer(scope: Scope) -> str | None:
@@ -188,11 +192,11 @@ class FastLane:
                     may_act_as_card(principal, card)
                 if single:
                     card, call, target, args, context = calls[0]
-                    answer = decision_json(await engine.call(card, call, target, args,
-                                                             context=context))
+                    body = _decisions_bytes([await engine.call(card, call, target, args,
+                                                               context=context)], False)
                 else:
-                    answer = await batch_answer(engine, calls)
-                await _answer(scope, send, _encode(answer))
+                    body = _decisions_bytes(_decided(await engine.call_many(calls)), True)
+                await _answer(scope, send, body)
                 return
         except (ServiceError, ConsentError) as exc:
             response = error_response(exc)
@@ -426,6 +430,48 @@ def _encode(data: dict[str, Any]) -> bytes:
         except orjson.JSONEncodeError:
             pass  # a string with a lone surrogate, an integer past 64 bits: json's way
     return json.dumps(data, default=str, separators=(",", ":")).encode()
+
+
+#: The fields of a decision's JSON (`decision_json`), read at once. `_decision_bytes`
+#: adds the types of the two that may be numbers or booleans to its key: they compare
+#: equal across types (``True == 1 == 1.0``) but are written differently.
+_DECISION_KEY = attrgetter("outcome", "call", "card", "package", "target", "permission", "code",
+                           "reason", "arrow", "message", "retry_after", "prompt", "value")
+#: A decision's JSON by its fields: a pure function of them (nothing in it can go stale),
+#: kept for the decisions that repeat (the same card's same refusal, in a batch and
+#: from call to call). Bounded: emptied when full.
+_DECISION_BYTES: dict[tuple[Any, ...], bytes] = {}
+_DECISION_BYTES_MAX = 4096
+
+
+def _decision_bytes(d: Decision) -> bytes | None:
+    """The decision's JSON as `_encode` writes it, or None when only json's way will do."""
+    value, retry_after = d.value, d.retry_after
+    if type(value) not in _SIMPLE:
+        return None
+    key = (*_DECISION_KEY(d), type(value), type(retry_after))
+    data = _DECISION_BYTES.get(key)
+    if data is None:
+        try:
+            data = orjson.dumps(decision_json(d))
+        except orjson.JSONEncodeError:
+            return None  # a string with a lone surrogate, an integer past 64 bits
+        if len(_DECISION_BYTES) >= _DECISION_BYTES_MAX:
+            _DECISION_BYTES.clear()
+        _DECISION_BYTES[key] = data
+    return data
+
+
+def _decisions_bytes(decisions: list[Decision], batch: bool) -> bytes:
+    """The answer to a call (one decision) or a batch, as bytes, written as `_encode` would."""
+    parts = []
+    for d in decisions:
+        data = _decision_bytes(d)
+        if data is None:
+            answer = [decision_json(d) for d in decisions]
+            return _encode({"decisions": answer} if batch else answer[0])
+        parts.append(data)
+    return b'{"decisions":[' + b",".join(parts) + b"]}" if batch else parts[0]
 
 
 async def _send(send: Send, status: int, data: dict[str, Any]) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import contextlib
 import gc
 import os
@@ -151,6 +152,8 @@ class _Coalescing:
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
         self._transport, self._loop = transport, loop
         self._pending: list[bytes] = []
+        #: Held in an `_Outbox` until the turn's other answers are written too.
+        self._held = False
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if not self._pending:
@@ -159,7 +162,7 @@ class _Coalescing:
 
     def flush(self) -> None:
         """Send what was written since the last flush, as one write."""
-        if self._pending:
+        if self._pending and not self._held:
             data = b"".join(self._pending)
             self._pending.clear()
             if not self._transport.is_closing():
@@ -173,12 +176,61 @@ class _Coalescing:
         elif not self._transport.is_closing():
             self._transport.write(data)
 
+    def write_soon(self, data: bytes, outbox: _Outbox) -> None:
+        """Send ``data`` (a whole answer) when ``outbox`` is released, at the next turn."""
+        self._pending.append(data)
+        if not self._held:
+            self._held = True
+            outbox.hold(self)
+
+    def release(self) -> None:
+        """Send what `write_soon` held (`_Outbox.release`)."""
+        self._held = False
+        self.flush()
+
     def close(self) -> None:
+        self._held = False
         self.flush()
         self._transport.close()
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._transport, name)
+
+
+class _Outbox:
+    """Answers made in one turn of the loop, written together at the start of the next.
+
+    One commit answers many calls: their tasks resume in one turn, each
+    building its answer. Written as each is built, every write wakes its
+    client while the server goes on building the next (on 2 cores the
+    clients and the server take the processors from each other); held until
+    the turn's last answer is built, they leave in one burst and the clients
+    find them together. While no other writing request is in flight, an
+    answer is written at once: nothing would come to join it.
+    """
+
+    __slots__ = ("_loop", "_held", "_expected")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, expected: _Expected) -> None:
+        self._loop, self._expected = loop, expected
+        self._held: list[_Coalescing] = []
+
+    def wanted(self) -> bool:
+        """Whether an answer made now should wait for the turn's others."""
+        return bool(self._held) or self._expected.busy > 1
+
+    def hold(self, connection: _Coalescing) -> None:
+        """Write ``connection``'s held answer at `release`."""
+        if not self._held:
+            self._loop.call_soon(self.release)
+        self._held.append(connection)
+
+    def release(self) -> None:
+        """Write every held answer (at the next turn, or before a commit: `_Expected`)."""
+        if self._held:
+            held, self._held = self._held, []
+            for connection in held:
+                connection.release()
 
 
 #: How long an idle keep-alive connection stays open.
@@ -187,43 +239,67 @@ KEEP_ALIVE_SECONDS = 60.0
 #: How long after answering a call the server expects that client's next one.
 EXPECT_SECONDS = 0.005
 
+#: `_Expected`'s answer for a lone caller (`engine.store.transactions.schedule_flush`).
+LONE = -1.0
+
 
 class _Expected:
     """Which requests the server expects soon: the engine's group commit waits for them.
 
-    A request that may write (any but GET) that was read, whose handler runs
-    at the next turn of the loop; a connection answered a call less than
-    `EXPECT_SECONDS` ago, whose client is likely sending its next one (with
-    many clients, those answered by one commit come back while the next is
-    gathered). Answers the store's ``hold`` question
+    A request that may write (any but GET) that was read while another is in
+    flight, whose handler runs at the next turn of the loop; a connection
+    answered a call less than `EXPECT_SECONDS` ago, whose client is likely
+    sending its next one (with many clients, those answered by one commit
+    come back while the next is gathered). When neither, and at most one
+    writing request is in flight (a lone caller: the one deciding), nobody
+    can join the commit, so it is made the moment that request's operation
+    is done. Answers the store's ``hold`` question
     (`engine.store.transactions.schedule_flush`).
     """
 
-    __slots__ = ("_read", "_answered", "_clock")
+    __slots__ = ("_read", "_answered", "_clock", "_busy", "before_commit")
 
     def __init__(self, clock: Callable[[], float]) -> None:
+        #: Called first whenever the store asks (`_Outbox.release`): answers held
+        #: for their turn's others never wait for a commit that comes after them.
+        self.before_commit: Callable[[], None] | None = None
         self._read = False
         #: Connections answered a call, oldest first, and when.
         self._answered: dict[object, float] = {}
         self._clock = clock
+        #: Writing requests read and not yet answered, on every connection.
+        self._busy = 0
+
+    @property
+    def busy(self) -> int:
+        """Writing requests read and not yet answered."""
+        return self._busy
 
     def request(self, conn: object, writes: bool) -> None:
         """A request was read on ``conn`` (``writes``: any method but GET)."""
         self._answered.pop(conn, None)
         if writes:
-            self._read = True
+            self._busy += 1
+            # Alone, it is the one that will decide: nothing to wait a turn for.
+            if self._busy > 1:
+                self._read = True
 
     def answered(self, conn: object) -> None:
-        """A call on ``conn`` was answered."""
+        """A writing request on ``conn`` was answered."""
+        self._busy -= 1
         self._answered.pop(conn, None)  # re-inserted last: the dict stays in time order
         self._answered[conn] = self._clock()
 
-    def gone(self, conn: object) -> None:
-        """``conn`` closed."""
+    def gone(self, conn: object, unanswered: int = 0) -> None:
+        """``conn`` closed, ``unanswered`` of its writing requests never answered."""
+        self._busy -= unanswered
         self._answered.pop(conn, None)
 
     def __call__(self) -> float | None:
-        """0: a request was read since last asked; seconds: a client is expected; None."""
+        """0: a request was read since last asked; seconds: a client is expected;
+        negative: a lone caller (commit once its operation is done); None."""
+        if self.before_commit is not None:
+            self.before_commit()
         if self._read:
             self._read = False
             return 0.0
@@ -231,7 +307,7 @@ class _Expected:
             wait: float = next(reversed(self._answered.values())) + EXPECT_SECONDS - self._clock()
             if wait > 0:
                 return wait
-        return None
+        return LONE if self._busy <= 1 else None
 
 
 class _Direct:
@@ -248,13 +324,15 @@ class _Direct:
     no and the lane uses ASGI as before.
     """
 
-    __slots__ = ("_protocol", "_cycle")
+    __slots__ = ("_protocol", "_cycle", "_outbox")
 
-    def __init__(self, protocol: Any, cycle: Any) -> None:
+    def __init__(self, protocol: Any, cycle: Any, outbox: _Outbox | None) -> None:
         # The cycle holds the scope, which holds this: held weakly, so a request
         # leaves no reference cycle behind for the collector (the request's task
         # holds the cycle while it runs).
         self._protocol, self._cycle = protocol, weakref.ref(cycle)
+        #: Where answers wait for the turn's others (None: written at once).
+        self._outbox = outbox
 
     def body(self) -> bytes | None:
         """The whole request body when it has all arrived, else None (use ``receive``)."""
@@ -284,7 +362,10 @@ class _Direct:
         parts += (b"\r\n", body)
         cycle.response_started = cycle.response_complete = True
         cycle.waiting_for_100_continue = False
-        protocol._coalescing.write_now(b"".join(parts))
+        if self._outbox is None or not cycle.keep_alive or not self._outbox.wanted():
+            protocol._coalescing.write_now(b"".join(parts))
+        else:
+            protocol._coalescing.write_soon(b"".join(parts), self._outbox)
         cycle.message_event.set()
         if not cycle.keep_alive:
             protocol.transport.close()
@@ -292,7 +373,7 @@ class _Direct:
         return True
 
 
-def _protocol(unix: bool, expected: _Expected) -> Any:
+def _protocol(unix: bool, expected: _Expected, outbox: _Outbox) -> Any:
     """uvicorn's httptools protocol, writes coalesced; on a Unix socket, peers known.
 
     Two costs per request are cut: the fast lane answers through `_Direct`,
@@ -304,16 +385,21 @@ def _protocol(unix: bool, expected: _Expected) -> Any:
 
     class Protocol(HttpToolsProtocol):
         _idle_since: float | None = None
+        #: Whether each request read and not yet answered may write, oldest first
+        #: (pipelined requests are answered in order).
+        _writes: collections.deque[bool]
         #: uvicorn's status lines, for `_Direct.respond` (imported once, here).
         status_lines = STATUS_LINE
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             self._coalescing = coalescing = _Coalescing(transport, asyncio.get_running_loop())
+            self._writes = collections.deque()
             self._peer = peer_of_socket(transport.get_extra_info("socket")) if unix else None
             super().connection_made(coalescing)  # type: ignore[arg-type]
 
         def connection_lost(self, exc: Exception | None) -> None:
-            expected.gone(self)
+            expected.gone(self, sum(self._writes))
+            self._writes.clear()
             self._idle_since = None
             if self.timeout_keep_alive_task is not None:
                 self.timeout_keep_alive_task.cancel()
@@ -332,13 +418,15 @@ def _protocol(unix: bool, expected: _Expected) -> Any:
             super().on_headers_complete()
             if self.cycle is not None and self.cycle.scope is self.scope:
                 self.scope["arrowgate.direct"] = _Direct(  # type: ignore[typeddict-unknown-key]
-                    self, self.cycle)
-            expected.request(self, self.scope.get("method") != "GET")
+                    self, self.cycle, outbox)
+            writes = self.scope.get("method") != "GET"
+            self._writes.append(writes)
+            expected.request(self, writes)
 
         def on_response_complete(self) -> None:
             # The whole answer is written: send it now, not a turn later.
             self._coalescing.flush()
-            if self.scope.get("method") != "GET":
+            if self._writes and self._writes.popleft():
                 expected.answered(self)
             # What HttpToolsProtocol.on_response_complete does, but the keep-alive
             # timer is armed only when none is.
@@ -389,7 +477,9 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
     app = asgi_app(service)
     loop = asyncio.get_running_loop()
     expected = _Expected(loop.time)
-    config = uvicorn.Config(app, http=_protocol(sock.family == socket.AF_UNIX, expected),
+    outbox = _Outbox(loop, expected)
+    expected.before_commit = outbox.release
+    config = uvicorn.Config(app, http=_protocol(sock.family == socket.AF_UNIX, expected, outbox),
                             lifespan="off", log_level="warning", access_log=False,
                             # No proxy in front of a local service: X-Forwarded-*
                             # headers are a client's words, never its address.

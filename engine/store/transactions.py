@@ -52,6 +52,8 @@ class Batch:
     def __init__(self, before: tuple[int, str] | None, *, pinned: bool = False) -> None:
         self.before = before  #: the newest log row when the batch began
         self.pinned = pinned  #: a locked retry holds the batch open until it ends
+        #: A lone caller's (`schedule_flush`): committed as soon as its operation is done.
+        self.eager = False
         self.events: list[Event] = []
         self.error: BaseException | None = None
         self.done = False
@@ -190,6 +192,11 @@ async def run_durably(owner: BatchOwner, fn: Callable[..., Awaitable[Any]],
     del token, pinned
     if isinstance(error, StoreFailed):
         raise error  # its own failure says most
+    if joined and joined[-1].eager and not joined[-1].done:
+        # A lone caller (the server said so as the batch opened): nobody can
+        # join, so commit now rather than a turn later, and resume without
+        # another turn (the future below is already done).
+        owner.flush()
     while joined:
         # Raises StoreFailed when the batch could not be committed.
         await joined.pop(0).future()
@@ -413,8 +420,11 @@ def schedule_flush(owner: FlushOwner, batch: Batch) -> None:
     of two commits into one for a fraction of that time is a gain), and
     never more than `GATHER_SECONDS` after the batch opened.
     ``hold`` is asked once as the batch opens, to forget the requests
-    being handled in this very turn; a lone caller thus commits at the next
-    turn, as without a server, and waits no longer.
+    being handled in this very turn. A negative answer then means a lone
+    caller (no other request in flight): the batch is ``eager``, and
+    `run_durably` commits it the moment the operation that opened it is
+    done, with no turn of the loop in between; later, a negative answer is
+    the same as None.
 
     Raises:
         RuntimeError: no running loop (the caller commits at once).
@@ -424,7 +434,9 @@ def schedule_flush(owner: FlushOwner, batch: Batch) -> None:
     if hold is None:
         loop.call_soon(owner.flush)
         return
-    hold()
+    first = hold()
+    if first is not None and first < 0:
+        batch.eager = True
     deadline = loop.time() + min(GATHER_SECONDS, owner.commit_seconds * GATHER_SHARE)
     loop.call_soon(_Gathering(owner, batch, hold, loop, deadline).due)
 
@@ -451,8 +463,8 @@ class _Gathering:
             return  # committed meanwhile (at close, or by a locked retry)
         wait = self.hold()
         left = self.deadline - loop.time()
-        if wait is not None and left > 0:
-            if wait <= 0:
+        if wait is not None and wait >= 0 and left > 0:
+            if wait == 0:
                 loop.call_soon(self.due)
             else:
                 loop.call_later(min(wait, left), self.due)

@@ -382,3 +382,78 @@ def test_requests_leave_no_reference_cycles(unix_server, tmp_path) -> None:
                 gc.garbage.clear()
                 gc.enable()
     assert not kinds & {"RequestResponseCycle", "_Direct", "Event"}, kinds
+
+
+def test_answers_built_as_bytes_are_the_decisions_json_and_keep_types_apart() -> None:
+    """`_decisions_bytes` writes what `_encode` writes; a decision's bytes are kept by its
+    fields and their types (``True == 1`` and ``1 == 1.0`` in a dict key, not in JSON)."""
+    import orjson
+
+    from engine.core.decision import Decision
+    from engine.service.context import decision_json
+    from engine.service.fastlane import _decision_bytes, _decisions_bytes, _encode
+
+    base: dict[str, Any] = {"outcome": "allowed", "call": "x.y", "card": "c1", "package": "p"}
+    simple = [Decision(**base, value=v) for v in (True, 1, "1", None, 0, False, "1")]
+    simple += [Decision(outcome="rate-limited", call="x.y", card="c1", code="RATE_LIMITED",
+                        retry_after=r) for r in (1, 1.0, 1)]
+    for _round in range(2):  # made, then taken from those kept
+        for d in simple:
+            data = _decision_bytes(d)
+            assert data is not None and data == _encode(decision_json(d))
+            read = json.loads(data)
+            assert type(read["value"]) is type(d.value) and read["value"] == d.value
+            assert type(read["retry_after"]) is type(d.retry_after)
+    batch = _decisions_bytes(simple, True)
+    assert batch == orjson.dumps({"decisions": [decision_json(d) for d in simple]})
+    assert _decisions_bytes(simple[:1], False) == _encode(decision_json(simple[0]))
+    assert _decisions_bytes([], True) == b'{"decisions":[]}'
+    # Values orjson does not write as json does: json's way, for the whole answer.
+    odd = [Decision(**base, value={"a": [1]}), Decision(**base, value="\ud800"),
+           Decision(**base, value=2**70), Decision(**base, value=0.5)]
+    for d in odd:
+        assert _decision_bytes(d) is None
+        assert _decisions_bytes([simple[0], d], True) == \
+            _encode({"decisions": [decision_json(simple[0]), decision_json(d)]})
+        assert json.loads(_decisions_bytes([d], False)) == json.loads(
+            json.dumps(decision_json(d), default=str))
+
+
+def test_concurrent_connections_each_get_their_own_answers(unix_server, tmp_path) -> None:
+    """Calls in flight on many connections at once (their answers held for the turn's
+    others, `serve._Outbox`): every connection gets the answers to its own calls, in
+    order, and every call is in the log."""
+    op = unix_server.client()
+    build_canvas(op, tmp_path / "proj")
+    auth = f"Authorization: Bearer {unix_server.token}\r\n"
+    targets = ("a1", "t1", "n1", "y1")  # allowed, allowed, refused, held or refused
+    rounds, connections = 15, 8
+    failures: list[str] = []
+
+    def client(k: int) -> None:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(30)
+            sock.connect(unix_server.address)
+            with sock.makefile("rb") as stream:
+                for i in range(rounds):
+                    card, target = ("c1", "c2")[k % 2], targets[(k + i) % len(targets)]
+                    body = json.dumps({"card": card, "call": "agents.prompt", "target": target,
+                                       "args": {"text": f"{k}.{i}"}}).encode()
+                    sock.sendall((f"POST /v1/calls HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: "
+                                  f"application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+                                  ).encode() + body)
+                    status, _headers, answer = _read_answer(stream)
+                    d = json.loads(answer)
+                    if status != 200 or (d["card"], d["target"]) != (card, target):
+                        failures.append(f"{k}.{i}: {status} {answer[:120]!r}")
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(connections)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert not failures, failures[:3]
+    rows = op.get("/v1/log", params={"limit": 10_000, "call": "agents.prompt"}).json()["rows"]
+    # One row per call (allowed, queued, held, refused or rate-limited alike), its text kept.
+    assert sorted(r["payload"] for r in rows) == sorted(
+        f"{k}.{i}" for k in range(connections) for i in range(rounds))

@@ -9,12 +9,17 @@ server's side, `_Expected`, says what it expects.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-from engine.service.serve import EXPECT_SECONDS, _Expected
+from engine import Engine, World
+from engine.service.serve import EXPECT_SECONDS, LONE, _Coalescing, _Expected, _Outbox
 from engine.store.transactions import GATHER_SECONDS, GATHER_SHARE, Batch, schedule_flush
+
+from ..conftest import manifest, offer_install
 
 
 class Owner:
@@ -144,42 +149,65 @@ class Clock:
         return self.now
 
 
-def test_expected_a_writing_request_read_holds_one_turn() -> None:
+def test_expected_a_writing_request_read_beside_another_holds_one_turn() -> None:
     clock = Clock()
     expected = _Expected(clock)
-    assert expected() is None
+    assert expected() == LONE  # nothing in flight
     expected.request("a", writes=True)
-    assert expected() == 0.0
-    assert expected() is None  # asked: forgotten
+    assert expected() == LONE  # alone: it is the one deciding, nobody to wait for
+    expected.request("b", writes=True)
+    assert expected() == 0.0  # b's handler runs at the next turn
+    assert expected() is None  # asked: forgotten; two in flight, so not lone either
+    assert expected.busy == 2
 
 
 def test_expected_a_get_does_not_hold() -> None:
     expected = _Expected(Clock())
-    expected.request("a", writes=False)
-    assert expected() is None
+    expected.request("a", writes=True)
+    expected.request("b", writes=False)
+    assert expected() == LONE
+    assert expected.busy == 1
+
+
+def test_expected_answered_and_gone_leave_the_count_of_requests_in_flight() -> None:
+    clock = Clock()
+    expected = _Expected(clock)
+    for conn in ("a", "b", "c"):
+        expected.request(conn, writes=True)
+    expected.request("c", writes=True)  # pipelined behind c's first
+    assert expected.busy == 4
+    expected.answered("a")
+    expected.gone("c", unanswered=2)  # c closed with both unanswered
+    assert expected.busy == 1
+    clock.now += EXPECT_SECONDS * 2  # a did not come back
+    expected()  # forget the reads
+    assert expected() == LONE  # only b in flight: a lone caller
 
 
 def test_expected_a_client_just_answered_is_waited_for_briefly() -> None:
     clock = Clock()
     expected = _Expected(clock)
+    expected.request("a", writes=True)
     expected.answered("a")
     clock.now += EXPECT_SECONDS / 4
     wait = expected()
     assert wait == pytest.approx(EXPECT_SECONDS * 3 / 4)
     clock.now += EXPECT_SECONDS
-    assert expected() is None  # it did not come back in time: not waited for again
+    assert expected() == LONE  # it did not come back in time: not waited for again
 
 
 def test_expected_a_client_back_or_gone_is_no_longer_waited_for() -> None:
     clock = Clock()
     expected = _Expected(clock)
-    expected.answered("a")
-    expected.answered("b")
+    expected.request("x", writes=True)  # another client's request, in flight
+    for conn in ("a", "b"):
+        expected.request(conn, writes=True)
+        expected.answered(conn)
     expected.request("a", writes=True)
     assert expected() == 0.0  # a's request: a turn for its handler
     assert expected() is not None  # b is still expected
     expected.gone("b")
-    assert expected() is None
+    assert expected() is None  # x and a in flight: not lone
 
 
 def test_expected_the_newest_answer_decides() -> None:
@@ -216,3 +244,111 @@ async def test_a_held_commit_leaves_no_reference_cycle() -> None:
         assert batch_ref() is None, "the committed batch is kept alive by a cycle"
     finally:
         gc.enable()
+
+
+async def test_a_lone_callers_commit_needs_no_turn_of_the_loop(tmp_path: Path) -> None:
+    """Told that the caller is alone, the engine commits as soon as the call is decided:
+    the call is durable when it returns, and no other callback ran meanwhile."""
+    engine = Engine.open(tmp_path / "e.db", world=World(net=None, fs=None))
+    try:
+        (tmp_path / "ws").mkdir()
+        await engine.create_workspace("w1", tmp_path / "ws")
+        await offer_install(engine, manifest("acme.p", {"agents.prompt": {}}))
+        await engine.add_node({"id": "c1", "type": "card", "package": "acme.p"},
+                              workspace="w1")
+        await engine.add_node({"id": "a1", "type": "agent"}, workspace="w1")
+        loop = asyncio.get_running_loop()
+        hold: Callable[[], float | None]
+        for hold, turns in ((lambda: LONE, 0), (lambda: None, 1)):
+            engine.store.hold_commits(hold)
+            commits = engine.store.commits
+            ran: list[int] = []
+            loop.call_soon(ran.append, 1)
+            d = await engine.call("c1", "agents.prompt", "a1", {"text": "hi"})
+            assert d.code == "PERMISSION_DENIED"  # refused: a log row, durable
+            assert engine.store.commits == commits + 1
+            assert len(ran) == turns, hold  # LONE: not a single turn of the loop
+    finally:
+        engine.store.hold_commits(None)
+        engine.close()
+    # Durable: another connection sees both rows.
+    rows = sqlite3.connect(tmp_path / "e.db").execute(
+        "select count(*) from log where card = 'c1'").fetchone()[0]
+    assert rows == 2
+
+
+async def test_a_lone_answer_first_asked_decides_eagerness() -> None:
+    """Only the answer as the batch opens makes it eager; later, LONE is "commit now"."""
+    answers = iter([None, LONE])
+    owner = Owner(lambda: next(answers), commit_seconds=0.02)
+    assert owner.batch is not None
+    batch = owner.batch
+    await _run(owner)
+    assert not batch.eager
+    assert [turn for turn, _ in owner.flushed] == [1]
+    answers = iter([LONE, 0.0])  # eager; when due, a request read: held a turn
+    owner = Owner(lambda: next(answers, LONE), commit_seconds=0.02)
+    assert owner.batch is not None
+    batch = owner.batch
+    await _run(owner)
+    assert batch.eager
+    assert [turn for turn, _ in owner.flushed] == [2]
+
+
+class Transport:
+    """What `_Coalescing` writes to."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    def is_closing(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        pass
+
+
+async def test_answers_of_one_turn_leave_together_and_a_lone_one_at_once() -> None:
+    loop = asyncio.get_running_loop()
+    expected = _Expected(Clock())
+    outbox = _Outbox(loop, expected)
+    a, b = Transport(), Transport()
+    ca, cb = _Coalescing(a, loop), _Coalescing(b, loop)  # type: ignore[arg-type]
+    assert not outbox.wanted()  # nothing in flight
+    expected.request("a", writes=True)
+    assert not outbox.wanted()  # only the one answering
+    expected.request("b", writes=True)
+    assert outbox.wanted()
+    ca.write_soon(b"answer a", outbox)
+    ca.flush()  # the response is complete: still held
+    expected.answered("a")
+    assert outbox.wanted()  # one is held: the others of this turn join it
+    cb.write_soon(b"answer b", outbox)
+    cb.write_now(b"more b")  # after what is held, in order
+    assert a.written == b.written == []
+    await asyncio.sleep(0)
+    assert a.written == [b"answer a"] and b.written == [b"answer bmore b"]
+    ca.write_now(b"now")  # nothing held: at once
+    assert a.written == [b"answer a", b"now"]
+
+
+async def test_held_answers_leave_before_the_store_decides_a_commit() -> None:
+    """An answer held for its turn's others never waits behind the next commit: the store
+    asks the server before every commit, and the server writes what it holds first."""
+    loop = asyncio.get_running_loop()
+    expected = _Expected(Clock())
+    outbox = _Outbox(loop, expected)
+    expected.before_commit = outbox.release
+    a = Transport()
+    ca = _Coalescing(a, loop)  # type: ignore[arg-type]
+    expected.request("a", writes=True)
+    expected.request("b", writes=True)
+    ca.write_soon(b"answer a", outbox)
+    assert a.written == []
+    expected()  # a batch opens (or is due): asked first
+    assert a.written == [b"answer a"]
+    await asyncio.sleep(0)  # the outbox's own turn finds nothing left
+    assert a.written == [b"answer a"]
