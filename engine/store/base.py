@@ -64,6 +64,10 @@ class Transactional(Protocol):
         """
         ...
 
+    def flush(self) -> None:
+        """Commit the open batch now, unless it is pinned or being written."""
+        ...
+
 
 class Log(Protocol):
     """The arrow log (SPEC §8) as the services append to it and the app reads it."""

@@ -264,6 +264,10 @@ def run_eagerly(tx: Transactional, fn: Callable[..., Coroutine[Any, Any, Any]],
             fut.set_result(result)
     elif len(joined) == 1 and not joined[0].done:
         joined[0].answers.append((fut, result, raised))
+        if joined[0].eager:
+            # A lone caller (`schedule_flush`), as in `run_durably`: nobody
+            # can join, so commit now; the future is settled as it returns.
+            tx.flush()
     else:
         return _settled(joined, result, raised)
     return fut
