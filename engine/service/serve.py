@@ -291,6 +291,75 @@ class _Direct:
         cycle.on_response()
         return True
 
+    def stream(self, head: bytes) -> _Stream | None:
+        """Begin a streamed 200 answer (chunked): its head sent now, ``head`` its header
+        lines (each ending CRLF); the body is written through the `_Stream` returned.
+
+        None, having sent nothing, when ASGI's way must be used (as `respond`).
+        """
+        cycle, protocol = self._cycle(), self._protocol
+        if cycle is None or cycle.response_started or cycle.disconnected or cycle.access_log or \
+                protocol.flow.write_paused or protocol.transport.is_closing():
+            return None
+        parts = [protocol.status_lines[200]]
+        for name, value in cycle.default_headers:
+            parts += (name, b": ", value, b"\r\n")
+        parts += (head, b"transfer-encoding: chunked\r\n")
+        if not cycle.keep_alive:
+            parts.append(b"connection: close\r\n")
+        parts.append(b"\r\n")
+        cycle.response_started = True
+        cycle.waiting_for_100_continue = False
+        protocol._coalescing.write_now(b"".join(parts))
+        return _Stream(protocol, cycle)
+
+
+class _Stream:
+    """A streamed answer's body, written straight to the connection (`_Direct.stream`).
+
+    What uvicorn's ``send`` does for a chunked body, without a coroutine and a
+    queue of messages per write: each `write` is one chunk, sent in this turn
+    of the loop; `end` writes the last chunk and completes the cycle as
+    uvicorn's ``send`` would. After the client is gone, writes are dropped,
+    as uvicorn drops them.
+    """
+
+    __slots__ = ("_protocol", "_cycle")
+
+    def __init__(self, protocol: Any, cycle: Any) -> None:
+        self._protocol, self._cycle = protocol, cycle
+
+    def gone(self) -> bool:
+        """The client went away, or the connection is closing."""
+        return bool(self._cycle.disconnected or self._protocol.transport.is_closing())
+
+    def writable(self) -> bool:
+        """A write now reaches the client: it is there and not pushing back."""
+        return not (self._protocol.flow.write_paused or self.gone() or
+                    self._cycle.response_complete)
+
+    def write(self, data: bytes) -> None:
+        """One chunk of the body, sent now (dropped when the client is gone)."""
+        if data and not self.gone() and not self._cycle.response_complete:
+            self._protocol._coalescing.write_now(b"%x\r\n%b\r\n" % (len(data), data))
+
+    async def drain(self) -> None:
+        """Wait until the client takes writes again (uvicorn ends the wait when it goes)."""
+        await self._protocol.flow.drain()
+
+    def end(self) -> None:
+        """The body is complete: the last chunk, and the cycle completed."""
+        cycle, protocol = self._cycle, self._protocol
+        if cycle.response_complete or cycle.disconnected:
+            return
+        if not protocol.transport.is_closing():
+            protocol._coalescing.write_now(b"0\r\n\r\n")
+        cycle.response_complete = True
+        cycle.message_event.set()
+        if not cycle.keep_alive:
+            protocol.transport.close()
+        cycle.on_response()
+
 
 def _protocol(unix: bool, expected: _Expected) -> Any:
     """uvicorn's httptools protocol, writes coalesced; on a Unix socket, peers known.
