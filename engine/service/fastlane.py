@@ -232,6 +232,12 @@ class FastLane:
             await self.app(scope, receive, send)
             return
         principal = found[1]
+        if kind != "wait":
+            # Neither client sends its next request before a commit this one
+            # leads to: the agent's next call comes after it has this one's
+            # result, the card's next answer after the next call's event. So
+            # the server's group commit need not wait for them (serve._Expected).
+            scope["arrowgate.once"] = True
         answer: dict[str, Any] | None
         query = scope.get("query_string", b"")
         try:

@@ -197,6 +197,12 @@ class _Expected:
     many clients, those answered by one commit come back while the next is
     gathered). Answers the store's ``hold`` question
     (`engine.store.transactions.schedule_flush`).
+
+    A request the handler marks ``scope["arrowgate.once"]`` does not make its
+    client expected: one whose client cannot send the next before something
+    else has committed (a card answers a tool call only once it has the
+    event of the next one, which comes only after that call's commit), so
+    waiting for it would only delay the commit it waits on (issue 17).
     """
 
     __slots__ = ("_read", "_answered", "_clock")
@@ -407,7 +413,7 @@ def _protocol(unix: bool, expected: _Expected) -> Any:
         def on_response_complete(self) -> None:
             # The whole answer is written: send it now, not a turn later.
             self._coalescing.flush()
-            if self.scope.get("method") != "GET":
+            if self.scope.get("method") != "GET" and not self.scope.get("arrowgate.once"):
                 expected.answered(self)
             # What HttpToolsProtocol.on_response_complete does, but the keep-alive
             # timer is armed only when none is.
