@@ -75,6 +75,12 @@ class _Reader:
         self.poke: asyncio.Future[Any] | None = None
 
 
+def _poke(reader: _Reader) -> None:
+    """Wake a direct reader's task, if it waits, to look at its stream again."""
+    if reader.poke is not None and not reader.poke.done():
+        reader.poke.set_result(None)
+
+
 class CardFeed:
     """One card's numbered events, the last `KEEP` kept."""
 
@@ -115,8 +121,7 @@ class CardFeed:
                 self._push(reader)
             except Exception:  # noqa: BLE001 -- in the engine's commit: the reader's task
                 # looks again by itself, and whatever failed fails there, ending only it.
-                if reader.poke is not None and not reader.poke.done():
-                    reader.poke.set_result(None)
+                _poke(reader)
 
     def _wake(self) -> None:
         waiting, self._waiting = self._waiting, []
@@ -149,7 +154,11 @@ class CardFeed:
     def _push(self, reader: _Reader) -> None:
         """Write to a direct reader what it has not had, each event gated now, in one write."""
         out = reader.out
-        if reader.cursor >= self.seq or not out.writable():
+        if reader.cursor >= self.seq:
+            return
+        if not out.writable():
+            # Pushing back: its task waits for the client to drain, then writes.
+            _poke(reader)
             return
         frames = []
         first = self.ring[0][0]  # not empty: the reader is behind the newest event
