@@ -371,3 +371,5 @@ def test_a_direct_stream_ends_cleanly_when_the_server_stops(setup, monkeypatch) 
     assert counts == {"direct": 1, "asgi": 0}
     server.thread.join(timeout=60)
     assert not server.thread.is_alive()
+    for client in server.clients:
+        client.close()
