@@ -266,3 +266,34 @@ async def test_a_request_leaves_in_one_write(tmp_path: Path) -> None:
                 assert json.loads(r.content) == {"n": n}
     assert len(writes) == 2  # one per request, the connection kept
     assert writes[0] == server.requests[0] and writes[0].endswith(b"x" * 5000 + b'"}')
+
+
+async def test_stdio_pipes_are_read_and_written_on_the_loop(monkeypatch, tmp_path) -> None:
+    """Pipes at both ends: lines read and written by asyncio (no worker thread), a line
+    beyond the limit given on as unparsable, the end of input ending the lines; a file
+    or terminal at either end: the SDK's own files (None, None)."""
+    import os
+
+    monkeypatch.setattr(mcp, "MAX_BODY", 64)
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    with open(in_r, "rb", 0) as stdin, open(out_w, "wb", 0) as stdout:
+        monkeypatch.setattr("sys.stdin", stdin)
+        monkeypatch.setattr("sys.stdout", stdout)
+        async with mcp._stdio_pipes() as (lines, out):
+            assert isinstance(lines, mcp._PipeLines)
+            os.write(in_w, b'{"a": 1}\n' + b"x" * 100 + b'\n{"b": "\xc3\xa9"}\n')
+            os.close(in_w)
+            got = [line async for line in lines]
+            await out.write('{"c": "\u00e9"}\n')
+            await out.flush()
+        # the transports closed their copies: stdin and stdout stay open
+        assert not stdin.closed and not stdout.closed
+    # the line beyond the limit is dropped, given on as one that does not parse
+    assert got == ['{"a": 1}\n', "\n", '{"b": "\u00e9"}\n']
+    assert os.read(out_r, 100) == '{"c": "\u00e9"}\n'.encode()
+    os.close(out_r)
+    with open(tmp_path / "in.txt", "w+b") as regular:
+        monkeypatch.setattr("sys.stdin", regular)
+        async with mcp._stdio_pipes() as pipes:
+            assert pipes == (None, None)
