@@ -9,6 +9,12 @@ ring has moved past its cursor it is sent ``events.dropped`` with the count
 it lost, and goes on from the oldest event still kept. Every event is
 checked against consent again at the moment it is written to the client.
 
+The feed takes each event in the turn of the loop that committed it (the
+subscription calls it back), and a stream the server lets write straight to
+its connection (`CardFeed.serve`) is written to right then: a tool call's
+event reaches the card without waiting for a task to wake (issue 17).
+Otherwise (`CardFeed.stream`) the reader's task is woken and yields it.
+
 Sequence numbers start, per feed, from the time the feed was made (in
 milliseconds, times 1000), so an id from an earlier run of the server is
 always older than anything kept now and is answered with

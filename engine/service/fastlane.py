@@ -1,5 +1,5 @@
 """The hot routes without the router: ``POST /v1/calls``, ``/v1/calls:batch``, health,
-and a tool call's round trip.
+a tool call's round trip and the card's event stream.
 
 A card's call is the request an app makes most. FastAPI's routing and
 dependency injection cost several times what the engine's decision does
@@ -19,6 +19,12 @@ accepts, a plain ``timeout`` — and hands anything else, body included, to
 FastAPI, so that every error is FastAPI's own. The open route's ``?wait=S``
 (the call and its wait in one request, so two requests instead of three) is
 answered here too, when S is a plain number.
+
+A card's event stream (``GET /v1/events``) carries the ``tool.call`` event on
+that path too: the lane writes it straight to the connection through the
+server's short way out (`FastLane._events`, `engine.service.events.CardFeed.serve`),
+in the turn of the loop that committed the call, when the request is plain;
+else FastAPI's route streams it through Starlette.
 """
 
 from __future__ import annotations
