@@ -277,7 +277,9 @@ class FastLane:
         except (ServiceError, ConsentError) as exc:
             await error_response(exc)(scope, receive, send)
             return
-        await _send(send, 200, answer)
+        # Straight to the connection when the server offers it (as a call's answer):
+        # not two messages through uvicorn's send, on the agent's critical path.
+        await _answer(scope, send, _encode(answer))
 
 
     async def _events(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -529,10 +531,6 @@ def _encode(data: dict[str, Any]) -> bytes:
         except orjson.JSONEncodeError:
             pass  # a string with a lone surrogate, an integer past 64 bits: json's way
     return json.dumps(data, default=str, separators=(",", ":")).encode()
-
-
-async def _send(send: Send, status: int, data: dict[str, Any]) -> None:
-    await _send_bytes(send, status, _encode(data))
 
 
 async def _send_bytes(send: Send, status: int, body: bytes) -> None:
