@@ -9,7 +9,10 @@ request of a tool call's critical path. `OneWriteBackend` is httpcore's own
 network backend with its streams holding what is written until the next
 read, which is when httpcore has written the whole request and waits for
 the answer: the request leaves in one write. The HTTP framing, keep-alive
-and the checks before reusing a connection stay httpcore's.
+and the checks before reusing a connection stay httpcore's. A Unix socket
+(the service's own, the usual way) is read and written with asyncio's socket
+calls rather than through anyio's streams (`_SocketStream`); TCP stays on
+httpcore's anyio backend.
 
 Used by `arrowgate mcp`'s `engine.app.mcp.ServiceClient` (and the card of
 ``bench/mcp.py``). Imported only by them, as httpcore is slow to import.
@@ -125,7 +128,8 @@ class _SocketStream(httpcore.AsyncNetworkStream):
 
 
 class OneWriteBackend(httpcore.AsyncNetworkBackend):
-    """httpcore's default network backend, its connections sending each request at once."""
+    """httpcore's network backend (its anyio one for TCP, asyncio's socket calls for a Unix
+    socket), its connections sending each request at once."""
 
     def __init__(self) -> None:
         # httpcore's own backend on anyio (what it picks itself under asyncio).
