@@ -144,3 +144,15 @@ def test_cold_bench_smoke(tmp_path, capsys) -> None:
     out = capsys.readouterr().out
     assert "| 50 |" in out and "| 200 |" in out and "64 distinct queries" in out
     assert (worlds / "bench-50" / "bench.db").exists()  # kept: the second run reused it
+
+
+def test_mcp_floor_bench_smoke(tmp_path) -> None:
+    """The MCP floor's parts (hand-off, syncs, the engine alone) run on tiny sizes."""
+    from bench.mcp_floor import main
+
+    out = tmp_path / "floor.json"
+    assert main(["--smoke", "--dir", str(tmp_path), "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert {"handoff_us", "fsync_ms", "fdatasync_p90_ms", "engine_ms", "engine_cpu_ms"} <= \
+        set(figures)
+    assert figures["engine_ms"] > 0

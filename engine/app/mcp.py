@@ -396,8 +396,87 @@ class AgentMCP:
 
         options = self.server.create_initialization_options(
             notification_options=NotificationOptions(tools_changed=True))
-        async with stdio_server() as (read, write):
+        # The SDK's transport (its framing and parsing) over the pipes on the loop;
+        # when they are not pipes, over its own files read and written in threads.
+        async with _stdio_pipes() as pipes, stdio_server(*pipes) as (read, write):
             await self.server.run(read, write, options)
+
+
+class _PipeLines:
+    """Standard input as the SDK's stdio transport reads it: text lines, on the loop.
+
+    The SDK reads standard input line by line in a worker thread, and writes
+    standard output in one too: each message crosses threads twice (the
+    worker woken, then the loop). An MCP client starts this server with a
+    pipe at each end, which asyncio reads and writes on the loop itself
+    (issue 17: a tool call's two messages are on the agent's critical path).
+    """
+
+    def __init__(self, reader: Any) -> None:
+        self._reader = reader
+
+    def __aiter__(self) -> _PipeLines:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            line: bytes = await self._reader.readline()
+        except ValueError:
+            # A line beyond `MAX_BODY` (dropped by the reader): given on as one that
+            # is not JSON, so the SDK answers it as any unparsable message.
+            return "\n"
+        if not line:
+            raise StopAsyncIteration
+        # As the SDK's own stdin: UTF-8, a bad byte replaced (the line then fails to parse).
+        return line.decode("utf-8", "replace")
+
+
+class _PipeOut:
+    """Standard output as the SDK's stdio transport writes it (`_PipeLines`)."""
+
+    def __init__(self, writer: Any) -> None:
+        self._writer = writer
+
+    async def write(self, text: str) -> None:
+        """Send one message's line."""
+        self._writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        """Wait while the client is not reading (the pipe is full)."""
+        await self._writer.drain()
+
+
+@asynccontextmanager
+async def _stdio_pipes() -> AsyncIterator[tuple[Any, Any]]:
+    """Standard input and output on the loop when both are pipes or sockets, else
+    (None, None): the SDK's own files. A terminal or a file is left alone (made
+    non-blocking, it would be so for every other process sharing it too)."""
+    import asyncio
+    import os
+    import stat
+
+    try:
+        fds = [f.fileno() for f in (sys.stdin, sys.stdout)]
+        modes = [os.fstat(fd).st_mode for fd in fds]
+    except (OSError, ValueError, AttributeError):  # closed, or replaced by a non-file
+        modes = []
+    if not modes or not all(stat.S_ISFIFO(m) or stat.S_ISSOCK(m) for m in modes):
+        yield None, None
+        return
+    loop = asyncio.get_running_loop()
+    # Copies of the descriptors: the transports close theirs, never stdin and stdout.
+    # Lines as long as the largest answer the service gives (the default: 64 KiB).
+    reader = asyncio.StreamReader(limit=MAX_BODY)
+    read_transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(os.dup(fds[0]), "rb", 0))
+    write_transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, os.fdopen(os.dup(fds[1]), "wb", 0))
+    writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
+    try:
+        yield _PipeLines(reader), _PipeOut(writer)
+    finally:
+        read_transport.close()
+        write_transport.close()
 
 
 def _split(name: str) -> tuple[str, str]:

@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from fastapi import Request
 from starlette.responses import Response
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 
 __all__ = ["API_VERSION", "Caller", "MAX_BODY", "Service", "authenticate", "decision_json",
            "json_response", "may_act_as_card"]
+
+_T = TypeVar("_T")
 
 #: The version of the service's API (the ``/v1`` routes).
 API_VERSION = "1.0.0"
@@ -65,6 +68,9 @@ class Service:
 
     #: One engine wait per prompt, shared by every client waiting on it.
     prompt_waits: dict[str, asyncio.Task[Decision]] = field(default_factory=dict)
+    #: The waits `unless_closing` cuts short at shutdown, and the one task watching for it.
+    _cuts: set[asyncio.Timeout] = field(default_factory=set)
+    _cutter: asyncio.Task[None] | None = None
 
     def prompt_wait(self, prompt_id: str) -> asyncio.Task[Decision]:
         """The engine's wait for a prompt's answer, started once and shared."""
@@ -88,6 +94,38 @@ class Service:
         finally:
             for fut in (waiter, closer):
                 fut.cancel()
+
+    async def unless_closing(self, work: Coroutine[Any, Any, _T]) -> _T | None:
+        """``work`` awaited in this very task; None when the server shuts down first
+        (``work`` is then cancelled).
+
+        As `wait_unless_closing`, but without a task for the work and a wait on
+        both: when the work ends, the caller goes on in the same turn of the
+        loop, not two turns later (a tool call's wait is on the agent's critical
+        path; issue 17). One task per service watches for the shutdown.
+        """
+        if self.closing.is_set():
+            work.close()
+            return None
+        if self._cutter is None:
+            self._cutter = asyncio.get_running_loop().create_task(self._cut_at_close())
+        cut = asyncio.timeout(None)
+        self._cuts.add(cut)
+        try:
+            async with cut:
+                return await work
+        except TimeoutError:
+            if cut.expired():
+                return None
+            raise
+        finally:
+            self._cuts.discard(cut)
+
+    async def _cut_at_close(self) -> None:
+        await self.closing.wait()
+        now = asyncio.get_running_loop().time()
+        for cut in self._cuts:  # all entered: each is added right before it is entered
+            cut.reschedule(now)
 
     def feed_hub(self) -> Feeds:
         """The card feeds (made on first use, inside the running loop)."""

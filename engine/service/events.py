@@ -9,6 +9,12 @@ ring has moved past its cursor it is sent ``events.dropped`` with the count
 it lost, and goes on from the oldest event still kept. Every event is
 checked against consent again at the moment it is written to the client.
 
+The feed takes each event in the turn of the loop that committed it (the
+subscription calls it back), and a stream the server lets write straight to
+its connection (`CardFeed.serve`) is written to right then: a tool call's
+event reaches the card without waiting for a task to wake (issue 17).
+Otherwise (`CardFeed.stream`) the reader's task is woken and yields it.
+
 Sequence numbers start, per feed, from the time the feed was made (in
 milliseconds, times 1000), so an id from an earlier run of the server is
 always older than anything kept now and is answered with
@@ -22,7 +28,7 @@ import json
 import time
 from collections import deque
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from engine.core.events import Event
 
@@ -30,7 +36,7 @@ if TYPE_CHECKING:
     from engine.engine import Engine
     from engine.services.subscriptions import Subscription
 
-__all__ = ["KEEP", "CardFeed", "Feeds", "sse_frame"]
+__all__ = ["KEEP", "CardFeed", "Feeds", "Writer", "sse_frame"]
 
 #: Events kept per card for ``Last-Event-ID`` resumption.
 KEEP = 1000
@@ -41,6 +47,44 @@ def sse_frame(seq: int | None, type: str, data: dict[str, Any]) -> bytes:
     body = json.dumps({"type": type, "data": data}, default=str, separators=(",", ":"))
     head = f"id: {seq}\n" if seq is not None else ""
     return f"{head}event: {type}\ndata: {body}\n\n".encode()
+
+
+class Writer(Protocol):
+    """Where a direct stream's bytes go: the connection, written to at once.
+
+    The server's short way out (`engine.service.serve._Stream`): each `write`
+    goes to the client in that turn of the loop, framed as the response's
+    body needs.
+    """
+
+    def writable(self) -> bool:
+        """Whether a write now reaches the client: it is there and not pushing back."""
+
+    def gone(self) -> bool:
+        """Whether the client went away (nothing written reaches it any more)."""
+
+    def write(self, data: bytes) -> None:
+        """Send ``data`` now."""
+
+    async def drain(self) -> None:
+        """Wait until the client takes writes again (back-pressure ended, or it went)."""
+
+
+class _Reader:
+    """A direct stream's place in a feed: what it was sent last, and when."""
+
+    __slots__ = ("out", "cursor", "last", "poke")
+
+    def __init__(self, out: Writer, cursor: int, now: float) -> None:
+        self.out, self.cursor, self.last = out, cursor, now
+        #: Set when the reader's own task must look (a write failed in the commit's turn).
+        self.poke: asyncio.Future[Any] | None = None
+
+
+def _poke(reader: _Reader) -> None:
+    """Wake a direct reader's task, if it waits, to look at its stream again."""
+    if reader.poke is not None and not reader.poke.done():
+        reader.poke.set_result(None)
 
 
 class CardFeed:
@@ -55,14 +99,35 @@ class CardFeed:
         self.ring: deque[tuple[int, Event]] = deque(maxlen=keep)
         #: One future per reader waiting for the next event (or for the feed's end).
         self._waiting: list[asyncio.Future[Any]] = []
-        self._closed = False
-        self.task = asyncio.get_running_loop().create_task(self._drain())
+        #: The direct streams (`serve`): written to as each event is taken.
+        self._readers: list[_Reader] = []
+        self._loop = asyncio.get_running_loop()
+        #: Done when the feed ends (closed, or its subscription ended).
+        self.ended: asyncio.Future[None] = self._loop.create_future()
+        # Events are taken in the turn of the loop that committed them (the
+        # subscription calls back), not by a task woken a turn or two later: a
+        # tool call's event is on the agent's critical path (issue 17).
+        self.sub.listen(self._take)
 
-    async def _drain(self) -> None:
-        async for event in self.sub:
+    @property
+    def closed(self) -> bool:
+        """Whether the feed has ended."""
+        return self.ended.done()
+
+    def _take(self) -> None:
+        """The subscription has news: number its events, wake and write to the readers."""
+        for event in self.sub.ready():
             self.seq += 1
             self.ring.append((self.seq, event))
-            self._wake()
+        if self.sub.closed and not self.ended.done():
+            self.ended.set_result(None)
+        self._wake()
+        for reader in self._readers:
+            try:
+                self._push(reader)
+            except Exception:  # noqa: BLE001 -- in the engine's commit: the reader's task
+                # looks again by itself, and whatever failed fails there, ending only it.
+                _poke(reader)
 
     def _wake(self) -> None:
         waiting, self._waiting = self._waiting, []
@@ -71,11 +136,8 @@ class CardFeed:
                 fut.set_result(None)
 
     def close(self) -> None:
-        """End the feed: its subscription and its task; readers stop."""
-        self._closed = True
-        self.sub.close()
-        self.task.cancel()
-        self._wake()
+        """End the feed: its subscription; readers stop."""
+        self.sub.close()  # calls _take, which ends the feed
 
     def allowed(self, event: Event) -> bool:
         """The gate at the moment of sending (SPEC §3)."""
@@ -83,16 +145,90 @@ class CardFeed:
             return True
         return self._engine.events.allows(self.sub, event)
 
-    async def stream(self, last_id: int | None, *, heartbeat: float,
-                     closing: asyncio.Event) -> AsyncIterator[bytes]:
-        """SSE bytes from after ``last_id`` (None: from now) until ``closing`` is set."""
-        yield b": arrowgate events for card " + self.card.encode() + b"\n\n"
+    def _start(self, last_id: int | None) -> tuple[list[bytes], int]:
+        """A new reader's first bytes and cursor: after ``last_id`` (None: from now)."""
+        frames = [b": arrowgate events for card " + self.card.encode() + b"\n\n"]
         cursor = self.seq if last_id is None else last_id
         if cursor > self.seq or cursor < self.base:
             # An id this feed never gave (an earlier run of the server, or
             # invented): say that events may be lost, then go on from now.
-            yield sse_frame(None, "events.dropped", {"count": None, "reason": "unknown-id"})
+            frames.append(sse_frame(None, "events.dropped", {"count": None,
+                                                             "reason": "unknown-id"}))
             cursor = self.seq
+        return frames, cursor
+
+    def _push(self, reader: _Reader) -> None:
+        """Write to a direct reader what it has not had, each event gated now, in one write."""
+        out = reader.out
+        if reader.cursor >= self.seq:
+            return
+        if not out.writable():
+            # Pushing back: its task waits for the client to drain, then writes.
+            _poke(reader)
+            return
+        frames = []
+        first = self.ring[0][0]  # not empty: the reader is behind the newest event
+        if reader.cursor < first - 1:
+            frames.append(sse_frame(None, "events.dropped", {"count": first - 1 - reader.cursor}))
+            reader.cursor = first - 1
+        for i in range(reader.cursor - first + 1, len(self.ring)):
+            seq, event = self.ring[i]
+            reader.cursor = seq
+            if self.allowed(event):
+                frames.append(sse_frame(seq, event.type, event.data))
+        if frames:
+            out.write(b"".join(frames))
+            reader.last = self._loop.time()
+
+    async def serve(self, out: Writer, last_id: int | None, *, heartbeat: float,
+                    closing: asyncio.Event, gone: asyncio.Future[Any]) -> None:
+        """Write SSE to ``out`` from after ``last_id`` (None: from now) until ``closing``
+        is set, the feed ends or the client goes (``gone`` done, or ``out.gone()``).
+
+        The same stream as `stream`, written directly: each event goes out in
+        the turn of the loop that took it (the commit's), gated then; this task
+        only wakes for heartbeats, back-pressure, the end and the failures of
+        a write in the commit's turn. A client that pushes back is written to
+        again once it drains, from its cursor: when the ring has moved past
+        it, told ``events.dropped`` with the count, as `stream` does.
+        """
+        frames, cursor = self._start(last_id)
+        out.write(b"".join(frames))
+        reader = _Reader(out, cursor, self._loop.time())
+        self._readers.append(reader)
+        closer: asyncio.Future[Any] = asyncio.ensure_future(closing.wait())
+        drained: asyncio.Future[Any] | None = None
+        try:
+            while not (closing.is_set() or self.closed or gone.done() or out.gone()):
+                self._push(reader)
+                waits = {closer, gone, self.ended}
+                if not out.writable():
+                    if drained is None or drained.done():
+                        drained = asyncio.ensure_future(out.drain())
+                    waits.add(drained)
+                left = reader.last + heartbeat - self._loop.time()
+                if left <= 0:
+                    if out.writable():
+                        out.write(b": ping\n\n")
+                    reader.last = self._loop.time()
+                    continue
+                reader.poke = self._loop.create_future()
+                waits.add(reader.poke)
+                await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+                reader.poke = None
+        finally:
+            self._readers.remove(reader)
+            closer.cancel()
+            if drained is not None:
+                drained.cancel()
+
+    async def stream(self, last_id: int | None, *, heartbeat: float,
+                     closing: asyncio.Event) -> AsyncIterator[bytes]:
+        """SSE bytes from after ``last_id`` (None: from now) until ``closing`` is set
+        (for a server without the short way out: see `serve`)."""
+        frames, cursor = self._start(last_id)
+        for frame in frames:
+            yield frame
         # One wait on the server's closing for the whole stream, and one bare future
         # per wait for the next event: no task made and cancelled for every event
         # (an event is on a tool call's critical path; issue 17).
@@ -117,11 +253,11 @@ class CardFeed:
                         yield sse_frame(seq, event.type, event.data)
                 if sent or (self.ring and cursor < self.ring[0][0] - 1):
                     continue  # written meanwhile, or moved on: look again
-                if self._closed or self.task.done():
+                if self.closed:
                     return
                 # Nothing was awaited since the ring was read to its end, so no event
                 # can slip in between that and the waker's registration.
-                waker = asyncio.get_running_loop().create_future()
+                waker = self._loop.create_future()
                 self._waiting.append(waker)
                 done, _pending = await asyncio.wait({waker, closer}, timeout=heartbeat,
                                                     return_when=asyncio.FIRST_COMPLETED)
@@ -155,7 +291,7 @@ class Feeds:
             InvalidRequest: ``CARD_UNKNOWN`` when no custom card has that id.
         """
         feed = self._feeds.get(card)
-        if feed is None or feed.task.done():
+        if feed is None or feed.closed:
             # KEEP read now, not at import: a test may make it small.
             feed = self._feeds[card] = CardFeed(self._engine, card, keep=KEEP)
         return feed

@@ -1,5 +1,5 @@
 """The hot routes without the router: ``POST /v1/calls``, ``/v1/calls:batch``, health,
-and a tool call's round trip.
+a tool call's round trip and the card's event stream.
 
 A card's call is the request an app makes most. FastAPI's routing and
 dependency injection cost several times what the engine's decision does
@@ -19,10 +19,17 @@ accepts, a plain ``timeout`` — and hands anything else, body included, to
 FastAPI, so that every error is FastAPI's own. The open route's ``?wait=S``
 (the call and its wait in one request, so two requests instead of three) is
 answered here too, when S is a plain number.
+
+A card's event stream (``GET /v1/events``) carries the ``tool.call`` event on
+that path too: the lane writes it straight to the connection through the
+server's short way out (`FastLane._events`, `engine.service.events.CardFeed.serve`),
+in the turn of the loop that committed the call, when the request is plain;
+else FastAPI's route streams it through Starlette.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from operator import attrgetter
@@ -39,6 +46,7 @@ from engine.service.context import (
     decision_json,
     may_act_as_card,
 )
+from engine.service.events import Writer
 from engine.service.models import BatchBody, CallBody
 from engine.service.problems import ServiceError, error_response, validation_problem
 from engine.service.toolroutes import (
@@ -106,11 +114,21 @@ def _json_content(scope: Scope) -> bool:
 class _Direct(Protocol):
     """The server's short way in and out for one request (`engine.service.serve._Direct`)."""
 
+    def stream(self, head: bytes) -> _Stream | None:
+        """Begin a streamed answer; None (nothing sent) when ASGI's way must be used."""
+
     def body(self) -> bytes | None:
         """The whole body if it has all arrived, else None."""
 
     def respond(self, status: int, head: bytes, body: bytes) -> bool:
         """Send the whole answer; False (nothing sent) when ASGI's way must be used."""
+
+
+class _Stream(Writer, Protocol):
+    """A streamed answer's body (`engine.service.serve._Stream`)."""
+
+    def end(self) -> None:
+        """The body is complete."""
 
 
 class FastLane:
@@ -126,6 +144,9 @@ class FastLane:
         method, path = scope["method"], scope["path"]
         if path == "/v1/health" and method == "GET":
             await _answer(scope, send, _HEALTH)
+            return
+        if path == "/v1/events" and method == "GET":
+            await self._events(scope, receive, send)
             return
         if method != "POST" or path not in _CALL_ROUTES:
             if path.startswith("/v1/tool-calls"):
@@ -221,6 +242,12 @@ class FastLane:
             await self.app(scope, receive, send)
             return
         principal = found[1]
+        if kind != "wait":
+            # Neither client sends its next request before a commit this one
+            # leads to: the agent's next call comes after it has this one's
+            # result, the card's next answer after the next call's event. So
+            # the server's group commit need not wait for them (serve._Expected).
+            scope["arrowgate.once"] = True
         answer: dict[str, Any] | None
         query = scope.get("query_string", b"")
         try:
@@ -254,7 +281,52 @@ class FastLane:
         except (ServiceError, ConsentError) as exc:
             await error_response(exc)(scope, receive, send)
             return
-        await _send(send, 200, answer)
+        # Straight to the connection when the server offers it (as a call's answer):
+        # not two messages through uvicorn's send, on the agent's critical path.
+        await _answer(scope, send, _encode(answer))
+
+
+    async def _events(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """``GET /v1/events`` written straight to the connection, when the request is
+        plain and the server offers its short way out; else FastAPI's route.
+
+        FastAPI's route answers through Starlette's ``StreamingResponse``: each
+        event is a task's wake-up, a message through the middleware and
+        uvicorn's ``send``, then the coalesced write a turn later — four or
+        five turns of the loop after the commit, on a tool call's critical
+        path (issue 17). Here each event is written in the commit's own turn
+        (`CardFeed.serve`), with the same gate, resumption, heartbeat and
+        ``events.dropped``. Taken only when FastAPI would stream too: a known
+        token that may read the card, ``card`` absent or a plain id, and
+        ``Last-Event-ID`` absent or plain digits.
+        """
+        direct: _Direct | None = scope.get("arrowgate.direct")
+        found = self.service.tokens.lookup(_bearer(scope) or "") if direct is not None else None
+        card, last = _events_request(scope)
+        principal = found[1] if found is not None else None
+        if principal is None or card == "":
+            pass
+        elif principal.kind == "card" and card in (None, principal.node):
+            card = principal.node
+        elif not (principal.is_operator and card):
+            card = ""
+        feed = None
+        if principal is not None and card:
+            try:
+                feed = self.service.feed_hub().get(card)
+            except ConsentError:
+                pass  # no such card: FastAPI's route says so
+        out = direct.stream(_EVENTS_HEAD) if feed is not None and direct is not None else None
+        if feed is None or out is None:
+            await self.app(scope, receive, send)
+            return
+        gone = asyncio.ensure_future(_disconnected(receive))
+        try:
+            await feed.serve(out, last, heartbeat=self.service.heartbeat,
+                             closing=self.service.closing, gone=gone)
+        finally:
+            gone.cancel()
+            out.end()
 
 
 _M = TypeVar("_M", ToolCallBody, ToolAnswerBody)
@@ -271,6 +343,39 @@ def _model(scope: Scope, raw: bytes, model: type[_M]) -> _M | None:
         return model.model_validate(data)
     except (ValueError, ValidationError):  # JSON, UTF-8 or the model
         return None
+
+
+def _events_request(scope: Scope) -> tuple[str | None, int | None]:
+    """An events request's ``card`` (None: not given) and ``Last-Event-ID`` (None: not
+    given), when both are plain; ``""`` as the card when not (FastAPI answers it)."""
+    query = scope.get("query_string", b"")
+    card: str | None = None
+    if query:
+        key, _, value = query.partition(b"=")
+        if key != b"card" or not _PLAIN_ID.fullmatch(value):
+            return "", None
+        card = value.decode("ascii")
+    ids = [value for name, value in scope.get("headers", ()) if name == b"last-event-id"]
+    if not ids:
+        return card, None
+    if len(ids) > 1 or not _PLAIN_SEQ.fullmatch(ids[0]):
+        return "", None
+    return card, int(ids[0])
+
+
+#: A card's id as a query gives it unchanged (nothing to decode), within the route's bound.
+_PLAIN_ID = re.compile(rb"[A-Za-z0-9._:~-]{1,256}")
+#: A ``Last-Event-ID`` that is plainly a sequence number (the route's bound: 40 characters).
+_PLAIN_SEQ = re.compile(rb"[0-9]{1,40}")
+#: The events stream's header lines, as Starlette's ``StreamingResponse`` writes them.
+_EVENTS_HEAD = (b"cache-control: no-store\r\nx-accel-buffering: no\r\n"
+                b"content-type: text/event-stream; charset=utf-8\r\n")
+
+
+async def _disconnected(receive: Receive) -> None:
+    """Return once the client has gone (uvicorn says so through ``receive``)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 def _seconds(query: bytes, name: bytes, default: float) -> float | None:
@@ -472,10 +577,6 @@ def _decisions_bytes(decisions: list[Decision], batch: bool) -> bytes:
             return _encode({"decisions": answer} if batch else answer[0])
         parts.append(data)
     return b'{"decisions":[' + b",".join(parts) + b"]}" if batch else parts[0]
-
-
-async def _send(send: Send, status: int, data: dict[str, Any]) -> None:
-    await _send_bytes(send, status, _encode(data))
 
 
 async def _send_bytes(send: Send, status: int, body: bytes) -> None:

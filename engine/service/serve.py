@@ -255,6 +255,12 @@ class _Expected:
     can join the commit, so it is made the moment that request's operation
     is done. Answers the store's ``hold`` question
     (`engine.store.transactions.schedule_flush`).
+
+    A request the handler marks ``scope["arrowgate.once"]`` does not make its
+    client expected: one whose client cannot send the next before something
+    else has committed (a card answers a tool call only once it has the
+    event of the next one, which comes only after that call's commit), so
+    waiting for it would only delay the commit it waits on (issue 17).
     """
 
     __slots__ = ("_read", "_answered", "_clock", "_busy", "before_commit")
@@ -284,11 +290,13 @@ class _Expected:
             if self._busy > 1:
                 self._read = True
 
-    def answered(self, conn: object) -> None:
-        """A writing request on ``conn`` was answered."""
+    def answered(self, conn: object, *, expect: bool = True) -> None:
+        """A writing request on ``conn`` was answered (``expect``: its client may
+        send the next one soon, so a commit may wait briefly for it)."""
         self._busy -= 1
         self._answered.pop(conn, None)  # re-inserted last: the dict stays in time order
-        self._answered[conn] = self._clock()
+        if expect:
+            self._answered[conn] = self._clock()
 
     def gone(self, conn: object, unanswered: int = 0) -> None:
         """``conn`` closed, ``unanswered`` of its writing requests never answered."""
@@ -372,6 +380,75 @@ class _Direct:
         cycle.on_response()
         return True
 
+    def stream(self, head: bytes) -> _Stream | None:
+        """Begin a streamed 200 answer (chunked): its head sent now, ``head`` its header
+        lines (each ending CRLF); the body is written through the `_Stream` returned.
+
+        None, having sent nothing, when ASGI's way must be used (as `respond`).
+        """
+        cycle, protocol = self._cycle(), self._protocol
+        if cycle is None or cycle.response_started or cycle.disconnected or cycle.access_log or \
+                protocol.flow.write_paused or protocol.transport.is_closing():
+            return None
+        parts = [protocol.status_lines[200]]
+        for name, value in cycle.default_headers:
+            parts += (name, b": ", value, b"\r\n")
+        parts += (head, b"transfer-encoding: chunked\r\n")
+        if not cycle.keep_alive:
+            parts.append(b"connection: close\r\n")
+        parts.append(b"\r\n")
+        cycle.response_started = True
+        cycle.waiting_for_100_continue = False
+        protocol._coalescing.write_now(b"".join(parts))
+        return _Stream(protocol, cycle)
+
+
+class _Stream:
+    """A streamed answer's body, written straight to the connection (`_Direct.stream`).
+
+    What uvicorn's ``send`` does for a chunked body, without a coroutine and a
+    queue of messages per write: each `write` is one chunk, sent in this turn
+    of the loop; `end` writes the last chunk and completes the cycle as
+    uvicorn's ``send`` would. After the client is gone, writes are dropped,
+    as uvicorn drops them.
+    """
+
+    __slots__ = ("_protocol", "_cycle")
+
+    def __init__(self, protocol: Any, cycle: Any) -> None:
+        self._protocol, self._cycle = protocol, cycle
+
+    def gone(self) -> bool:
+        """The client went away, or the connection is closing."""
+        return bool(self._cycle.disconnected or self._protocol.transport.is_closing())
+
+    def writable(self) -> bool:
+        """A write now reaches the client: it is there and not pushing back."""
+        return not (self._protocol.flow.write_paused or self.gone() or
+                    self._cycle.response_complete)
+
+    def write(self, data: bytes) -> None:
+        """One chunk of the body, sent now (dropped when the client is gone)."""
+        if data and not self.gone() and not self._cycle.response_complete:
+            self._protocol._coalescing.write_now(b"%x\r\n%b\r\n" % (len(data), data))
+
+    async def drain(self) -> None:
+        """Wait until the client takes writes again (uvicorn ends the wait when it goes)."""
+        await self._protocol.flow.drain()
+
+    def end(self) -> None:
+        """The body is complete: the last chunk, and the cycle completed."""
+        cycle, protocol = self._cycle, self._protocol
+        if cycle.response_complete or cycle.disconnected:
+            return
+        if not protocol.transport.is_closing():
+            protocol._coalescing.write_now(b"0\r\n\r\n")
+        cycle.response_complete = True
+        cycle.message_event.set()
+        if not cycle.keep_alive:
+            protocol.transport.close()
+        cycle.on_response()
+
 
 def _protocol(unix: bool, expected: _Expected, outbox: _Outbox) -> Any:
     """uvicorn's httptools protocol, writes coalesced; on a Unix socket, peers known.
@@ -427,6 +504,7 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox) -> Any:
             # The whole answer is written: send it now, not a turn later.
             self._coalescing.flush()
             if self._writes and self._writes.popleft():
+                expected.answered(self, expect=not self.scope.get("arrowgate.once"))
                 expected.answered(self)
             # What HttpToolsProtocol.on_response_complete does, but the keep-alive
             # timer is armed only when none is.

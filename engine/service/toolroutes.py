@@ -22,7 +22,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi import APIRouter, Depends, FastAPI, Query
@@ -31,6 +30,7 @@ from starlette.responses import Response
 
 from engine.core.checks import check_card
 from engine.core.decision import Decision
+from engine.core.errors import ConsentError
 from engine.service.context import Caller, Service, decision_json, json_response
 from engine.service.models import DecisionOut
 from engine.service.problems import ServiceError
@@ -231,14 +231,18 @@ async def tool_call_after_wait(service: Service, principal: Principal, call_id: 
     tc = _visible(engine, call_id, principal)
     if not tc.is_open or engine.tool_call_holds(tc):
         return _json(engine, tc)
-    waiter = asyncio.ensure_future(engine.wait_tool(call_id, timeout=timeout,
-                                                    until_held=True))
-    await service.wait_unless_closing(waiter, timeout)
-    if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
+    # Waited in this task (no task of its own and a wait on both it and the
+    # shutdown): the answer leaves in the turn of the loop the commit wakes it in.
+    try:
+        found = await service.unless_closing(engine.wait_tool(call_id, timeout=timeout,
+                                                              until_held=True))
+    except ConsentError:
+        found = None  # gone meanwhile: said below, as a GET would say it
+    if found is not None:
         # The tool call as the wait saw it at its end: the same call, already
         # visible to this principal (a resolved call is read from the store,
         # so reading it once more would cost a query for nothing).
-        return _json(engine, waiter.result())
+        return _json(engine, found)
     return _json(engine, _visible(engine, call_id, principal))
 
 

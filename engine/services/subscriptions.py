@@ -109,6 +109,22 @@ class Subscription:
         self._dropped = 0
         self._wakeup = asyncio.Event()
         self._closed = False
+        self._listener: Callable[[], None] | None = None
+
+    @property
+    def closed(self) -> bool:
+        """Whether the subscription has ended."""
+        return self._closed
+
+    def listen(self, listener: Callable[[], None]) -> None:
+        """Call ``listener`` whenever an event is offered or the subscription ends.
+
+        For a reader that takes events (`ready`) at once instead of iterating:
+        the service's event streams, which write a tool call's event in the
+        turn of the loop that committed it, not a task's wake-up later
+        (issue 17). It runs inside the engine's commit: it must not raise.
+        """
+        self._listener = listener
 
     def offer(self, event: Event) -> None:
         """Called by the hub: keep the event for the card to take later."""
@@ -119,12 +135,16 @@ class Subscription:
             self._dropped += 1
         self._buffer.append(event)
         self._wakeup.set()
+        if self._listener is not None:
+            self._listener()
 
     def close(self) -> None:
         """End the subscription: the iterator stops."""
         self._closed = True
         self._hub.remove(self)
         self._wakeup.set()
+        if self._listener is not None:
+            self._listener()
 
     def __aiter__(self) -> AsyncIterator[Event]:
         return self

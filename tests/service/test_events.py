@@ -165,3 +165,211 @@ async def test_a_waiting_reader_costs_one_future_however_long_it_waits(tmp_path)
         feed.close()
     finally:
         engine.close()
+
+
+def _counting(monkeypatch) -> dict[str, int]:
+    """Count the streams written directly (`CardFeed.serve`) and through ASGI (`stream`)."""
+    from engine.service.events import CardFeed
+
+    counts = {"direct": 0, "asgi": 0}
+    serve, stream = CardFeed.serve, CardFeed.stream
+
+    async def counted_serve(self, *args, **kwargs):
+        counts["direct"] += 1
+        await serve(self, *args, **kwargs)
+
+    def counted_stream(self, *args, **kwargs):
+        counts["asgi"] += 1
+        return stream(self, *args, **kwargs)
+
+    monkeypatch.setattr(CardFeed, "serve", counted_serve)
+    monkeypatch.setattr(CardFeed, "stream", counted_stream)
+    return counts
+
+
+def test_plain_requests_are_written_directly_and_the_rest_by_fastapi(setup, monkeypatch) -> None:
+    """The short way takes only what FastAPI's route would stream too, and streams it
+    alike; anything else (an odd header or query, an error) is FastAPI's own answer."""
+    server, op, c1 = setup
+    counts = _counting(monkeypatch)
+    with c1.stream("GET", "/v1/events") as r:
+        _toggle(op, 1)
+        (direct,) = read_frames(r, 1)
+        head = dict(r.headers)
+    assert counts == {"direct": 1, "asgi": 0}
+    assert head["content-type"] == "text/event-stream; charset=utf-8"
+    assert head["cache-control"] == "no-store" and head["x-accel-buffering"] == "no"
+    assert head["transfer-encoding"] == "chunked"
+    # FastAPI reads "+N" and "N_N" as numbers: streamed there, resumed alike
+    before = int(direct["id"]) - 1
+    for value, params in ((f"+{before}", None), (f"{before // 10}_{before % 10}",
+                                                  {"card": "c1"})):
+        with c1.stream("GET", "/v1/events", params=params,
+                       headers={"Last-Event-ID": value}) as r:
+            (frame,) = read_frames(r, 1)
+        assert frame["id"] == direct["id"] and frame["data"] == direct["data"]
+    assert counts == {"direct": 1, "asgi": 2}
+    # the operator naming the card, percent-encoded: FastAPI decodes it
+    with op.stream("GET", "/v1/events?card=%63%31",
+                   headers={"Last-Event-ID": str(before)}) as r:
+        (frame,) = read_frames(r, 1)
+    assert frame["id"] == direct["id"] and counts == {"direct": 1, "asgi": 3}
+    # errors: FastAPI's, whichever way the request would have gone
+    for client, url, headers, status in (
+            (op, "/v1/events", {}, 400),                        # the operator names no card
+            (op, "/v1/events?card=zz", {}, None),               # no such card
+            (c1, "/v1/events?card=c2", {}, 403),                # another card's events
+            (c1, "/v1/events", {"Last-Event-ID": "x"}, 400),    # not a number
+            (server.client(token="nope"), "/v1/events", {}, 401)):
+        r = client.get(url, headers=headers)
+        assert r.status_code >= 400 and (status is None or r.status_code == status), r.text
+        assert r.headers["content-type"] == "application/problem+json"
+    assert counts == {"direct": 1, "asgi": 3}
+
+
+class _Writer:
+    """A connection for `CardFeed.serve`: what it was sent, and whether it takes more."""
+
+    def __init__(self) -> None:
+        import asyncio
+
+        self.sent: list[bytes] = []
+        self.paused = False
+        self.fail = False
+        self.drained = asyncio.Event()
+        self.drained.set()
+
+    def writable(self) -> bool:
+        return not self.paused
+
+    def gone(self) -> bool:
+        return False
+
+    def write(self, data: bytes) -> None:
+        if self.fail:
+            raise OSError("the write failed")
+        self.sent.append(data)
+
+    async def drain(self) -> None:
+        await self.drained.wait()
+
+    def frames(self) -> list[dict]:
+        out = []
+        for block in b"".join(self.sent).decode().split("\n\n"):
+            lines = dict(line.split(": ", 1) for line in block.splitlines()
+                         if not line.startswith(":"))
+            if lines:
+                out.append({**lines, "data": json.loads(lines["data"])})
+        return out
+
+
+async def _tool_engine(tmp_path):
+    from engine import Engine, World, file_digests
+
+    tools = {"name": "acme.t", "version": "1.0.0", "permissions": {},
+             "tools": [{"name": "echo", "input": {"type": "object"}}]}
+    engine = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None))
+    await engine.create_workspace("w1", str(tmp_path))
+    await engine.offer("acme.t", tools, file_digests({"manifest.json": json.dumps(tools)}))
+    await engine.install("acme.t")
+    await engine.add_node({"id": "c1", "type": "card", "package": "acme.t"}, workspace="w1")
+    await engine.add_node({"id": "a1", "type": "agent"}, workspace="w1")
+    await engine.add_arrow({"id": "e1", "from": "a1", "to": "c1"})
+    return engine
+
+
+async def test_a_direct_stream_is_written_in_the_commits_turn_and_waits_out_back_pressure(
+        tmp_path, monkeypatch) -> None:
+    """The event is written before the commit's caller resumes; a client that pushes
+    back gets nothing meanwhile, then what is still kept, told what it lost."""
+    import asyncio
+
+    from engine.service.events import CardFeed
+
+    engine = await _tool_engine(tmp_path)
+    try:
+        feed = CardFeed(engine, "c1", keep=2)
+        out, gone, closing = _Writer(), asyncio.get_running_loop().create_future(), \
+            asyncio.Event()
+        serving = asyncio.ensure_future(feed.serve(out, None, heartbeat=60, closing=closing,
+                                                   gone=gone))
+        await asyncio.sleep(0)
+        await engine.tool("a1", "c1", "echo", {"n": 1})
+        # written in the commit's turn: the caller has it already
+        assert [f["event"] for f in out.frames()] == ["tool.call"]
+        out.paused, out.sent = True, []
+        out.drained.clear()
+        for n in (2, 3, 4):
+            await engine.tool("a1", "c1", "echo", {"n": n})
+        assert out.sent == []  # pushing back: nothing written, the cursor stays
+        out.paused = False
+        out.drained.set()
+        await asyncio.sleep(0.05)
+        frames = out.frames()
+        assert frames[0]["event"] == "events.dropped"
+        assert frames[0]["data"]["data"] == {"count": 1}
+        assert [f["data"]["data"]["args"]["n"] for f in frames[1:]] == [3, 4]
+        # the client goes: the stream ends, the feed forgets it
+        gone.set_result(None)
+        await asyncio.wait_for(serving, 10)
+        assert feed._readers == []
+        feed.close()
+    finally:
+        engine.close()
+
+
+async def test_a_failed_write_fails_its_stream_not_the_commit(tmp_path) -> None:
+    """A write that raises in the commit's turn leaves the commit and other waiters
+    alone; the stream's own task meets the error and ends; heartbeats go out when idle."""
+    import asyncio
+
+    from engine.service.events import CardFeed
+
+    engine = await _tool_engine(tmp_path)
+    try:
+        feed = CardFeed(engine, "c1")
+        out, closing = _Writer(), asyncio.Event()
+        gone = asyncio.get_running_loop().create_future()
+        serving = asyncio.ensure_future(feed.serve(out, None, heartbeat=0.01, closing=closing,
+                                                   gone=gone))
+        await asyncio.sleep(0.05)
+        assert b"".join(out.sent).count(b": ping\n\n") >= 2
+        out.fail = True
+        d = await engine.tool("a1", "c1", "echo", {})
+        assert d.allowed  # committed and answered, whatever the stream did
+        with pytest.raises(OSError):
+            await asyncio.wait_for(serving, 10)
+        assert feed._readers == []
+        # the server closing ends a stream too
+        serving = asyncio.ensure_future(feed.serve(_Writer(), None, heartbeat=60,
+                                                   closing=closing, gone=gone))
+        await asyncio.sleep(0)
+        closing.set()
+        await asyncio.wait_for(serving, 10)
+        # and so does the feed's end
+        closing.clear()
+        serving = asyncio.ensure_future(feed.serve(_Writer(), None, heartbeat=60,
+                                                   closing=closing, gone=gone))
+        await asyncio.sleep(0)
+        feed.close()
+        await asyncio.wait_for(serving, 10)
+        assert feed.closed and feed._readers == []
+    finally:
+        engine.close()
+
+
+def test_a_direct_stream_ends_cleanly_when_the_server_stops(setup, monkeypatch) -> None:
+    """On shutdown the stream's body is completed (its last chunk sent), not cut off."""
+    server, op, c1 = setup
+    counts = _counting(monkeypatch)
+    with c1.stream("GET", "/v1/events") as r:
+        lines = r.iter_lines()
+        assert next(lines).startswith(": arrowgate events")
+        server.stop()
+        rest = list(lines)  # ends without an error: the chunked body is complete
+    assert all(not line or line.startswith(":") for line in rest)
+    assert counts == {"direct": 1, "asgi": 0}
+    server.thread.join(timeout=60)
+    assert not server.thread.is_alive()
+    for client in server.clients:
+        client.close()

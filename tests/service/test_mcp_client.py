@@ -224,14 +224,24 @@ async def test_a_tool_call_is_one_request_and_an_older_service_still_works(
 
 
 
-async def test_a_request_leaves_in_one_write(tmp_path: Path) -> None:
+async def test_a_request_leaves_in_one_write(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """Head and body of a POST are one write on the socket (`engine.app.onewrite`): the
-    service is woken once per request, not once for the head and again for the body."""
+    service is woken once per request, not once for the head and again for the body —
+    on a Unix socket (asyncio's own socket calls) and over TCP (httpcore's anyio streams)."""
     import httpcore
 
     from engine.app.onewrite import OneWriteBackend
 
     writes: list[bytes] = []
+    loop = asyncio.get_running_loop()
+    sendall = loop.sock_sendall
+
+    async def recording_sendall(sock: object, data: bytes) -> None:
+        writes.append(bytes(data))
+        await sendall(sock, data)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(loop, "sock_sendall", recording_sendall)
 
     class Recording(httpcore.AsyncNetworkStream):
         def __init__(self, stream: httpcore.AsyncNetworkStream) -> None:
@@ -251,18 +261,75 @@ async def test_a_request_leaves_in_one_write(tmp_path: Path) -> None:
             return self.stream.get_extra_info(info)
 
     class Underneath(httpcore.AnyIOBackend):
-        async def connect_unix_socket(self, *args: object, **kwargs: object) -> Recording:
-            return Recording(await super().connect_unix_socket(*args, **kwargs))  # type: ignore[arg-type]
+        async def connect_tcp(self, *args: object, **kwargs: object) -> Recording:
+            return Recording(await super().connect_tcp(*args, **kwargs))  # type: ignore[arg-type]
 
-    backend = OneWriteBackend()
-    backend._backend = Underneath()
+    body = b'{"text": "' + b"x" * 5000 + b'"}'
     async with Scripted(tmp_path / "s", [_ok({"n": 1}), _ok({"n": 2})]) as server:
         async with httpcore.AsyncConnectionPool(uds=str(server.path),
-                                                network_backend=backend) as pool:
+                                                network_backend=OneWriteBackend()) as pool:
             for n in (1, 2):
                 r = await pool.request("POST", "http://x/v1/tool-calls",
                                        headers=[(b"Content-Type", b"application/json")],
-                                       content=b'{"text": "' + b"x" * 5000 + b'"}')
+                                       content=body)
                 assert json.loads(r.content) == {"n": n}
-    assert len(writes) == 2  # one per request, the connection kept
-    assert writes[0] == server.requests[0] and writes[0].endswith(b"x" * 5000 + b'"}')
+    assert len(writes) == 2 and server.connections == 1  # one per request, the connection kept
+    assert writes[0] == server.requests[0] and writes[0].endswith(body)
+
+    writes.clear()
+    received: list[bytes] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while len(received) < 2:
+            head = await reader.readuntil(b"\r\n\r\n")
+            received.append(head + await reader.readexactly(len(body)))
+            writer.write(_ok({"n": len(received)}))
+            await writer.drain()
+        writer.close()
+
+    tcp = await asyncio.start_server(serve, "127.0.0.1", 0)
+    port = tcp.sockets[0].getsockname()[1]
+    backend = OneWriteBackend()
+    backend._backend = Underneath()
+    try:
+        async with httpcore.AsyncConnectionPool(network_backend=backend) as pool:
+            for n in (1, 2):
+                r = await pool.request("POST", f"http://127.0.0.1:{port}/v1/tool-calls",
+                                       headers=[(b"Content-Type", b"application/json")],
+                                       content=body)
+                assert json.loads(r.content) == {"n": n}
+    finally:
+        tcp.close()
+        await tcp.wait_closed()
+    assert len(writes) == 2 and writes == received
+
+
+async def test_stdio_pipes_are_read_and_written_on_the_loop(monkeypatch, tmp_path) -> None:
+    """Pipes at both ends: lines read and written by asyncio (no worker thread), a line
+    beyond the limit given on as unparsable, the end of input ending the lines; a file
+    or terminal at either end: the SDK's own files (None, None)."""
+    import os
+
+    monkeypatch.setattr(mcp, "MAX_BODY", 64)
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    with open(in_r, "rb", 0) as stdin, open(out_w, "wb", 0) as stdout:
+        monkeypatch.setattr("sys.stdin", stdin)
+        monkeypatch.setattr("sys.stdout", stdout)
+        async with mcp._stdio_pipes() as (lines, out):
+            assert isinstance(lines, mcp._PipeLines)
+            os.write(in_w, b'{"a": 1}\n' + b"x" * 100 + b'\n{"b": "\xc3\xa9"}\n')
+            os.close(in_w)
+            got = [line async for line in lines]
+            await out.write('{"c": "\u00e9"}\n')
+            await out.flush()
+        # the transports closed their copies: stdin and stdout stay open
+        assert not stdin.closed and not stdout.closed
+    # the line beyond the limit is dropped, given on as one that does not parse
+    assert got == ['{"a": 1}\n', "\n", '{"b": "\u00e9"}\n']
+    assert os.read(out_r, 100) == '{"c": "\u00e9"}\n'.encode()
+    os.close(out_r)
+    with open(tmp_path / "in.txt", "w+b") as regular:
+        monkeypatch.setattr("sys.stdin", regular)
+        async with mcp._stdio_pipes() as pipes:
+            assert pipes == (None, None)

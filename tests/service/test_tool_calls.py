@@ -150,3 +150,40 @@ def test_open_and_wait_in_one_request(serve_at: Callable[..., Running], tmp_path
         r = a1.post(f"/v1/tool-calls?wait={bad}", json=body)
         assert r.status_code == 400, (bad, r.text)
     assert running.client().get("/v1/log", params={"arrow": "e1"}).json() == before
+
+
+def test_a_tool_calls_wait_ends_when_the_server_stops(serve_at: Callable[..., Running],
+                                                      tmp_path: Path) -> None:
+    """A long wait (on its own route, or with the open) is answered, the call still open,
+    as soon as the server shuts down, not when its time is up."""
+    import time
+
+    running = serve_at()
+    tokens = build(running, tmp_path / "proj")
+    a1 = running.client(token=tokens["a1"])
+    answers: dict[str, tuple[int, dict, float]] = {}
+    opened = a1.post("/v1/tool-calls", json={"agent": "a1", "card": "c1", "tool": "ping"})
+    call_id = opened.json()["id"]
+
+    def ask(name: str, method: str, url: str, body: dict | None = None) -> None:
+        t = time.monotonic()
+        r = a1.request(method, url, json=body)
+        answers[name] = (r.status_code, r.json(), time.monotonic() - t)
+
+    waits = [threading.Thread(target=ask, args=("wait", "GET",
+                                                f"/v1/tool-calls/{call_id}/wait?timeout=60")),
+             threading.Thread(target=ask, args=("open", "POST", "/v1/tool-calls?wait=60",
+                                                {"agent": "a1", "card": "c1", "tool": "ping"}))]
+    for thread in waits:
+        thread.start()
+    time.sleep(0.5)
+    running.stop()
+    for thread in waits:
+        thread.join(timeout=30)
+    status, body, took = answers["wait"]
+    assert status == 200 and body["state"] == "open" and took < 20
+    status, body, took = answers["open"]
+    assert status == 200 and body["call"]["state"] == "open" and took < 20
+    running.thread.join(timeout=60)
+    for client in running.clients:
+        client.close()
