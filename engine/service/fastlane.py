@@ -123,6 +123,9 @@ class _Direct(Protocol):
     def respond(self, status: int, head: bytes, body: bytes) -> bool:
         """Send the whole answer; False (nothing sent) when ASGI's way must be used."""
 
+    def idle(self) -> None:
+        """The request writes nothing more, it only waits: not counted in flight."""
+
 
 class _Stream(Writer, Protocol):
     """A streamed answer's body (`engine.service.serve._Stream`)."""
@@ -268,9 +271,11 @@ class FastLane:
                     return  # the client went away
                 if kind == "open":
                     call = _model(scope, raw, ToolCallBody)
+                    direct: _Direct | None = scope.get("arrowgate.direct")
                     answer = None if call is None else \
                         await open_tool_call(self.service, principal, call,
-                                             None if wait < 0 else wait)
+                                             None if wait < 0 else wait,
+                                             None if direct is None else direct.idle)
                 else:
                     result = _model(scope, raw, ToolAnswerBody)
                     answer = None if result is None else \

@@ -290,13 +290,21 @@ class _Expected:
             if self._busy > 1:
                 self._read = True
 
-    def answered(self, conn: object, *, expect: bool = True) -> None:
+    def answered(self, conn: object, *, expect: bool = True, counted: bool = True) -> None:
         """A writing request on ``conn`` was answered (``expect``: its client may
-        send the next one soon, so a commit may wait briefly for it)."""
-        self._busy -= 1
+        send the next one soon, so a commit may wait briefly for it; ``counted``:
+        it was still among the requests in flight, not gone `idle` before)."""
+        if counted:
+            self._busy -= 1
         self._answered.pop(conn, None)  # re-inserted last: the dict stays in time order
         if expect:
             self._answered[conn] = self._clock()
+
+    def idle(self) -> None:
+        """A writing request writes nothing more and only waits (a tool call's
+        ``?wait``): no longer one a commit could gather, nor one that keeps
+        another caller from being alone."""
+        self._busy -= 1
 
     def gone(self, conn: object, unanswered: int = 0) -> None:
         """``conn`` closed, ``unanswered`` of its writing requests never answered."""
@@ -332,15 +340,30 @@ class _Direct:
     no and the lane uses ASGI as before.
     """
 
-    __slots__ = ("_protocol", "_cycle", "_outbox")
+    __slots__ = ("_protocol", "_cycle", "_outbox", "_expected")
 
-    def __init__(self, protocol: Any, cycle: Any, outbox: _Outbox | None) -> None:
+    def __init__(self, protocol: Any, cycle: Any, outbox: _Outbox | None,
+                 expected: _Expected | None = None) -> None:
         # The cycle holds the scope, which holds this: held weakly, so a request
         # leaves no reference cycle behind for the collector (the request's task
         # holds the cycle while it runs).
         self._protocol, self._cycle = protocol, weakref.ref(cycle)
         #: Where answers wait for the turn's others (None: written at once).
         self._outbox = outbox
+        #: The server's count of writing requests in flight (`idle`).
+        self._expected = expected
+
+    def idle(self) -> None:
+        """This request writes nothing more and only waits for something to happen
+        (a tool call's answer): the group commit no longer counts it in flight, so a
+        lone caller beside it is still committed at once (`_Expected`)."""
+        cycle = self._cycle()
+        if cycle is None or self._expected is None:
+            return
+        scope = cycle.scope
+        if scope.get("method") != "GET" and not scope.get("arrowgate.idle"):
+            scope["arrowgate.idle"] = True
+            self._expected.idle()
 
     def body(self) -> bytes | None:
         """The whole request body when it has all arrived, else None (use ``receive``)."""
@@ -464,7 +487,9 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox) -> Any:
         _idle_since: float | None = None
         #: Whether each request read and not yet answered may write, oldest first
         #: (pipelined requests are answered in order).
-        _writes: collections.deque[bool]
+        #: Each request read and not yet answered, in order: its scope when it may
+        #: write (any method but GET), else None.
+        _writes: collections.deque[dict[str, Any] | None]
         #: uvicorn's status lines, for `_Direct.respond` (imported once, here).
         status_lines = STATUS_LINE
 
@@ -475,7 +500,8 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox) -> Any:
             super().connection_made(coalescing)  # type: ignore[arg-type]
 
         def connection_lost(self, exc: Exception | None) -> None:
-            expected.gone(self, sum(self._writes))
+            expected.gone(self, sum(1 for scope in self._writes
+                                    if scope is not None and not scope.get("arrowgate.idle")))
             self._writes.clear()
             self._idle_since = None
             if self.timeout_keep_alive_task is not None:
@@ -495,17 +521,20 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox) -> Any:
             super().on_headers_complete()
             if self.cycle is not None and self.cycle.scope is self.scope:
                 self.scope["arrowgate.direct"] = _Direct(  # type: ignore[typeddict-unknown-key]
-                    self, self.cycle, outbox)
+                    self, self.cycle, outbox, expected)
             writes = self.scope.get("method") != "GET"
-            self._writes.append(writes)
+            self._writes.append(self.scope if writes else None)  # type: ignore[arg-type]
             expected.request(self, writes)
 
         def on_response_complete(self) -> None:
             # The whole answer is written: send it now, not a turn later.
             self._coalescing.flush()
-            if self._writes and self._writes.popleft():
-                expected.answered(self, expect=not self.scope.get("arrowgate.once"))
-                expected.answered(self)
+            # The request answered is the oldest in flight (answers leave in
+            # order), not necessarily ``self.scope``: that is the newest read.
+            scope = self._writes.popleft() if self._writes else None
+            if scope is not None:
+                expected.answered(self, expect=not scope.get("arrowgate.once"),
+                                  counted=not scope.get("arrowgate.idle"))
             # What HttpToolsProtocol.on_response_complete does, but the keep-alive
             # timer is armed only when none is.
             self.server_state.total_requests += 1

@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
 from fastapi import APIRouter, Depends, FastAPI, Query
@@ -173,14 +174,17 @@ def _json(engine: Engine, tc: ToolCall) -> dict[str, Any]:
 
 
 async def open_tool_call(service: Service, principal: Principal, body: ToolCallBody,
-                         wait: float | None = None) -> dict[str, Any]:
+                         wait: float | None = None,
+                         idle: Callable[[], None] | None = None) -> dict[str, Any]:
     """``POST /v1/tool-calls``: the open call's id, or the refusal (a 200 too).
 
     With ``wait`` (seconds), also ``call``: the open call after waiting that
     long for its answer or a hold (`tool_call_after_wait`), None when refused.
     The wait begins only once the call has committed and the card has been
-    handed its event, so durability is as without it. Shared by the FastAPI
-    route and the fast lane (`engine.service.fastlane`).
+    handed its event, so durability is as without it; ``idle`` is called as
+    it begins (the request writes nothing more: the server's group commit
+    stops counting it, `engine.service.serve._Direct.idle`). Shared by the
+    FastAPI route and the fast lane (`engine.service.fastlane`).
     """
     _as_agent(principal, body.agent)
     d = await service.engine.tool(body.agent, body.card, body.tool, body.args)
@@ -193,6 +197,8 @@ async def open_tool_call(service: Service, principal: Principal, body: ToolCallB
     call_id = str(d.value["id"])
     out = {"id": call_id, "state": "open", "decision": decision_json(d)}
     if wait is not None:
+        if idle is not None:
+            idle()
         out["call"] = await tool_call_after_wait(service, principal, call_id, wait)
     return out
 

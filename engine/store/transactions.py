@@ -821,8 +821,12 @@ class Transactions:
                 # Committed already: the anchor keeps the pending state, which
                 # names this very row, so verification still passes.
                 pass
-        self._committed(batch.events)
-        batch.finish(None)
+        try:
+            self._committed(batch.events)
+        finally:
+            # Committed: every caller gets its answer, whatever delivering the
+            # events did (a listener that raised must not leave calls hanging).
+            batch.finish(None)
 
     def pin_and_flush(self) -> None:
         """Commit what is pending now, even a batch a locked retry holds (at close)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from .conftest import Running, mint
 
@@ -187,3 +188,64 @@ def test_a_tool_calls_wait_ends_when_the_server_stops(serve_at: Callable[..., Ru
     running.thread.join(timeout=60)
     for client in running.clients:
         client.close()
+
+
+def _settles(read: Callable[[], int], value: int, seconds: float = 5.0) -> bool:
+    """``read()`` is ``value`` now or within ``seconds`` (the server runs in its own thread)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while read() != value:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.005)
+    return True
+
+
+def test_writing_requests_in_flight_are_counted_once_and_a_wait_is_not_one(
+        serve_at: Callable[..., Running], tmp_path: Path, monkeypatch: Any) -> None:
+    """The server's count of writing requests in flight (`serve._Expected`: with one
+    alone, its commit is made at once) is back to 0 after each answer, and an agent's
+    ``POST /v1/tool-calls?wait=S`` is not counted while it only waits: the card's
+    answer meanwhile is a lone caller's, committed without waiting a turn."""
+    import json
+
+    from engine.service import serve
+
+    made: list[serve._Expected] = []
+
+    class Recording(serve._Expected):
+        def __init__(self, clock: Callable[[], float]) -> None:
+            super().__init__(clock)
+            made.append(self)
+
+    monkeypatch.setattr(serve, "_Expected", Recording)
+    running = serve_at()
+    tokens = build(running, tmp_path / "ws")  # a dozen writing requests, one at a time
+    (expected,) = made
+    assert _settles(lambda: expected.busy, 0)
+    a1, c1 = running.client(tokens["a1"]), running.client(tokens["c1"])
+    listening = threading.Event()
+    while_waiting: list[bool] = []
+
+    def card() -> None:
+        with c1.stream("GET", "/v1/events") as r:
+            listening.set()
+            for line in r.iter_lines():
+                if line.startswith("data: "):
+                    event = json.loads(line[6:])
+                    if event["type"] == "tool.call":
+                        # The agent's request is in flight, waiting: not counted.
+                        while_waiting.append(_settles(lambda: expected.busy, 0))
+                        c1.post(f"/v1/tool-calls/{event['data']['id']}/result",
+                                json={"result": "ok"})
+                        return
+
+    answering = threading.Thread(target=card, daemon=True)
+    answering.start()
+    assert listening.wait(30)
+    out = a1.post("/v1/tool-calls", params={"wait": 30}, json={
+        "agent": "a1", "card": "c1", "tool": "ping"}).json()
+    answering.join(30)
+    assert out["call"]["state"] == "answered" and while_waiting == [True]
+    assert _settles(lambda: expected.busy, 0)

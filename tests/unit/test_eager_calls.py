@@ -206,3 +206,27 @@ async def test_a_failed_operation_that_read_the_log_keeps_the_earlier_rows(
         assert d.outcome == "queued" and engine.verify_log().ok
     finally:
         engine.close()
+
+
+async def test_a_failure_delivering_a_commits_events_still_answers_its_calls(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Once committed, every call of the batch gets its answer even when handing the
+    batch's events on raised (a listener must not raise; if one does, no call hangs)."""
+    engine = await _world(tmp_path)
+    try:
+        def failing(events: object) -> None:
+            raise RuntimeError("a listener failed")
+
+        monkeypatch.setattr(engine.store.tx, "_committed", failing)
+        loop = asyncio.get_running_loop()
+        seen: list[object] = []
+        loop.set_exception_handler(lambda _loop, context: seen.append(context["exception"]))
+        answers = [engine.call(card, "agents.prompt", agent, {"text": "hi"})
+                   for card, agent in (("c1", "a1"), ("c2", "a2"))]
+        decisions = await asyncio.wait_for(asyncio.gather(*answers), 10)
+        assert [d.outcome for d in decisions] == ["queued", "queued"]
+        assert _committed_rows(tmp_path / "e.db") >= 2
+        assert [str(e) for e in seen] == ["a listener failed"]
+    finally:
+        asyncio.get_running_loop().set_exception_handler(None)
+        engine.close()

@@ -277,8 +277,12 @@ class Batches:
             # these follow, so the log verifies meanwhile.
             self.anchor.advance(pending)
         self.revision += 1
-        self._committed(batch.events)
-        batch.finish(None)
+        try:
+            self._committed(batch.events)
+        finally:
+            # Committed: every caller gets its answer, whatever delivering the
+            # events did (a listener that raised must not leave calls hanging).
+            batch.finish(None)
 
     def _newest_of_batch(self, conn: psycopg.Connection[Any]) -> Anchor | None:
         """Before COMMIT, under the write lock: the batch's newest log row, for the anchor
