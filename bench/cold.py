@@ -6,6 +6,12 @@ Run by hand, for issue 19 (not in the test suite)::
     .venv/bin/python -m bench.cold --worlds /tmp/worlds  # keep the built worlds for a rerun
     PYTHONPATH=/path/to/other/worktree .venv/bin/python -m bench.cold --worlds /tmp/worlds
     .venv/bin/python -m bench.cold --sizes 100 1000000 --worlds /tmp/worlds  # a million nodes
+    .venv/bin/python -m bench.cold --instructions --sizes 100  # callgrind's counts
+
+``--instructions`` counts machine instructions per decision under valgrind's
+callgrind instead of timing them: repeatable to a few instructions whatever
+else the machine runs, so two trees can be compared on a busy machine (see
+`instructions`).
 
 The worlds are `bench.bench.world_file`'s (the same files `bench.bench
 --worlds` keeps): a million-node world is written with its package rows
@@ -27,11 +33,18 @@ median over the queries.
 from __future__ import annotations
 
 import argparse
+import gc
+import os
+import re
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections import deque
 from collections.abc import Callable
+from itertools import starmap
 from pathlib import Path
 
 from bench.bench import WorldSpec, arrowgate_decider, floor_decider, paired, world_file
@@ -143,6 +156,111 @@ def flatness(sizes: list[int], worlds: Path, queries_n: int, rounds: int,
               f"{statistics.median(hot[n]):.2f} |", flush=True)
 
 
+#: What `decisions` makes, for callgrind: "cold" is a `State.bump` then a
+#: decision, "bump" the bump alone (subtracted from it), "warm" a decision
+#: on a full cache, "floor" the floor's answer, "none" only the set-up.
+KINDS = ("cold", "bump", "warm", "floor", "none")
+
+
+def decisions(n: int, worlds: Path, kind: str, k: int, queries_n: int = 20_000) -> None:
+    """Open the world, warm it as `measure` does, then make ``k`` decisions of one kind.
+
+    What `instructions` runs under callgrind, which counts only the ``k``
+    steps (and "none" makes no step: it shows that nothing else is counted).
+    Queries past the warm-up are used, as in `measure`.
+    """
+    if kind not in KINDS:
+        raise SystemExit(f"bench.cold: unknown kind {kind!r} (one of {', '.join(KINDS)})")
+    w = WorldSpec.build(n)
+    qs = w.queries(queries_n)
+    if k > len(qs) - 1000:
+        raise SystemExit(f"bench.cold: at most {len(qs) - 1000} decisions of {len(qs)} queries")
+    engine = Engine.open(world_file(w, worlds), world=World(net=None, fs=None))
+    try:
+        ours, floor = arrowgate_decider(engine), floor_decider(w)
+        bump = engine.state.bump
+        for q in qs[:1000]:  # warm-up, as in measure
+            bump()
+            ours(*q)
+            floor(*q)
+        for q in qs:  # a full cache, for "warm"
+            ours(*q)
+        chosen = qs[1000:1000 + k]
+        # The world out of the collector's way, as `arrowgate serve` leaves it
+        # after opening: a full collection of it (tens of millions of
+        # instructions) would otherwise land in one run and not another.
+        gc.collect()
+        gc.freeze()
+
+        def cold(card: str, call: str, target: str) -> bool:
+            bump()
+            return ours(card, call, target)
+
+        def bump_only(_card: str, _call: str, _target: str) -> None:
+            bump()
+
+        asks: dict[str, Callable[[str, str, str], object]] = {
+            "cold": cold, "bump": bump_only, "warm": ours, "floor": floor}
+        ask = asks.get(kind)
+        if ask is not None:
+            # Through itertools.starmap, a C function nothing else here calls:
+            # callgrind counts only what runs inside it (see `_collected`).
+            deque(starmap(ask, chosen), maxlen=0)
+    finally:
+        engine.close()
+
+
+def _collected(n: int, worlds: Path, kind: str, k: int) -> int:
+    """Instructions callgrind counts in a `decisions` run's steps, in a child process."""
+    # A fresh copy of the world for each run, always at the same path: opening
+    # a database another run left (or holds) can take other paths (its WAL, a
+    # busy wait), and another path string hashes differently.
+    world = world_file(WorldSpec.build(n), worlds).parent
+    copy = worlds / "callgrind" / world.name
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(world, copy)
+    with tempfile.TemporaryDirectory() as tmp:
+        # Only what runs inside starmap's steps (the decisions) is counted:
+        # whole processes, opening and closing the engine, moved by up to 80
+        # million instructions from run to run with the machine's load.
+        command = ["valgrind", "--tool=callgrind", "--collect-atstart=no",
+                   "--toggle-collect=starmap_next", f"--callgrind-out-file={tmp}/out",
+                   sys.executable, "-m", "bench.cold", "--decisions", kind, str(k),
+                   "--sizes", str(n), "--worlds", str(copy.parent)]
+        # No address-space randomisation and a fixed hash seed: the same
+        # dict layouts and object addresses on every run, so the counts
+        # repeat exactly.
+        if shutil.which("setarch"):
+            command = ["setarch", "-R", *command]
+        env = {**os.environ, "PYTHONHASHSEED": "0",
+               "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    shutil.rmtree(copy, ignore_errors=True)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"bench.cold: callgrind failed:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def instructions(n: int, worlds: Path, k: int) -> dict[str, float]:
+    """Machine instructions per decision at ``n`` nodes, counted by callgrind.
+
+    Each kind's count is (I(k) − I(none)) / k, I counted inside the steps of
+    a `decisions` run (I(none) is 0 unless something else ran there). "cold"
+    is the decision right after a consent change, its `State.bump` (and the
+    step that calls it) taken out.
+    Needs valgrind; five runs of under a minute each at 100 nodes.
+    """
+    if shutil.which("valgrind") is None:
+        raise SystemExit("bench.cold: --instructions needs valgrind (apt-get install valgrind)")
+    world_file(WorldSpec.build(n), worlds)  # built here, not under callgrind (nor copied)
+    base = _collected(n, worlds, "none", k)
+    per = {kind: (_collected(n, worlds, kind, k) - base) / k
+           for kind in ("cold", "bump", "warm", "floor")}
+    per["cold"] -= per.pop("bump")
+    return per
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.cold")
     parser.add_argument("--sizes", type=int, nargs="+", default=[100, 10_000, 100_000])
@@ -151,7 +269,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worlds", type=Path, help="keep built worlds here (reused if there)")
     parser.add_argument("--flat", action="store_true",
                         help="only the warm decision, every size open at once, interleaved")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions per decision with callgrind instead of timing")
+    parser.add_argument("--count", type=int, default=19_000,
+                        help="decisions per callgrind run (with --instructions)")
+    parser.add_argument("--decisions", nargs=2, metavar=("KIND", "K"),
+                        help="make K decisions of one KIND and stop (what --instructions runs)")
     args = parser.parse_args(argv)
+    if args.decisions:
+        with tempfile.TemporaryDirectory() as tmp:
+            worlds = args.worlds or Path(tmp)
+            worlds.mkdir(parents=True, exist_ok=True)
+            for n in args.sizes:
+                decisions(n, worlds, args.decisions[0], int(args.decisions[1]), args.queries)
+        return 0
     import engine
 
     print(f"engine from {Path(engine.__file__).parent}; {args.queries} queries, "
@@ -161,6 +292,15 @@ def main(argv: list[str] | None = None) -> int:
         worlds.mkdir(parents=True, exist_ok=True)
         if args.flat:
             flatness(args.sizes, worlds, args.queries, args.rounds)
+            return 0
+        if args.instructions:
+            print("| nodes | cold | warm | floor | cold/floor | warm/floor |  (instructions "
+                  "per decision, callgrind)\n|---|---|---|---|---|---|", flush=True)
+            for n in args.sizes:
+                r = instructions(n, worlds, args.count)
+                print(f"| {n:,} | {r['cold']:,.0f} | {r['warm']:,.0f} | {r['floor']:,.0f} | "
+                      f"{r['cold'] / r['floor']:.2f}× | {r['warm'] / r['floor']:.2f}× |",
+                      flush=True)
             return 0
         print("| nodes | cold µs | floor µs | cold/floor | warm µs | floor µs | warm/floor |")
         print("|---|---|---|---|---|---|---|", flush=True)

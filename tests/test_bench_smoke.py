@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 
 def test_bench_smoke(tmp_path, capsys) -> None:
     """Every engine answers the same way as the floor on the smoke worlds."""
@@ -156,3 +158,19 @@ def test_mcp_floor_bench_smoke(tmp_path) -> None:
     assert {"handoff_us", "fsync_ms", "fdatasync_p90_ms", "engine_ms", "engine_cpu_ms"} <= \
         set(figures)
     assert figures["engine_ms"] > 0
+
+
+def test_cold_bench_makes_the_decisions_callgrind_counts(tmp_path) -> None:
+    """bench.cold --decisions (what --instructions runs under callgrind) makes each kind."""
+    from bench.cold import KINDS, main
+
+    worlds = tmp_path / "worlds"
+    for kind in KINDS:
+        assert main(["--decisions", kind, "50", "--sizes", "50", "--queries", "1100",
+                     "--worlds", str(worlds)]) == 0
+    with pytest.raises(SystemExit, match="unknown kind"):
+        main(["--decisions", "lukewarm", "50", "--sizes", "50", "--queries", "1100",
+              "--worlds", str(worlds)])
+    with pytest.raises(SystemExit, match="at most 100 decisions"):
+        main(["--decisions", "cold", "101", "--sizes", "50", "--queries", "1100",
+              "--worlds", str(worlds)])
