@@ -536,34 +536,45 @@ def _plain_checks(state: State, canvas: Canvas, card_id: str, call: str, target_
 
 def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
     """Checks 10–11: rate windows, spawn caps and the prompt queue."""
-    spec, card, permission, target = passed.spec, passed.card, passed.permission, passed.target
-    call, card_id, rate_key = spec.name, card.id, passed.rate_key
-    arrow_id = passed.arrow.id if passed.arrow else None
-    d: dict[str, Any] = dict(package=passed.package.name, target=target.id if target else None)
+    # Runs on every remembered answer (the warm decision): read only what a check
+    # needs, and what a refusal says only when there is one.
+    spec, card, rate_key = passed.spec, passed.card, passed.rate_key
+    call = spec.name
     # 10. Rate limits and caps.
     if rate_key is not None:
+        card_id = card.id
         owner = card_id if "spawned_by" not in card.data else rate_owner(state.canvas, card_id)
         wait = state.counters.retry_after(owner, rate_key, now)
         if wait is not None:
             limit = RATE_LIMITS[rate_key]
-            return denial(call, card_id, "RATE_LIMITED", **d, permission=permission,
-                          reason=rate_key, arrow=arrow_id, retry_after=round(wait, 6),
+            return denial(call, card_id, "RATE_LIMITED", **_limit_fields(passed),
+                          permission=passed.permission, reason=rate_key,
+                          arrow=passed.arrow.id if passed.arrow else None,
+                          retry_after=round(wait, 6),
                           why=f"at most {limit.limit} {rate_key} calls in any "
                               f"{limit.period:g} s",
                           fix=f"try again in {wait:.3g} s")
     if call == "canvas.spawn":
         capped = _spawn_caps(state, card)
         if capped is not None:
-            return denial(call, card_id, "CARD_LIMIT", **d, permission=permission,
-                          reason=capped[0], why=capped[1])
+            return denial(call, card.id, "CARD_LIMIT", **_limit_fields(passed),
+                          permission=passed.permission, reason=capped[0], why=capped[1])
     # 11. The prompt queue.
-    if spec.name == "agents.prompt" and target is not None:
+    target = passed.target
+    if call == "agents.prompt" and target is not None:
         if state.undelivered(target.id) >= QUEUE_LIMIT:
-            return denial(call, card_id, "QUEUE_FULL", **d, permission=permission,
-                          arrow=arrow_id,
+            return denial(call, card.id, "QUEUE_FULL", **_limit_fields(passed),
+                          permission=passed.permission,
+                          arrow=passed.arrow.id if passed.arrow else None,
                           why=f"{target.id} has {QUEUE_LIMIT} undelivered prompts",
                           fix="wait until it has taken some")
     return passed
+
+
+def _limit_fields(passed: Passed) -> dict[str, Any]:
+    """The package and target a refusal by checks 10–11 names."""
+    target = passed.target
+    return {"package": passed.package.name, "target": target.id if target else None}
 
 
 # Calls whose checks 1–9 depend only on (card, call, target) once their
