@@ -105,32 +105,46 @@ def test_held_prompt_returns_the_wait_at_once_and_cancel(
     assert [r["outcome"] for r in rows] == ["ok", "cancelled"]
 
 
-def test_open_and_wait_in_one_request(serve_at: Callable[..., Running], tmp_path: Path) -> None:
-    """``POST /v1/tool-calls?wait=S`` (issue 17): the card is told while the request
-    waits, and its answer comes back as ``call`` in the same response."""
+def _card_answering_once(card: Any, answer: Callable[[dict[str, Any]], Any]
+                         ) -> threading.Thread:
+    """A thread that reads ``card``'s event stream and answers its first ``tool.call``
+    with ``answer(event data)``; returns once the stream is open."""
     import json
 
-    running = serve_at()
-    tokens = build(running, tmp_path / "ws")
-    a1, c1 = running.client(tokens["a1"]), running.client(tokens["c1"])
     listening = threading.Event()
-    told: list[str] = []
 
-    def card() -> None:
-        with c1.stream("GET", "/v1/events") as r:
+    def run() -> None:
+        with card.stream("GET", "/v1/events") as r:
             listening.set()
             for line in r.iter_lines():
                 if line.startswith("data: "):
                     event = json.loads(line[6:])
                     if event["type"] == "tool.call":
-                        told.append(event["data"]["id"])
-                        c1.post(f"/v1/tool-calls/{event['data']['id']}/result",
-                                json={"result": {"echo": event["data"]["args"]}})
+                        data = event["data"]
+                        card.post(f"/v1/tool-calls/{data['id']}/result",
+                                  json={"result": answer(data)})
                         return
 
-    answering = threading.Thread(target=card, daemon=True)
-    answering.start()
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
     assert listening.wait(30)
+    return thread
+
+
+def test_open_and_wait_in_one_request(serve_at: Callable[..., Running], tmp_path: Path) -> None:
+    """``POST /v1/tool-calls?wait=S`` (issue 17): the card is told while the request
+    waits, and its answer comes back as ``call`` in the same response."""
+
+    running = serve_at()
+    tokens = build(running, tmp_path / "ws")
+    a1, c1 = running.client(tokens["a1"]), running.client(tokens["c1"])
+    told: list[str] = []
+
+    def answer(data: dict[str, Any]) -> Any:
+        told.append(data["id"])
+        return {"echo": data["args"]}
+
+    answering = _card_answering_once(c1, answer)
     body = {"agent": "a1", "card": "c1", "tool": "search", "args": {"query": "q"}}
     out = a1.post("/v1/tool-calls", params={"wait": 30}, json=body).json()
     answering.join(30)
@@ -208,7 +222,6 @@ def test_writing_requests_in_flight_are_counted_once_and_a_wait_is_not_one(
     alone, its commit is made at once) is back to 0 after each answer, and an agent's
     ``POST /v1/tool-calls?wait=S`` is not counted while it only waits: the card's
     answer meanwhile is a lone caller's, committed without waiting a turn."""
-    import json
 
     from engine.service import serve
 
@@ -225,25 +238,14 @@ def test_writing_requests_in_flight_are_counted_once_and_a_wait_is_not_one(
     (expected,) = made
     assert _settles(lambda: expected.busy, 0)
     a1, c1 = running.client(tokens["a1"]), running.client(tokens["c1"])
-    listening = threading.Event()
     while_waiting: list[bool] = []
 
-    def card() -> None:
-        with c1.stream("GET", "/v1/events") as r:
-            listening.set()
-            for line in r.iter_lines():
-                if line.startswith("data: "):
-                    event = json.loads(line[6:])
-                    if event["type"] == "tool.call":
-                        # The agent's request is in flight, waiting: not counted.
-                        while_waiting.append(_settles(lambda: expected.busy, 0))
-                        c1.post(f"/v1/tool-calls/{event['data']['id']}/result",
-                                json={"result": "ok"})
-                        return
+    def answer(data: dict[str, Any]) -> Any:
+        # The agent's request is in flight, waiting: not counted.
+        while_waiting.append(_settles(lambda: expected.busy, 0))
+        return "ok"
 
-    answering = threading.Thread(target=card, daemon=True)
-    answering.start()
-    assert listening.wait(30)
+    answering = _card_answering_once(c1, answer)
     out = a1.post("/v1/tool-calls", params={"wait": 30}, json={
         "agent": "a1", "card": "c1", "tool": "ping"}).json()
     answering.join(30)
