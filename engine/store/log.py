@@ -17,7 +17,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from operator import itemgetter
+from operator import is_not, itemgetter
 from typing import Any, cast
 
 from sqlite_utils import Database
@@ -49,7 +49,24 @@ GENESIS = "0" * 64
 _COLUMNS = (*FIELDS, "prev", "hash", *EXTRA_FIELDS)
 _NO_EXTRA = (None,) * len(EXTRA_FIELDS)
 _CHAIN = FIELDS.index("chain")
-_INSERT = f"insert into log ({', '.join(_COLUMNS)}) values ({', '.join('?' for _ in _COLUMNS)})"
+_NONES = (None,) * len(_COLUMNS)
+#: What `ArrowLog.append_fields` keeps of a row for its insert: the statement naming
+#: its columns that are not NULL, and their values in that order.
+_Insert = tuple[str, list[Any]]
+
+
+def _insert(mask: tuple[bool, ...]) -> str:
+    """The insert of a row whose columns ``mask`` says are not NULL (`_INSERTS`)."""
+    names = [name for name, kept in zip(_COLUMNS, mask, strict=True) if kept]
+    return f"insert into log ({', '.join(names)}) values ({', '.join('?' for _ in names)})"
+
+
+#: The insert for each pattern of NULL columns seen, by that pattern (a bool per
+#: column of `_COLUMNS`). A row's NULL columns are left out of its statement
+#: rather than bound: Python's sqlite3 binds None only after looking for an
+#: adapter (two failed attribute look-ups, an exception each), which cost more
+#: than the rest of a row's binding; an unnamed column is NULL all the same.
+_INSERTS: dict[tuple[bool, ...], str] = {}
 
 
 # The canonical JSON of a row's fields; one encoder for every row (json.dumps
@@ -71,6 +88,64 @@ def _c_canonical() -> Callable[[list[Any]], str] | None:
 
 
 _canonical: Callable[[list[Any]], str] = _c_canonical() or _CANONICAL.encode
+_encode_text: Callable[[str], str] = json.encoder.encode_basestring  # what _canonical uses
+
+#: The fields of a row that repeat from row to row of a kind (a card's same
+#: refusal, say): all but seq, t, payload and chain, in the order of `FIELDS`.
+_SAME = itemgetter(2, 3, 4, 5, 6, 7, 8, 11, 12, 13, 14, 15)
+_PAYLOAD = FIELDS.index("payload")
+_T = FIELDS.index("t")
+
+
+@dataclass(frozen=True, slots=True)
+class _Kind:
+    """A kind of row (`_SAME`'s fields, all text or None): their canonical JSON and
+    the inserts with and without a payload, worked out once (`_kind`)."""
+
+    before: str  #: the JSON of the fields between t and payload, without brackets
+    after: str  #: the JSON of chain (None) and the fields after it, without brackets
+    with_payload: str  #: the insert of such a row with a payload
+    without_payload: str  #: ... and with none
+    kept_before: tuple[str, ...]  #: the fields before payload that are not None
+    kept_after: tuple[str, ...]  #: ... and after it
+
+
+#: Row kinds by their `_SAME` fields: a pure function of them (nothing in it can go
+#: stale), bounded (emptied when full).
+_KINDS: dict[tuple[Any, ...], _Kind | None] = {}
+_UNKNOWN: Any = object()  # a kind not worked out yet
+_KINDS_MAX = 4096
+
+
+def _kind(same: tuple[Any, ...]) -> _Kind | None:
+    """The row kind of these `_SAME` fields, or None when one is not text or None.
+
+    Only text and None: values of other types may compare equal and yet be
+    written differently (``1 == 1.0 == True``), which a key must not hide.
+    """
+    if len(_KINDS) >= _KINDS_MAX:
+        _KINDS.clear()
+    if not all(x is None or type(x) is str for x in same):
+        _KINDS[same] = None
+        return None
+    before, after = list(same[:7]), [None, *same[7:]]
+    kept = [True, True, *(x is not None for x in before), True,
+            *(x is not None for x in after), True, True, *(False for _ in EXTRA_FIELDS)]
+    with_payload = _insert_for(tuple(kept))
+    kept[_PAYLOAD] = False
+    kind = _Kind(_canonical(before)[1:-1], _canonical(after)[1:-1], with_payload,
+                 _insert_for(tuple(kept)), tuple(x for x in before if x is not None),
+                 tuple(x for x in after if x is not None))
+    _KINDS[same] = kind
+    return kind
+
+
+def _insert_for(mask: tuple[bool, ...]) -> str:
+    """The insert for rows whose non-NULL columns are ``mask`` (kept in `_INSERTS`)."""
+    sql = _INSERTS.get(mask)
+    if sql is None:
+        sql = _INSERTS[mask] = _insert(mask)
+    return sql
 
 
 def row_hash(prev: str, row: dict[str, Any]) -> str:
@@ -166,12 +241,12 @@ class ArrowLog:
         # The newest row's (seq, hash) while one write transaction lasts: no
         # other writer can append under our lock, so it need not be read back.
         self._tail: tuple[int, str] | None = None
-        #: Rows appended and not yet written, in order (as `_INSERT` takes them).
-        self._pending: list[list[Any]] = []
+        #: Rows appended and not yet written, in order: each its insert and values.
+        self._pending: list[_Insert] = []
         #: Rows appended in all (what `mark` and `back_to` count).
         self._appended = 0
         #: Rows written since the last `mark` (a savepoint's rollback may undo them).
-        self._since_mark: list[list[Any]] = []
+        self._since_mark: list[_Insert] = []
 
     def forget_tail(self) -> None:
         """A write transaction begins or was rolled back: read the newest row again.
@@ -195,11 +270,22 @@ class ArrowLog:
         if not pending:
             return
         conn = self.db.conn
+        # One statement for each pattern of NULL columns (`_INSERTS`): rows of
+        # one kind share it. The rows go in by their own ``seq``, so the order
+        # of the statements does not matter.
+        inserts: dict[str, list[list[Any]]] = {}
+        for sql, params in pending:
+            rows = inserts.get(sql)
+            if rows is None:
+                inserts[sql] = [params]
+            else:
+                rows.append(params)
         # A savepoint of its own, so that a failure part-way leaves no row of
         # them behind (a row missing in the middle would break the chain).
         conn.execute("SAVEPOINT log_rows")
         try:
-            conn.executemany(_INSERT, pending)
+            for sql, rows in inserts.items():
+                conn.executemany(sql, rows)
         except BaseException:
             try:
                 conn.execute("ROLLBACK TO log_rows")
@@ -233,7 +319,7 @@ class ArrowLog:
             del pending[len(pending) - gone:]
         if rolled_back and self._since_mark:
             newest = tail[0] if tail is not None else 0
-            pending[:0] = [row for row in self._since_mark if row[0] <= newest]
+            pending[:0] = [row for row in self._since_mark if row[1][0] <= newest]
         self._since_mark = []
         self._appended, self._tail = appended, tail
 
@@ -269,7 +355,25 @@ class ArrowLog:
         chain = values[_CHAIN]
         if isinstance(chain, tuple):
             values[_CHAIN] = chain = list(chain)
-        if extra is not None and any(x is not None for x in extra):
+        kind: _Kind | None = None
+        if chain is None and (extra is None or extra == _NO_EXTRA):
+            t, payload = values[_T], values[_PAYLOAD]
+            if type(t) is float and t - t == 0.0 and (payload is None or type(payload) is str):
+                # Most rows: their JSON is that of the row's kind (a card's same
+                # refusal, say) with seq, t and payload put in, as the encoder
+                # writes each (an int's and a finite float's repr, a text's
+                # encode_basestring): the same text, without encoding the rest.
+                same = _SAME(values)
+                try:
+                    kind = _KINDS.get(same, _UNKNOWN)
+                    if kind is _UNKNOWN:
+                        kind = _kind(same)
+                except TypeError:
+                    kind = None  # a field that cannot be a key: the encoder's way
+        if kind is not None:
+            hashed = (f"[{seq},{float.__repr__(t)},{kind.before},"
+                      f"{'null' if payload is None else _encode_text(payload)},{kind.after}]")
+        elif extra is not None and any(x is not None for x in extra):
             hashed = _canonical([*values, *extra])
         else:
             hashed, extra = _canonical(values), _NO_EXTRA
@@ -277,10 +381,20 @@ class ArrowLog:
         # surrogate fails here, in its operation): the rows the batch writes
         # later in one statement then hold nothing the insert could refuse.
         digest = hashlib.sha256((prev + "\n" + hashed).encode()).hexdigest()
-        stored = [*values, prev, digest, *extra]
-        if chain is not None:
-            stored[_CHAIN] = dumps(chain) if chain else "[]"
-        self._pending.append(stored)
+        if kind is not None:
+            if payload is None:
+                row = (kind.without_payload, [seq, t, *kind.kept_before, *kind.kept_after,
+                                              prev, digest])
+            else:
+                row = (kind.with_payload, [seq, t, *kind.kept_before, payload,
+                                           *kind.kept_after, prev, digest])
+        else:
+            stored = [*values, prev, digest, *(extra or _NO_EXTRA)]
+            if chain is not None:
+                stored[_CHAIN] = dumps(chain) if chain else "[]"
+            mask = tuple(map(is_not, stored, _NONES))
+            row = (_insert_for(mask), [x for x in stored if x is not None])
+        self._pending.append(row)
         self._appended += 1
         self._tail = (seq, digest)
         return prev, digest

@@ -95,3 +95,57 @@ def test_the_row_encoder_is_canonical_json(values: list) -> None:
     body = json.dumps([row.get(f) for f in FIELDS], sort_keys=True, separators=(",", ":"),
                       ensure_ascii=False)
     assert row_hash("p", row) == hashlib.sha256(("p\n" + body).encode()).hexdigest()
+
+
+_text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
+                max_size=12)
+_field = st.none() | _text | st.sampled_from(["c1", "w1", "agents.prompt", "denied"])
+_row = st.tuples(
+    st.floats(allow_nan=False, allow_infinity=False),  # t (the engine's time is a float)
+    st.lists(_field, min_size=7, max_size=7),  # workspace .. target
+    st.none() | _text,  # payload
+    st.none() | st.lists(_text, max_size=3),  # chain
+    st.lists(_field, min_size=5, max_size=5),  # outcome .. prompt
+    st.none() | st.tuples(st.integers(0, 10**9), _text),  # payload_bytes, payload_sha256
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(_row, min_size=1, max_size=12))
+def test_appended_rows_are_stored_and_hashed_as_given(rows: list) -> None:
+    """`ArrowLog.append_fields` (the kinds' JSON, NULL columns left out of the insert)
+    stores each row's fields as given, with the hash `row_hash` gives them."""
+    from engine.store.log import EXTRA_FIELDS, GENESIS, ArrowLog
+
+    engine = Engine.open(None)
+    try:
+        assert engine.db is not None
+        log = ArrowLog(engine.db)
+        conn = engine.db.conn
+        conn.execute("BEGIN IMMEDIATE")
+        log.begin()
+        expected = []
+        for t, before, payload, chain, after, extra in rows * 2:  # each kind twice
+            values = [None, t, *before, payload, chain, *after]
+            log.append_fields(values, extra)
+            row = dict(zip(FIELDS, values))
+            if extra is not None:
+                row.update(zip(EXTRA_FIELDS, extra))
+            expected.append(row)
+        log.write_pending()
+        conn.execute("COMMIT")
+        stored = conn.execute("select * from log order by seq")
+        names = [d[0] for d in stored.description]
+        prev = GENESIS
+        for want, got in zip(expected, stored, strict=True):
+            got = dict(zip(names, got))
+            if got["chain"] is not None:
+                got["chain"] = json.loads(got["chain"])
+            for name in (*FIELDS, *EXTRA_FIELDS):
+                assert got[name] == want.get(name)
+                assert type(got[name]) is type(want.get(name))
+            assert got["prev"] == prev and got["hash"] == row_hash(prev, got)
+            prev = got["hash"]
+        assert log.verify().ok
+    finally:
+        engine.close()
