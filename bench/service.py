@@ -321,6 +321,70 @@ async def run(tmp: Path, smoke: bool) -> dict[str, Any]:
     return figures
 
 
+async def run_batch(tmp: Path, rounds: int) -> dict[str, Any]:
+    """``calls:batch`` alone (``--batch``): ``rounds`` turns, each 20 batches of 1,000
+    refused calls through the engine in this process (`Engine.call_many`), then the
+    same over HTTP to a server process; medians, and the server's CPU a decision."""
+    batches, batch_size, cards = 20, 1_000, 32
+    engine = Engine.open(tmp / "api.db", world=World(net=None, fs=None))
+    sock = tmp / "s" / "serve.sock"
+    proc = subprocess.Popen([sys.executable, "-m", "engine.app.cli", "serve", "--db",
+                             str(tmp / "svc.db"), "--socket", str(sock)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            cwd=ROOT)
+    api: list[float] = []
+    http: list[float] = []
+    cpu: list[float] = []
+    try:
+        await _build_api(engine, tmp / "ws", cards)
+        assert proc.stdout is not None
+        proc.stdout.readline()
+        assert proc.stdout.readline().strip() == "ready"
+        token = (tmp / "svc.db.operator-token").read_text().strip()
+        op = await Conn.open(str(sock), token)
+        await _build_http(op, tmp / "ws", cards)
+        body = json.dumps({"calls": [_call(f"c{i % cards}", i)
+                                     for i in range(batch_size)]}).encode()
+        for turn in range(rounds + 1):  # the first turn warms up
+            t = time.perf_counter()
+            for _ in range(batches):
+                await engine.call_many([(f"c{i % cards}", "agents.prompt", "lonely",
+                                         {"text": f"bench {i}"}, None)
+                                        for i in range(batch_size)])
+            api_rate = batches * batch_size / (time.perf_counter() - t)
+            cpu0, t = _cpu(proc.pid), time.perf_counter()
+            for _ in range(batches):
+                status, answer = await op.request("POST", "/v1/calls:batch", body)
+                assert status == 200, answer[:200]
+            http_rate = batches * batch_size / (time.perf_counter() - t)
+            if turn:
+                api.append(api_rate)
+                http.append(http_rate)
+                cpu.append((_cpu(proc.pid) - cpu0) / (batches * batch_size) * 1e6)
+        op.close()
+    finally:
+        engine.close()
+        proc.terminate()
+        proc.communicate(timeout=120)
+    return {"batch_rounds": rounds, "batch_decisions_per_s": statistics.median(http),
+            "batch_decisions_per_s_all": http, "api_batch_decisions_per_s": statistics.median(api),
+            "api_batch_decisions_per_s_all": api,
+            "server_cpu_us_a_decision": statistics.median(cpu)}
+
+
+def batch_lines(f: dict[str, Any]) -> list[str]:
+    """The ``--batch`` figures as report lines."""
+    return [
+        f"POST /v1/calls:batch, 1,000 refused calls a request, median of {f['batch_rounds']} "
+        f"turns of 20: {f['batch_decisions_per_s']:,.0f} decisions/s (target ≥ 50,000; "
+        f"turns: {', '.join(f'{x:,.0f}' for x in f['batch_decisions_per_s_all'])}); the "
+        f"server's CPU {f['server_cpu_us_a_decision']:.1f} µs a decision",
+        f"the engine alone, the same batches (Engine.call_many): "
+        f"{f['api_batch_decisions_per_s']:,.0f}/s (turns: "
+        f"{', '.join(f'{x:,.0f}' for x in f['api_batch_decisions_per_s_all'])})",
+    ]
+
+
 def lines(f: dict[str, Any]) -> list[str]:
     """The figures as report lines."""
     return [
@@ -354,10 +418,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write the raw figures here")
     parser.add_argument("--dir", default="/tmp",
                         help="where the databases go (/dev/shm: no disk, the CPU cost alone)")
+    parser.add_argument("--batch", type=int, metavar="TURNS",
+                        help="only calls:batch, TURNS turns (engine alone, then HTTP)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="agb", dir=args.dir) as tmp:
-        figures = asyncio.run(run(Path(tmp), args.smoke))
-    for line in lines(figures):
+        if args.batch:
+            figures = asyncio.run(run_batch(Path(tmp), args.batch))
+        else:
+            figures = asyncio.run(run(Path(tmp), args.smoke))
+    for line in (batch_lines if args.batch else lines)(figures):
         print("- " + line)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))

@@ -575,11 +575,18 @@ def _decision_bytes(d: Decision) -> bytes | None:
 def _decisions_bytes(decisions: list[Decision], batch: bool) -> bytes:
     """The answer to a call (one decision) or a batch, as bytes, written as `_encode` would."""
     parts = []
+    # A batch's refusals are often the very same Decision (the checks remember a
+    # card's refusal): its bytes once per object. By identity, while ``decisions``
+    # keeps every one alive (an id is not reused meanwhile); a Decision is frozen.
+    seen: dict[int, bytes] = {}
     for d in decisions:
-        data = _decision_bytes(d)
+        data = seen.get(id(d))
         if data is None:
-            answer = [decision_json(d) for d in decisions]
-            return _encode({"decisions": answer} if batch else answer[0])
+            data = _decision_bytes(d)
+            if data is None:
+                answer = [decision_json(d) for d in decisions]
+                return _encode({"decisions": answer} if batch else answer[0])
+            seen[id(d)] = data
         parts.append(data)
     return b'{"decisions":[' + b",".join(parts) + b"]}" if batch else parts[0]
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Awaitable, Coroutine, Iterable
 from typing import Any
@@ -95,36 +94,72 @@ class Calls:
     async def _call(self, card: str, call: str, target: str | None,
                     args: dict[str, Any] | None, *, context: str | None) -> Decision:
         now = self.ctx.now()
+        result = self._decided(card, call, target, args, context, now)
+        if isinstance(result, Decision):
+            return result
+        return await self._carry_out(result, args or {}, now)
+
+    def _decided(self, card: str, call: str, target: str | None,
+                 args: dict[str, Any] | None, context: str | None, now: float
+                 ) -> Decision | Passed:
+        """Checks 1–11 of a call at ``now`` (SPEC §5): a refusal, recorded (its log row,
+        or counted toward a `suppressed` one); or what passed, for `_carry_out`.
+
+        Synchronous: a refused call (most calls in a batch) is done here, with
+        no coroutine of its own.
+        """
         if not (type(card) is str and type(call) is str and card.isascii() and call.isascii()
                 and (target is None or type(target) is str and target.isascii())):
             refusal = malformed(self.ctx.state, card, call, target)
             if refusal is not None:
-                return self.record.refusal(refusal, None, args)
+                return self.record.refusal(refusal, None, args, now)
         chain: tuple[str, ...] | None = None
         if context is not None:
             chain = self._context_chain(context, card)
             if chain is None:
                 decision = denial(call, card, "INVALID_ARGUMENT", target=target,
                                   reason="context", why="no tool call of this card has that id")
-                return self.record.refusal(decision, None, args)
+                return self.record.refusal(decision, None, args, now)
         if args is not None and type(args) is not dict:
             found = check_card(self.ctx.state, card, call, target)
             if isinstance(found, Decision):
-                return self.record.refusal(found, None, None)
+                return self.record.refusal(found, None, None, now)
             return self.record.refusal(denial(call, card, "INVALID_ARGUMENT", target=target,
                                             package=found[1].name, reason="args",
-                                            why="args must be an object"), None, None)
+                                            why="args must be an object"), None, None, now)
         if chain is None and call == "agents.prompt" and self.ctx.state.tool_calls:
             chains = self._open_chains(card, now)
             if chains:
                 result, chain = self._decide_in_chains(chains, card, call, target, args, now)
                 if isinstance(result, Decision):
-                    return self.record.refusal(result, chain, args)
-                return await self._carry_out(result, args or {}, now)
+                    return self.record.refusal(result, chain, args, now)
+                return result
         result = decide(self.ctx.state, card, call, target, args, now=now, chain=chain)
         if isinstance(result, Decision):
-            return self.record.refusal(result, chain, args)
-        return await self._carry_out(result, args or {}, now)
+            return self.record.refusal(result, chain, args, now)
+        return result
+
+    def _batched(self, card: str, call: str, target: str | None,
+                 args: dict[str, Any] | None, context: str | None
+                 ) -> Decision | Coroutine[Any, Any, Decision]:
+        # One call of `call_many`, after the batch's prologue (`run_each_durably`
+        # runs `Context.sync` before the first and after any call that waited):
+        # what is due expires first, as in every operation's prologue, then the
+        # call is decided — a refusal returned as it is, an allowed call as the
+        # coroutine that carries it out.
+        ctx = self.ctx
+        ctx.expire()
+        now = ctx.now()
+        result = self._decided(card, call, target, args, context, now)
+        if isinstance(result, Decision):
+            return result
+        return self._carry_out(result, args or {}, now)
+
+    def _alone(self, card: str, call: str, target: str | None, args: dict[str, Any] | None,
+               context: str | None) -> Awaitable[Decision]:
+        # One call of `call_many` made again on its own (its decision raced another
+        # process): `call` as ever, under the write lock.
+        return self.call(card, call, target, args, context=context)
 
     async def call_many(self, calls: Iterable[CallArgs]) -> list[Decision | Exception]:
         """Many calls, decided one after another in the order given; durable on return.
@@ -140,11 +175,14 @@ class Calls:
         the batch it wrote in, failed: that call did not happen; the others
         did). A call that awaits (a fetch, file work, a prompt's delivery)
         awaits in its place, so the next call is decided after it.
+
+        A batch is one operation's loop (`run_each_durably`): catching up
+        with other processes once, again only after a call that waited; each
+        call expires what is due and reads the clock as a call alone would;
+        a refused call costs no coroutine, task or future.
         """
-        call = self.call
-        return await run_each_durably(
-            functools.partial(call, card, name, target, args, context=context)
-            for card, name, target, args, context in calls)
+        return await run_each_durably(self._batched, calls, begin=self.ctx.sync,
+                                      alone=self._alone)
 
     def _open_chains(self, card: str, now: float) -> list[tuple[str, ...]]:
         """The causal chains of the card's open tool calls, oldest first.

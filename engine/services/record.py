@@ -77,14 +77,19 @@ class Recorder:
     def log_row(self, decision: Decision, *, outcome: str, payload: str | None,
                 chain: tuple[str, ...] | list[str] | None, t: float | None = None,
                 approver: str | None = None,
-                extra: tuple[int | None, str | None] | None = None) -> None:
-        """Append the decision's row to the arrow log (inside a write)."""
+                extra: tuple[int | None, str | None] | None = None,
+                card: Node | None = None) -> None:
+        """Append the decision's row to the arrow log (inside a write).
+
+        ``card``: the node of ``decision.card`` when the caller has it at hand.
+        """
         held = self.denials.held
         if held and decision.card in held:
             # The card's suppressed refusals come first (SPEC §8 "Bounds").
             self.write_suppressed(decision.card)
         state = self.ctx.state
-        card = state.canvas.node(decision.card or "")
+        if card is None:
+            card = state.canvas.node(decision.card or "")
         package = decision.package
         pkg = state.packages.get(package or "")
         # The fields in the order of `log.FIELDS` (checked at import, above).
@@ -100,18 +105,31 @@ class Recorder:
         else:
             self.ctx.store.log.append_fields(values, extra)
 
-    def refusal(self, decision: Decision, chain: tuple[str, ...] | None, args: Any) -> Decision:
-        """A refused call writes nothing but its log row (or counts toward a `suppressed` one)."""
-        if decision.arrow is None and decision.target and decision.card:
-            arrow = self.ctx.state.canvas.arrow_between(decision.card, decision.target)
+    def refusal(self, decision: Decision, chain: tuple[str, ...] | None, args: Any,
+                now: float | None = None) -> Decision:
+        """A refused call writes nothing but its log row (or counts toward a `suppressed` one).
+
+        ``now``: the time the call was decided at (read when not given), the row's time.
+        """
+        state = self.ctx.state
+        card = decision.card
+        if decision.arrow is None and decision.target and card:
+            arrow = state.canvas.arrow_between(card, decision.target)
             if arrow is not None:
                 decision = decision.with_(arrow=arrow.id)
-        key, node, limit = self._budget_of(decision)
-        if not self._admit(decision, key, node, limit):
+        # `_budget_of`, written out: every refusal passes here.
+        node = state.canvas.node(card) if card else None
+        if node is not None and node.type == "card":
+            key: str | None = card
+            limit = state.workspace_of(node).settings.denial_log_limit
+        else:
+            key, node, limit = None, None, _DEFAULT_DENIAL_LIMIT
+        t = self.ctx.now() if now is None else now
+        if not self._admit(decision, key, node, limit, t):
             return decision
         # A summary row to write first needs a savepoint; a lone row does not.
         with self.ctx.write(one_statement=key not in self.denials.held):
-            self._refused_row(decision, self.payload(decision.call, args), chain, key)
+            self._refused_row(decision, self.payload(decision.call, args), chain, key, t, node)
         return decision
 
     def denial_key(self, decision: Decision) -> str | None:
@@ -120,8 +138,7 @@ class Recorder:
 
     def _budget_of(self, decision: Decision) -> tuple[str | None, Node | None, int]:
         # The refusal budget a refusal counts in: its key (`denial_key`), the
-        # card's node and the limit, from one look-up of the card (every
-        # refusal passes here).
+        # card's node and the limit, from one look-up of the card.
         state = self.ctx.state
         node = state.canvas.node(decision.card) if decision.card else None
         if node is not None and node.type == "card":
@@ -129,10 +146,11 @@ class Recorder:
         return None, None, _DEFAULT_DENIAL_LIMIT
 
     def _admit(self, decision: Decision, key: str | None, node: Node | None,
-               limit: int) -> bool:
+               limit: int, t: float | None = None) -> bool:
         # True when the refusal gets its own row; else it is counted for a
-        # `suppressed` row (``node``: the card ``key`` names).
-        t = self.ctx.now()
+        # `suppressed` row (``node``: the card ``key`` names; ``t``: now).
+        if t is None:
+            t = self.ctx.now()
         if self.denials.admit(key, t, limit):
             return True
         self.denials.suppress(key, t, card=key, package=decision.package if key else None,
@@ -147,8 +165,10 @@ class Recorder:
         self._refused_row(decision, payload, chain, self.denial_key(decision))
 
     def _refused_row(self, decision: Decision, payload: str | None,
-                     chain: tuple[str, ...] | None, key: str | None) -> None:
-        # `refused_row` with its card's `denial_key` (`refusal` has it already).
+                     chain: tuple[str, ...] | None, key: str | None, t: float | None = None,
+                     node: Node | None = None) -> None:
+        # `refused_row` with its card's `denial_key` (`refusal` has it already),
+        # at ``t`` (None: now), ``node`` the card's when known.
         if key is None and key in self.denials.held:
             # Cards the canvas does not hold share a summary; `log_row`
             # writes a real card's before its next row.
@@ -165,9 +185,10 @@ class Recorder:
                     name: value[:SHOWN] + "…"
                     for name in ("card", "call", "target", "reason")
                     if type(value := getattr(decision, name)) is str and len(value) > SHOWN})
+                node = None  # the row names the card as cut: looked up so, as ever
                 break
-        self.log_row(decision, outcome=decision.outcome, payload=payload, chain=chain,
-                     extra=extra)
+        self.log_row(decision, outcome=decision.outcome, payload=payload, chain=chain, t=t,
+                     extra=extra, card=node)
 
     def refused_or_counted(self, decision: Decision, payload: str | None) -> None:
         """Inside a write: a refusal found while performing gets its row unless suppressed."""

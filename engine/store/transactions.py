@@ -19,7 +19,7 @@ import asyncio
 import functools
 import sqlite3
 import types
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Sequence
 from contextvars import ContextVar
 from typing import Any, Protocol, TypeVar
 
@@ -320,61 +320,99 @@ def _resume(coro: Any, step: Any) -> Any:
                 return done.value
 
 
-async def run_each_durably(steps: Iterable[Callable[[], Awaitable[_T]]]
-                           ) -> list[_T | Exception]:
-    """Run operations one after another in this task, then wait once for their commits.
+async def run_each_durably(step: Callable[..., Any], items: Iterable[Sequence[Any]], *,
+                           begin: Callable[[], None],
+                           alone: Callable[..., Awaitable[Any]]) -> list[Any]:
+    """Run one operation per item, one after another in this task; wait once for the commits.
 
-    Each step calls one `consistent` operation (e.g. ``lambda: calls.call(...)``).
-    It runs as if called alone at that point — its own prologue, its own
-    savepoints — but nested in this run (`JOINED` is set), so it returns at
-    once instead of waiting for its commit: the steps share the open batch
-    (one group commit for all, not one task, future and wait each), and this
-    waits for every batch any of them wrote in before it returns.
+    A batch of operations run as one operation's loop, not as many
+    operations: ``step(*item)`` is the body of one (its prologue aside),
+    returning its result — or, when it must wait on something, a coroutine
+    for the rest of it, which runs here in its place, so the next item is
+    run after it. ``begin`` is the prologue (catching up with other
+    processes): run before the first item and again after any item that
+    waited or failed, for the world may have moved meanwhile; between two
+    items that did not, nothing else ran in this process, and the batch
+    they write in holds the write lock. The items share the open batch (one
+    group commit), are nested in this run (`JOINED` is set once), and this
+    returns once every batch any of them wrote in has committed.
 
-    Each step fails alone: the result at its place is what it raised (an
+    Each item fails alone: the result at its place is what it raised (an
     `Exception`), or `StoreFailed` when a batch it wrote in could not be
-    committed (every step that wrote in that batch gets it; a step in
-    another batch keeps its result, which is durable). A step whose
+    committed (every item that wrote in that batch gets it; an item in
+    another batch keeps its result, which is durable). An item whose
     decision raced another process (`Stale`, raised before it wrote
-    anything) is run again on its own, the ordinary way (`run_durably`:
+    anything) is made again on its own, the ordinary way (``alone(*item)``:
     under the write lock), in its place, so the order is kept.
 
-    Called from inside an operation, the steps join that operation's
+    Called from inside an operation, the items join that operation's
     batches (it waits for them) and a `Stale` goes up to it to retry it all.
     """
     outer = JOINED.get()
-    results: list[_T | Exception] = []
-    wrote: list[list[Batch]] = []
-    for step in steps:
-        joined: list[Batch] = []
-        token = JOINED.set(joined)
-        stale = False
-        try:
-            results.append(await step())
-        except Stale:
-            if outer is not None:
-                raise
-            stale = True
-        except Exception as exc:
-            results.append(exc)
-        finally:
-            JOINED.reset(token)
-        if stale:
-            # Nothing written yet; alone, durable before the next step runs.
-            try:
-                results.append(await step())
-            except Exception as exc:
-                results.append(exc)
-            joined = []
-        if outer is not None:
-            outer.extend(b for b in joined if b not in outer)
-        wrote.append(joined)
+    results: list[Any] = []
     if outer is not None:
+        begin()
+        for item in items:
+            try:
+                result = step(*item)
+                if type(result) is types.CoroutineType:
+                    result = await result
+            except Stale:
+                raise
+            except Exception as exc:
+                result = exc
+            results.append(result)
         return results
+    # The batches each item wrote in: None (none), the one, or a tuple of them.
+    wrote: list[Batch | tuple[Batch, ...] | None] = []
+    joined: list[Batch] = []
+    token = JOINED.set(joined)
+    fresh = True
+    try:
+        for item in items:
+            try:
+                if fresh:
+                    begin()
+                    fresh = False
+                result = step(*item)
+                if type(result) is types.CoroutineType:
+                    # Run it up to its first real wait here: most are done by then.
+                    try:
+                        waits = result.send(None)
+                    except StopIteration as done:
+                        result = done.value
+                    else:
+                        fresh = True
+                        result = await _resume(result, waits)
+            except Stale:
+                # Nothing written yet; alone, durable before the next item runs.
+                fresh = True
+                joined.clear()
+                apart = JOINED.set(None)
+                try:
+                    result = await alone(*item)
+                except Exception as exc:
+                    result = exc
+                finally:
+                    JOINED.reset(apart)
+            except Exception as exc:
+                fresh = True  # its failure may have reloaded the state
+                result = exc
+            results.append(result)
+            if joined:
+                wrote.append(joined[0] if len(joined) == 1 else tuple(joined))
+                joined.clear()
+            else:
+                wrote.append(None)
+    finally:
+        JOINED.reset(token)
+    # Every batch written in, once each, in order; then the items of any that failed.
     failed: dict[int, Exception] = {}
     waited: set[int] = set()
-    for i, joined in enumerate(wrote):
-        for batch in joined:
+    for batches in wrote:
+        if batches is None:
+            continue
+        for batch in (batches,) if isinstance(batches, Batch) else batches:
             key = id(batch)
             if key not in waited:
                 waited.add(key)
@@ -383,8 +421,14 @@ async def run_each_durably(steps: Iterable[Callable[[], Awaitable[_T]]]
                     await batch.future()
                 except Exception as exc:
                     failed[key] = exc
-            if key in failed:
-                results[i] = failed[key]
+    if failed:
+        for i, batches in enumerate(wrote):
+            if batches is None:
+                continue
+            for batch in (batches,) if isinstance(batches, Batch) else batches:
+                if id(batch) in failed:
+                    results[i] = failed[id(batch)]
+                    break
     return results
 
 
