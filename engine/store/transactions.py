@@ -351,9 +351,10 @@ async def run_each_durably(step: Callable[..., Any], items: Iterable[Sequence[An
     outer = JOINED.get()
     results: list[Any] = []
     if outer is not None:
-        begin()
+        # Rare (a batch inside another operation): each item's prologue, as alone.
         for item in items:
             try:
+                begin()
                 result = step(*item)
                 if type(result) is types.CoroutineType:
                     result = await result

@@ -25,11 +25,12 @@ from ..conftest import fail_saving_node, manifest, offer_install
 AGENTS = ("a1", "a2", "a3")
 
 
-async def _world(db: Path, folder: Path, clock: VirtualClock) -> Engine:
+async def _world(db: Path, folder: Path, clock: VirtualClock,
+                 settings: dict[str, Any] | None = None) -> Engine:
     """Two prompter cards, three agents (one working, one dangerous), a terminal, a note."""
     engine = Engine.open(db, clock=clock, world=World(net=None, fs=None))
     folder.mkdir(parents=True, exist_ok=True)
-    await engine.create_workspace("w1", folder)
+    await engine.create_workspace("w1", folder, settings=settings)
     await offer_install(engine, manifest("acme.prompter", {
         "agents.prompt": {}, "terminals.write": {},
         "cards.connected": {}, "clipboard.write": {"optional": True}}))
@@ -177,3 +178,48 @@ async def test_a_failing_call_fails_alone(tmp_path: Path,
             reopened.close()
     finally:
         engine.close()
+
+
+class _Ticking(VirtualClock):
+    """A clock that moves on by ``step`` seconds each time it is read."""
+
+    def __init__(self, t: float, step: float) -> None:
+        super().__init__(t)
+        self.step = step
+
+    def __call__(self) -> float:
+        self.t += self.step
+        return self.t
+
+
+@pytest.mark.parametrize("seed", range(3))
+async def test_a_batch_equals_the_calls_one_by_one_while_time_moves(tmp_path: Path,
+                                                                    seed: int) -> None:
+    """With a clock that moves at every read, holds come due in the middle of a batch:
+    each call still expires what is due first and is decided at its own time, so
+    decisions, rows (their times and hashes) and state are those of the calls one by one."""
+    rng = random.Random(seed)
+    alone_clock, batch_clock = _Ticking(1000.0, 0.0), _Ticking(1000.0, 0.0)
+    settings = {"hold_timeout": 4.0}  # holds come due within a batch
+    alone = await _world(tmp_path / "alone.db", tmp_path / "ws-alone", alone_clock, settings)
+    batched = await _world(tmp_path / "batch.db", tmp_path / "ws-batch", batch_clock, settings)
+    try:
+        for clock in (alone_clock, batch_clock):
+            clock.step = 0.37
+        for round_ in range(3):
+            calls = [_random_call(rng, round_ * 100 + i) for i in range(rng.randint(20, 60))]
+            one_by_one: list[Decision | Exception] = []
+            for card, call, target, args, context in calls:
+                try:
+                    one_by_one.append(await alone.call(card, call, target, args,
+                                                       context=context))
+                except Exception as exc:
+                    one_by_one.append(exc)
+            together = await batched.call_many(calls)
+            assert [_answer(r) for r in together] == [_answer(r) for r in one_by_one]
+            assert _rows(batched) == _rows(alone)
+            assert _state(batched) == _state(alone)
+        assert any(r["code"] == "HOLD_EXPIRED" for r in _rows(batched))
+    finally:
+        alone.close()
+        batched.close()
