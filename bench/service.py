@@ -25,13 +25,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections import deque
+from itertools import starmap
 from pathlib import Path
 from typing import Any
 
@@ -372,6 +377,62 @@ async def run_batch(tmp: Path, rounds: int) -> dict[str, Any]:
             "server_cpu_us_a_decision": statistics.median(cpu)}
 
 
+def batch_steps(folder: Path, kind: str, k: int) -> None:
+    """What `batch_instructions` runs under callgrind: a world of 32 cards, one warm-up
+    batch, then (``kind`` "batch") ``k`` batches of 1,000 refused calls through
+    `Engine.call_many`, each run to its commit inside `itertools.starmap` (a C function
+    nothing else here calls, so callgrind counts only those steps); "none": no step."""
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    engine = Engine.open(folder / "api.db", world=World(net=None, fs=None))
+    loop = asyncio.new_event_loop()
+    try:
+        loop.run_until_complete(_build_api(engine, folder / "ws", 32))
+
+        def calls(start: int) -> list[Any]:
+            return [(f"c{i % 32}", "agents.prompt", "lonely", {"text": f"bench {start + i}"},
+                     None) for i in range(1_000)]
+
+        loop.run_until_complete(engine.call_many(calls(0)))  # warm-up
+        batches = [(calls(1_000 * (j + 1)),) for j in range(k if kind == "batch" else 0)]
+        gc.collect()
+        gc.freeze()  # the world out of the collector's way, as `arrowgate serve` leaves it
+
+        def one(batch: list[Any]) -> None:
+            loop.run_until_complete(engine.call_many(batch))
+
+        deque(starmap(one, batches), maxlen=0)
+    finally:
+        engine.close()
+        loop.close()
+
+
+def batch_instructions(k: int, folder: Path) -> float:
+    """Machine instructions per refused call in a 1,000-call `Engine.call_many` (its
+    commit included), counted by callgrind: (I(k batches) − I(none)) / (k × 1,000)."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("bench.service: --instructions needs valgrind")
+    counts = []
+    for kind in ("none", "batch"):
+        with tempfile.TemporaryDirectory() as tmp:
+            command = ["valgrind", "--tool=callgrind", "--collect-atstart=no",
+                       "--toggle-collect=starmap_next", f"--callgrind-out-file={tmp}/out",
+                       sys.executable, "-m", "bench.service", "--batch-steps", kind, str(k),
+                       "--dir", str(folder)]
+            # No address-space randomisation and a fixed hash seed: counts that repeat.
+            if shutil.which("setarch"):
+                command = ["setarch", "-R", *command]
+            env = {**os.environ, "PYTHONHASHSEED": "0",
+                   "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+            done = subprocess.run(command, capture_output=True, text=True, env=env,
+                                  check=False, cwd=ROOT)
+        found = re.search(r"Collected : (\d+)", done.stderr)
+        if done.returncode != 0 or found is None:
+            raise SystemExit(f"bench.service: callgrind failed:\n{done.stderr[-2000:]}")
+        counts.append(int(found.group(1)))
+    return (counts[1] - counts[0]) / (k * 1_000)
+
+
 def batch_lines(f: dict[str, Any]) -> list[str]:
     """The ``--batch`` figures as report lines."""
     return [
@@ -420,7 +481,21 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the databases go (/dev/shm: no disk, the CPU cost alone)")
     parser.add_argument("--batch", type=int, metavar="TURNS",
                         help="only calls:batch, TURNS turns (engine alone, then HTTP)")
+    parser.add_argument("--instructions", type=int, metavar="K",
+                        help="instructions per refused call in K batches of 1,000 "
+                        "(Engine.call_many, callgrind; a world in --dir)")
+    parser.add_argument("--batch-steps", nargs=2, metavar=("KIND", "K"),
+                        help="what --instructions runs under callgrind")
     args = parser.parse_args(argv)
+    if args.batch_steps:
+        batch_steps(Path(args.dir) / "agb-callgrind", args.batch_steps[0],
+                    int(args.batch_steps[1]))
+        return 0
+    if args.instructions:
+        per = batch_instructions(args.instructions, Path(args.dir))
+        print(f"- a refused call in a 1,000-call Engine.call_many, its commit included: "
+              f"{per / 1000:.1f} k instructions (callgrind)")
+        return 0
     with tempfile.TemporaryDirectory(prefix="agb", dir=args.dir) as tmp:
         if args.batch:
             figures = asyncio.run(run_batch(Path(tmp), args.batch))
