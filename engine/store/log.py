@@ -52,7 +52,7 @@ _CHAIN = FIELDS.index("chain")
 _NONES = (None,) * len(_COLUMNS)
 #: What `ArrowLog.append_fields` keeps of a row for its insert: the statement naming
 #: its columns that are not NULL, and their values in that order.
-_Insert = tuple[str, list[Any]]
+_Insert = tuple[str, tuple[Any, ...]]
 
 
 def _insert(mask: tuple[bool, ...]) -> str:
@@ -241,7 +241,9 @@ class ArrowLog:
         # The newest row's (seq, hash) while one write transaction lasts: no
         # other writer can append under our lock, so it need not be read back.
         self._tail: tuple[int, str] | None = None
-        #: Rows appended and not yet written, in order: each its insert and values.
+        #: Rows appended and not yet written, in order: each its insert and values
+        #: (tuples of plain values: the collector stops tracking them, as thousands
+        #: of rows wait for each commit).
         self._pending: list[_Insert] = []
         #: Rows appended in all (what `mark` and `back_to` count).
         self._appended = 0
@@ -273,7 +275,7 @@ class ArrowLog:
         # One statement for each pattern of NULL columns (`_INSERTS`): rows of
         # one kind share it. The rows go in by their own ``seq``, so the order
         # of the statements does not matter.
-        inserts: dict[str, list[list[Any]]] = {}
+        inserts: dict[str, list[tuple[Any, ...]]] = {}
         for sql, params in pending:
             rows = inserts.get(sql)
             if rows is None:
@@ -383,17 +385,17 @@ class ArrowLog:
         digest = hashlib.sha256((prev + "\n" + hashed).encode()).hexdigest()
         if kind is not None:
             if payload is None:
-                row = (kind.without_payload, [seq, t, *kind.kept_before, *kind.kept_after,
-                                              prev, digest])
+                row = (kind.without_payload, (seq, t, *kind.kept_before, *kind.kept_after,
+                                              prev, digest))
             else:
-                row = (kind.with_payload, [seq, t, *kind.kept_before, payload,
-                                           *kind.kept_after, prev, digest])
+                row = (kind.with_payload, (seq, t, *kind.kept_before, payload,
+                                           *kind.kept_after, prev, digest))
         else:
             stored = [*values, prev, digest, *(extra or _NO_EXTRA)]
             if chain is not None:
                 stored[_CHAIN] = dumps(chain) if chain else "[]"
             mask = tuple(map(is_not, stored, _NONES))
-            row = (_insert_for(mask), [x for x in stored if x is not None])
+            row = (_insert_for(mask), tuple([x for x in stored if x is not None]))
         self._pending.append(row)
         self._appended += 1
         self._tail = (seq, digest)
