@@ -66,6 +66,9 @@ def rate_owner(canvas: Canvas, card: str) -> str:
     windows are kept while copies of it live) ends the walk with its id.
     """
     node = canvas.node(card)
+    if node is None or type(node.data.get("spawned_by")) is not str:
+        # Almost every card is no copy: no walk, and no set to build for it.
+        return card
     seen = {card}
     while node is not None and node.type == "card":
         parent = node.data.get("spawned_by")
