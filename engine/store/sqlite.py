@@ -26,6 +26,7 @@ from engine.store.anchor import AnchorFile
 from engine.store.base import Refresh
 from engine.store.canvas import CanvasStore
 from engine.store.database import BUSY_TIMEOUT_S, database_file, open_database
+from engine.store.encoding import dumps
 from engine.store.history import ConsentHistory
 from engine.store.loading import (
     MAX_CATCH_UP,
@@ -284,7 +285,7 @@ class SQLiteStore:
 
     def save_prompt(self, prompt: Prompt) -> None:
         """Insert or replace a prompt as it now stands."""
-        self.db.conn.execute(_SAVE_PROMPT, prompt.to_values())
+        self.db.conn.execute(_SAVE_PROMPT, prompt.to_values(dumps))
         known = self._last_position
         if known is not None and prompt.position > known[1]:
             self._last_position = (known[0], prompt.position)
