@@ -116,6 +116,14 @@ class PromptIndex:
         return sorted((p for p in self._by_agent.get(agent, {}).values() if p.state == state),
                       key=lambda p: p.position)
 
+    def first(self, agent: str, state: str) -> Prompt | None:
+        """An agent's earliest prompt in ``state`` (the first of `of_agent`), or None."""
+        first: Prompt | None = None
+        for p in self._by_agent.get(agent, {}).values():
+            if p.state == state and (first is None or p.position < first.position):
+                first = p
+        return first
+
     def count(self, agent: str, state: str) -> int:
         """How many of an agent's prompts are in ``state``."""
         return sum(1 for p in self._by_agent.get(agent, {}).values() if p.state == state)
