@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from engine.core.errors import ConsentError, with_code
 
-__all__ = ["CallDenied", "Decision", "Outcome", "Words", "refusal"]
+__all__ = ["CallDenied", "Decision", "Outcome", "Words", "accepted", "refusal"]
 
 #: A refusal's explanation before it is written out: a function of the
 #: refusal and the values that follow it, giving (why, fix) (see `refusal`).
@@ -200,6 +200,37 @@ def refusal(call: str, card: str | None, code: str, package: str | None, target:
     built.prompt = None
     built.extra = {}
     built._words = words
+    built.__class__ = Decision
+    decision: Decision = built
+    return decision
+
+
+def accepted(outcome: Outcome, call: str, card: str, package: str, target: str | None,
+             permission: str | None, arrow: str | None, message: str, value: Any,
+             prompt: str | None) -> Decision:
+    """An allowed call's Decision (no code, reason or retry), built as `refusal` builds one.
+
+    The same value as ``Decision(outcome, call, card, package, target,
+    permission, arrow=arrow, message=message, value=value, prompt=prompt)``
+    at a fraction of the frozen ``__init__``'s cost: every accepted prompt
+    makes one.
+    """
+    built: Any = _Unfrozen()
+    built.outcome = outcome
+    built.call = call
+    built.card = card
+    built.package = package
+    built.target = target
+    built.permission = permission
+    built.code = None
+    built.reason = None
+    built.arrow = arrow
+    built.message = message
+    built.retry_after = None
+    built.value = value
+    built.prompt = prompt
+    built.extra = {}
+    built._words = None
     built.__class__ = Decision
     decision: Decision = built
     return decision

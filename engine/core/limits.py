@@ -66,6 +66,9 @@ def rate_owner(canvas: Canvas, card: str) -> str:
     windows are kept while copies of it live) ends the walk with its id.
     """
     node = canvas.node(card)
+    if node is None or type(node.data.get("spawned_by")) is not str:
+        # Almost every card is no copy: no walk, and no set to build for it.
+        return card
     seen = {card}
     while node is not None and node.type == "card":
         parent = node.data.get("spawned_by")
@@ -100,6 +103,10 @@ class RollingWindow:
         Pure: asking about any time changes nothing (pruning happens in
         `count`, which keeps at most about ``limit`` times here).
         """
+        if len(self.times) < self.limit:
+            # Fewer calls than the limit at all, so fewer inside the window:
+            # the usual answer, without looking at their times.
+            return None
         # Times after t count too: the engine's time never goes back, but
         # another process on the same store may run a clock behind ours.
         inside = [x for x in self.times if t < x + self.period]

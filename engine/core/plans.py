@@ -22,13 +22,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from canvas.model import Node, WorkspaceSettings
-from engine.core.decision import Decision
+from engine.core.decision import Decision, accepted
 from engine.core.events import Event
 from engine.core.holds import hold_deadline
 from engine.core.prompts import Prompt
 
 __all__ = ["AddArrow", "AddNode", "CountRate", "Effect", "Emit", "LogRow", "Performed", "Plan",
-           "Pump", "SaveNode", "SavePrompt", "Watch", "plan_call", "plan_prompt"]
+           "PromptPlan", "Pump", "SaveNode", "SavePrompt", "Watch", "plan_call", "plan_prompt"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,31 +120,48 @@ class Performed:
     effects: tuple[Effect, ...] = field(default=())
 
 
-def plan_prompt(prompt: Prompt, agent: Node, base: Decision, rate_key: str,
-                settings: WorkspaceSettings, now: float) -> Plan:
+@dataclass(frozen=True, slots=True)
+class PromptPlan:
+    """An accepted prompt's plan (SPEC §6, §7): what the host does is always the same.
+
+    The host counts the prompt in its rate window, then for a held prompt
+    sends ``held`` (the ``prompt.held`` event), saves ``prompt`` and logs
+    ``decision``'s row (``held``); for a queued one saves ``prompt``, logs
+    the ``queued`` row and pumps the agent's queue. Its effects are fixed,
+    so they are not listed one by one as a `Plan`'s are: every accepted
+    prompt goes through here.
+    """
+
+    decision: Decision  #: the prompt's decision (and its log row's): ``queued`` or ``held``
+    prompt: Prompt  #: the prompt to save, as it now stands
+    held: Event | None  #: the event announcing a hold; None for a queued prompt
+
+
+def plan_prompt(prompt: Prompt, agent: Node, permission: str | None, arrow: str | None,
+                message: str, settings: WorkspaceSettings, now: float) -> PromptPlan:
     """An accepted prompt (SPEC §6, §7): counted, then held for a person or queued.
 
     To an agent in dangerous mode the prompt is held until ``hold_timeout``
-    passes; otherwise it is queued and the agent's queue pumped.
+    passes; otherwise it is queued and the agent's queue pumped. ``message``
+    is a queued prompt's (``ok: …``); the decision is built once, with its
+    final fields (a queued prompt's ``value`` names its state, which the
+    host updates once the pump has run).
     """
-    decision = base.with_(prompt=prompt.id)
-    count = CountRate(prompt.card, rate_key, now)
     if agent.data.get("dangerous"):
         held = replace(prompt, state="held", deadline=hold_deadline(now, settings))
-        return Plan(
-            decision.with_(outcome="held", value={"prompt": held.id, "state": "held"},
-                           message=f"held: prompt {held.id} to {agent.id} waits for a "
-                                   "person's OK (dangerous mode)"),
-            (count,
-             Emit(Event("prompt.held", held.card, {
-                 "prompt": held.id, "agent": held.agent, "arrow": held.arrow, "text": held.text,
-                 "deadline": held.deadline})),
-             SavePrompt(held),
-             LogRow(decision.with_(outcome="held"), "held", held.text, held.chain)))
-    return Plan(decision.with_(outcome="queued", value={"prompt": prompt.id, "state": "queued"}),
-                (count, SavePrompt(prompt),
-                 LogRow(decision.with_(outcome="queued"), "queued", prompt.text, prompt.chain),
-                 Pump(agent.id)))
+        return PromptPlan(
+            accepted("held", "agents.prompt", held.card, held.package, agent.id, permission,
+                     arrow, f"held: prompt {held.id} to {agent.id} waits for a "
+                     "person's OK (dangerous mode)", {"prompt": held.id, "state": "held"},
+                     held.id),
+            held,
+            Event("prompt.held", held.card, {
+                "prompt": held.id, "agent": held.agent, "arrow": held.arrow, "text": held.text,
+                "deadline": held.deadline}))
+    return PromptPlan(
+        accepted("queued", "agents.prompt", prompt.card, prompt.package, agent.id, permission,
+                 arrow, message, {"prompt": prompt.id, "state": "queued"}, prompt.id),
+        prompt, None)
 
 
 def plan_call(base: Decision, performed: Performed, rate: CountRate | None,

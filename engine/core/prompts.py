@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -51,11 +52,15 @@ class Prompt:
         row["chain"] = json.dumps(self.chain)
         return row
 
-    def to_values(self) -> tuple[Any, ...]:
-        """The stored row's values in the order of `PROMPT_COLUMNS` (what a save binds)."""
+    def to_values(self, dumps: Callable[[Any], str] = json.dumps) -> tuple[Any, ...]:
+        """The stored row's values in the order of `PROMPT_COLUMNS` (what a save binds).
+
+        ``dumps`` writes the chain: ``json.dumps`` or a function giving the
+        very same text (the store's, whose encoder is set up once).
+        """
         chain = self.chain
         return (self.id, self.position, self.workspace, self.card, self.package, self.agent,
-                self.arrow, self.call, self.text, json.dumps(chain) if chain else "[]",
+                self.arrow, self.call, self.text, dumps(chain) if chain else "[]",
                 self.state, self.t, self.deadline, self.approver, self.code, self.reason,
                 self.message)
 
@@ -110,6 +115,14 @@ class PromptIndex:
         """An agent's prompts in ``state`` (queued, held or delivered), in order of arrival."""
         return sorted((p for p in self._by_agent.get(agent, {}).values() if p.state == state),
                       key=lambda p: p.position)
+
+    def first(self, agent: str, state: str) -> Prompt | None:
+        """An agent's earliest prompt in ``state`` (the first of `of_agent`), or None."""
+        first: Prompt | None = None
+        for p in self._by_agent.get(agent, {}).values():
+            if p.state == state and (first is None or p.position < first.position):
+                first = p
+        return first
 
     def count(self, agent: str, state: str) -> int:
         """How many of an agent's prompts are in ``state``."""

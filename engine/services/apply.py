@@ -50,7 +50,12 @@ class Applier:
 
     def one(self, effect: Effect) -> None:
         """One effect that needs no waiting (all but `Pump`)."""
-        if type(effect) is LogRow:
+        # The commonest first: a delivery's node and event, every ok call's row.
+        if type(effect) is SaveNode:
+            self.nodes.save(effect.node)
+        elif type(effect) is Emit:
+            self.ctx.store.emit(effect.event)
+        elif type(effect) is LogRow:
             self.record.log_row(effect.decision, outcome=effect.outcome, payload=effect.payload,
                                 chain=effect.chain)
         elif type(effect) is CountRate:
@@ -58,10 +63,6 @@ class Applier:
         elif type(effect) is SavePrompt:
             self.prompt_in_memory(effect.prompt)
             self.ctx.store.save_prompt(effect.prompt)
-        elif type(effect) is Emit:
-            self.ctx.store.emit(effect.event)
-        elif type(effect) is SaveNode:
-            self.nodes.save(effect.node)
         elif type(effect) is AddNode:
             self.nodes.add(effect.node)
         elif type(effect) is AddArrow:

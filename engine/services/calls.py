@@ -17,8 +17,7 @@ from engine.core.checks import (
     malformed,
 )
 from engine.core.decision import Decision
-from engine.core.plans import CountRate, Pump, SavePrompt, plan_call, plan_prompt
-from engine.core.prompts import Prompt
+from engine.core.plans import CountRate, plan_call, plan_prompt
 from engine.core.text import shown
 from engine.effects.world import World
 from engine.services.apply import Applier
@@ -225,14 +224,17 @@ class Calls:
     async def _carry_out(self, passed: Passed, args: dict[str, Any], now: float) -> Decision:
         spec = passed.spec
         card = passed.card
+        if spec.name == "agents.prompt":
+            # Its row keeps the prompt's text (`_accept_prompt`): no payload to work out,
+            # and its decision is built once, by the plan.
+            assert passed.target is not None
+            return await self._accept_prompt(
+                passed, str(args["text"]), now, arrow=passed.arrow.id if passed.arrow else None,
+                message=f"ok: card {card.id} ({passed.package.name}) agents.prompt")
         decision = Decision("ok", spec.name, card.id, passed.package.name,
                             passed.target.id if passed.target else None, passed.permission,
                             arrow=passed.arrow.id if passed.arrow else None,
                             message=f"ok: card {card.id} ({passed.package.name}) {spec.name}")
-        if spec.name == "agents.prompt":
-            # Its row keeps the prompt's text (`_accept_prompt`): no payload to work out.
-            assert passed.target is not None
-            return await self._accept_prompt(passed, str(args["text"]), decision, now)
         payload = self.record.payload(spec.name, args)
         if spec.name == "net.fetch" or spec.name.startswith("fs."):
             # A request may take seconds and file work runs in a thread (a
@@ -260,34 +262,44 @@ class Calls:
             self.applier.do(plan.effects)
         return plan.decision
 
-    async def _accept_prompt(self, passed: Passed, text: str, base: Decision, now: float, *,
-                             call: str = "agents.prompt") -> Decision:
-        """An accepted prompt: numbered by the store, then planned and carried out in one write."""
-        assert passed.target is not None and passed.rate_key is not None
+    async def _accept_prompt(self, passed: Passed, text: str, now: float, *, arrow: str | None,
+                             message: str, call: str = "agents.prompt") -> Decision:
+        """An accepted prompt: numbered by the store, then planned and carried out in one write.
+
+        The plan's effects are always the same few (`PromptPlan`), done here
+        in its order without a dispatch per effect: count, (announce a hold,)
+        save, log, and for a queued prompt pump the agent's queue.
+        """
+        agent, rate_key = passed.target, passed.rate_key
+        assert agent is not None and rate_key is not None
         settings = self.ctx.state.workspaces[passed.card.workspace].settings
         with self.ctx.write():
-            prompt = self.prompts.new(passed, text, now, call=call)
-            plan = plan_prompt(prompt, passed.target, base, passed.rate_key, settings, now)
-            unsaved: Prompt | None = None
-            for effect in plan.effects:
-                if type(effect) is Pump:
-                    await self.prompts.pump(effect.agent)
-                elif type(effect) is SavePrompt and effect.prompt.state == "queued":
-                    # Its row waits until the pump has run: a prompt delivered
-                    # (or held) at once is written by the pump as it then
-                    # stands, so the queued row would be replaced in the same
-                    # write — one row write instead of two.
-                    unsaved = effect.prompt
-                    self.applier.prompt_in_memory(unsaved)
-                else:
-                    self.applier.one(effect)
-            if unsaved is not None and unsaved.state == "queued":
-                self.ctx.store.save_prompt(unsaved)
-        if plan.decision.outcome != "queued":
-            return plan.decision
-        # Delivered at once, perhaps: the value says where the prompt stands now.
-        return plan.decision.with_(value={"prompt": prompt.id,
-                                          "state": self.ctx.state.prompts[prompt.id].state})
+            plan = plan_prompt(self.prompts.new(passed, text, now, call=call), agent,
+                               passed.permission, arrow, message, settings, now)
+            decision, prompt = plan.decision, plan.prompt
+            self.record.count(prompt.card, rate_key, now)
+            if plan.held is not None:
+                self.ctx.store.emit(plan.held)
+                self.applier.prompt_in_memory(prompt)
+                self.ctx.store.save_prompt(prompt)
+                self.record.log_row(decision, outcome="held", payload=prompt.text,
+                                    chain=prompt.chain)
+                return decision
+            # The queued row waits until the pump has run: a prompt delivered
+            # (or held) at once is written by the pump as it then stands, so
+            # the queued row would be replaced in the same write — one row
+            # write instead of two.
+            self.applier.prompt_in_memory(prompt)
+            self.record.log_row(decision, outcome="queued", payload=prompt.text,
+                                chain=prompt.chain)
+            await self.prompts.pump(agent.id)
+            if prompt.state == "queued":
+                self.ctx.store.save_prompt(prompt)
+            else:
+                # Delivered at once, perhaps: the value says where the prompt
+                # stands now. The decision is this call's own until it returns.
+                decision.value["state"] = prompt.state
+        return decision
 
     @operation
     async def emit(self, card: str, port: str, data: Any, *,
@@ -367,7 +379,6 @@ class Calls:
         if isinstance(result, Decision):
             return self.record.refusal(result.with_(arrow=arrow.id), chain, {arg: data})
         if spec.action == "agents.prompt":
-            base = Decision("ok", "agents.prompt", card.id, result.package.name, target.id,
-                            result.permission, arrow=arrow.id, message="ok")
-            return await self._accept_prompt(result, data, base, now, call="port:prompt")
+            return await self._accept_prompt(result, data, now, arrow=arrow.id, message="ok",
+                                             call="port:prompt")
         return await self._carry_out(result, {arg: data}, now)

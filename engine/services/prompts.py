@@ -107,10 +107,9 @@ class Prompts:
         if agent is None or agent.type != "agent":
             return
         while agent.data.get("status") == "waiting":
-            queued = self.ctx.state.open_prompts.of_agent(agent_id, "queued")
-            if not queued:
+            prompt = self.ctx.state.open_prompts.first(agent_id, "queued")
+            if prompt is None:
                 return
-            prompt = queued[0]
             if agent.data.get("dangerous") and prompt.approver is None:
                 # The agent went into dangerous mode after the prompt was
                 # queued: it still waits for a person.

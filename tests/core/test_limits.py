@@ -138,3 +138,15 @@ def test_counters_keep_a_window_per_card_and_key() -> None:
     assert counters.retry_after("c1", "run", 4.0) == 4.0
     with pytest.raises(KeyError):
         counters.retry_after("c1", "gone", 4.0)
+
+
+def test_retry_after_below_the_limit_is_none_whatever_the_times() -> None:
+    """Fewer calls than the limit leave room at any time, before or after them."""
+    w = RollingWindow(3, 60.0)
+    for t in (100.0, 130.0):
+        w.count(t)
+    for t in (0.0, 100.0, 130.0, 159.9, 1e9):
+        assert w.retry_after(t) is None
+    w.count(131.0)
+    assert w.retry_after(140.0) == 20.0 and w.retry_after(159.5) == 0.5
+    assert w.retry_after(160.0) is None  # the call at 100 has left the window

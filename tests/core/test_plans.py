@@ -12,9 +12,7 @@ from engine.core.plans import (
     Emit,
     LogRow,
     Performed,
-    Pump,
     SaveNode,
-    SavePrompt,
     plan_call,
     plan_prompt,
 )
@@ -39,37 +37,36 @@ def _agent(dangerous: bool) -> Node:
 
 
 def test_a_prompt_to_a_dangerous_agent_is_held() -> None:
-    """Counted, announced, saved held with its deadline, logged held; never pumped."""
+    """Held with its deadline, announced, its decision (and row) held; the input unchanged."""
     prompt = _prompt()
-    plan = plan_prompt(prompt, _agent(True), _base(), "prompt", SETTINGS, NOW)
-    held = SavePrompt(Prompt("p1", 7, "w1", "c1", "acme.p", "a1", "e1", "agents.prompt",
-                             "ship it", chain=["c1", "a1"], state="held", t=NOW,
-                             deadline=NOW + 42.5))
-    assert plan.effects == (
-        CountRate("c1", "prompt", NOW),
-        Emit(Event("prompt.held", "c1", {"prompt": "p1", "agent": "a1", "arrow": "e1",
-                                         "text": "ship it", "deadline": NOW + 42.5})),
-        held,
-        LogRow(_base().with_(prompt="p1", outcome="held"), "held", "ship it", ["c1", "a1"]),
-    )
-    assert plan.decision.outcome == "held" and plan.decision.prompt == "p1"
-    assert plan.decision.value == {"prompt": "p1", "state": "held"}
-    assert "waits for a person's OK" in plan.decision.message
+    plan = plan_prompt(prompt, _agent(True), "agents.prompt", "e1", "ok: card c1 (acme.p)",
+                       SETTINGS, NOW)
+    assert plan.prompt == Prompt("p1", 7, "w1", "c1", "acme.p", "a1", "e1", "agents.prompt",
+                                 "ship it", chain=["c1", "a1"], state="held", t=NOW,
+                                 deadline=NOW + 42.5)
+    assert plan.held == Event("prompt.held", "c1", {"prompt": "p1", "agent": "a1", "arrow": "e1",
+                                                    "text": "ship it", "deadline": NOW + 42.5})
+    assert plan.decision == Decision(
+        "held", "agents.prompt", "c1", "acme.p", "a1", "agents.prompt", arrow="e1",
+        message="held: prompt p1 to a1 waits for a person's OK (dangerous mode)",
+        value={"prompt": "p1", "state": "held"}, prompt="p1")
+    assert plan.decision.to_json()["message"].startswith("held: prompt p1")
     assert prompt.state == "queued" and prompt.deadline is None  # the input is not changed
 
 
-def test_a_prompt_to_a_plain_agent_is_queued_and_pumped() -> None:
-    """Counted, saved as it is, logged queued, then the agent's queue pumped."""
+def test_a_prompt_to_a_plain_agent_is_queued() -> None:
+    """Saved as it is; its decision is the base's, queued, naming the prompt, built once."""
     prompt = _prompt()
-    plan = plan_prompt(prompt, _agent(False), _base(), "prompt", SETTINGS, NOW)
-    assert plan.effects == (
-        CountRate("c1", "prompt", NOW),
-        SavePrompt(prompt),
-        LogRow(_base().with_(prompt="p1", outcome="queued"), "queued", "ship it", ["c1", "a1"]),
-        Pump("a1"),
-    )
-    assert (plan.decision.outcome, plan.decision.value) == (
-        "queued", {"prompt": "p1", "state": "queued"})
+    plan = plan_prompt(prompt, _agent(False), "agents.prompt", "e1", "ok: card c1 (acme.p)",
+                       SETTINGS, NOW)
+    assert plan.prompt is prompt and plan.held is None
+    assert plan.decision == _base().with_(outcome="queued", prompt="p1",
+                                          value={"prompt": "p1", "state": "queued"})
+    # Every field, those equality leaves out included, is what `with_` gives.
+    expected = _base().with_(outcome="queued", prompt="p1",
+                             value={"prompt": "p1", "state": "queued"})
+    for name in Decision.__slots__:
+        assert getattr(plan.decision, name) == getattr(expected, name), name
 
 
 def test_plan_call_counts_first_then_what_was_done_then_the_ok_row() -> None:

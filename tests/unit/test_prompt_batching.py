@@ -18,6 +18,7 @@ import pytest
 from engine import Engine
 from engine.core.decision import Decision
 from engine.core.prompts import PROMPT_COLUMNS, Prompt
+from engine.store import encoding
 
 from ..conftest import fail_saving_node, manifest, offer_install
 
@@ -124,8 +125,10 @@ def test_decision_with_is_dataclasses_replace() -> None:
 
 def test_prompt_values_are_its_row() -> None:
     """`Prompt.to_values` binds what `to_row` holds, in `PROMPT_COLUMNS` order."""
-    for chain in ([], ["c1"], ["c1", "a1", "c2"]):
+    for chain in ([], ["c1"], ["c1", "a1", "c2"], ["c\u00e9", "a\ud800"]):
         p = Prompt("p1", 1, "w1", "c1", "pkg", "a1", "e1", "agents.prompt", "hi ✓", chain,
                    "held", 1.5, 2.5, "operator", "X", "y", "m")
         row = p.to_row()
         assert tuple(row) == PROMPT_COLUMNS and tuple(row.values()) == p.to_values()
+        # The store's encoder (what `SQLiteStore.save_prompt` passes) binds the same text.
+        assert p.to_values(encoding.dumps) == p.to_values()
