@@ -16,6 +16,11 @@ answered (SQLite WAL, ``synchronous=FULL``, group commit):
   commit makes a ``permissions.changed`` event) until the event arrives —
   an upper bound on commit-to-client. Target: under 50 ms.
 
+``--instructions`` counts instead (callgrind, no timing): the server's machine
+instructions per ``POST /v1/calls`` and per ``GET /v1/health`` on one
+connection, and the same call's through the Python API, in another process
+(`instructions`): what the server's own code costs, whatever the machine's load.
+
 The server is a real ``arrowgate serve`` in a process of its own (on its Unix
 socket); the client is a minimal HTTP/1.1 client on asyncio streams, so the
 figures measure the server, not an HTTP client library.
@@ -25,8 +30,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -321,6 +329,101 @@ async def run(tmp: Path, smoke: bool) -> dict[str, Any]:
     return figures
 
 
+def _callgrind(out: Path, start: str = "--instr-atstart=no") -> list[str]:
+    """valgrind's callgrind, collecting nothing until told (``start``), without
+    address-space randomisation (with a fixed hash seed, set by the caller: counts
+    that repeat)."""
+    command = ["valgrind", "--tool=callgrind", start, f"--callgrind-out-file={out}"]
+    return ["setarch", "-R", *command] if shutil.which("setarch") else command
+
+
+def _totals(path: Path) -> int:
+    """The instructions a callgrind dump counted."""
+    found = re.search(r"^(?:summary|totals): (\d+)", path.read_text(errors="replace"), re.M)
+    if found is None:
+        raise SystemExit(f"bench.service: no totals in {path}")
+    return int(found.group(1))
+
+
+async def _server_instructions(tmp: Path, n: int) -> tuple[float, float]:
+    """The server's instructions per ``POST /v1/calls`` and per ``GET /v1/health``: an
+    ``arrowgate serve`` under callgrind, counting only while one connection sends ``n``
+    calls (dumped), then ``n`` health checks (dumped)."""
+    sock = tmp / "s" / "serve.sock"
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    proc = subprocess.Popen([*_callgrind(tmp / "cg.%p"), sys.executable, "-m",
+                             "engine.app.cli", "serve", "--db", str(tmp / "svc.db"),
+                             "--socket", str(sock)], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, cwd=ROOT, env=env)
+
+    def control(*args: str) -> None:
+        subprocess.run(["callgrind_control", *args, str(proc.pid)], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    try:
+        assert proc.stdout is not None
+        proc.stdout.readline()
+        assert proc.stdout.readline().strip() == "ready"
+        conn = await Conn.open(str(sock), (tmp / "svc.db.operator-token").read_text().strip())
+        (tmp / "ws").mkdir()
+        await _build_http(conn, tmp / "ws", 4)
+        await _sequential(conn, 30, "POST", "/v1/calls", "call")  # warm-up
+        await _sequential(conn, 30, "GET", "/v1/health")
+        control("-i", "on")
+        control("-z")
+        await _sequential(conn, n, "POST", "/v1/calls", "call")
+        control("-d", "calls")
+        await _sequential(conn, n, "GET", "/v1/health")
+        control("-d", "health")
+        control("-i", "off")
+        conn.close()
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=300)
+    calls, health = (_totals(next(tmp.glob(f"cg.{proc.pid}.{k}"))) for k in (1, 2))
+    return calls / n, health / n
+
+
+def _api_run(folder: Path, n: int) -> None:
+    """``n`` API calls counted under callgrind (`instructions`): the measured loop runs
+    inside ``itertools.starmap``, the only place callgrind collects (``--toggle-collect``)."""
+    async def build() -> Engine:
+        engine = Engine.open(folder / "api.db", world=World(net=None, fs=None))
+        await _build_api(engine, folder / "ws", 4)
+        return engine
+
+    loop = asyncio.new_event_loop()
+    engine = loop.run_until_complete(build())
+
+    async def calls(first: int, k: int) -> None:
+        for i in range(first, first + k):
+            d = await engine.call("c0", "agents.prompt", "lonely", {"text": f"bench {i}"})
+            assert d.code == "PERMISSION_DENIED", d.message
+
+    loop.run_until_complete(calls(0, 30))  # warm-up, not counted
+    list(itertools.starmap(loop.run_until_complete, [(calls(1000, n),)]))
+    engine.close()
+    loop.close()
+
+
+def instructions(tmp: Path, n: int) -> dict[str, float]:
+    """Machine instructions per call and per health check in the server, and per API
+    call, counted by callgrind; HTTP's addition in health checks, by instructions."""
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        raise SystemExit("bench.service: --instructions needs valgrind (apt-get install "
+                         "valgrind)")
+    call, health = asyncio.run(_server_instructions(tmp, n))
+    (tmp / "api").mkdir()
+    out = tmp / "api" / "cg.out"
+    command = [*_callgrind(out, "--collect-atstart=no"), "--toggle-collect=starmap_next", sys.executable, "-m",
+               "bench.service", "--api-run", str(n), "--dir", str(tmp / "api")]
+    subprocess.run(command, check=True, cwd=ROOT, stderr=subprocess.DEVNULL,
+                   env={**os.environ, "PYTHONHASHSEED": "0"})
+    api = _totals(out) / n
+    return {"instructions_call": call, "instructions_health": health,
+            "instructions_api_call": api, "instructions_addition_in_health": (call - api) / health}
+
+
 def lines(f: dict[str, Any]) -> list[str]:
     """The figures as report lines."""
     return [
@@ -354,11 +457,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", help="write the raw figures here")
     parser.add_argument("--dir", default="/tmp",
                         help="where the databases go (/dev/shm: no disk, the CPU cost alone)")
+    parser.add_argument("--instructions", type=int, metavar="N", default=0,
+                        help="count instructions (callgrind) over N calls and N health "
+                             "checks instead of timing")
+    parser.add_argument("--api-run", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.api_run:  # the API's side of --instructions, under callgrind
+        _api_run(Path(args.dir), args.api_run)
+        return 0
     with tempfile.TemporaryDirectory(prefix="agb", dir=args.dir) as tmp:
-        figures = asyncio.run(run(Path(tmp), args.smoke))
-    for line in lines(figures):
-        print("- " + line)
+        if args.instructions:
+            figures: dict[str, Any] = instructions(Path(tmp), args.instructions)
+            print(f"- instructions: POST /v1/calls {figures['instructions_call']:,.0f} in the "
+                  f"server, GET /v1/health {figures['instructions_health']:,.0f}, the API call "
+                  f"{figures['instructions_api_call']:,.0f}: HTTP adds "
+                  f"{figures['instructions_addition_in_health']:.2f}× a health check's")
+        else:
+            figures = asyncio.run(run(Path(tmp), args.smoke))
+            for line in lines(figures):
+                print("- " + line)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))
     return 0
