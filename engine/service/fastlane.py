@@ -227,13 +227,14 @@ class FastLane:
                 response = validation_problem([{**e, "loc": ("body", *e["loc"])}
                                                for e in exc.errors(include_url=False)])
             else:
-                for card, *_rest in calls:
-                    may_act_as_card(principal, card)
                 if single:
                     card, call, target, args, context = calls[0]
+                    may_act_as_card(principal, card)
                     d = await engine.call(card, call, target, args, context=context)
                     body = _decision_bytes(d) or _decisions_bytes([d], False)
                 else:
+                    for item in calls:
+                        may_act_as_card(principal, item[0])
                     body = _decisions_bytes(_decided(await engine.call_many(calls)), True)
                 if direct is None or not direct.respond(200, _JSON_HEAD % len(body), body):
                     await _send_bytes(send, 200, body)
