@@ -16,6 +16,14 @@ answered (SQLite WAL, ``synchronous=FULL``, group commit):
   commit makes a ``permissions.changed`` event) until the event arrives —
   an upper bound on commit-to-client. Target: under 50 ms.
 
+``--instructions`` counts instead (callgrind, no timing): the server's machine
+instructions per ``POST /v1/calls`` and per ``GET /v1/health`` on one
+connection, and the same call's through the Python API, in another process
+(`instructions`): what the server's own code costs, whatever the machine's load.
+``--batch TURNS`` times ``calls:batch`` alone (the engine's `call_many`, then
+HTTP), and ``--batch-instructions K`` counts instructions per refused call in
+K batches of 1,000 through `Engine.call_many` (`batch_instructions`).
+
 The server is a real ``arrowgate serve`` in a process of its own (on its Unix
 socket); the client is a minimal HTTP/1.1 client on asyncio streams, so the
 figures measure the server, not an HTTP client library.
@@ -26,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import itertools
 import json
 import os
 import re
@@ -411,7 +420,7 @@ def batch_instructions(k: int, folder: Path) -> float:
     """Machine instructions per refused call in a 1,000-call `Engine.call_many` (its
     commit included), counted by callgrind: (I(k batches) − I(none)) / (k × 1,000)."""
     if shutil.which("valgrind") is None:
-        raise SystemExit("bench.service: --instructions needs valgrind")
+        raise SystemExit("bench.service: --batch-instructions needs valgrind")
     counts = []
     for kind in ("none", "batch"):
         with tempfile.TemporaryDirectory() as tmp:
@@ -444,6 +453,101 @@ def batch_lines(f: dict[str, Any]) -> list[str]:
         f"{f['api_batch_decisions_per_s']:,.0f}/s (turns: "
         f"{', '.join(f'{x:,.0f}' for x in f['api_batch_decisions_per_s_all'])})",
     ]
+
+
+def _callgrind(out: Path, start: str = "--instr-atstart=no") -> list[str]:
+    """valgrind's callgrind, collecting nothing until told (``start``), without
+    address-space randomisation (with a fixed hash seed, set by the caller: counts
+    that repeat)."""
+    command = ["valgrind", "--tool=callgrind", start, f"--callgrind-out-file={out}"]
+    return ["setarch", "-R", *command] if shutil.which("setarch") else command
+
+
+def _totals(path: Path) -> int:
+    """The instructions a callgrind dump counted."""
+    found = re.search(r"^(?:summary|totals): (\d+)", path.read_text(errors="replace"), re.M)
+    if found is None:
+        raise SystemExit(f"bench.service: no totals in {path}")
+    return int(found.group(1))
+
+
+async def _server_instructions(tmp: Path, n: int) -> tuple[float, float]:
+    """The server's instructions per ``POST /v1/calls`` and per ``GET /v1/health``: an
+    ``arrowgate serve`` under callgrind, counting only while one connection sends ``n``
+    calls (dumped), then ``n`` health checks (dumped)."""
+    sock = tmp / "s" / "serve.sock"
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    proc = subprocess.Popen([*_callgrind(tmp / "cg.%p"), sys.executable, "-m",
+                             "engine.app.cli", "serve", "--db", str(tmp / "svc.db"),
+                             "--socket", str(sock)], stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, cwd=ROOT, env=env)
+
+    def control(*args: str) -> None:
+        subprocess.run(["callgrind_control", *args, str(proc.pid)], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    try:
+        assert proc.stdout is not None
+        proc.stdout.readline()
+        assert proc.stdout.readline().strip() == "ready"
+        conn = await Conn.open(str(sock), (tmp / "svc.db.operator-token").read_text().strip())
+        (tmp / "ws").mkdir()
+        await _build_http(conn, tmp / "ws", 4)
+        await _sequential(conn, 30, "POST", "/v1/calls", "call")  # warm-up
+        await _sequential(conn, 30, "GET", "/v1/health")
+        control("-i", "on")
+        control("-z")
+        await _sequential(conn, n, "POST", "/v1/calls", "call")
+        control("-d", "calls")
+        await _sequential(conn, n, "GET", "/v1/health")
+        control("-d", "health")
+        control("-i", "off")
+        conn.close()
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=300)
+    calls, health = (_totals(next(tmp.glob(f"cg.{proc.pid}.{k}"))) for k in (1, 2))
+    return calls / n, health / n
+
+
+def _api_run(folder: Path, n: int) -> None:
+    """``n`` API calls counted under callgrind (`instructions`): the measured loop runs
+    inside ``itertools.starmap``, the only place callgrind collects (``--toggle-collect``)."""
+    async def build() -> Engine:
+        engine = Engine.open(folder / "api.db", world=World(net=None, fs=None))
+        await _build_api(engine, folder / "ws", 4)
+        return engine
+
+    loop = asyncio.new_event_loop()
+    engine = loop.run_until_complete(build())
+
+    async def calls(first: int, k: int) -> None:
+        for i in range(first, first + k):
+            d = await engine.call("c0", "agents.prompt", "lonely", {"text": f"bench {i}"})
+            assert d.code == "PERMISSION_DENIED", d.message
+
+    loop.run_until_complete(calls(0, 30))  # warm-up, not counted
+    list(itertools.starmap(loop.run_until_complete, [(calls(1000, n),)]))
+    engine.close()
+    loop.close()
+
+
+def instructions(tmp: Path, n: int) -> dict[str, float]:
+    """Machine instructions per call and per health check in the server, and per API
+    call, counted by callgrind; HTTP's addition in health checks, by instructions."""
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        raise SystemExit("bench.service: --instructions needs valgrind (apt-get install "
+                         "valgrind)")
+    call, health = asyncio.run(_server_instructions(tmp, n))
+    (tmp / "api").mkdir()
+    out = tmp / "api" / "cg.out"
+    command = [*_callgrind(out, "--collect-atstart=no"), "--toggle-collect=starmap_next", sys.executable, "-m",
+               "bench.service", "--api-run", str(n), "--dir", str(tmp / "api")]
+    subprocess.run(command, check=True, cwd=ROOT, stderr=subprocess.DEVNULL,
+                   env={**os.environ, "PYTHONHASHSEED": "0"})
+    api = _totals(out) / n
+    return {"instructions_call": call, "instructions_health": health,
+            "instructions_api_call": api, "instructions_addition_in_health": (call - api) / health}
 
 
 def lines(f: dict[str, Any]) -> list[str]:
@@ -481,28 +585,44 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the databases go (/dev/shm: no disk, the CPU cost alone)")
     parser.add_argument("--batch", type=int, metavar="TURNS",
                         help="only calls:batch, TURNS turns (engine alone, then HTTP)")
-    parser.add_argument("--instructions", type=int, metavar="K",
+    parser.add_argument("--batch-instructions", type=int, metavar="K",
                         help="instructions per refused call in K batches of 1,000 "
                         "(Engine.call_many, callgrind; a world in --dir)")
     parser.add_argument("--batch-steps", nargs=2, metavar=("KIND", "K"),
-                        help="what --instructions runs under callgrind")
+                        help="what --batch-instructions runs under callgrind")
+    parser.add_argument("--instructions", type=int, metavar="N", default=0,
+                        help="count instructions (callgrind) over N calls and N health "
+                             "checks on one connection instead of timing")
+    parser.add_argument("--api-run", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.api_run:  # the API's side of --instructions, under callgrind
+        _api_run(Path(args.dir), args.api_run)
+        return 0
     if args.batch_steps:
         batch_steps(Path(args.dir) / "agb-callgrind", args.batch_steps[0],
                     int(args.batch_steps[1]))
         return 0
-    if args.instructions:
-        per = batch_instructions(args.instructions, Path(args.dir))
+    if args.batch_instructions:
+        per = batch_instructions(args.batch_instructions, Path(args.dir))
         print(f"- a refused call in a 1,000-call Engine.call_many, its commit included: "
               f"{per / 1000:.1f} k instructions (callgrind)")
         return 0
+    figures: dict[str, Any]
     with tempfile.TemporaryDirectory(prefix="agb", dir=args.dir) as tmp:
-        if args.batch:
+        if args.instructions:
+            figures = instructions(Path(tmp), args.instructions)
+            print(f"- instructions: POST /v1/calls {figures['instructions_call']:,.0f} in the "
+                  f"server, GET /v1/health {figures['instructions_health']:,.0f}, the API call "
+                  f"{figures['instructions_api_call']:,.0f}: HTTP adds "
+                  f"{figures['instructions_addition_in_health']:.2f}× a health check's")
+        elif args.batch:
             figures = asyncio.run(run_batch(Path(tmp), args.batch))
+            for line in batch_lines(figures):
+                print("- " + line)
         else:
             figures = asyncio.run(run(Path(tmp), args.smoke))
-    for line in (batch_lines if args.batch else lines)(figures):
-        print("- " + line)
+            for line in lines(figures):
+                print("- " + line)
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=2))
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 
@@ -53,6 +54,20 @@ def test_service_bench_smoke(tmp_path) -> None:
     assert {"api_call_ms", "http_call_ms", "health_ms", "calls_per_s", "health_per_s",
             "calls_p99_ms", "batch_decisions_per_s", "sse_ms_median"} <= set(figures)
     assert figures["sse_events"] == 10 and figures["calls_per_s"] > 0
+
+
+@pytest.mark.skipif(shutil.which("valgrind") is None or shutil.which("callgrind_control") is None,
+                    reason="needs valgrind")
+def test_service_bench_instructions_smoke(tmp_path) -> None:
+    """``bench.service --instructions`` counts the server's and the API's instructions."""
+    from bench.service import main
+
+    out = tmp_path / "instructions.json"
+    assert main(["--instructions", "5", "--dir", str(tmp_path), "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    # A call does the engine's work besides a health check's HTTP: more instructions.
+    assert figures["instructions_call"] > figures["instructions_health"] > 0
+    assert figures["instructions_call"] > figures["instructions_api_call"] > 0
 
 
 def test_mcp_bench_smoke(tmp_path) -> None:

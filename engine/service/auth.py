@@ -40,6 +40,7 @@ from engine.store.tokens import SQLiteTokens
 __all__ = [
     "CACHE_SECONDS",
     "Peer",
+    "TokenMemo",
     "TokenStore",
     "agent_verdict",
     "hash_token",
@@ -111,6 +112,31 @@ class TokenStore:
                 del self._cache[key]
         return row[0], principal
 
+    def recall(self, header: bytes, memo: TokenMemo) -> tuple[str, Principal] | None:
+        """What `lookup` answers for the token in ``header`` (an ``Authorization``
+        header's raw value), when ``memo`` (its connection's) can tell without
+        decoding the header or hashing the token; else None: use `lookup`, then
+        `remember`.
+
+        A keep-alive connection sends the same header with every request. The
+        memo answers when ``header`` is the one it last saw (compared in
+        constant time) and the entry found then is still this store's entry
+        for that token and fresh — exactly when `lookup` would answer from its
+        cache. A revocation here replaces the cache (`revoke`) and an entry
+        older than `CACHE_SECONDS` is looked up again, so no revocation is
+        seen later than through `lookup`.
+        """
+        entry = memo.entry
+        if entry is not None and hmac.compare_digest(header, memo.header) and \
+                self._cache.get(entry.digest) is entry and \
+                self._clock() - entry.checked < CACHE_SECONDS:
+            return entry.id, entry.principal
+        return None
+
+    def remember(self, header: bytes, token: str, memo: TokenMemo) -> None:
+        """Keep in ``memo`` what `lookup` just found for ``token``, sent as ``header``."""
+        memo.header, memo.entry = header, self._cache.get(hash_token(token))
+
     def principal_of(self, token_id: str) -> str | None:
         """The principal a token id was minted for (revoked or not), or None."""
         return self.table.principal_of(token_id)
@@ -137,6 +163,17 @@ class TokenStore:
         if done:
             self._cache = {k: v for k, v in self._cache.items() if v.id != token_id}
         return done
+
+
+class TokenMemo:
+    """One connection's last ``Authorization`` header and the token cache's entry it
+    was found to be (`TokenStore.recall`)."""
+
+    __slots__ = ("header", "entry")
+
+    def __init__(self) -> None:
+        self.header = b""
+        self.entry: _Entry | None = None
 
 
 def write_secret_file(path: Path, text: str) -> None:

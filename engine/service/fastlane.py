@@ -62,6 +62,7 @@ if TYPE_CHECKING:
     from engine.core.decision import Decision
     from engine.core.principal import Principal
     from engine.engine import Engine
+    from engine.service.auth import TokenMemo
     from engine.service.problems import ASGIApp, Receive, Scope, Send
     from engine.services.calls import CallArgs
 
@@ -126,6 +127,10 @@ class _Direct(Protocol):
     def idle(self) -> None:
         """The request writes nothing more, it only waits: not counted in flight."""
 
+    @property
+    def token_memo(self) -> TokenMemo:
+        """The connection's memo of its ``Authorization`` header (`TokenStore.recall`)."""
+
 
 class _Stream(Writer, Protocol):
     """A streamed answer's body (`engine.service.serve._Stream`)."""
@@ -158,12 +163,22 @@ class FastLane:
                 await self.app(scope, receive, send)
             return
         try:
-            token, json_body, declared = _request_headers(scope)
-            _token_id, principal = authenticate(self.service.tokens, token)
-            direct: _Direct | None = scope.get("arrowgate.direct") if declared else None
+            header, json_body, declared = _call_headers(scope)
+            direct: _Direct | None = scope.get("arrowgate.direct")
+            tokens = self.service.tokens
+            # The connection's memo of its token, when the server keeps one: the
+            # same header as its last request needs no hash (`TokenStore.recall`).
+            found = None if direct is None or header is None else \
+                tokens.recall(header, direct.token_memo)
+            if found is None:
+                token = None if header is None else _token_of(header)
+                found = authenticate(tokens, token)
+                if direct is not None and token:
+                    tokens.remember(header, token, direct.token_memo)  # type: ignore[arg-type]
+            principal = found[1]
             # A declared length was checked by the body limit in front; a body sent
             # without one is read through ``receive``, which counts it.
-            raw = direct.body() if direct is not None else None
+            raw = direct.body() if direct is not None and declared else None
             if raw is None:
                 raw = await _body(receive)
                 if raw is None:
@@ -212,15 +227,17 @@ class FastLane:
                 response = validation_problem([{**e, "loc": ("body", *e["loc"])}
                                                for e in exc.errors(include_url=False)])
             else:
-                for card, *_rest in calls:
-                    may_act_as_card(principal, card)
                 if single:
                     card, call, target, args, context = calls[0]
-                    body = _decisions_bytes([await engine.call(card, call, target, args,
-                                                               context=context)], False)
+                    may_act_as_card(principal, card)
+                    d = await engine.call(card, call, target, args, context=context)
+                    body = _decision_bytes(d) or _decisions_bytes([d], False)
                 else:
+                    for item in calls:
+                        may_act_as_card(principal, item[0])
                     body = _decisions_bytes(_decided(await engine.call_many(calls)), True)
-                await _answer(scope, send, body)
+                if direct is None or not direct.respond(200, _JSON_HEAD % len(body), body):
+                    await _send_bytes(send, 200, body)
                 return
         except (ServiceError, ConsentError) as exc:
             response = error_response(exc)
@@ -489,32 +506,54 @@ def _plain_calls(data: dict[str, Any], single: bool) -> list[CallArgs] | None:
     return calls
 
 
-def _request_headers(scope: Scope) -> tuple[str | None, bool, bool]:
-    """The bearer token, whether the body is JSON, and whether its length was declared."""
-    token: str | None = None
+def _call_headers(scope: Scope) -> tuple[bytes | None, bool, bool]:
+    """The ``Authorization`` header's raw value (the first), whether the body is JSON,
+    and whether its length was declared: `_request_headers` for the call routes, with
+    the token left to `TokenStore.recall` (most requests need no decoding)."""
+    header: bytes | None = None
     json_body = True  # no Content-Type: taken as JSON, as FastAPI does
-    seen_token = seen_type = declared = False
+    seen_type = declared = False
     for name, value in scope.get("headers", ()):
-        if name == b"authorization" and not seen_token:
-            seen_token = True
-            scheme, _, rest = value.decode("latin-1").partition(" ")
-            token = rest.strip() if scheme.lower() == "bearer" else None
-        elif name == b"content-type" and not seen_type:
-            seen_type = True
-            kind = value.decode("latin-1").split(";")[0].strip().lower()
-            json_body = kind == "application/json" or kind.endswith("+json")
+        if name == b"authorization":
+            if header is None:
+                header = value
+        elif name == b"content-type":
+            if not seen_type:
+                seen_type = True
+                # The common value as bytes first: the same answer, no decoding.
+                json_body = value == b"application/json" or _json_type(value)
         elif name == b"content-length":
             declared = True
-    return token, json_body, declared
+    return header, json_body, declared
+
+
+def _json_type(value: bytes) -> bool:
+    """Whether a ``Content-Type`` value names JSON, as FastAPI reads it."""
+    kind = value.decode("latin-1").split(";")[0].strip().lower()
+    return kind == "application/json" or kind.endswith("+json")
+
+
+def _token_of(header: bytes) -> str | None:
+    """The token of an ``Authorization`` header's raw value; None when not a bearer token."""
+    scheme, _, rest = header.decode("latin-1").partition(" ")
+    return rest.strip() if scheme.lower() == "bearer" else None
+
+
+def _request_headers(scope: Scope) -> tuple[str | None, bool, bool]:
+    """The bearer token, whether the body is JSON, and whether its length was declared."""
+    header, json_body, declared = _call_headers(scope)
+    return None if header is None else _token_of(header), json_body, declared
 
 
 async def _answer(scope: Scope, send: Send, body: bytes) -> None:
     """A 200 JSON answer: through the server's short way when it offers one, else ASGI."""
     direct: _Direct | None = scope.get("arrowgate.direct")
-    if direct is None or not direct.respond(
-            200, b"content-type: application/json\r\ncontent-length: %d\r\n" % len(body),
-            body):
+    if direct is None or not direct.respond(200, _JSON_HEAD % len(body), body):
         await _send_bytes(send, 200, body)
+
+
+#: A JSON answer's header lines, its length to fill in.
+_JSON_HEAD = b"content-type: application/json\r\ncontent-length: %d\r\n"
 
 
 #: The health answer: always the same bytes.

@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.service.auth import TokenStore, peer_of_socket, write_secret_file
+from engine.service.auth import TokenMemo, TokenStore, peer_of_socket, write_secret_file
 
 if TYPE_CHECKING:
     from engine.engine import Engine
@@ -365,6 +365,12 @@ class _Direct:
             scope["arrowgate.idle"] = True
             self._expected.idle()
 
+    @property
+    def token_memo(self) -> TokenMemo:
+        """The connection's memo of its ``Authorization`` header (`TokenStore.recall`)."""
+        memo: TokenMemo = self._protocol.token_memo
+        return memo
+
     def body(self) -> bytes | None:
         """The whole request body when it has all arrived, else None (use ``receive``)."""
         cycle = self._cycle()
@@ -496,6 +502,8 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox) -> Any:
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             self._coalescing = coalescing = _Coalescing(transport, asyncio.get_running_loop())
             self._writes = collections.deque()
+            #: The connection's token, as its last call found it (`TokenStore.recall`).
+            self.token_memo = TokenMemo()
             self._peer = peer_of_socket(transport.get_extra_info("socket")) if unix else None
             super().connection_made(coalescing)  # type: ignore[arg-type]
 
