@@ -423,27 +423,24 @@ class AgentMCP:
     async def _take(self, line: str, out: _PipeOut, tg: Any) -> bool:
         """Answer ``line`` here when it is a plain ``tools/call`` (or cancels one taken
         here); False: the SDK's way (see the module docstring)."""
-        if '"notifications/' in line:
-            message = _loads(line)
-            method = message.get("method") if type(message) is dict else None
-            if method == "notifications/initialized":
-                self._ready = True
-            elif method == "notifications/cancelled":
-                params = message.get("params")
-                rid = params.get("requestId") if type(params) is dict else None
-                scope = self._inflight.pop(rid, None) if isinstance(rid, int | str) else None
-                if scope is None:
-                    return False
+        if '"tools/call"' not in line and '"notifications/' not in line:
+            return False  # neither a call nor a notification this looks at: the SDK's
+        message = _loads(line)
+        method = message.get("method") if type(message) is dict else None
+        if method == "notifications/initialized":
+            self._ready = True
+        elif method == "notifications/cancelled":
+            params = message.get("params")
+            rid = params.get("requestId") if type(params) is dict else None
+            scope = self._inflight.pop(rid, None) if isinstance(rid, int | str) else None
+            if scope is not None:
                 # As the SDK's `RequestResponder.cancel`: the error response now,
                 # the handler cancelled (it cancels the tool call on the service).
                 scope.cancel()
                 await out.send(_line({"jsonrpc": "2.0", "id": rid, "error": {
                     "code": 0, "message": "Request cancelled"}}))
                 return True
-            return False
-        if not self._ready or '"tools/call"' not in line:
-            return False
-        call = _plain_call(_loads(line))
+        call = _plain_call(message) if self._ready and method == "tools/call" else None
         if call is None:
             return False
         rid, name, arguments, token = call

@@ -447,7 +447,7 @@ async def test_a_call_taken_on_the_short_way_is_cancelled_as_the_sdk_cancels(
                                                       "_meta": {"progressToken": 5}}), out, tg)
             assert await agent._take(json.dumps({
                 "jsonrpc": "2.0", "method": "notifications/cancelled",
-                "params": {"requestId": "r1", "reason": "Esc"}}), out, tg)
+                "params": {"requestId": "r1", "reason": "Esc on \"tools/call\""}}), out, tg)
             # a second cancel names no call in flight: the SDK's (which ignores it)
             assert not await agent._take(json.dumps({
                 "jsonrpc": "2.0", "method": "notifications/cancelled",
