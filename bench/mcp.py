@@ -33,6 +33,14 @@ the base commit) in the same alternation, for before/after side by side — with
 that checkout's own ``.venv`` when it has one, so that its pinned
 dependencies are the ones measured. ``--profile DIR`` runs this tree's
 ``serve`` and ``mcp`` under cProfile (``DIR/serve.prof``, ``DIR/mcp.prof``).
+
+``--instructions`` counts instead of timing: ``serve``, ``mcp`` and the plain
+server run under valgrind's callgrind (``setarch -R``, a fixed
+``PYTHONHASHSEED``), their counters are zeroed after a warm-up and dumped
+after ``--calls`` tool calls (``callgrind_control``), and the machine
+instructions per call are printed for each process and tree. Repeatable to
+a fraction of a percent whatever the load, so trees are compared by it
+first; the timed run then says what the instructions are worth.
 """
 
 from __future__ import annotations
@@ -100,8 +108,9 @@ def _cpu(pid: int) -> float:
 
 
 @asynccontextmanager
-async def _session(command: str, args: list[str], cwd: Path) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(command=command, args=args, cwd=str(cwd))
+async def _session(command: str, args: list[str], cwd: Path,
+                   env: dict[str, str] | None = None) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(command=command, args=args, cwd=str(cwd), env=env)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         await session.list_tools()
@@ -237,11 +246,13 @@ def _python(tree: Path) -> str:
 
 @asynccontextmanager
 async def _arrowgate(path: _Path, tree: Path, tmp: Path,
-                     profile: Path | None = None) -> AsyncIterator[None]:
+                     profile: Path | None = None, counted: Path | None = None
+                     ) -> AsyncIterator[None]:
     """``arrowgate serve`` and ``arrowgate mcp`` from source tree ``tree``, and the card.
 
     With ``profile``, both run under cProfile, writing ``serve.prof`` and
     ``mcp.prof`` there when they end (the CPU figures then include its cost).
+    With ``counted``, both run under callgrind (`_callgrind`), writing there.
     """
     tmp.mkdir()
     sock = tmp / "s" / "serve.sock"
@@ -250,10 +261,13 @@ async def _arrowgate(path: _Path, tree: Path, tmp: Path,
     def profiled(name: str) -> list[str]:
         return [] if profile is None else ["-m", "cProfile", "-o", str(profile / f"{name}.prof")]
 
-    proc = subprocess.Popen([python, *profiled("serve"), "-m", "engine.app.cli", "serve", "--db",
-                             str(tmp / "svc.db"), "--socket", str(sock)],
+    def wrapped(name: str) -> list[str]:
+        return [python] if counted is None else [*_callgrind(counted / name), python]
+
+    proc = subprocess.Popen([*wrapped("serve"), *profiled("serve"), "-m", "engine.app.cli",
+                             "serve", "--db", str(tmp / "svc.db"), "--socket", str(sock)],
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            cwd=tree)
+                            cwd=tree, env=_counted_env() if counted is not None else None)
     card_task: asyncio.Task[None] | None = None
     try:
         assert proc.stdout is not None
@@ -268,7 +282,14 @@ async def _arrowgate(path: _Path, tree: Path, tmp: Path,
         # own code answers.
         args = ["-m", "engine.app.cli", "mcp", "--agent", "a1", "--service", str(sock),
                 "--token-file", str(token_file)]
-        async with _session(python, [*profiled("mcp"), *args], tree) as session:
+        if counted is not None:
+            # Nothing on a timer while counting: no tool-list poll (POLL), and a
+            # first wait long enough for valgrind's pace (one request a call, as
+            # measured untimed). Both are module constants, set before it runs.
+            args[:2] = ["-c", _COUNTED_MCP]
+        command, *rest = [*wrapped("mcp"), *profiled("mcp"), *args]
+        async with _session(command, rest, tree,
+                            _counted_env() if counted is not None else None) as session:
             path.session = session
             path.pids = {"serve": proc.pid, "mcp": _mcp_pid(args[2:])}
             yield
@@ -277,6 +298,83 @@ async def _arrowgate(path: _Path, tree: Path, tmp: Path,
             card_task.cancel()
         proc.terminate()
         proc.communicate(timeout=120)
+
+
+#: ``arrowgate mcp`` as counted: its cli with nothing on a timer (see `_arrowgate`).
+_COUNTED_MCP = ("import sys; import engine.app.mcp as m; m.POLL = 3600.0; m.FIRST_WAIT = 60.0; "
+                "from engine.app.cli import main; sys.exit(main(sys.argv[1:]))")
+
+
+def _callgrind(out: Path) -> list[str]:
+    """The command prefix that runs a process under callgrind, writing ``out``."""
+    return ["setarch", "-R", "valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+
+
+def _counted_env() -> dict[str, str]:
+    """The environment of a counted process: this one's, with a fixed hash seed."""
+    return {**os.environ, "PYTHONHASHSEED": "0"}
+
+
+def _callgrind_control(pid: int, command: str) -> None:
+    done = subprocess.run(["callgrind_control", command, str(pid)], capture_output=True,
+                          text=True, timeout=120)
+    if done.returncode != 0 or "OK." not in done.stdout:
+        raise SystemExit(f"bench.mcp: callgrind_control {command} {pid} failed: "
+                         f"{done.stdout}{done.stderr}")
+
+
+def _summary(out: Path) -> int:
+    """The instructions in callgrind's first dump of ``out`` (``out.1``)."""
+    for line in Path(f"{out}.1").read_text().splitlines():
+        if line.startswith("summary:"):
+            return int(line.split()[1])
+    raise SystemExit(f"bench.mcp: no summary in {out}.1")
+
+
+async def instructions(tmp: Path, calls: int, against: Path | None = None,
+                       keep: Path | None = None) -> dict[str, Any]:
+    """Machine instructions per tool call of each process (see the module docstring);
+    callgrind's files are copied to ``keep`` when given (``callgrind_annotate`` reads them)."""
+    import shutil
+
+    for tool in ("valgrind", "callgrind_control", "setarch"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"bench.mcp: --instructions needs {tool}")
+    plain_script = tmp / "plain.py"
+    plain_script.write_text(PLAIN)
+    figures: dict[str, Any] = {"calls": calls}
+    trees = [("arrowgate", ROOT)] + ([("against", against)] if against is not None else [])
+    for name, tree in trees:
+        counted = tmp / f"cg-{name}"
+        counted.mkdir()
+        path = _Path(name)
+        async with _arrowgate(path, tree, tmp / name, counted=counted):
+            await path.calls(10, measure=False)  # warm-up (and the client's own list)
+            for pid in path.pids.values():
+                _callgrind_control(pid, "-z")
+            await path.calls(calls, measure=False)
+            for pid in path.pids.values():
+                _callgrind_control(pid, "-d")
+        for proc in path.pids:
+            figures[f"{name}_{proc}_instructions"] = _summary(counted / proc) / calls
+    counted = tmp / "cg-plain"
+    counted.mkdir()
+    plain = _Path("plain")
+    async with _session("setarch", [*_callgrind(counted / "plain")[1:], sys.executable,
+                                    str(plain_script)], ROOT, _counted_env()) as p:
+        plain.session = p
+        pid = _mcp_pid([str(plain_script)])
+        await plain.calls(10, measure=False)
+        _callgrind_control(pid, "-z")
+        await plain.calls(calls, measure=False)
+        _callgrind_control(pid, "-d")
+    figures["plain_instructions"] = _summary(counted / "plain") / calls
+    if keep is not None:
+        for name in ("arrowgate", "against", "plain"):
+            if (tmp / f"cg-{name}").is_dir():
+                shutil.copytree(tmp / f"cg-{name}", keep / name, dirs_exist_ok=True)
+    figures["load"] = os.getloadavg()[0]
+    return figures
 
 
 async def run(tmp: Path, smoke: bool, against: Path | None = None,
@@ -336,6 +434,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the databases live (/dev/shm: fsync costs nothing)")
     parser.add_argument("--against", type=Path,
                         help="another source tree of arrowgate, measured in the same rounds")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count machine instructions per tool call under callgrind "
+                             "(serve, mcp, the plain server) instead of timing")
+    parser.add_argument("--calls", type=int, default=200,
+                        help="tool calls counted (with --instructions)")
+    parser.add_argument("--keep", type=Path,
+                        help="a folder: keep callgrind's files there (with --instructions)")
     parser.add_argument("--profile", type=Path,
                         help="a folder: run this tree's serve and mcp under cProfile, writing "
                              "serve.prof and mcp.prof there")
@@ -343,7 +448,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.against is not None and not (args.against / "engine" / "app" / "cli.py").is_file():
         parser.error(f"--against {args.against}: not an arrowgate source tree")
     with tempfile.TemporaryDirectory(prefix="agm", dir=args.dir) as tmp:
-        figures = asyncio.run(run(Path(tmp), args.smoke, args.against, args.profile))
+        if args.instructions:
+            figures = asyncio.run(instructions(Path(tmp), 5 if args.smoke else args.calls,
+                                               args.against, args.keep))
+        else:
+            figures = asyncio.run(run(Path(tmp), args.smoke, args.against, args.profile))
     for key, value in figures.items():
         print(f"{key:>30}: {value:.3f}" if isinstance(value, float) else f"{key:>30}: {value}")
     if args.json:

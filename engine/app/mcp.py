@@ -23,6 +23,19 @@ and so goes through SPEC §9 in full:
   the call returns at once with the held prompt's id and state (a tool call
   never blocks for a person); ``arrowgate__prompt_status`` reports it, or the
   tool call's own answer, later.
+
+A plain ``tools/call`` takes a short way (issue 17: it is on the agent's
+critical path). On stdio pipes, the SDK's session turns each request into
+about a dozen pydantic validations and dumps and five tasks' turns (reader,
+session, server, handler, writer): more CPU than the tool call's own HTTP
+request. So `AgentMCP._take` answers a ``tools/call`` itself when it is plain
+— after the client's ``notifications/initialized``, a JSON-RPC request whose
+params are only a listed tool's ``name``, ``arguments`` (an object) and
+``_meta.progressToken`` — with the same handler, the same result, progress
+and cancellation (``notifications/cancelled``: the error response the SDK
+sends, the tool call cancelled on the service) as the SDK's way; every other
+message, and any request that is not plain, is the SDK's
+(``tests/service/test_mcp.py`` runs both ways).
 """
 
 from __future__ import annotations
@@ -30,7 +43,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -235,6 +248,10 @@ class AgentMCP:
         self._names: dict[str, tuple[str, str]] = {}
         #: How many list_changed notifications were sent (for tests and logs).
         self.notified = 0
+        #: The client sent notifications/initialized: `_take` may answer tools/call.
+        self._ready = False
+        #: Request id → the cancel scope of a tools/call `_take` is answering.
+        self._inflight: dict[int | str, Any] = {}
 
         async def list_tools(req: Any) -> list[Any]:
             return await self._list_tools(req)
@@ -304,13 +321,28 @@ class AgentMCP:
                 "additionalProperties": False}))
         return listed
 
-    def _text(self, data: Any, *, error: bool = False) -> Any:
+    def _text(self, data: Any, *, error: bool = False) -> tuple[str, bool]:
+        """A tool result: its text (JSON unless ``data`` is text) and whether it is an error."""
+        return (data if isinstance(data, str) else json.dumps(data, sort_keys=True)), error
+
+    async def _call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        """The SDK's handler of ``tools/call``: `_outcome` as a ``CallToolResult``."""
         types = self.types
-        text = data if isinstance(data, str) else json.dumps(data, sort_keys=True)
+        ctx = self.server.request_context
+        token = ctx.meta.progressToken if ctx.meta is not None else None
+        notify = None
+        if token is not None:
+            async def notify(progress: float, message: str) -> None:
+                await ctx.session.send_progress_notification(token, progress, message=message)
+
+        text, error = await self._outcome(name, arguments, notify)
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                     isError=error)
 
-    async def _call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+    async def _outcome(self, name: str, arguments: dict[str, Any],
+                       notify: _Notify | None) -> tuple[str, bool]:
+        """A tool call's result text and whether it is an error; ``notify`` (if given)
+        reports progress while it waits."""
         import anyio
 
         if name == STATUS_TOOL:
@@ -332,15 +364,14 @@ class AgentMCP:
         if opened["state"] != "open":
             return self._text(opened["decision"]["message"], error=True)
         # A service without ?wait answers no "call": then the first wait is a request.
-        return await self._follow(str(opened["id"]), opened.get("call"))
+        return await self._follow(str(opened["id"]), opened.get("call"), notify)
 
-    async def _follow(self, call_id: str, first: dict[str, Any] | None = None) -> Any:
+    async def _follow(self, call_id: str, first: dict[str, Any] | None = None,
+                      notify: _Notify | None = None) -> tuple[str, bool]:
         """The tool call's outcome: ``first`` (the call after a wait, if given), then
         waits of `PROGRESS_EVERY` seconds, each followed by a progress notification."""
         import anyio
 
-        ctx = self.server.request_context
-        progress = ctx.meta.progressToken if ctx.meta is not None else None
         waited = 0
         try:
             while True:
@@ -363,10 +394,9 @@ class AgentMCP:
                                    f"person's OK; the tool call stays open. Ask "
                                    f"{STATUS_TOOL} with prompt or tool_call later."})
                 waited += 1
-                if progress is not None:
-                    await ctx.session.send_progress_notification(
-                        progress, float(waited), message=f"waiting for {tc['card']} to answer "
-                                                         f"tool call {call_id}")
+                if notify is not None:
+                    await notify(float(waited), f"waiting for {tc['card']} to answer "
+                                                f"tool call {call_id}")
         except anyio.get_cancelled_exc_class():
             # notifications/cancelled (or the client went away): the tool call
             # is cancelled on the service and logged, whatever happens here.
@@ -374,7 +404,7 @@ class AgentMCP:
                 await self.client.cancel(call_id)
             raise
 
-    async def _status(self, arguments: dict[str, Any]) -> Any:
+    async def _status(self, arguments: dict[str, Any]) -> tuple[str, bool]:
         prompt, call_id = arguments.get("prompt"), arguments.get("tool_call")
         if isinstance(prompt, str) and prompt and call_id is None:
             out = await self.client.get(f"/v1/prompts/{_seg(prompt)}")
@@ -389,17 +419,90 @@ class AgentMCP:
             return self._text(out)
         return self._text("give prompt or tool_call (one of them)", error=True)
 
+    # ------------------------------------------------ the short way (pipes)
+    async def _take(self, line: str, out: _PipeOut, tg: Any) -> bool:
+        """Answer ``line`` here when it is a plain ``tools/call`` (or cancels one taken
+        here); False: the SDK's way (see the module docstring)."""
+        if '"tools/call"' not in line and '"notifications/' not in line:
+            return False  # neither a call nor a notification this looks at: the SDK's
+        message = _loads(line)
+        method = message.get("method") if type(message) is dict else None
+        if method == "notifications/initialized":
+            self._ready = True
+        elif method == "notifications/cancelled":
+            params = message.get("params")
+            rid = params.get("requestId") if type(params) is dict else None
+            scope = self._inflight.pop(rid, None) if isinstance(rid, int | str) else None
+            if scope is not None:
+                # As the SDK's `RequestResponder.cancel`: the error response now,
+                # the handler cancelled (it cancels the tool call on the service).
+                scope.cancel()
+                await out.send(_line({"jsonrpc": "2.0", "id": rid, "error": {
+                    "code": 0, "message": "Request cancelled"}}))
+                return True
+        call = _plain_call(message) if self._ready and method == "tools/call" else None
+        if call is None:
+            return False
+        rid, name, arguments, token = call
+        if rid in self._inflight or (name != STATUS_TOOL and name not in self._names):
+            # An id in use, or a name the SDK would first look up afresh: its way.
+            return False
+        import anyio
+
+        scope = anyio.CancelScope()
+        self._inflight[rid] = scope
+        tg.start_soon(self._answer, rid, name, arguments, token, scope, out)
+        return True
+
+    async def _answer(self, rid: int | str, name: str, arguments: dict[str, Any],
+                      token: int | str | None, scope: Any, out: _PipeOut) -> None:
+        """Answer a ``tools/call`` taken by `_take`, as the SDK's handler would."""
+        notify = None
+        if token is not None:
+            async def notify(progress: float, message: str) -> None:
+                await out.send(_line({"method": "notifications/progress", "params": {
+                    "progressToken": token, "progress": progress, "message": message},
+                    "jsonrpc": "2.0"}))
+
+        with scope:
+            try:
+                text, error = await self._outcome(name, arguments, notify)
+            except Exception as exc:  # as the SDK's handler: a tool result that is an error
+                text, error = str(exc), True
+        if self._inflight.get(rid) is scope:
+            del self._inflight[rid]
+        if scope.cancel_called:
+            # Cancelled by the client: `_take` sent the error response (and a
+            # result that came back from a shielded request meanwhile is dropped,
+            # as the SDK drops a cancelled request's).
+            return
+        # Written before any await: a cancellation that comes now finds no call.
+        await out.send(_line({"jsonrpc": "2.0", "id": rid, "result": {
+            "content": [{"type": "text", "text": text}], "isError": error}}))
+
     async def run_stdio(self) -> None:
         """Serve MCP on standard input/output until the client closes it."""
+        import anyio
         from mcp.server.lowlevel import NotificationOptions
         from mcp.server.stdio import stdio_server
 
         options = self.server.create_initialization_options(
             notification_options=NotificationOptions(tools_changed=True))
-        # The SDK's transport (its framing and parsing) over the pipes on the loop;
-        # when they are not pipes, over its own files read and written in threads.
-        async with _stdio_pipes() as pipes, stdio_server(*pipes) as (read, write):
-            await self.server.run(read, write, options)
+        async with _stdio_pipes() as (lines, out):
+            if lines is None or out is None:
+                # Not pipes: the SDK's transport over its own files, read and
+                # written in threads, every message the SDK's.
+                async with stdio_server() as (read, write):
+                    await self.server.run(read, write, options)
+                return
+            # The pipes on the loop, plain tools/call requests answered here.
+            async with anyio.create_task_group() as tg:
+                try:
+                    async with _lines_transport(lines, out, self, tg) as (read, write):
+                        await self.server.run(read, write, options)
+                finally:
+                    # Input ended: calls in flight are cancelled, as the SDK's are.
+                    tg.cancel_scope.cancel()
 
 
 class _PipeLines:
@@ -444,6 +547,113 @@ class _PipeOut:
     async def flush(self) -> None:
         """Wait while the client is not reading (the pipe is full)."""
         await self._writer.drain()
+
+    async def send(self, data: bytes) -> None:
+        """Send one message's line (bytes) and wait while the client is not reading.
+
+        A client that went away is not an error here: there is no one to tell.
+        """
+        try:
+            self._writer.write(data)
+            await self._writer.drain()
+        except OSError:
+            pass
+
+
+#: Progress of a tool call that waits: (progress, message).
+_Notify = Callable[[float, str], Awaitable[None]]
+
+
+def _loads(line: str) -> Any:
+    """A line as JSON, or None when it is not (the SDK then says so)."""
+    import orjson
+
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    """A JSON-RPC message as one line."""
+    import orjson
+
+    try:
+        return orjson.dumps(message) + b"\n"
+    except TypeError:  # a lone surrogate in a text (orjson refuses it): escaped, as json does
+        return json.dumps(message, separators=(",", ":")).encode() + b"\n"
+
+
+#: The keys of a plain ``tools/call`` request and of its params (`_plain_call`).
+_REQUEST_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
+_PARAMS_KEYS = frozenset({"name", "arguments", "_meta"})
+
+
+def _plain_call(message: Any) -> tuple[int | str, str, dict[str, Any], int | str | None] | None:
+    """(id, name, arguments, progress token) of a ``tools/call`` request in the plainest
+    form the SDK accepts as it is; None for anything else (the SDK's to judge)."""
+    if type(message) is not dict or message.keys() != _REQUEST_KEYS or \
+            message["jsonrpc"] != "2.0" or message["method"] != "tools/call":
+        return None
+    rid, params = message["id"], message["params"]
+    if type(rid) not in (int, str) or type(params) is not dict or \
+            not params.keys() <= _PARAMS_KEYS:
+        return None
+    name, arguments, meta = params.get("name"), params.get("arguments"), params.get("_meta")
+    if type(name) is not str or (arguments is not None and type(arguments) is not dict):
+        return None
+    token = None
+    if meta is not None:
+        if type(meta) is not dict or not meta.keys() <= {"progressToken"}:
+            return None
+        token = meta.get("progressToken")
+        if token is not None and type(token) not in (int, str):
+            return None
+    return rid, name, arguments or {}, token
+
+
+@asynccontextmanager
+async def _lines_transport(lines: _PipeLines, out: _PipeOut, agent: AgentMCP,
+                           tg: Any) -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's stdio transport (`mcp.server.stdio.stdio_server`: the same parsing,
+    the same messages), over pipes on the loop, with `AgentMCP._take` first on
+    each line: a line it answers never reaches the SDK. ``tg`` runs those answers."""
+    import anyio
+    from mcp import types
+    from mcp.shared.message import SessionMessage
+
+    read_writer, read_stream = anyio.create_memory_object_stream[Any](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[Any](0)
+
+    async def reader() -> None:
+        try:
+            async with read_writer:
+                async for line in lines:
+                    if await agent._take(line, out, tg):
+                        continue
+                    try:
+                        message = types.JSONRPCMessage.model_validate_json(line)
+                    except Exception as exc:
+                        await read_writer.send(exc)
+                        continue
+                    await read_writer.send(SessionMessage(message))
+        except anyio.ClosedResourceError:
+            await anyio.lowlevel.checkpoint()
+
+    async def writer() -> None:
+        try:
+            async with write_reader:
+                async for message in write_reader:
+                    text = message.message.model_dump_json(by_alias=True, exclude_none=True)
+                    await out.write(text + "\n")
+                    await out.flush()
+        except anyio.ClosedResourceError:
+            await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as own:
+        own.start_soon(reader)
+        own.start_soon(writer)
+        yield read_stream, write_stream
 
 
 @asynccontextmanager

@@ -235,8 +235,10 @@ async def tool_call_after_wait(service: Service, principal: Principal, call_id: 
     """
     engine = service.engine
     tc = _visible(engine, call_id, principal)
-    if not tc.is_open or engine.tool_call_holds(tc):
+    if tc.is_open and engine.tool_call_holds(tc):
         return _json(engine, tc)
+    # A call no longer open is waited for too: its resolution may not have
+    # committed yet, and the agent is told only once it has (`Tools.settled`).
     # Waited in this task (no task of its own and a wait on both it and the
     # shutdown): the answer leaves in the turn of the loop the commit wakes it in.
     try:

@@ -57,6 +57,10 @@ class Tools:
         self.ctx = ctx
         self.record = record
         self._waiters = Waiters()
+        #: Tool calls resolved in the batch not yet committed, and the state they
+        #: were resolved in (a failed commit reloads a new state: then none is).
+        self._unsettled: set[str] = set()
+        self._unsettled_in: object = None
         ctx.on_tick(self.expire_due)
 
     # ------------------------------------------------------------ the call
@@ -222,6 +226,8 @@ class Tools:
                         until_held: bool = False) -> ToolCall:
         """Wait until the tool call is resolved (or ``timeout`` real seconds pass); return it.
 
+        A resolution is returned only once its batch has committed (`settled`).
+
         With ``until_held``, also return as soon as a prompt the card made in
         the call's chain is held for a person (`tool_call_holds`).
 
@@ -234,7 +240,15 @@ class Tools:
             tc = self.tool_call(call_id)
             if tc is None:
                 raise NotFound(f"no tool call {call_id!r}")
-            if not tc.is_open or (until_held and self.tool_call_holds(tc)):
+            if not tc.is_open:
+                if self.settled(tc.id):
+                    return tc
+                # Resolved in memory only: the waiter is told once the batch
+                # commits (moments away; woken then), whatever its timeout — a
+                # resolution is never told before it is durable.
+                await self._waiters.nap(call_id, 0.2)
+                continue
+            if until_held and self.tool_call_holds(tc):
                 return tc
             left = None if end is None else end - time.monotonic()
             if left is not None and left <= 0:
@@ -243,6 +257,11 @@ class Tools:
             # another process on the same store.
             nap = min(max(0.0, tc.deadline - self.ctx.now()) + 0.01, 0.2)
             await self._waiters.nap(call_id, nap if left is None else min(nap, left))
+
+    def settled(self, call_id: str) -> bool:
+        """False while the call's resolution is in memory only: its batch has not
+        committed (the resolution must be durable before its waiter is told)."""
+        return call_id not in self._unsettled or self._unsettled_in is not self.ctx.state
 
     # ---------------------------------------------------------- internals
     def _save_tool_call(self, tc: ToolCall) -> None:
@@ -263,6 +282,9 @@ class Tools:
             message = with_code(code, why)
         tc.state, tc.code, tc.reason, tc.message = state, code, reason, message
         tc.ended = self.ctx.now() if t is None else t
+        if self._unsettled_in is not self.ctx.state:
+            self._unsettled, self._unsettled_in = set(), self.ctx.state
+        self._unsettled.add(tc.id)
         self._save_tool_call(tc)
         decision = Decision("denied" if code else "ok", f"tool:{tc.tool}", tc.card, tc.package,
                             tc.agent, None, code=code, reason=reason, arrow=tc.arrow,
@@ -314,6 +336,7 @@ class Tools:
 
     def wake_waiters(self) -> None:
         """A batch committed: wake those waiting on a tool call that ended or met a hold."""
+        self._unsettled.clear()  # every resolution made so far is durable now
         calls = self.ctx.state.tool_calls
         self._waiters.wake(lambda cid: (tc := calls.get(cid)) is None or not tc.is_open
                            or bool(self.tool_call_holds(tc)))

@@ -333,3 +333,127 @@ async def test_stdio_pipes_are_read_and_written_on_the_loop(monkeypatch, tmp_pat
         monkeypatch.setattr("sys.stdin", regular)
         async with mcp._stdio_pipes() as pipes:
             assert pipes == (None, None)
+
+
+class _Out:
+    """What `AgentMCP._take` writes, line by line."""
+
+    def __init__(self) -> None:
+        self.lines: list[dict[str, object]] = []
+
+    async def send(self, data: bytes) -> None:
+        assert data.endswith(b"\n") and data.count(b"\n") == 1
+        self.lines.append(json.loads(data))
+
+
+def _request(rid: object, params: object, **extra: object) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params,
+                       **extra}) + "\n"
+
+
+async def test_a_plain_tool_call_is_answered_as_the_sdk_answers_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On pipes, `_take` answers a plain ``tools/call`` itself (after the client's
+    ``notifications/initialized``) with the very JSON-RPC response the SDK writes for
+    the same call; anything not plain, or before initialization, is left to the SDK."""
+    import anyio
+    from mcp import types
+    from mcp.shared.memory import create_connected_server_and_client_session
+
+    monkeypatch.setattr(mcp, "POLL", 3600.0)
+    tools = [{"name": "c1__echo", "card": "c1", "tool": "echo", "description": "",
+              "input": {"type": "object"}}]
+
+    def answered(result: object) -> bytes:
+        return _ok({"id": "tc1", "state": "open", "decision": {"outcome": "ok"}, "call": {
+            "id": "tc1", "state": "answered", "agent": "a1", "card": "c1", "tool": "echo",
+            "result": result, "error": None, "held": []}})
+
+    refused = _ok({"id": None, "state": "refused", "decision": {"message": "no arrow"}})
+    result = {"text": "h\u00e9 \"x\"", "n": [1, 2.5, None]}
+    async with Scripted(tmp_path / "s", [_ok(tools), answered(result), refused, _ok(tools),
+                                         answered(result), refused]) as server:
+        client = ServiceClient(str(server.path), "t", "a1")
+        # The SDK's way: its response as it writes it.
+        sdk = mcp.AgentMCP(client)
+        expected = []
+        async with create_connected_server_and_client_session(sdk.server) as session:
+            await session.list_tools()
+            for _ in range(2):
+                r = await session.call_tool("c1__echo", {"text": "x"})
+                response = types.JSONRPCResponse(jsonrpc="2.0", id=7, result=r.model_dump(
+                    by_alias=True, mode="json", exclude_none=True))
+                expected.append(json.loads(types.JSONRPCMessage(response).model_dump_json(
+                    by_alias=True, exclude_none=True)))
+        # The short way, on the same replies.
+        agent = mcp.AgentMCP(client)
+        await agent._list_tools(None)
+        out = _Out()
+        plain = _request(7, {"name": "c1__echo", "arguments": {"text": "x"}})
+        async with anyio.create_task_group() as tg:
+            assert not await agent._take(plain, out, tg)  # not initialized yet: the SDK's
+            assert not await agent._take('{"jsonrpc": "2.0", "method": '
+                                         '"notifications/initialized"}\n', out, tg)
+            for line in (_request(7, {"name": "c1__echo", "arguments": ["x"]}),
+                         _request(7, {"name": "c1__echo", "other": 1}),
+                         _request(True, {"name": "c1__echo"}),
+                         _request(7.0, {"name": "c1__echo"}),
+                         _request(7, {"name": "c1__nope"}),  # not listed: the SDK looks again
+                         _request(7, {"name": "c1__echo", "_meta": {"x": 1}}),
+                         _request(7, {"name": "c1__echo"}, extra=1),
+                         plain.replace('"2.0"', '"1.0"'), "{not json\n"):
+                assert not await agent._take(line, out, tg), line
+            for _ in range(2):
+                assert await agent._take(plain, out, tg)
+                await _until_len(out.lines, len(expected[:len(out.lines) + 1]))
+        await client.aclose()
+    assert out.lines == expected
+    assert expected[0]["result"] == {"content": [{"type": "text", "text": json.dumps(
+        result, sort_keys=True)}], "isError": False}
+    assert expected[1]["result"]["isError"] is True
+
+
+async def _until_len(items: list[object], n: int) -> None:
+    for _ in range(500):
+        if len(items) >= n:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{len(items)} of {n}")
+
+
+async def test_a_call_taken_on_the_short_way_is_cancelled_as_the_sdk_cancels(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``notifications/cancelled`` for a call `_take` answers: the SDK's error response
+    at once, no result afterwards (not even one already on its way back), and the tool
+    call cancelled on the service. (Cancelled while it waits, and progress, over a real
+    process: tests/service/test_mcp.py.)"""
+    import anyio
+
+    monkeypatch.setattr(mcp, "POLL", 3600.0)
+    tools = [{"name": "c1__echo", "card": "c1", "tool": "echo", "description": "",
+              "input": {"type": "object"}}]
+    still = {"id": "tc1", "state": "open", "agent": "a1", "card": "c1", "tool": "echo",
+             "result": None, "error": None, "held": []}
+    opened = {"id": "tc1", "state": "open", "decision": {"outcome": "ok"}, "call": still}
+    cancelled = {**still, "state": "cancelled"}
+    async with Scripted(tmp_path / "s", [_ok(tools), _ok(opened), _ok(cancelled)]) as server:
+        client = ServiceClient(str(server.path), "t", "a1")
+        agent = mcp.AgentMCP(client)
+        await agent._list_tools(None)
+        out = _Out()
+        async with anyio.create_task_group() as tg:
+            await agent._take('{"jsonrpc":"2.0","method":"notifications/initialized"}', out, tg)
+            assert await agent._take(_request("r1", {"name": "c1__echo", "arguments": {},
+                                                      "_meta": {"progressToken": 5}}), out, tg)
+            assert await agent._take(json.dumps({
+                "jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": "r1", "reason": "Esc on \"tools/call\""}}), out, tg)
+            # a second cancel names no call in flight: the SDK's (which ignores it)
+            assert not await agent._take(json.dumps({
+                "jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": "r1"}}), out, tg)
+        await client.aclose()
+    (error,) = out.lines
+    assert error == {"jsonrpc": "2.0", "id": "r1",
+                     "error": {"code": 0, "message": "Request cancelled"}}
+    assert server.requests[-1].startswith(b"POST /v1/tool-calls/tc1/cancel HTTP/1.1\r\n")

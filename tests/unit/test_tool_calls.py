@@ -153,3 +153,42 @@ async def test_hostile_values_are_refused_not_raised(make_engine: Any, tmp_path:
     d = await engine.tool("a1", "c1", "search", {"query": "x", "deep": deep})
     assert d.code == "INVALID_ARGUMENT"
     assert engine.state.tool_calls == {}
+
+
+async def test_a_wait_is_told_an_answer_only_once_it_is_durable(tmp_path) -> None:
+    """A wait that begins while the card's answer is applied but its batch has not yet
+    committed returns only after the commit, even with no time left to wait: the agent
+    is never told an answer a crash could still undo (SPEC §9, issue 17)."""
+    import asyncio
+    import json
+
+    from bench.mcp_floor import MANIFEST
+    from engine import Engine, World, file_digests
+
+    engine = Engine.open(tmp_path / "w.db", world=World(net=None, fs=None))
+    try:
+        await engine.create_workspace("w1", str(tmp_path))
+        await engine.offer("bench.floor", MANIFEST,
+                           file_digests({"manifest.json": json.dumps(MANIFEST)}))
+        await engine.install("bench.floor")
+        await engine.add_node({"id": "c1", "type": "card", "package": "bench.floor"},
+                              workspace="w1")
+        await engine.add_node({"id": "a1", "type": "agent"}, workspace="w1")
+        await engine.add_arrow({"id": "e1", "from": "a1", "to": "c1"})
+        d = await engine.tool("a1", "c1", "echo", {"text": "x"})
+        call_id = d.value["id"]
+        for timeout in (5.0, 0.0):
+            commits = engine.commits
+            answering = asyncio.ensure_future(
+                engine.answer_tool(call_id, result={"n": 1}, by="card:c1")
+                if timeout else engine.cancel_tool(call_id, by="agent:a1"))
+            await asyncio.sleep(0)  # applied in memory; the commit comes at a later turn
+            assert engine.commits == commits and not answering.done()
+            tc = await engine.wait_tool(call_id, timeout=timeout, until_held=True)
+            assert not tc.is_open and engine.commits > commits
+            await answering
+            if timeout:
+                d = await engine.tool("a1", "c1", "echo", {"text": "y"})
+                call_id = d.value["id"]
+    finally:
+        engine.close()
