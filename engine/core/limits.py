@@ -42,7 +42,10 @@ class SteadyClock:
         self.high = -math.inf
 
     def __call__(self) -> float:
-        t = float(self.clock())
+        # `+ 0.0` turns -0.0 into 0.0 and leaves every other value as it is:
+        # SQLite stores -0.0 as 0, so a log row made at -0.0 would be hashed
+        # with a time it is not stored with, and would never verify.
+        t = float(self.clock()) + 0.0
         if t > self.high and t != math.inf:  # False for NaN too
             self.high = t
         if self.high == -math.inf:

@@ -34,6 +34,20 @@ async def test_untouched_log_verifies(world: Engine) -> None:
     assert world.verify_log().ok
 
 
+async def test_a_log_made_at_negative_zero_verifies(tmp_path) -> None:
+    """A clock that reads -0.0 (a replay case may say so) still leaves a log that verifies:
+    SQLite stores -0.0 as 0, so the engine's time is 0.0 there, not -0.0."""
+    from engine.app.replay import VirtualClock
+
+    engine = Engine.open(tmp_path / "z.db", clock=VirtualClock(-0.0))
+    try:
+        await engine.call("nobody", "agents.prompt", "a1", {"text": "hi"})
+        assert engine.log_rows()[0]["t"] == 0.0
+        assert engine.verify_log().ok
+    finally:
+        engine.close()
+
+
 @pytest.mark.parametrize("tamper, first_bad", [
     ("update log set payload = 'rm -rf /' where seq = 2", 2),
     ("update log set outcome = 'denied', code = 'X' where seq = 3", 3),
