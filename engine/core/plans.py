@@ -8,12 +8,14 @@ rate event, rows, log row and events commit or roll back together.
 Effects:
 
 - `CountRate`: count an accepted call in its rolling window (SPEC §6);
-- `SavePrompt`: write a prompt as it now stands;
 - `LogRow`: append the decision's row to its arrow's log (SPEC §8);
 - `Emit`: an event, sent once the change has committed;
 - `SaveNode`, `AddNode`, `AddArrow`: what carrying out a call changed on the canvas;
-- `Watch`: the card now receives the node's output (``agents.onOutput``);
-- `Pump`: hand the agent its queued prompts as the budget allows.
+- `Watch`: the card now receives the node's output (``agents.onOutput``).
+
+An accepted prompt's plan is a `PromptPlan` instead: its steps are always
+the same few (count, save, log, pump the agent's queue), done in order by
+`engine.services.calls.Calls`.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from engine.core.holds import hold_deadline
 from engine.core.prompts import Prompt
 
 __all__ = ["AddArrow", "AddNode", "CountRate", "Effect", "Emit", "LogRow", "Performed", "Plan",
-           "PromptPlan", "Pump", "SaveNode", "SavePrompt", "Watch", "plan_call", "plan_prompt"]
+           "PromptPlan", "SaveNode", "Watch", "plan_call", "plan_prompt"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,13 +40,6 @@ class CountRate:
     card: str
     key: str
     t: float
-
-
-@dataclass(frozen=True, slots=True)
-class SavePrompt:
-    """Write the prompt as it now stands (and index it)."""
-
-    prompt: Prompt
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,14 +88,7 @@ class Watch:
     target: str
 
 
-@dataclass(frozen=True, slots=True)
-class Pump:
-    """Deliver ``agent``'s queued prompts, in order, as the budget allows."""
-
-    agent: str
-
-
-Effect = CountRate | SavePrompt | LogRow | Emit | SaveNode | AddNode | AddArrow | Watch | Pump
+Effect = CountRate | LogRow | Emit | SaveNode | AddNode | AddArrow | Watch
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,10 @@
 """Doing a plan's effects, in order, inside the caller's write.
 
 The core returns plans (`engine.core.plans`); this is the one place that
-turns their effects into store writes, memory changes and events. `Pump`
-waits on the budget and belongs to the prompts (`Prompts.pump`); whoever
-holds both runs it (`Calls`).
+turns their effects into store writes, memory changes and events. An
+accepted prompt's plan (`PromptPlan`) is done by `Calls` itself, with
+`prompt_in_memory` from here; pumping an agent's queue waits on the budget
+and belongs to the prompts (`Prompts.pump`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from engine.core.plans import (
     Emit,
     LogRow,
     SaveNode,
-    SavePrompt,
     Watch,
 )
 from engine.core.prompts import Prompt
@@ -38,18 +38,18 @@ class Applier:
         self.events = events
 
     def do(self, effects: tuple[Effect, ...]) -> None:
-        """Every effect in order (none of them a `Pump`)."""
+        """Every effect in order."""
         for effect in effects:
             self.one(effect)
 
     def prompt_in_memory(self, prompt: Prompt) -> None:
-        """The memory half of a `SavePrompt` (the prompt by id and in the open index);
-        its row in the store is the caller's to write, inside the same write."""
+        """A prompt put in memory (by id and in the open index); its row in the
+        store is the caller's to write, inside the same write."""
         self.ctx.state.prompts[prompt.id] = prompt
         self.ctx.state.open_prompts.update(prompt)
 
     def one(self, effect: Effect) -> None:
-        """One effect that needs no waiting (all but `Pump`)."""
+        """One effect."""
         # The commonest first: a delivery's node and event, every ok call's row.
         if type(effect) is SaveNode:
             self.nodes.save(effect.node)
@@ -60,9 +60,6 @@ class Applier:
                                 chain=effect.chain)
         elif type(effect) is CountRate:
             self.record.count(effect.card, effect.key, effect.t)
-        elif type(effect) is SavePrompt:
-            self.prompt_in_memory(effect.prompt)
-            self.ctx.store.save_prompt(effect.prompt)
         elif type(effect) is AddNode:
             self.nodes.add(effect.node)
         elif type(effect) is AddArrow:
