@@ -208,6 +208,9 @@ class Engine:
 
     def _committed(self, events: list[Event]) -> None:
         """A batch committed: its events to the drivers, the app and the cards; waiters woken."""
+        # First: what the events start below (a driver's reaction, say) writes
+        # in the next batch, and must not be taken as committed with this one.
+        self._tools.committed()
         for event in events:
             self.world.committed(event)
             if not event.type.startswith("driver."):

@@ -423,8 +423,9 @@ class AgentMCP:
     async def _take(self, line: str, out: _PipeOut, tg: Any) -> bool:
         """Answer ``line`` here when it is a plain ``tools/call`` (or cancels one taken
         here); False: the SDK's way (see the module docstring)."""
-        if '"tools/call"' not in line and '"notifications/' not in line:
-            return False  # neither a call nor a notification this looks at: the SDK's
+        # Every line is parsed (microseconds, against the SDK's ~1.9M instructions a
+        # message): a text filter would miss a method name written with escapes
+        # (notifications\/cancelled), which the SDK reads as the same name.
         message = _loads(line)
         method = message.get("method") if type(message) is dict else None
         if method == "notifications/initialized":
@@ -432,7 +433,10 @@ class AgentMCP:
         elif method == "notifications/cancelled":
             params = message.get("params")
             rid = params.get("requestId") if type(params) is dict else None
-            scope = self._inflight.pop(rid, None) if isinstance(rid, int | str) else None
+            # int or str exactly, as the SDK's RequestId (strict int): True is
+            # equal to 1 and would otherwise cancel request 1.
+            scope = (self._inflight.pop(rid, None)
+                     if type(rid) is int or type(rid) is str else None)
             if scope is not None:
                 # As the SDK's `RequestResponder.cancel`: the error response now,
                 # the handler cancelled (it cancels the tool call on the service).

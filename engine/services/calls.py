@@ -141,13 +141,16 @@ class Calls:
     def _batched(self, card: str, call: str, target: str | None,
                  args: dict[str, Any] | None, context: str | None
                  ) -> Decision | Coroutine[Any, Any, Decision]:
-        # One call of `call_many`, after the batch's prologue (`run_each_durably`
-        # runs `Context.sync` before the first and after any call that waited):
-        # what is due expires first, as in every operation's prologue, then the
-        # call is decided — a refusal returned as it is, an allowed call as the
-        # coroutine that carries it out.
+        # One call of `call_many`: the whole prologue of an operation first
+        # (`Context.tick`: catch up, then expire what is due), then the call is
+        # decided — a refusal returned as it is, an allowed call as the coroutine
+        # that carries it out. Catching up is a no-op while the batch holds the
+        # write lock; but until a call of the batch has written (refusals only
+        # counted toward a `suppressed` row write nothing), another process may
+        # commit a revoke between two calls, and an allowed fetch or file call
+        # acts before it writes: it must be decided on that revoke.
         ctx = self.ctx
-        ctx.expire()
+        ctx.tick()
         now = ctx.now()
         result = self._decided(card, call, target, args, context, now)
         if isinstance(result, Decision):
@@ -175,10 +178,11 @@ class Calls:
         did). A call that awaits (a fetch, file work, a prompt's delivery)
         awaits in its place, so the next call is decided after it.
 
-        A batch is one operation's loop (`run_each_durably`): catching up
-        with other processes once, again only after a call that waited; each
-        call expires what is due and reads the clock as a call alone would;
-        a refused call costs no coroutine, task or future.
+        A batch is one operation's loop (`run_each_durably`): each call runs
+        the prologue a call alone would (catching up with other processes,
+        which costs nothing while the batch holds the write lock, and expiring
+        what is due) and reads the clock once; a refused call costs no
+        coroutine, task or future.
         """
         return await run_each_durably(self._batched, calls, begin=self.ctx.sync,
                                       alone=self._alone)

@@ -88,16 +88,6 @@ class Context:
         for ticker in self._tickers:
             ticker()
 
-    def expire(self) -> None:
-        """The prologue's second half alone: expire what is due (`on_tick`).
-
-        For the calls of a batch after its first (`Calls.call_many`): the
-        batch caught up as it began, and nothing else ran since, but time
-        moved, and a hold may have come due.
-        """
-        for ticker in self._tickers:
-            ticker()
-
 
 class Service(Protocol):
     """A service: it works on a `Context`."""

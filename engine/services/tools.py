@@ -57,10 +57,12 @@ class Tools:
         self.ctx = ctx
         self.record = record
         self._waiters = Waiters()
-        #: Tool calls resolved in the batch not yet committed, and the state they
-        #: were resolved in (a failed commit reloads a new state: then none is).
+        #: Tool calls resolved since the last commit: in memory, not yet durable.
+        #: Not keyed on the state: a reload inside the open batch (another
+        #: operation failed in its write) reads this connection's uncommitted
+        #: rows, so the call still looks resolved there. After a failed commit
+        #: the reloaded call is open again, and a new resolution is added anew.
         self._unsettled: set[str] = set()
-        self._unsettled_in: object = None
         ctx.on_tick(self.expire_due)
 
     # ------------------------------------------------------------ the call
@@ -261,7 +263,7 @@ class Tools:
     def settled(self, call_id: str) -> bool:
         """False while the call's resolution is in memory only: its batch has not
         committed (the resolution must be durable before its waiter is told)."""
-        return call_id not in self._unsettled or self._unsettled_in is not self.ctx.state
+        return call_id not in self._unsettled
 
     # ---------------------------------------------------------- internals
     def _save_tool_call(self, tc: ToolCall) -> None:
@@ -282,8 +284,6 @@ class Tools:
             message = with_code(code, why)
         tc.state, tc.code, tc.reason, tc.message = state, code, reason, message
         tc.ended = self.ctx.now() if t is None else t
-        if self._unsettled_in is not self.ctx.state:
-            self._unsettled, self._unsettled_in = set(), self.ctx.state
         self._unsettled.add(tc.id)
         self._save_tool_call(tc)
         decision = Decision("denied" if code else "ok", f"tool:{tc.tool}", tc.card, tc.package,
@@ -334,9 +334,16 @@ class Tools:
                 self._resolve_tool(tc, "cancelled", "UNKNOWN_TOOL", tc.tool,
                                    f"cancelled: {found[1].name} no longer offers {tc.tool}")
 
+    def committed(self) -> None:
+        """A batch committed: every resolution made until now is durable.
+
+        Called before anything the commit's events start (`Engine`): a call
+        resolved by such a reaction is in the next batch, not this one.
+        """
+        self._unsettled.clear()
+
     def wake_waiters(self) -> None:
         """A batch committed: wake those waiting on a tool call that ended or met a hold."""
-        self._unsettled.clear()  # every resolution made so far is durable now
         calls = self.ctx.state.tool_calls
         self._waiters.wake(lambda cid: (tc := calls.get(cid)) is None or not tc.is_open
                            or bool(self.tool_call_holds(tc)))

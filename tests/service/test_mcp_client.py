@@ -457,3 +457,38 @@ async def test_a_call_taken_on_the_short_way_is_cancelled_as_the_sdk_cancels(
     assert error == {"jsonrpc": "2.0", "id": "r1",
                      "error": {"code": 0, "message": "Request cancelled"}}
     assert server.requests[-1].startswith(b"POST /v1/tool-calls/tc1/cancel HTTP/1.1\r\n")
+
+
+async def test_the_short_way_takes_cancels_as_the_sdk_reads_them(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cancel naming ``true`` is not one for request 1 (the SDK's request ids are
+    strict ints or text; ``True == 1`` in Python), and a cancel whose method is written
+    with an escaped slash is the same notification to the SDK, so the call is cancelled."""
+    import anyio
+
+    monkeypatch.setattr(mcp, "POLL", 3600.0)
+    tools = [{"name": "c1__echo", "card": "c1", "tool": "echo", "description": "",
+              "input": {"type": "object"}}]
+    still = {"id": "tc1", "state": "open", "agent": "a1", "card": "c1", "tool": "echo",
+             "result": None, "error": None, "held": []}
+    opened = {"id": "tc1", "state": "open", "decision": {"outcome": "ok"}, "call": still}
+    cancelled = {**still, "state": "cancelled"}
+    async with Scripted(tmp_path / "s", [_ok(tools), _ok(opened), _ok(cancelled)]) as server:
+        client = ServiceClient(str(server.path), "t", "a1")
+        agent = mcp.AgentMCP(client)
+        await agent._list_tools(None)
+        out = _Out()
+        async with anyio.create_task_group() as tg:
+            await agent._take('{"jsonrpc":"2.0","method":"notifications/initialized"}', out, tg)
+            assert await agent._take(_request(1, {"name": "c1__echo", "arguments": {}}), out, tg)
+            assert not await agent._take(
+                '{"jsonrpc":"2.0","method":"notifications/cancelled",'
+                '"params":{"requestId":true}}', out, tg)
+            assert 1 in agent._inflight and out.lines == []
+            assert await agent._take(
+                '{"jsonrpc":"2.0","method":"notifications\\/cancelled",'
+                '"params":{"requestId":1}}', out, tg)
+        await client.aclose()
+    assert out.lines == [{"jsonrpc": "2.0", "id": 1,
+                          "error": {"code": 0, "message": "Request cancelled"}}]
+    assert server.requests[-1].startswith(b"POST /v1/tool-calls/tc1/cancel HTTP/1.1\r\n")

@@ -223,3 +223,66 @@ async def test_a_batch_equals_the_calls_one_by_one_while_time_moves(tmp_path: Pa
     finally:
         alone.close()
         batched.close()
+
+
+async def test_a_batch_sees_another_process_remove_an_arrow_before_it_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Until a call of a batch has written (refusals only counted toward a `suppressed`
+    row write nothing), another process can commit between two of its calls: the next
+    call is decided on that commit, as it would be alone — an allowed fetch or file call
+    acts before it writes, so a later check would come too late."""
+    import asyncio
+    import threading
+
+    from engine.services.calls import Calls
+
+    db = tmp_path / "w.db"
+    engine = Engine.open(db, world=World(net=None, fs=None))
+    try:
+        await engine.create_workspace("w1", str(tmp_path))
+        await offer_install(engine, manifest("acme.prompter", {"agents.prompt": {}}))
+        await engine.add_node({"id": "c1", "type": "card", "package": "acme.prompter"},
+                              workspace="w1")
+        await engine.add_node({"id": "a1", "type": "agent", "name": "A1"}, workspace="w1")
+        await engine.add_arrow({"id": "e2", "from": "c1", "to": "a1"})
+        assert (await engine.call("c1", "agents.prompt", "a1", {"text": "before"})).allowed
+        # c1's refusal rows used up (denial_log_limit): its next refusals write nothing.
+        await engine.call_many([("c1", "no.such", None, None, None)] * 130)
+
+        def remove_elsewhere() -> None:
+            async def other() -> None:
+                second = Engine.open(db, world=World(net=None, fs=None))
+                try:
+                    await second.remove_arrow("e2")
+                finally:
+                    second.close()
+
+            asyncio.run(other())
+
+        decided = Calls._decided
+        first: list[Any] = []
+        refusals = 0
+
+        def watching(self: Calls, card: str, call: str, *rest: Any) -> Any:
+            nonlocal refusals
+            result = decided(self, card, call, *rest)
+            if call == "no.such":
+                refusals += 1
+                if refusals == 5:  # mid-batch, before anything in it was written
+                    thread = threading.Thread(target=remove_elsewhere)
+                    thread.start()
+                    thread.join()
+            elif not first:
+                first.append(result)
+            return result
+
+        monkeypatch.setattr(Calls, "_decided", watching)
+        answers = await engine.call_many([("c1", "no.such", None, None, None)] * 10
+                                         + [("c1", "agents.prompt", "a1", {"text": "after"}, None)])
+        assert refusals == 10
+        # Decided on the removal at once, not first let through on the old state.
+        assert type(first[0]) is Decision and first[0].code == "PERMISSION_DENIED"
+        last = answers[-1]
+        assert isinstance(last, Decision) and last.code == "PERMISSION_DENIED"
+    finally:
+        engine.close()

@@ -192,3 +192,49 @@ async def test_a_wait_is_told_an_answer_only_once_it_is_durable(tmp_path) -> Non
                 call_id = d.value["id"]
     finally:
         engine.close()
+
+
+async def test_a_wait_is_not_told_an_answer_when_another_write_fails_in_its_batch(
+        tmp_path) -> None:
+    """Another operation failing in the same open batch reloads the state, which reads
+    the batch's uncommitted rows: the answer there is still not durable, and a wait
+    that begins then returns only after the commit."""
+    import asyncio
+    import json
+
+    from bench.mcp_floor import MANIFEST
+    from engine import Engine, StoreFailed, World, file_digests
+
+    engine = Engine.open(tmp_path / "w.db", world=World(net=None, fs=None))
+    try:
+        await engine.create_workspace("w1", str(tmp_path))
+        await engine.offer("bench.floor", MANIFEST,
+                           file_digests({"manifest.json": json.dumps(MANIFEST)}))
+        await engine.install("bench.floor")
+        await engine.add_node({"id": "c1", "type": "card", "package": "bench.floor"},
+                              workspace="w1")
+        await engine.add_node({"id": "a1", "type": "agent"}, workspace="w1")
+        await engine.add_arrow({"id": "e1", "from": "a1", "to": "c1"})
+        d = await engine.tool("a1", "c1", "echo", {"text": "x"})
+        call_id = d.value["id"]
+        commits = engine.commits
+        answering = asyncio.ensure_future(
+            engine.answer_tool(call_id, result={"n": 1}, by="card:c1"))
+        await asyncio.sleep(0)  # applied in memory; the commit comes at a later turn
+        assert engine.commits == commits and not answering.done()
+        before = engine.state
+        # A lone surrogate fails in its write, in the same open batch: its
+        # operation is stepped by hand, so that the loop cannot commit meanwhile.
+        failing = engine.add_node({"id": "n\ud800", "type": "note"}, workspace="w1")
+        try:
+            failing.send(None)
+        except (StopIteration, StoreFailed, ValueError):
+            pass
+        assert engine.state is not before  # the failure reloaded the state
+        assert engine.commits == commits
+        tc = await engine.wait_tool(call_id, timeout=0.0, until_held=True)
+        assert not tc.is_open and engine.commits > commits
+        await answering
+        failing.close()
+    finally:
+        engine.close()
