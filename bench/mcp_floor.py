@@ -29,7 +29,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from engine import Engine
 
 MANIFEST = {"name": "bench.floor", "version": "1.0.0", "permissions": {},
             "tools": [{"name": "echo", "input": {"type": "object", "properties": {
@@ -78,8 +81,9 @@ def syncs_ms(folder: Path, n: int) -> dict[str, tuple[float, float]]:
     return out
 
 
-async def engine_round_trips(folder: Path, n: int) -> tuple[float, float]:
-    """The engine alone: (wall, CPU) ms of a tool call opened, answered and waited for."""
+async def floor_world(folder: Path) -> Engine:
+    """An engine on ``folder``/floor.db with card c1 (`MANIFEST`'s ``echo`` tool) and
+    agent a1, joined by arrow e1 (a1 → c1); the caller closes it."""
     from engine import Engine, World, file_digests
 
     engine = Engine.open(folder / "floor.db", world=World(net=None, fs=None))
@@ -92,6 +96,16 @@ async def engine_round_trips(folder: Path, n: int) -> tuple[float, float]:
                               workspace="w1")
         await engine.add_node({"id": "a1", "type": "agent"}, workspace="w1")
         await engine.add_arrow({"id": "e1", "from": "a1", "to": "c1"})
+    except BaseException:
+        engine.close()
+        raise
+    return engine
+
+
+async def engine_round_trips(folder: Path, n: int) -> tuple[float, float]:
+    """The engine alone: (wall, CPU) ms of a tool call opened, answered and waited for."""
+    engine = await floor_world(folder)
+    try:
         events = engine.subscribe("c1")  # the card's events are made and taken, as served
 
         async def one(i: int) -> None:

@@ -129,6 +129,26 @@ async def _build_http(conn: Conn, folder: Path, cards: int) -> None:
         assert status in (200, 201), answer
 
 
+def _serve(tmp: Path, prefix: list[str] | None = None, env: dict[str, str] | None = None
+           ) -> tuple[subprocess.Popen[str], Path]:
+    """``arrowgate serve`` on ``tmp``/svc.db in a process of its own (run under
+    ``prefix``, e.g. callgrind, when given), and the Unix socket it listens on."""
+    sock = tmp / "s" / "serve.sock"
+    proc = subprocess.Popen([*(prefix or []), sys.executable, "-m", "engine.app.cli", "serve",
+                             "--db", str(tmp / "svc.db"), "--socket", str(sock)],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            cwd=ROOT, env=env)
+    return proc, sock
+
+
+def _operator_token(proc: subprocess.Popen[str], tmp: Path) -> str:
+    """Wait for `_serve`'s ``ready`` line; the operator token it wrote."""
+    assert proc.stdout is not None
+    proc.stdout.readline()
+    assert proc.stdout.readline().strip() == "ready"
+    return (tmp / "svc.db.operator-token").read_text().strip()
+
+
 def _cpu(pid: int) -> float:
     """CPU seconds (user and system) the process has used so far; 0 where /proc is not."""
     try:
@@ -221,11 +241,7 @@ async def run(tmp: Path, smoke: bool) -> dict[str, Any]:
     # a process of its own. Measured in turns, so the machine's mood (and the
     # disk's: every call waits for its fsync) weighs on both alike.
     engine = Engine.open(tmp / "api.db", world=World(net=None, fs=None))
-    sock = tmp / "s" / "serve.sock"
-    proc = subprocess.Popen([sys.executable, "-m", "engine.app.cli", "serve", "--db",
-                             str(tmp / "svc.db"), "--socket", str(sock)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            cwd=ROOT)
+    proc, sock = _serve(tmp)
     try:
         await _build_api(engine, tmp / "ws", cards)
 
@@ -240,10 +256,7 @@ async def run(tmp: Path, smoke: bool) -> dict[str, Any]:
                 assert d.code == "PERMISSION_DENIED", d.message
             return out
 
-        assert proc.stdout is not None
-        proc.stdout.readline()
-        assert proc.stdout.readline().strip() == "ready"
-        token = (tmp / "svc.db.operator-token").read_text().strip()
+        token = _operator_token(proc, tmp)
         op = await Conn.open(str(sock), token)
         await _build_http(op, tmp / "ws", cards)
         await api_calls(20)  # warm-up
@@ -341,20 +354,13 @@ async def run_batch(tmp: Path, rounds: int) -> dict[str, Any]:
     same over HTTP to a server process; medians, and the server's CPU a decision."""
     batches, batch_size, cards = 20, 1_000, 32
     engine = Engine.open(tmp / "api.db", world=World(net=None, fs=None))
-    sock = tmp / "s" / "serve.sock"
-    proc = subprocess.Popen([sys.executable, "-m", "engine.app.cli", "serve", "--db",
-                             str(tmp / "svc.db"), "--socket", str(sock)],
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                            cwd=ROOT)
+    proc, sock = _serve(tmp)
     api: list[float] = []
     http: list[float] = []
     cpu: list[float] = []
     try:
         await _build_api(engine, tmp / "ws", cards)
-        assert proc.stdout is not None
-        proc.stdout.readline()
-        assert proc.stdout.readline().strip() == "ready"
-        token = (tmp / "svc.db.operator-token").read_text().strip()
+        token = _operator_token(proc, tmp)
         op = await Conn.open(str(sock), token)
         await _build_http(op, tmp / "ws", cards)
         body = json.dumps({"calls": [_call(f"c{i % cards}", i)
@@ -475,22 +481,14 @@ async def _server_instructions(tmp: Path, n: int) -> tuple[float, float]:
     """The server's instructions per ``POST /v1/calls`` and per ``GET /v1/health``: an
     ``arrowgate serve`` under callgrind, counting only while one connection sends ``n``
     calls (dumped), then ``n`` health checks (dumped)."""
-    sock = tmp / "s" / "serve.sock"
-    env = {**os.environ, "PYTHONHASHSEED": "0"}
-    proc = subprocess.Popen([*_callgrind(tmp / "cg.%p"), sys.executable, "-m",
-                             "engine.app.cli", "serve", "--db", str(tmp / "svc.db"),
-                             "--socket", str(sock)], stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True, cwd=ROOT, env=env)
+    proc, sock = _serve(tmp, _callgrind(tmp / "cg.%p"), {**os.environ, "PYTHONHASHSEED": "0"})
 
     def control(*args: str) -> None:
         subprocess.run(["callgrind_control", *args, str(proc.pid)], check=True,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     try:
-        assert proc.stdout is not None
-        proc.stdout.readline()
-        assert proc.stdout.readline().strip() == "ready"
-        conn = await Conn.open(str(sock), (tmp / "svc.db.operator-token").read_text().strip())
+        conn = await Conn.open(str(sock), _operator_token(proc, tmp))
         (tmp / "ws").mkdir()
         await _build_http(conn, tmp / "ws", 4)
         await _sequential(conn, 30, "POST", "/v1/calls", "call")  # warm-up

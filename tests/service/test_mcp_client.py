@@ -62,6 +62,19 @@ def _ok(body: object, extra: bytes = b"") -> bytes:
             % (len(data), extra)) + data
 
 
+#: The service's tool list for agent a1: card c1's ``echo``.
+_ECHO_TOOLS = [{"name": "c1__echo", "card": "c1", "tool": "echo", "description": "",
+                "input": {"type": "object"}}]
+
+
+def _open_then_cancelled() -> list[bytes]:
+    """The service's replies to a tool list, a tool call that stays open, and its cancel."""
+    still = {"id": "tc1", "state": "open", "agent": "a1", "card": "c1", "tool": "echo",
+             "result": None, "error": None, "held": []}
+    opened = {"id": "tc1", "state": "open", "decision": {"outcome": "ok"}, "call": still}
+    return [_ok(_ECHO_TOOLS), _ok(opened), _ok({**still, "state": "cancelled"})]
+
+
 async def test_keeps_the_connection_and_reads_both_framings(tmp_path: Path) -> None:
     chunked = (b"HTTP/1.1 404 Not Found\r\ntransfer-encoding: chunked\r\n\r\n"
                b"5\r\n{\"mes\r\n11;x=1\r\nsage\": \"no such\"}\r\n0\r\n\r\n")
@@ -205,9 +218,7 @@ async def test_a_tool_call_is_one_request_and_an_older_service_still_works(
     opened = {"id": "tc1", "state": "open", "decision": {"outcome": "ok"}}
     answered = {"id": "tc1", "state": "answered", "agent": "a1", "card": "c1",
                 "tool": "echo", "result": {"n": 1}, "error": None, "held": []}
-    tools = [{"name": "c1__echo", "card": "c1", "tool": "echo", "description": "",
-              "input": {"type": "object"}}]
-    async with Scripted(tmp_path / "s", [_ok(tools), _ok(opened), _ok(answered),
+    async with Scripted(tmp_path / "s", [_ok(_ECHO_TOOLS), _ok(opened), _ok(answered),
                                          _ok({**opened, "call": answered})]) as server:
         client = ServiceClient(str(server.path), "t", "a1")
         agent = mcp.AgentMCP(client)
@@ -361,8 +372,6 @@ async def test_a_plain_tool_call_is_answered_as_the_sdk_answers_it(
     from mcp.shared.memory import create_connected_server_and_client_session
 
     monkeypatch.setattr(mcp, "POLL", 3600.0)
-    tools = [{"name": "c1__echo", "card": "c1", "tool": "echo", "description": "",
-              "input": {"type": "object"}}]
 
     def answered(result: object) -> bytes:
         return _ok({"id": "tc1", "state": "open", "decision": {"outcome": "ok"}, "call": {
@@ -371,8 +380,8 @@ async def test_a_plain_tool_call_is_answered_as_the_sdk_answers_it(
 
     refused = _ok({"id": None, "state": "refused", "decision": {"message": "no arrow"}})
     result = {"text": "h\u00e9 \"x\"", "n": [1, 2.5, None]}
-    async with Scripted(tmp_path / "s", [_ok(tools), answered(result), refused, _ok(tools),
-                                         answered(result), refused]) as server:
+    replies = [_ok(_ECHO_TOOLS), answered(result), refused]
+    async with Scripted(tmp_path / "s", replies * 2) as server:
         client = ServiceClient(str(server.path), "t", "a1")
         # The SDK's way: its response as it writes it.
         sdk = mcp.AgentMCP(client)
@@ -430,13 +439,7 @@ async def test_a_call_taken_on_the_short_way_is_cancelled_as_the_sdk_cancels(
     import anyio
 
     monkeypatch.setattr(mcp, "POLL", 3600.0)
-    tools = [{"name": "c1__echo", "card": "c1", "tool": "echo", "description": "",
-              "input": {"type": "object"}}]
-    still = {"id": "tc1", "state": "open", "agent": "a1", "card": "c1", "tool": "echo",
-             "result": None, "error": None, "held": []}
-    opened = {"id": "tc1", "state": "open", "decision": {"outcome": "ok"}, "call": still}
-    cancelled = {**still, "state": "cancelled"}
-    async with Scripted(tmp_path / "s", [_ok(tools), _ok(opened), _ok(cancelled)]) as server:
+    async with Scripted(tmp_path / "s", _open_then_cancelled()) as server:
         client = ServiceClient(str(server.path), "t", "a1")
         agent = mcp.AgentMCP(client)
         await agent._list_tools(None)
@@ -467,13 +470,7 @@ async def test_the_short_way_takes_cancels_as_the_sdk_reads_them(
     import anyio
 
     monkeypatch.setattr(mcp, "POLL", 3600.0)
-    tools = [{"name": "c1__echo", "card": "c1", "tool": "echo", "description": "",
-              "input": {"type": "object"}}]
-    still = {"id": "tc1", "state": "open", "agent": "a1", "card": "c1", "tool": "echo",
-             "result": None, "error": None, "held": []}
-    opened = {"id": "tc1", "state": "open", "decision": {"outcome": "ok"}, "call": still}
-    cancelled = {**still, "state": "cancelled"}
-    async with Scripted(tmp_path / "s", [_ok(tools), _ok(opened), _ok(cancelled)]) as server:
+    async with Scripted(tmp_path / "s", _open_then_cancelled()) as server:
         client = ServiceClient(str(server.path), "t", "a1")
         agent = mcp.AgentMCP(client)
         await agent._list_tools(None)

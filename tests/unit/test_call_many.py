@@ -25,6 +25,17 @@ from ..conftest import fail_saving_node, manifest, offer_install
 AGENTS = ("a1", "a2", "a3")
 
 
+async def _one_by_one(engine: Engine, calls: list[CallArgs]) -> list[Decision | Exception]:
+    """The calls made one at a time, each awaited: its decision or what it raised."""
+    answers: list[Decision | Exception] = []
+    for card, call, target, args, context in calls:
+        try:
+            answers.append(await engine.call(card, call, target, args, context=context))
+        except Exception as exc:
+            answers.append(exc)
+    return answers
+
+
 async def _world(db: Path, folder: Path, clock: VirtualClock,
                  settings: dict[str, Any] | None = None) -> Engine:
     """Two prompter cards, three agents (one working, one dangerous), a terminal, a note."""
@@ -101,13 +112,7 @@ async def test_a_batch_equals_the_same_calls_one_by_one(tmp_path: Path, seed: in
     try:
         for round_ in range(4):
             calls = [_random_call(rng, round_ * 100 + i) for i in range(rng.randint(1, 80))]
-            one_by_one: list[Decision | Exception] = []
-            for card, call, target, args, context in calls:
-                try:
-                    one_by_one.append(await alone.call(card, call, target, args,
-                                                       context=context))
-                except Exception as exc:
-                    one_by_one.append(exc)
+            one_by_one = await _one_by_one(alone, calls)
             commits = batched.commits
             together = await batched.call_many(calls)
             assert batched.commits == commits + 1  # one group commit for the batch
@@ -208,13 +213,7 @@ async def test_a_batch_equals_the_calls_one_by_one_while_time_moves(tmp_path: Pa
             clock.step = 0.37
         for round_ in range(3):
             calls = [_random_call(rng, round_ * 100 + i) for i in range(rng.randint(20, 60))]
-            one_by_one: list[Decision | Exception] = []
-            for card, call, target, args, context in calls:
-                try:
-                    one_by_one.append(await alone.call(card, call, target, args,
-                                                       context=context))
-                except Exception as exc:
-                    one_by_one.append(exc)
+            one_by_one = await _one_by_one(alone, calls)
             together = await batched.call_many(calls)
             assert [_answer(r) for r in together] == [_answer(r) for r in one_by_one]
             assert _rows(batched) == _rows(alone)

@@ -160,21 +160,11 @@ async def test_a_wait_is_told_an_answer_only_once_it_is_durable(tmp_path) -> Non
     committed returns only after the commit, even with no time left to wait: the agent
     is never told an answer a crash could still undo (SPEC §9, issue 17)."""
     import asyncio
-    import json
 
-    from bench.mcp_floor import MANIFEST
-    from engine import Engine, World, file_digests
+    from bench.mcp_floor import floor_world
 
-    engine = Engine.open(tmp_path / "w.db", world=World(net=None, fs=None))
+    engine = await floor_world(tmp_path)
     try:
-        await engine.create_workspace("w1", str(tmp_path))
-        await engine.offer("bench.floor", MANIFEST,
-                           file_digests({"manifest.json": json.dumps(MANIFEST)}))
-        await engine.install("bench.floor")
-        await engine.add_node({"id": "c1", "type": "card", "package": "bench.floor"},
-                              workspace="w1")
-        await engine.add_node({"id": "a1", "type": "agent"}, workspace="w1")
-        await engine.add_arrow({"id": "e1", "from": "a1", "to": "c1"})
         d = await engine.tool("a1", "c1", "echo", {"text": "x"})
         call_id = d.value["id"]
         for timeout in (5.0, 0.0):
@@ -200,21 +190,12 @@ async def test_a_wait_is_not_told_an_answer_when_another_write_fails_in_its_batc
     the batch's uncommitted rows: the answer there is still not durable, and a wait
     that begins then returns only after the commit."""
     import asyncio
-    import json
 
-    from bench.mcp_floor import MANIFEST
-    from engine import Engine, StoreFailed, World, file_digests
+    from bench.mcp_floor import floor_world
+    from engine import StoreFailed
 
-    engine = Engine.open(tmp_path / "w.db", world=World(net=None, fs=None))
+    engine = await floor_world(tmp_path)
     try:
-        await engine.create_workspace("w1", str(tmp_path))
-        await engine.offer("bench.floor", MANIFEST,
-                           file_digests({"manifest.json": json.dumps(MANIFEST)}))
-        await engine.install("bench.floor")
-        await engine.add_node({"id": "c1", "type": "card", "package": "bench.floor"},
-                              workspace="w1")
-        await engine.add_node({"id": "a1", "type": "agent"}, workspace="w1")
-        await engine.add_arrow({"id": "e1", "from": "a1", "to": "c1"})
         d = await engine.tool("a1", "c1", "echo", {"text": "x"})
         call_id = d.value["id"]
         commits = engine.commits
