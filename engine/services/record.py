@@ -111,19 +111,11 @@ class Recorder:
 
         ``now``: the time the call was decided at (read when not given), the row's time.
         """
-        state = self.ctx.state
-        card = decision.card
-        if decision.arrow is None and decision.target and card:
-            arrow = state.canvas.arrow_between(card, decision.target)
+        if decision.arrow is None and decision.target and decision.card:
+            arrow = self.ctx.state.canvas.arrow_between(decision.card, decision.target)
             if arrow is not None:
                 decision = decision.with_(arrow=arrow.id)
-        # `_budget_of`, written out: every refusal passes here.
-        node = state.canvas.node(card) if card else None
-        if node is not None and node.type == "card":
-            key: str | None = card
-            limit = state.workspace_of(node).settings.denial_log_limit
-        else:
-            key, node, limit = None, None, _DEFAULT_DENIAL_LIMIT
+        key, node, limit = self._budget_of(decision)
         t = self.ctx.now() if now is None else now
         if not self._admit(decision, key, node, limit, t):
             return decision
@@ -138,7 +130,8 @@ class Recorder:
 
     def _budget_of(self, decision: Decision) -> tuple[str | None, Node | None, int]:
         # The refusal budget a refusal counts in: its key (`denial_key`), the
-        # card's node and the limit, from one look-up of the card.
+        # card's node and the limit, from one look-up of the card (every
+        # refusal passes here).
         state = self.ctx.state
         node = state.canvas.node(decision.card) if decision.card else None
         if node is not None and node.type == "card":
