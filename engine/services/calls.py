@@ -184,8 +184,7 @@ class Calls:
         what is due) and reads the clock once; a refused call costs no
         coroutine, task or future.
         """
-        return await run_each_durably(self._batched, calls, begin=self.ctx.sync,
-                                      alone=self._alone)
+        return await run_each_durably(self._batched, calls, alone=self._alone)
 
     def _open_chains(self, card: str, now: float) -> list[tuple[str, ...]]:
         """The causal chains of the card's open tool calls, oldest first.

@@ -321,21 +321,16 @@ def _resume(coro: Any, step: Any) -> Any:
 
 
 async def run_each_durably(step: Callable[..., Any], items: Iterable[Sequence[Any]], *,
-                           begin: Callable[[], None],
                            alone: Callable[..., Awaitable[Any]]) -> list[Any]:
     """Run one operation per item, one after another in this task; wait once for the commits.
 
     A batch of operations run as one operation's loop, not as many
-    operations: ``step(*item)`` is the body of one (its prologue aside),
+    operations: ``step(*item)`` is the whole of one, its prologue included,
     returning its result — or, when it must wait on something, a coroutine
     for the rest of it, which runs here in its place, so the next item is
-    run after it. ``begin`` is the prologue (catching up with other
-    processes): run before the first item and again after any item that
-    waited or failed, for the world may have moved meanwhile; between two
-    items that did not, nothing else ran in this process, and the batch
-    they write in holds the write lock. The items share the open batch (one
-    group commit), are nested in this run (`JOINED` is set once), and this
-    returns once every batch any of them wrote in has committed.
+    run after it. The items share the open batch (one group commit), are
+    nested in this run (`JOINED` is set once), and this returns once every
+    batch any of them wrote in has committed.
 
     Each item fails alone: the result at its place is what it raised (an
     `Exception`), or `StoreFailed` when a batch it wrote in could not be
@@ -351,10 +346,9 @@ async def run_each_durably(step: Callable[..., Any], items: Iterable[Sequence[An
     outer = JOINED.get()
     results: list[Any] = []
     if outer is not None:
-        # Rare (a batch inside another operation): each item's prologue, as alone.
+        # Rare (a batch inside another operation): its batches are the operation's.
         for item in items:
             try:
-                begin()
                 result = step(*item)
                 if type(result) is types.CoroutineType:
                     result = await result
@@ -368,13 +362,9 @@ async def run_each_durably(step: Callable[..., Any], items: Iterable[Sequence[An
     wrote: list[Batch | tuple[Batch, ...] | None] = []
     joined: list[Batch] = []
     token = JOINED.set(joined)
-    fresh = True
     try:
         for item in items:
             try:
-                if fresh:
-                    begin()
-                    fresh = False
                 result = step(*item)
                 if type(result) is types.CoroutineType:
                     # Run it up to its first real wait here: most are done by then.
@@ -383,11 +373,9 @@ async def run_each_durably(step: Callable[..., Any], items: Iterable[Sequence[An
                     except StopIteration as done:
                         result = done.value
                     else:
-                        fresh = True
                         result = await _resume(result, waits)
             except Stale:
                 # Nothing written yet; alone, durable before the next item runs.
-                fresh = True
                 joined.clear()
                 apart = JOINED.set(None)
                 try:
@@ -397,7 +385,6 @@ async def run_each_durably(step: Callable[..., Any], items: Iterable[Sequence[An
                 finally:
                     JOINED.reset(apart)
             except Exception as exc:
-                fresh = True  # its failure may have reloaded the state
                 result = exc
             results.append(result)
             if joined:
