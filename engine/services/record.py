@@ -111,11 +111,12 @@ class Recorder:
 
         ``now``: the time the call was decided at (read when not given), the row's time.
         """
-        if decision.arrow is None and decision.target and decision.card:
-            arrow = self.ctx.state.canvas.arrow_between(decision.card, decision.target)
+        card = decision.card  # read once: a Decision's attributes are not free
+        if decision.arrow is None and decision.target and card:
+            arrow = self.ctx.state.canvas.arrow_between(card, decision.target)
             if arrow is not None:
                 decision = decision.with_(arrow=arrow.id)
-        key, node, limit = self._budget_of(decision)
+        key, node, limit = self._budget_of(card)
         t = self.ctx.now() if now is None else now
         if not self._admit(decision, key, node, limit, t):
             return decision
@@ -126,16 +127,16 @@ class Recorder:
 
     def denial_key(self, decision: Decision) -> str | None:
         """Whose refusal budget a refusal counts in: its card's, or one for unknown cards."""
-        return self._budget_of(decision)[0]
+        return self._budget_of(decision.card)[0]
 
-    def _budget_of(self, decision: Decision) -> tuple[str | None, Node | None, int]:
+    def _budget_of(self, card: str | None) -> tuple[str | None, Node | None, int]:
         # The refusal budget a refusal counts in: its key (`denial_key`), the
         # card's node and the limit, from one look-up of the card (every
         # refusal passes here).
         state = self.ctx.state
-        node = state.canvas.node(decision.card) if decision.card else None
+        node = state.canvas.node(card) if card else None
         if node is not None and node.type == "card":
-            return decision.card, node, state.workspace_of(node).settings.denial_log_limit
+            return card, node, state.workspace_of(node).settings.denial_log_limit
         return None, None, _DEFAULT_DENIAL_LIMIT
 
     def _admit(self, decision: Decision, key: str | None, node: Node | None,
@@ -185,7 +186,7 @@ class Recorder:
 
     def refused_or_counted(self, decision: Decision, payload: str | None) -> None:
         """Inside a write: a refusal found while performing gets its row unless suppressed."""
-        key, node, limit = self._budget_of(decision)
+        key, node, limit = self._budget_of(decision.card)
         if self._admit(decision, key, node, limit):
             self._refused_row(decision, payload, None, key)
 
