@@ -7,8 +7,9 @@ each other.
 
 from __future__ import annotations
 
+import threading
 from array import array
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -94,8 +95,28 @@ class Positions:
     def __init__(self, log_filter: LogFilter) -> None:
         self._all = log_filter.empty
         self._seqs = array("q")
+        # Why a lock: a viewer refreshes in worker threads, and a thread worker
+        # that a newer one replaced still runs to its end. Two refreshes that
+        # both read `last_seq` before either took its rows in would take the
+        # same rows twice (a row shown twice, the count too high).
+        self._lock = threading.Lock()
         self.last_seq = 0  #: the newest sequence number taken in
         self.count = 0  #: rows under the filter
+
+    def refresh(self, newest: Callable[[], int],
+                newer: Callable[[int], Iterable[int]]) -> int:
+        """Take in the rows appended since the last refresh; returns the count.
+
+        ``newest()`` is the log's newest sequence number (read when there is
+        no filter); ``newer(seq)`` the matching sequence numbers after
+        ``seq``, in order (read under a filter). One refresh at a time.
+        """
+        with self._lock:
+            if self._all:
+                self.take_all(newest())
+            else:
+                self.take(newer(self.last_seq))
+            return self.count
 
     def take_all(self, newest: int) -> None:
         """No filter: the log's newest sequence number is the count."""

@@ -119,16 +119,13 @@ class LogIndex:
 
     def refresh(self) -> int:
         """Take in rows appended since the last refresh; returns the new count."""
-        db, positions = self._db(), self._positions
-        if self.filter.empty:
-            positions.take_all(int(db.execute("select coalesce(max(seq), 0) from log")
-                                   .fetchone()[0]))
-        else:
-            where, params = self.filter.where()
-            positions.take(int(seq) for (seq,) in db.execute(
+        db = self._db()
+        where, params = self.filter.where()
+        return self._positions.refresh(
+            lambda: int(db.execute("select coalesce(max(seq), 0) from log").fetchone()[0]),
+            lambda last: (int(seq) for (seq,) in db.execute(
                 f"select seq from log where seq > ? and {where} order by seq",
-                [positions.last_seq, *params]))
-        return positions.count
+                [last, *params])))
 
     def timeline(self, buckets: int) -> tuple[float, float, dict[str, list[int]]]:
         """Decisions over time under the filter, for a chart: ``(first t, last t, counts)``.

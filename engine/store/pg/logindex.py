@@ -57,17 +57,15 @@ class PGLogIndex:
 
     def refresh(self) -> int:
         """Take in rows appended since the last refresh; returns the new count."""
-        positions = self._positions
+        where, params = self.filter.where("postgresql")
         with self._db() as db:
-            if self.filter.empty:
+            def newest() -> int:
                 row = db.execute("select coalesce(max(seq), 0) from log").fetchone()
-                positions.take_all(int(row[0]) if row else 0)
-            else:
-                where, params = self.filter.where("postgresql")
-                positions.take(int(seq) for (seq,) in db.execute(
-                    f"select seq from log where seq > %s and {where} order by seq",
-                    [positions.last_seq, *params]))
-        return positions.count
+                return int(row[0]) if row else 0
+
+            return self._positions.refresh(newest, lambda last: (int(seq) for (seq,) in db.execute(
+                f"select seq from log where seq > %s and {where} order by seq",
+                [last, *params])))
 
     def timeline(self, buckets: int) -> tuple[float, float, dict[str, list[int]]]:
         """Decisions over time under the filter (see `LogIndex.timeline`)."""
