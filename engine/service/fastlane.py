@@ -593,8 +593,23 @@ _DECISION_BYTES: dict[tuple[Any, ...], bytes] = {}
 _DECISION_BYTES_MAX = 4096
 
 
+#: The same bytes by the Decision itself, for the decisions answered lately: the checks
+#: hand back the very same Decision for a card's repeated refusal (they remember it), and
+#: its bytes are then found without reading its thirteen fields (each read of a Decision
+#: goes through its class's ``__getattr__`` hook: ~3.6 k instructions for the key above,
+#: counted by callgrind). A Decision is frozen and the fields its JSON is made of are
+#: immutable values (a ``value`` that is not one of `_SIMPLE` is never kept), so its bytes
+#: cannot change. Each entry holds its Decision, so no other object takes its id while it
+#: is kept. Bounded: emptied when full.
+_BY_DECISION: dict[int, tuple[Decision, bytes]] = {}
+_BY_DECISION_MAX = 256
+
+
 def _decision_bytes(d: Decision) -> bytes | None:
     """The decision's JSON as `_encode` writes it, or None when only json's way will do."""
+    kept = _BY_DECISION.get(id(d))
+    if kept is not None and kept[0] is d:
+        return kept[1]
     value, retry_after = d.value, d.retry_after
     if type(value) not in _SIMPLE:
         return None
@@ -608,6 +623,9 @@ def _decision_bytes(d: Decision) -> bytes | None:
         if len(_DECISION_BYTES) >= _DECISION_BYTES_MAX:
             _DECISION_BYTES.clear()
         _DECISION_BYTES[key] = data
+    if len(_BY_DECISION) >= _BY_DECISION_MAX:
+        _BY_DECISION.clear()
+    _BY_DECISION[id(d)] = (d, data)
     return data
 
 

@@ -419,6 +419,37 @@ def test_answers_built_as_bytes_are_the_decisions_json_and_keep_types_apart() ->
             json.dumps(decision_json(d), default=str))
 
 
+def test_a_repeated_decision_is_answered_without_reading_its_fields_again() -> None:
+    """The checks hand back the very same Decision for a card's repeated refusal: its
+    bytes are kept by the object (`fastlane._BY_DECISION`), not rebuilt from its thirteen
+    fields; a kept entry holds its Decision, so another object never gets its bytes."""
+    from engine.core.decision import Decision
+    from engine.service.context import decision_json
+    from engine.service.fastlane import _decision_bytes, _encode
+
+    class Counting(Decision):
+        reads = 0
+
+        def __getattribute__(self, name: str) -> Any:
+            if not name.startswith("__"):
+                type(self).reads += 1
+            return super().__getattribute__(name)
+
+    d = Counting(outcome="denied", call="agents.prompt", card="c9", code="PERMISSION_DENIED",
+                 message="not connected")
+    first = _decision_bytes(d)
+    assert first == _encode(decision_json(d)) and Counting.reads > 0
+    Counting.reads = 0
+    assert _decision_bytes(d) == first and Counting.reads == 0
+    # Many other decisions, each its own object and bytes, whatever ids they get.
+    for i in range(600):
+        other = Decision(outcome="denied", call="agents.prompt", card=f"c{i}",
+                         code="PERMISSION_DENIED", message=f"m{i}")
+        assert _decision_bytes(other) == _encode(decision_json(other))
+        del other
+    assert _decision_bytes(d) == first
+
+
 def test_concurrent_connections_each_get_their_own_answers(unix_server, tmp_path) -> None:
     """Calls in flight on many connections at once (their answers held for the turn's
     others, `serve._Outbox`): every connection gets the answers to its own calls, in
