@@ -419,6 +419,29 @@ def test_answers_built_as_bytes_are_the_decisions_json_and_keep_types_apart() ->
             json.dumps(decision_json(d), default=str))
 
 
+def test_a_call_reads_the_first_of_a_header_sent_twice() -> None:
+    """`_call_headers`: the first ``Authorization`` and ``Content-Type`` count, as in
+    `_request_headers` and FastAPI; a missing ``Content-Type`` is JSON; a declared length
+    is seen whether or not a name repeats."""
+    from engine.service.fastlane import _call_headers
+
+    auth, other = (b"authorization", b"Bearer one"), (b"authorization", b"Bearer two")
+    json_type, text = (b"content-type", b"application/json"), (b"content-type", b"text/plain")
+    length = (b"content-length", b"2")
+    cases = [
+        ([(b"host", b"x"), auth, json_type, length], (b"Bearer one", True, True)),
+        ([auth, other, text, json_type], (b"Bearer one", False, False)),
+        ([other, auth, json_type, text, length], (b"Bearer two", True, True)),
+        ([length, length], (None, True, True)),
+        ([(b"content-type", b"Application/Problem+JSON; charset=utf-8")], (None, True, False)),
+        ([], (None, True, False)),
+    ]
+    for headers, expected in cases:
+        assert _call_headers({"headers": headers}) == expected
+        assert _call_headers({"headers": tuple(headers)}) == expected
+    assert _call_headers({}) == (None, True, False)
+
+
 def test_a_repeated_decision_is_answered_without_reading_its_fields_again() -> None:
     """The checks hand back the very same Decision for a card's repeated refusal: its
     bytes are kept by the object (`fastlane._BY_DECISION`), not rebuilt from its thirteen
