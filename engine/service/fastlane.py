@@ -510,27 +510,17 @@ def _call_headers(scope: Scope) -> tuple[bytes | None, bool, bool]:
     """The ``Authorization`` header's raw value (the first), whether the body is JSON,
     and whether its length was declared: `_request_headers` for the call routes, with
     the token left to `TokenStore.recall` (most requests need no decoding)."""
-    headers = scope.get("headers", ())
-    if type(headers) is list:
-        # Every name once (the usual request): its three headers read from a dict made
-        # in C, not by comparing each name in Python (a third of the time).
-        named = dict(headers)
-        if len(named) == len(headers):
-            kind = named.get(b"content-type")
-            # No Content-Type: taken as JSON, as FastAPI does; the common value as
-            # bytes first (the same answer, no decoding).
-            return named.get(b"authorization"), kind is None or \
-                kind == b"application/json" or _json_type(kind), b"content-length" in named
     header: bytes | None = None
     json_body = True  # no Content-Type: taken as JSON, as FastAPI does
     seen_type = declared = False
-    for name, value in headers:  # a name sent twice: its first value counts
+    for name, value in scope.get("headers", ()):
         if name == b"authorization":
             if header is None:
                 header = value
         elif name == b"content-type":
             if not seen_type:
                 seen_type = True
+                # The common value as bytes first: the same answer, no decoding.
                 json_body = value == b"application/json" or _json_type(value)
         elif name == b"content-length":
             declared = True
