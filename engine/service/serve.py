@@ -197,7 +197,7 @@ class _Coalescing:
         # Asked twice or more a request (uvicorn's answer path, `_Direct.respond`):
         # written out, because `__getattr__` is reached only after the ordinary
         # lookup has failed, and that failure builds an AttributeError and its
-        # message each time (about 6 k instructions a lookup, counted by callgrind).
+        # message each time (callgrind: 6.0 k instructions an ask that way, 1.6 k here).
         return self._transport.is_closing()
 
     def __getattr__(self, name: str) -> Any:
