@@ -30,7 +30,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import deque
 from itertools import starmap
 from pathlib import Path
 from typing import Any
