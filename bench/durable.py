@@ -11,6 +11,10 @@ Everything here goes through the public API on a real SQLite file with
   window, prompt row, log row).
 - **Replay speed**: the conformance cases, played in-process, in steps per
   second.
+
+``--instructions`` counts instead (callgrind, no timing): machine instructions
+per accepted prompt in the accepted round (`accepted_instructions`), whatever
+the machine's load.
 """
 
 from __future__ import annotations
@@ -18,9 +22,15 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import os
+import re
+import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
+from itertools import starmap
 from pathlib import Path
 from typing import Any
 
@@ -170,6 +180,84 @@ def replay_speed(repeat: int = 5) -> dict[str, float]:
             "ms_per_case": seconds / (len(cases) * repeat) * 1000}
 
 
+async def _accepted_world(path: Path, cards: int) -> None:
+    """`_measure`'s world as its accepted round meets it: ``cards`` cards, then 200
+    prompts one at a time (so 200 agents are busy and their next prompt queues)."""
+    engine = await _world(path, cards)
+    try:
+        for i in range(200):
+            d = await engine.call(f"c{i % cards}", "agents.prompt", f"a{i % cards}",
+                                  {"text": f"one at a time {i}"})
+            assert d.outcome == "queued", d.message
+    finally:
+        engine.close()
+
+
+def accepted_steps(built: Path, folder: Path, cards: int, rounds: int) -> None:
+    """What `accepted_instructions` runs under callgrind: a copy of the built world
+    (`_accepted_world`), one uncounted round of refusals from every card, then
+    ``rounds`` rounds of ``cards`` prompts at once (the first as `_measure`'s accepted
+    round: 200 queued, the rest delivered; later ones queue), each inside
+    `itertools.starmap` (which nothing else here calls, so callgrind counts only those
+    rounds); the cards' rate windows are forgotten before each round, uncounted."""
+    shutil.rmtree(folder, ignore_errors=True)
+    shutil.copytree(built, folder)
+    engine = Engine.open(folder / "durable.db", world=World(net=None, fs=None))
+    loop = asyncio.new_event_loop()
+    try:
+        async def together(calls: list[tuple[str, str, str, dict[str, str]]]) -> list[Any]:
+            return await asyncio.gather(*(engine.call(*c) for c in calls))
+
+        loop.run_until_complete(together([(f"c{i}", "agents.prompt", "lonely",
+                                           {"text": "warm-up"}) for i in range(cards)]))
+        gc.collect()
+        for r in range(rounds):
+            for i in range(cards):
+                engine.state.counters.forget(f"c{i}")
+            calls = [(f"c{i}", "agents.prompt", f"a{i}", {"text": f"together {r}"})
+                     for i in range(cards)]
+            results = list(starmap(loop.run_until_complete, [(together(calls),)]))[0]
+            assert all(d.outcome == "queued" for d in results), results[0].message
+    finally:
+        engine.close()
+        loop.close()
+
+
+def _collected(args: list[str]) -> int:
+    """The instructions callgrind counts in ``starmap`` while this module runs ``args``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        command = ["valgrind", "--tool=callgrind", "--collect-atstart=no",
+                   "--toggle-collect=starmap_next", f"--callgrind-out-file={tmp}/out",
+                   sys.executable, "-m", "bench.durable", *args]
+        # No address-space randomisation and a fixed hash seed: counts that repeat.
+        if shutil.which("setarch"):
+            command = ["setarch", "-R", *command]
+        env = {**os.environ, "PYTHONHASHSEED": "0",
+               "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+        done = subprocess.run(command, capture_output=True, text=True, env=env, check=False,
+                              cwd=ROOT)
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"bench.durable: callgrind failed:\n{done.stderr[-2000:]}")
+    return int(found.group(1))
+
+
+def accepted_instructions(folder: Path, cards: int = 2_000) -> tuple[float, float]:
+    """Machine instructions per accepted prompt, counted by callgrind: in the bench's
+    accepted round (``cards`` at once, 200 of them queued, the rest delivered), and in
+    a round where all queue (the second round's count less the first's)."""
+    if shutil.which("valgrind") is None:
+        raise SystemExit("bench.durable: --instructions needs valgrind")
+    built = folder / "built"
+    shutil.rmtree(built, ignore_errors=True)
+    built.mkdir(parents=True)
+    asyncio.run(_accepted_world(built / "durable.db", cards))
+    one, two = (_collected(["--accepted-steps", str(built), str(folder / "run"), str(cards),
+                            str(rounds)]) for rounds in (1, 2))
+    shutil.rmtree(folder / "run", ignore_errors=True)
+    return one / cards, (two - one) / cards
+
+
 def lines(figures: dict[str, Any]) -> list[str]:
     """The figures as report lines."""
     d, r = figures["durable"], figures["replay"]
@@ -208,7 +296,23 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="bench.durable")
     parser.add_argument("--smoke", action="store_true")
     parser.add_argument("--json")
+    parser.add_argument("--instructions", action="store_true",
+                        help="count instructions per accepted prompt (callgrind) instead")
+    parser.add_argument("--dir", default="/tmp", help="where --instructions' worlds go")
+    parser.add_argument("--accepted-steps", nargs=4, metavar=("BUILT", "DIR", "CARDS", "ROUNDS"),
+                        help=argparse.SUPPRESS)  # what --instructions runs under callgrind
     args = parser.parse_args(argv)
+    if args.accepted_steps:
+        built, folder, cards, rounds = args.accepted_steps
+        accepted_steps(Path(built), Path(folder), int(cards), int(rounds))
+        return 0
+    if args.instructions:
+        with tempfile.TemporaryDirectory(prefix="agd", dir=args.dir) as tmp:
+            round_one, queued = accepted_instructions(Path(tmp))
+        print(f"- an accepted prompt, 2,000 at once (200 queued, the rest delivered), its "
+              f"commit included: {round_one / 1000:.1f} k instructions; all queued: "
+              f"{queued / 1000:.1f} k (callgrind)")
+        return 0
     figures = {"durable": durable(smoke=args.smoke),
                "replay": replay_speed(repeat=1 if args.smoke else 5)}
     for line in lines(figures):

@@ -30,7 +30,7 @@ from engine.core.holds import hold_deadline
 from engine.core.prompts import Prompt
 
 __all__ = ["AddArrow", "AddNode", "CountRate", "Effect", "Emit", "LogRow", "Performed", "Plan",
-           "PromptPlan", "SaveNode", "Watch", "plan_call", "plan_prompt"]
+           "PromptPlan", "SaveNode", "Watch", "delivered", "plan_call", "plan_prompt"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +125,50 @@ class PromptPlan:
     held: Event | None  #: the event announcing a hold; None for a queued prompt
 
 
+class _UnfrozenPromptPlan:
+    """`PromptPlan`'s slots without the frozen ``__setattr__`` (see `_prompt_plan`)."""
+
+    __slots__ = PromptPlan.__slots__
+
+
+def _prompt_plan(decision: Decision, prompt: Prompt, held: Event | None) -> PromptPlan:
+    # ``PromptPlan(...)`` at a third of the frozen ``__init__``'s cost, as
+    # `engine.core.checks._passed` builds a Passed: every accepted prompt has one.
+    built: Any = _UnfrozenPromptPlan()
+    built.decision = decision
+    built.prompt = prompt
+    built.held = held
+    built.__class__ = PromptPlan
+    plan: PromptPlan = built
+    return plan
+
+
+class _UnfrozenSaveNode:
+    """`SaveNode`'s slots without the frozen ``__setattr__`` (see `delivered`)."""
+
+    __slots__ = SaveNode.__slots__
+
+
+class _UnfrozenPerformed:
+    """`Performed`'s slots without the frozen ``__setattr__`` (see `delivered`)."""
+
+    __slots__ = Performed.__slots__
+
+
+def delivered(node: Node) -> Performed:
+    """``Performed(None, (SaveNode(node),))``, what delivering a prompt to an agent did,
+    at a third of the frozen ``__init__``s' cost (every delivered prompt has one)."""
+    save: Any = _UnfrozenSaveNode()
+    save.node = node
+    save.__class__ = SaveNode
+    built: Any = _UnfrozenPerformed()
+    built.value = None
+    built.effects = (save,)
+    built.__class__ = Performed
+    performed: Performed = built
+    return performed
+
+
 def plan_prompt(prompt: Prompt, agent: Node, permission: str | None, arrow: str | None,
                 message: str, settings: WorkspaceSettings, now: float) -> PromptPlan:
     """An accepted prompt (SPEC §6, §7): counted, then held for a person or queued.
@@ -146,7 +190,7 @@ def plan_prompt(prompt: Prompt, agent: Node, permission: str | None, arrow: str 
             Event("prompt.held", held.card, {
                 "prompt": held.id, "agent": held.agent, "arrow": held.arrow, "text": held.text,
                 "deadline": held.deadline}))
-    return PromptPlan(
+    return _prompt_plan(
         accepted("queued", "agents.prompt", prompt.card, prompt.package, agent.id, permission,
                  arrow, message, {"prompt": prompt.id, "state": "queued"}, prompt.id),
         prompt, None)

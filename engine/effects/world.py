@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from canvas import Node
 from engine.core.checks import Passed, denial
 from engine.core.events import Event
-from engine.core.plans import AddArrow, AddNode, Emit, Performed, SaveNode, Watch
+from engine.core.plans import AddArrow, AddNode, Emit, Performed, SaveNode, Watch, delivered
 from engine.core.prompts import Prompt
 from engine.core.state import State
 from engine.effects.drivers import AgentDriver, Driver, TerminalDriver
@@ -309,7 +309,7 @@ class World:
                 Emit(Event("driver.prompt", None, {"node": agent.id, "text": prompt.text})),
                 SaveNode(Node(agent.id, agent.type, agent.workspace, data))))
         data["screen"] = str(data.get("screen", "")) + f"> {prompt.text}\n"
-        return Performed(None, (SaveNode(Node(agent.id, agent.type, agent.workspace, data)),))
+        return delivered(Node(agent.id, agent.type, agent.workspace, data))
 
     def turn_ended(self, agent: Node, text: str) -> Node:
         """The agent finished its turn: waiting again, with its last reply."""

@@ -231,7 +231,7 @@ class Calls:
             # Its row keeps the prompt's text (`_accept_prompt`): no payload to work out,
             # and its decision is built once, by the plan.
             assert passed.target is not None
-            return await self._accept_prompt(
+            return self._accept_prompt(
                 passed, str(args["text"]), now, arrow=passed.arrow.id if passed.arrow else None,
                 message=f"ok: card {card.id} ({passed.package.name}) agents.prompt")
         decision = Decision("ok", spec.name, card.id, passed.package.name,
@@ -265,13 +265,14 @@ class Calls:
             self.applier.do(plan.effects)
         return plan.decision
 
-    async def _accept_prompt(self, passed: Passed, text: str, now: float, *, arrow: str | None,
-                             message: str, call: str = "agents.prompt") -> Decision:
+    def _accept_prompt(self, passed: Passed, text: str, now: float, *, arrow: str | None,
+                       message: str, call: str = "agents.prompt") -> Decision:
         """An accepted prompt: numbered by the store, then planned and carried out in one write.
 
         The plan's effects are always the same few (`PromptPlan`), done here
         in its order without a dispatch per effect: count, (announce a hold,)
-        save, log, and for a queued prompt pump the agent's queue.
+        save, log, and for a queued prompt pump the agent's queue. Nothing
+        here waits (the pump never does), so it is no coroutine of its own.
         """
         agent, rate_key = passed.target, passed.rate_key
         assert agent is not None and rate_key is not None
@@ -295,7 +296,7 @@ class Calls:
             self.applier.prompt_in_memory(prompt)
             self.record.log_row(decision, outcome="queued", payload=prompt.text,
                                 chain=prompt.chain)
-            await self.prompts.pump(agent.id)
+            self.prompts.pump(agent.id)
             if prompt.state == "queued":
                 self.ctx.store.save_prompt(prompt)
             else:
@@ -382,6 +383,6 @@ class Calls:
         if isinstance(result, Decision):
             return self.record.refusal(result.with_(arrow=arrow.id), chain, {arg: data})
         if spec.action == "agents.prompt":
-            return await self._accept_prompt(result, data, now, arrow=arrow.id, message="ok",
+            return self._accept_prompt(result, data, now, arrow=arrow.id, message="ok",
                                              call="port:prompt")
         return await self._carry_out(result, {arg: data}, now)

@@ -162,7 +162,7 @@ class CanvasOps:
             self.ctx.state.canvas.replace_node(updated)
             self.nodes.agents_changed(updated, "updated")
             self._revalidate()
-            await self.prompts.pump_all()
+            self.prompts.pump_all()
         return updated
 
     @operation
@@ -192,7 +192,7 @@ class CanvasOps:
                 self.record.forget_windows(node_id)
             self.nodes.agents_changed(node, "removed")
             self._revalidate()
-            await self.prompts.pump_all()
+            self.prompts.pump_all()
 
     @operation
     async def add_arrow(self, arrow: dict[str, Any], *, by: object = OPERATOR) -> Arrow:

@@ -395,7 +395,7 @@ class Consent:
             self._set_grants(package, granted, principal)
             self.guard.history(principal, "approve", subject, detail="; ".join(diff.lines))
             self._revalidate()
-            await self.prompts.pump_all()
+            self.prompts.pump_all()
         return diff
 
     @operation

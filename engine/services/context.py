@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
-from engine.core.events import Event
+from engine.core.events import Event, event
 from engine.core.limits import SteadyClock
 from engine.core.state import State
 from engine.store.base import Refresh, Secrets, Store
@@ -68,7 +68,7 @@ class Context:
 
     def emit(self, type: str, card: str | None, **data: Any) -> None:
         """An event of the change being written: sent once its batch has committed."""
-        self.store.emit(Event(type, card, data))
+        self.store.emit(event(type, card, data))
 
     def write(self, *, one_statement: bool = False) -> AbstractContextManager[None]:
         """The writes of one operation (see `Store.write`)."""

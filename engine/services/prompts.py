@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 from contextvars import Context as _TaskContext
 
-from aiolimiter import AsyncLimiter
-
 from canvas import Node
 from engine.core.checks import Passed, decide, denial
 from engine.core.decision import Decision
@@ -27,6 +25,7 @@ from engine.services.apply import Applier
 from engine.services.context import Context, operation
 from engine.services.guard import Guard
 from engine.services.nodes import Nodes
+from engine.services.pacing import Budget
 from engine.services.record import Recorder
 from engine.services.waiters import Waiters
 
@@ -53,7 +52,7 @@ class Prompts:
         self.nodes = nodes
         self.applier = applier
         self.world = world
-        self._limiters: dict[str, AsyncLimiter] = {}
+        self._budgets: dict[str, Budget] = {}
         self._waiting_budget: set[str] = set()
         self._prepaid: dict[str, int] = {}
         self._budget_tasks: set[asyncio.Task[None]] = set()
@@ -74,7 +73,7 @@ class Prompts:
 
     def forget_budget(self, workspace: str) -> None:
         """The workspace's budget setting changed: its pacing starts afresh."""
-        self._limiters.pop(workspace, None)
+        self._budgets.pop(workspace, None)
 
     def new(self, passed: Passed, text: str, now: float, *,
                     call: str = "agents.prompt") -> Prompt:
@@ -92,17 +91,19 @@ class Prompts:
         self.ctx.emit("prompt.held", prompt.card, prompt=prompt.id, agent=prompt.agent,
                    arrow=prompt.arrow, text=prompt.text, deadline=prompt.deadline)
 
-    def _limiter(self, workspace: str) -> AsyncLimiter:
-        # Created inside the running loop, per engine (aiolimiter binds to
-        # the first loop it sees).
-        limiter = self._limiters.get(workspace)
-        if limiter is None:
+    def _budget(self, workspace: str) -> Budget:
+        budget = self._budgets.get(workspace)
+        if budget is None:
             rate, period = self.ctx.state.workspaces[workspace].settings.budget
-            limiter = self._limiters[workspace] = AsyncLimiter(rate, period)
-        return limiter
+            budget = self._budgets[workspace] = Budget(rate, period)
+        return budget
 
-    async def pump(self, agent_id: str) -> None:
-        """Deliver queued prompts to a waiting agent, in order, as the budget allows."""
+    def pump(self, agent_id: str) -> None:
+        """Deliver queued prompts to a waiting agent, in order, as the budget allows.
+
+        Never waits: a prompt the budget has no room for stays queued, and a
+        task of its own (`_wait_for_budget`) delivers it once there is room.
+        """
         agent = self.ctx.state.canvas.node(agent_id)
         if agent is None or agent.type != "agent":
             return
@@ -121,12 +122,9 @@ class Prompts:
             if self._prepaid.get(agent.workspace):
                 # Budget a waiter already acquired for this delivery.
                 self._prepaid[agent.workspace] -= 1
-            else:
-                limiter = self._limiter(agent.workspace)
-                if not limiter.has_capacity():
-                    self._wait_for_budget(agent.workspace)
-                    return
-                await limiter.acquire()  # has capacity: returns without suspending
+            elif not self._budget(agent.workspace).take():
+                self._wait_for_budget(agent.workspace)
+                return
             self.applier.do(self.world.deliver(prompt, agent).effects)
             agent = self.ctx.state.canvas.node(agent_id) or agent
             prompt.state = "delivered"
@@ -140,8 +138,8 @@ class Prompts:
 
         async def wait() -> None:
             try:
-                # aiolimiter wakes us when the leaky bucket has room again.
-                await self._limiter(workspace).acquire()
+                # Woken when the leaky bucket has room again.
+                await self._budget(workspace).acquire()
                 self._prepaid[workspace] = self._prepaid.get(workspace, 0) + 1
             finally:
                 self._waiting_budget.discard(workspace)
@@ -159,11 +157,12 @@ class Prompts:
     async def deliver_queued(self) -> None:
         """Deliver what the budget now allows (a durable operation of its own)."""
         with self.ctx.write():
-            await self.pump_all()
+            self.pump_all()
 
-    async def pump_all(self) -> None:
+    def pump_all(self) -> None:
+        """`pump` every agent's queue."""
         for agent in self.ctx.state.canvas.nodes(type="agent"):
-            await self.pump(agent.id)
+            self.pump(agent.id)
 
     def resolve(self, prompt: Prompt, state: str, code: str | None, reason: str | None,
                 message: str = "", *, why: str | None = None, t: float | None = None,
@@ -286,7 +285,7 @@ class Prompts:
             self.resolve(prompt, "approved", None, None, "", approver=str(principal))
             prompt.state = "queued"
             self.record.save_prompt(prompt)
-            await self.pump(prompt.agent)
+            self.pump(prompt.agent)
         return self.outcome(prompt_id)
 
     def prompt(self, prompt_id: str) -> Prompt | None:
@@ -346,7 +345,7 @@ class Prompts:
             self.nodes.save(updated)
             self.ctx.emit("agents.turn", None, agent=agent, state="replied")
             self.nodes.output(updated, "reply", text)
-            await self.pump(updated.id)
+            self.pump(updated.id)
 
     @operation
     async def command_exited(self, terminal: str, code: int) -> None:

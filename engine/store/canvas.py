@@ -63,6 +63,9 @@ class CanvasStore:
     def __init__(self, db: Database) -> None:
         self.db = db
         migrations.apply(db)
+        #: The cursor a changed node is written with (`save_node`: every delivered
+        #: prompt changes its agent); ``conn.execute`` makes one per statement.
+        self._writes = db.conn.cursor()
 
     def load(self, card_ports: PortResolver) -> tuple[dict[str, Workspace], Canvas]:
         """Load every workspace and the whole canvas into memory."""
@@ -115,7 +118,8 @@ class CanvasStore:
         # position look-up and its conflict (what the upsert did first).
         data = dumps_sorted(node.data)
         conn = self.db.conn
-        if conn.execute("update nodes set data = ? where id = ?", [data, node.id]).rowcount:
+        if self._writes.execute("update nodes set data = ? where id = ?",
+                                [data, node.id]).rowcount:
             return
         conn.execute(
             "insert into nodes (id, workspace, type, data, position) values (?, ?, ?, ?,"

@@ -677,6 +677,9 @@ class Transactions:
         self._anchored = False
         #: ``changes.seq // CHANGES_PRUNED_EVERY`` when this connection last pruned.
         self._pruned = -1
+        #: The cursor of every operation's SAVEPOINT and RELEASE (`execute`):
+        #: ``conn.execute`` makes a cursor and drops it again for each.
+        self._savepoints = db.conn.cursor()
 
     def full_reload(self) -> None:
         """Reload the whole state because another process committed (counted in `reloads`)."""
@@ -747,7 +750,7 @@ class Transactions:
 
     def execute(self, sql: str) -> None:
         """Run one statement of the batch (a savepoint's)."""
-        self.db.conn.execute(sql)
+        self._savepoints.execute(sql)
 
     @staticmethod
     def failure(exc: BaseException) -> StoreFailed | None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from canvas import WorkspaceSettings
 from engine import Engine
 from engine.core.decision import Decision
 from engine.core.prompts import PROMPT_COLUMNS, Prompt
@@ -132,3 +133,29 @@ def test_prompt_values_are_its_row() -> None:
         assert tuple(row) == PROMPT_COLUMNS and tuple(row.values()) == p.to_values()
         # The store's encoder (what `SQLiteStore.save_prompt` passes) binds the same text.
         assert p.to_values(encoding.dumps) == p.to_values()
+
+
+def test_values_built_without_the_frozen_init_are_the_frozen_values() -> None:
+    """`event`, `delivered` and a prompt's plan are built slot by slot (cheaper than the
+    frozen dataclasses' ``__init__``): the same values, of the same classes, as frozen."""
+    from canvas import Node
+    from engine.core.events import Event, event
+    from engine.core.plans import Performed, PromptPlan, SaveNode, delivered, plan_prompt
+    from engine.core.prompts import Prompt
+
+    data = {"agent": "a1", "status": "working"}
+    made = event("agents.status", None, data)
+    assert made == Event("agents.status", None, data) and type(made) is Event
+    node = Node("a1", "agent", "w1", {"status": "working"})
+    done = delivered(node)
+    assert done == Performed(None, (SaveNode(node),)) and type(done) is Performed
+    assert type(done.effects[0]) is SaveNode
+    prompt = Prompt("p1", 1, "w1", "c1", "pkg", "a1", "e1", "agents.prompt", "hi", ["c1", "a1"],
+                    "queued", 1.5)
+    plan = plan_prompt(prompt, Node("a1", "agent", "w1", {}), "agents.prompt", "e1", "ok",
+                       WorkspaceSettings(), 1.5)
+    assert type(plan) is PromptPlan and plan == PromptPlan(plan.decision, prompt, None)
+    for frozen, field in ((made, "type"), (done, "value"), (done.effects[0], "node"),
+                          (plan, "held")):
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            setattr(frozen, field, None)
