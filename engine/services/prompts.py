@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from contextvars import Context as _TaskContext
 
+from aiolimiter import AsyncLimiter
+
 from canvas import Node
 from engine.core.checks import Passed, decide, denial
 from engine.core.decision import Decision
@@ -25,11 +27,30 @@ from engine.services.apply import Applier
 from engine.services.context import Context, operation
 from engine.services.guard import Guard
 from engine.services.nodes import Nodes
-from engine.services.pacing import Budget
 from engine.services.record import Recorder
 from engine.services.waiters import Waiters
 
 __all__ = ["Prompts"]
+
+
+def take_room(limiter: AsyncLimiter) -> bool:
+    """Take room for one delivery from ``limiter`` now, or say there is none.
+
+    Never waits, so the pump (and the operations that pump) need not be
+    coroutines: with capacity, aiolimiter's ``acquire`` runs to its end
+    without suspending, so it is stepped here once instead of awaited.
+    """
+    if not limiter.has_capacity():
+        return False
+    step = limiter.acquire()
+    try:
+        step.send(None)
+    except StopIteration:
+        return True
+    # It would have waited after all. Not expected (room only grows as the
+    # bucket leaks), and failing the operation is safer than pacing wrongly.
+    step.close()
+    raise RuntimeError("the workspace budget had room, then none")
 
 
 class Prompts:
@@ -52,7 +73,7 @@ class Prompts:
         self.nodes = nodes
         self.applier = applier
         self.world = world
-        self._budgets: dict[str, Budget] = {}
+        self._limiters: dict[str, AsyncLimiter] = {}
         self._waiting_budget: set[str] = set()
         self._prepaid: dict[str, int] = {}
         self._budget_tasks: set[asyncio.Task[None]] = set()
@@ -73,7 +94,7 @@ class Prompts:
 
     def forget_budget(self, workspace: str) -> None:
         """The workspace's budget setting changed: its pacing starts afresh."""
-        self._budgets.pop(workspace, None)
+        self._limiters.pop(workspace, None)
 
     def new(self, passed: Passed, text: str, now: float, *,
                     call: str = "agents.prompt") -> Prompt:
@@ -91,12 +112,14 @@ class Prompts:
         self.ctx.emit("prompt.held", prompt.card, prompt=prompt.id, agent=prompt.agent,
                    arrow=prompt.arrow, text=prompt.text, deadline=prompt.deadline)
 
-    def _budget(self, workspace: str) -> Budget:
-        budget = self._budgets.get(workspace)
-        if budget is None:
+    def _limiter(self, workspace: str) -> AsyncLimiter:
+        # Created inside the running loop, per engine (aiolimiter binds to
+        # the first loop it sees).
+        limiter = self._limiters.get(workspace)
+        if limiter is None:
             rate, period = self.ctx.state.workspaces[workspace].settings.budget
-            budget = self._budgets[workspace] = Budget(rate, period)
-        return budget
+            limiter = self._limiters[workspace] = AsyncLimiter(rate, period)
+        return limiter
 
     def pump(self, agent_id: str) -> None:
         """Deliver queued prompts to a waiting agent, in order, as the budget allows.
@@ -122,7 +145,7 @@ class Prompts:
             if self._prepaid.get(agent.workspace):
                 # Budget a waiter already acquired for this delivery.
                 self._prepaid[agent.workspace] -= 1
-            elif not self._budget(agent.workspace).take():
+            elif not take_room(self._limiter(agent.workspace)):
                 self._wait_for_budget(agent.workspace)
                 return
             self.applier.do(self.world.deliver(prompt, agent).effects)
@@ -138,8 +161,8 @@ class Prompts:
 
         async def wait() -> None:
             try:
-                # Woken when the leaky bucket has room again.
-                await self._budget(workspace).acquire()
+                # aiolimiter wakes us when the leaky bucket has room again.
+                await self._limiter(workspace).acquire()
                 self._prepaid[workspace] = self._prepaid.get(workspace, 0) + 1
             finally:
                 self._waiting_budget.discard(workspace)

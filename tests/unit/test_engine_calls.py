@@ -173,9 +173,8 @@ async def test_budget_paces_delivery_without_refusing(make_engine, tmp_path) -> 
     import asyncio
 
     engine = make_engine()
-    # The budget (engine.services.pacing.Budget) paces on the real monotonic
-    # clock: a 2 s window, so that the three calls below fit in the room it
-    # has for two even on a busy machine
+    # aiolimiter paces on the loop's real clock: a 2 s window, so that the
+    # three calls below fit in the room it has for two even on a busy machine
     # (with 0.3 s the third was sometimes let through at once).
     await engine.create_workspace("w1", tmp_path, settings={"budget": [2, 2.0]})
     await offer_install(engine, manifest("acme.p", {"agents.prompt": {}}))
