@@ -140,12 +140,21 @@ def _state(body: bytes) -> AnchorState:
 
 
 def _body(state: AnchorState) -> bytes:
-    out: dict[str, Any] = {"committed": None, "pending": None}
-    for name in ("committed", "pending"):
-        value = getattr(state, name)
-        if value is not None:
-            out[name] = {"seq": value.seq, "hash": value.hash}
-    return json.dumps(out).encode("utf-8")
+    """The state as JSON: ``json.dumps`` of ``{"committed": …, "pending": …}``, byte
+    for byte (tests/durability/test_anchor.py checks), written out by hand because
+    every commit writes two (the encoder's set-up cost more than the text)."""
+    return (f'{{"committed": {_anchor_json(state.committed)}, '
+            f'"pending": {_anchor_json(state.pending)}}}').encode("utf-8")
+
+
+#: How ``json.dumps`` writes a text (ASCII only, escaped).
+_json_text = json.encoder.encode_basestring_ascii
+
+
+def _anchor_json(anchor: Anchor | None) -> str:
+    if anchor is None:
+        return "null"
+    return f'{{"seq": {int.__repr__(anchor.seq)}, "hash": {_json_text(anchor.hash)}}}'
 
 
 #: The two slots' size and the file's: a page each (see the module docstring).
