@@ -253,6 +253,12 @@ class Tools:
         """
         end = None if timeout is None else time.monotonic() + max(0.0, timeout)
         while True:
+            handed = self._handed.pop(call_id, None)
+            if handed is not None:
+                # Resolved by a commit of this engine since the wait began (the
+                # commit woke it): final and durable, so nothing is left to catch
+                # up with or expire for it before it is told.
+                return handed
             self.ctx.tick()
             tc = self.tool_call(call_id)
             if tc is None:

@@ -261,6 +261,8 @@ class AnchorFile:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self._lock_path = self.path.with_name(self.path.name + ".lock")
+        #: Both as text, for the `os.stat` of every write (a Path converts itself each time).
+        self._file_text, self._lock_text = str(self.path), str(self._lock_path)
         #: Threads of one process: flock does not exclude them on a shared descriptor.
         self._mutex = threading.Lock()
         self._fds: dict[str, tuple[int, tuple[int, int]]] = {}
@@ -307,7 +309,7 @@ class AnchorFile:
                 # (closing its copies leaves the parent's open).
                 _close_all(self._fds)
                 self._pid = os.getpid()
-            lock = self._held("lock", self._lock_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+            lock = self._held("lock", self._lock_text, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
             # Writers may reach this point out of order; under the lock an
             # older state never replaces a newer one.
             fcntl.flock(lock, fcntl.LOCK_EX)
@@ -321,7 +323,7 @@ class AnchorFile:
         with self._mutex:
             _close_all(self._fds)
 
-    def _held(self, key: str, path: Path, flags: int) -> int:
+    def _held(self, key: str, path: str, flags: int) -> int:
         """The descriptor held open for ``path``, opened afresh (with ``flags``)
         when the file at ``path`` is no longer the one held (replaced, removed)."""
         held = self._fds.get(key)
@@ -341,7 +343,7 @@ class AnchorFile:
 
     def _write_locked(self, state: AnchorState) -> None:
         try:
-            fd: int | None = self._held("file", self.path, os.O_RDWR)
+            fd: int | None = self._held("file", self._file_text, os.O_RDWR)
         except (FileNotFoundError, PermissionError):
             fd = None  # replaced whole below, as a missing or unreadable file always was
         data = os.pread(fd, _READ_LIMIT, 0) if fd is not None else b""

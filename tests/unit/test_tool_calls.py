@@ -246,6 +246,7 @@ async def test_a_lone_round_trip_writes_no_savepoint_and_reads_no_call_back(
         assert (tc.state, tc.result) == ("answered", {"text": "x"})
         assert [s for s in statements if "savepoint" in s.lower()] == []
         assert [s for s in statements if s.startswith("select * from tool_calls")] == []
+        assert statements[-1] == "COMMIT"  # the woken wait runs none: its call is final
         # Taken by its wait: a later reader reads the same call from the store.
         stored = engine.tool_call(call_id)
         assert stored is not tc and stored == tc
