@@ -29,7 +29,6 @@ on prompts made without naming a context.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -45,6 +44,7 @@ from engine.core.tools import ToolCall, agent_side, tool_args_problem, tool_chai
 from engine.services.context import Context, operation
 from engine.services.record import Recorder
 from engine.services.waiters import Waiters
+from engine.store.encoding import dumps_sorted
 
 __all__ = ["MISSING", "Tools"]
 
@@ -136,7 +136,7 @@ class Tools:
                                 value={"id": tc.id, "state": "open"},
                                 message=f"ok: {agent} calls {card}.{tool} (tool call {tc.id})")
             self.record.log_row(decision.with_(prompt=tc.id), outcome="ok",
-                          payload=json.dumps(args, sort_keys=True), chain=chain)
+                          payload=dumps_sorted(args), chain=chain)
             self.ctx.emit("tool.call", card, id=tc.id, agent=agent, tool=tool, args=args,
                        chain=list(chain))
             self._save_tool_call(tc)
@@ -178,7 +178,7 @@ class Tools:
             if bad is not None:
                 raise InvalidArgument(f"result{bad[0].removeprefix('$')} "
                                       f"{bad[1]}", reason="result")
-            payload = json.dumps(result, sort_keys=True)
+            payload = dumps_sorted(result)
         try:
             size = len(payload.encode("utf-8"))
         except UnicodeEncodeError:

@@ -228,6 +228,7 @@ async def test_a_lone_round_trip_writes_no_savepoint_and_reads_no_call_back(
     does that can fail); the wait its answer's commit wakes is handed the call rather
     than reading it back from the store (issue 17)."""
     import asyncio
+    import sqlite3
 
     from bench.mcp_floor import floor_world
 
@@ -250,6 +251,12 @@ async def test_a_lone_round_trip_writes_no_savepoint_and_reads_no_call_back(
         # Taken by its wait: a later reader reads the same call from the store.
         stored = engine.tool_call(call_id)
         assert stored is not tc and stored == tc
+        # The row as `ToolCall.to_row` has it, column by column.
+        reader = sqlite3.connect(tmp_path / "floor.db")
+        reader.row_factory = sqlite3.Row
+        row = reader.execute("select * from tool_calls where id = ?", [call_id]).fetchone()
+        reader.close()
+        assert dict(row) == tc.to_row()
         assert [r["outcome"] for r in engine.log_rows(arrow="e1")] == ["ok", "answered"]
         assert engine.verify_log().ok
     finally:
