@@ -87,6 +87,9 @@ _TOOL_CALL_COLUMNS = ("id", "position", "workspace", "agent", "card", "package",
                       "reason", "message", "ended")
 assert _TOOL_CALL_COLUMNS == tuple(f.name for f in fields(ToolCall))
 _SAVE_TOOL_CALL = _upsert("tool_calls", list(_TOOL_CALL_COLUMNS))
+#: What a tool call's resolution changes in its row (`SQLiteStore.save_tool_call`).
+_RESOLVE_TOOL_CALL = ("update tool_calls set state = ?, result = ?, code = ?, reason = ?,"
+                      " message = ?, ended = ? where id = ?")
 
 
 def _tool_call_values(tc: ToolCall) -> tuple[Any, ...]:
@@ -337,6 +340,15 @@ class SQLiteStore:
 
     def save_tool_call(self, tc: ToolCall) -> None:
         """Insert or replace a tool call as it now stands."""
+        if tc.state != "open":
+            # A resolution changes only these columns of the open call's row:
+            # updated in place, its other columns and the indexes on id and
+            # position are left alone (a replace rewrote them all, and each
+            # page it touched is one more written at the commit).
+            done = self.db.conn.execute(_RESOLVE_TOOL_CALL, (
+                tc.state, dumps(tc.result), tc.code, tc.reason, tc.message, tc.ended, tc.id))
+            if done.rowcount == 1:
+                return
         self.db.conn.execute(_SAVE_TOOL_CALL, _tool_call_values(tc))
 
     def tool_call(self, call_id: str) -> ToolCall | None:

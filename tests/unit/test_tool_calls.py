@@ -248,6 +248,10 @@ async def test_a_lone_round_trip_writes_no_savepoint_and_reads_no_call_back(
         assert [s for s in statements if "savepoint" in s.lower()] == []
         assert [s for s in statements if s.startswith("select * from tool_calls")] == []
         assert statements[-1] == "COMMIT"  # the woken wait runs none: its call is final
+        # The answer updates the open call's row in place (its other columns stay).
+        answer = statements[statements.index("COMMIT") + 1:]
+        assert any(s.startswith("update tool_calls set state") for s in answer)
+        assert not any(s.startswith("insert or replace into tool_calls") for s in answer)
         # Taken by its wait: a later reader reads the same call from the store.
         stored = engine.tool_call(call_id)
         assert stored is not tc and stored == tc
@@ -275,27 +279,35 @@ async def test_a_tool_call_or_answer_whose_row_fails_leaves_nothing(tmp_path: Pa
     engine = await floor_world(tmp_path)
     sub = engine.subscribe("c1")
     other = sqlite3.connect(tmp_path / "floor.db", isolation_level=None)
-    refuse = ("create trigger refuse before insert on tool_calls"
-              " begin select raise(abort, 'refused by the test'); end")
+
+    def refuse() -> None:
+        for event in ("insert", "update"):
+            other.execute(f"create trigger refuse_{event} before {event} on tool_calls"
+                          " begin select raise(abort, 'refused by the test'); end")
+
+    def allow() -> None:
+        for event in ("insert", "update"):
+            other.execute(f"drop trigger refuse_{event}")
+
     try:
-        other.execute(refuse)
+        refuse()
         with pytest.raises(StoreFailed, match="refused by the test"):
             await engine.tool("a1", "c1", "echo", {"text": "x"})
         assert engine.state.tool_calls == {} and sub.ready() == []
         assert engine.log_rows(arrow="e1") == []
         engine.store.flush()  # the batch it failed in (empty) ends: the lock is free
-        other.execute("drop trigger refuse")
+        allow()
         d = await engine.tool("a1", "c1", "echo", {"text": "x"})
         call_id = d.value["id"]
         assert [e.type for e in sub.ready()] == ["tool.call"]
-        other.execute(refuse)
+        refuse()
         with pytest.raises(StoreFailed, match="refused by the test"):
             await engine.answer_tool(call_id, result={"n": 1}, by="card:c1")
         tc = engine.tool_call(call_id)
         assert tc is not None and tc.is_open and sub.ready() == []
         assert [r["outcome"] for r in engine.log_rows(arrow="e1")] == ["ok"]
         engine.store.flush()
-        other.execute("drop trigger refuse")
+        allow()
         assert (await engine.answer_tool(call_id, result={"n": 2}, by="card:c1")).result == {
             "n": 2}
         assert (await engine.wait_tool(call_id, timeout=0)).result == {"n": 2}
