@@ -298,7 +298,7 @@ class Tools:
         waiting has their summary row written first, which takes them out of
         memory: that write keeps its savepoint, as a refusal's does.
         """
-        return card not in self.record.denials.held
+        return self.record.writes_alone(card)
 
     def _save_tool_call(self, tc: ToolCall) -> None:
         # The store first: memory changes only once the row is in.
