@@ -102,14 +102,38 @@ def arg_path(path: Any) -> str:
     return out
 
 
-def schema_problem(schema: dict[str, Any], args: dict[str, Any]) -> tuple[str, str] | None:
-    """The most relevant way ``args`` fails the tool's input schema, with its path, or None."""
+#: Validators by their schema's id, with the schema (kept alive, so that its id is
+#: not reused while it is here): a tool's schema is checked for every call.
+_VALIDATORS: dict[int, tuple[dict[str, Any], Any]] = {}
+#: The most schemas `_validator` keeps (then it starts again).
+_VALIDATORS_KEPT = 256
+
+
+def _validator(schema: dict[str, Any]) -> Any:
+    """A validator of ``schema``, made once for each schema object.
+
+    A manifest's schemas are never changed once validated (a new manifest
+    brings new objects), and a validator holds no state of a validation.
+    """
+    found = _VALIDATORS.get(id(schema))
+    if found is not None and found[0] is schema:
+        return found[1]
     # Imported here, as in engine.manifest: jsonschema is slow to import.
     from jsonschema import Draft202012Validator
+
+    validator = Draft202012Validator(schema)
+    if len(_VALIDATORS) >= _VALIDATORS_KEPT:
+        _VALIDATORS.clear()
+    _VALIDATORS[id(schema)] = (schema, validator)
+    return validator
+
+
+def schema_problem(schema: dict[str, Any], args: dict[str, Any]) -> tuple[str, str] | None:
+    """The most relevant way ``args`` fails the tool's input schema, with its path, or None."""
     from jsonschema.exceptions import best_match
 
     try:
-        error = best_match(Draft202012Validator(schema).iter_errors(args))
+        error = best_match(_validator(schema).iter_errors(args))
     except (RecursionError, ValueError, TypeError) as exc:  # hostile schema or arguments
         return "args", f"cannot be checked against the tool's schema: {exc}"
     if error is None:

@@ -305,7 +305,7 @@ class FastLane:
             return
         # Straight to the connection when the server offers it (as a call's answer):
         # not two messages through uvicorn's send, on the agent's critical path.
-        await _answer(scope, send, _encode(answer))
+        await _answer(scope, send, _encode_tool_call(answer))
 
 
     async def _events(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -579,6 +579,21 @@ def _encode(data: dict[str, Any]) -> bytes:
         except orjson.JSONEncodeError:
             pass  # a string with a lone surrogate, an integer past 64 bits: json's way
     return json.dumps(data, default=str, separators=(",", ":")).encode()
+
+
+def _encode_tool_call(data: dict[str, Any]) -> bytes:
+    """A tool-call route's answer as JSON that reads back as the FastAPI route's.
+
+    Its values are ids, states, codes, texts and the call's arguments and
+    result, which the engine checked as JSON (`engine.core.manifest.check_json`:
+    text keys, no NaN or infinity), so orjson writes them as ``json.dumps``
+    reads them back (texts as UTF-8 rather than escaped), several times faster;
+    what orjson refuses goes ``json.dumps``'s way, as `_encode`'s does.
+    """
+    try:
+        return orjson.dumps(data)
+    except orjson.JSONEncodeError:
+        return json.dumps(data, default=str, separators=(",", ":")).encode()
 
 
 #: The fields of a decision's JSON (`decision_json`), read at once. `_decision_bytes`

@@ -125,6 +125,12 @@ class Recorder:
             self._refused_row(decision, self.payload(decision.call, args), chain, key, t, node)
         return decision
 
+    def writes_alone(self, card: str) -> bool:
+        """True when `log_row` for ``card`` appends its row and nothing else: no row
+        summing up the card's suppressed refusals goes first (writing that one takes
+        them out of memory, so its write needs a savepoint)."""
+        return card not in self.denials.held
+
     def denial_key(self, decision: Decision) -> str | None:
         """Whose refusal budget a refusal counts in: its card's, or one for unknown cards."""
         return self._budget_of(decision.card)[0]

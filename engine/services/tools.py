@@ -29,7 +29,6 @@ on prompts made without naming a context.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -39,16 +38,23 @@ from engine.core.errors import InvalidArgument, NotFound, with_code
 from engine.core.manifest import check_json
 from engine.core.principal import Principal
 from engine.core.prompts import Prompt
+from engine.core.state import State
 from engine.core.text import shown
 from engine.core.tools import ToolCall, agent_side, tool_args_problem, tool_chain
 from engine.services.context import Context, operation
 from engine.services.record import Recorder
 from engine.services.waiters import Waiters
+from engine.store.encoding import dumps_sorted
 
 __all__ = ["MISSING", "Tools"]
 
 #: "No result given" (a result may be None itself).
 MISSING: Any = object()
+
+#: The most committed resolutions kept for their waiters (`Tools.committed`):
+#: each is taken by its wait within a turn or two of the loop; one whose
+#: wait went away meanwhile is dropped, oldest first, past this many.
+HANDED_KEPT = 64
 
 class Tools:
     """Agents' tool calls to cards (SPEC §9): open, answer, expire, cancel, wait."""
@@ -62,7 +68,12 @@ class Tools:
         #: operation failed in its write) reads this connection's uncommitted
         #: rows, so the call still looks resolved there. After a failed commit
         #: the reloaded call is open again, and a new resolution is added anew.
-        self._unsettled: set[str] = set()
+        #: Each with the state it was resolved in (see `committed`).
+        self._unsettled: dict[str, tuple[ToolCall, State]] = {}
+        #: Resolutions committed by this engine that a caller was waiting for, newest
+        #: last (at most `HANDED_KEPT`): the woken wait finds its call here rather
+        #: than reading it back from the store (a resolved call never changes).
+        self._handed: dict[str, ToolCall] = {}
         ctx.on_tick(self.expire_due)
 
     # ------------------------------------------------------------ the call
@@ -115,19 +126,20 @@ class Tools:
         chain = tool_chain(agent_node.data.get("chain"), agent, card)
         now = self.ctx.now()
         settings = self.ctx.state.workspaces[card_node.workspace].settings
-        with self.ctx.write():
+        # The tool call's row is the write's one statement, made last (`_lone`).
+        with self.ctx.write(one_statement=self._lone(card)):
             position = self.ctx.store.next_tool_call_position()
             tc = ToolCall(f"tc{position}", position, card_node.workspace, agent, card, pkg.name,
                           tool, arrow.id, args, chain, "open", now,
                           now + float(settings.tool_timeout))
-            self._save_tool_call(tc)
             decision = Decision("ok", call, card, pkg.name, agent, None, arrow=arrow.id,
                                 value={"id": tc.id, "state": "open"},
                                 message=f"ok: {agent} calls {card}.{tool} (tool call {tc.id})")
             self.record.log_row(decision.with_(prompt=tc.id), outcome="ok",
-                          payload=json.dumps(args, sort_keys=True), chain=chain)
+                          payload=dumps_sorted(args), chain=chain)
             self.ctx.emit("tool.call", card, id=tc.id, agent=agent, tool=tool, args=args,
                        chain=list(chain))
+            self._save_tool_call(tc)
         return decision
 
     # ---------------------------------------------------------- answers
@@ -166,7 +178,7 @@ class Tools:
             if bad is not None:
                 raise InvalidArgument(f"result{bad[0].removeprefix('$')} "
                                       f"{bad[1]}", reason="result")
-            payload = json.dumps(result, sort_keys=True)
+            payload = dumps_sorted(result)
         try:
             size = len(payload.encode("utf-8"))
         except UnicodeEncodeError:
@@ -174,14 +186,14 @@ class Tools:
         if size > limit:
             raise InvalidArgument(f"the answer is {size} bytes, more than "
                                   f"max_payload ({limit})", reason="answer")
-        with self.ctx.write():
+        with self.ctx.write(one_statement=self._lone(tc.card)):
             if error is not None:
                 self._resolve_tool(tc, "failed", "TOOL_ERROR", None,
                                    why=f"{tc.card}.{tc.tool} answered with an error: "
                                    f"{error}", payload=error)
             else:
-                tc.result = result
-                self._resolve_tool(tc, "answered", None, None, "", payload=payload)
+                self._resolve_tool(tc, "answered", None, None, "", payload=payload,
+                                   result=result)
         return tc
 
     @operation
@@ -213,6 +225,9 @@ class Tools:
             return tc
         if not isinstance(call_id, str):
             return None
+        tc = self._handed.get(call_id)
+        if tc is not None:
+            return tc
         return self.ctx.store.tool_call(call_id)
 
     def tool_call_holds(self, tc: ToolCall) -> list[Prompt]:
@@ -238,12 +253,19 @@ class Tools:
         """
         end = None if timeout is None else time.monotonic() + max(0.0, timeout)
         while True:
+            handed = self._handed.pop(call_id, None)
+            if handed is not None:
+                # Resolved by a commit of this engine since the wait began (the
+                # commit woke it): final and durable, so nothing is left to catch
+                # up with or expire for it before it is told.
+                return handed
             self.ctx.tick()
             tc = self.tool_call(call_id)
             if tc is None:
                 raise NotFound(f"no tool call {call_id!r}")
             if not tc.is_open:
                 if self.settled(tc.id):
+                    self._handed.pop(tc.id, None)  # taken: later readers read the store
                     return tc
                 # Resolved in memory only: the waiter is told once the batch
                 # commits (moments away; woken then), whatever its timeout — a
@@ -266,31 +288,49 @@ class Tools:
         return call_id not in self._unsettled
 
     # ---------------------------------------------------------- internals
+    def _lone(self, card: str) -> bool:
+        """True when an operation on ``card``'s tool call that writes its row and one log
+        row is a one-statement write (`Store.write`), so needs no savepoint.
+
+        Such an operation makes the row's statement its last step that can
+        fail: what it did before (its log row, its event, the tool call in
+        memory) goes with the write's undo. A card with suppressed refusals
+        waiting has their summary row written first, which takes them out of
+        memory: that write keeps its savepoint, as a refusal's does.
+        """
+        return self.record.writes_alone(card)
+
     def _save_tool_call(self, tc: ToolCall) -> None:
+        # The store first: memory changes only once the row is in.
+        self.ctx.store.save_tool_call(tc)
         if tc.is_open:
             self.ctx.state.tool_calls[tc.id] = tc
         else:
             self.ctx.state.tool_calls.pop(tc.id, None)
-        self.ctx.store.save_tool_call(tc)
 
     def _resolve_tool(self, tc: ToolCall, state: str, code: str | None,
                       reason: str | None, message: str = "", *, why: str | None = None,
-                      payload: str | None = None, t: float | None = None) -> None:
+                      payload: str | None = None, t: float | None = None,
+                      result: Any = None) -> None:
         """End an open tool call: its state, its resolution row, the card told (in a write).
 
         ``message`` is said whole; ``why`` is said after the code (`with_code`).
+        The tool call's row is written last, so that this is a one-statement
+        write when nothing else in the operation writes (`_lone`): a failure
+        before it leaves no row, and the write's undo rebuilds the state.
         """
         if why is not None and code is not None:
             message = with_code(code, why)
-        tc.state, tc.code, tc.reason, tc.message = state, code, reason, message
-        tc.ended = self.ctx.now() if t is None else t
-        self._unsettled.add(tc.id)
-        self._save_tool_call(tc)
         decision = Decision("denied" if code else "ok", f"tool:{tc.tool}", tc.card, tc.package,
                             tc.agent, None, code=code, reason=reason, arrow=tc.arrow,
                             prompt=tc.id, message=message)
         self.record.log_row(decision, outcome=state, payload=payload, chain=tc.chain, t=t)
         self.ctx.emit("tool.resolved", tc.card, id=tc.id, state=state, code=code)
+        tc.state, tc.code, tc.reason, tc.message = state, code, reason, message
+        tc.result = result
+        tc.ended = self.ctx.now() if t is None else t
+        self._unsettled[tc.id] = (tc, self.ctx.state)
+        self._save_tool_call(tc)
 
     def expire_due(self) -> None:
         """Time out every open tool call whose deadline has passed (from `_tick`)."""
@@ -339,8 +379,21 @@ class Tools:
 
         Called before anything the commit's events start (`Engine`): a call
         resolved by such a reaction is in the next batch, not this one.
+
+        A resolution a caller waits for is handed to its wait (`_handed`),
+        unless the state was rebuilt since it was made: a failed write or
+        commit reloads the state, and a resolution made before that may have
+        been rolled back (the call open again, or never opened at all) —
+        its wait reads the store, as any other reader does.
         """
+        state, waited = self.ctx.state, self._waiters
+        for call_id, (tc, resolved_in) in self._unsettled.items():
+            if resolved_in is state and call_id in waited:
+                self._handed[call_id] = tc
         self._unsettled.clear()
+        handed = self._handed
+        while len(handed) > HANDED_KEPT:
+            del handed[next(iter(handed))]
 
     def wake_waiters(self) -> None:
         """A batch committed: wake those waiting on a tool call that ended or met a hold."""

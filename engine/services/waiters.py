@@ -22,6 +22,10 @@ class Waiters:
     def __len__(self) -> int:
         return sum(len(futures) for futures in self._futures.values())
 
+    def __contains__(self, key: str) -> bool:
+        """True while someone waits on ``key``."""
+        return key in self._futures
+
     async def nap(self, key: str, timeout: float) -> None:
         """Sleep until `wake` names ``key`` or ``timeout`` seconds pass."""
         loop = asyncio.get_running_loop()

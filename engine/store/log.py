@@ -272,6 +272,15 @@ class ArrowLog:
         if not pending:
             return
         conn = self.db.conn
+        if len(pending) == 1:
+            # One row is one statement, which SQLite makes all or none by
+            # itself: the savepoint below would be two statements more for a
+            # commit of a lone operation (a tool call, its answer).
+            sql, params = pending[0]
+            conn.execute(sql, params)
+            self._since_mark += pending
+            self._pending = []
+            return
         # One statement for each pattern of NULL columns (`_INSERTS`): rows of
         # one kind share it. The rows go in by their own ``seq``, so the order
         # of the statements does not matter.

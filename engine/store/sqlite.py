@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,25 @@ _bind_none_plainly()
 
 #: `SQLiteStore.save_prompt`'s statement, its values in the order of `Prompt.to_values`.
 _SAVE_PROMPT = _upsert("prompts", list(PROMPT_COLUMNS))
+
+#: A tool call's row: its columns are `ToolCall`'s fields in order (as `ToolCall.to_row`
+#: names them); `_tool_call_values` gives the values in the same order.
+_TOOL_CALL_COLUMNS = ("id", "position", "workspace", "agent", "card", "package", "tool",
+                      "arrow", "args", "chain", "state", "t", "deadline", "result", "code",
+                      "reason", "message", "ended")
+assert _TOOL_CALL_COLUMNS == tuple(f.name for f in fields(ToolCall))
+_SAVE_TOOL_CALL = _upsert("tool_calls", list(_TOOL_CALL_COLUMNS))
+#: What a tool call's resolution changes in its row (`SQLiteStore.save_tool_call`).
+_RESOLVE_TOOL_CALL = ("update tool_calls set state = ?, result = ?, code = ?, reason = ?,"
+                      " message = ?, ended = ? where id = ?")
+
+
+def _tool_call_values(tc: ToolCall) -> tuple[Any, ...]:
+    """`ToolCall.to_row`'s values, in order, without the dict (two rows a round trip):
+    the JSON columns by the store's encoder set up once (``json.dumps``'s very text)."""
+    return (tc.id, tc.position, tc.workspace, tc.agent, tc.card, tc.package, tc.tool, tc.arrow,
+            dumps(tc.args), dumps(tc.chain), tc.state, tc.t, tc.deadline, dumps(tc.result),
+            tc.code, tc.reason, tc.message, tc.ended)
 
 
 class SQLiteStore:
@@ -324,9 +344,16 @@ class SQLiteStore:
 
     def save_tool_call(self, tc: ToolCall) -> None:
         """Insert or replace a tool call as it now stands."""
-        row = tc.to_row()
-        cols = list(row)
-        self.db.conn.execute(_upsert("tool_calls", cols), [row[c] for c in cols])
+        if tc.state != "open":
+            # A resolution changes only these columns of the open call's row:
+            # updated in place, its other columns and the indexes on id and
+            # position are left alone (a replace rewrote them all, and each
+            # page it touched is one more written at the commit).
+            done = self.db.conn.execute(_RESOLVE_TOOL_CALL, (
+                tc.state, dumps(tc.result), tc.code, tc.reason, tc.message, tc.ended, tc.id))
+            if done.rowcount == 1:
+                return
+        self.db.conn.execute(_SAVE_TOOL_CALL, _tool_call_values(tc))
 
     def tool_call(self, call_id: str) -> ToolCall | None:
         """A tool call by id, open or resolved, or None."""

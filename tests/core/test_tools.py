@@ -104,3 +104,19 @@ def test_agent_side_rewords_the_refusal_for_the_agent() -> None:
     # A message about another target is left as it is.
     other = denial("agents.prompt", "c1", "QUEUE_FULL", package="acme.p", target="a2")
     assert agent_side(other, "a1", "relay") is other
+
+
+def test_a_schema_gets_one_validator_and_a_new_schema_its_own() -> None:
+    """A tool's schema is compiled once, not for every call; a schema object of its
+    own (a manifest updated) gets its own validator, whatever its text."""
+    from engine.core import tools
+
+    schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]}
+    first = tools._validator(schema)
+    assert tools._validator(schema) is first
+    assert tool_args_problem(schema, {"q": "x"}, 1000) is None
+    assert tools._validator(schema) is first
+    stricter = {**schema, "additionalProperties": False}
+    assert tools._validator(stricter) is not first
+    assert tool_args_problem(stricter, {"q": "x", "n": 1}, 1000) is not None
+    assert tool_args_problem(schema, {"q": "x", "n": 1}, 1000) is None

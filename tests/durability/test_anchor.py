@@ -384,3 +384,19 @@ def test_a_write_by_another_writer_is_read_not_assumed(anchor: AnchorFile,
     assert anchor.read() == AnchorState(_row(3))
     assert anchor._known is not None
     assert anchor._known.current == AnchorState(_row(3))
+
+
+def test_a_slot_body_is_the_json_of_its_state() -> None:
+    """A slot's body, written out by hand, is byte for byte what ``json.dumps`` makes of
+    the state (so files written before and after read the same)."""
+    h = "ab" * 32
+    for state in (AnchorState(None), AnchorState(Anchor(1, h)),
+                  AnchorState(None, Anchor(1, h)), AnchorState(Anchor(7, h), Anchor(9, "c" * 64)),
+                  AnchorState(Anchor(2**70, 'odd "é\\\n'), None)):
+        out: dict[str, Any] = {"committed": None, "pending": None}
+        for name in ("committed", "pending"):
+            value = getattr(state, name)
+            if value is not None:
+                out[name] = {"seq": value.seq, "hash": value.hash}
+        assert anchor_module._body(state) == json.dumps(out).encode("utf-8")
+        assert anchor_module._state(anchor_module._body(state)) == state

@@ -511,3 +511,29 @@ def test_concurrent_connections_each_get_their_own_answers(unix_server, tmp_path
     # One row per call (allowed, queued, held, refused or rate-limited alike), its text kept.
     assert sorted(r["payload"] for r in rows) == sorted(
         f"{k}.{i}" for k in range(connections) for i in range(rounds))
+
+
+def test_tool_call_answers_and_events_read_back_as_json_writes_them() -> None:
+    """A tool-call route's answer and a tool event's SSE frame are written by orjson
+    where it can (issue 17): they read back as ``json.dumps``'s text does — non-ASCII
+    text, nested results, floats — and what orjson refuses (a lone surrogate, an
+    integer past 64 bits) is written json's way."""
+    from engine.service.events import sse_frame
+    from engine.service.fastlane import _encode_tool_call
+
+    def data_of(frame: bytes) -> Any:
+        lines = frame.decode().split("\n")
+        assert frame.endswith(b"\n\n") and len(lines) == 5  # id, event, data, end
+        assert lines[0] == "id: 7" and lines[1].startswith("event: tool.")
+        return json.loads(lines[2].removeprefix("data: "))
+
+    for result in ({"text": "héllo \u2028 line\nbreak", "n": [1, 2.5, -0.0, 1e300, None,
+                                                            True]},
+                   {"big": 2**70}, {"odd": "\ud800"}, "plain", [], {}):
+        answer = {"id": "tc1", "state": "answered", "call": {"result": result, "held": []}}
+        written = json.dumps(answer, default=str, separators=(",", ":"))
+        assert json.loads(_encode_tool_call(answer)) == json.loads(written)
+        for kind in ("tool.call", "tool.resolved"):
+            event = {"id": "tc1", "args": result}
+            assert data_of(sse_frame(7, kind, event)) == {"type": kind, "data": json.loads(
+                json.dumps(event))}

@@ -219,3 +219,136 @@ async def test_a_wait_is_not_told_an_answer_when_another_write_fails_in_its_batc
         failing.close()
     finally:
         engine.close()
+
+
+async def test_a_lone_round_trip_writes_no_savepoint_and_reads_no_call_back(
+        tmp_path: Path) -> None:
+    """A tool call and its answer, each alone in its batch, write one row of their own
+    and one log row, with no savepoint around either (the row is the last thing each
+    does that can fail); the wait its answer's commit wakes is handed the call rather
+    than reading it back from the store (issue 17)."""
+    import asyncio
+    import sqlite3
+
+    from bench.mcp_floor import floor_world
+
+    engine = await floor_world(tmp_path)
+    statements: list[str] = []
+    conn = engine.store.db.conn
+    try:
+        conn.set_trace_callback(statements.append)
+        d = await engine.tool("a1", "c1", "echo", {"text": "x"})
+        call_id = d.value["id"]
+        waiting = asyncio.ensure_future(engine.wait_tool(call_id, timeout=10, until_held=True))
+        await asyncio.sleep(0)  # the wait naps
+        await engine.answer_tool(call_id, result={"text": "x"}, by="card:c1")
+        tc = await waiting
+        conn.set_trace_callback(None)
+        assert (tc.state, tc.result) == ("answered", {"text": "x"})
+        assert [s for s in statements if "savepoint" in s.lower()] == []
+        assert [s for s in statements if s.startswith("select * from tool_calls")] == []
+        assert statements[-1] == "COMMIT"  # the woken wait runs none: its call is final
+        # The answer updates the open call's row in place (its other columns stay).
+        answer = statements[statements.index("COMMIT") + 1:]
+        assert any(s.startswith("update tool_calls set state") for s in answer)
+        assert not any(s.startswith("insert or replace into tool_calls") for s in answer)
+        # Taken by its wait: a later reader reads the same call from the store.
+        stored = engine.tool_call(call_id)
+        assert stored is not tc and stored == tc
+        # The row as `ToolCall.to_row` has it, column by column.
+        reader = sqlite3.connect(tmp_path / "floor.db")
+        reader.row_factory = sqlite3.Row
+        row = reader.execute("select * from tool_calls where id = ?", [call_id]).fetchone()
+        reader.close()
+        assert dict(row) == tc.to_row()
+        assert [r["outcome"] for r in engine.log_rows(arrow="e1")] == ["ok", "answered"]
+        assert engine.verify_log().ok
+    finally:
+        engine.close()
+
+
+async def test_a_tool_call_or_answer_whose_row_fails_leaves_nothing(tmp_path: Path) -> None:
+    """The tool call's row is the one statement of its write: when the database refuses
+    it, the operation fails with no log row, no event and nothing in memory, and the
+    same call or answer then works."""
+    import sqlite3
+
+    from bench.mcp_floor import floor_world
+    from engine import StoreFailed
+
+    engine = await floor_world(tmp_path)
+    sub = engine.subscribe("c1")
+    other = sqlite3.connect(tmp_path / "floor.db", isolation_level=None)
+
+    def refuse() -> None:
+        for event in ("insert", "update"):
+            other.execute(f"create trigger refuse_{event} before {event} on tool_calls"
+                          " begin select raise(abort, 'refused by the test'); end")
+
+    def allow() -> None:
+        for event in ("insert", "update"):
+            other.execute(f"drop trigger refuse_{event}")
+
+    try:
+        refuse()
+        with pytest.raises(StoreFailed, match="refused by the test"):
+            await engine.tool("a1", "c1", "echo", {"text": "x"})
+        assert engine.state.tool_calls == {} and sub.ready() == []
+        assert engine.log_rows(arrow="e1") == []
+        engine.store.flush()  # the batch it failed in (empty) ends: the lock is free
+        allow()
+        d = await engine.tool("a1", "c1", "echo", {"text": "x"})
+        call_id = d.value["id"]
+        assert [e.type for e in sub.ready()] == ["tool.call"]
+        refuse()
+        with pytest.raises(StoreFailed, match="refused by the test"):
+            await engine.answer_tool(call_id, result={"n": 1}, by="card:c1")
+        tc = engine.tool_call(call_id)
+        assert tc is not None and tc.is_open and sub.ready() == []
+        assert [r["outcome"] for r in engine.log_rows(arrow="e1")] == ["ok"]
+        engine.store.flush()
+        allow()
+        assert (await engine.answer_tool(call_id, result={"n": 2}, by="card:c1")).result == {
+            "n": 2}
+        assert (await engine.wait_tool(call_id, timeout=0)).result == {"n": 2}
+        assert [r["outcome"] for r in engine.log_rows(arrow="e1")] == ["ok", "answered"]
+        assert engine.verify_log().ok
+    finally:
+        other.close()
+        engine.close()
+
+
+async def test_a_wait_is_not_handed_a_resolution_its_failed_commit_undid(
+        tmp_path: Path) -> None:
+    """A tool call opened and cancelled in one batch whose commit fails never existed: a
+    wait on it, woken by a later commit, is told so (NOT_FOUND), never handed the
+    cancellation that was rolled back."""
+    import asyncio
+    import sqlite3
+
+    from bench.mcp_floor import floor_world
+    from engine import StoreFailed
+
+    engine = await floor_world(tmp_path)
+    other = sqlite3.connect(tmp_path / "floor.db", isolation_level=None)
+    try:
+        other.execute("create trigger refuse before insert on log"
+                      " begin select raise(abort, 'refused by the test'); end")
+        # In this order in one turn of the loop, before the batch's commit: tc1 opened,
+        # cancelled by the arrow's removal, and waited for (resolved, not yet durable).
+        opening = asyncio.ensure_future(engine.tool("a1", "c1", "echo", {"text": "x"}))
+        removing = asyncio.ensure_future(engine.remove_arrow("e1"))
+        waiting = asyncio.ensure_future(engine.wait_tool("tc1", timeout=10))
+        results = await asyncio.gather(opening, removing, return_exceptions=True)
+        assert not waiting.done()
+        assert all(isinstance(r, StoreFailed) for r in results), results
+        other.execute("drop trigger refuse")
+        assert engine.tool_call("tc1") is None
+        await engine.add_node({"id": "n1", "type": "note"}, workspace="w1")  # a commit
+        with pytest.raises(InvalidRequest) as gone:
+            await waiting
+        assert gone.value.code == "NOT_FOUND"
+        assert engine.tool_call("tc1") is None and engine.verify_log().ok
+    finally:
+        other.close()
+        engine.close()
