@@ -61,10 +61,17 @@ class Passed:
     data_rev: int = -1
 
 
-class _UnfrozenPassed:
-    """`Passed`'s slots without the frozen ``__setattr__``: see `_passed`."""
+class _UnfrozenPassed(Passed):
+    """`Passed` without the frozen ``__setattr__`` or the fields' ``__init__``: see `_passed`.
 
-    __slots__ = Passed.__slots__
+    A subclass adding no slots, so giving the object its class compares no
+    slot names (as `engine.core.decision._Unfrozen`).
+    """
+
+    __slots__ = ()
+    __setattr__ = object.__setattr__
+    __delattr__ = object.__delattr__
+    __init__ = object.__init__
 
 
 def _passed(spec: CallSpec, card: Node, package: PackageState, permission: str,
@@ -475,14 +482,18 @@ def _plain_checks(state: State, canvas: Canvas, card_id: str, call: str, target_
         return refusal(call, card_id, "PACKAGE_PENDING", pkg_name, target_id, None, None, None,
                        _PENDING)
     # 4–5. Declared, then granted (directly or by implication).
+    # The permission itself first (one hash lookup, the common case), then
+    # those that imply it: `implied_by(permission)` is the two together.
     permission = spec.permission
-    implied = _IMPLIED_OF[call]  # implied_by(permission), without the call
+    also = _ALSO_IMPLIED_BY[call]
     manifest = package.manifest
     assert manifest is not None  # installed
-    if implied.isdisjoint(manifest.permissions):
+    declared = manifest.permissions
+    if permission not in declared and (not also or also.isdisjoint(declared)):
         return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
                        "not-declared", None, _NOT_DECLARED)
-    if implied.isdisjoint(state.grants.get(pkg_name, ())):
+    granted = state.grants.get(pkg_name, ())
+    if permission not in granted and (not also or also.isdisjoint(granted)):
         return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
                        "not-granted", None, _NOT_GRANTED)
     # 6–7. Connected by an arrow, and a target of the right kind.
@@ -601,8 +612,10 @@ def _shape(spec: CallSpec) -> tuple[bool, str | None, type[str]] | None:
 #: The fast path's view of each cacheable call (most calls a card makes).
 _SHAPES = {name: shape for name in _CACHEABLE
            if (shape := _shape(CALLS[name])) is not None}
-#: Each call's permission and those that imply it (checks 4–5 of `_plain_checks`).
-_IMPLIED_OF = {name: implied_by(spec.permission) for name, spec in CALLS.items()}
+#: The permissions that imply each call's own, besides it (checks 4–5 of
+#: `_plain_checks`): empty for most calls.
+_ALSO_IMPLIED_BY = {name: implied_by(spec.permission) - {spec.permission}
+                    for name, spec in CALLS.items()}
 
 
 def decide(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from engine.core.errors import ConsentError, with_code
 
@@ -48,19 +48,6 @@ class Decision:
     extra: dict[str, Any] = field(default_factory=dict)
     #: A refusal's words until its message is written (see `refusal`), then None.
     _words: Words | None = field(default=None, init=False, repr=False, compare=False)
-
-    if not TYPE_CHECKING:  # hidden from mypy, which would accept any attribute name
-
-        def __getattr__(self, name: str) -> Any:
-            # Reached only for a slot that is unset: the message of a refusal
-            # made by `refusal`, written here the first time it is read.
-            words = object.__getattribute__(self, "_words") if name == "message" else None
-            if words is None:
-                raise AttributeError(f"'Decision' object has no attribute {name!r}")
-            text = _write(self, words)
-            object.__setattr__(self, "message", text)
-            object.__setattr__(self, "_words", None)
-            return text
 
     @property
     def allowed(self) -> bool:
@@ -135,6 +122,47 @@ class Decision:
         return out
 
 
+class _Message:
+    """`Decision.message`: its slot, or a refusal's words written out the first time it is read.
+
+    Put in place of the slot's own descriptor, so that `Decision` needs no
+    ``__getattr__``: with one, CPython reads every attribute of a Decision
+    through the slow generic hook (the interpreter specialises attribute
+    reads only for types without it), a ``decision.code`` costing more
+    than all the stores that built the refusal.
+    """
+
+    __slots__ = ("_get", "_set", "_delete")
+
+    def __init__(self, slot: Any) -> None:
+        self._get, self._set, self._delete = slot.__get__, slot.__set__, slot.__delete__
+
+    def __get__(self, decision: Decision | None, owner: type | None = None) -> Any:
+        if decision is None:
+            return self
+        try:
+            return self._get(decision)
+        except AttributeError:  # unset: a refusal made by `refusal`, its words kept
+            words = _WORDS_GET(decision)
+            if words is None:
+                raise
+        text = _write(decision, words)
+        self._set(decision, text)
+        _WORDS_SET(decision, None)
+        return text
+
+    def __set__(self, decision: Decision, value: str) -> None:
+        self._set(decision, value)
+
+    def __delete__(self, decision: Decision) -> None:
+        self._delete(decision)
+
+
+_WORDS_GET = Decision.__dict__["_words"].__get__
+_WORDS_SET = Decision.__dict__["_words"].__set__
+# By setattr: mypy would take ``Decision.message = ...`` for a default of the field.
+setattr(Decision, "message", _Message(Decision.__dict__["message"]))
+
 #: The setters of `Decision`'s slots, in the order of its fields (`Decision.with_`).
 _SLOT_SETTERS = tuple(Decision.__dict__[f.name].__set__ for f in fields(Decision))
 # `with_` lists the fields by position: fail at import if they ever change.
@@ -158,10 +186,19 @@ def _write(decision: Decision, words: Words) -> str:
     return text
 
 
-class _Unfrozen:
-    """A Decision's slots without the frozen ``__setattr__``: see `refusal`."""
+class _Unfrozen(Decision):
+    """A Decision without the frozen ``__setattr__`` or the fields' ``__init__``: see `refusal`.
 
-    __slots__ = Decision.__slots__
+    A subclass adding no slots, so CPython finds the two layouts the same by
+    walking to their common base when `refusal` gives the object its class
+    (a twin class's ``__slots__`` were compared name by name there, a third
+    of a cold refusal's building).
+    """
+
+    __slots__ = ()
+    __setattr__ = object.__setattr__
+    __delattr__ = object.__delattr__
+    __init__ = object.__init__
 
 
 
@@ -194,7 +231,7 @@ def refusal(call: str, card: str | None, code: str, package: str | None, target:
     built.code = code
     built.reason = reason
     built.arrow = arrow
-    # ``message`` stays unset: Decision.__getattr__ writes it on first read.
+    # ``message`` stays unset: `_Message` writes it on first read.
     built.retry_after = retry_after
     built.value = None
     built.prompt = None
