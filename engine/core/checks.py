@@ -654,7 +654,16 @@ def decide(
         canvas = state.canvas
         # The cache's key, compared as two ints (see State._cache_consent).
         if state._cache_consent != state.consent_rev or state._cache_canvas != canvas.revision:
-            cache = state.restart_cache()  # also the bound below
+            if state.workspaces != state._floor_of:
+                cache = state.restart_cache()  # also the bounds below
+            else:
+                # `State.restart_cache` when the workspaces, and so the bounds
+                # below, are as they were (a grant, a revoke, an install, a
+                # new arrow): written out, as this is the first step of every
+                # decision after a consent change, and a call cost a tenth of it.
+                cache = state._cache = {}
+                state._cache_consent = state.consent_rev
+                state._cache_canvas = canvas.revision
         else:
             cache = state._cache
         # Its one argument is text (SPEC §8 "Bounds"): ASCII within every
