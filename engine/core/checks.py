@@ -686,8 +686,10 @@ def decide(
                 cache = state._cache = {}
                 state._cache_consent = state.consent_rev
                 state._cache_canvas = canvas.revision
+            fresh = True
         else:
             cache = state._cache
+            fresh = False
         # Its one argument is text (SPEC §8 "Bounds"): ASCII within every
         # workspace's max_payload fits the card's own too. Other text takes
         # the general path, which measures it against the card's workspace.
@@ -696,9 +698,12 @@ def decide(
             and text.isascii() and len(text) <= state._payload_floor)
         if fits and (target_id is None) == no_target:
             key = (card_id, call, target_id)
-            static = cache.get(key)
-            if type(static) is Decision:  # a remembered refusal: most calls end here
-                return static
+            if fresh:
+                static = None  # a cache just started holds nothing: no lookup
+            else:
+                static = cache.get(key)
+                if type(static) is Decision:  # a remembered refusal: most calls end here
+                    return static
             if static is None:
                 if target_id is not None and not (
                         type(target_id) is str and target_id.isascii()
@@ -707,7 +712,7 @@ def decide(
                     # must measure: the general path.
                     return _decide_general(state, card_id, call, target_id, args, now=now,
                                            count_limits=count_limits)
-                if len(cache) >= CACHE_LIMIT:
+                if not fresh and len(cache) >= CACHE_LIMIT:
                     cache = state.restart_cache()
                 # A miss (as after every consent change): checks 1–9 once,
                 # without check 3's argument tests, which passed just above.
