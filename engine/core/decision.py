@@ -161,11 +161,15 @@ class _Message:
 
 _WORDS_GET = Decision.__dict__["_words"].__get__
 _WORDS_SET = Decision.__dict__["_words"].__set__
-# By setattr: mypy would take ``Decision.message = ...`` for a default of the field.
-setattr(Decision, "message", _Message(Decision.__dict__["message"]))
-
-#: The setters of `Decision`'s slots, in the order of its fields (`Decision.with_`).
+#: The setters of `Decision`'s slots, in the order of its fields (`Decision.with_`):
+#: the slots' own, ``message``'s too (taken before `_Message` is put in its place:
+#: a builder storing a message it has needs no Python call).
 _SLOT_SETTERS = tuple(Decision.__dict__[f.name].__set__ for f in fields(Decision))
+#: The ``message`` slot's own descriptor, before `_Message` takes its place.
+_MESSAGE_SLOT = Decision.__dict__["message"]
+# By setattr: mypy would take ``Decision.message = ...`` for a default of the field.
+setattr(Decision, "message", _Message(_MESSAGE_SLOT))
+
 # `with_` lists the fields by position: fail at import if they ever change.
 if tuple(f.name for f in fields(Decision)) != ('outcome', 'call', 'card', 'package', 'target', 'permission', 'code', 'reason', 'arrow', 'message', 'retry_after', 'value', 'prompt', 'extra', '_words'):
     raise ImportError("engine.core.decision.Decision.with_ does not match its fields")
@@ -205,6 +209,10 @@ class UnfrozenDecision(Decision):
     __delattr__ = object.__delattr__
     __init__ = object.__init__
 
+
+# The slot's own descriptor in front of `_Message`: a builder's store of a
+# message is then a plain slot store (`accepted`), not a Python call.
+setattr(UnfrozenDecision, "message", _MESSAGE_SLOT)
 
 
 def refusal(call: str, card: str | None, code: str, package: str | None, target: str | None,

@@ -10,7 +10,7 @@ import pytest
 
 from engine.core.catalogue import CALLS
 from engine.core.checks import Passed, _decide_full, _passed, decide, denial
-from engine.core.decision import Decision, refusal
+from engine.core.decision import Decision, accepted, refusal
 
 from .conftest import add_arrow, add_node, install, make_state, manifest
 
@@ -132,3 +132,14 @@ def test_checks_6_and_7_refusals_built_in_line_equal_the_pipelines() -> None:
         assert fast == full and fast.message == full.message, (call, target)
         with pytest.raises(dataclasses.FrozenInstanceError):
             fast.reason = "other"  # type: ignore[misc]
+
+
+def test_an_accepted_decision_built_fast_equals_one_built_plainly() -> None:
+    fast = accepted("queued", "agents.prompt", "c1", "acme.p", "a1", "agents.prompt", "e1",
+                    "ok: card c1", None, "p1")
+    assert type(fast) is Decision and fast.message == "ok: card c1"
+    assert fast == Decision("queued", "agents.prompt", "c1", "acme.p", "a1", "agents.prompt",
+                            arrow="e1", message="ok: card c1", prompt="p1")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.message = "other"  # type: ignore[misc]
+    assert fast.with_(value=1).message == "ok: card c1"
