@@ -4,9 +4,15 @@ Run by hand, for issue 19 (not in the test suite)::
 
     .venv/bin/python -m bench.cold                       # 100, 10,000 and 100,000 nodes
     .venv/bin/python -m bench.cold --worlds /tmp/worlds  # keep the built worlds for a rerun
-    PYTHONPATH=/path/to/other/worktree .venv/bin/python -m bench.cold --worlds /tmp/worlds
+    cd /path/to/other/worktree && .venv/bin/python -m bench.cold --worlds /tmp/worlds
     .venv/bin/python -m bench.cold --sizes 100 1000000 --worlds /tmp/worlds  # a million nodes
     .venv/bin/python -m bench.cold --instructions --sizes 100  # callgrind's counts
+
+Another tree is measured from its own directory (with its own ``.venv``):
+``python -m`` puts the current directory first on ``sys.path``, before
+``PYTHONPATH``, so ``PYTHONPATH=/other/tree`` run from this tree still runs
+this tree's engine (the first line printed, ``engine from ...``, says which
+ran). From a third directory ``PYTHONPATH`` works, if ``bench`` is there too.
 
 ``--instructions`` counts machine instructions per decision under valgrind's
 callgrind instead of timing them: repeatable to a few instructions whatever

@@ -24,7 +24,7 @@ from engine.core.catalogue import (
     CallSpec,
     implied_by,
 )
-from engine.core.decision import Decision, Words, refusal
+from engine.core.decision import Decision, UnfrozenDecision, Words, refusal
 from engine.core.fetchform import fetch_args_problem
 from engine.core.hosts import matches, normalise_host
 from engine.core.limits import rate_owner
@@ -61,10 +61,17 @@ class Passed:
     data_rev: int = -1
 
 
-class _UnfrozenPassed:
-    """`Passed`'s slots without the frozen ``__setattr__``: see `_passed`."""
+class _UnfrozenPassed(Passed):
+    """`Passed` without the frozen ``__setattr__`` or the fields' ``__init__``: see `_passed`.
 
-    __slots__ = Passed.__slots__
+    A subclass adding no slots, so giving the object its class compares no
+    slot names (as `engine.core.decision.UnfrozenDecision`).
+    """
+
+    __slots__ = ()
+    __setattr__ = object.__setattr__
+    __delattr__ = object.__delattr__
+    __init__ = object.__init__
 
 
 def _passed(spec: CallSpec, card: Node, package: PackageState, permission: str,
@@ -475,14 +482,18 @@ def _plain_checks(state: State, canvas: Canvas, card_id: str, call: str, target_
         return refusal(call, card_id, "PACKAGE_PENDING", pkg_name, target_id, None, None, None,
                        _PENDING)
     # 4–5. Declared, then granted (directly or by implication).
+    # The permission itself first (one hash lookup, the common case), then
+    # those that imply it: `implied_by(permission)` is the two together.
     permission = spec.permission
-    implied = _IMPLIED_OF[call]  # implied_by(permission), without the call
+    also = _ALSO_IMPLIED_BY[call]
     manifest = package.manifest
     assert manifest is not None  # installed
-    if implied.isdisjoint(manifest.permissions):
+    declared = manifest.permissions
+    if permission not in declared and (not also or also.isdisjoint(declared)):
         return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
                        "not-declared", None, _NOT_DECLARED)
-    if implied.isdisjoint(state.grants.get(pkg_name, ())):
+    granted = state.grants.get(pkg_name, ())
+    if permission not in granted and (not also or also.isdisjoint(granted)):
         return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
                        "not-granted", None, _NOT_GRANTED)
     # 6–7. Connected by an arrow, and a target of the right kind.
@@ -492,6 +503,7 @@ def _plain_checks(state: State, canvas: Canvas, card_id: str, call: str, target_
     if reach != "none":
         assert target_id is not None
         target = nodes.get(target_id)
+        words: Words | None = None
         if reach == "arrow":
             if target is not None:  # canvas.arrow_between(card_id, target_id), in line
                 near = canvas.links.get(card_id)
@@ -499,14 +511,35 @@ def _plain_checks(state: State, canvas: Canvas, card_id: str, call: str, target_
                 if ids:
                     arrow = canvas.arrows_by_id[ids[0]]
             if arrow is None:
-                return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
-                               permission, "not-connected", None, _NOT_CONNECTED)
+                reason, words = "not-connected", _NOT_CONNECTED
         elif target is not None and target.workspace != card.workspace:
             target = None
-        if target is None or target.type not in spec.targets:
+        if words is None and (target is None or target.type not in spec.targets):
             kind = _KIND_WORDS.get(target.type, target.type) if target else "node"
-            return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
-                           "wrong-target", arrow.id if arrow else None, (_wrong_target, kind))
+            reason, words = "wrong-target", (_wrong_target, kind)
+        if words is not None:
+            # refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
+            # permission, reason, arrow id, words), written out: these two are
+            # most refusals after a consent change, and the call cost a third
+            # of building one.
+            refused: Any = UnfrozenDecision()
+            refused.outcome = "denied"
+            refused.call = call
+            refused.card = card_id
+            refused.package = pkg_name
+            refused.target = target_id
+            refused.permission = permission
+            refused.code = "PERMISSION_DENIED"
+            refused.reason = reason
+            refused.arrow = arrow.id if arrow else None
+            refused.retry_after = None
+            refused.value = None
+            refused.prompt = None
+            refused.extra = {}
+            refused._words = words
+            refused.__class__ = Decision
+            decision: Decision = refused
+            return decision
     # 9. Loop guard: a prompt outside any tool call starts its chain, one hop.
     hop_chain: tuple[str, ...] | None = None
     if target is not None and call == "agents.prompt":
@@ -601,8 +634,10 @@ def _shape(spec: CallSpec) -> tuple[bool, str | None, type[str]] | None:
 #: The fast path's view of each cacheable call (most calls a card makes).
 _SHAPES = {name: shape for name in _CACHEABLE
            if (shape := _shape(CALLS[name])) is not None}
-#: Each call's permission and those that imply it (checks 4–5 of `_plain_checks`).
-_IMPLIED_OF = {name: implied_by(spec.permission) for name, spec in CALLS.items()}
+#: The permissions that imply each call's own, besides it (checks 4–5 of
+#: `_plain_checks`): empty for most calls.
+_ALSO_IMPLIED_BY = {name: implied_by(spec.permission) - {spec.permission}
+                    for name, spec in CALLS.items()}
 
 
 def decide(
@@ -641,9 +676,20 @@ def decide(
         canvas = state.canvas
         # The cache's key, compared as two ints (see State._cache_consent).
         if state._cache_consent != state.consent_rev or state._cache_canvas != canvas.revision:
-            cache = state.restart_cache()  # also the bound below
+            if state.workspaces != state._floor_of:
+                cache = state.restart_cache()  # also the bounds below
+            else:
+                # `State.restart_cache` when the workspaces, and so the bounds
+                # below, are as they were (a grant, a revoke, an install, a
+                # new arrow): written out, as this is the first step of every
+                # decision after a consent change, and a call cost a tenth of it.
+                cache = state._cache = {}
+                state._cache_consent = state.consent_rev
+                state._cache_canvas = canvas.revision
+            fresh = True
         else:
             cache = state._cache
+            fresh = False
         # Its one argument is text (SPEC §8 "Bounds"): ASCII within every
         # workspace's max_payload fits the card's own too. Other text takes
         # the general path, which measures it against the card's workspace.
@@ -652,9 +698,12 @@ def decide(
             and text.isascii() and len(text) <= state._payload_floor)
         if fits and (target_id is None) == no_target:
             key = (card_id, call, target_id)
-            static = cache.get(key)
-            if type(static) is Decision:  # a remembered refusal: most calls end here
-                return static
+            if fresh:
+                static = None  # a cache just started holds nothing: no lookup
+            else:
+                static = cache.get(key)
+                if type(static) is Decision:  # a remembered refusal: most calls end here
+                    return static
             if static is None:
                 if target_id is not None and not (
                         type(target_id) is str and target_id.isascii()
@@ -663,7 +712,7 @@ def decide(
                     # must measure: the general path.
                     return _decide_general(state, card_id, call, target_id, args, now=now,
                                            count_limits=count_limits)
-                if len(cache) >= CACHE_LIMIT:
+                if not fresh and len(cache) >= CACHE_LIMIT:
                     cache = state.restart_cache()
                 # A miss (as after every consent change): checks 1–9 once,
                 # without check 3's argument tests, which passed just above.

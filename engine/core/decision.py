@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from engine.core.errors import ConsentError, with_code
 
-__all__ = ["CallDenied", "Decision", "Outcome", "Words", "accepted", "refusal"]
+__all__ = ["CallDenied", "Decision", "Outcome", "UnfrozenDecision", "Words", "accepted",
+           "refusal"]
 
 #: A refusal's explanation before it is written out: a function of the
 #: refusal and the values that follow it, giving (why, fix) (see `refusal`).
@@ -48,19 +49,6 @@ class Decision:
     extra: dict[str, Any] = field(default_factory=dict)
     #: A refusal's words until its message is written (see `refusal`), then None.
     _words: Words | None = field(default=None, init=False, repr=False, compare=False)
-
-    if not TYPE_CHECKING:  # hidden from mypy, which would accept any attribute name
-
-        def __getattr__(self, name: str) -> Any:
-            # Reached only for a slot that is unset: the message of a refusal
-            # made by `refusal`, written here the first time it is read.
-            words = object.__getattribute__(self, "_words") if name == "message" else None
-            if words is None:
-                raise AttributeError(f"'Decision' object has no attribute {name!r}")
-            text = _write(self, words)
-            object.__setattr__(self, "message", text)
-            object.__setattr__(self, "_words", None)
-            return text
 
     @property
     def allowed(self) -> bool:
@@ -135,8 +123,53 @@ class Decision:
         return out
 
 
-#: The setters of `Decision`'s slots, in the order of its fields (`Decision.with_`).
+class _Message:
+    """`Decision.message`: its slot, or a refusal's words written out the first time it is read.
+
+    Put in place of the slot's own descriptor, so that `Decision` needs no
+    ``__getattr__``: with one, CPython reads every attribute of a Decision
+    through the slow generic hook (the interpreter specialises attribute
+    reads only for types without it), a ``decision.code`` costing more
+    than all the stores that built the refusal.
+    """
+
+    __slots__ = ("_get", "_set", "_delete")
+
+    def __init__(self, slot: Any) -> None:
+        self._get, self._set, self._delete = slot.__get__, slot.__set__, slot.__delete__
+
+    def __get__(self, decision: Decision | None, owner: type | None = None) -> Any:
+        if decision is None:
+            return self
+        try:
+            return self._get(decision)
+        except AttributeError:  # unset: a refusal made by `refusal`, its words kept
+            words = _WORDS_GET(decision)
+            if words is None:
+                raise
+        text = _write(decision, words)
+        self._set(decision, text)
+        _WORDS_SET(decision, None)
+        return text
+
+    def __set__(self, decision: Decision, value: str) -> None:
+        self._set(decision, value)
+
+    def __delete__(self, decision: Decision) -> None:
+        self._delete(decision)
+
+
+_WORDS_GET = Decision.__dict__["_words"].__get__
+_WORDS_SET = Decision.__dict__["_words"].__set__
+#: The setters of `Decision`'s slots, in the order of its fields (`Decision.with_`):
+#: the slots' own, ``message``'s too (taken before `_Message` is put in its place:
+#: a builder storing a message it has needs no Python call).
 _SLOT_SETTERS = tuple(Decision.__dict__[f.name].__set__ for f in fields(Decision))
+#: The ``message`` slot's own descriptor, before `_Message` takes its place.
+_MESSAGE_SLOT = Decision.__dict__["message"]
+# By setattr: mypy would take ``Decision.message = ...`` for a default of the field.
+setattr(Decision, "message", _Message(_MESSAGE_SLOT))
+
 # `with_` lists the fields by position: fail at import if they ever change.
 if tuple(f.name for f in fields(Decision)) != ('outcome', 'call', 'card', 'package', 'target', 'permission', 'code', 'reason', 'arrow', 'message', 'retry_after', 'value', 'prompt', 'extra', '_words'):
     raise ImportError("engine.core.decision.Decision.with_ does not match its fields")
@@ -158,11 +191,28 @@ def _write(decision: Decision, words: Words) -> str:
     return text
 
 
-class _Unfrozen:
-    """A Decision's slots without the frozen ``__setattr__``: see `refusal`."""
+class UnfrozenDecision(Decision):
+    """A Decision without the frozen ``__setattr__`` or the fields' ``__init__``: see `refusal`.
 
-    __slots__ = Decision.__slots__
+    Only for building a Decision slot by slot and then giving it its class
+    (``built.__class__ = Decision``), as `refusal`, `accepted` and
+    `engine.core.checks`' cold path do; never handed out as it is.
 
+    A subclass adding no slots, so CPython finds the two layouts the same by
+    walking to their common base when `refusal` gives the object its class
+    (a twin class's ``__slots__`` were compared name by name there, a third
+    of a cold refusal's building).
+    """
+
+    __slots__ = ()
+    __setattr__ = object.__setattr__
+    __delattr__ = object.__delattr__
+    __init__ = object.__init__
+
+
+# The slot's own descriptor in front of `_Message`: a builder's store of a
+# message is then a plain slot store (`accepted`), not a Python call.
+setattr(UnfrozenDecision, "message", _MESSAGE_SLOT)
 
 
 def refusal(call: str, card: str | None, code: str, package: str | None, target: str | None,
@@ -184,7 +234,7 @@ def refusal(call: str, card: str | None, code: str, package: str | None, target:
     """
     # Set field by field here rather than in an __init__: calling a class
     # costs more than the stores themselves.
-    built: Any = _Unfrozen()  # a class call: cheaper than object.__new__(_Unfrozen)
+    built: Any = UnfrozenDecision()  # a class call: cheaper than object.__new__
     built.outcome = "rate-limited" if code == "RATE_LIMITED" else "denied"
     built.call = call
     built.card = card
@@ -194,7 +244,7 @@ def refusal(call: str, card: str | None, code: str, package: str | None, target:
     built.code = code
     built.reason = reason
     built.arrow = arrow
-    # ``message`` stays unset: Decision.__getattr__ writes it on first read.
+    # ``message`` stays unset: `_Message` writes it on first read.
     built.retry_after = retry_after
     built.value = None
     built.prompt = None
@@ -215,7 +265,7 @@ def accepted(outcome: Outcome, call: str, card: str, package: str, target: str |
     at a fraction of the frozen ``__init__``'s cost: every accepted prompt
     makes one.
     """
-    built: Any = _Unfrozen()
+    built: Any = UnfrozenDecision()
     built.outcome = outcome
     built.call = call
     built.card = card

@@ -76,6 +76,10 @@ class State:
     #: The longest target id the fast path keeps in the cache: the smaller of
     #: `_payload_floor` and `engine.core.text.SHOWN` (set with the cache).
     _target_bound: int = 0
+    #: The workspaces `_payload_floor` and `_target_bound` were worked out
+    #: from (a copy: `State.workspaces` is changed in place); none at first,
+    #: as the two fields' defaults say.
+    _floor_of: dict[str, Workspace] = field(default_factory=dict)
 
     def bump(self) -> None:
         """Grants, a package or settings changed: forget remembered decisions."""
@@ -96,24 +100,31 @@ class State:
     def restart_cache(self) -> dict[tuple[str, str, str | None], Any]:
         """Forget every remembered decision and start an empty cache for the current key.
 
-        Also sets the smallest ``max_payload`` of any workspace (settings
-        may have changed with the key). Called by `decision_cache`, and by
-        `decide` when it finds the key moved on.
+        Also sets the smallest ``max_payload`` of any workspace when the
+        workspaces changed (settings may have changed with the key). Called
+        by `decision_cache`, and by `decide` when it finds the key moved on
+        and the workspaces changed (it starts the cache itself otherwise).
         """
         # Start afresh rather than evict: the bound only keeps memory in check.
         cache: dict[tuple[str, str, str | None], Any] = {}
         self._cache = cache
         self._cache_consent = self.consent_rev
         self._cache_canvas = self.canvas.revision
-        # A loop, not min() over a generator: this runs after every
-        # consent change, before the first decision.
-        floor = -1
-        for workspace in self.workspaces.values():
-            size = workspace.settings.max_payload
-            if floor < 0 or size < floor:
-                floor = size
-        self._payload_floor = floor = floor if floor > 0 else 0
-        self._target_bound = floor if floor < SHOWN else SHOWN
+        # The floor moves only with the workspaces, which most consent
+        # changes (a grant, a revoke, an install) leave as they were: it is
+        # worked out again only when they differ from the copy it was worked
+        # out from. Workspaces are immutable, so the comparison is by
+        # identity, item by item, unless one was replaced (then by value).
+        if self.workspaces != self._floor_of:
+            # A loop, not min() over a generator.
+            floor = -1
+            for workspace in self.workspaces.values():
+                size = workspace.settings.max_payload
+                if floor < 0 or size < floor:
+                    floor = size
+            self._payload_floor = floor = floor if floor > 0 else 0
+            self._target_bound = floor if floor < SHOWN else SHOWN
+            self._floor_of = dict(self.workspaces)
         return cache
 
     def declares(self, package: PackageState, permission: str) -> bool:

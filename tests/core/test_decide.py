@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from canvas.model import Workspace, WorkspaceSettings
 from engine.core.catalogue import RATE_LIMITS
 from engine.core.checks import Passed, _decide_full, decide
 from engine.core.decision import Decision
@@ -553,3 +554,33 @@ def test_fast_path_matches_the_pipeline_where_the_property_test_does_not_reach()
     check()
     refused = decide(state, "c1", "agents.prompt", "a1", {"text": "hi"}, now=NOW)
     assert isinstance(refused, Decision) and refused.reason == "hop-limit"
+
+
+def test_the_payload_floor_follows_workspaces_added_replaced_or_swapped() -> None:
+    """The fast path's bound on text, worked out again only when the workspaces change."""
+    state = make_state(max_payload=1000)
+    install(state, manifest("acme.p", PERMS), grants=["agents.prompt"])
+    add_node(state, "c1", "card", package="acme.p")
+    add_node(state, "a1", "agent")
+    add_arrow(state, "e1", "c1", "a1")
+    text = {"text": "x" * 500}
+
+    def code() -> str | None:
+        result = decide(state, "c1", "agents.prompt", "a1", text, now=NOW)
+        return result.code if isinstance(result, Decision) else None
+
+    assert code() is None
+    state.bump()  # a grant's bump: the workspaces are as they were
+    assert code() is None
+    # Another workspace with a smaller bound: text the fast path took before
+    # no longer fits every workspace, so it is measured against c1's own.
+    state.workspaces["w2"] = Workspace("w2", "/w2", WorkspaceSettings(max_payload=100))
+    state.bump()
+    assert code() is None and state._payload_floor == 100
+    # The card's own workspace smaller still, replaced in place.
+    set_settings(state, "w1", max_payload=400)
+    assert code() == "INVALID_ARGUMENT"
+    # The whole dict swapped for one with the old settings.
+    state.workspaces = {"w1": Workspace("w1", "/w1", WorkspaceSettings(max_payload=1000))}
+    state.bump()
+    assert code() is None and state._payload_floor == 1000

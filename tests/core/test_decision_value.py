@@ -9,10 +9,10 @@ import pickle
 import pytest
 
 from engine.core.catalogue import CALLS
-from engine.core.checks import Passed, _passed, decide, denial
-from engine.core.decision import Decision, refusal
+from engine.core.checks import Passed, _decide_full, _passed, decide, denial
+from engine.core.decision import Decision, accepted, refusal
 
-from .conftest import add_node, install, make_state, manifest
+from .conftest import add_arrow, add_node, install, make_state, manifest
 
 
 def _eager(**fields: object) -> Decision:
@@ -107,3 +107,39 @@ def test_passed_built_fast_equals_one_built_plainly() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         fast.data_rev = 4  # type: ignore[misc]
     assert dataclasses.replace(fast, data_rev=4).data_rev == 4
+
+
+def test_checks_6_and_7_refusals_built_in_line_equal_the_pipelines() -> None:
+    """The cold path writes `refusal` out for checks 6–7: every field as `refusal` sets it."""
+    state = make_state()
+    install(state, manifest("acme.p", {"agents.prompt": {}, "agents.output": {}}),
+            grants=["agents.prompt", "agents.output"])
+    add_node(state, "c1", "card", package="acme.p")
+    add_node(state, "a1", "agent")
+    add_node(state, "n1", "note")
+    add_arrow(state, "e1", "c1", "n1")
+    cases = [("agents.prompt", "a1", {"text": "hi"}, "not-connected", None),
+             ("agents.prompt", "n1", {"text": "hi"}, "wrong-target", "e1"),
+             ("agents.readScreen", "n1", None, "wrong-target", "e1"),
+             ("agents.prompt", "zz", {"text": "hi"}, "not-connected", None)]
+    for call, target, args, reason, arrow in cases:
+        fast = decide(state, "c1", call, target, args, now=0.0, count_limits=False)
+        assert type(fast) is Decision and fast.reason == reason and fast.arrow == arrow
+        assert (fast.outcome, fast.code, fast.extra, fast.value, fast.prompt,
+                fast.retry_after) == ("denied", "PERMISSION_DENIED", {}, None, None, None)
+        full = _decide_full(state, "c1", call, target, args, now=0.0, chain=None,
+                            port_arrow=None, count_limits=False)
+        assert fast == full and fast.message == full.message, (call, target)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            fast.reason = "other"  # type: ignore[misc]
+
+
+def test_an_accepted_decision_built_fast_equals_one_built_plainly() -> None:
+    fast = accepted("queued", "agents.prompt", "c1", "acme.p", "a1", "agents.prompt", "e1",
+                    "ok: card c1", None, "p1")
+    assert type(fast) is Decision and fast.message == "ok: card c1"
+    assert fast == Decision("queued", "agents.prompt", "c1", "acme.p", "a1", "agents.prompt",
+                            arrow="e1", message="ok: card c1", prompt="p1")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.message = "other"  # type: ignore[misc]
+    assert fast.with_(value=1).message == "ok: card c1"
