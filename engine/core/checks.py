@@ -674,28 +674,28 @@ def decide(
         # general path below, which decides (and words the error) the same.
         no_target, arg, kind = shape
         canvas = state.canvas
-        # The cache's key, compared as two ints (see State._cache_consent).
-        if state._cache_consent != state.consent_rev or state._cache_canvas != canvas.revision:
-            if state.workspaces != state._floor_of:
+        # The cache's key, compared as two ints (see State.cache_consent).
+        if state.cache_consent != state.consent_rev or state.cache_canvas != canvas.revision:
+            if state.workspaces != state.floor_of:
                 cache = state.restart_cache()  # also the bounds below
             else:
                 # `State.restart_cache` when the workspaces, and so the bounds
                 # below, are as they were (a grant, a revoke, an install, a
                 # new arrow): written out, as this is the first step of every
                 # decision after a consent change, and a call cost a tenth of it.
-                cache = state._cache = {}
-                state._cache_consent = state.consent_rev
-                state._cache_canvas = canvas.revision
+                cache = state.cache = {}
+                state.cache_consent = state.consent_rev
+                state.cache_canvas = canvas.revision
             fresh = True
         else:
-            cache = state._cache
+            cache = state.cache
             fresh = False
         # Its one argument is text (SPEC §8 "Bounds"): ASCII within every
         # workspace's max_payload fits the card's own too. Other text takes
         # the general path, which measures it against the card's workspace.
         fits = (not args) if arg is None else (
             args is not None and len(args) == 1 and type(text := args.get(arg)) is kind
-            and text.isascii() and len(text) <= state._payload_floor)
+            and text.isascii() and len(text) <= state.payload_floor)
         if fits and (target_id is None) == no_target:
             key = (card_id, call, target_id)
             if fresh:
@@ -707,7 +707,7 @@ def decide(
             if static is None:
                 if target_id is not None and not (
                         type(target_id) is str and target_id.isascii()
-                        and len(target_id) <= state._target_bound):
+                        and len(target_id) <= state.target_bound):
                     # A target the cache does not keep, or whose text check 3
                     # must measure: the general path.
                     return _decide_general(state, card_id, call, target_id, args, now=now,
@@ -741,7 +741,7 @@ def _decide_general(state: State, card_id: str, call: str, target_id: str | None
     # Arguments within the smallest max_payload fit every workspace; the
     # others are measured against the card's own (in _decide_full).
     if (spec is None or call not in _CACHEABLE
-            or _args_problem(spec, args or {}, state._payload_floor) is not None
+            or _args_problem(spec, args or {}, state.payload_floor) is not None
             or (target_id is None) != (spec.reach == "none")
             or (target_id is not None and len(target_id) > SHOWN)):
         return _decide_full(state, card_id, call, target_id, args, now=now, chain=None,

@@ -64,22 +64,26 @@ class State:
     #: Bumped by every change of grants, packages or workspace settings
     #: (`bump`); with the canvas's own revision it keys the decision cache.
     consent_rev: int = 0
-    _cache: dict[tuple[str, str, str | None], Any] = field(default_factory=dict)
+    #: The decision cache and the fields below it belong to the decision path
+    #: (`engine.core.checks.decide` reads them and starts the cache in line on
+    #: every call after a change, where a method call cost a tenth of the
+    #: step); anything else reaches the cache through `decision_cache`.
+    cache: dict[tuple[str, str, str | None], Any] = field(default_factory=dict)
     #: The `consent_rev` and canvas revision the cache was started at: two
     #: ints compared apart, as `decide` does on every call (a tuple built
     #: and compared there cost more than the rest of a remembered answer).
-    _cache_consent: int = -1
-    _cache_canvas: int = -1
+    cache_consent: int = -1
+    cache_canvas: int = -1
     #: The smallest ``max_payload`` of any workspace, set with the cache: a
     #: string no longer fits every workspace's bound (the fast path's test).
-    _payload_floor: int = 0
+    payload_floor: int = 0
     #: The longest target id the fast path keeps in the cache: the smaller of
-    #: `_payload_floor` and `engine.core.text.SHOWN` (set with the cache).
-    _target_bound: int = 0
-    #: The workspaces `_payload_floor` and `_target_bound` were worked out
+    #: `payload_floor` and `engine.core.text.SHOWN` (set with the cache).
+    target_bound: int = 0
+    #: The workspaces `payload_floor` and `target_bound` were worked out
     #: from (a copy: `State.workspaces` is changed in place); none at first,
     #: as the two fields' defaults say.
-    _floor_of: dict[str, Workspace] = field(default_factory=dict)
+    floor_of: dict[str, Workspace] = field(default_factory=dict)
 
     def bump(self) -> None:
         """Grants, a package or settings changed: forget remembered decisions."""
@@ -91,11 +95,11 @@ class State:
 
     def decision_cache(self) -> dict[tuple[str, str, str | None], Any]:
         """Remembered checks 1–9, valid for the current `consent_key` only."""
-        if (self._cache_consent != self.consent_rev
-                or self._cache_canvas != self.canvas.revision
-                or len(self._cache) >= CACHE_LIMIT):
+        if (self.cache_consent != self.consent_rev
+                or self.cache_canvas != self.canvas.revision
+                or len(self.cache) >= CACHE_LIMIT):
             return self.restart_cache()
-        return self._cache
+        return self.cache
 
     def restart_cache(self) -> dict[tuple[str, str, str | None], Any]:
         """Forget every remembered decision and start an empty cache for the current key.
@@ -107,24 +111,24 @@ class State:
         """
         # Start afresh rather than evict: the bound only keeps memory in check.
         cache: dict[tuple[str, str, str | None], Any] = {}
-        self._cache = cache
-        self._cache_consent = self.consent_rev
-        self._cache_canvas = self.canvas.revision
+        self.cache = cache
+        self.cache_consent = self.consent_rev
+        self.cache_canvas = self.canvas.revision
         # The floor moves only with the workspaces, which most consent
         # changes (a grant, a revoke, an install) leave as they were: it is
         # worked out again only when they differ from the copy it was worked
         # out from. Workspaces are immutable, so the comparison is by
         # identity, item by item, unless one was replaced (then by value).
-        if self.workspaces != self._floor_of:
+        if self.workspaces != self.floor_of:
             # A loop, not min() over a generator.
             floor = -1
             for workspace in self.workspaces.values():
                 size = workspace.settings.max_payload
                 if floor < 0 or size < floor:
                     floor = size
-            self._payload_floor = floor = floor if floor > 0 else 0
-            self._target_bound = floor if floor < SHOWN else SHOWN
-            self._floor_of = dict(self.workspaces)
+            self.payload_floor = floor = floor if floor > 0 else 0
+            self.target_bound = floor if floor < SHOWN else SHOWN
+            self.floor_of = dict(self.workspaces)
         return cache
 
     def declares(self, package: PackageState, permission: str) -> bool:

@@ -576,11 +576,11 @@ def test_the_payload_floor_follows_workspaces_added_replaced_or_swapped() -> Non
     # no longer fits every workspace, so it is measured against c1's own.
     state.workspaces["w2"] = Workspace("w2", "/w2", WorkspaceSettings(max_payload=100))
     state.bump()
-    assert code() is None and state._payload_floor == 100
+    assert code() is None and state.payload_floor == 100
     # The card's own workspace smaller still, replaced in place.
     set_settings(state, "w1", max_payload=400)
     assert code() == "INVALID_ARGUMENT"
     # The whole dict swapped for one with the old settings.
     state.workspaces = {"w1": Workspace("w1", "/w1", WorkspaceSettings(max_payload=1000))}
     state.bump()
-    assert code() is None and state._payload_floor == 1000
+    assert code() is None and state.payload_floor == 1000
