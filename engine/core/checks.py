@@ -24,7 +24,7 @@ from engine.core.catalogue import (
     CallSpec,
     implied_by,
 )
-from engine.core.decision import Decision, UnfrozenDecision, Words, refusal
+from engine.core.decision import Decision, Words, refusal
 from engine.core.fetchform import fetch_args_problem
 from engine.core.hosts import matches, normalise_host
 from engine.core.limits import rate_owner
@@ -65,7 +65,7 @@ class _UnfrozenPassed(Passed):
     """`Passed` without the frozen ``__setattr__`` or the fields' ``__init__``: see `_passed`.
 
     A subclass adding no slots, so giving the object its class compares no
-    slot names (as `engine.core.decision.UnfrozenDecision`).
+    slot names (as `engine.core.decision._Unfrozen`).
     """
 
     __slots__ = ()
@@ -503,7 +503,6 @@ def _plain_checks(state: State, canvas: Canvas, card_id: str, call: str, target_
     if reach != "none":
         assert target_id is not None
         target = nodes.get(target_id)
-        words: Words | None = None
         if reach == "arrow":
             if target is not None:  # canvas.arrow_between(card_id, target_id), in line
                 near = canvas.links.get(card_id)
@@ -511,35 +510,14 @@ def _plain_checks(state: State, canvas: Canvas, card_id: str, call: str, target_
                 if ids:
                     arrow = canvas.arrows_by_id[ids[0]]
             if arrow is None:
-                reason, words = "not-connected", _NOT_CONNECTED
+                return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
+                               permission, "not-connected", None, _NOT_CONNECTED)
         elif target is not None and target.workspace != card.workspace:
             target = None
-        if words is None and (target is None or target.type not in spec.targets):
+        if target is None or target.type not in spec.targets:
             kind = _KIND_WORDS.get(target.type, target.type) if target else "node"
-            reason, words = "wrong-target", (_wrong_target, kind)
-        if words is not None:
-            # refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
-            # permission, reason, arrow id, words), written out: these two are
-            # most refusals after a consent change, and the call cost a third
-            # of building one.
-            refused: Any = UnfrozenDecision()
-            refused.outcome = "denied"
-            refused.call = call
-            refused.card = card_id
-            refused.package = pkg_name
-            refused.target = target_id
-            refused.permission = permission
-            refused.code = "PERMISSION_DENIED"
-            refused.reason = reason
-            refused.arrow = arrow.id if arrow else None
-            refused.retry_after = None
-            refused.value = None
-            refused.prompt = None
-            refused.extra = {}
-            refused._words = words
-            refused.__class__ = Decision
-            decision: Decision = refused
-            return decision
+            return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
+                           "wrong-target", arrow.id if arrow else None, (_wrong_target, kind))
     # 9. Loop guard: a prompt outside any tool call starts its chain, one hop.
     hop_chain: tuple[str, ...] | None = None
     if target is not None and call == "agents.prompt":

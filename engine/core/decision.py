@@ -8,8 +8,7 @@ from typing import Any, Literal
 
 from engine.core.errors import ConsentError, with_code
 
-__all__ = ["CallDenied", "Decision", "Outcome", "UnfrozenDecision", "Words", "accepted",
-           "refusal"]
+__all__ = ["CallDenied", "Decision", "Outcome", "Words", "accepted", "refusal"]
 
 #: A refusal's explanation before it is written out: a function of the
 #: refusal and the values that follow it, giving (why, fix) (see `refusal`).
@@ -191,12 +190,8 @@ def _write(decision: Decision, words: Words) -> str:
     return text
 
 
-class UnfrozenDecision(Decision):
+class _Unfrozen(Decision):
     """A Decision without the frozen ``__setattr__`` or the fields' ``__init__``: see `refusal`.
-
-    Only for building a Decision slot by slot and then giving it its class
-    (``built.__class__ = Decision``), as `refusal`, `accepted` and
-    `engine.core.checks`' cold path do; never handed out as it is.
 
     A subclass adding no slots, so CPython finds the two layouts the same by
     walking to their common base when `refusal` gives the object its class
@@ -212,7 +207,7 @@ class UnfrozenDecision(Decision):
 
 # The slot's own descriptor in front of `_Message`: a builder's store of a
 # message is then a plain slot store (`accepted`), not a Python call.
-setattr(UnfrozenDecision, "message", _MESSAGE_SLOT)
+setattr(_Unfrozen, "message", _MESSAGE_SLOT)
 
 
 def refusal(call: str, card: str | None, code: str, package: str | None, target: str | None,
@@ -234,7 +229,7 @@ def refusal(call: str, card: str | None, code: str, package: str | None, target:
     """
     # Set field by field here rather than in an __init__: calling a class
     # costs more than the stores themselves.
-    built: Any = UnfrozenDecision()  # a class call: cheaper than object.__new__
+    built: Any = _Unfrozen()  # a class call: cheaper than object.__new__(_Unfrozen)
     built.outcome = "rate-limited" if code == "RATE_LIMITED" else "denied"
     built.call = call
     built.card = card
@@ -265,7 +260,7 @@ def accepted(outcome: Outcome, call: str, card: str, package: str, target: str |
     at a fraction of the frozen ``__init__``'s cost: every accepted prompt
     makes one.
     """
-    built: Any = UnfrozenDecision()
+    built: Any = _Unfrozen()
     built.outcome = outcome
     built.call = call
     built.card = card

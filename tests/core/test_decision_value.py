@@ -110,7 +110,7 @@ def test_passed_built_fast_equals_one_built_plainly() -> None:
 
 
 def test_checks_6_and_7_refusals_built_in_line_equal_the_pipelines() -> None:
-    """The cold path writes `refusal` out for checks 6–7: every field as `refusal` sets it."""
+    """The cold path's refusals of checks 6–7 equal the general path's, field by field."""
     state = make_state()
     install(state, manifest("acme.p", {"agents.prompt": {}, "agents.output": {}}),
             grants=["agents.prompt", "agents.output"])
