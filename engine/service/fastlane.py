@@ -610,10 +610,11 @@ _DECISION_BYTES_MAX = 4096
 
 #: The same bytes by the Decision itself, for the decisions answered lately: the checks
 #: hand back the very same Decision for a card's repeated refusal (they remember it), and
-#: its bytes are then found without reading its thirteen fields (each read of a Decision
-#: goes through its class's ``__getattr__`` hook) for the key above: 1.0 k instructions a
-#: call instead of 8.1 k (callgrind, in process). A Decision is frozen and the fields its JSON is made of are
-#: immutable values (a ``value`` that is not one of `_SIMPLE` is never kept), so its bytes
+#: its bytes are then found without reading its thirteen fields for the key above: 1.0 k
+#: instructions a call instead of 8.1 k (callgrind, in process, measured while every read
+#: of a Decision still went through a ``__getattr__`` hook, which round 7's lazy
+#: ``message`` descriptor removed: the fields are cheaper to read now). A Decision is
+#: frozen and the fields its JSON is made of are immutable values (a ``value`` that is not one of `_SIMPLE` is never kept), so its bytes
 #: cannot change. Each entry holds its Decision, so no other object takes its id while it
 #: is kept. Bounded: emptied when full.
 _BY_DECISION: dict[int, tuple[Decision, bytes]] = {}

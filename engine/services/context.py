@@ -42,6 +42,9 @@ class Context:
         self.notify = notify
         #: Everything a decision reads (replaced whole by `reload`).
         self.state = State()
+        #: How many times `reload` replaced the state: what was done in memory
+        #: before a reload may have been rolled back with a failed write.
+        self.reloads = 0
         self._tickers: list[Callable[[], None]] = []
 
     @property
@@ -56,6 +59,7 @@ class Context:
     def reload(self) -> None:
         """Rebuild the state from the store (a write failed, or another process committed)."""
         self.state = self.store.load(self.clock)
+        self.reloads += 1
 
     def refresh(self, apply: Refresh) -> None:
         """Apply another process's changes to the state in place (the store's catch-up).

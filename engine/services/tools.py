@@ -38,7 +38,6 @@ from engine.core.errors import InvalidArgument, NotFound, with_code
 from engine.core.manifest import check_json
 from engine.core.principal import Principal
 from engine.core.prompts import Prompt
-from engine.core.state import State
 from engine.core.text import shown
 from engine.core.tools import ToolCall, agent_side, tool_args_problem, tool_chain
 from engine.services.context import Context, operation
@@ -68,8 +67,8 @@ class Tools:
         #: operation failed in its write) reads this connection's uncommitted
         #: rows, so the call still looks resolved there. After a failed commit
         #: the reloaded call is open again, and a new resolution is added anew.
-        #: Each with the state it was resolved in (see `committed`).
-        self._unsettled: dict[str, tuple[ToolCall, State]] = {}
+        #: Each with `Context.reloads` as it was when resolved (see `committed`).
+        self._unsettled: dict[str, tuple[ToolCall, int]] = {}
         #: Resolutions committed by this engine that a caller was waiting for, newest
         #: last (at most `HANDED_KEPT`): the woken wait finds its call here rather
         #: than reading it back from the store (a resolved call never changes).
@@ -296,9 +295,12 @@ class Tools:
         fail: what it did before (its log row, its event, the tool call in
         memory) goes with the write's undo. A card with suppressed refusals
         waiting has their summary row written first, which takes them out of
-        memory: that write keeps its savepoint, as a refusal's does.
+        memory: that write keeps its savepoint, as a refusal's does. So does
+        every such write on a store that inserts a log row when it is made
+        (PostgreSQL): the log row is a statement of its own there, which a
+        failing tool-call row would otherwise leave in the batch.
         """
-        return self.record.writes_alone(card)
+        return self.ctx.store.log_rows_at_commit and self.record.writes_alone(card)
 
     def _save_tool_call(self, tc: ToolCall) -> None:
         # The store first: memory changes only once the row is in.
@@ -329,7 +331,7 @@ class Tools:
         tc.state, tc.code, tc.reason, tc.message = state, code, reason, message
         tc.result = result
         tc.ended = self.ctx.now() if t is None else t
-        self._unsettled[tc.id] = (tc, self.ctx.state)
+        self._unsettled[tc.id] = (tc, self.ctx.reloads)
         self._save_tool_call(tc)
 
     def expire_due(self) -> None:
@@ -386,9 +388,9 @@ class Tools:
         been rolled back (the call open again, or never opened at all) —
         its wait reads the store, as any other reader does.
         """
-        state, waited = self.ctx.state, self._waiters
+        reloads, waited = self.ctx.reloads, self._waiters
         for call_id, (tc, resolved_in) in self._unsettled.items():
-            if resolved_in is state and call_id in waited:
+            if resolved_in == reloads and call_id in waited:
                 self._handed[call_id] = tc
         self._unsettled.clear()
         handed = self._handed

@@ -171,6 +171,14 @@ class Store(Transactional, Protocol):
         """The database file (the anchor and the drivers' home are beside it), or None."""
         ...
 
+    @property
+    def log_rows_at_commit(self) -> bool:
+        """True when a write's log rows wait in memory until its batch commits
+        (SQLite), so that a write whose one statement is not a log row may be
+        a one-statement write (`write`); False when each is inserted at once
+        (PostgreSQL): such a write is then two statements."""
+        ...
+
     def bind(self, *, reload: Callable[[], None],
              committed: Callable[[list[Event]], None],
              refresh: Callable[[Refresh], None] | None = None) -> None:

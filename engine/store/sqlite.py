@@ -85,7 +85,10 @@ _SAVE_PROMPT = _upsert("prompts", list(PROMPT_COLUMNS))
 _TOOL_CALL_COLUMNS = ("id", "position", "workspace", "agent", "card", "package", "tool",
                       "arrow", "args", "chain", "state", "t", "deadline", "result", "code",
                       "reason", "message", "ended")
-assert _TOOL_CALL_COLUMNS == tuple(f.name for f in fields(ToolCall))
+# The row is bound from the fields by position: fail at import if they ever differ
+# (an assert would vanish under ``python -O``).
+if _TOOL_CALL_COLUMNS != tuple(f.name for f in fields(ToolCall)):
+    raise ImportError("engine.store.sqlite._TOOL_CALL_COLUMNS does not match ToolCall's fields")
 _SAVE_TOOL_CALL = _upsert("tool_calls", list(_TOOL_CALL_COLUMNS))
 #: What a tool call's resolution changes in its row (`SQLiteStore.save_tool_call`).
 _RESOLVE_TOOL_CALL = ("update tool_calls set state = ?, result = ?, code = ?, reason = ?,"
@@ -151,6 +154,11 @@ class SQLiteStore:
     def file(self) -> str | None:
         """The database file, or None for an in-memory database."""
         return self._file
+
+    @property
+    def log_rows_at_commit(self) -> bool:
+        """True: log rows are inserted by the commit (`ArrowLog.write_pending`)."""
+        return True
 
     def bind(self, *, reload: Callable[[], None],
              committed: Callable[[list[Event]], None],

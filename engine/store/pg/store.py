@@ -146,6 +146,11 @@ class PGStore:
         return None
 
     @property
+    def log_rows_at_commit(self) -> bool:
+        """False: each log row is inserted when it is made (`PGLog.append_fields`)."""
+        return False
+
+    @property
     def dsn(self) -> str:
         """The connection URL."""
         return self.link.dsn
