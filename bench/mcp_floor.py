@@ -81,12 +81,15 @@ def syncs_ms(folder: Path, n: int) -> dict[str, tuple[float, float]]:
     return out
 
 
-async def floor_world(folder: Path) -> Engine:
-    """An engine on ``folder``/floor.db with card c1 (`MANIFEST`'s ``echo`` tool) and
-    agent a1, joined by arrow e1 (a1 → c1); the caller closes it."""
+async def floor_world(folder: Path, store: str | None = None) -> Engine:
+    """An engine on ``folder``/floor.db (or on the PostgreSQL store at the URL
+    ``store``, its workspace in ``folder``) with card c1 (`MANIFEST`'s ``echo``
+    tool) and agent a1, joined by arrow e1 (a1 → c1); the caller closes it."""
     from engine import Engine, World, file_digests
 
-    engine = Engine.open(folder / "floor.db", world=World(net=None, fs=None))
+    world = World(net=None, fs=None)
+    engine = Engine.open(folder / "floor.db", world=world) if store is None else \
+        Engine.open(store=store, world=world)
     try:
         await engine.create_workspace("w1", str(folder))
         await engine.offer("bench.floor", MANIFEST,

@@ -8,35 +8,19 @@ call is two statements there (its log row, then its row), never a one-statement 
 from __future__ import annotations
 
 import asyncio
-import json
 from pathlib import Path
 
 import psycopg
 
-from bench.mcp_floor import MANIFEST
-from engine import Engine, World, file_digests
+from bench.mcp_floor import floor_world
 from engine.core.errors import StoreFailed
-
-
-async def _world(dsn: str, folder: Path) -> Engine:
-    """Card c1 (an ``echo`` tool) and agent a1, joined by arrow e1 (a1 → c1)."""
-    engine = Engine.open(store=dsn, world=World(net=None, fs=None))
-    await engine.create_workspace("w1", str(folder))
-    await engine.offer("bench.floor", MANIFEST,
-                       file_digests({"manifest.json": json.dumps(MANIFEST)}))
-    await engine.install("bench.floor")
-    await engine.add_node({"id": "c1", "type": "card", "package": "bench.floor"},
-                          workspace="w1")
-    await engine.add_node({"id": "a1", "type": "agent"}, workspace="w1")
-    await engine.add_arrow({"id": "e1", "from": "a1", "to": "c1"})
-    return engine
 
 
 async def test_an_answer_whose_row_fails_leaves_no_log_row(pg_dsn: str,
                                                             tmp_path: Path) -> None:
     """An error text PostgreSQL cannot hold (NUL) fails the answer whole: its log row
     goes with it, the call stays open, and an operation in the same batch succeeds."""
-    engine = await _world(pg_dsn, tmp_path)
+    engine = await floor_world(tmp_path, pg_dsn)
     try:
         call_id = (await engine.tool("a1", "c1", "echo", {"text": "x"})).value["id"]
         note = asyncio.ensure_future(engine.add_node({"id": "n1", "type": "note"},
@@ -60,7 +44,7 @@ async def test_a_refused_tool_call_row_fails_no_other_operation(pg_dsn: str,
                                                                 tmp_path: Path) -> None:
     """The database refusing the tool call's row fails that call only: a node added
     in the same batch is stored, and no log row of the call is left."""
-    engine = await _world(pg_dsn, tmp_path)
+    engine = await floor_world(tmp_path, pg_dsn)
     try:
         with psycopg.connect(pg_dsn, autocommit=True) as other:
             other.execute("create function refuse() returns trigger language plpgsql as"
