@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -362,6 +363,16 @@ def _request(rid: object, params: object, **extra: object) -> str:
                        **extra}) + "\n"
 
 
+async def _initialized(client: ServiceClient, tg: Any) -> tuple[mcp.AgentMCP, _Out]:
+    """An agent on ``client`` whose tools are listed and whose MCP client said
+    ``notifications/initialized``: `_take` answers plain calls from here on."""
+    agent = mcp.AgentMCP(client)
+    await agent._list_tools(None)
+    out = _Out()
+    await agent._take('{"jsonrpc":"2.0","method":"notifications/initialized"}', out, tg)
+    return agent, out
+
+
 async def test_a_plain_tool_call_is_answered_as_the_sdk_answers_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On pipes, `_take` answers a plain ``tools/call`` itself (after the client's
@@ -441,11 +452,8 @@ async def test_a_call_taken_on_the_short_way_is_cancelled_as_the_sdk_cancels(
     monkeypatch.setattr(mcp, "POLL", 3600.0)
     async with Scripted(tmp_path / "s", _open_then_cancelled()) as server:
         client = ServiceClient(str(server.path), "t", "a1")
-        agent = mcp.AgentMCP(client)
-        await agent._list_tools(None)
-        out = _Out()
         async with anyio.create_task_group() as tg:
-            await agent._take('{"jsonrpc":"2.0","method":"notifications/initialized"}', out, tg)
+            agent, out = await _initialized(client, tg)
             assert await agent._take(_request("r1", {"name": "c1__echo", "arguments": {},
                                                       "_meta": {"progressToken": 5}}), out, tg)
             assert await agent._take(json.dumps({
@@ -472,11 +480,8 @@ async def test_the_short_way_takes_cancels_as_the_sdk_reads_them(
     monkeypatch.setattr(mcp, "POLL", 3600.0)
     async with Scripted(tmp_path / "s", _open_then_cancelled()) as server:
         client = ServiceClient(str(server.path), "t", "a1")
-        agent = mcp.AgentMCP(client)
-        await agent._list_tools(None)
-        out = _Out()
         async with anyio.create_task_group() as tg:
-            await agent._take('{"jsonrpc":"2.0","method":"notifications/initialized"}', out, tg)
+            agent, out = await _initialized(client, tg)
             assert await agent._take(_request(1, {"name": "c1__echo", "arguments": {}}), out, tg)
             assert not await agent._take(
                 '{"jsonrpc":"2.0","method":"notifications/cancelled",'
