@@ -278,9 +278,14 @@ class ArrowLog:
             # commit of a lone operation (a tool call, its answer).
             sql, params = pending[0]
             conn.execute(sql, params)
-            self._since_mark += pending
-            self._pending = []
-            return
+        else:
+            self._write_all(conn, pending)
+        self._since_mark += pending
+        self._pending = []
+
+    @staticmethod
+    def _write_all(conn: sqlite3.Connection, pending: list[_Insert]) -> None:
+        """Several rows, all or none: a failure part-way leaves none of them behind."""
         # One statement for each pattern of NULL columns (`_INSERTS`): rows of
         # one kind share it. The rows go in by their own ``seq``, so the order
         # of the statements does not matter.
@@ -305,8 +310,6 @@ class ArrowLog:
                 pass  # the transaction is gone, and the rows with it
             raise
         conn.execute("RELEASE log_rows")
-        self._since_mark += pending
-        self._pending = []
 
     def mark(self) -> tuple[int, tuple[int, str] | None]:
         """Where the rows stand now: for `back_to`, when the operation beginning fails."""
