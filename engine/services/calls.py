@@ -384,5 +384,5 @@ class Calls:
             return self.record.refusal(result.with_(arrow=arrow.id), chain, {arg: data})
         if spec.action == "agents.prompt":
             return self._accept_prompt(result, data, now, arrow=arrow.id, message="ok",
-                                             call="port:prompt")
+                                       call="port:prompt")
         return await self._carry_out(result, {arg: data}, now)
