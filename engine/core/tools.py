@@ -6,6 +6,7 @@ Pure rules; the `Tools` service (`engine.services.tools`) applies them to the st
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -13,7 +14,7 @@ from engine.core.decision import Decision
 from engine.core.manifest import check_json
 from engine.core.text import shown
 
-__all__ = ["TOOL_STATES", "ToolCall", "agent_side", "arg_path", "schema_problem",
+__all__ = ["TOOL_CALL_COLUMNS", "TOOL_STATES", "ToolCall", "agent_side", "arg_path", "schema_problem",
            "tool_args_problem", "tool_chain"]
 
 #: Every state of a tool call: open, then one resolution.
@@ -70,6 +71,18 @@ class ToolCall:
         row["result"] = json.dumps(self.result)
         return row
 
+    def to_values(self, dumps: Callable[[Any], str] = json.dumps) -> tuple[Any, ...]:
+        """`to_row`'s values in the order of `TOOL_CALL_COLUMNS` (what a save binds),
+        without the dict.
+
+        ``dumps`` writes the JSON columns: ``json.dumps`` or a function giving
+        the very same text (the store's, whose encoder is set up once).
+        """
+        return (self.id, self.position, self.workspace, self.agent, self.card, self.package,
+                self.tool, self.arrow, dumps(self.args), dumps(self.chain), self.state,
+                self.t, self.deadline, dumps(self.result), self.code, self.reason,
+                self.message, self.ended)
+
     @classmethod
     def from_row(cls, row: dict[str, Any]) -> ToolCall:
         """Rebuild a tool call from its stored row."""
@@ -82,6 +95,9 @@ class ToolCall:
 
 
 _FIELDS = tuple(f.name for f in fields(ToolCall))
+#: The columns of a stored tool call: its fields, in the order `ToolCall.to_values`
+#: gives them.
+TOOL_CALL_COLUMNS: tuple[str, ...] = _FIELDS
 
 
 def agent_side(decision: Decision, agent: str, tool: Any) -> Decision:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
-from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,7 @@ from engine.core.events import Event
 from engine.core.limits import SteadyClock
 from engine.core.prompts import PROMPT_COLUMNS, Prompt
 from engine.core.state import PackageState, State
-from engine.core.tools import ToolCall
+from engine.core.tools import TOOL_CALL_COLUMNS, ToolCall
 from engine.store.anchor import AnchorFile
 from engine.store.base import Refresh
 from engine.store.canvas import CanvasStore
@@ -79,28 +78,11 @@ _bind_none_plainly()
 
 #: `SQLiteStore.save_prompt`'s statement, its values in the order of `Prompt.to_values`.
 _SAVE_PROMPT = _upsert("prompts", list(PROMPT_COLUMNS))
-
-#: A tool call's row: its columns are `ToolCall`'s fields in order (as `ToolCall.to_row`
-#: names them); `_tool_call_values` gives the values in the same order.
-_TOOL_CALL_COLUMNS = ("id", "position", "workspace", "agent", "card", "package", "tool",
-                      "arrow", "args", "chain", "state", "t", "deadline", "result", "code",
-                      "reason", "message", "ended")
-# The row is bound from the fields by position: fail at import if they ever differ
-# (an assert would vanish under ``python -O``).
-if _TOOL_CALL_COLUMNS != tuple(f.name for f in fields(ToolCall)):
-    raise ImportError("engine.store.sqlite._TOOL_CALL_COLUMNS does not match ToolCall's fields")
-_SAVE_TOOL_CALL = _upsert("tool_calls", list(_TOOL_CALL_COLUMNS))
+#: `SQLiteStore.save_tool_call`'s statement, its values in the order of `ToolCall.to_values`.
+_SAVE_TOOL_CALL = _upsert("tool_calls", list(TOOL_CALL_COLUMNS))
 #: What a tool call's resolution changes in its row (`SQLiteStore.save_tool_call`).
 _RESOLVE_TOOL_CALL = ("update tool_calls set state = ?, result = ?, code = ?, reason = ?,"
                       " message = ?, ended = ? where id = ?")
-
-
-def _tool_call_values(tc: ToolCall) -> tuple[Any, ...]:
-    """`ToolCall.to_row`'s values, in order, without the dict (two rows a round trip):
-    the JSON columns by the store's encoder set up once (``json.dumps``'s very text)."""
-    return (tc.id, tc.position, tc.workspace, tc.agent, tc.card, tc.package, tc.tool, tc.arrow,
-            dumps(tc.args), dumps(tc.chain), tc.state, tc.t, tc.deadline, dumps(tc.result),
-            tc.code, tc.reason, tc.message, tc.ended)
 
 
 class SQLiteStore:
@@ -361,7 +343,7 @@ class SQLiteStore:
                 tc.state, dumps(tc.result), tc.code, tc.reason, tc.message, tc.ended, tc.id))
             if done.rowcount == 1:
                 return
-        self.db.conn.execute(_SAVE_TOOL_CALL, _tool_call_values(tc))
+        self.db.conn.execute(_SAVE_TOOL_CALL, tc.to_values(dumps))
 
     def tool_call(self, call_id: str) -> ToolCall | None:
         """A tool call by id, open or resolved, or None."""
