@@ -614,9 +614,9 @@ _DECISION_BYTES_MAX = 4096
 #: instructions a call instead of 8.1 k (callgrind, in process, measured while every read
 #: of a Decision still went through a ``__getattr__`` hook, which round 7's lazy
 #: ``message`` descriptor removed: the fields are cheaper to read now). A Decision is
-#: frozen and the fields its JSON is made of are immutable values (a ``value`` that is not one of `_SIMPLE` is never kept), so its bytes
-#: cannot change. Each entry holds its Decision, so no other object takes its id while it
-#: is kept. Bounded: emptied when full.
+#: frozen and the fields its JSON is made of are immutable values (a ``value`` that is
+#: not one of `_SIMPLE` is never kept), so its bytes cannot change. Each entry holds its
+#: Decision, so no other object takes its id while it is kept. Bounded: emptied when full.
 _BY_DECISION: dict[int, tuple[Decision, bytes]] = {}
 _BY_DECISION_MAX = 256
 
