@@ -121,16 +121,3 @@ def test_a_schema_gets_one_validator_and_a_new_schema_its_own() -> None:
     assert tool_args_problem(stricter, {"q": "x", "n": 1}, 1000) is not None
     assert tool_args_problem(schema, {"q": "x", "n": 1}, 1000) is None
 
-
-def test_tool_call_values_are_its_row() -> None:
-    """`ToolCall.to_values` binds what `to_row` holds, in `TOOL_CALL_COLUMNS` order
-    (every field its own value here, so two swapped would show)."""
-    from engine.core.tools import TOOL_CALL_COLUMNS, ToolCall
-    from engine.store import encoding
-
-    tc = ToolCall("tc1", 1, "w1", "a1", "c1", "pkg", "echo", "e1", {"text": "h\u00e9"},
-                  ["a1", "c1"], "failed", 1.5, 2.5, {"n": 1}, "TOOL_ERROR", "why", "m", 3.5)
-    row = tc.to_row()
-    assert tuple(row) == TOOL_CALL_COLUMNS and tuple(row.values()) == tc.to_values()
-    # The store's encoder (what `SQLiteStore.save_tool_call` passes) binds the same text.
-    assert tc.to_values(encoding.dumps) == tc.to_values()
