@@ -190,10 +190,14 @@ class BodyLimit:
     def __init__(self, app: ASGIApp, limit: int) -> None:
         self.app, self.limit = app, limit
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        # Not a coroutine of its own: a request whose body needs no counting
+        # (a declared length within the limit, or no body at all) is handed on
+        # as the inner app's awaitable, one coroutine layer fewer a request.
+        # (A server must therefore be told this is ASGI 3: `engine.service.serve`.)
         if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
+            return self.app(scope, receive, send)
+        chunked = False
         for name, value in scope.get("headers", ()):
             if name == b"content-length":
                 try:
@@ -201,12 +205,20 @@ class BodyLimit:
                 except ValueError:
                     length = -1
                 if length < 0 or length > self.limit:
-                    await self._refuse(scope, receive, send, length)
-                    return
+                    return self._refuse(scope, receive, send, length)
                 # The server reads exactly Content-Length bytes of body (and
                 # refuses one that also says chunked), so nothing to count.
-                await self.app(scope, receive, send)
-                return
+                return self.app(scope, receive, send)
+            if name == b"transfer-encoding":
+                chunked = True
+        if not chunked:
+            # Neither a length nor a transfer coding: a request without a body
+            # (RFC 9112 §6.3), which the server reads as such.
+            return self.app(scope, receive, send)
+        return self._counted(scope, receive, send)
+
+    async def _counted(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The app, with a body sent without a declared length counted as it arrives."""
         seen = 0
         refused = False
 

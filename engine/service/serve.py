@@ -603,6 +603,10 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
     expected.before_commit = outbox.release
     config = uvicorn.Config(app, http=_protocol(sock.family == socket.AF_UNIX, expected, outbox),
                             lifespan="off", log_level="warning", access_log=False,
+                            # Said, not guessed: the body limit in front hands most
+                            # requests on without a coroutine of its own, which
+                            # uvicorn's guess would take for ASGI 2 (`BodyLimit`).
+                            interface="asgi3",
                             # No proxy in front of a local service: X-Forwarded-*
                             # headers are a client's words, never its address.
                             proxy_headers=False,

@@ -159,3 +159,71 @@ def test_engine_refusals_are_problems_and_change_nothing(canvas) -> None:
     # a refused consent attempt is history; nothing else moved
     assert {k: v for k, v in after.items() if k != "consent"} == \
         {k: v for k, v in before.items() if k != "consent"}
+
+
+def test_the_body_limit_hands_on_what_it_need_not_count() -> None:
+    """A request with a declared length within the limit, or with no body at all (neither
+    a length nor a transfer coding, RFC 9112 §6.3), goes to the app as the app's own
+    awaitable, with the server's own ``receive``: no coroutine of the limit's own. A
+    body sent chunked is counted as it arrives, and one past the limit refused."""
+    import asyncio
+
+    from engine.service.problems import BodyLimit
+
+    seen: list[object] = []
+
+    class Inner:
+        """Stands for the app: what it was given, and an awaitable of its own."""
+
+        def __call__(self, scope, receive, send):
+            seen.append(receive)
+            return self.run(receive, send)
+
+        async def run(self, receive, send):
+            while (await receive()).get("more_body"):
+                pass
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": b"ok"})
+
+    limit = BodyLimit(Inner(), limit=10)
+
+    def scope(*headers: tuple[bytes, bytes]) -> dict[str, object]:
+        return {"type": "http", "method": "POST", "path": "/v1/calls", "headers": list(headers)}
+
+    async def run(s: dict[str, object], chunks: list[bytes]) -> tuple[object, list[dict]]:
+        sent: list[dict] = []
+        left = list(chunks)
+
+        async def receive() -> dict:
+            body = left.pop(0) if left else b""
+            return {"type": "http.request", "body": body, "more_body": bool(left)}
+
+        async def send(message: dict) -> None:
+            sent.append(message)
+
+        seen.clear()
+        awaitable = limit(s, receive, send)
+        handed_on = seen[0] if seen else None
+        await awaitable
+        assert sent[0]["status"] in (200, 413)
+        # Handed on: the app's own coroutine, given the server's own receive.
+        own = getattr(awaitable, "cr_code", None) is Inner.run.__code__
+        return own and handed_on is receive, sent
+
+    async def main() -> None:
+        # Handed on as they are: the inner app's coroutine itself, the server's receive.
+        for s, body in ((scope((b"content-length", b"4")), [b"1234"]), (scope(), []),
+                        (scope((b"host", b"a")), [])):
+            direct, sent = await run(s, body)
+            assert direct and sent[0]["status"] == 200
+        # Counted: a chunked body within the limit passes, one past it is refused.
+        chunked = scope((b"transfer-encoding", b"chunked"))
+        direct, sent = await run(chunked, [b"12345", b"678"])
+        assert not direct and sent[0]["status"] == 200
+        direct, sent = await run(chunked, [b"123456", b"789012"])
+        assert not direct and sent[0]["status"] == 413
+        # A declared length past the limit is refused at once.
+        direct, sent = await run(scope((b"content-length", b"11")), [b"x" * 11])
+        assert not direct and sent[0]["status"] == 413
+
+    asyncio.run(main())
