@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import socket
@@ -537,3 +538,35 @@ def test_tool_call_answers_and_events_read_back_as_json_writes_them() -> None:
             event = {"id": "tc1", "args": result}
             assert data_of(sse_frame(7, kind, event)) == {"type": kind, "data": json.loads(
                 json.dumps(event))}
+
+
+def test_a_request_schedules_one_callback_its_task_s_first_step(unix_server,
+                                                                 monkeypatch) -> None:
+    """A request's task leaves the server's set of tasks itself as it ends: the loop is
+    handed one callback a request (the task's first step), not a second for a done
+    callback to run at the next turn."""
+    scheduled = 0
+    call_soon = asyncio.BaseEventLoop.call_soon
+
+    def counting(self: Any, *args: Any, **kwargs: Any) -> Any:
+        nonlocal scheduled
+        if threading.current_thread().name == "arrowgate-serve":
+            scheduled += 1
+        return call_soon(self, *args, **kwargs)
+
+    health = b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(30)
+        sock.connect(unix_server.address)
+        with sock.makefile("rb") as stream:
+            for _ in range(20):  # warm
+                sock.sendall(health)
+                assert _read_answer(stream)[0] == 200
+            monkeypatch.setattr(asyncio.BaseEventLoop, "call_soon", counting)
+            n = 200
+            for _ in range(n):
+                sock.sendall(health)
+                assert _read_answer(stream)[0] == 200
+            monkeypatch.undo()
+    # One a request, and a few for the server's own ticks meanwhile (two a request before).
+    assert n <= scheduled < 1.5 * n, scheduled
