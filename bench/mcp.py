@@ -15,7 +15,8 @@ MCP on stdio by the SDK's own client, sequentially:
 
 The overhead arrowgate adds is the difference of the medians (and of the
 99th percentiles). Calls are measured in alternating rounds, so the machine's
-mood weighs on both alike. Target: at most 2 ms median.
+mood weighs on both alike (with ``--against``, the two trees also swap places
+from round to round). Target: at most 2 ms median.
 
 Each arrowgate call is also cut into its hops by timestamps (one monotonic
 clock for all processes): ``to_card`` (the agent sends → the card has the
@@ -403,8 +404,10 @@ async def run(tmp: Path, smoke: bool, against: Path | None = None,
             paths.append(other)
         for path in paths:
             await path.calls(10, measure=False)  # warm-up
-        for _ in range(rounds):
-            for path in paths:
+        for r in range(rounds):
+            # The two trees take turns in the slot after the plain server: that
+            # slot was seen to be favoured by up to ~0.5 ms (BENCHMARKS.md, round 6).
+            for path in paths if r % 2 == 0 else [paths[0], *reversed(paths[1:])]:
                 await path.calls(per_round)
 
     def ms(values: list[float], q: float | None = None) -> float:
