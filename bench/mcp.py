@@ -10,12 +10,13 @@ MCP on stdio by the SDK's own client, sequentially:
   of its own, Unix socket, every tool call and answer durable in the arrow log)
   → the card, which gets the ``tool.call`` event on its SSE stream and answers
   with ``POST /v1/tool-calls/{id}/result`` → back to the agent. The card is a
-  canvas app's code, so it is written lean here: httpcore's connection pool,
-  not httpx (see `_card`).
+  canvas app's code, so it is written lean here: httpcore, not httpx, its
+  answers on a kept connection as `arrowgate mcp`'s own requests (see `_card`).
 
 The overhead arrowgate adds is the difference of the medians (and of the
 99th percentiles). Calls are measured in alternating rounds, so the machine's
-mood weighs on both alike. Target: at most 2 ms median.
+mood weighs on both alike (with ``--against``, the two trees also swap places
+from round to round). Target: at most 2 ms median.
 
 Each arrowgate call is also cut into its hops by timestamps (one monotonic
 clock for all processes): ``to_card`` (the agent sends → the card has the
@@ -64,6 +65,7 @@ import httpx
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from engine.app.kept import KeptConnections
 from engine.app.onewrite import OneWriteBackend
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -167,37 +169,44 @@ async def _card(address: str, token: str, ready: asyncio.Event,
     """The card: answer every tool call with its arguments, as soon as it arrives.
 
     A card is the canvas app's own code, in any language; this one is a lean
-    client, httpcore's connection pool sending each request in one write (as
-    `arrowgate mcp`'s own client):
-    httpx's request and response models would cost the card about 1 ms of CPU
-    an answer, on the round trip's critical path (BENCHMARKS.md, issue 17).
+    client, httpcore sending each request in one write, its answers on a kept
+    connection (`engine.app.kept`, as `arrowgate mcp`'s own client): httpx's
+    request and response models would cost the card about 1 ms of CPU an
+    answer, on the round trip's critical path (BENCHMARKS.md, issue 17), and
+    httpcore's pool about 0.1 ms (round 8).
     """
     base = "http://arrowgate"
     auth = (b"Authorization", f"Bearer {token}".encode())
     post_headers = [auth, (b"Content-Type", b"application/json")]
-    async with httpcore.AsyncConnectionPool(uds=address,
-                                            network_backend=OneWriteBackend()) as pool, \
-            pool.stream("GET", base + "/v1/events", headers=[auth]) as r:
-        assert r.status == 200, r.status
-        ready.set()
-        pending = b""
-        async for chunk in r.aiter_stream():
-            # SSE: one "data: {...}" line per event (the service writes one).
-            *lines, pending = (pending + chunk).split(b"\n")
-            for line in lines:
-                if not line.startswith(b"data: "):
-                    continue
-                event = json.loads(line[6:])
-                if event["type"] != "tool.call":
-                    continue
-                call = event["data"]
-                stamp = stamps[str(call["args"].get("text"))] = {"event": time.perf_counter()}
-                body = json.dumps({"result": call["args"]}).encode()
-                stamp["posted"] = time.perf_counter()
-                answer = await pool.request("POST", f"{base}/v1/tool-calls/{call['id']}/result",
-                                            headers=post_headers, content=body)
-                assert answer.status == 200, answer.content
-                stamp["answered"] = time.perf_counter()
+    answers = KeptConnections(httpcore.Origin(b"http", b"arrowgate", 80), OneWriteBackend(),
+                              uds=address, keepalive=60.0)
+    try:
+        async with httpcore.AsyncConnectionPool(uds=address,
+                                                network_backend=OneWriteBackend()) as pool, \
+                pool.stream("GET", base + "/v1/events", headers=[auth]) as r:
+            assert r.status == 200, r.status
+            ready.set()
+            pending = b""
+            async for chunk in r.aiter_stream():
+                # SSE: one "data: {...}" line per event (the service writes one).
+                *lines, pending = (pending + chunk).split(b"\n")
+                for line in lines:
+                    if not line.startswith(b"data: "):
+                        continue
+                    event = json.loads(line[6:])
+                    if event["type"] != "tool.call":
+                        continue
+                    call = event["data"]
+                    stamp = stamps[str(call["args"].get("text"))] = {"event": time.perf_counter()}
+                    body = json.dumps({"result": call["args"]}).encode()
+                    stamp["posted"] = time.perf_counter()
+                    status, answer = await answers.request(
+                        b"POST", f"/v1/tool-calls/{call['id']}/result".encode(), post_headers, body,
+                        60.0, 1 << 20)
+                    assert status == 200, answer
+                    stamp["answered"] = time.perf_counter()
+    finally:
+        await answers.aclose()
 
 
 def _build(sock: Path, token: str, tmp: Path) -> tuple[str, Path]:
@@ -395,8 +404,10 @@ async def run(tmp: Path, smoke: bool, against: Path | None = None,
             paths.append(other)
         for path in paths:
             await path.calls(10, measure=False)  # warm-up
-        for _ in range(rounds):
-            for path in paths:
+        for r in range(rounds):
+            # The two trees take turns in the slot after the plain server: that
+            # slot was seen to be favoured by up to ~0.5 ms (BENCHMARKS.md, round 6).
+            for path in paths if r % 2 == 0 else [paths[0], *reversed(paths[1:])]:
                 await path.calls(per_round)
 
     def ms(values: list[float], q: float | None = None) -> float:

@@ -94,19 +94,28 @@ class _Reply:
 
     def json(self) -> Any:
         """The body as JSON (ValueError when it is not)."""
-        return json.loads(self.body)
+        import orjson
+
+        try:
+            # orjson reads what json reads alike; what it refuses (NaN, an integer past
+            # 64 bits, a lone surrogate, not UTF-8) json reads, or refuses, as before.
+            return orjson.loads(self.body)
+        except orjson.JSONDecodeError:
+            return json.loads(self.body)
 
 
 class ServiceClient:
     """The service as agent ``agent`` sees it, over a Unix socket or loopback TCP.
 
-    Built on httpcore's connection pool (httpx's own transport) rather than
-    on httpx: each tool call makes two requests on the agent's critical path,
-    and httpx's request and response models cost about 1 ms of CPU a request
-    on this machine (BENCHMARKS.md, issue 17), several times the pool's. The
-    pool keeps connections alive and never reuses one the service closed
-    (it looks before sending), so a POST is never sent twice. Each request
-    leaves in one write (`engine.app.onewrite`), waking the service once.
+    Built on httpcore's HTTP/1.1 connections rather than on httpx: a tool
+    call's request is on the agent's critical path, and httpx's request and
+    response models cost about 1 ms of CPU a request on this machine
+    (BENCHMARKS.md, issue 17), several times httpcore's; the connections are
+    kept by `engine.app.kept.KeptConnections` rather than httpcore's pool,
+    whose bookkeeping cost more than the request itself (round 8). They are
+    kept alive and one the service closed is never reused (httpcore's check
+    before each reuse), so a POST is never sent twice. Each request leaves in
+    one write (`engine.app.onewrite`), waking the service once.
     """
 
     def __init__(self, address: str, token: str, agent: str) -> None:
@@ -128,11 +137,20 @@ class ServiceClient:
             unix, self._base = address, "http://arrowgate"
         self._headers = [(b"Authorization", f"Bearer {token}".encode("ascii")),
                          (b"Accept", b"application/json")]
+        from engine.app.kept import KeptConnections
         from engine.app.onewrite import OneWriteBackend
 
-        self._pool = httpcore.AsyncConnectionPool(
-            uds=unix, retries=0, keepalive_expiry=IDLE_REUSE, http1=True, http2=False,
-            network_backend=OneWriteBackend())
+        if unix is None:
+            url = urlsplit(self._base)
+            scheme = url.scheme.encode("ascii")
+            origin = httpcore.Origin(scheme, url.hostname.encode("idna"),  # type: ignore[union-attr]
+                                     url.port or (443 if scheme == b"https" else 80))
+            #: A path the address ends with, before each request's own.
+            self._prefix = url.path
+        else:
+            origin, self._prefix = httpcore.Origin(b"http", b"arrowgate", 80), ""
+        self._connections = KeptConnections(origin, OneWriteBackend(), uds=unix,
+                                            keepalive=IDLE_REUSE)
         self._closed = False
 
     # ------------------------------------------------------------ requests
@@ -146,27 +164,21 @@ class ServiceClient:
         """
         import httpcore
 
+        from engine.app.kept import BodyTooLarge
+
         if self._closed:
             raise ServiceError("the client is closed")
-        headers = list(self._headers)
+        headers = self._headers
         data = b""
         if body is not None:
-            data = json.dumps(body, separators=(",", ":")).encode()
-            headers.append((b"Content-Type", b"application/json"))
-        timeout = {"connect": REQUEST_TIMEOUT, "read": REQUEST_TIMEOUT,
-                   "write": REQUEST_TIMEOUT, "pool": REQUEST_TIMEOUT}
+            data = _dumps(body)
+            headers = [*headers, (b"Content-Type", b"application/json")]
         try:
-            async with self._pool.stream(method.encode("ascii"), self._base + path,
-                                         headers=headers, content=data,
-                                         extensions={"timeout": timeout}) as response:
-                chunks: list[bytes] = []
-                size = 0
-                async for chunk in response.aiter_stream():
-                    size += len(chunk)
-                    if size > MAX_BODY:
-                        raise ServiceError("the service's response is too large")
-                    chunks.append(chunk)
-                return _Reply(response.status, b"".join(chunks))
+            status, content = await self._connections.request(
+                method.encode("ascii"), (self._prefix + path).encode("ascii"), headers, data,
+                REQUEST_TIMEOUT, MAX_BODY)
+        except BodyTooLarge:
+            raise ServiceError("the service's response is too large") from None
         except httpcore.TimeoutException:
             raise ServiceError(f"the service did not answer {method} {path} within "
                                f"{REQUEST_TIMEOUT:g} s") from None
@@ -177,6 +189,7 @@ class ServiceClient:
                 httpcore.UnsupportedProtocol) as exc:
             raise ServiceError(f"the service closed the connection or answered badly: "
                                f"{exc or type(exc).__name__}") from exc
+        return _Reply(status, content)
 
     async def tools(self) -> list[dict[str, Any]]:
         """The tools the agent may call now."""
@@ -211,7 +224,16 @@ class ServiceClient:
     async def aclose(self) -> None:
         """Close every connection."""
         self._closed = True
-        await self._pool.aclose()
+        await self._connections.aclose()
+
+
+#: A request's JSON body, as ``json.dumps(body, separators=(",", ":"))`` writes it
+#: (one encoder, not one made for every request).
+_ENCODER = json.JSONEncoder(separators=(",", ":"))
+
+
+def _dumps(body: Any) -> bytes:
+    return _ENCODER.encode(body).encode()
 
 
 def _seg(value: str) -> str:

@@ -1,4 +1,5 @@
-"""The client `arrowgate mcp` talks to the service with (issue 17; httpcore's pool).
+"""The client `arrowgate mcp` talks to the service with (issue 17; httpcore's connections,
+kept by `engine.app.kept`).
 
 Against a scripted server on a Unix socket: it keeps connections alive, reads
 Content-Length and chunked bodies, never sends a request on a connection the

@@ -1,0 +1,137 @@
+"""Kept HTTP/1.1 connections (`engine.app.kept`, issue 17): `arrowgate mcp`'s own keeping
+of httpcore's connections in place of httpcore's pool.
+
+Against a small server on a Unix socket that answers each request when the test lets
+it: requests in flight at once each have their own connection and at most ``limit``
+are in flight; an idle connection is reused; a response not read to its end (too
+long, or its request cancelled) closes its connection, which is never reused; and
+closing closes every connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import httpcore
+import pytest
+
+from engine.app.kept import BodyTooLarge, KeptConnections
+from engine.app.onewrite import OneWriteBackend
+
+
+class Server:
+    """Answers ``{"n": k}`` to the k-th request, once `release` lets it (or at once)."""
+
+    def __init__(self, path: Path, *, hold: bool = False, size: int = 0) -> None:
+        self.path, self.size = path, size
+        self.go = asyncio.Event()
+        if not hold:
+            self.go.set()
+        self.requests: list[bytes] = []
+        self.connections = 0
+        self.ended = 0  #: connections the client closed
+        self.server: asyncio.AbstractServer | None = None
+
+    async def __aenter__(self) -> Server:
+        self.server = await asyncio.start_unix_server(self._serve, str(self.path))
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.server is not None
+        self.server.close()
+        await self.server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                self.requests.append(head)
+                n = len(self.requests)
+                await self.go.wait()
+                data = json.dumps({"n": n, "pad": "x" * self.size}).encode()
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%b"
+                             % (len(data), data))
+                await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError):
+            self.ended += 1
+        finally:
+            writer.close()
+
+
+def _kept(server: Server, limit: int = 10) -> KeptConnections:
+    return KeptConnections(httpcore.Origin(b"http", b"arrowgate", 80), OneWriteBackend(),
+                           uds=str(server.path), keepalive=30.0, limit=limit)
+
+
+async def _get(kept: KeptConnections, max_body: int = 1 << 20) -> dict[str, object]:
+    status, body = await kept.request(b"GET", b"/x", [], b"", 5.0, max_body)
+    assert status == 200
+    return dict(json.loads(body))
+
+
+async def _until(check: object, what: str) -> None:
+    for _ in range(500):
+        if check():  # type: ignore[operator]
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(what)
+
+
+async def test_requests_at_once_have_their_own_connections_then_reuse_them(
+        tmp_path: Path) -> None:
+    async with Server(tmp_path / "s", hold=True) as server:
+        kept = _kept(server)
+        first = [asyncio.ensure_future(_get(kept)) for _ in range(3)]
+        await _until(lambda: len(server.requests) == 3, "three requests in flight")
+        server.go.set()
+        assert sorted(int(str(r["n"])) for r in await asyncio.gather(*first)) == [1, 2, 3]
+        for n in (4, 5, 6):
+            assert (await _get(kept))["n"] == n
+        await kept.aclose()
+        await _until(lambda: server.ended == 3, "every connection closed")
+    assert server.connections == 3  # the later requests went on kept connections
+    assert server.requests[0].startswith(b"GET /x HTTP/1.1\r\nHost: arrowgate\r\n")
+
+
+async def test_at_most_limit_requests_are_in_flight(tmp_path: Path) -> None:
+    async with Server(tmp_path / "s", hold=True) as server:
+        kept = _kept(server, limit=2)
+        calls = [asyncio.ensure_future(_get(kept)) for _ in range(3)]
+        await _until(lambda: len(server.requests) == 2, "two requests in flight")
+        await asyncio.sleep(0.05)
+        assert len(server.requests) == 2 and server.connections == 2  # the third waits
+        server.go.set()
+        await asyncio.gather(*calls)
+        await kept.aclose()
+    assert server.connections == 2 and len(server.requests) == 3
+
+
+async def test_a_response_not_read_to_its_end_closes_its_connection(tmp_path: Path) -> None:
+    async with Server(tmp_path / "s", size=1000) as server:
+        kept = _kept(server)
+        with pytest.raises(BodyTooLarge):
+            await _get(kept, max_body=100)
+        assert (await _get(kept))["n"] == 2
+        await _until(lambda: server.ended == 1, "the first connection closed")
+        assert server.connections == 2
+        await kept.aclose()
+
+
+async def test_a_cancelled_request_closes_its_connection(tmp_path: Path) -> None:
+    async with Server(tmp_path / "s", hold=True) as server:
+        kept = _kept(server)
+        call = asyncio.ensure_future(_get(kept))
+        await _until(lambda: len(server.requests) == 1, "the request sent")
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        server.go.set()
+        # Its answer, coming later on that connection, is never read as another's.
+        assert (await _get(kept))["n"] == 2
+        assert server.connections == 2
+        await kept.aclose()
+        with pytest.raises(RuntimeError):
+            await _get(kept)
