@@ -593,20 +593,21 @@ def _limit_fields(passed: Passed) -> dict[str, Any]:
 _CACHEABLE = frozenset(CALLS) - {"net.fetch", "canvas.spawn"}
 
 
-def _shape(spec: CallSpec) -> tuple[bool, str | None, type[str]] | None:
-    """(takes no target, its one required argument, that argument's type), for the fast path.
+def _shape(spec: CallSpec) -> tuple[bool, str | None, CallSpec] | None:
+    """(takes no target, its one required text argument or None, the call's spec), for the fast path.
 
     Only calls whose arguments are nothing, or exactly one required
     text argument, have a shape; the others always take the full path.
+    The spec rides along so that a decision looks the call up once.
     """
     if len(spec.args) > 1:
         return None
     if not spec.args:
-        return spec.reach == "none", None, str  # no argument: the type is unused
+        return spec.reach == "none", None, spec
     (name, (kind, required)), = spec.args.items()
     if not required or kind is not str:
         return None  # only text is checked inline (its bounds: see decide)
-    return spec.reach == "none", name, kind
+    return spec.reach == "none", name, spec
 
 
 #: The fast path's view of each cacheable call (most calls a card makes).
@@ -650,7 +651,7 @@ def decide(
         # The common case, checked inline: the arguments fit exactly and the
         # target is there when the call needs one. Anything else takes the
         # general path below, which decides (and words the error) the same.
-        no_target, arg, kind = shape
+        no_target, arg, spec = shape
         canvas = state.canvas
         # The cache's key, compared as two ints (see State.cache_consent).
         if state.cache_consent != state.consent_rev or state.cache_canvas != canvas.revision:
@@ -672,9 +673,9 @@ def decide(
         # workspace's max_payload fits the card's own too. Other text takes
         # the general path, which measures it against the card's workspace.
         fits = (not args) if arg is None else (
-            args is not None and len(args) == 1 and type(text := args.get(arg)) is kind
+            args is not None and len(args) == 1 and type(text := args.get(arg)) is str
             and text.isascii() and len(text) <= state.payload_floor)
-        if fits and (target_id is None) == no_target:
+        if fits and (target_id is None) is no_target:  # two bools: `is`, not `==`
             key = (card_id, call, target_id)
             if fresh:
                 static = None  # a cache just started holds nothing: no lookup
@@ -695,7 +696,7 @@ def decide(
                 # A miss (as after every consent change): checks 1–9 once,
                 # without check 3's argument tests, which passed just above.
                 static = cache[key] = _plain_checks(state, canvas, card_id, call, target_id,
-                                                    CALLS[call])
+                                                    spec)
                 if isinstance(static, Decision):
                     return static
             elif static.data_rev != canvas.data_revision:
