@@ -10,6 +10,7 @@ from __future__ import annotations
 import binascii
 import math
 from base64 import b64decode
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -488,7 +489,11 @@ def _plain_checks(state: State, canvas: Canvas, card_id: str, call: str, target_
     also = _ALSO_IMPLIED_BY[call]
     manifest = package.manifest
     assert manifest is not None  # installed
-    declared = manifest.permissions
+    # Its declared names as `PackageState.set_manifest` kept them, when it
+    # set this very manifest: a read of the manifest's own goes through
+    # pydantic's slow attribute hook.
+    declared: Collection[str] = (package.declared if package.declared_by is manifest
+                                 else manifest.permissions)
     if permission not in declared and (not also or also.isdisjoint(declared)):
         return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
                        "not-declared", None, _NOT_DECLARED)

@@ -584,3 +584,41 @@ def test_the_payload_floor_follows_workspaces_added_replaced_or_swapped() -> Non
     state.workspaces = {"w1": Workspace("w1", "/w1", WorkspaceSettings(max_payload=1000))}
     state.bump()
     assert code() is None and state.payload_floor == 1000
+
+
+def test_checks_4_and_5_read_the_manifest_set_however_it_was_set() -> None:
+    """The declared names `PackageState.set_manifest` keeps, and a manifest set directly.
+
+    The fast path reads `PackageState.declared` only while it came from the
+    package's very manifest: a manifest put in place without `set_manifest`
+    is read itself, so a permission it drops is refused at once.
+    """
+    from engine.core.manifest import parse_manifest
+
+    state = _world()
+    pkg = state.packages["acme.p"]
+    assert pkg.declared == frozenset(PERMS) and pkg.declared_by is pkg.manifest
+    prompt = ("c1", "agents.prompt", "a1", {"text": "hi"})
+
+    def reason() -> str | None:
+        fast = decide(state, *prompt, now=NOW)
+        full = _decide_full(state, *prompt, now=NOW, chain=None, port_arrow=None,
+                            count_limits=True)
+        assert _view(fast) == _view(full)
+        return fast.reason if isinstance(fast, Decision) else None
+
+    assert reason() is None
+    narrower = manifest("acme.p", {"terminals.write": {}, "agents.read": {}})
+    pkg.set_manifest(parse_manifest(narrower))
+    state.bump()
+    assert pkg.declared == {"terminals.write", "agents.read"}
+    assert reason() == "not-declared"
+    # Set directly: `declared` still holds the narrower names, the manifest
+    # declares agents.prompt again; then directly to the narrower one.
+    pkg.manifest = parse_manifest(manifest("acme.p", PERMS))
+    state.bump()
+    assert reason() is None
+    pkg.set_manifest(parse_manifest(manifest("acme.p", PERMS)))
+    pkg.manifest = parse_manifest(narrower)
+    state.bump()
+    assert reason() == "not-declared"
