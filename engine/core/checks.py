@@ -651,69 +651,74 @@ def decide(
     change of grants, packages, settings or the canvas moves on; a revoke or
     a removed arrow is therefore never missed. Checks 10–11 always run.
     """
-    shape = _SHAPES.get(call) if chain is None and port_arrow is None else None
-    if shape is not None:
-        # The common case, checked inline: the arguments fit exactly and the
-        # target is there when the call needs one. Anything else takes the
-        # general path below, which decides (and words the error) the same.
-        no_target, arg, spec = shape
-        canvas = state.canvas
-        # The cache's key, compared as two ints (see State.cache_consent).
-        if state.cache_consent != state.consent_rev or state.cache_canvas != canvas.revision:
-            if state.workspaces != state.floor_of:
-                cache = state.restart_cache()  # also the bounds below
-            else:
-                # `State.restart_cache` when the workspaces, and so the bounds
-                # below, are as they were (a grant, a revoke, an install, a
-                # new arrow): written out, as this is the first step of every
-                # decision after a consent change, and a call cost a tenth of it.
-                cache = state.cache = {}
-                state.cache_consent = state.consent_rev
-                state.cache_canvas = canvas.revision
-            fresh = True
-        else:
-            cache = state.cache
-            fresh = False
-        # Its one argument is text (SPEC §8 "Bounds"): ASCII within every
-        # workspace's max_payload fits the card's own too. Other text takes
-        # the general path, which measures it against the card's workspace.
-        fits = (not args) if arg is None else (
-            args is not None and len(args) == 1 and type(text := args.get(arg)) is str
-            and text.isascii() and len(text) <= state.payload_floor)
-        if fits and (target_id is None) is no_target:  # two bools: `is`, not `==`
-            key = (card_id, call, target_id)
-            if fresh:
-                static = None  # a cache just started holds nothing: no lookup
-            else:
-                static = cache.get(key)
-                if type(static) is Decision:  # a remembered refusal: most calls end here
-                    return static
-            if static is None:
-                if target_id is not None and not (
-                        type(target_id) is str and target_id.isascii()
-                        and len(target_id) <= state.target_bound):
-                    # A target the cache does not keep, or whose text check 3
-                    # must measure: the general path.
-                    return _decide_general(state, card_id, call, target_id, args, now=now,
-                                           count_limits=count_limits)
-                if not fresh and len(cache) >= CACHE_LIMIT:
-                    cache = state.restart_cache()
-                # A miss (as after every consent change): checks 1–9 once,
-                # without check 3's argument tests, which passed just above.
-                static = cache[key] = _plain_checks(state, canvas, card_id, call, target_id,
-                                                    spec)
-                if isinstance(static, Decision):
-                    return static
-            elif static.data_rev != canvas.data_revision:
-                static = _remember(state, key, static, args, now)
-                if isinstance(static, Decision):
-                    return static
-            return static if not count_limits else _limits(state, static, now)
     if chain is not None or port_arrow is not None:
         return _decide_full(state, card_id, call, target_id, args, now=now, chain=chain,
                             port_arrow=port_arrow, count_limits=count_limits)
-    return _decide_general(state, card_id, call, target_id, args, now=now,
-                           count_limits=count_limits)
+    shape = _SHAPES.get(call)
+    if shape is None:
+        return _decide_general(state, card_id, call, target_id, args, now=now,
+                               count_limits=count_limits)
+    # The common case, checked inline: the arguments fit exactly and the
+    # target is there when the call needs one. Anything else takes the
+    # general path, which decides (and words the error) the same.
+    no_target, arg, spec = shape
+    canvas = state.canvas
+    # The cache's key, compared as two ints (see State.cache_consent).
+    if state.cache_consent != state.consent_rev or state.cache_canvas != canvas.revision:
+        if state.workspaces != state.floor_of:
+            cache = state.restart_cache()  # also the bounds below
+        else:
+            # `State.restart_cache` when the workspaces, and so the bounds
+            # below, are as they were (a grant, a revoke, an install, a
+            # new arrow): written out, as this is the first step of every
+            # decision after a consent change, and a call cost a tenth of it.
+            cache = state.cache = {}
+            state.cache_consent = state.consent_rev
+            state.cache_canvas = canvas.revision
+        fresh = True
+    else:
+        cache = state.cache
+        fresh = False
+    # Its one argument is text (SPEC §8 "Bounds"): ASCII within every
+    # workspace's max_payload fits the card's own too. Other text takes
+    # the general path, which measures it against the card's workspace.
+    # (The general path's calls come first, as early returns: every jump
+    # here is then short, and a comparison followed by a short jump is one
+    # the interpreter specialises; before a long one, or kept as a value,
+    # it is the generic rich comparison.)
+    if not (((not args) if arg is None else (
+            args is not None and len(args) == 1 and type(text := args.get(arg)) is str
+            and text.isascii() and len(text) <= state.payload_floor))
+            and (target_id is None) is no_target):  # two bools: `is`, not `==`
+        return _decide_general(state, card_id, call, target_id, args, now=now,
+                               count_limits=count_limits)
+    key = (card_id, call, target_id)
+    if fresh:
+        static = None  # a cache just started holds nothing: no lookup
+    else:
+        static = cache.get(key)
+        if type(static) is Decision:  # a remembered refusal: most calls end here
+            return static
+    if static is None:
+        if target_id is not None and not (
+                type(target_id) is str and target_id.isascii()
+                and len(target_id) <= state.target_bound):
+            # A target the cache does not keep, or whose text check 3
+            # must measure: the general path.
+            return _decide_general(state, card_id, call, target_id, args, now=now,
+                                   count_limits=count_limits)
+        if not fresh and len(cache) >= CACHE_LIMIT:
+            cache = state.restart_cache()
+        # A miss (as after every consent change): checks 1–9 once,
+        # without check 3's argument tests, which passed just above.
+        static = cache[key] = _plain_checks(state, canvas, card_id, call, target_id, spec)
+        if isinstance(static, Decision):
+            return static
+    elif static.data_rev != canvas.data_revision:
+        static = _remember(state, key, static, args, now)
+        if isinstance(static, Decision):
+            return static
+    return static if not count_limits else _limits(state, static, now)
 
 
 def _decide_general(state: State, card_id: str, call: str, target_id: str | None,
