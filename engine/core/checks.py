@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from canvas.graph import Canvas
 from canvas.model import Arrow, Node
 from engine.core.catalogue import (
     CALLS,
@@ -341,8 +340,8 @@ def _checks(state: State, card_id: str, call: str, target_id: str | None,
 
     Every lookup is made once (the card, its package, the permission's
     implications, the target), and a refusal's words are written only when
-    read. `decide`'s fast path runs `_plain_checks` instead, the same checks
-    for the calls it takes; the property test in tests/core/test_decide.py
+    read. `decide`'s fast path makes the same checks in line for the calls
+    it takes; the property test in tests/core/test_decide.py
     holds the two to the same answers.
     """
     # 1–2. As `check_card`, written out here (one call and one tuple fewer).
@@ -450,106 +449,6 @@ def _checks(state: State, card_id: str, call: str, target_id: str | None,
                    state.canvas.data_revision)
 
 
-def _plain_checks(state: State, canvas: Canvas, card_id: str, call: str, target_id: str | None,
-                  spec: CallSpec) -> Decision | Passed:
-    """`_checks` for a call on `decide`'s fast path: checks 1–9, check 3 already passed.
-
-    `decide` found the call cacheable (not net.fetch, not canvas.spawn), its
-    arguments within every workspace's bounds and the target short ASCII
-    text, present exactly when ``spec`` needs one, with no causal chain and
-    no port arrow. So check 3 would pass, check 8 has nothing to check and
-    the loop guard sees a chain of one hop.
-
-    This is the whole cost of a decision right after a consent change, so
-    every lookup here is a dict read in line (no method calls: the canvas's
-    `by_id`, `links` and `arrows_by_id`, the permission's implications from
-    the catalogue's table), and the answer is built without a call. The
-    property test in tests/core/test_decide.py checks its answers against
-    `_checks` (the pipeline without the cache and this path).
-    """
-    nodes = canvas.by_id
-    # 1. The card exists and is a custom card.
-    card = nodes.get(card_id)
-    if card is None or card.type != "card":
-        return refusal(call, card_id, "CARD_UNKNOWN", None, target_id, None, None, None,
-                       _CARD_UNKNOWN)
-    pkg_name = card.data["package"]
-    # 2. Its package is installed and not pending.
-    package = state.packages.get(pkg_name)
-    if package is None or not package.installed:
-        return refusal(call, card_id, "PACKAGE_NOT_INSTALLED", pkg_name, target_id, None, None,
-                       None, _NOT_INSTALLED)
-    if package.pending_hash is not None:
-        return refusal(call, card_id, "PACKAGE_PENDING", pkg_name, target_id, None, None, None,
-                       _PENDING)
-    # 4–5. Declared, then granted (directly or by implication).
-    # The permission itself first (one hash lookup, the common case), then
-    # those that imply it: `implied_by(permission)` is the two together.
-    permission = spec.permission
-    also = _ALSO_IMPLIED_BY[call]
-    manifest = package.manifest
-    assert manifest is not None  # installed
-    # Its declared names as `PackageState.set_manifest` kept them, when it
-    # set this very manifest: a read of the manifest's own goes through
-    # pydantic's slow attribute hook.
-    declared: Collection[str] = (package.declared if package.declared_by is manifest
-                                 else manifest.permissions)
-    if permission not in declared and (not also or also.isdisjoint(declared)):
-        return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
-                       "not-declared", None, _NOT_DECLARED)
-    granted = state.grants.get(pkg_name, ())
-    if permission not in granted and (not also or also.isdisjoint(granted)):
-        return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
-                       "not-granted", None, _NOT_GRANTED)
-    # 6–7. Connected by an arrow, and a target of the right kind.
-    target: Node | None = None
-    arrow: Arrow | None = None
-    reach = spec.reach
-    if reach != "none":
-        assert target_id is not None
-        target = nodes.get(target_id)
-        if reach == "arrow":
-            if target is not None:  # canvas.arrow_between(card_id, target_id), in line
-                near = canvas.links.get(card_id)
-                ids = near.get(target_id) if near else None
-                if ids:
-                    arrow = canvas.arrows_by_id[ids[0]]
-            if arrow is None:
-                return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
-                               permission, "not-connected", None, _NOT_CONNECTED)
-        elif target is not None and target.workspace != card.workspace:
-            target = None
-        if target is None or target.type not in spec.targets:
-            kind = _KIND_WORDS.get(target.type, target.type) if target else "node"
-            return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
-                           "wrong-target", arrow.id if arrow else None, (_wrong_target, kind))
-    # 9. Loop guard: a prompt outside any tool call starts its chain, one hop.
-    hop_chain: tuple[str, ...] | None = None
-    if target is not None and call == "agents.prompt":
-        hop_chain = (card_id, target.id)
-        hop_limit = state.workspaces[card.workspace].settings.hop_limit
-        if hop_limit < 1:
-            return denial(call, card_id, "LOOP_REFUSED", package=pkg_name, target=target.id,
-                          permission=permission, reason="hop-limit",
-                          arrow=arrow.id if arrow else None,
-                          why="the chain would have 1 prompts, more than the hop "
-                              f"limit of {hop_limit}")
-    # The Passed, built as `_passed` builds it, without the call.
-    built: Any = _UnfrozenPassed()
-    built.spec = spec
-    built.card = card
-    built.package = package
-    built.permission = permission
-    built.target = target
-    built.arrow = arrow
-    built.chain = hop_chain
-    built.rate_key = spec.rate_key
-    built.data_rev = canvas.data_revision
-    built.__class__ = Passed
-    passed: Passed = built
-    return passed
-
-
 def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
     """Checks 10–11: rate windows, spawn caps and the prompt queue."""
     # Runs on every remembered answer (the warm decision): read only what a check
@@ -619,7 +518,7 @@ def _shape(spec: CallSpec) -> tuple[bool, str | None, CallSpec] | None:
 _SHAPES = {name: shape for name in _CACHEABLE
            if (shape := _shape(CALLS[name])) is not None}
 #: The permissions that imply each call's own, besides it (checks 4–5 of
-#: `_plain_checks`): empty for most calls.
+#: `decide`'s fast path): empty for most calls.
 _ALSO_IMPLIED_BY = {name: implied_by(spec.permission) - {spec.permission}
                     for name, spec in CALLS.items()}
 
@@ -658,7 +557,7 @@ def decide(
     if shape is None:
         return _decide_general(state, card_id, call, target_id, args, now=now,
                                count_limits=count_limits)
-    # The common case, checked inline: the arguments fit exactly and the
+    # The common case, checked in line: the arguments fit exactly and the
     # target is there when the call needs one. Anything else takes the
     # general path, which decides (and words the error) the same.
     no_target, arg, spec = shape
@@ -693,32 +592,129 @@ def decide(
         return _decide_general(state, card_id, call, target_id, args, now=now,
                                count_limits=count_limits)
     key = (card_id, call, target_id)
-    if fresh:
-        static = None  # a cache just started holds nothing: no lookup
-    else:
+    if not fresh:  # a cache just started holds nothing: no lookup
         static = cache.get(key)
         if type(static) is Decision:  # a remembered refusal: most calls end here
             return static
-    if static is None:
-        if target_id is not None and not (
-                type(target_id) is str and target_id.isascii()
-                and len(target_id) <= state.target_bound):
-            # A target the cache does not keep, or whose text check 3
-            # must measure: the general path.
-            return _decide_general(state, card_id, call, target_id, args, now=now,
-                                   count_limits=count_limits)
-        if not fresh and len(cache) >= CACHE_LIMIT:
-            cache = state.restart_cache()
-        # A miss (as after every consent change): checks 1–9 once,
-        # without check 3's argument tests, which passed just above.
-        static = cache[key] = _plain_checks(state, canvas, card_id, call, target_id, spec)
-        if isinstance(static, Decision):
+        if static is not None:
+            if static.data_rev != canvas.data_revision:
+                static = _remember(state, key, static, args, now)
+                if isinstance(static, Decision):
+                    return static
+            return static if not count_limits else _limits(state, static, now)
+    if target_id is not None and not (
+            type(target_id) is str and target_id.isascii()
+            and len(target_id) <= state.target_bound):
+        # A target the cache does not keep, or whose text check 3 must
+        # measure: the general path.
+        return _decide_general(state, card_id, call, target_id, args, now=now,
+                               count_limits=count_limits)
+    if not fresh and len(cache) >= CACHE_LIMIT:
+        cache = state.restart_cache()
+    # A miss (as after every consent change): checks 1–9 once, as `_checks`
+    # makes them, for the calls this path takes. Check 3 passed above (the
+    # call is cacheable, its arguments within every workspace's bounds, the
+    # target short ASCII text, there exactly when the call needs one); with
+    # no causal chain and no port arrow, check 8 has nothing to check and the
+    # loop guard sees a chain of one hop. Each answer is remembered before
+    # it is returned.
+    #
+    # This is the whole cost of a decision right after a consent change, so
+    # it is written here rather than called (a call with its frame cost a
+    # twentieth of it) and every lookup is a dict read in line: the canvas's
+    # `by_id`, `links` and `arrows_by_id`, the permission's implications from
+    # `_ALSO_IMPLIED_BY`. The property test in tests/core/test_decide.py
+    # holds its answers to `_checks` (the pipeline without the cache and
+    # this path).
+    nodes = canvas.by_id
+    # 1. The card exists and is a custom card.
+    card = nodes.get(card_id)
+    if card is None or card.type != "card":
+        static = cache[key] = refusal(call, card_id, "CARD_UNKNOWN", None, target_id, None,
+                                      None, None, _CARD_UNKNOWN)
+        return static
+    pkg_name = card.data["package"]
+    # 2. Its package is installed and not pending.
+    package = state.packages.get(pkg_name)
+    if package is None or not package.installed:
+        static = cache[key] = refusal(call, card_id, "PACKAGE_NOT_INSTALLED", pkg_name,
+                                      target_id, None, None, None, _NOT_INSTALLED)
+        return static
+    if package.pending_hash is not None:
+        static = cache[key] = refusal(call, card_id, "PACKAGE_PENDING", pkg_name, target_id,
+                                      None, None, None, _PENDING)
+        return static
+    # 4–5. Declared, then granted (directly or by implication).
+    # The permission itself first (one hash lookup, the common case), then
+    # those that imply it: `implied_by(permission)` is the two together.
+    permission = spec.permission
+    also = _ALSO_IMPLIED_BY[call]
+    manifest = package.manifest
+    assert manifest is not None  # installed
+    # Its declared names as `PackageState.set_manifest` kept them, when it
+    # set this very manifest: a read of the manifest's own goes through
+    # pydantic's slow attribute hook.
+    declared: Collection[str] = (package.declared if package.declared_by is manifest
+                                 else manifest.permissions)
+    if permission not in declared and (not also or also.isdisjoint(declared)):
+        static = cache[key] = refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
+                                      permission, "not-declared", None, _NOT_DECLARED)
+        return static
+    granted = state.grants.get(pkg_name, ())
+    if permission not in granted and (not also or also.isdisjoint(granted)):
+        static = cache[key] = refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
+                                      permission, "not-granted", None, _NOT_GRANTED)
+        return static
+    # 6–7. Connected by an arrow, and a target of the right kind.
+    target: Node | None = None
+    arrow: Arrow | None = None
+    if target_id is not None:  # exactly when the call reaches something (tested above)
+        target = nodes.get(target_id)
+        if spec.reach == "arrow":
+            if target is not None:  # canvas.arrow_between(card_id, target_id), in line
+                near = canvas.links.get(card_id)
+                ids = near.get(target_id) if near else None
+                if ids:
+                    arrow = canvas.arrows_by_id[ids[0]]
+            if arrow is None:
+                static = cache[key] = refusal(call, card_id, "PERMISSION_DENIED", pkg_name,
+                                              target_id, permission, "not-connected", None,
+                                              _NOT_CONNECTED)
+                return static
+        elif target is not None and target.workspace != card.workspace:
+            target = None
+        if target is None or target.type not in spec.targets:
+            kind = _KIND_WORDS.get(target.type, target.type) if target else "node"
+            static = cache[key] = refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
+                                          permission, "wrong-target",
+                                          arrow.id if arrow else None, (_wrong_target, kind))
             return static
-    elif static.data_rev != canvas.data_revision:
-        static = _remember(state, key, static, args, now)
-        if isinstance(static, Decision):
+    # 9. Loop guard: a prompt outside any tool call starts its chain, one hop.
+    hop_chain: tuple[str, ...] | None = None
+    if target is not None and call == "agents.prompt":
+        hop_chain = (card_id, target.id)
+        hop_limit = state.workspaces[card.workspace].settings.hop_limit
+        if hop_limit < 1:
+            static = cache[key] = denial(
+                call, card_id, "LOOP_REFUSED", package=pkg_name, target=target.id,
+                permission=permission, reason="hop-limit", arrow=arrow.id if arrow else None,
+                why=f"the chain would have 1 prompts, more than the hop limit of {hop_limit}")
             return static
-    return static if not count_limits else _limits(state, static, now)
+    # The Passed, built as `_passed` builds it, without the call.
+    built: Any = _UnfrozenPassed()
+    built.spec = spec
+    built.card = card
+    built.package = package
+    built.permission = permission
+    built.target = target
+    built.arrow = arrow
+    built.chain = hop_chain
+    built.rate_key = spec.rate_key
+    built.data_rev = canvas.data_revision
+    built.__class__ = Passed
+    passed: Passed = built
+    cache[key] = passed
+    return passed if not count_limits else _limits(state, passed, now)
 
 
 def _decide_general(state: State, card_id: str, call: str, target_id: str | None,
