@@ -626,16 +626,28 @@ def decide(
     # `_ALSO_IMPLIED_BY`. The property test in tests/core/test_decide.py
     # holds its answers to `_checks` (the pipeline without the cache and
     # this path).
+    #
+    # Dicts whose key is almost always there are read by subscript, not
+    # `.get()` (a method call): a missing key raises, dearer, but only on
+    # the way to a refusal.
     nodes = canvas.by_id
     # 1. The card exists and is a custom card.
-    card = nodes.get(card_id)
+    card: Node | None
+    try:
+        card = nodes[card_id]
+    except KeyError:
+        card = None
     if card is None or card.type != "card":
         static = cache[key] = refusal(call, card_id, "CARD_UNKNOWN", None, target_id, None,
                                       None, None, _CARD_UNKNOWN)
         return static
     pkg_name = card.data["package"]
     # 2. Its package is installed and not pending.
-    package = state.packages.get(pkg_name)
+    package: PackageState | None
+    try:
+        package = state.packages[pkg_name]
+    except KeyError:
+        package = None
     if package is None or not package.installed:
         static = cache[key] = refusal(call, card_id, "PACKAGE_NOT_INSTALLED", pkg_name,
                                       target_id, None, None, None, _NOT_INSTALLED)
@@ -660,7 +672,11 @@ def decide(
         static = cache[key] = refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
                                       permission, "not-declared", None, _NOT_DECLARED)
         return static
-    granted = state.grants.get(pkg_name, ())
+    granted: Collection[str]
+    try:
+        granted = state.grants[pkg_name]
+    except KeyError:
+        granted = ()
     if permission not in granted and (not also or also.isdisjoint(granted)):
         static = cache[key] = refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
                                       permission, "not-granted", None, _NOT_GRANTED)
@@ -669,7 +685,10 @@ def decide(
     target: Node | None = None
     arrow: Arrow | None = None
     if target_id is not None:  # exactly when the call reaches something (tested above)
-        target = nodes.get(target_id)
+        try:
+            target = nodes[target_id]
+        except KeyError:
+            target = None
         if spec.reach == "arrow":
             if target is not None:  # canvas.arrow_between(card_id, target_id), in line
                 near = canvas.links.get(card_id)

@@ -510,18 +510,24 @@ def test_cached_decisions_match_cold_ones(ops: list[tuple[str, Any]]) -> None:
 
 
 def test_fast_path_matches_the_pipeline_where_the_property_test_does_not_reach() -> None:
-    """`decide`'s fast path (`_plain_checks`) against `_checks`, on cases outside `_CALLS`.
+    """`decide`'s fast path (checks 1–9 in line) against `_checks`, on cases outside `_CALLS`.
 
-    A caller that is no card or no node, a permission the manifest does not
-    declare, a workspace-wide call to a node of another workspace, and a hop
-    limit below one (which settings cannot give, but a state can hold).
+    A caller that is no card or no node, a card of a package the state does
+    not know, a package with no grants at all, a permission the manifest
+    does not declare, a workspace-wide call to a node of another workspace,
+    and a hop limit below one (which settings cannot give, but a state can
+    hold).
     """
     import dataclasses
 
     state = make_state("w1", "w2")
     install(state, manifest("acme.p", {"agents.prompt": {}, "agents.read": {}}),
             grants={"agents.prompt", "agents.read"})
+    install(state, manifest("acme.q", {"agents.prompt": {}}))
+    del state.grants["acme.q"]
     add_node(state, "c1", "card", package="acme.p")
+    add_node(state, "c8", "card", package="acme.q")
+    add_node(state, "c9", "card", package="ghost.p")
     add_node(state, "a1", "agent")
     add_node(state, "a9", "agent", workspace="w2")
     add_node(state, "t1", "terminal")
@@ -529,6 +535,8 @@ def test_fast_path_matches_the_pipeline_where_the_property_test_does_not_reach()
     add_arrow(state, "e2", "c1", "t1")
     calls: list[tuple[str, str, str | None, dict[str, Any] | None]] = [
         ("zz", "agents.prompt", "a1", {"text": "hi"}),    # no such node
+        ("c9", "agents.prompt", "a1", {"text": "hi"}),    # no such package
+        ("c8", "agents.prompt", "a1", {"text": "hi"}),    # no grants
         ("a1", "agents.prompt", "c1", {"text": "hi"}),    # not a card
         ("c1", "terminals.run", "t1", {"command": "ls"}),  # not declared
         ("c1", "agents.get", "a9", None),                 # another workspace
