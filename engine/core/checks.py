@@ -553,7 +553,10 @@ def decide(
     if chain is not None or port_arrow is not None:
         return _decide_full(state, card_id, call, target_id, args, now=now, chain=chain,
                             port_arrow=port_arrow, count_limits=count_limits)
-    shape = _SHAPES.get(call)
+    try:  # a subscript, not .get() (a method call): most calls have a shape
+        shape = _SHAPES[call]
+    except KeyError:
+        shape = None
     if shape is None:
         return _decide_general(state, card_id, call, target_id, args, now=now,
                                count_limits=count_limits)
@@ -691,8 +694,10 @@ def decide(
             target = None
         if spec.reach == "arrow":
             if target is not None:  # canvas.arrow_between(card_id, target_id), in line
-                near = canvas.links.get(card_id)
-                ids = near.get(target_id) if near else None
+                try:
+                    ids = canvas.links[card_id].get(target_id)
+                except KeyError:  # the card has no plain arrow at all
+                    ids = None
                 if ids:
                     arrow = canvas.arrows_by_id[ids[0]]
             if arrow is None:
