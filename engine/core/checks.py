@@ -130,7 +130,8 @@ def _not_connected(d: Decision) -> tuple[str, str]:
             f"draw an arrow between {d.card} and {d.target}")
 
 
-def _wrong_target(d: Decision, kind: str) -> tuple[str, str]:
+def _wrong_target(d: Decision, node_type: str) -> tuple[str, str]:
+    kind = _KIND_WORDS.get(node_type, node_type)  # the word, looked up only when read
     return f"{d.call} reaches {CALLS[d.call].target_words}, not this {kind}", ""
 
 
@@ -410,9 +411,9 @@ def _checks(state: State, card_id: str, call: str, target_id: str | None,
         elif target is None or target.workspace != card.workspace:
             target = None
         if target is None or target.type not in spec.targets:
-            kind = _KIND_WORDS.get(target.type, target.type) if target else "node"
+            node_type = target.type if target else "node"
             return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
-                           "wrong-target", arrow.id if arrow else None, (_wrong_target, kind))
+                           "wrong-target", arrow.id if arrow else None, (_wrong_target, node_type))
     # 8. Scope: hosts for net.fetch (addresses and paths are checked where
     # the engine performs the request or file operation).
     if call == "net.fetch":
@@ -498,7 +499,7 @@ _CACHEABLE = frozenset(CALLS) - {"net.fetch", "canvas.spawn"}
 
 
 def _shape(spec: CallSpec) -> tuple[bool, str | None, CallSpec] | None:
-    """(takes no target, its one required text argument or None, the call's spec), for the fast path.
+    """(takes no target, its one text argument or None, the call's spec), for the fast path.
 
     Only calls whose arguments are nothing, or exactly one required
     text argument, have a shape; the others always take the full path.
@@ -708,10 +709,10 @@ def decide(
         elif target is not None and target.workspace != card.workspace:
             target = None
         if target is None or target.type not in spec.targets:
-            kind = _KIND_WORDS.get(target.type, target.type) if target else "node"
+            node_type = target.type if target else "node"
             static = cache[key] = refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
                                           permission, "wrong-target",
-                                          arrow.id if arrow else None, (_wrong_target, kind))
+                                          arrow.id if arrow else None, (_wrong_target, node_type))
             return static
     # 9. Loop guard: a prompt outside any tool call starts its chain, one hop.
     hop_chain: tuple[str, ...] | None = None

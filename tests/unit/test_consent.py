@@ -140,7 +140,7 @@ async def test_update_pending_stale_and_approval(world: Engine) -> None:
 
 async def test_install_approve_and_reopening_keep_the_declared_names_in_step(
         world: Engine, make_engine) -> None:
-    """`PackageState.declared` is the approved manifest's, set with it (the decision reads it)."""
+    """`PackageState.declared` is the approved manifest's names, set with it (decisions read it)."""
     def in_step(engine: Engine) -> frozenset[str]:
         pkg = engine.state.packages["acme.prompter"]
         assert pkg.manifest is not None and pkg.declared_by is pkg.manifest
