@@ -10,11 +10,11 @@ from __future__ import annotations
 import binascii
 import math
 from base64 import b64decode
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from canvas.graph import Canvas
 from canvas.model import Arrow, Node
 from engine.core.catalogue import (
     CALLS,
@@ -130,7 +130,8 @@ def _not_connected(d: Decision) -> tuple[str, str]:
             f"draw an arrow between {d.card} and {d.target}")
 
 
-def _wrong_target(d: Decision, kind: str) -> tuple[str, str]:
+def _wrong_target(d: Decision, node_type: str) -> tuple[str, str]:
+    kind = _KIND_WORDS.get(node_type, node_type)  # the word, looked up only when read
     return f"{d.call} reaches {CALLS[d.call].target_words}, not this {kind}", ""
 
 
@@ -340,8 +341,8 @@ def _checks(state: State, card_id: str, call: str, target_id: str | None,
 
     Every lookup is made once (the card, its package, the permission's
     implications, the target), and a refusal's words are written only when
-    read. `decide`'s fast path runs `_plain_checks` instead, the same checks
-    for the calls it takes; the property test in tests/core/test_decide.py
+    read. `decide`'s fast path makes the same checks in line for the calls
+    it takes; the property test in tests/core/test_decide.py
     holds the two to the same answers.
     """
     # 1–2. As `check_card`, written out here (one call and one tuple fewer).
@@ -410,9 +411,9 @@ def _checks(state: State, card_id: str, call: str, target_id: str | None,
         elif target is None or target.workspace != card.workspace:
             target = None
         if target is None or target.type not in spec.targets:
-            kind = _KIND_WORDS.get(target.type, target.type) if target else "node"
+            node_type = target.type if target else "node"
             return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
-                           "wrong-target", arrow.id if arrow else None, (_wrong_target, kind))
+                           "wrong-target", arrow.id if arrow else None, (_wrong_target, node_type))
     # 8. Scope: hosts for net.fetch (addresses and paths are checked where
     # the engine performs the request or file operation).
     if call == "net.fetch":
@@ -447,102 +448,6 @@ def _checks(state: State, card_id: str, call: str, target_id: str | None,
         rate_key = "run"
     return _passed(spec, card, package, permission, target, arrow, hop_chain, rate_key,
                    state.canvas.data_revision)
-
-
-def _plain_checks(state: State, canvas: Canvas, card_id: str, call: str, target_id: str | None,
-                  spec: CallSpec) -> Decision | Passed:
-    """`_checks` for a call on `decide`'s fast path: checks 1–9, check 3 already passed.
-
-    `decide` found the call cacheable (not net.fetch, not canvas.spawn), its
-    arguments within every workspace's bounds and the target short ASCII
-    text, present exactly when ``spec`` needs one, with no causal chain and
-    no port arrow. So check 3 would pass, check 8 has nothing to check and
-    the loop guard sees a chain of one hop.
-
-    This is the whole cost of a decision right after a consent change, so
-    every lookup here is a dict read in line (no method calls: the canvas's
-    `by_id`, `links` and `arrows_by_id`, the permission's implications from
-    the catalogue's table), and the answer is built without a call. The
-    property test in tests/core/test_decide.py checks its answers against
-    `_checks` (the pipeline without the cache and this path).
-    """
-    nodes = canvas.by_id
-    # 1. The card exists and is a custom card.
-    card = nodes.get(card_id)
-    if card is None or card.type != "card":
-        return refusal(call, card_id, "CARD_UNKNOWN", None, target_id, None, None, None,
-                       _CARD_UNKNOWN)
-    pkg_name = card.data["package"]
-    # 2. Its package is installed and not pending.
-    package = state.packages.get(pkg_name)
-    if package is None or not package.installed:
-        return refusal(call, card_id, "PACKAGE_NOT_INSTALLED", pkg_name, target_id, None, None,
-                       None, _NOT_INSTALLED)
-    if package.pending_hash is not None:
-        return refusal(call, card_id, "PACKAGE_PENDING", pkg_name, target_id, None, None, None,
-                       _PENDING)
-    # 4–5. Declared, then granted (directly or by implication).
-    # The permission itself first (one hash lookup, the common case), then
-    # those that imply it: `implied_by(permission)` is the two together.
-    permission = spec.permission
-    also = _ALSO_IMPLIED_BY[call]
-    manifest = package.manifest
-    assert manifest is not None  # installed
-    declared = manifest.permissions
-    if permission not in declared and (not also or also.isdisjoint(declared)):
-        return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
-                       "not-declared", None, _NOT_DECLARED)
-    granted = state.grants.get(pkg_name, ())
-    if permission not in granted and (not also or also.isdisjoint(granted)):
-        return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
-                       "not-granted", None, _NOT_GRANTED)
-    # 6–7. Connected by an arrow, and a target of the right kind.
-    target: Node | None = None
-    arrow: Arrow | None = None
-    reach = spec.reach
-    if reach != "none":
-        assert target_id is not None
-        target = nodes.get(target_id)
-        if reach == "arrow":
-            if target is not None:  # canvas.arrow_between(card_id, target_id), in line
-                near = canvas.links.get(card_id)
-                ids = near.get(target_id) if near else None
-                if ids:
-                    arrow = canvas.arrows_by_id[ids[0]]
-            if arrow is None:
-                return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
-                               permission, "not-connected", None, _NOT_CONNECTED)
-        elif target is not None and target.workspace != card.workspace:
-            target = None
-        if target is None or target.type not in spec.targets:
-            kind = _KIND_WORDS.get(target.type, target.type) if target else "node"
-            return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
-                           "wrong-target", arrow.id if arrow else None, (_wrong_target, kind))
-    # 9. Loop guard: a prompt outside any tool call starts its chain, one hop.
-    hop_chain: tuple[str, ...] | None = None
-    if target is not None and call == "agents.prompt":
-        hop_chain = (card_id, target.id)
-        hop_limit = state.workspaces[card.workspace].settings.hop_limit
-        if hop_limit < 1:
-            return denial(call, card_id, "LOOP_REFUSED", package=pkg_name, target=target.id,
-                          permission=permission, reason="hop-limit",
-                          arrow=arrow.id if arrow else None,
-                          why="the chain would have 1 prompts, more than the hop "
-                              f"limit of {hop_limit}")
-    # The Passed, built as `_passed` builds it, without the call.
-    built: Any = _UnfrozenPassed()
-    built.spec = spec
-    built.card = card
-    built.package = package
-    built.permission = permission
-    built.target = target
-    built.arrow = arrow
-    built.chain = hop_chain
-    built.rate_key = spec.rate_key
-    built.data_rev = canvas.data_revision
-    built.__class__ = Passed
-    passed: Passed = built
-    return passed
 
 
 def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
@@ -593,27 +498,28 @@ def _limit_fields(passed: Passed) -> dict[str, Any]:
 _CACHEABLE = frozenset(CALLS) - {"net.fetch", "canvas.spawn"}
 
 
-def _shape(spec: CallSpec) -> tuple[bool, str | None, type[str]] | None:
-    """(takes no target, its one required argument, that argument's type), for the fast path.
+def _shape(spec: CallSpec) -> tuple[bool, str | None, CallSpec] | None:
+    """(takes no target, its one text argument or None, the call's spec), for the fast path.
 
     Only calls whose arguments are nothing, or exactly one required
     text argument, have a shape; the others always take the full path.
+    The spec rides along so that a decision looks the call up once.
     """
     if len(spec.args) > 1:
         return None
     if not spec.args:
-        return spec.reach == "none", None, str  # no argument: the type is unused
+        return spec.reach == "none", None, spec
     (name, (kind, required)), = spec.args.items()
     if not required or kind is not str:
         return None  # only text is checked inline (its bounds: see decide)
-    return spec.reach == "none", name, kind
+    return spec.reach == "none", name, spec
 
 
 #: The fast path's view of each cacheable call (most calls a card makes).
 _SHAPES = {name: shape for name in _CACHEABLE
            if (shape := _shape(CALLS[name])) is not None}
 #: The permissions that imply each call's own, besides it (checks 4–5 of
-#: `_plain_checks`): empty for most calls.
+#: `decide`'s fast path): empty for most calls.
 _ALSO_IMPLIED_BY = {name: implied_by(spec.permission) - {spec.permission}
                     for name, spec in CALLS.items()}
 
@@ -645,69 +551,195 @@ def decide(
     change of grants, packages, settings or the canvas moves on; a revoke or
     a removed arrow is therefore never missed. Checks 10–11 always run.
     """
-    shape = _SHAPES.get(call) if chain is None and port_arrow is None else None
-    if shape is not None:
-        # The common case, checked inline: the arguments fit exactly and the
-        # target is there when the call needs one. Anything else takes the
-        # general path below, which decides (and words the error) the same.
-        no_target, arg, kind = shape
-        canvas = state.canvas
-        # The cache's key, compared as two ints (see State.cache_consent).
-        if state.cache_consent != state.consent_rev or state.cache_canvas != canvas.revision:
-            if state.workspaces != state.floor_of:
-                cache = state.restart_cache()  # also the bounds below
-            else:
-                # `State.restart_cache` when the workspaces, and so the bounds
-                # below, are as they were (a grant, a revoke, an install, a
-                # new arrow): written out, as this is the first step of every
-                # decision after a consent change, and a call cost a tenth of it.
-                cache = state.cache = {}
-                state.cache_consent = state.consent_rev
-                state.cache_canvas = canvas.revision
-            fresh = True
+    if chain is not None or port_arrow is not None:
+        return _decide_full(state, card_id, call, target_id, args, now=now, chain=chain,
+                            port_arrow=port_arrow, count_limits=count_limits)
+    try:  # a subscript, not .get() (a method call): most calls have a shape
+        shape = _SHAPES[call]
+    except KeyError:
+        shape = None
+    if shape is None:
+        return _decide_general(state, card_id, call, target_id, args, now=now,
+                               count_limits=count_limits)
+    # The common case, checked in line: the arguments fit exactly and the
+    # target is there when the call needs one. Anything else takes the
+    # general path, which decides (and words the error) the same.
+    no_target, arg, spec = shape
+    canvas = state.canvas
+    # The cache's key, compared as two ints (see State.cache_consent).
+    if state.cache_consent != state.consent_rev or state.cache_canvas != canvas.revision:
+        if state.workspaces != state.floor_of:
+            cache = state.restart_cache()  # also the bounds below
         else:
-            cache = state.cache
-            fresh = False
-        # Its one argument is text (SPEC §8 "Bounds"): ASCII within every
-        # workspace's max_payload fits the card's own too. Other text takes
-        # the general path, which measures it against the card's workspace.
-        fits = (not args) if arg is None else (
-            args is not None and len(args) == 1 and type(text := args.get(arg)) is kind
-            and text.isascii() and len(text) <= state.payload_floor)
-        if fits and (target_id is None) == no_target:
-            key = (card_id, call, target_id)
-            if fresh:
-                static = None  # a cache just started holds nothing: no lookup
-            else:
-                static = cache.get(key)
-                if type(static) is Decision:  # a remembered refusal: most calls end here
-                    return static
-            if static is None:
-                if target_id is not None and not (
-                        type(target_id) is str and target_id.isascii()
-                        and len(target_id) <= state.target_bound):
-                    # A target the cache does not keep, or whose text check 3
-                    # must measure: the general path.
-                    return _decide_general(state, card_id, call, target_id, args, now=now,
-                                           count_limits=count_limits)
-                if not fresh and len(cache) >= CACHE_LIMIT:
-                    cache = state.restart_cache()
-                # A miss (as after every consent change): checks 1–9 once,
-                # without check 3's argument tests, which passed just above.
-                static = cache[key] = _plain_checks(state, canvas, card_id, call, target_id,
-                                                    CALLS[call])
-                if isinstance(static, Decision):
-                    return static
-            elif static.data_rev != canvas.data_revision:
+            # `State.restart_cache` when the workspaces, and so the bounds
+            # below, are as they were (a grant, a revoke, an install, a
+            # new arrow): written out, as this is the first step of every
+            # decision after a consent change, and a call cost a tenth of it.
+            cache = state.cache = {}
+            state.cache_consent = state.consent_rev
+            state.cache_canvas = canvas.revision
+        fresh = True
+    else:
+        cache = state.cache
+        fresh = False
+    # Its one argument is text (SPEC §8 "Bounds"): ASCII within every
+    # workspace's max_payload fits the card's own too. Other text takes
+    # the general path, which measures it against the card's workspace.
+    # (The general path's calls come first, as early returns: every jump
+    # here is then short, and a comparison followed by a short jump is one
+    # the interpreter specialises; before a long one, or kept as a value,
+    # it is the generic rich comparison.)
+    if not (((not args) if arg is None else (
+            args is not None and len(args) == 1 and type(text := args.get(arg)) is str
+            and text.isascii() and len(text) <= state.payload_floor))
+            and (target_id is None) is no_target):  # two bools: `is`, not `==`
+        return _decide_general(state, card_id, call, target_id, args, now=now,
+                               count_limits=count_limits)
+    key = (card_id, call, target_id)
+    if not fresh:  # a cache just started holds nothing: no lookup
+        static = cache.get(key)
+        if type(static) is Decision:  # a remembered refusal: most calls end here
+            return static
+        if static is not None:
+            if static.data_rev != canvas.data_revision:
                 static = _remember(state, key, static, args, now)
                 if isinstance(static, Decision):
                     return static
             return static if not count_limits else _limits(state, static, now)
-    if chain is not None or port_arrow is not None:
-        return _decide_full(state, card_id, call, target_id, args, now=now, chain=chain,
-                            port_arrow=port_arrow, count_limits=count_limits)
-    return _decide_general(state, card_id, call, target_id, args, now=now,
-                           count_limits=count_limits)
+    if target_id is not None and not (
+            type(target_id) is str and target_id.isascii()
+            and len(target_id) <= state.target_bound):
+        # A target the cache does not keep, or whose text check 3 must
+        # measure: the general path.
+        return _decide_general(state, card_id, call, target_id, args, now=now,
+                               count_limits=count_limits)
+    if not fresh and len(cache) >= CACHE_LIMIT:
+        cache = state.restart_cache()
+    # A miss (as after every consent change): checks 1–9 once, as `_checks`
+    # makes them, for the calls this path takes. Check 3 passed above (the
+    # call is cacheable, its arguments within every workspace's bounds, the
+    # target short ASCII text, there exactly when the call needs one); with
+    # no causal chain and no port arrow, check 8 has nothing to check and the
+    # loop guard sees a chain of one hop. Each answer is remembered before
+    # it is returned.
+    #
+    # This is the whole cost of a decision right after a consent change, so
+    # it is written here rather than called (a call with its frame cost ~500
+    # instructions, a thirtieth of it) and every lookup is a dict read in
+    # line: the canvas's `by_id`, `links` and `arrows_by_id`, the
+    # permission's implications from `_ALSO_IMPLIED_BY`. The property test
+    # in tests/core/test_decide.py holds its answers to `_checks` (the
+    # pipeline without the cache and this path).
+    #
+    # Dicts whose key is almost always there are read by subscript, not
+    # `.get()` (a method call): a missing key raises, dearer, but only on
+    # the way to a refusal.
+    nodes = canvas.by_id
+    # 1. The card exists and is a custom card.
+    card: Node | None
+    try:
+        card = nodes[card_id]
+    except KeyError:
+        card = None
+    if card is None or card.type != "card":
+        static = cache[key] = refusal(call, card_id, "CARD_UNKNOWN", None, target_id, None,
+                                      None, None, _CARD_UNKNOWN)
+        return static
+    pkg_name = card.data["package"]
+    # 2. Its package is installed and not pending.
+    package: PackageState | None
+    try:
+        package = state.packages[pkg_name]
+    except KeyError:
+        package = None
+    if package is None or not package.installed:
+        static = cache[key] = refusal(call, card_id, "PACKAGE_NOT_INSTALLED", pkg_name,
+                                      target_id, None, None, None, _NOT_INSTALLED)
+        return static
+    if package.pending_hash is not None:
+        static = cache[key] = refusal(call, card_id, "PACKAGE_PENDING", pkg_name, target_id,
+                                      None, None, None, _PENDING)
+        return static
+    # 4–5. Declared, then granted (directly or by implication).
+    # The permission itself first (one hash lookup, the common case), then
+    # those that imply it: `implied_by(permission)` is the two together.
+    permission = spec.permission
+    also = _ALSO_IMPLIED_BY[call]
+    manifest = package.manifest
+    assert manifest is not None  # installed
+    # Its declared names as `PackageState.set_manifest` kept them, when it
+    # set this very manifest: a read of the manifest's own goes through
+    # pydantic's slow attribute hook.
+    declared: Collection[str] = (package.declared if package.declared_by is manifest
+                                 else manifest.permissions)
+    if permission not in declared and (not also or also.isdisjoint(declared)):
+        static = cache[key] = refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
+                                      permission, "not-declared", None, _NOT_DECLARED)
+        return static
+    granted: Collection[str]
+    try:
+        granted = state.grants[pkg_name]
+    except KeyError:
+        granted = ()
+    if permission not in granted and (not also or also.isdisjoint(granted)):
+        static = cache[key] = refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
+                                      permission, "not-granted", None, _NOT_GRANTED)
+        return static
+    # 6–7. Connected by an arrow, and a target of the right kind.
+    target: Node | None = None
+    arrow: Arrow | None = None
+    if target_id is not None:  # exactly when the call reaches something (tested above)
+        try:
+            target = nodes[target_id]
+        except KeyError:
+            target = None
+        if spec.reach == "arrow":
+            if target is not None:  # canvas.arrow_between(card_id, target_id), in line
+                try:
+                    ids = canvas.links[card_id].get(target_id)
+                except KeyError:  # the card has no plain arrow at all
+                    ids = None
+                if ids:
+                    arrow = canvas.arrows_by_id[ids[0]]
+            if arrow is None:
+                static = cache[key] = refusal(call, card_id, "PERMISSION_DENIED", pkg_name,
+                                              target_id, permission, "not-connected", None,
+                                              _NOT_CONNECTED)
+                return static
+        elif target is not None and target.workspace != card.workspace:
+            target = None
+        if target is None or target.type not in spec.targets:
+            node_type = target.type if target else "node"
+            static = cache[key] = refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
+                                          permission, "wrong-target",
+                                          arrow.id if arrow else None, (_wrong_target, node_type))
+            return static
+    # 9. Loop guard: a prompt outside any tool call starts its chain, one hop.
+    hop_chain: tuple[str, ...] | None = None
+    if target is not None and call == "agents.prompt":
+        hop_chain = (card_id, target.id)
+        hop_limit = state.workspaces[card.workspace].settings.hop_limit
+        if hop_limit < 1:
+            static = cache[key] = denial(
+                call, card_id, "LOOP_REFUSED", package=pkg_name, target=target.id,
+                permission=permission, reason="hop-limit", arrow=arrow.id if arrow else None,
+                why=f"the chain would have 1 prompts, more than the hop limit of {hop_limit}")
+            return static
+    # The Passed, built as `_passed` builds it, without the call.
+    built: Any = _UnfrozenPassed()
+    built.spec = spec
+    built.card = card
+    built.package = package
+    built.permission = permission
+    built.target = target
+    built.arrow = arrow
+    built.chain = hop_chain
+    built.rate_key = spec.rate_key
+    built.data_rev = canvas.data_revision
+    built.__class__ = Passed
+    passed: Passed = built
+    cache[key] = passed
+    return passed if not count_limits else _limits(state, passed, now)
 
 
 def _decide_general(state: State, card_id: str, call: str, target_id: str | None,

@@ -39,6 +39,25 @@ class PackageState:
     pending_digests: dict[str, str] | None = None
     pending_hash: str | None = None
     pending: Manifest | None = None
+    #: The permission names `declared_by` declares (its ``permissions``' keys),
+    #: set with it by `set_manifest`. The decision's checks 4–5 read these
+    #: while ``declared_by is manifest``, and the manifest itself otherwise
+    #: (a manifest set any other way): every attribute read of a pydantic
+    #: model goes through its slow ``__getattr__`` hook, which cost a
+    #: twentieth of a decision made right after a consent change.
+    declared: frozenset[str] = field(default=frozenset(), init=False, repr=False,
+                                     compare=False)
+    declared_by: Manifest | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.manifest is not None:
+            self.set_manifest(self.manifest)
+
+    def set_manifest(self, manifest: Manifest) -> None:
+        """Make ``manifest`` the approved one, with the names it declares."""
+        self.manifest = manifest
+        self.declared = frozenset(manifest.permissions)
+        self.declared_by = manifest
 
     @property
     def is_pending(self) -> bool:

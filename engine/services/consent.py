@@ -219,7 +219,8 @@ class Consent:
             raise InvalidArgument("grant must be 'required', 'all' or a list "
                                   "of permission names", reason="grant")
         with self.ctx.write():
-            pkg.installed, pkg.manifest = True, manifest
+            pkg.installed = True
+            pkg.set_manifest(manifest)
             self._save_package(pkg)
             self._set_grants(name, chosen, principal)
             self.guard.history(principal, "install", {**subject, "hash": pkg.hash,
@@ -387,8 +388,8 @@ class Consent:
         granted = kept | set(new.required)
         with self.ctx.write():
             assert pkg.pending_raw is not None and pkg.pending_digests is not None
-            pkg.raw, pkg.digests, pkg.hash, pkg.manifest = (
-                pkg.pending_raw, pkg.pending_digests, review_hash, new)
+            pkg.raw, pkg.digests, pkg.hash = pkg.pending_raw, pkg.pending_digests, review_hash
+            pkg.set_manifest(new)
             pkg.pending_raw = pkg.pending_digests = pkg.pending_hash = None
             pkg.pending = None
             self._save_package(pkg)

@@ -86,7 +86,7 @@ def package_from_row(row: dict[str, Any]) -> PackageState:
                        json.loads(row["digests"]), row["hash"])
     try:
         if pkg.installed:
-            pkg.manifest = parse_manifest(raw)
+            pkg.set_manifest(parse_manifest(raw))
         if row["pending_hash"]:
             pkg.pending_raw = json.loads(row["pending_manifest"])
             pkg.pending_digests = json.loads(row["pending_digests"])

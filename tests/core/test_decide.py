@@ -510,18 +510,24 @@ def test_cached_decisions_match_cold_ones(ops: list[tuple[str, Any]]) -> None:
 
 
 def test_fast_path_matches_the_pipeline_where_the_property_test_does_not_reach() -> None:
-    """`decide`'s fast path (`_plain_checks`) against `_checks`, on cases outside `_CALLS`.
+    """`decide`'s fast path (checks 1–9 in line) against `_checks`, on cases outside `_CALLS`.
 
-    A caller that is no card or no node, a permission the manifest does not
-    declare, a workspace-wide call to a node of another workspace, and a hop
-    limit below one (which settings cannot give, but a state can hold).
+    A caller that is no card or no node, a card of a package the state does
+    not know, a package with no grants at all, a permission the manifest
+    does not declare, a workspace-wide call to a node of another workspace,
+    and a hop limit below one (which settings cannot give, but a state can
+    hold).
     """
     import dataclasses
 
     state = make_state("w1", "w2")
     install(state, manifest("acme.p", {"agents.prompt": {}, "agents.read": {}}),
             grants={"agents.prompt", "agents.read"})
+    install(state, manifest("acme.q", {"agents.prompt": {}}))
+    del state.grants["acme.q"]
     add_node(state, "c1", "card", package="acme.p")
+    add_node(state, "c8", "card", package="acme.q")
+    add_node(state, "c9", "card", package="ghost.p")
     add_node(state, "a1", "agent")
     add_node(state, "a9", "agent", workspace="w2")
     add_node(state, "t1", "terminal")
@@ -529,6 +535,8 @@ def test_fast_path_matches_the_pipeline_where_the_property_test_does_not_reach()
     add_arrow(state, "e2", "c1", "t1")
     calls: list[tuple[str, str, str | None, dict[str, Any] | None]] = [
         ("zz", "agents.prompt", "a1", {"text": "hi"}),    # no such node
+        ("c9", "agents.prompt", "a1", {"text": "hi"}),    # no such package
+        ("c8", "agents.prompt", "a1", {"text": "hi"}),    # no grants
         ("a1", "agents.prompt", "c1", {"text": "hi"}),    # not a card
         ("c1", "terminals.run", "t1", {"command": "ls"}),  # not declared
         ("c1", "agents.get", "a9", None),                 # another workspace
@@ -584,3 +592,41 @@ def test_the_payload_floor_follows_workspaces_added_replaced_or_swapped() -> Non
     state.workspaces = {"w1": Workspace("w1", "/w1", WorkspaceSettings(max_payload=1000))}
     state.bump()
     assert code() is None and state.payload_floor == 1000
+
+
+def test_checks_4_and_5_read_the_manifest_set_however_it_was_set() -> None:
+    """The declared names `PackageState.set_manifest` keeps, and a manifest set directly.
+
+    The fast path reads `PackageState.declared` only while it came from the
+    package's very manifest: a manifest put in place without `set_manifest`
+    is read itself, so a permission it drops is refused at once.
+    """
+    from engine.core.manifest import parse_manifest
+
+    state = _world()
+    pkg = state.packages["acme.p"]
+    assert pkg.declared == frozenset(PERMS) and pkg.declared_by is pkg.manifest
+    prompt = ("c1", "agents.prompt", "a1", {"text": "hi"})
+
+    def reason() -> str | None:
+        fast = decide(state, *prompt, now=NOW)
+        full = _decide_full(state, *prompt, now=NOW, chain=None, port_arrow=None,
+                            count_limits=True)
+        assert _view(fast) == _view(full)
+        return fast.reason if isinstance(fast, Decision) else None
+
+    assert reason() is None
+    narrower = manifest("acme.p", {"terminals.write": {}, "agents.read": {}})
+    pkg.set_manifest(parse_manifest(narrower))
+    state.bump()
+    assert pkg.declared == {"terminals.write", "agents.read"}
+    assert reason() == "not-declared"
+    # Set directly: `declared` still holds the narrower names, the manifest
+    # declares agents.prompt again; then directly to the narrower one.
+    pkg.manifest = parse_manifest(manifest("acme.p", PERMS))
+    state.bump()
+    assert reason() is None
+    pkg.set_manifest(parse_manifest(manifest("acme.p", PERMS)))
+    pkg.manifest = parse_manifest(narrower)
+    state.bump()
+    assert reason() == "not-declared"

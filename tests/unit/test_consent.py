@@ -138,6 +138,27 @@ async def test_update_pending_stale_and_approval(world: Engine) -> None:
     assert world.state.packages["acme.prompter"].hash == second.pending_hash
 
 
+async def test_install_approve_and_reopening_keep_the_declared_names_in_step(
+        world: Engine, make_engine) -> None:
+    """`PackageState.declared` is the approved manifest's names, set with it (decisions read it)."""
+    def in_step(engine: Engine) -> frozenset[str]:
+        pkg = engine.state.packages["acme.prompter"]
+        assert pkg.manifest is not None and pkg.declared_by is pkg.manifest
+        assert pkg.declared == frozenset(pkg.manifest.permissions)
+        return pkg.declared
+
+    assert "terminals.write" in in_step(world)
+    new = manifest("acme.prompter", {"agents.prompt": {}, "usage.read": {}}, tools=["relay"],
+                   ports={"inputs": [], "outputs": ["out"]})
+    update = await world.update("acme.prompter", manifest=new)
+    await world.approve("acme.prompter", review_hash=update.pending_hash)
+    assert in_step(world) == {"agents.prompt", "usage.read"}
+    refused = await world.call("c1", "terminals.run", "t1", {"command": "ls"})
+    assert (refused.code, refused.reason) == ("PERMISSION_DENIED", "not-declared")
+    world.close()
+    assert in_step(make_engine()) == {"agents.prompt", "usage.read"}
+
+
 async def test_update_cancels_open_prompts_while_pending(world: Engine) -> None:
     """Queued prompts of a package whose files changed are cancelled (PACKAGE_PENDING)."""
     await world.set_node("a1", {"status": "working"})
