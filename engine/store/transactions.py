@@ -71,6 +71,9 @@ class Batch:
 
     def finish(self, error: BaseException | None) -> None:
         self.done, self.error = True, error
+        # Its events were delivered (or, failed, never will be): not kept alive
+        # by whatever still names the batch (the store's prompt position does).
+        self.events = []
         self._settle()
         answers, self.answers = self.answers, []
         for fut, result, raised in answers:
@@ -807,6 +810,9 @@ class Transactions:
         if batch is None or batch.pinned or self.depth:
             return
         self.batch = None
+        # Its events are the batch's own (delivered below once committed): not
+        # kept alive here until the next operation's write replaces the list.
+        self.events = []
         last = self.log.newest()
         pending = Anchor(*last) if last is not None and last != batch.before else None
         anchoring = False

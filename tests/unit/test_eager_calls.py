@@ -230,3 +230,26 @@ async def test_a_failure_delivering_a_commits_events_still_answers_its_calls(
     finally:
         asyncio.get_running_loop().set_exception_handler(None)
         engine.close()
+
+
+async def test_a_committed_batch_keeps_no_events_alive(tmp_path: Path) -> None:
+    # Once delivered, a batch's events belong to nobody: neither the next batch's
+    # list nor the store's note of the batch's newest prompt may hold them (2,000
+    # accepted prompts left 3,600 events and their data for the collector to scan).
+    import gc
+
+    from engine.core.events import Event
+
+    engine = await _world(tmp_path)
+    try:
+        decisions = await asyncio.gather(
+            engine.call("c1", "agents.prompt", "a1", {"text": "one"}),
+            engine.call("c2", "agents.prompt", "a2", {"text": "two"}))
+        assert [d.value["state"] for d in decisions] == ["delivered", "delivered"]
+        gc.collect()
+        left = [o for o in gc.get_objects()
+                if type(o) is Event and o.type == "agents.turn"
+                and o.data.get("prompt") in {d.prompt for d in decisions}]
+        assert left == []
+    finally:
+        engine.close()
