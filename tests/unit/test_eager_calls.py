@@ -253,3 +253,41 @@ async def test_a_committed_batch_keeps_no_events_alive(tmp_path: Path) -> None:
         assert left == []
     finally:
         engine.close()
+
+
+async def test_an_operation_done_at_once_needs_no_coroutine(tmp_path: Path) -> None:
+    # `run_eagerly`'s ``at_once``: a plain result is the operation done (answered once
+    # its batch is durable), a coroutine is the rest of it, run in a task of its own.
+    from engine.store.transactions import run_eagerly
+
+    engine = await _world(tmp_path)
+    store = engine.store
+    try:
+        def at_once(value: str) -> str:
+            with store.write():
+                store.set_meta("eager", value)
+            return value.upper()
+
+        async def lazily(value: str) -> str:
+            return at_once(value)
+
+        answer = run_eagerly(store, lazily, ("done",), {}, at_once=at_once)
+        assert isinstance(answer, asyncio.Future) and not answer.done()
+        assert store.meta("eager") == "done"  # written already, in the open batch
+        assert await answer == "DONE"
+        with sqlite3.connect(tmp_path / "e.db") as other:
+            assert other.execute("select value from meta where key = 'eager'"
+                                 ).fetchone() == ("done",)
+
+        async def rest(value: str) -> str:
+            await asyncio.sleep(0)
+            with store.write():
+                store.set_meta("eager", value)
+            return value
+
+        waits = run_eagerly(store, lazily, ("later",), {}, at_once=rest)
+        assert isinstance(waits, asyncio.Task)
+        assert await waits == "later"
+        assert store.meta("eager") == "later"
+    finally:
+        engine.close()
