@@ -128,6 +128,10 @@ class PromptIndex:
         """How many of an agent's prompts are in ``state``."""
         return sum(1 for p in self._by_agent.get(agent, {}).values() if p.state == state)
 
+    def any_held(self) -> bool:
+        """Whether any prompt is held: `due` finds nothing otherwise."""
+        return bool(self._held)
+
     def held(self) -> list[Prompt]:
         """Every held prompt, in order of arrival."""
         return sorted(self._held.values(), key=lambda p: p.position)

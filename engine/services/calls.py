@@ -297,15 +297,17 @@ class Calls:
                 self.applier.prompt_in_memory(prompt)
                 self.ctx.store.save_prompt(prompt)
                 self.record.log_row(decision, outcome="held", payload=prompt.text,
-                                    chain=prompt.chain)
+                                    chain=prompt.chain, t=now, card=passed.card)
                 return decision
             # The queued row waits until the pump has run: a prompt delivered
             # (or held) at once is written by the pump as it then stands, so
             # the queued row would be replaced in the same write — one row
             # write instead of two.
             self.applier.prompt_in_memory(prompt)
+            # The row's time is the decision's (as a refusal's is, and the prompt's
+            # and its rate event's): no second reading of the clock.
             self.record.log_row(decision, outcome="queued", payload=prompt.text,
-                                chain=prompt.chain, card=passed.card)
+                                chain=prompt.chain, t=now, card=passed.card)
             self.prompts.pump(agent.id)
             if prompt.state == "queued":
                 self.ctx.store.save_prompt(prompt)

@@ -291,3 +291,27 @@ async def test_an_operation_done_at_once_needs_no_coroutine(tmp_path: Path) -> N
         assert store.meta("eager") == "later"
     finally:
         engine.close()
+
+
+async def test_an_accepted_prompts_row_has_its_decisions_time(tmp_path: Path) -> None:
+    # The row, the prompt and its rate event all have the time the call was decided
+    # at (a refusal's row always had): the clock is not read again for the row.
+    ticks = iter(float(n) for n in range(1, 10_000))
+    engine = Engine.open(tmp_path / "e.db", clock=lambda: next(ticks),
+                         world=World(net=None, fs=None))
+    try:
+        (tmp_path / "ws").mkdir()
+        await engine.create_workspace("w1", tmp_path / "ws")
+        await offer_install(engine, manifest("acme.prompter", {"agents.prompt": {}}))
+        await engine.add_node({"id": "c1", "type": "card", "package": "acme.prompter"},
+                              workspace="w1")
+        await engine.add_node({"id": "a1", "type": "agent"}, workspace="w1")
+        await engine.add_arrow({"id": "e1", "from": "c1", "to": "a1"})
+        decision = await engine.call("c1", "agents.prompt", "a1", {"text": "hello"})
+        assert decision.outcome == "queued" and decision.prompt is not None
+        row = engine.log_rows(card="c1")[-1]
+        assert row["prompt"] == decision.prompt
+        assert row["t"] == engine.state.prompts[decision.prompt].t
+        assert engine.verify_log().ok
+    finally:
+        engine.close()
