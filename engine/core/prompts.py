@@ -99,16 +99,21 @@ class PromptIndex:
 
     def update(self, prompt: Prompt) -> None:
         """Take in the prompt's current state."""
+        # Every accepted prompt comes here twice (queued, then delivered): no
+        # empty dict built for `setdefault`, no look-up in an empty `_held`.
+        state = prompt.state
         mine = self._by_agent.get(prompt.agent)
-        if prompt.state in self._TRACKED:
-            self._by_agent.setdefault(prompt.agent, {})[prompt.id] = prompt
+        if state in self._TRACKED:
+            if mine is None:
+                mine = self._by_agent[prompt.agent] = {}
+            mine[prompt.id] = prompt
         elif mine is not None:
             mine.pop(prompt.id, None)
             if not mine:
                 del self._by_agent[prompt.agent]
-        if prompt.state == "held":
+        if state == "held":
             self._held[prompt.id] = prompt
-        else:
+        elif self._held:
             self._held.pop(prompt.id, None)
 
     def of_agent(self, agent: str, state: str) -> list[Prompt]:
@@ -127,6 +132,10 @@ class PromptIndex:
     def count(self, agent: str, state: str) -> int:
         """How many of an agent's prompts are in ``state``."""
         return sum(1 for p in self._by_agent.get(agent, {}).values() if p.state == state)
+
+    def any_held(self) -> bool:
+        """Whether any prompt is held: `due` finds nothing otherwise."""
+        return bool(self._held)
 
     def held(self) -> list[Prompt]:
         """Every held prompt, in order of arrival."""

@@ -137,6 +137,10 @@ class World:
 
         A removed node's driver is stopped (its process is hung up).
         """
+        if not self.drivers:
+            # Nothing to hand over and nothing to stop (most engines run no
+            # driver): every committed event comes through here.
+            return
         if event.type == "agents.changed" and event.data.get("change") == "removed":
             gone = self.drivers.pop(str(event.data.get("agent")), None)
             if gone is not None:

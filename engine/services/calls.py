@@ -81,7 +81,7 @@ class Calls:
                 is checked against the chain of each of them.
         """
         return run_eagerly(self.ctx.store, self._begin_call, (card, call, target, args),
-                           {"context": context})
+                           {"context": context}, at_once=self._at_once)
 
     def _begin_call(self, card: str, call: str, target: str | None,
                     args: dict[str, Any] | None, *, context: str | None
@@ -96,6 +96,9 @@ class Calls:
         result = self._decided(card, call, target, args, context, now)
         if isinstance(result, Decision):
             return result
+        if result.spec.name == "agents.prompt":
+            # Most allowed calls: done here, without a coroutine of `_carry_out`'s.
+            return self._prompted(result, args or {}, now)
         return await self._carry_out(result, args or {}, now)
 
     def _decided(self, card: str, call: str, target: str | None,
@@ -138,10 +141,11 @@ class Calls:
             return self.record.refusal(result, chain, args, now)
         return result
 
-    def _batched(self, card: str, call: str, target: str | None,
+    def _at_once(self, card: str, call: str, target: str | None,
                  args: dict[str, Any] | None, context: str | None
                  ) -> Decision | Coroutine[Any, Any, Decision]:
-        # One call of `call_many`: the whole prologue of an operation first
+        # A call started at once (`call`, through `run_eagerly`), or one call of
+        # `call_many`: the whole prologue of an operation first
         # (`Context.tick`: catch up, then expire what is due), then the call is
         # decided — a refusal returned as it is, an allowed call as the coroutine
         # that carries it out. Catching up is a no-op while the batch holds the
@@ -155,6 +159,8 @@ class Calls:
         result = self._decided(card, call, target, args, context, now)
         if isinstance(result, Decision):
             return result
+        if result.spec.name == "agents.prompt":
+            return self._prompted(result, args or {}, now)
         return self._carry_out(result, args or {}, now)
 
     def _alone(self, card: str, call: str, target: str | None, args: dict[str, Any] | None,
@@ -184,7 +190,7 @@ class Calls:
         what is due) and reads the clock once; a refused call costs no
         coroutine, task or future.
         """
-        return await run_each_durably(self._batched, calls, alone=self._alone)
+        return await run_each_durably(self._at_once, calls, alone=self._alone)
 
     def _open_chains(self, card: str, now: float) -> list[tuple[str, ...]]:
         """The causal chains of the card's open tool calls, oldest first.
@@ -224,16 +230,20 @@ class Calls:
         assert passed is not None
         return passed, longest
 
+    def _prompted(self, passed: Passed, args: dict[str, Any], now: float) -> Decision:
+        """An allowed ``agents.prompt``: accepted (it never waits, so no coroutine)."""
+        # Its row keeps the prompt's text (`_accept_prompt`): no payload to work out,
+        # and its decision is built once, by the plan.
+        assert passed.target is not None
+        return self._accept_prompt(
+            passed, str(args["text"]), now, arrow=passed.arrow.id if passed.arrow else None,
+            message=f"ok: card {passed.card.id} ({passed.package.name}) agents.prompt")
+
     async def _carry_out(self, passed: Passed, args: dict[str, Any], now: float) -> Decision:
         spec = passed.spec
         card = passed.card
         if spec.name == "agents.prompt":
-            # Its row keeps the prompt's text (`_accept_prompt`): no payload to work out,
-            # and its decision is built once, by the plan.
-            assert passed.target is not None
-            return self._accept_prompt(
-                passed, str(args["text"]), now, arrow=passed.arrow.id if passed.arrow else None,
-                message=f"ok: card {card.id} ({passed.package.name}) agents.prompt")
+            return self._prompted(passed, args, now)
         decision = Decision("ok", spec.name, card.id, passed.package.name,
                             passed.target.id if passed.target else None, passed.permission,
                             arrow=passed.arrow.id if passed.arrow else None,
@@ -287,15 +297,17 @@ class Calls:
                 self.applier.prompt_in_memory(prompt)
                 self.ctx.store.save_prompt(prompt)
                 self.record.log_row(decision, outcome="held", payload=prompt.text,
-                                    chain=prompt.chain)
+                                    chain=prompt.chain, t=now, card=passed.card)
                 return decision
             # The queued row waits until the pump has run: a prompt delivered
             # (or held) at once is written by the pump as it then stands, so
             # the queued row would be replaced in the same write — one row
             # write instead of two.
             self.applier.prompt_in_memory(prompt)
+            # The row's time is the decision's (as a refusal's is, and the prompt's
+            # and its rate event's): no second reading of the clock.
             self.record.log_row(decision, outcome="queued", payload=prompt.text,
-                                chain=prompt.chain)
+                                chain=prompt.chain, t=now, card=passed.card)
             self.prompts.pump(agent.id)
             if prompt.state == "queued":
                 self.ctx.store.save_prompt(prompt)

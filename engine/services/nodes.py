@@ -104,9 +104,12 @@ class Nodes:
         if permission is None:
             return
         state = self.ctx.state
+        arrows = state.canvas.port_arrows_from(node.id, port)
+        if not arrows:
+            return  # the common case (a delivery's new status): nothing to build
         call = f"port:{port}"
         payload = data if isinstance(data, str) else json.dumps(data)
-        for arrow in state.canvas.port_arrows_from(node.id, port):
+        for arrow in arrows:
             found = check_card(state, arrow.dst, call, node.id)
             if isinstance(found, Decision):
                 if found.code == "CARD_UNKNOWN":

@@ -84,7 +84,10 @@ class Prompts:
 
     def expire_due(self) -> None:
         """Expire every hold whose deadline has passed (part of each operation's prologue)."""
-        due = self.ctx.state.open_prompts.due(self.ctx.now())
+        holds = self.ctx.state.open_prompts
+        if not holds.any_held():
+            return  # almost every operation: nothing held, no clock to read
+        due = holds.due(self.ctx.now())
         if not due:
             return
         with self.ctx.write():

@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from itertools import compress
 from operator import is_not, itemgetter
 from typing import Any, cast
 
@@ -407,7 +408,7 @@ class ArrowLog:
             if chain is not None:
                 stored[_CHAIN] = dumps(chain) if chain else "[]"
             mask = tuple(map(is_not, stored, _NONES))
-            row = (_insert_for(mask), tuple([x for x in stored if x is not None]))
+            row = (_insert_for(mask), tuple(compress(stored, mask)))
         self._pending.append(row)
         self._appended += 1
         self._tail = (seq, digest)

@@ -71,6 +71,9 @@ class Batch:
 
     def finish(self, error: BaseException | None) -> None:
         self.done, self.error = True, error
+        # Its events were delivered (or, failed, never will be): not kept alive
+        # by whatever still names the batch (the store's prompt position does).
+        self.events = []
         self._settle()
         answers, self.answers = self.answers, []
         for fut, result, raised in answers:
@@ -205,8 +208,12 @@ async def run_durably(owner: BatchOwner, fn: Callable[..., Awaitable[Any]],
     return result
 
 
+_COROUTINE = types.CoroutineType
+
+
 def run_eagerly(tx: Transactional, fn: Callable[..., Coroutine[Any, Any, Any]],
-                args: tuple[Any, ...], kwargs: dict[str, Any]) -> Awaitable[Any]:
+                args: tuple[Any, ...], kwargs: dict[str, Any], *,
+                at_once: Callable[..., Any] | None = None) -> Awaitable[Any]:
     """Run a `consistent` operation now, up to its first real wait; return what to await.
 
     Like `run_consistently`, but the operation starts at once, in the
@@ -224,6 +231,11 @@ def run_eagerly(tx: Transactional, fn: Callable[..., Coroutine[Any, Any, Any]],
     `run_consistently` (lazy). A decision that raced another process
     (`Stale`, before anything was written) is made again the ordinary way:
     under the write lock, when awaited.
+
+    ``at_once``: ``fn``'s twin for starting at once, if it has one, which
+    returns the operation's result when it is done without waiting, or a
+    coroutine doing the rest: an operation that never waits then costs no
+    coroutine of its own (nor the `StopIteration` that ends one).
     """
     if tx.depth or JOINED.get() is not None:
         return fn(*args, **kwargs)
@@ -234,9 +246,14 @@ def run_eagerly(tx: Transactional, fn: Callable[..., Coroutine[Any, Any, Any]],
     joined: list[Batch] = []
     token = JOINED.set(joined)
     raised: BaseException | None = None
+    done_at_once = False
     try:
-        coro = fn(*args, **kwargs)
-        step = coro.send(None)
+        coro = (fn if at_once is None else at_once)(*args, **kwargs)
+        if type(coro) is _COROUTINE:
+            step = coro.send(None)
+        else:
+            # Done already (`at_once`): its result, as the coroutine would return it.
+            result, done_at_once = coro, True
     except StopIteration as done:
         result = done.value
     except Stale:
@@ -248,11 +265,12 @@ def run_eagerly(tx: Transactional, fn: Callable[..., Coroutine[Any, Any, Any]],
         JOINED.reset(token)
         raise
     else:
-        # It waits on something: the rest runs in a task, created while
-        # JOINED is set so that its copy of the context writes to ``joined``.
-        task = loop.create_task(_go_on(tx, fn, args, kwargs, coro, step, joined))
-        JOINED.reset(token)
-        return task
+        if not done_at_once:
+            # It waits on something: the rest runs in a task, created while
+            # JOINED is set so that its copy of the context writes to ``joined``.
+            task = loop.create_task(_go_on(tx, fn, args, kwargs, coro, step, joined))
+            JOINED.reset(token)
+            return task
     JOINED.reset(token)
     fut: asyncio.Future[Any] = loop.create_future()
     if isinstance(raised, StoreFailed):
@@ -807,6 +825,9 @@ class Transactions:
         if batch is None or batch.pinned or self.depth:
             return
         self.batch = None
+        # Its events are the batch's own (delivered below once committed): not
+        # kept alive here until the next operation's write replaces the list.
+        self.events = []
         last = self.log.newest()
         pending = Anchor(*last) if last is not None and last != batch.before else None
         anchoring = False

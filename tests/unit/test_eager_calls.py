@@ -230,3 +230,88 @@ async def test_a_failure_delivering_a_commits_events_still_answers_its_calls(
     finally:
         asyncio.get_running_loop().set_exception_handler(None)
         engine.close()
+
+
+async def test_a_committed_batch_keeps_no_events_alive(tmp_path: Path) -> None:
+    # Once delivered, a batch's events belong to nobody: neither the next batch's
+    # list nor the store's note of the batch's newest prompt may hold them (2,000
+    # accepted prompts left 3,600 events and their data for the collector to scan).
+    import gc
+
+    from engine.core.events import Event
+
+    engine = await _world(tmp_path)
+    try:
+        decisions = await asyncio.gather(
+            engine.call("c1", "agents.prompt", "a1", {"text": "one"}),
+            engine.call("c2", "agents.prompt", "a2", {"text": "two"}))
+        assert [d.value["state"] for d in decisions] == ["delivered", "delivered"]
+        gc.collect()
+        left = [o for o in gc.get_objects()
+                if type(o) is Event and o.type == "agents.turn"
+                and o.data.get("prompt") in {d.prompt for d in decisions}]
+        assert left == []
+    finally:
+        engine.close()
+
+
+async def test_an_operation_done_at_once_needs_no_coroutine(tmp_path: Path) -> None:
+    # `run_eagerly`'s ``at_once``: a plain result is the operation done (answered once
+    # its batch is durable), a coroutine is the rest of it, run in a task of its own.
+    from engine.store.transactions import run_eagerly
+
+    engine = await _world(tmp_path)
+    store = engine.store
+    try:
+        def at_once(value: str) -> str:
+            with store.write():
+                store.set_meta("eager", value)
+            return value.upper()
+
+        async def lazily(value: str) -> str:
+            return at_once(value)
+
+        answer = run_eagerly(store, lazily, ("done",), {}, at_once=at_once)
+        assert isinstance(answer, asyncio.Future) and not answer.done()
+        assert store.meta("eager") == "done"  # written already, in the open batch
+        assert await answer == "DONE"
+        with sqlite3.connect(tmp_path / "e.db") as other:
+            assert other.execute("select value from meta where key = 'eager'"
+                                 ).fetchone() == ("done",)
+
+        async def rest(value: str) -> str:
+            await asyncio.sleep(0)
+            with store.write():
+                store.set_meta("eager", value)
+            return value
+
+        waits = run_eagerly(store, lazily, ("later",), {}, at_once=rest)
+        assert isinstance(waits, asyncio.Task)
+        assert await waits == "later"
+        assert store.meta("eager") == "later"
+    finally:
+        engine.close()
+
+
+async def test_an_accepted_prompts_row_has_its_decisions_time(tmp_path: Path) -> None:
+    # The row, the prompt and its rate event all have the time the call was decided
+    # at (a refusal's row always had): the clock is not read again for the row.
+    ticks = iter(float(n) for n in range(1, 10_000))
+    engine = Engine.open(tmp_path / "e.db", clock=lambda: next(ticks),
+                         world=World(net=None, fs=None))
+    try:
+        (tmp_path / "ws").mkdir()
+        await engine.create_workspace("w1", tmp_path / "ws")
+        await offer_install(engine, manifest("acme.prompter", {"agents.prompt": {}}))
+        await engine.add_node({"id": "c1", "type": "card", "package": "acme.prompter"},
+                              workspace="w1")
+        await engine.add_node({"id": "a1", "type": "agent"}, workspace="w1")
+        await engine.add_arrow({"id": "e1", "from": "c1", "to": "a1"})
+        decision = await engine.call("c1", "agents.prompt", "a1", {"text": "hello"})
+        assert decision.outcome == "queued" and decision.prompt is not None
+        row = engine.log_rows(card="c1")[-1]
+        assert row["prompt"] == decision.prompt
+        assert row["t"] == engine.state.prompts[decision.prompt].t
+        assert engine.verify_log().ok
+    finally:
+        engine.close()

@@ -241,6 +241,9 @@ class Batches:
         if batch is None or batch.pinned or self.depth:
             return
         self.batch = None
+        # Its events are the batch's own (delivered once committed): not kept
+        # alive here until the next operation's write replaces the list.
+        self.events = []
         dirty = sorted(self.dirty)
         self.dirty.clear()
         touched = self.touched
