@@ -143,7 +143,16 @@ class KeptConnections:
 
     async def _give_back(self, connection: httpcore.AsyncHTTP11Connection) -> None:
         if connection.is_idle() and not self._closed:
-            self._idle.append(connection)
+            idle = self._idle
+            idle.append(connection)
+            # `_take` reuses the newest, so a burst's spare connections sink to
+            # the bottom and are never looked at there: close them once expired
+            # (the server closes its end after its keep-alive), as httpcore's
+            # pool did at every request. With one connection kept, no check.
+            while idle[0] is not connection and idle[0].has_expired():
+                expired = idle.pop(0)
+                self._open.discard(expired)
+                await expired.aclose()
             return
         # Closed by httpcore after a response not read to its end or the server's
         # "Connection: close" (or by `aclose`), or left halfway: never reused.

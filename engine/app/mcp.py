@@ -94,14 +94,9 @@ class _Reply:
 
     def json(self) -> Any:
         """The body as JSON (ValueError when it is not)."""
-        import orjson
+        from engine.service.jsonread import loads
 
-        try:
-            # orjson reads what json reads alike; what it refuses (NaN, an integer past
-            # 64 bits, a lone surrogate, not UTF-8) json reads, or refuses, as before.
-            return orjson.loads(self.body)
-        except orjson.JSONDecodeError:
-            return json.loads(self.body)
+        return loads(self.body)
 
 
 class ServiceClient:
@@ -592,11 +587,11 @@ _Notify = Callable[[float, str], Awaitable[None]]
 
 def _loads(line: str) -> Any:
     """A line as JSON, or None when it is not (the SDK then says so)."""
-    import orjson
+    from engine.service.jsonread import loads
 
     try:
-        return orjson.loads(line)
-    except orjson.JSONDecodeError:
+        return loads(line, strict=True)
+    except ValueError:
         return None
 
 

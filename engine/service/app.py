@@ -64,7 +64,13 @@ def create_app(service: Service) -> FastAPI:
 
 
 def asgi_app(service: Service) -> Any:
-    """What the server runs: the body limit, the fast lane, then the FastAPI app."""
+    """What the server runs: the body limit, the fast lane, then the FastAPI app.
+
+    An ASGI 3 application whose ``__call__`` is a plain method returning the
+    awaitable (the body limit costs no coroutine of its own), so a server
+    that guesses the interface (uvicorn's ``interface="auto"``) takes it for
+    ASGI 2: run it with ``interface="asgi3"``, as `engine.service.serve` does.
+    """
     return BodyLimit(FastLane(create_app(service), service), limit=service.max_body)
 
 

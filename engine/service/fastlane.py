@@ -47,6 +47,7 @@ from engine.service.context import (
     may_act_as_card,
 )
 from engine.service.events import Writer
+from engine.service.jsonread import loads
 from engine.service.models import BatchBody, CallBody
 from engine.service.problems import ServiceError, error_response, validation_problem
 from engine.service.toolroutes import (
@@ -189,14 +190,9 @@ class FastLane:
             engine = self.service.engine
             single = path == "/v1/calls"
             try:
-                # Parsed as FastAPI does (JSON, then the model in Python mode), so
-                # both paths give the same messages. orjson accepts a subset of
-                # what json does (no NaN, UTF-8 only) and reads it alike; anything
-                # else goes to json, which accepts or words the error as FastAPI does.
-                try:
-                    data = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    data = json.loads(raw)
+                # Parsed as FastAPI does (json.loads, then the model in Python
+                # mode), so both paths give the same values and messages.
+                data = loads(raw)
                 if not isinstance(data, dict):
                     raise ServiceError(400, "INVALID_ARGUMENT", "body: Input "
                                        "should be a valid dictionary or object to extract "

@@ -573,7 +573,11 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox) -> Any:
                 return
             # uvicorn's, but the task leaves the server's set itself as it ends,
             # not through a done callback: no handle and no callback a request
-            # for the loop's next turn.
+            # for the loop's next turn. A task cancelled before its first step
+            # never runs its `finally` and stays in the set: that happens only
+            # when uvicorn cancels what is left past its graceful shutdown, after
+            # which nothing reads the set (it would matter to uvicorn's
+            # ``limit_concurrency``, which counts the set and which we never set).
             self.tasks.add(self.loop.create_task(self._run_asgi(cycle, app)))
 
         async def _run_asgi(self, cycle: Any, app: Any) -> None:

@@ -248,12 +248,16 @@ def run_eagerly(tx: Transactional, fn: Callable[..., Coroutine[Any, Any, Any]],
     raised: BaseException | None = None
     done_at_once = False
     try:
-        coro = (fn if at_once is None else at_once)(*args, **kwargs)
-        if type(coro) is _COROUTINE:
+        if at_once is None:
+            coro = fn(*args, **kwargs)
             step = coro.send(None)
         else:
-            # Done already (`at_once`): its result, as the coroutine would return it.
-            result, done_at_once = coro, True
+            coro = at_once(*args, **kwargs)
+            if type(coro) is _COROUTINE:
+                step = coro.send(None)
+            else:
+                # Done already: its result, as the coroutine would return it.
+                result, done_at_once = coro, True
     except StopIteration as done:
         result = done.value
     except Stale:

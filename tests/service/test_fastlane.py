@@ -57,6 +57,10 @@ async def test_fast_lane_and_fastapi_routes_answer_alike(tmp_path) -> None:
             ("post", "/v1/calls", op, None, b'{"card": "c1", "call": "agents.prompt", '
              b'"target": "a1", "args": {"n": NaN, "t": "\\ud800", '
              b'"big": 1234567890123456789012345678901}}'),
+            # An integer just past 64 bits in JSON orjson reads (as a float): refused
+            # as out of range by both.
+            ("post", "/v1/calls", op, None, b'{"card": "c1", "call": "net.fetch", "args": '
+             b'{"url": "https://x.test/", "headers": {"n": 18446744073709551617}}}'),
             ("post", "/v1/calls", op, None, b'{"card": "c1", "call": "agents.prompt", '
              b'"target": "a1", "args": {"text": "\xc3\xa9t\xc3\xa9 \xe2\x9c\x93"}}'),
             ("post", "/v1/calls", op, None, b'{"card": "\xc3\xa9", "call": "agents.prompt"}'),

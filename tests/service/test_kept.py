@@ -61,9 +61,9 @@ class Server:
             writer.close()
 
 
-def _kept(server: Server, limit: int = 10) -> KeptConnections:
+def _kept(server: Server, limit: int = 10, keepalive: float = 30.0) -> KeptConnections:
     return KeptConnections(httpcore.Origin(b"http", b"arrowgate", 80), OneWriteBackend(),
-                           uds=str(server.path), keepalive=30.0, limit=limit)
+                           uds=str(server.path), keepalive=keepalive, limit=limit)
 
 
 async def _get(kept: KeptConnections, max_body: int = 1 << 20) -> dict[str, object]:
@@ -135,3 +135,35 @@ async def test_a_cancelled_request_closes_its_connection(tmp_path: Path) -> None
         await kept.aclose()
         with pytest.raises(RuntimeError):
             await _get(kept)
+
+
+async def test_spare_connections_are_closed_once_expired(tmp_path: Path) -> None:
+    """A burst's spare connections, idle below the one in use, are closed once their
+    keep-alive has passed, not kept open until the end."""
+    async with Server(tmp_path / "s", hold=True) as server:
+        kept = _kept(server, keepalive=0.2)
+        burst = [asyncio.ensure_future(_get(kept)) for _ in range(3)]
+        await _until(lambda: len(server.requests) == 3, "three requests in flight")
+        server.go.set()
+        await asyncio.gather(*burst)
+        for _ in range(5):  # one at a time: the newest connection stays fresh
+            await _get(kept)
+            await asyncio.sleep(0.1)
+        await _until(lambda: server.ended == 2, "the two spares closed")
+        assert server.connections == 3
+        await kept.aclose()
+
+
+async def test_waiting_for_a_free_connection_is_bounded_by_the_timeout(
+        tmp_path: Path) -> None:
+    """With every slot in use, a request waits at most its timeout (httpcore's PoolTimeout)."""
+    async with Server(tmp_path / "s", hold=True) as server:
+        kept = _kept(server, limit=1)
+        first = asyncio.ensure_future(_get(kept))
+        await _until(lambda: len(server.requests) == 1, "the first request in flight")
+        with pytest.raises(httpcore.PoolTimeout):
+            await kept.request(b"GET", b"/x", [], b"", 0.05, 1 << 20)
+        server.go.set()
+        assert (await first)["n"] == 1
+        assert len(server.requests) == 1  # the one that timed out was never sent
+        await kept.aclose()

@@ -111,6 +111,17 @@ async def test_ids_stay_one_segment(tmp_path: Path) -> None:
     assert b"Content-Length: 0\r\n" in server.requests[1]
 
 
+async def test_a_big_integer_in_an_answer_reads_back_exactly(tmp_path: Path) -> None:
+    """A card's result holding an integer past 64 bits reaches the agent exact (orjson
+    alone would read it as a float)."""
+    async with Scripted(tmp_path / "s", [_ok({"n": 2**64 + 1, "m": -(2**63) - 1})]) as server:
+        client = ServiceClient(str(server.path), "t", "a1")
+        got = await client.get("/a")
+        await client.aclose()
+    assert got == {"n": 2**64 + 1, "m": -(2**63) - 1}
+    assert type(got["n"]) is int and type(got["m"]) is int
+
+
 async def test_a_connection_the_server_closed_is_not_reused(tmp_path: Path) -> None:
     closing = _ok({"n": 3}, b"connection: close\r\n")
     async with Scripted(tmp_path / "s", [_ok({"n": 1}), _ok({"n": 2}), closing, _ok({"n": 4})],

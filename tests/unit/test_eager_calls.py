@@ -233,9 +233,9 @@ async def test_a_failure_delivering_a_commits_events_still_answers_its_calls(
 
 
 async def test_a_committed_batch_keeps_no_events_alive(tmp_path: Path) -> None:
-    # Once delivered, a batch's events belong to nobody: neither the next batch's
-    # list nor the store's note of the batch's newest prompt may hold them (2,000
-    # accepted prompts left 3,600 events and their data for the collector to scan).
+    """Once delivered, a batch's events belong to nobody: neither the next batch's
+    list nor the store's note of the batch's newest prompt may hold them (2,000
+    accepted prompts left 3,600 events and their data for the collector to scan)."""
     import gc
 
     from engine.core.events import Event
@@ -256,8 +256,9 @@ async def test_a_committed_batch_keeps_no_events_alive(tmp_path: Path) -> None:
 
 
 async def test_an_operation_done_at_once_needs_no_coroutine(tmp_path: Path) -> None:
-    # `run_eagerly`'s ``at_once``: a plain result is the operation done (answered once
-    # its batch is durable), a coroutine is the rest of it, run in a task of its own.
+    """`run_eagerly`'s ``at_once``: a plain result is the operation done (answered once
+    its batch is durable), a coroutine is the rest of it, run in a task of its own;
+    the operation's own coroutine function is never called."""
     from engine.store.transactions import run_eagerly
 
     engine = await _world(tmp_path)
@@ -269,7 +270,7 @@ async def test_an_operation_done_at_once_needs_no_coroutine(tmp_path: Path) -> N
             return value.upper()
 
         async def lazily(value: str) -> str:
-            return at_once(value)
+            raise AssertionError("the operation's coroutine must not run")
 
         answer = run_eagerly(store, lazily, ("done",), {}, at_once=at_once)
         assert isinstance(answer, asyncio.Future) and not answer.done()
@@ -294,8 +295,8 @@ async def test_an_operation_done_at_once_needs_no_coroutine(tmp_path: Path) -> N
 
 
 async def test_an_accepted_prompts_row_has_its_decisions_time(tmp_path: Path) -> None:
-    # The row, the prompt and its rate event all have the time the call was decided
-    # at (a refusal's row always had): the clock is not read again for the row.
+    """The row, the prompt and its rate event all have the time the call was decided
+    at (a refusal's row always had): the clock is not read again for the row."""
     ticks = iter(float(n) for n in range(1, 10_000))
     engine = Engine.open(tmp_path / "e.db", clock=lambda: next(ticks),
                          world=World(net=None, fs=None))
