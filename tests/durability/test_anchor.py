@@ -335,10 +335,20 @@ async def test_every_commit_syncs_a_pending_anchor_first(
             engine.close()
 
 
-def _fresh(data: bytes) -> tuple[Any, Any, Any]:
+def _fresh(data: bytes) -> tuple[Any, ...]:
+    """What decoding ``data`` afresh says of it, as `_Known` keeps it."""
     slots = anchor_module._slots(data)
     assert slots is not None
-    return slots, anchor_module._state_of(data, slots), anchor_module._base(slots)
+    base = anchor_module._base(slots)
+    assert base is not None
+    return (max(s.counter for s in slots), anchor_module._state_of(data, slots),
+            base[0].index, base[1], base[0].durable)
+
+
+def _known(anchor: AnchorFile) -> tuple[Any, ...]:
+    known = anchor._known
+    assert known is not None
+    return (known.counter, known.current, known.base, known.base_state, known.base_durable)
 
 
 def test_what_a_write_knows_of_the_file_is_what_reading_it_says(anchor: AnchorFile) -> None:
@@ -356,16 +366,15 @@ def test_what_a_write_knows_of_the_file_is_what_reading_it_says(anchor: AnchorFi
         known = anchor._known
         data = anchor.path.read_bytes()
         assert known is not None and known.data == data
-        assert (known.slots, known.current, known.base) == _fresh(data)
+        assert _known(anchor) == _fresh(data)
         assert anchor.read() == state
     newest = _newest_slot(anchor.path)
     with open(anchor.path, "r+b") as fh:  # torn: the next write decodes afresh
         fh.seek(newest * SLOT + 20)
         fh.write(b"\xde\xad\xbe\xef" * 8)
     _commit(anchor, _row(4), _row(5))
-    known = anchor._known
-    data = anchor.path.read_bytes()
-    assert known is not None and (known.slots, known.current, known.base) == _fresh(data)
+    assert anchor._known is not None and anchor._known.data == anchor.path.read_bytes()
+    assert _known(anchor) == _fresh(anchor.path.read_bytes())
 
 
 def test_a_write_by_another_writer_is_read_not_assumed(anchor: AnchorFile,
