@@ -8,6 +8,7 @@ accepts the database's newest row.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import os
@@ -309,7 +310,8 @@ async def test_every_commit_syncs_a_pending_anchor_first(
         world: Engine, target: Target, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every commit, the first of a newly opened engine included (the one that
     also writes the database's ``anchored`` mark), writes the pending state
-    naming its newest row before COMMIT, then the committed one."""
+    naming its newest row before COMMIT; the committed one follows once the
+    loop turns (`Transactions.settle_anchor`), after the call was answered."""
     world.close()
     written: list[AnchorState] = []
     write = AnchorFile.write
@@ -325,9 +327,15 @@ async def test_every_commit_syncs_a_pending_anchor_first(
         try:
             for i in range(3):
                 written.clear()
+                before = AnchorFile(path).read()
                 await engine.call("c1", "terminals.run", "t1", {"command": f"cmd {i}"})
                 newest = engine.log_rows()[-1]
                 row = Anchor(newest["seq"], newest["hash"])
+                assert [w.pending for w in written] == [row], written
+                # Answered with the pending state on disk: it accepts the row.
+                assert AnchorFile(path).read() == AnchorState(
+                    before.committed if before else None, row)
+                await asyncio.sleep(0)  # the loop's next turn: idle
                 assert [w.pending for w in written] == [row, None], written
                 assert written[1].committed == row
                 assert AnchorFile(path).read() == AnchorState(row)
