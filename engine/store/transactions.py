@@ -848,6 +848,11 @@ class Transactions:
                         "insert or ignore into meta (key, value) values ('anchored', '1')")
                     anchoring = True
                 before = Anchor(*batch.before) if batch.before else None
+                if self._owed is not None and self._owed != before:
+                    # The log does not end where our last batch left it (another
+                    # process appended, or rows were cut since): the committed
+                    # record first, so a cut of that batch stays a finding.
+                    self.settle_anchor()
                 self.anchor.write(AnchorState(before, pending))
             # Our own changes are in memory already; every older one was
             # applied when the batch began (we hold the write lock since).

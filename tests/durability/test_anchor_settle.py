@@ -90,3 +90,20 @@ async def test_under_load_each_pending_record_stands_for_the_committed_one(
     assert [w.committed for w in pending[1:]] == rows[:-1]
     assert [w for w in written if w.pending is None] == [AnchorState(rows[-1])], written
     assert AnchorFile(Path(str(target.db) + ".anchor")).read() == AnchorState(rows[-1])
+
+
+async def test_a_cut_before_the_next_batch_is_found(
+        world: Engine, target: Target, capsys: Any) -> None:
+    """The newest batch cut in the moment between its answer and the loop's next
+    turn, then another call: that batch's pending record must not stand in for the
+    committed one it replaces (the log no longer ends at the row it would name as
+    committed), so the cut is a finding."""
+    await world.call("c1", "terminals.run", "t1", {"command": "first"})
+    cut = _newest(world)
+    target.execute(f"delete from log where seq = {cut.seq}")
+    await world.call("c1", "terminals.run", "t1", {"command": "after the cut"})
+    await asyncio.sleep(0)
+    world.close()
+    code = main(["log", "verify", *target.args()])
+    out = capsys.readouterr().out
+    assert code == 1 and f"first bad row {cut.seq}" in out, out
