@@ -149,10 +149,22 @@ def _body(state: AnchorState) -> bytes:
 _json_text = json.encoder.encode_basestring_ascii
 
 
+#: The row `_anchor_json` wrote last, and its JSON: a commit's row is written as
+#: "pending", then as "committed" (by the next record), so every row is encoded
+#: twice in a row. One tuple, replaced whole, so threads read a matching pair.
+_last_json: tuple[Anchor | None, str] = (None, "null")
+
+
 def _anchor_json(anchor: Anchor | None) -> str:
+    global _last_json
     if anchor is None:
         return "null"
-    return f'{{"seq": {int.__repr__(anchor.seq)}, "hash": {_json_text(anchor.hash)}}}'
+    last, text = _last_json
+    if anchor == last:
+        return text
+    text = f'{{"seq": {int.__repr__(anchor.seq)}, "hash": {_json_text(anchor.hash)}}}'
+    _last_json = (anchor, text)
+    return text
 
 
 #: The two slots' size and the file's: a page each (see the module docstring).
@@ -271,7 +283,8 @@ class AnchorFile:
         self._file_text, self._lock_text = str(self.path), str(self._lock_path)
         #: Threads of one process: flock does not exclude them on a shared descriptor.
         self._mutex = threading.Lock()
-        self._fds: dict[str, tuple[int, tuple[int, int]]] = {}
+        #: Per key ("lock", "file"): the descriptor, and the device and inode it is of.
+        self._fds: dict[str, tuple[int, int, int]] = {}
         self._pid = os.getpid()
         #: The file as the last write left it (`_Known`), or None.
         self._known: _Known | None = None
@@ -336,7 +349,7 @@ class AnchorFile:
         if held is not None:
             try:
                 st = os.stat(path)
-                if held[1] == (st.st_dev, st.st_ino):
+                if st.st_ino == held[2] and st.st_dev == held[1]:
                     return held[0]
             except FileNotFoundError:
                 pass
@@ -344,7 +357,7 @@ class AnchorFile:
             os.close(held[0])
         fd = os.open(path, flags | os.O_CLOEXEC, 0o666)
         st = os.fstat(fd)
-        self._fds[key] = (fd, (st.st_dev, st.st_ino))
+        self._fds[key] = (fd, st.st_dev, st.st_ino)
         return fd
 
     def _write_locked(self, state: AnchorState) -> None:
@@ -458,7 +471,7 @@ def _base(slots: list[_Slot]) -> tuple[_Slot, AnchorState] | None:
         return None
 
 
-def _close_all(fds: dict[str, tuple[int, tuple[int, int]]]) -> None:
-    for fd, _ident in fds.values():
+def _close_all(fds: dict[str, tuple[int, int, int]]) -> None:
+    for fd, _dev, _ino in fds.values():
         os.close(fd)
     fds.clear()
