@@ -825,7 +825,9 @@ class Transactions:
         return Write(self, one_statement)
 
     def flush(self) -> None:
-        """Commit the open batch (group commit), then anchor, events and waiters."""
+        """Commit the open batch (group commit), then events and waiters; the anchor's
+        pending record is synced before COMMIT, its committed one left for the loop's
+        next idle turn (`settle_anchor`)."""
         batch = self.batch
         if batch is None or batch.pinned or self.depth:
             return
