@@ -220,6 +220,8 @@ class SQLiteStore:
     def close(self) -> None:
         """Close the database connection (and the anchor file held open)."""
         self.db.close()
+        # The newest batch's "committed" record, if the loop never went idle.
+        self.tx.settle_anchor()
         if self.anchor is not None:
             self.anchor.close()
 

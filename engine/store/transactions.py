@@ -697,6 +697,11 @@ class Transactions:
         self.commit_seconds = 0.0
         #: This connection committed the ``anchored`` meta row (it is never deleted).
         self._anchored = False
+        #: The newest row this connection committed whose "committed" anchor
+        #: record is not written yet (`settle_anchor`), and whether a turn of the
+        #: loop will write it.
+        self._owed: Anchor | None = None
+        self._settling = False
         #: ``changes.seq // CHANGES_PRUNED_EVERY`` when this connection last pruned.
         self._pruned = -1
         #: The cursor of every operation's SAVEPOINT and RELEASE (`execute`):
@@ -824,7 +829,9 @@ class Transactions:
         return Write(self, one_statement)
 
     def flush(self) -> None:
-        """Commit the open batch (group commit), then anchor, events and waiters."""
+        """Commit the open batch (group commit), then events and waiters; the anchor's
+        pending record is synced before COMMIT, its committed one left for the loop's
+        next idle turn (`settle_anchor`)."""
         batch = self.batch
         if batch is None or batch.pinned or self.depth:
             return
@@ -847,6 +854,11 @@ class Transactions:
                         "insert or ignore into meta (key, value) values ('anchored', '1')")
                     anchoring = True
                 before = Anchor(*batch.before) if batch.before else None
+                if self._owed is not None and self._owed != before:
+                    # The log does not end where our last batch left it (another
+                    # process appended, or rows were cut since): the committed
+                    # record first, so a cut of that batch stays a finding.
+                    self.settle_anchor()
                 self.anchor.write(AnchorState(before, pending))
             # Our own changes are in memory already; every older one was
             # applied when the batch began (we hold the write lock since).
@@ -870,23 +882,62 @@ class Transactions:
             self.reload()
             batch.finish(StoreFailed(f"the change was not written, so it did "
                                      f"not happen: {exc}"))
+            if self._owed is not None:
+                self._settle_soon()
             return
         self.revision += 1
         if self.anchor is not None and pending is not None:
-            try:
-                # Not synced (AnchorFile.write sees that the pending state on
-                # disk already accepts this row), so it costs no fdatasync.
-                self.anchor.write(AnchorState(pending))
-            except OSError:
-                # Committed already: the anchor keeps the pending state, which
-                # names this very row, so verification still passes.
-                pass
+            # The anchor's pending state already accepts this row; the record
+            # naming it alone (which shows a cut of this batch) is written once
+            # the store is idle, off the answer's path (`settle_anchor`).
+            self._owed = pending
         try:
             self._committed(batch.events)
         finally:
             # Committed: every caller gets its answer, whatever delivering the
             # events did (a listener that raised must not leave calls hanging).
             batch.finish(None)
+            if self._owed is not None:
+                self._settle_soon()
+
+    def settle_anchor(self) -> None:
+        """Write the "committed" anchor record of the newest batch, if still owed.
+
+        Each batch's pending record (``{committed: before, pending: newest}``,
+        synced before COMMIT) already accepts its newest row, so what this
+        record adds is only that the batch can no longer be cut off unseen.
+        `flush` leaves it for a later turn of the loop (`_settle_soon`): under
+        load the next batch's pending record names the row as committed anyway,
+        and a lone call is answered first. Called at close too. Not synced
+        (the pending record on disk covers it), and a failure is no failure
+        of the batch: the anchor keeps the pending state, which verifies.
+        """
+        owed, self._owed = self._owed, None
+        if owed is None or self.anchor is None:
+            return
+        try:
+            self.anchor.write(AnchorState(owed))
+        except OSError:
+            pass
+
+    def _settle_soon(self) -> None:
+        """`settle_anchor` at the loop's next turn, or now when no loop runs."""
+        if self._settling:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.settle_anchor()  # a script's write: there is no "later"
+            return
+        self._settling = True
+        loop.call_soon(self._settle_if_idle)
+
+    def _settle_if_idle(self) -> None:
+        self._settling = False
+        if self.batch is None:
+            self.settle_anchor()
+        # Otherwise a batch has begun: its pending record names the owed row
+        # as committed, and its `flush` schedules this again for what is left.
 
     def pin_and_flush(self) -> None:
         """Commit what is pending now, even a batch a locked retry holds (at close)."""

@@ -8,6 +8,7 @@ accepts the database's newest row.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import os
@@ -309,7 +310,8 @@ async def test_every_commit_syncs_a_pending_anchor_first(
         world: Engine, target: Target, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every commit, the first of a newly opened engine included (the one that
     also writes the database's ``anchored`` mark), writes the pending state
-    naming its newest row before COMMIT, then the committed one."""
+    naming its newest row before COMMIT; the committed one follows once the
+    loop turns (`Transactions.settle_anchor`), after the call was answered."""
     world.close()
     written: list[AnchorState] = []
     write = AnchorFile.write
@@ -325,9 +327,15 @@ async def test_every_commit_syncs_a_pending_anchor_first(
         try:
             for i in range(3):
                 written.clear()
+                before = AnchorFile(path).read()
                 await engine.call("c1", "terminals.run", "t1", {"command": f"cmd {i}"})
                 newest = engine.log_rows()[-1]
                 row = Anchor(newest["seq"], newest["hash"])
+                assert [w.pending for w in written] == [row], written
+                # Answered with the pending state on disk: it accepts the row.
+                assert AnchorFile(path).read() == AnchorState(
+                    before.committed if before else None, row)
+                await asyncio.sleep(0)  # the loop's next turn: idle
                 assert [w.pending for w in written] == [row, None], written
                 assert written[1].committed == row
                 assert AnchorFile(path).read() == AnchorState(row)
@@ -335,10 +343,20 @@ async def test_every_commit_syncs_a_pending_anchor_first(
             engine.close()
 
 
-def _fresh(data: bytes) -> tuple[Any, Any, Any]:
+def _fresh(data: bytes) -> tuple[Any, ...]:
+    """What decoding ``data`` afresh says of it, as `_Known` keeps it."""
     slots = anchor_module._slots(data)
     assert slots is not None
-    return slots, anchor_module._state_of(data, slots), anchor_module._base(slots)
+    base = anchor_module._base(slots)
+    assert base is not None
+    return (max(s.counter for s in slots), anchor_module._state_of(data, slots),
+            base[0].index, base[1], base[0].durable)
+
+
+def _known(anchor: AnchorFile) -> tuple[Any, ...]:
+    known = anchor._known
+    assert known is not None
+    return (known.counter, known.current, known.base, known.base_state, known.base_durable)
 
 
 def test_what_a_write_knows_of_the_file_is_what_reading_it_says(anchor: AnchorFile) -> None:
@@ -356,16 +374,15 @@ def test_what_a_write_knows_of_the_file_is_what_reading_it_says(anchor: AnchorFi
         known = anchor._known
         data = anchor.path.read_bytes()
         assert known is not None and known.data == data
-        assert (known.slots, known.current, known.base) == _fresh(data)
+        assert _known(anchor) == _fresh(data)
         assert anchor.read() == state
     newest = _newest_slot(anchor.path)
     with open(anchor.path, "r+b") as fh:  # torn: the next write decodes afresh
         fh.seek(newest * SLOT + 20)
         fh.write(b"\xde\xad\xbe\xef" * 8)
     _commit(anchor, _row(4), _row(5))
-    known = anchor._known
-    data = anchor.path.read_bytes()
-    assert known is not None and (known.slots, known.current, known.base) == _fresh(data)
+    assert anchor._known is not None and anchor._known.data == anchor.path.read_bytes()
+    assert _known(anchor) == _fresh(anchor.path.read_bytes())
 
 
 def test_a_write_by_another_writer_is_read_not_assumed(anchor: AnchorFile,
