@@ -24,7 +24,7 @@ from engine.core.catalogue import (
     CallSpec,
     implied_by,
 )
-from engine.core.decision import Decision, Words, refusal
+from engine.core.decision import Decision, Words, _Unfrozen, refusal
 from engine.core.fetchform import fetch_args_problem
 from engine.core.hosts import matches, normalise_host
 from engine.core.limits import rate_owner
@@ -530,11 +530,11 @@ def decide(
     call: str,
     target_id: str | None = None,
     args: dict[str, Any] | None = None,
-    *,
-    now: float,
     chain: tuple[str, ...] | None = None,
     port_arrow: Arrow | None = None,
     count_limits: bool = True,
+    *,
+    now: float,
 ) -> Decision | Passed:
     """Run checks 1–11 on one call, in the order of SPEC §5.
 
@@ -634,112 +634,136 @@ def decide(
     # Dicts whose key is almost always there are read by subscript, not
     # `.get()` (a method call): a missing key raises, dearer, but only on
     # the way to a refusal.
+    #
+    # The checks run in a block that a refusal leaves by ``break``, having
+    # set what it says; the refusal is then built once, after the block, as
+    # `refusal` builds it (a call to it, with nine arguments and its frame,
+    # cost ~300 instructions, and most cold decisions are refusals).
     nodes = canvas.by_id
-    # 1. The card exists and is a custom card.
-    card: Node | None
-    try:
-        card = nodes[card_id]
-    except KeyError:
-        card = None
-    if card is None or card.type != "card":
-        static = cache[key] = refusal(call, card_id, "CARD_UNKNOWN", None, target_id, None,
-                                      None, None, _CARD_UNKNOWN)
-        return static
-    pkg_name = card.data["package"]
-    # 2. Its package is installed and not pending.
-    package: PackageState | None
-    try:
-        package = state.packages[pkg_name]
-    except KeyError:
-        package = None
-    if package is None or not package.installed:
-        static = cache[key] = refusal(call, card_id, "PACKAGE_NOT_INSTALLED", pkg_name,
-                                      target_id, None, None, None, _NOT_INSTALLED)
-        return static
-    if package.pending_hash is not None:
-        static = cache[key] = refusal(call, card_id, "PACKAGE_PENDING", pkg_name, target_id,
-                                      None, None, None, _PENDING)
-        return static
-    # 4–5. Declared, then granted (directly or by implication).
-    # The permission itself first (one hash lookup, the common case), then
-    # those that imply it: `implied_by(permission)` is the two together.
-    permission = spec.permission
-    also = _ALSO_IMPLIED_BY[call]
-    manifest = package.manifest
-    assert manifest is not None  # installed
-    # Its declared names as `PackageState.set_manifest` kept them, when it
-    # set this very manifest: a read of the manifest's own goes through
-    # pydantic's slow attribute hook.
-    declared: Collection[str] = (package.declared if package.declared_by is manifest
-                                 else manifest.permissions)
-    if permission not in declared and (not also or also.isdisjoint(declared)):
-        static = cache[key] = refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
-                                      permission, "not-declared", None, _NOT_DECLARED)
-        return static
-    granted: Collection[str]
-    try:
-        granted = state.grants[pkg_name]
-    except KeyError:
-        granted = ()
-    if permission not in granted and (not also or also.isdisjoint(granted)):
-        static = cache[key] = refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
-                                      permission, "not-granted", None, _NOT_GRANTED)
-        return static
-    # 6–7. Connected by an arrow, and a target of the right kind.
-    target: Node | None = None
+    pkg_name: str | None = None
+    permission: str | None = None
+    reason: str | None = None
     arrow: Arrow | None = None
-    if target_id is not None:  # exactly when the call reaches something (tested above)
+    words: Words
+    while True:  # left by `break` (a refusal) or `return` (a pass); never repeated
+        # 1. The card exists and is a custom card.
+        card: Node | None
         try:
-            target = nodes[target_id]
+            card = nodes[card_id]
         except KeyError:
-            target = None
-        if spec.reach == "arrow":
-            if target is not None:  # canvas.arrow_between(card_id, target_id), in line
-                try:
-                    ids = canvas.links[card_id].get(target_id)
-                except KeyError:  # the card has no plain arrow at all
-                    ids = None
-                if ids:
-                    arrow = canvas.arrows_by_id[ids[0]]
-            if arrow is None:
-                static = cache[key] = refusal(call, card_id, "PERMISSION_DENIED", pkg_name,
-                                              target_id, permission, "not-connected", None,
-                                              _NOT_CONNECTED)
+            card = None
+        if card is None or card.type != "card":
+            code, words = "CARD_UNKNOWN", _CARD_UNKNOWN
+            break
+        pkg_name = card.data["package"]
+        # 2. Its package is installed and not pending.
+        package: PackageState | None
+        try:
+            package = state.packages[pkg_name]
+        except KeyError:
+            package = None
+        if package is None or not package.installed:
+            code, words = "PACKAGE_NOT_INSTALLED", _NOT_INSTALLED
+            break
+        if package.pending_hash is not None:
+            code, words = "PACKAGE_PENDING", _PENDING
+            break
+        # 4–5. Declared, then granted (directly or by implication).
+        # The permission itself first (one hash lookup, the common case), then
+        # those that imply it: `implied_by(permission)` is the two together.
+        permission = spec.permission
+        also = _ALSO_IMPLIED_BY[call]
+        manifest = package.manifest
+        assert manifest is not None  # installed
+        # Its declared names as `PackageState.set_manifest` kept them, when it
+        # set this very manifest: a read of the manifest's own goes through
+        # pydantic's slow attribute hook.
+        declared: Collection[str] = (package.declared if package.declared_by is manifest
+                                     else manifest.permissions)
+        if permission not in declared and (not also or also.isdisjoint(declared)):
+            code, reason, words = "PERMISSION_DENIED", "not-declared", _NOT_DECLARED
+            break
+        granted: Collection[str]
+        try:
+            granted = state.grants[pkg_name]
+        except KeyError:
+            granted = ()
+        if permission not in granted and (not also or also.isdisjoint(granted)):
+            code, reason, words = "PERMISSION_DENIED", "not-granted", _NOT_GRANTED
+            break
+        # 6–7. Connected by an arrow, and a target of the right kind.
+        target: Node | None = None
+        if target_id is not None:  # exactly when the call reaches something (tested above)
+            try:
+                target = nodes[target_id]
+            except KeyError:
+                target = None
+            if spec.reach == "arrow":
+                if target is not None:  # canvas.arrow_between(card_id, target_id), in line
+                    try:
+                        ids = canvas.links[card_id].get(target_id)
+                    except KeyError:  # the card has no plain arrow at all
+                        ids = None
+                    if ids:
+                        arrow = canvas.arrows_by_id[ids[0]]
+                if arrow is None:
+                    code, reason, words = "PERMISSION_DENIED", "not-connected", _NOT_CONNECTED
+                    break
+            elif target is not None and target.workspace != card.workspace:
+                target = None
+            if target is None or target.type not in spec.targets:
+                code, reason = "PERMISSION_DENIED", "wrong-target"
+                words = (_wrong_target, target.type if target else "node")
+                break
+        # 9. Loop guard: a prompt outside any tool call starts its chain, one hop.
+        hop_chain: tuple[str, ...] | None = None
+        if target is not None and call == "agents.prompt":
+            hop_chain = (card_id, target.id)
+            hop_limit = state.workspaces[card.workspace].settings.hop_limit
+            if hop_limit < 1:
+                static = cache[key] = denial(
+                    call, card_id, "LOOP_REFUSED", package=pkg_name, target=target.id,
+                    permission=permission, reason="hop-limit",
+                    arrow=arrow.id if arrow else None,
+                    why=f"the chain would have 1 prompts, more than the hop limit of "
+                        f"{hop_limit}")
                 return static
-        elif target is not None and target.workspace != card.workspace:
-            target = None
-        if target is None or target.type not in spec.targets:
-            node_type = target.type if target else "node"
-            static = cache[key] = refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
-                                          permission, "wrong-target",
-                                          arrow.id if arrow else None, (_wrong_target, node_type))
-            return static
-    # 9. Loop guard: a prompt outside any tool call starts its chain, one hop.
-    hop_chain: tuple[str, ...] | None = None
-    if target is not None and call == "agents.prompt":
-        hop_chain = (card_id, target.id)
-        hop_limit = state.workspaces[card.workspace].settings.hop_limit
-        if hop_limit < 1:
-            static = cache[key] = denial(
-                call, card_id, "LOOP_REFUSED", package=pkg_name, target=target.id,
-                permission=permission, reason="hop-limit", arrow=arrow.id if arrow else None,
-                why=f"the chain would have 1 prompts, more than the hop limit of {hop_limit}")
-            return static
-    # The Passed, built as `_passed` builds it, without the call.
-    built: Any = _UnfrozenPassed()
-    built.spec = spec
-    built.card = card
-    built.package = package
+        # The Passed, built as `_passed` builds it, without the call.
+        built: Any = _UnfrozenPassed()
+        built.spec = spec
+        built.card = card
+        built.package = package
+        built.permission = permission
+        built.target = target
+        built.arrow = arrow
+        built.chain = hop_chain
+        built.rate_key = spec.rate_key
+        built.data_rev = canvas.data_revision
+        built.__class__ = Passed
+        passed: Passed = built
+        cache[key] = passed
+        return passed if not count_limits else _limits(state, passed, now)
+    # The refusal, built as `refusal` builds it (its outcome "denied": no
+    # check here limits a rate), remembered, and returned.
+    built = _Unfrozen()
+    built.outcome = "denied"
+    built.call = call
+    built.card = card_id
+    built.package = pkg_name
+    built.target = target_id
     built.permission = permission
-    built.target = target
-    built.arrow = arrow
-    built.chain = hop_chain
-    built.rate_key = spec.rate_key
-    built.data_rev = canvas.data_revision
-    built.__class__ = Passed
-    passed: Passed = built
-    cache[key] = passed
-    return passed if not count_limits else _limits(state, passed, now)
+    built.code = code
+    built.reason = reason
+    built.arrow = arrow.id if arrow is not None else None
+    built.retry_after = None
+    built.value = None
+    built.prompt = None
+    built.extra = {}
+    built._words = words
+    built.__class__ = Decision
+    refused: Decision = built
+    cache[key] = refused
+    return refused
 
 
 def _decide_general(state: State, card_id: str, call: str, target_id: str | None,
