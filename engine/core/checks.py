@@ -24,7 +24,7 @@ from engine.core.catalogue import (
     CallSpec,
     implied_by,
 )
-from engine.core.decision import Decision, Words, _Unfrozen, refusal
+from engine.core.decision import NO_EXTRA, Decision, Words, _Unfrozen, refusal
 from engine.core.fetchform import fetch_args_problem
 from engine.core.hosts import matches, normalise_host
 from engine.core.limits import rate_owner
@@ -758,7 +758,7 @@ def decide(
     built.retry_after = None
     built.value = None
     built.prompt = None
-    built.extra = {}
+    built.extra = NO_EXTRA
     built._words = words
     built.__class__ = Decision
     refused: Decision = built
