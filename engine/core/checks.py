@@ -498,30 +498,34 @@ def _limit_fields(passed: Passed) -> dict[str, Any]:
 _CACHEABLE = frozenset(CALLS) - {"net.fetch", "canvas.spawn"}
 
 
-def _shape(spec: CallSpec) -> tuple[bool, str | None, CallSpec] | None:
-    """(takes no target, its one text argument or None, the call's spec), for the fast path.
+#: The fast path's view of a call: (takes no target, its one text argument
+#: or None, its spec, the permissions besides its own that imply it).
+_Shape = tuple[bool, str | None, CallSpec, frozenset[str]]
+
+
+def _shape(spec: CallSpec) -> _Shape | None:
+    """The call's `_Shape` for the fast path, or None when it has none.
 
     Only calls whose arguments are nothing, or exactly one required
     text argument, have a shape; the others always take the full path.
-    The spec rides along so that a decision looks the call up once.
+    The spec and the permissions that imply the call's own (checks 4–5;
+    empty for most calls) ride along, so that a decision looks the call
+    up once.
     """
     if len(spec.args) > 1:
         return None
+    also = implied_by(spec.permission) - {spec.permission}
     if not spec.args:
-        return spec.reach == "none", None, spec
+        return spec.reach == "none", None, spec, also
     (name, (kind, required)), = spec.args.items()
     if not required or kind is not str:
         return None  # only text is checked inline (its bounds: see decide)
-    return spec.reach == "none", name, spec
+    return spec.reach == "none", name, spec, also
 
 
 #: The fast path's view of each cacheable call (most calls a card makes).
 _SHAPES = {name: shape for name in _CACHEABLE
            if (shape := _shape(CALLS[name])) is not None}
-#: The permissions that imply each call's own, besides it (checks 4–5 of
-#: `decide`'s fast path): empty for most calls.
-_ALSO_IMPLIED_BY = {name: implied_by(spec.permission) - {spec.permission}
-                    for name, spec in CALLS.items()}
 
 
 def decide(
@@ -564,7 +568,7 @@ def decide(
     # The common case, checked in line: the arguments fit exactly and the
     # target is there when the call needs one. Anything else takes the
     # general path, which decides (and words the error) the same.
-    no_target, arg, spec = shape
+    no_target, arg, spec, also = shape
     canvas = state.canvas
     # The cache's key, compared as two ints (see State.cache_consent).
     if state.cache_consent != state.consent_rev or state.cache_canvas != canvas.revision:
@@ -627,7 +631,7 @@ def decide(
     # it is written here rather than called (a call with its frame cost ~500
     # instructions, a thirtieth of it) and every lookup is a dict read in
     # line: the canvas's `by_id`, `links` and `arrows_by_id`, the
-    # permission's implications from `_ALSO_IMPLIED_BY`. The property test
+    # permission's implications from the call's shape. The property test
     # in tests/core/test_decide.py holds its answers to `_checks` (the
     # pipeline without the cache and this path).
     #
@@ -672,7 +676,6 @@ def decide(
         # The permission itself first (one hash lookup, the common case), then
         # those that imply it: `implied_by(permission)` is the two together.
         permission = spec.permission
-        also = _ALSO_IMPLIED_BY[call]
         manifest = package.manifest
         assert manifest is not None  # installed
         # Its declared names as `PackageState.set_manifest` kept them, when it
