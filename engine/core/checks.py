@@ -558,17 +558,14 @@ def decide(
     if chain is not None or port_arrow is not None:
         return _decide_full(state, card_id, call, target_id, args, now=now, chain=chain,
                             port_arrow=port_arrow, count_limits=count_limits)
-    try:  # a subscript, not .get() (a method call): most calls have a shape
-        shape = _SHAPES[call]
-    except KeyError:
-        shape = None
-    if shape is None:
-        return _decide_general(state, card_id, call, target_id, args, now=now,
-                               count_limits=count_limits)
     # The common case, checked in line: the arguments fit exactly and the
     # target is there when the call needs one. Anything else takes the
     # general path, which decides (and words the error) the same.
-    no_target, arg, spec, also = shape
+    try:  # a subscript, not .get() (a method call): most calls have a shape
+        no_target, arg, spec, also = _SHAPES[call]
+    except KeyError:
+        return _decide_general(state, card_id, call, target_id, args, now=now,
+                               count_limits=count_limits)
     canvas = state.canvas
     # The cache's key, compared as two ints (see State.cache_consent).
     if state.cache_consent != state.consent_rev or state.cache_canvas != canvas.revision:
@@ -593,10 +590,17 @@ def decide(
     # here is then short, and a comparison followed by a short jump is one
     # the interpreter specialises; before a long one, or kept as a value,
     # it is the generic rich comparison.)
-    if not (((not args) if arg is None else (
-            args is not None and len(args) == 1 and type(text := args.get(arg)) is str
-            and text.isascii() and len(text) <= state.payload_floor))
-            and (target_id is None) is no_target):  # two bools: `is`, not `==`
+    if arg is not None:
+        try:  # a subscript, not .get(): no args (None) or no such key raise
+            text = args[arg]  # type: ignore[index]
+        except (KeyError, TypeError):
+            text = None
+        if not (type(text) is str and len(args) == 1  # type: ignore[arg-type]
+                and text.isascii() and len(text) <= state.payload_floor
+                and (target_id is None) is no_target):  # two bools: `is`, not `==`
+            return _decide_general(state, card_id, call, target_id, args, now=now,
+                                   count_limits=count_limits)
+    elif args or (target_id is None) is not no_target:
         return _decide_general(state, card_id, call, target_id, args, now=now,
                                count_limits=count_limits)
     key = (card_id, call, target_id)

@@ -564,6 +564,39 @@ def test_fast_path_matches_the_pipeline_where_the_property_test_does_not_reach()
     assert isinstance(refused, Decision) and refused.reason == "hop-limit"
 
 
+def test_arguments_the_fast_path_cannot_read_take_the_general_path_and_are_refused() -> None:
+    """No arguments, none of the one named, or one too many: INVALID_ARGUMENT.
+
+    The fast path reads a call's one argument by subscript; a missing
+    argument (KeyError) or no arguments at all (TypeError) must fail closed
+    through the general path, right after a consent change and from the cache.
+    """
+    # GIVEN a card wired to an agent, with everything granted
+    state = _world()
+    grant(state, "acme.p", "agents.prompt")
+    cases: list[tuple[str, str | None, Any, str]] = [
+        ("agents.prompt", "a1", None, "text"),                     # no arguments (TypeError)
+        ("agents.prompt", "a1", {}, "text"),                       # no such key (KeyError)
+        ("agents.prompt", "a1", {"txt": "hi"}, "txt"),             # the wrong key
+        ("agents.prompt", "a1", {"text": "hi", "more": 1}, "more"),  # one too many
+        ("agents.list", None, {"text": "hi"}, "text"),             # a call with no arguments
+    ]
+    for call, target, args, argument in cases:
+        for _ in range(2):  # right after a consent change, then with the cache started
+            state.bump()
+            for _ in range(2):
+                # WHEN the card makes the call
+                result = decide(state, "c1", call, target, args, now=NOW, count_limits=False)
+                # THEN it is refused, naming the argument, as the pipeline refuses it
+                assert _code(result) == ("INVALID_ARGUMENT", argument), (call, args)
+                full = _decide_full(state, "c1", call, target, args, now=NOW, chain=None,
+                                    port_arrow=None, count_limits=False)
+                assert _view(result) == _view(full)
+    # AND the same call with its one argument passes
+    assert isinstance(decide(state, "c1", "agents.prompt", "a1", {"text": "hi"}, now=NOW),
+                      Passed)
+
+
 def test_the_payload_floor_follows_workspaces_added_replaced_or_swapped() -> None:
     """The fast path's bound on text, worked out again only when the workspaces change."""
     state = make_state(max_payload=1000)
