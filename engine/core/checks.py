@@ -596,11 +596,10 @@ def decide(
         except (KeyError, TypeError):
             text = None
         if not (type(text) is str and len(args) == 1  # type: ignore[arg-type]
-                and text.isascii() and len(text) <= state.payload_floor
-                and (target_id is None) is no_target):  # two bools: `is`, not `==`
+                and text.isascii() and len(text) <= state.payload_floor):
             return _decide_general(state, card_id, call, target_id, args, now=now,
                                    count_limits=count_limits)
-    elif args or (target_id is None) is not no_target:
+    elif args:
         return _decide_general(state, card_id, call, target_id, args, now=now,
                                count_limits=count_limits)
     key = (card_id, call, target_id)
@@ -614,11 +613,16 @@ def decide(
                 if isinstance(static, Decision):
                     return static
             return static if not count_limits else _limits(state, static, now)
-    if target_id is not None and not (
-            type(target_id) is str and target_id.isascii()
-            and len(target_id) <= state.target_bound):
-        # A target the cache does not keep, or whose text check 3 must
-        # measure: the general path.
+    # The target is there exactly when the call needs one, and is text the
+    # cache keeps and check 3 passes unmeasured; otherwise the general path.
+    # (Tested only on a miss: a remembered answer's key passed this test
+    # before it was remembered, and the general path remembers no other.)
+    if target_id is None:
+        if not no_target:
+            return _decide_general(state, card_id, call, target_id, args, now=now,
+                                   count_limits=count_limits)
+    elif no_target or not (type(target_id) is str and target_id.isascii()
+                           and len(target_id) <= state.target_bound):
         return _decide_general(state, card_id, call, target_id, args, now=now,
                                count_limits=count_limits)
     if not fresh and len(cache) >= CACHE_LIMIT:
@@ -648,9 +652,9 @@ def decide(
     # `refusal` builds it (a call to it, with nine arguments and its frame,
     # cost ~300 instructions, and most cold decisions are refusals).
     nodes = canvas.by_id
-    pkg_name: str | None = None
-    permission: str | None = None
-    reason: str | None = None
+    pkg_name: str | None
+    permission: str | None
+    reason: str | None
     arrow: Arrow | None = None
     words: Words
     while True:  # left by `break` (a refusal) or `return` (a pass); never repeated
@@ -662,6 +666,7 @@ def decide(
             card = None
         if card is None or card.type != "card":
             code, words = "CARD_UNKNOWN", _CARD_UNKNOWN
+            pkg_name = permission = reason = None
             break
         pkg_name = card.data["package"]
         # 2. Its package is installed and not pending.
@@ -672,21 +677,23 @@ def decide(
             package = None
         if package is None or not package.installed:
             code, words = "PACKAGE_NOT_INSTALLED", _NOT_INSTALLED
+            permission = reason = None
             break
         if package.pending_hash is not None:
             code, words = "PACKAGE_PENDING", _PENDING
+            permission = reason = None
             break
         # 4–5. Declared, then granted (directly or by implication).
         # The permission itself first (one hash lookup, the common case), then
         # those that imply it: `implied_by(permission)` is the two together.
         permission = spec.permission
-        manifest = package.manifest
-        assert manifest is not None  # installed
         # Its declared names as `PackageState.set_manifest` kept them, when it
         # set this very manifest: a read of the manifest's own goes through
         # pydantic's slow attribute hook.
-        declared: Collection[str] = (package.declared if package.declared_by is manifest
-                                     else manifest.permissions)
+        declared: Collection[str] = package.declared
+        if package.declared_by is not package.manifest:  # a manifest set otherwise
+            assert package.manifest is not None  # installed
+            declared = package.manifest.permissions
         if permission not in declared and (not also or also.isdisjoint(declared)):
             code, reason, words = "PERMISSION_DENIED", "not-declared", _NOT_DECLARED
             break

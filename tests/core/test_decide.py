@@ -564,8 +564,8 @@ def test_fast_path_matches_the_pipeline_where_the_property_test_does_not_reach()
     assert isinstance(refused, Decision) and refused.reason == "hop-limit"
 
 
-def test_arguments_the_fast_path_cannot_read_take_the_general_path_and_are_refused() -> None:
-    """No arguments, none of the one named, or one too many: INVALID_ARGUMENT.
+def test_calls_the_fast_path_cannot_take_go_the_general_way_and_are_refused() -> None:
+    """No arguments, none of the one named, one too many, or a target amiss: INVALID_ARGUMENT.
 
     The fast path reads a call's one argument by subscript; a missing
     argument (KeyError) or no arguments at all (TypeError) must fail closed
@@ -580,6 +580,10 @@ def test_arguments_the_fast_path_cannot_read_take_the_general_path_and_are_refus
         ("agents.prompt", "a1", {"txt": "hi"}, "txt"),             # the wrong key
         ("agents.prompt", "a1", {"text": "hi", "more": 1}, "more"),  # one too many
         ("agents.list", None, {"text": "hi"}, "text"),             # a call with no arguments
+        # A target where the call takes none, and none where it needs one:
+        # tested only on a miss, after the cache's lookup.
+        ("agents.list", "a1", None, "target"),
+        ("agents.prompt", None, {"text": "hi"}, "target"),
     ]
     for call, target, args, argument in cases:
         for _ in range(2):  # right after a consent change, then with the cache started
