@@ -729,12 +729,14 @@ def decide(
                 code, reason = "PERMISSION_DENIED", "wrong-target"
                 words = (_wrong_target, target.type if target else "node")
                 break
-        # 9. Loop guard: a prompt outside any tool call starts its chain, one hop.
+        # 9. Loop guard: a prompt outside any tool call starts its chain, one
+        # hop, which every workspace's hop limit allows while their smallest
+        # is at least 1 (settings cannot make it less; a state can hold it).
         hop_chain: tuple[str, ...] | None = None
         if target is not None and call == "agents.prompt":
             hop_chain = (card_id, target.id)
-            hop_limit = state.workspaces[card.workspace].settings.hop_limit
-            if hop_limit < 1:
+            if state.hop_floor < 1 and (
+                    hop_limit := state.workspaces[card.workspace].settings.hop_limit) < 1:
                 static = cache[key] = denial(
                     call, card_id, "LOOP_REFUSED", package=pkg_name, target=target.id,
                     permission=permission, reason="hop-limit",

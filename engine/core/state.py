@@ -99,9 +99,13 @@ class State:
     #: The longest target id the fast path keeps in the cache: the smaller of
     #: `payload_floor` and `engine.core.text.SHOWN` (set with the cache).
     target_bound: int = 0
-    #: The workspaces `payload_floor` and `target_bound` were worked out
-    #: from (a copy: `State.workspaces` is changed in place); none at first,
-    #: as the two fields' defaults say.
+    #: The smallest ``hop_limit`` of any workspace, set with `payload_floor`:
+    #: while it is at least 1, a prompt outside any tool call (one hop) passes
+    #: the loop guard in every workspace without its own being looked up.
+    hop_floor: int = 0
+    #: The workspaces `payload_floor`, `target_bound` and `hop_floor` were
+    #: worked out from (a copy: `State.workspaces` is changed in place); none
+    #: at first, as the three fields' defaults say.
     floor_of: dict[str, Workspace] = field(default_factory=dict)
 
     def bump(self) -> None:
@@ -123,8 +127,8 @@ class State:
     def restart_cache(self) -> dict[tuple[str, str, str | None], Any]:
         """Forget every remembered decision and start an empty cache for the current key.
 
-        Also sets the smallest ``max_payload`` of any workspace when the
-        workspaces changed (settings may have changed with the key). Called
+        Also sets the smallest ``max_payload`` and ``hop_limit`` of any
+        workspace when the workspaces changed (settings may have changed with the key). Called
         by `decision_cache`, and by `decide` when it finds the key moved on
         and the workspaces changed (it starts the cache itself otherwise).
         """
@@ -140,13 +144,17 @@ class State:
         # identity, item by item, unless one was replaced (then by value).
         if self.workspaces != self.floor_of:
             # A loop, not min() over a generator.
-            floor = -1
+            floor = hops = -1
             for workspace in self.workspaces.values():
-                size = workspace.settings.max_payload
+                settings = workspace.settings
+                size = settings.max_payload
                 if floor < 0 or size < floor:
                     floor = size
+                if hops < 0 or settings.hop_limit < hops:
+                    hops = settings.hop_limit
             self.payload_floor = floor = floor if floor > 0 else 0
             self.target_bound = floor if floor < SHOWN else SHOWN
+            self.hop_floor = hops if hops > 0 else 0
             self.floor_of = dict(self.workspaces)
         return cache
 

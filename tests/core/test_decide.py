@@ -601,6 +601,41 @@ def test_calls_the_fast_path_cannot_take_go_the_general_way_and_are_refused() ->
                       Passed)
 
 
+def test_the_hop_floor_follows_the_workspaces_and_only_a_workspace_below_one_refuses() -> None:
+    """A prompt's one hop passes unless the card's own workspace has a hop limit below 1.
+
+    The fast path looks the card's workspace up only while some workspace's
+    limit is below 1 (a state can hold one, settings cannot give it).
+    """
+    import dataclasses
+
+    # GIVEN cards in two workspaces, each wired to an agent of its own
+    state = make_state("w1", "w2")
+    install(state, manifest("acme.p", PERMS), grants=["agents.prompt"])
+    for ws in ("w1", "w2"):
+        add_node(state, f"c{ws}", "card", package="acme.p", workspace=ws)
+        add_node(state, f"a{ws}", "agent", workspace=ws)
+        add_arrow(state, f"e{ws}", f"c{ws}", f"a{ws}")
+
+    def prompt(ws: str) -> str | None:
+        result = decide(state, f"c{ws}", "agents.prompt", f"a{ws}", {"text": "hi"}, now=NOW,
+                        count_limits=False)
+        return result.reason if isinstance(result, Decision) else None
+
+    assert (prompt("w1"), prompt("w2"), state.hop_floor) == (None, None, 3)
+    # WHEN w2's hop limit falls below 1 (in place, then bumped)
+    ws2 = state.workspaces["w2"]
+    state.workspaces["w2"] = dataclasses.replace(
+        ws2, settings=dataclasses.replace(ws2.settings, hop_limit=0))
+    state.bump()
+    # THEN only w2's card is refused, right after the change and from the cache
+    for _ in range(2):
+        assert (prompt("w1"), prompt("w2"), state.hop_floor) == (None, "hop-limit", 0)
+    # AND when it is 1 again, both pass
+    set_settings(state, "w2", hop_limit=1)
+    assert (prompt("w1"), prompt("w2"), state.hop_floor) == (None, None, 1)
+
+
 def test_the_payload_floor_follows_workspaces_added_replaced_or_swapped() -> None:
     """The fast path's bound on text, worked out again only when the workspaces change."""
     state = make_state(max_payload=1000)
