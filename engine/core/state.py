@@ -12,7 +12,7 @@ from typing import Any
 
 from canvas.graph import Canvas
 from canvas.model import Node, Workspace
-from engine.core.catalogue import implied_by
+from engine.core.catalogue import CALLS, PERMISSIONS, implied_by
 from engine.core.limits import RateCounters
 from engine.core.manifest import Manifest
 from engine.core.prompts import Prompt, PromptIndex
@@ -23,6 +23,14 @@ __all__ = ["CACHE_LIMIT", "PackageState", "State"]
 
 #: Remembered decisions kept at most, before the cache starts afresh.
 CACHE_LIMIT = 100_000
+
+
+#: Each permission name as the catalogue's own string object (the one a call's
+#: `CallSpec.permission` is): a set of declared names holding these answers
+#: ``permission in declared`` at the first comparison, by identity, where an
+#: equal string read from a manifest is compared byte by byte.
+_NAMES: dict[str, str] = {**{name: name for name in PERMISSIONS},
+                          **{spec.permission: spec.permission for spec in CALLS.values()}}
 
 
 @dataclass(slots=True)
@@ -56,7 +64,8 @@ class PackageState:
     def set_manifest(self, manifest: Manifest) -> None:
         """Make ``manifest`` the approved one, with the names it declares."""
         self.manifest = manifest
-        self.declared = frozenset(manifest.permissions)
+        names = _NAMES
+        self.declared = frozenset([names.get(name, name) for name in manifest.permissions])
         self.declared_by = manifest
 
     @property

@@ -702,3 +702,30 @@ def test_checks_4_and_5_read_the_manifest_set_however_it_was_set() -> None:
     pkg.manifest = parse_manifest(narrower)
     state.bump()
     assert reason() == "not-declared"
+
+
+def test_declared_names_are_the_catalogues_own_strings() -> None:
+    """`PackageState.declared` holds each known permission as the catalogue's string object.
+
+    Checks 4–5 then find a call's permission by identity; a name the
+    catalogue does not know is kept as given, and still compares equal.
+    """
+    import json
+
+    from engine.core.catalogue import CALLS
+    from engine.core.manifest import parse_manifest
+
+    # GIVEN a manifest read from JSON, its names new string objects
+    raw = json.loads(json.dumps(manifest("acme.p", PERMS)))
+    parsed = parse_manifest(raw)
+    prompt = CALLS["agents.prompt"].permission
+    assert not any(name is prompt for name in parsed.permissions)
+    # WHEN it is installed
+    state = make_state()
+    pkg = install(state, raw)
+    pkg.set_manifest(parsed)
+    # THEN its declared names are the same names, the catalogue's own objects
+    assert pkg.declared == frozenset(PERMS)
+    assert [name for name in pkg.declared if name is prompt] == [prompt]
+    assert all(any(name is spec.permission for spec in CALLS.values())
+               for name in pkg.declared if name in {s.permission for s in CALLS.values()})
