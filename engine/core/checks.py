@@ -550,6 +550,12 @@ def decide(
         count_limits: False when re-checking a held prompt at approval
             (checks 1–9 only: it was counted when it was made).
 
+    Pass ``chain``, ``port_arrow`` and ``count_limits`` by name. They are
+    not keyword-only because a keyword-only parameter left out is looked up
+    in the function's ``__kwdefaults__`` dict on every call (two lookups a
+    plain call, ~200 instructions of a decision made right after a consent
+    change); a positional default is read from a tuple.
+
     Checks 1–9 of a plain call with valid arguments are remembered per
     (card, call, target) in a cache keyed by `State.consent_key`, which every
     change of grants, packages, settings or the canvas moves on; a revoke or
