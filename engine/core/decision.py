@@ -14,6 +14,7 @@ __all__ = ["CallDenied", "Decision", "NO_EXTRA", "Outcome", "Words", "accepted",
 #: refusal and the values that follow it, giving (why, fix) (see `refusal`).
 Words = tuple[Callable[..., tuple[str, str]], *tuple[Any, ...]]
 
+
 class _NoExtra(Mapping[str, Any]):
     """The empty, read-only mapping `NO_EXTRA`: one object, pickled by its name."""
 

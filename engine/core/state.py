@@ -137,9 +137,10 @@ class State:
         """Forget every remembered decision and start an empty cache for the current key.
 
         Also sets the smallest ``max_payload`` and ``hop_limit`` of any
-        workspace when the workspaces changed (settings may have changed with the key). Called
-        by `decision_cache`, and by `decide` when it finds the key moved on
-        and the workspaces changed (it starts the cache itself otherwise).
+        workspace when the workspaces changed (settings may have changed with
+        the key). Called by `decision_cache`, and by `decide` when it finds
+        the key moved on and the workspaces changed (it starts the cache
+        itself otherwise).
         """
         # Start afresh rather than evict: the bound only keeps memory in check.
         cache: dict[tuple[str, str, str | None], Any] = {}
