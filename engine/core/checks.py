@@ -523,6 +523,10 @@ def _shape(spec: CallSpec) -> _Shape | None:
     return spec.reach == "none", name, spec, also
 
 
+#: The prompt's spec: the loop guard's test, by identity (a call's name is
+#: compared byte by byte, the caller's string not being the catalogue's).
+_PROMPT = CALLS["agents.prompt"]
+
 #: The fast path's view of each cacheable call (most calls a card makes).
 _SHAPES = {name: shape for name in _CACHEABLE
            if (shape := _shape(CALLS[name])) is not None}
@@ -619,6 +623,8 @@ def decide(
                 if isinstance(static, Decision):
                     return static
             return static if not count_limits else _limits(state, static, now)
+        if len(cache) >= CACHE_LIMIT:  # a miss about to be remembered: keep the bound
+            cache = state.restart_cache()
     # The target is there exactly when the call needs one, and is text the
     # cache keeps and check 3 passes unmeasured; otherwise the general path.
     # (Tested only on a miss: a remembered answer's key passed this test
@@ -631,8 +637,6 @@ def decide(
                            and len(target_id) <= state.target_bound):
         return _decide_general(state, card_id, call, target_id, args, now=now,
                                count_limits=count_limits)
-    if not fresh and len(cache) >= CACHE_LIMIT:
-        cache = state.restart_cache()
     # A miss (as after every consent change): checks 1–9 once, as `_checks`
     # makes them, for the calls this path takes. Check 3 passed above (the
     # call is cacheable, its arguments within every workspace's bounds, the
@@ -739,7 +743,7 @@ def decide(
         # hop, which every workspace's hop limit allows while their smallest
         # is at least 1 (settings cannot make it less; a state can hold it).
         hop_chain: tuple[str, ...] | None = None
-        if target is not None and call == "agents.prompt":
+        if spec is _PROMPT and target is not None:
             hop_chain = (card_id, target.id)
             if state.hop_floor < 1 and (
                     hop_limit := state.workspaces[card.workspace].settings.hop_limit) < 1:

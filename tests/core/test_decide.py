@@ -601,6 +601,26 @@ def test_calls_the_fast_path_cannot_take_go_the_general_way_and_are_refused() ->
                       Passed)
 
 
+def test_a_miss_in_a_full_cache_starts_it_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache never holds more than its bound, and what it serves stays right."""
+    import engine.core.checks as checks
+
+    # GIVEN a cache bound of 3 and a card asking about more targets than that
+    monkeypatch.setattr(checks, "CACHE_LIMIT", 3)
+    state = _world()
+    grant(state, "acme.p", "agents.prompt")
+    asks = [("agents.prompt", t, {"text": "hi"}) for t in ("a1", "a2", "t1", "n1", "zz")]
+    asks += [("agents.list", None, None)]
+    for call, target, args in asks * 3:
+        # WHEN each is decided (misses, and hits between restarts)
+        fast = decide(state, "c1", call, target, args, now=NOW, count_limits=False)
+        # THEN the cache keeps its bound and every answer is the pipeline's
+        assert len(state.cache) <= 3
+        full = _decide_full(state, "c1", call, target, args, now=NOW, chain=None,
+                            port_arrow=None, count_limits=False)
+        assert _view(fast) == _view(full), (call, target)
+
+
 def test_the_hop_floor_follows_the_workspaces_and_only_a_workspace_below_one_refuses() -> None:
     """A prompt's one hop passes unless the card's own workspace has a hop limit below 1.
 
