@@ -24,7 +24,7 @@ from engine.core.catalogue import (
     CallSpec,
     implied_by,
 )
-from engine.core.decision import Decision, Words, refusal
+from engine.core.decision import NO_EXTRA, Decision, Words, _Unfrozen, refusal
 from engine.core.fetchform import fetch_args_problem
 from engine.core.hosts import matches, normalise_host
 from engine.core.limits import rate_owner
@@ -498,30 +498,38 @@ def _limit_fields(passed: Passed) -> dict[str, Any]:
 _CACHEABLE = frozenset(CALLS) - {"net.fetch", "canvas.spawn"}
 
 
-def _shape(spec: CallSpec) -> tuple[bool, str | None, CallSpec] | None:
-    """(takes no target, its one text argument or None, the call's spec), for the fast path.
+#: The fast path's view of a call: (takes no target, its one text argument
+#: or None, its spec, the permissions besides its own that imply it).
+_Shape = tuple[bool, str | None, CallSpec, frozenset[str]]
+
+
+def _shape(spec: CallSpec) -> _Shape | None:
+    """The call's `_Shape` for the fast path, or None when it has none.
 
     Only calls whose arguments are nothing, or exactly one required
     text argument, have a shape; the others always take the full path.
-    The spec rides along so that a decision looks the call up once.
+    The spec and the permissions that imply the call's own (checks 4–5;
+    empty for most calls) ride along, so that a decision looks the call
+    up once.
     """
     if len(spec.args) > 1:
         return None
+    also = implied_by(spec.permission) - {spec.permission}
     if not spec.args:
-        return spec.reach == "none", None, spec
+        return spec.reach == "none", None, spec, also
     (name, (kind, required)), = spec.args.items()
     if not required or kind is not str:
         return None  # only text is checked inline (its bounds: see decide)
-    return spec.reach == "none", name, spec
+    return spec.reach == "none", name, spec, also
 
+
+#: The prompt's spec: the loop guard's test, by identity (a call's name is
+#: compared byte by byte, the caller's string not being the catalogue's).
+_PROMPT = CALLS["agents.prompt"]
 
 #: The fast path's view of each cacheable call (most calls a card makes).
 _SHAPES = {name: shape for name in _CACHEABLE
            if (shape := _shape(CALLS[name])) is not None}
-#: The permissions that imply each call's own, besides it (checks 4–5 of
-#: `decide`'s fast path): empty for most calls.
-_ALSO_IMPLIED_BY = {name: implied_by(spec.permission) - {spec.permission}
-                    for name, spec in CALLS.items()}
 
 
 def decide(
@@ -530,11 +538,11 @@ def decide(
     call: str,
     target_id: str | None = None,
     args: dict[str, Any] | None = None,
-    *,
-    now: float,
     chain: tuple[str, ...] | None = None,
     port_arrow: Arrow | None = None,
     count_limits: bool = True,
+    *,
+    now: float,
 ) -> Decision | Passed:
     """Run checks 1–11 on one call, in the order of SPEC §5.
 
@@ -546,6 +554,12 @@ def decide(
         count_limits: False when re-checking a held prompt at approval
             (checks 1–9 only: it was counted when it was made).
 
+    Pass ``chain``, ``port_arrow`` and ``count_limits`` by name. They are
+    not keyword-only because a keyword-only parameter left out is looked up
+    in the function's ``__kwdefaults__`` dict on every call (two lookups a
+    plain call, ~200 instructions of a decision made right after a consent
+    change); a positional default is read from a tuple.
+
     Checks 1–9 of a plain call with valid arguments are remembered per
     (card, call, target) in a cache keyed by `State.consent_key`, which every
     change of grants, packages, settings or the canvas moves on; a revoke or
@@ -554,17 +568,14 @@ def decide(
     if chain is not None or port_arrow is not None:
         return _decide_full(state, card_id, call, target_id, args, now=now, chain=chain,
                             port_arrow=port_arrow, count_limits=count_limits)
-    try:  # a subscript, not .get() (a method call): most calls have a shape
-        shape = _SHAPES[call]
-    except KeyError:
-        shape = None
-    if shape is None:
-        return _decide_general(state, card_id, call, target_id, args, now=now,
-                               count_limits=count_limits)
     # The common case, checked in line: the arguments fit exactly and the
     # target is there when the call needs one. Anything else takes the
     # general path, which decides (and words the error) the same.
-    no_target, arg, spec = shape
+    try:  # a subscript, not .get() (a method call): most calls have a shape
+        no_target, arg, spec, also = _SHAPES[call]
+    except KeyError:
+        return _decide_general(state, card_id, call, target_id, args, now=now,
+                               count_limits=count_limits)
     canvas = state.canvas
     # The cache's key, compared as two ints (see State.cache_consent).
     if state.cache_consent != state.consent_rev or state.cache_canvas != canvas.revision:
@@ -589,10 +600,16 @@ def decide(
     # here is then short, and a comparison followed by a short jump is one
     # the interpreter specialises; before a long one, or kept as a value,
     # it is the generic rich comparison.)
-    if not (((not args) if arg is None else (
-            args is not None and len(args) == 1 and type(text := args.get(arg)) is str
-            and text.isascii() and len(text) <= state.payload_floor))
-            and (target_id is None) is no_target):  # two bools: `is`, not `==`
+    if arg is not None:
+        try:  # a subscript, not .get(): no args (None) or no such key raise
+            text = args[arg]  # type: ignore[index]
+        except (KeyError, TypeError):
+            text = None
+        if not (type(text) is str and len(args) == 1  # type: ignore[arg-type]
+                and text.isascii() and len(text) <= state.payload_floor):
+            return _decide_general(state, card_id, call, target_id, args, now=now,
+                                   count_limits=count_limits)
+    elif args:
         return _decide_general(state, card_id, call, target_id, args, now=now,
                                count_limits=count_limits)
     key = (card_id, call, target_id)
@@ -606,15 +623,20 @@ def decide(
                 if isinstance(static, Decision):
                     return static
             return static if not count_limits else _limits(state, static, now)
-    if target_id is not None and not (
-            type(target_id) is str and target_id.isascii()
-            and len(target_id) <= state.target_bound):
-        # A target the cache does not keep, or whose text check 3 must
-        # measure: the general path.
+        if len(cache) >= CACHE_LIMIT:  # a miss about to be remembered: keep the bound
+            cache = state.restart_cache()
+    # The target is there exactly when the call needs one, and is text the
+    # cache keeps and check 3 passes unmeasured; otherwise the general path.
+    # (Tested only on a miss: a remembered answer's key passed this test
+    # before it was remembered, and the general path remembers no other.)
+    if target_id is None:
+        if not no_target:
+            return _decide_general(state, card_id, call, target_id, args, now=now,
+                                   count_limits=count_limits)
+    elif no_target or not (type(target_id) is str and target_id.isascii()
+                           and len(target_id) <= state.target_bound):
         return _decide_general(state, card_id, call, target_id, args, now=now,
                                count_limits=count_limits)
-    if not fresh and len(cache) >= CACHE_LIMIT:
-        cache = state.restart_cache()
     # A miss (as after every consent change): checks 1–9 once, as `_checks`
     # makes them, for the calls this path takes. Check 3 passed above (the
     # call is cacheable, its arguments within every workspace's bounds, the
@@ -627,119 +649,147 @@ def decide(
     # it is written here rather than called (a call with its frame cost ~500
     # instructions, a thirtieth of it) and every lookup is a dict read in
     # line: the canvas's `by_id`, `links` and `arrows_by_id`, the
-    # permission's implications from `_ALSO_IMPLIED_BY`. The property test
+    # permission's implications from the call's shape. The property test
     # in tests/core/test_decide.py holds its answers to `_checks` (the
     # pipeline without the cache and this path).
     #
     # Dicts whose key is almost always there are read by subscript, not
     # `.get()` (a method call): a missing key raises, dearer, but only on
     # the way to a refusal.
+    #
+    # The checks run in a block that a refusal leaves by ``break``, having
+    # set what it says; the refusal is then built once, after the block, as
+    # `refusal` builds it (a call to it, with nine arguments and its frame,
+    # cost ~300 instructions, and most cold decisions are refusals).
     nodes = canvas.by_id
-    # 1. The card exists and is a custom card.
-    card: Node | None
-    try:
-        card = nodes[card_id]
-    except KeyError:
-        card = None
-    if card is None or card.type != "card":
-        static = cache[key] = refusal(call, card_id, "CARD_UNKNOWN", None, target_id, None,
-                                      None, None, _CARD_UNKNOWN)
-        return static
-    pkg_name = card.data["package"]
-    # 2. Its package is installed and not pending.
-    package: PackageState | None
-    try:
-        package = state.packages[pkg_name]
-    except KeyError:
-        package = None
-    if package is None or not package.installed:
-        static = cache[key] = refusal(call, card_id, "PACKAGE_NOT_INSTALLED", pkg_name,
-                                      target_id, None, None, None, _NOT_INSTALLED)
-        return static
-    if package.pending_hash is not None:
-        static = cache[key] = refusal(call, card_id, "PACKAGE_PENDING", pkg_name, target_id,
-                                      None, None, None, _PENDING)
-        return static
-    # 4–5. Declared, then granted (directly or by implication).
-    # The permission itself first (one hash lookup, the common case), then
-    # those that imply it: `implied_by(permission)` is the two together.
-    permission = spec.permission
-    also = _ALSO_IMPLIED_BY[call]
-    manifest = package.manifest
-    assert manifest is not None  # installed
-    # Its declared names as `PackageState.set_manifest` kept them, when it
-    # set this very manifest: a read of the manifest's own goes through
-    # pydantic's slow attribute hook.
-    declared: Collection[str] = (package.declared if package.declared_by is manifest
-                                 else manifest.permissions)
-    if permission not in declared and (not also or also.isdisjoint(declared)):
-        static = cache[key] = refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
-                                      permission, "not-declared", None, _NOT_DECLARED)
-        return static
-    granted: Collection[str]
-    try:
-        granted = state.grants[pkg_name]
-    except KeyError:
-        granted = ()
-    if permission not in granted and (not also or also.isdisjoint(granted)):
-        static = cache[key] = refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
-                                      permission, "not-granted", None, _NOT_GRANTED)
-        return static
-    # 6–7. Connected by an arrow, and a target of the right kind.
-    target: Node | None = None
+    pkg_name: str | None
+    permission: str | None
+    reason: str | None
     arrow: Arrow | None = None
-    if target_id is not None:  # exactly when the call reaches something (tested above)
+    words: Words
+    while True:  # left by `break` (a refusal) or `return` (a pass); never repeated
+        # 1. The card exists and is a custom card.
+        card: Node | None
         try:
-            target = nodes[target_id]
+            card = nodes[card_id]
         except KeyError:
-            target = None
-        if spec.reach == "arrow":
-            if target is not None:  # canvas.arrow_between(card_id, target_id), in line
-                try:
-                    ids = canvas.links[card_id].get(target_id)
-                except KeyError:  # the card has no plain arrow at all
-                    ids = None
-                if ids:
-                    arrow = canvas.arrows_by_id[ids[0]]
-            if arrow is None:
-                static = cache[key] = refusal(call, card_id, "PERMISSION_DENIED", pkg_name,
-                                              target_id, permission, "not-connected", None,
-                                              _NOT_CONNECTED)
+            card = None
+        if card is None or card.type != "card":
+            code, words = "CARD_UNKNOWN", _CARD_UNKNOWN
+            pkg_name = permission = reason = None
+            break
+        pkg_name = card.data["package"]
+        # 2. Its package is installed and not pending.
+        package: PackageState | None
+        try:
+            package = state.packages[pkg_name]
+        except KeyError:
+            package = None
+        if package is None or not package.installed:
+            code, words = "PACKAGE_NOT_INSTALLED", _NOT_INSTALLED
+            permission = reason = None
+            break
+        if package.pending_hash is not None:
+            code, words = "PACKAGE_PENDING", _PENDING
+            permission = reason = None
+            break
+        # 4–5. Declared, then granted (directly or by implication).
+        # The permission itself first (one hash lookup, the common case), then
+        # those that imply it: `implied_by(permission)` is the two together.
+        permission = spec.permission
+        # Its declared names as `PackageState.set_manifest` kept them, when it
+        # set this very manifest: a read of the manifest's own goes through
+        # pydantic's slow attribute hook.
+        declared: Collection[str] = package.declared
+        if package.declared_by is not package.manifest:  # a manifest set otherwise
+            assert package.manifest is not None  # installed
+            declared = package.manifest.permissions
+        if permission not in declared and (not also or also.isdisjoint(declared)):
+            code, reason, words = "PERMISSION_DENIED", "not-declared", _NOT_DECLARED
+            break
+        granted: Collection[str]
+        try:
+            granted = state.grants[pkg_name]
+        except KeyError:
+            granted = ()
+        if permission not in granted and (not also or also.isdisjoint(granted)):
+            code, reason, words = "PERMISSION_DENIED", "not-granted", _NOT_GRANTED
+            break
+        # 6–7. Connected by an arrow, and a target of the right kind.
+        target: Node | None = None
+        if target_id is not None:  # exactly when the call reaches something (tested above)
+            try:
+                target = nodes[target_id]
+            except KeyError:
+                target = None
+            if spec.reach == "arrow":
+                if target is not None:  # canvas.arrow_between(card_id, target_id), in line
+                    try:
+                        ids = canvas.links[card_id].get(target_id)
+                    except KeyError:  # the card has no plain arrow at all
+                        ids = None
+                    if ids:
+                        arrow = canvas.arrows_by_id[ids[0]]
+                if arrow is None:
+                    code, reason, words = "PERMISSION_DENIED", "not-connected", _NOT_CONNECTED
+                    break
+            elif target is not None and target.workspace != card.workspace:
+                target = None
+            if target is None or target.type not in spec.targets:
+                code, reason = "PERMISSION_DENIED", "wrong-target"
+                words = (_wrong_target, target.type if target else "node")
+                break
+        # 9. Loop guard: a prompt outside any tool call starts its chain, one
+        # hop, which every workspace's hop limit allows while their smallest
+        # is at least 1 (settings cannot make it less; a state can hold it).
+        hop_chain: tuple[str, ...] | None = None
+        if spec is _PROMPT and target is not None:
+            hop_chain = (card_id, target.id)
+            if state.hop_floor < 1 and (
+                    hop_limit := state.workspaces[card.workspace].settings.hop_limit) < 1:
+                static = cache[key] = denial(
+                    call, card_id, "LOOP_REFUSED", package=pkg_name, target=target.id,
+                    permission=permission, reason="hop-limit",
+                    arrow=arrow.id if arrow else None,
+                    why=f"the chain would have 1 prompts, more than the hop limit of "
+                        f"{hop_limit}")
                 return static
-        elif target is not None and target.workspace != card.workspace:
-            target = None
-        if target is None or target.type not in spec.targets:
-            node_type = target.type if target else "node"
-            static = cache[key] = refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
-                                          permission, "wrong-target",
-                                          arrow.id if arrow else None, (_wrong_target, node_type))
-            return static
-    # 9. Loop guard: a prompt outside any tool call starts its chain, one hop.
-    hop_chain: tuple[str, ...] | None = None
-    if target is not None and call == "agents.prompt":
-        hop_chain = (card_id, target.id)
-        hop_limit = state.workspaces[card.workspace].settings.hop_limit
-        if hop_limit < 1:
-            static = cache[key] = denial(
-                call, card_id, "LOOP_REFUSED", package=pkg_name, target=target.id,
-                permission=permission, reason="hop-limit", arrow=arrow.id if arrow else None,
-                why=f"the chain would have 1 prompts, more than the hop limit of {hop_limit}")
-            return static
-    # The Passed, built as `_passed` builds it, without the call.
-    built: Any = _UnfrozenPassed()
-    built.spec = spec
-    built.card = card
-    built.package = package
+        # The Passed, built as `_passed` builds it, without the call.
+        built: Any = _UnfrozenPassed()
+        built.spec = spec
+        built.card = card
+        built.package = package
+        built.permission = permission
+        built.target = target
+        built.arrow = arrow
+        built.chain = hop_chain
+        built.rate_key = spec.rate_key
+        built.data_rev = canvas.data_revision
+        built.__class__ = Passed
+        passed: Passed = built
+        cache[key] = passed
+        return passed if not count_limits else _limits(state, passed, now)
+    # The refusal, built as `refusal` builds it (its outcome "denied": no
+    # check here limits a rate), remembered, and returned.
+    built = _Unfrozen()
+    built.outcome = "denied"
+    built.call = call
+    built.card = card_id
+    built.package = pkg_name
+    built.target = target_id
     built.permission = permission
-    built.target = target
-    built.arrow = arrow
-    built.chain = hop_chain
-    built.rate_key = spec.rate_key
-    built.data_rev = canvas.data_revision
-    built.__class__ = Passed
-    passed: Passed = built
-    cache[key] = passed
-    return passed if not count_limits else _limits(state, passed, now)
+    built.code = code
+    built.reason = reason
+    built.arrow = arrow.id if arrow is not None else None
+    built.retry_after = None
+    built.value = None
+    built.prompt = None
+    built.extra = NO_EXTRA
+    built._words = words
+    built.__class__ = Decision
+    refused: Decision = built
+    cache[key] = refused
+    return refused
 
 
 def _decide_general(state: State, card_id: str, call: str, target_id: str | None,

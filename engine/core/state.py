@@ -12,7 +12,7 @@ from typing import Any
 
 from canvas.graph import Canvas
 from canvas.model import Node, Workspace
-from engine.core.catalogue import implied_by
+from engine.core.catalogue import CALLS, PERMISSIONS, implied_by
 from engine.core.limits import RateCounters
 from engine.core.manifest import Manifest
 from engine.core.prompts import Prompt, PromptIndex
@@ -23,6 +23,14 @@ __all__ = ["CACHE_LIMIT", "PackageState", "State"]
 
 #: Remembered decisions kept at most, before the cache starts afresh.
 CACHE_LIMIT = 100_000
+
+
+#: Each permission name as the catalogue's own string object (the one a call's
+#: `CallSpec.permission` is): a set of declared names holding these answers
+#: ``permission in declared`` at the first comparison, by identity, where an
+#: equal string read from a manifest is compared byte by byte.
+_NAMES: dict[str, str] = {**{name: name for name in PERMISSIONS},
+                          **{spec.permission: spec.permission for spec in CALLS.values()}}
 
 
 @dataclass(slots=True)
@@ -56,7 +64,8 @@ class PackageState:
     def set_manifest(self, manifest: Manifest) -> None:
         """Make ``manifest`` the approved one, with the names it declares."""
         self.manifest = manifest
-        self.declared = frozenset(manifest.permissions)
+        names = _NAMES
+        self.declared = frozenset([names.get(name, name) for name in manifest.permissions])
         self.declared_by = manifest
 
     @property
@@ -99,9 +108,13 @@ class State:
     #: The longest target id the fast path keeps in the cache: the smaller of
     #: `payload_floor` and `engine.core.text.SHOWN` (set with the cache).
     target_bound: int = 0
-    #: The workspaces `payload_floor` and `target_bound` were worked out
-    #: from (a copy: `State.workspaces` is changed in place); none at first,
-    #: as the two fields' defaults say.
+    #: The smallest ``hop_limit`` of any workspace, set with `payload_floor`:
+    #: while it is at least 1, a prompt outside any tool call (one hop) passes
+    #: the loop guard in every workspace without its own being looked up.
+    hop_floor: int = 0
+    #: The workspaces `payload_floor`, `target_bound` and `hop_floor` were
+    #: worked out from (a copy: `State.workspaces` is changed in place); none
+    #: at first, as the three fields' defaults say.
     floor_of: dict[str, Workspace] = field(default_factory=dict)
 
     def bump(self) -> None:
@@ -123,10 +136,11 @@ class State:
     def restart_cache(self) -> dict[tuple[str, str, str | None], Any]:
         """Forget every remembered decision and start an empty cache for the current key.
 
-        Also sets the smallest ``max_payload`` of any workspace when the
-        workspaces changed (settings may have changed with the key). Called
-        by `decision_cache`, and by `decide` when it finds the key moved on
-        and the workspaces changed (it starts the cache itself otherwise).
+        Also sets the smallest ``max_payload`` and ``hop_limit`` of any
+        workspace when the workspaces changed (settings may have changed with
+        the key). Called by `decision_cache`, and by `decide` when it finds
+        the key moved on and the workspaces changed (it starts the cache
+        itself otherwise).
         """
         # Start afresh rather than evict: the bound only keeps memory in check.
         cache: dict[tuple[str, str, str | None], Any] = {}
@@ -140,13 +154,17 @@ class State:
         # identity, item by item, unless one was replaced (then by value).
         if self.workspaces != self.floor_of:
             # A loop, not min() over a generator.
-            floor = -1
+            floor = hops = -1
             for workspace in self.workspaces.values():
-                size = workspace.settings.max_payload
+                settings = workspace.settings
+                size = settings.max_payload
                 if floor < 0 or size < floor:
                     floor = size
+                if hops < 0 or settings.hop_limit < hops:
+                    hops = settings.hop_limit
             self.payload_floor = floor = floor if floor > 0 else 0
             self.target_bound = floor if floor < SHOWN else SHOWN
+            self.hop_floor = hops if hops > 0 else 0
             self.floor_of = dict(self.workspaces)
         return cache
 

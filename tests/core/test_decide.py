@@ -564,6 +564,98 @@ def test_fast_path_matches_the_pipeline_where_the_property_test_does_not_reach()
     assert isinstance(refused, Decision) and refused.reason == "hop-limit"
 
 
+def test_calls_the_fast_path_cannot_take_go_the_general_way_and_are_refused() -> None:
+    """No arguments, none of the one named, one too many, or a target amiss: INVALID_ARGUMENT.
+
+    The fast path reads a call's one argument by subscript; a missing
+    argument (KeyError) or no arguments at all (TypeError) must fail closed
+    through the general path, right after a consent change and from the cache.
+    """
+    # GIVEN a card wired to an agent, with everything granted
+    state = _world()
+    grant(state, "acme.p", "agents.prompt")
+    cases: list[tuple[str, str | None, Any, str]] = [
+        ("agents.prompt", "a1", None, "text"),                     # no arguments (TypeError)
+        ("agents.prompt", "a1", {}, "text"),                       # no such key (KeyError)
+        ("agents.prompt", "a1", {"txt": "hi"}, "txt"),             # the wrong key
+        ("agents.prompt", "a1", {"text": "hi", "more": 1}, "more"),  # one too many
+        ("agents.list", None, {"text": "hi"}, "text"),             # a call with no arguments
+        # A target where the call takes none, and none where it needs one:
+        # tested only on a miss, after the cache's lookup.
+        ("agents.list", "a1", None, "target"),
+        ("agents.prompt", None, {"text": "hi"}, "target"),
+    ]
+    for call, target, args, argument in cases:
+        for _ in range(2):  # right after a consent change, then with the cache started
+            state.bump()
+            for _ in range(2):
+                # WHEN the card makes the call
+                result = decide(state, "c1", call, target, args, now=NOW, count_limits=False)
+                # THEN it is refused, naming the argument, as the pipeline refuses it
+                assert _code(result) == ("INVALID_ARGUMENT", argument), (call, args)
+                full = _decide_full(state, "c1", call, target, args, now=NOW, chain=None,
+                                    port_arrow=None, count_limits=False)
+                assert _view(result) == _view(full)
+    # AND the same call with its one argument passes
+    assert isinstance(decide(state, "c1", "agents.prompt", "a1", {"text": "hi"}, now=NOW),
+                      Passed)
+
+
+def test_a_miss_in_a_full_cache_starts_it_afresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache never holds more than its bound, and what it serves stays right."""
+    import engine.core.checks as checks
+
+    # GIVEN a cache bound of 3 and a card asking about more targets than that
+    monkeypatch.setattr(checks, "CACHE_LIMIT", 3)
+    state = _world()
+    grant(state, "acme.p", "agents.prompt")
+    asks = [("agents.prompt", t, {"text": "hi"}) for t in ("a1", "a2", "t1", "n1", "zz")]
+    asks += [("agents.list", None, None)]
+    for call, target, args in asks * 3:
+        # WHEN each is decided (misses, and hits between restarts)
+        fast = decide(state, "c1", call, target, args, now=NOW, count_limits=False)
+        # THEN the cache keeps its bound and every answer is the pipeline's
+        assert len(state.cache) <= 3
+        full = _decide_full(state, "c1", call, target, args, now=NOW, chain=None,
+                            port_arrow=None, count_limits=False)
+        assert _view(fast) == _view(full), (call, target)
+
+
+def test_the_hop_floor_follows_the_workspaces_and_only_a_workspace_below_one_refuses() -> None:
+    """A prompt's one hop passes unless the card's own workspace has a hop limit below 1.
+
+    The fast path looks the card's workspace up only while some workspace's
+    limit is below 1 (a state can hold one, settings cannot give it).
+    """
+    import dataclasses
+
+    # GIVEN cards in two workspaces, each wired to an agent of its own
+    state = make_state("w1", "w2")
+    install(state, manifest("acme.p", PERMS), grants=["agents.prompt"])
+    for ws in ("w1", "w2"):
+        add_node(state, f"c{ws}", "card", package="acme.p", workspace=ws)
+        add_node(state, f"a{ws}", "agent", workspace=ws)
+        add_arrow(state, f"e{ws}", f"c{ws}", f"a{ws}")
+
+    def prompt(ws: str) -> str | None:
+        result = decide(state, f"c{ws}", "agents.prompt", f"a{ws}", {"text": "hi"}, now=NOW,
+                        count_limits=False)
+        return result.reason if isinstance(result, Decision) else None
+
+    assert (prompt("w1"), prompt("w2"), state.hop_floor) == (None, None, 3)
+    # WHEN w2's hop limit falls below 1 (in place, then bumped)
+    ws2 = state.workspaces["w2"]
+    state.workspaces["w2"] = dataclasses.replace(
+        ws2, settings=dataclasses.replace(ws2.settings, hop_limit=0))
+    state.bump()
+    # THEN only w2's card is refused, right after the change and from the cache
+    for _ in range(2):
+        assert (prompt("w1"), prompt("w2"), state.hop_floor) == (None, "hop-limit", 0)
+    # AND when it is 1 again, both pass
+    set_settings(state, "w2", hop_limit=1)
+    assert (prompt("w1"), prompt("w2"), state.hop_floor) == (None, None, 1)
+
+
 def test_the_payload_floor_follows_workspaces_added_replaced_or_swapped() -> None:
     """The fast path's bound on text, worked out again only when the workspaces change."""
     state = make_state(max_payload=1000)
@@ -630,3 +722,30 @@ def test_checks_4_and_5_read_the_manifest_set_however_it_was_set() -> None:
     pkg.manifest = parse_manifest(narrower)
     state.bump()
     assert reason() == "not-declared"
+
+
+def test_declared_names_are_the_catalogues_own_strings() -> None:
+    """`PackageState.declared` holds each known permission as the catalogue's string object.
+
+    Checks 4–5 then find a call's permission by identity; a name the
+    catalogue does not know is kept as given, and still compares equal.
+    """
+    import json
+
+    from engine.core.catalogue import CALLS
+    from engine.core.manifest import parse_manifest
+
+    # GIVEN a manifest read from JSON, its names new string objects
+    raw = json.loads(json.dumps(manifest("acme.p", PERMS)))
+    parsed = parse_manifest(raw)
+    prompt = CALLS["agents.prompt"].permission
+    assert not any(name is prompt for name in parsed.permissions)
+    # WHEN it is installed
+    state = make_state()
+    pkg = install(state, raw)
+    pkg.set_manifest(parsed)
+    # THEN its declared names are the same names, the catalogue's own objects
+    assert pkg.declared == frozenset(PERMS)
+    assert [name for name in pkg.declared if name is prompt] == [prompt]
+    assert all(any(name is spec.permission for spec in CALLS.values())
+               for name in pkg.declared if name in {s.permission for s in CALLS.values()})

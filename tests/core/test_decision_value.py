@@ -10,7 +10,7 @@ import pytest
 
 from engine.core.catalogue import CALLS
 from engine.core.checks import Passed, _decide_full, _passed, decide, denial
-from engine.core.decision import Decision, accepted, refusal
+from engine.core.decision import NO_EXTRA, Decision, accepted, refusal
 
 from .conftest import add_arrow, add_node, install, make_state, manifest
 
@@ -143,3 +143,27 @@ def test_an_accepted_decision_built_fast_equals_one_built_plainly() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         fast.message = "other"  # type: ignore[misc]
     assert fast.with_(value=1).message == "ok: card c1"
+
+
+def test_a_decision_without_extra_shares_one_read_only_empty_mapping() -> None:
+    """Refusals and accepted decisions share `NO_EXTRA`, which no one can fill."""
+    # GIVEN a refusal built lazily, one decided cold, an accepted one and a plain one
+    state = make_state()
+    install(state, manifest("acme.p", {"agents.prompt": {}}), grants=["agents.prompt"])
+    add_node(state, "c1", "card", package="acme.p")
+    cold = decide(state, "c1", "agents.prompt", "a9", {"text": "hi"}, now=0.0)
+    made = [_lazy(), cold, Decision("ok", "x.y", "c1"),
+            accepted("ok", "x.y", "c1", "acme.p", None, None, None, "ok", None, None)]
+    for d in made:
+        # THEN each has the one empty mapping, not a dict of its own
+        assert d.extra is NO_EXTRA and d.extra == {} and {} == d.extra
+        assert "logged" not in d.extra and len(d.extra) == 0 and {**d.extra} == {}
+        # AND it cannot be filled (it would be every decision's)
+        with pytest.raises(TypeError):
+            d.extra["logged"] = "cancelled"  # type: ignore[index]
+    # AND it survives pickling and copying as itself
+    assert pickle.loads(pickle.dumps(NO_EXTRA)) is NO_EXTRA
+    assert pickle.loads(pickle.dumps(_lazy())).extra is NO_EXTRA
+    assert copy.deepcopy(_lazy()).extra is NO_EXTRA
+    # AND a decision given an extra keeps it
+    assert _lazy().with_(extra={"logged": "cancelled"}).extra == {"logged": "cancelled"}
