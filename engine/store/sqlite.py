@@ -78,12 +78,22 @@ _bind_none_plainly()
 
 #: `SQLiteStore.save_prompt`'s statement, its values in the order of `Prompt.to_values`.
 _SAVE_PROMPT = _upsert("prompts", list(PROMPT_COLUMNS))
+#: ... for a prompt the store numbered and has not written yet: ``or fail`` (no row
+#: can be there to replace) needs no statement journal (see `_COUNT_RATE_EVENT`).
+_NEW_PROMPT = _SAVE_PROMPT.replace("insert or replace", "insert or fail", 1)
 #: `SQLiteStore.save_tool_call`'s statement, its values in the order of `ToolCall.to_values`.
 _SAVE_TOOL_CALL = _upsert("tool_calls", list(TOOL_CALL_COLUMNS))
+# The statements rows are left to the commit with say ``or fail``: the default
+# ``abort`` makes SQLite open a statement journal for every row a trigger writes
+# a change row for (copying each page the statement changes, to undo the
+# statement alone), about a third of such a row's cost. Their constraints
+# fail before anything of the row is written, as with ``abort``; the trigger's
+# change row takes the outer statement's policy; and what fails at the commit
+# fails the whole batch whatever the statement left (`Transactions.flush`).
 #: `SQLiteStore.count_rate_event`'s statement.
-_COUNT_RATE_EVENT = "insert into rate_events (card, key, t) values (?, ?, ?)"
+_COUNT_RATE_EVENT = "insert or fail into rate_events (card, key, t) values (?, ?, ?)"
 #: `SQLiteStore.update_node`'s statement.
-_UPDATE_NODE = "update nodes set data = ? where id = ?"
+_UPDATE_NODE = "update or fail nodes set data = ? where id = ?"
 #: What a tool call's resolution changes in its row (`SQLiteStore.save_tool_call`).
 _RESOLVE_TOOL_CALL = ("update tool_calls set state = ?, result = ?, code = ?, reason = ?,"
                       " message = ?, ended = ? where id = ?")
@@ -117,6 +127,8 @@ class SQLiteStore:
         self._reload: Callable[[], None] = _not_bound
         #: The highest prompt position in the table, while the batch it was read in lasts.
         self._last_position: tuple[Batch | None, int] | None = None
+        #: Positions handed out (`next_prompt_position`) whose prompt was not written yet.
+        self._numbered: set[int] = set()
         self._committed: Callable[[list[Event]], None] = _not_bound
         self._refresh: Callable[[Refresh], None] | None = None
         #: Group commit, savepoints and catching up (the store's `write`, `flush`, `sync`).
@@ -169,6 +181,7 @@ class SQLiteStore:
         self.tx.write_deferred()
         self.log.forget_tail()  # a rollback may have taken the newest rows away
         self._last_position = None  # and the newest prompts
+        self._numbered.clear()
         conn = self.db.conn
         own = not conn.in_transaction
         if own:
@@ -342,12 +355,18 @@ class SQLiteStore:
         # Counted as taken at once: no two prompts get one position, even if
         # the first is written after the second is numbered.
         self._last_position = (batch, last + 1) if batch is not None else None
+        self._numbered.add(last + 1)
         return last + 1
 
     def save_prompt(self, prompt: Prompt) -> None:
         """Insert or replace a prompt as it now stands (its values taken now; inside an
         operation the row is left to the commit)."""
-        self._write(_SAVE_PROMPT, prompt.to_values(dumps))
+        numbered = self._numbered
+        if prompt.position in numbered:
+            numbered.discard(prompt.position)  # its first row: nothing to replace
+            self._write(_NEW_PROMPT, prompt.to_values(dumps))
+        else:
+            self._write(_SAVE_PROMPT, prompt.to_values(dumps))
         known = self._last_position
         if known is not None and prompt.position > known[1]:
             self._last_position = (known[0], prompt.position)
