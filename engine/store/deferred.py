@@ -7,16 +7,16 @@ statements (SAVEPOINT and RELEASE) so that a failure part-way could be
 undone. Kept here instead (each its statement and values, taken when the
 operation gives them: a later change to the object is a row of its own),
 they go into the database at the commit, one ``executemany`` for each
-statement, like the log's rows (`engine.store.log.ArrowLog.write_pending`);
+run of one statement on a table, like the log's rows (`engine.store.log.ArrowLog.write_pending`);
 an operation that writes nothing else needs no savepoint, since forgetting
 its rows undoes it.
 
 What reads or writes these tables otherwise first has the rows written
 (`write`), so that nothing ever sees the database without them: a reload
 after a failed operation, the next prompt position, deleting a card's rate
-events or a node. Rows of one statement keep their order; rows of different
-statements touch different tables, so their order between them does not
-matter.
+events or a node. The rows of one table go in in the order they came (a new
+prompt's insert before its replacement later in the batch); the order between
+tables does not matter.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from typing import Any
 
 __all__ = ["DeferredRows"]
 
-#: A row: its statement and the values it binds.
-_Row = tuple[str, tuple[Any, ...]]
+#: A row: its table, its statement and the values it binds.
+_Row = tuple[str, str, tuple[Any, ...]]
 
 
 class DeferredRows:
@@ -48,13 +48,14 @@ class DeferredRows:
         #: Rows written since the last `mark`, with their numbers.
         self._since_mark: list[tuple[int, _Row]] = []
 
-    def add(self, sql: str, params: tuple[Any, ...]) -> None:
-        """Leave a row to the commit (inside a write)."""
-        self.pending.append((sql, params))
+    def add(self, table: str, sql: str, params: tuple[Any, ...]) -> None:
+        """Leave a row of ``table`` to the commit (inside a write)."""
+        self.pending.append((table, sql, params))
         self._appended += 1
 
     def write(self, conn: sqlite3.Connection) -> None:
-        """Write every waiting row, one statement's rows in one ``executemany``.
+        """Write every waiting row: a table's rows in order, each run of one statement
+        in one ``executemany``.
 
         All or none: on failure none of them is in the database (they still
         wait, and the caller fails as the statement would have).
@@ -64,19 +65,19 @@ class DeferredRows:
             return
         if len(pending) == 1:
             # One statement is all or none by itself.
-            conn.execute(*pending[0])
+            conn.execute(pending[0][1], pending[0][2])
         else:
-            by_statement: dict[str, list[tuple[Any, ...]]] = {}
-            for sql, params in pending:
-                rows = by_statement.get(sql)
+            by_table: dict[str, list[_Row]] = {}
+            for row in pending:
+                rows = by_table.get(row[0])
                 if rows is None:
-                    by_statement[sql] = [params]
+                    by_table[row[0]] = [row]
                 else:
-                    rows.append(params)
+                    rows.append(row)
             conn.execute("SAVEPOINT deferred_rows")
             try:
-                for sql, rows in by_statement.items():
-                    conn.executemany(sql, rows)
+                for rows in by_table.values():
+                    _write_in_order(conn, rows)
             except BaseException:
                 try:
                     conn.execute("ROLLBACK TO deferred_rows")
@@ -120,3 +121,12 @@ class DeferredRows:
         self.pending = []
         self._since_mark = []
         self._written = self._appended
+
+
+def _write_in_order(conn: sqlite3.Connection, rows: list[_Row]) -> None:
+    """One table's rows in order: each run of one statement in one ``executemany``."""
+    start = 0
+    for end in range(1, len(rows) + 1):
+        if end == len(rows) or rows[end][1] != rows[start][1]:
+            conn.executemany(rows[start][1], [row[2] for row in rows[start:end]])
+            start = end

@@ -322,19 +322,19 @@ class SQLiteStore:
 
         Inside an operation the row is left to the commit (`DeferredRows`).
         """
-        self._write(_COUNT_RATE_EVENT, (card, key, t))
+        self._write("rate_events", _COUNT_RATE_EVENT, (card, key, t))
 
     def forget_rate_events(self, card: str) -> None:
         """Drop every rate event of a removed card."""
         self.tx.write_deferred()  # after the card's events counted before
         self.db.conn.execute("delete from rate_events where card = ?", [card])
 
-    def _write(self, sql: str, params: tuple[Any, ...]) -> None:
+    def _write(self, table: str, sql: str, params: tuple[Any, ...]) -> None:
         """Write a row: left to the commit inside an operation (its batch is open and
         will write it), at once outside one."""
         tx = self.tx
         if tx.depth and tx.batch is not None:
-            tx.deferred.add(sql, params)
+            tx.deferred.add(table, sql, params)
         else:
             self._writes.execute(sql, params)
 
@@ -364,9 +364,9 @@ class SQLiteStore:
         numbered = self._numbered
         if prompt.position in numbered:
             numbered.discard(prompt.position)  # its first row: nothing to replace
-            self._write(_NEW_PROMPT, prompt.to_values(dumps))
+            self._write("prompts", _NEW_PROMPT, prompt.to_values(dumps))
         else:
-            self._write(_SAVE_PROMPT, prompt.to_values(dumps))
+            self._write("prompts", _SAVE_PROMPT, prompt.to_values(dumps))
         known = self._last_position
         if known is not None and prompt.position > known[1]:
             self._last_position = (known[0], prompt.position)
@@ -444,7 +444,7 @@ class SQLiteStore:
     def update_node(self, node: Node) -> None:
         """Replace the data of a node the store holds (inside an operation, left to the
         commit: a delivered prompt's agent)."""
-        self._write(_UPDATE_NODE, (dumps_sorted(node.data), node.id))
+        self._write("nodes", _UPDATE_NODE, (dumps_sorted(node.data), node.id))
 
     def delete_node(self, node_id: str) -> None:
         """Delete a node and its arrows."""

@@ -40,18 +40,37 @@ def test_rows_wait_until_written_and_go_in_in_order() -> None:
     conn, rows = _db(), DeferredRows()
     conn.execute("BEGIN")
     for x in (1, 2, 3):
-        rows.add(_INSERT, (x,))
+        rows.add("t", _INSERT, (x,))
     assert _rows(conn) == []
     rows.write(conn)
     assert _rows(conn) == [1, 2, 3] and rows.pending == []
 
 
+def test_a_tables_rows_keep_their_order_across_statements() -> None:
+    """A row inserted, then replaced later in the batch by another statement: the insert
+    goes first, whatever came between on other tables."""
+    conn, rows = _db(), DeferredRows()
+    conn.execute("create table u (id text primary key, state text)")
+    conn.execute("BEGIN")
+    rows.add("u", "insert or replace into u (id, state) values (?, ?)", ("p0", "replied"))
+    rows.add("u", "insert or fail into u (id, state) values (?, ?)", ("p1", "queued"))
+    rows.add("t", _INSERT, (1,))
+    rows.add("u", "insert or replace into u (id, state) values (?, ?)", ("p1", "delivered"))
+    rows.add("u", "insert or fail into u (id, state) values (?, ?)", ("p2", "queued"))
+    rows.add("u", "insert or fail into u (id, state) values (?, ?)", ("p3", "queued"))
+    rows.add("u", "insert or replace into u (id, state) values (?, ?)", ("p2", "held"))
+    rows.write(conn)
+    assert dict(conn.execute("select id, state from u")) == {
+        "p0": "replied", "p1": "delivered", "p2": "held", "p3": "queued"}
+    assert _rows(conn) == [1]
+
+
 def test_a_failed_operation_forgets_its_rows_only() -> None:
     conn, rows = _db(), DeferredRows()
     conn.execute("BEGIN")
-    rows.add(_INSERT, (1,))
+    rows.add("t", _INSERT, (1,))
     mark = rows.mark()
-    rows.add(_INSERT, (2,))
+    rows.add("t", _INSERT, (2,))
     rows.back_to(mark, rolled_back=False)
     rows.write(conn)
     assert _rows(conn) == [1]
@@ -62,17 +81,17 @@ def test_a_rolled_back_savepoint_gives_back_the_rows_written_in_it() -> None:
     needed them) go with that one's savepoint: they wait again, its own do not."""
     conn, rows = _db(), DeferredRows()
     conn.execute("BEGIN")
-    rows.add(_INSERT, (1,))
+    rows.add("t", _INSERT, (1,))
     mark = rows.mark()
     conn.execute("SAVEPOINT op")
-    rows.add(_INSERT, (2,))
+    rows.add("t", _INSERT, (2,))
     rows.write(conn)  # 1 and 2 are in, inside the savepoint
-    rows.add(_INSERT, (3,))
+    rows.add("t", _INSERT, (3,))
     conn.execute("ROLLBACK TO op")
     conn.execute("RELEASE op")
     rows.back_to(mark, rolled_back=True)
     assert _rows(conn) == []
-    rows.add(_INSERT, (4,))
+    rows.add("t", _INSERT, (4,))
     rows.write(conn)
     assert _rows(conn) == [1, 4]
 
@@ -80,8 +99,8 @@ def test_a_rolled_back_savepoint_gives_back_the_rows_written_in_it() -> None:
 def test_rows_that_fail_go_in_none_and_wait() -> None:
     conn, rows = _db(), DeferredRows()
     conn.execute("BEGIN")
-    rows.add(_INSERT, (1,))
-    rows.add("insert into missing (x) values (?)", (2,))
+    rows.add("t", _INSERT, (1,))
+    rows.add("missing", "insert into missing (x) values (?)", (2,))
     with pytest.raises(sqlite3.OperationalError):
         rows.write(conn)
     assert _rows(conn) == [] and len(rows.pending) == 2
