@@ -91,18 +91,24 @@ class DeferredRows:
         self._written = first + len(pending)
         self.pending = []
 
-    def mark(self) -> tuple[int, int]:
+    def mark(self) -> int:
         """Where the rows stand as an operation begins (for `back_to`)."""
-        self._since_mark = []
-        return self._appended, self._written
+        # Every operation comes here (a refusal too): nothing built when nothing
+        # was written since the last mark.
+        if self._since_mark:
+            self._since_mark = []
+        return self._appended
 
-    def back_to(self, mark: tuple[int, int], *, rolled_back: bool) -> None:
+    def back_to(self, mark: int, *, rolled_back: bool) -> None:
         """Forget the rows added since `mark`: their operation failed.
 
         ``rolled_back``: the operation's savepoint was rolled back, and with it
         every row written since `mark`; those added before it wait again.
         """
-        appended, written = mark
+        appended = mark
+        # What was written when the mark was taken: the first row written since,
+        # or all that is written now when none was.
+        written = self._since_mark[0][0] if self._since_mark else self._written
         # Waiting rows are numbered from `_written`: keep those before the mark.
         del self.pending[max(0, appended - self._written):]
         if rolled_back:

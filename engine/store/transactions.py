@@ -701,6 +701,7 @@ class Transactions:
         self._savepoints = db.conn.cursor()
         #: Rows the batch's operations left to the commit (`DeferredRows`).
         self.deferred = DeferredRows()
+        self._conn = db.conn
 
     def full_reload(self) -> None:
         """Reload the whole state because another process committed (counted in `reloads`)."""
@@ -785,7 +786,7 @@ class Transactions:
         (`DeferredRows.mark`) stand as an operation begins, and the rows the
         connection has changed so far (an operation without a savepoint that
         changed one cannot be undone alone: `undo`)."""
-        return self.log.mark(), self.deferred.mark(), self.db.conn.total_changes
+        return self.log.mark(), self.deferred.mark(), self._conn.total_changes
 
     def write_deferred(self) -> None:
         """Write the rows left to the commit now (before a read or write that must see
@@ -808,8 +809,7 @@ class Transactions:
         except sqlite3.Error:
             pass
         if log_mark is not None:
-            log_at, deferred_at, changes_at = cast(
-                tuple[object, tuple[int, int], int], log_mark)
+            log_at, deferred_at, changes_at = cast(tuple[object, int, int], log_mark)
             # The operation's log rows go with it, those still waiting to be
             # written (`ArrowLog.append_fields`) and those the rollback undid;
             # so do its deferred rows.
