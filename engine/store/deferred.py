@@ -17,41 +17,57 @@ after a failed operation, the next prompt position, deleting a card's rate
 events or a node. The rows of one table go in in the order they came (a new
 prompt's insert before its replacement later in the batch); the order between
 tables does not matter.
+
+The values wait in one flat list (strings and numbers, which the cyclic
+collector does not track), not as a tuple a row: thousands of rows wait for
+each commit, and as many tuples kept alive set off young collections and
+moved a full one into the bench's accepted round. Each row's values are
+handed to ``executemany`` as a slice made as it is bound.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from typing import Any
 
 __all__ = ["DeferredRows"]
 
-#: A row: its table, its statement and the values it binds.
-_Row = tuple[str, str, tuple[Any, ...]]
-
 
 class DeferredRows:
-    """The rows of the open batch not yet written, numbered in the order they came.
+    """The open batch's rows, numbered in the order they came, until its commit.
 
-    Rows ``[written, appended)`` wait in `pending`; the others are in the
-    database. `mark` and `back_to` undo a failed operation's rows (and, when
-    its savepoint was rolled back, give back those of earlier operations that
-    a `write` in the middle of it had put in).
+    Rows ``[0, written)`` are in the database, the rest wait (`pending`).
+    `mark` and `back_to` undo a failed operation's rows (and, when its
+    savepoint was rolled back, let the earlier operations' rows that a
+    `write` in its middle had put in wait again). `forget` empties it once
+    the batch is committed or gone.
     """
 
-    __slots__ = ("pending", "_appended", "_written", "_since_mark")
+    __slots__ = ("_tables", "_sqls", "_ends", "_values", "_written", "_mark_written")
 
     def __init__(self) -> None:
-        self.pending: list[_Row] = []
-        self._appended = 0
+        self._tables: list[str] = []
+        self._sqls: list[str] = []
+        #: Where each row's values end in `_values` (they begin where the last row's end).
+        self._ends: list[int] = []
+        self._values: list[Any] = []
         self._written = 0
-        #: Rows written since the last `mark`, with their numbers.
-        self._since_mark: list[tuple[int, _Row]] = []
+        #: `_written` when the last `mark` was taken.
+        self._mark_written = 0
+
+    @property
+    def pending(self) -> bool:
+        """Whether rows wait to be written."""
+        return len(self._sqls) > self._written
 
     def add(self, table: str, sql: str, params: tuple[Any, ...]) -> None:
         """Leave a row of ``table`` to the commit (inside a write)."""
-        self.pending.append((table, sql, params))
-        self._appended += 1
+        values = self._values
+        values += params
+        self._tables.append(table)
+        self._sqls.append(sql)
+        self._ends.append(len(values))
 
     def write(self, conn: sqlite3.Connection) -> None:
         """Write every waiting row: a table's rows in order, each run of one statement
@@ -60,24 +76,30 @@ class DeferredRows:
         All or none: on failure none of them is in the database (they still
         wait, and the caller fails as the statement would have).
         """
-        pending = self.pending
-        if not pending:
+        first, count = self._written, len(self._sqls)
+        if first >= count:
             return
-        if len(pending) == 1:
+        sqls = self._sqls
+        if count - first == 1:
             # One statement is all or none by itself.
-            conn.execute(pending[0][1], pending[0][2])
+            conn.execute(sqls[first], self._row(first))
         else:
-            by_table: dict[str, list[_Row]] = {}
-            for row in pending:
-                rows = by_table.get(row[0])
+            by_table: dict[str, list[int]] = {}
+            tables = self._tables
+            for n in range(first, count):
+                rows = by_table.get(tables[n])
                 if rows is None:
-                    by_table[row[0]] = [row]
+                    by_table[tables[n]] = [n]
                 else:
-                    rows.append(row)
+                    rows.append(n)
             conn.execute("SAVEPOINT deferred_rows")
             try:
                 for rows in by_table.values():
-                    _write_in_order(conn, rows)
+                    start = 0
+                    for end in range(1, len(rows) + 1):
+                        if end == len(rows) or sqls[rows[end]] != sqls[rows[start]]:
+                            conn.executemany(sqls[rows[start]], self._rows(rows[start:end]))
+                            start = end
             except BaseException:
                 try:
                     conn.execute("ROLLBACK TO deferred_rows")
@@ -86,18 +108,21 @@ class DeferredRows:
                     pass  # the transaction is gone, and the rows with it
                 raise
             conn.execute("RELEASE deferred_rows")
-        first = self._written
-        self._since_mark.extend(enumerate(pending, first))
-        self._written = first + len(pending)
-        self.pending = []
+        self._written = count
+
+    def _row(self, n: int) -> list[Any]:
+        return self._values[self._ends[n - 1] if n else 0:self._ends[n]]
+
+    def _rows(self, numbers: list[int]) -> Iterator[list[Any]]:
+        # One row's values at a time: bound, then dropped.
+        values, ends = self._values, self._ends
+        for n in numbers:
+            yield values[ends[n - 1] if n else 0:ends[n]]
 
     def mark(self) -> int:
         """Where the rows stand as an operation begins (for `back_to`)."""
-        # Every operation comes here (a refusal too): nothing built when nothing
-        # was written since the last mark.
-        if self._since_mark:
-            self._since_mark = []
-        return self._appended
+        self._mark_written = self._written
+        return len(self._sqls)
 
     def back_to(self, mark: int, *, rolled_back: bool) -> None:
         """Forget the rows added since `mark`: their operation failed.
@@ -105,34 +130,19 @@ class DeferredRows:
         ``rolled_back``: the operation's savepoint was rolled back, and with it
         every row written since `mark`; those added before it wait again.
         """
-        appended = mark
-        # What was written when the mark was taken: the first row written since,
-        # or all that is written now when none was.
-        written = self._since_mark[0][0] if self._since_mark else self._written
-        # Waiting rows are numbered from `_written`: keep those before the mark.
-        del self.pending[max(0, appended - self._written):]
         if rolled_back:
-            again = [row for n, row in self._since_mark if n < appended]
-            self.pending[:0] = again
-            self._written = written
-        self._since_mark = []
-        self._appended = appended
-        if self._written > appended:
+            self._written = self._mark_written
+        elif self._written > mark:
             # Rows of the operation were written and stay (no savepoint took
             # them back): the caller fails the whole batch.
-            self._written = appended
+            self._written = mark
+        del self._tables[mark:], self._sqls[mark:], self._ends[mark:]
+        del self._values[self._ends[mark - 1] if mark else 0:]
 
     def forget(self) -> None:
-        """The transaction is gone: so are the rows it had and those waiting."""
-        self.pending = []
-        self._since_mark = []
-        self._written = self._appended
-
-
-def _write_in_order(conn: sqlite3.Connection, rows: list[_Row]) -> None:
-    """One table's rows in order: each run of one statement in one ``executemany``."""
-    start = 0
-    for end in range(1, len(rows) + 1):
-        if end == len(rows) or rows[end][1] != rows[start][1]:
-            conn.executemany(rows[start][1], [row[2] for row in rows[start:end]])
-            start = end
+        """The batch is committed, or its transaction is gone: no row waits any more."""
+        self._tables.clear()
+        self._sqls.clear()
+        self._ends.clear()
+        self._values.clear()
+        self._written = self._mark_written = 0

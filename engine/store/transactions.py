@@ -884,6 +884,7 @@ class Transactions:
                                      [seen - CHANGES_KEPT])
                 self._pruned = seen // CHANGES_PRUNED_EVERY
             self.db.conn.execute("COMMIT")
+            self.deferred.forget()  # written and committed
             self.commits += 1
             if anchoring:
                 self._anchored = True

@@ -43,7 +43,7 @@ def test_rows_wait_until_written_and_go_in_in_order() -> None:
         rows.add("t", _INSERT, (x,))
     assert _rows(conn) == []
     rows.write(conn)
-    assert _rows(conn) == [1, 2, 3] and rows.pending == []
+    assert _rows(conn) == [1, 2, 3] and not rows.pending
 
 
 def test_a_tables_rows_keep_their_order_across_statements() -> None:
@@ -103,9 +103,9 @@ def test_rows_that_fail_go_in_none_and_wait() -> None:
     rows.add("missing", "insert into missing (x) values (?)", (2,))
     with pytest.raises(sqlite3.OperationalError):
         rows.write(conn)
-    assert _rows(conn) == [] and len(rows.pending) == 2
+    assert _rows(conn) == [] and rows.pending
     rows.forget()
-    assert rows.pending == []
+    assert not rows.pending
 
 
 async def _world(path: Path) -> Engine:
