@@ -125,16 +125,27 @@ def fail_saving_node(engine: Engine, node_id: str,
 
     Returns what puts the store's own save back.
     """
-    canvas = engine.store.canvas  # type: ignore[attr-defined]
-    save_node = canvas.save_node
+    # Both ways the store writes a node: a new or moved one (the canvas's
+    # `save_node`) and the changed data of one it holds (`update_node`, which
+    # leaves the row to the commit).
+    canvas, store = engine.store.canvas, engine.store  # type: ignore[attr-defined]
+    save_node, update_node = canvas.save_node, store.update_node
 
-    def failing(node: Any) -> None:
-        if node.id == node_id:
-            raise sqlite3.OperationalError("disk I/O error (injected)")
-        save_node(node)
+    def failing(save: Callable[[Any], None]) -> Callable[[Any], None]:
+        def fail(node: Any) -> None:
+            if node.id == node_id:
+                raise sqlite3.OperationalError("disk I/O error (injected)")
+            save(node)
+        return fail
 
-    monkeypatch.setattr(canvas, "save_node", failing)
-    return lambda: monkeypatch.setattr(canvas, "save_node", save_node)
+    monkeypatch.setattr(canvas, "save_node", failing(save_node))
+    monkeypatch.setattr(store, "update_node", failing(update_node))
+
+    def restore() -> None:
+        monkeypatch.setattr(canvas, "save_node", save_node)
+        monkeypatch.setattr(store, "update_node", update_node)
+
+    return restore
 
 
 async def until(check: Callable[[], Any], timeout: float = 10.0) -> Any:

@@ -286,7 +286,14 @@ class Calls:
         agent, rate_key = passed.target, passed.rate_key
         assert agent is not None and rate_key is not None
         settings = self.ctx.state.workspaces[passed.card.workspace].settings
-        with self.ctx.write():
+        # Where the store leaves every row it writes (rate event, prompt, agent's
+        # node, log rows) to the commit, no savepoint: a failure forgets them (and
+        # a statement run meanwhile all the same fails the whole batch:
+        # `Transactions.undo`). A summary of the card's suppressed refusals,
+        # written first, takes them out of memory: that write keeps its savepoint.
+        store = self.ctx.store
+        with self.ctx.write(one_statement=store.rows_at_commit
+                            and self.record.writes_alone(passed.card.id)):
             plan = plan_prompt(self.prompts.new(passed, text, now, call=call), agent,
                                passed.permission, arrow, message, settings, now)
             decision, prompt = plan.decision, plan.prompt

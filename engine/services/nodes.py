@@ -68,7 +68,12 @@ class Nodes:
         and on the agent's ``status`` port.
         """
         old = self.ctx.state.canvas.node(node.id)
-        self.persist(node)
+        if old is None:
+            self.persist(node)
+        else:
+            # On the canvas, so in the store: its data changes (an agent a prompt
+            # was delivered to), a row the store may leave to the commit.
+            self.ctx.store.update_node(node)
         self.ctx.state.canvas.replace_node(node)
         status = node.data.get("status")
         if node.type in ("agent", "terminal") and old is not None \

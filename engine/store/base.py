@@ -172,6 +172,13 @@ class Store(Transactional, Protocol):
         ...
 
     @property
+    def rows_at_commit(self) -> bool:
+        """True when an operation's rate events, prompt rows and node data (`update_node`)
+        wait in memory until its batch commits, as its log rows do (SQLite): an
+        accepted prompt then runs no statement and needs no savepoint (`write`)."""
+        ...
+
+    @property
     def log_rows_at_commit(self) -> bool:
         """True when a write's log rows wait in memory until its batch commits
         (SQLite), so that a write whose one statement is not a log row may be
@@ -341,6 +348,11 @@ class Store(Transactional, Protocol):
 
     def save_node(self, node: Node) -> None:
         """Insert a node (after every other) or replace its data in place."""
+        ...
+
+    def update_node(self, node: Node) -> None:
+        """Replace the data of a node the store holds (its id, type and workspace as
+        stored); what `save_node` does for such a node, and it may wait for the commit."""
         ...
 
     def delete_node(self, node_id: str) -> None:

@@ -59,7 +59,16 @@ _Insert = tuple[str, tuple[Any, ...]]
 def _insert(mask: tuple[bool, ...]) -> str:
     """The insert of a row whose columns ``mask`` says are not NULL (`_INSERTS`)."""
     names = [name for name, kept in zip(_COLUMNS, mask, strict=True) if kept]
-    return f"insert into log ({', '.join(names)}) values ({', '.join('?' for _ in names)})"
+    # ``or fail``: a row's constraints are checked before any of it is written,
+    # so failing keeps nothing of the row, as ``abort`` would; but an ``abort``
+    # statement inside a transaction first opens a statement journal, copying
+    # every page it changes (a third of the row's insert). What fails at the
+    # commit fails the whole batch anyway; a statement run in the middle of an
+    # operation is inside its savepoint (`ArrowLog._write_all`'s own, or the
+    # operation's), and an error that SQLite cannot undo by the statement alone
+    # (a full disk) ends the transaction, which fails the batch (fail closed).
+    return (f"insert or fail into log ({', '.join(names)})"
+            f" values ({', '.join('?' for _ in names)})")
 
 
 #: The insert for each pattern of NULL columns seen, by that pattern (a bool per

@@ -366,3 +366,15 @@ def m011_changes_pruned_at_commit(db: Database) -> None:
     the newest 16,384 rows (`engine.store.transactions.Transactions.flush`).
     """
     db.execute("drop trigger if exists changes_prune")
+
+
+@migrations()
+def m012_no_prompt_state_index(db: Database) -> None:
+    """Drop the index on prompts' state: no statement reads prompts by state.
+
+    The engine keeps the prompts in play in memory (`engine.core.prompts.PromptIndex`)
+    and reads the table whole at open, by position; the index was one more
+    b-tree to write for every prompt saved (an accepted prompt's row, and
+    again as its state moves on).
+    """
+    db.execute("drop index if exists idx_prompts_state")

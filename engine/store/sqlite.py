@@ -27,7 +27,7 @@ from engine.store.anchor import AnchorFile
 from engine.store.base import Refresh
 from engine.store.canvas import CanvasStore
 from engine.store.database import BUSY_TIMEOUT_S, database_file, open_database
-from engine.store.encoding import dumps
+from engine.store.encoding import dumps, dumps_sorted
 from engine.store.history import ConsentHistory
 from engine.store.loading import (
     MAX_CATCH_UP,
@@ -78,8 +78,22 @@ _bind_none_plainly()
 
 #: `SQLiteStore.save_prompt`'s statement, its values in the order of `Prompt.to_values`.
 _SAVE_PROMPT = _upsert("prompts", list(PROMPT_COLUMNS))
+#: ... for a prompt the store numbered and has not written yet: ``or fail`` (no row
+#: can be there to replace) needs no statement journal (see `_COUNT_RATE_EVENT`).
+_NEW_PROMPT = _SAVE_PROMPT.replace("insert or replace", "insert or fail", 1)
 #: `SQLiteStore.save_tool_call`'s statement, its values in the order of `ToolCall.to_values`.
 _SAVE_TOOL_CALL = _upsert("tool_calls", list(TOOL_CALL_COLUMNS))
+# The statements rows are left to the commit with say ``or fail``: the default
+# ``abort`` makes SQLite open a statement journal for every row a trigger writes
+# a change row for (copying each page the statement changes, to undo the
+# statement alone), about a third of such a row's cost. Their constraints
+# fail before anything of the row is written, as with ``abort``; the trigger's
+# change row takes the outer statement's policy; and what fails at the commit
+# fails the whole batch whatever the statement left (`Transactions.flush`).
+#: `SQLiteStore.count_rate_event`'s statement.
+_COUNT_RATE_EVENT = "insert or fail into rate_events (card, key, t) values (?, ?, ?)"
+#: `SQLiteStore.update_node`'s statement.
+_UPDATE_NODE = "update or fail nodes set data = ? where id = ?"
 #: What a tool call's resolution changes in its row (`SQLiteStore.save_tool_call`).
 _RESOLVE_TOOL_CALL = ("update tool_calls set state = ?, result = ?, code = ?, reason = ?,"
                       " message = ?, ended = ? where id = ?")
@@ -113,6 +127,8 @@ class SQLiteStore:
         self._reload: Callable[[], None] = _not_bound
         #: The highest prompt position in the table, while the batch it was read in lasts.
         self._last_position: tuple[Batch | None, int] | None = None
+        #: Positions handed out (`next_prompt_position`) whose prompt was not written yet.
+        self._numbered: set[int] = set()
         self._committed: Callable[[list[Event]], None] = _not_bound
         self._refresh: Callable[[Refresh], None] | None = None
         #: Group commit, savepoints and catching up (the store's `write`, `flush`, `sync`).
@@ -138,6 +154,12 @@ class SQLiteStore:
         return self._file
 
     @property
+    def rows_at_commit(self) -> bool:
+        """True: rate events, prompt rows and node data written inside an operation are
+        left to the commit (`DeferredRows`)."""
+        return True
+
+    @property
     def log_rows_at_commit(self) -> bool:
         """True: log rows are inserted by the commit (`ArrowLog.write_pending`)."""
         return True
@@ -154,8 +176,12 @@ class SQLiteStore:
         Read in one snapshot (the open batch's, or a read transaction of its
         own), together with the newest change it includes (`Transactions.seen`).
         """
+        # The rows earlier operations of the open batch left to the commit are
+        # part of the state: written first (with no transaction, they are gone).
+        self.tx.write_deferred()
         self.log.forget_tail()  # a rollback may have taken the newest rows away
         self._last_position = None  # and the newest prompts
+        self._numbered.clear()
         conn = self.db.conn
         own = not conn.in_transaction
         if own:
@@ -294,13 +320,25 @@ class SQLiteStore:
 
     # ------------------------------------------------------ rate windows
     def count_rate_event(self, card: str, key: str, t: float) -> None:
-        """Record an accepted call in ``card``'s window ``key`` at ``t``."""
-        self._writes.execute("insert into rate_events (card, key, t) values (?, ?, ?)",
-                             [card, key, t])
+        """Record an accepted call in ``card``'s window ``key`` at ``t``.
+
+        Inside an operation the row is left to the commit (`DeferredRows`).
+        """
+        self._write("rate_events", _COUNT_RATE_EVENT, (card, key, t))
 
     def forget_rate_events(self, card: str) -> None:
         """Drop every rate event of a removed card."""
+        self.tx.write_deferred()  # after the card's events counted before
         self.db.conn.execute("delete from rate_events where card = ?", [card])
+
+    def _write(self, table: str, sql: str, params: tuple[Any, ...]) -> None:
+        """Write a row: left to the commit inside an operation (its batch is open and
+        will write it), at once outside one."""
+        tx = self.tx
+        if tx.depth and tx.batch is not None:
+            tx.deferred.add(table, sql, params)
+        else:
+            self._writes.execute(sql, params)
 
     # ------------------------------------------------------------ prompts
     def next_prompt_position(self) -> int:
@@ -319,11 +357,18 @@ class SQLiteStore:
         # Counted as taken at once: no two prompts get one position, even if
         # the first is written after the second is numbered.
         self._last_position = (batch, last + 1) if batch is not None else None
+        self._numbered.add(last + 1)
         return last + 1
 
     def save_prompt(self, prompt: Prompt) -> None:
-        """Insert or replace a prompt as it now stands."""
-        self._writes.execute(_SAVE_PROMPT, prompt.to_values(dumps))
+        """Insert or replace a prompt as it now stands (its values taken now; inside an
+        operation the row is left to the commit)."""
+        numbered = self._numbered
+        if prompt.position in numbered:
+            numbered.discard(prompt.position)  # its first row: nothing to replace
+            self._write("prompts", _NEW_PROMPT, prompt.to_values(dumps))
+        else:
+            self._write("prompts", _SAVE_PROMPT, prompt.to_values(dumps))
         known = self._last_position
         if known is not None and prompt.position > known[1]:
             self._last_position = (known[0], prompt.position)
@@ -395,10 +440,17 @@ class SQLiteStore:
 
     def save_node(self, node: Node) -> None:
         """Insert a node (after every other) or replace its data in place."""
+        self.tx.write_deferred()  # after the data of nodes changed before
         self.canvas.save_node(node)
+
+    def update_node(self, node: Node) -> None:
+        """Replace the data of a node the store holds (inside an operation, left to the
+        commit: a delivered prompt's agent)."""
+        self._write("nodes", _UPDATE_NODE, (dumps_sorted(node.data), node.id))
 
     def delete_node(self, node_id: str) -> None:
         """Delete a node and its arrows."""
+        self.tx.write_deferred()  # after the data of nodes changed before
         self.canvas.delete_node(node_id)
 
     def save_arrow(self, arrow: Arrow) -> None:

@@ -21,7 +21,7 @@ import sqlite3
 import types
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Sequence
 from contextvars import ContextVar
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
 from sqlite_utils import Database
 
@@ -29,6 +29,7 @@ from engine.core.errors import StoreFailed
 from engine.core.events import Event
 from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.base import Transactional
+from engine.store.deferred import DeferredRows
 from engine.store.log import ArrowLog
 
 __all__ = ["CHANGES_KEPT", "CHANGES_PRUNED_EVERY", "GATHER_SECONDS", "GATHER_SHARE", "JOINED",
@@ -707,6 +708,9 @@ class Transactions:
         #: The cursor of every operation's SAVEPOINT and RELEASE (`execute`):
         #: ``conn.execute`` makes a cursor and drops it again for each.
         self._savepoints = db.conn.cursor()
+        #: Rows the batch's operations left to the commit (`DeferredRows`).
+        self.deferred = DeferredRows()
+        self._conn = db.conn
 
     def full_reload(self) -> None:
         """Reload the whole state because another process committed (counted in `reloads`)."""
@@ -787,8 +791,20 @@ class Transactions:
         return None
 
     def log_mark(self) -> object:
-        """Where the log's rows stand as an operation begins (`ArrowLog.mark`)."""
-        return self.log.mark()
+        """Where the log's rows (`ArrowLog.mark`) and the deferred rows
+        (`DeferredRows.mark`) stand as an operation begins, and the rows the
+        connection has changed so far (an operation without a savepoint that
+        changed one cannot be undone alone: `undo`)."""
+        return self.log.mark(), self.deferred.mark(), self._conn.total_changes
+
+    def write_deferred(self) -> None:
+        """Write the rows left to the commit now (before a read or write that must see
+        them), inside the open transaction; when it is gone, they went with it."""
+        if self.deferred.pending:
+            if self.db.conn.in_transaction:
+                self.deferred.write(self.db.conn)
+            else:
+                self.deferred.forget()
 
     def undo(self, batch: Batch, savepoint: str | None, exc: BaseException,
              log_mark: object = None) -> None:
@@ -802,9 +818,20 @@ class Transactions:
         except sqlite3.Error:
             pass
         if log_mark is not None:
+            log_at, deferred_at, changes_at = cast(tuple[object, int, int], log_mark)
             # The operation's log rows go with it, those still waiting to be
-            # written (`ArrowLog.append_fields`) and those the rollback undid.
-            self.log.back_to(log_mark, rolled_back=savepoint is not None)
+            # written (`ArrowLog.append_fields`) and those the rollback undid;
+            # so do its deferred rows.
+            self.log.back_to(log_at, rolled_back=savepoint is not None)
+            self.deferred.back_to(deferred_at, rolled_back=savepoint is not None)
+            if savepoint is None and conn.in_transaction and conn.total_changes != changes_at:
+                # Without a savepoint, yet a statement of the operation changed
+                # rows before it failed (never expected: such operations write
+                # only rows left to the commit, or one statement made last).
+                # Fail closed: the whole batch goes, not half an operation.
+                conn.execute("ROLLBACK")
+        if not conn.in_transaction:
+            self.deferred.forget()
         if not conn.in_transaction and self.batch is batch:
             # SQLite rolled the whole transaction back (disk full, I/O
             # error): every operation in this batch failed with it.
@@ -843,7 +870,9 @@ class Transactions:
         pending = Anchor(*last) if last is not None and last != batch.before else None
         anchoring = False
         try:
-            # The batch's log rows, in one statement (`ArrowLog.write_pending`).
+            # The rows the operations left to the commit (`DeferredRows`), then
+            # the batch's log rows, in one statement (`ArrowLog.write_pending`).
+            self.deferred.write(self.db.conn)
             self.log.write_pending()
             if self.anchor is not None and pending is not None:
                 if not self._anchored:
@@ -871,6 +900,7 @@ class Transactions:
                                      [seen - CHANGES_KEPT])
                 self._pruned = seen // CHANGES_PRUNED_EVERY
             self.db.conn.execute("COMMIT")
+            self.deferred.forget()  # written and committed
             self.commits += 1
             if anchoring:
                 self._anchored = True
@@ -879,6 +909,7 @@ class Transactions:
         except (sqlite3.Error, OSError) as exc:
             if self.db.conn.in_transaction:
                 self.db.conn.execute("ROLLBACK")
+            self.deferred.forget()
             self.reload()
             batch.finish(StoreFailed(f"the change was not written, so it did "
                                      f"not happen: {exc}"))

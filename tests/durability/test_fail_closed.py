@@ -104,6 +104,10 @@ async def test_disk_full_on_a_refusals_log_row(target: Target, tmp_path: Path) -
     engine = await _engine(db, tmp_path)
     await engine.add_node({"id": "a2", "type": "agent"}, workspace="w1")  # no arrow to it
     before = _counts(db)
+    # No free page left for the row to take (a migration that drops an index
+    # leaves its pages free): the file must grow, and cannot.
+    engine.db.execute("vacuum")
+    assert engine.db.execute("pragma freelist_count").fetchone()[0] == 0
     pages = engine.db.execute("pragma page_count").fetchone()[0]
     engine.db.execute(f"pragma max_page_count = {pages}")
     with pytest.raises(StoreFailed, match="full"):

@@ -146,6 +146,11 @@ class PGStore:
         return None
 
     @property
+    def rows_at_commit(self) -> bool:
+        """False: each row is written when it is made."""
+        return False
+
+    @property
     def log_rows_at_commit(self) -> bool:
         """False: each log row is inserted when it is made (`PGLog.append_fields`)."""
         return False
@@ -466,6 +471,10 @@ class PGStore:
                    " on conflict (id) do update set data = excluded.data",
                    [node.id, node.workspace, node.type, json.dumps(node.data, sort_keys=True)],
                    ("node", node.id))
+
+    def update_node(self, node: Node) -> None:
+        """Replace the data of a node the store holds: `save_node`."""
+        self.save_node(node)
 
     def delete_node(self, node_id: str) -> None:
         """Delete a node and its arrows."""
