@@ -149,10 +149,14 @@ class KeptConnections:
             # the bottom and are never looked at there: close them once expired
             # (the server closes its end after its keep-alive), as httpcore's
             # pool did at every request. With one connection kept, no check.
+            # Taken out first, closed after: a close may wait (TLS, anyio's
+            # checkpoint), and meanwhile other requests take from the list.
+            spares = []
             while idle[0] is not connection and idle[0].has_expired():
-                expired = idle.pop(0)
-                self._open.discard(expired)
-                await expired.aclose()
+                spares.append(idle.pop(0))
+            for spare in spares:
+                self._open.discard(spare)
+                await spare.aclose()
             return
         # Closed by httpcore after a response not read to its end or the server's
         # "Connection: close" (or by `aclose`), or left halfway: never reused.

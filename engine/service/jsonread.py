@@ -3,12 +3,12 @@
 orjson is several times faster than json at reading a request or an answer,
 and for almost every text gives the very same values. Two differences matter:
 it refuses some texts json reads (NaN and Infinity, a lone surrogate, bytes
-that are not UTF-8), which then go to json; and it reads an integer past 64
-bits (``2**64 + 1``, or below ``-2**63``) as a float, silently, where json
-keeps it exact. Such an integer has at least 19 digits in a row, so a text
-with that many digits in all is read by json: counting them is one C call
-that costs half what orjson's reading does, and the usual request holds a
-handful.
+that are not UTF-8, nesting deeper than 1,024), which then go to json; and
+it reads an integer past 64 bits (``2**64 + 1``, or below ``-2**63``) as a
+float, silently, where json keeps it exact. Such an integer has at least 19
+digits in a row, so a text orjson read that holds 19 digits in all is read
+again by json: counting them is one C call that costs half what orjson's
+reading does, and the usual request holds a handful.
 """
 
 from __future__ import annotations
@@ -24,29 +24,32 @@ _DIGITS = b"0123456789"
 _DIGITS_TEXT = str.maketrans("", "", "0123456789")
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
 def loads(raw: bytes | str, *, strict: bool = False) -> Any:
     """``json.loads(raw)``'s value, by orjson when that is the same.
 
-    ``strict``: refuse what orjson refuses (NaN, Infinity, a lone surrogate)
-    rather than read it as json does; integers of any size are still exact.
+    ``strict``: refuse what orjson refuses (NaN, Infinity, a lone surrogate,
+    nesting deeper than 1,024) rather than read it as json does; integers of
+    any size are still exact.
 
     Raises:
         ValueError: not JSON (``json.JSONDecodeError``, or ``UnicodeDecodeError``
             for bytes that are not UTF-8, UTF-16 or UTF-32, as ``json.loads``
             raises; ``orjson.JSONDecodeError`` when ``strict``).
     """
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        if strict:
+            raise
+        return json.loads(raw)
     stripped = (raw.translate(None, _DIGITS) if isinstance(raw, bytes)
                 else raw.translate(_DIGITS_TEXT))
     if len(raw) - len(stripped) < 19:
-        try:
-            return orjson.loads(raw)
-        except orjson.JSONDecodeError:
-            if strict:
-                raise
-    elif strict:
-        return json.loads(raw, parse_constant=_no_constant)
-    return json.loads(raw)
+        return value
+    # It may hold an integer orjson made a float: json's reading, the same
+    # text otherwise (orjson read it, so no NaN, no lone surrogate).
+    try:
+        return json.loads(raw)
+    except RecursionError:
+        # Nested within orjson's 1,024 levels but past Python's recursion limit.
+        raise json.JSONDecodeError("nested too deeply to read exactly", "", 0) from None

@@ -167,3 +167,41 @@ async def test_waiting_for_a_free_connection_is_bounded_by_the_timeout(
         assert (await first)["n"] == 1
         assert len(server.requests) == 1  # the one that timed out was never sent
         await kept.aclose()
+
+
+class _Spare:
+    """A connection whose close waits a turn of the loop, as anyio's TCP stream does."""
+
+    def __init__(self, expired: bool) -> None:
+        self.expired, self.closed = expired, False
+
+    def is_idle(self) -> bool:
+        return True
+
+    def is_available(self) -> bool:
+        return not self.closed
+
+    def has_expired(self) -> bool:
+        return self.expired
+
+    def is_closed(self) -> bool:
+        return self.closed
+
+    async def aclose(self) -> None:
+        self.closed = True
+        await asyncio.sleep(0)
+
+
+async def test_closing_a_spare_lets_other_requests_take_connections_meanwhile() -> None:
+    """While an expired spare is being closed, another request takes the connection just
+    given back: the request giving it back still ends well."""
+    kept = KeptConnections(httpcore.Origin(b"http", b"127.0.0.1", 80), OneWriteBackend(),
+                           keepalive=5.0)
+    old, mine = _Spare(expired=True), _Spare(expired=False)
+    kept._idle.append(old)  # type: ignore[arg-type]
+    kept._open |= {old, mine}  # type: ignore[arg-type]
+    giving = asyncio.ensure_future(kept._give_back(mine))  # type: ignore[arg-type]
+    await asyncio.sleep(0)  # closing `old` now
+    assert await kept._take(1.0) is mine
+    await giving
+    assert old.closed and not mine.closed and old not in kept._open

@@ -54,3 +54,18 @@ def test_not_json_raises_what_json_raises() -> None:
         loads(b'{"card": ')
     with pytest.raises(UnicodeDecodeError):
         loads(b'T(\xda3\xff')
+
+
+def test_strict_refuses_what_orjson_refuses_whatever_the_digits() -> None:
+    """A lone surrogate or deep nesting stays refused when the text also holds a long number
+    (which json would read), and deep nesting is a ValueError, never a RecursionError."""
+    long = "1234567890123456789"
+    for raw in ('{"a": "\\ud800", "n": %s}' % long,
+                '{"n": %s, "p": %s%s}' % (long, "[" * 2000, "]" * 2000)):
+        with pytest.raises(ValueError):
+            loads(raw, strict=True)
+    nested = '{"n": %s, "p": %s%s}' % (long, "[" * 1000, "]" * 1000)
+    try:
+        assert loads(nested, strict=True)["n"] == int(long)
+    except ValueError:
+        pass  # within orjson's depth, past json's: refused, not a crash
