@@ -6,9 +6,11 @@ it refuses some texts json reads (NaN and Infinity, a lone surrogate, bytes
 that are not UTF-8, nesting deeper than 1,024), which then go to json; and
 it reads an integer past 64 bits (``2**64 + 1``, or below ``-2**63``) as a
 float, silently, where json keeps it exact. Such an integer has at least 19
-digits in a row, so a text orjson read that holds 19 digits in all is read
-again by json: counting them is one C call that costs half what orjson's
-reading does, and the usual request holds a handful.
+digits in a row, so a text orjson read that holds such a run is read again
+by json. The run is looked for by two C calls (every digit made ``9`` and
+everything else a space by one ``translate``, then a search for nineteen
+``9``s): about as dear as orjson's reading of a short request, a quarter of
+it for a long one, where a regular expression cost five times as much.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import orjson
 
 __all__ = ["loads"]
 
-_DIGITS = b"0123456789"
-_DIGITS_TEXT = str.maketrans("", "", "0123456789")
+#: Every digit to ``9``, every other byte to a space.
+_NINES = bytes(0x39 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_RUN = b"9" * 19
 
 
 def loads(raw: bytes | str, *, strict: bool = False) -> Any:
@@ -42,9 +45,8 @@ def loads(raw: bytes | str, *, strict: bool = False) -> Any:
         if strict:
             raise
         return json.loads(raw)
-    stripped = (raw.translate(None, _DIGITS) if isinstance(raw, bytes)
-                else raw.translate(_DIGITS_TEXT))
-    if len(raw) - len(stripped) < 19:
+    data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
+    if _RUN not in data.translate(_NINES):
         return value
     # It may hold an integer orjson made a float: json's reading, the same
     # text otherwise (orjson read it, so no NaN, no lone surrogate).
