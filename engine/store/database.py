@@ -23,7 +23,7 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
-__all__ = ["BUSY_TIMEOUT_S", "database_file", "database_problem", "default_database_path",
+__all__ = ["BUSY_TIMEOUT_S", "all_or_none", "database_file", "database_problem", "default_database_path",
            "open_database", "write_transaction"]
 
 #: How long a writer waits for another writer's lock before giving up.
@@ -90,6 +90,27 @@ def write_transaction(db: Database) -> Iterator[Database]:
             if db.conn.in_transaction:
                 db.conn.execute("ROLLBACK")
             raise
+
+
+@contextmanager
+def all_or_none(conn: sqlite3.Connection, name: str) -> Iterator[None]:
+    """The statements run inside, in a savepoint ``name`` of the open transaction:
+    a failure part-way leaves none of their rows behind (and is raised again).
+
+    For several rows that only make sense together (the log's, whose chain a
+    row missing in the middle would break; the rows left to a commit).
+    """
+    conn.execute(f"SAVEPOINT {name}")
+    try:
+        yield
+    except BaseException:
+        try:
+            conn.execute(f"ROLLBACK TO {name}")
+            conn.execute(f"RELEASE {name}")
+        except sqlite3.Error:
+            pass  # the transaction is gone, and the rows with it
+        raise
+    conn.execute(f"RELEASE {name}")
 
 
 def database_file(db: Database) -> str | None:

@@ -31,6 +31,8 @@ import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
+from engine.store.database import all_or_none
+
 __all__ = ["DeferredRows"]
 
 
@@ -92,22 +94,13 @@ class DeferredRows:
                     by_table[tables[n]] = [n]
                 else:
                     rows.append(n)
-            conn.execute("SAVEPOINT deferred_rows")
-            try:
+            with all_or_none(conn, "deferred_rows"):
                 for rows in by_table.values():
                     start = 0
                     for end in range(1, len(rows) + 1):
                         if end == len(rows) or sqls[rows[end]] != sqls[rows[start]]:
                             conn.executemany(sqls[rows[start]], self._rows(rows[start:end]))
                             start = end
-            except BaseException:
-                try:
-                    conn.execute("ROLLBACK TO deferred_rows")
-                    conn.execute("RELEASE deferred_rows")
-                except sqlite3.Error:
-                    pass  # the transaction is gone, and the rows with it
-                raise
-            conn.execute("RELEASE deferred_rows")
         self._written = count
 
     def _row(self, n: int) -> list[Any]:

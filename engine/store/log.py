@@ -24,7 +24,7 @@ from typing import Any, cast
 from sqlite_utils import Database
 
 from engine.store.anchor import Anchor, AnchorFile, AnchorState
-from engine.store.database import database_file
+from engine.store.database import all_or_none, database_file
 from engine.store.encoding import dumps
 from engine.store.history import ConsentHistory
 
@@ -308,18 +308,9 @@ class ArrowLog:
                 rows.append(params)
         # A savepoint of its own, so that a failure part-way leaves no row of
         # them behind (a row missing in the middle would break the chain).
-        conn.execute("SAVEPOINT log_rows")
-        try:
+        with all_or_none(conn, "log_rows"):
             for sql, rows in inserts.items():
                 conn.executemany(sql, rows)
-        except BaseException:
-            try:
-                conn.execute("ROLLBACK TO log_rows")
-                conn.execute("RELEASE log_rows")
-            except sqlite3.Error:
-                pass  # the transaction is gone, and the rows with it
-            raise
-        conn.execute("RELEASE log_rows")
 
     def mark(self) -> tuple[int, tuple[int, str] | None]:
         """Where the rows stand now: for `back_to`, when the operation beginning fails."""
