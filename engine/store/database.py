@@ -23,8 +23,8 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
-__all__ = ["BUSY_TIMEOUT_S", "all_or_none", "database_file", "database_problem", "default_database_path",
-           "open_database", "write_transaction"]
+__all__ = ["BUSY_TIMEOUT_S", "all_or_none", "database_file", "database_problem",
+           "default_database_path", "open_database", "write_transaction"]
 
 #: How long a writer waits for another writer's lock before giving up.
 BUSY_TIMEOUT_S = 10.0
