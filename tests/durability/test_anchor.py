@@ -41,6 +41,20 @@ def _commit(anchor: AnchorFile, before: Anchor | None, row: Anchor) -> None:
     anchor.write(AnchorState(row))
 
 
+def anchor_writes(monkeypatch: pytest.MonkeyPatch) -> list[AnchorState]:
+    """Every state `AnchorFile.write` is given from now on, in order (each still
+    written): the list it fills."""
+    written: list[AnchorState] = []
+    write = AnchorFile.write
+
+    def spy(self: AnchorFile, state: AnchorState) -> None:
+        written.append(state)
+        write(self, state)
+
+    monkeypatch.setattr(AnchorFile, "write", spy)
+    return written
+
+
 @pytest.fixture
 def anchor(tmp_path: Path) -> Iterator[AnchorFile]:
     found = AnchorFile(tmp_path / "x.db.anchor")
@@ -313,14 +327,7 @@ async def test_every_commit_syncs_a_pending_anchor_first(
     naming its newest row before COMMIT; the committed one follows once the
     loop turns (`Transactions.settle_anchor`), after the call was answered."""
     world.close()
-    written: list[AnchorState] = []
-    write = AnchorFile.write
-
-    def spy(self: AnchorFile, state: AnchorState) -> None:
-        written.append(state)
-        write(self, state)
-
-    monkeypatch.setattr(AnchorFile, "write", spy)
+    written = anchor_writes(monkeypatch)
     path = Path(str(target.db) + ".anchor")
     for _opening in range(2):
         engine = Engine.open(target.db, world=World(net=None, fs=None))

@@ -21,6 +21,7 @@ from engine import Engine
 from engine.app.cli import main
 from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from tests.durability.targets import Target
+from tests.durability.test_anchor import anchor_writes
 
 pytestmark = pytest.mark.sqlite_only(
     "the pending record and its later committed one are the SQLite store's; PostgreSQL's "
@@ -71,14 +72,7 @@ async def test_under_load_each_pending_record_stands_for_the_committed_one(
     synced pending record a commit, each naming the previous batch's newest row as
     committed, and a single committed record once the calls stop."""
     await asyncio.sleep(0)
-    written: list[AnchorState] = []
-    write = AnchorFile.write
-
-    def spy(self: AnchorFile, state: AnchorState) -> None:
-        written.append(state)
-        write(self, state)
-
-    monkeypatch.setattr(AnchorFile, "write", spy)
+    written = anchor_writes(monkeypatch)
     rows: list[Anchor] = []
     for i in range(5):
         await world.call("c1", "terminals.run", "t1", {"command": f"cmd {i}"})
