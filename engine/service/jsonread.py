@@ -37,21 +37,32 @@ def loads(raw: bytes | str, *, strict: bool = False) -> Any:
     Raises:
         ValueError: not JSON (``json.JSONDecodeError``, or ``UnicodeDecodeError``
             for bytes that are not UTF-8, UTF-16 or UTF-32, as ``json.loads``
-            raises; ``orjson.JSONDecodeError`` when ``strict``).
+            raises; ``orjson.JSONDecodeError`` when ``strict``), or nested
+            deeper than Python's recursion limit lets json read
+            (``json.JSONDecodeError``).
     """
     try:
         value = orjson.loads(raw)
     except orjson.JSONDecodeError:
         if strict:
             raise
-        return json.loads(raw)
+        return _json_loads(raw)
     data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
     if _RUN not in data.translate(_NINES):
         return value
     # It may hold an integer orjson made a float: json's reading, the same
     # text otherwise (orjson read it, so no NaN, no lone surrogate).
+    return _json_loads(raw)
+
+
+def _json_loads(raw: bytes | str) -> Any:
+    """``json.loads``, with nesting past Python's recursion limit a `json.JSONDecodeError`.
+
+    json's reader recurses once a level, so a hostile text of a few thousand
+    ``[`` (orjson refuses anything past 1,024 levels and hands it here) would
+    otherwise raise `RecursionError`, which no caller expects of a reader.
+    """
     try:
         return json.loads(raw)
     except RecursionError:
-        # Nested within orjson's 1,024 levels but past Python's recursion limit.
-        raise json.JSONDecodeError("nested too deeply to read exactly", "", 0) from None
+        raise json.JSONDecodeError("nested too deeply", "", 0) from None

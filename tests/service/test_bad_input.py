@@ -63,6 +63,11 @@ def test_malformed_json_unknown_fields_wrong_types_change_nothing(canvas) -> Non
             ("invalid", None, WRONG_TYPES[path]),
             ("invalid", b"[1, 2]", None),
             ("malformed-json", b'{"card": "\xda\xff"}', None),  # not UTF-8
+            # Nested past what either reader takes (never a RecursionError, a 500):
+            ("malformed-json", b'{"card": ' + b"[" * 5000 + b"]" * 5000 + b"}", None),
+            # ... and with a run of 19 digits, which json reads again.
+            ("malformed-json", b'{"card": ' + b"[" * 1000 + b"1234567890123456789"
+             + b"]" * 1000 + b"}", None),
         ]
         for reason, raw, obj in cases:
             if raw is not None:

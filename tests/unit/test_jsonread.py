@@ -69,3 +69,15 @@ def test_strict_refuses_what_orjson_refuses_whatever_the_digits() -> None:
         assert loads(nested, strict=True)["n"] == int(long)
     except ValueError:
         pass  # within orjson's depth, past json's: refused, not a crash
+
+
+@pytest.mark.parametrize("raw", [
+    "[" * 5000 + "]" * 5000,                                    # past orjson's 1,024 levels
+    '{"n": 1234567890123456789, "p": %s%s}' % ("[" * 1000, "]" * 1000),  # within them
+])
+def test_nesting_past_the_recursion_limit_is_a_decode_error(raw: str) -> None:
+    """Not strict, json reads what orjson refused or what holds a long number: nested past
+    Python's recursion limit, that is a JSONDecodeError (a 400), never a RecursionError."""
+    for text in (raw, raw.encode()):
+        with pytest.raises(json.JSONDecodeError):
+            loads(text)
