@@ -216,6 +216,8 @@ class UnixConnections:
         self._open: set[socket.socket] = set()
         self._slots = asyncio.Semaphore(limit)
         self._closed = False
+        #: Header lines already found well formed (the same few on every request).
+        self._checked: set[tuple[bytes, bytes]] = set()
 
     async def request(self, method: bytes, target: bytes, headers: list[tuple[bytes, bytes]],
                       content: bytes, timeout: float, max_body: int) -> tuple[int, bytes]:
@@ -225,10 +227,15 @@ class UnixConnections:
         if not _TARGET.fullmatch(target) or not _TOKEN.fullmatch(method):
             raise httpcore.LocalProtocolError("a request line with spaces or controls")
         parts = [method, b" ", target, b" HTTP/1.1\r\nHost: ", self._host, b"\r\n"]
-        for name, value in headers:
-            # What h11 refuses to write: a header that is not one line.
-            if not _TOKEN.fullmatch(name) or not _VALUE.fullmatch(value):
-                raise httpcore.LocalProtocolError(f"an invalid header {name!r}")
+        checked = self._checked
+        for header in headers:
+            name, value = header
+            if header not in checked:
+                # What h11 refuses to write: a header that is not one line.
+                if not _TOKEN.fullmatch(name) or not _VALUE.fullmatch(value):
+                    raise httpcore.LocalProtocolError(f"an invalid header {name!r}")
+                if len(checked) < 64:  # a client's own few: its token, the content type
+                    checked.add(header)
             parts += (name, b": ", value, b"\r\n")
         parts += (b"Content-Length: %d\r\n\r\n" % len(content), content)
         data = b"".join(parts)
@@ -325,7 +332,9 @@ class _Reader:
     def __init__(self, sock: socket.socket, timeout: float) -> None:
         self.sock, self.timeout = sock, timeout
         self.loop = asyncio.get_running_loop()
-        self.buffer = b""
+        #: What has arrived and is not read yet (a bytearray: a long body arrives in
+        #: many reads, and each is appended in place, each read taken off the front).
+        self.buffer = bytearray()
         self.eof = False
 
     async def more(self) -> None:
@@ -347,7 +356,8 @@ class _Reader:
         while True:
             end = self.buffer.find(b"\r\n")
             if end >= 0:
-                line, self.buffer = self.buffer[:end], self.buffer[end + 2:]
+                line = bytes(self.buffer[:end])
+                del self.buffer[:end + 2]
                 return line
             if len(self.buffer) > limit:
                 raise httpcore.RemoteProtocolError("a line too long")
@@ -357,7 +367,8 @@ class _Reader:
         """The next ``size`` bytes."""
         while len(self.buffer) < size:
             await self._more_or_fail()
-        data, self.buffer = self.buffer[:size], self.buffer[size:]
+        data = bytes(self.buffer[:size])
+        del self.buffer[:size]
         return data
 
     async def _more_or_fail(self) -> None:
@@ -381,15 +392,16 @@ async def _exchange(sock: socket.socket, data: bytes, head_only: bool, timeout: 
         raise httpcore.WriteError(str(exc) or type(exc).__name__) from exc
     reader = _Reader(sock, timeout)
     while True:
-        while b"\r\n\r\n" not in reader.buffer:
-            if len(reader.buffer) > MAX_HEAD:
+        buffer = reader.buffer
+        while (end := buffer.find(b"\r\n\r\n")) < 0:
+            if len(buffer) > MAX_HEAD:
                 raise httpcore.RemoteProtocolError("the response's head is too long")
             if reader.eof:
                 raise httpcore.RemoteProtocolError(
                     "the server closed the connection without a whole response")
             await reader.more()
-        head, reader.buffer = reader.buffer.split(b"\r\n\r\n", 1)
-        lines = head.split(b"\r\n")
+        lines = bytes(buffer[:end]).split(b"\r\n")
+        del buffer[:end + 4]
         status_line = _STATUS.fullmatch(lines[0])
         if status_line is None:
             raise httpcore.RemoteProtocolError(f"not an HTTP/1.1 status line: {lines[0][:40]!r}")
@@ -436,7 +448,8 @@ async def _exchange(sock: socket.socket, data: bytes, head_only: bool, timeout: 
             if len(reader.buffer) > max_body:
                 raise BodyTooLarge(f"the response is longer than {max_body} bytes")
             await reader.more()
-        body, reader.buffer, keep = reader.buffer, b"", False
+        body, keep = bytes(reader.buffer), False
+        reader.buffer.clear()
         if len(body) > max_body:
             raise BodyTooLarge(f"the response is longer than {max_body} bytes")
     # Bytes after the response that nobody asked for: the connection is not clean.

@@ -381,3 +381,23 @@ async def test_a_unix_response_cut_short_is_an_error(tmp_path: Path) -> None:
                 await task
             await kept.aclose()
         (tmp_path / "s").unlink(missing_ok=True)
+
+
+async def test_a_long_unix_response_arrives_in_many_reads(tmp_path: Path) -> None:
+    """Bodies of megabytes, sized and chunked, read whole over many reads; past
+    ``max_body``, `BodyTooLarge` and the connection closed."""
+    big = bytes(range(256)) * 12_000  # about 3 MB
+    sized = b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n%b" % (len(big), big)
+    chunked = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n" + b"".join(
+        b"%x\r\n%b\r\n" % (len(part), part) for part in
+        (big[i:i + 70_000] for i in range(0, len(big), 70_000))) + b"0\r\n\r\n"
+    async with Replies(tmp_path / "s", [sized, chunked, sized, chunked, _OK]) as server:
+        kept = _unix(server)
+        for _ in range(2):
+            assert await kept.request(b"GET", b"/x", [], b"", 2.0, len(big)) == (200, big)
+        for _ in range(2):
+            with pytest.raises(BodyTooLarge):
+                await kept.request(b"GET", b"/x", [], b"", 2.0, len(big) - 1)
+        assert await _ask(kept) == (200, b"ok")
+        await kept.aclose()
+    assert server.connections == 3
