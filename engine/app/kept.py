@@ -383,14 +383,30 @@ async def _exchange(sock: socket.socket, data: bytes, head_only: bool, timeout: 
     """Send one request (``data``, whole) and read its response: status, body, and
     whether the connection may carry another request."""
     loop = asyncio.get_running_loop()
+    failed: httpcore.WriteError | None = None
     try:
         async with asyncio.timeout(timeout):
             await loop.sock_sendall(sock, data)
     except TimeoutError:
         raise httpcore.WriteTimeout("the write timed out") from None
     except OSError as exc:
-        raise httpcore.WriteError(str(exc) or type(exc).__name__) from exc
+        # The server may have answered and closed before reading the whole request
+        # (a body over its limit): its answer is read, as httpcore reads it.
+        failed = httpcore.WriteError(str(exc) or type(exc).__name__)
+        failed.__cause__ = exc
     reader = _Reader(sock, timeout)
+    try:
+        status, body, keep = await _response(reader, head_only, max_body)
+    except (httpcore.NetworkError, httpcore.RemoteProtocolError):
+        if failed is not None:
+            raise failed from None
+        raise
+    return status, body, keep and failed is None
+
+
+async def _response(reader: _Reader, head_only: bool, max_body: int
+                    ) -> tuple[int, bytes, bool]:
+    """Read a response: status, body, and whether the connection was left clean."""
     while True:
         buffer = reader.buffer
         while (end := buffer.find(b"\r\n\r\n")) < 0:

@@ -401,3 +401,25 @@ async def test_a_long_unix_response_arrives_in_many_reads(tmp_path: Path) -> Non
         assert await _ask(kept) == (200, b"ok")
         await kept.aclose()
     assert server.connections == 3
+
+
+async def test_an_answer_before_the_whole_request_is_read(tmp_path: Path) -> None:
+    """A server that answers (413) and closes before reading a long body: the answer is
+    the response, as httpcore reads it, and the connection is not kept."""
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 413 Content Too Large\r\ncontent-length: 3\r\n"
+                     b"connection: close\r\n\r\nbig")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_unix_server(serve, str(tmp_path / "s"))
+    try:
+        kept = UnixConnections(str(tmp_path / "s"), b"arrowgate", keepalive=30.0)
+        assert await kept.request(b"POST", b"/x", [], b"x" * 8_000_000, 5.0, 100) == \
+            (413, b"big")
+        assert kept._idle == []
+        await kept.aclose()
+    finally:
+        server.close()
+        await server.wait_closed()
