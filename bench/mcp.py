@@ -65,7 +65,7 @@ import httpx
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from engine.app.kept import KeptConnections
+from engine.app.kept import KeptConnections, UnixConnections
 from engine.app.onewrite import OneWriteBackend
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -165,7 +165,7 @@ class _Path:
 
 
 async def _card(address: str, token: str, ready: asyncio.Event,
-                stamps: dict[str, dict[str, float]]) -> None:
+                stamps: dict[str, dict[str, float]], lean: bool = False) -> None:
     """The card: answer every tool call with its arguments, as soon as it arrives.
 
     A card is the canvas app's own code, in any language; this one is a lean
@@ -173,13 +173,18 @@ async def _card(address: str, token: str, ready: asyncio.Event,
     connection (`engine.app.kept`, as `arrowgate mcp`'s own client): httpx's
     request and response models would cost the card about 1 ms of CPU an
     answer, on the round trip's critical path (BENCHMARKS.md, issue 17), and
-    httpcore's pool about 0.1 ms (round 8).
+    httpcore's pool about 0.1 ms (round 8). With ``lean`` (``--lean-card``) its
+    answers go on `engine.app.kept.UnixConnections` instead, as `arrowgate mcp`'s
+    do since round 10: how much of the overhead is the card's own HTTP client
+    (not the default, so that figures compare with earlier rounds').
     """
     base = "http://arrowgate"
     auth = (b"Authorization", f"Bearer {token}".encode())
     post_headers = [auth, (b"Content-Type", b"application/json")]
-    answers = KeptConnections(httpcore.Origin(b"http", b"arrowgate", 80), OneWriteBackend(),
-                              uds=address, keepalive=60.0)
+    answers: KeptConnections | UnixConnections = \
+        UnixConnections(address, b"arrowgate", keepalive=60.0) if lean else \
+        KeptConnections(httpcore.Origin(b"http", b"arrowgate", 80), OneWriteBackend(),
+                        uds=address, keepalive=60.0)
     try:
         async with httpcore.AsyncConnectionPool(uds=address,
                                                 network_backend=OneWriteBackend()) as pool, \
@@ -255,8 +260,8 @@ def _python(tree: Path) -> str:
 
 @asynccontextmanager
 async def _arrowgate(path: _Path, tree: Path, tmp: Path,
-                     profile: Path | None = None, counted: Path | None = None
-                     ) -> AsyncIterator[None]:
+                     profile: Path | None = None, counted: Path | None = None,
+                     lean_card: bool = False) -> AsyncIterator[None]:
     """``arrowgate serve`` and ``arrowgate mcp`` from source tree ``tree``, and the card.
 
     With ``profile``, both run under cProfile, writing ``serve.prof`` and
@@ -285,7 +290,8 @@ async def _arrowgate(path: _Path, tree: Path, tmp: Path,
         card_token, token_file = _build(sock, (tmp / "svc.db.operator-token").read_text()
                                         .strip(), tmp)
         ready = asyncio.Event()
-        card_task = asyncio.create_task(_card(str(sock), card_token, ready, path.stamps))
+        card_task = asyncio.create_task(_card(str(sock), card_token, ready, path.stamps,
+                                              lean_card))
         await asyncio.wait_for(ready.wait(), 60)
         # As a module from the tree (not the installed script), so that the tree's
         # own code answers.
@@ -387,7 +393,7 @@ async def instructions(tmp: Path, calls: int, against: Path | None = None,
 
 
 async def run(tmp: Path, smoke: bool, against: Path | None = None,
-              profile: Path | None = None) -> dict[str, Any]:
+              profile: Path | None = None, lean_card: bool = False) -> dict[str, Any]:
     """Every path, in alternating rounds; returns the figures."""
     rounds, per_round = (2, 5) if smoke else (10, 100)
     plain_script = tmp / "plain.py"
@@ -396,11 +402,13 @@ async def run(tmp: Path, smoke: bool, against: Path | None = None,
     paths = [plain, through]
     other = _Path("against") if against is not None else None
     async with _session(sys.executable, [str(plain_script)], ROOT) as p, \
-            _arrowgate(through, ROOT, tmp / "arrowgate", profile), AsyncExitStack() as stack:
+            _arrowgate(through, ROOT, tmp / "arrowgate", profile, lean_card=lean_card), \
+            AsyncExitStack() as stack:
         plain.session = p
         plain.pids = {"plain": _mcp_pid([str(plain_script)])}
         if other is not None and against is not None:
-            await stack.enter_async_context(_arrowgate(other, against, tmp / "against"))
+            await stack.enter_async_context(_arrowgate(other, against, tmp / "against",
+                                                       lean_card=lean_card))
             paths.append(other)
         for path in paths:
             await path.calls(10, measure=False)  # warm-up
@@ -455,6 +463,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", type=Path,
                         help="a folder: run this tree's serve and mcp under cProfile, writing "
                              "serve.prof and mcp.prof there")
+    parser.add_argument("--lean-card", action="store_true",
+                        help="the card answers on UnixConnections (arrowgate mcp's own "
+                             "client) instead of httpcore's: the card's share of the overhead")
     args = parser.parse_args(argv)
     if args.against is not None and not (args.against / "engine" / "app" / "cli.py").is_file():
         parser.error(f"--against {args.against}: not an arrowgate source tree")
@@ -463,7 +474,8 @@ def main(argv: list[str] | None = None) -> int:
             figures = asyncio.run(instructions(Path(tmp), 5 if args.smoke else args.calls,
                                                args.against, args.keep))
         else:
-            figures = asyncio.run(run(Path(tmp), args.smoke, args.against, args.profile))
+            figures = asyncio.run(run(Path(tmp), args.smoke, args.against, args.profile,
+                                      args.lean_card))
     for key, value in figures.items():
         print(f"{key:>30}: {value:.3f}" if isinstance(value, float) else f"{key:>30}: {value}")
     if args.json:

@@ -21,11 +21,15 @@ to its end (an error, a cancellation) is closed, never reused.
 from __future__ import annotations
 
 import asyncio
+import re
+import socket
+import time
 from collections.abc import AsyncIterable
 
 import httpcore
+from httpcore._utils import is_socket_readable  # the check httpcore makes before a reuse
 
-__all__ = ["BodyTooLarge", "KeptConnections"]
+__all__ = ["BodyTooLarge", "KeptConnections", "UnixConnections"]
 
 
 class BodyTooLarge(Exception):
@@ -171,3 +175,320 @@ class KeptConnections:
         connections, self._open = self._open, set()
         for connection in connections:
             await connection.aclose()
+
+
+class UnixConnections:
+    """HTTP/1.1 requests to a service on a Unix socket, framed here (issue 17).
+
+    What `KeptConnections` does, for the address `arrowgate mcp` uses nearly
+    always (the service's own socket), without httpcore and h11 in between:
+    h11 validates each header against regular expressions and steps a state
+    machine per event, httpcore wraps each step in traces and cancel scopes —
+    about 0.15 ms of CPU a request on this machine, on the tool call's critical
+    path, for a response it could read in a few splits (BENCHMARKS.md, round 10).
+
+    The framing is read strictly, and anything it does not plainly take is an
+    error that closes the connection (httpcore's `httpcore.RemoteProtocolError`,
+    as httpcore raises for what h11 refuses), never a guess: a status line
+    ``HTTP/1.x NNN``, header lines ``name: value`` (a token name, no folding),
+    then a body by ``Content-Length`` (one value), by ``Transfer-Encoding:
+    chunked`` (and no length beside it), or none for a 1xx, 204 or 304; without
+    either the body runs to the end of the connection, which is then not kept.
+    Interim 1xx answers are skipped, as httpcore skips them (a 101 is an error).
+
+    Kept as `KeptConnections` keeps them: a request takes the most recently used
+    idle connection or opens one, at most ``limit`` in flight (a request beyond
+    waits up to its timeout: `httpcore.PoolTimeout`), and a connection is
+    reused only when its response was read whole, neither side said
+    ``Connection: close`` (or it was HTTP/1.0), it has been idle under
+    ``keepalive`` seconds and its socket has nothing to read — the server has
+    not closed it (httpcore's own check) — so a request is never sent on a
+    connection the server closed, nor sent twice. Each request leaves in one
+    write. Timeouts and errors are httpcore's exceptions, as from
+    `KeptConnections`: each send and each read waits at most ``timeout``.
+    """
+
+    def __init__(self, path: str, host: bytes, *, keepalive: float, limit: int = 10) -> None:
+        self._path, self._host = path, host
+        self._keepalive = keepalive
+        #: Idle connections, the most recently used last, each with when it expires.
+        self._idle: list[tuple[socket.socket, float]] = []
+        self._open: set[socket.socket] = set()
+        self._slots = asyncio.Semaphore(limit)
+        self._closed = False
+        #: Header lines already found well formed (the same few on every request).
+        self._checked: set[tuple[bytes, bytes]] = set()
+
+    async def request(self, method: bytes, target: bytes, headers: list[tuple[bytes, bytes]],
+                      content: bytes, timeout: float, max_body: int) -> tuple[int, bytes]:
+        """As `KeptConnections.request`: one request, its status and whole body."""
+        if self._closed:
+            raise RuntimeError("the connections are closed")
+        if not _TARGET.fullmatch(target) or not _TOKEN.fullmatch(method):
+            raise httpcore.LocalProtocolError("a request line with spaces or controls")
+        parts = [method, b" ", target, b" HTTP/1.1\r\nHost: ", self._host, b"\r\n"]
+        checked = self._checked
+        for header in headers:
+            name, value = header
+            if header not in checked:
+                # What h11 refuses to write: a header that is not one line.
+                if not _TOKEN.fullmatch(name) or not _VALUE.fullmatch(value):
+                    raise httpcore.LocalProtocolError(f"an invalid header {name!r}")
+                if len(checked) < 64:  # a client's own few: its token, the content type
+                    checked.add(header)
+            parts += (name, b": ", value, b"\r\n")
+        parts += (b"Content-Length: %d\r\n\r\n" % len(content), content)
+        data = b"".join(parts)
+        slots = self._slots
+        if slots.locked():
+            try:
+                async with asyncio.timeout(timeout):
+                    await slots.acquire()
+            except TimeoutError:
+                raise httpcore.PoolTimeout("no connection was free in time") from None
+        else:
+            await slots.acquire()
+        try:
+            sock = await self._take(timeout)
+            kept = False
+            try:
+                status, body, kept = await _exchange(sock, data, method == b"HEAD",
+                                                     timeout, max_body)
+            finally:
+                if kept and not self._closed:
+                    now = time.monotonic()
+                    idle = self._idle
+                    idle.append((sock, now + self._keepalive))
+                    # A burst's spare connections sink to the bottom (`_take` reuses
+                    # the newest) and are closed there once expired, as
+                    # `KeptConnections` closes them.
+                    while idle[0][0] is not sock and idle[0][1] <= now:
+                        spare = idle.pop(0)[0]
+                        self._open.discard(spare)
+                        spare.close()
+                else:
+                    # Not read to its end, an error, a cancellation or "close": never reused.
+                    self._open.discard(sock)
+                    sock.close()
+        finally:
+            slots.release()
+        return status, body
+
+    async def _take(self, timeout: float) -> socket.socket:
+        """An idle connection that may be reused (the most recent first), else a new one."""
+        idle, now = self._idle, time.monotonic()
+        while idle:
+            sock, expires = idle.pop()
+            if now < expires and not is_socket_readable(sock):
+                return sock
+            # Expired, or closed by the server (or it sent what nobody asked for).
+            self._open.discard(sock)
+            sock.close()
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.setblocking(False)
+            async with asyncio.timeout(timeout):
+                await asyncio.get_running_loop().sock_connect(sock, self._path)
+        except TimeoutError:
+            sock.close()
+            raise httpcore.ConnectTimeout(f"connecting to {self._path} timed out") from None
+        except OSError as exc:
+            sock.close()
+            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
+        except BaseException:
+            sock.close()
+            raise
+        self._open.add(sock)
+        return sock
+
+    async def aclose(self) -> None:
+        """Close every connection; requests after this raise `RuntimeError`."""
+        self._closed = True
+        self._idle.clear()
+        sockets, self._open = self._open, set()
+        for sock in sockets:
+            sock.close()
+
+
+#: The most a response's status line and headers may take (h11's own limit is 16 KiB).
+MAX_HEAD = 64 * 1024
+#: A method or a header name (RFC 9110's token).
+_TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+#: A header value h11 writes: visible characters, spaces and tabs inside, on one line.
+_VALUE = re.compile(rb"(?:[\x21-\x7e\x80-\xff](?:[ \t\x21-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?")
+#: A request target: no spaces or controls.
+_TARGET = re.compile(rb"[\x21-\x7e\x80-\xff]+")
+#: A status line (the reason may be empty).
+_STATUS = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: [\t\x20-\x7e\x80-\xff]*)?")
+#: A chunk's size line: hex digits, maybe extensions (ignored, as h11 ignores them).
+_CHUNK = re.compile(rb"([0-9A-Fa-f]{1,16})[\t ]*(?:;[^\r\n]*)?")
+
+
+class _Reader:
+    """A connection's bytes as they arrive, read with asyncio's socket calls."""
+
+    __slots__ = ("buffer", "eof", "loop", "sock", "timeout")
+
+    def __init__(self, sock: socket.socket, timeout: float) -> None:
+        self.sock, self.timeout = sock, timeout
+        self.loop = asyncio.get_running_loop()
+        #: What has arrived and is not read yet (a bytearray: a long body arrives in
+        #: many reads, and each is appended in place, each read taken off the front).
+        self.buffer = bytearray()
+        self.eof = False
+
+    async def more(self) -> None:
+        """Read what comes next (at least a byte, or the end: `eof`)."""
+        try:
+            async with asyncio.timeout(self.timeout):
+                data = await self.loop.sock_recv(self.sock, 65536)
+        except TimeoutError:
+            raise httpcore.ReadTimeout("the read timed out") from None
+        except OSError as exc:
+            raise httpcore.ReadError(str(exc) or type(exc).__name__) from exc
+        if data:
+            self.buffer += data
+        else:
+            self.eof = True
+
+    async def line(self, limit: int) -> bytes:
+        """The next line, without its CRLF."""
+        while True:
+            end = self.buffer.find(b"\r\n")
+            if end >= 0:
+                line = bytes(self.buffer[:end])
+                del self.buffer[:end + 2]
+                return line
+            if len(self.buffer) > limit:
+                raise httpcore.RemoteProtocolError("a line too long")
+            await self._more_or_fail()
+
+    async def exactly(self, size: int) -> bytes:
+        """The next ``size`` bytes."""
+        while len(self.buffer) < size:
+            await self._more_or_fail()
+        data = bytes(self.buffer[:size])
+        del self.buffer[:size]
+        return data
+
+    async def _more_or_fail(self) -> None:
+        if self.eof:
+            raise httpcore.RemoteProtocolError("the server closed the connection "
+                                               "in the middle of its response")
+        await self.more()
+
+
+async def _exchange(sock: socket.socket, data: bytes, head_only: bool, timeout: float,
+                    max_body: int) -> tuple[int, bytes, bool]:
+    """Send one request (``data``, whole) and read its response: status, body, and
+    whether the connection may carry another request."""
+    loop = asyncio.get_running_loop()
+    failed: httpcore.WriteError | None = None
+    try:
+        async with asyncio.timeout(timeout):
+            await loop.sock_sendall(sock, data)
+    except TimeoutError:
+        raise httpcore.WriteTimeout("the write timed out") from None
+    except OSError as exc:
+        # The server may have answered and closed before reading the whole request
+        # (a body over its limit): its answer is read, as httpcore reads it.
+        failed = httpcore.WriteError(str(exc) or type(exc).__name__)
+        failed.__cause__ = exc
+    reader = _Reader(sock, timeout)
+    try:
+        status, body, keep = await _response(reader, head_only, max_body)
+    except (httpcore.NetworkError, httpcore.RemoteProtocolError):
+        if failed is not None:
+            raise failed from None
+        raise
+    return status, body, keep and failed is None
+
+
+async def _response(reader: _Reader, head_only: bool, max_body: int
+                    ) -> tuple[int, bytes, bool]:
+    """Read a response: status, body, and whether the connection was left clean."""
+    while True:
+        buffer = reader.buffer
+        while (end := buffer.find(b"\r\n\r\n")) < 0:
+            if len(buffer) > MAX_HEAD:
+                raise httpcore.RemoteProtocolError("the response's head is too long")
+            if reader.eof:
+                raise httpcore.RemoteProtocolError(
+                    "the server closed the connection without a whole response")
+            await reader.more()
+        lines = bytes(buffer[:end]).split(b"\r\n")
+        del buffer[:end + 4]
+        status_line = _STATUS.fullmatch(lines[0])
+        if status_line is None:
+            raise httpcore.RemoteProtocolError(f"not an HTTP/1.1 status line: {lines[0][:40]!r}")
+        status = int(status_line.group(2))
+        if status == 101:
+            raise httpcore.RemoteProtocolError("the server switched protocols")
+        if status >= 200:
+            break
+        # An interim answer (100 Continue, 103 Early Hints): the final one follows.
+    keep = status_line.group(1) == b"1"
+    length: int | None = None
+    chunked = False
+    for line in lines[1:]:
+        name, colon, value = line.partition(b":")
+        if not colon or not _TOKEN.fullmatch(name):
+            raise httpcore.RemoteProtocolError(f"not a header line: {line[:40]!r}")
+        value = value.strip(b" \t")
+        name = name.lower()
+        if name == b"content-length":
+            if not value.isdigit() or len(value) > 18 or (
+                    length is not None and int(value) != length):
+                raise httpcore.RemoteProtocolError("an invalid Content-Length")
+            length = int(value)
+        elif name == b"transfer-encoding":
+            if value.lower() != b"chunked" or chunked:
+                raise httpcore.RemoteProtocolError("a Transfer-Encoding other than chunked")
+            chunked = True
+        elif name == b"connection":
+            if b"close" in (t.strip(b" \t").lower() for t in value.split(b",")):
+                keep = False
+    if chunked and length is not None:
+        raise httpcore.RemoteProtocolError("both Content-Length and Transfer-Encoding")
+    if head_only or status in (204, 304):
+        body = b""
+    elif chunked:
+        body = await _chunked(reader, max_body)
+    elif length is not None:
+        if length > max_body:
+            raise BodyTooLarge(f"the response is longer than {max_body} bytes")
+        body = await reader.exactly(length)
+    else:
+        # No framing: the body is everything until the server closes.
+        while not reader.eof:
+            if len(reader.buffer) > max_body:
+                raise BodyTooLarge(f"the response is longer than {max_body} bytes")
+            await reader.more()
+        body, keep = bytes(reader.buffer), False
+        reader.buffer.clear()
+        if len(body) > max_body:
+            raise BodyTooLarge(f"the response is longer than {max_body} bytes")
+    # Bytes after the response that nobody asked for: the connection is not clean.
+    return status, body, keep and not reader.buffer and not reader.eof
+
+
+async def _chunked(reader: _Reader, max_body: int) -> bytes:
+    """A chunked body, its trailers read and dropped."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        found = _CHUNK.fullmatch(await reader.line(MAX_HEAD))
+        if found is None:
+            raise httpcore.RemoteProtocolError("an invalid chunk size")
+        n = int(found.group(1), 16)
+        if n == 0:
+            break
+        size += n
+        if size > max_body:
+            raise BodyTooLarge(f"the response is longer than {max_body} bytes")
+        chunks.append(await reader.exactly(n))
+        if await reader.exactly(2) != b"\r\n":
+            raise httpcore.RemoteProtocolError("a chunk without its CRLF")
+    while await reader.line(MAX_HEAD):
+        pass  # trailers
+    return b"".join(chunks)

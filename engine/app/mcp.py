@@ -102,15 +102,17 @@ class _Reply:
 class ServiceClient:
     """The service as agent ``agent`` sees it, over a Unix socket or loopback TCP.
 
-    Built on httpcore's HTTP/1.1 connections rather than on httpx: a tool
-    call's request is on the agent's critical path, and httpx's request and
-    response models cost about 1 ms of CPU a request on this machine
-    (BENCHMARKS.md, issue 17), several times httpcore's; the connections are
-    kept by `engine.app.kept.KeptConnections` rather than httpcore's pool,
-    whose bookkeeping cost more than the request itself (round 8). They are
-    kept alive and one the service closed is never reused (httpcore's check
-    before each reuse), so a POST is never sent twice. Each request leaves in
-    one write (`engine.app.onewrite`), waking the service once.
+    Not httpx: a tool call's request is on the agent's critical path, and
+    httpx's request and response models cost about 1 ms of CPU a request on
+    this machine (BENCHMARKS.md, issue 17). On the service's Unix socket the
+    HTTP/1.1 is framed by `engine.app.kept.UnixConnections` itself (round 10:
+    httpcore and h11 cost about 0.15 ms of CPU a request more); over TCP and
+    TLS it is httpcore's, its connections kept by
+    `engine.app.kept.KeptConnections` rather than httpcore's pool, whose
+    bookkeeping cost more than the request itself (round 8). Either way they
+    are kept alive and one the service closed is never reused (httpcore's
+    check before each reuse), so a POST is never sent twice, and each request
+    leaves in one write, waking the service once.
     """
 
     def __init__(self, address: str, token: str, agent: str) -> None:
@@ -132,7 +134,7 @@ class ServiceClient:
             unix, self._base = address, "http://arrowgate"
         self._headers = [(b"Authorization", f"Bearer {token}".encode("ascii")),
                          (b"Accept", b"application/json")]
-        from engine.app.kept import KeptConnections
+        from engine.app.kept import KeptConnections, UnixConnections
         from engine.app.onewrite import OneWriteBackend
 
         if unix is None:
@@ -144,8 +146,12 @@ class ServiceClient:
             self._prefix = url.path
         else:
             origin, self._prefix = httpcore.Origin(b"http", b"arrowgate", 80), ""
-        self._connections = KeptConnections(origin, OneWriteBackend(), uds=unix,
-                                            keepalive=IDLE_REUSE)
+        # The service's own socket (the usual way) is spoken to without httpcore's
+        # HTTP (`UnixConnections`: about 0.15 ms of CPU less a request); TCP and
+        # TLS stay on httpcore's connections.
+        self._connections: KeptConnections | UnixConnections = \
+            UnixConnections(unix, b"arrowgate", keepalive=IDLE_REUSE) if unix is not None \
+            else KeptConnections(origin, OneWriteBackend(), keepalive=IDLE_REUSE)
         self._closed = False
 
     # ------------------------------------------------------------ requests

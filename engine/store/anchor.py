@@ -54,6 +54,14 @@ the loop turns, the newest batch could be cut unseen — if the process then
 dies before that turn (as before, between COMMIT and the write). The crash
 argument is unchanged: the committed write was never synced.
 
+Why a commit costs two device flushes, this record's and the WAL's (round 10
+looked for one): the pending record must be on the disk before any of the
+commit's WAL frames can be, and one flush for both would let a power cut
+keep the commit and lose the record — a database whose newest row the
+anchor does not accept, a false finding. Nothing is synced without cause:
+the committed record never is, and the pending one only when the base does
+not already accept its rows.
+
 The rule in `AnchorFile.write` is general rather than tied to the two
 callers: a write is synced unless the base accepts every row the new state
 accepts (then losing it loses nothing). A file that is missing, in the old
