@@ -27,6 +27,7 @@ import time
 from collections.abc import AsyncIterable
 
 import httpcore
+import httptools
 from httpcore._utils import is_socket_readable  # the check httpcore makes before a reuse
 
 __all__ = ["BodyTooLarge", "KeptConnections", "UnixConnections"]
@@ -178,23 +179,22 @@ class KeptConnections:
 
 
 class UnixConnections:
-    """HTTP/1.1 requests to a service on a Unix socket, framed here (issue 17).
+    """HTTP/1.1 requests to a service on a Unix socket, read by httptools (issue 17).
 
     What `KeptConnections` does, for the address `arrowgate mcp` uses nearly
     always (the service's own socket), without httpcore and h11 in between:
     h11 validates each header against regular expressions and steps a state
     machine per event, httpcore wraps each step in traces and cancel scopes —
     about 0.15 ms of CPU a request on this machine, on the tool call's critical
-    path, for a response it could read in a few splits (BENCHMARKS.md, round 10).
-
-    The framing is read strictly, and anything it does not plainly take is an
-    error that closes the connection (httpcore's `httpcore.RemoteProtocolError`,
-    as httpcore raises for what h11 refuses), never a guess: a status line
-    ``HTTP/1.x NNN``, header lines ``name: value`` (a token name, no folding),
-    then a body by ``Content-Length`` (one value), by ``Transfer-Encoding:
-    chunked`` (and no length beside it), or none for a 1xx, 204 or 304; without
-    either the body runs to the end of the connection, which is then not kept.
-    Interim 1xx answers are skipped, as httpcore skips them (a 101 is an error).
+    path (BENCHMARKS.md, round 10). The response is framed by httptools'
+    parser instead — llhttp, the C parser uvicorn serves with (pinned with it)
+    — which is as strict: anything it refuses is an error that closes the
+    connection (httpcore's `httpcore.RemoteProtocolError`, as httpcore raises
+    for what h11 refuses), never a guess. On top of llhttp, only HTTP/1.0 and
+    1.1 are taken, and a ``Transfer-Encoding`` other than plain ``chunked``
+    (which h11 refuses) is an error too. Interim 1xx answers are skipped, as
+    httpcore skips them (a 101 is an error). The request is written here: a
+    request line and header lines, each checked as h11 checks what it writes.
 
     Kept as `KeptConnections` keeps them: a request takes the most recently used
     idle connection or opens one, at most ``limit`` in flight (a request beyond
@@ -318,64 +318,67 @@ _TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _VALUE = re.compile(rb"(?:[\x21-\x7e\x80-\xff](?:[ \t\x21-\x7e\x80-\xff]*[\x21-\x7e\x80-\xff])?)?")
 #: A request target: no spaces or controls.
 _TARGET = re.compile(rb"[\x21-\x7e\x80-\xff]+")
-#: A status line (the reason may be empty).
-_STATUS = re.compile(rb"HTTP/1\.([01]) ([0-9]{3})(?: [\t\x20-\x7e\x80-\xff]*)?")
-#: A chunk's size line: hex digits, maybe extensions (ignored, as h11 ignores them).
-_CHUNK = re.compile(rb"([0-9A-Fa-f]{1,16})[\t ]*(?:;[^\r\n]*)?")
 
 
-class _Reader:
-    """A connection's bytes as they arrive, read with asyncio's socket calls."""
+class _Response:
+    """One response as httptools' parser (llhttp, uvicorn's own) reports it.
 
-    __slots__ = ("buffer", "eof", "loop", "sock", "timeout")
+    The parser frames the response; this keeps what its callbacks say. Interim
+    1xx answers are messages of their own, skipped as httpcore skips them. A
+    callback never raises (httptools would wrap the error): what it finds is
+    kept here, and `_exchange` acts on it after each feed.
+    """
 
-    def __init__(self, sock: socket.socket, timeout: float) -> None:
-        self.sock, self.timeout = sock, timeout
-        self.loop = asyncio.get_running_loop()
-        #: What has arrived and is not read yet (a bytearray: a long body arrives in
-        #: many reads, and each is appended in place, each read taken off the front).
-        self.buffer = bytearray()
-        self.eof = False
+    __slots__ = ("body", "done", "extra", "head_only", "headed", "keep", "length",
+                 "max_body", "parser", "size", "status", "too_large", "transfer")
 
-    async def more(self) -> None:
-        """Read what comes next (at least a byte, or the end: `eof`)."""
-        try:
-            async with asyncio.timeout(self.timeout):
-                data = await self.loop.sock_recv(self.sock, 65536)
-        except TimeoutError:
-            raise httpcore.ReadTimeout("the read timed out") from None
-        except OSError as exc:
-            raise httpcore.ReadError(str(exc) or type(exc).__name__) from exc
-        if data:
-            self.buffer += data
-        else:
-            self.eof = True
+    def __init__(self, head_only: bool, max_body: int) -> None:
+        self.parser = httptools.HttpResponseParser(self)
+        self.head_only, self.max_body = head_only, max_body
+        self.body: list[bytes] = []
+        self.size = 0
+        self.status = 0
+        self.headed = False  #: the final response's head is read
+        self.keep = False  #: it lets the connection carry another request
+        self.done = False  #: the final response is read whole
+        self.extra = False  #: bytes came after it, which nobody asked for
+        self.too_large = False
+        self.length = False  #: it has a Content-Length
+        self.transfer: bytes | None = None  #: its Transfer-Encoding
 
-    async def line(self, limit: int) -> bytes:
-        """The next line, without its CRLF."""
-        while True:
-            end = self.buffer.find(b"\r\n")
-            if end >= 0:
-                line = bytes(self.buffer[:end])
-                del self.buffer[:end + 2]
-                return line
-            if len(self.buffer) > limit:
-                raise httpcore.RemoteProtocolError("a line too long")
-            await self._more_or_fail()
+    def on_message_begin(self) -> None:
+        if self.done:
+            self.extra = True
+        self.length, self.transfer = False, None
 
-    async def exactly(self, size: int) -> bytes:
-        """The next ``size`` bytes."""
-        while len(self.buffer) < size:
-            await self._more_or_fail()
-        data = bytes(self.buffer[:size])
-        del self.buffer[:size]
-        return data
+    def on_header(self, name: bytes, value: bytes) -> None:
+        name = name.lower()
+        if name == b"content-length":
+            self.length = True
+        elif name == b"transfer-encoding":
+            self.transfer = value
 
-    async def _more_or_fail(self) -> None:
-        if self.eof:
-            raise httpcore.RemoteProtocolError("the server closed the connection "
-                                               "in the middle of its response")
-        await self.more()
+    def on_headers_complete(self) -> None:
+        status = self.parser.get_status_code()
+        if status >= 200 and not self.done:
+            self.status, self.headed = status, True
+            # Asked here: once the message is complete the parser has moved on.
+            self.keep = self.parser.should_keep_alive()
+            if self.head_only:
+                self.done = True  # a HEAD's answer has no body, whatever it declares
+
+    def on_body(self, data: bytes) -> None:
+        if self.done:
+            return
+        self.size += len(data)
+        if self.size > self.max_body:
+            self.too_large = True
+        elif not self.too_large:
+            self.body.append(data)
+
+    def on_message_complete(self) -> None:
+        if self.headed:
+            self.done = True
 
 
 async def _exchange(sock: socket.socket, data: bytes, head_only: bool, timeout: float,
@@ -394,9 +397,8 @@ async def _exchange(sock: socket.socket, data: bytes, head_only: bool, timeout: 
         # (a body over its limit): its answer is read, as httpcore reads it.
         failed = httpcore.WriteError(str(exc) or type(exc).__name__)
         failed.__cause__ = exc
-    reader = _Reader(sock, timeout)
     try:
-        status, body, keep = await _response(reader, head_only, max_body)
+        status, body, keep = await _read(loop, sock, head_only, timeout, max_body)
     except (httpcore.NetworkError, httpcore.RemoteProtocolError):
         if failed is not None:
             raise failed from None
@@ -404,91 +406,47 @@ async def _exchange(sock: socket.socket, data: bytes, head_only: bool, timeout: 
     return status, body, keep and failed is None
 
 
-async def _response(reader: _Reader, head_only: bool, max_body: int
-                    ) -> tuple[int, bytes, bool]:
+async def _read(loop: asyncio.AbstractEventLoop, sock: socket.socket, head_only: bool,
+                timeout: float, max_body: int) -> tuple[int, bytes, bool]:
     """Read a response: status, body, and whether the connection was left clean."""
+    response = _Response(head_only, max_body)
+    parser = response.parser
+    before_head = 0  # bytes read before the final response's head was whole
     while True:
-        buffer = reader.buffer
-        while (end := buffer.find(b"\r\n\r\n")) < 0:
-            if len(buffer) > MAX_HEAD:
+        try:
+            async with asyncio.timeout(timeout):
+                data = await loop.sock_recv(sock, 65536)
+        except TimeoutError:
+            raise httpcore.ReadTimeout("the read timed out") from None
+        except OSError as exc:
+            raise httpcore.ReadError(str(exc) or type(exc).__name__) from exc
+        if not data:
+            if response.headed and not response.done and not response.length \
+                    and response.transfer is None:
+                break  # no framing: the body ran to the end of the connection
+            raise httpcore.RemoteProtocolError(
+                "the server closed the connection in the middle of its response")
+        try:
+            parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            raise httpcore.RemoteProtocolError("the server switched protocols") from None
+        except httptools.HttpParserError as exc:
+            if not response.done:
+                raise httpcore.RemoteProtocolError(f"not a response: {exc}") from None
+            response.extra = True  # garbage after the response: the connection goes
+        if not response.headed:
+            before_head += len(data)
+            if before_head > MAX_HEAD:
                 raise httpcore.RemoteProtocolError("the response's head is too long")
-            if reader.eof:
-                raise httpcore.RemoteProtocolError(
-                    "the server closed the connection without a whole response")
-            await reader.more()
-        lines = bytes(buffer[:end]).split(b"\r\n")
-        del buffer[:end + 4]
-        status_line = _STATUS.fullmatch(lines[0])
-        if status_line is None:
-            raise httpcore.RemoteProtocolError(f"not an HTTP/1.1 status line: {lines[0][:40]!r}")
-        status = int(status_line.group(2))
-        if status == 101:
-            raise httpcore.RemoteProtocolError("the server switched protocols")
-        if status >= 200:
+        elif parser.get_http_version() not in ("1.1", "1.0"):
+            raise httpcore.RemoteProtocolError("not an HTTP/1.1 response")
+        elif response.transfer is not None and response.transfer.lower() != b"chunked":
+            # llhttp reads "gzip, chunked" as chunked; h11 (and we) take plain chunked alone.
+            raise httpcore.RemoteProtocolError("a Transfer-Encoding other than chunked")
+        if response.too_large:
+            raise BodyTooLarge(f"the response is longer than {max_body} bytes")
+        if response.done:
             break
-        # An interim answer (100 Continue, 103 Early Hints): the final one follows.
-    keep = status_line.group(1) == b"1"
-    length: int | None = None
-    chunked = False
-    for line in lines[1:]:
-        name, colon, value = line.partition(b":")
-        if not colon or not _TOKEN.fullmatch(name):
-            raise httpcore.RemoteProtocolError(f"not a header line: {line[:40]!r}")
-        value = value.strip(b" \t")
-        name = name.lower()
-        if name == b"content-length":
-            if not value.isdigit() or len(value) > 18 or (
-                    length is not None and int(value) != length):
-                raise httpcore.RemoteProtocolError("an invalid Content-Length")
-            length = int(value)
-        elif name == b"transfer-encoding":
-            if value.lower() != b"chunked" or chunked:
-                raise httpcore.RemoteProtocolError("a Transfer-Encoding other than chunked")
-            chunked = True
-        elif name == b"connection":
-            if b"close" in (t.strip(b" \t").lower() for t in value.split(b",")):
-                keep = False
-    if chunked and length is not None:
-        raise httpcore.RemoteProtocolError("both Content-Length and Transfer-Encoding")
-    if head_only or status in (204, 304):
-        body = b""
-    elif chunked:
-        body = await _chunked(reader, max_body)
-    elif length is not None:
-        if length > max_body:
-            raise BodyTooLarge(f"the response is longer than {max_body} bytes")
-        body = await reader.exactly(length)
-    else:
-        # No framing: the body is everything until the server closes.
-        while not reader.eof:
-            if len(reader.buffer) > max_body:
-                raise BodyTooLarge(f"the response is longer than {max_body} bytes")
-            await reader.more()
-        body, keep = bytes(reader.buffer), False
-        reader.buffer.clear()
-        if len(body) > max_body:
-            raise BodyTooLarge(f"the response is longer than {max_body} bytes")
-    # Bytes after the response that nobody asked for: the connection is not clean.
-    return status, body, keep and not reader.buffer and not reader.eof
-
-
-async def _chunked(reader: _Reader, max_body: int) -> bytes:
-    """A chunked body, its trailers read and dropped."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        found = _CHUNK.fullmatch(await reader.line(MAX_HEAD))
-        if found is None:
-            raise httpcore.RemoteProtocolError("an invalid chunk size")
-        n = int(found.group(1), 16)
-        if n == 0:
-            break
-        size += n
-        if size > max_body:
-            raise BodyTooLarge(f"the response is longer than {max_body} bytes")
-        chunks.append(await reader.exactly(n))
-        if await reader.exactly(2) != b"\r\n":
-            raise httpcore.RemoteProtocolError("a chunk without its CRLF")
-    while await reader.line(MAX_HEAD):
-        pass  # trailers
-    return b"".join(chunks)
+    keep = (response.done and not response.extra and response.keep
+            and not is_socket_readable(sock))
+    return response.status, b"".join(response.body), keep

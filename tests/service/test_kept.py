@@ -303,9 +303,9 @@ async def test_a_unix_response_is_framed_strictly(tmp_path: Path) -> None:
     replies = [
         b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early\r\nlink: x\r\n\r\n" + _OK,
         b"HTTP/1.1 404 Not Found\r\nTransfer-Encoding: Chunked\r\n\r\n"
-        b"3;a=b\r\nabc\r\n2 \r\nde\r\n0\r\nx-trailer: 1\r\n\r\n",
+        b"3;a=b\r\nabc\r\n2\r\nde\r\n0\r\nx-trailer: 1\r\n\r\n",
         b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n",
-        b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nContent-Length: 2\r\n\r\nok",
+        _OK,
     ]
     async with Replies(tmp_path / "s", replies) as server:
         kept = _unix(server)
@@ -320,6 +320,9 @@ async def test_a_unix_response_is_framed_strictly(tmp_path: Path) -> None:
 @pytest.mark.parametrize("reply", [
     b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\ntransfer-encoding: chunked\r\n\r\nok",
     b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\ncontent-length: 3\r\n\r\nok",
+    # Stricter than h11, as llhttp is: a length given twice, a space after a chunk's size.
+    b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nContent-Length: 2\r\n\r\nok",
+    b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2 \r\nok\r\n0\r\n\r\n",
     b"HTTP/1.1 200 OK\r\ncontent-length: +2\r\n\r\nok",
     b"HTTP/1.1 200 OK\r\ntransfer-encoding: gzip, chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n",
     b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n folded\r\n\r\nok",
