@@ -16,6 +16,12 @@ each response), and whether an idle connection may be reused is its own
 the server has not closed it — so a request is never sent on a connection the
 server closed, and never sent twice. A connection whose response was not read
 to its end (an error, a cancellation) is closed, never reused.
+
+`UnixConnections` keeps connections to the service's own Unix socket the
+same way, with less in between (round 10): the request's bytes written here,
+the response framed by httptools (llhttp, the parser uvicorn serves with)
+rather than by h11 under httpcore's layers, about 0.15 ms of CPU less a
+request.
 """
 
 from __future__ import annotations

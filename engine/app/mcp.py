@@ -105,8 +105,9 @@ class ServiceClient:
     Not httpx: a tool call's request is on the agent's critical path, and
     httpx's request and response models cost about 1 ms of CPU a request on
     this machine (BENCHMARKS.md, issue 17). On the service's Unix socket the
-    HTTP/1.1 is framed by `engine.app.kept.UnixConnections` itself (round 10:
-    httpcore and h11 cost about 0.15 ms of CPU a request more); over TCP and
+    HTTP/1.1 goes through `engine.app.kept.UnixConnections` (the response
+    framed by httptools' llhttp; round 10: httpcore and h11 cost about 0.15 ms
+    of CPU a request more); over TCP and
     TLS it is httpcore's, its connections kept by
     `engine.app.kept.KeptConnections` rather than httpcore's pool, whose
     bookkeeping cost more than the request itself (round 8). Either way they
@@ -146,8 +147,8 @@ class ServiceClient:
             self._prefix = url.path
         else:
             origin, self._prefix = httpcore.Origin(b"http", b"arrowgate", 80), ""
-        # The service's own socket (the usual way) is spoken to without httpcore's
-        # HTTP (`UnixConnections`: about 0.15 ms of CPU less a request); TCP and
+        # The service's own socket (the usual way) is spoken to without httpcore
+        # and h11 (`UnixConnections`: about 0.15 ms of CPU less a request); TCP and
         # TLS stay on httpcore's connections.
         self._connections: KeptConnections | UnixConnections = \
             UnixConnections(unix, b"arrowgate", keepalive=IDLE_REUSE) if unix is not None \
