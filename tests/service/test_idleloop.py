@@ -176,8 +176,9 @@ def test_a_request_already_waiting_goes_before_the_committed_record(
     wrote a committed record between every two calls: ten writes for five.)"""
     op = unix_server.client()
     build_canvas(op, tmp_path / "proj")
-    token = mint(op, "card:c1")
-    call = {"card": "c1", "call": "agents.prompt", "target": "a1", "args": {"text": "hi"}}
+    # Refused (c2 has no arrow to a1): a durable log row a call and nothing else.
+    token = mint(op, "card:c2")
+    call = {"card": "c2", "call": "agents.prompt", "target": "a1", "args": {"text": "hi"}}
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(unix_server.address)
     try:
