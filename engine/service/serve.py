@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from engine.service.auth import TokenMemo, TokenStore, peer_of_socket, write_secret_file
+from engine.service.idleloop import IdleLoop
 
 if TYPE_CHECKING:
     from engine.engine import Engine
@@ -270,12 +271,15 @@ class _Expected:
     waiting for it would only delay the commit it waits on (issue 17).
     """
 
-    __slots__ = ("_read", "_answered", "_clock", "_busy", "before_commit")
+    __slots__ = ("_read", "_answered", "_clock", "_busy", "before_commit", "when_idle")
 
     def __init__(self, clock: Callable[[], float]) -> None:
         #: Called first whenever the store asks (`_Outbox.release`): answers held
         #: for their turn's others never wait for a commit that comes after them.
         self.before_commit: Callable[[], None] | None = None
+        #: The loop's `IdleLoop.when_idle`, when it has one: where the store leaves
+        #: the anchor's committed record (`engine.store.transactions.FlushOwner.hold`).
+        self.when_idle: Callable[[Callable[[], None]], None] | None = None
         self._read = False
         #: Connections answered a call, oldest first, and when.
         self._answered: dict[object, float] = {}
@@ -622,6 +626,8 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
     expected = _Expected(loop.time)
     outbox = _Outbox(loop, expected)
     expected.before_commit = outbox.release
+    if isinstance(loop, IdleLoop):
+        expected.when_idle = loop.when_idle
     config = uvicorn.Config(app, http=_protocol(sock.family == socket.AF_UNIX, expected, outbox),
                             lifespan="off", log_level="warning", access_log=False,
                             # Said, not guessed: the body limit in front hands most
@@ -725,8 +731,11 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     print(f"arrowgate: operator token in {token_file}", file=sys.stderr, flush=True)
     unix_path = Path(sock.getsockname()) if sock.family == socket.AF_UNIX else None
     try:
-        asyncio.run(serve(engine, sock, tokens, heartbeat=args.heartbeat,
-                          max_body=args.max_body))
+        # A loop that says when it is idle: the store leaves the anchor's committed
+        # record for then, after any request already waiting (`engine.service.idleloop`).
+        with asyncio.Runner(loop_factory=IdleLoop) as runner:
+            runner.run(serve(engine, sock, tokens, heartbeat=args.heartbeat,
+                             max_body=args.max_body))
     finally:
         if unix_path is not None:
             with contextlib.suppress(OSError):

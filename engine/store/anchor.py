@@ -44,15 +44,18 @@ its old record, the new one, or a torn one, while the base is intact:
 
 When the committed write is made (issue 17): `Transactions.flush` answers
 the batch's callers once COMMIT is done and leaves the committed write for
-the loop's next turn (`Transactions.settle_anchor`). If another batch has
-begun by then, that batch's pending write ``{committed: p, pending: q}``
-names ``p`` as committed anyway, so under load a commit costs one write; a
-batch that does not begin at ``p`` (rows were cut, or another process
-appended) has the committed write made first. It is made at close too. What
-this leaves open is the window the committed write always closed: until
-the loop turns, the newest batch could be cut unseen — if the process then
-dies before that turn (as before, between COMMIT and the write). The crash
-argument is unchanged: the committed write was never synced.
+later (`Transactions.settle_anchor`): the loop's next turn, or, in
+``arrowgate serve``, the first turn in which its loop finds nothing to read
+and nothing else ready, within 16 turns (`engine.service.idleloop`, round
+10: a request already waiting goes first). If another batch has begun by
+then, that batch's pending write ``{committed: p, pending: q}`` names ``p``
+as committed anyway, so under load a commit costs one write; a batch that
+does not begin at ``p`` (rows were cut, or another process appended) has
+the committed write made first. It is made at close too. What this leaves
+open is the window the committed write always closed: until then, the
+newest batch could be cut unseen — if the process then dies first (as
+before, between COMMIT and the write). The crash argument is unchanged: the
+committed write was never synced.
 
 Why a commit costs two device flushes, this record's and the WAL's (round 10
 looked for one): the pending record must be on the disk before any of the

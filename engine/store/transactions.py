@@ -448,6 +448,9 @@ class FlushOwner(Protocol):
 
     #: Told by a server in front of the engine: whether requests it expects
     #: should wait for this commit (see `schedule_flush`); None: no server.
+    #: Its ``when_idle(callback)``, if it has one that is not None, runs the
+    #: callback once the server's loop has nothing else to do
+    #: (`Transactions._settle_soon`).
     hold: Callable[[], float | None] | None
     #: What a commit has lately taken, in seconds (measured by `schedule_flush`).
     commit_seconds: float
@@ -952,7 +955,8 @@ class Transactions:
             pass
 
     def _settle_soon(self) -> None:
-        """`settle_anchor` at the loop's next turn, or now when no loop runs."""
+        """`settle_anchor` once the loop is idle (when a server's loop can tell,
+        `when_idle`), else at its next turn; now when no loop runs."""
         if self._settling:
             return
         try:
@@ -961,7 +965,15 @@ class Transactions:
             self.settle_anchor()  # a script's write: there is no "later"
             return
         self._settling = True
-        loop.call_soon(self._settle_if_idle)
+        # A server whose loop knows when it has nothing to do says so through ``hold``
+        # (`FlushOwner.hold`): then it runs after any request already waiting, whose
+        # batch's record makes it needless; otherwise at the loop's next turn.
+        hold = self.hold
+        when_idle = None if hold is None else getattr(hold, "when_idle", None)
+        if when_idle is not None:
+            when_idle(self._settle_if_idle)
+        else:
+            loop.call_soon(self._settle_if_idle)
 
     def _settle_if_idle(self) -> None:
         self._settling = False

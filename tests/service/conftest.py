@@ -68,6 +68,7 @@ def start_server(db: Path, *, tcp: bool = False, heartbeat: float = 15.0,
     """Start a server on ``db`` in a thread (on ``clock``, when given); returns once it
     serves."""
     from engine.service.auth import TokenStore
+    from engine.service.idleloop import IdleLoop
     from engine.service.serve import (
         address_of,
         bind_tcp,
@@ -97,7 +98,9 @@ def start_server(db: Path, *, tcp: bool = False, heartbeat: float = 15.0,
                         announce=False, signals=False, on_ready=on_ready)
 
         try:
-            asyncio.run(main())
+            # The loop ``arrowgate serve`` runs on (`engine.service.idleloop`).
+            with asyncio.Runner(loop_factory=IdleLoop) as runner:
+                runner.run(main())
         except BaseException as exc:  # reported to the test below
             box["error"] = exc
             ready.set()
