@@ -130,7 +130,8 @@ def ladder(engine: Engine) -> dict[str, Ask]:
     (``hasattr(answer, "outcome")``). What the full decision adds past "get"
     is `decide`'s own code. Timed beside the floor like the decision itself
     (`flatness`), their growth with the world's size says which memory reads
-    the million-node decision waits on.
+    the million-node decision waits on. (`flatness` also times the decision
+    beside the "call" step instead of the floor.)
     """
     state = engine.state
 
@@ -183,8 +184,14 @@ def flatness(sizes: list[int], worlds: Path, queries_n: int, rounds: int,
                 per[n].append((warm, warm_floor))
                 repeated = [qs[i % few] for i in range(len(qs))]
                 hot[n].append(paired(ours, floor, repeated)[0][0])
-                for name, step in (ladder(engine) if steps else {}).items():
-                    stepped[n].setdefault(name, []).append(paired(step, floor, qs)[0][0])
+                if steps:
+                    called = ladder(engine)
+                    for name, step in called.items():
+                        stepped[n].setdefault(name, []).append(paired(step, floor, qs)[0][0])
+                    # The decision beside a call that does nothing instead of
+                    # the floor: what the floor's own reads cost it.
+                    alone = paired(ours, called["call"], qs)[0][0]
+                    stepped[n].setdefault("warm, no floor beside it", []).append(alone)
     finally:
         for _n, engine, *_rest in held:
             engine.close()
@@ -198,12 +205,13 @@ def flatness(sizes: list[int], worlds: Path, queries_n: int, rounds: int,
               f"{statistics.median(hot[n]):.2f} |", flush=True)
     if steps:
         names = list(stepped[sizes[0]])
-        print(f"\n| nodes | {' | '.join(names)} | warm | (µs, each beside the floor; "
-              f"see bench.cold.ladder)\n|---|{'---|' * (len(names) + 1)}")
+        print(f"\n| nodes | {' | '.join(names[:-1])} | warm | {names[-1]} |  (µs, the steps "
+              f"beside the floor: see bench.cold.ladder)\n|---|{'---|' * (len(names) + 1)}")
         for n in sizes:
             cells = [f"{statistics.median(stepped[n][name]):.2f}" for name in names]
             warm = statistics.median(x for x, _f in per[n])
-            print(f"| {n:,} | {' | '.join(cells)} | {warm:.2f} |", flush=True)
+            print(f"| {n:,} | {' | '.join(cells[:-1])} | {warm:.2f} | {cells[-1]} |",
+                  flush=True)
 
 
 #: What `decisions` makes, for callgrind: "cold" is a `State.bump` then a
