@@ -6,6 +6,7 @@ Run by hand, for issue 19 (not in the test suite)::
     .venv/bin/python -m bench.cold --worlds /tmp/worlds  # keep the built worlds for a rerun
     cd /path/to/other/worktree && .venv/bin/python -m bench.cold --worlds /tmp/worlds
     .venv/bin/python -m bench.cold --sizes 100 1000000 --worlds /tmp/worlds  # a million nodes
+    .venv/bin/python -m bench.cold --flat --steps --sizes 100 1000000 --worlds /tmp/worlds
     .venv/bin/python -m bench.cold --instructions --sizes 100  # callgrind's counts
 
 Another tree is measured from its own directory (with its own ``.venv``):
@@ -118,8 +119,39 @@ def measure(n: int, worlds: Path, queries_n: int, rounds: int) -> dict[str, floa
     return out
 
 
+def ladder(engine: Engine) -> dict[str, Ask]:
+    """The warm decision's first steps, each alone, in the bench's decider's shape.
+
+    Each step does what the one before it does and one thing more: "call"
+    is the decider's call with nothing in it; "hash" hashes the cache's key
+    (which reads the query's two id strings); "lookup" asks whether the key
+    is in the decision cache (the dict's index, its entry and the stored
+    key); "get" takes the remembered answer and reads it as the decider does
+    (``hasattr(answer, "outcome")``). What the full decision adds past "get"
+    is `decide`'s own code. Timed beside the floor like the decision itself
+    (`flatness`), their growth with the world's size says which memory reads
+    the million-node decision waits on. (`flatness` also times the decision
+    beside the "call" step instead of the floor.)
+    """
+    state = engine.state
+
+    def called(card: str, call: str, target: str) -> bool:
+        return False
+
+    def hashed(card: str, call: str, target: str) -> bool:
+        return hash((card, call, target)) == 0
+
+    def lookup(card: str, call: str, target: str) -> bool:
+        return (card, call, target) in state.cache
+
+    def got(card: str, call: str, target: str) -> bool:
+        return not hasattr(state.cache.get((card, call, target)), "outcome")
+
+    return {"call": called, "hash": hashed, "lookup": lookup, "get": got}
+
+
 def flatness(sizes: list[int], worlds: Path, queries_n: int, rounds: int,
-             few: int = 64) -> None:
+             few: int = 64, steps: bool = False) -> None:
     """Warm decisions of every size held open at once, in interleaved rounds.
 
     Sizes measured one after another minutes apart meet different loads on a
@@ -129,6 +161,8 @@ def flatness(sizes: list[int], worlds: Path, queries_n: int, rounds: int,
     median and its ratio to the first size's, and the warm median of as many
     queries drawn from only ``few`` distinct ones: all remembered and all in
     the CPU's caches, so what the path costs apart from fetching memory.
+    With ``steps``, also each `ladder` step, timed the same way in the same
+    rounds, and a second table of them.
     """
     held = []
     for n in sizes:
@@ -142,13 +176,22 @@ def flatness(sizes: list[int], worlds: Path, queries_n: int, rounds: int,
         held.append((n, engine, ours, floor, qs))
     per: dict[int, list[tuple[float, float]]] = {n: [] for n in sizes}
     hot: dict[int, list[float]] = {n: [] for n in sizes}
+    stepped: dict[int, dict[str, list[float]]] = {n: {} for n in sizes}
     try:
         for r in range(rounds):
-            for n, _engine, ours, floor, qs in held[r % len(held):] + held[:r % len(held)]:
+            for n, engine, ours, floor, qs in held[r % len(held):] + held[:r % len(held)]:
                 (warm, _p99), (warm_floor, _fp99) = paired(ours, floor, qs)
                 per[n].append((warm, warm_floor))
                 repeated = [qs[i % few] for i in range(len(qs))]
                 hot[n].append(paired(ours, floor, repeated)[0][0])
+                if steps:
+                    called = ladder(engine)
+                    for name, step in called.items():
+                        stepped[n].setdefault(name, []).append(paired(step, floor, qs)[0][0])
+                    # The decision beside a call that does nothing instead of
+                    # the floor: what the floor's own reads cost it.
+                    alone = paired(ours, called["call"], qs)[0][0]
+                    stepped[n].setdefault("warm, no floor beside it", []).append(alone)
     finally:
         for _n, engine, *_rest in held:
             engine.close()
@@ -160,6 +203,15 @@ def flatness(sizes: list[int], worlds: Path, queries_n: int, rounds: int,
         print(f"| {n:,} | {warm:.2f} | {statistics.median(f for _x, f in per[n]):.2f} | "
               f"{statistics.median(x / f for x, f in per[n]):.2f}× | {warm / first:.2f}× | "
               f"{statistics.median(hot[n]):.2f} |", flush=True)
+    if steps:
+        names = list(stepped[sizes[0]])
+        print(f"\n| nodes | {' | '.join(names[:-1])} | warm | {names[-1]} |  (µs, the steps "
+              f"beside the floor: see bench.cold.ladder)\n|---|{'---|' * (len(names) + 1)}")
+        for n in sizes:
+            cells = [f"{statistics.median(stepped[n][name]):.2f}" for name in names]
+            warm = statistics.median(x for x, _f in per[n])
+            print(f"| {n:,} | {' | '.join(cells[:-1])} | {warm:.2f} | {cells[-1]} |",
+                  flush=True)
 
 
 #: What `decisions` makes, for callgrind: "cold" is a `State.bump` then a
@@ -275,6 +327,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worlds", type=Path, help="keep built worlds here (reused if there)")
     parser.add_argument("--flat", action="store_true",
                         help="only the warm decision, every size open at once, interleaved")
+    parser.add_argument("--steps", action="store_true",
+                        help="with --flat, also time the warm decision's first steps alone")
     parser.add_argument("--instructions", action="store_true",
                         help="count instructions per decision with callgrind instead of timing")
     parser.add_argument("--count", type=int, default=19_000,
@@ -297,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
         worlds = args.worlds or Path(tmp)
         worlds.mkdir(parents=True, exist_ok=True)
         if args.flat:
-            flatness(args.sizes, worlds, args.queries, args.rounds)
+            flatness(args.sizes, worlds, args.queries, args.rounds, steps=args.steps)
             return 0
         if args.instructions:
             print("| nodes | cold | warm | floor | cold/floor | warm/floor |  (instructions "

@@ -156,10 +156,11 @@ def test_cold_bench_smoke(tmp_path, capsys) -> None:
     worlds = tmp_path / "worlds"
     assert main(["--sizes", "50", "--queries", "300", "--rounds", "1",
                  "--worlds", str(worlds)]) == 0
-    assert main(["--flat", "--sizes", "50", "200", "--queries", "300", "--rounds", "2",
-                 "--worlds", str(worlds)]) == 0
+    assert main(["--flat", "--steps", "--sizes", "50", "200", "--queries", "300",
+                 "--rounds", "2", "--worlds", str(worlds)]) == 0
     out = capsys.readouterr().out
     assert "| 50 |" in out and "| 200 |" in out and "64 distinct queries" in out
+    assert "| nodes | call | hash | lookup | get | warm | warm, no floor beside it |" in out
     assert (worlds / "bench-50" / "bench.db").exists()  # kept: the second run reused it
 
 
