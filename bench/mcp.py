@@ -469,6 +469,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.against is not None and not (args.against / "engine" / "app" / "cli.py").is_file():
         parser.error(f"--against {args.against}: not an arrowgate source tree")
+    if args.lean_card and args.instructions:
+        parser.error("--lean-card times the card's client; --instructions counts the "
+                     "server processes only")
     with tempfile.TemporaryDirectory(prefix="agm", dir=args.dir) as tmp:
         if args.instructions:
             figures = asyncio.run(instructions(Path(tmp), 5 if args.smoke else args.calls,

@@ -27,14 +27,15 @@ request.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
+import select
 import socket
 import time
 from collections.abc import AsyncIterable
 
 import httpcore
 import httptools
-from httpcore._utils import is_socket_readable  # the check httpcore makes before a reuse
 
 __all__ = ["BodyTooLarge", "KeptConnections", "UnixConnections"]
 
@@ -198,15 +199,18 @@ class UnixConnections:
     connection (httpcore's `httpcore.RemoteProtocolError`, as httpcore raises
     for what h11 refuses), never a guess. On top of llhttp, only HTTP/1.0 and
     1.1 are taken, and a ``Transfer-Encoding`` other than plain ``chunked``
-    (which h11 refuses) is an error too. Interim 1xx answers are skipped, as
-    httpcore skips them (a 101 is an error). The request is written here: a
-    request line and header lines, each checked as h11 checks what it writes.
+    (which h11 refuses), a status below 100, and a head, chunk lines and
+    trailers of more than `MAX_HEAD` bytes (llhttp has no bound of its own)
+    are errors too. Interim 1xx answers are skipped, as httpcore skips them (a
+    101 is an error). The request is written here: a request line and header
+    lines, each refused when it is not one line of visible characters (as h11
+    refuses what would split a request), before anything is sent.
 
     Kept as `KeptConnections` keeps them: a request takes the most recently used
     idle connection or opens one, at most ``limit`` in flight (a request beyond
     waits up to its timeout: `httpcore.PoolTimeout`), and a connection is
     reused only when its response was read whole, neither side said
-    ``Connection: close`` (or it was HTTP/1.0), it has been idle under
+    ``Connection: close``, it was HTTP/1.1, it has been idle under
     ``keepalive`` seconds and its socket has nothing to read — the server has
     not closed it (httpcore's own check) — so a request is never sent on a
     connection the server closed, nor sent twice. Each request leaves in one
@@ -285,7 +289,7 @@ class UnixConnections:
         idle, now = self._idle, time.monotonic()
         while idle:
             sock, expires = idle.pop()
-            if now < expires and not is_socket_readable(sock):
+            if now < expires and not _readable(sock):
                 return sock
             # Expired, or closed by the server (or it sent what nobody asked for).
             self._open.discard(sock)
@@ -308,16 +312,46 @@ class UnixConnections:
         return sock
 
     async def aclose(self) -> None:
-        """Close every connection; requests after this raise `RuntimeError`."""
+        """Close every connection; requests after this raise `RuntimeError`.
+
+        A request still in flight has its connection shut down, not closed: its
+        read wakes at once (the connection ended), and the request closes the
+        socket itself. Closed under it, the loop would never wake the read, and
+        the descriptor could pass to a new socket while the loop still watched it.
+        """
         self._closed = True
+        idle = {sock for sock, _expires in self._idle}
         self._idle.clear()
-        sockets, self._open = self._open, set()
-        for sock in sockets:
-            sock.close()
+        for sock in self._open:
+            if sock in idle:
+                sock.close()
+            else:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+        self._open = set()
 
 
-#: The most a response's status line and headers may take (h11's own limit is 16 KiB).
+def _readable(sock: socket.socket) -> bool:
+    """True when an idle connection has something to read — the server closed it
+    or sent what nobody asked for — so it must not carry another request.
+
+    httpcore's own check before a reuse (``httpcore._utils.is_socket_readable``,
+    private there): a poll that does not wait.
+    """
+    if sock.fileno() < 0:
+        return True
+    poll = select.poll()
+    poll.register(sock, select.POLLIN)
+    return bool(poll.poll(0))
+
+
+#: The most a response's heads (interim ones included), its chunk lines beyond
+#: `_CHUNK_LINE` a chunk, and its trailers may take, in all: httpcore lets h11
+#: buffer up to 100 KiB of an incomplete head; llhttp itself sets no bound.
 MAX_HEAD = 64 * 1024
+#: What a chunk's size line and the CRLF after its data may take without an
+#: extension (16 hex digits and two CRLFs, rounded up).
+_CHUNK_LINE = 32
 #: A method or a header name (RFC 9110's token).
 _TOKEN = re.compile(rb"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 #: A header value h11 writes: visible characters, spaces and tabs inside, on one line.
@@ -332,11 +366,12 @@ class _Response:
     The parser frames the response; this keeps what its callbacks say. Interim
     1xx answers are messages of their own, skipped as httpcore skips them. A
     callback never raises (httptools would wrap the error): what it finds is
-    kept here, and `_exchange` acts on it after each feed.
+    kept here, and `_read` acts on it after each feed.
     """
 
-    __slots__ = ("body", "done", "extra", "head_only", "headed", "keep", "length",
-                 "max_body", "parser", "size", "status", "too_large", "transfer")
+    __slots__ = ("body", "chunks", "done", "extra", "head_only", "headed", "invalid",
+                 "keep", "length", "max_body", "parser", "size", "status", "too_large",
+                 "transfer", "version")
 
     def __init__(self, head_only: bool, max_body: int) -> None:
         self.parser = httptools.HttpResponseParser(self)
@@ -351,13 +386,19 @@ class _Response:
         self.too_large = False
         self.length = False  #: it has a Content-Length
         self.transfer: bytes | None = None  #: its Transfer-Encoding
+        self.invalid = False  #: a status below 100, which h11 refuses
+        self.version = ""  #: the final response's HTTP version
+        self.chunks = 0  #: chunks begun
 
     def on_message_begin(self) -> None:
         if self.done:
-            self.extra = True
+            self.extra = True  # what follows is not this response's: never looked at
+            return
         self.length, self.transfer = False, None
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        if self.done:
+            return
         name = name.lower()
         if name == b"content-length":
             self.length = True
@@ -366,15 +407,21 @@ class _Response:
 
     def on_headers_complete(self) -> None:
         status = self.parser.get_status_code()
-        if status >= 200 and not self.done:
+        if status < 100:
+            self.invalid = True  # h11 refuses it; llhttp would frame it as an answer
+        elif status >= 200 and not self.done:
+            self.version = self.parser.get_http_version()
             self.status, self.headed = status, True
             # Asked here: once the message is complete the parser has moved on.
-            self.keep = self.parser.should_keep_alive()
+            self.keep = self.parser.should_keep_alive() and self.version == "1.1"
             if self.head_only:
                 self.done = True  # a HEAD's answer has no body, whatever it declares
 
+    def on_chunk_header(self) -> None:
+        self.chunks += 1
+
     def on_body(self, data: bytes) -> None:
-        if self.done:
+        if self.done or not self.headed:
             return
         self.size += len(data)
         if self.size > self.max_body:
@@ -417,7 +464,7 @@ async def _read(loop: asyncio.AbstractEventLoop, sock: socket.socket, head_only:
     """Read a response: status, body, and whether the connection was left clean."""
     response = _Response(head_only, max_body)
     parser = response.parser
-    before_head = 0  # bytes read before the final response's head was whole
+    read = 0  # bytes read, of which `response.size` were the body's
     while True:
         try:
             async with asyncio.timeout(timeout):
@@ -440,19 +487,26 @@ async def _read(loop: asyncio.AbstractEventLoop, sock: socket.socket, head_only:
             if not response.done:
                 raise httpcore.RemoteProtocolError(f"not a response: {exc}") from None
             response.extra = True  # garbage after the response: the connection goes
-        if not response.headed:
-            before_head += len(data)
-            if before_head > MAX_HEAD:
-                raise httpcore.RemoteProtocolError("the response's head is too long")
-        elif parser.get_http_version() not in ("1.1", "1.0"):
-            raise httpcore.RemoteProtocolError("not an HTTP/1.1 response")
-        elif response.transfer is not None and response.transfer.lower() != b"chunked":
-            # llhttp reads "gzip, chunked" as chunked; h11 (and we) take plain chunked alone.
-            raise httpcore.RemoteProtocolError("a Transfer-Encoding other than chunked")
+        if response.invalid:
+            raise httpcore.RemoteProtocolError("a status code below 100")
+        if response.headed:
+            if response.version not in ("1.1", "1.0"):
+                raise httpcore.RemoteProtocolError("not an HTTP/1.1 response")
+            transfer = response.transfer
+            if transfer is not None and transfer.strip(b" \t").lower() != b"chunked":
+                # llhttp reads "gzip, chunked" as chunked; h11 (and we) take plain
+                # chunked alone.
+                raise httpcore.RemoteProtocolError("a Transfer-Encoding other than chunked")
         if response.too_large:
             raise BodyTooLarge(f"the response is longer than {max_body} bytes")
         if response.done:
             break
-    keep = (response.done and not response.extra and response.keep
-            and not is_socket_readable(sock))
+        read += len(data)
+        if read - response.size > MAX_HEAD + _CHUNK_LINE * response.chunks:
+            # What is not body (heads, chunk lines, trailers) kept growing.
+            raise httpcore.RemoteProtocolError(
+                "the response's head, chunk lines or trailers are too long")
+    # Whether the server sent more after it is asked before the connection's reuse
+    # (`_readable`, in `_take`): once is enough.
+    keep = response.done and not response.extra and response.keep
     return response.status, b"".join(response.body), keep

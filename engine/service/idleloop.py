@@ -1,8 +1,8 @@
 """An event loop that knows when it has nothing to do (``arrowgate serve``'s loop).
 
 The store leaves one piece of work for when the server is idle: the anchor's
-"committed" record after a commit (`engine.store.transactions.Transactions.
-settle_anchor`), which the next batch's own record makes needless. Without a
+"committed" record after a commit (`Transactions.settle_anchor` in
+`engine.store.transactions`), which the next batch's own record makes needless. Without a
 loop that can say "idle", the store takes the loop's next turn for it. On one
 keep-alive connection that turn often comes *after* the client's next request
 has arrived: on 2 cores the client is woken on the server's processor, sends
@@ -88,6 +88,8 @@ class IdleLoop(asyncio.SelectorEventLoop):
         """Run ``callback`` (once) at the first turn in which no I/O is ready and no
         other callback waits, or within `IDLE_TURNS` turns of a loop that stays busy.
 
-        Not thread-safe: call it from the loop's own thread.
+        Not thread-safe: call it from the loop's own thread. Work still waiting
+        when the loop stops is dropped (the turns of a shutdown are busy ones):
+        the store writes the anchor's committed record at close itself.
         """
         self._idle_selector.when_idle(callback)

@@ -271,15 +271,12 @@ class _Expected:
     waiting for it would only delay the commit it waits on (issue 17).
     """
 
-    __slots__ = ("_read", "_answered", "_clock", "_busy", "before_commit", "when_idle")
+    __slots__ = ("_read", "_answered", "_clock", "_busy", "before_commit")
 
     def __init__(self, clock: Callable[[], float]) -> None:
         #: Called first whenever the store asks (`_Outbox.release`): answers held
         #: for their turn's others never wait for a commit that comes after them.
         self.before_commit: Callable[[], None] | None = None
-        #: The loop's `IdleLoop.when_idle`, when it has one: where the store leaves
-        #: the anchor's committed record (`engine.store.transactions.FlushOwner.hold`).
-        self.when_idle: Callable[[Callable[[], None]], None] | None = None
         self._read = False
         #: Connections answered a call, oldest first, and when.
         self._answered: dict[object, float] = {}
@@ -626,8 +623,6 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
     expected = _Expected(loop.time)
     outbox = _Outbox(loop, expected)
     expected.before_commit = outbox.release
-    if isinstance(loop, IdleLoop):
-        expected.when_idle = loop.when_idle
     config = uvicorn.Config(app, http=_protocol(sock.family == socket.AF_UNIX, expected, outbox),
                             lifespan="off", log_level="warning", access_log=False,
                             # Said, not guessed: the body limit in front hands most

@@ -46,7 +46,7 @@ When the committed write is made (issue 17): `Transactions.flush` answers
 the batch's callers once COMMIT is done and leaves the committed write for
 later (`Transactions.settle_anchor`): the loop's next turn, or, in
 ``arrowgate serve``, the first turn in which its loop finds nothing to read
-and nothing else ready, within 16 turns (`engine.service.idleloop`, round
+and nothing else ready, within `IDLE_TURNS` turns (`engine.service.idleloop`, round
 10: a request already waiting goes first). If another batch has begun by
 then, that batch's pending write ``{committed: p, pending: q}`` names ``p``
 as committed anyway, so under load a commit costs one write; a batch that

@@ -448,9 +448,6 @@ class FlushOwner(Protocol):
 
     #: Told by a server in front of the engine: whether requests it expects
     #: should wait for this commit (see `schedule_flush`); None: no server.
-    #: Its ``when_idle(callback)``, if it has one that is not None, runs the
-    #: callback once the server's loop has nothing else to do
-    #: (`Transactions._settle_soon`).
     hold: Callable[[], float | None] | None
     #: What a commit has lately taken, in seconds (measured by `schedule_flush`).
     commit_seconds: float
@@ -965,11 +962,11 @@ class Transactions:
             self.settle_anchor()  # a script's write: there is no "later"
             return
         self._settling = True
-        # A server whose loop knows when it has nothing to do says so through ``hold``
-        # (`FlushOwner.hold`): then it runs after any request already waiting, whose
-        # batch's record makes it needless; otherwise at the loop's next turn.
-        hold = self.hold
-        when_idle = None if hold is None else getattr(hold, "when_idle", None)
+        # A loop that knows when it has nothing to do (``arrowgate serve``'s
+        # `engine.service.idleloop.IdleLoop`) runs it after any request already
+        # waiting, whose batch's record makes it needless; any other loop at its
+        # next turn. Asked of the running loop itself: its hook is not thread-safe.
+        when_idle = getattr(loop, "when_idle", None)
         if when_idle is not None:
             when_idle(self._settle_if_idle)
         else:

@@ -331,6 +331,7 @@ async def test_a_unix_response_is_framed_strictly(tmp_path: Path) -> None:
     b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nokXX0\r\n\r\n",
     b"HTTP/1.1 101 Switching Protocols\r\n\r\n",
     b"HTTP/2 200\r\n\r\n",
+    b"HTTP/1.1 099 x\r\ncontent-length: 2\r\n\r\nhi" + _OK,  # not an interim answer
     b"ICY 200 OK\r\n\r\n",
 ])
 async def test_a_unix_response_it_does_not_plainly_take_is_an_error(
@@ -372,6 +373,7 @@ async def test_a_unix_connection_is_kept_only_when_its_response_ended_cleanly(
 
 
 async def test_a_unix_response_cut_short_is_an_error(tmp_path: Path) -> None:
+    """A server that closes in the middle of a response: an error, whatever was read."""
     for reply in (b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nok",
                   b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n",
                   b"HTTP/1.1 200 OK\r\ncontent-le"):
@@ -426,3 +428,46 @@ async def test_an_answer_before_the_whole_request_is_read(tmp_path: Path) -> Non
     finally:
         server.close()
         await server.wait_closed()
+
+
+async def test_what_follows_a_unix_response_is_never_read_as_part_of_it(tmp_path: Path) -> None:
+    """Bytes after a whole response (in the same read) only cost the connection, however
+    they look; HTTP/1.0 is never kept, even when it says keep-alive; a ``chunked`` with a
+    space after it is chunked."""
+    replies = [
+        _OK + b"HTTP/1.1 200 OK\r\ntransfer-encoding: gzip\r\n\r\n",
+        _OK + b"HTTP/2.0 200 OK\r\n\r\n",
+        b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\ncontent-length: 2\r\n\r\nok",
+        b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked \r\n\r\n2\r\nok\r\n0\r\n\r\n",
+        _OK,
+    ]
+    async with Replies(tmp_path / "s", replies) as server:
+        kept = _unix(server)
+        for _ in range(5):  # (the server takes its replies off the list)
+            assert await _ask(kept) == (200, b"ok")
+        await kept.aclose()
+    assert server.connections == 4  # the last two on one connection
+
+
+async def test_long_trailers_are_refused(tmp_path: Path) -> None:
+    """What is not body — here a trailer of 1 MB — is bounded (`MAX_HEAD`), as the head is."""
+    reply = (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n"
+             b"x-long: " + b"a" * 1_000_000 + b"\r\n\r\n")
+    async with Replies(tmp_path / "s", [reply]) as server:
+        kept = _unix(server)
+        with pytest.raises(httpcore.RemoteProtocolError, match="too long"):
+            await kept.request(b"GET", b"/x", [], b"", 2.0, 1 << 24)
+        await kept.aclose()
+
+
+async def test_closing_wakes_a_request_in_flight(tmp_path: Path) -> None:
+    """`aclose` while a request waits for its answer: the request ends at once with an
+    error (its connection shut down), not after its whole timeout."""
+    async with Server(tmp_path / "s", hold=True) as server:
+        kept = UnixConnections(str(server.path), b"arrowgate", keepalive=30.0)
+        task = asyncio.ensure_future(kept.request(b"GET", b"/x", [], b"", 30.0, 1 << 20))
+        await _until(lambda: len(server.requests) == 1, "the request sent")
+        await kept.aclose()
+        with pytest.raises(httpcore.RemoteProtocolError):
+            await asyncio.wait_for(task, 5.0)
+        server.go.set()
