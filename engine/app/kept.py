@@ -37,6 +37,8 @@ from collections.abc import AsyncIterable
 import httpcore
 import httptools
 
+from engine.app.onewrite import connect_unix
+
 __all__ = ["BodyTooLarge", "KeptConnections", "UnixConnections"]
 
 
@@ -87,14 +89,7 @@ class KeptConnections:
         request = httpcore.Request(method, url, headers=head, content=content,
                                    extensions={"timeout": timeouts})
         slots = self._slots
-        if slots.locked():
-            try:
-                async with asyncio.timeout(timeout):
-                    await slots.acquire()
-            except TimeoutError:
-                raise httpcore.PoolTimeout("no connection was free in time") from None
-        else:
-            await slots.acquire()
+        await _free_slot(slots, timeout)
         try:
             connection = await self._take(timeout)
             try:
@@ -250,14 +245,7 @@ class UnixConnections:
         parts += (b"Content-Length: %d\r\n\r\n" % len(content), content)
         data = b"".join(parts)
         slots = self._slots
-        if slots.locked():
-            try:
-                async with asyncio.timeout(timeout):
-                    await slots.acquire()
-            except TimeoutError:
-                raise httpcore.PoolTimeout("no connection was free in time") from None
-        else:
-            await slots.acquire()
+        await _free_slot(slots, timeout)
         try:
             sock = await self._take(timeout)
             kept = False
@@ -294,20 +282,7 @@ class UnixConnections:
             # Expired, or closed by the server (or it sent what nobody asked for).
             self._open.discard(sock)
             sock.close()
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            sock.setblocking(False)
-            async with asyncio.timeout(timeout):
-                await asyncio.get_running_loop().sock_connect(sock, self._path)
-        except TimeoutError:
-            sock.close()
-            raise httpcore.ConnectTimeout(f"connecting to {self._path} timed out") from None
-        except OSError as exc:
-            sock.close()
-            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
-        except BaseException:
-            sock.close()
-            raise
+        sock = await connect_unix(self._path, timeout)
         self._open.add(sock)
         return sock
 
@@ -329,6 +304,20 @@ class UnixConnections:
                 with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
         self._open = set()
+
+
+async def _free_slot(slots: asyncio.Semaphore, timeout: float) -> None:
+    """Take one of ``slots`` (requests in flight), waiting at most ``timeout`` for one:
+    past it, httpcore's `httpcore.PoolTimeout`, as its pool raises. A free slot is
+    taken without a timeout's scope (the usual case, on the critical path)."""
+    if not slots.locked():
+        await slots.acquire()
+        return
+    try:
+        async with asyncio.timeout(timeout):
+            await slots.acquire()
+    except TimeoutError:
+        raise httpcore.PoolTimeout("no connection was free in time") from None
 
 
 def _readable(sock: socket.socket) -> bool:

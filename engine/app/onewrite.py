@@ -29,7 +29,7 @@ from typing import Any
 import httpcore
 from httpcore._utils import is_socket_readable  # the check httpcore's own backends make
 
-__all__ = ["OneWriteBackend"]
+__all__ = ["OneWriteBackend", "connect_unix"]
 
 
 class _OneWriteStream(httpcore.AsyncNetworkStream):
@@ -147,24 +147,34 @@ class OneWriteBackend(httpcore.AsyncNetworkBackend):
                                   socket_options: Iterable[Any] | None = None,
                                   ) -> httpcore.AsyncNetworkStream:
         """A Unix socket connection (on asyncio's socket calls: `_SocketStream`)."""
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            sock.setblocking(False)
-            for option in socket_options or ():
-                sock.setsockopt(*option)
-            async with asyncio.timeout(timeout):
-                await asyncio.get_running_loop().sock_connect(sock, path)
-        except TimeoutError:
-            sock.close()
-            raise httpcore.ConnectTimeout(f"connecting to {path} timed out") from None
-        except OSError as exc:
-            sock.close()
-            raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
-        except BaseException:
-            sock.close()
-            raise
-        return _SocketStream(sock)
+        return _SocketStream(await connect_unix(path, timeout, socket_options))
 
     async def sleep(self, seconds: float) -> None:
         """As httpcore's own backend."""
         await self._backend.sleep(seconds)
+
+
+async def connect_unix(path: str, timeout: float | None,
+                       socket_options: Iterable[Any] | None = None) -> socket.socket:
+    """A non-blocking socket connected to the Unix socket ``path`` on the running loop.
+
+    Raises httpcore's `httpcore.ConnectTimeout` or `httpcore.ConnectError`,
+    as its own backends do; the socket is closed on any failure.
+    """
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.setblocking(False)
+        for option in socket_options or ():
+            sock.setsockopt(*option)
+        async with asyncio.timeout(timeout):
+            await asyncio.get_running_loop().sock_connect(sock, path)
+    except TimeoutError:
+        sock.close()
+        raise httpcore.ConnectTimeout(f"connecting to {path} timed out") from None
+    except OSError as exc:
+        sock.close()
+        raise httpcore.ConnectError(str(exc) or type(exc).__name__) from exc
+    except BaseException:
+        sock.close()
+        raise
+    return sock

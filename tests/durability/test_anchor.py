@@ -25,6 +25,7 @@ from engine import Engine, World
 from engine.app.cli import main
 from engine.store import anchor as anchor_module
 from engine.store.anchor import FILE_SIZE, SLOT, Anchor, AnchorFile, AnchorState
+from tests.anchorspy import anchor_writes
 from tests.durability.targets import Target
 
 DATA = Path(__file__).parent.parent / "data"
@@ -39,20 +40,6 @@ def _commit(anchor: AnchorFile, before: Anchor | None, row: Anchor) -> None:
     """The two writes `Transactions.flush` makes around one COMMIT."""
     anchor.write(AnchorState(before, row))
     anchor.write(AnchorState(row))
-
-
-def anchor_writes(monkeypatch: pytest.MonkeyPatch) -> list[AnchorState]:
-    """Every state `AnchorFile.write` is given from now on, in order (each still
-    written): the list it fills."""
-    written: list[AnchorState] = []
-    write = AnchorFile.write
-
-    def spy(self: AnchorFile, state: AnchorState) -> None:
-        written.append(state)
-        write(self, state)
-
-    monkeypatch.setattr(AnchorFile, "write", spy)
-    return written
 
 
 @pytest.fixture

@@ -20,8 +20,8 @@ import pytest
 from engine import Engine
 from engine.app.cli import main
 from engine.store.anchor import Anchor, AnchorFile, AnchorState
+from tests.anchorspy import anchor_writes
 from tests.durability.targets import Target
-from tests.durability.test_anchor import anchor_writes
 
 pytestmark = pytest.mark.sqlite_only(
     "the pending record and its later committed one are the SQLite store's; PostgreSQL's "

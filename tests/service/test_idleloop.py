@@ -14,22 +14,8 @@ import pytest
 
 from engine.service.idleloop import IDLE_TURNS, IdleLoop
 from engine.store.anchor import Anchor, AnchorFile, AnchorState
+from tests.anchorspy import anchor_writes
 from tests.service.conftest import Running, build_canvas, mint
-
-
-def anchor_writes(monkeypatch: pytest.MonkeyPatch) -> list[AnchorState]:
-    """Every state `AnchorFile.write` is given from now on, in order, each still
-    written (as `tests.durability.test_anchor.anchor_writes`, whose module only
-    its own folder collects)."""
-    written: list[AnchorState] = []
-    write = AnchorFile.write
-
-    def spy(self: AnchorFile, state: AnchorState) -> None:
-        written.append(state)
-        write(self, state)
-
-    monkeypatch.setattr(AnchorFile, "write", spy)
-    return written
 
 
 def _run(main: Any) -> Any:
