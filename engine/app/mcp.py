@@ -451,6 +451,11 @@ class AgentMCP:
         # message): a text filter would miss a method name written with escapes
         # (notifications\/cancelled), which the SDK reads as the same name.
         message = _loads(line)
+        if message is None:
+            refusal = _unreadable(line)
+            if refusal is not None:
+                await out.send(refusal)
+                return True
         method = message.get("method") if type(message) is dict else None
         if method == "notifications/initialized":
             self._ready = True
@@ -600,6 +605,30 @@ def _loads(line: str) -> Any:
         return loads(line, strict=True)
     except ValueError:
         return None
+
+
+def _unreadable(line: str) -> bytes | None:
+    """The error response to a request that `_loads` refuses but that names its id, or
+    None (not JSON at all, or no request: the SDK's to report, as it does, by a log
+    notification).
+
+    JSON with NaN, Infinity or a lone surrogate escape (which a client's encoder can
+    write when the model's text holds one) is JSON to Python's reader but refused
+    here and by the SDK; the SDK then logs an error and never answers the request,
+    so the agent would wait for an answer until its own timeout.
+    """
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    if type(message) is not dict or type(message.get("method")) is not str:
+        return None
+    rid = message.get("id")
+    if type(rid) is not int and type(rid) is not str:
+        return None
+    return _line({"jsonrpc": "2.0", "id": rid, "error": {
+        "code": -32600, "message": "arrowgate refuses this request: it holds NaN, Infinity "
+                                   "or a lone surrogate, which it does not take as JSON"}})
 
 
 def _line(message: dict[str, Any]) -> bytes:

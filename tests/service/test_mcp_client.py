@@ -506,3 +506,29 @@ async def test_the_short_way_takes_cancels_as_the_sdk_reads_them(
     assert out.lines == [{"jsonrpc": "2.0", "id": 1,
                           "error": {"code": 0, "message": "Request cancelled"}}]
     assert server.requests[-1].startswith(b"POST /v1/tool-calls/tc1/cancel HTTP/1.1\r\n")
+
+
+async def test_a_request_refused_as_json_is_answered_with_its_id(tmp_path: Path) -> None:
+    """NaN or a lone surrogate escape: JSON to Python's reader, refused by the strict one
+    (and by the SDK, which would then never answer); the request gets an error response
+    with its own id, so the agent is not left waiting. Text that is no JSON at all, or a
+    notification, is still the SDK's."""
+    import anyio
+
+    async with Scripted(tmp_path / "s", [_ok(_ECHO_TOOLS)]) as server:
+        client = ServiceClient(str(server.path), "t", "a1")
+        async with anyio.create_task_group() as tg:
+            agent, out = await _initialized(client, tg)
+            for rid, line in ((4, _request(4, {"name": "c1__echo",
+                                               "arguments": {"text": "\ud800"}})),
+                              ("n", _request("n", {"name": "c1__echo",
+                                                   "arguments": {"n": "NaN"}}).replace(
+                                  '"NaN"', "NaN"))):
+                assert "\\ud800" in line or "NaN" in line
+                assert await agent._take(line, out, tg)
+                assert out.lines[-1]["id"] == rid and out.lines[-1]["error"]["code"] == -32600
+            for line in ("{not json", '{"jsonrpc":"2.0","method":"x","params":{"n":NaN}}',
+                         '{"jsonrpc":"2.0","id":true,"method":"x","params":{"n":NaN}}'):
+                assert not await agent._take(line, out, tg), line
+        await client.aclose()
+    assert len(out.lines) == 2
