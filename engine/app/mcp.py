@@ -68,6 +68,8 @@ IDLE_REUSE = 30.0
 REQUEST_TIMEOUT = 60.0
 #: The largest response body read from the service.
 MAX_BODY = 64 * 1024 * 1024
+#: The longest id of a prompt or a tool call (the service's ids: `engine.service.models.Id`).
+MAX_ID = 256
 
 
 def default_agent_token_file(db: Path, agent: str) -> Path:
@@ -430,6 +432,12 @@ class AgentMCP:
 
     async def _status(self, arguments: dict[str, Any]) -> tuple[str, bool]:
         prompt, call_id = arguments.get("prompt"), arguments.get("tool_call")
+        for given in (prompt, call_id):
+            if isinstance(given, str) and len(given) > MAX_ID:
+                # No such id exists (the service's ids are at most this long), and
+                # one in the request's path would pass the server's line limit.
+                return self._text(f"no prompt or tool call {given[:40]}…: an id is at "
+                                  f"most {MAX_ID} characters", error=True)
         if isinstance(prompt, str) and prompt and call_id is None:
             out = await self.client.get(f"/v1/prompts/{_seg(prompt)}")
             if out.get("problem"):

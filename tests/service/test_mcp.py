@@ -254,6 +254,10 @@ async def test_cancellation_timeout_and_held_prompt(world: Any) -> None:
             later = await session.call_tool("arrowgate__prompt_status",
                                             {"tool_call": call["id"]})
             assert json.loads(_text(later))["result"] == "rejected"
+            # An id longer than any (past the server's request line, it was answered
+            # "Invalid HTTP request received."): said plainly, asking nothing.
+            long = await session.call_tool("arrowgate__prompt_status", {"prompt": "p" * 100_000})
+            assert long.isError and "an id is at most 256 characters" in _text(long)
     finally:
         await card.close()
     rows = running.client().get("/v1/log", params={"arrow": "e1"}).json()
