@@ -109,13 +109,12 @@ class ServiceClient:
     this machine (BENCHMARKS.md, issue 17). On the service's Unix socket the
     HTTP/1.1 goes through `engine.app.kept.UnixConnections` (the response
     framed by httptools' llhttp; round 10: httpcore and h11 cost about 0.15 ms
-    of CPU a request more); over TCP and
-    TLS it is httpcore's, its connections kept by
-    `engine.app.kept.KeptConnections` rather than httpcore's pool, whose
-    bookkeeping cost more than the request itself (round 8). Either way they
-    are kept alive and one the service closed is never reused (httpcore's
-    check before each reuse), so a POST is never sent twice, and each request
-    leaves in one write, waking the service once.
+    of CPU a request more); over TCP and TLS it is httpcore's, its connections
+    kept by `engine.app.kept.KeptConnections` rather than httpcore's pool,
+    whose bookkeeping cost more than the request itself (round 8). Either way
+    they are kept alive and one the service closed is never reused (the check
+    before each reuse), so a POST is never sent twice, and each request leaves
+    in one write, waking the service once.
     """
 
     def __init__(self, address: str, token: str, agent: str) -> None:

@@ -2,8 +2,9 @@
 
 The store leaves one piece of work for when the server is idle: the anchor's
 "committed" record after a commit (`Transactions.settle_anchor` in
-`engine.store.transactions`), which the next batch's own record makes needless. Without a
-loop that can say "idle", the store takes the loop's next turn for it. On one
+`engine.store.transactions`), which the next batch's own record makes
+needless. Without a loop that can say "idle", the store takes the loop's
+next turn for it. On one
 keep-alive connection that turn often comes *after* the client's next request
 has arrived: on 2 cores the client is woken on the server's processor, sends
 its next request before the server runs again, and the server then wrote the
