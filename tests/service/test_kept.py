@@ -21,6 +21,7 @@ import pytest
 
 from engine.app.kept import BodyTooLarge, KeptConnections, UnixConnections
 from engine.app.onewrite import OneWriteBackend
+from tests.service.scripted import Scripted
 
 
 class Server:
@@ -221,46 +222,14 @@ async def test_closing_a_spare_lets_other_requests_take_connections_meanwhile() 
     assert old.closed and not mine.closed and old not in kept._open
 
 
-class Replies:
-    """Answers each request with the next scripted bytes (for `UnixConnections`' framing)."""
-
-    def __init__(self, path: Path, replies: list[bytes]) -> None:
-        self.path, self.replies = path, replies
-        self.requests: list[bytes] = []
-        self.connections = 0
-        self.server: asyncio.AbstractServer | None = None
-
-    async def __aenter__(self) -> Replies:
-        self.server = await asyncio.start_unix_server(self._serve, str(self.path))
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self.server is not None
-        self.server.close()
-        await self.server.wait_closed()
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        try:
-            while self.replies:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n"):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":")[1])
-                self.requests.append(head + await reader.readexactly(length))
-                reply = self.replies.pop(0)
-                writer.write(reply)
-                await writer.drain()
-                if reply.startswith(b"HTTP/1.1 200 OK\r\nx-then: close"):
-                    break
-        except (asyncio.IncompleteReadError, ConnectionError):
-            pass
-        finally:
-            writer.close()
+def _replies(path: Path, replies: list[bytes]) -> Scripted:
+    """A server answering each request with the next of ``replies``; a reply whose body
+    runs to the end of the connection (``x-then: close``) closes it."""
+    return Scripted(path, replies, close_after=lambda reply: reply.startswith(
+        b"HTTP/1.1 200 OK\r\nx-then: close"))
 
 
-def _unix(server: Replies) -> UnixConnections:
+def _unix(server: Scripted) -> UnixConnections:
     return UnixConnections(str(server.path), b"arrowgate", keepalive=30.0)
 
 
@@ -275,7 +244,7 @@ async def test_a_unix_request_is_written_as_httpcore_writes_it(tmp_path: Path) -
     """The same request line, headers and body, byte for byte, in one write."""
     headers = [(b"Authorization", b"Bearer t"), (b"Content-Type", b"application/json")]
     body = b'{"text": "\xc3\xa9"}'
-    async with Replies(tmp_path / "s", [_OK, _OK]) as server:
+    async with _replies(tmp_path / "s", [_OK, _OK]) as server:
         ours = _unix(server)
         theirs = KeptConnections(httpcore.Origin(b"http", b"arrowgate", 80), OneWriteBackend(),
                                  uds=str(server.path), keepalive=30.0)
@@ -286,7 +255,7 @@ async def test_a_unix_request_is_written_as_httpcore_writes_it(tmp_path: Path) -
     assert server.requests[0] == server.requests[1]
     assert server.requests[0].startswith(b"POST /v1/tool-calls?wait=0.5 HTTP/1.1\r\n"
                                          b"Host: arrowgate\r\n")
-    async with Replies(tmp_path / "t", [_OK]) as server:
+    async with _replies(tmp_path / "t", [_OK]) as server:
         kept = _unix(server)
         for bad in ([(b"X-A", b"1\r\nX-B: 2")], [(b"X A", b"1")]):
             with pytest.raises(httpcore.LocalProtocolError):
@@ -307,7 +276,7 @@ async def test_a_unix_response_is_framed_strictly(tmp_path: Path) -> None:
         b"HTTP/1.1 204 No Content\r\ncontent-length: 0\r\n\r\n",
         _OK,
     ]
-    async with Replies(tmp_path / "s", replies) as server:
+    async with _replies(tmp_path / "s", replies) as server:
         kept = _unix(server)
         assert await _ask(kept) == (200, b"ok")
         assert await _ask(kept) == (404, b"abcde")
@@ -338,7 +307,7 @@ async def test_a_unix_response_it_does_not_plainly_take_is_an_error(
         tmp_path: Path, reply: bytes) -> None:
     """What h11 would refuse (or read another way) is a protocol error, and the connection
     is closed: the next request goes on a new one."""
-    async with Replies(tmp_path / "s", [reply, _OK]) as server:
+    async with _replies(tmp_path / "s", [reply, _OK]) as server:
         kept = _unix(server)
         with pytest.raises(httpcore.RemoteProtocolError):
             await _ask(kept)
@@ -360,7 +329,7 @@ async def test_a_unix_connection_is_kept_only_when_its_response_ended_cleanly(
         b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nfresh",
         _OK,
     ]
-    async with Replies(tmp_path / "s", replies) as server:
+    async with _replies(tmp_path / "s", replies) as server:
         kept = _unix(server)
         assert await _ask(kept) == (200, b"ok")
         assert await _ask(kept) == (200, b"ok")
@@ -377,7 +346,7 @@ async def test_a_unix_response_cut_short_is_an_error(tmp_path: Path) -> None:
     for reply in (b"HTTP/1.1 200 OK\r\ncontent-length: 10\r\n\r\nok",
                   b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n",
                   b"HTTP/1.1 200 OK\r\ncontent-le"):
-        async with Replies(tmp_path / "s", [reply]) as server:
+        async with _replies(tmp_path / "s", [reply]) as server:
             kept = _unix(server)
             task = asyncio.ensure_future(_ask(kept))
             await _until(lambda: server.replies == [], "the reply sent")
@@ -396,7 +365,7 @@ async def test_a_long_unix_response_arrives_in_many_reads(tmp_path: Path) -> Non
     chunked = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n" + b"".join(
         b"%x\r\n%b\r\n" % (len(part), part) for part in
         (big[i:i + 70_000] for i in range(0, len(big), 70_000))) + b"0\r\n\r\n"
-    async with Replies(tmp_path / "s", [sized, chunked, sized, chunked, _OK]) as server:
+    async with _replies(tmp_path / "s", [sized, chunked, sized, chunked, _OK]) as server:
         kept = _unix(server)
         for _ in range(2):
             assert await kept.request(b"GET", b"/x", [], b"", 2.0, len(big)) == (200, big)
@@ -441,7 +410,7 @@ async def test_what_follows_a_unix_response_is_never_read_as_part_of_it(tmp_path
         b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked \r\n\r\n2\r\nok\r\n0\r\n\r\n",
         _OK,
     ]
-    async with Replies(tmp_path / "s", replies) as server:
+    async with _replies(tmp_path / "s", replies) as server:
         kept = _unix(server)
         for _ in range(5):  # (the server takes its replies off the list)
             assert await _ask(kept) == (200, b"ok")
@@ -453,7 +422,7 @@ async def test_long_trailers_are_refused(tmp_path: Path) -> None:
     """What is not body — here a trailer of 1 MB — is bounded (`MAX_HEAD`), as the head is."""
     reply = (b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\nok\r\n0\r\n"
              b"x-long: " + b"a" * 1_000_000 + b"\r\n\r\n")
-    async with Replies(tmp_path / "s", [reply]) as server:
+    async with _replies(tmp_path / "s", [reply]) as server:
         kept = _unix(server)
         with pytest.raises(httpcore.RemoteProtocolError, match="too long"):
             await kept.request(b"GET", b"/x", [], b"", 2.0, 1 << 24)

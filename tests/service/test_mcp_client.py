@@ -18,44 +18,7 @@ import pytest
 
 from engine.app import mcp
 from engine.app.mcp import ServiceClient, ServiceError
-
-
-class Scripted:
-    """A server answering each request with the next scripted response bytes."""
-
-    def __init__(self, path: Path, replies: list[bytes], *, close_after: bool = False) -> None:
-        self.path, self.replies, self.close_after = path, replies, close_after
-        self.requests: list[bytes] = []
-        self.connections = 0
-        self.server: asyncio.AbstractServer | None = None
-
-    async def __aenter__(self) -> Scripted:
-        self.server = await asyncio.start_unix_server(self._serve, str(self.path))
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self.server is not None
-        self.server.close()
-        await self.server.wait_closed()
-
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        try:
-            while self.replies:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = 0
-                for line in head.split(b"\r\n"):
-                    if line.lower().startswith(b"content-length:"):
-                        length = int(line.split(b":")[1])
-                self.requests.append(head + await reader.readexactly(length))
-                writer.write(self.replies.pop(0))
-                await writer.drain()
-                if self.close_after:
-                    break
-        except asyncio.IncompleteReadError:
-            pass
-        finally:
-            writer.close()
+from tests.service.scripted import Scripted
 
 
 def _ok(body: object, extra: bytes = b"") -> bytes:
