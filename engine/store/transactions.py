@@ -473,11 +473,19 @@ def schedule_flush(owner: FlushOwner, batch: Batch) -> None:
     commits, each costing an fsync however many it carries. So the server
     in front tells (``owner.hold``) whether to wait: ``None`` commit now,
     ``0`` ask again at the next turn (a request was read whose handler has
-    not run), or seconds to wait for a client it expects to send soon. The
-    commit waits no longer than `GATHER_SHARE` of what commits have lately
-    taken (the loop is blocked while one is written, so gathering the calls
-    of two commits into one for a fraction of that time is a gain), and
-    never more than `GATHER_SECONDS` after the batch opened.
+    not run), or seconds to wait for a client it expects to send soon.
+    A request already read is joined for as long as such requests keep
+    coming, up to `GATHER_SECONDS` after the batch opened: the loop spends
+    that turn on the request's own work, not idle, and spares it a commit
+    of its own (a commit's fixed cost, on ``/dev/shm`` ~160 µs of the
+    server's processor, is most of a call's when each commit carries a
+    few; bounded only by a share of a commit's time, a server with 32
+    busy connections committed every 9 calls instead of every 25). A
+    client merely expected is waited for on a timer, while the loop may
+    sit idle: no longer than `GATHER_SHARE` of what commits have lately
+    taken (the loop is blocked while one is written, so gathering the
+    calls of two commits into one for a fraction of that time is a gain),
+    and never past `GATHER_SECONDS` either.
     ``hold`` is asked once as the batch opens, to forget the requests
     being handled in this very turn. A negative answer then means a lone
     caller (no other request in flight): the batch is ``eager``, and
@@ -496,8 +504,10 @@ def schedule_flush(owner: FlushOwner, batch: Batch) -> None:
     first = hold()
     if first is not None and first < 0:
         batch.eager = True
-    deadline = loop.time() + min(GATHER_SECONDS, owner.commit_seconds * GATHER_SHARE)
-    loop.call_soon(_Gathering(owner, batch, hold, loop, deadline).due)
+    now = loop.time()
+    loop.call_soon(_Gathering(owner, batch, hold, loop,
+                              now + min(GATHER_SECONDS, owner.commit_seconds * GATHER_SHARE),
+                              now + GATHER_SECONDS).due)
 
 
 class _Gathering:
@@ -508,27 +518,31 @@ class _Gathering:
     the batch and its future for the garbage collector after every commit.
     """
 
-    __slots__ = ("batch", "deadline", "hold", "loop", "owner")
+    __slots__ = ("batch", "deadline", "hold", "loop", "owner", "read_deadline")
 
     def __init__(self, owner: FlushOwner, batch: Batch, hold: Callable[[], float | None],
-                 loop: asyncio.AbstractEventLoop, deadline: float) -> None:
+                 loop: asyncio.AbstractEventLoop, deadline: float,
+                 read_deadline: float) -> None:
         self.owner, self.batch, self.hold = owner, batch, hold
-        self.loop, self.deadline = loop, deadline
+        #: Until when an expected client is waited for; until when a request read is.
+        self.loop, self.deadline, self.read_deadline = loop, deadline, read_deadline
 
     def due(self) -> None:
-        """Commit now, or look again later while a request is expected and time is left."""
+        """Commit now, or look again later while a request is read or expected and
+        time is left."""
         owner, loop = self.owner, self.loop
         if owner.batch is not self.batch:
             return  # committed meanwhile (at close, or by a locked retry)
         wait = self.hold()
-        left = self.deadline - loop.time()
-        if wait is not None and wait >= 0 and left > 0:
-            if wait == 0:
-                loop.call_soon(self.due)
-            else:
-                loop.call_later(min(wait, left), self.due)
-            return
         started = loop.time()
+        if wait is not None and wait >= 0:
+            if wait == 0:
+                if started < self.read_deadline:
+                    loop.call_soon(self.due)
+                    return
+            elif started < self.deadline:
+                loop.call_later(min(wait, self.deadline - started), self.due)
+                return
         owner.flush()
         owner.commit_seconds = 0.75 * owner.commit_seconds + 0.25 * (loop.time() - started)
 
