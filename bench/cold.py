@@ -156,13 +156,20 @@ def flatness(sizes: list[int], worlds: Path, queries_n: int, rounds: int,
 
     Sizes measured one after another minutes apart meet different loads on a
     shared machine; here every round measures every size (in a rotating
-    order), each query beside the floor (`paired`), and each figure is the
-    median over the rounds, as in `bench.bench.run`. Prints each size's warm
-    median and its ratio to the first size's, and the warm median of as many
-    queries drawn from only ``few`` distinct ones: all remembered and all in
-    the CPU's caches, so what the path costs apart from fetching memory.
-    With ``steps``, also each `ladder` step, timed the same way in the same
-    rounds, and a second table of them.
+    order), and each figure is the median over the rounds, as in
+    `bench.bench.run`. Each query is timed twice a round: beside the floor
+    (`paired`, for warm/floor and the figure of rounds 5–10), and beside a
+    call that does nothing ("alone"). Issue 19's flatness (the warm decision
+    at a million nodes within 1.5× of the 100-node figure) is read from the
+    second: beside the floor, the floor's own reads at a million nodes (its
+    figure grows ~7×) push the decision's data out of the caches between
+    each pair, so that figure grows with the floor's, not with the decision's
+    own work (BENCHMARKS.md, round 10's warm10 section; round 11). Prints each
+    size's figures and their ratios to the first size's, and the warm median
+    of as many queries drawn from only ``few`` distinct ones: all remembered
+    and all in the CPU's caches, so what the path costs apart from fetching
+    memory. With ``steps``, also each `ladder` step, timed beside the floor
+    in the same rounds, and a second table of them.
     """
     held = []
     for n in sizes:
@@ -176,42 +183,48 @@ def flatness(sizes: list[int], worlds: Path, queries_n: int, rounds: int,
         held.append((n, engine, ours, floor, qs))
     per: dict[int, list[tuple[float, float]]] = {n: [] for n in sizes}
     hot: dict[int, list[float]] = {n: [] for n in sizes}
+    alone: dict[int, list[float]] = {n: [] for n in sizes}
     stepped: dict[int, dict[str, list[float]]] = {n: {} for n in sizes}
     try:
         for r in range(rounds):
             for n, engine, ours, floor, qs in held[r % len(held):] + held[:r % len(held)]:
                 (warm, _p99), (warm_floor, _fp99) = paired(ours, floor, qs)
                 per[n].append((warm, warm_floor))
+                # The same queries beside a call that does nothing.
+                alone[n].append(paired(ours, _nothing, qs)[0][0])
                 repeated = [qs[i % few] for i in range(len(qs))]
                 hot[n].append(paired(ours, floor, repeated)[0][0])
                 if steps:
-                    called = ladder(engine)
-                    for name, step in called.items():
+                    for name, step in ladder(engine).items():
                         stepped[n].setdefault(name, []).append(paired(step, floor, qs)[0][0])
-                    # The decision beside a call that does nothing instead of
-                    # the floor: what the floor's own reads cost it.
-                    alone = paired(ours, called["call"], qs)[0][0]
-                    stepped[n].setdefault("warm, no floor beside it", []).append(alone)
     finally:
         for _n, engine, *_rest in held:
             engine.close()
     first = statistics.median(x for x, _f in per[sizes[0]])
-    print(f"| nodes | warm µs | floor µs | warm/floor | warm / warm at {sizes[0]:,} | "
-          f"warm µs, {few} distinct queries |\n|---|---|---|---|---|---|")
+    first_alone = statistics.median(alone[sizes[0]])
+    print(f"| nodes | warm µs, alone | / alone at {sizes[0]:,} (flatness) | warm µs beside "
+          f"the floor | / that at {sizes[0]:,} | floor µs | warm/floor | warm µs, {few} "
+          f"distinct queries |\n|---|---|---|---|---|---|---|---|")
     for n in sizes:
         warm = statistics.median(x for x, _f in per[n])
-        print(f"| {n:,} | {warm:.2f} | {statistics.median(f for _x, f in per[n]):.2f} | "
-              f"{statistics.median(x / f for x, f in per[n]):.2f}× | {warm / first:.2f}× | "
+        solo = statistics.median(alone[n])
+        print(f"| {n:,} | {solo:.2f} | {solo / first_alone:.2f}× | {warm:.2f} | "
+              f"{warm / first:.2f}× | {statistics.median(f for _x, f in per[n]):.2f} | "
+              f"{statistics.median(x / f for x, f in per[n]):.2f}× | "
               f"{statistics.median(hot[n]):.2f} |", flush=True)
     if steps:
         names = list(stepped[sizes[0]])
-        print(f"\n| nodes | {' | '.join(names[:-1])} | warm | {names[-1]} |  (µs, the steps "
-              f"beside the floor: see bench.cold.ladder)\n|---|{'---|' * (len(names) + 1)}")
+        print(f"\n| nodes | {' | '.join(names)} | warm |  (µs, the steps beside the floor: "
+              f"see bench.cold.ladder)\n|---|{'---|' * (len(names) + 1)}")
         for n in sizes:
             cells = [f"{statistics.median(stepped[n][name]):.2f}" for name in names]
             warm = statistics.median(x for x, _f in per[n])
-            print(f"| {n:,} | {' | '.join(cells[:-1])} | {warm:.2f} | {cells[-1]} |",
-                  flush=True)
+            print(f"| {n:,} | {' | '.join(cells)} | {warm:.2f} |", flush=True)
+
+
+def _nothing(card: str, call: str, target: str) -> bool:
+    """A decider that reads nothing: the other half of the "alone" pairs (`flatness`)."""
+    return False
 
 
 #: What `decisions` makes, for callgrind: "cold" is a `State.bump` then a

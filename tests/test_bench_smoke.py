@@ -160,7 +160,8 @@ def test_cold_bench_smoke(tmp_path, capsys) -> None:
                  "--rounds", "2", "--worlds", str(worlds)]) == 0
     out = capsys.readouterr().out
     assert "| 50 |" in out and "| 200 |" in out and "64 distinct queries" in out
-    assert "| nodes | call | hash | lookup | get | warm | warm, no floor beside it |" in out
+    assert "| nodes | warm µs, alone | / alone at 50 (flatness) |" in out
+    assert "| nodes | call | hash | lookup | get | warm |" in out
     assert (worlds / "bench-50" / "bench.db").exists()  # kept: the second run reused it
 
 
