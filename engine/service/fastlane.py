@@ -132,6 +132,10 @@ class _Direct(Protocol):
     def token_memo(self) -> TokenMemo:
         """The connection's memo of its ``Authorization`` header (`TokenStore.recall`)."""
 
+    def run(self, app: ASGIApp) -> None:
+        """Answer through ASGI after all: ``app`` runs as the request's task (a request
+        `FastLane.take` took, which has none)."""
+
 
 class _Stream(Writer, Protocol):
     """A streamed answer's body (`engine.service.serve._Stream`)."""
@@ -145,6 +149,84 @@ class FastLane:
 
     def __init__(self, app: ASGIApp, service: Service) -> None:
         self.app, self.service = app, service
+        #: The calls `take` took in this turn of the loop, decided together at the next.
+        self._turn: list[tuple[_Direct, CallArgs]] | None = None
+        #: The tasks deciding a turn's calls (the loop keeps only weak references).
+        self._turns: set[asyncio.Task[None]] = set()
+
+    def take(self, scope: Scope, direct: _Direct, raw: bytes) -> bool:
+        """Take a plain ``POST /v1/calls`` whose body has all arrived, to be decided with
+        the other calls read in this turn of the loop; False (nothing done) when the
+        request must go the ordinary way, through `__call__` in a task of its own.
+
+        The server asks as each request's body completes (`engine.service.serve`),
+        before it makes the request a task. A call taken costs no task and no
+        coroutine: the turn's calls go to the engine as one `Engine.call_many`
+        (each decided as it would be alone, in the order read, in the open group
+        commit) and each is answered through ``direct`` once its rows are
+        durable. Only the plainest requests are taken — those `__call__` would
+        answer 200 with a decision: a body within the limit, JSON, `_plain_call`'s
+        form, a known token that may act as the card. Anything else `__call__`
+        answers, errors included, so that every answer stays its own. A call that
+        may wait on something (``net.fetch``, ``fs.*``: `Calls._carry_out`) goes
+        that way too: in a `Engine.call_many` the turn's later calls would wait
+        behind it.
+        """
+        if scope.get("root_path") or len(raw) > self.service.max_body:
+            return False
+        header, json_body, declared = _call_headers(scope)
+        if header is None or not json_body or not declared:
+            return False
+        tokens = self.service.tokens
+        found = tokens.recall(header, direct.token_memo)
+        if found is None:
+            token = _token_of(header)
+            found = tokens.lookup(token) if token else None
+            if found is None:
+                return False  # 401: `__call__` says so
+            tokens.remember(header, token, direct.token_memo)  # type: ignore[arg-type]
+        try:
+            data = loads(raw)
+        except ValueError:  # not JSON, not UTF-8
+            return False
+        call = _plain_call(data)
+        if call is None:
+            return False
+        try:
+            may_act_as_card(found[1], call[0])
+        except ServiceError:
+            return False  # 403: `__call__` says so
+        if call[1] == "net.fetch" or call[1].startswith("fs."):
+            return False
+        turn = self._turn
+        if turn is None:
+            # The first of the turn: its task starts at the next turn, after every
+            # request read in this one (the loop runs what was ready when it began).
+            self._turn = turn = []
+            task = asyncio.get_running_loop().create_task(self._decide(turn))
+            self._turns.add(task)
+        turn.append((direct, call))
+        return True
+
+    async def _decide(self, turn: list[tuple[_Direct, CallArgs]]) -> None:
+        """Decide the calls `take` took in one turn, answer each once durable."""
+        if self._turn is turn:
+            self._turn = None  # later calls make a turn of their own
+        try:
+            try:
+                results: list[Decision | Exception] = await self.service.engine.call_many(
+                    [call for _, call in turn])
+            except Exception as exc:  # not the engine's way: each call fails alike
+                results = [exc] * len(turn)
+            for (direct, _), d in zip(turn, results, strict=True):
+                if isinstance(d, Exception):
+                    direct.run(_failed(d))
+                    continue
+                body = _decision_bytes(d) or _decisions_bytes([d], False)
+                if not direct.respond(200, _JSON_HEAD % len(body), body):
+                    direct.run(_sending(body))
+        finally:
+            self._turns.discard(asyncio.current_task())
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("root_path"):
@@ -658,6 +740,26 @@ def _decisions_bytes(decisions: list[Decision], batch: bool) -> bytes:
             seen[id(d)] = data
         parts.append(data)
     return b'{"decisions":[' + b",".join(parts) + b"]}" if batch else parts[0]
+
+
+def _failed(exc: Exception) -> ASGIApp:
+    """An ASGI app answering a call `FastLane.take` took as `FastLane.__call__` answers
+    the call's ``exc``: problem+json for the service's and the engine's errors;
+    anything else raised, for the server to answer 500 (as it would the lane)."""
+    async def answer(scope: Scope, receive: Receive, send: Send) -> None:
+        if not isinstance(exc, (ServiceError, ConsentError)):
+            raise exc
+        await error_response(exc)(scope, receive, send)
+
+    return answer
+
+
+def _sending(body: bytes) -> ASGIApp:
+    """An ASGI app sending a call's 200 answer, when the server's short way cannot."""
+    async def answer(scope: Scope, receive: Receive, send: Send) -> None:
+        await _send_bytes(send, 200, body)
+
+    return answer
 
 
 async def _send_bytes(send: Send, status: int, body: bytes) -> None:
