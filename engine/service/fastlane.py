@@ -212,11 +212,18 @@ class FastLane:
         """Decide the calls `take` took in one turn, answer each once durable."""
         if self._turn is turn:
             self._turn = None  # later calls make a turn of their own
+        engine = self.service.engine
+        results: list[Decision | Exception]
         try:
             try:
-                results: list[Decision | Exception] = await self.service.engine.call_many(
-                    [call for _, call in turn])
-            except Exception as exc:  # not the engine's way: each call fails alike
+                if len(turn) == 1:
+                    # Alone (one connection): `Engine.call`, whose commit a lone
+                    # caller's batch makes at once (`run_eagerly`), no turn later.
+                    card, call, target, args, context = turn[0][1]
+                    results = [await engine.call(card, call, target, args, context=context)]
+                else:
+                    results = await engine.call_many([call for _, call in turn])
+            except Exception as exc:  # each call fails alike (`Engine.call`'s error)
                 results = [exc] * len(turn)
             for (direct, _), d in zip(turn, results, strict=True):
                 if isinstance(d, Exception):
