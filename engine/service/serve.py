@@ -496,7 +496,7 @@ class _Stream:
 
 #: Takes a request whose body has all arrived, without a task (`FastLane.take`): its
 #: scope, its `_Direct` and its body; False when it must run as uvicorn runs it.
-Take = Callable[[dict[str, Any], _Direct, bytes], bool]
+Take = Callable[[dict[str, Any], _Direct, bytearray], bool]
 
 
 def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
@@ -591,8 +591,8 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
                 direct = cycle.scope.get("arrowgate.direct")
                 if take is not None and direct is not None and not (
                         cycle.disconnected or cycle.waiting_for_100_continue) and \
-                        take(cycle.scope, direct, bytes(cycle.body)):
-                    cycle.body = bytearray()
+                        take(cycle.scope, direct, cycle.body):
+                    # (Its body stays with the cycle: nothing reads it again.)
                     self._taken = cycle
                 else:
                     self.run_task(*waiting)
