@@ -226,7 +226,10 @@ class FastLane:
                     direct.run(_failed(d))
                     continue
                 body = _decision_bytes(d) or _decisions_bytes([d], False)
-                if not direct.respond(200, _JSON_HEAD % len(body), body):
+                head = _HEADS.get(len(body))
+                if head is None:
+                    head = _HEADS[len(body)] = _JSON_HEAD % len(body)
+                if not direct.respond(200, head, body):
                     direct.run(_sending(body))
         finally:
             self._turns.discard(asyncio.current_task())
@@ -657,6 +660,9 @@ async def _answer(scope: Scope, send: Send, body: bytes) -> None:
 
 #: A JSON answer's header lines, its length to fill in.
 _JSON_HEAD = b"content-type: application/json\r\ncontent-length: %d\r\n"
+#: ... filled in, by length, for the answers to calls (a few hundred lengths at most:
+#: a decision's JSON is bounded by its fields').
+_HEADS: dict[int, bytes] = {}
 
 
 #: The health answer: always the same bytes.

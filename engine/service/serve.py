@@ -186,8 +186,14 @@ class _Coalescing:
 
     def release(self) -> None:
         """Send what `write_soon` held (`_Outbox.release`)."""
+        # `flush`, written out: once for every answer held.
         self._held = False
-        self.flush()
+        pending = self._pending
+        if pending:
+            data = pending[0] if len(pending) == 1 else b"".join(pending)
+            pending.clear()
+            if not self._transport.is_closing():
+                self._transport.write(data)
 
     def close(self) -> None:
         self._held = False
@@ -519,6 +525,7 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
     done callback (a second handle a request, run at the loop's next turn).
     """
     import httptools
+    from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
     from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
     class Protocol(HttpToolsProtocol):
@@ -574,7 +581,22 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             finally:
                 if self._waiting is not None:
                     waiting, self._waiting = self._waiting, None
+                    if waiting[0].body:
+                        waiting[0].message_event.set()  # what `on_body` left unsaid
                     self.run_task(*waiting)
+
+        def on_body(self, body: bytes) -> None:
+            # HttpToolsProtocol.on_body, written out, but the call whose task waits
+            # for its body has nobody to wake: told when it runs, if it does.
+            cycle = self.cycle
+            if cycle.response_complete or \
+                    (self.parser.should_upgrade() and self._should_upgrade()):
+                return
+            cycle.body += body
+            if len(cycle.body) > HIGH_WATER_LIMIT:
+                self.flow.pause_reading()
+            if self._waiting is None:
+                cycle.message_event.set()
 
         def on_message_complete(self) -> None:
             # HttpToolsProtocol.on_message_complete, written out (as `data_received`),
@@ -584,7 +606,6 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
                     cycle.response_complete:
                 return
             cycle.more_body = False
-            cycle.message_event.set()
             waiting = self._waiting
             if waiting is not None and waiting[0] is cycle:
                 self._waiting = None
@@ -592,10 +613,14 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
                 if take is not None and direct is not None and not (
                         cycle.disconnected or cycle.waiting_for_100_continue) and \
                         take(cycle.scope, direct, cycle.body):
-                    # (Its body stays with the cycle: nothing reads it again.)
+                    # Nobody waits for its body (no task reads it: it stays with the
+                    # cycle), and only this holds the cycle until it is answered.
                     self._taken = cycle
-                else:
-                    self.run_task(*waiting)
+                    return
+                cycle.message_event.set()
+                self.run_task(*waiting)
+                return
+            cycle.message_event.set()
 
         def _unset_keepalive_if_required(self) -> None:
             # Bytes arrived (or the connection is gone): not idle. The timer, if
