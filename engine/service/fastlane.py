@@ -32,6 +32,9 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import types
+from collections.abc import Coroutine, Generator
+from functools import partial
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -137,6 +140,7 @@ class _Direct(Protocol):
         `FastLane.take` took, which has none)."""
 
 
+
 class _Stream(Writer, Protocol):
     """A streamed answer's body (`engine.service.serve._Stream`)."""
 
@@ -196,43 +200,54 @@ class FastLane:
             return False
         turn = self._turn
         if turn is None:
-            # The first of the turn: its task starts at the next turn, after every
-            # request read in this one (the loop runs what was ready when it began).
+            # The first of the turn: decided at the next turn, after every request
+            # read in this one (the loop runs what was ready when it began).
             self._turn = turn = []
-            task = asyncio.get_running_loop().create_task(self._decide(turn))
-            self._turns.add(task)
+            asyncio.get_running_loop().call_soon(self._decide)
         turn.append((direct, call))
         return True
 
-    async def _decide(self, turn: list[tuple[_Direct, CallArgs]]) -> None:
-        """Decide the calls `take` took in one turn, answer each once durable."""
-        if self._turn is turn:
-            self._turn = None  # later calls make a turn of their own
-        engine = self.service.engine
+    def _decide(self) -> None:
+        """Decide the calls `take` took in the last turn; each is answered once durable."""
+        turn, self._turn = self._turn, None
+        assert turn is not None
+        if len(turn) > 1:
+            # Every call decided now, in this turn, as `Engine.call_many`'s coroutine
+            # runs up to its wait for the commit; a task waits for the rest. (Made
+            # a task at once, it would begin only at the next turn.)
+            many = self._decide_many(turn)
+            try:
+                step = many.send(None)
+            except StopIteration:
+                return
+            task = asyncio.get_running_loop().create_task(_rest(many, step))
+            self._turns.add(task)
+            task.add_done_callback(self._turns.discard)
+            return
+        # Alone in its turn (one connection, say): `Engine.call`, whose commit a lone
+        # caller's batch makes at once (`run_eagerly`), where `call_many`'s would wait
+        # for the next turn; mostly answered right here, without a task.
+        direct, (card, call, target, args, context) = turn[0]
+        try:
+            done = asyncio.ensure_future(self.service.engine.call(
+                card, call, target, args, context=context))
+        except Exception as exc:  # as `call_many` would have it
+            _respond(direct, exc)
+            return
+        if done.done():
+            _answer_done(direct, done)
+        else:
+            done.add_done_callback(partial(_answer_done, direct))
+
+    async def _decide_many(self, turn: list[tuple[_Direct, CallArgs]]) -> None:
+        """A turn's calls as one `Engine.call_many`, each answered once durable."""
         results: list[Decision | Exception]
         try:
-            try:
-                if len(turn) == 1:
-                    # Alone (one connection): `Engine.call`, whose commit a lone
-                    # caller's batch makes at once (`run_eagerly`), no turn later.
-                    card, call, target, args, context = turn[0][1]
-                    results = [await engine.call(card, call, target, args, context=context)]
-                else:
-                    results = await engine.call_many([call for _, call in turn])
-            except Exception as exc:  # each call fails alike (`Engine.call`'s error)
-                results = [exc] * len(turn)
-            for (direct, _), d in zip(turn, results, strict=True):
-                if isinstance(d, Exception):
-                    direct.run(_failed(d))
-                    continue
-                body = _decision_bytes(d) or _decisions_bytes([d], False)
-                head = _HEADS.get(len(body))
-                if head is None:
-                    head = _HEADS[len(body)] = _JSON_HEAD % len(body)
-                if not direct.respond(200, head, body):
-                    direct.run(_sending(body))
-        finally:
-            self._turns.discard(asyncio.current_task())
+            results = await self.service.engine.call_many([call for _, call in turn])
+        except Exception as exc:  # each call fails alike (`Engine.call`'s error)
+            results = [exc] * len(turn)
+        for (direct, _), d in zip(turn, results, strict=True):
+            _respond(direct, d)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("root_path"):
@@ -773,7 +788,56 @@ def _decisions_bytes(decisions: list[Decision], batch: bool) -> bytes:
     return b'{"decisions":[' + b",".join(parts) + b"]}" if batch else parts[0]
 
 
-def _failed(exc: Exception) -> ASGIApp:
+async def _rest(coro: Coroutine[Any, Any, None], step: Any) -> None:
+    """The rest of ``coro``, which has run up to a wait and yielded ``step``."""
+    await _resume(coro, step)
+
+
+@types.coroutine
+def _resume(coro: Coroutine[Any, Any, None], step: Any) -> Generator[Any, Any, None]:
+    # ``yield from coro`` for a coroutine already started, which yielded ``step``:
+    # what the task sends or throws goes on to it (`engine.store.transactions`'s).
+    while True:
+        try:
+            sent = yield step
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:
+            try:
+                step = coro.throw(exc)
+            except StopIteration:
+                return
+        else:
+            try:
+                step = coro.send(sent)
+            except StopIteration:
+                return
+
+
+def _answer_done(direct: _Direct, done: asyncio.Future[Decision]) -> None:
+    """Answer a call `FastLane.take` decided alone, now its future is done."""
+    if done.cancelled():  # the server is closing: as a task cancelled would be
+        _respond(direct, asyncio.CancelledError())
+        return
+    exc = done.exception()
+    _respond(direct, done.result() if exc is None else exc)
+
+
+def _respond(direct: _Direct, d: Decision | BaseException) -> None:
+    """Answer a call `FastLane.take` took: its decision, or what its call raised."""
+    if isinstance(d, BaseException):
+        direct.run(_failed(d))
+        return
+    body = _decision_bytes(d) or _decisions_bytes([d], False)
+    head = _HEADS.get(len(body))
+    if head is None:
+        head = _HEADS[len(body)] = _JSON_HEAD % len(body)
+    if not direct.respond(200, head, body):
+        direct.run(_sending(body))
+
+
+def _failed(exc: BaseException) -> ASGIApp:
     """An ASGI app answering a call `FastLane.take` took as `FastLane.__call__` answers
     the call's ``exc``: problem+json for the service's and the engine's errors;
     anything else raised, for the server to answer 500 (as it would the lane)."""

@@ -610,13 +610,14 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             if waiting is not None and waiting[0] is cycle:
                 self._waiting = None
                 direct = cycle.scope.get("arrowgate.direct")
+                # Only this holds the cycle of a call taken until it is answered
+                # (which may be at once, in ``take``: `on_response_complete` lets go).
+                self._taken = cycle
                 if take is not None and direct is not None and not (
                         cycle.disconnected or cycle.waiting_for_100_continue) and \
                         take(cycle.scope, direct, cycle.body):
-                    # Nobody waits for its body (no task reads it: it stays with the
-                    # cycle), and only this holds the cycle until it is answered.
-                    self._taken = cycle
-                    return
+                    return  # nobody waits for its body: no task reads it
+                self._taken = None
                 cycle.message_event.set()
                 self.run_task(*waiting)
                 return

@@ -170,6 +170,29 @@ def test_a_turn_s_plain_calls_go_to_the_engine_together_without_a_task_each(
         [f"turn {k}" for k in range(8)]
 
 
+def test_a_lone_call_is_decided_without_a_task(serve_at: Callable[..., Running], tmp_path: Any,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls one after another on one connection: each, alone in its turn, goes to
+    `Engine.call` (whose lone batch commits at once) and is answered without a task."""
+    caught = _Caught(monkeypatch)
+    unix_server = serve_at()
+    op = unix_server.client()
+    build_canvas(op, tmp_path / "proj")
+    with _connect(unix_server) as sock, sock.makefile("rb") as stream:
+        assert _ask(sock, stream, unix_server.token, _call("c1", "n1", "warm"))[0] == 200
+        many = _recording_call_many(monkeypatch)
+        tasks = _counting_tasks(monkeypatch)
+        for i, target in enumerate(("a1", "t1", "n1", "y1") * 3):
+            status, _type, d = _ask(sock, stream, unix_server.token,
+                                    _call("c1", target, f"lone {i}"))
+            assert status == 200 and d["target"] == target
+        monkeypatch.undo()
+    assert many == [] and tasks == []
+    assert [t for _, t in caught.taken] == [True] * 13
+    payloads = [r["payload"] for r in op.get("/v1/log", params={"limit": 1000}).json()["rows"]]
+    assert [p for p in payloads if p.startswith("lone")] == [f"lone {i}" for i in range(12)]
+
+
 def test_a_failed_write_fails_only_its_call(serve_at: Callable[..., Running], tmp_path: Any,
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """A call of a turn whose write fails is answered as the lane answers it alone (503
@@ -188,6 +211,7 @@ def test_a_failed_write_fails_only_its_call(serve_at: Callable[..., Running], tm
         failing = _call("c1", "a1", "fails")  # allowed: delivered to a1, whose save fails
         alone = _ask(sockets[0], streams[0], token, failing, chunked=True)
         assert alone[0] == 503 and alone[2]["code"] == "STORE_FAILED", alone
+        assert _ask(sockets[0], streams[0], token, failing) == alone  # taken, alone
         many = _recording_call_many(monkeypatch)
         bodies = [_call("c1", "t1", "before"), failing, _call("c2", "n1", "after")]
         with caught.held():
