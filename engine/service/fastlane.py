@@ -829,12 +829,17 @@ def _respond(direct: _Direct, d: Decision | BaseException) -> None:
     if isinstance(d, BaseException):
         direct.run(_failed(d))
         return
-    body = _decision_bytes(d) or _decisions_bytes([d], False)
-    head = _HEADS.get(len(body))
-    if head is None:
-        head = _HEADS[len(body)] = _JSON_HEAD % len(body)
-    if not direct.respond(200, head, body):
-        direct.run(_sending(body))
+    try:
+        body = _decision_bytes(d) or _decisions_bytes([d], False)
+        head = _HEADS.get(len(body))
+        if head is None:
+            head = _HEADS[len(body)] = _JSON_HEAD % len(body)
+        if direct.respond(200, head, body):
+            return
+    except Exception as exc:  # raised in the lane's task, it would be answered 500
+        direct.run(_failed(exc))
+        return
+    direct.run(_sending(body))
 
 
 def _failed(exc: BaseException) -> ASGIApp:

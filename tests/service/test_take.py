@@ -353,3 +353,42 @@ def test_a_body_orjson_refuses_is_left_to_the_ordinary_way(raw: bytes) -> None:
     """What orjson does not read (json may: NaN, a lone surrogate) is not taken."""
     assert _read_plain_call(raw) is None
 
+
+
+def test_a_call_that_raises_is_answered_500_as_the_ordinary_way(
+        serve_at: Callable[..., Running], tmp_path: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An error that is not the engine's (a bug) in a taken call's decision, alone or in
+    a turn of several, is the server's 500, as it is in the lane's task."""
+    caught = _Caught(monkeypatch)
+    unix_server = serve_at()
+    op = unix_server.client()
+    build_canvas(op, tmp_path / "proj")
+    token = unix_server.token
+    sockets = [_connect(unix_server) for _ in range(4)]
+    streams = [s.makefile("rb") for s in sockets]
+
+    def broken(*_: Any, **__: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    try:
+        for sock, stream in zip(sockets, streams, strict=True):
+            assert _ask(sock, stream, token, _call("c1", "n1", "warm"))[0] == 200
+        monkeypatch.setattr(Engine, "call", broken)
+        monkeypatch.setattr(Engine, "call_many", broken)
+        for k, chunked in ((0, True), (1, False)):  # the ordinary way, then taken alone
+            head, data = _request(token, _call("c1", "n1", "x"), chunked=chunked)
+            sockets[k].sendall(head + data)
+        answers = [_read_answer(streams[k])[::2] for k in (0, 1)]
+        with caught.held():  # two taken in one turn
+            for sock in sockets[2:]:
+                head, data = _request(token, _call("c1", "n1", "x"))
+                sock.sendall(head + data)
+        answers += [_read_answer(stream)[::2] for stream in streams[2:]]
+    finally:
+        for s in streams:
+            s.close()
+        for s in sockets:
+            s.close()
+    assert answers == [(500, b"Internal Server Error")] * 4
+    assert [t for _, t in caught.taken][-3:] == [True] * 3
