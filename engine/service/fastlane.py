@@ -30,6 +30,7 @@ else FastAPI's route streams it through Starlette.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import re
 import types
@@ -214,13 +215,16 @@ class FastLane:
         if len(turn) > 1:
             # Every call decided now, in this turn, as `Engine.call_many`'s coroutine
             # runs up to its wait for the commit; a task waits for the rest. (Made
-            # a task at once, it would begin only at the next turn.)
+            # a task at once, it would begin only at the next turn.) Both in one
+            # context, the task's: the engine sets a context variable before the
+            # wait and resets it after (`engine.store.transactions.JOINED`).
             many = self._decide_many(turn)
+            its = contextvars.copy_context()
             try:
-                step = many.send(None)
+                step = its.run(many.send, None)
             except StopIteration:
                 return
-            task = asyncio.get_running_loop().create_task(_rest(many, step))
+            task = asyncio.get_running_loop().create_task(_rest(many, step), context=its)
             self._turns.add(task)
             task.add_done_callback(self._turns.discard)
             return

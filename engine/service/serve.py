@@ -611,7 +611,7 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
                 self._waiting = None
                 direct = cycle.scope.get("arrowgate.direct")
                 # Only this holds the cycle of a call taken until it is answered
-                # (which may be at once, in ``take``: `on_response_complete` lets go).
+                # (`on_response_complete` lets go).
                 self._taken = cycle
                 if take is not None and direct is not None and not (
                         cycle.disconnected or cycle.waiting_for_100_continue) and \

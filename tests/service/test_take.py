@@ -392,3 +392,67 @@ def test_a_call_that_raises_is_answered_500_as_the_ordinary_way(
             s.close()
     assert answers == [(500, b"Internal Server Error")] * 4
     assert [t for _, t in caught.taken][-3:] == [True] * 3
+
+
+def test_a_turn_s_call_that_raced_another_process_is_made_again_in_its_place(
+        serve_at: Callable[..., Running], tmp_path: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process commits between a turn's first decision and its write: that call
+    is made again alone (`Engine.call_many` waits on it, inside the engine's context
+    variable), and every call of the turn is answered as decided on the new state."""
+    from engine import World
+    from engine.services.calls import Calls
+
+    caught = _Caught(monkeypatch)
+    unix_server = serve_at()
+    op = unix_server.client()
+    build_canvas(op, tmp_path / "proj")
+    token = unix_server.token
+    sockets = [_connect(unix_server) for _ in range(4)]
+    streams = [s.makefile("rb") for s in sockets]
+
+    def remove_elsewhere() -> None:
+        async def other() -> None:
+            second = Engine.open(unix_server.db, world=World(net=None, fs=None))
+            try:
+                await second.remove_arrow("e1")  # c1—a1
+            finally:
+                second.close()
+
+        asyncio.run(other())
+
+    armed = threading.Event()
+    decided = Calls._decided
+
+    def racing(self: Calls, *args: Any) -> Any:
+        result = decided(self, *args)
+        if armed.is_set():  # the turn's first: decided, not yet written
+            armed.clear()
+            thread = threading.Thread(target=remove_elsewhere)
+            thread.start()
+            thread.join()
+        return result
+
+    try:
+        for sock, stream in zip(sockets, streams, strict=True):
+            assert _ask(sock, stream, token, _call("c1", "n1", "warm"))[0] == 200
+        monkeypatch.setattr(Calls, "_decided", racing)
+        many = _recording_call_many(monkeypatch)
+        with caught.held():
+            for k, sock in enumerate(sockets):
+                head, data = _request(token, _call("c1", "a1", f"raced {k}"))
+                sock.sendall(head + data)
+            armed.set()
+        answers = [_read_answer(stream) for stream in streams]
+        # The connections still serve (nothing left set in the loop's context).
+        for sock, stream in zip(sockets, streams, strict=True):
+            assert _ask(sock, stream, token, _call("c1", "n1", "after"))[0] == 200
+    finally:
+        for s in streams:
+            s.close()
+        for s in sockets:
+            s.close()
+    assert [len(calls) for calls in many][:1] == [4]
+    for status, _headers, answer in answers:
+        d = json.loads(answer)
+        assert status == 200 and d["outcome"] != "ok" and d["target"] == "a1", answer
