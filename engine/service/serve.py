@@ -698,7 +698,9 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             try:
                 await cycle.run_asgi(app)
             finally:
-                self.tasks.discard(asyncio.current_task())
+                # The loop named: asking for the running one costs a system call
+                # (Python checks the process id, getpid(2)), a request.
+                self.tasks.discard(asyncio.current_task(self.loop))
 
         def _keep_alive_due(self) -> None:
             self.timeout_keep_alive_task = None
