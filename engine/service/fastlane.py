@@ -679,9 +679,10 @@ async def _answer(scope: Scope, send: Send, body: bytes) -> None:
 
 #: A JSON answer's header lines, its length to fill in.
 _JSON_HEAD = b"content-type: application/json\r\ncontent-length: %d\r\n"
-#: ... filled in, by length, for the answers to calls (a few hundred lengths at most:
-#: a decision's JSON is bounded by its fields').
+#: ... filled in, by length, for the answers to calls: a refusal's or a prompt's JSON
+#: comes in a few hundred lengths; a call's ``value`` may make any (bounded here).
 _HEADS: dict[int, bytes] = {}
+_HEADS_MAX = 1024
 
 
 #: The health answer: always the same bytes.
@@ -837,7 +838,9 @@ def _respond(direct: _Direct, d: Decision | BaseException) -> None:
         body = _decision_bytes(d) or _decisions_bytes([d], False)
         head = _HEADS.get(len(body))
         if head is None:
-            head = _HEADS[len(body)] = _JSON_HEAD % len(body)
+            head = _JSON_HEAD % len(body)
+            if len(_HEADS) < _HEADS_MAX:
+                _HEADS[len(body)] = head
         if direct.respond(200, head, body):
             return
     except Exception as exc:  # raised in the lane's task, it would be answered 500
