@@ -32,7 +32,8 @@ from engine.service.toolroutes import register_tools
 # The names the routes share live in engine.service.context; they are re-exported
 # here, where callers have always found them.
 __all__ = ["API_VERSION", "Caller", "MAX_BODY", "Service", "asgi_app", "authenticate",
-           "create_app", "decision_json", "json_response", "may_act_as_card", "openapi_document"]
+           "create_app", "decision_json", "fast_lane", "json_response", "may_act_as_card",
+           "openapi_document"]
 
 _bearer = HTTPBearer(auto_error=False, description="a token from the token file or "
                                                   "POST /v1/tokens")
@@ -72,6 +73,12 @@ def asgi_app(service: Service) -> Any:
     ASGI 2: run it with ``interface="asgi3"``, as `engine.service.serve` does.
     """
     return BodyLimit(FastLane(create_app(service), service), limit=service.max_body)
+
+
+def fast_lane(app: Any) -> FastLane | None:
+    """The fast lane of an app `asgi_app` made (the server offers it calls: `FastLane.take`)."""
+    lane = app.app if isinstance(app, BodyLimit) else None
+    return lane if isinstance(lane, FastLane) else None
 
 
 _ERRORS = {

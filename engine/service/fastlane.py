@@ -30,8 +30,12 @@ else FastAPI's route streams it through Starlette.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import re
+import types
+from collections.abc import Coroutine, Generator
+from functools import partial
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -132,6 +136,11 @@ class _Direct(Protocol):
     def token_memo(self) -> TokenMemo:
         """The connection's memo of its ``Authorization`` header (`TokenStore.recall`)."""
 
+    def run(self, app: ASGIApp) -> None:
+        """Answer through ASGI after all: ``app`` runs as the request's task (a request
+        `FastLane.take` took, which has none)."""
+
+
 
 class _Stream(Writer, Protocol):
     """A streamed answer's body (`engine.service.serve._Stream`)."""
@@ -145,6 +154,104 @@ class FastLane:
 
     def __init__(self, app: ASGIApp, service: Service) -> None:
         self.app, self.service = app, service
+        #: The calls `take` took in this turn of the loop, decided together at the next.
+        self._turn: list[tuple[_Direct, CallArgs]] | None = None
+        #: The tasks deciding a turn's calls (the loop keeps only weak references).
+        self._turns: set[asyncio.Task[None]] = set()
+
+    def take(self, scope: Scope, direct: _Direct, raw: bytes | bytearray) -> bool:
+        """Take a plain ``POST /v1/calls`` whose body has all arrived, to be decided with
+        the other calls read in this turn of the loop; False (nothing done) when the
+        request must go the ordinary way, through `__call__` in a task of its own.
+
+        The server asks as each request's body completes (`engine.service.serve`),
+        before it makes the request a task. A call taken costs no task and no
+        coroutine: the turn's calls go to the engine as one `Engine.call_many`
+        (each decided as it would be alone, in the order read, in the open group
+        commit) and each is answered through ``direct`` once its rows are
+        durable. Only the plainest requests are taken — those `__call__` would
+        answer 200 with a decision: a body within the limit, JSON, `_plain_call`'s
+        form, a known token that may act as the card. Anything else `__call__`
+        answers, errors included, so that every answer stays its own. A call that
+        may wait on something (``net.fetch``, ``fs.*``: `Calls._carry_out`) goes
+        that way too: in a `Engine.call_many` the turn's later calls would wait
+        behind it.
+        """
+        if scope.get("root_path") or len(raw) > self.service.max_body:
+            return False
+        header, json_body, declared = _call_headers(scope)
+        if header is None or not json_body or not declared:
+            return False
+        tokens = self.service.tokens
+        found = tokens.recall(header, direct.token_memo)
+        if found is None:
+            token = _token_of(header)
+            found = tokens.lookup(token) if token else None
+            if found is None:
+                return False  # 401: `__call__` says so
+            tokens.remember(header, token, direct.token_memo)  # type: ignore[arg-type]
+        call = _read_plain_call(raw)
+        if call is None:
+            return False
+        try:
+            may_act_as_card(found[1], call[0])
+        except ServiceError:
+            return False  # 403: `__call__` says so
+        if call[1] == "net.fetch" or call[1].startswith("fs."):
+            return False
+        turn = self._turn
+        if turn is None:
+            # The first of the turn: decided at the next turn, after every request
+            # read in this one (the loop runs what was ready when it began).
+            self._turn = turn = []
+            asyncio.get_running_loop().call_soon(self._decide)
+        turn.append((direct, call))
+        return True
+
+    def _decide(self) -> None:
+        """Decide the calls `take` took in the last turn; each is answered once durable."""
+        turn, self._turn = self._turn, None
+        assert turn is not None
+        if len(turn) > 1:
+            # Every call decided now, in this turn, as `Engine.call_many`'s coroutine
+            # runs up to its wait for the commit; a task waits for the rest. (Made
+            # a task at once, it would begin only at the next turn.) Both in one
+            # context, the task's: the engine sets a context variable before the
+            # wait and resets it after (`engine.store.transactions.JOINED`).
+            many = self._decide_many(turn)
+            its = contextvars.copy_context()
+            try:
+                step = its.run(many.send, None)
+            except StopIteration:
+                return
+            task = asyncio.get_running_loop().create_task(_rest(many, step), context=its)
+            self._turns.add(task)
+            task.add_done_callback(self._turns.discard)
+            return
+        # Alone in its turn (one connection, say): `Engine.call`, whose commit a lone
+        # caller's batch makes at once (`run_eagerly`), where `call_many`'s would wait
+        # for the next turn; mostly answered right here, without a task.
+        direct, (card, call, target, args, context) = turn[0]
+        try:
+            done = asyncio.ensure_future(self.service.engine.call(
+                card, call, target, args, context=context))
+        except Exception as exc:  # as `call_many` would have it
+            _respond(direct, exc)
+            return
+        if done.done():
+            _answer_done(direct, done)
+        else:
+            done.add_done_callback(partial(_answer_done, direct))
+
+    async def _decide_many(self, turn: list[tuple[_Direct, CallArgs]]) -> None:
+        """A turn's calls as one `Engine.call_many`, each answered once durable."""
+        results: list[Decision | Exception]
+        try:
+            results = await self.service.engine.call_many([call for _, call in turn])
+        except Exception as exc:  # each call fails alike (`Engine.call`'s error)
+            results = [exc] * len(turn)
+        for (direct, _), d in zip(turn, results, strict=True):
+            _respond(direct, d)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("root_path"):
@@ -483,6 +590,28 @@ def _plain_call(data: Any) -> CallArgs | None:
     return card, call, target, args, context
 
 
+def _read_plain_call(raw: bytes | bytearray) -> CallArgs | None:
+    """``_plain_call(loads(raw))`` for a body orjson reads, for less; else None.
+
+    `loads` reads with orjson, then looks through the text for a run of 19
+    digits (an integer orjson may have read as a float) and reads it again
+    with json if there is one: as dear as orjson's reading of a call. A plain
+    call's fields are text, and so, most often, is every value of its
+    ``args``: then the value holds no number at all and orjson's reading is
+    json's. One that holds anything else is read `loads`' whole way; a body
+    orjson refuses (not JSON, or NaN, a lone surrogate) is left to the caller.
+    """
+    try:
+        call = _plain_call(orjson.loads(raw))
+    except orjson.JSONDecodeError:
+        return None
+    if call is not None and call[3] is not None:
+        for value in call[3].values():
+            if type(value) is not str:
+                return _plain_call(loads(bytes(raw)))
+    return call
+
+
 def _plain_calls(data: dict[str, Any], single: bool) -> list[CallArgs] | None:
     """The calls of a body in its plainest form (`_plain_call`), or None: the model decides."""
     if single:
@@ -550,6 +679,10 @@ async def _answer(scope: Scope, send: Send, body: bytes) -> None:
 
 #: A JSON answer's header lines, its length to fill in.
 _JSON_HEAD = b"content-type: application/json\r\ncontent-length: %d\r\n"
+#: ... filled in, by length, for the answers to calls: a refusal's or a prompt's JSON
+#: comes in a few hundred lengths; a call's ``value`` may make any (bounded here).
+_HEADS: dict[int, bytes] = {}
+_HEADS_MAX = 1024
 
 
 #: The health answer: always the same bytes.
@@ -658,6 +791,82 @@ def _decisions_bytes(decisions: list[Decision], batch: bool) -> bytes:
             seen[id(d)] = data
         parts.append(data)
     return b'{"decisions":[' + b",".join(parts) + b"]}" if batch else parts[0]
+
+
+async def _rest(coro: Coroutine[Any, Any, None], step: Any) -> None:
+    """The rest of ``coro``, which has run up to a wait and yielded ``step``."""
+    await _resume(coro, step)
+
+
+@types.coroutine
+def _resume(coro: Coroutine[Any, Any, None], step: Any) -> Generator[Any, Any, None]:
+    # ``yield from coro`` for a coroutine already started, which yielded ``step``:
+    # what the task sends or throws goes on to it (`engine.store.transactions`'s).
+    while True:
+        try:
+            sent = yield step
+        except GeneratorExit:
+            coro.close()
+            raise
+        except BaseException as exc:
+            try:
+                step = coro.throw(exc)
+            except StopIteration:
+                return
+        else:
+            try:
+                step = coro.send(sent)
+            except StopIteration:
+                return
+
+
+def _answer_done(direct: _Direct, done: asyncio.Future[Decision]) -> None:
+    """Answer a call `FastLane.take` decided alone, now its future is done."""
+    if done.cancelled():  # the server is closing: as a task cancelled would be
+        _respond(direct, asyncio.CancelledError())
+        return
+    exc = done.exception()
+    _respond(direct, done.result() if exc is None else exc)
+
+
+def _respond(direct: _Direct, d: Decision | BaseException) -> None:
+    """Answer a call `FastLane.take` took: its decision, or what its call raised."""
+    if isinstance(d, BaseException):
+        direct.run(_failed(d))
+        return
+    try:
+        body = _decision_bytes(d) or _decisions_bytes([d], False)
+        head = _HEADS.get(len(body))
+        if head is None:
+            head = _JSON_HEAD % len(body)
+            if len(_HEADS) < _HEADS_MAX:
+                _HEADS[len(body)] = head
+        if direct.respond(200, head, body):
+            return
+    except Exception as exc:  # raised in the lane's task, it would be answered 500
+        direct.run(_failed(exc))
+        return
+    direct.run(_sending(body))
+
+
+def _failed(exc: BaseException) -> ASGIApp:
+    """An ASGI app answering a call `FastLane.take` took as `FastLane.__call__` answers
+    the call's ``exc``: problem+json for the service's and the engine's errors;
+    anything else raised, for the server to answer 500 (as it would the lane)."""
+    async def answer(scope: Scope, receive: Receive, send: Send) -> None:
+        if not isinstance(exc, (ServiceError, ConsentError)):
+            raise exc
+        await error_response(exc)(scope, receive, send)
+
+    return answer
+
+
+def _sending(body: bytes) -> ASGIApp:
+    """An ASGI app sending a call's 200 answer, when the server's short way cannot."""
+    async def answer(scope: Scope, receive: Receive, send: Send) -> None:
+        await _send_bytes(send, 200, body)
+
+    return answer
 
 
 async def _send_bytes(send: Send, status: int, body: bytes) -> None:

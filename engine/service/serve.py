@@ -186,8 +186,14 @@ class _Coalescing:
 
     def release(self) -> None:
         """Send what `write_soon` held (`_Outbox.release`)."""
+        # `flush`, written out: once for every answer held.
         self._held = False
-        self.flush()
+        pending = self._pending
+        if pending:
+            data = pending[0] if len(pending) == 1 else b"".join(pending)
+            pending.clear()
+            if not self._transport.is_closing():
+                self._transport.write(data)
 
     def close(self) -> None:
         self._held = False
@@ -379,6 +385,13 @@ class _Direct:
         memo: TokenMemo = self._protocol.token_memo
         return memo
 
+    def run(self, app: Any) -> None:
+        """Answer through ASGI after all: ``app`` runs as the request's task, in
+        uvicorn's cycle (a request the lane took without one: `FastLane.take`)."""
+        cycle = self._cycle()
+        if cycle is not None:
+            self._protocol.run_task(cycle, app)
+
     def body(self) -> bytes | None:
         """The whole request body when it has all arrived, else None (use ``receive``)."""
         cycle = self._cycle()
@@ -487,8 +500,22 @@ class _Stream:
         cycle.on_response()
 
 
-def _protocol(unix: bool, expected: _Expected, outbox: _Outbox) -> Any:
+#: Takes a request whose body has all arrived, without a task (`FastLane.take`): its
+#: scope, its `_Direct` and its body; False when it must run as uvicorn runs it.
+Take = Callable[[dict[str, Any], _Direct, bytearray], bool]
+
+
+def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
+              take: Take | None = None) -> Any:
     """uvicorn's httptools protocol, writes coalesced; on a Unix socket, peers known.
+
+    A card's call (``POST /v1/calls``) read whole in one read is offered to
+    ``take`` before it becomes a task: taken, it costs no task (the lane
+    decides a turn's calls together and answers each through `_Direct`);
+    declined, or its body still coming, it runs as any request. Its task is
+    made when its body is complete (or the read ends without it), not when its
+    headers are: uvicorn makes it then, but it runs only at the next turn, after
+    the rest of the read, so it starts as early as before.
 
     Three costs per request are cut: the fast lane answers through `_Direct`;
     the keep-alive timeout is one timer per idle spell, checked when it
@@ -497,6 +524,8 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox) -> Any:
     the server's set of tasks as its coroutine ends rather than through a
     done callback (a second handle a request, run at the loop's next turn).
     """
+    import httptools
+    from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
     from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
     class Protocol(HttpToolsProtocol):
@@ -508,10 +537,16 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox) -> Any:
         _writes: collections.deque[dict[str, Any] | None]
         #: uvicorn's status lines, for `_Direct.respond` (imported once, here).
         status_lines = STATUS_LINE
+        #: The call whose task waits for its body: (cycle, app), until the read ends.
+        _waiting: tuple[Any, Any] | None = None
+        #: The cycle of the call ``take`` took, until answered: nothing else holds it
+        #: (`_Direct` holds it weakly, and no task runs it).
+        _taken: Any = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             self._coalescing = coalescing = _Coalescing(transport, asyncio.get_running_loop())
             self._writes = collections.deque()
+            self._waiting = self._taken = None  # instance attributes: read every request
             #: The connection's token, as its last call found it (`TokenStore.recall`).
             self.token_memo = TokenMemo()
             self._peer = peer_of_socket(transport.get_extra_info("socket")) if unix else None
@@ -526,6 +561,67 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox) -> Any:
                 self.timeout_keep_alive_task.cancel()
                 self.timeout_keep_alive_task = None
             super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            # HttpToolsProtocol.data_received, written out (no second frame a read,
+            # which every request would pay), then the call whose task waited for a
+            # body that did not come in this read: it runs, ``receive`` waits for it.
+            self._unset_keepalive_if_required()
+            try:
+                self.parser.feed_data(data)
+            except httptools.HttpParserError:
+                msg = "Invalid HTTP request received."
+                self.logger.warning(msg)
+                self.send_400_response(msg)
+            except httptools.HttpParserUpgrade:
+                if self._should_upgrade():
+                    self.handle_websocket_upgrade()
+                else:
+                    self._unsupported_upgrade_warning()
+            finally:
+                if self._waiting is not None:
+                    waiting, self._waiting = self._waiting, None
+                    if waiting[0].body:
+                        waiting[0].message_event.set()  # what `on_body` left unsaid
+                    self.run_task(*waiting)
+
+        def on_body(self, body: bytes) -> None:
+            # HttpToolsProtocol.on_body, written out, but the call whose task waits
+            # for its body has nobody to wake: told when it runs, if it does.
+            cycle = self.cycle
+            if cycle.response_complete or \
+                    (self.parser.should_upgrade() and self._should_upgrade()):
+                return
+            cycle.body += body
+            if len(cycle.body) > HIGH_WATER_LIMIT:
+                self.flow.pause_reading()
+            if self._waiting is None:
+                cycle.message_event.set()
+
+        def on_message_complete(self) -> None:
+            # HttpToolsProtocol.on_message_complete, written out (as `data_received`),
+            # then ``take`` is offered the call that waited for its body.
+            cycle = self.cycle
+            if (self.parser.should_upgrade() and self._should_upgrade()) or \
+                    cycle.response_complete:
+                return
+            cycle.more_body = False
+            waiting = self._waiting
+            if waiting is not None and waiting[0] is cycle:
+                self._waiting = None
+                direct = cycle.scope.get("arrowgate.direct")
+                # Only this holds the cycle of a call taken until it is answered
+                # (`on_response_complete` lets go).
+                self._taken = cycle
+                if take is not None and direct is not None and not (
+                        cycle.disconnected or cycle.waiting_for_100_continue) and \
+                        take(cycle.scope, direct, cycle.body):
+                    return  # nobody waits for its body: no task reads it
+                self._taken = None
+                cycle.message_event.set()
+                self.run_task(*waiting)
+                return
+            cycle.message_event.set()
 
         def _unset_keepalive_if_required(self) -> None:
             # Bytes arrived (or the connection is gone): not idle. The timer, if
@@ -545,6 +641,7 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox) -> Any:
             expected.request(self, writes)
 
         def on_response_complete(self) -> None:
+            self._taken = None
             # The whole answer is written: send it now, not a turn later.
             self._coalescing.flush()
             # The request answered is the oldest in flight (answers leave in
@@ -561,7 +658,7 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox) -> Any:
             self.flow.resume_reading()
             if self.pipeline:
                 cycle, app = self.pipeline.pop()
-                self._start_asgi_task(cycle, app)
+                self.run_task(cycle, app)  # not offered to ``take``: read already
                 return
             self._idle_since = self.loop.time()
             if self.timeout_keep_alive_task is None:
@@ -569,6 +666,22 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox) -> Any:
                     self.timeout_keep_alive, self._keep_alive_due)
 
         def _start_asgi_task(self, cycle: Any, app: Any) -> None:
+            # Called only as headers complete, in `data_received` (a pipelined
+            # request is started by `on_response_complete`, through `run_task`).
+            scope = cycle.scope
+            if scope["method"] == "POST" and scope["path"] == "/v1/calls" and \
+                    take is not None and app is self.app:
+                # Its body may complete in this read: `take` is offered it then.
+                self._waiting = (cycle, app)
+                return
+            # `run_task`, written out: no second frame for every other request.
+            if getattr(self.config, "reset_contextvars", False):
+                super()._start_asgi_task(cycle, app)
+                return
+            self.tasks.add(self.loop.create_task(self._run_asgi(cycle, app)))
+
+        def run_task(self, cycle: Any, app: Any) -> None:
+            """Run the request in a task of its own, as uvicorn does."""
             if getattr(self.config, "reset_contextvars", False):  # uvicorn's own way, then
                 super()._start_asgi_task(cycle, app)
                 return
@@ -585,7 +698,9 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox) -> Any:
             try:
                 await cycle.run_asgi(app)
             finally:
-                self.tasks.discard(asyncio.current_task())
+                # The loop named: asking for the running one costs a system call
+                # (Python checks the process id, getpid(2)), a request.
+                self.tasks.discard(asyncio.current_task(self.loop))
 
         def _keep_alive_due(self) -> None:
             self.timeout_keep_alive_task = None
@@ -615,7 +730,7 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
     """
     import uvicorn
 
-    from engine.service.app import MAX_BODY, Service, asgi_app
+    from engine.service.app import MAX_BODY, Service, asgi_app, fast_lane
 
     service = Service(engine, tokens, heartbeat=heartbeat, max_body=max_body or MAX_BODY)
     app = asgi_app(service)
@@ -623,7 +738,9 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
     expected = _Expected(loop.time)
     outbox = _Outbox(loop, expected)
     expected.before_commit = outbox.release
-    config = uvicorn.Config(app, http=_protocol(sock.family == socket.AF_UNIX, expected, outbox),
+    lane = fast_lane(app)
+    config = uvicorn.Config(app, http=_protocol(sock.family == socket.AF_UNIX, expected, outbox,
+                                                None if lane is None else lane.take),
                             lifespan="off", log_level="warning", access_log=False,
                             # Said, not guessed: the body limit in front hands most
                             # requests on without a coroutine of its own, which
