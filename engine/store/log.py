@@ -29,7 +29,7 @@ from engine.store.encoding import dumps
 from engine.store.history import ConsentHistory
 
 __all__ = ["EXTRA_FIELDS", "FIELDS", "GENESIS", "PARALLEL_ROWS", "PAYLOAD_KEPT", "ArrowLog",
-           "Span", "Verification", "check_span", "clip_payload", "join_spans",
+           "RowKind", "Span", "Verification", "check_span", "clip_payload", "join_spans",
            "parallel_processes", "row_hash",
            "rows_query", "verify_file_in_parallel"]
 
@@ -99,6 +99,7 @@ def _c_canonical() -> Callable[[list[Any]], str] | None:
 
 _canonical: Callable[[list[Any]], str] = _c_canonical() or _CANONICAL.encode
 _encode_text: Callable[[str], str] = json.encoder.encode_basestring  # what _canonical uses
+_sha256 = hashlib.sha256
 
 #: The fields of a row that repeat from row to row of a kind (a card's same
 #: refusal, say): all but seq, t, payload and chain, in the order of `FIELDS`.
@@ -119,6 +120,9 @@ class _Kind:
     kept_before: tuple[str, ...]  #: the fields before payload that are not None
     kept_after: tuple[str, ...]  #: ... and after it
 
+
+#: A kind of row, for `ArrowLog.append_kind` (what `ArrowLog.row_kind` gives).
+RowKind = _Kind
 
 #: Row kinds by their `_SAME` fields: a pure function of them (nothing in it can go
 #: stale), bounded (emptied when full).
@@ -349,6 +353,44 @@ class ArrowLog:
         connection appended last when it is known (no read), else read."""
         tail = self._tail
         return tail if tail is not None else self.last()
+
+    @staticmethod
+    def row_kind(values: Sequence[Any]) -> RowKind | None:
+        """The kind of a row given as its `FIELDS` (seq, t, payload and chain are not
+        read), for `append_kind`; None when its fields cannot make one (a field
+        that is neither text nor None)."""
+        same = _SAME(values)
+        try:
+            kind = _KINDS.get(same, _UNKNOWN)
+            return _kind(same) if kind is _UNKNOWN else kind
+        except TypeError:
+            return None  # a field that cannot be a key
+
+    def append_kind(self, kind: RowKind, t: float, payload: str | None) -> None:
+        """Append a row of ``kind`` (`row_kind`) made at ``t`` with ``payload``, and no
+        chain nor `EXTRA_FIELDS` (a refusal's row, say: its kind worked out once for
+        many rows): byte for byte the row `append_fields` appends for the same fields,
+        without building them. ``t`` is a finite float; ``payload`` text or None.
+
+        Changes nothing unless it succeeds (all is worked out before the row is kept).
+        """
+        last = self._tail
+        if last is None:
+            last = self.last()
+        seq, prev = (last[0] + 1, last[1]) if last else (1, GENESIS)
+        # `append_fields`' JSON of a row of a kind, and its statement's values.
+        if payload is None:
+            digest = _sha256((f"{prev}\n[{seq},{float.__repr__(t)},{kind.before},null,"
+                              f"{kind.after}]").encode()).hexdigest()
+            self._pending.append((kind.without_payload,
+                                  (seq, t, *kind.kept_before, *kind.kept_after, prev, digest)))
+        else:
+            digest = _sha256((f"{prev}\n[{seq},{float.__repr__(t)},{kind.before},"
+                              f"{_encode_text(payload)},{kind.after}]").encode()).hexdigest()
+            self._pending.append((kind.with_payload, (seq, t, *kind.kept_before, payload,
+                                                      *kind.kept_after, prev, digest)))
+        self._appended += 1
+        self._tail = (seq, digest)
 
     def append_fields(self, values: list[Any],
                       extra: tuple[Any, ...] | None = None) -> tuple[str, str]:

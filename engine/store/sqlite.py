@@ -135,6 +135,9 @@ class SQLiteStore:
         self.tx = Transactions(db, self.log, self.anchor, reload=lambda: self._reload(),
                                committed=lambda events: self._committed(events),
                                catch_up=self._catch_up)
+        #: An operation whose one write is a log row of a known kind
+        #: (`Transactions.append_alone`): a refused call's, most of all.
+        self.append_alone = self.tx.append_alone
 
     @classmethod
     def open(cls, path: str | Path | None, *,

@@ -30,7 +30,7 @@ from engine.core.events import Event
 from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.base import Transactional
 from engine.store.deferred import DeferredRows
-from engine.store.log import ArrowLog
+from engine.store.log import ArrowLog, RowKind
 
 __all__ = ["CHANGES_KEPT", "CHANGES_PRUNED_EVERY", "GATHER_SECONDS", "GATHER_SHARE", "JOINED",
            "Batch", "HasTransactions", "Stale", "Transactions", "Write", "WriteOwner",
@@ -868,6 +868,38 @@ class Transactions:
         statements for every refusal — is left out.
         """
         return Write(self, one_statement)
+
+    def append_alone(self, kind: RowKind, t: float, payload: str | None) -> None:
+        """An operation whose one write is a log row of ``kind`` (`ArrowLog.append_kind`):
+        what ``with write(one_statement=True): log.append_kind(...)`` does, without a
+        `Write` (most refused calls end here, each costing the same few steps).
+
+        The row joins the open batch (opened if none) and the running operation's
+        batches (`JOINED`); inside another write it is that write's. The append
+        changes nothing unless it succeeds, so a failure has only the batch's
+        state to check and memory to rebuild, as `Write` does for one statement.
+        """
+        if self.depth:
+            self.log.append_kind(kind, t, payload)
+            return
+        batch = self.batch
+        if batch is None:
+            batch = self.open_batch()
+        joined = JOINED.get()
+        if joined is not None and batch not in joined:
+            joined.append(batch)
+        try:
+            self.log.append_kind(kind, t, payload)
+        except BaseException as exc:
+            self.undo(batch, None, exc)
+            failed = self.failure(exc)
+            if failed is not None:
+                raise failed from exc
+            raise
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()  # a script's write, as `Write` commits it
 
     def flush(self) -> None:
         """Commit the open batch (group commit), then events and waiters; the anchor's
