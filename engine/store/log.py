@@ -17,6 +17,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from itertools import chain as _chain
 from itertools import compress
 from operator import is_not, itemgetter
 from typing import Any, cast
@@ -154,6 +155,27 @@ def _kind(same: tuple[Any, ...]) -> _Kind | None:
     return kind
 
 
+#: How many rows of one kind a statement of the batch inserts (`ArrowLog._write_all`),
+#: largest first; fewer than the smallest go in one by one. A statement per row
+#: costs SQLite a whole execution and Python sqlite3's per-statement work (its
+#: GIL released and taken around each step) for every row: a third of a row's
+#: insert. A few sizes only, so that SQLite's statement cache keeps them all; at
+#: most 32 rows, whose 20 columns stay within the 999 variables a statement of
+#: SQLite before 3.32 may have.
+_MANY_ROWS = (32, 16, 4)
+#: The statements inserting ``n`` rows (`_many`), by the one-row statement and ``n``.
+_MANY: dict[tuple[str, int], str] = {}
+
+
+def _many(sql: str, n: int) -> str:
+    """The insert of ``n`` rows (its values the rows' in order) of the one-row ``sql``."""
+    many = _MANY.get((sql, n))
+    if many is None:
+        head, values = sql.split(" values ", 1)
+        many = _MANY[(sql, n)] = f"{head} values {', '.join([values] * n)}"
+    return many
+
+
 def _insert_for(mask: tuple[bool, ...]) -> str:
     """The insert for rows whose non-NULL columns are ``mask`` (kept in `_INSERTS`)."""
     sql = _INSERTS.get(mask)
@@ -279,9 +301,14 @@ class ArrowLog:
         self._since_mark = []
         self._tail = None
 
-    def write_pending(self) -> None:
-        """Write the rows appended since the last write, in one statement (inside the
-        write transaction). All or none: on failure none is written and they wait still."""
+    def write_pending(self, *, committing: bool = False) -> None:
+        """Write the rows appended since the last write (inside the write transaction).
+        All or none: on failure none is written and they wait still.
+
+        ``committing``: the transaction's COMMIT comes next, and a failure here
+        rolls the whole transaction back (`Transactions.flush`): the rows need no
+        savepoint of their own to be all or none.
+        """
         pending = self._pending
         if not pending:
             return
@@ -292,14 +319,19 @@ class ArrowLog:
             # commit of a lone operation (a tool call, its answer).
             sql, params = pending[0]
             conn.execute(sql, params)
+        elif committing:
+            self._insert(conn, pending)
         else:
-            self._write_all(conn, pending)
+            # A savepoint of its own, so that a failure part-way leaves no row
+            # of them behind (a row missing in the middle would break the chain).
+            with all_or_none(conn, "log_rows"):
+                self._insert(conn, pending)
         self._since_mark += pending
         self._pending = []
 
     @staticmethod
-    def _write_all(conn: sqlite3.Connection, pending: list[_Insert]) -> None:
-        """Several rows, all or none: a failure part-way leaves none of them behind."""
+    def _insert(conn: sqlite3.Connection, pending: list[_Insert]) -> None:
+        """Insert several rows (the caller makes them all or none)."""
         # One statement for each pattern of NULL columns (`_INSERTS`): rows of
         # one kind share it. The rows go in by their own ``seq``, so the order
         # of the statements does not matter.
@@ -310,11 +342,17 @@ class ArrowLog:
                 inserts[sql] = [params]
             else:
                 rows.append(params)
-        # A savepoint of its own, so that a failure part-way leaves no row of
-        # them behind (a row missing in the middle would break the chain).
-        with all_or_none(conn, "log_rows"):
-            for sql, rows in inserts.items():
-                conn.executemany(sql, rows)
+        for sql, rows in inserts.items():
+            # Rows of one kind by `_MANY_ROWS` in a statement, the rest one by one.
+            n, at = len(rows), 0
+            for size in _MANY_ROWS:
+                while n - at >= size:
+                    conn.execute(_many(sql, size), [*_chain.from_iterable(rows[at:at + size])])
+                    at += size
+            if at == n - 1:
+                conn.execute(sql, rows[at])
+            elif at < n:
+                conn.executemany(sql, rows[at:])
 
     def mark(self) -> tuple[int, tuple[int, str] | None]:
         """Where the rows stand now: for `back_to`, when the operation beginning fails."""

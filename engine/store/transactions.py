@@ -278,6 +278,14 @@ def run_eagerly(tx: Transactional, fn: Callable[..., Coroutine[Any, Any, Any]],
             return task
     JOINED.reset(token)
     fut: asyncio.Future[Any] = loop.create_future()
+    if raised is None and len(joined) == 1:
+        # Most calls: done, having written in the open batch.
+        batch = joined[0]
+        if not batch.done:
+            batch.answers.append((fut, result, None))
+            if batch.eager:
+                tx.flush()  # a lone caller: as below
+            return fut
     if isinstance(raised, StoreFailed):
         fut.set_exception(raised)  # its own failure says most (as in `run_durably`)
     elif not joined:
@@ -896,6 +904,8 @@ class Transactions:
             if failed is not None:
                 raise failed from exc
             raise
+        if joined is not None:
+            return  # an operation's: it waits for its batches, on a running loop
         try:
             asyncio.get_running_loop()
         except RuntimeError:
@@ -919,7 +929,7 @@ class Transactions:
             # The rows the operations left to the commit (`DeferredRows`), then
             # the batch's log rows, in one statement (`ArrowLog.write_pending`).
             self.deferred.write(self.db.conn)
-            self.log.write_pending()
+            self.log.write_pending(committing=True)
             if self.anchor is not None and pending is not None:
                 if not self._anchored:
                     # The database remembers that it has an anchor, so deleting
@@ -1033,7 +1043,7 @@ class Transactions:
 
     def sync(self) -> None:
         """Reload the state when another connection (a TUI, another engine) committed."""
-        if self.batch is not None and self.db.conn.in_transaction:
+        if self.batch is not None and self._conn.in_transaction:
             # Our open batch holds the write lock (BEGIN IMMEDIATE): nobody
             # else can commit until we do, so there is nothing to catch up on.
             return
