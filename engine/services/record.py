@@ -48,6 +48,7 @@ class _Known(NamedTuple):
     key: str | None  #: its refusal budget (`Recorder.denial_key`)
     node: Node | None  #: the card's node
     limit: int  #: the budget's denial_log_limit
+    row_card: str | None  #: the card as its row names it (cut to `SHOWN`)
     payload_arg: str | None  #: the argument the row keeps as its payload
     kind: Any  #: the row's kind (`engine.store.log.ArrowLog.row_kind`)
     alone: Callable[[Any, float, str | None], None]  #: the store's `append_alone`
@@ -168,9 +169,12 @@ class Recorder:
             elif not (len(payload) <= PAYLOAD_KEPT and payload.isascii()):
                 # Cut or escaped (`clip_payload`): its row has the extra fields.
                 return self._write_refusal(answer, payload, None, key, t, known.node)
-            if self.denials.held or not (type(t) is float and t - t == 0.0):
-                # A `suppressed` row may have to go first (`_refused_row`), or
-                # a time the row's JSON is not `float.__repr__`'s (`append_fields`).
+            held = self.denials.held
+            if (held and (key in held or known.row_card in held)) or not (
+                    type(t) is float and t - t == 0.0):
+                # A `suppressed` row to write first (`_refused_row`, `log_row`:
+                # another card's do not matter), or a time the row's JSON is not
+                # `float.__repr__`'s (`append_fields`).
                 return self._write_refusal(answer, payload, None, key, t, known.node)
             known.alone(known.kind, t, payload)
             return answer
@@ -225,7 +229,7 @@ class Recorder:
         known = self._known
         if len(known) >= _KNOWN_MAX:
             known.clear()
-        known[id(cached)] = _Known(cached, answer, key, node, limit,
+        known[id(cached)] = _Known(cached, answer, key, node, limit, row_decision.card,
                                    spec.payload_arg or None if spec is not None else None,
                                    kind,
                                    self._alone, state, state.consent_rev, state.canvas.revision)

@@ -20,16 +20,17 @@ async def _script(engine: Engine, clock: VirtualClock, folder: Path) -> list[str
     await offer_install(engine, manifest("acme.prompter", {
         "agents.prompt": {}, "terminals.write": {}}))
     for node in ({"id": "c1", "type": "card", "package": "acme.prompter"},
+                 {"id": "c2", "type": "card", "package": "acme.prompter"},
                  {"id": "a1", "type": "agent", "name": "A1", "tool": "claude-code"},
                  {"id": "a2", "type": "agent", "name": "A2", "tool": "codex"}):
         await engine.add_node(node, workspace="w1")
     await engine.add_arrow({"id": "e1", "from": "c1", "to": "a1"})
     got: list[str] = []
 
-    async def call(target: str, args: Any, times: int = 1) -> None:
+    async def call(target: str, args: Any, times: int = 1, card: str = "c1") -> None:
         for _ in range(times):
             clock.t += 0.125
-            d = await engine.call("c1", "agents.prompt", target, args)
+            d = await engine.call(card, "agents.prompt", target, args)
             got.append(f"{d.outcome} {d.code} {d.arrow}")
 
     # Not connected: no arrow on the row.
@@ -45,10 +46,13 @@ async def _script(engine: Engine, clock: VirtualClock, folder: Path) -> list[str
     await engine.add_arrow({"id": "e9", "from": "a1", "to": "c1"})
     await call("a1", {"text": "hi"}, 2)
     # A smaller budget: refusals beyond it are summed up before the card's next row.
+    # Another card's rows meanwhile are its own.
     await engine.set_settings("w1", {"denial_log_limit": 2})
     await call("a1", {"text": "hi"}, 4)
+    await call("a1", {"text": "hi"}, 2, card="c2")
     clock.t += 61
     await call("a1", {"text": "hi"}, 2)
+    await call("a1", {"text": "hi"}, 1, card="c2")
     return got
 
 
@@ -81,10 +85,10 @@ async def test_remembered_refusals_write_the_rows_the_general_path_writes(
             alone.append(appended[0])
         remembering, general = engines
         assert outcomes[0] == outcomes[1]
-        assert alone[0] >= 5 and alone[1] == 0  # the remembered path was taken
+        assert alone[0] >= 6 and alone[1] == 0  # the remembered path was taken
         rows = remembering.log_rows()
         assert rows == general.log_rows()
-        assert {r["arrow"] for r in rows if r["target"] == "a1"} == {"e1", "e9"}
+        assert {r["arrow"] for r in rows if r["target"] == "a1" and r["card"] == "c1"} == {"e1", "e9"}
         assert "suppressed" in {r["outcome"] for r in rows}
         assert remembering.verify_log().ok
     finally:
