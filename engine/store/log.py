@@ -17,7 +17,6 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from itertools import chain as _chain
 from itertools import compress
 from operator import is_not, itemgetter
 from typing import Any, cast
@@ -25,7 +24,7 @@ from typing import Any, cast
 from sqlite_utils import Database
 
 from engine.store.anchor import Anchor, AnchorFile, AnchorState
-from engine.store.database import all_or_none, database_file
+from engine.store.database import all_or_none, database_file, insert_rows
 from engine.store.encoding import dumps
 from engine.store.history import ConsentHistory
 
@@ -153,27 +152,6 @@ def _kind(same: tuple[Any, ...]) -> _Kind | None:
                  tuple(x for x in after if x is not None))
     _KINDS[same] = kind
     return kind
-
-
-#: How many rows of one kind a statement of the batch inserts (`ArrowLog._write_all`),
-#: largest first; fewer than the smallest go in one by one. A statement per row
-#: costs SQLite a whole execution and Python sqlite3's per-statement work (its
-#: GIL released and taken around each step) for every row: a third of a row's
-#: insert. A few sizes only, so that SQLite's statement cache keeps them all; at
-#: most 32 rows, whose 20 columns stay within the 999 variables a statement of
-#: SQLite before 3.32 may have.
-_MANY_ROWS = (32, 16, 4)
-#: The statements inserting ``n`` rows (`_many`), by the one-row statement and ``n``.
-_MANY: dict[tuple[str, int], str] = {}
-
-
-def _many(sql: str, n: int) -> str:
-    """The insert of ``n`` rows (its values the rows' in order) of the one-row ``sql``."""
-    many = _MANY.get((sql, n))
-    if many is None:
-        head, values = sql.split(" values ", 1)
-        many = _MANY[(sql, n)] = f"{head} values {', '.join([values] * n)}"
-    return many
 
 
 def _insert_for(mask: tuple[bool, ...]) -> str:
@@ -343,16 +321,7 @@ class ArrowLog:
             else:
                 rows.append(params)
         for sql, rows in inserts.items():
-            # Rows of one kind by `_MANY_ROWS` in a statement, the rest one by one.
-            n, at = len(rows), 0
-            for size in _MANY_ROWS:
-                while n - at >= size:
-                    conn.execute(_many(sql, size), [*_chain.from_iterable(rows[at:at + size])])
-                    at += size
-            if at == n - 1:
-                conn.execute(sql, rows[at])
-            elif at < n:
-                conn.executemany(sql, rows[at:])
+            insert_rows(conn, sql, rows)  # many to a statement
 
     def mark(self) -> tuple[int, tuple[int, str] | None]:
         """Where the rows stand now: for `back_to`, when the operation beginning fails."""

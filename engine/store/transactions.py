@@ -928,7 +928,7 @@ class Transactions:
         try:
             # The rows the operations left to the commit (`DeferredRows`), then
             # the batch's log rows, in one statement (`ArrowLog.write_pending`).
-            self.deferred.write(self.db.conn)
+            self.deferred.write(self.db.conn, committing=True)
             self.log.write_pending(committing=True)
             if self.anchor is not None and pending is not None:
                 if not self._anchored:

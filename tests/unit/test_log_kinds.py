@@ -108,3 +108,32 @@ def test_rows_of_a_kind_go_in_many_to_a_statement(committing: bool) -> None:
         assert json.dumps(log.verify().to_json()) and log.verify().ok
     finally:
         engine.close()
+
+
+@pytest.mark.parametrize("committing", [True, False])
+def test_rows_left_to_the_commit_need_no_savepoint_of_their_own_there(committing: bool) -> None:
+    """`DeferredRows.write` at the commit (whose failure rolls everything back) runs
+    the rows' statements alone; elsewhere inside a savepoint, all or none."""
+    from engine.store.deferred import DeferredRows
+
+    engine = Engine.open(None)
+    try:
+        assert engine.db is not None
+        conn = engine.db.conn
+        rows = DeferredRows()
+        for i in range(3):
+            rows.add("rate_events", "insert or fail into rate_events (card, key, t) values "
+                     "(?, ?, ?)", ("c1", "agents.prompt", 1000.0 + i))
+        rows.add("meta", "insert or replace into meta (key, value) values (?, ?)", ("k", "v"))
+        statements: list[str] = []
+        conn.execute("BEGIN IMMEDIATE")
+        conn.set_trace_callback(statements.append)
+        rows.write(conn, committing=committing)
+        conn.set_trace_callback(None)
+        conn.execute("COMMIT")
+        savepoints = [s for s in statements if s.startswith(("SAVEPOINT", "RELEASE"))]
+        assert len(savepoints) == (0 if committing else 2)
+        assert conn.execute("select count(*) from rate_events").fetchone()[0] == 3
+        assert not rows.pending
+    finally:
+        engine.close()
