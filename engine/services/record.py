@@ -52,9 +52,8 @@ class _Known(NamedTuple):
     payload_arg: str | None  #: the argument the row keeps as its payload
     kind: Any  #: the row's kind (`engine.store.log.ArrowLog.row_kind`)
     alone: Callable[[Any, float, str | None], None]  #: the store's `append_alone`
-    state: State  #: the state it was read from, at:
-    consent: int  #: ... its consent revision
-    canvas: int  #: ... and its canvas's revision
+    consent: int  #: the consent revision it was read at (of `Recorder._known_state`)
+    canvas: int  #: ... and the canvas's revision
 
 
 class Recorder:
@@ -71,8 +70,11 @@ class Recorder:
         self._row_kind: Callable[[list[Any]], Any] | None = getattr(
             ctx.store.log, "row_kind", None) if self._alone is not None else None
         #: What a remembered refusal's row needs (`_Known`), by the id of the
-        #: decision the decision cache holds; bounded (emptied when full).
+        #: decision the decision cache holds; bounded (emptied when full), and
+        #: all of it read from one state (`_known_state`), let go of at a reload.
         self._known: dict[int, _Known] = {}
+        self._known_state: State | None = None
+        ctx.on_reload(self._forget_known)
 
     @staticmethod
     def payload(call: str, args: Any) -> str | None:
@@ -151,7 +153,7 @@ class Recorder:
         """
         state = self.ctx.state
         known = self._known.get(id(decision)) if chain is None else None
-        if (known is not None and known.decision is decision and known.state is state
+        if (known is not None and known.decision is decision and self._known_state is state
                 and known.consent == state.consent_rev
                 and known.canvas == state.canvas.revision):
             # A refusal the decision cache remembers, met before since anything
@@ -227,12 +229,18 @@ class Recorder:
             return
         spec = CALLS.get(answer.call)
         known = self._known
-        if len(known) >= _KNOWN_MAX:
+        if len(known) >= _KNOWN_MAX or self._known_state is not state:
             known.clear()
+            self._known_state = state
         known[id(cached)] = _Known(cached, answer, key, node, limit, row_decision.card,
                                    spec.payload_arg or None if spec is not None else None,
                                    kind,
-                                   self._alone, state, state.consent_rev, state.canvas.revision)
+                                   self._alone, state.consent_rev, state.canvas.revision)
+
+    def _forget_known(self) -> None:
+        # The state was replaced (`Context.reload`): what was read from it goes.
+        self._known.clear()
+        self._known_state = None
 
     def writes_alone(self, card: str) -> bool:
         """True when `log_row` for ``card`` appends its row and nothing else: no row

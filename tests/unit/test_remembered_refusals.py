@@ -119,3 +119,30 @@ async def test_what_is_remembered_of_a_refusal_goes_with_a_change_it_read(
         assert engine.verify_log().ok
     finally:
         engine.close()
+
+
+async def test_what_is_remembered_goes_with_the_state_it_was_read_from(
+        tmp_path: Path) -> None:
+    """A reload replaces the state: nothing read from the old one is kept (nor the old
+    state itself), and refusals go on writing the same rows."""
+    clock = VirtualClock(1000.0)
+    engine = Engine.open(tmp_path / "a.db", clock=clock, world=World(net=None, fs=None))
+    try:
+        await _script(engine, clock, tmp_path / "ws")
+        record: Any = engine._record  # type: ignore[attr-defined]
+        assert record._known and record._known_state is engine.state
+        # WHEN the state is rebuilt from the store
+        engine._ctx.reload()  # type: ignore[attr-defined]
+        # THEN what was remembered of the old one is gone
+        assert record._known == {} and record._known_state is None
+        clock.t += 61  # a fresh denial budget (2 rows a minute, from the script)
+        for _ in range(2):
+            clock.t += 1
+            d = await engine.call("c1", "agents.prompt", "a1", {"text": "after"})
+            assert (d.code, d.arrow) == ("PERMISSION_DENIED", "e9")
+        assert record._known_state is engine.state
+        rows = engine.log_rows()[-2:]
+        assert [(r["arrow"], r["payload"]) for r in rows] == [("e9", "after")] * 2
+        assert engine.verify_log().ok
+    finally:
+        engine.close()
