@@ -31,6 +31,10 @@ __all__ = ["BUSY_TIMEOUT_S", "MANY_ROWS", "all_or_none", "database_file", "datab
 
 #: How long a writer waits for another writer's lock before giving up.
 BUSY_TIMEOUT_S = 10.0
+#: Prepared statements a connection keeps (sqlite3's default is 128): the log's
+#: inserts come in three sizes a pattern of NULL columns besides the one-row one
+#: (`insert_rows`), and every statement the engine runs should stay prepared.
+_CACHED_STATEMENTS = 256
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -45,11 +49,13 @@ def open_database(path: str | Path | None, *, busy_timeout: float = BUSY_TIMEOUT
         busy_timeout: seconds a write waits for another writer's lock.
     """
     if path is None:
-        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False,
+                               cached_statements=_CACHED_STATEMENTS)
     else:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(
-            str(path), timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            str(path), timeout=busy_timeout, isolation_level=None, check_same_thread=False,
+            cached_statements=_CACHED_STATEMENTS,
         )
     # isolation_level=None: the driver never opens transactions behind our
     # back, so write_transaction decides where each one starts and ends.
