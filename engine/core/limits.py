@@ -22,6 +22,8 @@ if TYPE_CHECKING:
 __all__ = ["DENIAL_PERIOD", "DenialLog", "RateCounters", "RollingWindow", "SteadyClock",
            "Suppressed", "rate_owner"]
 
+_INF = math.inf  # a global, not an attribute read, where every call reads the clock
+
 
 class SteadyClock:
     """The engine's time (SPEC §6): the injected clock, but never going backwards.
@@ -42,10 +44,15 @@ class SteadyClock:
         self.high = -math.inf
 
     def __call__(self) -> float:
+        t = self.clock()
+        if type(t) is float and self.high < t < _INF:
+            # Most readings (every call reads it): a float ahead of the floor.
+            self.high = t = t + 0.0  # (-0.0: see below)
+            return t
         # `+ 0.0` turns -0.0 into 0.0 and leaves every other value as it is:
         # SQLite stores -0.0 as 0, so a log row made at -0.0 would be hashed
         # with a time it is not stored with, and would never verify.
-        t = float(self.clock()) + 0.0
+        t = float(t) + 0.0
         if t > self.high and t != math.inf:  # False for NaN too
             self.high = t
         if self.high == -math.inf:

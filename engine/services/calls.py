@@ -28,6 +28,9 @@ from engine.store.transactions import run_each_durably, run_eagerly
 
 __all__ = ["CallArgs", "Calls"]
 
+#: The keywords `Calls.call` passes: none (never changed; `run_eagerly` only unpacks it).
+_NO_KEYWORDS: dict[str, Any] = {}
+
 #: One call of `Calls.call_many`: card, call, target, args, context.
 CallArgs = tuple[str, str, "str | None", "dict[str, Any] | None", "str | None"]
 
@@ -80,11 +83,13 @@ class Calls:
                 A prompt made without one while the card has tool calls open
                 is checked against the chain of each of them.
         """
-        return run_eagerly(self.ctx.store, self._begin_call, (card, call, target, args),
-                           {"context": context}, at_once=self._at_once)
+        # Every argument by position (`_at_once` takes them so): no dict of
+        # keywords built and matched for each call.
+        return run_eagerly(self.ctx.store, self._begin_call, (card, call, target, args, context),
+                           _NO_KEYWORDS, at_once=self._at_once)
 
     def _begin_call(self, card: str, call: str, target: str | None,
-                    args: dict[str, Any] | None, *, context: str | None
+                    args: dict[str, Any] | None, context: str | None
                     ) -> Coroutine[Any, Any, Decision]:
         # The prologue every operation begins with (`Context.tick`), then the call.
         self.ctx.tick()
@@ -155,7 +160,7 @@ class Calls:
         # acts before it writes: it must be decided on that revoke.
         ctx = self.ctx
         ctx.tick()
-        now = ctx.now()
+        now = ctx.clock()  # `Context.now`, without its frame
         result = self._decided(card, call, target, args, context, now)
         if isinstance(result, Decision):
             return result

@@ -46,6 +46,7 @@ class Context:
         #: before a reload may have been rolled back with a failed write.
         self.reloads = 0
         self._tickers: list[Callable[[], None]] = []
+        self._reloaded: list[Callable[[], None]] = []
 
     @property
     def secrets(self) -> Secrets:
@@ -60,6 +61,8 @@ class Context:
         """Rebuild the state from the store (a write failed, or another process committed)."""
         self.state = self.store.load(self.clock)
         self.reloads += 1
+        for hook in self._reloaded:
+            hook()
 
     def refresh(self, apply: Refresh) -> None:
         """Apply another process's changes to the state in place (the store's catch-up).
@@ -81,6 +84,11 @@ class Context:
     def sync(self) -> None:
         """Catch up with what other processes committed."""
         self.store.sync()
+
+    def on_reload(self, hook: Callable[[], None]) -> None:
+        """Call ``hook`` whenever `reload` replaced the state (to let go of what was
+        worked out from the old one)."""
+        self._reloaded.append(hook)
 
     def on_tick(self, ticker: Callable[[], None]) -> None:
         """Run ``ticker`` at the start of every operation, after catching up."""

@@ -10,16 +10,18 @@ rate event in the same transaction as their row.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from canvas import Node, WorkspaceSettings
 from engine.core.catalogue import CALLS
 from engine.core.decision import Decision
 from engine.core.limits import DenialLog, rate_owner
 from engine.core.prompts import Prompt
+from engine.core.state import State
 from engine.core.text import SHOWN
 from engine.services.context import Context
-from engine.store.log import FIELDS, clip_payload
+from engine.store.log import FIELDS, PAYLOAD_KEPT, clip_payload
 
 # `log_row` lists a row's fields by position, for speed: fail at import, not
 # in a hash, if the log's field order ever changes.
@@ -32,6 +34,26 @@ __all__ = ["Recorder"]
 
 #: The refusal budget of calls in the name of no card on the canvas.
 _DEFAULT_DENIAL_LIMIT = WorkspaceSettings().denial_log_limit
+#: Remembered refusals `Recorder` keeps at most (as many as the decision cache, about).
+_KNOWN_MAX = 4096
+
+
+class _Known(NamedTuple):
+    """What the row of a refusal the decision cache remembers needs (`Recorder._remember`),
+    worked out once: the same for every such call until the state it was read from
+    changes."""
+
+    decision: Decision  #: the decision the cache holds (kept: its id is the key)
+    answer: Decision  #: what the call is answered (the arrow between card and target put in)
+    key: str | None  #: its refusal budget (`Recorder.denial_key`)
+    node: Node | None  #: the card's node
+    limit: int  #: the budget's denial_log_limit
+    row_card: str | None  #: the card as its row names it (cut to `SHOWN`)
+    payload_arg: str | None  #: the argument the row keeps as its payload
+    kind: Any  #: the row's kind (`engine.store.log.ArrowLog.row_kind`)
+    alone: Callable[[Any, float, str | None], None]  #: the store's `append_alone`
+    consent: int  #: the consent revision it was read at (of `Recorder._known_state`)
+    canvas: int  #: ... and the canvas's revision
 
 
 class Recorder:
@@ -41,6 +63,18 @@ class Recorder:
         self.ctx = ctx
         #: Which refusals get a log row of their own (SPEC §8 "Bounds").
         self.denials = DenialLog()
+        #: The store's way to append a lone row of a known kind, when it has one
+        #: (SQLite's `Transactions.append_alone`), and to work a row's kind out.
+        self._alone: Callable[[Any, float, str | None], None] | None = getattr(
+            ctx.store, "append_alone", None)
+        self._row_kind: Callable[[list[Any]], Any] | None = getattr(
+            ctx.store.log, "row_kind", None) if self._alone is not None else None
+        #: What a remembered refusal's row needs (`_Known`), by the id of the
+        #: decision the decision cache holds; bounded (emptied when full), and
+        #: all of it read from one state (`_known_state`), let go of at a reload.
+        self._known: dict[int, _Known] = {}
+        self._known_state: State | None = None
+        ctx.on_reload(self._forget_known)
 
     @staticmethod
     def payload(call: str, args: Any) -> str | None:
@@ -87,23 +121,29 @@ class Recorder:
         if held and decision.card in held:
             # The card's suppressed refusals come first (SPEC §8 "Bounds").
             self.write_suppressed(decision.card)
+        values = self._row_values(decision, outcome, payload, chain, t, approver, card)
+        if extra is None:
+            self.ctx.store.log.append_fields(values)
+        else:
+            self.ctx.store.log.append_fields(values, extra)
+
+    def _row_values(self, decision: Decision, outcome: str, payload: str | None,
+                    chain: tuple[str, ...] | list[str] | None, t: float | None,
+                    approver: str | None, card: Node | None) -> list[Any]:
+        """The decision's row as its `FIELDS` in order (``seq`` None, ``t`` None: now)."""
         state = self.ctx.state
         if card is None:
             card = state.canvas.node(decision.card or "")
         package = decision.package
         pkg = state.packages.get(package or "")
         # The fields in the order of `log.FIELDS` (checked at import, above).
-        values = [
+        return [
             None, self.ctx.now() if t is None else t, card.workspace if card else None,
             decision.arrow, decision.card, package,
             pkg.hash if pkg is not None and pkg.installed else None, decision.call,
             decision.target, payload, list(chain) if chain is not None else None, outcome,
             decision.code, decision.reason, approver, decision.prompt,
         ]
-        if extra is None:
-            self.ctx.store.log.append_fields(values)
-        else:
-            self.ctx.store.log.append_fields(values, extra)
 
     def refusal(self, decision: Decision, chain: tuple[str, ...] | None, args: Any,
                 now: float | None = None) -> Decision:
@@ -111,19 +151,96 @@ class Recorder:
 
         ``now``: the time the call was decided at (read when not given), the row's time.
         """
+        state = self.ctx.state
+        known = self._known.get(id(decision)) if chain is None else None
+        if (known is not None and known.decision is decision and self._known_state is state
+                and known.consent == state.consent_rev
+                and known.canvas == state.canvas.revision):
+            # A refusal the decision cache remembers, met before since anything
+            # its row reads last changed: everything but the call's time and
+            # payload was worked out then (`_remember`).
+            answer, key = known.answer, known.key
+            t = self.ctx.now() if now is None else now
+            if not self.denials.admit(key, t, known.limit):
+                self._suppress(answer, key, known.node, t)
+                return answer
+            arg = known.payload_arg
+            payload = args.get(arg) if arg is not None and type(args) is dict else None
+            if type(payload) is not str:
+                payload = None
+            elif not (len(payload) <= PAYLOAD_KEPT and payload.isascii()):
+                # Cut or escaped (`clip_payload`): its row has the extra fields.
+                return self._write_refusal(answer, payload, None, key, t, known.node)
+            held = self.denials.held
+            if (held and (key in held or known.row_card in held)) or not (
+                    type(t) is float and t - t == 0.0):
+                # A `suppressed` row to write first (`_refused_row`, `log_row`:
+                # another card's do not matter), or a time the row's JSON is not
+                # `float.__repr__`'s (`append_fields`).
+                return self._write_refusal(answer, payload, None, key, t, known.node)
+            known.alone(known.kind, t, payload)
+            return answer
         card = decision.card  # read once: a Decision's attributes are not free
+        cached = decision
         if decision.arrow is None and decision.target and card:
-            arrow = self.ctx.state.canvas.arrow_between(card, decision.target)
+            arrow = state.canvas.arrow_between(card, decision.target)
             if arrow is not None:
                 decision = decision.with_(arrow=arrow.id)
         key, node, limit = self._budget_of(card)
         t = self.ctx.now() if now is None else now
-        if not self._admit(decision, key, node, limit, t):
-            return decision
+        if self._admit(decision, key, node, limit, t):
+            self._write_refusal(decision, self.payload(decision.call, args), chain, key, t,
+                                node)
+        if chain is None and self._row_kind is not None:
+            self._remember(cached, decision, key, node, limit)
+        return decision
+
+    def _write_refusal(self, decision: Decision, payload: str | None,
+                       chain: tuple[str, ...] | None, key: str | None, t: float,
+                       node: Node | None) -> Decision:
+        # A refusal admitted to a row of its own: written as an operation.
         # A summary row to write first needs a savepoint; a lone row does not.
         with self.ctx.write(one_statement=key not in self.denials.held):
-            self._refused_row(decision, self.payload(decision.call, args), chain, key, t, node)
+            self._refused_row(decision, payload, chain, key, t, node)
         return decision
+
+    def _remember(self, cached: Decision, answer: Decision, key: str | None,
+                  node: Node | None, limit: int) -> None:
+        """Keep what the row of ``cached``'s refusals needs (`_Known`) when the decision
+        cache holds ``cached`` for its call: the next such refusal costs the row alone.
+
+        Everything kept is read from the state (the arrow, the card's node, its
+        workspace's denial limit, its package's version) and stands until the
+        consent revision or the canvas's moves on, which `refusal` checks; a
+        decision the cache does not hold (made afresh each time) is not kept.
+        """
+        state = self.ctx.state
+        card = cached.card
+        if (card is None or state.cache_consent != state.consent_rev
+                or state.cache_canvas != state.canvas.revision
+                or state.cache.get((card, cached.call, cached.target)) is not cached):
+            return
+        row_decision, row_node = self._shown(answer, node)
+        values = self._row_values(row_decision, row_decision.outcome, None, None, 0.0, None,
+                                  row_node)
+        assert self._row_kind is not None and self._alone is not None
+        kind = self._row_kind(values)
+        if kind is None:
+            return
+        spec = CALLS.get(answer.call)
+        known = self._known
+        if len(known) >= _KNOWN_MAX or self._known_state is not state:
+            known.clear()
+            self._known_state = state
+        known[id(cached)] = _Known(cached, answer, key, node, limit, row_decision.card,
+                                   spec.payload_arg or None if spec is not None else None,
+                                   kind,
+                                   self._alone, state.consent_rev, state.canvas.revision)
+
+    def _forget_known(self) -> None:
+        # The state was replaced (`Context.reload`): what was read from it goes.
+        self._known.clear()
+        self._known_state = None
 
     def writes_alone(self, card: str) -> bool:
         """True when `log_row` for ``card`` appends its row and nothing else: no row
@@ -153,10 +270,15 @@ class Recorder:
             t = self.ctx.now()
         if self.denials.admit(key, t, limit):
             return True
+        self._suppress(decision, key, node, t)
+        return False
+
+    def _suppress(self, decision: Decision, key: str | None, node: Node | None,
+                  t: float) -> None:
+        # A refusal beyond its card's budget: counted toward a `suppressed` row.
         self.denials.suppress(key, t, card=key, package=decision.package if key else None,
                               workspace=node.workspace if node is not None else None,
                               code=decision.code, call=decision.call)
-        return False
 
     def refused_row(self, decision: Decision, payload: str | None,
                     chain: tuple[str, ...] | None) -> None:
@@ -178,17 +300,24 @@ class Recorder:
             payload, size, digest = clip_payload(payload)
             if size is not None:
                 extra = (size, digest)
+        decision, node = self._shown(decision, node)
+        self.log_row(decision, outcome=decision.outcome, payload=payload, chain=chain, t=t,
+                     extra=extra, card=node)
+
+    @staticmethod
+    def _shown(decision: Decision, node: Node | None) -> tuple[Decision, Node | None]:
+        # The decision as its row names it: the names the card chose cut to
+        # `SHOWN` characters (then the card's node is looked up by the cut
+        # name, as ever: None here).
         # A loop, not any() over a generator: every refusal passes here.
         for x in (decision.card, decision.call, decision.target, decision.reason):
             if type(x) is str and len(x) > SHOWN:
-                decision = decision.with_(**{
+                return decision.with_(**{
                     name: value[:SHOWN] + "…"
                     for name in ("card", "call", "target", "reason")
-                    if type(value := getattr(decision, name)) is str and len(value) > SHOWN})
-                node = None  # the row names the card as cut: looked up so, as ever
-                break
-        self.log_row(decision, outcome=decision.outcome, payload=payload, chain=chain, t=t,
-                     extra=extra, card=node)
+                    if type(value := getattr(decision, name)) is str and len(value) > SHOWN}
+                ), None
+        return decision, node
 
     def refused_or_counted(self, decision: Decision, payload: str | None) -> None:
         """Inside a write: a refusal found while performing gets its row unless suppressed."""

@@ -17,17 +17,24 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from itertools import chain
 from pathlib import Path
+from typing import Any
 
 from sqlite_utils import Database
 
-__all__ = ["BUSY_TIMEOUT_S", "all_or_none", "database_file", "database_problem",
-           "default_database_path", "open_database", "write_transaction"]
+__all__ = ["BUSY_TIMEOUT_S", "MANY_ROWS", "all_or_none", "database_file", "database_problem",
+           "default_database_path", "insert_rows", "open_database", "rows_statement",
+           "write_transaction"]
 
 #: How long a writer waits for another writer's lock before giving up.
 BUSY_TIMEOUT_S = 10.0
+#: Prepared statements a connection keeps (sqlite3's default is 128): the log's
+#: inserts come in three sizes a pattern of NULL columns besides the one-row one
+#: (`insert_rows`), and every statement the engine runs should stay prepared.
+_CACHED_STATEMENTS = 256
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -42,11 +49,13 @@ def open_database(path: str | Path | None, *, busy_timeout: float = BUSY_TIMEOUT
         busy_timeout: seconds a write waits for another writer's lock.
     """
     if path is None:
-        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False,
+                               cached_statements=_CACHED_STATEMENTS)
     else:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(
-            str(path), timeout=busy_timeout, isolation_level=None, check_same_thread=False
+            str(path), timeout=busy_timeout, isolation_level=None, check_same_thread=False,
+            cached_statements=_CACHED_STATEMENTS,
         )
     # isolation_level=None: the driver never opens transactions behind our
     # back, so write_transaction decides where each one starts and ends.
@@ -111,6 +120,50 @@ def all_or_none(conn: sqlite3.Connection, name: str) -> Iterator[None]:
             pass  # the transaction is gone, and the rows with it
         raise
     conn.execute(f"RELEASE {name}")
+
+
+#: How many rows of one insert a statement takes at once (`insert_rows`), largest
+#: first; fewer than the smallest go in one by one. A statement a row costs SQLite
+#: a whole execution, and Python's sqlite3 its per-statement work (the GIL
+#: released and taken around each step), for every row: a third of a log row's
+#: insert. A few sizes only, so that SQLite's statement cache keeps them all.
+MANY_ROWS = (32, 16, 4)
+#: The most values one statement may bind in any SQLite (999 before 3.32).
+_MAX_VARIABLES = 999
+#: The statements inserting ``n`` rows, by the one-row statement and ``n``.
+_ROWS_STATEMENTS: dict[tuple[str, int], str] = {}
+
+
+def rows_statement(sql: str, n: int) -> str:
+    """The insert of ``n`` rows, its values the rows' in order, of the one-row insert
+    ``sql`` (``insert … values (?, …)``)."""
+    many = _ROWS_STATEMENTS.get((sql, n))
+    if many is None:
+        head, values = sql.split(" values ", 1)
+        many = _ROWS_STATEMENTS[(sql, n)] = f"{head} values {', '.join([values] * n)}"
+    return many
+
+
+def insert_rows(conn: sqlite3.Connection, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+    """Insert ``rows`` (each the values of the one-row insert ``sql``), in order: by
+    `MANY_ROWS` to a statement, the rest one by one.
+
+    Each statement is all or none by itself; the caller makes them all together
+    all or none (a savepoint, or a transaction rolled back whole on failure).
+    Rows go in in the order given, as one by one (a row may replace an earlier).
+    """
+    n, at = len(rows), 0
+    width = len(rows[0]) if n else 0
+    for size in MANY_ROWS:
+        if size * width > _MAX_VARIABLES:
+            continue
+        while n - at >= size:
+            conn.execute(rows_statement(sql, size), [*chain.from_iterable(rows[at:at + size])])
+            at += size
+    if at == n - 1:
+        conn.execute(sql, rows[at])
+    elif at < n:
+        conn.executemany(sql, rows[at:])
 
 
 def database_file(db: Database) -> str | None:

@@ -24,12 +24,12 @@ from typing import Any, cast
 from sqlite_utils import Database
 
 from engine.store.anchor import Anchor, AnchorFile, AnchorState
-from engine.store.database import all_or_none, database_file
+from engine.store.database import all_or_none, database_file, insert_rows
 from engine.store.encoding import dumps
 from engine.store.history import ConsentHistory
 
 __all__ = ["EXTRA_FIELDS", "FIELDS", "GENESIS", "PARALLEL_ROWS", "PAYLOAD_KEPT", "ArrowLog",
-           "Span", "Verification", "check_span", "clip_payload", "join_spans",
+           "RowKind", "Span", "Verification", "check_span", "clip_payload", "join_spans",
            "parallel_processes", "row_hash",
            "rows_query", "verify_file_in_parallel"]
 
@@ -99,6 +99,7 @@ def _c_canonical() -> Callable[[list[Any]], str] | None:
 
 _canonical: Callable[[list[Any]], str] = _c_canonical() or _CANONICAL.encode
 _encode_text: Callable[[str], str] = json.encoder.encode_basestring  # what _canonical uses
+_sha256 = hashlib.sha256
 
 #: The fields of a row that repeat from row to row of a kind (a card's same
 #: refusal, say): all but seq, t, payload and chain, in the order of `FIELDS`.
@@ -119,6 +120,9 @@ class _Kind:
     kept_before: tuple[str, ...]  #: the fields before payload that are not None
     kept_after: tuple[str, ...]  #: ... and after it
 
+
+#: A kind of row, for `ArrowLog.append_kind` (what `ArrowLog.row_kind` gives).
+RowKind = _Kind
 
 #: Row kinds by their `_SAME` fields: a pure function of them (nothing in it can go
 #: stale), bounded (emptied when full).
@@ -275,9 +279,14 @@ class ArrowLog:
         self._since_mark = []
         self._tail = None
 
-    def write_pending(self) -> None:
-        """Write the rows appended since the last write, in one statement (inside the
-        write transaction). All or none: on failure none is written and they wait still."""
+    def write_pending(self, *, committing: bool = False) -> None:
+        """Write the rows appended since the last write (inside the write transaction).
+        All or none: on failure none is written and they wait still.
+
+        ``committing``: the transaction's COMMIT comes next, and a failure here
+        rolls the whole transaction back (`Transactions.flush`): the rows need no
+        savepoint of their own to be all or none.
+        """
         pending = self._pending
         if not pending:
             return
@@ -288,14 +297,19 @@ class ArrowLog:
             # commit of a lone operation (a tool call, its answer).
             sql, params = pending[0]
             conn.execute(sql, params)
+        elif committing:
+            self._insert(conn, pending)
         else:
-            self._write_all(conn, pending)
+            # A savepoint of its own, so that a failure part-way leaves no row
+            # of them behind (a row missing in the middle would break the chain).
+            with all_or_none(conn, "log_rows"):
+                self._insert(conn, pending)
         self._since_mark += pending
         self._pending = []
 
     @staticmethod
-    def _write_all(conn: sqlite3.Connection, pending: list[_Insert]) -> None:
-        """Several rows, all or none: a failure part-way leaves none of them behind."""
+    def _insert(conn: sqlite3.Connection, pending: list[_Insert]) -> None:
+        """Insert several rows (the caller makes them all or none)."""
         # One statement for each pattern of NULL columns (`_INSERTS`): rows of
         # one kind share it. The rows go in by their own ``seq``, so the order
         # of the statements does not matter.
@@ -306,11 +320,8 @@ class ArrowLog:
                 inserts[sql] = [params]
             else:
                 rows.append(params)
-        # A savepoint of its own, so that a failure part-way leaves no row of
-        # them behind (a row missing in the middle would break the chain).
-        with all_or_none(conn, "log_rows"):
-            for sql, rows in inserts.items():
-                conn.executemany(sql, rows)
+        for sql, rows in inserts.items():
+            insert_rows(conn, sql, rows)  # many to a statement
 
     def mark(self) -> tuple[int, tuple[int, str] | None]:
         """Where the rows stand now: for `back_to`, when the operation beginning fails."""
@@ -349,6 +360,44 @@ class ArrowLog:
         connection appended last when it is known (no read), else read."""
         tail = self._tail
         return tail if tail is not None else self.last()
+
+    @staticmethod
+    def row_kind(values: Sequence[Any]) -> RowKind | None:
+        """The kind of a row given as its `FIELDS` (seq, t, payload and chain are not
+        read), for `append_kind`; None when its fields cannot make one (a field
+        that is neither text nor None)."""
+        same = _SAME(values)
+        try:
+            kind = _KINDS.get(same, _UNKNOWN)
+            return _kind(same) if kind is _UNKNOWN else kind
+        except TypeError:
+            return None  # a field that cannot be a key
+
+    def append_kind(self, kind: RowKind, t: float, payload: str | None) -> None:
+        """Append a row of ``kind`` (`row_kind`) made at ``t`` with ``payload``, and no
+        chain nor `EXTRA_FIELDS` (a refusal's row, say: its kind worked out once for
+        many rows): byte for byte the row `append_fields` appends for the same fields,
+        without building them. ``t`` is a finite float; ``payload`` text or None.
+
+        Changes nothing unless it succeeds (all is worked out before the row is kept).
+        """
+        last = self._tail
+        if last is None:
+            last = self.last()
+        seq, prev = (last[0] + 1, last[1]) if last else (1, GENESIS)
+        # `append_fields`' JSON of a row of a kind, and its statement's values.
+        if payload is None:
+            digest = _sha256((f"{prev}\n[{seq},{float.__repr__(t)},{kind.before},null,"
+                              f"{kind.after}]").encode()).hexdigest()
+            self._pending.append((kind.without_payload,
+                                  (seq, t, *kind.kept_before, *kind.kept_after, prev, digest)))
+        else:
+            digest = _sha256((f"{prev}\n[{seq},{float.__repr__(t)},{kind.before},"
+                              f"{_encode_text(payload)},{kind.after}]").encode()).hexdigest()
+            self._pending.append((kind.with_payload, (seq, t, *kind.kept_before, payload,
+                                                      *kind.kept_after, prev, digest)))
+        self._appended += 1
+        self._tail = (seq, digest)
 
     def append_fields(self, values: list[Any],
                       extra: tuple[Any, ...] | None = None) -> tuple[str, str]:

@@ -135,6 +135,12 @@ class SQLiteStore:
         self.tx = Transactions(db, self.log, self.anchor, reload=lambda: self._reload(),
                                committed=lambda events: self._committed(events),
                                catch_up=self._catch_up)
+        #: Reload the state when another connection committed (`Transactions.sync`:
+        #: every operation's prologue, so the store's own frame is left out).
+        self.sync: Callable[[], None] = self.tx.sync
+        #: An operation whose one write is a log row of a known kind
+        #: (`Transactions.append_alone`): a refused call's, most of all.
+        self.append_alone = self.tx.append_alone
 
     @classmethod
     def open(cls, path: str | Path | None, *,
@@ -281,10 +287,6 @@ class SQLiteStore:
     def hold_commits(self, hold: Callable[[], float | None] | None) -> None:
         """Let group commits wait for requests a server expects (`schedule_flush`)."""
         self.tx.hold = hold
-
-    def sync(self) -> None:
-        """Reload the state when another connection committed."""
-        self.tx.sync()
 
     def changes(self, interval: float = 0.1) -> AsyncIterator[int]:
         """Yield the store's revision whenever another process commits a change.

@@ -30,7 +30,7 @@ from engine.core.events import Event
 from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.base import Transactional
 from engine.store.deferred import DeferredRows
-from engine.store.log import ArrowLog
+from engine.store.log import ArrowLog, RowKind
 
 __all__ = ["CHANGES_KEPT", "CHANGES_PRUNED_EVERY", "GATHER_SECONDS", "GATHER_SHARE", "JOINED",
            "Batch", "HasTransactions", "Stale", "Transactions", "Write", "WriteOwner",
@@ -278,6 +278,14 @@ def run_eagerly(tx: Transactional, fn: Callable[..., Coroutine[Any, Any, Any]],
             return task
     JOINED.reset(token)
     fut: asyncio.Future[Any] = loop.create_future()
+    if raised is None and len(joined) == 1:
+        # Most calls: done, having written in the open batch.
+        batch = joined[0]
+        if not batch.done:
+            batch.answers.append((fut, result, None))
+            if batch.eager:
+                tx.flush()  # a lone caller: as below
+            return fut
     if isinstance(raised, StoreFailed):
         fut.set_exception(raised)  # its own failure says most (as in `run_durably`)
     elif not joined:
@@ -869,6 +877,40 @@ class Transactions:
         """
         return Write(self, one_statement)
 
+    def append_alone(self, kind: RowKind, t: float, payload: str | None) -> None:
+        """An operation whose one write is a log row of ``kind`` (`ArrowLog.append_kind`):
+        what ``with write(one_statement=True): log.append_kind(...)`` does, without a
+        `Write` (most refused calls end here, each costing the same few steps).
+
+        The row joins the open batch (opened if none) and the running operation's
+        batches (`JOINED`); inside another write it is that write's. The append
+        changes nothing unless it succeeds, so a failure has only the batch's
+        state to check and memory to rebuild, as `Write` does for one statement.
+        """
+        if self.depth:
+            self.log.append_kind(kind, t, payload)
+            return
+        batch = self.batch
+        if batch is None:
+            batch = self.open_batch()
+        joined = JOINED.get()
+        if joined is not None and batch not in joined:
+            joined.append(batch)
+        try:
+            self.log.append_kind(kind, t, payload)
+        except BaseException as exc:
+            self.undo(batch, None, exc)
+            failed = self.failure(exc)
+            if failed is not None:
+                raise failed from exc
+            raise
+        if joined is not None:
+            return  # an operation's: it waits for its batches, on a running loop
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()  # a script's write, as `Write` commits it
+
     def flush(self) -> None:
         """Commit the open batch (group commit), then events and waiters; the anchor's
         pending record is synced before COMMIT, its committed one left for the loop's
@@ -886,8 +928,8 @@ class Transactions:
         try:
             # The rows the operations left to the commit (`DeferredRows`), then
             # the batch's log rows, in one statement (`ArrowLog.write_pending`).
-            self.deferred.write(self.db.conn)
-            self.log.write_pending()
+            self.deferred.write(self.db.conn, committing=True)
+            self.log.write_pending(committing=True)
             if self.anchor is not None and pending is not None:
                 if not self._anchored:
                     # The database remembers that it has an anchor, so deleting
@@ -1001,7 +1043,7 @@ class Transactions:
 
     def sync(self) -> None:
         """Reload the state when another connection (a TUI, another engine) committed."""
-        if self.batch is not None and self.db.conn.in_transaction:
+        if self.batch is not None and self._conn.in_transaction:
             # Our open batch holds the write lock (BEGIN IMMEDIATE): nobody
             # else can commit until we do, so there is nothing to catch up on.
             return
