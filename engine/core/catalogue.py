@@ -25,6 +25,7 @@ __all__ = [
     "RateLimit",
     "implied_by",
     "implies",
+    "waits",
 ]
 
 Risk = Literal["high", "medium", "low"]
@@ -275,6 +276,15 @@ def _specs() -> dict[str, CallSpec]:
 
 #: Every call a card can make (SPEC §3), by name.
 CALLS: dict[str, CallSpec] = _specs()
+
+
+def waits(name: str) -> bool:
+    """Whether carrying out the call ``name`` awaits work outside the engine: a
+    network request, or file work in a thread (a slow disk must not stall other
+    calls). The engine awaits it holding no write lock (`Calls._carry_out`); a
+    server deciding many calls together leaves such a call to a task of its own,
+    so that the others are not answered only after it (`FastLane.take`)."""
+    return name == "net.fetch" or name.startswith("fs.")
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import orjson
 from pydantic import BaseModel, ValidationError
 
+from engine.core.catalogue import waits
 from engine.core.errors import ConsentError
 from engine.service.context import (
     API_VERSION,
@@ -173,9 +174,9 @@ class FastLane:
         answer 200 with a decision: a body within the limit, JSON, `_plain_call`'s
         form, a known token that may act as the card. Anything else `__call__`
         answers, errors included, so that every answer stays its own. A call that
-        may wait on something (``net.fetch``, ``fs.*``: `Calls._carry_out`) goes
-        that way too: in a `Engine.call_many` the turn's later calls would wait
-        behind it.
+        may wait on something (`engine.core.catalogue.waits`: a fetch, file
+        work) goes that way too: in a `Engine.call_many` the turn's later calls
+        would wait behind it.
         """
         if scope.get("root_path") or len(raw) > self.service.max_body:
             return False
@@ -197,7 +198,7 @@ class FastLane:
             may_act_as_card(found[1], call[0])
         except ServiceError:
             return False  # 403: `__call__` says so
-        if call[1] == "net.fetch" or call[1].startswith("fs."):
+        if waits(call[1]):
             return False
         turn = self._turn
         if turn is None:

@@ -505,6 +505,21 @@ class _Stream:
 Take = Callable[[dict[str, Any], _Direct, bytearray], bool]
 
 
+def _taken(take: Take, scope: dict[str, Any], direct: _Direct, body: bytearray) -> bool:
+    """``take``'s answer; False (the request runs as any request) when it raised.
+
+    Called inside llhttp's callback: an exception let out there becomes the
+    parser's error, answered "400 Invalid HTTP request" with the connection
+    closed and the real error lost. Declined instead, the request runs in its
+    task, where the same error is the server's 500 with its traceback logged,
+    as for a request the lane never took.
+    """
+    try:
+        return take(scope, direct, body)
+    except Exception:
+        return False
+
+
 def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
               take: Take | None = None) -> Any:
     """uvicorn's httptools protocol, writes coalesced; on a Unix socket, peers known.
@@ -615,7 +630,7 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
                 self._taken = cycle
                 if take is not None and direct is not None and not (
                         cycle.disconnected or cycle.waiting_for_100_continue) and \
-                        take(cycle.scope, direct, cycle.body):
+                        _taken(take, cycle.scope, direct, cycle.body):
                     return  # nobody waits for its body: no task reads it
                 self._taken = None
                 cycle.message_event.set()

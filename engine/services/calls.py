@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Coroutine, Iterable
 from typing import Any
 
 from canvas import Arrow, Node
-from engine.core.catalogue import PORT_INPUTS
+from engine.core.catalogue import PORT_INPUTS, waits
 from engine.core.checks import (
     Passed,
     check_card,
@@ -253,7 +253,7 @@ class Calls:
                             arrow=passed.arrow.id if passed.arrow else None,
                             message=f"ok: card {card.id} ({passed.package.name}) {spec.name}")
         payload = self.record.payload(spec.name, args)
-        if spec.name == "net.fetch" or spec.name.startswith("fs."):
+        if waits(spec.name):
             # A request may take seconds and file work runs in a thread (a
             # slow disk must not stall other calls): never hold the write
             # lock for either.

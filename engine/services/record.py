@@ -21,7 +21,7 @@ from engine.core.prompts import Prompt
 from engine.core.state import State
 from engine.core.text import SHOWN
 from engine.services.context import Context
-from engine.store.log import FIELDS, PAYLOAD_KEPT, clip_payload
+from engine.store.log import FIELDS, PAYLOAD_KEPT, RowKind, clip_payload
 
 # `log_row` lists a row's fields by position, for speed: fail at import, not
 # in a hash, if the log's field order ever changes.
@@ -50,7 +50,7 @@ class _Known(NamedTuple):
     limit: int  #: the budget's denial_log_limit
     row_card: str | None  #: the card as its row names it (cut to `SHOWN`)
     payload_arg: str | None  #: the argument the row keeps as its payload
-    kind: Any  #: the row's kind (`engine.store.log.ArrowLog.row_kind`)
+    kind: RowKind  #: the row's kind (`engine.store.log.ArrowLog.row_kind`)
     alone: Callable[[Any, float, str | None], None]  #: the store's `append_alone`
     consent: int  #: the consent revision it was read at (of `Recorder._known_state`)
     canvas: int  #: ... and the canvas's revision

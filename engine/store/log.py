@@ -109,7 +109,7 @@ _T = FIELDS.index("t")
 
 
 @dataclass(frozen=True, slots=True)
-class _Kind:
+class RowKind:
     """A kind of row (`_SAME`'s fields, all text or None): their canonical JSON and
     the inserts with and without a payload, worked out once (`_kind`)."""
 
@@ -120,18 +120,14 @@ class _Kind:
     kept_before: tuple[str, ...]  #: the fields before payload that are not None
     kept_after: tuple[str, ...]  #: ... and after it
 
-
-#: A kind of row, for `ArrowLog.append_kind` (what `ArrowLog.row_kind` gives).
-RowKind = _Kind
-
 #: Row kinds by their `_SAME` fields: a pure function of them (nothing in it can go
 #: stale), bounded (emptied when full).
-_KINDS: dict[tuple[Any, ...], _Kind | None] = {}
+_KINDS: dict[tuple[Any, ...], RowKind | None] = {}
 _UNKNOWN: Any = object()  # a kind not worked out yet
 _KINDS_MAX = 4096
 
 
-def _kind(same: tuple[Any, ...]) -> _Kind | None:
+def _kind(same: tuple[Any, ...]) -> RowKind | None:
     """The row kind of these `_SAME` fields, or None when one is not text or None.
 
     Only text and None: values of other types may compare equal and yet be
@@ -147,7 +143,7 @@ def _kind(same: tuple[Any, ...]) -> _Kind | None:
             *(x is not None for x in after), True, True, *(False for _ in EXTRA_FIELDS)]
     with_payload = _insert_for(tuple(kept))
     kept[_PAYLOAD] = False
-    kind = _Kind(_canonical(before)[1:-1], _canonical(after)[1:-1], with_payload,
+    kind = RowKind(_canonical(before)[1:-1], _canonical(after)[1:-1], with_payload,
                  _insert_for(tuple(kept)), tuple(x for x in before if x is not None),
                  tuple(x for x in after if x is not None))
     _KINDS[same] = kind
@@ -419,7 +415,7 @@ class ArrowLog:
         chain = values[_CHAIN]
         if isinstance(chain, tuple):
             values[_CHAIN] = chain = list(chain)
-        kind: _Kind | None = None
+        kind: RowKind | None = None
         if chain is None and (extra is None or extra == _NO_EXTRA):
             t, payload = values[_T], values[_PAYLOAD]
             if type(t) is float and t - t == 0.0 and (payload is None or type(payload) is str):

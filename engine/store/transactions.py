@@ -279,7 +279,9 @@ def run_eagerly(tx: Transactional, fn: Callable[..., Coroutine[Any, Any, Any]],
     JOINED.reset(token)
     fut: asyncio.Future[Any] = loop.create_future()
     if raised is None and len(joined) == 1:
-        # Most calls: done, having written in the open batch.
+        # Most calls: done, having written in the open batch. (The branch below
+        # for one batch, written out first for this, the common case, which
+        # then skips the tests for a failure and for no batch.)
         batch = joined[0]
         if not batch.done:
             batch.answers.append((fut, result, None))
@@ -962,15 +964,23 @@ class Transactions:
                 self._anchored = True
             if seen is not None:
                 self.seen = int(seen)
-        except (sqlite3.Error, OSError) as exc:
+        except BaseException as exc:
+            # Whatever stopped the commit part-way (SQLite's or the disk's error,
+            # or a bug): nothing of the batch stays in the open transaction and
+            # every caller is answered. The commit's rows go in without
+            # savepoints of their own, so this ROLLBACK is what keeps the rows
+            # inserted before the failure out of the next commit.
             if self.db.conn.in_transaction:
                 self.db.conn.execute("ROLLBACK")
             self.deferred.forget()
             self.reload()
-            batch.finish(StoreFailed(f"the change was not written, so it did "
-                                     f"not happen: {exc}"))
+            failed = StoreFailed(f"the change was not written, so it did not happen: {exc}")
+            failed.__cause__ = exc
+            batch.finish(failed)
             if self._owed is not None:
                 self._settle_soon()
+            if not isinstance(exc, (sqlite3.Error, OSError)):
+                raise  # a bug or an interrupt: its callers are answered, and it is not hidden
             return
         self.revision += 1
         if self.anchor is not None and pending is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 
 from engine import Engine
+from engine.service.auth import TokenStore
 from engine.service.fastlane import FastLane, _plain_call, _read_plain_call
 from engine.service.jsonread import loads
 from tests.conftest import fail_saving_node
@@ -392,6 +394,33 @@ def test_a_call_that_raises_is_answered_500_as_the_ordinary_way(
             s.close()
     assert answers == [(500, b"Internal Server Error")] * 4
     assert [t for _, t in caught.taken][-3:] == [True] * 3
+
+
+def test_an_error_while_taking_is_answered_as_the_ordinary_way(
+        serve_at: Callable[..., Running], tmp_path: Any,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store error while `FastLane.take` looks a token up (inside the parser's
+    callback) is the server's 500, as for a call the lane never took (its body in
+    chunks): not the parser's "400 Invalid HTTP request" with the connection closed."""
+    unix_server = serve_at()
+    op = unix_server.client()
+    build_canvas(op, tmp_path / "proj")
+    card = mint(op, "card:c1")
+    lookup = TokenStore.lookup
+
+    def failing(self: TokenStore, token: str) -> Any:
+        if token == card:
+            raise sqlite3.OperationalError("database is locked")
+        return lookup(self, token)
+
+    monkeypatch.setattr(TokenStore, "lookup", failing)
+    answers = []
+    for chunked in (True, False):  # the ordinary way, then offered to the lane
+        with _connect(unix_server) as sock, sock.makefile("rb") as stream:
+            head, data = _request(card, _call("c1", "n1", "x"), chunked=chunked)
+            sock.sendall(head + data)
+            answers.append(_read_answer(stream)[::2])
+    assert answers == [(500, b"Internal Server Error")] * 2
 
 
 def test_a_turn_s_call_that_raced_another_process_is_made_again_in_its_place(

@@ -8,6 +8,7 @@ its batch has committed, and a call that fails in the store fails alone.
 
 from __future__ import annotations
 
+import asyncio
 import random
 import sqlite3
 from pathlib import Path
@@ -283,5 +284,57 @@ async def test_a_batch_sees_another_process_remove_an_arrow_before_it_writes(
         assert type(first[0]) is Decision and first[0].code == "PERMISSION_DENIED"
         last = answers[-1]
         assert isinstance(last, Decision) and last.code == "PERMISSION_DENIED"
+    finally:
+        engine.close()
+
+
+async def test_a_commit_stopped_part_way_by_a_bug_keeps_nothing_and_answers_every_call(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An error that is not SQLite's (a bug) after some of a commit's rows went in: the
+    commit is rolled back, every call of the batch is answered StoreFailed, and the
+    next call commits with no row of the failed batch (the commit's rows have no
+    savepoint of their own). Before, the rows stayed in the open transaction, the
+    callers were never answered and the next commit failed on a duplicate ``seq``."""
+    from engine.store import log as logmod
+
+    engine = await _world(tmp_path / "a.db", tmp_path / "ws", VirtualClock(1000.0),
+                          settings={"denial_log_limit": 1_000_000})
+    try:
+        before = len(engine.log_rows())
+        real = logmod.insert_rows
+        failing = [True]
+
+        def part_way(conn: sqlite3.Connection, sql: str, rows: list[Any]) -> None:
+            if failing[0] and len(rows) > 4:
+                failing[0] = False
+                real(conn, sql, rows[:4])
+                raise ValueError("a bug, after 4 rows")
+            real(conn, sql, rows)
+
+        monkeypatch.setattr(logmod, "insert_rows", part_way)
+        # Refused (c2 has no arrow to a3): a log row each, all in one commit.
+        loop = asyncio.get_running_loop()
+        raised: list[Any] = []
+        loop.set_exception_handler(lambda _loop, context: raised.append(context["exception"]))
+        try:
+            results = await engine.call_many([
+                ("c2", "agents.prompt", "a3", {"text": f"b{i}"}, None) for i in range(10)])
+        finally:
+            loop.set_exception_handler(None)
+        assert not failing[0]
+        assert [type(r).__name__ for r in results] == ["StoreFailed"] * 10
+        assert isinstance(results[0].__cause__, ValueError)
+        assert [str(e) for e in raised] == ["a bug, after 4 rows"]  # not hidden
+        assert len(engine.log_rows()) == before
+        d = await engine.call("c2", "agents.prompt", "a3", {"text": "next"})
+        assert d.code == "PERMISSION_DENIED"
+        rows = engine.log_rows()
+        assert [r["payload"] for r in rows[before:]] == ["next"]
+        engine.close()
+        reopened = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None))
+        try:
+            assert len(reopened.log_rows()) == len(rows) and reopened.verify_log().ok
+        finally:
+            reopened.close()
     finally:
         engine.close()
