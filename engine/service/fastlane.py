@@ -30,20 +30,22 @@ else FastAPI's route streams it through Starlette.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import json
 import re
-import types
-from collections.abc import Coroutine, Generator
-from functools import partial
-from operator import attrgetter
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
 from pydantic import BaseModel, ValidationError
 
 from engine.core.catalogue import waits
 from engine.core.errors import ConsentError
+from engine.service.answers import (
+    JSON_HEAD,
+    decision_bytes,
+    decisions_bytes,
+    encode_tool_call,
+    send_bytes,
+)
 from engine.service.context import (
     API_VERSION,
     Service,
@@ -51,7 +53,7 @@ from engine.service.context import (
     decision_json,
     may_act_as_card,
 )
-from engine.service.events import Writer
+from engine.service.direct import Direct
 from engine.service.jsonread import loads
 from engine.service.models import BatchBody, CallBody
 from engine.service.problems import ServiceError, error_response, validation_problem
@@ -63,12 +65,12 @@ from engine.service.toolroutes import (
     open_tool_call,
     tool_call_after_wait,
 )
+from engine.service.turns import Turns
 
 if TYPE_CHECKING:
     from engine.core.decision import Decision
     from engine.core.principal import Principal
     from engine.engine import Engine
-    from engine.service.auth import TokenMemo
     from engine.service.problems import ASGIApp, Receive, Scope, Send
     from engine.services.calls import CallArgs
 
@@ -118,49 +120,15 @@ def _json_content(scope: Scope) -> bool:
     return _request_headers(scope)[1]
 
 
-class _Direct(Protocol):
-    """The server's short way in and out for one request (`engine.service.serve._Direct`)."""
-
-    def stream(self, head: bytes) -> _Stream | None:
-        """Begin a streamed answer; None (nothing sent) when ASGI's way must be used."""
-
-    def body(self) -> bytes | None:
-        """The whole body if it has all arrived, else None."""
-
-    def respond(self, status: int, head: bytes, body: bytes) -> bool:
-        """Send the whole answer; False (nothing sent) when ASGI's way must be used."""
-
-    def idle(self) -> None:
-        """The request writes nothing more, it only waits: not counted in flight."""
-
-    @property
-    def token_memo(self) -> TokenMemo:
-        """The connection's memo of its ``Authorization`` header (`TokenStore.recall`)."""
-
-    def run(self, app: ASGIApp) -> None:
-        """Answer through ASGI after all: ``app`` runs as the request's task (a request
-        `FastLane.take` took, which has none)."""
-
-
-
-class _Stream(Writer, Protocol):
-    """A streamed answer's body (`engine.service.serve._Stream`)."""
-
-    def end(self) -> None:
-        """The body is complete."""
-
-
 class FastLane:
     """Answers the hot routes itself; everything else goes to ``app`` (FastAPI)."""
 
     def __init__(self, app: ASGIApp, service: Service) -> None:
         self.app, self.service = app, service
-        #: The calls `take` took in this turn of the loop, decided together at the next.
-        self._turn: list[tuple[_Direct, CallArgs]] | None = None
-        #: The tasks deciding a turn's calls (the loop keeps only weak references).
-        self._turns: set[asyncio.Task[None]] = set()
+        #: The calls `take` took, decided a turn of the loop at a time.
+        self._turns = Turns(service.engine)
 
-    def take(self, scope: Scope, direct: _Direct, raw: bytes | bytearray) -> bool:
+    def take(self, scope: Scope, direct: Direct, raw: bytes | bytearray) -> bool:
         """Take a plain ``POST /v1/calls`` whose body has all arrived, to be decided with
         the other calls read in this turn of the loop; False (nothing done) when the
         request must go the ordinary way, through `__call__` in a task of its own.
@@ -200,59 +168,8 @@ class FastLane:
             return False  # 403: `__call__` says so
         if waits(call[1]):
             return False
-        turn = self._turn
-        if turn is None:
-            # The first of the turn: decided at the next turn, after every request
-            # read in this one (the loop runs what was ready when it began).
-            self._turn = turn = []
-            asyncio.get_running_loop().call_soon(self._decide)
-        turn.append((direct, call))
+        self._turns.add(direct, call)
         return True
-
-    def _decide(self) -> None:
-        """Decide the calls `take` took in the last turn; each is answered once durable."""
-        turn, self._turn = self._turn, None
-        assert turn is not None
-        if len(turn) > 1:
-            # Every call decided now, in this turn, as `Engine.call_many`'s coroutine
-            # runs up to its wait for the commit; a task waits for the rest. (Made
-            # a task at once, it would begin only at the next turn.) Both in one
-            # context, the task's: the engine sets a context variable before the
-            # wait and resets it after (`engine.store.transactions.JOINED`).
-            many = self._decide_many(turn)
-            its = contextvars.copy_context()
-            try:
-                step = its.run(many.send, None)
-            except StopIteration:
-                return
-            task = asyncio.get_running_loop().create_task(_rest(many, step), context=its)
-            self._turns.add(task)
-            task.add_done_callback(self._turns.discard)
-            return
-        # Alone in its turn (one connection, say): `Engine.call`, whose commit a lone
-        # caller's batch makes at once (`run_eagerly`), where `call_many`'s would wait
-        # for the next turn; mostly answered right here, without a task.
-        direct, (card, call, target, args, context) = turn[0]
-        try:
-            done = asyncio.ensure_future(self.service.engine.call(
-                card, call, target, args, context=context))
-        except Exception as exc:  # as `call_many` would have it
-            _respond(direct, exc)
-            return
-        if done.done():
-            _answer_done(direct, done)
-        else:
-            done.add_done_callback(partial(_answer_done, direct))
-
-    async def _decide_many(self, turn: list[tuple[_Direct, CallArgs]]) -> None:
-        """A turn's calls as one `Engine.call_many`, each answered once durable."""
-        results: list[Decision | Exception]
-        try:
-            results = await self.service.engine.call_many([call for _, call in turn])
-        except Exception as exc:  # each call fails alike (`Engine.call`'s error)
-            results = [exc] * len(turn)
-        for (direct, _), d in zip(turn, results, strict=True):
-            _respond(direct, d)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope.get("root_path"):
@@ -273,7 +190,7 @@ class FastLane:
             return
         try:
             header, json_body, declared = _call_headers(scope)
-            direct: _Direct | None = scope.get("arrowgate.direct")
+            direct: Direct | None = scope.get("arrowgate.direct")
             tokens = self.service.tokens
             # The connection's memo of its token, when the server keeps one: the
             # same header as its last request needs no hash (`TokenStore.recall`).
@@ -335,13 +252,13 @@ class FastLane:
                     card, call, target, args, context = calls[0]
                     may_act_as_card(principal, card)
                     d = await engine.call(card, call, target, args, context=context)
-                    body = _decision_bytes(d) or _decisions_bytes([d], False)
+                    body = decision_bytes(d) or decisions_bytes([d], False)
                 else:
                     for item in calls:
                         may_act_as_card(principal, item[0])
-                    body = _decisions_bytes(_decided(await engine.call_many(calls)), True)
-                if direct is None or not direct.respond(200, _JSON_HEAD % len(body), body):
-                    await _send_bytes(send, 200, body)
+                    body = decisions_bytes(_decided(await engine.call_many(calls)), True)
+                if direct is None or not direct.respond(200, JSON_HEAD % len(body), body):
+                    await send_bytes(send, 200, body)
                 return
         except (ServiceError, ConsentError) as exc:
             response = error_response(exc)
@@ -392,7 +309,7 @@ class FastLane:
                     return  # the client went away
                 if kind == "open":
                     call = _model(scope, raw, ToolCallBody)
-                    direct: _Direct | None = scope.get("arrowgate.direct")
+                    direct: Direct | None = scope.get("arrowgate.direct")
                     answer = None if call is None else \
                         await open_tool_call(self.service, principal, call,
                                              None if wait < 0 else wait,
@@ -409,7 +326,7 @@ class FastLane:
             return
         # Straight to the connection when the server offers it (as a call's answer):
         # not two messages through uvicorn's send, on the agent's critical path.
-        await _answer(scope, send, _encode_tool_call(answer))
+        await _answer(scope, send, encode_tool_call(answer))
 
 
     async def _events(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -426,7 +343,7 @@ class FastLane:
         token that may read the card, ``card`` absent or a plain id, and
         ``Last-Event-ID`` absent or plain digits.
         """
-        direct: _Direct | None = scope.get("arrowgate.direct")
+        direct: Direct | None = scope.get("arrowgate.direct")
         found = self.service.tokens.lookup(_bearer(scope) or "") if direct is not None else None
         card, last = _events_request(scope)
         principal = found[1] if found is not None else None
@@ -673,205 +590,10 @@ def _request_headers(scope: Scope) -> tuple[str | None, bool, bool]:
 
 async def _answer(scope: Scope, send: Send, body: bytes) -> None:
     """A 200 JSON answer: through the server's short way when it offers one, else ASGI."""
-    direct: _Direct | None = scope.get("arrowgate.direct")
-    if direct is None or not direct.respond(200, _JSON_HEAD % len(body), body):
-        await _send_bytes(send, 200, body)
-
-
-#: A JSON answer's header lines, its length to fill in.
-_JSON_HEAD = b"content-type: application/json\r\ncontent-length: %d\r\n"
-#: ... filled in, by length, for the answers to calls: a refusal's or a prompt's JSON
-#: comes in a few hundred lengths; a call's ``value`` may make any (bounded here).
-_HEADS: dict[int, bytes] = {}
-_HEADS_MAX = 1024
+    direct: Direct | None = scope.get("arrowgate.direct")
+    if direct is None or not direct.respond(200, JSON_HEAD % len(body), body):
+        await send_bytes(send, 200, body)
 
 
 #: The health answer: always the same bytes.
 _HEALTH = json.dumps({"status": "ok", "version": API_VERSION}, separators=(",", ":")).encode()
-
-#: Types orjson writes exactly as ``json.dumps`` reads them back (a float may be NaN,
-#: which json writes and orjson does not; anything else goes through `json.dumps`).
-_SIMPLE = frozenset({str, int, bool, type(None)})
-
-
-def _encode(data: dict[str, Any]) -> bytes:
-    """An answer's JSON as the FastAPI routes write it (`json_response`).
-
-    A decision's fields are strings, numbers and null but for ``value``, the
-    call's own result; when every value is simple, orjson writes it (several
-    times faster), else ``json.dumps`` with ``default=str`` as the routes do.
-    """
-    decisions = data["decisions"] if "decisions" in data else (data,)
-    # Anything else (a tool call and its card's answer) is written json's way.
-    if all("value" in d and type(d["value"]) in _SIMPLE for d in decisions):
-        try:
-            return orjson.dumps(data)
-        except orjson.JSONEncodeError:
-            pass  # a string with a lone surrogate, an integer past 64 bits: json's way
-    return json.dumps(data, default=str, separators=(",", ":")).encode()
-
-
-def _encode_tool_call(data: dict[str, Any]) -> bytes:
-    """A tool-call route's answer as JSON that reads back as the FastAPI route's.
-
-    Its values are ids, states, codes, texts and the call's arguments and
-    result, which the engine checked as JSON (`engine.core.manifest.check_json`:
-    text keys, no NaN or infinity), so orjson writes them as ``json.dumps``
-    reads them back (texts as UTF-8 rather than escaped), several times faster;
-    what orjson refuses goes ``json.dumps``'s way, as `_encode`'s does.
-    """
-    try:
-        return orjson.dumps(data)
-    except orjson.JSONEncodeError:
-        return json.dumps(data, default=str, separators=(",", ":")).encode()
-
-
-#: The fields of a decision's JSON (`decision_json`), read at once. `_decision_bytes`
-#: adds the types of the two that may be numbers or booleans to its key: they compare
-#: equal across types (``True == 1 == 1.0``) but are written differently.
-_DECISION_KEY = attrgetter("outcome", "call", "card", "package", "target", "permission", "code",
-                           "reason", "arrow", "message", "retry_after", "prompt", "value")
-#: A decision's JSON by its fields: a pure function of them (nothing in it can go stale),
-#: kept for the decisions that repeat (the same card's same refusal, in a batch and
-#: from call to call). Bounded: emptied when full.
-_DECISION_BYTES: dict[tuple[Any, ...], bytes] = {}
-_DECISION_BYTES_MAX = 4096
-
-
-#: The same bytes by the Decision itself, for the decisions answered lately: the checks
-#: hand back the very same Decision for a card's repeated refusal (they remember it), and
-#: its bytes are then found without reading its thirteen fields for the key above: 1.0 k
-#: instructions a call instead of 8.1 k (callgrind, in process, measured while every read
-#: of a Decision still went through a ``__getattr__`` hook, which round 7's lazy
-#: ``message`` descriptor removed: the fields are cheaper to read now). A Decision is
-#: frozen and the fields its JSON is made of are immutable values (a ``value`` that is
-#: not one of `_SIMPLE` is never kept), so its bytes cannot change. Each entry holds its
-#: Decision, so no other object takes its id while it is kept. Bounded: emptied when full.
-_BY_DECISION: dict[int, tuple[Decision, bytes]] = {}
-_BY_DECISION_MAX = 256
-
-
-def _decision_bytes(d: Decision) -> bytes | None:
-    """The decision's JSON as `_encode` writes it, or None when only json's way will do."""
-    kept = _BY_DECISION.get(id(d))
-    if kept is not None and kept[0] is d:
-        return kept[1]
-    value, retry_after = d.value, d.retry_after
-    if type(value) not in _SIMPLE:
-        return None
-    key = (*_DECISION_KEY(d), type(value), type(retry_after))
-    data = _DECISION_BYTES.get(key)
-    if data is None:
-        try:
-            data = orjson.dumps(decision_json(d))
-        except orjson.JSONEncodeError:
-            return None  # a string with a lone surrogate, an integer past 64 bits
-        if len(_DECISION_BYTES) >= _DECISION_BYTES_MAX:
-            _DECISION_BYTES.clear()
-        _DECISION_BYTES[key] = data
-    if len(_BY_DECISION) >= _BY_DECISION_MAX:
-        _BY_DECISION.clear()
-    _BY_DECISION[id(d)] = (d, data)
-    return data
-
-
-def _decisions_bytes(decisions: list[Decision], batch: bool) -> bytes:
-    """The answer to a call (one decision) or a batch, as bytes, written as `_encode` would."""
-    parts = []
-    # A batch's refusals are often the very same Decision (the checks remember a
-    # card's refusal): its bytes once per object. By identity, while ``decisions``
-    # keeps every one alive (an id is not reused meanwhile); a Decision is frozen.
-    seen: dict[int, bytes] = {}
-    for d in decisions:
-        data = seen.get(id(d))
-        if data is None:
-            data = _decision_bytes(d)
-            if data is None:
-                answer = [decision_json(d) for d in decisions]
-                return _encode({"decisions": answer} if batch else answer[0])
-            seen[id(d)] = data
-        parts.append(data)
-    return b'{"decisions":[' + b",".join(parts) + b"]}" if batch else parts[0]
-
-
-async def _rest(coro: Coroutine[Any, Any, None], step: Any) -> None:
-    """The rest of ``coro``, which has run up to a wait and yielded ``step``."""
-    await _resume(coro, step)
-
-
-@types.coroutine
-def _resume(coro: Coroutine[Any, Any, None], step: Any) -> Generator[Any, Any, None]:
-    # ``yield from coro`` for a coroutine already started, which yielded ``step``:
-    # what the task sends or throws goes on to it (`engine.store.transactions`'s).
-    while True:
-        try:
-            sent = yield step
-        except GeneratorExit:
-            coro.close()
-            raise
-        except BaseException as exc:
-            try:
-                step = coro.throw(exc)
-            except StopIteration:
-                return
-        else:
-            try:
-                step = coro.send(sent)
-            except StopIteration:
-                return
-
-
-def _answer_done(direct: _Direct, done: asyncio.Future[Decision]) -> None:
-    """Answer a call `FastLane.take` decided alone, now its future is done."""
-    if done.cancelled():  # the server is closing: as a task cancelled would be
-        _respond(direct, asyncio.CancelledError())
-        return
-    exc = done.exception()
-    _respond(direct, done.result() if exc is None else exc)
-
-
-def _respond(direct: _Direct, d: Decision | BaseException) -> None:
-    """Answer a call `FastLane.take` took: its decision, or what its call raised."""
-    if isinstance(d, BaseException):
-        direct.run(_failed(d))
-        return
-    try:
-        body = _decision_bytes(d) or _decisions_bytes([d], False)
-        head = _HEADS.get(len(body))
-        if head is None:
-            head = _JSON_HEAD % len(body)
-            if len(_HEADS) < _HEADS_MAX:
-                _HEADS[len(body)] = head
-        if direct.respond(200, head, body):
-            return
-    except Exception as exc:  # raised in the lane's task, it would be answered 500
-        direct.run(_failed(exc))
-        return
-    direct.run(_sending(body))
-
-
-def _failed(exc: BaseException) -> ASGIApp:
-    """An ASGI app answering a call `FastLane.take` took as `FastLane.__call__` answers
-    the call's ``exc``: problem+json for the service's and the engine's errors;
-    anything else raised, for the server to answer 500 (as it would the lane)."""
-    async def answer(scope: Scope, receive: Receive, send: Send) -> None:
-        if not isinstance(exc, (ServiceError, ConsentError)):
-            raise exc
-        await error_response(exc)(scope, receive, send)
-
-    return answer
-
-
-def _sending(body: bytes) -> ASGIApp:
-    """An ASGI app sending a call's 200 answer, when the server's short way cannot."""
-    async def answer(scope: Scope, receive: Receive, send: Send) -> None:
-        await _send_bytes(send, 200, body)
-
-    return answer
-
-
-async def _send_bytes(send: Send, status: int, body: bytes) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})

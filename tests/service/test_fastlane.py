@@ -390,13 +390,13 @@ def test_requests_leave_no_reference_cycles(unix_server, tmp_path) -> None:
 
 
 def test_answers_built_as_bytes_are_the_decisions_json_and_keep_types_apart() -> None:
-    """`_decisions_bytes` writes what `_encode` writes; a decision's bytes are kept by its
+    """`decisions_bytes` writes what `encode` writes; a decision's bytes are kept by its
     fields and their types (``True == 1`` and ``1 == 1.0`` in a dict key, not in JSON)."""
     import orjson
 
     from engine.core.decision import Decision
+    from engine.service.answers import decision_bytes, decisions_bytes, encode
     from engine.service.context import decision_json
-    from engine.service.fastlane import _decision_bytes, _decisions_bytes, _encode
 
     base: dict[str, Any] = {"outcome": "allowed", "call": "x.y", "card": "c1", "package": "p"}
     simple = [Decision(**base, value=v) for v in (True, 1, "1", None, 0, False, "1")]
@@ -404,23 +404,23 @@ def test_answers_built_as_bytes_are_the_decisions_json_and_keep_types_apart() ->
                         retry_after=r) for r in (1, 1.0, 1)]
     for _round in range(2):  # made, then taken from those kept
         for d in simple:
-            data = _decision_bytes(d)
-            assert data is not None and data == _encode(decision_json(d))
+            data = decision_bytes(d)
+            assert data is not None and data == encode(decision_json(d))
             read = json.loads(data)
             assert type(read["value"]) is type(d.value) and read["value"] == d.value
             assert type(read["retry_after"]) is type(d.retry_after)
-    batch = _decisions_bytes(simple, True)
+    batch = decisions_bytes(simple, True)
     assert batch == orjson.dumps({"decisions": [decision_json(d) for d in simple]})
-    assert _decisions_bytes(simple[:1], False) == _encode(decision_json(simple[0]))
-    assert _decisions_bytes([], True) == b'{"decisions":[]}'
+    assert decisions_bytes(simple[:1], False) == encode(decision_json(simple[0]))
+    assert decisions_bytes([], True) == b'{"decisions":[]}'
     # Values orjson does not write as json does: json's way, for the whole answer.
     odd = [Decision(**base, value={"a": [1]}), Decision(**base, value="\ud800"),
            Decision(**base, value=2**70), Decision(**base, value=0.5)]
     for d in odd:
-        assert _decision_bytes(d) is None
-        assert _decisions_bytes([simple[0], d], True) == \
-            _encode({"decisions": [decision_json(simple[0]), decision_json(d)]})
-        assert json.loads(_decisions_bytes([d], False)) == json.loads(
+        assert decision_bytes(d) is None
+        assert decisions_bytes([simple[0], d], True) == \
+            encode({"decisions": [decision_json(simple[0]), decision_json(d)]})
+        assert json.loads(decisions_bytes([d], False)) == json.loads(
             json.dumps(decision_json(d), default=str))
 
 
@@ -449,11 +449,11 @@ def test_a_call_reads_the_first_of_a_header_sent_twice() -> None:
 
 def test_a_repeated_decision_is_answered_without_reading_its_fields_again() -> None:
     """The checks hand back the very same Decision for a card's repeated refusal: its
-    bytes are kept by the object (`fastlane._BY_DECISION`), not rebuilt from its thirteen
+    bytes are kept by the object (`answers._BY_DECISION`), not rebuilt from its thirteen
     fields; a kept entry holds its Decision, so another object never gets its bytes."""
     from engine.core.decision import Decision
+    from engine.service.answers import decision_bytes, encode
     from engine.service.context import decision_json
-    from engine.service.fastlane import _decision_bytes, _encode
 
     class Counting(Decision):
         reads = 0
@@ -465,17 +465,17 @@ def test_a_repeated_decision_is_answered_without_reading_its_fields_again() -> N
 
     d = Counting(outcome="denied", call="agents.prompt", card="c9", code="PERMISSION_DENIED",
                  message="not connected")
-    first = _decision_bytes(d)
-    assert first == _encode(decision_json(d)) and Counting.reads > 0
+    first = decision_bytes(d)
+    assert first == encode(decision_json(d)) and Counting.reads > 0
     Counting.reads = 0
-    assert _decision_bytes(d) == first and Counting.reads == 0
+    assert decision_bytes(d) == first and Counting.reads == 0
     # Many other decisions, each its own object and bytes, whatever ids they get.
     for i in range(600):
         other = Decision(outcome="denied", call="agents.prompt", card=f"c{i}",
                          code="PERMISSION_DENIED", message=f"m{i}")
-        assert _decision_bytes(other) == _encode(decision_json(other))
+        assert decision_bytes(other) == encode(decision_json(other))
         del other
-    assert _decision_bytes(d) == first
+    assert decision_bytes(d) == first
 
 
 def test_concurrent_connections_each_get_their_own_answers(unix_server, tmp_path) -> None:
@@ -523,8 +523,8 @@ def test_tool_call_answers_and_events_read_back_as_json_writes_them() -> None:
     where it can (issue 17): they read back as ``json.dumps``'s text does — non-ASCII
     text, nested results, floats — and what orjson refuses (a lone surrogate, an
     integer past 64 bits) is written json's way."""
+    from engine.service.answers import encode_tool_call
     from engine.service.events import sse_frame
-    from engine.service.fastlane import _encode_tool_call
 
     def data_of(frame: bytes) -> Any:
         lines = frame.decode().split("\n")
@@ -537,7 +537,7 @@ def test_tool_call_answers_and_events_read_back_as_json_writes_them() -> None:
                    {"big": 2**70}, {"odd": "\ud800"}, "plain", [], {}):
         answer = {"id": "tc1", "state": "answered", "call": {"result": result, "held": []}}
         written = json.dumps(answer, default=str, separators=(",", ":"))
-        assert json.loads(_encode_tool_call(answer)) == json.loads(written)
+        assert json.loads(encode_tool_call(answer)) == json.loads(written)
         for kind in ("tool.call", "tool.resolved"):
             event = {"id": "tc1", "args": result}
             assert data_of(sse_frame(7, kind, event)) == {"type": kind, "data": json.loads(
