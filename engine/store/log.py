@@ -120,6 +120,7 @@ class RowKind:
     kept_before: tuple[str, ...]  #: the fields before payload that are not None
     kept_after: tuple[str, ...]  #: ... and after it
 
+
 #: Row kinds by their `_SAME` fields: a pure function of them (nothing in it can go
 #: stale), bounded (emptied when full).
 _KINDS: dict[tuple[Any, ...], RowKind | None] = {}
@@ -144,8 +145,8 @@ def _kind(same: tuple[Any, ...]) -> RowKind | None:
     with_payload = _insert_for(tuple(kept))
     kept[_PAYLOAD] = False
     kind = RowKind(_canonical(before)[1:-1], _canonical(after)[1:-1], with_payload,
-                 _insert_for(tuple(kept)), tuple(x for x in before if x is not None),
-                 tuple(x for x in after if x is not None))
+                   _insert_for(tuple(kept)), tuple(x for x in before if x is not None),
+                   tuple(x for x in after if x is not None))
     _KINDS[same] = kind
     return kind
 
