@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import types
-from collections.abc import Coroutine, Generator
+from collections.abc import Coroutine
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from engine.core.errors import ConsentError
 from engine.service.answers import JSON_HEAD, decision_bytes, decisions_bytes, send_bytes
 from engine.service.problems import ServiceError, error_response
+from engine.store.transactions import resume
 
 if TYPE_CHECKING:
     from engine.core.decision import Decision
@@ -111,29 +111,7 @@ class Turns:
 
 async def _rest(coro: Coroutine[Any, Any, None], step: Any) -> None:
     """The rest of ``coro``, which has run up to a wait and yielded ``step``."""
-    await _resume(coro, step)
-
-
-@types.coroutine
-def _resume(coro: Coroutine[Any, Any, None], step: Any) -> Generator[Any, Any, None]:
-    # ``yield from coro`` for a coroutine already started, which yielded ``step``:
-    # what the task sends or throws goes on to it (`engine.store.transactions`'s).
-    while True:
-        try:
-            sent = yield step
-        except GeneratorExit:
-            coro.close()
-            raise
-        except BaseException as exc:
-            try:
-                step = coro.throw(exc)
-            except StopIteration:
-                return
-        else:
-            try:
-                step = coro.send(sent)
-            except StopIteration:
-                return
+    await resume(coro, step)
 
 
 def _answer_done(direct: Direct, done: asyncio.Future[Decision]) -> None:

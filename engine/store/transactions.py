@@ -34,8 +34,8 @@ from engine.store.log import ArrowLog, RowKind
 
 __all__ = ["CHANGES_KEPT", "CHANGES_PRUNED_EVERY", "GATHER_SECONDS", "GATHER_SHARE", "JOINED",
            "Batch", "HasTransactions", "Stale", "Transactions", "Write", "WriteOwner",
-           "consistent", "run_consistently", "run_durably", "run_each_durably", "run_eagerly",
-           "schedule_flush"]
+           "consistent", "resume", "run_consistently", "run_durably", "run_each_durably",
+           "run_eagerly", "schedule_flush"]
 
 #: The longest a group commit waits for requests a server expects (see `schedule_flush`).
 GATHER_SECONDS = 0.005
@@ -321,7 +321,7 @@ async def _go_on(tx: Transactional, fn: Callable[..., Coroutine[Any, Any, Any]],
                  joined: list[Batch]) -> Any:
     # The rest of an eager operation that waits (`run_eagerly`), in its own task.
     try:
-        result = await _resume(coro, step)
+        result = await resume(coro, step)
     except Stale:
         return await tx.durably(fn, args, kwargs, locked=True)
     except StoreFailed:
@@ -332,9 +332,10 @@ async def _go_on(tx: Transactional, fn: Callable[..., Coroutine[Any, Any, Any]],
 
 
 @types.coroutine
-def _resume(coro: Any, step: Any) -> Any:
-    # ``yield from coro`` for a coroutine already started, which yielded ``step``:
-    # what the task sends or throws goes on to it.
+def resume(coro: Any, step: Any) -> Any:
+    """``yield from coro`` for a coroutine already started, which yielded ``step``
+    (run up to its first wait without a task): awaited in a task, what the task
+    sends or throws goes on to it, and its result is the coroutine's."""
     while True:
         try:
             sent = yield step
@@ -406,7 +407,7 @@ async def run_each_durably(step: Callable[..., Any], items: Iterable[Sequence[An
                     except StopIteration as done:
                         result = done.value
                     else:
-                        result = await _resume(result, waits)
+                        result = await resume(result, waits)
             except Stale:
                 # Nothing written yet; alone, durable before the next item runs.
                 joined.clear()
