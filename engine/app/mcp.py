@@ -762,7 +762,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     import anyio
 
     from engine.app.common import db_path
-    from engine.service.serve import default_socket_path
+    from engine.service.listen import default_socket_path
 
     db = None
     if not args.service or not args.token_file:

@@ -1,8 +1,8 @@
 """``arrowgate serve``: the socket, the operator token, the process (SPEC §10.1).
 
-The Unix socket is bound here, not by uvicorn (whose ``uds=`` leaves it
-mode 0666): inside a folder only the user can enter (0700), the socket
-itself 0600. Each connection on it is told its peer's process
+The Unix socket is bound by `engine.service.listen`, not by uvicorn (whose
+``uds=`` leaves it mode 0666): inside a folder only the user can enter
+(0700), the socket itself 0600. Each connection on it is told its peer's process
 (``SO_PEERCRED``) so consent actions from inside an agent's process tree
 can be refused. On SIGTERM or SIGINT the server stops accepting, lets the
 requests in flight finish (every answered call is durable before its answer
@@ -20,122 +20,27 @@ import gc
 import os
 import signal
 import socket
-import stat
 import sys
 import weakref
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from engine.service.auth import TokenMemo, TokenStore, peer_of_socket, write_secret_file
+from engine.service.auth import TokenMemo, TokenStore, peer_of_socket
 from engine.service.idleloop import IdleLoop
+from engine.service.listen import (
+    address_of,
+    bind_tcp,
+    bind_unix,
+    default_socket_path,
+    default_token_file,
+    operator_token,
+)
 
 if TYPE_CHECKING:
     from engine.engine import Engine
 
-__all__ = ["bind_tcp", "bind_unix", "default_socket_path", "default_token_file", "register",
-           "serve"]
-
-
-def default_socket_path(db: Path) -> Path:
-    """``serve.sock`` in the folder ``<database>.serve`` beside the database."""
-    return db.with_name(db.name + ".serve") / "serve.sock"
-
-
-def default_token_file(db: Path) -> Path:
-    """The database path plus ``.operator-token``."""
-    return db.with_name(db.name + ".operator-token")
-
-
-def bind_unix(path: Path) -> socket.socket:
-    """A listening Unix socket at ``path`` (mode 0600) in a folder only we can enter.
-
-    A socket file left by a server that is gone is replaced; one that still
-    answers is not.
-
-    Raises:
-        SystemExit: the path is too long, the folder is not ours, or another
-            server listens there.
-    """
-    folder = path.parent
-    if len(os.fsencode(path)) >= 104:
-        raise SystemExit(f"arrowgate: the socket path {path} is too long for a Unix socket "
-                         "(use --socket with a shorter path)")
-    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-    st = os.lstat(folder)
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
-        raise SystemExit(f"arrowgate: {folder} is not a folder of this user")
-    os.chmod(folder, 0o700)
-    if os.path.lexists(path):
-        if not stat.S_ISSOCK(os.lstat(path).st_mode):
-            raise SystemExit(f"arrowgate: {path} exists and is not a socket")
-        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            probe.connect(str(path))
-        except OSError:
-            os.unlink(path)  # a server that is gone left it
-        else:
-            raise SystemExit(f"arrowgate: another server listens on {path}")
-        finally:
-            probe.close()
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    old = os.umask(0o177)  # the socket file is born 0600: no window where it is wider
-    try:
-        sock.bind(str(path))
-    finally:
-        os.umask(old)
-    os.chmod(path, 0o600)
-    sock.listen(1024)
-    sock.setblocking(False)
-    return sock
-
-
-def bind_tcp(address: str) -> socket.socket:
-    """A listening TCP socket on ``HOST:PORT`` (port 0: any free port).
-
-    Raises:
-        SystemExit: the address cannot be parsed or bound.
-    """
-    host, sep, port_text = address.rpartition(":")
-    host = host.strip("[]")
-    if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
-        raise SystemExit(f"arrowgate: --listen takes HOST:PORT, e.g. 127.0.0.1:8377, not "
-                         f"{address!r}")
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, int(port_text)))
-    except OSError as exc:
-        sock.close()
-        raise SystemExit(f"arrowgate: cannot listen on {address}: {exc}") from exc
-    sock.listen(1024)
-    sock.setblocking(False)
-    return sock
-
-
-def address_of(sock: socket.socket) -> str:
-    """What clients connect to: the socket path, or ``http://HOST:PORT``."""
-    if sock.family == socket.AF_UNIX:
-        return str(sock.getsockname())
-    host, port = sock.getsockname()[:2]
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-
-
-def operator_token(tokens: TokenStore, path: Path) -> str:
-    """The operator token: the one in ``path`` if it is still valid and private, else new."""
-    try:
-        st = os.stat(path, follow_symlinks=False)
-        if stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077:
-            token = path.read_text().strip()
-            found = tokens.lookup(token)
-            if found is not None and found[1].is_operator:
-                return token
-    except (OSError, UnicodeDecodeError):
-        pass
-    _token_id, token = tokens.mint_sync("operator")
-    write_secret_file(path, token + "\n")
-    return token
+__all__ = ["register", "serve"]
 
 
 class _Coalescing:

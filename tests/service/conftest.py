@@ -69,14 +69,14 @@ def start_server(db: Path, *, tcp: bool = False, heartbeat: float = 15.0,
     serves."""
     from engine.service.auth import TokenStore
     from engine.service.idleloop import IdleLoop
-    from engine.service.serve import (
+    from engine.service.listen import (
         address_of,
         bind_tcp,
         bind_unix,
         default_token_file,
         operator_token,
-        serve,
     )
+    from engine.service.serve import serve
 
     box: dict[str, Any] = {}
     ready = threading.Event()

@@ -16,8 +16,8 @@ from engine import Engine, World, file_digests
 from engine.service import serve as serve_module
 from engine.service.app import Service, asgi_app, create_app
 from engine.service.auth import TokenStore
+from engine.service.listen import operator_token
 from engine.service.problems import BodyLimit
-from engine.service.serve import operator_token
 from tests.service.conftest import build_canvas, mint
 
 MANIFEST = {"name": "acme.p", "version": "1.0.0",
