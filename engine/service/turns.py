@@ -59,8 +59,9 @@ class Turns:
         if turn is None:
             # The first of the turn: decided at the next turn, after every request
             # read in this one (the loop runs what was ready when it began).
-            self._turn = turn = []
+            # Scheduled first: a turn is never kept without its decision to come.
             asyncio.get_running_loop().call_soon(self._decide)
+            self._turn = turn = []
         turn.append((direct, call))
 
     def _decide(self) -> None:
