@@ -135,9 +135,6 @@ def ladder(engine: Engine) -> dict[str, Ask]:
     """
     state = engine.state
 
-    def called(card: str, call: str, target: str) -> bool:
-        return False
-
     def hashed(card: str, call: str, target: str) -> bool:
         return hash((card, call, target)) == 0
 
@@ -147,7 +144,7 @@ def ladder(engine: Engine) -> dict[str, Ask]:
     def got(card: str, call: str, target: str) -> bool:
         return not hasattr(state.cache.get((card, call, target)), "outcome")
 
-    return {"call": called, "hash": hashed, "lookup": lookup, "get": got}
+    return {"call": _nothing, "hash": hashed, "lookup": lookup, "get": got}
 
 
 def flatness(sizes: list[int], worlds: Path, queries_n: int, rounds: int,
@@ -223,7 +220,8 @@ def flatness(sizes: list[int], worlds: Path, queries_n: int, rounds: int,
 
 
 def _nothing(card: str, call: str, target: str) -> bool:
-    """A decider that reads nothing: the other half of the "alone" pairs (`flatness`)."""
+    """A decider that reads nothing: the other half of the "alone" pairs (`flatness`),
+    and `ladder`'s first step."""
     return False
 
 
