@@ -6,9 +6,34 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
+from typing import Self
 
 
-class Scripted:
+class UnixServer:
+    """A test server on the Unix socket ``path``, for ``async with``: each connection is
+    served by `_serve`, which subclasses write; the requests read and the connections
+    made are counted in ``requests`` and ``connections``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.requests: list[bytes] = []
+        self.connections = 0
+        self.server: asyncio.AbstractServer | None = None
+
+    async def __aenter__(self) -> Self:
+        self.server = await asyncio.start_unix_server(self._serve, str(self.path))
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self.server is not None
+        self.server.close()
+        await self.server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        raise NotImplementedError
+
+
+class Scripted(UnixServer):
     """A server answering each request with the next scripted response bytes.
 
     ``close_after``: True closes the connection after every reply; a function
@@ -17,19 +42,8 @@ class Scripted:
 
     def __init__(self, path: Path, replies: list[bytes], *,
                  close_after: bool | Callable[[bytes], bool] = False) -> None:
-        self.path, self.replies, self.close_after = path, replies, close_after
-        self.requests: list[bytes] = []
-        self.connections = 0
-        self.server: asyncio.AbstractServer | None = None
-
-    async def __aenter__(self) -> Scripted:
-        self.server = await asyncio.start_unix_server(self._serve, str(self.path))
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self.server is not None
-        self.server.close()
-        await self.server.wait_closed()
+        super().__init__(path)
+        self.replies, self.close_after = replies, close_after
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1

@@ -21,30 +21,19 @@ import pytest
 
 from engine.app.kept import BodyTooLarge, KeptConnections, UnixConnections
 from engine.app.onewrite import OneWriteBackend
-from tests.service.scripted import Scripted
+from tests.service.scripted import Scripted, UnixServer
 
 
-class Server:
+class Server(UnixServer):
     """Answers ``{"n": k}`` to the k-th request, once `release` lets it (or at once)."""
 
     def __init__(self, path: Path, *, hold: bool = False, size: int = 0) -> None:
-        self.path, self.size = path, size
+        super().__init__(path)
+        self.size = size
         self.go = asyncio.Event()
         if not hold:
             self.go.set()
-        self.requests: list[bytes] = []
-        self.connections = 0
         self.ended = 0  #: connections the client closed
-        self.server: asyncio.AbstractServer | None = None
-
-    async def __aenter__(self) -> Server:
-        self.server = await asyncio.start_unix_server(self._serve, str(self.path))
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        assert self.server is not None
-        self.server.close()
-        await self.server.wait_closed()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
