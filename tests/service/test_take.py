@@ -99,6 +99,23 @@ def _ask(sock: socket.socket, stream: Any, token: str | None, body: bytes,
     return status, headers["content-type"], json.loads(answer)
 
 
+@contextmanager
+def _warmed(server: Running, n: int) -> Iterator[tuple[list[socket.socket], list[Any]]]:
+    """``n`` connections to ``server`` and their streams, each having made one call (its
+    token remembered, its connection set up), closed on leaving."""
+    sockets = [_connect(server) for _ in range(n)]
+    streams = [s.makefile("rb") for s in sockets]
+    try:
+        for sock, stream in zip(sockets, streams, strict=True):
+            assert _ask(sock, stream, server.token, _call("c1", "n1", "warm"))[0] == 200
+        yield sockets, streams
+    finally:
+        for s in streams:
+            s.close()
+        for s in sockets:
+            s.close()
+
+
 def _counting_tasks(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The coroutines the server's loop makes tasks of, from now on."""
     made: list[Any] = []
@@ -138,11 +155,7 @@ def test_a_turn_s_plain_calls_go_to_the_engine_together_without_a_task_each(
     op = unix_server.client()
     build_canvas(op, tmp_path / "proj")
     token = unix_server.token
-    sockets = [_connect(unix_server) for _ in range(8)]
-    streams = [s.makefile("rb") for s in sockets]
-    try:
-        for sock, stream in zip(sockets, streams, strict=True):  # each connection set up
-            assert _ask(sock, stream, token, _call("c1", "n1", "warm"))[0] == 200
+    with _warmed(unix_server, 8) as (sockets, streams):
         many = _recording_call_many(monkeypatch)
         tasks = _counting_tasks(monkeypatch)
         targets = ("a1", "t1", "n1", "y1")
@@ -159,11 +172,6 @@ def test_a_turn_s_plain_calls_go_to_the_engine_together_without_a_task_each(
             assert status == 200 and (d["card"], d["call"], d["target"]) == \
                 (card, "agents.prompt", target)
         monkeypatch.undo()
-    finally:
-        for s in streams:
-            s.close()
-        for s in sockets:
-            s.close()
     assert len(many) == 1 and len(many[0]) == 8, many
     assert sorted(c[3]["text"] for c in many[0]) == [f"turn {k}" for k in range(8)]
     assert len(tasks) <= 2, tasks  # the turn's; through uvicorn's way, one a request
@@ -204,11 +212,7 @@ def test_a_failed_write_fails_only_its_call(serve_at: Callable[..., Running], tm
     op = unix_server.client()
     build_canvas(op, tmp_path / "proj")
     token = unix_server.token
-    sockets = [_connect(unix_server) for _ in range(3)]
-    streams = [s.makefile("rb") for s in sockets]
-    try:
-        for sock, stream in zip(sockets, streams, strict=True):
-            assert _ask(sock, stream, token, _call("c1", "n1", "warm"))[0] == 200
+    with _warmed(unix_server, 3) as (sockets, streams):
         fail_saving_node(caught.engine, "a1", monkeypatch)
         failing = _call("c1", "a1", "fails")  # allowed: delivered to a1, whose save fails
         alone = _ask(sockets[0], streams[0], token, failing, chunked=True)
@@ -224,11 +228,6 @@ def test_a_failed_write_fails_only_its_call(serve_at: Callable[..., Running], tm
         for stream in streams:
             status, headers, answer = _read_answer(stream)
             answers.append((status, headers["content-type"], json.loads(answer)))
-    finally:
-        for s in streams:
-            s.close()
-        for s in sockets:
-            s.close()
     assert [len(calls) for calls in many] == [3]
     assert [a[0] for a in answers] == [200, 503, 200]
     assert answers[1] == alone
@@ -367,15 +366,11 @@ def test_a_call_that_raises_is_answered_500_as_the_ordinary_way(
     op = unix_server.client()
     build_canvas(op, tmp_path / "proj")
     token = unix_server.token
-    sockets = [_connect(unix_server) for _ in range(4)]
-    streams = [s.makefile("rb") for s in sockets]
 
     def broken(*_: Any, **__: Any) -> Any:
         raise RuntimeError("a bug")
 
-    try:
-        for sock, stream in zip(sockets, streams, strict=True):
-            assert _ask(sock, stream, token, _call("c1", "n1", "warm"))[0] == 200
+    with _warmed(unix_server, 4) as (sockets, streams):
         monkeypatch.setattr(Engine, "call", broken)
         monkeypatch.setattr(Engine, "call_many", broken)
         for k, chunked in ((0, True), (1, False)):  # the ordinary way, then taken alone
@@ -387,11 +382,6 @@ def test_a_call_that_raises_is_answered_500_as_the_ordinary_way(
                 head, data = _request(token, _call("c1", "n1", "x"))
                 sock.sendall(head + data)
         answers += [_read_answer(stream)[::2] for stream in streams[2:]]
-    finally:
-        for s in streams:
-            s.close()
-        for s in sockets:
-            s.close()
     assert answers == [(500, b"Internal Server Error")] * 4
     assert [t for _, t in caught.taken][-3:] == [True] * 3
 
@@ -437,8 +427,6 @@ def test_a_turn_s_call_that_raced_another_process_is_made_again_in_its_place(
     op = unix_server.client()
     build_canvas(op, tmp_path / "proj")
     token = unix_server.token
-    sockets = [_connect(unix_server) for _ in range(4)]
-    streams = [s.makefile("rb") for s in sockets]
 
     def remove_elsewhere() -> None:
         async def other() -> None:
@@ -462,9 +450,7 @@ def test_a_turn_s_call_that_raced_another_process_is_made_again_in_its_place(
             thread.join()
         return result
 
-    try:
-        for sock, stream in zip(sockets, streams, strict=True):
-            assert _ask(sock, stream, token, _call("c1", "n1", "warm"))[0] == 200
+    with _warmed(unix_server, 4) as (sockets, streams):
         monkeypatch.setattr(Calls, "_decided", racing)
         many = _recording_call_many(monkeypatch)
         with caught.held():
@@ -476,11 +462,6 @@ def test_a_turn_s_call_that_raced_another_process_is_made_again_in_its_place(
         # The connections still serve (nothing left set in the loop's context).
         for sock, stream in zip(sockets, streams, strict=True):
             assert _ask(sock, stream, token, _call("c1", "n1", "after"))[0] == 200
-    finally:
-        for s in streams:
-            s.close()
-        for s in sockets:
-            s.close()
     assert [len(calls) for calls in many][:1] == [4]
     for status, _headers, answer in answers:
         d = json.loads(answer)
