@@ -27,6 +27,7 @@ from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.database import all_or_none, database_file, insert_rows
 from engine.store.encoding import dumps
 from engine.store.history import ConsentHistory
+from engine.store.logkeys import KEYED, keyed_condition
 
 __all__ = ["EXTRA_FIELDS", "FIELDS", "GENESIS", "PARALLEL_ROWS", "PAYLOAD_KEPT", "ArrowLog",
            "RowKind", "Span", "Verification", "check_span", "clip_payload", "join_spans",
@@ -215,14 +216,22 @@ class Verification:
 
 def rows_query(mark: str, *, arrow: str | None, card: str | None, package: str | None,
                outcome: str | None, call: str | None, since: float | None,
-               until: float | None, limit: int | None) -> tuple[str, list[Any]]:
+               until: float | None, limit: int | None,
+               keyed: bool = False) -> tuple[str, list[Any]]:
     """The query for `ArrowLog.rows` and its parameters, with ``mark`` as the placeholder
-    (``?`` for SQLite, ``%s`` for PostgreSQL)."""
+    (``?`` for SQLite, ``%s`` for PostgreSQL); ``keyed``: a card and an arrow are read
+    through SQLite's side tables (`engine.store.logkeys`)."""
     where: list[str] = []
     params: list[Any] = []
     for col, value in (("arrow", arrow), ("card", card), ("package", package),
                        ("outcome", outcome), ("call", call)):
-        if value is not None:
+        if value is None:
+            continue
+        if keyed and col in KEYED:
+            part, values = keyed_condition(col, value)
+            where.append(part)
+            params.extend(values)
+        else:
             where.append(f"{col} = {mark}")
             params.append(value)
     if since is not None:
@@ -475,7 +484,7 @@ class ArrowLog:
         """Rows in sequence order, filtered by any of the given fields."""
         self.write_pending()
         sql, params = rows_query("?", arrow=arrow, card=card, package=package, outcome=outcome,
-                                 call=call, since=since, until=until, limit=limit)
+                                 call=call, since=since, until=until, limit=limit, keyed=True)
         return [self._decode(r) for r in self.db.query(sql, params)]
 
     @staticmethod

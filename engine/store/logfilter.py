@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from typing import Any
 
+from engine.store.logkeys import KEYED, keyed_condition
+
 __all__ = ["TIMELINE_KIND", "LogFilter", "Positions", "timeline_counts"]
 
 
@@ -36,15 +38,34 @@ class LogFilter:
         """No condition at all."""
         return all(getattr(self, f.name) is None for f in fields(self))
 
-    def where(self, dialect: str = "sqlite") -> tuple[str, list[Any]]:
-        """The SQL condition and its parameters, for ``sqlite`` or ``postgresql``."""
+    def where(self, dialect: str = "sqlite", *, after: int | None = None,
+              upto: int | None = None) -> tuple[str, list[Any]]:
+        """The SQL condition and its parameters, for ``sqlite`` or ``postgresql``.
+
+        ``after`` and ``upto`` bound the rows' sequence numbers (``seq > after``,
+        ``seq <= upto``). On SQLite a card or an arrow is read through its side
+        table (`engine.store.logkeys.keyed_condition`), which the bounds narrow too.
+        """
         if dialect not in ("sqlite", "postgresql"):
             raise ValueError(f"no SQL dialect {dialect!r} (sqlite or postgresql)")
         mark = "?" if dialect == "sqlite" else "%s"
-        parts, params = [], []
+        parts: list[str] = []
+        params: list[Any] = []
+        if after is not None:
+            parts.append(f"seq > {mark}")
+            params.append(after)
+        if upto is not None:
+            parts.append(f"seq <= {mark}")
+            params.append(upto)
         for col in ("arrow", "card", "package", "call", "outcome", "target"):
             value = getattr(self, col)
-            if value is not None:
+            if value is None:
+                continue
+            if dialect == "sqlite" and col in KEYED:
+                part, values = keyed_condition(col, value, after=after, upto=upto)
+                parts.append(part)
+                params.extend(values)
+            else:
                 parts.append(f"{col} = {mark}")
                 params.append(value)
         if self.since is not None:

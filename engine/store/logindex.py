@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -120,12 +121,15 @@ class LogIndex:
     def refresh(self) -> int:
         """Take in rows appended since the last refresh; returns the new count."""
         db = self._db()
-        where, params = self.filter.where()
+
+        def newer(last: int) -> Iterator[int]:
+            where, params = self.filter.where(after=last)
+            for (seq,) in db.execute(f"select seq from log where {where} order by seq", params):
+                yield int(seq)
+
         return self._positions.refresh(
             lambda: int(db.execute("select coalesce(max(seq), 0) from log").fetchone()[0]),
-            lambda last: (int(seq) for (seq,) in db.execute(
-                f"select seq from log where seq > ? and {where} order by seq",
-                [last, *params])))
+            newer)
 
     def timeline(self, buckets: int) -> tuple[float, float, dict[str, list[int]]]:
         """Decisions over time under the filter, for a chart: ``(first t, last t, counts)``.
@@ -159,10 +163,9 @@ class LogIndex:
         if span is None:
             return []
         first, last = span
-        where, params = self.filter.where()
+        where, params = self.filter.where(after=first - 1, upto=last)
         rows = self._db().execute(
-            f"select * from log where seq between ? and ? and {where} order by seq",
-            [first, last, *params]).fetchall()
+            f"select * from log where {where} order by seq", params).fetchall()
         return [ArrowLog._decode(dict(r)) for r in rows]
 
     def row(self, seq: int) -> dict[str, Any] | None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from engine.store.database import write_transaction
+from engine.store.logkeys import create_keys
 
 __all__ = ["LEDGER", "SET", "Chain", "Migration", "migrations"]
 
@@ -378,3 +379,15 @@ def m012_no_prompt_state_index(db: Database) -> None:
     again as its state moves on).
     """
     db.execute("drop index if exists idx_prompts_state")
+
+
+@migrations()
+def m013_log_keys(db: Database) -> None:
+    """The log's rows by card and by arrow move from indexes on the log to side
+    tables filled in bulk (`engine.store.logkeys`): an index wrote one leaf page
+    a commit for every card (and arrow) in the batch. Every row already in the
+    log is keyed here.
+    """
+    create_keys(db.conn)
+    db.execute("drop index if exists idx_log_card_seq")
+    db.execute("drop index if exists idx_log_arrow_seq")

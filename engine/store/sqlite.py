@@ -26,7 +26,12 @@ from engine.core.tools import TOOL_CALL_COLUMNS, ToolCall
 from engine.store.anchor import AnchorFile
 from engine.store.base import Refresh
 from engine.store.canvas import CanvasStore
-from engine.store.database import BUSY_TIMEOUT_S, database_file, open_database
+from engine.store.database import (
+    BUSY_TIMEOUT_S,
+    database_file,
+    open_database,
+    write_transaction,
+)
 from engine.store.encoding import dumps, dumps_sorted
 from engine.store.history import ConsentHistory
 from engine.store.loading import (
@@ -38,6 +43,7 @@ from engine.store.loading import (
     newest_time,
 )
 from engine.store.log import ArrowLog, Verification, verify_anchored
+from engine.store.logkeys import keys_ahead, repair_keys
 from engine.store.migrations import migrations
 from engine.store.tokens import SQLiteTokens
 from engine.store.transactions import Batch, Transactions, Write
@@ -108,6 +114,9 @@ class SQLiteStore:
 
     def __init__(self, db: Database) -> None:
         migrations.apply(db)
+        if keys_ahead(db.conn):
+            with write_transaction(db):
+                repair_keys(db.conn)
         self.db = db
         #: The arrow log (`engine.store.base.Log`).
         self.log = ArrowLog(db)

@@ -31,6 +31,7 @@ from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.base import Transactional
 from engine.store.deferred import DeferredRows
 from engine.store.log import ArrowLog, RowKind
+from engine.store.logkeys import KEYS_EVERY, add_keys, keyed_upto
 
 __all__ = ["CHANGES_KEPT", "CHANGES_PRUNED_EVERY", "GATHER_SECONDS", "GATHER_SHARE", "JOINED",
            "Batch", "HasTransactions", "Stale", "Transactions", "Write", "WriteOwner",
@@ -736,6 +737,10 @@ class Transactions:
         #: Rows the batch's operations left to the commit (`DeferredRows`).
         self.deferred = DeferredRows()
         self._conn = db.conn
+        #: The newest log row whose card and arrow are in the side tables, as
+        #: this connection last saw it (`engine.store.logkeys`; `flush` adds
+        #: the keys once `KEYS_EVERY` rows have gathered past it).
+        self._keyed = keyed_upto(db.conn)
 
     def full_reload(self) -> None:
         """Reload the whole state because another process committed (counted in `reloads`)."""
@@ -948,6 +953,14 @@ class Transactions:
                     # record first, so a cut of that batch stays a finding.
                     self.settle_anchor()
                 self.anchor.write(AnchorState(before, pending))
+            keyed = self._keyed
+            if last is not None and last[0] - keyed >= KEYS_EVERY:
+                # Read again under the write lock: another connection may have
+                # keyed rows since, or the log may have been cut back.
+                keyed = keyed_upto(self._conn)
+                if last[0] - keyed >= KEYS_EVERY:
+                    add_keys(self._conn, keyed, last[0])
+                    keyed = last[0]
             # Our own changes are in memory already; every older one was
             # applied when the batch began (we hold the write lock since).
             seen = self.db.conn.execute("select max(seq) from changes").fetchone()[0]
@@ -961,6 +974,7 @@ class Transactions:
             self.db.conn.execute("COMMIT")
             self.deferred.forget()  # written and committed
             self.commits += 1
+            self._keyed = keyed
             if anchoring:
                 self._anchored = True
             if seen is not None:

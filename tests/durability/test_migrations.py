@@ -23,13 +23,14 @@ from sqlite_utils import Database
 from engine import Engine, World
 from engine.service.auth import TokenStore
 from engine.store.database import open_database
+from engine.store.logkeys import KEYED
 from engine.store.migrations import LEDGER, SET, Chain, migrations
 
 DATA = Path(__file__).parent.parent / "data"
 NAMES = ["m001_engine", "m002_secrets", "m003_prompt_position", "m004_consent_chain",
          "m005_log_payload_digest", "m006_service_tokens", "m007_tool_calls", "m008_canvas",
          "m009_node_position_index", "m010_changes", "m011_changes_pruned_at_commit",
-         "m012_no_prompt_state_index"]
+         "m012_no_prompt_state_index", "m013_log_keys"]
 #: The steps the two chains had before they merged (the rest came after).
 OLD = NAMES[:9]
 
@@ -58,7 +59,10 @@ def _rows(db: Database) -> dict[str, list[Any]]:
     """Every row of every table but the ledger, in a fixed order."""
     tables = [r[0] for r in db.execute("select name from sqlite_master where type = 'table'"
                                        " and name not like '%sqlite_migrations%'")]
-    return {t: db.execute(f"select * from [{t}] order by rowid").fetchall() for t in tables}
+    # The log's side tables (`engine.store.logkeys`) have no rowid: ordered by key.
+    return {t: db.execute(f"select * from [{t}] order by "
+                          f"{'1, 2' if t in KEYED.values() else 'rowid'}").fetchall()
+            for t in tables}
 
 
 def test_the_chain_names_every_step_once_in_order() -> None:
@@ -74,8 +78,16 @@ async def test_a_database_of_the_two_chain_code_opens_with_its_data(tmp_path: Pa
     try:
         # Every step was adopted, none run again: the rows are as they were,
         # and each adopted step keeps the time it was applied.
-        # (The change feed the newer steps add is new, and empty.)
-        assert {k: v for k, v in _rows(engine.db).items() if k != "changes"} == old_rows
+        # (The change feed the newer steps add is new, and empty; the log's side
+        # tables are new, and key every row of the log.)
+        rows = _rows(engine.db)
+        rows["meta"] = [r for r in rows["meta"] if r[0] != "log_keyed"]
+        assert {k: v for k, v in rows.items()
+                if k not in ("changes", *KEYED.values())} == old_rows
+        for column, table in KEYED.items():
+            assert rows[table] == sorted(
+                (r[0], r[1]) for r in engine.db.execute(
+                    f"select {column}, seq from log where {column} is not null"))
         ledger = _ledger(engine.db)
         assert ledger[:len(old_ledger)] == old_ledger
         old_times = {(s, n): t for s, n, t in old_ledger}
