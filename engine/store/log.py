@@ -27,7 +27,7 @@ from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.database import all_or_none, database_file, insert_rows
 from engine.store.encoding import dumps
 from engine.store.history import ConsentHistory
-from engine.store.logkeys import KEYED, keyed_condition
+from engine.store.logkeys import has_keys, keyed_rows_query
 
 __all__ = ["EXTRA_FIELDS", "FIELDS", "GENESIS", "PARALLEL_ROWS", "PAYLOAD_KEPT", "ArrowLog",
            "RowKind", "Span", "Verification", "check_span", "clip_payload", "join_spans",
@@ -219,27 +219,28 @@ def rows_query(mark: str, *, arrow: str | None, card: str | None, package: str |
                until: float | None, limit: int | None,
                keyed: bool = False) -> tuple[str, list[Any]]:
     """The query for `ArrowLog.rows` and its parameters, with ``mark`` as the placeholder
-    (``?`` for SQLite, ``%s`` for PostgreSQL); ``keyed``: a card and an arrow are read
-    through SQLite's side tables (`engine.store.logkeys`)."""
+    (``?`` for SQLite, ``%s`` for PostgreSQL); ``keyed``: SQLite's side tables are there,
+    and the rows of an arrow (else of a card) are read through them
+    (`engine.store.logkeys.keyed_rows_query`)."""
+    # An arrow's rows are a part of its card's: the arrow, when given, is the key.
+    key = None if not keyed else "arrow" if arrow is not None else \
+        "card" if card is not None else None
+    column = "log.{}".format if key is not None else "{}".format
     where: list[str] = []
     params: list[Any] = []
     for col, value in (("arrow", arrow), ("card", card), ("package", package),
                        ("outcome", outcome), ("call", call)):
-        if value is None:
-            continue
-        if keyed and col in KEYED:
-            part, values = keyed_condition(col, value)
-            where.append(part)
-            params.extend(values)
-        else:
-            where.append(f"{col} = {mark}")
+        if value is not None and col != key:
+            where.append(f"{column(col)} = {mark}")
             params.append(value)
     if since is not None:
-        where.append(f"t >= {mark}")
+        where.append(f"{column('t')} >= {mark}")
         params.append(since)
     if until is not None:
-        where.append(f"t <= {mark}")
+        where.append(f"{column('t')} <= {mark}")
         params.append(until)
+    if key is not None:
+        return keyed_rows_query(key, arrow if key == "arrow" else card, where, params, limit)
     sql = "select * from log" + (" where " + " and ".join(where) if where else "")
     sql += " order by seq"
     if limit is not None:
@@ -269,6 +270,9 @@ class ArrowLog:
         self._appended = 0
         #: Rows written since the last `mark` (a savepoint's rollback may undo them).
         self._since_mark: list[_Insert] = []
+        #: Whether the database has the side tables `rows` reads a card or an arrow
+        #: through (`engine.store.logkeys`; found at the first read by key).
+        self._keyed: bool | None = None
 
     def forget_tail(self) -> None:
         """A write transaction begins or was rolled back: read the newest row again.
@@ -483,8 +487,11 @@ class ArrowLog:
     ) -> list[dict[str, Any]]:
         """Rows in sequence order, filtered by any of the given fields."""
         self.write_pending()
+        if self._keyed is None:
+            self._keyed = has_keys(self.db.conn)
         sql, params = rows_query("?", arrow=arrow, card=card, package=package, outcome=outcome,
-                                 call=call, since=since, until=until, limit=limit, keyed=True)
+                                 call=call, since=since, until=until, limit=limit,
+                                 keyed=self._keyed)
         return [self._decode(r) for r in self.db.query(sql, params)]
 
     @staticmethod

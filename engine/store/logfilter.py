@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from typing import Any
 
-from engine.store.logkeys import KEYED, keyed_condition
+from engine.store.logkeys import keyed_condition
 
 __all__ = ["TIMELINE_KIND", "LogFilter", "Positions", "timeline_counts"]
 
@@ -39,12 +39,14 @@ class LogFilter:
         return all(getattr(self, f.name) is None for f in fields(self))
 
     def where(self, dialect: str = "sqlite", *, after: int | None = None,
-              upto: int | None = None) -> tuple[str, list[Any]]:
+              upto: int | None = None, keyed: bool = False) -> tuple[str, list[Any]]:
         """The SQL condition and its parameters, for ``sqlite`` or ``postgresql``.
 
         ``after`` and ``upto`` bound the rows' sequence numbers (``seq > after``,
-        ``seq <= upto``). On SQLite a card or an arrow is read through its side
-        table (`engine.store.logkeys.keyed_condition`), which the bounds narrow too.
+        ``seq <= upto``). ``keyed`` (SQLite, when its side tables are there): an
+        arrow, else a card, is read through its side table
+        (`engine.store.logkeys.keyed_condition`), which the bounds narrow too; an
+        arrow's rows are a part of its card's, so with both the card is only checked.
         """
         if dialect not in ("sqlite", "postgresql"):
             raise ValueError(f"no SQL dialect {dialect!r} (sqlite or postgresql)")
@@ -57,11 +59,13 @@ class LogFilter:
         if upto is not None:
             parts.append(f"seq <= {mark}")
             params.append(upto)
+        key = None if not keyed or dialect != "sqlite" else \
+            "arrow" if self.arrow is not None else "card" if self.card is not None else None
         for col in ("arrow", "card", "package", "call", "outcome", "target"):
             value = getattr(self, col)
             if value is None:
                 continue
-            if dialect == "sqlite" and col in KEYED:
+            if col == key:
                 part, values = keyed_condition(col, value, after=after, upto=upto)
                 parts.append(part)
                 params.extend(values)

@@ -25,6 +25,7 @@ from sqlite_utils import Database
 from engine.store.anchor import AnchorFile
 from engine.store.log import ArrowLog, Verification, verify_anchored
 from engine.store.logfilter import TIMELINE_KIND, LogFilter, Positions, timeline_counts
+from engine.store.logkeys import has_keys
 
 __all__ = ["TIMELINE_KIND", "LogFilter", "LogIndex", "LogReader", "is_store_url", "open_log_index",
            "verify_path"]
@@ -111,7 +112,15 @@ class LogIndex:
             conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
             conn.row_factory = sqlite3.Row
             self._local.conn = conn
+            # Read-only: a file no newer engine has opened has no side tables.
+            self._local.keyed = has_keys(conn)
         return conn
+
+    def _where(self, *, after: int | None = None,
+               upto: int | None = None) -> tuple[str, list[Any]]:
+        """The filter's condition on this thread's connection (`LogFilter.where`)."""
+        self._db()
+        return self.filter.where(after=after, upto=upto, keyed=self._local.keyed)
 
     @property
     def count(self) -> int:
@@ -123,7 +132,7 @@ class LogIndex:
         db = self._db()
 
         def newer(last: int) -> Iterator[int]:
-            where, params = self.filter.where(after=last)
+            where, params = self._where(after=last)
             for (seq,) in db.execute(f"select seq from log where {where} order by seq", params):
                 yield int(seq)
 
@@ -141,7 +150,7 @@ class LogIndex:
         """
         buckets = max(1, buckets)
         db = self._db()
-        where, params = self.filter.where()
+        where, params = self._where()
         first, last = db.execute(f"select min(t), max(t) from log where {where}",
                                  params).fetchone()
         if first is None:
@@ -163,7 +172,7 @@ class LogIndex:
         if span is None:
             return []
         first, last = span
-        where, params = self.filter.where(after=first - 1, upto=last)
+        where, params = self._where(after=first - 1, upto=last)
         rows = self._db().execute(
             f"select * from log where {where} order by seq", params).fetchall()
         return [ArrowLog._decode(dict(r)) for r in rows]

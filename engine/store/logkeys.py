@@ -47,6 +47,14 @@ def create_keys(conn: sqlite3.Connection) -> None:
     add_keys(conn, 0, int(newest))
 
 
+def has_keys(conn: sqlite3.Connection) -> bool:
+    """Whether the database has the side tables (a file no newer engine has opened has
+    not: its readers, the command line's and a viewer's, use the plain condition,
+    which is always right, only slower without an index)."""
+    return conn.execute("select 1 from sqlite_master where type = 'table' and name = ?",
+                        [KEYED["card"]]).fetchone() is not None
+
+
 def keyed_upto(conn: sqlite3.Connection) -> int:
     """The newest row whose keys are in the side tables (0: none)."""
     return int(conn.execute(f"select {_UPTO}").fetchone()[0])
@@ -73,22 +81,25 @@ def keys_ahead(conn: sqlite3.Connection) -> bool:
     return keyed_upto(conn) > newest
 
 
-def repair_keys(conn: sqlite3.Connection) -> None:
+def repair_keys(conn: sqlite3.Connection, end: int | None = None) -> None:
     """Make the side tables agree with a log whose newest rows went away.
 
     SQLite numbers a new row one past the newest, so after rows were deleted
     from the log's end (tampering, or a copy restored from before them) the
     next rows reuse numbers that may be keyed already, and ``log_keyed`` may
-    stand past the log's end, hiding new rows from reads by key. Both are set
-    back to the log's newest row. Runs inside the caller's write transaction.
+    stand past the log's end, which would hide them from reads by key for
+    good. Keys past ``end`` (the log's newest row when the caller's batch
+    began; by default its newest row now) are dropped and ``log_keyed`` set
+    back to it. Runs inside the caller's write transaction.
     """
-    newest = int(conn.execute("select coalesce(max(seq), 0) from log").fetchone()[0])
-    if keyed_upto(conn) <= newest:
+    if end is None:
+        end = int(conn.execute("select coalesce(max(seq), 0) from log").fetchone()[0])
+    if keyed_upto(conn) <= end:
         return
     for table in KEYED.values():
-        conn.execute(f"delete from {table} where seq > ?", [newest])
+        conn.execute(f"delete from {table} where seq > ?", [end])
     conn.execute("insert or replace into meta (key, value) values (?, ?)",
-                 [_META_KEY, str(newest)])
+                 [_META_KEY, str(end)])
 
 
 def keyed_condition(column: str, value: object, *, after: int | None = None,
@@ -108,3 +119,22 @@ def keyed_condition(column: str, value: object, *, after: int | None = None,
     return (f"seq in (select seq from {table} where {column} = ?{bounds} union all"
             f" select seq from log where seq > {_UPTO}{bounds} and {column} = ?)"
             f" and {column} = ?", [value, *span, *span, value, value])
+
+
+def keyed_rows_query(column: str, value: object, conditions: list[str],
+                     params: list[object], limit: int | None) -> tuple[str, list[object]]:
+    """The log's rows whose ``column`` is ``value`` and that meet ``conditions`` (each
+    on the log's columns written ``log.<column>``, with ``params``), in order, at most
+    ``limit``: read from the side table in sequence order and from the unkeyed tail,
+    each part stopping at ``limit`` (an ``IN`` list would read every row of the card
+    first, however few are asked for)."""
+    table = KEYED[column]
+    extra = "".join(f" and {c}" for c in conditions)
+    cap = "" if limit is None else f" limit {int(limit)}"
+    sql = (f"select * from (select log.* from {table} k cross join log on log.seq = k.seq"
+           f" where k.{column} = ? and k.seq <= {_UPTO} and log.{column} = ?{extra}"
+           f" order by k.seq{cap})"
+           f" union all select * from (select * from log where seq > {_UPTO}"
+           f" and log.{column} = ?{extra} order by seq{cap})"
+           f" order by seq{cap}")
+    return sql, [value, value, *params, value, *params]

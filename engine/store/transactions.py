@@ -31,7 +31,7 @@ from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.base import Transactional
 from engine.store.deferred import DeferredRows
 from engine.store.log import ArrowLog, RowKind
-from engine.store.logkeys import KEYS_EVERY, add_keys, keyed_upto
+from engine.store.logkeys import KEYS_EVERY, add_keys, keyed_upto, repair_keys
 
 __all__ = ["CHANGES_KEPT", "CHANGES_PRUNED_EVERY", "GATHER_SECONDS", "GATHER_SHARE", "JOINED",
            "Batch", "HasTransactions", "Stale", "Transactions", "Write", "WriteOwner",
@@ -737,10 +737,11 @@ class Transactions:
         #: Rows the batch's operations left to the commit (`DeferredRows`).
         self.deferred = DeferredRows()
         self._conn = db.conn
-        #: The newest log row whose card and arrow are in the side tables, as
-        #: this connection last saw it (`engine.store.logkeys`; `flush` adds
-        #: the keys once `KEYS_EVERY` rows have gathered past it).
-        self._keyed = keyed_upto(db.conn)
+        #: The newest log row whose card and arrow are in the side tables
+        #: (`engine.store.logkeys`; `flush` adds the keys once `KEYS_EVERY`
+        #: rows have gathered past it), or None when another connection has
+        #: written since this one last committed (read again under the lock).
+        self._keyed: int | None = keyed_upto(db.conn)
 
     def full_reload(self) -> None:
         """Reload the whole state because another process committed (counted in `reloads`)."""
@@ -764,6 +765,7 @@ class Transactions:
     def sync_version(self) -> None:
         """Take the current ``data_version`` as seen (a full load is about to begin)."""
         self._data_version = self._read_data_version()
+        self._keyed = None
 
     def emit(self, event: Event) -> None:
         """Add an event to the open batch: sent once the batch has committed."""
@@ -796,6 +798,7 @@ class Transactions:
                 self.db.conn.execute("ROLLBACK")
                 raise
             self._data_version = version
+            self._keyed = None
             self.noticed += 1
             if changed and not locked:
                 self.db.conn.execute("ROLLBACK")
@@ -954,13 +957,19 @@ class Transactions:
                     self.settle_anchor()
                 self.anchor.write(AnchorState(before, pending))
             keyed = self._keyed
-            if last is not None and last[0] - keyed >= KEYS_EVERY:
-                # Read again under the write lock: another connection may have
-                # keyed rows since, or the log may have been cut back.
+            if keyed is None:
+                # Another connection wrote since our last commit: it may have
+                # keyed rows, or cut the log back below what is keyed (then the
+                # rows of this batch would reuse keyed numbers and be hidden
+                # from reads by key: `repair_keys`). Read under the write lock.
                 keyed = keyed_upto(self._conn)
-                if last[0] - keyed >= KEYS_EVERY:
-                    add_keys(self._conn, keyed, last[0])
-                    keyed = last[0]
+                end = batch.before[0] if batch.before else 0
+                if keyed > end:
+                    repair_keys(self._conn, end)
+                    keyed = end
+            if last is not None and last[0] - keyed >= KEYS_EVERY:
+                add_keys(self._conn, keyed, last[0])
+                keyed = last[0]
             # Our own changes are in memory already; every older one was
             # applied when the batch began (we hold the write lock since).
             seen = self.db.conn.execute("select max(seq) from changes").fetchone()[0]
@@ -1076,6 +1085,7 @@ class Transactions:
         if version != self._data_version:
             self.catch_up()
             self._data_version = version
+            self._keyed = None
             self.noticed += 1
 
     async def changes(self, interval: float = 0.1) -> AsyncIterator[int]:

@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from engine import Engine, World, file_digests
 from engine.store import transactions
+from engine.store.log import rows_query
 from engine.store.logfilter import LogFilter
 from engine.store.logindex import open_log_index
-from engine.store.logkeys import KEYED, keyed_upto
+from engine.store.logkeys import KEYED, has_keys, keyed_upto
 
+DATA = Path(__file__).parent.parent / "data"
 MANIFEST = {"name": "keys.test", "version": "1.0.0", "permissions": {"agents.prompt": {}}}
 CARDS = [f"c{i}" for i in range(5)]
 #: A small step, so that a test crosses many of them.
@@ -145,8 +149,105 @@ async def test_a_log_cut_back_and_written_again_is_read_right(tmp_path: Path) ->
 def test_the_condition_reads_the_side_table_within_its_bounds(tmp_path: Path) -> None:
     """Bounds given to the filter narrow the side table's part too (a viewer's page
     reads its span, not every row of the card)."""
-    where, params = LogFilter(card="c1").where(after=10, upto=20)
+    where, params = LogFilter(card="c1").where(after=10, upto=20, keyed=True)
     assert where.count("seq > ?") == 3 and where.count("seq <= ?") == 3
     assert params == [10, 20, "c1", 10, 20, 10, 20, "c1", "c1"]
-    # PostgreSQL keeps its index: the plain condition.
+    # With an arrow too, the arrow is the key and the card only checked.
+    where, params = LogFilter(card="c1", arrow="e1").where(keyed=True)
+    assert "log_arrows" in where and "log_cards" not in where
+    # Without side tables (a file no newer engine opened), and on PostgreSQL, which
+    # keeps its indexes: the plain condition.
+    assert LogFilter(card="c1").where() == ("card = ?", ["c1"])
     assert LogFilter(card="c1").where("postgresql") == ("card = %s", ["c1"])
+
+
+async def test_rows_written_after_the_log_is_cut_while_the_engine_runs(tmp_path: Path) -> None:
+    """The log's end is cut by another connection while an engine runs: the next commit
+    sees it under the write lock and drops the keys past the cut, so the rows written
+    after, which reuse those numbers, are read by key (found by review)."""
+    path = tmp_path / "keys.db"
+    engine = await _canvas(path)
+    try:
+        await _calls(engine, 30)
+        keyed = keyed_upto(engine.db.conn)
+        other = sqlite3.connect(path)
+        other.execute("delete from log where seq > ?", [keyed - 5])
+        other.commit()
+        other.close()
+        await _calls(engine, 40, first=100)
+        _check(engine, path)
+    finally:
+        engine.close()
+
+
+async def test_two_engines_on_one_file_read_every_row(tmp_path: Path) -> None:
+    """Two engines, each with its own idea of what is keyed, write in turn."""
+    path = tmp_path / "keys.db"
+    a = await _canvas(path)
+    b = Engine.open(path, world=World(net=None, fs=None))
+    try:
+        for step in range(12):
+            await _calls(a if step % 2 else b, 4, first=step * 4)
+            _check(a, path)
+            _check(b, path)
+        assert keyed_upto(a.db.conn) > 0
+    finally:
+        a.close()
+        b.close()
+
+
+def test_readers_of_a_file_no_newer_engine_opened_read_without_side_tables(
+        tmp_path: Path) -> None:
+    """The command line and a viewer open a file without migrating it: on one an older
+    arrowgate wrote (no side tables) they read by the plain condition (found by review)."""
+    db = tmp_path / "old.sqlite"
+    db.write_bytes((DATA / "two-chain.sqlite").read_bytes())
+    done = subprocess.run([sys.executable, "-m", "engine.app.cli", "log", "show", "--db",
+                           str(db), "--card", "c1", "--json"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == 4  # one JSON line a row
+    index = open_log_index(db, LogFilter(card="c1", arrow="e1"))
+    try:
+        assert index.refresh() == 2
+        assert [r["seq"] for r in index.page(0, 2)] == [1, 4]
+    finally:
+        index.close()
+    assert not has_keys(sqlite3.connect(db))  # read, not migrated
+
+
+async def test_a_read_with_a_limit_stops_early_and_agrees(tmp_path: Path) -> None:
+    """``rows(..., limit=n)`` reads the side table in order and stops at n (an ``IN``
+    list read every row of the card first: found by review), with any other filter."""
+    path = tmp_path / "keys.db"
+    engine = await _canvas(path)
+    try:
+        await _calls(engine, 60)
+        every = engine.log_rows()
+        for filters in ({"card": "c0"}, {"arrow": "e1"}, {"card": "c1", "arrow": "e1"},
+                        {"card": "c0", "outcome": "denied"},
+                        {"card": "c2", "since": every[20]["t"], "until": every[50]["t"]}):
+            expected = [r["seq"] for r in every if _meets(r, filters)]
+            assert expected, filters
+            for limit in (None, 1, 3, len(expected) + 5):
+                got = [r["seq"] for r in engine.log_rows(**filters, limit=limit)]
+                assert got == expected[:limit], (filters, limit)
+        sql, params = rows_query("?", arrow=None, card="c0", package=None, outcome=None,
+                                 call=None, since=None, until=None, limit=3, keyed=True)
+        plan = " ".join(str(r[3]) for r in engine.db.execute(f"explain query plan {sql}",
+                                                             params))
+        assert "SEARCH k USING PRIMARY KEY (card=?" in plan and "LIST SUBQUERY" not in plan, plan
+    finally:
+        engine.close()
+
+
+def _meets(row: dict[str, object], filters: dict[str, object]) -> bool:
+    for name, value in filters.items():
+        if name == "since":
+            if row["t"] < value:  # type: ignore[operator]
+                return False
+        elif name == "until":
+            if row["t"] > value:  # type: ignore[operator]
+                return False
+        elif row[name] != value:
+            return False
+    return True
