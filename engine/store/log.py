@@ -27,7 +27,7 @@ from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.database import all_or_none, database_file, insert_rows
 from engine.store.encoding import dumps
 from engine.store.history import ConsentHistory
-from engine.store.logkeys import has_keys, keyed_rows_query
+from engine.store.logkeys import has_keys, key_of, keyed_rows_query
 
 __all__ = ["EXTRA_FIELDS", "FIELDS", "GENESIS", "PARALLEL_ROWS", "PAYLOAD_KEPT", "ArrowLog",
            "RowKind", "Span", "Verification", "check_span", "clip_payload", "join_spans",
@@ -222,9 +222,7 @@ def rows_query(mark: str, *, arrow: str | None, card: str | None, package: str |
     (``?`` for SQLite, ``%s`` for PostgreSQL); ``keyed``: SQLite's side tables are there,
     and the rows of an arrow (else of a card) are read through them
     (`engine.store.logkeys.keyed_rows_query`)."""
-    # An arrow's rows are a part of its card's: the arrow, when given, is the key.
-    key = None if not keyed else "arrow" if arrow is not None else \
-        "card" if card is not None else None
+    key = key_of(arrow, card) if keyed else None
     column = "log.{}".format if key is not None else "{}".format
     where: list[str] = []
     params: list[Any] = []

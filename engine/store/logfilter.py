@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from typing import Any
 
-from engine.store.logkeys import keyed_condition
+from engine.store.logkeys import key_of, keyed_condition
 
 __all__ = ["TIMELINE_KIND", "LogFilter", "Positions", "timeline_counts"]
 
@@ -59,8 +59,7 @@ class LogFilter:
         if upto is not None:
             parts.append(f"seq <= {mark}")
             params.append(upto)
-        key = None if not keyed or dialect != "sqlite" else \
-            "arrow" if self.arrow is not None else "card" if self.card is not None else None
+        key = key_of(self.arrow, self.card) if keyed and dialect == "sqlite" else None
         for col in ("arrow", "card", "package", "call", "outcome", "target"):
             value = getattr(self, col)
             if value is None:

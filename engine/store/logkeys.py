@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import sqlite3
 
-__all__ = ["KEYED", "KEYS_EVERY", "add_keys", "create_keys", "keyed_condition",
-           "keyed_upto", "keys_ahead", "repair_keys"]
+__all__ = ["KEYED", "KEYS_EVERY", "add_keys", "create_keys", "has_keys", "key_of",
+           "keyed_condition", "keyed_rows_query", "keyed_upto", "keys_ahead", "repair_keys"]
 
 #: The log's columns read by key, each with its side table.
 KEYED = {"card": "log_cards", "arrow": "log_arrows"}
@@ -53,6 +53,13 @@ def has_keys(conn: sqlite3.Connection) -> bool:
     which is always right, only slower without an index)."""
     return conn.execute("select 1 from sqlite_master where type = 'table' and name = ?",
                         [KEYED["card"]]).fetchone() is not None
+
+
+def key_of(arrow: object, card: object) -> str | None:
+    """Which column a read given this ``arrow`` and ``card`` (None: not given) goes
+    through: the arrow when given (an arrow's rows are a part of its card's, so the
+    card is then only checked on each row), else the card, else neither."""
+    return "arrow" if arrow is not None else "card" if card is not None else None
 
 
 def keyed_upto(conn: sqlite3.Connection) -> int:
