@@ -11,12 +11,17 @@ So the log has no such index. ``log_cards (card, seq)`` and ``log_arrows
 (arrow, seq)`` hold the key of every row up to ``meta.log_keyed``; a commit
 adds the rows after it once `KEYS_EVERY` of them have gathered (`add_keys`),
 so each leaf page is written once for many rows. A read by card or arrow
-(`keyed_condition`) takes the keyed rows from the side table and the newer
-ones, at most about `KEYS_EVERY` plus one batch, by scanning the log's tail
-by sequence number. The same statement reads both, so they come from one
-snapshot of the database, and the row's own column is checked as well: an
-entry left behind by rows deleted from the log (only ever by tampering, which
-the chain shows) matches nothing.
+takes the keyed rows from the side table and the newer ones, at most about
+`KEYS_EVERY` plus one batch, by scanning the log's tail by sequence number:
+as a condition on the log's rows (`keyed_condition`, a viewer's filter) or as
+a whole query that stops at its limit (`keyed_rows_query`). The same
+statement reads both parts, so they come from one snapshot of the database,
+and the row's own column is checked as well: an entry left behind by a row
+deleted or changed in place (only ever by tampering, which the chain shows)
+matches nothing. A cut of the log's end, after which new rows would reuse
+keyed numbers, is mended at open and at the next commit (`repair_keys`). A
+reader of a file no newer engine has opened (`has_keys`) uses the plain
+condition.
 """
 
 from __future__ import annotations
