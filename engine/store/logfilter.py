@@ -38,6 +38,15 @@ class LogFilter:
         """No condition at all."""
         return all(getattr(self, f.name) is None for f in fields(self))
 
+    @property
+    def sole_key(self) -> tuple[str, str] | None:
+        """The card or the arrow with its value, when it is the filter's only condition."""
+        given = [(f.name, getattr(self, f.name)) for f in fields(self)
+                 if getattr(self, f.name) is not None]
+        if len(given) == 1 and given[0][0] in ("card", "arrow"):
+            return given[0]
+        return None
+
     def where(self, dialect: str = "sqlite", *, after: int | None = None,
               upto: int | None = None, keyed: bool = False) -> tuple[str, list[Any]]:
         """The SQL condition and its parameters, for ``sqlite`` or ``postgresql``.

@@ -25,7 +25,7 @@ from sqlite_utils import Database
 from engine.store.anchor import AnchorFile
 from engine.store.log import ArrowLog, Verification, verify_anchored
 from engine.store.logfilter import TIMELINE_KIND, LogFilter, Positions, timeline_counts
-from engine.store.logkeys import has_keys
+from engine.store.logkeys import has_keys, keyed_seqs
 
 __all__ = ["TIMELINE_KIND", "LogFilter", "LogIndex", "LogReader", "is_store_url", "open_log_index",
            "verify_path"]
@@ -132,8 +132,13 @@ class LogIndex:
         db = self._db()
 
         def newer(last: int) -> Iterator[int]:
-            where, params = self._where(after=last)
-            for (seq,) in db.execute(f"select seq from log where {where} order by seq", params):
+            sole = self.filter.sole_key if self._local.keyed else None
+            if sole is not None:
+                sql, params = keyed_seqs(*sole, last)
+            else:
+                where, params = self._where(after=last)
+                sql = f"select seq from log where {where} order by seq"
+            for (seq,) in db.execute(sql, params):
                 yield int(seq)
 
         return self._positions.refresh(

@@ -159,6 +159,10 @@ def test_the_condition_reads_the_side_table_within_its_bounds(tmp_path: Path) ->
     # keeps its indexes: the plain condition.
     assert LogFilter(card="c1").where() == ("card = ?", ["c1"])
     assert LogFilter(card="c1").where("postgresql") == ("card = %s", ["c1"])
+    # A viewer's positions under a filter of the card alone come from the side table.
+    assert LogFilter(card="c1").sole_key == ("card", "c1")
+    assert LogFilter(card="c1", outcome="denied").sole_key is None
+    assert LogFilter(package="p").sole_key is None
 
 
 async def test_rows_written_after_the_log_is_cut_while_the_engine_runs(tmp_path: Path) -> None:
@@ -210,6 +214,11 @@ def test_readers_of_a_file_no_newer_engine_opened_read_without_side_tables(
     try:
         assert index.refresh() == 2
         assert [r["seq"] for r in index.page(0, 2)] == [1, 4]
+    finally:
+        index.close()
+    index = open_log_index(db, LogFilter(card="c1"))  # the sole key: no side table either
+    try:
+        assert index.refresh() == 4
     finally:
         index.close()
     assert not has_keys(sqlite3.connect(db))  # read, not migrated
