@@ -18,7 +18,9 @@ a whole query that stops at its limit (`keyed_rows_query`). The same
 statement reads both parts, so they come from one snapshot of the database,
 and the row's own column is checked as well: an entry left behind by a row
 deleted or changed in place (only ever by tampering, which the chain shows)
-matches nothing. A cut of the log's end, after which new rows would reuse
+matches nothing; a viewer's positions under a card or an arrow alone are read
+from the side table only (`keyed_seqs`), where such an entry is a position
+without its row, as a deleted row is in an unfiltered view. A cut of the log's end, after which new rows would reuse
 keyed numbers, is mended at open and at the next commit (`repair_keys`). A
 reader of a file no newer engine has opened (`has_keys`) uses the plain
 condition.
