@@ -749,14 +749,6 @@ def verify_file_in_parallel(path: str, lo: int, hi: int, *,
     return join_spans(spans)
 
 
-def _foreign_value(raw: dict[str, Any]) -> str:
-    """A column holding binary data, which the engine never writes, or ""."""
-    for name, value in raw.items():
-        if isinstance(value, (bytes, bytearray, memoryview)):
-            return f"{name} holds binary data (a BLOB), which the engine never writes"
-    return ""
-
-
 def verify_anchored(log: ArrowLog, anchor_file: AnchorFile | None) -> Verification:
     """Verify the log against the anchor file beside its database (None: in memory).
 
