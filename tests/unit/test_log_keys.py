@@ -221,7 +221,11 @@ def test_readers_of_a_file_no_newer_engine_opened_read_without_side_tables(
         assert index.refresh() == 4
     finally:
         index.close()
-    assert not has_keys(sqlite3.connect(db))  # read, not migrated
+    conn = sqlite3.connect(db)
+    try:
+        assert not has_keys(conn)  # read, not migrated
+    finally:
+        conn.close()
 
 
 async def test_a_read_with_a_limit_stops_early_and_agrees(tmp_path: Path) -> None:
