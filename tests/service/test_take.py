@@ -67,6 +67,17 @@ class _Caught:
             go.set()
 
 
+def _canvas(serve_at: Callable[..., Running], tmp_path: Any,
+            monkeypatch: pytest.MonkeyPatch) -> tuple[_Caught, Running, Any]:
+    """The lane caught (before the server binds `FastLane.take`), a server running on
+    the test canvas, and the operator's client."""
+    caught = _Caught(monkeypatch)
+    unix_server = serve_at()
+    op = unix_server.client()
+    build_canvas(op, tmp_path / "proj")
+    return caught, unix_server, op
+
+
 def _connect(server: Running) -> socket.socket:
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.settimeout(30)
@@ -150,10 +161,7 @@ def test_a_turn_s_plain_calls_go_to_the_engine_together_without_a_task_each(
     """Calls read in one turn of the loop are one `Engine.call_many`, in the order read,
     and cost no task each (one for the turn); each connection gets its own answer, and
     each call is in the log."""
-    caught = _Caught(monkeypatch)  # before the server binds `FastLane.take`
-    unix_server = serve_at()
-    op = unix_server.client()
-    build_canvas(op, tmp_path / "proj")
+    caught, unix_server, op = _canvas(serve_at, tmp_path, monkeypatch)
     token = unix_server.token
     with _warmed(unix_server, 8) as (sockets, streams):
         many = _recording_call_many(monkeypatch)
@@ -184,10 +192,7 @@ def test_a_lone_call_is_decided_without_a_task(serve_at: Callable[..., Running],
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """Calls one after another on one connection: each, alone in its turn, goes to
     `Engine.call` (whose lone batch commits at once) and is answered without a task."""
-    caught = _Caught(monkeypatch)
-    unix_server = serve_at()
-    op = unix_server.client()
-    build_canvas(op, tmp_path / "proj")
+    caught, unix_server, op = _canvas(serve_at, tmp_path, monkeypatch)
     with _connect(unix_server) as sock, sock.makefile("rb") as stream:
         assert _ask(sock, stream, unix_server.token, _call("c1", "n1", "warm"))[0] == 200
         many = _recording_call_many(monkeypatch)
@@ -207,10 +212,7 @@ def test_a_failed_write_fails_only_its_call(serve_at: Callable[..., Running], tm
                                             monkeypatch: pytest.MonkeyPatch) -> None:
     """A call of a turn whose write fails is answered as the lane answers it alone (503
     problem+json); the turn's other calls happen and are answered 200."""
-    caught = _Caught(monkeypatch)  # before the server binds `FastLane.take`
-    unix_server = serve_at()
-    op = unix_server.client()
-    build_canvas(op, tmp_path / "proj")
+    caught, unix_server, op = _canvas(serve_at, tmp_path, monkeypatch)
     token = unix_server.token
     with _warmed(unix_server, 3) as (sockets, streams):
         fail_saving_node(caught.engine, "a1", monkeypatch)
@@ -242,10 +244,7 @@ def test_what_the_lane_takes_it_answers_as_it_answers_alone(
     """Each request answered alike whether the lane may take it (its whole body declared
     and read at once) or not (the same body chunked: `FastLane.__call__` in a task);
     only the plain ones are taken."""
-    caught = _Caught(monkeypatch)  # before the server binds `FastLane.take`
-    unix_server = serve_at()
-    op = unix_server.client()
-    build_canvas(op, tmp_path / "proj")
+    caught, unix_server, op = _canvas(serve_at, tmp_path, monkeypatch)
     card = mint(op, "card:c2")
     refused = {"card": "c1", "call": "agents.prompt", "target": "n1", "args": {"text": "x"}}
     plain = json.dumps(refused).encode()
@@ -283,10 +282,7 @@ def test_a_body_that_comes_in_a_later_read_is_answered_the_ordinary_way(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A call whose body has not arrived when its headers are read runs in a task of its
     own (``receive`` waits for the body); the next call on the connection is taken."""
-    caught = _Caught(monkeypatch)  # before the server binds `FastLane.take`
-    unix_server = serve_at()
-    op = unix_server.client()
-    build_canvas(op, tmp_path / "proj")
+    caught, unix_server, _op = _canvas(serve_at, tmp_path, monkeypatch)
     body = _call("c1", "n1", "late")
     head, data = _request(unix_server.token, body)
     with _connect(unix_server) as sock, sock.makefile("rb") as stream:
@@ -306,10 +302,7 @@ def test_a_client_gone_before_its_answer_leaves_the_call_made(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A call taken, then its connection closed before it is decided: the call happens
     (it is in the log), nothing is written to the closed connection, others go on."""
-    caught = _Caught(monkeypatch)  # before the server binds `FastLane.take`
-    unix_server = serve_at()
-    op = unix_server.client()
-    build_canvas(op, tmp_path / "proj")
+    caught, unix_server, op = _canvas(serve_at, tmp_path, monkeypatch)
     with _connect(unix_server) as sock, sock.makefile("rb") as stream:
         assert _ask(sock, stream, unix_server.token, _call("c1", "n1", "warm"))[0] == 200
     gone = _connect(unix_server)
@@ -361,10 +354,7 @@ def test_a_call_that_raises_is_answered_500_as_the_ordinary_way(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """An error that is not the engine's (a bug) in a taken call's decision, alone or in
     a turn of several, is the server's 500, as it is in the lane's task."""
-    caught = _Caught(monkeypatch)
-    unix_server = serve_at()
-    op = unix_server.client()
-    build_canvas(op, tmp_path / "proj")
+    caught, unix_server, _op = _canvas(serve_at, tmp_path, monkeypatch)
     token = unix_server.token
 
     def broken(*_: Any, **__: Any) -> Any:
@@ -422,10 +412,7 @@ def test_a_turn_s_call_that_raced_another_process_is_made_again_in_its_place(
     from engine import World
     from engine.services.calls import Calls
 
-    caught = _Caught(monkeypatch)
-    unix_server = serve_at()
-    op = unix_server.client()
-    build_canvas(op, tmp_path / "proj")
+    caught, unix_server, _op = _canvas(serve_at, tmp_path, monkeypatch)
     token = unix_server.token
 
     def remove_elsewhere() -> None:
