@@ -1,0 +1,69 @@
+"""h13 finding 4 (minor): bad call bodies both refuse 400, with different problems.
+
+For the same ``POST /v1/calls`` / ``calls:batch`` request, the lane
+(`FastLane.__call__`) and the documented FastAPI route both answer 400, but
+not with the same problem: an empty body is ``malformed-json`` / "JSON decode
+error" on the lane and ``invalid`` / "body: Field required" on FastAPI; JSON
+nested past the recursion limit is "JSON decode error" (the lane's `loads`
+turns the RecursionError into one) and "There was an error parsing the body"
+on FastAPI; a body sent as text/plain or with an empty Content-Type is "body:
+send Content-Type: application/json" on the lane and "body: Input should be a
+valid dictionary ..." on FastAPI. `test_fastlane` holds that the two answer
+alike; a client sees a different ``reason`` depending on whether the lane is
+in front.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from engine import Engine, World, file_digests
+from engine.service.app import Service, asgi_app, create_app
+from engine.service.auth import TokenStore
+from engine.service.listen import operator_token
+from engine.service.problems import BodyLimit
+
+MANIFEST = {"name": "acme.p", "version": "1.0.0", "permissions": {"agents.prompt": {}}}
+CALL = b'{"card": "c1", "call": "agents.list"}'
+
+
+@pytest.mark.parametrize("path,body,content_type", [
+    ("/v1/calls", b"", "application/json"),
+    ("/v1/calls:batch", b"", "application/json"),
+    ("/v1/calls", b'{"card": "c1", "call": "x", "args": {"a": ' + b"[" * 5000 + b"]" * 5000
+     + b"}}", "application/json"),
+    ("/v1/calls:batch", b'{"calls": ' + b"[" * 5000 + b"]" * 5000 + b"}", "application/json"),
+    ("/v1/calls", CALL, "text/plain"),
+    ("/v1/calls", CALL, ""),
+], ids=["empty", "empty-batch", "deep", "deep-batch", "text-plain", "empty-type"])
+async def test_h13_the_lane_words_a_bad_call_body_as_fastapi_does(
+        tmp_path: Path, path: str, body: bytes, content_type: str) -> None:
+    engine = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None))
+    tokens = TokenStore(tmp_path / "a.db")
+    try:
+        await engine.create_workspace("w1", str(tmp_path))
+        await engine.offer("acme.p", MANIFEST,
+                           file_digests({"manifest.json": json.dumps(MANIFEST)}))
+        await engine.install("acme.p")
+        await engine.add_node({"id": "c1", "type": "card", "package": "acme.p"},
+                              workspace="w1")
+        op = operator_token(tokens, tmp_path / "tok")
+        service = Service(engine, tokens, max_body=1 << 16)
+        answers: list[tuple[int, Any]] = []
+        for app in (asgi_app(service), BodyLimit(create_app(service), limit=1 << 16)):
+            async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
+                                         base_url="http://x") as client:
+                r = await client.post(path, content=body, headers={
+                    "Authorization": f"Bearer {op}", "Content-Type": content_type})
+            answers.append((r.status_code, r.json()))
+        (lane_status, lane), (fastapi_status, fastapi) = answers
+        assert lane_status == fastapi_status == 400
+        assert (lane["reason"], lane["detail"]) == (fastapi["reason"], fastapi["detail"])
+    finally:
+        tokens.close()
+        engine.close()
