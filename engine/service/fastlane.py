@@ -384,7 +384,7 @@ def _model(scope: Scope, raw: bytes, model: type[_M]) -> _M | None:
         if not isinstance(data, dict):
             return None
         return model.model_validate(data)
-    except (ValueError, ValidationError):  # JSON, UTF-8 or the model
+    except (ValueError, RecursionError, ValidationError):  # JSON, UTF-8, nesting or the model
         return None
 
 

@@ -209,7 +209,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         if "manifest.json" in files:
             try:
                 same = json.loads(body.files["manifest.json"]) == body.manifest
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested past the limit
                 same = False
             if not same:
                 raise ServiceError(400, "INVALID_ARGUMENT", "files."
