@@ -49,7 +49,7 @@ async def _answer(app: Any, path: str, token: str, body: bytes) -> tuple[int, st
                                 b'"args": {"text": ' + DEEP + b"}}"),
     ("/v1/tool-calls/{tc}/result", "card", b'{"result": ' + DEEP + b"}"),
     ("/v1/tool-calls/tc999/result", "card", DEEP),
-])
+], ids=["open", "open-args", "result", "result-unknown-call"])
 async def test_h13_deep_json_to_the_tool_call_routes_is_a_400_as_fastapi_answers(
         tmp_path: Path, path: str, who: str, body: bytes) -> None:
     engine = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None))
