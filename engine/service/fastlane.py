@@ -209,9 +209,11 @@ class FastLane:
                 raw = await _body(receive)
                 if raw is None:
                     return  # the client went away
-            if not json_body:
-                raise ServiceError(400, "INVALID_ARGUMENT", "body: send "
-                                   "Content-Type: application/json", reason="invalid")
+            if not json_body or not raw:
+                # Not JSON by its Content-Type, or empty: a body FastAPI reads as
+                # bytes or as missing. Its route says what is wrong, in its words.
+                await self.app(scope, _replay(raw, receive), send)
+                return
             engine = self.service.engine
             single = path == "/v1/calls"
             try:
@@ -237,16 +239,15 @@ class FastLane:
                     else:
                         calls = [(c.card, c.call, c.target, c.args, c.context) for c in
                                  BatchBody.model_validate(data, from_attributes=True).calls]
-            except json.JSONDecodeError as exc:
-                response = validation_problem([{"type": "json_invalid", "loc": ("body", exc.pos),
-                                                "msg": "JSON decode error"}])
-            except UnicodeDecodeError:
-                # Not UTF-8 at all: answered as FastAPI answers it (problems.install_handlers).
-                raise ServiceError(400, "INVALID_ARGUMENT", "There was an "
-                                   "error parsing the body", reason="malformed-json") from None
             except ValidationError as exc:
                 response = validation_problem([{**e, "loc": ("body", *e["loc"])}
                                                for e in exc.errors(include_url=False)])
+            except ValueError:
+                # Not JSON (`json.JSONDecodeError`), not UTF-8 (`UnicodeDecodeError`) or
+                # nested past what json reads: FastAPI's route says which, in its words
+                # (its reader is json's, the lane's orjson first: `jsonread.loads`).
+                await self.app(scope, _replay(raw, receive), send)
+                return
             else:
                 if single:
                     card, call, target, args, context = calls[0]
@@ -554,7 +555,9 @@ def _call_headers(scope: Scope) -> tuple[bytes | None, bool, bool]:
     and whether its length was declared: `_request_headers` for the call routes, with
     the token left to `TokenStore.recall` (most requests need no decoding)."""
     header: bytes | None = None
-    json_body = True  # no Content-Type: taken as JSON, as FastAPI does
+    # No Content-Type: not JSON. FastAPI's routes (``strict_content_type``, on by
+    # default since 0.132) read such a body as bytes and refuse it.
+    json_body = False
     seen_type = declared = False
     for name, value in scope.get("headers", ()):
         if name == b"authorization":
@@ -571,9 +574,14 @@ def _call_headers(scope: Scope) -> tuple[bytes | None, bool, bool]:
 
 
 def _json_type(value: bytes) -> bool:
-    """Whether a ``Content-Type`` value names JSON, as FastAPI reads it."""
+    """Whether a ``Content-Type`` value names JSON, as FastAPI reads it: ``application/json``
+    or ``application/*+json``, parameters aside (``email.message.Message``'s reading,
+    which takes a type without exactly one ``/`` as ``text/plain``)."""
     kind = value.decode("latin-1").split(";")[0].strip().lower()
-    return kind == "application/json" or kind.endswith("+json")
+    if kind.count("/") != 1:
+        return False
+    main, sub = kind.split("/")
+    return main == "application" and (sub == "json" or sub.endswith("+json"))
 
 
 def _token_of(header: bytes) -> str | None:

@@ -426,7 +426,8 @@ def test_answers_built_as_bytes_are_the_decisions_json_and_keep_types_apart() ->
 
 def test_a_call_reads_the_first_of_a_header_sent_twice() -> None:
     """`_call_headers`: the first ``Authorization`` and ``Content-Type`` count, as in
-    `_request_headers` and FastAPI; a missing ``Content-Type`` is JSON; a declared length
+    `_request_headers` and FastAPI; a missing ``Content-Type`` is not JSON (FastAPI's
+    ``strict_content_type``), nor is ``+json`` outside ``application/``; a declared length
     is seen whether or not a name repeats."""
     from engine.service.fastlane import _call_headers
 
@@ -437,14 +438,17 @@ def test_a_call_reads_the_first_of_a_header_sent_twice() -> None:
         ([(b"host", b"x"), auth, json_type, length], (b"Bearer one", True, True)),
         ([auth, other, text, json_type], (b"Bearer one", False, False)),
         ([other, auth, json_type, text, length], (b"Bearer two", True, True)),
-        ([length, length], (None, True, True)),
+        ([length, length], (None, False, True)),
         ([(b"content-type", b"Application/Problem+JSON; charset=utf-8")], (None, True, False)),
-        ([], (None, True, False)),
+        ([(b"content-type", b"text/x+json")], (None, False, False)),
+        ([(b"content-type", b"application/json/x")], (None, False, False)),
+        ([(b"content-type", b"")], (None, False, False)),
+        ([], (None, False, False)),
     ]
     for headers, expected in cases:
         assert _call_headers({"headers": headers}) == expected
         assert _call_headers({"headers": tuple(headers)}) == expected
-    assert _call_headers({}) == (None, True, False)
+    assert _call_headers({}) == (None, False, False)
 
 
 def test_a_repeated_decision_is_answered_without_reading_its_fields_again() -> None:
