@@ -55,7 +55,7 @@ def create_app(service: Service) -> FastAPI:
                                "send Authorization: Bearer <token>",
                                reason="no-token")
         token_id, principal = authenticate(service.tokens, credentials.credentials)
-        return Caller(principal, token_id, request)
+        return Caller(principal, token_id, request, credentials.credentials)
 
     routes.register(app, service, caller)
     register_tools(app, service, caller)

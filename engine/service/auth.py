@@ -30,6 +30,7 @@ import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from engine.core.principal import Principal
@@ -40,6 +41,7 @@ from engine.store.tokens import SQLiteTokens
 __all__ = [
     "CACHE_SECONDS",
     "Peer",
+    "Standing",
     "TokenMemo",
     "TokenStore",
     "agent_verdict",
@@ -85,10 +87,32 @@ class TokenStore:
         self.table: TokenTable = SQLiteTokens(table) if isinstance(table, (str, Path)) else table
         self._clock = clock or time.monotonic
         self._cache: dict[str, _Entry] = {}
+        #: Per token id, the `Standing`s of the streams open with it (`standing`).
+        self._watchers: dict[str, set[asyncio.Future[None]]] = {}
 
     def close(self) -> None:
         """Close the table's connections."""
         self.table.close()
+
+    def standing(self, token: str, token_id: str) -> Standing:
+        """Whether ``token`` (of id ``token_id``, found by `lookup`) still stands, for
+        what outlives the request that showed it: an open event stream.
+
+        A request is checked once, as it comes; a stream goes on for as long as
+        its client stays, so it must end when its token is revoked, not carry on
+        reading as its card (SPEC §10.1: a revoked token is unknown).
+        """
+        revoked: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._watchers.setdefault(token_id, set()).add(revoked)
+        revoked.add_done_callback(partial(self._unwatch, token_id))
+        return Standing(self, token, revoked)
+
+    def _unwatch(self, token_id: str, revoked: asyncio.Future[None]) -> None:
+        watchers = self._watchers.get(token_id)
+        if watchers is not None:
+            watchers.discard(revoked)
+            if not watchers:
+                del self._watchers[token_id]
 
     # ------------------------------------------------------------- lookup
     def lookup(self, token: str) -> tuple[str, Principal] | None:
@@ -162,7 +186,39 @@ class TokenStore:
         done = await asyncio.to_thread(self.table.revoke, token_id, time.time())
         if done:
             self._cache = {k: v for k, v in self._cache.items() if v.id != token_id}
+            # Before the revocation is answered: no stream open with the token
+            # writes another event (`Standing.revoked`).
+            for revoked in list(self._watchers.pop(token_id, ())):
+                if not revoked.done():
+                    revoked.set_result(None)
         return done
+
+
+class Standing:
+    """Whether the token a stream was opened with still stands (`TokenStore.standing`).
+
+    ``revoked`` is done as soon as the store revokes the token, before the
+    revocation is answered; `holds` asks the store again, which also sees a
+    revocation made through another connection to the table (another process
+    sharing the database) within `CACHE_SECONDS`. `close` stops watching.
+    """
+
+    __slots__ = ("revoked", "_store", "_token")
+
+    def __init__(self, store: TokenStore, token: str, revoked: asyncio.Future[None]) -> None:
+        self._store, self._token = store, token
+        self.revoked = revoked
+
+    def __repr__(self) -> str:  # never the token
+        return f"<Standing revoked={self.revoked.done()}>"
+
+    def holds(self) -> bool:
+        """True while the token is neither revoked here nor unknown to the store."""
+        return not self.revoked.done() and self._store.lookup(self._token) is not None
+
+    def close(self) -> None:
+        """Stop watching (the stream ended)."""
+        self.revoked.cancel()
 
 
 class TokenMemo:

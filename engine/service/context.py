@@ -149,6 +149,8 @@ class Caller:
     principal: Principal
     token_id: str
     request: Request
+    #: The token itself (never shown: `Standing` for a stream that outlives the request).
+    token: str = field(repr=False, default="")
 
     @property
     def is_operator(self) -> bool:

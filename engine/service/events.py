@@ -36,6 +36,7 @@ from engine.core.events import Event
 
 if TYPE_CHECKING:
     from engine.engine import Engine
+    from engine.service.auth import Standing
     from engine.services.subscriptions import Subscription
 
 __all__ = ["KEEP", "CardFeed", "Feeds", "Writer", "sse_frame"]
@@ -88,12 +89,15 @@ class Writer(Protocol):
 
 
 class _Reader:
-    """A direct stream's place in a feed: what it was sent last, and when."""
+    """A direct stream's place in a feed: what it was sent last, and when, and the
+    token it was opened with (`Standing`; None: not watched)."""
 
-    __slots__ = ("out", "cursor", "last", "poke")
+    __slots__ = ("out", "cursor", "last", "poke", "standing")
 
-    def __init__(self, out: Writer, cursor: int, now: float) -> None:
+    def __init__(self, out: Writer, cursor: int, now: float,
+                 standing: Standing | None = None) -> None:
         self.out, self.cursor, self.last = out, cursor, now
+        self.standing = standing
         #: Set when the reader's own task must look (a write failed in the commit's turn).
         self.poke: asyncio.Future[Any] | None = None
 
@@ -179,6 +183,8 @@ class CardFeed:
         out = reader.out
         if reader.cursor >= self.seq:
             return
+        if reader.standing is not None and reader.standing.revoked.done():
+            return  # its token was revoked: its task ends the stream, writing nothing more
         if not out.writable():
             # Pushing back: its task waits for the client to drain, then writes.
             _poke(reader)
@@ -198,9 +204,12 @@ class CardFeed:
             reader.last = self._loop.time()
 
     async def serve(self, out: Writer, last_id: int | None, *, heartbeat: float,
-                    closing: asyncio.Event, gone: asyncio.Future[Any]) -> None:
+                    closing: asyncio.Event, gone: asyncio.Future[Any],
+                    standing: Standing | None = None) -> None:
         """Write SSE to ``out`` from after ``last_id`` (None: from now) until ``closing``
-        is set, the feed ends or the client goes (``gone`` done, or ``out.gone()``).
+        is set, the feed ends, the client goes (``gone`` done, or ``out.gone()``) or
+        the token the stream was opened with no longer stands (``standing``: revoked
+        here at once, elsewhere seen at a heartbeat).
 
         The same stream as `stream`, written directly: each event goes out in
         the turn of the loop that took it (the commit's), gated then; this task
@@ -211,20 +220,24 @@ class CardFeed:
         """
         frames, cursor = self._start(last_id)
         out.write(b"".join(frames))
-        reader = _Reader(out, cursor, self._loop.time())
+        reader = _Reader(out, cursor, self._loop.time(), standing)
         self._readers.append(reader)
         closer: asyncio.Future[Any] = asyncio.ensure_future(closing.wait())
         drained: asyncio.Future[Any] | None = None
+        revoked = standing.revoked if standing is not None else self._loop.create_future()
         try:
-            while not (closing.is_set() or self.closed or gone.done() or out.gone()):
+            while not (closing.is_set() or self.closed or gone.done() or out.gone()
+                       or revoked.done()):
                 self._push(reader)
-                waits = {closer, gone, self.ended}
+                waits = {closer, gone, self.ended, revoked}
                 if not out.writable():
                     if drained is None or drained.done():
                         drained = asyncio.ensure_future(out.drain())
                     waits.add(drained)
                 left = reader.last + heartbeat - self._loop.time()
                 if left <= 0:
+                    if standing is not None and not standing.holds():
+                        break  # revoked through another connection to the store
                     if out.writable():
                         out.write(b": ping\n\n")
                     reader.last = self._loop.time()
@@ -240,9 +253,11 @@ class CardFeed:
                 drained.cancel()
 
     async def stream(self, last_id: int | None, *, heartbeat: float,
-                     closing: asyncio.Event) -> AsyncIterator[bytes]:
+                     closing: asyncio.Event,
+                     standing: Standing | None = None) -> AsyncIterator[bytes]:
         """SSE bytes from after ``last_id`` (None: from now) until ``closing`` is set
-        (for a server without the short way out: see `serve`)."""
+        or the token the stream was opened with no longer stands (for a server
+        without the short way out: see `serve`)."""
         frames, cursor = self._start(last_id)
         for frame in frames:
             yield frame
@@ -251,8 +266,9 @@ class CardFeed:
         # (an event is on a tool call's critical path; issue 17).
         closer: asyncio.Future[Any] = asyncio.ensure_future(closing.wait())
         waker: asyncio.Future[Any] | None = None
+        revoked = standing.revoked if standing is not None else self._loop.create_future()
         try:
-            while not closing.is_set():
+            while not (closing.is_set() or revoked.done()):
                 if self.ring and cursor < self.ring[0][0] - 1:
                     lost = self.ring[0][0] - 1 - cursor
                     yield sse_frame(None, "events.dropped", {"count": lost})
@@ -265,6 +281,8 @@ class CardFeed:
                         break  # the ring moved on while we were writing
                     seq, event = self.ring[cursor - start + 1]
                     cursor = seq
+                    if revoked.done():
+                        return  # revoked while the last event was being written
                     if self.allowed(event):
                         sent = True
                         yield sse_frame(seq, event.type, event.data)
@@ -276,10 +294,12 @@ class CardFeed:
                 # can slip in between that and the waker's registration.
                 waker = self._loop.create_future()
                 self._waiting.append(waker)
-                done, _pending = await asyncio.wait({waker, closer}, timeout=heartbeat,
+                done, _pending = await asyncio.wait({waker, closer, revoked}, timeout=heartbeat,
                                                     return_when=asyncio.FIRST_COMPLETED)
                 if not done:
                     self._forget(waker)  # a quiet feed's list does not grow with pings
+                    if standing is not None and not standing.holds():
+                        return  # revoked through another connection to the store
                     yield b": ping\n\n"
         finally:
             closer.cancel()

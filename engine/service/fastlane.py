@@ -345,7 +345,8 @@ class FastLane:
         ``Last-Event-ID`` absent or plain digits.
         """
         direct: Direct | None = scope.get("arrowgate.direct")
-        found = self.service.tokens.lookup(_bearer(scope) or "") if direct is not None else None
+        token = _bearer(scope) or ""
+        found = self.service.tokens.lookup(token) if direct is not None else None
         card, last = _events_request(scope)
         principal = found[1] if found is not None else None
         if principal is None or card == "":
@@ -365,10 +366,13 @@ class FastLane:
             await self.app(scope, receive, send)
             return
         gone = asyncio.ensure_future(_disconnected(receive))
+        assert found is not None  # a feed is served only to a known token
+        standing = self.service.tokens.standing(token, found[0])
         try:
             await feed.serve(out, last, heartbeat=self.service.heartbeat,
-                             closing=self.service.closing, gone=gone)
+                             closing=self.service.closing, gone=gone, standing=standing)
         finally:
+            standing.close()
             gone.cancel()
             out.end()
 

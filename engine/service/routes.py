@@ -397,8 +397,17 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
                 raise ServiceError(400, "INVALID_ARGUMENT", "Last-Event-ID "
                                    "is an event's sequence number", reason="last-event-id")
         feed = service.feed_hub().get(card)
-        stream = feed.stream(last, heartbeat=service.heartbeat, closing=service.closing)
-        return StreamingResponse(stream, media_type="text/event-stream",
+        standing = service.tokens.standing(who.token, who.token_id)
+
+        async def stream() -> AsyncIterator[bytes]:
+            try:
+                async for chunk in feed.stream(last, heartbeat=service.heartbeat,
+                                               closing=service.closing, standing=standing):
+                    yield chunk
+            finally:
+                standing.close()
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store",
                                           "X-Accel-Buffering": "no"})
 
