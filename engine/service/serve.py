@@ -152,8 +152,14 @@ class _Outbox:
                 connection.release()
 
 
-#: How long an idle keep-alive connection stays open.
+#: How long an idle keep-alive connection stays open, and how long a request may
+#: go without a byte of it arriving before the connection is closed.
 KEEP_ALIVE_SECONDS = 60.0
+
+#: The most a request's head (request line and headers) may take: past it, 431.
+#: (A request's head is kept whole until it is complete; h11 stops at 16 KiB,
+#: Node at 16 KiB, nginx at 32 KiB: an arrowgate request needs a few hundred bytes.)
+MAX_HEAD = 64 * 1024
 
 #: How long after answering a call the server expects that client's next one.
 EXPECT_SECONDS = 0.005
@@ -462,6 +468,14 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
         #: The cycle of the call ``take`` took, until answered: nothing else holds it
         #: (`_Direct` holds it weakly, and no task runs it).
         _taken: Any = None
+        #: A request has begun and is not all read (its head, then its body); and
+        #: its head is not complete yet.
+        _reading = _in_head = False
+        #: While a request is not all read: when its last bytes came (`_still_reading`).
+        _reading_since: float | None = None
+        #: Bytes of the request's head read in the reads after the one it began in,
+        #: and the size of the read being parsed.
+        _head_bytes = _read_size = 0
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             self._coalescing = coalescing = _Coalescing(transport, asyncio.get_running_loop())
@@ -487,23 +501,75 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             # which every request would pay), then the call whose task waited for a
             # body that did not come in this read: it runs, ``receive`` waits for it.
             self._unset_keepalive_if_required()
+            in_head = self._in_head
+            self._read_size = len(data)
             try:
                 self.parser.feed_data(data)
             except httptools.HttpParserError:
-                msg = "Invalid HTTP request received."
-                self.logger.warning(msg)
-                self.send_400_response(msg)
+                if self._in_head and self._head_too_large():
+                    self._refuse(431, "Request header fields too large.")
+                else:
+                    msg = "Invalid HTTP request received."
+                    self.logger.warning(msg)
+                    self.send_400_response(msg)
             except httptools.HttpParserUpgrade:
                 if self._should_upgrade():
                     self.handle_websocket_upgrade()
                 else:
                     self._unsupported_upgrade_warning()
+            else:
+                if self._reading:
+                    # A request not all read by this read (rare: most come whole).
+                    self._still_reading(in_head, len(data))
+                elif self._reading_since is not None:
+                    self._reading_since = None
             finally:
                 if self._waiting is not None:
                     waiting, self._waiting = self._waiting, None
                     if waiting[0].body:
                         waiting[0].message_event.set()  # what `on_body` left unsaid
                     self.run_task(*waiting)
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._reading = self._in_head = True
+            self._head_bytes = 0
+
+        def _still_reading(self, in_head: bool, size: int) -> None:
+            """A request is not all read after a read of ``size`` bytes (``in_head``:
+            its head was already begun before it): bound its head, and time it.
+
+            Its head is kept whole until complete (httptools gathers each header
+            before handing it on), so reads that only add to it are counted, and
+            past `MAX_HEAD` the request is refused (431). The read it began in is
+            not counted (its head's share of it is unknown): the head's bytes
+            `on_headers_complete` counts exactly. A request that stops coming is
+            given as long as an idle connection (`_keep_alive_due`).
+            """
+            if self._in_head:
+                if in_head:
+                    self._head_bytes += size
+                if self._head_bytes > MAX_HEAD:
+                    self._refuse(431, "Request header fields too large.")
+                    return
+            self._reading_since = self.loop.time()
+            if self.timeout_keep_alive_task is None:
+                self.timeout_keep_alive_task = self.loop.call_later(
+                    self.timeout_keep_alive, self._keep_alive_due)
+
+        def _head_too_large(self) -> bool:
+            """Whether the request's head, as read so far, is past `MAX_HEAD`."""
+            return len(self.url) + sum(len(n) + len(v) + 4 for n, v in self.headers) > MAX_HEAD
+
+        def _refuse(self, status: int, msg: str) -> None:
+            """Answer ``status`` with ``msg`` and close: the request is not read further."""
+            self._reading = self._in_head = False
+            self._reading_since = None
+            body = msg.encode("ascii")
+            self.transport.write(b"".join((
+                self.status_lines[status], b"content-type: text/plain; charset=utf-8\r\n",
+                b"content-length: %d\r\n" % len(body), b"connection: close\r\n\r\n", body)))
+            self.transport.close()
 
         def on_body(self, body: bytes) -> None:
             # HttpToolsProtocol.on_body, written out, but the call whose task waits
@@ -521,6 +587,7 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
         def on_message_complete(self) -> None:
             # HttpToolsProtocol.on_message_complete, written out (as `data_received`),
             # then ``take`` is offered the call that waited for its body.
+            self._reading = False
             cycle = self.cycle
             if (self.parser.should_upgrade() and self._should_upgrade()) or \
                     cycle.response_complete:
@@ -549,6 +616,13 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             self._idle_since = None
 
         def on_headers_complete(self) -> None:
+            self._in_head = False
+            if self._head_bytes + self._read_size > MAX_HEAD and self._head_too_large():
+                # Read whole in one large read, or grown past the bound in its
+                # last: stop the parser (`data_received` answers 431). (Counted
+                # only when the reads could hold that much: not every request.)
+                self._in_head = True
+                raise ValueError("the request's head is too large")
             if self._peer is not None:
                 # Before the request's task is made from this scope.
                 self.scope["arrowgate.peer"] = self._peer  # type: ignore[typeddict-unknown-key]
@@ -626,7 +700,19 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             self.timeout_keep_alive_task = None
             since = self._idle_since
             if since is None:
-                return  # busy: armed again when its answer is complete
+                since = self._reading_since
+                if since is None:
+                    return  # busy: armed again when its answer is complete
+                # A request not all read: closed once no byte of it came for as
+                # long as an idle connection is kept (whatever was read of it
+                # would otherwise be held for good, and its connection too).
+                left = since + self.timeout_keep_alive - self.loop.time()
+                if left > 0:
+                    self.timeout_keep_alive_task = self.loop.call_later(left, self._keep_alive_due)
+                else:
+                    self._reading_since = None
+                    self.transport.close()
+                return
             left = since + self.timeout_keep_alive - self.loop.time()
             if left > 0:
                 self.timeout_keep_alive_task = self.loop.call_later(left, self._keep_alive_due)
