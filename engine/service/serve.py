@@ -476,6 +476,9 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
         #: Bytes of the request's head read in the reads after the one it began in,
         #: and the size of the read being parsed.
         _head_bytes = _read_size = 0
+        #: A bad request's answer (status, text), once the parser stopped at it: sent
+        #: when the requests before it are answered (`_fail`).
+        _failed: tuple[int, str] | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             self._coalescing = coalescing = _Coalescing(transport, asyncio.get_running_loop())
@@ -500,6 +503,8 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             # HttpToolsProtocol.data_received, written out (no second frame a read,
             # which every request would pay), then the call whose task waited for a
             # body that did not come in this read: it runs, ``receive`` waits for it.
+            if self._failed is not None:
+                return  # the parser stopped at a bad request: nothing after it is read
             self._unset_keepalive_if_required()
             in_head = self._in_head
             self._read_size = len(data)
@@ -507,11 +512,11 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
                 self.parser.feed_data(data)
             except httptools.HttpParserError:
                 if self._in_head and self._head_too_large():
-                    self._refuse(431, "Request header fields too large.")
+                    self._fail(431, "Request header fields too large.")
                 else:
                     msg = "Invalid HTTP request received."
                     self.logger.warning(msg)
-                    self.send_400_response(msg)
+                    self._fail(400, msg)
             except httptools.HttpParserUpgrade:
                 if self._should_upgrade():
                     self.handle_websocket_upgrade()
@@ -550,7 +555,7 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
                 if in_head:
                     self._head_bytes += size
                 if self._head_bytes > MAX_HEAD:
-                    self._refuse(431, "Request header fields too large.")
+                    self._fail(431, "Request header fields too large.")
                     return
             self._reading_since = self.loop.time()
             if self.timeout_keep_alive_task is None:
@@ -561,10 +566,24 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             """Whether the request's head, as read so far, is past `MAX_HEAD`."""
             return len(self.url) + sum(len(n) + len(v) + 4 for n, v in self.headers) > MAX_HEAD
 
-        def _refuse(self, status: int, msg: str) -> None:
-            """Answer ``status`` with ``msg`` and close: the request is not read further."""
+        def _fail(self, status: int, msg: str) -> None:
+            """A request the server will not read (bad, or its head too large): answer
+            ``status`` and close, once every request read before it is answered.
+
+            Answers go in order. A request read whole before it in the same read (a
+            call, say) is being decided, and its answer would otherwise never be
+            sent: the client would take this answer for its call's, which did happen.
+            """
             self._reading = self._in_head = False
             self._reading_since = None
+            if self._writes:
+                self._failed = (status, msg)  # `on_response_complete` answers it
+            else:
+                self._refuse(status, msg)
+
+        def _refuse(self, status: int, msg: str) -> None:
+            """Answer ``status`` with ``msg`` and close: nothing more is read."""
+            self._failed = (status, msg)
             body = msg.encode("ascii")
             self.transport.write(b"".join((
                 self.status_lines[status], b"content-type: text/plain; charset=utf-8\r\n",
@@ -644,6 +663,10 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             if scope is not None:
                 expected.answered(self, expect=not scope.get("arrowgate.once"),
                                   counted=not scope.get("arrowgate.idle"))
+            if self._failed is not None and not self._writes:
+                # The last request before a bad one is answered: now the bad one's.
+                self._refuse(*self._failed)
+                return
             # What HttpToolsProtocol.on_response_complete does, but the keep-alive
             # timer is armed only when none is.
             self.server_state.total_requests += 1
