@@ -254,6 +254,10 @@ class BodyLimit:
             error = ServiceError(413, "INVALID_ARGUMENT", f"the request body is larger than "
                                  f"{self.limit} bytes", reason="too-large")
         response = error_response(error)
+        if (b"expect", b"100-continue") in ((n, v.lower()) for n, v in scope.get("headers", ())):
+            # Refused before the client was told to send its body: it never will,
+            # so the connection ends here (its next request is not read as a body).
+            response.headers["connection"] = "close"
         await response(scope, receive, send)
 
 

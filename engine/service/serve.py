@@ -326,6 +326,9 @@ class _Direct:
         for name, value in cycle.default_headers:  # the date header, as uvicorn sends it
             parts += (name, b": ", value, b"\r\n")
         parts.append(head)
+        if cycle.waiting_for_100_continue and cycle.more_body:
+            # Answered before its body was asked for (`on_response_complete`): closed.
+            cycle.keep_alive = False
         if not cycle.keep_alive:
             parts.append(b"connection: close\r\n")
         parts += (b"\r\n", body)
@@ -666,6 +669,14 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             if self._failed is not None and not self._writes:
                 # The last request before a bad one is answered: now the bad one's.
                 self._refuse(*self._failed)
+                return
+            cycle = self.cycle
+            if self.expect_100_continue and cycle is not None and cycle.more_body and \
+                    cycle.response_complete:
+                # Answered (a 413, a 401) before its body was asked for: a client
+                # that sent ``Expect: 100-continue`` then never sends it, and its
+                # next request would be read as this one's body. Closed instead.
+                self.transport.close()
                 return
             # What HttpToolsProtocol.on_response_complete does, but the keep-alive
             # timer is armed only when none is.
