@@ -1,16 +1,12 @@
-"""h13 finding 4 (minor): bad call bodies both refuse 400, with different problems.
+"""A bad call body is refused in the same words by the lane and by FastAPI's route.
 
-For the same ``POST /v1/calls`` / ``calls:batch`` request, the lane
-(`FastLane.__call__`) and the documented FastAPI route both answer 400, but
-not with the same problem: an empty body is ``malformed-json`` / "JSON decode
-error" on the lane and ``invalid`` / "body: Field required" on FastAPI; JSON
-nested past the recursion limit is "JSON decode error" (the lane's `loads`
-turns the RecursionError into one) and "There was an error parsing the body"
-on FastAPI; a body sent as text/plain or with an empty Content-Type is "body:
-send Content-Type: application/json" on the lane and "body: Input should be a
-valid dictionary ..." on FastAPI. `test_fastlane` holds that the two answer
-alike; a client sees a different ``reason`` depending on whether the lane is
-in front.
+For ``POST /v1/calls`` and ``calls:batch``, the lane (`FastLane.__call__`) hands
+FastAPI every body it cannot read (not JSON by its Content-Type, empty, not
+JSON, nested past what json reads), so the client gets the same ``reason`` and
+``detail`` whether or not the lane is in front. (The lane once worded these
+itself: an empty body was ``malformed-json`` there and ``invalid`` / "body: Field
+required" on FastAPI; a text/plain body "send Content-Type: application/json"
+against "Input should be a valid dictionary ...".)
 """
 
 from __future__ import annotations
@@ -41,7 +37,7 @@ CALL = b'{"card": "c1", "call": "agents.list"}'
     ("/v1/calls", CALL, "text/plain"),
     ("/v1/calls", CALL, ""),
 ], ids=["empty", "empty-batch", "deep", "deep-batch", "text-plain", "empty-type"])
-async def test_h13_the_lane_words_a_bad_call_body_as_fastapi_does(
+async def test_the_lane_words_a_bad_call_body_as_fastapi_does(
         tmp_path: Path, path: str, body: bytes, content_type: str) -> None:
     engine = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None))
     tokens = TokenStore(tmp_path / "a.db")

@@ -1,12 +1,12 @@
-"""h13 finding 1: the lane and FastAPI disagree on which ``Content-Type`` is JSON.
+"""The lane reads a body as JSON exactly when FastAPI's route does.
 
-The lane (`engine.service.fastlane._call_headers`, `_json_type`) reads a body as
-JSON when ``Content-Type`` is absent ("as FastAPI does") or when its type ends
-in ``+json`` whatever its main type. The pinned FastAPI (0.163.2) no longer
-reads a body without ``Content-Type`` as JSON (``strict_content_type``, default
-True), and takes ``+json`` only under ``application/``: for the same request the
-lane answers 200 and makes the call (a log row, an open tool call) where the
-documented route (``openapi.json``) answers 400 and changes nothing.
+FastAPI (0.163, ``strict_content_type`` on by default) reads a body as JSON only
+under ``Content-Type: application/json`` or ``application/*+json``; a body sent
+without a ``Content-Type`` is bytes, and the route refuses it (400). The lane
+(`engine.service.fastlane._call_headers`, `_json_type`) once also took a
+missing type, and ``+json`` under any main type, as JSON: it made the call (a
+log row, an open tool call) where the documented route (``openapi.json``)
+answers 400 and changes nothing.
 """
 
 from __future__ import annotations
@@ -35,9 +35,8 @@ CALL = b'{"card": "c1", "call": "agents.prompt", "target": "a1", "args": {"text"
 BATCH = b'{"calls": [' + CALL + b"]}"
 TOOL = b'{"agent": "a1", "card": "c1", "tool": "echo", "args": {"text": "hi"}}'
 
-#: Content-Type values (None: no header at all) the lane reads as JSON and FastAPI
-#: does not. ("" and "text/plain" are refused by both, worded differently: see
-#: test_h13_wording.)
+#: Content-Type values (None: no header at all) FastAPI does not read as JSON (the
+#: lane once did). ("" and "text/plain": test_lane_wording.)
 TYPES = [None, "text/x+json", "foo+json"]
 
 
@@ -76,7 +75,7 @@ async def _post(app: Any, path: str, token: str, body: bytes,
 
 
 @pytest.mark.parametrize("content_type", TYPES)
-async def test_h13_the_lane_reads_json_only_when_fastapi_does(tmp_path, content_type) -> None:
+async def test_the_lane_reads_json_only_when_fastapi_does(tmp_path, content_type) -> None:
     """Same status and body through the lane and through FastAPI, whatever the
     Content-Type, for the four JSON routes the lane answers."""
     engine, tokens, who, fast, plain = await _apps(tmp_path)
@@ -111,7 +110,7 @@ def _log_rows(db: Path) -> int:
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["taken", "lane-task"])
-def test_h13_a_call_without_content_type_changes_nothing(unix_server: Running, tmp_path,
+def test_a_call_without_content_type_changes_nothing(unix_server: Running, tmp_path,
                                                           chunked: bool) -> None:
     """On the real server (the lane's two ways: taken whole, or in its task), a call
     sent without Content-Type is answered as the documented route answers it — 400,

@@ -1,17 +1,16 @@
-"""h13 findings 2 and 3: JSON nested deeper than Python's recursion limit is a 500.
+"""JSON nested deeper than Python's recursion limit is bad input (400), never a 500.
 
 ``json.loads`` raises `RecursionError` (not a `ValueError`) for a text nested a
 few thousand levels deep. `engine.service.jsonread.loads` turns that into a
-`json.JSONDecodeError` for the call routes, but two readers call ``json.loads``
-themselves and catch only `ValueError`:
+`json.JSONDecodeError` for the call routes; two readers call ``json.loads``
+themselves, and once caught only `ValueError`:
 
 - the lane's tool-call routes (`engine.service.fastlane._model`): a body of a few
-  kilobytes of ``[`` to ``POST /v1/tool-calls`` or ``.../result`` is answered
-  "500 Internal Server Error" (text/plain, a traceback in the server's log, the
-  connection closed) where FastAPI's route answers a 400 problem;
+  kilobytes of ``[`` to ``POST /v1/tool-calls`` or ``.../result`` was answered
+  "500 Internal Server Error" where FastAPI's route answers a 400 problem;
 - ``POST /v1/packages`` (`engine.service.routes.offer`) reading
-  ``files["manifest.json"]``: 500 where a manifest file that is not the manifest
-  is a 400 ``reason: manifest``.
+  ``files["manifest.json"]``: a 500 where a manifest file that is not the
+  manifest is a 400 ``reason: manifest``.
 """
 
 from __future__ import annotations
@@ -50,7 +49,7 @@ async def _answer(app: Any, path: str, token: str, body: bytes) -> tuple[int, st
     ("/v1/tool-calls/{tc}/result", "card", b'{"result": ' + DEEP + b"}"),
     ("/v1/tool-calls/tc999/result", "card", DEEP),
 ], ids=["open", "open-args", "result", "result-unknown-call"])
-async def test_h13_deep_json_to_the_tool_call_routes_is_a_400_as_fastapi_answers(
+async def test_deep_json_to_the_tool_call_routes_is_a_400_as_fastapi_answers(
         tmp_path: Path, path: str, who: str, body: bytes) -> None:
     engine = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None))
     tokens = TokenStore(tmp_path / "a.db")
@@ -79,7 +78,7 @@ async def test_h13_deep_json_to_the_tool_call_routes_is_a_400_as_fastapi_answers
         engine.close()
 
 
-def test_h13_a_deeply_nested_manifest_file_is_a_400_and_changes_nothing(
+def test_a_deeply_nested_manifest_file_is_a_400_and_changes_nothing(
         unix_server: Running, tmp_path: Path) -> None:
     op = unix_server.client()
     build_canvas(op, tmp_path / "proj")
