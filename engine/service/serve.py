@@ -487,6 +487,9 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             self._coalescing = coalescing = _Coalescing(transport, asyncio.get_running_loop())
             self._writes = collections.deque()
             self._waiting = self._taken = None  # instance attributes: read every request
+            self._failed = self._reading_since = None
+            self._reading = self._in_head = False
+            self._head_bytes = self._read_size = 0
             #: The connection's token, as its last call found it (`TokenStore.recall`).
             self.token_memo = TokenMemo()
             self._peer = peer_of_socket(transport.get_extra_info("socket")) if unix else None
@@ -539,7 +542,22 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
                     self.run_task(*waiting)
 
         def on_message_begin(self) -> None:
-            super().on_message_begin()
+            # HttpToolsProtocol.on_message_begin, written out (no second frame a
+            # request), then: a request has begun, its head first.
+            self.url = b""
+            self.expect_100_continue = False
+            self.headers = []
+            self.scope = {  # type: ignore[typeddict-item]
+                "type": "http",
+                "asgi": {"version": self.asgi_version, "spec_version": "2.3"},
+                "http_version": "1.1",
+                "server": self.server,
+                "client": self.client,
+                "scheme": self.scheme,  # type: ignore[typeddict-item]
+                "root_path": self.root_path,
+                "headers": self.headers,
+                "state": self.app_state.copy(),
+            }
             self._reading = self._in_head = True
             self._head_bytes = 0
 
