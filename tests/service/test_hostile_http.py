@@ -161,7 +161,11 @@ def test_an_answer_before_the_body_was_asked_for_closes_the_connection(
                 sock.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
             except OSError:
                 pass  # closed already
-            assert stream.read() == b"", "the connection stayed open"
+            try:
+                rest = stream.read()
+            except ConnectionResetError:  # closed with the request unread: as good
+                rest = b""
+            assert rest == b"", "the connection stayed open"
     if case == "too-large":
         assert headers.get("connection") == "close"
 
