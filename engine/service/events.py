@@ -225,23 +225,30 @@ class CardFeed:
         closer: asyncio.Future[Any] = asyncio.ensure_future(closing.wait())
         drained: asyncio.Future[Any] | None = None
         revoked = standing.revoked if standing is not None else self._loop.create_future()
+        asked = self._loop.time()  # when the store was last asked whether the token stands
         try:
             while not (closing.is_set() or self.closed or gone.done() or out.gone()
                        or revoked.done()):
+                if standing is not None and self._loop.time() - asked >= heartbeat:
+                    # Once a heartbeat, busy or not (events written in the commit's
+                    # turn move ``reader.last``, so the ping below may never come).
+                    asked = self._loop.time()
+                    if not standing.holds():
+                        break  # revoked through another connection to the store
                 self._push(reader)
                 waits = {closer, gone, self.ended, revoked}
                 if not out.writable():
                     if drained is None or drained.done():
                         drained = asyncio.ensure_future(out.drain())
                     waits.add(drained)
-                left = reader.last + heartbeat - self._loop.time()
-                if left <= 0:
-                    if standing is not None and not standing.holds():
-                        break  # revoked through another connection to the store
+                now = self._loop.time()
+                if reader.last + heartbeat <= now:
                     if out.writable():
                         out.write(b": ping\n\n")
-                    reader.last = self._loop.time()
+                    reader.last = now
                     continue
+                # Until the next ping is due, or the next question to the store.
+                left = min(reader.last, asked if standing is not None else now) + heartbeat - now
                 reader.poke = self._loop.create_future()
                 waits.add(reader.poke)
                 await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
@@ -267,8 +274,14 @@ class CardFeed:
         closer: asyncio.Future[Any] = asyncio.ensure_future(closing.wait())
         waker: asyncio.Future[Any] | None = None
         revoked = standing.revoked if standing is not None else self._loop.create_future()
+        asked = self._loop.time()  # when the store was last asked whether the token stands
         try:
             while not (closing.is_set() or revoked.done()):
+                if standing is not None and self._loop.time() - asked >= heartbeat:
+                    # Once a heartbeat, busy or not (a busy feed never times out below).
+                    asked = self._loop.time()
+                    if not standing.holds():
+                        return  # revoked through another connection to the store
                 if self.ring and cursor < self.ring[0][0] - 1:
                     lost = self.ring[0][0] - 1 - cursor
                     yield sse_frame(None, "events.dropped", {"count": lost})
@@ -300,6 +313,7 @@ class CardFeed:
                     self._forget(waker)  # a quiet feed's list does not grow with pings
                     if standing is not None and not standing.holds():
                         return  # revoked through another connection to the store
+                    asked = self._loop.time()
                     yield b": ping\n\n"
         finally:
             closer.cancel()

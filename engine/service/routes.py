@@ -397,10 +397,15 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
                 raise ServiceError(400, "INVALID_ARGUMENT", "Last-Event-ID "
                                    "is an event's sequence number", reason="last-event-id")
         feed = service.feed_hub().get(card)
-        standing = service.tokens.standing(who.token, who.token_id)
 
         async def stream() -> AsyncIterator[bytes]:
+            # Watched from the stream's first step: a response never begun (its
+            # client gone at once) leaves nothing behind; a token revoked meanwhile
+            # is seen by `Standing.holds`.
+            standing = service.tokens.standing(who.token, who.token_id)
             try:
+                if not standing.holds():
+                    return
                 async for chunk in feed.stream(last, heartbeat=service.heartbeat,
                                                closing=service.closing, standing=standing):
                     yield chunk

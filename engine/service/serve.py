@@ -474,22 +474,28 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
         #: A request has begun and is not all read (its head, then its body); and
         #: its head is not complete yet.
         _reading = _in_head = False
-        #: While a request is not all read: when its last bytes came (`_still_reading`).
+        #: Parts of requests begun (a head, then a body: `_still_reading` tells whether
+        #: a read stayed within one), and body bytes read (`on_body`).
+        _parts = _body_bytes = 0
+        #: While a request is not all read: when its last bytes came, and when its
+        #: head began (`_still_reading`, `_keep_alive_due`).
         _reading_since: float | None = None
-        #: Bytes of the request's head read in the reads after the one it began in,
-        #: and the size of the read being parsed.
+        _head_since: float | None = None
+        #: Bytes of the request's head, or of its chunks' framing and trailers, read
+        #: in reads wholly within them; and the size of the read being parsed.
         _head_bytes = _read_size = 0
-        #: A bad request's answer (status, text), once the parser stopped at it: sent
-        #: when the requests before it are answered (`_fail`).
+        #: A bad request's answer (status, text), once the parser stopped at it, and its
+        #: cycle if its head was read: answered when the requests before it are (`_fail`).
         _failed: tuple[int, str] | None = None
+        _failed_cycle: Any = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             self._coalescing = coalescing = _Coalescing(transport, asyncio.get_running_loop())
             self._writes = collections.deque()
             self._waiting = self._taken = None  # instance attributes: read every request
-            self._failed = self._reading_since = None
+            self._failed = self._failed_cycle = self._reading_since = self._head_since = None
             self._reading = self._in_head = False
-            self._head_bytes = self._read_size = 0
+            self._head_bytes = self._read_size = self._parts = self._body_bytes = 0
             #: The connection's token, as its last call found it (`TokenStore.recall`).
             self.token_memo = TokenMemo()
             self._peer = peer_of_socket(transport.get_extra_info("socket")) if unix else None
@@ -512,7 +518,7 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             if self._failed is not None:
                 return  # the parser stopped at a bad request: nothing after it is read
             self._unset_keepalive_if_required()
-            in_head = self._in_head
+            parts, body = self._parts, self._body_bytes
             self._read_size = len(data)
             try:
                 self.parser.feed_data(data)
@@ -531,7 +537,8 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             else:
                 if self._reading:
                     # A request not all read by this read (rare: most come whole).
-                    self._still_reading(in_head, len(data))
+                    self._still_reading(parts != self._parts, body != self._body_bytes,
+                                        len(data))
                 elif self._reading_since is not None:
                     self._reading_since = None
             finally:
@@ -559,26 +566,36 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
                 "state": self.app_state.copy(),
             }
             self._reading = self._in_head = True
+            self._parts += 1
             self._head_bytes = 0
 
-        def _still_reading(self, in_head: bool, size: int) -> None:
-            """A request is not all read after a read of ``size`` bytes (``in_head``:
-            its head was already begun before it): bound its head, and time it.
+        def _still_reading(self, began: bool, body: bool, size: int) -> None:
+            """A request is not all read after a read of ``size`` bytes: bound what of
+            it is kept whole, and time it. ``began``: a part of it (its head, its
+            body) began in this read; ``body``: body bytes came in it.
 
             Its head is kept whole until complete (httptools gathers each header
-            before handing it on), so reads that only add to it are counted, and
-            past `MAX_HEAD` the request is refused (431). The read it began in is
-            not counted (its head's share of it is unknown): the head's bytes
-            `on_headers_complete` counts exactly. A request that stops coming is
-            given as long as an idle connection (`_keep_alive_due`).
+            before handing it on), and so are trailers after a chunked body. A read
+            wholly within the head, or within the body but bringing no body (chunk
+            framing, trailers), is counted; past `MAX_HEAD` the request is refused
+            (431). A read in which the part began is not (its share of it is
+            unknown; `on_headers_complete` counts the head exactly), and body bytes
+            start the count again. A request that stops coming, or a head that does
+            not end, is given as long as an idle connection (`_keep_alive_due`).
             """
-            if self._in_head:
-                if in_head:
-                    self._head_bytes += size
+            now = self.loop.time()
+            if began:
+                self._head_bytes = 0
+                if self._in_head:
+                    self._head_since = now
+            elif body:
+                self._head_bytes = 0
+            else:
+                self._head_bytes += size
                 if self._head_bytes > MAX_HEAD:
                     self._fail(431, "Request header fields too large.")
                     return
-            self._reading_since = self.loop.time()
+            self._reading_since = now
             if self.timeout_keep_alive_task is None:
                 self.timeout_keep_alive_task = self.loop.call_later(
                     self.timeout_keep_alive, self._keep_alive_due)
@@ -588,27 +605,49 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             return len(self.url) + sum(len(n) + len(v) + 4 for n, v in self.headers) > MAX_HEAD
 
         def _fail(self, status: int, msg: str) -> None:
-            """A request the server will not read (bad, or its head too large): answer
-            ``status`` and close, once every request read before it is answered.
+            """A request the server will not read (bad, or too large): answer ``status``
+            and close, once every request read before it is answered (`_settle`).
 
             Answers go in order. A request read whole before it in the same read (a
             call, say) is being decided, and its answer would otherwise never be
             sent: the client would take this answer for its call's, which did happen.
+            Nothing after the bad request is read.
             """
+            # Its own cycle when its head was read (its body is what was bad).
+            cycle = self.cycle if self._reading and not self._in_head else None
             self._reading = self._in_head = False
             self._reading_since = None
-            if self._writes:
-                self._failed = (status, msg)  # `on_response_complete` answers it
-            else:
-                self._refuse(status, msg)
+            self._failed, self._failed_cycle = (status, msg), cycle
+            if self._waiting is not None and self._waiting[0] is cycle:
+                self._waiting = None  # a call waiting for this very body: never run
+            self._settle()
+
+        def _settle(self) -> bool:
+            """After `_fail`: answer the bad request and close, if nothing read before it
+            is owed an answer; True when done."""
+            cycle = self._failed_cycle
+            if cycle is not None and cycle.response_complete:
+                # Answered already, its body not needed (a 401, a health check): one
+                # answer a request, so the connection just ends.
+                self.transport.close()
+                return True
+            if len(self._writes) > (cycle is not None):
+                return False  # `on_response_complete` asks again
+            assert self._failed is not None
+            self._refuse(*self._failed)
+            return True
 
         def _refuse(self, status: int, msg: str) -> None:
             """Answer ``status`` with ``msg`` and close: nothing more is read."""
             self._failed = (status, msg)
+            content = [self.status_lines[status]]
+            for name, value in self.server_state.default_headers:  # the date, as uvicorn's
+                content += (name, b": ", value, b"\r\n")
             body = msg.encode("ascii")
-            self.transport.write(b"".join((
-                self.status_lines[status], b"content-type: text/plain; charset=utf-8\r\n",
-                b"content-length: %d\r\n" % len(body), b"connection: close\r\n\r\n", body)))
+            content += (b"content-type: text/plain; charset=utf-8\r\n",
+                        b"content-length: %d\r\n" % len(body), b"connection: close\r\n\r\n",
+                        body)
+            self.transport.write(b"".join(content))
             self.transport.close()
 
         def on_body(self, body: bytes) -> None:
@@ -619,6 +658,7 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
                     (self.parser.should_upgrade() and self._should_upgrade()):
                 return
             cycle.body += body
+            self._body_bytes += len(body)
             if len(cycle.body) > HIGH_WATER_LIMIT:
                 self.flow.pause_reading()
             if self._waiting is None:
@@ -657,6 +697,7 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
 
         def on_headers_complete(self) -> None:
             self._in_head = False
+            self._parts += 1  # its body's part begins
             if self._head_bytes + self._read_size > MAX_HEAD and self._head_too_large():
                 # Read whole in one large read, or grown past the bound in its
                 # last: stop the parser (`data_received` answers 431). (Counted
@@ -684,10 +725,8 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             if scope is not None:
                 expected.answered(self, expect=not scope.get("arrowgate.once"),
                                   counted=not scope.get("arrowgate.idle"))
-            if self._failed is not None and not self._writes:
-                # The last request before a bad one is answered: now the bad one's.
-                self._refuse(*self._failed)
-                return
+            if self._failed is not None and self._settle():
+                return  # the last request before a bad one was answered: the bad one's too
             cycle = self.cycle
             if self.expect_100_continue and cycle is not None and cycle.more_body and \
                     cycle.response_complete:
@@ -756,9 +795,22 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
                 if since is None:
                     return  # busy: armed again when its answer is complete
                 # A request not all read: closed once no byte of it came for as
-                # long as an idle connection is kept (whatever was read of it
-                # would otherwise be held for good, and its connection too).
-                left = since + self.timeout_keep_alive - self.loop.time()
+                # long as an idle connection is kept, or its head has taken that
+                # long (whatever was read of it would otherwise be held for good,
+                # and its connection too) — unless the server is what it waits
+                # on: reading paused (a request queued behind another, a body not
+                # yet taken) or a body not yet asked for (``Expect: 100-continue``).
+                now = self.loop.time()
+                cycle = self.cycle
+                left: float
+                if self.flow.read_paused or (cycle is not None and cycle.more_body and
+                                             cycle.waiting_for_100_continue):
+                    self._reading_since = self._head_since = now
+                    left = self.timeout_keep_alive
+                else:
+                    left = since + self.timeout_keep_alive - now
+                    if self._in_head and self._head_since is not None:
+                        left = min(left, self._head_since + self.timeout_keep_alive - now)
                 if left > 0:
                     self.timeout_keep_alive_task = self.loop.call_later(left, self._keep_alive_due)
                 else:

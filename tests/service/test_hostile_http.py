@@ -188,3 +188,38 @@ def test_the_protocol_s_copies_of_uvicorn_s_methods_are_of_the_pinned_uvicorn() 
     now = {name: hashlib.sha256(inspect.getsource(getattr(HttpToolsProtocol, name))
                                 .encode()).hexdigest()[:16] for name in copied}
     assert now == copied
+
+
+def test_a_head_trickled_a_byte_at_a_time_is_closed_in_time(serve_at, monkeypatch) -> None:
+    """A head whose bytes keep coming, slowly, is still given only as long as an idle
+    connection from its first byte: each byte would otherwise restart the clock."""
+    monkeypatch.setattr(serve_module, "KEEP_ALIVE_SECONDS", 0.5)
+    running = serve_at()
+    head = b"GET /v1/health HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"v" * 1000
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(5)
+        sock.connect(running.address)
+        started = time.monotonic()
+        closed = False
+        for i in range(len(head)):
+            try:
+                sock.sendall(head[i:i + 1])
+            except OSError:
+                closed = True
+                break
+            time.sleep(0.1)
+            if time.monotonic() - started > 4:
+                break
+            sock.setblocking(False)
+            try:
+                closed = sock.recv(1) == b""
+            except BlockingIOError:
+                pass
+            except OSError:
+                closed = True
+            sock.setblocking(True)
+            sock.settimeout(5)
+            if closed:
+                break
+        assert closed, "a head trickled for 4 s is still open (the bound: 0.5 s)"
+        assert time.monotonic() - started < 3
