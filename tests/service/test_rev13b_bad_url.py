@@ -1,0 +1,64 @@
+"""A request whose head llhttp accepts but uvicorn's ``on_headers_complete`` rejects
+(its URL, e.g. a port past 65535, fails ``httptools.parse_url``) is answered 400 in
+its turn, like any other bad request.
+
+`serve._protocol.on_headers_complete` clears ``_in_head`` before calling uvicorn's,
+which raises before making the new request's cycle; `_fail` then takes
+``self.cycle`` -- the *previous* request's cycle -- for the bad request's own. When
+that one was answered already, `_settle` "just closes" (no answer at all; uvicorn
+answers 400); when it is still in flight (a long-poll), `_settle` sees nothing
+before it and sends the 400 at once, closing: the earlier request's answer is lost.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+
+from tests.service.conftest import Running, build_canvas
+
+BAD = b"GET http://x:99999/v1/health HTTP/1.1\r\nHost: x\r\n\r\n"  # parse_url: bad port
+HEALTH = b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n"
+
+
+def _until_closed(sock: socket.socket) -> bytes:
+    got = b""
+    try:
+        while chunk := sock.recv(65536):
+            got += chunk
+    except TimeoutError:
+        pass
+    return got
+
+
+def test_a_bad_url_after_an_answered_request_is_answered_400(unix_server: Running) -> None:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(5)
+        sock.connect(unix_server.address)
+        sock.sendall(HEALTH)
+        time.sleep(0.2)  # answered, the connection idle
+        sock.sendall(BAD)
+        got = _until_closed(sock)
+    assert got.startswith(b"HTTP/1.1 200 "), got
+    assert b"HTTP/1.1 400 " in got, f"the bad request got no answer, only the close: {got!r}"
+
+
+def test_a_bad_url_behind_a_long_poll_waits_for_its_answer(unix_server: Running,
+                                                           tmp_path) -> None:
+    op = unix_server.client()
+    build_canvas(op, tmp_path / "proj")
+    held = op.post("/v1/calls", json={"card": "c1", "call": "agents.prompt", "target": "y1",
+                                      "args": {"text": "x"}}).json()
+    assert held["outcome"] == "held"
+    wait = (f"GET /v1/prompts/{held['prompt']}/wait?timeout=1 HTTP/1.1\r\nHost: x\r\n"
+            f"Authorization: Bearer {unix_server.token}\r\n\r\n").encode()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(5)
+        sock.connect(unix_server.address)
+        sock.sendall(wait)
+        time.sleep(0.2)  # the wait in progress
+        sock.sendall(BAD)
+        got = _until_closed(sock)
+    assert got.startswith(b"HTTP/1.1 200 "), \
+        f"the long-poll in flight was never answered (the 400 went first): {got!r}"
+    assert b"HTTP/1.1 400 " in got, got
