@@ -1,0 +1,43 @@
+"""A request whose body turns bad after its answer has begun (an event stream sent
+with a chunked body) gets no second answer: its connection just ends.
+
+`serve._protocol._settle` treats the bad request's own cycle as answered only when
+its response is *complete*; one whose response has begun but not ended (a stream)
+is answered again: `_refuse` writes "HTTP/1.1 400 ..." into the middle of the
+chunked event stream, which the client reads as a corrupt chunk. (uvicorn's own
+``send_400_response`` has the same flaw; the round-13 `_settle` set out to fix it
+for answers already sent, and ``response_started`` is the condition it needs.)
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from tests.service.conftest import Running, build_canvas
+
+
+@pytest.mark.parametrize("query", ["", "?card=%63%31"], ids=["lane", "fastapi-route"])
+def test_a_bad_chunk_after_a_stream_began_is_not_answered_inside_it(
+        unix_server: Running, tmp_path, query: str) -> None:
+    op = unix_server.client()
+    build_canvas(op, tmp_path / "proj")
+    request = (f"GET /v1/events{query} HTTP/1.1\r\nHost: x\r\n"
+               f"Authorization: Bearer {op.post('/v1/tokens', json={'principal': 'card:c1'}).json()['token']}\r\n"
+               "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n").encode()
+    got = b""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(3)
+        sock.connect(unix_server.address)
+        sock.sendall(request)
+        time.sleep(0.3)  # the stream has begun
+        sock.sendall(b"zz-not-a-chunk-size\r\n")
+        try:
+            while chunk := sock.recv(65536):
+                got += chunk
+        except TimeoutError:
+            pass
+    assert got.startswith(b"HTTP/1.1 200 "), got
+    assert got.count(b"HTTP/1.1 ") == 1, f"a second answer inside the stream: {got!r}"
