@@ -614,7 +614,8 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             Nothing after the bad request is read.
             """
             # Its own cycle when its head was read (its body is what was bad).
-            cycle = self.cycle if self._reading and not self._in_head else None
+            cycle = self.cycle if self._reading and not self._in_head and \
+                self.cycle is not None and self.cycle.scope is self.scope else None
             self._reading = self._in_head = False
             self._reading_since = None
             self._failed, self._failed_cycle = (status, msg), cycle
