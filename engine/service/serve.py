@@ -627,9 +627,9 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             """After `_fail`: answer the bad request and close, if nothing read before it
             is owed an answer; True when done."""
             cycle = self._failed_cycle
-            if cycle is not None and cycle.response_complete:
-                # Answered already, its body not needed (a 401, a health check): one
-                # answer a request, so the connection just ends.
+            if cycle is not None and cycle.response_started:
+                # Answered already, its body not needed (a 401, a health check), or its
+                # answer begun (a stream): one answer a request, so the connection just ends.
                 self.transport.close()
                 return True
             if len(self._writes) > (cycle is not None):
