@@ -655,11 +655,11 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             # HttpToolsProtocol.on_body, written out, but the call whose task waits
             # for its body has nobody to wake: told when it runs, if it does.
             cycle = self.cycle
+            self._body_bytes += len(body)  # body even when dropped: not framing (`_still_reading`)
             if cycle.response_complete or \
                     (self.parser.should_upgrade() and self._should_upgrade()):
                 return
             cycle.body += body
-            self._body_bytes += len(body)
             if len(cycle.body) > HIGH_WATER_LIMIT:
                 self.flow.pause_reading()
             if self._waiting is None:
