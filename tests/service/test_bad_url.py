@@ -2,13 +2,14 @@
 (its URL, e.g. a port past 65535, fails ``httptools.parse_url``) is answered 400 in
 its turn, like any other bad request.
 
-`serve._protocol.on_headers_complete` clears ``_in_head`` before calling uvicorn's,
-which raises before making the new request's cycle; `_fail` then takes
-``self.cycle`` -- the *previous* request's cycle -- for the bad request's own. When
-that one was answered already, `_settle` "just closes" (no answer at all; uvicorn
-answers 400); when it is still in flight (a long-poll), `_settle` sees nothing
-before it and sends the 400 at once, closing: the earlier request's answer is lost.
+uvicorn raises before making the new request's cycle, so ``self.cycle`` is still the
+previous request's: `_fail` takes a cycle for the bad request's own only when it is
+of the request being read (its scope). (Round 13's second review: the previous
+request's cycle was taken for it; answered already, the connection just closed
+with no answer; still in flight (a long-poll), the 400 went out at once and the
+long-poll's answer was lost.)
 """
+
 
 from __future__ import annotations
 

@@ -2,14 +2,13 @@
 lane's 401 comes as the head is read) keeps its connection: the rest of the body is
 read and dropped, as uvicorn does, and the client reads its answer.
 
-`serve._protocol.on_body` returns before counting body bytes once the request is
-answered, so `_still_reading` takes every later read of that body for one "bringing
-no body" (chunk framing, trailers) and counts it toward `MAX_HEAD`: 64 KiB on, the
-request is failed 431, `_settle` finds it answered and closes the connection with
-the client's body unread. On TCP that close is a reset: the client, still writing,
-gets ECONNRESET (and may lose the 401 it was sent, told keep-alive), and the
-connection it was told it could reuse is gone.
+Body bytes count as body (`on_body`) whether or not the request still wants them,
+so they never count toward `MAX_HEAD` as framing. (Round 13's second review: they
+did once the request was answered; 64 KiB on, the request was failed 431 and the
+connection closed with the client's body unread — on TCP a reset, and the client
+could lose its 401.)
 """
+
 
 from __future__ import annotations
 

@@ -1,13 +1,12 @@
 """A request whose body turns bad after its answer has begun (an event stream sent
 with a chunked body) gets no second answer: its connection just ends.
 
-`serve._protocol._settle` treats the bad request's own cycle as answered only when
-its response is *complete*; one whose response has begun but not ended (a stream)
-is answered again: `_refuse` writes "HTTP/1.1 400 ..." into the middle of the
-chunked event stream, which the client reads as a corrupt chunk. (uvicorn's own
-``send_400_response`` has the same flaw; the round-13 `_settle` set out to fix it
-for answers already sent, and ``response_started`` is the condition it needs.)
+`serve._protocol`'s ``_settle`` counts the bad request as answered once its answer
+has *begun* (``response_started``): a stream never completes. (Round 13's second
+review: the 400 was written into the middle of the chunked event stream. uvicorn's
+own ``send_400_response`` does the same.)
 """
+
 
 from __future__ import annotations
 
