@@ -8,6 +8,7 @@ Unix socket (in a short temporary folder: socket paths are limited to about
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import sqlite3
 import tempfile
@@ -184,3 +185,57 @@ def snapshot(db: Path) -> dict[str, list[Any]]:
         return {t: con.execute(f"select * from [{t}]").fetchall() for t in tables}
     finally:
         con.close()
+
+
+def log_rows(db: Path) -> int:
+    """How many rows the log holds, read through a connection of our own."""
+    con = sqlite3.connect(db)
+    try:
+        return int(con.execute("select count(*) from log").fetchone()[0])
+    finally:
+        con.close()
+
+
+@dataclass
+class TwoApps:
+    """One engine served two ways: the service's app with the fast lane in front
+    (``lane``) and FastAPI's routes alone (``fastapi``), the documented contract the
+    lane's answers are held to."""
+
+    engine: Engine
+    tokens: Any  #: the `engine.service.auth.TokenStore`
+    operator: str  #: the operator token
+    lane: Any
+    fastapi: Any
+
+    def close(self) -> None:
+        """Close the token store and the engine."""
+        self.tokens.close()
+        self.engine.close()
+
+
+async def two_apps(folder: Path, manifests: list[dict[str, Any]],
+                   nodes: list[dict[str, Any]], arrows: tuple[dict[str, Any], ...] = (),
+                   *, max_body: int = 1 << 16) -> TwoApps:
+    """`TwoApps` on a database in ``folder``: workspace w1 there, each manifest offered
+    and installed, ``nodes`` added to w1 and ``arrows`` drawn."""
+    from engine import file_digests
+    from engine.service.app import Service, asgi_app, create_app
+    from engine.service.auth import TokenStore
+    from engine.service.listen import operator_token
+    from engine.service.problems import BodyLimit
+
+    engine = Engine.open(folder / "a.db", world=World(net=None, fs=None))
+    tokens = TokenStore(folder / "a.db")
+    await engine.create_workspace("w1", str(folder))
+    for manifest in manifests:
+        await engine.offer(manifest["name"], manifest,
+                           file_digests({"manifest.json": json.dumps(manifest)}))
+        await engine.install(manifest["name"])
+    for node in nodes:
+        await engine.add_node(node, workspace="w1")
+    for arrow in arrows:
+        await engine.add_arrow(arrow)
+    service = Service(engine, tokens, max_body=max_body)
+    return TwoApps(engine, tokens, operator_token(tokens, folder / "tok"), asgi_app(service),
+                   BodyLimit(create_app(service), limit=max_body))

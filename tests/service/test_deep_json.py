@@ -15,19 +15,13 @@ themselves, and once caught only `ValueError`:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from engine import Engine, World, file_digests
-from engine.service.app import Service, asgi_app, create_app
-from engine.service.auth import TokenStore
-from engine.service.listen import operator_token
-from engine.service.problems import BodyLimit
-from tests.service.conftest import Running, build_canvas, snapshot
+from tests.service.conftest import Running, build_canvas, snapshot, two_apps
 from tests.service.test_fastlane import TOOLS
 
 DEEP = b"[" * 5000
@@ -51,22 +45,14 @@ async def _answer(app: Any, path: str, token: str, body: bytes) -> tuple[int, st
 ], ids=["open", "open-args", "result", "result-unknown-call"])
 async def test_deep_json_to_the_tool_call_routes_is_a_400_as_fastapi_answers(
         tmp_path: Path, path: str, who: str, body: bytes) -> None:
-    engine = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None))
-    tokens = TokenStore(tmp_path / "a.db")
+    apps = await two_apps(tmp_path, [TOOLS], [{"id": "t1", "type": "card", "package": "acme.t"},
+                                              {"id": "a1", "type": "agent"}],
+                          ({"id": "e1", "from": "a1", "to": "t1"},))
+    engine = apps.engine
     try:
-        await engine.create_workspace("w1", str(tmp_path))
-        await engine.offer("acme.t", TOOLS, file_digests({"manifest.json": json.dumps(TOOLS)}))
-        await engine.install("acme.t")
-        for node in ({"id": "t1", "type": "card", "package": "acme.t"},
-                     {"id": "a1", "type": "agent"}):
-            await engine.add_node(node, workspace="w1")
-        await engine.add_arrow({"id": "e1", "from": "a1", "to": "t1"})
-        operator_token(tokens, tmp_path / "tok")
-        token = {"agent": (await tokens.mint("agent:a1"))[1],
-                 "card": (await tokens.mint("card:t1"))[1]}[who]
-        service = Service(engine, tokens, max_body=1 << 16)
+        token = (await apps.tokens.mint({"agent": "agent:a1", "card": "card:t1"}[who]))[1]
         answers = []
-        for app in (asgi_app(service), BodyLimit(create_app(service), limit=1 << 16)):
+        for app in (apps.lane, apps.fastapi):
             opened = (await engine.tool("a1", "t1", "echo", {"text": "y"})).value["id"]
             status, kind, text = await _answer(app, path.replace("{tc}", opened), token, body)
             answers.append((status, kind, text.replace(opened, "<tc>")))
@@ -74,8 +60,7 @@ async def test_deep_json_to_the_tool_call_routes_is_a_400_as_fastapi_answers(
         assert fastapi[0] == 400  # what the documented route says
         assert lane == fastapi
     finally:
-        tokens.close()
-        engine.close()
+        apps.close()
 
 
 def test_a_deeply_nested_manifest_file_is_a_400_and_changes_nothing(

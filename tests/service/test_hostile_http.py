@@ -9,23 +9,14 @@ from __future__ import annotations
 
 import json
 import socket
-import sqlite3
 import time
 from pathlib import Path
 
 import pytest
 
 from engine.service import serve as serve_module
-from tests.service.conftest import Running, build_canvas
+from tests.service.conftest import Running, build_canvas, log_rows
 from tests.service.test_fastlane import _read_answer
-
-
-def _rows(db: Path) -> int:
-    con = sqlite3.connect(db)
-    try:
-        return int(con.execute("select count(*) from log").fetchone()[0])
-    finally:
-        con.close()
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["taken", "lane-task"])
@@ -46,7 +37,7 @@ def test_a_call_before_garbage_is_answered_before_the_400(unix_server: Running,
             len(call), call)
     else:
         request = head + b"Content-Length: %d\r\n\r\n%b" % (len(call), call)
-    before = _rows(unix_server.db)
+    before = log_rows(unix_server.db)
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(10)
         sock.connect(unix_server.address)
@@ -55,7 +46,7 @@ def test_a_call_before_garbage_is_answered_before_the_400(unix_server: Running,
         while chunk := sock.recv(65536):
             received += chunk
     time.sleep(0.5)  # a call decided after the close is committed by now
-    made = _rows(unix_server.db) - before
+    made = log_rows(unix_server.db) - before
     first = received.split(b"\r\n", 1)[0]
     assert (made, first) in ((0, b"HTTP/1.1 400 Bad Request"), (1, b"HTTP/1.1 200 OK")), \
         f"call made {made} time(s), first answer {first!r}"

@@ -13,19 +13,13 @@ from __future__ import annotations
 
 import json
 import socket
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from engine import Engine, World, file_digests
-from engine.service.app import Service, asgi_app, create_app
-from engine.service.auth import TokenStore
-from engine.service.listen import operator_token
-from engine.service.problems import BodyLimit
-from tests.service.conftest import Running, build_canvas
+from tests.service.conftest import Running, TwoApps, build_canvas, log_rows, two_apps
 from tests.service.test_fastlane import TOOLS, _read_answer
 
 MANIFEST = {"name": "acme.p", "version": "1.0.0",
@@ -40,25 +34,14 @@ TOOL = b'{"agent": "a1", "card": "c1", "tool": "echo", "args": {"text": "hi"}}'
 TYPES = [None, "text/x+json", "foo+json"]
 
 
-async def _apps(tmp_path: Path) -> tuple[Engine, TokenStore, dict[str, str], Any, Any]:
-    engine = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None))
-    tokens = TokenStore(tmp_path / "a.db")
-    await engine.create_workspace("w1", str(tmp_path))
-    for manifest in (MANIFEST, TOOLS):
-        await engine.offer(manifest["name"], manifest,
-                           file_digests({"manifest.json": json.dumps(manifest)}))
-        await engine.install(manifest["name"])
-    for node in ({"id": "c1", "type": "card", "package": "acme.p"},
-                 {"id": "t1", "type": "card", "package": "acme.t"},
-                 {"id": "a1", "type": "agent"}):
-        await engine.add_node(node, workspace="w1")
-    await engine.add_arrow({"id": "e1", "from": "a1", "to": "t1"})
-    who = {"op": operator_token(tokens, tmp_path / "tok"),
-           "agent": (await tokens.mint("agent:a1"))[1],
-           "card": (await tokens.mint("card:t1"))[1]}
-    service = Service(engine, tokens, max_body=1 << 16)
-    return (engine, tokens, who, asgi_app(service),
-            BodyLimit(create_app(service), limit=1 << 16))
+async def _apps(tmp_path: Path) -> tuple[TwoApps, dict[str, str]]:
+    apps = await two_apps(tmp_path, [MANIFEST, TOOLS],
+                          [{"id": "c1", "type": "card", "package": "acme.p"},
+                           {"id": "t1", "type": "card", "package": "acme.t"},
+                           {"id": "a1", "type": "agent"}],
+                          ({"id": "e1", "from": "a1", "to": "t1"},))
+    return apps, {"op": apps.operator, "agent": (await apps.tokens.mint("agent:a1"))[1],
+                  "card": (await apps.tokens.mint("card:t1"))[1]}
 
 
 async def _post(app: Any, path: str, token: str, body: bytes,
@@ -78,14 +61,15 @@ async def _post(app: Any, path: str, token: str, body: bytes,
 async def test_the_lane_reads_json_only_when_fastapi_does(tmp_path, content_type) -> None:
     """Same status and body through the lane and through FastAPI, whatever the
     Content-Type, for the four JSON routes the lane answers."""
-    engine, tokens, who, fast, plain = await _apps(tmp_path)
+    apps, who = await _apps(tmp_path)
+    engine = apps.engine
     try:
         differ = []
         for path, token, body in (("/v1/calls", "op", CALL), ("/v1/calls:batch", "op", BATCH),
                                   ("/v1/tool-calls", "agent", TOOL),
                                   ("/v1/tool-calls/{tc}/result", "card", b'{"result": 1}')):
             answers = []
-            for app in (fast, plain):
+            for app in (apps.lane, apps.fastapi):
                 opened = (await engine.tool("a1", "t1", "echo", {"text": "y"})).value["id"]
                 status, kind, answer = await _post(app, path.replace("{tc}", opened),
                                                    who[token], body, content_type)
@@ -97,16 +81,7 @@ async def test_the_lane_reads_json_only_when_fastapi_does(tmp_path, content_type
                 differ.append((path, answers[0][0], answers[1][0]))
         assert differ == [], f"lane vs FastAPI (path, lane status, FastAPI status): {differ}"
     finally:
-        tokens.close()
-        engine.close()
-
-
-def _log_rows(db: Path) -> int:
-    con = sqlite3.connect(db)
-    try:
-        return int(con.execute("select count(*) from log").fetchone()[0])
-    finally:
-        con.close()
+        apps.close()
 
 
 @pytest.mark.parametrize("chunked", [False, True], ids=["taken", "lane-task"])
@@ -122,7 +97,7 @@ def test_a_call_without_content_type_changes_nothing(unix_server: Running, tmp_p
                              b'"data": 1}')
     other.headers.pop("content-type", None)
     assert op.send(other).status_code == 400
-    before = _log_rows(unix_server.db)
+    before = log_rows(unix_server.db)
     head = (f"POST /v1/calls HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {unix_server.token}"
             "\r\n").encode()
     call = json.dumps({"card": "c1", "call": "agents.list"}).encode()
@@ -137,4 +112,4 @@ def test_a_call_without_content_type_changes_nothing(unix_server: Running, tmp_p
         sock.sendall(data)
         with sock.makefile("rb") as stream:
             status, _headers, body = _read_answer(stream)
-    assert (status, _log_rows(unix_server.db) - before) == (400, 0), body
+    assert (status, log_rows(unix_server.db) - before) == (400, 0), body

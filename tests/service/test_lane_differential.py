@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -26,12 +25,7 @@ import httpx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import Engine, World, file_digests
-from engine.service.app import Service, asgi_app, create_app
-from engine.service.auth import TokenStore
-from engine.service.listen import operator_token
-from engine.service.problems import BodyLimit
-from tests.service.conftest import Running, build_canvas, mint
+from tests.service.conftest import Running, TwoApps, build_canvas, log_rows, mint, two_apps
 from tests.service.test_fastlane import _read_answer
 
 _ODD = st.sampled_from(["c1", "c2", "a1", "n1", "", "c1\x00", "\u00e9", "\ud800", "x" * 256,
@@ -98,27 +92,18 @@ def test_generated_bodies_lane_and_fastapi_alike(tmp_path: Path) -> None:
     """The lane in its task and the FastAPI route: same status, type and answer."""
     loop = asyncio.new_event_loop()
 
-    async def setup() -> tuple[Engine, TokenStore, dict[str, str], Any, Any]:
-        engine = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None))
-        tokens = TokenStore(tmp_path / "a.db")
-        await engine.create_workspace("w1", str(tmp_path))
-        await engine.offer("acme.p", MANIFEST,
-                           file_digests({"manifest.json": json.dumps(MANIFEST)}))
-        await engine.install("acme.p")
-        for node in ({"id": "c1", "type": "card", "package": "acme.p"},
-                     {"id": "c2", "type": "card", "package": "acme.p"},
-                     {"id": "a1", "type": "agent"}):
-            await engine.add_node(node, workspace="w1")
-        who = {"op": operator_token(tokens, tmp_path / "tok"),
-               "c1": (await tokens.mint("card:c1"))[1]}
-        service = Service(engine, tokens, max_body=4096)
-        return engine, tokens, who, asgi_app(service), BodyLimit(create_app(service), 4096)
+    async def setup() -> tuple[TwoApps, dict[str, str]]:
+        apps = await two_apps(tmp_path, [MANIFEST],
+                              [{"id": "c1", "type": "card", "package": "acme.p"},
+                               {"id": "c2", "type": "card", "package": "acme.p"},
+                               {"id": "a1", "type": "agent"}], max_body=4096)
+        return apps, {"op": apps.operator, "c1": (await apps.tokens.mint("card:c1"))[1]}
 
-    engine, tokens, who, fast, plain = loop.run_until_complete(setup())
+    apps, who = loop.run_until_complete(setup())
 
     async def both(path: str, raw: bytes, headers: dict[str, str]) -> list[Any]:
         out = []
-        for app in (fast, plain):
+        for app in (apps.lane, apps.fastapi):
             async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
                                          base_url="http://x") as client:
                 r = await client.post(path, content=raw, headers=headers)
@@ -141,17 +126,8 @@ def test_generated_bodies_lane_and_fastapi_alike(tmp_path: Path) -> None:
     try:
         check()
     finally:
-        tokens.close()
-        engine.close()
+        apps.close()
         loop.close()
-
-
-def _log_rows(db: Path) -> int:
-    con = sqlite3.connect(db)
-    try:
-        return int(con.execute("select count(*) from log").fetchone()[0])
-    finally:
-        con.close()
 
 
 def test_generated_bodies_taken_and_in_a_task_alike(unix_server: Running,
@@ -171,11 +147,11 @@ def test_generated_bodies_taken_and_in_a_task_alike(unix_server: Running,
             data = head + b"Transfer-Encoding: chunked\r\n\r\n" + chunk + b"0\r\n\r\n"
         else:
             data = head + b"Content-Length: %d\r\n\r\n%b" % (len(raw), raw)
-        before = _log_rows(unix_server.db)
+        before = log_rows(unix_server.db)
         sock.sendall(data)
         status, headers, body = _read_answer(stream)
         return status, headers["content-type"], _same(json.loads(body)), \
-            _log_rows(unix_server.db) - before
+            log_rows(unix_server.db) - before
 
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(30)

@@ -11,18 +11,13 @@ against "Input should be a valid dictionary ...".)
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from engine import Engine, World, file_digests
-from engine.service.app import Service, asgi_app, create_app
-from engine.service.auth import TokenStore
-from engine.service.listen import operator_token
-from engine.service.problems import BodyLimit
+from tests.service.conftest import two_apps
 
 MANIFEST = {"name": "acme.p", "version": "1.0.0", "permissions": {"agents.prompt": {}}}
 CALL = b'{"card": "c1", "call": "agents.list"}'
@@ -39,19 +34,12 @@ CALL = b'{"card": "c1", "call": "agents.list"}'
 ], ids=["empty", "empty-batch", "deep", "deep-batch", "text-plain", "empty-type"])
 async def test_the_lane_words_a_bad_call_body_as_fastapi_does(
         tmp_path: Path, path: str, body: bytes, content_type: str) -> None:
-    engine = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None))
-    tokens = TokenStore(tmp_path / "a.db")
+    apps = await two_apps(tmp_path, [MANIFEST], [{"id": "c1", "type": "card",
+                                                   "package": "acme.p"}])
+    op = apps.operator
     try:
-        await engine.create_workspace("w1", str(tmp_path))
-        await engine.offer("acme.p", MANIFEST,
-                           file_digests({"manifest.json": json.dumps(MANIFEST)}))
-        await engine.install("acme.p")
-        await engine.add_node({"id": "c1", "type": "card", "package": "acme.p"},
-                              workspace="w1")
-        op = operator_token(tokens, tmp_path / "tok")
-        service = Service(engine, tokens, max_body=1 << 16)
         answers: list[tuple[int, Any]] = []
-        for app in (asgi_app(service), BodyLimit(create_app(service), limit=1 << 16)):
+        for app in (apps.lane, apps.fastapi):
             async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
                                          base_url="http://x") as client:
                 r = await client.post(path, content=body, headers={
@@ -61,5 +49,4 @@ async def test_the_lane_words_a_bad_call_body_as_fastapi_does(
         assert lane_status == fastapi_status == 400
         assert (lane["reason"], lane["detail"]) == (fastapi["reason"], fastapi["detail"])
     finally:
-        tokens.close()
-        engine.close()
+        apps.close()
