@@ -1,0 +1,76 @@
+"""Defects found by the model of a connection (`test_rev13c_connection_model`), each
+shrunk to one exchange. Both fail on the server as it stands."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+from engine.service import serve as serve_module
+from tests.service.conftest import Running
+
+
+def _read_until_eof(sock: socket.socket, bound: float) -> tuple[bytes, bool]:
+    sock.settimeout(0.2)
+    received, started = b"", time.monotonic()
+    while time.monotonic() - started < bound:
+        try:
+            chunk = sock.recv(65536)
+        except TimeoutError:
+            continue
+        except ConnectionResetError:
+            return received, True
+        if not chunk:
+            return received, True
+        received += chunk
+    return received, False
+
+
+def test_rev13c_head_bound(unix_server: Running) -> None:
+    """A head past `serve.MAX_HEAD` is refused 431 however it arrives. Sent as 5 KiB,
+    then (a moment later) the last 64 KiB, it is served 200: the read in which the
+    head began is not counted (`_still_reading` starts the count at 0 there), and
+    `on_headers_complete` checks the head exactly only when the counted reads plus
+    the last exceed the bound, which 0 + 65536 does not. (Up to a whole first read,
+    256 KiB, can go uncounted that way.)"""
+    from engine.service.serve import MAX_HEAD
+
+    head = b"GET /v1/health HTTP/1.1\r\nHost: x\r\n" + \
+        b"".join(b"X-F%d: %s\r\n" % (i, b"v" * 1000) for i in range(70)) + b"\r\n"
+    assert len(head) > MAX_HEAD + 4096
+    first = len(head) - MAX_HEAD
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(unix_server.address)
+        sock.sendall(head[:first])
+        time.sleep(0.1)  # read on its own
+        try:
+            sock.sendall(head[first:])
+        except OSError:
+            pass
+        received, _eof = _read_until_eof(sock, 10)
+    assert received.split(b"\r\n", 1)[0] == b"HTTP/1.1 431 Request Header Fields Too Large", \
+        received[:80]
+
+
+def test_rev13c_idle_after_early_answer(serve_at, monkeypatch) -> None:
+    """A call answered before its body arrived (401: a bad token), its body sent
+    after: the answer is complete and the connection idle, yet it is never closed.
+    The keep-alive timer armed at the answer fires while the body is being read
+    (`_idle_since` None, nothing being read by then) and takes the connection for
+    busy, "armed again when its answer is complete" — which happened already, so it
+    is never armed again: an idle connection held for good, not `KEEP_ALIVE_SECONDS`."""
+    monkeypatch.setattr(serve_module, "KEEP_ALIVE_SECONDS", 0.5)
+    running = serve_at()
+    body = b'{"card": "c1", "call": "agents.list"}'
+    head = (b"POST /v1/calls HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer nope\r\n"
+            b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n" % len(body))
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(running.address)
+        sock.sendall(head + body[:10])
+        sock.settimeout(5)
+        answer = sock.recv(65536)
+        assert answer.startswith(b"HTTP/1.1 401 "), answer[:80]
+        sock.sendall(body[10:])  # the rest of the body, read and dropped
+        received, eof = _read_until_eof(sock, 5)
+    assert received == b""
+    assert eof, "idle 5 s after its answer and its body (the bound: 0.5 s), still open"
