@@ -672,6 +672,10 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             cycle = self.cycle
             if (self.parser.should_upgrade() and self._should_upgrade()) or \
                     cycle.response_complete:
+                if cycle.response_complete and not self._writes:
+                    # Answered before its body was all read (a 401, a 413): now read,
+                    # the connection is idle, and timed as any idle one.
+                    self._idle()
                 return
             cycle.more_body = False
             waiting = self._waiting
@@ -699,12 +703,14 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
         def on_headers_complete(self) -> None:
             self._in_head = False
             self._parts += 1  # its body's part begins
-            if self._head_bytes + self._read_size > MAX_HEAD and self._head_too_large():
-                # Read whole in one large read, or grown past the bound in its
-                # last: stop the parser (`data_received` answers 431). (Counted
-                # only when the reads could hold that much: not every request.)
+            if (self._head_since is not None or self._head_bytes + self._read_size > MAX_HEAD) \
+                    and self._head_too_large():
+                # Read in several reads (the one it began in was not counted), or
+                # in one large read: stop the parser (`data_received` answers
+                # 431). (Counted whole only then: not for every request.)
                 self._in_head = True
                 raise ValueError("the request's head is too large")
+            self._head_since = None
             if self._peer is not None:
                 # Before the request's task is made from this scope.
                 self.scope["arrowgate.peer"] = self._peer  # type: ignore[typeddict-unknown-key]
@@ -746,6 +752,15 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
                 cycle, app = self.pipeline.pop()
                 self.run_task(cycle, app)  # not offered to ``take``: read already
                 return
+            # `_idle`, written out: once for every request.
+            self._idle_since = self.loop.time()
+            if self.timeout_keep_alive_task is None:
+                self.timeout_keep_alive_task = self.loop.call_later(
+                    self.timeout_keep_alive, self._keep_alive_due)
+
+        def _idle(self) -> None:
+            """Nothing in flight: the connection is idle from now, closed after
+            ``timeout_keep_alive`` unless a request comes (`_keep_alive_due`)."""
             self._idle_since = self.loop.time()
             if self.timeout_keep_alive_task is None:
                 self.timeout_keep_alive_task = self.loop.call_later(
