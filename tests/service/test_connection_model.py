@@ -1,4 +1,5 @@
-"""A model of one HTTP/1.1 connection to `arrowgate serve`, checked with hypothesis.
+"""A model of one HTTP/1.1 connection to `arrowgate serve` (on its Unix socket and on
+loopback TCP), checked with hypothesis.
 
 A connection sends a random sequence of requests drawn from a small alphabet (a
 health check, a card's call sent with a length, chunked or with ``Expect:
@@ -28,6 +29,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -175,8 +177,13 @@ def _exchange(address: str, data: bytes,
               writes: list[tuple[int, float]]) -> tuple[bytes, float, bool]:
     """Send ``data`` in ``writes`` from a thread while reading; returns what was read,
     seconds from the last write to EOF, and whether EOF came at all."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.connect(address)
+    if address.startswith("http://"):  # loopback TCP
+        host, port = address[len("http://"):].rstrip("/").split(":")
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.connect((host, int(port)))
+    else:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.connect(address)
     sent_at = [time.monotonic()]
 
     def send() -> None:
@@ -233,9 +240,10 @@ def _allowed(reqs: list[Req]) -> tuple[list[int], set[int]]:
     return owed, early
 
 
-def test_connection_model(serve_at, monkeypatch, tmp_path: Path) -> None:
+@pytest.mark.parametrize("tcp", [False, True], ids=["unix", "tcp"])
+def test_connection_model(serve_at, monkeypatch, tmp_path: Path, tcp: bool) -> None:
     monkeypatch.setattr(serve_module, "KEEP_ALIVE_SECONDS", KEEP_ALIVE)
-    running = serve_at(max_body=MAX_BODY)
+    running = serve_at(max_body=MAX_BODY, tcp=tcp)
     op = running.client()
     build_canvas(op, tmp_path / "proj")
     health = running.client(token=None)
