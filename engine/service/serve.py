@@ -596,9 +596,7 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
                     self._fail(431, "Request header fields too large.")
                     return
             self._reading_since = now
-            if self.timeout_keep_alive_task is None:
-                self.timeout_keep_alive_task = self.loop.call_later(
-                    self.timeout_keep_alive, self._keep_alive_due)
+            self._arm()
 
         def _head_too_large(self) -> bool:
             """Whether the request's head, as read so far, is past `MAX_HEAD`."""
@@ -752,7 +750,7 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
                 cycle, app = self.pipeline.pop()
                 self.run_task(cycle, app)  # not offered to ``take``: read already
                 return
-            # `_idle`, written out: once for every request.
+            # `_idle` and `_arm`, written out: once for every request.
             self._idle_since = self.loop.time()
             if self.timeout_keep_alive_task is None:
                 self.timeout_keep_alive_task = self.loop.call_later(
@@ -762,6 +760,11 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             """Nothing in flight: the connection is idle from now, closed after
             ``timeout_keep_alive`` unless a request comes (`_keep_alive_due`)."""
             self._idle_since = self.loop.time()
+            self._arm()
+
+        def _arm(self) -> None:
+            """The keep-alive timer, unless armed: `_keep_alive_due` looks at the
+            connection when it fires, and arms it again for what is left."""
             if self.timeout_keep_alive_task is None:
                 self.timeout_keep_alive_task = self.loop.call_later(
                     self.timeout_keep_alive, self._keep_alive_due)

@@ -20,10 +20,10 @@ and the row's own column is checked as well: an entry left behind by a row
 deleted or changed in place (only ever by tampering, which the chain shows)
 matches nothing; a viewer's positions under a card or an arrow alone are read
 from the side table only (`keyed_seqs`), where such an entry is a position
-without its row, as a deleted row is in an unfiltered view. A cut of the log's end, after which new rows would reuse
-keyed numbers, is mended at open and at the next commit (`repair_keys`). A
-reader of a file no newer engine has opened (`has_keys`) uses the plain
-condition.
+without its row, as a deleted row is in an unfiltered view. A cut of the
+log's end, after which new rows would reuse keyed numbers, is mended at open
+and at the next commit (`repair_keys`). A reader of a file no newer engine
+has opened (`has_keys`) uses the plain condition.
 """
 
 from __future__ import annotations
