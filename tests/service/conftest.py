@@ -10,9 +10,11 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
+import socket
 import sqlite3
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -239,3 +241,21 @@ async def two_apps(folder: Path, manifests: list[dict[str, Any]],
     service = Service(engine, tokens, max_body=max_body)
     return TwoApps(engine, tokens, operator_token(tokens, folder / "tok"), asgi_app(service),
                    BodyLimit(create_app(service), limit=max_body))
+
+
+def read_until_closed(sock: socket.socket, bound: float) -> tuple[bytes, bool]:
+    """Everything the server sends on ``sock`` until it ends the connection (EOF or a
+    reset) or ``bound`` seconds pass; and whether it ended it."""
+    sock.settimeout(0.2)
+    received, started = b"", time.monotonic()
+    while time.monotonic() - started < bound:
+        try:
+            chunk = sock.recv(65536)
+        except TimeoutError:
+            continue
+        except ConnectionResetError:
+            return received, True
+        if not chunk:
+            return received, True
+        received += chunk
+    return received, False

@@ -16,20 +16,10 @@ from __future__ import annotations
 import socket
 import time
 
-from tests.service.conftest import Running, build_canvas
+from tests.service.conftest import Running, build_canvas, read_until_closed
 
 BAD = b"GET http://x:99999/v1/health HTTP/1.1\r\nHost: x\r\n\r\n"  # parse_url: bad port
 HEALTH = b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n"
-
-
-def _until_closed(sock: socket.socket) -> bytes:
-    got = b""
-    try:
-        while chunk := sock.recv(65536):
-            got += chunk
-    except TimeoutError:
-        pass
-    return got
 
 
 def test_a_bad_url_after_an_answered_request_is_answered_400(unix_server: Running) -> None:
@@ -39,7 +29,7 @@ def test_a_bad_url_after_an_answered_request_is_answered_400(unix_server: Runnin
         sock.sendall(HEALTH)
         time.sleep(0.2)  # answered, the connection idle
         sock.sendall(BAD)
-        got = _until_closed(sock)
+        got = read_until_closed(sock, 5)[0]
     assert got.startswith(b"HTTP/1.1 200 "), got
     assert b"HTTP/1.1 400 " in got, f"the bad request got no answer, only the close: {got!r}"
 
@@ -59,7 +49,7 @@ def test_a_bad_url_behind_a_long_poll_waits_for_its_answer(unix_server: Running,
         sock.sendall(wait)
         time.sleep(0.2)  # the wait in progress
         sock.sendall(BAD)
-        got = _until_closed(sock)
+        got = read_until_closed(sock, 5)[0]
     assert got.startswith(b"HTTP/1.1 200 "), \
         f"the long-poll in flight was never answered (the 400 went first): {got!r}"
     assert b"HTTP/1.1 400 " in got, got

@@ -15,32 +15,16 @@ import socket
 import time
 
 from engine.service import serve as serve_module
-from tests.service.conftest import Running
-
-
-def _read_until_eof(sock: socket.socket, bound: float) -> tuple[bytes, bool]:
-    sock.settimeout(0.2)
-    received, started = b"", time.monotonic()
-    while time.monotonic() - started < bound:
-        try:
-            chunk = sock.recv(65536)
-        except TimeoutError:
-            continue
-        except ConnectionResetError:
-            return received, True
-        if not chunk:
-            return received, True
-        received += chunk
-    return received, False
+from tests.service.conftest import Running, read_until_closed
 
 
 def test_a_head_just_past_the_bound_in_two_reads_is_refused(unix_server: Running) -> None:
-    """A head past `serve.MAX_HEAD` is refused 431 however it arrives. Sent as 5 KiB,
-    then (a moment later) the last 64 KiB, it is served 200: the read in which the
-    head began is not counted (`_still_reading` starts the count at 0 there), and
-    `on_headers_complete` checks the head exactly only when the counted reads plus
-    the last exceed the bound, which 0 + 65536 does not. (Up to a whole first read,
-    256 KiB, can go uncounted that way.)"""
+    """A head past `serve.MAX_HEAD` is refused 431 however it arrives: sent as 5 KiB,
+    then (a moment later) the last 64 KiB. The read in which a head began is not
+    counted as it arrives (`_still_reading`: its share is unknown), so a head that
+    spans reads is measured whole as it completes (`on_headers_complete`). (It once
+    was only when the counted reads and the last passed the bound, 0 + 65536 here:
+    served 200.)"""
     from engine.service.serve import MAX_HEAD
 
     head = b"GET /v1/health HTTP/1.1\r\nHost: x\r\n" + \
@@ -55,18 +39,17 @@ def test_a_head_just_past_the_bound_in_two_reads_is_refused(unix_server: Running
             sock.sendall(head[first:])
         except OSError:
             pass
-        received, _eof = _read_until_eof(sock, 10)
+        received, _eof = read_until_closed(sock, 10)
     assert received.split(b"\r\n", 1)[0] == b"HTTP/1.1 431 Request Header Fields Too Large", \
         received[:80]
 
 
 def test_a_connection_answered_before_its_body_is_closed_when_idle(serve_at, monkeypatch) -> None:
     """A call answered before its body arrived (401: a bad token), its body sent
-    after: the answer is complete and the connection idle, yet it is never closed.
-    The keep-alive timer armed at the answer fires while the body is being read
-    (`_idle_since` None, nothing being read by then) and takes the connection for
-    busy, "armed again when its answer is complete" — which happened already, so it
-    is never armed again: an idle connection held for good, not `KEEP_ALIVE_SECONDS`."""
+    after: once the body is read the connection is idle, and closed after
+    `KEEP_ALIVE_SECONDS` as any idle one. (It was once held for good: the keep-alive
+    timer, armed at the answer, fired while the body was being read, took the
+    connection for busy and was never armed again.)"""
     monkeypatch.setattr(serve_module, "KEEP_ALIVE_SECONDS", 0.5)
     running = serve_at()
     body = b'{"card": "c1", "call": "agents.list"}'
@@ -79,6 +62,6 @@ def test_a_connection_answered_before_its_body_is_closed_when_idle(serve_at, mon
         answer = sock.recv(65536)
         assert answer.startswith(b"HTTP/1.1 401 "), answer[:80]
         sock.sendall(body[10:])  # the rest of the body, read and dropped
-        received, eof = _read_until_eof(sock, 5)
+        received, eof = read_until_closed(sock, 5)
     assert received == b""
     assert eof, "idle 5 s after its answer and its body (the bound: 0.5 s), still open"
