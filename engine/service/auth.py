@@ -96,11 +96,12 @@ class TokenStore:
 
     def standing(self, token: str, token_id: str) -> Standing:
         """Whether ``token`` (of id ``token_id``, found by `lookup`) still stands, for
-        what outlives the request that showed it: an open event stream.
+        what outlives the moment the request showed it: an open event stream, a wait.
 
         A request is checked once, as it comes; a stream goes on for as long as
-        its client stays, so it must end when its token is revoked, not carry on
-        reading as its card (SPEC §10.1: a revoked token is unknown).
+        its client stays, and a wait for up to its timeout, so each must end
+        when its token is revoked, not carry on reading as its card or hand
+        over what it waited for (SPEC §10.1: a revoked token is unknown).
         """
         revoked: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._watchers.setdefault(token_id, set()).add(revoked)
@@ -195,7 +196,8 @@ class TokenStore:
 
 
 class Standing:
-    """Whether the token a stream was opened with still stands (`TokenStore.standing`).
+    """Whether the token a stream or a wait was begun with still stands
+    (`TokenStore.standing`); a context manager that stops watching at its end.
 
     ``revoked`` is done as soon as the store revokes the token, before the
     revocation is answered; `holds` asks the store again, which also sees a
@@ -217,8 +219,14 @@ class Standing:
         return not self.revoked.done() and self._store.lookup(self._token) is not None
 
     def close(self) -> None:
-        """Stop watching (the stream ended)."""
+        """Stop watching (the stream or the wait ended)."""
         self.revoked.cancel()
+
+    def __enter__(self) -> Standing:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
 
 
 class TokenMemo:

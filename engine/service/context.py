@@ -26,7 +26,7 @@ from fastapi import Request
 from starlette.responses import Response
 
 from engine.core.principal import OPERATOR, Principal
-from engine.service.auth import Peer, TokenStore, agent_verdict, peer_of_tcp
+from engine.service.auth import Peer, Standing, TokenStore, agent_verdict, peer_of_tcp
 from engine.service.events import Feeds
 from engine.service.problems import ServiceError
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from engine.engine import Engine
 
 __all__ = ["API_VERSION", "Caller", "MAX_BODY", "Service", "authenticate", "decision_json",
-           "json_response", "may_act_as_card"]
+           "json_response", "may_act_as_card", "require_standing"]
 
 _T = TypeVar("_T")
 
@@ -81,22 +81,27 @@ class Service:
             task.add_done_callback(lambda _t: self.prompt_waits.pop(prompt_id, None))
         return task
 
-    async def wait_unless_closing(self, waiter: asyncio.Future[Any], timeout: float) -> None:
-        """Wait for ``waiter`` up to ``timeout`` seconds, or until the server shuts down.
+    async def wait_unless_closing(self, waiter: asyncio.Future[Any], timeout: float,
+                                  revoked: asyncio.Future[None]) -> None:
+        """Wait for ``waiter`` up to ``timeout`` seconds, until the server shuts down,
+        or until ``revoked`` (the request's token's `Standing.revoked`) is done.
 
         ``waiter`` is cancelled when this returns unfinished (a shutdown must
-        not leave waits behind); a finished one keeps its result.
+        not leave waits behind); a finished one keeps its result. ``revoked``
+        is left as it is: its `Standing` owns it.
         """
         closer = asyncio.ensure_future(self.closing.wait())
         try:
-            await asyncio.wait({waiter, closer}, timeout=timeout,
+            await asyncio.wait({waiter, closer, revoked}, timeout=timeout,
                                return_when=asyncio.FIRST_COMPLETED)
         finally:
             for fut in (waiter, closer):
                 fut.cancel()
 
-    async def unless_closing(self, work: Coroutine[Any, Any, _T]) -> _T | None:
-        """``work`` awaited in this very task; None when the server shuts down first
+    async def unless_closing(self, work: Coroutine[Any, Any, _T],
+                             revoked: asyncio.Future[None]) -> _T | None:
+        """``work`` awaited in this very task; None when the server shuts down first,
+        or ``revoked`` (the request's token's `Standing.revoked`) is done first
         (``work`` is then cancelled).
 
         As `wait_unless_closing`, but without a task for the work and a wait on
@@ -104,21 +109,34 @@ class Service:
         loop, not two turns later (a tool call's wait is on the agent's critical
         path; issue 17). One task per service watches for the shutdown.
         """
-        if self.closing.is_set():
+        if self.closing.is_set() or revoked.done():
             work.close()
             return None
         if self._cutter is None:
             self._cutter = asyncio.get_running_loop().create_task(self._cut_at_close())
         cut = asyncio.timeout(None)
         self._cuts.add(cut)
+        waiting = True
+
+        def cut_short(_revoked: asyncio.Future[None]) -> None:
+            # Run a turn after the revocation: the wait may have ended meanwhile
+            # (a timeout may be rescheduled only while it is entered).
+            if waiting and not cut.expired():
+                cut.reschedule(asyncio.get_running_loop().time())
+
         try:
             async with cut:
-                return await work
+                revoked.add_done_callback(cut_short)
+                try:
+                    return await work
+                finally:
+                    waiting = False
         except TimeoutError:
             if cut.expired():
                 return None
             raise
         finally:
+            revoked.remove_done_callback(cut_short)
             self._cuts.discard(cut)
 
     async def _cut_at_close(self) -> None:
@@ -214,6 +232,19 @@ def may_act_as_card(p: Principal, card: str) -> None:
     raise ServiceError(403, "APPROVAL_REFUSED",
                        f"a {p.kind} token ({p.raw}) may not act as "
                        f"card {card}", reason="wrong-principal")
+
+
+def require_standing(standing: Standing) -> None:
+    """After a wait: the token the request showed still stands.
+
+    Raises:
+        ServiceError: 401 when it was revoked meanwhile (what the request
+            waited for is not handed over: a revoked token is unknown).
+    """
+    if not standing.holds():
+        raise ServiceError(401, "UNAUTHENTICATED",
+                           "the token was revoked while the request waited",
+                           reason="unknown-token")
 
 
 def authenticate(tokens: TokenStore, token: str | None) -> tuple[str, Principal]:

@@ -283,7 +283,8 @@ class FastLane:
         if found is None:
             await self.app(scope, receive, send)
             return
-        principal = found[1]
+        assert token is not None  # found by it
+        principal, shown = found[1], (token, found[0])
         if kind != "wait":
             # Neither client sends its next request before a commit this one
             # leads to: the agent's next call comes after it has this one's
@@ -298,7 +299,8 @@ class FastLane:
                 if timeout is None:
                     await self.app(scope, receive, send)
                     return
-                answer = await tool_call_after_wait(self.service, principal, parts[3], timeout)
+                answer = await tool_call_after_wait(self.service, principal, parts[3], timeout,
+                                                    shown)
             else:
                 # The open route's optional ?wait=S (negative: no wait asked).
                 wait = _seconds(query, b"wait", -1.0) if kind == "open" else -1.0
@@ -312,7 +314,7 @@ class FastLane:
                     call = _model(scope, raw, ToolCallBody)
                     direct: Direct | None = scope.get("arrowgate.direct")
                     answer = None if call is None else \
-                        await open_tool_call(self.service, principal, call,
+                        await open_tool_call(self.service, principal, call, shown,
                                              None if wait < 0 else wait,
                                              None if direct is None else direct.idle)
                 else:
