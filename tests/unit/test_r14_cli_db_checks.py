@@ -1,0 +1,59 @@
+"""r14: the write verbs' ``--db`` is checked like every other verb's (engine.app.common.db_path).
+
+`engine.app.common.db_path` refuses a file that is not an arrowgate database
+"so a typo can never turn into tables written into the wrong file" (exit 2,
+naming the path). The write verbs (`engine.app.cli_write._backend`) only ask
+whether the path exists, then `Engine.open` it: another program's SQLite file
+gets arrowgate's tables written into it, and a text file is exit 1
+(STORE_FAILED, "a refusal") instead of exit 2 (invalid input).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from engine.app.cli import main
+
+
+def _tables(db: Path) -> list[str]:
+    con = sqlite3.connect(db)
+    try:
+        return sorted(r[0] for r in con.execute("select name from sqlite_master"))
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("argv", [
+    ["node", "remove", "n1"],
+    ["arrow", "remove", "e1"],
+    ["package", "revoke", "acme.x", "network"],
+    ["hold", "reject", "p1"],
+    ["call", "c1", "agents.prompt", "a1", "--args", "{}"],
+])
+def test_another_programs_sqlite_file_is_refused_and_left_alone(tmp_path, capsys, argv) -> None:
+    other = tmp_path / "photos.db"
+    con = sqlite3.connect(other)
+    con.execute("create table albums (id integer primary key, name text)")
+    con.commit()
+    con.close()
+    before = other.read_bytes()
+    code = main([*argv, "--db", str(other), "--json"])
+    _out, err = capsys.readouterr()
+    assert _tables(other) == ["albums"], "arrowgate tables were written into another file"
+    assert other.read_bytes() == before
+    assert code == 2, err
+    assert str(other) in json.loads(err)["error"]["message"]
+
+
+def test_a_text_file_as_db_is_invalid_input(tmp_path, capsys) -> None:
+    notes = tmp_path / "notes.txt"
+    notes.write_text("hello\n")
+    code = main(["node", "remove", "n1", "--db", str(notes), "--json"])
+    _out, err = capsys.readouterr()
+    assert notes.read_text() == "hello\n"
+    assert code == 2, err  # invalid input, as `log show --db` says it (db_path), not a refusal
+    json.loads(err)
