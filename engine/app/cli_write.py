@@ -438,7 +438,7 @@ class ServiceBackend:
 
 def _seg(value: str) -> str:
     """One path segment, escaped (an id never walks to another route)."""
-    return quote(value, safe="")
+    return {".": "%2E", "..": "%2E%2E"}.get(value) or quote(value, safe="")
 
 
 def _token(args: argparse.Namespace) -> str:
