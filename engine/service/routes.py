@@ -162,10 +162,11 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
 
     @r.delete("/v1/nodes/{node_id}", status_code=204)
     async def delete_node(node_id: str, who: Caller = Who) -> Response:
-        """Remove a node and its arrows (narrowing: operator, or a node on that canvas)."""
-        if engine.state.canvas.node(node_id) is None:
+        """Remove a node and its arrows (operator)."""
+        principal = who.by()
+        if principal.is_operator and engine.state.canvas.node(node_id) is None:
             raise _not_found(f"no node {node_id!r}")
-        await engine.remove_node(node_id, by=who.by())
+        await engine.remove_node(node_id, by=principal)
         return Response(status_code=204)
 
     @r.post("/v1/workspaces/{ws}/arrows", status_code=201)

@@ -167,10 +167,18 @@ class CanvasOps:
 
     @operation
     async def remove_node(self, node_id: str, *, by: object = OPERATOR) -> None:
-        """Remove a node and its arrows; prompts queued or held on them are cancelled."""
-        node = self.nodes.node(node_id)
+        """Remove a node and its arrows (operator only); prompts queued or held on them
+        are cancelled.
+
+        Not a narrowing that a card or agent on the canvas may make, as removing
+        an arrow is (SPEC §4.5 names revoking and removing arrows): a node is
+        what a person put on the canvas — an agent, a terminal, another
+        package's card, a note's text — and removing it destroys that as well.
+        So it is the person's, as adding one is.
+        """
         subject = {"node": node_id}
-        principal = self.guard.require_narrowing(by, "node.remove", subject, node.workspace)
+        principal = self.guard.require_operator(by, "node.remove", subject)
+        node = self.nodes.node(node_id)
         with self.ctx.write():
             owner = rate_owner(self.ctx.state.canvas, node_id)
             copies = [n for n in self.ctx.state.canvas.nodes(node.workspace, type="card")

@@ -140,7 +140,7 @@ export interface paths {
         post?: never;
         /**
          * Delete Node
-         * @description Remove a node and its arrows (narrowing: operator, or a node on that canvas).
+         * @description Remove a node and its arrows (operator).
          */
         delete: operations["delete_node"];
         options?: never;

@@ -1,14 +1,12 @@
-"""Removing *nodes* is the operator's (SPEC §4.5 lists only revoking and removing
-arrows as the narrowing a card or agent on the canvas may do; where the spec is
-silent, fail closed).
+"""Removing a node is the operator's (SPEC §4.5 names revoking and removing arrows
+as the narrowing a card or agent on the canvas may do; where the spec is silent,
+fail closed).
 
-Found by p14: `engine.services.guard.Guard.require_narrowing` also admits
-``node.remove`` from any card or agent on the canvas, so over ``DELETE
-/v1/nodes/{id}`` a card — even one with no permission at all, which SPEC §3 says
-may "exchange nothing with anybody" — deletes every node of its canvas: other
-cards (of other packages), agents, and notes with the text a person wrote. It can
-also probe which ids exist on its canvas (204 vs 404), though SPEC §5 says a card
-learns nothing about nodes it is not connected to.
+A card — even one with no permission at all, which SPEC §3 says may "exchange
+nothing with anybody" — cannot delete other cards, agents or a note a person
+wrote, nor learn which ids exist on its canvas from the answer. (Found by a
+review, round 14: `node.remove` was admitted as narrowing from any card or agent
+on the canvas.)
 """
 
 from __future__ import annotations
