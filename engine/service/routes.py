@@ -326,17 +326,23 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         prompt = engine.prompt(prompt_id)
         if prompt is None or not (who.is_operator or (who.principal.kind == "card"
                                                       and who.principal.node == prompt.card)
-                                  # The agent whose tool call started the prompt's chain
-                                  # (arrowgate__prompt_status, SPEC §10.2).
-                                  or (who.principal.kind == "agent" and prompt.chain
-                                      and prompt.chain[0] == who.principal.node)):
+                                  or (who.principal.kind == "agent"
+                                      and _in_its_tool_call(prompt, who.principal.node))):
             raise _not_found(f"no prompt {prompt_id!r}")
         return prompt
+
+    def _in_its_tool_call(prompt: Prompt, agent: str | None) -> bool:
+        """Whether ``agent`` called a tool of the card that made ``prompt``, in the
+        prompt's causal chain (arrowgate__prompt_status, SPEC §10.2): the chain
+        has the agent right before that card. Not merely the chain's first agent,
+        which may be hops away and not connected to the card."""
+        chain, card = prompt.chain, prompt.card
+        return any(chain[i] == agent and chain[i + 1] == card for i in range(len(chain) - 1))
 
     @r.get("/v1/prompts/{prompt_id}", response_model=PromptOut)
     async def get_prompt(prompt_id: str, who: Caller = Who) -> Response:
         """A prompt and its state (the operator, the card that made it, or the agent whose
-        tool call began its chain)."""
+        tool call it was made in)."""
         return json_response(_prompt_json(_visible_prompt(prompt_id, who)))
 
     @r.get("/v1/prompts/{prompt_id}/wait", response_model=DecisionOut)

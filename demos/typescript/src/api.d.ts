@@ -426,7 +426,7 @@ export interface paths {
         /**
          * Get Prompt
          * @description A prompt and its state (the operator, the card that made it, or the agent whose
-         *     tool call began its chain).
+         *     tool call it was made in).
          */
         get: operations["get_prompt"];
         put?: never;

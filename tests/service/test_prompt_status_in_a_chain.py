@@ -1,13 +1,13 @@
 """``arrowgate__prompt_status`` (SPEC §10.2): the agent whose tool call led to a held
-prompt reads that prompt's state later — also when the agent is not the first
-agent of the causal chain.
+prompt reads that prompt's state later — also when it is not the first agent of
+the causal chain — and an agent hops away, which made no such call, does not.
 
-Found by p14: `engine.service.routes._visible_prompt` shows an agent the prompts
-whose chain *begins* with it (``prompt.chain[0]``). An agent that was itself
-prompted through a card (its chain ``a1 → c1 → y1``) and then calls a tool of
-another card that makes a held prompt (``… → y1 → c3 → a4``) is told the held
-prompt's id by its tool call, but ``GET /v1/prompts/{id}`` answers it 404; the
-first agent of the chain, a1 — not connected to c3, not the caller — reads it.
+(Found by a review, round 14: an agent was shown the prompts whose chain *began*
+with it. An agent itself prompted through a card (its chain ``a1 → c1 → y1``)
+that then calls a tool of another card making a held prompt (``… → y1 → c3 →
+a4``) was told the held prompt's id by its tool call, but ``GET
+/v1/prompts/{id}`` answered it 404, while a1 — not connected to c3, not the
+caller — read it.)
 """
 
 from __future__ import annotations
@@ -57,4 +57,7 @@ def test_the_agent_whose_tool_call_made_a_held_prompt_reads_it(
     assert [h["prompt"] for h in waited["held"]] == [held["prompt"]]
     # ... and y1 may ask for its state later (arrowgate__prompt_status)
     r = y1.get(f"/v1/prompts/{held['prompt']}")
-    assert r.status_code == 200, r.text  # today: 404
+    assert r.status_code == 200, r.text
+    assert r.json()["state"] == "held"
+    # The chain's first agent did not make that tool call and is not connected to c3.
+    assert a1.get(f"/v1/prompts/{held['prompt']}").status_code == 404
