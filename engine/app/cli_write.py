@@ -312,7 +312,16 @@ class ServiceBackend:
         import httpx
 
         try:
-            response = await self.client.request(method, path, json=body)
+            # Encoded here, as the service reads it: a value JSON cannot carry
+            # (NaN, Infinity, 1e999, a lone surrogate — `json.loads` reads them
+            # from --args and --set) is the user's to fix, named before sending.
+            content = None if body is None else \
+                json.dumps(body, allow_nan=False, ensure_ascii=False).encode()
+        except (ValueError, UnicodeEncodeError) as exc:
+            raise Failure(USAGE, f"a value cannot be sent as JSON: {exc}") from exc
+        headers = None if content is None else {"Content-Type": "application/json"}
+        try:
+            response = await self.client.request(method, path, content=content, headers=headers)
         except httpx.HTTPError as exc:
             raise Failure(USAGE, f"cannot reach the service at {self.address}: {exc}") from exc
         try:
@@ -460,13 +469,16 @@ def _token(args: argparse.Namespace) -> str:
 def _backend(args: argparse.Namespace) -> Backend:
     if args.service:
         return ServiceBackend(args.service, _token(args))
-    from engine.app.common import default_db_path
+    from engine.app.common import CliError, db_path
 
-    path = Path(args.db) if args.db else default_db_path()
-    if args.command == "workspace":  # the first verb on a new database creates it
-        path.parent.mkdir(parents=True, exist_ok=True)
-    elif not path.exists():
-        raise Failure(USAGE, f"no database at {path} (give --db, or --service)")
+    # Checked as every other verb's --db is: never tables written into another
+    # program's SQLite file or a text file a typo named.
+    try:  # the first verb on a new database creates it
+        path = db_path(args, create=args.command == "workspace")
+    except CliError as exc:
+        message = exc.message if args.db or args.command == "workspace" else \
+            f"{exc.message} (or give --db, or --service)"
+        raise Failure(USAGE, message) from exc
     return LocalBackend(path)
 
 
