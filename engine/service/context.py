@@ -20,7 +20,7 @@ import asyncio
 import json
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from fastapi import Request
 from starlette.responses import Response
@@ -33,9 +33,10 @@ from engine.service.problems import ServiceError
 if TYPE_CHECKING:
     from engine.core.decision import Decision
     from engine.engine import Engine
+    from engine.service.problems import Receive
 
-__all__ = ["API_VERSION", "Caller", "MAX_BODY", "Service", "authenticate", "decision_json",
-           "json_response", "may_act_as_card", "require_standing"]
+__all__ = ["API_VERSION", "MAX_BODY", "Caller", "Service", "Shown", "Watch", "authenticate",
+           "decision_json", "disconnected", "json_response", "may_act_as_card"]
 
 _T = TypeVar("_T")
 
@@ -82,34 +83,32 @@ class Service:
         return task
 
     async def wait_unless_closing(self, waiter: asyncio.Future[Any], timeout: float,
-                                  revoked: asyncio.Future[None]) -> None:
+                                  watch: Watch) -> None:
         """Wait for ``waiter`` up to ``timeout`` seconds, until the server shuts down,
-        or until ``revoked`` (the request's token's `Standing.revoked`) is done.
+        or until the request's `Watch` ends it (its token revoked, its client gone).
 
         ``waiter`` is cancelled when this returns unfinished (a shutdown must
-        not leave waits behind); a finished one keeps its result. ``revoked``
-        is left as it is: its `Standing` owns it.
+        not leave waits behind); a finished one keeps its result.
         """
         closer = asyncio.ensure_future(self.closing.wait())
         try:
-            await asyncio.wait({waiter, closer, revoked}, timeout=timeout,
+            await asyncio.wait({waiter, closer, *watch.ends}, timeout=timeout,
                                return_when=asyncio.FIRST_COMPLETED)
         finally:
             for fut in (waiter, closer):
                 fut.cancel()
 
-    async def unless_closing(self, work: Coroutine[Any, Any, _T],
-                             revoked: asyncio.Future[None]) -> _T | None:
+    async def unless_closing(self, work: Coroutine[Any, Any, _T], watch: Watch) -> _T | None:
         """``work`` awaited in this very task; None when the server shuts down first,
-        or ``revoked`` (the request's token's `Standing.revoked`) is done first
-        (``work`` is then cancelled).
+        or the request's `Watch` ends it first (its token revoked, its client
+        gone; ``work`` is then cancelled).
 
         As `wait_unless_closing`, but without a task for the work and a wait on
         both: when the work ends, the caller goes on in the same turn of the
         loop, not two turns later (a tool call's wait is on the agent's critical
         path; issue 17). One task per service watches for the shutdown.
         """
-        if self.closing.is_set() or revoked.done():
+        if self.closing.is_set() or any(end.done() for end in watch.ends):
             work.close()
             return None
         if self._cutter is None:
@@ -118,15 +117,16 @@ class Service:
         self._cuts.add(cut)
         waiting = True
 
-        def cut_short(_revoked: asyncio.Future[None]) -> None:
-            # Run a turn after the revocation: the wait may have ended meanwhile
+        def cut_short(_end: asyncio.Future[Any]) -> None:
+            # Run a turn after the end came: the wait may have ended meanwhile
             # (a timeout may be rescheduled only while it is entered).
             if waiting and not cut.expired():
                 cut.reschedule(asyncio.get_running_loop().time())
 
         try:
             async with cut:
-                revoked.add_done_callback(cut_short)
+                for end in watch.ends:
+                    end.add_done_callback(cut_short)
                 try:
                     return await work
                 finally:
@@ -136,8 +136,13 @@ class Service:
                 return None
             raise
         finally:
-            revoked.remove_done_callback(cut_short)
+            for end in watch.ends:
+                end.remove_done_callback(cut_short)
             self._cuts.discard(cut)
+
+    def watch(self, shown: Shown) -> Watch:
+        """What ends the wait of the request that showed ``shown`` (a context manager)."""
+        return Watch(self.tokens, shown)
 
     async def _cut_at_close(self) -> None:
         await self.closing.wait()
@@ -174,6 +179,10 @@ class Caller:
     def is_operator(self) -> bool:
         """The operator token (a person's, unless its peer says otherwise)."""
         return self.principal.is_operator
+
+    def shown(self) -> Shown:
+        """What this request showed, for a wait to watch (`Service.watch`)."""
+        return Shown(self.token, self.token_id, self.request.receive)
 
     def peer(self) -> Peer:
         """The calling process, from the socket's credentials or ``/proc/net/tcp``."""
@@ -234,17 +243,68 @@ def may_act_as_card(p: Principal, card: str) -> None:
                        f"card {card}", reason="wrong-principal")
 
 
-def require_standing(standing: Standing) -> None:
-    """After a wait: the token the request showed still stands.
+class Shown(NamedTuple):
+    """What a request showed that a wait must keep watching: its token (and the
+    token's id) and its ASGI ``receive``, which says when its client has gone."""
 
-    Raises:
-        ServiceError: 401 when it was revoked meanwhile (what the request
-            waited for is not handed over: a revoked token is unknown).
+    token: str
+    token_id: str
+    receive: Receive
+
+
+class Watch:
+    """What ends a request's wait before its timeout: its token revoked, its client
+    gone (`Service.watch`; a context manager that stops watching at its end).
+
+    A wait must not outlive either: a revoked token is unknown (SPEC §10.1),
+    and a wait kept for a client that hung up is a task and its memory held
+    for up to `MAX_WAIT`, which a client asking and hanging up in a loop
+    would multiply without bound.
     """
-    if not standing.holds():
-        raise ServiceError(401, "UNAUTHENTICATED",
-                           "the token was revoked while the request waited",
-                           reason="unknown-token")
+
+    __slots__ = ("_gone", "_receive", "_shown", "_standing", "_tokens")
+
+    def __init__(self, tokens: TokenStore, shown: Shown) -> None:
+        self._tokens, self._shown = tokens, shown
+        self._standing: Standing | None = None
+        self._gone: asyncio.Future[None] | None = None
+
+    def __enter__(self) -> Watch:
+        shown = self._shown
+        self._standing = self._tokens.standing(shown.token, shown.token_id)
+        self._gone = asyncio.ensure_future(disconnected(shown.receive))
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        assert self._standing is not None and self._gone is not None
+        self._standing.close()
+        self._gone.cancel()
+
+    @property
+    def ends(self) -> tuple[asyncio.Future[None], asyncio.Future[None]]:
+        """Done when the token is revoked (here), and when the client has gone."""
+        assert self._standing is not None and self._gone is not None, "not entered"
+        return self._standing.revoked, self._gone
+
+    def require_standing(self) -> None:
+        """After the wait: the token the request showed still stands.
+
+        Raises:
+            ServiceError: 401 when it was revoked meanwhile (what the request
+                waited for is not handed over: a revoked token is unknown).
+        """
+        assert self._standing is not None, "not entered"
+        if not self._standing.holds():
+            raise ServiceError(401, "UNAUTHENTICATED",
+                               "the token was revoked while the request waited",
+                               reason="unknown-token")
+
+
+async def disconnected(receive: Receive) -> None:
+    """Return once the client has gone (uvicorn says so through ``receive``; what
+    else it gives — the rest of a body nobody reads — is dropped)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
 
 
 def authenticate(tokens: TokenStore, token: str | None) -> tuple[str, Principal]:

@@ -49,8 +49,10 @@ from engine.service.answers import (
 from engine.service.context import (
     API_VERSION,
     Service,
+    Shown,
     authenticate,
     decision_json,
+    disconnected,
     may_act_as_card,
 )
 from engine.service.direct import Direct
@@ -284,7 +286,7 @@ class FastLane:
             await self.app(scope, receive, send)
             return
         assert token is not None  # found by it
-        principal, shown = found[1], (token, found[0])
+        principal, shown = found[1], Shown(token, found[0], receive)
         if kind != "wait":
             # Neither client sends its next request before a commit this one
             # leads to: the agent's next call comes after it has this one's
@@ -367,7 +369,7 @@ class FastLane:
         if feed is None or out is None:
             await self.app(scope, receive, send)
             return
-        gone = asyncio.ensure_future(_disconnected(receive))
+        gone = asyncio.ensure_future(disconnected(receive))
         assert found is not None  # a feed is served only to a known token
         standing = self.service.tokens.standing(token, found[0])
         try:
@@ -420,12 +422,6 @@ _PLAIN_SEQ = re.compile(rb"[0-9]{1,40}")
 #: The events stream's header lines, as Starlette's ``StreamingResponse`` writes them.
 _EVENTS_HEAD = (b"cache-control: no-store\r\nx-accel-buffering: no\r\n"
                 b"content-type: text/event-stream; charset=utf-8\r\n")
-
-
-async def _disconnected(receive: Receive) -> None:
-    """Return once the client has gone (uvicorn says so through ``receive``)."""
-    while (await receive())["type"] != "http.disconnect":
-        pass
 
 
 def _seconds(query: bytes, name: bytes, default: float) -> float | None:

@@ -21,7 +21,6 @@ from engine.service.context import (
     Service,
     decision_json,
     json_response,
-    require_standing,
 )
 from engine.service.fastlane import decide_batch, decide_call
 from engine.service.models import (
@@ -350,11 +349,11 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
                           timeout: float = Query(30.0, ge=0, le=MAX_WAIT)) -> Response:
         """Wait up to ``timeout`` seconds for a held prompt's answer; its decision now."""
         _visible_prompt(prompt_id, who)
-        with service.tokens.standing(who.token, who.token_id) as standing:
+        with service.watch(who.shown()) as watch:
             # However many clients wait on one prompt, the engine is asked once.
             await service.wait_unless_closing(asyncio.shield(service.prompt_wait(prompt_id)),
-                                              timeout, standing.revoked)
-            require_standing(standing)
+                                              timeout, watch)
+            watch.require_standing()
         return json_response(decision_json(engine.outcome(prompt_id)))
 
     @r.get("/v1/holds", response_model=list[HoldOut])

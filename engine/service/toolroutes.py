@@ -35,9 +35,9 @@ from engine.core.errors import ConsentError
 from engine.service.context import (
     Caller,
     Service,
+    Shown,
     decision_json,
     json_response,
-    require_standing,
 )
 from engine.service.models import DecisionOut
 from engine.service.problems import ServiceError
@@ -180,13 +180,13 @@ def _json(engine: Engine, tc: ToolCall) -> dict[str, Any]:
 
 
 async def open_tool_call(service: Service, principal: Principal, body: ToolCallBody,
-                         token: tuple[str, str], wait: float | None = None,
+                         shown: Shown, wait: float | None = None,
                          idle: Callable[[], None] | None = None) -> dict[str, Any]:
     """``POST /v1/tool-calls``: the open call's id, or the refusal (a 200 too).
 
     With ``wait`` (seconds), also ``call``: the open call after waiting that
-    long for its answer or a hold (`tool_call_after_wait`, with ``token``, the
-    request's token and its id), None when refused.
+    long for its answer or a hold (`tool_call_after_wait`, watching what the
+    request ``shown``), None when refused.
     The wait begins only once the call has committed and the card has been
     handed its event, so durability is as without it; ``idle`` is called as
     it begins (the request writes nothing more: the server's group commit
@@ -206,7 +206,7 @@ async def open_tool_call(service: Service, principal: Principal, body: ToolCallB
     if wait is not None:
         if idle is not None:
             idle()
-        out["call"] = await tool_call_after_wait(service, principal, call_id, wait, token)
+        out["call"] = await tool_call_after_wait(service, principal, call_id, wait, shown)
     return out
 
 
@@ -233,14 +233,14 @@ async def answer_tool_call(service: Service, principal: Principal, call_id: str,
 
 
 async def tool_call_after_wait(service: Service, principal: Principal, call_id: str,
-                               timeout: float, token: tuple[str, str]) -> dict[str, Any]:
+                               timeout: float, shown: Shown) -> dict[str, Any]:
     """``GET /v1/tool-calls/{id}/wait``: the tool call once answered, held or ``timeout``.
 
     The engine wakes the wait when the batch holding the answer commits
-    (`engine.services.tools.Tools.wake_waiters`), never on a timer. ``token``
-    is the request's token and its id: a wait ends when it is revoked, and
-    answers 401 then (`require_standing`). Shared by the FastAPI route and
-    the fast lane.
+    (`engine.services.tools.Tools.wake_waiters`), never on a timer. The wait
+    also ends when the request's token is revoked (then 401) or its client
+    goes (`Service.watch`, on what the request ``shown``). Shared by the
+    FastAPI route and the fast lane.
     """
     engine = service.engine
     tc = _visible(engine, call_id, principal)
@@ -250,13 +250,13 @@ async def tool_call_after_wait(service: Service, principal: Principal, call_id: 
     # committed yet, and the agent is told only once it has (`Tools.settled`).
     # Waited in this task (no task of its own and a wait on both it and the
     # shutdown): the answer leaves in the turn of the loop the commit wakes it in.
-    with service.tokens.standing(*token) as standing:
+    with service.watch(shown) as watch:
         try:
             found = await service.unless_closing(
-                engine.wait_tool(call_id, timeout=timeout, until_held=True), standing.revoked)
+                engine.wait_tool(call_id, timeout=timeout, until_held=True), watch)
         except ConsentError:
             found = None  # gone meanwhile: said below, as a GET would say it
-        require_standing(standing)
+        watch.require_standing()
     if found is not None:
         # The tool call as the wait saw it at its end: the same call, already
         # visible to this principal (a resolved call is read from the store,
@@ -283,8 +283,8 @@ def register_tools(app: FastAPI, service: Service,
                                         "instead of two.")) -> Response:
         """An agent calls a card's tool: the open call's id, or the refusal (a 200 too);
         with ``wait``, also the tool call after waiting for its answer."""
-        return json_response(await open_tool_call(service, who.principal, body,
-                                                  (who.token, who.token_id), wait))
+        return json_response(await open_tool_call(service, who.principal, body, who.shown(),
+                                                  wait))
 
     @r.post("/v1/tool-calls/{call_id}/result", response_model=ToolCallOut)
     async def answer_tool(call_id: str, body: ToolAnswerBody, who: Caller = Who) -> Response:
@@ -302,7 +302,7 @@ def register_tools(app: FastAPI, service: Service,
         """Wait up to ``timeout`` seconds for the answer, or for a prompt in its chain to be
         held; the tool call now."""
         return json_response(await tool_call_after_wait(service, who.principal, call_id,
-                                                        timeout, (who.token, who.token_id)))
+                                                        timeout, who.shown()))
 
     @r.post("/v1/tool-calls/{call_id}/cancel", response_model=ToolCallOut)
     async def cancel_tool_call(call_id: str, who: Caller = Who) -> Response:
