@@ -39,10 +39,17 @@ if TYPE_CHECKING:
     from engine.service.auth import Standing
     from engine.services.subscriptions import Subscription
 
-__all__ = ["KEEP", "CardFeed", "Feeds", "Writer", "sse_frame"]
+__all__ = ["BURST", "KEEP", "CardFeed", "Feeds", "Writer", "sse_frame"]
 
 #: Events kept per card for ``Last-Event-ID`` resumption.
 KEEP = 1000
+
+#: Bytes a stream writes before it looks whether its client still keeps up: a
+#: client that was behind is sent the backlog in pieces this big, each only once
+#: the connection takes more (the transport's high-water mark is 64 KiB too), so
+#: what the server holds for a slow client stays near that, plus one event —
+#: not a copy of the ring (up to `KEEP` events of up to 256 KiB) per stream.
+BURST = 64 * 1024
 
 
 #: Events whose data is JSON the engine checked (a tool call's arguments and result
@@ -190,6 +197,7 @@ class CardFeed:
             _poke(reader)
             return
         frames = []
+        size = 0
         first = self.ring[0][0]  # not empty: the reader is behind the newest event
         if reader.cursor < first - 1:
             frames.append(sse_frame(None, "events.dropped", {"count": first - 1 - reader.cursor}))
@@ -198,7 +206,17 @@ class CardFeed:
             seq, event = self.ring[i]
             reader.cursor = seq
             if self.allowed(event):
-                frames.append(sse_frame(seq, event.type, event.data))
+                frame = sse_frame(seq, event.type, event.data)
+                frames.append(frame)
+                size += len(frame)
+                if size >= BURST:
+                    out.write(b"".join(frames))
+                    reader.last = self._loop.time()
+                    frames, size = [], 0
+                    if not out.writable():
+                        # Pushing back now: the rest once it drains (its task waits).
+                        _poke(reader)
+                        return
         if frames:
             out.write(b"".join(frames))
             reader.last = self._loop.time()
@@ -287,6 +305,7 @@ class CardFeed:
                     yield sse_frame(None, "events.dropped", {"count": lost})
                     cursor = self.ring[0][0] - 1
                 sent = False
+                burst = 0
                 # Index arithmetic instead of a scan: the ring holds consecutive numbers.
                 while self.ring and cursor < self.seq:
                     start = self.ring[0][0]
@@ -298,7 +317,15 @@ class CardFeed:
                         return  # revoked while the last event was being written
                     if self.allowed(event):
                         sent = True
-                        yield sse_frame(seq, event.type, event.data)
+                        frame = sse_frame(seq, event.type, event.data)
+                        yield frame
+                        burst += len(frame)
+                        if burst >= BURST:
+                            # A turn of the loop: what was yielded reaches the
+                            # transport, which then pushes back on the next send
+                            # if the client lags (else it all gathers unsent).
+                            burst = 0
+                            await asyncio.sleep(0)
                 if sent or (self.ring and cursor < self.ring[0][0] - 1):
                     continue  # written meanwhile, or moved on: look again
                 if self.closed:
