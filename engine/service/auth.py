@@ -182,6 +182,22 @@ class TokenStore:
         self.table.insert(token_id, hash_token(token), principal, time.time())
         return token_id, token
 
+    def forget(self, principal: str) -> None:
+        """``principal``'s node was removed, and with it its tokens (in the store,
+        in the same write: `engine.store.base.Store.revoke_tokens`): drop them
+        from the cache and end the streams and waits open with them, as `revoke`
+        does for one token."""
+        gone = Principal.parse(principal)
+        ids = {e.id for e in self._cache.values()
+               if (e.principal.kind, e.principal.node) == (gone.kind, gone.node)}
+        ids.update(token_id for token_id in self._watchers
+                   if self.table.principal_of(token_id) == principal)
+        self._cache = {k: v for k, v in self._cache.items() if v.id not in ids}
+        for token_id in ids:
+            for revoked in list(self._watchers.pop(token_id, ())):
+                if not revoked.done():
+                    revoked.set_result(None)
+
     async def revoke(self, token_id: str) -> bool:
         """Revoke a token by id; False when no live token has that id."""
         done = await asyncio.to_thread(self.table.revoke, token_id, time.time())

@@ -150,6 +150,14 @@ class Service:
         for cut in self._cuts:  # all entered: each is added right before it is entered
             cut.reschedule(now)
 
+    def node_removed(self, node_id: str, node_type: str) -> None:
+        """A node this server removed: its tokens (revoked in the store with it)
+        and its card's feed end here at once."""
+        if node_type in ("card", "agent"):
+            self.tokens.forget(f"{node_type}:{node_id}")
+        if node_type == "card" and self.feeds is not None:
+            self.feeds.drop(node_id)
+
     def feed_hub(self) -> Feeds:
         """The card feeds (made on first use, inside the running loop)."""
         if self.feeds is None:

@@ -374,6 +374,13 @@ class Feeds:
             feed = self._feeds[card] = CardFeed(self._engine, card, keep=KEEP)
         return feed
 
+    def drop(self, card: str) -> None:
+        """The card was removed: end its feed, so that a card given its id later starts
+        a feed of its own (never replaying this one's events to that card's token)."""
+        feed = self._feeds.pop(card, None)
+        if feed is not None:
+            feed.close()
+
     def close(self) -> None:
         """Close every feed."""
         for feed in self._feeds.values():

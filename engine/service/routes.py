@@ -163,9 +163,12 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     async def delete_node(node_id: str, who: Caller = Who) -> Response:
         """Remove a node and its arrows (operator)."""
         principal = who.by()
-        if principal.is_operator and engine.state.canvas.node(node_id) is None:
+        node = engine.state.canvas.node(node_id)
+        if principal.is_operator and node is None:
             raise _not_found(f"no node {node_id!r}")
         await engine.remove_node(node_id, by=principal)
+        if node is not None:
+            service.node_removed(node_id, node.type)
         return Response(status_code=204)
 
     @r.post("/v1/workspaces/{ws}/arrows", status_code=201)

@@ -184,6 +184,10 @@ class CanvasOps:
             copies = [n for n in self.ctx.state.canvas.nodes(node.workspace, type="card")
                       if n.data.get("spawned_by") == node_id]
             self.ctx.store.delete_node(node_id)
+            if node.type in ("card", "agent"):
+                # Its service tokens go with it: a token names a node by its id,
+                # and must not act as a node added later with the same id.
+                self.ctx.store.revoke_tokens(f"{node.type}:{node_id}", self.ctx.now())
             self.guard.history(principal, "node.remove", subject)
             self.ctx.state.canvas.remove_node(node_id)
             for copy in copies:

@@ -359,6 +359,12 @@ class Store(Transactional, Protocol):
         """Delete a node and its arrows."""
         ...
 
+    def revoke_tokens(self, principal: str, t: float) -> None:
+        """Revoke, in the open write, every live service token of ``principal``
+        (``card:<id>`` or ``agent:<id>``) at ``t``: its node is removed, and a
+        token must never act as a later node given the same id."""
+        ...
+
     def save_arrow(self, arrow: Arrow) -> None:
         """Insert an arrow."""
         ...

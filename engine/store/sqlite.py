@@ -464,6 +464,11 @@ class SQLiteStore:
         self.tx.write_deferred()  # after the data of nodes changed before
         self.canvas.delete_node(node_id)
 
+    def revoke_tokens(self, principal: str, t: float) -> None:
+        """Revoke every live service token of ``principal`` (its node is removed)."""
+        self.db.conn.execute("update service_tokens set revoked = ? "
+                             "where principal = ? and revoked is null", [t, principal])
+
     def save_arrow(self, arrow: Arrow) -> None:
         """Insert an arrow."""
         self.canvas.save_arrow(arrow)

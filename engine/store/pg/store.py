@@ -484,6 +484,11 @@ class PGStore:
             self.tx.touch("arrow", arrow_id)
         self._exec("nodes", "delete from nodes where id = %s", [node_id], ("node", node_id))
 
+    def revoke_tokens(self, principal: str, t: float) -> None:
+        """Revoke every live service token of ``principal`` (its node is removed)."""
+        self._exec("service_tokens", "update service_tokens set revoked = %s "
+                   "where principal = %s and revoked is null", [t, principal])
+
     def save_arrow(self, arrow: Arrow) -> None:
         """Insert an arrow."""
         self._exec("arrows",

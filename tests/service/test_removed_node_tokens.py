@@ -1,14 +1,14 @@
 """A card token acts only as *that* card (SPEC §10.1) — not as whatever node later
 gets the same id.
 
-Found by p14: tokens name a principal by its id string (``card:c2``) and nothing
-ties them to the node they were minted for. Removing the node leaves its tokens
-live (`engine.service.auth.TokenStore` is never told), so when the operator later
-puts a new card with that id on a canvas — another package, other grants — the
-old token acts as the new card: it makes the new card's calls, reads its log, and
-through the card's event feed (kept per id in `engine.service.events.Feeds`, never
-closed when the node goes) the *new* card's token replays the *old* card's events,
-tool-call arguments included.
+Removing a node revokes its tokens in the store, in the removal's own write
+(whoever removes it: another server on the store sees it within its token
+cache's 2 s), and a server that removed it drops them and the card's event feed
+at once: the feed of a card added later with the id starts afresh, never
+replaying the removed card's events. (Found by a review, round 14: tokens named
+a principal by its id and nothing revoked them with the node; the old token made
+the new card's calls and read its log, and the new card's token replayed the old
+card's tool-call arguments through ``Last-Event-ID``.)
 """
 
 from __future__ import annotations
@@ -76,3 +76,35 @@ def test_a_new_card_does_not_replay_the_events_of_the_card_that_had_its_id(
                        json={"permission": "usage.read"}).status_code == 200
         (first,) = read_frames(stream, 1)
     assert "the old card's secret" not in json.dumps(first), first
+
+
+async def test_removing_a_node_revokes_its_tokens_in_the_store(make_engine, db_path,
+                                                               tmp_path: Path) -> None:
+    """Whoever removes the node (the Python API here, no server running), its tokens
+    are revoked in the same write: a server opened on the store later refuses them,
+    and the tokens of other nodes stand."""
+    from engine.service.auth import TokenStore
+    from tests.conftest import manifest, offer_install
+
+    engine = make_engine()
+    (tmp_path / "ws").mkdir()
+    await engine.create_workspace("w1", str(tmp_path / "ws"))
+    await offer_install(engine, manifest("acme.x", {"usage.read": {}}))
+    for node in ({"id": "c1", "type": "card", "package": "acme.x"},
+                 {"id": "c2", "type": "card", "package": "acme.x"},
+                 {"id": "a1", "type": "agent"}):
+        await engine.add_node(node, workspace="w1")
+    tokens = TokenStore(db_path)
+    try:
+        minted = {p: tokens.mint_sync(p)[1] for p in ("card:c1", "card:c2", "agent:a1")}
+        await engine.remove_node("c1")
+        await engine.remove_node("a1")
+        later = TokenStore(db_path)  # another server on the store, no cache of its own yet
+        try:
+            assert later.lookup(minted["card:c1"]) is None
+            assert later.lookup(minted["agent:a1"]) is None
+            assert later.lookup(minted["card:c2"]) is not None
+        finally:
+            later.close()
+    finally:
+        tokens.close()
