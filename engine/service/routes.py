@@ -137,9 +137,14 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     @r.post("/v1/workspaces/{ws}/nodes", status_code=201)
     async def add_node(ws: str, body: NodeBody, who: Caller = Who) -> Response:
         """Put a node on the canvas (operator)."""
-        _workspace_json(ws)
+        # Who asks, before anything is looked up (here and in every route that
+        # changes the canvas): a card or agent is refused the same whatever
+        # exists elsewhere, and learns nothing of other canvases (SPEC §5).
+        principal = who.by()
+        if principal.is_operator:
+            _workspace_json(ws)
         node = await engine.add_node(body.model_dump(exclude_none=True), workspace=ws,
-                                     by=who.by())
+                                     by=principal)
         return json_response(node.to_dict(), 201)
 
     @r.get("/v1/workspaces/{ws}/nodes")
@@ -174,14 +179,16 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     @r.post("/v1/workspaces/{ws}/arrows", status_code=201)
     async def add_arrow(ws: str, body: ArrowBody, who: Caller = Who) -> Response:
         """Draw an arrow (operator): consent for data."""
-        _workspace_json(ws)
-        src = engine.state.canvas.node(body.from_)
-        if src is not None and src.workspace != ws:
-            raise ServiceError(400, "INVALID_ARROW",
-                               f"{body.from_} is not on workspace {ws}",
-                               reason="other-workspace")
+        principal = who.by()
+        if principal.is_operator:
+            _workspace_json(ws)
+            src = engine.state.canvas.node(body.from_)
+            if src is not None and src.workspace != ws:
+                raise ServiceError(400, "INVALID_ARROW",
+                                   f"{body.from_} is not on workspace {ws}",
+                                   reason="other-workspace")
         raw = body.model_dump(by_alias=True, exclude_none=True)
-        arrow = await engine.add_arrow(raw, by=who.by())
+        arrow = await engine.add_arrow(raw, by=principal)
         return json_response(arrow.to_dict(), 201)
 
     @r.get("/v1/workspaces/{ws}/arrows")
@@ -194,9 +201,10 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     @r.delete("/v1/arrows/{arrow_id}", status_code=204)
     async def delete_arrow(arrow_id: str, who: Caller = Who) -> Response:
         """Remove an arrow (narrowing: operator, or a node on that canvas)."""
-        if engine.state.canvas.arrow(arrow_id) is None:
+        principal = who.by()
+        if principal.is_operator and engine.state.canvas.arrow(arrow_id) is None:
             raise _not_found(f"no arrow {arrow_id!r}")
-        await engine.remove_arrow(arrow_id, by=who.by())
+        await engine.remove_arrow(arrow_id, by=principal)
         return Response(status_code=204)
 
     app.include_router(r)
@@ -247,8 +255,11 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     @r.post("/v1/packages/{name}/install")
     async def install(name: str, body: InstallBody, who: Caller = Who) -> Response:
         """Install: all required permissions, or nothing (operator, from a person)."""
+        principal = who.by()
         async with _lock(name):
-            if body.review_hash is not None:
+            # The hash is compared for a person only: anyone else is refused by the
+            # engine (and the refusal recorded), whatever the hash.
+            if body.review_hash is not None and principal.is_operator:
                 current = (await engine.review(name)).content_hash
                 if body.review_hash != current:
                     raise ServiceError(409, "APPROVAL_REFUSED",
@@ -256,7 +267,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
                                        f"({body.review_hash[:19]}…) is not the package "
                                        f"offered now: stale — review it again",
                                        reason="stale", package=name)
-            rv = await engine.install(name, grant=body.grant, by=who.by())
+            rv = await engine.install(name, grant=body.grant, by=principal)
         return json_response({**rv.to_json(), "installed": True,
                               "granted": sorted(engine.state.grants.get(name, set()))})
 

@@ -225,11 +225,14 @@ class CanvasOps:
     async def remove_arrow(self, arrow_id: str, *, by: object = OPERATOR) -> None:
         """Remove an arrow; prompts queued or held on it are cancelled (not-connected)."""
         arrow = self.ctx.state.canvas.arrow(arrow_id)
+        subject = {"arrow": arrow_id}
+        # Who asks, first: to a card or agent an arrow that does not exist is one
+        # not on its canvas (refused alike, and recorded), so that it learns
+        # nothing of what other canvases hold (SPEC §5).
+        principal = self.guard.require_narrowing(by, "arrow.remove", subject,
+                                                 () if arrow is None else arrow.workspace)
         if arrow is None:
             raise InvalidArrow(f"no arrow {arrow_id!r}", reason="missing-arrow")
-        subject = {"arrow": arrow_id}
-        principal = self.guard.require_narrowing(by, "arrow.remove", subject,
-                                                      arrow.workspace)
         with self.ctx.write():
             self.ctx.store.delete_arrow(arrow_id)
             self.guard.history(principal, "arrow.remove", subject)

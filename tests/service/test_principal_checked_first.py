@@ -3,19 +3,12 @@ looks anything up, so the answer tells it nothing (SPEC §5: "a card learns noth
 about nodes it is not connected to"), and a refused consent attempt is kept in the
 consent history (SPEC §8).
 
-Found by p14: several routes look things up before they ask who is calling:
-- ``POST /v1/packages/{name}/install`` compares ``review_hash`` with the current
-  review first: a card (or an operator token from an agent's process tree) with a
-  wrong hash gets 409 ``stale`` instead of 403, and the refused install is not in
-  the consent history (`engine.service.routes.install`);
-- ``POST /v1/workspaces/{ws}/arrows`` answers 400 ``INVALID_ARROW: X is not on
-  workspace w1`` for a node X of another canvas (`routes.add_arrow`), and 403 for a
-  node that does not exist;
-- ``DELETE /v1/nodes/{id}`` and ``DELETE /v1/arrows/{id}`` answer 404 for an id
-  that does not exist and 403 for one on another canvas;
-- ``POST /v1/workspaces/{ws}/nodes`` answers 404 for a workspace that does not
-  exist and 403 for one that does.
-So a card token maps which node, arrow and workspace ids exist on other canvases.
+So a card (or an operator token from an agent's process tree) installing with a
+wrong ``review_hash`` is refused as not a person, and recorded, not told
+``stale``; and a card's answer about a node, arrow or workspace of another canvas
+is the one about an id that does not exist. (Found by a review, round 14: the
+routes compared the hash, found the workspace and the arrow's first node, and
+answered 404 for a missing node or arrow, before asking who called.)
 """
 
 from __future__ import annotations
