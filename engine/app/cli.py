@@ -40,6 +40,7 @@ from engine.app.common import (
 )
 from engine.app.times import TIME_HELP, format_local, parse_time
 from engine.core.errors import CaseInvalid, ConsentError, InvalidRequest, ManifestInvalid
+from engine.store.logfilter import LOG_OUTCOMES
 
 __all__ = [
     "CliError",
@@ -56,10 +57,6 @@ __all__ = [
     "main",
 ]
 
-#: Every outcome a log row can have (SPEC §8), for ``--outcome``; a tool call's
-#: resolution (SPEC §9) is also ``answered`` or ``failed``.
-LOG_OUTCOMES = ("ok", "queued", "held", "denied", "rate-limited", "approved", "rejected",
-                "expired", "cancelled", "suppressed", "answered", "failed")
 
 
 def _since_until(value: str) -> float:

@@ -58,7 +58,12 @@ from engine.service.context import (
 from engine.service.direct import Direct
 from engine.service.jsonread import loads
 from engine.service.models import BatchBody, CallBody
-from engine.service.problems import ServiceError, error_response, validation_problem
+from engine.service.problems import (
+    ServiceError,
+    error_response,
+    json_content_type,
+    validation_problem,
+)
 from engine.service.toolroutes import (
     MAX_WAIT,
     ToolAnswerBody,
@@ -576,14 +581,8 @@ def _call_headers(scope: Scope) -> tuple[bytes | None, bool, bool]:
 
 
 def _json_type(value: bytes) -> bool:
-    """Whether a ``Content-Type`` value names JSON, as FastAPI reads it: ``application/json``
-    or ``application/*+json``, parameters aside (``email.message.Message``'s reading,
-    which takes a type without exactly one ``/`` as ``text/plain``)."""
-    kind = value.decode("latin-1").split(";")[0].strip().lower()
-    if kind.count("/") != 1:
-        return False
-    main, sub = kind.split("/")
-    return main == "application" and (sub == "json" or sub.endswith("+json"))
+    """Whether a ``Content-Type`` header's raw value names JSON (`json_content_type`)."""
+    return json_content_type(value.decode("latin-1"))
 
 
 def _token_of(header: bytes) -> str | None:

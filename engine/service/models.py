@@ -8,13 +8,15 @@ write their JSON by hand and these models only document them (OpenAPI).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 __all__ = [
     "ApproveBody",
     "ArrowBody",
+    "ArrowOut",
     "BatchBody",
     "BatchResult",
     "CallBody",
@@ -23,18 +25,33 @@ __all__ = [
     "EmitBody",
     "EmitResult",
     "GrantBody",
+    "GrantsOut",
     "HealthOut",
-    "HoldOut",
+    "HistoryEntry",
+    "HistoryOut",
     "HoldApproveBody",
+    "HoldOut",
     "InstallBody",
+    "InstallOut",
+    "Layout",
+    "LogOut",
+    "LogRowOut",
     "NodeBody",
+    "NodeOut",
     "NodePatch",
     "OfferBody",
     "PackageOut",
+    "Ports",
     "Problem",
     "PromptOut",
+    "ReachOut",
+    "ReachStep",
+    "ReachTarget",
+    "ReviewFacts",
+    "ReviewOut",
     "TokenBody",
     "TokenOut",
+    "VerifyOut",
     "WorkspaceBody",
     "WorkspaceOut",
 ]
@@ -79,22 +96,46 @@ class WorkspaceOut(BaseModel):
     settings: dict[str, Any]
 
 
-class NodePatch(_In):
-    """Fields of a node that may change (SPEC §1); the engine checks them per type."""
+class Layout(_In):
+    """Where a node sits on a drawn canvas (JSON Canvas 1.0): its box, and its colour
+    (a preset ``"1"``–``"6"`` or ``"#rrggbb"``)."""
 
-    package: str | None = None
-    visible: bool | None = None
-    background: bool | None = None
-    text: str | None = None
-    items: list[Any] | None = None
-    tasks: list[Any] | None = None
-    name: str | None = None
-    tool: str | None = None
-    status: str | None = None
-    dangerous: bool | None = None
-    shell: str | None = None
-    command: list[str] | None = None
-    layout: dict[str, float] | None = None
+    x: float
+    y: float
+    width: float
+    height: float
+    color: Annotated[str, Field(max_length=32)] | SkipJsonSchema[None] = None
+
+    @field_validator("color", mode="before")
+    @classmethod
+    def _color_is_text(cls, value: object) -> object:
+        if value is None:  # the document offers no null: a colour left out is none
+            raise ValueError("a colour is text (leave it out for none)")
+        return value
+
+
+class NodePatch(_In):
+    """Fields of a node that may change (SPEC §1); the engine checks them per type.
+
+    Each is optional and none is nullable: a field left out is unchanged (in
+    a new node, its default). The document offers no ``null`` (the service
+    would refuse it in a change: a field's wrong type), so no client generated
+    from it sends one.
+    """
+
+    package: str | SkipJsonSchema[None] = None
+    visible: bool | SkipJsonSchema[None] = None
+    background: bool | SkipJsonSchema[None] = None
+    text: str | SkipJsonSchema[None] = None
+    items: list[Any] | SkipJsonSchema[None] = None
+    tasks: list[Any] | SkipJsonSchema[None] = None
+    name: str | SkipJsonSchema[None] = None
+    tool: str | SkipJsonSchema[None] = None
+    status: str | SkipJsonSchema[None] = None
+    dangerous: bool | SkipJsonSchema[None] = None
+    shell: str | SkipJsonSchema[None] = None
+    command: list[str] | SkipJsonSchema[None] = None
+    layout: Layout | SkipJsonSchema[None] = None
 
 
 class NodeBody(NodePatch):
@@ -158,6 +199,191 @@ class DiffOut(BaseModel):
     widened: list[str]
     narrowed: list[str]
     lines: list[str]
+
+
+# ----------------------------------------------------------------- answers
+# What the routes answer, for the published document (and the clients generated
+# from it): the routes write their JSON directly, so these describe it and are
+# not run. A field that may be left out is optional; one that may be null says so.
+
+_Absent = SkipJsonSchema[None]
+
+
+class NodeOut(BaseModel):
+    """A node (SPEC §1): its id, type and the fields of its type, and what the engine
+    keeps of it at run time (an agent's ``status``, ``screen`` and ``chain``, ...)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    type: Literal["card", "note", "todo", "taskboard", "sticky", "agent", "terminal"]
+    package: str | _Absent = None
+    visible: bool | _Absent = None
+    background: bool | _Absent = None
+    text: str | _Absent = None
+    items: list[Any] | _Absent = None
+    tasks: list[Any] | _Absent = None
+    name: str | _Absent = None
+    tool: str | _Absent = None
+    status: str | _Absent = None
+    dangerous: bool | _Absent = None
+    shell: str | _Absent = None
+    command: list[str] | _Absent = None
+    layout: Layout | _Absent = None
+    screen: str | _Absent = None
+    chain: list[str] | _Absent = None
+
+
+class ArrowOut(BaseModel):
+    """An arrow (SPEC §1); the ports only on a port arrow."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    id: str
+    from_: str = Field(alias="from")
+    to: str
+    from_port: str | None | _Absent = None
+    to_port: str | None | _Absent = None
+
+
+class Ports(BaseModel):
+    """How many input and output ports a package's cards have."""
+
+    inputs: int
+    outputs: int
+
+
+class ReviewFacts(BaseModel):
+    """What an install review shows (SPEC §4.1), as the replay cases match it."""
+
+    package: str
+    version: str
+    hash: str = Field(description="the review's content hash: what `review_hash` names")
+    high: list[str]
+    medium: list[str]
+    low: list[str]
+    optional: list[str]
+    tools: list[str]
+    ports: Ports
+
+
+class ReviewOut(ReviewFacts):
+    """The install review, with the lines a person reads."""
+
+    lines: list[str]
+    text: str
+
+
+class InstallOut(ReviewFacts):
+    """An install's answer: the review it was, whether it installed, and what is granted."""
+
+    installed: bool
+    granted: list[str] | _Absent = None
+
+
+class GrantsOut(BaseModel):
+    """A package's grants after a grant or a revoke."""
+
+    package: str
+    granted: list[str]
+
+
+class LogRowOut(BaseModel):
+    """A row of the arrow log (SPEC §8), as stored: null where a column has no value."""
+
+    seq: int
+    t: float
+    workspace: str | None
+    arrow: str | None
+    card: str | None
+    package: str | None
+    version: str | None
+    call: str | None
+    target: str | None
+    payload: str | None
+    chain: list[str] | None
+    outcome: str | None
+    code: str | None
+    reason: str | None
+    approver: str | None
+    prompt: str | None
+    prev: str
+    hash: str
+    payload_bytes: int | None | _Absent = None
+    payload_sha256: str | None | _Absent = None
+
+
+class LogOut(BaseModel):
+    """Arrow log rows in order."""
+
+    rows: list[LogRowOut]
+
+
+class VerifyOut(BaseModel):
+    """The log's hash chain and anchor checked: the first bad row and what is wrong."""
+
+    ok: bool
+    rows: int
+    first_bad: int | None
+    problem: str | None
+
+
+class ReachStep(BaseModel):
+    """One step of a path: from a node to the next, by an arrow and a grant."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: str = Field(alias="from")
+    to: str
+    action: str
+    arrow: str | None
+    grant: str | None
+
+
+class ReachTarget(BaseModel):
+    """Something a card can cause, and the path it rests on."""
+
+    node: str
+    kind: str
+    action: str
+    direct: bool
+    dangerous: bool
+    label: str
+    path: list[ReachStep]
+
+
+class ReachOut(BaseModel):
+    """Everything one card can cause, directly and transitively."""
+
+    card: str
+    package: str
+    targets: list[ReachTarget]
+    dangerous_agents: list[str]
+
+
+class HistoryEntry(BaseModel):
+    """An entry of the consent history (SPEC §8): who changed consent, or tried to."""
+
+    model_config = ConfigDict(extra="allow")
+
+    seq: int
+    t: float
+    principal: str
+    action: str
+    subject: dict[str, Any]
+    accepted: bool
+    code: str | None
+    reason: str | None
+    detail: str | None
+    prev: str | None
+    hash: str | None
+    grants: str | None
+
+
+class HistoryOut(BaseModel):
+    """The consent history, oldest first."""
+
+    entries: list[HistoryEntry]
 
 
 class CallBody(_In):

@@ -29,8 +29,8 @@ from engine.core.errors import (
     with_code,
 )
 
-__all__ = ["PROBLEM", "BodyLimit", "ServiceError", "error_response", "install_handlers", "problem",
-           "status_of", "validation_problem"]
+__all__ = ["PROBLEM", "BodyLimit", "ServiceError", "error_response", "install_handlers",
+           "json_content_type", "problem", "status_of", "validation_problem"]
 
 PROBLEM = "application/problem+json"
 
@@ -115,10 +115,19 @@ def error_response(exc: ConsentError | ServiceError) -> Response:
                    permission=exc.permission, **extra)
 
 
-def validation_problem(errors: Sequence[Any]) -> Response:
-    """A 400 naming what was wrong with a request: malformed JSON, an unknown field, a type."""
+def validation_problem(errors: Sequence[Any], content_type: str | None = None) -> Response:
+    """A 400 naming what was wrong with a request: malformed JSON, an unknown field, a type,
+    or a body not sent as JSON (``content_type``: the request's, when the whole body
+    was refused)."""
     first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
     kind = str(first.get("type", ""))
+    if tuple(first.get("loc", ())) == ("body",) and not json_content_type(content_type):
+        # FastAPI reads a body as JSON only under a JSON type, and says of any
+        # other that it is not an object: the type is what to fix.
+        sent = f"Content-Type {content_type}" if content_type else "no Content-Type"
+        return error_response(ServiceError(
+            400, "INVALID_ARGUMENT", f"body: sent with {sent}; send JSON with "
+            "Content-Type: application/json", reason="content-type"))
     # A JSON syntax error's location is a character offset, not a field.
     where = "body" if kind == "json_invalid" else _where(first.get("loc", ()))
     reason = "malformed-json" if kind == "json_invalid" else (
@@ -128,6 +137,19 @@ def validation_problem(errors: Sequence[Any]) -> Response:
     return error_response(ServiceError(400, "INVALID_ARGUMENT",
                                        f"{where or 'body'}: {first.get('msg', 'invalid')}",
                                        reason=reason, problems=problems))
+
+
+def json_content_type(content_type: str | None) -> bool:
+    """Whether a ``Content-Type`` value names JSON, as FastAPI reads it: ``application/json``
+    or ``application/*+json``, parameters aside (``email.message.Message``'s reading,
+    which takes a type without exactly one ``/`` as ``text/plain``)."""
+    if not content_type:
+        return False
+    kind = content_type.split(";")[0].strip().lower()
+    if kind.count("/") != 1:
+        return False
+    main, sub = kind.split("/")
+    return main == "application" and (sub == "json" or sub.endswith("+json"))
 
 
 def install_handlers(app: FastAPI) -> None:
@@ -141,9 +163,9 @@ def install_handlers(app: FastAPI) -> None:
         assert isinstance(exc, ServiceError)
         return error_response(exc)
 
-    async def invalid(_request: Request, exc: Exception) -> Response:
+    async def invalid(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, RequestValidationError)
-        return validation_problem(exc.errors())
+        return validation_problem(exc.errors(), request.headers.get("content-type"))
 
     async def http(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, StarletteHTTPException)

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
 from starlette.responses import Response, StreamingResponse
 
+from engine.app.times import TIME_HELP, parse_time
 from engine.core.manifest import file_digests
 from engine.service.context import (
     API_VERSION,
@@ -26,6 +28,7 @@ from engine.service.fastlane import decide_batch, decide_call
 from engine.service.models import (
     ApproveBody,
     ArrowBody,
+    ArrowOut,
     BatchBody,
     BatchResult,
     CallBody,
@@ -34,21 +37,30 @@ from engine.service.models import (
     EmitBody,
     EmitResult,
     GrantBody,
+    GrantsOut,
     HealthOut,
+    HistoryOut,
     HoldApproveBody,
     HoldOut,
     InstallBody,
+    InstallOut,
+    LogOut,
     NodeBody,
+    NodeOut,
     NodePatch,
     OfferBody,
     PackageOut,
     PromptOut,
+    ReachOut,
+    ReviewOut,
     TokenBody,
     TokenOut,
+    VerifyOut,
     WorkspaceBody,
     WorkspaceOut,
 )
 from engine.service.problems import ServiceError
+from engine.store.logfilter import LOG_OUTCOMES
 
 if TYPE_CHECKING:
     from engine.core.prompts import Prompt
@@ -134,7 +146,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         _in_workspace(who, ws)
         return json_response(_workspace_json(ws))
 
-    @r.post("/v1/workspaces/{ws}/nodes", status_code=201)
+    @r.post("/v1/workspaces/{ws}/nodes", status_code=201, response_model=NodeOut)
     async def add_node(ws: str, body: NodeBody, who: Caller = Who) -> Response:
         """Put a node on the canvas (operator)."""
         # Who asks, before anything is looked up (here and in every route that
@@ -147,21 +159,24 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
                                      by=principal)
         return json_response(node.to_dict(), 201)
 
-    @r.get("/v1/workspaces/{ws}/nodes")
+    @r.get("/v1/workspaces/{ws}/nodes", response_model=list[NodeOut])
     async def list_nodes(ws: str, who: Caller = Who) -> Response:
         """The nodes of a canvas (operator)."""
         who.require_operator("listing the canvas")
         _workspace_json(ws)
         return json_response([n.to_dict() for n in engine.state.canvas.nodes(ws)])
 
-    @r.patch("/v1/nodes/{node_id}")
+    @r.patch("/v1/nodes/{node_id}", response_model=NodeOut)
     async def patch_node(node_id: str, body: NodePatch, who: Caller = Who) -> Response:
         """Change fields of a node (operator)."""
+        principal = who.by()
+        if principal.is_operator and engine.state.canvas.node(node_id) is None:
+            raise _not_found(f"no node {node_id!r}")
         fields = body.model_dump(exclude_unset=True)
         if not fields:
             raise ServiceError(400, "INVALID_ARGUMENT", "no field to change",
                                reason="empty")
-        node = await engine.set_node(node_id, fields, by=who.by())
+        node = await engine.set_node(node_id, fields, by=principal)
         return json_response(node.to_dict())
 
     @r.delete("/v1/nodes/{node_id}", status_code=204)
@@ -176,7 +191,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
             service.node_removed(node_id, node.type)
         return Response(status_code=204)
 
-    @r.post("/v1/workspaces/{ws}/arrows", status_code=201)
+    @r.post("/v1/workspaces/{ws}/arrows", status_code=201, response_model=ArrowOut)
     async def add_arrow(ws: str, body: ArrowBody, who: Caller = Who) -> Response:
         """Draw an arrow (operator): consent for data."""
         principal = who.by()
@@ -191,7 +206,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         arrow = await engine.add_arrow(raw, by=principal)
         return json_response(arrow.to_dict(), 201)
 
-    @r.get("/v1/workspaces/{ws}/arrows")
+    @r.get("/v1/workspaces/{ws}/arrows", response_model=list[ArrowOut])
     async def list_arrows(ws: str, who: Caller = Who) -> Response:
         """The arrows of a canvas (operator)."""
         who.require_operator("listing the canvas")
@@ -245,14 +260,14 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
                 state, digest = "available", engine.state.packages[name].hash
         return json_response({"package": name, "state": state, "hash": digest}, 201)
 
-    @r.get("/v1/packages/{name}/review")
+    @r.get("/v1/packages/{name}/review", response_model=ReviewOut)
     async def review(name: str, who: Caller = Who) -> Response:
         """The install review a person is shown; its ``hash`` is what install names."""
         who.require_operator("reading a review")
         rv = await engine.review(name)
         return json_response({**rv.to_json(), "lines": list(rv.lines), "text": rv.text})
 
-    @r.post("/v1/packages/{name}/install")
+    @r.post("/v1/packages/{name}/install", response_model=InstallOut)
     async def install(name: str, body: InstallBody, who: Caller = Who) -> Response:
         """Install: all required permissions, or nothing (operator, from a person)."""
         principal = who.by()
@@ -271,20 +286,20 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         return json_response({**rv.to_json(), "installed": True,
                               "granted": sorted(engine.state.grants.get(name, set()))})
 
-    @r.post("/v1/packages/{name}/decline")
+    @r.post("/v1/packages/{name}/decline", response_model=InstallOut)
     async def decline(name: str, who: Caller = Who) -> Response:
         """The person declined the install: nothing is installed."""
         rv = await engine.install(name, accept=False, by=who.by())
         return json_response({**rv.to_json(), "installed": False})
 
-    @r.post("/v1/packages/{name}/grant")
+    @r.post("/v1/packages/{name}/grant", response_model=GrantsOut)
     async def grant(name: str, body: GrantBody, who: Caller = Who) -> Response:
         """Grant one declared permission (operator)."""
         await engine.grant(name, body.permission, by=who.by())
         return json_response({"package": name,
                               "granted": sorted(engine.state.grants.get(name, set()))})
 
-    @r.post("/v1/packages/{name}/revoke")
+    @r.post("/v1/packages/{name}/revoke", response_model=GrantsOut)
     async def revoke(name: str, body: GrantBody, who: Caller = Who) -> Response:
         """Revoke a permission (narrowing)."""
         await engine.revoke(name, body.permission, by=who.by())
@@ -450,17 +465,27 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     # ------------------------------------------------------------ log, reach, history
     r = APIRouter(tags=["log"])
 
-    @r.get("/v1/log")
+    @r.get("/v1/log", response_model=LogOut)
     async def log(who: Caller = Who,
                   arrow: str | None = Query(None, max_length=256),
                   card: str | None = Query(None, max_length=256),
                   package: str | None = Query(None, max_length=256),
-                  outcome: str | None = Query(None, max_length=32),
+                  outcome: str | None = Query(None, max_length=32,
+                                              description="one of " + ", ".join(LOG_OUTCOMES)),
                   call: str | None = Query(None, max_length=128),
-                  since: float | None = Query(None, allow_inf_nan=False),
-                  until: float | None = Query(None, allow_inf_nan=False),
+                  since: str | None = Query(None, max_length=64, description=TIME_HELP),
+                  until: str | None = Query(None, max_length=64, description=TIME_HELP),
                   limit: int = Query(1000, ge=1, le=100_000)) -> Response:
-        """Arrow log rows in order, filtered as ``arrowgate log show`` (a card: its own)."""
+        """Arrow log rows in order, filtered as ``arrowgate log show`` (a card: its own):
+        the same outcomes, and the same times (an ISO time without an offset is UTC)."""
+        if outcome is not None and outcome not in LOG_OUTCOMES:
+            # A typo must not read as an empty log.
+            raise ServiceError(400, "INVALID_ARGUMENT",
+                               f"outcome {outcome!r}: one of {', '.join(LOG_OUTCOMES)}",
+                               reason="outcome")
+        now = time.time()
+        since_t, until_t = (None if v is None else _log_time(name, v, now)
+                            for name, v in (("since", since), ("until", until)))
         p = who.principal
         if p.kind == "card":
             if card is not None and card != p.node:
@@ -469,8 +494,14 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         elif not p.is_operator:
             who.require_operator("reading the log")
         rows = engine.log_rows(arrow=arrow, card=card, package=package, outcome=outcome,
-                               call=call, since=since, until=until, limit=limit)
+                               call=call, since=since_t, until=until_t, limit=limit)
         return json_response({"rows": rows})
+
+    def _log_time(name: str, value: str, now: float) -> float:
+        try:
+            return parse_time(value, now)
+        except ValueError as exc:
+            raise ServiceError(400, "INVALID_ARGUMENT", f"{name}: {exc}", reason=name) from exc
 
     @r.get("/v1/log/export", response_class=StreamingResponse,
            responses={200: {"content": {"application/jsonl": {"schema": {"type": "string"}}},
@@ -490,13 +521,13 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
 
         return StreamingResponse(lines(), media_type="application/jsonl")
 
-    @r.post("/v1/log/verify")
+    @r.post("/v1/log/verify", response_model=VerifyOut)
     async def log_verify(who: Caller = Who) -> Response:
         """Check the log's hash chain and anchor (operator)."""
         who.require_operator("verifying the log")
         return json_response(engine.verify_log().to_json())
 
-    @r.get("/v1/reach/{card}")
+    @r.get("/v1/reach/{card}", response_model=ReachOut)
     async def reach(card: str, who: Caller = Who) -> Response:
         """What a card can cause, directly and transitively (the operator, or the card)."""
         who.acts_as_card(card)
@@ -508,7 +539,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
             raise _not_found(f"no custom card {card!r} on any canvas") from None
         return json_response(result.to_json())
 
-    @r.get("/v1/history")
+    @r.get("/v1/history", response_model=HistoryOut)
     async def history(who: Caller = Who,
                       package: str | None = Query(None, max_length=256)) -> Response:
         """The consent history: who changed consent, or tried to (operator)."""

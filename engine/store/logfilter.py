@@ -15,7 +15,12 @@ from typing import Any
 
 from engine.store.logkeys import key_of, keyed_condition
 
-__all__ = ["TIMELINE_KIND", "LogFilter", "Positions", "timeline_counts"]
+__all__ = ["LOG_OUTCOMES", "TIMELINE_KIND", "LogFilter", "Positions", "timeline_counts"]
+
+#: Every outcome a log row can have (SPEC §8), for ``--outcome`` and the service's
+#: ``outcome=``; a tool call's resolution (SPEC §9) is also ``answered`` or ``failed``.
+LOG_OUTCOMES = ("ok", "queued", "held", "denied", "rate-limited", "approved", "rejected",
+                "expired", "cancelled", "suppressed", "answered", "failed")
 
 
 @dataclass(frozen=True, slots=True)

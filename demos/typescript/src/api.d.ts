@@ -546,7 +546,8 @@ export interface paths {
         };
         /**
          * Log
-         * @description Arrow log rows in order, filtered as ``arrowgate log show`` (a card: its own).
+         * @description Arrow log rows in order, filtered as ``arrowgate log show`` (a card: its own):
+         *     the same outcomes, and the same times (an ISO time without an offset is UTC).
          */
         get: operations["log"];
         put?: never;
@@ -788,6 +789,22 @@ export interface components {
             to_port?: string | null;
         };
         /**
+         * ArrowOut
+         * @description An arrow (SPEC §1); the ports only on a port arrow.
+         */
+        ArrowOut: {
+            /** Id */
+            id: string;
+            /** From */
+            from: string;
+            /** To */
+            to: string;
+            /** From Port */
+            from_port?: string | null;
+            /** To Port */
+            to_port?: string | null;
+        };
+        /**
          * BatchBody
          * @description Many calls in one round trip; each is decided as if sent alone, in order.
          */
@@ -905,6 +922,16 @@ export interface components {
             permission: string;
         };
         /**
+         * GrantsOut
+         * @description A package's grants after a grant or a revoke.
+         */
+        GrantsOut: {
+            /** Package */
+            package: string;
+            /** Granted */
+            granted: string[];
+        };
+        /**
          * HealthOut
          * @description The service is up.
          */
@@ -928,6 +955,48 @@ export interface components {
             state: string;
             /** Agent */
             agent: string;
+        };
+        /**
+         * HistoryEntry
+         * @description An entry of the consent history (SPEC §8): who changed consent, or tried to.
+         */
+        HistoryEntry: {
+            /** Seq */
+            seq: number;
+            /** T */
+            t: number;
+            /** Principal */
+            principal: string;
+            /** Action */
+            action: string;
+            /** Subject */
+            subject: {
+                [key: string]: unknown;
+            };
+            /** Accepted */
+            accepted: boolean;
+            /** Code */
+            code: string | null;
+            /** Reason */
+            reason: string | null;
+            /** Detail */
+            detail: string | null;
+            /** Prev */
+            prev: string | null;
+            /** Hash */
+            hash: string | null;
+            /** Grants */
+            grants: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * HistoryOut
+         * @description The consent history, oldest first.
+         */
+        HistoryOut: {
+            /** Entries */
+            entries: components["schemas"]["HistoryEntry"][];
         };
         /**
          * HoldApproveBody
@@ -973,38 +1042,136 @@ export interface components {
             review_hash?: string | null;
         };
         /**
+         * InstallOut
+         * @description An install's answer: the review it was, whether it installed, and what is granted.
+         */
+        InstallOut: {
+            /** Package */
+            package: string;
+            /** Version */
+            version: string;
+            /**
+             * Hash
+             * @description the review's content hash: what `review_hash` names
+             */
+            hash: string;
+            /** High */
+            high: string[];
+            /** Medium */
+            medium: string[];
+            /** Low */
+            low: string[];
+            /** Optional */
+            optional: string[];
+            /** Tools */
+            tools: string[];
+            ports: components["schemas"]["Ports"];
+            /** Installed */
+            installed: boolean;
+            /** Granted */
+            granted?: string[];
+        };
+        /**
+         * Layout
+         * @description Where a node sits on a drawn canvas (JSON Canvas 1.0): its box, and its colour
+         *     (a preset ``"1"``–``"6"`` or ``"#rrggbb"``).
+         */
+        Layout: {
+            /** X */
+            x: number;
+            /** Y */
+            y: number;
+            /** Width */
+            width: number;
+            /** Height */
+            height: number;
+            /** Color */
+            color?: string;
+        };
+        /**
+         * LogOut
+         * @description Arrow log rows in order.
+         */
+        LogOut: {
+            /** Rows */
+            rows: components["schemas"]["LogRowOut"][];
+        };
+        /**
+         * LogRowOut
+         * @description A row of the arrow log (SPEC §8), as stored: null where a column has no value.
+         */
+        LogRowOut: {
+            /** Seq */
+            seq: number;
+            /** T */
+            t: number;
+            /** Workspace */
+            workspace: string | null;
+            /** Arrow */
+            arrow: string | null;
+            /** Card */
+            card: string | null;
+            /** Package */
+            package: string | null;
+            /** Version */
+            version: string | null;
+            /** Call */
+            call: string | null;
+            /** Target */
+            target: string | null;
+            /** Payload */
+            payload: string | null;
+            /** Chain */
+            chain: string[] | null;
+            /** Outcome */
+            outcome: string | null;
+            /** Code */
+            code: string | null;
+            /** Reason */
+            reason: string | null;
+            /** Approver */
+            approver: string | null;
+            /** Prompt */
+            prompt: string | null;
+            /** Prev */
+            prev: string;
+            /** Hash */
+            hash: string;
+            /** Payload Bytes */
+            payload_bytes?: number | null;
+            /** Payload Sha256 */
+            payload_sha256?: string | null;
+        };
+        /**
          * NodeBody
          * @description A node of SPEC §1: ``{"id", "type", ...the type's fields}``.
          */
         NodeBody: {
             /** Package */
-            package?: string | null;
+            package?: string;
             /** Visible */
-            visible?: boolean | null;
+            visible?: boolean;
             /** Background */
-            background?: boolean | null;
+            background?: boolean;
             /** Text */
-            text?: string | null;
+            text?: string;
             /** Items */
-            items?: unknown[] | null;
+            items?: unknown[];
             /** Tasks */
-            tasks?: unknown[] | null;
+            tasks?: unknown[];
             /** Name */
-            name?: string | null;
+            name?: string;
             /** Tool */
-            tool?: string | null;
+            tool?: string;
             /** Status */
-            status?: string | null;
+            status?: string;
             /** Dangerous */
-            dangerous?: boolean | null;
+            dangerous?: boolean;
             /** Shell */
-            shell?: string | null;
+            shell?: string;
             /** Command */
-            command?: string[] | null;
-            /** Layout */
-            layout?: {
-                [key: string]: number;
-            } | null;
+            command?: string[];
+            layout?: components["schemas"]["Layout"];
             /** Id */
             id: string;
             /**
@@ -1014,38 +1181,85 @@ export interface components {
             type: "card" | "note" | "todo" | "taskboard" | "sticky" | "agent" | "terminal";
         };
         /**
+         * NodeOut
+         * @description A node (SPEC §1): its id, type and the fields of its type, and what the engine
+         *     keeps of it at run time (an agent's ``status``, ``screen`` and ``chain``, ...).
+         */
+        NodeOut: {
+            /** Id */
+            id: string;
+            /**
+             * Type
+             * @enum {string}
+             */
+            type: "card" | "note" | "todo" | "taskboard" | "sticky" | "agent" | "terminal";
+            /** Package */
+            package?: string;
+            /** Visible */
+            visible?: boolean;
+            /** Background */
+            background?: boolean;
+            /** Text */
+            text?: string;
+            /** Items */
+            items?: unknown[];
+            /** Tasks */
+            tasks?: unknown[];
+            /** Name */
+            name?: string;
+            /** Tool */
+            tool?: string;
+            /** Status */
+            status?: string;
+            /** Dangerous */
+            dangerous?: boolean;
+            /** Shell */
+            shell?: string;
+            /** Command */
+            command?: string[];
+            layout?: components["schemas"]["Layout"];
+            /** Screen */
+            screen?: string;
+            /** Chain */
+            chain?: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        /**
          * NodePatch
          * @description Fields of a node that may change (SPEC §1); the engine checks them per type.
+         *
+         *     Each is optional and none is nullable: a field left out is unchanged (in
+         *     a new node, its default). The document offers no ``null`` (the service
+         *     would refuse it in a change: a field's wrong type), so no client generated
+         *     from it sends one.
          */
         NodePatch: {
             /** Package */
-            package?: string | null;
+            package?: string;
             /** Visible */
-            visible?: boolean | null;
+            visible?: boolean;
             /** Background */
-            background?: boolean | null;
+            background?: boolean;
             /** Text */
-            text?: string | null;
+            text?: string;
             /** Items */
-            items?: unknown[] | null;
+            items?: unknown[];
             /** Tasks */
-            tasks?: unknown[] | null;
+            tasks?: unknown[];
             /** Name */
-            name?: string | null;
+            name?: string;
             /** Tool */
-            tool?: string | null;
+            tool?: string;
             /** Status */
-            status?: string | null;
+            status?: string;
             /** Dangerous */
-            dangerous?: boolean | null;
+            dangerous?: boolean;
             /** Shell */
-            shell?: string | null;
+            shell?: string;
             /** Command */
-            command?: string[] | null;
-            /** Layout */
-            layout?: {
-                [key: string]: number;
-            } | null;
+            command?: string[];
+            layout?: components["schemas"]["Layout"];
         };
         /**
          * OfferBody
@@ -1077,6 +1291,16 @@ export interface components {
             hash: string;
         };
         /**
+         * Ports
+         * @description How many input and output ports a package's cards have.
+         */
+        Ports: {
+            /** Inputs */
+            inputs: number;
+            /** Outputs */
+            outputs: number;
+        };
+        /**
          * PromptOut
          * @description A prompt and its state on the arrow (SPEC §6, §7).
          */
@@ -1103,6 +1327,86 @@ export interface components {
             reason: string | null;
             /** Message */
             message: string;
+        };
+        /**
+         * ReachOut
+         * @description Everything one card can cause, directly and transitively.
+         */
+        ReachOut: {
+            /** Card */
+            card: string;
+            /** Package */
+            package: string;
+            /** Targets */
+            targets: components["schemas"]["ReachTarget"][];
+            /** Dangerous Agents */
+            dangerous_agents: string[];
+        };
+        /**
+         * ReachStep
+         * @description One step of a path: from a node to the next, by an arrow and a grant.
+         */
+        ReachStep: {
+            /** From */
+            from: string;
+            /** To */
+            to: string;
+            /** Action */
+            action: string;
+            /** Arrow */
+            arrow: string | null;
+            /** Grant */
+            grant: string | null;
+        };
+        /**
+         * ReachTarget
+         * @description Something a card can cause, and the path it rests on.
+         */
+        ReachTarget: {
+            /** Node */
+            node: string;
+            /** Kind */
+            kind: string;
+            /** Action */
+            action: string;
+            /** Direct */
+            direct: boolean;
+            /** Dangerous */
+            dangerous: boolean;
+            /** Label */
+            label: string;
+            /** Path */
+            path: components["schemas"]["ReachStep"][];
+        };
+        /**
+         * ReviewOut
+         * @description The install review, with the lines a person reads.
+         */
+        ReviewOut: {
+            /** Package */
+            package: string;
+            /** Version */
+            version: string;
+            /**
+             * Hash
+             * @description the review's content hash: what `review_hash` names
+             */
+            hash: string;
+            /** High */
+            high: string[];
+            /** Medium */
+            medium: string[];
+            /** Low */
+            low: string[];
+            /** Optional */
+            optional: string[];
+            /** Tools */
+            tools: string[];
+            ports: components["schemas"]["Ports"];
+            /** Lines */
+            lines: string[];
+            /** Text */
+            text: string;
         };
         /**
          * TokenBody
@@ -1226,6 +1530,20 @@ export interface components {
             input: {
                 [key: string]: unknown;
             };
+        };
+        /**
+         * VerifyOut
+         * @description The log's hash chain and anchor checked: the first bad row and what is wrong.
+         */
+        VerifyOut: {
+            /** Ok */
+            ok: boolean;
+            /** Rows */
+            rows: number;
+            /** First Bad */
+            first_bad: number | null;
+            /** Problem */
+            problem: string | null;
         };
         /**
          * WorkspaceBody
@@ -1685,7 +2003,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["NodeOut"][];
                 };
             };
             /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
@@ -1774,7 +2092,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["NodeOut"];
                 };
             };
             /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
@@ -1946,7 +2264,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["NodeOut"];
                 };
             };
             /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
@@ -2031,7 +2349,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["ArrowOut"][];
                 };
             };
             /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
@@ -2120,7 +2438,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["ArrowOut"];
                 };
             };
             /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
@@ -2375,7 +2693,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["ReviewOut"];
                 };
             };
             /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
@@ -2464,7 +2782,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["InstallOut"];
                 };
             };
             /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
@@ -2549,7 +2867,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["InstallOut"];
                 };
             };
             /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
@@ -2638,7 +2956,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["GrantsOut"];
                 };
             };
             /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
@@ -2727,7 +3045,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["GrantsOut"];
                 };
             };
             /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
@@ -3752,10 +4070,13 @@ export interface operations {
                 arrow?: string | null;
                 card?: string | null;
                 package?: string | null;
+                /** @description one of ok, queued, held, denied, rate-limited, approved, rejected, expired, cancelled, suppressed, answered, failed */
                 outcome?: string | null;
                 call?: string | null;
-                since?: number | null;
-                until?: number | null;
+                /** @description seconds since the epoch, an ISO time (2026-01-15T08:00, 2026-01-15 08:00:30, with an optional offset or Z), or a span back from now (30s, 10m, 2h, 1d) */
+                since?: string | null;
+                /** @description seconds since the epoch, an ISO time (2026-01-15T08:00, 2026-01-15 08:00:30, with an optional offset or Z), or a span back from now (30s, 10m, 2h, 1d) */
+                until?: string | null;
                 limit?: number;
             };
             header?: never;
@@ -3770,7 +4091,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["LogOut"];
                 };
             };
             /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
@@ -3936,7 +4257,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["VerifyOut"];
                 };
             };
             /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
@@ -4021,7 +4342,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["ReachOut"];
                 };
             };
             /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
@@ -4106,7 +4427,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": unknown;
+                    "application/json": components["schemas"]["HistoryOut"];
                 };
             };
             /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */

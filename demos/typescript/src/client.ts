@@ -39,25 +39,8 @@ export type NodeBody = RequestBody<"/v1/workspaces/{ws}/nodes", "post">;
 /** An arrow of SPEC §1. */
 export type ArrowBody = RequestBody<"/v1/workspaces/{ws}/arrows", "post">;
 
-/**
- * The install review. The service's OpenAPI document gives this route no
- * schema, so its shape is declared here and checked when it arrives.
- */
-export interface Review {
-  package: string;
-  version: string;
-  hash: string;
-  lines: string[];
-  text: string;
-  [key: string]: unknown;
-}
-
-function isReview(value: unknown): value is Review {
-  if (typeof value !== "object" || value === null) return false;
-  const v = value as Record<string, unknown>;
-  return typeof v.hash === "string" && Array.isArray(v.lines)
-    && v.lines.every((line) => typeof line === "string");
-}
+/** The install review, with the lines a person reads (its `hash` is what install names). */
+export type Review = Answer<"/v1/packages/{name}/review", "get">;
 
 /** An `application/problem+json` answer (RFC 9457) with the engine's `code` and `reason`. */
 export interface Problem {
@@ -201,11 +184,8 @@ export class Arrowgate {
   }
 
   /** The install review a person reads before installing (its `hash` is what install names). */
-  async review(name: string): Promise<Review> {
-    const answer: unknown = await this.request("get", "/v1/packages/{name}/review",
-      { params: { name } });
-    if (!isReview(answer)) throw new Error(`the review of ${name} has no hash and lines`);
-    return answer;
+  review(name: string): Promise<Review> {
+    return this.request("get", "/v1/packages/{name}/review", { params: { name } });
   }
 
   /** Install with the hash of the review the person saw (operator). */
