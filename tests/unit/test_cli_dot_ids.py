@@ -1,4 +1,6 @@
-"""r14: ``node remove`` / ``arrow remove`` through ``--service`` cannot reach an id ``.`` or ``..``.
+"""``node remove`` / ``arrow remove`` through ``--service`` reach an id ``.`` or ``..``.
+
+(Found by a hostile review, round 14, when it did not hold: ``node remove`` / ``arrow remove`` through ``--service`` cannot reach an id ``.`` or ``..``.)
 
 The service takes any id of 1-256 characters, ``.`` and ``..`` included, and
 ``DELETE /v1/nodes/%2E%2E`` removes node ``..``. But `engine.app.cli_write._seg`

@@ -1,4 +1,6 @@
-"""r14: a wait whose client has gone keeps running on the server until its timeout.
+"""A wait whose client has gone ends: the server keeps no task or memory for it.
+
+(Found by a hostile review, round 14, when it did not hold: a wait whose client has gone keeps running on the server until its timeout.)
 
 ``GET /v1/prompts/{id}/wait?timeout=S`` and ``GET /v1/tool-calls/{id}/wait?timeout=S``
 (up to 300 s) are not watched for the client's disconnect (the event streams

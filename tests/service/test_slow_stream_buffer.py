@@ -1,4 +1,6 @@
-"""r14: a slow event-stream client makes the server buffer the whole backlog, per stream.
+"""A slow event-stream client makes the server buffer little, whatever the backlog.
+
+(Found by a hostile review, round 14, when it did not hold: a slow event-stream client makes the server buffer the whole backlog, per stream.)
 
 The module docstring of `engine.service.events`: "a client too slow to keep up
 never makes the server buffer more — when the ring has moved past its cursor it

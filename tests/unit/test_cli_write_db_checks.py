@@ -1,4 +1,6 @@
-"""r14: the write verbs' ``--db`` is checked like every other verb's (engine.app.common.db_path).
+"""The write verbs' ``--db`` is checked like every other verb's (engine.app.common.db_path).
+
+(Found by a hostile review, round 14, when it did not hold: the write verbs' ``--db`` is checked like every other verb's (engine.app.common.db_path).)
 
 `engine.app.common.db_path` refuses a file that is not an arrowgate database
 "so a typo can never turn into tables written into the wrong file" (exit 2,

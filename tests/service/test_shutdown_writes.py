@@ -1,4 +1,6 @@
-"""r14: SIGTERM in the middle of bursts of every write route, not only calls.
+"""SIGTERM or SIGINT in the middle of bursts of every write route loses no write it answered.
+
+(Found by a hostile review, round 14, when it did not hold: sIGTERM in the middle of bursts of every write route, not only calls.)
 
 SPEC §10 "Storage": every change of consent and every log row is durable once the
 call that made it returns; `engine.service.serve`: on SIGTERM the server lets

@@ -1,4 +1,6 @@
-"""r14: a write verb through ``--service`` with a value JSON cannot carry crashes the CLI.
+"""A write verb through ``--service`` given a value JSON cannot carry is a usage error, not a crash.
+
+(Found by a hostile review, round 14, when it did not hold: a write verb through ``--service`` with a value JSON cannot carry crashes the CLI.)
 
 `_fields` (``--set KEY=VALUE``) and `_json_object` (``--args``) read values with
 ``json.loads``, which accepts ``NaN``, ``Infinity``, ``1e999`` and ``"\\ud800"``.
