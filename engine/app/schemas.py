@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from engine.core.catalogue import PERMISSIONS
-from engine.core.manifest import Manifest
+from engine.core.manifest import Manifest, Tool
 
 __all__ = [
     "AgentNode",
@@ -230,7 +230,17 @@ def _manifest_schema() -> dict[str, Any]:
     schema = Manifest.model_json_schema()
     # The model checks names against the catalogue in code; say it in the schema.
     schema["properties"]["permissions"]["propertyNames"] = {"enum": list(PERMISSIONS)}
+    # A tool is a bare name or an object (SPEC §2), which the engine reads before
+    # the model sees the names: say both here.
+    tool = Tool.model_json_schema()
+    tool["properties"]["name"]["pattern"] = _TOOL_NAME
+    schema["properties"]["tools"]["items"] = {"anyOf": [{"type": "string", "pattern": _TOOL_NAME},
+                                                        tool]}
     return schema
+
+
+#: A tool's name (SPEC §2).
+_TOOL_NAME = "^[a-z][a-z0-9_]{0,63}$"
 
 
 def schemas() -> dict[str, dict[str, Any]]:

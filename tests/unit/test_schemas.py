@@ -83,3 +83,20 @@ def test_schema_files_are_json_schema_2020_12() -> None:
     for path in (ROOT / "schemas").glob("*.json"):
         doc = json.loads(path.read_text())
         assert doc["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+
+
+def test_the_manifest_schema_takes_tools_as_names_and_objects() -> None:
+    """SPEC §2: a tool is a name, or ``{"name", "description", "input"}``; the published
+    schema says both (it took only names, refusing manifests the engine installs)."""
+    import jsonschema
+
+    from engine.core.manifest import parse_manifest
+
+    raw = {"name": "acme.tools", "version": "1.0.0", "permissions": {},
+           "tools": ["ping", {"name": "search", "description": "Search the notes.",
+                              "input": {"type": "object",
+                                        "properties": {"q": {"type": "string"}}}}]}
+    parse_manifest(raw)  # the engine takes it
+    jsonschema.validate(raw, schemas()["manifest.json"])
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({**raw, "tools": ["Bad Name"]}, schemas()["manifest.json"])
