@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote, urlsplit
 
-from engine.core.decision import CallDenied
+from engine.core.decision import CallDenied, Decision
 from engine.core.errors import (
     ApprovalRefused,
     ConsentError,
@@ -142,6 +142,15 @@ class Backend(Protocol):
     async def approve_hold(self, prompt_id: str, digest: str) -> dict[str, Any]: ...
     async def reject_hold(self, prompt_id: str) -> dict[str, Any]: ...
     async def aclose(self) -> None: ...
+
+
+def _decision(d: Decision) -> dict[str, Any]:
+    """A Decision as the service answers it: every field, null when unset, so that a
+    script reads the same keys through ``--db`` and ``--service``."""
+    out = d.to_json()
+    for name in ("retry_after", "prompt", "value"):
+        out.setdefault(name, None)
+    return out
 
 
 class LocalBackend:
@@ -249,7 +258,7 @@ class LocalBackend:
         """A card's call; the Decision as JSON."""
         decision = await self.engine.call(body["card"], body["call"], body.get("target"),
                                           body.get("args"), context=body.get("context"))
-        return decision.to_json()
+        return _decision(decision)
 
     async def holds(self) -> list[dict[str, Any]]:
         """Held prompts, oldest first."""
@@ -259,11 +268,11 @@ class LocalBackend:
 
     async def approve_hold(self, prompt_id: str, digest: str) -> dict[str, Any]:
         """Approve a held prompt by the digest of the text shown."""
-        return (await self.engine.approve_hold(prompt_id, text_sha256=digest)).to_json()
+        return _decision(await self.engine.approve_hold(prompt_id, text_sha256=digest))
 
     async def reject_hold(self, prompt_id: str) -> dict[str, Any]:
         """Reject a held prompt."""
-        return (await self.engine.reject_hold(prompt_id)).to_json()
+        return _decision(await self.engine.reject_hold(prompt_id))
 
     async def aclose(self) -> None:
         """Commit and close the database."""
@@ -459,7 +468,10 @@ def _token(args: argparse.Namespace) -> str:
         with path.open("rb") as fh:
             raw = fh.read(_TOKEN_MAX + 1)
     except OSError as exc:
-        raise Failure(USAGE, f"cannot read the token file {path}: {exc.strerror or exc}") from exc
+        hint = "" if args.token_file else \
+            " (give --token-file: the one `arrowgate serve` wrote, or --db of its database)"
+        raise Failure(USAGE, f"cannot read the token file {path}: "
+                             f"{exc.strerror or exc}{hint}") from exc
     token = raw.decode("utf-8", "replace").strip()
     if not token or len(raw) > _TOKEN_MAX or any(c.isspace() for c in token):
         raise Failure(USAGE, f"the token file {path} does not hold one token")

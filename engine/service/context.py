@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from engine.service.problems import Receive
 
 __all__ = ["API_VERSION", "MAX_BODY", "Caller", "Service", "Shown", "Watch", "authenticate",
-           "decision_json", "disconnected", "json_response", "may_act_as_card"]
+           "decision_json", "disconnected", "json_response", "kind_phrase", "may_act_as_card"]
 
 _T = TypeVar("_T")
 
@@ -238,6 +238,11 @@ class Caller:
         may_act_as_card(self.principal, card)
 
 
+def kind_phrase(kind: str) -> str:
+    """``a card``, ``an agent``: the article a principal's kind takes."""
+    return f"an {kind}" if kind[:1] in ("a", "e", "i", "o", "u") else f"a {kind}"
+
+
 def may_act_as_card(p: Principal, card: str) -> None:
     """The operator (the canvas app) or that card's own token may act as the card.
 
@@ -247,7 +252,7 @@ def may_act_as_card(p: Principal, card: str) -> None:
     if p.is_operator or (p.kind == "card" and p.node == card):
         return
     raise ServiceError(403, "APPROVAL_REFUSED",
-                       f"a {p.kind} token ({p.raw}) may not act as "
+                       f"{kind_phrase(p.kind)} token ({p.raw}) may not act as "
                        f"card {card}", reason="wrong-principal")
 
 

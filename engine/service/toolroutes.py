@@ -38,6 +38,7 @@ from engine.service.context import (
     Shown,
     decision_json,
     json_response,
+    kind_phrase,
 )
 from engine.service.models import DecisionOut
 from engine.service.problems import ServiceError
@@ -158,7 +159,7 @@ def _as_agent(principal: Principal, agent: str) -> None:
     if principal.is_operator or (principal.kind == "agent" and principal.node == agent):
         return
     raise ServiceError(403, "APPROVAL_REFUSED",
-                       f"a {principal.kind} token ({principal.raw}) may not act as "
+                       f"{kind_phrase(principal.kind)} token ({principal.raw}) may not act as "
                        f"agent {agent}", reason="wrong-principal")
 
 

@@ -211,7 +211,8 @@ class Prompts:
         self.record.log_row(prompt_decision(prompt).with_(code=code, reason=reason),
                       outcome=outcome, payload=prompt.text, chain=prompt.chain, t=t,
                       approver=approver)
-        self.ctx.emit("prompt.resolved", prompt.card, prompt=prompt.id, state=state, code=code)
+        self.ctx.emit("prompt.resolved", prompt.card, prompt=prompt.id, state=state, code=code,
+                      reason=reason)
 
     def recheck(self, prompt: Prompt, *, count_limits: bool = False) -> Decision | Passed:
         """Checks 1–9 again for an open prompt, with its real target and arrow.

@@ -82,6 +82,12 @@ def test_a_refusal_for_want_of_an_arrow_then_the_arrow(canvas, capsys) -> None:
     assert code == 1
     decision = json.loads(out)
     assert (decision["code"], decision["reason"]) == ("PERMISSION_DENIED", "not-connected")
+    # The keys the service answers (`decision_json`), null when unset: a script reads the
+    # same object through --db and --service.
+    assert set(decision) == {"outcome", "call", "card", "package", "target", "permission",
+                             "code", "reason", "arrow", "message", "retry_after", "prompt",
+                             "value"}
+    assert decision["prompt"] is None and decision["value"] is None
     code, out, err = run(capsys, "arrow", "add", "w1", "e1", "c1", "a1", "--db", db)
     assert (code, out.strip()) == (0, "arrow e1: c1 -> a1"), err
     code, out, _ = run(capsys, "call", "c1", "agents.prompt", "a1", "--args",
