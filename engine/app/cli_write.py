@@ -559,7 +559,12 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
         out = await backend.add_workspace(body)
         return OK, out, f"workspace {args.id} ({body['folder']})"
     if verb == "node add":
-        node = {"id": args.id, "type": args.type, **_fields(args.set)}
+        fields = _fields(args.set)
+        for given in ("id", "type"):
+            if given in fields:  # never silently another node than the one named
+                raise Failure(USAGE, f"node add: the {given} is the positional "
+                                     f"{given.upper()}, not --set {given}=…")
+        node = {"id": args.id, "type": args.type, **fields}
         out = await backend.add_node(args.workspace, node)
         return OK, out, f"node {args.id} ({args.type}) added to {args.workspace}"
     if verb == "node set":
