@@ -296,3 +296,32 @@ async def test_a_write_lock_held_too_long_fails_the_waiter_closed(
         assert (await engine.call("c1", "agents.prompt", "a1", {"text": "again"})).allowed
     finally:
         engine.close()
+
+
+async def test_removing_a_node_revokes_its_tokens_on_postgres(pg_dsn: str,
+                                                              tmp_path: Path) -> None:
+    """As on SQLite (tests/service/test_removed_node_tokens.py): the node's service
+    tokens are revoked in the removal's write; another node's stand."""
+    from engine.service.auth import TokenStore
+
+    await _prompt_world(pg_dsn, tmp_path)
+    engine = _engine(pg_dsn)
+    tokens = TokenStore(engine.store.tokens())
+    try:
+        await engine.add_node({"id": "c2", "type": "card", "package": "acme.p"},
+                              workspace="w1")
+        minted = {p: tokens.mint_sync(p)[1] for p in ("card:c1", "card:c2", "agent:a1")}
+        await engine.remove_node("c1")
+        await engine.remove_node("a1")
+        other = _engine(pg_dsn)
+        later = TokenStore(other.store.tokens())
+        try:
+            assert later.lookup(minted["card:c1"]) is None
+            assert later.lookup(minted["agent:a1"]) is None
+            assert later.lookup(minted["card:c2"]) is not None
+        finally:
+            later.close()
+            other.close()
+    finally:
+        tokens.close()
+        engine.close()
