@@ -33,6 +33,7 @@ from engine.service.problems import ServiceError
 if TYPE_CHECKING:
     from engine.core.decision import Decision
     from engine.engine import Engine
+    from engine.service.direct import Direct
     from engine.service.problems import Receive
 
 __all__ = ["API_VERSION", "MAX_BODY", "Caller", "Service", "Shown", "Watch", "authenticate",
@@ -190,7 +191,8 @@ class Caller:
 
     def shown(self) -> Shown:
         """What this request showed, for a wait to watch (`Service.watch`)."""
-        return Shown(self.token, self.token_id, self.request.receive)
+        return Shown(self.token, self.token_id, self.request.receive,
+                     self.request.scope.get("arrowgate.direct"))
 
     def peer(self) -> Peer:
         """The calling process, from the socket's credentials or ``/proc/net/tcp``."""
@@ -258,11 +260,14 @@ def may_act_as_card(p: Principal, card: str) -> None:
 
 class Shown(NamedTuple):
     """What a request showed that a wait must keep watching: its token (and the
-    token's id) and its ASGI ``receive``, which says when its client has gone."""
+    token's id), and how to tell that its client has gone — the server's
+    `Direct.lost` when it offers one (``scope["arrowgate.direct"]``), else the
+    request's ASGI ``receive``."""
 
     token: str
     token_id: str
     receive: Receive
+    direct: Direct | None = None
 
 
 class Watch:
@@ -275,23 +280,31 @@ class Watch:
     would multiply without bound.
     """
 
-    __slots__ = ("_gone", "_receive", "_shown", "_standing", "_tokens")
+    __slots__ = ("_gone", "_shown", "_standing", "_tokens", "_watcher")
 
     def __init__(self, tokens: TokenStore, shown: Shown) -> None:
         self._tokens, self._shown = tokens, shown
         self._standing: Standing | None = None
         self._gone: asyncio.Future[None] | None = None
+        #: The task watching ``receive``, when the server offers no `Direct.lost`.
+        self._watcher: asyncio.Future[None] | None = None
 
     def __enter__(self) -> Watch:
         shown = self._shown
         self._standing = self._tokens.standing(shown.token, shown.token_id)
-        self._gone = asyncio.ensure_future(disconnected(shown.receive))
+        if shown.direct is not None:
+            # The connection's own future: no task a wait (a tool call's wait is on
+            # an agent's critical path), and not ours to cancel.
+            self._gone, self._watcher = shown.direct.lost(), None
+        else:
+            self._gone = self._watcher = asyncio.ensure_future(disconnected(shown.receive))
         return self
 
     def __exit__(self, *_exc: object) -> None:
-        assert self._standing is not None and self._gone is not None
+        assert self._standing is not None
         self._standing.close()
-        self._gone.cancel()
+        if self._watcher is not None:
+            self._watcher.cancel()
 
     @property
     def ends(self) -> tuple[asyncio.Future[None], asyncio.Future[None]]:

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Protocol
 from engine.service.events import Writer
 
 if TYPE_CHECKING:
+    import asyncio
+
     from engine.service.auth import TokenMemo
     from engine.service.problems import ASGIApp
 
@@ -36,6 +38,9 @@ class Direct(Protocol):
     @property
     def token_memo(self) -> TokenMemo:
         """The connection's memo of its ``Authorization`` header (`TokenStore.recall`)."""
+
+    def lost(self) -> asyncio.Future[None]:
+        """Done when the connection is lost; shared by its requests (never cancel it)."""
 
     def run(self, app: ASGIApp) -> None:
         """Answer through ASGI after all: ``app`` runs as the request's task (a request

@@ -291,7 +291,8 @@ class FastLane:
             await self.app(scope, receive, send)
             return
         assert token is not None  # found by it
-        principal, shown = found[1], Shown(token, found[0], receive)
+        principal, shown = found[1], Shown(token, found[0], receive,
+                                           scope.get("arrowgate.direct"))
         if kind != "wait":
             # Neither client sends its next request before a commit this one
             # leads to: the agent's next call comes after it has this one's

@@ -296,6 +296,12 @@ class _Direct:
         memo: TokenMemo = self._protocol.token_memo
         return memo
 
+    def lost(self) -> asyncio.Future[None]:
+        """Done when the connection is lost (the client went away), for a wait to end
+        on; shared by the connection's requests, so not to be cancelled."""
+        lost: asyncio.Future[None] = self._protocol.lost()
+        return lost
+
     def run(self, app: Any) -> None:
         """Answer through ASGI after all: ``app`` runs as the request's task, in
         uvicorn's cycle (a request the lane took without one: `FastLane.take`)."""
@@ -459,6 +465,8 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
 
     class Protocol(HttpToolsProtocol):
         _idle_since: float | None = None
+        #: Done when the connection is lost (`lost`), once a wait has asked.
+        _lost: asyncio.Future[None] | None = None
         #: Whether each request read and not yet answered may write, oldest first
         #: (pipelined requests are answered in order).
         #: Each request read and not yet answered, in order: its scope when it may
@@ -501,7 +509,18 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             self._peer = peer_of_socket(transport.get_extra_info("socket")) if unix else None
             super().connection_made(coalescing)  # type: ignore[arg-type]
 
+        def lost(self) -> asyncio.Future[None]:
+            # Made the first time a wait asks (most connections never do): no task
+            # a wait to watch ``receive`` for the disconnect (`_Direct.lost`).
+            if self._lost is None:
+                self._lost = self.loop.create_future()
+                if self.transport is None or self.transport.is_closing():
+                    self._lost.set_result(None)
+            return self._lost
+
         def connection_lost(self, exc: Exception | None) -> None:
+            if self._lost is not None and not self._lost.done():
+                self._lost.set_result(None)
             expected.gone(self, sum(1 for scope in self._writes
                                     if scope is not None and not scope.get("arrowgate.idle")))
             self._writes.clear()

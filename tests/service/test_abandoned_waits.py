@@ -93,3 +93,42 @@ def test_abandoned_tool_call_waits_end(serve_at: Callable[..., Running], tmp_pat
     _abandon(running, tokens["a1"], f"/v1/tool-calls/{opened['id']}/wait?timeout={timeout}", 200)
     after = _settled(loop, before + 5)
     assert after <= before + 5, f"{after - before} tasks left behind by 200 abandoned waits"
+
+
+async def test_a_wait_under_another_server_ends_when_receive_says_the_client_went(
+        make_engine: Callable[..., object], db_path: Path) -> None:
+    """Without our server's `Direct.lost` (the app under another ASGI server), the wait
+    watches ``receive`` for ``http.disconnect`` in a task of its own, cancelled after."""
+    from engine.service.auth import TokenStore
+    from engine.service.context import Service, Shown
+
+    make_engine()  # the store and its token table
+    tokens = TokenStore(db_path)
+    try:
+        token_id, token = tokens.mint_sync("card:c1")
+        service = Service(engine=None, tokens=tokens)  # type: ignore[arg-type]
+        went = asyncio.get_running_loop().create_future()
+        messages = [{"type": "http.request", "body": b"", "more_body": False}]
+
+        async def receive() -> dict:
+            if messages:
+                return messages.pop()
+            await went
+            return {"type": "http.disconnect"}
+
+        async def forever() -> str:
+            await asyncio.sleep(3600)
+            return "never"
+
+        with service.watch(Shown(token, token_id, receive)) as watch:
+            waiting = asyncio.ensure_future(service.unless_closing(forever(), watch))
+            await asyncio.sleep(0.05)
+            assert not waiting.done()
+            went.set_result(None)
+            assert await asyncio.wait_for(waiting, 5) is None  # ended, not timed out
+            watch.require_standing()  # the token stands: only the client went
+        before = len(asyncio.all_tasks())
+        await asyncio.sleep(0)
+        assert len(asyncio.all_tasks()) <= before  # the watcher task is gone
+    finally:
+        tokens.close()
