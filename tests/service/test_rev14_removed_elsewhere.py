@@ -1,0 +1,67 @@
+"""rev14: a card removed by another process (the command line's ``--db``, the Python
+API, another server on the store) and added again with its id: the server's event feed for that
+id is never dropped, so the new card's token replays the removed card's events.
+
+746df72 drops the feed only in `Service.node_removed`, which the FastAPI route of
+the server that removed the node calls. The node removal, the revocation of the
+tokens, and the re-add all commit to the store, and the server reloads them; its
+`Feeds` keeps the old `CardFeed` and its ring under the id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.service.conftest import Running, mint
+from tests.service.test_events import read_frames
+from tests.service.test_removed_node_tokens import OTHER
+from tests.service.test_tool_calls import build
+
+
+def _elsewhere(db: Path) -> None:
+    """Another engine on the store (as the command line's ``--db`` opens one)."""
+    from engine import Engine, World
+
+    async def main() -> None:
+        engine = Engine.open(db, world=World(net=None, fs=None))
+        try:
+            await engine.remove_node("c2")
+            await engine.add_node({"id": "c2", "type": "card", "package": "other.pkg"},
+                                  workspace="w1")
+            await engine.add_arrow({"id": "e4", "from": "a1", "to": "c2"})
+        finally:
+            engine.close()
+
+    asyncio.run(main())
+
+
+def test_rev14_a_card_removed_by_another_process_does_not_replay_to_its_successor(
+        serve_at: Callable[..., Running], tmp_path: Path) -> None:
+    """The new card c2's token is never sent the removed c2's events, whoever removed it."""
+    running = serve_at()
+    tokens = build(running, tmp_path / "ws")  # c2 of acme.search
+    op, a1 = running.client(), running.client(tokens["a1"])
+    assert op.post("/v1/packages", json={"manifest": OTHER}).status_code in (200, 201)
+    assert op.post("/v1/packages/other.pkg/install",
+                   json={"grant": "required"}).status_code == 200
+    assert op.post("/v1/workspaces/w1/arrows",
+                   json={"id": "e3", "from": "a1", "to": "c2"}).status_code == 201
+    with running.client(tokens["c2"]).stream("GET", "/v1/events") as stream:
+        opened = a1.post("/v1/tool-calls", json={"agent": "a1", "card": "c2", "tool": "search",
+                                                 "args": {"query": "the old card's secret"}})
+        assert opened.json()["state"] == "open"
+        (frame,) = read_frames(stream, 1)
+    # GIVEN the command line (another process) removes c2 and adds a new card c2
+    _elsewhere(running.db)
+    # WHEN the new card's token resumes its stream on the running server
+    new = running.client(mint(op, "card:c2"))
+    with new.stream("GET", "/v1/events",
+                    headers={"Last-Event-ID": str(int(frame["id"]) - 1)}) as stream:
+        assert op.post("/v1/packages/other.pkg/revoke",
+                       json={"permission": "usage.read"}).status_code == 200
+        (first,) = read_frames(stream, 1)
+    # THEN it is sent its own news, never the old card's tool call
+    assert "the old card's secret" not in json.dumps(first), first
