@@ -14,13 +14,15 @@ service); 2 usage or invalid input (bad arguments, no such node, a manifest
 that is not valid, an address that is no service). Errors go to standard
 error.
 
-Verbs that give or widen consent — ``workspace add``, ``node add``, ``node set``, ``arrow add``,
-``package install``, ``package grant``, ``package approve`` and
-``hold approve`` — first decide that a person operates this process
-(`engine.effects.operator.operator_check`, as the TUI does) and refuse otherwise,
+Verbs that give or widen consent, or change the canvas — ``workspace add``, ``node add``,
+``node set``, ``node remove``, ``arrow add``, ``package install``, ``package grant``,
+``package approve`` and ``hold approve`` — first decide that a person operates this
+process (`engine.effects.operator.operator_check`, as the TUI does) and refuse otherwise,
 whether they then work on the database or through the service (which makes
 its own check on the socket's peer as well). Verbs that only narrow consent
-(remove, revoke, reject) and those that give none (offer, call, list) do not.
+(arrow remove, revoke, reject) and those that give none (offer, call, list) do not.
+(Removing a node destroys what a person put on the canvas, not only its arrows: the
+engine takes it from the operator only, as it takes adding one.)
 A verb that shows something before consenting (the install review, the
 update's diff, the held prompt's full text) asks the person to confirm,
 unless the hash of what they saw earlier is passed (``--review-hash``,
@@ -675,8 +677,8 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
 
 
 #: Verbs that give or widen consent: a person must operate this process.
-_CONSENT = frozenset({"workspace add", "node add", "node set", "arrow add", "package install", "package grant",
-                      "package approve", "hold approve"})
+_CONSENT = frozenset({"workspace add", "node add", "node set", "node remove", "arrow add",
+                      "package install", "package grant", "package approve", "hold approve"})
 
 
 def _cmd(args: argparse.Namespace) -> int:

@@ -28,7 +28,7 @@ import secrets
 import socket
 import struct
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -187,12 +187,13 @@ class TokenStore:
         in the same write: `engine.store.base.Store.revoke_tokens`): drop them
         from the cache and end the streams and waits open with them, as `revoke`
         does for one token."""
-        gone = Principal.parse(principal)
-        ids = {e.id for e in self._cache.values()
-               if (e.principal.kind, e.principal.node) == (gone.kind, gone.node)}
-        ids.update(token_id for token_id in self._watchers
-                   if self.table.principal_of(token_id) == principal)
+        ids = set(self.table.ids_of(principal))  # one read, whatever is open
         self._cache = {k: v for k, v in self._cache.items() if v.id not in ids}
+        self._end_watchers(ids)
+
+    def _end_watchers(self, ids: Iterable[str]) -> None:
+        """Before a revocation is answered: no stream or wait open with one of these
+        tokens writes or hands over anything more (`Standing.revoked`)."""
         for token_id in ids:
             for revoked in list(self._watchers.pop(token_id, ())):
                 if not revoked.done():
@@ -203,11 +204,7 @@ class TokenStore:
         done = await asyncio.to_thread(self.table.revoke, token_id, time.time())
         if done:
             self._cache = {k: v for k, v in self._cache.items() if v.id != token_id}
-            # Before the revocation is answered: no stream open with the token
-            # writes another event (`Standing.revoked`).
-            for revoked in list(self._watchers.pop(token_id, ())):
-                if not revoked.done():
-                    revoked.set_result(None)
+            self._end_watchers((token_id,))
         return done
 
 

@@ -149,7 +149,11 @@ class Service:
         await self.closing.wait()
         now = asyncio.get_running_loop().time()
         for cut in self._cuts:  # all entered: each is added right before it is entered
-            cut.reschedule(now)
+            # One its watch cut short may be expiring in this very turn (it leaves
+            # the set as its task goes on): it is ending already, and moving it
+            # would raise.
+            if not cut.expired():
+                cut.reschedule(now)
 
     def node_removed(self, node_id: str, node_type: str) -> None:
         """A node this server removed: its tokens (revoked in the store with it)

@@ -170,12 +170,13 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     async def patch_node(node_id: str, body: NodePatch, who: Caller = Who) -> Response:
         """Change fields of a node (operator)."""
         principal = who.by()
-        if principal.is_operator and engine.state.canvas.node(node_id) is None:
-            raise _not_found(f"no node {node_id!r}")
         fields = body.model_dump(exclude_unset=True)
-        if not fields:
-            raise ServiceError(400, "INVALID_ARGUMENT", "no field to change",
-                               reason="empty")
+        if principal.is_operator:
+            if engine.state.canvas.node(node_id) is None:
+                raise _not_found(f"no node {node_id!r}")
+            if not fields:
+                raise ServiceError(400, "INVALID_ARGUMENT", "no field to change",
+                                   reason="empty")
         node = await engine.set_node(node_id, fields, by=principal)
         return json_response(node.to_dict())
 

@@ -18,6 +18,7 @@ import collections
 import contextlib
 import gc
 import os
+import select
 import signal
 import socket
 import sys
@@ -251,6 +252,23 @@ class _Expected:
         return LONE if self._busy <= 1 else None
 
 
+#: How often a connection a wait watches, while it is not read from, is asked whether
+#: its client is still there (`_check_hangup`): a poll(2) each time, a connection.
+HANGUP_CHECK_SECONDS = 1.0
+
+_HANGUP = select.POLLHUP | select.POLLERR | getattr(select, "POLLRDHUP", 0)
+
+
+def _hung_up(transport: asyncio.BaseTransport) -> bool:
+    """Whether the client of ``transport`` closed its end (or the socket failed)."""
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return False
+    poller = select.poll()
+    poller.register(sock.fileno(), _HANGUP)
+    return any(events & _HANGUP for _fd, events in poller.poll(0))
+
+
 class _Direct:
     """One request's short way in and out, for the fast lane (``scope["arrowgate.direct"]``).
 
@@ -465,8 +483,10 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
 
     class Protocol(HttpToolsProtocol):
         _idle_since: float | None = None
-        #: Done when the connection is lost (`lost`), once a wait has asked.
+        #: Done when the connection is lost (`lost`), once a wait has asked; and
+        #: the timer of its next look at a connection not read from (`_check_hangup`).
         _lost: asyncio.Future[None] | None = None
+        _hangup_check: asyncio.TimerHandle | None = None
         #: Whether each request read and not yet answered may write, oldest first
         #: (pipelined requests are answered in order).
         #: Each request read and not yet answered, in order: its scope when it may
@@ -516,11 +536,33 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
                 self._lost = self.loop.create_future()
                 if self.transport is None or self.transport.is_closing():
                     self._lost.set_result(None)
+                else:
+                    self._hangup_check = self.loop.call_later(HANGUP_CHECK_SECONDS,
+                                                              self._check_hangup)
             return self._lost
+
+        def _check_hangup(self) -> None:
+            # A request pipelined behind a wait pauses reading (uvicorn's back-
+            # pressure), and a connection not read from never learns that its
+            # client went: the wait would last its whole timeout. So while the
+            # connection lives, a poll asks the socket itself now and then
+            # (POLLRDHUP: the peer closed, even with bytes still unread); gone,
+            # it is closed as a read of its end would have closed it.
+            self._hangup_check = None
+            if self.transport is None or self.transport.is_closing():
+                return
+            if self.flow.read_paused and _hung_up(self.transport):
+                self.transport.abort()  # connection_lost: the waits end
+                return
+            self._hangup_check = self.loop.call_later(HANGUP_CHECK_SECONDS,
+                                                      self._check_hangup)
 
         def connection_lost(self, exc: Exception | None) -> None:
             if self._lost is not None and not self._lost.done():
                 self._lost.set_result(None)
+            if self._hangup_check is not None:
+                self._hangup_check.cancel()
+                self._hangup_check = None
             expected.gone(self, sum(1 for scope in self._writes
                                     if scope is not None and not scope.get("arrowgate.idle")))
             self._writes.clear()

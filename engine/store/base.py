@@ -144,6 +144,10 @@ class TokenTable(Protocol):
         """The principal a token id was minted for (revoked or not), or None."""
         ...
 
+    def ids_of(self, principal: str) -> list[str]:
+        """The ids of the tokens minted for ``principal`` (revoked or not)."""
+        ...
+
     def insert(self, token_id: str, digest: str, principal: str, t: float) -> None:
         """Add a token, durably."""
         ...

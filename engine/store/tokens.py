@@ -43,6 +43,11 @@ class SQLiteTokens:
                                  [token_id]).fetchone()
         return None if row is None else str(row[0])
 
+    def ids_of(self, principal: str) -> list[str]:
+        """The ids of the tokens minted for ``principal`` (revoked or not)."""
+        return [str(r[0]) for r in self._read.execute(
+            "select id from service_tokens where principal = ?", [principal])]
+
     def insert(self, token_id: str, digest: str, principal: str, t: float) -> None:
         """Add a token, committed before returning."""
         with self._lock:

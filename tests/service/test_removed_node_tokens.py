@@ -17,6 +17,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.service.conftest import Running, build_canvas, mint
 from tests.service.test_events import read_frames
 from tests.service.test_tool_calls import build
@@ -108,3 +110,29 @@ async def test_removing_a_node_revokes_its_tokens_in_the_store(make_engine, db_p
             later.close()
     finally:
         tokens.close()
+
+
+@pytest.mark.parametrize("query", ["", "?card=c%32"], ids=["lane", "fastapi-route"])
+def test_removing_a_card_ends_the_streams_open_with_its_token(
+        serve_at: Callable[..., Running], tmp_path: Path, query: str) -> None:
+    """A stream open with the removed card's token ends at once (its response is
+    complete), as after DELETE /v1/tokens, on the lane and on the route."""
+    import threading
+
+    running = serve_at()
+    tokens = build(running, tmp_path / "ws")
+    op = running.client()
+    ended = threading.Event()
+    with running.client(tokens["c2"]).stream("GET", "/v1/events" + query) as r:
+        assert r.status_code == 200
+
+        def drain() -> None:
+            for _line in r.iter_lines():
+                pass
+            ended.set()
+
+        reader = threading.Thread(target=drain, daemon=True)
+        reader.start()
+        assert not ended.wait(0.3)  # open
+        assert op.delete("/v1/nodes/c2").status_code == 204
+        assert ended.wait(3.0), "the stream went on after its card was removed"

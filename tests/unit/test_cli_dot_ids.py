@@ -17,12 +17,14 @@ from pathlib import Path
 import pytest
 
 from engine.app.cli import main
+from engine.effects.operator import OperatorCheck
 from tests.service.conftest import build_canvas, start_server
 
 
 @pytest.mark.parametrize("node_id", [".", ".."])
 def test_remove_a_dot_named_node_and_arrow_over_the_service(tmp_path: Path, capsys,
-                                                           node_id: str) -> None:
+                                                           node_id: str, monkeypatch) -> None:
+    monkeypatch.setattr("engine.app.cli_write.operator_check", lambda: OperatorCheck(True))
     running = start_server(tmp_path / "a.db")
     try:
         op = running.client()

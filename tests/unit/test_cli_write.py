@@ -280,12 +280,14 @@ def test_consent_verbs_are_refused_without_a_person(tmp_path) -> None:
 
 
 def test_narrowing_verbs_need_no_person(canvas, capsys, monkeypatch) -> None:
-    """Revoke, reject and remove work without the operator check (they only narrow)."""
+    """Revoke, reject and arrow remove work without the operator check (they only
+    narrow); removing a node does not (it destroys what a person put there)."""
     monkeypatch.setattr("engine.app.cli_write.operator_check",
                         lambda: OperatorCheck(False, "no person"))
     db = str(canvas)
     assert run(capsys, "package", "revoke", "acme.prompter", "agents.prompt", "--db", db)[0] == 0
-    assert run(capsys, "node", "remove", "yolo", "--db", db)[0] == 0
+    code, _, err = run(capsys, "node", "remove", "yolo", "--db", db)
+    assert code == 1 and "node remove refused: no person" in err
     code, _, err = run(capsys, "node", "add", "w1", "n2", "note", "--db", db)
     assert code == 1 and "node add refused: no person" in err
 

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from engine.app.cli import main
+from engine.effects.operator import OperatorCheck
 
 
 def _tables(db: Path) -> list[str]:
@@ -36,7 +37,9 @@ def _tables(db: Path) -> list[str]:
     ["hold", "reject", "p1"],
     ["call", "c1", "agents.prompt", "a1", "--args", "{}"],
 ])
-def test_another_programs_sqlite_file_is_refused_and_left_alone(tmp_path, capsys, argv) -> None:
+def test_another_programs_sqlite_file_is_refused_and_left_alone(tmp_path, capsys, argv,
+                                                                monkeypatch) -> None:
+    monkeypatch.setattr("engine.app.cli_write.operator_check", lambda: OperatorCheck(True))
     other = tmp_path / "photos.db"
     con = sqlite3.connect(other)
     con.execute("create table albums (id integer primary key, name text)")
@@ -51,7 +54,8 @@ def test_another_programs_sqlite_file_is_refused_and_left_alone(tmp_path, capsys
     assert str(other) in json.loads(err)["error"]["message"]
 
 
-def test_a_text_file_as_db_is_invalid_input(tmp_path, capsys) -> None:
+def test_a_text_file_as_db_is_invalid_input(tmp_path, capsys, monkeypatch) -> None:
+    monkeypatch.setattr("engine.app.cli_write.operator_check", lambda: OperatorCheck(True))
     notes = tmp_path / "notes.txt"
     notes.write_text("hello\n")
     code = main(["node", "remove", "n1", "--db", str(notes), "--json"])

@@ -501,6 +501,12 @@ class PGTokens:
                                [token_id]).fetchone()
         return None if row is None else str(row[0])
 
+    def ids_of(self, principal: str) -> list[str]:
+        """The ids of the tokens minted for ``principal`` (revoked or not)."""
+        with self._pool.connection() as conn:
+            return [str(r[0]) for r in conn.execute(
+                "select id from service_tokens where principal = %s", [principal])]
+
     def insert(self, token_id: str, digest: str, principal: str, t: float) -> None:
         """Add a token, committed before returning."""
         with self._pool.connection() as conn:

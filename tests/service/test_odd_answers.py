@@ -1,4 +1,4 @@
-"""rev14: the response schemas of 285f408 against answers of odd nodes and log rows.
+"""The answers' schemas in openapi.json hold for odd nodes and log rows too.
 
 openapi.json now types each answer (NodeOut, ArrowOut, LogOut, HistoryOut, ...);
 a TypeScript client's types are generated from it. These answers are made by
@@ -32,7 +32,7 @@ def _check(doc: dict[str, Any], method: str, path: str, r: Any) -> list[str]:
             for e in v.iter_errors(r.json())]
 
 
-def test_rev14_odd_nodes_and_rows_are_what_the_document_says(unix_server: Running,
+def test_odd_nodes_and_rows_are_what_the_document_says(unix_server: Running,
                                                               tmp_path: Path) -> None:
     """Every node and log row the service answers validates against openapi.json."""
     doc = json.loads(COMMITTED.read_text())
@@ -75,7 +75,7 @@ def test_rev14_odd_nodes_and_rows_are_what_the_document_says(unix_server: Runnin
     assert not errors, "\n".join(errors)
 
 
-def test_rev14_tool_call_and_hold_rows_are_what_the_document_says(unix_server: Running,
+def test_tool_call_and_hold_rows_are_what_the_document_says(unix_server: Running,
                                                                    tmp_path: Path) -> None:
     """Log and history rows of tool calls (answered, failed, cancelled) and holds."""
     from tests.service.conftest import build_canvas, mint

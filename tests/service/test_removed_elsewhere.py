@@ -1,6 +1,7 @@
-"""rev14: a card removed by another process (the command line's ``--db``, the Python
-API, another server on the store) and added again with its id: the server's event feed for that
-id is never dropped, so the new card's token replays the removed card's events.
+"""A card removed by another process and its id given to a card of another package: the new card's token is never sent the removed card's events.
+
+(Found by a review, round 14, when it did not hold: the server kept the removed card's event feed under its id.)
+
 
 746df72 drops the feed only in `Service.node_removed`, which the FastAPI route of
 the server that removed the node calls. The node removal, the revocation of the
@@ -38,7 +39,7 @@ def _elsewhere(db: Path) -> None:
     asyncio.run(main())
 
 
-def test_rev14_a_card_removed_by_another_process_does_not_replay_to_its_successor(
+def test_a_card_removed_by_another_process_does_not_replay_to_its_successor(
         serve_at: Callable[..., Running], tmp_path: Path) -> None:
     """The new card c2's token is never sent the removed c2's events, whoever removed it."""
     running = serve_at()

@@ -1,12 +1,11 @@
-"""rev14: a wait with a request pipelined behind it on its connection does not end
-when its client goes.
+"""A wait ends when its client goes, even with a request pipelined behind it.
 
-`Watch` learns of the disconnect through the request's ASGI ``receive``. uvicorn
-signals a lost connection only to the connection's *newest* cycle
-(``self.cycle``); a request pipelined behind the wait replaced it, so the wait's
-``receive`` never returns and the wait (its task and its ``disconnected`` task)
-lives until its timeout (up to 300 s) — the very leak 2f437f3 fixed, back for a
-client that pipelines.
+A request pipelined behind a wait makes uvicorn stop reading the connection
+(back-pressure), so a close by the client is not read either; the server asks
+the socket itself now and then (`serve._check_hangup`, a poll for POLLRDHUP) and
+closes a connection whose client went, which ends its waits. (Found by a review,
+round 14: such waits, their tasks and memory, lasted their whole timeout, up to
+300 s.)
 """
 
 from __future__ import annotations
@@ -40,7 +39,7 @@ def _abandon_pipelined(running: Running, token: str, path: str, n: int) -> None:
     asyncio.run(main())
 
 
-def test_rev14_abandoned_prompt_wait_with_a_pipelined_request_ends(
+def test_abandoned_prompt_wait_with_a_pipelined_request_ends(
         serve_at: Callable[..., Running], tmp_path: Path) -> None:
     """A prompt wait ends when its client goes, even with a request queued behind it."""
     running = serve_at()
@@ -59,7 +58,7 @@ def test_rev14_abandoned_prompt_wait_with_a_pipelined_request_ends(
 
 
 @pytest.mark.parametrize("timeout", ["300", "3e2"], ids=["lane", "fastapi"])
-def test_rev14_abandoned_tool_wait_with_a_pipelined_request_ends(
+def test_abandoned_tool_wait_with_a_pipelined_request_ends(
         serve_at: Callable[..., Running], tmp_path: Path, timeout: str) -> None:
     """A tool-call wait ends when its client goes, even with a request queued behind it."""
     running = serve_at()

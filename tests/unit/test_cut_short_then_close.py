@@ -1,5 +1,7 @@
-"""rev14: a wait cut short by its `Watch` (client gone, token revoked) and a shutdown in
-the same moment kill the service's shutdown watcher, so other waits are not ended.
+"""Every wait ends at shutdown, even when one was cut short (client gone, token revoked) in the same turn.
+
+(Found by a review, round 14, when it did not hold: the shutdown watcher rescheduled a timeout already expiring and died, leaving the other waits to their own timeouts.)
+
 
 `Service.unless_closing`'s ``cut_short`` reschedules the wait's `asyncio.Timeout` to
 now; for the one turn of the loop between the timeout firing (the Timeout is then
@@ -21,7 +23,7 @@ from typing import Any
 from engine.service.context import Service
 
 
-async def test_rev14_a_wait_cut_short_as_the_server_closes_leaves_no_wait_behind() -> None:
+async def test_a_wait_cut_short_as_the_server_closes_leaves_no_wait_behind() -> None:
     """Every wait ends at shutdown, even when one was cut short in the same turn."""
     loop = asyncio.get_running_loop()
     errors: list[dict[str, Any]] = []
