@@ -30,7 +30,6 @@ import struct
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
 from engine.core.principal import Principal
@@ -105,10 +104,10 @@ class TokenStore:
         """
         revoked: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._watchers.setdefault(token_id, set()).add(revoked)
-        revoked.add_done_callback(partial(self._unwatch, token_id))
-        return Standing(self, token, revoked)
+        return Standing(self, token, token_id, revoked)
 
-    def _unwatch(self, token_id: str, revoked: asyncio.Future[None]) -> None:
+    def unwatch(self, token_id: str, revoked: asyncio.Future[None]) -> None:
+        """Stop watching for ``token_id``'s revocation with ``revoked`` (`Standing.close`)."""
         watchers = self._watchers.get(token_id)
         if watchers is not None:
             watchers.discard(revoked)
@@ -218,10 +217,11 @@ class Standing:
     sharing the database) within `CACHE_SECONDS`. `close` stops watching.
     """
 
-    __slots__ = ("revoked", "_store", "_token")
+    __slots__ = ("revoked", "_store", "_token", "_token_id")
 
-    def __init__(self, store: TokenStore, token: str, revoked: asyncio.Future[None]) -> None:
-        self._store, self._token = store, token
+    def __init__(self, store: TokenStore, token: str, token_id: str,
+                 revoked: asyncio.Future[None]) -> None:
+        self._store, self._token, self._token_id = store, token, token_id
         self.revoked = revoked
 
     def __repr__(self) -> str:  # never the token
@@ -232,8 +232,10 @@ class Standing:
         return not self.revoked.done() and self._store.lookup(self._token) is not None
 
     def close(self) -> None:
-        """Stop watching (the stream or the wait ended)."""
-        self.revoked.cancel()
+        """Stop watching (the stream or the wait ended). ``revoked`` is left as it is:
+        cancelling it would cost its callbacks a turn of the loop, on a tool call's
+        way (issue 17), for nobody (its owner has stopped waiting on it)."""
+        self._store.unwatch(self._token_id, self.revoked)
 
     def __enter__(self) -> Standing:
         return self

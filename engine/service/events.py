@@ -122,8 +122,9 @@ class CardFeed:
         self.card = card
         self._engine = engine
         self.sub: Subscription = engine.subscribe(card, limit=keep)
-        #: The package of the card this feed was made for (`Feeds.get` compares it).
-        self.package = _package_of(engine, card)
+        #: The consent history's newest entry as the feed was made: a removal of its
+        #: card recorded after it means the card is gone (`Feeds.get`).
+        self.since = engine.history.newest()
         self.base = int(time.time() * 1000) * 1000
         self.seq = self.base  #: the newest event's number (base: none yet)
         self.ring: deque[tuple[int, Event]] = deque(maxlen=keep)
@@ -357,12 +358,6 @@ class CardFeed:
                 self._waiting.remove(waker)
 
 
-def _package_of(engine: Engine, card: str) -> object:
-    """The package of the card ``card`` now (None: no such card)."""
-    node = engine.state.canvas.node(card)
-    return None if node is None else node.data.get("package")
-
-
 class Feeds:
     """The service's card feeds, made on first use and closed with the service."""
 
@@ -377,15 +372,12 @@ class Feeds:
             InvalidRequest: ``CARD_UNKNOWN`` when no custom card has that id.
         """
         feed = self._feeds.get(card)
-        if feed is not None and not feed.closed:
-            # What other processes changed first (a stream's opening reads nothing
-            # else): the card may have been removed and its id given again.
-            self._engine.store.sync()
-        if feed is not None and not feed.closed and feed.package != _package_of(self._engine,
-                                                                              card):
-            # Not the card it was made for: removed (here `drop` ends it at once;
-            # through another process only the store says so) and another card,
-            # of another package, given its id. Its events are not the new card's.
+        if feed is not None and not feed.closed and \
+                card in self._engine.history.removed_nodes(feed.since):
+            # Not the card it was made for: removed (by this server, `drop` ended it
+            # at once; by another process, or the Python API, only the history
+            # says so) and its id given to a card since. Its events are not the
+            # new card's, whatever its package.
             self.drop(card)
             feed = None
         if feed is None or feed.closed:

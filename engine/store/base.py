@@ -107,6 +107,16 @@ class History(Protocol):
         """Check the chain and the grants against its newest entry."""
         ...
 
+    def newest(self) -> int:
+        """The newest entry's number (0: none yet)."""
+        ...
+
+    def removed_nodes(self, after: int) -> set[str]:
+        """The nodes whose removal was recorded (accepted) after entry ``after``: so a
+        reader can tell a node removed and added again with its id from the node it
+        knew, whichever process did it."""
+        ...
+
 
 class Secrets(Protocol):
     """Secrets an operator stored, each for one host (SPEC §8.2)."""

@@ -94,6 +94,17 @@ class ConsentHistory:
             [*(entry[f] for f in FIELDS), prev, digest],
         )
 
+    def newest(self) -> int:
+        """The newest entry's number (0: none yet)."""
+        row = self.db.execute("select max(seq) from consent").fetchone()
+        return int(row[0] or 0)
+
+    def removed_nodes(self, after: int) -> set[str]:
+        """The nodes whose removal was recorded (accepted) after entry ``after``."""
+        rows = self.db.execute("select subject from consent where seq > ? and "
+                               "action = 'node.remove' and accepted = 1", [after])
+        return {str(json.loads(subject).get("node")) for (subject,) in rows}
+
     def entries(self, *, package: str | None = None) -> list[dict[str, Any]]:
         """Entries oldest first, optionally those about one package."""
         out = []
