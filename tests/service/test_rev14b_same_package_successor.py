@@ -1,0 +1,63 @@
+"""A card removed by another process and its id given to a new card of the *same*
+package: the new card's token must never be sent the removed card's events.
+
+71c26aa drops a card's feed in `Feeds.get` only when the card's package changed;
+a card removed and added again with the same package (the common case: the
+person deletes a card and puts a fresh one of the same app back) keeps the old
+card's feed and ring, and the new card's token is replayed the old card's
+tool calls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.service.conftest import Running, mint
+from tests.service.test_events import read_frames
+from tests.service.test_tool_calls import build
+
+
+def _elsewhere(db: Path) -> None:
+    """Another engine on the store removes c2 and adds a new c2 of the same package."""
+    from engine import Engine, World
+
+    async def main() -> None:
+        engine = Engine.open(db, world=World(net=None, fs=None))
+        try:
+            await engine.remove_node("c2")
+            await engine.add_node({"id": "c2", "type": "card", "package": "acme.search"},
+                                  workspace="w1")
+            await engine.add_arrow({"id": "e4", "from": "a1", "to": "c2"})
+        finally:
+            engine.close()
+
+    asyncio.run(main())
+
+
+def test_a_card_removed_elsewhere_does_not_replay_to_a_successor_of_its_package(
+        serve_at: Callable[..., Running], tmp_path: Path) -> None:
+    """The new c2 (same package) is never sent the removed c2's tool call."""
+    running = serve_at()
+    tokens = build(running, tmp_path / "ws")  # c2 of acme.search
+    op, a1 = running.client(), running.client(tokens["a1"])
+    assert op.post("/v1/workspaces/w1/arrows",
+                   json={"id": "e3", "from": "a1", "to": "c2"}).status_code == 201
+    with running.client(tokens["c2"]).stream("GET", "/v1/events") as stream:
+        opened = a1.post("/v1/tool-calls", json={"agent": "a1", "card": "c2", "tool": "search",
+                                                 "args": {"query": "the old card's secret"}})
+        assert opened.json()["state"] == "open"
+        (frame,) = read_frames(stream, 1)
+    # GIVEN another process removes c2 and adds a new c2 of the same package
+    _elsewhere(running.db)
+    # WHEN the new card's token resumes its stream on the running server
+    new = running.client(mint(op, "card:c2"))
+    with new.stream("GET", "/v1/events",
+                    headers={"Last-Event-ID": str(int(frame["id"]) - 1)}) as stream:
+        assert a1.post("/v1/tool-calls", json={"agent": "a1", "card": "c2", "tool": "search",
+                                               "args": {"query": "new"}}).status_code == 200
+        (first,) = read_frames(stream, 1)
+    # THEN it is never sent the old card's tool call
+    assert "the old card's secret" not in json.dumps(first), first
