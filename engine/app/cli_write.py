@@ -676,7 +676,8 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
     raise Failure(USAGE, f"unknown verb {verb!r}")  # argparse's choices stop this first
 
 
-#: Verbs that give or widen consent: a person must operate this process.
+#: Verbs that give or widen consent, or change the canvas: a person must operate
+#: this process.
 _CONSENT = frozenset({"workspace add", "node add", "node set", "node remove", "arrow add",
                       "package install", "package grant", "package approve", "hold approve"})
 

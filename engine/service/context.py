@@ -309,6 +309,8 @@ class Watch:
         self._standing.close()
         if self._watcher is not None:
             self._watcher.cancel()
+        elif self._shown.direct is not None:
+            self._shown.direct.unwatch()
 
     @property
     def ends(self) -> tuple[asyncio.Future[None], asyncio.Future[None]]:

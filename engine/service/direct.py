@@ -40,7 +40,11 @@ class Direct(Protocol):
         """The connection's memo of its ``Authorization`` header (`TokenStore.recall`)."""
 
     def lost(self) -> asyncio.Future[None]:
-        """Done when the connection is lost; shared by its requests (never cancel it)."""
+        """Done when the connection is lost; shared by its requests (never cancel it).
+        Each call is matched by one `unwatch` when the wait ends."""
+
+    def unwatch(self) -> None:
+        """A wait that asked for `lost` has ended."""
 
     def run(self, app: ASGIApp) -> None:
         """Answer through ASGI after all: ``app`` runs as the request's task (a request

@@ -252,8 +252,8 @@ class _Expected:
         return LONE if self._busy <= 1 else None
 
 
-#: How often a connection a wait watches, while it is not read from, is asked whether
-#: its client is still there (`_check_hangup`): a poll(2) each time, a connection.
+#: How often a connection that a wait watches is looked at (`_check_hangup`), and,
+#: while it is not read from, asked with a poll(2) whether its client is still there.
 HANGUP_CHECK_SECONDS = 1.0
 
 _HANGUP = select.POLLHUP | select.POLLERR | getattr(select, "POLLRDHUP", 0)
@@ -316,9 +316,14 @@ class _Direct:
 
     def lost(self) -> asyncio.Future[None]:
         """Done when the connection is lost (the client went away), for a wait to end
-        on; shared by the connection's requests, so not to be cancelled."""
+        on; shared by the connection's requests, so not to be cancelled. Until
+        `unwatch`, the connection is also watched while it is not read from."""
         lost: asyncio.Future[None] = self._protocol.lost()
         return lost
+
+    def unwatch(self) -> None:
+        """The wait that asked for `lost` has ended."""
+        self._protocol.unwatch()
 
     def run(self, app: Any) -> None:
         """Answer through ASGI after all: ``app`` runs as the request's task, in
@@ -487,6 +492,8 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
         #: the timer of its next look at a connection not read from (`_check_hangup`).
         _lost: asyncio.Future[None] | None = None
         _hangup_check: asyncio.TimerHandle | None = None
+        #: How many waits watch `lost` now (the timer runs only while some do).
+        _watching = 0
         #: Whether each request read and not yet answered may write, oldest first
         #: (pipelined requests are answered in order).
         #: Each request read and not yet answered, in order: its scope when it may
@@ -530,29 +537,37 @@ def _protocol(unix: bool, expected: _Expected, outbox: _Outbox,
             super().connection_made(coalescing)  # type: ignore[arg-type]
 
         def lost(self) -> asyncio.Future[None]:
+            """Done when the connection is lost; one more wait watches it until
+            `unwatch` (`_Direct.lost`)."""
             # Made the first time a wait asks (most connections never do): no task
-            # a wait to watch ``receive`` for the disconnect (`_Direct.lost`).
+            # a wait to watch ``receive`` for the disconnect.
             if self._lost is None:
                 self._lost = self.loop.create_future()
                 if self.transport is None or self.transport.is_closing():
                     self._lost.set_result(None)
-                else:
-                    self._hangup_check = self.loop.call_later(HANGUP_CHECK_SECONDS,
-                                                              self._check_hangup)
+            self._watching += 1
+            if self._hangup_check is None and not self._lost.done():
+                self._hangup_check = self.loop.call_later(HANGUP_CHECK_SECONDS,
+                                                          self._check_hangup)
             return self._lost
+
+        def unwatch(self) -> None:
+            """A wait that watched `lost` has ended."""
+            self._watching -= 1
 
         def _check_hangup(self) -> None:
             # A request pipelined behind a wait pauses reading (uvicorn's back-
             # pressure), and a connection not read from never learns that its
-            # client went: the wait would last its whole timeout. So while the
-            # connection lives, a poll asks the socket itself now and then
-            # (POLLRDHUP: the peer closed, even with bytes still unread); gone,
-            # it is closed as a read of its end would have closed it.
+            # client went: the wait would last its whole timeout. So while a wait
+            # watches, a poll asks the socket itself now and then (POLLRDHUP: the
+            # peer closed, even with bytes still unread); gone, the connection is
+            # closed as a read of its end would have closed it (what is written
+            # still goes out first, to a client that only shut its side).
             self._hangup_check = None
-            if self.transport is None or self.transport.is_closing():
+            if self._watching <= 0 or self.transport is None or self.transport.is_closing():
                 return
             if self.flow.read_paused and _hung_up(self.transport):
-                self.transport.abort()  # connection_lost: the waits end
+                self.transport.close()  # connection_lost, then: the waits end
                 return
             self._hangup_check = self.loop.call_later(HANGUP_CHECK_SECONDS,
                                                       self._check_hangup)

@@ -325,3 +325,20 @@ async def test_removing_a_node_revokes_its_tokens_on_postgres(pg_dsn: str,
     finally:
         tokens.close()
         engine.close()
+
+
+async def test_the_history_tells_a_removed_node_on_postgres(pg_dsn: str,
+                                                            tmp_path: Path) -> None:
+    """`History.removed_nodes` (what a card's event feed asks, to tell a card removed and
+    added again from the one it knew) reads the shared history on PostgreSQL too."""
+    await _prompt_world(pg_dsn, tmp_path)
+    engine = _engine(pg_dsn)
+    try:
+        before = engine.history.newest()
+        assert before > 0
+        assert engine.history.removed_nodes(before) == set()
+        await engine.remove_node("c1")
+        assert engine.history.removed_nodes(before) == {"c1"}
+        assert engine.history.removed_nodes(engine.history.newest()) == set()
+    finally:
+        engine.close()

@@ -1,11 +1,6 @@
-"""A wait with a request pipelined behind it ends when its client closes over loopback
-TCP with an orderly close (a FIN, not a reset).
-
-Coverage for 71c26aa: tests/service/test_pipelined_wait.py hangs up on a Unix
-socket with ``abort()``, which the server's poll sees as POLLHUP; it passes
-with POLLRDHUP taken out of `serve._HANGUP`. Over TCP an orderly close is
-POLLRDHUP alone (the server has not shut its side), so only this test holds
-that part of `_check_hangup`.
+"""A wait with a request pipelined behind it ends when its TCP client closes its end
+in order (a FIN, seen by poll's POLLRDHUP: a Unix socket's abort is seen as
+POLLHUP, so the Unix test alone would not fail without it).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
-"""A card removed by another process and its id given to a new card of the *same*
-package: the new card's token must never be sent the removed card's events.
+"""A card removed by another process and its id given to a card of the same package:
+the new card's token is never sent the removed card's events.
 
-71c26aa drops a card's feed in `Feeds.get` only when the card's package changed;
-a card removed and added again with the same package (the common case: the
-person deletes a card and puts a fresh one of the same app back) keeps the old
-card's feed and ring, and the new card's token is replayed the old card's
-tool calls.
+A card's event feed asks the consent history, as a stream opens, whether its
+card was removed since the feed was made (`Feeds.get`). (Found by a second
+review, round 14: a feed was made anew only when the card's package changed, so
+a person who deleted a card and put a fresh one of the same app back let the new
+card's token replay the old card's tool calls.)
 """
 
 from __future__ import annotations
