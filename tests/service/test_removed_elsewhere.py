@@ -1,12 +1,14 @@
-"""A card removed by another process and its id given to a card of another package: the new card's token is never sent the removed card's events.
+"""A card removed by another process and its id given to a new card, of another
+package or of the same one: the new card's token is never sent the removed card's
+events.
 
-(Found by a review, round 14, when it did not hold: the server kept the removed card's event feed under its id.)
-
-
-746df72 drops the feed only in `Service.node_removed`, which the FastAPI route of
-the server that removed the node calls. The node removal, the revocation of the
-tokens, and the re-add all commit to the store, and the server reloads them; its
-`Feeds` keeps the old `CardFeed` and its ring under the id.
+A card's event feed asks the consent history, as a stream opens, whether its
+card was removed since the feed was made (`Feeds.get`). (Found by two reviews,
+round 14: the server kept the removed card's feed and its ring under the id,
+since only the server that removed a card dropped its feed; then a feed was made
+anew only when the card's package changed, so a person who deleted a card and put
+a fresh one of the same app back let the new card's token replay the old card's
+tool calls.)
 """
 
 from __future__ import annotations
@@ -16,21 +18,24 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.service.conftest import Running, mint
 from tests.service.test_events import read_frames
 from tests.service.test_removed_node_tokens import OTHER
 from tests.service.test_tool_calls import build
 
 
-def _elsewhere(db: Path) -> None:
-    """Another engine on the store (as the command line's ``--db`` opens one)."""
+def _elsewhere(db: Path, package: str) -> None:
+    """Another engine on the store (as the command line's ``--db`` opens one) removes c2
+    and adds a new c2 of ``package``."""
     from engine import Engine, World
 
     async def main() -> None:
         engine = Engine.open(db, world=World(net=None, fs=None))
         try:
             await engine.remove_node("c2")
-            await engine.add_node({"id": "c2", "type": "card", "package": "other.pkg"},
+            await engine.add_node({"id": "c2", "type": "card", "package": package},
                                   workspace="w1")
             await engine.add_arrow({"id": "e4", "from": "a1", "to": "c2"})
         finally:
@@ -39,8 +44,9 @@ def _elsewhere(db: Path) -> None:
     asyncio.run(main())
 
 
+@pytest.mark.parametrize("package", ["other.pkg", "acme.search"])
 def test_a_card_removed_by_another_process_does_not_replay_to_its_successor(
-        serve_at: Callable[..., Running], tmp_path: Path) -> None:
+        serve_at: Callable[..., Running], tmp_path: Path, package: str) -> None:
     """The new card c2's token is never sent the removed c2's events, whoever removed it."""
     running = serve_at()
     tokens = build(running, tmp_path / "ws")  # c2 of acme.search
@@ -56,13 +62,13 @@ def test_a_card_removed_by_another_process_does_not_replay_to_its_successor(
         assert opened.json()["state"] == "open"
         (frame,) = read_frames(stream, 1)
     # GIVEN the command line (another process) removes c2 and adds a new card c2
-    _elsewhere(running.db)
+    _elsewhere(running.db, package)
     # WHEN the new card's token resumes its stream on the running server
     new = running.client(mint(op, "card:c2"))
     with new.stream("GET", "/v1/events",
                     headers={"Last-Event-ID": str(int(frame["id"]) - 1)}) as stream:
-        assert op.post("/v1/packages/other.pkg/revoke",
-                       json={"permission": "usage.read"}).status_code == 200
+        assert a1.post("/v1/tool-calls", json={"agent": "a1", "card": "c2", "tool": "search",
+                                               "args": {"query": "new"}}).status_code == 200
         (first,) = read_frames(stream, 1)
     # THEN it is sent its own news, never the old card's tool call
     assert "the old card's secret" not in json.dumps(first), first
