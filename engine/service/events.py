@@ -121,10 +121,13 @@ class CardFeed:
     def __init__(self, engine: Engine, card: str, *, keep: int = KEEP) -> None:
         self.card = card
         self._engine = engine
-        self.sub: Subscription = engine.subscribe(card, limit=keep)
-        #: The consent history's newest entry as the feed was made: a removal of its
-        #: card recorded after it means the card is gone (`Feeds.get`).
+        #: The consent history's newest entry as the feed was made (then as `Feeds.get`
+        #: last looked): a removal of its card, or another package given to it,
+        #: recorded after it means it is another card now. Read before subscribing,
+        #: so that a removal in between counts as after it, and a store that fails
+        #: the read leaves no subscription behind.
         self.since = engine.history.newest()
+        self.sub: Subscription = engine.subscribe(card, limit=keep)
         self.base = int(time.time() * 1000) * 1000
         self.seq = self.base  #: the newest event's number (base: none yet)
         self.ring: deque[tuple[int, Event]] = deque(maxlen=keep)
@@ -372,14 +375,21 @@ class Feeds:
             InvalidRequest: ``CARD_UNKNOWN`` when no custom card has that id.
         """
         feed = self._feeds.get(card)
-        if feed is not None and not feed.closed and \
-                card in self._engine.history.removed_nodes(feed.since):
-            # Not the card it was made for: removed (by this server, `drop` ended it
-            # at once; by another process, or the Python API, only the history
-            # says so) and its id given to a card since. Its events are not the
-            # new card's, whatever its package.
-            self.drop(card)
-            feed = None
+        if feed is not None and not feed.closed:
+            history = self._engine.history
+            upto = history.newest()  # first: what is recorded after it is read next time
+            if card in history.replaced_nodes(feed.since):
+                # Not the card it was made for: removed (by this server, `drop` ended
+                # it at once; by another process, or the Python API, only the history
+                # says so) and its id given to a card since, or made another
+                # package's card. Its events are not the new card's.
+                self.drop(card)
+                feed = None
+            else:
+                # Each look reads only what was recorded since the last: a card's
+                # token cannot make every stream's opening read more and more
+                # (each refused removal it asks for is an entry too).
+                feed.since = upto
         if feed is None or feed.closed:
             # KEEP read now, not at import: a test may make it small.
             feed = self._feeds[card] = CardFeed(self._engine, card, keep=KEEP)

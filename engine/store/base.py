@@ -111,10 +111,11 @@ class History(Protocol):
         """The newest entry's number (0: none yet)."""
         ...
 
-    def removed_nodes(self, after: int) -> set[str]:
-        """The nodes whose removal was recorded (accepted) after entry ``after``: so a
-        reader can tell a node removed and added again with its id from the node it
-        knew, whichever process did it."""
+    def replaced_nodes(self, after: int) -> set[str]:
+        """The nodes removed, or given another package, by an entry recorded (accepted)
+        after entry ``after``: so a reader can tell a node removed and added again
+        with its id, or a card made another package's, from the one it knew,
+        whichever process did it."""
         ...
 
 

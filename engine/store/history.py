@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from sqlite_utils import Database
 
 __all__ = ["FIELDS", "GENESIS", "ConsentHistory", "HistoryVerification", "entry_hash",
-           "grants_digest"]
+           "grants_digest", "replaced"]
 
 #: The fields of an entry, in the order they are hashed.
 FIELDS: tuple[str, ...] = ("seq", "t", "principal", "action", "subject", "accepted", "code",
@@ -55,6 +56,17 @@ class HistoryVerification:
     entries: int
     first_bad: int | None = None  #: sequence number of the first bad entry
     problem: str = ""
+
+
+def replaced(rows: Iterable[tuple[str, str]]) -> set[str]:
+    """Of accepted ``node.remove`` and ``node.set`` entries (action, subject as stored),
+    the nodes removed or given another package (`History.replaced_nodes`)."""
+    out = set()
+    for action, text in rows:
+        subject = json.loads(text)
+        if action == "node.remove" or "package" in (subject.get("fields") or {}):
+            out.add(str(subject.get("node")))
+    return out
 
 
 class ConsentHistory:
@@ -99,11 +111,13 @@ class ConsentHistory:
         row = self.db.execute("select max(seq) from consent").fetchone()
         return int(row[0] or 0)
 
-    def removed_nodes(self, after: int) -> set[str]:
-        """The nodes whose removal was recorded (accepted) after entry ``after``."""
-        rows = self.db.execute("select subject from consent where seq > ? and "
-                               "action = 'node.remove' and accepted = 1", [after])
-        return {str(json.loads(subject).get("node")) for (subject,) in rows}
+    def replaced_nodes(self, after: int) -> set[str]:
+        """The nodes removed, or given another package, by an entry recorded (accepted)
+        after entry ``after``."""
+        rows = self.db.execute("select action, subject from consent where seq > ? and "
+                               "action in ('node.remove', 'node.set') and accepted = 1",
+                               [after])
+        return replaced(rows)
 
     def entries(self, *, package: str | None = None) -> list[dict[str, Any]]:
         """Entries oldest first, optionally those about one package."""

@@ -329,16 +329,23 @@ async def test_removing_a_node_revokes_its_tokens_on_postgres(pg_dsn: str,
 
 async def test_the_history_tells_a_removed_node_on_postgres(pg_dsn: str,
                                                             tmp_path: Path) -> None:
-    """`History.removed_nodes` (what a card's event feed asks, to tell a card removed and
-    added again from the one it knew) reads the shared history on PostgreSQL too."""
+    """`History.replaced_nodes` (what a card's event feed asks, to tell a card removed and
+    added again, or given another package, from the one it knew) reads the shared
+    history on PostgreSQL too."""
     await _prompt_world(pg_dsn, tmp_path)
     engine = _engine(pg_dsn)
     try:
+        await offer_install(engine, manifest("acme.q", {"agents.prompt": {}}))
+        await engine.add_node({"id": "c2", "type": "card", "package": "acme.p"},
+                              workspace="w1")
         before = engine.history.newest()
         assert before > 0
-        assert engine.history.removed_nodes(before) == set()
+        assert engine.history.replaced_nodes(before) == set()
+        await engine.set_node("c2", {"visible": False})  # not another card
+        assert engine.history.replaced_nodes(before) == set()
         await engine.remove_node("c1")
-        assert engine.history.removed_nodes(before) == {"c1"}
-        assert engine.history.removed_nodes(engine.history.newest()) == set()
+        await engine.set_node("c2", {"package": "acme.q"})
+        assert engine.history.replaced_nodes(before) == {"c1", "c2"}
+        assert engine.history.replaced_nodes(engine.history.newest()) == set()
     finally:
         engine.close()

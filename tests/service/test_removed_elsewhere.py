@@ -72,3 +72,30 @@ def test_a_card_removed_by_another_process_does_not_replay_to_its_successor(
         (first,) = read_frames(stream, 1)
     # THEN it is sent its own news, never the old card's tool call
     assert "the old card's secret" not in json.dumps(first), first
+
+
+def test_a_card_given_another_package_does_not_replay_its_old_events(
+        serve_at: Callable[..., Running], tmp_path: Path) -> None:
+    """A card made another package's (``PATCH`` of its ``package``): the code now behind
+    its token is another vendor's, and is never sent what the card took before."""
+    running = serve_at()
+    tokens = build(running, tmp_path / "ws")
+    op, a1 = running.client(), running.client(tokens["a1"])
+    assert op.post("/v1/packages", json={"manifest": OTHER}).status_code in (200, 201)
+    assert op.post("/v1/packages/other.pkg/install",
+                   json={"grant": "required"}).status_code == 200
+    assert op.post("/v1/workspaces/w1/arrows",
+                   json={"id": "e3", "from": "a1", "to": "c2"}).status_code == 201
+    card = running.client(tokens["c2"])
+    with card.stream("GET", "/v1/events") as stream:
+        opened = a1.post("/v1/tool-calls", json={"agent": "a1", "card": "c2", "tool": "search",
+                                                 "args": {"query": "the old card's secret"}})
+        assert opened.json()["state"] == "open"
+        (frame,) = read_frames(stream, 1)
+    assert op.patch("/v1/nodes/c2", json={"package": "other.pkg"}).status_code == 200
+    with card.stream("GET", "/v1/events",
+                     headers={"Last-Event-ID": str(int(frame["id"]) - 1)}) as stream:
+        assert a1.post("/v1/tool-calls", json={"agent": "a1", "card": "c2", "tool": "search",
+                                               "args": {"query": "new"}}).status_code == 200
+        (first,) = read_frames(stream, 1)
+    assert "the old card's secret" not in json.dumps(first), first

@@ -35,7 +35,7 @@ from engine.core.errors import StoreFailed
 from engine.core.hosts import normalise_host
 from engine.store.anchor import AnchorFile
 from engine.store.history import FIELDS as HISTORY_FIELDS
-from engine.store.history import GENESIS, HistoryVerification, entry_hash
+from engine.store.history import GENESIS, HistoryVerification, entry_hash, replaced
 from engine.store.log import (
     EXTRA_FIELDS,
     FIELDS,
@@ -391,11 +391,13 @@ class PGHistory:
         row = self.link.conn.execute("select max(seq) from consent").fetchone()
         return int(row[0] or 0) if row is not None else 0
 
-    def removed_nodes(self, after: int) -> set[str]:
-        """The nodes whose removal was recorded (accepted) after entry ``after``."""
-        rows = self.link.conn.execute("select subject from consent where seq > %s and "
-                                      "action = 'node.remove' and accepted = 1", [after])
-        return {str(json.loads(subject).get("node")) for (subject,) in rows}
+    def replaced_nodes(self, after: int) -> set[str]:
+        """The nodes removed, or given another package, by an entry recorded (accepted)
+        after entry ``after``."""
+        rows = self.link.conn.execute("select action, subject from consent where seq > %s and "
+                               "action in ('node.remove', 'node.set') and accepted = 1",
+                               [after])
+        return replaced(rows)
 
     def entries(self, *, package: str | None = None) -> list[dict[str, Any]]:
         """Entries oldest first, optionally those about one package."""

@@ -1,12 +1,9 @@
-"""rev14c: a card feed that cannot be made leaves no subscription behind.
+"""A card feed that cannot be made (the store failed a read) leaves no subscription
+behind.
 
-`CardFeed.__init__` opens the engine subscription first, then asks the history for
-its newest entry (`History.newest`). When the store fails that read (PostgreSQL
-unreachable: ``StoreFailed``; a lost connection; a SQLite I/O error), the feed is
-never made, yet its subscription stays open in the engine's hub: nobody holds it to
-close it, it buffers up to ``KEEP`` events of the card for good, and every publish
-walks it. An ``EventSource`` reconnecting every few seconds during an outage leaves
-one more each time. (Before the round's fix the feed read only memory there.)
+(Found by a third review, round 14: the feed subscribed first and read the history
+second; a store that failed the read left a subscription nobody held, buffering up
+to ``KEEP`` events of the card for good, one more for every reconnecting client.)
 """
 
 from __future__ import annotations
