@@ -1,0 +1,45 @@
+"""h14b: an operator token found in a file readable by others stays a live operator token.
+
+`operator_token` sees the token file is not private (mode 0644), so it mints a
+new token and writes it 0600 — but the old token, which others could read, is
+never revoked: anyone who read it keeps operator powers (SPEC §10.1: the token
+file is 0600, never readable by others).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import httpx
+
+ARROWGATE = [sys.executable, "-m", "engine.app.cli"]
+
+
+def _start(db) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen([*ARROWGATE, "serve", "--db", str(db), "--listen", "127.0.0.1:0"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    address = proc.stdout.readline().strip()
+    assert proc.stdout.readline().strip() == "ready"
+    return proc, address
+
+
+def test_a_token_that_was_readable_by_others_is_revoked(tmp_path) -> None:
+    db = tmp_path / "a.db"
+    token_file = tmp_path / "a.db.operator-token"
+    proc, _ = _start(db)
+    proc.terminate()
+    proc.communicate(timeout=60)
+    old = token_file.read_text().strip()
+    os.chmod(token_file, 0o644)  # exposed: others could read it
+    proc, address = _start(db)
+    try:
+        new = token_file.read_text().strip()
+        assert new != old  # the server judged the old one exposed
+        answer = httpx.get(f"{address}/v1/holds", headers={"Authorization": f"Bearer {old}"})
+        assert answer.status_code == 401, "the exposed operator token still works"
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=60)
