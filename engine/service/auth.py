@@ -198,6 +198,13 @@ class TokenStore:
                 if not revoked.done():
                     revoked.set_result(None)
 
+    def revoke_sync(self, token_id: str) -> bool:
+        """`revoke` for start-up, before the event loop serves anyone."""
+        done = self.table.revoke(token_id, time.time())
+        if done:
+            self._cache = {k: v for k, v in self._cache.items() if v.id != token_id}
+        return done
+
     async def revoke(self, token_id: str) -> bool:
         """Revoke a token by id; False when no live token has that id."""
         done = await asyncio.to_thread(self.table.revoke, token_id, time.time())

@@ -22,7 +22,9 @@ tests' servers; any other loop gets no such hook, and the store its next turn.
 from __future__ import annotations
 
 import asyncio
+import errno
 import selectors
+import socket
 from collections.abc import Callable
 from typing import Any
 
@@ -75,6 +77,36 @@ class _IdleSelector(selectors.DefaultSelector):
         return ready
 
 
+class _StopWhenExhausted:
+    """A listening socket, as one step of the loop's accepting sees it: after an
+    ``accept`` fails for want of resources, the next says there is nothing to
+    accept, which ends the step (`IdleLoop._accept_connection`). Everything
+    else is the socket's."""
+
+    __slots__ = ("listening", "_exhausted")
+
+    def __init__(self, listening: socket.socket) -> None:
+        self.listening = listening
+        self._exhausted = False
+
+    def accept(self) -> tuple[socket.socket, Any]:
+        if self._exhausted:
+            raise BlockingIOError(errno.EAGAIN, "stopped after running out of resources")
+        try:
+            return self.listening.accept()
+        except OSError as exc:
+            if exc.errno in _EXHAUSTED:
+                self._exhausted = True
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.listening, name)
+
+
+#: What ``accept`` fails with when the process or system is out of resources.
+_EXHAUSTED = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM})
+
+
 class IdleLoop(asyncio.SelectorEventLoop):
     """asyncio's selector loop with `when_idle`. Create it with
     ``asyncio.Runner(loop_factory=IdleLoop)``."""
@@ -84,6 +116,19 @@ class IdleLoop(asyncio.SelectorEventLoop):
         super().__init__(selector)
         selector.call_soon = self.call_soon
         self._idle_selector = selector
+
+    def _accept_connection(self, protocol_factory: Any, sock: Any, *args: Any,
+                           **kwargs: Any) -> None:
+        # Out of file descriptors (EMFILE, and its kin), asyncio's selector loop
+        # stops listening for a second, but in CPython 3.11 it then goes on
+        # accepting up to the backlog (2,048 from uvicorn) in the same step, each
+        # attempt logging a traceback and scheduling one more retry
+        # (python/cpython#151615): a flood of connections made the server spin
+        # and write megabytes of stderr a second. Here the first such failure of
+        # a step ends the step, as the fix upstream does.
+        listening = sock.listening if isinstance(sock, _StopWhenExhausted) else sock
+        super()._accept_connection(  # type: ignore[misc]
+            protocol_factory, _StopWhenExhausted(listening), *args, **kwargs)
 
     def when_idle(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` (once) at the first turn in which no I/O is ready and no

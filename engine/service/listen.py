@@ -9,14 +9,15 @@ the server is handed sockets, never addresses.
 from __future__ import annotations
 
 import os
+import re
 import socket
 import stat
 from pathlib import Path
 
 from engine.service.auth import TokenStore, write_secret_file
 
-__all__ = ["address_of", "bind_tcp", "bind_unix", "default_socket_path", "default_token_file",
-           "operator_token"]
+__all__ = ["address_of", "bind_tcp", "bind_unix", "check_token_path", "default_socket_path",
+           "default_token_file", "operator_token"]
 
 
 def default_socket_path(db: Path) -> Path:
@@ -43,11 +44,20 @@ def bind_unix(path: Path) -> socket.socket:
     if len(os.fsencode(path)) >= 104:
         raise SystemExit(f"arrowgate: the socket path {path} is too long for a Unix socket "
                          "(use --socket with a shorter path)")
+    made = not os.path.lexists(folder)
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     st = os.lstat(folder)
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
         raise SystemExit(f"arrowgate: {folder} is not a folder of this user")
-    os.chmod(folder, 0o700)
+    if made:
+        os.chmod(folder, 0o700)  # mkdir's mode is narrowed by the umask, never widened
+    elif st.st_mode & 0o022:
+        # Never a folder we did not make changed (a project folder, the home
+        # folder, /tmp): refused instead when others may write in it, since they
+        # could put their own socket in ours' place. One they may only enter is
+        # fine: the socket itself is 0600 from birth.
+        raise SystemExit(f"arrowgate: others may write in {folder}: put the socket in a "
+                         "folder only you can change (the default beside the database is one)")
     if os.path.lexists(path):
         if not stat.S_ISSOCK(os.lstat(path).st_mode):
             raise SystemExit(f"arrowgate: {path} exists and is not a socket")
@@ -80,7 +90,8 @@ def bind_tcp(address: str) -> socket.socket:
     """
     host, sep, port_text = address.rpartition(":")
     host = host.strip("[]")
-    if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
+    if not sep or not host or not (port_text.isascii() and port_text.isdigit()) or \
+            int(port_text) > 65535:
         raise SystemExit(f"arrowgate: --listen takes HOST:PORT, e.g. 127.0.0.1:8377, not "
                          f"{address!r}")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -104,15 +115,53 @@ def address_of(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
+#: What a token file holds: one token as `TokenStore.mint` makes them, and a newline.
+_TOKEN_FILE = re.compile(r"agt_[A-Za-z0-9_-]{20,64}\n?")
+
+
+def check_token_path(path: Path, *, not_these: tuple[Path, ...] = ()) -> None:
+    """Refuse a ``--token-file`` that writing the token would destroy: a folder, one of
+    ``not_these`` (the database, the socket), or a file that is not a token file.
+
+    Raises:
+        SystemExit: naming the path and what it is.
+    """
+    if any(path.resolve() == other.resolve() for other in not_these):
+        raise SystemExit(f"arrowgate: --token-file {path} is the server's own database or "
+                         "socket: give another path")
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(st.st_mode):
+        return  # replaced, never followed (`write_secret_file`)
+    if not stat.S_ISREG(st.st_mode):
+        raise SystemExit(f"arrowgate: --token-file {path} exists and is not a file")
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(200)
+    except OSError as exc:
+        raise SystemExit(f"arrowgate: --token-file {path}: {exc.strerror or exc}") from exc
+    if not _TOKEN_FILE.fullmatch(head.decode("latin-1")):
+        raise SystemExit(f"arrowgate: --token-file {path} exists and holds something else "
+                         "than a token: give another path (it is left as it is)")
+
+
 def operator_token(tokens: TokenStore, path: Path) -> str:
-    """The operator token: the one in ``path`` if it is still valid and private, else new."""
+    """The operator token: the one in ``path`` if it is still valid and private, else new.
+
+    A valid operator token found in a file others may read, or that is not
+    ours, is revoked as it is replaced: it may have been read.
+    """
     try:
         st = os.stat(path, follow_symlinks=False)
-        if stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077:
+        if stat.S_ISREG(st.st_mode):
             token = path.read_text().strip()
             found = tokens.lookup(token)
             if found is not None and found[1].is_operator:
-                return token
+                if st.st_uid == os.getuid() and not st.st_mode & 0o077:
+                    return token
+                tokens.revoke_sync(found[0])
     except (OSError, UnicodeDecodeError):
         pass
     _token_id, token = tokens.mint_sync("operator")

@@ -33,6 +33,7 @@ from engine.service.listen import (
     address_of,
     bind_tcp,
     bind_unix,
+    check_token_path,
     default_socket_path,
     default_token_file,
     operator_token,
@@ -1005,6 +1006,12 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
         tokens.close()
 
 
+def _named(db: Path | None) -> Path:
+    """The database's path, for the files named after it (only a SQLite store has one)."""
+    assert db is not None, "with --store, --token-file and --socket or --listen are given"
+    return db
+
+
 def _cmd_serve(args: argparse.Namespace) -> int:
     from engine.app.common import db_path
     from engine.engine import Engine
@@ -1026,22 +1033,39 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             print("arrowgate: with --store, give --token-file and --socket or --listen",
                   file=sys.stderr)
             return 2
-        engine = Engine.open(store=args.store)
-        db = Path(args.token_file)  # only the token file is named after it below
-        tokens = TokenStore(engine.store.tokens())
+        db = None
     else:
         db = db_path(args, create=True)
-        engine = Engine.open(db)
-        tokens = TokenStore(db)
+    # (With --store both paths are given: checked above.)
+    token_file = Path(args.token_file) if args.token_file else \
+        default_token_file(_named(db))
+    socket_path = None if args.listen else \
+        Path(args.socket) if args.socket else default_socket_path(_named(db))
+    # Everything that can be refused is, before anything is made: a start refused
+    # leaves no database, token file or token behind.
+    check_token_path(token_file, not_these=tuple(p for p in (db, socket_path) if p))
+    sock = bind_tcp(args.listen) if socket_path is None else bind_unix(socket_path)
+    engine: Engine | None = None
+    tokens: TokenStore | None = None
     try:
-        token_file = Path(args.token_file) if args.token_file else default_token_file(db)
+        if db is None:
+            engine = Engine.open(store=args.store)
+            tokens = TokenStore(engine.store.tokens())
+        else:
+            engine = Engine.open(db)
+            tokens = TokenStore(db)
         operator_token(tokens, token_file)
-        sock = bind_tcp(args.listen) if args.listen else \
-            bind_unix(Path(args.socket) if args.socket else default_socket_path(db))
     except BaseException:
-        tokens.close()
-        engine.close()
+        if tokens is not None:
+            tokens.close()
+        if engine is not None:
+            engine.close()
+        sock.close()
+        if socket_path is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(socket_path)
         raise
+    assert engine is not None and tokens is not None  # made, or raised above
     if args.listen and not address_of(sock).startswith(("http://127.", "http://[::1]")):
         print(f"arrowgate: warning: listening on {address_of(sock)}, not loopback",
               file=sys.stderr)

@@ -363,6 +363,13 @@ class Calls:
         chain = None
         if context is not None:
             chain = self._context_chain(context, card)
+            if chain is None:
+                # As `call` refuses it (SPEC §5 check 3): a context that names no open
+                # tool call of this card is not dropped, which would let the data
+                # travel outside the chain it claims.
+                refusal = denial(call, card, "INVALID_ARGUMENT", package=node.data["package"],
+                                 reason="context", why="no tool call of this card has that id")
+                return {"": self.record.refusal(refusal, None, None)}
         results: dict[str, Decision] = {}
         for arrow in self.ctx.state.canvas.port_arrows_from(card, port):
             results[arrow.id] = await self._deliver_port(node, arrow, data, now, chain)

@@ -69,9 +69,11 @@ async def test_port_prompts_without_context_are_checked_too(make_engine: Any,
     assert (await engine.tool("a1", "c1", "relay")).allowed
     out = await engine.emit("c1", "out", "via the port")
     assert (out["p1"].code, out["p1"].reason) == ("LOOP_REFUSED", "cycle")
-    # A context that is not the card's own does not switch the rule off.
+    # A context that is not the card's own does not switch the rule off: it is refused
+    # outright, as a call's is (INVALID_ARGUMENT, reason context), and nothing travels.
     out = await engine.emit("c1", "out", "via the port", context="k999")
-    assert out["p1"].code == "LOOP_REFUSED"
+    assert list(out) == [""] and (out[""].code, out[""].reason) == ("INVALID_ARGUMENT",
+                                                                    "context")
 
 
 async def test_a_timed_out_tool_call_is_no_longer_open(make_engine: Any, tmp_path: Path,

@@ -1,4 +1,6 @@
-"""h14b: a refused `arrowgate serve` leaves a new database and operator token behind.
+"""A refused `arrowgate serve` start creates nothing: no database, token file or token.
+
+(Found by a hostile test, round 14, when it did not hold: the database and the operator token were made before the socket was bound.)
 
 `_cmd_serve` opens (creates) the database and mints and writes the operator
 token before it parses and binds `--listen`/`--socket`; so a typo in `--listen`,

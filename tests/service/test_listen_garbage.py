@@ -1,4 +1,6 @@
-"""h14b: `--listen 127.0.0.1:²` ends in a ValueError traceback, not a one-line error.
+"""`--listen` with a port of non-ASCII digits is a one-line error, not a traceback.
+
+(Found by a hostile test, round 14, when it did not hold: `str.isdigit` took `²`, which `int` refused.)
 
 `bind_tcp` checks the port with `str.isdigit()`, which is true for '²' and
 other Unicode digits that `int()` does not take.

@@ -1,4 +1,6 @@
-"""h14b: an operator token found in a file readable by others stays a live operator token.
+"""An operator token found in a file others may read is revoked as it is replaced.
+
+(Found by a hostile test, round 14, when it did not hold: it was replaced but stayed a live operator token.)
 
 `operator_token` sees the token file is not private (mode 0644), so it mints a
 new token and writes it 0600 — but the old token, which others could read, is

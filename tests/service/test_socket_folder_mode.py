@@ -1,4 +1,6 @@
-"""h14b: `arrowgate serve --socket` must not change the mode of a folder it did not make.
+"""`arrowgate serve --socket` never changes the mode of a folder it did not make.
+
+(Found by a hostile test, round 14, when it did not hold: it set any existing folder to 0700 (a project folder, the home folder).)
 
 `bind_unix` chmods the socket's folder to 0700 whatever it is: `--socket ./serve.sock`
 or `--socket ~/ag.sock` silently closes the project folder or the home folder to

@@ -1,4 +1,6 @@
-"""h14b: `POST /v1/emit` takes a `context` naming no tool call; `POST /v1/calls` refuses it.
+"""`POST /v1/emit` refuses a `context` naming no tool call of the card, as `POST /v1/calls` does.
+
+(Found by a hostile test, round 14, when it did not hold: emit dropped it and delivered the data.)
 
 The same prompt to the same agent, once as `agents.prompt` and once as port data
 (`prompt` input port, which SPEC §3 counts as agents.prompt), with

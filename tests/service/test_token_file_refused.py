@@ -1,4 +1,6 @@
-"""h14b: `--token-file` naming an existing file that is not a token file replaces it.
+"""`--token-file` naming an existing file that is not a token file (the database, notes) is refused and the file left as it is.
+
+(Found by a hostile test, round 14, when it did not hold: it was replaced by the new token: the database too.)
 
 `operator_token` finds no valid token in the file, mints one and `os.replace`s
 the file with it: `--token-file` naming the database itself destroys the
