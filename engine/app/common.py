@@ -50,13 +50,16 @@ def add_db_option(parser: argparse.ArgumentParser, *, creates: bool = False) -> 
                              "~/.local/share/arrowgate/arrowgate.db)")
 
 
-def db_path(args: argparse.Namespace, *, create: bool = False) -> Path:
+def db_path(args: argparse.Namespace, *, create: bool = False,
+            make_folder: bool = True) -> Path:
     """The database a command works on: ``--db``, or the embedded default.
 
     A command that only reads (``create=False``) refuses a path that does not
     exist and creates nothing, not even a folder. Either kind refuses a file
     that is not an arrowgate database (a text file, another program's SQLite
     file), so a typo can never turn into tables written into the wrong file.
+    ``make_folder=False``: a database to be created has its folder made by the
+    caller, once nothing else can refuse the command.
 
     Raises:
         CliError: naming the path and what is wrong with it (exit code 2).
@@ -69,7 +72,7 @@ def db_path(args: argparse.Namespace, *, create: bool = False) -> Path:
     elif not create:
         raise CliError(f"no database at {path} (`arrowgate demo --db {shlex.quote(str(path))}` "
                        "creates one)")
-    else:
+    elif make_folder:
         path.parent.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -56,8 +56,9 @@ def bind_unix(path: Path) -> socket.socket:
         # folder, /tmp): refused instead when others may write in it, since they
         # could put their own socket in ours' place. One they may only enter is
         # fine: the socket itself is 0600 from birth.
-        raise SystemExit(f"arrowgate: others may write in {folder}: put the socket in a "
-                         "folder only you can change (the default beside the database is one)")
+        raise SystemExit(f"arrowgate: {folder} (mode {stat.S_IMODE(st.st_mode):o}) may be "
+                         "written in by its group or others: put the socket in a folder only "
+                         "you can change (the default beside the database is one)")
     if os.path.lexists(path):
         if not stat.S_ISSOCK(os.lstat(path).st_mode):
             raise SystemExit(f"arrowgate: {path} exists and is not a socket")
@@ -99,7 +100,7 @@ def bind_tcp(address: str) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, int(port_text)))
-    except OSError as exc:
+    except (OSError, ValueError, TypeError) as exc:  # a host that is not a name at all too
         sock.close()
         raise SystemExit(f"arrowgate: cannot listen on {address}: {exc}") from exc
     sock.listen(1024)
@@ -126,9 +127,19 @@ def check_token_path(path: Path, *, not_these: tuple[Path, ...] = ()) -> None:
     Raises:
         SystemExit: naming the path and what it is.
     """
-    if any(path.resolve() == other.resolve() for other in not_these):
-        raise SystemExit(f"arrowgate: --token-file {path} is the server's own database or "
-                         "socket: give another path")
+    try:
+        if any(path.resolve() == other.resolve() for other in not_these):
+            raise SystemExit(f"arrowgate: --token-file {path} is the server's own database "
+                             "or socket: give another path")
+    except (OSError, RuntimeError) as exc:  # a loop of links, a folder we may not read
+        raise SystemExit(f"arrowgate: --token-file {path}: {exc}") from exc
+    folder = path.parent
+    tmp_name = f"{path.name}.{os.getpid()}.tmp"  # `write_secret_file` writes it first
+    if os.path.isdir(folder) and (not os.access(folder, os.W_OK | os.X_OK) or len(
+            os.fsencode(tmp_name)) > os.pathconf(folder, "PC_NAME_MAX")):
+        # Known now, not after the database and the token are made.
+        raise SystemExit(f"arrowgate: --token-file {path} cannot be written there (the "
+                         "folder is not writable, or the name is too long)")
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -137,6 +148,8 @@ def check_token_path(path: Path, *, not_these: tuple[Path, ...] = ()) -> None:
         return  # replaced, never followed (`write_secret_file`)
     if not stat.S_ISREG(st.st_mode):
         raise SystemExit(f"arrowgate: --token-file {path} exists and is not a file")
+    if st.st_size == 0:
+        return  # nothing to lose (`mktemp`'s file, say)
     try:
         with path.open("rb") as fh:
             head = fh.read(200)
@@ -153,6 +166,7 @@ def operator_token(tokens: TokenStore, path: Path) -> str:
     A valid operator token found in a file others may read, or that is not
     ours, is revoked as it is replaced: it may have been read.
     """
+    exposed: str | None = None
     try:
         st = os.stat(path, follow_symlinks=False)
         if stat.S_ISREG(st.st_mode):
@@ -161,9 +175,15 @@ def operator_token(tokens: TokenStore, path: Path) -> str:
             if found is not None and found[1].is_operator:
                 if st.st_uid == os.getuid() and not st.st_mode & 0o077:
                     return token
-                tokens.revoke_sync(found[0])
+                exposed = found[0]
     except (OSError, UnicodeDecodeError):
         pass
-    _token_id, token = tokens.mint_sync("operator")
-    write_secret_file(path, token + "\n")
+    token_id, token = tokens.mint_sync("operator")
+    try:
+        write_secret_file(path, token + "\n")
+    except BaseException:
+        tokens.revoke_sync(token_id)  # never a live token nobody was given
+        raise
+    if exposed is not None:
+        tokens.revoke_sync(exposed)  # once its successor is in place
     return token

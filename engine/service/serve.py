@@ -1006,6 +1006,42 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
         tokens.close()
 
 
+class _Made:
+    """What a start made before it was refused, so that it is undone: a refused start
+    leaves nothing behind (the socket, its folder, a new database and its folder)."""
+
+    def __init__(self) -> None:
+        self.folders: list[Path] = []  #: made by this start, outermost first
+        self.files: list[Path] = []
+        self.database: Path | None = None  #: a database this start created
+
+    def folders_for(self, path: Path | None) -> None:
+        """Note the folders above ``path`` that do not exist yet (about to be made)."""
+        if path is None:
+            return
+        missing = []
+        folder = path.parent
+        while not os.path.lexists(folder):
+            missing.append(folder)
+            folder = folder.parent
+        self.folders.extend(reversed(missing))
+
+    def undo(self) -> None:
+        """Remove them: files, the new database with its companions, then the folders
+        (each only if empty), innermost first."""
+        doomed = list(self.files)
+        if self.database is not None:
+            db = self.database
+            doomed += [db, *(db.with_name(db.name + end) for end in
+                             ("-wal", "-shm", "-journal", ".anchor", ".anchor.lock"))]
+        for path in doomed:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        for folder in reversed(self.folders):
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
+
+
 def _named(db: Path | None) -> Path:
     """The database's path, for the files named after it (only a SQLite store has one)."""
     assert db is not None, "with --store, --token-file and --socket or --listen are given"
@@ -1035,7 +1071,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
             return 2
         db = None
     else:
-        db = db_path(args, create=True)
+        db = db_path(args, create=True, make_folder=False)  # made once nothing refuses
     # (With --store both paths are given: checked above.)
     token_file = Path(args.token_file) if args.token_file else \
         default_token_file(_named(db))
@@ -1044,16 +1080,25 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     # Everything that can be refused is, before anything is made: a start refused
     # leaves no database, token file or token behind.
     check_token_path(token_file, not_these=tuple(p for p in (db, socket_path) if p))
+    made = _Made()
+    made.folders_for(socket_path)
     sock = bind_tcp(args.listen) if socket_path is None else bind_unix(socket_path)
     engine: Engine | None = None
     tokens: TokenStore | None = None
     try:
+        if socket_path is not None:
+            made.files.append(socket_path)
         if db is None:
             engine = Engine.open(store=args.store)
             tokens = TokenStore(engine.store.tokens())
         else:
+            made.folders_for(db)
+            db.parent.mkdir(parents=True, exist_ok=True)
+            if not db.exists():
+                made.database = db
             engine = Engine.open(db)
             tokens = TokenStore(db)
+        made.folders_for(token_file)
         operator_token(tokens, token_file)
     except BaseException:
         if tokens is not None:
@@ -1061,9 +1106,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         if engine is not None:
             engine.close()
         sock.close()
-        if socket_path is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(socket_path)
+        made.undo()
         raise
     assert engine is not None and tokens is not None  # made, or raised above
     if args.listen and not address_of(sock).startswith(("http://127.", "http://[::1]")):

@@ -1,12 +1,6 @@
-"""Start-up input that ends in a Python traceback instead of a one-line error.
+"""A `--token-file` that is a loop of links, or a `--listen` host that is not text, is a one-line error, not a traceback.
 
-(Review rev14d of f0a3473.)
-
-- `--token-file` naming a symlink loop: `check_token_path` calls `Path.resolve()`,
-  which raises RuntimeError ("Symlink loop") on CPython 3.11.
-- `--listen` whose host holds a byte that is not UTF-8 (argv decoded with
-  surrogateescape): `sock.bind` raises TypeError ("encoding of hostname failed"),
-  which `bind_tcp` does not catch (it catches OSError only).
+(Found by a review, round 14, when it did not hold: `Path.resolve` raised RuntimeError, `socket.bind` TypeError.)
 """
 
 from __future__ import annotations

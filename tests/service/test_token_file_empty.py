@@ -1,9 +1,6 @@
-"""An existing *empty* `--token-file` (what `mktemp` makes) is written, not refused.
+"""An existing empty `--token-file` (`mktemp`'s) is written, not refused.
 
-(Review rev14d of f0a3473.) `check_token_path` refuses any existing file that
-does not hold exactly one token, to never destroy content; an empty file holds
-nothing to destroy. `TOKEN_FILE=$(mktemp); arrowgate serve --token-file "$TOKEN_FILE"`
-worked before f0a3473 and is now "holds something else than a token".
+(Found by a review, round 14, when it did not hold: the new check refused it as holding something else than a token.)
 """
 
 from __future__ import annotations

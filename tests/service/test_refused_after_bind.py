@@ -1,19 +1,6 @@
-"""A start refused *after* the socket is bound still creates nothing (README: "a start
-refused for any reason creates nothing"; `_cmd_serve`: "a refused start leaves no
-database, token file or token behind").
+"""A start refused after its socket is bound (an unreachable store, a token file that cannot be written) still leaves nothing behind: no socket folder, database, database folder or token.
 
-(Review rev14d of f0a3473.) `_cmd_serve`'s cleanup closes the engine and unlinks
-the socket file, but:
-
-- the socket folder `bind_unix` made (`<db>.serve` by default, or a new `--socket`
-  folder) is left behind — e.g. `--store` with an unreachable PostgreSQL;
-- a failure writing the token file comes after `Engine.open` created the database
-  and `operator_token` minted a live operator token into it: all three are left
-  (for a normal user the realistic case is a `--token-file` in a folder they may
-  not write in; as root a name that is one character short of NAME_MAX is used:
-  `write_secret_file`'s `.PID.tmp` name is then too long);
-- `db_path(create=True)` makes the database's folder before anything is checked,
-  so a typo in `--listen` with `--db new/a.db` leaves `new/`.
+(Found by a review, round 14, when it did not hold: the socket's folder, the new database and a live operator token were left.)
 """
 
 from __future__ import annotations
