@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote, urlsplit
 
-from engine.core.decision import CallDenied, Decision
+from engine.core.decision import CallDenied
 from engine.core.errors import (
     ApprovalRefused,
     ConsentError,
@@ -144,15 +144,6 @@ class Backend(Protocol):
     async def approve_hold(self, prompt_id: str, digest: str) -> dict[str, Any]: ...
     async def reject_hold(self, prompt_id: str) -> dict[str, Any]: ...
     async def aclose(self) -> None: ...
-
-
-def _decision(d: Decision) -> dict[str, Any]:
-    """A Decision as the service answers it: every field, null when unset, so that a
-    script reads the same keys through ``--db`` and ``--service``."""
-    out = d.to_json()
-    for name in ("retry_after", "prompt", "value"):
-        out.setdefault(name, None)
-    return out
 
 
 class LocalBackend:
@@ -260,7 +251,7 @@ class LocalBackend:
         """A card's call; the Decision as JSON."""
         decision = await self.engine.call(body["card"], body["call"], body.get("target"),
                                           body.get("args"), context=body.get("context"))
-        return _decision(decision)
+        return decision.to_json(nulls=True)  # the keys --service prints
 
     async def holds(self) -> list[dict[str, Any]]:
         """Held prompts, oldest first."""
@@ -270,11 +261,11 @@ class LocalBackend:
 
     async def approve_hold(self, prompt_id: str, digest: str) -> dict[str, Any]:
         """Approve a held prompt by the digest of the text shown."""
-        return _decision(await self.engine.approve_hold(prompt_id, text_sha256=digest))
+        return (await self.engine.approve_hold(prompt_id, text_sha256=digest)).to_json(nulls=True)
 
     async def reject_hold(self, prompt_id: str) -> dict[str, Any]:
         """Reject a held prompt."""
-        return _decision(await self.engine.reject_hold(prompt_id))
+        return (await self.engine.reject_hold(prompt_id)).to_json(nulls=True)
 
     async def aclose(self) -> None:
         """Commit and close the database."""

@@ -132,8 +132,11 @@ class Decision:
         s[14](out, None)  # the copy's message was read above, so it is written
         return out
 
-    def to_json(self) -> dict[str, Any]:
-        """The stable JSON form of this decision."""
+    def to_json(self, *, nulls: bool = False) -> dict[str, Any]:
+        """The stable JSON form of this decision; ``nulls``: every field, null when
+        unset (what the service answers, and the command line prints whichever
+        way it reaches the engine), else ``retry_after``, ``prompt`` and
+        ``value`` only when set."""
         out: dict[str, Any] = {
             "outcome": self.outcome,
             "call": self.call,
@@ -146,6 +149,10 @@ class Decision:
             "arrow": self.arrow,
             "message": self.message,
         }
+        if nulls:
+            out["retry_after"], out["prompt"], out["value"] = \
+                self.retry_after, self.prompt, self.value
+            return out
         if self.retry_after is not None:
             out["retry_after"] = self.retry_after
         if self.prompt is not None:

@@ -28,7 +28,7 @@ import secrets
 import socket
 import struct
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -186,13 +186,13 @@ class TokenStore:
         in the same write: `engine.store.base.Store.revoke_tokens`): drop them
         from the cache and end the streams and waits open with them, as `revoke`
         does for one token."""
-        ids = set(self.table.ids_of(principal))  # one read, whatever is open
-        self._cache = {k: v for k, v in self._cache.items() if v.id not in ids}
-        self._end_watchers(ids)
+        self._revoked(set(self.table.ids_of(principal)))  # one read, whatever is open
 
-    def _end_watchers(self, ids: Iterable[str]) -> None:
-        """Before a revocation is answered: no stream or wait open with one of these
-        tokens writes or hands over anything more (`Standing.revoked`)."""
+    def _revoked(self, ids: Collection[str]) -> None:
+        """These tokens were revoked in the store: dropped from the cache and, before
+        the revocation is answered, no stream or wait open with one of them writes
+        or hands over anything more (`Standing.revoked`)."""
+        self._cache = {k: v for k, v in self._cache.items() if v.id not in ids}
         for token_id in ids:
             for revoked in list(self._watchers.pop(token_id, ())):
                 if not revoked.done():
@@ -202,15 +202,14 @@ class TokenStore:
         """`revoke` for start-up, before the event loop serves anyone."""
         done = self.table.revoke(token_id, time.time())
         if done:
-            self._cache = {k: v for k, v in self._cache.items() if v.id != token_id}
+            self._revoked((token_id,))
         return done
 
     async def revoke(self, token_id: str) -> bool:
         """Revoke a token by id; False when no live token has that id."""
         done = await asyncio.to_thread(self.table.revoke, token_id, time.time())
         if done:
-            self._cache = {k: v for k, v in self._cache.items() if v.id != token_id}
-            self._end_watchers((token_id,))
+            self._revoked((token_id,))
         return done
 
 

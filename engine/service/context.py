@@ -359,12 +359,7 @@ def authenticate(tokens: TokenStore, token: str | None) -> tuple[str, Principal]
 
 def decision_json(d: Decision) -> dict[str, Any]:
     """A Decision as the service sends it (SPEC §10.1): every field, null when unset."""
-    return {
-        "outcome": d.outcome, "call": d.call, "card": d.card, "package": d.package,
-        "target": d.target, "permission": d.permission, "code": d.code, "reason": d.reason,
-        "arrow": d.arrow, "message": d.message, "retry_after": d.retry_after,
-        "prompt": d.prompt, "value": d.value,
-    }
+    return d.to_json(nulls=True)
 
 
 def json_response(data: Any, status: int = 200) -> Response:
