@@ -182,7 +182,12 @@ class LocalBackend:
         return (await self.engine.add_arrow(arrow)).to_dict()
 
     async def remove_arrow(self, arrow_id: str) -> None:
-        """Remove an arrow."""
+        """Remove an arrow; one that does not exist is NOT_FOUND, as the service says."""
+        if self.engine.state.canvas.arrow(arrow_id) is None:
+            # The engine calls it INVALID_ARROW (`missing-arrow`), the service's
+            # DELETE a 404: one verb answers alike through --db and --service.
+            raise Failure.coded(USAGE, "NOT_FOUND", f"no arrow {arrow_id!r}",
+                                reason="missing-arrow")
         await self.engine.remove_arrow(arrow_id)
 
     async def offer(self, folder: Path) -> dict[str, Any]:

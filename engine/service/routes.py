@@ -72,8 +72,11 @@ CallerDep = Callable[..., Coroutine[Any, Any, Caller]]
 MAX_WAIT = 300.0
 
 
-def _not_found(what: str) -> ServiceError:
-    return ServiceError(404, "NOT_FOUND", what, reason="missing")
+def _not_found(what: str, reason: str) -> ServiceError:
+    # ``reason`` names what is missing as the engine's own NOT_FOUND does
+    # (``missing-node``, ``missing-package``, ``nothing-pending``): a client
+    # gets one reason for one thing through the service and the Python API.
+    return ServiceError(404, "NOT_FOUND", what, reason=reason)
 
 
 def _prompt_json(p: Prompt) -> dict[str, Any]:
@@ -102,7 +105,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         kind, _, node_id = body.principal.partition(":")
         node = engine.state.canvas.node(node_id)
         if node is None or node.type != kind:
-            raise _not_found(f"no {kind} {node_id!r} on any canvas")
+            raise _not_found(f"no {kind} {node_id!r} on any canvas", f"missing-{kind}")
         token_id, token = await service.tokens.mint(body.principal)
         return json_response({"id": token_id, "token": token, "principal": body.principal}, 201)
 
@@ -112,7 +115,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         if not who.is_operator and who.token_id != token_id:
             who.require_operator("revoking another principal's token")
         if not await service.tokens.revoke(token_id):
-            raise _not_found(f"no live token {token_id!r}")
+            raise _not_found(f"no live token {token_id!r}", "missing-token")
         return Response(status_code=204)
 
     app.include_router(r)
@@ -123,7 +126,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     def _workspace_json(ws_id: str) -> dict[str, Any]:
         ws = engine.state.workspaces.get(ws_id)
         if ws is None:
-            raise _not_found(f"no workspace {ws_id!r}")
+            raise _not_found(f"no workspace {ws_id!r}", "missing-workspace")
         return {"id": ws.id, "folder": ws.folder, "settings": ws.settings.to_dict()}
 
     def _in_workspace(who: Caller, ws_id: str) -> None:
@@ -131,7 +134,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
             return
         node = engine.state.canvas.node(who.principal.node or "")
         if node is None or node.workspace != ws_id:
-            raise _not_found(f"no workspace {ws_id!r}")
+            raise _not_found(f"no workspace {ws_id!r}", "missing-workspace")
 
     @r.post("/v1/workspaces", status_code=201, response_model=WorkspaceOut)
     async def create_workspace(body: WorkspaceBody, who: Caller = Who) -> Response:
@@ -173,7 +176,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         fields = body.model_dump(exclude_unset=True)
         if principal.is_operator:
             if engine.state.canvas.node(node_id) is None:
-                raise _not_found(f"no node {node_id!r}")
+                raise _not_found(f"no node {node_id!r}", "missing-node")
             if not fields:
                 raise ServiceError(400, "INVALID_ARGUMENT", "no field to change",
                                    reason="empty")
@@ -186,7 +189,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         principal = who.by()
         node = engine.state.canvas.node(node_id)
         if principal.is_operator and node is None:
-            raise _not_found(f"no node {node_id!r}")
+            raise _not_found(f"no node {node_id!r}", "missing-node")
         await engine.remove_node(node_id, by=principal)
         if node is not None:
             service.node_removed(node_id, node.type)
@@ -219,7 +222,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         """Remove an arrow (narrowing: operator, or a node on that canvas)."""
         principal = who.by()
         if principal.is_operator and engine.state.canvas.arrow(arrow_id) is None:
-            raise _not_found(f"no arrow {arrow_id!r}")
+            raise _not_found(f"no arrow {arrow_id!r}", "missing-arrow")
         await engine.remove_arrow(arrow_id, by=principal)
         return Response(status_code=204)
 
@@ -313,7 +316,8 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         who.require_operator("reading a diff")
         update = engine.pending_update(name)
         if update is None:
-            raise _not_found(f"{name} has no version waiting for approval")
+            raise _not_found(f"{name} has no version waiting for approval",
+                                 "nothing-pending")
         return json_response({"package": name, "pending_hash": update.pending_hash,
                               **update.diff.to_json(), "lines": update.diff.lines})
 
@@ -357,7 +361,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
                                                       and who.principal.node == prompt.card)
                                   or (who.principal.kind == "agent"
                                       and _in_its_tool_call(prompt, who.principal.node))):
-            raise _not_found(f"no prompt {prompt_id!r}")
+            raise _not_found(f"no prompt {prompt_id!r}", "missing-prompt")
         return prompt
 
     def _in_its_tool_call(prompt: Prompt, agent: str | None) -> bool:
@@ -537,7 +541,8 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         try:
             result = analyse(engine.state, card)
         except KeyError:
-            raise _not_found(f"no custom card {card!r} on any canvas") from None
+            raise _not_found(f"no custom card {card!r} on any canvas",
+                                 "missing-card") from None
         return json_response(result.to_json())
 
     @r.get("/v1/history", response_model=HistoryOut)

@@ -169,7 +169,7 @@ def _visible(engine: Engine, call_id: str, principal: Principal) -> ToolCall:
     if tc is None or not (p.is_operator or (p.kind == "agent" and p.node == tc.agent)
                           or (p.kind == "card" and p.node == tc.card)):
         raise ServiceError(404, "NOT_FOUND", f"no tool call {call_id!r}",
-                           reason="missing")
+                           reason="missing-tool-call")
     return tc
 
 

@@ -183,3 +183,25 @@ def test_verbs_over_loopback_tcp(tmp_path, capsys, monkeypatch) -> None:
         assert code == 2 and "n1" in err
     finally:
         _stop(proc)
+
+
+def test_a_missing_arrow_or_node_is_not_found_through_either_transport(service, tmp_path,
+                                                                      capsys) -> None:
+    """Removing what does not exist: NOT_FOUND with a reason naming it, exit 2, through
+    --service and --db alike.
+
+    (Through --db, `arrow remove` of a missing arrow said INVALID_ARROW, the
+    engine's code, where the service said NOT_FOUND; and the service's reason
+    was ``missing`` for everything where the engine says ``missing-node``.)
+    """
+    db = str(tmp_path / "ag.db")
+    for verb in ("arrow", "node"):
+        answers = []
+        for transport in (service, db):
+            argv = ["--db", transport] if isinstance(transport, str) else \
+                ["--service", transport[0], "--token-file", str(transport[1])]
+            code = main([verb, "remove", "nope", *argv, "--json"])
+            err = capsys.readouterr().err
+            error = json.loads(err)["error"]
+            answers.append((code, error["code"], error.get("reason")))
+        assert answers[0] == answers[1] == (2, "NOT_FOUND", f"missing-{verb}"), answers
