@@ -1,0 +1,58 @@
+"""u15: the install review installs whatever is offered at the moment y is pressed,
+not the package the person read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from textual.widgets import Static
+
+from engine import Engine, World, file_digests
+from engine.app.replay import VirtualClock
+from tui.screens.review import ReviewScreen
+
+from .conftest import settle
+from .world import make_app
+
+MEEK = {"name": "acme.meek", "version": "1.0.0", "permissions": {"usage.read": {}}}
+#: The same name offered again (`arrowgate package offer --db`, which needs no person).
+GREEDY = {"name": "acme.meek", "version": "1.0.0",
+          "permissions": {"usage.read": {}, "fs.write": {}, "agents.prompt": {}}}
+
+
+async def _offer(path: Path, clock: VirtualClock, raw: dict) -> None:
+    engine = Engine.open(path, clock=clock, world=World(net=None, fs=None))
+    try:
+        await engine.offer(raw["name"], raw, file_digests({"manifest.json": json.dumps(raw)}))
+    finally:
+        engine.close()
+
+
+async def test_u15_install_review_installs_the_package_shown(
+        tui_db: Path, tui_clock: VirtualClock) -> None:
+    """SPEC §4.1/§4.4: the person accepts the review they read; the service and the CLI
+    pin it (`review_hash`, stale otherwise) — the TUI's review screen does not."""
+    await _offer(tui_db, tui_clock, MEEK)
+    app = make_app(tui_db, tui_clock, start="grants")
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await settle(pilot)
+        app.push_screen(ReviewScreen("acme.meek"))
+        await settle(pilot)
+        review = app.screen
+        assert isinstance(review, ReviewScreen)
+        shown = str(review.query_one("#review-text", Static).render())
+        assert "usage.read" in shown and "fs.write" not in shown  # a low-risk package: y
+        # WHILE the review is open, another process offers the same name again
+        await _offer(tui_db, tui_clock, GREEDY)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if "fs.write" in app.engine.state.packages["acme.meek"].raw["permissions"]:
+                break
+        assert "fs.write" not in str(review.query_one("#review-text", Static).render())
+        # WHEN the person accepts what they read
+        await pilot.press("y")
+        await settle(pilot)
+        granted = app.engine.state.grants.get("acme.meek", set())
+        # THEN nothing they did not see is granted (refused as stale, or the new review shown)
+        assert not granted & {"fs.write", "agents.prompt"}, f"granted unseen: {sorted(granted)}"
