@@ -21,17 +21,17 @@ import re
 from rich.style import Style
 from rich.text import Text
 
+from engine.core.text import is_control
+
 __all__ = ["CONTROL_STYLE", "plain", "visible"]
 
 #: How a made-visible control character is drawn.
 CONTROL_STYLE = Style(reverse=True)
 
-# C0, DEL, C1; the bidi embeddings, overrides and isolates; zero-width and
-# word-joiner characters (not the joiner of emoji), line/paragraph separators, the BOM, the interlinear
-# annotation marks; lone surrogates (from surrogatepass/surrogateescape text).
-_UNSAFE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u061c\u115f\u1160\u180e\u200b\u200c\u200e\u200f\u2028-\u202e\u2060-\u2069"
-    "\u3164\ufeff\ufff9-\ufffb\ud800-\udfff]")
+# What is not printable ASCII is looked at (`is_control`, the engine's one
+# definition of what may restyle or hide text, which the command line's hold
+# approval and manifest validation use too); most text is ASCII and skips it.
+_NOT_ASCII = re.compile("[^\x20-\x7e]")
 
 
 def _symbol(char: str, *, multiline: bool) -> str | None:
@@ -52,7 +52,9 @@ def _pieces(value: str, *, multiline: bool) -> list[tuple[str, bool]]:
     """``value`` cut into (text, is_a_made_visible_control) pieces."""
     pieces: list[tuple[str, bool]] = []
     start = 0
-    for match in _UNSAFE.finditer(value):
+    for match in _NOT_ASCII.finditer(value):
+        if not is_control(match.group()):
+            continue
         symbol = _symbol(match.group(), multiline=multiline)
         if symbol is None:
             continue
@@ -74,7 +76,7 @@ def visible(value: object, *, multiline: bool = False) -> str:
             one-line cell shows a line break as ``␊``.
     """
     text = value if isinstance(value, str) else str(value)
-    if not _UNSAFE.search(text):
+    if not _NOT_ASCII.search(text) or not any(map(is_control, text)):
         return text
     return "".join(piece for piece, _control in _pieces(text, multiline=multiline))
 
@@ -88,7 +90,7 @@ def plain(value: object, *, multiline: bool = False, style: Style | str = "") ->
         style: the style of the whole text.
     """
     raw = value if isinstance(value, str) else str(value)
-    if not _UNSAFE.search(raw):
+    if not _NOT_ASCII.search(raw):
         return Text(raw, style=style, end="")
     text = Text(style=style, end="")
     for piece, control in _pieces(raw, multiline=multiline):

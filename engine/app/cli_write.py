@@ -38,7 +38,6 @@ import ipaddress
 import json
 import os
 import sys
-import unicodedata
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote, urlsplit
@@ -51,6 +50,7 @@ from engine.core.errors import (
     StoreFailed,
     with_code,
 )
+from engine.core.text import is_control
 from engine.effects.operator import operator_check
 
 __all__ = ["Backend", "Failure", "LocalBackend", "ServiceBackend", "inert", "register",
@@ -106,7 +106,7 @@ def inert(text: str) -> str:
     for ch in text:
         if ch in "\n\t":
             out.append(ch)
-        elif unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp") or ch == "\\":
+        elif ch == "\\" or is_control(ch):
             code = ord(ch)
             out.append("\\\\" if ch == "\\" else
                        f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000

@@ -19,16 +19,29 @@ BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
 # Zero width joiner: part of ordinary emoji sequences, restyles nothing.
 _ALLOWED_FORMAT = frozenset("\u200d")
 # Categories never printed as themselves: controls (C0, DEL, C1), format
-# characters (bidi, zero-width), surrogates, private use, unassigned, and
-# the line and paragraph separators.
+# characters (bidi, zero-width, the tag characters U+E0000–E007F), surrogates,
+# private use, unassigned, and the line and paragraph separators.
 _CONTROL_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+# The other default-ignorable code points (Unicode's Default_Ignorable_Code_Point
+# outside those categories): variation selectors, the combining grapheme joiner,
+# Khmer and Mongolian invisibles, the Hangul fillers. A terminal draws them as
+# nothing, yet they reach whoever reads the text as characters: variation
+# selectors carry a byte each ("emoji smuggling"), so an instruction hidden in
+# them would reach an agent, in a held prompt or a tool's description, past the
+# person who approved what was drawn. (Even U+FE0F after an emoji: a run of
+# them is such a channel, and a lone one is not told apart from a run's first.)
+_INVISIBLE = frozenset(
+    [*"\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f\u3164\uffa0",
+     *map(chr, range(0xFE00, 0xFE10)), *map(chr, range(0xE0100, 0xE01F0))])
 
 
 def is_control(ch: str) -> bool:
-    """True for a character that may restyle, reorder or hide text around it."""
+    """True for a character that may restyle, reorder or hide text around it, or that is
+    drawn as nothing (a default-ignorable code point) while it is read as a character."""
     if ch in _ALLOWED_FORMAT:
         return False
-    return ch in BIDI_CONTROLS or unicodedata.category(ch) in _CONTROL_CATEGORIES
+    return ch in BIDI_CONTROLS or ch in _INVISIBLE \
+        or unicodedata.category(ch) in _CONTROL_CATEGORIES
 
 
 def describe_character(ch: str) -> str:

@@ -231,7 +231,7 @@ def test_install_with_a_stale_review_hash_installs_nothing(tmp_path, capsys, per
     (["call", "c1", "agents.prompt", "a1", "--args", "[1]"], "--args: must be a JSON object"),
     (["call", "c1", "agents.prompt", "a1", "--args", "{"], "--args: not JSON"),
     (["arrow", "add", "w1", "e9", "c1", "ghost"], "INVALID_ARROW"),
-    (["arrow", "remove", "ghost"], "INVALID_ARROW: no arrow 'ghost'"),
+    (["arrow", "remove", "ghost"], "NOT_FOUND: no arrow 'ghost'"),
     (["hold", "reject", "p404"], "NOT_FOUND"),
 ])
 def test_invalid_input_exits_2_naming_what_was_wrong(canvas, capsys, argv, message) -> None:

@@ -1,4 +1,9 @@
-"""u15: invisible Unicode in a held prompt hides text from the person who approves it."""
+"""Every character of a held prompt is drawn, even those a terminal draws as nothing.
+
+(Found by a helper, u15: Unicode tag characters, variation selectors and fillers
+reached the terminal raw in the hold dialog, so a person approved text that was
+partly hidden from them while the agent would read it.)
+"""
 
 from __future__ import annotations
 
@@ -26,7 +31,7 @@ OTHERS = "".join(chr(0xE0100 + b) for b in b"rm -rf ~") + "\ufe0f\u034f\u206a\u1
 
 
 @pytest.mark.parametrize("hidden", [HIDDEN, OTHERS], ids=["tags", "selectors-and-fillers"])
-async def test_u15_invisible_characters_in_a_held_prompt_are_shown(
+async def test_invisible_characters_in_a_held_prompt_are_drawn(
         tui_db: Path, tui_clock: VirtualClock, hidden: str) -> None:
     """SPEC §7: the hold shows the whole text and nobody approves text they did not see;
     tui/text.py promises every invisible format character is drawn as ⟨U+XXXX⟩."""
@@ -42,10 +47,12 @@ async def test_u15_invisible_characters_in_a_held_prompt_are_shown(
         dialog = app.screen
         assert isinstance(dialog, HoldScreen) and dialog.end_seen
         shown, _raw = screen_output(app)
-        line = next(ln for ln in shown.splitlines() if SHOWN in ln)
         # The dialog approves the digest of the whole text, hidden part included ...
         assert dialog.shown_sha256 == hashlib.sha256(text.encode()).hexdigest()
-        # ... but the person sees only SHOWN: the hidden characters reach the terminal raw,
-        # where each takes no cell (rich.cells.cell_len == 0) and draws as nothing.
-        raw_hidden = [ch for ch in set(hidden) if ch in line]
-        assert not raw_hidden, f"hidden text drawn as nothing after {SHOWN!r}: {line!r}"
+        # ... so every character of it is drawn: none reaches the terminal raw, where
+        # each would take no cell (rich.cells.cell_len == 0) and draw as nothing.
+        assert "Summarise the sprint" in shown
+        raw_hidden = sorted(f"U+{ord(ch):04X}" for ch in set(hidden) if ch in shown)
+        assert not raw_hidden, f"drawn as nothing: {raw_hidden}"
+        first = ord(hidden[0])
+        assert f"⟨U+{first:04X}⟩" in shown.replace("\n", "")
