@@ -407,6 +407,28 @@ def manifest_digest(raw: dict[str, Any]) -> str:
     return file_digests({"manifest.json": json.dumps(raw, sort_keys=True)})["manifest.json"]
 
 
+#: The longest file path a package may hold, in characters.
+MAX_FILE_PATH = 1024
+
+
+def file_path_problem(path: str) -> str | None:
+    """What is wrong with a package's file path, or None: a relative POSIX path of
+    named segments (no ``/`` first, no ``\\``, no empty, ``.`` or ``..`` segment)
+    holding no control or invisible character, at most `MAX_FILE_PATH` characters."""
+    if not path:
+        return "a file path is empty"
+    if len(path) > MAX_FILE_PATH:
+        return f"a file path is longer than {MAX_FILE_PATH} characters"
+    found = control_characters(path)
+    if found:
+        return f"a file path holds {describe_character(found[0])}"
+    if path.startswith("/") or "\\" in path:
+        return "a file path must be relative and use / between its parts"
+    if any(part in ("", ".", "..") for part in path.split("/")):
+        return "a file path has an empty, '.' or '..' part"
+    return None
+
+
 def content_hash(digests: dict[str, str]) -> str:
     """The package's content hash: SHA-256 over its sorted paths and file digests.
 
@@ -414,7 +436,19 @@ def content_hash(digests: dict[str, str]) -> str:
     as hashing the bytes themselves in order, for our purpose (any change to a
     path or a byte changes it), while letting an update that replaces some
     files be hashed without the bytes of the others.
+
+    Raises:
+        ManifestInvalid: a path is not a package file's (`file_path_problem`).
+            Each entry is ``path NUL digest newline``: a path holding a NUL or a
+            newline could spell out entries of its own, and two packages of
+            different files (and manifests) would share one hash, so that the
+            hash a person reviewed installs what they never saw.
     """
+    problems = [(f"$.files[{json.dumps(path)}]", problem) for path in sorted(digests)
+                if (problem := file_path_problem(path)) is not None]
+    if problems:
+        raise ManifestInvalid("; ".join(f"{where}: {what}" for where, what in problems[:5]),
+                              problems=problems)
     h = hashlib.sha256()
     for path in sorted(digests):
         h.update(path.encode() + b"\0" + digests[path].encode() + b"\n")
