@@ -511,10 +511,12 @@ class Engine:
         return self._consent.review(name)
 
     def install(self, name: str, *, grant: str | list[str] = 'required', accept: bool = True,
+                review_hash: str | None = None,
                 by: object = OPERATOR) -> Coroutine[Any, Any, Review]:
-        """Show the review and take the person's answer: all required permissions, or nothing.
-        (`Consent.install`)"""
-        return self._consent.install(name, grant=grant, accept=accept, by=by)
+        """Show the review and take the person's answer: all required permissions, or nothing;
+        ``review_hash``: what the person saw, else ``stale``. (`Consent.install`)"""
+        return self._consent.install(name, grant=grant, accept=accept, review_hash=review_hash,
+                                     by=by)
 
     def grant(self, package: str, permission: str, *, by: object = OPERATOR
              ) -> Coroutine[Any, Any, None]:

@@ -276,17 +276,11 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         """Install: all required permissions, or nothing (operator, from a person)."""
         principal = who.by()
         async with _lock(name):
-            # The hash is compared for a person only: anyone else is refused by the
-            # engine (and the refusal recorded), whatever the hash.
-            if body.review_hash is not None and principal.is_operator:
-                current = (await engine.review(name)).content_hash
-                if body.review_hash != current:
-                    raise ServiceError(409, "APPROVAL_REFUSED",
-                                       f"the review you saw "
-                                       f"({body.review_hash[:19]}…) is not the package "
-                                       f"offered now: stale — review it again",
-                                       reason="stale", package=name)
-            rv = await engine.install(name, grant=body.grant, by=principal)
+            # The engine compares the hash in the install itself, after the
+            # principal (anyone but a person is refused, and recorded, whatever
+            # the hash): a 409 ``stale`` when another package was offered since.
+            rv = await engine.install(name, grant=body.grant, review_hash=body.review_hash,
+                                      by=principal)
         return json_response({**rv.to_json(), "installed": True,
                               "granted": sorted(engine.state.grants.get(name, set()))})
 

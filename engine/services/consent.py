@@ -172,13 +172,17 @@ class Consent:
 
     @operation
     async def install(self, name: str, *, grant: str | list[str] = "required",
-                      accept: bool = True, by: object = OPERATOR) -> Review:
+                      accept: bool = True, review_hash: str | None = None,
+                      by: object = OPERATOR) -> Review:
         """Show the review and take the person's answer: all required permissions, or nothing.
 
         Args:
             grant: ``"required"``, ``"all"`` (optional ones too) or a list that
                 must hold every required permission.
             accept: False declines; nothing is installed.
+            review_hash: the content hash of the review the person saw; another
+                package offered under the name since is refused as ``stale``
+                (SPEC §4.4), checked in this operation so nothing comes between.
 
         Raises:
             ApprovalRefused: not from an operator, or a grant the manifest lacks.
@@ -189,6 +193,10 @@ class Consent:
         pkg = self._package(name)
         if pkg.installed:
             raise InvalidArgument(f"{name} is installed already", reason="installed", package=name)
+        if accept and review_hash is not None and review_hash != pkg.hash:
+            raise ApprovalRefused(f"the review you saw ({review_hash[:19]}…) is not the "
+                                  f"package offered now: stale — review it again",
+                                  reason="stale", package=name)
         try:
             manifest = self._parse_for(name, pkg.raw)
         except ManifestInvalid as exc:

@@ -118,8 +118,13 @@ class ReviewScreen(ModalScreen[bool]):
 
     async def _install(self) -> None:
         engine = self.gate.engine
-        done = await self.gate.consent("review: accept",
-                                       lambda: engine.install(self.package, grant="required"))
+        review = self.review
+        assert review is not None
+        # The hash of the review on screen: a package offered again under this
+        # name meanwhile (maybe asking for more) is refused as stale, not installed
+        # with the key meant for what the person read.
+        done = await self.gate.consent("review: accept", lambda: engine.install(
+            self.package, grant="required", review_hash=review.content_hash))
         if done is not None:
             self.notify(f"{self.package} installed", title="review: accept")
             self.dismiss(True)

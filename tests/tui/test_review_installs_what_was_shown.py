@@ -1,5 +1,9 @@
-"""u15: the install review installs whatever is offered at the moment y is pressed,
-not the package the person read."""
+"""The TUI's install review installs the package the person read, or nothing.
+
+(Found by a helper, u15: it installed whatever was offered under the name when
+y was pressed; a re-offer while the review was open got unseen high-risk grants
+with the plain key.)
+"""
 
 from __future__ import annotations
 
@@ -29,7 +33,7 @@ async def _offer(path: Path, clock: VirtualClock, raw: dict) -> None:
         engine.close()
 
 
-async def test_u15_install_review_installs_the_package_shown(
+async def test_the_review_installs_only_the_package_shown(
         tui_db: Path, tui_clock: VirtualClock) -> None:
     """SPEC §4.1/§4.4: the person accepts the review they read; the service and the CLI
     pin it (`review_hash`, stale otherwise) — the TUI's review screen does not."""
