@@ -45,7 +45,7 @@ async def test_invisible_characters_in_a_held_prompt_are_drawn(
         await pilot.press("a", "end")
         await settle(pilot)
         dialog = app.screen
-        assert isinstance(dialog, HoldScreen) and dialog.end_seen
+        assert isinstance(dialog, HoldScreen) and dialog.all_seen
         shown, _raw = screen_output(app)
         # The dialog approves the digest of the whole text, hidden part included ...
         assert dialog.shown_sha256 == hashlib.sha256(text.encode()).hexdigest()

@@ -1,9 +1,11 @@
 """One held prompt, shown whole before a person may approve it (SPEC §7).
 
-The dialog scrolls; the approve key is offered only once the end of the
-prompt has been on screen, and the approval names the SHA-256 of exactly the
-string this dialog rendered, so text the person did not see (a longer prompt
-swapped in meanwhile, a part below the fold) is never approved. Approving
+The dialog scrolls; the approve key is offered only once every line of the
+prompt has been on screen (scrolled through, not jumped over: the end key and
+the scrollbar move the view but what they skip still has to be shown), and the
+approval names the SHA-256 of exactly the string this dialog rendered, so text
+the person did not see (a longer prompt swapped in meanwhile, a part below the
+fold or in the middle) is never approved. Approving
 lets a prompt through to an agent in dangerous mode, so it takes a deliberate
 key (shift+y by default) that is not next to the key that opened the dialog.
 """
@@ -76,13 +78,15 @@ class HoldScreen(ModalScreen[bool]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("Y", "approve", "Approve (shift+y)", id="hold.confirm_approve",
-                tooltip="Approve the held prompt: offered once its end has been shown"),
+                tooltip="Approve the held prompt: offered once all of it has been shown"),
         Binding("y", "reject", "Reject", id="hold.confirm_reject",
                 tooltip="Reject the held prompt (PROMPT_REJECTED)"),
         Binding("n,escape", "cancel", "Cancel", id="hold.cancel", priority=True,
                 tooltip="Close without answering"),
-        Binding("end,G", "to_end", "To the end", id="hold.end",
-                tooltip="Scroll to the end of the prompt"),
+        # Ahead of the scroll view's own end key (priority), which animates the view
+        # through every line in a blink: each would count as seen (`_note_seen`).
+        Binding("end,G", "to_end", "To the end", id="hold.end", priority=True,
+                tooltip="Jump to the end of the prompt (what it skips still has to be read)"),
     ]
 
     def __init__(self, prompt: Prompt, *, approve: bool) -> None:
@@ -93,8 +97,11 @@ class HoldScreen(ModalScreen[bool]):
         self.shown_text = prompt.text
         self.shown_sha256 = hashlib.sha256(
             self.shown_text.encode("utf-8", "surrogatepass")).hexdigest()
-        #: Whether the end of the prompt has been on screen.
-        self.end_seen = False
+        #: Whether every line of the prompt has been on screen.
+        self.all_seen = False
+        #: The spans of the scrolled content that have been on screen, as
+        #: (top, bottom) rows, merged and in order.
+        self._seen: list[tuple[int, int]] = []
         self._answered = False
         self._lines = self.shown_text.count("\n") + 1
 
@@ -139,18 +146,19 @@ class HoldScreen(ModalScreen[bool]):
     def on_mount(self) -> None:
         scroll = self.query_one("#hold-scroll", VerticalScroll)
         scroll.focus()
-        self.watch(scroll, "scroll_y", self._check_end, init=False)
-        self.call_after_refresh(self._check_end)
+        self.watch(scroll, "scroll_y", self._note_seen, init=False)
+        self.call_after_refresh(self._note_seen)
         self.set_interval(1.0, self._tick)
         self._show_keys()
 
     @on(Resize)
     def _resized(self) -> None:
-        self.call_after_refresh(self._check_end)
+        self.call_after_refresh(self._note_seen)
 
-    def _check_end(self, *_args: object) -> None:
-        """Mark the end seen once the end marker lies inside the visible part."""
-        if self.end_seen:
+    def _note_seen(self, *_args: object) -> None:
+        """Add the rows on screen now to those seen; once they cover everything from the
+        top to the end marker, the prompt has been seen whole."""
+        if self.all_seen:
             return
         scroll = self.query_one("#hold-scroll", VerticalScroll)
         marker = self.query_one("#hold-end", Static)
@@ -158,8 +166,11 @@ class HoldScreen(ModalScreen[bool]):
         visible = scroll.scrollable_content_region.height
         if region.height <= 0 or visible <= 0:
             return  # not laid out yet
-        if region.bottom <= scroll.scroll_offset.y + visible:
-            self.end_seen = True
+        top = round(scroll.scroll_offset.y)
+        self._seen = _merged([*self._seen, (top, top + visible)])
+        first_top, first_bottom = self._seen[0]
+        if first_top <= 0 and region.bottom <= first_bottom:
+            self.all_seen = True
             self._show_keys()
             self.refresh_bindings()
 
@@ -171,10 +182,10 @@ class HoldScreen(ModalScreen[bool]):
         elif not self.approve:
             keys.update(Text.assemble(("y", "bold"), " reject    ", ("n", "bold"), " / ",
                                       ("esc", "bold"), " cancel"))
-        elif not self.end_seen:
+        elif not self.all_seen:
             keys.update(Text.assemble(
-                "Scroll to the end of the prompt to approve it (",
-                ("↓", "bold"), " / ", ("pgdn", "bold"), " / ", ("end", "bold"), ")    ",
+                "Scroll through to the end of the prompt to approve it (",
+                ("↓", "bold"), " / ", ("pgdn", "bold"), ")    ",
                 ("n", "bold"), " / ", ("esc", "bold"), " cancel"))
         else:
             keys.update(Text.assemble(("shift+y", "bold"), " approve (dangerous mode)    ",
@@ -198,7 +209,7 @@ class HoldScreen(ModalScreen[bool]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "approve":
-            return self.approve and self.end_seen and not self.gate.operator_refusal
+            return self.approve and self.all_seen and not self.gate.operator_refusal
         if action == "reject":
             return not self.approve and not self.gate.operator_refusal
         return True
@@ -209,7 +220,7 @@ class HoldScreen(ModalScreen[bool]):
 
     async def action_approve(self) -> None:
         """Approve the text shown, by its digest."""
-        if not (self.approve and self.end_seen):
+        if not (self.approve and self.all_seen):
             return
         prompt, digest = self.prompt, self.shown_sha256
         self._answered = True
@@ -241,3 +252,14 @@ class HoldScreen(ModalScreen[bool]):
     def action_cancel(self) -> None:
         """Close without answering."""
         self.dismiss(False)
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Row spans (top, bottom) joined where they touch or overlap, in order."""
+    out: list[tuple[int, int]] = []
+    for top, bottom in sorted(spans):
+        if out and top <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], bottom))
+        else:
+            out.append((top, bottom))
+    return out

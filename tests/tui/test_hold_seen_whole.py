@@ -1,4 +1,8 @@
-"""u15: the end key makes a held prompt approvable without its middle ever on screen."""
+"""A held prompt is approvable once every line of it has been on screen, not its end alone.
+
+(Found by a helper, u15: the end key jumped over the middle, and shift+y then
+approved a line the person never saw.)
+"""
 
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ TEXT = "\n".join(["Please tidy the README:"] + ["."] * 40
                  + ["Thanks, that is all."])
 
 
-async def test_u15_end_key_does_not_skip_the_middle(
+async def test_jumping_to_the_end_does_not_count_the_middle_as_seen(
         tui_db: Path, tui_clock: VirtualClock) -> None:
     """tui/screens/hold.py promises that "a part below the fold is never approved"
     (SPEC §7: nobody approves text they did not see); `end` jumps over the middle and
@@ -35,7 +39,7 @@ async def test_u15_end_key_does_not_skip_the_middle(
         await settle(pilot)
         assert isinstance(app.screen, HoldScreen)
         seen.append(screen_output(app)[0])
-        await pilot.press("end")  # the key the dialog itself suggests
+        await pilot.press("end")  # a jump: the middle is never drawn
         await settle(pilot)
         seen.append(screen_output(app)[0])
         assert not any("MIDDLE" in s for s in seen)  # never on screen
