@@ -1,6 +1,6 @@
 """The server's short way in and out for one request, as the lane sees it.
 
-`engine.service.serve` hands each request's scope a ``_Direct`` (and, for a
+`engine.service.protocol` hands each request's scope a ``_Direct`` (and, for a
 streamed answer, a ``_Stream``); the lane (`engine.service.fastlane`) and the
 turns of taken calls (`engine.service.turns`) use them through these protocols.
 """
@@ -21,7 +21,7 @@ __all__ = ["Direct", "Stream"]
 
 
 class Direct(Protocol):
-    """The server's short way in and out for one request (`engine.service.serve._Direct`)."""
+    """The server's short way in and out for one request (`engine.service.protocol._Direct`)."""
 
     def stream(self, head: bytes) -> Stream | None:
         """Begin a streamed answer; None (nothing sent) when ASGI's way must be used."""
@@ -52,7 +52,7 @@ class Direct(Protocol):
 
 
 class Stream(Writer, Protocol):
-    """A streamed answer's body (`engine.service.serve._Stream`)."""
+    """A streamed answer's body (`engine.service.protocol._Stream`)."""
 
     def end(self) -> None:
         """The body is complete."""

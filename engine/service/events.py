@@ -77,7 +77,7 @@ def sse_frame(seq: int | None, type: str, data: dict[str, Any]) -> bytes:
 class Writer(Protocol):
     """Where a direct stream's bytes go: the connection, written to at once.
 
-    The server's short way out (`engine.service.serve._Stream`): each `write`
+    The server's short way out (`engine.service.protocol._Stream`): each `write`
     goes to the client in that turn of the loop, framed as the response's
     body needs.
     """

@@ -140,7 +140,7 @@ class FastLane:
         the other calls read in this turn of the loop; False (nothing done) when the
         request must go the ordinary way, through `__call__` in a task of its own.
 
-        The server asks as each request's body completes (`engine.service.serve`),
+        The server asks as each request's body completes (`engine.service.protocol`),
         before it makes the request a task. A call taken costs no task and no
         coroutine: the turn's calls go to the engine as one `Engine.call_many`
         (each decided as it would be alone, in the order read, in the open group
@@ -297,7 +297,7 @@ class FastLane:
             # Neither client sends its next request before a commit this one
             # leads to: the agent's next call comes after it has this one's
             # result, the card's next answer after the next call's event. So
-            # the server's group commit need not wait for them (serve._Expected).
+            # the server's group commit need not wait for them (expected.Expected).
             scope["arrowgate.once"] = True
         answer: dict[str, Any] | None
         query = scope.get("query_string", b"")

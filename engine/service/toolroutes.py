@@ -191,7 +191,7 @@ async def open_tool_call(service: Service, principal: Principal, body: ToolCallB
     The wait begins only once the call has committed and the card has been
     handed its event, so durability is as without it; ``idle`` is called as
     it begins (the request writes nothing more: the server's group commit
-    stops counting it, `engine.service.serve._Direct.idle`). Shared by the
+    stops counting it, `engine.service.protocol._Direct.idle`). Shared by the
     FastAPI route and the fast lane (`engine.service.fastlane`).
     """
     _as_agent(principal, body.agent)

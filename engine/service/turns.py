@@ -2,7 +2,7 @@
 
 A card's ``POST /v1/calls`` read whole costs no task: the turn's calls go to the
 engine at once (`Turns`) and each is answered through the server's short way
-out (`engine.service.serve`'s ``_Direct``) once its rows are durable, or, when
+out (`engine.service.protocol`'s ``_Direct``) once its rows are durable, or, when
 that way is closed, by a small ASGI app run as the request's task.
 """
 

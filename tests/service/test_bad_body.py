@@ -2,7 +2,7 @@
 400, once, and its connection closed.
 
 The bad request is itself among the requests read and not yet answered: its 400
-waits only for the requests before it (`serve._protocol`'s ``_fail`` and
+waits only for the requests before it (`protocol.http_protocol`'s ``_fail`` and
 ``_settle``). One answered already without its body (a health check, a 401) gets
 no second answer: its connection just ends. (Round 13's review: the 400 once
 waited for the bad request itself, whose task waited for a body never read, so

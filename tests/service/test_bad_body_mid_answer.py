@@ -1,7 +1,7 @@
 """A request whose body turns bad after its answer has begun (an event stream sent
 with a chunked body) gets no second answer: its connection just ends.
 
-`serve._protocol`'s ``_settle`` counts the bad request as answered once its answer
+`protocol.http_protocol`'s ``_settle`` counts the bad request as answered once its answer
 has *begun* (``response_started``): a stream never completes. (Round 13's second
 review: the 400 was written into the middle of the chunked event stream. uvicorn's
 own ``send_400_response`` does the same.)

@@ -19,13 +19,13 @@ from tests.service.conftest import Running, read_until_closed
 
 
 def test_a_head_just_past_the_bound_in_two_reads_is_refused(unix_server: Running) -> None:
-    """A head past `serve.MAX_HEAD` is refused 431 however it arrives: sent as 5 KiB,
+    """A head past `protocol.MAX_HEAD` is refused 431 however it arrives: sent as 5 KiB,
     then (a moment later) the last 64 KiB. The read in which a head began is not
     counted as it arrives (`_still_reading`: its share is unknown), so a head that
     spans reads is measured whole as it completes (`on_headers_complete`). (It once
     was only when the counted reads and the last passed the bound, 0 + 65536 here:
     served 200.)"""
-    from engine.service.serve import MAX_HEAD
+    from engine.service.protocol import MAX_HEAD
 
     head = b"GET /v1/health HTTP/1.1\r\nHost: x\r\n" + \
         b"".join(b"X-F%d: %s\r\n" % (i, b"v" * 1000) for i in range(70)) + b"\r\n"

@@ -4,7 +4,7 @@ loopback TCP), checked with hypothesis.
 A connection sends a random sequence of requests drawn from a small alphabet (a
 health check, a card's call sent with a length, chunked or with ``Expect:
 100-continue``, a call with a bad token, a body over the limit, garbage, a bad
-chunk, a head over `serve.MAX_HEAD`, a request that stops half-way), the whole of
+chunk, a head over `protocol.MAX_HEAD`, a request that stops half-way), the whole of
 it cut into writes at random points with a few short pauses; it reads everything
 the server sends until EOF. The answers must be, in order, one a well-formed
 request before the first bad one, each with the status that request alone gets,

@@ -484,7 +484,7 @@ def test_a_repeated_decision_is_answered_without_reading_its_fields_again() -> N
 
 def test_concurrent_connections_each_get_their_own_answers(unix_server, tmp_path) -> None:
     """Calls in flight on many connections at once (their answers held for the turn's
-    others, `serve._Outbox`): every connection gets the answers to its own calls, in
+    others, `outbox.Outbox`): every connection gets the answers to its own calls, in
     order, and every call is in the log."""
     op = unix_server.client()
     build_canvas(op, tmp_path / "proj")

@@ -71,7 +71,7 @@ def _send(server: Running, head: bytes) -> int:
 
 @pytest.mark.parametrize("where", ["headers", "one-header", "one-read"])
 def test_a_head_of_megabytes_is_refused(unix_server: Running, where: str) -> None:
-    """The body is bounded (413); so is a request's head (`serve.MAX_HEAD`): past it,
+    """The body is bounded (413); so is a request's head (`protocol.MAX_HEAD`): past it,
     431 and the connection closed, however the head arrives. Unbounded, one
     connection grew the server's memory as far as it liked (64 MiB of headers: ~67
     MiB more, answered 200)."""
@@ -97,7 +97,7 @@ def test_a_head_of_megabytes_is_refused(unix_server: Running, where: str) -> Non
 @pytest.mark.parametrize("size", [48 * 1024, 60 * 1024])
 def test_a_head_within_the_bound_is_answered(unix_server: Running, size: int) -> None:
     """Within `MAX_HEAD` (64 KiB), however the head arrives, the request is served."""
-    from engine.service.serve import MAX_HEAD
+    from engine.service.protocol import MAX_HEAD
 
     assert size < MAX_HEAD
     fill = b"".join(b"X-F%d: %s\r\n" % (i, b"v" * 1000) for i in range(size // 1010))
@@ -162,7 +162,7 @@ def test_an_answer_before_the_body_was_asked_for_closes_the_connection(
 
 
 def test_the_protocol_s_copies_of_uvicorn_s_methods_are_of_the_pinned_uvicorn() -> None:
-    """`serve._protocol` writes out some of uvicorn's parser callbacks (one frame fewer
+    """`protocol.http_protocol` writes out some of uvicorn's parser callbacks (one frame fewer
     a request) with checks of its own added (the head's bound, the order of answers,
     a request that stops coming). A new uvicorn may change the originals: then this
     fails, and each copy is to be compared with its original again before the

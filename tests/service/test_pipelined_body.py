@@ -4,7 +4,7 @@ uvicorn pauses reading when a request's head completes while an earlier request 
 still being answered (pipelining). Its body has then not all arrived, and cannot
 until the server reads again; a body not yet asked for (``Expect: 100-continue``)
 will not come before it is. Neither is the client's stall: the timer for requests
-that stop coming (`serve._protocol`'s ``_keep_alive_due``) waits while the server
+that stop coming (`protocol.http_protocol`'s ``_keep_alive_due``) waits while the server
 is what the request waits on. (Round 13's review: after KEEP_ALIVE_SECONDS the
 connection was closed, the wait in progress and the pipelined call both lost.)
 """

@@ -2,7 +2,7 @@
 fall.
 
 A read that begins inside one request's head and ends inside another's counts
-toward neither (`serve._protocol`'s ``_still_reading`` counts only reads wholly
+toward neither (`protocol.http_protocol`'s ``_still_reading`` counts only reads wholly
 within one part of one request). (Round 13's review: such a read was added whole
 to the new request's count, and a burst of small pipelined heads was refused 431.)
 """

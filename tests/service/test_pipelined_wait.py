@@ -2,7 +2,7 @@
 
 A request pipelined behind a wait makes uvicorn stop reading the connection
 (back-pressure), so a close by the client is not read either; the server asks
-the socket itself now and then (`serve._check_hangup`, a poll for POLLRDHUP) and
+the socket itself now and then (`protocol._check_hangup`, a poll for POLLRDHUP) and
 closes a connection whose client went, which ends its waits. (Found by a review,
 round 14: such waits, their tasks and memory, lasted their whole timeout, up to
 300 s.)

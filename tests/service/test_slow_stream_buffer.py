@@ -9,7 +9,7 @@ connection stops pushing back), the server writes everything from the
 client's cursor to the end of the ring at once: `CardFeed._push` joins every
 frame since the cursor into one ``out.write`` (the lane's direct stream), and
 `CardFeed.stream` yields them all without awaiting anything, which
-`_Coalescing` gathers into one transport write a turn later (FastAPI's route:
+`Coalescing` gathers into one transport write a turn later (FastAPI's route:
 uvicorn's flow control never sees a pause mid-burst). So each slow stream
 holds a copy of up to the whole ring (KEEP = 1000 events, each up to
 ``max_payload`` = 256 KiB) in its transport's write buffer, and a card token

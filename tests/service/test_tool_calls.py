@@ -218,21 +218,22 @@ def _settles(read: Callable[[], int], value: int, seconds: float = 5.0) -> bool:
 
 def test_writing_requests_in_flight_are_counted_once_and_a_wait_is_not_one(
         serve_at: Callable[..., Running], tmp_path: Path, monkeypatch: Any) -> None:
-    """The server's count of writing requests in flight (`serve._Expected`: with one
+    """The server's count of writing requests in flight (`expected.Expected`: with one
     alone, its commit is made at once) is back to 0 after each answer, and an agent's
     ``POST /v1/tool-calls?wait=S`` is not counted while it only waits: the card's
     answer meanwhile is a lone caller's, committed without waiting a turn."""
 
     from engine.service import serve
+    from engine.service.expected import Expected
 
-    made: list[serve._Expected] = []
+    made: list[Expected] = []
 
-    class Recording(serve._Expected):
+    class Recording(Expected):
         def __init__(self, clock: Callable[[], float]) -> None:
             super().__init__(clock)
             made.append(self)
 
-    monkeypatch.setattr(serve, "_Expected", Recording)
+    monkeypatch.setattr(serve, "Expected", Recording)
     running = serve_at()
     tokens = build(running, tmp_path / "ws")  # a dozen writing requests, one at a time
     (expected,) = made

@@ -2,7 +2,7 @@
 
 httptools hands each trailer field to ``on_header`` after the head, and uvicorn
 keeps it with the request's headers. Reads that bring no body (chunk framing,
-trailers) count toward `serve.MAX_HEAD` until body bytes come again; past it, 431
+trailers) count toward `protocol.MAX_HEAD` until body bytes come again; past it, 431
 and the connection closed. (Round 13's review: trailers were kept without end.)
 """
 

@@ -4,7 +4,7 @@
 server in front (``hold``) expects more requests: it joins requests already
 read for up to `GATHER_SECONDS`, and waits for a client expected no longer
 than a share of what commits lately took nor `GATHER_SECONDS`. The
-server's side, `_Expected`, says what it expects.
+server's side, `Expected`, says what it expects.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from engine import Engine, World
-from engine.service.serve import EXPECT_SECONDS, LONE, _Coalescing, _Expected, _Outbox
+from engine.service.expected import EXPECT_SECONDS, LONE, Expected
+from engine.service.outbox import Coalescing, Outbox
 from engine.store.transactions import GATHER_SECONDS, GATHER_SHARE, Batch, schedule_flush
 
 from ..conftest import manifest, offer_install
@@ -165,7 +166,7 @@ class Clock:
 
 def test_expected_a_writing_request_read_beside_another_holds_one_turn() -> None:
     clock = Clock()
-    expected = _Expected(clock)
+    expected = Expected(clock)
     assert expected() == LONE  # nothing in flight
     expected.request("a", writes=True)
     assert expected() == LONE  # alone: it is the one deciding, nobody to wait for
@@ -176,7 +177,7 @@ def test_expected_a_writing_request_read_beside_another_holds_one_turn() -> None
 
 
 def test_expected_a_get_does_not_hold() -> None:
-    expected = _Expected(Clock())
+    expected = Expected(Clock())
     expected.request("a", writes=True)
     expected.request("b", writes=False)
     assert expected() == LONE
@@ -185,7 +186,7 @@ def test_expected_a_get_does_not_hold() -> None:
 
 def test_expected_answered_and_gone_leave_the_count_of_requests_in_flight() -> None:
     clock = Clock()
-    expected = _Expected(clock)
+    expected = Expected(clock)
     for conn in ("a", "b", "c"):
         expected.request(conn, writes=True)
     expected.request("c", writes=True)  # pipelined behind c's first
@@ -200,7 +201,7 @@ def test_expected_answered_and_gone_leave_the_count_of_requests_in_flight() -> N
 
 def test_expected_a_client_just_answered_is_waited_for_briefly() -> None:
     clock = Clock()
-    expected = _Expected(clock)
+    expected = Expected(clock)
     expected.request("a", writes=True)
     expected.answered("a")
     clock.now += EXPECT_SECONDS / 4
@@ -212,7 +213,7 @@ def test_expected_a_client_just_answered_is_waited_for_briefly() -> None:
 
 def test_expected_a_client_back_or_gone_is_no_longer_waited_for() -> None:
     clock = Clock()
-    expected = _Expected(clock)
+    expected = Expected(clock)
     expected.request("x", writes=True)  # another client's request, in flight
     for conn in ("a", "b"):
         expected.request(conn, writes=True)
@@ -226,7 +227,7 @@ def test_expected_a_client_back_or_gone_is_no_longer_waited_for() -> None:
 
 def test_expected_the_newest_answer_decides() -> None:
     clock = Clock()
-    expected = _Expected(clock)
+    expected = Expected(clock)
     expected.answered("a")
     clock.now += EXPECT_SECONDS * 2
     expected.answered("b")
@@ -310,7 +311,7 @@ async def test_a_lone_answer_first_asked_decides_eagerness() -> None:
 
 
 class Transport:
-    """What `_Coalescing` writes to."""
+    """What `Coalescing` writes to."""
 
     def __init__(self) -> None:
         self.written: list[bytes] = []
@@ -327,10 +328,10 @@ class Transport:
 
 async def test_answers_of_one_turn_leave_together_and_a_lone_one_at_once() -> None:
     loop = asyncio.get_running_loop()
-    expected = _Expected(Clock())
-    outbox = _Outbox(loop, expected)
+    expected = Expected(Clock())
+    outbox = Outbox(loop, expected)
     a, b = Transport(), Transport()
-    ca, cb = _Coalescing(a, loop), _Coalescing(b, loop)  # type: ignore[arg-type]
+    ca, cb = Coalescing(a, loop), Coalescing(b, loop)  # type: ignore[arg-type]
     assert not outbox.wanted()  # nothing in flight
     expected.request("a", writes=True)
     assert not outbox.wanted()  # only the one answering
@@ -353,11 +354,11 @@ async def test_held_answers_leave_before_the_store_decides_a_commit() -> None:
     """An answer held for its turn's others never waits behind the next commit: the store
     asks the server before every commit, and the server writes what it holds first."""
     loop = asyncio.get_running_loop()
-    expected = _Expected(Clock())
-    outbox = _Outbox(loop, expected)
+    expected = Expected(Clock())
+    outbox = Outbox(loop, expected)
     expected.before_commit = outbox.release
     a = Transport()
-    ca = _Coalescing(a, loop)  # type: ignore[arg-type]
+    ca = Coalescing(a, loop)  # type: ignore[arg-type]
     expected.request("a", writes=True)
     expected.request("b", writes=True)
     ca.write_soon(b"answer a", outbox)
