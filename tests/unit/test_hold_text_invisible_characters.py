@@ -1,10 +1,9 @@
-"""p15: a held prompt can carry text a person cannot see: variation selectors
-(U+FE00–FE0F, U+E0100–E01EF, category Mn) encode a byte each and draw as nothing, so an
-instruction hidden in them reaches the agent while ``arrowgate hold list`` and ``hold
-approve`` print the prompt with the selectors raw — the person approves text they did
-not see (SPEC §7: "so nobody approves text they did not see"; the hold shows the full
-text "only as text"). Cause: ``cli_write.inert`` escapes categories Cc, Cf, Cs, Co, Cn,
-Zl, Zp only."""
+"""``arrowgate hold list|approve`` and the TUI show every character of a held prompt,
+even those drawn as nothing (SPEC §7: nobody approves text they did not see).
+
+(Found by a helper, p15: variation selectors, a byte each and invisible, were
+printed raw, so an instruction hidden in them reached the agent past the person.)
+"""
 
 from __future__ import annotations
 
