@@ -22,6 +22,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -50,8 +51,8 @@ if TYPE_CHECKING:
     from engine.core.tools import ToolCall
     from engine.engine import Engine
 
-__all__ = ["ToolAnswerBody", "ToolCallBody", "agent_tools", "answer_tool_call", "open_tool_call",
-           "register_tools", "tool_call_after_wait"]
+__all__ = ["RESERVED_TOOL_NAMES", "ToolAnswerBody", "ToolCallBody", "agent_tools",
+           "answer_tool_call", "open_tool_call", "register_tools", "tool_call_after_wait"]
 
 #: The longest a client may ask ``/wait`` to wait, in seconds (as for prompts).
 MAX_WAIT = 300.0
@@ -129,12 +130,20 @@ class ToolCallOpened(BaseModel):
 
 _NO_ARGS: dict[str, Any] = {"type": "object", "properties": {}, "additionalProperties": False}
 
+#: Names an MCP bridge gives a tool of its own (`engine.app.mcp.STATUS_TOOL`): a card's
+#: tool listed under one of them would shadow it, or be shadowed.
+RESERVED_TOOL_NAMES = frozenset({"arrowgate__prompt_status"})
+
 
 def agent_tools(service: Service, agent: str) -> list[dict[str, Any]]:
     """The tools of every card an arrow connects to ``agent``, sorted by name.
 
     Only cards whose package is installed and approved are listed: their
-    calls would be refused anyway.
+    calls would be refused anyway. A name is ``<card>__<tool>``; node ids are
+    free text and tool names may hold ``__``, so two tools can share a name
+    (card ``x``'s ``a__b`` and card ``x__a``'s ``b``) — such a name is left out
+    for both, as is a reserved one: a name that could mean two tools would send
+    an agent's call (and its arguments) to a card it did not mean.
     """
     state = service.engine.state
     node = state.canvas.node(agent)
@@ -152,7 +161,9 @@ def agent_tools(service: Service, agent: str) -> list[dict[str, Any]]:
             out.append({"name": f"{card_id}__{tool.name}", "card": card_id, "tool": tool.name,
                         "description": tool.description or "",
                         "input": tool.input if tool.input is not None else _NO_ARGS})
-    return sorted(out, key=lambda t: str(t["name"]))
+    taken = Counter(str(t["name"]) for t in out)
+    return sorted((t for t in out if taken[str(t["name"])] == 1
+                   and t["name"] not in RESERVED_TOOL_NAMES), key=lambda t: str(t["name"]))
 
 
 def _as_agent(principal: Principal, agent: str) -> None:
