@@ -13,6 +13,7 @@ from engine.core.catalogue import PERMISSIONS
 from engine.core.errors import ManifestInvalid
 from engine.core.hosts import host_pattern_problem, normalise_host
 from engine.core.text import control_characters, describe_character
+from engine.core.toolschema import schema_problems
 
 __all__ = [
     "Manifest",
@@ -259,7 +260,8 @@ def _tools(raw: dict[str, Any], problems: list[tuple[str, str]]) -> list[Tool] |
 
 
 def _schema_ok(problems: list[tuple[str, str]], path: tuple[Any, ...], schema: Any) -> bool:
-    """The tool's ``input`` is a valid JSON Schema (draft 2020-12) object."""
+    """The tool's ``input`` is a valid JSON Schema (draft 2020-12) object, one the
+    engine can check arguments against safely (`schema_problems`)."""
     if not isinstance(schema, dict):
         problems.append((json_path(path), "must be a JSON Schema object (draft 2020-12)"))
         return False
@@ -278,7 +280,9 @@ def _schema_ok(problems: list[tuple[str, str]], path: tuple[Any, ...], schema: A
     except (ValueError, TypeError, RecursionError, OverflowError) as exc:
         problems.append((json_path(path), f"cannot be checked as a JSON Schema: {exc}"))
         return False
-    return True
+    unsafe = schema_problems(schema)
+    problems.extend((json_path((*path, *where)), what) for where, what in unsafe)
+    return not unsafe
 
 
 def check_json(value: object, *, max_depth: int = MAX_DEPTH) -> tuple[str, str] | None:

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from engine.core.decision import Decision
-from engine.core.manifest import check_json
+from engine.core.manifest import check_json, json_path
 from engine.core.text import shown
+from engine.core.toolschema import schema_problems, tool_validator
 
 __all__ = ["TOOL_CALL_COLUMNS", "TOOL_STATES", "ToolCall", "agent_side", "arg_path", "schema_problem",
            "tool_args_problem", "tool_chain"]
@@ -126,7 +127,8 @@ _VALIDATORS_KEPT = 256
 
 
 def _validator(schema: dict[str, Any]) -> Any:
-    """A validator of ``schema``, made once for each schema object.
+    """A validator of ``schema``, made once for each schema object, or the first of
+    its `schema_problems` when it has any.
 
     A manifest's schemas are never changed once validated (a new manifest
     brings new objects), and a validator holds no state of a validation.
@@ -134,10 +136,10 @@ def _validator(schema: dict[str, Any]) -> Any:
     found = _VALIDATORS.get(id(schema))
     if found is not None and found[0] is schema:
         return found[1]
-    # Imported here, as in engine.manifest: jsonschema is slow to import.
-    from jsonschema import Draft202012Validator
-
-    validator = Draft202012Validator(schema)
+    unsafe = schema_problems(schema)
+    # A schema stored before the engine refused it at offer: no call is checked
+    # against it (fail closed).
+    validator: Any = unsafe[0] if unsafe else tool_validator(schema)
     if len(_VALIDATORS) >= _VALIDATORS_KEPT:
         _VALIDATORS.clear()
     _VALIDATORS[id(schema)] = (schema, validator)
@@ -148,8 +150,13 @@ def schema_problem(schema: dict[str, Any], args: dict[str, Any]) -> tuple[str, s
     """The most relevant way ``args`` fails the tool's input schema, with its path, or None."""
     from jsonschema.exceptions import best_match
 
+    validator = _validator(schema)
+    if isinstance(validator, tuple):
+        where, what = validator
+        return "args", (f"cannot be checked: the tool's input schema is refused "
+                        f"({json_path(('input', *where))}: {what})")
     try:
-        error = best_match(_validator(schema).iter_errors(args))
+        error = best_match(validator.iter_errors(args))
     except (RecursionError, ValueError, TypeError) as exc:  # hostile schema or arguments
         return "args", f"cannot be checked against the tool's schema: {exc}"
     if error is None:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .t15_proc import canvas, serve
+from .served import canvas, serve
 
 MANIFEST = {"name": "acme.shop", "version": "1.0.0", "permissions": {},
             "tools": [{"name": "buy", "input": {

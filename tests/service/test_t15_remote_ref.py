@@ -20,7 +20,7 @@ import json
 import threading
 from pathlib import Path
 
-from .t15_proc import canvas, serve
+from .served import canvas, serve
 
 
 def test_a_remote_ref_is_never_fetched(tmp_path: Path) -> None:

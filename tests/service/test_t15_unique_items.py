@@ -16,7 +16,7 @@ import threading
 import time
 from pathlib import Path
 
-from .t15_proc import canvas, serve
+from .served import canvas, serve
 
 MANIFEST = {"name": "acme.tags", "version": "1.0.0", "permissions": {},
             "tools": [{"name": "tag", "input": {

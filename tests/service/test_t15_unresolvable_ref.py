@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from .t15_proc import canvas, serve
+from .served import canvas, serve
 
 SCHEMAS = {
     "missing": {"type": "object", "properties": {"s": {"$ref": "#/$defs/missing"}}},

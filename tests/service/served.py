@@ -1,4 +1,4 @@
-"""Helpers of the t15 tests: a real `arrowgate serve` as a process (so that a
+"""Helpers of the tool-schema tests: a real `arrowgate serve` as a process (so that a
 validation that holds the GIL cannot stall the test itself), a canvas with one card
 c1 of a given manifest connected to agent a1, and clients."""
 

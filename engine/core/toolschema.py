@@ -1,0 +1,194 @@
+"""A tool's input schema (SPEC §2, §9): what a manifest may hold, and the validator
+that checks a call's arguments against it on the service's event loop.
+
+jsonschema as it comes trusts the schema and the instance to be kind. A card writes
+the schema and an agent writes the instance, so this module's validator is Draft
+2020-12 with the keywords that cost more than reading the instance replaced, and
+`schema_problems` refuses at offer what that validator could not check safely:
+
+- `pattern` and `patternProperties` (and `additionalProperties`, which reads the
+  latter's keys) match with RE2, in time linear in the text, never with Python's
+  backtracking `re` (one call with ``^(a+)+$`` froze the whole service). jsonschema's
+  `unevaluatedProperties` matches the ``patternProperties`` it meets with `re`, so a
+  schema may hold one or the other, not both.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["regex_problem", "schema_problems", "tool_validator"]
+
+#: The most compiled patterns `_regex` keeps (the ones of installed tools, over and over).
+_REGEXES_KEPT = 1024
+
+
+@functools.lru_cache(maxsize=_REGEXES_KEPT)
+def _regex(pattern: str) -> Any:
+    """``pattern`` compiled by RE2, once.
+
+    Raises:
+        re2.error: when RE2 cannot compile it.
+    """
+    # Imported here, as jsonschema is: most processes that import the engine
+    # never read a tool's schema.
+    import re2
+
+    options = re2.Options()
+    # RE2 writes each error to stderr as well: the refusal names it already.
+    options.log_errors = False
+    return re2.compile(pattern, options)
+
+
+def regex_problem(pattern: str) -> str | None:
+    """Why RE2 cannot compile ``pattern`` (a schema's ``pattern`` or a
+    ``patternProperties`` key), or None when it can."""
+    import re2
+
+    try:
+        _regex(pattern)
+    except re2.error as exc:
+        what = exc.args[0] if exc.args else exc
+        text = what.decode("utf-8", "replace") if isinstance(what, bytes) else str(what)
+        return ("a pattern RE2 cannot compile (backreferences and lookaround are not "
+                f"supported): {text[:200]}")
+    return None
+
+
+def _matches(pattern: str, text: str) -> bool:
+    """True when ``pattern`` matches somewhere in ``text`` (JSON Schema does not anchor)."""
+    return _regex(pattern).search(text) is not None
+
+
+def _brief(value: Any) -> str:
+    """``value``'s repr cut short: an argument may be as long as ``max_payload``."""
+    text = repr(value)
+    return text if len(text) <= 64 else text[:63] + "…"
+
+
+def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
+    """``pattern``, matched by RE2."""
+    from jsonschema.exceptions import ValidationError
+
+    if validator.is_type(instance, "string") and not _matches(pattern, instance):
+        yield ValidationError(f"{_brief(instance)} does not match {pattern!r}")
+
+
+def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any,
+                        schema: Any) -> Iterator[Any]:
+    """``patternProperties``, its keys matched by RE2."""
+    if not validator.is_type(instance, "object"):
+        return
+    for pattern, subschema in patterns.items():
+        for key, value in instance.items():
+            if _matches(pattern, key):
+                yield from validator.descend(value, subschema, path=key, schema_path=pattern)
+
+
+def _additional_properties(validator: Any, extra: Any, instance: Any,
+                           schema: Any) -> Iterator[Any]:
+    """``additionalProperties``: jsonschema's, with ``patternProperties`` matched by RE2."""
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "object"):
+        return
+    named = schema.get("properties", {})
+    patterns = schema.get("patternProperties", {})
+    extras = [key for key in instance if key not in named
+              and not any(_matches(pattern, key) for pattern in patterns)]
+    if validator.is_type(extra, "object"):
+        for key in extras:
+            yield from validator.descend(instance[key], extra, path=key)
+    elif not extra and extras:
+        shown = ", ".join(repr(key) for key in sorted(extras)[:5])
+        more = f" and {len(extras) - 5} more" if len(extras) > 5 else ""
+        yield ValidationError(f"Additional properties are not allowed ({shown}{more} "
+                              f"{'was' if len(extras) == 1 else 'were'} unexpected)")
+
+
+@functools.cache
+def _validator_class() -> Any:
+    """Draft 2020-12 with this module's keywords in place of jsonschema's."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.validators import extend
+
+    return extend(Draft202012Validator, {
+        "additionalProperties": _additional_properties,
+        "pattern": _pattern,
+        "patternProperties": _pattern_properties,
+    })
+
+
+def tool_validator(schema: dict[str, Any]) -> Any:
+    """A validator of a tool's arguments against ``schema`` (one `schema_problems`
+    found nothing in)."""
+    return _validator_class()(schema)
+
+
+#: The keywords of draft 2020-12 whose value is one schema, a list of schemas, or an
+#: object of schemas: the places a schema holds schemas.
+_ONE = ("additionalProperties", "contains", "contentSchema", "else", "if", "items", "not",
+        "propertyNames", "then", "unevaluatedItems", "unevaluatedProperties")
+_LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
+_MAP = ("$defs", "dependentSchemas", "patternProperties", "properties")
+
+
+def _subschemas(node: dict[str, Any],
+                path: tuple[Any, ...]) -> Iterator[tuple[Any, tuple[Any, ...]]]:
+    """The schemas ``node`` holds, each with its path."""
+    for key in _ONE:
+        if key in node:
+            yield node[key], (*path, key)
+    for key in _LIST:
+        if isinstance(node.get(key), list):
+            for i, child in enumerate(node[key]):
+                yield child, (*path, key, i)
+    for key in _MAP:
+        if isinstance(node.get(key), dict):
+            for name, child in node[key].items():
+                yield child, (*path, key, name)
+
+
+def _node_problems(node: dict[str, Any],
+                   path: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], str]]:
+    """What is wrong with one schema object itself, each with its path."""
+    if isinstance(node.get("pattern"), str):
+        bad = regex_problem(node["pattern"])
+        if bad is not None:
+            yield (*path, "pattern"), bad
+    if isinstance(node.get("patternProperties"), dict):
+        for key in node["patternProperties"]:
+            bad = regex_problem(key)
+            if bad is not None:
+                yield (*path, "patternProperties", key), bad
+
+
+def schema_problems(schema: Any) -> list[tuple[tuple[Any, ...], str]]:
+    """What makes a tool's input schema unsafe to check, each with its path inside the
+    schema; empty when `tool_validator` may check arguments against it.
+
+    ``schema`` is one `Draft202012Validator.check_schema` accepts. Iterative, so any
+    depth is walked safely.
+    """
+    problems: list[tuple[tuple[Any, ...], str]] = []
+    unevaluated: list[tuple[Any, ...]] = []
+    patterned = False
+    seen: set[int] = set()
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(schema, ())]
+    while stack:
+        node, path = stack.pop()
+        if not isinstance(node, dict) or id(node) in seen:
+            continue
+        seen.add(id(node))
+        problems.extend(_node_problems(node, path))
+        if "unevaluatedProperties" in node:
+            unevaluated.append((*path, "unevaluatedProperties"))
+        patterned = patterned or "patternProperties" in node
+        stack.extend(_subschemas(node, path))
+    if patterned:
+        problems.extend((where, "cannot be checked in a schema that also has "
+                                "patternProperties (jsonschema would match those with a "
+                                "backtracking regex)") for where in unevaluated)
+    return sorted(problems, key=lambda problem: [str(part) for part in problem[0]])
