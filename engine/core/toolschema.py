@@ -14,6 +14,10 @@ the schema and an agent writes the instance, so this module's validator is Draft
 - `uniqueItems` keys each item once and looks the keys up in a dict (linear), where
   jsonschema compares every pair of an array it cannot sort (a mixed array of 32,000
   numbers and strings took 90 s).
+- No schema is ever retrieved: jsonschema fetched an unknown `$ref` (``http://``,
+  ``file://``) at every call, with no timeout and no `network` permission (SPEC
+  §8.1). The validator's registry refuses every retrieval, and every `$ref` and
+  `$dynamicRef` must be local (``#…``).
 """
 
 from __future__ import annotations
@@ -172,10 +176,26 @@ def _validator_class() -> Any:
     })
 
 
+def _refuse(uri: str) -> Any:
+    """The registry's ``retrieve``: nothing outside the schema itself."""
+    from referencing.exceptions import NoSuchResource
+
+    # referencing's classes are attrs classes, whose fields mypy does not see here.
+    raise NoSuchResource(ref=uri)  # type: ignore[call-arg]
+
+
+@functools.cache
+def _registry() -> Any:
+    """An empty registry that retrieves nothing (jsonschema's default fetches URLs)."""
+    from referencing import Registry
+
+    return Registry(retrieve=_refuse)  # type: ignore[call-arg]
+
+
 def tool_validator(schema: dict[str, Any]) -> Any:
     """A validator of a tool's arguments against ``schema`` (one `schema_problems`
-    found nothing in)."""
-    return _validator_class()(schema)
+    found nothing in), which retrieves no schema from anywhere."""
+    return _validator_class()(schema, registry=_registry())
 
 
 #: The keywords of draft 2020-12 whose value is one schema, a list of schemas, or an
@@ -184,6 +204,8 @@ _ONE = ("additionalProperties", "contains", "contentSchema", "else", "if", "item
         "propertyNames", "then", "unevaluatedItems", "unevaluatedProperties")
 _LIST = ("allOf", "anyOf", "oneOf", "prefixItems")
 _MAP = ("$defs", "dependentSchemas", "patternProperties", "properties")
+#: The keywords that point at another schema.
+_REFS = ("$ref", "$dynamicRef")
 
 
 def _subschemas(node: dict[str, Any],
@@ -205,6 +227,11 @@ def _subschemas(node: dict[str, Any],
 def _node_problems(node: dict[str, Any],
                    path: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], str]]:
     """What is wrong with one schema object itself, each with its path."""
+    for key in _REFS:
+        ref = node.get(key)
+        if isinstance(ref, str) and not ref.startswith("#"):
+            yield (*path, key), (f"{_brief(ref)} is not local: a {key} must start with '#' "
+                                 "(the engine never fetches a schema)")
     if isinstance(node.get("pattern"), str):
         bad = regex_problem(node["pattern"])
         if bad is not None:
