@@ -147,18 +147,28 @@ def _validator(schema: dict[str, Any]) -> Any:
 
 
 def schema_problem(schema: dict[str, Any], args: dict[str, Any]) -> tuple[str, str] | None:
-    """The most relevant way ``args`` fails the tool's input schema, with its path, or None."""
+    """The most relevant way ``args`` fails the tool's input schema, with its path, or None.
+
+    Fails closed: when the arguments cannot be checked at all (the schema is refused,
+    or checking raised), that is the problem, at ``args``.
+    """
     from jsonschema.exceptions import best_match
 
-    validator = _validator(schema)
-    if isinstance(validator, tuple):
-        where, what = validator
-        return "args", (f"cannot be checked: the tool's input schema is refused "
-                        f"({json_path(('input', *where))}: {what})")
     try:
+        validator = _validator(schema)
+        if isinstance(validator, tuple):
+            where, what = validator
+            return "args", (f"cannot be checked: the tool's input schema is refused "
+                            f"({json_path(('input', *where))}: {what})")
         error = best_match(validator.iter_errors(args))
-    except (RecursionError, ValueError, TypeError) as exc:  # hostile schema or arguments
-        return "args", f"cannot be checked against the tool's schema: {exc}"
+    except Exception as exc:  # noqa: BLE001
+        # Whatever a hostile schema or argument makes jsonschema raise (a
+        # RecursionError, an OverflowError, a referencing error, one of a version
+        # to come) is this call's refusal, logged like any other: never a 500.
+        text = str(exc)
+        text = text if len(text) <= 120 else text[:119] + "…"
+        return "args", (f"cannot be checked against the tool's schema "
+                        f"({type(exc).__name__}: {text})")
     if error is None:
         return None
     path = list(error.absolute_path)

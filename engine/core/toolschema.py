@@ -17,7 +17,8 @@ the schema and an agent writes the instance, so this module's validator is Draft
 - No schema is ever retrieved: jsonschema fetched an unknown `$ref` (``http://``,
   ``file://``) at every call, with no timeout and no `network` permission (SPEC
   §8.1). The validator's registry refuses every retrieval, and every `$ref` and
-  `$dynamicRef` must be local (``#…``).
+  `$dynamicRef` must be local (``#…``) and resolve to a schema: a dangling one
+  installed, then made every call a 500.
 """
 
 from __future__ import annotations
@@ -243,28 +244,66 @@ def _node_problems(node: dict[str, Any],
                 yield (*path, "patternProperties", key), bad
 
 
+def _resource(node: Any) -> Any:
+    """``node`` as a draft 2020-12 resource (its ``$id``, anchors and subschemas)."""
+    from referencing.jsonschema import DRAFT202012
+
+    return DRAFT202012.create_resource(node)
+
+
+def _resolve(resolver: Any, ref: str) -> tuple[str | None, Any]:
+    """Where a local ``ref`` leads, as (problem, None) or (None, the resolved: its
+    schema and the resolver of the place it is in)."""
+    from referencing.exceptions import Unresolvable
+
+    try:
+        resolved = resolver.lookup(ref)
+    except Unresolvable:
+        return f"{_brief(ref)} does not resolve: no such place in the schema", None
+    if not isinstance(resolved.contents, (dict, bool)):
+        return (f"{_brief(ref)} points at {_brief(resolved.contents)}, which is not a "
+                f"schema (an object or a boolean)"), None
+    return None, resolved
+
+
 def schema_problems(schema: Any) -> list[tuple[tuple[Any, ...], str]]:
     """What makes a tool's input schema unsafe to check, each with its path inside the
     schema; empty when `tool_validator` may check arguments against it.
 
-    ``schema`` is one `Draft202012Validator.check_schema` accepts. Iterative, so any
-    depth is walked safely.
+    ``schema`` is one `Draft202012Validator.check_schema` accepts. Each `$ref` and
+    `$dynamicRef` is followed once, so that what it points at is checked too.
+    Iterative, so any depth is walked safely.
     """
     problems: list[tuple[tuple[Any, ...], str]] = []
     unevaluated: list[tuple[Any, ...]] = []
     patterned = False
     seen: set[int] = set()
-    stack: list[tuple[Any, tuple[Any, ...]]] = [(schema, ())]
-    while stack:
-        node, path = stack.pop()
+    root = _registry().resolver_with_root(_resource(schema))
+    # Schemas reached by a reference are walked after the tree, so that each
+    # problem is named by its own path where it has one.
+    later: list[tuple[Any, tuple[Any, ...], Any]] = []
+    stack: list[tuple[Any, tuple[Any, ...], Any]] = [(schema, (), root)]
+    while stack or later:
+        node, path, resolver = stack.pop() if stack else later.pop()
         if not isinstance(node, dict) or id(node) in seen:
             continue
         seen.add(id(node))
-        problems.extend(_node_problems(node, path))
+        if path and "$id" in node:
+            resolver = resolver.in_subresource(_resource(node))
+        found = list(_node_problems(node, path))
+        problems.extend(found)
+        for key in _REFS:
+            ref = node.get(key)
+            if isinstance(ref, str) and not any(where[-1] == key for where, _ in found):
+                bad, resolved = _resolve(resolver, ref)
+                if bad is not None:
+                    problems.append(((*path, key), bad))
+                else:
+                    later.append((resolved.contents, (*path, key), resolved.resolver))
         if "unevaluatedProperties" in node:
             unevaluated.append((*path, "unevaluatedProperties"))
         patterned = patterned or "patternProperties" in node
-        stack.extend(_subschemas(node, path))
+        stack.extend((child, where, resolver) for child, where in _subschemas(node, path))
     if patterned:
         problems.extend((where, "cannot be checked in a schema that also has "
                                 "patternProperties (jsonschema would match those with a "
