@@ -19,12 +19,16 @@ the schema and an agent writes the instance, so this module's validator is Draft
   §8.1). The validator's registry refuses every retrieval, and every `$ref` and
   `$dynamicRef` must be local (``#…``) and resolve to a schema: a dangling one
   installed, then made every call a 500.
+- `multipleOf` falls back to exact fractions whenever floats overflow, as jsonschema
+  means to, where jsonschema divides before its guard (a 400-digit integer against
+  ``0.01`` raised OverflowError).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
+from fractions import Fraction
 from typing import Any
 
 __all__ = ["first_duplicate", "regex_problem", "schema_problems", "tool_validator", "unique_key"]
@@ -163,6 +167,25 @@ def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> It
                                   "are equal)")
 
 
+def _multiple_of(validator: Any, step: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """``multipleOf``: jsonschema's float test, and its exact fallback whenever a float
+    overflows (there, the division itself overflowed, outside its guard)."""
+    from jsonschema.exceptions import ValidationError
+
+    if not validator.is_type(instance, "number"):
+        return
+    try:
+        if isinstance(step, float):
+            quotient = instance / step
+            failed = int(quotient) != quotient
+        else:
+            failed = bool(instance % step)
+    except OverflowError:
+        failed = (Fraction(instance) / Fraction(step)).denominator != 1
+    if failed:
+        yield ValidationError(f"{_brief(instance)} is not a multiple of {_brief(step)}")
+
+
 @functools.cache
 def _validator_class() -> Any:
     """Draft 2020-12 with this module's keywords in place of jsonschema's."""
@@ -171,6 +194,7 @@ def _validator_class() -> Any:
 
     return extend(Draft202012Validator, {
         "additionalProperties": _additional_properties,
+        "multipleOf": _multiple_of,
         "pattern": _pattern,
         "patternProperties": _pattern_properties,
         "uniqueItems": _unique_items,
