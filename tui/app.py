@@ -346,6 +346,11 @@ class ArrowgateApp(App[int]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
+    def keys_for(self, binding: Binding) -> str:
+        """The keys ``binding`` has now: the person's keymap's, else its own
+        (`tui.keys.key_hint` reads them for a dialog's hints)."""
+        return self._keymap.get(binding.id, binding.key) if binding.id else binding.key
+
     def open_log(self, **filters: Any) -> None:
         """Switch to the arrow log with these filters (``arrow=``, ``card=``, ...)."""
         self.switch_mode("log")

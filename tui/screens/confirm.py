@@ -11,6 +11,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from ..keys import key_hint
 from ..text import plain
 
 __all__ = ["ConfirmScreen"]
@@ -52,9 +53,11 @@ class ConfirmScreen(ModalScreen[bool]):
                              classes="hold-risk", id="confirm-risk")
             with VerticalScroll(classes="dialog-scroll"):
                 yield Static(self._body, classes="dialog-body")
-            key = "shift+y" if self.risk is not None else "y"
-            yield Static(Text.assemble((key, "bold"), f" {self._verb}    ", ("n", "bold"),
-                                       " / ", ("esc", "bold"), " cancel"),
+            key = key_hint(self, "confirm.deliberate" if self.risk is not None
+                           else "confirm.yes")
+            cancel = f'{key_hint(self, "confirm.no")} / {key_hint(self, "confirm.cancel")}'
+            yield Static(Text.assemble((key, "bold"), f" {self._verb}    ", (cancel, "bold"),
+                                       " cancel"),
                          classes="dialog-keys")
         yield Footer()
 

@@ -26,6 +26,7 @@ from textual.widgets import Footer, Static
 
 from engine import Prompt
 
+from ..keys import key_hint
 from ..messages import EngineChanged
 from ..text import plain
 
@@ -177,19 +178,19 @@ class HoldScreen(ModalScreen[bool]):
     def _show_keys(self) -> None:
         keys = self.query_one("#hold-keys", Static)
         refusal = self.gate.operator_refusal
+        cancel = (key_hint(self, "hold.cancel"), "bold")
         if refusal:
-            keys.update(plain(f"read-only: {refusal} · n / esc close"))
+            keys.update(plain(f"read-only: {refusal} · {cancel[0]} close"))
         elif not self.approve:
-            keys.update(Text.assemble(("y", "bold"), " reject    ", ("n", "bold"), " / ",
-                                      ("esc", "bold"), " cancel"))
+            keys.update(Text.assemble((key_hint(self, "hold.confirm_reject"), "bold"),
+                                      " reject    ", cancel, " cancel"))
         elif not self.all_seen:
             keys.update(Text.assemble(
                 "Scroll through to the end of the prompt to approve it (",
-                ("↓", "bold"), " / ", ("pgdn", "bold"), ")    ",
-                ("n", "bold"), " / ", ("esc", "bold"), " cancel"))
+                ("↓", "bold"), " / ", ("pgdn", "bold"), ")    ", cancel, " cancel"))
         else:
-            keys.update(Text.assemble(("shift+y", "bold"), " approve (dangerous mode)    ",
-                                      ("n", "bold"), " / ", ("esc", "bold"), " cancel"))
+            keys.update(Text.assemble((key_hint(self, "hold.confirm_approve"), "bold"),
+                                      " approve (dangerous mode)    ", cancel, " cancel"))
 
     def _tick(self) -> None:
         current = self.gate.engine.prompt(self.prompt.id)

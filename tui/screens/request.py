@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Footer, Static
 from engine import PERMISSIONS
 from engine.core.review import permission_title
 
+from ..keys import key_hint
 from ..text import plain
 from .base import row_key
 
@@ -88,7 +89,7 @@ class RequestScreen(ModalScreen[bool]):
         name = self.selected()
         keys = self.query_one("#request-keys", Static)
         if name is None:
-            keys.update(Text.assemble(("esc", "bold"), " close"))
+            keys.update(Text.assemble((key_hint(self, "request.close"), "bold"), " close"))
             return
         engine = self.gate.engine
         node = engine.state.canvas.node(self.card)
@@ -99,11 +100,14 @@ class RequestScreen(ModalScreen[bool]):
                                    f"{spec.users_see}"))
         if spec.risk == "high":
             text.append("\nRISK: ", style="bold red")
-            text.append_text(plain(f"{name} is high risk; allowing it takes shift+y."))
+            text.append_text(plain(f"{name} is high risk; allowing it takes "
+                                   f"{key_hint(self, 'request.allow_high')}."))
         self.query_one("#request-text", Static).update(text)
-        allow = ("shift+y" if spec.risk == "high" else "y", "bold")
-        keys.update(Text.assemble(allow, " allow    ", ("n", "bold"), " deny    ",
-                                  ("esc", "bold"), " close"))
+        allow = (key_hint(self, "request.allow_high" if spec.risk == "high"
+                          else "request.allow"), "bold")
+        keys.update(Text.assemble(allow, " allow    ", (key_hint(self, "request.deny"), "bold"),
+                                  " deny    ", (key_hint(self, "request.close"), "bold"),
+                                  " close"))
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

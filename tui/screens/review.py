@@ -14,6 +14,7 @@ from textual.widgets import Footer, Static
 from engine import ConsentError, Review, parse_manifest
 from engine.app.reach import potential
 
+from ..keys import key_hint
 from ..text import plain
 
 if TYPE_CHECKING:
@@ -57,7 +58,8 @@ class ReviewScreen(ModalScreen[bool]):
             yield Static("", id="review-text")
             yield Static("", id="review-reach")
             yield Static("", id="review-risk", classes="hold-risk")
-            yield Static(Text.assemble(("esc", "bold"), " close"), classes="dialog-keys",
+            yield Static(Text.assemble((key_hint(self, "review.close"), "bold"), " close"),
+                         classes="dialog-keys",
                          id="review-keys")
         yield Footer()
 
@@ -91,11 +93,14 @@ class ReviewScreen(ModalScreen[bool]):
                 ("RISK: ", "bold red"), "high-risk permissions: ",
                 plain(", ".join(self.review.high)),
                 " — read what each lets the card do above."))
-            accept = Text.assemble(("shift+y", "bold"), " accept and install (high risk)")
+            accept = Text.assemble((key_hint(self, "review.accept_high"), "bold"),
+                                   " accept and install (high risk)")
         else:
-            accept = Text.assemble(("y", "bold"), " accept and install")
-        keys.update(Text.assemble(accept, "    ", ("n", "bold"), " decline    ",
-                                  ("esc", "bold"), " close"))
+            accept = Text.assemble((key_hint(self, "review.accept"), "bold"),
+                                   " accept and install")
+        keys.update(Text.assemble(accept, "    ", (key_hint(self, "review.decline"), "bold"),
+                                  " decline    ", (key_hint(self, "review.close"), "bold"),
+                                  " close"))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("accept", "accept_high", "decline"):
