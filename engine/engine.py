@@ -224,6 +224,25 @@ class Engine:
             self.sink(event)
         self.events.publish(event)
 
+    def catch_up(self) -> None:
+        """Bring the state up to what the store has committed: a read's prologue.
+
+        Every operation catches up with other processes first (`operation`);
+        a read of `state`, `prompt`, `prompts` or `tool_call` does not, so
+        what another server or process on the same store just committed is
+        missing until this engine's next operation or timer tick. Call this
+        before answering a read that must agree with the store (SPEC §10:
+        "every rule above holds across all engines on one database").
+
+        Cheap when nothing changed: one ``pragma data_version`` on SQLite, one
+        short query on PostgreSQL; the state is reloaded (or the changes
+        applied one by one) only when another connection committed.
+
+        Raises:
+            StoreFailed: the store cannot be read.
+        """
+        self._ctx.sync()
+
     def changes(self, interval: float = 0.1) -> AsyncIterator[int]:
         """Yield the store's revision whenever another process commits a change.
 
@@ -236,11 +255,15 @@ class Engine:
         """The events a card may see, as an async iterator (SPEC §3).
 
         Each event is checked against the card's grants and arrows when the
-        card takes it, so a revocation between sending and taking holds.
+        card takes it, so a revocation between sending and taking holds. The
+        card is looked up after catching up with the store (`catch_up`): a
+        card another process just placed is known.
 
         Raises:
             InvalidRequest: ``CARD_UNKNOWN`` when no custom card has that id.
+            StoreFailed: the store cannot be read.
         """
+        self.catch_up()
         node = self.state.canvas.node(card)
         if node is None or node.type != "card":
             raise CardUnknown(f"no custom card {card!r} to subscribe")

@@ -2,6 +2,12 @@
 
 No route holds a database lock while it waits: waits are on the engine's
 in-memory state (``Engine.wait``), bounded by ``timeout``.
+
+A route that reads the engine's state catches up with the store first
+(`Engine.catch_up`), as every operation does: what another server on the
+same store committed is answered about at once (SPEC §10), not after this
+server's next timer tick. ``POST /v1/calls`` needs no such step: it is an
+operation.
 """
 
 from __future__ import annotations
@@ -103,6 +109,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         """Mint a card or agent token (operator, from a person's process)."""
         who.require_person("minting a token")
         kind, _, node_id = body.principal.partition(":")
+        engine.catch_up()  # a node another server just placed gets its token
         node = engine.state.canvas.node(node_id)
         if node is None or node.type != kind:
             raise _not_found(f"no {kind} {node_id!r} on any canvas", f"missing-{kind}")
@@ -146,6 +153,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     @r.get("/v1/workspaces/{ws}", response_model=WorkspaceOut)
     async def get_workspace(ws: str, who: Caller = Who) -> Response:
         """A workspace (the operator, or a card or agent on it)."""
+        engine.catch_up()
         _in_workspace(who, ws)
         return json_response(_workspace_json(ws))
 
@@ -157,6 +165,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         # exists elsewhere, and learns nothing of other canvases (SPEC §5).
         principal = who.by()
         if principal.is_operator:
+            engine.catch_up()
             _workspace_json(ws)
         node = await engine.add_node(body.model_dump(exclude_none=True), workspace=ws,
                                      by=principal)
@@ -166,6 +175,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     async def list_nodes(ws: str, who: Caller = Who) -> Response:
         """The nodes of a canvas (operator)."""
         who.require_operator("listing the canvas")
+        engine.catch_up()
         _workspace_json(ws)
         return json_response([n.to_dict() for n in engine.state.canvas.nodes(ws)])
 
@@ -175,6 +185,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         principal = who.by()
         fields = body.model_dump(exclude_unset=True)
         if principal.is_operator:
+            engine.catch_up()
             if engine.state.canvas.node(node_id) is None:
                 raise _not_found(f"no node {node_id!r}", "missing-node")
             if not fields:
@@ -187,6 +198,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     async def delete_node(node_id: str, who: Caller = Who) -> Response:
         """Remove a node and its arrows (operator)."""
         principal = who.by()
+        engine.catch_up()
         node = engine.state.canvas.node(node_id)
         if principal.is_operator and node is None:
             raise _not_found(f"no node {node_id!r}", "missing-node")
@@ -200,6 +212,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         """Draw an arrow (operator): consent for data."""
         principal = who.by()
         if principal.is_operator:
+            engine.catch_up()
             _workspace_json(ws)
             src = engine.state.canvas.node(body.from_)
             if src is not None and src.workspace != ws:
@@ -214,6 +227,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     async def list_arrows(ws: str, who: Caller = Who) -> Response:
         """The arrows of a canvas (operator)."""
         who.require_operator("listing the canvas")
+        engine.catch_up()
         _workspace_json(ws)
         return json_response([a.to_dict() for a in engine.state.canvas.arrows(ws)])
 
@@ -221,6 +235,8 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     async def delete_arrow(arrow_id: str, who: Caller = Who) -> Response:
         """Remove an arrow (narrowing: operator, or a node on that canvas)."""
         principal = who.by()
+        if principal.is_operator:
+            engine.catch_up()
         if principal.is_operator and engine.state.canvas.arrow(arrow_id) is None:
             raise _not_found(f"no arrow {arrow_id!r}", "missing-arrow")
         await engine.remove_arrow(arrow_id, by=principal)
@@ -255,6 +271,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
             files["manifest.json"] = json.dumps(body.manifest, sort_keys=True)
         digests = file_digests(files)
         async with _lock(name):
+            engine.catch_up()  # installed through another server: an update, not an offer
             pkg = engine.state.packages.get(name)
             if pkg is not None and pkg.installed:
                 update = await engine.update(name, manifest=body.manifest, digests=digests)
@@ -308,6 +325,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     async def diff(name: str, who: Caller = Who) -> Response:
         """The pending version's diff, and the hash an approval must name."""
         who.require_operator("reading a diff")
+        engine.catch_up()
         update = engine.pending_update(name)
         if update is None:
             raise _not_found(f"{name} has no version waiting for approval",
@@ -350,6 +368,8 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     r = APIRouter(tags=["holds"])
 
     def _visible_prompt(prompt_id: str, who: Caller) -> Prompt:
+        # Made, or answered, through another server on the store: known here at once.
+        engine.catch_up()
         prompt = engine.prompt(prompt_id)
         if prompt is None or not (who.is_operator or (who.principal.kind == "card"
                                                       and who.principal.node == prompt.card)
@@ -390,6 +410,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         if who.principal.kind == "agent":
             who.require_operator("listing holds")
         mine = None if who.is_operator else who.principal.node
+        engine.catch_up()
         return json_response([
             {"id": p.id, "card": p.card, "package": p.package, "arrow": p.arrow,
              "agent": p.agent, "text": p.text, "text_sha256": p.text_sha256,
@@ -532,6 +553,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         who.acts_as_card(card)
         from engine.app.reach import analyse
 
+        engine.catch_up()
         try:
             result = analyse(engine.state, card)
         except KeyError:

@@ -145,6 +145,7 @@ def agent_tools(service: Service, agent: str) -> list[dict[str, Any]]:
     for both, as is a reserved one: a name that could mean two tools would send
     an agent's call (and its arguments) to a card it did not mean.
     """
+    service.engine.catch_up()  # arrows and grants another server just changed
     state = service.engine.state
     node = state.canvas.node(agent)
     if node is None or node.type != "agent":
@@ -175,6 +176,9 @@ def _as_agent(principal: Principal, agent: str) -> None:
 
 
 def _visible(engine: Engine, call_id: str, principal: Principal) -> ToolCall:
+    # An open call is read from memory: one another server just opened or
+    # resolved is caught up with first.
+    engine.catch_up()
     tc = engine.tool_call(call_id)
     p = principal
     if tc is None or not (p.is_operator or (p.kind == "agent" and p.node == tc.agent)

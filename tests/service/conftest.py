@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 from engine import Engine, World
+from tests.service.servers_on_one_store import two  # noqa: F401 -- fixture: two servers, one db
 
 
 @dataclass

@@ -17,7 +17,7 @@ import threading
 import time
 from pathlib import Path
 
-from tests.service.m15_servers import Server, mint, ok, setup, two  # noqa: F401
+from tests.service.servers_on_one_store import Server, mint, ok, setup
 
 
 def test_a_stream_on_b_ends_once_the_token_is_revoked_on_a(

@@ -1,4 +1,5 @@
-"""Real ``arrowgate serve`` processes on one database, for the m15 tests (not a test)."""
+"""Real ``arrowgate serve`` processes on one database, for the tests of several servers
+on one store (not a test)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ class Server:
 
 
 def start(db: Path, token_file: Path | None = None) -> Server:
-    sock = Path(tempfile.mkdtemp(prefix="agm15", dir="/tmp")) / "s" / "serve.sock"
+    sock = Path(tempfile.mkdtemp(prefix="agsrv", dir="/tmp")) / "s" / "serve.sock"
     args = [*ARROWGATE, "serve", "--db", str(db), "--socket", str(sock)]
     if token_file is not None:
         args += ["--token-file", str(token_file)]

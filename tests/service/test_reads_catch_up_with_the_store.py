@@ -1,25 +1,29 @@
-"""Two ``arrowgate serve`` on one database: what one server just committed, the other
-answers about at once (m15).
+"""Two ``arrowgate serve`` on one database: what one server has committed, the other
+answers about at once.
 
 SPEC §10.1: "Tokens are kept (hashed) in the store, so every server on one store
 accepts them"; SPEC §10: "every rule above holds across all engines on one
-database". Every operation of the engine catches up with other processes first
-(`Context.tick`), and tool calls are read from the store, but the read routes for
-prompts, holds and event streams answer from the server's memory, which catches up
-only at its next timer tick (`Engine.run_timers`, up to 1 s later): a prompt made
-on A is ``404`` on B, B's hold list misses it, and a card placed through A is
-``CARD_UNKNOWN`` to B's event stream.
+database". A route that reads the engine's state catches up with the store first
+(`Engine.catch_up`), as every operation does (`Context.tick`): a prompt made on A
+is known to B's ``GET /v1/prompts/{id}``, its ``/wait`` and its ``GET /v1/holds``,
+and a card placed through A may open B's event stream.
+
+(Found by a helper: those routes answered from B's memory, which caught up only at
+its next timer tick, up to 1 s later: the prompt was ``404`` on B, missing from B's
+holds, and the card ``CARD_UNKNOWN`` to B's event stream.)
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.service.m15_servers import Server, mint, ok, setup, two  # noqa: F401
+from tests.service.servers_on_one_store import Server, mint, ok, setup
 
 
 def test_a_prompt_made_on_one_server_is_known_to_the_other_at_once(
         two: tuple[Server, Server], tmp_path: Path) -> None:
+    """A prompt held through server A is visible on B at once: its state, its wait and
+    B's hold list."""
     a, b = two
     setup(a.client(), tmp_path / "ws")
     c1 = mint(a.client(), "card:c1")
@@ -40,6 +44,8 @@ def test_a_prompt_made_on_one_server_is_known_to_the_other_at_once(
 
 def test_a_card_placed_through_one_server_can_listen_on_the_other(
         two: tuple[Server, Server], tmp_path: Path) -> None:
+    """A card placed (and its token minted) through server A opens its event stream on B
+    at once, not ``CARD_UNKNOWN``."""
     a, b = two
     op_a = a.client()
     setup(op_a, tmp_path / "ws")
