@@ -9,7 +9,10 @@ never the request body.
 Looking a token up is a hash and a dict read: the hot call route does no
 database read for it. Tokens minted or revoked by another server on the
 same store are seen within `CACHE_SECONDS` (a cached entry is checked again
-after that long); this server's own revocations apply at once.
+after that long); this server's own revocations apply at once. What outlives
+its request (an event stream, a wait) holds a `Standing`, which confirms the
+token again once its last confirmation is `CACHE_SECONDS` old: a stream ends
+within that long of a revocation through another server too.
 
 The peer: on the Unix socket the kernel tells us the calling process
 (``SO_PEERCRED``); on loopback TCP we find it through ``/proc/net/tcp``.
@@ -23,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import math
 import os
 import secrets
 import socket
@@ -104,7 +108,7 @@ class TokenStore:
         """
         revoked: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._watchers.setdefault(token_id, set()).add(revoked)
-        return Standing(self, token, token_id, revoked)
+        return Standing(self, token, token_id, revoked, self._clock)
 
     def unwatch(self, token_id: str, revoked: asyncio.Future[None]) -> None:
         """Stop watching for ``token_id``'s revocation with ``revoked`` (`Standing.close`)."""
@@ -117,6 +121,21 @@ class TokenStore:
     # ------------------------------------------------------------- lookup
     def lookup(self, token: str) -> tuple[str, Principal] | None:
         """The token's id and principal, or None for a token unknown or revoked."""
+        entry = self._entry(token)
+        return None if entry is None else (entry.id, entry.principal)
+
+    def confirmed(self, token: str) -> float | None:
+        """When the store last said that ``token`` stands (on this store's clock), or
+        None: it does not stand (unknown, or revoked here or by another server).
+
+        Answered from the cache while its entry is younger than
+        `CACHE_SECONDS`, else from the store, as `lookup` is.
+        """
+        entry = self._entry(token)
+        return None if entry is None else entry.checked
+
+    def _entry(self, token: str) -> _Entry | None:
+        """The token's cache entry, read again from the store once `CACHE_SECONDS` old."""
         digest = hash_token(token)
         entry = self._cache.get(digest)
         now = self._clock()
@@ -124,17 +143,16 @@ class TokenStore:
             # The dict found it by digest; compare again in constant time so
             # no code path compares secrets with ==.
             if hmac.compare_digest(entry.digest, digest):
-                return entry.id, entry.principal
+                return entry
         row = self.table.find(digest)
         if row is None or not hmac.compare_digest(row[2], digest):
             self._cache.pop(digest, None)
             return None
-        principal = Principal.parse(row[1])
-        self._cache[digest] = _Entry(row[0], principal, digest, now)
+        entry = self._cache[digest] = _Entry(row[0], Principal.parse(row[1]), digest, now)
         if len(self._cache) > 100_000:  # bounded: drop the oldest half
             for key in list(self._cache)[:50_000]:
                 del self._cache[key]
-        return row[0], principal
+        return entry
 
     def recall(self, header: bytes, memo: TokenMemo) -> tuple[str, Principal] | None:
         """What `lookup` answers for the token in ``header`` (an ``Authorization``
@@ -188,6 +206,11 @@ class TokenStore:
         does for one token."""
         self._revoked(set(self.table.ids_of(principal)))  # one read, whatever is open
 
+    def revoked_elsewhere(self, token_id: str) -> None:
+        """The store no longer has ``token_id`` (another server revoked it, or removed
+        its node): every stream and wait open with it ends, as after `revoke`."""
+        self._revoked((token_id,))
+
     def _revoked(self, ids: Collection[str]) -> None:
         """These tokens were revoked in the store: dropped from the cache and, before
         the revocation is answered, no stream or wait open with one of them writes
@@ -217,25 +240,55 @@ class Standing:
     """Whether the token a stream or a wait was begun with still stands
     (`TokenStore.standing`); a context manager that stops watching at its end.
 
-    ``revoked`` is done as soon as the store revokes the token, before the
-    revocation is answered; `holds` asks the store again, which also sees a
-    revocation made through another connection to the table (another process
-    sharing the database) within `CACHE_SECONDS`. `close` stops watching.
+    ``revoked`` is done as soon as this server revokes the token, before the
+    revocation is answered, and as soon as `holds` or `stands` finds that the
+    store no longer has it (revoked through another server on the store).
+    `holds` asks the token cache now; `stands`, cheap enough to ask before
+    every event, asks it only once the token's standing was last confirmed
+    `CACHE_SECONDS` ago, so a revocation made elsewhere is seen within
+    about that long (`fresh_for` says when to ask next). `close` stops watching.
     """
 
-    __slots__ = ("revoked", "_store", "_token", "_token_id")
+    __slots__ = ("revoked", "_clock", "_confirmed", "_store", "_token", "_token_id")
 
     def __init__(self, store: TokenStore, token: str, token_id: str,
-                 revoked: asyncio.Future[None]) -> None:
+                 revoked: asyncio.Future[None], clock: Callable[[], float]) -> None:
         self._store, self._token, self._token_id = store, token, token_id
         self.revoked = revoked
+        self._clock = clock
+        #: When the store last said the token stands (never yet: the first
+        #: `stands` asks the token cache).
+        self._confirmed = -math.inf
 
     def __repr__(self) -> str:  # never the token
         return f"<Standing revoked={self.revoked.done()}>"
 
     def holds(self) -> bool:
-        """True while the token is neither revoked here nor unknown to the store."""
-        return not self.revoked.done() and self._store.lookup(self._token) is not None
+        """True while the token is neither revoked here nor unknown to the store (asked
+        now, through the token cache); a token the store no longer has is revoked here
+        too, ending every stream and wait open with it."""
+        if self.revoked.done():
+            return False
+        confirmed = self._store.confirmed(self._token)
+        if confirmed is None:
+            self._store.revoked_elsewhere(self._token_id)
+            return False
+        self._confirmed = confirmed
+        return True
+
+    def stands(self) -> bool:
+        """`holds`, asking the token cache only when the token's standing was last
+        confirmed `CACHE_SECONDS` ago or more (else a clock read): before each
+        event a stream sends."""
+        if self.revoked.done():
+            return False
+        if self._clock() - self._confirmed < CACHE_SECONDS:
+            return True
+        return self.holds()
+
+    def fresh_for(self) -> float:
+        """Seconds until `stands` asks the token cache again (0: at its next call)."""
+        return max(0.0, self._confirmed + CACHE_SECONDS - self._clock())
 
     def close(self) -> None:
         """Stop watching (the stream or the wait ended). ``revoked`` is left as it is:

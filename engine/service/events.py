@@ -196,8 +196,11 @@ class CardFeed:
         out = reader.out
         if reader.cursor >= self.seq:
             return
-        if reader.standing is not None and reader.standing.revoked.done():
-            return  # its token was revoked: its task ends the stream, writing nothing more
+        if reader.standing is not None and not reader.standing.stands():
+            # Its token was revoked (here, or through another server: `stands` asks
+            # once its last answer is `CACHE_SECONDS` old, and then sets ``revoked``,
+            # which wakes the reader's task to end the stream): nothing more is written.
+            return
         if not out.writable():
             # Pushing back: its task waits for the client to drain, then writes.
             _poke(reader)
@@ -233,7 +236,9 @@ class CardFeed:
         """Write SSE to ``out`` from after ``last_id`` (None: from now) until ``closing``
         is set, the feed ends, the client goes (``gone`` done, or ``out.gone()``) or
         the token the stream was opened with no longer stands (``standing``: revoked
-        here at once, elsewhere seen at a heartbeat).
+        here, at once; through another server on the store, within `CACHE_SECONDS`:
+        asked before each event once its last answer is that old, and while the
+        stream is idle every `CACHE_SECONDS`, not only at a heartbeat).
 
         The same stream as `stream`, written directly: each event goes out in
         the turn of the loop that took it (the commit's), gated then; this task
@@ -249,16 +254,14 @@ class CardFeed:
         closer: asyncio.Future[Any] = asyncio.ensure_future(closing.wait())
         drained: asyncio.Future[Any] | None = None
         revoked = standing.revoked if standing is not None else self._loop.create_future()
-        asked = self._loop.time()  # when the store was last asked whether the token stands
         try:
             while not (closing.is_set() or self.closed or gone.done() or out.gone()
                        or revoked.done()):
-                if standing is not None and self._loop.time() - asked >= heartbeat:
-                    # Once a heartbeat, busy or not (events written in the commit's
-                    # turn move ``reader.last``, so the ping below may never come).
-                    asked = self._loop.time()
-                    if not standing.holds():
-                        break  # revoked through another connection to the store
+                # Busy or idle (events written in the commit's turn move
+                # ``reader.last``, so the ping below may never come): `stands` asks
+                # the token cache once its last answer is `CACHE_SECONDS` old.
+                if standing is not None and not standing.stands():
+                    break  # revoked through another server on the store
                 self._push(reader)
                 waits = {closer, gone, self.ended, revoked}
                 if not out.writable():
@@ -272,7 +275,9 @@ class CardFeed:
                     reader.last = now
                     continue
                 # Until the next ping is due, or the next question to the store.
-                left = min(reader.last, asked if standing is not None else now) + heartbeat - now
+                left = reader.last + heartbeat - now
+                if standing is not None:
+                    left = min(left, standing.fresh_for())
                 reader.poke = self._loop.create_future()
                 waits.add(reader.poke)
                 await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
@@ -298,14 +303,11 @@ class CardFeed:
         closer: asyncio.Future[Any] = asyncio.ensure_future(closing.wait())
         waker: asyncio.Future[Any] | None = None
         revoked = standing.revoked if standing is not None else self._loop.create_future()
-        asked = self._loop.time()  # when the store was last asked whether the token stands
+        last = self._loop.time()  # when the client was last written to
         try:
             while not (closing.is_set() or revoked.done()):
-                if standing is not None and self._loop.time() - asked >= heartbeat:
-                    # Once a heartbeat, busy or not (a busy feed never times out below).
-                    asked = self._loop.time()
-                    if not standing.holds():
-                        return  # revoked through another connection to the store
+                if standing is not None and not standing.stands():
+                    return  # revoked through another server on the store
                 if self.ring and cursor < self.ring[0][0] - 1:
                     lost = self.ring[0][0] - 1 - cursor
                     yield sse_frame(None, "events.dropped", {"count": lost})
@@ -319,11 +321,14 @@ class CardFeed:
                         break  # the ring moved on while we were writing
                     seq, event = self.ring[cursor - start + 1]
                     cursor = seq
-                    if revoked.done():
-                        return  # revoked while the last event was being written
+                    if standing is not None and not standing.stands():
+                        # Revoked while the last event was being written, or through
+                        # another server (asked once its last answer is stale).
+                        return
                     if self.allowed(event):
                         sent = True
                         frame = sse_frame(seq, event.type, event.data)
+                        last = self._loop.time()
                         yield frame
                         burst += len(frame)
                         if burst >= BURST:
@@ -340,14 +345,19 @@ class CardFeed:
                 # can slip in between that and the waker's registration.
                 waker = self._loop.create_future()
                 self._waiting.append(waker)
-                done, _pending = await asyncio.wait({waker, closer, revoked}, timeout=heartbeat,
+                # Until the next ping is due, or the next question to the store.
+                left = max(0.0, last + heartbeat - self._loop.time())
+                if standing is not None:
+                    left = min(left, standing.fresh_for())
+                done, _pending = await asyncio.wait({waker, closer, revoked}, timeout=left,
                                                     return_when=asyncio.FIRST_COMPLETED)
                 if not done:
                     self._forget(waker)  # a quiet feed's list does not grow with pings
-                    if standing is not None and not standing.holds():
-                        return  # revoked through another connection to the store
-                    asked = self._loop.time()
-                    yield b": ping\n\n"
+                    if standing is not None and not standing.stands():
+                        return  # revoked through another server on the store
+                    if self._loop.time() - last >= heartbeat:
+                        last = self._loop.time()
+                        yield b": ping\n\n"
         finally:
             closer.cancel()
             if waker is not None:

@@ -1,10 +1,11 @@
 """A stream whose token another process revoked ends even while its card is busy.
 
-The store is asked whether the token stands (`Standing.holds`) once a heartbeat
-whether or not events were written meanwhile. (Round 13's review: it was asked
-only when a heartbeat's ping was due, which a card with an event at least once a
-heartbeat never reached: the stream went on delivering for as long as the card
-was busy.)
+The token is confirmed again (`Standing.stands`) before an event once its last
+confirmation is `CACHE_SECONDS` old, whether or not events were written meanwhile.
+(Round 13's review: it was asked only when a heartbeat's ping was due, which a card
+with an event at least once a heartbeat never reached: the stream went on
+delivering for as long as the card was busy. Since m15 it is asked per event, not
+per heartbeat: `test_stream_ends_on_revocation_elsewhere`.)
 """
 
 
