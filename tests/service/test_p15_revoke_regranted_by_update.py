@@ -1,0 +1,31 @@
+"""p15: a permission the person revoked comes back when an update with an empty diff
+is approved (SPEC §4.3, §4.4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.service.conftest import MANIFEST, build_canvas
+
+
+def test_revoked_permission_is_not_regranted_by_an_empty_update(unix_server, tmp_path: Path):
+    op = unix_server.client()
+    build_canvas(op, tmp_path / "ws")
+    # The person revokes agents.prompt: c1 may no longer prompt.
+    r = op.post("/v1/packages/acme.standup/revoke", json={"permission": "agents.prompt"})
+    assert r.status_code == 200, r.text
+    assert "agents.prompt" not in r.json()["granted"]
+    # A new version whose declarations are the same (only a file changed).
+    r = op.post("/v1/packages", json={"manifest": MANIFEST,
+                                      "files": {"index.js": "console.log(2)"}})
+    assert r.status_code == 201, r.text
+    pending = r.json()["hash"]
+    diff = op.get("/v1/packages/acme.standup/diff").json()
+    # What the person is shown: nothing widens.
+    assert diff["widened"] == [] and diff["lines"] == []
+    r = op.post("/v1/packages/acme.standup/approve", json={"review_hash": pending})
+    assert r.status_code == 200, r.text
+    d = op.post("/v1/calls", json={"card": "c1", "call": "agents.prompt", "target": "a1",
+                                  "args": {"text": "hi"}}).json()
+    # The revoke still stands: approving a version that widens nothing grants nothing.
+    assert (d["code"], d["reason"]) == ("PERMISSION_DENIED", "not-granted"), d
