@@ -11,7 +11,8 @@ from engine.core.hosts import covers
 from engine.core.manifest import Manifest
 from engine.core.text import visible
 
-__all__ = ["Diff", "Review", "diff_hosts", "diff_manifests", "install_review", "permission_title"]
+__all__ = ["Diff", "Review", "diff_hosts", "diff_manifests", "install_review", "newly_required",
+           "permission_title"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,3 +156,13 @@ def diff_manifests(old: Manifest, new: Manifest) -> Diff:
             widened += w
             narrowed += n
     return Diff(tuple(sorted(set(widened))), tuple(sorted(set(narrowed))))
+
+
+def newly_required(old: Manifest, new: Manifest) -> set[str]:
+    """The permissions ``new`` requires that ``old`` did not: added, or optional made required.
+
+    These are the widenings an update's approval grants (SPEC §4.4); a
+    permission required by both stays granted or revoked as it was.
+    """
+    return {name for name in new.required
+            if name not in old.permissions or old.permissions[name].optional}

@@ -30,7 +30,7 @@ from engine.core.manifest import (
     require_json,
 )
 from engine.core.principal import OPERATOR, Principal
-from engine.core.review import Diff, Review, diff_manifests, install_review
+from engine.core.review import Diff, Review, diff_manifests, install_review, newly_required
 from engine.core.state import PackageState
 from engine.services.context import Context, operation
 from engine.services.guard import Guard
@@ -372,7 +372,10 @@ class Consent:
                       by: object = OPERATOR) -> Diff:
         """Approve the pending version whose review (``review_hash``) the person saw.
 
-        Widened permissions become granted; the grant holds for the new hash.
+        The approval grants what the update widens: the permissions the new
+        version newly requires (added, or optional made required), which the
+        person saw in the diff. Grants kept otherwise stay as they were, so a
+        permission revoked before stays revoked. The grant holds for the new hash.
 
         Raises:
             ApprovalRefused: not an operator, or ``stale`` when the pending
@@ -391,13 +394,15 @@ class Consent:
                 reason="stale", package=package))
         assert pkg.manifest is not None and pkg.pending is not None
         diff = diff_manifests(pkg.manifest, pkg.pending)
-        new = pkg.pending
-        kept = self.ctx.state.grants.get(package, set()) & set(new.permissions)
-        granted = kept | set(new.required)
+        # The approval covers what the diff showed: the permissions it newly
+        # requires. A permission the person revoked earlier stays revoked; the
+        # approval of a version that widens nothing must not undo that revoke.
+        granted = (self.ctx.state.grants.get(package, set()) & set(pkg.pending.permissions)) \
+            | newly_required(pkg.manifest, pkg.pending)
         with self.ctx.write():
             assert pkg.pending_raw is not None and pkg.pending_digests is not None
             pkg.raw, pkg.digests, pkg.hash = pkg.pending_raw, pkg.pending_digests, review_hash
-            pkg.set_manifest(new)
+            pkg.set_manifest(pkg.pending)
             pkg.pending_raw = pkg.pending_digests = pkg.pending_hash = None
             pkg.pending = None
             self._save_package(pkg)

@@ -1,5 +1,8 @@
-"""p15: a permission the person revoked comes back when an update with an empty diff
-is approved (SPEC §4.3, §4.4)."""
+"""Approving an update grants what it widens and keeps what was granted: a permission
+the person revoked before stays revoked (SPEC §4.3, §4.4).
+
+(Found by a helper: approving an update with an empty diff granted every required
+permission again, a revoked one included.)"""
 
 from __future__ import annotations
 
@@ -8,7 +11,8 @@ from pathlib import Path
 from tests.service.conftest import MANIFEST, build_canvas
 
 
-def test_revoked_permission_is_not_regranted_by_an_empty_update(unix_server, tmp_path: Path):
+def test_approving_an_update_that_widens_nothing_keeps_a_revoke(unix_server, tmp_path: Path):
+    """An approval of a version that widens nothing grants nothing: a revoke stands."""
     op = unix_server.client()
     build_canvas(op, tmp_path / "ws")
     # The person revokes agents.prompt: c1 may no longer prompt.
