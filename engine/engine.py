@@ -621,8 +621,14 @@ class Engine:
 
     # ---------------------------------------------------------------- log
     def log_rows(self, **filters: Any) -> list[dict[str, Any]]:
-        """Arrow log rows in order; filters: arrow, card, package, outcome, call, since, until."""
+        """Arrow log rows in order; filters: arrow, card, package, outcome, call, since,
+        until, and ``after`` (a sequence number) with ``limit`` for a page."""
         return self.log.rows(**filters)
+
+    def log_end(self) -> int:
+        """The newest log row's sequence number; 0 while the log is empty."""
+        last = self.log.last()
+        return 0 if last is None else last[0]
 
     def verify_log(self) -> Verification:
         """Check the arrow log's hash chain and its anchor."""

@@ -186,11 +186,33 @@ def _cmd_log_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_log_export(args: argparse.Namespace) -> int:
-    from engine.app.export import decision_record
-
-    for row in _filtered_rows(args):
-        _print_json(decision_record(row))
+    # Written a page at a time: an export of any size holds one page, not the log.
+    if getattr(args, "store", None):
+        store = open_store(args)
+        try:
+            _print_pages(store.log, args)
+        finally:
+            store.close()
+        return EXIT_OK
+    _path, log = _open_log(args)
+    try:
+        _print_pages(log, args)
+    finally:
+        log.db.close()
     return EXIT_OK
+
+
+def _print_pages(log: Any, args: argparse.Namespace) -> None:
+    """Print the decision records of ``log``'s rows under ``args``' filters, page by page."""
+    from engine.app.export import record_pages
+
+    last = log.last()
+    for records in record_pages(log.rows, upto=0 if last is None else last[0],
+                                arrow=args.arrow, card=args.card, package=args.package,
+                                outcome=args.outcome, call=args.call, since=args.since,
+                                until=args.until):
+        for record in records:
+            _print_json(record)
 
 
 def _cmd_log_verify(args: argparse.Namespace) -> int:

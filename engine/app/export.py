@@ -31,11 +31,17 @@ canonical JSON of a row and the hash inputs (``chain.hash`` is the SHA-256 of
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["SCHEMA", "decision_record"]
+__all__ = ["EXPORT_PAGE", "SCHEMA", "decision_record", "record_pages"]
 
 SCHEMA = "arrowgate.decision/1"
+
+#: Rows an export reads at a time. A page is what an export holds in memory (each
+#: row's payload up to its workspace's ``max_payload``, 256 KiB by default) and, in
+#: the service, what it reads between two turns of the event loop.
+EXPORT_PAGE = 100
 
 
 def decision_record(row: dict[str, Any]) -> dict[str, Any]:
@@ -52,3 +58,38 @@ def decision_record(row: dict[str, Any]) -> dict[str, Any]:
         "result": {k: row[k] for k in ("outcome", "code", "reason", "approver", "prompt")},
         "chain": {"prev": row["prev"], "hash": row["hash"]},
     }
+
+
+def record_pages(read: Callable[..., list[dict[str, Any]]], *, upto: int,
+                 page: int = EXPORT_PAGE,
+                 **filters: Any) -> Iterator[list[dict[str, Any]]]:
+    """The decision records of the log's rows, a page at a time, in sequence order.
+
+    Each page is read by sequence number after the previous page's last row
+    (``read(after=…, limit=page, **filters)``, an ``ArrowLog.rows``), so an
+    export of any size holds one page, never the log.
+
+    Args:
+        read: the log's ``rows`` (filters, ``after``, ``limit``).
+        upto: the newest row's number when the export began (0: the log was
+            empty); rows appended while it runs are left out, as a read of the
+            whole log at its start leaves them out.
+        page: rows a page (at least 1).
+        **filters: the log filters, passed to ``read``.
+    """
+    if page < 1:
+        raise ValueError(f"page must be at least 1 row, not {page}")
+    after = 0
+    while after < upto:
+        rows = read(after=after, limit=page, **filters)
+        if not rows:
+            return
+        full, after = len(rows) == page, rows[-1]["seq"]
+        records = [decision_record(row) for row in rows if row["seq"] <= upto]
+        # Let go of this page before the next is read: one page in memory, not two.
+        del rows
+        if records:
+            yield records
+        del records
+        if not full:
+            return

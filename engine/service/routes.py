@@ -76,6 +76,8 @@ __all__ = ["register"]
 CallerDep = Callable[..., Coroutine[Any, Any, Caller]]
 #: The longest a client may ask ``/wait`` to wait, in seconds.
 MAX_WAIT = 300.0
+#: About how many bytes of an export's lines are sent at once.
+_EXPORT_CHUNK = 256 * 1024
 
 
 def _not_found(what: str, reason: str) -> ServiceError:
@@ -527,17 +529,36 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
            responses={200: {"content": {"application/jsonl": {"schema": {"type": "string"}}},
                             "description": "one decision record per line"}})
     async def log_export(who: Caller = Who) -> Response:
-        """The whole log as JSON Lines, one decision record per row (operator)."""
-        who.require_operator("exporting the log")
-        from engine.app.export import decision_record
+        """The whole log as JSON Lines, one decision record per row (operator).
 
-        rows = engine.log_rows()
+        Streamed a page of rows at a time (read by sequence number after the
+        last page's end), up to the newest row when the export began: the
+        service holds one page, never the log, and answers other requests
+        between pages."""
+        who.require_operator("exporting the log")
+        from engine.app.export import record_pages
+
+        pages = record_pages(engine.log_rows, upto=engine.log_end())
 
         async def lines() -> AsyncIterator[bytes]:
-            for i in range(0, len(rows), 500):
-                yield "".join(json.dumps(decision_record(row), sort_keys=True,
-                                         separators=(",", ":")) + "\n"
-                              for row in rows[i:i + 500]).encode()
+            for records in pages:
+                # Sent in chunks of about _EXPORT_CHUNK bytes: joining a whole page
+                # would hold it a second and a third time (as text, then as bytes).
+                chunk: list[bytes] = []
+                size = 0
+                for record in records:
+                    line = (json.dumps(record, sort_keys=True, separators=(",", ":"))
+                            + "\n").encode()
+                    chunk.append(line)
+                    size += len(line)
+                    if size >= _EXPORT_CHUNK:
+                        yield b"".join(chunk)
+                        chunk, size = [], 0
+                if chunk:
+                    yield b"".join(chunk)
+                del records, chunk  # before the next page is read
+                # Each page is read on the loop: let other requests run before the next.
+                await asyncio.sleep(0)
 
         return StreamingResponse(lines(), media_type="application/jsonl")
 

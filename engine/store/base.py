@@ -85,8 +85,14 @@ class Log(Protocol):
     def rows(self, *, arrow: str | None = None, card: str | None = None,
              package: str | None = None, outcome: str | None = None,
              call: str | None = None, since: float | None = None,
-             until: float | None = None, limit: int | None = None) -> list[dict[str, Any]]:
-        """Rows in sequence order, filtered by any of the given fields."""
+             until: float | None = None, limit: int | None = None,
+             after: int | None = None) -> list[dict[str, Any]]:
+        """Rows in sequence order, filtered by any of the given fields; ``after``: only
+        rows numbered above it, ``limit``: at most that many (a page)."""
+        ...
+
+    def last(self) -> tuple[int, str] | None:
+        """(seq, hash) of the newest row; None while the log is empty."""
         ...
 
 

@@ -216,11 +216,12 @@ class Verification:
 
 def rows_query(mark: str, *, arrow: str | None, card: str | None, package: str | None,
                outcome: str | None, call: str | None, since: float | None,
-               until: float | None, limit: int | None,
+               until: float | None, limit: int | None, after: int | None = None,
                keyed: bool = False) -> tuple[str, list[Any]]:
     """The query for `ArrowLog.rows` and its parameters, with ``mark`` as the placeholder
-    (``?`` for SQLite, ``%s`` for PostgreSQL); ``keyed``: SQLite's side tables are there,
-    and the rows of an arrow (else of a card) are read through them
+    (``?`` for SQLite, ``%s`` for PostgreSQL); ``after``: only rows numbered above it
+    (the next page after a page that ended there); ``keyed``: SQLite's side tables are
+    there, and the rows of an arrow (else of a card) are read through them
     (`engine.store.logkeys.keyed_rows_query`)."""
     key = key_of(arrow, card) if keyed else None
     column = "log.{}".format if key is not None else "{}".format
@@ -237,8 +238,12 @@ def rows_query(mark: str, *, arrow: str | None, card: str | None, package: str |
     if until is not None:
         where.append(f"{column('t')} <= {mark}")
         params.append(until)
+    if after is not None:
+        where.append(f"{column('seq')} > {mark}")
+        params.append(int(after))
     if key is not None:
-        return keyed_rows_query(key, arrow if key == "arrow" else card, where, params, limit)
+        return keyed_rows_query(key, arrow if key == "arrow" else card, where, params, limit,
+                                None if after is None else int(after))
     sql = "select * from log" + (" where " + " and ".join(where) if where else "")
     sql += " order by seq"
     if limit is not None:
@@ -482,14 +487,16 @@ class ArrowLog:
         since: float | None = None,
         until: float | None = None,
         limit: int | None = None,
+        after: int | None = None,
     ) -> list[dict[str, Any]]:
-        """Rows in sequence order, filtered by any of the given fields."""
+        """Rows in sequence order, filtered by any of the given fields; ``after``: only
+        rows numbered above it, ``limit``: at most that many (a page)."""
         self.write_pending()
         if self._keyed is None:
             self._keyed = has_keys(self.db.conn)
         sql, params = rows_query("?", arrow=arrow, card=card, package=package, outcome=outcome,
                                  call=call, since=since, until=until, limit=limit,
-                                 keyed=self._keyed)
+                                 after=after, keyed=self._keyed)
         return [self._decode(r) for r in self.db.query(sql, params)]
 
     @staticmethod

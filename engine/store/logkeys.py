@@ -137,22 +137,26 @@ def keyed_condition(column: str, value: object, *, after: int | None = None,
 
 
 def keyed_rows_query(column: str, value: object, conditions: list[str],
-                     params: list[object], limit: int | None) -> tuple[str, list[object]]:
+                     params: list[object], limit: int | None,
+                     after: int | None = None) -> tuple[str, list[object]]:
     """The log's rows whose ``column`` is ``value`` and that meet ``conditions`` (each
     on the log's columns written ``log.<column>``, with ``params``), in order, at most
     ``limit``: read from the side table in sequence order and from the unkeyed tail,
     each part stopping at ``limit`` (an ``IN`` list would read every row of the card
-    first, however few are asked for)."""
+    first, however few are asked for). ``after``: only rows numbered above it, a bound
+    given to the side table too, so that a page read after another starts where that
+    one ended instead of walking the card's earlier rows again."""
     table = KEYED[column]
     extra = "".join(f" and {c}" for c in conditions)
     cap = "" if limit is None else f" limit {int(limit)}"
+    start, span = ("", []) if after is None else (" and k.seq > ?", [after])
     sql = (f"select * from (select log.* from {table} k cross join log on log.seq = k.seq"
-           f" where k.{column} = ? and k.seq <= {_UPTO} and log.{column} = ?{extra}"
+           f" where k.{column} = ?{start} and k.seq <= {_UPTO} and log.{column} = ?{extra}"
            f" order by k.seq{cap})"
            f" union all select * from (select * from log where seq > {_UPTO}"
            f" and log.{column} = ?{extra} order by seq{cap})"
            f" order by seq{cap}")
-    return sql, [value, value, *params, value, *params]
+    return sql, [value, *span, value, *params, value, *params]
 
 
 def keyed_seqs(column: str, value: object, after: int) -> tuple[str, list[object]]:

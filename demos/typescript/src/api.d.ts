@@ -568,6 +568,11 @@ export interface paths {
         /**
          * Log Export
          * @description The whole log as JSON Lines, one decision record per row (operator).
+         *
+         *     Streamed a page of rows at a time (read by sequence number after the
+         *     last page's end), up to the newest row when the export began: the
+         *     service holds one page, never the log, and answers other requests
+         *     between pages.
          */
         get: operations["log_export"];
         put?: never;

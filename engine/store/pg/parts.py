@@ -258,10 +258,13 @@ class PGLog:
     def rows(self, *, arrow: str | None = None, card: str | None = None,
              package: str | None = None, outcome: str | None = None,
              call: str | None = None, since: float | None = None,
-             until: float | None = None, limit: int | None = None) -> list[dict[str, Any]]:
-        """Rows in sequence order, filtered by any of the given fields."""
+             until: float | None = None, limit: int | None = None,
+             after: int | None = None) -> list[dict[str, Any]]:
+        """Rows in sequence order, filtered by any of the given fields; ``after``: only
+        rows numbered above it, ``limit``: at most that many (a page)."""
         sql, params = rows_query("%s", arrow=arrow, card=card, package=package, outcome=outcome,
-                                 call=call, since=since, until=until, limit=limit)
+                                 call=call, since=since, until=until, limit=limit,
+                                 after=after)
         cur = self.link.conn.cursor(row_factory=dict_row)
         return [_decode(r) for r in cur.execute(sql, params)]
 
