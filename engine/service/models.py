@@ -314,9 +314,12 @@ class LogRowOut(BaseModel):
 
 
 class LogOut(BaseModel):
-    """Arrow log rows in order."""
+    """Arrow log rows in order, one page of them."""
 
     rows: list[LogRowOut]
+    #: The ``after`` of the next page while more rows may follow; null at the log's end.
+    next: int | None = Field(description="pass as `after` for the next page while more rows "
+                             "may follow; null once this page reached the log's end")
 
 
 class VerifyOut(BaseModel):

@@ -31,6 +31,7 @@ from engine.service.context import (
     json_response,
 )
 from engine.service.fastlane import decide_batch, decide_call
+from engine.service.logpage import MAX_ROWS, log_page
 from engine.service.models import (
     ApproveBody,
     ArrowBody,
@@ -497,9 +498,18 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
                   call: str | None = Query(None, max_length=128),
                   since: str | None = Query(None, max_length=64, description=TIME_HELP),
                   until: str | None = Query(None, max_length=64, description=TIME_HELP),
-                  limit: int = Query(1000, ge=1, le=100_000)) -> Response:
+                  after: int | None = Query(None, ge=0, description=(
+                      "only rows numbered above this sequence number: the `next` of "
+                      "the page before")),
+                  limit: int = Query(MAX_ROWS, ge=1, le=MAX_ROWS, description=(
+                      f"the most rows in this page (at most {MAX_ROWS})"))) -> Response:
         """Arrow log rows in order, filtered as ``arrowgate log show`` (a card: its own):
-        the same outcomes, and the same times (an ISO time without an offset is UTC)."""
+        the same outcomes, and the same times (an ISO time without an offset is UTC).
+
+        One page at a time: at most 1,000 rows (``limit``), and fewer when their
+        payloads pass 4 MiB, so that no reader holds up the service. The answer's
+        ``next`` is the ``after`` of the following page while more rows may follow,
+        null once the page reached the log's end."""
         if outcome is not None and outcome not in LOG_OUTCOMES:
             # A typo must not read as an empty log.
             raise ServiceError(400, "INVALID_ARGUMENT",
@@ -515,9 +525,10 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
             card = p.node
         elif not p.is_operator:
             who.require_operator("reading the log")
-        rows = engine.log_rows(arrow=arrow, card=card, package=package, outcome=outcome,
-                               call=call, since=since_t, until=until_t, limit=limit)
-        return json_response({"rows": rows})
+        rows, following = log_page(engine.log_rows, after=after, limit=limit, arrow=arrow,
+                                   card=card, package=package, outcome=outcome, call=call,
+                                   since=since_t, until=until_t)
+        return json_response({"rows": rows, "next": following})
 
     def _log_time(name: str, value: str, now: float) -> float:
         try:

@@ -516,7 +516,7 @@ def test_concurrent_connections_each_get_their_own_answers(unix_server, tmp_path
     for t in threads:
         t.join(60)
     assert not failures, failures[:3]
-    rows = op.get("/v1/log", params={"limit": 10_000, "call": "agents.prompt"}).json()["rows"]
+    rows = op.get("/v1/log", params={"limit": 1000, "call": "agents.prompt"}).json()["rows"]
     # One row per call (allowed, queued, held, refused or rate-limited alike), its text kept.
     assert sorted(r["payload"] for r in rows) == sorted(
         f"{k}.{i}" for k in range(connections) for i in range(rounds))

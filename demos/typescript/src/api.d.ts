@@ -548,6 +548,11 @@ export interface paths {
          * Log
          * @description Arrow log rows in order, filtered as ``arrowgate log show`` (a card: its own):
          *     the same outcomes, and the same times (an ISO time without an offset is UTC).
+         *
+         *     One page at a time: at most 1,000 rows (``limit``), and fewer when their
+         *     payloads pass 4 MiB, so that no reader holds up the service. The answer's
+         *     ``next`` is the ``after`` of the following page while more rows may follow,
+         *     null once the page reached the log's end.
          */
         get: operations["log"];
         put?: never;
@@ -1095,11 +1100,16 @@ export interface components {
         };
         /**
          * LogOut
-         * @description Arrow log rows in order.
+         * @description Arrow log rows in order, one page of them.
          */
         LogOut: {
             /** Rows */
             rows: components["schemas"]["LogRowOut"][];
+            /**
+             * Next
+             * @description pass as `after` for the next page while more rows may follow; null once this page reached the log's end
+             */
+            next: number | null;
         };
         /**
          * LogRowOut
@@ -4082,6 +4092,9 @@ export interface operations {
                 since?: string | null;
                 /** @description seconds since the epoch, an ISO time (2026-01-15T08:00, 2026-01-15 08:00:30, with an optional offset or Z), or a span back from now (30s, 10m, 2h, 1d) */
                 until?: string | null;
+                /** @description only rows numbered above this sequence number: the `next` of the page before */
+                after?: number | null;
+                /** @description the most rows in this page (at most 1000) */
                 limit?: number;
             };
             header?: never;
