@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine.core.catalogue import PERMISSIONS
+from engine.core.catalogue import PERMISSIONS, implied_by
 from engine.core.errors import (
     ApprovalRefused,
     CardUnknown,
@@ -262,13 +262,30 @@ class Consent:
 
     @operation
     async def revoke(self, package: str, permission: str, *, by: object = OPERATOR) -> None:
-        """Revoke a permission: calls fail from now, queued and held prompts are cancelled."""
+        """Revoke a permission: calls fail from now, queued and held prompts are cancelled.
+
+        Raises:
+            InvalidArgument: ``permission`` for an unknown permission; ``implied``
+                (recorded) when another granted permission implies it, so revoking
+                it alone would change nothing: the error names that permission, and
+                nothing changes.
+        """
         subject = {"package": package, "permission": permission}
         principal = self.guard.require_narrowing(by, "revoke", subject,
                                                       self._package_canvases(package))
         self._package(package)
         if permission not in PERMISSIONS:
             raise InvalidArgument(f"no permission {permission!r}", reason="permission")
+        granting = sorted((implied_by(permission) - {permission})
+                          & self.ctx.state.grants.get(package, set()))
+        if granting:
+            # Calls would still pass check 5 through the implying grant: a revoke
+            # reported as done while the card keeps the access would mislead.
+            names = ", ".join(granting)
+            raise self.guard.refuse(principal, "revoke", subject, InvalidArgument(
+                f"{permission} is implied by {names}, which "
+                f"{'stays' if len(granting) == 1 else 'stay'} granted: revoke "
+                f"{names} too", reason="implied", permission=permission, package=package))
         with self.ctx.write():
             self._set_grants(package, self.ctx.state.grants.get(package, set()) - {permission},
                              principal)
