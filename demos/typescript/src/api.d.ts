@@ -267,7 +267,10 @@ export interface paths {
         put?: never;
         /**
          * Decline
-         * @description The person declined the install: nothing is installed.
+         * @description The person said no (operator): to an install, and nothing is installed; or to
+         *     an installed package's pending update, which is discarded, and the approved
+         *     version holds again (its review and grants are answered, ``installed`` true).
+         *     An installed package with no version pending is 404 ``nothing-pending``.
          */
         post: operations["decline"];
         delete?: never;
