@@ -52,3 +52,17 @@ async def settle(pilot: Pilot[Any]) -> None:
             except (WorkerCancelled, Exception):  # noqa: BLE001 - surfaced by the app
                 pass
     await pilot.pause()
+
+
+async def open_hold(pilot: Pilot[Any], prompt_id: str, key: str = "a") -> Any:
+    """On the holds screen, put the cursor on ``prompt_id``'s row and open its dialog with
+    ``key`` (``a`` approve, ``r`` reject); returns the screen then on top."""
+    from textual.widgets import DataTable
+
+    await settle(pilot)
+    table = pilot.app.screen.query_one("#holds", DataTable)
+    table.move_cursor(row=table.get_row_index(prompt_id))
+    await settle(pilot)
+    await pilot.press(key)
+    await settle(pilot)
+    return pilot.app.screen

@@ -22,7 +22,7 @@ from tui.screens.review import ReviewScreen
 from tui.text import plain, visible
 from tui.widgets.log_view import LogView
 
-from .conftest import settle
+from .conftest import open_hold, settle
 from .screen import screen_output
 from .world import HOSTILE_CARD, LONG_TEXT, add_hostile, make_app
 
@@ -124,12 +124,7 @@ async def test_whole_prompt_before_approval(tui_db: Path, tui_clock: VirtualCloc
     with the digest of the very text shown."""
     app = make_app(tui_db, tui_clock, start="holds")
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        table = app.screen.query_one("#holds", DataTable)
-        table.move_cursor(row=table.get_row_index(hostile))
-        await pilot.press("a")
-        await settle(pilot)
-        dialog = app.screen
+        dialog = await open_hold(pilot, hostile)
         assert isinstance(dialog, HoldScreen)
         assert "RISK" in str(dialog.query_one("#hold-risk", Static).render())
         # WHEN the person presses the approve keys before scrolling
@@ -161,12 +156,7 @@ async def test_approval_names_the_text_shown(tui_db: Path, tui_clock: VirtualClo
     """Text changed after the dialog rendered it: the approval is refused as stale."""
     app = make_app(tui_db, tui_clock, start="holds")
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
-        await settle(pilot)
-        table = app.screen.query_one("#holds", DataTable)
-        table.move_cursor(row=table.get_row_index(hostile))
-        await pilot.press("a")
-        await settle(pilot)
-        dialog = app.screen
+        dialog = await open_hold(pilot, hostile)
         assert isinstance(dialog, HoldScreen)
         for _ in range(100):  # read it through
             if dialog.all_seen:

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import DataTable
-
 from engine.app.replay import VirtualClock
 from tui.screens.hold import HoldScreen
 
-from .conftest import settle
+from .conftest import open_hold, settle
 from .screen import screen_output
 from .world import add_hostile, make_app
 
@@ -30,14 +28,8 @@ async def test_jumping_to_the_end_does_not_count_the_middle_as_seen(
     held = await add_hostile(tui_db, tui_clock, text=TEXT)
     app = make_app(tui_db, tui_clock, start="holds")
     async with app.run_test(size=(100, 30)) as pilot:
-        await settle(pilot)
-        table = app.screen.query_one("#holds", DataTable)
-        table.move_cursor(row=table.get_row_index(held))
-        await settle(pilot)
         seen = []
-        await pilot.press("a")
-        await settle(pilot)
-        assert isinstance(app.screen, HoldScreen)
+        assert isinstance(await open_hold(pilot, held), HoldScreen)
         seen.append(screen_output(app)[0])
         await pilot.press("end")  # a jump: the middle is never drawn
         await settle(pilot)

@@ -11,12 +11,11 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable
 
 from engine.app.replay import VirtualClock
 from tui.screens.hold import HoldScreen
 
-from .conftest import settle
+from .conftest import open_hold, settle
 from .screen import screen_output
 from .world import add_hostile, make_app
 
@@ -39,12 +38,9 @@ async def test_invisible_characters_in_a_held_prompt_are_drawn(
     held = await add_hostile(tui_db, tui_clock, text=text)
     app = make_app(tui_db, tui_clock, start="holds")
     async with app.run_test(size=(160, 40)) as pilot:
+        dialog = await open_hold(pilot, held)
+        await pilot.press("end")
         await settle(pilot)
-        table = app.screen.query_one("#holds", DataTable)
-        table.move_cursor(row=table.get_row_index(held))
-        await pilot.press("a", "end")
-        await settle(pilot)
-        dialog = app.screen
         assert isinstance(dialog, HoldScreen) and dialog.all_seen
         shown, _raw = screen_output(app)
         # The dialog approves the digest of the whole text, hidden part included ...

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from engine.app.replay import VirtualClock
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.hold import HoldScreen
 
-from .conftest import settle
+from .conftest import open_hold, settle
 from .world import add_hostile, make_app
 
 
@@ -25,12 +25,7 @@ async def test_the_hold_dialog_names_the_remapped_keys(tui_db: Path,
     app = make_app(tui_db, tui_clock, start="holds",
                    keymap={"hold.confirm_approve": "escape", "hold.cancel": "n,q"})
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        table = app.screen.query_one("#holds", DataTable)
-        table.move_cursor(row=table.get_row_index(held))
-        await pilot.press("a")
-        await settle(pilot)
-        dialog = app.screen
+        dialog = await open_hold(pilot, held)
         assert isinstance(dialog, HoldScreen) and dialog.all_seen
         hints = str(dialog.query_one("#hold-keys", Static).render())
         assert "esc approve" in hints and "n / q cancel" in hints, hints
