@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+from itertools import islice
 from typing import Any
 
 from engine.core.decision import Decision
@@ -146,6 +147,10 @@ def _validator(schema: dict[str, Any]) -> Any:
     return validator
 
 
+#: How many of the ways arguments fail their schema `schema_problem` reads.
+_ERRORS_READ = 64
+
+
 def schema_problem(schema: dict[str, Any], args: dict[str, Any]) -> tuple[str, str] | None:
     """The most relevant way ``args`` fails the tool's input schema, with its path, or None.
 
@@ -160,7 +165,10 @@ def schema_problem(schema: dict[str, Any], args: dict[str, Any]) -> tuple[str, s
             where, what = validator
             return "args", (f"cannot be checked: the tool's input schema is refused "
                             f"({json_path(('input', *where))}: {what})")
-        error = best_match(validator.iter_errors(args))
+        # The first errors only: an agent's array of 30,000 wrong items is 30,000
+        # errors, each an object jsonschema builds, on the service's loop; which of
+        # the first few is most relevant names the argument as well.
+        error = best_match(islice(validator.iter_errors(args), _ERRORS_READ))
     except Exception as exc:  # noqa: BLE001
         # Whatever a hostile schema or argument makes jsonschema raise (a
         # RecursionError, an OverflowError, a referencing error, one of a version
