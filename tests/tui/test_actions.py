@@ -132,6 +132,26 @@ async def test_approving_an_update_shows_the_widening_first(tui_db: Path,
         assert not app.engine.state.packages["acme.notes"].is_pending
 
 
+async def test_declining_an_update_keeps_the_approved_version(tui_db: Path,
+                                                               tui_clock: VirtualClock) -> None:
+    """d on an installed package with a pending version asks, then declines that version."""
+    app = make_app(tui_db, tui_clock, start="grants")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        approved = app.engine.state.packages["acme.notes"].hash
+        packages = app.screen.query_one("#packages", DataTable)
+        packages.move_cursor(row=packages.get_row_index("acme.notes"))
+        await settle(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        assert "Decline the pending version of acme.notes" in _static(app, ".dialog-body")
+        await pilot.press("y")
+        await settle(pilot)
+        pkg = app.engine.state.packages["acme.notes"]
+        assert not pkg.is_pending and pkg.hash == approved
+        assert "network" not in app.engine.state.grants.get("acme.notes", set())
+
+
 async def test_filter_and_bad_filter(tui_db: Path, tui_clock: VirtualClock) -> None:
     """outcome:denied shows only refusals; a filter that does not parse changes nothing."""
     app = make_app(tui_db, tui_clock, start="log")

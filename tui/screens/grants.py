@@ -39,9 +39,9 @@ class GrantsScreen(EngineScreen):
                 tooltip="Show the widening diff of a pending version, then approve it"),
         Binding("i", "review", "Install review", id="package.review",
                 tooltip="The install review of the selected package"),
-        Binding("d", "remove_package", "Remove offered", id="package.remove",
-                tooltip="Withdraw the selected offered (not installed) package (asks to "
-                        "confirm)"),
+        Binding("d", "remove_package", "Remove offered / decline update", id="package.remove",
+                tooltip="Withdraw the selected offered (not installed) package, or decline "
+                        "an installed package's pending version (asks to confirm)"),
         Binding("tab", "app.focus_next", "Next table", show=False, id="grants.next"),
     ]
     CONSENT_ACTIONS: ClassVar[frozenset[str]] = frozenset({"revoke", "grant", "approve_update",
@@ -254,6 +254,29 @@ class GrantsScreen(EngineScreen):
         self.app.push_screen(ConfirmScreen("Approve a pending update", body, verb="approve",
                                            risk=risk), answered)
 
+    def _decline_update(self, name: str) -> None:
+        """Say no to an installed package's pending version, after a confirmation."""
+        update = self.engine.pending_update(name)
+        pkg = self.engine.state.packages.get(name)
+        if update is None or pkg is None:
+            return
+        body = (f"Decline the pending version of {name} (hash {update.pending_hash})?\n\n"
+                f"The package stays at the version you approved (hash {pkg.hash}); its cards "
+                "work again as that version, with the grants they have now. The decline is "
+                "recorded in the consent history.")
+
+        async def answered(yes: bool | None) -> None:
+            if yes:
+                done = await self.gate.consent("package: decline update",
+                                               lambda: self.engine.decline_update(name))
+                if done is not None:
+                    self.notify(f"{name}: the pending version is declined",
+                                title="package: decline update")
+                self.refresh_safely()
+
+        self.app.push_screen(ConfirmScreen("Decline a pending update", body, verb="decline"),
+                             answered)
+
     def action_review(self) -> None:
         """Open the install review of the selected package."""
         pkg = self.selected_package()
@@ -274,6 +297,9 @@ class GrantsScreen(EngineScreen):
             self.notify("No package is selected.", severity="warning")
             return
         if not self.consent_allowed():
+            return
+        if pkg.installed and pkg.is_pending:
+            self._decline_update(pkg.name)
             return
         if pkg.installed:
             self.notify(f"{pkg.name} is installed; only an offered package can be removed. "
