@@ -312,6 +312,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         An installed package with no version pending is 404 ``nothing-pending``."""
         principal = who.by()
         async with _lock(name):
+            engine.catch_up()  # installed through another server: its update is declined
             pkg = engine.state.packages.get(name)
             if pkg is None or not pkg.installed:
                 rv = await engine.install(name, accept=False, by=principal)
@@ -342,8 +343,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         engine.catch_up()
         update = engine.pending_update(name)
         if update is None:
-            raise _not_found(f"{name} has no version waiting for approval",
-                                 "nothing-pending")
+            raise _not_found(f"{name} has no version waiting for approval", "nothing-pending")
         return json_response({"package": name, "pending_hash": update.pending_hash,
                               **update.diff.to_json(), "lines": update.diff.lines})
 
