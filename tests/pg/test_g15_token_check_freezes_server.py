@@ -1,0 +1,82 @@
+"""g15: while PostgreSQL is down, each token check freezes the whole server for 10 s.
+
+`TokenStore.lookup` asks the store again for a token whose cache entry is 2 s old
+(`CACHE_SECONDS`); on PostgreSQL that is `PGTokens.find`
+(engine/store/pg/parts.py:503), a blocking ``ConnectionPool.connection()`` called
+straight from the event loop (`authenticate`, engine/service/context.py:352, from
+the fast lane and the app). With the database unreachable the pool waits its full
+``timeout`` (the store's connect timeout, 10 s) for a connection, on the loop:
+nothing else runs meanwhile — ``GET /v1/health`` (which needs no token nor
+database), event-stream heartbeats, other clients' calls — and the checks of
+several tokens queue up, 10 s each. The engine's own store path fails closed at
+once (503 STORE_FAILED), so only the token check freezes the server.
+
+Spec silent on timing; a careful user expects a server whose database is down to
+keep answering — at least its health route, and refusals — not to stop for 10 s
+per caller.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import psycopg
+import pytest
+
+from tests.pg.g15_servers import pg_restart, prompt_canvas, start
+from tests.pgfixtures import with_database
+from tests.pgserver import PgServer, find_binaries, temp_folder
+
+
+@pytest.fixture
+def own_pg() -> PgServer:
+    if find_binaries() is None:
+        pytest.skip("PostgreSQL is not installed")
+    server = PgServer(temp_folder())
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.mark.postgres
+def test_health_answers_while_the_database_is_down(own_pg: PgServer, tmp_path: Path) -> None:
+    with psycopg.connect(own_pg.dsn, autocommit=True) as admin:
+        admin.execute("create database g15 template template0")
+    dsn = with_database(own_pg.dsn, "g15")
+    server = start(dsn, tmp_path, "s0")
+    try:
+        op = server.client()
+        prompt_canvas(op, tmp_path, 2)
+        tokens = [op.post("/v1/tokens", json={"principal": f"card:c{i}"}).json()["token"]
+                  for i in range(2)]
+        own_pg.stop(remove=False)
+        time.sleep(2.3)  # every token's cache entry is old: each is checked in the store
+
+        def call(token: str) -> None:
+            with httpx.Client(transport=httpx.HTTPTransport(uds=server.address),
+                              base_url="http://ag", timeout=60,
+                              headers={"Authorization": f"Bearer {token}"}) as c:
+                try:
+                    c.get("/v1/holds")
+                except httpx.HTTPError:
+                    pass
+
+        callers = [threading.Thread(target=call, args=(t,)) for t in [server.token, *tokens]]
+        for t in callers:
+            t.start()
+        time.sleep(0.5)
+        with httpx.Client(transport=httpx.HTTPTransport(uds=server.address),
+                          base_url="http://ag", timeout=60) as anon:
+            t0 = time.monotonic()
+            health = anon.get("/v1/health")
+            took = time.monotonic() - t0
+        for t in callers:
+            t.join(60)
+        pg_restart(own_pg)
+        assert health.status_code == 200
+        assert took < 2.0, f"GET /v1/health took {took:.1f} s while tokens were checked"
+    finally:
+        server.stop(sig=9)
