@@ -26,6 +26,7 @@ gets `StoreFailed`: nothing happened.
 from __future__ import annotations
 
 import asyncio
+import logging
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
@@ -74,6 +75,9 @@ from engine.store.sqlite import SQLiteStore
 from engine.store.transactions import consistent
 
 __all__ = ["Engine", "Event", "EventSink", "Update"]
+
+#: The timers' outages (`Engine.run_timers`): one line when one begins, one when it ends.
+_log = logging.getLogger("arrowgate.timers")
 
 
 class Engine:
@@ -280,9 +284,14 @@ class Engine:
         self._ctx.tick()
 
     async def run_timers(self, stop: asyncio.Event) -> None:
-        """Expire holds as their deadlines pass, until ``stop`` is set (real-time apps)."""
+        """Expire holds as their deadlines pass, until ``stop`` is set (real-time apps).
+
+        A round the store fails is skipped (`_timer_round`): the timers go on
+        and resume once the store answers again.
+        """
+        failing = False
         while not stop.is_set():
-            self._ctx.tick()
+            failing = self._timer_round(failing)
             deadlines = [p.deadline for p in self.state.open_prompts.held()
                          if p.deadline is not None]
             delay = max(0.05, min(deadlines) - self.now()) if deadlines else 1.0
@@ -290,6 +299,26 @@ class Engine:
                 await asyncio.wait_for(stop.wait(), timeout=min(delay, 1.0))
             except TimeoutError:
                 pass
+
+    def _timer_round(self, failing: bool) -> bool:
+        """One round of the timers (`Context.tick`); True while the store fails.
+
+        A store that cannot be reached (a restart, a failover) skips the round
+        instead of ending the timers: holds would otherwise never expire on
+        their own again once it is back (SPEC §7: silence is never consent).
+        One line is logged when an outage begins and one when it ends, not one
+        per round.
+        """
+        try:
+            self._ctx.tick()
+        except StoreFailed as exc:
+            if not failing:
+                _log.warning("arrowgate: the hold timers cannot reach the store, "
+                             "retrying every second: %s", exc)
+            return True
+        if failing:
+            _log.warning("arrowgate: the store answers again; the hold timers resume")
+        return False
 
     # ------------------------------------------------------------ drivers
     async def attach_driver(self, node_id: str, driver: Driver) -> None:

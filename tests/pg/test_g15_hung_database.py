@@ -31,7 +31,7 @@ import httpx
 import psycopg
 import pytest
 
-from tests.pg.g15_servers import prompt_canvas, start
+from tests.pg.servers import prompt_canvas, start
 
 
 @pytest.mark.postgres

@@ -26,7 +26,7 @@ import httpx
 import psycopg
 import pytest
 
-from tests.pg.g15_servers import pg_restart, prompt_canvas, start
+from tests.pg.servers import pg_restart, prompt_canvas, start
 from tests.pgfixtures import with_database
 from tests.pgserver import PgServer, find_binaries, temp_folder
 

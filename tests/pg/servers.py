@@ -1,5 +1,5 @@
-"""Helpers for the g15 tests: several ``arrowgate serve --store postgresql://…`` on one
-database, each on its own Unix socket."""
+"""Helpers for the PostgreSQL outage tests: several ``arrowgate serve --store postgresql://…``
+on one database, each on its own Unix socket."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ class Server:
 
 
 def start(dsn: str, home: Path, name: str) -> Server:
-    folder = Path(tempfile.mkdtemp(prefix="g15", dir="/tmp"))
+    folder = Path(tempfile.mkdtemp(prefix="ag-serve", dir="/tmp"))
     sock = folder / "s" / "serve.sock"
     token_file = home / f"{name}.token"
     env = {**os.environ, "HOME": str(home), "ARROWGATE_DB": str(home / f"{name}.db")}
