@@ -36,6 +36,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.core.errors import StoreFailed
 from engine.core.principal import Principal
 from engine.effects.operator import peer_check
 from engine.store.base import TokenTable
@@ -120,9 +121,22 @@ class TokenStore:
 
     # ------------------------------------------------------------- lookup
     def lookup(self, token: str) -> tuple[str, Principal] | None:
-        """The token's id and principal, or None for a token unknown or revoked."""
+        """The token's id and principal, or None for a token unknown or revoked.
+
+        Raises:
+            StoreFailed: the store cannot tell (the service answers 503).
+        """
         entry = self._entry(token)
         return None if entry is None else (entry.id, entry.principal)
+
+    def peek(self, token: str) -> tuple[str, Principal] | None:
+        """`lookup`, but None also when the store cannot tell (`StoreFailed`): for a
+        fast route choosing whether to take a request. The route it hands the request
+        to instead authenticates it again and answers the failure (503 STORE_FAILED)."""
+        try:
+            return self.lookup(token)
+        except StoreFailed:
+            return None
 
     def confirmed(self, token: str) -> float | None:
         """When the store last said that ``token`` stands (on this store's clock), or

@@ -344,6 +344,8 @@ def authenticate(tokens: TokenStore, token: str | None) -> tuple[str, Principal]
 
     Raises:
         ServiceError: 401 for no token, or one unknown or revoked.
+        StoreFailed: the store cannot tell (a lost connection, a database
+            down): answered as a 503 STORE_FAILED problem, never let through.
     """
     if not token:
         raise ServiceError(401, "UNAUTHENTICATED",

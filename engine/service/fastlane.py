@@ -162,7 +162,7 @@ class FastLane:
         found = tokens.recall(header, direct.token_memo)
         if found is None:
             token = _token_of(header)
-            found = tokens.lookup(token) if token else None
+            found = tokens.peek(token) if token else None
             if found is None:
                 return False  # 401: `__call__` says so
             tokens.remember(header, token, direct.token_memo)  # type: ignore[arg-type]
@@ -286,7 +286,7 @@ class FastLane:
         else:
             kind = ""
         token = _bearer(scope)
-        found = self.service.tokens.lookup(token) if token and kind else None
+        found = self.service.tokens.peek(token) if token and kind else None
         if found is None:
             await self.app(scope, receive, send)
             return
@@ -356,7 +356,7 @@ class FastLane:
         """
         direct: Direct | None = scope.get("arrowgate.direct")
         token = _bearer(scope) or ""
-        found = self.service.tokens.lookup(token) if direct is not None else None
+        found = self.service.tokens.peek(token) if direct is not None else None
         card, last = _events_request(scope)
         principal = found[1] if found is not None else None
         if principal is None or card == "":

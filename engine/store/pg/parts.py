@@ -23,13 +23,14 @@ import json
 import multiprocessing
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 from psycopg import Connection
 from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from engine.core.errors import StoreFailed
 from engine.core.hosts import normalise_host
@@ -488,12 +489,20 @@ class PGTokens:
     The service calls it from worker threads while the engine's batch may
     hold the store's write lock; each change here is one statement that
     commits on its own (autocommit), and touches no lock the engine takes.
+
+    A pooled connection is checked before it is handed out
+    (``ConnectionPool.check_connection``): one the server ended (a restart, a
+    failover, ``pg_terminate_backend``) is replaced, not used. Every error of
+    the database is `StoreFailed` (the service answers 503 STORE_FAILED),
+    never psycopg's own.
     """
 
     def __init__(self, link: Link) -> None:
+        self._dsn = link.dsn
         self._pool: ConnectionPool[Connection[Any]] = ConnectionPool(
             link.dsn, min_size=1, max_size=4, open=True, timeout=link.connect_timeout,
-            kwargs={"autocommit": True}, configure=self._configure(link.schema))
+            kwargs={"autocommit": True}, configure=self._configure(link.schema),
+            check=ConnectionPool.check_connection)
 
     @staticmethod
     def _configure(schema: str | None) -> Any:
@@ -503,35 +512,50 @@ class PGTokens:
                 conn.execute("select set_config('search_path', %s, false)", [schema])
         return configure
 
+    @contextmanager
+    def _connection(self) -> Iterator[Connection[Any]]:
+        """A checked pooled connection; the database's errors as `StoreFailed`."""
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise StoreFailed(f"the service's tokens cannot be read or written in the "
+                              f"PostgreSQL store {redact(self._dsn)}: {exc}",
+                              reason="connection") from exc
+
     def find(self, digest: str) -> tuple[str, str, str] | None:
-        """(id, principal, digest) of the live token with this digest, or None."""
-        with self._pool.connection() as conn:
+        """(id, principal, digest) of the live token with this digest, or None.
+
+        Raises:
+            StoreFailed: the store cannot be reached.
+        """
+        with self._connection() as conn:
             row = conn.execute("select id, principal, hash from service_tokens"
                                " where hash = %s and revoked is null", [digest]).fetchone()
         return None if row is None else (str(row[0]), str(row[1]), str(row[2]))
 
     def principal_of(self, token_id: str) -> str | None:
         """The principal a token id was minted for (revoked or not), or None."""
-        with self._pool.connection() as conn:
+        with self._connection() as conn:
             row = conn.execute("select principal from service_tokens where id = %s",
                                [token_id]).fetchone()
         return None if row is None else str(row[0])
 
     def ids_of(self, principal: str) -> list[str]:
         """The ids of the tokens minted for ``principal`` (revoked or not)."""
-        with self._pool.connection() as conn:
+        with self._connection() as conn:
             return [str(r[0]) for r in conn.execute(
                 "select id from service_tokens where principal = %s", [principal])]
 
     def insert(self, token_id: str, digest: str, principal: str, t: float) -> None:
         """Add a token, committed before returning."""
-        with self._pool.connection() as conn:
+        with self._connection() as conn:
             conn.execute("insert into service_tokens (id, hash, principal, t)"
                          " values (%s, %s, %s, %s)", [token_id, digest, principal, t])
 
     def revoke(self, token_id: str, t: float) -> bool:
         """Revoke a live token, committed before returning; False when none."""
-        with self._pool.connection() as conn:
+        with self._connection() as conn:
             cur = conn.execute("update service_tokens set revoked = %s"
                                " where id = %s and revoked is null", [t, token_id])
             return cur.rowcount > 0

@@ -1,17 +1,13 @@
-"""g15: on a PostgreSQL store a token check that meets a lost connection answers a bare 500.
+"""A token check after the database's backends were ended is answered: 200, or a 503 problem.
 
-`arrowgate serve --store postgresql://…` checks a token in the store again once its
-cache entry is `CACHE_SECONDS` (2 s) old: `TokenStore.lookup` → `PGTokens.find`
-(engine/store/pg/parts.py:503), on a pooled connection. When the database's
-backends were ended (a failover, a restart, ``pg_terminate_backend``) the pool
-hands out its dead connection; ``psycopg.errors.AdminShutdown`` escapes
-`authenticate` (engine/service/context.py:352) through the fast lane
-(engine/service/fastlane.py:208) and the app's ``caller``
-(engine/service/app.py:57) to uvicorn: ``500 text/plain "Internal Server Error"``,
-a traceback on stderr, the connection closed — though the database is up again,
-and although the engine's own connection loss is answered as a ``STORE_FAILED``
-problem (503). SPEC §10.1: "Errors are application/problem+json (RFC 9457) whose
-members include the Decision's code …".
+Rule: the token pool hands out no connection the server ended
+(``ConnectionPool.check_connection`` checks it first), and any store error in a
+token check (`PGTokens`, `TokenStore.lookup`, `authenticate`) is `StoreFailed`,
+answered as a 503 STORE_FAILED ``application/problem+json`` (SPEC §10.1) —
+never a bare 500 nor a dropped connection.
+
+(Found by a helper: after ``pg_terminate_backend`` the pool handed out its dead
+connection; ``AdminShutdown`` escaped to uvicorn: 500 text/plain, connection closed.)
 """
 
 from __future__ import annotations
@@ -27,7 +23,7 @@ from tests.pg.servers import prompt_canvas, start
 
 
 @pytest.mark.postgres
-def test_a_call_after_the_backends_were_ended_is_answered(pg_dsn: str,
+def test_a_token_check_on_an_ended_connection_is_answered(pg_dsn: str,
                                                           tmp_path: Path) -> None:
     server = start(pg_dsn, tmp_path, "s0")
     try:
