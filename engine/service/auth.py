@@ -44,6 +44,7 @@ from engine.store.tokens import SQLiteTokens
 
 __all__ = [
     "CACHE_SECONDS",
+    "OUTAGE_SECONDS",
     "Peer",
     "Standing",
     "TokenMemo",
@@ -57,6 +58,13 @@ __all__ = [
 
 #: How long a cached token is trusted before the store is asked again.
 CACHE_SECONDS = 2.0
+
+#: How long a failed token check is remembered: meanwhile every check the cache
+#: cannot answer fails closed at once (`StoreFailed`, 503) instead of asking the
+#: store again. Checks run on the service's event loop, so while the database is
+#: down each one would otherwise hold every other request (health included) for
+#: as long as the store takes to give up.
+OUTAGE_SECONDS = 2.0
 
 
 def hash_token(token: str) -> str:
@@ -91,6 +99,8 @@ class TokenStore:
         self.table: TokenTable = SQLiteTokens(table) if isinstance(table, (str, Path)) else table
         self._clock = clock or time.monotonic
         self._cache: dict[str, _Entry] = {}
+        #: The last failed check of the store, and when (`OUTAGE_SECONDS`).
+        self._outage: tuple[float, StoreFailed] | None = None
         #: Per token id, the `Standing`s of the streams open with it (`standing`).
         self._watchers: dict[str, set[asyncio.Future[None]]] = {}
 
@@ -158,7 +168,7 @@ class TokenStore:
             # no code path compares secrets with ==.
             if hmac.compare_digest(entry.digest, digest):
                 return entry
-        row = self.table.find(digest)
+        row = self._find(digest, now)
         if row is None or not hmac.compare_digest(row[2], digest):
             self._cache.pop(digest, None)
             return None
@@ -167,6 +177,28 @@ class TokenStore:
             for key in list(self._cache)[:50_000]:
                 del self._cache[key]
         return entry
+
+    def _find(self, digest: str, now: float) -> tuple[str, str, str] | None:
+        """The store's row for ``digest``; a store that failed less than
+        `OUTAGE_SECONDS` ago is not asked again: the check fails at once.
+
+        Raises:
+            StoreFailed: the store cannot tell, now or a moment ago.
+        """
+        outage = self._outage
+        if outage is not None and now - outage[0] < OUTAGE_SECONDS:
+            raise StoreFailed(f"the store could not check tokens {now - outage[0]:.1f} s ago "
+                              f"and is asked again after {OUTAGE_SECONDS:g} s: {outage[1]}",
+                              reason="connection")
+        try:
+            row = self.table.find(digest)
+        except StoreFailed as exc:
+            # From when the store gave up, not from when it was asked: the
+            # asking itself may have taken the pool's whole wait.
+            self._outage = (self._clock(), exc)
+            raise
+        self._outage = None
+        return row
 
     def recall(self, header: bytes, memo: TokenMemo) -> tuple[str, Principal] | None:
         """What `lookup` answers for the token in ``header`` (an ``Authorization``

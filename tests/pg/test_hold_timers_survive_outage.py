@@ -63,9 +63,10 @@ def _get(client: httpx.Client, path: str):
         try:
             r = client.get(path)
         except httpx.HTTPError:
-            continue
-        if r.status_code == 200:
+            r = None
+        if r is not None and r.status_code == 200:
             return r.json()
+        time.sleep(0.3)  # a failed token check is remembered for a moment (OUTAGE_SECONDS)
     raise AssertionError(f"GET {path} never answered")
 
 

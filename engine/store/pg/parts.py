@@ -50,8 +50,8 @@ from engine.store.log import (
 )
 from engine.store.pg.anchoring import check as check_anchor
 
-__all__ = ["Link", "PGHistory", "PGLog", "PGSecrets", "PGTokens", "Reader", "redact",
-           "verify_pg_in_parallel"]
+__all__ = ["READ_WAIT_S", "Link", "PGHistory", "PGLog", "PGSecrets", "PGTokens", "Reader",
+           "redact", "verify_pg_in_parallel"]
 
 _COLUMNS = (*FIELDS, "prev", "hash", *EXTRA_FIELDS)
 _NO_EXTRA = (None,) * len(EXTRA_FIELDS)
@@ -483,6 +483,13 @@ class PGSecrets:
                        conn.execute("select name, host, value from secrets").fetchall()}
 
 
+#: How long a token read waits for a pooled connection. The service checks tokens
+#: on its event loop (`engine.service.auth.TokenStore`): with the database down, a
+#: longer wait would stop every other request for as long (the pool's own timeout,
+#: the connect timeout, is 10 s). A read that cannot have one by then fails closed.
+READ_WAIT_S = 1.0
+
+
 class PGTokens:
     """`engine.store.base.TokenTable` on PostgreSQL, on a connection pool of its own.
 
@@ -490,7 +497,9 @@ class PGTokens:
     hold the store's write lock; each change here is one statement that
     commits on its own (autocommit), and touches no lock the engine takes.
 
-    A pooled connection is checked before it is handed out
+    Reads (`find`, `principal_of`, `ids_of`) wait at most `READ_WAIT_S` for a
+    connection: the service makes them on its event loop. A pooled connection
+    is checked before it is handed out
     (``ConnectionPool.check_connection``): one the server ended (a restart, a
     failover, ``pg_terminate_backend``) is replaced, not used. Every error of
     the database is `StoreFailed` (the service answers 503 STORE_FAILED),
@@ -513,10 +522,11 @@ class PGTokens:
         return configure
 
     @contextmanager
-    def _connection(self) -> Iterator[Connection[Any]]:
-        """A checked pooled connection; the database's errors as `StoreFailed`."""
+    def _connection(self, wait: float | None = None) -> Iterator[Connection[Any]]:
+        """A checked pooled connection, waited for at most ``wait`` seconds (None: the
+        pool's timeout); the database's errors as `StoreFailed`."""
         try:
-            with self._pool.connection() as conn:
+            with self._pool.connection(timeout=wait) as conn:
                 yield conn
         except (psycopg.Error, PoolTimeout) as exc:
             raise StoreFailed(f"the service's tokens cannot be read or written in the "
@@ -529,21 +539,21 @@ class PGTokens:
         Raises:
             StoreFailed: the store cannot be reached.
         """
-        with self._connection() as conn:
+        with self._connection(READ_WAIT_S) as conn:
             row = conn.execute("select id, principal, hash from service_tokens"
                                " where hash = %s and revoked is null", [digest]).fetchone()
         return None if row is None else (str(row[0]), str(row[1]), str(row[2]))
 
     def principal_of(self, token_id: str) -> str | None:
         """The principal a token id was minted for (revoked or not), or None."""
-        with self._connection() as conn:
+        with self._connection(READ_WAIT_S) as conn:
             row = conn.execute("select principal from service_tokens where id = %s",
                                [token_id]).fetchone()
         return None if row is None else str(row[0])
 
     def ids_of(self, principal: str) -> list[str]:
         """The ids of the tokens minted for ``principal`` (revoked or not)."""
-        with self._connection() as conn:
+        with self._connection(READ_WAIT_S) as conn:
             return [str(r[0]) for r in conn.execute(
                 "select id from service_tokens where principal = %s", [principal])]
 
