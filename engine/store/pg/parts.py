@@ -21,6 +21,7 @@ import hashlib
 import itertools
 import json
 import multiprocessing
+import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -510,8 +511,7 @@ class PGTokens:
         self._dsn = link.dsn
         self._pool: ConnectionPool[Connection[Any]] = ConnectionPool(
             link.dsn, min_size=1, max_size=4, open=True, timeout=link.connect_timeout,
-            kwargs={"autocommit": True}, configure=self._configure(link.schema),
-            check=ConnectionPool.check_connection)
+            kwargs={"autocommit": True}, configure=self._configure(link.schema))
 
     @staticmethod
     def _configure(schema: str | None) -> Any:
@@ -526,12 +526,39 @@ class PGTokens:
         """A checked pooled connection, waited for at most ``wait`` seconds (None: the
         pool's timeout); the database's errors as `StoreFailed`."""
         try:
-            with self._pool.connection(timeout=wait) as conn:
+            conn = self._checked(wait)
+            try:
                 yield conn
+            finally:
+                self._pool.putconn(conn)
         except (psycopg.Error, PoolTimeout) as exc:
             raise StoreFailed(f"the service's tokens cannot be read or written in the "
                               f"PostgreSQL store {redact(self._dsn)}: {exc}",
                               reason="connection") from exc
+
+    def _checked(self, wait: float | None) -> Connection[Any]:
+        """A pooled connection that answers (``ConnectionPool.check_connection``).
+
+        Checked here rather than by the pool's ``check``: after a failed check the
+        pool sleeps its reconnection backoff (about a second) before the next
+        try, longer than a token check may hold the service's loop. A connection
+        that fails its check is broken: given back, the pool drops it and makes
+        another.
+
+        Raises:
+            PoolTimeout: no connection that answers within ``wait``.
+        """
+        limit = self._pool.timeout if wait is None else wait
+        deadline = time.monotonic() + limit
+        for _ in range(self._pool.max_size + 1):
+            conn = self._pool.getconn(timeout=max(0.0, deadline - time.monotonic()))
+            try:
+                ConnectionPool.check_connection(conn)
+            except psycopg.Error:
+                self._pool.putconn(conn)
+                continue
+            return conn
+        raise PoolTimeout(f"no pooled connection answered within {limit:g} s")
 
     def find(self, digest: str) -> tuple[str, str, str] | None:
         """(id, principal, digest) of the live token with this digest, or None.
