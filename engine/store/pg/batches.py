@@ -46,7 +46,7 @@ from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.pg.anchoring import AnchorWriter
 from engine.store.pg.changes import latest_change, record_change
 from engine.store.pg.locks import NAMESPACE, Lock
-from engine.store.pg.parts import Link, PGLog
+from engine.store.pg.parts import ROUND_TRIP_S, Link, PGLog
 from engine.store.transactions import Batch, Stale, Write, run_durably, schedule_flush
 
 __all__ = ["Batches"]
@@ -164,7 +164,11 @@ class Batches:
         self.log.start_batch()
         try:
             conn = self.link.conn
-            conn.execute(_BEGIN)
+            # The lock wait is bounded by the server (lock_timeout); the
+            # round trip may take that long, and a little more, before the
+            # server is taken for gone.
+            with conn.patience(BUSY_TIMEOUT_S + ROUND_TRIP_S):
+                conn.execute(_BEGIN)
             latest = latest_change(conn)
             if latest != self.seen:
                 # Holding the write lock now: what we decided on may be stale.

@@ -25,10 +25,12 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import psycopg
 from psycopg import Connection
+from psycopg.abc import PQGen
+from psycopg.errors import _WaitTimeout
 from psycopg.pq import TransactionStatus
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
@@ -51,7 +53,8 @@ from engine.store.log import (
 )
 from engine.store.pg.anchoring import check as check_anchor
 
-__all__ = ["READ_WAIT_S", "Link", "PGHistory", "PGLog", "PGSecrets", "PGTokens", "Reader",
+__all__ = ["READ_WAIT_S", "ROUND_TRIP_S", "TCP_BOUNDS", "TOKEN_ROUND_TRIP_S", "BoundedConnection",
+           "Link", "NoAnswer", "bounded_dsn", "PGHistory", "PGLog", "PGSecrets", "PGTokens", "Reader",
            "redact", "verify_pg_in_parallel"]
 
 _COLUMNS = (*FIELDS, "prev", "hash", *EXTRA_FIELDS)
@@ -60,6 +63,7 @@ _CHAIN = FIELDS.index("chain")
 _PAYLOAD = FIELDS.index("payload")
 _INSERT = (f"insert into log ({', '.join(_COLUMNS)})"
            f" values ({', '.join('%s' for _ in _COLUMNS)})")
+_RV = TypeVar("_RV")
 _CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -79,6 +83,73 @@ def redact(dsn: str) -> str:
     return "<a PostgreSQL URL with a password>"
 
 
+#: The longest one round trip of the engine's connection may wait for the server's
+#: answer. The engine's statements run on the service's event loop: a server that
+#: stops answering (a frozen host, a partition) would otherwise hold it, and every
+#: request with it, for good. A live server answers the store's short statements
+#: well within this; one that has not by then fails the operation closed.
+ROUND_TRIP_S = 3.0
+#: The same bound for the service's token table, whose reads are token checks
+#: on the event loop too (`PGTokens`): one index lookup.
+TOKEN_ROUND_TRIP_S = 1.5
+#: What bounds a TCP connection in the kernel too, unless the URL says otherwise:
+#: keepalives find a dead peer of an idle connection within ~25 s, and
+#: ``tcp_user_timeout`` (ms) ends one whose sent data goes unacknowledged.
+#: libpq ignores them on a Unix socket.
+TCP_BOUNDS = {"keepalives": "1", "keepalives_idle": "10", "keepalives_interval": "5",
+              "keepalives_count": "3", "tcp_user_timeout": "15000"}
+
+
+class NoAnswer(psycopg.OperationalError):
+    """The server did not answer a round trip within its deadline: the connection
+    was closed (a later use reconnects), and the operation fails closed."""
+
+
+class BoundedConnection(Connection[Any]):
+    """A connection whose every round trip ends within `deadline` seconds.
+
+    psycopg drives libpq non-blocking and waits for the socket itself
+    (`Connection.wait`): this wait is given the deadline whenever psycopg gives
+    none of its own (``notifies(timeout=…)`` does). It bounds Unix-socket
+    connections as well as TCP ones, in this thread, without a helper thread:
+    nothing else can (``statement_timeout`` needs a server that runs, and a
+    stopped backend also ignores a cancel request). On expiry the connection
+    is closed, since the server may still answer later, and `NoAnswer` raised.
+    """
+
+    #: Seconds a round trip may wait for the server (None: no bound).
+    deadline: float | None = ROUND_TRIP_S
+
+    def wait(self, gen: PQGen[_RV], interval: float = 0.1,
+             timeout: float | None = None) -> _RV:
+        """psycopg's wait, bounded by `deadline` when the caller sets no timeout."""
+        deadline = self.deadline
+        if timeout is not None or deadline is None:
+            return super().wait(gen, interval, timeout)
+        try:
+            return super().wait(gen, interval, deadline)
+        except _WaitTimeout:
+            self.close()
+            raise NoAnswer(f"the PostgreSQL server did not answer within {deadline:g} s; "
+                           "the connection was closed") from None
+
+    @contextmanager
+    def patience(self, seconds: float) -> Iterator[None]:
+        """Allow round trips up to ``seconds`` meanwhile (a wait for a lock)."""
+        before, self.deadline = self.deadline, seconds
+        try:
+            yield
+        finally:
+            self.deadline = before
+
+
+def bounded_dsn(dsn: str) -> str:
+    """``dsn`` with `TCP_BOUNDS` added where it sets none of its own."""
+    given = psycopg.conninfo.conninfo_to_dict(dsn)
+    extra = {k: v for k, v in TCP_BOUNDS.items() if k not in given}
+    return psycopg.conninfo.make_conninfo(dsn, **extra) if extra else dsn
+
+
 class Link:
     """The engine's one connection to the database, reopened after it was lost.
 
@@ -95,18 +166,19 @@ class Link:
         self.dsn = dsn
         self.schema = schema
         self.connect_timeout = connect_timeout
-        self._conn: Connection[Any] | None = None
+        self._conn: BoundedConnection | None = None
         #: Connections made, the first included (a reconnection adds one).
         self.connects = 0
 
-    def connect(self) -> Connection[Any]:
-        """A new connection set up as the store needs it (durable commits, READ COMMITTED).
+    def connect(self) -> BoundedConnection:
+        """A new connection set up as the store needs it (durable commits, READ COMMITTED),
+        each round trip bounded (`BoundedConnection`, `TCP_BOUNDS`).
 
         Raises:
             psycopg.OperationalError: the server cannot be reached.
         """
-        conn = psycopg.connect(self.dsn, autocommit=True,
-                               connect_timeout=max(1, int(self.connect_timeout)))
+        conn = BoundedConnection.connect(bounded_dsn(self.dsn), autocommit=True,
+                                         connect_timeout=max(1, int(self.connect_timeout)))
         try:
             # A commit returns only once it is on disk (SPEC §10 "Storage"),
             # whatever the server's default; locks and counts read what the
@@ -121,7 +193,7 @@ class Link:
         return conn
 
     @property
-    def conn(self) -> Connection[Any]:
+    def conn(self) -> BoundedConnection:
         """The open connection (connecting first if there is none)."""
         if self._conn is None or self._conn.closed:
             try:
@@ -509,20 +581,23 @@ class PGTokens:
 
     def __init__(self, link: Link) -> None:
         self._dsn = link.dsn
-        self._pool: ConnectionPool[Connection[Any]] = ConnectionPool(
-            link.dsn, min_size=1, max_size=4, open=True, timeout=link.connect_timeout,
-            kwargs={"autocommit": True}, configure=self._configure(link.schema))
+        self._pool: ConnectionPool[BoundedConnection] = ConnectionPool(
+            bounded_dsn(link.dsn), connection_class=BoundedConnection, min_size=1,
+            max_size=4, open=True, timeout=link.connect_timeout,
+            kwargs={"autocommit": True, "connect_timeout": max(1, int(link.connect_timeout))},
+            configure=self._configure(link.schema))
 
     @staticmethod
     def _configure(schema: str | None) -> Any:
-        def configure(conn: Connection[Any]) -> None:
+        def configure(conn: BoundedConnection) -> None:
+            conn.deadline = TOKEN_ROUND_TRIP_S
             conn.execute("set synchronous_commit = on")
             if schema is not None:
                 conn.execute("select set_config('search_path', %s, false)", [schema])
         return configure
 
     @contextmanager
-    def _connection(self, wait: float | None = None) -> Iterator[Connection[Any]]:
+    def _connection(self, wait: float | None = None) -> Iterator[BoundedConnection]:
         """A checked pooled connection, waited for at most ``wait`` seconds (None: the
         pool's timeout); the database's errors as `StoreFailed`."""
         try:
@@ -536,7 +611,7 @@ class PGTokens:
                               f"PostgreSQL store {redact(self._dsn)}: {exc}",
                               reason="connection") from exc
 
-    def _checked(self, wait: float | None) -> Connection[Any]:
+    def _checked(self, wait: float | None) -> BoundedConnection:
         """A pooled connection that answers (``ConnectionPool.check_connection``).
 
         Checked here rather than by the pool's ``check``: after a failed check the

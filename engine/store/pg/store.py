@@ -83,6 +83,10 @@ class _CanvasReader(CanvasStore):
         self.db = cast(Database, reader)
 
 
+#: The longest the migrations' round trips may wait at start-up (another process
+#: may be migrating the same database).
+MIGRATION_S = 300.0
+
 class PGStore:
     """The `engine.store.base.Store` on one PostgreSQL database.
 
@@ -103,7 +107,12 @@ class PGStore:
                  connect_timeout: float = 10.0, anchors: Path | None = None) -> None:
         self.link = Link(dsn, schema=schema, connect_timeout=connect_timeout)
         try:
-            migrate(self.link.conn)
+            conn = self.link.conn
+            # Another process's migration holds the lock for as long as it takes
+            # (at start-up, before anyone is served): a longer bound than a
+            # served statement's.
+            with conn.patience(MIGRATION_S):
+                migrate(conn)
             #: This machine's anchor of the database (`engine.store.pg.anchoring`).
             self.anchor: AnchorFile = local_anchor(self.link.conn, anchors)
         except psycopg.Error as exc:

@@ -1,26 +1,22 @@
-"""g15: a database that stops answering (a partition, a stuck server) hangs the server.
+"""Every store round trip is bounded: a database that stops answering fails calls closed.
 
-The PostgreSQL store runs its statements synchronously on the service's event
-loop (`Link`, engine/store/pg/parts.py:80, and `PGTokens`, parts.py:482), with
-no ``statement_timeout``, no ``tcp_user_timeout``/keepalive settings and no
-deadline of its own (`Link.connect` sets only ``synchronous_commit`` and the
-isolation level; the only timeout is ``lock_timeout`` while waiting for the
-write lock). When the server's backends stop answering — here they are stopped
-with SIGSTOP, as a network partition or a frozen database host would leave them —
-the first statement blocks the event loop for good: the call never gets an
-answer, and neither does anyone else, ``GET /v1/health`` included, while a
-second server on the same database (its own backends fine) goes on.
+Rule: the PostgreSQL store's connections (`engine.store.pg.parts.BoundedConnection`,
+the engine's `Link` and the token pool) give psycopg's socket wait a deadline
+(`ROUND_TRIP_S`, 3 s; `TOKEN_ROUND_TRIP_S`, 1.5 s; the wait for the write lock
+``lock_timeout`` + 3 s): a server that stops answering (backend SIGSTOPped, a frozen
+host, a partition) closes the connection and fails the operation closed (503
+STORE_FAILED), so the service — ``GET /v1/health`` included — answers again within
+seconds, and reconnects. This bounds Unix-socket connections too, without threads;
+TCP connections also get libpq's keepalives and ``tcp_user_timeout`` unless the URL
+sets them (`TCP_BOUNDS`, `bounded_dsn`).
 
-Spec silent on timing, but §10 "Storage" promises the PostgreSQL engine for
-"several app processes or machines", and the store's own contract is that "a
-lost connection fails the operation closed (StoreFailed)"; a careful user expects
-a call to be refused (503 STORE_FAILED) within a bounded time, and the health
-route to answer, rather than the whole service freezing until the kernel gives
-up on the connection (hours, over TCP).
+(Found by a helper: the first statement on a stopped backend blocked the event loop
+for good — no answer to the call nor to health.)
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import threading
@@ -31,6 +27,7 @@ import httpx
 import psycopg
 import pytest
 
+from engine.store.pg.parts import TCP_BOUNDS, Link, NoAnswer, bounded_dsn
 from tests.pg.servers import prompt_canvas, start
 
 
@@ -77,10 +74,37 @@ def test_a_server_whose_database_stopped_answering_still_answers(pg_dsn: str,
             assert answered and isinstance(answered[0], int), \
                 f"server a's call was not answered in 12 s: {answered}"
         finally:
-            for pid in stopped:
-                os.kill(pid, signal.SIGCONT)
+            _resume(stopped)
             b.stop(sig=signal.SIGKILL)
     finally:
-        for pid in stopped:
-            os.kill(pid, signal.SIGCONT)
+        _resume(stopped)
         a.stop(sig=signal.SIGKILL)
+
+
+def _resume(stopped: list[int]) -> None:
+    """SIGCONT the stopped backends, once each (one may since have ended)."""
+    while stopped:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(stopped.pop(), signal.SIGCONT)
+
+
+@pytest.mark.postgres
+def test_a_round_trip_without_an_answer_ends_at_its_deadline(pg_dsn: str) -> None:
+    conn = Link(pg_dsn).connect()
+    conn.deadline = 0.3
+    t0 = time.monotonic()
+    with pytest.raises(NoAnswer, match="did not answer within 0.3 s"):
+        conn.execute("select pg_sleep(5)")
+    assert time.monotonic() - t0 < 2
+    assert conn.closed  # the server may still answer: never reused
+    with Link(pg_dsn).connect() as other:  # the store reconnects
+        assert other.execute("select 1").fetchone() == (1,)
+
+
+def test_tcp_bounds_are_added_unless_the_url_sets_them() -> None:
+    given = psycopg.conninfo.conninfo_to_dict(bounded_dsn("postgresql://h/db"))
+    assert {k: given[k] for k in TCP_BOUNDS} == TCP_BOUNDS
+    own = psycopg.conninfo.conninfo_to_dict(
+        bounded_dsn("postgresql://h/db?keepalives_idle=60&tcp_user_timeout=0"))
+    assert own["keepalives_idle"] == "60" and own["tcp_user_timeout"] == "0"
+    assert own["keepalives_count"] == TCP_BOUNDS["keepalives_count"]
