@@ -86,6 +86,8 @@ class _CanvasReader(CanvasStore):
 #: The longest the migrations' round trips may wait at start-up (another process
 #: may be migrating the same database).
 MIGRATION_S = 300.0
+#: The longest one round trip of loading the whole state may wait (`load`).
+LOAD_S = 120.0
 
 class PGStore:
     """The `engine.store.base.Store` on one PostgreSQL database.
@@ -188,14 +190,17 @@ class PGStore:
         own = not link.in_transaction()
         conn = link.conn
         try:
-            if own:
-                conn.execute("begin isolation level repeatable read read only")
-            latest = latest_change(conn)
-            reader = Reader(conn)
-            state = load_state(cast(Database, reader), _CanvasReader(reader), clock)
-            self.secrets.reload(conn)
-            if own:
-                conn.execute("commit")
+            # A whole world's rows (a million nodes, sorted): one statement may rightly
+            # take longer than the store's short round trip before its first row.
+            with conn.patience(LOAD_S):
+                if own:
+                    conn.execute("begin isolation level repeatable read read only")
+                latest = latest_change(conn)
+                reader = Reader(conn)
+                state = load_state(cast(Database, reader), _CanvasReader(reader), clock)
+                self.secrets.reload(conn)
+                if own:
+                    conn.execute("commit")
         except psycopg.Error as exc:
             link.abandon()
             raise StoreFailed(f"cannot read the PostgreSQL store: {exc}",
