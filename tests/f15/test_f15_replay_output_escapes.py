@@ -1,0 +1,51 @@
+"""f15: `arrowgate replay` prints a case file's control characters raw to the terminal.
+
+A case is something people share ("people who wire canvases write cases for
+their own wiring", FORMAT.md). Some of its strings reach the report as
+written: the expected error code in a failed step (`check_expectation`,
+engine/app/replay.py: ``f"expected error {expect['error']}, …"``), a
+``deliveries`` key (``f"no delivery on {arrow}"``), and the ``do`` of an
+invalid step (`_step_where`, engine/app/casefile.py: ``f" ({do})"``). So a
+case can clear the screen, move the cursor over earlier lines and set the
+window title — e.g. paint "replay: 12 passed, 0 failed" over its own failure.
+Other fields are already shown with ``!r`` or ``json.dumps`` (inert); the
+project shows such text inert elsewhere (SPEC §2, §7; `log show`'s `_cell`).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.app.replay import run_files
+
+ESC = "\x1b[2J\x1b[H\x1b]0;owned\x07replay: 1 passed, 0 failed\r"
+BASE = {
+    "packages": {"acme.n": {"manifest": {"name": "acme.n", "version": "1.0.0",
+                                         "permissions": {"cards.connected": {}}},
+                            "grant": "required"}},
+    "nodes": [{"id": "c1", "type": "card", "package": "acme.n"},
+              {"id": "n1", "type": "note", "text": ""}],
+    "arrows": [{"id": "e1", "from": "c1", "to": "n1"}],
+}
+READ = {"do": "call", "card": "c1", "call": "cards.note.read", "target": "n1"}
+STEPS = {
+    "expected error": [{**READ, "expect": {"error": ESC}}],
+    "deliveries key": [{**READ, "expect": {"deliveries": {ESC: {"ok": True}}}}],
+    "unknown do": [{"do": ESC}],
+}
+
+
+@pytest.mark.parametrize("what", list(STEPS))
+def test_replay_output_holds_no_control_characters(tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str],
+                                                    what: str) -> None:
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps({"name": "c", **BASE, "steps": STEPS[what]}))
+    assert run_files([str(path)]) != 0
+    captured = capsys.readouterr()
+    for stream in (captured.out, captured.err):
+        assert "\x1b" not in stream and "\x07" not in stream and "\r" not in stream, \
+            repr(stream)
