@@ -20,7 +20,6 @@ import json
 import math
 import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -31,12 +30,13 @@ from canvas import CanvasError, Node, WorkspaceSettings
 from engine.core.errors import CaseInvalid
 from engine.core.hosts import normalise_host
 from engine.effects.netguard import normal_url
+from engine.effects.userfile import MAX_USER_FILE, FileRefused, read_user_text
 
 __all__ = ["BIND_REF", "CaseFile", "CaseFiles", "STEP_MODELS", "bind_refs", "load_case",
            "step_problems", "write_files"]
 
 #: The largest case file read (a case is a few kilobytes; this is a bound, not a goal).
-MAX_CASE_BYTES = 16 * 1024 * 1024
+MAX_CASE_BYTES = MAX_USER_FILE
 #: Problems listed for one invalid case before the rest are only counted.
 _MAX_PROBLEMS = 20
 #: A bind name, and a string that is exactly a use of one: ``$NAME`` or ``$NAME.key``.
@@ -516,28 +516,10 @@ def _pydantic_problem(error: Any, kind: str) -> tuple[str, str]:
 
 def _read(path: str | Path) -> str:
     """The file's text; a FIFO or device is refused, never opened for a blocking read."""
-    name = str(path)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
-    except OSError as exc:
-        raise CaseInvalid(f"{name}: file: cannot be read: {exc.strerror}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise CaseInvalid(f"{name}: file: is not a regular file")
-        if info.st_size > MAX_CASE_BYTES:
-            raise CaseInvalid(f"{name}: file: is larger than {MAX_CASE_BYTES} bytes")
-        with os.fdopen(os.dup(fd), "rb") as fh:
-            data = fh.read(MAX_CASE_BYTES + 1)
-    except OSError as exc:
-        raise CaseInvalid(f"{name}: file: cannot be read: {exc.strerror}") from None
-    finally:
-        os.close(fd)
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise CaseInvalid(f"{name}: file: is not UTF-8 text ({exc.reason} at byte "
-                          f"{exc.start})") from None
+        return read_user_text(path, limit=MAX_CASE_BYTES)
+    except FileRefused as exc:
+        raise CaseInvalid(f"{path}: file: {exc.problem}") from None
 
 
 @dataclass

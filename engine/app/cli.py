@@ -84,6 +84,17 @@ def _read_manifest(path: str) -> tuple[dict[str, Any], dict[str, str]]:
     return raw, file_digests({"manifest.json": text})
 
 
+def _read_json_file(path: str) -> Any:
+    """A JSON document from a file a person names; any problem is one `CliError` line."""
+    from engine.effects.userfile import read_user_text
+
+    text = read_user_text(path)  # a FIFO or device: FileRefused, never a blocking read
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise CliError(f"cannot read {path}: {exc}") from None
+
+
 def _print_json(value: Any, *, indent: int | None = None) -> None:
     print(json.dumps(value, indent=indent, sort_keys=indent is None, default=str,
                      separators=None if indent else (",", ":")))
@@ -297,10 +308,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
     if not check.ok:
         # Importing draws arrows, which is consent: only a person at a terminal.
         raise CliError(f"import refused: {check.reason}", exit_code=EXIT_FINDING)
-    try:
-        doc = json.loads(Path(args.file).read_text())
-    except (OSError, ValueError) as exc:
-        raise CliError(f"cannot read {args.file}: {exc}") from exc
+    doc = _read_json_file(args.file)
     workspace = args.workspace or Path(args.file).stem
     folder = Path(args.folder or Path(args.file).parent).resolve()
     engine = _open_engine(args, create=True)

@@ -1,10 +1,11 @@
-"""f15: `arrowgate import FILE` opens whatever FILE is and reads it to the end.
+"""`arrowgate import FILE` reads only a regular file, of bounded size, and never waits on it.
 
-A FIFO makes the command wait forever for a writer; a device such as /dev/zero
-(or a link to one) is read until memory runs out and ends in a MemoryError
-traceback. Case files are read the careful way (`casefile._read`: O_NONBLOCK,
-regular files only, a size bound); the canvas file is read with
-``Path.read_text()`` (engine/app/cli.py, `_cmd_import`).
+FILE is whatever the name points at: a FIFO, or a link to /dev/zero. It is
+read as every file a person names is (`engine.effects.userfile`: opened
+non-blocking, checked to be a regular file on the descriptor, read up to a
+bound), so such a FILE is a one-line error naming it, exit 2, at once.
+(Found by a helper: the import waited forever on a FIFO and read /dev/zero
+until MemoryError — `json.loads(Path(...).read_text())` in engine/app/cli.py.)
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ._run import arrowgate
+from tests.childrun import arrowgate
 
 
 def _special(tmp_path: Path, kind: str) -> Path:

@@ -1,0 +1,86 @@
+"""Reading a file a person names on the command line: a case, a canvas, a manifest.
+
+Such a file is whatever the name points at — a FIFO that blocks a reader
+forever, a link to ``/dev/zero`` that never ends, a file of gigabytes. So it
+is opened without blocking (``O_NONBLOCK``: opening a FIFO does not wait for a
+writer), checked to be a regular file on the descriptor itself (no race
+between the check and the read), and read only up to a bound. Every refusal
+is one `FileRefused` naming the file and what was wrong.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+__all__ = ["MAX_USER_FILE", "FileRefused", "read_user_bytes", "read_user_text"]
+
+#: The largest file read for a person (case files have always had this bound).
+MAX_USER_FILE = 16 * 1024 * 1024
+
+
+_OS_FAILURE = "cannot be read: "
+
+
+class FileRefused(OSError):
+    """A named file cannot be read as asked: missing, not a regular file, too large,
+    not UTF-8, or (in a package folder) a link that leaves the folder.
+
+    An `OSError`, so every verb that already turns an unreadable file into a
+    one-line usage error does the same with this one; ``str()`` is that line.
+    """
+
+    def __init__(self, path: str | Path, problem: str) -> None:
+        super().__init__(None, problem, str(path))
+        #: What is wrong, after the file's name: ``is not a regular file``,
+        #: ``cannot be read: No such file or directory``.
+        self.problem = problem
+
+    def __str__(self) -> str:
+        why = self.problem.removeprefix(_OS_FAILURE)
+        return f"cannot read {self.filename}: {'it ' if why == self.problem else ''}{why}"
+
+
+def read_user_bytes(path: str | Path, *, limit: int = MAX_USER_FILE) -> bytes:
+    """The bytes of the regular file ``path`` (a link to one is followed).
+
+    Raises:
+        FileRefused: it cannot be opened, is a FIFO, socket, device or folder,
+            or is larger than ``limit`` bytes.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except OSError as exc:
+        raise FileRefused(path, f"{_OS_FAILURE}{exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FileRefused(path, "is not a regular file")
+        if info.st_size > limit:
+            raise FileRefused(path, f"is larger than {limit} bytes")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(limit + 1)
+    except FileRefused:
+        raise
+    except OSError as exc:
+        raise FileRefused(path, f"{_OS_FAILURE}{exc.strerror}") from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:  # it grew while we read it
+        raise FileRefused(path, f"is larger than {limit} bytes")
+    return data
+
+
+def read_user_text(path: str | Path, *, limit: int = MAX_USER_FILE) -> str:
+    """The UTF-8 text of the regular file ``path``, as `read_user_bytes` reads it.
+
+    Raises:
+        FileRefused: as `read_user_bytes`, or the bytes are not UTF-8.
+    """
+    data = read_user_bytes(path, limit=limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FileRefused(path, f"is not UTF-8 text ({exc.reason} at byte "
+                                f"{exc.start})") from None
