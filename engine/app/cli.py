@@ -91,6 +91,8 @@ def _read_json_file(path: str) -> Any:
     text = read_user_text(path)  # a FIFO or device: FileRefused, never a blocking read
     try:
         return json.loads(text)
+    except RecursionError:
+        raise CliError(f"cannot read {path}: it is nested too deeply") from None
     except ValueError as exc:
         raise CliError(f"cannot read {path}: {exc}") from None
 

@@ -1,9 +1,8 @@
-"""f15: `arrowgate import` of a deeply nested JSON file ends in a RecursionError traceback.
+"""`arrowgate import` of JSON nested too deeply to read is a one-line error, exit 2.
 
-``json.loads`` raises RecursionError (not a ValueError) past its depth, and
-`_cmd_import` (engine/app/cli.py) catches only OSError and ValueError, as
-`main` does; manifests (`loads_manifest`) and case files (`load_case`) turn the
-same input into a one-line error.
+``json.loads`` raises RecursionError (not a ValueError) past its depth; the
+import turns it into a line naming the file, as manifests and case files do.
+(Found by a helper: a RecursionError traceback.)
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from engine.app.cli import main
 from engine.effects import operator
 
 
-def test_a_deeply_nested_canvas_file_is_a_one_line_error(
+def test_import_of_deeply_nested_json_is_a_one_line_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(operator, "operator_check", lambda: operator.OperatorCheck(True))
