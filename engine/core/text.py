@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["SHOWN", "control_characters", "describe_character", "is_control", "shown", "visible"]
+__all__ = ["SHOWN", "control_characters", "describe_character", "id_problem", "is_control",
+           "shown", "visible"]
 
 #: Bidirectional formatting characters: they reorder the text around them.
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
@@ -60,6 +61,21 @@ def control_characters(text: str) -> list[str]:
         if is_control(ch) and ch not in seen:
             seen.append(ch)
     return seen
+
+
+def id_problem(kind: str, value: str) -> str | None:
+    """Why ``value`` cannot be a ``kind`` id (node, arrow, workspace), or None when it can.
+
+    An id is how a person tells one thing on the canvas from another, in every
+    prompt, log row and listing: one holding a control or invisible character
+    (or a lone surrogate, which no store can write) could pass for another id
+    or rewrite the line that shows it.
+    """
+    bad = control_characters(value)
+    if not bad:
+        return None
+    return f"{kind} id {visible(value)!r} holds {describe_character(bad[0])}; " \
+        "an id holds no control or invisible character"
 
 
 def visible(text: str) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from canvas import Arrow, CanvasError, Node, Workspace, WorkspaceSettings
-from engine.core.errors import InvalidArgument, InvalidArrow
+from engine.core.errors import InvalidArgument, InvalidArrow, InvalidRequest
 from engine.core.limits import rate_owner
 from engine.core.principal import OPERATOR, Principal
 from engine.services.context import Context, operation
@@ -90,7 +90,8 @@ class CanvasOps:
         return ws
 
     def check_new_workspace(self, workspace_id: str, folder: str | Path) -> None:
-        """Raise InvalidRequest unless the id is free and the folder absolute."""
+        """Raise InvalidRequest unless the id is free and clean and the folder absolute."""
+        self.nodes.check_id("workspace", workspace_id)
         if workspace_id in self.ctx.state.workspaces:
             raise InvalidArgument(f"workspace {workspace_id!r} exists", reason="workspace")
         if not Path(folder).is_absolute():
@@ -139,6 +140,7 @@ class CanvasOps:
             self.ctx.state.canvas.check_new_node(built)
         except CanvasError as exc:
             raise self.nodes.canvas_error(exc) from exc
+        self.nodes.check_id("node", built.id)
         with self.ctx.write():
             self.nodes.persist(built)
             self.guard.history(principal, "node.add", subject)
@@ -213,8 +215,11 @@ class CanvasOps:
         principal = self.guard.require_operator(by, "arrow.add", subject)
         try:
             checked = self.ctx.state.canvas.check_arrow(arrow)
+            self.nodes.check_id("arrow", checked.id)
         except CanvasError as exc:
             raise self.guard.refuse(principal, "arrow.add", subject, self.nodes.canvas_error(exc)) from exc
+        except InvalidRequest as exc:
+            raise self.guard.refuse(principal, "arrow.add", subject, exc) from exc
         with self.ctx.write():
             self.ctx.store.save_arrow(checked)
             self.guard.history(principal, "arrow.add", subject)

@@ -121,12 +121,14 @@ class Interchange:
             scratch = Canvas(self.ctx.state.card_ports)
             nodes = [Node.build(raw, workspace_id) for raw in parsed.nodes]
             for node in nodes:
+                self.nodes.check_id("node", node.id)
                 if self.ctx.state.canvas.has_node(node.id):
                     raise InvalidArgument(f"node id {node.id!r} is taken on "
                                           "another canvas", reason="duplicate-id")
                 scratch.add_node(node)
             arrows = []
             for raw in parsed.arrows:
+                self.nodes.check_id("arrow", raw["id"])
                 if self.ctx.state.canvas.arrow(raw["id"]) is not None:
                     raise InvalidArrow(f"arrow id {raw['id']!r} is taken", reason="duplicate-id")
                 arrows.append(scratch.add_arrow(raw))

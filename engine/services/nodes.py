@@ -9,7 +9,7 @@ built-in node's output port data to the cards its port arrows lead to.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 from canvas import Arrow, CanvasError, Node, Workspace
 from canvas import errors as canvas_errors
@@ -17,6 +17,7 @@ from engine.core.catalogue import PORT_OUTPUTS
 from engine.core.checks import check_card, denial
 from engine.core.decision import Decision
 from engine.core.errors import InvalidArgument, InvalidArrow, InvalidNode, InvalidRequest, NotFound
+from engine.core.text import id_problem
 from engine.services.context import Context
 from engine.services.record import Recorder
 
@@ -35,6 +36,19 @@ class Nodes:
         """The canvas's own error as the engine raises it."""
         kind = InvalidArrow if isinstance(exc, canvas_errors.InvalidArrow) else InvalidNode
         return kind(exc.message, reason=exc.reason)
+
+    @staticmethod
+    def check_id(kind: Literal["node", "arrow", "workspace"], value: object) -> None:
+        """Refuse a new id holding a control or invisible character (`id_problem`).
+
+        Raises:
+            InvalidNode, InvalidArrow, InvalidArgument: for a node, arrow or
+                workspace id, naming the character (reason ``bad-id``).
+        """
+        problem = id_problem(kind, value) if isinstance(value, str) else None
+        if problem is not None:
+            error = {"node": InvalidNode, "arrow": InvalidArrow}.get(kind, InvalidArgument)
+            raise error(problem, reason="bad-id")
 
     def node(self, node_id: str, type: str | None = None) -> Node:
         """The node, which must exist (and be of ``type`` when given)."""

@@ -10,7 +10,7 @@ import pytest
 from engine import Engine
 from engine.core.errors import InvalidRequest
 
-from ..conftest import manifest, offer_install
+from ..conftest import fail_saving_node, manifest, offer_install
 
 SEARCH = {"name": "search", "description": "Search the notes",
           "input": {"type": "object", "properties": {"query": {"type": "string"},
@@ -185,7 +185,7 @@ async def test_a_wait_is_told_an_answer_only_once_it_is_durable(tmp_path) -> Non
 
 
 async def test_a_wait_is_not_told_an_answer_when_another_write_fails_in_its_batch(
-        tmp_path) -> None:
+        tmp_path, monkeypatch) -> None:
     """Another operation failing in the same open batch reloads the state, which reads
     the batch's uncommitted rows: the answer there is still not durable, and a wait
     that begins then returns only after the commit."""
@@ -204,9 +204,12 @@ async def test_a_wait_is_not_told_an_answer_when_another_write_fails_in_its_batc
         await asyncio.sleep(0)  # applied in memory; the commit comes at a later turn
         assert engine.commits == commits and not answering.done()
         before = engine.state
-        # A lone surrogate fails in its write, in the same open batch: its
-        # operation is stepped by hand, so that the loop cannot commit meanwhile.
-        failing = engine.add_node({"id": "n\ud800", "type": "note"}, workspace="w1")
+        # A node whose save fails (an injected disk error: an id with a lone
+        # surrogate, used here before, is now refused before any write), in the
+        # same open batch: its operation is stepped by hand, so that the loop
+        # cannot commit meanwhile.
+        fail_saving_node(engine, "n9", monkeypatch)
+        failing = engine.add_node({"id": "n9", "type": "note"}, workspace="w1")
         try:
             failing.send(None)
         except (StopIteration, StoreFailed, ValueError):

@@ -1,12 +1,12 @@
-"""f15: a canvas file whose node id holds a lone surrogate ends in a traceback.
+"""A canvas file's node and edge ids must be valid Unicode: one with a lone surrogate
+is INVALID_NODE / INVALID_ARROW naming it, one line, exit 2, nothing written.
 
-JSON text may spell ``"\\ud800"``; ``json.loads`` reads it as a lone surrogate.
-The import checks ids for type and emptiness only, then the store's
-``insert``/``update`` of the node fails with UnicodeEncodeError, which neither
-`Interchange.import_canvas` (engine/services/interchange.py) nor `main`
-catches: a traceback instead of a one-line INVALID_NODE (nothing is written,
-the transaction rolls back). SPEC §8 "Bounds" treats text that is not valid
-Unicode as invalid input (INVALID_ARGUMENT), and case files refuse it by name.
+JSON text may spell ``"\\ud800"``, which ``json.loads`` reads as a lone
+surrogate; no store can write it. The engine's id check
+(`engine.core.text.id_problem`: no control or invisible character, and a
+surrogate is one) refuses it before anything is written (SPEC §8 "Bounds":
+text that is not valid Unicode is invalid input).
+(Found by a helper: a UnicodeEncodeError traceback from the store's insert.)
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from engine.effects import operator
 
 
 @pytest.mark.parametrize("where", ["node", "edge"])
-def test_an_id_with_a_lone_surrogate_is_a_one_line_error(
+def test_an_import_id_with_a_lone_surrogate_is_a_one_line_error(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str], where: str) -> None:
     monkeypatch.setattr(operator, "operator_check", lambda: operator.OperatorCheck(True))
