@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import InvalidNode
-from .model import Arrow, Node
+from .model import MAX_COORDINATE, Arrow, Node, is_coordinate
 
 __all__ = ["CanvasImport", "from_json_canvas", "to_json_canvas"]
 
@@ -78,6 +78,9 @@ def _layout(raw: dict[str, Any], path: str) -> dict[str, Any]:
         value = raw.get(key)
         if type(value) not in (int, float):
             raise _problem(f"{path}.{key}", "a number is required")
+        if not is_coordinate(value):
+            raise _problem(f"{path}.{key}", f"a finite number of at most {MAX_COORDINATE:g} "
+                                            f"either way is required")
         layout[key] = value
     if "color" in raw:
         if not isinstance(raw["color"], str):

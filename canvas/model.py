@@ -11,6 +11,7 @@ from .errors import InvalidNode
 __all__ = [
     "AGENT_STATUSES",
     "BUILTIN_CARD_TYPES",
+    "MAX_COORDINATE",
     "BUILTIN_PORTS",
     "NODE_TYPES",
     "SHELLS",
@@ -18,6 +19,7 @@ __all__ = [
     "Node",
     "Workspace",
     "WorkspaceSettings",
+    "is_coordinate",
 ]
 
 NodeType = Literal["card", "note", "todo", "taskboard", "sticky", "agent", "terminal"]
@@ -30,6 +32,19 @@ NODE_TYPES: frozenset[str] = frozenset(
 BUILTIN_CARD_TYPES: frozenset[str] = frozenset({"note", "todo", "taskboard", "sticky"})
 AGENT_STATUSES: frozenset[str] = frozenset({"working", "waiting", "finished"})
 SHELLS: frozenset[str] = frozenset({"bash", "powershell", "cmd"})
+
+#: The largest layout value (x, y, width, height) a canvas keeps, either sign: far
+#: beyond any drawing, well inside what every JSON reader holds exactly.
+MAX_COORDINATE = 1e9
+
+
+def is_coordinate(value: Any) -> bool:
+    """Whether ``value`` can be a layout number: an int or float (not a bool), finite
+    and within `MAX_COORDINATE` — NaN or Infinity would be exported as text that is
+    not JSON."""
+    return type(value) in (int, float) and math.isfinite(value) \
+        and abs(value) <= MAX_COORDINATE
+
 
 #: Built-in ports per node type: (inputs, outputs). Custom cards take theirs
 #: from their manifest.
@@ -242,8 +257,9 @@ class Node:
                                   reason="bad-field")
         layout = self.data.get("layout")
         if layout is not None and not (isinstance(layout, dict) and all(
-                type(layout.get(k)) in (int, float) for k in ("x", "y", "width", "height"))):
-            raise InvalidNode(f"node {self.id}: layout needs numbers x, y, width and height",
+                is_coordinate(layout.get(k)) for k in ("x", "y", "width", "height"))):
+            raise InvalidNode(f"node {self.id}: layout needs finite numbers x, y, width and "
+                              f"height (at most {MAX_COORDINATE:g} either way)",
                               reason="bad-field")
         command = self.data.get("command")
         if command is not None and not (isinstance(command, list) and command and all(

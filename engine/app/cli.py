@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shlex
 import sqlite3
@@ -84,13 +85,25 @@ def _read_manifest(path: str) -> tuple[dict[str, Any], dict[str, str]]:
     return raw, file_digests({"manifest.json": text})
 
 
+def _refuse_constant(token: str) -> Any:
+    raise ValueError(f"{token} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999: Python reads infinity, which JSON cannot hold
+        raise ValueError(f"{text[:40]} is too large a number")
+    return value
+
+
 def _read_json_file(path: str) -> Any:
     """A JSON document from a file a person names; any problem is one `CliError` line."""
     from engine.effects.userfile import read_user_text
 
     text = read_user_text(path)  # a FIFO or device: FileRefused, never a blocking read
     try:
-        return json.loads(text)
+        # NaN and Infinity are Python's, not JSON's: refused as the service refuses them.
+        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
     except RecursionError:
         raise CliError(f"cannot read {path}: it is nested too deeply") from None
     except ValueError as exc:
