@@ -71,14 +71,15 @@ def _since_until(value: str) -> float:
 def _read_manifest(path: str) -> tuple[dict[str, Any], dict[str, str]]:
     from engine.core.manifest import file_digests, loads_manifest
     from engine.effects.packages import load_package_folder
+    from engine.effects.userfile import read_user_text
 
     p = Path(path)
     if p.is_dir():
         return load_package_folder(p)
+    text = read_user_text(p)  # a FIFO or device: FileRefused, never a blocking read
     try:
-        text = p.read_text()
         raw = loads_manifest(text)  # too deep: MANIFEST_INVALID, never RecursionError
-    except (OSError, ValueError) as exc:
+    except ValueError as exc:
         raise CliError(f"cannot read manifest {path}: {exc}") from exc
     if not isinstance(raw, dict):
         raise CliError(f"manifest {path}: a manifest is a JSON object")

@@ -38,7 +38,6 @@ import asyncio
 import hashlib
 import ipaddress
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any, Protocol
@@ -54,6 +53,7 @@ from engine.core.errors import (
 )
 from engine.core.text import is_control
 from engine.effects.operator import operator_check
+from engine.effects.userfile import FileRefused
 
 __all__ = ["Backend", "Failure", "LocalBackend", "ServiceBackend", "inert", "register",
            "service_transport", "text_sha256"]
@@ -377,20 +377,17 @@ class ServiceBackend:
     async def offer(self, folder: Path) -> dict[str, Any]:
         """``POST /v1/packages`` with the manifest and every file of the folder as text."""
         from engine.core.manifest import content_hash, file_digests
-        from engine.effects.packages import load_package_folder
+        from engine.effects.packages import read_package_folder
 
-        raw, _ = load_package_folder(folder)
+        package = read_package_folder(folder)
+        raw = package.manifest
         files: dict[str, str] = {}
-        for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
-            dirnames.sort()
-            for name in sorted(filenames):
-                full = Path(dirpath) / name
-                rel = full.relative_to(folder).as_posix()
-                try:
-                    files[rel] = full.read_bytes().decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise Failure(USAGE, f"{full}: the service takes a package's files as text "
-                                         f"and this one is not UTF-8 ({exc.reason})") from exc
+        for rel, data in package.files.items():
+            try:
+                files[rel] = data.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise Failure(USAGE, f"{folder / rel}: the service takes a package's files as "
+                                     f"text and this one is not UTF-8 ({exc.reason})") from exc
         answer = await self._request("POST", "/v1/packages", {"manifest": raw, "files": files})
         out = dict(answer) if isinstance(answer, dict) else {}
         out.setdefault("package", raw.get("name") if isinstance(raw, dict) else None)
@@ -712,6 +709,8 @@ def _cmd(args: argparse.Namespace) -> int:
         return _fail(args, Failure.of(exc))
     except Failure as exc:
         return _fail(args, exc)
+    except FileRefused as exc:  # a FIFO, device, huge file or outside link: named
+        return _fail(args, Failure(USAGE, str(exc)))
     except OSError as exc:  # a package folder or file that cannot be read
         return _fail(args, Failure(USAGE, f"cannot read {exc.filename or ''}: "
                                           f"{exc.strerror or exc}".replace("read : ", "read: ")))
