@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from canvas import CanvasError, Node, WorkspaceSettings
 from engine.core.errors import CaseInvalid
 from engine.core.hosts import normalise_host
+from engine.core.text import visible
 from engine.effects.netguard import normal_url
 from engine.effects.userfile import MAX_USER_FILE, FileRefused, read_user_text
 
@@ -540,7 +541,7 @@ class _Problems:
 
 
 def _step_where(index: int, do: Any, fieldname: str | None = None) -> str:
-    where = f"step {index}" + (f" ({do})" if isinstance(do, str) and do else "")
+    where = f"step {index}" + (f" ({visible(do)})" if isinstance(do, str) and do else "")
     return where + (f" field {fieldname!r}" if fieldname else "")
 
 

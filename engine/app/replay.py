@@ -35,6 +35,7 @@ from engine.core.decision import Decision
 from engine.core.errors import CaseInvalid, ConsentError, StoreFailed
 from engine.core.hosts import normalise_host
 from engine.core.manifest import file_digests
+from engine.core.text import visible
 from engine.core.tools import ToolCall
 from engine.effects.files import ConfinedFiles
 from engine.effects.netguard import (
@@ -142,21 +143,34 @@ def matches(expected: Any, actual: Any) -> bool:
     return bool(expected == actual)
 
 
+def _inert(value: object) -> str:
+    """A case-supplied value as report text: its control characters shown, not obeyed
+    (a case is shared; ESC or CR in it must not repaint the report)."""
+    return visible(str(value))
+
+
+def _report(text: str) -> str:
+    """The report's lines with any control character left in them shown inert: the
+    last guard, after each case-supplied value was made inert where it was put."""
+    return "\n".join(visible(line) for line in text.split("\n"))
+
+
 def check_expectation(expect: dict[str, Any] | None, got: dict[str, Any]) -> str:
     """Empty when ``got`` meets ``expect``; else what differs."""
     if expect is None:
         return "" if "error" not in got else f"expected success, got {got['error']}"
     problems = []
     if "ok" in expect and bool(got.get("ok")) != bool(expect["ok"]):
-        problems.append(f"expected ok={expect['ok']}")
+        problems.append(f"expected ok={_inert(expect['ok'])}")
     if "error" in expect:
         if got.get("error") != expect["error"]:
-            problems.append(f"expected error {expect['error']}, got {got.get('error') or 'none'}")
+            problems.append(f"expected error {_inert(expect['error'])}, "
+                            f"got {_inert(got.get('error') or 'none')}")
         for key in ("reason", "permission"):
             if key in expect and got.get(key) != expect[key]:
                 problems.append(f"expected {key} {expect[key]!r}, got {got.get(key)!r}")
     if "held" in expect and bool(got.get("held")) != bool(expect["held"]):
-        problems.append(f"expected held={expect['held']}")
+        problems.append(f"expected held={_inert(expect['held'])}")
     if "state" in expect and got.get("state") != expect["state"]:
         problems.append(f"expected state {expect['state']!r}, got {got.get('state')!r}")
     if "result" in expect and not matches(expect["result"], got.get("result")):
@@ -165,15 +179,16 @@ def check_expectation(expect: dict[str, Any] | None, got: dict[str, Any]) -> str
         deliveries = got.get("deliveries") or {}
         for arrow, sub in expect["deliveries"].items():
             if arrow not in deliveries:
-                problems.append(f"no delivery on {arrow}")
+                problems.append(f"no delivery on {_inert(arrow)}")
                 continue
             problem = check_expectation(sub, deliveries[arrow])
             if problem:
-                problems.append(f"delivery on {arrow}: {problem}")
+                problems.append(f"delivery on {_inert(arrow)}: {problem}")
     if "count" in expect and got.get("count") != expect["count"]:
-        problems.append(f"expected {expect['count']} rows, got {got.get('count')}")
+        problems.append(f"expected {_inert(expect['count'])} rows, got {got.get('count')}")
     if "outcomes" in expect and got.get("outcomes") != expect["outcomes"]:
-        problems.append(f"expected outcomes {expect['outcomes']}, got {got.get('outcomes')}")
+        problems.append(f"expected outcomes {_inert(expect['outcomes'])}, "
+                        f"got {_inert(got.get('outcomes'))}")
     if "retry_after" in expect:
         wanted, actual = float(expect["retry_after"]), got.get("retry_after")
         if not isinstance(actual, (int, float)) or abs(float(actual) - wanted) > 0.001:
@@ -612,7 +627,7 @@ def run_files(paths: list[str], *, as_json: bool = False, store: str | None = No
         if result.invalid:
             invalid += 1
             # An invalid case is an error about the input: on stderr, also with --json.
-            print(result.error, file=sys.stderr)
+            print(_report(result.error), file=sys.stderr)
             if as_json:
                 print(json.dumps({"case": path, "invalid": True, "error": result.error}))
         elif as_json:
@@ -621,16 +636,17 @@ def run_files(paths: list[str], *, as_json: bool = False, store: str | None = No
             for step in result.steps:
                 print(json.dumps(step.to_json(path), default=str))
         elif result.error:
-            print(f"{path}: {result.error}" if not result.error.startswith(path)
-                  else result.error)
+            print(_report(f"{path}: {result.error}" if not result.error.startswith(path)
+                          else result.error))
         else:
             for step in result.steps:
                 if not step.passed:
                     got = {k: v for k, v in step.got.items() if k != "result" or
                            "result" in (step.expected or {})}
-                    print(f"{path}: step {step.index} ({step.do}): {step.problem}\n"
-                          f"  expected: {json.dumps(step.expected)}\n"
-                          f"  got:      {json.dumps(got, default=str)[:600]}")
+                    print(_report(f"{path}: step {step.index} ({_inert(step.do)}): "
+                                  f"{step.problem}\n"
+                                  f"  expected: {json.dumps(step.expected)}\n"
+                                  f"  got:      {json.dumps(got, default=str)[:600]}"))
         if result.passed:
             passed += 1
         else:

@@ -1,15 +1,13 @@
-"""f15: `arrowgate replay` prints a case file's control characters raw to the terminal.
+"""`arrowgate replay` shows every string a case supplies inert: no control character
+of a case reaches the terminal.
 
-A case is something people share ("people who wire canvases write cases for
-their own wiring", FORMAT.md). Some of its strings reach the report as
-written: the expected error code in a failed step (`check_expectation`,
-engine/app/replay.py: ``f"expected error {expect['error']}, …"``), a
-``deliveries`` key (``f"no delivery on {arrow}"``), and the ``do`` of an
-invalid step (`_step_where`, engine/app/casefile.py: ``f" ({do})"``). So a
-case can clear the screen, move the cursor over earlier lines and set the
-window title — e.g. paint "replay: 12 passed, 0 failed" over its own failure.
-Other fields are already shown with ``!r`` or ``json.dumps`` (inert); the
-project shows such text inert elsewhere (SPEC §2, §7; `log show`'s `_cell`).
+A case is something people share (FORMAT.md). Its expected error code, a
+``deliveries`` key, an invalid step's ``do`` — every case-supplied string in
+the report — goes through `engine.core.text.visible` (ESC → ␛), and each line
+printed is made inert once more; so a case cannot clear the screen or paint
+"replay: 12 passed, 0 failed" over its own failure.
+(Found by a helper: these three were printed raw — engine/app/replay.py
+`check_expectation`, engine/app/casefile.py `_step_where`.)
 """
 
 from __future__ import annotations
