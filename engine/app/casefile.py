@@ -38,6 +38,11 @@ __all__ = ["BIND_REF", "CaseFile", "CaseFiles", "STEP_MODELS", "bind_refs", "loa
 
 #: The largest case file read (a case is a few kilobytes; this is a bound, not a goal).
 MAX_CASE_BYTES = MAX_USER_FILE
+#: The deepest a case's values nest (an object or array is a level). The replay
+#: walks values recursively (binding ``$NAME`` references, matching results),
+#: so a deeper value is refused here, by step and field, rather than failing
+#: the whole replay part-way; no engine call takes values half this deep.
+MAX_CASE_DEPTH = 64
 #: Problems listed for one invalid case before the rest are only counted.
 _MAX_PROBLEMS = 20
 #: A bind name, and a string that is exactly a use of one: ``$NAME`` or ``$NAME.key``.
@@ -560,6 +565,39 @@ def _non_finite(value: Any, path: str) -> list[str]:
     return sorted(found)
 
 
+def _too_deep(value: Any, path: str) -> str | None:
+    """The JSON path where ``value`` nests deeper than `MAX_CASE_DEPTH`, or None.
+    Iterative: the check itself must not overflow on the depth it refuses."""
+    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
+    while stack:
+        item, where, depth = stack.pop()
+        if depth > MAX_CASE_DEPTH:
+            return where
+        if isinstance(item, dict):
+            stack.extend((v, f"{where}.{k}" if where else str(k), depth + 1)
+                         for k, v in item.items())
+        elif isinstance(item, list):
+            stack.extend((v, f"{where}[{i}]", depth + 1) for i, v in enumerate(item))
+    return None
+
+
+def _check_depths(steps: list[Any], problems: _Problems) -> None:
+    """Each step nested deeper than `MAX_CASE_DEPTH`, named by step and field."""
+    for i, step in enumerate(steps):
+        if not isinstance(step, dict):
+            continue  # reported by _check_steps
+        do = step.get("do")
+        for key, value in step.items():
+            deep = _too_deep(value, str(key))
+            if deep is not None:
+                problems.add(_step_where(i, do, str(key)), _depth_problem(deep))
+
+
+def _depth_problem(where: str) -> str:
+    shown = where if len(where) <= 80 else where[:40] + "…" + where[-30:]
+    return f"nests deeper than {MAX_CASE_DEPTH} levels (at {shown!r}), more than a replay plays"
+
+
 def load_case(path: str | Path) -> tuple[dict[str, Any], CaseFiles]:
     """Read and validate a whole case file; nothing is created.
 
@@ -598,8 +636,12 @@ def load_case(path: str | Path) -> tuple[dict[str, Any], CaseFiles]:
             problems.add(f"field {where!r}", what)
         _check_canvas(top, problems)
         _check_network(top, problems)
+    deep = _too_deep({k: v for k, v in raw.items() if k != "steps"}, "")
+    if deep is not None:
+        problems.add(f"field {deep.split('.')[0].split('[')[0]!r}", _depth_problem(deep))
     steps = raw.get("steps")
     if isinstance(steps, list):
+        _check_depths(steps, problems)
         _check_steps(steps, problems)
     # Settings and http answers are checked for finiteness by their own rules.
     rest = {k: v for k, v in raw.items() if k not in ("steps", "settings", "http")}
