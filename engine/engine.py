@@ -604,11 +604,11 @@ class Engine:
         (`Consent.approve`)"""
         return self._consent.approve(package, review_hash=review_hash, by=by)
 
-    def decline_update(self, package: str, *, by: object = OPERATOR
-                       ) -> Coroutine[Any, Any, str]:
-        """Discard the pending version: the approved one is back; returns its hash.
-        (`Consent.decline_update`)"""
-        return self._consent.decline_update(package, by=by)
+    def decline_update(self, package: str, *, pending_hash: str | None = None,
+                       by: object = OPERATOR) -> Coroutine[Any, Any, str]:
+        """Discard the pending version (``pending_hash``: the one seen, else ``stale``):
+        the approved one is back; returns its hash. (`Consent.decline_update`)"""
+        return self._consent.decline_update(package, pending_hash=pending_hash, by=by)
 
     def set_secret(self, name: str, host: str, value: str, *, by: object = OPERATOR
                    ) -> Coroutine[Any, Any, None]:

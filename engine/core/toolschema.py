@@ -19,6 +19,8 @@ the schema and an agent writes the instance, so this module's validator is Draft
   §8.1). The validator's registry refuses every retrieval, and every `$ref` and
   `$dynamicRef` must be local (``#…``) and resolve to a schema: a dangling one
   installed, then made every call a 500.
+- `anyOf` and `oneOf` keep the first few errors of each branch as their context, where
+  jsonschema builds all of them (an array of 30,000 wrong items was 30,000 errors).
 - `multipleOf` falls back to exact fractions whenever floats overflow, as jsonschema
   means to, where jsonschema divides before its guard (a 400-digit integer against
   ``0.01`` raised OverflowError).
@@ -29,6 +31,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 from fractions import Fraction
+from itertools import islice
 from typing import Any
 
 __all__ = ["first_duplicate", "regex_problem", "schema_problems", "tool_validator", "unique_key"]
@@ -186,6 +189,60 @@ def _multiple_of(validator: Any, step: Any, instance: Any, schema: Any) -> Itera
         yield ValidationError(f"{_brief(instance)} is not a multiple of {_brief(step)}")
 
 
+#: How many errors of each branch `anyOf` and `oneOf` keep as their error's context.
+BRANCH_ERRORS = 16
+
+
+def _branch_errors(validator: Any, instance: Any, subschema: Any, index: int) -> list[Any]:
+    """The first `BRANCH_ERRORS` ways ``instance`` fails one branch of ``anyOf``/``oneOf``.
+
+    jsonschema builds every error of every branch (the context of its error): an
+    agent's array of 30,000 wrong items under ``{"anyOf": [array of strings, null]}``
+    was 30,000 error objects on the service's loop, past the bound on the errors read.
+    """
+    return list(islice(validator.descend(instance, subschema, schema_path=index),
+                       BRANCH_ERRORS))
+
+
+def _any_of(validator: Any, any_of: list[Any], instance: Any, schema: Any) -> Iterator[Any]:
+    """``anyOf``: jsonschema's, each branch's errors bounded (`_branch_errors`)."""
+    from jsonschema.exceptions import ValidationError
+
+    context: list[Any] = []
+    for index, subschema in enumerate(any_of):
+        errors = _branch_errors(validator, instance, subschema, index)
+        if not errors:
+            return
+        context.extend(errors)
+    yield ValidationError(f"{_brief(instance)} is not valid under any of the given schemas",
+                          context=context)
+
+
+def _one_of(validator: Any, one_of: list[Any], instance: Any, schema: Any) -> Iterator[Any]:
+    """``oneOf``: jsonschema's, each branch's errors bounded (`_branch_errors`)."""
+    from jsonschema.exceptions import ValidationError
+
+    context: list[Any] = []
+    valid: list[int] = []
+    for index, subschema in enumerate(one_of):
+        if valid:
+            # One branch holds already: only whether another does too matters.
+            if validator.evolve(schema=subschema).is_valid(instance):
+                valid.append(index)
+            continue
+        errors = _branch_errors(validator, instance, subschema, index)
+        if errors:
+            context.extend(errors)
+        else:
+            valid.append(index)
+    if not valid:
+        yield ValidationError(f"{_brief(instance)} is not valid under any of the given "
+                              "schemas", context=context)
+    elif len(valid) > 1:
+        yield ValidationError(f"{_brief(instance)} is valid under more than one of the "
+                              f"given schemas (at {', '.join(map(str, valid))})")
+
+
 @functools.cache
 def _validator_class() -> Any:
     """Draft 2020-12 with this module's keywords in place of jsonschema's."""
@@ -194,7 +251,9 @@ def _validator_class() -> Any:
 
     return extend(Draft202012Validator, {
         "additionalProperties": _additional_properties,
+        "anyOf": _any_of,
         "multipleOf": _multiple_of,
+        "oneOf": _one_of,
         "pattern": _pattern,
         "patternProperties": _pattern_properties,
         "uniqueItems": _unique_items,

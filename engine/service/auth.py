@@ -330,7 +330,14 @@ class Standing:
             return False
         if self._clock() - self._confirmed < CACHE_SECONDS:
             return True
-        return self.holds()
+        try:
+            return self.holds()
+        except StoreFailed:
+            # The store cannot tell now (an outage): no event goes out on a token not
+            # confirmed, and the stream ends without a traceback (asked from a commit's
+            # event delivery too, which must not fail); its client's reconnection is
+            # answered 503 until the store is back.
+            return False
 
     def fresh_for(self) -> float:
         """Seconds until `stands` asks the token cache again (0: at its next call)."""

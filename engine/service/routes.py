@@ -509,7 +509,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
                   call: str | None = Query(None, max_length=128),
                   since: str | None = Query(None, max_length=64, description=TIME_HELP),
                   until: str | None = Query(None, max_length=64, description=TIME_HELP),
-                  after: int | None = Query(None, ge=0, description=(
+                  after: int | None = Query(None, ge=0, le=2**63 - 1, description=(
                       "only rows numbered above this sequence number: the `next` of "
                       "the page before")),
                   limit: int = Query(MAX_ROWS, ge=1, le=MAX_ROWS, description=(

@@ -194,9 +194,9 @@ class Consent:
         if pkg.installed:
             raise InvalidArgument(f"{name} is installed already", reason="installed", package=name)
         if accept and review_hash is not None and review_hash != pkg.hash:
-            raise ApprovalRefused(f"the review you saw ({review_hash[:19]}…) is not the "
-                                  f"package offered now: stale — review it again",
-                                  reason="stale", package=name)
+            raise self.guard.refuse(principal, "install", subject, ApprovalRefused(
+                f"the review you saw ({review_hash[:19]}…) is not the package offered "
+                f"now: stale — review it again", reason="stale", package=name))
         try:
             manifest = self._parse_for(name, pkg.raw)
         except ManifestInvalid as exc:
@@ -430,7 +430,8 @@ class Consent:
         return diff
 
     @operation
-    async def decline_update(self, package: str, *, by: object = OPERATOR) -> str:
+    async def decline_update(self, package: str, *, pending_hash: str | None = None,
+                             by: object = OPERATOR) -> str:
         """The person says no to the pending version: it is discarded.
 
         The package is the approved version again (its manifest, files and
@@ -440,11 +441,15 @@ class Consent:
         files again gives the approved hash. Grants stay as they are: what the
         update's narrowing revoked stays revoked (a person grants it again).
 
+        Args:
+            pending_hash: the pending version the person saw; another one offered
+                since is refused as ``stale`` (recorded), as an approval's is.
+
         Returns:
             The approved version's hash, which holds again.
 
         Raises:
-            ApprovalRefused: not from an operator (recorded).
+            ApprovalRefused: not from an operator, or ``stale`` (both recorded).
             InvalidRequest: ``NOT_FOUND`` for an unknown package;
                 ``PACKAGE_NOT_INSTALLED`` for one never installed (decline its
                 install instead); ``nothing-pending`` when no version waits.
@@ -458,6 +463,10 @@ class Consent:
         if not pkg.is_pending:
             raise NotFound(f"{package} has no version waiting for approval",
                            reason="nothing-pending", package=package)
+        if pending_hash is not None and pending_hash != pkg.pending_hash:
+            raise self.guard.refuse(principal, "decline", subject, ApprovalRefused(
+                f"the version you saw ({pending_hash[:19]}…) is not the one pending now: "
+                "stale — look at it again", reason="stale", package=package))
         declined = pkg.pending_hash
         with self.ctx.write():
             pkg.pending_raw = pkg.pending_digests = pkg.pending_hash = None

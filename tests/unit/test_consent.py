@@ -138,6 +138,21 @@ async def test_update_pending_stale_and_approval(world: Engine) -> None:
     assert world.state.packages["acme.prompter"].hash == second.pending_hash
 
 
+async def test_a_decline_names_the_version_seen(world: Engine) -> None:
+    """Declining an update with the hash of a version no longer pending is refused as stale
+    (recorded), and the pending version stays; with the current hash it is declined."""
+    approved = world.state.packages["acme.prompter"].hash
+    first = await world.update("acme.prompter", digests={"index.js": "one"})
+    second = await world.update("acme.prompter", digests={"index.js": "two"})
+    with pytest.raises(ApprovalRefused, match="stale"):
+        await world.decline_update("acme.prompter", pending_hash=first.pending_hash)
+    assert world.state.packages["acme.prompter"].pending_hash == second.pending_hash
+    assert any(h["action"] == "decline" and not h["accepted"] for h in world.history.entries())
+    assert await world.decline_update("acme.prompter",
+                                      pending_hash=second.pending_hash) == approved
+    assert not world.state.packages["acme.prompter"].is_pending
+
+
 async def test_install_approve_and_reopening_keep_the_declared_names_in_step(
         world: Engine, make_engine) -> None:
     """`PackageState.declared` is the approved manifest's names, set with it (decisions read it)."""

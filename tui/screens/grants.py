@@ -267,8 +267,8 @@ class GrantsScreen(EngineScreen):
 
         async def answered(yes: bool | None) -> None:
             if yes:
-                done = await self.gate.consent("package: decline update",
-                                               lambda: self.engine.decline_update(name))
+                done = await self.gate.consent("package: decline update", lambda: (
+                    self.engine.decline_update(name, pending_hash=update.pending_hash)))
                 if done is not None:
                     self.notify(f"{name}: the pending version is declined",
                                 title="package: decline update")

@@ -1,11 +1,9 @@
-"""An install refused as ``stale`` is a refused consent attempt, and the consent history
-keeps refused consent attempts (SPEC §6 "Consent changes … and refused consent attempts
-are kept in a separate consent history"; engine/services/consent.py's own docstring:
-"Every attempt, accepted or refused, goes into the consent history").
+"""An install refused as ``stale`` is recorded in the consent history, as every refused
+consent attempt is (SPEC §6), and as an approval's ``stale`` refusal is.
 
-`Consent.approve` records its ``stale`` refusal (``guard.refuse``); `Consent.install`'s
-new ``review_hash`` check raises its ``ApprovalRefused`` bare, so an install of a package
-other than the one reviewed (the race it exists to catch) leaves no trace."""
+(Found by the round's review: the new ``review_hash`` check of `Consent.install` raised
+its refusal bare, so an install of a package other than the one reviewed left no trace.)
+"""
 
 from __future__ import annotations
 
@@ -41,5 +39,5 @@ async def _stale_install(db: Path) -> None:
         eng.close()
 
 
-def test_rv15_a_stale_install_is_recorded_as_a_refused_attempt(tmp_path: Path) -> None:
+def test_a_stale_install_is_recorded_as_a_refused_attempt(tmp_path: Path) -> None:
     asyncio.run(_stale_install(tmp_path / "a.db"))

@@ -1,6 +1,8 @@
-"""``GET /v1/log``'s new ``after`` (a sequence number) takes any integer >= 0: one past
-SQLite's 64-bit INTEGER reaches ``log.rows`` and sqlite raises OverflowError, a bare 500
-with a traceback (SPEC §10.1: malformed input is a 400 problem and changes nothing)."""
+"""``GET /v1/log``'s ``after`` is a sequence number SQLite can hold: one past 64 bits is
+a 400 naming ``after`` (SPEC §10.1: malformed input is a 400 problem), not a 500.
+
+(Found by the round's review: it reached the store, where SQLite raised OverflowError.)
+"""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from pathlib import Path
 from tests.service.conftest import build_canvas
 
 
-def test_rv15_log_after_past_64_bits_is_a_400_naming_after(unix_server, tmp_path: Path) -> None:
+def test_log_after_past_64_bits_is_a_400_naming_after(unix_server, tmp_path: Path) -> None:
     op = unix_server.client()
     build_canvas(op, tmp_path / "ws")
     # WHEN a caller pages on from a sequence number no log reaches, past 2**63
