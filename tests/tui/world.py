@@ -6,6 +6,7 @@ import asyncio
 import json
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 from engine import Engine, World, file_digests
 from engine.app.replay import VirtualClock
@@ -105,12 +106,16 @@ async def add_hostile(path: Path, clock: VirtualClock, text: str = LONG_TEXT) ->
     a permission as itself (consent history) and its prompt lands in the log.
     Returns the held prompt's id.
     """
+    # Ids with control characters are refused since round 15 (`engine.core.text.id_problem`),
+    # but a database written before holds them still, and the TUI must draw them inert:
+    # the rule is lifted while this fixture writes, as an older engine would have.
     engine = Engine.open(path, clock=clock, world=World(net=None, fs=None))
     try:
-        await engine.add_node({"id": HOSTILE_CARD, "type": "card", "package": "acme.standup"},
-                              workspace="w1")
-        await engine.add_node({"id": HOSTILE_AGENT, "type": "agent", "dangerous": True,
-                               "name": f"Bot {MARKUP_TEXT} {ESCAPES}"}, workspace="w1")
+        with mock.patch("engine.services.nodes.id_problem", lambda _kind, _value: None):
+            await engine.add_node({"id": HOSTILE_CARD, "type": "card",
+                                   "package": "acme.standup"}, workspace="w1")
+            await engine.add_node({"id": HOSTILE_AGENT, "type": "agent", "dangerous": True,
+                                   "name": f"Bot {MARKUP_TEXT} {ESCAPES}"}, workspace="w1")
         await engine.add_arrow({"id": "e9", "from": HOSTILE_CARD, "to": HOSTILE_AGENT})
         decision = await engine.call(HOSTILE_CARD, "agents.prompt", HOSTILE_AGENT,
                                      {"text": text})

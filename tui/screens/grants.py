@@ -39,7 +39,7 @@ class GrantsScreen(EngineScreen):
                 tooltip="Show the widening diff of a pending version, then approve it"),
         Binding("i", "review", "Install review", id="package.review",
                 tooltip="The install review of the selected package"),
-        Binding("d", "remove_package", "Remove offered / decline update", id="package.remove",
+        Binding("d", "remove_package", "Remove or decline", id="package.remove",
                 tooltip="Withdraw the selected offered (not installed) package, or decline "
                         "an installed package's pending version (asks to confirm)"),
         Binding("tab", "app.focus_next", "Next table", show=False, id="grants.next"),
