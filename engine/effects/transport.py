@@ -10,18 +10,42 @@ decodes gzip and deflate itself with a bounded output per step, so a small
 compressed body that would expand past the cap (a gzip bomb) stops at the
 cap. Every failure below the guard becomes a `FetchFailed` whose message
 never quotes the request (its headers may hold a filled-in secret).
+
+The body becomes text with the charset the server names only when that is
+one of `TEXT_CODECS`, whose decoders take time linear in the body; any other
+charset — unknown, or a codec such as ``punycode`` whose decoder is
+quadratic — is read as UTF-8 with replacement characters, as a missing one
+is. A large body is decoded in a worker thread, so the engine's event loop
+(and with it the fetch's own deadline) never waits on it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import codecs
 import socket
 import zlib
 from urllib.parse import urlsplit, urlunsplit
 
 from engine.effects.netguard import FetchFailed, FetchResponse, FetchTooLarge
 
-__all__ = ["BodyDecoder", "HttpxTransport", "system_resolver"]
+__all__ = ["TEXT_CODECS", "BodyDecoder", "HttpxTransport", "body_text", "system_resolver",
+           "text_codec"]
+
+#: The codecs (Python's canonical names) a response's charset may name: text
+#: encodings whose decoders run in time linear in the body, measured. Others
+#: Python knows are not all text encodings (``base64``, ``rot-13``) and some
+#: decode in quadratic time (``punycode``), which a server could use to hold
+#: the engine: those bodies are read as UTF-8 instead.
+TEXT_CODECS = frozenset({
+    "utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be",
+    "utf-32", "utf-32-le", "utf-32-be", "ascii",
+    *(f"iso8859-{n}" for n in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 14, 15, 16)),
+    *(f"cp{n}" for n in range(1250, 1259)), "koi8-r", "koi8-u",
+    "shift_jis", "cp932", "euc_jp", "gb2312", "gbk", "gb18030", "big5", "euc_kr", "cp949",
+})
+#: Bodies longer than this are decoded in a worker thread (a few ms on the loop at most).
+_DECODE_ON_LOOP = 64 * 1024
 
 
 async def system_resolver(host: str) -> list[str]:
@@ -32,6 +56,29 @@ async def system_resolver(host: str) -> list[str]:
     except (socket.gaierror, UnicodeError, ValueError, OSError):
         return []
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
+
+
+def text_codec(charset: str | None) -> str:
+    """The codec a body with this ``charset`` is decoded with: it, if in `TEXT_CODECS`, else UTF-8."""
+    if not charset or len(charset) > 40:
+        return "utf-8"
+    try:
+        name = codecs.lookup(charset).name
+    except (LookupError, ValueError):  # a charset Python does not know
+        return "utf-8"
+    return name if name in TEXT_CODECS else "utf-8"
+
+
+async def body_text(body: bytes, charset: str | None) -> str:
+    """``body`` as text (see `text_codec`), undecodable bytes replaced.
+
+    A large body is decoded in a worker thread: even a linear decode of
+    megabytes would hold every other call (and this fetch's deadline) meanwhile.
+    """
+    codec = text_codec(charset)
+    if len(body) <= _DECODE_ON_LOOP:
+        return body.decode(codec, errors="replace")
+    return await asyncio.to_thread(body.decode, codec, "replace")
 
 
 class BodyDecoder:
@@ -147,10 +194,7 @@ class HttpxTransport:
             # may quote the request's headers, so only its kind is told.
             raise FetchFailed("connect", f"{host}: the request failed "
                                          f"({type(exc).__name__})") from exc
-        try:
-            text = b"".join(chunks).decode(response.encoding or "utf-8", errors="replace")
-        except LookupError:  # a charset Python does not know
-            text = b"".join(chunks).decode("utf-8", errors="replace")
+        text = await body_text(b"".join(chunks), response.charset_encoding)
         location = response.headers.get("location")
         return FetchResponse(response.status_code, text,
                              {"location": location} if location else None)

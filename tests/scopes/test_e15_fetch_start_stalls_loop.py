@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx
 
-from .e15serve import start
+from .served import start
 
 FETCHES = 120
 

@@ -15,7 +15,7 @@ import socket
 import threading
 from pathlib import Path
 
-from .e15serve import start
+from .served import start
 
 
 def test_the_host_header_of_an_ipv6_fetch_is_bracketed(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from .e15serve import start
+from .served import start
 
 
 def _server_on_80() -> socket.socket:

@@ -1,7 +1,7 @@
 """A real `arrowgate serve` process (loopback TCP) with a card granted files and network.
 
-Used by the ``test_e15_*`` tests: everything goes through ``POST /v1/calls`` with
-the card's token, as a canvas app would.
+Used by the net.fetch tests that need the whole service: everything goes through
+``POST /v1/calls`` with the card's token, as a canvas app would.
 """
 
 from __future__ import annotations

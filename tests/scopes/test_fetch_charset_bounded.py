@@ -1,13 +1,15 @@
-"""A response's charset can freeze the whole engine past ``fetch_timeout`` (e15).
+"""A fetched body is decoded only with a linear text codec, and never holds the engine's loop.
 
-The transport turns the body into text with the charset the *server* names
-(``response.encoding``: any codec Python knows), synchronously, on the engine's
-event loop (engine/effects/transport.py, the ``.decode(response.encoding ...)``
-after the body is read). ``charset=punycode`` is such a codec, and its decoder is
-quadratic: half a megabyte of ``a`` — well under ``fetch_max_bytes`` — takes
-seconds of CPU during which no other call, health check or the fetch's own
-deadline runs. A card needs only a server it may fetch from (its own declared
-host with ``network``, or any local port with ``network.local``).
+The charset a server names is used only when it is one of the transport's
+``TEXT_CODECS`` (UTF-8/16/32, ASCII, ISO-8859-*, cp125x, KOI8, the common CJK
+codecs: decoders linear in the body); anything else is read as UTF-8 with
+replacement characters, as an unknown charset always was. A large body is
+decoded in a worker thread, so other calls, health checks and the fetch's own
+``fetch_timeout`` run meanwhile (SPEC §8.1: one deadline for the whole fetch).
+
+(Found by a helper: ``charset=punycode``, whose decoder is quadratic, made half
+a megabyte of body take seconds of CPU on the event loop, freezing the whole
+service past ``fetch_timeout``.)
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from pathlib import Path
 
 import httpx
 
-from .e15serve import start
+from engine.effects.transport import text_codec
+
+from .served import start
 
 BODY = b"-" + b"a" * 500_000
 
@@ -50,7 +54,7 @@ def _punycode_server() -> tuple[socket.socket, int]:
     return ls, ls.getsockname()[1]
 
 
-def test_a_fetched_body_never_stalls_the_engine(tmp_path: Path) -> None:
+def test_a_quadratic_charset_never_stalls_the_engine(tmp_path: Path) -> None:
     served = start(tmp_path, settings={"fetch_timeout": 2})
     ls, port = _punycode_server()
     try:
@@ -80,3 +84,14 @@ def test_a_fetched_body_never_stalls_the_engine(tmp_path: Path) -> None:
     finally:
         ls.close()
         served.stop()
+
+
+def test_only_linear_text_codecs_decode_a_body() -> None:
+    """A server's charset picks the codec only from the allow-list; else UTF-8."""
+    assert text_codec("ISO-8859-1") == "iso8859-1"
+    assert text_codec("windows-1252") == "cp1252"
+    assert text_codec("UTF-16LE") == "utf-16-le"
+    assert text_codec("Shift_JIS") == "shift_jis"
+    for charset in ("punycode", "idna", "utf-7", "base64", "rot13", "unicode_escape",
+                    "no-such-charset", "", None, "x" * 500):
+        assert text_codec(charset) == "utf-8", charset
