@@ -14,12 +14,16 @@ refusal says only whether the secret is set.
 
 The whole fetch — resolution, every hop and every byte — has one deadline,
 the workspace's ``fetch_timeout``. While it is in flight the fetch is
-re-checked against the card's consent (checks 1–8 of SPEC §5) every
-`RECHECK` seconds and once more when it ends: when the permission was
+re-checked against the card's consent (checks 1–8 of SPEC §5) whenever that
+may have changed — one watch per engine looks every `RECHECK` seconds whether
+the state's consent key (`State.consent_key`, which every change of grants,
+packages, settings or the canvas moves on) moved, and wakes the engine's
+fetches only then — and once more when it ends: when the permission was
 revoked, or the card or its workspace removed, meanwhile, the fetch is
-abandoned and its result never reaches the card (logged ``cancelled``). No
-failure of a resolver or transport escapes as an exception: each ends as a
-refusal, ``FETCH_FAILED``.
+abandoned and its result never reaches the card (logged ``cancelled``). A
+fetch in flight thus costs nothing while consent stands still, however many
+there are. No failure of a resolver or transport escapes as an exception:
+each ends as a refusal, ``FETCH_FAILED``.
 """
 
 from __future__ import annotations
@@ -40,12 +44,13 @@ from engine.core.fetchform import fetch_args_problem
 from engine.core.hosts import normalise_host
 
 if TYPE_CHECKING:
+    from engine.core.state import State
     from engine.effects.host import ScopeHost
 
 __all__ = ["RECHECK", "FetchFailed", "FetchResponse", "FetchTooLarge", "GuardedFetch", "PLACEHOLDER",
            "normal_url"]
 
-#: Seconds between consent re-checks of a fetch in flight.
+#: Seconds between looks at the consent key while fetches are in flight.
 RECHECK = 0.05
 
 #: ``{{secret:NAME}}`` in a header value.
@@ -107,6 +112,37 @@ async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+class _ConsentWatch:
+    """Wakes an engine's fetches in flight when its consent may have changed.
+
+    One per engine while it has fetches in flight: a single task compares the
+    state (and its consent key) every `RECHECK` seconds, where each fetch
+    deciding again on its own timer cost the loop a decision per fetch per
+    tick. `moved` completes, and is replaced, when they changed.
+    """
+
+    def __init__(self, host: ScopeHost) -> None:
+        self.host = host
+        self.users = 0
+        self.state, self.key = self._now()
+        self.moved: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.task = asyncio.ensure_future(self._run())
+
+    def _now(self) -> tuple[State, tuple[int, int]]:
+        state = self.host.state
+        return state, state.consent_key()
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(RECHECK)
+            state, key = self._now()
+            # By identity: the engine may load a new state (equal is not the same).
+            if state is not self.state or key != self.key:
+                self.state, self.key = state, key
+                moved, self.moved = self.moved, asyncio.get_running_loop().create_future()
+                moved.set_result(None)
+
+
 class GuardedFetch:
     """The ``net.fetch`` scope handler.
 
@@ -121,6 +157,8 @@ class GuardedFetch:
         self.resolver = resolver
         self.transport = transport
         self.max_redirects = max_redirects
+        #: The consent watch of each engine with fetches in flight, by ``id(engine)``.
+        self._watches: dict[int, _ConsentWatch] = {}
 
     @staticmethod
     def _refuse(passed: Passed, reason: str, why: str, code: str = "SCOPE_REFUSED") -> Decision:
@@ -153,18 +191,27 @@ class GuardedFetch:
             return self._refuse(passed, problem[0], problem[1], "INVALID_ARGUMENT")
         settings = engine.state.workspaces[passed.card.workspace].settings
         secrets: list[str] = []
-        work = asyncio.ensure_future(self._hops(engine, passed, args, settings.fetch_timeout,
-                                                settings.fetch_max_bytes, secrets))
+        watch = self._watch(engine)
+        work: asyncio.Future[Any] | None = None
         try:
+            # Consent may have moved between the engine's decision and the
+            # watch's first look: decided once here, then on every move.
+            withdrawn = self._withdrawn(engine, passed, args)
+            if withdrawn is not None:
+                return withdrawn
+            work = asyncio.ensure_future(self._hops(engine, passed, args,
+                                                    settings.fetch_timeout,
+                                                    settings.fetch_max_bytes, secrets))
             while True:
-                done, _ = await asyncio.wait({work}, timeout=RECHECK)
+                await asyncio.wait({work, watch.moved}, return_when=asyncio.FIRST_COMPLETED)
                 withdrawn = self._withdrawn(engine, passed, args)
                 if withdrawn is not None:
                     return withdrawn
-                if done:
+                if work.done():
                     break
         finally:
-            if not work.done():
+            self._unwatch(engine, watch)
+            if work is not None and not work.done():
                 work.cancel()
                 # Wait for it to unwind (its sockets closed); asyncio.wait
                 # neither raises its error nor swallows our own cancellation.
@@ -175,6 +222,23 @@ class GuardedFetch:
             return self._refuse(passed, "transport",
                                 _redact(f"the request failed ({type(exc).__name__})", secrets),
                                 "FETCH_FAILED")
+
+    def _watch(self, engine: ScopeHost) -> _ConsentWatch:
+        """The engine's consent watch, started for its first fetch in flight."""
+        watch = self._watches.get(id(engine))
+        if watch is None:
+            watch = self._watches[id(engine)] = _ConsentWatch(engine)
+        watch.users += 1
+        return watch
+
+    def _unwatch(self, engine: ScopeHost, watch: _ConsentWatch) -> None:
+        """One fetch fewer in flight; the watch stops with the engine's last one."""
+        watch.users -= 1
+        if watch.users == 0:
+            watch.task.cancel()
+            watch.moved.cancel()
+            if self._watches.get(id(engine)) is watch:
+                del self._watches[id(engine)]
 
     def _withdrawn(self, engine: ScopeHost, passed: Passed,
                    args: dict[str, Any]) -> Decision | None:

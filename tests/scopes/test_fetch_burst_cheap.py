@@ -1,0 +1,144 @@
+"""A fetch in flight costs the engine's loop little: to set up, and while it waits.
+
+The transport makes its TLS context (the CA bundle loaded: tens of milliseconds
+of CPU) once, off the loop, and every fetch shares it; what a fetch builds for
+itself costs a fraction of a millisecond. While fetches are in flight, one watch
+per engine looks at the state's consent key every ``RECHECK`` seconds and
+wakes them to decide again only when it moved — a revoke still abandons a
+fetch in flight (tests/scopes/test_net_hardening.py), but consent that stands
+still costs no decisions, however many fetches wait.
+
+(Found by a helper: each fetch built an httpx client and TLS context on the
+event loop, and each re-ran ``decide()`` every 50 ms; a card sending 120 fetches
+at once stalled every other call of the service for seconds.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+import engine.effects.netguard as netguard
+from engine import World
+from engine.effects.netguard import FetchResponse, GuardedFetch
+from engine.effects.transport import HttpxTransport
+
+from ..conftest import manifest, offer_install
+from .served import start
+
+FETCHES = 120
+
+
+def _silent_server() -> tuple[socket.socket, int, list[socket.socket]]:
+    """A loopback server that accepts and never answers."""
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen(FETCHES + 16)
+    held: list[socket.socket] = []
+
+    def loop() -> None:
+        while True:
+            try:
+                conn, _ = ls.accept()
+            except OSError:
+                return
+            held.append(conn)
+
+    threading.Thread(target=loop, daemon=True).start()
+    return ls, ls.getsockname()[1], held
+
+
+def test_a_burst_of_fetches_leaves_other_calls_prompt(tmp_path: Path) -> None:
+    served = start(tmp_path, settings={"fetch_timeout": 10})
+    ls, port, held = _silent_server()
+    (served.ws / "a.txt").write_text("x")
+    token = served.card.headers["Authorization"]
+    try:
+        async def main() -> float:
+            async with httpx.AsyncClient(base_url=served.address, timeout=60,
+                                         headers={"Authorization": token},
+                                         limits=httpx.Limits(max_connections=FETCHES + 8)
+                                         ) as client:
+                fetches = [asyncio.create_task(client.post("/v1/calls", json={
+                    "card": "c1", "call": "net.fetch",
+                    "args": {"url": f"http://127.0.0.1:{port}/"}}))
+                    for _ in range(FETCHES)]
+                await asyncio.sleep(0.3)  # the burst is arriving
+                worst = 0.0
+                for _ in range(8):
+                    t0 = time.monotonic()
+                    r = await client.post("/v1/calls", json={
+                        "card": "c1", "call": "fs.stat", "args": {"path": "a.txt"}})
+                    worst = max(worst, time.monotonic() - t0)
+                    assert r.json()["outcome"] == "ok"
+                    await asyncio.sleep(0.1)
+                for task in fetches:
+                    task.cancel()
+                await asyncio.gather(*fetches, return_exceptions=True)
+                return worst
+
+        worst = asyncio.run(main())
+        # An fs.stat takes milliseconds; fetches waiting on a silent server cost nothing.
+        assert worst < 1.0, f"an fs.stat waited {worst:.2f} s behind {FETCHES} fetches"
+    finally:
+        ls.close()
+        served.stop()
+        for conn in held:
+            conn.close()
+
+
+async def test_every_fetch_shares_one_tls_context() -> None:
+    """Made once, by the first of many fetches starting together; the same object after."""
+    transport = HttpxTransport()
+    first = await asyncio.gather(*(transport.tls_context() for _ in range(8)))
+    assert all(ctx is first[0] for ctx in first)
+    assert await transport.tls_context() is first[0]
+
+
+async def test_fetches_in_flight_decide_again_only_when_consent_moves(make_engine,
+                                                                      monkeypatch) -> None:
+    """Waiting fetches make no decisions while consent stands still; a change wakes them."""
+    release = asyncio.Event()
+    started = 0
+
+    async def transport(method, url, headers, body, address, **limits):
+        nonlocal started
+        started += 1
+        await release.wait()
+        return FetchResponse(200, "ok")
+
+    decisions = 0
+    real = netguard.decide
+
+    def counting(*args, **kwargs):
+        nonlocal decisions
+        decisions += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(netguard, "decide", counting)
+    engine = make_engine(world=World(net=GuardedFetch(lambda h: [], transport), fs=None))
+    await engine.create_workspace("w1", tempfile.mkdtemp(prefix="fetch-burst-"))
+    await offer_install(engine, manifest("acme.local", {"network.local": {}}))
+    await engine.add_node({"id": "c1", "type": "card", "package": "acme.local"},
+                          workspace="w1")
+    calls = [asyncio.ensure_future(engine.call("c1", "net.fetch", None,
+                                               {"url": f"http://localhost:{8000 + i}/"}))
+             for i in range(20)]
+    while started < 20:
+        await asyncio.sleep(0.01)
+    before = decisions
+    await asyncio.sleep(20 * netguard.RECHECK)  # consent stands still
+    assert decisions == before, f"{decisions - before} decisions while nothing changed"
+    await engine.add_node({"id": "c2", "type": "card", "package": "acme.local"},
+                          workspace="w1")  # the canvas moved: each fetch decides once
+    await asyncio.sleep(3 * netguard.RECHECK)
+    assert decisions == before + 20
+    release.set()
+    done = await asyncio.gather(*calls)
+    assert all(d.value == {"status": 200, "body": "ok"} for d in done)
