@@ -14,7 +14,8 @@ refusal says only whether the secret is set.
 
 The whole fetch — resolution, every hop and every byte — has one deadline,
 the workspace's ``fetch_timeout``. While it is in flight the fetch is
-re-checked against the card's consent (checks 1–8 of SPEC §5) whenever that
+re-checked against the card's consent (checks 1–8 of SPEC §5, for the hop
+being fetched now: a redirect may lead onto the other fetch permission) whenever that
 may have changed — one watch per engine looks every `RECHECK` seconds whether
 the state's consent key (`State.consent_key`, which every change of grants,
 packages, settings or the canvas moves on) moved, and wakes the engine's
@@ -33,7 +34,7 @@ import inspect
 import ipaddress
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -110,6 +111,20 @@ Transport = Callable[..., "FetchResponse | Awaitable[FetchResponse]"]
 
 async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
+
+
+@dataclass(slots=True)
+class _Flight:
+    """A fetch in flight: the URL of the hop being fetched now, for its re-checks."""
+
+    url: str
+    #: The fetch's own arguments with ``url`` set to the hop's.
+    args: dict[str, Any] = field(default_factory=dict)
+
+    def at(self, url: str, args: dict[str, Any]) -> None:
+        """The fetch moved on to ``url`` (it passed its scope check)."""
+        self.url = url
+        self.args = {**args, "url": url}
 
 
 class _ConsentWatch:
@@ -193,18 +208,19 @@ class GuardedFetch:
         secrets: list[str] = []
         watch = self._watch(engine)
         work: asyncio.Future[Any] | None = None
+        flight = _Flight(str(args["url"]), args)
         try:
             # Consent may have moved between the engine's decision and the
             # watch's first look: decided once here, then on every move.
-            withdrawn = self._withdrawn(engine, passed, args)
+            withdrawn = self._withdrawn(engine, passed, flight)
             if withdrawn is not None:
                 return withdrawn
-            work = asyncio.ensure_future(self._hops(engine, passed, args,
+            work = asyncio.ensure_future(self._hops(engine, passed, args, flight,
                                                     settings.fetch_timeout,
                                                     settings.fetch_max_bytes, secrets))
             while True:
                 await asyncio.wait({work, watch.moved}, return_when=asyncio.FIRST_COMPLETED)
-                withdrawn = self._withdrawn(engine, passed, args)
+                withdrawn = self._withdrawn(engine, passed, flight)
                 if withdrawn is not None:
                     return withdrawn
                 if work.done():
@@ -241,40 +257,73 @@ class GuardedFetch:
                 del self._watches[id(engine)]
 
     def _withdrawn(self, engine: ScopeHost, passed: Passed,
-                   args: dict[str, Any]) -> Decision | None:
-        """The refusal the fetch would get now, when consent went away while it ran."""
+                   flight: _Flight) -> Decision | None:
+        """The refusal the fetch would get now, when consent went away while it ran.
+
+        Decided for the hop in flight, not the card's first URL: a fetch that
+        began at a declared host and was redirected to this computer is
+        withdrawn when network.local is revoked.
+        """
         card = passed.card
-        if card.workspace not in engine.state.workspaces:
+        state = engine.state
+        if card.workspace not in state.workspaces:
             refusal: Decision | None = self._refuse(passed, "not-connected",
                                                     f"workspace {card.workspace} was removed",
                                                     "PERMISSION_DENIED")
         else:
-            result = decide(engine.state, card.id, "net.fetch", None, args, now=engine.now(),
+            result = decide(state, card.id, "net.fetch", None, flight.args, now=engine.now(),
                             count_limits=False)
             refusal = result if isinstance(result, Decision) else None
             if refusal is not None and refusal.code == "CARD_UNKNOWN":
                 refusal = self._refuse(passed, "not-connected", f"card {card.id} was removed",
                                        "PERMISSION_DENIED")
+            elif refusal is not None and refusal.code == "SCOPE_REFUSED":
+                refusal = self._hop_withdrawn(state, passed, flight.url, refusal)
         if refusal is None:
             return None
         return refusal.with_(message=refusal.message + " (the fetch in flight was abandoned)",
                              extra={**refusal.extra, "logged": "cancelled"})
 
-    async def _hops(self, engine: ScopeHost, passed: Passed, args: dict[str, Any], timeout: float,
-                    max_bytes: int, secrets: list[str]) -> Any:
+    def _hop_withdrawn(self, state: State, passed: Passed, url: str,
+                       refused: Decision) -> Decision:
+        """The hop in flight passed its scope check when it began and fails it now.
+
+        What changed since is consent — the hop's permission revoked, a port
+        reserved — so the fetch is withdrawn as SPEC §8.1 says, with
+        PERMISSION_DENIED, naming the hop's own permission.
+        """
+        host = normalise_host(urlsplit(url).hostname or "")
+        permission = "network.local" if host in LOCAL_HOSTS else "network"
+        if not state.granted(passed.package.name, permission):
+            reason, why = "not-granted", (f"{permission} was revoked while the fetch was at "
+                                          f"{host}")
+        else:
+            card, package = state.canvas.node(passed.card.id), state.packages.get(
+                passed.package.name)
+            scope = (host_scope(state, card, package, url)
+                     if card is not None and package is not None else None)
+            reason, why = scope or (refused.reason or "scope", "the hop is out of scope")
+        return denial("net.fetch", passed.card.id, "PERMISSION_DENIED",
+                      package=passed.package.name, permission=permission, reason=reason,
+                      why=why)
+
+    async def _hops(self, engine: ScopeHost, passed: Passed, args: dict[str, Any],
+                    flight: _Flight, timeout: float, max_bytes: int, secrets: list[str]) -> Any:
         """Every hop under one deadline."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         try:
             async with asyncio.timeout_at(deadline):
-                return await self._follow(engine, passed, args, deadline, max_bytes, secrets)
+                return await self._follow(engine, passed, args, flight, deadline, max_bytes,
+                                          secrets)
         except TimeoutError:
             return self._refuse(passed, "timeout",
                                 f"the fetch did not complete within {timeout:g} s",
                                 "FETCH_FAILED")
 
     async def _follow(self, engine: ScopeHost, passed: Passed, args: dict[str, Any],
-                      deadline: float, max_bytes: int, secrets: list[str]) -> Any:
+                      flight: _Flight, deadline: float, max_bytes: int,
+                      secrets: list[str]) -> Any:
         url = str(args["url"])
         method = str(args.get("method", "GET")).upper()
         raw_headers = {str(k): str(v) for k, v in (args.get("headers") or {}).items()}
@@ -291,6 +340,7 @@ class GuardedFetch:
                 parts = urlsplit(url)
             except ValueError:
                 return self._refuse(passed, "bad-url", "the URL is not a valid URL")
+            flight.at(url, args)  # re-checked from now on for this hop
             host = normalise_host(parts.hostname or "")
             if first_host is None:
                 first_host = host

@@ -1,12 +1,14 @@
-"""A fetch redirected onto another permission is not abandoned when that one is revoked (e15).
+"""A fetch in flight is re-checked for the hop being fetched now, not the card's first URL.
 
 SPEC §8.1: "a fetch whose permission is revoked ... while it is in flight is
-abandoned and its result never reaches the card". The in-flight re-check
-(engine/effects/netguard.py, ``GuardedFetch._withdrawn``) decides the card's
-*first* URL again, never the hop in flight: a fetch that began at a declared
-public host (``network``) and was redirected to ``http://localhost:…``
-(``network.local``) keeps running, and its body reaches the card, after the person
-revoked ``network.local``.
+abandoned and its result never reaches the card". A fetch that began at a
+declared public host (``network``) and was redirected to ``http://localhost:…``
+(``network.local``) is abandoned when the person revokes ``network.local``:
+PERMISSION_DENIED, reason ``not-granted``, naming network.local, logged
+``cancelled``.
+
+(Found by a helper: ``GuardedFetch._withdrawn`` decided the card's first URL
+again, so the redirected fetch kept running and its body reached the card.)
 
 (In-process with a scripted resolver and transport: the first hop needs a public
 https host, which this machine cannot reach.)
@@ -50,3 +52,6 @@ async def test_revoking_the_permission_of_the_hop_in_flight_abandons_the_fetch(
     release.set()
     d = await asyncio.wait_for(call, 10)
     assert d.value is None and d.code == "PERMISSION_DENIED", (d.outcome, d.value)
+    assert (d.reason, d.permission) == ("not-granted", "network.local"), d.message
+    rows = [r for r in engine.log_rows() if r["call"] == "net.fetch"]
+    assert (rows[-1]["outcome"], rows[-1]["code"]) == ("cancelled", "PERMISSION_DENIED")
