@@ -881,6 +881,10 @@ def host_scope(state: State, card: Node, package: PackageState,
         # user@host and backslash tricks make people and parsers read
         # different hosts; a card has no need for either.
         return "bad-url", "a URL may not carry user information or backslashes"
+    if port == 0:
+        # No connection can be made to port 0; left in, a parser that reads
+        # the falsy port as none would reach the scheme's default port.
+        return "bad-url", "port 0 is not a port a connection can be made to"
     granted = {p for p in FETCH_PERMISSIONS
                if state.declares(package, p) and state.granted(package.name, p)}
     if host in LOCAL_HOSTS:

@@ -60,12 +60,18 @@ _REDIRECTS = (301, 302, 303, 307, 308)
 
 
 def normal_url(url: str) -> str:
-    """The URL with its host lower-cased and a trailing dot dropped, no fragment."""
+    """The URL with its host lower-cased and a trailing dot dropped, no fragment.
+
+    The port is kept unless it is the scheme's default; a port the URL names
+    is never dropped otherwise (``:0`` is refused by the scope check before).
+    """
     parts = urlsplit(url)
     host = normalise_host(parts.hostname or "")
     if ":" in host:
         host = f"[{host}]"
-    netloc = host + (f":{parts.port}" if parts.port else "")
+    port = parts.port
+    default = 443 if parts.scheme.lower() == "https" else 80
+    netloc = host + (f":{port}" if port is not None and port != default else "")
     return urlunsplit((parts.scheme.lower(), netloc, parts.path or "/", parts.query, ""))
 
 
