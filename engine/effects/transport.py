@@ -186,7 +186,10 @@ class HttpxTransport:
         target = urlunsplit((parts.scheme, f"{literal}:{port}", parts.path or "/", parts.query, ""))
         default_port = port == (443 if parts.scheme == "https" else 80)
         send_headers = {k: v for k, v in headers.items() if k.lower() != "host"}
-        send_headers["Host"] = host if default_port else f"{host}:{port}"
+        # An IPv6 literal keeps its brackets in Host (RFC 3986 §3.2.2): ``::1:8080``
+        # is not a host and port, and reads as another address.
+        authority = f"[{host}]" if ":" in host else host
+        send_headers["Host"] = authority if default_port else f"{authority}:{port}"
         if not any(k.lower() == "accept-encoding" for k in send_headers):
             send_headers["Accept-Encoding"] = "gzip, deflate"
         context = await self.tls_context()
