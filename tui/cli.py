@@ -28,13 +28,21 @@ def keymap_path() -> Path:
     return base / "arrowgate" / "keymap.json"
 
 
+#: The largest keymap file read (a few hundred bindings take a few KiB).
+KEYMAP_MAX_BYTES = 1024 * 1024
+
+
 def _keymap() -> dict[str, str]:
     path = keymap_path()
     if not path.exists():
         return {}
+    from engine.effects.userfile import read_user_text
+
     try:
-        data = json.loads(path.read_text())
-    except (OSError, ValueError) as exc:
+        # Through the reader of files a person names: a FIFO or a device at that path
+        # would otherwise hang the TUI before it draws anything.
+        data = json.loads(read_user_text(path, limit=KEYMAP_MAX_BYTES))
+    except (OSError, ValueError, RecursionError) as exc:
         raise SystemExit(f"arrowgate: cannot read the keymap {path}: {exc}") from exc
     if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str)
                                              for k, v in data.items()):

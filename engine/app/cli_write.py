@@ -141,7 +141,7 @@ class Backend(Protocol):
     async def revoke(self, name: str, permission: str) -> None: ...
     async def pending(self, name: str) -> dict[str, Any]: ...
     async def approve(self, name: str, review_hash: str) -> dict[str, Any]: ...
-    async def decline(self, name: str) -> dict[str, Any]: ...
+    async def decline(self, name: str, pending_hash: str) -> dict[str, Any]: ...
     async def call(self, body: dict[str, Any]) -> dict[str, Any]: ...
     async def holds(self) -> list[dict[str, Any]]: ...
     async def approve_hold(self, prompt_id: str, digest: str) -> dict[str, Any]: ...
@@ -248,9 +248,10 @@ class LocalBackend:
         diff = await self.engine.approve(name, review_hash=review_hash)
         return {"package": name, "hash": review_hash, **diff.to_json(), "lines": list(diff.lines)}
 
-    async def decline(self, name: str) -> dict[str, Any]:
-        """Discard the pending version; the approved one's hash holds again."""
-        approved = await self.engine.decline_update(name)
+    async def decline(self, name: str, pending_hash: str) -> dict[str, Any]:
+        """Discard the pending version ``pending_hash`` (another one pending now is
+        ``stale``); the approved one's hash holds again."""
+        approved = await self.engine.decline_update(name, pending_hash=pending_hash)
         return {"package": name, "hash": approved, "declined": True}
 
     async def call(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -425,14 +426,16 @@ class ServiceBackend:
                                      {"review_hash": review_hash})
         return dict(answer) if isinstance(answer, dict) else {"package": name}
 
-    async def decline(self, name: str) -> dict[str, Any]:
-        """``POST /v1/packages/{name}/decline``: the pending version is discarded.
+    async def decline(self, name: str, pending_hash: str) -> dict[str, Any]:
+        """``POST /v1/packages/{name}/decline``: the pending version ``pending_hash`` is
+        discarded (another one pending now is ``stale``).
 
         Its diff is asked for first: the route also declines an offered package's
         install, which this verb must not do (no version pending: ``nothing-pending``).
         """
         await self.pending(name)
-        answer = await self._request("POST", f"/v1/packages/{_seg(name)}/decline")
+        answer = await self._request("POST", f"/v1/packages/{_seg(name)}/decline",
+                                     {"pending_hash": pending_hash})
         approved = answer.get("hash") if isinstance(answer, dict) else None
         return {"package": name, "hash": approved, "declined": True}
 
@@ -637,7 +640,16 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
         out = await backend.approve(args.name, digest)
         return OK, out, f"approved {args.name} ({digest})"
     if verb == "package decline":
-        out = await backend.decline(args.name)
+        digest = args.pending_hash
+        if digest is None:
+            pending = await backend.pending(args.name)
+            lines = pending.get("lines")
+            show(f"{args.name}: new version {pending.get('pending_hash')}")
+            show("\n".join(str(x) for x in lines) if isinstance(lines, list) and lines
+                  else "no change in declarations (files changed)")
+            _confirm(out_file, f"decline this version of {args.name}?")
+            digest = str(pending.get("pending_hash"))
+        out = await backend.decline(args.name, digest)
         return OK, out, f"declined the update of {args.name}; {out.get('hash')} holds again"
     if verb == "call":
         body = {"card": args.card, "call": args.call}
@@ -817,9 +829,12 @@ def register(sub: Any) -> None:
     p.add_argument("--review-hash", metavar="SHA256",
                    help="the pending version's hash you reviewed; then nothing is asked")
     _common(p)
-    p = acts.add_parser("decline", help="discard the pending version: the approved one holds "
-                                        "again (operator)")
+    p = acts.add_parser("decline", help="show the pending version's diff and discard it: the "
+                                        "approved one holds again (operator)")
     p.add_argument("name", help="the package name")
+    p.add_argument("--pending-hash", metavar="SHA256",
+                   help="the pending version's hash you looked at; then nothing is asked, and "
+                        "another version pending now is refused as stale")
     _common(p)
 
     p = sub.add_parser("call", help="make a card's call; prints the Decision (exit 1 if refused)")

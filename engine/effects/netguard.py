@@ -285,6 +285,11 @@ class GuardedFetch:
                                        "PERMISSION_DENIED")
             elif refusal is not None and refusal.code == "SCOPE_REFUSED":
                 refusal = self._hop_withdrawn(state, passed, flight.url, refusal)
+            elif refusal is not None and refusal.code == "INVALID_ARGUMENT":
+                # The hop's URL is the server's (a redirect), not the card's: its bounds
+                # were the card's to meet when it called; consent did not move (SPEC §8.1
+                # abandons a fetch only for a revoke or a removal).
+                refusal = None
         if refusal is None:
             return None
         return refusal.with_(message=refusal.message + " (the fetch in flight was abandoned)",

@@ -13,48 +13,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.json_schema import SkipJsonSchema
 
-__all__ = [
-    "ApproveBody",
-    "ArrowBody",
-    "ArrowOut",
-    "BatchBody",
-    "BatchResult",
-    "CallBody",
-    "DecisionOut",
-    "DiffOut",
-    "EmitBody",
-    "EmitResult",
-    "GrantBody",
-    "GrantsOut",
-    "HealthOut",
-    "HistoryEntry",
-    "HistoryOut",
-    "HoldApproveBody",
-    "HoldOut",
-    "InstallBody",
-    "InstallOut",
-    "Layout",
-    "LogOut",
-    "LogRowOut",
-    "NodeBody",
-    "NodeOut",
-    "NodePatch",
-    "OfferBody",
-    "PackageOut",
-    "Ports",
-    "Problem",
-    "PromptOut",
-    "ReachOut",
-    "ReachStep",
-    "ReachTarget",
-    "ReviewFacts",
-    "ReviewOut",
-    "TokenBody",
-    "TokenOut",
-    "VerifyOut",
-    "WorkspaceBody",
-    "WorkspaceOut",
-]
+__all__ = ["ApproveBody", "ArrowBody", "ArrowOut", "BatchBody", "BatchResult", "CallBody",
+           "DecisionOut", "DeclineBody", "DiffOut", "EmitBody", "EmitResult", "GrantBody",
+           "GrantsOut", "HealthOut", "HistoryEntry", "HistoryOut", "HoldApproveBody", "HoldOut",
+           "InstallBody", "InstallOut", "Layout", "LogOut", "LogRowOut", "NodeBody", "NodeOut",
+           "NodePatch", "OfferBody", "PackageOut", "Ports", "Problem", "PromptOut", "ReachOut",
+           "ReachStep", "ReachTarget", "ReviewFacts", "ReviewOut", "TokenBody", "TokenOut",
+           "VerifyOut", "WorkspaceBody", "WorkspaceOut"]
 
 _STRICT = ConfigDict(extra="forbid", strict=True)
 #: Identifiers of nodes, arrows, workspaces: short printable strings.
@@ -189,6 +154,13 @@ class ApproveBody(_In):
     """Approve a package's pending version: the hash of the review the person saw."""
 
     review_hash: str = Field(min_length=1, max_length=128)
+
+
+class DeclineBody(_In):
+    """Decline: for an installed package's pending update, the hash of the version the
+    person saw (its diff's ``pending_hash``); another one pending now is ``stale``."""
+
+    pending_hash: str | None = Field(default=None, max_length=128)
 
 
 class DiffOut(BaseModel):

@@ -40,6 +40,7 @@ from engine.service.models import (
     BatchResult,
     CallBody,
     DecisionOut,
+    DeclineBody,
     DiffOut,
     EmitBody,
     EmitResult,
@@ -305,11 +306,14 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
                               "granted": sorted(engine.state.grants.get(name, set()))})
 
     @r.post("/v1/packages/{name}/decline", response_model=InstallOut)
-    async def decline(name: str, who: Caller = Who) -> Response:
+    async def decline(name: str, who: Caller = Who, body: DeclineBody | None = None
+                      ) -> Response:
         """The person said no (operator): to an install, and nothing is installed; or to
         an installed package's pending update, which is discarded, and the approved
         version holds again (its review and grants are answered, ``installed`` true).
-        An installed package with no version pending is 404 ``nothing-pending``."""
+        An installed package with no version pending is 404 ``nothing-pending``; one whose
+        pending version is not the body's ``pending_hash`` (the one the person saw) is 409
+        ``stale``."""
         principal = who.by()
         async with _lock(name):
             engine.catch_up()  # installed through another server: its update is declined
@@ -317,7 +321,9 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
             if pkg is None or not pkg.installed:
                 rv = await engine.install(name, accept=False, by=principal)
                 return json_response({**rv.to_json(), "installed": False})
-            await engine.decline_update(name, by=principal)
+            await engine.decline_update(
+                name, pending_hash=body.pending_hash if body is not None else None,
+                by=principal)
             rv = await engine.review(name)
         return json_response({**rv.to_json(), "installed": True,
                               "granted": sorted(engine.state.grants.get(name, set()))})
@@ -479,10 +485,11 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         async def stream() -> AsyncIterator[bytes]:
             # Watched from the stream's first step: a response never begun (its
             # client gone at once) leaves nothing behind; a token revoked meanwhile
-            # is seen by `Standing.holds`.
+            # is seen by `Standing.stands` (asked now: nothing confirmed it yet), and a
+            # store that cannot tell ends the stream quietly, as it does later.
             standing = service.tokens.standing(who.token, who.token_id)
             try:
-                if not standing.holds():
+                if not standing.stands():
                     return
                 async for chunk in feed.stream(last, heartbeat=service.heartbeat,
                                                closing=service.closing, standing=standing):

@@ -218,9 +218,14 @@ def test_package_decline_discards_the_update_and_the_approved_version_holds(
     folder = package(tmp, PROMPTER)
     (folder / "payload.js").write_text("fetch('https://evil.example')\n")
     code, out, _ = run(capsys, "package", "offer", str(folder), "--db", str(canvas), "--json")
-    assert code == 0 and json.loads(out)["hash"] != approved
-    code, out, err = run(capsys, "package", "decline", "acme.prompter", "--db", str(canvas),
-                         "--json")
+    pending = json.loads(out)["hash"]
+    assert code == 0 and pending != approved
+    # A decline names the version seen: another hash is stale, and nothing changes.
+    code, _, err = run(capsys, "package", "decline", "acme.prompter", "--pending-hash",
+                       "sha256:" + "0" * 64, "--db", str(canvas))
+    assert code == 1 and "stale" in err
+    code, out, err = run(capsys, "package", "decline", "acme.prompter", "--pending-hash",
+                         pending, "--db", str(canvas), "--json")
     assert code == 0, err
     assert json.loads(out) == {"package": "acme.prompter", "hash": approved, "declined": True}
     code, out, _ = run(capsys, "call", "c1", "agents.list", "--db", str(canvas), "--json")

@@ -270,7 +270,9 @@ export interface paths {
          * @description The person said no (operator): to an install, and nothing is installed; or to
          *     an installed package's pending update, which is discarded, and the approved
          *     version holds again (its review and grants are answered, ``installed`` true).
-         *     An installed package with no version pending is 404 ``nothing-pending``.
+         *     An installed package with no version pending is 404 ``nothing-pending``; one whose
+         *     pending version is not the body's ``pending_hash`` (the one the person saw) is 409
+         *     ``stale``.
          */
         post: operations["decline"];
         delete?: never;
@@ -885,6 +887,15 @@ export interface components {
             prompt?: string | null;
             /** Value */
             value?: unknown;
+        };
+        /**
+         * DeclineBody
+         * @description Decline: for an installed package's pending update, the hash of the version the
+         *     person saw (its diff's ``pending_hash``); another one pending now is ``stale``.
+         */
+        DeclineBody: {
+            /** Pending Hash */
+            pending_hash?: string | null;
         };
         /**
          * DiffOut
@@ -2877,7 +2888,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DeclineBody"] | null;
+            };
+        };
         responses: {
             /** @description Successful Response */
             200: {

@@ -1,15 +1,9 @@
-"""A decline over HTTP names the pending version the person saw, as the engine's does.
+"""A decline names the pending version the person saw, through every way in: the body's
+``pending_hash`` over HTTP, ``--pending-hash`` (or the diff shown) on the command line;
+another version pending now is 409 ``stale`` and changes nothing.
 
-The first review's fix made `Engine.decline_update(pending_hash=…)` refuse a
-version other than the one the person looked at (``stale``, recorded), and the
-TUI passes it. ``POST /v1/packages/{name}/decline`` takes no body: a person who
-looked at one pending version (``GET …/diff``) and declines it discards
-whatever version is pending by then — one offered meanwhile that they never
-saw — and ``arrowgate package decline`` (which reads the diff first) cannot
-name it either. Approve takes ``review_hash`` for this reason (SPEC §4.4,
-§10.1: "a stale digest or review 409").
-
-(rv15b review.)
+(Found by the round's second review: only the engine's and the TUI's decline named it; over
+HTTP a person declined whatever was pending by then, one offered meanwhile included.)
 """
 
 from __future__ import annotations

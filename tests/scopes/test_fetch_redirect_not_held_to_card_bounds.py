@@ -1,15 +1,10 @@
-"""A redirect the card never wrote is not held to the card's argument bounds.
+"""A redirect the card never wrote is not held to the card's argument bounds: a fetch in
+flight is abandoned only when its permission is revoked, or its card or workspace removed
+(SPEC §8.1).
 
-SPEC §8.1: a fetch in flight is abandoned when its *permission* is revoked
-(or its card or workspace removed) meanwhile. The in-flight re-check now
-decides the hop being fetched (`GuardedFetch._withdrawn` with `_Flight.args`,
-the card's arguments with ``url`` replaced by the hop's), and so runs check 3
-(arguments within ``max_payload``) on a URL the *server* chose: a redirect to a
-URL longer than the workspace's ``max_payload`` is abandoned as
-INVALID_ARGUMENT, logged ``cancelled``, though nothing about consent moved and
-the hop passed its own scope check.
-
-(rv15b review; in-process with a scripted resolver and transport.)
+(Found by the round's second review: the in-flight re-check of the hop ran check 3 on the
+URL the server chose, so a redirect longer than ``max_payload`` was abandoned as
+INVALID_ARGUMENT and logged ``cancelled``, though consent had not moved.)
 """
 
 from __future__ import annotations

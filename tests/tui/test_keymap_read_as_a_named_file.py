@@ -1,13 +1,7 @@
-"""The keymap is a file a person names (``$ARROWGATE_KEYMAP``): read as every such file is.
+"""The keymap (``$ARROWGATE_KEYMAP``) is read as every file a person names is: a FIFO or a
+device there is one line naming the file, never a TUI that hangs before it draws.
 
-This round gave files a person names one reader (`engine.effects.userfile`:
-regular files only, opened without blocking, bounded). ``arrowgate tui`` still
-reads its keymap with ``Path.read_text()`` (`tui.cli._keymap`): a FIFO there
-(or a link to one, or to ``/dev/zero``) blocks the TUI before it draws, with
-no message, until killed. It should be one line naming the file, as
-``arrowgate import`` of a FIFO now is.
-
-(rv15b review; in a child process, since a thread blocked in open() cannot be stopped.)
+(Found by the round's second review: it was read with ``Path.read_text()``.)
 """
 
 from __future__ import annotations
