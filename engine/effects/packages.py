@@ -66,7 +66,8 @@ def read_package_folder(folder: str | Path) -> PackageFolder:
     root = Path(folder)
     inside = root.resolve()
     try:
-        raw = loads_manifest(_read_entry(inside, root / "manifest.json", MAX_PACKAGE_FILE))
+        manifest = _read_entry(inside, root / "manifest.json", MAX_PACKAGE_FILE)
+        raw = loads_manifest(manifest)
     except (OSError, ValueError) as exc:
         why = exc.problem if isinstance(exc, FileRefused) else exc
         raise ManifestInvalid(f"$: cannot read {root / 'manifest.json'}: {why}",
@@ -76,11 +77,15 @@ def read_package_folder(folder: str | Path) -> PackageFolder:
     for full in _walk(root, inside):
         if len(files) >= MAX_PACKAGE_FILES:
             raise FileRefused(root, f"holds more than {MAX_PACKAGE_FILES} files")
-        data = _read_entry(inside, full, MAX_PACKAGE_FILE)
+        name = full.relative_to(root).as_posix()
+        # The manifest's bytes are the ones parsed above, not read again: a file swapped
+        # between two reads would have the hash cover other permissions than those shown.
+        data = manifest if name == "manifest.json" else \
+            _read_entry(inside, full, MAX_PACKAGE_FILE)
         total += len(data)
         if total > MAX_PACKAGE_BYTES:
             raise FileRefused(root, f"holds more than {MAX_PACKAGE_BYTES} bytes of files")
-        files[full.relative_to(root).as_posix()] = data
+        files[name] = data
     return PackageFolder(raw, files)
 
 
