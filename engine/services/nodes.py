@@ -41,6 +41,9 @@ class Nodes:
     def check_id(kind: Literal["node", "arrow", "workspace"], value: object) -> None:
         """Refuse a new id holding a control or invisible character (`id_problem`).
 
+        ``value`` as it came: an id that is not a string is left to the canvas's own
+        checks, which refuse it naming its type.
+
         Raises:
             InvalidNode, InvalidArrow, InvalidArgument: for a node, arrow or
                 workspace id, naming the character (reason ``bad-id``).
