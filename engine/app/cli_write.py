@@ -552,6 +552,18 @@ def _review_text(review: dict[str, Any]) -> str:
     return json.dumps(review, indent=2)
 
 
+async def _pending_seen(backend: Backend, name: str, what: str, out: Any) -> str:
+    """Show the person ``name``'s pending version (its hash and diff), ask whether to
+    ``what`` it, and return the hash they saw: the one the answer is bound to."""
+    pending = await backend.pending(name)
+    lines = pending.get("lines")
+    print(f"{name}: new version {pending.get('pending_hash')}", file=out, flush=True)
+    print("\n".join(str(x) for x in lines) if isinstance(lines, list) and lines
+          else "no change in declarations (files changed)", file=out, flush=True)
+    _confirm(out, f"{what} this version of {name}?")
+    return str(pending.get("pending_hash"))
+
+
 async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, str]:
     """Carry out a verb: (exit code, JSON answer, text answer)."""
     # What a person is shown before consenting goes to stderr under --json,
@@ -628,27 +640,13 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
         return OK, {"package": args.name, "revoked": args.permission}, \
             f"{args.name}: revoked {args.permission}"
     if verb == "package approve":
-        digest = args.review_hash
-        if digest is None:
-            pending = await backend.pending(args.name)
-            lines = pending.get("lines")
-            show(f"{args.name}: new version {pending.get('pending_hash')}")
-            show("\n".join(str(x) for x in lines) if isinstance(lines, list) and lines
-                  else "no change in declarations (files changed)")
-            _confirm(out_file, f"approve this version of {args.name}?")
-            digest = str(pending.get("pending_hash"))
+        digest = args.review_hash or await _pending_seen(backend, args.name, "approve",
+                                                          out_file)
         out = await backend.approve(args.name, digest)
         return OK, out, f"approved {args.name} ({digest})"
     if verb == "package decline":
-        digest = args.pending_hash
-        if digest is None:
-            pending = await backend.pending(args.name)
-            lines = pending.get("lines")
-            show(f"{args.name}: new version {pending.get('pending_hash')}")
-            show("\n".join(str(x) for x in lines) if isinstance(lines, list) and lines
-                  else "no change in declarations (files changed)")
-            _confirm(out_file, f"decline this version of {args.name}?")
-            digest = str(pending.get("pending_hash"))
+        digest = args.pending_hash or await _pending_seen(backend, args.name, "decline",
+                                                           out_file)
         out = await backend.decline(args.name, digest)
         return OK, out, f"declined the update of {args.name}; {out.get('hash')} holds again"
     if verb == "call":
