@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,3 +103,27 @@ def health_ms(served: Served) -> float:
     r = httpx.get(served.address + "/v1/health", timeout=30)
     assert r.status_code == 200
     return (time.monotonic() - t0) * 1000
+
+
+def serve_canned(ls: socket.socket, answer: bytes) -> None:
+    """Answer every request that comes to the listening socket ``ls`` with ``answer`` (a
+    whole HTTP response), in a thread, until ``ls`` is closed."""
+    ls.listen(8)
+
+    def loop() -> None:
+        while True:
+            try:
+                conn, _ = ls.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(10)
+                buf = b""
+                while b"\r\n\r\n" not in buf:
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    buf += chunk
+                conn.sendall(answer)
+
+    threading.Thread(target=loop, daemon=True).start()

@@ -23,7 +23,7 @@ import httpx
 
 from engine.effects.transport import text_codec
 
-from .served import start
+from .served import serve_canned, start
 
 BODY = b"-" + b"a" * 500_000
 
@@ -31,26 +31,8 @@ BODY = b"-" + b"a" * 500_000
 def _punycode_server() -> tuple[socket.socket, int]:
     ls = socket.socket()
     ls.bind(("127.0.0.1", 0))
-    ls.listen(8)
-
-    def loop() -> None:
-        while True:
-            try:
-                conn, _ = ls.accept()
-            except OSError:
-                return
-            with conn:
-                conn.settimeout(10)
-                buf = b""
-                while b"\r\n\r\n" not in buf:
-                    chunk = conn.recv(65536)
-                    if not chunk:
-                        break
-                    buf += chunk
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=punycode\r\n"
-                             b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(BODY) + BODY)
-
-    threading.Thread(target=loop, daemon=True).start()
+    serve_canned(ls, b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=punycode\r\n"
+                     b"Content-Length: %d\r\nConnection: close\r\n\r\n" % len(BODY) + BODY)
     return ls, ls.getsockname()[1]
 
 

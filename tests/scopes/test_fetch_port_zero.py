@@ -15,7 +15,6 @@ from __future__ import annotations
 import errno
 import socket
 import tempfile
-import threading
 from pathlib import Path
 
 import pytest
@@ -24,7 +23,7 @@ from engine import World
 from engine.effects.netguard import FetchResponse, GuardedFetch, normal_url
 
 from ..conftest import manifest, offer_install
-from .served import start
+from .served import serve_canned, start
 
 
 def _server_on_80() -> socket.socket:
@@ -37,26 +36,8 @@ def _server_on_80() -> socket.socket:
         if exc.errno in (errno.EACCES, errno.EADDRINUSE, errno.EPERM):
             pytest.skip(f"cannot listen on 127.0.0.1:80 here ({exc.strerror})")
         raise
-    ls.listen(8)
-
-    def loop() -> None:
-        while True:
-            try:
-                conn, _ = ls.accept()
-            except OSError:
-                return
-            with conn:
-                conn.settimeout(10)
-                buf = b""
-                while b"\r\n\r\n" not in buf:
-                    chunk = conn.recv(4096)
-                    if not chunk:
-                        break
-                    buf += chunk
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 8\r\n"
-                             b"Connection: close\r\n\r\nRESERVED")
-
-    threading.Thread(target=loop, daemon=True).start()
+    serve_canned(ls, b"HTTP/1.1 200 OK\r\nContent-Length: 8\r\n"
+                     b"Connection: close\r\n\r\nRESERVED")
     return ls
 
 
