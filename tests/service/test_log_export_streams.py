@@ -8,36 +8,11 @@ its first byte.)"""
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import sys
-import threading
-import time
 from pathlib import Path
 
 import httpx
 
-from engine import Engine, World
-
-ARROWGATE = [sys.executable, "-m", "engine.app.cli"]
-
-
-async def _fill(db: Path, n: int, size: int) -> None:
-    eng = Engine.open(db, world=World(net=None, fs=None))
-    folder = db.parent / "ws"
-    folder.mkdir()
-    await eng.create_workspace("w1", str(folder))
-    await eng.offer("acme.s", {"name": "acme.s", "version": "1.0.0",
-                               "permissions": {"cards.connected": {}}},
-                    {"manifest.json": "0" * 64})
-    await eng.install("acme.s")
-    await eng.add_node({"id": "c1", "type": "card", "package": "acme.s"}, workspace="w1")
-    await eng.add_node({"id": "s1", "type": "sticky", "text": "x"}, workspace="w1")
-    await eng.add_arrow({"id": "e1", "from": "c1", "to": "s1"})
-    text = "x" * size
-    for i in range(0, n, 1000):
-        await eng.call_many([("c1", "cards.sticky.write", "s1", {"text": text}, None)]
-                            * min(1000, n - i))
-    eng.close()
+from .biglog import fill, health_waits, serving
 
 
 def _memory(pid: int, key: str) -> int:
@@ -50,42 +25,20 @@ def _memory(pid: int, key: str) -> int:
 def test_export_keeps_memory_bounded_and_blocks_nobody(tmp_path: Path) -> None:
     """A 190 MB export grows the service by far less than it sends; /v1/health still answers."""
     db = tmp_path / "a.db"
-    asyncio.run(_fill(db, 3000, 64 * 1024))  # ~200 MB of log
-    proc = subprocess.Popen([*ARROWGATE, "serve", "--db", str(db), "--listen", "127.0.0.1:0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        address = proc.stdout.readline().strip()
-        assert proc.stdout.readline().strip() == "ready"
+    asyncio.run(fill(db, 3000, 64 * 1024))  # ~200 MB of log
+    with serving(db) as (proc, address):
         token = Path(str(db) + ".operator-token").read_text().strip()
         before = _memory(proc.pid, "VmHWM")
-        waits: list[float] = []
-        done = threading.Event()
-
-        def probe() -> None:
-            with httpx.Client(base_url=address, timeout=60) as h:
-                while not done.is_set():
-                    t = time.monotonic()
-                    h.get("/v1/health")
-                    waits.append(time.monotonic() - t)
-                    time.sleep(0.02)
-
-        prober = threading.Thread(target=probe)
-        prober.start()
         size = 0
-        with httpx.Client(base_url=address, timeout=120,
-                          headers={"Authorization": f"Bearer {token}"}) as c, \
+        with health_waits(address) as waits, \
+                httpx.Client(base_url=address, timeout=120,
+                             headers={"Authorization": f"Bearer {token}"}) as c, \
                 c.stream("GET", "/v1/log/export") as r:
             assert r.status_code == 200
             for chunk in r.iter_bytes():
                 size += len(chunk)
-        done.set()
-        prober.join()
         grown = _memory(proc.pid, "VmHWM") - before
         assert size > 150_000_000
         # A stream holds a window of rows, not the log: far less than what it sends.
         assert grown < size // 4, f"peak RSS grew {grown >> 20} MiB for a {size >> 20} MiB export"
         assert max(waits) < 0.5, f"/v1/health waited {max(waits):.2f} s behind the export"
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=60)

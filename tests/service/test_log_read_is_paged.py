@@ -10,69 +10,42 @@ sent whole on the service's event loop, stalling every other caller for seconds.
 from __future__ import annotations
 
 import asyncio
-import subprocess
-import threading
-import time
 from pathlib import Path
 
 import httpx
 
-from tests.service.test_log_export_streams import ARROWGATE, _fill
+from .biglog import fill, health_waits, serving
 
 
 def test_a_card_reads_its_log_in_bounded_pages_and_stalls_nobody(tmp_path: Path) -> None:
     """Over-large limits are refused; paging through 60,000 rows keeps /v1/health prompt."""
     db = tmp_path / "a.db"
-    asyncio.run(_fill(db, 60_000, 1024))  # the card's own allowed calls
-    proc = subprocess.Popen([*ARROWGATE, "serve", "--db", str(db), "--listen", "127.0.0.1:0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        address = proc.stdout.readline().strip()
-        assert proc.stdout.readline().strip() == "ready"
+    asyncio.run(fill(db, 60_000, 1024))  # the card's own allowed calls
+    with serving(db) as (_proc, address):
         operator = Path(str(db) + ".operator-token").read_text().strip()
         with httpx.Client(base_url=address, timeout=60,
                           headers={"Authorization": f"Bearer {operator}"}) as op:
             r = op.post("/v1/tokens", json={"principal": "card:c1"})
             assert r.status_code == 201, r.text
             card_token = r.json()["token"]
-        waits: list[float] = []
-        done = threading.Event()
-
-        def probe() -> None:
-            with httpx.Client(base_url=address, timeout=60) as h:
-                while not done.is_set():
-                    t = time.monotonic()
-                    h.get("/v1/health")
-                    waits.append(time.monotonic() - t)
-                    time.sleep(0.02)
-
-        prober = threading.Thread(target=probe)
-        prober.start()
         seqs: list[int] = []
-        try:
-            with httpx.Client(base_url=address, timeout=60,
-                              headers={"Authorization": f"Bearer {card_token}"}) as card:
-                # GIVEN a card's token WHEN it asks for 100,000 rows at once THEN it is refused
-                r = card.get("/v1/log", params={"limit": 100_000})
-                assert r.status_code == 400, r.text
-                assert "limit" in r.json()["message"], r.json()
-                # WHEN it pages through its own rows THEN each page is bounded, none is lost
-                after: int | None = None
-                while True:
-                    params = {"limit": 1000} if after is None else {"limit": 1000, "after": after}
-                    page = card.get("/v1/log", params=params).json()
-                    assert len(page["rows"]) <= 1000
-                    seqs += [row["seq"] for row in page["rows"]]
-                    after = page["next"]
-                    if after is None:
-                        break
-        finally:
-            done.set()
-            prober.join()
+        with health_waits(address) as waits, \
+                httpx.Client(base_url=address, timeout=60,
+                             headers={"Authorization": f"Bearer {card_token}"}) as card:
+            # GIVEN a card's token WHEN it asks for 100,000 rows at once THEN it is refused
+            r = card.get("/v1/log", params={"limit": 100_000})
+            assert r.status_code == 400, r.text
+            assert "limit" in r.json()["message"], r.json()
+            # WHEN it pages through its own rows THEN each page is bounded, none is lost
+            after: int | None = None
+            while True:
+                params = {"limit": 1000} if after is None else {"limit": 1000, "after": after}
+                page = card.get("/v1/log", params=params).json()
+                assert len(page["rows"]) <= 1000
+                seqs += [row["seq"] for row in page["rows"]]
+                after = page["next"]
+                if after is None:
+                    break
         assert len(seqs) == 60_000 and seqs == sorted(set(seqs))
         assert max(waits) < 0.5, \
             f"/v1/health waited {max(waits):.2f} s behind a card's read of its own log"
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=60)
