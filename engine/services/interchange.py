@@ -117,6 +117,11 @@ class Interchange:
         try:
             ws = Workspace(workspace_id, str(folder), WorkspaceSettings.from_dict(settings or {}))
             parsed = from_json_canvas(doc)
+            if len(parsed.nodes) > ws.settings.card_cap:
+                # Before a node is built: a file of a million nodes was built whole
+                # (seconds, a gigabyte) only to be refused for its count.
+                raise CardLimit(f"the canvas has {len(parsed.nodes)} nodes; the card cap is "
+                                f"{ws.settings.card_cap}", reason="card-cap")
             dropped = _strip(parsed.nodes)
             scratch = Canvas(self.ctx.state.card_ports)
             nodes = [Node.build(raw, workspace_id) for raw in parsed.nodes]
@@ -137,10 +142,6 @@ class Interchange:
                                self.nodes.canvas_error(exc)) from exc
         except InvalidRequest as exc:
             raise self.guard.refuse(principal, "canvas.import", subject, exc) from exc
-        if len(nodes) > ws.settings.card_cap:
-            raise self.guard.refuse(principal, "canvas.import", subject, CardLimit(
-                f"the canvas has {len(nodes)} nodes; the card cap is "
-                f"{ws.settings.card_cap}", reason="card-cap"))
         review = ImportReview(ws, dict(Counter(n.type for n in nodes)), len(arrows),
                               sum(1 for a in arrows if a.is_port), tuple(dropped),
                               len(parsed.foreign.get("nodes", [])))

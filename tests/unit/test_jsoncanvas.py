@@ -218,3 +218,25 @@ async def test_round_trip_keeps_the_z_order(make_engine: Any, tmp_path: Path,
     # AND a node drawn later goes on top, after the recorded ones
     await engine.add_node({"id": "late", "type": "note", "text": "new"}, workspace="board")
     assert [n["id"] for n in engine.export_canvas("board")["nodes"]][-1] == "late"
+
+
+async def test_a_canvas_over_the_card_cap_is_refused_before_its_nodes_are_built(
+        make_engine: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The card cap is checked on the file's count: no node of it is built first.
+
+    (Found by a helper, f15: a canvas of a million text nodes was built whole, 18 s and
+    1.2 GB, before CARD_LIMIT.)
+    """
+    from canvas import Node
+
+    doc = {"nodes": [{"id": f"n{i}", "type": "text", "text": "x", "x": 0, "y": 0,
+                      "width": 10, "height": 10} for i in range(101)], "edges": []}
+    built: list[object] = []
+    real = Node.build
+    monkeypatch.setattr(Node, "build", staticmethod(
+        lambda *a, **k: built.append(a) or real(*a, **k)))
+    engine = make_engine()
+    with pytest.raises(InvalidRequest) as caught:
+        await engine.import_canvas("big", tmp_path, doc)
+    assert caught.value.code == "CARD_LIMIT" and "101 nodes" in caught.value.message
+    assert built == [] and "big" not in engine.state.workspaces
