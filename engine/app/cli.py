@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import shlex
 import sqlite3
@@ -86,27 +85,16 @@ def _read_manifest(path: str) -> tuple[dict[str, Any], dict[str, str]]:
     return raw, file_digests({"manifest.json": text})
 
 
-def _refuse_constant(token: str) -> Any:
-    raise ValueError(f"{token} is not JSON")
-
-
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):  # 1e999: Python reads infinity, which JSON cannot hold
-        raise ValueError(f"{text[:40]} is too large a number")
-    return value
-
-
 def _read_json_file(path: str) -> Any:
     """A JSON document from a file a person names; any problem is one `CliError` line."""
     from engine.effects.userfile import read_user_text
+    from engine.service.jsonread import loads
 
     text = read_user_text(path)  # a FIFO or device: FileRefused, never a blocking read
     try:
-        # NaN and Infinity are Python's, not JSON's: refused as the service refuses them.
-        return json.loads(text, parse_constant=_refuse_constant, parse_float=_finite_float)
-    except RecursionError:
-        raise CliError(f"cannot read {path}: it is nested too deeply") from None
+        # Strictly, as the service reads a request: NaN, Infinity, a number past a
+        # double (1e999), a lone surrogate and nesting past 1,024 levels are not JSON.
+        return loads(text, strict=True)
     except ValueError as exc:
         raise CliError(f"cannot read {path}: {exc}") from None
 
