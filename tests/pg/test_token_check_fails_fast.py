@@ -23,17 +23,7 @@ import pytest
 
 from tests.pg.servers import pg_restart, prompt_canvas, start
 from tests.pgfixtures import with_database
-from tests.pgserver import PgServer, find_binaries, temp_folder
-
-
-@pytest.fixture
-def own_pg() -> PgServer:
-    if find_binaries() is None:
-        pytest.skip("PostgreSQL is not installed")
-    server = PgServer(temp_folder())
-    server.start()
-    yield server
-    server.stop()
+from tests.pgserver import PgServer
 
 
 @pytest.mark.postgres
