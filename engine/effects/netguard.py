@@ -34,7 +34,7 @@ import inspect
 import ipaddress
 import re
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -125,7 +125,7 @@ class _Flight:
 
     url: str
     #: The fetch's own arguments with ``url`` set to the hop's.
-    args: dict[str, Any] = field(default_factory=dict)
+    args: dict[str, Any]
 
     def at(self, url: str, args: dict[str, Any]) -> None:
         """The fetch moved on to ``url`` (it passed its scope check)."""
