@@ -35,6 +35,7 @@ from engine.effects.operator import OperatorCheck, operator_check
 from engine.store.logindex import is_store_url
 
 from .commands import ArrowgateCommands, GuardedCommandPalette
+from .keys import bindings_of
 from .messages import EngineChanged
 from .screens.arrow_log import ArrowLogScreen
 from .screens.base import STORE_ERRORS
@@ -362,7 +363,7 @@ class ArrowgateApp(App[int]):
 
 def binding_ids() -> set[str]:
     """The id of every binding of the app, its screens, dialogs and widgets."""
-    return {b.id for owner in _binding_owners() for b in _bindings_of(owner) if b.id}
+    return {b.id for owner in _binding_owners() for b in bindings_of(owner) if b.id}
 
 
 def keymap_clashes(keymap: dict[str, str]) -> list[str]:
@@ -371,11 +372,11 @@ def keymap_clashes(keymap: dict[str, str]) -> list[str]:
     Textual's own check misses a clash with a binding the keymap leaves alone,
     so the app looks for them itself, once, at start.
     """
-    app_bindings = _bindings_of(ArrowgateApp)
+    app_bindings = bindings_of(ArrowgateApp)
     found: list[str] = []
     for owner in _binding_owners():
         by_key: dict[str, set[str]] = {}
-        scope = _bindings_of(owner) + ([] if owner is ArrowgateApp else app_bindings)
+        scope = bindings_of(owner) + ([] if owner is ArrowgateApp else app_bindings)
         for binding in scope:
             name = binding.id or binding.action
             keys = keymap.get(binding.id, binding.key) if binding.id else binding.key
@@ -387,13 +388,6 @@ def keymap_clashes(keymap: dict[str, str]) -> list[str]:
                 if clash not in found:
                     found.append(clash)
     return found
-
-
-def _bindings_of(owner: type[DOMNode]) -> list[Binding]:
-    out: list[Binding] = []
-    for klass in reversed(owner.__mro__):
-        out.extend(b for b in vars(klass).get("BINDINGS", ()) if isinstance(b, Binding))
-    return out
 
 
 def _binding_owners() -> list[type[DOMNode]]:

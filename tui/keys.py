@@ -15,7 +15,15 @@ from textual.binding import Binding
 if TYPE_CHECKING:
     from textual.dom import DOMNode
 
-__all__ = ["key_hint"]
+__all__ = ["bindings_of", "key_hint"]
+
+
+def bindings_of(owner: type[DOMNode]) -> list[Binding]:
+    """Every `Binding` a class declares, its bases' first (as Textual merges them)."""
+    out: list[Binding] = []
+    for klass in reversed(owner.__mro__):
+        out.extend(b for b in vars(klass).get("BINDINGS", ()) if isinstance(b, Binding))
+    return out
 
 
 def key_hint(node: DOMNode, binding_id: str) -> str:
@@ -25,13 +33,12 @@ def key_hint(node: DOMNode, binding_id: str) -> str:
     Raises:
         KeyError: ``node`` has no binding with that id (a hint for nothing is a bug).
     """
-    for klass in type(node).__mro__:
-        for binding in vars(klass).get("BINDINGS", ()):
-            if isinstance(binding, Binding) and binding.id == binding_id:
-                keys_for = getattr(node.app, "keys_for", None)
-                keys = keys_for(binding) if keys_for is not None else binding.key
-                return " / ".join(_shown(node, key.strip()) for key in keys.split(",")
-                                  if key.strip())
+    for binding in reversed(bindings_of(type(node))):  # a subclass's own first
+        if binding.id == binding_id:
+            keys_for = getattr(node.app, "keys_for", None)
+            keys = keys_for(binding) if keys_for is not None else binding.key
+            return " / ".join(_shown(node, key.strip()) for key in keys.split(",")
+                              if key.strip())
     raise KeyError(binding_id)
 
 
