@@ -66,12 +66,14 @@ _OS_ERRORS = {
 
 
 class PathRefused(Exception):
-    """A path outside the scope; ``reason`` is the SPEC §8.3 reason."""
+    """A file call refused: ``reason`` is the SPEC §8.3 reason, ``code`` its error code
+    (``SCOPE_REFUSED`` unless the argument itself is wrong)."""
 
-    def __init__(self, reason: str, why: str) -> None:
+    def __init__(self, reason: str, why: str, code: str = "SCOPE_REFUSED") -> None:
         super().__init__(why)
         self.reason = reason
         self.why = why
+        self.code = code
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -150,7 +152,7 @@ class ConfinedFiles:
         try:
             value = await asyncio.get_running_loop().run_in_executor(self._executor(), job)
         except PathRefused as exc:
-            return self._refuse(passed, exc.reason, exc.why)
+            return self._refuse(passed, exc.reason, exc.why, code=exc.code)
         except TrashRefused as exc:
             return self._refuse(passed, exc.reason, exc.why)
         except FileNotFoundError:
@@ -221,7 +223,7 @@ class ConfinedFiles:
             args: dict[str, Any], denylist: bool, max_bytes: int) -> Any:
         last = walked.name
         if name == "fs.list":
-            fd = open_beneath(root_fd, full, os.O_RDONLY | os.O_DIRECTORY)
+            fd = _open_folder(root_fd, full)
             try:
                 names = os.listdir(fd)
             finally:
@@ -239,8 +241,7 @@ class ConfinedFiles:
                     "file" if stat.S_ISREG(st.st_mode) else "other")
             return {"type": kind, "size": st.st_size}
         if name == "fs.watch":
-            fd = open_beneath(root_fd, full, os.O_RDONLY | os.O_DIRECTORY)
-            os.close(fd)
+            os.close(_open_folder(root_fd, full))
             return _WatchFolder(full)
         if last is None:
             raise PathRefused("bad-path", "that names the workspace folder itself")
@@ -451,6 +452,28 @@ def _read_regular(root_fd: int, full: tuple[str, ...], max_bytes: int) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def _open_folder(root_fd: int, full: tuple[str, ...]) -> int:
+    """Open a folder to list or watch; what is not one is refused by what it is.
+
+    ``O_DIRECTORY`` fails before a FIFO is ever opened, with ``ENOTDIR`` for
+    any non-folder: a regular file is a wrong argument, a FIFO, socket or
+    device ``not-regular`` (SPEC §8.3), never ``NOT_FOUND`` for what exists.
+    """
+    try:
+        return open_beneath(root_fd, full, os.O_RDONLY | os.O_DIRECTORY)
+    except NotADirectoryError:
+        fd = open_beneath(root_fd, full, os.O_PATH)
+        try:
+            mode = os.fstat(fd).st_mode
+        finally:
+            os.close(fd)
+        if stat.S_ISREG(mode):
+            raise PathRefused("not-a-directory", "that is a file, not a folder",
+                              code="INVALID_ARGUMENT") from None
+        raise PathRefused("not-regular", "only regular files and folders are read (a FIFO, "
+                                         "socket or device never is)") from None
 
 
 def _regular(st: os.stat_result, max_bytes: int) -> None:

@@ -87,6 +87,32 @@ async def test_a_socket_is_refused(make_engine, tmp_path) -> None:
     assert (d.code, d.reason) == ("SCOPE_REFUSED", "not-regular")
 
 
+async def test_only_a_folder_is_listed_or_watched(make_engine, tmp_path) -> None:
+    """fs.list and fs.watch of a FIFO or socket are not-regular and of a file a wrong
+    argument; neither says NOT_FOUND of what exists, and nothing waits on the FIFO.
+
+    (Found in round 15: both answered NOT_FOUND "missing" for a FIFO and for a file.)
+    """
+    engine = await _engine(make_engine, tmp_path, {"fs.read": {}})
+    os.mkfifo(tmp_path / "ws" / "pipe")
+    (tmp_path / "ws" / "notes.txt").write_text("x")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(str(tmp_path / "ws" / "sock"))
+        for call in ("fs.list", "fs.watch"):
+            for path in ("pipe", "sock"):
+                d = await asyncio.wait_for(engine.call("c1", call, None, {"path": path}), 10)
+                assert (d.code, d.reason) == ("SCOPE_REFUSED", "not-regular"), (call, path)
+            d = await engine.call("c1", call, None, {"path": "notes.txt"})
+            assert (d.code, d.reason) == ("INVALID_ARGUMENT", "not-a-directory"), call
+            d = await engine.call("c1", call, None, {"path": "gone"})
+            assert (d.code, d.reason) == ("NOT_FOUND", "missing"), call
+            d = await engine.call("c1", call, None, {"path": "notes.txt/inner"})
+            assert (d.code, d.reason) == ("NOT_FOUND", "missing"), call
+    finally:
+        sock.close()
+
+
 async def test_file_work_does_not_stall_other_calls(make_engine, tmp_path, monkeypatch) -> None:
     """While one read is stuck in the file system, other calls are still answered."""
     engine = await _engine(make_engine, tmp_path, {"fs.read": {}})
