@@ -151,6 +151,37 @@ def _validator(schema: dict[str, Any]) -> Any:
 _ERRORS_READ = 64
 
 
+class _Earlier:
+    """A path ordered so that an earlier sibling ranks higher under ``max``.
+
+    jsonschema's own relevance puts the path itself in its key meaning "prefer
+    earlier siblings", but ``best_match`` takes the ``max``, so of 64 bad items
+    it named the last (``args.tags[63]``) where a person looks for the first.
+    (Its descent into a branch's errors takes the ``min`` and is left as is.)
+    """
+
+    __slots__ = ("key",)
+
+    def __init__(self, path: Any) -> None:
+        # Kinds apart, so an index never meets a name in a comparison.
+        self.key = tuple((0, p) if isinstance(p, int) else (1, str(p)) for p in path)
+
+    def __lt__(self, other: _Earlier) -> bool:
+        return self.key > other.key
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Earlier) and self.key == other.key
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+def _top_relevance(error: Any) -> tuple[Any, ...]:
+    """jsonschema's `relevance` for the top-level choice, the earliest sibling first."""
+    from jsonschema.exceptions import relevance
+
+    return (relevance(error)[0], _Earlier(error.path), *relevance(error)[2:])
+
+
 def schema_problem(schema: dict[str, Any], args: dict[str, Any]) -> tuple[str, str] | None:
     """The most relevant way ``args`` fails the tool's input schema, with its path, or None.
 
@@ -168,7 +199,11 @@ def schema_problem(schema: dict[str, Any], args: dict[str, Any]) -> tuple[str, s
         # The first errors only: an agent's array of 30,000 wrong items is 30,000
         # errors, each an object jsonschema builds, on the service's loop; which of
         # the first few is most relevant names the argument as well.
-        error = best_match(islice(validator.iter_errors(args), _ERRORS_READ))
+        top = max(islice(validator.iter_errors(args), _ERRORS_READ), key=_top_relevance,
+                  default=None)
+        # `best_match` of the one chosen: its descent into an anyOf's or oneOf's
+        # branches (which ranks by the opposite order) stays jsonschema's.
+        error = best_match([top]) if top is not None else None
     except Exception as exc:  # noqa: BLE001
         # Whatever a hostile schema or argument makes jsonschema raise (a
         # RecursionError, an OverflowError, a referencing error, one of a version

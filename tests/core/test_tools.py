@@ -73,6 +73,22 @@ def test_schema_errors_name_the_arguments_path() -> None:
     assert path == "args" and "'extra'" in what
 
 
+def test_of_several_bad_items_the_first_is_named() -> None:
+    """Of equally deep errors the earliest is named; a branch's errors as jsonschema picks.
+
+    (Found in round 15: jsonschema's `best_match` takes the max of its relevance, whose
+    path part ranks later siblings higher, so 64 bad tags were reported as `tags[63]`.)
+    """
+    args = {"title": "t", "tags": ["a", *range(100)]}
+    assert tool_args_problem(SCHEMA, args, 10_000) == (
+        "args.tags[1]", "0 is not of type 'string'")
+    either = {"anyOf": [{"type": "string"},
+                        {"type": "object", "properties": {"a": {"type": "array",
+                                                               "items": {"type": "string"}}}}]}
+    assert tool_args_problem(either, {"a": [1, 2, 3]}, 10_000) == (
+        "args.a[0]", "1 is not of type 'string'")
+
+
 def test_no_schema_takes_no_arguments() -> None:
     """A tool without an input schema refuses any argument, naming the first by name."""
     assert tool_args_problem(None, {}, 1000) is None
