@@ -7,7 +7,7 @@ database, and never imports textual, rich or the TUI.
 
 from __future__ import annotations
 
-from .errors import CanvasError, InvalidArrow, InvalidNode
+from .errors import CanvasError, InvalidArrow, InvalidNode, InvalidSetting
 from .graph import Canvas
 from .model import (
     BUILTIN_CARD_TYPES,
@@ -27,6 +27,7 @@ __all__ = [
     "CanvasError",
     "InvalidArrow",
     "InvalidNode",
+    "InvalidSetting",
     "NODE_TYPES",
     "Node",
     "Workspace",

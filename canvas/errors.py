@@ -5,12 +5,13 @@ translates these into its `ConsentError` tree at its boundary::
 
     CanvasError            base, carries a stable ``code``
      ├── InvalidArrow      INVALID_ARROW: self, missing node, unknown port, wrong direction
-     └── InvalidNode       INVALID_NODE: unknown type, duplicate id, bad field
+     ├── InvalidNode       INVALID_NODE: unknown type, duplicate id, bad field
+     └── InvalidSetting    INVALID_ARGUMENT: an unknown workspace setting or a bad value
 """
 
 from __future__ import annotations
 
-__all__ = ["CanvasError", "InvalidArrow", "InvalidNode"]
+__all__ = ["CanvasError", "InvalidArrow", "InvalidNode", "InvalidSetting"]
 
 
 class CanvasError(ValueError):
@@ -39,3 +40,13 @@ class InvalidNode(CanvasError):
     """A node that cannot exist on this canvas; nothing was changed."""
 
     code = "INVALID_NODE"
+
+
+class InvalidSetting(CanvasError):
+    """A workspace setting that does not exist or a value it cannot take; nothing was changed.
+
+    Not an ``InvalidNode``: settings belong to the workspace, and a caller told
+    "the node cannot exist" about a setting looks for the wrong mistake.
+    """
+
+    code = "INVALID_ARGUMENT"

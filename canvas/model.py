@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
-from .errors import InvalidNode
+from .errors import InvalidNode, InvalidSetting
 
 __all__ = [
     "AGENT_STATUSES",
@@ -103,14 +103,15 @@ class WorkspaceSettings:
 
         Every value is checked wherever it comes from (a case file, the store, the
         API): unknown keys, wrong types, non-finite numbers and values out of range
-        raise ``InvalidNode`` (reason ``bad-setting``) naming the setting, so no
+        raise ``InvalidSetting`` (reason ``bad-setting``) naming the setting, so no
         setting can make a hold that never expires or a limit that never binds.
         """
         if not isinstance(data, dict):
-            raise InvalidNode("workspace settings must be an object", reason="bad-setting")
+            raise InvalidSetting("workspace settings must be an object", reason="bad-setting")
         unknown = sorted(str(k) for k in set(data) - set(_SETTING_RULES))
         if unknown:
-            raise InvalidNode(f"unknown workspace setting {unknown[0]!r}", reason="bad-setting")
+            raise InvalidSetting(f"unknown workspace setting {unknown[0]!r}",
+                                 reason="bad-setting")
         values: dict[str, Any] = {}
         for name, raw in data.items():
             values[name] = _SETTING_RULES[name](name, raw)
@@ -124,8 +125,8 @@ class WorkspaceSettings:
         return out
 
 
-def _bad(name: str, what: str) -> InvalidNode:
-    return InvalidNode(f"bad workspace setting {name!r}: {what}", reason="bad-setting")
+def _bad(name: str, what: str) -> InvalidSetting:
+    return InvalidSetting(f"bad workspace setting {name!r}: {what}", reason="bad-setting")
 
 
 def _whole(low: int, high: int) -> Any:

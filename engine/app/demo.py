@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from canvas.errors import InvalidNode
+from canvas.errors import CanvasError
 from canvas.jsoncanvas import from_json_canvas
 from engine.app.common import CliError
 from engine.core.decision import Decision
@@ -90,7 +90,7 @@ def load_demo(folder: Path | None = None) -> DemoFiles:
     path = folder / "canvas.json"
     try:
         parsed = from_json_canvas(_read_json(path))
-    except InvalidNode as exc:
+    except CanvasError as exc:
         raise _bad(path, exc) from exc
     if parsed.foreign["nodes"] or parsed.foreign["edges"]:
         raise _bad(path, "only text nodes with arrowgate data: the demo draws no file, "

@@ -66,14 +66,24 @@ _OS_ERRORS = {
 
 
 class PathRefused(Exception):
-    """A file call refused: ``reason`` is the SPEC §8.3 reason, ``code`` its error code
-    (``SCOPE_REFUSED`` unless the argument itself is wrong)."""
+    """A path outside the scope; ``reason`` is the SPEC §8.3 reason."""
 
-    def __init__(self, reason: str, why: str, code: str = "SCOPE_REFUSED") -> None:
+    code = "SCOPE_REFUSED"
+
+    def __init__(self, reason: str, why: str) -> None:
         super().__init__(why)
         self.reason = reason
         self.why = why
-        self.code = code
+
+
+class NotAFolder(PathRefused):
+    """A file where only a folder will do (``fs.list``, ``fs.watch``): a wrong argument,
+    not a scope's refusal, and never ``NOT_FOUND`` of what exists."""
+
+    code = "INVALID_ARGUMENT"
+
+    def __init__(self) -> None:
+        super().__init__("not-a-directory", "that is a file, not a folder")
 
 
 def _inside(path: Path, folder: Path) -> bool:
@@ -470,8 +480,7 @@ def _open_folder(root_fd: int, full: tuple[str, ...]) -> int:
         finally:
             os.close(fd)
         if stat.S_ISREG(mode):
-            raise PathRefused("not-a-directory", "that is a file, not a folder",
-                              code="INVALID_ARGUMENT") from None
+            raise NotAFolder from None
         raise PathRefused("not-regular", "only regular files and folders are read (a FIFO, "
                                          "socket or device never is)") from None
 

@@ -34,7 +34,9 @@ class Nodes:
     @staticmethod
     def canvas_error(exc: CanvasError) -> InvalidRequest:
         """The canvas's own error as the engine raises it."""
-        kind = InvalidArrow if isinstance(exc, canvas_errors.InvalidArrow) else InvalidNode
+        kind: type[InvalidRequest] = (
+            InvalidArrow if isinstance(exc, canvas_errors.InvalidArrow) else
+            InvalidArgument if isinstance(exc, canvas_errors.InvalidSetting) else InvalidNode)
         return kind(exc.message, reason=exc.reason)
 
     @staticmethod
