@@ -173,10 +173,14 @@ def database_file(db: Database) -> str | None:
 
 
 def default_database_path() -> Path:
-    """The embedded default database: ``$ARROWGATE_DB`` or ``~/.local/share/arrowgate``."""
+    """The embedded default database: ``$ARROWGATE_DB`` or ``~/.local/share/arrowgate``.
+
+    A leading ``~`` in ``$ARROWGATE_DB`` is the home folder, as in ``--db``: a shell
+    leaves it as it is when quoted, and so do service files and ``.env`` files.
+    """
     env = os.environ.get("ARROWGATE_DB")
     if env:
-        return Path(env)
+        return Path(env).expanduser()
     base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
     return base / "arrowgate" / "arrowgate.db"
 

@@ -269,3 +269,14 @@ def test_a_fifo_or_an_empty_file_is_refused_by_readers(
     assert main(["log", "show", "--db", str(path)]) == 2
     err = capsys.readouterr().err
     assert ("not a regular file" if kind == "fifo" else "an empty file") in err
+
+
+def test_a_tilde_in_arrowgate_db_is_the_home_folder(monkeypatch, tmp_path) -> None:
+    """``$ARROWGATE_DB=~/x.db`` (a quoted shell value, a service file) names the home
+    folder's file, as ``--db ~/x.db`` does, not a folder called ``~`` in the current one.
+    (Found in round 16 by a helper.)"""
+    from engine.store.database import default_database_path
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("ARROWGATE_DB", "~/data/x.db")
+    assert default_database_path() == tmp_path / "data" / "x.db"
