@@ -150,9 +150,13 @@ class Engine:
         Raises:
             StoreFailed: the file is not a database, or cannot be read; the
                 PostgreSQL server cannot be reached or holds another schema.
-            ValueError: both ``path`` and ``store``, or a ``store`` text that is
-                not a PostgreSQL URL.
+            ValueError: both ``path`` and ``store``, a ``store`` text that is
+                not a PostgreSQL URL, or a PostgreSQL URL given as ``path``.
         """
+        if isinstance(path, str) and path.startswith(("postgresql://", "postgres://")):
+            # Taken as a file name it made folders named "postgresql:" and a SQLite
+            # file in them: a store meant to be shared, silently private instead.
+            raise ValueError("a postgresql:// URL is a store: Engine.open(store=URL)")
         if store is not None:
             if path is not None:
                 raise ValueError("Engine.open takes a database file or a store, not both")

@@ -7,6 +7,7 @@ each other.
 
 from __future__ import annotations
 
+import json
 import threading
 from array import array
 from collections.abc import Callable, Iterable
@@ -15,7 +16,8 @@ from typing import Any
 
 from engine.store.logkeys import key_of, keyed_condition
 
-__all__ = ["LOG_OUTCOMES", "TIMELINE_KIND", "LogFilter", "Positions", "timeline_counts"]
+__all__ = ["LOG_OUTCOMES", "SUPPRESSED_ROWS", "TIMELINE_KIND", "LogFilter", "Positions",
+           "add_suppressed", "timeline_counts"]
 
 #: Every outcome a log row can have (SPEC §8), for ``--outcome`` and the service's
 #: ``outcome=``; a tool call's resolution (SPEC §9) is also ``answered`` or ``failed``.
@@ -112,13 +114,43 @@ def timeline_counts(rows: Iterable[tuple[Any, Any, Any]],
                     buckets: int) -> dict[str, list[int]]:
     """Fold ``(bucket, outcome, count)`` rows of a grouped query into the timeline's counts.
 
-    Outcomes the timeline does not chart (none today) are left out.
+    Outcomes the timeline does not chart this way are left out: ``suppressed`` rows
+    stand for many refusals each (`add_suppressed`).
     """
     counts = {kind: [0] * buckets for kind in ("allowed", "refused", "held")}
     for bucket, outcome, count in rows:
         kind = TIMELINE_KIND.get(str(outcome))
         if kind is not None:
             counts[kind][int(bucket)] += int(count)
+    return counts
+
+
+#: The query `add_suppressed` reads, after ``where`` (the filter's condition).
+SUPPRESSED_ROWS = "select t, payload from log where ({where}) and outcome = 'suppressed'"
+
+
+def add_suppressed(counts: dict[str, list[int]], rows: Iterable[tuple[Any, Any]],
+                   first: float, span: float) -> dict[str, list[int]]:
+    """Chart each ``suppressed`` row (``t``, payload) as the refusals it sums up.
+
+    One such row stands for every refusal of a card beyond ``denial_log_limit``
+    (SPEC §8): charted as one, a flood of thousands would show as a trickle of
+    at most the limit a minute. A payload that does not say how many (altered
+    by hand) counts as one; `log verify` names that row.
+    """
+    buckets = len(counts["refused"])
+    for t, payload in rows:
+        try:
+            count = json.loads(payload)["count"]
+        except (TypeError, ValueError, KeyError):
+            count = 1
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            count = 1
+        try:
+            bucket = int((float(t) - first) * buckets / span)
+        except (TypeError, ValueError, OverflowError):
+            continue  # a time altered by hand: no place on the chart
+        counts["refused"][min(max(bucket, 0), buckets - 1)] += count
     return counts
 
 

@@ -24,7 +24,14 @@ from sqlite_utils import Database
 
 from engine.store.anchor import AnchorFile
 from engine.store.log import ArrowLog, Verification, verify_anchored
-from engine.store.logfilter import TIMELINE_KIND, LogFilter, Positions, timeline_counts
+from engine.store.logfilter import (
+    SUPPRESSED_ROWS,
+    TIMELINE_KIND,
+    LogFilter,
+    Positions,
+    add_suppressed,
+    timeline_counts,
+)
 from engine.store.logkeys import has_keys, keyed_seqs
 
 __all__ = ["TIMELINE_KIND", "LogFilter", "LogIndex", "LogReader", "is_store_url", "open_log_index",
@@ -149,9 +156,10 @@ class LogIndex:
         """Decisions over time under the filter, for a chart: ``(first t, last t, counts)``.
 
         ``counts`` maps ``allowed`` (ok, queued, approved), ``refused`` (denied,
-        rate-limited, rejected, expired, cancelled) and ``held`` to ``buckets``
-        counts each, the time from the first to the last row cut in equal parts.
-        One grouped query; empty counts for an empty log.
+        rate-limited, rejected, expired, cancelled, and each ``suppressed`` row as
+        the refusals it sums up) and ``held`` to ``buckets`` counts each, the time
+        from the first to the last row cut in equal parts. One grouped query and
+        one of the suppressed rows; empty counts for an empty log.
         """
         buckets = max(1, buckets)
         db = self._db()
@@ -165,7 +173,9 @@ class LogIndex:
             f"select min(cast((t - ?) * ? / ? as integer), ?) as b, outcome, count(*) "
             f"from log where {where} group by b, outcome",
             [first, buckets, span, buckets - 1, *params])
-        return float(first), float(last), timeline_counts(rows, buckets)
+        counts = timeline_counts(rows, buckets)
+        suppressed = db.execute(SUPPRESSED_ROWS.format(where=where), params)
+        return float(first), float(last), add_suppressed(counts, suppressed, float(first), span)
 
     def seq_at(self, position: int) -> int:
         """The sequence number of the row at ``position`` (0-based)."""

@@ -20,7 +20,13 @@ from psycopg import Connection
 from psycopg.rows import dict_row
 
 from engine.store.log import ArrowLog
-from engine.store.logfilter import LogFilter, Positions, timeline_counts
+from engine.store.logfilter import (
+    SUPPRESSED_ROWS,
+    LogFilter,
+    Positions,
+    add_suppressed,
+    timeline_counts,
+)
 
 __all__ = ["PGLogIndex"]
 
@@ -83,7 +89,9 @@ class PGLogIndex:
                 f"select least(floor((t - %s) * %s / %s)::bigint, %s) as b, outcome, count(*)"
                 f" from log where {where} group by b, outcome",
                 [first, buckets, span, buckets - 1, *params]).fetchall()
-        return first, last, timeline_counts(rows, buckets)
+            suppressed = db.execute(SUPPRESSED_ROWS.format(where=where), params).fetchall()
+        return first, last, add_suppressed(timeline_counts(rows, buckets), suppressed, first,
+                                           span)
 
     def seq_at(self, position: int) -> int:
         """The sequence number of the row at ``position`` (0-based)."""
