@@ -217,20 +217,22 @@ class Prompts:
     def recheck(self, prompt: Prompt, *, count_limits: bool = False) -> Decision | Passed:
         """Checks 1–9 again for an open prompt, with its real target and arrow.
 
-        A prompt whose card or agent was removed, or whose port arrow was (the
-        port arrow is the consent for port data), is ``not-connected`` (SPEC
-        §4.3), whatever check 1 would say about a card that is gone. A method
-        prompt is re-checked like the call it was: any arrow between card and
-        agent still connects them.
+        A prompt whose card or agent was removed, or the arrow it is queued or
+        held on, is ``not-connected`` (SPEC §4.3, §7), whatever check 1 would
+        say about a card that is gone — even when another arrow joins the same
+        pair: the person sees a hold on one arrow, and removing that arrow is
+        how they cancel it. Otherwise a method prompt is re-checked like the
+        call it was; a port prompt on its port arrow (the consent for port data).
         """
         chain = tuple(prompt.chain[:-1]) if prompt.chain else None
         canvas = self.ctx.state.canvas
         port = prompt.call == "port:prompt"
-        arrow = canvas.arrow(prompt.arrow) if port and prompt.arrow is not None else None
+        arrow = canvas.arrow(prompt.arrow) if prompt.arrow is not None else None
         gone = next((f"{what} {ident} was removed" for what, ident, there in (
             ("card", prompt.card, canvas.node(prompt.card) is not None),
             ("agent", prompt.agent, canvas.node(prompt.agent) is not None),
-            ("port arrow", prompt.arrow, not port or arrow is not None),
+            ("port arrow" if port else "arrow", prompt.arrow,
+             prompt.arrow is None or arrow is not None),
         ) if not there), None)
         if gone is not None:
             return denial("agents.prompt", prompt.card, "PERMISSION_DENIED",

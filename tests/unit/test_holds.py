@@ -32,13 +32,17 @@ async def test_clearing_dangerous_does_not_release_a_hold(world: Engine) -> None
     assert world.prompt(pid).state == "held"
 
 
-async def test_approval_rechecks_the_rules(world: Engine) -> None:
-    """An arrow removed while held: approval cancels with the error of the rule that fails."""
+async def test_a_hold_goes_with_its_own_arrow_only(world: Engine) -> None:
+    """Removing another arrow of the pair keeps a hold; removing the one it is on cancels it.
+
+    (Until round 16 the opposite held: a hold outlived its arrow while e9 still joined
+    the pair; SPEC §4.3/§7 cancel the prompts held on the arrow removed.)
+    """
     pid = await _dangerous(world)
     await world.add_arrow({"id": "e9", "from": "a1", "to": "c1"})
-    await world.remove_arrow("e1")  # still connected through e9
+    await world.remove_arrow("e9")  # not the arrow the hold is on
     assert world.prompt(pid).state == "held"
-    await world.remove_arrow("e9")
+    await world.remove_arrow("e1")
     out = world.outcome(pid)
     assert (out.code, out.reason) == ("PERMISSION_DENIED", "not-connected")
 
