@@ -195,7 +195,6 @@ class LocalBackend:
 
     async def offer(self, folder: Path) -> dict[str, Any]:
         """Offer the package in a folder (its manifest is validated at install)."""
-        from engine.core.manifest import content_hash
         from engine.effects.packages import load_package_folder
 
         raw, digests = load_package_folder(folder)
@@ -211,7 +210,8 @@ class LocalBackend:
             update = await self.engine.update(name, manifest=raw, digests=digests)
             return {"package": name, "state": "pending", "hash": update.pending_hash}
         await self.engine.offer(name, raw, digests)
-        return {"package": name, "state": "available", "hash": content_hash(digests)}
+        return {"package": name, "state": "available",
+                "hash": self.engine.state.packages[name].hash}
 
     async def review(self, name: str) -> dict[str, Any]:
         """The install review of an offered package."""

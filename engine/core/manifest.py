@@ -23,6 +23,7 @@ __all__ = [
     "check_json",
     "content_hash",
     "file_digests",
+    "fold_manifest",
     "json_path",
     "loads_manifest",
     "manifest_digest",
@@ -409,6 +410,28 @@ def file_digests(files: dict[str, str | bytes]) -> dict[str, str]:
 def manifest_digest(raw: dict[str, Any]) -> str:
     """The digest of a manifest given as a value (not read from a file): its canonical JSON's."""
     return file_digests({"manifest.json": json.dumps(raw, sort_keys=True)})["manifest.json"]
+
+
+def fold_manifest(raw: dict[str, Any], digests: dict[str, str]) -> dict[str, str]:
+    """A package's file digests with its manifest among them, so its hash binds the manifest.
+
+    The review hash is the hash of the review the person saw (SPEC §4.4): hashing
+    files that leave the manifest out would let a wider manifest with the same
+    files pass as the package reviewed. A ``manifest.json`` digest given (one read
+    from a package folder, the file's own bytes) is kept, so re-offering an
+    unchanged folder changes nothing; otherwise the manifest given as a value is
+    hashed as its canonical JSON (`manifest_digest`).
+
+    Args:
+        raw: the manifest offered.
+        digests: the files' digests by path, as given.
+
+    Returns:
+        A new mapping: ``digests`` with ``manifest.json``.
+    """
+    if "manifest.json" in digests:
+        return dict(digests)
+    return {**digests, "manifest.json": manifest_digest(raw)}
 
 
 #: The longest file path a package may hold, in characters.

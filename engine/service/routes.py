@@ -271,8 +271,8 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
             if not same:
                 raise ServiceError(400, "INVALID_ARGUMENT", "files."
                                    "manifest.json is not the manifest sent", reason="manifest")
-        else:
-            files["manifest.json"] = json.dumps(body.manifest, sort_keys=True)
+        # Without a manifest.json file, the engine folds the manifest sent into
+        # the hash itself (offer and update alike), as for the Python API.
         digests = file_digests(files)
         async with _lock(name):
             engine.catch_up()  # installed through another server: an update, not an offer

@@ -25,7 +25,7 @@ from engine.core.hosts import matches
 from engine.core.manifest import (
     Manifest,
     content_hash,
-    manifest_digest,
+    fold_manifest,
     parse_manifest,
     require_json,
 )
@@ -106,6 +106,10 @@ class Consent:
     async def offer(self, name: str, manifest: dict[str, Any], digests: dict[str, str]) -> None:
         """Make a package available to install (its manifest is validated at install).
 
+        The package's hash covers the manifest as well as ``digests``
+        (`fold_manifest`), so an install bound to a review hash installs only
+        the manifest that review showed.
+
         Raises:
             ManifestInvalid: the manifest is not plain JSON of bounded depth.
         """
@@ -114,7 +118,8 @@ class Consent:
         if existing is not None and existing.installed:
             raise InvalidArgument(f"{name} is installed; send an update",
                                   reason="installed", package=name)
-        pkg = PackageState(name, False, manifest, dict(digests), content_hash(digests))
+        digests = fold_manifest(manifest, digests)
+        pkg = PackageState(name, False, manifest, digests, content_hash(digests))
         with self.ctx.write():
             self._save_package(pkg)
             self.ctx.state.packages[name] = pkg
@@ -358,12 +363,8 @@ class Consent:
         assert base_raw is not None and base_digests is not None
         new_raw = manifest if manifest is not None else base_raw
         new_manifest = self._parse_for(package, new_raw)
-        new_digests = {**base_digests, **(digests or {})}
-        if manifest is not None and "manifest.json" not in (digests or {}):
-            # A manifest given as a value: hashed as its canonical JSON. One read
-            # from a package folder comes with its file's own digest, which is the
-            # one to keep (re-offering an unchanged folder changes nothing).
-            new_digests["manifest.json"] = manifest_digest(manifest)
+        given = fold_manifest(manifest, digests or {}) if manifest is not None else digests or {}
+        new_digests = {**base_digests, **given}
         new_hash = content_hash(new_digests)
         diff = diff_manifests(pkg.manifest, new_manifest)
         with self.ctx.write():

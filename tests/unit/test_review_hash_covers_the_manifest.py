@@ -1,11 +1,14 @@
-"""SPEC §4.1/§10.1: install names ``review_hash``, "the hash of the review the person
-saw; a different one is stale"; SPEC §2: the content hash is over the package's files.
+"""A package's review hash covers its manifest as well as its files: an install bound
+to a review installs only the manifest that review showed, whatever digests were offered.
 
-`Engine.offer` hashes only the digests it is given: when they leave out the manifest
-(a manifest given as a value, which `Engine.update` does hash: "A manifest given as a
-value: hashed as its canonical JSON"), a second offer of a wider manifest with the same
-files keeps the same hash, and an install bound to the first review installs — and
-grants — permissions the person never saw (engine/services/consent.py, offer) (w16).
+SPEC §4.1/§10.1: install names ``review_hash``, "the hash of the review the person saw;
+a different one is stale"; SPEC §2: the content hash is over the package's files, the
+manifest among them. `Consent.offer`, `Consent.update` and `POST /v1/packages` fold the
+manifest in through one function, `engine.core.manifest.fold_manifest`.
+
+(Found by a helper: `Engine.offer` hashed only the digests it was given, so a wider
+manifest offered since with the same files kept the hash, and an install bound to the
+first review granted permissions the person never saw.)
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from ..conftest import manifest
 
 async def test_install_bound_to_a_review_refuses_a_manifest_offered_since(
         make_engine: Any, tmp_path: Path) -> None:
+    """A wider manifest offered after the review makes the review's hash stale."""
+    # GIVEN a review of acme.x asking clipboard.write, then a wider offer, same files
     engine = make_engine()
     files = file_digests({"index.js": "// the card"})
     await engine.offer("acme.x", manifest("acme.x", {"clipboard.write": {}}), files)
@@ -30,6 +35,8 @@ async def test_install_bound_to_a_review_refuses_a_manifest_offered_since(
                                                      "terminals.write": {}}), files)
     shown_now = await engine.review("acme.x")
     assert "terminals.write" in shown_now.text and "terminals.write" not in seen.text
+    # WHEN the person's install names the hash of the review they saw
+    # THEN it is refused as stale, and nothing of the wider manifest is granted
     with pytest.raises(ApprovalRefused) as refused:
         await engine.install("acme.x", review_hash=seen.content_hash)
     assert refused.value.reason == "stale"
