@@ -411,7 +411,10 @@ def _checks(state: State, card_id: str, call: str, target_id: str | None,
         elif target is None or target.workspace != card.workspace:
             target = None
         if target is None or target.type not in spec.targets:
-            node_type = target.type if target else "node"
+            # A node's kind is said only over an arrow: without one, a node of
+            # the wrong kind reads as a missing one (SPEC §5, a card learns
+            # nothing about nodes it is not connected to).
+            node_type = target.type if target and arrow else "node"
             return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id, permission,
                            "wrong-target", arrow.id if arrow else None, (_wrong_target, node_type))
     # 8. Scope: hosts for net.fetch (addresses and paths are checked where
@@ -737,7 +740,8 @@ def decide(
                 target = None
             if target is None or target.type not in spec.targets:
                 code, reason = "PERMISSION_DENIED", "wrong-target"
-                words = (_wrong_target, target.type if target else "node")
+                # The kind only over an arrow, as in `_checks`.
+                words = (_wrong_target, target.type if target and arrow else "node")
                 break
         # 9. Loop guard: a prompt outside any tool call starts its chain, one
         # hop, which every workspace's hop limit allows while their smallest
