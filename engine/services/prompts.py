@@ -157,7 +157,8 @@ class Prompts:
             agent = self.ctx.state.canvas.node(agent_id) or agent
             prompt.state = "delivered"
             self.record.save_prompt(prompt)
-            self.ctx.emit("agents.turn", None, agent=agent_id, prompt=prompt.id, state="delivered")
+            self.ctx.emit("agents.turn", None, agent=agent_id, workspace=agent.workspace,
+                          prompt=prompt.id, state="delivered")
 
     def _wait_for_budget(self, workspace: str) -> None:
         if workspace in self._waiting_budget:
@@ -374,7 +375,8 @@ class Prompts:
                     self.record.save_prompt(prompt)
             updated = self.world.turn_ended(node, text)
             self.nodes.save(updated)
-            self.ctx.emit("agents.turn", None, agent=agent, state="replied")
+            self.ctx.emit("agents.turn", None, agent=agent, workspace=updated.workspace,
+                          state="replied")
             self.nodes.output(updated, "reply", text)
             self.pump(updated.id)
 

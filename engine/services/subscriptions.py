@@ -12,7 +12,8 @@ Which event needs what:
 - ``permissions.changed``, ``permissions.request``, ``prompt.held``,
   ``prompt.resolved``: about the card itself; delivered to that card only.
 - ``agents.status``, ``agents.turn``, ``agents.changed``: ``agents.read``,
-  for agents and terminals of the card's own workspace.
+  for agents and terminals of the card's own workspace — the workspace the
+  event names, as it was sent.
 - ``agents.onOutput``: ``agents.output``, an arrow between card and node, and
   an earlier allowed ``agents.onOutput`` call for that node.
 - ``tool.call``: an agent's call of one of the card's tools; to that card only,
@@ -68,10 +69,11 @@ def may_receive(state: State, card_id: str, event: Event,
         agent = str(event.data.get("agent", ""))
         return event.card == card_id and state.canvas.arrow_between(agent, card_id) is not None
     if event.type in _AGENTS_READ:
-        node = state.canvas.node(str(event.data.get("agent", "")))
-        same_ws = node.workspace == card.workspace if node is not None else \
-            event.data.get("workspace") == card.workspace
-        return same_ws and _has(state, package, "agents.read")
+        # The workspace the event names, never the id's node now: an agent id
+        # removed in one workspace may be reused in another before the card
+        # takes the event. An event naming no workspace is for nobody.
+        return (event.data.get("workspace") == card.workspace
+                and _has(state, package, "agents.read"))
     if event.type == "agents.onOutput":
         node_id = str(event.data.get("node", ""))
         return (node_id in watching and _has(state, package, "agents.output")
