@@ -130,8 +130,9 @@ class Engine:
         applier = Applier(ctx, record, nodes, self.events)
         self._prompts = prompts = Prompts(ctx, record, guard, nodes, applier, self.world)
         self._calls = Calls(ctx, record, prompts, applier, self.world)
-        self._canvas = canvas = CanvasOps(ctx, guard, nodes, record, prompts, tools)
-        self._consent = Consent(ctx, guard, nodes, prompts, tools)
+        self._canvas = canvas = CanvasOps(ctx, guard, nodes, record, prompts, tools,
+                                                self.world)
+        self._consent = Consent(ctx, guard, nodes, prompts, tools, self.world)
         self._interchange = Interchange(ctx, guard, nodes, canvas)
         self._visibility = Visibility(ctx, nodes)
         self.world.bind(str(Path(db_file).parent) if db_file else None, prompts)

@@ -42,6 +42,7 @@ from engine.effects.pathwalk import Escape, Walked, open_beneath, walk
 from engine.effects.trashcan import Trash, TrashRefused, scan_tree
 
 if TYPE_CHECKING:
+    from engine.core.state import State
     from engine.effects.host import ScopeHost
 
 __all__ = ["WATCH_LIMIT", "ConfinedFiles", "PathRefused", "is_protected", "is_secret"]
@@ -117,6 +118,29 @@ class _WatchFolder:
     full: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class _Watcher:
+    """The card node a watch was made for: its id, its workspace and its package.
+
+    A watch belongs to that node, not to the id: a card added later under the
+    same id (in another workspace, or of another package) never hears of it.
+    """
+
+    card: str
+    workspace: str
+    package: str
+
+    def holds(self, state: State) -> bool:
+        """Whether the watch may go on reporting: its card is there, the same
+        node, and its package, installed and not pending, holds ``fs.read``."""
+        node = state.canvas.node(self.card)
+        pkg = state.packages.get(self.package)
+        return (node is not None and node.type == "card" and node.workspace == self.workspace
+                and node.data.get("package") == self.package
+                and pkg is not None and pkg.installed and not pkg.is_pending
+                and state.granted(self.package, "fs.read"))
+
+
 class ConfinedFiles:
     """The ``fs.*`` scope handler.
 
@@ -131,9 +155,12 @@ class ConfinedFiles:
                  trash: str | Path | None = None) -> None:
         self.data_dir = Path(data_dir).resolve() if data_dir else None
         self.trash = Trash(trash)
-        #: Live watches by id: (card, task).
+        #: Live watches' tasks by watch id.
         self.watches: dict[str, asyncio.Task[None]] = {}
-        self._watch_cards: dict[str, str] = {}
+        self._watchers: dict[str, _Watcher] = {}
+        #: Per live watch, the event that ends it (watchfiles' ``stop_event``).
+        self._ends: dict[str, asyncio.Event] = {}
+        self._ending: set[asyncio.Task[None]] = set()  # withdrawn, not yet at their end
         self._watch_ids = itertools.count(1)
         self._stop = asyncio.Event()
         self._pool: ThreadPoolExecutor | None = None
@@ -314,22 +341,43 @@ class ConfinedFiles:
 
     def _watch(self, engine: ScopeHost, passed: Passed, root: Path, full: tuple[str, ...],
                denylist: bool) -> dict[str, str] | Decision:
-        card = passed.card.id
-        held = sum(1 for c in self._watch_cards.values() if c == card)
+        watcher = _Watcher(passed.card.id, passed.card.workspace, passed.package.name)
+        held = sum(1 for w in self._watchers.values() if w.card == watcher.card)
         if held >= WATCH_LIMIT:
             return self._refuse(passed, "watch-limit",
                                 f"a card holds at most {WATCH_LIMIT} watches", code="CARD_LIMIT")
         watch_id = f"w{next(self._watch_ids)}"
+        end = self._ends[watch_id] = asyncio.Event()
         task = asyncio.get_running_loop().create_task(
-            self._watch_loop(engine, card, passed.package.name, root, full, denylist,
-                             watch_id))
+            self._watch_loop(engine, watcher, end, root, full, denylist, watch_id))
         self.watches[watch_id] = task
-        self._watch_cards[watch_id] = card
+        self._watchers[watch_id] = watcher
         return {"watch": watch_id}
 
-    async def _watch_loop(self, engine: ScopeHost, card: str, package: str, root: Path,
-                          full: tuple[str, ...], denylist: bool, watch_id: str) -> None:
-        """Deliver changes under the watched folder that `_visible` lets through.
+    def end_withdrawn_watches(self, state: State) -> None:
+        """End at once every watch whose card was removed or lost ``fs.read``.
+
+        Called when consent narrows (a node removed, a permission revoked, a
+        package gone pending), so a watch does not wait for the next change to
+        find out — by when a new card may hold its card's id. Each ends with
+        ``fs.watch.ended``, reason ``withdrawn``.
+        """
+        for watch_id, watcher in list(self._watchers.items()):
+            if not watcher.holds(state):
+                # Forgotten now, not when its task gets to its end (the
+                # watcher's next step): the card's watch count must not see it.
+                del self._watchers[watch_id]
+                task = self.watches.pop(watch_id, None)
+                self._ends[watch_id].set()
+                if task is not None:  # still cancelled if the engine closes first
+                    self._ending.add(task)
+                    task.add_done_callback(self._ending.discard)
+
+    async def _watch_loop(self, engine: ScopeHost, watcher: _Watcher, end: asyncio.Event,
+                          root: Path, full: tuple[str, ...], denylist: bool,
+                          watch_id: str) -> None:
+        """Deliver changes under the watched folder that `_visible` lets through,
+        until ``end`` is set (`end_withdrawn_watches`, `stop_watches`).
 
         Any failure (the folder removed, no inotify instances left) ends the
         watch with an ``fs.watch.ended`` event: nothing escapes the task.
@@ -337,30 +385,39 @@ class ConfinedFiles:
         base = root.joinpath(*full)
         loop = asyncio.get_running_loop()
         reason = "ended"
+
+        def withdrawn() -> bool:
+            # Asked again before anything is sent: ``end`` set while the
+            # thread looked (the card removed, even if re-added since), or a
+            # change another process made, which `end_withdrawn_watches` did
+            # not see.
+            return end.is_set() or not watcher.holds(engine.state)
+
         try:
-            async for changes in watchfiles.awatch(base, stop_event=self._stop,
+            async for changes in watchfiles.awatch(base, stop_event=end,
                                                    recursive=True, debounce=50, step=20):
-                # Permissions are checked at delivery time: a revoke ends the watch.
-                pkg = engine.state.packages.get(package)
-                node = engine.state.canvas.node(card)
-                if node is None or pkg is None or pkg.is_pending or not engine.state.granted(
-                        package, "fs.read"):
-                    reason = "withdrawn"
+                if withdrawn():
                     return
                 found = await loop.run_in_executor(
                     self._executor(), self._visible, root, sorted(changes), denylist)
+                if withdrawn():
+                    return
                 for change, rel in found:
-                    engine.notify(Event("fs.changed", card, {
-                        "watch": watch_id, "path": rel,
-                        "change": change.name}))
+                    engine.notify(Event("fs.changed", watcher.card, {
+                        "watch": watch_id, "workspace": watcher.workspace,
+                        "package": watcher.package, "path": rel, "change": change.name}))
         except Exception as exc:  # noqa: BLE001 - the watch ends, the engine goes on
             reason = type(exc).__name__
         finally:
+            if reason == "ended" and withdrawn():
+                reason = "withdrawn"
             self.watches.pop(watch_id, None)
-            self._watch_cards.pop(watch_id, None)
+            self._watchers.pop(watch_id, None)
+            self._ends.pop(watch_id, None)
             if not self._stop.is_set():
-                engine.notify(Event("fs.watch.ended", card, {"watch": watch_id,
-                                                              "reason": reason}))
+                engine.notify(Event("fs.watch.ended", watcher.card, {
+                    "watch": watch_id, "workspace": watcher.workspace,
+                    "package": watcher.package, "reason": reason}))
 
     def _visible(self, root: Path, changes: list[tuple[watchfiles.Change, str]],
                  denylist: bool) -> list[tuple[watchfiles.Change, str]]:
@@ -389,7 +446,9 @@ class ConfinedFiles:
     def stop_watches(self) -> None:
         """End every watch and the file threads (the engine is closing)."""
         self._stop.set()
-        for task in list(self.watches.values()):
+        for end in self._ends.values():
+            end.set()
+        for task in [*self.watches.values(), *self._ending]:
             task.cancel()
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)

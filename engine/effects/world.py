@@ -116,6 +116,13 @@ class World:
         for task in self._tasks:
             task.cancel()
 
+    def narrowed(self, state: State) -> None:
+        """Consent narrowed (a node removed, a permission revoked, a package pending):
+        end at once what ran on consent now gone — file watches (SPEC §4.3, §8.3)."""
+        end = getattr(self.fs, "end_withdrawn_watches", None)
+        if end is not None:
+            end(state)
+
     async def aclose(self) -> None:
         """Stop the drivers and wait for their processes, then `close`."""
         for driver in list(self.drivers.values()):

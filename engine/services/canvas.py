@@ -15,6 +15,7 @@ from canvas import Arrow, CanvasError, Node, Workspace, WorkspaceSettings
 from engine.core.errors import InvalidArgument, InvalidArrow, InvalidRequest
 from engine.core.limits import rate_owner
 from engine.core.principal import OPERATOR, Principal
+from engine.effects.world import World
 from engine.services.context import Context, operation
 from engine.services.guard import Guard
 from engine.services.nodes import Nodes
@@ -29,8 +30,9 @@ class CanvasOps:
     """Workspaces, nodes and arrows: the operations that draw and undraw the canvas."""
 
     def __init__(self, ctx: Context, guard: Guard, nodes: Nodes, record: Recorder,
-                 prompts: Prompts, tools: Tools) -> None:
+                 prompts: Prompts, tools: Tools, world: World) -> None:
         self.ctx = ctx
+        self.world = world
         self.guard = guard
         self.nodes = nodes
         self.record = record
@@ -38,9 +40,11 @@ class CanvasOps:
         self.tools = tools
 
     def _revalidate(self) -> None:
-        """Cancel the prompts and tool calls a narrowing made impossible (SPEC §4.3)."""
+        """Cancel the prompts and tool calls a narrowing made impossible (SPEC §4.3),
+        and end the file watches of cards removed."""
         self.prompts.revalidate()
         self.tools.revalidate()
+        self.world.narrowed(self.ctx.state)
 
     async def open_workspace(self, workspace_id: str, folder: str | Path, *,
                              settings: dict[str, Any] | WorkspaceSettings | None = None,

@@ -32,6 +32,7 @@ from engine.core.manifest import (
 from engine.core.principal import OPERATOR, Principal
 from engine.core.review import Diff, Review, diff_manifests, install_review, newly_required
 from engine.core.state import PackageState
+from engine.effects.world import World
 from engine.services.context import Context, operation
 from engine.services.guard import Guard
 from engine.services.nodes import Nodes
@@ -46,17 +47,20 @@ class Consent:
     """Packages, their grants and updates, optional-permission requests and secrets."""
 
     def __init__(self, ctx: Context, guard: Guard, nodes: Nodes, prompts: Prompts,
-                 tools: Tools) -> None:
+                 tools: Tools, world: World) -> None:
         self.ctx = ctx
+        self.world = world
         self.guard = guard
         self.nodes = nodes
         self.prompts = prompts
         self.tools = tools
 
     def _revalidate(self) -> None:
-        """Cancel the prompts and tool calls a change made impossible (SPEC §4.3)."""
+        """Cancel the prompts and tool calls a change made impossible (SPEC §4.3),
+        and end the file watches of cards that lost ``fs.read``."""
         self.prompts.revalidate()
         self.tools.revalidate()
+        self.world.narrowed(self.ctx.state)
 
     def _package_canvases(self, package: str) -> set[str]:
         """The workspaces where a card of ``package`` sits: the package's own canvases."""

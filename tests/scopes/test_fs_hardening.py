@@ -296,7 +296,8 @@ async def test_a_watch_that_fails_ends_quietly(make_engine, tmp_path, monkeypatc
             break
         await asyncio.sleep(0.02)
     ended = [e for e in events if e.type == "fs.watch.ended"]
-    assert ended and ended[0].data == {"watch": d.value["watch"], "reason": "OSError"}
+    assert ended and ended[0].data == {"watch": d.value["watch"], "workspace": "w1",
+                                       "package": "acme.fs", "reason": "OSError"}
     engine.close()
 
 
