@@ -22,6 +22,9 @@ Which event needs what:
 - ``port.data``: data on a port arrow into the card; the arrow must still be
   there, and for data from a built-in node's output port the permission of
   `engine.core.catalogue.PORT_OUTPUTS` must be granted.
+- ``fs.changed``, ``fs.watch.ended``: to the card that holds the watch only —
+  the card node it was made for (the workspace and package the event names,
+  not just its id); ``fs.changed`` while that card holds ``fs.read``.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from engine.core.decision import Decision
 from engine.core.events import Event
 
 if TYPE_CHECKING:
+    from canvas import Node
     from engine.core.state import PackageState, State
 
 __all__ = ["CARD_EVENTS", "EventHub", "Subscription", "may_receive"]
@@ -45,10 +49,12 @@ __all__ = ["CARD_EVENTS", "EventHub", "Subscription", "may_receive"]
 CARD_EVENTS = frozenset({
     "permissions.changed", "permissions.request", "prompt.held", "prompt.resolved",
     "agents.status", "agents.turn", "agents.changed", "agents.onOutput", "port.data",
-    "tool.call", "tool.resolved",
+    "tool.call", "tool.resolved", "fs.changed", "fs.watch.ended",
 })
 _OWN = frozenset({"permissions.changed", "permissions.request", "prompt.held",
                   "prompt.resolved", "tool.resolved"})
+#: Events offered to the subscriptions of the card they name only.
+_TO_ONE_CARD = _OWN | {"port.data", "fs.changed", "fs.watch.ended"}
 _AGENTS_READ = frozenset({"agents.status", "agents.turn", "agents.changed"})
 
 
@@ -60,10 +66,17 @@ def may_receive(state: State, card_id: str, event: Event,
     if event.type in _OWN:
         # About the card's own grants and prompts: told even while pending.
         return event.card == card_id and state.canvas.node(card_id) is not None
+    if event.type == "fs.watch.ended":
+        # About the card's own watch: told even while pending or revoked.
+        node = state.canvas.node(card_id)
+        return event.card == card_id and node is not None and _watch_of(node, event)
     found = check_card(state, card_id, event.type)
     if isinstance(found, Decision):
         return False
     card, package = found
+    if event.type == "fs.changed":
+        return (event.card == card_id and _watch_of(card, event)
+                and _has(state, package, "fs.read"))
     if event.type == "tool.call":
         # To the called card only, while the agent is still connected to it.
         agent = str(event.data.get("agent", ""))
@@ -89,6 +102,13 @@ def may_receive(state: State, card_id: str, event: Event,
         return False
     needed = PORT_OUTPUTS.get((source.type, arrow.from_port or ""))
     return needed is None or _has(state, package, needed)
+
+
+def _watch_of(card: Node, event: Event) -> bool:
+    """The watch event is of this card node: a card added later under the same id,
+    in another workspace or of another package, is another card."""
+    return (event.data.get("workspace") == card.workspace
+            and event.data.get("package") == card.data.get("package"))
 
 
 def _has(state: State, package: PackageState, permission: str) -> bool:
@@ -218,7 +238,7 @@ class EventHub:
         """Offer an event to every subscription that might take it."""
         if event.type not in CARD_EVENTS or not self._subs:
             return
-        if event.card is not None and event.type in _OWN | {"port.data"}:
+        if event.card is not None and event.type in _TO_ONE_CARD:
             targets = self._subs.get(event.card, [])
         else:
             targets = [s for subs in self._subs.values() for s in subs]

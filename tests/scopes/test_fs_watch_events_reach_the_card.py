@@ -1,11 +1,13 @@
-"""SPEC §3: `fs.read` unlocks `fs.watch`; README: "`fs.watch` — (the card then gets
-`fs.changed` events)"; SPEC §10.1: a card's events come through `GET /v1/events`,
-which streams the card's `Engine.subscribe` subscription.
+"""A card that calls `fs.watch` takes `fs.changed` (and `fs.watch.ended`) from its own
+subscription — so from `GET /v1/events` too — and no other card does.
 
-`fs.changed` is not among the event types a subscription carries
-(engine/services/subscriptions.py `CARD_EVENTS`): `EventHub.publish` drops it, so the
-only place it goes is the engine's ``sink``. A card that calls `fs.watch` — through the
-Python API's subscription or the service's event stream — never hears of a change (w16).
+SPEC §3: `fs.read` unlocks `fs.watch`; README: "`fs.watch` — (the card then gets
+`fs.changed` events)"; SPEC §10.1: a card's events come through `GET /v1/events`,
+which streams the card's `Engine.subscribe` subscription, gated when sent.
+
+(Found by a helper: `fs.changed` and `fs.watch.ended` were not in `CARD_EVENTS`
+(engine/services/subscriptions.py), so `EventHub.publish` dropped them and only the
+engine's ``sink`` heard of a change.)
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from ..conftest import manifest, offer_install
 
 async def test_a_watching_card_takes_fs_changed_from_its_subscription(
         make_engine: Any, tmp_path: Path) -> None:
+    """c1's watch reports a new file to c1's subscription; c2's subscription takes nothing."""
+    # GIVEN card c1 watching its workspace folder, and card c2 of the same package
     ws = tmp_path / "ws"
     ws.mkdir()
     sunk: list[Any] = []
@@ -30,10 +34,13 @@ async def test_a_watching_card_takes_fs_changed_from_its_subscription(
     await engine.create_workspace("w1", ws)
     await offer_install(engine, manifest("acme.fs", {"fs.read": {}}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.fs"}, workspace="w1")
+    await engine.add_node({"id": "c2", "type": "card", "package": "acme.fs"}, workspace="w1")
+    other = engine.subscribe("c2")
     async with engine.subscribe("c1") as sub:
         d = await engine.call("c1", "fs.watch", None, {"path": "."})
         assert d.outcome == "ok", d.message
         await asyncio.sleep(0.3)  # let the watcher start
+        # WHEN a file is written in the folder
         (ws / "notes.txt").write_text("x")
         taken: list[Any] = []
         for _ in range(100):
@@ -44,5 +51,8 @@ async def test_a_watching_card_takes_fs_changed_from_its_subscription(
         assert any(e.type == "fs.changed" for e in sunk), "the watch saw no change at all"
         await asyncio.sleep(0.1)
         taken += [e for e in sub.ready() if e.type == "fs.changed"]
+        # THEN c1 takes it, and only c1
         assert [e.data["path"] for e in taken] == ["notes.txt"], \
             "fs.changed went to the sink only, never to the card's subscription"
+        assert [e for e in other.ready() if e.type.startswith("fs.")] == []
+    other.close()
