@@ -8,7 +8,7 @@ Cards in visible workspaces always run.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Literal
 
 from canvas.model import Node
@@ -22,14 +22,18 @@ BACKGROUND_CAP = 8
 Status = Literal["running", "background", "suspended"]
 
 
-def background_status(state: State, hidden: Iterable[str], seen: dict[str, float],
+def background_status(state: State, hidden: Iterable[str], seen: Mapping[str, float],
+                      looked: Mapping[str, float] | None = None,
                       cap: int = BACKGROUND_CAP) -> dict[str, Status]:
     """Each custom card's status: ``running`` (visible workspace), ``background`` or ``suspended``.
 
     Args:
         hidden: ids of the workspaces that are hidden now.
-        seen: when each card was last on screen; never seen counts as oldest.
+        seen: until when each card was last on screen; never seen counts as oldest.
+        looked: when the person last looked at each card itself; it orders cards
+            that left the screen at the same moment (their workspace was hidden).
     """
+    looked = looked or {}
     hidden = set(hidden)
     out: dict[str, Status] = {}
     candidates: list[Node] = []
@@ -41,8 +45,10 @@ def background_status(state: State, hidden: Iterable[str], seen: dict[str, float
             candidates.append(card)
         else:
             out[card.id] = "suspended"
-    # Most recently seen first; ties (never seen) by id, so the order is stable.
-    candidates.sort(key=lambda c: (-seen.get(c.id, float("-inf")), c.id))
+    # Most recently seen first, then most recently looked at; remaining ties (never
+    # seen) by id, so the order is stable.
+    candidates.sort(key=lambda c: (-seen.get(c.id, float("-inf")),
+                                   -looked.get(c.id, float("-inf")), c.id))
     for i, card in enumerate(candidates):
         out[card.id] = "background" if i < cap else "suspended"
     return out

@@ -10,31 +10,44 @@ __all__ = ["Visibility"]
 
 
 class Visibility:
-    """Hidden workspaces and when each card was last on screen (kept in memory only)."""
+    """Hidden workspaces and when each card was last on screen (kept in memory only).
+
+    Two times per card: ``_seen``, until when it was on screen (its workspace shown, or
+    `card_seen`), and ``_looked``, when the person last looked at the card itself
+    (`card_seen`), which orders cards that left the screen together.
+    """
 
     def __init__(self, ctx: Context, nodes: Nodes) -> None:
         self.ctx = ctx
         self.nodes = nodes
         self._hidden: set[str] = set()
         self._seen: dict[str, float] = {}
+        self._looked: dict[str, float] = {}
 
     def set_workspace_hidden(self, workspace: str, hidden: bool) -> dict[str, str]:
         """Hide or show a workspace; returns every card's run status (see `background`)."""
         self.nodes.workspace(workspace)
-        now = self.ctx.now()
+        # A workspace's cards are on screen until the moment it is hidden, so hiding a
+        # shown workspace marks them seen now; hiding it again changes nothing.
+        if workspace not in self._hidden or not hidden:
+            self._mark_seen(workspace)
         if hidden:
             self._hidden.add(workspace)
         else:
             self._hidden.discard(workspace)
-        for card in self.ctx.state.canvas.nodes(workspace, type="card"):
-            if not hidden or workspace not in self._hidden:
-                self._seen[card.id] = now
         return self.background()
+
+    def _mark_seen(self, workspace: str) -> None:
+        now = self.ctx.now()
+        for card in self.ctx.state.canvas.nodes(workspace, type="card"):
+            self._seen[card.id] = now
 
     def card_seen(self, card: str) -> None:
         """The card was on screen now (for least-recently-seen suspension)."""
-        self._seen[card] = self.ctx.now()
+        now = self.ctx.now()
+        self._seen[card] = now
+        self._looked[card] = now
 
     def background(self) -> dict[str, str]:
         """Each card's status: ``running``, ``background`` (hidden, one of 8) or ``suspended``."""
-        return dict(background_status(self.ctx.state, self._hidden, self._seen))
+        return dict(background_status(self.ctx.state, self._hidden, self._seen, self._looked))

@@ -1,8 +1,13 @@
 """SPEC §6 "background": the least recently seen background cards beyond 8 are suspended.
 
-A workspace the person was looking at until a moment ago is hidden: its cards were
-seen *now*. Cards last seen an hour earlier, in a workspace shown briefly and hidden
-again, are the least recently seen and must be the ones suspended.
+Rule: a workspace's cards are on screen until the moment it is hidden, so hiding a shown
+workspace marks its cards seen *now* (hiding an already hidden one changes nothing).
+Cards last seen an hour earlier, in a workspace shown briefly and hidden again, are the
+least recently seen and are the ones suspended.
+
+(Found by a helper: the cards were marked seen only after the workspace was already in
+the hidden set, so hiding never marked them, and the cards just looked at were
+suspended first.)
 """
 
 from __future__ import annotations
@@ -12,11 +17,12 @@ from typing import Any
 
 from engine.app.replay import VirtualClock
 
-from .conftest import manifest, offer_install
+from ..conftest import manifest, offer_install
 
 
 async def test_cards_hidden_just_now_are_the_most_recently_seen(
         make_engine: Any, tmp_path: Path, clock: VirtualClock) -> None:
+    """Hiding w1 after an hour's work keeps w1's cards and suspends w2's older ones."""
     engine = make_engine()
     for ws in ("w1", "w2"):
         (tmp_path / ws).mkdir()
