@@ -72,8 +72,10 @@ def rate_owner(canvas: Canvas, card: str) -> str:
 
     A card spawned as a copy of itself (``canvas.spawn`` kind ``self``)
     carries ``spawned_by``; copies of copies lead back to the first card, so
-    spawning never multiplies a card's limits. A parent that is gone (its
-    windows are kept while copies of it live) ends the walk with its id.
+    spawning never multiplies a card's limits. Removing a root hands its
+    windows to a copy that becomes the root (`CanvasOps.remove_node`), so no
+    node names a removed spawner; should one still (a store written before
+    that rule), the walk ends with the missing parent's id.
     """
     node = canvas.node(card)
     if node is None or type(node.data.get("spawned_by")) is not str:
@@ -163,6 +165,17 @@ class RateCounters:
         """Drop a removed card's windows."""
         for key in [k for k in self._windows if k[0] == card]:
             del self._windows[key]
+
+    def move(self, card: str, heir: str) -> None:
+        """Hand ``card``'s windows to ``heir`` (a removed spawn root's to its new root)."""
+        for key in [k for k in self._windows if k[0] == card]:
+            window = self._windows.pop(key)
+            own = self._windows.get((heir, key[1]))
+            if own is not None:
+                # A copy counts in its root's windows, so it has none of its
+                # own; merged all the same, rather than lose a counted call.
+                window.times = deque(sorted([*window.times, *own.times]))
+            self._windows[(heir, key[1])] = window
 
 
 #: The window of ``denial_log_limit`` (SPEC §8 "Bounds"), seconds.

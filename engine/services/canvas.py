@@ -187,8 +187,8 @@ class CanvasOps:
         node = self.nodes.node(node_id)
         with self.ctx.write():
             owner = rate_owner(self.ctx.state.canvas, node_id)
-            copies = [n for n in self.ctx.state.canvas.nodes(node.workspace, type="card")
-                      if n.data.get("spawned_by") == node_id]
+            spawned = [n for n in self.ctx.state.canvas.nodes(node.workspace)
+                       if n.data.get("spawned_by") == node_id]
             self.ctx.store.delete_node(node_id)
             if node.type in ("card", "agent"):
                 # Its service tokens go with it: a token names a node by its id,
@@ -196,21 +196,45 @@ class CanvasOps:
                 self.ctx.store.revoke_tokens(f"{node.type}:{node_id}", self.ctx.now())
             self.guard.history(principal, "node.remove", subject)
             self.ctx.state.canvas.remove_node(node_id)
-            for copy in copies:
-                # Its copies now lead straight to the root of the spawn tree,
-                # whose windows they go on sharing (SPEC §6).
-                moved = Node(copy.id, copy.type, copy.workspace,
-                             {**copy.data, "spawned_by": owner})
-                self.nodes.persist(moved)
-                self.ctx.state.canvas.replace_node(moved)
-            if not copies and owner == node_id:
-                # In the store too: a reload (restart, another process) must not
-                # hand a removed card's windows to a new node with its id. A
-                # root whose copies live on keeps them: they are theirs too.
-                self.record.forget_windows(node_id)
+            self._hand_on_spawned(node_id, owner, spawned)
             self.nodes.agents_changed(node, "removed")
             self._revalidate()
             self.prompts.pump_all()
+
+    def _hand_on_spawned(self, removed: str, owner: str, spawned: list[Node]) -> None:
+        """Keep a removed node's spawn tree whole without its id (inside a write).
+
+        Rule (SPEC §6 leaves it open): no node may go on naming a removed id as
+        its spawner, since a new node given that id would otherwise take over the
+        tree's windows and live-spawn count. What a copy spawned hangs from the
+        tree's root; when the root itself goes, its first live copy (in id order)
+        becomes the root and takes the windows; with no copy left the tree ends,
+        its spawned notes count for no one and its windows are forgotten.
+        """
+        if owner != removed:
+            self._set_spawner(spawned, owner)
+            return
+        copies = [n for n in spawned if n.type == "card"]
+        if not copies:
+            self._set_spawner(spawned, None)
+            # In the store too: a reload (restart, another process) must not
+            # hand a removed card's windows to a new node with its id.
+            self.record.forget_windows(removed)
+            return
+        heir = copies[0]
+        self._set_spawner([heir], None)
+        self._set_spawner([n for n in spawned if n is not heir], heir.id)
+        self.record.move_windows(removed, heir.id)
+
+    def _set_spawner(self, spawned: list[Node], spawner: str | None) -> None:
+        """Point nodes at a new spawner (None: spawned by no one now)."""
+        for node in spawned:
+            data = {k: v for k, v in node.data.items() if k != "spawned_by"}
+            if spawner is not None:
+                data["spawned_by"] = spawner
+            moved = Node(node.id, node.type, node.workspace, data)
+            self.nodes.persist(moved)
+            self.ctx.state.canvas.replace_node(moved)
 
     @operation
     async def add_arrow(self, arrow: dict[str, Any], *, by: object = OPERATOR) -> Arrow:

@@ -108,6 +108,12 @@ class Recorder:
         self.ctx.store.forget_rate_events(card)
         self.ctx.state.counters.forget(card)
 
+    def move_windows(self, card: str, heir: str) -> None:
+        """A removed spawn root's windows go to the copy that is the root now
+        (inside a write), in the store too, so a reload reads them there."""
+        self.ctx.store.move_rate_events(card, heir)
+        self.ctx.state.counters.move(card, heir)
+
     def log_row(self, decision: Decision, *, outcome: str, payload: str | None,
                 chain: tuple[str, ...] | list[str] | None, t: float | None = None,
                 approver: str | None = None,

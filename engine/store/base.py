@@ -321,6 +321,10 @@ class Store(Transactional, Protocol):
         """Drop every rate event of a removed card."""
         ...
 
+    def move_rate_events(self, card: str, heir: str) -> None:
+        """Count a removed spawn root's rate events as its heir's (the new root)."""
+        ...
+
     # ------------------------------------------------------------ prompts
     def next_prompt_position(self) -> int:
         """The position the next prompt takes (unique across processes, inside a write)."""

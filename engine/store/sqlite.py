@@ -342,6 +342,13 @@ class SQLiteStore:
         self.tx.write_deferred()  # after the card's events counted before
         self.db.conn.execute("delete from rate_events where card = ?", [card])
 
+    def move_rate_events(self, card: str, heir: str) -> None:
+        """Count a removed spawn root's rate events as its heir's (the new root)."""
+        self.tx.write_deferred()  # after the card's events counted before
+        # The update's trigger records the change: other processes read the
+        # windows again.
+        self.db.conn.execute("update rate_events set card = ? where card = ?", [heir, card])
+
     def _write(self, table: str, sql: str, params: tuple[Any, ...]) -> None:
         """Write a row: left to the commit inside an operation (its batch is open and
         will write it), at once outside one."""

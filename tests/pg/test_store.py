@@ -349,3 +349,37 @@ async def test_the_history_tells_a_removed_node_on_postgres(pg_dsn: str,
         assert engine.history.replaced_nodes(engine.history.newest()) == set()
     finally:
         engine.close()
+
+
+async def test_a_removed_spawn_roots_windows_go_to_its_copy_on_postgres(
+        pg_dsn: str, tmp_path: Path) -> None:
+    """Removing a spawn root hands its windows to its copy in the store (`move_rate_events`):
+    after a reopen the copy still counts the old card's prompts, a new card with the freed
+    id none of them."""
+    engine = _engine(pg_dsn)
+    try:
+        (tmp_path / "ws").mkdir()
+        await engine.create_workspace("w1", tmp_path / "ws")
+        await offer_install(engine, manifest("acme.s", {"agents.prompt": {},
+                                                        "canvas.spawn": {}}))
+        await engine.add_node({"id": "c1", "type": "card", "package": "acme.s"},
+                              workspace="w1")
+        await engine.add_node({"id": "a1", "type": "agent"}, workspace="w1")
+        await engine.add_arrow({"id": "e1", "from": "c1", "to": "a1"})
+        copy = (await engine.call("c1", "canvas.spawn", None, {"kind": "self"})).value
+        await engine.add_arrow({"id": "e2", "from": copy, "to": "a1"})
+        for i in range(6):  # the root's whole prompt window
+            assert (await engine.call("c1", "agents.prompt", "a1", {"text": f"p{i}"})).allowed
+        await engine.remove_node("c1")
+    finally:
+        engine.close()
+    again = _engine(pg_dsn)
+    try:
+        d = await again.call(copy, "agents.prompt", "a1", {"text": "x"})
+        assert d.code == "RATE_LIMITED", d
+        await again.add_node({"id": "c1", "type": "card", "package": "acme.s"},
+                             workspace="w1")
+        await again.add_arrow({"id": "e3", "from": "c1", "to": "a1"})
+        assert (await again.call("c1", "agents.prompt", "a1", {"text": "new"})).allowed
+    finally:
+        again.close()

@@ -401,6 +401,12 @@ class PGStore:
         self._exec("rate_events", "delete from rate_events where card = %s", [card],
                    ("rates", card))
 
+    def move_rate_events(self, card: str, heir: str) -> None:
+        """Count a removed spawn root's rate events as its heir's (the new root)."""
+        # ``rates``: other engines read the windows again.
+        self._exec("rate_events", "update rate_events set card = %s where card = %s",
+                   [heir, card], ("rates", card))
+
     # ------------------------------------------------------------ prompts
     def next_prompt_position(self) -> int:
         """The position the next prompt takes (under the write lock: unique)."""
