@@ -142,7 +142,7 @@ PERMISSIONS: dict[str, Permission] = {
             "Add cards next to itself.",
             "Place up to 4 new cards beside it on the canvas.",
             "`canvas.spawn` (kind `self`, `note`, `todo`, `taskboard`, `sticky`)",
-            "a new copy of its own card, or a note, todo, taskboard or sticky, connected to it by an arrow; at most 4 live spawned cards per card, 4 spawns a minute, within the workspace card cap",
+            "a new copy of its own card, or a note, todo, taskboard or sticky, connected to it by an arrow; at most 4 live spawned cards per card and its copies, 4 spawns a minute, within the workspace card cap",
             calls=("canvas.spawn",),
         ),
         Permission(

@@ -911,13 +911,29 @@ def host_scope(state: State, card: Node, package: PackageState,
 
 
 def _spawn_caps(state: State, card: Node) -> tuple[str, str] | None:
-    live = sum(1 for n in state.canvas.nodes(card.workspace) if n.data.get("spawned_by") == card.id)
-    if live >= 4:
-        return "spawn-cap", f"{card.id} has 4 live spawned cards"
+    root = rate_owner(state.canvas, card.id)
+    if _live_spawned(state, card.workspace, root) >= 4:
+        # A copy spawning is its root spawning through it (SPEC §6).
+        return "spawn-cap", f"the spawn tree of {root} has 4 live spawned cards"
     cap = state.workspace_of(card).settings.card_cap
     if state.canvas.count_nodes(card.workspace) >= cap:
         return "card-cap", f"the workspace holds its cap of {cap} cards"
     return None
+
+
+def _live_spawned(state: State, workspace: str, root: str) -> int:
+    """The live spawned nodes of ``root``'s whole spawn tree (copies of copies too)."""
+    roots: dict[str, str] = {}  # spawner -> its tree's root, each walked once
+    live = 0
+    for node in state.canvas.nodes(workspace):
+        spawner = node.data.get("spawned_by")
+        if type(spawner) is not str:
+            continue
+        owner = roots.get(spawner)
+        if owner is None:
+            owner = roots[spawner] = rate_owner(state.canvas, spawner)
+        live += owner == root
+    return live
 
 
 # Referenced so the catalogue stays the one source of permission names here.

@@ -1,8 +1,11 @@
 """SPEC §6: spawn allows "≤ 4 live spawned cards", and a copy (kind `self`) shares the
 limits of its spawn tree's root, "so spawning copies never multiplies a card's limits".
 
-A card that has its 4 copies lets each copy spawn 4 more: the tree holds 20 live
-spawned cards (and 84 after the next generation), all in the one card's name.
+Rule: the cap counts the live spawned nodes of the whole spawn tree under its root
+(`rate_owner`); a copy spawning is its root spawning through it.
+
+(Found by a helper: the cap was counted per direct spawner, so a card with 4 copies
+let each copy spawn 4 more: 20 live spawned cards, 84 after the next generation.)
 """
 
 from __future__ import annotations
@@ -12,11 +15,12 @@ from typing import Any
 
 from engine.app.replay import VirtualClock
 
-from .conftest import manifest, offer_install
+from ..conftest import manifest, offer_install
 
 
 async def test_copies_of_copies_do_not_multiply_the_live_spawn_cap(
         make_engine: Any, tmp_path: Path, clock: VirtualClock) -> None:
+    """A copy may not spawn once its root's tree holds 4 live spawned cards."""
     engine = make_engine()
     (tmp_path / "ws").mkdir()
     await engine.create_workspace("w1", tmp_path / "ws", settings={"card_cap": 1000})
