@@ -294,11 +294,7 @@ class World:
     @staticmethod
     def _spawn(state: State, passed: Passed, kind: str) -> Performed:
         card = passed.card
-        canvas = state.canvas
-        n = 1
-        while canvas.has_node(f"{card.id}.{kind}{n}"):
-            n += 1
-        new_id = f"{card.id}.{kind}{n}"
+        new_id, arrow_id = World._spawn_ids(state, card.id, kind)
         raw: dict[str, Any] = {"id": new_id, "spawned_by": card.id}
         if kind == "self":
             raw.update(type="card", package=card.data["package"], visible=True)
@@ -306,8 +302,22 @@ class World:
             raw["type"] = kind
         # The arrow is covered by the operator's grant of canvas.spawn (SPEC §4.5).
         return Performed(new_id, (AddNode(Node.build(raw, card.workspace)),
-                                  AddArrow({"id": f"{card.id}->{new_id}", "from": card.id,
+                                  AddArrow({"id": arrow_id, "from": card.id,
                                             "to": new_id})))
+
+    @staticmethod
+    def _spawn_ids(state: State, card: str, kind: str) -> tuple[str, str]:
+        """The first free ``<card>.<kind><n>`` whose arrow ``<card>-><new id>`` is free too.
+
+        A person may have given an arrow that id (drawn by hand, imported from a
+        canvas file): skipping it keeps the call an answer, not a clash.
+        """
+        canvas = state.canvas
+        n = 1
+        while canvas.has_node(f"{card}.{kind}{n}") or \
+                canvas.arrow(f"{card}->{card}.{kind}{n}") is not None:
+            n += 1
+        return f"{card}.{kind}{n}", f"{card}->{card}.{kind}{n}"
 
     # -- agents and terminals ---------------------------------------------
     def deliver(self, prompt: Prompt, agent: Node) -> Performed:

@@ -1,10 +1,15 @@
 """SPEC §5: a call's answer is a Decision ("Errors are values a caller can match on ...
 never a bare string"; "a refused call is not an HTTP error — it is a 200 with the
-Decision"). `canvas.spawn` names the arrow to its new node ``<card>-><new id>`` without
-looking whether an arrow of that id exists: when a person's arrow already has that id
-(drawn by hand, imported from a canvas file), the call raises the canvas's own
-`InvalidArrow` instead of answering, nothing is logged, and over the service the card
-gets a 500 — for every spawn of that kind, for good.
+Decision").
+
+Rule: `canvas.spawn` names its new node and the arrow to it ``<card>.<kind><n>`` and
+``<card>-><new id>`` with the first ``n`` for which both ids are free, so an arrow a
+person gave such an id (drawn by hand, imported from a canvas file) is skipped and left
+untouched, and the spawn is answered and logged.
+
+(Found by a helper: the arrow id was not looked up, so the call raised the canvas's own
+`InvalidArrow`, logged nothing and was a 500 over the service, for every spawn of that
+kind, for good.)
 """
 
 from __future__ import annotations
@@ -14,15 +19,15 @@ from pathlib import Path
 from typing import Any
 
 from engine.app.replay import VirtualClock
-from tests.service.conftest import Running, mint, serve_at  # noqa: F401 -- fixture
-
-from .conftest import manifest, offer_install
+from tests.conftest import manifest, offer_install
+from tests.service.conftest import Running, mint
 
 SPAWNER = {"name": "acme.s", "version": "1.0.0", "permissions": {"canvas.spawn": {}}}
 
 
 async def test_spawn_answers_when_its_arrow_id_is_taken(
         make_engine: Any, tmp_path: Path, clock: VirtualClock) -> None:
+    """The spawn takes the next free pair of ids and leaves the person's arrow alone."""
     engine = make_engine()
     (tmp_path / "ws").mkdir()
     await engine.create_workspace("w1", tmp_path / "ws")
@@ -31,9 +36,11 @@ async def test_spawn_answers_when_its_arrow_id_is_taken(
     await engine.add_node({"id": "a1", "type": "agent", "name": "A"}, workspace="w1")
     await engine.add_arrow({"id": "c1->c1.note1", "from": "c1", "to": "a1"})
     before = len(engine.log_rows())
-    d = await engine.call("c1", "canvas.spawn", None, {"kind": "note"})  # raises InvalidArrow
-    assert d.allowed or d.code is not None
+    d = await engine.call("c1", "canvas.spawn", None, {"kind": "note"})
+    assert d.allowed and d.value == "c1.note2", d
     assert len(engine.log_rows()) == before + 1
+    spawned = engine.state.canvas.arrow("c1->c1.note2")
+    assert spawned is not None and (spawned.src, spawned.dst) == ("c1", "c1.note2")
     # The person's arrow is untouched.
     arrow = engine.state.canvas.arrow("c1->c1.note1")
     assert arrow is not None and arrow.dst == "a1"
@@ -41,6 +48,7 @@ async def test_spawn_answers_when_its_arrow_id_is_taken(
 
 def test_spawn_over_the_service_is_a_200_with_a_decision(
         serve_at: Callable[..., Running], tmp_path: Path) -> None:
+    """Over HTTP the same spawn is a 200 carrying the Decision."""
     running = serve_at()
     op = running.client()
     (tmp_path / "ws").mkdir()
