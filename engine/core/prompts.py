@@ -121,6 +121,10 @@ class PromptIndex:
         return sorted((p for p in self._by_agent.get(agent, {}).values() if p.state == state),
                       key=lambda p: p.position)
 
+    def agents(self) -> list[str]:
+        """The agents with a queued, held or delivered prompt."""
+        return list(self._by_agent)
+
     def first(self, agent: str, state: str) -> Prompt | None:
         """An agent's earliest prompt in ``state`` (the first of `of_agent`), or None."""
         first: Prompt | None = None

@@ -127,18 +127,47 @@ class Prompts:
         return limiter
 
     def pump(self, agent_id: str) -> None:
-        """Deliver queued prompts to a waiting agent, in order, as the budget allows.
+        """Deliver queued prompts to a waiting agent as the budget allows.
+
+        The budget is the workspace's: when it is short, an earlier prompt to
+        another waiting agent there goes first (`_pump_workspace`).
+        """
+        agent = self.ctx.state.canvas.node(agent_id)
+        if agent is None or agent.type != "agent" or agent.data.get("status") != "waiting":
+            return
+        if self.ctx.state.open_prompts.first(agent_id, "queued") is None:
+            # Nothing of its own to deliver: nothing else changed for the
+            # others, which are delivered or wait for budget already.
+            return
+        self._pump_workspace(agent.workspace)
+
+    def _next_delivery(self, workspace: str) -> tuple[Prompt, Node] | None:
+        """The workspace's prompt waiting longest for budget, with its agent.
+
+        The earliest queued prompt of any waiting agent there: budget goes by
+        queue time across the workspace's agents (the spec is silent), so an
+        agent kept busy cannot starve an earlier prompt to another.
+        """
+        canvas, open_prompts = self.ctx.state.canvas, self.ctx.state.open_prompts
+        best: tuple[Prompt, Node] | None = None
+        for agent_id in open_prompts.agents():
+            agent = canvas.node(agent_id)
+            if agent is None or agent.type != "agent" or agent.workspace != workspace \
+                    or agent.data.get("status") != "waiting":
+                continue
+            prompt = open_prompts.first(agent_id, "queued")
+            if prompt is not None and (best is None or prompt.position < best[0].position):
+                best = (prompt, agent)
+        return best
+
+    def _pump_workspace(self, workspace: str) -> None:
+        """Deliver the workspace's queued prompts, longest waiting first, as the budget allows.
 
         Never waits: a prompt the budget has no room for stays queued, and a
         task of its own (`_wait_for_budget`) delivers it once there is room.
         """
-        agent = self.ctx.state.canvas.node(agent_id)
-        if agent is None or agent.type != "agent":
-            return
-        while agent.data.get("status") == "waiting":
-            prompt = self.ctx.state.open_prompts.first(agent_id, "queued")
-            if prompt is None:
-                return
+        while (next_delivery := self._next_delivery(workspace)) is not None:
+            prompt, agent = next_delivery
             if agent.data.get("dangerous") and prompt.approver is None:
                 # The agent went into dangerous mode after the prompt was
                 # queued: it still waits for a person.
@@ -154,10 +183,9 @@ class Prompts:
                 self._wait_for_budget(agent.workspace)
                 return
             self.applier.do(self.world.deliver(prompt, agent).effects)
-            agent = self.ctx.state.canvas.node(agent_id) or agent
             prompt.state = "delivered"
             self.record.save_prompt(prompt)
-            self.ctx.emit("agents.turn", None, agent=agent_id, workspace=agent.workspace,
+            self.ctx.emit("agents.turn", None, agent=agent.id, workspace=agent.workspace,
                           prompt=prompt.id, state="delivered")
 
     def _wait_for_budget(self, workspace: str) -> None:
@@ -189,9 +217,12 @@ class Prompts:
             self.pump_all()
 
     def pump_all(self) -> None:
-        """`pump` every agent's queue."""
-        for agent in self.ctx.state.canvas.nodes(type="agent"):
-            self.pump(agent.id)
+        """Deliver what every workspace's budget allows (see `_pump_workspace`)."""
+        canvas = self.ctx.state.canvas
+        workspaces = {node.workspace for agent in self.ctx.state.open_prompts.agents()
+                      if (node := canvas.node(agent)) is not None}
+        for workspace in sorted(workspaces):
+            self._pump_workspace(workspace)
 
     def resolve(self, prompt: Prompt, state: str, code: str | None, reason: str | None,
                 message: str = "", *, why: str | None = None, t: float | None = None,

@@ -1,13 +1,14 @@
 """SPEC §6 "Workspace budget": delivery is *paced* by the workspace's budget; prompts
-"wait in the queue for budget, they are not refused for it". Spec silent on the order
-across agents; a careful user expects a prompt that waited longest for budget to get
-it first — at least not to wait forever.
+"wait in the queue for budget, they are not refused for it". The spec is silent on the
+order across agents.
 
-When the budget has room again, `Prompts.deliver_queued` pumps the agents in canvas
-order (`pump_all`), and an agent that replies pumps itself (`agent_replied` → `pump`):
-a busy agent earlier on the canvas takes every unit of budget, and a prompt queued
-earlier for another agent is never delivered while the first one is kept busy. One
-card (or a few) prompting a1 starves every other card's prompts to a2.
+Rule: when the budget has room, it goes to the workspace's prompt that has waited
+longest (the earliest queued prompt of any waiting agent there), so a busy agent cannot
+starve an earlier prompt to another.
+
+(Found by a helper: the budget went to agents in canvas order, and an agent that replied
+pumped only itself, so a card keeping a1 busy took every unit of budget and a prompt
+queued earlier for a2 was never delivered.)
 """
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ from typing import Any
 
 from engine.app.replay import VirtualClock
 
-from .conftest import manifest, offer_install
+from ..conftest import manifest, offer_install
 
 
 async def test_a_busy_agent_does_not_starve_an_earlier_prompt_to_another(
         make_engine: Any, tmp_path: Path, clock: VirtualClock) -> None:
+    """y0, queued before every x_i, is delivered at the next unit of budget."""
     engine = make_engine()
     (tmp_path / "ws").mkdir()
     # One delivery a second (aiolimiter, on the loop's real clock).
