@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import heapq
+from collections.abc import Iterable
 from contextvars import Context as _TaskContext
+from typing import TypeGuard
 
 from aiolimiter import AsyncLimiter
 
@@ -127,66 +130,86 @@ class Prompts:
         return limiter
 
     def pump(self, agent_id: str) -> None:
-        """Deliver queued prompts to a waiting agent as the budget allows.
+        """Deliver queued prompts to a waiting agent, in order, as the budget allows.
 
-        The budget is the workspace's: when it is short, an earlier prompt to
-        another waiting agent there goes first (`_pump_workspace`).
+        The budget is the workspace's. While it has room, nothing waits for it,
+        and this agent's prompts go at once. Once it is short, the prompts wait,
+        and each unit of budget that frees goes to the prompt that has waited
+        longest across the workspace's agents (`_pump_workspace`), so an agent
+        kept busy cannot starve an earlier prompt to another.
         """
         agent = self.ctx.state.canvas.node(agent_id)
-        if agent is None or agent.type != "agent" or agent.data.get("status") != "waiting":
+        if not _waiting_agent(agent):
             return
-        if self.ctx.state.open_prompts.first(agent_id, "queued") is None:
-            # Nothing of its own to deliver: nothing else changed for the
-            # others, which are delivered or wait for budget already.
+        workspace = agent.workspace
+        if workspace in self._waiting_budget:
+            # Short: the budget's waiter delivers, longest waiting first.
             return
-        self._pump_workspace(agent.workspace)
+        if self._prepaid.get(workspace):
+            # A unit a waiter acquired is the longest-waiting prompt's.
+            self._pump_workspace(workspace, self.ctx.state.open_prompts.agents())
+            return
+        while (prompt := self.ctx.state.open_prompts.first(agent_id, "queued")) is not None:
+            if not self._deliver(prompt, agent):
+                return
+            agent = self.ctx.state.canvas.node(agent_id)
+            if not _waiting_agent(agent):
+                return
 
-    def _next_delivery(self, workspace: str) -> tuple[Prompt, Node] | None:
-        """The workspace's prompt waiting longest for budget, with its agent.
-
-        The earliest queued prompt of any waiting agent there: budget goes by
-        queue time across the workspace's agents (the spec is silent), so an
-        agent kept busy cannot starve an earlier prompt to another.
-        """
-        canvas, open_prompts = self.ctx.state.canvas, self.ctx.state.open_prompts
-        best: tuple[Prompt, Node] | None = None
-        for agent_id in open_prompts.agents():
-            agent = canvas.node(agent_id)
-            if agent is None or agent.type != "agent" or agent.workspace != workspace \
-                    or agent.data.get("status") != "waiting":
-                continue
-            prompt = open_prompts.first(agent_id, "queued")
-            if prompt is not None and (best is None or prompt.position < best[0].position):
-                best = (prompt, agent)
-        return best
-
-    def _pump_workspace(self, workspace: str) -> None:
+    def _pump_workspace(self, workspace: str, agent_ids: Iterable[str]) -> None:
         """Deliver the workspace's queued prompts, longest waiting first, as the budget allows.
 
-        Never waits: a prompt the budget has no room for stays queued, and a
-        task of its own (`_wait_for_budget`) delivers it once there is room.
+        ``agent_ids``: the agents with open prompts (others are skipped). A heap of
+        each waiting agent's first queued prompt, so a pump costs a heap
+        operation a delivery, not a scan of every agent (2,000 prompts at once
+        to 2,000 agents made that quadratic). Never waits: a prompt the budget
+        has no room for stays queued, and `_wait_for_budget` delivers it later.
         """
-        while (next_delivery := self._next_delivery(workspace)) is not None:
-            prompt, agent = next_delivery
-            if agent.data.get("dangerous") and prompt.approver is None:
-                # The agent went into dangerous mode after the prompt was
-                # queued: it still waits for a person.
-                self._hold(prompt, self.ctx.now())
-                self.record.save_prompt(prompt)
-                self.record.log_row(prompt_decision(prompt), outcome="held", payload=prompt.text,
-                              chain=prompt.chain)
+        canvas, open_prompts = self.ctx.state.canvas, self.ctx.state.open_prompts
+        heap: list[tuple[int, str]] = []
+        for agent_id in agent_ids:
+            agent = canvas.node(agent_id)
+            if _waiting_agent(agent) and agent.workspace == workspace:
+                first = open_prompts.first(agent_id, "queued")
+                if first is not None:
+                    heap.append((first.position, agent_id))
+        heapq.heapify(heap)
+        while heap:
+            _, agent_id = heapq.heappop(heap)
+            agent = canvas.node(agent_id)
+            prompt = open_prompts.first(agent_id, "queued") if _waiting_agent(agent) else None
+            if agent is None or prompt is None:
                 continue
-            if self._prepaid.get(agent.workspace):
-                # Budget a waiter already acquired for this delivery.
-                self._prepaid[agent.workspace] -= 1
-            elif not take_room(self._limiter(agent.workspace)):
-                self._wait_for_budget(agent.workspace)
+            if not self._deliver(prompt, agent):
                 return
-            self.applier.do(self.world.deliver(prompt, agent).effects)
-            prompt.state = "delivered"
+            agent = canvas.node(agent_id)
+            following = open_prompts.first(agent_id, "queued") if _waiting_agent(agent) else None
+            if following is not None:
+                heapq.heappush(heap, (following.position, agent_id))
+
+    def _deliver(self, prompt: Prompt, agent: Node) -> bool:
+        """Deliver one queued prompt to its waiting agent, or hold it for a person;
+        False when the budget has no room (a waiter is started, the prompt stays)."""
+        if agent.data.get("dangerous") and prompt.approver is None:
+            # The agent went into dangerous mode after the prompt was
+            # queued: it still waits for a person.
+            self._hold(prompt, self.ctx.now())
             self.record.save_prompt(prompt)
-            self.ctx.emit("agents.turn", None, agent=agent.id, workspace=agent.workspace,
-                          prompt=prompt.id, state="delivered")
+            self.record.log_row(prompt_decision(prompt), outcome="held", payload=prompt.text,
+                          chain=prompt.chain)
+            return True
+        if self._prepaid.get(agent.workspace):
+            # Budget a waiter already acquired for this delivery.
+            self._prepaid[agent.workspace] -= 1
+        elif not take_room(self._limiter(agent.workspace)):
+            self._wait_for_budget(agent.workspace)
+            return False
+        self.applier.do(self.world.deliver(prompt, agent).effects)
+        prompt.state = "delivered"
+        self.record.save_prompt(prompt)
+        self.ctx.emit("agents.turn", None, agent=agent.id, workspace=agent.workspace,
+                      prompt=prompt.id, state="delivered")
+        return True
 
     def _wait_for_budget(self, workspace: str) -> None:
         if workspace in self._waiting_budget:
@@ -219,10 +242,13 @@ class Prompts:
     def pump_all(self) -> None:
         """Deliver what every workspace's budget allows (see `_pump_workspace`)."""
         canvas = self.ctx.state.canvas
-        workspaces = {node.workspace for agent in self.ctx.state.open_prompts.agents()
-                      if (node := canvas.node(agent)) is not None}
-        for workspace in sorted(workspaces):
-            self._pump_workspace(workspace)
+        by_workspace: dict[str, list[str]] = {}
+        for agent_id in self.ctx.state.open_prompts.agents():
+            node = canvas.node(agent_id)
+            if node is not None:
+                by_workspace.setdefault(node.workspace, []).append(agent_id)
+        for workspace in sorted(by_workspace):
+            self._pump_workspace(workspace, by_workspace[workspace])
 
     def resolve(self, prompt: Prompt, state: str, code: str | None, reason: str | None,
                 message: str = "", *, why: str | None = None, t: float | None = None,
@@ -443,3 +469,8 @@ class Prompts:
         target = self.ctx.state.canvas.node(node)
         self.ctx.notify(Event("agents.onOutput", None, {
             "node": node, "text": text, "workspace": target.workspace if target else None}))
+
+
+def _waiting_agent(node: Node | None) -> TypeGuard[Node]:
+    """An agent node whose status lets a prompt be delivered to it now."""
+    return node is not None and node.type == "agent" and node.data.get("status") == "waiting"
