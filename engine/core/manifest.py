@@ -286,10 +286,20 @@ def _schema_ok(problems: list[tuple[str, str]], path: tuple[Any, ...], schema: A
     return not unsafe
 
 
+def _is_unicode(text: str) -> bool:
+    """Whether ``text`` is valid Unicode: no lone surrogate, so it encodes as UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def check_json(value: object, *, max_depth: int = MAX_DEPTH) -> tuple[str, str] | None:
     """The first reason ``value`` is not plain JSON a manifest may hold, with its path, or
-    None: objects with string keys, arrays, strings, finite numbers, booleans and null,
-    nested at most ``max_depth`` deep. Iterative, so any depth is checked safely."""
+    None: objects with string keys, arrays, strings (keys too: valid Unicode), finite
+    numbers, booleans and null, nested at most ``max_depth`` deep. Iterative, so any
+    depth is checked safely."""
     stack: list[tuple[object, tuple[Any, ...]]] = [(value, ())]
     while stack:
         item, path = stack.pop()
@@ -299,6 +309,11 @@ def check_json(value: object, *, max_depth: int = MAX_DEPTH) -> tuple[str, str] 
             for key, child in item.items():
                 if not isinstance(key, str):
                     return (json_path(path), f"has a key that is not a string: {key!r:.40}")
+                if not _is_unicode(key):
+                    # The path names the key through json.dumps, which escapes the
+                    # surrogate: the reason itself stays valid text to log and hash.
+                    return (json_path((*path, key)),
+                            "is a key that is not valid Unicode (a lone surrogate)")
                 stack.append((child, (*path, key)))
         elif isinstance(item, (list, tuple)):
             stack.extend((child, (*path, i)) for i, child in enumerate(item))
@@ -306,9 +321,7 @@ def check_json(value: object, *, max_depth: int = MAX_DEPTH) -> tuple[str, str] 
             if item != item or item in (float("inf"), float("-inf")):
                 return (json_path(path), f"{item} is not a JSON number")
         elif isinstance(item, str):
-            try:
-                item.encode("utf-8")
-            except UnicodeEncodeError:
+            if not _is_unicode(item):
                 return (json_path(path), "is not valid Unicode (a lone surrogate)")
         elif item is not None and not isinstance(item, (bool, int)):
             return (json_path(path), f"a {type(item).__name__} is not JSON")
