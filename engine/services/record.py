@@ -48,7 +48,7 @@ class _Known(NamedTuple):
     key: str | None  #: its refusal budget (`Recorder.denial_key`)
     node: Node | None  #: the card's node
     limit: int  #: the budget's denial_log_limit
-    row_card: str | None  #: the card as its row names it (cut to `SHOWN`)
+    row_card: str | None  #: the card as its row names it (`Recorder._shown`)
     payload_arg: str | None  #: the argument the row keeps as its payload
     kind: RowKind  #: the row's kind (`engine.store.log.ArrowLog.row_kind`)
     alone: Callable[[Any, float, str | None], None]  #: the store's `append_alone`
@@ -310,20 +310,30 @@ class Recorder:
         self.log_row(decision, outcome=decision.outcome, payload=payload, chain=chain, t=t,
                      extra=extra, card=node)
 
-    @staticmethod
-    def _shown(decision: Decision, node: Node | None) -> tuple[Decision, Node | None]:
+    def _shown(self, decision: Decision, node: Node | None) -> tuple[Decision, Node | None]:
         # The decision as its row names it: the names the card chose cut to
-        # `SHOWN` characters (then the card's node is looked up by the cut
-        # name, as ever: None here).
+        # `SHOWN` characters, so that a card cannot fill the log with them.
         # A loop, not any() over a generator: every refusal passes here.
         for x in (decision.card, decision.call, decision.target, decision.reason):
             if type(x) is str and len(x) > SHOWN:
-                return decision.with_(**{
-                    name: value[:SHOWN] + "…"
-                    for name in ("card", "call", "target", "reason")
-                    if type(value := getattr(decision, name)) is str and len(value) > SHOWN}
-                ), None
+                return self._cut(decision, node)
         return decision, node
+
+    def _cut(self, decision: Decision, node: Node | None) -> tuple[Decision, Node | None]:
+        # `_shown` with a long name: a card or target the canvas holds is
+        # written whole (its id is already in the store, and `log_rows(card=…)`
+        # and the card's `suppressed` row look it up whole); only names no node
+        # has are cut (and a cut card has no node: None).
+        canvas = self.ctx.state.canvas
+        if node is None and type(decision.card) is str:
+            node = canvas.node(decision.card)
+        cut = {
+            name: value[:SHOWN] + "…"
+            for name in ("card", "call", "target", "reason")
+            if type(value := getattr(decision, name)) is str and len(value) > SHOWN
+            and not (name == "card" and node is not None)
+            and not (name == "target" and canvas.node(value) is not None)}
+        return decision.with_(**cut), node if "card" not in cut else None
 
     def refused_or_counted(self, decision: Decision, payload: str | None) -> None:
         """Inside a write: a refusal found while performing gets its row unless suppressed."""
