@@ -80,6 +80,23 @@ place. What a write still costs (round 9, callgrind, ~47 k instructions): two
 ``os.stat`` (~10 k: the file and the lock may have been replaced), the
 syscalls and their GIL hand-overs, the record's JSON, struct and CRC.
 
+The consent history's head
+--------------------------
+
+The consent history is chained like the log and has the same blind spot: its
+newest entries can be cut off (a revoke undone, with ``grants`` put back as the
+entry before it recorded them) or entries added at its end. So each state also
+holds ``history``, the history's newest entry (seq and hash) as of
+``committed``, and ``history_pending``, its newest entry as of ``pending`` when
+that commit changed it: written by the same pending and committed writes, a
+commit that changes only the history writing them too. The database's newest
+log row and newest history entry must then be one of the pairs the state
+allows (`AnchorState.heads`), which a commit changes together. A state without
+``history`` (a file written before it was recorded, or PostgreSQL's anchor)
+leaves the history's tail unchecked; the next write of the SQLite store adds it
+(`AnchorState.newer_than`: at the same committed row, a state that records the
+history's head replaces one that does not).
+
 What the reader cannot tell apart stays a finding for ``log verify``: a
 file where neither slot holds a valid record, a record that is not an
 anchor state, a cut tail or a chain rewritten consistently.
@@ -98,7 +115,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-__all__ = ["Anchor", "AnchorFile", "AnchorState"]
+__all__ = ["HISTORY_EMPTY", "Anchor", "AnchorFile", "AnchorState"]
 
 
 class Anchor(NamedTuple):
@@ -113,10 +130,18 @@ class Anchor(NamedTuple):
 
 
 class AnchorState(NamedTuple):
-    """What the anchor file says."""
+    """What the anchor file says: the log's newest row, and the consent history's
+    newest entry written with it (see "The consent history's head" above)."""
 
     committed: Anchor | None
     pending: Anchor | None = None
+    #: The history's newest entry as of ``committed`` (`HISTORY_EMPTY`: none yet);
+    #: None when the anchor does not record it (a file older than round 16, or
+    #: PostgreSQL's anchor): the history's tail is then not checked.
+    history: Anchor | None = None
+    #: The history's newest entry as of the pending batch, when that batch
+    #: changed it (None: the batch left the history as ``history`` says).
+    history_pending: Anchor | None = None
 
     def accepts(self, last: Anchor | None) -> bool:
         """True when ``last`` (the database's newest row) is one this state allows."""
@@ -124,10 +149,26 @@ class AnchorState(NamedTuple):
             return self.committed is None
         return last == self.committed or last == self.pending
 
+    def heads(self) -> tuple[tuple[Anchor | None, Anchor | None], ...]:
+        """The (newest log row, newest history entry) pairs this state allows: the
+        committed pair, and the pending batch's (what it left unchanged as before)."""
+        first = (self.committed, self.history)
+        if self.pending is None and self.history_pending is None:
+            return (first,)
+        return first, (self.pending or self.committed, self.history_pending or self.history)
+
+    def accepts_heads(self, last: Anchor | None, history: Anchor | None) -> bool:
+        """True when the database's newest log row ``last`` and newest history entry
+        ``history`` (None: not known) are a pair this state allows; a state that
+        does not record the history checks the log alone."""
+        if self.history is None:
+            return self.accepts(last)
+        return (last, history) in self.heads()
+
     def covers(self, other: AnchorState) -> bool:
-        """True when this state accepts every newest row that ``other`` accepts."""
-        return self.accepts(other.committed) and (
-            other.pending is None or self.accepts(other.pending))
+        """True when this state accepts every newest row (and history entry) that
+        ``other`` accepts."""
+        return all(self.accepts_heads(last, history) for last, history in other.heads())
 
     def newer_than(self, other: AnchorState | None) -> bool:
         """True when this state may replace ``other`` (never go backwards)."""
@@ -140,6 +181,13 @@ class AnchorState(NamedTuple):
         if self.committed != other.committed:
             # Same number, another hash: never overwritten (see below).
             return False
+        if self.history != other.history:
+            # Same committed row, another history entry: a batch that changed
+            # only the history committed (its entry is newer), or the first
+            # record of the history's head in a file older than that. An older
+            # entry, or another of the same number, is never written over.
+            return self.history is not None and (
+                other.history is None or self.history.seq > other.history.seq)
         # Same committed row. A later "committed only" write for the same row
         # does not undo a pending one. A pending row that differs from the one
         # on file replaces it even at the same or a lower sequence number:
@@ -148,7 +196,12 @@ class AnchorState(NamedTuple):
         # earlier pending one never committed (the process crashed before
         # COMMIT). A committed row of the same number but another hash is
         # never overwritten: it is the evidence `log verify` reports.
-        return self.pending is not None and self.pending != other.pending
+        return (self.pending is not None or self.history_pending is not None) and (
+            self.pending, self.history_pending) != (other.pending, other.history_pending)
+
+
+#: The history head of a history with no entry yet (its chain's genesis).
+HISTORY_EMPTY = Anchor(0, "0" * 64)
 
 
 def _anchor(data: Any) -> Anchor | None:
@@ -162,17 +215,31 @@ def _anchor(data: Any) -> Anchor | None:
 
 
 def _state(body: bytes) -> AnchorState:
-    """The state a JSON body holds (a slot's, or a whole old-format file's)."""
+    """The state a JSON body holds (a slot's, or a whole old-format file's); a body
+    without ``history`` (older than round 16) records no history head."""
     data = json.loads(body.decode("utf-8"))
-    return AnchorState(_anchor(data.get("committed")), _anchor(data.get("pending")))
+    return AnchorState(_anchor(data.get("committed")), _anchor(data.get("pending")),
+                       _anchor(data.get("history")), _anchor(data.get("history_pending")))
 
 
 def _body(state: AnchorState) -> bytes:
-    """The state as JSON: ``json.dumps`` of ``{"committed": …, "pending": …}``, byte
+    """The state as JSON: ``json.dumps`` of ``{"committed": …, "pending": …}`` (then
+    ``"history": …, "history_pending": …`` when it records the history's head), byte
     for byte (tests/durability/test_anchor.py checks), written out by hand because
     every commit writes two (the encoder's set-up cost more than the text)."""
-    return (f'{{"committed": {_anchor_json(state.committed)}, '
-            f'"pending": {_anchor_json(state.pending)}}}').encode("utf-8")
+    text = (f'{{"committed": {_anchor_json(state.committed)}, '
+            f'"pending": {_anchor_json(state.pending)}')
+    if state.history is not None:
+        text += (f', "history": {_history_json(state.history)}, '
+                 f'"history_pending": {_history_json(state.history_pending)}')
+    return (text + "}").encode("utf-8")
+
+
+def _history_json(anchor: Anchor | None) -> str:
+    # Not `_anchor_json`: its one remembered row is the log's, written twice in a row.
+    if anchor is None:
+        return "null"
+    return f'{{"seq": {int.__repr__(anchor.seq)}, "hash": {_json_text(anchor.hash)}}}'
 
 
 #: How ``json.dumps`` writes a text (ASCII only, escaped).

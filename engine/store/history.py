@@ -74,6 +74,9 @@ class ConsentHistory:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        #: Entries this object has appended (rolled back or not): a batch whose
+        #: count moved reads the history's head for the anchor (`head`).
+        self.written = 0
 
     def record(
         self,
@@ -105,6 +108,13 @@ class ConsentHistory:
             f" values ({', '.join('?' for _ in FIELDS)}, ?, ?)",
             [*(entry[f] for f in FIELDS), prev, digest],
         )
+        self.written += 1
+
+    def head(self) -> tuple[int, str] | None:
+        """(seq, hash) of the newest entry, or None when there is none yet."""
+        row = self.db.execute("select seq, hash from consent order by seq desc limit 1"
+                              ).fetchone()
+        return (row[0], row[1]) if row else None
 
     def newest(self) -> int:
         """The newest entry's number (0: none yet)."""

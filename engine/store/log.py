@@ -23,10 +23,10 @@ from typing import Any, cast
 
 from sqlite_utils import Database
 
-from engine.store.anchor import Anchor, AnchorFile, AnchorState
+from engine.store.anchor import HISTORY_EMPTY, Anchor, AnchorFile, AnchorState
 from engine.store.database import all_or_none, database_file, insert_rows
 from engine.store.encoding import dumps
-from engine.store.history import ConsentHistory
+from engine.store.history import ConsentHistory, HistoryVerification
 from engine.store.logkeys import has_keys, key_of, keyed_rows_query
 
 __all__ = ["EXTRA_FIELDS", "FIELDS", "GENESIS", "PARALLEL_ROWS", "PAYLOAD_KEPT", "ArrowLog",
@@ -527,8 +527,12 @@ class ArrowLog:
             anchored: an anchor is expected; its absence is then a finding.
         """
         result = self._verify_log(anchor, anchored=anchored)
-        # The consent history is chained the same way and checked with it.
-        history = ConsentHistory(self.db).verify()
+        # The consent history is chained the same way and checked with it,
+        # its newest entry against the anchor too (a cut or rewritten tail).
+        consent = ConsentHistory(self.db)
+        history = consent.verify()
+        if history.ok and result.ok and anchor is not None:
+            history = _history_tail(anchor, self.last(), consent.head(), history)
         if history.ok:
             return result
         if not result.ok:
@@ -574,6 +578,28 @@ class ArrowLog:
             names = [d[0] for d in cursor.description]
             return join_spans([check_span(cursor, names)])
         return verify_file_in_parallel(path, lo, hi)
+
+
+def _history_tail(anchor: AnchorState, last: tuple[int, str] | None,
+                  head: tuple[int, str] | None,
+                  checked: HistoryVerification) -> HistoryVerification:
+    """``checked`` (the history's chain, whole), then its newest entry ``head`` against
+    the anchor, with the log's newest row ``last``: the anchor records both as of the
+    same commit. An anchor that does not record the history leaves it unchecked."""
+    newest = Anchor(*last) if last else None
+    entry = Anchor(*head) if head else HISTORY_EMPTY
+    if anchor.history is None or anchor.accepts_heads(newest, entry):
+        return checked
+    expected = [h for log, h in anchor.heads() if log == newest and h is not None]
+    known = min((h.seq for h in expected), default=None)
+    if known is not None and entry.seq < known:
+        return HistoryVerification(False, checked.entries, entry.seq + 1,
+                                   f"consent history entries {entry.seq + 1}..{known} are "
+                                   f"missing (the anchor says entry {known} was written)")
+    return HistoryVerification(False, checked.entries, entry.seq or None,
+                               f"consent history entry {entry.seq} is not the newest entry "
+                               "the anchor knows: entries were added or the history was "
+                               "rewritten")
 
 
 #: Logs of at least this many rows are verified on several processes.

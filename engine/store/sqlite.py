@@ -141,7 +141,8 @@ class SQLiteStore:
         self._committed: Callable[[list[Event]], None] = _not_bound
         self._refresh: Callable[[Refresh], None] | None = None
         #: Group commit, savepoints and catching up (the store's `write`, `flush`, `sync`).
-        self.tx = Transactions(db, self.log, self.anchor, reload=lambda: self._reload(),
+        self.tx = Transactions(db, self.log, self.anchor, history=self.history,
+                               reload=lambda: self._reload(),
                                committed=lambda events: self._committed(events),
                                catch_up=self._catch_up)
         #: Reload the state when another connection committed (`Transactions.sync`:

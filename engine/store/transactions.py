@@ -27,9 +27,10 @@ from sqlite_utils import Database
 
 from engine.core.errors import StoreFailed
 from engine.core.events import Event
-from engine.store.anchor import Anchor, AnchorFile, AnchorState
+from engine.store.anchor import HISTORY_EMPTY, Anchor, AnchorFile, AnchorState
 from engine.store.base import Transactional
 from engine.store.deferred import DeferredRows
+from engine.store.history import ConsentHistory
 from engine.store.log import ArrowLog, RowKind
 from engine.store.logkeys import KEYS_EVERY, add_keys, keyed_upto, repair_keys
 
@@ -51,8 +52,12 @@ class Stale(Exception):
 class Batch:
     """An open write transaction that operations arriving together join (group commit)."""
 
-    def __init__(self, before: tuple[int, str] | None, *, pinned: bool = False) -> None:
+    def __init__(self, before: tuple[int, str] | None, *, pinned: bool = False,
+                 history: Anchor | None = None, written: int = 0) -> None:
         self.before = before  #: the newest log row when the batch began
+        #: The consent history's newest entry when the batch began (None: not
+        #: tracked, no anchor), and how many entries its store had written then.
+        self.history, self.written = history, written
         self.pinned = pinned  #: a locked retry holds the batch open until it ends
         #: A lone caller's (`schedule_flush`): committed as soon as its operation is done.
         self.eager = False
@@ -678,6 +683,12 @@ class Write:
             tx.flush()
 
 
+def history_head(history: ConsentHistory) -> Anchor:
+    """The history's newest entry as the anchor records it (`HISTORY_EMPTY`: none)."""
+    head = history.head()
+    return Anchor(*head) if head is not None else HISTORY_EMPTY
+
+
 class Transactions:
     """Opening, joining and committing write batches on one SQLite connection.
 
@@ -685,6 +696,7 @@ class Transactions:
         db: the store's connection.
         log: the arrow log (its newest row is what the anchor records).
         anchor: the anchor file beside the database, or None (in memory).
+        history: the consent history (its newest entry the anchor records too).
         reload: rebuilds the in-memory state from the store (after a failed
             write, or when another process committed).
         committed: receives a committed batch's events, in order.
@@ -692,11 +704,17 @@ class Transactions:
 
     def __init__(self, db: Database, log: ArrowLog, anchor: AnchorFile | None, *,
                  reload: Callable[[], None],
+                 history: ConsentHistory | None = None,
                  committed: Callable[[list[Event]], None],
                  catch_up: Callable[[], bool] | None = None) -> None:
         self.db = db
         self.log = log
         self.anchor = anchor
+        self.history = history
+        #: The history's newest entry as this connection last committed or read
+        #: it, or None when it must be read (at the start, and once another
+        #: connection committed): read under the write lock (`_history_before`).
+        self._history_head: Anchor | None = None
         self.reload = reload
         self._catch_up = catch_up
         self._committed = committed
@@ -724,10 +742,10 @@ class Transactions:
         self.commit_seconds = 0.0
         #: This connection committed the ``anchored`` meta row (it is never deleted).
         self._anchored = False
-        #: The newest row this connection committed whose "committed" anchor
-        #: record is not written yet (`settle_anchor`), and whether a turn of the
-        #: loop will write it.
-        self._owed: Anchor | None = None
+        #: The "committed" anchor record of this connection's newest batch, when
+        #: not written yet (`settle_anchor`), and whether a turn of the loop will
+        #: write it.
+        self._owed: AnchorState | None = None
         self._settling = False
         #: ``changes.seq // CHANGES_PRUNED_EVERY`` when this connection last pruned.
         self._pruned = -1
@@ -766,6 +784,7 @@ class Transactions:
         """Take the current ``data_version`` as seen (a full load is about to begin)."""
         self._data_version = self._read_data_version()
         self._keyed = None
+        self._history_head = None
 
     def emit(self, event: Event) -> None:
         """Add an event to the open batch: sent once the batch has committed."""
@@ -799,12 +818,14 @@ class Transactions:
                 raise
             self._data_version = version
             self._keyed = None
+            self._history_head = None  # it may have written history entries
             self.noticed += 1
             if changed and not locked:
                 self.db.conn.execute("ROLLBACK")
                 raise Stale()
         # Read once a batch: `append_fields` and `flush` go on from it.
-        batch = Batch(self.log.begin(), pinned=locked)
+        batch = Batch(self.log.begin(), pinned=locked, history=self._history_before(),
+                      written=self.history.written if self.history is not None else 0)
         self.batch = batch
         try:
             schedule_flush(self, batch)
@@ -815,6 +836,24 @@ class Transactions:
     def execute(self, sql: str) -> None:
         """Run one statement of the batch (a savepoint's)."""
         self._savepoints.execute(sql)
+
+    def _history_before(self) -> Anchor | None:
+        """Under the write lock as a batch begins: the history's newest entry for the
+        anchor (None: no anchor), read only when this connection does not know it."""
+        if self.anchor is None or self.history is None:
+            return None
+        if self._history_head is None:
+            self._history_head = history_head(self.history)
+        return self._history_head
+
+    def _history_after(self, batch: Batch) -> Anchor | None:
+        """Before COMMIT: the history's newest entry as the batch leaves it, read
+        again only when the batch appended entries (some may have been undone)."""
+        if batch.history is None or self.history is None:
+            return batch.history
+        if self.history.written == batch.written:
+            return batch.history
+        return history_head(self.history)
 
     @staticmethod
     def failure(exc: BaseException) -> StoreFailed | None:
@@ -936,12 +975,14 @@ class Transactions:
         last = self.log.newest()
         pending = Anchor(*last) if last is not None and last != batch.before else None
         anchoring = False
+        history = batch.history
         try:
             # The rows the operations left to the commit (`DeferredRows`), then
             # the batch's log rows, in one statement (`ArrowLog.write_pending`).
             self.deferred.write(self.db.conn, committing=True)
             self.log.write_pending(committing=True)
-            if self.anchor is not None and pending is not None:
+            history = self._history_after(batch)
+            if self.anchor is not None and (pending is not None or history != batch.history):
                 if not self._anchored:
                     # The database remembers that it has an anchor, so deleting
                     # the file is a finding, not a way back to an unanchored log.
@@ -950,12 +991,16 @@ class Transactions:
                         "insert or ignore into meta (key, value) values ('anchored', '1')")
                     anchoring = True
                 before = Anchor(*batch.before) if batch.before else None
-                if self._owed is not None and self._owed != before:
-                    # The log does not end where our last batch left it (another
-                    # process appended, or rows were cut since): the committed
-                    # record first, so a cut of that batch stays a finding.
+                if self._owed is not None and (self._owed.committed != before
+                                               or self._owed.history != batch.history):
+                    # The log (or the history) does not end where our last batch
+                    # left it (another process appended, or rows were cut since):
+                    # the committed record first, so a cut of that batch stays a
+                    # finding.
                     self.settle_anchor()
-                self.anchor.write(AnchorState(before, pending))
+                self.anchor.write(AnchorState(
+                    before, pending, batch.history,
+                    history if history != batch.history else None))
             keyed = self._keyed
             if keyed is None:
                 # Another connection wrote since our last commit: it may have
@@ -1007,11 +1052,13 @@ class Transactions:
                 raise  # a bug or an interrupt: its callers are answered, and it is not hidden
             return
         self.revision += 1
-        if self.anchor is not None and pending is not None:
+        self._history_head = history
+        if self.anchor is not None and (pending is not None or history != batch.history):
             # The anchor's pending state already accepts this row; the record
             # naming it alone (which shows a cut of this batch) is written once
             # the store is idle, off the answer's path (`settle_anchor`).
-            self._owed = pending
+            self._owed = AnchorState(pending or (Anchor(*batch.before) if batch.before
+                                                 else None), history=history)
         try:
             self._committed(batch.events)
         finally:
@@ -1037,7 +1084,7 @@ class Transactions:
         if owed is None or self.anchor is None:
             return
         try:
-            self.anchor.write(AnchorState(owed))
+            self.anchor.write(owed)
         except OSError:
             pass
 
@@ -1086,6 +1133,7 @@ class Transactions:
             self.catch_up()
             self._data_version = version
             self._keyed = None
+            self._history_head = None  # it may have written history entries
             self.noticed += 1
 
     async def changes(self, interval: float = 0.1) -> AsyncIterator[int]:

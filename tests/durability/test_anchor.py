@@ -325,14 +325,17 @@ async def test_every_commit_syncs_a_pending_anchor_first(
                 await engine.call("c1", "terminals.run", "t1", {"command": f"cmd {i}"})
                 newest = engine.log_rows()[-1]
                 row = Anchor(newest["seq"], newest["hash"])
+                # The consent history's newest entry, recorded with the row
+                # (the call left it as it was).
+                entry = Anchor(*engine.store.history.head())
                 assert [w.pending for w in written] == [row], written
                 # Answered with the pending state on disk: it accepts the row.
                 assert AnchorFile(path).read() == AnchorState(
-                    before.committed if before else None, row)
+                    before.committed if before else None, row, entry)
                 await asyncio.sleep(0)  # the loop's next turn: idle
                 assert [w.pending for w in written] == [row, None], written
                 assert written[1].committed == row
-                assert AnchorFile(path).read() == AnchorState(row)
+                assert AnchorFile(path).read() == AnchorState(row, history=entry)
         finally:
             engine.close()
 
@@ -403,9 +406,16 @@ def test_a_slot_body_is_the_json_of_its_state() -> None:
     h = "ab" * 32
     for state in (AnchorState(None), AnchorState(Anchor(1, h)),
                   AnchorState(None, Anchor(1, h)), AnchorState(Anchor(7, h), Anchor(9, "c" * 64)),
-                  AnchorState(Anchor(2**70, 'odd "é\\\n'), None)):
+                  AnchorState(Anchor(2**70, 'odd "é\\\n'), None),
+                  AnchorState(Anchor(1, h), None, Anchor(0, "0" * 64)),
+                  AnchorState(Anchor(1, h), Anchor(2, h), Anchor(3, h), Anchor(4, "d" * 64)),
+                  AnchorState(None, None, Anchor(3, h), Anchor(4, 'odd "é\\\n'))):
         out: dict[str, Any] = {"committed": None, "pending": None}
-        for name in ("committed", "pending"):
+        # The history's head only when recorded (older bodies have no such keys).
+        names = ("committed", "pending", "history", "history_pending")
+        if state.history is not None:
+            out.update(history=None, history_pending=None)
+        for name in names:
             value = getattr(state, name)
             if value is not None:
                 out[name] = {"seq": value.seq, "hash": value.hash}

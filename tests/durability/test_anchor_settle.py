@@ -33,6 +33,13 @@ def _newest(engine: Engine) -> Anchor:
     return Anchor(row["seq"], row["hash"])
 
 
+def _entry(engine: Engine) -> Anchor:
+    """The consent history's newest entry, which the anchor records with the row."""
+    head = engine.store.history.head()
+    assert head is not None  # the world's set-up wrote entries
+    return Anchor(*head)
+
+
 def _cut_newest_and_verify(target: Target, newest: Anchor, capsys: Any) -> tuple[int, str]:
     target.execute(f"delete from log where seq = {newest.seq}")
     code = main(["log", "verify", *target.args()])
@@ -47,7 +54,8 @@ async def test_a_cut_of_the_newest_batch_is_found_once_the_loop_turns(
         await world.call("c1", "terminals.run", "t1", {"command": f"cmd {i}"})
     newest = _newest(world)
     await asyncio.sleep(0)
-    assert AnchorFile(Path(str(target.db) + ".anchor")).read() == AnchorState(newest)
+    assert AnchorFile(Path(str(target.db) + ".anchor")).read() == AnchorState(
+        newest, history=_entry(world))
     code, out = _cut_newest_and_verify(target, newest, capsys)
     assert code == 1 and f"first bad row {newest.seq}" in out, out
 
@@ -57,11 +65,13 @@ async def test_a_cut_is_found_after_a_close_in_the_same_turn(
     """Closed before the loop ever turned after the last commit: `close` writes the
     committed record, and the later turn finds nothing left to write."""
     await world.call("c1", "terminals.run", "t1", {"command": "last"})
-    newest = _newest(world)
+    newest, entry = _newest(world), _entry(world)
     world.close()
-    assert AnchorFile(Path(str(target.db) + ".anchor")).read() == AnchorState(newest)
+    assert AnchorFile(Path(str(target.db) + ".anchor")).read() == AnchorState(
+        newest, history=entry)
     await asyncio.sleep(0)
-    assert AnchorFile(Path(str(target.db) + ".anchor")).read() == AnchorState(newest)
+    assert AnchorFile(Path(str(target.db) + ".anchor")).read() == AnchorState(
+        newest, history=entry)
     code, out = _cut_newest_and_verify(target, newest, capsys)
     assert code == 1 and f"first bad row {newest.seq}" in out, out
 
@@ -82,8 +92,9 @@ async def test_under_load_each_pending_record_stands_for_the_committed_one(
     pending = [w for w in written if w.pending is not None]
     assert [w.pending for w in pending] == rows, written
     assert [w.committed for w in pending[1:]] == rows[:-1]
-    assert [w for w in written if w.pending is None] == [AnchorState(rows[-1])], written
-    assert AnchorFile(Path(str(target.db) + ".anchor")).read() == AnchorState(rows[-1])
+    committed = AnchorState(rows[-1], history=_entry(world))
+    assert [w for w in written if w.pending is None] == [committed], written
+    assert AnchorFile(Path(str(target.db) + ".anchor")).read() == committed
 
 
 async def test_a_cut_before_the_next_batch_is_found(

@@ -189,5 +189,8 @@ def test_a_request_already_waiting_goes_before_the_committed_record(
                for earlier, later in zip(pending, pending[1:])), written
     newest = pending[-1].pending
     assert isinstance(newest, Anchor)
-    assert written[5] == AnchorState(newest)
-    assert _anchor_now(unix_server.db) == AnchorState(newest)
+    # The consent history's newest entry, which the calls left as it was.
+    entry = pending[0].history
+    assert entry is not None and all(state.history == entry for state in pending), written
+    assert written[5] == AnchorState(newest, history=entry)
+    assert _anchor_now(unix_server.db) == AnchorState(newest, history=entry)
