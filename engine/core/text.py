@@ -63,19 +63,41 @@ def control_characters(text: str) -> list[str]:
     return seen
 
 
+#: Ids that are not one path segment: a URL client (WHATWG's, a browser's ``fetch``)
+#: resolves them away, ``/v1/nodes/..`` is ``/v1/``, before the request is sent.
+_DOT_SEGMENTS = frozenset({".", ".."})
+
+
 def id_problem(kind: str, value: str) -> str | None:
     """Why ``value`` cannot be a ``kind`` id (node, arrow, workspace), or None when it can.
 
     An id is how a person tells one thing on the canvas from another, in every
     prompt, log row and listing: one holding a control or invisible character
     (or a lone surrogate, which no store can write) could pass for another id
-    or rewrite the line that shows it.
+    or rewrite the line that shows it. It is also how the service's routes name
+    it, as one path segment (`_segment_problem`).
     """
     bad = control_characters(value)
     if not bad:
-        return None
+        return _segment_problem(kind, value)
     return f"{kind} id {visible(value)!r} holds {describe_character(bad[0])}; " \
         "an id holds no control or invisible character"
+
+
+def _segment_problem(kind: str, value: str) -> str | None:
+    """Why ``value`` cannot be one path segment of the service's routes, or None.
+
+    The service's routes match one segment of the *decoded* path, so an id holding
+    ``/`` (even sent as ``%2F``) reaches no route that names it, and ``.`` or ``..``
+    never leave a URL client as themselves: such a thing, made, could not be changed
+    or removed through the service (an arrow, consent for data, least of all).
+    """
+    if value in _DOT_SEGMENTS:
+        return f"{kind} id {value!r} is a dot segment, which a URL resolves away; " \
+            "an id is not '.' or '..'"
+    if "/" in value:
+        return f"{kind} id {value!r} holds '/'; an id is one path segment and holds no '/'"
+    return None
 
 
 def visible(text: str) -> str:

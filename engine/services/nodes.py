@@ -41,14 +41,15 @@ class Nodes:
 
     @staticmethod
     def check_id(kind: Literal["node", "arrow", "workspace"], value: object) -> None:
-        """Refuse a new id holding a control or invisible character (`id_problem`).
+        """Refuse a new id holding a control or invisible character, or one that is not
+        a single path segment of the service's routes (`id_problem`).
 
         ``value`` as it came: an id that is not a string is left to the canvas's own
         checks, which refuse it naming its type.
 
         Raises:
             InvalidNode, InvalidArrow, InvalidArgument: for a node, arrow or
-                workspace id, naming the character (reason ``bad-id``).
+                workspace id, naming what was wrong (reason ``bad-id``).
         """
         problem = id_problem(kind, value) if isinstance(value, str) else None
         if problem is not None:
