@@ -20,6 +20,9 @@ fields are only ever added, never renamed or removed:
                       rate-limited, approved, rejected, expired, cancelled,
                       suppressed)
 ``chain``             ``{"prev", "hash"}`` — the hash chain, for independent checks
+``unreadable``        only on a row altered by hand (verify names it): each field
+                      whose stored value does not decode, as its stored text
+                      (``input.chain`` is then null; `engine.store.decoding`)
 ====================  ==========================================================
 
 The JSON Schema of a record is ``schemas/decision-record.json``. Anyone can check
@@ -34,6 +37,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from engine.store.decoding import UNREADABLE
+
 __all__ = ["EXPORT_PAGE", "SCHEMA", "decision_record", "record_pages"]
 
 SCHEMA = "arrowgate.decision/1"
@@ -46,7 +51,7 @@ EXPORT_PAGE = 100
 
 def decision_record(row: dict[str, Any]) -> dict[str, Any]:
     """One log row as a decision record of the export schema."""
-    return {
+    record = {
         "schema": SCHEMA,
         "decision_id": f"{row['seq']}-{row['hash'][:16]}",
         "seq": row["seq"],
@@ -58,6 +63,9 @@ def decision_record(row: dict[str, Any]) -> dict[str, Any]:
         "result": {k: row[k] for k in ("outcome", "code", "reason", "approver", "prompt")},
         "chain": {"prev": row["prev"], "hash": row["hash"]},
     }
+    if UNREADABLE in row:
+        record[UNREADABLE] = row[UNREADABLE]
+    return record
 
 
 def record_pages(read: Callable[..., list[dict[str, Any]]], *, upto: int,

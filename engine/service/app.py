@@ -26,7 +26,13 @@ from engine.service.context import (
 )
 from engine.service.fastlane import FastLane
 from engine.service.models import Problem
-from engine.service.problems import PROBLEM, BodyLimit, ServiceError, install_handlers
+from engine.service.problems import (
+    PROBLEM,
+    BodyLimit,
+    ServiceError,
+    Unexpected,
+    install_handlers,
+)
 from engine.service.toolroutes import register_tools
 
 # The names the routes share live in engine.service.context; they are re-exported
@@ -60,6 +66,8 @@ def create_app(service: Service) -> FastAPI:
     routes.register(app, service, caller)
     register_tools(app, service, caller)
     install_handlers(app)
+    # Inside Starlette's last resort, which answers text/plain and closes the connection.
+    app.add_middleware(Unexpected)
     app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
     return app
 
@@ -88,6 +96,7 @@ _ERRORS = {
     "404": "no such thing (or not one this principal may see)",
     "409": "stale review or digest, or a package in the wrong state",
     "413": "the request body is too large",
+    "500": "an error the service did not expect (code INTERNAL); the server's log holds why",
     "503": "the change could not be written, so it did not happen",
 }
 

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import orjson
@@ -60,6 +61,7 @@ from engine.service.jsonread import loads
 from engine.service.models import BatchBody, CallBody
 from engine.service.problems import (
     ServiceError,
+    Unexpected,
     error_response,
     json_content_type,
     validation_problem,
@@ -134,6 +136,9 @@ class FastLane:
         self.app, self.service = app, service
         #: The calls `take` took, decided a turn of the loop at a time.
         self._turns = Turns(service.engine)
+        #: The lane's own routes, an exception no route expected answered 500 problem+json
+        #: as FastAPI's routes answer it (the FastAPI app guards its own: `create_app`).
+        self._guarded = Unexpected(self._lane)
 
     def take(self, scope: Scope, direct: Direct, raw: bytes | bytearray) -> bool:
         """Take a plain ``POST /v1/calls`` whose body has all arrived, to be decided with
@@ -178,10 +183,15 @@ class FastLane:
         self._turns.add(direct, call)
         return True
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope.get("root_path"):
-            await self.app(scope, receive, send)
-            return
+    def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
+        # Not a coroutine of its own (as `BodyLimit`): FastAPI's requests are handed on.
+        if scope["type"] != "http" or scope.get("root_path") or \
+                not _lane_route(scope["method"], scope["path"]):
+            return self.app(scope, receive, send)
+        return self._guarded(scope, receive, send)
+
+    async def _lane(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A request of the lane's routes (`_lane_route`)."""
         method, path = scope["method"], scope["path"]
         if path == "/v1/health" and method == "GET":
             await _answer(scope, send, _HEALTH)
@@ -473,6 +483,15 @@ async def _body(receive: Receive) -> bytes | None:
 
 #: The routes of a card's calls.
 _CALL_ROUTES = frozenset({"/v1/calls", "/v1/calls:batch"})
+
+
+def _lane_route(method: str, path: str) -> bool:
+    """Whether the lane answers ``method path`` (some of them through FastAPI after all)."""
+    if method == "POST" and path in _CALL_ROUTES:
+        return True
+    if method == "GET" and path in ("/v1/health", "/v1/events"):
+        return True
+    return path.startswith("/v1/tool-calls")
 _CALL_KEYS = frozenset(CallBody.model_fields)
 _BATCH_KEYS = frozenset(BatchBody.model_fields)
 

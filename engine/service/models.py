@@ -180,6 +180,11 @@ class DiffOut(BaseModel):
 
 _Absent = SkipJsonSchema[None]
 
+#: A row or entry altered by hand (`engine.store.decoding`): shown, never a 500.
+_UNREADABLE = ("only on a row altered by hand (POST /v1/log/verify names it): each field whose "
+               "stored value does not decode, as its stored text; the field itself is then "
+               "shown empty (null, or {})")
+
 
 class NodeOut(BaseModel):
     """A node (SPEC §1): its id, type and the fields of its type, and what the engine
@@ -283,6 +288,7 @@ class LogRowOut(BaseModel):
     hash: str
     payload_bytes: int | None | _Absent = None
     payload_sha256: str | None | _Absent = None
+    unreadable: dict[str, str] | _Absent = Field(default=None, description=_UNREADABLE)
 
 
 class LogOut(BaseModel):
@@ -353,6 +359,7 @@ class HistoryEntry(BaseModel):
     prev: str | None
     hash: str | None
     grants: str | None
+    unreadable: dict[str, str] | _Absent = Field(default=None, description=_UNREADABLE)
 
 
 class HistoryOut(BaseModel):

@@ -8,6 +8,7 @@ is not an error: it is a 200 with the Decision.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
 from typing import Any
 
@@ -29,8 +30,9 @@ from engine.core.errors import (
     with_code,
 )
 
-__all__ = ["PROBLEM", "BodyLimit", "ServiceError", "error_response", "install_handlers",
-           "json_content_type", "problem", "status_of", "validation_problem"]
+__all__ = ["PROBLEM", "BodyLimit", "ServiceError", "Unexpected", "error_response",
+           "install_handlers", "internal_problem", "json_content_type", "problem", "status_of",
+           "validation_problem"]
 
 PROBLEM = "application/problem+json"
 
@@ -39,6 +41,9 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+#: Where an exception no route expected is logged, with its traceback.
+_log = logging.getLogger("arrowgate.service")
 
 _TITLES = {400: "Bad Request", 401: "Unauthorized", 403: "Forbidden", 404: "Not Found",
            405: "Method Not Allowed", 409: "Conflict", 413: "Content Too Large",
@@ -83,6 +88,59 @@ def problem(status: int, code: str, message: str, *, reason: str | None = None,
         headers["WWW-Authenticate"] = "Bearer"
     return Response(json.dumps(body, default=str), status_code=status, media_type=PROBLEM,
                     headers=headers)
+
+
+def internal_problem(exc: BaseException) -> Response:
+    """The answer to an exception no route expected: 500 ``INTERNAL`` as problem+json.
+
+    Its traceback goes to the server's log, not to the client: it may hold what
+    the client may not see (paths, values of the store).
+    """
+    _log.error("arrowgate: an unexpected error answering a request", exc_info=exc)
+    return problem(500, "INTERNAL", with_code(
+        "INTERNAL", f"the service failed answering this request ({type(exc).__name__}); "
+        "the server's log holds why"), reason="unexpected")
+
+
+class Unexpected:
+    """Answer an exception no route expected with a problem+json 500, the connection kept.
+
+    Starlette's last resort answers ``text/plain`` and raises on, and the server then
+    closes a connection whose answer it saw begin: a keep-alive client's next request
+    on it meets a reset. Here the error is logged and answered, and the request ends
+    as any other. An answer already begun (a stream) cannot be taken back: then the
+    exception goes on, and the server ends the connection (the body is cut short,
+    which the client sees).
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking)
+        except StarletteHTTPException:
+            raise  # expected: answered where it is meant for (a body over the limit: 413)
+        except Exception as exc:
+            if started:
+                raise
+            try:
+                await internal_problem(exc)(scope, receive, send)
+            except Exception:
+                # Begun after all, through the server's short way out (`Direct`),
+                # which ``send`` does not see: the server ends the connection.
+                raise exc from None
 
 
 def status_of(exc: ConsentError) -> int:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from engine.core.errors import ConsentError
 from engine.service.answers import JSON_HEAD, decision_bytes, decisions_bytes, send_bytes
-from engine.service.problems import ServiceError, error_response
+from engine.service.problems import ServiceError, error_response, internal_problem
 from engine.store.transactions import resume
 
 if TYPE_CHECKING:
@@ -147,11 +147,15 @@ def _respond(direct: Direct, d: Decision | BaseException) -> None:
 def _failed(exc: BaseException) -> ASGIApp:
     """An ASGI app answering a call `FastLane.take` took as `FastLane.__call__` answers
     the call's ``exc``: problem+json for the service's and the engine's errors;
-    anything else raised, for the server to answer 500 (as it would the lane)."""
+    any other exception 500 ``INTERNAL`` (`internal_problem`, as FastAPI's routes answer
+    it); a cancellation (the server closing) goes on, for the server."""
     async def answer(scope: Scope, receive: Receive, send: Send) -> None:
-        if not isinstance(exc, (ServiceError, ConsentError)):
+        if isinstance(exc, (ServiceError, ConsentError)):
+            await error_response(exc)(scope, receive, send)
+        elif isinstance(exc, Exception):
+            await internal_problem(exc)(scope, receive, send)
+        else:
             raise exc
-        await error_response(exc)(scope, receive, send)
 
     return answer
 

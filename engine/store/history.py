@@ -19,6 +19,8 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from engine.store.decoding import decode_field, is_subject
+
 __all__ = ["FIELDS", "GENESIS", "ConsentHistory", "HistoryVerification", "entry_hash",
            "grants_digest", "replaced"]
 
@@ -134,7 +136,8 @@ class ConsentHistory:
         out = []
         for row in self.db.query("select * from consent order by seq"):
             row = dict(row)
-            row["subject"] = json.loads(row["subject"])
+            # An entry altered by hand is shown flagged, not raised (`decode_field`).
+            decode_field(row, "subject", is_subject, {})
             row["accepted"] = bool(row["accepted"])
             if package is None or row["subject"].get("package") == package:
                 out.append(row)

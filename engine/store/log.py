@@ -25,6 +25,7 @@ from sqlite_utils import Database
 
 from engine.store.anchor import HISTORY_EMPTY, Anchor, AnchorFile, AnchorState
 from engine.store.database import all_or_none, database_file, insert_rows
+from engine.store.decoding import decode_field, is_chain
 from engine.store.encoding import dumps
 from engine.store.history import ConsentHistory, HistoryVerification
 from engine.store.logkeys import has_keys, key_of, keyed_rows_query
@@ -501,9 +502,11 @@ class ArrowLog:
 
     @staticmethod
     def _decode(row: dict[str, Any]) -> dict[str, Any]:
+        # A chain altered by hand is shown flagged, not raised: verify names the
+        # row, and whoever reads the log next must be able to look at it.
         row = dict(row)
         if row.get("chain") is not None:
-            row["chain"] = json.loads(row["chain"])
+            decode_field(row, "chain", is_chain, None)
         return row
 
     def anchored(self) -> bool:

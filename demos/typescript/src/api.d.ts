@@ -1011,6 +1011,13 @@ export interface components {
             hash: string | null;
             /** Grants */
             grants: string | null;
+            /**
+             * Unreadable
+             * @description only on a row altered by hand (POST /v1/log/verify names it): each field whose stored value does not decode, as its stored text; the field itself is then shown empty (null, or {})
+             */
+            unreadable?: {
+                [key: string]: string;
+            };
         } & {
             [key: string]: unknown;
         };
@@ -1170,6 +1177,13 @@ export interface components {
             payload_bytes?: number | null;
             /** Payload Sha256 */
             payload_sha256?: string | null;
+            /**
+             * Unreadable
+             * @description only on a row altered by hand (POST /v1/log/verify names it): each field whose stored value does not decode, as its stored text; the field itself is then shown empty (null, or {})
+             */
+            unreadable?: {
+                [key: string]: string;
+            };
         };
         /**
          * NodeBody
@@ -1749,6 +1763,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -1825,6 +1848,15 @@ export interface operations {
             };
             /** @description the request body is too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1919,6 +1951,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -2004,6 +2045,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -2082,6 +2132,15 @@ export interface operations {
             };
             /** @description the request body is too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2178,6 +2237,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -2254,6 +2322,15 @@ export interface operations {
             };
             /** @description the request body is too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2350,6 +2427,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -2428,6 +2514,15 @@ export interface operations {
             };
             /** @description the request body is too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2524,6 +2619,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -2600,6 +2704,15 @@ export interface operations {
             };
             /** @description the request body is too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2694,6 +2807,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -2772,6 +2894,15 @@ export interface operations {
             };
             /** @description the request body is too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2868,6 +2999,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -2950,6 +3090,15 @@ export interface operations {
             };
             /** @description the request body is too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3046,6 +3195,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -3135,6 +3293,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -3213,6 +3380,15 @@ export interface operations {
             };
             /** @description the request body is too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3309,6 +3485,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -3389,6 +3574,15 @@ export interface operations {
             };
             /** @description the request body is too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3483,6 +3677,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -3570,6 +3773,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -3648,6 +3860,15 @@ export interface operations {
             };
             /** @description the request body is too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3742,6 +3963,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -3818,6 +4048,15 @@ export interface operations {
             };
             /** @description the request body is too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3914,6 +4153,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -3992,6 +4240,15 @@ export interface operations {
             };
             /** @description the request body is too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4079,6 +4336,15 @@ export interface operations {
             };
             /** @description the request body is too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4184,6 +4450,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -4267,6 +4542,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -4343,6 +4627,15 @@ export interface operations {
             };
             /** @description the request body is too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4435,6 +4728,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -4513,6 +4815,15 @@ export interface operations {
             };
             /** @description the request body is too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4610,6 +4921,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -4699,6 +5019,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -4777,6 +5106,15 @@ export interface operations {
             };
             /** @description the request body is too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4871,6 +5209,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -4956,6 +5303,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the change could not be written, so it did not happen */
             503: {
                 headers: {
@@ -5034,6 +5390,15 @@ export interface operations {
             };
             /** @description the request body is too large */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -38,6 +38,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from engine.core.errors import StoreFailed
 from engine.core.hosts import normalise_host
 from engine.store.anchor import AnchorFile
+from engine.store.decoding import decode_field, is_chain, is_subject
 from engine.store.history import FIELDS as HISTORY_FIELDS
 from engine.store.history import GENESIS, HistoryVerification, entry_hash, replaced
 from engine.store.log import (
@@ -259,9 +260,10 @@ class Reader:
 
 
 def _decode(row: dict[str, Any]) -> dict[str, Any]:
+    # As `ArrowLog._decode`: a chain altered by hand is shown flagged, not raised.
     row = dict(row)
     if row.get("chain") is not None:
-        row["chain"] = json.loads(row["chain"])
+        decode_field(row, "chain", is_chain, None)
     return row
 
 
@@ -482,7 +484,7 @@ class PGHistory:
         cur = self.link.conn.cursor(row_factory=dict_row)
         for row in cur.execute("select * from consent order by seq"):
             row = dict(row)
-            row["subject"] = json.loads(row["subject"])
+            decode_field(row, "subject", is_subject, {})  # as `ConsentHistory.entries`
             row["accepted"] = bool(row["accepted"])
             if package is None or row["subject"].get("package") == package:
                 out.append(row)

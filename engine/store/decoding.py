@@ -1,0 +1,63 @@
+"""Reading back the JSON text a store wrote, when someone else may have written it.
+
+A log row's ``chain`` and a consent history entry's ``subject`` are stored as
+JSON text. Only the engine writes them, but anyone who can write the database
+can change them, and the log and the history are hash-chained precisely so that
+such a change is *found* (README "Durability and tamper evidence"): verify names
+the row. A reader must then still show every row, that one included, so that
+whoever runs verify can look at what it names: a field that does not decode to
+what the engine writes is shown empty and flagged, its stored value kept, never
+raised as a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["UNREADABLE", "decode_field", "is_chain", "is_subject"]
+
+#: The key under which a row shows its fields that did not decode: each field's
+#: stored value as text (its text, or the ``repr`` of a value that is not text).
+UNREADABLE = "unreadable"
+
+_NOT_JSON = object()
+
+
+def is_chain(value: Any) -> bool:
+    """A causal chain as the log stores it: a list of ids (or null, none)."""
+    return value is None or (type(value) is list and all(type(v) is str for v in value))
+
+
+def is_subject(value: Any) -> bool:
+    """A consent history subject as stored: an object."""
+    return type(value) is dict
+
+
+def _loads(stored: Any) -> Any:
+    # Text only: json.loads would also take bytes (a BLOB), which the engine never
+    # writes and verify reports.
+    if type(stored) is not str:
+        return _NOT_JSON
+    try:
+        return json.loads(stored)
+    except (ValueError, RecursionError):
+        return _NOT_JSON
+
+
+def decode_field(row: dict[str, Any], field: str, fits: Callable[[Any], bool],
+                 empty: Any) -> None:
+    """Decode ``row[field]`` from its stored JSON text, in place.
+
+    A value that is not JSON, or not of the shape ``fits`` accepts, was not
+    written by the engine: the field is shown as ``empty`` and its stored value
+    under ``row["unreadable"][field]``, as text.
+    """
+    stored = row.get(field)
+    value = _loads(stored)
+    if value is not _NOT_JSON and fits(value):
+        row[field] = value
+        return
+    row[field] = empty
+    row.setdefault(UNREADABLE, {})[field] = stored if type(stored) is str else repr(stored)
