@@ -1,0 +1,51 @@
+"""`arrowgate log verify` on the database of a running engine (`arrowgate serve`, the
+app) reports tampering that never happened: exit 1, "rows were added or the chain
+was rewritten", while another process appends rows."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.c16.helpers import demo_db, run
+
+WRITER = r"""
+import asyncio, sys, time
+from engine import Engine, World
+
+async def main(path):
+    engine = Engine.open(path, world=World(net=None, fs=None))
+    print("ready", flush=True)
+    end = time.time() + 20
+    while time.time() < end:
+        # An allowed call that reaches a node: one log row each.
+        await engine.call_many([("standup", "agents.readScreen", "shell", None, None)] * 20)
+    engine.close()
+
+asyncio.run(main(sys.argv[1]))
+"""
+
+
+def test_log_verify_while_the_engine_writes_finds_nothing(tmp_path: Path) -> None:
+    db = demo_db(tmp_path)
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(db)],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        answers = []
+        for _ in range(6):
+            done = run("log", "verify", "--db", str(db), "--json")
+            answers.append((done.returncode, done.stdout.strip()))
+        assert writer.poll() is None, "the writer stopped early: the test proves nothing"
+    finally:
+        writer.kill()
+        writer.wait()
+        if writer.stdout is not None:
+            writer.stdout.close()
+    # Nobody touched the log: every verification must say so.
+    bad = [a for a in answers if a[0] != 0 or not json.loads(a[1])["ok"]]
+    assert not bad, bad
