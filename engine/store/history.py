@@ -118,6 +118,11 @@ class ConsentHistory:
                               ).fetchone()
         return (row[0], row[1]) if row else None
 
+    def entry_anchor(self, seq: int) -> tuple[int, str] | None:
+        """(seq, hash) of entry ``seq``, or None when the history holds no such entry."""
+        row = self.db.execute("select seq, hash from consent where seq = ?", [seq]).fetchone()
+        return (int(row[0]), str(row[1])) if row else None
+
     def newest(self) -> int:
         """The newest entry's number (0: none yet)."""
         row = self.db.execute("select max(seq) from consent").fetchone()

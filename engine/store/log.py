@@ -14,8 +14,9 @@ import multiprocessing
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import compress
 from operator import is_not, itemgetter
@@ -277,6 +278,8 @@ class ArrowLog:
         #: Whether the database has the side tables `rows` reads a card or an arrow
         #: through (`engine.store.logkeys`; found at the first read by key).
         self._keyed: bool | None = None
+        #: Inside `read_snapshot`: a transaction that reads only.
+        self._snapshot = False
 
     def forget_tail(self) -> None:
         """A write transaction begins or was rolled back: read the newest row again.
@@ -521,21 +524,33 @@ class ArrowLog:
         return (int(row[0]), str(row[1])) if row else None
 
     def verify(self, anchor: AnchorState | None = None, *,
-               anchored: bool = False) -> Verification:
+               anchored: bool = False, renewed: bool = False) -> Verification:
         """Check every row's link and hash in order, then the newest row against the
         anchor, then the consent history's chain and the grants (`ConsentHistory.verify`).
 
         Args:
             anchor: the anchor state read from beside the database.
             anchored: an anchor is expected; its absence is then a finding.
+            renewed: ``anchor`` was read after an earlier read snapshot began and
+                names a row (or history entry) newer than that snapshot's newest
+                (`verify_anchored`): this snapshot, begun after, must hold that row
+                and entry, with their hashes.
         """
-        result = self._verify_log(anchor, anchored=anchored)
+        result = self._verify_log(anchor, anchored=anchored, renewed=renewed)
         # The consent history is chained the same way and checked with it,
         # its newest entry against the anchor too (a cut or rewritten tail).
         consent = ConsentHistory(self.db)
         history = consent.verify()
         if history.ok and result.ok and anchor is not None:
-            history = _history_tail(anchor, self.last(), consent.head(), history)
+            last, head = self.last(), consent.head()
+            if renewed:
+                # Rows and entries after the anchor's were committed since it was
+                # read: the anchor vouches for its own row and entry.
+                if anchor.committed is not None:
+                    last = self._row_anchor(anchor.committed.seq) or last
+                if anchor.history is not None and anchor.history.seq:
+                    head = consent.entry_anchor(anchor.history.seq) or head
+            history = _history_tail(anchor, last, head, history)
         if history.ok:
             return result
         if not result.ok:
@@ -543,12 +558,17 @@ class ArrowLog:
                                 f"{result.problem}; also {history.problem}")
         return Verification(False, result.rows, None, history.problem)
 
-    def _verify_log(self, anchor: AnchorState | None, *, anchored: bool) -> Verification:
+    def _verify_log(self, anchor: AnchorState | None, *, anchored: bool,
+                    renewed: bool) -> Verification:
         result = self._verify_chain()
         if not result.ok:
             return result
         last = self.last()
         newest = Anchor(*last) if last else None
+        if renewed and anchor is not None and anchor.committed is not None:
+            # Rows after the anchor's were committed since it was read; the
+            # anchor vouches for its own row, which a cut or a rewrite loses.
+            newest = self._row_anchor(anchor.committed.seq) or newest
         if anchor is None:
             if anchored and newest is not None:
                 return Verification(False, result.rows, None, "the anchor file is missing")
@@ -568,19 +588,43 @@ class ArrowLog:
                             f"row {seq} is not the newest row the anchor knows: rows were "
                             "added or the chain was rewritten")
 
+    def _row_anchor(self, seq: int) -> Anchor | None:
+        """(seq, hash) of row ``seq``, or None when the log holds no such row."""
+        row = self.db.execute("select seq, hash from log where seq = ?", [seq]).fetchone()
+        return Anchor(int(row[0]), str(row[1])) if row else None
+
     def _verify_chain(self) -> Verification:
         self.write_pending()
         conn = self.db.conn
         path = database_file(self.db)
         span = conn.execute("select min(rowid), max(rowid) from log").fetchone()
         lo, hi = (int(span[0]), int(span[1])) if span and span[0] is not None else (1, 0)
-        if path is None or conn.in_transaction or hi - lo + 1 < PARALLEL_ROWS:
+        if path is None or self.writing() or hi - lo + 1 < PARALLEL_ROWS:
             # In memory, inside a write (rows no other connection sees yet),
             # or small: one pass here.
             cursor = conn.execute("select * from log where rowid <= ? order by rowid", [hi])
             names = [d[0] for d in cursor.description]
             return join_spans([check_span(cursor, names)])
         return verify_file_in_parallel(path, lo, hi)
+
+    @contextmanager
+    def read_snapshot(self) -> Iterator[None]:
+        """One read transaction (not inside one already): every read in it sees the
+        database as of its first read (SQLite's WAL snapshot)."""
+        conn = self.db.conn
+        conn.execute("BEGIN")
+        self._snapshot = True
+        try:
+            yield
+        finally:
+            self._snapshot = False
+            conn.execute("COMMIT")  # it wrote nothing
+
+    def writing(self) -> bool:
+        """True inside a write of this connection's: a transaction that is not a read
+        snapshot (`read_snapshot`), or rows appended and not written yet. Its rows
+        may be ones no other connection sees yet."""
+        return bool(self._pending) or (self.db.conn.in_transaction and not self._snapshot)
 
 
 def _history_tail(anchor: AnchorState, last: tuple[int, str] | None,
@@ -789,12 +833,53 @@ def verify_anchored(log: ArrowLog, anchor_file: AnchorFile | None) -> Verificati
     """Verify the log against the anchor file beside its database (None: in memory).
 
     The database remembers that it had an anchor, so a deleted file is a finding.
+
+    The same verdict on a live store as on a quiet one: the rows are read in one
+    read transaction (a WAL snapshot), and the anchor after that snapshot began,
+    so the anchor is never older than the rows judged against it (a writer
+    records its pending rows in the anchor before it commits them). An anchor
+    that names a row newer than the snapshot (a writer committed meanwhile) is
+    judged once more, in a snapshot begun after it was read: that row must be
+    there, with its hash, or rows were cut or rewritten. The same for the consent
+    history's newest entry, which the anchor records beside the row.
     """
     if anchor_file is None:
         return log.verify()
+    if log.writing():
+        # Inside this connection's own write (the engine's open batch): it holds
+        # the write lock, so nothing it reads moves.
+        return _verify_now(log, anchor_file)
+    with log.read_snapshot():
+        newest = log.last()  # the snapshot begins with its first read
+        head = ConsentHistory(log.db).head()
+        try:
+            anchor = anchor_file.read()
+        except ValueError as exc:
+            return Verification(False, 0, None, str(exc))
+        if not _ahead(anchor, newest, head):
+            return log.verify(anchor, anchored=anchor_file.exists() or log.anchored())
+    with log.read_snapshot():
+        return log.verify(anchor, anchored=True, renewed=True)
+
+
+def _verify_now(log: ArrowLog, anchor_file: AnchorFile) -> Verification:
+    """Verify against the anchor as it is now (nothing another process commits can
+    come between: the caller's transaction holds what it reads)."""
     try:
         anchor = anchor_file.read()
     except ValueError as exc:
         return Verification(False, 0, None, str(exc))
     return log.verify(anchor, anchored=anchor_file.exists() or log.anchored())
 
+
+def _ahead(anchor: AnchorState | None, newest: tuple[int, str] | None,
+           head: tuple[int, str] | None) -> bool:
+    """True when ``anchor``'s committed row is newer than the log's ``newest`` row,
+    or the history entry it records newer than the history's ``head``."""
+    if anchor is None:
+        return False
+    if anchor.history is not None and anchor.history.seq > (head[0] if head else 0):
+        return True
+    if anchor.committed is None:
+        return False
+    return newest is None or anchor.committed.seq > newest[0]

@@ -10,7 +10,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from tests.c16.helpers import ARROWGATE, demo_db
+from tests.unit.cli_process import ARROWGATE, demo_db
 
 
 def _closed_pipe_run(*args: str) -> int:

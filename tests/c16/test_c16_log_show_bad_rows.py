@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.c16.helpers import demo_db, run
+from tests.unit.cli_process import demo_db, run
 
 
 @pytest.mark.parametrize(("change", "verb"), [

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from engine import Engine, World, file_digests
-from tests.c16.helpers import run
+from tests.unit.cli_process import run
 
 NAME = "Build bot\x1b[2J\x1b]0;owned\x07\u202etxt.exe"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.c16.helpers import ARROWGATE, demo_db
+from tests.unit.cli_process import ARROWGATE, demo_db
 
 
 def test_log_verify_reads_a_database_in_a_read_only_folder(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from tests.c16.helpers import run
+from tests.unit.cli_process import run
 
 DATA = Path(__file__).parents[1] / "data"
 

@@ -1,4 +1,5 @@
-"""Shared by the c16 tests: the real `arrowgate` command and a demo database."""
+"""The real `arrowgate` command in a process of its own, and a database the demo built:
+for tests of what a person at a shell sees (exit codes, pipes, output)."""
 
 from __future__ import annotations
 
