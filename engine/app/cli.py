@@ -27,7 +27,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, cast
 
 from engine.app.common import (
     EXIT_FINDING,
@@ -55,6 +55,7 @@ __all__ = [
     "interactive",
     "log_table",
     "main",
+    "reader_gone",
 ]
 
 
@@ -226,6 +227,8 @@ def _print_pages(log: Any, args: argparse.Namespace) -> None:
                                 arrow=args.arrow, card=args.card, package=args.package,
                                 outcome=args.outcome, call=args.call, since=args.since,
                                 until=args.until):
+        if reader_gone():
+            return  # the export is its only result, and no one reads it
         for record in records:
             _print_json(record)
 
@@ -588,6 +591,55 @@ def _exit_code(exc: ConsentError) -> int:
     return EXIT_FINDING
 
 
+class ReaderGoneOutput:
+    """Standard output that outlives its reader: once the pipe's reader went away
+    (``arrowgate log verify | head -1``), what is written is dropped and the verb
+    goes on to its exit code, so a finding is still exit 1.
+
+    Everything but `write` and `flush` is the wrapped stream's.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.reader_gone = False  #: the pipe's reader closed it: output is dropped
+
+    def write(self, text: str) -> int:
+        """Write ``text``, or drop it once the reader is gone."""
+        if not self.reader_gone:
+            try:
+                return self.stream.write(text)
+            except BrokenPipeError:
+                self._lose_reader()
+        return len(text)
+
+    def flush(self) -> None:
+        """Flush, unless the reader is gone."""
+        if not self.reader_gone:
+            try:
+                self.stream.flush()
+            except BrokenPipeError:
+                self._lose_reader()
+
+    def _lose_reader(self) -> None:
+        self.reader_gone = True
+        # What the stream still buffers must not fail the interpreter's last
+        # flush at exit (exit code 120): it goes to /dev/null instead.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self.stream.fileno())
+        finally:
+            os.close(devnull)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
+def reader_gone() -> bool:
+    """True once standard output's reader went away (`ReaderGoneOutput`): a verb
+    whose output is its only result may stop early."""
+    return bool(getattr(sys.stdout, "reader_gone", False))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 ok, 1 a finding, 2 usage)."""
     parser = build_parser()
@@ -595,6 +647,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error argparse printed
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    stdout = sys.stdout
+    if stdout is None or stdout.isatty():
+        # No output, or a terminal: it never goes away under a verb (and the TUI wants it as is).
+        return _run(args)
+    output = ReaderGoneOutput(stdout)
+    sys.stdout = cast(TextIO, output)
+    try:
+        return _run(args)
+    finally:
+        output.flush()  # a buffered finding's line: its failure must not decide the exit code
+        sys.stdout = stdout
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The verb ``args`` names; its exit code, or the one its error maps to."""
     try:
         return int(args.fn(args))
     except CliError as exc:
@@ -603,10 +670,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConsentError as exc:
         print(f"arrowgate: {exc.message}", file=sys.stderr)
         return _exit_code(exc)
-    except BrokenPipeError:
-        # The reader went away (`arrowgate log show | head`): nothing is wrong.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_OK
     except sqlite3.DatabaseError as exc:
         print(f"arrowgate: the database cannot be used: {exc}", file=sys.stderr)
         return EXIT_USAGE
