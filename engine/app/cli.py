@@ -269,11 +269,20 @@ def _cell(value: object, limit: int = 40) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
+def _time_cell(value: object) -> str:
+    """A row's time in local time; a value that is no time (a damaged row: text, NULL,
+    1e300) shown as it is, marked, so the rest of the log can still be read."""
+    try:
+        return format_local(float(cast(Any, value)))
+    except (TypeError, ValueError, OverflowError, OSError):
+        return f"?{_cell(value, 24)} (not a time)"
+
+
 def log_table(rows: list[dict[str, Any]]) -> list[str]:
     """Log rows as aligned columns with readable local times (``arrowgate log show``)."""
     table = [list(_COLUMNS)]
     for row in rows:
-        table.append([str(row["seq"]), format_local(float(row["t"])),
+        table.append([_cell(row.get("seq")), _time_cell(row.get("t")),
                       *(_cell(row.get(k)) for k in ("arrow", "card", "call", "target",
                                                      "outcome", "code", "reason")),
                       _cell(row.get("payload"), 60)])

@@ -53,7 +53,8 @@ def decision_record(row: dict[str, Any]) -> dict[str, Any]:
     """One log row as a decision record of the export schema."""
     record = {
         "schema": SCHEMA,
-        "decision_id": f"{row['seq']}-{row['hash'][:16]}",
+        # str(): a damaged row's hash (NULL, a number) is exported as it is, never a crash.
+        "decision_id": f"{row['seq']}-{str(row['hash'])[:16]}",
         "seq": row["seq"],
         "timestamp": row["t"],
         "workspace": row["workspace"],
