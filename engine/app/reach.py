@@ -25,6 +25,7 @@ import networkx as nx
 from canvas import Arrow, Node
 from engine.core.catalogue import PORT_INPUTS
 from engine.core.state import State
+from engine.core.text import visible
 
 __all__ = ["Reach", "Step", "Target", "analyse", "capability_graph", "potential", "reached_by"]
 
@@ -56,7 +57,9 @@ class Step:
         """``c1 -prompt-> a1 (arrow e1; acme.x: agents.prompt)``."""
         why = "; ".join(p for p in (f"arrow {self.arrow}" if self.arrow else "",
                                     self.grant or "") if p)
-        return f"{self.source} -{self.action}-> {self.target}" + (f" ({why})" if why else "")
+        # Shown inert: ids and grants come from an imported canvas or a manifest.
+        return visible(f"{self.source} -{self.action}-> {self.target}"
+                       + (f" ({why})" if why else ""))
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +117,10 @@ class Reach:
 
     def lines(self) -> list[str]:
         """The analysis as text a person reads."""
-        out = [f"reach of {self.card} ({self.package})"]
+        # Names come from an imported canvas (a shared JSON Canvas file): every one is
+        # shown inert, so an escape sequence or a bidi override cannot restyle the
+        # terminal or reorder what a person audits (`engine.core.text.visible`).
+        out = [visible(f"reach of {self.card} ({self.package})")]
         for title, group in (("directly", self.direct), ("through other nodes", self.transitive)):
             out.append(f"{title}:")
             if not group:
@@ -122,10 +128,11 @@ class Reach:
             for t in group:
                 flag = "  [dangerous mode: each prompt waits for a person]" if t.dangerous \
                     and t.action == "prompt" else ""
-                out.append(f"  {t.action} {t.kind} {t.label or t.node}{flag}")
+                out.append(visible(f"  {t.action} {t.kind} {t.label or t.node}") + flag)
                 out.extend(f"      {s.text()}" for s in t.path)
         if self.dangerous_agents:
-            out.append("dangerous-mode agents in reach: " + ", ".join(self.dangerous_agents))
+            out.append("dangerous-mode agents in reach: "
+                       + visible(", ".join(self.dangerous_agents)))
         return out
 
     def to_json(self) -> dict[str, Any]:

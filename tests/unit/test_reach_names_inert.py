@@ -1,8 +1,10 @@
-"""`arrowgate reach` prints node names raw: an agent or terminal name holding terminal
-escape sequences (clear the screen, set the window title) or a bidi override —
-from a JSON Canvas file someone shared and the person imported — reaches the
-terminal as is. `log show` and `hold list` print such text inert; reach, the
-command a person runs to audit what a card can cause, does not."""
+"""`arrowgate reach` prints every name inert (`engine.core.text.visible`): an agent or
+terminal name from an imported JSON Canvas file that holds terminal escape sequences
+(clear the screen, set the window title) or a bidi override cannot restyle the
+terminal or reorder what a person audits, as in `log show` and `hold list`.
+
+(Found by a helper: reach, the command that audits what a card can cause, printed
+such names raw.)"""
 
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ def _canvas(path: Path) -> None:
     asyncio.run(build())
 
 
-def test_reach_prints_names_inert(tmp_path: Path) -> None:
+def test_reach_prints_imported_names_inert(tmp_path: Path) -> None:
     db = tmp_path / "app.db"
     _canvas(db)
     done = run("reach", "c1", "--db", str(db))
@@ -49,3 +51,4 @@ def test_reach_prints_names_inert(tmp_path: Path) -> None:
     assert "c1 -prompt-> a1" in done.stdout  # the analysis ran
     for ch in ("\x1b", "\x07", "\u202e"):
         assert ch not in done.stdout, f"{ch!r} printed raw: {done.stdout!r}"
+    assert "Build bot\u241b[2J" in done.stdout  # shown, as its control picture
