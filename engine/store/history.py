@@ -154,6 +154,8 @@ class ConsentHistory:
         Never raises for what is in the table: anything put there by hand
         is reported as a finding.
         """
+        if not self.chained():
+            return self._trusted_as_at_migration()
         prev, expected, count = GENESIS, 1, 0
         newest: dict[str, Any] | None = None
         for raw in self.db.query("select * from consent order by seq"):
@@ -192,6 +194,28 @@ class ConsentHistory:
                                        "the grants differ from what the consent history "
                                        "last recorded: a grant was added, changed or removed "
                                        "outside the engine")
+        return HistoryVerification(True, count)
+
+
+    def chained(self) -> bool:
+        """False for a database from before the consent history was hash-chained (no
+        ``hash`` column: migration ``m004_consent_chain`` has not run on it yet)."""
+        columns = {r[1] for r in self.db.execute("pragma table_info(consent)")}
+        return "hash" in columns
+
+    def _trusted_as_at_migration(self) -> HistoryVerification:
+        """An unchained history judged as ``m004_consent_chain`` will judge it: its
+        entries and the grants as they stand are trusted (README "Threat model"), so
+        an intact older database verifies the same before its upgrade as after."""
+        from engine.store.migrations import migrations  # it imports this module's hashing
+
+        count = int(self.db.execute("select count(*) from consent").fetchone()[0])
+        if "m004_consent_chain" in migrations.applied(self.db):
+            # The ledger says the chain was made: its columns were removed since.
+            return HistoryVerification(False, count, None,
+                                       "the consent history has no hash chain, though the "
+                                       "database was upgraded to one: its columns were "
+                                       "removed outside the engine")
         return HistoryVerification(True, count)
 
 
