@@ -142,11 +142,12 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _open_log(args: argparse.Namespace) -> tuple[Path, Any]:
-    from engine.store.database import open_database
+    from engine.store.database import open_read_only
     from engine.store.log import ArrowLog
 
     path = db_path(args)
-    return path, ArrowLog(open_database(path))
+    # Read-only: `log show` and `log export` read a copy on a read-only mount too.
+    return path, ArrowLog(open_read_only(path))
 
 
 def add_store_option(parser: argparse.ArgumentParser) -> None:

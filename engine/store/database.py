@@ -25,8 +25,9 @@ from typing import Any
 
 from sqlite_utils import Database
 
-__all__ = ["BUSY_TIMEOUT_S", "MANY_ROWS", "all_or_none", "database_file", "database_problem",
-           "default_database_path", "insert_rows", "open_database", "rows_statement",
+__all__ = ["BUSY_TIMEOUT_S", "MANY_ROWS", "UnsafeToRead", "all_or_none", "connect_read_only",
+           "database_file", "database_problem", "default_database_path", "insert_rows",
+           "open_database", "open_read_only", "read_only_uri", "rows_statement",
            "write_transaction"]
 
 #: How long a writer waits for another writer's lock before giving up.
@@ -37,6 +38,57 @@ BUSY_TIMEOUT_S = 10.0
 _CACHED_STATEMENTS = 256
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+class UnsafeToRead(sqlite3.OperationalError):
+    """A database in a folder this process cannot write, with changes waiting in its
+    ``-wal`` file: reading it needs SQLite's ``-shm`` file beside it, which cannot be
+    made there, and reading it as unchanging would skip those changes."""
+
+
+def read_only_uri(path: str | Path) -> str:
+    """The URI that opens the SQLite file ``path`` for reading and writes nothing.
+
+    ``mode=ro``, which still needs WAL's ``-shm`` file beside the database:
+    where the folder cannot be written (a read-only mount, a snapshot, another
+    user's folder) that file cannot be made, and the open fails. There, if no
+    ``-wal`` file holds changes, the file is opened ``immutable=1`` (no locks,
+    no WAL): safe because no process of ours can write into that folder, so no
+    journal or WAL of a writer can appear while it is read.
+
+    Raises:
+        UnsafeToRead: the folder cannot be written and the ``-wal`` file beside
+            the database holds changes (naming the folder).
+    """
+    file = Path(path).resolve()
+    uri = f"{file.as_uri()}?mode=ro"
+    if os.access(file.parent, os.W_OK):
+        return uri
+    wal = Path(f"{file}-wal")
+    try:
+        waiting = wal.stat().st_size > 0
+    except FileNotFoundError:
+        waiting = False
+    if waiting:
+        raise UnsafeToRead(
+            f"cannot read {file} safely: its folder {file.parent} cannot be written (SQLite "
+            f"needs its -shm file there) and {wal.name} holds changes not yet in the "
+            "database; read a copy of the database and its -wal file in a folder you can "
+            "write")
+    return uri + "&immutable=1"
+
+
+def connect_read_only(path: str | Path) -> sqlite3.Connection:
+    """A connection that only reads the SQLite file ``path`` (`read_only_uri`); no
+    implicit transactions, so a caller's ``BEGIN`` makes one read snapshot."""
+    return sqlite3.connect(read_only_uri(path), uri=True, isolation_level=None,
+                           check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+
+
+def open_read_only(path: str | Path) -> Database:
+    """The app database at ``path``, for reading only (`connect_read_only`): nothing is
+    written, not even a migration, so a copy on a read-only mount can be read."""
+    return Database(connect_read_only(path), execute_plugins=False)
 
 
 def open_database(path: str | Path | None, *, busy_timeout: float = BUSY_TIMEOUT_S) -> Database:
@@ -207,12 +259,14 @@ def database_problem(path: Path, *, create: bool) -> str | None:
     if header != _SQLITE_HEADER:
         return "not a database (not an SQLite file)"
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        conn = connect_read_only(path)
         try:
             tables = {r[0] for r in conn.execute("select name from sqlite_master "
                                                  "where type = 'table'")}
         finally:
             conn.close()
+    except UnsafeToRead as exc:
+        return str(exc)
     except sqlite3.Error as exc:
         return f"not a readable database: {exc}"
     if "log" in tables or (create and not tables):

@@ -25,7 +25,7 @@ from typing import Any, cast
 from sqlite_utils import Database
 
 from engine.store.anchor import HISTORY_EMPTY, Anchor, AnchorFile, AnchorState
-from engine.store.database import all_or_none, database_file, insert_rows
+from engine.store.database import all_or_none, connect_read_only, database_file, insert_rows
 from engine.store.decoding import decode_field, is_chain
 from engine.store.encoding import dumps
 from engine.store.history import ConsentHistory, HistoryVerification
@@ -785,7 +785,7 @@ def join_spans(spans: Iterable[Span]) -> Verification:
 
 def _check_file_span(path: str, lo: int, hi: int) -> Span:
     """Rows ``lo``..``hi`` (by rowid) of the log in the file ``path``, read-only (a worker)."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = connect_read_only(path)
     try:
         cursor = conn.execute("select * from log where rowid between ? and ? order by rowid",
                               [lo, hi])

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from sqlite_utils import Database
 
 from engine.store.anchor import AnchorFile
+from engine.store.database import connect_read_only
 from engine.store.log import ArrowLog, Verification, verify_anchored
 from engine.store.logfilter import (
     SUPPRESSED_ROWS,
@@ -96,7 +97,7 @@ def verify_path(path: str | Path) -> Verification:
             return store.verify_log()
         finally:
             store.close()
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = connect_read_only(path)
     try:
         log = ArrowLog(Database(conn))
         return verify_anchored(log, AnchorFile(str(path) + ".anchor"))
@@ -116,7 +117,7 @@ class LogIndex:
     def _db(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+            conn = connect_read_only(self.path)
             conn.row_factory = sqlite3.Row
             self._local.conn = conn
             # Read-only: a file no newer engine has opened has no side tables.
