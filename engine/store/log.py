@@ -851,12 +851,11 @@ def verify_anchored(log: ArrowLog, anchor_file: AnchorFile | None) -> Verificati
         return _verify_now(log, anchor_file)
     with log.read_snapshot():
         newest = log.last()  # the snapshot begins with its first read
-        head = ConsentHistory(log.db).head()
         try:
             anchor = anchor_file.read()
         except ValueError as exc:
             return Verification(False, 0, None, str(exc))
-        if not _ahead(anchor, newest, head):
+        if not _ahead(anchor, newest, _history_head(log)):
             return log.verify(anchor, anchored=anchor_file.exists() or log.anchored())
     with log.read_snapshot():
         return log.verify(anchor, anchored=True, renewed=True)
@@ -870,6 +869,15 @@ def _verify_now(log: ArrowLog, anchor_file: AnchorFile) -> Verification:
     except ValueError as exc:
         return Verification(False, 0, None, str(exc))
     return log.verify(anchor, anchored=anchor_file.exists() or log.anchored())
+
+
+def _history_head(log: ArrowLog) -> tuple[int, str] | None:
+    """The consent history's newest entry, or None when it cannot say (a history
+    without its chain, which `ArrowLog.verify` reports as such)."""
+    try:
+        return ConsentHistory(log.db).head()
+    except sqlite3.OperationalError:
+        return None
 
 
 def _ahead(anchor: AnchorState | None, newest: tuple[int, str] | None,
