@@ -31,7 +31,7 @@ from engine.core.events import Event
 from engine.core.plans import AddArrow, AddNode, Emit, Performed, SaveNode, Watch, delivered
 from engine.core.prompts import Prompt
 from engine.core.state import State
-from engine.effects.drivers import AgentDriver, Driver, TerminalDriver
+from engine.effects.drivers import AgentDriver, Driver, TerminalDriver, TerminalInputFull
 from engine.effects.host import ScopeHandler, ScopeHost
 
 __all__ = ["DEFAULT", "DriverReports", "ScopeHandler", "ScopeHost", "World"]
@@ -164,6 +164,10 @@ class World:
                     driver.send(str(event.data["text"]))
             except ConnectionError:
                 self.status(driver.node, "finished")
+            except TerminalInputFull as exc:
+                # Allowed and logged already; the terminal could not take it.
+                # Said where the write's output would appear.
+                self.output(driver.node, f"[{exc}]\n")
 
     async def settle(self) -> None:
         """Wait until every report drivers made so far has become an engine operation."""

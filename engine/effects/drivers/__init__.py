@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from engine.effects.drivers.agent import CommandAgent
-from engine.effects.drivers.base import AgentDriver, Driver, DriverHost, TerminalDriver
+from engine.effects.drivers.base import (
+    AgentDriver,
+    Driver,
+    DriverHost,
+    TerminalDriver,
+    TerminalInputFull,
+)
 from engine.effects.drivers.mcpconfig import MCPService, MCPSetup, write_token
 from engine.effects.drivers.scripted import ScriptedAgent
 from engine.effects.drivers.terminal import PtyTerminal
@@ -18,5 +24,6 @@ __all__ = [
     "PtyTerminal",
     "ScriptedAgent",
     "TerminalDriver",
+    "TerminalInputFull",
     "write_token",
 ]

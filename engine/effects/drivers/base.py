@@ -15,7 +15,11 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Protocol
 
-__all__ = ["AgentDriver", "Driver", "DriverHost", "TerminalDriver"]
+__all__ = ["AgentDriver", "Driver", "DriverHost", "TerminalDriver", "TerminalInputFull"]
+
+
+class TerminalInputFull(Exception):
+    """A terminal refused input: too much already waits for its program to read."""
 
 
 class DriverHost(Protocol):
@@ -78,4 +82,9 @@ class TerminalDriver(Driver):
 
     @abstractmethod
     def send(self, data: str) -> None:
-        """Type ``data`` as it is (``terminals.write``)."""
+        """Type ``data`` as it is (``terminals.write``).
+
+        Raises:
+            ConnectionError: the terminal has ended.
+            TerminalInputFull: too much input already waits to be typed.
+        """

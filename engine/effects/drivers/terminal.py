@@ -11,11 +11,16 @@ import signal
 import struct
 import termios
 
-from engine.effects.drivers.base import DriverHost, TerminalDriver
+from engine.effects.drivers.base import DriverHost, TerminalDriver, TerminalInputFull
 from engine.effects.drivers.screen import Screen
 from engine.effects.operator import DrivenRegistry, tty_nr_of
 
-__all__ = ["PtyTerminal"]
+__all__ = ["INPUT_LIMIT", "PtyTerminal"]
+
+#: The most typed input that may wait for the shell to read it. Input waits
+#: while the program in the terminal does not read (a busy command, a full
+#: pty); past this, a write is refused rather than kept without bound.
+INPUT_LIMIT = 1 << 20
 
 # bash prints this after every command (PROMPT_COMMAND), with the command's
 # exit status: the "command finished" mark of terminal shell integration
@@ -44,6 +49,7 @@ class PtyTerminal(TerminalDriver):
         self._pending = b""
         self._marks = 0
         self._fd: int | None = None
+        self._outbox = bytearray()
         self._proc: asyncio.subprocess.Process | None = None
         self._host: DriverHost | None = None
         #: Set whenever the shell shows its prompt again (a command finished).
@@ -78,6 +84,10 @@ class PtyTerminal(TerminalDriver):
         DrivenRegistry().mark(self._proc.pid, self.node, sid=self._proc.pid,
                               tty=tty_nr_of(slave))
         os.close(slave)
+        # Non-blocking: a write the pty cannot take now waits in `_outbox`
+        # for the loop's writer callback instead of stopping the engine (the
+        # shell echoes what it reads, and only this loop reads the echo).
+        os.set_blocking(master, False)
         self._fd = master
         asyncio.get_running_loop().add_reader(master, self._readable)
         await asyncio.wait_for(self.ready.wait(), timeout=10)
@@ -86,6 +96,8 @@ class PtyTerminal(TerminalDriver):
         assert self._fd is not None
         try:
             data = os.read(self._fd, 65536)
+        except BlockingIOError:
+            return  # woken with nothing to read after all
         except OSError:
             data = b""
         if not data:
@@ -120,11 +132,22 @@ class PtyTerminal(TerminalDriver):
 
     def _ended(self) -> None:
         if self._fd is not None:
-            asyncio.get_running_loop().remove_reader(self._fd)
-            os.close(self._fd)
-            self._fd = None
+            self._release()
             if self._host is not None:
                 self._host.status(self.node, "finished")
+
+    def _release(self) -> None:
+        """Stop watching the pty, drop input still waiting, and close it."""
+        assert self._fd is not None
+        try:
+            loop = asyncio.get_running_loop()
+            loop.remove_reader(self._fd)
+            loop.remove_writer(self._fd)
+        except RuntimeError:
+            pass  # no loop running any more (closed at exit)
+        os.close(self._fd)
+        self._fd = None
+        self._outbox.clear()
 
     def screen(self) -> str:
         """The visible screen, as text."""
@@ -135,11 +158,42 @@ class PtyTerminal(TerminalDriver):
         self.send(command + "\r")
 
     def send(self, data: str) -> None:
-        """Type raw input."""
+        """Type raw input, without waiting for the shell to read it.
+
+        What the pty cannot take now is typed as the shell reads on.
+
+        Raises:
+            ConnectionError: the terminal has ended.
+            TerminalInputFull: more than `INPUT_LIMIT` bytes would wait to be
+                typed; nothing of ``data`` is typed.
+        """
         if self._fd is None:
             raise ConnectionError(f"terminal {self.node} has ended")
+        raw = data.encode()
+        if len(self._outbox) + len(raw) > INPUT_LIMIT:
+            raise TerminalInputFull(
+                f"terminal {self.node}: {len(raw)} bytes of input refused: "
+                f"{len(self._outbox)} bytes still wait to be typed (at most {INPUT_LIMIT})")
         self.ready.clear()
-        os.write(self._fd, data.encode())
+        waiting = bool(self._outbox)
+        self._outbox += raw
+        if not waiting:
+            self._writable()
+            if self._outbox:
+                asyncio.get_running_loop().add_writer(self._fd, self._writable)
+
+    def _writable(self) -> None:
+        """Type as much waiting input as the pty takes now."""
+        assert self._fd is not None
+        try:
+            written = os.write(self._fd, self._outbox)
+        except BlockingIOError:
+            return
+        except OSError:
+            written = len(self._outbox)  # the shell is gone; `_readable` sees it end
+        del self._outbox[:written]
+        if not self._outbox:
+            asyncio.get_running_loop().remove_writer(self._fd)
 
     def close(self) -> None:
         """Hang up the shell (SIGHUP to its session) and close the pty."""
@@ -151,12 +205,7 @@ class PtyTerminal(TerminalDriver):
             except ProcessLookupError:
                 pass
         if self._fd is not None:
-            try:
-                asyncio.get_running_loop().remove_reader(self._fd)
-            except RuntimeError:
-                pass
-            os.close(self._fd)
-            self._fd = None
+            self._release()
 
     async def aclose(self) -> None:
         """Stop, then reap the process."""

@@ -1,19 +1,26 @@
-"""q16: a large terminals.write into a real pty blocks the engine's event loop for good.
+"""Typing into a real terminal never blocks the engine; what waits to be typed is bounded.
 
-PtyTerminal.send does a blocking os.write of the whole text on the pty master
-from inside the event loop. bash (readline) echoes what it reads back to the
-master; nobody reads the master while the loop is stuck in os.write, so the
-echo fills the pty, bash stops reading, and os.write never returns: every
-engine call (and the whole `arrowgate serve`) hangs. The payload is well under
-max_payload (256 KiB). Run in a child process so the hang cannot hang pytest.
+Input the pty cannot take now waits in the terminal and is typed as the shell
+reads, while the engine reads the shell's echo on; past `INPUT_LIMIT` waiting
+bytes a write is refused with an error that says so.
+
+(Found by a helper: a blocking os.write of a 200 000-byte terminals.write
+filled the pty with bash's unread echo and froze the event loop for good.)
+The engine test runs in a child process so a hang cannot hang pytest.
 """
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+
+import pytest
+
+from engine.effects.drivers import PtyTerminal, TerminalInputFull
+from engine.effects.drivers.terminal import INPUT_LIMIT
 
 SCRIPT = textwrap.dedent('''
     import asyncio, json, sys, time
@@ -47,7 +54,7 @@ SCRIPT = textwrap.dedent('''
 
 
 def test_large_terminal_write_does_not_hang_the_engine(tmp_path: Path) -> None:
-    """200 000 bytes typed into an idle bash (limit 256 KiB) must not freeze the engine."""
+    """200 000 bytes typed into an idle bash (limit 256 KiB) do not freeze the engine."""
     try:
         done = subprocess.run([sys.executable, "-c", SCRIPT, str(tmp_path)], capture_output=True,
                               text=True, timeout=15, cwd=Path(__file__).parents[2])
@@ -56,3 +63,24 @@ def test_large_terminal_write_does_not_hang_the_engine(tmp_path: Path) -> None:
                              f"{exc.stdout!r})") from None
     assert done.returncode == 0, done.stderr
     assert "write: ok" in done.stdout
+
+
+class _Host:
+    def output(self, node: str, text: str) -> None: ...
+    def replied(self, node: str, text: str) -> None: ...
+    def exited(self, node: str, code: int) -> None: ...
+    def status(self, node: str, status: str) -> None: ...
+
+
+async def test_input_waiting_past_the_bound_is_refused(tmp_path: Path) -> None:
+    """While nothing reads the terminal, at most INPUT_LIMIT bytes wait; more is refused."""
+    terminal = PtyTerminal("t1")
+    await terminal.start(_Host(), str(tmp_path))
+    try:
+        terminal.run("stty raw -echo; sleep 5")  # a raw terminal nobody reads
+        await asyncio.sleep(0.2)
+        terminal.send("x" * INPUT_LIMIT)  # the pty takes a few KiB; the rest waits
+        with pytest.raises(TerminalInputFull, match=f"{INPUT_LIMIT // 2} bytes of input refused"):
+            terminal.send("y" * (INPUT_LIMIT // 2))
+    finally:
+        await terminal.aclose()
