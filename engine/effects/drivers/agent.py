@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 from collections.abc import Sequence
 
 from engine.effects.drivers.base import AgentDriver, DriverHost
@@ -40,6 +41,7 @@ class CommandAgent(AgentDriver):
         self._folder = "."
         self._task: asyncio.Task[None] | None = None
         self._proc: asyncio.subprocess.Process | None = None
+        self._closed = False
 
     async def start(self, host: DriverHost, folder: str) -> None:
         """Nothing runs between prompts: remember where to report and work."""
@@ -52,6 +54,8 @@ class CommandAgent(AgentDriver):
 
     async def _turn(self, text: str) -> None:
         assert self._host is not None
+        if self._closed:
+            return
         placeholder = any("{prompt}" in a for a in self._command)
         argv = [a.replace("{prompt}", text) for a in self._command]
         extra: dict[str, str] = {}
@@ -68,6 +72,10 @@ class CommandAgent(AgentDriver):
         except OSError as exc:
             self._host.replied(self.node, f"[could not start {argv[0]}: {exc}]")
             self._host.status(self.node, "finished")
+            return
+        if self._closed:
+            # Closed while the command was starting: its session goes too.
+            self._kill()
             return
         registry = DrivenRegistry()
         registry.mark(proc.pid, self.node, sid=proc.pid)
@@ -91,7 +99,7 @@ class CommandAgent(AgentDriver):
                     self._host.output(self.node, chunk.decode("utf-8", "replace"))
                 code = await proc.wait()
         except TimeoutError:
-            proc.kill()
+            self._kill()
             code = await proc.wait()
             out += f"\n[stopped after {self._timeout:g} s]".encode()
         reply = out.decode("utf-8", "replace").strip()
@@ -103,15 +111,31 @@ class CommandAgent(AgentDriver):
         """The prompts and the output so far."""
         return self._screen.text()
 
-    def close(self) -> None:
-        """Kill a command still running."""
+    def _kill(self) -> None:
+        """Kill the running command's whole session (SIGKILL to its process group).
+
+        A run starts in a session of its own, so what it started (a coding
+        agent's tools, a build, a server) goes with it, as a terminal's do.
+        """
         if self._proc is not None and self._proc.returncode is None:
-            self._proc.kill()
-        if self._task is not None:
+            try:
+                os.killpg(self._proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def close(self) -> None:
+        """Kill a command still running, and what it started."""
+        self._closed = True
+        self._kill()
+        # A run still starting is left to see `_closed` once its process is
+        # known: cancelled then, asyncio would kill only the session leader.
+        if self._task is not None and self._proc is not None:
             self._task.cancel()
 
     async def aclose(self) -> None:
         """Stop, then reap the process."""
         self.close()
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
         if self._proc is not None:
             await self._proc.wait()
