@@ -174,7 +174,7 @@ class CanvasOps:
     @operation
     async def remove_node(self, node_id: str, *, by: object = OPERATOR) -> None:
         """Remove a node and its arrows (operator only); prompts queued or held on them
-        are cancelled.
+        are cancelled, and so are those a removed agent was working on.
 
         Not a narrowing that a card or agent on the canvas may make, as removing
         an arrow is (SPEC §4.5 names revoking and removing arrows): a node is
@@ -198,6 +198,8 @@ class CanvasOps:
             self.ctx.state.canvas.remove_node(node_id)
             self._hand_on_spawned(node_id, owner, spawned)
             self.nodes.agents_changed(node, "removed")
+            if node.type == "agent":
+                self.prompts.agent_removed(node_id)
             self._revalidate()
             self.prompts.pump_all()
 

@@ -308,6 +308,21 @@ class Prompts:
                       chain=chain if chain and len(chain) > 1 else None,
                       count_limits=count_limits)
 
+    def agent_removed(self, agent: str) -> None:
+        """End the removed agent's turn: its delivered prompts are cancelled (``not-connected``).
+
+        Logged as a resolution, like its queued ones (`revalidate`): no answer
+        will come, and a new agent that takes the id later is not the one that
+        was asked, so its reply must not land on them.
+        """
+        for prompt in self.ctx.state.open_prompts.of_agent(agent, "delivered"):
+            result = denial("agents.prompt", prompt.card, "PERMISSION_DENIED",
+                            package=prompt.package, target=prompt.agent,
+                            permission="agents.prompt", reason="not-connected",
+                            arrow=prompt.arrow,
+                            why=f"agent {agent} was removed before it answered")
+            self.resolve(prompt, "cancelled", result.code, result.reason, result.message)
+
     def revalidate(self) -> None:
         """Cancel every open prompt a consent change has made impossible (SPEC §4.3)."""
         for prompt in self.ctx.state.open_prompts.open():
