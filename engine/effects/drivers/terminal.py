@@ -6,6 +6,7 @@ import asyncio
 import fcntl
 import os
 import re
+import secrets
 import shutil
 import signal
 import struct
@@ -24,10 +25,17 @@ INPUT_LIMIT = 1 << 20
 
 # bash prints this after every command (PROMPT_COMMAND), with the command's
 # exit status: the "command finished" mark of terminal shell integration
-# (OSC 133;D). pyte ignores OSC codes it does not know, and we cut the
+# (OSC 133;D). Any program's output can print the same bytes, so the mark
+# carries a secret of the session (as VS Code's OSC 633 does) and only marks
+# with it count. pyte ignores OSC codes it does not know, and we cut the
 # marks out of the stream before it sees them anyway.
-_MARK = re.compile(rb"\x1b\]133;D;(\d+)\x07")
-_PROMPT_COMMAND = r'printf "\033]133;D;%s\007" "$?"'
+_MARK = r"\x1b\]133;D;(\d+);{nonce}\x07"
+
+
+def _prompt_command(nonce: str) -> str:
+    # `export -n`: the shell keeps PROMPT_COMMAND, and with it the secret, from
+    # the programs it starts (they get the environment; they must not get it).
+    return f'printf "\\033]133;D;%s;{nonce}\\007" "$?"; export -n PROMPT_COMMAND'
 
 
 class PtyTerminal(TerminalDriver):
@@ -48,6 +56,9 @@ class PtyTerminal(TerminalDriver):
         self._screen = Screen(columns, lines)
         self._pending = b""
         self._marks = 0
+        #: The session's secret: only exit marks carrying it are the shell's.
+        self._nonce = secrets.token_hex(16)
+        self._mark = re.compile(_MARK.format(nonce=self._nonce).encode())
         self._fd: int | None = None
         self._outbox = bytearray()
         self._proc: asyncio.subprocess.Process | None = None
@@ -67,7 +78,7 @@ class PtyTerminal(TerminalDriver):
         # ARROWGATE_DRIVEN: cards can type here, so a TUI started in this
         # terminal must not take it for a person (engine.operator).
         env = dict(os.environ, TERM="xterm", PS1="$ ", PS2="> ",
-                   PROMPT_COMMAND=_PROMPT_COMMAND, HISTFILE="/dev/null",
+                   PROMPT_COMMAND=_prompt_command(self._nonce), HISTFILE="/dev/null",
                    ARROWGATE_DRIVEN=self.node)
 
         def controlling_tty() -> None:
@@ -114,7 +125,7 @@ class PtyTerminal(TerminalDriver):
         else:
             self._pending = b""
         start = 0
-        for mark in _MARK.finditer(data):
+        for mark in self._mark.finditer(data):
             self._text(data[start:mark.start()])
             start = mark.end()
             self._marks += 1
@@ -126,6 +137,9 @@ class PtyTerminal(TerminalDriver):
     def _text(self, data: bytes) -> None:
         if not data:
             return
+        # Shown nowhere: a card that read it could forge the marks (say the
+        # shell printed its PROMPT_COMMAND).
+        data = data.replace(self._nonce.encode(), b"[secret]")
         self._screen.feed(data)
         if self._host is not None:
             self._host.output(self.node, data.decode("utf-8", "replace"))

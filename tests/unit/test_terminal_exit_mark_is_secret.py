@@ -1,14 +1,12 @@
-"""q16: output of a command in a terminal can forge the "command finished" mark.
+"""A terminal's exit code comes only from marks carrying the session's secret, never shown.
 
-PtyTerminal recognises a command's end by the bare OSC 133;D mark that its
-PROMPT_COMMAND prints (engine/effects/drivers/terminal.py `_MARK`,
-`_consume`). The mark carries no secret, so any program's output — or a file
-`cat` shows, which a card with fs.write may have written — that contains
-``ESC ]133;D;0 BEL`` is taken for the shell's: the terminal reports exit 0 on
-its ``exit`` port and turns ``waiting`` while the real command still runs and
-later fails. A card that acts on ``exit == 0`` (deploy when the tests pass) is
-lied to. Terminals that use such marks guard them with a per-session nonce
-(VS Code's OSC 633 does) for this reason.
+The shell's "command finished" mark (OSC 133;D) carries a per-session nonce;
+marks without it are program output. The nonce reaches neither the screen
+(`agents.readScreen`) nor the output cards see, nor the programs the shell
+starts (PROMPT_COMMAND is not exported to them).
+
+(Found by a helper: a command that printed the bare ``ESC ]133;D;0 BEL`` made
+the exit port say 0 while the real command still ran and then failed with 5.)
 """
 
 from __future__ import annotations
@@ -18,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.effects.drivers import PtyTerminal
+from engine.effects.drivers.terminal import _MARK
 
 from ..conftest import manifest, offer_install
 
@@ -54,3 +53,37 @@ async def test_program_output_cannot_fake_the_exit_code(make_engine: Any, tmp_pa
         assert codes == [5], f"exit port saw {codes}: the printed mark was taken for the shell's"
     finally:
         await engine.aclose()
+
+
+class _Host:
+    def __init__(self) -> None:
+        self.text = ""
+        self.codes: list[int] = []
+
+    def output(self, node: str, text: str) -> None:
+        self.text += text
+
+    def replied(self, node: str, text: str) -> None: ...
+
+    def exited(self, node: str, code: int) -> None:
+        self.codes.append(code)
+
+    def status(self, node: str, status: str) -> None: ...
+
+
+async def test_the_secret_is_never_shown(tmp_path: Path) -> None:
+    """Neither the screen, nor the output, nor a program in the shell sees the nonce."""
+    host = _Host()
+    terminal = PtyTerminal("t1")
+    await terminal.start(host, str(tmp_path))
+    nonce = terminal._nonce  # noqa: SLF001 - the secret under test
+    try:
+        assert nonce in _MARK.format(nonce=nonce)
+        terminal.run('echo "pc=$PROMPT_COMMAND"; env | grep -c PROMPT_COMMAND')
+        await asyncio.wait_for(terminal.ready.wait(), 5)
+        assert host.codes == [1], "grep found PROMPT_COMMAND in a program's environment"
+        assert "pc=printf" in terminal.screen()  # the shell itself printed it …
+        assert nonce not in terminal.screen()  # … with the secret cut out
+        assert nonce not in host.text
+    finally:
+        await terminal.aclose()
