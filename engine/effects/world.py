@@ -44,8 +44,8 @@ class DriverReports(Protocol):
         """Live output (``agents.onOutput``); no state change stands behind it."""
         ...
 
-    async def agent_replied(self, agent: str, text: str) -> None:
-        """An agent's turn ended with ``text``."""
+    async def agent_replied(self, agent: str, text: str, *, status: str = "waiting") -> None:
+        """An agent's turn ended with ``text``; it is left ``status``."""
         ...
 
     async def command_exited(self, terminal: str, code: int) -> None:
@@ -187,10 +187,10 @@ class World:
         if self._reports is not None:
             self._reports.driver_output(node, text)
 
-    def replied(self, node: str, text: str) -> None:
+    def replied(self, node: str, text: str, *, status: str = "waiting") -> None:
         """An agent's turn ended: `DriverReports.agent_replied`."""
         if self._reports is not None:
-            self._later(self._reports.agent_replied(node, text))
+            self._later(self._reports.agent_replied(node, text, status=status))
 
     def exited(self, node: str, code: int) -> None:
         """A command ended: `DriverReports.command_exited` (the ``exit`` port)."""
@@ -336,10 +336,10 @@ class World:
         data["screen"] = str(data.get("screen", "")) + f"> {prompt.text}\n"
         return delivered(Node(agent.id, agent.type, agent.workspace, data))
 
-    def turn_ended(self, agent: Node, text: str) -> Node:
-        """The agent finished its turn: waiting again, with its last reply."""
+    def turn_ended(self, agent: Node, text: str, status: str = "waiting") -> Node:
+        """The agent finished its turn: ``status`` (waiting again), with its last reply."""
         data = dict(agent.data)
-        data.update(status="waiting", last_reply=text, chain=None)
+        data.update(status=status, last_reply=text, chain=None)
         if agent.id not in self.drivers:
             data["screen"] = str(data.get("screen", "")) + text + "\n"
         return Node(agent.id, agent.type, agent.workspace, data)

@@ -13,7 +13,13 @@ from aiolimiter import AsyncLimiter
 from canvas import Node
 from engine.core.checks import Passed, decide, denial
 from engine.core.decision import Decision
-from engine.core.errors import ApprovalRefused, NotFound, StoreFailed, with_code
+from engine.core.errors import (
+    ApprovalRefused,
+    InvalidArgument,
+    NotFound,
+    StoreFailed,
+    with_code,
+)
 from engine.core.events import Event
 from engine.core.holds import (
     RESOLUTIONS,
@@ -33,7 +39,10 @@ from engine.services.nodes import Nodes
 from engine.services.record import Recorder
 from engine.services.waiters import Waiters
 
-__all__ = ["Prompts"]
+__all__ = ["TURN_ENDS", "Prompts"]
+
+#: The statuses an agent's turn may leave it in.
+TURN_ENDS = ("waiting", "finished")
 
 
 def take_room(limiter: AsyncLimiter) -> bool:
@@ -437,15 +446,25 @@ class Prompts:
         self._waiters.wake(lambda pid: (p := prompts.get(pid)) is None or p.state != "held")
 
     @operation
-    async def agent_replied(self, agent: str, text: str) -> None:
-        """The agent finished its turn with ``text``; it is waiting again."""
+    async def agent_replied(self, agent: str, text: str, *, status: str = "waiting") -> None:
+        """The agent finished its turn with ``text``; it is left ``status``.
+
+        ``waiting``: it takes its next prompt. ``finished``: it cannot take
+        another (its command could not start), and its queue stays as it is.
+
+        Raises:
+            InvalidArgument: a ``status`` other than those two; nothing changes.
+        """
+        if status not in TURN_ENDS:
+            raise InvalidArgument(f"an agent's turn ends waiting or finished, not {status!r}",
+                                  reason="status")
         node = self.nodes.node(agent, "agent")
         with self.ctx.write():
             for prompt in self.ctx.state.open_prompts.of_agent(agent, "delivered"):
                 if prompt.state == "delivered":
                     prompt.state = "replied"
                     self.record.save_prompt(prompt)
-            updated = self.world.turn_ended(node, text)
+            updated = self.world.turn_ended(node, text, status)
             self.nodes.save(updated)
             self.ctx.emit("agents.turn", None, agent=agent, workspace=updated.workspace,
                           state="replied")

@@ -71,7 +71,7 @@ class _Host:
     def output(self, node: str, text: str) -> None:
         pass
 
-    def replied(self, node: str, text: str) -> None:
+    def replied(self, node: str, text: str, *, status: str = "waiting") -> None:
         self.replies.append(text)
         self.done.set()
 

@@ -219,7 +219,7 @@ class _Host:
     def status(self, node: str, status: str) -> None:
         pass
 
-    def replied(self, node: str, text: str) -> None:
+    def replied(self, node: str, text: str, *, status: str = "waiting") -> None:
         pass
 
 

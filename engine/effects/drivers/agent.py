@@ -70,8 +70,10 @@ class CommandAgent(AgentDriver):
                 stdin=asyncio.subprocess.PIPE, start_new_session=True,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
         except OSError as exc:
-            self._host.replied(self.node, f"[could not start {argv[0]}: {exc}]")
-            self._host.status(self.node, "finished")
+            # One report: a reply and a status apart would let the queue's
+            # next prompt be delivered to it in between (and fail the same way).
+            self._host.replied(self.node, f"[could not start {argv[0]}: {exc}]",
+                               status="finished")
             return
         if self._closed:
             # Closed while the command was starting: its session goes too.

@@ -29,8 +29,13 @@ class DriverHost(Protocol):
         """Text the node printed (live output, ``agents.onOutput``)."""
         ...
 
-    def replied(self, node: str, text: str) -> None:
-        """An agent's turn ended with this reply; it waits for the next prompt."""
+    def replied(self, node: str, text: str, *, status: str = "waiting") -> None:
+        """An agent's turn ended with this reply; it is left ``status``.
+
+        ``waiting`` for the next prompt, or ``finished`` when it cannot take
+        another (its command could not start): one report, so nothing is
+        delivered to it in between.
+        """
         ...
 
     def exited(self, node: str, code: int) -> None:

@@ -1,22 +1,20 @@
-"""q16: an agent whose command cannot start "replies" to every queued prompt.
+"""An agent whose command cannot start is ``finished`` before anything pumps its queue.
 
-CommandAgent._turn (engine/effects/drivers/agent.py) reports a failed start as
-two separate engine operations: ``host.replied(...)`` and then
-``host.status(node, "finished")``. `Prompts.agent_replied` sets the agent
-``waiting`` and pumps its queue before the status lands, so the next queued
-prompt is delivered to the broken agent, fails the same way, and so on: every
-queued prompt ends ``replied`` (with "[could not start …]") and spends the
-workspace budget, though no agent ever ran. The driver's own contract is that
-a command that cannot be started leaves the agent ``finished`` — a finished
-agent is not delivered to, so the prompts behind the first should stay queued
-(for a fixed command, or for a person to see).
+The failed start is one report (a reply and the ``finished`` status together),
+so the prompts queued behind it stay queued for a fixed command or a person.
+
+(Found by a helper: the reply set the agent ``waiting`` and pumped before the
+status landed, so every queued prompt was "replied" with the start error.)
 """
 
 from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from engine import Engine
+from engine.core.errors import InvalidArgument
 from engine.effects.drivers import CommandAgent
 
 
@@ -33,3 +31,11 @@ async def test_prompts_behind_a_failed_start_stay_queued(world: Engine) -> None:
     states = [world.prompt(p).state for p in ids]
     # … and the prompts behind it were not handed to it
     assert states[1:] == ["queued", "queued"], f"prompt states {states}"
+
+
+async def test_a_turn_ends_only_waiting_or_finished(world: Engine) -> None:
+    """Any other status is refused, naming it, and the turn is not ended."""
+    prompt = await world.call("c1", "agents.prompt", "a1", {"text": "task"})
+    with pytest.raises(InvalidArgument, match="'working'"):
+        await world.agent_replied("a1", "done", status="working")
+    assert world.prompt(prompt.prompt).state == "delivered"
