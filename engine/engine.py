@@ -41,7 +41,7 @@ from engine.core.errors import CardUnknown, InvalidArgument, NotFound, StoreFail
 from engine.core.events import Event, EventSink, Update
 from engine.core.limits import SteadyClock
 from engine.core.principal import OPERATOR
-from engine.core.prompts import Prompt
+from engine.core.prompts import LOST_TURN, Prompt
 from engine.core.review import Diff, Review
 from engine.core.state import State
 from engine.core.tools import ToolCall
@@ -353,6 +353,12 @@ class Engine:
         ``started``, ``running``, or why not (``no command``, a shell other
         than bash, a program that is missing, no MCP set-up possible).
 
+        An agent found ``working`` lost its turn when the engine stopped (its
+        run was killed and no reply will come): once its driver starts, the
+        prompt it was working on is replied `LOST_TURN` and the agent takes
+        its next prompt. (`attach_driver` alone leaves the turn to its caller,
+        who may hand the prompt to the new driver.)
+
         Args:
             mcp: a running service (SPEC §10.2). Each agent started whose
                 ``tool`` is a coding agent arrowgate configures (`AGENT_TOOLS`)
@@ -398,6 +404,9 @@ class Engine:
             except (OSError, TimeoutError) as exc:
                 report[node.id] = f"not started: {exc}"
                 continue
+            if node.type == "agent" and node.data.get("status") == "working":
+                # Left working, the agent would never be delivered to again.
+                await self._prompts.agent_replied(node.id, LOST_TURN)
             report[node.id] = "started"
         return report
 

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["OPEN_STATES", "PROMPT_COLUMNS", "PROMPT_STATES", "Prompt", "PromptIndex", "QUEUE_LIMIT"]
+__all__ = ["LOST_TURN", "OPEN_STATES", "PROMPT_COLUMNS", "PROMPT_STATES", "Prompt", "PromptIndex",
+           "QUEUE_LIMIT"]
 
 #: Every state a prompt shows on its arrow.
 PROMPT_STATES = ("queued", "held", "delivered", "replied", "rejected", "expired", "cancelled")
@@ -16,6 +17,10 @@ PROMPT_STATES = ("queued", "held", "delivered", "replied", "rejected", "expired"
 OPEN_STATES = frozenset({"queued", "held"})
 #: Undelivered prompts an agent's queue holds at most.
 QUEUE_LIMIT = 20
+#: The reply of a turn whose run was lost (the engine stopped while the agent
+#: worked): an error reply, as a failed run's are, so the turn ends and the
+#: card that asked learns that no answer will come.
+LOST_TURN = "[no reply: the run of this turn was lost when the engine stopped; prompt again]"
 
 
 @dataclass(slots=True)

@@ -1,15 +1,11 @@
-"""q16: an engine stopped while a driven agent works leaves that agent ``working``
-for good, and its queue never moves again.
+"""A turn lost to a restart ends with an error reply, and the agent takes prompts again.
 
-`Engine.aclose` kills the agent's running command (CommandAgent.close) but the
-node keeps the ``working`` status that delivery stored, and the delivered
-prompt stays ``delivered``. After the restart `start_drivers` attaches a fresh
-CommandAgent (engine/engine.py `start_drivers`) without looking at the status,
-so `Prompts.pump` (engine/services/prompts.py, ``while status == "waiting"``)
-never delivers again: every later prompt to the agent sits ``queued`` forever,
-and nothing ever ends the prompt whose run was killed. Spec silent; a careful
-user expects a restart not to wedge an agent (the killed turn ends — replied
-with an error or cancelled — and the agent takes prompts again).
+When `start_drivers` starts an agent found ``working`` (the engine stopped
+mid-turn and killed the run), the delivered prompt is ``replied`` with
+`LOST_TURN` and the agent is ``waiting``: its queue moves on.
+
+(Found by a helper: after a restart the agent stayed ``working`` for good and
+every later prompt to it sat ``queued``.)
 """
 
 from __future__ import annotations
@@ -17,6 +13,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 from typing import Any
+
+from engine.core.prompts import LOST_TURN
 
 from ..conftest import manifest, offer_install
 
@@ -38,6 +36,9 @@ async def test_agent_takes_prompts_after_a_restart_mid_turn(make_engine: Any,
     await engine.aclose()
     again = make_engine()
     assert await again.start_drivers("w1") == {"a1": "started"}
+    # the lost turn ended with its error reply
+    assert (again.prompt(first.prompt).state,
+            again.state.canvas.node("a1").data["last_reply"]) == ("replied", LOST_TURN)
     second = await again.call("c1", "agents.prompt", "a1", {"text": "next task"})
     for _ in range(40):
         await asyncio.sleep(0.1)
@@ -48,6 +49,7 @@ async def test_agent_takes_prompts_after_a_restart_mid_turn(make_engine: Any,
         # THEN the agent took the next prompt and answered it
         states = (again.prompt(first.prompt).state, again.prompt(second.prompt).state,
                   again.state.canvas.node("a1").data["status"])
-        assert states[1] == "replied", f"(first, second, agent status) = {states}"
+        assert states[:2] == ("replied", "replied"), f"(first, second, agent status) = {states}"
+        assert again.state.canvas.node("a1").data["last_reply"] == "done"
     finally:
         await again.aclose()
