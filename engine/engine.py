@@ -462,11 +462,11 @@ class Engine:
         (`Prompts.wait`)"""
         return self._prompts.wait(prompt_id)
 
-    def agent_replied(self, agent: str, text: str, *, status: str = "waiting"
-                      ) -> Coroutine[Any, Any, None]:
+    def agent_replied(self, agent: str, text: str, *, status: str = "waiting",
+                      length: int | None = None) -> Coroutine[Any, Any, None]:
         """The agent finished its turn with ``text``; it is ``status`` (waiting again,
-        or ``finished``). (`Prompts.agent_replied`)"""
-        return self._prompts.agent_replied(agent, text, status=status)
+        or ``finished``). Kept within ``max_payload``. (`Prompts.agent_replied`)"""
+        return self._prompts.agent_replied(agent, text, status=status, length=length)
 
     def command_exited(self, terminal: str, code: int) -> Coroutine[Any, Any, None]:
         """A command in a terminal ended with ``code``: it goes out on the ``exit`` port.

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["SHOWN", "control_characters", "describe_character", "id_problem", "is_control",
+__all__ = ["SHOWN", "bounded", "control_characters", "describe_character", "id_problem", "is_control",
            "shown", "visible"]
 
 #: Bidirectional formatting characters: they reorder the text around them.
@@ -121,6 +121,23 @@ def visible(text: str) -> str:
         else:
             out.append(f"\u27e8U+{code:04X}\u27e9")
     return "".join(out)
+
+
+def bounded(text: str, limit: int, *, length: int | None = None) -> str:
+    """``text`` in at most ``limit`` bytes of UTF-8: whole, or its start marked as cut.
+
+    Cut at a character boundary; the mark names the whole text's size in
+    bytes, ``length`` when ``text`` is itself only the start of something
+    longer (a driver that kept the start of a run's output).
+    """
+    raw = text.encode("utf-8", "surrogatepass")
+    total = len(raw) if length is None else length
+    if total <= limit and len(raw) <= limit:
+        return text
+    mark = f"\n[cut: {total} bytes in all]"
+    room = max(0, limit - len(mark.encode()))
+    # "ignore" drops the character the byte limit split.
+    return raw[:room].decode("utf-8", "ignore") + mark
 
 
 #: The most characters of a card-supplied name (card, call, target) a refusal shows.

@@ -44,8 +44,10 @@ class DriverReports(Protocol):
         """Live output (``agents.onOutput``); no state change stands behind it."""
         ...
 
-    async def agent_replied(self, agent: str, text: str, *, status: str = "waiting") -> None:
-        """An agent's turn ended with ``text``; it is left ``status``."""
+    async def agent_replied(self, agent: str, text: str, *, status: str = "waiting",
+                            length: int | None = None) -> None:
+        """An agent's turn ended with ``text`` (of ``length`` bytes in all); it is left
+        ``status``."""
         ...
 
     async def command_exited(self, terminal: str, code: int) -> None:
@@ -187,10 +189,11 @@ class World:
         if self._reports is not None:
             self._reports.driver_output(node, text)
 
-    def replied(self, node: str, text: str, *, status: str = "waiting") -> None:
+    def replied(self, node: str, text: str, *, status: str = "waiting",
+                length: int | None = None) -> None:
         """An agent's turn ended: `DriverReports.agent_replied`."""
         if self._reports is not None:
-            self._later(self._reports.agent_replied(node, text, status=status))
+            self._later(self._reports.agent_replied(node, text, status=status, length=length))
 
     def exited(self, node: str, code: int) -> None:
         """A command ended: `DriverReports.command_exited` (the ``exit`` port)."""

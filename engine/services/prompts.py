@@ -31,6 +31,7 @@ from engine.core.holds import (
 )
 from engine.core.principal import OPERATOR
 from engine.core.prompts import QUEUE_LIMIT, Prompt
+from engine.core.text import bounded
 from engine.effects.world import World
 from engine.services.apply import Applier
 from engine.services.context import Context, operation
@@ -446,11 +447,16 @@ class Prompts:
         self._waiters.wake(lambda pid: (p := prompts.get(pid)) is None or p.state != "held")
 
     @operation
-    async def agent_replied(self, agent: str, text: str, *, status: str = "waiting") -> None:
+    async def agent_replied(self, agent: str, text: str, *, status: str = "waiting",
+                            length: int | None = None) -> None:
         """The agent finished its turn with ``text``; it is left ``status``.
 
         ``waiting``: it takes its next prompt. ``finished``: it cannot take
         another (its command could not start), and its queue stays as it is.
+        The reply is kept, sent on the ``reply`` port and logged within the
+        workspace's ``max_payload``, as all text from outside is (SPEC §8):
+        a longer one is cut, marked with its whole size (``length`` bytes
+        when ``text`` is only its start).
 
         Raises:
             InvalidArgument: a ``status`` other than those two; nothing changes.
@@ -459,6 +465,8 @@ class Prompts:
             raise InvalidArgument(f"an agent's turn ends waiting or finished, not {status!r}",
                                   reason="status")
         node = self.nodes.node(agent, "agent")
+        limit = self.ctx.state.workspaces[node.workspace].settings.max_payload
+        text = bounded(text, limit, length=length)
         with self.ctx.write():
             for prompt in self.ctx.state.open_prompts.of_agent(agent, "delivered"):
                 if prompt.state == "delivered":

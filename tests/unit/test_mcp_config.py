@@ -71,7 +71,8 @@ class _Host:
     def output(self, node: str, text: str) -> None:
         pass
 
-    def replied(self, node: str, text: str, *, status: str = "waiting") -> None:
+    def replied(self, node: str, text: str, *, status: str = "waiting",
+                length: int | None = None) -> None:
         self.replies.append(text)
         self.done.set()
 

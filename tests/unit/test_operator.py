@@ -219,7 +219,8 @@ class _Host:
     def status(self, node: str, status: str) -> None:
         pass
 
-    def replied(self, node: str, text: str, *, status: str = "waiting") -> None:
+    def replied(self, node: str, text: str, *, status: str = "waiting",
+                length: int | None = None) -> None:
         pass
 
 

@@ -12,7 +12,12 @@ from engine.effects.drivers.mcpconfig import MCPSetup
 from engine.effects.drivers.screen import Screen
 from engine.effects.operator import DrivenRegistry
 
-__all__ = ["CommandAgent"]
+__all__ = ["REPLY_KEPT", "CommandAgent"]
+
+#: The most bytes of a run's output a CommandAgent keeps for its reply and
+#: its screen (the engine cuts the reply to the workspace's max_payload; this
+#: bounds the memory and the terminal emulation a run's output may take).
+REPLY_KEPT = 1 << 20
 
 
 class CommandAgent(AgentDriver):
@@ -22,8 +27,10 @@ class CommandAgent(AgentDriver):
     argument has that placeholder, goes to the command's standard input
     (for example ``["claude", "-p", "{prompt}"]`` or ``["codex", "exec", "-"]``).
     Output streams to the host as it comes; the reply is the whole output,
-    and a failing command's exit status is appended to it. A command that
-    cannot be started leaves the agent ``finished``.
+    and a failing command's exit status is appended to it. Past `REPLY_KEPT`
+    bytes the output still streams but is neither kept nor shown on the
+    screen; the reply then notes the whole size. A command that cannot be
+    started leaves the agent ``finished``.
     """
 
     def __init__(self, node: str, command: Sequence[str], *, timeout: float = 600.0,
@@ -93,12 +100,18 @@ class CommandAgent(AgentDriver):
         proc.stdin.write(b"" if placeholder else text.encode())
         proc.stdin.close()
         out = bytearray()
+        total = 0
         try:
             async with asyncio.timeout(self._timeout):
                 while chunk := await proc.stdout.read(4096):
-                    out += chunk
-                    self._screen.feed(chunk)
+                    total += len(chunk)
+                    kept = chunk[:max(0, REPLY_KEPT - len(out))]
+                    out += kept
+                    self._screen.feed(kept)
                     self._host.output(self.node, chunk.decode("utf-8", "replace"))
+                    # A read of buffered output does not yield: without this a
+                    # run printing megabytes would hold the loop until it ends.
+                    await asyncio.sleep(0)
                 code = await proc.wait()
         except TimeoutError:
             self._kill()
@@ -107,7 +120,7 @@ class CommandAgent(AgentDriver):
         reply = out.decode("utf-8", "replace").strip()
         if code:
             reply += f"\n[exit {code}]"
-        self._host.replied(self.node, reply)
+        self._host.replied(self.node, reply, length=total if total > len(out) else None)
 
     def screen(self) -> str:
         """The prompts and the output so far."""

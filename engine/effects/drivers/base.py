@@ -29,8 +29,12 @@ class DriverHost(Protocol):
         """Text the node printed (live output, ``agents.onOutput``)."""
         ...
 
-    def replied(self, node: str, text: str, *, status: str = "waiting") -> None:
+    def replied(self, node: str, text: str, *, status: str = "waiting",
+                length: int | None = None) -> None:
         """An agent's turn ended with this reply; it is left ``status``.
+
+        ``length``: the whole reply's size in bytes, when ``text`` is only its
+        start (a driver keeps a bounded part of a run's output).
 
         ``waiting`` for the next prompt, or ``finished`` when it cannot take
         another (its command could not start): one report, so nothing is

@@ -1,16 +1,12 @@
-"""q16: a driven agent's reply has no bound: megabytes go into the node, out on the
-``reply`` port to cards, and into the arrow log in full.
+"""A driven agent's reply is bounded by the workspace's max_payload, like all outside text.
 
-CommandAgent._converse (engine/effects/drivers/agent.py) collects the run's
-whole output into ``out`` without limit and reports it as the reply;
-`Prompts.agent_replied` stores it as the node's ``last_reply`` and
-`Nodes.output` sends it as port data and logs it whole
-(engine/services/nodes.py `output`: ``payload=payload``). Every other text that
-reaches a card or the store from outside is capped at the workspace's
-``max_payload`` (call arguments, SPEC §8 "Bounds"; a card's tool results,
-engine/core/tools.py). So one prompt ("print the build log") lets the agent's
-output — 1 MiB here (4 MB took 7 s of the event loop in pyte), any size in
-principle — land in the store twice and in a card's event.
+Kept as ``last_reply``, sent on the ``reply`` port and logged: at most
+``max_payload`` bytes, cut at a character boundary and marked with the whole
+reply's size. The driver keeps only a bounded start of a run's output and
+yields to the loop while it reads.
+
+(Found by a helper: a run printing 1 MiB landed whole in the node, on the port
+and in the arrow log; 4 MB held the event loop in pyte for 7 s.)
 """
 
 from __future__ import annotations
@@ -19,12 +15,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from engine.core.text import bounded
 from engine.effects.drivers import CommandAgent
 
 from ..conftest import manifest, offer_install, until
 
 
-async def test_agent_reply_is_bounded_like_other_payloads(make_engine: Any,
+async def test_agent_reply_is_cut_to_max_payload(make_engine: Any,
                                                           tmp_path: Path) -> None:
     engine = make_engine()
     (tmp_path / "ws").mkdir()
@@ -47,5 +44,16 @@ async def test_agent_reply_is_bounded_like_other_payloads(make_engine: Any,
         sizes = (len(reply.encode()), max(len(str(r["payload"]).encode()) for r in logged))
         assert max(sizes) <= limit, f"(stored reply, logged port payload) bytes = {sizes}, " \
             f"max_payload {limit}"
+        assert reply.endswith(f"[cut: {4 * limit} bytes in all]")
     finally:
         await engine.aclose()
+
+
+def test_a_cut_keeps_whole_characters() -> None:
+    """The cut never splits a character, and the mark fits within the bound."""
+    text = "é" * 100  # two bytes each
+    cut = bounded(text, 51)
+    assert len(cut.encode()) <= 51
+    assert cut.endswith("[cut: 200 bytes in all]")
+    assert set(cut.split("\n")[0]) <= {"é"}
+    assert bounded("short", 51) == "short"
