@@ -31,6 +31,7 @@ from engine.core.events import Event
 from engine.core.plans import AddArrow, AddNode, Emit, Performed, SaveNode, Watch, delivered
 from engine.core.prompts import Prompt
 from engine.core.state import State
+from engine.core.text import visible
 from engine.effects.drivers import AgentDriver, Driver, TerminalDriver, TerminalInputFull
 from engine.effects.host import ScopeHandler, ScopeHost
 
@@ -336,7 +337,8 @@ class World:
             return Performed(None, (
                 Emit(Event("driver.prompt", None, {"node": agent.id, "text": prompt.text})),
                 SaveNode(Node(agent.id, agent.type, agent.workspace, data))))
-        data["screen"] = str(data.get("screen", "")) + f"> {prompt.text}\n"
+        # Inert, as a driver's screen echoes it (`Screen.echo`).
+        data["screen"] = str(data.get("screen", "")) + f"> {visible(prompt.text)}\n"
         return delivered(Node(agent.id, agent.type, agent.workspace, data))
 
     def turn_ended(self, agent: Node, text: str, status: str = "waiting") -> Node:

@@ -56,7 +56,7 @@ class CommandAgent(AgentDriver):
 
     def submit(self, text: str) -> None:
         """Start the command for this prompt."""
-        self._screen.feed(f"> {text}\n".encode())
+        self._screen.echo(text)
         self._task = asyncio.get_running_loop().create_task(self._turn(text))
 
     async def _turn(self, text: str) -> None:

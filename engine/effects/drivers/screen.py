@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pyte
 
+from engine.core.text import visible
+
 __all__ = ["Screen"]
 
 
@@ -24,6 +26,15 @@ class Screen:
     def feed(self, data: bytes) -> None:
         """Interpret bytes the program wrote."""
         self._stream.feed(data)
+
+    def echo(self, prompt: str) -> None:
+        """Show a prompt as typed (``> prompt``), inert.
+
+        Its control characters show as stand-ins (`visible`): a prompt is a
+        card's text, and fed to the emulator its escape sequences could clear
+        or forge what ``agents.readScreen`` shows.
+        """
+        self._stream.feed(f"> {visible(prompt)}\n".encode())
 
     def text(self) -> str:
         """The visible screen, trailing blanks and empty lines dropped."""

@@ -44,7 +44,7 @@ class ScriptedAgent(AgentDriver):
     def submit(self, text: str) -> None:
         """Take the prompt; the reply follows on the next turns of the loop."""
         self.received.append(text)
-        self._screen.feed(f"> {text}\n".encode())
+        self._screen.echo(text)
         task = asyncio.get_running_loop().create_task(self._turn(text))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
