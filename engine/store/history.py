@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -148,14 +148,21 @@ class ConsentHistory:
                 out.append(row)
         return out
 
-    def verify(self) -> HistoryVerification:
+    def verify(self, *, chain_made: Callable[[], bool] = lambda: False
+               ) -> HistoryVerification:
         """Check every entry's link and hash in order, then the grants against the newest.
 
         Never raises for what is in the table: anything put there by hand
         is reported as a finding.
+
+        Args:
+            chain_made: asked only of a history without its chain: whether the
+                database's migrations ledger says the chain was made (its
+                columns were then removed since, a finding). Passed in, as the
+                migrations import this module's hashing.
         """
         if not self.chained():
-            return self._trusted_as_at_migration()
+            return self._trusted_as_at_migration(chain_made())
         prev, expected, count = GENESIS, 1, 0
         newest: dict[str, Any] | None = None
         for raw in self.db.query("select * from consent order by seq"):
@@ -196,21 +203,18 @@ class ConsentHistory:
                                        "outside the engine")
         return HistoryVerification(True, count)
 
-
     def chained(self) -> bool:
         """False for a database from before the consent history was hash-chained (no
         ``hash`` column: migration ``m004_consent_chain`` has not run on it yet)."""
         columns = {r[1] for r in self.db.execute("pragma table_info(consent)")}
         return "hash" in columns
 
-    def _trusted_as_at_migration(self) -> HistoryVerification:
+    def _trusted_as_at_migration(self, chain_made: bool) -> HistoryVerification:
         """An unchained history judged as ``m004_consent_chain`` will judge it: its
         entries and the grants as they stand are trusted (README "Threat model"), so
         an intact older database verifies the same before its upgrade as after."""
-        from engine.store.migrations import migrations  # it imports this module's hashing
-
         count = int(self.db.execute("select count(*) from consent").fetchone()[0])
-        if "m004_consent_chain" in migrations.applied(self.db):
+        if chain_made:
             # The ledger says the chain was made: its columns were removed since.
             return HistoryVerification(False, count, None,
                                        "the consent history has no hash chain, though the "

@@ -30,6 +30,7 @@ from engine.store.decoding import decode_field, is_chain
 from engine.store.encoding import dumps
 from engine.store.history import ConsentHistory, HistoryVerification
 from engine.store.logkeys import has_keys, key_of, keyed_rows_query
+from engine.store.migrations import migrations
 
 __all__ = ["EXTRA_FIELDS", "FIELDS", "GENESIS", "PARALLEL_ROWS", "PAYLOAD_KEPT", "ArrowLog",
            "RowKind", "Span", "Verification", "check_span", "clip_payload", "join_spans",
@@ -540,7 +541,8 @@ class ArrowLog:
         # The consent history is chained the same way and checked with it,
         # its newest entry against the anchor too (a cut or rewritten tail).
         consent = ConsentHistory(self.db)
-        history = consent.verify()
+        history = consent.verify(
+            chain_made=lambda: "m004_consent_chain" in migrations.applied(self.db))
         if history.ok and result.ok and anchor is not None:
             last, head = self.last(), consent.head()
             if renewed:
