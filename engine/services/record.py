@@ -152,10 +152,12 @@ class Recorder:
         ]
 
     def refusal(self, decision: Decision, chain: tuple[str, ...] | None, args: Any,
-                now: float | None = None) -> Decision:
+                now: float | None = None, *, text: str | None = None) -> Decision:
         """A refused call writes nothing but its log row (or counts toward a `suppressed` one).
 
         ``now``: the time the call was decided at (read when not given), the row's time.
+        ``text``: the payload its row keeps when that is not one of ``args`` (a tool
+        call's arguments as JSON); cut as any refused payload is (`clip_payload`).
         """
         state = self.ctx.state
         known = self._known.get(id(decision)) if chain is None else None
@@ -171,7 +173,8 @@ class Recorder:
                 self._suppress(answer, key, known.node, t)
                 return answer
             arg = known.payload_arg
-            payload = args.get(arg) if arg is not None and type(args) is dict else None
+            payload = text if text is not None else (
+                args.get(arg) if arg is not None and type(args) is dict else None)
             if type(payload) is not str:
                 payload = None
             elif not (len(payload) <= PAYLOAD_KEPT and payload.isascii()):
@@ -195,8 +198,8 @@ class Recorder:
         key, node, limit = self._budget_of(card)
         t = self.ctx.now() if now is None else now
         if self._admit(decision, key, node, limit, t):
-            self._write_refusal(decision, self.payload(decision.call, args), chain, key, t,
-                                node)
+            self._write_refusal(decision, text if text is not None
+                                else self.payload(decision.call, args), chain, key, t, node)
         if chain is None and self._row_kind is not None:
             self._remember(cached, decision, key, node, limit)
         return decision

@@ -50,9 +50,13 @@ async def test_arguments_that_are_not_json_leave_no_payload(world: Engine) -> No
     deep: object = "x"
     for _ in range(200_000):
         deep = [deep]
-    for args in ({"s": {1, 2}}, {"c": cycle}, {"d": deep}, ["not", "an", "object"]):
-        d = await world.tool("a1", "c1", "relay", args)  # type: ignore[arg-type]
+    for args in ({"s": {1, 2}}, {"c": cycle}, {"d": deep}):
+        d = await world.tool("a1", "c1", "relay", args)
         assert (d.outcome, d.code) == ("denied", "INVALID_ARGUMENT"), d
         row = world.log_rows()[-1]
         assert row["reason"] == d.reason and row["payload"] is None, row
+    # JSON that is not an object is refused too, and kept: it has a text.
+    d = await world.tool("a1", "c1", "relay", ["a", "list"])  # type: ignore[arg-type]
+    assert (d.code, d.reason) == ("INVALID_ARGUMENT", "args"), d
+    assert world.log_rows()[-1]["payload"] == '["a", "list"]'
     assert world.verify_log().ok
