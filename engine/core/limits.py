@@ -184,7 +184,8 @@ DENIAL_PERIOD = 60.0
 
 @dataclass(slots=True)
 class Suppressed:
-    """Refusals of one card answered but not logged row by row, since its last row."""
+    """Refusals of one card (or of data one agent or terminal sent out on a port) answered
+    but not logged row by row, since its last row."""
 
     card: str | None
     package: str | None
@@ -194,6 +195,9 @@ class Suppressed:
     count: int = 0
     codes: Counter[str] = field(default_factory=Counter)
     calls: Counter[str] = field(default_factory=Counter)
+    #: The agent or terminal whose port deliveries were refused (their rows' target),
+    #: when the budget is that sender's rather than a card's.
+    target: str | None = None
 
     def summary(self) -> dict[str, object]:
         """The payload of the ``suppressed`` row: count, codes, calls and time span."""
@@ -232,11 +236,12 @@ class DenialLog:
         return True
 
     def suppress(self, key: str | None, t: float, *, card: str | None, package: str | None,
-                 workspace: str | None, code: str | None, call: str) -> None:
-        """Count a refusal that gets no row of its own."""
+                 workspace: str | None, code: str | None, call: str,
+                 target: str | None = None) -> None:
+        """Count a refusal that gets no row of its own (``target``: see `Suppressed`)."""
         held = self.held.get(key)
         if held is None:
-            held = self.held[key] = Suppressed(card, package, workspace, t, t)
+            held = self.held[key] = Suppressed(card, package, workspace, t, t, target=target)
         held.count += 1
         held.last = max(held.last, t)
         held.codes[code or "none"] += 1

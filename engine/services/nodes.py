@@ -124,6 +124,8 @@ class Nodes:
         Inside the caller's transaction. The receiving card needs the port's
         permission (`PORT_OUTPUTS`); each delivery or refusal is a row on the
         arrow's log, and the card's subscriptions check again when it takes it.
+        Refusals are bounded as a card's are, in the sender's budget
+        (`Recorder.refused_delivery`).
         """
         permission = PORT_OUTPUTS.get((node.type, port))
         if permission is None:
@@ -139,8 +141,7 @@ class Nodes:
             if isinstance(found, Decision):
                 if found.code == "CARD_UNKNOWN":
                     continue  # into a built-in card: nothing to tell
-                self.record.log_row(found.with_(arrow=arrow.id), outcome=found.outcome,
-                                    payload=payload, chain=None)
+                self.record.refused_delivery(found.with_(arrow=arrow.id), payload, node)
                 continue
             card, pkg = found
             if not (state.declares(pkg, permission) and state.granted(pkg.name, permission)):
@@ -150,11 +151,13 @@ class Nodes:
                                  target=node.id, permission=permission, reason=reason,
                                  arrow=arrow.id,
                                  why=f"data from {node.type} port {port!r} needs {permission}")
-                self.record.log_row(refusal, outcome="denied", payload=payload, chain=None)
+                self.record.refused_delivery(refusal, payload, node)
                 continue
             decision = Decision("ok", call, card.id, pkg.name, node.id, permission,
                                 arrow=arrow.id,
                                 message=f"ok: {node.id}.{port} -> {card.id}.{arrow.to_port}")
             self.ctx.emit("port.data", card.id, port=arrow.to_port, data=data, source=node.id,
                           arrow=arrow.id)
+            # The sender's suppressed refusals are summed up before its next row.
+            self.record.write_suppressed(node.id)
             self.record.log_row(decision, outcome="ok", payload=payload, chain=None)

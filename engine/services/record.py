@@ -344,6 +344,26 @@ class Recorder:
         if self._admit(decision, key, node, limit):
             self._refused_row(decision, payload, None, key)
 
+    def refused_delivery(self, decision: Decision, payload: str, sender: Node) -> None:
+        """Inside a write: data ``sender`` (an agent or a terminal) sent out on a port,
+        refused by the card an arrow leads it to, gets its row as any refusal does
+        (4 KiB of the payload with the whole one's length and SHA-256), unless it is
+        beyond the sender's ``denial_log_limit``: then it is counted toward the sender's
+        `suppressed` row.
+
+        The sender's budget, not the card's: the card did nothing, and an agent or
+        terminal whose output is refused in a loop is what would fill the log.
+        """
+        t = self.ctx.now()
+        limit = self.ctx.state.workspace_of(sender).settings.denial_log_limit
+        if not self.denials.admit(sender.id, t, limit):
+            self.denials.suppress(sender.id, t, card=None, package=None,
+                                  workspace=sender.workspace, code=decision.code,
+                                  call=decision.call, target=sender.id)
+            return
+        self.write_suppressed(sender.id)
+        self._refused_row(decision, payload, None, sender.id, t)
+
     def write_suppressed(self, key: str | None) -> None:
         """Inside a write: the row that sums up a card's suppressed refusals."""
         held = self.denials.held.pop(key, None)
@@ -353,7 +373,7 @@ class Recorder:
         codes = list(held.codes)
         self.ctx.store.log.append_fields([
             None, held.last, held.workspace, None, held.card, held.package, None,
-            calls[0] if len(calls) == 1 else None, None,
+            calls[0] if len(calls) == 1 else None, held.target,
             json.dumps(held.summary(), sort_keys=True), None, "suppressed",
             codes[0] if len(codes) == 1 and codes[0] != "none" else None,
             f"{held.count} refusals not logged row by row", None, None,
