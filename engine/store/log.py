@@ -176,9 +176,9 @@ def row_hash(prev: str, row: dict[str, Any]) -> str:
 def clip_payload(text: str) -> tuple[str, int | None, str | None]:
     """A refused call's payload as its row keeps it: (text, full bytes, SHA-256).
 
-    The text is at most `PAYLOAD_KEPT` bytes of UTF-8, cut at a character
-    boundary, with lone surrogates written as ``\\xNN`` escapes so that the
-    store can hold it. When that is the payload unchanged, the length and
+    The text is at most `PAYLOAD_KEPT` bytes of UTF-8 as stored — lone surrogates
+    written as ``\\xNN`` escapes so that the store can hold it — cut between
+    characters (`_kept`). When that is the payload unchanged, the length and
     digest are None; otherwise they are those of the whole payload as the card
     sent it (UTF-8, a lone surrogate encoded as its three bytes).
     """
@@ -192,14 +192,44 @@ def clip_payload(text: str) -> tuple[str, int | None, str | None]:
             pass  # a lone surrogate: stored escaped, so say what was sent
         else:
             return text, None, None
-        kept = raw
-    else:
-        cut = PAYLOAD_KEPT
-        while cut > 0 and raw[cut] & 0xC0 == 0x80:
-            cut -= 1  # never split a character
-        kept = raw[:cut]
-    return (kept.decode("utf-8", "backslashreplace"), len(raw),
-            hashlib.sha256(raw).hexdigest())
+    return _kept(raw), len(raw), hashlib.sha256(raw).hexdigest()
+
+
+def _stored(raw: bytes) -> str:
+    # ``raw`` as a row stores it: each byte of a lone surrogate as a ``\xNN`` escape.
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def _boundary(raw: bytes, cut: int) -> int:
+    # The nearest place at or before ``cut`` that is between characters (a lone
+    # surrogate's three bytes are one character too: never split an escape).
+    while 0 < cut < len(raw) and raw[cut] & 0xC0 == 0x80:
+        cut -= 1
+    return cut
+
+
+def _kept(raw: bytes) -> str:
+    """The stored text of the longest start of ``raw``, cut between characters, that is at
+    most `PAYLOAD_KEPT` bytes once escaped.
+
+    The bound is on what is stored: escaping turns a lone surrogate's three
+    bytes into twelve, so cutting the bytes first would let a payload of them
+    be stored at four times the bound.
+    """
+    best = _stored(raw[:_boundary(raw, min(len(raw), PAYLOAD_KEPT))])
+    if len(best.encode("utf-8")) <= PAYLOAD_KEPT:
+        return best  # no surrogate in the first 4 KiB: the common case
+    # Escaping only lengthens, so the stored size grows with the cut: search it.
+    fits, over = 0, min(len(raw), PAYLOAD_KEPT)
+    best = ""
+    while over - fits > 1:
+        middle = (fits + over) // 2
+        shown = _stored(raw[:_boundary(raw, middle)])
+        if len(shown.encode("utf-8")) <= PAYLOAD_KEPT:
+            fits, best = middle, shown
+        else:
+            over = middle
+    return best
 
 
 @dataclass(frozen=True, slots=True)
