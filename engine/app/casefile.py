@@ -57,6 +57,14 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+def _not_null(value: Any) -> Any:
+    """A field that may be left out but not given as ``null``: null says nothing the
+    replay can check (only ``result`` may expect the value null)."""
+    if value is None:
+        raise ValueError("must not be null (leave the field out instead)")
+    return value
+
+
 class Expect(_Model):
     """What a step must give (FORMAT.md, Expectations)."""
 
@@ -72,6 +80,10 @@ class Expect(_Model):
     outcomes: list[str] | None = None
     retry_after: _Seconds | None = None
 
+    _present = field_validator("ok", "error", "reason", "permission", "held", "state",
+                               "deliveries", "count", "outcomes", "retry_after",
+                               mode="before")(_not_null)
+
 
 class Step(_Model):
     """Fields every step may carry."""
@@ -82,6 +94,9 @@ class Step(_Model):
     by: str = "operator"
     expect: Expect | None = None
     bind: Annotated[str, Field(pattern=rf"^{_NAME}$")] | None = None
+
+    # Absent t is the previous step's time; null is a mistake, not a third way.
+    _present = field_validator("t", mode="before")(_not_null)
 
 
 class CallStep(Step):
