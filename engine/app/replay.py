@@ -131,15 +131,21 @@ def matches(expected: Any, actual: Any) -> bool:
         if set(expected) == {"$contains"}:
             return isinstance(actual, str) and expected["$contains"] in actual
         if set(expected) == {"$len"}:
-            return isinstance(actual, list) and len(actual) == expected["$len"]
+            return isinstance(actual, list) and json_equal(expected["$len"], len(actual))
         return isinstance(actual, dict) and all(
             k in actual and matches(v, actual[k]) for k, v in expected.items())
     if isinstance(expected, list):
         return isinstance(actual, list) and len(actual) == len(expected) and all(
             matches(e, a) for e, a in zip(expected, actual))
-    if isinstance(expected, (int, float)) and isinstance(actual, (int, float)) \
-            and not isinstance(expected, bool) and not isinstance(actual, bool):
-        return float(expected) == float(actual)
+    return json_equal(expected, actual)
+
+
+def json_equal(expected: Any, actual: Any) -> bool:
+    """JSON equality of two plain values: ``true`` is not ``1`` nor ``false`` ``0`` (a
+    bool equals only a bool), and numbers compare exactly (Python compares an int
+    with a float exactly, so an int beyond 2**53 is not rounded through ``float``)."""
+    if isinstance(expected, bool) or isinstance(actual, bool):
+        return isinstance(expected, bool) and isinstance(actual, bool) and expected is actual
     return bool(expected == actual)
 
 

@@ -1,11 +1,8 @@
-"""r16: ``result`` matching treats ``true``/``false`` as equal to ``1``/``0``.
+"""``result`` matching is JSON equality: a bool equals only a bool (``false`` is not
+``0``, ``true`` is not ``1``), and numbers compare exactly, ints beyond 2**53 too.
 
-FORMAT.md: "other values equal" — JSON ``false`` and ``0`` are different values
-(and different types on the wire). ``matches`` (engine/app/replay.py) keeps bools
-out of its numeric branch but then falls back to Python ``expected == actual``,
-where ``False == 0`` and ``True == 1``. usage.get answers ``{"tokens": 0, ...}``;
-a case that says ``{"tokens": false}`` passes, and so would a case saying
-``{"done": false}`` against an engine that answered ``0``.
+(Found by a helper: ``matches`` fell back to Python ``==``, where ``False == 0``: a case
+expecting ``{"tokens": false}`` passed against usage.get's ``0``.)
 """
 
 from __future__ import annotations
@@ -27,6 +24,7 @@ CASE = {
 
 
 async def test_false_does_not_match_zero_in_a_case(tmp_path: Path) -> None:
+    """A case expecting false where the engine answers 0 fails."""
     case = dict(CASE, steps=[{"do": "call", "card": "c1", "call": "usage.get",
                               "expect": {"result": {"tokens": False}}}])
     path = tmp_path / "case.json"
@@ -40,4 +38,14 @@ async def test_false_does_not_match_zero_in_a_case(tmp_path: Path) -> None:
 @pytest.mark.parametrize("expected, actual", [(False, 0), (True, 1), (0, False), (1, True),
                                               ([True], [1]), ({"done": False}, {"done": 0})])
 def test_matches_keeps_bools_and_numbers_apart(expected: object, actual: object) -> None:
+    """A bool never matches a number, either way round, nested or not."""
     assert not matches(expected, actual)
+
+
+@pytest.mark.parametrize("expected, actual, equal", [
+    (2**53 + 1, 2**53 + 1, True), (2**53 + 1, 2**53, False), (2**53 + 1, float(2**53), False),
+    (1, 1.0, True), (0.5, 0.5, True), (False, False, True), ({"$len": True}, [1], False),
+    ({"$len": 1}, [1], True)])
+def test_numbers_compare_exactly(expected: object, actual: object, equal: bool) -> None:
+    """Numbers are equal only when they are the same number: no rounding through float."""
+    assert matches(expected, actual) is equal
