@@ -116,6 +116,10 @@ def _outcome_of(decision: Decision, engine: Engine) -> dict[str, Any]:
     return got
 
 
+#: What a refusal says, as `_outcome_of` and `_error_of` put it in ``got``.
+_REFUSAL_KEYS = ("error", "reason", "permission", "message", "retry_after")
+
+
 def _error_of(exc: ConsentError) -> dict[str, Any]:
     got = {"error": exc.code, "reason": exc.reason, "permission": exc.permission,
            "message": exc.message}
@@ -391,8 +395,8 @@ class _Runner:
             got: dict[str, Any] = {"deliveries": deliveries,
                                    "result": {a: d.value for a, d in results.items()}}
             if failed:
-                got.update(error=failed[0]["error"], reason=failed[0].get("reason"),
-                           permission=failed[0].get("permission"))
+                # The step's refusal is its first refused delivery's, whole (retry_after too).
+                got.update({k: failed[0][k] for k in _REFUSAL_KEYS if k in failed[0]})
             else:
                 got["ok"] = True
                 if any(d.get("held") for d in deliveries.values()):

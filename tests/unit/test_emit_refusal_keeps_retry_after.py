@@ -1,11 +1,9 @@
-"""r16: an ``emit`` refused with RATE_LIMITED cannot pass ``{"retry_after": x}``.
+"""An ``emit`` refused at step level carries its refused delivery's whole refusal:
+``{"error": "RATE_LIMITED", "retry_after": x}`` on the emit checks the delivery's
+``retry_after``, as it does on the delivery itself.
 
-FORMAT.md: ``{"retry_after": x}`` — "with an error: retry_after equals x within
-0.001 s". An emit's step-level error is its first failed delivery's
-(engine/app/replay.py, ``emit`` branch of ``_do``: ``got.update(error=...,
-reason=..., permission=...)``), but that delivery's ``retry_after`` is left out,
-so a step-level ``{"error": "RATE_LIMITED", "retry_after": 50}`` fails with
-"got none" although the delivery carries exactly 50 — the correct case fails.
+(Found by a helper: the emit's step-level error copied only error, reason and
+permission, so ``retry_after`` there always failed with "got none".)
 """
 
 from __future__ import annotations
@@ -28,7 +26,8 @@ CASE = {
 }
 
 
-async def test_emit_level_retry_after(tmp_path: Path) -> None:
+async def test_emit_refused_rate_limited_has_retry_after(tmp_path: Path) -> None:
+    """retry_after is checked at step level on an emit, as on its delivery."""
     # Six prompts a minute per card and port (SPEC §6): the seventh, at t=10, waits
     # for the one made at t=0 to leave the window: retry_after 50.
     steps = [{"do": "emit", "card": "c1", "port": "out", "data": f"p{i}", "t": i}
