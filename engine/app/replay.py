@@ -176,9 +176,11 @@ def check_expectation(expect: dict[str, Any] | None, got: dict[str, Any]) -> str
         if got.get("error") != expect["error"]:
             problems.append(f"expected error {_inert(expect['error'])}, "
                             f"got {_inert(got.get('error') or 'none')}")
-        for key in ("reason", "permission"):
-            if key in expect and got.get(key) != expect[key]:
-                problems.append(f"expected {key} {expect[key]!r}, got {got.get(key)!r}")
+    # Checked whenever given (FORMAT.md), with or without ``error`` beside them.
+    for key in ("reason", "permission"):
+        if key in expect and got.get(key) != expect[key]:
+            problems.append(f"expected {key} {_inert(repr(expect[key]))}, "
+                            f"got {_inert(repr(got.get(key)))}")
     if "held" in expect and bool(got.get("held")) != bool(expect["held"]):
         problems.append(f"expected held={_inert(expect['held'])}")
     if "state" in expect and got.get("state") != expect["state"]:

@@ -1,11 +1,8 @@
-"""r16: an expectation naming ``reason`` or ``permission`` without ``error`` checks nothing.
+"""An expectation's ``reason`` and ``permission`` are checked whenever given, with or
+without ``error`` beside them (FORMAT.md: "checked when given").
 
-FORMAT.md: ``{"error": "CODE", "reason": "...", "permission": "..."}`` — reason and
-permission "are checked when given". The replay only looks at them inside its
-``if "error" in expect`` branch (engine/app/replay.py check_expectation), so a case
-that writes ``{"reason": "not-connected"}`` passes whatever the step did: here the
-call is refused with reason ``not-declared`` / permission ``fs.read``, and the case
-that says otherwise passes.
+(Found by a helper: check_expectation looked at them only inside its ``error`` branch,
+so ``{"reason": "not-connected"}`` passed whatever the step did.)
 """
 
 from __future__ import annotations
@@ -30,6 +27,7 @@ CASE = {
                                     {"permission": "agents.prompt"},
                                     {"reason": "not-connected", "permission": "agents.prompt"}])
 async def test_reason_or_permission_alone_is_checked(tmp_path: Path, expect: dict) -> None:
+    """A reason or permission other than the engine's fails the step, without error too."""
     # fs.readText is refused: PERMISSION_DENIED, reason not-declared, permission fs.read.
     case = dict(CASE, steps=[{"do": "call", "card": "c1", "call": "fs.readText",
                               "args": {"path": "x"}, "expect": expect}])
@@ -41,3 +39,14 @@ async def test_reason_or_permission_alone_is_checked(tmp_path: Path, expect: dic
     # The reason/permission the case names is not the one the engine gave: the
     # step must fail (or the case be refused as invalid) — not pass silently.
     assert not result.passed, f"{expect} passed against {step.got['reason']}/{step.got['permission']}"
+
+
+async def test_the_engines_own_reason_and_permission_pass(tmp_path: Path) -> None:
+    """The control: the refusal the engine gives, reason and permission included, passes."""
+    case = dict(CASE, steps=[{"do": "call", "card": "c1", "call": "fs.readText",
+                              "args": {"path": "x"},
+                              "expect": {"error": "PERMISSION_DENIED", "reason": "not-declared",
+                                         "permission": "fs.read"}}])
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps(case))
+    assert (await run_case(path)).passed
