@@ -165,12 +165,36 @@ def _report(text: str) -> str:
     return "\n".join(visible(line) for line in text.split("\n"))
 
 
+def _covered(expect: dict[str, Any], got: dict[str, Any], key: str) -> bool:
+    """True when the expectation names, in ``deliveries``, every port arrow whose outcome
+    has ``key`` (an emit's refused or held deliveries), each then checked on its own."""
+    wanted, deliveries = expect.get("deliveries"), got.get("deliveries")
+    if not isinstance(wanted, dict) or not isinstance(deliveries, dict):
+        return False
+    arrows = [arrow for arrow, outcome in deliveries.items() if outcome.get(key)]
+    return bool(arrows) and all(arrow in wanted for arrow in arrows)
+
+
+def _unexpected_refusal(expect: dict[str, Any], got: dict[str, Any]) -> str:
+    """Why a refused step fails an expectation that does not expect a refusal; else empty.
+
+    A step is expected to succeed unless its expectation names an ``error``, says
+    ``{"ok": false}``, or (an emit) names each refused port arrow in ``deliveries``.
+    Anything else (``{}``, ``{"result": ...}``, ``{"held": false}``, ``deliveries`` of
+    other arrows) fails on a refusal, as no ``expect`` at all does.
+    """
+    if "error" not in got or "error" in expect or expect.get("ok") is False \
+            or _covered(expect, got, "error"):
+        return ""
+    return f"expected success, got {_inert(got['error'])}"
+
+
 def check_expectation(expect: dict[str, Any] | None, got: dict[str, Any]) -> str:
-    """Empty when ``got`` meets ``expect``; else what differs."""
-    if expect is None:
-        return "" if "error" not in got else f"expected success, got {got['error']}"
-    problems = []
-    if "ok" in expect and bool(got.get("ok")) != bool(expect["ok"]):
+    """Empty when ``got`` meets ``expect`` (None: the step must succeed); else what differs."""
+    expect = expect or {}
+    refused = _unexpected_refusal(expect, got)
+    problems = [refused] if refused else []
+    if "ok" in expect and not refused and bool(got.get("ok")) != bool(expect["ok"]):
         problems.append(f"expected ok={_inert(expect['ok'])}")
     if "error" in expect:
         if got.get("error") != expect["error"]:
@@ -185,7 +209,9 @@ def check_expectation(expect: dict[str, Any] | None, got: dict[str, Any]) -> str
         problems.append(f"expected held={_inert(expect['held'])}")
     if "state" in expect and got.get("state") != expect["state"]:
         problems.append(f"expected state {expect['state']!r}, got {got.get('state')!r}")
-    if "result" in expect and not matches(expect["result"], got.get("result")):
+    if "result" in expect and "error" in got:
+        problems.append("a refused step has no value to match result")
+    elif "result" in expect and not matches(expect["result"], got.get("result")):
         problems.append("result does not match")
     if "deliveries" in expect:
         deliveries = got.get("deliveries") or {}
