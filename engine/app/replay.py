@@ -189,12 +189,25 @@ def _unexpected_refusal(expect: dict[str, Any], got: dict[str, Any]) -> str:
     return f"expected success, got {_inert(got['error'])}"
 
 
+def _unexpected_hold(expect: dict[str, Any], got: dict[str, Any]) -> str:
+    """Why a held step fails an expectation that does not expect a hold; else empty.
+
+    Held is not success (FORMAT.md: ``ok`` is "a prompt was accepted: queued or
+    delivered"): a hold is expected by ``{"held": true}``, ``{"state": "held"}``,
+    ``{"ok": false}``, or (an emit) by naming each held port arrow in ``deliveries``.
+    """
+    if not got.get("held") or expect.get("held") is True or expect.get("state") == "held" \
+            or expect.get("ok") is False or _covered(expect, got, "held"):
+        return ""
+    return 'expected success, the prompt is held (a hold is expected by {"held": true})'
+
+
 def check_expectation(expect: dict[str, Any] | None, got: dict[str, Any]) -> str:
     """Empty when ``got`` meets ``expect`` (None: the step must succeed); else what differs."""
     expect = expect or {}
-    refused = _unexpected_refusal(expect, got)
-    problems = [refused] if refused else []
-    if "ok" in expect and not refused and bool(got.get("ok")) != bool(expect["ok"]):
+    unexpected = _unexpected_refusal(expect, got) or _unexpected_hold(expect, got)
+    problems = [unexpected] if unexpected else []
+    if "ok" in expect and not unexpected and bool(got.get("ok")) != bool(expect["ok"]):
         problems.append(f"expected ok={_inert(expect['ok'])}")
     if "error" in expect:
         if got.get("error") != expect["error"]:
@@ -425,10 +438,10 @@ class _Runner:
             if failed:
                 # The step's refusal is its first refused delivery's, whole (retry_after too).
                 got.update({k: failed[0][k] for k in _REFUSAL_KEYS if k in failed[0]})
+            elif any(d.get("held") for d in deliveries.values()):
+                got["held"] = True  # waits for a person: not (yet) accepted
             else:
                 got["ok"] = True
-                if any(d.get("held") for d in deliveries.values()):
-                    got["held"] = True
             return got
         if do == "tool":
             decision = await engine.tool(step["agent"], step["card"], step["tool"],

@@ -1,21 +1,11 @@
-"""r16: a held prompt passes as "the step succeeded".
+"""A held prompt is not success: ``{"ok": true}`` and a step with no ``expect`` fail
+when the prompt waits for a person, for a ``call`` and for an ``emit`` alike; a hold is
+expected by ``{"held": true}`` (FORMAT.md: ``ok`` is "a prompt was accepted: queued or
+delivered").
 
-FORMAT.md: ``{"ok": true}`` passes when "the step succeeded (a prompt was
-accepted: queued or delivered)"; ``expect`` absent means "the step must
-succeed"; ``{"held": true}`` is its own expectation ("the call waits for a
-person"). For a ``call`` the replay gets this right with ``{"ok": true}`` (a held
-call fails it), but:
-
-* an ``emit`` whose delivery is held gets ``got["ok"] = True`` *and*
-  ``got["held"] = True`` (engine/app/replay.py, the ``emit`` branch of ``_do``:
-  ``got["ok"] = True`` whenever no delivery failed), so ``{"ok": true}`` passes
-  while the prompt waits for a person;
-* a step with no ``expect`` only checks that ``"error" not in got``
-  (``check_expectation``, first line), so a ``call`` that is held passes where
-  ``{"ok": true}`` on the very same step fails.
-
-A case written to prove "this prompt goes straight through" passes against an
-engine that holds it.
+(Found by a helper: an emit with a held delivery was given ``ok`` and ``held`` both, and
+a step with no ``expect`` only checked for an error: a case proving "this prompt goes
+straight through" passed against an engine that held it.)
 """
 
 from __future__ import annotations
@@ -49,6 +39,7 @@ async def _play(tmp_path: Path, step: dict):
 
 
 async def test_held_emit_does_not_pass_ok_true(tmp_path: Path) -> None:
+    """An emit whose prompt is held fails {"ok": true}."""
     result = await _play(tmp_path, {"do": "emit", "card": "c1", "port": "out", "data": "go",
                                     "expect": {"ok": True}})
     assert result.steps[0].got["deliveries"]["pp"].get("held") is True
@@ -56,7 +47,7 @@ async def test_held_emit_does_not_pass_ok_true(tmp_path: Path) -> None:
 
 
 async def test_held_call_with_ok_true_fails(tmp_path: Path) -> None:
-    """Baseline: for a call, {"ok": true} already refuses a held prompt."""
+    """A call whose prompt is held fails {"ok": true}."""
     result = await _play(tmp_path, {"do": "call", "card": "c1", "call": "agents.prompt",
                                     "target": "a1", "args": {"text": "go"},
                                     "expect": {"ok": True}})
@@ -65,7 +56,24 @@ async def test_held_call_with_ok_true_fails(tmp_path: Path) -> None:
 
 
 async def test_held_call_with_no_expect_fails(tmp_path: Path) -> None:
+    """A call whose prompt is held fails a step with no expect (it must succeed)."""
     result = await _play(tmp_path, {"do": "call", "card": "c1", "call": "agents.prompt",
                                     "target": "a1", "args": {"text": "go"}})
     assert result.steps[0].got.get("held") is True
     assert not result.passed, "a held call passed a step that must succeed"
+
+
+async def test_held_emit_with_no_expect_fails(tmp_path: Path) -> None:
+    """An emit whose prompt is held fails a step with no expect."""
+    result = await _play(tmp_path, {"do": "emit", "card": "c1", "port": "out", "data": "go"})
+    assert not result.passed
+
+
+async def test_a_hold_expected_passes(tmp_path: Path) -> None:
+    """The control: {"held": true}, on the step or on its port arrow, passes a hold."""
+    call = {"do": "call", "card": "c1", "call": "agents.prompt", "target": "a1",
+            "args": {"text": "go"}, "expect": {"held": True}}
+    assert (await _play(tmp_path, call)).passed
+    emit = {"do": "emit", "card": "c1", "port": "out", "data": "go",
+            "expect": {"deliveries": {"pp": {"held": True}}}}
+    assert (await _play(tmp_path, emit)).passed
