@@ -120,6 +120,23 @@ def _outcome_of(decision: Decision, engine: Engine) -> dict[str, Any]:
 _REFUSAL_KEYS = ("error", "reason", "permission", "message", "retry_after")
 
 
+def _emit_outcome(deliveries: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """An emit's outcome (or an ``await`` on it) from each port arrow's: its first refusal,
+    else held when any prompt waits for a person, else ok. The value is each arrow's, by
+    arrow id; the state is each arrow's own, in ``deliveries`` (there is no one state)."""
+    got: dict[str, Any] = {"deliveries": deliveries,
+                           "result": {a: d.get("result") for a, d in deliveries.items()}}
+    failed = [d for d in deliveries.values() if "error" in d]
+    if failed:
+        # The step's refusal is its first refused delivery's, whole (retry_after too).
+        got.update({k: failed[0][k] for k in _REFUSAL_KEYS if k in failed[0]})
+    elif any(d.get("held") for d in deliveries.values()):
+        got["held"] = True  # waits for a person: not (yet) accepted
+    else:
+        got["ok"] = True
+    return got
+
+
 def _error_of(exc: ConsentError) -> dict[str, Any]:
     got = {"error": exc.code, "reason": exc.reason, "permission": exc.permission,
            "message": exc.message}
@@ -220,8 +237,12 @@ def check_expectation(expect: dict[str, Any] | None, got: dict[str, Any]) -> str
                             f"got {_inert(repr(got.get(key)))}")
     if "held" in expect and bool(got.get("held")) != bool(expect["held"]):
         problems.append(f"expected held={_inert(expect['held'])}")
-    if "state" in expect and got.get("state") != expect["state"]:
-        problems.append(f"expected state {expect['state']!r}, got {got.get('state')!r}")
+    if "state" in expect and "state" not in got and "deliveries" in got:
+        problems.append(f"expected state {_inert(repr(expect['state']))}, but an emit has a "
+                        "state per port arrow: expect it in deliveries")
+    elif "state" in expect and got.get("state") != expect["state"]:
+        problems.append(f"expected state {_inert(repr(expect['state']))}, "
+                        f"got {_inert(repr(got.get('state')))}")
     if "result" in expect and "error" in got:
         problems.append("a refused step has no value to match result")
     elif "result" in expect and not matches(expect["result"], got.get("result")):
@@ -300,6 +321,8 @@ class _Runner:
                            fs=fs or ConfinedFiles(data_dir=folder / "data", trash=self.trash))
         self.engine = self._open()
         self.step_prompts: dict[str, list[str]] = {}
+        #: Each ``emit`` step's prompts by port arrow (``await`` judges every one).
+        self.emit_prompts: dict[str, dict[str, str]] = {}
         self.step_values: dict[str, Any] = {}
         #: Ids of ``tool`` steps that opened a tool call (``await`` reads its answer).
         self.step_tools: set[str] = set()
@@ -428,21 +451,10 @@ class _Runner:
             context = self.step_values.get(step["context"]) if "context" in step else None
             results = await engine.emit(step["card"], step["port"], step["data"],
                                         context=context)
-            deliveries = {a: _outcome_of(d, engine) for a, d in results.items()}
             if sid:
-                self.step_prompts[sid] = [d.prompt for d in results.values() if d.prompt]
-            failed = [d for d in deliveries.values() if "error" in d]
-            # The value of an emit: each port arrow's value, by arrow id.
-            got: dict[str, Any] = {"deliveries": deliveries,
-                                   "result": {a: d.value for a, d in results.items()}}
-            if failed:
-                # The step's refusal is its first refused delivery's, whole (retry_after too).
-                got.update({k: failed[0][k] for k in _REFUSAL_KEYS if k in failed[0]})
-            elif any(d.get("held") for d in deliveries.values()):
-                got["held"] = True  # waits for a person: not (yet) accepted
-            else:
-                got["ok"] = True
-            return got
+                self.emit_prompts[sid] = {a: d.prompt for a, d in results.items() if d.prompt}
+                self.step_prompts[sid] = list(self.emit_prompts[sid].values())
+            return _emit_outcome({a: _outcome_of(d, engine) for a, d in results.items()})
         if do == "tool":
             decision = await engine.tool(step["agent"], step["card"], step["tool"],
                                          step.get("args"))
@@ -554,6 +566,12 @@ class _Runner:
             if not prompts:
                 return {"error": "NOT_FOUND", "reason": "no-prompt",
                         "message": f"step {step['step']!r} made no prompt"}
+            if step["step"] in self.emit_prompts:
+                # Every prompt the emit made, judged as the emit was: one refused
+                # refuses the step, one still held holds it.
+                return _emit_outcome({arrow: _outcome_of(engine.outcome(prompt), engine)
+                                      for arrow, prompt in self.emit_prompts[step["step"]]
+                                      .items()})
             return _outcome_of(engine.outcome(prompts[0]), engine)
         if do == "log":
             rows = engine.log_rows(arrow=step.get("arrow"), card=step.get("card"))
@@ -561,7 +579,7 @@ class _Runner:
                     "outcomes": [r["outcome"] for r in rows]}
         if do == "log.verify":
             verification = engine.verify_log()
-            got = {"result": verification.to_json()}
+            got: dict[str, Any] = {"result": verification.to_json()}
             if verification.ok:
                 got["ok"] = True
             else:

@@ -1,13 +1,10 @@
-"""r16: ``await`` on an ``emit`` step judges only the emit's first prompt.
+"""``await`` on an ``emit`` judges every prompt the emit made, as the emit itself is
+judged: one refused (cancelled, rejected, expired) refuses the step, one still held fails
+it, all queued or delivered is ``ok``; each port arrow's outcome and state is in
+``deliveries`` (an emit has no one state).
 
-FORMAT.md ``await``: "check expect against the outcome of an earlier call: a
-prompt that is queued, delivered or replied is ``ok``; one cancelled, rejected or
-expired gives its error; one still held fails the step". An emit makes one prompt
-per port arrow; the replay keeps them all (``step_prompts[sid]``) but ``await``
-reads ``engine.outcome(prompts[0])`` only (engine/app/replay.py, the ``await``
-branch of ``_do``). Here the emit's first prompt (to a1) is delivered and its
-second (to a2, dangerous) is held: ``await ... {"ok": true}`` passes while the
-second is still held, and again after it expired (HOLD_EXPIRED, in the log).
+(Found by a helper: ``await`` read only the emit's first prompt: it passed ``{"ok": true}``
+while the second was still held, and after it expired.)
 """
 
 from __future__ import annotations
@@ -44,6 +41,7 @@ async def _play(tmp_path: Path, steps: list[dict]):
 
 
 async def test_await_fails_while_a_prompt_of_the_emit_is_held(tmp_path: Path) -> None:
+    """A prompt of the emit still held fails the await, though another was delivered."""
     result = await _play(tmp_path, [EMIT, {"do": "await", "step": "m", "t": 1,
                                            "expect": {"ok": True}}])
     assert result.steps[0].passed, result.steps[0].problem
@@ -51,6 +49,7 @@ async def test_await_fails_while_a_prompt_of_the_emit_is_held(tmp_path: Path) ->
 
 
 async def test_await_fails_when_a_prompt_of_the_emit_expired(tmp_path: Path) -> None:
+    """A prompt of the emit that expired refuses the await with HOLD_EXPIRED."""
     result = await _play(tmp_path, [
         EMIT,
         {"do": "await", "step": "m", "t": 400, "expect": {"ok": True}},
@@ -59,3 +58,18 @@ async def test_await_fails_when_a_prompt_of_the_emit_expired(tmp_path: Path) -> 
     assert result.steps[0].passed and result.steps[2].passed, \
         [s.problem for s in result.steps]
     assert not result.steps[1].passed, "await passed although p2's prompt expired"
+
+
+async def test_await_gives_each_arrows_outcome(tmp_path: Path) -> None:
+    """The await's error is the expired prompt's; each arrow's outcome is in deliveries."""
+    result = await _play(tmp_path, [
+        EMIT,
+        {"do": "await", "step": "m", "t": 400, "expect": {
+            "error": "HOLD_EXPIRED",
+            "deliveries": {"p1": {"ok": True, "state": "delivered"},
+                           "p2": {"error": "HOLD_EXPIRED"}}}},
+        {"do": "await", "step": "m", "expect": {"state": "delivered"}},
+    ])
+    assert result.steps[1].passed, result.steps[1].problem
+    assert not result.steps[2].passed
+    assert "state per port arrow" in result.steps[2].problem
