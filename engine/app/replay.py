@@ -537,17 +537,18 @@ class _Runner:
             return {"ok": True}
         if do in ("hold.approve", "hold.reject"):
             prompts = self.step_prompts.get(step["hold"], [])
-            held = [p for p in prompts if (engine.prompt(p) or None) and
-                    engine.prompt(p).state == "held"]  # type: ignore[union-attr]
-            if not held:
-                return {"error": "NOT_FOUND", "reason": "not-held",
-                        "message": f"step {step['hold']!r} has no held prompt"}
-            for prompt_id in held:
+            if not prompts:
+                return {"error": "NOT_FOUND", "reason": "no-prompt",
+                        "message": f"step {step['hold']!r} made no prompt"}
+            held = [p for p in prompts if getattr(engine.prompt(p), "state", None) == "held"]
+            # None held: the engine still answers (its principal check first, then
+            # NOT_FOUND naming the prompt's state), not a verdict of the replay's own.
+            for prompt_id in held or prompts[:1]:
                 if do == "hold.approve":
                     # The person saw the held text: the replay approves exactly it.
                     shown = engine.prompt(prompt_id)
-                    assert shown is not None
-                    await engine.approve_hold(prompt_id, text_sha256=shown.text_sha256, by=by)
+                    await engine.approve_hold(prompt_id, by=by, text_sha256=(
+                        shown.text_sha256 if shown is not None else ""))
                 else:
                     await engine.reject_hold(prompt_id, by=by)
             return {"ok": True}

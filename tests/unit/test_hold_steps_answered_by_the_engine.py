@@ -1,16 +1,11 @@
-"""r16: ``hold.approve`` / ``hold.reject`` on a prompt no longer held never reach the engine.
+"""``hold.approve`` / ``hold.reject`` always reach the engine, held prompt or not, and the
+step reports what the engine answers: its principal check first (SPEC §4.5: only the
+operator answers a hold, APPROVAL_REFUSED ``from-agent``, in the consent history), then
+NOT_FOUND with the prompt's state (``rejected``, ``queued``, ...) as its reason.
 
-The replay filters the step's prompts down to those in state ``held`` and, when
-none is left, answers itself ``NOT_FOUND`` / reason ``not-held``
-(engine/app/replay.py, the ``hold.approve``/``hold.reject`` branch of ``_do``).
-The engine (engine/services/prompts.py ``_answer_hold``) checks the principal
-first — SPEC §4.5: only ``operator`` approves a hold, anything else is
-``APPROVAL_REFUSED`` ``from-agent`` and the refused attempt goes into the consent
-history (SPEC §8) — and then answers ``NOT_FOUND`` with the prompt's state as the
-reason (``rejected``, ``expired``, ...). So the replay's verdict is one the engine
-never gives: an agent approving an already-answered hold "passes" as NOT_FOUND,
-a case expecting the engine's APPROVAL_REFUSED fails, and the refused attempt is
-missing from the history a later step reads.
+(Found by a helper: with no held prompt left the replay answered NOT_FOUND ``not-held``
+itself: an agent approving an answered hold "passed" as NOT_FOUND, and its refused attempt
+was missing from the history.)
 """
 
 from __future__ import annotations
@@ -45,20 +40,24 @@ async def _play(tmp_path: Path, steps: list[dict]):
 
 
 async def test_agent_approving_an_answered_hold_is_refused_as_from_agent(tmp_path: Path) -> None:
+    """An agent answering a hold already answered is refused from-agent, and recorded."""
     result = await _play(tmp_path, [
         HELD,
         {"do": "hold.reject", "hold": "p1"},
         {"do": "hold.approve", "hold": "p1", "by": "agent:a1",
          "expect": {"error": "APPROVAL_REFUSED", "reason": "from-agent"}},
+        {"do": "history"},
     ])
     assert result.steps[1].passed
+    assert [(e["principal"], e["action"], e["accepted"])
+            for e in result.steps[3].got["result"]][-1] == ("agent:a1", "hold.approve", False)
     step = result.steps[2]
     assert step.passed, f"the engine refuses an agent first (SPEC §4.5); the replay said " \
                         f"{step.got.get('error')}/{step.got.get('reason')}"
 
 
-async def test_not_held_reason_is_the_engines(tmp_path: Path) -> None:
-    """The engine's NOT_FOUND names the prompt's state; the replay invents 'not-held'."""
+async def test_not_held_reason_is_the_prompts_state(tmp_path: Path) -> None:
+    """NOT_FOUND names the prompt's state, as the engine gives it."""
     result = await _play(tmp_path, [
         HELD,
         {"do": "hold.reject", "hold": "p1"},
@@ -69,7 +68,7 @@ async def test_not_held_reason_is_the_engines(tmp_path: Path) -> None:
 
 
 async def test_the_engine_itself_answers_so(tmp_path: Path) -> None:
-    """What the engine does with the same request (the control for the two above)."""
+    """The control: what the engine itself answers to the same requests."""
     from engine.app.replay import VirtualClock
 
     ws = tmp_path / "ws"
@@ -104,3 +103,16 @@ async def test_the_engine_itself_answers_so(tmp_path: Path) -> None:
             raise AssertionError("the engine approved a rejected hold")
     finally:
         engine.close()
+
+
+async def test_rejecting_a_prompt_never_held_names_its_state(tmp_path: Path) -> None:
+    """A prompt that went straight through: hold.reject is NOT_FOUND with its state."""
+    case = dict(CASE, nodes=[CASE["nodes"][0], dict(CASE["nodes"][1], dangerous=False)])
+    path = tmp_path / "case.json"
+    path.write_text(json.dumps(dict(case, steps=[
+        dict(HELD, expect={"ok": True, "state": "delivered"}),
+        {"do": "hold.reject", "hold": "p1", "expect": {"error": "NOT_FOUND",
+                                                      "reason": "delivered"}},
+    ])))
+    result = await run_case(path)
+    assert result.passed, [s.problem for s in result.steps]
