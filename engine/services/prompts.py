@@ -89,8 +89,11 @@ class Prompts:
         self.applier = applier
         self.world = world
         self._limiters: dict[str, AsyncLimiter] = {}
-        self._waiting_budget: set[str] = set()
+        #: Each workspace short of budget, with the task waiting on its limiter.
+        self._waiting_budget: dict[str, asyncio.Task[None]] = {}
         self._prepaid: dict[str, int] = {}
+        # Strong references: the loop keeps only weak ones to a task, and a wait
+        # still delivers after its workspace's mark is gone.
         self._budget_tasks: set[asyncio.Task[None]] = set()
         self._waiters = Waiters()
         ctx.on_tick(self.expire_due)
@@ -111,8 +114,19 @@ class Prompts:
                              f"to {prompt.agent} in time", t=prompt.deadline)
 
     def forget_budget(self, workspace: str) -> None:
-        """The workspace's budget setting changed: its pacing starts afresh."""
+        """The workspace's budget setting changed: it takes effect at once.
+
+        Its pacing starts afresh: a wait on the old limiter is cancelled (with
+        [1, 3600] raised to [100, 1] it would keep every prompt queued for up to
+        an hour), a unit acquired from it is dropped, and the workspace's queued
+        prompts go as the new budget allows, longest waiting first.
+        """
         self._limiters.pop(workspace, None)
+        self._prepaid.pop(workspace, None)
+        wait = self._waiting_budget.pop(workspace, None)
+        if wait is not None:
+            wait.cancel()
+        self._pump_workspace(workspace, self.ctx.state.open_prompts.agents())
 
     def new(self, passed: Passed, text: str, now: float, *,
                     call: str = "agents.prompt") -> Prompt:
@@ -224,24 +238,28 @@ class Prompts:
     def _wait_for_budget(self, workspace: str) -> None:
         if workspace in self._waiting_budget:
             return
-        self._waiting_budget.add(workspace)
+        limiter = self._limiter(workspace)
 
         async def wait() -> None:
             try:
                 # aiolimiter wakes us when the leaky bucket has room again.
-                await self._limiter(workspace).acquire()
+                await limiter.acquire()
                 self._prepaid[workspace] = self._prepaid.get(workspace, 0) + 1
             finally:
-                self._waiting_budget.discard(workspace)
+                # Only this wait's own mark: a budget change cancels it and may
+                # start the next wait before this one unwinds.
+                if self._waiting_budget.get(workspace) is asyncio.current_task():
+                    del self._waiting_budget[workspace]
             try:
                 await self.deliver_queued()
             except StoreFailed:
                 pass  # the prompts stay queued; the next operation pumps again
 
         # A fresh context: this task outlives the operation that started it.
-        self._budget_tasks.add(asyncio.get_running_loop().create_task(wait(),
-                                                                      context=_TaskContext()))
-        self._budget_tasks = {t for t in self._budget_tasks if not t.done()}
+        task = asyncio.get_running_loop().create_task(wait(), context=_TaskContext())
+        self._waiting_budget[workspace] = task
+        self._budget_tasks.add(task)
+        task.add_done_callback(self._budget_tasks.discard)
 
     @operation
     async def deliver_queued(self) -> None:

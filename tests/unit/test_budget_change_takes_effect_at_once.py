@@ -1,10 +1,12 @@
-"""SPEC §6 "Workspace budget": prompts wait for budget, they are not refused for it, and
-a changed budget setting paces afresh (`Prompts.forget_budget`).
+"""SPEC §6 "Workspace budget": prompts wait for budget, they are not refused for it.
 
-(rv16: since `pump` returns at once while the workspace is in `_waiting_budget`, a budget
-raised while short is ignored until the *old* limiter's waiter fires: with [1, 3600]
-raised to [100, 1], every prompt stays queued for up to an hour. Before the change the
-next pump took room from the new limiter.)
+Rule: a change of the budget setting takes effect at once (`Prompts.forget_budget`): a
+wait on the old budget is cancelled, and the workspace's queued prompts go as the new
+budget allows, longest waiting first.
+
+(Found by a helper: while the workspace waited for budget, `pump` returned at once and
+the wait stayed on the old limiter, so with [1, 3600] raised to [100, 1] every prompt
+stayed queued for up to an hour.)
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from typing import Any
 from ..conftest import manifest, offer_install
 
 
-async def test_raising_a_short_budget_lets_the_next_prompt_go(make_engine: Any,
-                                                              tmp_path: Path) -> None:
-    """After the budget is raised, a new prompt to a waiting agent is delivered."""
+async def test_a_raised_budget_delivers_the_waiting_prompt_at_once(make_engine: Any,
+                                                                   tmp_path: Path) -> None:
+    """After the budget is raised, the prompt waiting for budget is delivered at once."""
     # GIVEN a workspace whose budget (one delivery an hour) is spent, a prompt waiting
     engine = make_engine()
     (tmp_path / "ws").mkdir()
