@@ -144,6 +144,27 @@ class Prompts:
         self.ctx.emit("prompt.held", prompt.card, prompt=prompt.id, agent=prompt.agent,
                    arrow=prompt.arrow, text=prompt.text, deadline=prompt.deadline)
 
+    def _hold_queued(self, prompt: Prompt) -> None:
+        """Hold a queued prompt for a person: its agent went into dangerous mode after it
+        was queued, so it still waits for one."""
+        self._hold(prompt, self.ctx.now())
+        self.record.save_prompt(prompt)
+        self.record.log_row(prompt_decision(prompt), outcome="held", payload=prompt.text,
+                            chain=prompt.chain)
+
+    def _hold_for_person(self, agent: Node) -> None:
+        """Hold each queued prompt to a dangerous ``agent`` that no person approved yet.
+
+        Before any budget is looked at: a hold delivers nothing, so it never
+        waits for budget, and the person sees the prompt as soon as the agent
+        could take it, however short the workspace is.
+        """
+        if not agent.data.get("dangerous"):
+            return
+        for prompt in self.ctx.state.open_prompts.of_agent(agent.id, "queued"):
+            if prompt.approver is None:
+                self._hold_queued(prompt)
+
     def _limiter(self, workspace: str) -> AsyncLimiter:
         # Created inside the running loop, per engine (aiolimiter binds to
         # the first loop it sees).
@@ -165,6 +186,7 @@ class Prompts:
         agent = self.ctx.state.canvas.node(agent_id)
         if not _waiting_agent(agent):
             return
+        self._hold_for_person(agent)
         workspace = agent.workspace
         if workspace in self._waiting_budget:
             # Short: the budget's waiter delivers, longest waiting first.
@@ -194,6 +216,7 @@ class Prompts:
         for agent_id in agent_ids:
             agent = canvas.node(agent_id)
             if _waiting_agent(agent) and agent.workspace == workspace:
+                self._hold_for_person(agent)
                 first = open_prompts.first(agent_id, "queued")
                 if first is not None:
                     heap.append((first.position, agent_id))
@@ -215,12 +238,8 @@ class Prompts:
         """Deliver one queued prompt to its waiting agent, or hold it for a person;
         False when the budget has no room (a waiter is started, the prompt stays)."""
         if agent.data.get("dangerous") and prompt.approver is None:
-            # The agent went into dangerous mode after the prompt was
-            # queued: it still waits for a person.
-            self._hold(prompt, self.ctx.now())
-            self.record.save_prompt(prompt)
-            self.record.log_row(prompt_decision(prompt), outcome="held", payload=prompt.text,
-                          chain=prompt.chain)
+            # `_hold_for_person` held it already; never delivered unapproved.
+            self._hold_queued(prompt)
             return True
         if self._prepaid.get(agent.workspace):
             # Budget a waiter already acquired for this delivery.
