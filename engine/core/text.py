@@ -128,16 +128,27 @@ def bounded(text: str, limit: int, *, length: int | None = None) -> str:
 
     Cut at a character boundary; the mark names the whole text's size in
     bytes, ``length`` when ``text`` is itself only the start of something
-    longer (a driver that kept the start of a run's output).
+    longer (a driver that kept the start of a run's output). The result always
+    fits: under a limit too small for that mark (``max_payload`` may be 1) it
+    is a shorter one, ``[cut]``, or under one smaller still none at all.
     """
     raw = text.encode("utf-8", "surrogatepass")
     total = len(raw) if length is None else length
     if total <= limit and len(raw) <= limit:
         return text
-    mark = f"\n[cut: {total} bytes in all]"
-    room = max(0, limit - len(mark.encode()))
+    mark = _cut_mark(total, limit)
+    room = max(0, limit - len(mark))
     # "ignore" drops the character the byte limit split.
     return raw[:room].decode("utf-8", "ignore") + mark
+
+
+def _cut_mark(total: int, limit: int) -> str:
+    """The longest mark of a cut (ASCII) that fits in ``limit`` bytes: it names the
+    whole size where there is room, says only that it was cut where there is less."""
+    for mark in (f"\n[cut: {total} bytes in all]", "\n[cut]"):
+        if len(mark) <= limit:
+            return mark
+    return ""
 
 
 #: The most characters of a card-supplied name (card, call, target) a refusal shows.
