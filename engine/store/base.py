@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from engine.core.prompts import Prompt
     from engine.core.state import PackageState, State
     from engine.core.tools import ToolCall
-    from engine.store.history import HistoryVerification
+    from engine.store.history import HistoryVerification, Replaced
     from engine.store.log import Verification
 
 __all__ = ["History", "Log", "Refresh", "Secrets", "Store", "TokenTable", "Transactional"]
@@ -117,11 +117,11 @@ class History(Protocol):
         """The newest entry's number (0: none yet)."""
         ...
 
-    def replaced_nodes(self, after: int) -> set[str]:
+    def replaced_nodes(self, after: int) -> Replaced:
         """The nodes removed, or given another package, by an entry recorded (accepted)
         after entry ``after``: so a reader can tell a node removed and added again
         with its id, or a card made another package's, from the one it knew,
-        whichever process did it."""
+        whichever process did it. Every node, after an entry it cannot read."""
         ...
 
 

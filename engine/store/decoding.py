@@ -16,13 +16,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["UNREADABLE", "decode_field", "is_chain", "is_subject"]
+__all__ = ["NOT_JSON", "UNREADABLE", "decode_field", "is_chain", "is_subject", "loads"]
 
 #: The key under which a row shows its fields that did not decode: each field's
 #: stored value as text (its text, or the ``repr`` of a value that is not text).
 UNREADABLE = "unreadable"
 
-_NOT_JSON = object()
+#: What `loads` gives for a stored value that is not JSON text.
+NOT_JSON = object()
 
 
 def is_chain(value: Any) -> bool:
@@ -35,15 +36,21 @@ def is_subject(value: Any) -> bool:
     return type(value) is dict
 
 
-def _loads(stored: Any) -> Any:
+def loads(stored: Any) -> Any:
+    """``stored`` decoded from JSON text, or `NOT_JSON`; never raises.
+
+    `NOT_JSON` for a value that is not text, text that is not JSON, and JSON
+    nested past the recursion limit (``[[[…]]]`` a hundred thousand deep).
+    The caller still checks the value's shape: any JSON may have been written.
+    """
     # Text only: json.loads would also take bytes (a BLOB), which the engine never
     # writes and verify reports.
     if type(stored) is not str:
-        return _NOT_JSON
+        return NOT_JSON
     try:
         return json.loads(stored)
     except (ValueError, RecursionError):
-        return _NOT_JSON
+        return NOT_JSON
 
 
 def decode_field(row: dict[str, Any], field: str, fits: Callable[[Any], bool],
@@ -55,8 +62,8 @@ def decode_field(row: dict[str, Any], field: str, fits: Callable[[Any], bool],
     under ``row["unreadable"][field]``, as text.
     """
     stored = row.get(field)
-    value = _loads(stored)
-    if value is not _NOT_JSON and fits(value):
+    value = loads(stored)
+    if value is not NOT_JSON and fits(value):
         row[field] = value
         return
     row[field] = empty

@@ -19,9 +19,9 @@ from typing import Any
 
 from sqlite_utils import Database
 
-from engine.store.decoding import decode_field, is_subject
+from engine.store.decoding import decode_field, is_subject, loads
 
-__all__ = ["FIELDS", "GENESIS", "ConsentHistory", "HistoryVerification", "entry_hash",
+__all__ = ["FIELDS", "GENESIS", "ConsentHistory", "HistoryVerification", "Replaced", "entry_hash",
            "grants_digest", "replaced"]
 
 #: The fields of an entry, in the order they are hashed.
@@ -60,15 +60,41 @@ class HistoryVerification:
     problem: str = ""
 
 
-def replaced(rows: Iterable[tuple[str, str]]) -> set[str]:
+@dataclass(frozen=True, slots=True)
+class Replaced:
+    """The nodes a run of history entries removed or gave another package.
+
+    ``node in replaced`` is what a reader asks. An entry it could not read (altered
+    by hand; `verify` names it) may have named any node, so then every node counts
+    as replaced: a card's event feed made before it is made afresh, never kept for
+    a card that may not be the one it was made for (fail closed).
+    """
+
+    nodes: frozenset[str] = frozenset()
+    unreadable: bool = False  #: an entry did not decode to what the engine writes
+
+    def __contains__(self, node: object) -> bool:
+        return self.unreadable or node in self.nodes
+
+
+def replaced(rows: Iterable[tuple[str, str]]) -> Replaced:
     """Of accepted ``node.remove`` and ``node.set`` entries (action, subject as stored),
     the nodes removed or given another package (`History.replaced_nodes`)."""
-    out = set()
+    nodes: set[str] = set()
     for action, text in rows:
-        subject = json.loads(text)
+        subject = loads(text)
+        if not _names_a_node(subject):
+            return Replaced(frozenset(nodes), unreadable=True)
         if action == "node.remove" or "package" in (subject.get("fields") or {}):
-            out.add(str(subject.get("node")))
-    return out
+            nodes.add(subject["node"])
+    return Replaced(frozenset(nodes))
+
+
+def _names_a_node(subject: Any) -> bool:
+    """A ``node.remove`` or ``node.set`` subject as the engine writes it: an object
+    naming its node, with the fields set (if any) as an object."""
+    return is_subject(subject) and type(subject.get("node")) is str \
+        and type(subject.get("fields") or {}) is dict
 
 
 class ConsentHistory:
@@ -128,7 +154,7 @@ class ConsentHistory:
         row = self.db.execute("select max(seq) from consent").fetchone()
         return int(row[0] or 0)
 
-    def replaced_nodes(self, after: int) -> set[str]:
+    def replaced_nodes(self, after: int) -> Replaced:
         """The nodes removed, or given another package, by an entry recorded (accepted)
         after entry ``after``."""
         rows = self.db.execute("select action, subject from consent where seq > ? and "

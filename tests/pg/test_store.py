@@ -14,6 +14,7 @@ import pytest
 from engine import Engine, World
 from engine.app.cli import main
 from engine.core.errors import StoreFailed
+from engine.store.history import Replaced
 from engine.store.pg.store import PGStore, create_schema, drop_schema
 from tests.conftest import manifest, offer_install
 from tests.pg.workers import engine_burst, run_all
@@ -340,13 +341,13 @@ async def test_the_history_tells_a_removed_node_on_postgres(pg_dsn: str,
                               workspace="w1")
         before = engine.history.newest()
         assert before > 0
-        assert engine.history.replaced_nodes(before) == set()
+        assert engine.history.replaced_nodes(before) == Replaced()
         await engine.set_node("c2", {"visible": False})  # not another card
-        assert engine.history.replaced_nodes(before) == set()
+        assert engine.history.replaced_nodes(before) == Replaced()
         await engine.remove_node("c1")
         await engine.set_node("c2", {"package": "acme.q"})
-        assert engine.history.replaced_nodes(before) == {"c1", "c2"}
-        assert engine.history.replaced_nodes(engine.history.newest()) == set()
+        assert engine.history.replaced_nodes(before) == Replaced(frozenset({"c1", "c2"}))
+        assert engine.history.replaced_nodes(engine.history.newest()) == Replaced()
     finally:
         engine.close()
 

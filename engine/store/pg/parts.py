@@ -40,7 +40,7 @@ from engine.core.hosts import normalise_host
 from engine.store.anchor import AnchorFile
 from engine.store.decoding import decode_field, is_chain, is_subject
 from engine.store.history import FIELDS as HISTORY_FIELDS
-from engine.store.history import GENESIS, HistoryVerification, entry_hash, replaced
+from engine.store.history import GENESIS, HistoryVerification, Replaced, entry_hash, replaced
 from engine.store.log import (
     EXTRA_FIELDS,
     FIELDS,
@@ -470,7 +470,7 @@ class PGHistory:
         row = self.link.conn.execute("select max(seq) from consent").fetchone()
         return int(row[0] or 0) if row is not None else 0
 
-    def replaced_nodes(self, after: int) -> set[str]:
+    def replaced_nodes(self, after: int) -> Replaced:
         """The nodes removed, or given another package, by an entry recorded (accepted)
         after entry ``after``."""
         rows = self.link.conn.execute("select action, subject from consent where seq > %s and "
