@@ -7,13 +7,13 @@ each other.
 
 from __future__ import annotations
 
-import json
 import threading
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, fields
 from typing import Any
 
+from engine.store.decoding import loads
 from engine.store.logkeys import key_of, keyed_condition
 
 __all__ = ["LOG_OUTCOMES", "SUPPRESSED_ROWS", "TIMELINE_KIND", "LogFilter", "Positions",
@@ -140,18 +140,23 @@ def add_suppressed(counts: dict[str, list[int]], rows: Iterable[tuple[Any, Any]]
     """
     buckets = len(counts["refused"])
     for t, payload in rows:
-        try:
-            count = json.loads(payload)["count"]
-        except (TypeError, ValueError, KeyError):
-            count = 1
-        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
-            count = 1
+        count = _refusals(payload)
         try:
             bucket = int((float(t) - first) * buckets / span)
         except (TypeError, ValueError, OverflowError):
             continue  # a time altered by hand: no place on the chart
         counts["refused"][min(max(bucket, 0), buckets - 1)] += count
     return counts
+
+
+def _refusals(payload: Any) -> int:
+    """How many refusals a ``suppressed`` row's payload says it sums up; 1 when it does
+    not say (altered by hand: not JSON, nested past the recursion limit, no count)."""
+    # Through `decoding`, as every reader of stored JSON: a bare json.loads raised
+    # RecursionError on a payload nested 100,000 deep and ended the chart.
+    decoded = loads(payload)
+    count = decoded.get("count") if type(decoded) is dict else None
+    return count if type(count) is int and count >= 1 else 1
 
 
 class Positions:
