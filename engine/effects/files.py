@@ -342,7 +342,10 @@ class ConfinedFiles:
     def _watch(self, engine: ScopeHost, passed: Passed, root: Path, full: tuple[str, ...],
                denylist: bool) -> dict[str, str] | Decision:
         watcher = _Watcher(passed.card.id, passed.card.workspace, passed.package.name)
-        held = sum(1 for w in self._watchers.values() if w.card == watcher.card)
+        # The watches of this card node only (`_Watcher` equality: id, workspace and
+        # package). A card removed by another process keeps its watches here until
+        # its folder next changes; they must not count against a new card with its id.
+        held = sum(1 for w in self._watchers.values() if w == watcher)
         if held >= WATCH_LIMIT:
             return self._refuse(passed, "watch-limit",
                                 f"a card holds at most {WATCH_LIMIT} watches", code="CARD_LIMIT")
