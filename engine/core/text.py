@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["SHOWN", "bounded", "control_characters", "describe_character", "id_problem", "is_control",
-           "shown", "visible"]
+__all__ = ["SHOWN", "bounded", "control_characters", "describe_character", "id_problem",
+           "is_control", "shown", "visible"]
 
 #: Bidirectional formatting characters: they reorder the text around them.
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"

@@ -61,8 +61,8 @@ from engine.service.jsonread import loads
 from engine.service.models import BatchBody, CallBody
 from engine.service.problems import (
     ServiceError,
-    Unexpected,
     error_response,
+    guarded,
     json_content_type,
     validation_problem,
 )
@@ -136,9 +136,6 @@ class FastLane:
         self.app, self.service = app, service
         #: The calls `take` took, decided a turn of the loop at a time.
         self._turns = Turns(service.engine)
-        #: The lane's own routes, an exception no route expected answered 500 problem+json
-        #: as FastAPI's routes answer it (the FastAPI app guards its own: `create_app`).
-        self._guarded = Unexpected(self._lane)
 
     def take(self, scope: Scope, direct: Direct, raw: bytes | bytearray) -> bool:
         """Take a plain ``POST /v1/calls`` whose body has all arrived, to be decided with
@@ -188,23 +185,33 @@ class FastLane:
         if scope["type"] != "http" or scope.get("root_path") or \
                 not _lane_route(scope["method"], scope["path"]):
             return self.app(scope, receive, send)
-        return self._guarded(scope, receive, send)
+        return self._lane_or_app(scope, receive, send)
 
-    async def _lane(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """A request of the lane's routes (`_lane_route`)."""
+    async def _lane_or_app(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """A request of the lane's routes: answered by the lane, or handed on to FastAPI.
+
+        Each is guarded once (`guarded`: an exception no route expected is a 500
+        problem+json): the lane's own answer here, a request it hands on by the
+        FastAPI app's own guard (`create_app`), outside this one.
+        """
+        hand_on = await guarded(lambda tracking: self._lane(scope, receive, tracking),
+                                scope, receive, send)
+        if hand_on is not None:
+            await self.app(scope, hand_on, send)
+
+    async def _lane(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
+        """A request of the lane's routes (`_lane_route`): None once answered, else the
+        ``receive`` to hand it on to FastAPI with (its body replayed, when read here)."""
         method, path = scope["method"], scope["path"]
         if path == "/v1/health" and method == "GET":
             await _answer(scope, send, _HEALTH)
-            return
+            return None
         if path == "/v1/events" and method == "GET":
-            await self._events(scope, receive, send)
-            return
+            return await self._events(scope, receive, send)
         if method != "POST" or path not in _CALL_ROUTES:
             if path.startswith("/v1/tool-calls"):
-                await self._tool_call(scope, receive, send)
-            else:
-                await self.app(scope, receive, send)
-            return
+                return await self._tool_call(scope, receive, send)
+            return receive
         try:
             header, json_body, declared = _call_headers(scope)
             direct: Direct | None = scope.get("arrowgate.direct")
@@ -225,12 +232,11 @@ class FastLane:
             if raw is None:
                 raw = await _body(receive)
                 if raw is None:
-                    return  # the client went away
+                    return None  # the client went away
             if not json_body or not raw:
                 # Not JSON by its Content-Type, or empty: a body FastAPI reads as
                 # bytes or as missing. Its route says what is wrong, in its words.
-                await self.app(scope, _replay(raw, receive), send)
-                return
+                return _replay(raw, receive)
             engine = self.service.engine
             single = path == "/v1/calls"
             try:
@@ -263,8 +269,7 @@ class FastLane:
                 # Not JSON (`json.JSONDecodeError`), not UTF-8 (`UnicodeDecodeError`) or
                 # nested past what json reads: FastAPI's route says which, in its words
                 # (its reader is json's, the lane's orjson first: `jsonread.loads`).
-                await self.app(scope, _replay(raw, receive), send)
-                return
+                return _replay(raw, receive)
             else:
                 if single:
                     card, call, target, args, context = calls[0]
@@ -277,13 +282,15 @@ class FastLane:
                     body = decisions_bytes(_decided(await engine.call_many(calls)), True)
                 if direct is None or not direct.respond(200, JSON_HEAD % len(body), body):
                     await send_bytes(send, 200, body)
-                return
+                return None
         except (ServiceError, ConsentError) as exc:
             response = error_response(exc)
         await response(scope, receive, send)
+        return None
 
-    async def _tool_call(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """A tool call's hot routes when the request is well formed; else FastAPI."""
+    async def _tool_call(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
+        """A tool call's hot routes when the request is well formed; else FastAPI's
+        (handed on, as `_lane`)."""
         method, parts = scope["method"], scope["path"].split("/")
         # ["", "v1", "tool-calls"] or ["", "v1", "tool-calls", ID, "result" | "wait"]
         if parts[1:3] != ["v1", "tool-calls"]:
@@ -298,8 +305,7 @@ class FastLane:
         token = _bearer(scope)
         found = self.service.tokens.peek(token) if token and kind else None
         if found is None:
-            await self.app(scope, receive, send)
-            return
+            return receive
         assert token is not None  # found by it
         principal, shown = found[1], Shown(token, found[0], receive,
                                            scope.get("arrowgate.direct"))
@@ -315,19 +321,17 @@ class FastLane:
             if kind == "wait":
                 timeout = _seconds(query, b"timeout", 30.0)
                 if timeout is None:
-                    await self.app(scope, receive, send)
-                    return
+                    return receive
                 answer = await tool_call_after_wait(self.service, principal, parts[3], timeout,
                                                     shown)
             else:
                 # The open route's optional ?wait=S (negative: no wait asked).
                 wait = _seconds(query, b"wait", -1.0) if kind == "open" else -1.0
                 if wait is None:
-                    await self.app(scope, receive, send)
-                    return
+                    return receive
                 raw = await _body(receive)
                 if raw is None:
-                    return  # the client went away
+                    return None  # the client went away
                 if kind == "open":
                     call = _model(scope, raw, ToolCallBody)
                     direct: Direct | None = scope.get("arrowgate.direct")
@@ -340,19 +344,19 @@ class FastLane:
                     answer = None if result is None else \
                         await answer_tool_call(self.service, principal, parts[3], result)
                 if answer is None:
-                    await self.app(scope, _replay(raw, receive), send)
-                    return
+                    return _replay(raw, receive)
         except (ServiceError, ConsentError) as exc:
             await error_response(exc)(scope, receive, send)
-            return
+            return None
         # Straight to the connection when the server offers it (as a call's answer):
         # not two messages through uvicorn's send, on the agent's critical path.
         await _answer(scope, send, encode_tool_call(answer))
+        return None
 
-
-    async def _events(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _events(self, scope: Scope, receive: Receive, send: Send) -> Receive | None:
         """``GET /v1/events`` written straight to the connection, when the request is
-        plain and the server offers its short way out; else FastAPI's route.
+        plain and the server offers its short way out; else FastAPI's route (handed on,
+        as `_lane`).
 
         FastAPI's route answers through Starlette's ``StreamingResponse``: each
         event is a task's wake-up, a message through the middleware and
@@ -383,8 +387,7 @@ class FastLane:
                 pass  # no such card: FastAPI's route says so
         out = direct.stream(_EVENTS_HEAD) if feed is not None and direct is not None else None
         if feed is None or out is None:
-            await self.app(scope, receive, send)
-            return
+            return receive
         gone = asyncio.ensure_future(disconnected(receive))
         assert found is not None  # a feed is served only to a known token
         standing = self.service.tokens.standing(token, found[0])
@@ -395,6 +398,7 @@ class FastLane:
             standing.close()
             gone.cancel()
             out.end()
+        return None
 
 
 _M = TypeVar("_M", ToolCallBody, ToolAnswerBody)
@@ -492,6 +496,8 @@ def _lane_route(method: str, path: str) -> bool:
     if method == "GET" and path in ("/v1/health", "/v1/events"):
         return True
     return path.startswith("/v1/tool-calls")
+
+
 _CALL_KEYS = frozenset(CallBody.model_fields)
 _BATCH_KEYS = frozenset(BatchBody.model_fields)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -30,7 +30,7 @@ from engine.core.errors import (
     with_code,
 )
 
-__all__ = ["PROBLEM", "BodyLimit", "ServiceError", "Unexpected", "error_response",
+__all__ = ["PROBLEM", "BodyLimit", "ServiceError", "Unexpected", "error_response", "guarded",
            "install_handlers", "internal_problem", "json_content_type", "problem", "status_of",
            "validation_problem"]
 
@@ -41,6 +41,7 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+_T = TypeVar("_T")
 
 #: Where an exception no route expected is logged, with its traceback.
 _log = logging.getLogger("arrowgate.service")
@@ -108,9 +109,7 @@ class Unexpected:
     Starlette's last resort answers ``text/plain`` and raises on, and the server then
     closes a connection whose answer it saw begin: a keep-alive client's next request
     on it meets a reset. Here the error is logged and answered, and the request ends
-    as any other. An answer already begun (a stream) cannot be taken back: then the
-    exception goes on, and the server ends the connection (the body is cut short,
-    which the client sees).
+    as any other (`guarded`).
     """
 
     def __init__(self, app: ASGIApp) -> None:
@@ -120,27 +119,40 @@ class Unexpected:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        started = False
+        await guarded(lambda tracking: self.app(scope, receive, tracking), scope, receive, send)
 
-        async def tracking(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
 
+async def guarded(answer: Callable[[Send], Awaitable[_T]], scope: Scope, receive: Receive,
+                  send: Send) -> _T | None:
+    """What ``answer`` (given the ``send`` to answer through) returns, or None once an
+    exception it did not expect is answered with a problem+json 500 (`Unexpected`).
+
+    An answer already begun (a stream) cannot be taken back: then the exception
+    goes on, and the server ends the connection (the body is cut short, which the
+    client sees).
+    """
+    started = False
+
+    async def tracking(message: Message) -> None:
+        nonlocal started
+        if message["type"] == "http.response.start":
+            started = True
+        await send(message)
+
+    try:
+        return await answer(tracking)
+    except StarletteHTTPException:
+        raise  # expected: answered where it is meant for (a body over the limit: 413)
+    except Exception as exc:
+        if started:
+            raise
         try:
-            await self.app(scope, receive, tracking)
-        except StarletteHTTPException:
-            raise  # expected: answered where it is meant for (a body over the limit: 413)
-        except Exception as exc:
-            if started:
-                raise
-            try:
-                await internal_problem(exc)(scope, receive, send)
-            except Exception:
-                # Begun after all, through the server's short way out (`Direct`),
-                # which ``send`` does not see: the server ends the connection.
-                raise exc from None
+            await internal_problem(exc)(scope, receive, send)
+        except Exception:
+            # Begun after all, through the server's short way out (`Direct`),
+            # which ``send`` does not see: the server ends the connection.
+            raise exc from None
+    return None
 
 
 def status_of(exc: ConsentError) -> int:
