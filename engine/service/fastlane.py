@@ -185,6 +185,10 @@ class FastLane:
         if scope["type"] != "http" or scope.get("root_path") or \
                 not _lane_route(scope["method"], scope["path"]):
             return self.app(scope, receive, send)
+        if scope["path"] == "/v1/health" and scope["method"] == "GET":
+            # A constant answer, nothing to guard: no coroutine of ours around it
+            # (the check canvas apps poll, and the service's measure of itself).
+            return _answer(scope, send, _HEALTH)
         return self._lane_or_app(scope, receive, send)
 
     async def _lane_or_app(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -194,8 +198,7 @@ class FastLane:
         problem+json): the lane's own answer here, a request it hands on by the
         FastAPI app's own guard (`create_app`), outside this one.
         """
-        hand_on = await guarded(lambda tracking: self._lane(scope, receive, tracking),
-                                scope, receive, send)
+        hand_on = await guarded(self._lane, scope, receive, send)
         if hand_on is not None:
             await self.app(scope, hand_on, send)
 
@@ -203,9 +206,6 @@ class FastLane:
         """A request of the lane's routes (`_lane_route`): None once answered, else the
         ``receive`` to hand it on to FastAPI with (its body replayed, when read here)."""
         method, path = scope["method"], scope["path"]
-        if path == "/v1/health" and method == "GET":
-            await _answer(scope, send, _HEALTH)
-            return None
         if path == "/v1/events" and method == "GET":
             return await self._events(scope, receive, send)
         if method != "POST" or path not in _CALL_ROUTES:

@@ -119,38 +119,30 @@ class Unexpected:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        await guarded(lambda tracking: self.app(scope, receive, tracking), scope, receive, send)
+        await guarded(self.app, scope, receive, send)
 
 
-async def guarded(answer: Callable[[Send], Awaitable[_T]], scope: Scope, receive: Receive,
-                  send: Send) -> _T | None:
-    """What ``answer`` (given the ``send`` to answer through) returns, or None once an
-    exception it did not expect is answered with a problem+json 500 (`Unexpected`).
+async def guarded(answer: Callable[[Scope, Receive, Send], Awaitable[_T]], scope: Scope,
+                  receive: Receive, send: Send) -> _T | None:
+    """What ``answer(scope, receive, send)`` returns, or None once an exception it did
+    not expect is answered with a problem+json 500 (`Unexpected`).
 
-    An answer already begun (a stream) cannot be taken back: then the exception
-    goes on, and the server ends the connection (the body is cut short, which the
-    client sees).
+    An answer already begun (a stream) cannot be taken back: the server refuses a
+    second start, and the exception then goes on, so the server ends the connection
+    (the body is cut short, which the client sees). Nothing is wrapped a request
+    (no ``send`` that watches for the start): every request of the service passes
+    here, the health check and the hot call route included.
     """
-    started = False
-
-    async def tracking(message: Message) -> None:
-        nonlocal started
-        if message["type"] == "http.response.start":
-            started = True
-        await send(message)
-
     try:
-        return await answer(tracking)
+        return await answer(scope, receive, send)
     except StarletteHTTPException:
         raise  # expected: answered where it is meant for (a body over the limit: 413)
     except Exception as exc:
-        if started:
-            raise
         try:
             await internal_problem(exc)(scope, receive, send)
         except Exception:
-            # Begun after all, through the server's short way out (`Direct`),
-            # which ``send`` does not see: the server ends the connection.
+            # Begun already (through ``send`` or the server's short way out,
+            # `Direct`): the server ends the connection.
             raise exc from None
     return None
 
