@@ -100,6 +100,10 @@ def _segment_problem(kind: str, value: str) -> str | None:
     return None
 
 
+#: `visible`'s stand-ins for the ASCII controls.
+_ASCII_PICTURES = {**{code: chr(0x2400 + code) for code in range(0x20)}, 0x7F: "\u2421"}
+
+
 def visible(text: str) -> str:
     """``text`` with every control character shown inert.
 
@@ -107,6 +111,10 @@ def visible(text: str) -> str:
     DEL → ``␡``; C1 controls, bidi and other format characters, separators,
     surrogates and unassigned code points → ``⟨U+202E⟩``.
     """
+    if text.isascii():
+        # Of ASCII only C0 and DEL are controls: one pass in C (a prompt is
+        # echoed through here as it is delivered).
+        return text if text.isprintable() else text.translate(_ASCII_PICTURES)
     if not any(is_control(ch) for ch in text):
         return text
     out = []

@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine import Engine
 from engine.app.cli import main
@@ -216,3 +218,16 @@ async def test_a_stored_manifest_that_fails_the_new_rules_loads_not_installed(
         assert decision.code == "PACKAGE_NOT_INSTALLED"
     finally:
         engine.close()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=0x7F)))
+def test_visible_takes_its_ascii_shortcut_by_the_same_rule(text: str) -> None:
+    """ASCII text (`visible`'s one pass in C) shows inert exactly the characters
+    `is_control` names, as the general path does."""
+    from engine.core.text import is_control, visible
+
+    expected = "".join(
+        (chr(0x2400 + ord(c)) if ord(c) < 0x20 else "\u2421") if is_control(c) else c
+        for c in text)
+    assert visible(text) == expected
