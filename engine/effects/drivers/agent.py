@@ -12,12 +12,24 @@ from engine.effects.drivers.mcpconfig import MCPSetup
 from engine.effects.drivers.screen import Screen
 from engine.effects.operator import DrivenRegistry
 
-__all__ = ["REPLY_KEPT", "CommandAgent"]
+__all__ = ["REPLY_KEPT", "CommandAgent", "unsendable"]
 
 #: The most bytes of a run's output a CommandAgent keeps for its reply and
 #: its screen (the engine cuts the reply to the workspace's max_payload; this
 #: bounds the memory and the terminal emulation a run's output may take).
 REPLY_KEPT = 1 << 20
+
+
+def unsendable(text: str) -> str | None:
+    """Why ``text`` cannot be a command-line argument, or None when it can.
+
+    A prompt put in the command's arguments (``{prompt}``) goes through
+    exec, which takes C strings: a NUL would end the argument early (Python
+    refuses it rather than cut the prompt).
+    """
+    if "\x00" in text:
+        return "it holds a NUL character, which no command-line argument can"
+    return None
 
 
 class CommandAgent(AgentDriver):
@@ -30,7 +42,8 @@ class CommandAgent(AgentDriver):
     and a failing command's exit status is appended to it. Past `REPLY_KEPT`
     bytes the output still streams but is neither kept nor shown on the
     screen; the reply then notes the whole size. A command that cannot be
-    started leaves the agent ``finished``.
+    started leaves the agent ``finished``; a prompt that cannot be passed to
+    it (see `unsendable`) gets an error reply and leaves it ``waiting``.
     """
 
     def __init__(self, node: str, command: Sequence[str], *, timeout: float = 600.0,
@@ -64,6 +77,11 @@ class CommandAgent(AgentDriver):
         if self._closed:
             return
         placeholder = any("{prompt}" in a for a in self._command)
+        refused = unsendable(text) if placeholder else None
+        if refused is not None:
+            # This prompt's fault, not the agent's: it takes the next one.
+            self._host.replied(self.node, f"[prompt not sent: {refused}]")
+            return
         argv = [a.replace("{prompt}", text) for a in self._command]
         extra: dict[str, str] = {}
         if self._mcp is not None:

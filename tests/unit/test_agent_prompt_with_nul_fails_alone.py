@@ -1,13 +1,13 @@
-"""k16: a NUL in a card's prompt to a `{prompt}` agent hangs the agent for good.
+"""A prompt a `{prompt}` agent cannot be given (a NUL, which no command-line argument
+can hold) gets an error reply naming why; the agent stays ``waiting`` and takes the next.
 
-`create_subprocess_exec` raises ValueError ("embedded null byte"), which
-`CommandAgent._turn` does not catch (only OSError): no reply, the agent stays
-``working`` and every later prompt queues behind it.
+(Found by a helper: `create_subprocess_exec` raised ValueError, which `CommandAgent._turn`
+did not catch: no reply, the agent stayed ``working`` for good and every later prompt
+queued behind it.)
 """
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -27,19 +27,20 @@ async def _agent(make_engine: Any, tmp_path: Path) -> Any:
     return engine
 
 
-async def test_a_nul_in_a_prompt_does_not_hang_the_agent(make_engine: Any,
-                                                        tmp_path: Path) -> None:
+async def test_a_prompt_with_a_nul_gets_an_error_reply_and_the_agent_takes_the_next(
+        make_engine: Any, tmp_path: Path) -> None:
     text = "a\x00b"
     engine = await _agent(make_engine, tmp_path)
     try:
         first = await engine.call("c1", "agents.prompt", "a1", {"text": text})
         assert first.outcome == "queued"  # accepted, delivered to the driver
-        await asyncio.sleep(1.0)
+        node = engine.state.canvas.node
+        await until(lambda: engine.prompt(first.prompt).state == "replied", timeout=5.0)
+        assert "NUL" in node("a1").data["last_reply"], node("a1").data["last_reply"]
+        assert node("a1").data["status"] == "waiting"
         second = await engine.call("c1", "agents.prompt", "a1", {"text": "hello"})
         assert second.outcome == "queued"
-        # What a user expects: that one prompt fails (an error reply), and the agent
-        # takes the next one.
-        node = engine.state.canvas.node
+        # That one prompt failed (an error reply); the agent takes the next one.
         try:
             await until(lambda: node("a1").data.get("last_reply") == "hello", timeout=5.0)
         except AssertionError:
