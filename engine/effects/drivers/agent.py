@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import os
 import signal
 from collections.abc import Sequence
@@ -12,24 +13,45 @@ from engine.effects.drivers.mcpconfig import MCPSetup
 from engine.effects.drivers.screen import Screen
 from engine.effects.operator import DrivenRegistry
 
-__all__ = ["REPLY_KEPT", "CommandAgent", "unsendable"]
+__all__ = ["ARGUMENT_MAX", "REPLY_KEPT", "CommandAgent", "unsendable"]
 
 #: The most bytes of a run's output a CommandAgent keeps for its reply and
 #: its screen (the engine cuts the reply to the workspace's max_payload; this
 #: bounds the memory and the terminal emulation a run's output may take).
 REPLY_KEPT = 1 << 20
 
+#: The most bytes of one command-line argument, its NUL included (Linux's
+#: MAX_ARG_STRLEN: 32 pages of 4 KiB). A longer prompt for ``{prompt}``
+#: would make exec fail with E2BIG.
+ARGUMENT_MAX = 32 * 4096
 
-def unsendable(text: str) -> str | None:
-    """Why ``text`` cannot be a command-line argument, or None when it can.
 
-    A prompt put in the command's arguments (``{prompt}``) goes through
-    exec, which takes C strings: a NUL would end the argument early (Python
-    refuses it rather than cut the prompt).
+def unsendable(argv: Sequence[str]) -> str | None:
+    """Why a run's command line with the prompt in it cannot be started, or None.
+
+    A prompt put in the command's arguments (``{prompt}``) goes through exec,
+    which takes C strings of a bounded size: a NUL would end the argument
+    early (Python refuses it rather than cut the prompt), and Linux refuses
+    an argument of `ARGUMENT_MAX` bytes or more (E2BIG). Either is the
+    prompt's fault, not the agent's.
     """
-    if "\x00" in text:
-        return "it holds a NUL character, which no command-line argument can"
+    for argument in argv:
+        if "\x00" in argument:
+            return "it holds a NUL character, which no command-line argument can"
+        try:
+            size = len(os.fsencode(argument)) + 1  # with its terminating NUL
+        except UnicodeEncodeError:
+            return "it holds a character no command-line argument can (a lone surrogate)"
+        if size > ARGUMENT_MAX:
+            return (f"as an argument of the command it takes {size} bytes, more than "
+                    f"one argument may ({ARGUMENT_MAX}); give it on standard input instead")
     return None
+
+
+def _prompts_fault(exc: OSError | ValueError) -> bool:
+    """Whether starting a run failed for its prompt (the next may start): the
+    command line too long for exec, or an argument that cannot be encoded."""
+    return isinstance(exc, ValueError) or exc.errno == errno.E2BIG
 
 
 class CommandAgent(AgentDriver):
@@ -52,6 +74,8 @@ class CommandAgent(AgentDriver):
         super().__init__(node)
         if not command or not all(isinstance(a, str) and a for a in command):
             raise ValueError(f"agent {node}: a command is a non-empty list of arguments")
+        if any("\x00" in a for a in command):
+            raise ValueError(f"agent {node}: a command argument holds a NUL character")
         self._command = list(command)
         self._timeout = timeout
         self._mcp = mcp
@@ -77,12 +101,12 @@ class CommandAgent(AgentDriver):
         if self._closed:
             return
         placeholder = any("{prompt}" in a for a in self._command)
-        refused = unsendable(text) if placeholder else None
+        argv = [a.replace("{prompt}", text) for a in self._command]
+        refused = unsendable(argv)
         if refused is not None:
             # This prompt's fault, not the agent's: it takes the next one.
             self._host.replied(self.node, f"[prompt not sent: {refused}]")
             return
-        argv = [a.replace("{prompt}", text) for a in self._command]
         extra: dict[str, str] = {}
         if self._mcp is not None:
             self._runs += 1
@@ -94,7 +118,11 @@ class CommandAgent(AgentDriver):
                 *argv, cwd=self._folder, env=dict(os.environ, **extra, ARROWGATE_DRIVEN=self.node),
                 stdin=asyncio.subprocess.PIPE, start_new_session=True,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
+            if _prompts_fault(exc):
+                # Too long for exec in all (ARG_MAX), or text it cannot encode.
+                self._host.replied(self.node, f"[prompt not sent: {exc}]")
+                return
             # One report: a reply and a status apart would let the queue's
             # next prompt be delivered to it in between (and fail the same way).
             self._host.replied(self.node, f"[could not start {argv[0]}: {exc}]",
