@@ -13,7 +13,7 @@ from engine.effects.drivers.mcpconfig import MCPSetup
 from engine.effects.drivers.screen import Screen
 from engine.effects.operator import DrivenRegistry
 
-__all__ = ["ARGUMENT_MAX", "REPLY_KEPT", "CommandAgent", "unsendable"]
+__all__ = ["ARGUMENT_MAX", "REPLY_KEPT", "CommandAgent", "prompt_argument", "unsendable"]
 
 #: The most bytes of a run's output a CommandAgent keeps for its reply and
 #: its screen (the engine cuts the reply to the workspace's max_payload; this
@@ -24,6 +24,23 @@ REPLY_KEPT = 1 << 20
 #: MAX_ARG_STRLEN: 32 pages of 4 KiB). A longer prompt for ``{prompt}``
 #: would make exec fail with E2BIG.
 ARGUMENT_MAX = 32 * 4096
+
+
+def prompt_argument(template: str, text: str) -> str:
+    """One argument of a run's command: ``template`` with ``{prompt}`` replaced by ``text``.
+
+    A prompt is only ever prompt text: an argument that the template does not
+    make an option (it does not begin with ``-``) but that would begin with
+    ``-`` once the prompt is in, gets a leading space. Otherwise the agent
+    program's parser would read a card's prompt as its option
+    (``--dangerously-skip-permissions``, ``--mcp-config=FILE``) wherever it
+    stands on the line. A template option (``--prompt={prompt}``) keeps the
+    prompt as its value, as written.
+    """
+    argument = template.replace("{prompt}", text)
+    if argument.startswith("-") and not template.startswith("-"):
+        return " " + argument
+    return argument
 
 
 def unsendable(argv: Sequence[str]) -> str | None:
@@ -57,9 +74,10 @@ def _prompts_fault(exc: OSError | ValueError) -> bool:
 class CommandAgent(AgentDriver):
     """Runs ``command`` once per prompt in the workspace folder.
 
-    The prompt replaces ``{prompt}`` in the command's arguments, or, when no
-    argument has that placeholder, goes to the command's standard input
-    (for example ``["claude", "-p", "{prompt}"]`` or ``["codex", "exec", "-"]``).
+    The prompt replaces ``{prompt}`` in the command's arguments (never read
+    as an option: see `prompt_argument`), or, when no argument has that
+    placeholder, goes to the command's standard input (for example
+    ``["claude", "-p", "{prompt}"]`` or ``["codex", "exec", "-"]``).
     Output streams to the host as it comes; the reply is the whole output,
     and a failing command's exit status is appended to it. Past `REPLY_KEPT`
     bytes the output still streams but is neither kept nor shown on the
@@ -101,7 +119,7 @@ class CommandAgent(AgentDriver):
         if self._closed:
             return
         placeholder = any("{prompt}" in a for a in self._command)
-        argv = [a.replace("{prompt}", text) for a in self._command]
+        argv = [prompt_argument(a, text) for a in self._command]
         refused = unsendable(argv)
         if refused is not None:
             # This prompt's fault, not the agent's: it takes the next one.

@@ -1,13 +1,14 @@
-"""k16: a card's prompt, put in the agent's command line by `{prompt}`, is read by the
-agent program as an option: the card adds its own MCP server to the run (SPEC §10.2:
-agents the canvas starts reach card tools only through arrowgate's server), or turns
-the agent's permission prompts off.
+"""A card's prompt put in an agent's command line by `{prompt}` is only ever prompt text:
+where it would make an argument begin with ``-`` it is passed with a leading space, so
+the agent program never reads it as an option (SPEC §10.2: agents the canvas starts
+reach card tools only through arrowgate's server; nor may a card turn their permission
+prompts off).
 
-The documented configuration (README: ``CommandAgent("a1", ["claude", "-p",
-"{prompt}"])``) puts the prompt as a whole argument after Claude Code's boolean
-``-p``; Claude Code's parser (commander), like Codex's (clap) and argparse, reads an
-argument beginning with ``-`` anywhere on the line as an option. The stand-in
-agent below parses its line as Claude Code declares these options.
+(Found by a helper: the documented ``CommandAgent("a1", ["claude", "-p", "{prompt}"])``
+put the prompt as a whole argument after Claude Code's boolean ``-p``; Claude Code's
+parser (commander), like Codex's (clap) and argparse, reads an argument beginning with
+``-`` anywhere on the line as an option. The stand-in agent below parses its line as
+Claude Code declares these options.)
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from engine.effects.drivers import CommandAgent, MCPSetup, write_token
+from engine.effects.drivers.agent import prompt_argument
 
 _FAKE_CLAUDE = """\
 import argparse, json
@@ -74,10 +78,23 @@ async def test_a_prompt_is_never_an_option_of_the_agent(tmp_path: Path) -> None:
     # sends its name as the prompt.
     evil = tmp_path / "ws" / "evil.json"
     seen = await _run(tmp_path, f"--mcp-config={evil}")
-    assert seen["mcp"] == [seen["mcp"][0]] and seen["prompt"] == f"--mcp-config={evil}", \
+    assert seen["mcp"] == [seen["mcp"][0]] and seen["prompt"] == f" --mcp-config={evil}", \
         f"the prompt was read as an option: the agent's MCP configurations are {seen['mcp']}"
 
 
 async def test_a_prompt_cannot_turn_the_agents_permissions_off(tmp_path: Path) -> None:
     seen = await _run(tmp_path, "--dangerously-skip-permissions")
-    assert seen["skip"] is False and seen["prompt"] == "--dangerously-skip-permissions", seen
+    assert seen["skip"] is False and seen["prompt"] == " --dangerously-skip-permissions", seen
+
+
+@pytest.mark.parametrize(("template", "text", "argument"), [
+    ("{prompt}", "-x", " -x"),                        # a whole argument: a space first
+    ("{prompt}", "--", " --"),                        # nor the end of the options
+    ("{prompt}", "fix -x", "fix -x"),                 # only the start matters
+    ("{prompt} please", "-x", " -x please"),
+    ("--prompt={prompt}", "-x", "--prompt=-x"),       # the template's option: its value
+    ("say {prompt}", "-x", "say -x"),
+])
+def test_every_template_shape_keeps_the_prompt_text(template: str, text: str,
+                                                    argument: str) -> None:
+    assert prompt_argument(template, text) == argument
