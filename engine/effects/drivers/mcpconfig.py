@@ -135,6 +135,10 @@ class TokenMinter(Protocol):
         """Revoke a token by id; False when no live token has that id."""
         ...
 
+    def lookup(self, token: str) -> tuple[str, object] | None:
+        """A live token's id and principal (``str`` of it: ``agent:<id>``), or None."""
+        ...
+
 
 def _default_arrowgate() -> str:
     """The ``arrowgate`` beside this Python (a virtualenv's), else the one on ``PATH``."""
@@ -156,9 +160,10 @@ class MCPService:
         run_dir: where each run's MCP configuration goes; never inside the workspace.
         arrowgate: the ``arrowgate`` program the agent starts its MCP server with.
 
-    An agent set up again (its driver restarted) gets a new token, and the
-    one this object minted for it before is revoked: the overwritten token
-    file was its only copy, so nothing legitimate still uses it.
+    An agent set up again (its driver restarted, or the app) gets a new
+    token, and the one its token file held is revoked first: the file was its
+    only copy, so nothing legitimate still uses it, and one agent has one live
+    MCP token.
     """
 
     service: str
@@ -166,8 +171,6 @@ class MCPService:
     token_dir: Path
     run_dir: Path
     arrowgate: str = field(default_factory=_default_arrowgate)
-    #: The id of the token last minted for each agent, to revoke when it is replaced.
-    minted: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     async def setup(self, agent: str, tool: str, workspace: Path) -> MCPSetup:
         """Mint agent ``agent``'s own token, write it, and return its `MCPSetup`.
@@ -182,10 +185,19 @@ class MCPService:
             raise ValueError(f"agent id {agent!r} cannot name a token file")
         setup = MCPSetup(agent, tool, self.arrowgate, self.service,
                          self.token_dir / f"{agent}.token", self.run_dir, workspace)
-        token_id, token = await self.tokens.mint(f"agent:{agent}")
+        await self._revoke_previous(agent)
+        _, token = await self.tokens.mint(f"agent:{agent}")
         write_token(self.token_dir, agent, token)
-        previous = self.minted.get(agent)
-        self.minted[agent] = token_id
-        if previous is not None:
-            await self.tokens.revoke(previous)
         return setup
+
+    async def _revoke_previous(self, agent: str) -> None:
+        """Revoke the token ``agent``'s token file holds, minted by this run of the app
+        or an earlier one (the store, not memory, knows it). Only an ``agent:<agent>``
+        token is revoked: a file holding another's token is no reason to end it."""
+        try:
+            previous = (self.token_dir / f"{agent}.token").read_text().strip()
+        except (FileNotFoundError, UnicodeDecodeError):
+            return
+        found = self.tokens.lookup(previous) if previous else None
+        if found is not None and str(found[1]) == f"agent:{agent}":
+            await self.tokens.revoke(found[0])

@@ -1,12 +1,10 @@
-"""k16: an agent's token from before a restart stays valid for good.
+"""One agent has one live MCP token: setting an agent up again, even after a restart of
+the app (a new `MCPService`), revokes the token its token file held before writing the
+new one.
 
-`MCPService.setup` revokes the token it replaces only when the *same object* minted
-it (`minted`, an in-memory dict). Each start of the app builds a new `MCPService`,
-mints the agent a new token and overwrites its token file, and the previous token —
-whose file was "its only copy, so nothing legitimate still uses it" — is never
-revoked: every restart leaves one more live agent token in the store, usable by any
-process of an earlier run that kept it (an `arrowgate mcp` left over, a detached
-child of the agent).
+(Found by a helper: `MCPService.setup` revoked only a token the same object had minted,
+an in-memory dict, so every restart left one more live agent token in the store, usable
+by any process of an earlier run that kept it.)
 """
 
 from __future__ import annotations
@@ -18,7 +16,7 @@ from engine.effects.drivers import MCPService
 from engine.service.auth import TokenStore
 
 
-async def test_a_restart_revokes_the_agent_token_it_replaces(tmp_path: Path,
+async def test_a_restart_revokes_the_agent_token_its_file_held(tmp_path: Path,
                                                              make_engine: Any) -> None:
     make_engine()  # the database and its token table
     store = TokenStore(tmp_path / "arrowgate.db")
@@ -34,5 +32,7 @@ async def test_a_restart_revokes_the_agent_token_it_replaces(tmp_path: Path,
         second = (tmp_path / "tokens" / "a1.token").read_text()
         assert second != first and store.lookup(second) is not None
         assert store.lookup(first) is None, "the replaced agent token is still accepted"
+        await service().setup("a2", "claude-code", tmp_path / "ws")   # another agent
+        assert store.lookup(second) is not None, "another agent's setup revoked a1's token"
     finally:
         store.close()
