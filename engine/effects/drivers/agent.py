@@ -98,6 +98,8 @@ class CommandAgent(AgentDriver):
         self._timeout = timeout
         self._mcp = mcp
         self._runs = 0
+        #: The run whose MCP configuration is on disk now (removed when it ends).
+        self._run_id: str | None = None
         self._screen = Screen(newline_returns=True)
         self._host: DriverHost | None = None
         self._folder = "."
@@ -125,10 +127,23 @@ class CommandAgent(AgentDriver):
             # This prompt's fault, not the agent's: it takes the next one.
             self._host.replied(self.node, f"[prompt not sent: {refused}]")
             return
-        extra: dict[str, str] = {}
-        if self._mcp is not None:
-            self._runs += 1
-            argv, extra = self._mcp.apply(argv, f"{os.getpid()}-{self._runs}")
+        if self._mcp is None:
+            await self._run(argv, {}, text, placeholder)
+            return
+        self._runs += 1
+        self._run_id = run = f"{os.getpid()}-{self._runs}"
+        try:
+            argv, extra = self._mcp.apply(argv, run)
+            await self._run(argv, extra, text, placeholder)
+        finally:
+            # Written for this run only (its program read it as it started):
+            # left behind, one folder a prompt would pile up for good.
+            self._mcp.discard(run)
+
+    async def _run(self, argv: list[str], extra: dict[str, str], text: str,
+                   placeholder: bool) -> None:
+        """Start the run's command and converse with it until it ends."""
+        assert self._host is not None
         try:
             # A session of its own, recorded with the process (engine.operator):
             # what it starts is known as driven even after `env -u ARROWGATE_DRIVEN`.
@@ -203,9 +218,12 @@ class CommandAgent(AgentDriver):
                 pass
 
     def close(self) -> None:
-        """Kill a command still running, and what it started."""
+        """Kill a command still running, and what it started; remove its MCP configuration."""
         self._closed = True
         self._kill()
+        if self._mcp is not None and self._run_id is not None:
+            # The run's own `finally` does too, if the loop runs it still.
+            self._mcp.discard(self._run_id)
         # A run still starting is left to see `_closed` once its process is
         # known: cancelled then, asyncio would kill only the session leader.
         if self._task is not None and self._proc is not None:

@@ -107,7 +107,7 @@ class MCPSetup:
         if not argv:
             raise ValueError("an agent's command is a non-empty list")
         server = {"command": self.arrowgate, "args": self.server_args}
-        folder = self.run_dir / f"{self.agent}-{run}"
+        folder = self._run_folder(run)
         if self.tool == "claude-code":
             path = folder / "mcp.json"
             _write_private(path, json.dumps({"mcpServers": {"arrowgate": server}}, indent=2))
@@ -122,6 +122,14 @@ class MCPSetup:
             _write_private(path, json.dumps({"mcpServers": {"arrowgate": server}}, indent=2))
             return list(argv), {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(path)}
         return list(argv), {}
+
+    def discard(self, run: str) -> None:
+        """Remove run ``run``'s configuration (`apply`): once the run has ended, or its
+        driver is closed. Nothing there is an error."""
+        shutil.rmtree(self._run_folder(run), ignore_errors=True)
+
+    def _run_folder(self, run: str) -> Path:
+        return self.run_dir / f"{self.agent}-{run}"
 
 
 class TokenMinter(Protocol):

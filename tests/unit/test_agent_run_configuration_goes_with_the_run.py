@@ -1,9 +1,8 @@
-"""k16: every prompt to a Claude Code / Gemini agent leaves an MCP configuration folder
-behind, for good.
+"""A run's MCP configuration (``run_dir/<agent>-<pid>-<n>/``) goes with the run: removed
+when the run ends, or when its driver is closed while it runs.
 
-`MCPSetup.apply` writes ``run_dir/<agent>-<pid>-<n>/mcp.json`` (or ``settings.json``)
-for each run; nothing removes it when the run ends, nor when the driver is closed:
-one folder and file per prompt, accumulating for as long as the app is used.
+(Found by a helper: nothing removed it: one folder and file per prompt to a Claude Code
+or Gemini agent, piling up for as long as the app was used.)
 """
 
 from __future__ import annotations
@@ -53,3 +52,24 @@ async def test_a_runs_configuration_goes_with_the_run(tmp_path: Path) -> None:
     assert host.replies == ["ok"] * 3
     left = sorted(str(p.relative_to(tmp_path)) for p in (tmp_path / "runs").rglob("*"))
     assert not [p for p in left if p.endswith(".json")], f"left behind: {left}"
+
+
+async def test_a_closed_drivers_run_configuration_goes_too(tmp_path: Path) -> None:
+    (tmp_path / "ws").mkdir()
+    claude = tmp_path / "claude"
+    claude.write_text(f"#!{sys.executable}\nimport time; time.sleep(30)\n")
+    claude.chmod(0o700)
+    token = write_token(tmp_path / "tokens", "a1", "secret")
+    setup = MCPSetup("a1", "claude-code", "/opt/bin/arrowgate", "/run/ag/serve.sock", token,
+                     tmp_path / "runs", tmp_path / "ws")
+    agent = CommandAgent("a1", [str(claude), "-p", "{prompt}"], mcp=setup)
+    await agent.start(_Host(), str(tmp_path / "ws"))  # type: ignore[arg-type]
+    agent.submit("take your time")
+    for _ in range(200):  # until the run has started, its configuration written
+        if list((tmp_path / "runs").rglob("*.json")):
+            break
+        await asyncio.sleep(0.01)
+    assert list((tmp_path / "runs").rglob("*.json"))
+    agent.close()  # as World.close does, not waiting for the run's task
+    assert not list((tmp_path / "runs").rglob("*")), "the closed run's configuration is left"
+    await agent.aclose()
