@@ -463,10 +463,13 @@ class Engine:
         return self._prompts.wait(prompt_id)
 
     def agent_replied(self, agent: str, text: str, *, status: str = "waiting",
-                      length: int | None = None) -> Coroutine[Any, Any, None]:
-        """The agent finished its turn with ``text``; it is ``status`` (waiting again,
-        or ``finished``). Kept within ``max_payload``. (`Prompts.agent_replied`)"""
-        return self._prompts.agent_replied(agent, text, status=status, length=length)
+                      length: int | None = None,
+                      note: str | None = None) -> Coroutine[Any, Any, None]:
+        """The agent finished its turn with ``text`` (and the driver's ``note`` on the
+        run, kept when it is cut); it is ``status`` (waiting again, or ``finished``).
+        Kept within ``max_payload``. (`Prompts.agent_replied`)"""
+        return self._prompts.agent_replied(agent, text, status=status, length=length,
+                                           note=note)
 
     def command_exited(self, terminal: str, code: int) -> Coroutine[Any, Any, None]:
         """A command in a terminal ended with ``code``: it goes out on the ``exit`` port.

@@ -131,7 +131,8 @@ def visible(text: str) -> str:
     return "".join(out)
 
 
-def bounded(text: str, limit: int, *, length: int | None = None) -> str:
+def bounded(text: str, limit: int, *, length: int | None = None,
+            note: str | None = None) -> str:
     """``text`` in at most ``limit`` bytes of UTF-8: whole, or its start marked as cut.
 
     Cut at a character boundary; the mark names the whole text's size in
@@ -139,7 +140,19 @@ def bounded(text: str, limit: int, *, length: int | None = None) -> str:
     longer (a driver that kept the start of a run's output). The result always
     fits: under a limit too small for that mark (``max_payload`` may be 1) it
     is a shorter one, ``[cut]``, or under one smaller still none at all.
+
+    ``note`` (a driver's ``[exit 3]``) follows the text on a line of its own
+    and is kept whole when the text is cut, within ``limit`` still: the
+    text gets the room the note leaves. ``length`` counts the text alone.
     """
+    if note:
+        tail = note if not text else "\n" + note
+        room = limit - len(tail.encode("utf-8", "surrogatepass"))
+        if room >= 0:
+            return (bounded(text, room, length=length) + tail) if text else note
+        # A note over the limit on its own is cut as the text is, with it.
+        text += tail
+        length = None if length is None else length + len(tail.encode("utf-8", "surrogatepass"))
     raw = text.encode("utf-8", "surrogatepass")
     total = len(raw) if length is None else length
     if total <= limit and len(raw) <= limit:

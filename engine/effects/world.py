@@ -46,9 +46,9 @@ class DriverReports(Protocol):
         ...
 
     async def agent_replied(self, agent: str, text: str, *, status: str = "waiting",
-                            length: int | None = None) -> None:
-        """An agent's turn ended with ``text`` (of ``length`` bytes in all); it is left
-        ``status``."""
+                            length: int | None = None, note: str | None = None) -> None:
+        """An agent's turn ended with ``text`` (of ``length`` bytes in all) and the
+        driver's ``note`` on it; it is left ``status``."""
         ...
 
     async def command_exited(self, terminal: str, code: int) -> None:
@@ -191,10 +191,11 @@ class World:
             self._reports.driver_output(node, text)
 
     def replied(self, node: str, text: str, *, status: str = "waiting",
-                length: int | None = None) -> None:
+                length: int | None = None, note: str | None = None) -> None:
         """An agent's turn ended: `DriverReports.agent_replied`."""
         if self._reports is not None:
-            self._later(self._reports.agent_replied(node, text, status=status, length=length))
+            self._later(self._reports.agent_replied(node, text, status=status, length=length,
+                                                    note=note))
 
     def exited(self, node: str, code: int) -> None:
         """A command ended: `DriverReports.command_exited` (the ``exit`` port)."""

@@ -485,7 +485,7 @@ class Prompts:
 
     @operation
     async def agent_replied(self, agent: str, text: str, *, status: str = "waiting",
-                            length: int | None = None) -> None:
+                            length: int | None = None, note: str | None = None) -> None:
         """The agent finished its turn with ``text``; it is left ``status``.
 
         ``waiting``: it takes its next prompt. ``finished``: it cannot take
@@ -493,7 +493,8 @@ class Prompts:
         The reply is kept, sent on the ``reply`` port and logged within the
         workspace's ``max_payload``, as all text from outside is (SPEC §8):
         a longer one is cut, marked with its whole size (``length`` bytes
-        when ``text`` is only its start).
+        when ``text`` is only its start). The driver's ``note`` on the run
+        (``[exit 3]``) follows it, kept whole when it is cut (`bounded`).
 
         Raises:
             InvalidArgument: a ``status`` other than those two; nothing changes.
@@ -503,7 +504,7 @@ class Prompts:
                                   reason="status")
         node = self.nodes.node(agent, "agent")
         limit = self.ctx.state.workspaces[node.workspace].settings.max_payload
-        text = bounded(text, limit, length=length)
+        text = bounded(text, limit, length=length, note=note)
         with self.ctx.write():
             for prompt in self.ctx.state.open_prompts.of_agent(agent, "delivered"):
                 if prompt.state == "delivered":

@@ -49,7 +49,7 @@ class _Host:
         pass
 
     def replied(self, node: str, text: str, *, status: str = "waiting",
-                length: int | None = None) -> None:
+                length: int | None = None, note: str | None = None) -> None:
         self.replies.append(text)
         self.done.set()
 

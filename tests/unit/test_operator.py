@@ -220,7 +220,7 @@ class _Host:
         pass
 
     def replied(self, node: str, text: str, *, status: str = "waiting",
-                length: int | None = None) -> None:
+                length: int | None = None, note: str | None = None) -> None:
         pass
 
 

@@ -79,7 +79,8 @@ class CommandAgent(AgentDriver):
     placeholder, goes to the command's standard input (for example
     ``["claude", "-p", "{prompt}"]`` or ``["codex", "exec", "-"]``).
     Output streams to the host as it comes; the reply is the whole output,
-    and a failing command's exit status is appended to it. Past `REPLY_KEPT`
+    and a failing command's exit status (or its timeout) is noted after it,
+    kept when the reply is cut. Past `REPLY_KEPT`
     bytes the output still streams but is neither kept nor shown on the
     screen; the reply then notes the whole size. A command that cannot be
     started leaves the agent ``finished``; a prompt that cannot be passed to
@@ -180,6 +181,7 @@ class CommandAgent(AgentDriver):
         proc.stdin.close()
         out = bytearray()
         total = 0
+        notes: list[str] = []
         try:
             async with asyncio.timeout(self._timeout):
                 while chunk := await proc.stdout.read(4096):
@@ -195,11 +197,14 @@ class CommandAgent(AgentDriver):
         except TimeoutError:
             self._kill()
             code = await proc.wait()
-            out += f"\n[stopped after {self._timeout:g} s]".encode()
-        reply = out.decode("utf-8", "replace").strip()
+            notes.append(f"[stopped after {self._timeout:g} s]")
         if code:
-            reply += f"\n[exit {code}]"
-        self._host.replied(self.node, reply, length=total if total > len(out) else None)
+            notes.append(f"[exit {code}]")
+        # The notes apart from the output: a reply cut to max_payload keeps
+        # them, or a failed run would read as a good one cut short.
+        self._host.replied(self.node, out.decode("utf-8", "replace").strip(),
+                           length=total if total > len(out) else None,
+                           note="\n".join(notes) or None)
 
     def screen(self) -> str:
         """The prompts and the output so far."""

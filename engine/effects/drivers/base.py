@@ -30,11 +30,15 @@ class DriverHost(Protocol):
         ...
 
     def replied(self, node: str, text: str, *, status: str = "waiting",
-                length: int | None = None) -> None:
+                length: int | None = None, note: str | None = None) -> None:
         """An agent's turn ended with this reply; it is left ``status``.
 
         ``length``: the whole reply's size in bytes, when ``text`` is only its
         start (a driver keeps a bounded part of a run's output).
+
+        ``note``: what the driver says about the run (``[exit 3]``), added
+        after the reply and kept when the reply is cut; ``length`` counts
+        the output alone.
 
         ``waiting`` for the next prompt, or ``finished`` when it cannot take
         another (its command could not start): one report, so nothing is

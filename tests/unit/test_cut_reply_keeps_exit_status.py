@@ -1,9 +1,9 @@
-"""CommandAgent: "a failing command's exit status is appended to [the reply]" — how the
-card that asked learns the run failed (or was stopped at its timeout).
+"""A driven agent's reply cut to max_payload keeps the driver's note on the run
+(``[exit N]``, ``[stopped after …]``) whole at its end, within the bound; the cut mark's
+size counts the output alone. The card that asked learns the run failed.
 
-(rv16: the reply is now cut to max_payload by `bounded`, which keeps the *start*; the
-``[exit N]`` / ``[stopped after …]`` note is appended at the end, so a failing run with a
-long output reads as a successful one cut short.)
+(Found by the review: the note was appended to the output before `bounded` kept the
+reply's *start*, so a failing run with a long output read as a good one cut short.)
 """
 
 from __future__ import annotations
@@ -35,6 +35,19 @@ async def test_a_cut_reply_still_says_the_run_failed(make_engine: Any, tmp_path:
         await until(lambda: engine.prompt(prompt.prompt).state == "replied", timeout=25)
         # THEN its reply, cut, still says the run failed
         reply = engine.state.canvas.node("a1").data["last_reply"]
-        assert "[exit 3]" in reply, f"the failure is cut away: ...{reply[-60:]!r}"
+        assert reply.endswith("\n[exit 3]"), f"the failure is cut away: ...{reply[-60:]!r}"
+        assert "[cut: 8192 bytes in all]" in reply, reply[-80:]
+        assert len(reply.encode()) <= 1024
     finally:
         await engine.aclose()
+
+
+def test_the_note_is_kept_within_the_bound() -> None:
+    """`bounded`: the text gets the room the note leaves; a whole one is left whole."""
+    from engine.core.text import bounded
+
+    assert bounded("ok", 100, note="[exit 1]") == "ok\n[exit 1]"
+    assert bounded("", 100, note="[exit 1]") == "[exit 1]"
+    cut = bounded("x" * 500, 100, note="[stopped after 5 s]\n[exit -9]")
+    assert cut.endswith("[cut: 500 bytes in all]\n[stopped after 5 s]\n[exit -9]")
+    assert len(cut.encode()) <= 100
