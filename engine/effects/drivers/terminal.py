@@ -32,18 +32,42 @@ INPUT_LIMIT = 1 << 20
 _MARK = r"\x1b\]133;D;(\d+);{nonce}\x07"
 
 
-def _prompt_command(nonce: str) -> str:
-    # `export -n`: the shell keeps PROMPT_COMMAND, and with it the secret, from
-    # the programs it starts (they get the environment; they must not get it).
-    return f'printf "\\033]133;D;%s;{nonce}\\007" "$?"; export -n PROMPT_COMMAND'
+def _start_up(nonce: str, fd: int) -> str:
+    """What the shell's first PROMPT_COMMAND sources from a pipe (``. /dev/fd/N``).
+
+    The secret is in no environment, not even the shell's own start-up one
+    (``/proc/<shell>/environ`` is readable by every program it runs; it shows
+    only ``. /dev/fd/N``): this sets PROMPT_COMMAND to print the marks with
+    it, no longer exported, and closes the pipe, all before any command runs,
+    so ``/proc/<shell>/fd`` does not show it either. Then it prints the first
+    mark. (A command typed into the terminal can still read the shell's
+    variables: whoever types can run anything anyway; program output cannot.)
+    """
+    return (f"PROMPT_COMMAND='printf \"\\033]133;D;%s;{nonce}\\007\" \"$?\"'\n"
+            f"export -n PROMPT_COMMAND\n"
+            f"exec {fd}<&-\n"
+            f"eval \"$PROMPT_COMMAND\"\n")
+
+
+def _rc_pipe(nonce: str) -> int:
+    """A pipe's read end that yields the shell's start-up (`_start_up`), then ends.
+
+    Small, so it fits the pipe's buffer: written whole before the shell starts.
+    """
+    read, write = os.pipe()
+    try:
+        os.write(write, _start_up(nonce, read).encode())
+    finally:
+        os.close(write)
+    return read
 
 
 class PtyTerminal(TerminalDriver):
     """bash in a pseudo-terminal in the workspace folder.
 
     The shell starts without rc files (``--noprofile --norc``) so that its
-    prompt and its exit marks are the engine's, whatever the user's dotfiles
-    do; it gets the user's environment otherwise. Each command's exit status
+    prompt and its exit marks are the engine's (`_start_up`), whatever the
+    user's dotfiles do; it gets the user's environment otherwise. Each command's exit status
     goes to `DriverHost.exited`; when the shell itself ends the node is
     ``finished``.
     """
@@ -75,11 +99,11 @@ class PtyTerminal(TerminalDriver):
         master, slave = os.openpty()
         columns, lines = self._size
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, columns, 0, 0))
+        rc = _rc_pipe(self._nonce)
         # ARROWGATE_DRIVEN: cards can type here, so a TUI started in this
         # terminal must not take it for a person (engine.operator).
-        env = dict(os.environ, TERM="xterm", PS1="$ ", PS2="> ",
-                   PROMPT_COMMAND=_prompt_command(self._nonce), HISTFILE="/dev/null",
-                   ARROWGATE_DRIVEN=self.node)
+        env = dict(os.environ, TERM="xterm", PS1="$ ", PS2="> ", HISTFILE="/dev/null",
+                   PROMPT_COMMAND=f". /dev/fd/{rc}", ARROWGATE_DRIVEN=self.node)
 
         def controlling_tty() -> None:
             # A session of its own with the pty as controlling terminal, so
@@ -87,9 +111,13 @@ class PtyTerminal(TerminalDriver):
             os.setsid()
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
-        self._proc = await asyncio.create_subprocess_exec(
-            path, "--noprofile", "--norc", "-i", stdin=slave, stdout=slave, stderr=slave,
-            cwd=folder, env=env, preexec_fn=controlling_tty)
+        try:
+            self._proc = await asyncio.create_subprocess_exec(
+                path, "--noprofile", "--norc", "-i", stdin=slave, stdout=slave,
+                stderr=slave, pass_fds=(rc,), cwd=folder, env=env,
+                preexec_fn=controlling_tty)
+        finally:
+            os.close(rc)
         # Recorded too, where `env -u ARROWGATE_DRIVEN` cannot reach: the
         # shell, its session and its terminal (engine.operator).
         DrivenRegistry().mark(self._proc.pid, self.node, sid=self._proc.pid,

@@ -1,11 +1,11 @@
-"""A terminal's exit mark carries a per-session secret so that "marks without it are
-program output" and "a program in the shell" never sees it (3133ec7).
+"""A terminal's exit-mark secret is in no process's environment, not even the shell's
+start-up one: a program run in the terminal cannot read it and forge an exit code with
+its output. (A command typed there could read the shell's variables; whoever types can
+run anything anyway.)
 
-(rv16: ``export -n PROMPT_COMMAND`` keeps the secret out of the environment of the
-programs the shell starts, but the shell was *started* with it: any program in the
-terminal reads it in ``/proc/<shell pid>/environ`` (its parent, same user), and its
-output, the mark with the secret, is taken for the shell's — the forged exit code the fix
-was for. The secret cut out of the output (``[secret]``) is cut only as plain text.)
+(Found by the review: ``export -n PROMPT_COMMAND`` kept the secret out of the programs'
+environment, but the shell was *started* with it: any program in the terminal read it in
+``/proc/<shell pid>/environ`` and printed the mark with it.)
 """
 
 from __future__ import annotations
@@ -19,7 +19,12 @@ from engine.effects.drivers import PtyTerminal
 _FORGE = """\
 import os, re, sys
 env = open(f"/proc/{os.getppid()}/environ", "rb").read()
-nonce = re.search(rb";([0-9a-f]{32})", env).group(1).decode()
+found = re.search(rb";([0-9a-f]{32})", env)
+nonce = found.group(1).decode() if found else "0" * 32
+# Nor is a pipe it came from left open in the shell.
+for fd in os.listdir(f"/proc/{os.getppid()}/fd"):
+    link = os.readlink(f"/proc/{os.getppid()}/fd/{fd}")
+    assert not link.startswith("pipe:"), f"the shell holds {link} open"
 sys.stdout.write("\\x1b]133;D;0;" + nonce + "\\x07")
 sys.stdout.flush()
 """
