@@ -98,6 +98,8 @@ class World:
         self.drivers: dict[str, Driver] = {}
         self._reports: DriverReports | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        #: Drivers `attach` is starting (they report before they are the node's).
+        self._starting: set[Driver] = set()
 
     def bind(self, data_dir: str | None, reports: DriverReports) -> None:
         """Called by the engine: where drivers' reports go; the real file handler protects
@@ -135,12 +137,40 @@ class World:
 
     # -- drivers ----------------------------------------------------------
     async def attach(self, node: Node, folder: str, driver: Driver) -> None:
-        """Start ``driver`` for ``node`` in its workspace folder (see `Engine.attach_driver`)."""
-        await driver.start(self, folder)
-        old = self.drivers.pop(node.id, None)
-        if old is not None:
-            await old.aclose()
-        self.drivers[node.id] = driver
+        """Start ``driver`` for ``node`` in its workspace folder (see `Engine.attach_driver`).
+
+        It reports through its own `_DriverReporter`: while it starts, and then
+        for as long as it is the node's driver (`drives`).
+        """
+        self._starting.add(driver)
+        try:
+            await driver.start(_DriverReporter(self, driver), folder)
+            old = self.drivers.pop(node.id, None)
+            if old is not None:
+                await old.aclose()
+            self.drivers[node.id] = driver
+        finally:
+            self._starting.discard(driver)
+
+    def drives(self, driver: Driver) -> bool:
+        """Whether ``driver`` may report for its node: it is the node's driver, or
+        starting to be. A removed or replaced node's driver is not: what it reports
+        late (a run ending, failing to start) must not reach a new node of that id."""
+        return self.drivers.get(driver.node) is driver or driver in self._starting
+
+    def report(self, driver: Driver,
+               operation: Callable[[DriverReports], Coroutine[Any, Any, None]]) -> None:
+        """A driver's report, as the engine ``operation`` it becomes: dropped unless
+        ``driver`` `drives` its node now and still when the operation's turn comes."""
+        reports = self._reports
+        if reports is None or not self.drives(driver):
+            return
+
+        async def if_still() -> None:
+            if self.drives(driver):
+                await operation(reports)
+
+        self._later(if_still())
 
     def committed(self, event: Event) -> None:
         """A batch committed: hand its allowed prompts and input to the drivers.
@@ -184,7 +214,8 @@ class World:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    # DriverHost: what drivers report.
+    # DriverHost: what drivers report, through their `_DriverReporter` (which drops
+    # the reports of a driver no longer its node's), and what the world reports itself.
     def output(self, node: str, text: str) -> None:
         """Live output: sent as ``agents.onOutput`` (no state change stands behind it)."""
         if self._reports is not None:
@@ -372,3 +403,40 @@ class World:
             data["exit"] = exit
             data["status"] = "finished"
         return Node(terminal.id, terminal.type, terminal.workspace, data)
+
+
+class _DriverReporter:
+    """The `DriverHost` one driver reports to: the world, for as long as that driver
+    drives its node (`World.drives`). Reports name the node; this names the driver.
+    A report for another node than the driver's is dropped too."""
+
+    def __init__(self, world: World, driver: Driver) -> None:
+        self._world = world
+        self._driver = driver
+
+    def _own(self, node: str) -> bool:
+        return node == self._driver.node
+
+    def output(self, node: str, text: str) -> None:
+        """Live output, while this driver drives the node."""
+        if self._own(node) and self._world.drives(self._driver):
+            self._world.output(node, text)
+
+    def replied(self, node: str, text: str, *, status: str = "waiting",
+                length: int | None = None, note: str | None = None) -> None:
+        """The agent's turn ended (`DriverReports.agent_replied`)."""
+        if self._own(node):
+            self._world.report(self._driver, lambda reports: reports.agent_replied(
+                node, text, status=status, length=length, note=note))
+
+    def exited(self, node: str, code: int) -> None:
+        """A command ended (`DriverReports.command_exited`)."""
+        if self._own(node):
+            self._world.report(self._driver,
+                               lambda reports: reports.command_exited(node, code))
+
+    def status(self, node: str, status: str) -> None:
+        """The node's status changed on its own (`DriverReports.driver_status`)."""
+        if self._own(node):
+            self._world.report(self._driver,
+                               lambda reports: reports.driver_status(node, status))

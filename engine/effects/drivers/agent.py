@@ -153,6 +153,8 @@ class CommandAgent(AgentDriver):
                 stdin=asyncio.subprocess.PIPE, start_new_session=True,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
         except (OSError, ValueError) as exc:
+            if self._closed:
+                return  # its node is gone: no one to tell
             if _prompts_fault(exc):
                 # Too long for exec in all (ARG_MAX), or text it cannot encode.
                 self._host.replied(self.node, f"[prompt not sent: {exc}]")
