@@ -98,8 +98,9 @@ class World:
         self.drivers: dict[str, Driver] = {}
         self._reports: DriverReports | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        #: Drivers `attach` is starting (they report before they are the node's).
-        self._starting: set[Driver] = set()
+        #: The driver `attach` is starting for each node id (it reports before it is
+        #: the node's). Removing the node takes it out: that marks it cancelled.
+        self._starting: dict[str, Driver] = {}
 
     def bind(self, data_dir: str | None, reports: DriverReports) -> None:
         """Called by the engine: where drivers' reports go; the real file handler protects
@@ -118,6 +119,8 @@ class World:
         for driver in self.drivers.values():
             driver.close()
         self.drivers.clear()
+        # Drivers still starting are stopped by `attach` once their start returns.
+        self._starting.clear()
         for task in self._tasks:
             task.cancel()
 
@@ -140,23 +143,40 @@ class World:
         """Start ``driver`` for ``node`` in its workspace folder (see `Engine.attach_driver`).
 
         It reports through its own `_DriverReporter`: while it starts, and then
-        for as long as it is the node's driver (`drives`).
+        for as long as it is the node's driver (`drives`). It becomes the node's
+        driver only if it is still the one starting for it when ``start`` returns:
+        the node may have been removed meanwhile (and maybe re-added under its id,
+        someone else), or a later attach may have replaced it. Otherwise it is
+        stopped, since no one else would ever close it.
         """
-        self._starting.add(driver)
+        self._starting[node.id] = driver
         try:
             await driver.start(_DriverReporter(self, driver), folder)
+            if self._starting.get(node.id) is not driver:
+                await driver.aclose()
+                return
             old = self.drivers.pop(node.id, None)
             if old is not None:
                 await old.aclose()
             self.drivers[node.id] = driver
         finally:
-            self._starting.discard(driver)
+            if self._starting.get(node.id) is driver:
+                del self._starting[node.id]
+
+    def _cancel(self, node_id: str) -> None:
+        """The node is gone: stop its driver, and cancel one still starting (`attach`
+        stops that one once its start returns)."""
+        self._starting.pop(node_id, None)
+        gone = self.drivers.pop(node_id, None)
+        if gone is not None:
+            gone.close()
 
     def drives(self, driver: Driver) -> bool:
         """Whether ``driver`` may report for its node: it is the node's driver, or
         starting to be. A removed or replaced node's driver is not: what it reports
         late (a run ending, failing to start) must not reach a new node of that id."""
-        return self.drivers.get(driver.node) is driver or driver in self._starting
+        return (self.drivers.get(driver.node) is driver
+                or self._starting.get(driver.node) is driver)
 
     def report(self, driver: Driver,
                operation: Callable[[DriverReports], Coroutine[Any, Any, None]]) -> None:
@@ -175,16 +195,15 @@ class World:
     def committed(self, event: Event) -> None:
         """A batch committed: hand its allowed prompts and input to the drivers.
 
-        A removed node's driver is stopped (its process is hung up).
+        A removed node's driver is stopped (its process is hung up), and one
+        still starting for it is cancelled.
         """
-        if not self.drivers:
+        if not self.drivers and not self._starting:
             # Nothing to hand over and nothing to stop (most engines run no
             # driver): every committed event comes through here.
             return
         if event.type == "agents.changed" and event.data.get("change") == "removed":
-            gone = self.drivers.pop(str(event.data.get("agent")), None)
-            if gone is not None:
-                gone.close()
+            self._cancel(str(event.data.get("agent")))
             return
         driver = self.drivers.get(str(event.data.get("node")))
         if event.type == "driver.prompt" and isinstance(driver, AgentDriver):
