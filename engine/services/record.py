@@ -38,6 +38,27 @@ _DEFAULT_DENIAL_LIMIT = WorkspaceSettings().denial_log_limit
 _KNOWN_MAX = 4096
 
 
+def _payload_arg(call: str) -> str | None:
+    # The argument whose text a call's log row keeps, if the call has one.
+    spec = CALLS.get(call)
+    return spec.payload_arg or None if spec is not None else None
+
+
+def _payload_of(arg: str | None, args: Any,
+                encode: Callable[[Any], str | None] | None) -> str | None:
+    """The payload a call's log row keeps: ``encode(args)`` when the caller gives how
+    (a tool call's arguments, as JSON), else the text of ``args``'s argument ``arg``.
+
+    The one place that chooses, for both of `Recorder.refusal`'s ways to a row; it
+    is called only once a row is to be written, so that a refusal counted toward a
+    `suppressed` row pays for no encoding.
+    """
+    if encode is not None:
+        return encode(args)
+    value = args.get(arg) if arg is not None and type(args) is dict else None
+    return value if type(value) is str else None
+
+
 class _Known(NamedTuple):
     """What the row of a refusal the decision cache remembers needs (`Recorder._remember`),
     worked out once: the same for every such call until the state it was read from
@@ -79,12 +100,7 @@ class Recorder:
     @staticmethod
     def payload(call: str, args: Any) -> str | None:
         """The text of a call's arguments that its log row keeps (its payload argument)."""
-        spec = CALLS.get(call)
-        if spec is None or type(args) is not dict or not args:
-            return None
-        if spec.payload_arg and type(value := args.get(spec.payload_arg)) is str:
-            return value
-        return None
+        return _payload_of(_payload_arg(call), args, None)
 
     def count(self, card: str, key: str, now: float) -> None:
         """Count an accepted call in its rolling window (inside a write)."""
@@ -152,12 +168,14 @@ class Recorder:
         ]
 
     def refusal(self, decision: Decision, chain: tuple[str, ...] | None, args: Any,
-                now: float | None = None, *, text: str | None = None) -> Decision:
+                now: float | None = None, *,
+                encode: Callable[[Any], str | None] | None = None) -> Decision:
         """A refused call writes nothing but its log row (or counts toward a `suppressed` one).
 
         ``now``: the time the call was decided at (read when not given), the row's time.
-        ``text``: the payload its row keeps when that is not one of ``args`` (a tool
-        call's arguments as JSON); cut as any refused payload is (`clip_payload`).
+        ``encode``: the payload its row keeps when that is not one of ``args`` (a tool
+        call's arguments as JSON), called only when the row is written (`_payload_of`);
+        cut as any refused payload is (`clip_payload`).
         """
         state = self.ctx.state
         known = self._known.get(id(decision)) if chain is None else None
@@ -172,12 +190,8 @@ class Recorder:
             if not self.denials.admit(key, t, known.limit):
                 self._suppress(answer, key, known.node, t)
                 return answer
-            arg = known.payload_arg
-            payload = text if text is not None else (
-                args.get(arg) if arg is not None and type(args) is dict else None)
-            if type(payload) is not str:
-                payload = None
-            elif not (len(payload) <= PAYLOAD_KEPT and payload.isascii()):
+            payload = _payload_of(known.payload_arg, args, encode)
+            if payload is not None and not (len(payload) <= PAYLOAD_KEPT and payload.isascii()):
                 # Cut or escaped (`clip_payload`): its row has the extra fields.
                 return self._write_refusal(answer, payload, None, key, t, known.node)
             held = self.denials.held
@@ -198,8 +212,8 @@ class Recorder:
         key, node, limit = self._budget_of(card)
         t = self.ctx.now() if now is None else now
         if self._admit(decision, key, node, limit, t):
-            self._write_refusal(decision, text if text is not None
-                                else self.payload(decision.call, args), chain, key, t, node)
+            self._write_refusal(decision, _payload_of(_payload_arg(decision.call), args, encode),
+                                chain, key, t, node)
         if chain is None and self._row_kind is not None:
             self._remember(cached, decision, key, node, limit)
         return decision

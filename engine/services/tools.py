@@ -104,18 +104,20 @@ class Tools:
         """
         # The tool's name as a log row can hold it (an odd one is then UNKNOWN_TOOL).
         call = f"tool:{shown(tool)}"
-        # What a refusal's row keeps: the arguments as the ok row does (SPEC §8 "Bounds").
-        text = _args_text(args)
+        # A refusal's row keeps the arguments as the ok row does (SPEC §8 "Bounds"):
+        # `Recorder.refusal` has `_args_text` encode them only if it writes a row --
+        # not for a refusal counted toward a `suppressed` row, nor before knowing
+        # the call is refused (an accepted call encodes them once, for its ok row).
         if not (type(card) is str and type(agent) is str and str.isascii(card)
                 and str.isascii(agent)):
             # From a hostile caller: a card or agent id that is not plain text is a
             # clean, logged refusal (CARD_UNKNOWN, INVALID_ARGUMENT target), never a crash.
             refusal = malformed(self.ctx.state, card, call, agent)
             if refusal is not None:
-                return self.record.refusal(refusal, None, None, text=text)
+                return self.record.refusal(refusal, None, args, encode=_args_text)
         found = check_card(self.ctx.state, card, call, agent)
         if isinstance(found, Decision):
-            return self.record.refusal(found, None, None, text=text)
+            return self.record.refusal(found, None, args, encode=_args_text)
         card_node, pkg = found
         agent_node = self.ctx.state.canvas.node(agent)
         arrow = self.ctx.state.canvas.arrow_between(agent, card) if agent_node else None
@@ -123,8 +125,8 @@ class Tools:
             return self.record.refusal(agent_side(denial(
                 call, card, "PERMISSION_DENIED", package=pkg.name, target=agent,
                 reason="not-connected", why=f"no arrow connects {agent} and {card}",
-                fix=f"draw an arrow between {agent} and {card}"), agent, tool), None, None,
-                text=text)
+                fix=f"draw an arrow between {agent} and {card}"), agent, tool), None, args,
+                encode=_args_text)
         assert pkg.manifest is not None
         spec = pkg.manifest.tool(tool) if type(tool) is str else None
         if spec is None:
@@ -132,15 +134,15 @@ class Tools:
                 call, card, "UNKNOWN_TOOL", package=pkg.name, target=agent, arrow=arrow.id,
                 reason=shown(tool)[:64], why=f"{pkg.name} offers no tool {shown(tool)[:64]!r} "
                 f"(it offers: {', '.join(pkg.manifest.tools) or 'none'})"), agent, tool),
-                None, None, text=text)
+                None, args, encode=_args_text)
         limit = self.ctx.state.workspaces[card_node.workspace].settings.max_payload
         problem = tool_args_problem(spec.input, args, limit)
         if problem is not None:
             where, what = problem
             return self.record.refusal(agent_side(denial(
                 call, card, "INVALID_ARGUMENT", package=pkg.name, target=agent, arrow=arrow.id,
-                reason=where, why=f"{where} {what}"), agent, tool), None, None,
-                text=text)
+                reason=where, why=f"{where} {what}"), agent, tool), None, args,
+                encode=_args_text)
         args = dict(args or {})
         chain = tool_chain(agent_node.data.get("chain"), agent, card)
         now = self.ctx.now()
