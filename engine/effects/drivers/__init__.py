@@ -10,7 +10,12 @@ from engine.effects.drivers.base import (
     TerminalDriver,
     TerminalInputFull,
 )
-from engine.effects.drivers.mcpconfig import MCPService, MCPSetup, write_token
+from engine.effects.drivers.mcpconfig import (
+    MCPService,
+    MCPSetup,
+    TokenFileUnreadable,
+    write_token,
+)
 from engine.effects.drivers.scripted import ScriptedAgent
 from engine.effects.drivers.terminal import PtyTerminal
 
@@ -25,5 +30,6 @@ __all__ = [
     "ScriptedAgent",
     "TerminalDriver",
     "TerminalInputFull",
+    "TokenFileUnreadable",
     "write_token",
 ]

@@ -19,6 +19,7 @@ service's token store and builds its `MCPSetup`.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -27,11 +28,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["AGENT_TOOLS", "MCPService", "MCPSetup", "TokenMinter", "write_token"]
+__all__ = ["AGENT_TOOLS", "MCPService", "MCPSetup", "TokenFileUnreadable", "TokenMinter",
+           "write_token"]
 
 #: The coding agents whose MCP configuration the drivers write, by a node's ``tool``
 #: (``gemini-cli`` is another name for ``gemini``).
 AGENT_TOOLS = ("claude-code", "codex", "gemini", "gemini-cli")
+
+
+class TokenFileUnreadable(ValueError):
+    """An agent's token file exists but cannot be read (a folder, no permission, ...).
+
+    The token it may hold cannot be revoked, so no new one is minted beside it: the
+    agent is not set up (fail closed) until the file is fixed or removed. A
+    `ValueError`, as every reason `MCPService.setup` refuses is.
+    """
+
+    def __init__(self, msg: str, *, path: Path) -> None:
+        super().__init__(msg)
+        #: The token file that could not be read.
+        self.path = path
 
 
 def _private_dir(path: Path) -> Path:
@@ -179,12 +195,18 @@ class MCPService:
     token_dir: Path
     run_dir: Path
     arrowgate: str = field(default_factory=_default_arrowgate)
+    #: One lock per agent id: setups of one agent take turns, so that each finds the
+    #: token the one before wrote and revokes it (else both find none and mint two).
+    _locks: dict[str, asyncio.Lock] = field(default_factory=dict, init=False, repr=False,
+                                            compare=False)
 
     async def setup(self, agent: str, tool: str, workspace: Path) -> MCPSetup:
         """Mint agent ``agent``'s own token, write it, and return its `MCPSetup`.
 
         Every check comes first: a folder inside the workspace or an agent id
-        that cannot name a file raises `ValueError` before any token is minted.
+        that cannot name a file raises `ValueError` before any token is minted,
+        as does a token file that cannot be read (`TokenFileUnreadable`). Setups
+        of one agent run one at a time.
         """
         if _inside(self.token_dir, workspace):
             raise ValueError(f"the agent token folder {self.token_dir} is inside the "
@@ -193,19 +215,30 @@ class MCPService:
             raise ValueError(f"agent id {agent!r} cannot name a token file")
         setup = MCPSetup(agent, tool, self.arrowgate, self.service,
                          self.token_dir / f"{agent}.token", self.run_dir, workspace)
-        await self._revoke_previous(agent)
-        _, token = await self.tokens.mint(f"agent:{agent}")
-        write_token(self.token_dir, agent, token)
+        async with self._locks.setdefault(agent, asyncio.Lock()):
+            await self._revoke_previous(agent)
+            _, token = await self.tokens.mint(f"agent:{agent}")
+            write_token(self.token_dir, agent, token)
         return setup
 
     async def _revoke_previous(self, agent: str) -> None:
         """Revoke the token ``agent``'s token file holds, minted by this run of the app
         or an earlier one (the store, not memory, knows it). Only an ``agent:<agent>``
-        token is revoked: a file holding another's token is no reason to end it."""
+        token is revoked: a file holding another's token is no reason to end it.
+
+        Raises:
+            TokenFileUnreadable: the file is there but cannot be read.
+        """
+        path = self.token_dir / f"{agent}.token"
         try:
-            previous = (self.token_dir / f"{agent}.token").read_text().strip()
+            previous = path.read_text().strip()
         except (FileNotFoundError, UnicodeDecodeError):
-            return
+            return  # no token, or none this app wrote: nothing to revoke
+        except OSError as exc:
+            raise TokenFileUnreadable(
+                f"cannot read agent {agent}'s token file {path} to revoke the token it "
+                f"holds ({exc.strerror or exc}); fix or remove it to set the agent up",
+                path=path) from exc
         found = self.tokens.lookup(previous) if previous else None
         if found is not None and str(found[1]) == f"agent:{agent}":
             await self.tokens.revoke(found[0])
