@@ -238,7 +238,9 @@ class Prompts:
         """Deliver one queued prompt to its waiting agent, or hold it for a person;
         False when the budget has no room (a waiter is started, the prompt stays)."""
         if agent.data.get("dangerous") and prompt.approver is None:
-            # `_hold_for_person` held it already; never delivered unapproved.
+            # Every pump runs `_hold_for_person` first, so no unapproved prompt to a
+            # dangerous agent should reach here; should one (a path that skipped
+            # it), it is held now, not delivered (fail closed).
             self._hold_queued(prompt)
             return True
         if self._prepaid.get(agent.workspace):

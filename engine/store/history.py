@@ -70,7 +70,7 @@ class Replaced:
     a card that may not be the one it was made for (fail closed).
     """
 
-    nodes: frozenset[str] = frozenset()
+    nodes: frozenset[str] = frozenset()  #: empty when ``unreadable`` (no partial answer)
     unreadable: bool = False  #: an entry did not decode to what the engine writes
 
     def __contains__(self, node: object) -> bool:
@@ -84,7 +84,9 @@ def replaced(rows: Iterable[tuple[str, str]]) -> Replaced:
     for action, text in rows:
         subject = loads(text)
         if not _names_a_node(subject):
-            return Replaced(frozenset(nodes), unreadable=True)
+            # Every node counts as replaced then: the nodes read so far are no
+            # answer (partial), and a reader must not take them as one.
+            return Replaced(unreadable=True)
         if action == "node.remove" or "package" in (subject.get("fields") or {}):
             nodes.add(subject["node"])
     return Replaced(frozenset(nodes))

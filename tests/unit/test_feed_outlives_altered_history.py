@@ -52,6 +52,8 @@ def test_an_unreadable_entry_counts_as_every_node_replaced(stored: str) -> None:
     """It may have named any node: no node is taken as the one a reader knew."""
     found = replaced([("node.remove", '{"node": "n1"}'), ("node.set", stored)])
     assert found.unreadable and "c1" in found and "n1" in found
+    # No partial list of nodes beside it to be mistaken for the answer.
+    assert found == Replaced(unreadable=True)
 
 
 def test_readable_entries_name_the_nodes_replaced() -> None:

@@ -99,7 +99,8 @@ class CommandAgent(AgentDriver):
         self._timeout = timeout
         self._mcp = mcp
         self._runs = 0
-        #: The run whose MCP configuration is on disk now (removed when it ends).
+        #: The run whose MCP configuration is on disk now (None once it ended and its
+        #: folder was removed; `close` removes a running one's).
         self._run_id: str | None = None
         self._screen = Screen(newline_returns=True)
         self._host: DriverHost | None = None
@@ -140,6 +141,10 @@ class CommandAgent(AgentDriver):
             # Written for this run only (its program read it as it started):
             # left behind, one folder a prompt would pile up for good.
             self._mcp.discard(run)
+            if self._run_id == run:
+                # Gone now: `close` must not remove it again (a blocking rmtree
+                # on the loop, for nothing).
+                self._run_id = None
 
     async def _run(self, argv: list[str], extra: dict[str, str], text: str,
                    placeholder: bool) -> None:

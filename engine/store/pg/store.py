@@ -49,6 +49,7 @@ from engine.core.tools import ToolCall
 from engine.store.anchor import AnchorFile
 from engine.store.base import Refresh
 from engine.store.canvas import CanvasStore
+from engine.store.decoding import is_subject, loads
 from engine.store.loading import MAX_CATCH_UP, CatchUpImpossible, Touched, catch_up, load_state
 from engine.store.log import Verification
 from engine.store.pg.anchoring import local_anchor
@@ -68,6 +69,14 @@ def is_postgres_url(text: str) -> bool:
 
 def _not_bound(*_args: Any) -> None:
     raise RuntimeError("the store is not bound to an engine yet (Store.bind)")
+
+
+def _touched_of(subject: Any) -> Any:
+    """A ``state`` change's ``touched`` entries as stored, or None when its subject is not
+    the object the engine writes (anyone who can write the table may have written any
+    text): the caller then reloads in full rather than catching up on it."""
+    decoded = loads(subject)
+    return decoded.get("touched") if is_subject(decoded) else None
 
 
 def _upsert(table: str, key: str, cols: list[str]) -> str:
@@ -239,8 +248,7 @@ class PGStore:
                         raise CatchUpImpossible("too far behind")
                     expected = seen + 1
                     for seq, kind, subject in rows:
-                        entries = json.loads(subject).get("touched") if kind == "state" \
-                            else None
+                        entries = _touched_of(subject) if kind == "state" else None
                         if seq != expected or not isinstance(entries, list):
                             raise CatchUpImpossible(f"change {seq} cannot be applied alone")
                         expected += 1
