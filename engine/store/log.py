@@ -567,22 +567,22 @@ class ArrowLog:
                 (`verify_anchored`): this snapshot, begun after, must hold that row
                 and entry, with their hashes.
         """
-        result = self._verify_log(anchor, anchored=anchored, renewed=renewed)
+        result = self._verify_chain()
+        newest = self._judged_row(anchor, renewed)
+        if result.ok:
+            result = self._verify_newest(result, newest, anchor, anchored=anchored)
         # The consent history is chained the same way and checked with it,
         # its newest entry against the anchor too (a cut or rewritten tail).
         consent = ConsentHistory(self.db)
         history = consent.verify(
             chain_made=lambda: "m004_consent_chain" in migrations.applied(self.db))
         if history.ok and result.ok and anchor is not None:
-            last, head = self.last(), consent.head()
-            if renewed:
-                # Rows and entries after the anchor's were committed since it was
-                # read: the anchor vouches for its own row and entry.
-                if anchor.committed is not None:
-                    last = self._row_anchor(anchor.committed.seq) or last
-                if anchor.history is not None and anchor.history.seq:
-                    head = consent.entry_anchor(anchor.history.seq) or head
-            history = _history_tail(anchor, last, head, history)
+            head = consent.head()
+            if renewed and anchor.history is not None and anchor.history.seq:
+                # Entries after the anchor's were committed since it was read:
+                # the anchor vouches for its own entry.
+                head = consent.entry_anchor(anchor.history.seq) or head
+            history = _history_tail(anchor, newest, head, history)
         if history.ok:
             return result
         if not result.ok:
@@ -590,17 +590,21 @@ class ArrowLog:
                                 f"{result.problem}; also {history.problem}")
         return Verification(False, result.rows, None, history.problem)
 
-    def _verify_log(self, anchor: AnchorState | None, *, anchored: bool,
-                    renewed: bool) -> Verification:
-        result = self._verify_chain()
-        if not result.ok:
-            return result
+    def _judged_row(self, anchor: AnchorState | None, renewed: bool) -> Anchor | None:
+        """The row judged against the anchor: the newest (after the chain's check has
+        written this connection's pending rows), or, ``renewed``, the anchor's own."""
         last = self.last()
         newest = Anchor(*last) if last else None
         if renewed and anchor is not None and anchor.committed is not None:
             # Rows after the anchor's were committed since it was read; the
             # anchor vouches for its own row, which a cut or a rewrite loses.
             newest = self._row_anchor(anchor.committed.seq) or newest
+        return newest
+
+    @staticmethod
+    def _verify_newest(result: Verification, newest: Anchor | None,
+                       anchor: AnchorState | None, *, anchored: bool) -> Verification:
+        # A whole chain (``result``), then its row ``newest`` against the anchor.
         if anchor is None:
             if anchored and newest is not None:
                 return Verification(False, result.rows, None, "the anchor file is missing")
@@ -659,13 +663,13 @@ class ArrowLog:
         return bool(self._pending) or (self.db.conn.in_transaction and not self._snapshot)
 
 
-def _history_tail(anchor: AnchorState, last: tuple[int, str] | None,
+def _history_tail(anchor: AnchorState, newest: Anchor | None,
                   head: tuple[int, str] | None,
                   checked: HistoryVerification) -> HistoryVerification:
     """``checked`` (the history's chain, whole), then its newest entry ``head`` against
-    the anchor, with the log's newest row ``last``: the anchor records both as of the
-    same commit. An anchor that does not record the history leaves it unchecked."""
-    newest = Anchor(*last) if last else None
+    the anchor, with the log's row ``newest`` (`ArrowLog._judged_row`): the anchor
+    records both as of the same commit. An anchor that does not record the history
+    leaves it unchecked."""
     entry = Anchor(*head) if head else HISTORY_EMPTY
     if anchor.history is None or anchor.accepts_heads(newest, entry):
         return checked
