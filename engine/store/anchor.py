@@ -168,6 +168,20 @@ class AnchorState(NamedTuple):
     def covers(self, other: AnchorState) -> bool:
         """True when this state accepts every newest row (and history entry) that
         ``other`` accepts."""
+        if (other.history_pending is None and self.history_pending is None
+                and other.history == self.history):
+            # Every commit's question (is the new record synced?), usually with
+            # the history's head the same in every pair: the log's rows alone
+            # decide, without building the pairs (~0.9 µs a write, round 17).
+            committed, pending = self.committed, self.pending
+            last = other.committed
+            if last is None:
+                if committed is not None:
+                    return False
+            elif last != committed and last != pending:
+                return False
+            last = other.pending
+            return last is None or last == committed or last == pending
         return all(self.accepts_heads(last, history) for last, history in other.heads())
 
     def newer_than(self, other: AnchorState | None) -> bool:
@@ -196,6 +210,9 @@ class AnchorState(NamedTuple):
         # earlier pending one never committed (the process crashed before
         # COMMIT). A committed row of the same number but another hash is
         # never overwritten: it is the evidence `log verify` reports.
+        if self.history_pending is None and other.history_pending is None:
+            # Every commit's case (the history unchanged): no pairs built.
+            return self.pending is not None and self.pending != other.pending
         return (self.pending is not None or self.history_pending is not None) and (
             self.pending, self.history_pending) != (other.pending, other.history_pending)
 
@@ -229,14 +246,31 @@ def _body(state: AnchorState) -> bytes:
     every commit writes two (the encoder's set-up cost more than the text)."""
     text = (f'{{"committed": {_anchor_json(state.committed)}, '
             f'"pending": {_anchor_json(state.pending)}')
-    if state.history is not None:
-        text += (f', "history": {_history_json(state.history)}, '
-                 f'"history_pending": {_history_json(state.history_pending)}')
-    return (text + "}").encode("utf-8")
+    if state.history is None:
+        return (text + "}").encode("utf-8")
+    return (text + _history_text(state.history, state.history_pending)).encode("utf-8")
+
+
+#: The history heads `_history_text` wrote last, and their text: the history's
+#: head changes only with a consent change, and every commit writes it twice.
+#: One tuple, replaced whole, so threads read a matching triple.
+_last_history: tuple[Anchor | None, Anchor | None, str] = (None, None, "")
+
+
+def _history_text(history: Anchor, pending: Anchor | None) -> str:
+    # `_body`'s history part and its closing brace; not `_anchor_json`, whose one
+    # remembered row is the log's.
+    global _last_history
+    last, last_pending, text = _last_history
+    if history == last and pending == last_pending:
+        return text
+    text = (f', "history": {_history_json(history)}, '
+            f'"history_pending": {_history_json(pending)}}}')
+    _last_history = (history, pending, text)
+    return text
 
 
 def _history_json(anchor: Anchor | None) -> str:
-    # Not `_anchor_json`: its one remembered row is the log's, written twice in a row.
     if anchor is None:
         return "null"
     return f'{{"seq": {int.__repr__(anchor.seq)}, "hash": {_json_text(anchor.hash)}}}'
