@@ -104,9 +104,11 @@ def _call(card: str, n: int) -> dict[str, Any]:
             "args": {"text": f"bench {n}"}}
 
 
-async def _build_api(engine: Engine, folder: Path, cards: int) -> None:
+async def _build_api(engine: Engine, folder: Path, cards: int,
+                     settings: dict[str, Any] | None = None) -> None:
     folder.mkdir(parents=True, exist_ok=True)  # a workspace's folder must exist
-    await engine.create_workspace("w1", str(folder), settings=SETTINGS)
+    await engine.create_workspace("w1", str(folder),
+                                  settings=SETTINGS if settings is None else settings)
     await engine.offer("bench.svc", MANIFEST,
                        file_digests({"manifest.json": json.dumps(MANIFEST, sort_keys=True)}))
     await engine.install("bench.svc")
@@ -396,20 +398,26 @@ def batch_steps(folder: Path, kind: str, k: int) -> None:
     """What `batch_instructions` runs under callgrind: a world of 32 cards, one warm-up
     batch, then (``kind`` "batch") ``k`` batches of 1,000 refused calls through
     `Engine.call_many`, each run to its commit inside `itertools.starmap` (a C function
-    nothing else here calls, so callgrind counts only those steps); "none": no step."""
+    nothing else here calls, so callgrind counts only those steps); "none": no step.
+    ``kind`` "suppressed" (and "suppressed-none", its baseline) does the same in a
+    workspace whose ``denial_log_limit`` is 1: beyond the warm-up every refusal is
+    counted toward its card's pending `suppressed` summary, with no row of its own."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
     engine = Engine.open(folder / "api.db", world=World(net=None, fs=None))
     loop = asyncio.new_event_loop()
     try:
-        loop.run_until_complete(_build_api(engine, folder / "ws", 32))
+        settings = ({**SETTINGS, "denial_log_limit": 1} if kind.startswith("suppressed")
+                    else SETTINGS)
+        loop.run_until_complete(_build_api(engine, folder / "ws", 32, settings))
 
         def calls(start: int) -> list[Any]:
             return [(f"c{i % 32}", "agents.prompt", "lonely", {"text": f"bench {start + i}"},
                      None) for i in range(1_000)]
 
         loop.run_until_complete(engine.call_many(calls(0)))  # warm-up
-        batches = [(calls(1_000 * (j + 1)),) for j in range(k if kind == "batch" else 0)]
+        batches = [(calls(1_000 * (j + 1)),)
+                   for j in range(k if kind in ("batch", "suppressed") else 0)]
         gc.collect()
         gc.freeze()  # the world out of the collector's way, as `arrowgate serve` leaves it
 
@@ -422,13 +430,16 @@ def batch_steps(folder: Path, kind: str, k: int) -> None:
         loop.close()
 
 
-def batch_instructions(k: int, folder: Path) -> float:
+def batch_instructions(k: int, folder: Path, *, suppressed: bool = False) -> float:
     """Machine instructions per refused call in a 1,000-call `Engine.call_many` (its
-    commit included), counted by callgrind: (I(k batches) − I(none)) / (k × 1,000)."""
+    commit included), counted by callgrind: (I(k batches) − I(none)) / (k × 1,000).
+
+    ``suppressed``: refusals beyond ``denial_log_limit`` instead, counted toward
+    their card's pending summary rather than logged row by row (`batch_steps`)."""
     if shutil.which("valgrind") is None:
         raise SystemExit("bench.service: --batch-instructions needs valgrind")
     counts = []
-    for kind in ("none", "batch"):
+    for kind in (("suppressed-none", "suppressed") if suppressed else ("none", "batch")):
         with tempfile.TemporaryDirectory() as tmp:
             command = ["valgrind", "--tool=callgrind", "--collect-atstart=no",
                        "--toggle-collect=starmap_next", f"--callgrind-out-file={tmp}/out",
@@ -586,6 +597,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch-instructions", type=int, metavar="K",
                         help="instructions per refused call in K batches of 1,000 "
                         "(Engine.call_many, callgrind; a world in --dir)")
+    parser.add_argument("--suppressed", action="store_true",
+                        help="with --batch-instructions: refusals beyond denial_log_limit "
+                             "(no row each, counted toward a suppressed row)")
     parser.add_argument("--batch-steps", nargs=2, metavar=("KIND", "K"),
                         help="what --batch-instructions runs under callgrind")
     parser.add_argument("--instructions", type=int, metavar="N", default=0,
@@ -601,8 +615,10 @@ def main(argv: list[str] | None = None) -> int:
                     int(args.batch_steps[1]))
         return 0
     if args.batch_instructions:
-        per = batch_instructions(args.batch_instructions, Path(args.dir))
-        print(f"- a refused call in a 1,000-call Engine.call_many, its commit included: "
+        per = batch_instructions(args.batch_instructions, Path(args.dir),
+                                 suppressed=args.suppressed)
+        what = "a suppressed refusal" if args.suppressed else "a refused call"
+        print(f"- {what} in a 1,000-call Engine.call_many, its commit included: "
               f"{per / 1000:.1f} k instructions (callgrind)")
         return 0
     figures: dict[str, Any]
