@@ -137,6 +137,24 @@ class Engine:
         self._visibility = Visibility(ctx, nodes)
         self.world.bind(str(Path(db_file).parent) if db_file else None, prompts)
         ctx.reload()
+        self._sum_up_pending()
+
+    def _sum_up_pending(self) -> None:
+        """At open: the pending summaries of suppressed refusals the store holds become
+        their ``suppressed`` rows (SPEC §8 "Bounds"), committed before the engine is used.
+
+        They are a killed process's (its "at close"), or a running engine's on the
+        same store not written yet. Each row goes at the log's end, with the time of
+        the last refusal it counts, as any summary; the pending summary goes in the
+        same commit. A store that cannot take them now keeps them pending (nothing
+        is lost): the next row of their card, this engine's close or the next open
+        writes them.
+        """
+        try:
+            self._record.flush_suppressed()
+        except StoreFailed:
+            return
+        self.store.flush()  # now, even inside a running loop: no batch left open
 
     @classmethod
     def open(cls, path: str | Path | None = None, *, busy_timeout: float | None = None,

@@ -19,7 +19,7 @@ from engine.core.catalogue import RATE_LIMITS, RateLimit
 if TYPE_CHECKING:
     from canvas.graph import Canvas
 
-__all__ = ["DENIAL_PERIOD", "DenialLog", "RateCounters", "RollingWindow", "SteadyClock",
+__all__ = ["CALLS_NAMED", "DENIAL_PERIOD", "DenialLog", "RateCounters", "RollingWindow", "SteadyClock",
            "Suppressed", "rate_owner"]
 
 _INF = math.inf  # a global, not an attribute read, where every call reads the clock
@@ -185,7 +185,8 @@ DENIAL_PERIOD = 60.0
 @dataclass(slots=True)
 class Suppressed:
     """Refusals of one card (or of data one agent or terminal sent out on a port) answered
-    but not logged row by row, since its last row."""
+    but not logged row by row, since its last row: the pending summary the store keeps
+    for its budget key until its ``suppressed`` row is written."""
 
     card: str | None
     package: str | None
@@ -199,6 +200,18 @@ class Suppressed:
     #: when the budget is that sender's rather than a card's.
     target: str | None = None
 
+    def add(self, t: float, code: str | None, call: str) -> None:
+        """Count one more refusal at ``t``: the summary grows by no more than its counters."""
+        self.count += 1
+        if t > self.last:
+            self.last = t
+        if t < self.first:
+            self.first = t
+        self.codes[code or "none"] += 1
+        # Call names are the card's to choose: name a few, count the rest.
+        calls = self.calls
+        calls[call if call in calls or len(calls) < CALLS_NAMED else "…"] += 1
+
     def summary(self) -> dict[str, object]:
         """The payload of the ``suppressed`` row: count, codes, calls and time span."""
         return {"count": self.count, "codes": dict(sorted(self.codes.items())),
@@ -206,22 +219,26 @@ class Suppressed:
                 "last": self.last}
 
 
+#: How many call names a summary names; the rest are counted under "…".
+CALLS_NAMED = 16
+
+
 class DenialLog:
     """Which refusals get a row of their own: at most N per card in any 60 s (SPEC §8).
 
-    Beyond that a card's refusals are still answered, but only counted here;
-    the engine appends one ``suppressed`` row for them before that card's next
-    row and at close. Refusals made in the name of no card on the canvas (an
-    unknown id) share one budget, so making up ids gains nothing, and memory
-    holds one entry per real card at most.
+    Beyond that a card's refusals are still answered, but only counted toward
+    a `Suppressed` summary (which the store keeps, so that a killed process
+    loses none: `engine.services.record.Recorder`); the engine appends one
+    ``suppressed`` row for them before that card's next row and at close.
+    Refusals made in the name of no card on the canvas (an unknown id) share
+    one budget, so making up ids gains nothing, and memory holds one entry per
+    real card at most.
     """
 
-    __slots__ = ("_times", "held")
+    __slots__ = ("_times",)
 
     def __init__(self) -> None:
         self._times: dict[str | None, deque[float]] = {}
-        #: The refusals not yet summed up in a row, by budget key.
-        self.held: dict[str | None, Suppressed] = {}
 
     def admit(self, key: str | None, t: float, limit: int) -> bool:
         """True when a refusal at ``t`` gets its own row (and counts); else it is suppressed."""
@@ -235,19 +252,6 @@ class DenialLog:
         times.append(t)
         return True
 
-    def suppress(self, key: str | None, t: float, *, card: str | None, package: str | None,
-                 workspace: str | None, code: str | None, call: str,
-                 target: str | None = None) -> None:
-        """Count a refusal that gets no row of its own (``target``: see `Suppressed`)."""
-        held = self.held.get(key)
-        if held is None:
-            held = self.held[key] = Suppressed(card, package, workspace, t, t, target=target)
-        held.count += 1
-        held.last = max(held.last, t)
-        held.codes[code or "none"] += 1
-        # Call names are the card's to choose: name a few, count the rest.
-        held.calls[call if call in held.calls or len(held.calls) < 16 else "…"] += 1
-
     def forget(self, key: str) -> None:
-        """A removed card: drop its budget (its held refusals still get their row)."""
+        """A removed card: drop its budget (its pending summary still gets its row)."""
         self._times.pop(key, None)

@@ -3,8 +3,12 @@
 Every call's outcome is one row on its arrow's log (SPEC §8). Refusals are
 bounded per card (`DenialLog`): beyond ``denial_log_limit`` in a window they
 are counted, and one ``suppressed`` row sums them up before the card's next
-row and at close. Accepted calls that count toward a rolling window leave a
-rate event in the same transaction as their row.
+row and at close. The count is kept in the store, not in memory
+(`engine.store.pending`): each suppressed refusal upserts its budget's pending
+summary in the batch that answers it, so it is durable when answered, and a
+killed process's summaries are written by the next engine to open the store.
+Accepted calls that count toward a rolling window leave a rate event in the
+same transaction as their row.
 """
 
 from __future__ import annotations
@@ -16,12 +20,13 @@ from typing import Any, NamedTuple
 from canvas import Node, WorkspaceSettings
 from engine.core.catalogue import CALLS
 from engine.core.decision import Decision
-from engine.core.limits import DenialLog, rate_owner
+from engine.core.limits import DenialLog, Suppressed, rate_owner
 from engine.core.prompts import Prompt
 from engine.core.state import State
 from engine.core.text import SHOWN
 from engine.services.context import Context
 from engine.store.log import FIELDS, PAYLOAD_KEPT, RowKind, clip_payload
+from engine.store.pending import row_key
 
 # `log_row` lists a row's fields by position, for speed: fail at import, not
 # in a hash, if the log's field order ever changes.
@@ -84,6 +89,17 @@ class Recorder:
         self.ctx = ctx
         #: Which refusals get a log row of their own (SPEC §8 "Bounds").
         self.denials = DenialLog()
+        #: The budget keys with a pending summary in the store, as far as this
+        #: engine knows: those its refusals made, and those the store held when
+        #: the state was last loaded (another engine's, a killed one's). A key
+        #: here whose summary is gone (another engine wrote it) costs one read.
+        self._pending: set[str | None] = set()
+        #: Pending summaries read or written in the open batch, by budget key
+        #: (None: it has none), and the (batch, reload count) they belong to: the
+        #: batch holds the store's write lock, so they stay true while it is
+        #: open and no failed write was undone (`_held`).
+        self._mirror: dict[str | None, Suppressed | None] = {}
+        self._mirror_of: tuple[object, int] | None = None
         #: The store's way to append a lone row of a known kind, when it has one
         #: (SQLite's `Transactions.append_alone`), and to work a row's kind out.
         self._alone: Callable[[Any, float, str | None], None] | None = getattr(
@@ -96,6 +112,7 @@ class Recorder:
         self._known: dict[int, _Known] = {}
         self._known_state: State | None = None
         ctx.on_reload(self._forget_known)
+        ctx.on_reload(self._read_pending)
 
     @staticmethod
     def payload(call: str, args: Any) -> str | None:
@@ -139,8 +156,8 @@ class Recorder:
 
         ``card``: the node of ``decision.card`` when the caller has it at hand.
         """
-        held = self.denials.held
-        if held and decision.card in held:
+        pending = self._pending
+        if pending and decision.card in pending:
             # The card's suppressed refusals come first (SPEC §8 "Bounds").
             self.write_suppressed(decision.card)
         values = self._row_values(decision, outcome, payload, chain, t, approver, card)
@@ -194,8 +211,8 @@ class Recorder:
             if payload is not None and not (len(payload) <= PAYLOAD_KEPT and payload.isascii()):
                 # Cut or escaped (`clip_payload`): its row has the extra fields.
                 return self._write_refusal(answer, payload, None, key, t, known.node)
-            held = self.denials.held
-            if (held and (key in held or known.row_card in held)) or not (
+            pending = self._pending
+            if (pending and (key in pending or known.row_card in pending)) or not (
                     type(t) is float and t - t == 0.0):
                 # A `suppressed` row to write first (`_refused_row`, `log_row`:
                 # another card's do not matter), or a time the row's JSON is not
@@ -223,7 +240,7 @@ class Recorder:
                        node: Node | None) -> Decision:
         # A refusal admitted to a row of its own: written as an operation.
         # A summary row to write first needs a savepoint; a lone row does not.
-        with self.ctx.write(one_statement=key not in self.denials.held):
+        with self.ctx.write(one_statement=key not in self._pending):
             self._refused_row(decision, payload, chain, key, t, node)
         return decision
 
@@ -267,9 +284,9 @@ class Recorder:
 
     def writes_alone(self, card: str) -> bool:
         """True when `log_row` for ``card`` appends its row and nothing else: no row
-        summing up the card's suppressed refusals goes first (writing that one takes
-        them out of memory, so its write needs a savepoint)."""
-        return card not in self.denials.held
+        summing up the card's suppressed refusals goes first (writing that one deletes
+        their pending summary too, so its write needs a savepoint)."""
+        return card not in self._pending
 
     def denial_key(self, decision: Decision) -> str | None:
         """Whose refusal budget a refusal counts in: its card's, or one for unknown cards."""
@@ -296,12 +313,55 @@ class Recorder:
         self._suppress(decision, key, node, t)
         return False
 
-    def _suppress(self, decision: Decision, key: str | None, node: Node | None,
-                  t: float) -> None:
-        # A refusal beyond its card's budget: counted toward a `suppressed` row.
-        self.denials.suppress(key, t, card=key, package=decision.package if key else None,
-                              workspace=node.workspace if node is not None else None,
-                              code=decision.code, call=decision.call)
+    def _suppress(self, decision: Decision, key: str | None, node: Node | None, t: float,
+                  *, sender: Node | None = None) -> None:
+        """A refusal beyond its budget: counted toward the budget's pending summary in the
+        store, in a write of its own (or the caller's), so that the answer, given once the
+        batch has committed, is durable like a row's.
+
+        ``node``: the card ``key`` names; ``sender``: the agent or terminal whose port
+        delivery was refused, when the budget is its own (`refused_delivery`).
+        """
+        # One statement at most that can fail, and no memory changed before it but
+        # the batch's summaries, which an undo forgets (`_read_pending`): no savepoint.
+        with self.ctx.write(one_statement=True):
+            held = self._held(key)
+            if held is None:
+                if sender is not None:
+                    held = Suppressed(None, None, sender.workspace, t, t, target=sender.id)
+                else:
+                    held = Suppressed(key, decision.package if key else None,
+                                      node.workspace if node is not None else None, t, t)
+            held.add(t, decision.code, decision.call)
+            # The whole summary as it now stands (merged under the write lock):
+            # on SQLite left to the commit, many refusals of a batch in one.
+            self.ctx.store.save_pending_summary(key, held)
+            self._mirror[key] = held
+            self._pending.add(key)
+
+    def _held(self, key: str | None) -> Suppressed | None:
+        """Inside a write: the pending summary of budget ``key`` as the batch now has it,
+        read from the store once a batch (the batch holds the write lock, so no other
+        engine changes it meanwhile) and kept in `_mirror` for the batch's other
+        refusals of that budget."""
+        tag = (self.ctx.store.batch, self.ctx.reloads)
+        mirror = self._mirror
+        if self._mirror_of != tag:
+            mirror.clear()
+            self._mirror_of = tag
+        elif key in mirror:
+            return mirror[key]
+        held = mirror[key] = self.ctx.store.pending_summary(key)
+        return held
+
+    def _read_pending(self) -> None:
+        # The state was loaded again (at open, after a failed write was undone, or
+        # when another process's commit could not be applied change by change):
+        # what this engine held of the batch may have been rolled back, and
+        # the store may hold summaries another engine left.
+        self._mirror.clear()
+        self._mirror_of = None
+        self._pending = {key for key, _held in self.ctx.store.pending_summaries()}
 
     def refused_row(self, decision: Decision, payload: str | None,
                     chain: tuple[str, ...] | None) -> None:
@@ -314,7 +374,7 @@ class Recorder:
                      node: Node | None = None) -> None:
         # `refused_row` with its card's `denial_key` (`refusal` has it already),
         # at ``t`` (None: now), ``node`` the card's when known.
-        if key is None and key in self.denials.held:
+        if key is None and key in self._pending:
             # Cards the canvas does not hold share a summary; `log_row`
             # writes a real card's before its next row.
             self.write_suppressed(None)
@@ -371,18 +431,22 @@ class Recorder:
         t = self.ctx.now()
         limit = self.ctx.state.workspace_of(sender).settings.denial_log_limit
         if not self.denials.admit(sender.id, t, limit):
-            self.denials.suppress(sender.id, t, card=None, package=None,
-                                  workspace=sender.workspace, code=decision.code,
-                                  call=decision.call, target=sender.id)
+            self._suppress(decision, sender.id, None, t, sender=sender)
             return
-        self.write_suppressed(sender.id)
+        if sender.id in self._pending:
+            self.write_suppressed(sender.id)
         self._refused_row(decision, payload, None, sender.id, t)
 
     def write_suppressed(self, key: str | None) -> None:
-        """Inside a write: the row that sums up a card's suppressed refusals."""
-        held = self.denials.held.pop(key, None)
-        if held is None:
+        """Inside a write: the row that sums up a card's suppressed refusals, written from
+        its pending summary, which goes in the same write (a failed write keeps both as
+        they were: the undo reads the pending summaries again, `_read_pending`)."""
+        if key not in self._pending:
             return
+        held = self._held(key)
+        self._pending.discard(key)
+        if held is None:
+            return  # summed up meanwhile by another engine on the store
         calls = list(held.calls)
         codes = list(held.codes)
         self.ctx.store.log.append_fields([
@@ -392,11 +456,16 @@ class Recorder:
             codes[0] if len(codes) == 1 and codes[0] != "none" else None,
             f"{held.count} refusals not logged row by row", None, None,
         ])
+        self.ctx.store.drop_pending_summary(key)
+        self._mirror[key] = None
 
     def flush_suppressed(self) -> None:
-        """Write every pending `suppressed` row (at close)."""
-        if not self.denials.held:
+        """Write every pending `suppressed` row this engine knows of, in one write: at
+        close, and at open, where they are those a killed process left (its "at close",
+        SPEC §8) and any a running engine on the same store has not written yet (summed
+        up early: their rows go with their summary, never counted twice)."""
+        if not self._pending:
             return
         with self.ctx.write():
-            for key in list(self.denials.held):
+            for key in sorted(self._pending, key=row_key):
                 self.write_suppressed(key)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from canvas.model import Arrow, Node, Workspace
     from engine.core.events import Event
-    from engine.core.limits import SteadyClock
+    from engine.core.limits import SteadyClock, Suppressed
     from engine.core.prompts import Prompt
     from engine.core.state import PackageState, State
     from engine.core.tools import ToolCall
@@ -323,6 +323,30 @@ class Store(Transactional, Protocol):
 
     def move_rate_events(self, card: str, heir: str) -> None:
         """Count a removed spawn root's rate events as its heir's (the new root)."""
+        ...
+
+    # ------------------------------------------- pending suppressed summaries
+    @property
+    def batch(self) -> object | None:
+        """The open write batch, if any. It holds the store's write lock until it
+        ends, so what was read in it stays true for as long as it is open."""
+        ...
+
+    def pending_summary(self, key: str | None) -> Suppressed | None:
+        """The pending summary of suppressed refusals of budget ``key`` (`engine.store.pending`),
+        as the operations so far left it; None when there is none."""
+        ...
+
+    def pending_summaries(self) -> list[tuple[str | None, Suppressed]]:
+        """Every pending summary, by budget key (a killed process's among them)."""
+        ...
+
+    def save_pending_summary(self, key: str | None, held: Suppressed) -> None:
+        """Insert or replace the pending summary of budget ``key`` (inside a write)."""
+        ...
+
+    def drop_pending_summary(self, key: str | None) -> None:
+        """Delete the pending summary of budget ``key`` (inside a write: its row is written)."""
         ...
 
     # ------------------------------------------------------------ prompts

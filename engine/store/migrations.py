@@ -391,3 +391,19 @@ def m013_log_keys(db: Database) -> None:
     create_keys(db.conn)
     db.execute("drop index if exists idx_log_card_seq")
     db.execute("drop index if exists idx_log_arrow_seq")
+
+
+@migrations()
+def m014_suppressed_pending(db: Database) -> None:
+    """Pending summaries of suppressed refusals move from memory to the store
+    (`engine.store.pending`): one row per budget key, upserted with the refusal
+    that changed it, deleted with the ``suppressed`` log row written from it; so
+    a killed process's counts are summed up by the next engine to open the file.
+
+    No change-feed trigger: no decision reads the table, and another engine
+    reads a summary under the write lock when it writes the card's next row.
+    """
+    db.execute("create table suppressed_pending (key TEXT PRIMARY KEY, card TEXT,"
+               " package TEXT, workspace TEXT, target TEXT, first REAL NOT NULL,"
+               " last REAL NOT NULL, count INTEGER NOT NULL, codes TEXT NOT NULL,"
+               " calls TEXT NOT NULL)")

@@ -19,7 +19,7 @@ from sqlite_utils import Database
 
 from canvas.model import Arrow, Node, Workspace
 from engine.core.events import Event
-from engine.core.limits import SteadyClock
+from engine.core.limits import SteadyClock, Suppressed
 from engine.core.prompts import PROMPT_COLUMNS, Prompt
 from engine.core.state import PackageState, State
 from engine.core.tools import TOOL_CALL_COLUMNS, ToolCall
@@ -45,6 +45,7 @@ from engine.store.loading import (
 from engine.store.log import ArrowLog, Verification, verify_anchored
 from engine.store.logkeys import keys_ahead, repair_keys
 from engine.store.migrations import migrations
+from engine.store.pending import PENDING_COLUMNS, row_key, summary_of, values_of
 from engine.store.tokens import SQLiteTokens
 from engine.store.transactions import Batch, Transactions, Write
 from engine.store.vault import SecretVault
@@ -98,6 +99,13 @@ _SAVE_TOOL_CALL = _upsert("tool_calls", list(TOOL_CALL_COLUMNS))
 # fails the whole batch whatever the statement left (`Transactions.flush`).
 #: `SQLiteStore.count_rate_event`'s statement.
 _COUNT_RATE_EVENT = "insert or fail into rate_events (card, key, t) values (?, ?, ?)"
+#: `SQLiteStore.save_pending_summary`'s statement (a replace: the summary is read under
+#: the write lock and merged in memory first, `engine.services.record.Recorder`).
+_SAVE_PENDING = _upsert("suppressed_pending", list(PENDING_COLUMNS))
+#: `SQLiteStore.drop_pending_summary`'s statement.
+_DROP_PENDING = "delete from suppressed_pending where key = ?"
+#: The statement reading pending summaries (the whole table, or ``where`` one key).
+_READ_PENDING = f"select {', '.join(PENDING_COLUMNS)} from suppressed_pending"
 #: `SQLiteStore.update_node`'s statement.
 _UPDATE_NODE = "update or fail nodes set data = ? where id = ?"
 #: What a tool call's resolution changes in its row (`SQLiteStore.save_tool_call`).
@@ -358,6 +366,34 @@ class SQLiteStore:
             tx.deferred.add(table, sql, params)
         else:
             self._writes.execute(sql, params)
+
+    # ------------------------------------------- pending suppressed summaries
+    @property
+    def batch(self) -> Batch | None:
+        """The open write batch (it holds the write lock: ``BEGIN IMMEDIATE``), if any."""
+        return self.tx.batch
+
+    def pending_summary(self, key: str | None) -> Suppressed | None:
+        """The pending summary of budget ``key``, the rows left to the commit included."""
+        self.tx.write_deferred()  # the summary as the batch's operations left it
+        row = self.db.conn.execute(_READ_PENDING + " where key = ?", [row_key(key)]).fetchone()
+        return None if row is None else summary_of(row)[1]
+
+    def pending_summaries(self) -> list[tuple[str | None, Suppressed]]:
+        """Every pending summary, by budget key, in the order of their keys."""
+        self.tx.write_deferred()
+        return [summary_of(row)
+                for row in self.db.conn.execute(_READ_PENDING + " order by key").fetchall()]
+
+    def save_pending_summary(self, key: str | None, held: Suppressed) -> None:
+        """Replace the pending summary of budget ``key`` (inside an operation, left to the
+        commit with the refusal that changed it: many refusals of a batch, one commit)."""
+        self._write("suppressed_pending", _SAVE_PENDING, values_of(key, held))
+
+    def drop_pending_summary(self, key: str | None) -> None:
+        """Delete the pending summary of budget ``key`` (after its replacements left to
+        the commit: the rows of one table go in in order)."""
+        self._write("suppressed_pending", _DROP_PENDING, (row_key(key),))
 
     # ------------------------------------------------------------ prompts
     def next_prompt_position(self) -> int:

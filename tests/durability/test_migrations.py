@@ -30,7 +30,7 @@ DATA = Path(__file__).parent.parent / "data"
 NAMES = ["m001_engine", "m002_secrets", "m003_prompt_position", "m004_consent_chain",
          "m005_log_payload_digest", "m006_service_tokens", "m007_tool_calls", "m008_canvas",
          "m009_node_position_index", "m010_changes", "m011_changes_pruned_at_commit",
-         "m012_no_prompt_state_index", "m013_log_keys"]
+         "m012_no_prompt_state_index", "m013_log_keys", "m014_suppressed_pending"]
 #: The steps the two chains had before they merged (the rest came after).
 OLD = NAMES[:9]
 
@@ -79,11 +79,13 @@ async def test_a_database_of_the_two_chain_code_opens_with_its_data(tmp_path: Pa
         # Every step was adopted, none run again: the rows are as they were,
         # and each adopted step keeps the time it was applied.
         # (The change feed the newer steps add is new, and empty; the log's side
-        # tables are new, and key every row of the log.)
+        # tables are new, and key every row of the log; no suppressed refusal is
+        # pending: the old code kept them in memory.)
         rows = _rows(engine.db)
         rows["meta"] = [r for r in rows["meta"] if r[0] != "log_keyed"]
+        assert rows["suppressed_pending"] == []
         assert {k: v for k, v in rows.items()
-                if k not in ("changes", *KEYED.values())} == old_rows
+                if k not in ("changes", "suppressed_pending", *KEYED.values())} == old_rows
         for column, table in KEYED.items():
             assert rows[table] == sorted(
                 (r[0], r[1]) for r in engine.db.execute(

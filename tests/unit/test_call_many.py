@@ -227,10 +227,11 @@ async def test_a_batch_equals_the_calls_one_by_one_while_time_moves(tmp_path: Pa
 
 async def test_a_batch_sees_another_process_remove_an_arrow_before_it_writes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Until a call of a batch has written (refusals only counted toward a `suppressed`
-    row write nothing), another process can commit between two of its calls: the next
-    call is decided on that commit, as it would be alone — an allowed fetch or file call
-    acts before it writes, so a later check would come too late."""
+    """Until a call of a batch has written, another process can commit between two of its
+    calls: the next call is decided on that commit, as it would be alone — an allowed
+    fetch or file call acts before it writes, so a later check would come too late.
+    (Every refusal writes: its row, or its budget's pending `suppressed` summary; so
+    the other process commits while the batch's first call is decided.)"""
     import asyncio
     import threading
 
@@ -246,7 +247,7 @@ async def test_a_batch_sees_another_process_remove_an_arrow_before_it_writes(
         await engine.add_node({"id": "a1", "type": "agent", "name": "A1"}, workspace="w1")
         await engine.add_arrow({"id": "e2", "from": "c1", "to": "a1"})
         assert (await engine.call("c1", "agents.prompt", "a1", {"text": "before"})).allowed
-        # c1's refusal rows used up (denial_log_limit): its next refusals write nothing.
+        # c1's refusal rows used up (denial_log_limit): its next refusals are counted.
         await engine.call_many([("c1", "no.such", None, None, None)] * 130)
 
         def remove_elsewhere() -> None:
@@ -265,21 +266,23 @@ async def test_a_batch_sees_another_process_remove_an_arrow_before_it_writes(
 
         def watching(self: Calls, card: str, call: str, *rest: Any) -> Any:
             nonlocal refusals
-            result = decided(self, card, call, *rest)
             if call == "no.such":
                 refusals += 1
-                if refusals == 5:  # mid-batch, before anything in it was written
+                if refusals == 1:  # in the batch, before anything in it was written
                     thread = threading.Thread(target=remove_elsewhere)
                     thread.start()
                     thread.join()
-            elif not first:
+            result = decided(self, card, call, *rest)
+            if call != "no.such" and not first:
                 first.append(result)
             return result
 
         monkeypatch.setattr(Calls, "_decided", watching)
         answers = await engine.call_many([("c1", "no.such", None, None, None)] * 10
                                          + [("c1", "agents.prompt", "a1", {"text": "after"}, None)])
-        assert refusals == 10
+        # The first made again, alone under the write lock: the removal committed
+        # after its decision made it stale (`Stale`).
+        assert refusals == 11
         # Decided on the removal at once, not first let through on the old state.
         assert type(first[0]) is Decision and first[0].code == "PERMISSION_DENIED"
         last = answers[-1]

@@ -129,6 +129,15 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("m003_no_prompt_state_index", (
         "drop index if exists idx_prompts_state",
     )),
+    # Pending summaries of suppressed refusals, kept in the store so that a killed
+    # engine loses no count (as SQLite's m014; `engine.store.pending`). Not part of
+    # the change feed: no decision reads them.
+    Migration("m004_suppressed_pending", (
+        "create table suppressed_pending (key text primary key, card text, package text,"
+        " workspace text, target text, first double precision not null,"
+        " last double precision not null, count bigint not null, codes text not null,"
+        " calls text not null)",
+    )),
 )
 
 _LEDGER = ("create table if not exists schema_migrations (position integer primary key,"

@@ -42,7 +42,7 @@ from sqlite_utils import Database
 from canvas.model import Arrow, Node, Workspace
 from engine.core.errors import StoreFailed
 from engine.core.events import Event
-from engine.core.limits import SteadyClock
+from engine.core.limits import SteadyClock, Suppressed
 from engine.core.prompts import Prompt
 from engine.core.state import PackageState, State
 from engine.core.tools import ToolCall
@@ -52,12 +52,13 @@ from engine.store.canvas import CanvasStore
 from engine.store.decoding import is_subject, loads
 from engine.store.loading import MAX_CATCH_UP, CatchUpImpossible, Touched, catch_up, load_state
 from engine.store.log import Verification
+from engine.store.pending import PENDING_COLUMNS, row_key, summary_of, values_of
 from engine.store.pg.anchoring import local_anchor
 from engine.store.pg.batches import Batches
 from engine.store.pg.changes import follow_changes, latest_change
 from engine.store.pg.parts import Link, PGHistory, PGLog, PGSecrets, PGTokens, Reader, redact
 from engine.store.pg.schema import migrate
-from engine.store.transactions import Write
+from engine.store.transactions import Batch, Write
 
 __all__ = ["PGStore", "create_schema", "drop_schema", "is_postgres_url"]
 
@@ -91,6 +92,11 @@ class _CanvasReader(CanvasStore):
     def __init__(self, reader: Reader) -> None:  # no SQLite migrations here
         self.db = cast(Database, reader)
 
+
+#: `PGStore.save_pending_summary`'s statement.
+_SAVE_PENDING = _upsert("suppressed_pending", "key", list(PENDING_COLUMNS))
+#: The statement reading pending summaries (the whole table, or ``where`` one key).
+_READ_PENDING = f"select {', '.join(PENDING_COLUMNS)} from suppressed_pending"
 
 #: The longest the migrations' round trips may wait at start-up (another process
 #: may be migrating the same database).
@@ -414,6 +420,45 @@ class PGStore:
         # ``rates``: other engines read the windows again.
         self._exec("rate_events", "update rate_events set card = %s where card = %s",
                    [heir, card], ("rates", card))
+
+    # ------------------------------------------- pending suppressed summaries
+    # Written on the store's connection without `_exec`: the table is no state a
+    # decision reads, so a batch that changes only it records no change, and no
+    # other engine catches up on it.
+    @property
+    def batch(self) -> Batch | None:
+        """The open write batch (it holds the store's write lock), if any."""
+        return self.tx.batch
+
+    def pending_summary(self, key: str | None) -> Suppressed | None:
+        """The pending summary of budget ``key``, or None."""
+        row = self.link.conn.execute(_READ_PENDING + " where key = %s",
+                                     [row_key(key)]).fetchone()
+        return None if row is None else summary_of(row)[1]
+
+    def pending_summaries(self) -> list[tuple[str | None, Suppressed]]:
+        """Every pending summary, by budget key, in the order of their keys (bytewise, as
+        SQLite orders them).
+
+        Raises:
+            StoreFailed: the store cannot be read (as `load` does).
+        """
+        try:
+            rows = self.link.conn.execute(_READ_PENDING + ' order by key collate "C"'
+                                          ).fetchall()
+        except psycopg.Error as exc:
+            self.link.abandon()
+            raise StoreFailed(f"cannot read the PostgreSQL store: {exc}",
+                              reason="connection") from exc
+        return [summary_of(row) for row in rows]
+
+    def save_pending_summary(self, key: str | None, held: Suppressed) -> None:
+        """Insert or replace the pending summary of budget ``key``."""
+        self.link.conn.execute(_SAVE_PENDING, values_of(key, held))
+
+    def drop_pending_summary(self, key: str | None) -> None:
+        """Delete the pending summary of budget ``key``."""
+        self.link.conn.execute("delete from suppressed_pending where key = %s", [row_key(key)])
 
     # ------------------------------------------------------------ prompts
     def next_prompt_position(self) -> int:
