@@ -154,10 +154,10 @@ class Calls:
         # (`Context.tick`: catch up, then expire what is due), then the call is
         # decided — a refusal returned as it is, an allowed call as the coroutine
         # that carries it out. Catching up is a no-op while the batch holds the
-        # write lock; but until a call of the batch has written (refusals only
-        # counted toward a `suppressed` row write nothing), another process may
-        # commit a revoke between two calls, and an allowed fetch or file call
-        # acts before it writes: it must be decided on that revoke.
+        # write lock; but until a call of the batch has written (every refusal
+        # writes, its row or its budget's pending summary; an allowed fetch or
+        # file call acts before it writes), another process may commit a revoke
+        # between two calls: the next must be decided on that revoke.
         ctx = self.ctx
         ctx.tick()
         now = ctx.clock()  # `Context.now`, without its frame

@@ -316,8 +316,8 @@ class Tools:
         Such an operation makes the row's statement its last step that can
         fail: what it did before (its log row, its event, the tool call in
         memory) goes with the write's undo. A card with suppressed refusals
-        waiting has their summary row written first, which takes them out of
-        memory: that write keeps its savepoint, as a refusal's does. So does
+        waiting has their summary row written first, which deletes their pending
+        summary too: that write keeps its savepoint, as a refusal's does. So does
         every such write on a store that inserts a log row when it is made
         (PostgreSQL): the log row is a statement of its own there, which a
         failing tool-call row would otherwise leave in the batch.
