@@ -63,13 +63,21 @@ class DeferredRows:
         """Whether rows wait to be written."""
         return len(self._sqls) > self._written
 
-    def add(self, table: str, sql: str, params: tuple[Any, ...]) -> None:
-        """Leave a row of ``table`` to the commit (inside a write)."""
+    def add(self, table: str, sql: str, params: tuple[Any, ...]) -> int:
+        """Leave a row of ``table`` to the commit (inside a write); returns its number."""
         values = self._values
         values += params
         self._tables.append(table)
         self._sqls.append(sql)
-        self._ends.append(len(values))
+        ends = self._ends
+        ends.append(len(values))
+        return len(ends) - 1
+
+    def waits(self, n: int, last: object) -> bool:
+        """Whether row ``n`` waits still (added, not written, not taken back) with ``last``
+        as its last value, the very object: a row numbered ``n`` again after an undo
+        holds another's."""
+        return self._written <= n < len(self._ends) and self._values[self._ends[n] - 1] is last
 
     def write(self, conn: sqlite3.Connection, *, committing: bool = False) -> None:
         """Write every waiting row: a table's rows in order, each run of one statement

@@ -403,7 +403,5 @@ def m014_suppressed_pending(db: Database) -> None:
     No change-feed trigger: no decision reads the table, and another engine
     reads a summary under the write lock when it writes the card's next row.
     """
-    db.execute("create table suppressed_pending (key TEXT PRIMARY KEY, card TEXT,"
-               " package TEXT, workspace TEXT, target TEXT, first REAL NOT NULL,"
-               " last REAL NOT NULL, count INTEGER NOT NULL, codes TEXT NOT NULL,"
-               " calls TEXT NOT NULL)")
+    db.execute("create table suppressed_pending (key TEXT PRIMARY KEY,"
+               " summary TEXT NOT NULL)")

@@ -45,7 +45,7 @@ from engine.store.loading import (
 from engine.store.log import ArrowLog, Verification, verify_anchored
 from engine.store.logkeys import keys_ahead, repair_keys
 from engine.store.migrations import migrations
-from engine.store.pending import PENDING_COLUMNS, row_key, summary_of, values_of
+from engine.store.pending import encode, row_key, summary_of
 from engine.store.tokens import SQLiteTokens
 from engine.store.transactions import Batch, Transactions, Write
 from engine.store.vault import SecretVault
@@ -99,13 +99,29 @@ _SAVE_TOOL_CALL = _upsert("tool_calls", list(TOOL_CALL_COLUMNS))
 # fails the whole batch whatever the statement left (`Transactions.flush`).
 #: `SQLiteStore.count_rate_event`'s statement.
 _COUNT_RATE_EVENT = "insert or fail into rate_events (card, key, t) values (?, ?, ?)"
+class _Summary:
+    """A pending summary bound as it stands when its row is written, not when it was
+    left to the commit (`SQLiteStore.save_pending_summary`): sqlite3 adapts it."""
+
+    __slots__ = ("held",)
+
+    def __init__(self, held: Suppressed) -> None:
+        self.held = held
+
+    def text(self) -> str:
+        """The ``summary`` column (`engine.store.pending.encode`)."""
+        return encode(self.held)
+
+
+sqlite3.register_adapter(_Summary, _Summary.text)
+
 #: `SQLiteStore.save_pending_summary`'s statement (a replace: the summary is read under
 #: the write lock and merged in memory first, `engine.services.record.Recorder`).
-_SAVE_PENDING = _upsert("suppressed_pending", list(PENDING_COLUMNS))
+_SAVE_PENDING = _upsert("suppressed_pending", ["key", "summary"])
 #: `SQLiteStore.drop_pending_summary`'s statement.
 _DROP_PENDING = "delete from suppressed_pending where key = ?"
 #: The statement reading pending summaries (the whole table, or ``where`` one key).
-_READ_PENDING = f"select {', '.join(PENDING_COLUMNS)} from suppressed_pending"
+_READ_PENDING = "select key, summary from suppressed_pending"
 #: `SQLiteStore.update_node`'s statement.
 _UPDATE_NODE = "update or fail nodes set data = ? where id = ?"
 #: What a tool call's resolution changes in its row (`SQLiteStore.save_tool_call`).
@@ -146,6 +162,10 @@ class SQLiteStore:
         self._last_position: tuple[Batch | None, int] | None = None
         #: Positions handed out (`next_prompt_position`) whose prompt was not written yet.
         self._numbered: set[int] = set()
+        #: The pending summary each budget key's row left to the commit binds, and that
+        #: row's number (`save_pending_summary`; `DeferredRows.waits` tells if it waits).
+        self._summaries: dict[str | None, _Summary] = {}
+        self._summary_rows: dict[str | None, int] = {}
         self._committed: Callable[[list[Event]], None] = _not_bound
         self._refresh: Callable[[Refresh], None] | None = None
         #: Group commit, savepoints and catching up (the store's `write`, `flush`, `sync`).
@@ -377,18 +397,38 @@ class SQLiteStore:
         """The pending summary of budget ``key``, the rows left to the commit included."""
         self.tx.write_deferred()  # the summary as the batch's operations left it
         row = self.db.conn.execute(_READ_PENDING + " where key = ?", [row_key(key)]).fetchone()
-        return None if row is None else summary_of(row)[1]
+        return None if row is None else summary_of(*row)[1]
 
     def pending_summaries(self) -> list[tuple[str | None, Suppressed]]:
         """Every pending summary, by budget key, in the order of their keys."""
         self.tx.write_deferred()
-        return [summary_of(row)
+        return [summary_of(*row)
                 for row in self.db.conn.execute(_READ_PENDING + " order by key").fetchall()]
 
     def save_pending_summary(self, key: str | None, held: Suppressed) -> None:
-        """Replace the pending summary of budget ``key`` (inside an operation, left to the
-        commit with the refusal that changed it: many refusals of a batch, one commit)."""
-        self._write("suppressed_pending", _SAVE_PENDING, values_of(key, held))
+        """Replace the pending summary of budget ``key``: inside an operation, left to the
+        commit, and written as ``held`` then stands.
+
+        A flood of refusals counts into one summary: its row is left to the commit
+        once, and saving the same ``held`` again while that row still waits adds
+        nothing (no second row, no JSON until the commit). An operation that
+        failed takes back the rows it added (`DeferredRows.back_to`), so a row is
+        counted on only while an operation that stands left it. (A refusal counted
+        into ``held`` by an operation that failed later stays counted: a refusal
+        that was made, never one lost.)
+        """
+        tx = self.tx
+        if not (tx.depth and tx.batch is not None):
+            self._writes.execute(_SAVE_PENDING, (row_key(key), encode(held)))
+            return
+        waiting = self._summaries.get(key)
+        deferred = tx.deferred
+        if waiting is not None and waiting.held is held and deferred.waits(
+                self._summary_rows[key], waiting):
+            return
+        live = self._summaries[key] = _Summary(held)
+        self._summary_rows[key] = deferred.add("suppressed_pending", _SAVE_PENDING,
+                                               (row_key(key), live))
 
     def drop_pending_summary(self, key: str | None) -> None:
         """Delete the pending summary of budget ``key`` (after its replacements left to

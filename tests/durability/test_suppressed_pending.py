@@ -40,7 +40,8 @@ async def _world(target: Target, tmp_path: Path) -> Any:
 
 def _pending(target: Target) -> list[tuple[Any, ...]]:
     """The pending summaries as committed: (key, count) by key."""
-    return target.query("select key, count from suppressed_pending order by key")
+    return [(key, json.loads(summary)["count"]) for key, summary in
+            target.query("select key, summary from suppressed_pending order by key")]
 
 
 def _check_chain(target: Target) -> None:

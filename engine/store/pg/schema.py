@@ -133,10 +133,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     # engine loses no count (as SQLite's m014; `engine.store.pending`). Not part of
     # the change feed: no decision reads them.
     Migration("m004_suppressed_pending", (
-        "create table suppressed_pending (key text primary key, card text, package text,"
-        " workspace text, target text, first double precision not null,"
-        " last double precision not null, count bigint not null, codes text not null,"
-        " calls text not null)",
+        "create table suppressed_pending (key text primary key, summary text not null)",
     )),
 )
 

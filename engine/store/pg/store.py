@@ -52,7 +52,7 @@ from engine.store.canvas import CanvasStore
 from engine.store.decoding import is_subject, loads
 from engine.store.loading import MAX_CATCH_UP, CatchUpImpossible, Touched, catch_up, load_state
 from engine.store.log import Verification
-from engine.store.pending import PENDING_COLUMNS, row_key, summary_of, values_of
+from engine.store.pending import encode, row_key, summary_of
 from engine.store.pg.anchoring import local_anchor
 from engine.store.pg.batches import Batches
 from engine.store.pg.changes import follow_changes, latest_change
@@ -94,9 +94,9 @@ class _CanvasReader(CanvasStore):
 
 
 #: `PGStore.save_pending_summary`'s statement.
-_SAVE_PENDING = _upsert("suppressed_pending", "key", list(PENDING_COLUMNS))
+_SAVE_PENDING = _upsert("suppressed_pending", "key", ["key", "summary"])
 #: The statement reading pending summaries (the whole table, or ``where`` one key).
-_READ_PENDING = f"select {', '.join(PENDING_COLUMNS)} from suppressed_pending"
+_READ_PENDING = "select key, summary from suppressed_pending"
 
 #: The longest the migrations' round trips may wait at start-up (another process
 #: may be migrating the same database).
@@ -434,7 +434,7 @@ class PGStore:
         """The pending summary of budget ``key``, or None."""
         row = self.link.conn.execute(_READ_PENDING + " where key = %s",
                                      [row_key(key)]).fetchone()
-        return None if row is None else summary_of(row)[1]
+        return None if row is None else summary_of(*row)[1]
 
     def pending_summaries(self) -> list[tuple[str | None, Suppressed]]:
         """Every pending summary, by budget key, in the order of their keys (bytewise, as
@@ -450,11 +450,11 @@ class PGStore:
             self.link.abandon()
             raise StoreFailed(f"cannot read the PostgreSQL store: {exc}",
                               reason="connection") from exc
-        return [summary_of(row) for row in rows]
+        return [summary_of(*row) for row in rows]
 
     def save_pending_summary(self, key: str | None, held: Suppressed) -> None:
         """Insert or replace the pending summary of budget ``key``."""
-        self.link.conn.execute(_SAVE_PENDING, values_of(key, held))
+        self.link.conn.execute(_SAVE_PENDING, (row_key(key), encode(held)))
 
     def drop_pending_summary(self, key: str | None) -> None:
         """Delete the pending summary of budget ``key``."""
