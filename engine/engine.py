@@ -78,6 +78,8 @@ __all__ = ["Engine", "Event", "EventSink", "Update"]
 
 #: The timers' outages (`Engine.run_timers`): one line when one begins, one when it ends.
 _log = logging.getLogger("arrowgate.timers")
+#: A listener of the engine's events (the app's sink, a driver) that raised (`_deliver`).
+_events_log = logging.getLogger("arrowgate.events")
 
 
 class Engine:
@@ -89,7 +91,9 @@ class Engine:
             any `engine.store.base.Store`).
         clock: seconds; wall-clock time by default so rate windows and hold
             deadlines survive a restart. Tests and replays inject their own.
-        sink: receives every `Event` after the change behind it is durable.
+        sink: receives every `Event` after the change behind it is durable. One
+            that raises is logged (the ``arrowgate.events`` logger) and stops
+            nothing: the cards and drivers get every event all the same.
         world: carries out allowed calls on agents, terminals and built-in
             cards; the default simulates them in the store.
     """
@@ -234,21 +238,39 @@ class Engine:
         self._ctx.refresh(apply)
 
     def _committed(self, events: list[Event]) -> None:
-        """A batch committed: its events to the drivers, the app and the cards; waiters woken."""
+        """A batch committed: its events to the drivers, the app and the cards; waiters woken.
+
+        Each listener is isolated (`_listener_failed`): one that raises on one event
+        keeps neither that event from the others nor the batch's later events
+        from anyone, and the waiters are woken whatever happened.
+        """
         # First: what the events start below (a driver's reaction, say) writes
         # in the next batch, and must not be taken as committed with this one.
         self._tools.committed()
-        for event in events:
-            self.world.committed(event)
-            if not event.type.startswith("driver."):
-                self.notify(event)
-        self._prompts.wake_waiters()
-        self._tools.wake_waiters()
+        try:
+            for event in events:
+                try:
+                    self.world.committed(event)
+                except Exception:
+                    _listener_failed("a driver", event)
+                if not event.type.startswith("driver."):
+                    self.notify(event)
+        finally:
+            self._prompts.wake_waiters()
+            self._tools.wake_waiters()
 
     def notify(self, event: Event) -> None:
-        """Send an event that no state change stands behind (file changes, output)."""
+        """Send an event that no state change stands behind (file changes, output).
+
+        The app's sink gets it first, then the cards' subscriptions; a sink
+        that raises is reported on the ``arrowgate.events`` logger and the
+        cards get the event all the same.
+        """
         if self.sink is not None:
-            self.sink(event)
+            try:
+                self.sink(event)
+            except Exception:
+                _listener_failed("the app's event sink", event)
         self.events.publish(event)
 
     def catch_up(self) -> None:
@@ -704,3 +726,20 @@ class Engine:
     def verify_log(self) -> Verification:
         """Check the arrow log's hash chain and its anchor."""
         return self.store.verify_log()
+
+
+
+def _listener_failed(who: str, event: Event) -> None:
+    """Report a listener (the app's sink, a driver) that raised on ``event``; go on.
+
+    The change behind the event is committed: a listener's failure cannot undo
+    it, and passing it on would stop the events after it (an approved prompt
+    never reaching its agent) and leave waiters asleep. Logged rather than
+    warned (`warnings`): it is a fault at run time, reported each time it
+    happens with its traceback, where a warning is shown once per place and,
+    turned into an error (``filterwarnings = error``), would raise here again.
+    (Inline ``try`` blocks at the call sites, not a wrapper per delivery: they
+    cost nothing until something raises, on the path of every event.)
+    """
+    _events_log.exception("arrowgate: %s raised on the event %s; the other "
+                          "listeners got it all the same", who, event.type)
