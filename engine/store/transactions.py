@@ -76,6 +76,17 @@ class Batch:
                 self._settle()
         return self._future
 
+    def committed(self) -> Awaitable[None]:
+        """What one caller awaits for the batch's commit (raises `StoreFailed` if it failed).
+
+        The batch's one future, shielded: every operation that joined the batch
+        waits on it, and a task cancelled while awaiting a future cancels that
+        future, so one caller given up on (a ``wait_for`` timing out, a client
+        gone) would cancel every other caller of the group commit, whose change
+        is committed all the same. Only the cancelled caller stops waiting.
+        """
+        return asyncio.shield(self.future())
+
     def finish(self, error: BaseException | None) -> None:
         self.done, self.error = True, error
         # Its events were delivered (or, failed, never will be): not kept alive
@@ -209,7 +220,7 @@ async def run_durably(owner: BatchOwner, fn: Callable[..., Awaitable[Any]],
         owner.flush()
     while joined:
         # Raises StoreFailed when the batch could not be committed.
-        await joined.pop(0).future()
+        await joined.pop(0).committed()
     if error is not None:
         raise error
     return result
@@ -316,7 +327,7 @@ async def _settled(joined: list[Batch], result: Any, raised: BaseException | Non
     # An eager operation that wrote in several batches, or in one already
     # committed: wait for each as `run_durably` does.
     while joined:
-        await joined.pop(0).future()
+        await joined.pop(0).committed()
     if raised is not None:
         raise raised
     return result
@@ -446,7 +457,7 @@ async def run_each_durably(step: Callable[..., Any], items: Iterable[Sequence[An
                 waited.add(key)
                 try:
                     # Raises StoreFailed when the batch could not be committed.
-                    await batch.future()
+                    await batch.committed()
                 except Exception as exc:
                     failed[key] = exc
     if failed:

@@ -1,12 +1,13 @@
-"""p17: cancelling one caller of a consent operation cancels every other caller in its batch.
+"""Cancelling one caller of a group commit stops only that caller's wait.
 
-`run_durably` (engine/store/transactions.py, ``await joined.pop(0).future()``)
-awaits the batch's one shared future (`Batch.future`). `Task.cancel()` cancels
-the future a task is waiting on, so cancelling one caller (a `wait_for` timeout,
-a client gone, a TaskGroup ending) cancels the batch's shared future, and every
-other operation that joined the same group commit gets `CancelledError` — though
-nobody cancelled it and its change was committed. (Calls are spared: `run_eagerly`
-gives each caller a future of its own, `Batch.answers`.)
+Operations arriving together share one commit (`Batch`); each waits on it
+through `Batch.committed`, a shield of the batch's one future. A caller
+cancelled (its ``wait_for`` timing out, a client gone) stops waiting; every
+other caller of the batch gets its own answer, and every change, the cancelled
+caller's too, is committed.
+
+(Found by a helper: `run_durably` awaited the shared future itself, so
+cancelling one caller cancelled it, and every other caller got CancelledError.)
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from tests.conftest import manifest, offer_install
 
 async def test_cancelling_one_operation_leaves_the_others_in_its_batch_answered(
         make_engine: Any, tmp_path: Any, db_path: Any) -> None:
+    """One of three operations sharing a commit is cancelled: the two others are answered."""
     engine = make_engine()
     (tmp_path / "ws").mkdir()
     await engine.create_workspace("w1", tmp_path / "ws")
@@ -41,5 +43,6 @@ async def test_cancelling_one_operation_leaves_the_others_in_its_batch_answered(
     again = Engine.open(db_path, world=World(net=None, fs=None))
     try:
         assert again.state.canvas.node("n2") is not None
+        assert again.state.canvas.node("n1") is not None  # the cancelled caller's too
     finally:
         again.close()
