@@ -212,7 +212,9 @@ class Engine:
         self.store.close()
 
     async def aclose(self) -> None:
-        """Stop the drivers (waiting for their processes), then `close`."""
+        """Let fetches and file work under way end and be logged, stop the drivers
+        (waiting for their processes), then `close`."""
+        await self._calls.effects_done()
         await self.world.aclose()
         self.close()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Coroutine, Iterable
 from typing import Any
@@ -53,6 +54,19 @@ class Calls:
         self.prompts = prompts
         self.applier = applier
         self.world = world
+        #: Allowed fetches and file work under way, each with its log row to come
+        #: (`_carry_out`): kept here so that a caller cancelled meanwhile cannot
+        #: leave one unreferenced, and so that `effects_done` can wait for them.
+        self._effects: set[asyncio.Task[Decision]] = set()
+
+    async def effects_done(self) -> None:
+        """Wait until every fetch and file work under way has ended and its row is written.
+
+        For closing: an effect whose caller was cancelled goes on to its end
+        (`_carry_out`); closing the store first would lose its log row.
+        """
+        while self._effects:
+            await asyncio.wait(set(self._effects))
 
     def _context_chain(self, context: object, card: object) -> tuple[str, ...] | None:
         """The causal chain of the card's open tool call ``context`` names, or None."""
@@ -256,28 +270,41 @@ class Calls:
         if waits(spec.name):
             # A request may take seconds and file work runs in a thread (a
             # slow disk must not stall other calls): never hold the write
-            # lock for either.
-            value = await (self.world.fetch if spec.name == "net.fetch"
-                           else self.world.files)(self.ctx, passed, args)
-            with self.ctx.write():
-                if isinstance(value, Decision):
-                    if "logged" in value.extra:
-                        # A fetch abandoned in flight was allowed, then consent went:
-                        # it is logged `cancelled` (SPEC §8.1), never suppressed.
-                        self.record.log_row(value, outcome=value.extra["logged"],
-                                      payload=payload, chain=None)
-                    else:
-                        self.record.refused_or_counted(value, payload)
-                    return value
-                decision = decision.with_(value=value)
-                self.record.log_row(decision, outcome="ok", payload=payload, chain=None)
-            return decision
+            # lock for either. Once begun, the effect goes on to its end and
+            # its row is written even if the caller is cancelled meanwhile (a
+            # pool thread's write cannot be stopped, nor a request unsent):
+            # nothing a card was allowed to do goes unlogged (SPEC §8). The
+            # task shares this context, so its row joins the caller's batches.
+            effect = asyncio.get_running_loop().create_task(
+                self._effect_logged(passed, args, decision, payload))
+            self._effects.add(effect)
+            effect.add_done_callback(self._effects.discard)
+            return await asyncio.shield(effect)
         rate = CountRate(card.id, passed.rate_key, now) if passed.rate_key is not None else None
         with self.ctx.write():
             plan = plan_call(decision, self.world.perform(self.ctx.state, passed, args), rate,
                              payload)
             self.applier.do(plan.effects)
         return plan.decision
+
+    async def _effect_logged(self, passed: Passed, args: dict[str, Any], decision: Decision,
+                             payload: str | None) -> Decision:
+        """Carry out an allowed fetch or file call, then write its log row (`_carry_out`)."""
+        value = await (self.world.fetch if passed.spec.name == "net.fetch"
+                       else self.world.files)(self.ctx, passed, args)
+        with self.ctx.write():
+            if isinstance(value, Decision):
+                if "logged" in value.extra:
+                    # A fetch abandoned in flight was allowed, then consent went:
+                    # it is logged `cancelled` (SPEC §8.1), never suppressed.
+                    self.record.log_row(value, outcome=value.extra["logged"],
+                                        payload=payload, chain=None)
+                else:
+                    self.record.refused_or_counted(value, payload)
+                return value
+            decision = decision.with_(value=value)
+            self.record.log_row(decision, outcome="ok", payload=payload, chain=None)
+        return decision
 
     def _accept_prompt(self, passed: Passed, text: str, now: float, *, arrow: str | None,
                        message: str, call: str = "agents.prompt") -> Decision:
