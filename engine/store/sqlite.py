@@ -46,6 +46,7 @@ from engine.store.log import ArrowLog, Verification, verify_anchored
 from engine.store.logkeys import keys_ahead, repair_keys
 from engine.store.migrations import migrations
 from engine.store.pending import encode, row_key, summary_of
+from engine.store.siblings import siblings_of
 from engine.store.tokens import SQLiteTokens
 from engine.store.transactions import Batch, Transactions, Write
 from engine.store.vault import SecretVault
@@ -179,6 +180,11 @@ class SQLiteStore:
         #: An operation whose one write is a log row of a known kind
         #: (`Transactions.append_alone`): a refused call's, most of all.
         self.append_alone = self.tx.append_alone
+        if self._file:
+            # Other stores of this process on the file make way for this one's
+            # writes, and this one for theirs (`engine.store.siblings`).
+            self.tx.siblings = siblings_of(self._file)
+            self.tx.siblings.join(self.tx)
 
     @classmethod
     def open(cls, path: str | Path | None, *,
@@ -289,6 +295,8 @@ class SQLiteStore:
 
     def close(self) -> None:
         """Close the database connection (and the anchor file held open)."""
+        if self.tx.siblings is not None:
+            self.tx.siblings.leave(self.tx)
         self.db.close()
         # The newest batch's "committed" record, if the loop never went idle.
         self.tx.settle_anchor()

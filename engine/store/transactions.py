@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import sqlite3
+import threading
 import types
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Sequence
 from contextvars import ContextVar
@@ -33,6 +34,7 @@ from engine.store.deferred import DeferredRows
 from engine.store.history import ConsentHistory
 from engine.store.log import ArrowLog, RowKind
 from engine.store.logkeys import KEYS_EVERY, add_keys, keyed_upto, repair_keys
+from engine.store.siblings import Siblings
 
 __all__ = ["CHANGES_KEPT", "CHANGES_PRUNED_EVERY", "GATHER_SECONDS", "GATHER_SHARE", "JOINED",
            "Batch", "HasTransactions", "Stale", "Transactions", "Write", "WriteOwner",
@@ -771,6 +773,15 @@ class Transactions:
         #: rows have gathered past it), or None when another connection has
         #: written since this one last committed (read again under the lock).
         self._keyed: int | None = keyed_upto(db.conn)
+        #: The other stores of this process on the same file (None in memory),
+        #: whose open batch this one commits before it takes the write lock.
+        self.siblings: Siblings | None = None
+        self._batch_thread = 0
+
+    @property
+    def batch_thread(self) -> int | None:
+        """The thread that opened the open batch (None while none is open): `Siblings`."""
+        return self._batch_thread if self.batch is not None else None
 
     def full_reload(self) -> None:
         """Reload the whole state because another process committed (counted in `reloads`)."""
@@ -811,6 +822,10 @@ class Transactions:
     def open_batch(self, *, locked: bool = False) -> Batch:
         """BEGIN IMMEDIATE, check for other processes' commits, schedule the group commit."""
         self.log.forget_tail()
+        if self.siblings is not None:
+            # Another engine of this process holding the lock lets go of it
+            # only when the loop turns: waiting for it here would freeze the loop.
+            self.siblings.make_way(self)
         try:
             self.db.conn.execute("BEGIN IMMEDIATE")
             version = self._read_data_version()
@@ -838,6 +853,7 @@ class Transactions:
         batch = Batch(self.log.begin(), pinned=locked, history=self._history_before(),
                       written=self.history.written if self.history is not None else 0)
         self.batch = batch
+        self._batch_thread = threading.get_ident()
         try:
             schedule_flush(self, batch)
         except RuntimeError:
