@@ -202,18 +202,33 @@ class Engine:
             raise StoreFailed(f"cannot open the store {path}: {exc}") from exc
 
     def close(self) -> None:
-        """Commit what is pending, end file watches and close the database."""
+        """Commit what is pending, end file watches and close the database.
+
+        Then the engine is closed: the cards' subscriptions end (their
+        iterators stop once the events already sent are taken), a `wait` or
+        `wait_tool` in flight raises `EngineClosed`, and so does every
+        operation, subscription and log read after. Closing again does nothing.
+        """
+        if self._ctx.closed:
+            return
         try:
-            self._record.flush_suppressed()  # refusals not logged row by row get their summary
-        except StoreFailed:
-            pass  # closing anyway: the store could not take it
-        self.store.pin_and_flush()
-        self.world.close()
-        self.store.close()
+            try:
+                self._record.flush_suppressed()  # refusals not logged row by row: a summary
+            except StoreFailed:
+                pass  # closing anyway: the store could not take it
+            self.store.pin_and_flush()
+            self.world.close()
+            self.store.close()
+        finally:
+            # Whatever closing the store did: nothing may wait on this engine now.
+            self._ctx.close()
+            self.events.close()
 
     async def aclose(self) -> None:
         """Let fetches and file work under way end and be logged, stop the drivers
-        (waiting for their processes), then `close`."""
+        (waiting for their processes), then `close`. Closing again does nothing."""
+        if self._ctx.closed:
+            return
         await self._calls.effects_done()
         await self.world.aclose()
         self.close()
@@ -718,15 +733,18 @@ class Engine:
     def log_rows(self, **filters: Any) -> list[dict[str, Any]]:
         """Arrow log rows in order; filters: arrow, card, package, outcome, call, since,
         until, and ``after`` (a sequence number) with ``limit`` for a page."""
+        self._ctx.ensure_open()
         return self.log.rows(**filters)
 
     def log_end(self) -> int:
         """The newest log row's sequence number; 0 while the log is empty."""
+        self._ctx.ensure_open()
         last = self.log.last()
         return 0 if last is None else last[0]
 
     def verify_log(self) -> Verification:
         """Check the arrow log's hash chain and its anchor."""
+        self._ctx.ensure_open()
         return self.store.verify_log()
 
 

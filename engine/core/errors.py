@@ -25,6 +25,7 @@ writes neither: ``NotFound(f"no node {x!r}")`` reads ``NOT_FOUND: no node 'x'``:
      │    └── PackagePending     PACKAGE_PENDING
      ├── CaseInvalid             a replay case file that is not valid
      └── StoreFailed             STORE_FAILED: a consent change or log row could not be written
+          └── EngineClosed       STORE_FAILED, reason ``closed``: the engine was closed
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ __all__ = [
     "CardUnknown",
     "CaseInvalid",
     "ConsentError",
+    "EngineClosed",
     "InvalidArgument",
     "InvalidArrow",
     "InvalidNode",
@@ -228,3 +230,14 @@ class StoreFailed(ConsentError):
     """The store refused a write, so the call or change did not happen (fail closed)."""
 
     code = "STORE_FAILED"
+
+
+class EngineClosed(StoreFailed):
+    """The engine was closed: an operation, wait or read after (or across) `Engine.close`.
+
+    A `StoreFailed` (nothing happened), with reason ``closed``, so that code
+    handling a store that cannot take a change handles this too.
+    """
+
+    def __init__(self, text: str = "the engine is closed") -> None:
+        super().__init__(text, reason="closed")

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, TypeVar
 
+from engine.core.errors import EngineClosed
 from engine.core.events import Event, event
 from engine.core.limits import SteadyClock
 from engine.core.state import State
@@ -47,6 +48,9 @@ class Context:
         self.reloads = 0
         self._tickers: list[Callable[[], None]] = []
         self._reloaded: list[Callable[[], None]] = []
+        self._closing: list[Callable[[], None]] = []
+        #: Set by `close`: every operation, wait and read from then raises `EngineClosed`.
+        self.closed = False
 
     @property
     def secrets(self) -> Secrets:
@@ -78,12 +82,40 @@ class Context:
         self.store.emit(event(type, card, data))
 
     def write(self, *, one_statement: bool = False) -> AbstractContextManager[None]:
-        """The writes of one operation (see `Store.write`)."""
+        """The writes of one operation (see `Store.write`).
+
+        Raises:
+            EngineClosed: the engine was closed (an effect that outlived it, say).
+        """
+        if self.closed:
+            raise EngineClosed()
         return self.store.write(one_statement=one_statement)
 
     def sync(self) -> None:
-        """Catch up with what other processes committed."""
+        """Catch up with what other processes committed.
+
+        Raises:
+            EngineClosed: the engine was closed.
+        """
+        if self.closed:
+            raise EngineClosed()
         self.store.sync()
+
+    def ensure_open(self) -> None:
+        """Raise `EngineClosed` once the engine is closed (before a read of the store)."""
+        if self.closed:
+            raise EngineClosed()
+
+    def on_close(self, hook: Callable[[], None]) -> None:
+        """Call ``hook`` once the engine is closed (to wake those waiting on it)."""
+        self._closing.append(hook)
+
+    def close(self) -> None:
+        """The engine is closed: from now on everything raises `EngineClosed`; the
+        ``on_close`` hooks run (waiters woken see it at once)."""
+        self.closed = True
+        for hook in self._closing:
+            hook()
 
     def on_reload(self, hook: Callable[[], None]) -> None:
         """Call ``hook`` whenever `reload` replaced the state (to let go of what was
@@ -95,7 +127,13 @@ class Context:
         self._tickers.append(ticker)
 
     def tick(self) -> None:
-        """The prologue of every operation: catch up, then expire what is due."""
+        """The prologue of every operation: catch up, then expire what is due.
+
+        Raises:
+            EngineClosed: the engine was closed.
+        """
+        if self.closed:
+            raise EngineClosed()
         self.store.sync()
         for ticker in self._tickers:
             ticker()

@@ -96,6 +96,8 @@ class Prompts:
         # still delivers after its workspace's mark is gone.
         self._budget_tasks: set[asyncio.Task[None]] = set()
         self._waiters = Waiters()
+        # Closing wakes them: each finds the engine closed (`EngineClosed`).
+        ctx.on_close(self._waiters.wake_all)
         ctx.on_tick(self.expire_due)
 
     def expire_due(self) -> None:

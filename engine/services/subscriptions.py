@@ -230,6 +230,13 @@ class EventHub:
         if not subs:
             self._subs.pop(sub.card, None)
 
+    def close(self) -> None:
+        """End every subscription (the engine closed): each iterator stops once its
+        buffered events are taken."""
+        for subs in list(self._subs.values()):
+            for sub in list(subs):
+                sub.close()
+
     def watch(self, card: str, node: str) -> None:
         """The card was allowed ``agents.onOutput`` for ``node``."""
         self._watching.setdefault(card, set()).add(node)

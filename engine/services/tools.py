@@ -78,6 +78,8 @@ class Tools:
         self.ctx = ctx
         self.record = record
         self._waiters = Waiters()
+        # Closing wakes them: each finds the engine closed (`EngineClosed`).
+        ctx.on_close(self._waiters.wake_all)
         #: Tool calls resolved since the last commit: in memory, not yet durable.
         #: Not keyed on the state: a reload inside the open batch (another
         #: operation failed in its write) reads this connection's uncommitted

@@ -52,6 +52,11 @@ class Waiters:
                 _settle(fut)
 
 
+    def wake_all(self) -> None:
+        """Wake everyone (the engine closed: each then finds out for itself)."""
+        self.wake(lambda _key: True)
+
+
 def _settle(fut: asyncio.Future[None]) -> None:
     """End a nap (woken, or its time is up); a nap already ended stays as it is."""
     if not fut.done():
