@@ -48,6 +48,10 @@ class Siblings:
     def __init__(self, file: str, key: tuple[int, int]) -> None:
         self.file, self.key = file, key
         self._members: weakref.WeakSet[Writer] = weakref.WeakSet()
+        #: More than one store of this process writes on the file: only then has
+        #: `make_way` anything to do (read before every batch; a store collected
+        #: unclosed may leave it set, which costs a look, nothing else).
+        self.shared = False
 
     def writers(self) -> int:
         """How many stores of this process write on the file."""
@@ -56,10 +60,12 @@ class Siblings:
     def join(self, writer: Writer) -> None:
         """``writer`` writes on this file from now."""
         self._members.add(writer)
+        self.shared = len(self._members) > 1
 
     def leave(self, writer: Writer) -> None:
         """``writer`` is closed: forget it (and the file once nobody writes on it)."""
         self._members.discard(writer)
+        self.shared = len(self._members) > 1
         if not self._members and _OPEN.get(self.key) is self:
             del _OPEN[self.key]
 

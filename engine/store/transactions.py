@@ -822,10 +822,11 @@ class Transactions:
     def open_batch(self, *, locked: bool = False) -> Batch:
         """BEGIN IMMEDIATE, check for other processes' commits, schedule the group commit."""
         self.log.forget_tail()
-        if self.siblings is not None:
+        siblings = self.siblings
+        if siblings is not None and siblings.shared:
             # Another engine of this process holding the lock lets go of it
             # only when the loop turns: waiting for it here would freeze the loop.
-            self.siblings.make_way(self)
+            siblings.make_way(self)
         try:
             self.db.conn.execute("BEGIN IMMEDIATE")
             version = self._read_data_version()
