@@ -15,6 +15,7 @@ from canvas import Arrow, CanvasError, Node, Workspace, WorkspaceSettings
 from engine.core.errors import InvalidArgument, InvalidArrow, InvalidRequest
 from engine.core.limits import rate_owner
 from engine.core.principal import OPERATOR, Principal
+from engine.core.usage import added_usage
 from engine.effects.world import World
 from engine.services.context import Context, operation
 from engine.services.guard import Guard
@@ -276,8 +277,18 @@ class CanvasOps:
 
     @operation
     async def record_usage(self, workspace: str, tokens: int, cost: float) -> None:
-        """Add token usage and cost to a workspace (what ``usage.get`` reports)."""
-        tokens0, cost0 = self.ctx.state.usage.get(workspace, (0, 0.0))
+        """Add token usage and cost to a workspace (what ``usage.get`` reports).
+
+        Raises:
+            NotFound: there is no such workspace.
+            InvalidArgument: ``tokens`` or ``cost`` is not a count or amount from 0,
+                or the totals would overflow (`added_usage`); nothing is changed.
+        """
+        if not isinstance(workspace, str):
+            raise InvalidArgument(f"a workspace id is text, not {workspace!r}",
+                                  reason="workspace")
+        self.nodes.workspace(workspace)
+        totals = added_usage(self.ctx.state.usage.get(workspace, (0, 0.0)), tokens, cost)
         with self.ctx.write():
-            self.ctx.store.save_usage(workspace, tokens0 + tokens, cost0 + cost)
-            self.ctx.state.usage[workspace] = (tokens0 + tokens, cost0 + cost)
+            self.ctx.store.save_usage(workspace, *totals)
+            self.ctx.state.usage[workspace] = totals

@@ -17,6 +17,7 @@ from engine.core.manifest import parse_manifest
 from engine.core.prompts import Prompt
 from engine.core.state import PackageState, State
 from engine.core.tools import ToolCall
+from engine.core.usage import usage_from_row
 from engine.store.canvas import CanvasStore, workspace_from_row
 
 __all__ = ["MAX_CATCH_UP", "CatchUpImpossible", "Touched", "catch_up", "load_rate_events",
@@ -65,7 +66,7 @@ def _load(db: Database, canvas_store: CanvasStore, clock: SteadyClock) -> State:
         tc = ToolCall.from_row(row)
         state.tool_calls[tc.id] = tc
     for row in db.query("select * from usage"):
-        state.usage[row["workspace"]] = (row["tokens"], row["cost"])
+        state.usage[row["workspace"]] = usage_from_row(row)
     return state
 
 
@@ -244,7 +245,7 @@ def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -
                 state.tool_calls.pop(call_id, None)
     if keys["usage"]:
         _mirror(db, "usage", "workspace", keys["usage"], state.usage,
-                lambda row: (row["tokens"], row["cost"]))
+                usage_from_row)
     clock.at_least(newest_time(db))
     if touched.rates_reset:
         # A card's events were deleted: read the windows again, which takes
