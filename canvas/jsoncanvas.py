@@ -169,10 +169,10 @@ def _title(node: Node) -> str:
     if node.type in ("note", "sticky"):
         return str(data.get("text", ""))
     if node.type == "todo":
-        return "\n".join(f"- [{'x' if i.get('done') else ' '}] {i.get('text', '')}"
+        return "\n".join(_checklist_line(i, _entry(i).get("done") is True)
                          for i in data.get("items", [])) or "(empty todo)"
     if node.type == "taskboard":
-        return "\n".join(f"- [{'x' if t.get('column') == 'done' else ' '}] {t.get('text', '')}"
+        return "\n".join(_checklist_line(t, _entry(t).get("column") == "done")
                          for t in data.get("tasks", [])) or "(empty taskboard)"
     if node.type == "agent":
         mode = " — dangerous mode" if data.get("dangerous") else ""
@@ -180,6 +180,15 @@ def _title(node: Node) -> str:
     if node.type == "terminal":
         return f"**terminal** {data.get('name') or node.id} ({data.get('shell', 'bash')})"
     return f"**card** {node.id} ({data.get('package')})"
+
+
+def _entry(item: Any) -> dict[str, Any]:
+    # Items are objects since round 17; an older store may keep anything else.
+    return item if isinstance(item, dict) else {"text": item}
+
+
+def _checklist_line(item: Any, done: bool) -> str:
+    return f"- [{'x' if done else ' '}] {_entry(item).get('text', '')}"
 
 
 # Fields that belong to the engine's bookkeeping, not to the canvas.

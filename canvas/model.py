@@ -73,6 +73,14 @@ _FIELDS: dict[str, dict[str, tuple[type | tuple[type, ...], Any]]] = {
     },
     "terminal": {"name": (str, ""), "shell": (str, "bash"), "status": (str, "waiting")},
 }
+# The fields of one entry of a todo's ``items`` and of a taskboard's ``tasks``
+# (README "Nodes", the published `TodoItem`/`Task` schemas): each field's type
+# and its default, None where the field is required. An entry is closed: a key
+# not listed is refused, as an unknown node field is.
+_ENTRY_FIELDS: dict[str, dict[str, tuple[type, Any]]] = {
+    "items": {"id": (str, None), "text": (str, None), "done": (bool, False)},
+    "tasks": {"id": (str, None), "text": (str, None), "column": (str, "todo")},
+}
 # Fields the engine keeps on a node for its own bookkeeping (screens of
 # simulated agents and terminals, the last reply, who spawned it), and
 # optional fields: where the node sits on a drawn canvas (``layout``, from
@@ -234,6 +242,8 @@ class Node:
         for key, (kind, default) in spec.items():
             if key not in data:
                 data[key] = list(default) if isinstance(default, list) else default
+            elif key in _ENTRY_FIELDS and isinstance(data[key], list):
+                data[key] = [_with_defaults(entry, _ENTRY_FIELDS[key]) for entry in data[key]]
         node = cls(node_id, node_type, workspace, data)
         node.check()
         return node
@@ -256,6 +266,12 @@ class Node:
             if not ok:
                 raise InvalidNode(f"node {self.id}: field {key!r} has the wrong type",
                                   reason="bad-field")
+            if key in _ENTRY_FIELDS:
+                for index, entry in enumerate(value or ()):
+                    problem = _entry_problem(entry, _ENTRY_FIELDS[key])
+                    if problem:
+                        raise InvalidNode(f"node {self.id}: {key}[{index}] {problem}",
+                                          reason="bad-field")
         layout = self.data.get("layout")
         if layout is not None and not (isinstance(layout, dict) and all(
                 is_coordinate(layout.get(k)) for k in ("x", "y", "width", "height"))):
@@ -282,6 +298,33 @@ class Node:
     def to_dict(self) -> dict[str, Any]:
         """The JSON form of this node."""
         return {"id": self.id, "type": self.type, **self.data}
+
+
+def _with_defaults(entry: Any, fields: dict[str, tuple[type, Any]]) -> Any:
+    """A copy of a todo item or task with its optional fields filled in (a non-object
+    is left for `_entry_problem` to refuse)."""
+    if not isinstance(entry, dict):
+        return entry
+    defaults = {k: default for k, (_kind, default) in fields.items() if default is not None}
+    return {**defaults, **entry}
+
+
+def _entry_problem(entry: Any, fields: dict[str, tuple[type, Any]]) -> str | None:
+    """What is wrong with a todo item or task, or None: it must be an object holding
+    exactly ``fields``, each of its type."""
+    names = ", ".join(f'"{k}"' for k in fields)
+    if not isinstance(entry, dict):
+        return f"must be an object {{{names}}}, not {type(entry).__name__}"
+    unknown = sorted(str(k) for k in entry if k not in fields)
+    if unknown:
+        return f"has unknown field {unknown[0]!r} (an entry holds {names})"
+    for name, (kind, _default) in fields.items():
+        if name not in entry:
+            return f"needs {name!r}"
+        # bool is an int subclass, and a JSON true is not text: check the type exactly.
+        if type(entry[name]) is not kind:
+            return f"field {name!r} must be {'true or false' if kind is bool else 'text'}"
+    return None
 
 
 class Arrow(NamedTuple):

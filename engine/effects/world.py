@@ -20,6 +20,7 @@ service that asked applies them.
 from __future__ import annotations
 
 import asyncio
+import copy
 import inspect
 from collections.abc import Callable, Coroutine
 from contextvars import Context
@@ -332,7 +333,9 @@ class World:
         if verb == "read":
             if kind in ("note", "sticky"):
                 return Performed(data["text"])
-            return Performed([dict(item) for item in data["items" if kind == "todo" else "tasks"]])
+            # A copy, so the card cannot change the canvas through it. What an older
+            # version stored unchecked (an item that is not an object) is given as kept.
+            return Performed(copy.deepcopy(data["items" if kind == "todo" else "tasks"]))
         text = str(args["text"])
         if kind == "note":
             data["text"] = data["text"] + ("\n" if data["text"] else "") + text

@@ -134,10 +134,11 @@ def test_loaded_nodes_with_the_same_data_do_not_share_it(tmp_path) -> None:
     with write_transaction(db):
         for i in range(3):
             store.save_node(Node.build({"id": f"a{i}", "type": "agent"}, "w1"))
-            store.save_node(Node.build({"id": f"n{i}", "type": "todo", "items": ["x"]}, "w1"))
+            store.save_node(Node.build({"id": f"n{i}", "type": "todo",
+                                        "items": [{"id": "x", "text": "x"}]}, "w1"))
     _ws, loaded = CanvasStore(db).load(lambda n: None)
     for kind, change in (("a", lambda d: d.update(status="working")),
-                         ("n", lambda d: d["items"].append("y"))):
+                         ("n", lambda d: d["items"].append({"id": "y", "text": "y"}))):
         nodes = [loaded.node(f"{kind}{i}") for i in range(3)]
         for changed in nodes:
             before = [copy.deepcopy(n.data) for n in nodes]
