@@ -27,12 +27,15 @@ __all__ = [
     "json_path",
     "loads_manifest",
     "manifest_digest",
+    "package_name_problem",
     "parse_manifest",
     "require_json",
 ]
 
 # SPEC §2. Matched with re.fullmatch: "$" alone would let a trailing newline through.
 _NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,127}")
+_NOT_A_NAME = ("is not a package name: lowercase letters, digits, '.', '_' and '-', "
+               "starting with a letter or digit, at most 128")
 _TOOL = re.compile(r"[a-z][a-z0-9_]{0,63}")
 _PORT = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 # Semantic Versioning 2.0.0 (semver.org), ASCII digits only.
@@ -166,9 +169,7 @@ def _semantic_problems(raw: dict[str, Any]) -> list[tuple[str, str]]:
     name = raw.get("name")
     if isinstance(name, str) and not _unprintable(problems, ("name",), name) \
             and not _NAME.fullmatch(name):
-        problems.append(("$.name", f"{_shown(name)} is not a package name: lowercase letters, "
-                                   "digits, '.', '_' and '-', starting with a letter or digit, "
-                                   "at most 128"))
+        problems.append(("$.name", f"{_shown(name)} {_NOT_A_NAME}"))
     version = raw.get("version")
     if isinstance(version, str) and not _unprintable(problems, ("version",), version) \
             and not _SEMVER.fullmatch(version):
@@ -357,6 +358,20 @@ def loads_manifest(text: str | bytes) -> Any:
             "$: nested too deeply to read",
             problems=[("$", f"nested too deeply to read (at most {MAX_DEPTH} levels)")]
         ) from None
+
+
+def package_name_problem(name: Any) -> str | None:
+    """What makes ``name`` no package name (SPEC §2's pattern), or None.
+
+    A manifest's ``$.name`` is checked at install; this checks the name a package
+    is offered under, so nothing is stored under a name no manifest can carry
+    (None was stored as NULL and broke every later sort of the names).
+    """
+    if not isinstance(name, str):
+        return f"a package name is text, not {type(name).__name__}"
+    if not _NAME.fullmatch(name):
+        return f"{_shown(name)} {_NOT_A_NAME}"
+    return None
 
 
 def parse_manifest(raw: object) -> Manifest:

@@ -22,7 +22,7 @@ from fastapi import APIRouter, Depends, FastAPI, Header, Query, Request
 from starlette.responses import Response, StreamingResponse
 
 from engine.app.times import TIME_HELP, parse_time
-from engine.core.manifest import file_digests
+from engine.core.manifest import file_digests, package_name_problem
 from engine.service.context import (
     API_VERSION,
     Caller,
@@ -262,6 +262,11 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         if not isinstance(name, str) or not name:
             raise ServiceError(400, "MANIFEST_INVALID", "$.name: a package "
                                "needs a name", reason="name")
+        # The package is offered under its manifest's name, so a name the engine
+        # refuses (SPEC §2's pattern) is a problem of the manifest here.
+        problem = package_name_problem(name)
+        if problem:
+            raise ServiceError(400, "MANIFEST_INVALID", f"$.name: {problem}", reason="name")
         files: dict[str, str | bytes] = dict(body.files)
         if "manifest.json" in files:
             try:

@@ -26,6 +26,7 @@ from engine.core.manifest import (
     Manifest,
     content_hash,
     fold_manifest,
+    package_name_problem,
     parse_manifest,
     require_json,
 )
@@ -85,6 +86,9 @@ class Consent:
         return own
 
     def _package(self, name: str) -> PackageState:
+        if not isinstance(name, str):  # a list is no key at all: TypeError, not NOT_FOUND
+            raise InvalidArgument(f"a package name is text, not {type(name).__name__}",
+                                  reason="name")
         pkg = self.ctx.state.packages.get(name)
         if pkg is None:
             raise NotFound(f"no package {name!r} is known", reason="missing-package", package=name)
@@ -115,8 +119,13 @@ class Consent:
         the manifest that review showed.
 
         Raises:
+            InvalidArgument: ``name`` is not a package name (SPEC §2: text matching
+                ``[a-z0-9][a-z0-9._-]{0,127}``), reason ``name``; nothing is stored.
             ManifestInvalid: the manifest is not plain JSON of bounded depth.
         """
+        problem = package_name_problem(name)
+        if problem:
+            raise InvalidArgument(problem, reason="name")
         require_json(manifest, package=name)
         existing = self.ctx.state.packages.get(name)
         if existing is not None and existing.installed:

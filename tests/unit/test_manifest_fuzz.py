@@ -1,5 +1,6 @@
 """Fuzzing manifests (issue 15, evidence): hostile manifests end as `ManifestInvalid`, never
-as any other exception, through the parser, the file reader, `Engine.offer` and `install`.
+as any other exception, through the parser, the file reader, `Engine.offer` and `install`
+(and `offer` refuses a name that is no package name as `InvalidArgument`, reason ``name``).
 
 Run with ``-s`` to see how many examples each test ran and how they ended;
 ``ARROWGATE_FUZZ_EXAMPLES=N`` sets the examples per test (300 by default).
@@ -18,8 +19,8 @@ from hypothesis import strategies as st
 
 from engine import Engine, World
 from engine.core.catalogue import PERMISSIONS
-from engine.core.errors import ManifestInvalid
-from engine.core.manifest import loads_manifest, parse_manifest
+from engine.core.errors import InvalidArgument, ManifestInvalid
+from engine.core.manifest import loads_manifest, package_name_problem, parse_manifest
 from engine.core.review import install_review
 
 # Strings with what hides or restyles text among ordinary manifest characters.
@@ -98,6 +99,10 @@ async def _offer_and_install(raw: Any) -> str:
             await engine.offer(name, raw, {"manifest.json": "0" * 64})
         except ManifestInvalid:
             return "offer refused"
+        except InvalidArgument as exc:
+            # Offered under its manifest's name: only a name that is no package name.
+            assert exc.reason == "name" and package_name_problem(name), exc
+            return "offer refused"
         try:
             await engine.install(name, grant="all")
         except ManifestInvalid:
@@ -133,7 +138,8 @@ def test_parse_manifest_raises_only_manifest_invalid() -> None:
 
 
 def test_offer_and_install_raise_only_manifest_invalid() -> None:
-    """Through the engine: offer stores, install validates; only ManifestInvalid escapes."""
+    """Through the engine: offer stores, install validates; only ManifestInvalid escapes
+    (and InvalidArgument for a name that is no package name)."""
     counts: Counter[str] = Counter()
 
     @FUZZ
