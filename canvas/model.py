@@ -20,6 +20,7 @@ __all__ = [
     "Workspace",
     "WorkspaceSettings",
     "is_coordinate",
+    "is_finite_number",
 ]
 
 NodeType = Literal["card", "note", "todo", "taskboard", "sticky", "agent", "terminal"]
@@ -42,8 +43,16 @@ def is_coordinate(value: Any) -> bool:
     """Whether ``value`` can be a layout number: an int or float (not a bool), finite
     and within `MAX_COORDINATE` — NaN or Infinity would be exported as text that is
     not JSON."""
-    return type(value) in (int, float) and math.isfinite(value) \
-        and abs(value) <= MAX_COORDINATE
+    return is_finite_number(value) and abs(value) <= MAX_COORDINATE
+
+
+def is_finite_number(value: Any) -> bool:
+    """Whether ``value`` is an int or a finite float (not a bool).
+
+    Every int is finite; `math.isfinite` would convert one to a float first and
+    raise OverflowError beyond a float's range (``10**400``), so it sees floats only.
+    """
+    return type(value) is int or (type(value) is float and math.isfinite(value))
 
 
 #: Built-in ports per node type: (inputs, outputs). Custom cards take theirs
@@ -147,9 +156,9 @@ def _whole(low: int, high: int) -> Any:
 
 def _seconds(low: float, high: float) -> Any:
     def check(name: str, value: Any) -> float:
-        # bool is an int subclass; a JSON true is not a number of seconds.
-        if type(value) not in (int, float) or not math.isfinite(value) \
-                or not low < value <= high:
+        # bool is an int subclass; a JSON true is not a number of seconds. An int
+        # beyond a float's range compares exactly, so the range check refuses it.
+        if not is_finite_number(value) or not low < value <= high:
             raise _bad(name, f"must be a finite number of seconds above {low:g} "
                              f"and at most {high:g}")
         return float(value)

@@ -27,6 +27,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from canvas import CanvasError, Node, WorkspaceSettings
+from canvas.model import is_finite_number
 from engine.core.errors import CaseInvalid
 from engine.core.hosts import normalise_host
 from engine.core.text import visible
@@ -707,6 +708,17 @@ def _check_network(top: CaseFile, problems: _Problems) -> None:
             problems.add(f"field 'http.{url}'", f"is not a URL: {exc}")
 
 
+def _virtual_time(t: Any) -> float | None:
+    """A step's ``t`` as seconds, or None when it is no number a float holds (the
+    step's own check names that): an int beyond a float's range raised OverflowError."""
+    if not is_finite_number(t):
+        return None
+    try:
+        return float(t)
+    except OverflowError:
+        return None
+
+
 def _check_steps(steps: list[Any], problems: _Problems) -> None:
     """Each step alone, then what ties steps together: ids, refs, binds, time."""
     kinds: dict[str, tuple[int, str]] = {}  # step id -> (index, do)
@@ -723,13 +735,13 @@ def _check_steps(steps: list[Any], problems: _Problems) -> None:
             continue
         for where, what in step_problems(do, step):
             problems.add(_step_where(i, do, where), what)
-        t = step.get("t")
-        if isinstance(t, (int, float)) and not isinstance(t, bool) and math.isfinite(t):
+        t = _virtual_time(step.get("t"))
+        if t is not None:
             if t < last_t:
                 problems.add(_step_where(i, do, "t"),
                              f"time goes backwards ({t:g} < {last_t:g}); t is virtual "
                              "seconds since the start and never decreases")
-            last_t = max(last_t, float(t))
+            last_t = max(last_t, t)
         for key, (words, allowed) in _REFS.get(do, {}).items():
             ref = step.get(key)
             if key not in step or (ref is None and key != "step" and key != "hold"):

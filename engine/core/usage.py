@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from canvas.model import is_finite_number
 from engine.core.errors import InvalidArgument
 
 __all__ = ["MAX_TOKENS", "Usage", "added_usage", "usage_from_row"]
@@ -32,14 +33,14 @@ def added_usage(before: Usage, tokens: Any, cost: Any) -> Usage:
     """
     # bool is an int subclass; a JSON true is not a count.
     if type(tokens) is not int or tokens < 0:
-        raise _bad("tokens", f"must be a whole number from 0, not {tokens!r}")
+        raise _bad("tokens", f"must be a whole number from 0, not {_shown(tokens)}")
     # A NaN cost was stored as NULL and made every later report fail: refuse it here.
-    if type(cost) not in (int, float) or not _finite(cost) or cost < 0:
-        raise _bad("cost", f"must be a finite number from 0, not {cost!r}")
-    total_tokens, total_cost = before[0] + tokens, before[1] + float(cost)
+    amount = _amount(cost)
+    if amount is None:
+        raise _bad("cost", f"must be a finite number from 0, not {_shown(cost)}")
+    total_tokens, total_cost = before[0] + tokens, before[1] + amount
     if total_tokens > MAX_TOKENS:
-        raise _bad("tokens", f"would make the workspace's total {total_tokens}, "
-                             f"beyond {MAX_TOKENS}")
+        raise _bad("tokens", f"would take the workspace's total beyond {MAX_TOKENS}")
     if not math.isfinite(total_cost):
         raise _bad("cost", "would make the workspace's total cost overflow")
     return (total_tokens, total_cost)
@@ -55,14 +56,26 @@ def usage_from_row(row: dict[str, Any]) -> Usage:
     """
     tokens, cost = row["tokens"], row["cost"]
     return (tokens if type(tokens) is int and 0 <= tokens <= MAX_TOKENS else 0,
-            float(cost) if type(cost) in (int, float) and _finite(cost) and cost >= 0
-            else 0.0)
+            _amount(cost) or 0.0)
 
 
-def _finite(value: int | float) -> bool:
-    # math.isfinite converts an int to a float and raises OverflowError beyond a
-    # float's range; every int is finite.
-    return type(value) is int or math.isfinite(value)
+def _amount(value: Any) -> float | None:
+    """``value`` as a float when it is a finite number from 0 that a float holds, else None
+    (an int beyond a float's range would raise OverflowError when added)."""
+    if not is_finite_number(value) or value < 0:
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return None
+
+
+def _shown(value: Any) -> str:
+    # The repr of an int past 4,300 digits raises ValueError; a message stays short.
+    if type(value) is int and abs(value) >= 10**18:
+        return "a number beyond 64 bits"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def _bad(name: str, what: str) -> InvalidArgument:

@@ -55,6 +55,9 @@ async def test_a_non_finite_cost_is_refused_and_changes_nothing(
 
 @pytest.mark.parametrize(("tokens", "cost", "named"), [
     (10**400, 0.1, "tokens"),
+    pytest.param(10**5000, 0.1, "tokens", id="tokens-of-5000-digits"),
+    (1, 10**400, "cost"),
+    (1, "x" * 10**6, "cost"),
     (2**63, 0.1, "tokens"),
     (-1, 0.1, "tokens"),
     (True, 0.1, "tokens"),
