@@ -292,7 +292,7 @@ class Consent:
         principal = self.guard.require_narrowing(by, "revoke", subject,
                                                       self._package_canvases(package))
         self._package(package)
-        if permission not in PERMISSIONS:
+        if not isinstance(permission, str) or permission not in PERMISSIONS:
             raise InvalidArgument(f"no permission {permission!r}", reason="permission")
         granting = sorted((implied_by(permission) - {permission})
                           & self.ctx.state.grants.get(package, set()))
@@ -499,6 +499,9 @@ class Consent:
         subject = {"secret": name, "host": host}
         principal = self.guard.require_operator(by, "secret.set", subject)
         problem = SecretVault.problem(name, host)
+        if problem is None and not isinstance(value, str):
+            # Sent as text in a request; None, a number or bytes would be stored as such.
+            problem = f"a secret's value is text, not {type(value).__name__}"
         if problem:
             raise InvalidArgument(problem, reason="secret")
         with self.ctx.write():

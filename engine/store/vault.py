@@ -17,7 +17,8 @@ from engine.core.hosts import host_pattern_problem, normalise_host
 
 __all__ = ["SECRET_NAME", "SecretVault"]
 
-SECRET_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
+# Matched with fullmatch: "$" alone let a trailing newline through.
+SECRET_NAME = re.compile(r"[A-Za-z0-9_.-]{1,100}")
 
 
 class SecretVault:
@@ -29,10 +30,12 @@ class SecretVault:
             r["name"]: (r["host"], r["value"]) for r in db.query("select * from secrets")}
 
     @staticmethod
-    def problem(name: str, host: str) -> str | None:
+    def problem(name: object, host: object) -> str | None:
         """What is wrong with a secret's name or host, or None."""
-        if not SECRET_NAME.match(name):
+        if not isinstance(name, str) or not SECRET_NAME.fullmatch(name):
             return "a secret's name is letters, digits, '_', '.' and '-'"
+        if not isinstance(host, str):
+            return f"a secret's host is text, not {type(host).__name__}"
         if host.startswith("*."):
             return "a secret is for exactly one host, not a pattern"
         problem = host_pattern_problem(host)
