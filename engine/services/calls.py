@@ -149,7 +149,7 @@ class Calls:
                                             package=found[1].name, reason="args",
                                             why="args must be an object"), None, None, now)
         if chain is None and call == "agents.prompt" and self.ctx.state.tool_calls:
-            chains = self._open_chains(card, now)
+            chains = self._open_chains(card)
             if chains:
                 result, chain = self._decide_in_chains(chains, card, call, target, args, now)
                 if isinstance(result, Decision):
@@ -211,18 +211,17 @@ class Calls:
         """
         return await run_each_durably(self._at_once, calls, alone=self._alone)
 
-    def _open_chains(self, card: str, now: float) -> list[tuple[str, ...]]:
+    def _open_chains(self, card: str) -> list[tuple[str, ...]]:
         """The causal chains of the card's open tool calls, oldest first.
 
-        A tool call is open until the card's tool timeout has passed since it
-        began (the answer that closes it earlier comes with the round trip).
+        Open means what it means for answering the call or naming it as a
+        context: its state is ``open`` (`State.open_tool_calls`). Its stored
+        deadline closes it (`Tools.expire_due`, in every operation's prologue),
+        never the workspace's current ``tool_timeout``: lowered after the call
+        began, that would hide a call the card can still answer from the loop
+        guard, which must not depend on the card naming its context (SPEC §9).
         """
-        node = self.ctx.state.canvas.node(card)
-        if node is None or node.type != "card":
-            return []
-        timeout = self.ctx.state.workspace_of(node).settings.tool_timeout
-        return [tuple(tc.chain) for tc in self.ctx.state.tool_calls.values()
-                if tc.is_open and tc.card == card and now < tc.t + timeout]
+        return [tuple(tc.chain) for tc in self.ctx.state.open_tool_calls(card)]
 
     def _decide_in_chains(self, chains: list[tuple[str, ...]], card: str, call: str,
                           target: str | None, args: dict[str, Any] | None, now: float, *,
@@ -428,7 +427,7 @@ class Calls:
                                             reason="data", arrow=arrow.id,
                                             why="port data for this input must be text"),
                                      None, None)
-        chains = self._open_chains(card.id, now) if (
+        chains = self._open_chains(card.id) if (
             chain is None and spec.action == "agents.prompt" and self.ctx.state.tool_calls) else []
         result: Decision | Passed
         if chains:
