@@ -136,9 +136,9 @@ class Engine:
         self._calls = Calls(ctx, record, prompts, applier, self.world)
         self._canvas = canvas = CanvasOps(ctx, guard, nodes, record, prompts, tools,
                                                 self.world)
-        self._consent = Consent(ctx, guard, nodes, prompts, tools, self.world)
+        self._visibility = visibility = Visibility(ctx, nodes)
+        self._consent = Consent(ctx, guard, nodes, prompts, tools, self.world, visibility)
         self._interchange = Interchange(ctx, guard, nodes, canvas)
-        self._visibility = Visibility(ctx, nodes)
         self.world.bind(str(Path(db_file).parent) if db_file else None, prompts)
         ctx.reload()
         self._sum_up_pending()

@@ -39,6 +39,7 @@ from engine.services.guard import Guard
 from engine.services.nodes import Nodes
 from engine.services.prompts import Prompts
 from engine.services.tools import Tools
+from engine.services.visibility import Visibility
 from engine.store.vault import SecretVault
 
 __all__ = ["Consent"]
@@ -48,8 +49,9 @@ class Consent:
     """Packages, their grants and updates, optional-permission requests and secrets."""
 
     def __init__(self, ctx: Context, guard: Guard, nodes: Nodes, prompts: Prompts,
-                 tools: Tools, world: World) -> None:
+                 tools: Tools, world: World, visibility: Visibility) -> None:
         self.ctx = ctx
+        self.visibility = visibility
         self.world = world
         self.guard = guard
         self.nodes = nodes
@@ -316,7 +318,8 @@ class Consent:
         """A card asks for an optional permission; ``by`` answers. Returns whether granted.
 
         Raises:
-            RequestRefused: the card is not on screen (``not-visible``) or the
+            RequestRefused: the card is not on screen (``not-visible``: not
+                shown, or its workspace hidden, `Visibility.on_screen`) or the
                 permission is not declared optional (``not-optional``).
             ApprovalRefused: the answer does not come from an operator.
         """
@@ -327,10 +330,14 @@ class Consent:
         assert pkg.manifest is not None
         subject = {"package": pkg.name, "card": card, "permission": permission}
         asker = Principal("card", card, f"card:{card}")
-        if not node.data.get("visible"):
+        # On screen is the card shown *and* its workspace not hidden: a card kept
+        # running in a hidden workspace must not ask what the person cannot see.
+        if not self.visibility.on_screen(node):
+            where = (f"its workspace {node.workspace} is hidden"
+                     if node.data.get("visible") else "it is not shown")
             raise self.guard.refuse(asker, "request", subject, RequestRefused(
                 f"card {card} may ask for {permission} only while it is on "
-                "screen: not-visible", reason="not-visible", permission=permission, card=card,
+                f"screen ({where}): not-visible", reason="not-visible", permission=permission, card=card,
                 package=pkg.name))
         decl = pkg.manifest.permissions.get(permission)
         if decl is None or not decl.optional:

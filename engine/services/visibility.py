@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from canvas import Node
 from engine.core.background import background_status
 from engine.services.context import Context
 from engine.services.nodes import Nodes
@@ -36,6 +37,16 @@ class Visibility:
         else:
             self._hidden.discard(workspace)
         return self.background()
+
+    def on_screen(self, card: Node) -> bool:
+        """Whether the card is on screen now (SPEC §4.2): shown by the app and
+        its workspace not hidden.
+
+        A hidden workspace's cards left the screen the moment it was hidden
+        (`set_workspace_hidden` marks them seen then), whatever their own
+        ``visible`` flag, which says how the card sits on its canvas.
+        """
+        return bool(card.data.get("visible")) and card.workspace not in self._hidden
 
     def _mark_seen(self, workspace: str) -> None:
         now = self.ctx.now()
