@@ -577,18 +577,39 @@ class ArrowLog:
         history = consent.verify(
             chain_made=lambda: "m004_consent_chain" in migrations.applied(self.db))
         if history.ok and result.ok and anchor is not None:
-            head = consent.head()
-            if renewed and anchor.history is not None and anchor.history.seq:
-                # Entries after the anchor's were committed since it was read:
-                # the anchor vouches for its own entry.
-                head = consent.entry_anchor(anchor.history.seq) or head
-            history = _history_tail(anchor, newest, head, history)
+            history = self._history_against_anchor(consent, history, anchor, newest, renewed)
         if history.ok:
             return result
         if not result.ok:
             return Verification(False, result.rows, result.first_bad,
                                 f"{result.problem}; also {history.problem}")
         return Verification(False, result.rows, None, history.problem)
+
+    @staticmethod
+    def _history_against_anchor(consent: ConsentHistory, checked: HistoryVerification,
+                                anchor: AnchorState, newest: Anchor | None,
+                                renewed: bool) -> HistoryVerification:
+        """The history's newest entry against the anchor, after its chain was ``checked``.
+
+        A history from before its chain (``m004_consent_chain`` not run: a
+        read-only verify of an older database) has no entry hashes to judge;
+        ``checked`` trusted it as it stands. Only an anchor that does not record
+        the history can come from then: one that does was written by an engine
+        that had chained it, so its columns were removed since.
+        """
+        if not consent.chained():
+            if anchor.history is None:
+                return checked
+            return HistoryVerification(False, checked.entries, None,
+                                       "the anchor records the consent history's newest "
+                                       "entry, but the history has no hash chain: its "
+                                       "columns were removed outside the engine")
+        head = consent.head()
+        if renewed and anchor.history is not None and anchor.history.seq:
+            # Entries after the anchor's were committed since it was read:
+            # the anchor vouches for its own entry.
+            head = consent.entry_anchor(anchor.history.seq) or head
+        return _history_tail(anchor, newest, head, checked)
 
     def _judged_row(self, anchor: AnchorState | None, renewed: bool) -> Anchor | None:
         """The row judged against the anchor: the newest (after the chain's check has
