@@ -39,7 +39,13 @@ from engine.app.common import (
     default_db_path,
 )
 from engine.app.times import TIME_HELP, format_local, parse_time
-from engine.core.errors import CaseInvalid, ConsentError, InvalidRequest, ManifestInvalid
+from engine.core.errors import (
+    CaseInvalid,
+    ConsentError,
+    InvalidRequest,
+    ManifestInvalid,
+    StoreFailed,
+)
 from engine.store.logfilter import LOG_OUTCOMES
 
 __all__ = [
@@ -144,10 +150,20 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 def _open_log(args: argparse.Namespace) -> tuple[Path, Any]:
     from engine.store.database import open_read_only
     from engine.store.log import ArrowLog
+    from engine.store.migrations import migrations
 
     path = db_path(args)
     # Read-only: `log show` and `log export` read a copy on a read-only mount too.
-    return path, ArrowLog(open_read_only(path))
+    db = open_read_only(path)
+    try:
+        # A store a newer engine migrated may hash, key or mean its rows in ways
+        # this code does not know: what it showed could be wrong, and a verdict
+        # of "ok" (or of tampering) unfounded. Refused as opening it to write is.
+        migrations.refuse_unknown(db)
+    except BaseException:
+        db.close()
+        raise
+    return path, ArrowLog(db)
 
 
 def add_store_option(parser: argparse.ArgumentParser) -> None:
@@ -595,8 +611,14 @@ def _register_plugins(sub: Any) -> None:
 
 
 def _exit_code(exc: ConsentError) -> int:
-    """Invalid input is a usage error (2); a refusal is a finding (1)."""
+    """Invalid input is a usage error (2); a refusal is a finding (1).
+
+    A store whose schema this code does not know is input it cannot use (2), not
+    a finding about the store: `log verify` would otherwise say 1, "tampered".
+    """
     if isinstance(exc, (ManifestInvalid, InvalidRequest, CaseInvalid)):
+        return EXIT_USAGE
+    if isinstance(exc, StoreFailed) and exc.reason == "schema-mismatch":
         return EXIT_USAGE
     return EXIT_FINDING
 

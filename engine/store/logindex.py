@@ -22,6 +22,7 @@ from typing import Any, Protocol
 
 from sqlite_utils import Database
 
+from engine.core.errors import StoreFailed
 from engine.store.anchor import AnchorFile
 from engine.store.database import connect_read_only
 from engine.store.log import ArrowLog, Verification, verify_anchored
@@ -34,6 +35,7 @@ from engine.store.logfilter import (
     timeline_counts,
 )
 from engine.store.logkeys import has_keys, keyed_seqs
+from engine.store.migrations import migrations
 
 __all__ = ["TIMELINE_KIND", "LogFilter", "LogIndex", "LogReader", "is_store_url", "open_log_index",
            "verify_path"]
@@ -88,6 +90,10 @@ def verify_path(path: str | Path) -> Verification:
     ``path`` may be a PostgreSQL store's URL: its chain, this machine's anchor
     of it and its consent history are verified then.
     Safe from any thread (a viewer verifying a million rows in a worker).
+
+    Raises:
+        StoreFailed: reason ``schema-mismatch``: a newer engine migrated the
+            database (`Chain.refuse_unknown`), so this code cannot judge its rows.
     """
     if is_store_url(path):
         from engine.store.pg.store import PGStore
@@ -99,7 +105,11 @@ def verify_path(path: str | Path) -> Verification:
             store.close()
     conn = connect_read_only(path)
     try:
-        log = ArrowLog(Database(conn))
+        db = Database(conn)
+        # A newer engine may hash or chain rows as this code does not: its
+        # verdict, "ok" or "tampered", would be unfounded.
+        migrations.refuse_unknown(db)
+        log = ArrowLog(db)
         return verify_anchored(log, AnchorFile(str(path) + ".anchor"))
     finally:
         conn.close()
@@ -228,7 +238,11 @@ def main(argv: list[str] | None = None) -> int:
         print("python -m engine.store.logindex: no database named on standard input",
               file=sys.stderr)
         return 2
-    result = verify_path(location)
+    try:
+        result = verify_path(location)
+    except StoreFailed as exc:
+        print(f"python -m engine.store.logindex: {exc}", file=sys.stderr)
+        return 2
     print(json.dumps(result.to_json()))
     return 0 if result.ok else 1
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from sqlite_utils import Database
 
+from engine.core.errors import StoreFailed
 from engine.store.database import write_transaction
 from engine.store.logkeys import create_keys
 
@@ -97,7 +98,10 @@ class Chain:
 
         Raises:
             ValueError: ``stop_before`` names a step the database already has.
+            StoreFailed: the ledger records a step this chain does not know
+                (`refuse_unknown`); nothing is written.
         """
+        self.refuse_unknown(db)
         if stop_before is not None and stop_before in self.applied(db):
             raise ValueError(f"cannot stop before {stop_before}: it is applied already")
         mine, _old = self._recorded(db)
@@ -115,16 +119,49 @@ class Chain:
                 done.append(step.name)
         return done
 
+    def unknown(self, db: Database) -> list[str]:
+        """Steps the ledger records in this chain that the chain does not have, in
+        the order recorded: a newer engine's (or a different schema's)."""
+        known = set(self.names)
+        rows = self._ledger_rows(db)
+        return [str(name) for kind, name in rows if kind == SET and name not in known]
+
+    def refuse_unknown(self, db: Database) -> None:
+        """Raise unless every step the ledger records is one of this chain's.
+
+        A store a newer engine migrated has tables (or meanings of columns)
+        this code does not know: writing to it could break it for that engine,
+        and reading it could misjudge it. So it is refused before anything is
+        written, as the PostgreSQL store refuses the same case
+        (`engine.store.pg.schema.migrate`).
+
+        Raises:
+            StoreFailed: reason ``schema-mismatch``, naming the unknown steps.
+        """
+        extra = self.unknown(db)
+        if extra:
+            raise StoreFailed(
+                f"the database has migrations this engine does not know ({', '.join(extra)}):"
+                " a newer engine upgraded it, or it holds another schema; open it with"
+                " that engine",
+                reason="schema-mismatch")
+
     # ---------------------------------------------------------- internals
+    @staticmethod
+    def _ledger_rows(db: Database) -> list[tuple[str, str]]:
+        """Every (set, name) the ledger records, in the order recorded ([] when none)."""
+        if not db.execute("select 1 from sqlite_master where type = 'table' and name = ?",
+                          [LEDGER]).fetchone():
+            return []
+        return [(str(kind), str(name)) for kind, name in
+                db.execute(f"select migration_set, name from {LEDGER} order by id")]
+
     @staticmethod
     def _recorded(db: Database) -> tuple[set[str], set[tuple[str, str]]]:
         """(names recorded in this chain, (set, name) recorded in the old sets)."""
-        if not db.execute("select 1 from sqlite_master where type = 'table' and name = ?",
-                          [LEDGER]).fetchone():
-            return set(), set()
-        rows = db.execute(f"select migration_set, name from {LEDGER}").fetchall()
-        return ({str(name) for kind, name in rows if kind == SET},
-                {(str(kind), str(name)) for kind, name in rows if kind != SET})
+        rows = Chain._ledger_rows(db)
+        return ({name for kind, name in rows if kind == SET},
+                {(kind, name) for kind, name in rows if kind != SET})
 
     @staticmethod
     def _ensure_ledger(db: Database) -> None:
