@@ -19,8 +19,8 @@ from engine.core.catalogue import RATE_LIMITS, RateLimit
 if TYPE_CHECKING:
     from canvas.graph import Canvas
 
-__all__ = ["CALLS_NAMED", "DENIAL_PERIOD", "DenialLog", "RateCounters", "RollingWindow", "SteadyClock",
-           "Suppressed", "rate_owner"]
+__all__ = ["CALLS_NAMED", "DENIAL_PERIOD", "DenialLog", "Handover", "RateCounters",
+           "RollingWindow", "SteadyClock", "Suppressed", "hand_over", "rate_owner"]
 
 _INF = math.inf  # a global, not an attribute read, where every call reads the clock
 
@@ -90,6 +90,48 @@ def rate_owner(canvas: Canvas, card: str) -> str:
         card = parent
         node = canvas.node(parent)
     return card
+
+
+@dataclass(frozen=True, slots=True)
+class Handover:
+    """What a removed node leaves to the nodes it spawned (`hand_over`)."""
+
+    #: (node id, its spawner now; None: spawned by no one), for every node that
+    #: named the removed one as its spawner.
+    spawners: tuple[tuple[str, str | None], ...]
+    #: The removed node was its tree's root: its windows go to ``heir``.
+    root: bool
+    #: The copy that is the root now and takes the windows (None, for a root:
+    #: the tree ended, its windows are forgotten).
+    heir: str | None
+
+
+def hand_over(removed: str, owner: str, spawned: Iterable[tuple[str, str]]) -> Handover:
+    """Keep a spawn tree whole without the removed node ``removed`` (SPEC §6 leaves it open).
+
+    Rule: no node may go on naming a removed id as its spawner, since a new node
+    given that id would otherwise take over the tree's windows and live-spawn
+    count. What a copy spawned hangs from the tree's root ``owner``; when the
+    root itself goes, its first live copy (in id order) becomes the root and
+    takes the windows; with no copy left the tree ends, its spawned notes count
+    for no one and its windows are forgotten. Applied at removal
+    (`CanvasOps.remove_node`) and, once, to stores older code left with a
+    removed root's id still named (the store migrations ``m015``).
+
+    Args:
+        removed: the removed node's id.
+        owner: the root of its spawn tree (`rate_owner`; itself for a root).
+        spawned: (id, type) of every node naming ``removed`` as its spawner.
+    """
+    ordered = sorted(spawned)
+    if owner != removed:
+        return Handover(tuple((node, owner) for node, _type in ordered), False, None)
+    copies = [node for node, kind in ordered if kind == "card"]
+    if not copies:
+        return Handover(tuple((node, None) for node, _type in ordered), True, None)
+    heir = copies[0]
+    rest = tuple((node, heir) for node, _type in ordered if node != heir)
+    return Handover(((heir, None), *rest), True, heir)
 
 
 class RollingWindow:

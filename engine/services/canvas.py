@@ -13,7 +13,7 @@ from typing import Any
 
 from canvas import Arrow, CanvasError, Node, Workspace, WorkspaceSettings
 from engine.core.errors import InvalidArgument, InvalidArrow, InvalidRequest
-from engine.core.limits import rate_owner
+from engine.core.limits import hand_over, rate_owner
 from engine.core.principal import OPERATOR, Principal
 from engine.core.usage import added_usage
 from engine.effects.world import World
@@ -205,29 +205,20 @@ class CanvasOps:
             self.prompts.pump_all()
 
     def _hand_on_spawned(self, removed: str, owner: str, spawned: list[Node]) -> None:
-        """Keep a removed node's spawn tree whole without its id (inside a write).
-
-        Rule (SPEC §6 leaves it open): no node may go on naming a removed id as
-        its spawner, since a new node given that id would otherwise take over the
-        tree's windows and live-spawn count. What a copy spawned hangs from the
-        tree's root; when the root itself goes, its first live copy (in id order)
-        becomes the root and takes the windows; with no copy left the tree ends,
-        its spawned notes count for no one and its windows are forgotten.
-        """
-        if owner != removed:
-            self._set_spawner(spawned, owner)
+        """Keep a removed node's spawn tree whole without its id (inside a write):
+        the rule is `hand_over`'s."""
+        plan = hand_over(removed, owner, [(n.id, n.type) for n in spawned])
+        by_id = {n.id: n for n in spawned}
+        for node_id, spawner in plan.spawners:
+            self._set_spawner([by_id[node_id]], spawner)
+        if not plan.root:
             return
-        copies = [n for n in spawned if n.type == "card"]
-        if not copies:
-            self._set_spawner(spawned, None)
+        if plan.heir is None:
             # In the store too: a reload (restart, another process) must not
             # hand a removed card's windows to a new node with its id.
             self.record.forget_windows(removed)
-            return
-        heir = copies[0]
-        self._set_spawner([heir], None)
-        self._set_spawner([n for n in spawned if n is not heir], heir.id)
-        self.record.move_windows(removed, heir.id)
+        else:
+            self.record.move_windows(removed, plan.heir)
 
     def _set_spawner(self, spawned: list[Node], spawner: str | None) -> None:
         """Point nodes at a new spawner (None: spawned by no one now)."""

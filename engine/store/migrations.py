@@ -26,6 +26,7 @@ from sqlite_utils import Database
 from engine.core.errors import StoreFailed
 from engine.store.database import write_transaction
 from engine.store.logkeys import create_keys
+from engine.store.orphans import orphan_repair
 
 __all__ = ["LEDGER", "SET", "Chain", "Migration", "migrations"]
 
@@ -442,3 +443,22 @@ def m014_suppressed_pending(db: Database) -> None:
     """
     db.execute("create table suppressed_pending (key TEXT PRIMARY KEY,"
                " summary TEXT NOT NULL)")
+
+
+@migrations()
+def m015_hand_on_orphaned_spawns(db: Database) -> None:
+    """Spawn trees older code left naming a removed root are handed on, once
+    (`engine.store.orphans`): its first live copy becomes the root and takes its
+    windows, so a new node given the freed id starts afresh."""
+    conn = db.conn
+    repair = orphan_repair(
+        [(str(i), str(t), d) for i, t, d in conn.execute("select id, type, data from nodes")],
+        [str(c) for (c,) in conn.execute("select distinct card from rate_events"
+                                         " where card is not null")])
+    conn.executemany("update nodes set data = ? where id = ?",
+                     [(data, node) for node, data in repair.nodes])
+    for gone, heir in repair.windows:
+        if heir is None:
+            conn.execute("delete from rate_events where card = ?", [gone])
+        else:
+            conn.execute("update rate_events set card = ? where card = ?", [heir, gone])

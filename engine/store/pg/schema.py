@@ -36,7 +36,7 @@ position and name.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,6 +44,7 @@ from psycopg import Connection
 from psycopg.pq import TransactionStatus
 
 from engine.core.errors import StoreFailed
+from engine.store.orphans import orphan_repair
 from engine.store.pg.locks import Lock, xact_lock
 
 __all__ = ["MIGRATIONS", "Migration", "applied", "migrate"]
@@ -51,10 +52,12 @@ __all__ = ["MIGRATIONS", "Migration", "applied", "migrate"]
 
 @dataclass(frozen=True, slots=True)
 class Migration:
-    """One step of the chain: its name (never changed once released) and its SQL."""
+    """One step of the chain: its name (never changed once released), its SQL, and
+    what it does that SQL alone does not say (run after the statements)."""
 
     name: str
     statements: tuple[str, ...]
+    run: Callable[[Connection[Any]], None] | None = None
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -135,6 +138,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("m004_suppressed_pending", (
         "create table suppressed_pending (key text primary key, summary text not null)",
     )),
+    # Spawn trees older code left naming a removed root (as SQLite's m015).
+    Migration("m005_hand_on_orphaned_spawns", (), run=lambda conn: _hand_on_orphans(conn)),
 )
 
 _LEDGER = ("create table if not exists schema_migrations (position integer primary key,"
@@ -189,7 +194,27 @@ def migrate(conn: Connection[Any],
                 continue
             for statement in migration.statements:
                 conn.execute(statement)
+            if migration.run is not None:
+                migration.run(conn)
             conn.execute("insert into schema_migrations (position, name, applied_at)"
                          " values (%s, %s, %s)", [position, migration.name, time.time()])
             done.append(migration.name)
     return done
+
+
+def _hand_on_orphans(conn: Connection[Any]) -> None:
+    """Hand on the spawn trees older code left naming a removed root, once
+    (`engine.store.orphans`): its first live copy becomes the root and takes its
+    windows, so a new node given the freed id starts afresh. Every engine reads
+    the canvas and windows whole when it opens, after this."""
+    repair = orphan_repair(
+        [(str(i), str(t), d) for i, t, d in conn.execute("select id, type, data from nodes")],
+        [str(c) for (c,) in conn.execute("select distinct card from rate_events"
+                                         " where card is not null")])
+    for node, data in repair.nodes:
+        conn.execute("update nodes set data = %s where id = %s", [data, node])
+    for gone, heir in repair.windows:
+        if heir is None:
+            conn.execute("delete from rate_events where card = %s", [gone])
+        else:
+            conn.execute("update rate_events set card = %s where card = %s", [heir, gone])
