@@ -18,6 +18,7 @@ adopted into this chain on first open, never run again.
 from __future__ import annotations
 
 import datetime
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -28,7 +29,7 @@ from engine.store.database import write_transaction
 from engine.store.logkeys import create_keys
 from engine.store.orphans import orphan_repair
 
-__all__ = ["LEDGER", "SET", "Chain", "Migration", "migrations"]
+__all__ = ["LEDGER", "REVOKE_REMOVED_NODES_TOKENS", "SET", "Chain", "Migration", "migrations"]
 
 #: The ledger table (the one sqlite-utils' migrations kept, so old entries stay readable).
 LEDGER = "_sqlite_migrations"
@@ -462,3 +463,24 @@ def m015_hand_on_orphaned_spawns(db: Database) -> None:
             conn.execute("delete from rate_events where card = ?", [gone])
         else:
             conn.execute("update rate_events set card = ? where card = ?", [heir, gone])
+
+
+#: Live service tokens of a card or agent no node is now (`m016_revoke_removed_nodes_tokens`;
+#: PostgreSQL's m005 is the same statement). ``substr``, not ``like``: SQLite's
+#: ``like`` ignores case, and ``CARD:x`` names no node.
+REVOKE_REMOVED_NODES_TOKENS = (
+    "update service_tokens set revoked = {now} where revoked is null"
+    " and (substr(principal, 1, 5) = 'card:' or substr(principal, 1, 6) = 'agent:')"
+    " and principal not in (select type || ':' || id from nodes"
+    " where type in ('card', 'agent') and id is not null)")
+
+
+@migrations()
+def m016_revoke_removed_nodes_tokens(db: Database) -> None:
+    """Service tokens of nodes removed by older code are revoked, once.
+
+    Since 746df72 removing a card or agent revokes its tokens in the same write
+    (SPEC §10.1: a card token acts only as that card); older code left them
+    standing, so a node later given the id was acted as by them.
+    """
+    db.conn.execute(REVOKE_REMOVED_NODES_TOKENS.format(now="?"), [time.time()])

@@ -44,6 +44,7 @@ from psycopg import Connection
 from psycopg.pq import TransactionStatus
 
 from engine.core.errors import StoreFailed
+from engine.store.migrations import REVOKE_REMOVED_NODES_TOKENS
 from engine.store.orphans import orphan_repair
 from engine.store.pg.locks import Lock, xact_lock
 
@@ -140,6 +141,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     )),
     # Spawn trees older code left naming a removed root (as SQLite's m015).
     Migration("m005_hand_on_orphaned_spawns", (), run=lambda conn: _hand_on_orphans(conn)),
+    # Service tokens of nodes removed by older code (as SQLite's m016).
+    Migration("m006_revoke_removed_nodes_tokens", (
+        REVOKE_REMOVED_NODES_TOKENS.format(
+            now="extract(epoch from clock_timestamp())::double precision"),
+    )),
 )
 
 _LEDGER = ("create table if not exists schema_migrations (position integer primary key,"
