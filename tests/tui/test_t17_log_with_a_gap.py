@@ -3,7 +3,7 @@
 (t17) Without a filter the log view takes a row's position for ``seq - 1``
 (`Positions.seq_at`, engine/store/logfilter.py: "sequence numbers have no gaps").
 A row deleted by hand — what `log verify` reports, and what a person then opens
-the log to look at — breaks that: `LogView._loaded` (tui/widgets/log_view.py:237)
+the log to look at — breaks that: `LogView._loaded` (tui/widgets/log_view.py:242)
 files the page's rows by offset, so every row after the gap is drawn one line
 early, while enter, ``c`` and ``p`` act on ``seq_at(cursor)``: on the line that
 shows row 4 the detail (and the copied JSON) is row 3's — or nothing; on the one
