@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import re
 
+from rich.cells import cell_len, set_cell_size
 from rich.style import Style
 from rich.text import Text
 
 from engine.core.text import is_control
 
-__all__ = ["CONTROL_STYLE", "plain", "visible"]
+__all__ = ["CONTROL_STYLE", "fit", "plain", "visible"]
 
 #: How a made-visible control character is drawn.
 CONTROL_STYLE = Style(reverse=True)
@@ -97,3 +98,18 @@ def plain(value: object, *, multiline: bool = False, style: Style | str = "") ->
         text.append(piece, CONTROL_STYLE if control else None)
     return text
 
+
+
+def fit(text: str, width: int) -> str:
+    """``text`` cut and padded to exactly ``width`` terminal cells, ``…`` where it was cut.
+
+    Cells, not characters: an East Asian wide character takes two cells and a
+    combining mark none, so a column cut or padded by ``len`` is as wide as
+    the text is ASCII. A card's text with wide or zero-width characters would
+    shift every column after its own, and put its own words under the next
+    column's heading (``approved`` under "outcome").
+    """
+    if cell_len(text) < width:
+        return set_cell_size(text, width)
+    # Two cells kept for the ellipsis and the space that separates the columns.
+    return set_cell_size(text, max(0, width - 2)) + "… "[:max(0, width)]

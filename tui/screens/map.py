@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar, cast
 
 import networkx as nx
+from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -63,14 +64,12 @@ def draw_map(graph: nx.Graph, width: int, height: int, *, selected: str | None,
                 styles[(x, y)] = "bright_black"
     for node, (col, row) in cells.items():
         label = visible(node)
-        label = label if len(label) <= _BOX - 2 else label[:_BOX - 3] + "…"
+        label = label if cell_len(label) <= _BOX - 2 else set_cell_size(label, _BOX - 3) + "…"
         box = f"[{label}{' ⚠' if node in dangerous else ''}]"
         style = "reverse bold" if node == selected else "bold red" if node in dangerous else \
             "bold yellow" if node in lit else "cyan"
-        for i, char in enumerate(box):
-            if col + i < width:
-                grid[row][col + i] = char
-                styles[(col + i, row)] = style
+        for x in _write(grid[row], col, box):
+            styles[(x, row)] = style
     text = Text(no_wrap=True, end="")
     for y, line in enumerate(grid):
         for x, char in enumerate(line):
@@ -78,6 +77,43 @@ def draw_map(graph: nx.Graph, width: int, height: int, *, selected: str | None,
         if y < height - 1:
             text.append("\n")
     return text
+
+
+def _write(line: list[str], start: int, text: str) -> range:
+    """Write ``text`` into the grid ``line`` from cell ``start``, by terminal cells;
+    returns the cells written.
+
+    Each entry of ``line`` is one cell: a wide character takes its cell and the
+    next (left ``""``), a zero-width one joins the character before it. Written
+    a character a cell, a node's name with wide characters would push the rest
+    of its line (other boxes, arrows) to the right, and one with combining
+    marks pull it to the left.
+    """
+    x = last = start
+    for char in text:
+        cells = cell_len(char)
+        if cells == 0:
+            if x > start:
+                line[last] += char
+            continue
+        if x + cells > len(line):
+            break  # past the right edge: not drawn, never wider than the grid
+        for cell in range(x, x + cells):
+            _free(line, cell)
+        line[x] = char
+        if cells == 2:
+            line[x + 1] = ""
+        last, x = x, x + cells
+    return range(start, x)
+
+
+def _free(line: list[str], x: int) -> None:
+    """Make cell ``x`` of ``line`` writable: a wide character it was half of is undone."""
+    if line[x] == "" and x > 0:
+        line[x - 1] = " "  # the second half of a wide character: its first half goes too
+    elif cell_len(line[x]) == 2 and x + 1 < len(line):
+        line[x + 1] = " "  # the first half: its second half is a cell again
+    line[x] = " "
 
 
 def _layers(graph: nx.Graph, selected: str | None, width: int,

@@ -26,7 +26,7 @@ from textual.worker import Worker
 
 from engine.store.logindex import LogReader
 
-from ..text import visible
+from ..text import fit, visible
 
 __all__ = ["COLUMNS", "Column", "LogView", "columns_for", "format_row", "header_line"]
 
@@ -77,11 +77,6 @@ def header_line(columns: tuple[Column, ...]) -> str:
     return "".join(f"{c.name:<{c.width}}" if c.width else c.name for c in columns)
 
 
-def _cell(text: str, width: int) -> str:
-    cut = text if len(text) < width else text[:width - 2] + "…"
-    return f"{cut:<{width}}"
-
-
 def format_row(row: dict[str, Any], columns: tuple[Column, ...] = COLUMNS,
                ) -> list[tuple[str, Style | None]]:
     """The pieces of one log line under ``columns``: each cut to its width, inert."""
@@ -102,7 +97,7 @@ def format_row(row: dict[str, Any], columns: tuple[Column, ...] = COLUMNS,
         "payload": (visible(str(row.get("payload") or "").replace("\n", " ⏎ "))
                     [:_PAYLOAD_MAX], None),
     }
-    return [(_cell(values[c.name][0], c.width) if c.width else values[c.name][0],
+    return [(fit(values[c.name][0], c.width) if c.width else values[c.name][0],
              values[c.name][1]) for c in columns]
 
 

@@ -23,7 +23,7 @@ from textual.strip import Strip
 
 from canvas import Node
 
-from ..text import visible
+from ..text import fit, visible
 
 __all__ = ["KIND_ORDER", "NodeList", "natural_key", "node_key", "widths"]
 
@@ -63,11 +63,6 @@ def natural_key(text: str) -> str:
 def node_key(node: Node) -> tuple[str, int, str]:
     """Sort by canvas, kind (agents and terminals first), then natural id."""
     return (node.workspace, KIND_ORDER.get(node.type, 9), natural_key(node.id))
-
-
-def _cell(text: str, width: int) -> str:
-    cut = text if len(text) < width else text[:width - 2] + "…"
-    return f"{cut:<{width}}"
 
 
 class NodeList(ScrollView, can_focus=True):
@@ -148,7 +143,7 @@ class NodeList(ScrollView, can_focus=True):
     def header(self, width: int | None = None) -> str:
         """The column headings at ``width`` (by default the view's)."""
         cells = widths(self.size.width if width is None else width)
-        return "".join(_cell(name, w) if w else name for name, w in zip(COLUMNS, cells,
+        return "".join(fit(name, w) if w else name for name, w in zip(COLUMNS, cells,
                                                                         strict=True))
 
     def render_line(self, y: int) -> Strip:
@@ -162,7 +157,7 @@ class NodeList(ScrollView, can_focus=True):
                 return Strip([Segment(visible(empty), Style(dim=True))]).extend_cell_length(width)
             return Strip.blank(width)
         cells, dangerous = self.describe(self.shown[position])
-        segments = [Segment(_cell(visible(text), w) if w else visible(text),
+        segments = [Segment(fit(visible(text), w) if w else visible(text),
                             _DANGER if dangerous and name == "status" else None)
                     for name, w, text in zip(COLUMNS, widths(width), cells, strict=False)]
         strip = Strip(segments).crop(0, width).extend_cell_length(width)

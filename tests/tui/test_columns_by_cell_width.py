@@ -1,19 +1,28 @@
-"""The arrow log's columns line up in cells, whatever a card names its call or target.
+"""Columns line up in terminal cells, whatever a card or a node is named.
 
-(t17) `format_row` cuts and pads each column by ``len`` — characters — while a
-terminal draws East Asian wide characters in two cells and combining marks in
-none. A denied row's call and target are whatever the card sent, so a card can
-move every column after them: under the "outcome" heading a person then reads
-the card's own text ("approved") instead of the row's outcome ("denied").
+Each column of the arrow log, the node list and each box of the canvas map is
+cut and padded by the cells a terminal draws (Rich's ``cell_len``), not by
+characters: an East Asian wide character takes two cells and a combining mark
+none. A denied row's call and target are whatever the card sent, so counted in
+characters a card could move every column after them, and a person would read
+the card's own text ("approved") under the "outcome" heading instead of the
+row's outcome ("denied").
+
+(Found by a helper: `format_row`, the node list and the map cut and padded by
+``len``.)
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import networkx as nx
+import pytest
 from rich.cells import cell_len
 
 from engine.app.replay import VirtualClock
+from tui.screens.map import draw_map
+from tui.text import fit
 from tui.widgets.log_view import COLUMNS, format_row
 
 from .conftest import settle
@@ -33,7 +42,7 @@ def _cells(line: str, start: int, end: int) -> str:
     return "".join(out)
 
 
-def test_each_column_takes_its_width_in_cells() -> None:
+def test_each_log_column_takes_its_width_in_cells() -> None:
     row = {"seq": 6, "t": 0, "arrow": "e1", "card": "standup", "target": "claude\u0301\u0301",
            "call": FORGED_CALL, "outcome": "denied", "code": "UNKNOWN_CALL", "payload": "x"}
     pieces = format_row(row, COLUMNS)
@@ -59,3 +68,23 @@ async def test_a_card_cannot_write_under_the_outcome_heading(tui_db: Path,
         row = next(line for line in lines if "UNKNOWN_CALL" in line)
         under_outcome = _cells(row, start, start + 13).strip()
         assert under_outcome == "denied", f"under 'outcome' the person reads {under_outcome!r}"
+
+
+@pytest.mark.parametrize("text", ["short", "中中中中中中中中中中", "claude\u0301\u0301 and more text",
+                                  "a中", "中a中a中a中a"])
+@pytest.mark.parametrize("width", [1, 2, 3, 7, 8, 30])
+def test_a_cell_is_cut_and_padded_to_its_width_in_cells(text: str, width: int) -> None:
+    cell = fit(text, width)
+    assert cell_len(cell) == width, (text, width, cell)
+    assert cell.rstrip() == text or "…" in cell
+
+
+def test_each_map_line_is_the_maps_width_in_cells() -> None:
+    graph = nx.Graph()
+    graph.add_edge("中中中中中中中中中中", "clau\u0301de")
+    graph.add_edge("clau\u0301de", "x")
+    graph.add_edge("x", "中a")
+    drawn = draw_map(graph, 60, 8, selected="x", lit=set(), dangerous={"中a"})
+    lines = drawn.plain.split("\n")
+    assert [cell_len(line) for line in lines] == [60] * 8
+    assert any("[clau\u0301de]" in line for line in lines)
