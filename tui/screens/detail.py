@@ -6,6 +6,7 @@ import json
 import time
 from typing import Any, ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
@@ -17,11 +18,31 @@ from ..text import plain
 __all__ = ["DetailScreen", "describe_row"]
 
 
-def describe_row(row: dict[str, Any]) -> str:
-    """The row as a person reads it."""
+def describe_row(row: dict[str, Any]) -> Text:
+    """The row as a person reads it: one line a field, then the payload's own lines.
+
+    Only the payload is shown over several lines. Every other field is one line
+    whatever it holds (`plain`, a line break drawn as ``␊``): a card chooses
+    its call name and target, and a line break in them would otherwise add
+    lines of its own making to the detail (``outcome:   approved`` under a
+    denied row's real outcome).
+    """
+    text = Text(end="")
+    for line in _field_lines(row):
+        text.append_text(plain(line))
+        text.append("\n")
+    text.append("\npayload:\n")
+    payload = row.get("payload")
+    text.append_text(plain(payload if isinstance(payload, str) else json.dumps(payload),
+                           multiline=True))
+    return text
+
+
+def _field_lines(row: dict[str, Any]) -> list[str]:
+    """Each field but the payload, as one line of text (not yet made inert)."""
     stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(row.get("t") or 0)))
     chain = row.get("chain")
-    lines = [
+    return [
         f"row {row['seq']} at {stamp}",
         f"outcome:   {row.get('outcome')}"
         + (f" — {row.get('code')}" if row.get("code") else "")
@@ -36,11 +57,7 @@ def describe_row(row: dict[str, Any]) -> str:
         "causal chain: " + (" → ".join(chain) if chain else "- (not in a tool call)"),
         f"hash:      {row.get('hash')}",
         f"previous:  {row.get('prev')}",
-        "",
-        "payload:",
-        row["payload"] if isinstance(row.get("payload"), str) else json.dumps(row.get("payload")),
     ]
-    return "\n".join(lines)
 
 
 class DetailScreen(ModalScreen[None]):
@@ -58,4 +75,4 @@ class DetailScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="dialog"):
             yield Static(f"Arrow log row {self.row['seq']}", classes="dialog-title")
-            yield Static(plain(describe_row(self.row), multiline=True), id="detail-text")
+            yield Static(describe_row(self.row), id="detail-text")

@@ -1,11 +1,13 @@
-"""A log row's detail keeps each field on its own line: a card cannot add lines to it.
+"""A log row's detail keeps each field on one line: a card cannot add lines to it.
 
-(t17) `describe_row` (tui/screens/detail.py) joins the fields into one text and
-`DetailScreen` draws it with ``plain(..., multiline=True)``, so a line break
-inside a card-chosen field — the call name of an unknown call, the target of a
-denied call, both logged as the card sent them — is drawn as a real line break.
-The card writes whole lines of its own into the detail: ``outcome:   approved``
-under a denied row's real outcome, ``approver:  operator``.
+Only the payload is drawn over several lines; every other field shows a line
+break as ``␊`` (tui/text.py), so the call name of an unknown call or the target
+of a denied call — both logged as the card sent them — cannot draw a line of
+the card's making (``outcome:   approved`` under a denied row's real outcome,
+``approver:  operator``).
+
+(Found by a helper: `DetailScreen` drew the whole detail with
+``plain(..., multiline=True)``, a card's line break as a real one.)
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from .world import make_app, open_engine
     ("agents.prompt\noutcome:   approved", "claude", "outcome:   approved"),
     ("agents.prompt", "claude\napprover:  operator", "approver:  operator"),
 ], ids=["call", "target"])
-async def test_a_cards_line_break_forges_no_line(tui_db: Path, tui_clock: VirtualClock,
+async def test_a_cards_line_break_adds_no_line_to_the_detail(tui_db: Path, tui_clock: VirtualClock,
                                                  call: str, target: str, forged: str) -> None:
     engine = open_engine(tui_db, tui_clock)
     try:
