@@ -16,7 +16,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["NOT_JSON", "UNREADABLE", "decode_field", "is_chain", "is_subject", "loads"]
+__all__ = ["NOT_JSON", "UNREADABLE", "decode_field", "flag_field", "is_chain", "is_subject",
+           "loads"]
 
 #: The key under which a row shows its fields that did not decode: each field's
 #: stored value as text (its text, or the ``repr`` of a value that is not text).
@@ -66,5 +67,23 @@ def decode_field(row: dict[str, Any], field: str, fits: Callable[[Any], bool],
     if value is not NOT_JSON and fits(value):
         row[field] = value
         return
+    _flag(row, field, empty)
+
+
+def flag_field(row: dict[str, Any], field: str, fits: Callable[[Any], bool],
+               empty: Any) -> None:
+    """Check ``row[field]``, a value stored as it is (not JSON text), in place.
+
+    A value ``fits`` does not accept (a time that is not a number, a BLOB where
+    the engine writes text) was not written by the engine: it is flagged as
+    `decode_field` flags one, shown as ``empty`` with its stored value under
+    ``row["unreadable"][field]``.
+    """
+    if not fits(row.get(field)):
+        _flag(row, field, empty)
+
+
+def _flag(row: dict[str, Any], field: str, empty: Any) -> None:
+    stored = row.get(field)
     row[field] = empty
     row.setdefault(UNREADABLE, {})[field] = stored if type(stored) is str else repr(stored)

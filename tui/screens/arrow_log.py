@@ -8,7 +8,7 @@ import os
 import shlex
 import sys
 import time
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -20,6 +20,7 @@ from engine import Verification
 from engine.app.times import parse_time
 from engine.store.logindex import LogFilter, is_store_url, open_log_index
 
+from ..rows import UNREADABLE, readable
 from ..text import plain, visible
 from ..widgets.app_header import AppHeader
 from ..widgets.log_view import LogView
@@ -187,9 +188,14 @@ class ArrowLogScreen(EngineScreen):
     def _open(self, event: LogView.RowSelected) -> None:
         self.open_detail(event.seq)
 
+    def row(self, seq: int) -> dict[str, Any] | None:
+        """Row ``seq`` as the TUI shows it (`readable`: fields altered by hand flagged)."""
+        row = self.query_one(LogView).index.row(seq)
+        return readable(row) if row is not None else None
+
     def open_detail(self, seq: int) -> None:
         """Push the detail of row ``seq``."""
-        row = self.query_one(LogView).index.row(seq)
+        row = self.row(seq)
         if row is not None:
             self.app.push_screen(DetailScreen(row))
 
@@ -198,7 +204,7 @@ class ArrowLogScreen(EngineScreen):
         view = self.query_one(LogView)
         if not 0 <= view.cursor < view.count:
             return
-        row = view.index.row(view.index.seq_at(view.cursor))
+        row = self.row(view.index.seq_at(view.cursor))
         if row is not None:
             # JSON escapes control characters: nothing raw reaches the terminal.
             self.app.copy_to_clipboard(json.dumps(row, ensure_ascii=True))
@@ -215,10 +221,16 @@ class ArrowLogScreen(EngineScreen):
         view = self.query_one(LogView)
         if not 0 <= view.cursor < view.count:
             return
-        row = view.index.row(view.index.seq_at(view.cursor))
+        row = self.row(view.index.seq_at(view.cursor))
         if row is None:
             return
         payload = row.get("payload")
+        if "payload" in row.get(UNREADABLE, {}):
+            self.notify(f"row {row['seq']}'s payload is unreadable (altered by hand; "
+                        "`arrowgate log verify` names the row): open the row (enter) to see "
+                        "what is stored, or copy it whole (c)", title="log: copy payload",
+                        severity="warning")
+            return
         if payload is None or payload == "":
             self.notify(f"row {row['seq']} has no payload", title="log: copy payload",
                         severity="warning")
@@ -246,7 +258,7 @@ class ArrowLogScreen(EngineScreen):
                                              time.gmtime()))
         with open(path, "x", encoding="utf-8") as out:
             for start in range(0, count, 1000):
-                for row in index.page(start, start + 1000):
+                for row in map(readable, index.page(start, start + 1000)):
                     out.write(json.dumps(row, ensure_ascii=True) + "\n")
         index.close()
         self.app.call_from_thread(self.notify, f"{count:,} rows written to {path}",

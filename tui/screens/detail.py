@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ..rows import UNREADABLE, is_time
 from ..text import plain
 
 __all__ = ["DetailScreen", "describe_row"]
@@ -33,14 +34,19 @@ def describe_row(row: dict[str, Any]) -> Text:
         text.append("\n")
     text.append("\npayload:\n")
     payload = row.get("payload")
-    text.append_text(plain(payload if isinstance(payload, str) else json.dumps(payload),
-                           multiline=True))
+    if "payload" in (row.get(UNREADABLE) or {}):
+        text.append("(unreadable: its stored value is shown above)", "bold red")
+    else:
+        text.append_text(plain(payload if isinstance(payload, str) else json.dumps(payload),
+                               multiline=True))
     return text
 
 
 def _field_lines(row: dict[str, Any]) -> list[str]:
     """Each field but the payload, as one line of text (not yet made inert)."""
-    stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(float(row.get("t") or 0)))
+    t = row.get("t")
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t)) if is_time(t) else \
+        "an unreadable time"
     chain = row.get("chain")
     return [
         f"row {row['seq']} at {stamp}",
@@ -57,7 +63,18 @@ def _field_lines(row: dict[str, Any]) -> list[str]:
         "causal chain: " + (" → ".join(chain) if chain else "- (not in a tool call)"),
         f"hash:      {row.get('hash')}",
         f"previous:  {row.get('prev')}",
+        *_unreadable_lines(row),
     ]
+
+
+def _unreadable_lines(row: dict[str, Any]) -> list[str]:
+    """What the row holds that the engine never writes, each field with its stored value."""
+    stored = row.get(UNREADABLE) or {}
+    if not stored:
+        return []
+    return ["", "UNREADABLE — this row was altered after it was written (`arrowgate log verify` "
+            "names it); shown empty above, stored as:",
+            *(f"  {field}: {value}" for field, value in stored.items())]
 
 
 class DetailScreen(ModalScreen[None]):

@@ -26,6 +26,7 @@ from textual.worker import Worker
 
 from engine.store.logindex import LogReader
 
+from ..rows import is_time, readable
 from ..text import fit, visible
 
 __all__ = ["COLUMNS", "Column", "LogView", "columns_for", "format_row", "header_line"]
@@ -40,6 +41,7 @@ _OUTCOME_STYLES = {
 }
 _DIM = Style(dim=True)
 _CURSOR = Style(reverse=True)
+_UNREADABLE = Style(color="red", bold=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +79,14 @@ def header_line(columns: tuple[Column, ...]) -> str:
     return "".join(f"{c.name:<{c.width}}" if c.width else c.name for c in columns)
 
 
+def _time(t: Any) -> tuple[str, Style | None]:
+    # A time altered by hand (not a number) is drawn as such, never raised
+    # while the log is drawn: the person opened the log to look at that row.
+    if not is_time(t):
+        return "unreadable", _UNREADABLE
+    return time.strftime("%m-%d %H:%M:%S", time.gmtime(t)), None
+
+
 def format_row(row: dict[str, Any], columns: tuple[Column, ...] = COLUMNS,
                ) -> list[tuple[str, Style | None]]:
     """The pieces of one log line under ``columns``: each cut to its width, inert."""
@@ -84,8 +94,7 @@ def format_row(row: dict[str, Any], columns: tuple[Column, ...] = COLUMNS,
     # are drawn, never sent (a Segment reaches the terminal as it is).
     values = {
         "seq": (f"{row['seq']:>6}", _DIM),
-        "time (UTC)": (time.strftime("%m-%d %H:%M:%S", time.gmtime(float(row.get("t") or 0))),
-                       None),
+        "time (UTC)": _time(row.get("t")),
         "arrow": (visible(row.get("arrow") or "-"), Style(color="blue")),
         "card → target": (visible(f"{row.get('card') or '-'} → {row.get('target') or '-'}"),
                           None),
@@ -225,7 +234,8 @@ class LogView(ScrollView, can_focus=True):
 
     @work(thread=True, group="log-pages", exit_on_error=False, description="read log rows")
     def _fetch(self, index: LogReader, page: int) -> None:
-        rows = index.page(page * PAGE, (page + 1) * PAGE)
+        # Flagged here, once: a field altered by hand is drawn, copied and opened as such.
+        rows = [readable(row) for row in index.page(page * PAGE, (page + 1) * PAGE)]
         index.close()
         self.app.call_from_thread(self._loaded, index, page, rows)
 
