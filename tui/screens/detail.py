@@ -47,7 +47,6 @@ def _field_lines(row: dict[str, Any]) -> list[str]:
     t = row.get("t")
     stamp = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(t)) if is_time(t) else \
         "an unreadable time"
-    chain = row.get("chain")
     return [
         f"row {row['seq']} at {stamp}",
         f"outcome:   {row.get('outcome')}"
@@ -60,11 +59,20 @@ def _field_lines(row: dict[str, Any]) -> list[str]:
         f"version:   {row.get('version') or '-'}",
         f"prompt:    {row.get('prompt') or '-'}",
         f"approver:  {row.get('approver') or '-'}",
-        "causal chain: " + (" → ".join(chain) if chain else "- (not in a tool call)"),
+        "causal chain: " + _chain(row),
         f"hash:      {row.get('hash')}",
         f"previous:  {row.get('prev')}",
         *_unreadable_lines(row),
     ]
+
+
+def _chain(row: dict[str, Any]) -> str:
+    # A null chain read from a chain that did not decode says nothing about the
+    # call: "not in a tool call" would be a false statement about an altered row.
+    if "chain" in (row.get(UNREADABLE) or {}):
+        return "UNREADABLE (altered by hand; its stored value is shown below)"
+    chain = row.get("chain")
+    return " → ".join(chain) if chain else "- (not in a tool call)"
 
 
 def _unreadable_lines(row: dict[str, Any]) -> list[str]:
