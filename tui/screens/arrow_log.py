@@ -23,7 +23,7 @@ from engine.store.logindex import LogFilter, is_store_url, open_log_index
 from ..rows import UNREADABLE, readable
 from ..text import plain, visible
 from ..widgets.app_header import AppHeader
-from ..widgets.log_view import LogView
+from ..widgets.log_view import LogView, missing_line
 from ..widgets.timeline import Timeline
 from .base import EngineScreen
 from .detail import DetailScreen
@@ -188,14 +188,18 @@ class ArrowLogScreen(EngineScreen):
     def _open(self, event: LogView.RowSelected) -> None:
         self.open_detail(event.seq)
 
-    def row(self, seq: int) -> dict[str, Any] | None:
-        """Row ``seq`` as the TUI shows it (`readable`: fields altered by hand flagged)."""
+    def row(self, seq: int, action: str = "log") -> dict[str, Any] | None:
+        """Row ``seq`` as the TUI shows it (`readable`: fields altered by hand flagged);
+        None, and the person told why under the title ``action``, when the log has none."""
         row = self.query_one(LogView).index.row(seq)
-        return readable(row) if row is not None else None
+        if row is None:
+            self.notify(missing_line(seq).strip(), title=action, severity="warning")
+            return None
+        return readable(row)
 
     def open_detail(self, seq: int) -> None:
         """Push the detail of row ``seq``."""
-        row = self.row(seq)
+        row = self.row(seq, "log: detail")
         if row is not None:
             self.app.push_screen(DetailScreen(row))
 
@@ -204,7 +208,7 @@ class ArrowLogScreen(EngineScreen):
         view = self.query_one(LogView)
         if not 0 <= view.cursor < view.count:
             return
-        row = self.row(view.index.seq_at(view.cursor))
+        row = self.row(view.index.seq_at(view.cursor), "log: copy")
         if row is not None:
             # JSON escapes control characters: nothing raw reaches the terminal.
             self.app.copy_to_clipboard(json.dumps(row, ensure_ascii=True))
@@ -221,7 +225,7 @@ class ArrowLogScreen(EngineScreen):
         view = self.query_one(LogView)
         if not 0 <= view.cursor < view.count:
             return
-        row = self.row(view.index.seq_at(view.cursor))
+        row = self.row(view.index.seq_at(view.cursor), "log: copy payload")
         if row is None:
             return
         payload = row.get("payload")

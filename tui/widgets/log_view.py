@@ -29,7 +29,8 @@ from engine.store.logindex import LogReader
 from ..rows import is_time, readable
 from ..text import fit, visible
 
-__all__ = ["COLUMNS", "Column", "LogView", "columns_for", "format_row", "header_line"]
+__all__ = ["COLUMNS", "Column", "LogView", "columns_for", "filed", "format_row", "header_line",
+           "missing_line"]
 
 PAGE = 200
 _OUTCOME_STYLES = {
@@ -42,6 +43,7 @@ _OUTCOME_STYLES = {
 _DIM = Style(dim=True)
 _CURSOR = Style(reverse=True)
 _UNREADABLE = Style(color="red", bold=True)
+_UNREAD: dict[str, Any] = {}  # a position not read yet (distinct from None: no such row)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +112,27 @@ def format_row(row: dict[str, Any], columns: tuple[Column, ...] = COLUMNS,
              values[c.name][1]) for c in columns]
 
 
+def filed(index: LogReader, start: int, stop: int,
+          rows: list[dict[str, Any]]) -> dict[int, dict[str, Any] | None]:
+    """The rows read for positions ``start`` to ``stop - 1``, each at the position whose
+    sequence number it has; None at a position whose row is not in the log.
+
+    By sequence number, not by order: a row removed by hand (which `log verify`
+    reports) leaves a gap the positions still count (without a filter, row
+    ``seq`` is at ``seq - 1``). Filed by order, every row after the gap was drawn
+    a line early while enter and ``c`` acted on the position's own row, and the
+    last position never got a row: its page was asked for again on every frame.
+    """
+    by_seq = {row["seq"]: row for row in rows}
+    return {position: by_seq.get(index.seq_at(position)) for position in range(start, stop)}
+
+
+def missing_line(seq: int) -> str:
+    """The line drawn where row ``seq`` should be and is not."""
+    return (f"{seq:>6}  no row {seq} in the log: removed after it was written "
+            "(`arrowgate log verify` names it)")
+
+
 class LogView(ScrollView, can_focus=True):
     """Rows of a `LogIndex`, newest last; follows the tail while the cursor is on it."""
 
@@ -166,7 +189,8 @@ class LogView(ScrollView, can_focus=True):
         self.index = index
         self.count = 0
         self.follow = True
-        self._rows: LRUCache[int, dict[str, Any]] = LRUCache(PAGE * 50)
+        #: position → its row, or None when the log has no row of that position's seq.
+        self._rows: LRUCache[int, dict[str, Any] | None] = LRUCache(PAGE * 50)
         self._strips: LRUCache[tuple[int, int, bool], Strip] = LRUCache(2000)
         self._loading: set[int] = set()
         #: The columns that fit the current width.
@@ -234,17 +258,21 @@ class LogView(ScrollView, can_focus=True):
 
     @work(thread=True, group="log-pages", exit_on_error=False, description="read log rows")
     def _fetch(self, index: LogReader, page: int) -> None:
+        # The positions read, taken before the read: the count only grows meanwhile.
+        start = page * PAGE
+        stop = min(start + PAGE, index.count)
         # Flagged here, once: a field altered by hand is drawn, copied and opened as such.
-        rows = [readable(row) for row in index.page(page * PAGE, (page + 1) * PAGE)]
+        rows = [readable(row) for row in index.page(start, stop)]
         index.close()
-        self.app.call_from_thread(self._loaded, index, page, rows)
+        self.app.call_from_thread(self._loaded, index, page, filed(index, start, stop, rows))
 
-    def _loaded(self, index: LogReader, page: int, rows: list[dict[str, Any]]) -> None:
+    def _loaded(self, index: LogReader, page: int,
+                rows: dict[int, dict[str, Any] | None]) -> None:
         self._loading.discard(page)
         if index is not self.index:
             return
-        for offset, row in enumerate(rows):
-            self._rows.set(page * PAGE + offset, row)
+        for position, row in rows.items():
+            self._rows.set(position, row)
         self.refresh()
 
     def _widen(self) -> None:
@@ -265,7 +293,7 @@ class LogView(ScrollView, can_focus=True):
         return header_line(self.columns)[int(self.scroll_offset.x):]
 
     def row_at(self, position: int) -> dict[str, Any] | None:
-        """The cached row at ``position``, if it was fetched."""
+        """The cached row at ``position``, if it was fetched and is in the log."""
         return self._rows.get(position)
 
     # -- drawing ------------------------------------------------------------
@@ -284,12 +312,14 @@ class LogView(ScrollView, can_focus=True):
         cached = self._strips.get(key)
         if cached is not None:
             return cached.crop(scroll_x, scroll_x + width)
-        row = self._rows.get(position)
-        if row is None:
+        row = self._rows.get(position, _UNREAD)
+        if row is _UNREAD:
             self._request(position // PAGE)
             return Strip([Segment(f"{self.index.seq_at(position):>8} …", _DIM)]).extend_cell_length(
                 width)
-        segments = [Segment(text, style) for text, style in format_row(row, self.columns)]
+        segments = [Segment(text, style) for text, style in format_row(row, self.columns)] \
+            if row is not None else [Segment(missing_line(self.index.seq_at(position)),
+                                             _UNREADABLE)]
         strip = Strip(segments).extend_cell_length(width)
         if strip.cell_length > self._widest:
             self._widest = strip.cell_length
