@@ -44,7 +44,7 @@ from .screens.grants import GrantsScreen
 from .screens.help import HelpScreen
 from .screens.holds import HoldsScreen
 from .screens.prompts import PromptsScreen
-from .screens.review import ReviewScreen
+from .screens.review import ManifestFile, ReviewScreen
 from .text import plain, visible
 
 __all__ = ["ArrowgateApp"]
@@ -64,7 +64,8 @@ class ArrowgateApp(App[int]):
         keymap: binding id → keys, applied over the defaults.
         start: the screen to open on (``canvas``, ``log``, ``holds``, ``grants``,
             ``prompts``).
-        review: a package to show the install review of at start.
+        review: at start, the install review of an offered package (its name),
+            or the review of a manifest file of an installed package, to read.
         driver_class: Textual's driver (`tui.tty.terminal_driver` reads keys
             from the terminal when standard input is not one).
     """
@@ -104,7 +105,7 @@ class ArrowgateApp(App[int]):
     def __init__(self, engine: Engine, *, db_path: str | None = None,
                  operator: Callable[[], OperatorCheck] = operator_check,
                  keymap: dict[str, str] | None = None, start: str = "canvas",
-                 review: str | None = None,
+                 review: str | ManifestFile | None = None,
                  driver_class: type[Driver] | None = None) -> None:
         super().__init__(driver_class=driver_class)
         self.engine = engine

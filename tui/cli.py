@@ -12,9 +12,12 @@ import asyncio
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from engine import Engine
+
+if TYPE_CHECKING:
+    from .screens.review import ManifestFile
 
 __all__ = ["exit_status", "keymap_path", "launch", "register"]
 
@@ -76,6 +79,7 @@ def _cmd_tui(args: argparse.Namespace) -> int:
         # Without a terminal a full-screen app can only spin or hang: refuse at once.
         raise CliError("arrowgate tui needs a terminal: standard input or output is not one")
     from .app import ArrowgateApp
+    from .screens.review import ManifestFile
     from .tty import terminal_driver
 
     keymap = _keymap()
@@ -87,14 +91,10 @@ def _cmd_tui(args: argparse.Namespace) -> int:
         engine = Engine.open(db_path(args))
 
     async def run() -> int:
-        review = None
+        review: str | ManifestFile | None = None
         if args.review:
             raw, digests = _read_manifest(args.review)
-            name = str(raw.get("name", ""))
-            pkg = engine.state.packages.get(name)
-            if pkg is None or not pkg.installed:
-                await engine.offer(name, raw, digests)
-            review = name
+            review = await _to_review(engine, ManifestFile(args.review, raw, digests))
         start = args.screen or ("holds" if args.demo and engine.prompts(state="held")
                                 else "canvas")
         if args.demo and "demo" not in engine.state.workspaces:
@@ -107,6 +107,23 @@ def _cmd_tui(args: argparse.Namespace) -> int:
         return asyncio.run(run())
     finally:
         engine.close()
+
+
+async def _to_review(engine: Engine, file: ManifestFile) -> str | ManifestFile:
+    """What ``--review MANIFEST`` shows: the file offered and its install review, or,
+    for a package installed already, the file's own review to read.
+
+    An installed package is not offered again (the engine refuses: "send an
+    update"), and the file is not sent as that update: an update narrows the
+    grants at once and holds the package's cards until it is approved, a change
+    no one asked for by asking to *look* at a file. The review shown is always
+    the file's; before, it was the installed version's, under the file's name.
+    """
+    pkg = engine.state.packages.get(file.name)
+    if pkg is not None and pkg.installed:
+        return file
+    await engine.offer(file.name, file.raw, file.digests)
+    return file.name
 
 
 async def launch(engine: Engine) -> int:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar, cast
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -13,6 +14,9 @@ from textual.widgets import Footer, Static
 
 from engine import ConsentError, Review, parse_manifest
 from engine.app.reach import potential
+from engine.core.manifest import Manifest, content_hash, fold_manifest
+from engine.core.review import install_review
+from engine.core.state import PackageState
 
 from ..keys import key_hint
 from ..text import plain
@@ -20,7 +24,33 @@ from ..text import plain
 if TYPE_CHECKING:
     from ..app import ArrowgateApp
 
-__all__ = ["ReviewScreen"]
+__all__ = ["ManifestFile", "ReviewScreen", "version_note"]
+
+
+@dataclass(frozen=True, slots=True)
+class ManifestFile:
+    """A manifest file (or package folder) a person named, read but not offered."""
+
+    path: str
+    raw: dict[str, Any]
+    digests: dict[str, str]
+
+    @property
+    def name(self) -> str:
+        """The package the file names."""
+        return str(self.raw.get("name", ""))
+
+
+def version_note(pkg: PackageState, file_hash: str) -> str:
+    """What a file's version of the installed package ``pkg`` is to it, in a sentence."""
+    if file_hash == pkg.hash:
+        return f"This file is the version of {pkg.name} installed now."
+    if file_hash == pkg.pending_hash:
+        return (f"This file is the version of {pkg.name} waiting for approval: approve or "
+                "decline it on the grants screen.")
+    return (f"{pkg.name} is installed, another version of it ({pkg.hash[:19]}…). This file is "
+            "shown to read: nothing was offered or installed. To install it, send it as an "
+            "update; what it changes is then approved on the grants screen.")
 
 
 class ReviewScreen(ModalScreen[bool]):
@@ -42,9 +72,11 @@ class ReviewScreen(ModalScreen[bool]):
                 tooltip="Close without answering"),
     ]
 
-    def __init__(self, package: str) -> None:
+    def __init__(self, package: str | ManifestFile) -> None:
         super().__init__()
-        self.package = package
+        #: A manifest file read but not offered: its own review, to read (no accept).
+        self.file = package if isinstance(package, ManifestFile) else None
+        self.package = package.name if isinstance(package, ManifestFile) else package
         self.review: Review | None = None
 
     @property
@@ -54,7 +86,11 @@ class ReviewScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="dialog"):
-            yield Static(plain(f"Install {self.package}?"), classes="dialog-title")
+            yield Static(plain(f"Install {self.package}?" if self.file is None else
+                               f"Review of {self.file.path} ({self.package})"),
+                         classes="dialog-title")
+            if self.file is not None:
+                yield Static("", id="review-version")
             yield Static("", id="review-text")
             yield Static("", id="review-reach")
             yield Static("", id="review-risk", classes="hold-risk")
@@ -64,6 +100,9 @@ class ReviewScreen(ModalScreen[bool]):
         yield Footer()
 
     async def on_mount(self) -> None:
+        if self.file is not None:
+            self._show_file(self.file)
+            return
         engine = self.gate.engine
         try:
             self.review = await engine.review(self.package)
@@ -74,14 +113,34 @@ class ReviewScreen(ModalScreen[bool]):
             return
         self.query_one("#review-text", Static).update(plain(self.review.text, multiline=True))
         pkg = engine.state.packages[self.package]
-        manifest = parse_manifest(pkg.pending_raw or pkg.raw)
-        lines = potential(engine.state, set(manifest.required), manifest.hosts())
+        self._show_reach(parse_manifest(pkg.pending_raw or pkg.raw))
+        self._show_keys()
+        self.refresh_bindings()
+
+    def _show_file(self, file: ManifestFile) -> None:
+        """The review of what the file says, to read: ``self.review`` stays None, so
+        nothing here can be accepted or declined (the package is not offered)."""
+        try:
+            manifest = parse_manifest(file.raw)
+        except ConsentError as exc:
+            self.query_one("#review-text", Static).update(plain(
+                f"This manifest cannot be installed: {exc.message}", multiline=True))
+            return
+        review = install_review(manifest, content_hash(fold_manifest(file.raw, file.digests)))
+        pkg = self.gate.engine.state.packages.get(file.name)
+        if pkg is not None:
+            self.query_one("#review-version", Static).update(plain(
+                version_note(pkg, review.content_hash) + "\n", multiline=True, style="bold yellow"))
+        self.query_one("#review-text", Static).update(plain(review.text, multiline=True))
+        self._show_reach(manifest)
+        self.refresh_bindings()
+
+    def _show_reach(self, manifest: Manifest) -> None:
+        lines = potential(self.gate.engine.state, set(manifest.required), manifest.hosts())
         self.query_one("#review-reach", Static).update(plain(
             "\nWhat a card of this package could reach once wired:\n"
             + ("\n".join(f"  {line}" for line in lines) if lines else "  nothing on any canvas"),
             multiline=True))
-        self._show_keys()
-        self.refresh_bindings()
 
     def _show_keys(self) -> None:
         keys = self.query_one("#review-keys", Static)
