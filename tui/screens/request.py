@@ -105,9 +105,11 @@ class RequestScreen(ModalScreen[bool]):
         self.query_one("#request-text", Static).update(text)
         allow = (key_hint(self, "request.allow_high" if spec.risk == "high"
                           else "request.allow"), "bold")
-        keys.update(Text.assemble(allow, " allow    ", (key_hint(self, "request.deny"), "bold"),
-                                  " deny    ", (key_hint(self, "request.close"), "bold"),
-                                  " close"))
+        deny = Text("granted: revoke it on the grants screen    ") \
+            if pkg is not None and self._granted(pkg.name, name) else \
+            Text.assemble((key_hint(self, "request.deny"), "bold"), " deny    ")
+        keys.update(Text.assemble(allow, " allow    ", deny,
+                                  (key_hint(self, "request.close"), "bold"), " close"))
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -122,11 +124,31 @@ class RequestScreen(ModalScreen[bool]):
         return True
 
     async def action_answer(self, allow: bool) -> None:
-        """Answer the card: allow (not for high risk) or deny."""
+        """Answer the card: allow (not for high risk) or deny (not for one granted)."""
         name = self.selected()
         if name is None or (allow and PERMISSIONS[name].risk == "high"):
             return
+        package = self._package()
+        if not allow and package is not None and self._granted(package, name):
+            # The engine records a deny and leaves a grant as it is: "denied" would
+            # tell the person the card lost what it keeps using. Not turned into a
+            # revoke here either: a revoke takes the permission from every card of
+            # the package, which the grants screen's confirmation names and this
+            # one card's dialog does not.
+            self.notify(f"{name} is granted to {package}: a deny would not take it back. "
+                        f"Revoke it on the grants screen ({key_hint(self.app, 'screen.grants')}), "
+                        "which tells every card of the package.",
+                        title="request: answer", severity="warning")
+            return
         await self._answer(name, allow)
+
+    def _package(self) -> str | None:
+        """The card's package, if the card is still on a canvas."""
+        node = self.gate.engine.state.canvas.node(self.card)
+        return str(node.data.get("package")) if node is not None else None
+
+    def _granted(self, package: str, name: str) -> bool:
+        return name in self.gate.engine.state.grants.get(package, set())
 
     async def action_allow_high(self) -> None:
         """Allow a high-risk optional permission (the deliberate key)."""

@@ -1,14 +1,15 @@
-"""Denying, in a card's request dialog, a permission it holds: the person is told the truth.
+"""Deny, in a card's request dialog, on a permission the card holds: the person is told the truth.
 
-(t17) The request dialog (`o` on a card, tui/screens/request.py) lists every
-optional permission with its state "now: granted / not granted" and offers
-"n deny" on each. On one already granted, `engine.request(..., answer=False)`
-records a "deny" and leaves the grant as it is (engine/services/consent.py:334),
-yet the TUI says "reader1: clipboard.write denied" (request.py:142) and closes.
-The person believes the card lost the permission; it keeps it and keeps using it.
-A careful user expects "deny" on a held permission either to revoke it (with the
-revoke's confirmation) or to be refused with "it is granted; revoke it on the
-grants screen" — never a message that it was denied while it stays granted.
+The request dialog (`o` on a card) lists each optional permission with its
+state. A deny answers the card's ask; it does not take a grant back (the engine
+records the deny and leaves the grant). So on a granted permission the dialog
+offers no deny: ``n`` says the permission is granted and that a revoke, on the
+grants screen, takes it back — from every card of the package, which that
+screen's confirmation names. It is not turned into a revoke from this one
+card's dialog.
+
+(Found by a helper: the dialog said "reader1: clipboard.write denied" and closed
+while the grant stayed and the card kept using it.)
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from .conftest import settle
 from .world import make_app
 
 
-async def test_deny_of_a_granted_permission_is_not_reported_as_done(
+async def test_deny_of_a_granted_permission_says_to_revoke_it(
         tui_db: Path, tui_clock: VirtualClock) -> None:
     engine = Engine.open(tui_db, clock=tui_clock, world=World(net=None, fs=None))
     try:
@@ -44,7 +45,13 @@ async def test_deny_of_a_granted_permission_is_not_reported_as_done(
         assert app.screen.selected() == "clipboard.write"
         await pilot.press("n")
         await settle(pilot)
+        keys = str(app.screen.query_one("#request-keys").render())
         told = [n.message for n in app._notifications]  # noqa: SLF001
         still = "clipboard.write" in app.engine.state.grants["acme.reader"]
         assert not (still and any("clipboard.write denied" in m for m in told)), \
             f"told {told!r} while clipboard.write is still granted"
+        assert still
+        assert any("a deny would not take it back" in m and "grants screen" in m
+                   for m in told), told
+        assert isinstance(app.screen, RequestScreen)  # still open: nothing was answered
+        assert "granted: revoke it on the grants screen" in keys
