@@ -396,6 +396,12 @@ def operator_check(*, isatty: Callable[[], bool] | None = None,
     for info in suspects:
         role = "the leader of this session" if info.pid == me.sid else \
             "among this program's parent processes"
+        # A driven process first: its reason names the node (a driver's
+        # supervisor carries ARROWGATE_DRIVEN too, which names none).
+        record = driven.get((info.pid, info.start)) or driven_sessions.get(info.sid)
+        if record is not None:
+            return OperatorCheck(False, f"a process arrowgate drives (node {record.node}) is "
+                                        f"{role}: {_describe(info)}")
         agent = _agent_in(info.argv)
         if agent:
             return OperatorCheck(False, f"a coding agent ({agent}) is {role}: "
@@ -405,10 +411,6 @@ def operator_check(*, isatty: Callable[[], bool] | None = None,
             return OperatorCheck(False, f"a process {role} runs inside a coding agent or an "
                                         f"arrowgate-driven terminal (its environment: "
                                         f"{', '.join(found)}): {_describe(info)}")
-        record = driven.get((info.pid, info.start)) or driven_sessions.get(info.sid)
-        if record is not None:
-            return OperatorCheck(False, f"a process arrowgate drives (node {record.node}) is "
-                                        f"{role}: {_describe(info)}")
         faker = _pty_faker_in(info.argv)
         if faker:
             return OperatorCheck(False, f"a program that fakes a terminal ({faker}) is {role}, "

@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
-import signal
 from collections.abc import Sequence
 
 from engine.effects.drivers.base import AgentDriver, DriverHost
 from engine.effects.drivers.mcpconfig import MCPSetup
 from engine.effects.drivers.screen import Screen
+from engine.effects.drivers.supervise import STOP_NOW
+from engine.effects.drivers.supervised import start_supervised
 from engine.effects.operator import DrivenRegistry
 
 __all__ = ["ARGUMENT_MAX", "REPLY_KEPT", "CommandAgent", "prompt_argument", "unsendable"]
@@ -150,11 +151,14 @@ class CommandAgent(AgentDriver):
                    placeholder: bool) -> None:
         """Start the run's command and converse with it until it ends."""
         assert self._host is not None
+        registry = DrivenRegistry()
         try:
-            # A session of its own, recorded with the process (engine.operator):
-            # what it starts is known as driven even after `env -u ARROWGATE_DRIVEN`.
-            self._proc = proc = await asyncio.create_subprocess_exec(
-                *argv, cwd=self._folder, env=dict(os.environ, **extra, ARROWGATE_DRIVEN=self.node),
+            # A session of its own, under the supervisor, recorded before the
+            # command runs (engine.operator): what it starts is known as driven
+            # even after `env -u ARROWGATE_DRIVEN`, and even detached.
+            self._proc = proc = await start_supervised(
+                argv, node=self.node, registry=registry, cwd=self._folder,
+                env=dict(os.environ, **extra, ARROWGATE_DRIVEN=self.node),
                 stdin=asyncio.subprocess.PIPE, start_new_session=True,
                 stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
         except (OSError, ValueError) as exc:
@@ -170,11 +174,10 @@ class CommandAgent(AgentDriver):
                                status="finished")
             return
         if self._closed:
-            # Closed while the command was starting: its session goes too.
+            # Closed while the command was starting: its tree goes too.
             self._kill()
+            registry.unmark(proc.pid)
             return
-        registry = DrivenRegistry()
-        registry.mark(proc.pid, self.node, sid=proc.pid)
         try:
             await self._converse(proc, text, placeholder)
         finally:
@@ -218,14 +221,16 @@ class CommandAgent(AgentDriver):
         return self._screen.text()
 
     def _kill(self) -> None:
-        """Kill the running command's whole session (SIGKILL to its process group).
+        """Kill the running command and its whole tree (`STOP_NOW` to its supervisor).
 
-        A run starts in a session of its own, so what it started (a coding
-        agent's tools, a build, a server) goes with it, as a terminal's do.
+        What the run started (a coding agent's tools, a build, a server) goes
+        with it, as a terminal's do, in its session or detached from it: the
+        supervisor SIGKILLs every process below it, then dies as the command
+        did (SIGKILL).
         """
         if self._proc is not None and self._proc.returncode is None:
             try:
-                os.killpg(self._proc.pid, signal.SIGKILL)
+                os.kill(self._proc.pid, STOP_NOW)
             except ProcessLookupError:
                 pass
 

@@ -14,6 +14,7 @@ import termios
 
 from engine.effects.drivers.base import DriverHost, TerminalDriver, TerminalInputFull
 from engine.effects.drivers.screen import Screen
+from engine.effects.drivers.supervised import start_supervised
 from engine.effects.operator import DrivenRegistry, tty_nr_of
 
 __all__ = ["INPUT_LIMIT", "PtyTerminal"]
@@ -107,21 +108,23 @@ class PtyTerminal(TerminalDriver):
 
         def controlling_tty() -> None:
             # A session of its own with the pty as controlling terminal, so
-            # job control and ctrl-c behave as in a person's terminal.
+            # job control and ctrl-c behave as in a person's terminal. The
+            # supervisor leads the session and the shell, its child, shares
+            # it (bash takes the terminal's foreground for its own group).
             os.setsid()
             fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
         try:
-            self._proc = await asyncio.create_subprocess_exec(
-                path, "--noprofile", "--norc", "-i", stdin=slave, stdout=slave,
+            # Under the supervisor, recorded before the shell runs where
+            # `env -u ARROWGATE_DRIVEN` cannot reach: the supervisor, its
+            # session and its terminal (engine.operator).
+            self._proc = await start_supervised(
+                [path, "--noprofile", "--norc", "-i"], node=self.node,
+                registry=DrivenRegistry(), tty=tty_nr_of(slave), stdin=slave, stdout=slave,
                 stderr=slave, pass_fds=(rc,), cwd=folder, env=env,
                 preexec_fn=controlling_tty)
         finally:
             os.close(rc)
-        # Recorded too, where `env -u ARROWGATE_DRIVEN` cannot reach: the
-        # shell, its session and its terminal (engine.operator).
-        DrivenRegistry().mark(self._proc.pid, self.node, sid=self._proc.pid,
-                              tty=tty_nr_of(slave))
         os.close(slave)
         # Non-blocking: a write the pty cannot take now waits in `_outbox`
         # for the loop's writer callback instead of stopping the engine (the
@@ -238,7 +241,12 @@ class PtyTerminal(TerminalDriver):
             asyncio.get_running_loop().remove_writer(self._fd)
 
     def close(self) -> None:
-        """Hang up the shell (SIGHUP to its session) and close the pty."""
+        """Hang up the shell and close the pty.
+
+        SIGHUP goes to the supervisor's process group: the supervisor passes
+        it on to the shell (which hangs up its jobs) and, once the shell has
+        ended, ends what is left of the terminal's tree.
+        """
         if self._proc is not None:
             DrivenRegistry().unmark(self._proc.pid)
         if self._proc is not None and self._proc.returncode is None:
