@@ -10,8 +10,7 @@ from collections.abc import Sequence
 from engine.effects.drivers.base import AgentDriver, DriverHost
 from engine.effects.drivers.mcpconfig import MCPSetup
 from engine.effects.drivers.screen import Screen
-from engine.effects.drivers.supervise import STOP_NOW
-from engine.effects.drivers.supervised import start_supervised
+from engine.effects.drivers.supervised import start_supervised, stop_now
 from engine.effects.operator import DrivenRegistry
 
 __all__ = ["ARGUMENT_MAX", "REPLY_KEPT", "CommandAgent", "prompt_argument", "unsendable"]
@@ -25,6 +24,10 @@ REPLY_KEPT = 1 << 20
 #: MAX_ARG_STRLEN: 32 pages of 4 KiB). A longer prompt for ``{prompt}``
 #: would make exec fail with E2BIG.
 ARGUMENT_MAX = 32 * 4096
+
+# The most seconds `CommandAgent.close` waits for a run's supervisor to have
+# ended its tree (SIGKILL: milliseconds, unless the machine is starved).
+_CLOSE_WAIT = 2.0
 
 
 def prompt_argument(template: str, text: str) -> str:
@@ -220,24 +223,23 @@ class CommandAgent(AgentDriver):
         """The prompts and the output so far."""
         return self._screen.text()
 
-    def _kill(self) -> None:
+    def _kill(self, *, wait: float = 0.0) -> None:
         """Kill the running command and its whole tree (`STOP_NOW` to its supervisor).
 
         What the run started (a coding agent's tools, a build, a server) goes
         with it, as a terminal's do, in its session or detached from it: the
         supervisor SIGKILLs every process below it, then dies as the command
-        did (SIGKILL).
+        did (SIGKILL). ``wait``: block up to that long until it has (`stop_now`).
         """
-        if self._proc is not None and self._proc.returncode is None:
-            try:
-                os.kill(self._proc.pid, STOP_NOW)
-            except ProcessLookupError:
-                pass
+        if self._proc is not None:
+            stop_now(self._proc, wait=wait)
 
     def close(self) -> None:
         """Kill a command still running, and what it started; remove its MCP configuration."""
         self._closed = True
-        self._kill()
+        # Waited for (briefly): a removed node's run is awaited by no one, and
+        # its pipes must end while the loop still runs to close them.
+        self._kill(wait=_CLOSE_WAIT)
         if self._mcp is not None and self._run_id is not None:
             # The run's own `finally` does too, if the loop runs it still.
             self._mcp.discard(self._run_id)

@@ -135,6 +135,10 @@ class _Supervisor:
         if signum == STOP_NOW:
             self.stop_now = True
             signum = signal.SIGKILL
+            # The driver reads the run's output to its end: with the command
+            # killed, our copies of its pipes are the last (as when the driver
+            # killed the run's group itself), so it sees the end at once.
+            _let_go_of_stdio()
         if not self.child:
             self.early = self.early or signum
         elif self.status is None:
@@ -175,6 +179,21 @@ class _Supervisor:
             for pid in _descendants(me):
                 _kill(pid, signal.SIGKILL)
             time.sleep(0.01)
+
+
+def _let_go_of_stdio() -> None:
+    """Put /dev/null in place of standard input, output and error (the command's pipes
+    or terminal, which the supervisor never uses)."""
+    try:
+        null = os.open(os.devnull, os.O_RDWR)
+    except OSError:
+        return
+    for fd in (0, 1, 2):
+        try:
+            os.dup2(null, fd)
+        except OSError:
+            pass
+    os.close(null)
 
 
 def _kill(pid: int, sig: int) -> None:

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
 from collections.abc import Sequence
 from typing import Any
 
 from engine.effects.drivers.supervise import STOP_NOW, command_line
 from engine.effects.operator import DrivenRegistry
 
-__all__ = ["start_supervised"]
+__all__ = ["start_supervised", "stop_now"]
 
 # The most of a report read: an errno and its text.
 _REPORT_MAX = 4096
@@ -90,10 +91,36 @@ async def start_supervised(argv: Sequence[str], *, node: str, registry: DrivenRe
 
 def _stop(proc: asyncio.subprocess.Process) -> None:
     """Ask the supervisor to end its whole tree now."""
+    stop_now(proc)
+
+
+def stop_now(proc: asyncio.subprocess.Process, *, wait: float = 0.0) -> None:
+    """Ask ``proc``'s supervisor to SIGKILL its whole tree (`STOP_NOW`).
+
+    With ``wait``, block up to that many seconds until the supervisor has
+    exited (not reaped: asyncio reaps it). For a caller that stops a run and
+    will not await it (a removed node's driver): once this returns, the run's
+    pipes are at their end, as when a driver killed the run's process group
+    itself, so the loop closes them before it ends.
+    """
+    if proc.returncode is not None:
+        return
     try:
         os.kill(proc.pid, STOP_NOW)
     except ProcessLookupError:
-        pass
+        return
+    if wait <= 0 or not hasattr(os, "pidfd_open"):
+        return
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except OSError:
+        return  # gone already, or a kernel without pidfds
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        poller.poll(int(wait * 1000))  # readable once the process has exited
+    finally:
+        os.close(pidfd)
 
 
 async def _read_to_end(fd: int) -> bytes:
