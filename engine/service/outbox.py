@@ -11,6 +11,7 @@ import asyncio
 from typing import Any
 
 from engine.service.expected import Expected
+from engine.service.linger import linger
 
 __all__ = ["Coalescing", "Outbox"]
 
@@ -24,14 +25,17 @@ class Coalescing:
     response is complete (the protocol's ``on_response_complete``) and sent
     as one packet, in the same turn of the loop; a streamed response (event
     streams) is sent at the next turn, whatever it wrote meanwhile as one.
-    Everything else is the transport's.
+    With ``lingering``, `close` shuts only the writing side and reads on
+    for a while (`engine.service.linger`). Everything else is the transport's.
     """
 
-    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop,
+                 *, lingering: bool = False) -> None:
         self._transport, self._loop = transport, loop
         self._pending: list[bytes] = []
         #: Held in an `Outbox` until the turn's other answers are written too.
         self._held = False
+        self._lingering = lingering
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if not self._pending:
@@ -75,7 +79,14 @@ class Coalescing:
     def close(self) -> None:
         self._held = False
         self.flush()
-        self._transport.close()
+        if self._lingering:
+            # From here on the transport stands in closed: every check of
+            # `is_closing` before a write sees True, and the connection is
+            # lost to the protocol as a close would have it (`linger`).
+            self._transport = linger(self._transport)
+            self._lingering = False
+        else:
+            self._transport.close()
 
     def is_closing(self) -> bool:
         # Asked twice or more a request (uvicorn's answer path, `_Direct.respond`):

@@ -301,7 +301,12 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
         _failed_cycle: Any = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-            self._coalescing = coalescing = Coalescing(transport, asyncio.get_running_loop())
+            # On TCP the close lingers: an answer sent as the connection closes,
+            # while its client still sends, is otherwise lost to the reset that
+            # bytes reaching a closed socket draw (`engine.service.linger`). A
+            # Unix socket loses nothing that way: closed at once, as ever.
+            self._coalescing = coalescing = Coalescing(transport, asyncio.get_running_loop(),
+                                                       lingering=not unix)
             self._writes = collections.deque()
             self._waiting = self._taken = None  # instance attributes: read every request
             self._failed = self._failed_cycle = self._reading_since = self._head_since = None
