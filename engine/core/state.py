@@ -89,6 +89,13 @@ class State:
     usage: dict[str, tuple[int, float]] = field(default_factory=dict)
     #: Open tool calls by id (SPEC §9); resolved ones are only in the store.
     tool_calls: dict[str, ToolCall] = field(default_factory=dict)
+    #: The refusal budget keys with a pending summary in the store (SPEC §8 "Bounds";
+    #: `engine.store.pending`), as far as this engine knows: read at a load, a key
+    #: another engine's summary was created under added by the catch-up, and this
+    #: engine's own added and dropped by its `Recorder`. Not a decision's input: a key
+    #: here makes the card's next row be preceded by its ``suppressed`` row (a key
+    #: whose summary another engine has written meanwhile costs one read).
+    suppressed: set[str | None] = field(default_factory=set)
     #: Bumped by every change of grants, packages or workspace settings
     #: (`bump`); with the canvas's own revision it keys the decision cache.
     consent_rev: int = 0

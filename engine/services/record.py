@@ -90,10 +90,12 @@ class Recorder:
         #: Which refusals get a log row of their own (SPEC §8 "Bounds").
         self.denials = DenialLog()
         #: The budget keys with a pending summary in the store, as far as this
-        #: engine knows: those its refusals made, and those the store held when
-        #: the state was last loaded (another engine's, a killed one's). A key
-        #: here whose summary is gone (another engine wrote it) costs one read.
-        self._pending: set[str | None] = set()
+        #: engine knows (`State.suppressed`, the very set, bound again with each
+        #: state: `_take_pending`): those the store held when the state was last
+        #: loaded (a killed engine's), those another engine created since (the
+        #: catch-up adds them), and those this engine's refusals made. A key here
+        #: whose summary is gone (another engine wrote it) costs one read.
+        self._pending: set[str | None] = ctx.state.suppressed
         #: Pending summaries read or written in the open batch, by budget key
         #: (None: it has none), and the (batch, reload count) they belong to: the
         #: batch holds the store's write lock, so they stay true while it is
@@ -112,7 +114,7 @@ class Recorder:
         self._known: dict[int, _Known] = {}
         self._known_state: State | None = None
         ctx.on_reload(self._forget_known)
-        ctx.on_reload(self._read_pending)
+        ctx.on_reload(self._take_pending)
 
     @staticmethod
     def payload(call: str, args: Any) -> str | None:
@@ -322,8 +324,14 @@ class Recorder:
         ``node``: the card ``key`` names; ``sender``: the agent or terminal whose port
         delivery was refused, when the budget is its own (`refused_delivery`).
         """
-        # One statement at most that can fail, and no memory changed before it but
-        # the batch's summaries, which an undo forgets (`_read_pending`): no savepoint.
+        # No savepoint, though more than one statement may run: the summary's read
+        # (`_held`) first writes the rows earlier operations left to the commit
+        # (`DeferredRows.write`, all of them or none), then comes this refusal's
+        # upsert (one statement, or a row left to the commit). A failure that left
+        # rows changed fails the whole batch, closed (`Transactions.undo` compares
+        # the connection's changes); one that did not changes nothing. No memory
+        # is changed before them but the batch's summaries, which an undo forgets
+        # (`_take_pending`).
         with self.ctx.write(one_statement=True):
             held = self._held(key)
             if held is None:
@@ -354,14 +362,14 @@ class Recorder:
         held = mirror[key] = self.ctx.store.pending_summary(key)
         return held
 
-    def _read_pending(self) -> None:
+    def _take_pending(self) -> None:
         # The state was loaded again (at open, after a failed write was undone, or
         # when another process's commit could not be applied change by change):
-        # what this engine held of the batch may have been rolled back, and
-        # the store may hold summaries another engine left.
+        # what this engine held of the batch may have been rolled back, and the
+        # new state's keys are the store's as it was read (`State.suppressed`).
         self._mirror.clear()
         self._mirror_of = None
-        self._pending = {key for key, _held in self.ctx.store.pending_summaries()}
+        self._pending = self.ctx.state.suppressed
 
     def refused_row(self, decision: Decision, payload: str | None,
                     chain: tuple[str, ...] | None) -> None:
@@ -440,7 +448,7 @@ class Recorder:
     def write_suppressed(self, key: str | None) -> None:
         """Inside a write: the row that sums up a card's suppressed refusals, written from
         its pending summary, which goes in the same write (a failed write keeps both as
-        they were: the undo reads the pending summaries again, `_read_pending`)."""
+        they were: the undo reads the pending summaries again, `_take_pending`)."""
         if key not in self._pending:
             return
         held = self._held(key)

@@ -337,10 +337,6 @@ class Store(Transactional, Protocol):
         as the operations so far left it; None when there is none."""
         ...
 
-    def pending_summaries(self) -> list[tuple[str | None, Suppressed]]:
-        """Every pending summary, by budget key (a killed process's among them)."""
-        ...
-
     def save_pending_summary(self, key: str | None, held: Suppressed) -> None:
         """Insert or replace the pending summary of budget ``key`` (inside a write)."""
         ...

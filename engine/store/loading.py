@@ -19,6 +19,7 @@ from engine.core.state import PackageState, State
 from engine.core.tools import ToolCall
 from engine.core.usage import usage_from_row
 from engine.store.canvas import CanvasStore, workspace_from_row
+from engine.store.pending import key_of
 
 __all__ = ["MAX_CATCH_UP", "CatchUpImpossible", "Touched", "catch_up", "load_rate_events",
            "load_state", "newest_time", "package_from_row"]
@@ -67,6 +68,8 @@ def _load(db: Database, canvas_store: CanvasStore, clock: SteadyClock) -> State:
         state.tool_calls[tc.id] = tc
     for row in db.query("select * from usage"):
         state.usage[row["workspace"]] = usage_from_row(row)
+    state.suppressed = {key_of(str(row["key"]))
+                        for row in db.query("select key from suppressed_pending")}
     return state
 
 
@@ -132,7 +135,8 @@ class Touched:
     (``package``, ``grants`` of a package, ``workspace``, ``node``, ``arrow``,
     ``prompt``, ``tool_call``, ``usage`` of a workspace), a counted call
     (``rate``: card, rate key, time), ``rates`` (a card's rate events were
-    deleted: the windows are read again) or ``secrets``.
+    deleted: the windows are read again), ``secrets``, or ``pending`` (a refusal
+    budget's pending summary was created, its stored key: `engine.store.pending`).
     """
 
     def __init__(self) -> None:
@@ -140,6 +144,8 @@ class Touched:
         self.rates: list[tuple[str, str, float]] = []
         self.rates_reset = False
         self.secrets = False
+        #: Budget keys whose pending summary another engine created.
+        self.pending: set[str | None] = set()
         self.count = 0
 
     def add(self, kind: str, key: str | None, key2: str | None, t: float | None) -> None:
@@ -159,6 +165,8 @@ class Touched:
             self.rates_reset = True
         elif kind == "secrets":
             self.secrets = True
+        elif kind == "pending" and isinstance(key, str):
+            self.pending.add(key_of(key))
         else:
             raise CatchUpImpossible(f"unknown change {kind!r}")
 
@@ -254,6 +262,11 @@ def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -
         load_rate_events(db, state.counters, clock)
     elif touched.rates:
         state.counters.load(touched.rates)
+    # Another engine's suppressed refusals of these budgets wait for their row,
+    # which goes before the card's next one, whichever engine writes that
+    # (SPEC §8 "Bounds", §10). Only creations are fed: a key whose summary was
+    # written meanwhile costs its next row one read (`Recorder.write_suppressed`).
+    state.suppressed.update(touched.pending)
 
 
 def _position(row: dict[str, Any] | None) -> int:

@@ -439,8 +439,10 @@ def m014_suppressed_pending(db: Database) -> None:
     that changed it, deleted with the ``suppressed`` log row written from it; so
     a killed process's counts are summed up by the next engine to open the file.
 
-    No change-feed trigger: no decision reads the table, and another engine
-    reads a summary under the write lock when it writes the card's next row.
+    No change-feed trigger here: no decision reads the table. Another engine
+    learns of a budget's summary from the feed since m017 (before it, only at
+    its open or a full reload), and reads the summary under the write lock
+    when it writes that card's next row.
     """
     db.execute("create table suppressed_pending (key TEXT PRIMARY KEY,"
                " summary TEXT NOT NULL)")
@@ -484,3 +486,19 @@ def m016_revoke_removed_nodes_tokens(db: Database) -> None:
     standing, so a node later given the id was acted as by them.
     """
     db.conn.execute(REVOKE_REMOVED_NODES_TOKENS.format(now="?"), [time.time()])
+
+
+@migrations()
+def m017_suppressed_pending_fed(db: Database) -> None:
+    """A pending summary's creation is on the change feed (kind ``pending``, its key).
+
+    SPEC §8 "Bounds" puts a card's ``suppressed`` row before that card's next
+    row, and §10 holds it across every engine on the file: an engine writing
+    the card's next row must know another engine's summary waits. Only the
+    insert is fed; a flood of refusals replaces the row (its update) without a
+    change each, and a key whose summary was written meanwhile costs the next
+    row one read (`engine.services.record.Recorder.write_suppressed`).
+    """
+    db.execute("create trigger changes_suppressed_pending_insert after insert"
+               " on suppressed_pending begin insert into changes (kind, key)"
+               " values ('pending', new.key); end")

@@ -121,7 +121,7 @@ sqlite3.register_adapter(_Summary, _Summary.text)
 _SAVE_PENDING = _upsert("suppressed_pending", ["key", "summary"])
 #: `SQLiteStore.drop_pending_summary`'s statement.
 _DROP_PENDING = "delete from suppressed_pending where key = ?"
-#: The statement reading pending summaries (the whole table, or ``where`` one key).
+#: The statement reading pending summaries (with ``where``: one key's).
 _READ_PENDING = "select key, summary from suppressed_pending"
 #: `SQLiteStore.update_node`'s statement.
 _UPDATE_NODE = "update or fail nodes set data = ? where id = ?"
@@ -406,12 +406,6 @@ class SQLiteStore:
         self.tx.write_deferred()  # the summary as the batch's operations left it
         row = self.db.conn.execute(_READ_PENDING + " where key = ?", [row_key(key)]).fetchone()
         return None if row is None else summary_of(*row)[1]
-
-    def pending_summaries(self) -> list[tuple[str | None, Suppressed]]:
-        """Every pending summary, by budget key, in the order of their keys."""
-        self.tx.write_deferred()
-        return [summary_of(*row)
-                for row in self.db.conn.execute(_READ_PENDING + " order by key").fetchall()]
 
     def save_pending_summary(self, key: str | None, held: Suppressed) -> None:
         """Replace the pending summary of budget ``key``: inside an operation, left to the

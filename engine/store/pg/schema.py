@@ -134,8 +134,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         "drop index if exists idx_prompts_state",
     )),
     # Pending summaries of suppressed refusals, kept in the store so that a killed
-    # engine loses no count (as SQLite's m014; `engine.store.pending`). Not part of
-    # the change feed: no decision reads them.
+    # engine loses no count (as SQLite's m014; `engine.store.pending`). No decision
+    # reads them; a summary's creation is a batch's change all the same
+    # (`PGStore.save_pending_summary`), so other engines write it first.
     Migration("m004_suppressed_pending", (
         "create table suppressed_pending (key text primary key, summary text not null)",
     )),

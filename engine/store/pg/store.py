@@ -93,9 +93,12 @@ class _CanvasReader(CanvasStore):
         self.db = cast(Database, reader)
 
 
-#: `PGStore.save_pending_summary`'s statement.
-_SAVE_PENDING = _upsert("suppressed_pending", "key", ["key", "summary"])
-#: The statement reading pending summaries (the whole table, or ``where`` one key).
+#: `PGStore.save_pending_summary`'s statement: true when it inserted the row (a row
+#: an insert made has no ``xmax``; one the conflict's update replaced has this
+#: transaction's), in the one round trip the upsert takes anyway.
+_SAVE_PENDING = _upsert("suppressed_pending", "key", ["key", "summary"]) + \
+    " returning (xmax = 0)"
+#: The statement reading pending summaries (with ``where``: one key's).
 _READ_PENDING = "select key, summary from suppressed_pending"
 
 #: The longest the migrations' round trips may wait at start-up (another process
@@ -423,38 +426,38 @@ class PGStore:
 
     # ------------------------------------------- pending suppressed summaries
     # Written on the store's connection without `_exec`: the table is no state a
-    # decision reads, so a batch that changes only it records no change, and no
-    # other engine catches up on it.
+    # decision reads, so replacing or deleting a summary records no change. Only
+    # a summary's creation does (`save_pending_summary`): the other engines learn
+    # the key at their catch-up, and write its ``suppressed`` row before that
+    # card's next row (SPEC §8 "Bounds", §10).
     @property
     def batch(self) -> Batch | None:
         """The open write batch (it holds the store's write lock), if any."""
         return self.tx.batch
 
     def pending_summary(self, key: str | None) -> Suppressed | None:
-        """The pending summary of budget ``key``, or None."""
-        row = self.link.conn.execute(_READ_PENDING + " where key = %s",
-                                     [row_key(key)]).fetchone()
-        return None if row is None else summary_of(*row)[1]
-
-    def pending_summaries(self) -> list[tuple[str | None, Suppressed]]:
-        """Every pending summary, by budget key, in the order of their keys (bytewise, as
-        SQLite orders them).
+        """The pending summary of budget ``key``, or None.
 
         Raises:
-            StoreFailed: the store cannot be read (as `load` does).
+            StoreFailed: the store cannot be read (as `load`: the batch is lost with it).
         """
         try:
-            rows = self.link.conn.execute(_READ_PENDING + ' order by key collate "C"'
-                                          ).fetchall()
+            row = self.link.conn.execute(_READ_PENDING + " where key = %s",
+                                         [row_key(key)]).fetchone()
         except psycopg.Error as exc:
             self.link.abandon()
             raise StoreFailed(f"cannot read the PostgreSQL store: {exc}",
                               reason="connection") from exc
-        return [summary_of(*row) for row in rows]
+        return None if row is None else summary_of(*row)[1]
 
     def save_pending_summary(self, key: str | None, held: Suppressed) -> None:
-        """Insert or replace the pending summary of budget ``key``."""
-        self.link.conn.execute(_SAVE_PENDING, (row_key(key), encode(held)))
+        """Insert or replace the pending summary of budget ``key``; its creation is a
+        change (``pending``, its stored key) the other engines catch up on."""
+        stored = row_key(key)
+        row = self.link.conn.execute(_SAVE_PENDING, (stored, encode(held))).fetchone()
+        if row is not None and row[0]:
+            self.tx.dirty.add("suppressed_pending")
+            self.tx.touch("pending", stored)
 
     def drop_pending_summary(self, key: str | None) -> None:
         """Delete the pending summary of budget ``key``."""
