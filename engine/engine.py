@@ -26,18 +26,20 @@ gets `StoreFailed`: nothing happened.
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import logging
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlite_utils import Database
 
 from canvas import Arrow, Node, Workspace, WorkspaceSettings
 from engine.core.decision import Decision
-from engine.core.errors import CardUnknown, InvalidArgument, NotFound, StoreFailed
+from engine.core.errors import CardUnknown, EngineClosed, InvalidArgument, NotFound, StoreFailed
 from engine.core.events import Event, EventSink, Update
 from engine.core.limits import SteadyClock
 from engine.core.principal import OPERATOR
@@ -81,6 +83,34 @@ _log = logging.getLogger("arrowgate.timers")
 #: A listener of the engine's events (the app's sink, a driver) that raised (`_deliver`).
 _events_log = logging.getLogger("arrowgate.events")
 
+_M = TypeVar("_M", bound=Callable[..., Any])
+
+
+def _while_open(method: _M) -> _M:
+    """A public method of `Engine` that is no operation: it raises `EngineClosed` once
+    the engine is closed (`Context.ensure_open`), as `Engine.close` promises.
+
+    Operations need not be marked: their prologue (`Context.tick`) checks
+    already, on `Engine.call`'s path at no extra cost. These are the reads of
+    the state or the store (a read of a closed SQLite connection raised its
+    own ``ProgrammingError``) and the façade's other entry points. An async
+    method stays one: it raises when awaited, as an operation does.
+    """
+    if inspect.iscoroutinefunction(method):
+        @functools.wraps(method)
+        async def checked_async(self: Engine, *args: Any, **kwargs: Any) -> Any:
+            self._ctx.ensure_open()
+            return await method(self, *args, **kwargs)
+
+        return checked_async  # type: ignore[return-value]
+
+    @functools.wraps(method)
+    def checked(self: Engine, *args: Any, **kwargs: Any) -> Any:
+        self._ctx.ensure_open()
+        return method(self, *args, **kwargs)
+
+    return checked  # type: ignore[return-value]
+
 
 class Engine:
     """The consent engine over one store: a SQLite file, or a shared PostgreSQL database.
@@ -122,7 +152,8 @@ class Engine:
         self.sink = sink
         self.world = world or World()
         db_file = store.file
-        self._ctx = ctx = Context(store, SteadyClock(clock), notify=self.notify)
+        # `_publish`, not the public `notify`: the engine's own events pay no check.
+        self._ctx = ctx = Context(store, SteadyClock(clock), notify=self._publish)
         #: Cards' event subscriptions (`subscribe`).
         self.events = EventHub(lambda: ctx.state)
         # The services, each given what it uses; the order is the order of
@@ -271,18 +302,26 @@ class Engine:
                 except Exception:
                     _listener_failed("a driver", event)
                 if not event.type.startswith("driver."):
-                    self.notify(event)
+                    self._publish(event)
         finally:
             self._prompts.wake_waiters()
             self._tools.wake_waiters()
 
+    @_while_open
     def notify(self, event: Event) -> None:
         """Send an event that no state change stands behind (file changes, output).
 
         The app's sink gets it first, then the cards' subscriptions; a sink
         that raises is reported on the ``arrowgate.events`` logger and the
         cards get the event all the same.
+
+        Raises:
+            EngineClosed: the engine was closed.
         """
+        self._publish(event)
+
+    def _publish(self, event: Event) -> None:
+        # `notify` without the check: the committed batch's events (at close too).
         if self.sink is not None:
             try:
                 self.sink(event)
@@ -309,14 +348,19 @@ class Engine:
         """
         self._ctx.sync()
 
+    @_while_open
     def changes(self, interval: float = 0.1) -> AsyncIterator[int]:
         """Yield the store's revision whenever another process commits a change.
 
         Reads SQLite's ``data_version`` (one pragma) every ``interval``
         seconds, and reloads the state only when it moved.
-        """
-        return self.store.changes(interval)
 
+        Raises:
+            EngineClosed: the engine was closed, before or while iterating.
+        """
+        return self.store.changes(interval, check=self._ctx.ensure_open)
+
+    @_while_open
     def subscribe(self, card: str, *, limit: int = 1000) -> Subscription:
         """The events a card may see, as an async iterator (SPEC §3).
 
@@ -345,11 +389,16 @@ class Engine:
         """Expire holds and tool calls whose time has come (done on every call too)."""
         self._ctx.tick()
 
+    @_while_open
     async def run_timers(self, stop: asyncio.Event) -> None:
         """Expire holds as their deadlines pass, until ``stop`` is set (real-time apps).
 
         A round the store fails is skipped (`_timer_round`): the timers go on
         and resume once the store answers again.
+
+        Raises:
+            EngineClosed: the engine was closed (before or while they run): no
+                outage to wait out, and nothing left to expire.
         """
         failing = False
         while not stop.is_set():
@@ -373,6 +422,8 @@ class Engine:
         """
         try:
             self._ctx.tick()
+        except EngineClosed:
+            raise  # a `StoreFailed` too, but one that never ends
         except StoreFailed as exc:
             if not failing:
                 _log.warning("arrowgate: the hold timers cannot reach the store, "
@@ -383,6 +434,7 @@ class Engine:
         return False
 
     # ------------------------------------------------------------ drivers
+    @_while_open
     async def attach_driver(self, node_id: str, driver: Driver) -> None:
         """Put a real agent or terminal behind a node; it starts in the workspace folder.
 
@@ -399,6 +451,7 @@ class Engine:
                                   f"the {node.type} {node_id}")
         await self.world.attach(node, self.state.workspaces[node.workspace].folder, driver)
 
+    @_while_open
     async def start_drivers(self, workspace: str, *,
                             mcp: MCPService | None = None) -> dict[str, str]:
         """Start the real drivers a workspace's nodes are configured for.
@@ -475,6 +528,7 @@ class Engine:
         Decided when called, durable when the awaitable returns. (`Calls.call`)"""
         return self._calls.call(card, call, target, args, context=context)
 
+    @_while_open
     def call_many(self, calls: Iterable[CallArgs]
                   ) -> Coroutine[Any, Any, list[Decision | Exception]]:
         """Many calls ``(card, call, target, args, context)``, decided one after another
@@ -501,14 +555,17 @@ class Engine:
         (`Prompts.reject_hold`)"""
         return self._prompts.reject_hold(prompt_id, by=by)
 
+    @_while_open
     def prompt(self, prompt_id: str) -> Prompt | None:
         """A prompt and its state on the arrow, or None. (`Prompts.prompt`)"""
         return self._prompts.prompt(prompt_id)
 
+    @_while_open
     def prompts(self, *, state: str | None = None, arrow: str | None = None) -> list[Prompt]:
         """Prompts in order of arrival, optionally by state or arrow. (`Prompts.prompts`)"""
         return self._prompts.prompts(state=state, arrow=arrow)
 
+    @_while_open
     def outcome(self, prompt_id: str) -> Decision:
         """Where a prompt stands, as a decision: ``queued``, ``held`` or its error.
         (`Prompts.outcome`)"""
@@ -560,10 +617,12 @@ class Engine:
         (`Tools.cancel_tool`)"""
         return self._tools.cancel_tool(call_id, by=by)
 
+    @_while_open
     def tool_call(self, call_id: str) -> ToolCall | None:
         """A tool call (open or resolved) by id, or None. (`Tools.tool_call`)"""
         return self._tools.tool_call(call_id)
 
+    @_while_open
     def tool_call_holds(self, tc: ToolCall) -> list[Prompt]:
         """Held prompts the card made in this tool call's chain since it opened.
         (`Tools.tool_call_holds`)"""
@@ -662,6 +721,7 @@ class Engine:
         (`Consent.request`)"""
         return self._consent.request(card, permission, answer=answer, by=by)
 
+    @_while_open
     def pending_update(self, package: str) -> Update | None:
         """A package's version waiting for approval, with its diff; None when there is none.
         (`Consent.pending_update`)"""
@@ -696,6 +756,7 @@ class Engine:
         (`Consent.delete_secret`)"""
         return self._consent.delete_secret(name, by=by)
 
+    @_while_open
     def secret_is_set(self, name: str) -> bool:
         """Whether a secret is set: all a card may learn about it. (`Consent.secret_is_set`)"""
         return self._consent.secret_is_set(name)
@@ -708,6 +769,7 @@ class Engine:
         (`Interchange.import_canvas`)"""
         return self._interchange.import_canvas(workspace_id, folder, doc, settings=settings, by=by)
 
+    @_while_open
     def export_canvas(self, workspace_id: str) -> dict[str, Any]:
         """The workspace's canvas as a JSON Canvas 1.0 document. (`Interchange.export_canvas`)"""
         return self._interchange.export_canvas(workspace_id)
@@ -717,34 +779,37 @@ class Engine:
         """Add token usage and cost to a workspace (`CanvasOps.record_usage`)."""
         return self._canvas.record_usage(workspace, tokens, cost)
 
+    @_while_open
     def set_workspace_hidden(self, workspace: str, hidden: bool) -> dict[str, str]:
         """Hide or show a workspace; every card's run status (`Visibility`)."""
         return self._visibility.set_workspace_hidden(workspace, hidden)
 
+    @_while_open
     def card_seen(self, card: str) -> None:
         """The card was on screen now (for least-recently-seen suspension)."""
         self._visibility.card_seen(card)
 
+    @_while_open
     def background(self) -> dict[str, str]:
         """Each card's status: ``running``, ``background`` (hidden, one of 8) or ``suspended``."""
         return self._visibility.background()
 
     # ---------------------------------------------------------------- log
+    @_while_open
     def log_rows(self, **filters: Any) -> list[dict[str, Any]]:
         """Arrow log rows in order; filters: arrow, card, package, outcome, call, since,
         until, and ``after`` (a sequence number) with ``limit`` for a page."""
-        self._ctx.ensure_open()
         return self.log.rows(**filters)
 
+    @_while_open
     def log_end(self) -> int:
         """The newest log row's sequence number; 0 while the log is empty."""
-        self._ctx.ensure_open()
         last = self.log.last()
         return 0 if last is None else last[0]
 
+    @_while_open
     def verify_log(self) -> Verification:
         """Check the arrow log's hash chain and its anchor."""
-        self._ctx.ensure_open()
         return self.store.verify_log()
 
 

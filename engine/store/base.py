@@ -268,8 +268,10 @@ class Store(Transactional, Protocol):
         """Catch up with what other processes committed (calls the ``reload`` hook)."""
         ...
 
-    def changes(self, interval: float = 0.1) -> AsyncIterator[int]:
-        """Yield the store's revision whenever another process commits a change."""
+    def changes(self, interval: float = 0.1, *,
+                check: Callable[[], None] | None = None) -> AsyncIterator[int]:
+        """Yield the store's revision whenever another process commits a change;
+        ``check`` is called before each look, and what it raises ends the iteration."""
         ...
 
     @property

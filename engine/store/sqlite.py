@@ -334,13 +334,11 @@ class SQLiteStore:
         """Let group commits wait for requests a server expects (`schedule_flush`)."""
         self.tx.hold = hold
 
-    def changes(self, interval: float = 0.1) -> AsyncIterator[int]:
-        """Yield the store's revision whenever another process commits a change.
-
-        Reads SQLite's ``data_version`` (one pragma) every ``interval``
-        seconds, and reloads the state only when it moved.
-        """
-        return self.tx.changes(interval)
+    def changes(self, interval: float = 0.1, *,
+                check: Callable[[], None] | None = None) -> AsyncIterator[int]:
+        """Yield the store's revision whenever another process commits a change
+        (`Transactions.changes`: ``check`` is called before each look)."""
+        return self.tx.changes(interval, check=check)
 
     @property
     def commits(self) -> int:

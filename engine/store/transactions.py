@@ -1164,14 +1164,23 @@ class Transactions:
             self._history_head = None  # it may have written history entries
             self.noticed += 1
 
-    async def changes(self, interval: float = 0.1) -> AsyncIterator[int]:
+    async def changes(self, interval: float = 0.1, *,
+                      check: Callable[[], None] | None = None) -> AsyncIterator[int]:
         """Yield the store's revision whenever another process commits a change.
 
         Reads SQLite's ``data_version`` (one pragma) every ``interval``
         seconds, and reloads the state only when it moved.
+
+        Args:
+            interval: seconds between two looks.
+            check: called before each look; what it raises ends the iteration
+                (the engine's `EngineClosed`, once it is closed: a look at a
+                closed store would fail with the store's own error, or reopen it).
         """
         seen = self.noticed
         while True:
+            if check is not None:
+                check()
             self.sync()
             # Counted where noticed, so a commit that another operation (an
             # expiry timer, a call) happened to catch up with first is not

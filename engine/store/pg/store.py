@@ -332,12 +332,19 @@ class PGStore:
         """
         self.tx.sync()
 
-    async def changes(self, interval: float = 0.1) -> AsyncIterator[int]:
+    async def changes(self, interval: float = 0.1, *,
+                      check: Callable[[], None] | None = None) -> AsyncIterator[int]:
         """Yield the store's revision whenever another engine commits a change.
 
         A thread follows the change feed (LISTEN/NOTIFY, with catch-up reads
         after a reconnection) and wakes this loop; it also looks every
         ``interval`` seconds. The state is reloaded only when it is behind.
+
+        Args:
+            interval: seconds between two looks.
+            check: called before each look; what it raises ends the iteration
+                (the engine's `EngineClosed`, once it is closed: a look at a
+                closed store would fail with the store's own error, or reopen it).
         """
         loop = asyncio.get_running_loop()
         wake = asyncio.Event()
@@ -356,6 +363,8 @@ class PGStore:
         seen = self.tx.reloads + self.tx.catchups
         try:
             while True:
+                if check is not None:
+                    check()  # outside the `try`: its error is no outage to wait out
                 try:
                     self.sync()
                 except StoreFailed:
