@@ -163,7 +163,9 @@ class Canvas:
         if "id" in fields or "type" in fields:
             raise InvalidNode(f"node {node_id}: id and type cannot change", reason="bad-field")
         raw = {**node.to_dict(), **fields}
-        return Node.build(raw, node.workspace)
+        # Only what changes is judged: entries stored before the rules that
+        # refuse them stay as they are until the call that changes them.
+        return Node.build(raw, node.workspace, kept=[k for k in node.data if k not in fields])
 
     def replace_node(self, node: Node) -> None:
         """Put an updated copy of an existing node in place."""

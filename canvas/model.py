@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -223,8 +224,16 @@ class Node:
     data: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, raw: dict[str, Any], workspace: str) -> Node:
+    def build(cls, raw: dict[str, Any], workspace: str, *,
+              kept: Collection[str] = ()) -> Node:
         """Validate a node given as a JSON-like dict and fill in defaults.
+
+        Args:
+            kept: fields ``raw`` carries over unchanged from the stored node (an
+                update of other fields: `Canvas.updated_node`). Their todo items
+                and taskboard tasks are not judged again: they were when written,
+                and what an older version stored unchecked must not block every
+                later edit (moving the node most of all).
 
         Raises:
             InvalidNode: the id, type or a field is missing or of the wrong type.
@@ -254,11 +263,15 @@ class Node:
             elif key in _ENTRY_FIELDS and isinstance(data[key], list):
                 data[key] = [_with_defaults(entry, _ENTRY_FIELDS[key]) for entry in data[key]]
         node = cls(node_id, node_type, workspace, data)
-        node.check()
+        node.check(kept=kept)
         return node
 
-    def check(self) -> None:
+    def check(self, *, kept: Collection[str] = ()) -> None:
         """Check every field's type and value.
+
+        Args:
+            kept: fields whose entries (todo items, taskboard tasks) are taken as
+                stored: only their type is checked (`build`).
 
         Raises:
             InvalidNode: naming the first field that is wrong.
@@ -275,7 +288,7 @@ class Node:
             if not ok:
                 raise InvalidNode(f"node {self.id}: field {key!r} has the wrong type",
                                   reason="bad-field")
-            if key in _ENTRY_FIELDS:
+            if key in _ENTRY_FIELDS and key not in kept:
                 for index, entry in enumerate(value or ()):
                     problem = _entry_problem(entry, _ENTRY_FIELDS[key])
                     if problem:
