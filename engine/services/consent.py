@@ -517,7 +517,13 @@ class Consent:
 
     @operation
     async def delete_secret(self, name: str, *, by: object = OPERATOR) -> None:
-        """Remove a secret (narrowing: operators, or agents and cards on a canvas)."""
+        """Remove a secret (narrowing: operators, or agents and cards on a canvas).
+
+        Raises:
+            InvalidArgument: the name is no secret's name (`_check_name`);
+                nothing is recorded.
+        """
+        self._check_name(name)
         subject = {"secret": name}
         principal = self.guard.require_narrowing(by, "secret.delete", subject,
                                                       self._secret_canvases(name))
@@ -526,5 +532,18 @@ class Consent:
             self.guard.history(principal, "secret.delete", subject)
 
     def secret_is_set(self, name: str) -> bool:
-        """Whether a secret is set: all a card may learn about it."""
+        """Whether a secret is set: all a card may learn about it.
+
+        Raises:
+            InvalidArgument: the name is no secret's name (`_check_name`).
+        """
+        self._check_name(name)
         return self.ctx.secrets.is_set(name)
+
+    def _check_name(self, name: object) -> None:
+        """Refuse a name `set_secret` would refuse (`SecretVault.name_problem`), unless a
+        secret of that name is stored: one an older version let through (a trailing
+        newline, say) can still be asked about and deleted."""
+        problem = SecretVault.name_problem(name)
+        if problem and not (isinstance(name, str) and self.ctx.secrets.is_set(name)):
+            raise InvalidArgument(problem, reason="secret")

@@ -30,10 +30,20 @@ class SecretVault:
             r["name"]: (r["host"], r["value"]) for r in db.query("select * from secrets")}
 
     @staticmethod
+    def name_problem(name: object) -> str | None:
+        """What is wrong with a secret's name, or None."""
+        if not isinstance(name, str):
+            return f"a secret's name is text, not {type(name).__name__}"
+        if not SECRET_NAME.fullmatch(name):
+            return "a secret's name is letters, digits, '_', '.' and '-'"
+        return None
+
+    @staticmethod
     def problem(name: object, host: object) -> str | None:
         """What is wrong with a secret's name or host, or None."""
-        if not isinstance(name, str) or not SECRET_NAME.fullmatch(name):
-            return "a secret's name is letters, digits, '_', '.' and '-'"
+        problem = SecretVault.name_problem(name)
+        if problem:
+            return problem
         if not isinstance(host, str):
             return f"a secret's host is text, not {type(host).__name__}"
         if host.startswith("*."):
