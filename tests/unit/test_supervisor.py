@@ -8,12 +8,14 @@ starts nothing without the driver's go.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -146,3 +148,34 @@ async def test_start_supervised_records_the_supervisor_before_the_command(
     assert out.decode().split() == [str(proc.pid)]
     [record] = registry.records()
     assert (record.pid, record.sid, record.node) == (proc.pid, proc.pid, "a1")
+
+
+async def test_start_supervised_that_cannot_record_leaves_nothing_behind(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A registry that cannot record the supervisor fails the start with its error; the
+    supervisor is ended and waited for, and its report pipe closed.
+
+    (Found by a helper: only BrokenPipeError was handled; anything else leaked the
+    pipe and left the supervisor unwaited.)
+    """
+    registry = DrivenRegistry(tmp_path / "driven")
+    started: list[asyncio.subprocess.Process] = []
+    spawn = asyncio.create_subprocess_exec
+
+    async def spawned(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+        started.append(await spawn(*args, **kwargs))
+        return started[-1]
+
+    def refuse(*_args: Any, **_kwargs: Any) -> None:
+        raise PermissionError("the registry cannot be written")
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", spawned)
+    monkeypatch.setattr(registry, "mark", refuse)
+    fds = len(os.listdir("/proc/self/fd"))
+    with pytest.raises(PermissionError):
+        await start_supervised(["sh", "-c", "exit 0"], node="a1", registry=registry,
+                               start_new_session=True)
+    [proc] = started
+    assert proc.returncode is not None  # ended and reaped
+    assert len(os.listdir("/proc/self/fd")) == fds
+    assert registry.records() == []

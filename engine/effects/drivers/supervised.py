@@ -65,14 +65,29 @@ async def start_supervised(argv: Sequence[str], *, node: str, registry: DrivenRe
     finally:
         for fd in (go_read, report_write):
             os.close(fd)
+    marked = False
     try:
         registry.mark(proc.pid, node, sid=proc.pid, tty=tty)
+        marked = True
         # The go: only now, recorded, may the command start.
         os.write(go_write, b"1")
     except BrokenPipeError:
         pass  # the supervisor is gone already (stopped): its status says how
-    finally:
+    except BaseException:
+        # Not recorded, or no go given (a registry that cannot be written, say):
+        # no one would own the run. It ends here, waited for, with its report
+        # pipe closed and no record left; the command never had its go.
         os.close(go_write)
+        go_write = -1
+        os.close(report_read)
+        _stop(proc)
+        if marked:
+            registry.unmark(proc.pid)
+        await proc.wait()
+        raise
+    finally:
+        if go_write != -1:
+            os.close(go_write)
     try:
         report = await _read_to_end(report_read)
     except BaseException:
