@@ -534,10 +534,15 @@ class Consent:
     def secret_is_set(self, name: str) -> bool:
         """Whether a secret is set: all a card may learn about it.
 
+        A name that is text but that `set_secret` would refuse is answered
+        truthfully: no secret has it (unless an older version stored it).
+
         Raises:
-            InvalidArgument: the name is no secret's name (`_check_name`).
+            InvalidArgument: the name is not text.
         """
-        self._check_name(name)
+        if not isinstance(name, str):
+            raise InvalidArgument(f"a secret's name is text, not {type(name).__name__}",
+                                  reason="secret")
         return self.ctx.secrets.is_set(name)
 
     def _check_name(self, name: object) -> None:

@@ -1,5 +1,6 @@
-"""`delete_secret` and `secret_is_set` check a secret's name as `set_secret` does:
-INVALID_ARGUMENT naming what is wrong (`SecretVault.name_problem`), nothing recorded.
+"""`delete_secret` checks a secret's name as `set_secret` does, and `secret_is_set` that
+it is text: INVALID_ARGUMENT naming what is wrong (`SecretVault.name_problem`), nothing
+recorded. (A text name no secret can have is a question `secret_is_set` answers: False.)
 
 (Found by a helper: a list raised a bare TypeError, "unhashable type", and
 ``delete_secret(None)`` succeeded with a ``secret.delete`` history entry.)
@@ -38,12 +39,14 @@ def test_secret_is_set_of_a_list_is_invalid_argument(make_engine: Any) -> None:
         engine.secret_is_set(["x"])
 
 
-async def test_a_badly_named_secret_is_invalid_argument_unless_stored(make_engine: Any) -> None:
-    """A name `set_secret` refuses is refused, but one an older version stored can still
-    be asked about and deleted."""
+async def test_deleting_a_badly_named_secret_is_invalid_argument_unless_stored(
+        make_engine: Any) -> None:
+    """Deleting a name `set_secret` refuses is refused, but a secret an older version
+    stored under such a name can still be asked about and deleted."""
     engine = make_engine()
     with pytest.raises(InvalidArgument, match="letters, digits"):
-        engine.secret_is_set("bad name")
+        await engine.delete_secret("bad name")
+    assert not engine.secret_is_set("bad name")
     # GIVEN a secret stored under a name today's rules refuse (older code let it through)
     engine.store.db.execute("insert into secrets (name, host, value, t) values (?, ?, ?, ?)",
                             ["old\n", "example.com", "v", 0.0])
@@ -52,6 +55,6 @@ async def test_a_badly_named_secret_is_invalid_argument_unless_stored(make_engin
     # THEN it is known, and can be deleted
     assert engine.secret_is_set("old\n")
     await engine.delete_secret("old\n")
-    assert not engine.secret_is_set("ok")
+    assert not engine.secret_is_set("old\n")
     with pytest.raises(InvalidArgument):
-        engine.secret_is_set("old\n")
+        await engine.delete_secret("old\n")
