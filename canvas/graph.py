@@ -165,7 +165,7 @@ class Canvas:
         raw = {**node.to_dict(), **fields}
         # Only what changes is judged: entries stored before the rules that
         # refuse them stay as they are until the call that changes them.
-        return Node.build(raw, node.workspace, kept=[k for k in node.data if k not in fields])
+        return Node.build(raw, node.workspace, changed=fields)
 
     def replace_node(self, node: Node) -> None:
         """Put an updated copy of an existing node in place."""

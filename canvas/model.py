@@ -225,15 +225,15 @@ class Node:
 
     @classmethod
     def build(cls, raw: dict[str, Any], workspace: str, *,
-              kept: Collection[str] = ()) -> Node:
+              changed: Collection[str] | None = None) -> Node:
         """Validate a node given as a JSON-like dict and fill in defaults.
 
         Args:
-            kept: fields ``raw`` carries over unchanged from the stored node (an
-                update of other fields: `Canvas.updated_node`). Their todo items
-                and taskboard tasks are not judged again: they were when written,
-                and what an older version stored unchecked must not block every
-                later edit (moving the node most of all).
+            changed: for an update of a stored node (`Canvas.updated_node`), the
+                fields it changes; None: every field is new. The todo items and
+                taskboard tasks of the fields it keeps are not judged again: they
+                were when written, and what an older version stored unchecked
+                must not block every later edit (moving the node most of all).
 
         Raises:
             InvalidNode: the id, type or a field is missing or of the wrong type.
@@ -263,15 +263,16 @@ class Node:
             elif key in _ENTRY_FIELDS and isinstance(data[key], list):
                 data[key] = [_with_defaults(entry, _ENTRY_FIELDS[key]) for entry in data[key]]
         node = cls(node_id, node_type, workspace, data)
-        node.check(kept=kept)
+        node.check(changed=changed)
         return node
 
-    def check(self, *, kept: Collection[str] = ()) -> None:
+    def check(self, *, changed: Collection[str] | None = None) -> None:
         """Check every field's type and value.
 
         Args:
-            kept: fields whose entries (todo items, taskboard tasks) are taken as
-                stored: only their type is checked (`build`).
+            changed: the fields an update changes (None: all); the entries (todo
+                items, taskboard tasks) of the others are taken as stored, only
+                their type is checked (`build`).
 
         Raises:
             InvalidNode: naming the first field that is wrong.
@@ -288,7 +289,7 @@ class Node:
             if not ok:
                 raise InvalidNode(f"node {self.id}: field {key!r} has the wrong type",
                                   reason="bad-field")
-            if key in _ENTRY_FIELDS and key not in kept:
+            if key in _ENTRY_FIELDS and (changed is None or key in changed):
                 for index, entry in enumerate(value or ()):
                     problem = _entry_problem(entry, _ENTRY_FIELDS[key])
                     if problem:
