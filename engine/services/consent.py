@@ -315,7 +315,9 @@ class Consent:
     @operation
     async def request(self, card: str, permission: str, *, answer: bool,
                       by: object = OPERATOR) -> bool:
-        """A card asks for an optional permission; ``by`` answers. Returns whether granted.
+        """A card asks for an optional permission; ``by`` answers. Returns whether granted
+        (a deny of a permission the package already holds leaves it granted: revoking
+        it is `revoke`'s, which tells every card of the package).
 
         Raises:
             RequestRefused: the card is not on screen (``not-visible``: not
@@ -351,8 +353,12 @@ class Consent:
                 self._set_grants(pkg.name, self.ctx.state.grants.get(pkg.name, set()) | {permission},
                                  principal)
             self.guard.history(principal, "request", subject, detail="allow" if answer else "deny")
-            self.ctx.emit("permissions.request", card, permission=permission, granted=answer)
-        return answer
+            # "The card is told either way" (SPEC §4.2), and told the truth: a deny
+            # takes nothing back (a revoke does), so a permission the package holds
+            # already is still granted after it.
+            granted = answer or self.ctx.state.granted(pkg.name, permission)
+            self.ctx.emit("permissions.request", card, permission=permission, granted=granted)
+        return granted
 
     def pending_update(self, package: str) -> Update | None:
         """A package's version waiting for approval, with its diff; None when there is none."""
