@@ -30,7 +30,7 @@ from canvas import CanvasError, Node, WorkspaceSettings
 from canvas.model import is_finite_number
 from engine.core.errors import CaseInvalid
 from engine.core.hosts import normalise_host
-from engine.core.text import visible
+from engine.core.text import is_unicode, visible
 from engine.effects.netguard import normal_url
 from engine.effects.userfile import MAX_USER_FILE, FileRefused, read_user_text
 
@@ -380,7 +380,7 @@ def _check_files(files: dict[str, Any]) -> tuple[CaseFiles, list[tuple[str, str]
         if not parts:
             problems.append((where, "names the case's folder itself, not a file in it"))
             continue
-        if not _utf8(key):
+        if not is_unicode(key):
             problems.append((where, "is not valid Unicode (a lone surrogate)"))
             continue
         if any(len(p.encode("utf-8")) > 255 for p in parts) or len(parts) > 64:
@@ -393,13 +393,13 @@ def _check_files(files: dict[str, Any]) -> tuple[CaseFiles, list[tuple[str, str]
             continue
         seen[parts] = key
         if isinstance(value, str):
-            if not _utf8(value):
+            if not is_unicode(value):
                 problems.append((where, "the text is not valid Unicode (a lone surrogate)"))
                 continue
             entries.append((parts, value, False))
         elif isinstance(value, dict) and set(value) == {"symlink"} \
                 and isinstance(value["symlink"], str) and value["symlink"] \
-                and "\0" not in value["symlink"] and _utf8(value["symlink"]):
+                and "\0" not in value["symlink"] and is_unicode(value["symlink"]):
             entries.append((parts, value["symlink"], True))
         else:
             problems.append((where, 'must be the file\'s text or {"symlink": "target"}'))
@@ -416,14 +416,6 @@ def _check_files(files: dict[str, Any]) -> tuple[CaseFiles, list[tuple[str, str]
                                  f"{what} in this case; that could leave the case's folder"))
                 break
     return CaseFiles(tuple(entries)), problems
-
-
-def _utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def write_files(folder: Path, files: CaseFiles) -> None:

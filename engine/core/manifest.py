@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from engine.core.catalogue import PERMISSIONS
 from engine.core.errors import ManifestInvalid
 from engine.core.hosts import host_pattern_problem, normalise_host
-from engine.core.text import control_characters, describe_character
+from engine.core.text import control_characters, describe_character, is_unicode
 from engine.core.toolschema import schema_problems
 
 __all__ = [
@@ -287,15 +287,6 @@ def _schema_ok(problems: list[tuple[str, str]], path: tuple[Any, ...], schema: A
     return not unsafe
 
 
-def _is_unicode(text: str) -> bool:
-    """Whether ``text`` is valid Unicode: no lone surrogate, so it encodes as UTF-8."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def check_json(value: object, *, max_depth: int = MAX_DEPTH) -> tuple[str, str] | None:
     """The first reason ``value`` is not plain JSON a manifest may hold, with its path, or
     None: objects with string keys, arrays, strings (keys too: valid Unicode), finite
@@ -310,7 +301,7 @@ def check_json(value: object, *, max_depth: int = MAX_DEPTH) -> tuple[str, str] 
             for key, child in item.items():
                 if not isinstance(key, str):
                     return (json_path(path), f"has a key that is not a string: {key!r:.40}")
-                if not _is_unicode(key):
+                if not is_unicode(key):
                     # The path names the key through json.dumps, which escapes the
                     # surrogate: the reason itself stays valid text to log and hash.
                     return (json_path((*path, key)),
@@ -322,7 +313,7 @@ def check_json(value: object, *, max_depth: int = MAX_DEPTH) -> tuple[str, str] 
             if item != item or item in (float("inf"), float("-inf")):
                 return (json_path(path), f"{item} is not a JSON number")
         elif isinstance(item, str):
-            if not _is_unicode(item):
+            if not is_unicode(item):
                 return (json_path(path), "is not valid Unicode (a lone surrogate)")
         elif item is not None and not isinstance(item, (bool, int)):
             return (json_path(path), f"a {type(item).__name__} is not JSON")

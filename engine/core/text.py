@@ -12,7 +12,7 @@ from __future__ import annotations
 import unicodedata
 
 __all__ = ["SHOWN", "bounded", "control_characters", "describe_character", "id_problem",
-           "is_control", "shown", "visible"]
+           "is_control", "is_unicode", "shown", "visible"]
 
 #: Bidirectional formatting characters: they reorder the text around them.
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
@@ -43,6 +43,15 @@ def is_control(ch: str) -> bool:
         return False
     return ch in BIDI_CONTROLS or ch in _INVISIBLE \
         or unicodedata.category(ch) in _CONTROL_CATEGORIES
+
+
+def is_unicode(text: str) -> bool:
+    """Whether ``text`` is valid Unicode: no lone surrogate, so it encodes as UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def describe_character(ch: str) -> str:
