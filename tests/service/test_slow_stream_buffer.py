@@ -65,13 +65,19 @@ def test_a_slow_stream_buffers_little_whatever_the_backlog(
             r = agent.post("/v1/tool-calls", json={"agent": "a1", "card": "c1", "tool": "search",
                                                    "args": {"query": f"{i}-" + "q" * SIZE}})
             assert r.json()["state"] == "open", r.text
-        # Each client reads a little (its connection stops pushing back), then stops again.
+        # Each client reads a little (its connection stops pushing back), then stops again:
+        # until nothing is waiting or a megabyte came, whichever is first. (Round 17's CI: a
+        # server keeping up with the reader is no failure; the test had demanded the socket
+        # run dry before a megabyte, which a busy machine's scheduling decides.)
         for s in streams:
             s.setblocking(False)
             got = 0
-            with pytest.raises(BlockingIOError):
+            try:
                 while got < 1_000_000:
                     got += len(s.recv(65536))
+            except BlockingIOError:
+                pass
+            assert got > 0, "the stream sent nothing to read"
             s.setblocking(True)
         time.sleep(0.5)
         buffered = _buffered()[:STREAMS]
