@@ -12,11 +12,13 @@ from .graph import Canvas
 from .model import (
     BUILTIN_CARD_TYPES,
     BUILTIN_PORTS,
+    ENGINE_KEPT,
     NODE_TYPES,
     Arrow,
     Node,
     Workspace,
     WorkspaceSettings,
+    check_not_engine_kept,
 )
 
 __all__ = [
@@ -25,6 +27,7 @@ __all__ = [
     "BUILTIN_PORTS",
     "Canvas",
     "CanvasError",
+    "ENGINE_KEPT",
     "InvalidArrow",
     "InvalidNode",
     "InvalidSetting",
@@ -32,4 +35,5 @@ __all__ = [
     "Node",
     "Workspace",
     "WorkspaceSettings",
+    "check_not_engine_kept",
 ]

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidArrow, InvalidNode
-from .model import BUILTIN_PORTS, Arrow, Node
+from .model import BUILTIN_PORTS, Arrow, Node, check_not_engine_kept
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -162,6 +162,7 @@ class Canvas:
             raise InvalidNode(f"no node {node_id!r}", reason="missing-node")
         if "id" in fields or "type" in fields:
             raise InvalidNode(f"node {node_id}: id and type cannot change", reason="bad-field")
+        check_not_engine_kept(node_id, fields)
         raw = {**node.to_dict(), **fields}
         # Only what changes is judged: entries stored before the rules that
         # refuse them stay as they are until the call that changes them.

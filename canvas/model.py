@@ -14,12 +14,14 @@ __all__ = [
     "BUILTIN_CARD_TYPES",
     "MAX_COORDINATE",
     "BUILTIN_PORTS",
+    "ENGINE_KEPT",
     "NODE_TYPES",
     "SHELLS",
     "Arrow",
     "Node",
     "Workspace",
     "WorkspaceSettings",
+    "check_not_engine_kept",
     "is_coordinate",
     "is_finite_number",
 ]
@@ -96,6 +98,26 @@ _ENTRY_FIELDS: dict[str, dict[str, tuple[type, Any]]] = {
 # optional fields: where the node sits on a drawn canvas (``layout``, from
 # JSON Canvas) and the command an agent driver runs per prompt (``command``).
 _INTERNAL = {"screen", "last_reply", "spawned_by", "exit", "chain", "layout", "command"}
+
+#: The node fields only the engine writes: what a driver saw (``screen``,
+#: ``last_reply``, ``exit``), the causal chain of what an agent works on
+#: (``chain``: the loop guard reads it, SPEC §9) and who spawned a node
+#: (``spawned_by``: whose rate windows and spawn cap it shares). A person's
+#: add or update never names them (`check_not_engine_kept`).
+ENGINE_KEPT: frozenset[str] = frozenset({"screen", "last_reply", "spawned_by", "exit", "chain"})
+
+
+def check_not_engine_kept(node_id: object, fields: Collection[str]) -> None:
+    """Refuse a person's add or update of a node that names an `ENGINE_KEPT` field.
+
+    Raises:
+        InvalidNode: reason ``bad-field``, naming the fields.
+    """
+    kept = sorted(ENGINE_KEPT.intersection(fields))
+    if kept:
+        raise InvalidNode(f"node {node_id}: {', '.join(kept)} "
+                          f"{'is' if len(kept) == 1 else 'are'} kept by the engine, "
+                          "never set by hand", reason="bad-field")
 
 
 @dataclass(frozen=True, slots=True)

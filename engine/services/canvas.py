@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from canvas import Arrow, CanvasError, Node, Workspace, WorkspaceSettings
+from canvas import Arrow, CanvasError, Node, Workspace, WorkspaceSettings, check_not_engine_kept
 from engine.core.errors import InvalidArgument, InvalidArrow, InvalidRequest
 from engine.core.limits import hand_over, rate_owner
 from engine.core.principal import OPERATOR, Principal
@@ -141,6 +141,8 @@ class CanvasOps:
         principal = self.guard.require_operator(by, "node.add", subject)
         self.nodes.workspace(workspace)
         try:
+            # A spawn sets who spawned a node (`World.spawn`); a person's add never does.
+            check_not_engine_kept(node.get("id"), node)
             built = Node.build(node, workspace)
             self.ctx.state.canvas.check_new_node(built)
         except CanvasError as exc:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from canvas import Canvas, CanvasError, Node, Workspace, WorkspaceSettings
+from canvas import ENGINE_KEPT, Canvas, CanvasError, Node, Workspace, WorkspaceSettings
 from canvas.jsoncanvas import from_json_canvas, to_json_canvas
 from engine.core.errors import CardLimit, InvalidArgument, InvalidArrow, InvalidRequest
 from engine.core.principal import OPERATOR
@@ -26,11 +26,7 @@ __all__ = ["NOT_IMPORTED", "ImportReview", "Interchange"]
 #: engine's (who spawned a card decides whose rate windows it shares).
 NOT_IMPORTED: dict[str, str] = {
     "command": "an agent's command is set by an operator on the node, never imported",
-    "spawned_by": "engine bookkeeping",
-    "screen": "engine bookkeeping",
-    "last_reply": "engine bookkeeping",
-    "exit": "engine bookkeeping",
-    "chain": "engine bookkeeping",
+    **dict.fromkeys(sorted(ENGINE_KEPT), "engine bookkeeping"),
 }
 
 
