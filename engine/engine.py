@@ -74,7 +74,7 @@ from engine.store.base import Refresh, Store
 from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.log import Verification
 from engine.store.sqlite import SQLiteStore
-from engine.store.transactions import consistent
+from engine.store.transactions import consistent, outside_operations
 
 __all__ = ["Engine", "Event", "EventSink", "Update"]
 
@@ -290,8 +290,12 @@ class Engine:
 
         Each listener is isolated (`_listener_failed`): one that raises on one event
         keeps neither that event from the others nor the batch's later events
-        from anyone, and the waiters are woken whatever happened.
+        from anyone, and the waiters are woken whatever happened. A call a
+        listener starts is an operation of its own (`outside_operations`).
         """
+        outside_operations(self._deliver, events)
+
+    def _deliver(self, events: list[Event]) -> None:
         # First: what the events start below (a driver's reaction, say) writes
         # in the next batch, and must not be taken as committed with this one.
         self._tools.committed()
@@ -318,7 +322,8 @@ class Engine:
         Raises:
             EngineClosed: the engine was closed.
         """
-        self._publish(event)
+        # Drivers send output from tasks that may have begun inside an operation.
+        outside_operations(self._publish, event)
 
     def _publish(self, event: Event) -> None:
         # `notify` without the check: the committed batch's events (at close too).

@@ -38,7 +38,7 @@ from engine.store.siblings import Siblings
 
 __all__ = ["CHANGES_KEPT", "CHANGES_PRUNED_EVERY", "GATHER_SECONDS", "GATHER_SHARE", "JOINED",
            "Batch", "HasTransactions", "Stale", "Transactions", "Write", "WriteOwner",
-           "consistent", "resume", "run_consistently", "run_durably", "run_each_durably",
+           "consistent", "outside_operations", "resume", "run_consistently", "run_durably", "run_each_durably",
            "run_eagerly", "schedule_flush"]
 
 #: The longest a group commit waits for requests a server expects (see `schedule_flush`).
@@ -121,6 +121,22 @@ JOINED: ContextVar[list[Batch] | None] = ContextVar("arrowgate_joined", default=
 
 _F = TypeVar("_F", bound=Callable[..., Awaitable[Any]])
 _T = TypeVar("_T")
+
+
+def outside_operations(fn: Callable[..., _T], *args: Any) -> _T:
+    """``fn(*args)`` run as no operation's step: what it starts is an operation of its own.
+
+    For the listeners of a committed batch (an app's event sink, a driver). The
+    commit runs in a copy of the context of the operation that opened the batch
+    (the loop's callback was scheduled there), whose `JOINED` list is long done
+    with: a call a listener starts there (a task copies the context) would take
+    itself for a step of that operation and return before its own commit.
+    """
+    token = JOINED.set(None)
+    try:
+        return fn(*args)
+    finally:
+        JOINED.reset(token)
 
 
 class HasTransactions(Protocol):
