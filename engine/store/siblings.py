@@ -1,14 +1,18 @@
-"""Stores of one process on one SQLite file: each makes way for the others' open batch.
+"""Stores of one process on one database: each makes way for the others' open batch.
 
-A batch holds SQLite's write lock (``BEGIN IMMEDIATE``) from its first write
-until its group commit, a turn of the event loop later. Another connection's
-``BEGIN IMMEDIATE`` meanwhile waits in SQLite's busy handler, synchronously:
-from another process that is fine, but a second store of this process on the
-same file waits on the very thread whose loop must turn for the lock to be let
-go. The loop froze for ``busy_timeout``, then the write failed.
+A batch holds the store's write lock (SQLite's ``BEGIN IMMEDIATE``, PostgreSQL's
+``pg_advisory_xact_lock`` of `engine.store.pg.locks.Lock.WRITE`) from its first
+write until its group commit, a turn of the event loop later. Another
+connection's wait for that lock is synchronous (SQLite's busy handler, the
+PostgreSQL statement): from another process that is fine, but a second store
+of this process on the same database waits on the very thread whose loop must
+turn for the lock to be let go. The loop froze for the lock's timeout, then
+the write failed.
 
-So stores on one file (keyed by device and inode, as links and other spellings
-of the path name the same file) know one another, and before taking the lock
+So stores on one database know one another — a SQLite file keyed by device
+and inode (`siblings_of`: links and other spellings of the path name the same
+file), a PostgreSQL database by its cluster and name (`siblings_of_database`:
+the write lock is the database's, whatever the schema) — and before taking the lock
 a store commits the open batch of any other on the same thread now
 (`Siblings.make_way`): that batch's commit only comes sooner, as it would had
 the loop turned. Stores on other threads run their own loops and let go on
@@ -26,7 +30,7 @@ from typing import Protocol
 
 from engine.core.errors import StoreFailed
 
-__all__ = ["Siblings", "siblings_of"]
+__all__ = ["Siblings", "siblings_of", "siblings_of_database"]
 
 
 class Writer(Protocol):
@@ -43,9 +47,14 @@ class Writer(Protocol):
 
 
 class Siblings:
-    """The write transactions of this process on one database file."""
+    """The write transactions of this process on one database.
 
-    def __init__(self, file: str, key: tuple[int, int]) -> None:
+    Args:
+        file: the database as an error names it (its file, or its identity).
+        key: what tells this database from the others (`siblings_of`).
+    """
+
+    def __init__(self, file: str, key: tuple[object, ...]) -> None:
         self.file, self.key = file, key
         self._members: weakref.WeakSet[Writer] = weakref.WeakSet()
         #: More than one store of this process writes on the file: only then has
@@ -90,16 +99,27 @@ class Siblings:
                                   reason="locked")
 
 
-#: The files written on in this process, by (device, inode).
-_OPEN: dict[tuple[int, int], Siblings] = {}
+#: The databases written on in this process: SQLite files by ("file", device,
+#: inode), PostgreSQL databases by ("postgresql", identity).
+_OPEN: dict[tuple[object, ...], Siblings] = {}
 
 
 def siblings_of(file: str) -> Siblings:
     """The stores of this process on ``file`` (an open database file)."""
     st = os.stat(file)
-    key = (st.st_dev, st.st_ino)
+    return _siblings(file, ("file", st.st_dev, st.st_ino))
+
+
+def siblings_of_database(identity: str) -> Siblings:
+    """The stores of this process on the PostgreSQL database ``identity`` (its cluster
+    and name, `engine.store.pg.anchoring.database_identity` without the schema: the
+    write lock is the database's)."""
+    return _siblings(identity, ("postgresql", identity))
+
+
+def _siblings(name: str, key: tuple[object, ...]) -> Siblings:
     found = _OPEN.get(key)
     if found is None or not found.writers():
         # None yet, or all were collected unclosed (the inode may be another file's now).
-        found = _OPEN[key] = Siblings(file, key)
+        found = _OPEN[key] = Siblings(name, key)
     return found

@@ -47,7 +47,8 @@ from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.database import default_database_path
 from engine.store.log import Verification
 
-__all__ = ["AnchorWriter", "anchor_folder", "check", "database_identity", "local_anchor"]
+__all__ = ["AnchorWriter", "anchor_folder", "check", "cluster_database", "database_identity",
+           "local_anchor"]
 
 
 def anchor_folder() -> Path:
@@ -62,6 +63,14 @@ def database_identity(conn: Connection[Any]) -> str:
     ``pg_control_system()`` may be refused to a role without the privilege;
     the server's address and port stand in for the cluster then.
     """
+    database = cluster_database(conn)
+    schema = conn.execute("select current_schema()").fetchone()
+    return f"{database}/{schema[0] if schema else '?'}"
+
+
+def cluster_database(conn: Connection[Any]) -> str:
+    """The database's cluster and name, without the schema (`database_identity`): what
+    the store's write lock belongs to (advisory locks are the database's)."""
     try:
         row = conn.execute("select system_identifier::text from pg_control_system()").fetchone()
         cluster = f"system:{row[0]}" if row else "system:?"
@@ -71,9 +80,8 @@ def database_identity(conn: Connection[Any]) -> str:
         row = conn.execute("select coalesce(host(inet_server_addr()), 'local'),"
                            " coalesce(inet_server_port(), 0)").fetchone()
         cluster = f"server:{row[0] if row else '?'}:{row[1] if row else 0}"
-    names = conn.execute("select current_database(), current_schema()").fetchone()
-    database, schema = (names[0], names[1]) if names else ("?", "?")
-    return f"{cluster}/{database}/{schema}"
+    database = conn.execute("select current_database()").fetchone()
+    return f"{cluster}/{database[0] if database else '?'}"
 
 
 def local_anchor(conn: Connection[Any], folder: Path | None = None) -> AnchorFile:

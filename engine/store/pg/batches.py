@@ -32,6 +32,7 @@ with a PostgreSQL transaction in place of ``BEGIN IMMEDIATE``:
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -47,6 +48,7 @@ from engine.store.pg.anchoring import AnchorWriter
 from engine.store.pg.changes import latest_change, record_change
 from engine.store.pg.locks import NAMESPACE, Lock
 from engine.store.pg.parts import ROUND_TRIP_S, Link, PGLog
+from engine.store.siblings import Siblings
 from engine.store.transactions import Batch, Stale, Write, run_durably, schedule_flush
 
 __all__ = ["Batches"]
@@ -113,6 +115,15 @@ class Batches:
         self._touched_keys: set[tuple[str, str]] = set()
         #: Length of `touched` at each open savepoint (a rollback cuts it back).
         self._marks: dict[str, int] = {}
+        #: The other stores of this process on the same database, whose open batch
+        #: this one commits before it waits for the write lock (`open_batch`).
+        self.siblings: Siblings | None = None
+        self._batch_thread = 0
+
+    @property
+    def batch_thread(self) -> int | None:
+        """The thread that opened the open batch (None while none is open): `Siblings`."""
+        return self._batch_thread if self.batch is not None else None
 
     def touch(self, kind: str, key: str, key2: str | None = None,
               t: float | None = None) -> None:
@@ -162,6 +173,11 @@ class Batches:
             StoreFailed: the store cannot be reached or refused the batch.
         """
         self.log.start_batch()
+        siblings = self.siblings
+        if siblings is not None and siblings.shared:
+            # Another engine of this process holding the lock lets go of it only
+            # when the loop turns: waiting for it here would freeze the loop.
+            siblings.make_way(self)
         try:
             conn = self.link.conn
             # The lock wait is bounded by the server (lock_timeout); the
@@ -182,6 +198,7 @@ class Batches:
             raise _failed(exc) from exc
         batch = Batch(None, pinned=locked)
         self.batch = batch
+        self._batch_thread = threading.get_ident()
         try:
             schedule_flush(self, batch)
         except RuntimeError:

@@ -53,11 +53,12 @@ from engine.store.decoding import is_subject, loads
 from engine.store.loading import MAX_CATCH_UP, CatchUpImpossible, Touched, catch_up, load_state
 from engine.store.log import Verification
 from engine.store.pending import encode, row_key, summary_of
-from engine.store.pg.anchoring import local_anchor
+from engine.store.pg.anchoring import cluster_database, local_anchor
 from engine.store.pg.batches import Batches
 from engine.store.pg.changes import follow_changes, latest_change
 from engine.store.pg.parts import Link, PGHistory, PGLog, PGSecrets, PGTokens, Reader, redact
 from engine.store.pg.schema import migrate
+from engine.store.siblings import siblings_of_database
 from engine.store.transactions import Batch, Write
 
 __all__ = ["PGStore", "create_schema", "drop_schema", "is_postgres_url"]
@@ -135,6 +136,7 @@ class PGStore:
                 migrate(conn)
             #: This machine's anchor of the database (`engine.store.pg.anchoring`).
             self.anchor: AnchorFile = local_anchor(self.link.conn, anchors)
+            database = cluster_database(self.link.conn)
         except psycopg.Error as exc:
             self.link.close()
             raise StoreFailed(f"cannot open the PostgreSQL store "
@@ -161,6 +163,10 @@ class PGStore:
                           catch_up=self._catch_up)
         #: The operator's secrets (`engine.store.base.Secrets`).
         self.secrets = PGSecrets(self.link, self.tx.dirty)
+        # Other stores of this process on the database make way for this one's
+        # writes, and this one for theirs (`engine.store.siblings`).
+        self.tx.siblings = siblings_of_database(database)
+        self.tx.siblings.join(self.tx)
 
     @classmethod
     def open(cls, dsn: str, *, schema: str | None = None,
@@ -287,6 +293,8 @@ class PGStore:
 
     def close(self) -> None:
         """Write what the anchor still lacks; close the store's connection."""
+        if self.tx.siblings is not None:
+            self.tx.siblings.leave(self.tx)
         try:
             if self.tx.anchor is not None:
                 self.tx.anchor.close()
