@@ -48,6 +48,7 @@ class Context:
         self.reloads = 0
         self._tickers: list[Callable[[], None]] = []
         self._reloaded: list[Callable[[], None]] = []
+        self._caught_up: list[Callable[[], None]] = []
         self._closing: list[Callable[[], None]] = []
         #: Set by `close`: every operation, wait and read from then raises `EngineClosed`.
         self.closed = False
@@ -67,6 +68,8 @@ class Context:
         self.reloads += 1
         for hook in self._reloaded:
             hook()
+        for hook in self._caught_up:
+            hook()
 
     def refresh(self, apply: Refresh) -> None:
         """Apply another process's changes to the state in place (the store's catch-up).
@@ -76,6 +79,8 @@ class Context:
         decision cache is forgotten exactly as after the same change made here.
         """
         apply(self.state, self.clock)
+        for hook in self._caught_up:
+            hook()
 
     def emit(self, type: str, card: str | None, **data: Any) -> None:
         """An event of the change being written: sent once its batch has committed."""
@@ -121,6 +126,11 @@ class Context:
         """Call ``hook`` whenever `reload` replaced the state (to let go of what was
         worked out from the old one)."""
         self._reloaded.append(hook)
+
+    def on_caught_up(self, hook: Callable[[], None]) -> None:
+        """Call ``hook`` whenever the state took in what the store holds (`refresh`, or a
+        `reload`): to let go of what was worked out from settings another process changed."""
+        self._caught_up.append(hook)
 
     def on_tick(self, ticker: Callable[[], None]) -> None:
         """Run ``ticker`` at the start of every operation, after catching up."""

@@ -89,6 +89,8 @@ class Prompts:
         self.applier = applier
         self.world = world
         self._limiters: dict[str, AsyncLimiter] = {}
+        #: The budget each workspace's limiter was made for (`_caught_up`).
+        self._budgets: dict[str, tuple[int, float]] = {}
         #: Each workspace short of budget, with the task waiting on its limiter.
         self._waiting_budget: dict[str, asyncio.Task[None]] = {}
         self._prepaid: dict[str, int] = {}
@@ -99,6 +101,7 @@ class Prompts:
         # Closing wakes them: each finds the engine closed (`EngineClosed`).
         ctx.on_close(self._waiters.wake_all)
         ctx.on_tick(self.expire_due)
+        ctx.on_caught_up(self._caught_up)
 
     def expire_due(self) -> None:
         """Expire every hold whose deadline has passed (part of each operation's prologue)."""
@@ -124,11 +127,46 @@ class Prompts:
         prompts go as the new budget allows, longest waiting first.
         """
         self._limiters.pop(workspace, None)
+        self._budgets.pop(workspace, None)
         self._prepaid.pop(workspace, None)
         wait = self._waiting_budget.pop(workspace, None)
         if wait is not None:
             wait.cancel()
         self._pump_workspace(workspace, self.ctx.state.open_prompts.agents())
+
+    def _caught_up(self) -> None:
+        """The state took in other processes' changes: a workspace whose budget one of
+        them changed starts its pacing afresh, as `forget_budget` has it for a change
+        made here (SPEC §10: every engine on the store paces by the budget set now).
+
+        Outside any write (the prologue's catch-up), so nothing is delivered here: the
+        limiter of the old budget and a unit taken from it are dropped, and a wait
+        on it gives way to a delivery of its own (`deliver_queued`).
+        """
+        workspaces = self.ctx.state.workspaces
+        for workspace, budget in list(self._budgets.items()):
+            ws = workspaces.get(workspace)
+            if ws is not None and ws.settings.budget == budget:
+                continue
+            del self._budgets[workspace]
+            self._limiters.pop(workspace, None)
+            self._prepaid.pop(workspace, None)
+            wait = self._waiting_budget.pop(workspace, None)
+            if wait is not None:
+                wait.cancel()
+                self._deliver_soon()
+
+    def _deliver_soon(self) -> None:
+        """Deliver what the budgets allow in an operation of its own, soon."""
+        async def deliver() -> None:
+            try:
+                await self.deliver_queued()
+            except StoreFailed:
+                pass  # the prompts stay queued; the next operation pumps again
+
+        task = asyncio.get_running_loop().create_task(deliver(), context=_TaskContext())
+        self._budget_tasks.add(task)
+        task.add_done_callback(self._budget_tasks.discard)
 
     def new(self, passed: Passed, text: str, now: float, *,
                     call: str = "agents.prompt") -> Prompt:
@@ -172,8 +210,8 @@ class Prompts:
         # the first loop it sees).
         limiter = self._limiters.get(workspace)
         if limiter is None:
-            rate, period = self.ctx.state.workspaces[workspace].settings.budget
-            limiter = self._limiters[workspace] = AsyncLimiter(rate, period)
+            budget = self._budgets[workspace] = self.ctx.state.workspaces[workspace].settings.budget
+            limiter = self._limiters[workspace] = AsyncLimiter(*budget)
         return limiter
 
     def pump(self, agent_id: str) -> None:
