@@ -61,7 +61,7 @@ from engine.services.apply import Applier
 from engine.services.calls import CallArgs, Calls
 from engine.services.canvas import CanvasOps
 from engine.services.consent import Consent
-from engine.services.context import Context
+from engine.services.context import Context, Gone
 from engine.services.guard import Guard
 from engine.services.interchange import ImportReview, Interchange
 from engine.services.nodes import Nodes
@@ -171,6 +171,7 @@ class Engine:
         self._consent = Consent(ctx, guard, nodes, prompts, tools, self.world, visibility)
         self._interchange = Interchange(ctx, guard, nodes, canvas)
         self.world.bind(str(Path(db_file).parent) if db_file else None, prompts)
+        ctx.on_gone(self._let_go)
         ctx.reload()
         self._sum_up_pending()
 
@@ -284,6 +285,15 @@ class Engine:
 
     def _refresh(self, apply: Refresh) -> None:
         self._ctx.refresh(apply)
+
+    def _let_go(self, how: Gone) -> None:
+        """Nodes left the canvas: the cards' subscriptions and watches let go of them,
+        and so does the world, for a removal another process made (one made here
+        stops its node's driver once committed: `World.committed`)."""
+        state = self._ctx.state
+        self.events.let_go(state.canvas.has_node)
+        if how != "here":
+            self.world.gone(state)
 
     def _committed(self, events: list[Event]) -> None:
         """A batch committed: its events to the drivers, the app and the cards; waiters woken.

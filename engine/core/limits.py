@@ -294,6 +294,10 @@ class DenialLog:
         times.append(t)
         return True
 
-    def forget(self, key: str) -> None:
-        """A removed card: drop its budget (its pending summary still gets its row)."""
-        self._times.pop(key, None)
+    def keep(self, live: Callable[[str], bool]) -> None:
+        """Drop the budgets of the keys ``live`` says are gone (removed cards, and agents
+        and terminals whose port deliveries were refused); the shared budget of
+        unknown cards (None) stays. Their pending summaries are not here: the store
+        keeps those until their ``suppressed`` row is written."""
+        for key in [k for k in self._times if k is not None and not live(k)]:
+            del self._times[key]

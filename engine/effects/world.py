@@ -132,6 +132,15 @@ class World:
         if end is not None:
             end(state)
 
+    def gone(self, state: State) -> None:
+        """Another process removed nodes (seen on catch-up, or at a reload): their
+        drivers stop, as they do once a removal made here has committed (`committed`),
+        and file watches on consent now gone end (`narrowed`)."""
+        live = state.canvas.has_node
+        for node_id in [n for n in (*self.drivers, *self._starting) if not live(n)]:
+            self._cancel(node_id)
+        self.narrowed(state)
+
     async def aclose(self) -> None:
         """Stop the drivers and wait for their processes, then `close`."""
         for driver in list(self.drivers.values()):

@@ -203,6 +203,8 @@ class CanvasOps:
             self.nodes.agents_changed(node, "removed")
             if node.type == "agent":
                 self.prompts.agent_removed(node_id)
+            # What memory keeps for the node goes with it (`Context.on_gone`).
+            self.ctx.gone("here")
             self._revalidate()
             self.prompts.pump_all()
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from engine.core.errors import EngineClosed
 from engine.core.events import Event, event
@@ -22,7 +22,13 @@ from engine.core.state import State
 from engine.store.base import Refresh, Secrets, Store
 from engine.store.transactions import run_consistently
 
-__all__ = ["Context", "Service", "operation"]
+__all__ = ["Context", "Gone", "Service", "operation"]
+
+#: How nodes left the canvas, for the `Context.on_gone` hooks: ``here``, removed by
+#: this engine's operation (inside its write, not yet committed); ``caught-up``,
+#: removed by another process, seen by the catch-up; ``reloaded``, the state was
+#: loaded again from the store (at open, after a failed write, or far behind).
+Gone = Literal["here", "caught-up", "reloaded"]
 
 
 class Context:
@@ -50,6 +56,7 @@ class Context:
         self._reloaded: list[Callable[[], None]] = []
         self._caught_up: list[Callable[[], None]] = []
         self._closing: list[Callable[[], None]] = []
+        self._gone: list[Callable[[Gone], None]] = []
         #: Set by `close`: every operation, wait and read from then raises `EngineClosed`.
         self.closed = False
 
@@ -70,6 +77,8 @@ class Context:
             hook()
         for hook in self._caught_up:
             hook()
+        # Whatever the old state held, nodes may be missing from the new one.
+        self.gone("reloaded")
 
     def refresh(self, apply: Refresh) -> None:
         """Apply another process's changes to the state in place (the store's catch-up).
@@ -78,9 +87,16 @@ class Context:
         same `State` and canvas calls the services' own writes use, so the
         decision cache is forgotten exactly as after the same change made here.
         """
+        canvas = self.state.canvas
+        revision = canvas.revision
         apply(self.state, self.clock)
         for hook in self._caught_up:
             hook()
+        if canvas.revision != revision:
+            # The other process changed the canvas (nodes or arrows): what is kept
+            # in memory for a node it removed goes, as after a removal made here.
+            # Not on every catch-up: most bring log rows alone.
+            self.gone("caught-up")
 
     def emit(self, type: str, card: str | None, **data: Any) -> None:
         """An event of the change being written: sent once its batch has committed."""
@@ -131,6 +147,18 @@ class Context:
         """Call ``hook`` whenever the state took in what the store holds (`refresh`, or a
         `reload`): to let go of what was worked out from settings another process changed."""
         self._caught_up.append(hook)
+
+    def on_gone(self, hook: Callable[[Gone], None]) -> None:
+        """Call ``hook`` whenever nodes may have left the canvas (`Gone` says how): it
+        lets go of whatever it keeps in memory for a node the canvas no longer has,
+        so that churning nodes never grows it (and a node added later under a
+        removed one's id inherits none of it)."""
+        self._gone.append(hook)
+
+    def gone(self, how: Gone) -> None:
+        """Nodes may have left the canvas: run the `on_gone` hooks."""
+        for hook in self._gone:
+            hook(how)
 
     def on_tick(self, ticker: Callable[[], None]) -> None:
         """Run ``ticker`` at the start of every operation, after catching up."""

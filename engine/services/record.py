@@ -24,7 +24,7 @@ from engine.core.limits import DenialLog, Suppressed, rate_owner
 from engine.core.prompts import Prompt
 from engine.core.state import State
 from engine.core.text import SHOWN
-from engine.services.context import Context
+from engine.services.context import Context, Gone
 from engine.store.log import FIELDS, PAYLOAD_KEPT, RowKind, clip_payload
 from engine.store.pending import row_key
 
@@ -115,6 +115,7 @@ class Recorder:
         self._known_state: State | None = None
         ctx.on_reload(self._forget_known)
         ctx.on_reload(self._take_pending)
+        ctx.on_gone(self._let_go)
 
     @staticmethod
     def payload(call: str, args: Any) -> str | None:
@@ -283,6 +284,28 @@ class Recorder:
         # The state was replaced (`Context.reload`): what was read from it goes.
         self._known.clear()
         self._known_state = None
+
+    def _let_go(self, how: Gone) -> None:
+        """Nodes left the canvas: their refusal budgets go, and so do their keys among
+        the pending summaries (`_pending`) — each written as its ``suppressed`` row by
+        the removal's own write, since the node will have no next row to precede.
+
+        ``here`` (inside this engine's removal): the row is written now. ``caught-up``:
+        the engine that removed the node wrote it in its removal; a summary it left
+        (older code) is written by the next engine to open the store, as a killed
+        process's is. ``reloaded``: the keys are the store's, just read, and stay, so
+        that the next row, the close or the open writes them (SPEC §8 "Bounds").
+        """
+        live = self.ctx.state.canvas.has_node
+        self.denials.keep(live)
+        pending = self._pending
+        if how == "reloaded" or not pending:
+            return
+        for key in [k for k in pending if k is not None and not live(k)]:
+            if how == "here":
+                self.write_suppressed(key)
+            else:
+                pending.discard(key)
 
     def writes_alone(self, card: str) -> bool:
         """True when `log_row` for ``card`` appends its row and nothing else: no row

@@ -241,6 +241,21 @@ class EventHub:
         """The card was allowed ``agents.onOutput`` for ``node``."""
         self._watching.setdefault(card, set()).add(node)
 
+    def let_go(self, live: Callable[[str], bool]) -> None:
+        """Nodes left the canvas (those ``live`` says are gone): a removed card's
+        subscriptions end and its watches go, and no card watches a removed node
+        any more (a node added later under its id was never asked for)."""
+        watching = self._watching
+        for card in [c for c in watching if not live(c)]:
+            del watching[card]
+        for card, nodes in list(watching.items()):
+            nodes.difference_update([n for n in nodes if not live(n)])
+            if not nodes:
+                del watching[card]
+        for card in [c for c in self._subs if not live(c)]:
+            for sub in list(self._subs.get(card, ())):
+                sub.close()  # leaves `_subs` (`remove`)
+
     def publish(self, event: Event) -> None:
         """Offer an event to every subscription that might take it."""
         if event.type not in CARD_EVENTS or not self._subs:

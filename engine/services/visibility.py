@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from canvas import Node
 from engine.core.background import background_status
-from engine.services.context import Context
+from engine.services.context import Context, Gone
 from engine.services.nodes import Nodes
 
 __all__ = ["Visibility"]
@@ -24,6 +24,15 @@ class Visibility:
         self._hidden: set[str] = set()
         self._seen: dict[str, float] = {}
         self._looked: dict[str, float] = {}
+        ctx.on_gone(self._let_go)
+
+    def _let_go(self, _how: Gone) -> None:
+        """Nodes left the canvas: their times go (a card added later under one's id
+        has not been seen)."""
+        live = self.ctx.state.canvas.has_node
+        for times in (self._seen, self._looked):
+            for card in [c for c in times if not live(c)]:
+                del times[card]
 
     def set_workspace_hidden(self, workspace: str, hidden: bool) -> dict[str, str]:
         """Hide or show a workspace; returns every card's run status (see `background`)."""

@@ -99,6 +99,14 @@ def _empty(engine: Engine, gone: set[str]) -> None:
     assert not left, f"removed nodes still held: {left}"
 
 
+def _summed_up(engine: Engine, cards: list[str]) -> None:
+    """Each removed card's suppressed refusals have their row (written by its removal),
+    and the store keeps no pending summary for it."""
+    rows = engine.log_rows(outcome="suppressed")
+    assert sorted(r["card"] for r in rows) == sorted(cards)
+    assert all(engine.store.pending_summary(card) is None for card in cards)
+
+
 async def _remove(engine: Engine, ids: list[str]) -> None:
     # Spawns first: removing the card hands them on, and they are churned too.
     for node_id in reversed(ids):
@@ -121,8 +129,9 @@ async def test_removed_nodes_leave_nothing_in_memory(make_engine: Any, tmp_path:
         await _remove(engine, ids)
         gone.update(ids)
     await engine.world.settle()
-    # THEN nothing of them is left
+    # THEN nothing of them is left, and none of their refusals went uncounted
     _empty(engine, gone)
+    _summed_up(engine, [f"c{r}" for r in range(ROUNDS)])
 
 
 @pytest.mark.parametrize("seen", ["catch-up", "reload"])
@@ -151,3 +160,4 @@ async def test_nodes_removed_elsewhere_leave_nothing_in_memory(
     # THEN nothing of them is left
     assert all(used.state.canvas.node(n) is None for n in gone)
     _empty(used, gone)
+    _summed_up(used, [f"c{r}" for r in range(ROUNDS)])
