@@ -24,6 +24,7 @@ always older than anything kept now and is answered with
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import time
 from collections import deque
@@ -403,7 +404,16 @@ class Feeds:
         if feed is None or feed.closed:
             # KEEP read now, not at import: a test may make it small.
             feed = self._feeds[card] = CardFeed(self._engine, card, keep=KEEP)
+            # An ended feed leaves the map: its card removed by another process
+            # (the engine ends the subscription as it catches up) is never asked
+            # for again, and would otherwise stay, ring and all.
+            feed.ended.add_done_callback(functools.partial(self._ended, feed))
         return feed
+
+    def _ended(self, feed: CardFeed, _end: asyncio.Future[None]) -> None:
+        """``feed`` ended: it leaves the map, unless a newer feed of its card took its place."""
+        if self._feeds.get(feed.card) is feed:
+            del self._feeds[feed.card]
 
     def drop(self, card: str) -> None:
         """The card was removed: end its feed, so that a card given its id later starts
