@@ -40,7 +40,7 @@ async def _world(engine: Engine, tmp_path: Path) -> None:
                                   settings={"denial_log_limit": LIMIT})
     await offer_install(engine, manifest("acme.churn", {
         "agents.prompt": {}, "agents.output": {}, "terminals.write": {},
-        "canvas.spawn": {}, "cards.connected": {}}))
+        "canvas.spawn": {}, "cards.connected": {}}, tools=["relay"]))
 
 
 async def _use(engine: Engine, round_: int) -> list[str]:
@@ -58,6 +58,8 @@ async def _use(engine: Engine, round_: int) -> list[str]:
     assert (await engine.call(card, "agents.onOutput", agent)).outcome == "ok"
     wrote = await engine.call(card, "terminals.write", term, {"data": "ls"})
     assert wrote.outcome == "ok", wrote
+    # The agent calls the card's tool: an open tool call (the loop guard's chains).
+    assert (await engine.tool(agent, card, "relay", {})).value["state"] == "open"
     spawned = (await engine.call(card, "canvas.spawn", None, {"kind": "note"})).value
     copy = (await engine.call(card, "canvas.spawn", None, {"kind": "self"})).value
     # Beyond the refusal budget: rows, then a pending `suppressed` summary.
