@@ -254,3 +254,28 @@ async def test_close_abandons_a_fetch_in_flight_and_logs_it_cancelled(
     rows = _rows(make_engine, "net.fetch")
     assert [(r["outcome"], r["code"], r["reason"]) for r in rows] == [
         ("cancelled", "FETCH_FAILED", "closed")], rows
+
+
+async def test_file_work_past_the_bound_is_logged_as_not_known(
+        make_engine: Callable[..., Engine], folder: Path, slow_write: SlowWrite,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past `CLOSE_WAIT` the thread cannot be stopped: close logs the write ``cancelled``
+    (STORE_FAILED, closed), saying it may yet be done; its task writes nothing later."""
+    from engine.services import underway
+
+    monkeypatch.setattr(underway, "CLOSE_WAIT", 0.2)
+    engine = await _files_engine(make_engine, folder)
+    call = _write(engine)
+    await _until(slow_write.entered.is_set)
+    engine.close()  # nobody releases the write meanwhile
+    rows = _rows(make_engine, "fs.writeText")
+    assert [(r["outcome"], r["code"], r["reason"]) for r in rows] == [
+        ("cancelled", "STORE_FAILED", "closed")], rows
+    assert "may yet be done" in rows[0]["message"]
+    # The thread goes on and writes; the caller is answered what was logged, and only that.
+    slow_write.release.set()
+    decision = await asyncio.wait_for(call, PATIENCE)
+    assert (decision.code, decision.reason) == ("STORE_FAILED", "closed")
+    await _until((folder / "out.txt").exists)
+    await asyncio.sleep(0.05)
+    assert len(_rows(make_engine, "fs.writeText")) == 1
