@@ -234,7 +234,14 @@ class Engine:
             raise StoreFailed(f"cannot open the store {path}: {exc}") from exc
 
     def close(self) -> None:
-        """Commit what is pending, end file watches and close the database.
+        """Log what is under way, commit what is pending, end file watches and close
+        the database.
+
+        Fetches and file work still under way are logged in that last commit
+        (SPEC §8: nothing a card was allowed to do goes unlogged), as
+        `Calls.settle_at_close` says: file work is waited for (a few seconds at
+        most) and logged as it ended; a fetch, which needs the loop, is
+        abandoned and logged ``cancelled``. `aclose` lets them end instead.
 
         Then the engine is closed: the cards' subscriptions end (their
         iterators stop once the events already sent are taken), a `wait` or
@@ -244,10 +251,13 @@ class Engine:
         if self._ctx.closed:
             return
         try:
-            try:
-                self._record.flush_suppressed()  # refusals not logged row by row: a summary
-            except StoreFailed:
-                pass  # closing anyway: the store could not take it
+            for last_rows in (self._calls.settle_at_close,
+                              # refusals not logged row by row: a summary
+                              self._record.flush_suppressed):
+                try:
+                    last_rows()
+                except StoreFailed:
+                    pass  # closing anyway: the store could not take them
             self.store.pin_and_flush()
             self.world.close()
             self.store.close()

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import errno
 import functools
 import itertools
 import os
 import secrets
 import stat
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +40,7 @@ from engine.core.events import Event
 from engine.core.fsrules import is_protected, is_secret
 from engine.effects.folders import unsafe_folder
 from engine.effects.pathwalk import Escape, Walked, open_beneath, walk
+from engine.effects.threadwork import submit
 from engine.effects.trashcan import Trash, TrashRefused, scan_tree
 
 if TYPE_CHECKING:
@@ -186,8 +188,22 @@ class ConfinedFiles:
         job = functools.partial(self._perform, Path(ws.folder), passed.spec.name,
                                 passed.permission == "fs.write", path, args,
                                 settings.secret_denylist, settings.fs_max_bytes)
+        # Submitted through `submit`, so that an engine closing meanwhile can wait
+        # for the thread and log its outcome without the loop (`Engine.close`).
+        work = submit(self._executor(), job, functools.partial(self._answer, passed, path),
+                      effect=passed.spec.name != "fs.watch")
+        with contextlib.suppress(Exception):  # the job's error: `_answer` reads it below
+            await asyncio.wrap_future(work.future)
+        value = work.answer()
+        if isinstance(value, _WatchFolder):
+            return self._watch(engine, passed, Path(ws.folder), value.full,
+                               settings.secret_denylist)
+        return value
+
+    def _answer(self, passed: Passed, path: str, done: Future[Any]) -> Any:
+        """An ended job's answer: its value, or the refusal its error means."""
         try:
-            value = await asyncio.get_running_loop().run_in_executor(self._executor(), job)
+            return done.result()
         except PathRefused as exc:
             return self._refuse(passed, exc.reason, exc.why, code=exc.code)
         except TrashRefused as exc:
@@ -197,10 +213,6 @@ class ConfinedFiles:
         except OSError as exc:
             code, reason = _OS_ERRORS.get(exc.errno or 0, ("SCOPE_REFUSED", "os-error"))
             return self._refuse(passed, reason, f"{path!r}: {exc.strerror}", code=code)
-        if isinstance(value, _WatchFolder):
-            return self._watch(engine, passed, Path(ws.folder), value.full,
-                               settings.secret_denylist)
-        return value
 
     def _perform(self, root: Path, name: str, writes: bool, path: str, args: dict[str, Any],
                  denylist: bool, max_bytes: int) -> Any:

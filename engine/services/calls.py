@@ -20,12 +20,14 @@ from engine.core.checks import (
 from engine.core.decision import Decision
 from engine.core.plans import CountRate, plan_call, plan_prompt
 from engine.core.text import shown
+from engine.effects.threadwork import STARTED
 from engine.effects.world import World
 from engine.services.apply import Applier
 from engine.services.context import Context, operation
 from engine.services.prompts import Prompts
 from engine.services.record import Recorder
-from engine.store.transactions import run_each_durably, run_eagerly
+from engine.services.underway import Underway, close_deadline
+from engine.store.transactions import Stale, run_each_durably, run_eagerly
 
 __all__ = ["CallArgs", "Calls"]
 
@@ -58,6 +60,10 @@ class Calls:
         #: (`_carry_out`): kept here so that a caller cancelled meanwhile cannot
         #: leave one unreferenced, and so that `effects_done` can wait for them.
         self._effects: set[asyncio.Task[Decision]] = set()
+        #: The same calls until their rows are written, in the order they began:
+        #: for `settle_at_close`, which logs those still under way. One whose task
+        #: the loop's teardown cancelled (``asyncio.run`` ending) stays here.
+        self._underway: dict[Underway, None] = {}
 
     async def effects_done(self) -> None:
         """Wait until every fetch and file work under way has ended and its row is written.
@@ -67,6 +73,41 @@ class Calls:
         """
         while self._effects:
             await asyncio.wait(set(self._effects))
+
+    def settle_at_close(self) -> None:
+        """Log every fetch and file call still under way, in one write (`Engine.close`,
+        which cannot run the loop, then commits it): file work is waited for, at most
+        `underway.CLOSE_WAIT` seconds in all, and logged as it ended; a fetch is abandoned and
+        logged ``cancelled`` (`engine.services.underway`). Their tasks write nothing
+        more: each answers its caller with the decision logged here.
+
+        Raises:
+            StoreFailed: the store could not take the rows (nothing was logged, and
+                the calls' tasks are left as they were).
+        """
+        if not self._underway:
+            return
+        deadline = close_deadline()
+        settled = [(underway, *underway.at_close(deadline)) for underway in self._underway]
+        for _attempt in range(3):
+            try:
+                with self.ctx.write():
+                    for underway, decision, outcome in settled:
+                        if outcome is None:
+                            self.record.refused_or_counted(decision, underway.payload)
+                        else:
+                            self.record.log_row(decision, outcome=outcome,
+                                                payload=underway.payload, chain=None)
+                break
+            except Stale:
+                # Another process committed as the batch began (caught up now): these
+                # rows decide nothing, so they are written again as they are.
+                continue
+        else:
+            return
+        self._underway.clear()
+        for underway, decision, _outcome in settled:
+            underway.abandon(decision)
 
     def _context_chain(self, context: object, card: object) -> tuple[str, ...] | None:
         """The causal chain of the card's open tool call ``context`` names, or None."""
@@ -274,11 +315,20 @@ class Calls:
             # pool thread's write cannot be stopped, nor a request unsent):
             # nothing a card was allowed to do goes unlogged (SPEC §8). The
             # task shares this context, so its row joins the caller's batches.
+            underway = Underway(passed, decision, payload)
             effect = asyncio.get_running_loop().create_task(
-                self._effect_logged(passed, args, decision, payload))
+                self._effect_logged(passed, args, decision, payload, underway))
+            underway.task = effect
+            self._underway[underway] = None
             self._effects.add(effect)
             effect.add_done_callback(self._effects.discard)
-            return await asyncio.shield(effect)
+            try:
+                return await asyncio.shield(effect)
+            except asyncio.CancelledError:
+                if underway.closed is not None and effect.cancelled():
+                    # `Engine.close` logged it before its task began, and cancelled that.
+                    return underway.closed
+                raise
         rate = CountRate(card.id, passed.rate_key, now) if passed.rate_key is not None else None
         with self.ctx.write():
             plan = plan_call(decision, self.world.perform(self.ctx.state, passed, args), rate,
@@ -287,10 +337,26 @@ class Calls:
         return plan.decision
 
     async def _effect_logged(self, passed: Passed, args: dict[str, Any], decision: Decision,
-                             payload: str | None) -> Decision:
-        """Carry out an allowed fetch or file call, then write its log row (`_carry_out`)."""
-        value = await (self.world.fetch if passed.spec.name == "net.fetch"
-                       else self.world.files)(self.ctx, passed, args)
+                             payload: str | None, underway: Underway) -> Decision:
+        """Carry out an allowed fetch or file call, then write its log row (`_carry_out`).
+
+        If the engine closes meanwhile, `settle_at_close` logs it instead: then
+        this answers the decision logged there and writes nothing.
+        """
+        try:
+            value = await self._performed(passed, args, underway)
+        except asyncio.CancelledError:
+            if underway.closed is not None:
+                return underway.closed
+            # The loop's teardown: the work may go on in its thread; the call stays
+            # under way for `settle_at_close` to log.
+            raise
+        except BaseException:
+            self._underway.pop(underway, None)
+            raise
+        if underway.closed is not None:
+            return underway.closed
+        self._underway.pop(underway, None)
         with self.ctx.write():
             if isinstance(value, Decision):
                 if "logged" in value.extra:
@@ -304,6 +370,14 @@ class Calls:
             decision = decision.with_(value=value)
             self.record.log_row(decision, outcome="ok", payload=payload, chain=None)
         return decision
+
+    async def _performed(self, passed: Passed, args: dict[str, Any], underway: Underway) -> Any:
+        """The fetch or file call done: its value, or a refusal."""
+        if passed.spec.name == "net.fetch":
+            return await self.world.fetch(self.ctx, passed, args)
+        # Set in this task's own context (a copy): its file work alone reports here.
+        STARTED.set(underway.ran)
+        return await self.world.files(self.ctx, passed, args)
 
     def _accept_prompt(self, passed: Passed, text: str, now: float, *, arrow: str | None,
                        message: str, call: str = "agents.prompt") -> Decision:
