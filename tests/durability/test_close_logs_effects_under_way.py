@@ -279,3 +279,19 @@ async def test_file_work_past_the_bound_is_logged_as_not_known(
     await _until((folder / "out.txt").exists)
     await asyncio.sleep(0.05)
     assert len(_rows(make_engine, "fs.writeText")) == 1
+
+
+async def test_a_file_call_whose_work_had_not_begun_is_never_done(
+        make_engine: Callable[..., Engine], folder: Path) -> None:
+    """close() in the very turn a write was allowed (its task not yet run): the write is
+    never carried out, and its row says so (``cancelled``, STORE_FAILED, closed)."""
+    engine = await _files_engine(make_engine, folder)
+    call = _write(engine)  # decided at once; its effect's task has not run yet
+    engine.close()
+    decision = await asyncio.wait_for(call, PATIENCE)
+    assert (decision.code, decision.reason) == ("STORE_FAILED", "closed"), decision
+    await asyncio.sleep(0.1)
+    assert not (folder / "out.txt").exists()
+    rows = _rows(make_engine, "fs.writeText")
+    assert [(r["outcome"], r["code"], r["reason"]) for r in rows] == [
+        ("cancelled", "STORE_FAILED", "closed")], rows
