@@ -18,6 +18,7 @@ from engine.core.checks import (
     malformed,
 )
 from engine.core.decision import Decision
+from engine.core.errors import StoreFailed
 from engine.core.plans import CountRate, plan_call, plan_prompt
 from engine.core.text import shown
 from engine.effects.threadwork import STARTED
@@ -104,7 +105,7 @@ class Calls:
                 # rows decide nothing, so they are written again as they are.
                 continue
         else:
-            return
+            raise StoreFailed("other processes kept committing as the engine closed")
         self._underway.clear()
         for underway, decision, _outcome in settled:
             underway.abandon(decision)
