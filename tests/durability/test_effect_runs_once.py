@@ -1,0 +1,139 @@
+"""An allowed fetch or file call is carried out once and always logged, on both stores.
+
+`Calls._effect_logged` does the effect (file work in a thread, a request) and
+then writes its row. When no batch is open, that write opens one, and another
+engine may have committed meanwhile. `Stale` exists so that no *decision* is
+made on stale state; once the effect is done, the decision is history: the
+write that logs it catches up and writes, whatever the other engine did (SPEC
+§8: nothing a card was allowed to do goes unlogged). It never goes `Stale`,
+which makes the whole call again: the effect a second time, or — when consent
+went meanwhile — a refusal in the log and no row of the effect that happened.
+
+Found in round 18: the row's write went Stale when another engine committed a
+change during the effect; the call was made again under the write lock, so a
+file was written twice, a request sent twice, or (the grant revoked) the write
+that happened had no row, only the retry's refusal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import Engine, World
+from engine.effects.files import ConfinedFiles
+from tests.conftest import manifest, offer_install
+
+#: What the second engine commits while the first one's effect is under way:
+#: the effect's own permission revoked, or a change the call does not depend on
+#: (catching up reports it changed all the same).
+Race = Callable[[Engine, str, str], Awaitable[None]]
+
+
+async def _revoke(other: Engine, package: str, permission: str) -> None:
+    await other.revoke(package, permission)
+
+
+async def _add_note(other: Engine, _package: str, _permission: str) -> None:
+    await other.add_node({"id": "n9", "type": "note"}, workspace="w1")
+
+
+RACES = [pytest.param(_revoke, id="revoked"), pytest.param(_add_note, id="other-change")]
+
+
+class _SlowFiles:
+    """The real confined files, held at a gate before each call: counts what was done."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.real = ConfinedFiles(data_dir=data_dir)
+        self.started, self.release = asyncio.Event(), asyncio.Event()
+        self.done = 0
+
+    async def __call__(self, host: Any, passed: Any, args: dict[str, Any]) -> Any:
+        self.started.set()
+        await self.release.wait()
+        value = await self.real(host, passed, args)
+        self.done += 1
+        return value
+
+
+async def _card(engine: Engine, folder: Path, package: str, permission: str) -> None:
+    folder.mkdir(exist_ok=True)
+    await engine.create_workspace("w1", folder)
+    await offer_install(engine, manifest(package, {permission: {}}))
+    await engine.add_node({"id": "c1", "type": "card", "package": package}, workspace="w1")
+
+
+def _logged_once(engine: Engine, call: str) -> None:
+    rows = engine.log_rows(card="c1", call=call)
+    assert [r["outcome"] for r in rows] == ["ok"], rows
+    verified = engine.verify_log()
+    assert verified.ok, verified.problem
+
+
+@pytest.mark.parametrize("race", RACES)
+async def test_a_file_write_raced_by_another_engine_is_done_once_and_logged(
+        make_engine: Any, tmp_path: Path, race: Race) -> None:
+    """Another engine commits while fs.writeText is under way: written once, row ``ok``."""
+    (tmp_path / "app").mkdir()
+    files = _SlowFiles(tmp_path / "app")
+    a = make_engine(world=World(net=None, fs=files))
+    await _card(a, tmp_path / "ws", "acme.files", "fs.write")
+    b = make_engine()
+    try:
+        call = asyncio.ensure_future(a.call("c1", "fs.writeText", None,
+                                            {"path": "out.txt", "text": "once"}))
+        await asyncio.wait_for(files.started.wait(), 5)
+        # WHEN the other engine commits a change while the write waits to be done
+        await race(b, "acme.files", "fs.write")
+        files.release.set()
+        decision = await asyncio.wait_for(call, 10)
+        # THEN the file was written once, the card told so, and the log says so
+        assert decision.outcome == "ok", decision.message
+        assert files.done == 1
+        assert (tmp_path / "ws" / "out.txt").read_text() == "once"
+        _logged_once(a, "fs.writeText")
+    finally:
+        files.real.stop_watches()
+
+
+@pytest.mark.parametrize("race", RACES)
+async def test_a_fetch_raced_by_another_engine_is_sent_once_and_logged(
+        make_engine: Any, tmp_path: Path, race: Race) -> None:
+    """Another engine commits while a net.fetch is in flight: one request, row ``ok``."""
+    requests: list[bytes] = []
+    arrived, answer = asyncio.Event(), asyncio.Event()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        requests.append(await reader.readuntil(b"\r\n\r\n"))
+        arrived.set()
+        await answer.wait()
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\nsent")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    a = make_engine(world=World(fs=None))  # the real guarded fetch
+    await _card(a, tmp_path / "ws", "acme.local", "network.local")
+    b = make_engine()
+    try:
+        call = asyncio.ensure_future(a.call("c1", "net.fetch", None,
+                                            {"url": f"http://127.0.0.1:{port}/x"}))
+        await asyncio.wait_for(arrived.wait(), 5)
+        # WHEN the other engine commits a change while the request is out
+        await race(b, "acme.local", "network.local")
+        answer.set()
+        decision = await asyncio.wait_for(call, 10)
+        # THEN one request was sent, its answer reached the card, and the log says so
+        assert decision.outcome == "ok", decision.message
+        assert decision.value["body"] == "sent"
+        assert len(requests) == 1, requests
+        _logged_once(a, "net.fetch")
+    finally:
+        server.close()
+        await server.wait_closed()
