@@ -358,7 +358,8 @@ class Calls:
         if underway.closed is not None:
             return underway.closed
         self._underway.pop(underway, None)
-        with self.ctx.write():
+        # Done: its row is written whatever another process committed meanwhile.
+        with self.ctx.write_settled():
             if isinstance(value, Decision):
                 if "logged" in value.extra:
                     # A fetch abandoned in flight was allowed, then consent went:

@@ -112,6 +112,23 @@ class Context:
             raise EngineClosed()
         return self.store.write(one_statement=one_statement)
 
+    def write_settled(self) -> AbstractContextManager[None]:
+        """The write that records what already happened (an allowed fetch or file
+        call, carried out): it catches up with other processes and writes.
+
+        Never `engine.store.transactions.Stale`, which would make the whole
+        operation again: the effect a second time, or — consent gone meanwhile —
+        a refusal logged in place of what the card did (SPEC §8). Stale is for
+        decisions; once the effect is done, its decision is history.
+
+        Raises:
+            EngineClosed: the engine was closed.
+        """
+        if self.closed:
+            raise EngineClosed()
+        self.store.open_settled()
+        return self.store.write()
+
     def sync(self) -> None:
         """Catch up with what other processes committed.
 

@@ -242,6 +242,17 @@ class Store(Transactional, Protocol):
         """
         ...
 
+    def open_settled(self) -> None:
+        """Open the batch the next `write` joins, unless one is open, for a write that
+        records what already happened (an effect carried out).
+
+        Another process's commit since the state was loaded is caught up with,
+        and never makes the operation `engine.store.transactions.Stale`: that
+        would make its decision again, and the effect behind it with it. The
+        batch is not pinned; it commits as any other.
+        """
+        ...
+
     def emit(self, event: Event) -> None:
         """Add an event to the open batch: delivered once the batch has committed."""
         ...

@@ -835,8 +835,14 @@ class Transactions:
         # of calls wait for each commit, and each layer is kept alive meanwhile.
         return run_durably(self, fn, args, kwargs, locked=locked)
 
-    def open_batch(self, *, locked: bool = False) -> Batch:
-        """BEGIN IMMEDIATE, check for other processes' commits, schedule the group commit."""
+    def open_batch(self, *, locked: bool = False, settled: bool = False) -> Batch:
+        """BEGIN IMMEDIATE, check for other processes' commits, schedule the group commit.
+
+        A change another process committed makes the operation `Stale` (its
+        decision is made again), unless ``locked`` (a retry holding the lock
+        for good) or ``settled`` (the batch records what already happened:
+        there is no decision left to make again; `open_settled`).
+        """
         self.log.forget_tail()
         siblings = self.siblings
         if siblings is not None and siblings.shared:
@@ -863,7 +869,7 @@ class Transactions:
             self._keyed = None
             self._history_head = None  # it may have written history entries
             self.noticed += 1
-            if changed and not locked:
+            if changed and not (locked or settled):
                 self.db.conn.execute("ROLLBACK")
                 raise Stale()
         # Read once a batch: `append_fields` and `flush` go on from it.
@@ -876,6 +882,12 @@ class Transactions:
         except RuntimeError:
             pass  # no loop: `write` flushes at once
         return batch
+
+    def open_settled(self) -> None:
+        """Open the batch the next write joins, unless one is open, for a write that
+        records what already happened: caught up with other processes, never `Stale`."""
+        if self.batch is None:
+            self.open_batch(settled=True)
 
     def execute(self, sql: str) -> None:
         """Run one statement of the batch (a savepoint's)."""

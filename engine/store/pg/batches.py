@@ -163,13 +163,15 @@ class Batches:
         # run_durably's coroutine itself, not one more awaiting it (as on SQLite).
         return run_durably(self, fn, args, kwargs, locked=locked)
 
-    def open_batch(self, *, locked: bool = False) -> Batch:
+    def open_batch(self, *, locked: bool = False, settled: bool = False) -> Batch:
         """Begin, take the write lock, catch up; schedule the group commit.
 
         Raises:
             Stale: another engine committed a change since the state was
                 loaded (reloaded now): `run_durably` makes the operation again
-                with ``locked``.
+                with ``locked``. Never with ``locked``, nor with ``settled``
+                (the batch records what already happened: there is no
+                decision left to make again; `open_settled`).
             StoreFailed: the store cannot be reached or refused the batch.
         """
         self.log.start_batch()
@@ -189,7 +191,7 @@ class Batches:
             if latest != self.seen:
                 # Holding the write lock now: what we decided on may be stale.
                 changed = self.catch_up()
-                if changed and not locked:
+                if changed and not (locked or settled):
                     conn.execute("rollback")
                     raise Stale()
         except _STORE_ERRORS as exc:
@@ -204,6 +206,12 @@ class Batches:
         except RuntimeError:
             pass  # no loop: `write` flushes at once
         return batch
+
+    def open_settled(self) -> None:
+        """Open the batch the next write joins, unless one is open, for a write that
+        records what already happened: caught up with other engines, never `Stale`."""
+        if self.batch is None:
+            self.open_batch(settled=True)
 
     def execute(self, sql: str) -> None:
         """Run one statement of the batch (a savepoint's)."""

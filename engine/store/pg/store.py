@@ -316,6 +316,10 @@ class PGStore:
         """The writes of one operation, in a savepoint of the open batch."""
         return Write(self.tx, one_statement)
 
+    def open_settled(self) -> None:
+        """Open the batch for a write that records what already happened (never stale)."""
+        self.tx.open_settled()
+
     def emit(self, event: Event) -> None:
         """Add an event to the open batch: sent once the batch has committed."""
         self.tx.events.append(event)
