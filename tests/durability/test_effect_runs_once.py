@@ -29,8 +29,8 @@ from engine.effects.files import ConfinedFiles
 from tests.conftest import manifest, offer_install
 
 #: What the second engine commits while the first one's effect is under way:
-#: the effect's own permission revoked, or a change the call does not depend on
-#: (catching up reports it changed all the same).
+#: the effect's own permission revoked, the calling card removed, or a change
+#: the call does not depend on (catching up reports it changed all the same).
 Race = Callable[[Engine, str, str], Awaitable[None]]
 
 
@@ -42,7 +42,12 @@ async def _add_note(other: Engine, _package: str, _permission: str) -> None:
     await other.add_node({"id": "n9", "type": "note"}, workspace="w1")
 
 
-RACES = [pytest.param(_revoke, id="revoked"), pytest.param(_add_note, id="other-change")]
+async def _remove_card(other: Engine, _package: str, _permission: str) -> None:
+    await other.remove_node("c1")
+
+
+RACES = [pytest.param(_revoke, id="revoked"), pytest.param(_add_note, id="other-change"),
+         pytest.param(_remove_card, id="card-removed")]
 
 
 class _SlowFiles:
@@ -71,6 +76,8 @@ async def _card(engine: Engine, folder: Path, package: str, permission: str) -> 
 def _logged_once(engine: Engine, call: str) -> None:
     rows = engine.log_rows(card="c1", call=call)
     assert [r["outcome"] for r in rows] == ["ok"], rows
+    # Where the card was when it acted, even if it is gone now.
+    assert rows[0]["workspace"] == "w1", rows
     verified = engine.verify_log()
     assert verified.ok, verified.problem
 
