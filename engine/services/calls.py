@@ -365,12 +365,14 @@ class Calls:
                     # A fetch abandoned in flight was allowed, then consent went:
                     # it is logged `cancelled` (SPEC §8.1), never suppressed.
                     self.record.log_row(value, outcome=value.extra["logged"],
-                                        payload=payload, chain=None)
+                                        payload=payload, chain=None, card=passed.card)
                 else:
                     self.record.refused_or_counted(value, payload)
                 return value
             decision = decision.with_(value=value)
-            self.record.log_row(decision, outcome="ok", payload=payload, chain=None)
+            # The card as it acted: another process may have removed it since.
+            self.record.log_row(decision, outcome="ok", payload=payload, chain=None,
+                                card=passed.card)
         return decision
 
     async def _performed(self, passed: Passed, args: dict[str, Any], underway: Underway) -> Any:
