@@ -11,8 +11,8 @@ went meanwhile — a refusal in the log and no row of the effect that happened.
 
 Found in round 18: the row's write went Stale when another engine committed a
 change during the effect; the call was made again under the write lock, so a
-file was written twice, a request sent twice, or (the grant revoked) the write
-that happened had no row, only the retry's refusal.
+file was written twice, a request sent twice, or (the grant revoked, the card
+removed) the write that happened had no row, only the retry's refusal.
 """
 
 from __future__ import annotations
@@ -82,9 +82,21 @@ def _logged_once(engine: Engine, call: str) -> None:
     assert verified.ok, verified.problem
 
 
+async def _alone(engine: Engine, args: dict[str, Any]) -> Any:
+    return await engine.call("c1", "fs.writeText", None, args)
+
+
+async def _in_a_batch(engine: Engine, args: dict[str, Any]) -> Any:
+    # The service's way (`call_many`), where a Stale item is made again alone.
+    [decision] = await engine.call_many([("c1", "fs.writeText", None, args, None)])
+    return decision
+
+
 @pytest.mark.parametrize("race", RACES)
+@pytest.mark.parametrize("calling", [_alone, _in_a_batch], ids=["call", "call_many"])
 async def test_a_file_write_raced_by_another_engine_is_done_once_and_logged(
-        make_engine: Any, tmp_path: Path, race: Race) -> None:
+        make_engine: Any, tmp_path: Path, race: Race,
+        calling: Callable[[Engine, dict[str, Any]], Awaitable[Any]]) -> None:
     """Another engine commits while fs.writeText is under way: written once, row ``ok``."""
     (tmp_path / "app").mkdir()
     files = _SlowFiles(tmp_path / "app")
@@ -92,8 +104,7 @@ async def test_a_file_write_raced_by_another_engine_is_done_once_and_logged(
     await _card(a, tmp_path / "ws", "acme.files", "fs.write")
     b = make_engine()
     try:
-        call = asyncio.ensure_future(a.call("c1", "fs.writeText", None,
-                                            {"path": "out.txt", "text": "once"}))
+        call = asyncio.ensure_future(calling(a, {"path": "out.txt", "text": "once"}))
         await asyncio.wait_for(files.started.wait(), 5)
         # WHEN the other engine commits a change while the write waits to be done
         await race(b, "acme.files", "fs.write")
