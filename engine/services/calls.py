@@ -18,7 +18,6 @@ from engine.core.checks import (
     malformed,
 )
 from engine.core.decision import Decision
-from engine.core.errors import StoreFailed
 from engine.core.plans import CountRate, plan_call, plan_prompt
 from engine.core.text import shown
 from engine.effects.threadwork import STARTED
@@ -28,7 +27,7 @@ from engine.services.context import Context, operation
 from engine.services.prompts import Prompts
 from engine.services.record import Recorder
 from engine.services.underway import Underway, close_deadline
-from engine.store.transactions import Stale, run_each_durably, run_eagerly
+from engine.store.transactions import run_each_durably, run_eagerly
 
 __all__ = ["CallArgs", "Calls"]
 
@@ -90,22 +89,15 @@ class Calls:
             return
         deadline = close_deadline()
         settled = [(underway, *underway.at_close(deadline)) for underway in self._underway]
-        for _attempt in range(3):
-            try:
-                with self.ctx.write():
-                    for underway, decision, outcome in settled:
-                        if outcome is None:
-                            self.record.refused_or_counted(decision, underway.payload)
-                        else:
-                            self.record.log_row(decision, outcome=outcome,
-                                                payload=underway.payload, chain=None)
-                break
-            except Stale:
-                # Another process committed as the batch began (caught up now): these
-                # rows decide nothing, so they are written again as they are.
-                continue
-        else:
-            raise StoreFailed("other processes kept committing as the engine closed")
+        # These calls were allowed and begun: their rows are written whatever another
+        # process committed meanwhile (caught up with, never `Stale`).
+        with self.ctx.write_settled():
+            for underway, decision, outcome in settled:
+                if outcome is None:
+                    self.record.refused_or_counted(decision, underway.payload)
+                else:
+                    self.record.log_row(decision, outcome=outcome,
+                                        payload=underway.payload, chain=None)
         self._underway.clear()
         for underway, decision, _outcome in settled:
             underway.abandon(decision)

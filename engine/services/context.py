@@ -114,7 +114,8 @@ class Context:
 
     def write_settled(self) -> AbstractContextManager[None]:
         """The write that records what already happened (an allowed fetch or file
-        call, carried out): it catches up with other processes and writes.
+        call, carried out; the calls `Engine.close` finds under way; the counts of
+        refusals already made): it catches up with other processes and writes.
 
         Never `engine.store.transactions.Stale`, which would make the whole
         operation again: the effect a second time, or — consent gone meanwhile —

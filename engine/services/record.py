@@ -497,6 +497,8 @@ class Recorder:
         up early: their rows go with their summary, never counted twice)."""
         if not self._pending:
             return
-        with self.ctx.write():
+        # Counts of refusals already made: written whatever another process committed
+        # meanwhile (caught up with, never `Stale`, which would escape `Engine.close`).
+        with self.ctx.write_settled():
             for key in sorted(self._pending, key=row_key):
                 self.write_suppressed(key)
