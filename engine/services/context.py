@@ -20,9 +20,12 @@ from engine.core.events import Event, event
 from engine.core.limits import SteadyClock
 from engine.core.state import State
 from engine.store.base import Refresh, Secrets, Store
-from engine.store.transactions import run_consistently
+from engine.store.transactions import Stale, run_consistently
 
 __all__ = ["Context", "Gone", "Service", "operation"]
+
+#: How often a ticker is run while its write keeps finding other processes' commits.
+_TICK_TRIES = 3
 
 #: How nodes left the canvas, for the `Context.on_gone` hooks: ``here``, removed by
 #: this engine's operation (inside its write, not yet committed); ``caught-up``,
@@ -192,7 +195,23 @@ class Context:
             raise EngineClosed()
         self.store.sync()
         for ticker in self._tickers:
-            ticker()
+            try:
+                ticker()
+            except Stale:
+                self._tick_again(ticker)
+
+    @staticmethod
+    def _tick_again(ticker: Callable[[], None]) -> None:
+        """A ticker's write found another process's commit (`Stale`, caught up with
+        now): what it does is judged again on what the store holds, rather than
+        ending the timers (`Engine.run_timers`) or making the operation again."""
+        for _ in range(_TICK_TRIES - 1):
+            try:
+                ticker()
+                return
+            except Stale:
+                continue
+        ticker()  # still racing: its `Stale` goes up, as an operation's would
 
 
 class Service(Protocol):
