@@ -172,6 +172,7 @@ class Engine:
         self._interchange = Interchange(ctx, guard, nodes, canvas)
         self.world.bind(str(Path(db_file).parent) if db_file else None, prompts)
         ctx.on_gone(self._let_go)
+        ctx.on_caught_up(self._narrowed_elsewhere)
         ctx.reload()
         self._sum_up_pending()
 
@@ -304,6 +305,12 @@ class Engine:
         self.events.let_go(state.canvas.has_node)
         if how != "here":
             self.world.gone(state)
+
+    def _narrowed_elsewhere(self) -> None:
+        """The state took in other processes' changes: what ran on consent one of them
+        took away (a revoke, a package gone pending) ends now, as after the same
+        change made here (`World.narrowed`), not at its next step."""
+        self.world.narrowed(self._ctx.state)
 
     def _committed(self, events: list[Event]) -> None:
         """A batch committed: its events to the drivers, the app and the cards; waiters woken.
