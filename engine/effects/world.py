@@ -72,7 +72,7 @@ class World:
     """The default world: simulated agents and terminals, content in the store.
 
     Args:
-        clipboard: receives text a card copies (the app's clipboard).
+        clipboard: receives text a card copies (the app's clipboard), once its row is committed.
         fs: handler for ``fs.*`` calls: by default `ConfinedFiles` (the
             engine tells it its data folder); None refuses every file call.
         net: handler for ``net.fetch``: by default `GuardedFetch` over the
@@ -203,11 +203,15 @@ class World:
         self._later(if_still())
 
     def committed(self, event: Event) -> None:
-        """A batch committed: hand its allowed prompts and input to the drivers.
+        """A batch committed: hand its allowed prompts and input to the drivers, and
+        its copies to the clipboard.
 
         A removed node's driver is stopped (its process is hung up), and one
         still starting for it is cancelled.
         """
+        if event.type == "driver.clipboard":
+            self._clipboard(str(event.data["text"]))
+            return
         if not self.drivers and not self._starting:
             # Nothing to hand over and nothing to stop (most engines run no
             # driver): every committed event comes through here.
@@ -296,8 +300,9 @@ class World:
             assert target is not None
             return self._card_content(name, target, args)
         if name == "clipboard.copyText":
-            self._clipboard(str(args["text"]))
-            return Performed()
+            # Copied once its row is committed (`committed`): a failed commit copies nothing.
+            return Performed(None, (Emit(Event("driver.clipboard", None,
+                                               {"text": str(args["text"])})),))
         if name == "usage.get":
             tokens, cost = state.usage.get(passed.card.workspace, (0, 0.0))
             return Performed({"tokens": tokens, "cost": cost})
