@@ -74,7 +74,7 @@ from engine.store.base import Refresh, Store
 from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.log import Verification
 from engine.store.sqlite import SQLiteStore
-from engine.store.transactions import Stale, consistent, outside_operations
+from engine.store.transactions import consistent, outside_operations
 
 __all__ = ["Engine", "Event", "EventSink", "Update"]
 
@@ -453,9 +453,8 @@ class Engine:
         per round.
         """
         try:
-            self._ctx.tick()
-        except Stale:
-            return failing  # other processes kept committing: the next round judges again
+            if not self._ctx.tick_outside():
+                return failing  # other processes kept committing: the next round judges again
         except EngineClosed:
             raise  # a `StoreFailed` too, but one that never ends
         except StoreFailed as exc:

@@ -200,6 +200,24 @@ class Context:
             except Stale:
                 self._tick_again(ticker)
 
+    def tick_outside(self) -> bool:
+        """`tick` for a wait or the timers, which run outside any operation: True once
+        done, False when a ticker's write still found other processes' commits after
+        its tries (caught up with now: the caller's next round judges again).
+
+        No `run_durably` is there to make a `Stale` write again under the write
+        lock, and `Stale` is the store's own: it never reaches a waiter.
+
+        Raises:
+            EngineClosed: the engine was closed.
+            StoreFailed: the store cannot be reached.
+        """
+        try:
+            self.tick()
+        except Stale:
+            return False
+        return True
+
     @staticmethod
     def _tick_again(ticker: Callable[[], None]) -> None:
         """A ticker's write found another process's commit (`Stale`, caught up with

@@ -508,7 +508,8 @@ class Prompts:
         prompt that was never held.
         """
         while True:
-            self.ctx.tick()
+            # Still racing other processes: judged again after the nap.
+            self.ctx.tick_outside()
             decision = self.outcome(prompt_id)
             if decision.outcome != "held":
                 resolution = resolution_of(self.ctx.state.prompts[prompt_id])

@@ -282,7 +282,8 @@ class Tools:
                 # commit woke it): final and durable, so nothing is left to catch
                 # up with or expire for it before it is told.
                 return handed
-            self.ctx.tick()
+            # Still racing other processes: judged again after the nap.
+            self.ctx.tick_outside()
             tc = self.tool_call(call_id)
             if tc is None:
                 raise NotFound(f"no tool call {call_id!r}")
