@@ -171,6 +171,9 @@ class Engine:
         self._consent = Consent(ctx, guard, nodes, prompts, tools, self.world, visibility)
         self._interchange = Interchange(ctx, guard, nodes, canvas)
         self.world.bind(str(Path(db_file).parent) if db_file else None, prompts)
+        #: A removal made here is being written: the cards' subscriptions and watches
+        #: let go of its node once a batch commits (`_let_go`, `_deliver`).
+        self._gone_here = False
         ctx.on_gone(self._let_go)
         ctx.on_caught_up(self._narrowed_elsewhere)
         ctx.reload()
@@ -299,12 +302,18 @@ class Engine:
 
     def _let_go(self, how: Gone) -> None:
         """Nodes left the canvas: the cards' subscriptions and watches let go of them,
-        and so does the world, for a removal another process made (one made here
-        stops its node's driver once committed: `World.committed`)."""
+        and so does the world, for a removal another process made.
+
+        A removal made here is still being written (its commit may fail, and then
+        it did not happen): its node's subscriptions and watches go once the batch
+        has committed (`_deliver`), as its driver stops then (`World.committed`).
+        """
+        if how == "here":
+            self._gone_here = True
+            return
         state = self._ctx.state
         self.events.let_go(state.canvas.has_node)
-        if how != "here":
-            self.world.gone(state)
+        self.world.gone(state)
 
     def _narrowed_elsewhere(self) -> None:
         """The state took in other processes' changes: what ran on consent one of them
@@ -335,6 +344,11 @@ class Engine:
                 if not event.type.startswith("driver."):
                     self._publish(event)
         finally:
+            if self._gone_here:
+                # A removal made here committed (one that failed left its node on the
+                # canvas, and so nothing to let go of: the next commit finds that).
+                self._gone_here = False
+                self.events.let_go(self._ctx.state.canvas.has_node)
             self._prompts.wake_waiters()
             self._tools.wake_waiters()
 
