@@ -190,6 +190,9 @@ class Context:
 
         Raises:
             EngineClosed: the engine was closed.
+            Stale: a ticker's write still found other processes' commits after
+                `_TICK_TRIES` tries: an operation is made again under the write
+                lock; outside one, `tick_outside` leaves it for the next round.
         """
         if self.closed:
             raise EngineClosed()
