@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
+import logging
 from collections.abc import Callable, Coroutine
 from contextvars import Context
 from typing import Any, Protocol
@@ -37,6 +38,9 @@ from engine.effects.drivers import AgentDriver, Driver, TerminalDriver, Terminal
 from engine.effects.host import ScopeHandler, ScopeHost
 
 __all__ = ["DEFAULT", "DriverReports", "ScopeHandler", "ScopeHost", "World"]
+
+#: Where a listener's failure goes (the engine's ``arrowgate.events`` logger).
+_events_log = logging.getLogger("arrowgate.events")
 
 
 class DriverReports(Protocol):
@@ -138,7 +142,13 @@ class World:
         and file watches on consent now gone end (`narrowed`)."""
         live = state.canvas.has_node
         for node_id in [n for n in (*self.drivers, *self._starting) if not live(n)]:
-            self._cancel(node_id)
+            try:
+                self._cancel(node_id)
+            except Exception:  # noqa: BLE001 - the app's driver: isolated, as in `committed`
+                # Under the write lock of the batch being opened: a driver that fails
+                # to stop must not fail the catch-up, nor the operation that made it.
+                _events_log.exception("arrowgate: the driver of %s, removed by another "
+                                      "process, failed to stop", node_id)
         self.narrowed(state)
 
     async def aclose(self) -> None:
