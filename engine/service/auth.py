@@ -7,12 +7,19 @@ operator, ``card:<id>`` or ``agent:<id>`` — the token decides who calls,
 never the request body.
 
 Looking a token up is a hash and a dict read: the hot call route does no
-database read for it. Tokens minted or revoked by another server on the
-same store are seen within `CACHE_SECONDS` (a cached entry is checked again
-after that long); this server's own revocations apply at once. What outlives
-its request (an event stream, a wait) holds a `Standing`, which confirms the
-token again once its last confirmation is `CACHE_SECONDS` old: a stream ends
-within that long of a revocation through another server too.
+database read for it. A token revoked through another server on the same
+store (or with its node) is refused at this server's next request: before a
+turn of the loop trusts the cache, the service's `TokenStore.follow` has it
+catch up with the store once (`Engine.catch_up`: one ``pragma data_version`` on
+SQLite, one short query on PostgreSQL, when nothing changed), and the
+store's change feed names the tokens revoked, which the cache drops
+(`engine.store.tokenfeed.TokenFeed`). A token minted elsewhere is not cached
+yet, so it is looked up. This server's own revocations apply at once. What
+the feed cannot name (a row changed by hand on PostgreSQL, outside the
+engine) is seen within `CACHE_SECONDS`: an entry is read again after that
+long in any case. What outlives its request (an event stream, a wait) holds a
+`Standing`, which is ended as soon as a catch-up names its token, and which
+confirms the token again once its last confirmation is `CACHE_SECONDS` old.
 
 The peer: on the Unix socket the kernel tells us the calling process
 (``SO_PEERCRED``); on loopback TCP we find it through ``/proc/net/tcp``.
@@ -40,6 +47,7 @@ from engine.core.errors import StoreFailed
 from engine.core.principal import Principal
 from engine.effects.operator import peer_check
 from engine.store.base import TokenTable
+from engine.store.tokenfeed import TokenFeed
 from engine.store.tokens import SQLiteTokens
 
 __all__ = [
@@ -56,7 +64,9 @@ __all__ = [
     "write_secret_file",
 ]
 
-#: How long a cached token is trusted before the store is asked again.
+#: How long a cached token is trusted before its row is read again, whatever the
+#: change feed said: the bound for what the feed cannot name (a row changed by hand
+#: on PostgreSQL). A revocation through any server is seen at once (`TokenStore.follow`).
 CACHE_SECONDS = 2.0
 
 #: How long a failed token check is remembered: meanwhile every check the cache
@@ -103,10 +113,73 @@ class TokenStore:
         self._outage: tuple[float, StoreFailed] | None = None
         #: Per token id, the `Standing`s of the streams open with it (`standing`).
         self._watchers: dict[str, set[asyncio.Future[None]]] = {}
+        #: Catches up with the store (`follow`); None: nothing to catch up with.
+        self._catch_up: Callable[[], None] | None = None
+        self._feed: TokenFeed | None = None
+        #: True while the cache has caught up with the store in this turn of the loop.
+        self._caught_up = True
+        #: Bumped when the store could not say which tokens changed: every `Standing`
+        #: confirms its token again (`changed_elsewhere`).
+        self.epoch = 0
+
+    def follow(self, catch_up: Callable[[], None], feed: TokenFeed) -> None:
+        """Learn of tokens revoked through other servers on the store before trusting the
+        cache: ``catch_up`` (the engine's `Engine.catch_up`) runs once a turn of the loop,
+        before the turn's first check answered from the cache, and the store's
+        catch-up tells ``feed`` which tokens changed (`changed_elsewhere`).
+
+        Once a turn suffices: a request whose token is checked in a turn was read
+        at that turn's poll or before, so every revocation answered before its
+        client sent it committed before the catch-up.
+        """
+        self._catch_up, self._feed, self._caught_up = catch_up, feed, False
+        feed.listen(self.changed_elsewhere)
 
     def close(self) -> None:
-        """Close the table's connections."""
+        """Close the table's connections (and stop following the store's feed)."""
+        if self._feed is not None:
+            self._feed.unlisten(self.changed_elsewhere)
+            self._feed = None
         self.table.close()
+
+    def changed_elsewhere(self, ids: Collection[str] | None) -> None:
+        """The store's catch-up read that these tokens were revoked (or deleted) by
+        another connection; None: it cannot tell which (it reloaded everything).
+        They are dropped and their streams and waits end, as after `revoke`; for
+        None the whole cache is dropped and every `Standing` confirms its token
+        again before it goes on (fail closed)."""
+        if ids is None:
+            self._cache = {}
+            self.epoch += 1
+        else:
+            self._revoked(ids)
+
+    def _fresh(self) -> None:
+        """Catch up with the store unless the cache did in this turn of the loop.
+
+        Raises:
+            StoreFailed: the store cannot be read (now, or `OUTAGE_SECONDS` ago).
+        """
+        catch_up = self._catch_up
+        if self._caught_up or catch_up is None:
+            return
+        self._unless_outage(self._clock())
+        try:
+            catch_up()
+        except StoreFailed as exc:
+            self._outage = (self._clock(), exc)
+            raise
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no loop, no turns: every check catches up
+        self._caught_up = True
+        # Runs at the next turn before the requests its poll reads (the loop runs
+        # what was scheduled before it adds what the poll found).
+        loop.call_soon(self._turned)
+
+    def _turned(self) -> None:
+        self._caught_up = False
 
     def standing(self, token: str, token_id: str) -> Standing:
         """Whether ``token`` (of id ``token_id``, found by `lookup`) still stands, for
@@ -159,8 +232,10 @@ class TokenStore:
         return None if entry is None else entry.checked
 
     def _entry(self, token: str) -> _Entry | None:
-        """The token's cache entry, read again from the store once `CACHE_SECONDS` old."""
+        """The token's cache entry, once the cache caught up with the store in this turn
+        (`follow`); read again from the store once `CACHE_SECONDS` old."""
         digest = hash_token(token)
+        self._fresh()
         entry = self._cache.get(digest)
         now = self._clock()
         if entry is not None and now - entry.checked < CACHE_SECONDS:
@@ -185,11 +260,7 @@ class TokenStore:
         Raises:
             StoreFailed: the store cannot tell, now or a moment ago.
         """
-        outage = self._outage
-        if outage is not None and now - outage[0] < OUTAGE_SECONDS:
-            raise StoreFailed(f"the store could not check tokens {now - outage[0]:.1f} s ago "
-                              f"and is asked again after {OUTAGE_SECONDS:g} s: {outage[1]}",
-                              reason="connection")
+        self._unless_outage(now)
         try:
             row = self.table.find(digest)
         except StoreFailed as exc:
@@ -199,6 +270,18 @@ class TokenStore:
             raise
         self._outage = None
         return row
+
+    def _unless_outage(self, now: float) -> None:
+        """Raise at once when the store failed a check less than `OUTAGE_SECONDS` ago.
+
+        Raises:
+            StoreFailed: it did.
+        """
+        outage = self._outage
+        if outage is not None and now - outage[0] < OUTAGE_SECONDS:
+            raise StoreFailed(f"the store could not check tokens {now - outage[0]:.1f} s ago "
+                              f"and is asked again after {OUTAGE_SECONDS:g} s: {outage[1]}",
+                              reason="connection")
 
     def recall(self, header: bytes, memo: TokenMemo) -> tuple[str, Principal] | None:
         """What `lookup` answers for the token in ``header`` (an ``Authorization``
@@ -210,13 +293,20 @@ class TokenStore:
         memo answers when ``header`` is the one it last saw (compared in
         constant time) and the entry found then is still this store's entry
         for that token and fresh — exactly when `lookup` would answer from its
-        cache. A revocation here replaces the cache (`revoke`) and an entry
-        older than `CACHE_SECONDS` is looked up again, so no revocation is
+        cache. The cache catches up with the store first (once a turn: `follow`);
+        a revocation, here or read from the feed, replaces the cache, and an
+        entry older than `CACHE_SECONDS` is looked up again, so no revocation is
         seen later than through `lookup`.
         """
         entry = memo.entry
-        if entry is not None and hmac.compare_digest(header, memo.header) and \
-                self._cache.get(entry.digest) is entry and \
+        if entry is None or not hmac.compare_digest(header, memo.header):
+            return None
+        if not self._caught_up:
+            try:
+                self._fresh()
+            except StoreFailed:
+                return None  # `lookup` fails it (503)
+        if self._cache.get(entry.digest) is entry and \
                 self._clock() - entry.checked < CACHE_SECONDS:
             return entry.id, entry.principal
         return None
@@ -287,15 +377,16 @@ class Standing:
     (`TokenStore.standing`); a context manager that stops watching at its end.
 
     ``revoked`` is done as soon as this server revokes the token, before the
-    revocation is answered, and as soon as `holds` or `stands` finds that the
-    store no longer has it (revoked through another server on the store).
-    `holds` asks the token cache now; `stands`, cheap enough to ask before
-    every event, asks it only once the token's standing was last confirmed
-    `CACHE_SECONDS` ago, so a revocation made elsewhere is seen within
-    about that long (`fresh_for` says when to ask next). `close` stops watching.
+    revocation is answered, as soon as the store's catch-up names it (revoked
+    through another server: `TokenStore.changed_elsewhere`, at this server's next
+    request or check), and as soon as `holds` or `stands` finds that the store no
+    longer has it. `holds` asks the token cache now; `stands`, cheap enough to
+    ask before every event, asks it only once the token's standing was last
+    confirmed `CACHE_SECONDS` ago, or the store could not say which tokens
+    changed since (`fresh_for` says when to ask next). `close` stops watching.
     """
 
-    __slots__ = ("revoked", "_clock", "_confirmed", "_store", "_token", "_token_id")
+    __slots__ = ("revoked", "_clock", "_confirmed", "_epoch", "_store", "_token", "_token_id")
 
     def __init__(self, store: TokenStore, token: str, token_id: str,
                  revoked: asyncio.Future[None], clock: Callable[[], float]) -> None:
@@ -303,8 +394,9 @@ class Standing:
         self.revoked = revoked
         self._clock = clock
         #: When the store last said the token stands (never yet: the first
-        #: `stands` asks the token cache).
+        #: `stands` asks the token cache), and the cache's `TokenStore.epoch` then.
         self._confirmed = -math.inf
+        self._epoch = store.epoch
 
     def __repr__(self) -> str:  # never the token
         return f"<Standing revoked={self.revoked.done()}>"
@@ -319,16 +411,17 @@ class Standing:
         if confirmed is None:
             self._store.revoked_elsewhere(self._token_id)
             return False
-        self._confirmed = confirmed
+        self._confirmed, self._epoch = confirmed, self._store.epoch
         return True
 
     def stands(self) -> bool:
         """`holds`, asking the token cache only when the token's standing was last
-        confirmed `CACHE_SECONDS` ago or more (else a clock read): before each
-        event a stream sends."""
+        confirmed `CACHE_SECONDS` ago or more, or the store could not say which
+        tokens changed since (else a clock read): before each event a stream sends."""
         if self.revoked.done():
             return False
-        if self._clock() - self._confirmed < CACHE_SECONDS:
+        if self._clock() - self._confirmed < CACHE_SECONDS and \
+                self._epoch == self._store.epoch:
             return True
         try:
             return self.holds()
@@ -341,6 +434,8 @@ class Standing:
 
     def fresh_for(self) -> float:
         """Seconds until `stands` asks the token cache again (0: at its next call)."""
+        if self._epoch != self._store.epoch:
+            return 0.0
         return max(0.0, self._confirmed + CACHE_SECONDS - self._clock())
 
     def close(self) -> None:

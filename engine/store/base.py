@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from engine.core.tools import ToolCall
     from engine.store.history import HistoryVerification, Replaced
     from engine.store.log import Verification
+    from engine.store.tokenfeed import TokenFeed
 
 __all__ = ["History", "Log", "Refresh", "Secrets", "Store", "TokenTable", "Transactional"]
 
@@ -443,4 +444,10 @@ class Store(Transactional, Protocol):
     # ------------------------------------------------------------- tokens
     def tokens(self) -> TokenTable:
         """The service's token table, on connections of its own (see `TokenTable`)."""
+        ...
+
+    @property
+    def token_feed(self) -> TokenFeed:
+        """Where the store's catch-up (`sync`, a batch's opening) tells the service's
+        token caches which tokens other connections revoked (`TokenFeed`)."""
         ...

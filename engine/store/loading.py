@@ -136,7 +136,9 @@ class Touched:
     ``prompt``, ``tool_call``, ``usage`` of a workspace), a counted call
     (``rate``: card, rate key, time), ``rates`` (a card's rate events were
     deleted: the windows are read again), ``secrets``, or ``pending`` (a refusal
-    budget's pending summary was created, its stored key: `engine.store.pending`).
+    budget's pending summary was created, its stored key: `engine.store.pending`),
+    or ``token`` (a service token revoked or deleted, its id: nothing of the state,
+    told to the token caches through `engine.store.tokenfeed.TokenFeed`).
     """
 
     def __init__(self) -> None:
@@ -146,6 +148,8 @@ class Touched:
         self.secrets = False
         #: Budget keys whose pending summary another engine created.
         self.pending: set[str | None] = set()
+        #: Ids of service tokens revoked (or deleted) by these changes.
+        self.tokens: set[str] = set()
         self.count = 0
 
     def add(self, kind: str, key: str | None, key2: str | None, t: float | None) -> None:
@@ -167,6 +171,8 @@ class Touched:
             self.secrets = True
         elif kind == "pending" and isinstance(key, str):
             self.pending.add(key_of(key))
+        elif kind == "token" and isinstance(key, str):
+            self.tokens.add(key)
         else:
             raise CatchUpImpossible(f"unknown change {kind!r}")
 

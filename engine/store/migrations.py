@@ -502,3 +502,21 @@ def m017_suppressed_pending_fed(db: Database) -> None:
     db.execute("create trigger changes_suppressed_pending_insert after insert"
                " on suppressed_pending begin insert into changes (kind, key)"
                " values ('pending', new.key); end")
+
+
+@migrations()
+def m018_service_tokens_fed(db: Database) -> None:
+    """A service token revoked or deleted is on the change feed (kind ``token``, its id).
+
+    Every server on the file keeps a cache of the tokens it checked; a revocation
+    through another server (``DELETE /v1/tokens/{id}``, or with its node, in the
+    engine's write) must be refused by each at its next request (SPEC §10, §10.1).
+    Each server's catch-up, which runs before it trusts its cache in a turn of its
+    loop, reads these rows and drops the tokens named
+    (`engine.store.tokenfeed.TokenFeed`). A token minted is not fed: an unknown
+    token is never cached, so it is looked up in the table.
+    """
+    db.execute("create trigger changes_service_tokens_update after update on service_tokens"
+               " begin insert into changes (kind, key) values ('token', old.id); end")
+    db.execute("create trigger changes_service_tokens_delete after delete on service_tokens"
+               " begin insert into changes (kind, key) values ('token', old.id); end")

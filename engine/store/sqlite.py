@@ -47,6 +47,7 @@ from engine.store.logkeys import keys_ahead, repair_keys
 from engine.store.migrations import migrations
 from engine.store.pending import encode, row_key, summary_of
 from engine.store.siblings import siblings_of
+from engine.store.tokenfeed import TokenFeed
 from engine.store.tokens import SQLiteTokens
 from engine.store.transactions import Batch, Transactions, Write
 from engine.store.vault import SecretVault
@@ -174,6 +175,8 @@ class SQLiteStore:
                                reload=lambda: self._reload(),
                                committed=lambda events: self._committed(events),
                                catch_up=self._catch_up)
+        #: Service tokens revoked by other connections, as `_catch_up` reads them.
+        self.token_feed = TokenFeed()
         #: Reload the state when another connection committed (`Transactions.sync`:
         #: every operation's prologue, so the store's own frame is left out).
         self.sync: Callable[[], None] = self.tx.sync
@@ -285,7 +288,10 @@ class SQLiteStore:
                 refresh(lambda state, clock: catch_up(self.db, state, clock, touched))
             except CatchUpImpossible:
                 self.tx.full_reload()
+                self.token_feed.changed(None)  # which tokens changed is not known
                 return True
+            if touched.tokens:
+                self.token_feed.changed(touched.tokens)
             self.tx.seen = int(rows[-1][0])
             self.tx.catchups += 1
             return True

@@ -2,8 +2,8 @@
 and reads nothing more for it while nothing changed.
 
 Rule: before a turn of the loop trusts a cached token, the `TokenStore` catches up
-with the store once (`Engine.sync`: one ``pragma data_version`` on SQLite when
-nothing changed), and the catch-up names the tokens another connection revoked
+with the store once (`TokenStore.follow`, `Engine.catch_up`: one ``pragma
+data_version`` on SQLite when nothing changed), and the catch-up names the tokens another connection revoked
 (`engine.store.tokenfeed.TokenFeed`): those are dropped at once, every other entry
 is kept, and a token not revoked is answered without reading its row again.
 
@@ -41,11 +41,13 @@ async def test_the_cache_drops_what_another_connection_revoked_and_reads_nothing
     def sync() -> None:
         nonlocal syncs
         syncs += 1
-        engine.sync()
+        engine.catch_up()
 
     table = CountingTable(db)
-    here = TokenStore(table, catch_up=sync, feed=engine.store.token_feed)
-    elsewhere = TokenStore(db, catch_up=other_engine.sync, feed=other_engine.store.token_feed)
+    here = TokenStore(table)
+    here.follow(sync, engine.store.token_feed)
+    elsewhere = TokenStore(db)
+    elsewhere.follow(other_engine.catch_up, other_engine.store.token_feed)
     try:
         kept_id, kept = await elsewhere.mint("card:c1")
         gone_id, gone = await elsewhere.mint("card:c2")

@@ -38,6 +38,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from engine.core.errors import StoreFailed
 from engine.core.hosts import normalise_host
 from engine.store.anchor import AnchorFile
+from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.decoding import decode_field, is_chain, is_subject
 from engine.store.history import FIELDS as HISTORY_FIELDS
 from engine.store.history import GENESIS, HistoryVerification, Replaced, entry_hash, replaced
@@ -53,6 +54,8 @@ from engine.store.log import (
     rows_query,
 )
 from engine.store.pg.anchoring import check as check_anchor
+from engine.store.pg.changes import record_change
+from engine.store.pg.locks import Lock, xact_lock
 
 __all__ = ["READ_WAIT_S", "ROUND_TRIP_S", "TCP_BOUNDS", "TOKEN_ROUND_TRIP_S", "BoundedConnection",
            "Link", "NoAnswer", "bounded_dsn", "PGHistory", "PGLog", "PGSecrets", "PGTokens", "Reader",
@@ -668,11 +671,27 @@ class PGTokens:
                          " values (%s, %s, %s, %s)", [token_id, digest, principal, t])
 
     def revoke(self, token_id: str, t: float) -> bool:
-        """Revoke a live token, committed before returning; False when none."""
-        with self._connection() as conn:
-            cur = conn.execute("update service_tokens set revoked = %s"
-                               " where id = %s and revoked is null", [t, token_id])
-            return cur.rowcount > 0
+        """Revoke a live token, committed before returning; False when none.
+
+        The revocation is a change on the feed (``token``, its id), so every other
+        server's next catch-up drops the token from its cache
+        (`engine.store.tokenfeed.TokenFeed`). It is written under the engines'
+        write lock, as a batch is: an engine whose batch holds the lock takes no
+        catch-up (nobody else commits meanwhile) and numbers its own change next,
+        so a change committed alongside would be skipped by it.
+        """
+        with self._connection() as conn, conn.patience(BUSY_TIMEOUT_S + ROUND_TRIP_S), \
+                conn.transaction():
+            conn.execute(f"set local lock_timeout = '{int(BUSY_TIMEOUT_S * 1000)}ms'")
+            xact_lock(conn, Lock.WRITE)
+            row = conn.execute("update service_tokens set revoked = %s"
+                               " where id = %s and revoked is null returning id",
+                               [t, token_id]).fetchone()
+            if row is None:
+                return False
+            record_change(conn, "state", {"tables": ["service_tokens"],
+                                          "touched": [["token", token_id, None, None]]}, t=t)
+            return True
 
     def close(self) -> None:
         """Close the pool's connections."""

@@ -59,6 +59,7 @@ from engine.store.pg.changes import follow_changes, latest_change
 from engine.store.pg.parts import Link, PGHistory, PGLog, PGSecrets, PGTokens, Reader, redact
 from engine.store.pg.schema import migrate
 from engine.store.siblings import siblings_of_database
+from engine.store.tokenfeed import TokenFeed
 from engine.store.transactions import Batch, Write
 
 __all__ = ["PGStore", "create_schema", "drop_schema", "is_postgres_url"]
@@ -163,6 +164,8 @@ class PGStore:
                           catch_up=self._catch_up)
         #: The operator's secrets (`engine.store.base.Secrets`).
         self.secrets = PGSecrets(self.link, self.tx.dirty)
+        #: Service tokens revoked by other engines, as `_catch_up` reads them.
+        self.token_feed = TokenFeed()
         # Other stores of this process on the database make way for this one's
         # writes, and this one for theirs (`engine.store.siblings`).
         self.tx.siblings = siblings_of_database(database)
@@ -279,8 +282,11 @@ class PGStore:
                     refresh(lambda state, clock: catch_up(reader, state, clock, touched))
                     self.tx.seen = int(rows[-1][0])
                     self.tx.catchups += 1
+                    if touched.tokens:
+                        self.token_feed.changed(touched.tokens)
                 except CatchUpImpossible:
                     self.tx.full_reload()
+                    self.token_feed.changed(None)  # which tokens changed is not known
                 changed = True
             if own:
                 conn.execute("commit")
@@ -582,9 +588,13 @@ class PGStore:
         self._exec("nodes", "delete from nodes where id = %s", [node_id], ("node", node_id))
 
     def revoke_tokens(self, principal: str, t: float) -> None:
-        """Revoke every live service token of ``principal`` (its node is removed)."""
-        self._exec("service_tokens", "update service_tokens set revoked = %s "
-                   "where principal = %s and revoked is null", [t, principal])
+        """Revoke every live service token of ``principal`` (its node is removed): each
+        is named on the batch's change, for the other servers' token caches."""
+        revoked = self._exec("service_tokens", "update service_tokens set revoked = %s "
+                             "where principal = %s and revoked is null returning id",
+                             [t, principal]).fetchall()
+        for (token_id,) in revoked:
+            self.tx.touch("token", str(token_id))
 
     def save_arrow(self, arrow: Arrow) -> None:
         """Insert an arrow."""
