@@ -53,6 +53,9 @@ def create_app(service: Service) -> FastAPI:
                   description="The arrowgate consent engine over HTTP (SPEC §10.1). Every "
                               "route but /v1/health needs `Authorization: Bearer <token>`.")
     app.state.service = service
+    # A token revoked through another server on the store is refused here at the
+    # next request: the token cache catches up with the store before trusting itself.
+    service.tokens.follow(service.engine.catch_up, service.engine.store.token_feed)
 
     async def caller(request: Request,
                      credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> Caller:

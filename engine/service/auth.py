@@ -132,6 +132,8 @@ class TokenStore:
         at that turn's poll or before, so every revocation answered before its
         client sent it committed before the catch-up.
         """
+        if self._feed is not None:  # followed again (another app on the same service)
+            self._feed.unlisten(self.changed_elsewhere)
         self._catch_up, self._feed, self._caught_up = catch_up, feed, False
         feed.listen(self.changed_elsewhere)
 

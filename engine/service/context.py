@@ -74,11 +74,6 @@ class Service:
     _cuts: set[asyncio.Timeout] = field(default_factory=set)
     _cutter: asyncio.Task[None] | None = None
 
-    def __post_init__(self) -> None:
-        # A token revoked through another server on the store is refused here at
-        # the next request: the token cache catches up with the store first.
-        self.tokens.follow(self.engine.catch_up, self.engine.store.token_feed)
-
     def prompt_wait(self, prompt_id: str) -> asyncio.Task[Decision]:
         """The engine's wait for a prompt's answer, started once and shared."""
         task = self.prompt_waits.get(prompt_id)

@@ -198,9 +198,10 @@ class CardFeed:
         if reader.cursor >= self.seq:
             return
         if reader.standing is not None and not reader.standing.stands():
-            # Its token was revoked (here, or through another server: `stands` asks
-            # once its last answer is `CACHE_SECONDS` old, and then sets ``revoked``,
-            # which wakes the reader's task to end the stream): nothing more is written.
+            # Its token was revoked (here; or through another server, which this
+            # server's next catch-up with the store names, setting ``revoked``; `stands`
+            # asks the cache too once its last answer is `CACHE_SECONDS` old, and
+            # then sets it): ``revoked`` wakes the reader's task to end the stream.
             return
         if not out.writable():
             # Pushing back: its task waits for the client to drain, then writes.
@@ -237,9 +238,11 @@ class CardFeed:
         """Write SSE to ``out`` from after ``last_id`` (None: from now) until ``closing``
         is set, the feed ends, the client goes (``gone`` done, or ``out.gone()``) or
         the token the stream was opened with no longer stands (``standing``: revoked
-        here, at once; through another server on the store, within `CACHE_SECONDS`:
-        asked before each event once its last answer is that old, and while the
-        stream is idle every `CACHE_SECONDS`, not only at a heartbeat).
+        here, at once; through another server on the store, as soon as this server
+        catches up with the store, which it does before its next request's token
+        check (`engine.service.auth.TokenStore.follow`), and in any case within
+        `CACHE_SECONDS`: asked before each event once its last answer is that old,
+        and while the stream is idle every `CACHE_SECONDS`, not only at a heartbeat).
 
         The same stream as `stream`, written directly: each event goes out in
         the turn of the loop that took it (the commit's), gated then; this task
