@@ -21,7 +21,7 @@ import sqlite3
 import threading
 import types
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Sequence
-from contextvars import ContextVar
+from contextvars import Context, ContextVar
 from typing import Any, Protocol, TypeVar, cast
 
 from sqlite_utils import Database
@@ -132,6 +132,8 @@ def outside_operations(fn: Callable[..., _T], *args: Any) -> _T:
     with: a call a listener starts there (a task copies the context) would take
     itself for a step of that operation and return before its own commit.
     """
+    if JOINED.get() is None:
+        return fn(*args)  # every scheduled commit (`schedule_flush`) and a lone caller's
     token = JOINED.set(None)
     try:
         return fn(*args)
@@ -544,8 +546,12 @@ def schedule_flush(owner: FlushOwner, batch: Batch) -> None:
     """
     loop = asyncio.get_running_loop()
     hold = owner.hold
+    # The commit belongs to every operation in the batch, not to the one that opened
+    # it: it runs in a context of its own, so what the committed batch's listeners
+    # start is no step of that operation (`outside_operations`), and no `ContextVar`
+    # is set anew once a commit (which made every later `get` take the slow way).
     if hold is None:
-        loop.call_soon(owner.flush)
+        loop.call_soon(owner.flush, context=Context())
         return
     first = hold()
     if first is not None and first < 0:
@@ -553,7 +559,7 @@ def schedule_flush(owner: FlushOwner, batch: Batch) -> None:
     now = loop.time()
     loop.call_soon(_Gathering(owner, batch, hold, loop,
                               now + min(GATHER_SECONDS, owner.commit_seconds * GATHER_SHARE),
-                              now + GATHER_SECONDS).due)
+                              now + GATHER_SECONDS).due, context=Context())
 
 
 class _Gathering:
