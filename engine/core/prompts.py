@@ -8,13 +8,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-__all__ = ["LOST_TURN", "OPEN_STATES", "PROMPT_COLUMNS", "PROMPT_STATES", "Prompt", "PromptIndex",
-           "QUEUE_LIMIT"]
+__all__ = ["IN_PLAY", "LOST_TURN", "OPEN_STATES", "PROMPT_COLUMNS", "PROMPT_STATES", "Prompt",
+           "PromptIndex", "QUEUE_LIMIT"]
 
 #: Every state a prompt shows on its arrow.
 PROMPT_STATES = ("queued", "held", "delivered", "replied", "rejected", "expired", "cancelled")
 #: States in which the prompt still waits for something (delivery or a person).
 OPEN_STATES = frozenset({"queued", "held"})
+#: States in which the prompt is still in play: waiting, or delivered and awaiting
+#: its reply. Every other state is final (``approved`` only passes through).
+IN_PLAY = frozenset({"queued", "held", "delivered"})
 #: Undelivered prompts an agent's queue holds at most.
 QUEUE_LIMIT = 20
 #: The reply of a turn whose run was lost (the engine stopped while the agent
@@ -90,13 +93,13 @@ if PROMPT_COLUMNS != _FIELDS:
 class PromptIndex:
     """The prompts still in play, by agent: what every call and tick looks at.
 
-    Finished prompts (replied, rejected, expired, cancelled) stay in the
-    engine's map for lookups by id but leave the index, so deciding a call
-    costs the same after a million prompts as after ten. The engine calls
+    Finished prompts (replied, rejected, expired, cancelled) leave the index
+    (and, past the newest few, memory: `engine.core.prompt_memory`), so
+    deciding a call costs the same after a million prompts as after ten. The engine calls
     `update` whenever it saves a prompt (the one place a state change lands).
     """
 
-    _TRACKED = frozenset({"queued", "held", "delivered"})
+    _TRACKED = IN_PLAY
 
     def __init__(self) -> None:
         self._by_agent: dict[str, dict[str, Prompt]] = {}
@@ -160,6 +163,13 @@ class PromptIndex:
         return sorted((p for p in self._held.values()
                        if p.deadline is not None and p.deadline <= now),
                       key=lambda p: (p.deadline or 0.0, p.position))
+
+    def in_state(self, state: str) -> list[Prompt]:
+        """Every agent's prompts in ``state`` (queued, held or delivered), in order of arrival."""
+        if state == "held":
+            return self.held()
+        return sorted((p for prompts in self._by_agent.values() for p in prompts.values()
+                       if p.state == state), key=lambda p: p.position)
 
     def open(self) -> list[Prompt]:
         """Queued and held prompts of every agent, in order of arrival."""

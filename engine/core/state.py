@@ -15,7 +15,8 @@ from canvas.model import Node, Workspace
 from engine.core.catalogue import CALLS, PERMISSIONS, implied_by
 from engine.core.limits import RateCounters
 from engine.core.manifest import Manifest
-from engine.core.prompts import Prompt, PromptIndex
+from engine.core.prompt_memory import PromptMemory
+from engine.core.prompts import PromptIndex
 from engine.core.text import SHOWN
 from engine.core.tools import ToolCall
 
@@ -83,7 +84,9 @@ class State:
     packages: dict[str, PackageState] = field(default_factory=dict)
     grants: dict[str, set[str]] = field(default_factory=dict)
     counters: RateCounters = field(default_factory=RateCounters)
-    prompts: dict[str, Prompt] = field(default_factory=dict)
+    #: The prompts in play and the newest finished ones, by id; older finished
+    #: ones are only in the store (`engine.core.prompt_memory`).
+    prompts: PromptMemory = field(default_factory=PromptMemory)
     #: The prompts still in play, by agent (kept by the engine's `_save_prompt`).
     open_prompts: PromptIndex = field(default_factory=PromptIndex)
     usage: dict[str, tuple[int, float]] = field(default_factory=dict)

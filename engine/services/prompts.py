@@ -30,7 +30,7 @@ from engine.core.holds import (
     resolution_of,
 )
 from engine.core.principal import OPERATOR
-from engine.core.prompts import QUEUE_LIMIT, Prompt
+from engine.core.prompts import IN_PLAY, QUEUE_LIMIT, Prompt
 from engine.core.text import bounded
 from engine.effects.world import World
 from engine.services.apply import Applier
@@ -447,7 +447,8 @@ class Prompts:
     async def _answer_hold(self, prompt_id: str, *, approve: bool, by: object,
                            text_sha256: str | None) -> Decision:
         action = "hold.approve" if approve else "hold.reject"
-        prompt = self.ctx.state.prompts.get(prompt_id)
+        # A held prompt is in memory; one that is not says its state in the refusal.
+        prompt = self.prompt(prompt_id)
         subject = {"prompt": prompt_id, "package": prompt.package if prompt else None}
         principal = self.guard.require_operator(by, action, subject)
         if prompt is None or prompt.state != "held":
@@ -482,19 +483,38 @@ class Prompts:
         return self.outcome(prompt_id)
 
     def prompt(self, prompt_id: str) -> Prompt | None:
-        """A prompt and its state on the arrow, or None."""
-        return self.ctx.state.prompts.get(prompt_id)
+        """A prompt and its state on the arrow, or None.
+
+        Memory answers for the prompts in play and the newest finished ones;
+        an older one (or one another engine made since this one caught up) is
+        read from its row in the store.
+        """
+        prompt = self.ctx.state.prompts.get(prompt_id)
+        if prompt is None:
+            prompt = self.ctx.store.prompt(prompt_id)
+        return prompt
 
     def prompts(self, *, state: str | None = None, arrow: str | None = None) -> list[Prompt]:
-        """Prompts in order of arrival, optionally by state or arrow."""
-        pool = self.ctx.state.open_prompts.held() if state == "held" else \
-            sorted(self.ctx.state.prompts.values(), key=lambda p: p.position)
-        return [p for p in pool if (state is None or p.state == state)
-                and (arrow is None or p.arrow == arrow)]
+        """Prompts in order of arrival, optionally by state or arrow.
+
+        Those in play (queued, held, delivered) are all in memory, and memory
+        answers for them; any other listing is the store's rows in order, each
+        prompt memory holds shown as memory has it (the newest).
+        """
+        if state in IN_PLAY:
+            return [p for p in self.ctx.state.open_prompts.in_state(state)
+                    if arrow is None or p.arrow == arrow]
+        kept = self.ctx.state.prompts
+        listed = []
+        for stored in self.ctx.store.prompts(state=state, arrow=arrow):
+            prompt = kept.get(stored.id, stored)
+            if state is None or prompt.state == state:
+                listed.append(prompt)
+        return listed
 
     def outcome(self, prompt_id: str) -> Decision:
         """Where a prompt stands, as a decision: ``queued``, ``held`` or its error."""
-        prompt = self.ctx.state.prompts.get(prompt_id)
+        prompt = self.prompt(prompt_id)
         if prompt is None:
             raise NotFound(f"no prompt {prompt_id}")
         return outcome_of(prompt)
@@ -505,16 +525,19 @@ class Prompts:
         The decision's ``value`` is ``{"prompt", "state", "resolution"}``:
         ``resolution`` is the outcome of the prompt's resolution row in the log
         (``approved``, ``rejected``, ``expired``, ``cancelled``), or None for a
-        prompt that was never held.
+        prompt that was never held. A prompt long finished answers at once,
+        from its row in the store.
         """
         while True:
             # Still racing other processes: judged again after the nap.
             self.ctx.tick_outside()
-            decision = self.outcome(prompt_id)
+            prompt = self.prompt(prompt_id)
+            if prompt is None:
+                raise NotFound(f"no prompt {prompt_id}")
+            decision = outcome_of(prompt)
             if decision.outcome != "held":
-                resolution = resolution_of(self.ctx.state.prompts[prompt_id])
+                resolution = resolution_of(prompt)
                 return decision.with_(value={**decision.value, "resolution": resolution})
-            prompt = self.ctx.state.prompts[prompt_id]
             # Wake at the deadline, and now and then to see answers given by
             # a person in another process (the TUI).
             now = self.ctx.now()

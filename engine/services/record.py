@@ -21,7 +21,7 @@ from canvas import Node, WorkspaceSettings
 from engine.core.catalogue import CALLS
 from engine.core.decision import Decision
 from engine.core.limits import DenialLog, Suppressed, rate_owner
-from engine.core.prompts import Prompt
+from engine.core.prompts import IN_PLAY, Prompt
 from engine.core.state import State
 from engine.core.text import SHOWN
 from engine.services.context import Context, Gone
@@ -132,7 +132,11 @@ class Recorder:
 
     def save_prompt(self, prompt: Prompt) -> None:
         """Write a prompt as it now stands, and index it (inside a write)."""
-        self.ctx.state.open_prompts.update(prompt)
+        state = self.ctx.state
+        state.open_prompts.update(prompt)
+        if prompt.state not in IN_PLAY:
+            # Finished: the oldest finished past the bound leaves memory.
+            state.prompts.finished(prompt)
         self.ctx.store.save_prompt(prompt)
 
     def forget_windows(self, card: str) -> None:

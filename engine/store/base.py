@@ -368,6 +368,16 @@ class Store(Transactional, Protocol):
         """Insert or replace a prompt as it now stands."""
         ...
 
+    def prompt(self, prompt_id: str) -> Prompt | None:
+        """A prompt by id as its row stands (this engine's own writes included), or None:
+        what memory no longer keeps (`engine.core.prompt_memory`)."""
+        ...
+
+    def prompts(self, *, state: str | None = None, arrow: str | None = None) -> list[Prompt]:
+        """Stored prompts in ``state`` on ``arrow`` (None: any), in order of arrival
+        (this engine's own writes included)."""
+        ...
+
     # --------------------------------------------------------- tool calls
     def next_tool_call_position(self) -> int:
         """The position the next tool call takes (unique across processes, inside a write)."""

@@ -20,6 +20,7 @@ from engine.core.tools import ToolCall
 from engine.core.usage import usage_from_row
 from engine.store.canvas import CanvasStore, workspace_from_row
 from engine.store.pending import key_of
+from engine.store.promptrows import IN_PLAY_SQL
 
 __all__ = ["MAX_CATCH_UP", "CatchUpImpossible", "Touched", "catch_up", "load_rate_events",
            "load_state", "newest_time", "package_from_row"]
@@ -59,10 +60,16 @@ def _load(db: Database, canvas_store: CanvasStore, clock: SteadyClock) -> State:
         state.grants.setdefault(row["package"], set()).add(row["permission"])
     clock.at_least(newest_time(db))
     load_rate_events(db, state.counters, clock)
-    for row in db.query("select * from prompts order by position"):
+    # The prompts in play (a partial index holds just them), then the newest
+    # finished ones memory keeps: never the whole history (`PromptMemory`).
+    for row in db.query(f"select * from prompts where {IN_PLAY_SQL} order by position"):
         prompt = Prompt.from_row(row)
         state.prompts[prompt.id] = prompt
         state.open_prompts.update(prompt)
+    newest = list(db.query(f"select * from prompts where not ({IN_PLAY_SQL})"
+                           " order by position desc limit ?", [state.prompts.bound]))
+    for row in reversed(newest):
+        state.prompts.keep(Prompt.from_row(row))
     for row in db.query("select * from tool_calls where state = 'open'"):
         tc = ToolCall.from_row(row)
         state.tool_calls[tc.id] = tc
@@ -246,7 +253,7 @@ def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -
             if row is None:
                 raise CatchUpImpossible(f"prompt {prompt_id} is gone")  # never deleted
             prompt = Prompt.from_row(row)
-            state.prompts[prompt.id] = prompt
+            state.prompts.keep(prompt)
             state.open_prompts.update(prompt)
     if keys["tool_call"]:
         rows = _rows(db, "tool_calls", "id", keys["tool_call"])

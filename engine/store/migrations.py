@@ -28,6 +28,7 @@ from engine.core.errors import StoreFailed
 from engine.store.database import write_transaction
 from engine.store.logkeys import create_keys
 from engine.store.orphans import orphan_repair
+from engine.store.promptrows import IN_PLAY_SQL
 
 __all__ = ["LEDGER", "REVOKE_REMOVED_NODES_TOKENS", "SET", "Chain", "Migration", "migrations"]
 
@@ -520,3 +521,17 @@ def m018_service_tokens_fed(db: Database) -> None:
                " begin insert into changes (kind, key) values ('token', old.id); end")
     db.execute("create trigger changes_service_tokens_delete after delete on service_tokens"
                " begin insert into changes (kind, key) values ('token', old.id); end")
+
+
+@migrations()
+def m019_prompts_in_play_index(db: Database) -> None:
+    """A partial index on the prompts in play (queued, held, delivered), by position.
+
+    Memory keeps those and the newest finished prompts only
+    (`engine.core.prompt_memory`), and an open reads just them through this
+    index instead of the whole table. It holds only the prompts in play, so
+    it stays small and each prompt enters and leaves it once, not a b-tree
+    of every prompt ever made (see m012).
+    """
+    db.execute("create index if not exists idx_prompts_in_play on prompts (position)"
+               f" where {IN_PLAY_SQL}")

@@ -23,6 +23,7 @@ from engine.core.limits import SteadyClock, Suppressed
 from engine.core.prompts import PROMPT_COLUMNS, Prompt
 from engine.core.state import PackageState, State
 from engine.core.tools import TOOL_CALL_COLUMNS, ToolCall
+from engine.store import promptrows
 from engine.store.anchor import AnchorFile
 from engine.store.base import Refresh
 from engine.store.canvas import CanvasStore
@@ -477,6 +478,18 @@ class SQLiteStore:
         known = self._last_position
         if known is not None and prompt.position > known[1]:
             self._last_position = (known[0], prompt.position)
+
+    def prompt(self, prompt_id: str) -> Prompt | None:
+        """A prompt by id as its row stands (this engine's writes included), or None."""
+        self.tx.write_deferred()  # a row left to the commit is the newest
+        rows = list(self.db.query(promptrows.BY_ID, [prompt_id]))
+        return Prompt.from_row(rows[0]) if rows else None
+
+    def prompts(self, *, state: str | None = None, arrow: str | None = None) -> list[Prompt]:
+        """Stored prompts in ``state`` on ``arrow`` (None: any), in order of arrival."""
+        self.tx.write_deferred()
+        sql, params = promptrows.listing(state, arrow)
+        return [Prompt.from_row(row) for row in self.db.query(sql, params)]
 
     # --------------------------------------------------------- tool calls
     def next_tool_call_position(self) -> int:

@@ -47,6 +47,7 @@ from engine.core.errors import StoreFailed
 from engine.store.migrations import REVOKE_REMOVED_NODES_TOKENS
 from engine.store.orphans import orphan_repair
 from engine.store.pg.locks import Lock, xact_lock
+from engine.store.promptrows import IN_PLAY_SQL
 
 __all__ = ["MIGRATIONS", "Migration", "applied", "migrate"]
 
@@ -146,6 +147,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("m006_revoke_removed_nodes_tokens", (
         REVOKE_REMOVED_NODES_TOKENS.format(
             now="extract(epoch from clock_timestamp())::double precision"),
+    )),
+    # The prompts in play, by position: what an open reads of the prompts, with the
+    # newest finished ones (as SQLite's m018; `engine.core.prompt_memory`).
+    Migration("m007_prompts_in_play_index", (
+        f"create index if not exists idx_prompts_in_play on prompts (position) where {IN_PLAY_SQL}",
     )),
 )
 

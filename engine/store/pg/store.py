@@ -46,6 +46,7 @@ from engine.core.limits import SteadyClock, Suppressed
 from engine.core.prompts import Prompt
 from engine.core.state import PackageState, State
 from engine.core.tools import ToolCall
+from engine.store import promptrows
 from engine.store.anchor import AnchorFile
 from engine.store.base import Refresh
 from engine.store.canvas import CanvasStore
@@ -504,6 +505,16 @@ class PGStore:
         cols = list(row)
         self._exec("prompts", _upsert("prompts", "id", cols), [row[c] for c in cols],
                    ("prompt", prompt.id))
+
+    def prompt(self, prompt_id: str) -> Prompt | None:
+        """A prompt by id as its row stands (this engine's open batch included), or None."""
+        rows = list(Reader(self.link.conn).query(promptrows.BY_ID, [prompt_id]))
+        return Prompt.from_row(rows[0]) if rows else None
+
+    def prompts(self, *, state: str | None = None, arrow: str | None = None) -> list[Prompt]:
+        """Stored prompts in ``state`` on ``arrow`` (None: any), in order of arrival."""
+        sql, params = promptrows.listing(state, arrow)
+        return [Prompt.from_row(row) for row in Reader(self.link.conn).query(sql, params)]
 
     # --------------------------------------------------------- tool calls
     def next_tool_call_position(self) -> int:
