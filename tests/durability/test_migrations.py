@@ -33,7 +33,7 @@ NAMES = ["m001_engine", "m002_secrets", "m003_prompt_position", "m004_consent_ch
          "m012_no_prompt_state_index", "m013_log_keys", "m014_suppressed_pending",
          "m015_hand_on_orphaned_spawns",
          "m016_revoke_removed_nodes_tokens", "m017_suppressed_pending_fed",
-         "m018_service_tokens_fed"]
+         "m018_service_tokens_fed", "m019_prompts_in_play_index"]
 #: The steps the two chains had before they merged (the rest came after).
 OLD = NAMES[:9]
 
