@@ -16,8 +16,8 @@ __all__ = ["BY_ID", "IN_PLAY_SQL", "listing"]
 
 #: The prompts in play (`engine.core.prompts.IN_PLAY`), as the partial index on
 #: them says it (SQLite m018, PostgreSQL m007): a query says it so to use it.
-IN_PLAY_SQL = "state in ('delivered', 'held', 'queued')"
-if IN_PLAY_SQL != f"state in ({', '.join(repr(s) for s in sorted(IN_PLAY))})":
+IN_PLAY_SQL = "(state = 'delivered' or state = 'held' or state = 'queued')"
+if IN_PLAY_SQL != f"({' or '.join(f'state = {s!r}' for s in sorted(IN_PLAY))})":
     raise ImportError("engine.store.promptrows.IN_PLAY_SQL does not name the states in play")
 
 #: One prompt's row by id (the primary key).
