@@ -45,6 +45,9 @@ class PromptsScreen(EngineScreen):
                 tooltip="The log of the selected prompt's arrow"),
     ]
 
+    #: The prompts of the last refresh, in order of arrival.
+    _listed: list[Prompt] = []
+
     def compose(self) -> ComposeResult:
         yield AppHeader("prompts and replies")
         yield Static("", classes="section", id="prompts-title")
@@ -62,7 +65,9 @@ class PromptsScreen(EngineScreen):
         table = self.query_one("#prompts", DataTable)
         chosen = row_key(table)
         table.clear()
-        prompts = self.engine.prompts()
+        # Read once a refresh (older prompts come from the store): moving the
+        # cursor looks up replies in this listing, not in a fresh one.
+        prompts = self._listed = self.engine.prompts()
         shown = prompts[::-1][:_ROWS]
         self.query_one("#prompts-title", Static).update(
             f"Prompts ({len(prompts):,}, newest first"
@@ -92,7 +97,7 @@ class PromptsScreen(EngineScreen):
             return
         agent = self.engine.state.canvas.node(prompt.agent)
         last = agent.data.get("last_reply") if agent is not None else None
-        reply = reply_of(self.engine.prompts(), prompt, str(last) if last is not None else None)
+        reply = reply_of(self._listed, prompt, str(last) if last is not None else None)
         out = Text(end="")
         out.append(f"{prompt.id}: ", style="bold")
         out.append(prompt.state, style=_STATE_STYLES.get(prompt.state, ""))
