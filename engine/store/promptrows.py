@@ -15,7 +15,7 @@ from engine.core.prompts import IN_PLAY
 __all__ = ["BY_ID", "IN_PLAY_SQL", "listing"]
 
 #: The prompts in play (`engine.core.prompts.IN_PLAY`), as the partial index on
-#: them says it (SQLite m018, PostgreSQL m007): a query says it so to use it.
+#: them says it (SQLite m019, PostgreSQL m007): a query says it so to use it.
 IN_PLAY_SQL = "(state = 'delivered' or state = 'held' or state = 'queued')"
 if IN_PLAY_SQL != f"({' or '.join(f'state = {s!r}' for s in sorted(IN_PLAY))})":
     raise ImportError("engine.store.promptrows.IN_PLAY_SQL does not name the states in play")

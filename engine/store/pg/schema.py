@@ -149,7 +149,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             now="extract(epoch from clock_timestamp())::double precision"),
     )),
     # The prompts in play, by position: what an open reads of the prompts, with the
-    # newest finished ones (as SQLite's m018; `engine.core.prompt_memory`).
+    # newest finished ones (as SQLite's m019; `engine.core.prompt_memory`).
     Migration("m007_prompts_in_play_index", (
         f"create index if not exists idx_prompts_in_play on prompts (position) where {IN_PLAY_SQL}",
     )),
