@@ -8,9 +8,8 @@ from collections.abc import Iterable
 from contextvars import Context as _TaskContext
 from typing import TypeGuard
 
-from aiolimiter import AsyncLimiter
-
 from canvas import Node
+from engine.core.budget import due, take
 from engine.core.checks import Passed, decide, denial
 from engine.core.decision import Decision
 from engine.core.errors import (
@@ -46,26 +45,10 @@ __all__ = ["TURN_ENDS", "Prompts"]
 TURN_ENDS = ("waiting", "finished")
 
 
-def take_room(limiter: AsyncLimiter) -> bool:
-    """Take room for one delivery from ``limiter`` now, or say there is none.
-
-    Never waits, so the pump (and the operations that pump) need not be
-    coroutines: with capacity, aiolimiter's ``acquire`` runs to its end
-    without suspending, so it is stepped here once instead of awaited.
-    """
-    if not limiter.has_capacity():
-        return False
-    step = limiter.acquire()
-    try:
-        step.send(None)
-    except StopIteration:
-        return True
-    # It would have waited after all. Not expected (room only grows as the
-    # bucket leaks); then no room was taken, and the prompt waits for it as
-    # any other does (its future, left in the limiter's queue undone, is
-    # dropped when the limiter next finds room).
-    step.close()
-    return False
+#: The longest a wait for budget sleeps before it looks at the engine's clock again:
+#: the time a unit is due is the engine's (SPEC §6), which need not run as the
+#: loop's does (a clock stepped, or a test's that moves when told).
+_NAP = 0.2
 
 
 class Prompts:
@@ -88,12 +71,13 @@ class Prompts:
         self.nodes = nodes
         self.applier = applier
         self.world = world
-        self._limiters: dict[str, AsyncLimiter] = {}
-        #: The budget each workspace's limiter was made for (`_caught_up`).
-        self._budgets: dict[str, tuple[int, float]] = {}
-        #: Each workspace short of budget, with the task waiting on its limiter.
+        #: Each workspace short of budget, with the task waiting for its next unit.
         self._waiting_budget: dict[str, asyncio.Task[None]] = {}
-        self._prepaid: dict[str, int] = {}
+        #: When a short workspace's next unit is due, as its bucket last said, and the
+        #: budget that said so (`_caught_up`). Another engine may take the unit
+        #: first: the wait then finds none under the write lock, and waits again.
+        self._due: dict[str, float] = {}
+        self._budgets: dict[str, tuple[int, float]] = {}
         # Strong references: the loop keeps only weak ones to a task, and a wait
         # still delivers after its workspace's mark is gone.
         self._budget_tasks: set[asyncio.Task[None]] = set()
@@ -119,41 +103,43 @@ class Prompts:
                              f"to {prompt.agent} in time", t=prompt.deadline)
 
     def forget_budget(self, workspace: str) -> None:
-        """The workspace's budget setting changed: it takes effect at once.
+        """The workspace's budget setting changed: it takes effect at once (inside the
+        write that changed it).
 
-        Its pacing starts afresh: a wait on the old limiter is cancelled (with
-        [1, 3600] raised to [100, 1] it would keep every prompt queued for up to
-        an hour), a unit acquired from it is dropped, and the workspace's queued
-        prompts go as the new budget allows, longest waiting first.
+        A wait timed by the old budget is cancelled (with [1, 3600] raised to
+        [100, 1] it would keep every prompt queued for up to an hour), and the
+        workspace's queued prompts go as the new budget allows, longest waiting
+        first: the stored bucket keeps its level (never above the new budget),
+        leaking at the new rate (`engine.core.budget.leak`).
         """
-        self._limiters.pop(workspace, None)
-        self._budgets.pop(workspace, None)
-        self._prepaid.pop(workspace, None)
-        wait = self._waiting_budget.pop(workspace, None)
-        if wait is not None:
-            wait.cancel()
+        self._stop_waiting(workspace)
         self._pump_workspace(workspace, self.ctx.state.open_prompts.agents())
+
+    def _stop_waiting(self, workspace: str) -> bool:
+        """Cancel the workspace's wait for budget; whether there was one."""
+        self._due.pop(workspace, None)
+        self._budgets.pop(workspace, None)
+        wait = self._waiting_budget.pop(workspace, None)
+        if wait is None:
+            return False
+        wait.cancel()
+        return True
 
     def _caught_up(self) -> None:
         """The state took in other processes' changes: a workspace whose budget one of
         them changed starts its pacing afresh, as `forget_budget` has it for a change
         made here (SPEC §10: every engine on the store paces by the budget set now).
 
-        Outside any write (the prologue's catch-up), so nothing is delivered here: the
-        limiter of the old budget and a unit taken from it are dropped, and a wait
-        on it gives way to a delivery of its own (`deliver_queued`).
+        Outside any write (the prologue's catch-up), so nothing is delivered here: a
+        wait timed by the old budget gives way to a delivery of its own
+        (`deliver_queued`).
         """
         workspaces = self.ctx.state.workspaces
         for workspace, budget in list(self._budgets.items()):
             ws = workspaces.get(workspace)
             if ws is not None and ws.settings.budget == budget:
                 continue
-            del self._budgets[workspace]
-            self._limiters.pop(workspace, None)
-            self._prepaid.pop(workspace, None)
-            wait = self._waiting_budget.pop(workspace, None)
-            if wait is not None:
-                wait.cancel()
+            if self._stop_waiting(workspace):
                 self._deliver_soon()
 
     def _deliver_soon(self) -> None:
@@ -205,15 +191,6 @@ class Prompts:
             if prompt.approver is None:
                 self._hold_queued(prompt)
 
-    def _limiter(self, workspace: str) -> AsyncLimiter:
-        # Created inside the running loop, per engine (aiolimiter binds to
-        # the first loop it sees).
-        limiter = self._limiters.get(workspace)
-        if limiter is None:
-            budget = self._budgets[workspace] = self.ctx.state.workspaces[workspace].settings.budget
-            limiter = self._limiters[workspace] = AsyncLimiter(*budget)
-        return limiter
-
     def pump(self, agent_id: str) -> None:
         """Deliver queued prompts to a waiting agent, in order, as the budget allows.
 
@@ -229,11 +206,10 @@ class Prompts:
         self._hold_for_person(agent)
         workspace = agent.workspace
         if workspace in self._waiting_budget:
-            # Short: the budget's waiter delivers, longest waiting first.
-            return
-        if self._prepaid.get(workspace):
-            # A unit a waiter acquired is the longest-waiting prompt's.
-            self._pump_workspace(workspace, self.ctx.state.open_prompts.agents())
+            # Short: each unit that frees is the longest-waiting prompt's. Due
+            # already (the wait has not woken yet): it goes now.
+            if self.ctx.now() >= self._due.get(workspace, 0.0):
+                self._pump_workspace(workspace, self.ctx.state.open_prompts.agents())
             return
         while (prompt := self.ctx.state.open_prompts.first(agent_id, "queued")) is not None:
             if not self._deliver(prompt, agent):
@@ -283,12 +259,17 @@ class Prompts:
             # it), it is held now, not delivered (fail closed).
             self._hold_queued(prompt)
             return True
-        if self._prepaid.get(agent.workspace):
-            # Budget a waiter already acquired for this delivery.
-            self._prepaid[agent.workspace] -= 1
-        elif not take_room(self._limiter(agent.workspace)):
-            self._wait_for_budget(agent.workspace)
+        workspace = agent.workspace
+        budget = self.ctx.state.workspaces[workspace].settings.budget
+        # The store's bucket, under the write lock: every engine on the store
+        # takes from this one (SPEC §10). Read once a batch and written at its
+        # commit, so a batch of prompts delivered at once costs no statement each.
+        bucket = self.ctx.store.budget_bucket(workspace)
+        now = self.ctx.now()
+        if not take(bucket, budget, now):
+            self._wait_for_budget(workspace, budget, due(bucket, budget, now))
             return False
+        self.ctx.store.save_budget_bucket(workspace, bucket)
         self.applier.do(self.world.deliver(prompt, agent).effects)
         prompt.state = "delivered"
         self.record.save_prompt(prompt)
@@ -296,21 +277,30 @@ class Prompts:
                       prompt=prompt.id, state="delivered")
         return True
 
-    def _wait_for_budget(self, workspace: str) -> None:
+    def _wait_for_budget(self, workspace: str, budget: tuple[int, float], at: float) -> None:
+        """Deliver the workspace's queued prompts once its next unit is due at ``at``
+        (engine time), trying again under the write lock then: another engine may
+        have taken the unit meanwhile, and then this waits for the next one."""
+        self._due[workspace], self._budgets[workspace] = at, budget
         if workspace in self._waiting_budget:
             return
-        limiter = self._limiter(workspace)
 
         async def wait() -> None:
             try:
-                # aiolimiter wakes us when the leaky bucket has room again.
-                await limiter.acquire()
-                self._prepaid[workspace] = self._prepaid.get(workspace, 0) + 1
+                while not self.ctx.closed:
+                    left = self._due.get(workspace, 0.0) - self.ctx.now()
+                    if left <= 0:
+                        break
+                    await asyncio.sleep(min(left, _NAP))
             finally:
-                # Only this wait's own mark: a budget change cancels it and may
+                # Only this wait's own marks: a budget change cancels it and may
                 # start the next wait before this one unwinds.
                 if self._waiting_budget.get(workspace) is asyncio.current_task():
                     del self._waiting_budget[workspace]
+                    self._due.pop(workspace, None)
+                    self._budgets.pop(workspace, None)
+            if self.ctx.closed:
+                return
             try:
                 await self.deliver_queued()
             except StoreFailed:

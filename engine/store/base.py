@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from canvas.model import Arrow, Node, Workspace
+    from engine.core.budget import Bucket
     from engine.core.events import Event
     from engine.core.limits import SteadyClock, Suppressed
     from engine.core.prompts import Prompt
@@ -357,6 +358,18 @@ class Store(Transactional, Protocol):
 
     def drop_pending_summary(self, key: str | None) -> None:
         """Delete the pending summary of budget ``key`` (inside a write: its row is written)."""
+        ...
+
+    # ------------------------------------------------------- prompt budgets
+    def budget_bucket(self, workspace: str) -> Bucket:
+        """The prompt budget's bucket of ``workspace`` (`engine.core.budget`), inside a
+        write: read under the write lock once a batch, then the same object for the
+        rest of the batch (the lock keeps it true); an empty bucket when none is stored."""
+        ...
+
+    def save_budget_bucket(self, workspace: str, bucket: Bucket) -> None:
+        """Keep ``bucket`` as ``workspace``'s (inside a write): written once a batch, as
+        it stands when the batch commits, however often it is saved."""
         ...
 
     # ------------------------------------------------------------ prompts

@@ -535,3 +535,17 @@ def m019_prompts_in_play_index(db: Database) -> None:
     """
     db.execute("create index if not exists idx_prompts_in_play on prompts (position)"
                f" where {IN_PLAY_SQL}")
+
+
+@migrations()
+def m020_prompt_budget(db: Database) -> None:
+    """Each workspace's prompt bucket, kept in the store (`engine.store.buckets`).
+
+    SPEC §6 "Workspace budget", §10: every engine on the file paces delivery by
+    one bucket, read and advanced under the write lock in the write that
+    delivers. (Each engine kept one in memory: two engines delivered up to
+    twice the budget, and a restart gave the workspace a full bucket.) No
+    decision reads it, so it is on no change feed.
+    """
+    db.execute("create table prompt_budget (workspace TEXT PRIMARY KEY,"
+               " level REAL NOT NULL, at REAL NOT NULL)")

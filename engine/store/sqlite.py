@@ -18,6 +18,7 @@ from typing import Any
 from sqlite_utils import Database
 
 from canvas.model import Arrow, Node, Workspace
+from engine.core.budget import Bucket
 from engine.core.events import Event
 from engine.core.limits import SteadyClock, Suppressed
 from engine.core.prompts import PROMPT_COLUMNS, Prompt
@@ -26,6 +27,7 @@ from engine.core.tools import TOOL_CALL_COLUMNS, ToolCall
 from engine.store import promptrows
 from engine.store.anchor import AnchorFile
 from engine.store.base import Refresh
+from engine.store.buckets import BatchBuckets, bucket_of
 from engine.store.canvas import CanvasStore
 from engine.store.database import (
     BUSY_TIMEOUT_S,
@@ -121,6 +123,31 @@ sqlite3.register_adapter(_Summary, _Summary.text)
 #: `SQLiteStore.save_pending_summary`'s statement (a replace: the summary is read under
 #: the write lock and merged in memory first, `engine.services.record.Recorder`).
 _SAVE_PENDING = _upsert("suppressed_pending", ["key", "summary"])
+class _Level:
+    """A bucket's level, bound as it stands when its row is written (`SQLiteStore.save_budget_bucket`)."""
+
+    __slots__ = ("bucket",)
+
+    def __init__(self, bucket: Bucket) -> None:
+        self.bucket = bucket
+
+
+class _At:
+    """A bucket's time, bound as it stands when its row is written (`SQLiteStore.save_budget_bucket`)."""
+
+    __slots__ = ("bucket",)
+
+    def __init__(self, bucket: Bucket) -> None:
+        self.bucket = bucket
+
+
+sqlite3.register_adapter(_Level, lambda value: value.bucket.level)
+sqlite3.register_adapter(_At, lambda value: value.bucket.at)
+
+#: `SQLiteStore.save_budget_bucket`'s statement.
+_SAVE_BUCKET = _upsert("prompt_budget", ["workspace", "level", "at"])
+#: `SQLiteStore.budget_bucket`'s statement.
+_READ_BUCKET = "select level, at from prompt_budget where workspace = ?"
 #: `SQLiteStore.drop_pending_summary`'s statement.
 _DROP_PENDING = "delete from suppressed_pending where key = ?"
 #: The statement reading pending summaries (with ``where``: one key's).
@@ -169,6 +196,10 @@ class SQLiteStore:
         #: row's number (`save_pending_summary`; `DeferredRows.waits` tells if it waits).
         self._summaries: dict[str | None, _Summary] = {}
         self._summary_rows: dict[str | None, int] = {}
+        #: The prompt buckets the open batch read (`budget_bucket`), and the row each
+        #: workspace's bucket left to the commit, with the value it ends with.
+        self._buckets = BatchBuckets()
+        self._bucket_rows: dict[str, tuple[int, _At]] = {}
         self._committed: Callable[[list[Event]], None] = _not_bound
         self._refresh: Callable[[Refresh], None] | None = None
         #: Group commit, savepoints and catching up (the store's `write`, `flush`, `sync`).
@@ -445,6 +476,36 @@ class SQLiteStore:
         """Delete the pending summary of budget ``key`` (after its replacements left to
         the commit: the rows of one table go in in order)."""
         self._write("suppressed_pending", _DROP_PENDING, (row_key(key),))
+
+    # ------------------------------------------------------- prompt budgets
+    def budget_bucket(self, workspace: str) -> Bucket:
+        """The prompt bucket of ``workspace``: read once a batch (under its write lock,
+        ``BEGIN IMMEDIATE``), the same object for the rest of it."""
+        batch = self.tx.batch
+        known = self._buckets.of(batch) if batch is not None else None
+        if known is not None and (bucket := known.get(workspace)) is not None:
+            return bucket
+        row = self.db.conn.execute(_READ_BUCKET, [workspace]).fetchone()
+        bucket = Bucket() if row is None else bucket_of(*row)
+        if known is not None:
+            known[workspace] = bucket
+        return bucket
+
+    def save_budget_bucket(self, workspace: str, bucket: Bucket) -> None:
+        """Keep ``bucket`` as ``workspace``'s: inside an operation its row is left to the
+        commit once, and written with the level and time the bucket then has (an
+        accepted prompt delivered at once writes no row of its own for it)."""
+        tx = self.tx
+        if not (tx.depth and tx.batch is not None):
+            self._writes.execute(_SAVE_BUCKET, (workspace, bucket.level, bucket.at))
+            return
+        deferred = tx.deferred
+        waiting = self._bucket_rows.get(workspace)
+        if waiting is not None and waiting[1].bucket is bucket and deferred.waits(*waiting):
+            return
+        at = _At(bucket)
+        self._bucket_rows[workspace] = (
+            deferred.add("prompt_budget", _SAVE_BUCKET, (workspace, _Level(bucket), at)), at)
 
     # ------------------------------------------------------------ prompts
     def next_prompt_position(self) -> int:

@@ -27,7 +27,7 @@ async def test_a_busy_agent_does_not_starve_an_earlier_prompt_to_another(
     """y0, queued before every x_i, is delivered at the next unit of budget."""
     engine = make_engine()
     (tmp_path / "ws").mkdir()
-    # One delivery a second (aiolimiter, on the loop's real clock).
+    # One delivery a second, on the engine's clock.
     await engine.create_workspace("w1", tmp_path / "ws", settings={"budget": [1, 1.0]})
     await offer_install(engine, manifest("acme.p", {"agents.prompt": {}}))
     for node in ({"id": "a1", "type": "agent", "name": "A1"},

@@ -168,14 +168,13 @@ async def test_at_most_eight_background_cards_least_recently_seen_suspended(
     assert engine.set_workspace_hidden("w1", False)["c0"] == "running"
 
 
-async def test_budget_paces_delivery_without_refusing(make_engine, tmp_path) -> None:
+async def test_budget_paces_delivery_without_refusing(make_engine, tmp_path, clock) -> None:
     """Past the workspace budget, prompts wait in the queue and are delivered later."""
     import asyncio
 
     engine = make_engine()
-    # aiolimiter paces on the loop's real clock: a 2 s window, so that the
-    # three calls below fit in the room it has for two even on a busy machine
-    # (with 0.3 s the third was sometimes let through at once).
+    # Paced on the engine's clock (the store's bucket, `engine.core.budget`):
+    # two at once, then one a second.
     await engine.create_workspace("w1", tmp_path, settings={"budget": [2, 2.0]})
     await offer_install(engine, manifest("acme.p", {"agents.prompt": {}}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.p"}, workspace="w1")
@@ -185,7 +184,8 @@ async def test_budget_paces_delivery_without_refusing(make_engine, tmp_path) -> 
     ids = [(await engine.call("c1", "agents.prompt", a, {"text": "go"})).prompt
            for a in ("a1", "a2", "a3")]
     assert [engine.prompt(i).state for i in ids] == ["delivered", "delivered", "queued"]
-    for _ in range(250):  # the bucket has room again after about 1 s
+    clock.t += 1.0  # the bucket has room again after 1 s
+    for _ in range(250):
         if engine.prompt(ids[2]).state == "delivered":
             break
         await asyncio.sleep(0.02)

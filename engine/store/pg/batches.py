@@ -119,6 +119,9 @@ class Batches:
         #: this one commits before it waits for the write lock (`open_batch`).
         self.siblings: Siblings | None = None
         self._batch_thread = 0
+        #: Writes the batch's rows kept in memory till now, just before its COMMIT,
+        #: under the write lock (`PGStore.save_budget_bucket`); set by the store.
+        self.before_commit: Callable[[psycopg.Connection[Any], Batch], None] | None = None
 
     @property
     def batch_thread(self) -> int | None:
@@ -287,6 +290,8 @@ class Batches:
                 # A failed transaction "commits" as a rollback: never report it done.
                 raise StoreFailed("the batch's transaction was lost before "
                                   "its commit, so its changes did not happen")
+            if self.before_commit is not None:
+                self.before_commit(conn, batch)
             if dirty:
                 seq = record_change(conn, "state", {"tables": dirty, "touched": touched},
                                     t=time.time())

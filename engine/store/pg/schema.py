@@ -153,6 +153,12 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("m007_prompts_in_play_index", (
         f"create index if not exists idx_prompts_in_play on prompts (position) where {IN_PLAY_SQL}",
     )),
+    # Each workspace's prompt bucket, read and advanced under the write lock by
+    # every engine that delivers (as SQLite's m020; `engine.store.buckets`).
+    Migration("m008_prompt_budget", (
+        "create table prompt_budget (workspace text primary key,"
+        " level double precision not null, at double precision not null)",
+    )),
 )
 
 _LEDGER = ("create table if not exists schema_migrations (position integer primary key,"

@@ -40,6 +40,7 @@ from psycopg.rows import dict_row
 from sqlite_utils import Database
 
 from canvas.model import Arrow, Node, Workspace
+from engine.core.budget import Bucket
 from engine.core.errors import StoreFailed
 from engine.core.events import Event
 from engine.core.limits import SteadyClock, Suppressed
@@ -49,6 +50,7 @@ from engine.core.tools import ToolCall
 from engine.store import promptrows
 from engine.store.anchor import AnchorFile
 from engine.store.base import Refresh
+from engine.store.buckets import BatchBuckets, bucket_of
 from engine.store.canvas import CanvasStore
 from engine.store.decoding import is_subject, loads
 from engine.store.loading import MAX_CATCH_UP, CatchUpImpossible, Touched, catch_up, load_state
@@ -103,6 +105,10 @@ _SAVE_PENDING = _upsert("suppressed_pending", "key", ["key", "summary"]) + \
     " returning (xmax = 0)"
 #: The statement reading pending summaries (with ``where``: one key's).
 _READ_PENDING = "select key, summary from suppressed_pending"
+#: `PGStore.save_budget_bucket`'s statement (run at the commit, `_write_buckets`).
+_SAVE_BUCKET = _upsert("prompt_budget", "workspace", ["workspace", "level", "at"])
+#: `PGStore.budget_bucket`'s statement.
+_READ_BUCKET = "select level, at from prompt_budget where workspace = %s"
 
 #: The longest the migrations' round trips may wait at start-up (another process
 #: may be migrating the same database).
@@ -163,6 +169,11 @@ class PGStore:
         self.tx = Batches(self.link, self.log, reload=lambda: self._reload(),
                           committed=lambda events: self._committed(events), anchor=self.anchor,
                           catch_up=self._catch_up)
+        #: The prompt buckets the open batch read (`budget_bucket`), and those it
+        #: changed, written just before its commit (`_write_buckets`).
+        self._buckets = BatchBuckets()
+        self._changed_buckets = BatchBuckets()
+        self.tx.before_commit = self._write_buckets
         #: The operator's secrets (`engine.store.base.Secrets`).
         self.secrets = PGSecrets(self.link, self.tx.dirty)
         #: Service tokens revoked by other engines, as `_catch_up` reads them.
@@ -490,6 +501,50 @@ class PGStore:
     def drop_pending_summary(self, key: str | None) -> None:
         """Delete the pending summary of budget ``key``."""
         self.link.conn.execute("delete from suppressed_pending where key = %s", [row_key(key)])
+
+    # ------------------------------------------------------- prompt budgets
+    def budget_bucket(self, workspace: str) -> Bucket:
+        """The prompt bucket of ``workspace``: read once a batch (under the store's
+        write lock), the same object for the rest of it.
+
+        Raises:
+            StoreFailed: the store cannot be read (as `load`: the batch is lost with it).
+        """
+        batch = self.tx.batch
+        known = self._buckets.of(batch) if batch is not None else None
+        if known is not None and (bucket := known.get(workspace)) is not None:
+            return bucket
+        try:
+            row = self.link.conn.execute(_READ_BUCKET, [workspace]).fetchone()
+        except psycopg.Error as exc:
+            self.link.abandon()
+            raise StoreFailed(f"cannot read the PostgreSQL store: {exc}",
+                              reason="connection") from exc
+        bucket = Bucket() if row is None else bucket_of(*row)
+        if known is not None:
+            known[workspace] = bucket
+        return bucket
+
+    def save_budget_bucket(self, workspace: str, bucket: Bucket) -> None:
+        """Keep ``bucket`` as ``workspace``'s: inside a batch it is written once, just
+        before the commit, as it then stands (`_write_buckets`); outside one at once."""
+        batch = self.tx.batch
+        if batch is None:
+            self.link.conn.execute(_SAVE_BUCKET, (workspace, bucket.level, bucket.at))
+            return
+        self._changed_buckets.of(batch)[workspace] = bucket
+
+    def _write_buckets(self, conn: psycopg.Connection[Any], batch: Batch) -> None:
+        """Before ``batch``'s COMMIT: the buckets it changed, one upsert each (a batch
+        that failed before its commit left its own, which are dropped unwritten).
+
+        Not a change other engines catch up on: no decision reads a bucket, and each
+        engine reads it under the write lock when it delivers.
+        """
+        changed = self._changed_buckets.of(batch)
+        self._changed_buckets.of(None)
+        for workspace, bucket in changed.items():
+            conn.execute(_SAVE_BUCKET, (workspace, bucket.level, bucket.at))
 
     # ------------------------------------------------------------ prompts
     def next_prompt_position(self) -> int:
