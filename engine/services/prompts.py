@@ -120,8 +120,8 @@ class Prompts:
         self._due.pop(workspace, None)
         self._budgets.pop(workspace, None)
         wait = self._waiting_budget.pop(workspace, None)
-        if wait is None:
-            return False
+        if wait is None or wait.done():
+            return False  # (a done one: ended, or cancelled by a loop's teardown)
         wait.cancel()
         return True
 
