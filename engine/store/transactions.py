@@ -822,7 +822,7 @@ class Transactions:
         return self._catch_up()
 
     def _read_data_version(self) -> int:
-        return int(self.db.execute("pragma data_version").fetchone()[0])
+        return int(self.db.conn.execute("pragma data_version").fetchone()[0])
 
     def sync_version(self) -> None:
         """Take the current ``data_version`` as seen (a full load is about to begin)."""
