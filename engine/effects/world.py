@@ -138,8 +138,9 @@ class World:
 
     def gone(self, state: State) -> None:
         """Another process removed nodes (seen on catch-up, or at a reload): their
-        drivers stop, as they do once a removal made here has committed (`committed`),
-        and file watches on consent now gone end (`narrowed`)."""
+        drivers stop, as they do once a removal made here has committed (`committed`).
+        (Their file watches have ended already: the engine runs `narrowed` after every
+        catch-up and reload, before this.)"""
         live = state.canvas.has_node
         for node_id in [n for n in (*self.drivers, *self._starting) if not live(n)]:
             try:
@@ -149,7 +150,6 @@ class World:
                 # to stop must not fail the catch-up, nor the operation that made it.
                 _events_log.exception("arrowgate: the driver of %s, removed by another "
                                       "process, failed to stop", node_id)
-        self.narrowed(state)
 
     async def aclose(self) -> None:
         """Stop the drivers and wait for their processes, then `close`."""
