@@ -59,7 +59,16 @@ from engine.store.pending import encode, row_key, summary_of
 from engine.store.pg.anchoring import cluster_database, local_anchor
 from engine.store.pg.batches import Batches
 from engine.store.pg.changes import follow_changes, latest_change
-from engine.store.pg.parts import Link, PGHistory, PGLog, PGSecrets, PGTokens, Reader, redact
+from engine.store.pg.parts import (
+    ROUND_TRIP_S,
+    Link,
+    PGHistory,
+    PGLog,
+    PGSecrets,
+    PGTokens,
+    Reader,
+    redact,
+)
 from engine.store.pg.schema import migrate
 from engine.store.siblings import siblings_of_database
 from engine.store.tokenfeed import TokenFeed
@@ -115,6 +124,10 @@ _READ_BUCKET = "select level, at from prompt_budget where workspace = %s"
 MIGRATION_S = 300.0
 #: The longest one round trip of loading the whole state may wait (`load`).
 LOAD_S = 120.0
+#: `load`'s bound on waiting for a table lock another session holds (a ``LOCK TABLE``,
+#: another process's migration): `LOAD_S` is for reading many rows, not for waiting
+#: on someone, so a lock wait ends as any other round trip's answer would.
+_LOAD_LOCK_WAIT = f"set local lock_timeout = '{int(ROUND_TRIP_S * 1000)}ms'"
 
 class PGStore:
     """The `engine.store.base.Store` on one PostgreSQL database.
@@ -232,8 +245,10 @@ class PGStore:
             # A whole world's rows (a million nodes, sorted): one statement may rightly
             # take longer than the store's short round trip before its first row.
             with conn.patience(LOAD_S):
-                if own:
-                    conn.execute("begin isolation level repeatable read read only")
+                # In a batch too (a full reload under the write lock, already held):
+                # the batch's later statements wait no longer than its round trips.
+                conn.execute(("begin isolation level repeatable read read only; "
+                              if own else "") + _LOAD_LOCK_WAIT)
                 latest = latest_change(conn)
                 reader = Reader(conn)
                 state = load_state(cast(Database, reader), _CanvasReader(reader), clock)
