@@ -55,10 +55,14 @@ __all__ = ["Batches"]
 
 #: One round trip: open the batch and wait for the write lock — at most as long
 #: as SQLite waits for its own (a hung holder fails the waiters closed with
-#: StoreFailed, never blocks them for good).
+#: StoreFailed, never blocks them for good) — and learn the transaction's id, by
+#: which the fate of a COMMIT whose answer was lost is asked (`_fate_of_commit`).
 _BEGIN = (f"begin isolation level read committed;"
           f" set local lock_timeout = '{int(BUSY_TIMEOUT_S * 1000)}ms';"
-          f" select pg_advisory_xact_lock({NAMESPACE}, {int(Lock.WRITE)})")
+          f" select pg_advisory_xact_lock({NAMESPACE}, {int(Lock.WRITE)}), txid_current()")
+#: How often the fate of a COMMIT whose answer was lost is asked while the server
+#: is still committing it.
+_FATE_POLL_S = 0.05
 #: Errors of the store itself (a lost server, a refused value), failing closed.
 _STORE_ERRORS = (psycopg.Error, StoreFailed, UnicodeError)
 
@@ -119,6 +123,8 @@ class Batches:
         #: this one commits before it waits for the write lock (`open_batch`).
         self.siblings: Siblings | None = None
         self._batch_thread = 0
+        #: The open batch's transaction id (`_BEGIN`), None while none is open.
+        self._xid: int | None = None
         #: Writes the batch's rows kept in memory till now, just before its COMMIT,
         #: under the write lock (`PGStore.save_budget_bucket`); set by the store.
         self.before_commit: Callable[[psycopg.Connection[Any], Batch], None] | None = None
@@ -189,7 +195,11 @@ class Batches:
             # round trip may take that long, and a little more, before the
             # server is taken for gone.
             with conn.patience(BUSY_TIMEOUT_S + ROUND_TRIP_S):
-                conn.execute(_BEGIN)
+                begun = conn.execute(_BEGIN)
+            begun.nextset()  # past BEGIN and SET: to the lock's row
+            begun.nextset()
+            locked_row = begun.fetchone()
+            self._xid = None if locked_row is None else int(locked_row[1])
             latest = latest_change(conn)
             if latest != self.seen:
                 # Holding the write lock now: what we decided on may be stale.
@@ -296,10 +306,16 @@ class Batches:
                 seq = record_change(conn, "state", {"tables": dirty, "touched": touched},
                                     t=time.time())
             pending = self._newest_of_batch(conn)
-            done = conn.execute("commit")
-            if done.statusmessage != "COMMIT":
+            xid, self._xid = self._xid, None
+            try:
+                status = conn.execute("commit").statusmessage
+            except psycopg.OperationalError as exc:
+                # COMMIT was sent and its answer lost (the connection dropped, or
+                # the server took longer than a round trip): it may have committed.
+                status = self._fate_of_commit(xid, exc)
+            if status != "COMMIT":
                 raise StoreFailed(f"the batch was rolled back at commit "
-                                  f"({done.statusmessage}), so its changes did not happen")
+                                  f"({status}), so its changes did not happen")
             self.commits += 1
         except _STORE_ERRORS as exc:
             self.link.abandon()
@@ -320,6 +336,43 @@ class Batches:
             # Committed: every caller gets its answer, whatever delivering the
             # events did (a listener that raised must not leave calls hanging).
             batch.finish(None)
+
+    def _fate_of_commit(self, xid: int | None, lost: psycopg.OperationalError) -> str | None:
+        """What became of a COMMIT whose answer was lost: ``"COMMIT"`` when the server
+        committed the transaction, ``"ROLLBACK"`` when it did not.
+
+        Asked on a new connection (``txid_status``), waiting while the server is still
+        committing, at most as long as a batch waits for the write lock. Answering
+        "done" for a batch not known to be durable, or "did not happen" for one that
+        is, would both break SPEC §10 "Storage".
+
+        Raises:
+            StoreFailed: the fate cannot be learnt (the server cannot be asked, or
+                is still committing); the message says the change may have happened.
+        """
+        self.link.close()
+        unknown = (f"the answer to the batch's COMMIT was lost ({lost}) and whether it "
+                   "committed cannot be learnt")
+        if xid is None:
+            raise StoreFailed(f"{unknown}: its changes may or may not have happened") from lost
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                row = self.link.conn.execute("select txid_status(%s)", [xid]).fetchone()
+            except (psycopg.Error, StoreFailed) as exc:
+                self.link.abandon()
+                raise StoreFailed(f"{unknown} ({exc}): its changes may or may not have "
+                                  "happened") from lost
+            fate = None if row is None else row[0]
+            if fate == "committed":
+                return "COMMIT"
+            if fate == "aborted":
+                return "ROLLBACK"
+            if fate is None or time.monotonic() >= deadline:
+                # None: the id is too old to be known any more.
+                raise StoreFailed(f"{unknown} (the server says {fate or 'nothing'}): its "
+                                  "changes may or may not have happened") from lost
+            time.sleep(_FATE_POLL_S)
 
     def _newest_of_batch(self, conn: psycopg.Connection[Any]) -> Anchor | None:
         """Before COMMIT, under the write lock: the batch's newest log row, for the anchor
