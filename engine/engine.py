@@ -608,9 +608,16 @@ class Engine:
         return self._prompts.prompt(prompt_id)
 
     @_while_open
-    def prompts(self, *, state: str | None = None, arrow: str | None = None) -> list[Prompt]:
-        """Prompts in order of arrival, optionally by state or arrow. (`Prompts.prompts`)"""
-        return self._prompts.prompts(state=state, arrow=arrow)
+    def prompts(self, *, state: str | None = None, arrow: str | None = None,
+                newest: int | None = None) -> list[Prompt]:
+        """Prompts in order of arrival, optionally by state or arrow; only the ``newest``
+        of them when given (read with that bound: the history's length costs nothing).
+        (`Prompts.prompts`)
+
+        Raises:
+            ValueError: ``newest`` is not a positive int.
+        """
+        return self._prompts.prompts(state=state, arrow=arrow, newest=newest)
 
     @_while_open
     def outcome(self, prompt_id: str) -> Decision:

@@ -484,19 +484,28 @@ class Prompts:
             prompt = self.ctx.store.prompt(prompt_id)
         return prompt
 
-    def prompts(self, *, state: str | None = None, arrow: str | None = None) -> list[Prompt]:
-        """Prompts in order of arrival, optionally by state or arrow.
+    def prompts(self, *, state: str | None = None, arrow: str | None = None,
+                newest: int | None = None) -> list[Prompt]:
+        """Prompts in order of arrival, optionally by state or arrow, and only the
+        ``newest`` of them (a positive int) when given.
 
         Those in play (queued, held, delivered) are all in memory, and memory
         answers for them; any other listing is the store's rows in order, each
         prompt memory holds shown as memory has it (the newest).
+
+        Raises:
+            ValueError: ``newest`` is not a positive int.
         """
+        if newest is not None and (type(newest) is not int or newest < 1):
+            raise ValueError(f"newest must be a positive whole number of prompts, "
+                             f"not {newest!r}")
         if state in IN_PLAY:
-            return [p for p in self.ctx.state.open_prompts.in_state(state)
-                    if arrow is None or p.arrow == arrow]
+            playing = [p for p in self.ctx.state.open_prompts.in_state(state)
+                       if arrow is None or p.arrow == arrow]
+            return playing if newest is None else playing[-newest:]
         kept = self.ctx.state.prompts
         listed = []
-        for stored in self.ctx.store.prompts(state=state, arrow=arrow):
+        for stored in self.ctx.store.prompts(state=state, arrow=arrow, newest=newest):
             prompt = kept.get(stored.id, stored)
             if state is None or prompt.state == state:
                 listed.append(prompt)

@@ -386,9 +386,10 @@ class Store(Transactional, Protocol):
         what memory no longer keeps (`engine.core.prompt_memory`)."""
         ...
 
-    def prompts(self, *, state: str | None = None, arrow: str | None = None) -> list[Prompt]:
+    def prompts(self, *, state: str | None = None, arrow: str | None = None,
+                newest: int | None = None) -> list[Prompt]:
         """Stored prompts in ``state`` on ``arrow`` (None: any), in order of arrival
-        (this engine's own writes included)."""
+        (this engine's own writes included); only the ``newest`` of them when given."""
         ...
 
     # --------------------------------------------------------- tool calls

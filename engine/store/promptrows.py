@@ -24,9 +24,12 @@ if IN_PLAY_SQL != f"({' or '.join(f'state = {s!r}' for s in sorted(IN_PLAY))})":
 BY_ID = "select * from prompts where id = ?"
 
 
-def listing(state: str | None, arrow: str | None) -> tuple[str, list[Any]]:
+def listing(state: str | None, arrow: str | None,
+            newest: int | None = None) -> tuple[str, list[Any]]:
     """The statement and parameters of the prompts in ``state`` on ``arrow`` (None:
-    any), in order of arrival (the index on position)."""
+    any), in order of arrival (the index on position); only the ``newest`` of them
+    when given: read newest first with a limit, so the history's length costs
+    nothing, then put back in order of arrival."""
     where: list[str] = []
     params: list[Any] = []
     if state is not None:
@@ -36,4 +39,7 @@ def listing(state: str | None, arrow: str | None) -> tuple[str, list[Any]]:
         where.append("arrow = ?")
         params.append(arrow)
     clause = f" where {' and '.join(where)}" if where else ""
-    return f"select * from prompts{clause} order by position", params
+    if newest is None:
+        return f"select * from prompts{clause} order by position", params
+    return (f"select * from (select * from prompts{clause} order by position desc limit ?)"
+            f" as newest order by position", [*params, newest])

@@ -546,10 +546,12 @@ class SQLiteStore:
         rows = list(self.db.query(promptrows.BY_ID, [prompt_id]))
         return Prompt.from_row(rows[0]) if rows else None
 
-    def prompts(self, *, state: str | None = None, arrow: str | None = None) -> list[Prompt]:
-        """Stored prompts in ``state`` on ``arrow`` (None: any), in order of arrival."""
+    def prompts(self, *, state: str | None = None, arrow: str | None = None,
+                newest: int | None = None) -> list[Prompt]:
+        """Stored prompts in ``state`` on ``arrow`` (None: any), in order of arrival;
+        only the ``newest`` of them when given."""
         self.tx.write_deferred()
-        sql, params = promptrows.listing(state, arrow)
+        sql, params = promptrows.listing(state, arrow, newest)
         return [Prompt.from_row(row) for row in self.db.query(sql, params)]
 
     # --------------------------------------------------------- tool calls

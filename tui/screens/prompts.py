@@ -65,13 +65,14 @@ class PromptsScreen(EngineScreen):
         table = self.query_one("#prompts", DataTable)
         chosen = row_key(table)
         table.clear()
-        # Read once a refresh (older prompts come from the store): moving the
-        # cursor looks up replies in this listing, not in a fresh one.
-        prompts = self._listed = self.engine.prompts()
-        shown = prompts[::-1][:_ROWS]
+        # Read once a refresh, only the rows shown (the history grows without
+        # end): moving the cursor looks up replies in this listing, which holds
+        # every prompt newer than any it shows (so `reply_of` is exact).
+        prompts = self._listed = self.engine.prompts(newest=_ROWS)
+        shown = prompts[::-1]
         self.query_one("#prompts-title", Static).update(
-            f"Prompts ({len(prompts):,}, newest first"
-            + (f"; the {_ROWS:,} newest shown)" if len(prompts) > _ROWS else ")"))
+            f"Prompts ({len(prompts):,}, newest first)" if len(prompts) < _ROWS else
+            f"Prompts (newest first: the {_ROWS:,} newest; older ones are in the arrow log)")
         for p in shown:
             first = p.text.splitlines()[0] if p.text else ""
             table.add_row(plain(p.id), Text(p.state, style=_STATE_STYLES.get(p.state, "")),

@@ -581,9 +581,11 @@ class PGStore:
         rows = list(Reader(self.link.conn).query(promptrows.BY_ID, [prompt_id]))
         return Prompt.from_row(rows[0]) if rows else None
 
-    def prompts(self, *, state: str | None = None, arrow: str | None = None) -> list[Prompt]:
-        """Stored prompts in ``state`` on ``arrow`` (None: any), in order of arrival."""
-        sql, params = promptrows.listing(state, arrow)
+    def prompts(self, *, state: str | None = None, arrow: str | None = None,
+                newest: int | None = None) -> list[Prompt]:
+        """Stored prompts in ``state`` on ``arrow`` (None: any), in order of arrival;
+        only the ``newest`` of them when given."""
+        sql, params = promptrows.listing(state, arrow, newest)
         return [Prompt.from_row(row) for row in Reader(self.link.conn).query(sql, params)]
 
     # --------------------------------------------------------- tool calls
