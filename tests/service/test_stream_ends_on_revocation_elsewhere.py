@@ -47,7 +47,10 @@ def test_a_stream_ends_within_the_token_cache_of_a_revocation_on_another_server(
 
     reader = threading.Thread(target=listen, daemon=True)
     reader.start()
-    time.sleep(0.5)
+    # Until the stream is open (a fixed sleep was too short on a loaded machine).
+    deadline = time.monotonic() + 10
+    while not lines and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert lines and lines[0].startswith(": arrowgate events"), lines
     # The person revokes the card's token (on A); B's token cache holds it for 2 s.
     assert op_a.delete(f"/v1/tokens/{minted['id']}").status_code == 204
