@@ -14,7 +14,7 @@ from typing import Any
 from engine.core.decision import Decision
 from engine.core.manifest import check_json, json_path
 from engine.core.text import shown
-from engine.core.toolschema import schema_problems, tool_validator
+from engine.core.toolschema import TooCostly, check_budget, schema_problems, tool_validator
 
 __all__ = ["TOOL_CALL_COLUMNS", "TOOL_STATES", "ToolCall", "agent_side", "arg_path", "schema_problem",
            "tool_args_problem", "tool_chain"]
@@ -147,6 +147,12 @@ def _validator(schema: dict[str, Any]) -> Any:
     return validator
 
 
+#: The steps (`check_budget`) checking any arguments may take, and the more for each
+#: byte of their JSON: a legitimate check is linear in the arguments, about one step
+#: for each few bytes; one past this is a schema that makes it more.
+_STEPS_BASE = 50_000
+_STEPS_PER_BYTE = 4
+
 #: How many of the ways arguments fail their schema `schema_problem` reads.
 _ERRORS_READ = 64
 
@@ -182,11 +188,15 @@ def _top_relevance(error: Any) -> tuple[Any, ...]:
     return (relevance(error)[0], _Earlier(error.path), *relevance(error)[2:])
 
 
-def schema_problem(schema: dict[str, Any], args: dict[str, Any]) -> tuple[str, str] | None:
+def schema_problem(schema: dict[str, Any], args: dict[str, Any], *,
+                   size: int | None = None) -> tuple[str, str] | None:
     """The most relevant way ``args`` fails the tool's input schema, with its path, or None.
 
+    ``size`` is the bytes of the arguments' JSON (measured when not given): the
+    check may take steps in proportion to it, and fails past them.
+
     Fails closed: when the arguments cannot be checked at all (the schema is refused,
-    or checking raised), that is the problem, at ``args``.
+    checking raised, or it took more than its steps), that is the problem, at ``args``.
     """
     from jsonschema.exceptions import best_match
 
@@ -199,11 +209,18 @@ def schema_problem(schema: dict[str, Any], args: dict[str, Any]) -> tuple[str, s
         # The first errors only: an agent's array of 30,000 wrong items is 30,000
         # errors, each an object jsonschema builds, on the service's loop; which of
         # the first few is most relevant names the argument as well.
-        top = max(islice(validator.iter_errors(args), _ERRORS_READ), key=_top_relevance,
-                  default=None)
-        # `best_match` of the one chosen: its descent into an anyOf's or oneOf's
-        # branches (which ranks by the opposite order) stays jsonschema's.
-        error = best_match([top]) if top is not None else None
+        if size is None:
+            size = len(json.dumps(args).encode("utf-8"))
+        with check_budget(_STEPS_BASE + _STEPS_PER_BYTE * size):
+            top = max(islice(validator.iter_errors(args), _ERRORS_READ), key=_top_relevance,
+                      default=None)
+            # `best_match` of the one chosen: its descent into an anyOf's or oneOf's
+            # branches (which ranks by the opposite order) stays jsonschema's.
+            error = best_match([top]) if top is not None else None
+    except TooCostly as exc:
+        return "args", (f"are too costly to check against the tool's schema ({exc} for "
+                        f"{size} bytes of arguments: its references or lists multiply "
+                        "the work)")
     except Exception as exc:  # noqa: BLE001
         # Whatever a hostile schema or argument makes jsonschema raise (a
         # RecursionError, an OverflowError, a referencing error, one of a version
@@ -248,7 +265,7 @@ def tool_args_problem(schema: dict[str, Any] | None, args: Any,
             return arg_path([sorted(args)[0]]), "is not an argument of this tool " \
                                                "(it takes none)"
         return None
-    return schema_problem(schema, args)
+    return schema_problem(schema, args, size=size)
 
 
 def tool_chain(current: object, agent: str, card: str) -> list[str]:
