@@ -209,6 +209,10 @@ class State:
         return sorted((tc for tc in self.tool_calls.values() if tc.card == card and tc.is_open),
                       key=lambda tc: tc.position)
 
+    def open_tool_calls_of_agent(self, agent: str) -> int:
+        """How many tool calls ``agent`` has open (SPEC §9), of every card."""
+        return sum(1 for tc in self.tool_calls.values() if tc.agent == agent and tc.is_open)
+
     def workspace_of(self, node: Node) -> Workspace:
         """The node's workspace."""
         return self.workspaces[node.workspace]

@@ -16,13 +16,19 @@ from engine.core.manifest import check_json, json_path
 from engine.core.text import shown
 from engine.core.toolschema import TooCostly, check_budget, schema_problems, tool_validator
 
-__all__ = ["TOOL_CALL_COLUMNS", "TOOL_STATES", "ToolCall", "agent_side", "arg_path", "schema_problem",
+__all__ = ["MAX_OPEN_TOOL_CALLS", "TOOL_CALL_COLUMNS", "TOOL_STATES", "ToolCall", "agent_side", "arg_path", "schema_problem",
            "tool_args_problem", "tool_chain"]
 
 #: Every state of a tool call: open, then one resolution.
 TOOL_STATES = ("open", "answered", "failed", "expired", "cancelled")
 
 _MISSING: Any = object()
+
+#: The most tool calls one agent has open at once; one more is ``QUEUE_FULL`` (reason
+#: ``tool-calls``). Each open call is kept in memory with its arguments, and a card's
+#: prompt made in no named context is checked against every one of its open calls:
+#: unbounded, an agent's burst of calls slowed every operation of the engine.
+MAX_OPEN_TOOL_CALLS = 64
 
 
 @dataclass(slots=True)

@@ -39,7 +39,13 @@ from engine.core.manifest import check_json
 from engine.core.principal import Principal
 from engine.core.prompts import Prompt
 from engine.core.text import shown
-from engine.core.tools import ToolCall, agent_side, tool_args_problem, tool_chain
+from engine.core.tools import (
+    MAX_OPEN_TOOL_CALLS,
+    ToolCall,
+    agent_side,
+    tool_args_problem,
+    tool_chain,
+)
 from engine.services.context import Context, operation
 from engine.services.record import Recorder
 from engine.services.waiters import Waiters
@@ -144,6 +150,12 @@ class Tools:
             return self.record.refusal(agent_side(denial(
                 call, card, "INVALID_ARGUMENT", package=pkg.name, target=agent, arrow=arrow.id,
                 reason=where, why=f"{where} {what}"), agent, tool), None, args,
+                encode=_args_text)
+        if self.ctx.state.open_tool_calls_of_agent(agent) >= MAX_OPEN_TOOL_CALLS:
+            return self.record.refusal(agent_side(denial(
+                call, card, "QUEUE_FULL", package=pkg.name, target=agent, arrow=arrow.id,
+                reason="tool-calls", why=f"{agent} has {MAX_OPEN_TOOL_CALLS} tool calls open",
+                fix="wait for an answer, or cancel one"), agent, tool), None, args,
                 encode=_args_text)
         args = dict(args or {})
         chain = tool_chain(agent_node.data.get("chain"), agent, card)
