@@ -66,7 +66,7 @@ CODES: dict[str, str] = {
     "RATE_LIMITED": "too many calls of this kind in the rolling window",
     "CARD_LIMIT": "a spawn cap or the workspace card cap is reached",
     "QUEUE_FULL": "the agent's prompt queue holds 20 undelivered prompts, or the agent has "
-                  "64 tool calls open",
+                  "256 tool calls open",
     "PROMPT_REJECTED": "a person rejected the held prompt",
     "HOLD_EXPIRED": "nobody answered the held prompt in time",
     "UNKNOWN_TOOL": "the card does not offer that tool",

@@ -28,7 +28,7 @@ _MISSING: Any = object()
 #: ``tool-calls``). Each open call is kept in memory with its arguments, and a card's
 #: prompt made in no named context is checked against every one of its open calls:
 #: unbounded, an agent's burst of calls slowed every operation of the engine.
-MAX_OPEN_TOOL_CALLS = 64
+MAX_OPEN_TOOL_CALLS = 256
 
 
 @dataclass(slots=True)
