@@ -1,5 +1,5 @@
 """On PostgreSQL too, an agent has at most `MAX_OPEN_TOOL_CALLS` tool calls open at once
-(``QUEUE_FULL``, reason ``tool-calls``), counting the calls of every engine on the store.
+(``QUEUE_FULL``, reason ``tool-calls``).
 
 (Found in round 19: nothing bounded an agent's open tool calls.)
 """
