@@ -3,8 +3,11 @@
 A card chooses the method, headers and body, but never what frames or routes
 the request: the engine's HTTP client writes ``Host``, ``Content-Length`` and
 the rest itself, and a card-supplied copy is how requests are smuggled. A
-header name must be an HTTP token and a value must hold no CR, LF or NUL, so
-nothing a card writes can end the head early or reach the wire unparsed.
+header name must be an HTTP token, whole, and a value printable ASCII with
+spaces or tabs only between its characters (no CR, LF, NUL or other control
+character, nothing the client cannot encode), so nothing a card writes can
+end the head early, reach the wire unparsed, or fail only once the request is
+under way.
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ FETCH_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPT
 #: Headers that frame or route a request (lower-case); ``proxy-*`` too.
 FRAMING_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection", "te",
                              "upgrade", "trailer", "keep-alive"})
-_TOKEN = re.compile(r"^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,256}$")
-_BAD_VALUE = re.compile(r"[\r\n\0]")
+# Matched with fullmatch: ``$`` would also match before a final newline.
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,256}")
+_VALUE = re.compile(r"(?:[\x21-\x7e](?:[\t\x20-\x7e]*[\x21-\x7e])?)?")
 _MAX_HEADERS = 100
 _MAX_VALUE = 16 * 1024
 
@@ -43,7 +47,7 @@ def fetch_args_problem(args: dict[str, Any]) -> tuple[str, str] | None:
         return "headers", f"at most {_MAX_HEADERS} headers"
     seen: set[str] = set()
     for name, value in headers.items():
-        if not isinstance(name, str) or not _TOKEN.match(name):
+        if not isinstance(name, str) or not _TOKEN.fullmatch(name):
             return "headers", "a header name is letters, digits and !#$%&'*+-.^_`|~"
         low = name.lower()
         if low in FRAMING_HEADERS or low.startswith("proxy-"):
@@ -54,7 +58,7 @@ def fetch_args_problem(args: dict[str, Any]) -> tuple[str, str] | None:
         seen.add(low)
         if not isinstance(value, str):
             return "headers", f"header {name!r} must be a string"
-        if _BAD_VALUE.search(value) or len(value) > _MAX_VALUE:
-            return "headers", (f"header {name!r} may not hold line breaks or NUL and is at most "
-                               f"{_MAX_VALUE} characters")
+        if len(value) > _MAX_VALUE or not _VALUE.fullmatch(value):
+            return "headers", (f"header {name!r} is printable ASCII (spaces and tabs only "
+                               f"between characters), at most {_MAX_VALUE} characters")
     return None
