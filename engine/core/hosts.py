@@ -19,10 +19,11 @@ import idna
 
 __all__ = ["covers", "host_pattern_problem", "matches", "normalise_host"]
 
-_LABEL = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$")
+# Both matched with fullmatch: ``$`` would also match before a final newline.
+_LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
 # A top-level label starts with a letter: this refuses every IPv4 spelling
 # (127.0.0.1, 2130706433, 0x7f.1, 0177.1) without listing them.
-_TOP = re.compile(r"^(?:[a-z][a-z0-9-]*[a-z0-9]|[a-z])$")
+_TOP = re.compile(r"[a-z][a-z0-9-]*[a-z0-9]|[a-z]")
 
 
 def normalise_host(host: str) -> str:
@@ -48,9 +49,9 @@ def _name_problem(name: str) -> str | None:
     if len(name) > 253:
         return "is longer than 253 characters"
     labels = name.split(".")
-    if any(not _LABEL.match(label) for label in labels):
+    if any(not _LABEL.fullmatch(label) for label in labels):
         return "is not a host name (letters, digits and hyphens between dots)"
-    if not _TOP.match(labels[-1]):
+    if not _TOP.fullmatch(labels[-1]):
         return "is an IP address, not a host name"
     return None
 
@@ -85,7 +86,7 @@ def host_pattern_problem(pattern: object) -> str | None:
 def matches(pattern: str, host: str) -> bool:
     """True when ``host`` is matched by ``pattern`` (one label for ``*.``)."""
     pattern, host = normalise_host(pattern), normalise_host(host)
-    if not host.isascii() or any(not _LABEL.match(label) for label in host.split(".")):
+    if not host.isascii() or any(not _LABEL.fullmatch(label) for label in host.split(".")):
         return False  # not a host name a pattern can name (see the module docstring)
     if pattern.startswith("*."):
         base = pattern[2:]
