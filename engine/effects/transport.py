@@ -17,6 +17,13 @@ charset — unknown, or a codec such as ``punycode`` whose decoder is
 quadratic — is read as UTF-8 with replacement characters, as a missing one
 is. A large body is decoded in a worker thread, so the engine's event loop
 (and with it the fetch's own deadline) never waits on it.
+
+Name lookups run in threads of their own (`LOOKUP_THREADS`), never the
+loop's default executor: a lookup cannot be cancelled, and one a name server
+never answers holds its thread for as long as the system resolver waits,
+after the fetch has ended at its deadline. Cards fetching names under such a
+domain then use up the lookup threads alone, not the threads the rest of the
+engine works in.
 """
 
 from __future__ import annotations
@@ -27,11 +34,12 @@ import socket
 import ssl
 import threading
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit, urlunsplit
 
 from engine.effects.netguard import FetchFailed, FetchResponse, FetchTooLarge
 
-__all__ = ["TEXT_CODECS", "BodyDecoder", "HttpxTransport", "body_text", "system_resolver",
+__all__ = ["LOOKUP_THREADS", "TEXT_CODECS", "BodyDecoder", "HttpxTransport", "body_text", "system_resolver",
            "text_codec"]
 
 #: The codecs (Python's canonical names) a response's charset may name: text
@@ -48,13 +56,20 @@ TEXT_CODECS = frozenset({
 })
 #: Bodies longer than this are decoded in a worker thread (a few ms on the loop at most).
 _DECODE_ON_LOOP = 64 * 1024
+#: Threads for name lookups, apart from the loop's default executor (see the module
+#: docstring); a lookup waiting for one is dropped when its fetch ends.
+LOOKUP_THREADS = 16
+_LOOKUPS = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="arrowgate-lookup")
 
 
 async def system_resolver(host: str) -> list[str]:
-    """Every address the system resolver gives for ``host`` (empty when none)."""
+    """Every address the system resolver gives for ``host`` (empty when none).
+
+    Looked up in the lookup threads (`LOOKUP_THREADS`), never the default executor.
+    """
     try:
-        infos = await asyncio.get_running_loop().getaddrinfo(host, None,
-                                                             type=socket.SOCK_STREAM)
+        infos = await asyncio.get_running_loop().run_in_executor(
+            _LOOKUPS, socket.getaddrinfo, host, None, 0, socket.SOCK_STREAM)
     except (socket.gaierror, UnicodeError, ValueError, OSError):
         return []
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
