@@ -115,7 +115,8 @@ class BodyDecoder:
         self.coding = codings[0] if codings else None
         self.max_bytes = max_bytes
         self.size = 0
-        self._first = True
+        #: deflate's first byte, kept until the second tells zlib from raw.
+        self._head = b""
         self._z: zlib._Decompress | None = None
         if self.coding in ("gzip", "x-gzip"):
             self._z = zlib.decompressobj(16 + zlib.MAX_WBITS)
@@ -129,9 +130,14 @@ class BodyDecoder:
             out = data
         else:
             if self._z is None:
-                # deflate is zlib-wrapped by the standard, raw by some servers.
-                raw = not (len(data) >= 2 and data[0] & 0x0F == 8
-                           and int.from_bytes(data[:2], "big") % 31 == 0)
+                # deflate is zlib-wrapped by the standard, raw by some servers: told
+                # apart by the first two bytes, which may come in separate pieces
+                # (a body of one byte decodes to nothing either way).
+                data = self._head + data
+                if len(data) < 2:
+                    self._head = data
+                    return b""
+                raw = not (data[0] & 0x0F == 8 and int.from_bytes(data[:2], "big") % 31 == 0)
                 self._z = zlib.decompressobj(-zlib.MAX_WBITS if raw else zlib.MAX_WBITS)
             pieces, left = [], self.max_bytes - self.size + 1
             try:
