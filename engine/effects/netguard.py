@@ -272,10 +272,17 @@ class GuardedFetch:
         """
         card = passed.card
         state = engine.state
+        now = state.canvas.node(card.id)
         if card.workspace not in state.workspaces:
             refusal: Decision | None = self._refuse(passed, "not-connected",
                                                     f"workspace {card.workspace} was removed",
                                                     "PERMISSION_DENIED")
+        elif now is not None and (now.workspace != card.workspace
+                                  or now.data.get("package") != passed.package.name):
+            # The id names another card now (removed, then used again): deciding for
+            # it would judge that card's package, not the one whose fetch this is.
+            refusal = self._refuse(passed, "not-connected", f"card {card.id} was removed",
+                                   "PERMISSION_DENIED")
         else:
             result = decide(state, card.id, "net.fetch", None, flight.args, now=engine.now(),
                             count_limits=False)
