@@ -291,19 +291,41 @@ class GuardedFetch:
                 refusal = self._refuse(passed, "not-connected", f"card {card.id} was removed",
                                        "PERMISSION_DENIED")
             elif refusal is not None and refusal.code == "SCOPE_REFUSED":
-                refusal = self._hop_withdrawn(state, passed, flight.url, refusal)
+                refusal = self._hop_withdrawn(state, passed, flight.url,
+                                              refusal.reason or "scope")
             elif refusal is not None and refusal.code == "INVALID_ARGUMENT":
                 # The hop's URL is the server's (a redirect), not the card's: its bounds
-                # were the card's to meet when it called; consent did not move (SPEC §8.1
-                # abandons a fetch only for a revoke or a removal).
-                refusal = None
+                # were the card's to meet when it called (SPEC §8.1 abandons a fetch only
+                # for a revoke or a removal). Check 3 comes before the grant, so consent
+                # is judged here on its own.
+                refusal = self._consent_withdrawn(state, passed, flight.url)
         if refusal is None:
             return None
         return refusal.with_(message=refusal.message + " (the fetch in flight was abandoned)",
                              extra={**refusal.extra, "logged": "cancelled"})
 
+    def _consent_withdrawn(self, state: State, passed: Passed, url: str) -> Decision | None:
+        """Whether consent for the hop at ``url`` went away, judged without its arguments.
+
+        For a hop check 3 cannot pass (a redirect past the card's bounds): the
+        package installed and not pending, the hop's permission granted, the
+        hop within the granted scope — what checks 2, 4–5 and the scope decide.
+        """
+        package = state.packages.get(passed.package.name)
+        if package is None or not package.installed or package.pending_hash is not None:
+            return self._refuse(passed, "not-installed",
+                                f"{passed.package.name} was removed or changed while the "
+                                "fetch was in flight", "PERMISSION_DENIED")
+        card = state.canvas.node(passed.card.id)
+        host = normalise_host(urlsplit(url).hostname or "")
+        permission = "network.local" if host in LOCAL_HOSTS else "network"
+        if (card is not None and state.granted(package.name, permission)
+                and host_scope(state, card, package, url) is None):
+            return None
+        return self._hop_withdrawn(state, passed, url, "scope")
+
     def _hop_withdrawn(self, state: State, passed: Passed, url: str,
-                       refused: Decision) -> Decision:
+                       fallback: str) -> Decision:
         """The hop in flight passed its scope check when it began and fails it now.
 
         What changed since is consent — the hop's permission revoked, a port
@@ -320,7 +342,7 @@ class GuardedFetch:
                 passed.package.name)
             scope = (host_scope(state, card, package, url)
                      if card is not None and package is not None else None)
-            reason, why = scope or (refused.reason or "scope", "the hop is out of scope")
+            reason, why = scope or (fallback, "the hop is out of scope")
         return denial("net.fetch", passed.card.id, "PERMISSION_DENIED",
                       package=passed.package.name, permission=permission, reason=reason,
                       why=why)
