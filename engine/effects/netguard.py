@@ -10,7 +10,8 @@ Secret placeholders ``{{secret:NAME}}`` in header values are filled in only
 for a request over https to the one host the operator stored the secret
 for, never for this computer; a placeholder that cannot be filled fails the
 request. The card never sees a value, nor the host a secret belongs to: a
-refusal says only whether the secret is set.
+refusal says only whether the secret is set, and never quotes a value a
+server put into a URL it redirected to.
 
 The whole fetch — resolution, every hop and every byte — has one deadline,
 the workspace's ``fetch_timeout``. While it is in flight the fetch is
@@ -210,8 +211,18 @@ class GuardedFetch:
         if problem is not None:
             # Checked at check 3 already; again here for handlers used directly.
             return self._refuse(passed, problem[0], problem[1], "INVALID_ARGUMENT")
-        settings = engine.state.workspaces[passed.card.workspace].settings
         secrets: list[str] = []
+        result = await self._perform(engine, passed, args, secrets)
+        if secrets and isinstance(result, Decision):
+            # A refusal may quote a URL or host a server chose (a redirect), and a
+            # server may put there a secret it was sent: no refusal repeats one.
+            return result.with_(message=_redact(result.message, secrets))
+        return result
+
+    async def _perform(self, engine: ScopeHost, passed: Passed, args: dict[str, Any],
+                       secrets: list[str]) -> Any:
+        """The fetch, re-checked while in flight; ``secrets`` gets each value filled in."""
+        settings = engine.state.workspaces[passed.card.workspace].settings
         watch = self._watch(engine)
         work: asyncio.Future[Any] | None = None
         flight = _Flight(str(args["url"]), args)
