@@ -25,7 +25,7 @@ from engine.core.catalogue import (
     implied_by,
 )
 from engine.core.decision import NO_EXTRA, Decision, Words, _Unfrozen, refusal
-from engine.core.fetchform import fetch_args_problem
+from engine.core.fetchform import URL_CONTROL, fetch_args_problem
 from engine.core.hosts import matches, normalise_host
 from engine.core.limits import rate_owner
 from engine.core.prompts import QUEUE_LIMIT
@@ -885,6 +885,10 @@ def host_scope(state: State, card: Node, package: PackageState,
         # user@host and backslash tricks make people and parsers read
         # different hosts; a card has no need for either.
         return "bad-url", "a URL may not carry user information or backslashes"
+    if URL_CONTROL.search(url):
+        # URL parsing drops tabs and line breaks (so the log and the fetch would
+        # name different URLs) and the HTTP client refuses the rest.
+        return "bad-url", "a URL may not hold control characters"
     if port == 0:
         # No connection can be made to port 0; left in, a parser that reads
         # the falsy port as none would reach the scheme's default port.

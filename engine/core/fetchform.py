@@ -15,13 +15,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["FETCH_METHODS", "FRAMING_HEADERS", "fetch_args_problem"]
+__all__ = ["FETCH_METHODS", "FRAMING_HEADERS", "URL_CONTROL", "fetch_args_problem"]
 
 #: The methods a card may use; TRACE, CONNECT and anything else are refused.
 FETCH_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 #: Headers that frame or route a request (lower-case); ``proxy-*`` too.
 FRAMING_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection", "te",
                              "upgrade", "trailer", "keep-alive"})
+#: C0 control characters and DEL: no URL a fetch sends (the card's or a redirect's)
+#: may hold one. URL parsing drops tabs and line breaks, so the log and the fetch
+#: would name different URLs, and the HTTP client refuses the rest.
+URL_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # Matched with fullmatch: ``$`` would also match before a final newline.
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,256}")
 _VALUE = re.compile(r"(?:[\x21-\x7e](?:[\t\x20-\x7e]*[\x21-\x7e])?)?")

@@ -42,7 +42,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 from engine.core.addresses import METADATA_HOSTS, address_refused
 from engine.core.checks import LOCAL_HOSTS, Passed, decide, denial, host_scope
 from engine.core.decision import Decision
-from engine.core.fetchform import fetch_args_problem
+from engine.core.fetchform import URL_CONTROL, fetch_args_problem
 from engine.core.hosts import normalise_host
 
 if TYPE_CHECKING:
@@ -427,6 +427,10 @@ class GuardedFetch:
                                     "FETCH_FAILED")
             location = (response.headers or {}).get("location")
             if response.status in _REDIRECTS and location:
+                if URL_CONTROL.search(location):
+                    # Joining would drop tabs and line breaks before the scope check.
+                    return self._refuse(passed, "bad-url",
+                                        "a redirect's location holds control characters")
                 try:
                     url = urljoin(url, location)
                 except ValueError:
