@@ -3,7 +3,8 @@
 The handlers are handed the engine on every call, but they depend only on
 this narrow protocol, not on `engine.engine.Engine`: effects sit below the
 façade and never import it (the layers contract in pyproject.toml). They read
-the current state and the clock, look up a secret for the guarded fetch, and
+the current state and the clock (catching up with other engines' commits when
+a decision must agree with the store), look up a secret for the guarded fetch, and
 report what they saw (file changes, a watch ending) as `Event` messages.
 """
 
@@ -42,6 +43,15 @@ class ScopeHost(Protocol):
 
     def now(self) -> float:
         """The engine's time."""
+        ...
+
+    def sync(self) -> None:
+        """Catch up with what other engines on the store committed (``state`` then shows it).
+
+        Raises:
+            EngineClosed: the engine was closed.
+            StoreFailed: the store cannot be read.
+        """
         ...
 
     def notify(self, event: Event) -> None:

@@ -20,7 +20,8 @@ being fetched now: a redirect may lead onto the other fetch permission) whenever
 may have changed — one watch per engine looks every `RECHECK` seconds whether
 the state's consent key (`State.consent_key`, which every change of grants,
 packages, settings or the canvas moves on) moved, and wakes the engine's
-fetches only then — and once more when it ends: when the permission was
+fetches only then — and once more when it ends, after catching up with
+what other engines on the store committed: when the permission was
 revoked, or the card or its workspace removed, meanwhile, the fetch is
 abandoned and its result never reaches the card (logged ``cancelled``). A
 fetch in flight thus costs nothing while consent stands still, however many
@@ -237,6 +238,16 @@ class GuardedFetch:
                                                     settings.fetch_max_bytes, secrets))
             while True:
                 await asyncio.wait({work, watch.moved}, return_when=asyncio.FIRST_COMPLETED)
+                if _answered(work):
+                    # The last decision reads what the store holds now: another
+                    # engine's revoke reaches this one's state only at its next
+                    # operation, and the body must not slip through meanwhile.
+                    try:
+                        engine.sync()
+                    except Exception:
+                        return self._refuse(passed, "store", "consent could not be read "
+                                            "again before the answer was given; it was withheld",
+                                            "FETCH_FAILED")
                 withdrawn = self._withdrawn(engine, passed, flight)
                 if withdrawn is not None:
                     return withdrawn
@@ -477,6 +488,12 @@ class GuardedFetch:
                                     f"header {key!r}: {problem}; the request was not sent")
             out[key] = filled
         return out
+
+
+def _answered(work: asyncio.Future[Any]) -> bool:
+    """The fetch ended with a value for the card (not a refusal, nor an error)."""
+    return (work.done() and not work.cancelled() and work.exception() is None
+            and not isinstance(work.result(), Decision))
 
 
 def _redact(text: str, secrets: list[str]) -> str:
