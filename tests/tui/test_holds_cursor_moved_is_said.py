@@ -1,0 +1,43 @@
+"""When the held prompt under the cursor is answered or ends elsewhere, the holds screen
+says so: the cursor then rests on another prompt, and the person is told which.
+
+Otherwise a person who read one prompt in the lower pane and pressed ``a`` opens
+(and may approve, by habit) another one that took its place under the cursor.
+
+(Found in round 19: a hold rejected by another process, or expired, left the
+cursor silently on the next held prompt.)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import DataTable
+
+from engine.app.replay import VirtualClock
+from tui.screens.holds import HoldsScreen
+
+from .conftest import settle
+from .world import add_hostile, make_app
+
+
+async def test_the_selected_hold_ending_elsewhere_is_said(tui_db: Path,
+                                                          tui_clock: VirtualClock) -> None:
+    other = await add_hostile(tui_db, tui_clock, text="Another prompt, from another card.")
+    app = make_app(tui_db, tui_clock, start="holds")
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, HoldsScreen)
+        yolo = next(p.id for p in app.engine.prompts(state="held") if p.id != other)
+        table = screen.query_one("#holds", DataTable)
+        table.move_cursor(row=table.get_row_index(yolo))
+        await settle(pilot)
+        # WHEN the prompt the person is reading is rejected elsewhere
+        await app.engine.reject_hold(yolo)
+        await settle(pilot)
+        # THEN the cursor is on the other prompt, and the person is told both
+        selected = screen.selected()
+        assert selected is not None and selected.id == other
+        said = [n.message for n in app._notifications]
+        assert any(yolo in m and "no longer held" in m and other in m for m in said), said
