@@ -23,7 +23,7 @@ async def test_time_left_moves(tui_db: Path, tui_clock: VirtualClock) -> None:
     app = make_app(tui_db, tui_clock, start="holds")
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        pane = app.screen.query_one("#prompt-text", Static)
+        pane = app.screen.query_one("#prompt-about", Static)
         assert "time left: 5:00" in str(pane.render())
         tui_clock.t += 61
         app.screen._tick()  # type: ignore[attr-defined]  # what the 1 s timer calls

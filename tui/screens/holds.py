@@ -34,6 +34,7 @@ class HoldsScreen(EngineScreen):
         yield AppHeader("held prompts")
         yield DataTable(id="holds", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="prompt-pane"):
+            yield Static("", id="prompt-about")
             yield Static("", id="prompt-text")
         yield Footer()
 
@@ -42,6 +43,9 @@ class HoldsScreen(EngineScreen):
         table.add_columns("prompt", "card", "package", "arrow", "agent", "time left", "text")
         self.refresh_data()
         self.set_interval(1.0, self._tick)
+
+    #: The prompt whose text the lower pane shows: (id, text), or None.
+    _shown: tuple[str, str] | None = None
 
     def _held(self) -> list[Prompt]:
         return self.engine.prompts(state="held")
@@ -89,15 +93,24 @@ class HoldsScreen(EngineScreen):
             self._answer(approve=True)
 
     def _show_text(self) -> None:
+        """The selected prompt in the lower pane: what it is and its time left (redrawn each
+        tick), and its text, redrawn only when another prompt is shown. A card's text
+        may be 10,000 lines; rendering it again each second made every key wait."""
         prompt = self.selected()
+        about = self.query_one("#prompt-about", Static)
         text = self.query_one("#prompt-text", Static)
         if prompt is None:
-            text.update("No prompt is waiting for a person." if not self._held() else "")
+            about.update("No prompt is waiting for a person." if not self._held() else "")
+            if self._shown is not None:
+                self._shown = None
+                text.update("")
             return
         body = describe_hold(self.gate, prompt)
-        body.append("\n\n")
-        body.append_text(plain(prompt.text, multiline=True))
-        text.update(body)
+        body.append("\n")
+        about.update(body)
+        if self._shown != (prompt.id, prompt.text):
+            self._shown = (prompt.id, prompt.text)
+            text.update(plain(prompt.text, multiline=True))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in self.CONSENT_ACTIONS and self.gate.operator_refusal:
