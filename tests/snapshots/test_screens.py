@@ -14,7 +14,7 @@ from textual.widgets import DataTable
 from engine.app.replay import VirtualClock
 from tui.screens.review import ReviewScreen
 
-from ..tui.conftest import settle
+from ..tui.conftest import armed, settle
 from ..tui.world import T0, add_hostile, build_sync, make_app
 
 SIZE = (100, 30)
@@ -111,6 +111,7 @@ def test_hold_dialog_at_the_end(snap_compare: Any, hostile_db: tuple[Path, Virtu
                 break
             await pilot.press("pagedown")
             await settle(pilot)
+        await armed(pilot)
 
     assert snap_compare(make_app(*hostile_db, start="holds"), terminal_size=size,
                         run_before=to_end)

@@ -56,7 +56,8 @@ async def settle(pilot: Pilot[Any]) -> None:
 
 async def open_hold(pilot: Pilot[Any], prompt_id: str, key: str = "a") -> Any:
     """On the holds screen, put the cursor on ``prompt_id``'s row and open its dialog with
-    ``key`` (``a`` approve, ``r`` reject); returns the screen then on top."""
+    ``key`` (``a`` approve, ``r`` reject); returns the screen then on top, once it has
+    been on screen long enough for its approve key to work (`HoldScreen.ARM_S`)."""
     from textual.widgets import DataTable
 
     await settle(pilot)
@@ -65,4 +66,18 @@ async def open_hold(pilot: Pilot[Any], prompt_id: str, key: str = "a") -> Any:
     await settle(pilot)
     await pilot.press(key)
     await settle(pilot)
+    await armed(pilot)
     return pilot.app.screen
+
+
+async def armed(pilot: Pilot[Any]) -> None:
+    """Wait until the hold dialog on top (if one is) takes its approve key: it has been
+    on screen for `HoldScreen.ARM_S` seconds."""
+    from tui.screens.hold import HoldScreen
+
+    for _ in range(100):
+        screen = pilot.app.screen
+        if not isinstance(screen, HoldScreen) or screen.armed:
+            break
+        await pilot.pause(0.05)
+    await settle(pilot)

@@ -22,7 +22,7 @@ from tui.screens.holds import HoldsScreen
 from tui.screens.review import ReviewScreen
 from tui.widgets.log_view import LogView
 
-from .conftest import settle
+from .conftest import armed, settle
 from .world import make_app
 
 
@@ -45,6 +45,7 @@ async def test_approve_a_hold_confirms_what_it_lets_through(tui_db: Path,
         assert isinstance(app.screen, HoldScreen)
         assert "standup (acme.standup) over arrow e2" in _static(app, "#hold-about")
         assert "and redeploy to production." in _static(app, "#hold-text")
+        await armed(pilot)
         await pilot.press("Y")
         await settle(pilot)
         held = [p for p in app.engine.prompts() if p.agent == "yolo"][0]

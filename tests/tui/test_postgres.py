@@ -21,7 +21,7 @@ from tui.screens.arrow_log import ArrowLogScreen
 from tui.screens.hold import HoldScreen
 from tui.widgets.log_view import LogView
 
-from .conftest import settle
+from .conftest import armed, settle
 from .screen import screen_output
 from .world import build, make_app
 
@@ -66,6 +66,7 @@ async def test_log_holds_and_live_rows_on_postgresql(tui_store: str,
         await pilot.press("a")
         await settle(pilot)
         assert isinstance(app.screen, HoldScreen)
+        await armed(pilot)
         await pilot.press("Y")
         await settle(pilot)
         held = [p for p in app.engine.prompts() if p.agent == "yolo"][0]

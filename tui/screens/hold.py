@@ -7,12 +7,15 @@ approval names the SHA-256 of exactly the string this dialog rendered, so text
 the person did not see (a longer prompt swapped in meanwhile, a part below the
 fold or in the middle) is never approved. Approving
 lets a prompt through to an agent in dangerous mode, so it takes a deliberate
-key (shift+y by default) that is not next to the key that opened the dialog.
+key (shift+y by default) that is not next to the key that opened the dialog,
+and that key works only once the dialog has been on screen for a moment
+(`HoldScreen.ARM_S`): one typed ahead with the key that opened it has read nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
+import time
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
@@ -90,6 +93,12 @@ class HoldScreen(ModalScreen[bool]):
                 tooltip="Jump to the end of the prompt (what it skips still has to be read)"),
     ]
 
+    #: Seconds the dialog is on screen before its approve key works. A person reads
+    #: for longer than that; ``a`` and shift+y typed in one go (or a key meant for the
+    #: list that arrives as the dialog opens) would otherwise approve a short prompt
+    #: whose dialog was drawn for a single frame.
+    ARM_S: ClassVar[float] = 0.5
+
     def __init__(self, prompt: Prompt, *, approve: bool) -> None:
         super().__init__()
         self.prompt = prompt
@@ -103,6 +112,8 @@ class HoldScreen(ModalScreen[bool]):
         #: The spans of the scrolled content that have been on screen, as
         #: (top, bottom) rows, merged and in order.
         self._seen: list[tuple[int, int]] = []
+        #: When the dialog was first drawn (`time.monotonic`), or None before.
+        self._drawn_at: float | None = None
         self._answered = False
         self._lines = self.shown_text.count("\n") + 1
 
@@ -149,8 +160,23 @@ class HoldScreen(ModalScreen[bool]):
         scroll.focus()
         self.watch(scroll, "scroll_y", self._note_seen, init=False)
         self.call_after_refresh(self._note_seen)
+        self.call_after_refresh(self._first_drawn)
         self.set_interval(1.0, self._tick)
         self._show_keys()
+
+    def _first_drawn(self) -> None:
+        """The dialog is on screen: its approve key works `ARM_S` seconds from now."""
+        self._drawn_at = time.monotonic()
+        self.set_timer(self.ARM_S, self._armed_now)
+
+    @property
+    def armed(self) -> bool:
+        """Whether the dialog has been on screen for `ARM_S` seconds."""
+        return self._drawn_at is not None and time.monotonic() - self._drawn_at >= self.ARM_S
+
+    def _armed_now(self) -> None:
+        self._show_keys()
+        self.refresh_bindings()
 
     @on(Resize)
     def _resized(self) -> None:
@@ -188,6 +214,9 @@ class HoldScreen(ModalScreen[bool]):
             keys.update(Text.assemble(
                 "Scroll through to the end of the prompt to approve it (",
                 ("↓", "bold"), " / ", ("pgdn", "bold"), ")    ", cancel, " cancel"))
+        elif not self.armed:
+            keys.update(Text.assemble("Read the prompt: its approve key works in a moment    ",
+                                      cancel, " cancel"))
         else:
             keys.update(Text.assemble((key_hint(self, "hold.confirm_approve"), "bold"),
                                       " approve (dangerous mode)    ", cancel, " cancel"))
@@ -210,7 +239,8 @@ class HoldScreen(ModalScreen[bool]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "approve":
-            return self.approve and self.all_seen and not self.gate.operator_refusal
+            return self.approve and self.all_seen and self.armed \
+                and not self.gate.operator_refusal
         if action == "reject":
             return not self.approve and not self.gate.operator_refusal
         return True
@@ -221,7 +251,7 @@ class HoldScreen(ModalScreen[bool]):
 
     async def action_approve(self) -> None:
         """Approve the text shown, by its digest."""
-        if not (self.approve and self.all_seen):
+        if not (self.approve and self.all_seen and self.armed) or self._answered:
             return
         prompt, digest = self.prompt, self.shown_sha256
         self._answered = True
