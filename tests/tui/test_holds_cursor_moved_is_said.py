@@ -17,7 +17,7 @@ from textual.widgets import DataTable
 from engine.app.replay import VirtualClock
 from tui.screens.holds import HoldsScreen
 
-from .conftest import settle
+from .conftest import open_hold, settle
 from .world import add_hostile, make_app
 
 
@@ -41,3 +41,18 @@ async def test_the_selected_hold_ending_elsewhere_is_said(tui_db: Path,
         assert selected is not None and selected.id == other
         said = [n.message for n in app._notifications]
         assert any(yolo in m and "no longer held" in m and other in m for m in said), said
+
+
+async def test_a_hold_answered_here_is_not_said_twice(tui_db: Path,
+                                                      tui_clock: VirtualClock) -> None:
+    """The dialog says how a prompt answered in it ended; the list adds nothing."""
+    other = await add_hostile(tui_db, tui_clock, text="Another prompt, from another card.")
+    app = make_app(tui_db, tui_clock, start="holds")
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        yolo = next(p.id for p in app.engine.prompts(state="held") if p.id != other)
+        await open_hold(pilot, yolo)
+        await pilot.press("Y")
+        await settle(pilot)
+        assert app.engine.prompt(yolo).state in ("queued", "delivered")  # type: ignore[union-attr]
+        said = [n.message for n in app._notifications]
+        assert not any("no longer held" in m for m in said), said

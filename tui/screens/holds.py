@@ -46,12 +46,15 @@ class HoldsScreen(EngineScreen):
 
     #: The prompt whose text the lower pane shows: (id, text), or None.
     _shown: tuple[str, str] | None = None
+    #: The prompt last approved or rejected in this screen's dialog, or None.
+    _answered_here: str | None = None
 
     def _held(self) -> list[Prompt]:
         return self.engine.prompts(state="held")
 
     def refresh_data(self) -> None:
         table = self.query_one("#holds", DataTable)
+        under_cursor = row_key(table)
         selected = self.selected()
         table.clear()
         held = self._held()
@@ -68,7 +71,23 @@ class HoldsScreen(EngineScreen):
                           key=prompt.id)
         if selected is not None and selected.id in {p.id for p in held}:
             table.move_cursor(row=table.get_row_index(selected.id))
+        elif under_cursor is not None and held:
+            self._cursor_moved(under_cursor)
         self._show_text()
+
+    def _cursor_moved(self, gone: str) -> None:
+        """The prompt under the cursor is no longer held and another took its row: say
+        both, so a person who read one prompt does not open the other by habit."""
+        now = self.selected()
+        if now is None or now.id == gone:
+            return
+        top = self.app.screen
+        if gone == self._answered_here or isinstance(top, HoldScreen) and top.prompt.id == gone:
+            return  # answered in its dialog here, or that dialog is open: it says how it ended
+        ended = self.engine.prompt(gone)
+        self.notify(f"prompt {gone} is no longer held ({ended.state if ended else 'gone'}); "
+                    f"the cursor is on prompt {now.id} now, from card {now.card}",
+                    title="Holds", severity="warning", timeout=10)
 
     def _tick(self) -> None:
         table = self.query_one("#holds", DataTable)
@@ -133,7 +152,9 @@ class HoldsScreen(EngineScreen):
             self.notify("No held prompt is selected.", severity="warning")
             return
 
-        def answered(_done: bool | None) -> None:
+        def answered(done: bool | None) -> None:
+            if done:
+                self._answered_here = prompt.id
             self.refresh_data()
 
         self.app.push_screen(HoldScreen(prompt, approve=approve), answered)
