@@ -71,13 +71,10 @@ async def open_hold(pilot: Pilot[Any], prompt_id: str, key: str = "a") -> Any:
 
 
 async def armed(pilot: Pilot[Any]) -> None:
-    """Wait until the hold dialog on top (if one is) takes its approve key: it has been
-    on screen for `HoldScreen.ARM_S` seconds."""
-    from tui.screens.hold import HoldScreen
-
+    """Wait until the consent dialog on top (if one is) takes its yes: it has been on
+    screen for `tui.screens.arming.ARM_S` seconds (a screen without ``armed`` is ready)."""
     for _ in range(100):
-        screen = pilot.app.screen
-        if not isinstance(screen, HoldScreen) or screen.armed:
+        if getattr(pilot.app.screen, "armed", True):
             break
         await pilot.pause(0.05)
     await settle(pilot)
