@@ -29,7 +29,13 @@ async def tui_db(tmp_path: Path, tui_clock: VirtualClock) -> Path:
 
 
 async def settle(pilot: Pilot[Any]) -> None:
-    """Wait for the app's workers (but the ones that run for ever) and its messages."""
+    """Wait for the app's workers (but the ones that run for ever) and its messages, and
+    as a person would, for a consent dialog just opened to take its yes (`armed`)."""
+    await _settle(pilot)
+    await armed(pilot)
+
+
+async def _settle(pilot: Pilot[Any]) -> None:
     app = pilot.app
     # The canvas analyses reach once the cursor rests (0.12 s), in a thread: on a
     # loaded machine that can take seconds, so wait up to 10 s (it stops at once
@@ -57,7 +63,7 @@ async def settle(pilot: Pilot[Any]) -> None:
 async def open_hold(pilot: Pilot[Any], prompt_id: str, key: str = "a") -> Any:
     """On the holds screen, put the cursor on ``prompt_id``'s row and open its dialog with
     ``key`` (``a`` approve, ``r`` reject); returns the screen then on top, once it has
-    been on screen long enough for its approve key to work (`HoldScreen.ARM_S`)."""
+    been on screen long enough for its approve key to work (`settle` waits for that)."""
     from textual.widgets import DataTable
 
     await settle(pilot)
@@ -66,15 +72,17 @@ async def open_hold(pilot: Pilot[Any], prompt_id: str, key: str = "a") -> Any:
     await settle(pilot)
     await pilot.press(key)
     await settle(pilot)
-    await armed(pilot)
     return pilot.app.screen
 
 
 async def armed(pilot: Pilot[Any]) -> None:
     """Wait until the consent dialog on top (if one is) takes its yes: it has been on
     screen for `tui.screens.arming.ARM_S` seconds (a screen without ``armed`` is ready)."""
+    waited = False
     for _ in range(100):
         if getattr(pilot.app.screen, "armed", True):
             break
+        waited = True
         await pilot.pause(0.05)
-    await settle(pilot)
+    if waited:
+        await _settle(pilot)

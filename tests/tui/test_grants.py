@@ -103,7 +103,9 @@ async def test_a_hidden_cards_request_is_refused(tui_db: Path, tui_clock: Virtua
         await settle(pilot)
         assert app.screen.select_node("reader1")  # type: ignore[attr-defined]
         await settle(pilot)
-        await pilot.press("o", "y")
+        await pilot.press("o")
+        await settle(pilot)  # the dialog takes its yes once it has been on screen a moment
+        await pilot.press("y")
         await settle(pilot)
         assert "clipboard.write" not in app.engine.state.grants["acme.reader"]
         assert any("not-visible" in n.message for n in app._notifications)

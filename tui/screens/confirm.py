@@ -8,16 +8,16 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from ..keys import key_hint
 from ..text import plain
+from .arming import ArmedDialog
 
 __all__ = ["ConfirmScreen"]
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(ArmedDialog):
     """``y`` confirms, ``n`` or escape cancels; dismisses with the answer.
 
     Args:
@@ -27,6 +27,9 @@ class ConfirmScreen(ModalScreen[bool]):
         risk: for high-risk consent, what the risk is; the dialog then names it
             and confirms only with the deliberate key ``Y`` (shift+y), which is
             not next to any key that opens a dialog.
+
+    Either yes works only once the dialog has been on screen for a moment
+    (`tui.screens.arming`); no and escape work at once.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -69,10 +72,12 @@ class ConfirmScreen(ModalScreen[bool]):
         return True
 
     def action_answer(self, answer: bool) -> None:
-        """Close with the person's answer."""
+        """Close with the person's answer (a yes typed ahead of the dialog is not one)."""
+        if answer and not self.armed:
+            return
         self.dismiss(answer)
 
     def action_deliberate(self) -> None:
         """Confirm high-risk consent."""
-        if self.risk is not None:
+        if self.risk is not None and self.armed:
             self.dismiss(True)

@@ -9,13 +9,12 @@ fold or in the middle) is never approved. Approving
 lets a prompt through to an agent in dangerous mode, so it takes a deliberate
 key (shift+y by default) that is not next to the key that opened the dialog,
 and that key works only once the dialog has been on screen for a moment
-(`HoldScreen.ARM_S`): one typed ahead with the key that opened it has read nothing.
+(`tui.screens.arming`): one typed ahead with the key that opened it has read nothing.
 """
 
 from __future__ import annotations
 
 import hashlib
-import time
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
@@ -24,7 +23,6 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.events import Resize
-from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from engine import Prompt
@@ -32,6 +30,7 @@ from engine import Prompt
 from ..keys import key_hint
 from ..messages import EngineChanged
 from ..text import plain
+from .arming import ArmedDialog
 
 if TYPE_CHECKING:
     from ..app import ArrowgateApp
@@ -71,7 +70,7 @@ def time_left(app: ArrowgateApp, prompt: Prompt) -> str:
     return f"{left // 60}:{left % 60:02d}"
 
 
-class HoldScreen(ModalScreen[bool]):
+class HoldScreen(ArmedDialog):
     """A held prompt in full; dismisses with True once it was approved or rejected.
 
     Args:
@@ -93,12 +92,6 @@ class HoldScreen(ModalScreen[bool]):
                 tooltip="Jump to the end of the prompt (what it skips still has to be read)"),
     ]
 
-    #: Seconds the dialog is on screen before its approve key works. A person reads
-    #: for longer than that; ``a`` and shift+y typed in one go (or a key meant for the
-    #: list that arrives as the dialog opens) would otherwise approve a short prompt
-    #: whose dialog was drawn for a single frame.
-    ARM_S: ClassVar[float] = 0.5
-
     def __init__(self, prompt: Prompt, *, approve: bool) -> None:
         super().__init__()
         self.prompt = prompt
@@ -112,8 +105,6 @@ class HoldScreen(ModalScreen[bool]):
         #: The spans of the scrolled content that have been on screen, as
         #: (top, bottom) rows, merged and in order.
         self._seen: list[tuple[int, int]] = []
-        #: When the dialog was first drawn (`time.monotonic`), or None before.
-        self._drawn_at: float | None = None
         self._answered = False
         self._lines = self.shown_text.count("\n") + 1
 
@@ -160,21 +151,11 @@ class HoldScreen(ModalScreen[bool]):
         scroll.focus()
         self.watch(scroll, "scroll_y", self._note_seen, init=False)
         self.call_after_refresh(self._note_seen)
-        self.call_after_refresh(self._first_drawn)
         self.set_interval(1.0, self._tick)
         self._show_keys()
 
-    def _first_drawn(self) -> None:
-        """The dialog is on screen: its approve key works `ARM_S` seconds from now."""
-        self._drawn_at = time.monotonic()
-        self.set_timer(self.ARM_S, self._armed_now)
-
-    @property
-    def armed(self) -> bool:
-        """Whether the dialog has been on screen for `ARM_S` seconds."""
-        return self._drawn_at is not None and time.monotonic() - self._drawn_at >= self.ARM_S
-
-    def _armed_now(self) -> None:
+    def on_armed(self) -> None:
+        """The approve key works from now: offer it (once the end was seen)."""
         self._show_keys()
         self.refresh_bindings()
 

@@ -8,7 +8,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
 from engine import PERMISSIONS
@@ -16,6 +15,7 @@ from engine.core.review import permission_title
 
 from ..keys import key_hint
 from ..text import plain
+from .arming import ArmedDialog
 from .base import row_key
 
 if TYPE_CHECKING:
@@ -24,12 +24,13 @@ if TYPE_CHECKING:
 __all__ = ["RequestScreen"]
 
 
-class RequestScreen(ModalScreen[bool]):
+class RequestScreen(ArmedDialog):
     """The optional permissions a card's package declares; allow or deny the selected one.
 
     The engine tells the card the answer either way and records it in the
     consent history; it refuses the request when the card is not on screen
-    (``not-visible``). A high-risk permission is allowed only with shift+y.
+    (``not-visible``). A high-risk permission is allowed only with shift+y, and
+    allowing works once the dialog has been on screen a moment (`tui.screens.arming`).
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -126,7 +127,7 @@ class RequestScreen(ModalScreen[bool]):
     async def action_answer(self, allow: bool) -> None:
         """Answer the card: allow (not for high risk) or deny (not for one granted)."""
         name = self.selected()
-        if name is None or (allow and PERMISSIONS[name].risk == "high"):
+        if name is None or (allow and (PERMISSIONS[name].risk == "high" or not self.armed)):
             return
         package = self._package()
         if not allow and package is not None and self._granted(package, name):
@@ -153,7 +154,7 @@ class RequestScreen(ModalScreen[bool]):
     async def action_allow_high(self) -> None:
         """Allow a high-risk optional permission (the deliberate key)."""
         name = self.selected()
-        if name is not None and PERMISSIONS[name].risk == "high":
+        if name is not None and PERMISSIONS[name].risk == "high" and self.armed:
             await self._answer(name, True)
 
     async def _answer(self, name: str, allow: bool) -> None:

@@ -9,7 +9,6 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from engine import ConsentError, Review, parse_manifest
@@ -20,6 +19,7 @@ from engine.core.state import PackageState
 
 from ..keys import key_hint
 from ..text import plain
+from .arming import ArmedDialog
 
 if TYPE_CHECKING:
     from ..app import ArrowgateApp
@@ -53,12 +53,13 @@ def version_note(pkg: PackageState, file_hash: str) -> str:
             "update; what it changes is then approved on the grants screen.")
 
 
-class ReviewScreen(ModalScreen[bool]):
+class ReviewScreen(ArmedDialog):
     """An offered package's review; ``y`` installs with every required permission.
 
     A package asking for a high-risk permission installs only with the
     deliberate key ``Y`` (shift+y), and the review names those permissions
     above its keys. A manifest that does not review (invalid) offers no accept.
+    Accepting works once the review has been on screen a moment (`tui.screens.arming`).
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -171,12 +172,12 @@ class ReviewScreen(ModalScreen[bool]):
 
     async def action_accept_high(self) -> None:
         """Install a package asking for high-risk permissions (the deliberate key)."""
-        if self.review is not None and self.review.high:
+        if self.review is not None and self.review.high and self.armed:
             await self._install()
 
     async def action_accept(self) -> None:
         """Install with every required permission (a person's yes); not for high risk."""
-        if self.review is None or self.review.high:
+        if self.review is None or self.review.high or not self.armed:
             return
         await self._install()
 

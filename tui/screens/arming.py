@@ -1,0 +1,52 @@
+"""A consent dialog's yes works only once the dialog has been on screen for a moment.
+
+A person reads a dialog before saying yes to it. A yes typed ahead with the key
+that opened the dialog (``a`` then shift+y, ``g`` then shift+y), or a key meant
+for the screen below that arrives as the dialog opens, has read nothing: it
+would approve a prompt or grant a permission from a dialog drawn for a single
+frame. Saying no, cancelling and closing are never held back (they fail closed).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+from textual import events, on
+from textual.screen import ModalScreen
+
+__all__ = ["ARM_S", "ArmedDialog"]
+
+#: Seconds a consent dialog is on screen before its yes works: shorter than any
+#: reading, longer than the gap between two keys typed in one go.
+ARM_S = 0.5
+
+
+class ArmedDialog(ModalScreen[bool]):
+    """A modal dialog that knows whether it has been on screen for `ARM_S` seconds.
+
+    Subclasses check `armed` before any consenting action, and may override
+    `on_armed` to offer its key once it works.
+    """
+
+    ARM_S: ClassVar[float] = ARM_S
+    #: When the dialog was first drawn (`time.monotonic`), or None before.
+    _drawn_at: float | None = None
+
+    @on(events.Mount)
+    def _arm_after_drawn(self) -> None:
+        # After the frame that first shows the dialog.
+        self.call_after_refresh(self._first_drawn)
+
+    def _first_drawn(self) -> None:
+        self._drawn_at = time.monotonic()
+        self.set_timer(self.ARM_S, self.on_armed)
+
+    @property
+    def armed(self) -> bool:
+        """Whether the dialog has been on screen for `ARM_S` seconds: a yes now is read."""
+        return self._drawn_at is not None and time.monotonic() - self._drawn_at >= self.ARM_S
+
+    def on_armed(self) -> None:
+        """The yes works from now (override to show its key)."""
+        self.refresh_bindings()
