@@ -5,6 +5,12 @@ then NFC again), so ``CLAUDE.md``, ``claude.MD`` and a decomposed spelling
 of a name are the same name. Every component of a path is looked at: a
 ``.git`` or ``CLAUDE.md`` anywhere in the tree is protected.
 
+A workspace may sit on a filesystem laxer than Linux's own, so names are also
+compared as those see them: FAT and SMB/NTFS drop trailing dots and spaces
+(``CLAUDE.md.`` creates ``CLAUDE.md``), HFS+ ignores zero-width characters
+(``.git\u200c`` is ``.git``), and FAT answers to a short name (``GIT~1``), which
+counts as every protected or secret name it could stand for.
+
 Which workspace folders are unsafe asks the operating system (``fstatfs``,
 ``/proc/self/mountinfo``), so it is an effect: `engine.effects.folders`.
 """
@@ -12,6 +18,7 @@ Which workspace folders are unsafe asks the operating system (``fstatfs``,
 from __future__ import annotations
 
 import fnmatch
+import re
 import unicodedata
 
 __all__ = ["PROTECTED_NAMES", "SECRET_PATTERNS", "fold", "is_protected", "is_secret"]
@@ -47,17 +54,44 @@ PROTECTED_NAMES = frozenset({
 })
 _PROTECTED_PATTERNS = (".aider*",)
 
+# Unicode's default-ignorable code points: some filesystems (HFS+) skip them in names.
+_IGNORABLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
+                        "\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f"
+                        "\ufeff\uffa0\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+                        "\U000e0000-\U000e0fff]")
+# A FAT short name: up to six characters of the long name, ``~N``, up to three of its end.
+_SHORT_NAME = re.compile(r"([^.~]{1,6})~[0-9]+(?:\.[^.]{0,3})?")
+
+
+def _squash(name: str) -> str:
+    # What a short name keeps of a long one: no dots or spaces, ``+,;=[]`` as ``_``.
+    return re.sub(r"[+,;=\[\]]", "_", re.sub(r"[. ]", "", name))
+
+
+#: Literal names a FAT short name may stand for, squashed, with the set each is in.
+_PROTECTED_SQUASHED = tuple((_squash(n), n) for n in sorted(PROTECTED_NAMES | {".aider"}))
+_SECRET_SQUASHED = tuple((_squash(n), n) for n in sorted(
+    _SECRET_DIRS | {p.rstrip("*.") for p in SECRET_PATTERNS if not p.startswith("*")}))
+
 
 def fold(name: str) -> str:
-    """A name as it is compared: NFC, case-folded, NFC again."""
-    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", name).casefold())
+    """A name as it is compared: NFC, without ignorable characters, case-folded, NFC
+    again, without trailing dots and spaces."""
+    name = _IGNORABLE.sub("", unicodedata.normalize("NFC", name))
+    return unicodedata.normalize("NFC", name.casefold()).rstrip(". ")
+
+
+def _short_for(low: str, squashed: tuple[tuple[str, str], ...]) -> bool:
+    """Whether the folded ``low`` is a FAT short name one of ``squashed`` may have."""
+    match = _SHORT_NAME.fullmatch(low)
+    return match is not None and any(s.startswith(match.group(1)) for s, _n in squashed)
 
 
 def is_secret(parts: list[str] | tuple[str, ...]) -> bool:
     """A secret-like name anywhere in the path, or anything inside a secret folder."""
     low = [fold(p) for p in parts]
     for i, part in enumerate(low):
-        if part in _SECRET_DIRS:
+        if part in _SECRET_DIRS or _short_for(part, _SECRET_SQUASHED):
             return True
         if any(fnmatch.fnmatchcase(part, p) for p in SECRET_PATTERNS):
             return True
@@ -70,7 +104,7 @@ def is_protected(parts: list[str] | tuple[str, ...]) -> bool:
     """Under .git, agent instructions or settings, editor settings, CI, hooks, or app data."""
     for part in parts:
         low = fold(part)
-        if low in PROTECTED_NAMES or any(fnmatch.fnmatchcase(low, p)
-                                         for p in _PROTECTED_PATTERNS):
+        if low in PROTECTED_NAMES or _short_for(low, _PROTECTED_SQUASHED) or any(
+                fnmatch.fnmatchcase(low, p) for p in _PROTECTED_PATTERNS):
             return True
     return False
