@@ -308,13 +308,17 @@ class ConfinedFiles:
             if len(data) > max_bytes:
                 raise PathRefused("too-large", f"{len(data)} bytes is more than fs_max_bytes "
                                                f"({max_bytes})")
+            mode = None
             if walked.exists:
                 st = os.stat(last, dir_fd=walked.parent, follow_symlinks=False)
                 if stat.S_ISDIR(st.st_mode):
                     raise IsADirectoryError(errno.EISDIR, "is a directory", last)
                 if not stat.S_ISREG(st.st_mode):
                     raise PathRefused("not-regular", "only regular files are written")
-            self._atomic_write(walked.parent, last, data)
+                # The new file takes the old one's mode (a private file stays
+                # private, a script executable), never its set-user or set-group bit.
+                mode = stat.S_IMODE(st.st_mode) & ~(stat.S_ISUID | stat.S_ISGID)
+            self._atomic_write(walked.parent, last, data, mode)
             return None
         if name == "fs.mkdir":
             os.mkdir(last, dir_fd=walked.parent)
@@ -470,12 +474,18 @@ class ConfinedFiles:
             self._pool = None
 
     @staticmethod
-    def _atomic_write(parent: int, last: str, data: bytes) -> None:
-        """Write to a temporary file in the same folder, then rename over the target."""
+    def _atomic_write(parent: int, last: str, data: bytes, mode: int | None) -> None:
+        """Write to a temporary file in the same folder, then rename over the target.
+
+        ``mode`` is the permission bits the file gets (the target's, when it
+        existed); None is a new file's ``0644`` less the umask.
+        """
         tmp = f".{last}.{secrets.token_hex(6)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644,
-                     dir_fd=parent)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+                     0o644 if mode is None else 0o600, dir_fd=parent)
         try:
+            if mode is not None:  # set before a byte is written: never readable by more
+                os.fchmod(fd, mode)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
                 fh.flush()
