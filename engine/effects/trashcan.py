@@ -30,10 +30,12 @@ from urllib.parse import quote
 
 from engine.effects.pathwalk import rename_noreplace
 
-__all__ = ["MAX_SCAN", "Trash", "TrashRefused", "scan_tree"]
+__all__ = ["MAX_DEPTH", "MAX_SCAN", "Trash", "TrashRefused", "scan_tree"]
 
 #: Entries of a folder scanned at most before trashing it is refused.
 MAX_SCAN = 100_000
+#: Levels of folders beneath a folder scanned at most (each holds a descriptor).
+MAX_DEPTH = 256
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -60,33 +62,54 @@ def scan_tree(dir_fd: int, prefix: tuple[str, ...],
     reason, or None. Links are looked at, never followed; folders are
     opened with ``O_NOFOLLOW`` relative to their parent's descriptor.
 
+    Depth first, holding one descriptor per level of the folder being read
+    (a folder's subfolders are remembered by name until their turn, not
+    opened): a folder of thousands of subfolders must not use up the
+    process's descriptors, which every other open in the engine needs.
+
     Raises:
-        TrashRefused: a guarded entry (its reason), or more than `MAX_SCAN` entries.
+        TrashRefused: a guarded entry (its reason), more than `MAX_SCAN`
+            entries, or folders more than `MAX_DEPTH` deep.
     """
-    stack = [(os.dup(dir_fd), prefix)]
     seen = 0
+
+    def read(fd: int, parts: tuple[str, ...]) -> list[str]:
+        """Check the entries of one open folder; its subfolders' names, to do next."""
+        nonlocal seen
+        subs: list[str] = []
+        with os.scandir(fd) as entries:
+            for entry in entries:
+                seen += 1
+                if seen > MAX_SCAN:
+                    raise TrashRefused("too-large", f"the folder holds more than "
+                                                    f"{MAX_SCAN} entries")
+                path = [*parts, entry.name]
+                reason = guarded(path)
+                if reason is not None:
+                    raise TrashRefused(reason, f"the folder holds {'/'.join(path)!r}, "
+                                               "which a card may not trash")
+                if entry.is_dir(follow_symlinks=False):
+                    subs.append(entry.name)
+        subs.reverse()  # popped from the end: in the order they were read
+        return subs
+
+    stack: list[tuple[int, tuple[str, ...], list[str]]] = [(os.dup(dir_fd), prefix, [])]
     try:
+        stack[-1][2].extend(read(stack[-1][0], prefix))
         while stack:
-            fd, parts = stack.pop()
-            try:
-                with os.scandir(fd) as entries:
-                    for entry in entries:
-                        seen += 1
-                        if seen > MAX_SCAN:
-                            raise TrashRefused("too-large", f"the folder holds more than "
-                                                            f"{MAX_SCAN} entries")
-                        path = [*parts, entry.name]
-                        reason = guarded(path)
-                        if reason is not None:
-                            raise TrashRefused(reason, f"the folder holds {'/'.join(path)!r}, "
-                                                       "which a card may not trash")
-                        if entry.is_dir(follow_symlinks=False):
-                            sub = os.open(entry.name, _DIR_FLAGS, dir_fd=fd)
-                            stack.append((sub, tuple(path)))
-            finally:
+            fd, parts, todo = stack[-1]
+            if not todo:
+                stack.pop()
                 os.close(fd)
+                continue
+            if len(stack) > MAX_DEPTH:
+                raise TrashRefused("too-large", f"the folder is more than {MAX_DEPTH} "
+                                                "folders deep")
+            name = todo.pop()
+            stack.append((os.open(name, _DIR_FLAGS, dir_fd=fd), (*parts, name), []))
+            stack[-1][2].extend(read(stack[-1][0], stack[-1][1]))
     finally:
-        for fd, _parts in stack:
+        for fd, _parts, _todo in stack:
             os.close(fd)
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from engine.effects.trashcan import scan_tree
+import pytest
+
+from engine.effects.trashcan import MAX_DEPTH, TrashRefused, scan_tree
 
 
 def _open_descriptors() -> int:
@@ -48,3 +50,25 @@ def test_a_wide_folder_is_scanned_with_few_descriptors(tmp_path: Path) -> None:
     assert "wide/d7/deeper" in seen
     assert peak - base <= 8, f"{peak - base} descriptors open at once"
     assert _open_descriptors() == base
+
+
+def test_a_tree_deeper_than_the_bound_is_refused_and_leaks_nothing(tmp_path: Path) -> None:
+    """Folders more than MAX_DEPTH deep are too-large (a descriptor a level), all closed."""
+    deep = tmp_path / "deep"
+    deep.mkdir()
+    fd = os.open(deep, os.O_RDONLY | os.O_DIRECTORY)
+    level = os.dup(fd)
+    for _ in range(MAX_DEPTH + 2):  # made by descriptor: the path would be too long
+        os.mkdir("d", dir_fd=level)
+        nxt = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=level)
+        os.close(level)
+        level = nxt
+    os.close(level)
+    base = _open_descriptors()
+    try:
+        with pytest.raises(TrashRefused) as refused:
+            scan_tree(fd, ("deep",), lambda _parts: None)
+    finally:
+        os.close(fd)
+    assert refused.value.reason == "too-large"
+    assert _open_descriptors() == base - 1
