@@ -32,8 +32,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import watchfiles
-
 from engine.core.checks import Passed, denial
 from engine.core.decision import Decision
 from engine.core.events import Event
@@ -42,6 +40,7 @@ from engine.effects.folders import unsafe_folder
 from engine.effects.pathwalk import Escape, Walked, open_beneath, walk
 from engine.effects.threadwork import submit
 from engine.effects.trashcan import Trash, TrashRefused, scan_tree
+from engine.effects.treewatch import Change, watch_tree
 
 if TYPE_CHECKING:
     from engine.core.state import State
@@ -160,7 +159,7 @@ class ConfinedFiles:
         #: Live watches' tasks by watch id.
         self.watches: dict[str, asyncio.Task[None]] = {}
         self._watchers: dict[str, _Watcher] = {}
-        #: Per live watch, the event that ends it (watchfiles' ``stop_event``).
+        #: Per live watch, the event that ends it (`watch_tree`'s ``end``).
         self._ends: dict[str, asyncio.Event] = {}
         self._ending: set[asyncio.Task[None]] = set()  # withdrawn, not yet at their end
         self._watch_ids = itertools.count(1)
@@ -401,7 +400,6 @@ class ConfinedFiles:
         Any failure (the folder removed, no inotify instances left) ends the
         watch with an ``fs.watch.ended`` event: nothing escapes the task.
         """
-        base = root.joinpath(*full)
         loop = asyncio.get_running_loop()
         reason = "ended"
 
@@ -413,12 +411,11 @@ class ConfinedFiles:
             return end.is_set() or not watcher.holds(engine.state)
 
         try:
-            async for changes in watchfiles.awatch(base, stop_event=end,
-                                                   recursive=True, debounce=50, step=20):
+            async for changes in watch_tree(root, full, end, self._executor()):
                 if withdrawn():
                     return
                 found = await loop.run_in_executor(
-                    self._executor(), self._visible, root, sorted(changes), denylist)
+                    self._executor(), self._visible, root, changes, denylist)
                 if withdrawn():
                     return
                 for change, rel in found:
@@ -438,20 +435,17 @@ class ConfinedFiles:
                     "watch": watch_id, "workspace": watcher.workspace,
                     "package": watcher.package, "reason": reason}))
 
-    def _visible(self, root: Path, changes: list[tuple[watchfiles.Change, str]],
-                 denylist: bool) -> list[tuple[watchfiles.Change, str]]:
+    def _visible(self, root: Path, changes: list[tuple[Change, tuple[str, ...]]],
+                 denylist: bool) -> list[tuple[Change, str]]:
         """The changes a card may hear of: inside the folder, through no link, not denied."""
-        out: list[tuple[watchfiles.Change, str]] = []
+        out: list[tuple[Change, str]] = []
         try:
             root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except OSError:
             return out
         try:
             for change, changed in changes:
-                try:
-                    parts = list(Path(changed).relative_to(root).parts)
-                except ValueError:
-                    continue  # reported under another name for the folder: not ours
+                parts = list(changed)
                 if not parts or ".." in parts or (denylist and is_secret(parts)):
                     continue
                 if self.data_dir is not None and _inside(root.joinpath(*parts), self.data_dir):

@@ -287,7 +287,7 @@ async def test_a_watch_that_fails_ends_quietly(make_engine, tmp_path, monkeypatc
         raise OSError(24, "inotify instance limit reached")
         yield  # pragma: no cover - makes this an async generator
 
-    monkeypatch.setattr(files_module.watchfiles, "awatch", broken)
+    monkeypatch.setattr(files_module, "watch_tree", broken)
     d = await engine.call("c1", "fs.watch", None, {"path": "."})
     fs = engine.world.fs
     assert isinstance(fs, ConfinedFiles)

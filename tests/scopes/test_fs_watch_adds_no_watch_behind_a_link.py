@@ -62,3 +62,83 @@ async def test_a_link_to_a_tree_outside_gets_no_watch(make_engine: Any, tmp_path
     added = _inotify_watches() - before
     assert 2 <= added <= 4, f"{added} inotify watches for a folder of 2 real folders"
     engine.close()
+
+
+async def _watching(make_engine: Any, tmp_path: Path, events: list[Any]) -> Any:
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    engine = make_engine(world=World(net=None, fs=ConfinedFiles(data_dir=tmp_path / "data")),
+                         sink=events.append)
+    await engine.create_workspace("w1", ws)
+    await offer_install(engine, manifest("acme.fs", {"fs.read": {}}))
+    await engine.add_node({"id": "c1", "type": "card", "package": "acme.fs"}, workspace="w1")
+    d = await engine.call("c1", "fs.watch", None, {"path": "."})
+    assert d.outcome == "ok", d.message
+    await asyncio.sleep(0.2)
+    return engine
+
+
+async def _seen(events: list[Any], path: str) -> list[str]:
+    for _ in range(60):
+        got = [e.data["path"] for e in events if e.type == "fs.changed"]
+        if path in got:
+            return got
+        await asyncio.sleep(0.05)
+    return [e.data["path"] for e in events if e.type == "fs.changed"]
+
+
+async def test_folders_made_later_are_watched_links_made_later_are_not(
+        make_engine: Any, tmp_path: Path) -> None:
+    """A folder made after the watch began reports its files; a link made later does not."""
+    events: list[Any] = []
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    engine = await _watching(make_engine, tmp_path, events)
+    ws = tmp_path / "ws"
+    (ws / "new" / "deeper").mkdir(parents=True)
+    os.symlink("../outside", ws / "late-link")
+    await asyncio.sleep(0.3)  # the new folders are walked and watched
+    (ws / "new" / "deeper" / "a.txt").write_text("a")
+    (outside / "leak.txt").write_text("outside")
+    got = await _seen(events, "new/deeper/a.txt")
+    assert "new/deeper/a.txt" in got
+    assert "late-link" in got  # the link itself is an entry that came
+    assert not [p for p in got if "leak" in p], got
+    engine.close()
+
+
+async def test_a_folder_moved_out_is_heard_of_no_more(make_engine: Any, tmp_path: Path) -> None:
+    """A folder moved out of the workspace reports its removal, then nothing done in it."""
+    events: list[Any] = []
+    (tmp_path / "ws" / "sub").mkdir(parents=True)
+    engine = await _watching(make_engine, tmp_path, events)
+    os.rename(tmp_path / "ws" / "sub", tmp_path / "gone")
+    await asyncio.sleep(0.2)
+    (tmp_path / "gone" / "after.txt").write_text("x")
+    (tmp_path / "ws" / "marker.txt").write_text("m")
+    got = await _seen(events, "marker.txt")
+    assert "sub" in got and "marker.txt" in got
+    assert not [p for p in got if "after" in p], got
+    engine.close()
+
+
+async def test_the_watched_folder_removed_ends_the_watch(make_engine: Any,
+                                                         tmp_path: Path) -> None:
+    """Removing the watched folder ends its watch with fs.watch.ended."""
+    events: list[Any] = []
+    (tmp_path / "ws" / "sub").mkdir(parents=True)
+    engine = make_engine(world=World(net=None, fs=ConfinedFiles(data_dir=tmp_path / "data")),
+                         sink=events.append)
+    await engine.create_workspace("w1", tmp_path / "ws")
+    await offer_install(engine, manifest("acme.fs", {"fs.read": {}}))
+    await engine.add_node({"id": "c1", "type": "card", "package": "acme.fs"}, workspace="w1")
+    d = await engine.call("c1", "fs.watch", None, {"path": "sub"})
+    assert d.outcome == "ok", d.message
+    await asyncio.sleep(0.2)
+    (tmp_path / "ws" / "sub").rmdir()
+    for _ in range(60):
+        if any(e.type == "fs.watch.ended" for e in events):
+            break
+        await asyncio.sleep(0.05)
+    assert [e.data["reason"] for e in events if e.type == "fs.watch.ended"] == ["ended"]
+    engine.close()

@@ -76,7 +76,7 @@ async def test_revoking_fs_read_ends_the_cards_watches_at_once(
     fs = engine.world.fs
     assert isinstance(fs, ConfinedFiles) and not fs.watches
     ended: list[Any] = []
-    for _ in range(100):  # the task runs its end once watchfiles lets it go
+    for _ in range(100):  # the task runs its end once its watch lets it go
         ended = [e.data for e in sunk if e.type == "fs.watch.ended"]
         if ended:
             break
