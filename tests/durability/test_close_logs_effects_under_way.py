@@ -43,10 +43,10 @@ class SlowWrite:
     def patch(self, monkeypatch: pytest.MonkeyPatch) -> None:
         write = ConfinedFiles._atomic_write
 
-        def slow(parent: int, last: str, data: bytes) -> None:
+        def slow(parent: int, last: str, data: bytes, mode: int | None) -> None:
             self.entered.set()
             assert self.release.wait(PATIENCE), "the test never released the write"
-            write(parent, last, data)
+            write(parent, last, data, mode)
 
         monkeypatch.setattr(ConfinedFiles, "_atomic_write", staticmethod(slow))
 
