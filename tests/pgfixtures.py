@@ -5,7 +5,9 @@
 ``ARROWGATE_TEST_PG`` (a ``postgresql://`` URI whose user may create
 databases; ``.ci/run`` sets it), else a throwaway server this session starts
 (tests/pgserver.py), so ``pytest`` alone works on a machine with PostgreSQL
-installed. Tests that use these fixtures are marked ``postgres``.
+installed. Under pytest-xdist (``-n 2``, the README's test command) the first
+worker uses the named server and each other worker a throwaway one
+(`_shares_the_given_server`). Tests that use these fixtures are marked ``postgres``.
 
 Without PostgreSQL such tests are skipped, and say so, locally; with
 ``CI=true`` they fail instead, so CI can never pass by skipping them.
@@ -49,11 +51,23 @@ def _unavailable(why: str) -> NoReturn:
     pytest.skip(f"no PostgreSQL for this test: {why}")
 
 
+def _shares_the_given_server() -> bool:
+    """Whether this process uses the server ``ARROWGATE_TEST_PG`` names: the whole
+    session when run alone, only the first worker when pytest-xdist runs several.
+
+    Some tests kill a server backend with SIGKILL (tests/pg/test_kills.py), which
+    makes PostgreSQL end every connection of the server while it recovers: a test
+    in another worker on the same server would lose its connections for no fault
+    of its own. So every other worker starts a throwaway server of its own.
+    """
+    return os.environ.get("PYTEST_XDIST_WORKER", "gw0") == "gw0"
+
+
 @pytest.fixture(scope="session")
 def pg_server() -> Iterator[str]:
     """The URI of a database on the session's server, for creating test databases."""
     given = os.environ.get(ENV)
-    if given:
+    if given and _shares_the_given_server():
         if urlsplit(given).scheme not in ("postgresql", "postgres"):
             pytest.fail(f"{ENV} must be a postgresql:// URI, not {given!r}", pytrace=False)
         try:
