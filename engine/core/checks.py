@@ -469,7 +469,7 @@ def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
             return denial(call, card_id, "RATE_LIMITED", **_limit_fields(passed),
                           permission=passed.permission, reason=rate_key,
                           arrow=passed.arrow.id if passed.arrow else None,
-                          retry_after=round(wait, 6),
+                          retry_after=_retry_after(wait),
                           why=f"at most {limit.limit} {rate_key} calls in any "
                               f"{limit.period:g} s",
                           fix=f"try again in {wait:.3g} s")
@@ -488,6 +488,19 @@ def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
                           why=f"{target.id} has {QUEUE_LIMIT} undelivered prompts",
                           fix="wait until it has taken some")
     return passed
+
+
+def _retry_after(wait: float) -> float:
+    """``wait`` (above 0) as a refusal says it: to the microsecond, and never 0.
+
+    Rounded to nearest, a wait under half a microsecond said 0.0, "try again
+    now", and a call made then was refused again.
+    """
+    return max(round(wait, 6), _LEAST_WAIT)
+
+
+#: The shortest ``retry_after`` a refusal says (one microsecond).
+_LEAST_WAIT = 1e-6
 
 
 def _limit_fields(passed: Passed) -> dict[str, Any]:
