@@ -19,10 +19,18 @@ from engine.core.catalogue import RATE_LIMITS, RateLimit
 if TYPE_CHECKING:
     from canvas.graph import Canvas
 
-__all__ = ["CALLS_NAMED", "DENIAL_PERIOD", "DenialLog", "Handover", "RateCounters",
+__all__ = ["CALLS_NAMED", "DENIAL_PERIOD", "LATEST", "DenialLog", "Handover", "RateCounters",
            "RollingWindow", "SteadyClock", "Suppressed", "hand_over", "rate_owner"]
 
-_INF = math.inf  # a global, not an attribute read, where every call reads the clock
+#: The last second of the year 9999 (UTC): the latest time the engine hands out, and
+#: minus it the earliest. Beyond it a float's step outgrows the windows (at 1.7e18,
+#: a clock counting nanoseconds, it is 256 s): ``x + P`` is ``x``, a counted call
+#: leaves its window at once, and no rate limit would bind. A global, not an
+#: attribute read, where every call reads the clock.
+LATEST = 253402300799.0
+_LATEST = LATEST
+#: ``high`` before any time was handed out: below every time the engine takes.
+_NONE_YET = -LATEST
 
 
 class SteadyClock:
@@ -30,22 +38,23 @@ class SteadyClock:
 
     When the clock is stepped back, time stands still at the highest value
     seen until the clock catches up, so no rolling window can be reopened by
-    setting a clock back. A value that is not a finite number (NaN, ±inf)
-    is ignored the same way. `at_least` raises the floor: the engine calls it
-    with the newest time in the store when it opens, so a restart with an
-    earlier clock stands still too.
+    setting a clock back. A value that is not a time (NaN, ±inf, or beyond
+    ±`LATEST`, where no window can be kept) is ignored the same way.
+    `at_least` raises the floor: the engine calls it with the newest time in
+    the store when it opens, so a restart with an earlier clock stands still too.
     """
 
     __slots__ = ("clock", "high")
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self.clock = clock
-        #: The highest time handed out so far (or read from the store).
-        self.high = -math.inf
+        #: The highest time handed out so far (or read from the store);
+        #: `_NONE_YET` before any.
+        self.high = _NONE_YET
 
     def __call__(self) -> float:
         t = self.clock()
-        if type(t) is float and self.high < t < _INF:
+        if type(t) is float and self.high < t <= _LATEST:
             # Most readings (every call reads it): a float ahead of the floor.
             self.high = t = t + 0.0  # (-0.0: see below)
             return t
@@ -53,17 +62,17 @@ class SteadyClock:
         # SQLite stores -0.0 as 0, so a log row made at -0.0 would be hashed
         # with a time it is not stored with, and would never verify.
         t = float(t) + 0.0
-        if t > self.high and t != math.inf:  # False for NaN too
+        if self.high < t <= _LATEST:  # False for NaN too
             self.high = t
-        if self.high == -math.inf:
-            # No finite time seen yet: 0.0 is handed out, so it is the floor
-            # now (a later clock of -1 would otherwise go back from it).
+        if self.high == _NONE_YET:
+            # No time seen yet: 0.0 is handed out, so it is the floor now (a
+            # later clock of -1 would otherwise go back from it).
             self.high = 0.0
         return self.high
 
     def at_least(self, t: float | None) -> None:
-        """Never hand out a time earlier than ``t`` (ignored unless finite)."""
-        if t is not None and math.isfinite(t) and t > self.high:
+        """Never hand out a time earlier than ``t`` (ignored unless a time, as readings are)."""
+        if t is not None and self.high < t <= _LATEST:
             self.high = t
 
 

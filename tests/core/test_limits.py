@@ -9,7 +9,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from engine.core.catalogue import RateLimit
-from engine.core.limits import RateCounters, RollingWindow, SteadyClock
+from engine.core.limits import LATEST, RateCounters, RollingWindow, SteadyClock
 
 
 class _Clock:
@@ -84,14 +84,15 @@ def test_steady_clock_never_goes_backwards(times: list[float], floors: list[floa
 
 
 class _Reference:
-    """`SteadyClock` as it was written before its common reading got a path of its own."""
+    """`SteadyClock` as it was written before its common reading got a path of its own
+    (with round 19's rule: a reading beyond ±`LATEST` is no time, as NaN is not)."""
 
     def __init__(self, clock: _Clock) -> None:
         self.clock, self.high = clock, -math.inf
 
     def __call__(self) -> float:
         t = float(self.clock()) + 0.0
-        if t > self.high and t != math.inf:
+        if t > self.high and -LATEST < t <= LATEST:
             self.high = t
         if self.high == -math.inf:
             self.high = 0.0
