@@ -19,8 +19,7 @@ from typing import Any
 
 from engine.app.replay import VirtualClock
 from engine.core.limits import SteadyClock
-
-from ..conftest import manifest, offer_install
+from tests.conftest import manifest, offer_install
 
 #: A clock counting nanoseconds, read as seconds.
 NANOSECONDS = 1.7e18
