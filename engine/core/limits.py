@@ -8,7 +8,6 @@ are counted, by the caller calling `count`.
 
 from __future__ import annotations
 
-import math
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -143,6 +142,22 @@ def hand_over(removed: str, owner: str, spawned: Iterable[tuple[str, str]]) -> H
     return Handover(((heir, None), *rest), True, heir)
 
 
+def _beyond(x: float, period: float, t: float) -> float:
+    """``x + period − t``: above 0 exactly when a call at ``x`` still lies in (t − P, t].
+
+    Its sign is exact, as SPEC §6 reads the window ("precisely"). ``x + P`` in
+    floats is rounded where it crosses a power of two; rounded onto ``t`` it made a
+    call 60 − 2⁻⁴³ s old look gone. Rounding is monotonic and ``t`` is a float, so
+    only a sum equal to ``t`` is in doubt, and its rounding error (TwoSum, exact)
+    then says which side it was on: that error is the answer.
+    """
+    s = x + period
+    if s != t:
+        return s - t
+    back = s - x
+    return (x - (s - back)) + (period - back)
+
+
 class RollingWindow:
     """The accepted call times of one (card, key), oldest first."""
 
@@ -155,10 +170,12 @@ class RollingWindow:
 
     def _drop_old(self, t: float) -> None:
         # Times at or before t − P have left the half-open window (t − P, t].
-        # Written as x + P <= t, the same arithmetic retry_after uses, so a
-        # refused call always gets a positive retry_after despite rounding.
-        while self.times and self.times[0] + self.period <= t:
-            self.times.popleft()
+        # A sum above t is no doubt (the usual answer, at one addition); one
+        # at or below it is settled by `_beyond`, as retry_after is, so a
+        # refused call always gets a positive retry_after.
+        times, period = self.times, self.period
+        while times and times[0] + period <= t and _beyond(times[0], period, t) <= 0:
+            times.popleft()
 
     def retry_after(self, t: float) -> float | None:
         """None when a call at ``t`` fits, else the seconds until one would.
@@ -172,11 +189,12 @@ class RollingWindow:
             return None
         # Times after t count too: the engine's time never goes back, but
         # another process on the same store may run a clock behind ours.
-        inside = [x for x in self.times if t < x + self.period]
+        period = self.period
+        inside = [x for x in self.times if _beyond(x, period, t) > 0]
         if len(inside) < self.limit:
             return None
         # The next call fits once the limit-th newest call inside has left.
-        return inside[len(inside) - self.limit] + self.period - t
+        return _beyond(inside[len(inside) - self.limit], period, t)
 
     def count(self, t: float) -> None:
         """Record an accepted call at ``t`` (times never decrease)."""
