@@ -189,8 +189,10 @@ class RollingWindow:
             return None
         # Times after t count too: the engine's time never goes back, but
         # another process on the same store may run a clock behind ours.
+        # Inline for the usual sums, clear of t; `_beyond` for one equal to it.
         period = self.period
-        inside = [x for x in self.times if _beyond(x, period, t) > 0]
+        inside = [x for x in self.times
+                  if t < x + period or (x + period == t and _beyond(x, period, t) > 0)]
         if len(inside) < self.limit:
             return None
         # The next call fits once the limit-th newest call inside has left.
