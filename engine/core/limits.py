@@ -316,7 +316,8 @@ class DenialLog:
         times = self._times.get(key)
         if times is None:
             times = self._times[key] = deque()
-        while times and times[0] + DENIAL_PERIOD <= t:
+        # As a rate window's (`RollingWindow._drop_old`): exact at the edge.
+        while times and times[0] + DENIAL_PERIOD <= t and _beyond(times[0], DENIAL_PERIOD, t) <= 0:
             times.popleft()
         if len(times) >= limit:
             return False
