@@ -20,29 +20,13 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from engine import Engine, World
 from engine.core.errors import StoreFailed
-from tests.conftest import manifest, offer_install
+from tests.pg.test_store import _engine, _prompt_world
 
 #: Well above the round-trip bound (3 s) and a lock wait, far below the load's 120 s.
 BOUND_S = 12.0
 
 
-def _engine(dsn: str) -> Engine:
-    return Engine.open(store=dsn, world=World(net=None, fs=None))
-
-
-async def _prompt_world(dsn: str, folder: Path) -> None:
-    engine = _engine(dsn)
-    try:
-        (folder / "ws").mkdir(exist_ok=True)
-        await engine.create_workspace("w1", folder / "ws")
-        await offer_install(engine, manifest("acme.p", {"agents.prompt": {}}))
-        await engine.add_node({"id": "c1", "type": "card", "package": "acme.p"}, workspace="w1")
-        await engine.add_node({"id": "a1", "type": "agent"}, workspace="w1")
-        await engine.add_arrow({"id": "e1", "from": "c1", "to": "a1"})
-    finally:
-        engine.close()
 
 
 def _rows(dsn: str) -> int:
