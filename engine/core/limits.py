@@ -18,8 +18,9 @@ from engine.core.catalogue import RATE_LIMITS, RateLimit
 if TYPE_CHECKING:
     from canvas.graph import Canvas
 
-__all__ = ["CALLS_NAMED", "DENIAL_PERIOD", "LATEST", "DenialLog", "Handover", "RateCounters",
-           "RollingWindow", "SteadyClock", "Suppressed", "hand_over", "rate_owner"]
+__all__ = ["CALLS_NAMED", "DENIAL_PERIOD", "LATEST", "UNDER_WAY_PER_CARD", "DenialLog", "Handover",
+           "RateCounters", "RollingWindow", "SteadyClock", "Suppressed", "hand_over",
+           "rate_owner"]
 
 #: The last second of the year 9999 (UTC): the latest time the engine hands out, and
 #: minus it the earliest. Beyond it a float's step outgrows the windows (at 1.7e18,
@@ -331,3 +332,9 @@ class DenialLog:
         keeps those until their ``suppressed`` row is written."""
         for key in [k for k in self._times if k is not None and not live(k)]:
             del self._times[key]
+
+#: The most allowed fetch and file calls one card has under way at once; one more is
+#: ``CARD_LIMIT``, reason ``under-way``. Each holds a task, its arguments and, for a
+#: fetch, a connection (a file descriptor) until it ends: unbounded, one card's
+#: fetches to a silent server it declared could use up the process's descriptors.
+UNDER_WAY_PER_CARD = 32
