@@ -64,7 +64,7 @@ CODES: dict[str, str] = {
     "SCOPE_REFUSED": "outside the permission's scope (host, address, path)",
     "LOOP_REFUSED": "the prompt would loop back or exceed the hop limit",
     "RATE_LIMITED": "too many calls of this kind in the rolling window",
-    "CARD_LIMIT": "a spawn cap or the workspace card cap is reached",
+    "CARD_LIMIT": "a spawn cap, the workspace card cap or the card's calls under way is reached",
     "QUEUE_FULL": "the agent's prompt queue holds 20 undelivered prompts, or the agent has "
                   "256 tool calls open",
     "PROMPT_REJECTED": "a person rejected the held prompt",

@@ -333,8 +333,8 @@ class DenialLog:
         for key in [k for k in self._times if k is not None and not live(k)]:
             del self._times[key]
 
-#: The most allowed fetch and file calls one card has under way at once; one more is
-#: ``CARD_LIMIT``, reason ``under-way``. Each holds a task, its arguments and, for a
+#: The most allowed fetches one card has under way at once, and apart the most file
+#: calls; one more is ``CARD_LIMIT``, reason ``under-way``. Each holds a task, its arguments and, for a
 #: fetch, a connection (a file descriptor) until it ends: unbounded, one card's
 #: fetches to a silent server it declared could use up the process's descriptors.
 UNDER_WAY_PER_CARD = 32

@@ -18,6 +18,7 @@ from engine.core.checks import (
     malformed,
 )
 from engine.core.decision import Decision
+from engine.core.limits import UNDER_WAY_PER_CARD
 from engine.core.plans import CountRate, plan_call, plan_prompt
 from engine.core.text import shown
 from engine.effects.threadwork import STARTED
@@ -301,6 +302,9 @@ class Calls:
                             message=f"ok: card {card.id} ({passed.package.name}) {spec.name}")
         payload = self.record.payload(spec.name, args)
         if waits(spec.name):
+            busy = self._under_way_of(passed, payload)
+            if busy is not None:
+                return busy
             # A request may take seconds and file work runs in a thread (a
             # slow disk must not stall other calls): never hold the write
             # lock for either. Once begun, the effect goes on to its end and
@@ -328,6 +332,32 @@ class Calls:
                              payload)
             self.applier.do(plan.effects)
         return plan.decision
+
+    def _under_way_of(self, passed: Passed, payload: str | None) -> Decision | None:
+        """None while the card has fewer than `UNDER_WAY_PER_CARD` calls of this one's
+        kind (fetches, or file calls) under way; else the refusal of this one more,
+        logged (``CARD_LIMIT``, ``under-way``) with its payload.
+
+        Counted over the calls under way (at most that many a card and kind, so the
+        count is bounded by the cards' number), where a fetch holds a connection and
+        any call a task and its arguments until it ends. The kinds apart: a card
+        waiting on slow servers can still read its files.
+        """
+        card = passed.card.id
+        fetch = passed.spec.name == "net.fetch"
+        under_way = sum(1 for underway in self._underway if underway.passed.card.id == card
+                        and (underway.passed.spec.name == "net.fetch") == fetch)
+        if under_way < UNDER_WAY_PER_CARD:
+            return None
+        kind = "fetches" if fetch else "file calls"
+        refusal = denial(passed.spec.name, card, "CARD_LIMIT", package=passed.package.name,
+                         permission=passed.permission, reason="under-way",
+                         why=f"card {card} has {under_way} {kind} under way, "
+                             f"at most {UNDER_WAY_PER_CARD} at once",
+                         fix="call again once one of them has ended")
+        with self.ctx.write():
+            self.record.refused_or_counted(refusal, payload)
+        return refusal
 
     async def _effect_logged(self, passed: Passed, args: dict[str, Any], decision: Decision,
                              payload: str | None, underway: Underway) -> Decision:

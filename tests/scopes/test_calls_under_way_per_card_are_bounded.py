@@ -1,9 +1,10 @@
-"""A card has a bounded number of fetch and file calls under way at once.
+"""A card has a bounded number of fetches (and, counted apart, file calls) under way.
 
-The rule: a card never holds more than `UNDER_WAY_PER_CARD` allowed fetch or file
-calls in flight; one more is refused at once (``CARD_LIMIT``, reason
+The rule: a card never holds more than `UNDER_WAY_PER_CARD` allowed fetches in
+flight, nor as many file calls; one more is refused at once (``CARD_LIMIT``, reason
 ``under-way``), logged like every refusal, and nothing is sent. The bound is per
-card: another card is unaffected, and the card may call again once one ends.
+card and kind: another card is unaffected, the card's file calls too
+(tests/scopes/test_fetch_burst_cheap.py), and it may fetch again once one ends.
 (Hostile input never floods the engine: each fetch in flight holds a connection,
 a file descriptor, its arguments and a task.)
 

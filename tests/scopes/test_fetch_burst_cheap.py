@@ -10,7 +10,9 @@ still costs no decisions, however many fetches wait.
 
 (Found by a helper: each fetch built an httpx client and TLS context on the
 event loop, and each re-ran ``decide()`` every 50 ms; a card sending 120 fetches
-at once stalled every other call of the service for seconds.)
+at once stalled every other call of the service for seconds. Since round 19 a
+card has at most `UNDER_WAY_PER_CARD` fetches under way: of the burst, that many
+wait on the silent server and the rest are refused at once.)
 """
 
 from __future__ import annotations

@@ -55,11 +55,14 @@ async def test_stuck_lookups_leave_the_engines_threads_free(make_engine,
                                   settings={"fetch_timeout": 0.3})
     await offer_install(engine, manifest("acme.net", {"network": {"hosts": [
         "*.example.org"]}}))
-    await engine.add_node({"id": "c1", "type": "card", "package": "acme.net"},
-                          workspace="w1")
+    # Two cards: each may have `UNDER_WAY_PER_CARD` (32) fetches under way at once.
+    for card in ("c1", "c2"):
+        await engine.add_node({"id": card, "type": "card", "package": "acme.net"},
+                              workspace="w1")
     try:
         answers = await asyncio.wait_for(asyncio.gather(*(
-            engine.call("c1", "net.fetch", None, {"url": f"https://h{i}.example.org/"})
+            engine.call(f"c{1 + i % 2}", "net.fetch", None,
+                        {"url": f"https://h{i}.example.org/"})
             for i in range(FETCHES))), 30)
         assert {(d.code, d.reason) for d in answers} == {("FETCH_FAILED", "timeout")}
         # The lookups are still stuck; the engine's own thread work is not.
