@@ -474,7 +474,10 @@ class ConfinedFiles:
         ``mode`` is the permission bits the file gets (the target's, when it
         existed); None is a new file's ``0644`` less the umask.
         """
-        tmp = f".{last}.{secrets.token_hex(6)}.tmp"
+        # Within the filesystem's 255 bytes whatever the target's length: its name
+        # (cut whole characters) says what the file was for, if one is ever left.
+        stem = last.encode()[:_TMP_STEM].decode("utf-8", "ignore")
+        tmp = f".{stem}.{secrets.token_hex(6)}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
                      0o644 if mode is None else 0o600, dir_fd=parent)
         try:
@@ -491,6 +494,11 @@ class ConfinedFiles:
             except OSError:
                 pass
             raise
+
+
+#: The bytes of the target's name a temporary file's name keeps: 255 less the 18
+#: around it (``.``, ``.``, 12 hex digits, ``.tmp``).
+_TMP_STEM = 255 - 18
 
 
 def _through_real_folders(root_fd: int, folders: list[str]) -> bool:
