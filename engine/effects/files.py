@@ -416,6 +416,13 @@ class ConfinedFiles:
                     return
                 found = await loop.run_in_executor(
                     self._executor(), self._visible, root, changes, denylist)
+                if found:
+                    # What the store holds now decides, as for a fetch's answer: another
+                    # engine's revoke reaches this engine's state only at its next
+                    # operation, and no change may slip through meanwhile. Catching up
+                    # ends this watch (`end_withdrawn_watches`) when consent went; a
+                    # store that cannot be read ends it too (StoreFailed).
+                    engine.sync()
                 if withdrawn():
                     return
                 for change, rel in found:
