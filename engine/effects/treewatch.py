@@ -11,7 +11,7 @@ descriptor, and each is given to inotify through its own descriptor
 an entry like a file: reported when it comes or goes, never entered.
 
 Walking (which may meet thousands of folders) runs in a worker thread, one
-descriptor a level; events are read on the loop from a non-blocking inotify
+descriptor a level, so at most `MAX_DEPTH` levels (deeper ends the watch); events are read on the loop from a non-blocking inotify
 descriptor, a cheap read. A folder that arrives later (made, or moved in) is
 walked the same way and its entries are reported as added; a folder moved
 away is forgotten at once, so nothing under it is reported again, wherever it
@@ -36,10 +36,13 @@ from pathlib import Path
 
 from engine.effects.pathwalk import open_beneath
 
-__all__ = ["MAX_FOLDERS", "Change", "TooManyFolders", "watch_tree"]
+__all__ = ["MAX_DEPTH", "MAX_FOLDERS", "Change", "TooDeep", "TooManyFolders", "watch_tree"]
 
 #: Folders one watch may hold (an inotify watch each); more ends the watch.
 MAX_FOLDERS = 10_000
+#: Levels of folders beneath the watched one a watch goes down (its walk holds a
+#: descriptor a level, as the trash scan does); deeper ends the watch.
+MAX_DEPTH = 256
 
 _IN_MODIFY, _IN_ATTRIB, _IN_CLOSE_WRITE = 0x2, 0x4, 0x8
 _IN_MOVED_FROM, _IN_MOVED_TO, _IN_CREATE, _IN_DELETE = 0x40, 0x80, 0x100, 0x200
@@ -71,6 +74,13 @@ class TooManyFolders(Exception):
         super().__init__(f"the folder holds more than {MAX_FOLDERS} folders to watch")
 
 
+class TooDeep(Exception):  # noqa: N818 -- named as the watch's end reason reads
+    """The watched tree has folders more than `MAX_DEPTH` levels beneath the watched one."""
+
+    def __init__(self) -> None:
+        super().__init__(f"the folder holds folders more than {MAX_DEPTH} levels deep")
+
+
 def _check(result: int) -> int:
     if result < 0:
         err = ctypes.get_errno()
@@ -81,8 +91,10 @@ def _check(result: int) -> int:
 class _Tree:
     """One inotify instance and the workspace-relative folder each of its watches is."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, base: tuple[str, ...]) -> None:
         self.root = root
+        #: The watched folder's parts: depth (`MAX_DEPTH`) counts from it.
+        self.base = base
         self.fd = _check(_libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC))
         #: Watch descriptor -> the folder's parts, beneath the workspace folder.
         self.folders: dict[int, tuple[str, ...]] = {}
@@ -108,6 +120,9 @@ class _Tree:
 
         Raises:
             TooManyFolders: the watch would hold more than `MAX_FOLDERS` folders.
+            TooDeep: a folder lies more than `MAX_DEPTH` levels beneath the
+                watched one (the walk holds a descriptor for each level above it:
+                unbounded, they would use up the engine's descriptors).
         """
         watched: list[tuple[int, tuple[str, ...]]] = []
         entries: list[tuple[str, ...]] = []
@@ -130,6 +145,8 @@ class _Tree:
                     stack.pop()
                     os.close(fd)
                     continue
+                if len(here) - len(self.base) >= MAX_DEPTH:
+                    raise TooDeep
                 name = todo.pop()
                 try:
                     sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
@@ -253,9 +270,10 @@ async def watch_tree(root: Path, base: tuple[str, ...], end: asyncio.Event, pool
     Raises:
         OSError: the folder cannot be opened or watched (no inotify instances left).
         TooManyFolders: the tree holds more than `MAX_FOLDERS` folders.
+        TooDeep: the tree has folders more than `MAX_DEPTH` levels deep.
     """
     loop = asyncio.get_running_loop()
-    tree = _Tree(root)
+    tree = _Tree(root, base)
     try:
         watched, _entries = await loop.run_in_executor(
             pool, functools.partial(tree.walk, base, strict=True))
