@@ -27,7 +27,6 @@ import enum
 import errno
 import functools
 import os
-import stat
 import struct
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -180,7 +179,9 @@ class _Tree:
         with os.scandir(fd) as found:
             for entry in found:
                 entries.append((*parts, entry.name))
-                if stat.S_ISDIR(entry.stat(follow_symlinks=False).st_mode):
+                # The listing's own type where it has one; an entry removed since it
+                # was listed is no folder (its removal is an event), never an error.
+                if entry.is_dir(follow_symlinks=False):
                     subs.append(entry.name)
         return subs
 
