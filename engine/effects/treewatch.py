@@ -154,9 +154,13 @@ class _Tree:
                 stack.append((sub, (*here, name), []))
                 stack[-1][2].extend(self._watch_one(sub, stack[-1][1], watched, entries))
         except BaseException:
-            for wd, _parts in watched:
-                with contextlib.suppress(OSError):
-                    _check(_libc.inotify_rm_watch(self.fd, wd))
+            with self._lock:
+                # Closed meanwhile (the watch ended): its watches went with it, and
+                # the number may be another watch's descriptor now — never touched.
+                if not self._closed:
+                    for wd, _parts in watched:
+                        with contextlib.suppress(OSError):
+                            _check(_libc.inotify_rm_watch(self.fd, wd))
             raise
         finally:
             for fd, _here, _todo in stack:
