@@ -85,4 +85,8 @@ def test_a_long_properties_list_read_per_item_is_bounded() -> None:
     start = time.perf_counter()
     problem = tool_args_problem(schema, {"xs": [{}] * 3_000}, 10**6)
     assert time.perf_counter() - start < 1.0
-    assert problem is not None and "too costly" in problem[1], problem
+    # Not read per item at all (round 19's review): only the names an item has are
+    # looked up, so the check is quick, and still a check.
+    assert problem is None, problem
+    problem = tool_args_problem(schema, {"xs": [{}] * 2_999 + [{"p7": 7}]}, 10**6)
+    assert problem == ("args.xs[2999].p7", "7 is not of type 'string'"), problem
