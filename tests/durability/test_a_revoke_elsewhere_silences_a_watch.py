@@ -19,7 +19,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from engine import World
+import pytest
+
+from engine import StoreFailed, World
 from engine.effects.files import ConfinedFiles
 from tests.conftest import manifest, offer_install
 
@@ -58,3 +60,26 @@ async def test_a_revoke_by_another_engine_stops_the_changes_reaching_the_card(
     assert changed == ["before.txt"], f"a change after the revoke reached the card: {changed}"
     assert ended == [{"watch": watch, "workspace": "w1", "package": "acme.fs",
                       "reason": "withdrawn"}]
+
+
+async def test_a_store_that_cannot_be_read_ends_the_watch_with_nothing_sent(
+        make_engine: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sunk: list[Any] = []
+    a = make_engine(world=World(net=None, fs=ConfinedFiles(data_dir=tmp_path / "data")),
+                    sink=sunk.append)
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    await a.create_workspace("w1", folder)
+    await offer_install(a, manifest("acme.fs", {"fs.read": {}}))
+    await a.add_node({"id": "c1", "type": "card", "package": "acme.fs"}, workspace="w1")
+    watch = (await a.call("c1", "fs.watch", None, {"path": "."})).value["watch"]
+
+    def unreadable() -> None:
+        raise StoreFailed("the store cannot be reached")
+
+    monkeypatch.setattr(a._ctx.store, "sync", unreadable)
+    (folder / "unjudged.txt").write_text("consent could not be read")
+    ended = await _events_of(sunk, "fs.watch.ended", within=10)
+    assert [e for e in sunk if e.type == "fs.changed"] == []
+    assert ended == [{"watch": watch, "workspace": "w1", "package": "acme.fs",
+                      "reason": "StoreFailed"}]
