@@ -19,7 +19,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from engine import World
+from engine import StoreFailed, World
 from engine.effects.netguard import FetchResponse, GuardedFetch
 from tests.conftest import manifest, offer_install
 
@@ -53,3 +53,36 @@ async def test_a_revoke_by_another_engine_withholds_the_body(
     assert (d.reason, d.permission) == ("not-granted", "network"), d.message
     rows = [r for r in a.log_rows() if r["call"] == "net.fetch"]
     assert (rows[-1]["outcome"], rows[-1]["code"]) == ("cancelled", "PERMISSION_DENIED")
+
+
+async def test_a_store_that_cannot_be_read_at_the_answer_withholds_the_body(
+        make_engine: Any, tmp_path: Path, monkeypatch: Any) -> None:
+    """Consent that cannot be read again when the answer comes withholds it (FETCH_FAILED,
+    reason ``store``): fail closed. (Round 19's review: untested on either store.)"""
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def transport(method, url, headers, body, address, **limits):
+        started.set()
+        await release.wait()
+        return FetchResponse(200, "THE BODY")
+
+    a = make_engine(world=World(net=GuardedFetch(lambda h: [PUBLIC], transport), fs=None))
+    (tmp_path / "ws").mkdir()
+    await a.create_workspace("w1", tmp_path / "ws")
+    await offer_install(a, manifest("acme.net", {"network": {"hosts": ["api.example.org"]}}))
+    await a.add_node({"id": "c1", "type": "card", "package": "acme.net"}, workspace="w1")
+    call = asyncio.ensure_future(a.call("c1", "net.fetch", None,
+                                        {"url": "https://api.example.org/"}))
+    try:
+        await asyncio.wait_for(started.wait(), 10)
+
+        def unreadable() -> None:
+            raise StoreFailed("the store cannot be reached")
+
+        monkeypatch.setattr(a._ctx.store, "sync", unreadable)
+    finally:
+        release.set()
+    d = await asyncio.wait_for(call, 10)
+    monkeypatch.undo()
+    assert d.value is None and (d.code, d.reason) == ("FETCH_FAILED", "store"), d
+    assert "THE BODY" not in d.message
