@@ -35,7 +35,8 @@ from pathlib import Path
 
 from engine.effects.pathwalk import open_beneath
 
-__all__ = ["MAX_DEPTH", "MAX_FOLDERS", "Change", "TooDeep", "TooManyFolders", "watch_tree"]
+__all__ = ["MAX_DEPTH", "MAX_FOLDERS", "Change", "Overflowed", "TooDeep", "TooManyFolders",
+           "watch_tree"]
 
 #: Folders one watch may hold (an inotify watch each); more ends the watch.
 MAX_FOLDERS = 10_000
@@ -71,6 +72,13 @@ class TooManyFolders(Exception):
 
     def __init__(self) -> None:
         super().__init__(f"the folder holds more than {MAX_FOLDERS} folders to watch")
+
+
+class Overflowed(Exception):  # noqa: N818 -- named as the watch's end reason reads
+    """The kernel's queue of changes overflowed: some were lost, and which is unknown."""
+
+    def __init__(self) -> None:
+        super().__init__("more changes came than the kernel keeps: some were lost")
 
 
 class TooDeep(Exception):  # noqa: N818 -- named as the watch's end reason reads
@@ -203,13 +211,19 @@ class _Tree:
 
     def read(self) -> tuple[list[tuple[Change, tuple[str, ...]]], list[tuple[str, ...]], bool]:
         """Every event waiting: the changes, the folders that arrived, and whether
-        the watched folder itself is gone (removed or moved)."""
+        the watched folder itself is gone (removed or moved).
+
+        Raises:
+            Overflowed: the kernel dropped changes.
+        """
         changes: list[tuple[Change, tuple[str, ...]]] = []
         arrived: list[tuple[str, ...]] = []
         gone = False
         for wd, mask, name in self._events():
             if mask & _IN_Q_OVERFLOW:
-                continue
+                # Changes were dropped: going on would tell the card of later ones
+                # as if it had seen them all. The watch ends; the card looks anew.
+                raise Overflowed
             if wd == self.base_wd and mask & (_IN_IGNORED | _IN_MOVE_SELF | _IN_DELETE_SELF):
                 gone = True
             if mask & _IN_IGNORED:
@@ -276,6 +290,7 @@ async def watch_tree(root: Path, base: tuple[str, ...], end: asyncio.Event, pool
         OSError: the folder cannot be opened or watched (no inotify instances left).
         TooManyFolders: the tree holds more than `MAX_FOLDERS` folders.
         TooDeep: the tree has folders more than `MAX_DEPTH` levels deep.
+        Overflowed: the kernel dropped changes (its queue was full).
     """
     loop = asyncio.get_running_loop()
     tree = _Tree(root, base)
