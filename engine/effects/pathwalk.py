@@ -19,10 +19,11 @@ import errno
 import os
 import platform
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 
 __all__ = ["MAX_LINKS", "Escape", "Walked", "has_openat2", "open_beneath", "openat2",
-           "rename_noreplace", "walk"]
+           "rename_noreplace", "walk", "walk_down"]
 
 MAX_LINKS = 40
 RESOLVE_NO_MAGICLINKS = 0x02
@@ -216,3 +217,51 @@ def open_beneath(root_fd: int, parts: tuple[str, ...], flags: int, mode: int = 0
             raise
     finally:
         os.close(fd)
+
+
+_SUBFOLDER_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def walk_down(top: int, parts: tuple[str, ...],
+              visit: Callable[[int, tuple[str, ...]], list[str]], *, max_depth: int,
+              too_deep: Callable[[], BaseException], skip_unopenable: bool = False) -> None:
+    """Visit the open folder ``top`` (at ``parts``) and every real folder beneath it,
+    depth first; ``top`` is taken over (closed by the walk).
+
+    ``visit`` reads one open folder and returns the names of its subfolders, in
+    the order they are to be visited last first (popped from the end). Each
+    subfolder is opened with ``O_NOFOLLOW`` relative to its parent's descriptor
+    (a link is never entered), and only one descriptor is held a level: a
+    folder's subfolders are remembered by name until their turn, so a folder of
+    thousands of them never uses up the process's descriptors.
+
+    Args:
+        max_depth: levels beneath ``top`` a folder may lie at and still be read
+            past (each holds a descriptor while its subfolders are walked).
+        too_deep: what is raised for a folder deeper than that with subfolders.
+        skip_unopenable: a subfolder that cannot be opened (gone, or swapped for a
+            link since it was listed) is passed by; else its `OSError` is raised.
+    """
+    stack: list[tuple[int, tuple[str, ...], list[str]]] = [(top, parts, [])]
+    try:
+        stack[-1][2].extend(visit(top, parts))
+        while stack:
+            fd, here, todo = stack[-1]
+            if not todo:
+                stack.pop()
+                os.close(fd)
+                continue
+            if len(stack) > max_depth:
+                raise too_deep()
+            name = todo.pop()
+            try:
+                sub = os.open(name, _SUBFOLDER_FLAGS, dir_fd=fd)
+            except OSError:
+                if skip_unopenable:
+                    continue
+                raise
+            stack.append((sub, (*here, name), []))
+            stack[-1][2].extend(visit(sub, stack[-1][1]))
+    finally:
+        for fd, _here, _todo in stack:
+            os.close(fd)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from engine.effects.pathwalk import rename_noreplace
+from engine.effects.pathwalk import rename_noreplace, walk_down
 
 __all__ = ["MAX_DEPTH", "MAX_SCAN", "Trash", "TrashRefused", "scan_tree"]
 
@@ -93,24 +93,9 @@ def scan_tree(dir_fd: int, prefix: tuple[str, ...],
         subs.reverse()  # popped from the end: in the order they were read
         return subs
 
-    stack: list[tuple[int, tuple[str, ...], list[str]]] = [(os.dup(dir_fd), prefix, [])]
-    try:
-        stack[-1][2].extend(read(stack[-1][0], prefix))
-        while stack:
-            fd, parts, todo = stack[-1]
-            if not todo:
-                stack.pop()
-                os.close(fd)
-                continue
-            if len(stack) > MAX_DEPTH:
-                raise TrashRefused("too-large", f"the folder is more than {MAX_DEPTH} "
-                                                "folders deep")
-            name = todo.pop()
-            stack.append((os.open(name, _DIR_FLAGS, dir_fd=fd), (*parts, name), []))
-            stack[-1][2].extend(read(stack[-1][0], stack[-1][1]))
-    finally:
-        for fd, _parts, _todo in stack:
-            os.close(fd)
+    walk_down(os.dup(dir_fd), prefix, read, max_depth=MAX_DEPTH,
+              too_deep=lambda: TrashRefused("too-large", f"the folder is more than "
+                                                         f"{MAX_DEPTH} folders deep"))
 
 
 class Trash:

@@ -33,7 +33,7 @@ from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import Executor
 from pathlib import Path
 
-from engine.effects.pathwalk import open_beneath
+from engine.effects.pathwalk import open_beneath, walk_down
 
 __all__ = ["MAX_DEPTH", "MAX_FOLDERS", "Change", "Overflowed", "TooDeep", "TooManyFolders",
            "watch_tree"]
@@ -55,7 +55,6 @@ _MASK = (_IN_MODIFY | _IN_ATTRIB | _IN_CLOSE_WRITE | _IN_MOVED_FROM | _IN_MOVED_
          | _IN_CREATE | _IN_DELETE | _IN_DELETE_SELF | _IN_MOVE_SELF | _IN_ONLYDIR
          | _IN_EXCL_UNLINK)
 _HEADER = struct.Struct("iIII")  # wd, mask, cookie, len
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -143,24 +142,13 @@ class _Tree:
                 return watched, entries
         finally:
             os.close(root_fd)
-        stack: list[tuple[int, tuple[str, ...], list[str]]] = [(top, parts, [])]
         try:
-            stack[-1][2].extend(self._watch_one(top, parts, watched, entries))
-            while stack:
-                fd, here, todo = stack[-1]
-                if not todo:
-                    stack.pop()
-                    os.close(fd)
-                    continue
-                if len(here) - len(self.base) >= MAX_DEPTH:
-                    raise TooDeep
-                name = todo.pop()
-                try:
-                    sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                except OSError:
-                    continue  # gone, or swapped for a link: its parent's events say so
-                stack.append((sub, (*here, name), []))
-                stack[-1][2].extend(self._watch_one(sub, stack[-1][1], watched, entries))
+            # A subfolder gone, or swapped for a link, is passed by: its parent's
+            # events say so. Depth counts from the watched folder, not from ``parts``.
+            walk_down(top, parts,
+                      lambda fd, here: self._watch_one(fd, here, watched, entries),
+                      max_depth=MAX_DEPTH - (len(parts) - len(self.base)),
+                      too_deep=TooDeep, skip_unopenable=True)
         except BaseException:
             with self._lock:
                 # Closed meanwhile (the watch ended): its watches went with it, and
@@ -170,9 +158,6 @@ class _Tree:
                         with contextlib.suppress(OSError):
                             _check(_libc.inotify_rm_watch(self.fd, wd))
             raise
-        finally:
-            for fd, _here, _todo in stack:
-                os.close(fd)
         return watched, entries
 
     def _watch_one(self, fd: int, parts: tuple[str, ...],
