@@ -40,7 +40,7 @@ from engine.effects.folders import unsafe_folder
 from engine.effects.pathwalk import Escape, Walked, open_beneath, walk
 from engine.effects.threadwork import submit
 from engine.effects.trashcan import Trash, TrashRefused, scan_tree
-from engine.effects.treewatch import Change, watch_tree
+from engine.effects.treewatch import Armed, Change, TooDeep, TooManyFolders, arm, watch_tree
 
 if TYPE_CHECKING:
     from engine.core.state import State
@@ -195,8 +195,8 @@ class ConfinedFiles:
             await asyncio.wrap_future(work.future)
         value = work.answer()
         if isinstance(value, _WatchFolder):
-            return self._watch(engine, passed, Path(ws.folder), value.full,
-                               settings.secret_denylist)
+            return await self._watch(engine, passed, Path(ws.folder), value.full,
+                                     settings.secret_denylist)
         return value
 
     def _answer(self, passed: Passed, path: str, done: Future[Any]) -> Any:
@@ -354,8 +354,8 @@ class ConfinedFiles:
             raise PathRefused("not-regular", "only regular files and folders are trashed")
         self.trash.move(parent, last, st, root.joinpath(*full))
 
-    def _watch(self, engine: ScopeHost, passed: Passed, root: Path, full: tuple[str, ...],
-               denylist: bool) -> dict[str, str] | Decision:
+    async def _watch(self, engine: ScopeHost, passed: Passed, root: Path,
+                     full: tuple[str, ...], denylist: bool) -> dict[str, str] | Decision:
         watcher = _Watcher(passed.card.id, passed.card.workspace, passed.package.name)
         # The watches of this card node only (`_Watcher` equality: id, workspace and
         # package). A card removed by another process keeps its watches here until
@@ -365,11 +365,31 @@ class ConfinedFiles:
             return self._refuse(passed, "watch-limit",
                                 f"a card holds at most {WATCH_LIMIT} watches", code="CARD_LIMIT")
         watch_id = f"w{next(self._watch_ids)}"
-        end = self._ends[watch_id] = asyncio.Event()
-        task = asyncio.get_running_loop().create_task(
-            self._watch_loop(engine, watcher, end, root, full, denylist, watch_id))
-        self.watches[watch_id] = task
+        # Counted from now (a second call while this one walks sees it), and
+        # ended like any watch if consent goes meanwhile.
         self._watchers[watch_id] = watcher
+        end = self._ends[watch_id] = asyncio.Event()
+        # Armed before the answer: a card that changes a file the moment it has
+        # its watch must hear of it, and a tree that cannot be watched is this
+        # call's refusal rather than a watch that ends at once.
+        try:
+            armed = await arm(root, full, self._executor())
+        except BaseException as exc:
+            self._watchers.pop(watch_id, None)
+            self._ends.pop(watch_id, None)
+            if isinstance(exc, (TooManyFolders, TooDeep)):
+                return self._refuse(passed, "too-large", str(exc))
+            if isinstance(exc, FileNotFoundError | NotADirectoryError):
+                return self._refuse(passed, "missing", "the folder is gone", code="NOT_FOUND")
+            if isinstance(exc, OSError):
+                return self._refuse(passed, "os-error", f"cannot watch the folder: {exc.strerror}")
+            raise
+        task = asyncio.get_running_loop().create_task(
+            self._watch_loop(engine, watcher, end, root, full, denylist, watch_id, armed))
+        # Closed however the task ends, even cancelled before its first step
+        # (the engine closing), when `watch_tree` never ran to close it.
+        task.add_done_callback(lambda _task: armed.close())
+        self.watches[watch_id] = task
         return {"watch": watch_id}
 
     def end_withdrawn_watches(self, state: State) -> None:
@@ -393,7 +413,7 @@ class ConfinedFiles:
 
     async def _watch_loop(self, engine: ScopeHost, watcher: _Watcher, end: asyncio.Event,
                           root: Path, full: tuple[str, ...], denylist: bool,
-                          watch_id: str) -> None:
+                          watch_id: str, armed: Armed) -> None:
         """Deliver changes under the watched folder that `_visible` lets through,
         until ``end`` is set (`end_withdrawn_watches`, `stop_watches`).
 
@@ -411,7 +431,7 @@ class ConfinedFiles:
             return end.is_set() or not watcher.holds(engine.state)
 
         try:
-            async for changes in watch_tree(root, full, end, self._executor()):
+            async for changes in watch_tree(root, full, end, self._executor(), armed=armed):
                 if withdrawn():
                     return
                 found = await loop.run_in_executor(

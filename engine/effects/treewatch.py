@@ -35,8 +35,8 @@ from pathlib import Path
 
 from engine.effects.pathwalk import open_beneath, walk_down
 
-__all__ = ["MAX_DEPTH", "MAX_FOLDERS", "Change", "Overflowed", "TooDeep", "TooManyFolders",
-           "watch_tree"]
+__all__ = ["MAX_DEPTH", "MAX_FOLDERS", "Armed", "Change", "Overflowed", "TooDeep",
+           "TooManyFolders", "arm", "watch_tree"]
 
 #: Folders one watch may hold (an inotify watch each); more ends the watch.
 MAX_FOLDERS = 10_000
@@ -111,9 +111,12 @@ class _Tree:
         self._closed = False
 
     def close(self) -> None:
+        """Close the inotify descriptor and its watches (again is nothing: the
+        number may be another file's by then)."""
         with self._lock:
-            self._closed = True
-            os.close(self.fd)
+            if not self._closed:
+                self._closed = True
+                os.close(self.fd)
 
     def walk(self, parts: tuple[str, ...], *, strict: bool
              ) -> tuple[list[tuple[int, tuple[str, ...]]], list[tuple[str, ...]]]:
@@ -262,14 +265,54 @@ def _coalesce(batch: list[tuple[Change, tuple[str, ...]]]
     return [(change, parts) for parts, change in net.items() if change is not None]
 
 
+class Armed:
+    """A folder tree walked and watched, its changes not yet read (`arm`).
+
+    Every change from the moment `arm` returned is kept by the kernel until
+    `watch_tree` reads it, so a caller may answer "watching" before it starts
+    reading. Closed by `watch_tree` when it ends, or by `close`.
+    """
+
+    def __init__(self, tree: _Tree) -> None:
+        self._tree = tree
+
+    def close(self) -> None:
+        """Stop watching (the descriptor and its watches go); closing twice is nothing."""
+        self._tree.close()
+
+
+async def arm(root: Path, base: tuple[str, ...], pool: Executor) -> Armed:
+    """Watch folder ``base`` of the workspace folder ``root`` and every folder beneath
+    it, walking in ``pool``.
+
+    Raises:
+        OSError: the folder cannot be opened or watched (no inotify instances left).
+        TooManyFolders: the tree holds more than `MAX_FOLDERS` folders.
+        TooDeep: the tree has folders more than `MAX_DEPTH` levels deep.
+    """
+    loop = asyncio.get_running_loop()
+    tree = _Tree(root, base)
+    try:
+        watched, _entries = await loop.run_in_executor(
+            pool, functools.partial(tree.walk, base, strict=True))
+    except BaseException:
+        tree.close()
+        raise
+    tree.adopt(watched)
+    tree.base_wd = watched[0][0]
+    return Armed(tree)
+
+
 async def watch_tree(root: Path, base: tuple[str, ...], end: asyncio.Event, pool: Executor,
-                     *, debounce: float = 0.05, step: float = 0.02
+                     *, armed: Armed | None = None, debounce: float = 0.05, step: float = 0.02
                      ) -> AsyncIterator[list[tuple[Change, tuple[str, ...]]]]:
     """Batches of changes beneath folder ``base`` of the workspace folder ``root``,
     until ``end`` is set or the folder is moved or removed.
 
-    Each batch gathers what came within ``debounce`` seconds (``step`` of quiet
-    ends it sooner); paths are parts beneath ``root``. Walking runs in ``pool``.
+    ``armed`` is the tree `arm` already watches (armed here when not given);
+    it is closed when this ends. Each batch gathers what came within
+    ``debounce`` seconds (``step`` of quiet ends it sooner); paths are parts
+    beneath ``root``. Walking runs in ``pool``.
 
     Raises:
         OSError: the folder cannot be opened or watched (no inotify instances left).
@@ -278,12 +321,10 @@ async def watch_tree(root: Path, base: tuple[str, ...], end: asyncio.Event, pool
         Overflowed: the kernel dropped changes (its queue was full).
     """
     loop = asyncio.get_running_loop()
-    tree = _Tree(root, base)
+    if armed is None:
+        armed = await arm(root, base, pool)
+    tree = armed._tree  # noqa: SLF001 - this module's own class
     try:
-        watched, _entries = await loop.run_in_executor(
-            pool, functools.partial(tree.walk, base, strict=True))
-        tree.adopt(watched)
-        tree.base_wd = watched[0][0]
         ready = asyncio.Event()
         loop.add_reader(tree.fd, ready.set)
         try:
