@@ -29,6 +29,7 @@ import asyncio
 import functools
 import inspect
 import logging
+import math
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
@@ -39,6 +40,7 @@ from sqlite_utils import Database
 
 from canvas import Arrow, Node, Workspace, WorkspaceSettings
 from engine.core.decision import Decision
+from engine.core.elsewhere import Moves, told
 from engine.core.errors import CardUnknown, EngineClosed, InvalidArgument, NotFound, StoreFailed
 from engine.core.events import Event, EventSink, Update
 from engine.core.limits import SteadyClock
@@ -176,6 +178,7 @@ class Engine:
         self._gone_here = False
         ctx.on_gone(self._let_go)
         ctx.on_caught_up(self._narrowed_elsewhere)
+        ctx.on_moved(self._moved_elsewhere)
         ctx.reload()
         self._sum_up_pending()
 
@@ -294,8 +297,8 @@ class Engine:
         """The engine's time: the clock, standing still while it is behind (SPEC §6)."""
         return self._ctx.now()
 
-    def _reload(self) -> None:
-        self._ctx.reload()
+    def _reload(self, elsewhere: bool = False) -> None:
+        self._ctx.reload(elsewhere)
 
     def _refresh(self, apply: Refresh) -> None:
         self._ctx.refresh(apply)
@@ -320,6 +323,33 @@ class Engine:
         took away (a revoke, a package gone pending) ends now, as after the same
         change made here (`World.narrowed`), not at its next step."""
         self.world.narrowed(self._ctx.state)
+
+    def _moved_elsewhere(self, moves: Moves) -> None:
+        """Another process's commits moved prompts, tool calls or grants (a catch-up):
+        tell them here as that engine told its own listeners (`told`) — a
+        prompt it delivered to an agent driven here reaches the driver; its
+        holds answered, tool calls and grants reach the cards.
+
+        Not `_deliver`: the batch being written here (a catch-up may come under
+        its write lock) has not committed, and its tool-call resolutions must
+        not be taken as durable (`Tools.committed`).
+        """
+        events = told(moves, self._ctx.state)
+        if events:
+            outside_operations(self._deliver_elsewhere, events)
+
+    def _deliver_elsewhere(self, events: list[Event]) -> None:
+        try:
+            for event in events:
+                try:
+                    self.world.committed(event)
+                except Exception:
+                    _listener_failed("a driver", event)
+                if not event.type.startswith("driver."):
+                    self._publish(event)
+        finally:
+            self._prompts.wake_waiters()
+            self._tools.wake_waiters()
 
     def _committed(self, events: list[Event]) -> None:
         """A batch committed: its events to the drivers, the app and the cards; waiters woken.
@@ -436,8 +466,16 @@ class Engine:
         self._ctx.tick()
 
     @_while_open
-    async def run_timers(self, stop: asyncio.Event) -> None:
-        """Expire holds as their deadlines pass, until ``stop`` is set (real-time apps).
+    async def run_timers(self, stop: asyncio.Event, *, every: float = 0.25) -> None:
+        """Expire holds as their deadlines pass, and catch up with the other processes on
+        the store at least every ``every`` seconds, until ``stop`` is set (real-time apps).
+
+        Catching up tells this engine's drivers and cards what the other
+        processes did (`engine.core.elsewhere`): a hold a person approved in
+        ``arrowgate tui`` reaches the agent's driver here, a tool call opened
+        through another server reaches the card listening here. A round costs
+        one ``pragma data_version`` on SQLite, one short query on PostgreSQL,
+        when nothing changed.
 
         A round the store fails is skipped (`_timer_round`): the timers go on
         and resume once the store answers again.
@@ -445,15 +483,18 @@ class Engine:
         Raises:
             EngineClosed: the engine was closed (before or while they run): no
                 outage to wait out, and nothing left to expire.
+            ValueError: ``every`` is not a positive number of seconds.
         """
+        if not 0 < every < math.inf:
+            raise ValueError(f"every must be a positive number of seconds, not {every!r}")
         failing = False
         while not stop.is_set():
             failing = self._timer_round(failing)
             deadlines = [p.deadline for p in self.state.open_prompts.held()
                          if p.deadline is not None]
-            delay = max(0.05, min(deadlines) - self.now()) if deadlines else 1.0
+            delay = max(0.05, min(deadlines) - self.now()) if deadlines else every
             try:
-                await asyncio.wait_for(stop.wait(), timeout=min(delay, 1.0))
+                await asyncio.wait_for(stop.wait(), timeout=min(delay, every))
             except TimeoutError:
                 pass
 

@@ -104,7 +104,9 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop)
     timers_stop = asyncio.Event()
-    timers = loop.create_task(engine.run_timers(timers_stop))
+    # A tenth of a second: what other processes do (a hold answered in the TUI, a
+    # tool call through another server) reaches this server's event streams.
+    timers = loop.create_task(engine.run_timers(timers_stop, every=0.1))
     engine.store.hold_commits(expected)
     # Everything made so far (modules, the app, the engine's state) lives as long
     # as the server: out of the collector's full scans, which would otherwise

@@ -15,6 +15,7 @@ from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
 from typing import Any, Literal, Protocol, TypeVar
 
+from engine.core.elsewhere import Moves, between
 from engine.core.errors import EngineClosed
 from engine.core.events import Event, event
 from engine.core.limits import SteadyClock
@@ -60,6 +61,7 @@ class Context:
         self._caught_up: list[Callable[[], None]] = []
         self._closing: list[Callable[[], None]] = []
         self._gone: list[Callable[[Gone], None]] = []
+        self._moved: list[Callable[[Moves], None]] = []
         #: Set by `close`: every operation, wait and read from then raises `EngineClosed`.
         self.closed = False
 
@@ -72,8 +74,12 @@ class Context:
         """The engine's time: the clock, standing still while it is behind (SPEC §6)."""
         return self.clock()
 
-    def reload(self) -> None:
-        """Rebuild the state from the store (a write failed, or another process committed)."""
+    def reload(self, elsewhere: bool = False) -> None:
+        """Rebuild the state from the store: a write failed, or (``elsewhere``) another
+        process committed more than a catch-up applies, and what moved is told
+        (`on_moved`). After a failed write nothing is told: the old state held
+        what the failed batch did, never sent."""
+        before = self.state
         self.state = self.store.load(self.clock)
         self.reloads += 1
         for hook in self._reloaded:
@@ -82,6 +88,8 @@ class Context:
             hook()
         # Whatever the old state held, nodes may be missing from the new one.
         self.gone("reloaded")
+        if elsewhere and self._moved:
+            self._tell(between(before, self.state))
 
     def refresh(self, apply: Refresh) -> None:
         """Apply another process's changes to the state in place (the store's catch-up).
@@ -92,7 +100,7 @@ class Context:
         """
         canvas = self.state.canvas
         revision = canvas.revision
-        apply(self.state, self.clock)
+        moves = apply(self.state, self.clock)
         for hook in self._caught_up:
             hook()
         if canvas.revision != revision:
@@ -100,6 +108,18 @@ class Context:
             # in memory for a node it removed goes, as after a removal made here.
             # Not on every catch-up: most bring log rows alone.
             self.gone("caught-up")
+        if moves:
+            self._tell(moves)
+
+    def on_moved(self, hook: Callable[[Moves], None]) -> None:
+        """Call ``hook`` with how the state moved whenever it took in other processes'
+        prompts, tool calls or grants (`refresh`, or a `reload` because of them):
+        to tell this engine's drivers and cards (`engine.core.elsewhere`)."""
+        self._moved.append(hook)
+
+    def _tell(self, moves: Moves) -> None:
+        for hook in self._moved:
+            hook(moves)
 
     def emit(self, type: str, card: str | None, **data: Any) -> None:
         """An event of the change being written: sent once its batch has committed."""

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from canvas.model import Arrow, Node, Workspace
     from engine.core.budget import Bucket
+    from engine.core.elsewhere import Moves
     from engine.core.events import Event
     from engine.core.limits import SteadyClock, Suppressed
     from engine.core.prompts import Prompt
@@ -42,8 +43,9 @@ if TYPE_CHECKING:
 
 __all__ = ["History", "Log", "Refresh", "Secrets", "Store", "TokenTable", "Transactional"]
 
-#: A change to apply to the engine's state in place, with its time (a catch-up).
-Refresh = Callable[["State", "SteadyClock"], None]
+#: A change to apply to the engine's state in place, with its time (a catch-up);
+#: it returns how what it applied moved, when that is to be told.
+Refresh = Callable[["State", "SteadyClock"], "Moves | None"]
 
 
 class Transactional(Protocol):
@@ -209,17 +211,18 @@ class Store(Transactional, Protocol):
         (PostgreSQL): such a write is then two statements."""
         ...
 
-    def bind(self, *, reload: Callable[[], None],
+    def bind(self, *, reload: Callable[[bool], None],
              committed: Callable[[list[Event]], None],
              refresh: Callable[[Refresh], None] | None = None) -> None:
         """The engine's hooks: rebuild the state from the store; a batch committed.
 
-        ``reload`` is called after a failed write was rolled back and when
-        another process's commit was noticed and cannot be applied one by
-        one; ``refresh`` is given what to apply to the state in place when it
-        can (the catch-up: only what the other process changed), and without
-        it every commit noticed reloads; ``committed`` gets each committed
-        batch's events, in order.
+        ``reload`` is called after a failed write was rolled back (with False)
+        and when another process's commit was noticed and cannot be applied one
+        by one (with True: what moved is told, `engine.core.elsewhere`);
+        ``refresh`` is given what to apply to the state in place when it can
+        (the catch-up: only what the other process changed; what it applied
+        returns how it moved), and without it every commit noticed reloads;
+        ``committed`` gets each committed batch's events, in order.
         """
         ...
 

@@ -11,6 +11,7 @@ from sqlite_utils import Database
 
 from canvas.graph import Canvas
 from canvas.model import Arrow, Node
+from engine.core.elsewhere import Moves
 from engine.core.errors import ManifestInvalid
 from engine.core.limits import RateCounters, SteadyClock
 from engine.core.manifest import parse_manifest
@@ -214,8 +215,9 @@ def _mirror(db: Database, table: str, column: str, keys: set[str], into: dict[st
             into[key] = from_row(row)
 
 
-def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -> None:
-    """Bring ``state`` up to the store by re-reading only what ``touched`` names.
+def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -> Moves:
+    """Bring ``state`` up to the store by re-reading only what ``touched`` names; how
+    the prompts, tool calls and grants it applied moved (`Moves`: what to tell).
 
     Each entity is read as the store holds it now (the caller reads in one
     snapshot) and put in place through the same `State` and `Canvas` calls
@@ -230,6 +232,7 @@ def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -
             thrown away with the old state).
     """
     keys = touched.keys
+    moves = Moves()
     if keys["package"]:
         _mirror(db, "packages", "name", keys["package"], state.packages, package_from_row)
         state.bump()  # installed, pending or its manifest changed
@@ -237,6 +240,7 @@ def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -
         for name in keys["grants"]:
             granted = {r["permission"] for r in db.query(
                 "select permission from grants where package = ?", [name])}
+            moves.grants.append((name, frozenset(state.grants.get(name, ()))))
             if granted:
                 state.grants[name] = granted
             else:
@@ -253,6 +257,8 @@ def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -
             if row is None:
                 raise CatchUpImpossible(f"prompt {prompt_id} is gone")  # never deleted
             prompt = Prompt.from_row(row)
+            before = state.prompts.get(prompt_id)
+            moves.prompts.append((None if before is None else before.state, prompt))
             state.prompts.keep(prompt)
             state.open_prompts.update(prompt)
     if keys["tool_call"]:
@@ -260,10 +266,13 @@ def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -
         for call_id in keys["tool_call"]:
             row = rows.get(call_id)
             tc = None if row is None else ToolCall.from_row(row)
+            if tc is not None:
+                moves.tool_calls.append((call_id in state.tool_calls, tc))
             if tc is not None and tc.state == "open":
                 state.tool_calls[call_id] = tc
             else:
                 state.tool_calls.pop(call_id, None)
+        moves.tool_calls.sort(key=lambda moved: moved[1].position)  # told in the order made
     if keys["usage"]:
         _mirror(db, "usage", "workspace", keys["usage"], state.usage,
                 usage_from_row)
@@ -280,6 +289,7 @@ def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -
     # (SPEC §8 "Bounds", §10). Only creations are fed: a key whose summary was
     # written meanwhile costs its next row one read (`Recorder.write_suppressed`).
     state.suppressed.update(touched.pending)
+    return moves
 
 
 def _position(row: dict[str, Any] | None) -> int:

@@ -187,7 +187,7 @@ class SQLiteStore:
         self._file = database_file(db)
         #: The anchor beside the database file (none for an in-memory database).
         self.anchor = AnchorFile(self._file + ".anchor") if self._file else None
-        self._reload: Callable[[], None] = _not_bound
+        self._reload: Callable[[bool], None] = _not_bound
         #: The highest prompt position in the table, while the batch it was read in lasts.
         self._last_position: tuple[Batch | None, int] | None = None
         #: Positions handed out (`next_prompt_position`) whose prompt was not written yet.
@@ -204,7 +204,7 @@ class SQLiteStore:
         self._refresh: Callable[[Refresh], None] | None = None
         #: Group commit, savepoints and catching up (the store's `write`, `flush`, `sync`).
         self.tx = Transactions(db, self.log, self.anchor, history=self.history,
-                               reload=lambda: self._reload(),
+                               reload=lambda elsewhere: self._reload(elsewhere),
                                committed=lambda events: self._committed(events),
                                catch_up=self._catch_up)
         #: Service tokens revoked by other connections, as `_catch_up` reads them.
@@ -249,7 +249,7 @@ class SQLiteStore:
         """True: log rows are inserted by the commit (`ArrowLog.write_pending`)."""
         return True
 
-    def bind(self, *, reload: Callable[[], None],
+    def bind(self, *, reload: Callable[[bool], None],
              committed: Callable[[list[Event]], None],
              refresh: Callable[[Refresh], None] | None = None) -> None:
         """The engine's hooks (see `engine.store.base.Store.bind`)."""

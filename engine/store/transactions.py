@@ -738,7 +738,7 @@ class Transactions:
     """
 
     def __init__(self, db: Database, log: ArrowLog, anchor: AnchorFile | None, *,
-                 reload: Callable[[], None],
+                 reload: Callable[[bool], None],
                  history: ConsentHistory | None = None,
                  committed: Callable[[list[Event]], None],
                  catch_up: Callable[[], bool] | None = None) -> None:
@@ -807,7 +807,7 @@ class Transactions:
 
     def full_reload(self) -> None:
         """Reload the whole state because another process committed (counted in `reloads`)."""
-        self.reload()
+        self.reload(True)
         self.reloads += 1
 
     def catch_up(self) -> bool:
@@ -972,7 +972,7 @@ class Transactions:
             self.batch = None
             batch.finish(StoreFailed(f"the change was not written, so it "
                                      f"did not happen: {exc}"))
-        self.reload()
+        self.reload(False)
 
     def write(self, *, one_statement: bool = False) -> Write:
         """The writes of one operation, in a savepoint of the open batch.
@@ -1104,7 +1104,7 @@ class Transactions:
             if self.db.conn.in_transaction:
                 self.db.conn.execute("ROLLBACK")
             self.deferred.forget()
-            self.reload()
+            self.reload(False)
             failed = StoreFailed(f"the change was not written, so it did not happen: {exc}")
             failed.__cause__ = exc
             batch.finish(failed)

@@ -20,8 +20,11 @@ tool call through a second server never reached the card listening on the first.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 from typing import Any
+
+import pytest
 
 from engine import Engine
 from engine.effects.drivers import ScriptedAgent
@@ -49,7 +52,7 @@ async def test_a_hold_approved_elsewhere_reaches_the_agents_driver(
         make_engine: Any, tmp_path: Any) -> None:
     app = await _prompter(make_engine, tmp_path)
     received: list[str] = []
-    driver = ScriptedAgent("y1", ["done: build cleaned"])
+    driver = ScriptedAgent("y1")
     submit = driver.submit
 
     def recording(text: str) -> None:
@@ -67,7 +70,8 @@ async def test_a_hold_approved_elsewhere_reaches_the_agents_driver(
     app.catch_up()
     await until(lambda: received == ["clean the build"])
     await until(lambda: app.prompt(str(held.prompt)).state == "replied")  # type: ignore[union-attr]
-    assert app.state.canvas.node("y1").data["last_reply"] == "done: build cleaned"  # type: ignore[union-attr]
+    # The scripted agent's reply to that very text.
+    assert app.state.canvas.node("y1").data["last_reply"] == "done: clean the build"  # type: ignore[union-attr]
     assert received == ["clean the build"], "handed to the driver more than once"
 
 
@@ -111,7 +115,7 @@ async def test_a_tool_call_made_elsewhere_is_told_to_its_card(
     await server_b.cancel_tool(call_id, by="agent:a1")
     app.catch_up()
     ended = [e.data for e in sub.ready() if e.type == "tool.resolved"]
-    assert ended == [{"id": call_id, "state": "cancelled", "code": "CANCELLED"}]
+    assert ended == [{"id": call_id, "state": "cancelled", "code": "TOOL_CANCELLED"}]
 
 
 async def test_grants_changed_elsewhere_are_told_to_the_packages_cards(
@@ -124,7 +128,7 @@ async def test_grants_changed_elsewhere_are_told_to_the_packages_cards(
 
     app.catch_up()
     changed = [e.data for e in sub.ready() if e.type == "permissions.changed"]
-    assert changed == [{"package": "acme.p", "granted": ["agents.prompt", "agents.read"]}]
+    assert changed == [{"package": "acme.p", "granted": ["agents.prompt"]}]
 
 
 async def test_what_this_engine_made_is_told_once(make_engine: Any, tmp_path: Any) -> None:
@@ -141,3 +145,37 @@ async def test_what_this_engine_made_is_told_once(make_engine: Any, tmp_path: An
     told = [e.type for e in sub.ready()]
     assert told.count("prompt.resolved") == 1, told
     assert told.count("permissions.changed") == 1, told
+
+
+async def test_an_app_running_its_timers_hands_a_prompt_approved_elsewhere_on(
+        make_engine: Any, tmp_path: Any) -> None:
+    """No call of the app's own is needed: its timers catch up (`Engine.run_timers`)."""
+    app = await _prompter(make_engine, tmp_path)
+    received: list[str] = []
+    driver = ScriptedAgent("y1")
+    submit = driver.submit
+
+    def recording(text: str) -> None:
+        received.append(text)
+        submit(text)
+
+    driver.submit = recording  # type: ignore[method-assign]
+    await app.attach_driver("y1", driver)
+    held = await app.call("c1", "agents.prompt", "y1", {"text": "deploy"})
+    stop = asyncio.Event()
+    timers = asyncio.ensure_future(app.run_timers(stop, every=0.05))
+    try:
+        tui = make_engine()
+        await tui.approve_hold(str(held.prompt), text_sha256=_digest("deploy"))
+        await until(lambda: received == ["deploy"])
+    finally:
+        stop.set()
+        await timers
+
+
+async def test_timers_refuse_an_interval_that_is_not_a_positive_time(
+        make_engine: Any) -> None:
+    app: Engine = make_engine()
+    for every in (0, -1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="every"):
+            await app.run_timers(asyncio.Event(), every=every)

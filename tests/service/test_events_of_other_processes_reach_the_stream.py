@@ -26,7 +26,7 @@ import httpx
 
 from engine import Engine, World
 
-from .servers_on_one_store import Server, mint, ok, setup, two  # noqa: F401 - the fixture
+from .servers_on_one_store import Server, mint, ok, setup
 
 
 def _listen(card: httpx.Client) -> queue.Queue[dict[str, Any]]:

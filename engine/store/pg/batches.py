@@ -85,7 +85,7 @@ class Batches:
         anchor: this machine's anchor of the database, or None for none.
     """
 
-    def __init__(self, link: Link, log: PGLog, *, reload: Callable[[], None],
+    def __init__(self, link: Link, log: PGLog, *, reload: Callable[[bool], None],
                  committed: Callable[[list[Event]], None],
                  anchor: AnchorFile | None = None,
                  catch_up: Callable[[], bool] | None = None) -> None:
@@ -149,7 +149,7 @@ class Batches:
 
     def full_reload(self) -> None:
         """Reload the whole state because another engine changed it (counted in `reloads`)."""
-        self.reload()
+        self.reload(True)
         self.reloads += 1
 
     def catch_up(self) -> bool:
@@ -162,7 +162,7 @@ class Batches:
     def reload_or_mark(self) -> None:
         """Reload the state; when the store cannot be read, reload at the next chance."""
         try:
-            self.reload()
+            self.reload(False)
         except _STORE_ERRORS:
             self.seen = -1
 

@@ -175,11 +175,11 @@ class PGStore:
         self.log = PGLog(self.link)
         #: The consent history (`engine.store.base.History`).
         self.history = PGHistory(self.link)
-        self._reload: Callable[[], None] = _not_bound
+        self._reload: Callable[[bool], None] = _not_bound
         self._committed: Callable[[list[Event]], None] = _not_bound
         self._refresh: Callable[[Refresh], None] | None = None
         #: Batches, group commit, savepoints and catching up.
-        self.tx = Batches(self.link, self.log, reload=lambda: self._reload(),
+        self.tx = Batches(self.link, self.log, reload=lambda elsewhere: self._reload(elsewhere),
                           committed=lambda events: self._committed(events), anchor=self.anchor,
                           catch_up=self._catch_up)
         #: The prompt buckets the open batch read (`budget_bucket`), and those it
@@ -223,7 +223,7 @@ class PGStore:
         """The connection URL."""
         return self.link.dsn
 
-    def bind(self, *, reload: Callable[[], None],
+    def bind(self, *, reload: Callable[[bool], None],
              committed: Callable[[list[Event]], None],
              refresh: Callable[[Refresh], None] | None = None) -> None:
         """The engine's hooks (see `engine.store.base.Store.bind`)."""

@@ -1,0 +1,135 @@
+"""What another engine on the store committed, told here as its engine told its own.
+
+Events go out in the process whose batch made them (`engine.store` delivers a
+committed batch's events to that engine only). Every other engine on the store
+learns of the change when it catches up, which applies it to its state; the
+catch-up notes how each entity it applied *moved* (`Moves`), and `told` makes
+from that the events the other engine sent, for this engine's drivers and
+cards (SPEC §10: every rule holds across the engines on one store — a hold
+approved in a TUI reaches the agent's driver in the app's process; a tool call
+opened through one server reaches the card listening on another, §9).
+
+Only what this engine did not make moves at a catch-up (its own commits are
+behind it), so nothing is told twice. Told from the state as the catch-up
+left it: a change made and undone between two catch-ups is not told at all
+(a tool call opened and cancelled meanwhile never reaches its card).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from engine.core.events import Event, event
+from engine.core.prompts import Prompt
+from engine.core.state import State
+from engine.core.tools import ToolCall
+
+__all__ = ["Moves", "between", "told"]
+
+#: States a prompt ends in when a person or a rule answers it (``prompt.resolved``).
+_RESOLVED = frozenset({"rejected", "expired", "cancelled"})
+#: States a held prompt passes on to once a person approved it.
+_APPROVED_ON = frozenset({"queued", "delivered", "replied"})
+
+
+@dataclass
+class Moves:
+    """How the entities another engine changed moved, as a catch-up applied them."""
+
+    #: Each prompt applied: its state here before (None: not known here), and it now.
+    prompts: list[tuple[str | None, Prompt]] = field(default_factory=list)
+    #: Each tool call applied: whether it was open here before, and it now.
+    tool_calls: list[tuple[bool, ToolCall]] = field(default_factory=list)
+    #: Each package whose grants changed: its name and its grants before.
+    grants: list[tuple[str, frozenset[str]]] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.prompts or self.tool_calls or self.grants)
+
+
+def between(before: State, after: State) -> Moves:
+    """How the state moved from ``before`` to ``after``, a whole reload's worth: another
+    engine's commits were too many to apply one by one (`Moves`).
+
+    Prompts in play on either side, open tool calls on either side, and every
+    package's grants. A tool call that ended meanwhile is not in ``after``
+    (only open ones are kept), so its end is not told; its waiters read the
+    store.
+    """
+    moves = Moves()
+    was = {p.id: p.state for agent in before.open_prompts.agents()
+           for state in ("queued", "held", "delivered")
+           for p in before.open_prompts.of_agent(agent, state)}
+    now = {p.id: p for agent in after.open_prompts.agents()
+           for state in ("queued", "held", "delivered")
+           for p in after.open_prompts.of_agent(agent, state)}
+    for prompt_id in was.keys() - now.keys():
+        ended = after.prompts.get(prompt_id)
+        if ended is not None:
+            now[prompt_id] = ended
+    for prompt in sorted(now.values(), key=lambda p: p.position):
+        known = before.prompts.get(prompt.id)
+        moves.prompts.append((was.get(prompt.id, None if known is None else known.state),
+                              prompt))
+    for tc in sorted(after.tool_calls.values(), key=lambda t: t.position):
+        moves.tool_calls.append((tc.id in before.tool_calls, tc))
+    for package in sorted(before.grants.keys() | after.grants.keys()):
+        moves.grants.append((package, frozenset(before.grants.get(package, ()))))
+    return moves
+
+
+def told(moves: Moves, state: State) -> list[Event]:
+    """The events the engine that made ``moves`` sent for them, rebuilt from ``state``
+    (this engine's, with the moves applied), in the order a catch-up applied them.
+
+    ``driver.prompt`` is among them for each prompt delivered to an agent: the
+    engine that delivered it had no driver for the agent (it echoed the prompt
+    on the agent's screen), and the engine whose driver stands behind the
+    agent hands it over (`engine.effects.world.World.committed`).
+    """
+    out: list[Event] = []
+    for package, before in moves.grants:
+        granted = state.grants.get(package, set())
+        if granted == before:
+            continue
+        shown = sorted(granted)
+        for node in state.canvas.nodes(type="card"):
+            if node.data.get("package") == package:
+                out.append(event("permissions.changed", node.id,
+                                 {"package": package, "granted": shown}))
+    for before_state, prompt in moves.prompts:
+        out += _prompt_moved(before_state, prompt, state)
+    for was_open, tc in moves.tool_calls:
+        if tc.is_open and not was_open:
+            out.append(event("tool.call", tc.card, {
+                "id": tc.id, "agent": tc.agent, "tool": tc.tool, "args": tc.args,
+                "chain": list(tc.chain)}))
+        elif was_open and not tc.is_open:
+            out.append(event("tool.resolved", tc.card,
+                             {"id": tc.id, "state": tc.state, "code": tc.code}))
+    return out
+
+
+def _prompt_moved(before: str | None, prompt: Prompt, state: State) -> list[Event]:
+    now = prompt.state
+    if now == before:
+        return []
+    out: list[Event] = []
+    if now == "held":
+        out.append(event("prompt.held", prompt.card, {
+            "prompt": prompt.id, "agent": prompt.agent, "arrow": prompt.arrow,
+            "text": prompt.text, "deadline": prompt.deadline}))
+    elif now in _RESOLVED:
+        out.append(event("prompt.resolved", prompt.card, {
+            "prompt": prompt.id, "state": now, "code": prompt.code, "reason": prompt.reason}))
+    elif before == "held" and now in _APPROVED_ON:
+        out.append(event("prompt.resolved", prompt.card, {
+            "prompt": prompt.id, "state": "approved", "code": None, "reason": None}))
+    if now == "delivered":
+        agent = state.canvas.node(prompt.agent)
+        if agent is not None:
+            out.append(event("driver.prompt", None, {"node": agent.id, "text": prompt.text}))
+            out.append(event("agents.turn", None, {
+                "agent": agent.id, "workspace": agent.workspace, "prompt": prompt.id,
+                "state": "delivered"}))
+    return out
