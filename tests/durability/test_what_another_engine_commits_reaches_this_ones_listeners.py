@@ -179,3 +179,38 @@ async def test_timers_refuse_an_interval_that_is_not_a_positive_time(
     for every in (0, -1, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="every"):
             await app.run_timers(asyncio.Event(), every=every)
+
+
+async def test_what_moved_is_told_when_the_catch_up_reloads_everything(
+        make_engine: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Too far behind to apply change by change, the engine loads the state again and
+    tells what moved between the two (`engine.core.elsewhere.between`)."""
+    import engine.store.pg.store as pg_store
+    import engine.store.sqlite as sqlite_store
+
+    app = await _prompter(make_engine, tmp_path)
+    received: list[str] = []
+    driver = ScriptedAgent("y1")
+    submit = driver.submit
+
+    def recording(text: str) -> None:
+        received.append(text)
+        submit(text)
+
+    driver.submit = recording  # type: ignore[method-assign]
+    await app.attach_driver("y1", driver)
+    held = await app.call("c1", "agents.prompt", "y1", {"text": "deploy"})
+    sub = app.subscribe("c1")
+    reloads = app.store.reloads
+
+    tui = make_engine()
+    await tui.approve_hold(str(held.prompt), text_sha256=_digest("deploy"))
+    await tui.revoke("acme.p", "agents.output")
+    for module in (sqlite_store, pg_store):
+        monkeypatch.setattr(module, "MAX_CATCH_UP", 0)  # every change: too many
+    app.catch_up()
+    assert app.store.reloads == reloads + 1, "the catch-up did not load everything again"
+    told = [(e.type, e.data.get("state")) for e in sub.ready()]
+    assert told == [("permissions.changed", None), ("prompt.resolved", "approved"),
+                    ("agents.turn", "delivered")], told
+    await until(lambda: received == ["deploy"])
