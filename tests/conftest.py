@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -148,8 +149,25 @@ def fail_saving_node(engine: Engine, node_id: str,
     return restore
 
 
-async def until(check: Callable[[], Any], timeout: float = 10.0) -> Any:
-    """Poll a real process's effect until it shows, failing after ``timeout`` seconds."""
+def polls(seconds: float = 30.0) -> Iterator[None]:
+    """The turns of a polling loop, for up to ``seconds``: the loop breaks as soon as its
+    condition holds, and asserts it after (the bound is generous, as `until`'s).
+
+    ``for _ in polls(): ...`` in place of ``for _ in range(n)``, whose bound counts
+    turns, not time, and so ends early when a loaded machine makes each turn slow.
+    """
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        yield None
+
+
+async def until(check: Callable[[], Any], timeout: float = 30.0) -> Any:
+    """Poll a real process's effect until it shows, failing after ``timeout`` seconds.
+
+    The bound is generous on purpose: the poll ends as soon as ``check`` holds, so it
+    costs nothing when things go right, and a loaded machine (CI's two shared cores)
+    can stall a process, a thread or a child for seconds at the wrong moment.
+    """
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout
     while not (value := check()):

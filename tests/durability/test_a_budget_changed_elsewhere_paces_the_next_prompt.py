@@ -45,7 +45,7 @@ async def test_a_budget_raised_elsewhere_delivers_the_next_prompt_at_once(
         third = await b.call("c1", "agents.prompt", "a3", {"text": "three"})
         assert third.outcome == "queued"
         # B's next prompt is delivered under the new budget, as A would deliver it.
-        await until(lambda: b.prompt(third.prompt).state == "delivered", timeout=3)
+        await until(lambda: b.prompt(third.prompt).state == "delivered")
         await asyncio.sleep(0)
         b.catch_up()
         assert {p.id: p.state for p in b.prompts()} == {

@@ -63,7 +63,7 @@ async def test_two_engines_together_deliver_at_most_the_budget(
     assert len(target.query("select id from prompts where state = 'queued'")) == 3
     # AND 20 s on, one unit has freed: one more prompt goes, by either engine's wait
     clock.t += 20.0
-    await until(lambda: _delivered(target) >= 4, timeout=5)
+    await until(lambda: _delivered(target) >= 4)
     await asyncio.sleep(0.6)  # both waits woke (they nap 0.2 s) and tried under the lock
     assert _delivered(target) == 4, "both engines took the one unit that freed"
 
@@ -85,4 +85,4 @@ async def test_an_engine_opened_again_keeps_the_bucket_level(
     assert again.prompt(fourth.prompt).state == "queued", "a restart refilled the bucket"
     # AND goes once a unit frees (20 s on)
     clock.t += 20.0
-    await until(lambda: again.prompt(fourth.prompt).state == "delivered", timeout=5)
+    await until(lambda: again.prompt(fourth.prompt).state == "delivered")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import Engine
+from tests.conftest import polls
 
 from ..conftest import manifest, offer_install
 from .targets import Target
@@ -68,7 +69,7 @@ async def test_a_commit_between_catching_up_and_expiring_leaves_the_timers_runni
     engine.store.sync = sync_then_commit_elsewhere  # type: ignore[method-assign]
     stop = asyncio.Event()
     timers = asyncio.get_running_loop().create_task(engine.run_timers(stop))
-    for _ in range(100):
+    for _ in polls():
         await asyncio.sleep(0.01)
         if timers.done() or engine.prompt(prompt_id).state == "expired":  # type: ignore[union-attr]
             break

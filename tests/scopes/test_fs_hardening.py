@@ -16,6 +16,7 @@ import engine.effects.files as files_module
 from engine import Engine, World
 from engine.effects.files import WATCH_LIMIT, ConfinedFiles
 from engine.effects.folders import special_filesystem
+from tests.conftest import polls
 
 from ..conftest import manifest, offer_install
 
@@ -230,7 +231,7 @@ async def test_trash_of_a_link_inside_moves_what_it_names_not_outside(make_engin
 
 async def _changes(events: list, want: str) -> list[str]:
     changed: list[str] = []
-    for _ in range(200):
+    for _ in polls():
         changed = [e.data["path"] for e in events if e.type == "fs.changed"]
         if want in changed:
             break
@@ -249,7 +250,7 @@ async def test_watch_never_follows_links_out(make_engine, tmp_path) -> None:
     engine = await _engine(make_engine, tmp_path, {"fs.read": {}}, events=events)
     d = await engine.call("c1", "fs.watch", None, {"path": "."})
     assert d.outcome == "ok", d.message
-    await asyncio.sleep(0.3)  # let the watcher start
+    # (no pause: fs.watch answers only once its folder is watched, treewatch.arm)
     (outside / "leak.txt").write_text("outside")
     await asyncio.sleep(0.3)
     (tmp_path / "ws" / "inside.txt").write_text("inside")
@@ -291,7 +292,7 @@ async def test_a_watch_that_fails_ends_quietly(make_engine, tmp_path, monkeypatc
     d = await engine.call("c1", "fs.watch", None, {"path": "."})
     fs = engine.world.fs
     assert isinstance(fs, ConfinedFiles)
-    for _ in range(100):
+    for _ in polls():
         if not fs.watches:
             break
         await asyncio.sleep(0.02)

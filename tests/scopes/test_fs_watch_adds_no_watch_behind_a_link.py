@@ -18,6 +18,7 @@ from typing import Any
 
 from engine import World
 from engine.effects.files import ConfinedFiles
+from tests.conftest import polls
 
 from ..conftest import manifest, offer_install
 
@@ -74,12 +75,12 @@ async def _watching(make_engine: Any, tmp_path: Path, events: list[Any]) -> Any:
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.fs"}, workspace="w1")
     d = await engine.call("c1", "fs.watch", None, {"path": "."})
     assert d.outcome == "ok", d.message
-    await asyncio.sleep(0.2)
+    # (no pause: fs.watch answers only once its folder is watched, treewatch.arm)
     return engine
 
 
 async def _seen(events: list[Any], path: str) -> list[str]:
-    for _ in range(60):
+    for _ in polls():
         got = [e.data["path"] for e in events if e.type == "fs.changed"]
         if path in got:
             return got
@@ -134,9 +135,9 @@ async def test_the_watched_folder_removed_ends_the_watch(make_engine: Any,
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.fs"}, workspace="w1")
     d = await engine.call("c1", "fs.watch", None, {"path": "sub"})
     assert d.outcome == "ok", d.message
-    await asyncio.sleep(0.2)
+    # (no pause: fs.watch answers only once its folder is watched, treewatch.arm)
     (tmp_path / "ws" / "sub").rmdir()
-    for _ in range(60):
+    for _ in polls():
         if any(e.type == "fs.watch.ended" for e in events):
             break
         await asyncio.sleep(0.05)

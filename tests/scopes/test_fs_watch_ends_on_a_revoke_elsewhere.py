@@ -17,6 +17,7 @@ from typing import Any
 
 from engine import World
 from engine.effects.files import ConfinedFiles
+from tests.conftest import polls
 
 from ..conftest import manifest, offer_install
 
@@ -39,7 +40,7 @@ async def test_a_revoke_made_elsewhere_ends_the_watch_at_catch_up(
     engine.catch_up()
     assert not fs.watches, "the watch outlived a revoke this engine had caught up with"
     ended: list[Any] = []
-    for _ in range(100):  # the task runs its end once its watch lets it go
+    for _ in polls():  # the task runs its end once its watch lets it go
         ended = [e.data for e in sunk if e.type == "fs.watch.ended"]
         if ended:
             break

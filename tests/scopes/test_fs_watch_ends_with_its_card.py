@@ -18,6 +18,7 @@ from typing import Any
 
 from engine import World
 from engine.effects.files import ConfinedFiles
+from tests.conftest import polls
 
 from ..conftest import manifest, offer_install
 
@@ -38,9 +39,9 @@ async def test_a_removed_cards_watch_reports_nothing_to_a_new_card_with_its_id(
     await offer_install(engine, manifest("acme.blank", {}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.fs"}, workspace="A")
     assert (await engine.call("c1", "fs.watch", None, {"path": "."})).outcome == "ok"
-    await asyncio.sleep(0.3)  # let the watcher start
+    # (no pause: fs.watch answers only once its folder is watched, treewatch.arm)
     (a / "first.txt").write_text("x")
-    for _ in range(100):
+    for _ in polls():
         if any(e.type == "fs.changed" for e in sunk):
             break
         await asyncio.sleep(0.05)
@@ -76,7 +77,7 @@ async def test_revoking_fs_read_ends_the_cards_watches_at_once(
     fs = engine.world.fs
     assert isinstance(fs, ConfinedFiles) and not fs.watches
     ended: list[Any] = []
-    for _ in range(100):  # the task runs its end once its watch lets it go
+    for _ in polls():  # the task runs its end once its watch lets it go
         ended = [e.data for e in sunk if e.type == "fs.watch.ended"]
         if ended:
             break

@@ -18,6 +18,7 @@ from typing import Any
 
 from engine import World
 from engine.effects.files import ConfinedFiles
+from tests.conftest import polls
 
 from ..conftest import manifest, offer_install
 
@@ -39,11 +40,11 @@ async def test_a_watching_card_takes_fs_changed_from_its_subscription(
     async with engine.subscribe("c1") as sub:
         d = await engine.call("c1", "fs.watch", None, {"path": "."})
         assert d.outcome == "ok", d.message
-        await asyncio.sleep(0.3)  # let the watcher start
+        # (no pause: fs.watch answers only once its folder is watched, treewatch.arm)
         # WHEN a file is written in the folder
         (ws / "notes.txt").write_text("x")
         taken: list[Any] = []
-        for _ in range(100):
+        for _ in polls():
             taken += [e for e in sub.ready() if e.type == "fs.changed"]
             if taken or any(e.type == "fs.changed" for e in sunk):
                 break

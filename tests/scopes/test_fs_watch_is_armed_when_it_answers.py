@@ -24,7 +24,7 @@ import pytest
 from engine import World
 from engine.effects import treewatch
 from engine.effects.files import ConfinedFiles
-from tests.conftest import manifest, offer_install
+from tests.conftest import manifest, offer_install, polls
 
 
 async def _card(make_engine: Any, tmp_path: Path, sunk: list[Any]) -> Any:
@@ -51,7 +51,7 @@ async def test_a_change_made_as_the_answer_comes_is_told(
     d = await engine.call("c1", "fs.watch", None, {"path": "."})
     assert d.allowed, d
     (tmp_path / "ws" / "right-after.txt").write_text("written the moment the answer came")
-    for _ in range(250):
+    for _ in polls():
         if any(e.type == "fs.changed" for e in sunk):
             break
         await asyncio.sleep(0.02)

@@ -21,6 +21,7 @@ import pytest
 
 from engine.app.kept import BodyTooLarge, KeptConnections, UnixConnections
 from engine.app.onewrite import OneWriteBackend
+from tests.conftest import polls
 from tests.service.scripted import Scripted, UnixServer
 
 
@@ -77,7 +78,7 @@ async def _get(kept: Kept, max_body: int = 1 << 20) -> dict[str, object]:
 
 
 async def _until(check: object, what: str) -> None:
-    for _ in range(500):
+    for _ in polls():
         if check():  # type: ignore[operator]
             return
         await asyncio.sleep(0.01)

@@ -18,6 +18,7 @@ import pytest
 
 from engine.app import mcp
 from engine.app.mcp import ServiceClient, ServiceError
+from tests.conftest import polls
 from tests.service.scripted import Scripted
 
 
@@ -409,7 +410,7 @@ async def test_a_plain_tool_call_is_answered_as_the_sdk_answers_it(
 
 
 async def _until_len(items: list[object], n: int) -> None:
-    for _ in range(500):
+    for _ in polls():
         if len(items) >= n:
             return
         await asyncio.sleep(0.01)

@@ -13,6 +13,7 @@ import pytest
 from engine import Engine, World
 from engine.service import auth
 from engine.service.auth import TokenMemo, TokenStore
+from tests.conftest import polls
 from tests.service.conftest import Running, build_canvas
 
 
@@ -114,7 +115,7 @@ def test_one_connection_sees_a_revocation_and_a_new_token(unix_server: Running, 
             assert asyncio.run(elsewhere.revoke(minted2["id"]))
         finally:
             elsewhere.close()
-        for _ in range(100):
+        for _ in polls():
             status, _answer = _request(sock, other, {**CALL, "card": "c2"})
             if status == 401:
                 break

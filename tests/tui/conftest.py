@@ -10,6 +10,7 @@ from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
 from engine.app.replay import VirtualClock
+from tests.conftest import polls
 
 from .world import T0, build
 
@@ -38,9 +39,9 @@ async def settle(pilot: Pilot[Any]) -> None:
 async def _settle(pilot: Pilot[Any]) -> None:
     app = pilot.app
     # The canvas analyses reach once the cursor rests (0.12 s), in a thread: on a
-    # loaded machine that can take seconds, so wait up to 10 s (it stops at once
+    # loaded machine that can take seconds, so wait up to 30 s (it stops at once
     # when nothing is pending).
-    for _ in range(200):
+    for _ in polls():
         # First let the screen take in what was posted (a moved cursor's message
         # is what starts the wait for an analysis).
         await pilot.pause()
@@ -79,7 +80,7 @@ async def armed(pilot: Pilot[Any]) -> None:
     """Wait until the consent dialog on top (if one is) takes its yes: it has been on
     screen for `tui.screens.arming.ARM_S` seconds (a screen without ``armed`` is ready)."""
     waited = False
-    for _ in range(100):
+    for _ in polls():
         if getattr(pilot.app.screen, "armed", True):
             break
         waited = True

@@ -10,6 +10,7 @@ from textual.widgets import DataTable, Input, Static
 
 from engine import Engine, World
 from engine.app.replay import VirtualClock
+from tests.conftest import polls
 from tui.messages import EngineChanged
 from tui.screens.arrow_log import ArrowLogScreen, parse_filter
 from tui.screens.canvas import CanvasScreen
@@ -245,7 +246,7 @@ async def test_live_updates_from_another_process(tui_db: Path, tui_clock: Virtua
             await other.call("standup", "agents.prompt", "codex", {"text": "still no arrow"})
         finally:
             other.close()
-        for _ in range(100):
+        for _ in polls():
             await pilot.pause(0.05)
             if view.count == before + 1:
                 break

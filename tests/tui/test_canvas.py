@@ -11,6 +11,7 @@ from textual.widgets import Static
 from engine import Engine, World
 from engine.app.reach import analyse, reached_by
 from engine.app.replay import VirtualClock
+from tests.conftest import polls
 from tui.screens.canvas import CanvasScreen
 from tui.widgets.node_list import NodeList, natural_key
 
@@ -195,13 +196,13 @@ async def test_the_heap_is_frozen_while_the_store_is_quiet(tui_db: Path, tui_clo
             await other.remove_arrow("e4")
         finally:
             other.close()
-        for _ in range(100):
+        for _ in polls():
             await pilot.pause(0.02)
             if gc.get_freeze_count() == 0:
                 break
         # THEN the old state can be collected, and the heap is frozen again later
         assert gc.get_freeze_count() == 0
-        for _ in range(100):
+        for _ in polls():
             await pilot.pause(0.05)
             if gc.get_freeze_count() > 0:
                 break

@@ -17,6 +17,7 @@ from engine import Engine, World
 from engine.app.replay import VirtualClock
 from engine.store.logindex import LogFilter
 from engine.store.pg.logindex import PGLogIndex
+from tests.conftest import polls
 from tui.screens.arrow_log import ArrowLogScreen
 from tui.screens.hold import HoldScreen
 from tui.widgets.log_view import LogView
@@ -93,7 +94,7 @@ async def _feed_stopped() -> None:
     import asyncio
     import threading
 
-    for _ in range(100):
+    for _ in polls():
         if not any(t.name == "arrowgate-pg-changes" for t in threading.enumerate()):
             return
         await asyncio.sleep(0.1)

@@ -14,6 +14,7 @@ from textual.widgets import Static
 
 from engine import Engine, World, file_digests
 from engine.app.replay import VirtualClock
+from tests.conftest import polls
 from tui.screens.review import ReviewScreen
 
 from .conftest import settle
@@ -49,7 +50,7 @@ async def test_the_review_installs_only_the_package_shown(
         assert "usage.read" in shown and "fs.write" not in shown  # a low-risk package: y
         # WHILE the review is open, another process offers the same name again
         await _offer(tui_db, tui_clock, GREEDY)
-        for _ in range(100):
+        for _ in polls():
             await pilot.pause(0.05)
             if "fs.write" in app.engine.state.packages["acme.meek"].raw["permissions"]:
                 break

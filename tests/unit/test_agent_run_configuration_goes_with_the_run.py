@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from engine.effects.drivers import CommandAgent, MCPSetup, write_token
+from tests.conftest import polls
 
 
 class _Host:
@@ -65,7 +66,7 @@ async def test_a_closed_drivers_run_configuration_goes_too(tmp_path: Path) -> No
     agent = CommandAgent("a1", [str(claude), "-p", "{prompt}"], mcp=setup)
     await agent.start(_Host(), str(tmp_path / "ws"))  # type: ignore[arg-type]
     agent.submit("take your time")
-    for _ in range(200):  # until the run has started, its configuration written
+    for _ in polls():  # until the run has started, its configuration written
         if list((tmp_path / "runs").rglob("*.json")):
             break
         await asyncio.sleep(0.01)

@@ -15,6 +15,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from tests.conftest import polls
+
 from ..conftest import manifest, offer_install
 
 
@@ -37,7 +39,7 @@ async def test_a_raised_budget_delivers_the_waiting_prompt_at_once(make_engine: 
     # WHEN the person raises the budget, and the card prompts again
     await engine.set_settings("w1", {"budget": [100, 1.0]})
     third = await engine.call("c1", "agents.prompt", "a1", {"text": "three"})
-    for _ in range(50):
+    for _ in polls():
         if engine.prompt(second.prompt).state != "queued":
             break
         await asyncio.sleep(0.01)

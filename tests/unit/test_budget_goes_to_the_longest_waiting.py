@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.app.replay import VirtualClock
+from tests.conftest import polls
 
 from ..conftest import manifest, offer_install
 
@@ -48,7 +49,7 @@ async def test_a_busy_agent_does_not_starve_an_earlier_prompt_to_another(
         clock.t += 61  # (the card's own rate window is not what is tested)
         later.append((await engine.call("c1", "agents.prompt", "a1", {"text": f"x{i}"})).prompt)
         await engine.agent_replied("a1", f"done {i}")
-        for _ in range(300):
+        for _ in polls():
             if engine.prompt(later[-1]).state != "queued" or \
                     engine.prompt(starved.prompt).state != "queued":
                 break

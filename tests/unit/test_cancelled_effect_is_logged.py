@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import Engine, World
-from tests.conftest import manifest, offer_install
+from tests.conftest import manifest, offer_install, polls
 
 
 async def test_a_cancelled_file_write_that_happened_is_logged(
@@ -37,7 +37,7 @@ async def test_a_cancelled_file_write_that_happened_is_logged(
         call = asyncio.ensure_future(engine.call(
             "c1", "fs.writeText", None, {"path": "out.txt", "text": "x" * 200_000}))
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + 10
+        deadline = loop.time() + 30
         while not (folder / "out.txt").exists() and loop.time() < deadline:
             await asyncio.sleep(0)
         call.cancel()
@@ -45,7 +45,9 @@ async def test_a_cancelled_file_write_that_happened_is_logged(
             await call
         except asyncio.CancelledError:
             pass
-        for _ in range(50):  # let the thread finish its write
+        for _ in polls():  # let the thread finish its write, and its row be made
+            if engine.log_rows(card="c1", call="fs.writeText"):
+                break
             await asyncio.sleep(0.01)
         # THEN the write happened ...
         assert (folder / "out.txt").exists()
@@ -87,7 +89,9 @@ async def test_a_cancelled_fetch_in_flight_is_logged_when_it_ends(
     except asyncio.CancelledError:
         pass
     release.set()
-    for _ in range(20):
+    for _ in polls():
+        if engine.log_rows(card="c1", call="net.fetch"):
+            break
         await asyncio.sleep(0.01)
     # THEN the request is in the log, as made
     rows = engine.log_rows(card="c1", call="net.fetch")

@@ -12,6 +12,7 @@ import pytest
 from engine import Engine
 from engine.app.cli import main
 from engine.app.demo import play_demo
+from tests.conftest import polls
 
 ANSWER = "done: Delete the build folder and redeploy."
 
@@ -25,7 +26,7 @@ async def test_approved_in_the_demo_the_answer_is_there_for_the_tui(tmp_path: Pa
         pid = result.held_prompt
         # WHEN a person approves the text they were shown (as the TUI does)
         await engine.approve_hold(pid, text_sha256=engine.prompt(pid).text_sha256)
-        for _ in range(500):
+        for _ in polls():
             if engine.prompt(pid).state == "replied":
                 break
             await engine.world.settle()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from engine import CallDenied, Engine
+from tests.conftest import polls
 
 from ..conftest import manifest, offer_install
 
@@ -185,7 +186,7 @@ async def test_budget_paces_delivery_without_refusing(make_engine, tmp_path, clo
            for a in ("a1", "a2", "a3")]
     assert [engine.prompt(i).state for i in ids] == ["delivered", "delivered", "queued"]
     clock.t += 1.0  # the bucket has room again after 1 s
-    for _ in range(250):
+    for _ in polls():
         if engine.prompt(ids[2]).state == "delivered":
             break
         await asyncio.sleep(0.02)

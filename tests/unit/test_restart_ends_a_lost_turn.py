@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.core.prompts import LOST_TURN
+from tests.conftest import polls
 
 from ..conftest import manifest, offer_install
 
@@ -40,7 +41,7 @@ async def test_agent_takes_prompts_after_a_restart_mid_turn(make_engine: Any,
     assert (again.prompt(first.prompt).state,
             again.state.canvas.node("a1").data["last_reply"]) == ("replied", LOST_TURN)
     second = await again.call("c1", "agents.prompt", "a1", {"text": "next task"})
-    for _ in range(40):
+    for _ in polls():
         await asyncio.sleep(0.1)
         await again.world.settle()
         if again.prompt(second.prompt).state == "replied":

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from engine.effects.drivers import PtyTerminal
+from tests.conftest import polls
 
 _FORGE = """\
 import os, re, sys
@@ -55,7 +56,7 @@ async def test_a_program_cannot_read_the_secret_and_forge_the_exit_code(tmp_path
     try:
         # WHEN a program run there prints the mark with the secret it found, then fails
         terminal.run(f"{sys.executable} {script}; sleep 0.3; sh -c 'exit 5'")
-        for _ in range(100):
+        for _ in polls():
             if 5 in host.codes:
                 break
             await asyncio.sleep(0.05)

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from engine.effects import treewatch
+from tests.conftest import polls
 
 
 def _queue_limit() -> int:
@@ -36,7 +37,7 @@ async def test_an_overflowed_queue_ends_the_watch(tmp_path: Path) -> None:
     with ThreadPoolExecutor(1) as pool:
         batches = treewatch.watch_tree(tmp_path / "ws", ("busy",), end, pool)
         first = asyncio.ensure_future(batches.__anext__())
-        for _ in range(200):  # until the walk has set its watches
+        for _ in polls():  # until the walk has set its watches
             (folder / "probe").write_text("x")
             await asyncio.sleep(0.02)
             if first.done():
