@@ -19,7 +19,6 @@ both engines at once one was approved and the other a STORE_FAILED 10 s later.)
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
@@ -36,13 +35,13 @@ async def test_two_engines_of_one_process_both_write_without_freezing_the_loop(
         (tmp_path / "ws").mkdir()
         await one.create_workspace("w1", tmp_path / "ws")
         two.catch_up()
-        started = time.monotonic()
         results: list[Any] = await asyncio.gather(*(
             (one if i % 2 else two).add_node({"id": f"n{i}", "type": "note"}, workspace="w1")
             for i in range(6)), return_exceptions=True)
-        took = time.monotonic() - started
+        # (No clock: a write that waited for the other's lock would wait on this very
+        # loop, so that lock could never be let go; it could only fail, STORE_FAILED,
+        # once the lock's timeout ran out, which this assertion catches.)
         assert not any(isinstance(r, BaseException) for r in results), results
-        assert took < 2.0, f"the loop was held {took:.1f} s"
         # AND each engine sees every note, its own and the other's
         for engine in (one, two):
             engine.catch_up()
@@ -69,17 +68,16 @@ async def test_a_hold_approved_through_two_engines_at_once_is_approved_once(
         two.catch_up()
         found = two.prompt(held.prompt)
         assert found is not None
-        started = time.monotonic()
         results: list[Any] = await asyncio.gather(
             one.approve_hold(held.prompt, text_sha256=found.text_sha256),
             two.approve_hold(held.prompt, text_sha256=found.text_sha256),
             return_exceptions=True)
-        took = time.monotonic() - started
         approved = [r for r in results if not isinstance(r, BaseException)]
         refused = [r for r in results if isinstance(r, BaseException)]
         assert [d.outcome for d in approved] == ["queued"], results
+        # (Refused as no longer held, not STORE_FAILED at the lock's timeout: no clock
+        # is needed to tell the two apart.)
         assert len(refused) == 1 and isinstance(refused[0], NotFound), results
-        assert took < 2.0, f"the loop was held {took:.1f} s"
         one.catch_up()
         assert [r["outcome"] for r in one.log_rows(arrow="e1")] == ["held", "approved"]
     finally:

@@ -62,6 +62,8 @@ def test_token_checks_do_not_stall_health_while_the_database_is_down(own_pg: PgS
             t.join(60)
         pg_restart(own_pg)
         assert health.status_code == 200
-        assert took < 2.0, f"GET /v1/health took {took:.1f} s while tokens were checked"
+        # A bound, as the rule is one: well under the 10 s one check held the loop for
+        # before (three of them here), with room for a loaded machine's stall.
+        assert took < 8.0, f"GET /v1/health took {took:.1f} s while tokens were checked"
     finally:
         server.stop(sig=9)

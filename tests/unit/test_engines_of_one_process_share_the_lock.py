@@ -15,7 +15,6 @@ engines and the catch-up bench open two on one file.
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +30,13 @@ async def test_two_engines_on_one_file_both_write_without_freezing_the_loop(
         (tmp_path / "ws").mkdir()
         await one.create_workspace("w1", tmp_path / "ws")
         two.catch_up()
-        started = time.monotonic()
         results: list[Any] = await asyncio.gather(*(
             (one if i % 2 else two).add_node({"id": f"n{i}", "type": "note"}, workspace="w1")
             for i in range(10)), return_exceptions=True)
-        took = time.monotonic() - started
+        # (No clock: a write that waited for the other's lock would wait on this very
+        # loop, so that lock could never be let go; it could only end in "database is
+        # locked" once busy_timeout ran out, which this assertion catches.)
         assert not any(isinstance(r, BaseException) for r in results), results
-        assert took < 1.0, f"the loop was held {took:.1f} s"
         # AND each engine sees every note, its own and the other's
         for engine in (one, two):
             engine.catch_up()
