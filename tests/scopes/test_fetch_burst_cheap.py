@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import statistics
 import tempfile
 import threading
 import time
@@ -28,10 +29,11 @@ import httpx
 
 import engine.effects.netguard as netguard
 from engine import World
+from engine.core.limits import UNDER_WAY_PER_CARD
 from engine.effects.netguard import FetchResponse, GuardedFetch
 from engine.effects.transport import HttpxTransport
 
-from ..conftest import manifest, offer_install
+from ..conftest import manifest, offer_install, polls
 from .served import start
 
 FETCHES = 120
@@ -62,32 +64,44 @@ def test_a_burst_of_fetches_leaves_other_calls_prompt(tmp_path: Path) -> None:
     (served.ws / "a.txt").write_text("x")
     token = served.card.headers["Authorization"]
     try:
-        async def main() -> float:
+        async def stats(client: httpx.AsyncClient) -> float:
+            """The median of eight fs.stat calls' times: a stall of the machine slows one
+            or two of them, fetches that cost the loop slow them all."""
+            took = []
+            for _ in range(8):
+                t0 = time.monotonic()
+                r = await client.post("/v1/calls", json={
+                    "card": "c1", "call": "fs.stat", "args": {"path": "a.txt"}})
+                took.append(time.monotonic() - t0)
+                assert r.json()["outcome"] == "ok"
+                await asyncio.sleep(0.1)
+            return statistics.median(took)
+
+        async def main() -> tuple[float, float]:
             async with httpx.AsyncClient(base_url=served.address, timeout=60,
                                          headers={"Authorization": token},
                                          limits=httpx.Limits(max_connections=FETCHES + 8)
                                          ) as client:
+                alone = await stats(client)
                 fetches = [asyncio.create_task(client.post("/v1/calls", json={
                     "card": "c1", "call": "net.fetch",
                     "args": {"url": f"http://127.0.0.1:{port}/"}}))
                     for _ in range(FETCHES)]
-                await asyncio.sleep(0.3)  # the burst is arriving
-                worst = 0.0
-                for _ in range(8):
-                    t0 = time.monotonic()
-                    r = await client.post("/v1/calls", json={
-                        "card": "c1", "call": "fs.stat", "args": {"path": "a.txt"}})
-                    worst = max(worst, time.monotonic() - t0)
-                    assert r.json()["outcome"] == "ok"
-                    await asyncio.sleep(0.1)
+                for _ in polls():  # the burst has arrived: every fetch under way or refused
+                    if len(held) >= UNDER_WAY_PER_CARD:
+                        break
+                    await asyncio.sleep(0.05)
+                during = await stats(client)
                 for task in fetches:
                     task.cancel()
                 await asyncio.gather(*fetches, return_exceptions=True)
-                return worst
+                return alone, during
 
-        worst = asyncio.run(main())
+        alone, during = asyncio.run(main())
         # An fs.stat takes milliseconds; fetches waiting on a silent server cost nothing.
-        assert worst < 1.0, f"an fs.stat waited {worst:.2f} s behind {FETCHES} fetches"
+        # Measured against the same machine's fs.stat without them, not a fixed time.
+        assert during < 5 * alone + 0.2, (
+            f"an fs.stat took {during:.2f} s behind {FETCHES} fetches, {alone:.2f} s alone")
     finally:
         ls.close()
         served.stop()

@@ -16,7 +16,7 @@ import httpx
 
 from engine import Engine, World
 
-__all__ = ["fill", "health_waits", "serving"]
+__all__ = ["fill", "health_waits", "held_back", "serving"]
 
 ARROWGATE = [sys.executable, "-m", "engine.app.cli"]
 
@@ -54,6 +54,22 @@ def serving(db: Path) -> Iterator[tuple[subprocess.Popen[str], str]]:
     finally:
         proc.terminate()
         proc.communicate(timeout=60)
+
+
+def held_back(waits: list[float], took: float) -> str | None:
+    """Why the health answers ``waits`` (`health_waits`) of a block that took ``took``
+    seconds say the block held the service's loop, or None when they do not.
+
+    Not a fixed latency, which a loaded machine's stall breaks (it stalls the service
+    and the prober alike): health was answered again and again while the block ran
+    (10 times at least), and no answer waited a quarter of the block's whole time, as
+    one does when the block's work is done in one piece on the loop.
+    """
+    if len(waits) < 10:
+        return f"/v1/health was answered {len(waits)} times in {took:.1f} s"
+    if max(waits) >= took / 4:
+        return f"/v1/health waited {max(waits):.2f} s of the {took:.1f} s"
+    return None
 
 
 @contextmanager
