@@ -210,7 +210,33 @@ async def test_what_moved_is_told_when_the_catch_up_reloads_everything(
         monkeypatch.setattr(module, "MAX_CATCH_UP", 0)  # every change: too many
     app.catch_up()
     assert app.store.reloads == reloads + 1, "the catch-up did not load everything again"
-    told = [(e.type, e.data.get("state")) for e in sub.ready()]
-    assert told == [("permissions.changed", None), ("prompt.resolved", "approved"),
-                    ("agents.turn", "delivered")], told
+    told = [(e.type, e.data.get("state") or e.data.get("status")) for e in sub.ready()]
+    assert told == [("agents.status", "working"), ("permissions.changed", None),
+                    ("prompt.resolved", "approved"), ("agents.turn", "delivered")], told
     await until(lambda: received == ["deploy"])
+
+
+async def test_agents_added_removed_and_working_elsewhere_are_told_to_the_cards(
+        make_engine: Any, tmp_path: Any) -> None:
+    """A card with ``agents.read`` hears of its workspace's agents whichever process
+    changed them (SPEC §3): ``agents.changed`` and ``agents.status``."""
+    app = await _prompter(make_engine, tmp_path)
+    sub = app.subscribe("c1")
+    other = make_engine()
+
+    def told() -> list[tuple[str, Any, Any]]:
+        app.catch_up()
+        return [(e.type, e.data.get("agent"), e.data.get("change") or e.data.get("status"))
+                for e in sub.ready() if e.type.startswith("agents.")]
+
+    await other.add_node({"id": "a8", "type": "agent", "name": "Eight"}, workspace="w1")
+    assert told() == [("agents.changed", "a8", "added")]
+    await other.add_arrow({"id": "e8", "from": "c1", "to": "a8"})
+    await other.call("c1", "agents.prompt", "a8", {"text": "work"})  # delivered: a8 works
+    assert ("agents.status", "a8", "working") in told()
+    await other.remove_node("a8")
+    assert told() == [("agents.changed", "a8", "removed")]
+    # An agent that came and went between two catch-ups was never seen here: not told.
+    await other.add_node({"id": "a9", "type": "agent", "name": "Nine"}, workspace="w1")
+    await other.remove_node("a9")
+    assert told() == []
