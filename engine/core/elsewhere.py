@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from canvas.model import Node
 from engine.core.events import Event, event
 from engine.core.prompts import Prompt
 from engine.core.state import State
@@ -42,17 +43,19 @@ class Moves:
     tool_calls: list[tuple[bool, ToolCall]] = field(default_factory=list)
     #: Each package whose grants changed: its name and its grants before.
     grants: list[tuple[str, frozenset[str]]] = field(default_factory=list)
+    #: Each agent or terminal applied: it before and now (None: not on the canvas).
+    nodes: list[tuple[Node | None, Node | None]] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.prompts or self.tool_calls or self.grants)
+        return bool(self.prompts or self.tool_calls or self.grants or self.nodes)
 
 
 def between(before: State, after: State) -> Moves:
     """How the state moved from ``before`` to ``after``, a whole reload's worth: another
     engine's commits were too many to apply one by one (`Moves`).
 
-    Prompts in play on either side, open tool calls on either side, and every
-    package's grants. A tool call that ended meanwhile is not in ``after``
+    Prompts in play on either side, open tool calls on either side, every
+    package's grants, and every agent and terminal. A tool call that ended meanwhile is not in ``after``
     (only open ones are kept), so its end is not told; its waiters read the
     store.
     """
@@ -75,6 +78,11 @@ def between(before: State, after: State) -> Moves:
         moves.tool_calls.append((tc.id in before.tool_calls, tc))
     for package in sorted(before.grants.keys() | after.grants.keys()):
         moves.grants.append((package, frozenset(before.grants.get(package, ()))))
+    for kind in ("agent", "terminal"):
+        gone = {n.id: n for n in before.canvas.nodes(type=kind)}
+        for node in after.canvas.nodes(type=kind):
+            moves.nodes.append((gone.pop(node.id, None), node))
+        moves.nodes += [(node, None) for node in gone.values()]
     return moves
 
 
@@ -88,6 +96,8 @@ def told(moves: Moves, state: State) -> list[Event]:
     agent hands it over (`engine.effects.world.World.committed`).
     """
     out: list[Event] = []
+    for was, now in moves.nodes:
+        out += _node_moved(was, now)
     for package, before in moves.grants:
         granted = state.grants.get(package, set())
         if granted == before:
@@ -108,6 +118,22 @@ def told(moves: Moves, state: State) -> list[Event]:
             out.append(event("tool.resolved", tc.card,
                              {"id": tc.id, "state": tc.state, "code": tc.code}))
     return out
+
+
+def _node_moved(was: Node | None, now: Node | None) -> list[Event]:
+    """An agent or terminal added, removed, or with a new status (`Nodes.save`)."""
+    if was is None and now is not None:
+        return [event("agents.changed", None, {"agent": now.id, "workspace": now.workspace,
+                                               "kind": now.type, "change": "added"})]
+    if was is not None and now is None:
+        return [event("agents.changed", None, {"agent": was.id, "workspace": was.workspace,
+                                               "kind": was.type, "change": "removed"})]
+    if was is not None and now is not None:
+        status = now.data.get("status")
+        if was.data.get("status") != status:
+            return [event("agents.status", None, {"agent": now.id, "workspace": now.workspace,
+                                                  "status": status})]
+    return []
 
 
 def _prompt_moved(before: str | None, prompt: Prompt, state: State) -> list[Event]:

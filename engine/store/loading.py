@@ -128,6 +128,9 @@ def newest_time(db: Database) -> float | None:
 #: Change kinds naming one entity by its key (the table's key column).
 _ENTITY_KINDS = ("package", "grants", "workspace", "node", "arrow", "prompt", "tool_call",
                  "usage")
+#: The kinds of node whose coming, going and status the cards are told (`Moves.nodes`).
+_DRIVEN = frozenset({"agent", "terminal"})
+
 #: Changes applied one by one at most; beyond, a full reload is cheaper and simpler.
 MAX_CATCH_UP = 4096
 
@@ -249,7 +252,7 @@ def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -
     if keys["workspace"]:
         _mirror(db, "workspaces", "id", keys["workspace"], state.workspaces, workspace_from_row)
         state.bump()
-    _catch_up_canvas(db, state.canvas, keys["node"], keys["arrow"])
+    _catch_up_canvas(db, state.canvas, keys["node"], keys["arrow"], moves)
     if keys["prompt"]:
         rows = _rows(db, "prompts", "id", keys["prompt"])
         for prompt_id in sorted(keys["prompt"], key=lambda k: _position(rows.get(k))):
@@ -296,8 +299,10 @@ def _position(row: dict[str, Any] | None) -> int:
     return -1 if row is None else int(row["position"] or 0)
 
 
-def _catch_up_canvas(db: Database, canvas: Canvas, nodes: set[str], arrows: set[str]) -> None:
-    """Nodes first (an arrow needs both ends), then arrows."""
+def _catch_up_canvas(db: Database, canvas: Canvas, nodes: set[str], arrows: set[str],
+                     moves: Moves) -> None:
+    """Nodes first (an arrow needs both ends), then arrows; agents and terminals that
+    came, went or changed are noted in ``moves``."""
     node_rows = _rows(db, "nodes", "id", nodes) if nodes else {}
     for node_id in sorted(nodes, key=lambda k: _position(node_rows.get(k))):
         row = node_rows.get(node_id)
@@ -305,8 +310,12 @@ def _catch_up_canvas(db: Database, canvas: Canvas, nodes: set[str], arrows: set[
         if row is None:
             if old is not None:
                 canvas.remove_node(node_id)  # its arrows were deleted with it
+                if old.type in _DRIVEN:
+                    moves.nodes.append((old, None))
             continue
         node = Node(row["id"], row["type"], row["workspace"], json.loads(row["data"]))
+        if node.type in _DRIVEN:
+            moves.nodes.append((old, node))
         if old is None:
             canvas.restore_node(node)
         elif (old.type, old.workspace) != (node.type, node.workspace):
