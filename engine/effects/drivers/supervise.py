@@ -27,7 +27,10 @@ What it does, in order:
    and the descriptors it was passed; why it could not (``errno`` and text)
    goes to the *report* pipe, which is otherwise closed on a good exec;
 4. reaps every process re-parented to it; forwards SIGTERM, SIGINT and
-   SIGHUP to the command; on `STOP_NOW` kills the command at once;
+   SIGHUP to the command; on `STOP_NOW` kills the command at once; a
+   hang-up or SIGTERM is an end: if the command still runs `GRACE`
+   seconds later (a shell told ``trap '' HUP TERM``, a program that ignores
+   them), it goes as on `STOP_NOW`;
 5. when the command has ended, ends what is left of its tree: SIGTERM (and
    SIGCONT, for a stopped one), up to `GRACE` seconds, then SIGKILL until no
    child is left; after `STOP_NOW`, SIGKILL at once;
@@ -58,6 +61,9 @@ STOP_NOW = signal.SIGUSR1
 SUPERVISOR = os.path.abspath(__file__)
 
 _FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+# Forwarded, and then the command's end within the grace (SIGINT is ctrl-c:
+# a program may well take it and go on).
+_ENDING = (signal.SIGTERM, signal.SIGHUP)
 _PR_SET_CHILD_SUBREAPER = 36  # linux/prctl.h
 
 
@@ -129,10 +135,20 @@ class _Supervisor:
         self.stop_now = False
         #: A stop signal that came before the command started: it never starts.
         self.early: int | None = None
+        #: Whether an ending signal has set the alarm (`on_signal`).
+        self.ending = False
 
     def on_signal(self, signum: int, _frame: object) -> None:
-        """Forward a stop signal to the command; `STOP_NOW` kills it."""
-        if signum == STOP_NOW:
+        """Forward a stop signal to the command; `STOP_NOW` kills it.
+
+        A hang-up or SIGTERM also sets an alarm: the command's `GRACE` to end.
+        Ignored (a removed terminal whose shell traps them), the alarm (SIGALRM)
+        ends the tree as `STOP_NOW` does, so no hang-up leaves it running.
+        """
+        if signum in _ENDING and self.child and not self.ending:
+            self.ending = True
+            signal.setitimer(signal.ITIMER_REAL, self.grace)
+        if signum in (STOP_NOW, signal.SIGALRM):
             self.stop_now = True
             signum = signal.SIGKILL
             # The driver reads the run's output to its end: with the command
@@ -253,7 +269,7 @@ def main(args: list[str]) -> None:
     argv = args[4:]
     sup = _Supervisor(grace)
     # Handlers before anything runs: a stop that comes early is not lost.
-    for sig in (*_FORWARDED, STOP_NOW):
+    for sig in (*_FORWARDED, STOP_NOW, signal.SIGALRM):
         signal.signal(sig, sup.on_signal)
     os.set_inheritable(report, False)  # the command gets it closed at exec
     try:
@@ -274,6 +290,9 @@ def main(args: list[str]) -> None:
     sup.child = child
     if sup.early is not None:  # came between the check and the line above
         _kill(child, signal.SIGKILL if sup.stop_now else sup.early)
+        if sup.early in _ENDING and not sup.stop_now:
+            sup.ending = True
+            signal.setitimer(signal.ITIMER_REAL, sup.grace)
     os.close(report)
     # Nothing else the driver passed on is the supervisor's to keep open (a
     # terminal's start-up pipe holds its secret: not in /proc/<us>/fd).
