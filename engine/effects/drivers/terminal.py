@@ -149,9 +149,11 @@ class PtyTerminal(TerminalDriver):
 
     def _consume(self, data: bytes) -> None:
         data = self._pending + data
-        # Keep an unfinished escape sequence for the next read.
+        # Keep back what may be the start of an exit mark, to match it whole
+        # with the next read; nothing else (pyte takes a sequence split
+        # across feeds as it is: kept back, output would wait for more).
         cut = data.rfind(b"\x1b")
-        if cut != -1 and b"\x07" not in data[cut:] and len(data) - cut < 64:
+        if cut != -1 and self._mark_start(data[cut:]):
             data, self._pending = data[:cut], data[cut:]
         else:
             self._pending = b""
@@ -165,6 +167,21 @@ class PtyTerminal(TerminalDriver):
             self.ready.set()
         self._text(data[start:])
 
+    def _mark_start(self, tail: bytes) -> bool:
+        """Whether ``tail`` (from an ESC to the end of what was read) may be the
+        start of an exit mark, not yet the whole of one."""
+        head = b"\x1b]133;D;"
+        if len(tail) <= len(head):
+            return head.startswith(tail)
+        if not tail.startswith(head):
+            return False
+        rest = tail[len(head):]
+        status = rest[:len(rest) - len(rest.lstrip(b"0123456789"))]
+        end = b";" + self._nonce.encode() + b"\x07"
+        after = rest[len(status):]
+        # An exit status has three digits at most.
+        return 0 < len(status) <= 3 and len(after) < len(end) and end.startswith(after)
+
     def _text(self, data: bytes) -> None:
         if not data:
             return
@@ -176,6 +193,10 @@ class PtyTerminal(TerminalDriver):
             self._host.output(self.node, data.decode("utf-8", "replace"))
 
     def _ended(self) -> None:
+        if self._pending:
+            # No more to come: it was output, not the start of a mark.
+            pending, self._pending = self._pending, b""
+            self._text(pending)
         if self._fd is not None:
             self._release()
             if self._host is not None:
