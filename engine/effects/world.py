@@ -37,10 +37,28 @@ from engine.core.text import visible
 from engine.effects.drivers import AgentDriver, Driver, TerminalDriver, TerminalInputFull
 from engine.effects.host import ScopeHandler, ScopeHost
 
-__all__ = ["DEFAULT", "DriverReports", "ScopeHandler", "ScopeHost", "World"]
+__all__ = ["DEFAULT", "SCREEN_KEPT", "DriverReports", "ScopeHandler", "ScopeHost", "World"]
 
 #: Where a listener's failure goes (the engine's ``arrowgate.events`` logger).
 _events_log = logging.getLogger("arrowgate.events")
+
+#: The most bytes of a driverless agent's or terminal's ``screen`` kept in its
+#: node's data: its end, as a screen shows the latest. Every prompt, reply,
+#: write and output is added to it; kept whole, a card's writes (each within
+#: max_payload, 60 a minute) would pile up in the store without bound.
+SCREEN_KEPT = 64 * 1024
+
+
+def _on_screen(data: dict[str, Any], text: str) -> None:
+    """Add ``text`` to the node data's ``screen``, keeping its last `SCREEN_KEPT` bytes."""
+    screen = str(data.get("screen", "")) + text
+    raw = screen.encode("utf-8", "surrogatepass")
+    if len(raw) > SCREEN_KEPT:
+        start = len(raw) - SCREEN_KEPT
+        while start < len(raw) and raw[start] & 0xC0 == 0x80:
+            start += 1  # not into a character: from the next one's first byte
+        screen = raw[start:].decode("utf-8", "surrogatepass")
+    data["screen"] = screen
 
 
 class DriverReports(Protocol):
@@ -416,7 +434,7 @@ class World:
                 Emit(Event("driver.prompt", None, {"node": agent.id, "text": prompt.text})),
                 SaveNode(Node(agent.id, agent.type, agent.workspace, data))))
         # Inert, as a driver's screen echoes it (`Screen.echo`).
-        data["screen"] = str(data.get("screen", "")) + f"> {visible(prompt.text)}\n"
+        _on_screen(data, f"> {visible(prompt.text)}\n")
         return delivered(Node(agent.id, agent.type, agent.workspace, data))
 
     def turn_ended(self, agent: Node, text: str, status: str = "waiting") -> Node:
@@ -424,7 +442,7 @@ class World:
         data = dict(agent.data)
         data.update(status=status, last_reply=text, chain=None)
         if agent.id not in self.drivers:
-            data["screen"] = str(data.get("screen", "")) + text + "\n"
+            _on_screen(data, text + "\n")
         return Node(agent.id, agent.type, agent.workspace, data)
 
     def run(self, terminal: Node, text: str, *, run: bool) -> Performed:
@@ -436,7 +454,7 @@ class World:
             return Performed({"state": "sent"}, (
                 Emit(Event("driver.input", None, {"node": terminal.id, "text": text, "run": run})),
                 SaveNode(Node(terminal.id, terminal.type, terminal.workspace, data))))
-        data["screen"] = str(data.get("screen", "")) + (f"$ {text}\n" if run else text)
+        _on_screen(data, f"$ {text}\n" if run else text)
         return Performed({"state": "ok"},
                          (SaveNode(Node(terminal.id, terminal.type, terminal.workspace, data)),))
 
@@ -444,7 +462,7 @@ class World:
     def terminal_output(terminal: Node, text: str, exit: int | None) -> Node:
         """Text appears on a terminal's screen; ``exit`` ends it with that code."""
         data = dict(terminal.data)
-        data["screen"] = str(data.get("screen", "")) + text
+        _on_screen(data, text)
         if exit is not None:
             data["exit"] = exit
             data["status"] = "finished"

@@ -57,7 +57,7 @@ async def test_an_agents_screen_keeps_its_end(make_engine: Any, tmp_path: Path) 
     for i in range(4):
         decision = await engine.call("c1", "agents.prompt", "a1", {"text": f"task {i}"})
         assert decision.outcome == "queued"
-        await engine.agent_replied("a1", f"reply {i} " + "y" * 100_000)
+        await engine.agent_replied("a1", f"reply {i} " + "y" * 30_000)
     screen = engine.state.canvas.node("a1").data["screen"]
     assert len(screen.encode()) <= SCREEN_KEPT
     assert screen.rstrip().endswith("y")
