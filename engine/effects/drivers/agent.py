@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import codecs
 import errno
 import os
 from collections.abc import Sequence
@@ -194,6 +195,8 @@ class CommandAgent(AgentDriver):
         proc.stdin.close()
         out = bytearray()
         total = 0
+        # Output as text, decoded across reads: a read may end inside a character.
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
         notes: list[str] = []
         try:
             async with asyncio.timeout(self._timeout):
@@ -202,10 +205,13 @@ class CommandAgent(AgentDriver):
                     kept = chunk[:max(0, REPLY_KEPT - len(out))]
                     out += kept
                     self._screen.feed(kept)
-                    self._host.output(self.node, chunk.decode("utf-8", "replace"))
+                    if text := decoder.decode(chunk):
+                        self._host.output(self.node, text)
                     # A read of buffered output does not yield: without this a
                     # run printing megabytes would hold the loop until it ends.
                     await asyncio.sleep(0)
+                if rest := decoder.decode(b"", final=True):
+                    self._host.output(self.node, rest)  # a character cut off at the end
                 code = await proc.wait()
         except TimeoutError:
             self._kill()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import codecs
 import fcntl
 import os
 import re
@@ -86,6 +87,8 @@ class PtyTerminal(TerminalDriver):
         self._mark = re.compile(_MARK.format(nonce=self._nonce).encode())
         self._fd: int | None = None
         self._outbox = bytearray()
+        # Output as text, decoded across reads: a read may end inside a character.
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._proc: asyncio.subprocess.Process | None = None
         self._host: DriverHost | None = None
         #: Set whenever the shell shows its prompt again (a command finished).
@@ -190,13 +193,18 @@ class PtyTerminal(TerminalDriver):
         data = data.replace(self._nonce.encode(), b"[secret]")
         self._screen.feed(data)
         if self._host is not None:
-            self._host.output(self.node, data.decode("utf-8", "replace"))
+            text = self._decoder.decode(data)
+            if text:
+                self._host.output(self.node, text)
 
     def _ended(self) -> None:
         if self._pending:
             # No more to come: it was output, not the start of a mark.
             pending, self._pending = self._pending, b""
             self._text(pending)
+        rest = self._decoder.decode(b"", final=True)  # a character cut off at the end
+        if rest and self._host is not None:
+            self._host.output(self.node, rest)
         if self._fd is not None:
             self._release()
             if self._host is not None:
