@@ -12,13 +12,25 @@ import shutil
 import signal
 import struct
 import termios
+import time
 
 from engine.effects.drivers.base import DriverHost, TerminalDriver, TerminalInputFull
 from engine.effects.drivers.screen import Screen
 from engine.effects.drivers.supervised import start_supervised
 from engine.effects.operator import DrivenRegistry, tty_nr_of
 
-__all__ = ["INPUT_LIMIT", "PtyTerminal"]
+__all__ = ["INPUT_LIMIT", "SHARE", "PtyTerminal"]
+
+#: The most of the engine's loop a terminal's output may take. Interpreting
+#: output (pyte) is slow, some 20 ms for 4 KB: a program printing without
+#: pause would otherwise have a read handled on every turn of the loop.
+#: After a read that took ``t``, the terminal reads again only
+#: ``t * (1 - SHARE) / SHARE`` later; the program waits on the pty meanwhile,
+#: as on a slow terminal.
+SHARE = 0.25
+# The handling of a read from which the terminal pauses after it (seconds of
+# the loop's thread): a few lines take well under it, 4 KB of a flood over.
+_PAUSE_FROM = 0.005
 
 #: The most typed input that may wait for the shell to read it. Input waits
 #: while the program in the terminal does not read (a busy command, a full
@@ -91,6 +103,8 @@ class PtyTerminal(TerminalDriver):
         self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
         self._proc: asyncio.subprocess.Process | None = None
         self._host: DriverHost | None = None
+        #: When reading resumes, while it pauses for the rest of the loop (`SHARE`).
+        self._resume: asyncio.TimerHandle | None = None
         #: Set whenever the shell shows its prompt again (a command finished).
         self.ready = asyncio.Event()
 
@@ -148,7 +162,23 @@ class PtyTerminal(TerminalDriver):
         if not data:
             self._ended()
             return
+        # The loop's thread's own time: a process of the machine that ran
+        # meanwhile does not make the pause longer.
+        started = time.thread_time()
         self._consume(data)
+        spent = time.thread_time() - started
+        # A short read (a prompt, a line) is not paused after: only a flood is.
+        if self._fd is not None and spent >= _PAUSE_FROM:
+            pause = spent * (1 - SHARE) / SHARE
+            loop = asyncio.get_running_loop()
+            # The rest of the engine's share of the loop (`SHARE`).
+            loop.remove_reader(self._fd)
+            self._resume = loop.call_later(pause, self._read_again)
+
+    def _read_again(self) -> None:
+        self._resume = None
+        if self._fd is not None:
+            asyncio.get_running_loop().add_reader(self._fd, self._readable)
 
     def _consume(self, data: bytes) -> None:
         data = self._pending + data
@@ -213,6 +243,9 @@ class PtyTerminal(TerminalDriver):
     def _release(self) -> None:
         """Stop watching the pty, drop input still waiting, and close it."""
         assert self._fd is not None
+        if self._resume is not None:
+            self._resume.cancel()
+            self._resume = None
         try:
             loop = asyncio.get_running_loop()
             loop.remove_reader(self._fd)
