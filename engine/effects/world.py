@@ -52,6 +52,9 @@ SCREEN_KEPT = 64 * 1024
 def _on_screen(data: dict[str, Any], text: str) -> None:
     """Add ``text`` to the node data's ``screen``, keeping its last `SCREEN_KEPT` bytes."""
     screen = str(data.get("screen", "")) + text
+    if len(screen) <= SCREEN_KEPT // 4:  # at most 4 bytes a character: within the bound
+        data["screen"] = screen
+        return
     raw = screen.encode("utf-8", "surrogatepass")
     if len(raw) > SCREEN_KEPT:
         start = len(raw) - SCREEN_KEPT
