@@ -335,6 +335,7 @@ def _cmd_reach(args: argparse.Namespace) -> int:
 def _cmd_import(args: argparse.Namespace) -> int:
     import asyncio
 
+    from engine.core.text import inert_lines
     from engine.effects.operator import operator_check
 
     check = operator_check()
@@ -357,8 +358,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
             _print_json({"workspace": workspace, "folder": str(folder), "nodes": nodes,
                          "arrows": arrows, "review": review.lines})
         else:
-            print(f"imported {args.file} as workspace {workspace!r} ({folder}): "
-                  f"{nodes} nodes, {arrows} arrows")
+            print(inert_lines(f"imported {args.file} as workspace {workspace!r} ({folder}): "
+                              f"{nodes} nodes, {arrows} arrows"))
             print("\n".join(review.lines))  # what it holds and what it left out
         return EXIT_OK
     finally:
@@ -697,17 +698,25 @@ def _run(args: argparse.Namespace) -> int:
     try:
         return int(args.fn(args))
     except CliError as exc:
-        print(f"arrowgate: {exc.message}", file=sys.stderr)
+        _say(exc.message)
         return exc.exit_code
     except ConsentError as exc:
-        print(f"arrowgate: {exc.message}", file=sys.stderr)
+        _say(exc.message)
         return _exit_code(exc)
     except sqlite3.DatabaseError as exc:
-        print(f"arrowgate: the database cannot be used: {exc}", file=sys.stderr)
+        _say(f"the database cannot be used: {exc}")
         return EXIT_USAGE
     except OSError as exc:
-        print(f"arrowgate: {exc}", file=sys.stderr)
+        _say(str(exc))
         return EXIT_USAGE
+
+
+def _say(message: str) -> None:
+    """An error on stderr as ``arrowgate: …``, its lines inert and bounded: it may
+    echo a file's name or an id that a sender chose (ESC sequences, megabytes)."""
+    from engine.core.text import inert_lines
+
+    print(f"arrowgate: {inert_lines(message)}", file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

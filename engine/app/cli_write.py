@@ -51,7 +51,7 @@ from engine.core.errors import (
     StoreFailed,
     with_code,
 )
-from engine.core.text import is_control
+from engine.core.text import inert_lines, is_control
 from engine.effects.operator import operator_check
 from engine.effects.userfile import FileRefused
 
@@ -732,7 +732,8 @@ def _fail(args: argparse.Namespace, failure: Failure) -> int:
     if args.json:
         print(json.dumps({"error": failure.data}, sort_keys=True), file=sys.stderr)
     else:
-        print(f"arrowgate: {failure}", file=sys.stderr)
+        # Its lines may echo a file's name or an id a sender chose: inert and bounded.
+        print(f"arrowgate: {inert_lines(str(failure))}", file=sys.stderr)
     return failure.exit_code
 
 

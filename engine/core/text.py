@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["SHOWN", "bounded", "control_characters", "describe_character", "id_problem",
-           "is_control", "is_unicode", "shown", "visible"]
+__all__ = ["LINE", "SHOWN", "bounded", "clipped", "control_characters", "describe_character",
+           "id_problem", "inert_lines", "is_control", "is_unicode", "shown", "visible"]
 
 #: Bidirectional formatting characters: they reorder the text around them.
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
@@ -138,6 +138,35 @@ def visible(text: str) -> str:
         else:
             out.append(f"\u27e8U+{code:04X}\u27e9")
     return "".join(out)
+
+
+#: The most characters of one line a message about someone else's input prints.
+LINE = 2000
+
+
+def clipped(line: str, limit: int = LINE) -> str:
+    """``line`` in at most ``limit`` characters: whole, or its start and end with the
+    middle replaced by a mark naming how many characters were left out.
+
+    For a message that echoes a value someone else chose (a case's step, a file's
+    id): its start says where, its end says what is wrong, and a value of
+    megabytes in between is never printed whole.
+    """
+    if len(line) <= limit:
+        return line
+    mark = ""
+    for _ in range(2):  # the mark's length depends on the count it names
+        room = max(0, limit - len(mark))
+        mark = f"…[{len(line) - room} characters left out]…"
+    room = max(0, limit - len(mark))
+    head = room * 2 // 3
+    return line[:head] + mark + line[len(line) - (room - head):]
+
+
+def inert_lines(text: str, limit: int = LINE) -> str:
+    """``text`` as lines a terminal shows as they are: each line's control characters
+    shown inert (`visible`) and each line `clipped` to ``limit`` characters."""
+    return "\n".join(clipped(visible(line), limit) for line in text.split("\n"))
 
 
 def bounded(text: str, limit: int, *, length: int | None = None,

@@ -14,6 +14,8 @@ import os
 import stat
 from pathlib import Path
 
+from engine.core.text import visible
+
 __all__ = ["MAX_USER_FILE", "FileRefused", "read_user_bytes", "read_user_text"]
 
 #: The largest file read for a person (case files have always had this bound).
@@ -39,7 +41,9 @@ class FileRefused(OSError):
 
     def __str__(self) -> str:
         why = self.problem.removeprefix(_OS_FAILURE)
-        return f"cannot read {self.filename}: {'it ' if why == self.problem else ''}{why}"
+        # The name is the sender's choice: its ESC or newline is shown, never obeyed.
+        return f"cannot read {visible(str(self.filename))}: " \
+            f"{'it ' if why == self.problem else ''}{why}"
 
 
 def read_user_bytes(path: str | Path, *, limit: int = MAX_USER_FILE) -> bytes:
