@@ -30,7 +30,7 @@ from canvas import CanvasError, Node, WorkspaceSettings
 from canvas.model import is_finite_number
 from engine.core.errors import CaseInvalid
 from engine.core.hosts import normalise_host
-from engine.core.text import is_unicode, visible
+from engine.core.text import clipped, is_unicode, visible
 from engine.effects.netguard import normal_url
 from engine.effects.userfile import MAX_USER_FILE, FileRefused, read_user_text
 
@@ -542,7 +542,9 @@ class _Problems:
     lines: list[str] = field(default_factory=list)
 
     def add(self, where: str, problem: str) -> None:
-        self.lines.append(f"{self.path}: {where}: {problem}")
+        # Bounded: the where and the problem may echo a value of megabytes the
+        # case's author chose (a do, a key, an id); its start and end still say which.
+        self.lines.append(clipped(f"{self.path}: {where}: {problem}"))
 
     def raise_any(self) -> None:
         if not self.lines:

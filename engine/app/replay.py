@@ -35,7 +35,7 @@ from engine.core.decision import Decision
 from engine.core.errors import CaseInvalid, ConsentError, StoreFailed
 from engine.core.hosts import normalise_host
 from engine.core.manifest import file_digests
-from engine.core.text import visible
+from engine.core.text import inert_lines, visible
 from engine.core.tools import ToolCall
 from engine.effects.files import ConfinedFiles
 from engine.effects.netguard import (
@@ -179,9 +179,10 @@ def _inert(value: object) -> str:
 
 
 def _report(text: str) -> str:
-    """The report's lines with any control character left in them shown inert: the
+    """The report's lines with any control character left in them shown inert, and each
+    line bounded (an expectation of megabytes is the case's, not the report's): the
     last guard, after each case-supplied value was made inert where it was put."""
-    return "\n".join(visible(line) for line in text.split("\n"))
+    return inert_lines(text)
 
 
 def _covered(expect: dict[str, Any], got: dict[str, Any], key: str) -> bool:
