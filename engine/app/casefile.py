@@ -44,6 +44,12 @@ MAX_CASE_BYTES = MAX_USER_FILE
 #: so a deeper value is refused here, by step and field, rather than failing
 #: the whole replay part-way; no engine call takes values half this deep.
 MAX_CASE_DEPTH = 64
+#: The most ``files`` a case writes (as a package folder's `MAX_PACKAGE_FILES`): each is
+#: written before the first step, so a case of a million would take minutes to start.
+MAX_CASE_FILES = 10_000
+#: The longest target a case's link may have, in bytes of UTF-8: a path's (PATH_MAX
+#: less its NUL), past which the link cannot be made when the case is set up.
+MAX_LINK_TARGET = 4095
 #: Problems listed for one invalid case before the rest are only counted.
 _MAX_PROBLEMS = 20
 #: A bind name, and a string that is exactly a use of one: ``$NAME`` or ``$NAME.key``.
@@ -362,6 +368,10 @@ def _check_files(files: dict[str, Any]) -> tuple[CaseFiles, list[tuple[str, str]
     problems: list[tuple[str, str]] = []
     entries: list[tuple[tuple[str, ...], str, bool]] = []
     seen: dict[tuple[str, ...], str] = {}
+    if len(files) > MAX_CASE_FILES:
+        # Before any name is looked at: the count alone makes the case unplayable.
+        return CaseFiles(()), [("files", f"holds {len(files)} files; a case writes at most "
+                                         f"{MAX_CASE_FILES}")]
     for key, value in files.items():
         where = f"files.{key}"
         if not key or "\0" in key:
@@ -400,6 +410,10 @@ def _check_files(files: dict[str, Any]) -> tuple[CaseFiles, list[tuple[str, str]
         elif isinstance(value, dict) and set(value) == {"symlink"} \
                 and isinstance(value["symlink"], str) and value["symlink"] \
                 and "\0" not in value["symlink"] and is_unicode(value["symlink"]):
+            if len(value["symlink"].encode("utf-8")) > MAX_LINK_TARGET:
+                problems.append((where, f"the link's target is longer than {MAX_LINK_TARGET} "
+                                        "bytes"))
+                continue
             entries.append((parts, value["symlink"], True))
         else:
             problems.append((where, 'must be the file\'s text or {"symlink": "target"}'))
