@@ -7,7 +7,9 @@ fields are only ever added, never renamed or removed:
 ``schema``            ``"arrowgate.decision/1"``
 ``decision_id``       ``"<seq>-<first 16 hex of the row hash>"``
 ``seq``               the row's sequence number in the log (1, 2, …)
-``timestamp``         seconds (the engine's clock), as a number
+``timestamp``         seconds (the engine's clock), as a number (null only on a row
+                      altered by hand whose time is no finite number: see
+                      ``unreadable``)
 ``workspace``         workspace id, or null
 ``input``             ``{"card", "package", "version", "call", "target",
                       "arrow", "payload", "chain", "payload_bytes",
@@ -34,6 +36,7 @@ canonical JSON of a row and the hash inputs (``chain.hash`` is the SHA-256 of
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -64,8 +67,15 @@ def decision_record(row: dict[str, Any]) -> dict[str, Any]:
         "result": {k: row[k] for k in ("outcome", "code", "reason", "approver", "prompt")},
         "chain": {"prev": row["prev"], "hash": row["hash"]},
     }
-    if UNREADABLE in row:
-        record[UNREADABLE] = row[UNREADABLE]
+    unreadable = dict(row.get(UNREADABLE) or {})
+    t = row["t"]
+    if type(t) not in (int, float) or not math.isfinite(t):
+        # A time altered by hand (text, an infinity SQLite keeps): Python's json would
+        # write an infinity as a bare Infinity, which no other JSON reader reads.
+        record["timestamp"] = None
+        unreadable["timestamp"] = t if type(t) is str else repr(t)
+    if unreadable:
+        record[UNREADABLE] = unreadable
     return record
 
 

@@ -219,7 +219,8 @@ class DecisionRecord(_Open):
     schema_: Literal["arrowgate.decision/1"] = Field(alias="schema")
     decision_id: str = Field(description="<seq>-<first 16 hex of the row hash>")
     seq: int = Field(ge=1)
-    timestamp: float = Field(description="seconds since the epoch")
+    timestamp: float | None = Field(description="seconds since the epoch; null only on a row "
+                                                "altered by hand (see unreadable)")
     workspace: str | None
     input: RecordInput
     result: RecordResult
