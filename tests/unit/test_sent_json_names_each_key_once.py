@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from engine.app import cli_write
 from engine.app.casefile import CaseInvalid, load_case
 from engine.app.cli import main
 from engine.effects import operator
@@ -27,6 +28,14 @@ TWICE = '{"name": "acme.x", "version": "1.0.0", "permissions": {"fs.read": {}}, 
         '"permissions": {}}'
 INNER_TWICE = '{"name": "acme.x", "version": "1.0.0", ' \
               '"permissions": {"fs.read": {"optional": true}, "fs.read": {}}}'
+
+
+@pytest.fixture
+def person(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A person at the terminal: the verbs that need one run."""
+    ok = lambda **_: operator.OperatorCheck(True)  # noqa: E731
+    monkeypatch.setattr(operator, "operator_check", ok)
+    monkeypatch.setattr(cli_write, "operator_check", ok)
 
 
 @pytest.mark.parametrize("text", [TWICE, INNER_TWICE])
@@ -49,9 +58,7 @@ def test_diff_refuses_a_manifest_naming_a_key_twice(
 
 
 def test_package_offer_of_a_folder_whose_manifest_names_a_key_twice_offers_nothing(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(operator, "operator_check", lambda **_: operator.OperatorCheck(True))
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], person: None) -> None:
     db = tmp_path / "a.db"
     assert main(["workspace", "add", "w", str(tmp_path), "--db", str(db)]) == 0
     folder = tmp_path / "pkg"
@@ -72,9 +79,7 @@ def test_a_case_naming_a_key_twice_is_invalid(tmp_path: Path) -> None:
 
 
 def test_an_import_of_a_canvas_naming_a_key_twice_creates_nothing(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(operator, "operator_check", lambda **_: operator.OperatorCheck(True))
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], person: None) -> None:
     path = tmp_path / "board.canvas"
     node = '{"id": "a", "type": "text", "text": "x", "x": 0, "y": 0, "width": 1, "height": 1}'
     path.write_text(f'{{"nodes": [{node}], "edges": [], "nodes": []}}')
