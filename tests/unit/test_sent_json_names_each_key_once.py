@@ -74,7 +74,7 @@ def test_a_case_naming_a_key_twice_is_invalid(tmp_path: Path) -> None:
     path = tmp_path / "case.json"
     path.write_text('{"name": "c", "steps": [{"do": "history", "expect": {"ok": true}, '
                     '"expect": {"error": "X"}}]}')
-    with pytest.raises(CaseInvalid, match="'expect' appears twice"):
+    with pytest.raises(CaseInvalid, match='the key "expect" appears twice'):
         load_case(path)
 
 
