@@ -94,6 +94,7 @@ def _read_manifest(path: str) -> tuple[dict[str, Any], dict[str, str]]:
 
 def _read_json_file(path: str) -> Any:
     """A JSON document from a file a person names; any problem is one `CliError` line."""
+    from engine.core.uniquekeys import loads_unique
     from engine.effects.userfile import read_user_text
     from engine.service.jsonread import loads
 
@@ -101,9 +102,13 @@ def _read_json_file(path: str) -> Any:
     try:
         # Strictly, as the service reads a request: NaN, Infinity, a number past a
         # double (1e999), a lone surrogate and nesting past 1,024 levels are not JSON.
-        return loads(text, strict=True)
+        value = loads(text, strict=True)
+        # And each key once (read again: orjson keeps a repeated key's last value
+        # silently); within 1,024 levels, so this reading recurses safely.
+        loads_unique(text)
     except ValueError as exc:
         raise CliError(f"cannot read {path}: {exc}") from None
+    return value
 
 
 def _print_json(value: Any, *, indent: int | None = None) -> None:

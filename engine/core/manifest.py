@@ -14,6 +14,7 @@ from engine.core.errors import ManifestInvalid
 from engine.core.hosts import host_pattern_problem, normalise_host
 from engine.core.text import control_characters, describe_character, is_unicode
 from engine.core.toolschema import schema_problems
+from engine.core.uniquekeys import DuplicateKey, loads_unique
 
 __all__ = [
     "Manifest",
@@ -339,11 +340,14 @@ def loads_manifest(text: str | bytes) -> Any:
     """Parse a manifest's JSON text.
 
     Raises:
-        ManifestInvalid: nested too deeply to parse (never `RecursionError`).
+        ManifestInvalid: nested too deeply to parse (never `RecursionError`), or an
+            object names a key twice (the review would show one of its values).
         ValueError: not JSON at all.
     """
     try:
-        return json.loads(text)
+        return loads_unique(text)
+    except DuplicateKey as exc:
+        raise ManifestInvalid(f"$: {exc}", problems=[("$", str(exc))]) from None
     except RecursionError:
         raise ManifestInvalid(
             "$: nested too deeply to read",

@@ -23,6 +23,7 @@ from starlette.responses import Response, StreamingResponse
 
 from engine.app.times import TIME_HELP, parse_time
 from engine.core.manifest import file_digests, package_name_problem
+from engine.core.uniquekeys import loads_unique
 from engine.service.context import (
     API_VERSION,
     Caller,
@@ -270,8 +271,10 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         files: dict[str, str | bytes] = dict(body.files)
         if "manifest.json" in files:
             try:
-                same = json.loads(body.files["manifest.json"]) == body.manifest
-            except (ValueError, RecursionError):  # not JSON, or nested past the limit
+                # Each key once, as the command line reads a manifest: the file's text
+                # is what a reader of the package sees and what the hash covers.
+                same = loads_unique(body.files["manifest.json"]) == body.manifest
+            except (ValueError, RecursionError):  # not JSON, a key twice, nested past the limit
                 same = False
             if not same:
                 raise ServiceError(400, "INVALID_ARGUMENT", "files."
