@@ -31,7 +31,7 @@ from canvas.model import is_finite_number
 from engine.core.errors import CaseInvalid
 from engine.core.hosts import normalise_host
 from engine.core.text import clipped, is_unicode, visible
-from engine.core.uniquekeys import DuplicateKey, loads_unique
+from engine.core.uniquekeys import DuplicateKey, NumberTooLong, loads_unique
 from engine.effects.netguard import normal_url
 from engine.effects.userfile import MAX_USER_FILE, FileRefused, read_user_text
 
@@ -639,7 +639,7 @@ def load_case(path: str | Path) -> tuple[dict[str, Any], CaseFiles]:
         raw = loads_unique(text)
     except RecursionError:
         raise CaseInvalid(f"{name}: file: is nested too deeply to be a case") from None
-    except DuplicateKey as exc:  # which value the author meant is not for us to guess
+    except (DuplicateKey, NumberTooLong) as exc:  # JSON, but no case: said as it is
         raise CaseInvalid(clipped(f"{name}: file: {exc}")) from None
     except ValueError as exc:
         raise CaseInvalid(f"{name}: file: is not valid JSON: {exc}") from None
