@@ -18,6 +18,7 @@ from unittest import mock
 
 from textual.widgets import Static
 
+from engine import file_digests
 from engine.app.replay import VirtualClock
 from tui.screens.canvas import CanvasScreen
 
@@ -75,5 +76,28 @@ async def test_a_line_break_in_the_selected_cards_id_adds_no_line(
         assert screen.select_node(CARD)
         await settle(pilot)
         lines = _panel_lines(app)
-        assert lines[0].startswith("What c1") and "nobody else" in lines[0], lines
+        assert lines[0].startswith("What ") and "c1" in lines[0] and "nobody else" in lines[0], \
+            lines
         assert not any(line.startswith(FORGED) for line in lines), lines
+
+
+async def test_a_line_break_in_an_agents_id_adds_no_line_to_the_install_review(
+        tui_db: Path, tui_clock: VirtualClock) -> None:
+    """The install review's "could reach once wired" names each dangerous agent on its line."""
+    forged = "  nothing on any canvas"
+    engine = open_engine(tui_db, tui_clock)
+    try:
+        with mock.patch("engine.services.nodes.id_problem", lambda _kind, _value: None):
+            await engine.add_node({"id": "bad\n" + forged, "type": "agent", "dangerous": True},
+                                  workspace="w1")
+        raw = {"name": "acme.asker", "version": "1.0.0", "permissions": {"agents.prompt": {}}}
+        await engine.offer("acme.asker", raw, file_digests({"index.js": "// asker"}))
+    finally:
+        engine.close()
+    app = make_app(tui_db, tui_clock, review="acme.asker")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        lines = str(app.screen.query_one("#review-reach", Static).content).split("\n")
+        assert forged not in lines, lines
+        assert any("dangerous mode" in line and "bad" in line and "nothing on any canvas" in line
+                   for line in lines), lines
