@@ -16,7 +16,9 @@ literal character ``␛`` as an escape, nor an escape as the literal.
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterable
 
 from rich.cells import cell_len, set_cell_size
 from rich.style import Style
@@ -24,7 +26,7 @@ from rich.text import Text
 
 from engine.core.text import is_control
 
-__all__ = ["CONTROL_STYLE", "fit", "plain", "visible"]
+__all__ = ["CONTROL_STYLE", "fit", "ident", "plain", "plain_lines", "visible"]
 
 #: How a made-visible control character is drawn.
 CONTROL_STYLE = Style(reverse=True)
@@ -33,6 +35,9 @@ CONTROL_STYLE = Style(reverse=True)
 # definition of what may restyle or hide text, which the command line's hold
 # approval and manifest validation use too); most text is ASCII and skips it.
 _NOT_ASCII = re.compile("[^\x20-\x7e]")
+# What separates ids where the TUI writes several on one line: ``card → target``,
+# ``a -prompt-> b``, ``(c1, c2)``, ``card (package):``, and the quote itself.
+_SEPARATOR = re.compile(r'[\s",;()→←]|->|<-')
 
 
 def _symbol(char: str, *, multiline: bool) -> str | None:
@@ -82,6 +87,20 @@ def visible(value: object, *, multiline: bool = False) -> str:
     return "".join(piece for piece, _control in _pieces(text, multiline=multiline))
 
 
+def ident(value: str) -> str:
+    """An id (a node's, an arrow's) to write among other words on one line.
+
+    Drawn as it is when it holds nothing that separates ids on such a line;
+    else quoted as a JSON string (its quotes and line breaks escaped), so the
+    card ``standup → claude`` calling ``yolo`` reads ``"standup → claude" → yolo``,
+    not the card ``standup`` calling ``claude``. Control characters JSON leaves
+    alone are drawn visibly, as by `visible`.
+    """
+    if not _SEPARATOR.search(value):
+        return visible(value)
+    return visible(json.dumps(value, ensure_ascii=False))
+
+
 def plain(value: object, *, multiline: bool = False, style: Style | str = "") -> Text:
     """``value`` as inert `rich.text.Text`: no markup, controls drawn visibly and styled.
 
@@ -98,6 +117,14 @@ def plain(value: object, *, multiline: bool = False, style: Style | str = "") ->
         text.append(piece, CONTROL_STYLE if control else None)
     return text
 
+
+def plain_lines(lines: Iterable[str]) -> Text:
+    """Lines the TUI wrote, as inert `rich.text.Text`: each stays one line.
+
+    A line break inside one of them (an id or a name quoted in it) is drawn
+    as ``␊``, so no quoted text adds a line that reads as the TUI's own.
+    """
+    return Text("\n", end="").join(plain(line) for line in lines)
 
 
 def fit(text: str, width: int) -> str:

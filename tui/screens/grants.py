@@ -15,7 +15,7 @@ from engine.core.events import Update
 from engine.core.review import permission_title
 from engine.core.state import PackageState
 
-from ..text import plain
+from ..text import ident, plain
 from ..widgets.app_header import AppHeader
 from .base import EngineScreen, row_key
 from .confirm import ConfirmScreen
@@ -175,7 +175,7 @@ class GrantsScreen(EngineScreen):
         cards = [n.id for n in self.engine.state.canvas.nodes(type="card")
                  if n.data["package"] == pkg.name]
         body = (f"Revoke {permission} from {pkg.name}?\n\n"
-                f"Every card of the package ({', '.join(cards) or 'none on a canvas'}) is told; "
+                f"Every card of the package ({', '.join(map(ident, cards)) or 'none on a canvas'}) is told; "
                 "calls needing it fail from now on, and its queued or held prompts that need it "
                 "are cancelled.")
 
@@ -213,7 +213,7 @@ class GrantsScreen(EngineScreen):
                 + (" (an optional permission)" if optional else " (required; revoked before)")
                 + f"?\n\n{permission_title(pkg.manifest, permission)}\nUsers see: "
                 f"{spec.users_see}\n\nEvery card of the package "
-                f"({', '.join(cards) or 'none on a canvas'}) may use it from now on.")
+                f"({', '.join(map(ident, cards)) or 'none on a canvas'}) may use it from now on.")
         risk = (f"{permission} is high risk: {permission_title(pkg.manifest, permission)}"
                 if spec.risk == "high" else None)
 
@@ -311,7 +311,7 @@ class GrantsScreen(EngineScreen):
         body = (f"Remove the offered package {pkg.name} {version}?\n\ncontent hash {pkg.hash}"
                 "\n\nIt is no longer offered for install (until it is offered again); the "
                 "removal is recorded in the consent history. "
-                + (f"Its cards on a canvas ({', '.join(cards)}) stay there and stay refused, "
+                + (f"Its cards on a canvas ({', '.join(map(ident, cards))}) stay there and stay refused, "
                    "as its package is not installed." if cards else
                    "No card of it is on a canvas."))
 

@@ -18,7 +18,7 @@ from engine.core.review import install_review
 from engine.core.state import PackageState
 
 from ..keys import key_hint
-from ..text import plain
+from ..text import plain, plain_lines
 from .arming import ArmedDialog
 
 if TYPE_CHECKING:
@@ -138,10 +138,11 @@ class ReviewScreen(ArmedDialog):
 
     def _show_reach(self, manifest: Manifest) -> None:
         lines = potential(self.gate.engine.state, set(manifest.required), manifest.hosts())
-        self.query_one("#review-reach", Static).update(plain(
-            "\nWhat a card of this package could reach once wired:\n"
-            + ("\n".join(f"  {line}" for line in lines) if lines else "  nothing on any canvas"),
-            multiline=True))
+        # A line each, whatever the names quoted in it hold (an agent's id stored
+        # before ids were checked may hold a line break).
+        self.query_one("#review-reach", Static).update(plain_lines(
+            ["", "What a card of this package could reach once wired:",
+             *([f"  {line}" for line in lines] if lines else ["  nothing on any canvas"])]))
 
     def _show_keys(self) -> None:
         keys = self.query_one("#review-keys", Static)

@@ -27,7 +27,7 @@ from textual.worker import Worker
 from engine.store.logindex import LogReader
 
 from ..rows import is_time, readable
-from ..text import fit, visible
+from ..text import fit, ident, visible
 
 __all__ = ["COLUMNS", "Column", "LogView", "columns_for", "filed", "format_row", "header_line",
            "missing_line"]
@@ -98,7 +98,8 @@ def format_row(row: dict[str, Any], columns: tuple[Column, ...] = COLUMNS,
         "seq": (f"{row['seq']:>6}", _DIM),
         "time (UTC)": _time(row.get("t")),
         "arrow": (visible(row.get("arrow") or "-"), Style(color="blue")),
-        "card → target": (visible(f"{row.get('card') or '-'} → {row.get('target') or '-'}"),
+        # Quoted where an id holds an arrow or a space: one id, not two.
+        "card → target": (f"{ident(row.get('card') or '-')} → {ident(row.get('target') or '-')}",
                           None),
         "call": (visible(row.get("call") or ""), None),
         "outcome": (visible(row.get("outcome") or ""),
