@@ -16,7 +16,6 @@ literal character ``␛`` as an escape, nor an escape as the literal.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 
@@ -91,14 +90,14 @@ def ident(value: str) -> str:
     """An id (a node's, an arrow's) to write among other words on one line.
 
     Drawn as it is when it holds nothing that separates ids on such a line;
-    else quoted as a JSON string (its quotes and line breaks escaped), so the
-    card ``standup → claude`` calling ``yolo`` reads ``"standup → claude" → yolo``,
-    not the card ``standup`` calling ``claude``. Control characters JSON leaves
-    alone are drawn visibly, as by `visible`.
+    else in double quotes (its own quotes and backslashes escaped), so the card
+    ``standup → claude`` calling ``yolo`` reads ``"standup → claude" → yolo``,
+    not the card ``standup`` calling ``claude``. Control characters are drawn
+    as by `visible` (a line break as ``␊``), quoted or not.
     """
     if not _SEPARATOR.search(value):
         return visible(value)
-    return visible(json.dumps(value, ensure_ascii=False))
+    return visible('"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"')
 
 
 def plain(value: object, *, multiline: bool = False, style: Style | str = "") -> Text:
