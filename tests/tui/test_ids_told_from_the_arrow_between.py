@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual.widgets import Static
+from textual.widgets import DataTable, Static
 
 from engine.app.replay import VirtualClock
 from tui import text
@@ -76,3 +76,42 @@ async def test_the_reach_panel(tui_db: Path, tui_clock: VirtualClock) -> None:
         lines = str(screen.query_one("#reach", Static).content).split("\n")
         assert any(line.startswith('  "standup → claude" (acme.standup): ') for line in lines), \
             lines
+
+
+#: A card whose id reads as another card of another package over another arrow.
+MIMIC = "x (acme.notes) over arrow e4"
+
+
+async def _mimic_prompts(path: Path, clock: VirtualClock) -> None:
+    """``MIMIC`` (of acme.standup) prompts the dangerous agent yolo: held."""
+    engine = open_engine(path, clock)
+    try:
+        await engine.add_node({"id": MIMIC, "type": "card", "package": "acme.standup"},
+                              workspace="w1")
+        await engine.add_arrow({"id": "e8", "from": MIMIC, "to": "yolo"})
+        decision = await engine.call(MIMIC, "agents.prompt", "yolo", {"text": "hello"})
+        assert decision.outcome == "held", decision
+    finally:
+        engine.close()
+
+
+async def test_the_held_prompts_card_and_the_prompts_screen(
+        tui_db: Path, tui_clock: VirtualClock) -> None:
+    """The holds screen and the prompts screen name the card quoted: one card, its package."""
+    await _mimic_prompts(tui_db, tui_clock)
+    app = make_app(tui_db, tui_clock, start="holds")
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one("#holds", DataTable)
+        held = next(p for p in app.engine.prompts(state="held") if p.card == MIMIC)
+        table.move_cursor(row=table.get_row_index(held.id))
+        await settle(pilot)
+        about = str(app.screen.query_one("#prompt-about", Static).content)
+        assert f'from card "{MIMIC}" (acme.standup) over arrow e8' in about, about
+        await pilot.press("5")
+        await settle(pilot)
+        table = app.screen.query_one("#prompts", DataTable)
+        table.move_cursor(row=table.get_row_index(held.id))
+        await settle(pilot)
+        detail = str(app.screen.query_one("#prompt-detail", Static).content)
+        assert f'from card "{MIMIC}" (acme.standup) to agent yolo' in detail, detail
