@@ -29,7 +29,7 @@ from engine import Prompt
 
 from ..keys import key_hint
 from ..messages import EngineChanged
-from ..text import plain
+from ..text import ident, plain
 from .arming import ArmedDialog
 
 if TYPE_CHECKING:
@@ -47,13 +47,15 @@ def describe_hold(app: ArrowgateApp, prompt: Prompt) -> Text:
         "dangerous mode was turned off since; a person still answers"
     text = Text(end="")
     text.append("from card ")
-    text.append_text(plain(prompt.card))
+    # Quoted where an id holds a space or a parenthesis: "x (acme.notes) over
+    # arrow e4" is one card's id, not a card, its package and its arrow.
+    text.append_text(plain(ident(prompt.card)))
     text.append(" (")
     text.append_text(plain(prompt.package))
     text.append(") over arrow ")
-    text.append_text(plain(prompt.arrow or "-"))
+    text.append_text(plain(ident(prompt.arrow or "-")))
     text.append("\nto agent ")
-    text.append_text(plain(prompt.agent))
+    text.append_text(plain(ident(prompt.agent)))
     if name:
         text.append(" (")
         text.append_text(plain(name))
