@@ -8,7 +8,7 @@ import os
 import shlex
 import sys
 import time
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TextIO
 
 from rich.text import Text
 from textual import on, work
@@ -82,6 +82,21 @@ def parse_filter(text: str, now: float) -> LogFilter:
     if isinstance(since, float) and isinstance(until, float) and since > until:
         raise ValueError("since: is after until: — no row can match; swap them")
     return LogFilter(**values)  # type: ignore[arg-type]
+
+
+def _new_file(stem: str) -> tuple[str, TextIO]:
+    """A file made here for writing, ``stem.jsonl`` or the first free ``stem-N.jsonl``.
+
+    Made with ``x`` (never over a file that exists), so two exports in one second
+    each get a file of their own.
+    """
+    number = 1
+    while True:
+        path = os.path.abspath(f"{stem}.jsonl" if number == 1 else f"{stem}-{number}.jsonl")
+        try:
+            return path, open(path, "x", encoding="utf-8")  # noqa: SIM115 - the caller closes it
+        except FileExistsError:
+            number += 1
 
 
 def _time(value: str, now: float, word: str) -> float:
@@ -252,15 +267,14 @@ class ArrowLogScreen(EngineScreen):
         self.notify(f"payload of row {row['seq']} copied ({len(text):,} characters"
                     + "".join(f"; {n}" for n in notes) + ")", title="log: copy payload")
 
-    @work(thread=True, exclusive=True, group="export", exit_on_error=False,
-          description="export the log")
+    @work(thread=True, group="export", exit_on_error=False, description="export the log")
     def action_export(self) -> None:
-        """Write the rows under the current filter to ``arrowgate-log-<time>.jsonl`` here."""
+        """Write the rows under the current filter to ``arrowgate-log-<time>.jsonl`` here
+        (``-2``, ``-3`` ... after the time when that file exists: each press is an export)."""
         index = open_log_index(self.gate.db_path, self.query_one(LogView).index.filter)
         count = index.refresh()
-        path = os.path.abspath(time.strftime("arrowgate-log-%Y%m%d-%H%M%S.jsonl",
-                                             time.gmtime()))
-        with open(path, "x", encoding="utf-8") as out:
+        path, out = _new_file(time.strftime("arrowgate-log-%Y%m%d-%H%M%S", time.gmtime()))
+        with out:
             for start in range(0, count, 1000):
                 for row in map(readable, index.page(start, start + 1000)):
                     out.write(json.dumps(row, ensure_ascii=True) + "\n")
