@@ -7,6 +7,7 @@ import time
 from rich.text import Text
 from textual import work
 from textual.widgets import Static
+from textual.worker import Worker
 
 from engine.store.logindex import LogReader
 
@@ -38,6 +39,8 @@ class Timeline(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id)
         self.index: LogReader | None = None
+        self._counting: Worker[None] | None = None
+        self._again = False  # asked to count while a count ran: count once it ends
 
     def show(self, index: LogReader) -> None:
         """Chart the rows of ``index`` (a filter's own index, not the view's)."""
@@ -48,12 +51,32 @@ class Timeline(Static):
         self.recount()
 
     def recount(self) -> None:
-        """Count again (in a worker)."""
+        """Count again (in a worker), once the count under way (if one is) has ended.
+
+        One count at a time: each is a grouped query over every row under the
+        filter, and a thread worker cannot be stopped, only marked cancelled.
+        While another process logs, the store changes several times a second;
+        starting a count on each piled up whole scans of the log, and the
+        screen waited seconds for a key. The changes that arrive meanwhile
+        are counted together, once, when the count under way ends.
+        """
+        if self._counting is not None and not self._counting.is_finished:
+            self._again = True
+            return
         width = self.content_size.width - _LABEL - _TOTAL
         if self.index is not None and width > 4:
-            self._count(self.index, width)
+            self._again = False
+            self._counting = self._count(self.index, width)
 
-    @work(thread=True, exclusive=True, group="timeline", exit_on_error=False,
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # Worker state changes do not bubble; the app shows failures in one place.
+        report = getattr(self.app, "worker_failed", None)
+        if report is not None:
+            report(event)
+        if event.worker is self._counting and event.worker.is_finished and self._again:
+            self.recount()
+
+    @work(thread=True, group="timeline", exit_on_error=False,
           description="chart the log over time")
     def _count(self, index: LogReader, buckets: int) -> None:
         first, last, counts = index.timeline(buckets)
