@@ -115,3 +115,11 @@ async def test_the_held_prompts_card_and_the_prompts_screen(
         await settle(pilot)
         detail = str(app.screen.query_one("#prompt-detail", Static).content)
         assert f'from card "{MIMIC}" (acme.standup) to agent yolo' in detail, detail
+
+
+def test_a_quoted_ids_control_characters_stay_marked() -> None:
+    """Quoting keeps what `plain` promises: a control character is drawn as its symbol,
+    styled, so a card cannot pass off a literal ``␛`` as an escape, quoted or not."""
+    shown = text.plain(text.quoted("evil ;\x1b]0;t\x07"))
+    assert shown.plain == '"evil ;␛]0;t␇"'
+    assert [(s.start, s.end) for s in shown.spans] == [(7, 8), (12, 13)]
