@@ -25,7 +25,7 @@ from rich.text import Text
 
 from engine.core.text import is_control
 
-__all__ = ["CONTROL_STYLE", "fit", "ident", "plain", "plain_lines", "visible"]
+__all__ = ["CONTROL_STYLE", "fit", "ident", "plain", "plain_lines", "quoted", "visible"]
 
 #: How a made-visible control character is drawn.
 CONTROL_STYLE = Style(reverse=True)
@@ -86,18 +86,25 @@ def visible(value: object, *, multiline: bool = False) -> str:
     return "".join(piece for piece, _control in _pieces(text, multiline=multiline))
 
 
-def ident(value: str) -> str:
-    """An id (a node's, an arrow's) to write among other words on one line.
+def quoted(value: str) -> str:
+    """An id (a node's, an arrow's) to write among other words on one line, not yet inert.
 
-    Drawn as it is when it holds nothing that separates ids on such a line;
-    else in double quotes (its own quotes and backslashes escaped), so the card
+    As it is when it holds nothing that separates ids on such a line; else in
+    double quotes (its own quotes and backslashes escaped), so the card
     ``standup → claude`` calling ``yolo`` reads ``"standup → claude" → yolo``,
-    not the card ``standup`` calling ``claude``. Control characters are drawn
-    as by `visible` (a line break as ``␊``), quoted or not.
+    not the card ``standup`` calling ``claude``. Its control characters are
+    left for `plain` (which draws them styled) or `visible`: pass it on through
+    one of them, on one line (`plain` without ``multiline``, `plain_lines`).
     """
     if not _SEPARATOR.search(value):
-        return visible(value)
-    return visible('"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"')
+        return value
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def ident(value: str) -> str:
+    """`quoted`, with every control character made visible (a line break as ``␊``):
+    for a ``str`` that reaches the screen as it is, or a text of several lines."""
+    return visible(quoted(value))
 
 
 def plain(value: object, *, multiline: bool = False, style: Style | str = "") -> Text:

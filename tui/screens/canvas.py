@@ -15,7 +15,7 @@ from textual.worker import get_current_worker
 from canvas import Arrow, Canvas, Node
 from engine.app.reach import analyse, reached_by
 
-from ..text import ident, plain, plain_lines
+from ..text import plain, plain_lines, quoted
 from ..widgets.app_header import AppHeader
 from ..widgets.node_list import NodeList
 from .base import EngineScreen, row_key
@@ -160,7 +160,7 @@ class CanvasScreen(EngineScreen):
         if cached is not None:
             reach.update(plain_lines(cached))
             return
-        reach.update(plain(f"Analysing who {ident(node.id)} can reach and who can reach it…"))
+        reach.update(plain(f"Analysing who {quoted(node.id)} can reach and who can reach it…"))
         # Only once the cursor rests: a key held down never queues an analysis per row.
         self._pending = self.set_timer(_SETTLE_S, lambda: self._start(node, key))
 
@@ -192,16 +192,16 @@ class CanvasScreen(EngineScreen):
             extra = (preview,) if preview is not None else ()
             result = analyse(state, node.id, extra_arrows=extra)
             if preview is not None:
-                lines.append(f"If you draw {ident(preview.src)} → {ident(preview.dst)}:")
-            lines.append(f"What {ident(node.id)} can reach:")
+                lines.append(f"If you draw {quoted(preview.src)} → {quoted(preview.dst)}:")
+            lines.append(f"What {quoted(node.id)} can reach:")
             lines.extend(f"  {line}" for line in result.lines()[1:])
         if worker.is_cancelled:
             return
         by = reached_by(state, node.id)
-        lines.append(f"Who can reach {ident(node.id)}:")
+        lines.append(f"Who can reach {quoted(node.id)}:")
         for card, target in by[:_REACH_LINES]:
             package = (state.canvas.node(card) or node).data.get("package", "?")
-            lines.append(f"  {ident(card)} ({package}): "
+            lines.append(f"  {quoted(card)} ({package}): "
                          + " ; ".join(s.text() for s in target.path))
         if not by:
             lines.append("  no card")

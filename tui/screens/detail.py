@@ -14,7 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ..rows import UNREADABLE, is_time
-from ..text import ident, plain
+from ..text import plain, quoted
 
 __all__ = ["DetailScreen", "describe_row"]
 
@@ -52,8 +52,8 @@ def _field_lines(row: dict[str, Any]) -> list[str]:
         f"outcome:   {row.get('outcome')}"
         + (f" — {row.get('code')}" if row.get("code") else "")
         + (f" ({row.get('reason')})" if row.get("reason") else ""),
-        f"call:      {row.get('call')}  card {ident(row.get('card') or '-')} "
-        f"({row.get('package') or '-'}) → {ident(row.get('target') or '-')}",
+        f"call:      {row.get('call')}  card {quoted(row.get('card') or '-')} "
+        f"({row.get('package') or '-'}) → {quoted(row.get('target') or '-')}",
         f"arrow:     {row.get('arrow') or 'none (no arrow connected them)'}",
         f"workspace: {row.get('workspace') or '-'}",
         f"version:   {row.get('version') or '-'}",

@@ -29,7 +29,7 @@ from engine import Prompt
 
 from ..keys import key_hint
 from ..messages import EngineChanged
-from ..text import ident, plain
+from ..text import plain, quoted
 from .arming import ArmedDialog
 
 if TYPE_CHECKING:
@@ -49,13 +49,13 @@ def describe_hold(app: ArrowgateApp, prompt: Prompt) -> Text:
     text.append("from card ")
     # Quoted where an id holds a space or a parenthesis: "x (acme.notes) over
     # arrow e4" is one card's id, not a card, its package and its arrow.
-    text.append_text(plain(ident(prompt.card)))
+    text.append_text(plain(quoted(prompt.card)))
     text.append(" (")
     text.append_text(plain(prompt.package))
     text.append(") over arrow ")
-    text.append_text(plain(ident(prompt.arrow or "-")))
+    text.append_text(plain(quoted(prompt.arrow or "-")))
     text.append("\nto agent ")
-    text.append_text(plain(ident(prompt.agent)))
+    text.append_text(plain(quoted(prompt.agent)))
     if name:
         text.append(" (")
         text.append_text(plain(name))

@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from engine import Prompt
 
-from ..text import ident, plain
+from ..text import plain, quoted
 from ..widgets.app_header import AppHeader
 from .base import EngineScreen, row_key
 
@@ -106,8 +106,8 @@ class PromptsScreen(EngineScreen):
             out.append_text(plain(f" — {prompt.code}" + (f" ({prompt.reason})"
                                                           if prompt.reason else "")))
         out.append("\nfrom card ")
-        out.append_text(plain(f"{ident(prompt.card)} ({prompt.package}) to agent "
-                              f"{ident(prompt.agent)} over arrow {ident(prompt.arrow or '-')}"))
+        out.append_text(plain(f"{quoted(prompt.card)} ({prompt.package}) to agent "
+                              f"{quoted(prompt.agent)} over arrow {quoted(prompt.arrow or '-')}"))
         if prompt.approver:
             out.append("\n")
             out.append_text(plain(f"approved or answered by: {prompt.approver}"))
