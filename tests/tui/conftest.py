@@ -11,6 +11,7 @@ from textual.worker import WorkerCancelled
 
 from engine.app.replay import VirtualClock
 from tests.conftest import polls
+from tui.screens import arming
 
 from .world import T0, build
 
@@ -74,6 +75,31 @@ async def open_hold(pilot: Pilot[Any], prompt_id: str, key: str = "a") -> Any:
     await pilot.press(key)
     await settle(pilot)
     return pilot.app.screen
+
+
+class DialogClock:
+    """The consent dialogs' clock (`tui.screens.arming`), moved only by the test: however
+    long a loaded machine takes between two keys typed in one go, no time passes for
+    the dialog, so a test of typed-ahead keys never sees one arrive armed."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def arm(self) -> None:
+        """Let the dialog's `ARM_S` pass."""
+        self.now += arming.ARM_S + 0.1
+
+
+@pytest.fixture
+def dialog_clock(monkeypatch: pytest.MonkeyPatch) -> DialogClock:
+    """Give the consent dialogs a `DialogClock` (then wait with `_settle`, not `settle`,
+    while a dialog is open: `settle` waits for it to arm)."""
+    clock = DialogClock()
+    monkeypatch.setattr(arming, "time", clock)
+    return clock
 
 
 async def armed(pilot: Pilot[Any]) -> None:

@@ -18,12 +18,13 @@ from textual.widgets import DataTable
 from engine.app.replay import VirtualClock
 from tui.screens.review import ReviewScreen
 
-from .conftest import armed, settle
+from .conftest import DialogClock, _settle, settle
 from .test_grants import _select, _with_reader_card
 from .world import add_hostile, make_app
 
 
-async def test_a_typed_ahead_yes_grants_nothing(tui_db: Path, tui_clock: VirtualClock) -> None:
+async def test_a_typed_ahead_yes_grants_nothing(tui_db: Path, tui_clock: VirtualClock,
+                                                dialog_clock: DialogClock) -> None:
     await _with_reader_card(tui_db, tui_clock)
     app = make_app(tui_db, tui_clock, start="grants")
     async with app.run_test(size=(120, 40)) as pilot:
@@ -32,15 +33,16 @@ async def test_a_typed_ahead_yes_grants_nothing(tui_db: Path, tui_clock: Virtual
         await settle(pilot)
         _select(app, "#permissions", "terminals.write")
         await pilot.press("g", "Y")
-        await settle(pilot)
+        await _settle(pilot)
         assert "terminals.write" not in app.engine.state.grants["acme.standup"]
-        await armed(pilot)
+        dialog_clock.arm()
         await pilot.press("Y")
         await settle(pilot)
         assert "terminals.write" in app.engine.state.grants["acme.standup"]
 
 
-async def test_a_typed_ahead_yes_installs_nothing(tui_db: Path, tui_clock: VirtualClock) -> None:
+async def test_a_typed_ahead_yes_installs_nothing(tui_db: Path, tui_clock: VirtualClock,
+                                                  dialog_clock: DialogClock) -> None:
     await add_hostile(tui_db, tui_clock, text="short")
     app = make_app(tui_db, tui_clock, start="grants")
     async with app.run_test(size=(120, 40)) as pilot:
@@ -49,10 +51,10 @@ async def test_a_typed_ahead_yes_installs_nothing(tui_db: Path, tui_clock: Virtu
         packages.move_cursor(row=packages.get_row_index("acme.prompter"))
         await settle(pilot)
         await pilot.press("i", "Y")
-        await settle(pilot)
+        await _settle(pilot)
         assert not app.engine.state.packages["acme.prompter"].installed, "installed unread"
         assert isinstance(app.screen, ReviewScreen)
-        await armed(pilot)
+        dialog_clock.arm()
         await pilot.press("Y")
         await settle(pilot)
         assert app.engine.state.packages["acme.prompter"].installed

@@ -7,7 +7,9 @@ read nothing. Keys that arrive before the dialog has been shown for
 `HoldScreen.ARM_S` seconds approve nothing.
 
 (Found in round 19: ``a`` and shift+y pressed one after the other approved a
-short held prompt whose dialog had been on screen for a single frame.)
+short held prompt whose dialog had been on screen for a single frame. Round 20:
+the dialog's clock is the test's, since a loaded machine could take longer than
+`HoldScreen.ARM_S` between the test's two keys.)
 """
 
 from __future__ import annotations
@@ -19,12 +21,12 @@ from textual.widgets import DataTable
 from engine.app.replay import VirtualClock
 from tui.screens.hold import HoldScreen
 
-from .conftest import settle
+from .conftest import DialogClock, _settle, settle
 from .world import add_hostile, make_app
 
 
-async def test_a_typed_ahead_approve_key_approves_nothing(tui_db: Path,
-                                                          tui_clock: VirtualClock) -> None:
+async def test_a_typed_ahead_approve_key_approves_nothing(
+        tui_db: Path, tui_clock: VirtualClock, dialog_clock: DialogClock) -> None:
     held = await add_hostile(tui_db, tui_clock, text="Short: rm -rf the backups.")
     app = make_app(tui_db, tui_clock, start="holds")
     async with app.run_test(size=(120, 40)) as pilot:
@@ -34,13 +36,13 @@ async def test_a_typed_ahead_approve_key_approves_nothing(tui_db: Path,
         await settle(pilot)
         # WHEN the person types a and shift+y in one go
         await pilot.press("a", "Y")
-        await settle(pilot)
+        await _settle(pilot)  # not `settle`: it waits for the dialog to arm
         # THEN the dialog is open and nothing is approved
         state = app.engine.prompt(held).state  # type: ignore[union-attr]
         assert state == "held", f"a typed-ahead key approved: {state}"
         assert isinstance(app.screen, HoldScreen)
         # AND once it has been on screen a moment, shift+y approves
-        await pilot.pause(HoldScreen.ARM_S + 0.2)
+        dialog_clock.arm()
         await pilot.press("Y")
         await settle(pilot)
         assert app.engine.prompt(held).state in ("queued", "delivered")  # type: ignore[union-attr]
