@@ -1,0 +1,62 @@
+"""A request nested too deep for any JSON reader `arrowgate mcp` uses is still answered,
+with an error response carrying its id: the agent is never left waiting for an answer
+that will not come (SPEC §10.2).
+
+Found in round 20: a ``tools/call`` whose arguments nested past about 1,000 levels was
+refused by the strict reader, by Python's (RecursionError) and by the SDK, which logged
+"Internal Server Error" and never answered the request.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+
+from engine.app import mcp
+
+
+class _Out:
+    def __init__(self) -> None:
+        self.lines: list[dict[str, Any]] = []
+
+    async def send(self, data: bytes) -> None:
+        assert data.endswith(b"\n") and data.count(b"\n") == 1
+        self.lines.append(json.loads(data))
+
+
+def _deep(rid: str, depth: int, *, id_last: bool = False) -> str:
+    args = '{"x":' + "[" * depth + "]" * depth + "}"
+    head = '"jsonrpc":"2.0","method":"tools/call","params":{"name":"c1__echo","arguments":%s}' \
+        % args
+    rid_json = json.dumps(rid)
+    return ("{" + head + ',"id":' + rid_json + "}" if id_last
+            else '{"id":' + rid_json + "," + head + "}") + "\n"
+
+
+async def test_a_request_nested_too_deep_gets_an_error_with_its_id() -> None:
+    agent = mcp.AgentMCP(object())  # type: ignore[arg-type]
+    out = _Out()
+    async with anyio.create_task_group() as tg:
+        for rid, depth, id_last in (("d1", 5_000, False), ("d2", 100_000, True),
+                                    ("d3", 1_100, False)):
+            assert await agent._take(_deep(rid, depth, id_last=id_last), out, tg)
+            assert out.lines[-1]["id"] == rid
+            assert out.lines[-1]["error"]["code"] == -32600
+            assert "nested" in out.lines[-1]["error"]["message"]
+
+
+async def test_what_is_no_request_stays_the_sdks() -> None:
+    """A deep notification, or deep text with no id at the top, is the SDK's to report."""
+    agent = mcp.AgentMCP(object())  # type: ignore[arg-type]
+    out = _Out()
+    deep = "[" * 5_000 + "]" * 5_000
+    async with anyio.create_task_group() as tg:
+        for line in ('{"jsonrpc":"2.0","method":"x","params":{"a":%s}}' % deep,
+                     '{"jsonrpc":"2.0","params":{"id":1,"a":%s}}' % deep,
+                     '{"jsonrpc":"2.0","method":"x","params":{"id":1,"a":%s}}' % deep,
+                     '{"jsonrpc":"2.0","id":true,"method":"x","params":%s}' % deep,
+                     deep, '{"id":1,"method":"x","params":%s' % deep):
+            assert not await agent._take(line, out, tg), line[:80]
+    assert out.lines == []
