@@ -268,6 +268,10 @@ def _schema_ok(problems: list[tuple[str, str]], path: tuple[Any, ...], schema: A
     if not isinstance(schema, dict):
         problems.append((json_path(path), "must be a JSON Schema object (draft 2020-12)"))
         return False
+    # Every key and string of the schema reaches the connected agents as the tool's
+    # schema (`arrowgate mcp`), and no review shows it: held to what its description is.
+    if _unprintable_schema(problems, path, schema):
+        return False
     # Imported here: jsonschema takes a third of a second to import, which
     # every process that imports the engine would pay, most never reading a
     # tool's schema.
@@ -286,6 +290,26 @@ def _schema_ok(problems: list[tuple[str, str]], path: tuple[Any, ...], schema: A
     unsafe = schema_problems(schema)
     problems.extend((json_path((*path, *where)), what) for where, what in unsafe)
     return not unsafe
+
+
+def _unprintable_schema(problems: list[tuple[str, str]], path: tuple[Any, ...],
+                        schema: dict[str, Any]) -> bool:
+    """Add a problem for a key or string of ``schema`` holding control characters
+    (a key's is reported at the object holding it); True when it did. Iterative."""
+    stack: list[tuple[object, tuple[Any, ...]]] = [(schema, path)]
+    while stack:
+        item, where = stack.pop()
+        if isinstance(item, str):
+            if _unprintable(problems, where, item):
+                return True
+        elif isinstance(item, dict):
+            for key, value in item.items():
+                if isinstance(key, str) and _unprintable(problems, where, key):
+                    return True
+                stack.append((value, (*where, key)))
+        elif isinstance(item, list):
+            stack.extend((value, (*where, i)) for i, value in enumerate(item))
+    return False
 
 
 def check_json(value: object, *, max_depth: int = MAX_DEPTH) -> tuple[str, str] | None:
