@@ -76,9 +76,11 @@ class KeptConnections:
         """Send one request (``content`` as its body, with its length, as httpcore's
         pool sends bytes); the response's status and whole body.
 
-        Raises httpcore's exceptions (`httpcore.TimeoutException` when a step takes
-        longer than ``timeout`` seconds), `BodyTooLarge` for a body longer than
-        ``max_body`` bytes, `RuntimeError` once closed.
+        Raises httpcore's exceptions (`httpcore.TimeoutException` when no connection
+        is free within ``timeout`` seconds, or when the request, from taking one to
+        its response's last byte, takes longer than ``timeout`` in all: a server
+        dribbling its answer is given up on too), `BodyTooLarge` for a body longer
+        than ``max_body`` bytes, `RuntimeError` once closed.
         """
         if self._closed:
             raise RuntimeError("the connections are closed")
@@ -91,26 +93,36 @@ class KeptConnections:
         slots = self._slots
         await _free_slot(slots, timeout)
         try:
-            connection = await self._take(timeout)
             try:
-                response = await connection.handle_async_request(request)
-                try:
-                    chunks: list[bytes] = []
-                    size = 0
-                    stream = response.stream
-                    assert isinstance(stream, AsyncIterable)
-                    async for chunk in stream:
-                        size += len(chunk)
-                        if size > max_body:
-                            raise BodyTooLarge(f"the response is longer than {max_body} bytes")
-                        chunks.append(chunk)
-                finally:
-                    # Back to idle when read to its end, else closed (httpcore's own rule).
-                    await response.aclose()
-            finally:
-                await self._give_back(connection)
+                # httpcore bounds each step; this bounds them all together.
+                async with asyncio.timeout(timeout):
+                    return await self._exchange(request, timeout, max_body)
+            except TimeoutError:
+                raise httpcore.ReadTimeout("the response took too long") from None
         finally:
             slots.release()
+
+    async def _exchange(self, request: httpcore.Request, timeout: float,
+                        max_body: int) -> tuple[int, bytes]:
+        """``request`` on a kept or new connection: its status and whole body."""
+        connection = await self._take(timeout)
+        try:
+            response = await connection.handle_async_request(request)
+            try:
+                chunks: list[bytes] = []
+                size = 0
+                stream = response.stream
+                assert isinstance(stream, AsyncIterable)
+                async for chunk in stream:
+                    size += len(chunk)
+                    if size > max_body:
+                        raise BodyTooLarge(f"the response is longer than {max_body} bytes")
+                    chunks.append(chunk)
+            finally:
+                # Back to idle when read to its end, else closed (httpcore's own rule).
+                await response.aclose()
+        finally:
+            await self._give_back(connection)
         return response.status, b"".join(chunks)
 
     async def _take(self, timeout: float) -> httpcore.AsyncHTTP11Connection:
@@ -210,7 +222,8 @@ class UnixConnections:
     not closed it (httpcore's own check) — so a request is never sent on a
     connection the server closed, nor sent twice. Each request leaves in one
     write. Timeouts and errors are httpcore's exceptions, as from
-    `KeptConnections`: each send and each read waits at most ``timeout``.
+    `KeptConnections`: the wait for a free slot at most ``timeout``, then the
+    connection, the write and the whole response at most ``timeout`` together.
     """
 
     def __init__(self, path: str, host: bytes, *, keepalive: float, limit: int = 10) -> None:
@@ -247,11 +260,14 @@ class UnixConnections:
         slots = self._slots
         await _free_slot(slots, timeout)
         try:
+            # One deadline for the connection, the write and every read: each step
+            # bounded alone, a server dribbling its answer would never time out.
+            deadline = asyncio.get_running_loop().time() + timeout
             sock = await self._take(timeout)
             kept = False
             try:
                 status, body, kept = await _exchange(sock, data, method == b"HEAD",
-                                                     timeout, max_body)
+                                                     deadline, max_body)
             finally:
                 if kept and not self._closed:
                     now = time.monotonic()
@@ -423,14 +439,14 @@ class _Response:
             self.done = True
 
 
-async def _exchange(sock: socket.socket, data: bytes, head_only: bool, timeout: float,
+async def _exchange(sock: socket.socket, data: bytes, head_only: bool, deadline: float,
                     max_body: int) -> tuple[int, bytes, bool]:
-    """Send one request (``data``, whole) and read its response: status, body, and
-    whether the connection may carry another request."""
+    """Send one request (``data``, whole) and read its response by ``deadline`` (the
+    loop's time): status, body, and whether the connection may carry another request."""
     loop = asyncio.get_running_loop()
     failed: httpcore.WriteError | None = None
     try:
-        async with asyncio.timeout(timeout):
+        async with asyncio.timeout_at(deadline):
             await loop.sock_sendall(sock, data)
     except TimeoutError:
         raise httpcore.WriteTimeout("the write timed out") from None
@@ -440,7 +456,7 @@ async def _exchange(sock: socket.socket, data: bytes, head_only: bool, timeout: 
         failed = httpcore.WriteError(str(exc) or type(exc).__name__)
         failed.__cause__ = exc
     try:
-        status, body, keep = await _read(loop, sock, head_only, timeout, max_body)
+        status, body, keep = await _read(loop, sock, head_only, deadline, max_body)
     except (httpcore.NetworkError, httpcore.RemoteProtocolError):
         if failed is not None:
             raise failed from None
@@ -449,14 +465,15 @@ async def _exchange(sock: socket.socket, data: bytes, head_only: bool, timeout: 
 
 
 async def _read(loop: asyncio.AbstractEventLoop, sock: socket.socket, head_only: bool,
-                timeout: float, max_body: int) -> tuple[int, bytes, bool]:
-    """Read a response: status, body, and whether the connection was left clean."""
+                deadline: float, max_body: int) -> tuple[int, bytes, bool]:
+    """Read a response by ``deadline`` (the loop's time): status, body, and whether the
+    connection was left clean."""
     response = _Response(head_only, max_body)
     parser = response.parser
     read = 0  # bytes read, of which `response.size` were the body's
     while True:
         try:
-            async with asyncio.timeout(timeout):
+            async with asyncio.timeout_at(deadline):
                 data = await loop.sock_recv(sock, 65536)
         except TimeoutError:
             raise httpcore.ReadTimeout("the read timed out") from None
