@@ -60,3 +60,40 @@ async def test_what_is_no_request_stays_the_sdks() -> None:
                      deep, '{"id":1,"method":"x","params":%s' % deep):
             assert not await agent._take(line, out, tg), line[:80]
     assert out.lines == []
+
+
+async def test_a_request_the_sdk_cannot_read_is_answered_with_its_id() -> None:
+    """JSON that the strict reader takes but the SDK's parser refuses (nested past its
+    limit of about 200 levels, or not a request the protocol knows: params that are no
+    object) is answered too, when it names its id; the SDK only logged it."""
+    import asyncio
+
+    agent = mcp.AgentMCP(object())  # type: ignore[arg-type]
+    reader = asyncio.StreamReader()
+
+    class _Pipe(_Out):
+        async def write(self, text: str) -> None:
+            self.lines.append(json.loads(text))
+
+        async def flush(self) -> None:
+            pass
+
+    out = _Pipe()
+    deep = "[" * 300 + "]" * 300
+    for line in ('{"jsonrpc":"2.0","id":"p1","method":"tools/call","params":{"name":"c1__echo",'
+                 '"arguments":{"x":%s},"task":null}}' % deep,
+                 '{"jsonrpc":"2.0","id":"p2","method":"tools/list","params":5}',
+                 '{"jsonrpc":"2.0","method":"notifications/x","params":5}',
+                 '{"jsonrpc":"2.0","id":"p3","method":"ping"}'):
+        reader.feed_data(line.encode() + b"\n")
+    reader.feed_eof()
+    received: list[object] = []
+    async with anyio.create_task_group() as tg:
+        async with mcp._lines_transport(mcp._PipeLines(reader), out, agent, tg) as (r, w):
+            async for message in r:
+                received.append(message)
+            await w.aclose()
+    assert [(line["id"], line["error"]["code"]) for line in out.lines] == [
+        ("p1", -32600), ("p2", -32600)]
+    # The notification and the ping still reach the SDK (the former as its exception).
+    assert len(received) == 2 and isinstance(received[0], Exception)
