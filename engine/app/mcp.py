@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -620,22 +621,91 @@ def _unreadable(line: str) -> bytes | None:
     notification).
 
     JSON with NaN, Infinity or a lone surrogate escape (which a client's encoder can
-    write when the model's text holds one) is JSON to Python's reader but refused
-    here and by the SDK; the SDK then logs an error and never answers the request,
-    so the agent would wait for an answer until its own timeout.
+    write when the model's text holds one), or nested more than 1,024 levels deep,
+    is JSON to Python's reader (or too deep even for it) but refused here and by the
+    SDK; the SDK then logs an error and never answers the request, so the agent
+    would wait for an answer until its own timeout.
     """
     try:
         message = json.loads(line)
-    except (ValueError, RecursionError):
+    except ValueError:
         return None
+    except RecursionError:
+        message = _top_level(line)
+    return _invalid_request(message, "it holds NaN, Infinity or a lone surrogate, or is "
+                                     "nested more than 1,024 levels deep, which it does not "
+                                     "take as JSON")
+
+
+def _invalid_request(message: Any, why: str) -> bytes | None:
+    """The error response (Invalid Request) to ``message`` when it is a request naming
+    its id (an int or a text, as the SDK's ids), saying ``why``; else None."""
     if type(message) is not dict or type(message.get("method")) is not str:
         return None
     rid = message.get("id")
     if type(rid) is not int and type(rid) is not str:
         return None
     return _line({"jsonrpc": "2.0", "id": rid, "error": {
-        "code": -32600, "message": "arrowgate refuses this request: it holds NaN, Infinity "
-                                   "or a lone surrogate, which it does not take as JSON"}})
+        "code": -32600, "message": f"arrowgate refuses this request: {why}"}})
+
+
+#: The tokens of JSON text as `_top_level` reads them: a string, a run of opening or of
+#: closing brackets (with the space between them), one ``:`` or ``,``, a run of
+#: anything else (a number, a literal, or what is not JSON), space.
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{\[][{\[\s]*|[}\]][}\]\s]*|[:,]|[^\s"{}\[\]:,]+|\s+')
+
+
+def _top_level(line: str) -> dict[str, Any] | None:
+    """The ``id`` and ``method`` of the object ``line`` begins with, when they are plain
+    values at its top level (either may be missing); None when ``line`` does not begin
+    with an object. Read without nesting, so at any depth, and only as far as both
+    are found: for a request too deeply nested for any JSON reader here, which is
+    refused whatever follows.
+    """
+    members: dict[str, Any] = {}
+    depth, key, after_colon, began = 0, "", False, False
+    for match in _JSON_TOKEN.finditer(line):
+        token = match.group()
+        first = token[0]
+        if first in " \t\r\n":
+            continue
+        if not began:
+            if first != "{":
+                return None
+            began = True
+        elif depth == 0:
+            break  # past the object's end
+        if first in "{[":
+            depth += token.count("{") + token.count("[")
+            after_colon = False
+        elif first in "}]":
+            depth -= token.count("}") + token.count("]")
+        elif depth == 1:
+            if first == ":":
+                after_colon = bool(key)
+            elif first == ",":
+                key, after_colon = "", False
+            elif after_colon:
+                after_colon = False
+                if key in ("id", "method"):
+                    try:
+                        members[key] = json.loads(token)
+                    except ValueError:
+                        break
+                    if len(members) == 2:
+                        break
+            elif first == '"':
+                try:
+                    key = json.loads(token)
+                except ValueError:
+                    break
+    return members if began else None
+
+
+def _first_line(exc: Exception) -> str:
+    """What went wrong, briefly: the first lines of ``exc``'s text (a pydantic error's
+    first error), at most 300 characters."""
+    return " ".join(str(exc).splitlines()[:3])[:300]
 
 
 def _line(message: dict[str, Any]) -> bytes:
@@ -698,7 +768,15 @@ async def _lines_transport(lines: _PipeLines, out: _PipeOut, agent: AgentMCP,
                     try:
                         message = types.JSONRPCMessage.model_validate_json(line)
                     except Exception as exc:
-                        await read_writer.send(exc)
+                        # A request the SDK cannot read (nested past its parser's
+                        # limit, or not one the protocol knows) it would only log:
+                        # answered here, so the agent is not left waiting.
+                        refusal = _invalid_request(_loads(line), "the MCP SDK cannot read "
+                                                                 f"it: {_first_line(exc)}")
+                        if refusal is not None:
+                            await out.send(refusal)
+                        else:
+                            await read_writer.send(exc)
                         continue
                     await read_writer.send(SessionMessage(message))
         except anyio.ClosedResourceError:

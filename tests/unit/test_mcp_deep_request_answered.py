@@ -57,7 +57,7 @@ async def test_what_is_no_request_stays_the_sdks() -> None:
                      '{"jsonrpc":"2.0","params":{"id":1,"a":%s}}' % deep,
                      '{"jsonrpc":"2.0","method":"x","params":{"id":1,"a":%s}}' % deep,
                      '{"jsonrpc":"2.0","id":true,"method":"x","params":%s}' % deep,
-                     deep, '{"id":1,"method":"x","params":%s' % deep):
+                     deep, '{"id":1,"params":%s}' % deep):
             assert not await agent._take(line, out, tg), line[:80]
     assert out.lines == []
 
@@ -93,6 +93,7 @@ async def test_a_request_the_sdk_cannot_read_is_answered_with_its_id() -> None:
             async for message in r:
                 received.append(message)
             await w.aclose()
+            await r.aclose()
     assert [(line["id"], line["error"]["code"]) for line in out.lines] == [
         ("p1", -32600), ("p2", -32600)]
     # The notification and the ping still reach the SDK (the former as its exception).
