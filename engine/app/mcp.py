@@ -19,6 +19,11 @@ and so goes through SPEC §9 in full:
 - A long call reports progress while it waits (when the client sent a progress
   token); ``notifications/cancelled`` cancels the tool call on the service
   (logged ``cancelled``).
+- On pipes, at most `MAX_IN_FLIGHT` requests (`MAX_IN_FLIGHT_BYTES` of lines)
+  are in flight; one beyond is answered at once with an error, and a request
+  that cannot be read (nested too deep, not one the protocol knows) is answered
+  with an error naming its id: a client is never left waiting for an answer,
+  nor can it make the server hold its requests without bound.
 - When the card's work for the call makes a prompt that is held for a person,
   the call returns at once with the held prompt's id and state (a tool call
   never blocks for a person); ``arrowgate__prompt_status`` reports it, or the
@@ -71,6 +76,13 @@ REQUEST_TIMEOUT = 60.0
 MAX_BODY = 64 * 1024 * 1024
 #: The longest id of a prompt or a tool call (the service's ids: `engine.service.models.Id`).
 MAX_ID = 256
+#: The most requests in flight at once on pipes (read, not yet answered: the SDK's and
+#: `AgentMCP._take`'s). One beyond is answered at once with an error, so a client that
+#: writes requests faster than they are answered cannot make the server hold them (and
+#: their arguments) without bound; its requests stay read, so a cancellation still is.
+MAX_IN_FLIGHT = 64
+#: The most bytes of those requests' lines, together (the service takes a body of 8 MiB).
+MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024
 
 
 def default_agent_token_file(db: Path, agent: str) -> Path:
@@ -278,6 +290,13 @@ class AgentMCP:
         self._ready = False
         #: Request id → the cancel scope of a tools/call `_take` is answering.
         self._inflight: dict[int | str, Any] = {}
+        #: Request id → the length of the line of a tools/call `_take` is answering.
+        self._sizes: dict[int | str, int] = {}
+        #: Request id → the lengths of the lines of the requests the SDK has and has
+        #: not answered (a client may reuse an id meanwhile).
+        self._passed: dict[int | str, list[int]] = {}
+        #: Requests in flight and the bytes of their lines (`MAX_IN_FLIGHT`).
+        self._count = self._bytes = 0
 
         async def list_tools(req: Any) -> list[Any]:
             return await self._list_tools(req)
@@ -464,6 +483,15 @@ class AgentMCP:
             if refusal is not None:
                 await out.send(refusal)
                 return True
+        elif (self._count >= MAX_IN_FLIGHT or self._bytes + len(line) > MAX_IN_FLIGHT_BYTES) \
+                and type(message) is dict and type(message.get("method")) is str \
+                and type(message.get("id")) in (int, str):
+            await out.send(_line({"jsonrpc": "2.0", "id": message["id"], "error": {
+                "code": -32000, "message": f"arrowgate mcp is busy: {self._count} requests are "
+                                           f"in flight (at most {MAX_IN_FLIGHT}, of "
+                                           f"{MAX_IN_FLIGHT_BYTES >> 20} MiB together); send "
+                                           "this one again once one is answered"}}))
+            return True
         method = message.get("method") if type(message) is dict else None
         if method == "notifications/initialized":
             self._ready = True
@@ -472,9 +500,9 @@ class AgentMCP:
             rid = params.get("requestId") if type(params) is dict else None
             # int or str exactly, as the SDK's RequestId (strict int): True is
             # equal to 1 and would otherwise cancel request 1.
-            scope = (self._inflight.pop(rid, None)
-                     if type(rid) is int or type(rid) is str else None)
-            if scope is not None:
+            if (type(rid) is int or type(rid) is str) and rid in self._inflight:
+                scope = self._inflight.pop(rid)
+                self._release(self._sizes.pop(rid))
                 # As the SDK's `RequestResponder.cancel`: the error response now,
                 # the handler cancelled (it cancels the tool call on the service).
                 scope.cancel()
@@ -492,8 +520,33 @@ class AgentMCP:
 
         scope = anyio.CancelScope()
         self._inflight[rid] = scope
+        self._sizes[rid] = len(line)
+        self._hold(len(line))
         tg.start_soon(self._answer, rid, name, arguments, token, scope, out)
         return True
+
+    def _hold(self, size: int) -> None:
+        """Count a request in flight whose line is ``size`` characters long."""
+        self._count += 1
+        self._bytes += size
+
+    def _release(self, size: int) -> None:
+        """A request counted by `_hold` was answered."""
+        self._count -= 1
+        self._bytes -= size
+
+    def _passed_on(self, rid: int | str, size: int) -> None:
+        """Request ``rid`` (a line of ``size`` characters) goes to the SDK to answer."""
+        self._passed.setdefault(rid, []).append(size)
+        self._hold(size)
+
+    def _answered(self, rid: int | str) -> None:
+        """The SDK answered request ``rid`` (an answer to no request it had: nothing)."""
+        sizes = self._passed.get(rid)
+        if sizes:
+            self._release(sizes.pop(0))
+            if not sizes:
+                del self._passed[rid]
 
     async def _answer(self, rid: int | str, name: str, arguments: dict[str, Any],
                       token: int | str | None, scope: Any, out: _PipeOut) -> None:
@@ -512,6 +565,7 @@ class AgentMCP:
                 text, error = str(exc), True
         if self._inflight.get(rid) is scope:
             del self._inflight[rid]
+            self._release(self._sizes.pop(rid))
         if scope.cancel_called:
             # Cancelled by the client: `_take` sent the error response (and a
             # result that came back from a shielded request meanwhile is dropped,
@@ -757,6 +811,7 @@ async def _lines_transport(lines: _PipeLines, out: _PipeOut, agent: AgentMCP,
     from mcp.shared.message import SessionMessage
 
     read_writer, read_stream = anyio.create_memory_object_stream[Any](0)
+    answers = (types.JSONRPCResponse, types.JSONRPCError)
     write_stream, write_reader = anyio.create_memory_object_stream[Any](0)
 
     async def reader() -> None:
@@ -778,6 +833,8 @@ async def _lines_transport(lines: _PipeLines, out: _PipeOut, agent: AgentMCP,
                         else:
                             await read_writer.send(exc)
                         continue
+                    if isinstance(message.root, types.JSONRPCRequest):
+                        agent._passed_on(message.root.id, len(line))
                     await read_writer.send(SessionMessage(message))
         except anyio.ClosedResourceError:
             await anyio.lowlevel.checkpoint()
@@ -786,8 +843,11 @@ async def _lines_transport(lines: _PipeLines, out: _PipeOut, agent: AgentMCP,
         try:
             async with write_reader:
                 async for message in write_reader:
+                    root = message.message.root
                     text = message.message.model_dump_json(by_alias=True, exclude_none=True)
                     await out.write(text + "\n")
+                    if isinstance(root, answers):
+                        agent._answered(root.id)
                     await out.flush()
         except anyio.ClosedResourceError:
             await anyio.lowlevel.checkpoint()

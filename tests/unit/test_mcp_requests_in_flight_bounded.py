@@ -32,6 +32,9 @@ class _SlowService:
     def __init__(self) -> None:
         self.release = asyncio.Event()
         self.calls = 0
+        # Answered after 10 s whatever happens: a failing test ends instead of
+        # waiting for ever on calls shielded from its cancellation.
+        asyncio.get_running_loop().call_later(10, self.release.set)
 
     async def tools(self) -> list[dict[str, Any]]:
         return _TOOLS
