@@ -48,6 +48,10 @@ MAX_CASE_DEPTH = 64
 #: The most ``files`` a case writes (as a package folder's `MAX_PACKAGE_FILES`): each is
 #: written before the first step, so a case of a million would take minutes to start.
 MAX_CASE_FILES = 10_000
+#: The most steps a case plays: a replay reads as much as its steps ask (each
+#: ``history`` step the whole consent history so far), so more would keep a
+#: person's replay busy for minutes.
+MAX_CASE_STEPS = 2_000
 #: The longest target a case's link may have, in bytes of UTF-8: a path's (PATH_MAX
 #: less its NUL), past which the link cannot be made when the case is set up.
 MAX_LINK_TARGET = 4095
@@ -667,7 +671,10 @@ def load_case(path: str | Path) -> tuple[dict[str, Any], CaseFiles]:
     if deep is not None:
         problems.add(f"field {deep.split('.')[0].split('[')[0]!r}", _depth_problem(deep))
     steps = raw.get("steps")
-    if isinstance(steps, list):
+    if isinstance(steps, list) and len(steps) > MAX_CASE_STEPS:
+        problems.add("field 'steps'", f"holds {len(steps)} steps; a case holds at most "
+                                      f"{MAX_CASE_STEPS}")
+    elif isinstance(steps, list):
         _check_depths(steps, problems)
         _check_steps(steps, problems)
     # Settings and http answers are checked for finiteness by their own rules.

@@ -18,6 +18,7 @@ import asyncio
 import json
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -629,11 +630,17 @@ class _Runner:
 
 
 async def run_case(path: str | Path, *, net: ScopeHandler | None = None,
-                   fs: ScopeHandler | None = None, store: str | None = None) -> CaseResult:
+                   fs: ScopeHandler | None = None, store: str | None = None,
+                   on_step: Callable[[StepResult], None] | None = None) -> CaseResult:
     """Load, validate and play one case file; never raises for a bad case.
 
     An invalid case gives a result with ``invalid`` set and its problems in
     ``error``; nothing is created for it (not even its temporary folder).
+
+    With ``on_step``, each step's result is handed to it as it is made and only
+    failed steps are kept in the result: what a passed step got (a ``history``
+    step's whole consent history) is not held for the rest of the case, so a
+    long case's memory grows with its steps, not their square.
     """
     try:
         case, files = load_case(path)
@@ -651,7 +658,11 @@ async def run_case(path: str | Path, *, net: ScopeHandler | None = None,
                     result.error = f"{path}: setup: {what}"
                     return result
                 for i, step in enumerate(case["steps"]):
-                    result.steps.append(await runner.step(i, step))
+                    played = await runner.step(i, step)
+                    if on_step is not None:
+                        on_step(played)
+                    if on_step is None or not played.passed:
+                        result.steps.append(played)
             finally:
                 runner.close()
     except Exception as exc:  # never a traceback, and the other cases still play
@@ -698,7 +709,13 @@ def run_files(paths: list[str], *, as_json: bool = False, store: str | None = No
             return 2
     passed = failed = invalid = 0
     for path in paths:
-        result = asyncio.run(run_case(path, store=store))
+
+        def printed(step: StepResult, path: str = path) -> None:
+            print(json.dumps(step.to_json(path), default=str), flush=True)
+
+        # Steps are printed as they are played (--json) and only failed ones kept.
+        result = asyncio.run(run_case(path, store=store,
+                                      on_step=printed if as_json else lambda _step: None))
         if result.invalid:
             invalid += 1
             # An invalid case is an error about the input: on stderr, also with --json.
@@ -708,8 +725,6 @@ def run_files(paths: list[str], *, as_json: bool = False, store: str | None = No
         elif as_json:
             if result.error:
                 print(json.dumps({"case": path, "error": result.error}))
-            for step in result.steps:
-                print(json.dumps(step.to_json(path), default=str))
         elif result.error:
             print(_report(f"{path}: {result.error}" if not result.error.startswith(path)
                           else result.error))
