@@ -325,10 +325,11 @@ class Engine:
         self.world.narrowed(self._ctx.state)
 
     def _moved_elsewhere(self, moves: Moves) -> None:
-        """Another process's commits moved prompts, tool calls or grants (a catch-up):
-        tell them here as that engine told its own listeners (`told`) — a
-        prompt it delivered to an agent driven here reaches the driver; its
-        holds answered, tool calls and grants reach the cards.
+        """Another process's commits moved prompts, tool calls, grants, agents or
+        terminals (a catch-up): tell them here as that engine told its own
+        listeners (`told`) — a prompt it delivered to an agent driven here
+        reaches the driver; its holds answered, tool calls, grants and agents
+        reach the cards.
 
         Not `_deliver`: the batch being written here (a catch-up may come under
         its write lock) has not committed, and its tool-call resolutions must

@@ -55,9 +55,9 @@ def between(before: State, after: State) -> Moves:
     engine's commits were too many to apply one by one (`Moves`).
 
     Prompts in play on either side, open tool calls on either side, every
-    package's grants, and every agent and terminal. A tool call that ended meanwhile is not in ``after``
-    (only open ones are kept), so its end is not told; its waiters read the
-    store.
+    package's grants, and every agent and terminal. A tool call that ended
+    meanwhile is not in ``after`` (only open ones are kept), so its end is not
+    told; its waiters read the store.
     """
     moves = Moves()
     was = {p.id: p.state for agent in before.open_prompts.agents()
