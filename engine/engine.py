@@ -331,26 +331,13 @@ class Engine:
         reaches the driver; its holds answered, tool calls, grants and agents
         reach the cards.
 
-        Not `_deliver`: the batch being written here (a catch-up may come under
-        its write lock) has not committed, and its tool-call resolutions must
-        not be taken as durable (`Tools.committed`).
+        Not as a batch committed here: the batch being written here (a catch-up
+        may come under its write lock) has not committed, and its tool-call
+        resolutions must not be taken as durable (`Tools.committed`).
         """
         events = told(moves, self._ctx.state)
         if events:
-            outside_operations(self._deliver_elsewhere, events)
-
-    def _deliver_elsewhere(self, events: list[Event]) -> None:
-        try:
-            for event in events:
-                try:
-                    self.world.committed(event)
-                except Exception:
-                    _listener_failed("a driver", event)
-                if not event.type.startswith("driver."):
-                    self._publish(event)
-        finally:
-            self._prompts.wake_waiters()
-            self._tools.wake_waiters()
+            outside_operations(self._deliver, events, False)
 
     def _committed(self, events: list[Event]) -> None:
         """A batch committed: its events to the drivers, the app and the cards; waiters woken.
@@ -360,12 +347,15 @@ class Engine:
         from anyone, and the waiters are woken whatever happened. A call a
         listener starts is an operation of its own (`outside_operations`).
         """
-        outside_operations(self._deliver, events)
+        outside_operations(self._deliver, events, True)
 
-    def _deliver(self, events: list[Event]) -> None:
-        # First: what the events start below (a driver's reaction, say) writes
-        # in the next batch, and must not be taken as committed with this one.
-        self._tools.committed()
+    def _deliver(self, events: list[Event], here: bool) -> None:
+        """Events to the drivers, the app and the cards, then the waiters woken:
+        a batch committed ``here``, or what another process did (`_moved_elsewhere`)."""
+        if here:
+            # First: what the events start below (a driver's reaction, say) writes
+            # in the next batch, and must not be taken as committed with this one.
+            self._tools.committed()
         try:
             for event in events:
                 try:
@@ -375,7 +365,7 @@ class Engine:
                 if not event.type.startswith("driver."):
                     self._publish(event)
         finally:
-            if self._gone_here:
+            if here and self._gone_here:
                 # A removal made here committed (one that failed left its node on the
                 # canvas, and so nothing to let go of: the next commit finds that).
                 self._gone_here = False

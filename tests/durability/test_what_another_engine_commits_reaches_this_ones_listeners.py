@@ -48,9 +48,8 @@ def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-async def test_a_hold_approved_elsewhere_reaches_the_agents_driver(
-        make_engine: Any, tmp_path: Any) -> None:
-    app = await _prompter(make_engine, tmp_path)
+async def _driven(app: Engine) -> list[str]:
+    """Put a scripted driver behind y1 in ``app``; the texts handed to it, as they come."""
     received: list[str] = []
     driver = ScriptedAgent("y1")
     submit = driver.submit
@@ -61,6 +60,13 @@ async def test_a_hold_approved_elsewhere_reaches_the_agents_driver(
 
     driver.submit = recording  # type: ignore[method-assign]
     await app.attach_driver("y1", driver)
+    return received
+
+
+async def test_a_hold_approved_elsewhere_reaches_the_agents_driver(
+        make_engine: Any, tmp_path: Any) -> None:
+    app = await _prompter(make_engine, tmp_path)
+    received = await _driven(app)
     held = await app.call("c1", "agents.prompt", "y1", {"text": "clean the build"})
     assert held.outcome == "held", held
 
@@ -151,16 +157,7 @@ async def test_an_app_running_its_timers_hands_a_prompt_approved_elsewhere_on(
         make_engine: Any, tmp_path: Any) -> None:
     """No call of the app's own is needed: its timers catch up (`Engine.run_timers`)."""
     app = await _prompter(make_engine, tmp_path)
-    received: list[str] = []
-    driver = ScriptedAgent("y1")
-    submit = driver.submit
-
-    def recording(text: str) -> None:
-        received.append(text)
-        submit(text)
-
-    driver.submit = recording  # type: ignore[method-assign]
-    await app.attach_driver("y1", driver)
+    received = await _driven(app)
     held = await app.call("c1", "agents.prompt", "y1", {"text": "deploy"})
     stop = asyncio.Event()
     timers = asyncio.ensure_future(app.run_timers(stop, every=0.05))
@@ -189,16 +186,7 @@ async def test_what_moved_is_told_when_the_catch_up_reloads_everything(
     import engine.store.sqlite as sqlite_store
 
     app = await _prompter(make_engine, tmp_path)
-    received: list[str] = []
-    driver = ScriptedAgent("y1")
-    submit = driver.submit
-
-    def recording(text: str) -> None:
-        received.append(text)
-        submit(text)
-
-    driver.submit = recording  # type: ignore[method-assign]
-    await app.attach_driver("y1", driver)
+    received = await _driven(app)
     held = await app.call("c1", "agents.prompt", "y1", {"text": "deploy"})
     sub = app.subscribe("c1")
     reloads = app.store.reloads
