@@ -49,6 +49,13 @@ class Moves:
     def __bool__(self) -> bool:
         return bool(self.prompts or self.tool_calls or self.grants or self.nodes)
 
+    def then(self, later: Moves) -> Moves:
+        """These moves and, after each kind of them, ``later``'s: a catch-up's part
+        applied in place, then the whole reload that finished its work (`between`
+        from the part-applied state, so nothing is in both)."""
+        return Moves(self.prompts + later.prompts, self.tool_calls + later.tool_calls,
+                     self.grants + later.grants, self.nodes + later.nodes)
+
 
 def between(before: State, after: State) -> Moves:
     """How the state moved from ``before`` to ``after``, a whole reload's worth: another

@@ -21,6 +21,7 @@ from engine.core.events import Event, event
 from engine.core.limits import SteadyClock
 from engine.core.state import State
 from engine.store.base import Refresh, Secrets, Store
+from engine.store.loading import CatchUpImpossible
 from engine.store.transactions import Stale, run_consistently
 
 __all__ = ["Context", "Gone", "Service", "operation"]
@@ -62,6 +63,14 @@ class Context:
         self._closing: list[Callable[[], None]] = []
         self._gone: list[Callable[[Gone], None]] = []
         self._moved: list[Callable[[Moves], None]] = []
+        #: What a catch-up that gave up had applied in place (`CatchUpImpossible`),
+        #: told with the whole reload that follows: that reload compares with the
+        #: part-applied state, where those changes are no difference any more.
+        self._applied: Moves | None = None
+        #: Whether the state may hold a failed write's changes: the reload after
+        #: it failed too. The next whole reload then tells nothing, as its
+        #: difference would tell the failed change undone (a change nobody made).
+        self._unsure = False
         #: Set by `close`: every operation, wait and read from then raises `EngineClosed`.
         self.closed = False
 
@@ -78,9 +87,20 @@ class Context:
         """Rebuild the state from the store: a write failed, or (``elsewhere``) another
         process committed more than a catch-up applies, and what moved is told
         (`on_moved`). After a failed write nothing is told: the old state held
-        what the failed batch did, never sent."""
+        what the failed batch did, never sent; nor after a whole reload that
+        follows a failed write's failed reload, as the state then still held
+        what that batch did."""
         before = self.state
-        self.state = self.store.load(self.clock)
+        applied, self._applied = self._applied, None
+        try:
+            self.state = self.store.load(self.clock)
+        except BaseException:
+            if elsewhere:
+                self._applied = applied  # still in the state, told at the next try
+            else:
+                self._unsure = True
+            raise
+        unsure, self._unsure = self._unsure, False
         self.reloads += 1
         for hook in self._reloaded:
             hook()
@@ -88,8 +108,9 @@ class Context:
             hook()
         # Whatever the old state held, nodes may be missing from the new one.
         self.gone("reloaded")
-        if elsewhere and self._moved:
-            self._tell(between(before, self.state))
+        if elsewhere and self._moved and not unsure:
+            moves = between(before, self.state)
+            self._tell(moves if applied is None else applied.then(moves))
 
     def refresh(self, apply: Refresh) -> None:
         """Apply another process's changes to the state in place (the store's catch-up).
@@ -100,7 +121,12 @@ class Context:
         """
         canvas = self.state.canvas
         revision = canvas.revision
-        moves = apply(self.state, self.clock)
+        try:
+            moves = apply(self.state, self.clock)
+        except CatchUpImpossible as exc:
+            # The store reloads the whole state now (`reload` with ``elsewhere``).
+            self._applied = exc.applied
+            raise
         for hook in self._caught_up:
             hook()
         if canvas.revision != revision:

@@ -136,7 +136,15 @@ MAX_CATCH_UP = 4096
 
 
 class CatchUpImpossible(Exception):
-    """The changes cannot be applied one by one: reload the whole state (fail closed)."""
+    """The changes cannot be applied one by one: reload the whole state (fail closed).
+
+    ``applied``: how what `catch_up` had put in place before it gave up moved
+    (None when raised before anything was applied). The state keeps those
+    changes until the whole reload replaces it, which compares with that
+    state: they are told from here (`engine.services.context.Context.reload`).
+    """
+
+    applied: Moves | None = None
 
 
 class Touched:
@@ -232,10 +240,23 @@ def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -
     Raises:
         CatchUpImpossible: something cannot be applied one by one (the
             caller reloads the whole state; what was applied meanwhile is
-            thrown away with the old state).
+            thrown away with the old state, and how it moved is the
+            exception's ``applied``).
     """
-    keys = touched.keys
     moves = Moves()
+    try:
+        _apply(db, state, clock, touched, moves)
+    except CatchUpImpossible as exc:
+        exc.applied = moves
+        raise
+    return moves
+
+
+def _apply(db: Database, state: State, clock: SteadyClock, touched: Touched,
+           moves: Moves) -> None:
+    """`catch_up`'s work: each entity put in place, and how it moved noted in ``moves``
+    as it is (never before: what is noted is what was applied)."""
+    keys = touched.keys
     if keys["package"]:
         _mirror(db, "packages", "name", keys["package"], state.packages, package_from_row)
         state.bump()  # installed, pending or its manifest changed
@@ -292,7 +313,6 @@ def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -
     # (SPEC §8 "Bounds", §10). Only creations are fed: a key whose summary was
     # written meanwhile costs its next row one read (`Recorder.write_suppressed`).
     state.suppressed.update(touched.pending)
-    return moves
 
 
 def _position(row: dict[str, Any] | None) -> int:
@@ -314,8 +334,6 @@ def _catch_up_canvas(db: Database, canvas: Canvas, nodes: set[str], arrows: set[
                     moves.nodes.append((old, None))
             continue
         node = Node(row["id"], row["type"], row["workspace"], json.loads(row["data"]))
-        if node.type in _DRIVEN:
-            moves.nodes.append((old, node))
         if old is None:
             canvas.restore_node(node)
         elif (old.type, old.workspace) != (node.type, node.workspace):
@@ -324,6 +342,8 @@ def _catch_up_canvas(db: Database, canvas: Canvas, nodes: set[str], arrows: set[
             raise CatchUpImpossible(f"node {node_id} changed its type or workspace")
         elif old.data != node.data:
             canvas.replace_node(node)
+        if node.type in _DRIVEN:
+            moves.nodes.append((old, node))
     if not arrows:
         return
     arrow_rows = _rows(db, "arrows", "id", arrows)
