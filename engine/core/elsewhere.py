@@ -158,11 +158,19 @@ def _prompt_moved(before: str | None, prompt: Prompt, state: State) -> list[Even
     elif before == "held" and now in _APPROVED_ON:
         out.append(event("prompt.resolved", prompt.card, {
             "prompt": prompt.id, "state": "approved", "code": None, "reason": None}))
+    agent = state.canvas.node(prompt.agent)
+    if agent is None:
+        return out
     if now == "delivered":
-        agent = state.canvas.node(prompt.agent)
-        if agent is not None:
-            out.append(event("driver.prompt", None, {"node": agent.id, "text": prompt.text}))
-            out.append(event("agents.turn", None, {
-                "agent": agent.id, "workspace": agent.workspace, "prompt": prompt.id,
-                "state": "delivered"}))
+        out.append(event("driver.prompt", None, {"node": agent.id, "text": prompt.text}))
+    if now == "delivered" or (now == "replied" and before != "delivered"):
+        # Delivered here unseen when it was replied to already: its turn began all
+        # the same (never handed to a driver: the reply came).
+        out.append(event("agents.turn", None, {
+            "agent": agent.id, "workspace": agent.workspace, "prompt": prompt.id,
+            "state": "delivered"}))
+    if now == "replied":
+        # As `Prompts.agent_replied` tells it: the turn, not the prompt.
+        out.append(event("agents.turn", None, {
+            "agent": agent.id, "workspace": agent.workspace, "state": "replied"}))
     return out
