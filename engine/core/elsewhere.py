@@ -21,11 +21,14 @@ from dataclasses import dataclass, field
 
 from canvas.model import Node
 from engine.core.events import Event, event
-from engine.core.prompts import Prompt
+from engine.core.prompts import IN_PLAY, Prompt
 from engine.core.state import State
 from engine.core.tools import ToolCall
 
-__all__ = ["Moves", "between", "told"]
+__all__ = ["TOLD_KINDS", "Moves", "between", "told"]
+
+#: The kinds of node whose coming, going and status are told (`Moves.nodes`).
+TOLD_KINDS = frozenset({"agent", "terminal"})
 
 #: States a prompt ends in when a person or a rule answers it (``prompt.resolved``).
 _RESOLVED = frozenset({"rejected", "expired", "cancelled"})
@@ -67,12 +70,8 @@ def between(before: State, after: State) -> Moves:
     told; its waiters read the store.
     """
     moves = Moves()
-    was = {p.id: p.state for agent in before.open_prompts.agents()
-           for state in ("queued", "held", "delivered")
-           for p in before.open_prompts.of_agent(agent, state)}
-    now = {p.id: p for agent in after.open_prompts.agents()
-           for state in ("queued", "held", "delivered")
-           for p in after.open_prompts.of_agent(agent, state)}
+    was = {p.id: p.state for state in IN_PLAY for p in before.open_prompts.in_state(state)}
+    now = {p.id: p for state in IN_PLAY for p in after.open_prompts.in_state(state)}
     for prompt_id in was.keys() - now.keys():
         ended = after.prompts.get(prompt_id)
         if ended is not None:
@@ -85,7 +84,7 @@ def between(before: State, after: State) -> Moves:
         moves.tool_calls.append((tc.id in before.tool_calls, tc))
     for package in sorted(before.grants.keys() | after.grants.keys()):
         moves.grants.append((package, frozenset(before.grants.get(package, ()))))
-    for kind in ("agent", "terminal"):
+    for kind in sorted(TOLD_KINDS):
         gone = {n.id: n for n in before.canvas.nodes(type=kind)}
         for node in after.canvas.nodes(type=kind):
             moves.nodes.append((gone.pop(node.id, None), node))

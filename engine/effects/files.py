@@ -382,6 +382,8 @@ class ConfinedFiles:
             if isinstance(exc, FileNotFoundError | NotADirectoryError):
                 return self._refuse(passed, "missing", "the folder is gone", code="NOT_FOUND")
             if isinstance(exc, OSError):
+                # Not `_OS_ERRORS`: inotify's ENOSPC is the user's watches used up, no
+                # full disk, and EMFILE its instances.
                 return self._refuse(passed, "os-error", f"cannot watch the folder: {exc.strerror}")
             raise
         task = asyncio.get_running_loop().create_task(

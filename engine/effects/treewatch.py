@@ -11,11 +11,11 @@ descriptor, and each is given to inotify through its own descriptor
 an entry like a file: reported when it comes or goes, never entered.
 
 Walking (which may meet thousands of folders) runs in a worker thread, one
-descriptor a level, so at most `MAX_DEPTH` levels (deeper ends the watch); events are read on the loop from a non-blocking inotify
-descriptor, a cheap read. A folder that arrives later (made, or moved in) is
-walked the same way and its entries are reported as added; a folder moved
-away is forgotten at once, so nothing under it is reported again, wherever it
-went. The watched folder itself moved or removed ends the watch.
+descriptor a level, so at most `MAX_DEPTH` levels (deeper ends the watch);
+events are read on the loop from a non-blocking inotify descriptor, a cheap
+read. A folder that arrives later (made, or moved in) is walked the same way
+and its entries are reported as added; a folder moved away is forgotten at
+once, so nothing under it is reported again, wherever it went. The watched folder itself moved or removed ends the watch.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from sqlite_utils import Database
 
 from canvas.graph import Canvas
 from canvas.model import Arrow, Node
-from engine.core.elsewhere import Moves
+from engine.core.elsewhere import TOLD_KINDS, Moves
 from engine.core.errors import ManifestInvalid
 from engine.core.limits import RateCounters, SteadyClock
 from engine.core.manifest import parse_manifest
@@ -128,9 +128,6 @@ def newest_time(db: Database) -> float | None:
 #: Change kinds naming one entity by its key (the table's key column).
 _ENTITY_KINDS = ("package", "grants", "workspace", "node", "arrow", "prompt", "tool_call",
                  "usage")
-#: The kinds of node whose coming, going and status the cards are told (`Moves.nodes`).
-_DRIVEN = frozenset({"agent", "terminal"})
-
 #: Changes applied one by one at most; beyond, a full reload is cheaper and simpler.
 MAX_CATCH_UP = 4096
 
@@ -330,7 +327,7 @@ def _catch_up_canvas(db: Database, canvas: Canvas, nodes: set[str], arrows: set[
         if row is None:
             if old is not None:
                 canvas.remove_node(node_id)  # its arrows were deleted with it
-                if old.type in _DRIVEN:
+                if old.type in TOLD_KINDS:
                     moves.nodes.append((old, None))
             continue
         node = Node(row["id"], row["type"], row["workspace"], json.loads(row["data"]))
@@ -342,7 +339,7 @@ def _catch_up_canvas(db: Database, canvas: Canvas, nodes: set[str], arrows: set[
             raise CatchUpImpossible(f"node {node_id} changed its type or workspace")
         elif old.data != node.data:
             canvas.replace_node(node)
-        if node.type in _DRIVEN:
+        if node.type in TOLD_KINDS:
             moves.nodes.append((old, node))
     if not arrows:
         return
