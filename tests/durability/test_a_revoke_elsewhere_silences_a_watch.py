@@ -36,9 +36,10 @@ async def _events_of(sunk: list[Any], kind: str, *, within: float) -> list[Any]:
     return [e.data for e in sunk if e.type == kind]
 
 
-async def test_a_revoke_by_another_engine_stops_the_changes_reaching_the_card(
-        make_engine: Any, tmp_path: Path) -> None:
-    sunk: list[Any] = []
+async def _watching(make_engine: Any, tmp_path: Path, sunk: list[Any]
+                    ) -> tuple[Any, Path, str]:
+    """An engine (its events into ``sunk``) whose card c1 watches its workspace folder:
+    the engine, the folder and the watch's id."""
     a = make_engine(world=World(net=None, fs=ConfinedFiles(data_dir=tmp_path / "data")),
                     sink=sunk.append)
     folder = tmp_path / "ws"
@@ -46,7 +47,13 @@ async def test_a_revoke_by_another_engine_stops_the_changes_reaching_the_card(
     await a.create_workspace("w1", folder)
     await offer_install(a, manifest("acme.fs", {"fs.read": {}}))
     await a.add_node({"id": "c1", "type": "card", "package": "acme.fs"}, workspace="w1")
-    watch = (await a.call("c1", "fs.watch", None, {"path": "."})).value["watch"]
+    return a, folder, (await a.call("c1", "fs.watch", None, {"path": "."})).value["watch"]
+
+
+async def test_a_revoke_by_another_engine_stops_the_changes_reaching_the_card(
+        make_engine: Any, tmp_path: Path) -> None:
+    sunk: list[Any] = []
+    a, folder, watch = await _watching(make_engine, tmp_path, sunk)
     # The watch works: a change before the revoke reaches the card.
     (folder / "before.txt").write_text("seen")
     seen = await _events_of(sunk, "fs.changed", within=10)
@@ -65,14 +72,7 @@ async def test_a_revoke_by_another_engine_stops_the_changes_reaching_the_card(
 async def test_a_store_that_cannot_be_read_ends_the_watch_with_nothing_sent(
         make_engine: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sunk: list[Any] = []
-    a = make_engine(world=World(net=None, fs=ConfinedFiles(data_dir=tmp_path / "data")),
-                    sink=sunk.append)
-    folder = tmp_path / "ws"
-    folder.mkdir()
-    await a.create_workspace("w1", folder)
-    await offer_install(a, manifest("acme.fs", {"fs.read": {}}))
-    await a.add_node({"id": "c1", "type": "card", "package": "acme.fs"}, workspace="w1")
-    watch = (await a.call("c1", "fs.watch", None, {"path": "."})).value["watch"]
+    a, folder, watch = await _watching(make_engine, tmp_path, sunk)
 
     def unreadable() -> None:
         raise StoreFailed("the store cannot be reached")

@@ -26,8 +26,10 @@ from tests.conftest import manifest, offer_install
 PUBLIC = "93.184.216.34"
 
 
-async def test_a_revoke_by_another_engine_withholds_the_body(
-        make_engine: Any, tmp_path: Path) -> None:
+async def _fetching_card(make_engine: Any, tmp_path: Path
+                         ) -> tuple[Any, asyncio.Event, asyncio.Event]:
+    """An engine whose card c1 may fetch api.example.org, and the transport's two events:
+    set when a fetch reached it, and the one that lets it answer ("THE BODY")."""
     started, release = asyncio.Event(), asyncio.Event()
 
     async def transport(method, url, headers, body, address, **limits):
@@ -40,6 +42,12 @@ async def test_a_revoke_by_another_engine_withholds_the_body(
     await a.create_workspace("w1", tmp_path / "ws")
     await offer_install(a, manifest("acme.net", {"network": {"hosts": ["api.example.org"]}}))
     await a.add_node({"id": "c1", "type": "card", "package": "acme.net"}, workspace="w1")
+    return a, started, release
+
+
+async def test_a_revoke_by_another_engine_withholds_the_body(
+        make_engine: Any, tmp_path: Path) -> None:
+    a, started, release = await _fetching_card(make_engine, tmp_path)
     b = make_engine()
     call = asyncio.ensure_future(a.call("c1", "net.fetch", None,
                                         {"url": "https://api.example.org/"}))
@@ -59,18 +67,7 @@ async def test_a_store_that_cannot_be_read_at_the_answer_withholds_the_body(
         make_engine: Any, tmp_path: Path, monkeypatch: Any) -> None:
     """Consent that cannot be read again when the answer comes withholds it (FETCH_FAILED,
     reason ``store``): fail closed. (Round 19's review: untested on either store.)"""
-    started, release = asyncio.Event(), asyncio.Event()
-
-    async def transport(method, url, headers, body, address, **limits):
-        started.set()
-        await release.wait()
-        return FetchResponse(200, "THE BODY")
-
-    a = make_engine(world=World(net=GuardedFetch(lambda h: [PUBLIC], transport), fs=None))
-    (tmp_path / "ws").mkdir()
-    await a.create_workspace("w1", tmp_path / "ws")
-    await offer_install(a, manifest("acme.net", {"network": {"hosts": ["api.example.org"]}}))
-    await a.add_node({"id": "c1", "type": "card", "package": "acme.net"}, workspace="w1")
+    a, started, release = await _fetching_card(make_engine, tmp_path)
     call = asyncio.ensure_future(a.call("c1", "net.fetch", None,
                                         {"url": "https://api.example.org/"}))
     try:
