@@ -30,6 +30,9 @@ import functools
 import inspect
 import logging
 import math
+import os
+import secrets
+import socket
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
@@ -176,6 +179,12 @@ class Engine:
         #: A removal made here is being written: the cards' subscriptions and watches
         #: let go of its node once a batch commits (`_let_go`, `_deliver`).
         self._gone_here = False
+        #: How this engine is named in the store's terminal claims (`attach_driver`):
+        #: the machine and process, for a person reading a refusal, and a random
+        #: part, as one process may open several engines.
+        self.name = f"{socket.gethostname()} pid {os.getpid()} ({secrets.token_hex(3)})"
+        #: Whether this engine claimed a terminal: its claims go at `close`.
+        self._claimed = False
         ctx.on_gone(self._let_go)
         ctx.on_caught_up(self._narrowed_elsewhere)
         ctx.on_moved(self._moved_elsewhere)
@@ -260,7 +269,9 @@ class Engine:
         try:
             for last_rows in (self._calls.settle_at_close,
                               # refusals not logged row by row: a summary
-                              self._record.flush_suppressed):
+                              self._record.flush_suppressed,
+                              # its terminals are driven by no one now
+                              self._release_terminals):
                 try:
                     last_rows()
                 except StoreFailed:
@@ -529,6 +540,27 @@ class Engine:
             raise InvalidArgument(f"{type(driver).__name__} cannot drive "
                                   f"the {node.type} {node_id}")
         await self.world.attach(node, self.state.workspaces[node.workspace].folder, driver)
+        if isinstance(driver, TerminalDriver):
+            await self._claim_terminal(node_id, driver)
+
+    def _release_terminals(self) -> None:
+        """At close: the terminals this engine drove are driven by no one (their
+        drivers stop with it), so calls through other engines are simulated again."""
+        if self._claimed:
+            with self._ctx.write_settled():
+                self.store.release_terminals(self.name)
+
+    @consistent
+    async def _claim_terminal(self, node_id: str, driver: Driver) -> None:
+        """Record in the store that this engine drives terminal ``node_id`` (SPEC §10):
+        input to it through another engine on the store is refused there, never
+        told as typed (`engine.services.calls`), since only this process can type it."""
+        self._ctx.tick()
+        if self.world.drivers.get(node_id) is not driver:
+            return  # removed, or driven by another driver, while it started
+        with self._ctx.write():
+            self.store.claim_terminal(node_id, self.name, self.now())
+        self._claimed = True
 
     @_while_open
     async def start_drivers(self, workspace: str, *,

@@ -35,6 +35,9 @@ __all__ = ["CallArgs", "Calls"]
 #: The keywords `Calls.call` passes: none (never changed; `run_eagerly` only unpacks it).
 _NO_KEYWORDS: dict[str, Any] = {}
 
+#: The calls that type into a terminal (`Calls._typed_elsewhere`).
+_TERMINAL_INPUT = frozenset({"terminals.run", "terminals.write"})
+
 #: One call of `Calls.call_many`: card, call, target, args, context.
 CallArgs = tuple[str, str, "str | None", "dict[str, Any] | None", "str | None"]
 
@@ -328,10 +331,39 @@ class Calls:
                 raise
         rate = CountRate(card.id, passed.rate_key, now) if passed.rate_key is not None else None
         with self.ctx.write():
+            if spec.name in _TERMINAL_INPUT:
+                refusal = self._typed_elsewhere(passed)
+                if refusal is not None:
+                    self.record.refused_or_counted(refusal, payload)
+                    return refusal
             plan = plan_call(decision, self.world.perform(self.ctx.state, passed, args), rate,
                              payload)
             self.applier.do(plan.effects)
         return plan.decision
+
+    def _typed_elsewhere(self, passed: Passed) -> Decision | None:
+        """None when this engine may carry out a terminal input: it drives the terminal,
+        or no engine does (a simulated terminal, echoed on its node). Else the refusal:
+        another process drives it, and only that process can type into it; echoing it
+        here would tell the card its command ran when nothing ran.
+
+        Read in the write (under the store's write lock), where claims are written.
+        """
+        target = passed.target
+        assert target is not None
+        if target.id in self.world.drivers:
+            return None
+        engine = self.ctx.store.terminal_driver(target.id)
+        if engine is None:
+            return None
+        return denial(passed.spec.name, passed.card.id, "SCOPE_REFUSED",
+                      package=passed.package.name, target=target.id,
+                      permission=passed.permission, reason="elsewhere",
+                      arrow=passed.arrow.id if passed.arrow else None,
+                      why=f"terminal {target.id} is run by another process on this store "
+                          f"({engine}), which alone types into it",
+                      fix="make the call through that process, or start the terminal's "
+                          "driver here once it has stopped")
 
     def _under_way_of(self, passed: Passed, payload: str | None) -> Decision | None:
         """None while the card has fewer than `UNDER_WAY_PER_CARD` calls of this one's

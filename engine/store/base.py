@@ -375,6 +375,21 @@ class Store(Transactional, Protocol):
         it stands when the batch commits, however often it is saved."""
         ...
 
+    # ---------------------------------------------------- terminal drivers
+    def terminal_driver(self, node: str) -> str | None:
+        """The engine that drives terminal ``node`` with a real driver (its claim), or
+        None: read inside the write that would type into it, under the write lock."""
+        ...
+
+    def claim_terminal(self, node: str, engine: str, t: float) -> None:
+        """Record that ``engine`` drives terminal ``node`` from ``t`` (inside a write),
+        in place of any engine that did."""
+        ...
+
+    def release_terminals(self, engine: str) -> None:
+        """Delete every claim of ``engine`` (inside a write: it closes)."""
+        ...
+
     # ------------------------------------------------------------ prompts
     def next_prompt_position(self) -> int:
         """The position the next prompt takes (unique across processes, inside a write)."""
@@ -442,7 +457,7 @@ class Store(Transactional, Protocol):
         ...
 
     def delete_node(self, node_id: str) -> None:
-        """Delete a node and its arrows."""
+        """Delete a node, its arrows and its terminal claim."""
         ...
 
     def revoke_tokens(self, principal: str, t: float) -> None:

@@ -549,3 +549,18 @@ def m020_prompt_budget(db: Database) -> None:
     """
     db.execute("create table prompt_budget (workspace TEXT PRIMARY KEY,"
                " level REAL NOT NULL, at REAL NOT NULL)")
+
+
+@migrations()
+def m021_terminal_drivers(db: Database) -> None:
+    """Which engine drives each terminal that has a real driver (its claim).
+
+    A terminal's input is typed by the process whose driver runs it; another
+    engine on the file has no driver for it and must not answer a card's
+    ``terminals.run`` as done (SPEC §3, §10). It reads the claim under the write
+    lock and refuses plainly. Written when a driver attaches, deleted with the
+    engine's close and with the node. No decision of the state reads it (it is
+    read in the write that would type), so it is on no change feed.
+    """
+    db.execute("create table terminal_drivers (node TEXT PRIMARY KEY,"
+               " engine TEXT NOT NULL, since REAL NOT NULL)")

@@ -477,6 +477,22 @@ class SQLiteStore:
         the commit: the rows of one table go in in order)."""
         self._write("suppressed_pending", _DROP_PENDING, (row_key(key),))
 
+    # ---------------------------------------------------- terminal drivers
+    def terminal_driver(self, node: str) -> str | None:
+        """The engine that drives terminal ``node`` (its claim), or None."""
+        row = self.db.conn.execute("select engine from terminal_drivers where node = ?",
+                                   [node]).fetchone()
+        return None if row is None else str(row[0])
+
+    def claim_terminal(self, node: str, engine: str, t: float) -> None:
+        """Record that ``engine`` drives terminal ``node`` from ``t``."""
+        self.db.conn.execute("insert or replace into terminal_drivers (node, engine, since)"
+                             " values (?, ?, ?)", [node, engine, t])
+
+    def release_terminals(self, engine: str) -> None:
+        """Delete every claim of ``engine``."""
+        self.db.conn.execute("delete from terminal_drivers where engine = ?", [engine])
+
     # ------------------------------------------------------- prompt budgets
     def budget_bucket(self, workspace: str) -> Bucket:
         """The prompt bucket of ``workspace``: read once a batch (under its write lock,
@@ -630,9 +646,11 @@ class SQLiteStore:
         self._write("nodes", _UPDATE_NODE, (dumps_sorted(node.data), node.id))
 
     def delete_node(self, node_id: str) -> None:
-        """Delete a node and its arrows."""
+        """Delete a node, its arrows and its terminal claim (a node added later under
+        its id is driven by no one)."""
         self.tx.write_deferred()  # after the data of nodes changed before
         self.canvas.delete_node(node_id)
+        self.db.conn.execute("delete from terminal_drivers where node = ?", [node_id])
 
     def revoke_tokens(self, principal: str, t: float) -> None:
         """Revoke every live service token of ``principal`` (its node is removed)."""

@@ -33,7 +33,8 @@ NAMES = ["m001_engine", "m002_secrets", "m003_prompt_position", "m004_consent_ch
          "m012_no_prompt_state_index", "m013_log_keys", "m014_suppressed_pending",
          "m015_hand_on_orphaned_spawns",
          "m016_revoke_removed_nodes_tokens", "m017_suppressed_pending_fed",
-         "m018_service_tokens_fed", "m019_prompts_in_play_index", "m020_prompt_budget"]
+         "m018_service_tokens_fed", "m019_prompts_in_play_index", "m020_prompt_budget",
+         "m021_terminal_drivers"]
 #: The steps the two chains had before they merged (the rest came after).
 OLD = NAMES[:9]
 
@@ -83,12 +84,14 @@ async def test_a_database_of_the_two_chain_code_opens_with_its_data(tmp_path: Pa
         # and each adopted step keeps the time it was applied.
         # (The change feed the newer steps add is new, and empty; the log's side
         # tables are new, and key every row of the log; no suppressed refusal is
-        # pending, and no prompt bucket is stored: the old code kept them in memory.)
+        # pending, and no prompt bucket is stored: the old code kept them in memory;
+        # no terminal is claimed: no driver runs yet.)
         rows = _rows(engine.db)
         rows["meta"] = [r for r in rows["meta"] if r[0] != "log_keyed"]
         assert rows["suppressed_pending"] == rows["prompt_budget"] == []
+        assert rows["terminal_drivers"] == []
         assert {k: v for k, v in rows.items()
-                if k not in ("changes", "suppressed_pending", "prompt_budget",
+                if k not in ("changes", "suppressed_pending", "prompt_budget", "terminal_drivers",
                              *KEYED.values())} == old_rows
         for column, table in KEYED.items():
             assert rows[table] == sorted(

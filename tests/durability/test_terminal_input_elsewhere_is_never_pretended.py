@@ -97,7 +97,7 @@ async def test_input_through_another_process_is_refused_not_pretended(
     assert driver.typed == [], "typed from another process's call"
     node = app.state.canvas.node("t1")
     assert node is not None and node.data.get("screen") == screen, "echoed as if it ran"
-    assert [r["outcome"] for r in app.log.rows(arrow="e1")][-2:] == ["refused", "refused"]
+    assert [r["outcome"] for r in app.log.rows(arrow="e1")][-2:] == ["denied", "denied"]
 
     typed = await app.call("c1", "terminals.run", "t1", {"command": "make test"})
     assert typed.allowed and typed.value == {"state": "sent"}, typed

@@ -159,6 +159,12 @@ MIGRATIONS: tuple[Migration, ...] = (
         "create table prompt_budget (workspace text primary key,"
         " level double precision not null, at double precision not null)",
     )),
+    # Which engine drives each terminal with a real driver, read in the write that
+    # would type into it (as SQLite's m021; `Store.terminal_driver`).
+    Migration("m009_terminal_drivers", (
+        "create table terminal_drivers (node text primary key,"
+        " engine text not null, since double precision not null)",
+    )),
 )
 
 _LEDGER = ("create table if not exists schema_migrations (position integer primary key,"

@@ -517,6 +517,31 @@ class PGStore:
         """Delete the pending summary of budget ``key``."""
         self.link.conn.execute("delete from suppressed_pending where key = %s", [row_key(key)])
 
+    # ---------------------------------------------------- terminal drivers
+    def terminal_driver(self, node: str) -> str | None:
+        """The engine that drives terminal ``node`` (its claim), or None.
+
+        Raises:
+            StoreFailed: the store cannot be read (as `load`: the batch is lost with it).
+        """
+        try:
+            row = self.link.conn.execute("select engine from terminal_drivers where node = %s",
+                                         [node]).fetchone()
+        except psycopg.Error as exc:
+            self.link.abandon()
+            raise StoreFailed(f"cannot read the PostgreSQL store: {exc}",
+                              reason="connection") from exc
+        return None if row is None else str(row[0])
+
+    def claim_terminal(self, node: str, engine: str, t: float) -> None:
+        """Record that ``engine`` drives terminal ``node`` from ``t``."""
+        self._exec("terminal_drivers", _upsert("terminal_drivers", "node",
+                                               ["node", "engine", "since"]), [node, engine, t])
+
+    def release_terminals(self, engine: str) -> None:
+        """Delete every claim of ``engine``."""
+        self._exec("terminal_drivers", "delete from terminal_drivers where engine = %s", [engine])
+
     # ------------------------------------------------------- prompt budgets
     def budget_bucket(self, workspace: str) -> Bucket:
         """The prompt bucket of ``workspace``: read once a batch (under the store's
@@ -663,12 +688,13 @@ class PGStore:
         self.save_node(node)
 
     def delete_node(self, node_id: str) -> None:
-        """Delete a node and its arrows."""
+        """Delete a node, its arrows and its terminal claim."""
         gone = self._exec("arrows", "delete from arrows where src = %s or dst = %s returning id",
                           [node_id, node_id]).fetchall()
         for (arrow_id,) in gone:
             self.tx.touch("arrow", arrow_id)
         self._exec("nodes", "delete from nodes where id = %s", [node_id], ("node", node_id))
+        self._exec("terminal_drivers", "delete from terminal_drivers where node = %s", [node_id])
 
     def revoke_tokens(self, principal: str, t: float) -> None:
         """Revoke every live service token of ``principal`` (its node is removed): each
