@@ -64,6 +64,25 @@ def make_engine(db_path: Path, clock: VirtualClock) -> Iterator[Any]:
             pass
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def open_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """Open engines on one store, each as another process would: a SQLite file, then
+    a PostgreSQL database (skipped without one)."""
+    opened: list[Engine] = []
+    dsn = request.getfixturevalue("pg_dsn") if request.param == "postgres" else None
+
+    def make() -> Engine:
+        world = World(net=None, fs=None)
+        engine = (Engine.open(store=dsn, world=world) if dsn
+                  else Engine.open(tmp_path / "arrowgate.db", world=world))
+        opened.append(engine)
+        return engine
+
+    yield make
+    for engine in opened:
+        engine.close()
+
+
 def manifest(name: str, permissions: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     """A manifest dict."""
     return {"name": name, "version": "1.0.0", "permissions": permissions or {}, **extra}

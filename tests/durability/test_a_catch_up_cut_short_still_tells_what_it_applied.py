@@ -1,49 +1,77 @@
-"""SPEC §10: what another engine committed is told here even when the catch-up that
-applies it cannot finish change by change and loads the whole state instead.
+"""SPEC §7, §10: what a catch-up applied before the store failed it is still told, once.
 
-Rule: a catch-up applies the changes in place, grants and workspaces before the
-canvas and the canvas before prompts; when one of them cannot be applied alone
-(`CatchUpImpossible`: a node that came back with another type, an arrow to a node
-this engine never saw) the whole state is loaded again and what moved is told.
-What the catch-up had already put in place before it gave up is told as well:
-the whole reload compares with the state as the catch-up left it, where those
-changes are no longer a difference.
+Rule: a catch-up puts another engine's changes in place one by one; when the
+store fails it midway (an error reading a row, the connection gone — not a
+catch-up found impossible), what it had applied stays in this engine's state and
+is told with the next catch-up that succeeds (the changes read again, or the
+whole reload), as the engine that made them told its own listeners: a hold
+approved elsewhere still reaches the agent's driver here, once.
 
-(Found in round 20: a revoke and a node removed and added again as another kind,
-committed by another process between two catch-ups, reached this engine's cards
-without their ``permissions.changed``: the grants were applied in place, then the
-node made the catch-up give up, and the whole reload found the grants unchanged.)
+(Found in round 21: the next catch-up found those changes already in place, no
+move at all, and told nothing: the approved prompt stayed ``delivered`` and never
+reached the driver, the agent never worked on it.)
 """
 
 from __future__ import annotations
 
+import hashlib
+import sqlite3
 from typing import Any
 
+import psycopg
+import pytest
+
 from engine import Engine
-from tests.conftest import manifest, offer_install
+from engine.effects.drivers import ScriptedAgent
+from engine.store import loading
+from tests.conftest import manifest, offer_install, until
 
 
-async def test_grants_applied_before_the_catch_up_gave_up_are_told(
-        make_engine: Any, tmp_path: Any) -> None:
-    app: Engine = make_engine()
+async def test_a_hold_approved_elsewhere_reaches_the_driver_after_a_failed_catch_up(
+        open_engine: Any, tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    app: Engine = open_engine()
     (tmp_path / "ws").mkdir()
     await app.create_workspace("w1", tmp_path / "ws")
-    await offer_install(app, manifest("acme.p", {"agents.prompt": {}, "agents.output": {}}))
+    await offer_install(app, manifest("acme.p", {"agents.prompt": {}}))
     await app.add_node({"id": "c1", "type": "card", "package": "acme.p"}, workspace="w1")
-    await app.add_node({"id": "x1", "type": "agent", "name": "X"}, workspace="w1")
-    sub = app.subscribe("c1")
-    reloads = app.store.reloads
+    await app.add_node({"id": "y1", "type": "agent", "name": "Y", "dangerous": True},
+                       workspace="w1")
+    await app.add_arrow({"id": "e1", "from": "c1", "to": "y1"})
+    received: list[str] = []
+    driver = ScriptedAgent("y1")
+    submit = driver.submit
 
-    other = make_engine()
-    await other.revoke("acme.p", "agents.output")
-    await other.remove_node("x1")
-    # The same id again, another kind: not applied in place (`CatchUpImpossible`).
-    await other.add_node({"id": "x1", "type": "terminal"}, workspace="w1")
+    def recording(text: str) -> None:
+        received.append(text)
+        submit(text)
+
+    driver.submit = recording  # type: ignore[method-assign]
+    await app.attach_driver("y1", driver)
+    held = await app.call("c1", "agents.prompt", "y1", {"text": "clean"})
+    assert held.outcome == "held", held
+
+    tui: Engine = open_engine()  # another process, no driver
+    await tui.approve_hold(str(held.prompt),
+                           text_sha256=hashlib.sha256(b"clean").hexdigest())
+
+    # The store fails once the prompt is in place, before the catch-up ends.
+    newest_time = loading.newest_time
+    failures: list[Exception] = [psycopg.OperationalError("the server is gone")
+                                 if app.store.file is None
+                                 else sqlite3.OperationalError("disk I/O error")]
+
+    def failing_once(db: Any) -> float | None:
+        if failures:
+            raise failures.pop()
+        return newest_time(db)
+
+    monkeypatch.setattr(loading, "newest_time", failing_once)
+    with pytest.raises(Exception):  # noqa: B017 - the store's own error, whichever it is
+        app.catch_up()
+    assert failures == [], "the catch-up did not fail: no test"
+    assert app.state.prompts[str(held.prompt)].state == "delivered", "not applied: no test"
 
     app.catch_up()
-    assert app.store.reloads == reloads + 1, "the catch-up did not give up: no test"
-    assert not app.state.granted("acme.p", "agents.output")
-    changed = [e.data for e in sub.ready() if e.type == "permissions.changed"]
-    assert changed == [{"package": "acme.p", "granted": ["agents.prompt"]}]
+    await until(lambda: received == ["clean"])
     app.catch_up()
-    assert [e for e in sub.ready() if e.type == "permissions.changed"] == [], "told twice"
+    assert received == ["clean"], "handed to the driver more than once"

@@ -19,9 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from engine import Engine, World
+from engine import Engine
 from engine.effects.drivers import DriverHost, TerminalDriver
 from tests.conftest import manifest, offer_install
 
@@ -47,24 +45,6 @@ class _Recording(TerminalDriver):
 
     def send(self, data: str) -> None:
         self.typed.append((data, False))
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def open_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    """Open engines on one store: a SQLite file, or a PostgreSQL database."""
-    opened: list[Engine] = []
-    dsn = request.getfixturevalue("pg_dsn") if request.param == "postgres" else None
-
-    def make() -> Engine:
-        world = World(net=None, fs=None)
-        engine = (Engine.open(store=dsn, world=world) if dsn
-                  else Engine.open(tmp_path / "arrowgate.db", world=world))
-        opened.append(engine)
-        return engine
-
-    yield make
-    for engine in opened:
-        engine.close()
 
 
 async def _terminal(app: Engine, tmp_path: Path) -> None:
