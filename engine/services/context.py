@@ -21,7 +21,6 @@ from engine.core.events import Event, event
 from engine.core.limits import SteadyClock
 from engine.core.state import State
 from engine.store.base import Refresh, Secrets, Store
-from engine.store.loading import CatchUpImpossible
 from engine.store.transactions import Stale, run_consistently
 
 __all__ = ["Context", "Gone", "Service", "operation"]
@@ -63,10 +62,14 @@ class Context:
         self._closing: list[Callable[[], None]] = []
         self._gone: list[Callable[[Gone], None]] = []
         self._moved: list[Callable[[Moves], None]] = []
-        #: What a catch-up that gave up had applied in place (`CatchUpImpossible`),
-        #: told with the whole reload that follows: that reload compares with the
-        #: part-applied state, where those changes are no difference any more.
+        #: What a catch-up that gave up (`CatchUpImpossible`) or that the store failed
+        #: midway had applied in place, told with the next catch-up that succeeds or
+        #: the whole reload: both compare with the part-applied state, where those
+        #: changes are no difference any more.
         self._applied: Moves | None = None
+        #: Whether a catch-up the store failed midway changed the canvas: the next
+        #: one lets go of what is kept for nodes it removed (`gone`).
+        self._canvas_moved = False
         #: Whether the state may hold a failed write's changes: the reload after
         #: it failed too. The next whole reload then tells nothing, as its
         #: difference would tell the failed change undone (a change nobody made).
@@ -86,18 +89,18 @@ class Context:
     def reload(self, elsewhere: bool = False) -> None:
         """Rebuild the state from the store: a write failed, or (``elsewhere``) another
         process committed more than a catch-up applies, and what moved is told
-        (`on_moved`). After a failed write nothing is told: the old state held
-        what the failed batch did, never sent; nor after a whole reload that
-        follows a failed write's failed reload, as the state then still held
-        what that batch did."""
+        (`on_moved`). After a failed write nothing of the difference is told: the
+        old state held what the failed batch did, never sent; nor after a whole
+        reload that follows a failed write's failed reload, as the state then
+        still held what that batch did. What a catch-up cut short had applied
+        (another process's commits) is told all the same."""
         before = self.state
         applied, self._applied = self._applied, None
         try:
             self.state = self.store.load(self.clock)
         except BaseException:
-            if elsewhere:
-                self._applied = applied  # still in the state, told at the next try
-            else:
+            self._applied = applied  # still in the state, told at the next try
+            if not elsewhere:
                 self._unsure = True
             raise
         unsure, self._unsure = self._unsure, False
@@ -107,10 +110,15 @@ class Context:
         for hook in self._caught_up:
             hook()
         # Whatever the old state held, nodes may be missing from the new one.
+        self._canvas_moved = False
         self.gone("reloaded")
-        if elsewhere and self._moved and not unsure:
+        if not self._moved:
+            return
+        if elsewhere and not unsure:
             moves = between(before, self.state)
             self._tell(moves if applied is None else applied.then(moves))
+        elif applied is not None:
+            self._tell(applied)
 
     def refresh(self, apply: Refresh) -> None:
         """Apply another process's changes to the state in place (the store's catch-up).
@@ -118,21 +126,34 @@ class Context:
         The store reads what changed; ``apply`` puts it in place through the
         same `State` and canvas calls the services' own writes use, so the
         decision cache is forgotten exactly as after the same change made here.
+        What a catch-up the store failed midway had applied stays in the state
+        and is told with the next one (which finds it in place: no move of its
+        own), or with the whole reload.
         """
         canvas = self.state.canvas
         revision = canvas.revision
+        moves = Moves()
         try:
-            moves = apply(self.state, self.clock)
-        except CatchUpImpossible as exc:
-            # The store reloads the whole state now (`reload` with ``elsewhere``).
-            self._applied = exc.applied
+            apply(self.state, self.clock, moves)
+        except BaseException:
+            # The store reloads the whole state now (`engine.store.loading.CatchUpImpossible`: `reload`
+            # with ``elsewhere``), or failed (the next catch-up reads the changes
+            # again, or reloads whole): either tells what was applied meanwhile.
+            if moves:
+                self._applied = moves if self._applied is None else self._applied.then(moves)
+            if canvas.revision != revision:
+                self._canvas_moved = True
             raise
+        applied, self._applied = self._applied, None
+        if applied is not None:
+            moves = applied.then(moves)
         for hook in self._caught_up:
             hook()
-        if canvas.revision != revision:
+        if canvas.revision != revision or self._canvas_moved:
             # The other process changed the canvas (nodes or arrows): what is kept
             # in memory for a node it removed goes, as after a removal made here.
             # Not on every catch-up: most bring log rows alone.
+            self._canvas_moved = False
             self.gone("caught-up")
         if moves:
             self._tell(moves)

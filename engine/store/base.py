@@ -44,8 +44,9 @@ if TYPE_CHECKING:
 __all__ = ["History", "Log", "Refresh", "Secrets", "Store", "TokenTable", "Transactional"]
 
 #: A change to apply to the engine's state in place, with its time (a catch-up);
-#: it returns how what it applied moved, when that is to be told.
-Refresh = Callable[["State", "SteadyClock"], "Moves | None"]
+#: it notes in the `Moves` given how what it applied moved, as it applies it (so
+#: that what was applied before a failure is known too).
+Refresh = Callable[["State", "SteadyClock", "Moves"], None]
 
 
 class Transactional(Protocol):

@@ -135,13 +135,10 @@ MAX_CATCH_UP = 4096
 class CatchUpImpossible(Exception):
     """The changes cannot be applied one by one: reload the whole state (fail closed).
 
-    ``applied``: how what `catch_up` had put in place before it gave up moved
-    (None when raised before anything was applied). The state keeps those
-    changes until the whole reload replaces it, which compares with that
-    state: they are told from here (`engine.services.context.Context.reload`).
+    What `catch_up` had put in place before it gave up stays in the state until
+    the whole reload replaces it, and is in the `Moves` it was given: told with
+    that reload (`engine.services.context.Context.reload`).
     """
-
-    applied: Moves | None = None
 
 
 class Touched:
@@ -223,9 +220,12 @@ def _mirror(db: Database, table: str, column: str, keys: set[str], into: dict[st
             into[key] = from_row(row)
 
 
-def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -> Moves:
-    """Bring ``state`` up to the store by re-reading only what ``touched`` names; how
-    the prompts, tool calls and grants it applied moved (`Moves`: what to tell).
+def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched,
+             moves: Moves) -> None:
+    """Bring ``state`` up to the store by re-reading only what ``touched`` names, noting
+    in ``moves`` how the prompts, tool calls, grants and nodes it applied moved (what
+    to tell), each as it is applied: when the store fails it midway (or it gives up),
+    ``moves`` holds what was applied, which the state keeps.
 
     Each entity is read as the store holds it now (the caller reads in one
     snapshot) and put in place through the same `State` and `Canvas` calls
@@ -237,16 +237,9 @@ def catch_up(db: Database, state: State, clock: SteadyClock, touched: Touched) -
     Raises:
         CatchUpImpossible: something cannot be applied one by one (the
             caller reloads the whole state; what was applied meanwhile is
-            thrown away with the old state, and how it moved is the
-            exception's ``applied``).
+            thrown away with the old state, and how it moved is in ``moves``).
     """
-    moves = Moves()
-    try:
-        _apply(db, state, clock, touched, moves)
-    except CatchUpImpossible as exc:
-        exc.applied = moves
-        raise
-    return moves
+    _apply(db, state, clock, touched, moves)
 
 
 def _apply(db: Database, state: State, clock: SteadyClock, touched: Touched,

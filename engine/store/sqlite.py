@@ -307,7 +307,7 @@ class SQLiteStore:
                 # Log rows only: nothing a decision reads, but time never goes
                 # back behind the newest one (SPEC §6).
                 if refresh is not None:
-                    refresh(lambda _state, clock: clock.at_least(newest_time(self.db)))
+                    refresh(lambda _state, clock, _moves: clock.at_least(newest_time(self.db)))
                 return False
             touched = Touched()
             try:
@@ -317,7 +317,7 @@ class SQLiteStore:
                     touched.add(kind, key, key2, t)
                 if touched.secrets:
                     self.secrets.reload()
-                refresh(lambda state, clock: catch_up(self.db, state, clock, touched))
+                refresh(lambda state, clock, moves: catch_up(self.db, state, clock, touched, moves))
             except CatchUpImpossible:
                 self.tx.full_reload()
                 self.token_feed.changed(None)  # which tokens changed is not known

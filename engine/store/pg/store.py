@@ -306,7 +306,7 @@ class PGStore:
                     if touched.secrets:
                         self.secrets.reload(conn)
                     reader = cast(Database, Reader(conn))
-                    refresh(lambda state, clock: catch_up(reader, state, clock, touched))
+                    refresh(lambda state, clock, moves: catch_up(reader, state, clock, touched, moves))
                     self.tx.seen = int(rows[-1][0])
                     self.tx.catchups += 1
                     if touched.tokens:
