@@ -30,6 +30,10 @@ __all__ = ["TOLD_KINDS", "Moves", "between", "told"]
 #: The kinds of node whose coming, going and status are told (`Moves.nodes`).
 TOLD_KINDS = frozenset({"agent", "terminal"})
 
+#: What the engine writes on an agent or terminal as it runs (`engine.effects.world`):
+#: a change elsewhere of anything else is an operator's ``node.set``, told ``updated``.
+_RUNNING = frozenset({"status", "screen", "last_reply", "chain", "exit"})
+
 #: States a prompt ends in when a person or a rule answers it (``prompt.resolved``).
 _RESOLVED = frozenset({"rejected", "expired", "cancelled"})
 #: States a held prompt passes on to once a person approved it.
@@ -127,19 +131,29 @@ def told(moves: Moves, state: State) -> list[Event]:
 
 
 def _node_moved(was: Node | None, now: Node | None) -> list[Event]:
-    """An agent or terminal added, removed, or with a new status (`Nodes.save`)."""
+    """An agent or terminal added, removed, set by an operator, or with a new status
+    (`Nodes.agents_changed`, `Nodes.save`)."""
     if was is None and now is not None:
         return [event("agents.changed", None, {"agent": now.id, "workspace": now.workspace,
                                                "kind": now.type, "change": "added"})]
     if was is not None and now is None:
         return [event("agents.changed", None, {"agent": was.id, "workspace": was.workspace,
                                                "kind": was.type, "change": "removed"})]
+    out: list[Event] = []
     if was is not None and now is not None:
+        if _set(was) != _set(now):
+            out.append(event("agents.changed", None, {"agent": now.id, "workspace": now.workspace,
+                                                      "kind": now.type, "change": "updated"}))
         status = now.data.get("status")
         if was.data.get("status") != status:
-            return [event("agents.status", None, {"agent": now.id, "workspace": now.workspace,
-                                                  "status": status})]
-    return []
+            out.append(event("agents.status", None, {"agent": now.id, "workspace": now.workspace,
+                                                     "status": status}))
+    return out
+
+
+def _set(node: Node) -> dict[str, object]:
+    """The node's data an operator sets (`_RUNNING` left out)."""
+    return {k: v for k, v in node.data.items() if k not in _RUNNING}
 
 
 def _prompt_moved(before: str | None, prompt: Prompt, state: State) -> list[Event]:

@@ -9,7 +9,7 @@ is no update of the operator's: it is told as it is (``agents.status``), or not.
 
 (Found in round 21: a catch-up told agents added, removed and working, never
 updated: a card listening on the service never heard that the operator renamed an
-agent or made it dangerous in the app.)
+agent in the app.)
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ async def test_an_agent_set_in_another_process_is_told_updated_once(
         return [e.data for e in sub.ready() if e.type in ("agents.changed", "agents.status")]
 
     other: Engine = open_engine()
-    await other.set_node("a1", {"name": "Builder", "dangerous": True})
+    await other.set_node("a1", {"name": "Builder"})
     assert changed() == [{"agent": "a1", "workspace": "w1", "kind": "agent",
                           "change": "updated"}]
     assert changed() == [], "told twice"
