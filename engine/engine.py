@@ -52,6 +52,7 @@ from engine.core.prompts import LOST_TURN, Prompt
 from engine.core.review import Diff, Review
 from engine.core.state import State
 from engine.core.tools import ToolCall
+from engine.effects import processes
 from engine.effects.drivers import (
     AgentDriver,
     CommandAgent,
@@ -75,7 +76,7 @@ from engine.services.record import Recorder
 from engine.services.subscriptions import EventHub, Subscription
 from engine.services.tools import MISSING, Tools
 from engine.services.visibility import Visibility
-from engine.store.base import Refresh, Store
+from engine.store.base import Refresh, Store, TerminalClaim
 from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.log import Verification
 from engine.store.sqlite import SQLiteStore
@@ -183,6 +184,8 @@ class Engine:
         #: the machine and process, for a person reading a refusal, and a random
         #: part, as one process may open several engines.
         self.name = f"{socket.gethostname()} pid {os.getpid()} ({secrets.token_hex(3)})"
+        #: This process as the claims name it, to tell when it is gone (`processes`).
+        self._process = processes.identity()
         #: Whether this engine claimed a terminal: its claims go at `close`.
         self._claimed = False
         ctx.on_gone(self._let_go)
@@ -559,7 +562,8 @@ class Engine:
         if self.world.drivers.get(node_id) is not driver:
             return  # removed, or driven by another driver, while it started
         with self._ctx.write():
-            self.store.claim_terminal(node_id, self.name, self.now())
+            self.store.claim_terminal(node_id, TerminalClaim(self.name, self._process),
+                                      self.now())
         self._claimed = True
 
     @_while_open

@@ -21,6 +21,7 @@ from engine.core.decision import Decision
 from engine.core.limits import UNDER_WAY_PER_CARD
 from engine.core.plans import CountRate, plan_call, plan_prompt
 from engine.core.text import shown
+from engine.effects import processes
 from engine.effects.threadwork import STARTED
 from engine.effects.world import World
 from engine.services.apply import Applier
@@ -353,15 +354,21 @@ class Calls:
         assert target is not None
         if target.id in self.world.drivers:
             return None
-        engine = self.ctx.store.terminal_driver(target.id)
-        if engine is None:
+        store = self.ctx.store
+        claim = store.terminal_driver(target.id)
+        if claim is None:
+            return None
+        if processes.gone(claim.process):
+            # Its process was killed before it closed its engine: no one drives the
+            # terminal now (its own processes ended with their driver's).
+            store.drop_terminal_claim(target.id)
             return None
         return denial(passed.spec.name, passed.card.id, "SCOPE_REFUSED",
                       package=passed.package.name, target=target.id,
                       permission=passed.permission, reason="elsewhere",
                       arrow=passed.arrow.id if passed.arrow else None,
                       why=f"terminal {target.id} is run by another process on this store "
-                          f"({engine}), which alone types into it",
+                          f"({claim.engine}), which alone types into it",
                       fix="make the call through that process, or start the terminal's "
                           "driver here once it has stopped")
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from canvas.model import Arrow, Node, Workspace
@@ -41,12 +41,23 @@ if TYPE_CHECKING:
     from engine.store.log import Verification
     from engine.store.tokenfeed import TokenFeed
 
-__all__ = ["History", "Log", "Refresh", "Secrets", "Store", "TokenTable", "Transactional"]
+__all__ = ["History", "Log", "Refresh", "Secrets", "Store", "TerminalClaim", "TokenTable",
+           "Transactional"]
 
 #: A change to apply to the engine's state in place, with its time (a catch-up);
 #: it notes in the `Moves` given how what it applied moved, as it applies it (so
 #: that what was applied before a failure is known too).
 Refresh = Callable[["State", "SteadyClock", "Moves"], None]
+
+
+class TerminalClaim(NamedTuple):
+    """Which engine drives a terminal with a real driver (`Store.claim_terminal`)."""
+
+    #: The engine as a person reads it: its machine, process and a random part.
+    engine: str
+    #: Its process as `engine.effects.processes.identity` names it, to tell whether it
+    #: is gone (None: it could not be named, and is never judged gone).
+    process: str | None
 
 
 class Transactional(Protocol):
@@ -377,14 +388,18 @@ class Store(Transactional, Protocol):
         ...
 
     # ---------------------------------------------------- terminal drivers
-    def terminal_driver(self, node: str) -> str | None:
-        """The engine that drives terminal ``node`` with a real driver (its claim), or
+    def terminal_driver(self, node: str) -> TerminalClaim | None:
+        """The claim of the engine that drives terminal ``node`` with a real driver, or
         None: read inside the write that would type into it, under the write lock."""
         ...
 
-    def claim_terminal(self, node: str, engine: str, t: float) -> None:
-        """Record that ``engine`` drives terminal ``node`` from ``t`` (inside a write),
-        in place of any engine that did."""
+    def claim_terminal(self, node: str, claim: TerminalClaim, t: float) -> None:
+        """Record that ``claim``'s engine drives terminal ``node`` from ``t`` (inside a
+        write), in place of any engine that did."""
+        ...
+
+    def drop_terminal_claim(self, node: str) -> None:
+        """Delete terminal ``node``'s claim (inside a write: its process is gone)."""
         ...
 
     def release_terminals(self, engine: str) -> None:

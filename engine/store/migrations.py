@@ -559,8 +559,10 @@ def m021_terminal_drivers(db: Database) -> None:
     engine on the file has no driver for it and must not answer a card's
     ``terminals.run`` as done (SPEC §3, §10). It reads the claim under the write
     lock and refuses plainly. Written when a driver attaches, deleted with the
-    engine's close and with the node. No decision of the state reads it (it is
-    read in the write that would type), so it is on no change feed.
+    engine's close, with the node, and once its ``process``
+    (`engine.effects.processes.identity`) is known to be gone. No decision of the
+    state reads it (it is read in the write that would type), so it is on no
+    change feed.
     """
     db.execute("create table terminal_drivers (node TEXT PRIMARY KEY,"
-               " engine TEXT NOT NULL, since REAL NOT NULL)")
+               " engine TEXT NOT NULL, process TEXT, since REAL NOT NULL)")

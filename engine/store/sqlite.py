@@ -26,7 +26,7 @@ from engine.core.state import PackageState, State
 from engine.core.tools import TOOL_CALL_COLUMNS, ToolCall
 from engine.store import promptrows
 from engine.store.anchor import AnchorFile
-from engine.store.base import Refresh
+from engine.store.base import Refresh, TerminalClaim
 from engine.store.buckets import BatchBuckets, bucket_of
 from engine.store.canvas import CanvasStore
 from engine.store.database import (
@@ -478,16 +478,20 @@ class SQLiteStore:
         self._write("suppressed_pending", _DROP_PENDING, (row_key(key),))
 
     # ---------------------------------------------------- terminal drivers
-    def terminal_driver(self, node: str) -> str | None:
-        """The engine that drives terminal ``node`` (its claim), or None."""
-        row = self.db.conn.execute("select engine from terminal_drivers where node = ?",
-                                   [node]).fetchone()
-        return None if row is None else str(row[0])
+    def terminal_driver(self, node: str) -> TerminalClaim | None:
+        """The claim of the engine that drives terminal ``node``, or None."""
+        row = self.db.conn.execute("select engine, process from terminal_drivers"
+                                   " where node = ?", [node]).fetchone()
+        return None if row is None else TerminalClaim(str(row[0]), row[1] if isinstance(row[1], str) else None)
 
-    def claim_terminal(self, node: str, engine: str, t: float) -> None:
-        """Record that ``engine`` drives terminal ``node`` from ``t``."""
-        self.db.conn.execute("insert or replace into terminal_drivers (node, engine, since)"
-                             " values (?, ?, ?)", [node, engine, t])
+    def claim_terminal(self, node: str, claim: TerminalClaim, t: float) -> None:
+        """Record that ``claim``'s engine drives terminal ``node`` from ``t``."""
+        self.db.conn.execute("insert or replace into terminal_drivers (node, engine, process,"
+                             " since) values (?, ?, ?, ?)", [node, *claim, t])
+
+    def drop_terminal_claim(self, node: str) -> None:
+        """Delete terminal ``node``'s claim."""
+        self.db.conn.execute("delete from terminal_drivers where node = ?", [node])
 
     def release_terminals(self, engine: str) -> None:
         """Delete every claim of ``engine``."""

@@ -163,7 +163,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     # would type into it (as SQLite's m021; `Store.terminal_driver`).
     Migration("m009_terminal_drivers", (
         "create table terminal_drivers (node text primary key,"
-        " engine text not null, since double precision not null)",
+        " engine text not null, process text, since double precision not null)",
     )),
 )
 

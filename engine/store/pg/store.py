@@ -49,7 +49,7 @@ from engine.core.state import PackageState, State
 from engine.core.tools import ToolCall
 from engine.store import promptrows
 from engine.store.anchor import AnchorFile
-from engine.store.base import Refresh
+from engine.store.base import Refresh, TerminalClaim
 from engine.store.buckets import BatchBuckets, bucket_of
 from engine.store.canvas import CanvasStore
 from engine.store.decoding import is_subject, loads
@@ -518,25 +518,32 @@ class PGStore:
         self.link.conn.execute("delete from suppressed_pending where key = %s", [row_key(key)])
 
     # ---------------------------------------------------- terminal drivers
-    def terminal_driver(self, node: str) -> str | None:
-        """The engine that drives terminal ``node`` (its claim), or None.
+    def terminal_driver(self, node: str) -> TerminalClaim | None:
+        """The claim of the engine that drives terminal ``node``, or None.
 
         Raises:
             StoreFailed: the store cannot be read (as `load`: the batch is lost with it).
         """
         try:
-            row = self.link.conn.execute("select engine from terminal_drivers where node = %s",
-                                         [node]).fetchone()
+            row = self.link.conn.execute("select engine, process from terminal_drivers"
+                                         " where node = %s", [node]).fetchone()
         except psycopg.Error as exc:
             self.link.abandon()
             raise StoreFailed(f"cannot read the PostgreSQL store: {exc}",
                               reason="connection") from exc
-        return None if row is None else str(row[0])
+        if row is None:
+            return None
+        return TerminalClaim(str(row[0]), row[1] if isinstance(row[1], str) else None)
 
-    def claim_terminal(self, node: str, engine: str, t: float) -> None:
-        """Record that ``engine`` drives terminal ``node`` from ``t``."""
+    def claim_terminal(self, node: str, claim: TerminalClaim, t: float) -> None:
+        """Record that ``claim``'s engine drives terminal ``node`` from ``t``."""
         self._exec("terminal_drivers", _upsert("terminal_drivers", "node",
-                                               ["node", "engine", "since"]), [node, engine, t])
+                                               ["node", "engine", "process", "since"]),
+                   [node, *claim, t])
+
+    def drop_terminal_claim(self, node: str) -> None:
+        """Delete terminal ``node``'s claim."""
+        self._exec("terminal_drivers", "delete from terminal_drivers where node = %s", [node])
 
     def release_terminals(self, engine: str) -> None:
         """Delete every claim of ``engine``."""
