@@ -13,30 +13,40 @@ import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-__all__ = ["ReadDict", "ReadList", "calls"]
+__all__ = ["CallCount", "ReadDict", "ReadList", "calls"]
 
 T = TypeVar("T")
+
+
+class CallCount:
+    """A running count of the Python function calls (each generator or coroutine resumed
+    counts as one) made on this thread inside ``with CallCount() as count:``: read
+    ``count.n`` between two points of the work to count what lies between them."""
+
+    def __init__(self) -> None:
+        self.n = 0
+
+    def _profile(self, _frame: Any, event: str, _arg: Any) -> None:
+        if event == "call":
+            self.n += 1
+
+    def __enter__(self) -> CallCount:
+        if sys.getprofile() is not None:
+            # Another profiler (a debugger's) would be displaced, and its counts lost.
+            raise RuntimeError("CallCount needs a thread with no profiler set")
+        sys.setprofile(self._profile)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        sys.setprofile(None)
 
 
 def calls(fn: Callable[[], T]) -> tuple[T, int]:
     """``fn()``'s result, and the number of Python function calls (each generator or
     coroutine resumed counts as one) made on this thread while it ran."""
-    count = 0
-
-    def profile(_frame: Any, event: str, _arg: Any) -> None:
-        nonlocal count
-        if event == "call":
-            count += 1
-
-    if sys.getprofile() is not None:
-        # Another profiler (a debugger's) would be displaced, and its counts lost.
-        raise RuntimeError("calls() needs a thread with no profiler set")
-    sys.setprofile(profile)
-    try:
+    with CallCount() as count:
         result = fn()
-    finally:
-        sys.setprofile(None)
-    return result, count
+    return result, count.n
 
 
 class ReadDict(dict[str, Any]):
