@@ -338,6 +338,10 @@ class _Runner:
         self.binds: dict[str, tuple[Any, int]] = {}
         #: Every card's events, subscribed when the card appears (FORMAT.md ``events``).
         self.subs: dict[str, Subscription] = {}
+        #: The consent history as ``history`` steps have read it, and its newest entry's
+        #: number: each step reads only what came after (its cost is not the history's).
+        self.history: list[dict[str, Any]] = []
+        self.history_seen = 0
 
     async def setup(self) -> None:
         self.workspace.mkdir()
@@ -486,10 +490,15 @@ class _Runner:
             events = [{"type": e.type, **e.data} for e in sub.ready()]
             return {"ok": True, "result": events}
         if do == "history":
-            entries = [{"principal": e["principal"], "action": e["action"],
-                        "accepted": e["accepted"], "reason": e["reason"], "code": e["code"],
-                        "subject": e["subject"], "t": e["t"]}
-                       for e in engine.history.entries()]
+            # Only the entries recorded since the last read: the history only grows (a
+            # write rolled back never showed its entries), so the older ones are kept.
+            for e in engine.history.entries(after=self.history_seen):
+                self.history.append({"principal": e["principal"], "action": e["action"],
+                                     "accepted": e["accepted"], "reason": e["reason"],
+                                     "code": e["code"], "subject": e["subject"], "t": e["t"]})
+                self.history_seen = int(e["seq"])
+            # A copy (of references, not entries): a later step must not grow this one's.
+            entries = list(self.history)
             return {"ok": True, "result": entries, "count": len(entries)}
         if do == "install":
             review = await engine.install(step["package"], grant=step.get("grant", "required"),

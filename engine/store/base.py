@@ -121,8 +121,10 @@ class History(Protocol):
         """Append one entry, inside a write and after its grant changes."""
         ...
 
-    def entries(self, *, package: str | None = None) -> list[dict[str, Any]]:
-        """Entries oldest first, optionally those about one package."""
+    def entries(self, *, package: str | None = None, after: int = 0
+                ) -> list[dict[str, Any]]:
+        """Entries oldest first, optionally those about one package, and only those
+        numbered above ``after`` (a reader that kept the older ones reads only the new)."""
         ...
 
     def verify(self) -> HistoryVerification:

@@ -164,10 +164,12 @@ class ConsentHistory:
                                [after])
         return replaced(rows)
 
-    def entries(self, *, package: str | None = None) -> list[dict[str, Any]]:
-        """Entries oldest first, optionally those about one package."""
+    def entries(self, *, package: str | None = None, after: int = 0
+                ) -> list[dict[str, Any]]:
+        """Entries oldest first, optionally those about one package, and only those
+        numbered above ``after``."""
         out = []
-        for row in self.db.query("select * from consent order by seq"):
+        for row in self.db.query("select * from consent where seq > ? order by seq", [after]):
             row = dict(row)
             # An entry altered by hand is shown flagged, not raised (`decode_field`).
             decode_field(row, "subject", is_subject, {})

@@ -481,11 +481,13 @@ class PGHistory:
                                [after])
         return replaced(rows)
 
-    def entries(self, *, package: str | None = None) -> list[dict[str, Any]]:
-        """Entries oldest first, optionally those about one package."""
+    def entries(self, *, package: str | None = None, after: int = 0
+                ) -> list[dict[str, Any]]:
+        """Entries oldest first, optionally those about one package, and only those
+        numbered above ``after``."""
         out = []
         cur = self.link.conn.cursor(row_factory=dict_row)
-        for row in cur.execute("select * from consent order by seq"):
+        for row in cur.execute("select * from consent where seq > %s order by seq", [after]):
             row = dict(row)
             decode_field(row, "subject", is_subject, {})  # as `ConsentHistory.entries`
             row["accepted"] = bool(row["accepted"])
