@@ -260,4 +260,10 @@ class CommandAgent(AgentDriver):
         if self._task is not None:
             await asyncio.gather(self._task, return_exceptions=True)
         if self._proc is not None:
+            if self._proc.stdout is not None:
+                # Output left unread by a run stopped mid-read: asyncio stopped reading a
+                # full buffer, and a process is not done until its pipe has ended. Its
+                # tree is killed, so what is left is at most a pipe's buffer.
+                while await self._proc.stdout.read(65536):
+                    pass
             await self._proc.wait()
