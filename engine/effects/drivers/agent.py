@@ -6,11 +6,13 @@ import asyncio
 import codecs
 import errno
 import os
+import time
 from collections.abc import Sequence
 
 from engine.effects.drivers.base import AgentDriver, DriverHost
 from engine.effects.drivers.mcpconfig import MCPSetup
 from engine.effects.drivers.screen import Screen
+from engine.effects.drivers.share import pause_after
 from engine.effects.drivers.supervised import start_supervised, stop_now
 from engine.effects.operator import DrivenRegistry
 
@@ -202,14 +204,20 @@ class CommandAgent(AgentDriver):
             async with asyncio.timeout(self._timeout):
                 while chunk := await proc.stdout.read(4096):
                     total += len(chunk)
+                    # The loop's thread's own time: a process of the machine that ran
+                    # meanwhile does not make the pause longer.
+                    started = time.thread_time()
                     kept = chunk[:max(0, REPLY_KEPT - len(out))]
                     out += kept
-                    self._screen.feed(kept)
+                    if kept:
+                        self._screen.feed(kept)
                     if text := decoder.decode(chunk):
                         self._host.output(self.node, text)
-                    # A read of buffered output does not yield: without this a
-                    # run printing megabytes would hold the loop until it ends.
-                    await asyncio.sleep(0)
+                    # A read of buffered output does not yield: without this a run
+                    # printing megabytes would hold the loop until it ends; and the
+                    # screen takes only its share of the loop (`share`), as a
+                    # terminal's does, the program waiting on its pipe meanwhile.
+                    await asyncio.sleep(pause_after(time.thread_time() - started))
                 if rest := decoder.decode(b"", final=True):
                     self._host.output(self.node, rest)  # a character cut off at the end
                 code = await proc.wait()

@@ -16,21 +16,11 @@ import time
 
 from engine.effects.drivers.base import DriverHost, TerminalDriver, TerminalInputFull
 from engine.effects.drivers.screen import Screen
+from engine.effects.drivers.share import SHARE, pause_after
 from engine.effects.drivers.supervised import start_supervised
 from engine.effects.operator import DrivenRegistry, tty_nr_of
 
 __all__ = ["INPUT_LIMIT", "SHARE", "PtyTerminal"]
-
-#: The most of the engine's loop a terminal's output may take. Interpreting
-#: output (pyte) is slow, some 20 ms for 4 KB: a program printing without
-#: pause would otherwise have a read handled on every turn of the loop.
-#: After a read that took ``t``, the terminal reads again only
-#: ``t * (1 - SHARE) / SHARE`` later; the program waits on the pty meanwhile,
-#: as on a slow terminal.
-SHARE = 0.25
-# The handling of a read from which the terminal pauses after it (seconds of
-# the loop's thread): a few lines take well under it, 4 KB of a flood over.
-_PAUSE_FROM = 0.005
 
 #: The most typed input that may wait for the shell to read it. Input waits
 #: while the program in the terminal does not read (a busy command, a full
@@ -168,8 +158,8 @@ class PtyTerminal(TerminalDriver):
         self._consume(data)
         spent = time.thread_time() - started
         # A short read (a prompt, a line) is not paused after: only a flood is.
-        if self._fd is not None and spent >= _PAUSE_FROM:
-            pause = spent * (1 - SHARE) / SHARE
+        pause = pause_after(spent)
+        if self._fd is not None and pause > 0:
             loop = asyncio.get_running_loop()
             # The rest of the engine's share of the loop (`SHARE`).
             loop.remove_reader(self._fd)
