@@ -32,6 +32,7 @@ with a PostgreSQL transaction in place of ``BEGIN IMMEDIATE``:
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -117,6 +118,10 @@ class Batches:
         #: recorded with its change so that other engines re-read only that.
         self.touched: list[list[Any]] = []
         self._touched_keys: set[tuple[str, str]] = set()
+        #: The batch whose COMMIT's answer was lost, while its fate is asked off the
+        #: loop (`_ask_off_the_loop`): no operation runs until it is known.
+        self.asking: Batch | None = None
+        self._asker: threading.Thread | None = None
         #: Length of `touched` at each open savepoint (a rollback cuts it back).
         self._marks: dict[str, int] = {}
         #: The other stores of this process on the same database, whose open batch
@@ -183,6 +188,7 @@ class Batches:
                 decision left to make again; `open_settled`).
             StoreFailed: the store cannot be reached or refused the batch.
         """
+        self._refuse_while_asking()
         self.log.start_batch()
         siblings = self.siblings
         if siblings is not None and siblings.shared:
@@ -312,16 +318,26 @@ class Batches:
             except psycopg.OperationalError as exc:
                 # COMMIT was sent and its answer lost (the connection dropped, or
                 # the server took longer than a round trip): it may have committed.
+                if self._ask_off_the_loop(batch, xid, exc, seq, pending):
+                    return
                 status = self._fate_of_commit(xid, exc)
             if status != "COMMIT":
                 raise StoreFailed(f"the batch was rolled back at commit "
                                   f"({status}), so its changes did not happen")
-            self.commits += 1
         except _STORE_ERRORS as exc:
-            self.link.abandon()
-            self.reload_or_mark()
-            batch.finish(_failed(exc))
+            self._not_committed(batch, exc)
             return
+        self._committed_now(batch, seq, pending)
+
+    def _not_committed(self, batch: Batch, exc: BaseException) -> None:
+        """The batch did not commit (or cannot be known to have): its callers fail closed."""
+        self.link.abandon()
+        self.reload_or_mark()
+        batch.finish(_failed(exc))
+
+    def _committed_now(self, batch: Batch, seq: int | None, pending: Anchor | None) -> None:
+        """The batch committed: its change is seen, its log row anchored, its events told."""
+        self.commits += 1
         if seq is not None:
             self.seen = seq
         if self.anchor is not None and pending is not None:
@@ -337,6 +353,96 @@ class Batches:
             # events did (a listener that raised must not leave calls hanging).
             batch.finish(None)
 
+    def _refuse_while_asking(self) -> None:
+        """Fail an operation closed while a lost COMMIT's fate is asked: the state holds
+        that batch's changes, which may not have happened."""
+        if self.asking is not None:
+            raise StoreFailed("an earlier batch's COMMIT lost its answer and what became of "
+                              "it is still being asked: nothing is decided meanwhile")
+
+    def _ask_off_the_loop(self, batch: Batch, xid: int | None,
+                          lost: psycopg.OperationalError, seq: int | None,
+                          pending: Anchor | None) -> bool:
+        """Ask a lost COMMIT's fate (`_fate_of_commit`) in a thread of its own, on a
+        connection of its own, and settle ``batch`` on the loop once it is known.
+
+        Polling the server (up to `BUSY_TIMEOUT_S`, each try a connection and a round
+        trip) on the loop's thread would hold the whole engine meanwhile. Operations
+        fail closed until the fate is known (`_refuse_while_asking`). False when
+        there is no loop to return to, or nothing to ask: the caller asks itself.
+        """
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        if xid is None:
+            return False
+        self.link.close()
+        self.asking = batch
+        changed = self.reloads + self.catchups
+
+        def ask() -> None:
+            fate: str | BaseException
+            opened: list[psycopg.Connection[Any]] = []
+
+            def connection() -> psycopg.Connection[Any]:
+                # One connection of this thread's own for every try (the store's is
+                # the loop's), closed once the fate is known.
+                if not opened:
+                    opened.append(self.link.connect())
+                return opened[0]
+
+            try:
+                fate = _fate_on(connection, xid, lost)
+            except BaseException as exc:  # noqa: BLE001 - settled as not known, on the loop
+                fate = exc
+            finally:
+                for conn in opened:
+                    conn.close()
+            try:
+                loop.call_soon_threadsafe(self._fate_known, batch, fate, seq, pending,
+                                          changed)
+            except RuntimeError:
+                pass  # the loop is closed: `await_fate` (at close) settles it
+
+        self._asker = threading.Thread(target=ask, name="arrowgate-commit-fate", daemon=True)
+        self._asker.start()
+        return True
+
+    def _fate_known(self, batch: Batch, fate: str | BaseException, seq: int | None,
+                    pending: Anchor | None, changed: int) -> None:
+        """Settle ``batch`` as its COMMIT ended (on the loop, or at close)."""
+        if self.asking is not batch:
+            return  # settled already (at close)
+        self.asking = None
+        self._asker = None
+        if fate != "COMMIT":
+            exc = fate if isinstance(fate, BaseException) else StoreFailed(
+                f"the batch was rolled back at commit ({fate}), so its changes did not "
+                "happen")
+            self._not_committed(batch, exc)
+            return
+        if self.reloads + self.catchups != changed:
+            # The state was read again meanwhile, maybe before the COMMIT ended:
+            # read it again at the next operation rather than trust it holds it.
+            seq = None
+            self.seen = -1
+        self._committed_now(batch, seq, pending)
+
+    def await_fate(self, timeout: float = BUSY_TIMEOUT_S + 2 * ROUND_TRIP_S) -> None:
+        """At close: wait (up to ``timeout``) for a lost COMMIT's fate still being asked,
+        and settle its batch; one not known by then fails closed."""
+        batch, asker = self.asking, self._asker
+        if batch is None or asker is None:
+            return
+        asker.join(timeout)
+        if self.asking is batch:
+            # Its answer is in the loop's queue, which may never run again: settle here.
+            self.asking = self._asker = None
+            self._not_committed(batch, StoreFailed(
+                "the engine closed before what became of a batch's lost COMMIT was "
+                "settled: its changes may or may not have happened"))
+
     def _fate_of_commit(self, xid: int | None, lost: psycopg.OperationalError) -> str | None:
         """What became of a COMMIT whose answer was lost: ``"COMMIT"`` when the server
         committed the transaction, ``"ROLLBACK"`` when it did not.
@@ -351,28 +457,11 @@ class Batches:
                 is still committing); the message says the change may have happened.
         """
         self.link.close()
-        unknown = (f"the answer to the batch's COMMIT was lost ({lost}) and whether it "
-                   "committed cannot be learnt")
-        if xid is None:
-            raise StoreFailed(f"{unknown}: its changes may or may not have happened") from lost
-        deadline = time.monotonic() + BUSY_TIMEOUT_S
-        while True:
-            try:
-                row = self.link.conn.execute("select txid_status(%s)", [xid]).fetchone()
-            except (psycopg.Error, StoreFailed) as exc:
-                self.link.abandon()
-                raise StoreFailed(f"{unknown} ({exc}): its changes may or may not have "
-                                  "happened") from lost
-            fate = None if row is None else row[0]
-            if fate == "committed":
-                return "COMMIT"
-            if fate == "aborted":
-                return "ROLLBACK"
-            if fate is None or time.monotonic() >= deadline:
-                # None: the id is too old to be known any more.
-                raise StoreFailed(f"{unknown} (the server says {fate or 'nothing'}): its "
-                                  "changes may or may not have happened") from lost
-            time.sleep(_FATE_POLL_S)
+        try:
+            return _fate_on(lambda: self.link.conn, xid, lost)
+        except StoreFailed:
+            self.link.abandon()
+            raise
 
     def _newest_of_batch(self, conn: psycopg.Connection[Any]) -> Anchor | None:
         """Before COMMIT, under the write lock: the batch's newest log row, for the anchor
@@ -406,6 +495,7 @@ class Batches:
         Raises:
             StoreFailed: the store cannot be reached (the operation fails closed).
         """
+        self._refuse_while_asking()
         if self.batch is not None and self.link.in_transaction():
             # Our open batch holds the write lock: nobody else can commit a
             # change until we do, so there is nothing to catch up on.
@@ -418,3 +508,36 @@ class Batches:
             self.link.abandon()
             self.seen = -1
             raise _failed(exc) from exc
+
+
+def _fate_on(connect: Callable[[], psycopg.Connection[Any]], xid: int | None,
+             lost: psycopg.OperationalError) -> str:
+    """``"COMMIT"`` or ``"ROLLBACK"``: what the server did with transaction ``xid``,
+    asked (``txid_status``) on a connection from ``connect``, polled while the server
+    is still committing, at most `BUSY_TIMEOUT_S`.
+
+    Raises:
+        StoreFailed: the fate cannot be learnt (the server cannot be asked, is still
+            committing, or no longer knows the id); the change may have happened.
+    """
+    unknown = (f"the answer to the batch's COMMIT was lost ({lost}) and whether it "
+               "committed cannot be learnt")
+    if xid is None:
+        raise StoreFailed(f"{unknown}: its changes may or may not have happened") from lost
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            row = connect().execute("select txid_status(%s)", [xid]).fetchone()
+        except (psycopg.Error, StoreFailed) as exc:
+            raise StoreFailed(f"{unknown} ({exc}): its changes may or may not have "
+                              "happened") from lost
+        fate = None if row is None else row[0]
+        if fate == "committed":
+            return "COMMIT"
+        if fate == "aborted":
+            return "ROLLBACK"
+        if fate is None or time.monotonic() >= deadline:
+            # None: the id is too old to be known any more.
+            raise StoreFailed(f"{unknown} (the server says {fate or 'nothing'}): its "
+                              "changes may or may not have happened") from lost
+        time.sleep(_FATE_POLL_S)

@@ -326,6 +326,8 @@ class PGStore:
 
     def close(self) -> None:
         """Write what the anchor still lacks; close the store's connection."""
+        # A lost COMMIT's fate still asked: its callers are answered before the store goes.
+        self.tx.await_fate()
         if self.tx.siblings is not None:
             self.tx.siblings.leave(self.tx)
         try:
