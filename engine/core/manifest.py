@@ -49,6 +49,19 @@ _SEMVER = re.compile(
 MAX_DEPTH = 64
 #: Most characters of a tool's description.
 MAX_DESCRIPTION = 2000
+# What a manifest may list without end is bounded too: the review shows each tool
+# and host to a person, and the engine keeps each tool, port and schema in memory
+# for as long as the package is installed (README, decisions).
+#: Most tools a manifest offers (SPEC §2 `tools`).
+MAX_TOOLS = 128
+#: Most ports on each side (`ports.inputs`, `ports.outputs`).
+MAX_PORTS = 64
+#: Most host patterns of one permission (`network.hosts`).
+MAX_HOSTS = 64
+#: Most bytes of one tool's input schema, as compact JSON.
+MAX_SCHEMA_BYTES = 32 * 1024
+#: Most bytes of the whole manifest, as compact JSON.
+MAX_MANIFEST_BYTES = 512 * 1024
 _TOOL_KEYS = frozenset({"name", "description", "input"})
 
 
@@ -358,6 +371,55 @@ def require_json(raw: object, *, package: str | None = None) -> None:
     if bad is not None:
         raise ManifestInvalid(f"{bad[0]}: {bad[1]}", problems=[bad],
                               package=package)
+    over = _bound_problems(raw)
+    if over:
+        raise ManifestInvalid("; ".join(f"{p}: {m}" for p, m in over), problems=over,
+                              package=package)
+
+
+def _size(value: object) -> int:
+    """Bytes of ``value`` as compact UTF-8 JSON (it is plain JSON: `check_json`)."""
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+
+
+def _bound_problems(raw: object) -> list[tuple[str, str]]:
+    """How plain-JSON ``raw`` exceeds the manifest's bounds (`MAX_TOOLS` ...), each
+    naming its bound; checked before any entry is looked at, so a manifest of
+    thousands of tools is refused at the cost of counting them."""
+    if not isinstance(raw, dict):
+        return []
+    problems: list[tuple[str, str]] = []
+    size = _size(raw)
+    if size > MAX_MANIFEST_BYTES:
+        problems.append(("$", f"is {size} bytes of JSON; a manifest is at most "
+                              f"{MAX_MANIFEST_BYTES} bytes"))
+    tools = raw.get("tools")
+    if isinstance(tools, list):
+        if len(tools) > MAX_TOOLS:
+            problems.append(("$.tools", f"lists {len(tools)} tools; a manifest offers "
+                                        f"at most {MAX_TOOLS}"))
+        else:
+            for i, tool in enumerate(tools):
+                schema = tool.get("input") if isinstance(tool, dict) else None
+                if schema is not None and (n := _size(schema)) > MAX_SCHEMA_BYTES:
+                    problems.append((json_path(("tools", i, "input")),
+                                     f"is {n} bytes of JSON; a tool's input schema is at "
+                                     f"most {MAX_SCHEMA_BYTES} bytes"))
+    ports = raw.get("ports")
+    if isinstance(ports, dict):
+        for side in ("inputs", "outputs"):
+            values = ports.get(side)
+            if isinstance(values, list) and len(values) > MAX_PORTS:
+                problems.append((json_path(("ports", side)),
+                                 f"lists {len(values)} ports; at most {MAX_PORTS} {side}"))
+    perms = raw.get("permissions")
+    if isinstance(perms, dict):
+        for name, decl in perms.items():
+            hosts = decl.get("hosts") if isinstance(decl, dict) else None
+            if isinstance(hosts, list) and len(hosts) > MAX_HOSTS:
+                problems.append((json_path(("permissions", name, "hosts")),
+                                 f"lists {len(hosts)} host patterns; at most {MAX_HOSTS}"))
+    return problems
 
 
 def loads_manifest(text: str | bytes) -> Any:

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from engine import Engine
 from engine.app.cli import main
 from engine.core.errors import ManifestInvalid
 from engine.core.manifest import (
@@ -110,6 +111,7 @@ def test_the_command_line_offer_refuses_it(tmp_path: Path,
     folder.mkdir()
     (folder / "manifest.json").write_text(json.dumps(OVER[0][1]))
     db = tmp_path / "cli.db"
+    Engine.open(db).close()
     assert main(["package", "offer", str(folder), "--db", str(db)]) != 0
     out = capsys.readouterr()
     assert "MANIFEST_INVALID" in out.err and f"at most {MAX_TOOLS}" in out.err
