@@ -31,12 +31,17 @@ Mapping:
   to ``fromNode``. An edge without ports in the ``arrowgate`` key is a port
   arrow only when its label names them (``out -> prompt``) and it has
   exactly one arrowhead; otherwise it is a plain arrow.
+- A key this module does not know, at the top level or in the ``arrowgate``
+  key, and an ``arrowgate`` version other than 1, are refused, naming them:
+  JSON Canvas 1.0 defines only ``nodes`` and ``edges`` and says nothing of
+  other keys being kept, so one dropped here would be lost without a word.
 
 Only the conversion lives here; `Engine.import_canvas` applies it.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -68,6 +73,31 @@ class CanvasImport:
     styles: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
+#: The top-level keys of a canvas file: JSON Canvas 1.0's and arrowgate's own.
+_TOP_KEYS = ("nodes", "edges", "arrowgate")
+#: The keys of the ``arrowgate`` key, and the version of it this module writes and reads.
+_OWN_KEYS = ("version", "nodes", "edges")
+_VERSION = 1
+
+
+def _cut(value: object, limit: int = 64) -> str:
+    """``value`` (someone else's key or value) as JSON, every control character and all
+    that is not ASCII escaped (so inert on a terminal), at most ``limit`` characters."""
+    text = json.dumps(value) if isinstance(value, (str, int, float, bool, type(None))) \
+        else f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _known_keys(doc: dict[str, Any], known: tuple[str, ...], path: str) -> None:
+    """Refuse the first key of ``doc`` not in ``known``, naming it."""
+    for key in doc:
+        if key not in known:
+            name = f"{path}.{key}" if isinstance(key, str) and key.isidentifier() \
+                and len(key) <= 64 else f"{path}[{_cut(key)}]"
+            raise _problem(name, f"unknown key; a canvas file holds only "
+                                 f"{', '.join(known)} here")
+
+
 def _problem(path: str, what: str) -> InvalidNode:
     return InvalidNode(f"not a JSON Canvas 1.0 document: {path}: {what}", reason="bad-canvas")
 
@@ -97,12 +127,22 @@ def from_json_canvas(doc: Any) -> CanvasImport:
     """
     if not isinstance(doc, dict):
         raise _problem("$", "the document is a JSON object")
+    # Unknown keys are refused, as unknown fields are everywhere else: JSON Canvas 1.0
+    # defines only nodes and edges, and a key dropped here would be lost on export
+    # without anyone being told.
+    _known_keys(doc, _TOP_KEYS, "$")
     nodes, edges = doc.get("nodes", []), doc.get("edges", [])
     if not isinstance(nodes, list) or not isinstance(edges, list):
         raise _problem("$", "nodes and edges are arrays")
     own = doc.get("arrowgate") or {}
     if not isinstance(own, dict):
         raise _problem("$.arrowgate", "an object keyed by ids")
+    _known_keys(own, _OWN_KEYS, "$.arrowgate")
+    version = own.get("version", _VERSION)
+    if type(version) is not int or version != _VERSION:
+        raise _problem("$.arrowgate.version", f"{_cut(version)} is not a "
+                                              f"version this arrowgate reads (version "
+                                              f"{_VERSION})")
     own_nodes, own_edges = own.get("nodes") or {}, own.get("edges") or {}
     if not isinstance(own_nodes, dict) or not isinstance(own_edges, dict):
         raise _problem("$.arrowgate", "nodes and edges are objects keyed by ids")
