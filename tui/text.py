@@ -23,7 +23,9 @@ from rich.cells import cell_len, set_cell_size
 from rich.style import Style
 from rich.text import Text
 
-from engine.core.text import is_control
+# `quoted` and `ident` are the engine's, which its command line's texts use too (one
+# rule for where an id is quoted); the TUI re-exports them.
+from engine.core.text import ident, is_control, quoted
 
 __all__ = ["CONTROL_STYLE", "fit", "ident", "plain", "plain_lines", "quoted", "visible"]
 
@@ -34,9 +36,6 @@ CONTROL_STYLE = Style(reverse=True)
 # definition of what may restyle or hide text, which the command line's hold
 # approval and manifest validation use too); most text is ASCII and skips it.
 _NOT_ASCII = re.compile("[^\x20-\x7e]")
-# What separates ids where the TUI writes several on one line: ``card → target``,
-# ``a -prompt-> b``, ``(c1, c2)``, ``card (package):``, and the quote itself.
-_SEPARATOR = re.compile(r'[\s",;()→←]|->|<-')
 
 
 def _symbol(char: str, *, multiline: bool) -> str | None:
@@ -84,27 +83,6 @@ def visible(value: object, *, multiline: bool = False) -> str:
     if not _NOT_ASCII.search(text) or not any(map(is_control, text)):
         return text
     return "".join(piece for piece, _control in _pieces(text, multiline=multiline))
-
-
-def quoted(value: str) -> str:
-    """An id (a node's, an arrow's) to write among other words on one line, not yet inert.
-
-    As it is when it holds nothing that separates ids on such a line; else in
-    double quotes (its own quotes and backslashes escaped), so the card
-    ``standup → claude`` calling ``yolo`` reads ``"standup → claude" → yolo``,
-    not the card ``standup`` calling ``claude``. Its control characters are
-    left for `plain` (which draws them styled) or `visible`: pass it on through
-    one of them, on one line (`plain` without ``multiline``, `plain_lines`).
-    """
-    if not _SEPARATOR.search(value):
-        return value
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def ident(value: str) -> str:
-    """`quoted`, with every control character made visible (a line break as ``␊``):
-    for a ``str`` that reaches the screen as it is, or a text of several lines."""
-    return visible(quoted(value))
 
 
 def plain(value: object, *, multiline: bool = False, style: Style | str = "") -> Text:

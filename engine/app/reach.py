@@ -25,7 +25,7 @@ import networkx as nx
 from canvas import Arrow, Node
 from engine.core.catalogue import PORT_INPUTS
 from engine.core.state import State
-from engine.core.text import visible
+from engine.core.text import ident, visible
 
 __all__ = ["Reach", "Step", "Target", "analyse", "capability_graph", "potential", "reached_by"]
 
@@ -55,11 +55,12 @@ class Step:
 
     def text(self) -> str:
         """``c1 -prompt-> a1 (arrow e1; acme.x: agents.prompt)``."""
-        why = "; ".join(p for p in (f"arrow {self.arrow}" if self.arrow else "",
-                                    self.grant or "") if p)
-        # Shown inert: ids and grants come from an imported canvas or a manifest.
-        return visible(f"{self.source} -{self.action}-> {self.target}"
-                       + (f" ({why})" if why else ""))
+        why = "; ".join(p for p in (f"arrow {ident(self.arrow)}" if self.arrow else "",
+                                    visible(self.grant or "")) if p)
+        # Ids come from an imported canvas: each quoted where it holds what separates
+        # them on this line (an id ``c1 -prompt-> a9`` is one id), all shown inert.
+        return f"{ident(self.source)} -{self.action}-> {ident(self.target)}" \
+            + (f" ({why})" if why else "")
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,10 +118,11 @@ class Reach:
 
     def lines(self) -> list[str]:
         """The analysis as text a person reads."""
-        # Names come from an imported canvas (a shared JSON Canvas file): every one is
-        # shown inert, so an escape sequence or a bidi override cannot restyle the
-        # terminal or reorder what a person audits (`engine.core.text.visible`).
-        out = [visible(f"reach of {self.card} ({self.package})")]
+        # Names come from an imported canvas (a shared JSON Canvas file): every id is
+        # quoted where it holds a separator and every name shown inert, so an escape
+        # sequence or a bidi override cannot restyle the terminal or reorder what a
+        # person audits, nor an id read as two (`engine.core.text.ident`).
+        out = [f"reach of {ident(self.card)} ({visible(self.package)})"]
         for title, group in (("directly", self.direct), ("through other nodes", self.transitive)):
             out.append(f"{title}:")
             if not group:
@@ -128,11 +130,11 @@ class Reach:
             for t in group:
                 flag = "  [dangerous mode: each prompt waits for a person]" if t.dangerous \
                     and t.action == "prompt" else ""
-                out.append(visible(f"  {t.action} {t.kind} {t.label or t.node}") + flag)
+                out.append(f"  {t.action} {t.kind} {ident(t.label or t.node)}" + flag)
                 out.extend(f"      {s.text()}" for s in t.path)
         if self.dangerous_agents:
             out.append("dangerous-mode agents in reach: "
-                       + visible(", ".join(self.dangerous_agents)))
+                       + ", ".join(map(ident, self.dangerous_agents)))
         return out
 
     def to_json(self) -> dict[str, Any]:

@@ -9,10 +9,12 @@ them with a visible stand-in wherever such text is printed anyway.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 __all__ = ["LINE", "SHOWN", "bounded", "clipped", "control_characters", "describe_character",
-           "id_problem", "inert_lines", "is_control", "is_unicode", "shown", "visible"]
+           "id_problem", "ident", "inert_lines", "is_control", "is_unicode", "quoted", "shown",
+           "visible"]
 
 #: Bidirectional formatting characters: they reorder the text around them.
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
@@ -138,6 +140,32 @@ def visible(text: str) -> str:
         else:
             out.append(f"\u27e8U+{code:04X}\u27e9")
     return "".join(out)
+
+
+# What separates ids where a line names several: ``card → target``, ``a -prompt-> b``,
+# ``(c1, c2)``, ``card (package):``, ``arrow e1; grant``, and the quote itself.
+_SEPARATOR = re.compile(r'[\s",;()→←]|->|<-')
+
+
+def quoted(value: str) -> str:
+    """An id (a node's, an arrow's) to write among other words on one line, not yet inert.
+
+    As it is when it holds nothing that separates ids on such a line; else in
+    double quotes (its own quotes and backslashes escaped), so the card
+    ``standup → claude`` calling ``yolo`` reads ``"standup → claude" → yolo``,
+    not the card ``standup`` calling ``claude``. Its control characters are
+    left as they are: pass it on through `visible` (or the TUI's ``plain``),
+    on one line, or use `ident`.
+    """
+    if not _SEPARATOR.search(value):
+        return value
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def ident(value: str) -> str:
+    """`quoted`, with every control character made visible (a line break as ``␊``): an
+    id as a ``str`` that reaches a terminal or a screen as it is."""
+    return visible(quoted(value))
 
 
 #: The most characters of one line a message about someone else's input prints.
