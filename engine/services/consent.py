@@ -22,6 +22,7 @@ from engine.core.errors import (
 )
 from engine.core.events import Update
 from engine.core.hosts import matches
+from engine.core.lookalike import lookalike
 from engine.core.manifest import (
     Manifest,
     content_hash,
@@ -43,6 +44,13 @@ from engine.services.visibility import Visibility
 from engine.store.vault import SecretVault
 
 __all__ = ["Consent"]
+
+
+def _lookalike_text(name: str, other: str, where: str) -> str:
+    """Why ``name`` is refused beside the package ``other``: a person cannot tell them apart."""
+    return (f"{name!r} looks like the {where} package {other!r}: names that differ only in "
+            "'.', '_', '-' or look-alike letters (rn/m, vv/w, cl/d, 1/l, 0/o) are one name to "
+            "the person granting consent; offer the package under a name of its own")
 
 
 class Consent:
@@ -124,11 +132,17 @@ class Consent:
             InvalidArgument: ``name`` is not a package name (SPEC §2: text matching
                 ``[a-z0-9][a-z0-9._-]{0,127}``), reason ``name``; nothing is stored.
             ManifestInvalid: the manifest is not plain JSON of bounded depth.
+            InvalidArgument: reason ``lookalike``: a package offered or installed has a
+                name a person cannot tell from ``name`` (`engine.core.lookalike`).
         """
         problem = package_name_problem(name)
         if problem:
             raise InvalidArgument(problem, reason="name")
         require_json(manifest, package=name)
+        other = lookalike(name, self.ctx.state.packages)
+        if other is not None:
+            raise InvalidArgument(_lookalike_text(name, other, "offered or installed"),
+                                  reason="lookalike", package=name)
         existing = self.ctx.state.packages.get(name)
         if existing is not None and existing.installed:
             raise InvalidArgument(f"{name} is installed; send an update",
@@ -213,6 +227,12 @@ class Consent:
         pkg = self._package(name)
         if pkg.installed:
             raise InvalidArgument(f"{name} is installed already", reason="installed", package=name)
+        # Offered beside it before look-alikes were refused at offer (or by an older
+        # version on this store): the grant would go to a name the person reads as another.
+        other = lookalike(name, (n for n, p in self.ctx.state.packages.items() if p.installed))
+        if other is not None:
+            raise self.guard.refuse(principal, "install", subject, InvalidArgument(
+                _lookalike_text(name, other, "installed"), reason="lookalike", package=name))
         if accept and review_hash is not None and review_hash != pkg.hash:
             raise self.guard.refuse(principal, "install", subject, ApprovalRefused(
                 f"the review you saw ({review_hash[:19]}…) is not the package offered "

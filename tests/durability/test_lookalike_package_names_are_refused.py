@@ -26,7 +26,7 @@ from tests.conftest import manifest
 
 KNOWN = "acme.standup"
 LOOKALIKES = ["acme-standup", "acme_standup", "acme..standup", "acme.standup-", "acmestandup",
-              "acme.stand-up", "acrne.standup", "acme.stanclup", "acme.standup", "acme.5tandup"]
+              "acme.stand-up", "acrne.standup", "acme.stanclup"]
 
 
 def _digests(raw: dict[str, Any]) -> dict[str, str]:
@@ -48,8 +48,7 @@ def test_the_skeleton() -> None:
     assert lookalike("acme.standups", [KNOWN]) is None
 
 
-@pytest.mark.parametrize("name", [n for n in LOOKALIKES if n not in (KNOWN, "acme.5tandup")]
-                         + ["acmestandup"])
+@pytest.mark.parametrize("name", LOOKALIKES)
 @pytest.mark.parametrize("installed", [True, False], ids=["installed", "offered"])
 async def test_offer_refuses_a_lookalike_and_stores_nothing(
         make_engine: Any, name: str, installed: bool) -> None:
@@ -101,4 +100,4 @@ def test_the_command_line_says_why(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["package", "offer", str(tmp_path / KNOWN), "--db", str(db)]) == 0
     assert main(["package", "offer", str(tmp_path / "acme-standup"), "--db", str(db)]) != 0
     err = capsys.readouterr().err
-    assert "lookalike" in err and "'acme.standup'" in err
+    assert "INVALID_ARGUMENT" in err and "looks like" in err and "'acme.standup'" in err
