@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from canvas.jsoncanvas import from_json_canvas
 from canvas.errors import InvalidNode
+from canvas.jsoncanvas import from_json_canvas
 from engine import InvalidRequest
 
 _NODE = {"id": "n1", "type": "text", "text": "hi", "x": 0, "y": 0, "width": 1, "height": 1}
