@@ -147,7 +147,7 @@ def visible(text: str) -> str:
 _SEPARATOR = re.compile(r'[\s",;()→←]|->|<-')
 
 
-def quoted(value: str) -> str:
+def quoted(value: str, *, also: str = "") -> str:
     """An id (a node's, an arrow's) to write among other words on one line, not yet inert.
 
     As it is when it holds nothing that separates ids on such a line; else in
@@ -155,9 +155,10 @@ def quoted(value: str) -> str:
     ``standup → claude`` calling ``yolo`` reads ``"standup → claude" → yolo``,
     not the card ``standup`` calling ``claude``. Its control characters are
     left as they are: pass it on through `visible` (or the TUI's ``plain``),
-    on one line, or use `ident`.
+    on one line, or use `ident`. ``also`` names more characters that separate ids
+    where it is written (the TUI's map draws each node as ``[id]``: ``"[]"``).
     """
-    if not _SEPARATOR.search(value):
+    if not _SEPARATOR.search(value) and not any(ch in value for ch in also):
         return value
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 

@@ -24,7 +24,7 @@ from textual.widgets import Footer, Static
 from canvas import Canvas
 from engine.app.reach import analyse, reached_by
 
-from ..text import visible
+from ..text import quoted, visible
 from ..widgets.node_list import node_key
 
 if TYPE_CHECKING:
@@ -63,7 +63,8 @@ def draw_map(graph: nx.Graph, width: int, height: int, *, selected: str | None,
                 grid[y][x] = "·"
                 styles[(x, y)] = "bright_black"
     for node, (col, row) in cells.items():
-        label = visible(node)
+        # One box each: an id holding ``] [`` is quoted, or it reads as two boxes.
+        label = visible(quoted(node, also="[]"))
         label = label if cell_len(label) <= _BOX - 2 else set_cell_size(label, _BOX - 3) + "…"
         box = f"[{label}{' ⚠' if node in dangerous else ''}]"
         style = "reverse bold" if node == selected else "bold red" if node in dangerous else \
