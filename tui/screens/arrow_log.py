@@ -220,10 +220,10 @@ class ArrowLogScreen(EngineScreen):
 
     def action_copy_row(self) -> None:
         """Copy the selected row, whole, as JSON (the terminal's clipboard, OSC 52)."""
-        view = self.query_one(LogView)
-        if not 0 <= view.cursor < view.count:
+        seq = self.query_one(LogView).chosen("log: copy")
+        if seq is None:
             return
-        row = self.row(view.index.seq_at(view.cursor), "log: copy")
+        row = self.row(seq, "log: copy")
         if row is not None:
             # JSON escapes control characters: nothing raw reaches the terminal.
             self.app.copy_to_clipboard(json.dumps(row, ensure_ascii=True))
@@ -237,10 +237,10 @@ class ArrowLogScreen(EngineScreen):
         card's payload pasted into a shell cannot carry an escape sequence
         (one that ends a bracketed paste, say) along with it.
         """
-        view = self.query_one(LogView)
-        if not 0 <= view.cursor < view.count:
+        seq = self.query_one(LogView).chosen("log: copy payload")
+        if seq is None:
             return
-        row = self.row(view.index.seq_at(view.cursor), "log: copy payload")
+        row = self.row(seq, "log: copy payload")
         if row is None:
             return
         payload = row.get("payload")

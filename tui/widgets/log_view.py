@@ -33,6 +33,15 @@ __all__ = ["COLUMNS", "Column", "LogView", "columns_for", "filed", "format_row",
            "missing_line"]
 
 PAGE = 200
+#: Seconds a row that arrived under the cursor (following the tail) is on screen
+#: before a key acts on it as "the selected row" (enter, ``c``, ``p``): a press
+#: answers what the person saw a moment before it, and seeing takes a few tenths.
+SETTLE = 0.6
+
+
+def _now() -> float:
+    """The time `SETTLE` is measured in (a test sets its own)."""
+    return time.monotonic()
 _OUTCOME_STYLES = {
     "ok": Style(color="green"), "queued": Style(color="cyan"), "held": Style(color="magenta"),
     "denied": Style(color="red"), "rate-limited": Style(color="yellow"),
@@ -200,6 +209,8 @@ class LogView(ScrollView, can_focus=True):
         self._announce = True  # a new filter's count is told even when it is 0
         #: Whether the current filter's rows were counted (an empty view says why).
         self.loaded = False
+        #: When the tail brought a new row under the cursor, until the person moves it.
+        self._arrived: float | None = None
 
     @on(Worker.StateChanged)
     def _worker_state(self, event: Worker.StateChanged) -> None:
@@ -243,6 +254,9 @@ class LogView(ScrollView, can_focus=True):
         self.count = count
         self.virtual_size = Size(max(self.size.width, self._widest), count)
         if self.follow and count:
+            if 0 <= self.cursor != count - 1:
+                # A row the person has not seen yet is now the selected one.
+                self._arrived = _now()
             self.cursor = count - 1
             # After the layout took the new height in, or the scroll is clamped.
             self.call_after_refresh(self._show_cursor)
@@ -350,6 +364,7 @@ class LogView(ScrollView, can_focus=True):
             return
         self.cursor = max(0, min(self.count - 1, self.cursor + delta))
         self.follow = self.cursor == self.count - 1
+        self._arrived = None  # moved by the person: the row they see is the one they chose
 
     def action_page(self, direction: int) -> None:
         """Move a screenful."""
@@ -363,7 +378,27 @@ class LogView(ScrollView, can_focus=True):
         """To the newest row, following the tail."""
         self.action_cursor(self.count)
 
+    def chosen(self, action: str) -> int | None:
+        """The sequence number of the selected row, for a key that acts on it.
+
+        None when no row is selected, or when the row arrived under the cursor
+        (following the tail) less than `SETTLE` seconds ago: the person pressed
+        the key at the row selected before it, which they saw. They are told
+        (under the title ``action``) which row arrived, and nothing is done.
+        """
+        if not 0 <= self.cursor < self.count:
+            return None
+        seq = self.index.seq_at(self.cursor)
+        if self._arrived is not None and _now() - self._arrived < SETTLE:
+            self.app.notify(f"row {seq} arrived under the cursor as you pressed: nothing "
+                            "done. Press again to act on it, or move the cursor (up) to "
+                            "stop following the newest rows", title=action,
+                            severity="warning")
+            return None
+        return seq
+
     def action_open(self) -> None:
-        """Ask for the detail of the row under the cursor."""
-        if 0 <= self.cursor < self.count:
-            self.post_message(self.RowSelected(self, self.index.seq_at(self.cursor)))
+        """Ask for the detail of the row under the cursor (one the person saw: `chosen`)."""
+        seq = self.chosen("log: detail")
+        if seq is not None:
+            self.post_message(self.RowSelected(self, seq))
