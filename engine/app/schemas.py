@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from engine.core.catalogue import PERMISSIONS
-from engine.core.manifest import Manifest, Tool
+from engine.core.manifest import MAX_HOSTS, MAX_PORTS, MAX_TOOLS, Manifest, Tool
 
 __all__ = [
     "AgentNode",
@@ -237,6 +237,11 @@ def _manifest_schema() -> dict[str, Any]:
     tool["properties"]["name"]["pattern"] = _TOOL_NAME
     schema["properties"]["tools"]["items"] = {"anyOf": [{"type": "string", "pattern": _TOOL_NAME},
                                                         tool]}
+    # The bounds the engine holds a manifest to (`engine.core.manifest`, README decisions).
+    schema["properties"]["tools"]["maxItems"] = MAX_TOOLS
+    for side in ("inputs", "outputs"):
+        schema["$defs"]["Ports"]["properties"][side]["maxItems"] = MAX_PORTS
+    schema["$defs"]["PermissionDecl"]["properties"]["hosts"]["anyOf"][0]["maxItems"] = MAX_HOSTS
     return schema
 
 
