@@ -896,6 +896,37 @@ def _split(name: str) -> tuple[str, str]:
     return (card, tool) if sep else (name, "")
 
 
+def _read_private(path: Path) -> str:
+    """The token in ``path``, a regular file of the user's that only the user may read
+    or write (as the service keeps its own: SPEC §10.1), stripped.
+
+    Judged on the file opened (a link is followed to it), so the file read is the file
+    judged.
+
+    Raises:
+        OSError: it cannot be opened or read.
+        ValueError: it is not a regular file, not the user's, or group or others may
+            read or write it, naming the file and its mode.
+    """
+    import os
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    with open(fd, "rb") as fh:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise ValueError(f"the agent token {path} is not a regular file")
+        if st.st_uid != os.getuid():
+            raise ValueError(f"the agent token {path} belongs to user {st.st_uid}, not to "
+                             f"this one ({os.getuid()}): it is not taken")
+        mode = stat.S_IMODE(st.st_mode)
+        if mode & 0o077:
+            raise ValueError(f"the agent token {path} has mode {mode:04o}: "
+                             "group or others may read or write it, so it is not taken "
+                             f"(make it private: chmod 600 {path})")
+        return fh.read(64 * 1024).decode("utf-8", "replace").strip()
+
+
 def _cmd_mcp(args: argparse.Namespace) -> int:
     import anyio
 
@@ -909,10 +940,13 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     token_file = Path(args.token_file) if args.token_file else \
         default_agent_token_file(db, args.agent)  # type: ignore[arg-type]
     try:
-        token = token_file.read_text().strip()
+        token = _read_private(token_file)
     except OSError as exc:
         print(f"arrowgate mcp: cannot read the agent token {token_file}: {exc.strerror}",
               file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"arrowgate mcp: {exc}", file=sys.stderr)
         return 2
     if not token:
         print(f"arrowgate mcp: the agent token file {token_file} is empty", file=sys.stderr)
