@@ -148,6 +148,7 @@ def test_the_command_says_what_is_wrong_with_its_token_or_address(
     for text, address, said in (("two words", "/tmp/s.sock", "one word of printable ASCII"),
                                 ("agt_x", "http://h:99999", "Port out of range")):
         token.write_text(text)
+        token.chmod(0o600)  # private, as the command requires: the token's text is judged
         args = argparse.Namespace(agent="a1", service=address, token_file=str(token), db=None)
         assert mcp._cmd_mcp(args) == 2
         assert said in capsys.readouterr().err
