@@ -72,6 +72,11 @@ FIRST_WAIT = 0.5
 IDLE_REUSE = 30.0
 #: Seconds one request to the service may take (a wait is at most PROGRESS_EVERY).
 REQUEST_TIMEOUT = 60.0
+#: Seconds `AgentMCP._follow` follows one tool call at most: the longest ``tool_timeout``
+#: a workspace may set (a day, `canvas.model`), and a request's time more. The engine
+#: ends every tool call at its own tool_timeout, so only a broken service keeps one
+#: open this long; the agent then gets an error, and the call is cancelled.
+FOLLOW_LIMIT = 86_400.0 + REQUEST_TIMEOUT
 #: The largest response body read from the service.
 MAX_BODY = 64 * 1024 * 1024
 #: The longest id of a prompt or a tool call (the service's ids: `engine.service.models.Id`).
@@ -414,17 +419,32 @@ class AgentMCP:
     async def _follow(self, call_id: str, first: dict[str, Any] | None = None,
                       notify: _Notify | None = None) -> tuple[str, bool]:
         """The tool call's outcome: ``first`` (the call after a wait, if given), then
-        waits of `PROGRESS_EVERY` seconds, each followed by a progress notification."""
+        waits of `PROGRESS_EVERY` seconds, each followed by a progress notification;
+        for `FOLLOW_LIMIT` seconds at most, whatever the service answers.
+
+        A wait the service answers "open" sooner than asked is not followed by the
+        next at once, but when it would have ended: a service that answers at once
+        is asked every `PROGRESS_EVERY` seconds, not as fast as the loop runs.
+        """
+        import time
+
         import anyio
 
         waited = 0
+        limit = FOLLOW_LIMIT
+        deadline = time.monotonic() + limit
         try:
             while True:
+                asked = began = 0.0
                 if first is not None:
                     tc, first = first, None
                     await anyio.lowlevel.checkpoint_if_cancelled()
                 else:
-                    tc = await self.client.wait(call_id, PROGRESS_EVERY)
+                    began = time.monotonic()
+                    asked = min(PROGRESS_EVERY, deadline - began)
+                    if asked <= 0:
+                        return await self._give_up(call_id, limit)
+                    tc = await self.client.wait(call_id, asked)
                 if tc.get("problem"):
                     return self._text(tc.get("message") or "the tool call is gone", error=True)
                 if tc["state"] == "answered":
@@ -442,12 +462,30 @@ class AgentMCP:
                 if notify is not None:
                     await notify(float(waited), f"waiting for {tc['card']} to answer "
                                                 f"tool call {call_id}")
+                early = asked - (time.monotonic() - began)
+                if early > 0:
+                    await anyio.sleep(early)
         except anyio.get_cancelled_exc_class():
             # notifications/cancelled (or the client went away): the tool call
             # is cancelled on the service and logged, whatever happens here.
             with anyio.CancelScope(shield=True):
                 await self.client.cancel(call_id)
             raise
+
+    async def _give_up(self, call_id: str, limit: float) -> tuple[str, bool]:
+        """Stop following a tool call the service kept open past ``limit`` seconds: it
+        is cancelled on the service (if the service still takes that) and the agent
+        told so."""
+        import anyio
+
+        with anyio.CancelScope(shield=True):
+            try:
+                await self.client.cancel(call_id)
+            except ServiceError:
+                pass  # the service is gone too: the agent is told all the same
+        return self._text(f"the card did not answer tool call {call_id} within {limit:g} s "
+                          "(the service kept it open): arrowgate mcp gave up on it and "
+                          "cancelled it", error=True)
 
     async def _status(self, arguments: dict[str, Any]) -> tuple[str, bool]:
         prompt, call_id = arguments.get("prompt"), arguments.get("tool_call")
