@@ -66,6 +66,7 @@ from engine.service.problems import (
     json_content_type,
     validation_problem,
 )
+from engine.service.segments import encoded_slash
 from engine.service.toolroutes import (
     MAX_WAIT,
     ToolAnswerBody,
@@ -182,6 +183,10 @@ class FastLane:
 
     def __call__(self, scope: Scope, receive: Receive, send: Send) -> Awaitable[None]:
         # Not a coroutine of its own (as `BodyLimit`): FastAPI's requests are handed on.
+        if b"%" in scope.get("raw_path", b"") and scope["type"] == "http":
+            refusal = encoded_slash(scope["raw_path"])
+            if refusal is not None:  # decoded, it would be routed as two segments
+                return refusal(scope, receive, send)
         if scope["type"] != "http" or scope.get("root_path") or \
                 not _lane_route(scope["method"], scope["path"]):
             return self.app(scope, receive, send)
