@@ -181,7 +181,8 @@ class ServiceClient:
         Raises:
             ServiceError: the service is unreachable, closed the connection,
                 answered more than `MAX_BODY` bytes or did not answer within
-                `REQUEST_TIMEOUT` seconds.
+                `REQUEST_TIMEOUT` seconds; or ``body`` nests deeper than the
+                service reads (nothing is sent).
         """
         import httpcore
 
@@ -192,7 +193,17 @@ class ServiceClient:
         headers = self._headers
         data = b""
         if body is not None:
-            data = _dumps(body)
+            from engine.app.deepjson import TooDeep
+
+            try:
+                data = _dumps(body)
+            except TooDeep:
+                from engine.service.jsonread import MAX_DEPTH
+
+                raise ServiceError(
+                    f"the request to {method} {path} is nested too deep for the service, "
+                    f"which reads JSON nested at most {MAX_DEPTH:,} levels (a tool call's "
+                    f"arguments: {MAX_DEPTH - 1:,}); nothing was sent") from None
             headers = [*headers, (b"Content-Type", b"application/json")]
         try:
             status, content = await self._connections.request(
@@ -254,7 +265,19 @@ _ENCODER = json.JSONEncoder(separators=(",", ":"))
 
 
 def _dumps(body: Any) -> bytes:
-    return _ENCODER.encode(body).encode()
+    """``body`` as JSON: json's encoder; past the depth it recurses to, `deepjson`'s, to
+    the depth the service reads (`engine.service.jsonread.MAX_DEPTH`).
+
+    Raises:
+        deepjson.TooDeep: nested deeper than the service reads.
+    """
+    try:
+        return _ENCODER.encode(body).encode()
+    except RecursionError:
+        from engine.app import deepjson
+        from engine.service.jsonread import MAX_DEPTH
+
+        return deepjson.dumps(body, MAX_DEPTH).encode()
 
 
 def _seg(value: str) -> str:

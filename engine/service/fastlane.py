@@ -414,7 +414,9 @@ def _model(scope: Scope, raw: bytes, model: type[_M]) -> _M | None:
     if not _json_content(scope):
         return None
     try:
-        data = json.loads(raw)
+        # jsonread's reading (json's values, orjson first): a body nested as deep as
+        # `MAX_DEPTH` is read whole, where json's reader stops short of it.
+        data = loads(raw)
         if not isinstance(data, dict):
             return None
         return model.model_validate(data)

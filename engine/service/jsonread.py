@@ -20,7 +20,12 @@ from typing import Any
 
 import orjson
 
-__all__ = ["loads"]
+__all__ = ["MAX_DEPTH", "loads"]
+
+#: The deepest JSON the service reads: containers nested at most this many levels
+#: (orjson's bound; json's reader, past it, stops at Python's recursion limit, lower).
+#: What `arrowgate mcp` sends the service is held to it too (`engine.app.deepjson`).
+MAX_DEPTH = 1024
 
 #: Every digit to ``9``, every other byte to a space.
 _NINES = bytes(0x39 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from engine.app.mcp import ServiceClient, ServiceError
@@ -57,7 +58,7 @@ async def test_deep_arguments_reach_the_engine_and_are_logged(
         result = answer["result"]
         assert result["isError"] is True, answer
         text = result["content"][0]["text"]
-        assert "INVALID_ARGUMENT" in text and "nests more than" in text, text
+        assert "INVALID_ARGUMENT" in text and "nested more than" in text, text
         # The engine decided it, so it is logged, refused.
         relay = [row for row in _rows(running) if row["call"] == "tool:relay"]
         assert [row["outcome"] for row in relay] == ["denied"], relay
@@ -85,4 +86,19 @@ async def test_arguments_deeper_than_the_service_reads_are_refused_before_sendin
         await client.aclose()
     assert len(server.requests) == 1
     sent = server.requests[0].split(b"\r\n\r\n", 1)[1]
-    assert json.loads(sent)["card"] == "c1"
+    assert orjson.loads(sent)["card"] == "c1"  # orjson: json's reader stops short of it
+    assert sent.count(b"[") == MAX_DEPTH - 2
+
+
+def test_the_deep_encoder_writes_what_json_writes() -> None:
+    from engine.app import deepjson
+
+    encoder = json.JSONEncoder(separators=(",", ":"))
+    for value in ({}, [], {"a": [1, 2.5, None, True, "é\ud800"], "b": {"c": [[], {}]}},
+                  [2**70, -0.0, "x"], "plain", 3, _nested(40), {"k": _nested(30)}):
+        assert deepjson.dumps(value, 64) == encoder.encode(value), value
+    with pytest.raises(deepjson.TooDeep):
+        deepjson.dumps(_nested(65), 64)
+    assert deepjson.dumps(_nested(64), 64) == "[" * 64 + "]" * 64
+    with pytest.raises(TypeError):
+        deepjson.dumps({1: "x"}, 64)
