@@ -72,7 +72,7 @@ class _ForeverOpen(UnixServer):
 @pytest.mark.parametrize("progress", [False, True])
 async def test_a_call_the_service_keeps_open_at_once_ends_in_time(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, progress: bool) -> None:
-    monkeypatch.setattr(mcp, "FOLLOW_LIMIT", 1.0)
+    monkeypatch.setattr(mcp, "FOLLOW_LIMIT", 1.0, raising=False)
     monkeypatch.setattr(mcp, "PROGRESS_EVERY", 0.2)
     notified: list[float] = []
 
