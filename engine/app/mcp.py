@@ -544,7 +544,15 @@ class AgentMCP:
             if refusal is not None:
                 await out.send(refusal)
                 return True
-        elif (self._count >= MAX_IN_FLIGHT or self._bytes + len(line) > MAX_IN_FLIGHT_BYTES) \
+        elif type(message) is dict and type(message.get("id")) is float:
+            # The SDK would read it as a notification (its id not one it takes) and
+            # never answer it.
+            refusal = _invalid_request(message, "")
+            if refusal is not None:
+                await out.send(refusal)
+                return True
+        if message is not None and \
+                (self._count >= MAX_IN_FLIGHT or self._bytes + len(line) > MAX_IN_FLIGHT_BYTES) \
                 and type(message) is dict and type(message.get("method")) is str \
                 and type(message.get("id")) in (int, str):
             await out.send(_line({"jsonrpc": "2.0", "id": message["id"], "error": {
@@ -754,11 +762,18 @@ def _unreadable(line: str) -> bytes | None:
 
 def _invalid_request(message: Any, why: str) -> bytes | None:
     """The error response (Invalid Request) to ``message`` when it is a request naming
-    its id (an int or a text, as the SDK's ids), saying ``why``; else None."""
+    its id, saying ``why``; else None.
+
+    An id is an int or a text, as the SDK's; or a number written with a fraction or
+    an exponent (``1.5``, ``2.0``), which JSON-RPC allows and the SDK does not read:
+    answered with that id, saying so, as its client waits for an answer to it.
+    """
     if type(message) is not dict or type(message.get("method")) is not str:
         return None
     rid = message.get("id")
-    if type(rid) is not int and type(rid) is not str:
+    if type(rid) is float:  # finite: `_loads` refuses NaN and Infinity
+        why = f"its id {rid!r} is not an integer or a text, as an MCP request's id is"
+    elif type(rid) is not int and type(rid) is not str:
         return None
     return _line({"jsonrpc": "2.0", "id": rid, "error": {
         "code": -32600, "message": f"arrowgate refuses this request: {why}"}})
