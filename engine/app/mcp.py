@@ -431,13 +431,19 @@ class AgentMCP:
         # seconds) for the id, then `_follow` cancels the call.
         with anyio.CancelScope(shield=True):
             opened = await self.client.call(card, tool, arguments, wait=FIRST_WAIT)
-        if opened.get("problem"):
-            return self._text(opened.get("message") or opened.get("detail") or "refused",
-                              error=True)
-        if opened["state"] != "open":
-            return self._text(opened["decision"]["message"], error=True)
-        # A service without ?wait answers no "call": then the first wait is a request.
-        return await self._follow(str(opened["id"]), opened.get("call"), notify)
+        try:
+            if opened.get("problem"):
+                return self._text(opened.get("message") or opened.get("detail") or "refused",
+                                  error=True)
+            if opened["state"] != "open":
+                return self._text(opened["decision"]["message"], error=True)
+            # A service without ?wait answers no "call": then the first wait is a request.
+            return await self._follow(str(opened["id"]), opened.get("call"), notify)
+        except (KeyError, TypeError, IndexError, AttributeError) as exc:
+            # Read as the API gives it (`encode_tool_call`): anything else is the
+            # service's fault, and said to be, not a bare "'state'".
+            return self._text(f"the service's answer to tool call {name} is not one its API "
+                              f"gives ({type(exc).__name__}: {_first_line(exc)})", error=True)
 
     async def _follow(self, call_id: str, first: dict[str, Any] | None = None,
                       notify: _Notify | None = None) -> tuple[str, bool]:
