@@ -394,7 +394,6 @@ async def test_a_plain_tool_call_is_answered_as_the_sdk_answers_it(
             for line in (_request(7, {"name": "c1__echo", "arguments": ["x"]}),
                          _request(7, {"name": "c1__echo", "other": 1}),
                          _request(True, {"name": "c1__echo"}),
-                         _request(7.0, {"name": "c1__echo"}),
                          _request(7, {"name": "c1__nope"}),  # not listed: the SDK looks again
                          _request(7, {"name": "c1__echo", "_meta": {"x": 1}}),
                          _request(7, {"name": "c1__echo"}, extra=1),
