@@ -224,11 +224,28 @@ class ServiceClient:
         return _Reply(status, content)
 
     async def tools(self) -> list[dict[str, Any]]:
-        """The tools the agent may call now."""
+        """The tools the agent may call now.
+
+        Raises:
+            ServiceError: as `request`; the service refused, or answered something else
+                than a list of tools as its API gives them (``name``, ``card`` and
+                ``tool`` texts, ``description`` a text or null, ``input`` an object).
+        """
         r = await self.request("GET", f"/v1/agents/{_seg(self.agent)}/tools")
         if r.status_code != 200:
             raise ServiceError(f"listing the tools failed: {r.status_code} {r.text[:300]}")
-        return list(r.json())
+        try:
+            tools = r.json()
+        except ValueError:
+            tools = None
+        if type(tools) is not list or not all(
+                type(t) is dict and type(t.get("name")) is str and type(t.get("card")) is str
+                and type(t.get("tool")) is str and type(t.get("input")) is dict
+                and (t.get("description") is None or type(t["description"]) is str)
+                for t in tools):
+            raise ServiceError("the service's tool list is not one its API gives: "
+                               f"{r.text[:300]}")
+        return tools
 
     async def call(self, card: str, tool: str, args: dict[str, Any],
                    wait: float | None = None) -> dict[str, Any]:

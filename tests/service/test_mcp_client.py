@@ -45,12 +45,12 @@ async def test_keeps_the_connection_and_reads_both_framings(tmp_path: Path) -> N
     chunked = (b"HTTP/1.1 404 Not Found\r\ntransfer-encoding: chunked\r\n\r\n"
                b"5\r\n{\"mes\r\n11;x=1\r\nsage\": \"no such\"}\r\n0\r\n\r\n")
     async with Scripted(tmp_path / "s", [_ok({"id": "tc1", "state": "open"}), chunked,
-                                         _ok([{"name": "c1__echo"}])]) as server:
+                                         _ok(_ECHO_TOOLS)]) as server:
         client = ServiceClient(str(server.path), "agt_secret", "a 1")
         assert await client.call("c1", "echo", {"text": "é"}) == {"id": "tc1", "state": "open"}
         assert await client.get("/v1/prompts/p1") == {"problem": True, "status": 404,
                                                       "message": "no such"}
-        assert await client.tools() == [{"name": "c1__echo"}]
+        assert await client.tools() == _ECHO_TOOLS
         await client.aclose()
     assert server.connections == 1
     first, second, third = server.requests
