@@ -651,8 +651,10 @@ class ReaderGoneOutput:
         return len(text)
 
     def flush(self) -> None:
-        """Flush, unless the reader is gone."""
-        if not self.reader_gone:
+        """Flush, unless the reader is gone or the verb closed the stream."""
+        # Closed under the verb (the MCP SDK's stdio transport closes standard
+        # output as it ends, `arrowgate mcp`): nothing is left in it to flush.
+        if not self.reader_gone and not self.stream.closed:
             try:
                 self.stream.flush()
             except BrokenPipeError:
