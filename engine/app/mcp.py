@@ -567,6 +567,10 @@ class AgentMCP:
             if refusal is not None:
                 await out.send(refusal)
                 return True
+        elif type(message) is list:
+            # A JSON-RPC batch, which the SDK cannot read and would only log.
+            await self._refuse_batch(message, out)
+            return True
         elif type(message) is dict and type(message.get("id")) is float:
             # The SDK would read it as a notification (its id not one it takes) and
             # never answer it.
@@ -616,6 +620,20 @@ class AgentMCP:
         self._hold(len(line))
         tg.start_soon(self._answer, rid, name, arguments, token, scope, out)
         return True
+
+    @staticmethod
+    async def _refuse_batch(batch: list[Any], out: _PipeOut) -> None:
+        """Answer a JSON-RPC batch as JSON-RPC answers one: an array of the responses to
+        its requests (none when it holds none), each an Invalid Request error. MCP
+        2025-06-18 has no batches (2025-03-26 had), nor does the SDK read them."""
+        answers = []
+        for item in batch:
+            refusal = _invalid_request(item, "arrowgate mcp takes no JSON-RPC batch: send "
+                                             "each request on a line of its own")
+            if refusal is not None:
+                answers.append(refusal[:-1])
+        if answers:
+            await out.send(b"[" + b",".join(answers) + b"]\n")
 
     def _hold(self, size: int) -> None:
         """Count a request in flight whose line is ``size`` characters long."""
