@@ -13,6 +13,7 @@ import re
 
 from starlette.responses import Response
 
+from engine.core.errors import with_code
 from engine.service.problems import problem
 
 __all__ = ["encoded_slash"]
@@ -25,6 +26,6 @@ def encoded_slash(raw_path: bytes) -> Response | None:
     encoded ``/``; else None."""
     if _SLASH.search(raw_path) is None:
         return None
-    return problem(404, "NOT_FOUND", "NOT_FOUND: no route takes a path holding an encoded "
-                                     "'/' (%2F): an id is one path segment and holds no '/'",
-                   reason="route")
+    return problem(404, "NOT_FOUND", with_code("NOT_FOUND", (
+        "no route takes a path holding an encoded '/' (%2F): an id is one path segment and "
+        "holds no '/'")), reason="route")
