@@ -179,7 +179,8 @@ def clipped(line: str, limit: int = LINE) -> str:
 
     For a message that echoes a value someone else chose (a case's step, a file's
     id): its start says where, its end says what is wrong, and a value of
-    megabytes in between is never printed whole.
+    megabytes in between is never printed whole. A ``limit`` too short for the mark
+    gives the line's start and "…" (or nothing, for 0): the bound always holds.
     """
     if len(line) <= limit:
         return line
@@ -187,7 +188,10 @@ def clipped(line: str, limit: int = LINE) -> str:
     for _ in range(2):  # the mark's length depends on the count it names
         room = max(0, limit - len(mark))
         mark = f"…[{len(line) - room} characters left out]…"
-    room = max(0, limit - len(mark))
+    if len(mark) > limit:
+        # No room for the mark: the line's start and a bare "…" say it was cut.
+        return line[:limit - 1] + "…" if limit > 0 else ""
+    room = limit - len(mark)
     head = room * 2 // 3
     return line[:head] + mark + line[len(line) - (room - head):]
 
