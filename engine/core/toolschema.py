@@ -33,7 +33,8 @@ the schema and an agent writes the instance, so this module's validator is Draft
   make a small schema exponential (17 ``$defs`` doubling each other were 2^17 walks for
   ``{}``), which no check at offer bounds for every argument. Past the budget, the
   check stops with `TooCostly`. ``properties`` is charged, and reads, only the names
-  an argument and the schema share (the shorter side's).
+  an argument and the schema share (the shorter side's); ``patternProperties`` and
+  ``additionalProperties`` are charged a step for each key each pattern is tried on.
 """
 
 from __future__ import annotations
@@ -110,6 +111,8 @@ def _pattern_properties(validator: Any, patterns: dict[str, Any], instance: Any,
     if not validator.is_type(instance, "object"):
         return
     for pattern, subschema in patterns.items():
+        # Each pattern is tried on every key: charged before it is, not once a pattern.
+        _charge(len(instance))
         for key, value in instance.items():
             if _matches(pattern, key):
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)
@@ -164,8 +167,14 @@ def _additional_properties(validator: Any, extra: Any, instance: Any,
         return
     named = schema.get("properties", {})
     patterns = schema.get("patternProperties", {})
-    extras = [key for key in instance if key not in named
-              and not any(_matches(pattern, key) for pattern in patterns)]
+    extras: list[str] = []
+    for key in instance:
+        if key in named:
+            continue
+        # Every pattern may be tried on this key: charged for all of them first.
+        _charge(len(patterns))
+        if not any(_matches(pattern, key) for pattern in patterns):
+            extras.append(key)
     if validator.is_type(extra, "object"):
         for key in extras:
             yield from validator.descend(instance[key], extra, path=key)
