@@ -227,7 +227,9 @@ class ConfinedFiles:
             if writes and is_protected(parts):
                 raise PathRefused("protected-path", f"{path!r} is protected from card writes")
             try:
-                walked = walk(root_fd, parts, follow_last=True)
+                # Trashing a name trashes that entry: a link moves as a link, and
+                # what it names (inside or outside the folder) is never touched.
+                walked = walk(root_fd, parts, follow_last=name != "fs.trash")
             except Escape as exc:
                 raise PathRefused("path-escape", exc.why) from exc
             except NotADirectoryError as exc:
@@ -331,9 +333,9 @@ class ConfinedFiles:
                denylist: bool) -> None:
         """Check the entry under its parent's descriptor, then move it from there."""
         st = os.stat(last, dir_fd=parent, follow_symlinks=False)
-        if stat.S_ISLNK(st.st_mode):
-            # The walk followed every link: a link here is a swap since then.
-            raise PathRefused("path-escape", "the path changed while it was resolved")
+        # A link is trashed as it is (the walk did not follow the last name): the
+        # move renames the entry, never what it names. Swapped for something else
+        # after this lstat, `Trash.move` finds out and puts it back.
         if stat.S_ISDIR(st.st_mode):
             fd = os.open(last, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
                          dir_fd=parent)
@@ -350,8 +352,9 @@ class ConfinedFiles:
                 scan_tree(fd, full, guarded)
             finally:
                 os.close(fd)
-        elif not stat.S_ISREG(st.st_mode):
-            raise PathRefused("not-regular", "only regular files and folders are trashed")
+        elif not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+            raise PathRefused("not-regular", "only regular files, folders and links are "
+                                             "trashed")
         self.trash.move(parent, last, st, root.joinpath(*full))
 
     async def _watch(self, engine: ScopeHost, passed: Passed, root: Path,

@@ -215,15 +215,16 @@ async def test_trash_refuses_folders_holding_protected_or_secret_paths(make_engi
     assert not (ws / "plain").exists()
 
 
-async def test_trash_of_a_link_inside_moves_what_it_names_not_outside(make_engine,
-                                                                      tmp_path) -> None:
-    """A link to an outside folder is refused before anything moves."""
+async def test_trash_of_a_link_to_outside_moves_the_link_only(make_engine, tmp_path) -> None:
+    """A link to an outside folder is trashed as a link; the folder is never touched
+    (round 21: trashing a name trashes that entry, `test_fs_trash_moves_the_link_itself`)."""
     engine = await _engine(make_engine, tmp_path, {"fs.write": {}})
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "f").write_text("OUT")
     os.symlink(str(tmp_path / "out"), tmp_path / "ws" / "link")
     d = await engine.call("c1", "fs.trash", None, {"path": "link"})
-    assert (d.code, d.reason) == ("SCOPE_REFUSED", "path-escape")
+    assert d.outcome == "ok", d.message
+    assert not os.path.lexists(tmp_path / "ws" / "link")
     assert (tmp_path / "out" / "f").read_text() == "OUT"
 
 
