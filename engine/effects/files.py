@@ -389,6 +389,14 @@ class ConfinedFiles:
                 # full disk, and EMFILE its instances.
                 return self._refuse(passed, "os-error", f"cannot watch the folder: {exc.strerror}")
             raise
+        if end.is_set() or not watcher.holds(engine.state):
+            # Consent went while the tree was walked (`end_withdrawn_watches` set
+            # ``end``, or the state says so): refused like any withdrawn call, never
+            # answered with a watch that ends at its first step.
+            armed.close()
+            self._watchers.pop(watch_id, None)
+            self._ends.pop(watch_id, None)
+            return self._withdrawn(engine, passed)
         task = asyncio.get_running_loop().create_task(
             self._watch_loop(engine, watcher, end, root, full, denylist, watch_id, armed))
         # Closed however the task ends, even cancelled before its first step
@@ -396,6 +404,22 @@ class ConfinedFiles:
         task.add_done_callback(lambda _task: armed.close())
         self.watches[watch_id] = task
         return {"watch": watch_id}
+
+    def _withdrawn(self, engine: ScopeHost, passed: Passed) -> Decision:
+        """The refusal of a watch whose consent went while it was armed: the card
+        removed (or its id another card's now) is ``not-connected``; else what the
+        decision says now, or ``PERMISSION_DENIED`` when it would let the call by."""
+        state = engine.state
+        card = passed.card
+        node = state.canvas.node(card.id)
+        if (card.workspace not in state.workspaces or node is None
+                or node.workspace != card.workspace
+                or node.data.get("package") != passed.package.name):
+            return self._refuse(passed, "not-connected", f"card {card.id} was removed while "
+                                "its watch was armed", code="PERMISSION_DENIED")
+        return self._refuse(passed, "withdrawn", f"{passed.package.name} lost "
+                            f"{passed.permission} while the watch was armed",
+                            code="PERMISSION_DENIED")
 
     def end_withdrawn_watches(self, state: State) -> None:
         """End at once every watch whose card was removed or lost ``fs.read``.

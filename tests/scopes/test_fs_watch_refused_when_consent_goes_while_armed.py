@@ -86,7 +86,7 @@ async def _withdrawn_while_armed(make_engine: Any, tmp_path: Path,
     assert not fs.watches and not fs._watchers, "the card holds a watch it was refused"
     assert closed, "what was armed was never closed"
     row = [r for r in engine.log_rows() if r["call"] == "fs.watch"][-1]
-    assert (row["outcome"], row["error_code"]) == ("denied", "PERMISSION_DENIED"), row
+    assert (row["outcome"], row["code"]) == ("denied", "PERMISSION_DENIED"), row
     await asyncio.sleep(0.05)
     assert not [e for e in sunk if e.type in ("fs.changed", "fs.watch.ended")]
     return d
