@@ -46,10 +46,17 @@ if TYPE_CHECKING:
     from engine.core.state import State
     from engine.effects.host import ScopeHost
 
-__all__ = ["WATCH_LIMIT", "ConfinedFiles", "PathRefused", "is_protected", "is_secret"]
+__all__ = ["LIST_BYTES", "LIST_NAMES", "LIST_SCAN", "WATCH_LIMIT", "ConfinedFiles",
+           "PathRefused", "is_protected", "is_secret"]
 
 #: Watches one card may hold at once (SPEC §8.3).
 WATCH_LIMIT = 8
+#: The most names one ``fs.list`` answers, and the most bytes (UTF-8) of them.
+LIST_NAMES = 10_000
+LIST_BYTES = 1 << 20
+#: The most entries of a folder one ``fs.list`` reads (a folder of millions is not
+#: read to its end: the names answered are the first of those read).
+LIST_SCAN = 100_000
 _FILE_THREADS = 4
 
 # OS errors after the scope checks, as (code, reason).
@@ -273,14 +280,7 @@ class ConfinedFiles:
             args: dict[str, Any], denylist: bool, max_bytes: int) -> Any:
         last = walked.name
         if name == "fs.list":
-            fd = _open_folder(root_fd, full)
-            try:
-                names = os.listdir(fd)
-            finally:
-                os.close(fd)
-            # Sorted by code point; secret-like names (judged with the folder
-            # they are in: .docker/config.json) are left out.
-            return sorted(n for n in names if not (denylist and is_secret([*full, n])))
+            return _listing(_open_folder(root_fd, full), full, denylist)
         if name == "fs.stat":
             fd = open_beneath(root_fd, full, os.O_PATH)
             try:
@@ -604,6 +604,38 @@ def _read_regular(root_fd: int, full: tuple[str, ...], max_bytes: int) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
+
+
+def _listing(fd: int, full: tuple[str, ...], denylist: bool) -> list[str] | dict[str, Any]:
+    """``fs.list``'s answer for the open folder ``fd`` (taken over, closed here).
+
+    The names sorted by code point, secret-like ones (judged with the folder they
+    are in: .docker/config.json) left out: a list, as the shared conformance suite
+    has it, when every name fits; ``{"names": [...], "truncated": true}`` when a
+    bound left names out — at most `LIST_NAMES` names and `LIST_BYTES` bytes, of at
+    most `LIST_SCAN` entries read. The denylist never sets ``truncated``.
+    """
+    names: list[str] = []
+    truncated = False
+    try:
+        with os.scandir(fd) as entries:
+            for read, entry in enumerate(entries):
+                if read >= LIST_SCAN:
+                    truncated = True
+                    break
+                if not (denylist and is_secret([*full, entry.name])):
+                    names.append(entry.name)
+    finally:
+        os.close(fd)
+    names.sort()
+    size = 0
+    for at, entry_name in enumerate(names):
+        # A name read from the disk need not be UTF-8: counted as its bytes.
+        size += len(entry_name.encode("utf-8", "surrogateescape"))
+        if at >= LIST_NAMES or size > LIST_BYTES:
+            names, truncated = names[:at], True
+            break
+    return {"names": names, "truncated": True} if truncated else names
 
 
 def _open_folder(root_fd: int, full: tuple[str, ...]) -> int:
