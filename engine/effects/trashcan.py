@@ -122,7 +122,7 @@ class Trash:
         """
         place = self._place(checked.st_dev, origin)
         try:
-            base = name if len(name) <= 200 else name[:200]
+            base = _stem(name)
             for n in range(1, 10_000):
                 slot = base if n == 1 else f"{base}.{n}"
                 if place.info is not None and not self._reserve(place.info, slot, origin):
@@ -238,6 +238,33 @@ class Trash:
             os.close(fd)
             raise TrashRefused("trash-unavailable", "the trash is on another filesystem")
         return fd
+
+
+#: The bytes of an item's name its trash name keeps: room for ``.9999`` and
+#: ``.trashinfo`` within the filesystem's 255.
+_STEM_BYTES = 200
+
+
+def _stem(name: str) -> str:
+    """``name`` cut to `_STEM_BYTES` bytes, whole characters only.
+
+    Counted in bytes, not characters: 200 characters of UTF-8 are up to 800
+    bytes, and a 254-byte name of two-byte characters with ``.trashinfo``
+    after it is past what the filesystem takes.
+    """
+    raw = os.fsencode(name)
+    if len(raw) <= _STEM_BYTES:
+        return name
+    cut = raw[:_STEM_BYTES]
+    # Back to the end of a whole character; a name that is not UTF-8 at all (the
+    # filesystem's bytes) is cut where the bytes end.
+    for end in range(len(cut), len(cut) - 4, -1):
+        try:
+            cut[:end].decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        return os.fsdecode(cut[:end])
+    return os.fsdecode(cut)
 
 
 def _mount_top(path: Path, dev: int) -> Path:
