@@ -1,11 +1,12 @@
 """Resolving a relative path beneath an open directory, one component at a time.
 
 `walk` opens every directory with ``O_NOFOLLOW`` relative to the one before
-and reads symbolic links with ``readlinkat`` on the same directory, so a
-link that stays inside the root works, one that leaves it (an absolute
-target, or ``..`` past the root) is refused, loops end after 40 links, and a
-component swapped for a link mid-walk fails its ``O_NOFOLLOW`` open. No
-string comparison of resolved paths is involved.
+(holding one descriptor at a time) and reads symbolic links with
+``readlinkat`` on the same directory, so a link that stays inside the root
+works, one that leaves it (an absolute target, or ``..`` past the root) is
+refused, loops end after 40 links, and a component swapped for a link
+mid-walk fails its ``O_NOFOLLOW`` open. No string comparison of resolved
+paths is involved.
 
 Where the kernel has ``openat2`` (Linux 5.6+), `open_beneath` opens the
 walk's result again with ``RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS``, so the
@@ -130,60 +131,95 @@ def has_openat2() -> bool:
 def walk(root_fd: int, parts: list[str], *, follow_last: bool = True) -> Walked:
     """Resolve ``parts`` beneath ``root_fd``.
 
+    One descriptor is held at a time, however deep the path (a path of 4,096 bytes
+    may be 2,048 folders deep, and each descriptor held is one the rest of the
+    process cannot open). A link's ``..`` opens the folder's ``..`` and checks
+    that it is the very folder walked through (device and inode, remembered for
+    each level): a folder moved elsewhere meanwhile is a change, never a way out.
+
     Raises:
         Escape: a link leads outside, there are too many links, or a
-            component changed into a link while we walked.
+            component changed into a link (or moved) while we walked.
         FileNotFoundError: a component before the last is missing.
         NotADirectoryError: a component before the last is not a directory.
     """
-    stack = [os.dup(root_fd)]
+    cur = os.dup(root_fd)
     real: list[str] = []
-    todo = list(parts)
+    st = os.fstat(cur)
+    # (device, inode) of the root and of each folder of ``real``, in order.
+    seen = [(st.st_dev, st.st_ino)]
+    todo = list(reversed(parts))  # popped from the end: a link's target goes on top
     links = 0
     try:
         while todo:
-            name = todo.pop(0)
+            name = todo.pop()
             if name in ("", "."):
                 continue
             if name == "..":
-                if len(stack) == 1:
+                if not real:
                     raise Escape("a link leads outside the workspace")
-                os.close(stack.pop())
+                below, cur = cur, -1  # `_up` closes it, whatever happens
+                cur = _up(below, seen[-2])
                 real.pop()
+                seen.pop()
                 continue
             last = not todo
             try:
-                st = os.stat(name, dir_fd=stack[-1], follow_symlinks=False)
+                st = os.stat(name, dir_fd=cur, follow_symlinks=False)
             except FileNotFoundError:
                 if last:
-                    return Walked(stack.pop(), tuple(real), name, False)
+                    found, cur = cur, -1
+                    return Walked(found, tuple(real), name, False)
                 raise
             if stat.S_ISLNK(st.st_mode) and (follow_last or not last):
                 links += 1
                 if links > MAX_LINKS:
                     raise Escape("too many links (a link loop)")
-                target = os.readlink(name, dir_fd=stack[-1])
+                target = os.readlink(name, dir_fd=cur)
                 if target.startswith("/"):
                     raise Escape("a link leads outside the workspace (absolute target)")
-                todo = target.split("/") + todo
+                todo.extend(reversed(target.split("/")))
                 continue
             if last:
-                return Walked(stack.pop(), tuple(real), name, True)
+                found, cur = cur, -1
+                return Walked(found, tuple(real), name, True)
             if not stat.S_ISDIR(st.st_mode):
                 raise NotADirectoryError(errno.ENOTDIR, "not a directory", name)
             try:
                 fd = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
-                             dir_fd=stack[-1])
+                             dir_fd=cur)
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR):
                     raise Escape("the path changed while it was resolved") from exc
                 raise
-            stack.append(fd)
+            os.close(cur)
+            cur = fd
+            now = os.fstat(cur)
             real.append(name)
-        return Walked(stack.pop(), tuple(real), None, True)
+            seen.append((now.st_dev, now.st_ino))
+        found, cur = cur, -1
+        return Walked(found, tuple(real), None, True)
     finally:
-        for fd in stack:
-            os.close(fd)
+        if cur >= 0:
+            os.close(cur)
+
+
+def _up(cur: int, parent: tuple[int, int]) -> int:
+    """The folder above ``cur`` (which is closed), when it is ``parent`` (device, inode).
+
+    ``cur`` moved out of the folder it was walked into (renamed, trashed) has
+    another folder above it now: that is a change, not a way up.
+    """
+    try:
+        up = os.open("..", os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     dir_fd=cur)
+    finally:
+        os.close(cur)
+    st = os.fstat(up)
+    if (st.st_dev, st.st_ino) != parent:
+        os.close(up)
+        raise Escape("the path changed while it was resolved")
+    return up
 
 
 def open_beneath(root_fd: int, parts: tuple[str, ...], flags: int, mode: int = 0o644) -> int:

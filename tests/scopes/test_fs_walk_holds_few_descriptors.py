@@ -86,3 +86,22 @@ def test_a_links_dotdot_deep_down_stays_inside(tmp_path: Path, few_descriptors: 
         assert len(os.listdir("/proc/self/fd")) == opened, "the walk left a descriptor open"
     finally:
         os.close(root)
+
+
+def test_a_folder_moved_out_meanwhile_is_no_way_up(tmp_path: Path) -> None:
+    """``..`` of a folder moved out of the workspace (trashed) after it was walked into
+    is not the folder walked through: the walk refuses rather than go up there."""
+    from engine.effects.pathwalk import _up
+
+    (tmp_path / "ws" / "a" / "b").mkdir(parents=True)
+    (tmp_path / "away").mkdir()
+    a = os.stat(tmp_path / "ws" / "a")
+    fd = os.open(tmp_path / "ws" / "a" / "b", os.O_RDONLY | os.O_DIRECTORY)
+    os.rename(tmp_path / "ws" / "a" / "b", tmp_path / "away" / "b")
+    with pytest.raises(Escape):
+        _up(fd, (a.st_dev, a.st_ino))
+    fd = os.open(tmp_path / "ws" / "a", os.O_RDONLY | os.O_DIRECTORY)
+    ws = os.stat(tmp_path / "ws")
+    up = _up(fd, (ws.st_dev, ws.st_ino))  # where it was walked from: the way up
+    assert os.fstat(up).st_ino == ws.st_ino
+    os.close(up)
