@@ -50,7 +50,7 @@ def make_engine(request: pytest.FixtureRequest, db_path: Path,
 
 async def _withdrawn_while_armed(make_engine: Any, tmp_path: Path,
                                  monkeypatch: pytest.MonkeyPatch,
-                                 withdraw: Callable[[Engine], Awaitable[Any]]) -> Any:
+                                 withdraw: Callable[[Any], Awaitable[Any]]) -> Any:
     sunk: list[Any] = []
     engine = make_engine(world=World(net=None, fs=ConfinedFiles(data_dir=tmp_path / "data")),
                          sink=sunk.append)
@@ -78,7 +78,7 @@ async def _withdrawn_while_armed(make_engine: Any, tmp_path: Path,
     monkeypatch.setattr(treewatch.Armed, "close", counted_close)
     call = asyncio.ensure_future(engine.call("c1", "fs.watch", None, {"path": "."}))
     await walking.wait()
-    await withdraw(engine)
+    await withdraw(make_engine)
     d = await call
     fs = engine.world.fs
     assert isinstance(fs, ConfinedFiles)
@@ -94,12 +94,34 @@ async def _withdrawn_while_armed(make_engine: Any, tmp_path: Path,
 
 async def test_a_revoke_while_armed_refuses_the_watch(make_engine: Any, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    engines: list[Engine] = []
+
+    def revoke(make: Any) -> Awaitable[Any]:
+        return engines[0].revoke("acme.fs", "fs.read")
+
+    def first(**kwargs: Any) -> Engine:
+        engines.append(make_engine(**kwargs))
+        return engines[-1]
+
+    await _withdrawn_while_armed(first, tmp_path, monkeypatch, revoke)
+
+
+async def test_a_revoke_elsewhere_while_armed_refuses_the_watch(
+        make_engine: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another process (an engine of its own on the store) revokes while the tree is
+    walked: the answer reads what the store holds now, as a fetch's does."""
     await _withdrawn_while_armed(make_engine, tmp_path, monkeypatch,
-                                 lambda engine: engine.revoke("acme.fs", "fs.read"))
+                                 lambda make: make().revoke("acme.fs", "fs.read"))
 
 
 async def test_a_card_removed_while_armed_is_not_connected(
         make_engine: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    d = await _withdrawn_while_armed(make_engine, tmp_path, monkeypatch,
-                                     lambda engine: engine.remove_node("c1"))
+    engines: list[Engine] = []
+
+    def first(**kwargs: Any) -> Engine:
+        engines.append(make_engine(**kwargs))
+        return engines[-1]
+
+    d = await _withdrawn_while_armed(first, tmp_path, monkeypatch,
+                                     lambda make: engines[0].remove_node("c1"))
     assert d.reason == "not-connected", d
