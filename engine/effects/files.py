@@ -389,13 +389,20 @@ class ConfinedFiles:
                 # full disk, and EMFILE its instances.
                 return self._refuse(passed, "os-error", f"cannot watch the folder: {exc.strerror}")
             raise
+        try:
+            # What the store holds now decides, as for a fetch's answer: another
+            # engine's revoke made while the tree was walked ends this watch here
+            # (`end_withdrawn_watches`, on catching up).
+            engine.sync()
+        except Exception:
+            self._unarm(watch_id, armed)
+            return self._refuse(passed, "store", "consent could not be read again before "
+                                "the answer; no watch was made")
         if end.is_set() or not watcher.holds(engine.state):
             # Consent went while the tree was walked (`end_withdrawn_watches` set
             # ``end``, or the state says so): refused like any withdrawn call, never
             # answered with a watch that ends at its first step.
-            armed.close()
-            self._watchers.pop(watch_id, None)
-            self._ends.pop(watch_id, None)
+            self._unarm(watch_id, armed)
             return self._withdrawn(engine, passed)
         task = asyncio.get_running_loop().create_task(
             self._watch_loop(engine, watcher, end, root, full, denylist, watch_id, armed))
@@ -404,6 +411,12 @@ class ConfinedFiles:
         task.add_done_callback(lambda _task: armed.close())
         self.watches[watch_id] = task
         return {"watch": watch_id}
+
+    def _unarm(self, watch_id: str, armed: Armed) -> None:
+        """Close a watch armed but never answered, and forget it."""
+        armed.close()
+        self._watchers.pop(watch_id, None)
+        self._ends.pop(watch_id, None)
 
     def _withdrawn(self, engine: ScopeHost, passed: Passed) -> Decision:
         """The refusal of a watch whose consent went while it was armed: the card
