@@ -34,7 +34,8 @@ the schema and an agent writes the instance, so this module's validator is Draft
   ``{}``), which no check at offer bounds for every argument. Past the budget, the
   check stops with `TooCostly`. ``properties`` is charged, and reads, only the names
   an argument and the schema share (the shorter side's); ``patternProperties`` and
-  ``additionalProperties`` are charged a step for each key each pattern is tried on.
+  ``additionalProperties`` are charged a step for each key each pattern is tried on,
+  and every RE2 search a step more for each 16 characters of its text.
 """
 
 from __future__ import annotations
@@ -86,8 +87,17 @@ def regex_problem(pattern: str) -> str | None:
     return None
 
 
+#: Characters of text an RE2 search is charged a step for (`_matches`).
+_CHARS_A_STEP = 16
+
+
 def _matches(pattern: str, text: str) -> bool:
-    """True when ``pattern`` matches somewhere in ``text`` (JSON Schema does not anchor)."""
+    """True when ``pattern`` matches somewhere in ``text`` (JSON Schema does not anchor).
+
+    Charged for the text it may scan (`check_budget`): RE2 is linear, but a schema
+    may apply a thousand patterns to one string of ``max_payload``.
+    """
+    _charge(len(text) // _CHARS_A_STEP)
     return _regex(pattern).search(text) is not None
 
 
