@@ -419,9 +419,10 @@ class ConfinedFiles:
         self._ends.pop(watch_id, None)
 
     def _withdrawn(self, engine: ScopeHost, passed: Passed) -> Decision:
-        """The refusal of a watch whose consent went while it was armed: the card
-        removed (or its id another card's now) is ``not-connected``; else what the
-        decision says now, or ``PERMISSION_DENIED`` when it would let the call by."""
+        """The refusal of a watch whose consent went while it was armed, always
+        ``PERMISSION_DENIED``: reason ``not-connected`` for its card removed (or its id
+        another card's now), else ``withdrawn`` (``fs.read`` revoked, the package
+        pending or gone)."""
         state = engine.state
         card = passed.card
         node = state.canvas.node(card.id)
