@@ -26,8 +26,8 @@ VALUES: dict[str, str] = {
     "terminals.write": '`{"state": "ok"}` (`"sent"` when a real terminal runs it)',
     "net.fetch": '`{"status", "body"}`',
     "fs.stat": '`{"type": "file" \\| "dir", "size"}`',
-    "fs.list": "the names in the folder, sorted, secret-like names left out; past 10,000 "
-               "names or 1 MiB, `{names, truncated: true}` with the first of them",
+    "fs.list": "the names in the folder, sorted, secret-like names left out; a folder of "
+               "more than 10,000 names (or 1 MiB of them) is refused `too-large`",
     "fs.readText": "the text",
     "fs.readBytes": "base64 of the bytes",
     "fs.watch": "— (the card then gets `fs.changed` events)",

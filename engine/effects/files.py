@@ -51,11 +51,12 @@ __all__ = ["LIST_BYTES", "LIST_NAMES", "LIST_SCAN", "WATCH_LIMIT", "ConfinedFile
 
 #: Watches one card may hold at once (SPEC §8.3).
 WATCH_LIMIT = 8
-#: The most names one ``fs.list`` answers, and the most bytes (UTF-8) of them.
+#: The most names one ``fs.list`` answers, and the most bytes (UTF-8) of them: a
+#: folder of more is refused (``too-large``), as a file past ``fs_max_bytes`` is.
 LIST_NAMES = 10_000
 LIST_BYTES = 1 << 20
-#: The most entries of a folder one ``fs.list`` reads (a folder of millions is not
-#: read to its end: the names answered are the first of those read).
+#: The most entries of a folder one ``fs.list`` reads, secret-like ones included: a
+#: folder of millions is refused without being read to its end.
 LIST_SCAN = 100_000
 _FILE_THREADS = 4
 
@@ -620,36 +621,40 @@ def _read_regular(root_fd: int, full: tuple[str, ...], max_bytes: int) -> bytes:
         os.close(fd)
 
 
-def _listing(fd: int, full: tuple[str, ...], denylist: bool) -> list[str] | dict[str, Any]:
-    """``fs.list``'s answer for the open folder ``fd`` (taken over, closed here).
+def _listing(fd: int, full: tuple[str, ...], denylist: bool) -> list[str]:
+    """``fs.list``'s answer for the open folder ``fd`` (taken over, closed here): its
+    names sorted by code point, secret-like ones (judged with the folder they are in:
+    .docker/config.json) left out.
 
-    The names sorted by code point, secret-like ones (judged with the folder they
-    are in: .docker/config.json) left out: a list, as the shared conformance suite
-    has it, when every name fits; ``{"names": [...], "truncated": true}`` when a
-    bound left names out — at most `LIST_NAMES` names and `LIST_BYTES` bytes, of at
-    most `LIST_SCAN` entries read. The denylist never sets ``truncated``.
+    Bounded as ``fs.read`` is: a folder of more than `LIST_NAMES` names to answer, or
+    more than `LIST_BYTES` bytes of them, or more than `LIST_SCAN` entries in all, is
+    refused (``too-large``) as soon as a bound is passed, the rest never read. Never
+    a part of the folder: a card would take it for all of it.
+
+    Raises:
+        PathRefused: ``too-large``, naming the bound.
     """
     names: list[str] = []
-    truncated = False
+    size = 0
     try:
         with os.scandir(fd) as entries:
-            for read, entry in enumerate(entries):
-                if read >= LIST_SCAN:
-                    truncated = True
-                    break
-                if not (denylist and is_secret([*full, entry.name])):
-                    names.append(entry.name)
+            for read, entry in enumerate(entries, 1):
+                if read > LIST_SCAN:
+                    raise PathRefused("too-large", f"the folder holds more than {LIST_SCAN:,} "
+                                                   f"entries; list a folder within it")
+                if denylist and is_secret([*full, entry.name]):
+                    continue
+                names.append(entry.name)
+                # A name read from the disk need not be UTF-8: counted as its bytes.
+                size += len(entry.name.encode("utf-8", "surrogateescape"))
+                if len(names) > LIST_NAMES or size > LIST_BYTES:
+                    raise PathRefused("too-large", f"the folder holds more than "
+                                                   f"{LIST_NAMES:,} names or {LIST_BYTES:,} "
+                                                   f"bytes of them; list a folder within it")
     finally:
         os.close(fd)
     names.sort()
-    size = 0
-    for at, entry_name in enumerate(names):
-        # A name read from the disk need not be UTF-8: counted as its bytes.
-        size += len(entry_name.encode("utf-8", "surrogateescape"))
-        if at >= LIST_NAMES or size > LIST_BYTES:
-            names, truncated = names[:at], True
-            break
-    return {"names": names, "truncated": True} if truncated else names
+    return names
 
 
 def _open_folder(root_fd: int, full: tuple[str, ...]) -> int:
