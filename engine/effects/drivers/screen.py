@@ -79,8 +79,16 @@ class Screen:
 
         Its control characters show as stand-ins (`visible`): a prompt is a
         card's text, and fed to the emulator its escape sequences could clear
-        or forge what ``agents.readScreen`` shows.
+        or forge what ``agents.readScreen`` shows. A prompt longer than the
+        screen holds is shown by its end, after ``…``: only that end could be
+        seen, and feeding the rest to the emulator would hold the engine's loop
+        for nothing (a 256 KiB prompt, the default ``max_payload``, ~0.3 s).
         """
+        # What fills every line but the one the echo's newline leaves the cursor on,
+        # after "> …".
+        room = self._screen.columns * (self._screen.lines - 1) - 3
+        if len(prompt) > room:
+            prompt = "…" + prompt[-room:]
         self._stream.feed(f"> {visible(prompt)}\n".encode())
 
     def text(self) -> str:
