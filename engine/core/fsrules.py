@@ -51,8 +51,11 @@ PROTECTED_NAMES = frozenset({
     "azure-pipelines.yml",
     # The app's own data.
     ".arrowgate",
+    # The desktop's trash ($topdir/.Trash, $topdir/.Trash-$uid): each .trashinfo
+    # names where a person's "Restore" puts its item back, any path at all.
+    ".trash",
 })
-_PROTECTED_PATTERNS = (".aider*",)
+_PROTECTED_PATTERNS = (".aider*", ".trash-*")
 
 # Unicode's default-ignorable code points: some filesystems (HFS+) skip them in names.
 _IGNORABLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
