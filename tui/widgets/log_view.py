@@ -42,6 +42,8 @@ SETTLE = 0.6
 def _now() -> float:
     """The time `SETTLE` is measured in (a test sets its own)."""
     return time.monotonic()
+
+
 _OUTCOME_STYLES = {
     "ok": Style(color="green"), "queued": Style(color="cyan"), "held": Style(color="magenta"),
     "denied": Style(color="red"), "rate-limited": Style(color="yellow"),
