@@ -84,6 +84,10 @@ from engine.store.transactions import consistent, outside_operations
 
 __all__ = ["Engine", "Event", "EventSink", "Update"]
 
+#: The names of the engines open in this process (`Engine.name`): a terminal claim of
+#: this process is live only while its engine is open (`Engine._runs_elsewhere`).
+_OPEN_HERE: set[str] = set()
+
 #: The timers' outages (`Engine.run_timers`): one line when one begins, one when it ends.
 _log = logging.getLogger("arrowgate.timers")
 #: A listener of the engine's events (the app's sink, a driver) that raised (`_deliver`).
@@ -188,6 +192,7 @@ class Engine:
         self._process = processes.identity()
         #: Whether this engine claimed a terminal: its claims go at `close`.
         self._claimed = False
+        _OPEN_HERE.add(self.name)
         ctx.on_gone(self._let_go)
         ctx.on_caught_up(self._narrowed_elsewhere)
         ctx.on_moved(self._moved_elsewhere)
@@ -284,6 +289,7 @@ class Engine:
             self.store.close()
         finally:
             # Whatever closing the store did: nothing may wait on this engine now.
+            _OPEN_HERE.discard(self.name)
             self._ctx.close()
             self.events.close()
 
@@ -533,7 +539,11 @@ class Engine:
 
         Raises:
             InvalidRequest: ``NOT_FOUND`` for no such agent or terminal, or
-                ``INVALID_ARGUMENT`` for a driver of the wrong kind.
+                ``INVALID_ARGUMENT`` for a driver of the wrong kind, or (reason
+                ``elsewhere``) for a terminal another engine still running on this
+                machine drives: one process types into a terminal (SPEC §10), and
+                the driver given is stopped.
+            StoreFailed: a terminal's claim could not be written; the driver is stopped.
         """
         node = self.state.canvas.node(node_id)
         kind = {"agent": AgentDriver, "terminal": TerminalDriver}
@@ -544,7 +554,13 @@ class Engine:
                                   f"the {node.type} {node_id}")
         await self.world.attach(node, self.state.workspaces[node.workspace].folder, driver)
         if isinstance(driver, TerminalDriver):
-            await self._claim_terminal(node_id, driver)
+            try:
+                await self._claim_terminal(node_id, driver)
+            except BaseException:
+                # Left running unclaimed, its terminal's input through other engines
+                # would be echoed as run while this driver runs it (SPEC §10).
+                await self.world.detach(driver)
+                raise
 
     def _release_terminals(self) -> None:
         """At close: the terminals this engine drove are driven by no one (their
@@ -562,9 +578,29 @@ class Engine:
         if self.world.drivers.get(node_id) is not driver:
             return  # removed, or driven by another driver, while it started
         with self._ctx.write():
-            self.store.claim_terminal(node_id, TerminalClaim(self.name, self._process),
-                                      self.now())
-        self._claimed = True
+            held = self.store.terminal_driver(node_id)
+            if held is None or not self._runs_elsewhere(held):
+                self.store.claim_terminal(node_id, TerminalClaim(self.name, self._process),
+                                          self.now())
+                self._claimed = True
+                return
+        # Raised outside the write: nothing was written, and the batch goes on.
+        raise InvalidArgument(f"terminal {node_id} is driven by {held.engine}, which "
+                              "alone types into it: stop its driver there first",
+                              reason="elsewhere")
+
+    def _runs_elsewhere(self, claim: TerminalClaim) -> bool:
+        """Whether ``claim`` is another engine's that surely still runs: one open in this
+        process, or one of a running process on this machine. Replacing it would leave
+        that engine's driver running unclaimed once this one closes, its terminal's
+        input through other engines echoed as run. A claim that cannot be judged (made
+        on another machine, container or boot) is taken over: starting a driver again
+        is how a terminal left claimed there is recovered (SPEC §10)."""
+        if claim.engine == self.name:
+            return False
+        if claim.process is not None and claim.process == self._process:
+            return claim.engine in _OPEN_HERE
+        return processes.alive(claim.process)
 
     @_while_open
     async def start_drivers(self, workspace: str, *,
@@ -576,7 +612,8 @@ class Engine:
         a `CommandAgent`. Nodes that already have a driver are left as they
         are. Returns what happened to each agent and terminal, by node id:
         ``started``, ``running``, or why not (``no command``, a shell other
-        than bash, a program that is missing, no MCP set-up possible).
+        than bash, a program that is missing, no MCP set-up possible, a
+        terminal another running engine drives).
 
         An agent found ``working`` lost its turn when the engine stopped (its
         run was killed and no reply will come): once its driver starts, the
@@ -628,6 +665,11 @@ class Engine:
                 await self.attach_driver(node.id, driver)
             except (OSError, TimeoutError) as exc:
                 report[node.id] = f"not started: {exc}"
+                continue
+            except InvalidArgument as exc:
+                if exc.reason != "elsewhere":
+                    raise
+                report[node.id] = f"not started: {exc.message}"
                 continue
             if node.type == "agent" and node.data.get("status") == "working":
                 # Left working, the agent would never be delivered to again.

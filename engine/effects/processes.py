@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import os
 
-__all__ = ["gone", "identity"]
+__all__ = ["alive", "gone", "identity"]
 
 
 @functools.cache
@@ -58,15 +58,31 @@ def identity() -> str | None:
     return None if place is None or started is None else f"{place} {os.getpid()} {started}"
 
 
+def _named(named: str | None) -> tuple[int, str] | None:
+    """The pid and start time of process ``named`` (an `identity`) when it was made in
+    this boot and pid namespace, where its pid can be judged; else None (another
+    place, None, a malformed name)."""
+    place = _place()
+    if named is None or place is None:
+        return None
+    head, _, rest = named.rpartition(" ")  # "<place> <pid>" and the start time
+    where, _, pid = head.rpartition(" ")
+    if where != place or not (pid.isascii() and pid.isdigit() and len(pid) <= 10) or not rest:
+        return None
+    return int(pid), rest
+
+
 def gone(named: str | None) -> bool:
     """True only when the process ``named`` (an `identity`) surely no longer runs: it
     was made in this boot and pid namespace, and no running process has its pid and
     start time. Anything else — None, another place, a malformed name — is False."""
-    place = _place()
-    if named is None or place is None:
-        return False
-    head, _, rest = named.rpartition(" ")  # "<place> <pid>" and the start time
-    where, _, pid = head.rpartition(" ")
-    if where != place or not (pid.isascii() and pid.isdigit() and len(pid) <= 10) or not rest:
-        return False
-    return _started(int(pid)) != rest
+    here = _named(named)
+    return here is not None and _started(here[0]) != here[1]
+
+
+def alive(named: str | None) -> bool:
+    """True only when the process ``named`` (an `identity`) surely still runs: it was
+    made in this boot and pid namespace, and a running process has its pid and start
+    time. One that cannot be judged (another place, None) is False: not known alive."""
+    here = _named(named)
+    return here is not None and _started(here[0]) == here[1]

@@ -204,6 +204,13 @@ class World:
             if self._starting.get(node.id) is driver:
                 del self._starting[node.id]
 
+    async def detach(self, driver: Driver) -> None:
+        """Stop ``driver`` and let go of it, if it is its node's driver (an attach
+        undone: its terminal could not be claimed, `Engine.attach_driver`)."""
+        if self.drivers.get(driver.node) is driver:  # else replaced, and stopped, already
+            del self.drivers[driver.node]
+            await driver.aclose()
+
     def _cancel(self, node_id: str) -> None:
         """The node is gone: stop its driver, and cancel one still starting (`attach`
         stops that one once its start returns)."""
