@@ -25,8 +25,9 @@ __all__ = ["lookalike", "skeleton"]
 # Separators read as one another, and a name with one reads as a name without:
 # ``acme.standup``, ``acme-standup``, ``acme__standup``, ``acmestandup``.
 _SEPARATORS = re.compile(r"[._\-\s]+")
-# Letters (runs) that read as another, each replaced by the one it reads as.
-_READ_AS = (("rn", "m"), ("vv", "w"), ("cl", "d"), ("1", "l"), ("0", "o"))
+# Letters (runs) that read as another, each replaced by the one it reads as. The
+# digits first: a run made with one (``c1`` for ``cl``) must fold as the letters do.
+_READ_AS = (("1", "l"), ("0", "o"), ("rn", "m"), ("vv", "w"), ("cl", "d"))
 
 
 def skeleton(name: str) -> str:
