@@ -386,15 +386,20 @@ class LogView(ScrollView, can_focus=True):
         None when no row is selected, or when the row arrived under the cursor
         (following the tail) less than `SETTLE` seconds ago: the person pressed
         the key at the row selected before it, which they saw. They are told
-        (under the title ``action``) which row arrived, and nothing is done.
+        (under the title ``action``) which row arrived, and nothing is done;
+        following stops there, the cursor on that row, so that the next press
+        acts on it: under rows arriving faster than `SETTLE`, following on would
+        refuse every press.
         """
         if not 0 <= self.cursor < self.count:
             return None
         seq = self.index.seq_at(self.cursor)
         if self._arrived is not None and _now() - self._arrived < SETTLE:
+            self.follow = False
+            self._arrived = None
             self.app.notify(f"row {seq} arrived under the cursor as you pressed: nothing "
-                            "done. Press again to act on it, or move the cursor (up) to "
-                            "stop following the newest rows", title=action,
+                            "done, and the newest rows are no longer followed (end follows "
+                            "them again). Press again to act on it", title=action,
                             severity="warning")
             return None
         return seq
