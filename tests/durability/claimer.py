@@ -12,33 +12,14 @@ import asyncio
 import sys
 
 from engine import Engine, World
-from engine.effects.drivers import DriverHost, TerminalDriver
-
-
-class _Quiet(TerminalDriver):
-    """A terminal driver that types nowhere (the test kills its process)."""
-
-    async def start(self, host: DriverHost, folder: str) -> None:
-        self.host = host
-
-    def screen(self) -> str:
-        return ""
-
-    def close(self) -> None:
-        pass
-
-    def run(self, command: str) -> None:
-        pass
-
-    def send(self, data: str) -> None:
-        pass
+from tests.durability.terminals import Recording
 
 
 async def main(db: str, node: str) -> None:
     world = World(net=None, fs=None)
     engine = (Engine.open(store=db, world=world) if db.startswith("postgresql://")
               else Engine.open(db, world=world))
-    await engine.attach_driver(node, _Quiet(node))
+    await engine.attach_driver(node, Recording(node))
     print("ready", flush=True)
     await asyncio.sleep(3600)
 

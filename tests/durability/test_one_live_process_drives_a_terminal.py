@@ -16,9 +16,6 @@ to be written left the driver attached, unclaimed, with the same effect.)
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,15 +24,10 @@ import pytest
 from engine import Engine
 from engine.core.errors import InvalidRequest, StoreFailed
 from tests.durability.targets import Target
-from tests.durability.test_terminal_input_elsewhere_is_never_pretended import (
-    _Recording,
-    _terminal,
-)
-
-_ROOT = Path(__file__).resolve().parents[2]
+from tests.durability.terminals import Recording, driving_process, wire_terminal
 
 
-class _Closing(_Recording):
+class _Closing(Recording):
     """A recorded terminal that says whether it was stopped."""
 
     def __init__(self, node: str) -> None:
@@ -52,7 +44,7 @@ class _Closing(_Recording):
 async def test_a_second_live_driver_is_refused_and_its_close_keeps_the_claim(
         open_engine: Any, tmp_path: Path) -> None:
     app: Engine = open_engine()
-    await _terminal(app, tmp_path)
+    await wire_terminal(app, tmp_path)
     driving = _Closing("t1")
     await app.attach_driver("t1", driving)
 
@@ -76,7 +68,7 @@ async def test_a_second_live_driver_is_refused_and_its_close_keeps_the_claim(
 async def test_a_claim_not_written_leaves_no_driver_running(
         open_engine: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     app: Engine = open_engine()
-    await _terminal(app, tmp_path)
+    await wire_terminal(app, tmp_path)
 
     def unwritable(*_args: Any) -> None:
         raise StoreFailed("the store is gone", reason="connection")
@@ -97,23 +89,13 @@ async def test_a_claim_not_written_leaves_no_driver_running(
 async def test_an_attach_beside_a_running_process_is_refused_and_beside_a_killed_one_goes_on(
         make_engine: Any, target: Target, tmp_path: Path) -> None:
     app: Engine = make_engine()
-    await _terminal(app, tmp_path)
-    env = {**os.environ, "PYTHONPATH": str(_ROOT)}
-    with subprocess.Popen([sys.executable, "-m", "tests.durability.claimer",
-                           target.location, "t1"], stdout=subprocess.PIPE, text=True,
-                          cwd=_ROOT, env=env) as proc:
-        try:
-            assert proc.stdout is not None
-            assert proc.stdout.readline().strip() == "ready"
-            late = _Closing("t1")
-            with pytest.raises(InvalidRequest) as refused:
-                await app.attach_driver("t1", late)
-            assert refused.value.reason == "elsewhere" and f"pid {proc.pid} " in str(
-                refused.value)
-            assert late.closed and "t1" not in app.world.drivers
-        finally:
-            proc.kill()
-            proc.wait(timeout=60)
+    await wire_terminal(app, tmp_path)
+    with driving_process(target) as proc:
+        late = _Closing("t1")
+        with pytest.raises(InvalidRequest) as refused:
+            await app.attach_driver("t1", late)
+        assert refused.value.reason == "elsewhere" and f"pid {proc.pid} " in str(refused.value)
+        assert late.closed and "t1" not in app.world.drivers
     driver = _Closing("t1")
     await app.attach_driver("t1", driver)  # its process is gone: the claim is taken over
     typed = await app.call("c1", "terminals.run", "t1", {"command": "ls"})

@@ -20,51 +20,18 @@ from pathlib import Path
 from typing import Any
 
 from engine import Engine
-from engine.effects.drivers import DriverHost, TerminalDriver
-from tests.conftest import manifest, offer_install
-
-
-class _Recording(TerminalDriver):
-    """A terminal that records what is typed into it."""
-
-    def __init__(self, node: str) -> None:
-        super().__init__(node)
-        self.typed: list[tuple[str, bool]] = []
-
-    async def start(self, host: DriverHost, folder: str) -> None:
-        self.host = host
-
-    def screen(self) -> str:
-        return ""
-
-    def close(self) -> None:
-        pass
-
-    def run(self, command: str) -> None:
-        self.typed.append((command, True))
-
-    def send(self, data: str) -> None:
-        self.typed.append((data, False))
-
-
-async def _terminal(app: Engine, tmp_path: Path) -> None:
-    (tmp_path / "ws").mkdir()
-    await app.create_workspace("w1", tmp_path / "ws")
-    await offer_install(app, manifest("acme.t", {"terminals.write": {}}))
-    await app.add_node({"id": "c1", "type": "card", "package": "acme.t"}, workspace="w1")
-    await app.add_node({"id": "t1", "type": "terminal"}, workspace="w1")
-    await app.add_arrow({"id": "e1", "from": "c1", "to": "t1"})
+from tests.durability.terminals import Recording, wire_terminal
 
 
 async def test_input_through_another_process_is_refused_not_pretended(
         open_engine: Any, tmp_path: Path) -> None:
     app: Engine = open_engine()
-    await _terminal(app, tmp_path)
+    await wire_terminal(app, tmp_path)
     other: Engine = open_engine()  # the service, say: no driver for t1 there
     simulated = await other.call("c1", "terminals.run", "t1", {"command": "ls"})
     assert simulated.allowed and simulated.value == {"state": "ok"}, simulated
 
-    driver = _Recording("t1")
+    driver = Recording("t1")
     await app.attach_driver("t1", driver)
     screen = app.state.canvas.node("t1").data.get("screen")  # type: ignore[union-attr]
     for call, args in (("terminals.run", {"command": "make test"}),
@@ -87,15 +54,15 @@ async def test_input_through_another_process_is_refused_not_pretended(
 async def test_the_claim_goes_with_the_driving_engine_and_the_node(
         open_engine: Any, tmp_path: Path) -> None:
     app: Engine = open_engine()
-    await _terminal(app, tmp_path)
+    await wire_terminal(app, tmp_path)
     other: Engine = open_engine()
-    await app.attach_driver("t1", _Recording("t1"))
+    await app.attach_driver("t1", Recording("t1"))
     app.close()
     after_close = await other.call("c1", "terminals.run", "t1", {"command": "ls"})
     assert after_close.allowed and after_close.value == {"state": "ok"}, after_close
 
     again: Engine = open_engine()
-    await again.attach_driver("t1", _Recording("t1"))
+    await again.attach_driver("t1", Recording("t1"))
     await again.remove_node("t1")
     await again.add_node({"id": "t1", "type": "terminal"}, workspace="w1")
     await again.add_arrow({"id": "e1", "from": "c1", "to": "t1"})
