@@ -140,14 +140,19 @@ class _Watcher:
     package: str
 
     def holds(self, state: State) -> bool:
-        """Whether the watch may go on reporting: its card is there, the same
-        node, and its package, installed and not pending, holds ``fs.read``."""
-        node = state.canvas.node(self.card)
+        """Whether the watch may go on reporting: its card is there (`card_here`), and
+        its package, installed and not pending, holds ``fs.read``."""
         pkg = state.packages.get(self.package)
-        return (node is not None and node.type == "card" and node.workspace == self.workspace
-                and node.data.get("package") == self.package
+        return (self.card_here(state)
                 and pkg is not None and pkg.installed and not pkg.is_pending
                 and state.granted(self.package, "fs.read"))
+
+    def card_here(self, state: State) -> bool:
+        """Whether its card is there: the same node, a card of its package in its
+        workspace (not another node given its id)."""
+        node = state.canvas.node(self.card)
+        return (node is not None and node.type == "card" and node.workspace == self.workspace
+                and node.data.get("package") == self.package)
 
 
 class ConfinedFiles:
@@ -379,8 +384,7 @@ class ConfinedFiles:
         try:
             armed = await arm(root, full, self._executor())
         except BaseException as exc:
-            self._watchers.pop(watch_id, None)
-            self._ends.pop(watch_id, None)
+            self._unarm(watch_id, None)
             if isinstance(exc, (TooManyFolders, TooDeep)):
                 return self._refuse(passed, "too-large", str(exc))
             if isinstance(exc, FileNotFoundError | NotADirectoryError):
@@ -404,7 +408,7 @@ class ConfinedFiles:
             # ``end``, or the state says so): refused like any withdrawn call, never
             # answered with a watch that ends at its first step.
             self._unarm(watch_id, armed)
-            return self._withdrawn(engine, passed)
+            return self._withdrawn(watcher, engine.state, passed)
         task = asyncio.get_running_loop().create_task(
             self._watch_loop(engine, watcher, end, root, full, denylist, watch_id, armed))
         # Closed however the task ends, even cancelled before its first step
@@ -413,25 +417,21 @@ class ConfinedFiles:
         self.watches[watch_id] = task
         return {"watch": watch_id}
 
-    def _unarm(self, watch_id: str, armed: Armed) -> None:
-        """Close a watch armed but never answered, and forget it."""
-        armed.close()
+    def _unarm(self, watch_id: str, armed: Armed | None) -> None:
+        """Forget a watch never answered, closing what was armed for it (if anything)."""
+        if armed is not None:
+            armed.close()
         self._watchers.pop(watch_id, None)
         self._ends.pop(watch_id, None)
 
-    def _withdrawn(self, engine: ScopeHost, passed: Passed) -> Decision:
+    def _withdrawn(self, watcher: _Watcher, state: State, passed: Passed) -> Decision:
         """The refusal of a watch whose consent went while it was armed, always
         ``PERMISSION_DENIED``: reason ``not-connected`` for its card removed (or its id
-        another card's now), else ``withdrawn`` (``fs.read`` revoked, the package
+        another node's now), else ``withdrawn`` (``fs.read`` revoked, the package
         pending or gone)."""
-        state = engine.state
-        card = passed.card
-        node = state.canvas.node(card.id)
-        if (card.workspace not in state.workspaces or node is None
-                or node.workspace != card.workspace
-                or node.data.get("package") != passed.package.name):
-            return self._refuse(passed, "not-connected", f"card {card.id} was removed while "
-                                "its watch was armed", code="PERMISSION_DENIED")
+        if not watcher.card_here(state):
+            return self._refuse(passed, "not-connected", f"card {watcher.card} was removed "
+                                "while its watch was armed", code="PERMISSION_DENIED")
         return self._refuse(passed, "withdrawn", f"{passed.package.name} lost "
                             f"{passed.permission} while the watch was armed",
                             code="PERMISSION_DENIED")
