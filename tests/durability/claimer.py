@@ -12,7 +12,7 @@ import asyncio
 import sys
 
 from engine import Engine, World
-from tests.durability.terminals import Recording
+from tests.durability.wiring import Recording
 
 
 async def main(db: str, node: str) -> None:

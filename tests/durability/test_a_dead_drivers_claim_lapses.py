@@ -18,7 +18,7 @@ from pathlib import Path
 
 from engine import Engine
 from tests.durability.targets import Target
-from tests.durability.terminals import driving_process, wire_terminal
+from tests.durability.wiring import driving_process, wire_terminal
 
 
 async def test_a_killed_processs_claim_lapses(make_engine, target: Target,

@@ -17,19 +17,13 @@ from __future__ import annotations
 from typing import Any
 
 from engine import Engine
-from tests.conftest import manifest, offer_install
+from tests.durability.wiring import wire_agent
 
 
 async def test_a_turn_delivered_and_replied_elsewhere_is_told_to_the_cards(
         make_engine: Any, tmp_path: Any) -> None:
     app: Engine = make_engine()
-    (tmp_path / "ws").mkdir()
-    await app.create_workspace("w1", tmp_path / "ws")
-    await offer_install(app, manifest("acme.p", {"agents.prompt": {}, "agents.read": {}}))
-    await app.add_node({"id": "c1", "type": "card", "package": "acme.p"}, workspace="w1")
-    await app.add_node({"id": "a1", "type": "agent", "name": "A"}, workspace="w1")
-    await app.add_arrow({"id": "e1", "from": "c1", "to": "a1"})
-    sub = app.subscribe("c1")
+    sub = await wire_agent(app, tmp_path)
 
     def turns() -> list[dict[str, Any]]:
         app.catch_up()

@@ -24,7 +24,7 @@ import pytest
 from engine import Engine
 from engine.core.errors import InvalidRequest, StoreFailed
 from tests.durability.targets import Target
-from tests.durability.terminals import Recording, driving_process, wire_terminal
+from tests.durability.wiring import Recording, driving_process, wire_terminal
 
 
 class _Closing(Recording):

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from engine import Engine
-from tests.durability.terminals import Recording, wire_terminal
+from tests.durability.wiring import Recording, wire_terminal
 
 
 async def test_input_through_another_process_is_refused_not_pretended(

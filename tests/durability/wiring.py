@@ -1,5 +1,6 @@
-"""What the terminal-claim tests share: a terminal wired to a card, a driver that records
-what is typed into it, and a process that drives a terminal until it is killed."""
+"""What the cross-process tests share: a card wired to an agent or to a terminal, a
+terminal driver that records what is typed into it, and a process that drives a terminal
+until it is killed."""
 
 from __future__ import annotations
 
@@ -12,10 +13,11 @@ from pathlib import Path
 
 from engine import Engine
 from engine.effects.drivers import DriverHost, TerminalDriver
+from engine.services.subscriptions import Subscription
 from tests.conftest import manifest, offer_install
 from tests.durability.targets import Target
 
-__all__ = ["Recording", "driving_process", "wire_terminal"]
+__all__ = ["Recording", "driving_process", "wire_agent", "wire_terminal"]
 
 _ROOT = Path(__file__).resolve().parents[2]
 
@@ -51,6 +53,18 @@ async def wire_terminal(app: Engine, tmp_path: Path) -> None:
     await app.add_node({"id": "c1", "type": "card", "package": "acme.t"}, workspace="w1")
     await app.add_node({"id": "t1", "type": "terminal"}, workspace="w1")
     await app.add_arrow({"id": "e1", "from": "c1", "to": "t1"})
+
+
+async def wire_agent(app: Engine, tmp_path: Path) -> Subscription:
+    """Card c1 (``agents.prompt``, ``agents.read``) wired by arrow e1 to agent a1 (named
+    A), in workspace w1; c1's subscription, taken before anything else happens."""
+    (tmp_path / "ws").mkdir()
+    await app.create_workspace("w1", tmp_path / "ws")
+    await offer_install(app, manifest("acme.p", {"agents.prompt": {}, "agents.read": {}}))
+    await app.add_node({"id": "c1", "type": "card", "package": "acme.p"}, workspace="w1")
+    await app.add_node({"id": "a1", "type": "agent", "name": "A"}, workspace="w1")
+    await app.add_arrow({"id": "e1", "from": "c1", "to": "a1"})
+    return app.subscribe("c1")
 
 
 @contextlib.contextmanager
