@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 from engine.effects.drivers import CommandAgent
 
 from ..conftest import manifest, offer_install, until
+from .slowscreen import SlowScreen
 
 #: Chunks fed while the rest of the engine counts its turns of the loop.
 FED = 20
@@ -40,34 +40,19 @@ async def test_a_flooding_agent_leaves_the_loop_to_the_rest(make_engine: Any,
     driver = CommandAgent("a1", [sys.executable, "-c",
                                  "import sys\nwhile True: sys.stdout.write('y\\n' * 4096)"])
     await engine.attach_driver("a1", driver)
-    feeds = 0
-    real_feed = driver._screen.feed
-
-    def slow_feed(data: bytes) -> None:
-        # As pyte on a slow machine: a feed that holds the loop a while.
-        nonlocal feeds
-        feeds += 1
-        busy = time.thread_time() + 0.01
-        while time.thread_time() < busy:
-            pass
-        real_feed(data)
-
-    driver._screen.feed = slow_feed  # type: ignore[method-assign]
+    screen = SlowScreen(driver)
     try:
         # Every wait bounded: a run that ends, or a feed that never comes, fails
         # the test rather than hanging it.
         async with asyncio.timeout(60):
             await engine.call("c1", "agents.prompt", "a1", {"text": "flood"})
-            await until(lambda: feeds > 3, timeout=30)
+            await until(lambda: screen.feeds > 3, timeout=30)
             # WHEN the rest of the engine wants the loop meanwhile
-            turns, before = 0, feeds
-            while feeds - before < FED:
-                await asyncio.sleep(0)
-                turns += 1
+            turns, fed = await screen.turns_while_fed(FED)
             # THEN it gets many turns for each chunk fed, not one
-            assert feeds - before >= FED, f"{feeds - before} chunks fed in {turns} turns"
-            assert turns > 10 * (feeds - before), f"{turns} turns of the loop for " \
-                f"{feeds - before} chunks fed to the agent's screen"
+            assert fed >= FED, f"{fed} chunks fed in {turns} turns"
+            assert turns > 10 * fed, f"{turns} turns of the loop for " \
+                f"{fed} chunks fed to the agent's screen"
     finally:
         async with asyncio.timeout(30):
             await engine.aclose()

@@ -14,14 +14,13 @@ eight times as long; the loop ran one 20 ms screen feed per turn.)
 
 from __future__ import annotations
 
-import asyncio
-import time
 from pathlib import Path
 from typing import Any
 
 from engine.effects.drivers import PtyTerminal
 
 from ..conftest import manifest, offer_install, until
+from .slowscreen import SlowScreen
 
 
 async def test_a_flooding_terminal_leaves_the_loop_to_the_rest(make_engine: Any,
@@ -36,29 +35,14 @@ async def test_a_flooding_terminal_leaves_the_loop_to_the_rest(make_engine: Any,
     await engine.add_arrow({"id": "e1", "from": "c1", "to": "t1"})
     driver = PtyTerminal("t1")
     await engine.attach_driver("t1", driver)
-    feeds = 0
-    real_feed = driver._screen.feed
-
-    def slow_feed(data: bytes) -> None:
-        # As pyte on a slow machine: a feed that holds the loop a while.
-        nonlocal feeds
-        feeds += 1
-        busy = time.thread_time() + 0.01
-        while time.thread_time() < busy:
-            pass
-        real_feed(data)
-
-    driver._screen.feed = slow_feed  # type: ignore[method-assign]
+    screen = SlowScreen(driver)
     try:
         await engine.call("c1", "terminals.run", "t1", {"command": "yes flood"})
-        await until(lambda: feeds > 5)
+        await until(lambda: screen.feeds > 5)
         # WHEN the rest of the engine wants the loop meanwhile
-        turns, before = 0, feeds
-        while feeds - before < 20:
-            await asyncio.sleep(0)
-            turns += 1
+        turns, fed = await screen.turns_while_fed(20)
         # THEN it gets many turns for each read of the flood, not one
-        assert turns > 10 * (feeds - before), f"{turns} turns of the loop for " \
-            f"{feeds - before} reads of the terminal"
+        assert turns > 10 * fed, f"{turns} turns of the loop for " \
+            f"{fed} reads of the terminal"
     finally:
         await engine.aclose()
