@@ -165,7 +165,7 @@ class Engine:
         # `_publish`, not the public `notify`: the engine's own events pay no check.
         self._ctx = ctx = Context(store, SteadyClock(clock), notify=self._publish)
         #: Cards' event subscriptions (`subscribe`).
-        self.events = EventHub(lambda: ctx.state)
+        self.events = EventHub(lambda: ctx.state, ctx.sync)
         # The services, each given what it uses; the order is the order of
         # their dependencies (the tick runs tool-call expiry before holds').
         self._record = record = Recorder(ctx)

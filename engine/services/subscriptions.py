@@ -15,7 +15,11 @@ Which event needs what:
   for agents and terminals of the card's own workspace — the workspace the
   event names, as it was sent.
 - ``agents.onOutput``: ``agents.output``, an arrow between card and node, and
-  an earlier allowed ``agents.onOutput`` call for that node.
+  an earlier allowed ``agents.onOutput`` call for that node. No state change
+  stands behind live output, so no operation caught up with the store before
+  it: the hub catches up before offering it to a card that watches the node
+  (another engine's revoke holds from that moment), and withholds it from the
+  cards when the store cannot be read.
 - ``tool.call``: an agent's call of one of the card's tools; to that card only,
   while an arrow still connects it and the agent. ``tool.resolved`` (the call
   timed out or was cancelled or answered) is about the card itself.
@@ -37,6 +41,7 @@ from typing import TYPE_CHECKING
 from engine.core.catalogue import PORT_OUTPUTS
 from engine.core.checks import check_card
 from engine.core.decision import Decision
+from engine.core.errors import StoreFailed
 from engine.core.events import Event
 
 if TYPE_CHECKING:
@@ -208,10 +213,18 @@ class Subscription:
 
 
 class EventHub:
-    """Routes the engine's events to the cards' subscriptions."""
+    """Routes the engine's events to the cards' subscriptions.
 
-    def __init__(self, state: Callable[[], State]) -> None:
+    Args:
+        state: the engine's state now, which the gate reads.
+        catch_up: brings that state up to what the store has committed
+            (`engine.engine.Engine.catch_up`), before live output is offered.
+    """
+
+    def __init__(self, state: Callable[[], State],
+                 catch_up: Callable[[], None] | None = None) -> None:
         self._state = state
+        self._catch_up = catch_up
         self._subs: dict[str, list[Subscription]] = {}
         #: Per card, the nodes whose live output it asked for (``agents.onOutput``).
         self._watching: dict[str, set[str]] = {}
@@ -260,12 +273,34 @@ class EventHub:
         """Offer an event to every subscription that might take it."""
         if event.type not in CARD_EVENTS or not self._subs:
             return
+        if event.type == "agents.onOutput" and not self._judged(event):
+            return
         if event.card is not None and event.type in _TO_ONE_CARD:
             targets = self._subs.get(event.card, [])
         else:
             targets = [s for subs in self._subs.values() for s in subs]
         for sub in list(targets):
             sub.offer(event)
+
+    def _judged(self, event: Event) -> bool:
+        """Whether live output may be offered to the cards: False when the store, which
+        a card watching its node needs caught up with first, cannot be read.
+
+        Every other event a card can take follows an operation, which caught up
+        with the store as it began (or a watch's own catch-up: `fs.changed`);
+        output does not, and the gate would otherwise judge it on a state
+        missing another engine's revoke, arrow or card removal until this
+        engine's next operation or timer tick. Asked only while some card
+        watches the node: unwatched output reaches no card, and costs no read.
+        """
+        node = event.data.get("node")
+        if self._catch_up is None or not any(node in nodes for nodes in self._watching.values()):
+            return True
+        try:
+            self._catch_up()  # may end subscriptions and watches (`let_go`): targets after
+        except StoreFailed:
+            return False  # fail closed: consent could not be read, no card is told
+        return True
 
     def allows(self, sub: Subscription, event: Event) -> bool:
         """The delivery-time gate."""
