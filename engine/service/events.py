@@ -7,7 +7,12 @@ gets what it missed. Each connection only holds a cursor into that ring: a
 client too slow to keep up never makes the server buffer more — when the
 ring has moved past its cursor it is sent ``events.dropped`` with the count
 it lost, and goes on from the oldest event still kept. Every event is
-checked against consent again at the moment it is written to the client.
+checked against consent again at the moment it is written to the client —
+consent as the store holds it: an event written later than the turn that
+took it (a client that pushed back, a resumption) is judged only once the
+engine has caught up with the store in the turn that writes it, so that
+another engine's revoke or removal holds from the moment it committed
+(`CardFeed.judged`); a store that cannot be read ends the stream.
 
 The feed takes each event in the turn of the loop that committed it (the
 subscription calls it back), and a stream the server lets write straight to
@@ -33,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
+from engine.core.errors import StoreFailed
 from engine.core.events import Event
 
 if TYPE_CHECKING:
@@ -139,6 +145,8 @@ class CardFeed:
         self._loop = asyncio.get_running_loop()
         #: Done when the feed ends (closed, or its subscription ended).
         self.ended: asyncio.Future[None] = self._loop.create_future()
+        #: True while the engine has caught up with the store in this turn of the loop.
+        self._judged_now = False
         # Events are taken in the turn of the loop that committed them (the
         # subscription calls back), not by a task woken a turn or two later: a
         # tool call's event is on the agent's critical path (issue 17).
@@ -173,6 +181,29 @@ class CardFeed:
     def close(self) -> None:
         """End the feed: its subscription; readers stop."""
         self.sub.close()  # calls _take, which ends the feed
+
+    def judged(self) -> bool:
+        """Whether events kept for later may be judged now: the engine has caught up
+        with the store in this turn of the loop (once a turn, however many readers
+        ask), and the feed goes on; False when the store cannot be read (the stream
+        ends: no event goes out on consent nobody could read).
+
+        Asked by a reader's own task before it writes what the feed kept. What the
+        feed writes in the turn that took it needs no asking: the operation that
+        committed it, the catch-up that told it, or the live output's own
+        catch-up (`engine.services.subscriptions.EventHub`) read the store then.
+        """
+        if not self._judged_now:
+            try:
+                self._engine.catch_up()  # may end the feed (its card removed elsewhere)
+            except StoreFailed:
+                return False
+            self._judged_now = True
+            self._loop.call_soon(self._unjudged)
+        return not self.closed
+
+    def _unjudged(self) -> None:
+        self._judged_now = False
 
     def allowed(self, event: Event) -> bool:
         """The gate at the moment of sending (SPEC §3)."""
@@ -266,6 +297,8 @@ class CardFeed:
                 # the token cache once its last answer is `CACHE_SECONDS` old.
                 if standing is not None and not standing.stands():
                     break  # revoked through another server on the store
+                if reader.cursor < self.seq and out.writable() and not self.judged():
+                    break  # kept events, and consent cannot be read now (or the feed ended)
                 self._push(reader)
                 waits = {closer, gone, self.ended, revoked}
                 if not out.writable():
@@ -329,6 +362,8 @@ class CardFeed:
                         # Revoked while the last event was being written, or through
                         # another server (asked once its last answer is stale).
                         return
+                    if not self.judged():
+                        return  # consent cannot be read now, or the feed ended
                     if self.allowed(event):
                         sent = True
                         frame = sse_frame(seq, event.type, event.data)
