@@ -143,6 +143,10 @@ def diff_manifests(old: Manifest, new: Manifest) -> Diff:
     narrowed: list[str] = []
     for name in new.permissions.keys() - old.permissions.keys():
         widened.append(f"+{name}")
+        if PERMISSIONS[name].needs_hosts:
+            # No old pattern covers any of them: each is a widening of its own, and a
+            # person approving by this diff sees where the card may reach.
+            widened += [f"{name}: +{h}" for h in new.hosts(name)]
     for name in old.permissions.keys() - new.permissions.keys():
         narrowed.append(f"-{name}")
     for name in old.permissions.keys() & new.permissions.keys():

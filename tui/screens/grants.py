@@ -379,7 +379,8 @@ def describe_update(old: Manifest, new: Manifest, update: Update) -> tuple[list[
         if name in PERMISSIONS and change == "optional -> required":
             permission(name, entry)
         elif name in PERMISSIONS and change.startswith("+"):
-            lines.append(f"widened: new host pattern for {name}: {change[1:]}")
+            if f"+{name}" not in update.diff.widened:  # a new permission lists its own
+                lines.append(f"widened: new host pattern for {name}: {change[1:]}")
         elif name in PERMISSIONS and change == "-> any":
             lines.append(f"widened: {name} may reach any host")
         else:
