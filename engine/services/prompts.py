@@ -355,7 +355,8 @@ class Prompts:
         """Checks 1–9 again for an open prompt, with its real target and arrow.
 
         A prompt whose card or agent was removed, or the arrow it is queued or
-        held on, is ``not-connected`` (SPEC §4.3, §7), whatever check 1 would
+        held on, or whose card is now a card of another package than the one that
+        made it, is ``not-connected`` (SPEC §4.3, §7), whatever check 1 would
         say about a card that is gone — even when another arrow joins the same
         pair: the person sees a hold on one arrow, and removing that arrow is
         how they cancel it. Otherwise a method prompt is re-checked like the
@@ -365,12 +366,19 @@ class Prompts:
         canvas = self.ctx.state.canvas
         port = prompt.call == "port:prompt"
         arrow = canvas.arrow(prompt.arrow) if prompt.arrow is not None else None
+        card = canvas.node(prompt.card)
         gone = next((f"{what} {ident} was removed" for what, ident, there in (
-            ("card", prompt.card, canvas.node(prompt.card) is not None),
+            ("card", prompt.card, card is not None),
             ("agent", prompt.agent, canvas.node(prompt.agent) is not None),
             ("port arrow" if port else "arrow", prompt.arrow,
              prompt.arrow is None or arrow is not None),
         ) if not there), None)
+        if gone is None and card is not None and card.data.get("package") != prompt.package:
+            # The card that made the prompt, as the person is shown it (card and
+            # package), is gone: judged with its new package, the prompt would go
+            # out under that package's grant and outlive a revoke of its own.
+            gone = (f"card {prompt.card} is now a card of {card.data.get('package')}, not of "
+                    f"{prompt.package}, which made the prompt")
         if gone is not None:
             return denial("agents.prompt", prompt.card, "PERMISSION_DENIED",
                           package=prompt.package, target=prompt.agent,
