@@ -12,9 +12,10 @@ tool call is then *open* until exactly one of:
 - ``tool_timeout`` seconds pass on the engine's clock (``expired``,
   ``TOOL_TIMEOUT``) — expiry is driven by the clock like hold expiry, so a
   replay's virtual time drives it too;
-- the arrow, the agent or the card goes away, or the card's package stops
-  being installed and approved (``cancelled`` with the code of the rule that
-  no longer holds), or the agent gives up on it (``cancelled``,
+- the arrow, the agent or the card goes away, the card is made a card of
+  another package (``not-connected``: the agent called this package's tool),
+  or the card's package stops being installed and approved (``cancelled``
+  with the code of the rule that no longer holds), or the agent gives up on it (``cancelled``,
   ``TOOL_CANCELLED``).
 
 Each resolution is one row on the arrow's log. Open tool calls are kept in
@@ -407,6 +408,16 @@ class Tools:
                     f"no arrow connects {tc.agent} and {tc.card} any more"
                 self._resolve_tool(tc, "cancelled", "PERMISSION_DENIED", "not-connected",
                                    f"cancelled: {gone} (tool call {tc.id})")
+                continue
+            if found[1].name != tc.package:
+                # The agent called this package's tool, its arguments checked against
+                # this package's schema: the card of another package now is not the
+                # card it called, whatever tools that package offers (as a prompt goes
+                # with its card's package: `Prompts.recheck`).
+                self._resolve_tool(tc, "cancelled", "PERMISSION_DENIED", "not-connected",
+                                   f"cancelled: card {tc.card} is now a card of "
+                                   f"{found[1].name}, not of {tc.package}, whose tool "
+                                   f"{tc.tool} was called (tool call {tc.id})")
                 continue
             manifest = found[1].manifest
             if manifest is None or manifest.tool(tc.tool) is None:
