@@ -68,12 +68,16 @@ async def wire_agent(app: Engine, tmp_path: Path) -> Subscription:
 
 
 @contextlib.contextmanager
-def driving_process(target: Target, node: str = "t1") -> Iterator[subprocess.Popen[str]]:
+def driving_process(target: Target, node: str = "t1", *, elsewhere: bool = False
+                    ) -> Iterator[subprocess.Popen[str]]:
     """A process driving terminal ``node`` on ``target``'s store (its claim written),
-    SIGKILLed (and reaped) when the block ends: it never closes its engine."""
+    SIGKILLed (and reaped) when the block ends: it never closes its engine. With
+    ``elsewhere`` it names itself as a process of another machine, which only its
+    claim's lease tells alive (`tests.durability.claimer`)."""
     env = {**os.environ, "PYTHONPATH": str(_ROOT)}
     with subprocess.Popen([sys.executable, "-m", "tests.durability.claimer",
-                           target.location, node], stdout=subprocess.PIPE, text=True,
+                           target.location, node, *(["elsewhere"] if elsewhere else [])],
+                          stdout=subprocess.PIPE, text=True,
                           cwd=_ROOT, env=env) as proc:
         try:
             assert proc.stdout is not None
