@@ -26,6 +26,7 @@ gets `StoreFailed`: nothing happened.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 import inspect
 import logging
@@ -63,6 +64,7 @@ from engine.effects.drivers import (
 )
 from engine.effects.drivers.mcpconfig import AGENT_TOOLS
 from engine.effects.world import World
+from engine.services import claims
 from engine.services.apply import Applier
 from engine.services.calls import CallArgs, Calls
 from engine.services.canvas import CanvasOps
@@ -92,6 +94,8 @@ _OPEN_HERE: set[str] = set()
 _log = logging.getLogger("arrowgate.timers")
 #: A listener of the engine's events (the app's sink, a driver) that raised (`_deliver`).
 _events_log = logging.getLogger("arrowgate.events")
+#: Terminal claims' renewals that fail, and drivers stopped as their claim was taken.
+_claims_log = logging.getLogger("arrowgate.claims")
 
 _M = TypeVar("_M", bound=Callable[..., Any])
 
@@ -162,6 +166,10 @@ class Engine:
         self.sink = sink
         self.world = world or World()
         db_file = store.file
+        #: How this engine is named in the store's terminal claims (`attach_driver`):
+        #: the machine and process, for a person reading a refusal, and a random
+        #: part, as one process may open several engines.
+        self.name = f"{socket.gethostname()} pid {os.getpid()} ({secrets.token_hex(3)})"
         # `_publish`, not the public `notify`: the engine's own events pay no check.
         self._ctx = ctx = Context(store, SteadyClock(clock), notify=self._publish)
         #: Cards' event subscriptions (`subscribe`).
@@ -174,7 +182,7 @@ class Engine:
         self._tools = tools = Tools(ctx, record)
         applier = Applier(ctx, record, nodes, self.events)
         self._prompts = prompts = Prompts(ctx, record, guard, nodes, applier, self.world)
-        self._calls = Calls(ctx, record, prompts, applier, self.world)
+        self._calls = Calls(ctx, record, prompts, applier, self.world, self.name)
         self._canvas = canvas = CanvasOps(ctx, guard, nodes, record, prompts, tools,
                                                 self.world)
         self._visibility = visibility = Visibility(ctx, nodes)
@@ -184,14 +192,12 @@ class Engine:
         #: A removal made here is being written: the cards' subscriptions and watches
         #: let go of its node once a batch commits (`_let_go`, `_deliver`).
         self._gone_here = False
-        #: How this engine is named in the store's terminal claims (`attach_driver`):
-        #: the machine and process, for a person reading a refusal, and a random
-        #: part, as one process may open several engines.
-        self.name = f"{socket.gethostname()} pid {os.getpid()} ({secrets.token_hex(3)})"
         #: This process as the claims name it, to tell when it is gone (`processes`).
         self._process = processes.identity()
         #: Whether this engine claimed a terminal: its claims go at `close`.
         self._claimed = False
+        #: The task renewing its claims' leases (`_renew_claims`), once it claimed one.
+        self._renewing: asyncio.Task[None] | None = None
         _OPEN_HERE.add(self.name)
         ctx.on_gone(self._let_go)
         ctx.on_caught_up(self._narrowed_elsewhere)
@@ -277,15 +283,24 @@ class Engine:
         try:
             for last_rows in (self._calls.settle_at_close,
                               # refusals not logged row by row: a summary
-                              self._record.flush_suppressed,
-                              # its terminals are driven by no one now
-                              self._release_terminals):
+                              self._record.flush_suppressed):
                 try:
                     last_rows()
                 except StoreFailed:
                     pass  # closing anyway: the store could not take them
+            # What is pending commits while the drivers still run: its input is typed.
             self.store.pin_and_flush()
+            renewing = self._renewing
+            if renewing is not None and not renewing.get_loop().is_closed():
+                renewing.cancel()
             self.world.close()
+            try:
+                # Only now, the drivers stopped: until then input through other
+                # engines is refused, as it would be typed nowhere.
+                self._release_terminals()
+            except StoreFailed:
+                pass  # closing anyway: the claims lapse with this process
+            self.store.pin_and_flush()
             self.store.close()
         finally:
             # Whatever closing the store did: nothing may wait on this engine now.
@@ -537,12 +552,19 @@ class Engine:
     async def attach_driver(self, node_id: str, driver: Driver) -> None:
         """Put a real agent or terminal behind a node; it starts in the workspace folder.
 
+        A terminal is claimed in the store before its driver starts (SPEC §10): from
+        the moment the driver may type, input through other engines is refused
+        there. A start that fails or is cancelled leaves no claim behind. While
+        the engine drives a terminal it renews its claim's lease in the background
+        (`engine.services.claims`), and stops a driver whose claim it finds taken.
+
         Raises:
             InvalidRequest: ``NOT_FOUND`` for no such agent or terminal, or
                 ``INVALID_ARGUMENT`` for a driver of the wrong kind, or (reason
-                ``elsewhere``) for a terminal another engine still running on this
-                machine drives: one process types into a terminal (SPEC §10), and
-                the driver given is stopped.
+                ``elsewhere``) for a terminal another engine still drives (one
+                running on this machine, or one elsewhere whose lease has not run
+                out): one process types into a terminal, and the driver given is
+                stopped.
             StoreFailed: a terminal's claim could not be written; the driver is stopped.
         """
         node = self.state.canvas.node(node_id)
@@ -552,36 +574,65 @@ class Engine:
         if not isinstance(driver, kind[node.type]):
             raise InvalidArgument(f"{type(driver).__name__} cannot drive "
                                   f"the {node.type} {node_id}")
-        await self.world.attach(node, self.state.workspaces[node.workspace].folder, driver)
-        if isinstance(driver, TerminalDriver):
-            try:
-                await self._claim_terminal(node_id, driver)
-            except BaseException:
-                # Left running unclaimed, its terminal's input through other engines
-                # would be echoed as run while this driver runs it (SPEC §10).
-                await self.world.detach(driver)
-                raise
+        folder = self.state.workspaces[node.workspace].folder
+        if not isinstance(driver, TerminalDriver):
+            await self.world.attach(node, folder, driver)
+            return
+        try:
+            await self._claim_terminal(node_id)
+        except BaseException:
+            # Never started: stopped all the same, as the caller handed it over. A
+            # claim a cancelled attach committed after all is undone like a failed start.
+            await driver.aclose()
+            await self._unclaim_undriven(node_id)
+            raise
+        try:
+            await self.world.attach(node, folder, driver)
+        except BaseException:
+            await self._unclaim_undriven(node_id)
+            raise
+        self._renew_in_background()
+
+    async def _unclaim_undriven(self, node_id: str) -> None:
+        """A driver of ``node_id`` did not start: its claim goes unless another driver
+        of this engine drives the terminal or is starting for it. Shielded, so that a
+        cancelled attach still takes its claim away."""
+        if self.world.drives_node(node_id) or self._ctx.closed:
+            return
+        try:
+            await asyncio.shield(self._drop_own_claim(node_id))
+        except StoreFailed:
+            # Left as it is: the claim lapses once this engine closes, or with its
+            # process, and is refused input through other engines until then.
+            pass
+
+    @consistent
+    async def _drop_own_claim(self, node_id: str) -> None:
+        with self._ctx.write_settled():
+            if not self.world.drives_node(node_id):
+                self.store.drop_own_claim(node_id, self.name)
 
     def _release_terminals(self) -> None:
-        """At close: the terminals this engine drove are driven by no one (their
-        drivers stop with it), so calls through other engines are simulated again."""
+        """At close, once the drivers stopped: the terminals this engine drove are driven
+        by no one, so calls through other engines are simulated again. (Released
+        before, input through another engine in between would be typed nowhere.)"""
         if self._claimed:
             with self._ctx.write_settled():
                 self.store.release_terminals(self.name)
 
     @consistent
-    async def _claim_terminal(self, node_id: str, driver: Driver) -> None:
+    async def _claim_terminal(self, node_id: str) -> None:
         """Record in the store that this engine drives terminal ``node_id`` (SPEC §10):
         input to it through another engine on the store is refused there, never
         told as typed (`engine.services.calls`), since only this process can type it."""
         self._ctx.tick()
-        if self.world.drivers.get(node_id) is not driver:
-            return  # removed, or driven by another driver, while it started
+        if not self.state.canvas.has_node(node_id):
+            raise NotFound(f"no agent or terminal {node_id!r}")
         with self._ctx.write():
             held = self.store.terminal_driver(node_id)
             if held is None or not self._runs_elsewhere(held):
                 self.store.claim_terminal(node_id, TerminalClaim(self.name, self._process),
-                                          self.now())
+                                          self.now(), claims.LEASE_S)
                 self._claimed = True
                 return
         # Raised outside the write: nothing was written, and the batch goes on.
@@ -590,17 +641,57 @@ class Engine:
                               reason="elsewhere")
 
     def _runs_elsewhere(self, claim: TerminalClaim) -> bool:
-        """Whether ``claim`` is another engine's that surely still runs: one open in this
-        process, or one of a running process on this machine. Replacing it would leave
-        that engine's driver running unclaimed once this one closes, its terminal's
-        input through other engines echoed as run. A claim that cannot be judged (made
-        on another machine, container or boot) is taken over: starting a driver again
-        is how a terminal left claimed there is recovered (SPEC §10)."""
+        """Whether ``claim`` is another engine's that still runs: one open in this
+        process, one of a running process on this machine, or one elsewhere whose
+        lease has not run out (`engine.services.claims`). Replacing it would leave
+        that engine's driver running unclaimed, its terminal's input through other
+        engines echoed as run. When a machine dies, its lease runs out and an
+        attach here recovers its terminals, with no manual step (SPEC §10)."""
         if claim.engine == self.name:
             return False
         if claim.process is not None and claim.process == self._process:
             return claim.engine in _OPEN_HERE
-        return processes.alive(claim.process)
+        return not claims.lapsed(claim)
+
+    def _renew_in_background(self) -> None:
+        """Renew this engine's claims every `claims.RENEW_EVERY_S` from now on (one task
+        a loop: a loop that ended took its task with it)."""
+        task = self._renewing
+        if task is not None and not task.done():
+            return
+        # A fresh context: its writes must not join the batch of the attach that started it.
+        self._renewing = asyncio.get_running_loop().create_task(
+            self._renew_claims(), context=contextvars.Context())
+
+    async def _renew_claims(self) -> None:
+        """Renew the claims' leases until the engine closes; a round the store fails is
+        retried at the next (the lease outlasts several). A driver whose terminal
+        another engine claims now (its lease ran out unrenewed, and it was taken over)
+        is stopped: it would type where input through other engines is not refused."""
+        failing = False
+        while not self._ctx.closed:
+            await asyncio.sleep(claims.RENEW_EVERY_S)
+            try:
+                held = await self._renew_once()
+            except EngineClosed:
+                return
+            except StoreFailed as exc:
+                if not failing:
+                    _claims_log.warning("arrowgate: cannot renew the terminal claims, "
+                                 "retrying: %s", exc)
+                failing = True
+                continue
+            failing = False
+            for node_id, driver in list(self.world.drivers.items()):
+                if isinstance(driver, TerminalDriver) and node_id not in held:
+                    _claims_log.warning("arrowgate: terminal %s is claimed by another engine now; "
+                                 "its driver here stops", node_id)
+                    await self.world.detach(driver)
+
+    @consistent
+    async def _renew_once(self) -> set[str]:
+        with self._ctx.write_settled():
+            return self.store.renew_terminals(self.name, claims.LEASE_S)
 
     @_while_open
     async def start_drivers(self, workspace: str, *,

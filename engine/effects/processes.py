@@ -8,8 +8,8 @@ be told only from where its pid means the same process: the same kernel boot
 have their own). There a process is named exactly by its pid and its start time
 (``/proc/PID/stat``), which a pid reused by another process does not share.
 A record made anywhere else — another machine, container or boot, or a system
-without ``/proc`` — cannot be judged and counts as alive (fail closed: the
-terminal stays refused, never pretended to run a command).
+without ``/proc`` — cannot be judged here (`judged`): the claim's lease judges it
+instead (`engine.services.claims`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import os
 
-__all__ = ["alive", "gone", "identity"]
+__all__ = ["alive", "gone", "identity", "judged"]
 
 
 @functools.cache
@@ -70,6 +70,13 @@ def _named(named: str | None) -> tuple[int, str] | None:
     if where != place or not (pid.isascii() and pid.isdigit() and len(pid) <= 10) or not rest:
         return None
     return int(pid), rest
+
+
+def judged(named: str | None) -> bool:
+    """Whether the process ``named`` (an `identity`) can be judged here: it was made in
+    this boot and pid namespace. Elsewhere only its claim's lease tells it alive
+    (`engine.services.claims`)."""
+    return _named(named) is not None
 
 
 def gone(named: str | None) -> bool:

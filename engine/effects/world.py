@@ -127,6 +127,9 @@ class World:
         #: The driver `attach` is starting for each node id (it reports before it is
         #: the node's). Removing the node takes it out: that marks it cancelled.
         self._starting: dict[str, Driver] = {}
+        #: Terminal input committed while its driver was starting (its claim written
+        #: first, `Engine.attach_driver`): typed once the driver is the node's.
+        self._early: dict[Driver, list[tuple[str, bool]]] = {}
 
     def bind(self, data_dir: str | None, reports: DriverReports) -> None:
         """Called by the engine: where drivers' reports go; the real file handler protects
@@ -147,6 +150,7 @@ class World:
         self.drivers.clear()
         # Drivers still starting are stopped by `attach` once their start returns.
         self._starting.clear()
+        self._early.clear()
         for task in self._tasks:
             task.cancel()
 
@@ -200,9 +204,16 @@ class World:
             if old is not None:
                 await old.aclose()
             self.drivers[node.id] = driver
+            early = self._early.pop(driver, [])
+            if isinstance(driver, TerminalDriver):
+                for text, run in early:
+                    self._type(driver, text, run)
         finally:
             if self._starting.get(node.id) is driver:
                 del self._starting[node.id]
+            if self._early.pop(driver, None):
+                # Allowed and logged as sent: said where its output would appear.
+                self.output(node.id, "[the terminal's driver did not start: input not typed]\n")
 
     async def detach(self, driver: Driver) -> None:
         """Stop ``driver`` and let go of it, if it is its node's driver (an attach
@@ -218,6 +229,10 @@ class World:
         gone = self.drivers.pop(node_id, None)
         if gone is not None:
             gone.close()
+
+    def drives_node(self, node: str) -> bool:
+        """Whether a driver drives ``node`` here, or is starting to."""
+        return node in self.drivers or node in self._starting
 
     def drives(self, driver: Driver) -> bool:
         """Whether ``driver`` may report for its node: it is the node's driver, or
@@ -257,21 +272,30 @@ class World:
         if event.type == "agents.changed" and event.data.get("change") == "removed":
             self._cancel(str(event.data.get("agent")))
             return
-        driver = self.drivers.get(str(event.data.get("node")))
+        node = str(event.data.get("node"))
+        driver = self.drivers.get(node)
         if event.type == "driver.prompt" and isinstance(driver, AgentDriver):
             driver.submit(str(event.data["text"]))
-        elif event.type == "driver.input" and isinstance(driver, TerminalDriver):
-            try:
-                if event.data["run"]:
-                    driver.run(str(event.data["text"]))
-                else:
-                    driver.send(str(event.data["text"]))
-            except ConnectionError:
-                self.status(driver.node, "finished")
-            except TerminalInputFull as exc:
-                # Allowed and logged already; the terminal could not take it.
-                # Said where the write's output would appear.
-                self.output(driver.node, f"[{exc}]\n")
+        elif event.type == "driver.input":
+            text, run = str(event.data["text"]), bool(event.data["run"])
+            if isinstance(driver, TerminalDriver):
+                self._type(driver, text, run)
+            elif isinstance(starting := self._starting.get(node), TerminalDriver):
+                self._early.setdefault(starting, []).append((text, run))
+
+    def _type(self, driver: TerminalDriver, text: str, run: bool) -> None:
+        """Type committed input into a terminal: a command (``run``) or raw data."""
+        try:
+            if run:
+                driver.run(text)
+            else:
+                driver.send(text)
+        except ConnectionError:
+            self.status(driver.node, "finished")
+        except TerminalInputFull as exc:
+            # Allowed and logged already; the terminal could not take it.
+            # Said where the write's output would appear.
+            self.output(driver.node, f"[{exc}]\n")
 
     async def settle(self) -> None:
         """Wait until every report drivers made so far has become an engine operation."""
@@ -458,7 +482,9 @@ class World:
     def run(self, terminal: Node, text: str, *, run: bool) -> Performed:
         """Type a command (``run``) or raw data into a terminal."""
         data = dict(terminal.data)
-        if terminal.id in self.drivers:
+        # A driver starting claimed its terminal first: its input waits for it (`attach`).
+        if terminal.id in self.drivers or isinstance(self._starting.get(terminal.id),
+                                                     TerminalDriver):
             if run:
                 data["status"] = "working"
             return Performed({"state": "sent"}, (

@@ -21,9 +21,9 @@ from engine.core.decision import Decision
 from engine.core.limits import UNDER_WAY_PER_CARD
 from engine.core.plans import CountRate, plan_call, plan_prompt
 from engine.core.text import shown
-from engine.effects import processes
 from engine.effects.threadwork import STARTED
 from engine.effects.world import World
+from engine.services import claims
 from engine.services.apply import Applier
 from engine.services.context import Context, operation
 from engine.services.prompts import Prompts
@@ -52,11 +52,13 @@ class Calls:
         prompts: takes accepted prompts (queue or hold).
         applier: records what a plan asks for.
         world: carries out allowed calls.
+        engine: the engine's name in the store's terminal claims (`Engine.name`).
     """
 
     def __init__(self, ctx: Context, record: Recorder, prompts: Prompts, applier: Applier,
-                 world: World) -> None:
+                 world: World, engine: str) -> None:
         self.ctx = ctx
+        self.engine = engine
         self.record = record
         self.prompts = prompts
         self.applier = applier
@@ -343,10 +345,11 @@ class Calls:
         return plan.decision
 
     def _typed_elsewhere(self, passed: Passed) -> Decision | None:
-        """None when this engine may carry out a terminal input: it drives the terminal,
-        or no engine does (a simulated terminal, echoed on its node). Else the refusal:
-        another process drives it, and only that process can type into it; echoing it
-        here would tell the card its command ran when nothing ran.
+        """None when this engine may carry out a terminal input: it drives the terminal
+        (or claimed it, its driver starting), or no engine does (a simulated terminal,
+        echoed on its node; a claim that lapsed is dropped, `engine.services.claims`).
+        Else the refusal: another process drives it, and only that process can type
+        into it; echoing it here would tell the card its command ran when nothing ran.
 
         Read in the write (under the store's write lock), where claims are written.
         """
@@ -356,11 +359,14 @@ class Calls:
             return None
         store = self.ctx.store
         claim = store.terminal_driver(target.id)
-        if claim is None:
+        if claim is None or claim.engine == self.engine:
+            # Its own claim, its driver still starting (or not started after all,
+            # its claim about to go): the input is this engine's to carry out.
             return None
-        if processes.gone(claim.process):
-            # Its process was killed before it closed its engine: no one drives the
-            # terminal now (its own processes ended with their driver's).
+        if claims.lapsed(claim):
+            # Its process was killed before it closed its engine, or — elsewhere —
+            # its lease ran out unrenewed: no one drives the terminal now (its own
+            # processes ended with their driver's).
             store.drop_terminal_claim(target.id)
             return None
         return denial(passed.spec.name, passed.card.id, "SCOPE_REFUSED",

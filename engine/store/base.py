@@ -56,8 +56,10 @@ class TerminalClaim(NamedTuple):
     #: The engine as a person reads it: its machine, process and a random part.
     engine: str
     #: Its process as `engine.effects.processes.identity` names it, to tell whether it
-    #: is gone (None: it could not be named, and is never judged gone).
+    #: is gone (None: it could not be named, and only its lease can tell).
     process: str | None
+    #: Whether its lease ran out by the store's clock, as read (`Store.terminal_driver`).
+    expired: bool = False
 
 
 class Transactional(Protocol):
@@ -395,9 +397,20 @@ class Store(Transactional, Protocol):
         None: read inside the write that would type into it, under the write lock."""
         ...
 
-    def claim_terminal(self, node: str, claim: TerminalClaim, t: float) -> None:
+    def claim_terminal(self, node: str, claim: TerminalClaim, t: float, lease: float) -> None:
         """Record that ``claim``'s engine drives terminal ``node`` from ``t`` (inside a
-        write), in place of any engine that did."""
+        write), in place of any engine that did, its lease running ``lease`` seconds
+        from now by the store's clock."""
+        ...
+
+    def renew_terminals(self, engine: str, lease: float) -> set[str]:
+        """Renew every claim of ``engine`` for ``lease`` seconds from now by the store's
+        clock (inside a write); returns the terminals it still claims."""
+        ...
+
+    def drop_own_claim(self, node: str, engine: str) -> None:
+        """Delete terminal ``node``'s claim if it is ``engine``'s (inside a write: its
+        driver did not start)."""
         ...
 
     def drop_terminal_claim(self, node: str) -> None:

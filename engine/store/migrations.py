@@ -566,3 +566,17 @@ def m021_terminal_drivers(db: Database) -> None:
     """
     db.execute("create table terminal_drivers (node TEXT PRIMARY KEY,"
                " engine TEXT NOT NULL, process TEXT, since REAL NOT NULL)")
+
+
+@migrations()
+def m022_terminal_claim_leases(db: Database) -> None:
+    """Each terminal claim's lease: when it runs out by the store's clock (seconds).
+
+    A claim whose process cannot be judged by its pid here (made in another
+    container sharing the file, or where ``/proc`` cannot be read) was taken over
+    by any attach, even while its process lived, which then drove the terminal
+    unclaimed. The driving engine now renews its claims' leases, and such a claim
+    is judged gone only once its lease ran out (`engine.services.claims`). Claims
+    written before leases count as run out (0): an old engine renews none.
+    """
+    db.execute("alter table terminal_drivers add column expires REAL NOT NULL DEFAULT 0")

@@ -57,6 +57,10 @@ from engine.store.vault import SecretVault
 
 __all__ = ["SQLiteStore"]
 
+#: The machine's clock in SQL (seconds since the epoch), that terminal claims' leases
+#: are judged by: one machine shares the file, so one clock (`engine.services.claims`).
+_NOW = "((julianday('now') - 2440587.5) * 86400.0)"
+
 
 def _not_bound(*_args: Any) -> None:
     raise RuntimeError("the store is not bound to an engine yet (Store.bind)")
@@ -480,14 +484,30 @@ class SQLiteStore:
     # ---------------------------------------------------- terminal drivers
     def terminal_driver(self, node: str) -> TerminalClaim | None:
         """The claim of the engine that drives terminal ``node``, or None."""
-        row = self.db.conn.execute("select engine, process from terminal_drivers"
-                                   " where node = ?", [node]).fetchone()
-        return None if row is None else TerminalClaim(str(row[0]), row[1] if isinstance(row[1], str) else None)
+        row = self.db.conn.execute("select engine, process, expires <= " + _NOW +
+                                   " from terminal_drivers where node = ?", [node]).fetchone()
+        if row is None:
+            return None
+        return TerminalClaim(str(row[0]), row[1] if isinstance(row[1], str) else None,
+                             bool(row[2]))
 
-    def claim_terminal(self, node: str, claim: TerminalClaim, t: float) -> None:
-        """Record that ``claim``'s engine drives terminal ``node`` from ``t``."""
+    def claim_terminal(self, node: str, claim: TerminalClaim, t: float, lease: float) -> None:
+        """Record that ``claim``'s engine drives terminal ``node`` from ``t``, its lease
+        running ``lease`` seconds from now by this machine's clock."""
         self.db.conn.execute("insert or replace into terminal_drivers (node, engine, process,"
-                             " since) values (?, ?, ?, ?)", [node, *claim, t])
+                             " since, expires) values (?, ?, ?, ?, " + _NOW + " + ?)",
+                             [node, claim.engine, claim.process, t, lease])
+
+    def renew_terminals(self, engine: str, lease: float) -> set[str]:
+        """Renew every claim of ``engine`` for ``lease`` seconds; the terminals it claims."""
+        rows = self.db.conn.execute("update terminal_drivers set expires = " + _NOW +
+                                    " + ? where engine = ? returning node", [lease, engine])
+        return {str(r[0]) for r in rows.fetchall()}
+
+    def drop_own_claim(self, node: str, engine: str) -> None:
+        """Delete terminal ``node``'s claim if it is ``engine``'s."""
+        self.db.conn.execute("delete from terminal_drivers where node = ? and engine = ?",
+                             [node, engine])
 
     def drop_terminal_claim(self, node: str) -> None:
         """Delete terminal ``node``'s claim."""

@@ -15,15 +15,14 @@ import sys
 
 from engine import Engine, World
 from engine.effects import processes
+from engine.services import claims
 from tests.durability.wiring import Recording
 
 
 async def main(db: str, node: str, elsewhere: bool) -> None:
     if elsewhere:
         processes._place = lambda: "another-machine pid:[1]"  # type: ignore[assignment]
-        import engine.claims
-
-        engine.claims.RENEW_EVERY_S = 0.2
+        claims.RENEW_EVERY_S = 0.2
     world = World(net=None, fs=None)
     engine = (Engine.open(store=db, world=world) if db.startswith("postgresql://")
               else Engine.open(db, world=world))

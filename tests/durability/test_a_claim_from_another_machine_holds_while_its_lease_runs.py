@@ -1,7 +1,7 @@
 """SPEC §10: a terminal claim made on another machine stands while its lease runs.
 
 Rule: the engine that drives a terminal renews its claim's lease on its own
-(every few seconds, `engine.claims`). A claim whose process cannot be judged
+(every few seconds, `engine.services.claims`). A claim whose process cannot be judged
 here (made on another machine, container or boot) is judged gone only once its
 lease ran out by the store's clock: until then an attach here is refused
 (``INVALID_ARGUMENT``, reason ``elsewhere``) as beside a live local process, and
@@ -23,8 +23,9 @@ from typing import Any
 
 import pytest
 
-from engine import Engine, claims
+from engine import Engine
 from engine.core.errors import InvalidRequest
+from engine.services import claims
 from tests.durability.targets import Target
 from tests.durability.wiring import Recording, driving_process, wire_terminal
 

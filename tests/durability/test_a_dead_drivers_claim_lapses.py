@@ -6,7 +6,8 @@ A claim whose process was killed (it never closed its engine) on this machine â€
 the same boot and pid namespace, where a pid names one process â€” is dropped at
 the next input: no process drives the terminal, which is the simulated one
 again. A claim made anywhere else (another machine, container or boot) cannot be
-judged by its pid and keeps refusing.
+judged by its pid and keeps refusing while its lease runs
+(`test_a_claim_from_another_machine_holds_while_its_lease_runs`).
 
 (Found in round 21: a claim left by a killed process refused input to its
 terminal through every other engine until a driver was started for it again.)

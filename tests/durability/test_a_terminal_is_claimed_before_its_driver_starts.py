@@ -4,7 +4,7 @@ Rule: an engine that attaches a terminal's driver writes its claim first, so tha
 from the moment the driver may begin typing, input through any other engine on
 the store is refused (``SCOPE_REFUSED``, reason ``elsewhere``), never logged and
 answered ``ok``. The attaching engine's own input is not refused meanwhile (the
-claim is its own, its driver starting). A start that fails (or is cancelled)
+claim is its own): it is answered ``sent`` and typed once the driver has started. A start that fails (or is cancelled)
 leaves no claim behind: the terminal is the simulated one again everywhere.
 
 (Found in round 22: the claim was written just after the driver had started,
@@ -54,13 +54,15 @@ async def test_input_elsewhere_while_the_driver_starts_is_refused(
     refused = await other.call("c1", "terminals.run", "t1", {"command": "make test"})
     assert not refused.allowed and refused.reason == "elsewhere", refused
     own = await app.call("c1", "terminals.write", "t1", {"data": "y\n"})
-    assert own.allowed, own
+    assert own.allowed and own.value == {"state": "sent"}, own
+    assert driver.typed == []
 
     driver.go_on.set()
     await attaching
+    assert driver.typed == [("y\n", False)], "its own input was not typed once it started"
     typed = await app.call("c1", "terminals.run", "t1", {"command": "ls"})
     assert typed.allowed and typed.value == {"state": "sent"}, typed
-    assert ("make test", True) not in driver.typed and ("ls", True) in driver.typed
+    assert driver.typed == [("y\n", False), ("ls", True)]
 
 
 @pytest.mark.parametrize("how", ["fails", "cancelled"])

@@ -165,6 +165,11 @@ MIGRATIONS: tuple[Migration, ...] = (
         "create table terminal_drivers (node text primary key,"
         " engine text not null, process text, since double precision not null)",
     )),
+    # When each claim's lease runs out by the server's clock: a claim made on another
+    # machine stands until then (as SQLite's m022; `engine.services.claims`).
+    Migration("m010_terminal_claim_leases", (
+        "alter table terminal_drivers add column expires double precision not null default 0",
+    )),
 )
 
 _LEDGER = ("create table if not exists schema_migrations (position integer primary key,"

@@ -94,6 +94,13 @@ def _touched_of(subject: Any) -> Any:
     return decoded.get("touched") if is_subject(decoded) else None
 
 
+#: The server's clock in SQL (seconds since the epoch), that terminal claims' leases
+#: are judged by: one clock for every engine, whatever their machines' clocks say
+#: (`engine.services.claims`). ``now()`` is the transaction's start, under the write
+#: lock: a claim is judged, if anything, a moment less expired than it is.
+_NOW = "extract(epoch from now())::double precision"
+
+
 def _upsert(table: str, key: str, cols: list[str]) -> str:
     updates = ", ".join(f"{c} = excluded.{c}" for c in cols if c != key)
     return (f"insert into {table} ({', '.join(cols)}) values"
@@ -521,27 +528,45 @@ class PGStore:
 
     # ---------------------------------------------------- terminal drivers
     def terminal_driver(self, node: str) -> TerminalClaim | None:
-        """The claim of the engine that drives terminal ``node``, or None.
+        """The claim of the engine that drives terminal ``node``, or None; whether its
+        lease ran out is judged by the server's clock, which every engine shares.
 
         Raises:
             StoreFailed: the store cannot be read (as `load`: the batch is lost with it).
         """
         try:
-            row = self.link.conn.execute("select engine, process from terminal_drivers"
-                                         " where node = %s", [node]).fetchone()
+            row = self.link.conn.execute(
+                f"select engine, process, expires <= {_NOW} from terminal_drivers"
+                " where node = %s", [node]).fetchone()
         except psycopg.Error as exc:
             self.link.abandon()
             raise StoreFailed(f"cannot read the PostgreSQL store: {exc}",
                               reason="connection") from exc
         if row is None:
             return None
-        return TerminalClaim(str(row[0]), row[1] if isinstance(row[1], str) else None)
+        return TerminalClaim(str(row[0]), row[1] if isinstance(row[1], str) else None,
+                             bool(row[2]))
 
-    def claim_terminal(self, node: str, claim: TerminalClaim, t: float) -> None:
-        """Record that ``claim``'s engine drives terminal ``node`` from ``t``."""
-        self._exec("terminal_drivers", _upsert("terminal_drivers", "node",
-                                               ["node", "engine", "process", "since"]),
-                   [node, *claim, t])
+    def claim_terminal(self, node: str, claim: TerminalClaim, t: float, lease: float) -> None:
+        """Record that ``claim``'s engine drives terminal ``node`` from ``t``, its lease
+        running ``lease`` seconds from now by the server's clock."""
+        self._exec("terminal_drivers",
+                   "insert into terminal_drivers (node, engine, process, since, expires)"
+                   f" values (%s, %s, %s, %s, {_NOW} + %s) on conflict (node) do update set"
+                   " engine = excluded.engine, process = excluded.process,"
+                   " since = excluded.since, expires = excluded.expires",
+                   [node, claim.engine, claim.process, t, lease])
+
+    def renew_terminals(self, engine: str, lease: float) -> set[str]:
+        """Renew every claim of ``engine`` for ``lease`` seconds; the terminals it claims."""
+        rows = self._exec("terminal_drivers", f"update terminal_drivers set expires = {_NOW}"
+                          " + %s where engine = %s returning node", [lease, engine])
+        return {str(r[0]) for r in rows.fetchall()}
+
+    def drop_own_claim(self, node: str, engine: str) -> None:
+        """Delete terminal ``node``'s claim if it is ``engine``'s."""
+        self._exec("terminal_drivers", "delete from terminal_drivers where node = %s"
+                   " and engine = %s", [node, engine])
 
     def drop_terminal_claim(self, node: str) -> None:
         """Delete terminal ``node``'s claim."""
