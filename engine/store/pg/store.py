@@ -558,9 +558,13 @@ class PGStore:
                    [node, claim.engine, claim.process, t, lease])
 
     def renew_terminals(self, engine: str, lease: float) -> set[str]:
-        """Renew every claim of ``engine`` for ``lease`` seconds; the terminals it claims."""
-        rows = self._exec("terminal_drivers", f"update terminal_drivers set expires = {_NOW}"
-                          " + %s where engine = %s returning node", [lease, engine])
+        """Renew every claim of ``engine`` for ``lease`` seconds; the terminals it claims.
+
+        On no change feed (no table marked changed): no engine's state reads a
+        lease, and a change recorded every few seconds would wake every other
+        engine's catch-up for nothing."""
+        rows = self.link.conn.execute(f"update terminal_drivers set expires = {_NOW}"
+                                      " + %s where engine = %s returning node", [lease, engine])
         return {str(r[0]) for r in rows.fetchall()}
 
     def drop_own_claim(self, node: str, engine: str) -> None:
