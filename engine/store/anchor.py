@@ -104,9 +104,11 @@ anchor state, a cut tail or a chain rewritten consistently.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
+import stat
 import struct
 import threading
 import weakref
@@ -396,6 +398,35 @@ def _state_of(data: bytes, slots: list[_Slot] | None) -> AnchorState:
     return _state(max(slots, key=lambda s: s.counter).body)
 
 
+def _regular(fd: int, path: str | Path) -> os.stat_result:
+    """``fd``'s status, when it is a regular file.
+
+    Raises:
+        OSError: it is a directory, a FIFO, a socket or a device: no anchor, and
+            reading one could wait for ever or never end.
+    """
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        kind = ("a directory" if stat.S_ISDIR(st.st_mode) else
+                "a FIFO" if stat.S_ISFIFO(st.st_mode) else
+                "a socket" if stat.S_ISSOCK(st.st_mode) else "a device")
+        raise OSError(errno.EINVAL, f"not a regular file but {kind}", str(path))
+    return st
+
+
+def _read_up_to(fd: int, limit: int) -> bytes:
+    """At most ``limit`` bytes from the start of the regular file ``fd``."""
+    parts: list[bytes] = []
+    size = 0
+    while size < limit:
+        part = os.pread(fd, limit - size, size)
+        if not part:
+            break
+        parts.append(part)
+        size += len(part)
+    return b"".join(parts)
+
+
 #: What reading garbage as an anchor can raise.
 _GARBAGE = (ValueError, KeyError, TypeError, AttributeError, RecursionError)
 
@@ -432,8 +463,14 @@ class AnchorFile:
             ValueError: the file exists but cannot be read as an anchor.
         """
         try:
-            with open(self.path, "rb") as fh:
-                data = fh.read(_READ_LIMIT)
+            # Non-blocking: a FIFO in the anchor's place must not make the
+            # reader wait for a writer (round 22); `_regular` then refuses it.
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            try:
+                _regular(fd, self.path)
+                data = _read_up_to(fd, _READ_LIMIT)
+            finally:
+                os.close(fd)
             return _decode(data)
         except FileNotFoundError:
             return None
@@ -486,8 +523,14 @@ class AnchorFile:
                 pass
             del self._fds[key]
             os.close(held[0])
-        fd = os.open(path, flags | os.O_CLOEXEC, 0o666)
-        st = os.fstat(fd)
+        # Non-blocking, then refused unless a regular file: opening a FIFO for
+        # writing would wait for a reader, and a device is no anchor (round 22).
+        fd = os.open(path, flags | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+        try:
+            st = _regular(fd, path)
+        except OSError:
+            os.close(fd)
+            raise
         self._fds[key] = (fd, st.st_dev, st.st_ino)
         return fd
 
@@ -564,9 +607,11 @@ class AnchorFile:
         """Write a whole new file (slot A only) by tmp file, fsync and rename."""
         image = _record(1, True, state).ljust(FILE_SIZE, b"\0")
         tmp = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK | os.O_CLOEXEC,
+                     0o666)
         try:
             try:
+                _regular(fd, tmp)
                 if os.write(fd, image) != len(image):
                     raise OSError(f"the anchor {tmp}: a short write")
                 os.fsync(fd)
