@@ -29,7 +29,7 @@ from engine.store.database import all_or_none, connect_read_only, database_file,
 from engine.store.decoding import decode_field, is_chain
 from engine.store.encoding import dumps
 from engine.store.history import ConsentHistory, HistoryVerification
-from engine.store.logkeys import has_keys, key_of, keyed_rows_query
+from engine.store.logkeys import has_keys, key_of, keyed_rows_query, keys_disagreement
 from engine.store.migrations import migrations
 
 __all__ = ["EXTRA_FIELDS", "FIELDS", "GENESIS", "PARALLEL_ROWS", "PAYLOAD_KEPT", "ArrowLog",
@@ -567,10 +567,14 @@ class ArrowLog:
                 (`verify_anchored`): this snapshot, begun after, must hold that row
                 and entry, with their hashes.
         """
-        result = self._verify_chain()
+        result, keys = self._verify_chain()
         newest = self._judged_row(anchor, renewed)
         if result.ok:
             result = self._verify_newest(result, newest, anchor, anchored=anchored)
+        # The side tables after the anchor: a cut tail leaves entries past the
+        # log's end, and "rows are missing" says more than that.
+        if result.ok and keys is not None:
+            result = keys
         # The consent history is chained the same way and checked with it,
         # its newest entry against the anchor too (a cut or rewritten tail).
         consent = ConsentHistory(self.db)
@@ -650,7 +654,9 @@ class ArrowLog:
         row = self.db.execute("select seq, hash from log where seq = ?", [seq]).fetchone()
         return Anchor(int(row[0]), str(row[1])) if row else None
 
-    def _verify_chain(self) -> Verification:
+    def _verify_chain(self) -> tuple[Verification, Verification | None]:
+        """The chain's verification, and the side tables' finding (None: they agree
+        with the chain's rows, or the chain was not whole)."""
         self.write_pending()
         conn = self.db.conn
         path = database_file(self.db)
@@ -661,8 +667,10 @@ class ArrowLog:
             # or small: one pass here.
             cursor = conn.execute("select * from log where rowid <= ? order by rowid", [hi])
             names = [d[0] for d in cursor.description]
-            return join_spans([check_span(cursor, names)])
-        return verify_file_in_parallel(path, lo, hi)
+            result = join_spans([check_span(cursor, names)])
+            found = keys_disagreement(conn, None, hi, to_end=True) if result.ok else None
+            return result, _keys_finding(result, found)
+        return _verify_file_parts(path, lo, hi, None)
 
     @contextmanager
     def read_snapshot(self) -> Iterator[None]:
@@ -840,15 +848,31 @@ def join_spans(spans: Iterable[Span]) -> Verification:
     return Verification(True, total)
 
 
-def _check_file_span(path: str, lo: int, hi: int) -> Span:
-    """Rows ``lo``..``hi`` (by rowid) of the log in the file ``path``, read-only (a worker)."""
+def _check_file_span(path: str, lo: int, hi: int, where: tuple[bool, bool] = (False, False),
+                     keys: bool = False) -> tuple[Span, tuple[int | None, str] | None]:
+    """Rows ``lo``..``hi`` (by rowid) of the log in the file ``path``, read-only (a worker),
+    and, ``keys``, how the side tables disagree with them when they are good
+    (`keys_disagreement`; ``where``: the span is the log's first, its last)."""
     conn = connect_read_only(path)
     try:
+        conn.execute("BEGIN")  # the rows and their keys from one snapshot
         cursor = conn.execute("select * from log where rowid between ? and ? order by rowid",
                               [lo, hi])
-        return check_span(cursor, [d[0] for d in cursor.description])
+        span = check_span(cursor, [d[0] for d in cursor.description])
+        found = None
+        if keys and span.bad is None and span.first is not None:
+            found = keys_disagreement(conn, None if where[0] else lo, hi, to_end=where[1])
+        conn.execute("COMMIT")  # it wrote nothing
+        return span, found
     finally:
         conn.close()
+
+
+def _keys_finding(result: Verification,
+                  found: tuple[int | None, str] | None) -> Verification | None:
+    if found is None:
+        return None
+    return Verification(False, result.rows, found[0], found[1])
 
 
 def parallel_processes() -> int:
@@ -868,11 +892,20 @@ def verify_file_in_parallel(path: str, lo: int, hi: int, *,
     Each worker opens the file read-only; the log is append-only, so rows up
     to ``hi`` read in different transactions are the same rows.
     """
+    return _verify_file_parts(path, lo, hi, processes, keys=False)[0]
+
+
+def _verify_file_parts(path: str, lo: int, hi: int, processes: int | None, *,
+                       keys: bool = True) -> tuple[Verification, Verification | None]:
+    """`verify_file_in_parallel`, and (``keys``) the side tables' first finding, each
+    span's checked by the process that verified its rows (`keys_disagreement`)."""
     workers = processes if processes is not None else parallel_processes()
     size = max(1, -(-(hi - lo + 1) // workers))
     bounds = [(a, min(a + size - 1, hi)) for a in range(lo, hi + 1, size)]
     if len(bounds) == 1:
-        return join_spans([_check_file_span(path, lo, hi)])
+        span, found = _check_file_span(path, lo, hi, (True, True), keys)
+        result = join_spans([span])
+        return result, _keys_finding(result, found) if result.ok else None
     # fork when this process runs no other thread (`log verify`, the TUI's
     # verifier process): the workers start at once with everything imported.
     # Otherwise spawn: a fork would copy locks other threads hold.
@@ -880,10 +913,15 @@ def verify_file_in_parallel(path: str, lo: int, hi: int, *,
         "fork" if threading.active_count() == 1 and "fork" in
         multiprocessing.get_all_start_methods() else "spawn")
     with ProcessPoolExecutor(max_workers=len(bounds) - 1, mp_context=context) as pool:
-        futures = [pool.submit(_check_file_span, path, a, b) for a, b in bounds[1:]]
-        spans = [_check_file_span(path, *bounds[0])]
-        spans += [f.result() for f in futures]
-    return join_spans(spans)
+        futures = [pool.submit(_check_file_span, path, a, b, (False, b == hi), keys)
+                   for a, b in bounds[1:]]
+        parts = [_check_file_span(path, *bounds[0], (True, False), keys)]
+        parts += [f.result() for f in futures]
+    result = join_spans(span for span, _found in parts)
+    if not result.ok:
+        return result, None
+    found = next((found for _span, found in parts if found is not None), None)
+    return result, _keys_finding(result, found)
 
 
 def verify_anchored(log: ArrowLog, anchor_file: AnchorFile | None) -> Verification:

@@ -32,7 +32,7 @@ import sqlite3
 
 __all__ = ["KEYED", "KEYS_EVERY", "add_keys", "create_keys", "has_keys", "key_of",
            "keyed_condition", "keyed_rows_query", "keyed_seqs", "keyed_upto", "keys_ahead",
-           "repair_keys"]
+           "keys_disagreement", "repair_keys"]
 
 #: The log's columns read by key, each with its side table.
 KEYED = {"card": "log_cards", "arrow": "log_arrows"}
@@ -115,6 +115,61 @@ def repair_keys(conn: sqlite3.Connection, end: int | None = None) -> None:
         conn.execute(f"delete from {table} where seq > ?", [end])
     conn.execute("insert or replace into meta (key, value) values (?, ?)",
                  [_META_KEY, str(end)])
+
+
+def keys_disagreement(conn: sqlite3.Connection, lo: int | None, hi: int, *,
+                      to_end: bool) -> tuple[int | None, str] | None:
+    """The first way the side tables disagree with the log's rows ``lo``..``hi`` (the
+    row it touches, when the log holds it, and what is wrong), or None when they agree.
+
+    The engine keys every row up to ``log_keyed`` exactly (`add_keys`, in the
+    transaction that commits the rows), so any difference is tampering: a row
+    whose entry is missing is hidden from every read by that column, and an
+    entry that names no such row shows a position no row fills. ``lo`` None: the
+    log's first part, whose entries before its first row are checked too;
+    ``to_end``: its last part, whose entries past ``hi`` (up to ``log_keyed``)
+    are checked too. Reads in one snapshot: the caller's transaction.
+    """
+    if not has_keys(conn):
+        return None  # a file no newer engine has opened: read through the log alone
+    upto = keyed_upto(conn)
+    end = upto if to_end else min(hi, upto)
+    if lo is None:
+        lo = -(1 << 63)
+    if end < lo:
+        return None
+    for column, table in KEYED.items():
+        # Each keyed row has its entry: one primary-key look-up a row.
+        row = conn.execute(
+            f"select seq, {column} from log where seq between ? and ? and {column} is not null"
+            f" and not exists (select 1 from {table} k where k.{column} = log.{column}"
+            f" and k.seq = log.seq) order by seq limit 1", [lo, end]).fetchone()
+        if row is not None:
+            return int(row[0]), (f"row {row[0]}: its entry in the log's rows by {column} "
+                                 f"({table}) is missing: reads by {column} {row[1]!r} do "
+                                 "not show it")
+        # Every row has its entry, and entries are unique: as many entries as
+        # rows means no other entry. Only when they differ is the stray sought.
+        entries = conn.execute(f"select count(*) from {table} where seq between ? and ?",
+                               [lo, end]).fetchone()[0]
+        rows = conn.execute(f"select count(*) from log where seq between ? and ?"
+                            f" and {column} is not null", [lo, end]).fetchone()[0]
+        if entries == rows:
+            continue
+        stray = conn.execute(
+            f"select k.seq, k.{column} from {table} k where k.seq between ? and ?"
+            f" and not exists (select 1 from log where log.seq = k.seq"
+            f" and log.{column} = k.{column}) order by k.seq limit 1",
+            [lo, end]).fetchone()
+        if stray is None:  # fewer entries than rows: the look-up above finds those
+            return None, f"the log's rows by {column} ({table}) disagree with the log"
+        seq, value = int(stray[0]), stray[1]
+        if conn.execute("select 1 from log where seq = ?", [seq]).fetchone() is None:
+            return None, (f"the log's rows by {column} ({table}) name row {seq}, which the "
+                          "log does not hold")
+        return seq, (f"row {seq}: the log's rows by {column} ({table}) name it for {column} "
+                     f"{value!r}, which it does not hold")
+    return None
 
 
 def keyed_condition(column: str, value: object, *, after: int | None = None,
