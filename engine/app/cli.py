@@ -25,7 +25,7 @@ import shlex
 import sqlite3
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO, cast
 
@@ -193,34 +193,52 @@ def open_store(args: argparse.Namespace) -> Any:
     return PGStore.open(args.store)
 
 
-def _filtered_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
+def _cmd_log_show(args: argparse.Namespace) -> int:
+    # Read a page at a time (as `log export`): a log of any size holds one page.
     if getattr(args, "store", None):
         store = open_store(args)
         try:
-            return list(store.log.rows(arrow=args.arrow, card=args.card, package=args.package,
-                                       outcome=args.outcome, call=args.call, since=args.since,
-                                       until=args.until))
+            _show(store.log, args)
         finally:
             store.close()
+        return EXIT_OK
     _path, log = _open_log(args)
     try:
-        return list(log.rows(arrow=args.arrow, card=args.card, package=args.package,
-                             outcome=args.outcome, call=args.call, since=args.since,
-                             until=args.until))
+        _show(log, args)
     finally:
         log.db.close()
-
-
-def _cmd_log_show(args: argparse.Namespace) -> int:
-    from engine.app.export import decision_record
-
-    rows = _filtered_rows(args)
-    if args.json:
-        for row in rows:
-            _print_json(decision_record(row))
-        return EXIT_OK
-    print("\n".join(log_table(rows)))
     return EXIT_OK
+
+
+def _show(log: Any, args: argparse.Namespace) -> None:
+    """Print ``log``'s rows under ``args``' filters, up to its newest row now: as JSON
+    records, or as one aligned table, whose widths a first pass over the pages finds."""
+    from engine.app import export
+
+    last = log.last()
+
+    def pages() -> Iterator[list[dict[str, Any]]]:
+        return export.row_pages(log.rows, upto=0 if last is None else last[0],
+                                page=export.EXPORT_PAGE, arrow=args.arrow, card=args.card,
+                                package=args.package, outcome=args.outcome, call=args.call,
+                                since=args.since, until=args.until)
+
+    if args.json:
+        for rows in pages():
+            if reader_gone():
+                return
+            for row in rows:
+                _print_json(export.decision_record(row))
+        return
+    widths = [len(c) for c in _COLUMNS]
+    for rows in pages():
+        for row in rows:
+            widths = [max(w, len(c)) for w, c in zip(widths, _row_cells(row))]
+    print(_table_line(list(_COLUMNS), widths))
+    for rows in pages():
+        if reader_gone():
+            return
+        print("\n".join(_table_line(_row_cells(row), widths) for row in rows))
 
 
 def _cmd_log_export(args: argparse.Namespace) -> int:
@@ -302,18 +320,24 @@ def _time_cell(value: object) -> str:
 
 def log_table(rows: list[dict[str, Any]]) -> list[str]:
     """Log rows as aligned columns with readable local times (``arrowgate log show``)."""
-    table = [list(_COLUMNS)]
-    for row in rows:
-        table.append([_cell(row.get("seq")), _time_cell(row.get("t")),
-                      *(_cell(row.get(k)) for k in ("arrow", "card", "call", "target",
-                                                     "outcome", "code", "reason")),
-                      _cell(row.get("payload"), 60)])
+    table = [list(_COLUMNS), *(_row_cells(row) for row in rows)]
     widths = [max(len(r[i]) for r in table) for i in range(len(_COLUMNS))]
-    lines = []
-    for r in table:
-        cells = [r[0].rjust(widths[0])] + [c.ljust(w) for c, w in zip(r[1:-1], widths[1:-1])]
-        lines.append("  ".join([*cells, r[-1]]).rstrip())
-    return lines
+    return [_table_line(r, widths) for r in table]
+
+
+def _row_cells(row: dict[str, Any]) -> list[str]:
+    """A log row's cells in `log_table`'s columns."""
+    return [_cell(row.get("seq")), _time_cell(row.get("t")),
+            *(_cell(row.get(k)) for k in ("arrow", "card", "call", "target",
+                                           "outcome", "code", "reason")),
+            _cell(row.get("payload"), 60)]
+
+
+def _table_line(cells: list[str], widths: list[int]) -> str:
+    """One line of `log_table`: the number right-aligned, the payload last, unpadded."""
+    padded = [cells[0].rjust(widths[0])] + [c.ljust(w) for c, w in zip(cells[1:-1],
+                                                                         widths[1:-1])]
+    return "  ".join([*padded, cells[-1]]).rstrip()
 
 
 def _open_engine(args: argparse.Namespace, *, create: bool = False) -> Any:

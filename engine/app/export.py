@@ -42,7 +42,7 @@ from typing import Any
 
 from engine.store.decoding import UNREADABLE
 
-__all__ = ["EXPORT_PAGE", "SCHEMA", "decision_record", "record_pages"]
+__all__ = ["EXPORT_PAGE", "SCHEMA", "decision_record", "record_pages", "row_pages"]
 
 SCHEMA = "arrowgate.decision/1"
 
@@ -96,6 +96,18 @@ def record_pages(read: Callable[..., list[dict[str, Any]]], *, upto: int,
         page: rows a page (at least 1).
         **filters: the log filters, passed to ``read``.
     """
+    for rows in row_pages(read, upto=upto, page=page, **filters):
+        records = [decision_record(row) for row in rows]
+        # Let go of this page before the next is read: one page in memory, not two.
+        del rows
+        yield records
+        del records
+
+
+def row_pages(read: Callable[..., list[dict[str, Any]]], *, upto: int,
+              page: int = EXPORT_PAGE, **filters: Any) -> Iterator[list[dict[str, Any]]]:
+    """The log's rows up to ``upto`` under ``filters``, a page at a time, in sequence order
+    (`record_pages`' reading, its arguments the same): never an empty page."""
     if page < 1:
         raise ValueError(f"page must be at least 1 row, not {page}")
     after = 0
@@ -104,11 +116,10 @@ def record_pages(read: Callable[..., list[dict[str, Any]]], *, upto: int,
         if not rows:
             return
         full, after = len(rows) == page, rows[-1]["seq"]
-        records = [decision_record(row) for row in rows if row["seq"] <= upto]
-        # Let go of this page before the next is read: one page in memory, not two.
+        if rows[-1]["seq"] > upto:
+            rows = [row for row in rows if row["seq"] <= upto]
+        if rows:
+            yield rows
         del rows
-        if records:
-            yield records
-        del records
         if not full:
             return
