@@ -190,7 +190,8 @@ def open_store(args: argparse.Namespace) -> Any:
         raise CliError("give --db or --store, not both")
     if not is_postgres_url(args.store):
         raise CliError("--store takes a postgresql:// URL")
-    return PGStore.open(args.store)
+    # The log's verbs read: a database without a store is refused, never made one.
+    return PGStore.open(args.store, existing=True)
 
 
 def _cmd_log_show(args: argparse.Namespace) -> int:
@@ -643,12 +644,13 @@ def _register_plugins(sub: Any) -> None:
 def _exit_code(exc: ConsentError) -> int:
     """Invalid input is a usage error (2); a refusal is a finding (1).
 
-    A store whose schema this code does not know is input it cannot use (2), not
-    a finding about the store: `log verify` would otherwise say 1, "tampered".
+    A store whose schema this code does not know, or a database that holds no
+    store, is input it cannot use (2), not a finding about the store: `log
+    verify` would otherwise say 1, "tampered".
     """
     if isinstance(exc, (ManifestInvalid, InvalidRequest, CaseInvalid)):
         return EXIT_USAGE
-    if isinstance(exc, StoreFailed) and exc.reason == "schema-mismatch":
+    if isinstance(exc, StoreFailed) and exc.reason in ("schema-mismatch", "no-store"):
         return EXIT_USAGE
     return EXIT_FINDING
 

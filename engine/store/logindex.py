@@ -93,12 +93,13 @@ def verify_path(path: str | Path) -> Verification:
 
     Raises:
         StoreFailed: reason ``schema-mismatch``: a newer engine migrated the
-            database (`Chain.refuse_unknown`), so this code cannot judge its rows.
+            database (`Chain.refuse_unknown`), so this code cannot judge its rows;
+            reason ``no-store``: a PostgreSQL database that holds no store.
     """
     if is_store_url(path):
         from engine.store.pg.store import PGStore
 
-        store = PGStore.open(str(path))
+        store = PGStore.open(str(path), existing=True)  # a verify never makes a store
         try:
             return store.verify_log()
         finally:

@@ -69,7 +69,7 @@ from engine.store.pg.parts import (
     Reader,
     redact,
 )
-from engine.store.pg.schema import migrate
+from engine.store.pg.schema import applied, migrate
 from engine.store.siblings import siblings_of_database
 from engine.store.tokenfeed import TokenFeed
 from engine.store.transactions import Batch, Write
@@ -146,17 +146,25 @@ class PGStore:
         connect_timeout: seconds to wait for the server.
         anchors: the folder of this machine's anchors (default
             `engine.store.pg.anchoring.anchor_folder`).
+        existing: only a store some engine made already (the log's readers:
+            reading must never make one in a database of another program).
 
     Raises:
         StoreFailed: the server cannot be reached, or the database holds a
-            schema this engine does not know (it is left untouched).
+            schema this engine does not know (it is left untouched), or,
+            ``existing``, no store at all (reason ``no-store``; untouched too).
     """
 
     def __init__(self, dsn: str, *, schema: str | None = None,
-                 connect_timeout: float = 10.0, anchors: Path | None = None) -> None:
+                 connect_timeout: float = 10.0, anchors: Path | None = None,
+                 existing: bool = False) -> None:
         self.link = Link(dsn, schema=schema, connect_timeout=connect_timeout)
         try:
             conn = self.link.conn
+            if existing and not _has_store(conn):
+                raise StoreFailed(f"the PostgreSQL database {redact(dsn)} holds no arrowgate "
+                                  "store (no engine has opened it); nothing was written to it",
+                                  reason="no-store")
             # Another process's migration holds the lock for as long as it takes
             # (at start-up, before anyone is served): a longer bound than a
             # served statement's.
@@ -205,9 +213,9 @@ class PGStore:
 
     @classmethod
     def open(cls, dsn: str, *, schema: str | None = None,
-             anchors: Path | None = None) -> PGStore:
+             anchors: Path | None = None, existing: bool = False) -> PGStore:
         """Open the store at ``dsn`` (applying migrations); see the class."""
-        return cls(dsn, schema=schema, anchors=anchors)
+        return cls(dsn, schema=schema, anchors=anchors, existing=existing)
 
     # ------------------------------------------------------------ lifecycle
     @property
@@ -808,3 +816,10 @@ def drop_schema(dsn: str, name: str) -> None:
     except psycopg.Error as exc:
         raise StoreFailed(f"cannot drop schema {name} on {redact(dsn)}: {exc}",
                           reason="connection") from exc
+
+
+def _has_store(conn: Any) -> bool:
+    """Whether an engine made its store in ``conn``'s database (it records migrations);
+    read in a transaction of its own, ended (`migrate` runs its own after it)."""
+    with conn.transaction():
+        return bool(applied(conn))
