@@ -414,6 +414,22 @@ def _regular(fd: int, path: str | Path) -> os.stat_result:
     return st
 
 
+def _in_range(state: AnchorState) -> AnchorState:
+    """``state``, when every row it names has a number a store's 64-bit row can have.
+
+    JSON's integers have no bound: a hand-written anchor naming row 2**70 would
+    otherwise reach the store's look-up of that row (round 22: SQLite raised
+    OverflowError there).
+
+    Raises:
+        ValueError: a number below 0 or past 2**63 - 1.
+    """
+    for anchor in state:
+        if anchor is not None and not 0 <= anchor.seq < 1 << 63:
+            raise ValueError(f"not a sequence number a row can have: {anchor.seq}")
+    return state
+
+
 def _read_up_to(fd: int, limit: int) -> bytes:
     """At most ``limit`` bytes from the start of the regular file ``fd``."""
     parts: list[bytes] = []
@@ -471,7 +487,7 @@ class AnchorFile:
                 data = _read_up_to(fd, _READ_LIMIT)
             finally:
                 os.close(fd)
-            return _decode(data)
+            return _in_range(_decode(data))
         except FileNotFoundError:
             return None
         except (OSError, *_GARBAGE) as exc:
