@@ -19,18 +19,23 @@ and so goes through SPEC §9 in full:
 - A long call reports progress while it waits (when the client sent a progress
   token); ``notifications/cancelled`` cancels the tool call on the service
   (logged ``cancelled``).
-- On pipes, at most `MAX_IN_FLIGHT` requests (`MAX_IN_FLIGHT_BYTES` of lines)
-  are in flight; one beyond is answered at once with an error, and a request
-  that cannot be read (nested too deep, not one the protocol knows) is answered
-  with an error naming its id: a client is never left waiting for an answer,
-  nor can it make the server hold its requests without bound.
+- At most `MAX_IN_FLIGHT` requests (`MAX_IN_FLIGHT_BYTES` of lines) are in
+  flight; one beyond is answered at once with an error, and a request that
+  cannot be read (nested too deep, not one the protocol knows) is answered with
+  an error naming its id, or, when its id is none MCP takes (an object, an
+  array, a boolean, null), with ``"id": null`` as JSON-RPC 2.0 answers an
+  Invalid Request: a client is never left waiting for an answer, nor can it
+  make the server hold its requests without bound. Standard input and output
+  are read and written so whatever they are (pipes on the loop; a file or a
+  terminal in a thread, never the SDK's own stdio transport, which would only
+  log those requests).
 - When the card's work for the call makes a prompt that is held for a person,
   the call returns at once with the held prompt's id and state (a tool call
   never blocks for a person); ``arrowgate__prompt_status`` reports it, or the
   tool call's own answer, later.
 
 A plain ``tools/call`` takes a short way (issue 17: it is on the agent's
-critical path). On stdio pipes, the SDK's session turns each request into
+critical path). On stdio, the SDK's session turns each request into
 about a dozen pydantic validations and dumps and five tasks' turns (reader,
 session, server, handler, writer): more CPU than the tool call's own HTTP
 request. So `AgentMCP._take` answers a ``tools/call`` itself when it is plain
@@ -52,7 +57,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, Protocol, cast
 
 __all__ = ["STATUS_TOOL", "AgentMCP", "ServiceClient", "ServiceError", "default_agent_token_file",
            "register"]
@@ -555,7 +560,7 @@ class AgentMCP:
         return self._text("give prompt or tool_call (one of them)", error=True)
 
     # ------------------------------------------------ the short way (pipes)
-    async def _take(self, line: str, out: _PipeOut, tg: Any) -> bool:
+    async def _take(self, line: str, out: _Output, tg: Any) -> bool:
         """Answer ``line`` here when it is a plain ``tools/call`` (or cancels one taken
         here); False: the SDK's way (see the module docstring)."""
         # Every line is parsed (microseconds, against the SDK's ~1.9M instructions a
@@ -571,7 +576,8 @@ class AgentMCP:
             # A JSON-RPC batch, which the SDK cannot read and would only log.
             await self._refuse_batch(message, out)
             return True
-        elif type(message) is dict and type(message.get("id")) is float:
+        elif type(message) is dict and "id" in message \
+                and type(message["id"]) is not int and type(message["id"]) is not str:
             # The SDK would read it as a notification (its id not one it takes) and
             # never answer it.
             refusal = _invalid_request(message, "")
@@ -622,7 +628,7 @@ class AgentMCP:
         return True
 
     @staticmethod
-    async def _refuse_batch(batch: list[Any], out: _PipeOut) -> None:
+    async def _refuse_batch(batch: list[Any], out: _Output) -> None:
         """Answer a JSON-RPC batch as JSON-RPC answers one: an array of the responses to
         its requests (none when it holds none), each an Invalid Request error. MCP
         2025-06-18 has no batches (2025-03-26 had), nor does the SDK read them."""
@@ -659,7 +665,7 @@ class AgentMCP:
                 del self._passed[rid]
 
     async def _answer(self, rid: int | str, name: str, arguments: dict[str, Any],
-                      token: int | str | None, scope: Any, out: _PipeOut) -> None:
+                      token: int | str | None, scope: Any, out: _Output) -> None:
         """Answer a ``tools/call`` taken by `_take`, as the SDK's handler would."""
         notify = None
         if token is not None:
@@ -689,18 +695,12 @@ class AgentMCP:
         """Serve MCP on standard input/output until the client closes it."""
         import anyio
         from mcp.server.lowlevel import NotificationOptions
-        from mcp.server.stdio import stdio_server
 
         options = self.server.create_initialization_options(
             notification_options=NotificationOptions(tools_changed=True))
-        async with _stdio_pipes() as (lines, out):
-            if lines is None or out is None:
-                # Not pipes: the SDK's transport over its own files, read and
-                # written in threads, every message the SDK's.
-                async with stdio_server() as (read, write):
-                    await self.server.run(read, write, options)
-                return
-            # The pipes on the loop, plain tools/call requests answered here.
+        async with _stdio() as (lines, out):
+            # Every line read here first (plain tools/call requests answered here,
+            # requests the SDK cannot read refused here), the rest the SDK's.
             async with anyio.create_task_group() as tg:
                 try:
                     async with _lines_transport(lines, out, self, tg) as (read, write):
@@ -765,6 +765,19 @@ class _PipeOut:
             pass
 
 
+class _Output(Protocol):
+    """Standard output as the bridge writes it: `_PipeOut`, or `stdiofiles.FileOut`."""
+
+    async def write(self, text: str) -> None:
+        """Send one message's line (the SDK's messages)."""
+
+    async def flush(self) -> None:
+        """Wait until what `write` sent is on its way."""
+
+    async def send(self, data: bytes) -> None:
+        """Send one message's line (bytes) and wait until it is on its way."""
+
+
 #: Progress of a tool call that waits: (progress, message).
 _Notify = Callable[[float, str], Awaitable[None]]
 
@@ -807,18 +820,28 @@ def _invalid_request(message: Any, why: str) -> bytes | None:
 
     An id is an int or a text, as the SDK's; or a number written with a fraction or
     an exponent (``1.5``, ``2.0``), which JSON-RPC allows and the SDK does not read:
-    answered with that id, saying so, as its client waits for an answer to it.
+    answered with that id, saying so, as its client waits for an answer to it. An id
+    of any other type (an object, an array, a boolean, null: no id MCP takes) is
+    answered with ``"id": null``, as JSON-RPC 2.0 answers a request whose id cannot
+    be read; a message without ``id`` is a notification, answered never.
     """
-    if type(message) is not dict or type(message.get("method")) is not str:
+    if type(message) is not dict or type(message.get("method")) is not str \
+            or "id" not in message:
         return None
-    rid = message.get("id")
+    rid = message["id"]
     if type(rid) is float:  # finite: `_loads` refuses NaN and Infinity
         why = f"its id {rid!r} is not an integer or a text, as an MCP request's id is"
     elif type(rid) is not int and type(rid) is not str:
-        return None
+        why = (f"its id is {_ID_KINDS.get(type(rid), type(rid).__name__)}, not an integer "
+               "or a text, as an MCP request's id is")
+        rid = None
     return _line({"jsonrpc": "2.0", "id": rid, "error": {
         "code": -32600, "message": f"arrowgate refuses this request: {why}"}})
 
+
+#: What a JSON value that is no id is, said in a refusal (`_invalid_request`).
+_ID_KINDS: dict[type, str] = {dict: "an object", list: "an array", bool: "a boolean",
+                              type(None): "null"}
 
 #: The tokens of JSON text as `_top_level` reads them: a string, a run of opening or of
 #: closing brackets (with the space between them), one ``:`` or ``,``, a run of
@@ -918,10 +941,10 @@ def _plain_call(message: Any) -> tuple[int | str, str, dict[str, Any], int | str
 
 
 @asynccontextmanager
-async def _lines_transport(lines: _PipeLines, out: _PipeOut, agent: AgentMCP,
+async def _lines_transport(lines: AsyncIterator[str], out: _Output, agent: AgentMCP,
                            tg: Any) -> AsyncIterator[tuple[Any, Any]]:
     """The SDK's stdio transport (`mcp.server.stdio.stdio_server`: the same parsing,
-    the same messages), over pipes on the loop, with `AgentMCP._take` first on
+    the same messages), over `_stdio`'s lines and output, with `AgentMCP._take` first on
     each line: a line it answers never reaches the SDK. ``tg`` runs those answers."""
     import anyio
     from mcp import types
@@ -976,10 +999,11 @@ async def _lines_transport(lines: _PipeLines, out: _PipeOut, agent: AgentMCP,
 
 
 @asynccontextmanager
-async def _stdio_pipes() -> AsyncIterator[tuple[Any, Any]]:
-    """Standard input and output on the loop when both are pipes or sockets, else
-    (None, None): the SDK's own files. A terminal or a file is left alone (made
-    non-blocking, it would be so for every other process sharing it too)."""
+async def _stdio() -> AsyncIterator[tuple[AsyncIterator[str], _Output]]:
+    """Standard input's lines and standard output: on the loop when both are pipes or
+    sockets; else read and written in threads (`engine.app.stdiofiles`), as a terminal
+    or a file is left blocking (made non-blocking, it would be so for every other
+    process sharing it too). Either way the same lines, the same writes."""
     import asyncio
     import os
     import stat
@@ -990,7 +1014,14 @@ async def _stdio_pipes() -> AsyncIterator[tuple[Any, Any]]:
     except (OSError, ValueError, AttributeError):  # closed, or replaced by a non-file
         modes = []
     if not modes or not all(stat.S_ISFIFO(m) or stat.S_ISSOCK(m) for m in modes):
-        yield None, None
+        from engine.app.stdiofiles import FileLines, FileOut
+
+        # The binary streams under sys.stdin and sys.stdout, never closed here
+        # (`_cmd_mcp` refused to start without them).
+        stdin, stdout = _binary(sys.stdin), _binary(sys.stdout)
+        if stdin is None or stdout is None:
+            raise ValueError("standard input or output is closed")
+        yield FileLines(stdin, MAX_BODY), FileOut(stdout)
         return
     loop = asyncio.get_running_loop()
     # Copies of the descriptors: the transports close theirs, never stdin and stdout.
@@ -1006,6 +1037,26 @@ async def _stdio_pipes() -> AsyncIterator[tuple[Any, Any]]:
     finally:
         read_transport.close()
         write_transport.close()
+
+
+def _binary(stream: Any) -> BinaryIO | None:
+    """The file of bytes ``stream`` (standard input or output) reads or writes: its
+    buffer, or itself when it is one; None when it is closed or is none."""
+    import io
+
+    binary = getattr(stream, "buffer", stream)
+    if not isinstance(binary, (io.RawIOBase, io.BufferedIOBase)) or binary.closed:
+        return None
+    return cast(BinaryIO, binary)
+
+
+def _stdio_missing() -> str | None:
+    """``"standard input"`` or ``"standard output"`` when it is closed (or is no file of
+    bytes) and so cannot be served; None when both can."""
+    for name, stream in (("standard input", sys.stdin), ("standard output", sys.stdout)):
+        if _binary(stream) is None:
+            return name
+    return None
 
 
 def _split(name: str) -> tuple[str, str]:
@@ -1072,6 +1123,11 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
         client = ServiceClient(address, token, args.agent)
     except ValueError as exc:  # a token that is not one word, a service address without host
         print(f"arrowgate mcp: {exc}", file=sys.stderr)
+        return 2
+    missing = _stdio_missing()
+    if missing is not None:  # the client opened no connection yet: nothing to close
+        print(f"arrowgate mcp: {missing} is closed: there is no client to serve",
+              file=sys.stderr)
         return 2
 
     async def main() -> None:

@@ -296,7 +296,8 @@ async def test_a_request_leaves_in_one_write(tmp_path: Path,
 async def test_stdio_pipes_are_read_and_written_on_the_loop(monkeypatch, tmp_path) -> None:
     """Pipes at both ends: lines read and written by asyncio (no worker thread), a line
     beyond the limit given on as unparsable, the end of input ending the lines; a file
-    or terminal at either end: the SDK's own files (None, None)."""
+    or terminal at either end: the same lines and writes, in a worker thread
+    (`engine.app.stdiofiles`; round 22: before, the SDK's own transport)."""
     import os
 
     monkeypatch.setattr(mcp, "MAX_BODY", 64)
@@ -305,7 +306,7 @@ async def test_stdio_pipes_are_read_and_written_on_the_loop(monkeypatch, tmp_pat
     with open(in_r, "rb", 0) as stdin, open(out_w, "wb", 0) as stdout:
         monkeypatch.setattr("sys.stdin", stdin)
         monkeypatch.setattr("sys.stdout", stdout)
-        async with mcp._stdio_pipes() as (lines, out):
+        async with mcp._stdio() as (lines, out):
             assert isinstance(lines, mcp._PipeLines)
             os.write(in_w, b'{"a": 1}\n' + b"x" * 100 + b'\n{"b": "\xc3\xa9"}\n')
             os.close(in_w)
@@ -318,10 +319,19 @@ async def test_stdio_pipes_are_read_and_written_on_the_loop(monkeypatch, tmp_pat
     assert got == ['{"a": 1}\n', "\n", '{"b": "\u00e9"}\n']
     assert os.read(out_r, 100) == '{"c": "\u00e9"}\n'.encode()
     os.close(out_r)
-    with open(tmp_path / "in.txt", "w+b") as regular:
+    from engine.app.stdiofiles import FileLines, FileOut
+
+    (tmp_path / "in.txt").write_bytes(b'{"a": 1}\n' + b"x" * 100 + b'\n{"b": "\xc3\xa9"}\n')
+    with open(tmp_path / "in.txt", "rb") as regular, open(tmp_path / "out.txt", "wb") as file:
         monkeypatch.setattr("sys.stdin", regular)
-        async with mcp._stdio_pipes() as pipes:
-            assert pipes == (None, None)
+        monkeypatch.setattr("sys.stdout", file)
+        async with mcp._stdio() as (lines, out):
+            assert isinstance(lines, FileLines) and isinstance(out, FileOut)
+            assert [line async for line in lines] == got
+            await out.write('{"c": "\u00e9"}\n')
+            await out.send(b'{"d": 1}\n')
+        assert not regular.closed and not file.closed
+    assert (tmp_path / "out.txt").read_bytes() == '{"c": "\u00e9"}\n{"d": 1}\n'.encode()
 
 
 class _Out:
@@ -393,7 +403,6 @@ async def test_a_plain_tool_call_is_answered_as_the_sdk_answers_it(
                                          '"notifications/initialized"}\n', out, tg)
             for line in (_request(7, {"name": "c1__echo", "arguments": ["x"]}),
                          _request(7, {"name": "c1__echo", "other": 1}),
-                         _request(True, {"name": "c1__echo"}),
                          _request(7, {"name": "c1__nope"}),  # not listed: the SDK looks again
                          _request(7, {"name": "c1__echo", "_meta": {"x": 1}}),
                          _request(7, {"name": "c1__echo"}, extra=1),
@@ -491,8 +500,11 @@ async def test_a_request_refused_as_json_is_answered_with_its_id(tmp_path: Path)
                 assert "\\ud800" in line or "NaN" in line
                 assert await agent._take(line, out, tg)
                 assert out.lines[-1]["id"] == rid and out.lines[-1]["error"]["code"] == -32600
-            for line in ("{not json", '{"jsonrpc":"2.0","method":"x","params":{"n":NaN}}',
-                         '{"jsonrpc":"2.0","id":true,"method":"x","params":{"n":NaN}}'):
+            for line in ("{not json", '{"jsonrpc":"2.0","method":"x","params":{"n":NaN}}'):
                 assert not await agent._take(line, out, tg), line
+            # An id that is no id (round 22): answered with "id": null.
+            assert await agent._take('{"jsonrpc":"2.0","id":true,"method":"x",'
+                                     '"params":{"n":NaN}}', out, tg)
+            assert out.lines[-1]["id"] is None and out.lines[-1]["error"]["code"] == -32600
         await client.aclose()
-    assert len(out.lines) == 2
+    assert len(out.lines) == 3

@@ -56,10 +56,22 @@ async def test_what_is_no_request_stays_the_sdks() -> None:
         for line in ('{"jsonrpc":"2.0","method":"x","params":{"a":%s}}' % deep,
                      '{"jsonrpc":"2.0","params":{"id":1,"a":%s}}' % deep,
                      '{"jsonrpc":"2.0","method":"x","params":{"id":1,"a":%s}}' % deep,
-                     '{"jsonrpc":"2.0","id":true,"method":"x","params":%s}' % deep,
                      deep, '{"id":1,"params":%s}' % deep):
             assert not await agent._take(line, out, tg), line[:80]
     assert out.lines == []
+
+
+async def test_a_deep_request_whose_id_is_no_id_is_answered_with_null() -> None:
+    """Its id (``true``) is none MCP takes: answered as JSON-RPC answers an Invalid
+    Request, with ``"id": null`` (round 22; before, it was left to the SDK, which
+    never answered it)."""
+    agent = mcp.AgentMCP(object())  # type: ignore[arg-type]
+    out = _Out()
+    deep = "[" * 5_000 + "]" * 5_000
+    async with anyio.create_task_group() as tg:
+        assert await agent._take('{"jsonrpc":"2.0","id":true,"method":"x","params":%s}'
+                                 % deep, out, tg)
+    assert [(a["id"], a["error"]["code"]) for a in out.lines] == [(None, -32600)]
 
 
 async def test_a_request_the_sdk_cannot_read_is_answered_with_its_id() -> None:
