@@ -77,11 +77,17 @@ FIRST_WAIT = 0.5
 IDLE_REUSE = 30.0
 #: Seconds one request to the service may take (a wait is at most PROGRESS_EVERY).
 REQUEST_TIMEOUT = 60.0
-#: Seconds `AgentMCP._follow` follows one tool call at most: the longest ``tool_timeout``
-#: a workspace may set (a day, `canvas.model`), and a request's time more. The engine
-#: ends every tool call at its own tool_timeout, so only a broken service keeps one
-#: open this long; the agent then gets an error, and the call is cancelled.
+#: Seconds `AgentMCP._follow` follows one tool call at most when the service does not
+#: say how long it may still take (a service older than ``expires_in``): the longest
+#: ``tool_timeout`` a workspace may set (a day, `canvas.model`), and a request's time
+#: more. The engine ends every tool call at its own tool_timeout, so only a broken
+#: service keeps one open this long; the agent then gets an error, and the call is
+#: cancelled.
 FOLLOW_LIMIT = 86_400.0 + REQUEST_TIMEOUT
+#: Seconds a tool call is followed past the end its ``expires_in`` gave (the engine
+#: ends it at its deadline, but its answer, like the engine's tick, may come a little
+#: later on a busy service).
+FOLLOW_MARGIN = 30.0
 #: The largest response body read from the service.
 MAX_BODY = 64 * 1024 * 1024
 #: The longest id of a prompt or a tool call (the service's ids: `engine.service.models.Id`).
@@ -471,7 +477,9 @@ class AgentMCP:
                       notify: _Notify | None = None) -> tuple[str, bool]:
         """The tool call's outcome: ``first`` (the call after a wait, if given), then
         waits of `PROGRESS_EVERY` seconds, each followed by a progress notification;
-        for `FOLLOW_LIMIT` seconds at most, whatever the service answers.
+        whatever the service answers, no longer than the seconds its answers say the
+        call may still take (``expires_in``) and `FOLLOW_MARGIN` (a later answer may
+        bring that end nearer, never move it away), and `FOLLOW_LIMIT` seconds at most.
 
         A wait the service answers "open" sooner than asked is not followed by the
         next at once, but when it would have ended: a service that answers at once
@@ -482,8 +490,8 @@ class AgentMCP:
         import anyio
 
         waited = 0
-        limit = FOLLOW_LIMIT
-        deadline = time.monotonic() + limit
+        start = time.monotonic()
+        deadline = start + FOLLOW_LIMIT
         try:
             while True:
                 asked = began = 0.0
@@ -494,7 +502,7 @@ class AgentMCP:
                     began = time.monotonic()
                     asked = min(PROGRESS_EVERY, deadline - began)
                     if asked <= 0:
-                        return await self._give_up(call_id, limit)
+                        return await self._give_up(call_id, deadline - start)
                     tc = await self.client.wait(call_id, asked)
                 if tc.get("problem"):
                     return self._text(tc.get("message") or "the tool call is gone", error=True)
@@ -509,6 +517,7 @@ class AgentMCP:
                         "message": f"prompt {held['prompt']} to {held['agent']} waits for a "
                                    f"person's OK; the tool call stays open. Ask "
                                    f"{STATUS_TOOL} with prompt or tool_call later."})
+                deadline = min(deadline, _end_said(tc.get("expires_in")))
                 waited += 1
                 if notify is not None:
                     await notify(float(waited), f"waiting for {tc['card']} to answer "
@@ -534,7 +543,8 @@ class AgentMCP:
                 await self.client.cancel(call_id)
             except ServiceError:
                 pass  # the service is gone too: the agent is told all the same
-        return self._text(f"the card did not answer tool call {call_id} within {limit:g} s "
+        return self._text(f"the card did not answer tool call {call_id} within "
+                          f"{round(limit, 1):g} s "
                           "(the service kept it open): arrowgate mcp gave up on it and "
                           "cancelled it", error=True)
 
@@ -1057,6 +1067,18 @@ def _stdio_missing() -> str | None:
         if _binary(stream) is None:
             return name
     return None
+
+
+def _end_said(expires_in: Any) -> float:
+    """When (`time.monotonic`) to stop following a tool call whose answer said it may
+    take ``expires_in`` seconds more: then and `FOLLOW_MARGIN`; infinity when it said
+    nothing that reads as seconds (a service older than ``expires_in``)."""
+    import math
+    import time
+
+    if type(expires_in) not in (int, float) or not 0 <= expires_in < math.inf:
+        return math.inf
+    return time.monotonic() + float(expires_in) + FOLLOW_MARGIN
 
 
 def _split(name: str) -> tuple[str, str]:

@@ -106,6 +106,10 @@ class ToolCallOut(BaseModel):
     result: Any = None
     error: ToolError | None = None
     held: list[HeldPrompt] = []
+    expires_in: float | None = Field(
+        None, description="while open: the seconds left before the engine ends the tool "
+                          "call at the workspace's tool_timeout (TOOL_TIMEOUT), so a caller "
+                          "need follow it no longer; null once it has ended")
 
 
 class ToolOut(BaseModel):
@@ -189,9 +193,16 @@ def _visible(engine: Engine, call_id: str, principal: Principal) -> ToolCall:
 
 
 def _json(engine: Engine, tc: ToolCall) -> dict[str, Any]:
+    """A tool call as the routes give it (`ToolCallOut`): the agent's view, its held
+    prompts and, while open, the seconds left before its deadline."""
     out = tc.to_json()
-    out["held"] = [{"prompt": p.id, "state": p.state, "agent": p.agent}
-                   for p in engine.tool_call_holds(tc)] if tc.is_open else []
+    if tc.is_open:
+        out["held"] = [{"prompt": p.id, "state": p.state, "agent": p.agent}
+                       for p in engine.tool_call_holds(tc)]
+        # Seconds left, not the deadline: the engine's clock is not the caller's.
+        out["expires_in"] = round(max(0.0, tc.deadline - engine.now()), 3)
+    else:
+        out["held"], out["expires_in"] = [], None
     return out
 
 

@@ -1543,6 +1543,11 @@ export interface components {
              * @default []
              */
             held: components["schemas"]["HeldPrompt"][];
+            /**
+             * Expires In
+             * @description while open: the seconds left before the engine ends the tool call at the workspace's tool_timeout (TOOL_TIMEOUT), so a caller need follow it no longer; null once it has ended
+             */
+            expires_in?: number | null;
         };
         /**
          * ToolError
