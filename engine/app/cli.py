@@ -37,6 +37,7 @@ from engine.app.common import (
     add_db_option,
     db_path,
     default_db_path,
+    with_reason,
 )
 from engine.app.times import TIME_HELP, format_local, parse_time
 from engine.core.errors import (
@@ -734,7 +735,7 @@ def _run(args: argparse.Namespace) -> int:
         _say(exc.message)
         return exc.exit_code
     except ConsentError as exc:
-        _say(exc.message)
+        _say(with_reason(exc.message, exc.reason))
         return _exit_code(exc)
     except sqlite3.DatabaseError as exc:
         _say(f"the database cannot be used: {exc}")

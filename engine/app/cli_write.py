@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote, urlsplit
 
+from engine.app.common import with_reason
 from engine.core.decision import CallDenied
 from engine.core.errors import (
     ApprovalRefused,
@@ -661,6 +662,8 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
         allowed = decision.get("outcome") in ("ok", "queued", "held")
         text = f"{decision.get('outcome')}" + (f": {decision['message']}"
                                                if decision.get("message") else "")
+        if not allowed:
+            text = with_reason(text, decision.get("reason"))
         return (OK if allowed else REFUSED), decision, text
     if verb == "hold list":
         holds = await backend.holds()
@@ -686,8 +689,9 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
             digest = text_sha256(text)
         decision = await backend.approve_hold(args.id, digest)
         allowed = decision.get("outcome") in ("ok", "queued", "held")
+        text = f"prompt {args.id}: {decision.get('outcome')} {decision.get('message', '')}"
         return (OK if allowed else REFUSED), decision, \
-            f"prompt {args.id}: {decision.get('outcome')} {decision.get('message', '')}".rstrip()
+            text.rstrip() if allowed else with_reason(text.rstrip(), decision.get("reason"))
     if verb == "hold reject":
         decision = await backend.reject_hold(args.id)
         return OK, decision, f"prompt {args.id}: rejected"
@@ -733,7 +737,8 @@ def _fail(args: argparse.Namespace, failure: Failure) -> int:
         print(json.dumps({"error": failure.data}, sort_keys=True), file=sys.stderr)
     else:
         # Its lines may echo a file's name or an id a sender chose: inert and bounded.
-        print(f"arrowgate: {inert_lines(str(failure))}", file=sys.stderr)
+        text = with_reason(str(failure), failure.data.get("reason"))
+        print(f"arrowgate: {inert_lines(text)}", file=sys.stderr)
     return failure.exit_code
 
 

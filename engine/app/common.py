@@ -24,12 +24,26 @@ __all__ = [
     "add_db_option",
     "db_path",
     "default_db_path",
+    "with_reason",
 ]
 
 EXIT_OK = 0  #: the command did what was asked
 EXIT_FINDING = 1  #: a finding: verification failed, a diff widens, a replay failed, a refusal
 EXIT_USAGE = 2  #: a usage error or invalid input
 
+
+
+def with_reason(message: str, reason: object) -> str:
+    """A refusal's message as text output shows it: with its machine-readable ``reason``
+    (``lookalike``, ``not-connected`` ...) after it as ``(reason: …)``, unless the message
+    already names it as a Decision's does (``…: reason — why``) or there is none; what
+    ``--json`` carries as ``reason``, readable without JSON."""
+    if not isinstance(reason, str) or not reason:
+        return message
+    said = f": {reason}"
+    if f"{said} —" in message or f"{said};" in message or message.endswith(said):
+        return message
+    return f"{message} (reason: {reason})"
 
 
 class CliError(Exception):
