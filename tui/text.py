@@ -27,7 +27,8 @@ from rich.text import Text
 # rule for where an id is quoted); the TUI re-exports them.
 from engine.core.text import ident, is_control, quoted
 
-__all__ = ["CONTROL_STYLE", "fit", "ident", "plain", "plain_lines", "quoted", "visible"]
+__all__ = ["CONTROL_STYLE", "fit", "ident", "plain", "plain_lines", "quoted", "short_id",
+           "visible"]
 
 #: How a made-visible control character is drawn.
 CONTROL_STYLE = Style(reverse=True)
@@ -109,6 +110,30 @@ def plain_lines(lines: Iterable[str]) -> Text:
     as ``␊``, so no quoted text adds a line that reads as the TUI's own.
     """
     return Text("\n", end="").join(plain(line) for line in lines)
+
+
+def short_id(value: str, width: int, *, also: str = "") -> str:
+    """An id as `quoted` (with ``also``) writes it, made `visible`, in at most ``width``
+    terminal cells (at least 4): whole, or cut with ``…``; a quoted id is cut inside
+    its quotes (``"abc…"``), so that it still reads as one id, and cut, rather than
+    as an open quote running on into what follows; nor does the cut leave a
+    backslash escaping the closing quote."""
+    label = visible(quoted(value, also=also))
+    if cell_len(label) <= width:
+        return label
+    if not label.startswith('"') or quoted(value, also=also) == value:
+        return set_cell_size(label, width - 1) + "…"
+    room = width - 3  # the two quotes and the "…"
+    kept, used = [], 0
+    for char in label[1:-1]:
+        used += cell_len(char)
+        if used > room:
+            break
+        kept.append(char)
+    inner = "".join(kept)
+    if (len(inner) - len(inner.rstrip("\\"))) % 2:
+        inner = inner[:-1]  # half of an escape (\\ or \"): it would escape the "…"
+    return '"' + inner + '…"'
 
 
 def fit(text: str, width: int) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar, cast
 
 import networkx as nx
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -24,7 +24,7 @@ from textual.widgets import Footer, Static
 from canvas import Canvas
 from engine.app.reach import analyse, reached_by
 
-from ..text import quoted, visible
+from ..text import short_id, visible
 from ..widgets.node_list import node_key
 
 if TYPE_CHECKING:
@@ -64,8 +64,7 @@ def draw_map(graph: nx.Graph, width: int, height: int, *, selected: str | None,
                 styles[(x, y)] = "bright_black"
     for node, (col, row) in cells.items():
         # One box each: an id holding ``] [`` is quoted, or it reads as two boxes.
-        label = visible(quoted(node, also="[]"))
-        label = label if cell_len(label) <= _BOX - 2 else set_cell_size(label, _BOX - 3) + "…"
+        label = short_id(node, _BOX - 2, also="[]")
         box = f"[{label}{' ⚠' if node in dangerous else ''}]"
         style = "reverse bold" if node == selected else "bold red" if node in dangerous else \
             "bold yellow" if node in lit else "cyan"
