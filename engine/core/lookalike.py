@@ -12,6 +12,14 @@ that read as others in common terminal fonts (after Unicode TR 39's confusables
 among ASCII: ``rn`` as ``m``, ``vv`` as ``w``, ``cl`` as ``d``, ``1`` as ``l``,
 ``0`` as ``o``). The skeleton still folds case and compatibility forms first,
 so it holds for any text it is given.
+
+Look-alike runs overlap (``vvv`` reads as ``wv`` and as ``vw``; ``rnn``, ``mn``), so
+the skeleton does not fold runs into their letter, which depends on where one
+starts; it writes each letter that reads as a run *as* that run (``m`` as ``rn``,
+``w`` as ``vv``, ``d`` as ``cl``) and each look-alike digit as its letter. No
+letter of a run is itself written otherwise, so every way of swapping look-alikes
+in a name gives one skeleton: two names meet exactly when a person could read one
+as the other by swapping look-alikes, however they overlap.
 """
 
 from __future__ import annotations
@@ -25,17 +33,17 @@ __all__ = ["lookalike", "skeleton"]
 # Separators read as one another, and a name with one reads as a name without:
 # ``acme.standup``, ``acme-standup``, ``acme__standup``, ``acmestandup``.
 _SEPARATORS = re.compile(r"[._\-\s]+")
-# Letters (runs) that read as another, each replaced by the one it reads as. The
-# digits first: a run made with one (``c1`` for ``cl``) must fold as the letters do.
-_READ_AS = (("1", "l"), ("0", "o"), ("rn", "m"), ("vv", "w"), ("cl", "d"))
+# Each character that reads as something else, written as that: a digit as the letter
+# it looks like, a letter that looks like a run of two as that run. None of what they
+# are written as is itself in this table, so one pass writes a name in its one form.
+_WRITTEN_AS = str.maketrans({"1": "l", "0": "o", "m": "rn", "w": "vv", "d": "cl"})
 
 
 def skeleton(name: str) -> str:
-    """What a person sees of ``name``: equal for two names they cannot tell apart."""
+    """What a person sees of ``name``: equal for two names they cannot tell apart (also
+    when their look-alike runs overlap: ``vw``, ``wv`` and ``vvv`` are one skeleton)."""
     text = _SEPARATORS.sub("", unicodedata.normalize("NFKC", name).casefold())
-    for seen, read in _READ_AS:
-        text = text.replace(seen, read)
-    return text
+    return text.translate(_WRITTEN_AS)
 
 
 def lookalike(name: str, names: Iterable[str]) -> str | None:
