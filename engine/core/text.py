@@ -12,9 +12,9 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["LINE", "SHOWN", "bounded", "clipped", "control_characters", "describe_character",
-           "id_problem", "ident", "inert_lines", "is_control", "is_unicode", "quoted", "shown",
-           "visible"]
+__all__ = ["LINE", "PATH_SHOWN", "SHOWN", "bounded", "clipped", "control_characters",
+           "describe_character", "id_problem", "ident", "inert_lines", "is_control",
+           "is_unicode", "named_path", "quoted", "shown", "visible"]
 
 #: Bidirectional formatting characters: they reorder the text around them.
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
@@ -194,6 +194,17 @@ def clipped(line: str, limit: int = LINE) -> str:
     room = limit - len(mark)
     head = room * 2 // 3
     return line[:head] + mark + line[len(line) - (room - head):]
+
+
+#: The most characters of a path a refusal quotes (a file call's path may be 4,096 bytes).
+PATH_SHOWN = 240
+
+
+def named_path(path: str) -> str:
+    """``path`` as a refusal names it: quoted (``repr``), and a long one `clipped` in its
+    middle (its start says where, its end what). The card sent it and the call's log
+    row keeps it whole: a refusal need not carry kilobytes of it back."""
+    return repr(clipped(path, PATH_SHOWN))
 
 
 def inert_lines(text: str, limit: int = LINE) -> str:

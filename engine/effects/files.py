@@ -36,6 +36,7 @@ from engine.core.checks import Passed, denial
 from engine.core.decision import Decision
 from engine.core.events import Event
 from engine.core.fsrules import is_protected, is_secret
+from engine.core.text import named_path as _named
 from engine.effects.folders import unsafe_folder
 from engine.effects.pathwalk import Escape, Walked, open_beneath, walk
 from engine.effects.threadwork import submit
@@ -221,10 +222,10 @@ class ConfinedFiles:
         except TrashRefused as exc:
             return self._refuse(passed, exc.reason, exc.why)
         except FileNotFoundError:
-            return self._refuse(passed, "missing", f"{path!r} does not exist", code="NOT_FOUND")
+            return self._refuse(passed, "missing", f"{_named(path)} does not exist", code="NOT_FOUND")
         except OSError as exc:
             code, reason = _OS_ERRORS.get(exc.errno or 0, ("SCOPE_REFUSED", "os-error"))
-            return self._refuse(passed, reason, f"{path!r}: {exc.strerror}", code=code)
+            return self._refuse(passed, reason, f"{_named(path)}: {exc.strerror}", code=code)
 
     def _perform(self, root: Path, name: str, writes: bool, path: str, args: dict[str, Any],
                  denylist: bool, max_bytes: int) -> Any:
@@ -236,9 +237,9 @@ class ConfinedFiles:
             if unsafe:
                 raise PathRefused("workspace-unsafe", unsafe)
             if denylist and is_secret(parts):
-                raise PathRefused("secret-path", f"{path!r} looks like a secret")
+                raise PathRefused("secret-path", f"{_named(path)} looks like a secret")
             if writes and is_protected(parts):
-                raise PathRefused("protected-path", f"{path!r} is protected from card writes")
+                raise PathRefused("protected-path", f"{_named(path)} is protected from card writes")
             try:
                 # Trashing a name trashes that entry: a link moves as a link, and
                 # what it names (inside or outside the folder) is never touched.
@@ -251,11 +252,11 @@ class ConfinedFiles:
                 full = [*walked.parts, walked.name] if walked.name else list(walked.parts)
                 # Links may land on a secret or protected name: check where it went.
                 if denylist and is_secret(full):
-                    raise PathRefused("secret-path", f"{path!r} leads to a secret")
+                    raise PathRefused("secret-path", f"{_named(path)} leads to a secret")
                 if writes and is_protected(full):
-                    raise PathRefused("protected-path", f"{path!r} leads to a protected path")
+                    raise PathRefused("protected-path", f"{_named(path)} leads to a protected path")
                 if self.data_dir is not None and _inside(root.joinpath(*full), self.data_dir):
-                    raise PathRefused("protected-path", f"{path!r} is the app's own data")
+                    raise PathRefused("protected-path", f"{_named(path)} is the app's own data")
                 if not walked.exists and name not in ("fs.writeText", "fs.writeBytes",
                                                       "fs.mkdir"):
                     raise FileNotFoundError(errno.ENOENT, "not found", path)

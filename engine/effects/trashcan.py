@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from engine.core.text import named_path
 from engine.effects.pathwalk import rename_noreplace, walk_down
 
 __all__ = ["MAX_DEPTH", "MAX_SCAN", "Trash", "TrashRefused", "scan_tree"]
@@ -86,7 +87,7 @@ def scan_tree(dir_fd: int, prefix: tuple[str, ...],
                 path = [*parts, entry.name]
                 reason = guarded(path)
                 if reason is not None:
-                    raise TrashRefused(reason, f"the folder holds {'/'.join(path)!r}, "
+                    raise TrashRefused(reason, f"the folder holds {named_path('/'.join(path))}, "
                                                "which a card may not trash")
                 if entry.is_dir(follow_symlinks=False):
                     subs.append(entry.name)

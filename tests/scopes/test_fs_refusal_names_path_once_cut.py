@@ -24,7 +24,7 @@ _LONG = "/".join(f"{i:02d}" + "d" * 97 for i in range(40))
 
 @pytest.mark.parametrize(("call", "path", "reason"), [
     ("fs.readText", _LONG + "/.env", "secret-path"),
-    ("fs.writeText", ".git/" + _LONG, "protected-path"),
+    ("fs.writeText", ".git/" + _LONG + "/end.txt", "protected-path"),
     ("fs.readText", _LONG + "/nothing.txt", "missing"),
 ])
 async def test_a_long_path_is_named_once_and_cut(make_engine, tmp_path: Path, call: str,
