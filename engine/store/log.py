@@ -29,7 +29,13 @@ from engine.store.database import all_or_none, connect_read_only, database_file,
 from engine.store.decoding import decode_field, is_chain
 from engine.store.encoding import dumps
 from engine.store.history import ConsentHistory, HistoryVerification
-from engine.store.logkeys import has_keys, key_of, keyed_rows_query, keys_disagreement
+from engine.store.logkeys import (
+    KeyedValues,
+    has_keys,
+    key_of,
+    keyed_rows_query,
+    keys_disagreement,
+)
 from engine.store.migrations import migrations
 
 __all__ = ["EXTRA_FIELDS", "FIELDS", "GENESIS", "PARALLEL_ROWS", "PAYLOAD_KEPT", "ArrowLog",
@@ -673,8 +679,12 @@ class ArrowLog:
             # or small: one pass here.
             cursor = conn.execute("select * from log where rowid <= ? order by rowid", [hi])
             names = [d[0] for d in cursor.description]
-            result = join_spans([check_span(cursor, names)])
-            found = keys_disagreement(conn, None, hi, to_end=True) if result.ok else None
+            kept = KeyedValues(names) if has_keys(conn) else None
+            span = check_span(cursor, names, kept.keeper() if kept is not None else None)
+            result = join_spans([span])
+            found = keys_disagreement(conn, None, hi, to_end=True, kept=kept,
+                                      first=span.first[0] if span.first else None) \
+                if result.ok else None
             return result, _keys_finding(result, found)
         return _verify_file_parts(path, lo, hi, None)
 
@@ -743,13 +753,16 @@ class Span:
 _BLOB = bytes  # what sqlite3 and psycopg return for binary data
 
 
-def check_span(rows: Iterable[Sequence[Any]], names: Sequence[str]) -> Span:
+def check_span(rows: Iterable[Sequence[Any]], names: Sequence[str],
+               keep: Callable[[Sequence[Any]], None] | None = None) -> Span:
     """Check consecutive log rows (each a tuple of the columns ``names``): every row's
     number and link to the row before it, that it holds no binary data, and its hash.
 
     The checks and their messages are those of `ArrowLog.verify`, in the same
     order, so a log verified in spans names the same first bad row, with the
-    same words, as one verified in a single pass.
+    same words, as one verified in a single pass. ``keep`` is given each row
+    read (`engine.store.logkeys.KeyedValues`), so that what else is checked
+    against the rows needs no second read of them.
     """
     where = {name: i for i, name in enumerate(names)}
     i_seq, i_prev, i_hash = where["seq"], where["prev"], where["hash"]
@@ -771,6 +784,8 @@ def check_span(rows: Iterable[Sequence[Any]], names: Sequence[str]) -> Span:
     expected = 0
     for row in rows:
         count += 1
+        if keep is not None:
+            keep(row)
         seq = row[i_seq]
         if first is None:
             first = (seq, row[i_prev])
@@ -864,10 +879,13 @@ def _check_file_span(path: str, lo: int, hi: int, where: tuple[bool, bool] = (Fa
         conn.execute("BEGIN")  # the rows and their keys from one snapshot
         cursor = conn.execute("select * from log where rowid between ? and ? order by rowid",
                               [lo, hi])
-        span = check_span(cursor, [d[0] for d in cursor.description])
+        names = [d[0] for d in cursor.description]
+        kept = KeyedValues(names) if keys and has_keys(conn) else None
+        span = check_span(cursor, names, kept.keeper() if kept is not None else None)
         found = None
         if keys and span.bad is None and span.first is not None:
-            found = keys_disagreement(conn, None if where[0] else lo, hi, to_end=where[1])
+            found = keys_disagreement(conn, None if where[0] else lo, hi, to_end=where[1],
+                                      kept=kept, first=span.first[0])
         conn.execute("COMMIT")  # it wrote nothing
         return span, found
     finally:
