@@ -65,6 +65,10 @@ class Service:
     #: Set when the server shuts down: streams and waits end early.
     closing: asyncio.Event = field(default_factory=asyncio.Event)
     feeds: Feeds | None = None
+    #: Where another process reads the engine's log (its SQLite file, or its
+    #: PostgreSQL store's URL): ``POST /v1/log/verify`` verifies there, off the
+    #: event loop. None (an engine in memory): verified by the engine itself.
+    log_location: str | None = None
     #: Serialises offer and install of one package, so a review checked is the one installed.
     package_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
 

@@ -53,10 +53,13 @@ KEEP_ALIVE_SECONDS = 60.0
 async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
                 heartbeat: float = 15.0, max_body: int | None = None,
                 announce: bool = True, signals: bool = True,
-                on_ready: Callable[[Callable[[], None]], None] | None = None) -> None:
+                on_ready: Callable[[Callable[[], None]], None] | None = None,
+                log_location: str | None = None) -> None:
     """Serve the engine on ``sock`` until SIGTERM or SIGINT, then close it cleanly.
 
     Args:
+        log_location: the engine's SQLite file or PostgreSQL URL, where the log is
+            verified by a process of its own (`Service.log_location`).
         announce: print the address, then ``ready``.
         signals: stop on SIGTERM and SIGINT (only in the main thread).
         on_ready: called once serving, with a function that stops the server
@@ -66,7 +69,8 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
 
     from engine.service.app import MAX_BODY, Service, asgi_app, fast_lane
 
-    service = Service(engine, tokens, heartbeat=heartbeat, max_body=max_body or MAX_BODY)
+    service = Service(engine, tokens, heartbeat=heartbeat, max_body=max_body or MAX_BODY,
+                      log_location=log_location)
     app = asgi_app(service)
     loop = asyncio.get_running_loop()
     expected = Expected(loop.time)
@@ -249,7 +253,8 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         # record for then, after any request already waiting (`engine.service.idleloop`).
         with asyncio.Runner(loop_factory=IdleLoop) as runner:
             runner.run(serve(engine, sock, tokens, heartbeat=args.heartbeat,
-                             max_body=args.max_body))
+                             max_body=args.max_body,
+                             log_location=args.store if db is None else str(db)))
     finally:
         if unix_path is not None:
             with contextlib.suppress(OSError):

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import shlex
-import sys
 import time
 from typing import Any, ClassVar, TextIO
 
@@ -18,6 +16,7 @@ from textual.widgets import Footer, Input, Static
 
 from engine import Verification
 from engine.app.times import parse_time
+from engine.app.verifier import verify_in_a_process
 from engine.store.logindex import LogFilter, is_store_url, open_log_index
 
 from ..rows import UNREADABLE, readable
@@ -299,25 +298,7 @@ class ArrowLogScreen(EngineScreen):
         would hold the interpreter lock against scrolling.
         """
         self._verified(None)
-        # A store's URL goes through standard input: it may hold a password,
-        # which a command line shows to every user of the machine.
-        on_server = is_store_url(self.gate.db_path)
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "engine.store.logindex",
-            "-" if on_server else self.gate.db_path,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE)
-        out, err = await proc.communicate(
-            (self.gate.db_path + "\n").encode() if on_server else b"")
-        try:
-            data = json.loads(out)
-            result = Verification(bool(data["ok"]), int(data["rows"]), data["first_bad"],
-                                  str(data["problem"]))
-        except (ValueError, KeyError, TypeError):
-            # The last line of a traceback is the error itself.
-            lines = err.decode(errors="replace").strip().splitlines() or ["no output"]
-            result = Verification(False, 0, None, "the verifier failed: " + lines[-1][-200:])
-        self._verified(result)
+        self._verified(await verify_in_a_process(self.gate.db_path))
 
     def _verified(self, result: Verification | None) -> None:
         label = self.query_one("#verify", Static)

@@ -1,0 +1,51 @@
+"""The log's verification in a process of its own, for interfaces that must stay responsive.
+
+Verifying a million rows is seconds of hashing in Python. Run on an interface's
+event loop (the service's `POST /v1/log/verify`) it stops every other request for
+that long; run in a thread it holds the interpreter lock against the loop just
+the same. So the TUI and the service run ``python -m engine.store.logindex`` (the
+same `verify_path` that ``arrowgate log verify`` runs) and await its answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+
+from engine.store.log import Verification
+from engine.store.logindex import is_store_url
+
+__all__ = ["verify_in_a_process"]
+
+
+async def verify_in_a_process(location: str) -> Verification:
+    """Verify the log of the SQLite file or PostgreSQL store at ``location`` (its chain,
+    anchor and consent history) in a child process, and return what it found.
+
+    A store's URL goes through the child's standard input: it may hold a
+    password, which a command line shows to every user of the machine. A
+    verifier that fails (it cannot read the store, it dies) is a finding naming
+    the last line it wrote. Cancelled (the client went away), the child is killed.
+    """
+    on_server = is_store_url(location)
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "engine.store.logindex", "-" if on_server else location,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE)
+    try:
+        out, err = await proc.communicate((location + "\n").encode() if on_server else b"")
+    except BaseException:
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        await proc.wait()
+        raise
+    try:
+        data = json.loads(out)
+        return Verification(bool(data["ok"]), int(data["rows"]), data["first_bad"],
+                            str(data["problem"]))
+    except (ValueError, KeyError, TypeError):
+        # The last line of a traceback, or of the verifier's refusal, is the error itself.
+        lines = err.decode(errors="replace").strip().splitlines() or ["no output"]
+        return Verification(False, 0, None, "the verifier failed: " + lines[-1][-200:])
