@@ -24,7 +24,7 @@ The contract every implementation keeps:
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -60,6 +60,12 @@ class TerminalClaim(NamedTuple):
     process: str | None
     #: Whether its lease ran out by the store's clock, as read (`Store.terminal_driver`).
     expired: bool = False
+
+    @classmethod
+    def read(cls, row: Sequence[Any]) -> TerminalClaim:
+        """The claim in a row ``(engine, process, lease ran out)`` of either store (a
+        process that is no text, as a hand-edited row may hold, is an unnamed one)."""
+        return cls(str(row[0]), row[1] if isinstance(row[1], str) else None, bool(row[2]))
 
 
 class Transactional(Protocol):

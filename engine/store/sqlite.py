@@ -488,8 +488,7 @@ class SQLiteStore:
                                    " from terminal_drivers where node = ?", [node]).fetchone()
         if row is None:
             return None
-        return TerminalClaim(str(row[0]), row[1] if isinstance(row[1], str) else None,
-                             bool(row[2]))
+        return TerminalClaim.read(row)
 
     def claim_terminal(self, node: str, claim: TerminalClaim, t: float, lease: float) -> None:
         """Record that ``claim``'s engine drives terminal ``node`` from ``t``, its lease

@@ -552,8 +552,7 @@ class PGStore:
                               reason="connection") from exc
         if row is None:
             return None
-        return TerminalClaim(str(row[0]), row[1] if isinstance(row[1], str) else None,
-                             bool(row[2]))
+        return TerminalClaim.read(row)
 
     def claim_terminal(self, node: str, claim: TerminalClaim, t: float, lease: float) -> None:
         """Record that ``claim``'s engine drives terminal ``node`` from ``t``, its lease
