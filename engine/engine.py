@@ -578,9 +578,13 @@ class Engine:
         if not isinstance(driver, TerminalDriver):
             await self.world.attach(node, folder, driver)
             return
+        # Starting from the claim on: own input committed while the claim commits
+        # waits for the driver, as the claim makes it the driver's to type.
+        self.world.reserve(node_id, driver)
         try:
             await self._claim_terminal(node_id)
         except BaseException:
+            self.world.unreserve(node_id, driver)
             # Never started: stopped all the same, as the caller handed it over. A
             # claim a cancelled attach committed after all is undone like a failed start.
             await driver.aclose()

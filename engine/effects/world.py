@@ -209,11 +209,22 @@ class World:
                 for text, run in early:
                     self._type(driver, text, run)
         finally:
-            if self._starting.get(node.id) is driver:
-                del self._starting[node.id]
-            if self._early.pop(driver, None):
-                # Allowed and logged as sent: said where its output would appear.
-                self.output(node.id, "[the terminal's driver did not start: input not typed]\n")
+            self.unreserve(node.id, driver)
+
+    def reserve(self, node: str, driver: TerminalDriver) -> None:
+        """Count ``driver`` as starting for terminal ``node`` before `attach`: from the
+        moment its engine writes the terminal's claim, the engine's own input there
+        is the driver's to type (it waits for it), never echoed on the simulated one."""
+        self._starting[node] = driver
+
+    def unreserve(self, node: str, driver: Driver) -> None:
+        """``driver`` is no longer starting for ``node`` (started, failed, or its claim
+        refused): input that waited for it and was not typed is said to be dropped."""
+        if self._starting.get(node) is driver:
+            del self._starting[node]
+        if self._early.pop(driver, None):
+            # Allowed and logged as sent: said where its output would appear.
+            self.output(node, "[the terminal's driver did not start: input not typed]\n")
 
     async def detach(self, driver: Driver) -> None:
         """Stop ``driver`` and let go of it, if it is its node's driver (an attach
