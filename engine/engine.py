@@ -690,7 +690,13 @@ class Engine:
                 if isinstance(driver, TerminalDriver) and node_id not in held:
                     _claims_log.warning("arrowgate: terminal %s is claimed by another engine now; "
                                  "its driver here stops", node_id)
-                    await self.world.detach(driver)
+                    try:
+                        await self.world.detach(driver)
+                    except Exception:  # noqa: BLE001 - the app's driver: isolated
+                        # Its error must not end the renewal: the other terminals'
+                        # leases would run out while their drivers still type.
+                        _claims_log.exception("arrowgate: the driver of %s failed to stop",
+                                              node_id)
 
     @consistent
     async def _renew_once(self) -> set[str]:
