@@ -222,9 +222,14 @@ class World:
         refused): input that waited for it and was not typed is said to be dropped."""
         if self._starting.get(node) is driver:
             del self._starting[node]
-        if self._early.pop(driver, None):
+        dropped = self._early.pop(driver, None)
+        if dropped:
             # Allowed and logged as sent: said where its output would appear.
             self.output(node, "[the terminal's driver did not start: input not typed]\n")
+            if any(run for _text, run in dropped):
+                # Its command was shown working (`run`): nothing runs it, as when
+                # the terminal has ended under it (`_type`).
+                self.status(node, "finished")
 
     async def detach(self, driver: Driver) -> None:
         """Stop ``driver`` and let go of it, if it is its node's driver (an attach
