@@ -196,8 +196,13 @@ class Engine:
         self._process = processes.identity()
         #: Whether this engine claimed a terminal: its claims go at `close`.
         self._claimed = False
-        #: The task renewing its claims' leases (`_renew_claims`), once it claimed one.
-        self._renewing: asyncio.Task[None] | None = None
+        #: The renewal of its claims' leases, once it claimed one (`_renew_in_background`):
+        #: the loop it runs on, the timer of its next round, the round under way.
+        self._renewal_loop: asyncio.AbstractEventLoop | None = None
+        self._next_renewal: asyncio.TimerHandle | None = None
+        self._renewal_round: asyncio.Task[None] | None = None
+        #: Whether the last round could not reach the store (said once, not every round).
+        self._renewal_failing = False
         _OPEN_HERE.add(self.name)
         ctx.on_gone(self._let_go)
         ctx.on_caught_up(self._narrowed_elsewhere)
@@ -290,9 +295,7 @@ class Engine:
                     pass  # closing anyway: the store could not take them
             # What is pending commits while the drivers still run: its input is typed.
             self.store.pin_and_flush()
-            renewing = self._renewing
-            if renewing is not None and not renewing.get_loop().is_closed():
-                renewing.cancel()
+            self._stop_renewal()
             self.world.close()
             try:
                 # Only now, the drivers stopped: until then input through other
@@ -658,45 +661,71 @@ class Engine:
         return not claims.lapsed(claim)
 
     def _renew_in_background(self) -> None:
-        """Renew this engine's claims every `claims.RENEW_EVERY_S` from now on (one task
-        a loop: a loop that ended took its task with it)."""
-        task = self._renewing
-        if task is not None and not task.done():
+        """Renew this engine's claims every `claims.RENEW_EVERY_S` from now on, on the
+        running loop: a timer, each round a task of its own. No task waits between
+        rounds, so a close between turns of the loop (the loop running no more) leaves
+        none pending; a loop that ended took its timer with it, and an attach on
+        another loop starts the renewal there."""
+        loop = asyncio.get_running_loop()
+        if self._renewal_loop is not loop:
+            self._renewal_loop = loop
+            self._renew_later(loop)
+
+    def _renew_later(self, loop: asyncio.AbstractEventLoop) -> None:
+        if not self._ctx.closed and not loop.is_closed():
+            self._next_renewal = loop.call_later(claims.RENEW_EVERY_S, self._renew_now, loop)
+
+    def _renew_now(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._ctx.closed:
             return
-        # A fresh context: its writes must not join the batch of the attach that started it.
-        self._renewing = asyncio.get_running_loop().create_task(
-            self._renew_claims(), context=contextvars.Context())
+        # A fresh context: its writes must not join the batch of whatever runs now.
+        task = loop.create_task(self._renew_claims(), context=contextvars.Context())
+        self._renewal_round = task
+        task.add_done_callback(lambda done: self._renewed(done, loop))
+
+    def _renewed(self, task: asyncio.Task[None], loop: asyncio.AbstractEventLoop) -> None:
+        """A round ended: the next is due, whatever became of this one (a round that
+        raised must not end the renewal: the leases would run out under live drivers)."""
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            _claims_log.error("arrowgate: a renewal of the terminal claims failed",
+                              exc_info=exc)
+        self._renew_later(loop)
+
+    def _stop_renewal(self) -> None:
+        """At close: no round is due any more, and one under way is cancelled."""
+        if self._next_renewal is not None:
+            self._next_renewal.cancel()
+        task = self._renewal_round
+        if task is not None and not task.done() and not task.get_loop().is_closed():
+            task.cancel()
 
     async def _renew_claims(self) -> None:
-        """Renew the claims' leases until the engine closes; a round the store fails is
-        retried at the next (the lease outlasts several). A driver whose terminal
-        another engine claims now (its lease ran out unrenewed, and it was taken over)
-        is stopped: it would type where input through other engines is not refused."""
-        failing = False
-        while not self._ctx.closed:
-            await asyncio.sleep(claims.RENEW_EVERY_S)
-            try:
-                held = await self._renew_once()
-            except EngineClosed:
-                return
-            except StoreFailed as exc:
-                if not failing:
-                    _claims_log.warning("arrowgate: cannot renew the terminal claims, "
-                                 "retrying: %s", exc)
-                failing = True
-                continue
-            failing = False
-            for node_id, driver in list(self.world.drivers.items()):
-                if isinstance(driver, TerminalDriver) and node_id not in held:
-                    _claims_log.warning("arrowgate: terminal %s is claimed by another engine now; "
-                                 "its driver here stops", node_id)
-                    try:
-                        await self.world.detach(driver)
-                    except Exception:  # noqa: BLE001 - the app's driver: isolated
-                        # Its error must not end the renewal: the other terminals'
-                        # leases would run out while their drivers still type.
-                        _claims_log.exception("arrowgate: the driver of %s failed to stop",
-                                              node_id)
+        """One round: renew the claims' leases; a round the store fails is retried at
+        the next (the lease outlasts several). A driver whose terminal another engine
+        claims now (its lease ran out unrenewed, and it was taken over) is stopped: it
+        would type where input through other engines is not refused."""
+        try:
+            held = await self._renew_once()
+        except EngineClosed:
+            return
+        except StoreFailed as exc:
+            if not self._renewal_failing:
+                _claims_log.warning("arrowgate: cannot renew the terminal claims, "
+                                    "retrying: %s", exc)
+            self._renewal_failing = True
+            return
+        self._renewal_failing = False
+        for node_id, driver in list(self.world.drivers.items()):
+            if isinstance(driver, TerminalDriver) and node_id not in held:
+                _claims_log.warning("arrowgate: terminal %s is claimed by another engine now; "
+                                    "its driver here stops", node_id)
+                try:
+                    await self.world.detach(driver)
+                except Exception:  # noqa: BLE001 - the app's driver: isolated
+                    # Its error must not end the round: the other terminals' drivers
+                    # whose claims were taken would go on typing.
+                    _claims_log.exception("arrowgate: the driver of %s failed to stop",
+                                          node_id)
 
     @consistent
     async def _renew_once(self) -> set[str]:
