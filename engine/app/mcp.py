@@ -1158,7 +1158,12 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
         finally:
             await client.aclose()
 
-    anyio.run(main)
+    try:
+        anyio.run(main)
+    except KeyboardInterrupt:
+        # Ctrl-C from the person who ran it, or SIGINT from its client: an ending
+        # asked for, not a fault to show as a traceback (the shell's 128 + SIGINT).
+        return 130
     return 0
 
 

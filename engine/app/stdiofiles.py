@@ -11,6 +11,9 @@ MCP SDK's own stdio transport would only log what it cannot read, never answer i
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import os
 import threading
 from typing import BinaryIO
 
@@ -18,21 +21,51 @@ __all__ = ["FileLines", "FileOut"]
 
 
 class FileLines:
-    """A binary file's lines as text, read in a worker thread; a line longer than
-    ``limit`` bytes is dropped and given on as an empty line (one that is not JSON)."""
+    """A file's lines as text, read in a daemon thread; a line longer than ``limit``
+    bytes is dropped and given on as an empty line (one that is not JSON).
+
+    Read from the file's descriptor with ``os.read``, not through its buffered
+    object: a thread blocked in a buffered read holds that object's lock, and the
+    interpreter's exit, which flushes standard input's buffered object, would then
+    abort ("could not acquire lock").
+    """
 
     def __init__(self, stream: BinaryIO, limit: int) -> None:
-        self._stream, self._limit = stream, limit
+        self._fd, self._limit = stream.fileno(), limit
+        self._buffer = bytearray()
+        #: Inside a line longer than the limit, whose rest is dropped up to its end.
+        self._dropping = False
 
     def __aiter__(self) -> FileLines:
         return self
 
     async def __anext__(self) -> str:
-        import anyio.to_thread
+        # Each line in a daemon thread of its own, abandoned on cancellation: a
+        # terminal's read may never return, and the bridge must still end when it is
+        # told to — a worker thread of anyio's is no daemon, and the interpreter's
+        # exit would wait for its read for ever (round 22: Ctrl-C never ended it).
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[str | None] = loop.create_future()
 
-        # Abandoned on cancellation: a terminal's read may never return, and the
-        # bridge must still end when it is told to.
-        line = await anyio.to_thread.run_sync(self._readline, abandon_on_cancel=True)
+        def settle(line: str | None, error: BaseException | None) -> None:
+            if done.cancelled():
+                return
+            if error is not None:
+                done.set_exception(error)
+            else:
+                done.set_result(line)
+
+        def read() -> None:
+            try:
+                line, error = self._readline(), None
+            except BaseException as exc:  # handed to the reader, as a worker thread would
+                line, error = None, exc
+            with contextlib.suppress(RuntimeError):  # the loop already ended
+                loop.call_soon_threadsafe(settle, line, error)
+
+        threading.Thread(target=read, name="arrowgate mcp: standard input",
+                         daemon=True).start()
+        line = await done
         if line is None:
             raise StopAsyncIteration
         return line
@@ -40,14 +73,30 @@ class FileLines:
     def _readline(self) -> str | None:
         """The next line (None at the end), UTF-8 with a bad byte replaced, as the
         SDK's own standard input reads it."""
-        line = self._stream.readline(self._limit + 1)
-        if not line:
-            return None
-        if len(line) > self._limit and not line.endswith(b"\n"):
-            while line and not line.endswith(b"\n"):  # the rest of the long line
-                line = self._stream.readline(self._limit)
-            return "\n"
-        return line.decode("utf-8", "replace")
+        while True:
+            end = self._buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self._buffer[:end + 1])
+                del self._buffer[:end + 1]
+                if self._dropping or len(line) > self._limit + 1:
+                    self._dropping = False
+                    return "\n"
+                return line.decode("utf-8", "replace")
+            if len(self._buffer) > self._limit:  # no end in sight: drop what came
+                self._buffer.clear()
+                self._dropping = True
+            chunk = os.read(self._fd, 65536)
+            if not chunk:  # the end: a last line without its newline, as readline gives it
+                if self._dropping:
+                    self._dropping = False
+                    self._buffer.clear()
+                    return "\n"
+                if not self._buffer:
+                    return None
+                line = bytes(self._buffer)
+                self._buffer.clear()
+                return "\n" if len(line) > self._limit else line.decode("utf-8", "replace")
+            self._buffer += chunk
 
 
 class FileOut:
