@@ -26,7 +26,6 @@ gets `StoreFailed`: nothing happened.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import functools
 import inspect
 import logging
@@ -94,8 +93,6 @@ _OPEN_HERE: set[str] = set()
 _log = logging.getLogger("arrowgate.timers")
 #: A listener of the engine's events (the app's sink, a driver) that raised (`_deliver`).
 _events_log = logging.getLogger("arrowgate.events")
-#: Terminal claims' renewals that fail, and drivers stopped as their claim was taken.
-_claims_log = logging.getLogger("arrowgate.claims")
 
 _M = TypeVar("_M", bound=Callable[..., Any])
 
@@ -196,13 +193,9 @@ class Engine:
         self._process = processes.identity()
         #: Whether this engine claimed a terminal: its claims go at `close`.
         self._claimed = False
-        #: The renewal of its claims' leases, once it claimed one (`_renew_in_background`):
-        #: the loop it runs on, the timer of its next round, the round under way.
-        self._renewal_loop: asyncio.AbstractEventLoop | None = None
-        self._next_renewal: asyncio.TimerHandle | None = None
-        self._renewal_round: asyncio.Task[None] | None = None
-        #: Whether the last round could not reach the store (said once, not every round).
-        self._renewal_failing = False
+        #: The renewal of its claims' leases, started once it claimed one.
+        self._renewal = claims.Renewal(self._renew_once, lambda: self.world.drivers,
+                                       lambda d: self.world.detach(d), lambda: ctx.closed)
         _OPEN_HERE.add(self.name)
         ctx.on_gone(self._let_go)
         ctx.on_caught_up(self._narrowed_elsewhere)
@@ -295,7 +288,7 @@ class Engine:
                     pass  # closing anyway: the store could not take them
             # What is pending commits while the drivers still run: its input is typed.
             self.store.pin_and_flush()
-            self._stop_renewal()
+            self._renewal.stop()
             self.world.close()
             try:
                 # Only now, the drivers stopped: until then input through other
@@ -598,7 +591,7 @@ class Engine:
         except BaseException:
             await self._unclaim_undriven(node_id)
             raise
-        self._renew_in_background()
+        self._renewal.start()
 
     async def _unclaim_undriven(self, node_id: str) -> None:
         """A driver of ``node_id`` did not start: its claim goes unless another driver
@@ -659,73 +652,6 @@ class Engine:
         if claim.process is not None and claim.process == self._process:
             return claim.engine in _OPEN_HERE
         return not claims.lapsed(claim)
-
-    def _renew_in_background(self) -> None:
-        """Renew this engine's claims every `claims.RENEW_EVERY_S` from now on, on the
-        running loop: a timer, each round a task of its own. No task waits between
-        rounds, so a close between turns of the loop (the loop running no more) leaves
-        none pending; a loop that ended took its timer with it, and an attach on
-        another loop starts the renewal there."""
-        loop = asyncio.get_running_loop()
-        if self._renewal_loop is not loop:
-            self._renewal_loop = loop
-            self._renew_later(loop)
-
-    def _renew_later(self, loop: asyncio.AbstractEventLoop) -> None:
-        if not self._ctx.closed and not loop.is_closed():
-            self._next_renewal = loop.call_later(claims.RENEW_EVERY_S, self._renew_now, loop)
-
-    def _renew_now(self, loop: asyncio.AbstractEventLoop) -> None:
-        if self._ctx.closed:
-            return
-        # A fresh context: its writes must not join the batch of whatever runs now.
-        task = loop.create_task(self._renew_claims(), context=contextvars.Context())
-        self._renewal_round = task
-        task.add_done_callback(lambda done: self._renewed(done, loop))
-
-    def _renewed(self, task: asyncio.Task[None], loop: asyncio.AbstractEventLoop) -> None:
-        """A round ended: the next is due, whatever became of this one (a round that
-        raised must not end the renewal: the leases would run out under live drivers)."""
-        if not task.cancelled() and (exc := task.exception()) is not None:
-            _claims_log.error("arrowgate: a renewal of the terminal claims failed",
-                              exc_info=exc)
-        self._renew_later(loop)
-
-    def _stop_renewal(self) -> None:
-        """At close: no round is due any more, and one under way is cancelled."""
-        if self._next_renewal is not None:
-            self._next_renewal.cancel()
-        task = self._renewal_round
-        if task is not None and not task.done() and not task.get_loop().is_closed():
-            task.cancel()
-
-    async def _renew_claims(self) -> None:
-        """One round: renew the claims' leases; a round the store fails is retried at
-        the next (the lease outlasts several). A driver whose terminal another engine
-        claims now (its lease ran out unrenewed, and it was taken over) is stopped: it
-        would type where input through other engines is not refused."""
-        try:
-            held = await self._renew_once()
-        except EngineClosed:
-            return
-        except StoreFailed as exc:
-            if not self._renewal_failing:
-                _claims_log.warning("arrowgate: cannot renew the terminal claims, "
-                                    "retrying: %s", exc)
-            self._renewal_failing = True
-            return
-        self._renewal_failing = False
-        for node_id, driver in list(self.world.drivers.items()):
-            if isinstance(driver, TerminalDriver) and node_id not in held:
-                _claims_log.warning("arrowgate: terminal %s is claimed by another engine now; "
-                                    "its driver here stops", node_id)
-                try:
-                    await self.world.detach(driver)
-                except Exception:  # noqa: BLE001 - the app's driver: isolated
-                    # Its error must not end the round: the other terminals' drivers
-                    # whose claims were taken would go on typing.
-                    _claims_log.exception("arrowgate: the driver of %s failed to stop",
-                                          node_id)
 
     @consistent
     async def _renew_once(self) -> set[str]:

@@ -21,10 +21,20 @@ machine), so the machines' clocks need not agree.
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+
+from engine.core.errors import EngineClosed, StoreFailed
 from engine.effects import processes
+from engine.effects.drivers import Driver, TerminalDriver
 from engine.store.base import TerminalClaim
 
-__all__ = ["LEASE_S", "RENEW_EVERY_S", "lapsed"]
+__all__ = ["LEASE_S", "RENEW_EVERY_S", "Renewal", "lapsed"]
+
+#: Renewals that fail, and drivers stopped as their claim was taken.
+_log = logging.getLogger("arrowgate.claims")
 
 #: How long a claim stands after its last renewal, by the store's clock (seconds).
 LEASE_S = 30.0
@@ -41,3 +51,92 @@ def lapsed(claim: TerminalClaim) -> bool:
     if processes.judged(claim.process):
         return processes.gone(claim.process)
     return claim.expired
+
+
+class Renewal:
+    """An engine's renewal of its terminal claims' leases, every `RENEW_EVERY_S` once
+    it claimed one: a timer on the loop, each round a task of its own.
+
+    No task waits between rounds, so a close between turns of the loop (a loop
+    that runs no more) leaves none pending; a loop that ended took its timer with
+    it, and a claim made on another loop starts the renewal there. A round that
+    raises is logged and the next is still due: the leases must not run out
+    under live drivers.
+
+    Args:
+        renew: one round's write (the store's `renew_terminals` inside an
+            operation): the terminals whose claims are still this engine's.
+        drivers: the engine's drivers by node, now.
+        detach: stops a driver (`World.detach`).
+        closed: whether the engine closed.
+    """
+
+    def __init__(self, renew: Callable[[], Awaitable[set[str]]],
+                 drivers: Callable[[], Mapping[str, Driver]],
+                 detach: Callable[[Driver], Awaitable[None]],
+                 closed: Callable[[], bool]) -> None:
+        self._renew, self._drivers, self._detach, self._closed = renew, drivers, detach, closed
+        self._loop: asyncio.AbstractEventLoop | None = None
+        #: The timer of the next round, and the round under way.
+        self._next: asyncio.TimerHandle | None = None
+        self._round: asyncio.Task[None] | None = None
+        #: Whether the last round could not reach the store (said once, not every round).
+        self._failing = False
+
+    def start(self) -> None:
+        """Renew from now on, on the running loop (again only if it is another loop)."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:
+            self._loop = loop
+            self._later(loop)
+
+    def stop(self) -> None:
+        """At close: no round is due any more, and one under way is cancelled."""
+        if self._next is not None:
+            self._next.cancel()
+        task = self._round
+        if task is not None and not task.done() and not task.get_loop().is_closed():
+            task.cancel()
+
+    def _later(self, loop: asyncio.AbstractEventLoop) -> None:
+        if not self._closed() and not loop.is_closed():
+            self._next = loop.call_later(RENEW_EVERY_S, self._now, loop)
+
+    def _now(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self._closed():
+            return
+        # A fresh context: its writes must not join the batch of whatever runs now.
+        task = loop.create_task(self._once(), context=contextvars.Context())
+        self._round = task
+        task.add_done_callback(lambda done: self._ended(done, loop))
+
+    def _ended(self, task: asyncio.Task[None], loop: asyncio.AbstractEventLoop) -> None:
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            _log.error("arrowgate: a renewal of the terminal claims failed", exc_info=exc)
+        self._later(loop)
+
+    async def _once(self) -> None:
+        """One round: renew the leases; a round the store fails is retried at the next
+        (the lease outlasts several). A driver whose terminal another engine claims
+        now (its lease ran out unrenewed, and it was taken over) is stopped: it would
+        type where input through other engines is not refused."""
+        try:
+            held = await self._renew()
+        except EngineClosed:
+            return
+        except StoreFailed as exc:
+            if not self._failing:
+                _log.warning("arrowgate: cannot renew the terminal claims, retrying: %s", exc)
+            self._failing = True
+            return
+        self._failing = False
+        for node_id, driver in list(self._drivers().items()):
+            if isinstance(driver, TerminalDriver) and node_id not in held:
+                _log.warning("arrowgate: terminal %s is claimed by another engine now; "
+                             "its driver here stops", node_id)
+                try:
+                    await self._detach(driver)
+                except Exception:  # noqa: BLE001 - the app's driver: isolated
+                    # Its error must not end the round: the other terminals' drivers
+                    # whose claims were taken would go on typing.
+                    _log.exception("arrowgate: the driver of %s failed to stop", node_id)
