@@ -27,6 +27,14 @@ from .conftest import ARROWGATE, bridge_env
 _ASK = b'{"jsonrpc":"2.0","id":{"x":1},"method":"tools/list","params":{}}\n'
 
 
+def _interruptible() -> None:
+    """In the bridge's process before it runs: SIGINT as a terminal gives it. A test run
+    started in the background by a shell without job control (as CI may be) ignores
+    SIGINT, and a child inherits that; the bridge rightly leaves an ignored SIGINT
+    ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _answered(fd: int, bound: float = 30.0) -> bytes:
     """What the bridge wrote on ``fd`` until its answer to `_ASK` came."""
     got = b""
@@ -48,13 +56,14 @@ def test_the_bridge_ends_at_sigint_quietly(tmp_path: Path, stdin_kind: str) -> N
     if stdin_kind == "terminal":
         main, side = pty.openpty()
         proc = subprocess.Popen(command, env=bridge_env(), stdin=side, stdout=side,
-                                stderr=subprocess.PIPE)
+                                stderr=subprocess.PIPE, preexec_fn=_interruptible)
         os.close(side)
         os.write(main, _ASK)
         _answered(main)
     else:
         proc = subprocess.Popen(command, env=bridge_env(), stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                preexec_fn=_interruptible)
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(_ASK)
         proc.stdin.flush()
