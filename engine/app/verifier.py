@@ -28,10 +28,15 @@ async def verify_in_a_process(location: str) -> Verification:
     password, which a command line shows to every user of the machine. A
     verifier that fails (it cannot read the store, it dies) is a finding naming
     the last line it wrote. Cancelled (the client went away), the child is killed.
+    The child imports arrowgate's code from where this process does, never from the
+    working folder.
     """
     on_server = is_store_url(location)
+    # -P: ``-m`` would put the working folder first on the child's import path, and
+    # that folder may be a workspace a card writes in: a planted
+    # ``engine/store/logindex.py`` would run as the person who pressed "verify".
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "engine.store.logindex", "-" if on_server else location,
+        sys.executable, "-P", "-m", "engine.store.logindex", "-" if on_server else location,
         stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE)
     try:
