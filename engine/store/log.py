@@ -678,14 +678,9 @@ class ArrowLog:
             # In memory, inside a write (rows no other connection sees yet),
             # or small: one pass here.
             cursor = conn.execute("select * from log where rowid <= ? order by rowid", [hi])
-            names = [d[0] for d in cursor.description]
-            kept = KeyedValues(names) if has_keys(conn) else None
-            span = check_span(cursor, names, kept.keeper() if kept is not None else None)
+            span, found = _span_and_keys(conn, cursor, None, hi, to_end=True)
             result = join_spans([span])
-            found = keys_disagreement(conn, None, hi, to_end=True, kept=kept,
-                                      first=span.first[0] if span.first else None) \
-                if result.ok else None
-            return result, _keys_finding(result, found)
+            return result, _keys_finding(result, found) if result.ok else None
         return _verify_file_parts(path, lo, hi, None)
 
     @contextmanager
@@ -879,17 +874,28 @@ def _check_file_span(path: str, lo: int, hi: int, where: tuple[bool, bool] = (Fa
         conn.execute("BEGIN")  # the rows and their keys from one snapshot
         cursor = conn.execute("select * from log where rowid between ? and ? order by rowid",
                               [lo, hi])
-        names = [d[0] for d in cursor.description]
-        kept = KeyedValues(names) if keys and has_keys(conn) else None
-        span = check_span(cursor, names, kept.keeper() if kept is not None else None)
-        found = None
-        if keys and span.bad is None and span.first is not None:
-            found = keys_disagreement(conn, None if where[0] else lo, hi, to_end=where[1],
-                                      kept=kept, first=span.first[0])
+        found = _span_and_keys(conn, cursor, None if where[0] else lo, hi, to_end=where[1],
+                               keys=keys)
         conn.execute("COMMIT")  # it wrote nothing
-        return span, found
+        return found
     finally:
         conn.close()
+
+
+def _span_and_keys(conn: sqlite3.Connection, cursor: sqlite3.Cursor, lo: int | None, hi: int,
+                   *, to_end: bool, keys: bool = True
+                   ) -> tuple[Span, tuple[int | None, str] | None]:
+    """The rows ``cursor`` reads, checked (`check_span`), and, ``keys``, how the side
+    tables disagree with them when they are good (`keys_disagreement`, shown agreeing
+    from the values kept as the rows were read; ``lo`` None: the log's first part,
+    ``to_end``: its last)."""
+    names = [d[0] for d in cursor.description]
+    kept = KeyedValues(names) if keys and has_keys(conn) else None
+    span = check_span(cursor, names, kept.keeper() if kept is not None else None)
+    if not keys or span.bad is not None:
+        return span, None
+    return span, keys_disagreement(conn, lo, hi, to_end=to_end, kept=kept,
+                                   first=span.first[0] if span.first else None)
 
 
 def _keys_finding(result: Verification,
