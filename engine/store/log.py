@@ -968,6 +968,9 @@ def verify_anchored(log: ArrowLog, anchor_file: AnchorFile | None) -> Verificati
     there, with its hash, or rows were cut or rewritten. The same for the consent
     history's newest entry, which the anchor records beside the row.
     """
+    missing = tables_missing(log)
+    if missing is not None:
+        return missing
     if anchor_file is None:
         return log.verify()
     if log.writing():
@@ -984,6 +987,24 @@ def verify_anchored(log: ArrowLog, anchor_file: AnchorFile | None) -> Verificati
             return log.verify(anchor, anchored=anchor_file.exists() or log.anchored())
     with log.read_snapshot():
         return log.verify(anchor, anchored=True, renewed=True)
+
+
+def tables_missing(log: ArrowLog) -> Verification | None:
+    """The finding that tables the store's migrations made are gone, or None when all
+    are there (`Chain.missing_tables`): checked before anything reads them, so a
+    dropped table is reported as what it is, not as an error reading it."""
+    missing = migrations.missing_tables(log.db)
+    return None if not missing else missing_finding(missing)
+
+
+def missing_finding(tables: list[str]) -> Verification:
+    """The verdict on a store whose ``tables`` were removed outside the engine."""
+    which = ", ".join(tables)
+    return Verification(False, 0, None,
+                        f"the store's table{'s' if len(tables) > 1 else ''} {which} "
+                        f"{'are' if len(tables) > 1 else 'is'} missing: the engine made "
+                        f"{'them' if len(tables) > 1 else 'it'} and never removes one, so "
+                        "it was removed outside the engine")
 
 
 def _verify_now(log: ArrowLog, anchor_file: AnchorFile) -> Verification:

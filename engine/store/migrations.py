@@ -18,6 +18,8 @@ adopted into this chain on first open, never run again.
 from __future__ import annotations
 
 import datetime
+import functools
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -122,6 +124,21 @@ class Chain:
                 done.append(step.name)
         return done
 
+    def missing_tables(self, db: Database) -> list[str]:
+        """The tables the database's applied steps made that it no longer has, sorted.
+
+        Only the engine makes and drops the store's tables, so one missing was
+        removed outside it: `log verify` reports it (a dropped consent history
+        is an edit of the store as much as its deleted rows are). Which tables
+        the steps made is learned by running them on an empty database in
+        memory, so no list of names is kept apart from the steps themselves.
+        """
+        present = {str(r[0]) for r in db.execute(
+            "select name from sqlite_master where type = 'table'")}
+        applied = set(self.applied(db))
+        made = _tables_made(tuple(m for m in self._steps if m.name in applied))
+        return sorted(made - present)
+
     def unknown(self, db: Database) -> list[str]:
         """Steps the ledger records in this chain that the chain does not have, in
         the order recorded: a newer engine's (or a different schema's)."""
@@ -188,6 +205,20 @@ class Chain:
     def _record(db: Database, name: str) -> None:
         db.execute(f"insert into {LEDGER} (migration_set, name, applied_at) values (?, ?, ?)",
                    [SET, name, str(datetime.datetime.now(datetime.UTC))])
+
+
+@functools.lru_cache(maxsize=4)
+def _tables_made(steps: tuple[Migration, ...]) -> frozenset[str]:
+    """The tables an empty database holds after ``steps`` (a few milliseconds, once:
+    a store's applied steps are the same from one verify to the next)."""
+    scratch = Database(sqlite3.connect(":memory:"))
+    try:
+        for step in steps:
+            step.run(scratch)
+        return frozenset(str(r[0]) for r in scratch.execute(
+            "select name from sqlite_master where type = 'table' and name not like 'sqlite%'"))
+    finally:
+        scratch.conn.close()
 
 
 #: The store's one chain.

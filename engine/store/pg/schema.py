@@ -35,6 +35,7 @@ position and name.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -49,7 +50,7 @@ from engine.store.orphans import orphan_repair
 from engine.store.pg.locks import Lock, xact_lock
 from engine.store.promptrows import IN_PLAY_SQL
 
-__all__ = ["MIGRATIONS", "Migration", "applied", "migrate"]
+__all__ = ["MIGRATIONS", "Migration", "applied", "migrate", "missing_tables"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +184,32 @@ def applied(conn: Connection[Any]) -> list[str]:
         return []
     return [str(r[0]) for r in
             conn.execute("select name from schema_migrations order by position").fetchall()]
+
+
+#: A statement that makes or removes a table, and the table's name.
+_TABLE_DDL = re.compile(r"^\s*(create|drop)\s+table\s+(?:if\s+(?:not\s+)?exists\s+)?(\w+)",
+                        re.IGNORECASE)
+
+
+def missing_tables(conn: Connection[Any],
+                   migrations: Sequence[Migration] = MIGRATIONS) -> list[str]:
+    """The tables the database's applied migrations made that its schema no longer
+    has, sorted: only the engine makes and drops them, so one missing was removed
+    outside it (`log verify` reports it). Read from the migrations' own statements,
+    so no list of names is kept apart from them."""
+    done = set(applied(conn))
+    made: set[str] = set()
+    for migration in migrations:
+        if migration.name not in done:
+            continue
+        for statement in migration.statements:
+            found = _TABLE_DDL.match(statement)
+            if found is not None:
+                (made.add if found[1].lower() == "create" else made.discard)(found[2])
+    present = {str(r[0]) for r in conn.execute(
+        "select table_name from information_schema.tables"
+        " where table_schema = current_schema()")}
+    return sorted(made - present)
 
 
 def migrate(conn: Connection[Any],

@@ -54,7 +54,7 @@ from engine.store.buckets import BatchBuckets, bucket_of
 from engine.store.canvas import CanvasStore
 from engine.store.decoding import is_subject, loads
 from engine.store.loading import MAX_CATCH_UP, CatchUpImpossible, Touched, catch_up, load_state
-from engine.store.log import Verification
+from engine.store.log import Verification, missing_finding
 from engine.store.pending import encode, row_key, summary_of
 from engine.store.pg.anchoring import cluster_database, local_anchor
 from engine.store.pg.batches import Batches
@@ -69,7 +69,7 @@ from engine.store.pg.parts import (
     Reader,
     redact,
 )
-from engine.store.pg.schema import applied, migrate
+from engine.store.pg.schema import applied, migrate, missing_tables
 from engine.store.siblings import siblings_of_database
 from engine.store.tokenfeed import TokenFeed
 from engine.store.transactions import Batch, Write
@@ -464,7 +464,14 @@ class PGStore:
         return self.tx.revision
 
     def verify_log(self) -> Verification:
-        """Check the arrow log's chain, this machine's anchor of it, and the consent history."""
+        """Check the arrow log's chain, this machine's anchor of it, and the consent history.
+
+        Tables the store's migrations made and someone removed since are the
+        finding, before anything reads them (`engine.store.pg.schema.missing_tables`).
+        """
+        missing = missing_tables(self.link.conn)
+        if missing:
+            return missing_finding(missing)
         if self.tx.anchor is not None:
             self.tx.anchor.flush()  # what this engine committed is on file first
         return self.log.verify(self.history, self.anchor)
