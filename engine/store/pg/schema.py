@@ -50,7 +50,7 @@ from engine.store.orphans import orphan_repair
 from engine.store.pg.locks import Lock, xact_lock
 from engine.store.promptrows import IN_PLAY_SQL
 
-__all__ = ["MIGRATIONS", "Migration", "applied", "migrate", "missing_tables"]
+__all__ = ["MIGRATIONS", "Migration", "applied", "migrate", "missing_tables", "refuse_unknown"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -238,14 +238,7 @@ def migrate(conn: Connection[Any],
         # Created under the lock: two first openers never race on creating it.
         conn.execute(_LEDGER)
         recorded = applied(conn)
-        if recorded != names[:len(recorded)]:
-            extra = [n for n in recorded if n not in names]
-            why = (f"it has migrations this engine does not know ({', '.join(extra)}): "
-                   "it was opened by a newer engine or holds another schema"
-                   if extra else
-                   f"its migrations {recorded} do not match this engine's {names}")
-            raise StoreFailed(f"the PostgreSQL database cannot be opened: {why}",
-                              reason="schema-mismatch")
+        _refuse_other(recorded, names)
         for position, migration in enumerate(migrations):
             if position < len(recorded):
                 continue
@@ -257,6 +250,33 @@ def migrate(conn: Connection[Any],
                          " values (%s, %s, %s)", [position, migration.name, time.time()])
             done.append(migration.name)
     return done
+
+
+def refuse_unknown(conn: Connection[Any],
+                   migrations: Sequence[Migration] = MIGRATIONS) -> None:
+    """What `migrate` checks first, for a reader that never migrates (the log's
+    verbs): the database's migrations are this chain's first ones, in order.
+
+    An older store is read as it stands: upgrading it would record migrations
+    that the older engines sharing it do not know, and each would refuse it.
+
+    Raises:
+        StoreFailed: reason ``schema-mismatch``, as `migrate` (nothing is written).
+    """
+    _refuse_other(applied(conn), [m.name for m in migrations])
+
+
+def _refuse_other(recorded: list[str], names: list[str]) -> None:
+    """Raise unless ``recorded`` is the start of ``names`` (see `migrate`)."""
+    if recorded == names[:len(recorded)]:
+        return
+    extra = [n for n in recorded if n not in names]
+    why = (f"it has migrations this engine does not know ({', '.join(extra)}): "
+           "it was opened by a newer engine or holds another schema"
+           if extra else
+           f"its migrations {recorded} do not match this engine's {names}")
+    raise StoreFailed(f"the PostgreSQL database cannot be opened: {why}",
+                      reason="schema-mismatch")
 
 
 def _hand_on_orphans(conn: Connection[Any]) -> None:

@@ -69,7 +69,7 @@ from engine.store.pg.parts import (
     Reader,
     redact,
 )
-from engine.store.pg.schema import applied, migrate, missing_tables
+from engine.store.pg.schema import applied, migrate, missing_tables, refuse_unknown
 from engine.store.siblings import siblings_of_database
 from engine.store.tokenfeed import TokenFeed
 from engine.store.transactions import Batch, Write
@@ -146,8 +146,9 @@ class PGStore:
         connect_timeout: seconds to wait for the server.
         anchors: the folder of this machine's anchors (default
             `engine.store.pg.anchoring.anchor_folder`).
-        existing: only a store some engine made already (the log's readers:
-            reading must never make one in a database of another program).
+        existing: only a store some engine made already, read as it stands (the
+            log's readers: reading must never make one in a database of another
+            program, nor upgrade an older store that older engines share).
 
     Raises:
         StoreFailed: the server cannot be reached, or the database holds a
@@ -165,11 +166,18 @@ class PGStore:
                 raise StoreFailed(f"the PostgreSQL database {redact(dsn)} holds no arrowgate "
                                   "store (no engine has opened it); nothing was written to it",
                                   reason="no-store")
-            # Another process's migration holds the lock for as long as it takes
-            # (at start-up, before anyone is served): a longer bound than a
-            # served statement's.
-            with conn.patience(MIGRATION_S):
-                migrate(conn)
+            if existing:
+                # A reader leaves the schema as it found it: an older store
+                # upgraded here could no longer be opened by the older engines
+                # that share it. Its log and history read the same either way.
+                with conn.transaction():
+                    refuse_unknown(conn)
+            else:
+                # Another process's migration holds the lock for as long as it
+                # takes (at start-up, before anyone is served): a longer bound
+                # than a served statement's.
+                with conn.patience(MIGRATION_S):
+                    migrate(conn)
             #: This machine's anchor of the database (`engine.store.pg.anchoring`).
             self.anchor: AnchorFile = local_anchor(self.link.conn, anchors)
             database = cluster_database(self.link.conn)
