@@ -15,6 +15,7 @@ import pytest
 
 from engine import Engine
 from engine.app.replay import VirtualClock
+from engine.core.errors import ApprovalRefused
 from tests.durability.targets import Target
 
 
@@ -56,3 +57,14 @@ def make_engine(target: Target, clock: VirtualClock) -> Iterator[Any]:
             engine.close()
         except Exception:
             pass
+
+
+@pytest.fixture
+async def consented(world: Engine, target: Target) -> Target:
+    """A store with installs, arrows, a grant, a revoke and a refused attempt; engine closed."""
+    await world.grant("acme.prompter", "clipboard.write")
+    await world.revoke("acme.prompter", "clipboard.write")
+    with pytest.raises(ApprovalRefused):
+        await world.grant("acme.prompter", "clipboard.write", by="agent:a1")
+    world.close()
+    return target

@@ -19,21 +19,8 @@ import json
 
 import pytest
 
-from engine import Engine
 from engine.app.cli import main
-from engine.core.errors import ApprovalRefused
 from tests.durability.targets import Target
-
-
-@pytest.fixture
-async def consented(world: Engine, target: Target) -> Target:
-    """A store with installs, arrows, a grant, a revoke and a refused attempt; engine closed."""
-    await world.grant("acme.prompter", "clipboard.write")
-    await world.revoke("acme.prompter", "clipboard.write")
-    with pytest.raises(ApprovalRefused):
-        await world.grant("acme.prompter", "clipboard.write", by="agent:a1")
-    world.close()
-    return target
 
 
 @pytest.mark.parametrize("table", ["consent", "grants", "meta", "log_cards", "prompts",

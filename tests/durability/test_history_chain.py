@@ -10,22 +10,10 @@ import pytest
 
 from engine import Engine, World
 from engine.app.cli import main
-from engine.core.errors import ApprovalRefused
 from engine.store.database import open_database
 from engine.store.history import ConsentHistory
 from engine.store.migrations import migrations
 from tests.durability.targets import Statement, Target
-
-
-@pytest.fixture
-async def consented(world: Engine, target: Target) -> Target:
-    """A store with installs, arrows, a grant, a revoke and a refused attempt; engine closed."""
-    await world.grant("acme.prompter", "clipboard.write")
-    await world.revoke("acme.prompter", "clipboard.write")
-    with pytest.raises(ApprovalRefused):
-        await world.grant("acme.prompter", "clipboard.write", by="agent:a1")
-    world.close()
-    return target
 
 
 def _verify(db: Path | Target, capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
