@@ -20,7 +20,7 @@ from engine import Engine
 from engine.core.errors import InvalidRequest, ManifestInvalid
 from engine.core.manifest import check_json
 
-from ..conftest import manifest, offer_install
+from ..conftest import file_digests, manifest, offer_install
 
 #: One digit more than Python writes as text.
 HUGE = 10 ** (sys.get_int_max_str_digits() or 4300)
@@ -73,5 +73,6 @@ async def test_a_manifest_with_an_unwritable_number_is_refused(
     engine: Engine = make_engine()
     tool = {"name": "take", "input": {"type": "object", "maximum": HUGE}}
     with pytest.raises(ManifestInvalid):
-        await offer_install(engine, manifest("acme.huge", {}, tools=[tool]))
+        await engine.offer("acme.huge", manifest("acme.huge", {}, tools=[tool]),
+                           file_digests({"index.js": "// acme.huge"}))
     assert "acme.huge" not in engine.state.packages
