@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
@@ -353,9 +354,28 @@ def check_json(value: object, *, max_depth: int = MAX_DEPTH) -> tuple[str, str] 
         elif isinstance(item, str):
             if not is_unicode(item):
                 return (json_path(path), "is not valid Unicode (a lone surrogate)")
-        elif item is not None and not isinstance(item, (bool, int)):
+        elif isinstance(item, int):
+            if item.bit_length() > _PLAIN_BITS and not _writable(item):
+                return (json_path(path), "is a whole number of more digits than JSON here "
+                                         f"holds (at most {sys.get_int_max_str_digits()})")
+        elif item is not None:
             return (json_path(path), f"a {type(item).__name__} is not JSON")
     return None
+
+
+#: Bits of a whole number every Python writes as text (a few hundred digits; the
+#: least ``sys.get_int_max_str_digits`` may be is 640): longer ones are tried.
+_PLAIN_BITS = 2000
+
+
+def _writable(number: int) -> bool:
+    """Whether Python writes ``number`` as text: past ``sys.get_int_max_str_digits``
+    digits it raises ValueError, and writing the JSON (a log row, the store) would."""
+    try:
+        int.__repr__(number)
+    except ValueError:
+        return False
+    return True
 
 
 def require_json(raw: object, *, package: str | None = None) -> None:
