@@ -255,12 +255,13 @@ class Tools:
 
     # ----------------------------------------------------------- reading
     def tool_call(self, call_id: str) -> ToolCall | None:
-        """A tool call (open or resolved) by id, or None."""
+        """A tool call (open or resolved) by id, or None (an id that is not text names none)."""
+        if not isinstance(call_id, str):
+            # Checked first: an unhashable id (a list) cannot even be looked up.
+            return None
         tc = self.ctx.state.tool_calls.get(call_id)
         if tc is not None:
             return tc
-        if not isinstance(call_id, str):
-            return None
         tc = self._handed.get(call_id)
         if tc is not None:
             return tc
