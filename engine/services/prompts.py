@@ -485,8 +485,11 @@ class Prompts:
 
         Memory answers for the prompts in play and the newest finished ones;
         an older one (or one another engine made since this one caught up) is
-        read from its row in the store.
+        read from its row in the store. An id that is not text names no prompt.
         """
+        if not isinstance(prompt_id, str):
+            # Checked first: an unhashable id (a list) cannot even be looked up.
+            return None
         prompt = self.ctx.state.prompts.get(prompt_id)
         if prompt is None:
             prompt = self.ctx.store.prompt(prompt_id)
