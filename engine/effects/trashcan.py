@@ -121,7 +121,7 @@ class Trash:
         Raises:
             TrashRefused: no usable trash, or the entry changed since it was checked.
         """
-        place = self._place(checked.st_dev, origin)
+        place = self._place(checked.st_dev, parent, origin)
         try:
             base = _stem(name)
             for n in range(1, 10_000):
@@ -184,8 +184,8 @@ class Trash:
             except OSError:
                 pass
 
-    def _place(self, dev: int, origin: Path) -> _Place:
-        """Open the trash for an item on device ``dev``."""
+    def _place(self, dev: int, parent: int, origin: Path) -> _Place:
+        """Open the trash for an item on device ``dev`` in the open folder ``parent``."""
         if self.folder is not None:
             return self._open_layout(self.folder, dev, create=True)
         if sys.platform == "darwin":
@@ -201,7 +201,10 @@ class Trash:
         except TrashRefused:
             pass
         # Another filesystem: its own trash at its top folder (freedesktop.org).
-        top = _mount_top(origin, dev)
+        # From the folder the entry is in, never from ``origin`` resolved: the entry
+        # may be a link (trashed as one), and resolving it would look for "its"
+        # filesystem where it points, outside the workspace, and make folders there.
+        top = _mount_top(_folder_path(parent, origin.parent), dev)
         uid = os.getuid()
         shared = top / ".Trash"
         try:
@@ -266,6 +269,17 @@ def _stem(name: str) -> str:
             continue
         return os.fsdecode(cut[:end])
     return os.fsdecode(cut)
+
+
+def _folder_path(fd: int, fallback: Path) -> Path:
+    """The path of the open folder ``fd`` as the kernel knows it (where ``/proc`` tells),
+    else ``fallback`` (the folder the walk opened, by name)."""
+    try:
+        path = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return fallback
+    # A folder removed meanwhile reads "... (deleted)": not a path to look up from.
+    return Path(path) if path.startswith("/") and not path.endswith(" (deleted)") else fallback
 
 
 def _mount_top(path: Path, dev: int) -> Path:
