@@ -205,15 +205,63 @@ class Trash:
         # may be a link (trashed as one), and resolving it would look for "its"
         # filesystem where it points, outside the workspace, and make folders there.
         top = _mount_top(_folder_path(parent, origin.parent), dev)
-        uid = os.getuid()
-        shared = top / ".Trash"
+        # The top may be the workspace itself (a drive of its own), where a link may
+        # stand at any name: the trash there is entered one real folder at a time.
+        uid = str(os.getuid())
         try:
-            st = os.lstat(shared)
-            if stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX:
-                return self._open_layout(shared / str(uid), dev, create=True)
-        except (OSError, TrashRefused):
+            return self._open_beneath(top, (".Trash", uid), dev, shared=True)
+        except TrashRefused:
             pass
-        return self._open_layout(top / f".Trash-{uid}", dev, create=True)
+        return self._open_beneath(top, (f".Trash-{uid}",), dev)
+
+    def _open_beneath(self, top: Path, names: tuple[str, ...], dev: int, *,
+                      shared: bool = False) -> _Place:
+        """Open the trash folder ``top/names...`` and its ``files`` and ``info``, making
+        those missing (``0700``), one at a time relative to the folder before and
+        never through a link (``O_NOFOLLOW``).
+
+        ``shared``: ``names[0]`` is the administrator's ``.Trash``, used only when it
+        exists with its sticky bit (freedesktop.org), never made here.
+        """
+        fd = self._open_dir(top, dev, follow=True)
+        try:
+            for n, name in enumerate(names):
+                below = self._enter(fd, name, dev, create=not (shared and n == 0))
+                os.close(fd)
+                fd = below
+                if shared and n == 0 and not os.fstat(fd).st_mode & stat.S_ISVTX:
+                    raise TrashRefused("trash-unavailable", "the shared trash is not sticky")
+            files = self._enter(fd, "files", dev, create=True)
+            try:
+                info = self._enter(fd, "info", dev, create=True)
+            except BaseException:
+                os.close(files)
+                raise
+            return _Place(files, info)
+        finally:
+            os.close(fd)
+
+    @classmethod
+    def _enter(cls, fd: int, name: str, dev: int, *, create: bool) -> int:
+        """The folder ``name`` of the open folder ``fd`` (made first when ``create``),
+        opened without following a link; a link or anything else is refused."""
+        if create:
+            try:
+                os.mkdir(name, 0o700, dir_fd=fd)
+            except FileExistsError:
+                pass  # a folder already (or a link, which the open below refuses)
+            except OSError as exc:
+                raise TrashRefused("trash-unavailable",
+                                   f"the trash cannot be made ({exc.strerror})") from exc
+        try:
+            below = os.open(name, _DIR_FLAGS, dir_fd=fd)
+        except OSError as exc:
+            raise TrashRefused("trash-unavailable",
+                               f"the trash cannot be opened ({exc.strerror})") from exc
+        if os.fstat(below).st_dev != dev:
+            os.close(below)
+            raise TrashRefused("trash-unavailable", "the trash is on another filesystem")
+        return below
 
     def _open_layout(self, folder: Path, dev: int, *, create: bool) -> _Place:
         if create:
@@ -232,9 +280,9 @@ class Trash:
         return _Place(files, info)
 
     @staticmethod
-    def _open_dir(folder: Path, dev: int) -> int:
+    def _open_dir(folder: Path, dev: int, *, follow: bool = False) -> int:
         try:
-            fd = os.open(folder, _DIR_FLAGS)
+            fd = os.open(folder, _DIR_FLAGS & ~os.O_NOFOLLOW if follow else _DIR_FLAGS)
         except OSError as exc:
             raise TrashRefused("trash-unavailable",
                                f"the trash cannot be opened ({exc.strerror})") from exc

@@ -51,3 +51,25 @@ async def test_a_linked_trash_at_the_top_is_not_entered(make_engine: Any, tmp_pa
     assert sorted(p.name for p in outside.rglob("*")) == []
     assert (d.code, d.reason) == ("SCOPE_REFUSED", "trash-unavailable"), d.message
     assert (ws / "f.txt").read_text() == "mine"
+
+
+async def test_a_real_trash_at_the_top_is_made_and_used(make_engine: Any, tmp_path: Path,
+                                                      monkeypatch: Any) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "xdg").write_text("not a folder")
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(trashcan, "_mount_top", lambda path, dev: ws)
+    (ws / "f.txt").write_text("mine")
+    engine = make_engine(world=World(net=None, fs=ConfinedFiles(data_dir=tmp_path / "data")))
+    await engine.create_workspace("w1", ws)
+    await offer_install(engine, manifest("acme.fs", {"fs.write": {}}))
+    await engine.add_node({"id": "c1", "type": "card", "package": "acme.fs"}, workspace="w1")
+
+    d = await engine.call("c1", "fs.trash", None, {"path": "f.txt"})
+
+    assert d.outcome == "ok", d.message
+    trash = ws / f".Trash-{os.getuid()}"
+    assert (trash / "files" / "f.txt").read_text() == "mine"
+    assert (trash / "info" / "f.txt.trashinfo").exists()
+    assert (trash.stat().st_mode & 0o777) == 0o700
