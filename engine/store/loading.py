@@ -11,7 +11,7 @@ from sqlite_utils import Database
 
 from canvas.graph import Canvas
 from canvas.model import Arrow, Node
-from engine.core.elsewhere import TOLD_KINDS, Moves
+from engine.core.elsewhere import NOWHERE, TOLD_KINDS, Moves, Place, Span
 from engine.core.errors import ManifestInvalid
 from engine.core.limits import RateCounters, SteadyClock
 from engine.core.manifest import parse_manifest
@@ -152,10 +152,15 @@ class Touched:
     budget's pending summary was created, its stored key: `engine.store.pending`),
     or ``token`` (a service token revoked or deleted, its id: nothing of the state,
     told to the token caches through `engine.store.tokenfeed.TokenFeed`).
+
+    Each entity's first and last change are kept by where the store recorded them
+    (`engine.core.elsewhere.Span`): what they stand for is told in that order.
     """
 
     def __init__(self) -> None:
         self.keys: dict[str, set[str]] = {kind: set() for kind in _ENTITY_KINDS}
+        #: Per entity (kind and key), where its first and last change stand.
+        self.spans: dict[tuple[str, str], Span] = {}
         self.rates: list[tuple[str, str, float]] = []
         self.rates_reset = False
         self.secrets = False
@@ -165,8 +170,10 @@ class Touched:
         self.tokens: set[str] = set()
         self.count = 0
 
-    def add(self, kind: str, key: str | None, key2: str | None, t: float | None) -> None:
-        """Take in one change.
+    def add(self, kind: str, key: str | None, key2: str | None, t: float | None,
+            at: Place) -> None:
+        """Take in one change, recorded by the store at ``at`` (the changes come in the
+        order the store recorded them).
 
         Raises:
             CatchUpImpossible: a kind this engine does not know, or a change
@@ -175,6 +182,9 @@ class Touched:
         self.count += 1
         if kind in self.keys and isinstance(key, str):
             self.keys[kind].add(key)
+            entity = (kind, key)
+            known = self.spans.get(entity)
+            self.spans[entity] = (at, at) if known is None else (known[0], at)
         elif kind == "rate" and isinstance(key, str) and isinstance(key2, str) \
                 and isinstance(t, (int, float)):
             self.rates.append((key, key2, float(t)))
@@ -191,6 +201,10 @@ class Touched:
 
     def __bool__(self) -> bool:
         return self.count > 0
+
+    def span(self, kind: str, key: str) -> Span:
+        """Where the changes of one entity these changes touched stand."""
+        return self.spans.get((kind, key), NOWHERE)
 
 
 def _rows(db: Database, table: str, column: str, keys: set[str]) -> dict[str, dict[str, Any]]:
@@ -254,7 +268,8 @@ def _apply(db: Database, state: State, clock: SteadyClock, touched: Touched,
         for name in keys["grants"]:
             granted = {r["permission"] for r in db.query(
                 "select permission from grants where package = ?", [name])}
-            moves.grants.append((name, frozenset(state.grants.get(name, ()))))
+            moves.grants.append((name, frozenset(state.grants.get(name, ())),
+                                 touched.span("grants", name)))
             if granted:
                 state.grants[name] = granted
             else:
@@ -263,7 +278,7 @@ def _apply(db: Database, state: State, clock: SteadyClock, touched: Touched,
     if keys["workspace"]:
         _mirror(db, "workspaces", "id", keys["workspace"], state.workspaces, workspace_from_row)
         state.bump()
-    _catch_up_canvas(db, state.canvas, keys["node"], keys["arrow"], moves)
+    _catch_up_canvas(db, state.canvas, touched, moves)
     if keys["prompt"]:
         rows = _rows(db, "prompts", "id", keys["prompt"])
         for prompt_id in sorted(keys["prompt"], key=lambda k: _position(rows.get(k))):
@@ -272,7 +287,8 @@ def _apply(db: Database, state: State, clock: SteadyClock, touched: Touched,
                 raise CatchUpImpossible(f"prompt {prompt_id} is gone")  # never deleted
             prompt = Prompt.from_row(row)
             before = state.prompts.get(prompt_id)
-            moves.prompts.append((None if before is None else before.state, prompt))
+            moves.prompts.append((None if before is None else before.state, prompt,
+                                  touched.span("prompt", prompt_id)))
             state.prompts.keep(prompt)
             state.open_prompts.update(prompt)
     if keys["tool_call"]:
@@ -281,12 +297,12 @@ def _apply(db: Database, state: State, clock: SteadyClock, touched: Touched,
             row = rows.get(call_id)
             tc = None if row is None else ToolCall.from_row(row)
             if tc is not None:
-                moves.tool_calls.append((call_id in state.tool_calls, tc))
+                moves.tool_calls.append((call_id in state.tool_calls, tc,
+                                         touched.span("tool_call", call_id)))
             if tc is not None and tc.state == "open":
                 state.tool_calls[call_id] = tc
             else:
                 state.tool_calls.pop(call_id, None)
-        moves.tool_calls.sort(key=lambda moved: moved[1].position)  # told in the order made
     if keys["usage"]:
         _mirror(db, "usage", "workspace", keys["usage"], state.usage,
                 usage_from_row)
@@ -309,10 +325,10 @@ def _position(row: dict[str, Any] | None) -> int:
     return -1 if row is None else int(row["position"] or 0)
 
 
-def _catch_up_canvas(db: Database, canvas: Canvas, nodes: set[str], arrows: set[str],
-                     moves: Moves) -> None:
+def _catch_up_canvas(db: Database, canvas: Canvas, touched: Touched, moves: Moves) -> None:
     """Nodes first (an arrow needs both ends), then arrows; agents and terminals that
     came, went or changed are noted in ``moves``."""
+    nodes, arrows = touched.keys["node"], touched.keys["arrow"]
     node_rows = _rows(db, "nodes", "id", nodes) if nodes else {}
     for node_id in sorted(nodes, key=lambda k: _position(node_rows.get(k))):
         row = node_rows.get(node_id)
@@ -321,7 +337,7 @@ def _catch_up_canvas(db: Database, canvas: Canvas, nodes: set[str], arrows: set[
             if old is not None:
                 canvas.remove_node(node_id)  # its arrows were deleted with it
                 if old.type in TOLD_KINDS:
-                    moves.nodes.append((old, None))
+                    moves.nodes.append((old, None, touched.span("node", node_id)))
             continue
         node = Node(row["id"], row["type"], row["workspace"], json.loads(row["data"]))
         if old is None:
@@ -333,7 +349,7 @@ def _catch_up_canvas(db: Database, canvas: Canvas, nodes: set[str], arrows: set[
         elif old.data != node.data:
             canvas.replace_node(node)
         if node.type in TOLD_KINDS:
-            moves.nodes.append((old, node))
+            moves.nodes.append((old, node, touched.span("node", node_id)))
     if not arrows:
         return
     arrow_rows = _rows(db, "arrows", "id", arrows)

@@ -317,8 +317,8 @@ class SQLiteStore:
             try:
                 if refresh is None or rows[0][0] != seen + 1 or len(rows) > MAX_CATCH_UP:
                     raise CatchUpImpossible("behind by more than the changes kept")
-                for _seq, kind, key, key2, t in rows:
-                    touched.add(kind, key, key2, t)
+                for seq, kind, key, key2, t in rows:
+                    touched.add(kind, key, key2, t, (int(seq), 0))
                 if touched.secrets:
                     self.secrets.reload()
                 refresh(lambda state, clock, moves: catch_up(self.db, state, clock, touched, moves))

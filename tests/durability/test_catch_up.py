@@ -215,9 +215,9 @@ async def test_commits_keep_the_newest_changes_and_one_far_behind_reloads(
 
 def test_an_unknown_kind_cannot_be_applied() -> None:
     with pytest.raises(CatchUpImpossible):
-        Touched().add("mystery", "x", None, None)
+        Touched().add("mystery", "x", None, None, (1, 0))
     with pytest.raises(CatchUpImpossible):
-        Touched().add("rate", "c1", None, None)  # a counted call needs its key and time
+        Touched().add("rate", "c1", None, None, (1, 0))  # a counted call needs its key and time
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])

@@ -320,10 +320,12 @@ class PGStore:
                         if seq != expected or not isinstance(entries, list):
                             raise CatchUpImpossible(f"change {seq} cannot be applied alone")
                         expected += 1
-                        for entry in entries:
+                        for index, entry in enumerate(entries):
                             if not isinstance(entry, list) or len(entry) != 4:
                                 raise CatchUpImpossible(f"change {seq} is malformed")
-                            touched.add(*entry)
+                            # A batch's entries in the order it first touched each.
+                            touched_kind, key, key2, t = entry
+                            touched.add(touched_kind, key, key2, t, (int(seq), index))
                         if touched.count > MAX_CATCH_UP:
                             raise CatchUpImpossible("too many changes")
                     if touched.secrets:
