@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from types import SimpleNamespace
 from typing import Any
 
 from engine import Engine, World, file_digests
@@ -34,6 +35,12 @@ async def _tool_engine(tmp_path: Any) -> Engine:
     await engine.add_node({"id": "a1", "type": "agent"}, workspace="w1")
     await engine.add_arrow({"id": "e1", "from": "a1", "to": "c1"})
     return engine
+
+
+def _stop_the_feeds_clock(monkeypatch: Any) -> None:
+    """The feeds' module sees one moment for ever (whether it reads the time or not)."""
+    monkeypatch.setattr("engine.service.events.time",
+                        SimpleNamespace(time=lambda: 1_700_000_000.0), raising=False)
 
 
 async def _numbered(engine: Engine, feed: CardFeed, count: int) -> list[int]:
@@ -58,7 +65,7 @@ async def test_a_feed_made_again_never_gives_an_earlier_feeds_ids(
     engine = await _tool_engine(tmp_path)
     try:
         # Both feeds made in the same millisecond, or the clock set back between them.
-        monkeypatch.setattr("engine.service.events.time.time", lambda: 1_700_000_000.0)
+        _stop_the_feeds_clock(monkeypatch)
         old = CardFeed(engine, "c1")
         old_ids = await _numbered(engine, old, 3)
         old.close()
@@ -83,7 +90,7 @@ async def test_feeds_of_one_card_in_two_processes_number_apart(
     engine = await _tool_engine(tmp_path)
     other = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None))
     try:
-        monkeypatch.setattr("engine.service.events.time.time", lambda: 1_700_000_000.0)
+        _stop_the_feeds_clock(monkeypatch)
         here = CardFeed(engine, "c1")
         there = CardFeed(other, "c1")
         ids_here = await _numbered(engine, here, 3)
