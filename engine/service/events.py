@@ -20,10 +20,13 @@ its connection (`CardFeed.serve`) is written to right then: a tool call's
 event reaches the card without waiting for a task to wake (issue 17).
 Otherwise (`CardFeed.stream`) the reader's task is woken and yields it.
 
-Sequence numbers start, per feed, from the time the feed was made (in
-milliseconds, times 1000), so an id from an earlier run of the server is
-always older than anything kept now and is answered with
-``events.dropped`` (count unknown) rather than silently.
+Sequence numbers are the feed's own: each feed numbers from a base drawn at
+random among `_SLOTS` slots of `_SPAN` numbers (never one this process drew
+before), not from the time it was made, which another feed of the card —
+made again in the same millisecond, on a clock set back, after a restart or
+by another server on the store — could share. An id the feed never gave
+(one of another feed, or invented) is answered with ``events.dropped``
+(count unknown) and then the live stream, never silently resumed.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import time
+import secrets
 from collections import deque
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol
@@ -57,6 +60,25 @@ KEEP = 1000
 #: what the server holds for a slow client stays near that, plus one event —
 #: not a copy of the ring (up to `KEEP` events of up to 256 KiB) per stream.
 BURST = 64 * 1024
+
+#: Numbers a feed may give (its slot): a feed that gave them all ends, and its
+#: clients, reconnecting, are told ``events.dropped`` by the next one.
+_SPAN = 2**32
+#: Slots feeds draw their numbers from: every id stays below 2**63 (a signed 64-bit
+#: integer in any client), and two feeds of other processes or runs share a slot
+#: once in about a billion.
+_SLOTS = 2**30
+#: The slots this process has drawn: never drawn again here.
+_DRAWN: set[int] = set()
+
+
+def _fresh_base() -> int:
+    """The number before a new feed's first event: the start of a slot not drawn before."""
+    while True:
+        slot = _SLOTS + secrets.randbelow(_SLOTS)
+        if slot not in _DRAWN:
+            _DRAWN.add(slot)
+            return slot * _SPAN
 
 
 #: Events whose data is JSON the engine checked (a tool call's arguments and result
@@ -135,7 +157,7 @@ class CardFeed:
         #: the read leaves no subscription behind.
         self.since = engine.history.newest()
         self.sub: Subscription = engine.subscribe(card, limit=keep)
-        self.base = int(time.time() * 1000) * 1000
+        self.base = _fresh_base()
         self.seq = self.base  #: the newest event's number (base: none yet)
         self.ring: deque[tuple[int, Event]] = deque(maxlen=keep)
         #: One future per reader waiting for the next event (or for the feed's end).
@@ -160,6 +182,11 @@ class CardFeed:
     def _take(self) -> None:
         """The subscription has news: number its events, wake and write to the readers."""
         for event in self.sub.ready():
+            if self.seq + 1 >= self.base + _SPAN:
+                # Its numbers are spent: it ends (each client reconnects to a feed
+                # of new numbers, and is told what it may have lost).
+                self.sub.close()
+                break
             self.seq += 1
             self.ring.append((self.seq, event))
         if self.sub.closed and not self.ended.done():
