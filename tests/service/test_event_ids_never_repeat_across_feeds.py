@@ -21,6 +21,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from engine import Engine, World, file_digests
+from engine.service import events
 from engine.service.events import CardFeed
 
 
@@ -104,4 +105,22 @@ async def test_feeds_of_one_card_in_two_processes_number_apart(
         there.close()
     finally:
         other.close()
+        engine.close()
+
+
+async def test_event_ids_are_exact_in_javascript(tmp_path: Any) -> None:
+    """Every id a feed gives is an integer a JavaScript client holds exactly (below 2**53):
+    a canvas app that keeps the newest id as a number resumes from that very id.
+
+    Found in round 23: the feeds' new random slots gave ids near 2**62, which
+    `Number()` rounds (a client resuming from a rounded id is told events.dropped)."""
+    engine = await _tool_engine(tmp_path)
+    try:
+        feeds = [CardFeed(engine, "c1") for _ in range(50)]
+        ids = await _numbered(engine, feeds[-1], 2)
+        for feed in feeds:
+            assert 0 < feed.base < feed.base + events._SPAN <= 2**53, feed.base
+            feed.close()
+        assert all(0 < i < 2**53 for i in ids), ids
+    finally:
         engine.close()
