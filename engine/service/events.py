@@ -61,13 +61,13 @@ KEEP = 1000
 #: not a copy of the ring (up to `KEEP` events of up to 256 KiB) per stream.
 BURST = 64 * 1024
 
-#: Numbers a feed may give (its slot): a feed that gave them all ends, and its
-#: clients, reconnecting, are told ``events.dropped`` by the next one.
-_SPAN = 2**32
-#: Slots feeds draw their numbers from: every id stays below 2**63 (a signed 64-bit
-#: integer in any client), and two feeds of other processes or runs share a slot
-#: once in about a billion.
-_SLOTS = 2**30
+#: Numbers a feed may give (its slot, 268 million events): a feed that gave them all
+#: ends, and its clients, reconnecting, are told ``events.dropped`` by the next one.
+_SPAN = 2**28
+#: Slots feeds draw their numbers from: every id stays below 2**53, an integer a
+#: JavaScript client (most canvas apps) holds exactly if it keeps the id as a
+#: number, and two feeds of other processes or runs share a slot once in 16 million.
+_SLOTS = 2**24
 #: The slots this process has drawn: never drawn again here.
 _DRAWN: set[int] = set()
 
