@@ -195,7 +195,8 @@ class Engine:
         self._claimed = False
         #: The renewal of its claims' leases, started once it claimed one.
         self._renewal = claims.Renewal(self._renew_once, lambda: self.world.drivers,
-                                       lambda d: self.world.detach(d), lambda: ctx.closed)
+                                       lambda d: self.world.detach(d), lambda: ctx.closed,
+                                       self.world.output)
         _OPEN_HERE.add(self.name)
         ctx.on_gone(self._let_go)
         ctx.on_caught_up(self._narrowed_elsewhere)
@@ -577,6 +578,7 @@ class Engine:
         # Starting from the claim on: own input committed while the claim commits
         # waits for the driver, as the claim makes it the driver's to type.
         self.world.reserve(node_id, driver)
+        began = asyncio.get_running_loop().time()
         try:
             await self._claim_terminal(node_id)
         except BaseException:
@@ -586,12 +588,14 @@ class Engine:
             await driver.aclose()
             await self._unclaim_undriven(node_id)
             raise
+        # Its lease runs from the claim's write on, renewed from now: a long start too.
+        self._renewal.claimed(node_id, began)
+        self._renewal.start()
         try:
             await self.world.attach(node, folder, driver)
         except BaseException:
             await self._unclaim_undriven(node_id)
             raise
-        self._renewal.start()
 
     async def _unclaim_undriven(self, node_id: str) -> None:
         """A driver of ``node_id`` did not start: its claim goes unless another driver
@@ -655,8 +659,18 @@ class Engine:
 
     @consistent
     async def _renew_once(self) -> set[str]:
+        """Renew this engine's claims (`claims.Renewal`); the terminals it still claims.
+
+        A claim on a terminal no driver here drives or starts for (its driver was
+        stopped as its lease was about to run out, or its drop failed) goes
+        instead: renewed, it would keep input through other engines refused
+        while nothing types it."""
         with self._ctx.write_settled():
-            return self.store.renew_terminals(self.name, claims.LEASE_S)
+            held = self.store.renew_terminals(self.name, claims.LEASE_S)
+            undriven = {node for node in held if not self.world.drives_node(node)}
+            for node in undriven:
+                self.store.drop_own_claim(node, self.name)
+            return held - undriven
 
     @_while_open
     async def start_drivers(self, workspace: str, *,

@@ -63,25 +63,48 @@ class Renewal:
     raises is logged and the next is still due: the leases must not run out
     under live drivers.
 
+    It fails closed: each terminal's lease is known to run at least until
+    `LEASE_S` after the start of the last write that renewed it (the store's
+    clock reads its time during that write, after it began). A driver whose
+    lease was not renewed by then — the store refused the renewals, or does not
+    answer at all — is stopped just before, whatever the rounds do: once it ran
+    out, another engine may take the terminal over, and two drivers would type
+    into it.
+
     Args:
         renew: one round's write (the store's `renew_terminals` inside an
             operation): the terminals whose claims are still this engine's.
         drivers: the engine's drivers by node, now.
         detach: stops a driver (`World.detach`).
         closed: whether the engine closed.
+        say: writes a line on a terminal's output (`World.output`).
     """
 
     def __init__(self, renew: Callable[[], Awaitable[set[str]]],
                  drivers: Callable[[], Mapping[str, Driver]],
                  detach: Callable[[Driver], Awaitable[None]],
-                 closed: Callable[[], bool]) -> None:
+                 closed: Callable[[], bool],
+                 say: Callable[[str, str], None]) -> None:
         self._renew, self._drivers, self._detach, self._closed = renew, drivers, detach, closed
+        self._say = say
         self._loop: asyncio.AbstractEventLoop | None = None
         #: The timer of the next round, and the round under way.
         self._next: asyncio.TimerHandle | None = None
         self._round: asyncio.Task[None] | None = None
         #: Whether the last round could not reach the store (said once, not every round).
         self._failing = False
+        #: Until when (the loop's clock) each claimed terminal's lease surely runs.
+        self._until: dict[str, float] = {}
+        #: The timer that stops the drivers whose leases were not renewed in time.
+        self._guard: asyncio.TimerHandle | None = None
+        #: Drivers being stopped by the guard (kept until they stopped).
+        self._stopping: set[asyncio.Task[None]] = set()
+
+    def claimed(self, node: str, began: float) -> None:
+        """``node``'s claim was written by a write that began at ``began`` (the running
+        loop's clock): its lease runs at least `LEASE_S` from then."""
+        self._until[node] = began + LEASE_S
+        self._arm(asyncio.get_running_loop())
 
     def start(self) -> None:
         """Renew from now on, on the running loop (again only if it is another loop)."""
@@ -94,6 +117,8 @@ class Renewal:
         """At close: no round is due any more, and one under way is cancelled."""
         if self._next is not None:
             self._next.cancel()
+        if self._guard is not None:
+            self._guard.cancel()
         task = self._round
         if task is not None and not task.done() and not task.get_loop().is_closed():
             task.cancel()
@@ -117,9 +142,12 @@ class Renewal:
 
     async def _once(self) -> None:
         """One round: renew the leases; a round the store fails is retried at the next
-        (the lease outlasts several). A driver whose terminal another engine claims
-        now (its lease ran out unrenewed, and it was taken over) is stopped: it would
-        type where input through other engines is not refused."""
+        (the lease outlasts several, and the guard stops the drivers before it ends).
+        A driver whose terminal another engine claims now (its lease ran out
+        unrenewed, and it was taken over) is stopped: it would type where input
+        through other engines is not refused."""
+        loop = asyncio.get_running_loop()
+        began = loop.time()
         try:
             held = await self._renew()
         except EngineClosed:
@@ -130,13 +158,62 @@ class Renewal:
             self._failing = True
             return
         self._failing = False
+        # A claim written after this round began, and not renewed by it, keeps its own.
+        self._until = {node: until for node, until in self._until.items()
+                       if node not in held and until > began + LEASE_S}
+        self._until.update((node, began + LEASE_S) for node in held)
+        self._arm(loop)
         for node_id, driver in list(self._drivers().items()):
             if isinstance(driver, TerminalDriver) and node_id not in held:
                 _log.warning("arrowgate: terminal %s is claimed by another engine now; "
                              "its driver here stops", node_id)
-                try:
-                    await self._detach(driver)
-                except Exception:  # noqa: BLE001 - the app's driver: isolated
-                    # Its error must not end the round: the other terminals' drivers
-                    # whose claims were taken would go on typing.
-                    _log.exception("arrowgate: the driver of %s failed to stop", node_id)
+                await self._stop(node_id, driver, "[this terminal is claimed by another"
+                                 " engine now: its driver here stopped]\n")
+
+    def _arm(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Set the guard for the earliest lease's end (a little before it: stopping
+        takes a moment, and the clocks may drift apart by as much)."""
+        if self._guard is not None:
+            self._guard.cancel()
+            self._guard = None
+        if self._until and not self._closed() and not loop.is_closed():
+            when = min(self._until.values()) - _ahead()
+            self._guard = loop.call_at(when, self._lapse, loop)
+
+    def _lapse(self, loop: asyncio.AbstractEventLoop) -> None:
+        """The guard: stop at once every driver whose lease may end before it is renewed."""
+        if self._closed():
+            return
+        end = loop.time() + _ahead()
+        drivers = self._drivers()
+        for node_id, until in list(self._until.items()):
+            if until > end:
+                continue
+            del self._until[node_id]
+            driver = drivers.get(node_id)
+            if isinstance(driver, TerminalDriver):
+                _log.warning("arrowgate: the claim on terminal %s could not be renewed"
+                             " before its lease ran out; its driver here stops", node_id)
+                task = loop.create_task(self._stop(
+                    node_id, driver, "[this engine could not renew its claim on this"
+                    " terminal before its lease ran out: its driver here stopped]\n"),
+                    context=contextvars.Context())
+                self._stopping.add(task)
+                task.add_done_callback(self._stopping.discard)
+        self._arm(loop)
+
+    async def _stop(self, node_id: str, driver: Driver, why: str) -> None:
+        """Stop ``driver`` of terminal ``node_id`` and say why on its output."""
+        try:
+            await self._detach(driver)
+        except Exception:  # noqa: BLE001 - the app's driver: isolated
+            # Its error must not end the round: the other terminals' drivers
+            # whose claims were taken would go on typing.
+            _log.exception("arrowgate: the driver of %s failed to stop", node_id)
+        self._say(node_id, why)
+
+
+def _ahead() -> float:
+    """How long before a lease's end its driver is stopped: a thirtieth of the lease
+    (one second of thirty), time for the stop and for the clocks' drift."""
+    return LEASE_S / 30

@@ -112,3 +112,28 @@ async def test_a_store_that_does_not_answer_stops_the_driver_by_the_leases_end(
     assert await _until(lambda: driver.stopped_at is not None), "the driver runs on unclaimed"
     assert driver.stopped_at is not None and driver.stopped_at <= lease_end, (
         f"stopped {driver.stopped_at - lease_end:.3f} s after its lease ran out")
+
+
+@pytest.mark.usefixtures("short_lease")
+async def test_a_claim_whose_driver_stopped_goes_once_the_store_answers_again(
+        make_engine: Any, target: Target, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Renewed once the store answers again, the claim of the stopped driver would keep
+    input through other engines refused while nothing here types it: it goes."""
+    app: Engine = make_engine()
+    await wire_terminal(app, tmp_path)
+    driver = _Stopped("t1")
+    await app.attach_driver("t1", driver)
+    renew = app.store.renew_terminals
+
+    def refused(engine: str, lease: float) -> set[str]:
+        raise StoreFailed("the store is unreachable")
+
+    monkeypatch.setattr(app.store, "renew_terminals", refused)
+    assert await _until(lambda: driver.stopped_at is not None), "the driver runs on unclaimed"
+    monkeypatch.setattr(app.store, "renew_terminals", renew)
+    assert await _until(lambda: not target.query(
+        "select node from terminal_drivers where node = 't1'")), "the claim stays"
+    other: Engine = make_engine()
+    done = await other.call("c1", "terminals.run", "t1", {"command": "ls"})
+    assert done.allowed and done.value == {"state": "ok"}, done
