@@ -214,8 +214,17 @@ class World:
     def reserve(self, node: str, driver: TerminalDriver) -> None:
         """Count ``driver`` as starting for terminal ``node`` before `attach`: from the
         moment its engine writes the terminal's claim, the engine's own input there
-        is the driver's to type (it waits for it), never echoed on the simulated one."""
+        is the driver's to type (it waits for it), never echoed on the simulated one.
+
+        A driver still starting for ``node`` is replaced: the input that waits for
+        it was answered ``sent``, and is ``driver``'s to type, before any that
+        comes after (the replaced one is stopped once its start returns)."""
+        replaced = self._starting.get(node)
         self._starting[node] = driver
+        if replaced is not None and replaced is not driver:
+            waiting = self._early.pop(replaced, None)
+            if waiting:
+                self._early[driver] = waiting + self._early.get(driver, [])
 
     def unreserve(self, node: str, driver: Driver) -> None:
         """``driver`` is no longer starting for ``node`` (started, failed, or its claim
