@@ -556,13 +556,15 @@ class Engine:
         (`engine.services.claims`), and stops a driver whose claim it finds taken.
 
         Raises:
-            InvalidRequest: ``NOT_FOUND`` for no such agent or terminal, or
+            InvalidRequest: ``NOT_FOUND`` for no such agent or terminal (a terminal
+                another process removed while its driver started included), or
                 ``INVALID_ARGUMENT`` for a driver of the wrong kind, or (reason
                 ``elsewhere``) for a terminal another engine still drives (one
                 running on this machine, or one elsewhere whose lease has not run
                 out): one process types into a terminal, and the driver given is
                 stopped.
-            StoreFailed: a terminal's claim could not be written; the driver is stopped.
+            StoreFailed: a terminal's claim could not be written, or the store could
+                not be read once its driver started; the driver is stopped.
         """
         node = self.state.canvas.node(node_id)
         kind = {"agent": AgentDriver, "terminal": TerminalDriver}
@@ -593,9 +595,33 @@ class Engine:
         self._renewal.start()
         try:
             await self.world.attach(node, folder, driver)
+            await self._judge_started(node_id, driver)
         except BaseException:
             await self._unclaim_undriven(node_id)
             raise
+
+    async def _judge_started(self, node_id: str, driver: TerminalDriver) -> None:
+        """``driver`` started for terminal ``node_id``: judged again on the store as it
+        stands, since another process may have removed the node while it started
+        (the claim judged it only as it was written). A node gone gets no driver;
+        a store that cannot say keeps none running either (fail closed).
+
+        Raises:
+            InvalidRequest: ``NOT_FOUND``: the node is gone; its driver is stopped.
+            StoreFailed: the store cannot be read; its driver is stopped.
+        """
+        try:
+            # The catch-up stops the driver of a node another process removed
+            # (`World.gone`); what remains is to say so.
+            self._ctx.sync()
+            gone = not self.state.canvas.has_node(node_id)
+        except BaseException:
+            await self.world.detach(driver)
+            raise
+        if gone:
+            await self.world.detach(driver)
+            raise NotFound(f"no agent or terminal {node_id!r}: it was removed as its "
+                           "driver started")
 
     async def _unclaim_undriven(self, node_id: str) -> None:
         """A driver of ``node_id`` did not start: its claim goes unless another driver
