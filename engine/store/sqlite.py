@@ -210,7 +210,10 @@ class SQLiteStore:
         self.tx = Transactions(db, self.log, self.anchor, history=self.history,
                                reload=lambda elsewhere: self._reload(elsewhere),
                                committed=lambda events: self._committed(events),
-                               catch_up=self._catch_up)
+                               catch_up=self._catch_up, unchanged=self._leases_only)
+        #: Where the change feed, the log and the consent history ended at the last
+        #: look at other connections' commits (`_leases_only`).
+        self._ends: tuple[object, ...] | None = None
         #: Service tokens revoked by other connections, as `_catch_up` reads them.
         self.token_feed = TokenFeed()
         #: Reload the state when another connection committed (`Transactions.sync`:
@@ -289,6 +292,29 @@ class SQLiteStore:
                 conn.execute("COMMIT")
         self.tx.seen = int(seen)
         return state
+
+    def _leases_only(self) -> bool:
+        """Whether other connections' commits since the last look wrote nothing but
+        what no state and no live view here reads: terminal claims, their leases.
+
+        A renewal is a commit every few seconds (`engine.services.claims`), and
+        ``data_version`` moves with it as with any other; caught up with, it
+        would wake every live view on the file (`Transactions.changes`). The
+        tables a state or a view reads record each write in the change feed
+        (triggers, `migrations.m010_changes`), in the log or in the consent
+        history, each keyed by a growing ``seq``: when none of the three ends
+        further than at the last look, nothing was written there. The ends are
+        read before the catch-up that follows a look that finds them moved, so
+        they are never ahead of what was applied; this connection's own commits
+        move them too, and the next look then catches up as before (never
+        skipping a change, at worst one catch-up of nothing).
+        """
+        ends = tuple(self.db.conn.execute(
+            "select (select max(seq) from changes), (select max(seq) from log),"
+            " (select max(seq) from consent)").fetchone())
+        quiet = ends == self._ends
+        self._ends = ends
+        return quiet
 
     def _catch_up(self) -> bool:
         """Apply the changes other connections committed since `Transactions.seen`.

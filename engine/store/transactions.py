@@ -735,13 +735,17 @@ class Transactions:
         reload: rebuilds the in-memory state from the store (after a failed
             write, or when another process committed).
         committed: receives a committed batch's events, in order.
+        catch_up: applies other connections' changes (True when the state changed).
+        unchanged: whether other connections' commits since the last look changed
+            nothing this connection reads (a terminal claim's lease renewed).
     """
 
     def __init__(self, db: Database, log: ArrowLog, anchor: AnchorFile | None, *,
                  reload: Callable[[bool], None],
                  history: ConsentHistory | None = None,
                  committed: Callable[[list[Event]], None],
-                 catch_up: Callable[[], bool] | None = None) -> None:
+                 catch_up: Callable[[], bool] | None = None,
+                 unchanged: Callable[[], bool] | None = None) -> None:
         self.db = db
         self.log = log
         self.anchor = anchor
@@ -752,6 +756,10 @@ class Transactions:
         self._history_head: Anchor | None = None
         self.reload = reload
         self._catch_up = catch_up
+        #: Whether what other connections committed since the last look changed
+        #: nothing this connection reads (a terminal claim's lease renewed): then
+        #: there is nothing to catch up on, and nothing to wake live views for.
+        self._unchanged = unchanged
         self._committed = committed
         self.batch: Batch | None = None  #: the open batch, if any
         self.depth = 0  #: nesting of `write` within one operation
@@ -865,16 +873,18 @@ class Transactions:
                               f"happen: {exc}") from exc
         if version != self._data_version:
             # Holding the write lock now: what we decided on may be stale
-            # (unless all the other process wrote was log rows).
+            # (unless all the other process wrote was log rows, or leases).
             try:
-                changed = self.catch_up()
+                quiet = self._quiet()
+                changed = False if quiet else self.catch_up()
             except BaseException:
                 self.db.conn.execute("ROLLBACK")
                 raise
             self._data_version = version
             self._keyed = None
             self._history_head = None  # it may have written history entries
-            self.noticed += 1
+            if not quiet:
+                self.noticed += 1
             if changed and not (locked or settled):
                 self.db.conn.execute("ROLLBACK")
                 raise Stale()
@@ -1192,11 +1202,19 @@ class Transactions:
             return
         version = self._read_data_version()
         if version != self._data_version:
-            self.catch_up()
+            quiet = self._quiet()
+            if not quiet:
+                self.catch_up()
             self._data_version = version
             self._keyed = None
             self._history_head = None  # it may have written history entries
-            self.noticed += 1
+            if not quiet:
+                self.noticed += 1
+
+    def _quiet(self) -> bool:
+        """Whether the commits ``data_version`` says other connections made changed
+        nothing this connection reads (`unchanged`): no catch-up, no live view woken."""
+        return self._unchanged is not None and self._unchanged()
 
     async def changes(self, interval: float = 0.1, *,
                       check: Callable[[], None] | None = None) -> AsyncIterator[int]:
