@@ -214,6 +214,7 @@ class SQLiteStore:
         #: Where the change feed, the log and the consent history ended at the last
         #: look at other connections' commits (`_leases_only`).
         self._ends: tuple[object, ...] | None = None
+        self._ends_read: tuple[object, ...] | None = None
         #: Service tokens revoked by other connections, as `_catch_up` reads them.
         self.token_feed = TokenFeed()
         #: Reload the state when another connection committed (`Transactions.sync`:
@@ -312,11 +313,21 @@ class SQLiteStore:
         ends = tuple(self.db.conn.execute(
             "select (select max(seq) from changes), (select max(seq) from log),"
             " (select max(seq) from consent)").fetchone())
-        quiet = ends == self._ends
-        self._ends = ends
-        return quiet
+        if ends == self._ends:
+            return True
+        # Taken as seen once the catch-up that follows has applied what is behind them.
+        self._ends_read = ends
+        return False
 
     def _catch_up(self) -> bool:
+        """`_apply_changes`; once it succeeded, the ends `_leases_only` read before it
+        are where this connection is (a catch-up the store fails is made again at the
+        next look, never skipped as a renewal)."""
+        changed = self._apply_changes()
+        self._ends = self._ends_read
+        return changed
+
+    def _apply_changes(self) -> bool:
         """Apply the changes other connections committed since `Transactions.seen`.
 
         Reads them and the rows they touched in one snapshot; when they
