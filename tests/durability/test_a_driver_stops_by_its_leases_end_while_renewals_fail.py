@@ -29,7 +29,7 @@ from tests.durability.targets import Target
 from tests.durability.wiring import Recording, wire_terminal
 
 #: A short lease, renewed often, so that the test runs in a few seconds.
-_LEASE_S = 1.0
+_LEASE_S = 2.0
 
 
 class _Stopped(Recording):
@@ -75,7 +75,7 @@ async def test_failing_renewals_stop_the_driver_by_the_leases_end(
     await app.attach_driver("t1", driver)
 
     # Renewed for longer than a lease: the driver runs on.
-    await asyncio.sleep(2 * _LEASE_S)
+    await asyncio.sleep(1.5 * _LEASE_S)
     assert driver.stopped_at is None and app.world.drivers.get("t1") is driver
 
     def refused(engine: str, lease: float) -> set[str]:
