@@ -79,13 +79,17 @@ async def _wired(make_engine: Any, tmp_path: Path) -> tuple[Any, CardFeed]:
     return a, feed
 
 
-async def _served(feed: CardFeed, out: _Writer, last: int | None) -> list[str]:
-    """What ``feed.serve`` writes to ``out`` from after ``last`` in a moment."""
+async def _served(feed: CardFeed, out: _Writer, last: int | None,
+                  resume: asyncio.Event | None = None) -> list[str]:
+    """What ``feed.serve`` writes to ``out`` from after ``last`` in a moment; a paused
+    ``out`` takes more once ``resume`` is set (None: after a moment)."""
     closing = asyncio.Event()
     gone: asyncio.Future[None] = asyncio.get_running_loop().create_future()
     serving = asyncio.ensure_future(feed.serve(out, last, heartbeat=60, closing=closing,
                                                gone=gone))
     await asyncio.sleep(0.1)
+    if resume is not None:
+        await resume.wait()
     out.resume()
     await asyncio.sleep(0.1)
     closing.set()
@@ -113,11 +117,15 @@ async def test_a_backlog_is_not_written_once_another_engine_removed_its_arrow(
         make_engine: Any, tmp_path: Path) -> None:
     a, feed = await _wired(make_engine, tmp_path)
     out = _Writer(paused=True)  # the client pushes back: the call waits in the ring
-    serving = asyncio.ensure_future(_served(feed, out, None))
+    # It takes more only once the arrow is gone, however long that takes on a
+    # loaded machine (a fixed moment let the backlog out before the removal).
+    removed = asyncio.Event()
+    serving = asyncio.ensure_future(_served(feed, out, None, removed))
     await asyncio.sleep(0.05)
     assert (await a.tool("a1", "c1", "echo", {"secret": 2})).allowed
     assert out.events() == []
     await make_engine().remove_arrow("e1")
+    removed.set()
     written = await serving
     assert "tool.call" not in written, f"a tool call reached c1 after its arrow went: {written}"
 
