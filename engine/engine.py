@@ -964,10 +964,11 @@ class Engine:
         return self._consent.install(name, grant=grant, accept=accept, review_hash=review_hash,
                                      by=by)
 
-    def grant(self, package: str, permission: str, *, by: object = OPERATOR
-             ) -> Coroutine[Any, Any, None]:
-        """Grant one declared permission (e.g. an optional one, from settings). (`Consent.grant`)"""
-        return self._consent.grant(package, permission, by=by)
+    def grant(self, package: str, permission: str, *, review_hash: str | None = None,
+              by: object = OPERATOR) -> Coroutine[Any, Any, None]:
+        """Grant one declared permission (e.g. an optional one, from settings);
+        ``review_hash``: the version the person saw, else ``stale``. (`Consent.grant`)"""
+        return self._consent.grant(package, permission, review_hash=review_hash, by=by)
 
     def revoke(self, package: str, permission: str, *, by: object = OPERATOR
               ) -> Coroutine[Any, Any, None]:
@@ -975,11 +976,14 @@ class Engine:
         (`Consent.revoke`)"""
         return self._consent.revoke(package, permission, by=by)
 
-    def request(self, card: str, permission: str, *, answer: bool, by: object = OPERATOR
+    def request(self, card: str, permission: str, *, answer: bool,
+                review_hash: str | None = None, by: object = OPERATOR
                 ) -> Coroutine[Any, Any, bool]:
-        """A card asks for an optional permission; ``by`` answers. Returns whether granted.
+        """A card asks for an optional permission; ``by`` answers (for the version
+        ``review_hash`` the person saw, else ``stale``). Returns whether granted.
         (`Consent.request`)"""
-        return self._consent.request(card, permission, answer=answer, by=by)
+        return self._consent.request(card, permission, answer=answer,
+                                     review_hash=review_hash, by=by)
 
     @_while_open
     def pending_update(self, package: str) -> Update | None:

@@ -275,13 +275,53 @@ class Consent:
                                                   "granted": sorted(chosen)})
         return review
 
+    def _require_shown(self, principal: Principal, action: str, subject: dict[str, Any],
+                       pkg: PackageState, review_hash: str | None) -> None:
+        """Refuse an answer given for another version than the package's now (``stale``).
+
+        ``review_hash`` is the content hash of the version the person was shown:
+        what they granted is that version's declaration (its hosts, its text). A
+        version approved since may declare the same permission wider, and the
+        answer must not carry over to it (SPEC §4.4: a grant holds for one hash).
+        None is an answer that names no version: SPEC §10.1 defines the grant body
+        as ``{"permission"}`` alone, so a caller of that shape is answered for the
+        version installed now; every door that shows a person a version (the CLI,
+        the TUI) sends its hash.
+
+        Raises:
+            InvalidArgument: ``review_hash`` is not a hash's text; nothing is recorded.
+            ApprovalRefused: ``stale`` (recorded), naming the version there is now.
+        """
+        if review_hash is None:
+            return
+        if not isinstance(review_hash, str) or not 0 < len(review_hash) <= 128:
+            raise InvalidArgument("review_hash is the content hash of the version shown "
+                                  "(text, as a review gives it)", reason="review_hash")
+        if review_hash != pkg.hash:
+            version = pkg.manifest.version if pkg.manifest is not None else "?"
+            raise self.guard.refuse(principal, action, subject, ApprovalRefused(
+                f"the version of {pkg.name} you answered for ({review_hash[:19]}…) is not "
+                f"the one installed now, version {version} ({pkg.hash[:19]}…): stale — "
+                "look at it again; nothing was granted", reason="stale", package=pkg.name))
+
     @operation
-    async def grant(self, package: str, permission: str, *, by: object = OPERATOR) -> None:
-        """Grant one declared permission (e.g. an optional one, from settings)."""
+    async def grant(self, package: str, permission: str, *, review_hash: str | None = None,
+                    by: object = OPERATOR) -> None:
+        """Grant one declared permission (e.g. an optional one, from settings).
+
+        Args:
+            review_hash: the content hash of the version the person was shown
+                (`_require_shown`); another version installed since is ``stale``.
+
+        Raises:
+            ApprovalRefused: not from an operator, ``stale``, or ``undeclared``.
+            PackagePending: a new version waits for approval.
+        """
         subject = {"package": package, "permission": permission}
         principal = self.guard.require_operator(by, "grant", subject)
         pkg = self._installed(package)
         assert pkg.manifest is not None
+        self._require_shown(principal, "grant", subject, pkg, review_hash)
         if permission not in pkg.manifest.permissions:
             raise self.guard.refuse(principal, "grant", subject, ApprovalRefused(
                 f"{package} does not declare {permission}: undeclared",
@@ -334,7 +374,7 @@ class Consent:
 
     @operation
     async def request(self, card: str, permission: str, *, answer: bool,
-                      by: object = OPERATOR) -> bool:
+                      review_hash: str | None = None, by: object = OPERATOR) -> bool:
         """A card asks for an optional permission; ``by`` answers. Returns whether granted
         (a deny of a permission the package already holds leaves it granted: revoking
         it is `revoke`'s, which tells every card of the package).
@@ -343,7 +383,9 @@ class Consent:
             RequestRefused: the card is not on screen (``not-visible``: not
                 shown, or its workspace hidden, `Visibility.on_screen`) or the
                 permission is not declared optional (``not-optional``).
-            ApprovalRefused: the answer does not come from an operator.
+            ApprovalRefused: the answer does not come from an operator, or
+                ``stale``: ``review_hash``, the content hash of the version the
+                person was shown, is not the version installed now (`_require_shown`).
         """
         node = self.ctx.state.canvas.node(card)
         if node is None or node.type != "card":
@@ -368,6 +410,7 @@ class Consent:
                 "not-optional", reason="not-optional", permission=permission, card=card,
                 package=pkg.name))
         principal = self.guard.require_operator(by, "request", subject)
+        self._require_shown(principal, "request", subject, pkg, review_hash)
         with self.ctx.write():
             if answer:
                 self._set_grants(pkg.name, self.ctx.state.grants.get(pkg.name, set()) | {permission},
