@@ -138,7 +138,7 @@ class Backend(Protocol):
     async def review(self, name: str) -> dict[str, Any]: ...
     async def install(self, name: str, grant: str | list[str],
                       review_hash: str) -> dict[str, Any]: ...
-    async def grant(self, name: str, permission: str) -> None: ...
+    async def grant(self, name: str, permission: str, review_hash: str) -> None: ...
     async def revoke(self, name: str, permission: str) -> None: ...
     async def pending(self, name: str) -> dict[str, Any]: ...
     async def approve(self, name: str, review_hash: str) -> dict[str, Any]: ...
@@ -225,9 +225,9 @@ class LocalBackend:
         review = await self.engine.install(name, grant=grant, review_hash=review_hash)
         return {**review.to_json(), "granted": sorted(self.engine.state.grants.get(name, ()))}
 
-    async def grant(self, name: str, permission: str) -> None:
+    async def grant(self, name: str, permission: str, review_hash: str) -> None:
         """Grant one declared permission."""
-        await self.engine.grant(name, permission)
+        await self.engine.grant(name, permission, review_hash=review_hash)
 
     async def revoke(self, name: str, permission: str) -> None:
         """Revoke a permission."""
@@ -407,10 +407,10 @@ class ServiceBackend:
                                      {"grant": grant, "review_hash": review_hash})
         return dict(answer) if isinstance(answer, dict) else {"package": name}
 
-    async def grant(self, name: str, permission: str) -> None:
+    async def grant(self, name: str, permission: str, review_hash: str) -> None:
         """``POST /v1/packages/{name}/grant``."""
         await self._request("POST", f"/v1/packages/{_seg(name)}/grant",
-                            {"permission": permission})
+                            {"permission": permission, "review_hash": review_hash})
 
     async def revoke(self, name: str, permission: str) -> None:
         """``POST /v1/packages/{name}/revoke``."""
@@ -553,6 +553,15 @@ def _review_text(review: dict[str, Any]) -> str:
     return json.dumps(review, indent=2)
 
 
+def _grant_text(review: dict[str, Any], name: str, permission: str) -> str:
+    """What a person grants: the version installed, its hash, and the permission as that
+    version declares it (its line of the review: risk, hosts, what users see)."""
+    lines = _review_text(review).splitlines()
+    said = [line for line in lines if line.startswith(f"  {permission} (")]
+    return "\n".join([f"{name} {review.get('version')} ({review.get('hash')})",
+                      *(said or [f"  {permission}: not declared by this version"])])
+
+
 async def _pending_seen(backend: Backend, name: str, what: str, out: Any) -> str:
     """Show the person ``name``'s pending version (its hash and diff), ask whether to
     ``what`` it, and return the hash they saw: the one the answer is bound to."""
@@ -633,7 +642,13 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
         out = await backend.install(args.name, grant, digest)
         return OK, out, f"installed {args.name} ({digest})"
     if verb == "package grant":
-        await backend.grant(args.name, args.permission)
+        digest = args.review_hash
+        if digest is None:
+            review = await backend.review(args.name)
+            show(_grant_text(review, args.name, args.permission))
+            _confirm(out_file, f"grant {args.permission} to {args.name}?")
+            digest = str(review.get("hash"))
+        await backend.grant(args.name, args.permission, digest)
         return OK, {"package": args.name, "granted": args.permission}, \
             f"{args.name}: granted {args.permission}"
     if verb == "package revoke":
@@ -821,11 +836,15 @@ def register(sub: Any) -> None:
                    help="the hash of the review you saw (`package review`); then nothing is "
                         "asked, and another hash is refused as stale")
     _common(p)
-    for action, what in (("grant", "grant one declared permission (operator)"),
+    for action, what in (("grant", "show a declared permission and grant it (operator)"),
                          ("revoke", "revoke a permission")):
         p = acts.add_parser(action, help=what)
         p.add_argument("name", help="the package name")
         p.add_argument("permission", help="the permission, e.g. clipboard.write")
+        if action == "grant":
+            p.add_argument("--review-hash", metavar="SHA256",
+                           help="the hash of the version you saw (`package review`); then "
+                                "nothing is asked, and another version is refused as stale")
         _common(p)
     p = acts.add_parser("approve", help="show the pending version's diff and approve it "
                                         "(operator)")

@@ -18,7 +18,8 @@ __all__ = ["ApproveBody", "ArrowBody", "ArrowOut", "BatchBody", "BatchResult", "
            "GrantsOut", "HealthOut", "HistoryEntry", "HistoryOut", "HoldApproveBody", "HoldOut",
            "InstallBody", "InstallOut", "Layout", "LogOut", "LogRowOut", "NodeBody", "NodeOut",
            "NodePatch", "OfferBody", "PackageOut", "Ports", "Problem", "PromptOut", "ReachOut",
-           "ReachStep", "ReachTarget", "ReviewFacts", "ReviewOut", "TokenBody", "TokenOut",
+           "ReachStep", "ReachTarget", "ReviewFacts", "ReviewOut", "RevokeBody",
+           "TokenBody", "TokenOut",
            "VerifyOut", "WorkspaceBody", "WorkspaceOut"]
 
 _STRICT = ConfigDict(extra="forbid", strict=True)
@@ -145,7 +146,16 @@ class InstallBody(_In):
 
 
 class GrantBody(_In):
-    """Grant or revoke one permission."""
+    """Grant one permission: for the version the person saw, when ``review_hash`` names it
+    (the review's ``hash``); another version installed since is ``stale``. Without it the
+    body is SPEC §10.1's ``{"permission"}``, granted for the version installed now."""
+
+    permission: str = Field(min_length=1, max_length=64)
+    review_hash: str | None = Field(default=None, min_length=1, max_length=128)
+
+
+class RevokeBody(_In):
+    """Revoke one permission (narrowing: no version to name)."""
 
     permission: str = Field(min_length=1, max_length=64)
 

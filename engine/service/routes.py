@@ -63,6 +63,7 @@ from engine.service.models import (
     PromptOut,
     ReachOut,
     ReviewOut,
+    RevokeBody,
     TokenBody,
     TokenOut,
     VerifyOut,
@@ -339,13 +340,14 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
 
     @r.post("/v1/packages/{name}/grant", response_model=GrantsOut)
     async def grant(name: str, body: GrantBody, who: Caller = Who) -> Response:
-        """Grant one declared permission (operator)."""
-        await engine.grant(name, body.permission, by=who.by())
+        """Grant one declared permission (operator), for the version ``review_hash``
+        names when given (409 ``stale`` when another is installed now)."""
+        await engine.grant(name, body.permission, review_hash=body.review_hash, by=who.by())
         return json_response({"package": name,
                               "granted": sorted(engine.state.grants.get(name, set()))})
 
     @r.post("/v1/packages/{name}/revoke", response_model=GrantsOut)
-    async def revoke(name: str, body: GrantBody, who: Caller = Who) -> Response:
+    async def revoke(name: str, body: RevokeBody, who: Caller = Who) -> Response:
         """Revoke a permission (narrowing)."""
         await engine.revoke(name, body.permission, by=who.by())
         return json_response({"package": name,

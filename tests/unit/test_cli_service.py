@@ -140,7 +140,10 @@ def test_every_write_verb_through_the_socket(service, tmp_path, capsys) -> None:
     code, out, err = run(capsys, service, "package", "approve", "acme.prompter",
                          "--review-hash", json.loads(out)["hash"], "--json")
     assert code == 0 and json.loads(out)["package"] == "acme.prompter", err
-    assert run(capsys, service, "package", "grant", "acme.prompter", "clipboard.write")[0] == 0
+    code, out, err = run(capsys, service, "package", "review", "acme.prompter", "--json")
+    # The grant names the version seen (`package review`): nothing is asked then.
+    assert run(capsys, service, "package", "grant", "acme.prompter", "clipboard.write",
+               "--review-hash", json.loads(out)["hash"])[0] == 0
     assert run(capsys, service, "package", "revoke", "acme.prompter", "clipboard.write")[0] == 0
     code, out, _ = run(capsys, service, "node", "set", "a1", "--set", "dangerous=true",
                        "--json")

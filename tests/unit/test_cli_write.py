@@ -114,10 +114,14 @@ def test_node_set_and_remove(canvas, capsys) -> None:
         engine.close()
 
 
-def test_grant_and_revoke(canvas, capsys) -> None:
-    """`package grant` an optional permission, `package revoke` it again."""
+def test_grant_and_revoke(canvas, capsys, monkeypatch) -> None:
+    """`package grant` an optional permission (shown, then confirmed), `package revoke` it
+    again."""
     db = str(canvas)
-    assert run(capsys, "package", "grant", "acme.prompter", "clipboard.write", "--db", db)[0] == 0
+    code, out, err = run(capsys, "package", "grant", "acme.prompter", "clipboard.write",
+                         "--db", db, stdin="y\n", monkeypatch=monkeypatch)
+    assert code == 0, err
+    assert "acme.prompter 1.0.0" in out and "  clipboard.write (low)" in out
     code, out, _ = run(capsys, "call", "c1", "clipboard.copyText", "--args", '{"text": "x"}',
                        "--db", db, "--json")
     assert code == 0 and json.loads(out)["outcome"] == "ok"
@@ -127,12 +131,13 @@ def test_grant_and_revoke(canvas, capsys) -> None:
     assert code == 1 and json.loads(out)["reason"] == "not-granted"
 
 
-def test_grant_of_an_undeclared_permission_is_a_refusal(canvas, capsys) -> None:
+def test_grant_of_an_undeclared_permission_is_a_refusal(canvas, capsys, monkeypatch) -> None:
     """APPROVAL_REFUSED (undeclared) exits 1 with the engine's message on stderr."""
     code, out, err = run(capsys, "package", "grant", "acme.prompter", "fs.write", "--db",
-                         str(canvas), "--json")
+                         str(canvas), "--json", stdin="y\n", monkeypatch=monkeypatch)
     assert code == 1 and out == ""
-    assert json.loads(err)["error"]["reason"] == "undeclared"
+    # What was shown and asked goes to stderr before the error.
+    assert json.loads(err[err.index('{"error"'):])["error"]["reason"] == "undeclared"
 
 
 def test_hold_approve_shows_the_whole_text_inert_and_sends_its_digest(

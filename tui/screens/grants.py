@@ -209,18 +209,22 @@ class GrantsScreen(EngineScreen):
         cards = [n.id for n in self.engine.state.canvas.nodes(type="card")
                  if n.data["package"] == pkg.name]
         optional = permission in pkg.manifest.optional
-        body = (f"Grant {permission} ({spec.risk} risk) to {pkg.name}"
+        # The version this dialog shows: the grant names it, so a version approved while
+        # the dialog is open (the package's state changes in place) is refused as stale.
+        shown = pkg.hash
+        body = (f"Grant {permission} ({spec.risk} risk) to {pkg.name} "
+                f"{pkg.manifest.version}"
                 + (" (an optional permission)" if optional else " (required; revoked before)")
                 + f"?\n\n{permission_title(pkg.manifest, permission)}\nUsers see: "
-                f"{spec.users_see}\n\nEvery card of the package "
+                f"{spec.users_see}\n\ncontent hash {shown}\n\nEvery card of the package "
                 f"({', '.join(map(ident, cards)) or 'none on a canvas'}) may use it from now on.")
         risk = (f"{permission} is high risk: {permission_title(pkg.manifest, permission)}"
                 if spec.risk == "high" else None)
 
         async def answered(yes: bool | None) -> None:
             if yes:
-                await self.gate.consent("grant: grant",
-                                        lambda: self.engine.grant(pkg.name, permission))
+                await self.gate.consent("grant: grant", lambda: self.engine.grant(
+                    pkg.name, permission, review_hash=shown))
                 if permission in self.engine.state.grants.get(pkg.name, set()):
                     self.notify(f"{permission} granted to {pkg.name}", title="grant: grant")
                 self.refresh_safely()

@@ -10,7 +10,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.widgets import DataTable, Footer, Static
 
-from engine import PERMISSIONS
+from engine import PERMISSIONS, Manifest
 from engine.core.review import permission_title
 
 from ..keys import key_hint
@@ -47,6 +47,10 @@ class RequestScreen(ArmedDialog):
     def __init__(self, card: str) -> None:
         super().__init__()
         self.card = card
+        #: The version the dialog shows (its manifest and content hash), taken when it
+        #: opens: the answer names it, so a version approved meanwhile is ``stale``.
+        self._manifest: Manifest | None = None
+        self._hash: str | None = None
 
     @property
     def gate(self) -> ArrowgateApp:
@@ -69,6 +73,8 @@ class RequestScreen(ArmedDialog):
         node = engine.state.canvas.node(self.card)
         pkg = engine.state.packages.get(str(node.data.get("package"))) if node else None
         granted = engine.state.grants.get(pkg.name, set()) if pkg else set()
+        if pkg is not None:
+            self._manifest, self._hash = pkg.manifest, pkg.hash
         for name in sorted(pkg.manifest.optional) if pkg and pkg.manifest else ():
             table.add_row(name, PERMISSIONS[name].risk,
                           "granted" if name in granted else "not granted", key=name)
@@ -96,9 +102,11 @@ class RequestScreen(ArmedDialog):
         node = engine.state.canvas.node(self.card)
         pkg = engine.state.packages.get(str(node.data.get("package"))) if node else None
         spec = PERMISSIONS[name]
-        title = permission_title(pkg.manifest, name) if pkg and pkg.manifest else spec.title
-        text = Text.assemble(plain(f"{name} ({spec.risk} risk): {title}\nUsers see: "
-                                   f"{spec.users_see}"))
+        shown = self._manifest  # the version the answer names, not one approved since
+        title = permission_title(shown, name) if shown is not None else spec.title
+        version = f"{shown.name} {shown.version}: " if shown is not None else ""
+        text = Text.assemble(plain(f"{version}{name} ({spec.risk} risk): {title}\nUsers "
+                                   f"see: {spec.users_see}"))
         if spec.risk == "high":
             text.append("\nRISK: ", style="bold red")
             text.append_text(plain(f"{name} is high risk; allowing it takes "
@@ -160,7 +168,7 @@ class RequestScreen(ArmedDialog):
     async def _answer(self, name: str, allow: bool) -> None:
         engine = self.gate.engine
         done = await self.gate.consent("request: answer", lambda: engine.request(
-            self.card, name, answer=allow))
+            self.card, name, answer=allow, review_hash=self._hash))
         if done is not None:
             self.notify(f"{self.card}: {name} {'allowed' if allow else 'denied'}",
                         title="request: answer")
