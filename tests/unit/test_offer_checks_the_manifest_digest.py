@@ -1,0 +1,90 @@
+"""The engine, not each door, computes the digest of a package's ``manifest.json``: a
+digest given for it must be the manifest's own (its text's bytes when the text is given,
+else its canonical JSON), or the offer or update is refused and nothing changes.
+
+SPEC §2: the content hash is over the package's files, its manifest among them; SPEC
+§4.4: a grant is for one hash. A ``manifest.json`` digest that is not the manifest's
+would let a wider manifest carry the hash of the one a person reviewed.
+
+(Found in round 23: `Engine.offer` and `Engine.update` kept whatever ``manifest.json``
+digest they were given — only the HTTP route compared the file with the manifest — so a
+wider manifest offered with the reviewed file's digest installed under the reviewed hash.)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import InvalidArgument, ManifestInvalid, content_hash, file_digests
+
+from ..conftest import manifest
+
+pytestmark = pytest.mark.postgres
+
+NARROW = manifest("acme.x", {"clipboard.write": {}})
+WIDE = manifest("acme.x", {"clipboard.write": {}, "terminals.write": {}})
+NARROW_TEXT = json.dumps(NARROW, indent=2)  # as a folder holds it: not canonical JSON
+
+
+async def test_an_offer_with_another_manifests_digest_is_refused(open_engine: Any) -> None:
+    engine = open_engine()
+    await engine.offer("acme.x", NARROW_TEXT, file_digests({"index.js": "// x"}))
+    seen = await engine.review("acme.x")
+    forged = file_digests({"manifest.json": NARROW_TEXT, "index.js": "// x"})
+    assert content_hash(forged) == seen.content_hash  # the hash a person reviewed
+    with pytest.raises(InvalidArgument) as refused:
+        await engine.offer("acme.x", WIDE, forged)
+    assert refused.value.reason == "manifest"
+    for one in (engine, open_engine()):
+        assert (await one.review("acme.x")).text == seen.text
+    await engine.install("acme.x", review_hash=seen.content_hash)
+    assert not engine.state.granted("acme.x", "terminals.write")
+
+
+async def test_an_update_with_another_manifests_digest_is_refused(open_engine: Any) -> None:
+    engine = open_engine()
+    await engine.offer("acme.x", NARROW_TEXT, file_digests({"index.js": "// x"}))
+    await engine.install("acme.x")
+    approved = engine.state.packages["acme.x"].hash
+    for manifest_given, digests in (
+            (WIDE, file_digests({"manifest.json": NARROW_TEXT})),
+            (json.dumps(WIDE), file_digests({"manifest.json": NARROW_TEXT})),
+            (None, file_digests({"manifest.json": json.dumps(WIDE)}))):
+        with pytest.raises(InvalidArgument) as refused:
+            await engine.update("acme.x", manifest=manifest_given, digests=digests)
+        assert refused.value.reason == "manifest"
+    for one in (engine, open_engine()):
+        assert one.pending_update("acme.x") is None
+        assert one.state.packages["acme.x"].hash == approved
+
+
+async def test_a_manifest_given_as_text_hashes_as_its_folder(open_engine: Any,
+                                                             tmp_path: Path) -> None:
+    """The text's own bytes are the file's digest: an unchanged folder offered again, as
+    text or with its digest, is the same hash (and no update)."""
+    engine = open_engine()
+    folder_hash = content_hash(file_digests({"manifest.json": NARROW_TEXT, "index.js": "// x"}))
+    await engine.offer("acme.x", NARROW_TEXT, file_digests({"index.js": "// x"}))
+    assert engine.state.packages["acme.x"].hash == folder_hash
+    await engine.install("acme.x")
+    update = await engine.update("acme.x", manifest=NARROW_TEXT.encode(),
+                                 digests=file_digests({"manifest.json": NARROW_TEXT,
+                                                       "index.js": "// x"}))
+    assert update.pending_hash == folder_hash and engine.pending_update("acme.x") is None
+    # A digest that is the manifest's own canonical JSON (what a value hashes as) is kept.
+    value = manifest("acme.y")
+    given = file_digests({"manifest.json": json.dumps(value, sort_keys=True)})
+    await engine.offer("acme.y", value, given)
+    assert engine.state.packages["acme.y"].hash == content_hash(given)
+
+
+async def test_a_manifest_text_that_is_no_object_is_refused(open_engine: Any) -> None:
+    engine = open_engine()
+    for text in ("[1, 2]", "not json", '{"name": "acme.x", "name": "acme.y"}'):
+        with pytest.raises(ManifestInvalid):
+            await engine.offer("acme.x", text, {})
+    assert "acme.x" not in engine.state.packages
