@@ -942,10 +942,10 @@ class Engine:
         return self._canvas.remove_arrow(arrow_id, by=by)
 
     # -- Consent (consent)
-    def offer(self, name: str, manifest: dict[str, Any], digests: dict[str, str]
+    def offer(self, name: str, manifest: dict[str, Any] | str | bytes, digests: dict[str, str]
               ) -> Coroutine[Any, Any, None]:
-        """Make a package available to install (its manifest is validated at install).
-        (`Consent.offer`)"""
+        """Make a package available to install (its manifest is validated at install);
+        ``manifest``: a value or its file's text, hashed by the engine. (`Consent.offer`)"""
         return self._consent.offer(name, manifest, digests)
 
     def remove_package(self, name: str, *, by: object = OPERATOR) -> Coroutine[Any, Any, None]:
@@ -991,7 +991,7 @@ class Engine:
         (`Consent.pending_update`)"""
         return self._consent.pending_update(package)
 
-    def update(self, package: str, *, manifest: dict[str, Any] | None = None,
+    def update(self, package: str, *, manifest: dict[str, Any] | str | bytes | None = None,
                digests: dict[str, str] | None = None) -> Coroutine[Any, Any, Update]:
         """New files and/or a new manifest arrived: the package is pending until approved.
         (`Consent.update`)"""

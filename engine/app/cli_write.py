@@ -196,9 +196,10 @@ class LocalBackend:
 
     async def offer(self, folder: Path) -> dict[str, Any]:
         """Offer the package in a folder (its manifest is validated at install)."""
-        from engine.effects.packages import load_package_folder
+        from engine.effects.packages import read_package_folder
 
-        raw, digests = load_package_folder(folder)
+        package = read_package_folder(folder)
+        raw, digests = package.manifest, package.digests
         name = raw.get("name") if isinstance(raw, dict) else None
         if not isinstance(name, str):
             raise Failure.coded(USAGE, "MANIFEST_INVALID",
@@ -208,9 +209,11 @@ class LocalBackend:
         if pkg is not None and pkg.installed:
             # New files of an installed package: an update, pending until approved
             # (as the service does with the same offer).
-            update = await self.engine.update(name, manifest=raw, digests=digests)
+            # The file's text, not the value read from it: the engine hashes it itself.
+            update = await self.engine.update(name, manifest=package.manifest_text,
+                                              digests=digests)
             return {"package": name, "state": "pending", "hash": update.pending_hash}
-        await self.engine.offer(name, raw, digests)
+        await self.engine.offer(name, package.manifest_text, digests)
         return {"package": name, "state": "available",
                 "hash": self.engine.state.packages[name].hash}
 

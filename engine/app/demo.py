@@ -33,7 +33,7 @@ from engine.core.errors import ManifestInvalid
 from engine.core.events import Event
 from engine.core.manifest import parse_manifest
 from engine.effects.drivers import PtyTerminal, ScriptedAgent
-from engine.effects.packages import load_package_folder
+from engine.effects.packages import read_package_folder
 from engine.services.subscriptions import Subscription
 
 if TYPE_CHECKING:
@@ -61,6 +61,8 @@ class DemoFiles:
     #: package name -> (raw manifest, file digests), in the order the canvas names them
     packages: dict[str, tuple[dict[str, Any], dict[str, str]]]
     replies: dict[str, dict[str, str]]  #: agent node id -> prompt text -> reply
+    #: package name -> its manifest.json's bytes, what is offered (the engine hashes them)
+    manifest_texts: dict[str, bytes]
 
 
 def _bad(path: Path, why: object) -> CliError:
@@ -96,6 +98,7 @@ def load_demo(folder: Path | None = None) -> DemoFiles:
         raise _bad(path, "only text nodes with arrowgate data: the demo draws no file, "
                          "link or group nodes")
     packages: dict[str, tuple[dict[str, Any], dict[str, str]]] = {}
+    texts: dict[str, bytes] = {}
     for node in parsed.nodes:
         name = node.get("package")
         if node.get("type") != "card" or name in packages:
@@ -104,7 +107,8 @@ def load_demo(folder: Path | None = None) -> DemoFiles:
             raise _bad(path, f"card {node['id']}: a package name (not a path) is required")
         package = folder / "packages" / name
         try:
-            raw, digests = load_package_folder(package)
+            read = read_package_folder(package)
+            raw, digests = read.manifest, read.digests
             manifest = parse_manifest(raw)  # an invalid one is told now, not half-way
         except ManifestInvalid as exc:
             raise _bad(package / "manifest.json",
@@ -112,6 +116,7 @@ def load_demo(folder: Path | None = None) -> DemoFiles:
         if manifest.name != name:
             raise _bad(package / "manifest.json", f"names {manifest.name!r}, not {name!r}")
         packages[name] = (raw, digests)
+        texts[name] = read.manifest_text
     path = folder / "replies.json"
     replies = _read_json(path)
     if not isinstance(replies, dict) or not all(
@@ -119,7 +124,7 @@ def load_demo(folder: Path | None = None) -> DemoFiles:
                                             for k, v in agent.items())
             for agent in replies.values()):
         raise _bad(path, "an object: agent id -> {prompt text: reply text}")
-    return DemoFiles(tuple(parsed.nodes), tuple(parsed.arrows), packages, replies)
+    return DemoFiles(tuple(parsed.nodes), tuple(parsed.arrows), packages, replies, texts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,10 +152,10 @@ async def build_demo(engine: Engine, folder: Path, files: DemoFiles | None = Non
         await engine.create_workspace(DEMO_WORKSPACE, folder.resolve())
     for node in engine.state.canvas.nodes(DEMO_WORKSPACE):
         await engine.remove_node(node.id)
-    for name, (raw, digests) in files.packages.items():
+    for name, (_raw, digests) in files.packages.items():
         pkg = engine.state.packages.get(name)
         if pkg is None or not pkg.installed:
-            await engine.offer(name, raw, digests)
+            await engine.offer(name, files.manifest_texts[name], digests)
             await engine.install(name, grant="required")
     for raw_node in files.nodes:
         await engine.add_node(dict(raw_node), workspace=DEMO_WORKSPACE)

@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from engine.core.catalogue import PERMISSIONS
-from engine.core.errors import ManifestInvalid
+from engine.core.errors import InvalidArgument, ManifestInvalid
 from engine.core.hosts import host_pattern_problem, normalise_host
 from engine.core.text import control_characters, describe_character, is_unicode
 from engine.core.toolschema import schema_problems
@@ -541,26 +541,54 @@ def manifest_digest(raw: dict[str, Any]) -> str:
     return file_digests({"manifest.json": json.dumps(raw, sort_keys=True)})["manifest.json"]
 
 
-def fold_manifest(raw: dict[str, Any], digests: dict[str, str]) -> dict[str, str]:
-    """A package's file digests with its manifest among them, so its hash binds the manifest.
+def fold_manifest(given: dict[str, Any] | str | bytes, digests: dict[str, str], *,
+                  package: str | None = None) -> tuple[dict[str, Any], dict[str, str]]:
+    """A package's manifest as a value, and its file digests with the manifest's among them.
 
-    The review hash is the hash of the review the person saw (SPEC §4.4): hashing
-    files that leave the manifest out would let a wider manifest with the same
-    files pass as the package reviewed. A ``manifest.json`` digest given (one read
-    from a package folder, the file's own bytes) is kept, so re-offering an
-    unchanged folder changes nothing; otherwise the manifest given as a value is
-    hashed as its canonical JSON (`manifest_digest`).
+    The review hash is the hash of the review the person saw (SPEC §4.4): the
+    ``manifest.json`` digest it covers is the one this function computes, never one
+    taken on trust. A manifest given as its file's text (str or bytes, as a folder
+    holds it) is hashed as those bytes, so re-offering an unchanged folder changes
+    nothing; a manifest given as a value is hashed as its canonical JSON
+    (`manifest_digest`). A ``manifest.json`` digest given beside it must be that
+    one: a digest of another manifest would let a wider manifest carry the hash of
+    the one a person reviewed.
 
     Args:
-        raw: the manifest offered.
+        given: the manifest offered, as a value or as its file's text.
         digests: the files' digests by path, as given.
+        package: the package's name, for the error.
 
     Returns:
-        A new mapping: ``digests`` with ``manifest.json``.
+        The manifest as a value, and a new mapping: ``digests`` with ``manifest.json``.
+
+    Raises:
+        ManifestInvalid: text that is not JSON, names a key twice, nests too deeply,
+            or holds no JSON object.
+        InvalidArgument: reason ``manifest``: ``digests`` holds a ``manifest.json``
+            digest that is not the manifest's; nothing is offered.
     """
-    if "manifest.json" in digests:
-        return dict(digests)
-    return {**digests, "manifest.json": manifest_digest(raw)}
+    if isinstance(given, (str, bytes)):
+        try:
+            raw = loads_manifest(given)
+        except ManifestInvalid:
+            raise
+        except ValueError as exc:  # not JSON at all (text that is not UTF-8 among it)
+            raise ManifestInvalid(f"$: not JSON: {exc}", problems=[("$", f"not JSON: {exc}")],
+                                  package=package) from None
+        if not isinstance(raw, dict):
+            raise ManifestInvalid("$: the manifest must be a JSON object",
+                                  problems=[("$", "the manifest must be a JSON object")],
+                                  package=package)
+        own = file_digests({"manifest.json": given})["manifest.json"]
+    else:
+        raw, own = given, manifest_digest(given)
+    if digests.get("manifest.json", own) != own:
+        raise InvalidArgument(
+            "the manifest.json digest given is not the digest of the manifest given: the "
+            "engine hashes the manifest itself (pass the file's text as the manifest)",
+            reason="manifest", package=package)
+    return raw, {**digests, "manifest.json": own}
 
 
 #: The longest file path a package may hold, in characters.

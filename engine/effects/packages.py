@@ -43,9 +43,25 @@ class PackageFolder:
     manifest: Any
     files: dict[str, bytes]
 
+    @property
+    def manifest_text(self) -> bytes:
+        """The ``manifest.json`` file's bytes: what `Engine.offer` takes as the manifest,
+        so that the engine hashes the file the reviewer reads (`fold_manifest`)."""
+        return self.files["manifest.json"]
+
+    @property
+    def digests(self) -> dict[str, str]:
+        """Each file's digest by path (`file_digests`)."""
+        return file_digests(dict(self.files))
+
 
 def load_package_folder(folder: str | Path) -> tuple[dict[str, Any], dict[str, str]]:
     """Read a package folder: its raw manifest and the digests of every file.
+
+    For review and hashing (``content_hash(digests)`` is the package's hash). To
+    offer the folder, give the engine the manifest's text, `PackageFolder.manifest_text`
+    of `read_package_folder`: the engine refuses a ``manifest.json`` digest it did not
+    compute from the manifest it is given.
 
     Raises:
         ManifestInvalid: there is no readable ``manifest.json``.

@@ -281,17 +281,20 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
             if not same:
                 raise ServiceError(400, "INVALID_ARGUMENT", "files."
                                    "manifest.json is not the manifest sent", reason="manifest")
-        # Without a manifest.json file, the engine folds the manifest sent into
-        # the hash itself (offer and update alike), as for the Python API.
+        # The engine hashes the manifest itself (offer and update alike), as for the
+        # Python API: the file's text when one is sent (checked above to be the
+        # manifest sent), else the manifest sent as its canonical JSON.
+        manifest: dict[str, Any] | str = body.files["manifest.json"] \
+            if "manifest.json" in body.files else body.manifest
         digests = file_digests(files)
         async with _lock(name):
             engine.catch_up()  # installed through another server: an update, not an offer
             pkg = engine.state.packages.get(name)
             if pkg is not None and pkg.installed:
-                update = await engine.update(name, manifest=body.manifest, digests=digests)
+                update = await engine.update(name, manifest=manifest, digests=digests)
                 state, digest = "pending", update.pending_hash
             else:
-                await engine.offer(name, body.manifest, digests)
+                await engine.offer(name, manifest, digests)
                 state, digest = "available", engine.state.packages[name].hash
         return json_response({"package": name, "state": state, "hash": digest}, 201)
 

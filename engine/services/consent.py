@@ -121,14 +121,18 @@ class Consent:
                            granted=sorted(permissions))
 
     @operation
-    async def offer(self, name: str, manifest: dict[str, Any], digests: dict[str, str]) -> None:
+    async def offer(self, name: str, manifest: dict[str, Any] | str | bytes,
+                    digests: dict[str, str]) -> None:
         """Make a package available to install (its manifest is validated at install).
 
         The package's hash covers the manifest as well as ``digests``
         (`fold_manifest`), so an install bound to a review hash installs only
-        the manifest that review showed.
+        the manifest that review showed. ``manifest`` is a value, or its file's
+        text (a folder's ``manifest.json``): the engine computes its digest.
 
         Raises:
+            InvalidArgument: reason ``manifest``: ``digests`` holds a
+                ``manifest.json`` digest that is not the manifest's.
             InvalidArgument: ``name`` is not a package name (SPEC §2: text matching
                 ``[a-z0-9][a-z0-9._-]{0,127}``), reason ``name``; nothing is stored.
             ManifestInvalid: the manifest is not plain JSON of bounded depth.
@@ -138,6 +142,10 @@ class Consent:
         problem = package_name_problem(name)
         if problem:
             raise InvalidArgument(problem, reason="name")
+        if not isinstance(digests, dict):
+            raise InvalidArgument("digests are a mapping of file paths to digests",
+                                  reason="digests")
+        manifest, digests = fold_manifest(manifest, digests, package=name)
         require_json(manifest, package=name)
         other = lookalike(name, self.ctx.state.packages)
         if other is not None:
@@ -147,7 +155,6 @@ class Consent:
         if existing is not None and existing.installed:
             raise InvalidArgument(f"{name} is installed; send an update",
                                   reason="installed", package=name)
-        digests = fold_manifest(manifest, digests)
         pkg = PackageState(name, False, manifest, digests, content_hash(digests))
         with self.ctx.write():
             self._save_package(pkg)
@@ -433,15 +440,18 @@ class Consent:
         return Update(package, pkg.pending_hash, diff_manifests(pkg.manifest, pkg.pending))
 
     @operation
-    async def update(self, package: str, *, manifest: dict[str, Any] | None = None,
+    async def update(self, package: str, *, manifest: dict[str, Any] | str | bytes | None = None,
                      digests: dict[str, str] | None = None) -> Update:
         """New files and/or a new manifest arrived: the package is pending until approved.
 
         ``digests`` are merged into the package's files. Narrowing applies at
-        once: permissions the new manifest drops are revoked now.
+        once: permissions the new manifest drops are revoked now. ``manifest``
+        is a value or its file's text; the engine computes its digest (`fold_manifest`).
 
         Raises:
             ManifestInvalid: the new manifest fails validation; nothing changes.
+            InvalidArgument: reason ``manifest``: a ``manifest.json`` digest that is
+                not the manifest's (without a manifest: not the current one's).
         """
         pkg = self._package(package)
         if not pkg.installed:
@@ -450,9 +460,19 @@ class Consent:
         base_raw = pkg.pending_raw if pkg.is_pending else pkg.raw
         base_digests = pkg.pending_digests if pkg.is_pending else pkg.digests
         assert base_raw is not None and base_digests is not None
-        new_raw = manifest if manifest is not None else base_raw
+        given = dict(digests or {})
+        if manifest is not None:
+            new_raw, given = fold_manifest(manifest, given, package=package)
+        else:
+            # Files alone: the manifest stays, and so does its digest; another one
+            # would put a manifest nobody sent under the hash approved next.
+            new_raw = base_raw
+            if given.get("manifest.json", base_digests.get("manifest.json")) != \
+                    base_digests.get("manifest.json"):
+                raise InvalidArgument(
+                    "a manifest.json digest came without its manifest: send the manifest "
+                    "(its text) and the engine hashes it", reason="manifest", package=package)
         new_manifest = self._parse_for(package, new_raw)
-        given = fold_manifest(manifest, digests or {}) if manifest is not None else digests or {}
         new_digests = {**base_digests, **given}
         new_hash = content_hash(new_digests)
         diff = diff_manifests(pkg.manifest, new_manifest)

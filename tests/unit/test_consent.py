@@ -200,7 +200,7 @@ async def test_consent_history_keeps_who_what_when(world: Engine, clock) -> None
 async def test_sending_an_unchanged_package_folder_again_changes_nothing(
         world: Engine, tmp_path: Path) -> None:
     """The manifest file's own digest counts, not a re-serialisation of its JSON."""
-    from engine.effects.packages import load_package_folder
+    from engine.effects.packages import read_package_folder
 
     folder = tmp_path / "pkg"
     folder.mkdir()
@@ -208,9 +208,10 @@ async def test_sending_an_unchanged_package_folder_again_changes_nothing(
     # Not how json.dumps(sort_keys=True) would write it: other spacing, other order.
     (folder / "manifest.json").write_text(json.dumps(raw, indent=4))
     (folder / "index.js").write_text("export default 1\n")
-    raw, digests = load_package_folder(folder)
-    await world.offer("acme.folder", raw, digests)
+    package = read_package_folder(folder)  # the manifest offered as its file's text
+    await world.offer("acme.folder", package.manifest_text, package.digests)
     await world.install("acme.folder")
-    update = await world.update("acme.folder", manifest=raw, digests=digests)
+    update = await world.update("acme.folder", manifest=package.manifest_text,
+                                digests=package.digests)
     assert update.pending_hash == world.state.packages["acme.folder"].hash
     assert world.pending_update("acme.folder") is None
