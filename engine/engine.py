@@ -1026,12 +1026,22 @@ class Engine:
         return self._consent.secret_is_set(name)
 
     # -- Interchange (interchange)
+    def preview_import(self, workspace_id: str, folder: str | Path, doc: Any, *,
+                       settings: dict[str, Any] | None = None
+                       ) -> Coroutine[Any, Any, ImportReview]:
+        """The review an import would return, checked as it checks; writes nothing.
+        (`Interchange.preview_import`)"""
+        return self._interchange.preview_import(workspace_id, folder, doc, settings=settings)
+
     def import_canvas(self, workspace_id: str, folder: str | Path, doc: Any, *,
-                      settings: dict[str, Any] | None = None, by: object = OPERATOR
+                      settings: dict[str, Any] | None = None,
+                      review_sha256: str | None = None, by: object = OPERATOR
                       ) -> Coroutine[Any, Any, ImportReview]:
-        """Create a workspace from a JSON Canvas document, all at once or not at all.
+        """Create a workspace from a JSON Canvas document, all at once or not at all;
+        ``review_sha256``: the review the person saw, else ``stale``.
         (`Interchange.import_canvas`)"""
-        return self._interchange.import_canvas(workspace_id, folder, doc, settings=settings, by=by)
+        return self._interchange.import_canvas(workspace_id, folder, doc, settings=settings,
+                                               review_sha256=review_sha256, by=by)
 
     @_while_open
     def export_canvas(self, workspace_id: str) -> dict[str, Any]:

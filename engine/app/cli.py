@@ -377,21 +377,41 @@ def _cmd_import(args: argparse.Namespace) -> int:
     workspace = args.workspace or Path(args.file).stem
     folder = Path(args.folder or Path(args.file).parent).resolve()
     engine = _open_engine(args, create=True)
-
-    async def run() -> Any:
-        return await engine.import_canvas(workspace, folder, doc)
+    # What a person is shown before consenting goes to stderr under --json,
+    # so that standard output holds the JSON answer alone.
+    shown = sys.stderr if args.json else sys.stdout
 
     try:
-        review = asyncio.run(run())
+        # The review first, every arrow in it; nothing is drawn until the person says
+        # yes to it (or names it, --review-sha256), and the import is bound to it.
+        digest = args.review_sha256
+        if digest is None:
+            preview = asyncio.run(engine.preview_import(workspace, folder, doc))
+            if args.dry_run:
+                if args.json:
+                    _print_json({"workspace": workspace, "folder": str(folder),
+                                 "review": preview.lines, "review_sha256": preview.sha256,
+                                 "imported": False})
+                else:
+                    print("\n".join(preview.lines))
+                    print(f"review sha256: {preview.sha256} (nothing was imported)")
+                return EXIT_OK
+            print(inert_lines(f"import {args.file} as workspace {workspace!r}?"), file=shown)
+            print("\n".join(preview.lines), file=shown)
+            print("import it, drawing these arrows? [y/N] ", end="", file=shown, flush=True)
+            if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+                raise CliError("not confirmed: nothing was imported", exit_code=EXIT_FINDING)
+            digest = preview.sha256
+        review = asyncio.run(engine.import_canvas(workspace, folder, doc, review_sha256=digest))
         nodes = len(engine.state.canvas.nodes(workspace))
         arrows = len(engine.state.canvas.arrows(workspace))
         if args.json:
             _print_json({"workspace": workspace, "folder": str(folder), "nodes": nodes,
-                         "arrows": arrows, "review": review.lines})
+                         "arrows": arrows, "review": review.lines,
+                         "review_sha256": review.sha256, "imported": True})
         else:
             print(inert_lines(f"imported {args.file} as workspace {workspace!r} ({folder}): "
                               f"{nodes} nodes, {arrows} arrows"))
-            print("\n".join(review.lines))  # what it holds and what it left out
         return EXIT_OK
     finally:
         engine.close()
@@ -605,7 +625,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--folder", metavar="DIR",
                    help="project folder (default: the file's folder)")
     p.add_argument("--json", action="store_true",
-                   help='print {"workspace", "folder", "nodes", "arrows"} as JSON')
+                   help='print {"workspace", "folder", "nodes", "arrows"} as JSON (the '
+                        'review and the question go to stderr)')
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the review and its sha256; import nothing")
+    p.add_argument("--review-sha256", metavar="SHA256",
+                   help="the sha256 of the review you saw (--dry-run); then nothing is "
+                        "asked, and another review is refused as stale")
     p.set_defaults(fn=_cmd_import)
 
     p = sub.add_parser("export", help="export a workspace as JSON Canvas 1.0")

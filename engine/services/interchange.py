@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from canvas import ENGINE_KEPT, Canvas, CanvasError, Node, Workspace, WorkspaceSettings
+from canvas import (
+    ENGINE_KEPT,
+    Arrow,
+    Canvas,
+    CanvasError,
+    Node,
+    Workspace,
+    WorkspaceSettings,
+)
 from canvas.jsoncanvas import from_json_canvas, to_json_canvas
-from engine.core.errors import CardLimit, InvalidArgument, InvalidArrow, InvalidRequest
+from engine.core.errors import (
+    ApprovalRefused,
+    CardLimit,
+    InvalidArgument,
+    InvalidArrow,
+    InvalidRequest,
+)
 from engine.core.principal import OPERATOR
 from engine.core.text import visible
 from engine.services.canvas import CanvasOps
@@ -42,6 +57,8 @@ class ImportReview:
     dropped: tuple[tuple[str, str, str], ...] = ()
     #: file, link and group nodes kept for export but not on the canvas.
     foreign: int = 0
+    #: (arrow id, from, to, from port, to port) for every arrow it draws, in file order.
+    drawn: tuple[tuple[str, str, str, str | None, str | None], ...] = ()
 
     @property
     def lines(self) -> list[str]:
@@ -50,6 +67,9 @@ class ImportReview:
         out = [f"Workspace {self.workspace.id} ({self.workspace.folder}):",
                f"  nodes: {sum(self.nodes.values())} ({kinds})",
                f"  arrows: {self.arrows} ({self.port_arrows} port arrows)"]
+        # Each arrow is consent for data between its ends: the person sees each one.
+        out += [f"    {aid}: {src}{f'.{sp}' if sp else ''} -> {dst}{f'.{dp}' if dp else ''}"
+                for aid, src, dst, sp, dp in self.drawn]
         if self.foreign:
             out.append(f"  kept for export, not on the canvas: {self.foreign} file, link or "
                        "group nodes")
@@ -60,12 +80,21 @@ class ImportReview:
             out.append("  left out: nothing")
         return [visible(line) for line in out]
 
+    @property
+    def sha256(self) -> str:
+        """The SHA-256 of the review's text: what `Interchange.import_canvas` is told the
+        person saw (``review_sha256``)."""
+        return hashlib.sha256("\n".join(self.lines).encode()).hexdigest()
+
     def to_json(self) -> dict[str, Any]:
         """JSON form."""
         return {"workspace": self.workspace.id, "nodes": dict(self.nodes),
                 "arrows": self.arrows, "port_arrows": self.port_arrows,
                 "dropped": [{"node": n, "field": f, "why": w} for n, f, w in self.dropped],
-                "foreign": self.foreign}
+                "foreign": self.foreign,
+                "drawn": [{"id": i, "from": f, "to": t, "from_port": fp, "to_port": tp}
+                          for i, f, t, fp, tp in self.drawn],
+                "review_sha256": self.sha256}
 
 
 def _extras_key(workspace: str) -> str:
@@ -83,6 +112,18 @@ def _strip(nodes: list[dict[str, Any]]) -> list[tuple[str, str, str]]:
     return dropped
 
 
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """An import checked whole: what it writes, and its review."""
+
+    workspace: Workspace
+    nodes: list[Node]
+    arrows: list[Arrow]
+    foreign: dict[str, Any]
+    styles: dict[str, Any]
+    review: ImportReview
+
+
 class Interchange:
     """`import_canvas` and `export_canvas`."""
 
@@ -92,9 +133,65 @@ class Interchange:
         self.nodes = nodes
         self.canvas = canvas
 
+    def _plan(self, workspace_id: str, folder: str | Path, doc: Any,
+              settings: dict[str, Any] | None) -> _Plan:
+        """Check a whole import and build what it would write; writes nothing.
+
+        Raises:
+            InvalidRequest: naming the first problem (a `CanvasError` as the engine's).
+            CanvasError: the canvas refused a node or an arrow.
+        """
+        self.canvas.check_new_workspace(workspace_id, folder)
+        ws = Workspace(workspace_id, str(folder), WorkspaceSettings.from_dict(settings or {}))
+        parsed = from_json_canvas(doc)
+        if len(parsed.nodes) > ws.settings.card_cap:
+            # Before a node is built: a file of a million nodes was built whole
+            # (seconds, a gigabyte) only to be refused for its count.
+            raise CardLimit(f"the canvas has {len(parsed.nodes)} nodes; the card cap is "
+                            f"{ws.settings.card_cap}", reason="card-cap")
+        dropped = _strip(parsed.nodes)
+        scratch = Canvas(self.ctx.state.card_ports)
+        nodes = [Node.build(raw, workspace_id) for raw in parsed.nodes]
+        for node in nodes:
+            self.nodes.check_id("node", node.id)
+            if self.ctx.state.canvas.has_node(node.id):
+                raise InvalidArgument(f"node id {node.id!r} is taken on "
+                                      "another canvas", reason="duplicate-id")
+            scratch.add_node(node)
+        arrows = []
+        for raw in parsed.arrows:
+            self.nodes.check_id("arrow", raw["id"])
+            if self.ctx.state.canvas.arrow(raw["id"]) is not None:
+                raise InvalidArrow(f"arrow id {raw['id']!r} is taken", reason="duplicate-id")
+            arrows.append(scratch.add_arrow(raw))
+        review = ImportReview(ws, dict(Counter(n.type for n in nodes)), len(arrows),
+                              sum(1 for a in arrows if a.is_port), tuple(dropped),
+                              len(parsed.foreign.get("nodes", [])),
+                              tuple((a.id, a.src, a.dst, a.from_port, a.to_port)
+                                    for a in arrows))
+        return _Plan(ws, nodes, arrows, parsed.foreign, parsed.styles, review)
+
+    @operation
+    async def preview_import(self, workspace_id: str, folder: str | Path, doc: Any, *,
+                             settings: dict[str, Any] | None = None) -> ImportReview:
+        """The review `import_canvas` would return, checked as it checks; writes nothing.
+
+        What a person sees before an import draws anything (SPEC §4.5): show its
+        lines, then import with ``review_sha256`` set to its `ImportReview.sha256`.
+
+        Raises:
+            InvalidRequest: naming the first problem, as `import_canvas` (not recorded:
+                nothing was attempted).
+        """
+        try:
+            return self._plan(workspace_id, folder, doc, settings).review
+        except CanvasError as exc:
+            raise self.nodes.canvas_error(exc) from exc
+
     @operation
     async def import_canvas(self, workspace_id: str, folder: str | Path,
                             doc: Any, *, settings: dict[str, Any] | None = None,
+                            review_sha256: str | None = None,
                             by: object = OPERATOR) -> ImportReview:
         """Create a workspace from a JSON Canvas document, all at once or not at all.
 
@@ -104,45 +201,33 @@ class Interchange:
         ``command`` nor the engine's bookkeeping (`NOT_IMPORTED`): they are
         left out and listed in the returned review.
 
+        Args:
+            review_sha256: the `ImportReview.sha256` of the review the person saw
+                (`preview_import`); an import whose review differs now (another
+                file, or a canvas changed since) is refused as ``stale``.
+
         Raises:
             InvalidRequest: naming the first problem; nothing is created.
+            ApprovalRefused: not from an operator, or ``stale`` (recorded).
         """
         subject = {"workspace": workspace_id, "format": "json-canvas"}
         principal = self.guard.require_operator(by, "canvas.import", subject)
-        self.canvas.check_new_workspace(workspace_id, folder)
         try:
-            ws = Workspace(workspace_id, str(folder), WorkspaceSettings.from_dict(settings or {}))
-            parsed = from_json_canvas(doc)
-            if len(parsed.nodes) > ws.settings.card_cap:
-                # Before a node is built: a file of a million nodes was built whole
-                # (seconds, a gigabyte) only to be refused for its count.
-                raise CardLimit(f"the canvas has {len(parsed.nodes)} nodes; the card cap is "
-                                f"{ws.settings.card_cap}", reason="card-cap")
-            dropped = _strip(parsed.nodes)
-            scratch = Canvas(self.ctx.state.card_ports)
-            nodes = [Node.build(raw, workspace_id) for raw in parsed.nodes]
-            for node in nodes:
-                self.nodes.check_id("node", node.id)
-                if self.ctx.state.canvas.has_node(node.id):
-                    raise InvalidArgument(f"node id {node.id!r} is taken on "
-                                          "another canvas", reason="duplicate-id")
-                scratch.add_node(node)
-            arrows = []
-            for raw in parsed.arrows:
-                self.nodes.check_id("arrow", raw["id"])
-                if self.ctx.state.canvas.arrow(raw["id"]) is not None:
-                    raise InvalidArrow(f"arrow id {raw['id']!r} is taken", reason="duplicate-id")
-                arrows.append(scratch.add_arrow(raw))
+            plan = self._plan(workspace_id, folder, doc, settings)
         except CanvasError as exc:
             raise self.guard.refuse(principal, "canvas.import", subject,
                                self.nodes.canvas_error(exc)) from exc
         except InvalidRequest as exc:
             raise self.guard.refuse(principal, "canvas.import", subject, exc) from exc
-        review = ImportReview(ws, dict(Counter(n.type for n in nodes)), len(arrows),
-                              sum(1 for a in arrows if a.is_port), tuple(dropped),
-                              len(parsed.foreign.get("nodes", [])))
+        review, nodes, arrows = plan.review, plan.nodes, plan.arrows
+        if review_sha256 is not None and review_sha256 != review.sha256:
+            raise self.guard.refuse(principal, "canvas.import", subject, ApprovalRefused(
+                f"the import review you saw ({str(review_sha256)[:16]}…) is not what this "
+                "import would draw now: stale — look at its review again; nothing was "
+                "imported", reason="stale"))
+        dropped = review.dropped
         with self.ctx.write():
-            self.canvas.put_workspace(ws, principal, "canvas.import",
+            self.canvas.put_workspace(plan.workspace, principal, "canvas.import",
                                 {**subject, "nodes": len(nodes), "arrows": len(arrows),
                                  "dropped": [f"{n}.{f}" for n, f, _ in dropped]})
             for node in nodes:
@@ -153,7 +238,7 @@ class Interchange:
                 self.ctx.store.save_arrow(arrow)
                 self.ctx.state.canvas.add_arrow(arrow)
             self.ctx.store.set_meta(_extras_key(workspace_id), json.dumps(
-                {"foreign": parsed.foreign, "styles": parsed.styles}))
+                {"foreign": plan.foreign, "styles": plan.styles}))
         return review
 
     def export_canvas(self, workspace_id: str) -> dict[str, Any]:

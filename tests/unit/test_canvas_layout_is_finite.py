@@ -11,6 +11,7 @@ the non-JSON tokens while reading), so `arrowgate export` never writes
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -36,6 +37,7 @@ def test_export_after_import_is_json(tmp_path: Path, monkeypatch: pytest.MonkeyP
     path.write_text('{"nodes": [{"id": "n1", "type": "text", "text": "hi", "x": %s, "y": 0, '
                     '"width": 100, "height": 50}], "edges": []}' % value)
     db = str(tmp_path / "a.db")
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))  # the person says yes to the review
     code = main(["import", str(path), "--db", db, "--workspace", "w"])
     if code != 0:  # refused as not JSON Canvas: fine
         assert code == 2

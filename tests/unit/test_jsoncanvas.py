@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -193,6 +194,7 @@ def test_the_import_command_prints_the_review(tmp_path: Path, monkeypatch: pytes
            "arrowgate": {"version": 1, "nodes": {"a1": {"type": "agent", "command": ["x"]}}}}
     path = tmp_path / "board.canvas"
     path.write_text(json.dumps(doc))
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))  # the person says yes to the review
     assert main(["import", str(path), "--db", str(tmp_path / "new.db")]) == 0
     out = capsys.readouterr().out
     assert "nodes: 1 (1 agent)" in out and "a1.command: an agent's command" in out
