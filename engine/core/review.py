@@ -105,12 +105,18 @@ class Diff:
 
     widened: tuple[str, ...] = ()
     narrowed: tuple[str, ...] = ()
+    #: Tools and ports added or removed (``tools: +name``, ``ports: -output out``):
+    #: not widening (SPEC §4.4; the approval of the new hash covers them), but what
+    #: the person approving reads, so shown with the diff.
+    changed: tuple[str, ...] = ()
 
     @property
     def lines(self) -> list[str]:
-        """``widened: +agents.prompt`` / ``narrowed: -fs.write`` lines."""
+        """``widened: +agents.prompt`` / ``narrowed: -fs.write`` lines, then the tools
+        and ports changed (``tools: +name``)."""
         return [visible(f"widened: {w}") for w in self.widened] + \
-            [visible(f"narrowed: {n}") for n in self.narrowed]
+            [visible(f"narrowed: {n}") for n in self.narrowed] + \
+            [visible(c) for c in self.changed]
 
     def to_json(self) -> dict[str, list[str]]:
         """``{"widened": [...], "narrowed": [...]}``, each sorted."""
@@ -159,7 +165,20 @@ def diff_manifests(old: Manifest, new: Manifest) -> Diff:
             w, n = diff_hosts(name, old.hosts(name), new.hosts(name))
             widened += w
             narrowed += n
-    return Diff(tuple(sorted(set(widened))), tuple(sorted(set(narrowed))))
+    return Diff(tuple(sorted(set(widened))), tuple(sorted(set(narrowed))),
+                tuple(_tools_and_ports(old, new)))
+
+
+def _tools_and_ports(old: Manifest, new: Manifest) -> list[str]:
+    """The tools and ports ``new`` adds or removes, each a line: ``tools: +name``,
+    ``ports: +input name``, ``ports: -output name``; in name order."""
+    out = [f"tools: +{t}" for t in sorted(set(new.tools) - set(old.tools))]
+    out += [f"tools: -{t}" for t in sorted(set(old.tools) - set(new.tools))]
+    for kind, was, now in (("input", old.ports.inputs, new.ports.inputs),
+                           ("output", old.ports.outputs, new.ports.outputs)):
+        out += [f"ports: +{kind} {p}" for p in sorted(set(now) - set(was))]
+        out += [f"ports: -{kind} {p}" for p in sorted(set(was) - set(now))]
+    return out
 
 
 def newly_required(old: Manifest, new: Manifest) -> set[str]:

@@ -180,6 +180,8 @@ class DiffOut(BaseModel):
     pending_hash: str
     widened: list[str]
     narrowed: list[str]
+    #: tools and ports added or removed: not widening, shown to the person approving
+    changed: list[str] = []
     lines: list[str]
 
 

@@ -365,14 +365,15 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         if update is None:
             raise _not_found(f"{name} has no version waiting for approval", "nothing-pending")
         return json_response({"package": name, "pending_hash": update.pending_hash,
-                              **update.diff.to_json(), "lines": update.diff.lines})
+                              **update.diff.to_json(), "changed": list(update.diff.changed),
+                              "lines": update.diff.lines})
 
     @r.post("/v1/packages/{name}/approve", response_model=DiffOut)
     async def approve(name: str, body: ApproveBody, who: Caller = Who) -> Response:
         """Approve the pending version whose review the person saw (409 when stale)."""
         d = await engine.approve(name, review_hash=body.review_hash, by=who.by())
         return json_response({"package": name, "pending_hash": body.review_hash,
-                              **d.to_json(), "lines": d.lines})
+                              **d.to_json(), "changed": list(d.changed), "lines": d.lines})
 
     app.include_router(r)
 

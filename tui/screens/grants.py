@@ -390,6 +390,8 @@ def describe_update(old: Manifest, new: Manifest, update: Update) -> tuple[list[
         else:
             lines.append(f"widened: {entry}")
     lines.extend(f"narrowed: {entry} (applies at once)" for entry in update.diff.narrowed)
+    # Not widening, but what the new version offers agents and which data it takes in.
+    lines.extend(update.diff.changed)
     if not lines:
         lines.append("no change in declarations — only files changed")
     return lines, high
