@@ -24,6 +24,7 @@ from engine import ApprovalRefused, Engine
 from engine.app.cli import main
 from engine.effects import operator
 
+
 def _doc(*edges: tuple[str, str, str]) -> dict[str, Any]:
     box = {"x": 0, "y": 0, "width": 10, "height": 10}
     return {"nodes": [{"id": "a1", "type": "text", "text": "a", **box},
