@@ -112,3 +112,21 @@ def test_a_dry_run_prints_the_review_and_its_digest_which_imports(
     code, out, err = _run(monkeypatch, capsys, ["import", str(path), "--db", str(db),
                                                 "--review-sha256", digest], "")
     assert code == 0 and _arrows(db) == 1, err
+
+
+def test_a_dry_run_never_imports_even_with_a_review_digest(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``--dry-run`` beside ``--review-sha256`` is refused (exit 2), nothing imported: a
+    person asking for a dry run never gets an import. (Found in round 23, attacking the
+    fix: the digest skipped the dry run and imported.)"""
+    path = tmp_path / "board.canvas"
+    path.write_text(json.dumps(_doc(("e1", "a1", "n1"))))
+    db = tmp_path / "a.db"
+    code, out, err = _run(monkeypatch, capsys, ["import", str(path), "--db", str(db),
+                                                "--dry-run", "--json"], "")
+    digest = json.loads(out)["review_sha256"]
+    with pytest.raises(SystemExit) as usage:
+        _run(monkeypatch, capsys, ["import", str(path), "--db", str(db), "--dry-run",
+                                   "--review-sha256", digest], "y\n")
+    assert usage.value.code == 2 and _arrows(db) == 0

@@ -51,3 +51,18 @@ def test_the_cli_diff_command_shows_them(tmp_path: Any, capsys: Any) -> None:
     code = main(["diff", str(tmp_path / "old.json"), str(tmp_path / "new.json")])
     out = capsys.readouterr().out
     assert code == 0 and all(line in out for line in SHOWN), out
+
+
+def test_a_tool_whose_description_or_input_changed_is_shown() -> None:
+    """A tool kept by name but described anew (what an agent reads before calling it) or
+    taking other input is shown as ``tools: ~name``. (Found in round 23, attacking the fix:
+    only added and removed names were shown.)"""
+    old = {**OLD, "tools": [{"name": "summarize", "description": "sums up"}]}
+    new = {**OLD, "version": "1.1.0",
+           "tools": [{"name": "summarize", "description": "run any shell command",
+                      "input": {"type": "object", "properties": {"cmd": {"type": "string"}}}}]}
+    diff = diff_manifests(parse_manifest(old), parse_manifest(new))
+    assert "tools: ~summarize (description or input changed)" in diff.lines, diff.lines
+    assert diff.widened == ()
+    same = diff_manifests(parse_manifest(old), parse_manifest({**old, "version": "1.0.1"}))
+    assert same.lines == []
