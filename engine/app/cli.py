@@ -627,11 +627,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true",
                    help='print {"workspace", "folder", "nodes", "arrows"} as JSON (the '
                         'review and the question go to stderr)')
-    p.add_argument("--dry-run", action="store_true",
-                   help="print the review and its sha256; import nothing")
-    p.add_argument("--review-sha256", metavar="SHA256",
-                   help="the sha256 of the review you saw (--dry-run); then nothing is "
-                        "asked, and another review is refused as stale")
+    # Either, never both: a dry run must never import because a digest came with it.
+    once = p.add_mutually_exclusive_group()
+    once.add_argument("--dry-run", action="store_true",
+                      help="print the review and its sha256; import nothing")
+    once.add_argument("--review-sha256", metavar="SHA256",
+                      help="the sha256 of the review you saw (--dry-run); then nothing is "
+                           "asked, and another review is refused as stale")
     p.set_defaults(fn=_cmd_import)
 
     p = sub.add_parser("export", help="export a workspace as JSON Canvas 1.0")

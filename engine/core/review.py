@@ -174,6 +174,9 @@ def _tools_and_ports(old: Manifest, new: Manifest) -> list[str]:
     ``ports: +input name``, ``ports: -output name``; in name order."""
     out = [f"tools: +{t}" for t in sorted(set(new.tools) - set(old.tools))]
     out += [f"tools: -{t}" for t in sorted(set(old.tools) - set(new.tools))]
+    # A tool kept by name but described anew is another tool to the agent reading it.
+    out += [f"tools: ~{t} (description or input changed)"
+            for t in sorted(set(old.tools) & set(new.tools)) if old.tool(t) != new.tool(t)]
     for kind, was, now in (("input", old.ports.inputs, new.ports.inputs),
                            ("output", old.ports.outputs, new.ports.outputs)):
         out += [f"ports: +{kind} {p}" for p in sorted(set(now) - set(was))]
