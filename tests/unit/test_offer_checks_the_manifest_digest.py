@@ -1,6 +1,6 @@
-"""The engine, not each door, computes the digest of a package's ``manifest.json``: a
-digest given for it must be the manifest's own (its text's bytes when the text is given,
-else its canonical JSON), or the offer or update is refused and nothing changes.
+"""The engine, not each door, computes the digest of a package's ``manifest.json``: its
+text's bytes when the text is given, else its canonical JSON; a ``manifest.json`` digest
+given beside it is never taken, so a package's hash always binds the manifest offered.
 
 SPEC §2: the content hash is over the package's files, its manifest among them; SPEC
 §4.4: a grant is for one hash. A ``manifest.json`` digest that is not the manifest's
@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from engine import InvalidArgument, ManifestInvalid, content_hash, file_digests
+from engine import ApprovalRefused, ManifestInvalid, content_hash, file_digests
 
 from ..conftest import manifest
 
@@ -30,33 +30,36 @@ WIDE = manifest("acme.x", {"clipboard.write": {}, "terminals.write": {}})
 NARROW_TEXT = json.dumps(NARROW, indent=2)  # as a folder holds it: not canonical JSON
 
 
-async def test_an_offer_with_another_manifests_digest_is_refused(open_engine: Any) -> None:
+async def test_an_offer_with_another_manifests_digest_does_not_carry_its_hash(
+        open_engine: Any) -> None:
     engine = open_engine()
     await engine.offer("acme.x", NARROW_TEXT, file_digests({"index.js": "// x"}))
     seen = await engine.review("acme.x")
     forged = file_digests({"manifest.json": NARROW_TEXT, "index.js": "// x"})
     assert content_hash(forged) == seen.content_hash  # the hash a person reviewed
-    with pytest.raises(InvalidArgument) as refused:
-        await engine.offer("acme.x", WIDE, forged)
-    assert refused.value.reason == "manifest"
+    await engine.offer("acme.x", WIDE, forged)
     for one in (engine, open_engine()):
-        assert (await one.review("acme.x")).text == seen.text
-    await engine.install("acme.x", review_hash=seen.content_hash)
+        assert one.state.packages["acme.x"].hash != seen.content_hash
+    with pytest.raises(ApprovalRefused) as refused:
+        await engine.install("acme.x", review_hash=seen.content_hash)
+    assert refused.value.reason == "stale"
     assert not engine.state.granted("acme.x", "terminals.write")
 
 
-async def test_an_update_with_another_manifests_digest_is_refused(open_engine: Any) -> None:
+async def test_an_update_with_another_manifests_digest_does_not_carry_its_hash(
+        open_engine: Any) -> None:
     engine = open_engine()
     await engine.offer("acme.x", NARROW_TEXT, file_digests({"index.js": "// x"}))
     await engine.install("acme.x")
     approved = engine.state.packages["acme.x"].hash
-    for manifest_given, digests in (
-            (WIDE, file_digests({"manifest.json": NARROW_TEXT})),
-            (json.dumps(WIDE), file_digests({"manifest.json": NARROW_TEXT})),
-            (None, file_digests({"manifest.json": json.dumps(WIDE)}))):
-        with pytest.raises(InvalidArgument) as refused:
-            await engine.update("acme.x", manifest=manifest_given, digests=digests)
-        assert refused.value.reason == "manifest"
+    # The digest of the approved file, beside a wider manifest: a new hash, pending.
+    for given in (WIDE, json.dumps(WIDE)):
+        update = await engine.update("acme.x", manifest=given,
+                                     digests=file_digests({"manifest.json": NARROW_TEXT}))
+        assert update.pending_hash != approved and update.diff.widened
+    await engine.decline_update("acme.x")
+    # A manifest.json digest without a manifest changes nothing: the manifest stays.
+    await engine.update("acme.x", digests=file_digests({"manifest.json": json.dumps(WIDE)}))
     for one in (engine, open_engine()):
         assert one.pending_update("acme.x") is None
         assert one.state.packages["acme.x"].hash == approved
