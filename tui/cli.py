@@ -73,7 +73,7 @@ def register(sub: Any) -> None:
 
 
 def _cmd_tui(args: argparse.Namespace) -> int:
-    from engine.app.cli import CliError, _read_manifest, db_path, interactive, open_store
+    from engine.app.cli import CliError, db_path, interactive, open_store, read_manifest_source
 
     if not interactive():
         # Without a terminal a full-screen app can only spin or hang: refuse at once.
@@ -93,8 +93,8 @@ def _cmd_tui(args: argparse.Namespace) -> int:
     async def run() -> int:
         review: str | ManifestFile | None = None
         if args.review:
-            raw, digests = _read_manifest(args.review)
-            review = await _to_review(engine, ManifestFile(args.review, raw, digests))
+            raw, text, digests = read_manifest_source(args.review)
+            review = await _to_review(engine, ManifestFile(args.review, raw, digests, text))
         start = args.screen or ("holds" if args.demo and engine.prompts(state="held")
                                 else "canvas")
         if args.demo and "demo" not in engine.state.workspaces:
@@ -122,7 +122,8 @@ async def _to_review(engine: Engine, file: ManifestFile) -> str | ManifestFile:
     pkg = engine.state.packages.get(file.name)
     if pkg is not None and pkg.installed:
         return file
-    await engine.offer(file.name, file.raw, file.digests)
+    await engine.offer(file.name, file.text if file.text is not None else file.raw,
+                       file.digests)
     return file.name
 
 

@@ -76,13 +76,27 @@ def _since_until(value: str) -> float:
 
 
 def _read_manifest(path: str) -> tuple[dict[str, Any], dict[str, str]]:
+    raw, _text, digests = read_manifest_source(path)
+    return raw, digests
+
+
+def read_manifest_source(path: str) -> tuple[dict[str, Any], bytes | str, dict[str, str]]:
+    """A manifest file or package folder a person named: its manifest as a value, the
+    ``manifest.json`` text (what `Engine.offer` takes, hashing it itself) and every
+    file's digest.
+
+    Raises:
+        CliError: the file is no JSON object.
+        ManifestInvalid, FileRefused: as `read_package_folder`.
+    """
     from engine.core.manifest import file_digests, loads_manifest
-    from engine.effects.packages import load_package_folder
+    from engine.effects.packages import read_package_folder
     from engine.effects.userfile import read_user_text
 
     p = Path(path)
     if p.is_dir():
-        return load_package_folder(p)
+        package = read_package_folder(p)
+        return package.manifest, package.manifest_text, package.digests
     text = read_user_text(p)  # a FIFO or device: FileRefused, never a blocking read
     try:
         raw = loads_manifest(text)  # too deep: MANIFEST_INVALID, never RecursionError
@@ -90,7 +104,7 @@ def _read_manifest(path: str) -> tuple[dict[str, Any], dict[str, str]]:
         raise CliError(f"cannot read manifest {path}: {exc}") from exc
     if not isinstance(raw, dict):
         raise CliError(f"manifest {path}: a manifest is a JSON object")
-    return raw, file_digests({"manifest.json": text})
+    return raw, text, file_digests({"manifest.json": text})
 
 
 def _read_json_file(path: str) -> Any:

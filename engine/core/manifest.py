@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from engine.core.catalogue import PERMISSIONS
-from engine.core.errors import InvalidArgument, ManifestInvalid
+from engine.core.errors import ManifestInvalid
 from engine.core.hosts import host_pattern_problem, normalise_host
 from engine.core.text import control_characters, describe_character, is_unicode
 from engine.core.toolschema import schema_problems
@@ -550,9 +550,13 @@ def fold_manifest(given: dict[str, Any] | str | bytes, digests: dict[str, str], 
     taken on trust. A manifest given as its file's text (str or bytes, as a folder
     holds it) is hashed as those bytes, so re-offering an unchanged folder changes
     nothing; a manifest given as a value is hashed as its canonical JSON
-    (`manifest_digest`). A ``manifest.json`` digest given beside it must be that
-    one: a digest of another manifest would let a wider manifest carry the hash of
-    the one a person reviewed.
+    (`manifest_digest`). A ``manifest.json`` digest given beside it is not taken,
+    whatever it is: the engine cannot tell the digest of the manifest's own file
+    from that of another manifest, which would let a wider manifest carry the hash
+    of the one a person reviewed. Replacing it, rather than refusing it, keeps
+    callers that send a folder's digests beside its parsed manifest working: the
+    package's hash then binds the manifest value (a package installed under the
+    file's digest becomes pending once, and a person approves it again).
 
     Args:
         given: the manifest offered, as a value or as its file's text.
@@ -565,8 +569,6 @@ def fold_manifest(given: dict[str, Any] | str | bytes, digests: dict[str, str], 
     Raises:
         ManifestInvalid: text that is not JSON, names a key twice, nests too deeply,
             or holds no JSON object.
-        InvalidArgument: reason ``manifest``: ``digests`` holds a ``manifest.json``
-            digest that is not the manifest's; nothing is offered.
     """
     if isinstance(given, (str, bytes)):
         try:
@@ -583,11 +585,6 @@ def fold_manifest(given: dict[str, Any] | str | bytes, digests: dict[str, str], 
         own = file_digests({"manifest.json": given})["manifest.json"]
     else:
         raw, own = given, manifest_digest(given)
-    if digests.get("manifest.json", own) != own:
-        raise InvalidArgument(
-            "the manifest.json digest given is not the digest of the manifest given: the "
-            "engine hashes the manifest itself (pass the file's text as the manifest)",
-            reason="manifest", package=package)
     return raw, {**digests, "manifest.json": own}
 
 

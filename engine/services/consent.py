@@ -131,8 +131,6 @@ class Consent:
         text (a folder's ``manifest.json``): the engine computes its digest.
 
         Raises:
-            InvalidArgument: reason ``manifest``: ``digests`` holds a
-                ``manifest.json`` digest that is not the manifest's.
             InvalidArgument: ``name`` is not a package name (SPEC §2: text matching
                 ``[a-z0-9][a-z0-9._-]{0,127}``), reason ``name``; nothing is stored.
             ManifestInvalid: the manifest is not plain JSON of bounded depth.
@@ -450,8 +448,6 @@ class Consent:
 
         Raises:
             ManifestInvalid: the new manifest fails validation; nothing changes.
-            InvalidArgument: reason ``manifest``: a ``manifest.json`` digest that is
-                not the manifest's (without a manifest: not the current one's).
         """
         pkg = self._package(package)
         if not pkg.installed:
@@ -465,13 +461,9 @@ class Consent:
             new_raw, given = fold_manifest(manifest, given, package=package)
         else:
             # Files alone: the manifest stays, and so does its digest; another one
-            # would put a manifest nobody sent under the hash approved next.
+            # given would put a manifest nobody sent under the hash approved next.
             new_raw = base_raw
-            if given.get("manifest.json", base_digests.get("manifest.json")) != \
-                    base_digests.get("manifest.json"):
-                raise InvalidArgument(
-                    "a manifest.json digest came without its manifest: send the manifest "
-                    "(its text) and the engine hashes it", reason="manifest", package=package)
+            given.pop("manifest.json", None)
         new_manifest = self._parse_for(package, new_raw)
         new_digests = {**base_digests, **given}
         new_hash = content_hash(new_digests)

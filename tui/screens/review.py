@@ -33,7 +33,9 @@ class ManifestFile:
 
     path: str
     raw: dict[str, Any]
-    digests: dict[str, str]
+    digests: dict[str, str]  #: every file's digest, ``manifest.json``'s among them
+    #: the ``manifest.json`` text, what is offered (the engine hashes it itself)
+    text: str | bytes | None = None
 
     @property
     def name(self) -> str:
@@ -127,7 +129,9 @@ class ReviewScreen(ArmedDialog):
             self.query_one("#review-text", Static).update(plain(
                 f"This manifest cannot be installed: {exc.message}", multiline=True))
             return
-        review = install_review(manifest, content_hash(fold_manifest(file.raw, file.digests)))
+        # As the engine would hash it: the file's own text when it was read here.
+        given = file.text if file.text is not None else file.raw
+        review = install_review(manifest, content_hash(fold_manifest(given, file.digests)[1]))
         pkg = self.gate.engine.state.packages.get(file.name)
         if pkg is not None:
             self.query_one("#review-version", Static).update(plain(
