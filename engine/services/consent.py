@@ -143,6 +143,8 @@ class Consent:
         if not isinstance(digests, dict):
             raise InvalidArgument("digests are a mapping of file paths to digests",
                                   reason="digests")
+        if not isinstance(manifest, (str, bytes)):
+            require_json(manifest, package=name)  # before it is hashed: bounded depth
         manifest, digests = fold_manifest(manifest, digests, package=name)
         require_json(manifest, package=name)
         other = lookalike(name, self.ctx.state.packages)
@@ -458,6 +460,8 @@ class Consent:
         assert base_raw is not None and base_digests is not None
         given = dict(digests or {})
         if manifest is not None:
+            if not isinstance(manifest, (str, bytes)):
+                require_json(manifest, package=package)  # before it is hashed
             new_raw, given = fold_manifest(manifest, given, package=package)
         else:
             # Files alone: the manifest stays, and so does its digest; another one

@@ -13,6 +13,7 @@ name's ESC sequences raw, and an import naming a 1 MB node id printed 1 MB.)
 
 from __future__ import annotations
 
+import io
 import json
 import os
 from pathlib import Path
@@ -62,9 +63,11 @@ def test_a_manifest_named_with_escapes_and_a_newline_is_one_inert_line(
 
 
 def test_the_imported_line_names_the_file_inert(tmp_path: Path, person: None,
-                                               capsys: pytest.CaptureFixture[str]) -> None:
+                                               capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / f"{ESCAPES}.canvas"
     path.write_text(json.dumps({"nodes": [], "edges": []}))
+    monkeypatch.setattr("sys.stdin", io.StringIO("y\n"))  # yes to the review (and question)
     code = main(["import", str(path), "--db", str(tmp_path / "a.db"), "--workspace", "w"])
     out = capsys.readouterr().out
     assert code == 0
