@@ -60,7 +60,7 @@ def test_a_grant_inserted_by_hand_is_a_finding(consented: Target,
 @pytest.mark.parametrize("kind, tamper, needle", [
     ("entry appended by hand",
      # SQLite numbers the row itself; PostgreSQL's seq has no default (the engine
-     # numbers rows under the chain-head lock), so the forger numbers it.
+     # numbers rows under the store's write lock), so the forger numbers it.
      {"sqlite": "insert into consent (t, principal, action, subject, accepted, detail) values "
                 "(0, 'operator', 'grant', '{}', 1, '')",
       "postgresql": "insert into consent (seq, t, principal, action, subject, accepted, detail)"

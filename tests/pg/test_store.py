@@ -48,6 +48,12 @@ def _seqs(dsn: str) -> list[int]:
         return [int(r[0]) for r in conn.execute("select seq from log order by seq")]
 
 
+def _rate_events(dsn: str) -> int:
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute("select count(*) from rate_events").fetchone()
+        return -1 if row is None else int(row[0])
+
+
 def test_every_conformance_case_passes_on_postgres(pg_dsn: str, capsys: Any) -> None:
     """``arrowgate replay --store URL`` plays the project's and the shared cases green."""
     assert len(CASES) >= 12
@@ -142,7 +148,8 @@ async def test_a_lost_connection_fails_closed_then_reconnects(pg_dsn: str,
 async def test_a_connection_lost_inside_a_batch_loses_the_batch_only(
         pg_dsn: str, tmp_path: Path) -> None:
     """Killed between a batch's writes and its commit: every operation in it fails
-    (none is reported done), memory is rebuilt, and the store works again."""
+    (none is reported done) and leaves nothing in the store, not even its rate event
+    or a gap in the log's numbers; memory is rebuilt, and the store works again."""
     await _prompt_world(pg_dsn, tmp_path)
     engine = _engine(pg_dsn)
     try:
@@ -156,8 +163,10 @@ async def test_a_connection_lost_inside_a_batch_loses_the_batch_only(
         with pytest.raises(StoreFailed):
             await first
         assert engine.state.prompts == {} and engine.log_rows(arrow="e1") == []
+        assert _rate_events(pg_dsn) == 0
         d = await engine.call("c1", "agents.prompt", "a1", {"text": "y"})
         assert d.outcome in ACCEPTED and engine.verify_log().ok
+        assert _rate_events(pg_dsn) == 1
     finally:
         engine.close()
 

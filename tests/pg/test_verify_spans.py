@@ -8,9 +8,9 @@ import psycopg
 import pytest
 
 from engine.store.log import Verification, join_spans
-from engine.store.pg.chain import append_log_row
 from engine.store.pg.parts import _check_pg_span, verify_pg_in_parallel
 from engine.store.pg.schema import migrate
+from tests.pg.logrows import append_log_row
 
 ROWS = 30
 

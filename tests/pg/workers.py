@@ -13,38 +13,7 @@ from typing import Any
 
 import psycopg
 
-from engine.store.pg.admission import admit
-from engine.store.pg.chain import append_log_row
 from engine.store.pg.schema import migrate
-
-
-def admit_many(dsn: str, barrier: Barrier, attempts: int, limit: int, period: float,
-               out: Any) -> None:
-    """``attempts`` admissions of card c1's ``prompt`` key, one transaction each."""
-    admitted = 0
-    with psycopg.connect(dsn) as conn:
-        barrier.wait()
-        for _ in range(attempts):
-            with conn.transaction():
-                if admit(conn, "c1", "prompt", limit=limit, period=period,
-                         now=time.time).admitted:
-                    admitted += 1
-    out.put(admitted)
-
-
-def append_many(dsn: str, barrier: Barrier, rows: int, worker: int, out: Any) -> None:
-    """``rows`` log rows, one transaction each, as worker number ``worker``."""
-    seqs = []
-    with psycopg.connect(dsn) as conn:
-        barrier.wait()
-        for i in range(rows):
-            with conn.transaction():
-                seq, _prev, _hash = append_log_row(conn, {
-                    "t": time.time(), "card": f"c{worker}", "call": "notes.read",
-                    "payload": f'{{"i":{i}}}', "chain": [f"a{worker}", "c1"],
-                    "outcome": "ok"})
-            seqs.append(seq)
-    out.put(seqs)
 
 
 def migrate_once(dsn: str, barrier: Barrier, out: Any) -> None:

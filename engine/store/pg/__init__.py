@@ -1,7 +1,6 @@
-"""PostgreSQL groundwork for the shared store (SPEC §10 "Storage").
+"""The shared store on PostgreSQL (SPEC §10 "Storage").
 
-The schema and its migrations (`schema`), exact rolling-window admission
-across processes (`admission`), the log's chain-head lock (`chain`), and the
-change feed with LISTEN/NOTIFY and catch-up reads (`changes`). Each takes a
-psycopg connection; the PostgreSQL `Store` builds on them.
+The `Store` on PostgreSQL (`store`), its write batches under one store-wide
+lock (`batches`, `locks`), the schema and its migrations (`schema`), and the
+change feed with LISTEN/NOTIFY and catch-up reads (`changes`).
 """

@@ -2,22 +2,25 @@
 
 Every lock here is ``pg_advisory_xact_lock``: held until the caller's
 transaction commits or rolls back, never longer, so a crashed or disconnected
-engine can never leave one behind. The store's fixed locks (migrations, the
-chain heads, the change feed) use the two-key form under `NAMESPACE`; the
-per-(card, key) rate locks use the one-key (bigint) form, which PostgreSQL
-keeps in a separate space, so the two kinds can never collide.
+engine can never leave one behind. They are two-key locks under `NAMESPACE`.
+
+One lock serialises the engines' writes: a batch (`engine.store.pg.batches`),
+and a token's revocation, takes `Lock.WRITE` first; under it the batch appends
+the arrow log's and the consent history's rows (one appender at a time, so
+neither hash chain forks), counts rate events and decides on rolling windows
+that are exact across engines. The change feed's lock is taken under it;
+the migrations' apart from it, at open.
 """
 
 from __future__ import annotations
 
-import hashlib
 from enum import IntEnum
 from typing import Any
 
 from psycopg import Connection
 from psycopg.pq import TransactionStatus
 
-__all__ = ["NAMESPACE", "Lock", "rate_lock_key", "require_transaction", "xact_lock"]
+__all__ = ["NAMESPACE", "Lock", "require_transaction", "xact_lock"]
 
 #: The first key of every two-key lock of the store ("AgGt"): other programs
 #: sharing the database pick their own, so their locks do not wait on ours.
@@ -25,14 +28,17 @@ NAMESPACE = 0x41674774
 
 
 class Lock(IntEnum):
-    """The store's fixed locks (the second key, under `NAMESPACE`)."""
+    """The store's fixed locks (the second key, under `NAMESPACE`).
+
+    A number is a key every engine on the database takes, whatever its version:
+    one never changes meaning, and 2 and 3 (once the hash chains' own locks) are
+    not reused.
+    """
 
     MIGRATIONS = 1  #: one process applies migrations at a time
-    LOG_HEAD = 2  #: one appender of the arrow log's hash chain at a time
-    CONSENT_HEAD = 3  #: one appender of the consent history's hash chain at a time
     CHANGES = 4  #: change numbers are handed out in commit order
     #: The `engine.store.pg.store.PGStore`'s write lock: one engine's batch
-    #: writes at a time, taken first, before any of the locks above.
+    #: writes at a time, taken first, before the change feed's lock.
     WRITE = 5
 
 
@@ -60,14 +66,3 @@ def xact_lock(conn: Connection[Any], lock: Lock) -> None:
     require_transaction(conn)
     conn.execute("select pg_advisory_xact_lock(%s, %s)", [NAMESPACE, int(lock)])
 
-
-def rate_lock_key(card: str, key: str) -> int:
-    """The stable signed 64-bit lock key of one (card, key) rolling window.
-
-    The same in every process and on every machine (Python's ``hash`` is
-    salted per process, so it cannot be used). Two windows that happen to
-    share a key only wait for each other; they never count in each other.
-    """
-    digest = hashlib.blake2b(f"{card}\x00{key}".encode("utf-8", "surrogatepass"),
-                             digest_size=8, person=b"arrowgate.rate").digest()
-    return int.from_bytes(digest, "big", signed=True)

@@ -15,9 +15,10 @@ either store:
   ``bigint``; ``consent.accepted`` stays an integer 0/1 because it is hashed
   as a number (a boolean would hash as ``true``).
 - ``log.seq`` and ``consent.seq`` are plain ``bigint`` keys that the appender
-  assigns as the newest plus one under the chain-head lock (`chain`), not an
-  identity: a sequence hands out numbers outside transactions, so a rolled
-  back append would leave a gap that verification reports as a removed row.
+  assigns as the newest plus one under the store's write lock
+  (`engine.store.pg.batches`), not an identity: a sequence hands out numbers
+  outside transactions, so a rolled back append would leave a gap that
+  verification reports as a removed row.
 - The ``grants`` column ``by`` is a reserved word in PostgreSQL: the store's
   SQL writes it quoted (``"by"``), which SQLite accepts too.
 
@@ -91,8 +92,9 @@ MIGRATIONS: tuple[Migration, ...] = (
         # The engine never names a rate event's id; it orders by it.
         "create table rate_events (id bigint generated always as identity primary key,"
         " card text, key text, t double precision)",
-        # Admission counts one (card, key)'s events inside its window
-        # (`admission`); SQLite's engine keeps the windows in memory instead.
+        # Each engine keeps the windows in memory (as on SQLite) and reads the
+        # events back by time (`engine.store.loading`); this index finds a
+        # removed card's events (`forget_rate_events`, `move_rate_events`).
         "create index idx_rate_events_window on rate_events (card, key, t)",
         # engine m001 and m005 (payload_bytes, payload_sha256)
         "create table log (seq bigint primary key, t double precision, workspace text,"
