@@ -60,7 +60,6 @@ __all__ = [
     "db_path",
     "default_db_path",
     "interactive",
-    "log_table",
     "main",
     "reader_gone",
 ]
@@ -334,15 +333,8 @@ def _time_cell(value: object) -> str:
         return f"?{_cell(value, 24)} (not a time)"
 
 
-def log_table(rows: list[dict[str, Any]]) -> list[str]:
-    """Log rows as aligned columns with readable local times (``arrowgate log show``)."""
-    table = [list(_COLUMNS), *(_row_cells(row) for row in rows)]
-    widths = [max(len(r[i]) for r in table) for i in range(len(_COLUMNS))]
-    return [_table_line(r, widths) for r in table]
-
-
 def _row_cells(row: dict[str, Any]) -> list[str]:
-    """A log row's cells in `log_table`'s columns."""
+    """A log row's cells in the columns of ``arrowgate log show`` (`_COLUMNS`)."""
     return [_cell(row.get("seq")), _time_cell(row.get("t")),
             *(_cell(row.get(k)) for k in ("arrow", "card", "call", "target",
                                            "outcome", "code", "reason")),
@@ -350,7 +342,8 @@ def _row_cells(row: dict[str, Any]) -> list[str]:
 
 
 def _table_line(cells: list[str], widths: list[int]) -> str:
-    """One line of `log_table`: the number right-aligned, the payload last, unpadded."""
+    """One line of ``arrowgate log show``: the number right-aligned, the payload last,
+    unpadded."""
     padded = [cells[0].rjust(widths[0])] + [c.ljust(w) for c, w in zip(cells[1:-1],
                                                                          widths[1:-1])]
     return "  ".join([*padded, cells[-1]]).rstrip()

@@ -22,8 +22,6 @@ __all__ = ["MAX_OPEN_TOOL_CALLS", "TOOL_CALL_COLUMNS", "TOOL_STATES", "ToolCall"
 #: Every state of a tool call: open, then one resolution.
 TOOL_STATES = ("open", "answered", "failed", "expired", "cancelled")
 
-_MISSING: Any = object()
-
 #: The most tool calls one agent has open at once; one more is ``QUEUE_FULL`` (reason
 #: ``tool-calls``). Each open call is kept in memory with its arguments, and a card's
 #: prompt made in no named context is checked against every one of its open calls:

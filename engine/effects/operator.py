@@ -48,7 +48,6 @@ __all__ = [
     "ProcFS",
     "ProcInfo",
     "ProcessTable",
-    "ancestors",
     "default_registry",
     "operator_check",
     "peer_check",
@@ -275,17 +274,6 @@ def default_registry() -> DrivenRegistry:
 
 
 # --------------------------------------------------------------------- the check
-def ancestors(pid: int | None = None, *, table: ProcessTable | None = None
-              ) -> list[list[str]] | None:
-    """The command lines of the process's ancestors, nearest first; None if unreadable."""
-    table = table or _default_table()
-    start = table.get(table.self_pid() if pid is None else pid)
-    if start is None:
-        return None
-    chain = _chain(table, start.ppid)
-    return None if chain is None else [list(p.argv) for p in chain]
-
-
 def _chain(table: ProcessTable, pid: int) -> list[ProcInfo] | None:
     out: list[ProcInfo] = []
     seen: set[int] = set()

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from engine.effects.operator import DrivenRegistry, ProcFS, ancestors, operator_check, peer_check
+from engine.effects.operator import DrivenRegistry, ProcFS, operator_check, peer_check
 
 PTS = 136 << 8  # tty_nr of /dev/pts/0; /dev/pts/N is PTS + N
 ROOT = Path(__file__).resolve().parents[2]
@@ -176,11 +176,15 @@ def test_an_unreadable_process_tree_refuses(tmp_path: Path) -> None:
     assert not result.ok and "cannot read" in result.reason
 
 
-def test_real_ancestors_include_this_test_runner() -> None:
-    """The real process tree is readable here and starts with pytest's own parent."""
-    found = ancestors(os.getpid())
-    parent = Path(f"/proc/{os.getppid()}/cmdline").read_bytes().split(b"\0")
-    assert found is not None and found[0] == [w.decode() for w in parent if w]
+def test_the_real_proc_reads_this_test_runners_parent() -> None:
+    """The real process table (the check's own, `ProcFS` on /proc) is readable here:
+    this process's parent and its command line, as /proc gives them."""
+    table = ProcFS()
+    me = table.get(table.self_pid())
+    assert me is not None and me.ppid == os.getppid()
+    parent = table.get(me.ppid)
+    words = Path(f"/proc/{os.getppid()}/cmdline").read_bytes().split(b"\0")
+    assert parent is not None and list(parent.argv) == [w.decode() for w in words if w]
 
 
 @pytest.mark.skipif(not (shutil.which("script") and shutil.which("setsid")),
