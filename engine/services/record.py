@@ -71,7 +71,7 @@ class _Known(NamedTuple):
 
     decision: Decision  #: the decision the cache holds (kept: its id is the key)
     answer: Decision  #: what the call is answered (the arrow between card and target put in)
-    key: str | None  #: its refusal budget (`Recorder.denial_key`)
+    key: str | None  #: its refusal budget (`Recorder._budget_of`)
     node: Node | None  #: the card's node
     limit: int  #: the budget's denial_log_limit
     row_card: str | None  #: the card as its row names it (`Recorder._shown`)
@@ -317,14 +317,11 @@ class Recorder:
         their pending summary too, so its write needs a savepoint)."""
         return card not in self._pending
 
-    def denial_key(self, decision: Decision) -> str | None:
-        """Whose refusal budget a refusal counts in: its card's, or one for unknown cards."""
-        return self._budget_of(decision.card)[0]
-
     def _budget_of(self, card: str | None) -> tuple[str | None, Node | None, int]:
-        # The refusal budget a refusal counts in: its key (`denial_key`), the
-        # card's node and the limit, from one look-up of the card (every
-        # refusal passes here).
+        # The refusal budget a refusal counts in: its key (the card's id, None
+        # for the one budget of cards the canvas does not hold), the card's
+        # node and the limit, from one look-up of the card (every refusal
+        # passes here).
         state = self.ctx.state
         node = state.canvas.node(card) if card else None
         if node is not None and node.type == "card":
@@ -398,17 +395,13 @@ class Recorder:
         self._mirror_of = None
         self._pending = self.ctx.state.suppressed
 
-    def refused_row(self, decision: Decision, payload: str | None,
-                    chain: tuple[str, ...] | None) -> None:
-        """A refusal's row, inside a write: 4 KiB of its payload with the whole one's
-        length and SHA-256, and the names the card chose cut to a bounded size."""
-        self._refused_row(decision, payload, chain, self.denial_key(decision))
-
     def _refused_row(self, decision: Decision, payload: str | None,
                      chain: tuple[str, ...] | None, key: str | None, t: float | None = None,
                      node: Node | None = None) -> None:
-        # `refused_row` with its card's `denial_key` (`refusal` has it already),
-        # at ``t`` (None: now), ``node`` the card's when known.
+        # A refusal's row, inside a write: 4 KiB of its payload with the whole
+        # one's length and SHA-256, and the names the card chose cut to a
+        # bounded size. ``key`` is its refusal budget (`_budget_of`), ``t``
+        # the row's time (None: now), ``node`` the card's when known.
         if key is None and key in self._pending:
             # Cards the canvas does not hold share a summary; `log_row`
             # writes a real card's before its next row.
