@@ -556,15 +556,15 @@ class Engine:
         (`engine.services.claims`), and stops a driver whose claim it finds taken.
 
         Raises:
-            InvalidRequest: ``NOT_FOUND`` for no such agent or terminal (a terminal
-                another process removed while its driver started included), or
+            InvalidRequest: ``NOT_FOUND`` for no such agent or terminal (one another
+                process removed while its driver started included), or
                 ``INVALID_ARGUMENT`` for a driver of the wrong kind, or (reason
                 ``elsewhere``) for a terminal another engine still drives (one
                 running on this machine, or one elsewhere whose lease has not run
                 out): one process types into a terminal, and the driver given is
                 stopped.
             StoreFailed: a terminal's claim could not be written, or the store could
-                not be read once its driver started; the driver is stopped.
+                not be read once the driver started; the driver is stopped.
         """
         node = self.state.canvas.node(node_id)
         kind = {"agent": AgentDriver, "terminal": TerminalDriver}
@@ -576,6 +576,7 @@ class Engine:
         folder = self.state.workspaces[node.workspace].folder
         if not isinstance(driver, TerminalDriver):
             await self.world.attach(node, folder, driver)
+            await self._judge_started(node_id, driver)
             return
         # Starting from the claim on: own input committed while the claim commits
         # waits for the driver, as the claim makes it the driver's to type.
@@ -600,11 +601,12 @@ class Engine:
             await self._unclaim_undriven(node_id)
             raise
 
-    async def _judge_started(self, node_id: str, driver: TerminalDriver) -> None:
-        """``driver`` started for terminal ``node_id``: judged again on the store as it
-        stands, since another process may have removed the node while it started
-        (the claim judged it only as it was written). A node gone gets no driver;
-        a store that cannot say keeps none running either (fail closed).
+    async def _judge_started(self, node_id: str, driver: Driver) -> None:
+        """``driver`` started for the agent or terminal ``node_id``: judged again on the
+        store as it stands, since another process may have removed the node while it
+        started (a real agent may take seconds; a terminal's claim judged it only as
+        it was written). A node gone gets no driver; a store that cannot say keeps
+        none running either (fail closed).
 
         Raises:
             InvalidRequest: ``NOT_FOUND``: the node is gone; its driver is stopped.
