@@ -292,7 +292,8 @@ export interface paths {
         put?: never;
         /**
          * Grant
-         * @description Grant one declared permission (operator).
+         * @description Grant one declared permission (operator), for the version ``review_hash``
+         *     names when given (409 ``stale`` when another is installed now).
          */
         post: operations["grant"];
         delete?: never;
@@ -910,6 +911,11 @@ export interface components {
             widened: string[];
             /** Narrowed */
             narrowed: string[];
+            /**
+             * Changed
+             * @default []
+             */
+            changed: string[];
             /** Lines */
             lines: string[];
         };
@@ -939,11 +945,15 @@ export interface components {
         };
         /**
          * GrantBody
-         * @description Grant or revoke one permission.
+         * @description Grant one permission: for the version the person saw, when ``review_hash`` names it
+         *     (the review's ``hash``); another version installed since is ``stale``. Without it the
+         *     body is SPEC §10.1's ``{"permission"}``, granted for the version installed now.
          */
         GrantBody: {
             /** Permission */
             permission: string;
+            /** Review Hash */
+            review_hash?: string | null;
         };
         /**
          * GrantsOut
@@ -1450,6 +1460,14 @@ export interface components {
             lines: string[];
             /** Text */
             text: string;
+        };
+        /**
+         * RevokeBody
+         * @description Revoke one permission (narrowing: no version to name).
+         */
+        RevokeBody: {
+            /** Permission */
+            permission: string;
         };
         /**
          * TokenBody
@@ -3231,7 +3249,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["GrantBody"];
+                "application/json": components["schemas"]["RevokeBody"];
             };
         };
         responses: {
