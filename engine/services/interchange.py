@@ -59,14 +59,21 @@ class ImportReview:
     foreign: int = 0
     #: (arrow id, from, to, from port, to port) for every arrow it draws, in file order.
     drawn: tuple[tuple[str, str, str, str | None, str | None], ...] = ()
+    #: (node id, what it is) for every node it puts on the canvas, in file order
+    #: (`_what_it_is`): an arrow means what its ends are.
+    made: tuple[tuple[str, str], ...] = ()
 
     @property
     def lines(self) -> list[str]:
         """The review as a person reads it (control characters shown inert)."""
         kinds = ", ".join(f"{n} {t}" for t, n in sorted(self.nodes.items())) or "none"
         out = [f"Workspace {self.workspace.id} ({self.workspace.folder}):",
-               f"  nodes: {sum(self.nodes.values())} ({kinds})",
-               f"  arrows: {self.arrows} ({self.port_arrows} port arrows)"]
+               f"  nodes: {sum(self.nodes.values())} ({kinds})"]
+        # What each node is: an arrow to an agent gives its prompt, to a terminal its
+        # keyboard, and a card acts with its package's grants. Named here, the review's
+        # digest binds them: a file of other nodes under the same ids is another review.
+        out += [f"    {node}: {what}" for node, what in self.made]
+        out.append(f"  arrows: {self.arrows} ({self.port_arrows} port arrows)")
         # Each arrow is consent for data between its ends: the person sees each one.
         out += [f"    {aid}: {src}{f'.{sp}' if sp else ''} -> {dst}{f'.{dp}' if dp else ''}"
                 for aid, src, dst, sp, dp in self.drawn]
@@ -94,7 +101,23 @@ class ImportReview:
                 "foreign": self.foreign,
                 "drawn": [{"id": i, "from": f, "to": t, "from_port": fp, "to_port": tp}
                           for i, f, t, fp, tp in self.drawn],
+                "made": [{"id": i, "what": w} for i, w in self.made],
                 "review_sha256": self.sha256}
+
+
+def _what_it_is(node: Node) -> str:
+    """A node as its review line names it: its type, a card's package and whether it is
+    hidden or runs in the background, an agent in dangerous mode (what consent to an
+    arrow between nodes depends on)."""
+    data = node.data
+    if node.type == "card":
+        flags = [f for f, on in (("not shown", data.get("visible") is False),
+                                 ("runs in the background", data.get("background") is True))
+                 if on]
+        return ", ".join([f"card of package {data.get('package')}", *flags])
+    if node.type == "agent" and data.get("dangerous") is True:
+        return "agent, dangerous"
+    return node.type
 
 
 def _extras_key(workspace: str) -> str:
@@ -168,7 +191,8 @@ class Interchange:
                               sum(1 for a in arrows if a.is_port), tuple(dropped),
                               len(parsed.foreign.get("nodes", [])),
                               tuple((a.id, a.src, a.dst, a.from_port, a.to_port)
-                                    for a in arrows))
+                                    for a in arrows),
+                              tuple((n.id, _what_it_is(n)) for n in nodes))
         return _Plan(ws, nodes, arrows, parsed.foreign, parsed.styles, review)
 
     @operation
