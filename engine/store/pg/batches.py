@@ -141,12 +141,22 @@ class Batches:
 
     def touch(self, kind: str, key: str, key2: str | None = None,
               t: float | None = None) -> None:
-        """The open batch changed this entity (or counted this call: ``rate``)."""
+        """The open batch changed this entity (or counted this call: ``rate``).
+
+        An entity is listed where the batch first touched it, and once more where it
+        was last touched when other entries came between (a catch-up tells what it
+        came to there, after what the batch did between: `engine.store.loading.Touched`
+        takes an entity's first and last entry as its span); a rate every time.
+        """
+        touched = self.touched
         if kind != "rate":
             if (kind, key) in self._touched_keys:
-                return
-            self._touched_keys.add((kind, key))
-        self.touched.append([kind, key, key2, t])
+                tail = touched[-1]
+                if tail[0] == kind and tail[1] == key:
+                    return  # nothing came between: where it stands already
+            else:
+                self._touched_keys.add((kind, key))
+        touched.append([kind, key, key2, t])
 
     def _forget_touched(self, mark: int = 0) -> None:
         del self.touched[mark:]

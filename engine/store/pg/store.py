@@ -323,7 +323,7 @@ class PGStore:
                         for index, entry in enumerate(entries):
                             if not isinstance(entry, list) or len(entry) != 4:
                                 raise CatchUpImpossible(f"change {seq} is malformed")
-                            # A batch's entries in the order it first touched each.
+                            # In the order the batch touched each (again where last touched).
                             touched_kind, key, key2, t = entry
                             touched.add(touched_kind, key, key2, t, (int(seq), index))
                         if touched.count > MAX_CATCH_UP:
