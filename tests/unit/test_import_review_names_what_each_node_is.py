@@ -70,3 +70,20 @@ async def test_the_review_names_each_node_and_what_it_is(open_engine: Any,
     await engine.import_canvas("w", tmp_path, _doc(_OTHERS["a dangerous agent"]),
                                review_sha256=review.sha256)
     assert engine.state.canvas.node("a") is not None
+
+
+@pytest.mark.postgres
+async def test_settings_other_than_the_reviewed_are_stale(open_engine: Any,
+                                                          tmp_path: Path) -> None:
+    """Settings are consent too (SPEC §4.5): an import given settings its review did not
+    show (the secret deny-list off) is ``stale``; the review names those it sets."""
+    engine: Engine = open_engine()
+    seen = await engine.preview_import("w", tmp_path, _doc(_SEEN))
+    with pytest.raises(ApprovalRefused) as refused:
+        await engine.import_canvas("w", tmp_path, _doc(_SEEN), review_sha256=seen.sha256,
+                                   settings={"secret_denylist": False})
+    assert refused.value.reason == "stale"
+    assert "w" not in engine.state.workspaces
+    shown = await engine.preview_import("w", tmp_path, _doc(_SEEN),
+                                        settings={"secret_denylist": False})
+    assert any("secret_denylist" in line for line in shown.lines), shown.lines
