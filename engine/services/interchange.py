@@ -67,8 +67,13 @@ class ImportReview:
     def lines(self) -> list[str]:
         """The review as a person reads it (control characters shown inert)."""
         kinds = ", ".join(f"{n} {t}" for t, n in sorted(self.nodes.items())) or "none"
-        out = [f"Workspace {self.workspace.id} ({self.workspace.folder}):",
-               f"  nodes: {sum(self.nodes.values())} ({kinds})"]
+        out = [f"Workspace {self.workspace.id} ({self.workspace.folder}):"]
+        # Settings are consent too (SPEC §4.5): those the import sets other than the defaults.
+        default = WorkspaceSettings().to_dict()
+        out += [f"  setting {name}: {json.dumps(value)}"
+                for name, value in self.workspace.settings.to_dict().items()
+                if value != default[name]]
+        out.append(f"  nodes: {sum(self.nodes.values())} ({kinds})")
         # What each node is: an arrow to an agent gives its prompt, to a terminal its
         # keyboard, and a card acts with its package's grants. Named here, the review's
         # digest binds them: a file of other nodes under the same ids is another review.
