@@ -33,8 +33,9 @@ from typing import Any
 
 from canvas import Node
 from canvas.model import Arrow
-from engine import Engine, World, content_hash, file_digests
+from engine import Engine, World, content_hash
 from engine.core.checks import decide
+from engine.core.manifest import fold_manifest
 from engine.store import CanvasStore, open_database, write_transaction
 
 CALLS = ("agents.prompt", "terminals.run")
@@ -114,7 +115,7 @@ def build_store(w: WorldSpec, db_path: Path, *, direct: bool = False) -> None:
         for p, perms in w.grants.items():
             raw = {"name": p, "version": "1.0.0",
                    "permissions": {"agents.prompt": {}, "terminals.write": {}}}
-            await engine.offer(p, raw, file_digests({"manifest.json": json.dumps(raw)}))
+            await engine.offer(p, raw, {})  # the engine digests the manifest itself
             await engine.install(p, grant=sorted(perms | {"agents.prompt", "terminals.write"}))
             for perm in {"agents.prompt", "terminals.write"} - perms:
                 await engine.revoke(p, perm)
@@ -129,7 +130,8 @@ def build_store(w: WorldSpec, db_path: Path, *, direct: bool = False) -> None:
             for p, perms in w.grants.items():
                 raw = {"name": p, "version": "1.0.0",
                        "permissions": {"agents.prompt": {}, "terminals.write": {}}}
-                digests = file_digests({"manifest.json": json.dumps(raw)})
+                # As `offer` digests a manifest given as a value (`fold_manifest`).
+                digests = fold_manifest(raw, {})[1]
                 db.execute("insert into packages (name, state, manifest, digests, hash)"
                            " values (?, 'installed', ?, ?, ?)",
                            [p, json.dumps(raw), json.dumps(digests), content_hash(digests)])
