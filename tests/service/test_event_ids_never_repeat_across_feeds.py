@@ -124,3 +124,26 @@ async def test_event_ids_are_exact_in_javascript(tmp_path: Any) -> None:
         assert all(0 < i < 2**53 for i in ids), ids
     finally:
         engine.close()
+
+
+def test_feeds_are_made_however_many_slots_were_drawn(monkeypatch: Any) -> None:
+    """Drawing a feed's slot always ends, and its ids stay in range, however many feeds
+    this process made (each slot drawn is remembered, so that none repeats).
+
+    Found in round 23: with every slot drawn, `_fresh_base` looked for a new one
+    for ever (a service that made that many feeds would hang making the next)."""
+    import threading
+
+    monkeypatch.setattr(events, "_SLOTS", 4)
+    monkeypatch.setattr(events, "_DRAWN", set())
+    bases: list[int] = []
+
+    def draw() -> None:
+        for _ in range(10):
+            bases.append(events._fresh_base())
+
+    drawing = threading.Thread(target=draw, daemon=True)
+    drawing.start()
+    drawing.join(5)
+    assert not drawing.is_alive(), f"drawing a slot never ended after {len(bases)} feeds"
+    assert all(4 * events._SPAN <= b < 8 * events._SPAN for b in bases), bases
