@@ -240,6 +240,8 @@ class Consent:
         if other is not None:
             raise self.guard.refuse(principal, "install", subject, InvalidArgument(
                 _lookalike_text(name, other, "installed"), reason="lookalike", package=name))
+        if review_hash is not None:
+            _require_hash_text(review_hash, "review_hash")
         if accept and review_hash is not None and review_hash != pkg.hash:
             raise self.guard.refuse(principal, "install", subject, ApprovalRefused(
                 f"the review you saw ({review_hash[:19]}…) is not the package offered "
@@ -301,9 +303,7 @@ class Consent:
         """
         if review_hash is None:
             return
-        if not isinstance(review_hash, str) or not 0 < len(review_hash) <= 128:
-            raise InvalidArgument("review_hash is the content hash of the version shown "
-                                  "(text, as a review gives it)", reason="review_hash")
+        _require_hash_text(review_hash, "review_hash")
         if review_hash != pkg.hash:
             version = pkg.manifest.version if pkg.manifest is not None else "?"
             raise self.guard.refuse(principal, action, subject, ApprovalRefused(
@@ -504,6 +504,7 @@ class Consent:
             ApprovalRefused: not an operator, or ``stale`` when the pending
                 version is no longer the one reviewed.
         """
+        _require_hash_text(review_hash, "review_hash")
         subject = {"package": package, "hash": review_hash}
         principal = self.guard.require_operator(by, "approve", subject)
         pkg = self._package(package)
@@ -569,6 +570,8 @@ class Consent:
         if not pkg.is_pending:
             raise NotFound(f"{package} has no version waiting for approval",
                            reason="nothing-pending", package=package)
+        if pending_hash is not None:
+            _require_hash_text(pending_hash, "pending_hash")
         if pending_hash is not None and pending_hash != pkg.pending_hash:
             raise self.guard.refuse(principal, "decline", subject, ApprovalRefused(
                 f"the version you saw ({pending_hash[:19]}…) is not the one pending now: "
@@ -637,3 +640,16 @@ class Consent:
         problem = SecretVault.name_problem(name)
         if problem and not (isinstance(name, str) and self.ctx.secrets.is_set(name)):
             raise InvalidArgument(problem, reason="secret")
+
+
+def _require_hash_text(value: object, name: str) -> None:
+    """Refuse ``value`` unless it is a content hash's text (as a review gives it): a
+    number, a list or a megabyte of text is no hash a person was shown, and is
+    refused naming ``name`` before anything is recorded.
+
+    Raises:
+        InvalidArgument: reason ``name``.
+    """
+    if not isinstance(value, str) or not 0 < len(value) <= 128:
+        raise InvalidArgument(f"{name} is the content hash of the version shown "
+                              "(text, as a review gives it)", reason=name)
