@@ -258,10 +258,7 @@ class Trash:
         except OSError as exc:
             raise TrashRefused("trash-unavailable",
                                f"the trash cannot be opened ({exc.strerror})") from exc
-        if os.fstat(below).st_dev != dev:
-            os.close(below)
-            raise TrashRefused("trash-unavailable", "the trash is on another filesystem")
-        return below
+        return _on_filesystem(below, dev)
 
     def _open_layout(self, folder: Path, dev: int, *, create: bool) -> _Place:
         if create:
@@ -286,10 +283,16 @@ class Trash:
         except OSError as exc:
             raise TrashRefused("trash-unavailable",
                                f"the trash cannot be opened ({exc.strerror})") from exc
-        if os.fstat(fd).st_dev != dev:
-            os.close(fd)
-            raise TrashRefused("trash-unavailable", "the trash is on another filesystem")
-        return fd
+        return _on_filesystem(fd, dev)
+
+
+def _on_filesystem(fd: int, dev: int) -> int:
+    """``fd``, an open trash folder, if it is on the filesystem ``dev`` (a move there is
+    a rename, never a copy); else it is closed and the trash refused."""
+    if os.fstat(fd).st_dev != dev:
+        os.close(fd)
+        raise TrashRefused("trash-unavailable", "the trash is on another filesystem")
+    return fd
 
 
 #: The bytes of an item's name its trash name keeps: room for ``.9999`` and
