@@ -568,7 +568,8 @@ def fold_manifest(given: dict[str, Any] | str | bytes, digests: dict[str, str], 
 
     Raises:
         ManifestInvalid: text that is not JSON, names a key twice, nests too deeply,
-            or holds no JSON object.
+            or holds no JSON object; a manifest that is not plain JSON of bounded
+            depth (`require_json`: checked before a value is hashed).
     """
     if isinstance(given, (str, bytes)):
         try:
@@ -582,8 +583,10 @@ def fold_manifest(given: dict[str, Any] | str | bytes, digests: dict[str, str], 
             raise ManifestInvalid("$: the manifest must be a JSON object",
                                   problems=[("$", "the manifest must be a JSON object")],
                                   package=package)
+        require_json(raw, package=package)
         own = file_digests({"manifest.json": given})["manifest.json"]
     else:
+        require_json(given, package=package)
         raw, own = given, manifest_digest(given)
     return raw, {**digests, "manifest.json": own}
 

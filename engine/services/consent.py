@@ -29,7 +29,6 @@ from engine.core.manifest import (
     fold_manifest,
     package_name_problem,
     parse_manifest,
-    require_json,
 )
 from engine.core.principal import OPERATOR, Principal
 from engine.core.review import Diff, Review, diff_manifests, install_review, newly_required
@@ -143,10 +142,8 @@ class Consent:
         if not isinstance(digests, dict):
             raise InvalidArgument("digests are a mapping of file paths to digests",
                                   reason="digests")
-        if not isinstance(manifest, (str, bytes)):
-            require_json(manifest, package=name)  # before it is hashed: bounded depth
+        # Plain JSON of bounded depth (checked before it is hashed), digested here.
         manifest, digests = fold_manifest(manifest, digests, package=name)
-        require_json(manifest, package=name)
         other = lookalike(name, self.ctx.state.packages)
         if other is not None:
             raise InvalidArgument(_lookalike_text(name, other, "offered or installed"),
@@ -460,8 +457,6 @@ class Consent:
         assert base_raw is not None and base_digests is not None
         given = dict(digests or {})
         if manifest is not None:
-            if not isinstance(manifest, (str, bytes)):
-                require_json(manifest, package=package)  # before it is hashed
             new_raw, given = fold_manifest(manifest, given, package=package)
         else:
             # Files alone: the manifest stays, and so does its digest; another one
