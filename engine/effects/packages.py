@@ -60,8 +60,9 @@ def load_package_folder(folder: str | Path) -> tuple[dict[str, Any], dict[str, s
 
     For review and hashing (``content_hash(digests)`` is the package's hash). To
     offer the folder, give the engine the manifest's text, `PackageFolder.manifest_text`
-    of `read_package_folder`: the engine refuses a ``manifest.json`` digest it did not
-    compute from the manifest it is given.
+    of `read_package_folder`: the engine digests the manifest it is given itself, so a
+    parsed value offered with these digests is hashed as its canonical JSON instead
+    of the file (`fold_manifest`), and the package's hash is not the folder's.
 
     Raises:
         ManifestInvalid: there is no readable ``manifest.json``.
@@ -69,7 +70,7 @@ def load_package_folder(folder: str | Path) -> tuple[dict[str, Any], dict[str, s
             links outside the folder, or the folder holds too much.
     """
     package = read_package_folder(folder)
-    return package.manifest, file_digests(dict(package.files))
+    return package.manifest, package.digests
 
 
 def read_package_folder(folder: str | Path) -> PackageFolder:
