@@ -75,6 +75,7 @@ from engine.store.logfilter import LOG_OUTCOMES
 
 if TYPE_CHECKING:
     from engine.core.prompts import Prompt
+    from engine.core.review import Diff
 
 __all__ = ["register"]
 
@@ -90,6 +91,12 @@ def _not_found(what: str, reason: str) -> ServiceError:
     # (``missing-node``, ``missing-package``, ``nothing-pending``): a client
     # gets one reason for one thing through the service and the Python API.
     return ServiceError(404, "NOT_FOUND", what, reason=reason)
+
+
+def _diff_body(name: str, pending_hash: str, diff: Diff) -> dict[str, Any]:
+    """A pending version's diff as `DiffOut` (the update's and the approval's answer)."""
+    return {"package": name, "pending_hash": pending_hash, **diff.to_json(),
+            "changed": list(diff.changed), "lines": diff.lines}
 
 
 def _prompt_json(p: Prompt) -> dict[str, Any]:
@@ -364,16 +371,13 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         update = engine.pending_update(name)
         if update is None:
             raise _not_found(f"{name} has no version waiting for approval", "nothing-pending")
-        return json_response({"package": name, "pending_hash": update.pending_hash,
-                              **update.diff.to_json(), "changed": list(update.diff.changed),
-                              "lines": update.diff.lines})
+        return json_response(_diff_body(name, update.pending_hash, update.diff))
 
     @r.post("/v1/packages/{name}/approve", response_model=DiffOut)
     async def approve(name: str, body: ApproveBody, who: Caller = Who) -> Response:
         """Approve the pending version whose review the person saw (409 when stale)."""
         d = await engine.approve(name, review_hash=body.review_hash, by=who.by())
-        return json_response({"package": name, "pending_hash": body.review_hash,
-                              **d.to_json(), "changed": list(d.changed), "lines": d.lines})
+        return json_response(_diff_body(name, body.review_hash, d))
 
     app.include_router(r)
 
