@@ -28,6 +28,7 @@ from starlette.responses import Response
 from engine.core.principal import OPERATOR, Principal
 from engine.service.auth import Peer, Standing, TokenStore, agent_verdict, peer_of_tcp
 from engine.service.events import Feeds
+from engine.service.made import Made
 from engine.service.problems import ServiceError
 
 if TYPE_CHECKING:
@@ -77,6 +78,12 @@ class Service:
     #: The waits `unless_closing` cuts short at shutdown, and the one task watching for it.
     _cuts: set[asyncio.Timeout] = field(default_factory=set)
     _cutter: asyncio.Task[None] | None = None
+    #: When the node each card or agent token names was made: what it may read
+    #: begins then, not with an earlier node given its id (`engine.service.made`).
+    made: Made = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.made = Made(self.engine.history)
 
     def prompt_wait(self, prompt_id: str) -> asyncio.Task[Decision]:
         """The engine's wait for a prompt's answer, started once and shared."""

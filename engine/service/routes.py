@@ -410,10 +410,12 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         # Made, or answered, through another server on the store: known here at once.
         engine.catch_up()
         prompt = engine.prompt(prompt_id)
-        if prompt is None or not (who.is_operator or (who.principal.kind == "card"
-                                                      and who.principal.node == prompt.card)
-                                  or (who.principal.kind == "agent"
-                                      and _in_its_tool_call(prompt, who.principal.node))):
+        p = who.principal
+        if prompt is None or not (p.is_operator or (
+                ((p.kind == "card" and p.node == prompt.card)
+                 or (p.kind == "agent" and _in_its_tool_call(prompt, p.node)))
+                # Not one of an earlier node given the token's node's id.
+                and not service.made.predates(p.node or "", prompt.t))):
             raise _not_found(f"no prompt {prompt_id!r}", "missing-prompt")
         return prompt
 
@@ -560,6 +562,10 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
             if card is not None and card != p.node:
                 who.acts_as_card(card)
             card = p.node
+            # Its own rows: none of an earlier card given its id.
+            made = service.made.since(card or "")
+            if made is not None and (since_t is None or since_t < made):
+                since_t = made
         elif not p.is_operator:
             who.require_operator("reading the log")
         rows, following = log_page(engine.log_rows, after=after, limit=limit, arrow=arrow,

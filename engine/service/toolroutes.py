@@ -179,14 +179,17 @@ def _as_agent(principal: Principal, agent: str) -> None:
                        f"agent {agent}", reason="wrong-principal")
 
 
-def _visible(engine: Engine, call_id: str, principal: Principal) -> ToolCall:
+def _visible(service: Service, call_id: str, principal: Principal) -> ToolCall:
+    engine = service.engine
     # An open call is read from memory: one another server just opened or
     # resolved is caught up with first.
     engine.catch_up()
     tc = engine.tool_call(call_id)
     p = principal
-    if tc is None or not (p.is_operator or (p.kind == "agent" and p.node == tc.agent)
-                          or (p.kind == "card" and p.node == tc.card)):
+    if tc is None or not (p.is_operator or (
+            ((p.kind == "agent" and p.node == tc.agent) or (p.kind == "card" and p.node == tc.card))
+            # Not one of an earlier node given the token's node's id.
+            and not service.made.predates(p.node or "", tc.t))):
         raise ServiceError(404, "NOT_FOUND", f"no tool call {call_id!r}",
                            reason="missing-tool-call")
     return tc
@@ -270,7 +273,7 @@ async def tool_call_after_wait(service: Service, principal: Principal, call_id: 
     FastAPI route and the fast lane.
     """
     engine = service.engine
-    tc = _visible(engine, call_id, principal)
+    tc = _visible(service, call_id, principal)
     if tc.is_open and engine.tool_call_holds(tc):
         return _json(engine, tc)
     # A call no longer open is waited for too: its resolution may not have
@@ -289,7 +292,7 @@ async def tool_call_after_wait(service: Service, principal: Principal, call_id: 
         # visible to this principal (a resolved call is read from the store,
         # so reading it once more would cost a query for nothing).
         return _json(engine, found)
-    return _json(engine, _visible(engine, call_id, principal))
+    return _json(engine, _visible(service, call_id, principal))
 
 
 def register_tools(app: FastAPI, service: Service,
@@ -321,7 +324,7 @@ def register_tools(app: FastAPI, service: Service,
     @r.get("/v1/tool-calls/{call_id}", response_model=ToolCallOut)
     async def get_tool_call(call_id: str, who: Caller = Who) -> Response:
         """A tool call and its state (the calling agent, the called card, the operator)."""
-        return json_response(_json(engine, _visible(engine, call_id, who.principal)))
+        return json_response(_json(engine, _visible(service, call_id, who.principal)))
 
     @r.get("/v1/tool-calls/{call_id}/wait", response_model=ToolCallOut)
     async def wait_tool_call(call_id: str, who: Caller = Who,
@@ -334,7 +337,7 @@ def register_tools(app: FastAPI, service: Service,
     @r.post("/v1/tool-calls/{call_id}/cancel", response_model=ToolCallOut)
     async def cancel_tool_call(call_id: str, who: Caller = Who) -> Response:
         """The calling agent gives up on its tool call (logged ``cancelled``)."""
-        tc = _visible(engine, call_id, who.principal)
+        tc = _visible(service, call_id, who.principal)
         if who.principal.kind == "card":
             raise ServiceError(403, "APPROVAL_REFUSED", "a card answers its "
                                "tool calls; it does not cancel them", reason="wrong-principal")

@@ -150,6 +150,14 @@ class History(Protocol):
         whichever process did it. Every node, after an entry it cannot read."""
         ...
 
+    def remade(self, node: str, after: int) -> float | None:
+        """When the node now under id ``node`` was made, by an entry recorded
+        (accepted) after entry ``after``: the time of the newest ``node.add`` of
+        that id, or ``node.set`` giving it another package; None when no such
+        entry follows ``after``. An entry it cannot read counts as one (its time):
+        what came before it is then not the node's (fail closed)."""
+        ...
+
 
 class Secrets(Protocol):
     """Secrets an operator stored, each for one host (SPEC §8.2)."""

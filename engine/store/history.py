@@ -22,7 +22,7 @@ from sqlite_utils import Database
 from engine.store.decoding import decode_field, is_subject, loads
 
 __all__ = ["FIELDS", "GENESIS", "ConsentHistory", "HistoryVerification", "Replaced", "entry_hash",
-           "grants_digest", "replaced"]
+           "grants_digest", "remade", "replaced"]
 
 #: The fields of an entry, in the order they are hashed.
 FIELDS: tuple[str, ...] = ("seq", "t", "principal", "action", "subject", "accepted", "code",
@@ -90,6 +90,21 @@ def replaced(rows: Iterable[tuple[str, str]]) -> Replaced:
         if action == "node.remove" or "package" in (subject.get("fields") or {}):
             nodes.add(subject["node"])
     return Replaced(frozenset(nodes))
+
+
+def remade(rows: Iterable[tuple[float, str, str]], node: str) -> float | None:
+    """Of accepted ``node.add`` and ``node.set`` entries, newest first (time, action,
+    subject as stored), the time of the first that made ``node`` anew: its add, or
+    another package given to it; an entry that does not decode counts as one
+    (`History.remade`)."""
+    for t, action, text in rows:
+        subject = loads(text)
+        if not _names_a_node(subject):
+            return float(t)
+        if subject["node"] == node and (action == "node.add" or
+                                        "package" in (subject.get("fields") or {})):
+            return float(t)
+    return None
 
 
 def _names_a_node(subject: Any) -> bool:
@@ -163,6 +178,14 @@ class ConsentHistory:
                                "action in ('node.remove', 'node.set') and accepted = 1",
                                [after])
         return replaced(rows)
+
+    def remade(self, node: str, after: int) -> float | None:
+        """When the node now under id ``node`` was made, by an entry recorded after
+        entry ``after`` (`engine.store.base.History.remade`)."""
+        rows = self.db.execute("select t, action, subject from consent where seq > ? and "
+                               "action in ('node.add', 'node.set') and accepted = 1 "
+                               "order by seq desc", [after])
+        return remade(rows, node)
 
     def entries(self, *, package: str | None = None, after: int = 0
                 ) -> list[dict[str, Any]]:

@@ -41,7 +41,14 @@ from engine.store.anchor import AnchorFile
 from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.decoding import decode_field, is_chain, is_subject
 from engine.store.history import FIELDS as HISTORY_FIELDS
-from engine.store.history import GENESIS, HistoryVerification, Replaced, entry_hash, replaced
+from engine.store.history import (
+    GENESIS,
+    HistoryVerification,
+    Replaced,
+    entry_hash,
+    remade,
+    replaced,
+)
 from engine.store.log import (
     EXTRA_FIELDS,
     FIELDS,
@@ -480,6 +487,14 @@ class PGHistory:
                                "action in ('node.remove', 'node.set') and accepted = 1",
                                [after])
         return replaced(rows)
+
+    def remade(self, node: str, after: int) -> float | None:
+        """When the node now under id ``node`` was made, by an entry recorded after
+        entry ``after`` (`engine.store.base.History.remade`)."""
+        rows = self.link.conn.execute("select t, action, subject from consent where seq > %s "
+                                      "and action in ('node.add', 'node.set') and "
+                                      "accepted = 1 order by seq desc", [after])
+        return remade(rows, node)
 
     def entries(self, *, package: str | None = None, after: int = 0
                 ) -> list[dict[str, Any]]:
