@@ -83,7 +83,7 @@ class Service:
     made: Made = field(init=False)
 
     def __post_init__(self) -> None:
-        self.made = Made(self.engine.history)
+        self.made = Made(self.engine)
 
     def prompt_wait(self, prompt_id: str) -> asyncio.Task[Decision]:
         """The engine's wait for a prompt's answer, started once and shared."""

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from engine.store.base import History
+    from engine.engine import Engine
 
 __all__ = ["Made"]
 
@@ -30,8 +30,8 @@ _MAX_NODES = 10_000
 class Made:
     """Each asked-for node's making time, kept up to date with the consent history."""
 
-    def __init__(self, history: History) -> None:
-        self._history = history
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine  # its history read when asked (the store it has then)
         #: node -> (the newest entry read for it, when it was made; None: before any entry)
         self._known: dict[str, tuple[int, float | None]] = {}
 
@@ -42,10 +42,11 @@ class Made:
         Raises:
             StoreFailed: the store cannot be read (the request fails closed).
         """
-        newest = self._history.newest()  # first: an entry after it is read next time
+        history = self._engine.history
+        newest = history.newest()  # first: an entry after it is read next time
         seen, made = self._known.get(node, (0, None))
         if seen != newest:
-            later = self._history.remade(node, seen)
+            later = history.remade(node, seen)
             if later is not None:
                 made = later
             if len(self._known) >= _MAX_NODES and node not in self._known:
