@@ -128,6 +128,8 @@ def newest_time(db: Database) -> float | None:
 #: Change kinds naming one entity by its key (the table's key column).
 _ENTITY_KINDS = ("package", "grants", "workspace", "node", "arrow", "prompt", "tool_call",
                  "usage")
+#: Change kinds of records edited or deleted outside the engine (the engine only appends).
+_RECORD_KINDS = ("log", "consent")
 #: Changes applied one by one at most; beyond, a full reload is cheaper and simpler.
 MAX_CATCH_UP = 4096
 
@@ -151,7 +153,9 @@ class Touched:
     deleted: the windows are read again), ``secrets``, or ``pending`` (a refusal
     budget's pending summary was created, its stored key: `engine.store.pending`),
     or ``token`` (a service token revoked or deleted, its id: nothing of the state,
-    told to the token caches through `engine.store.tokenfeed.TokenFeed`).
+    told to the token caches through `engine.store.tokenfeed.TokenFeed`), or ``log``
+    and ``consent`` (an old row of the log or the consent history updated or deleted
+    outside the engine: nothing of the state, but a change the live views are woken by).
 
     Each entity's first and last change are kept by where the store recorded them
     (`engine.core.elsewhere.Span`): what they stand for is told in that order.
@@ -168,6 +172,9 @@ class Touched:
         self.pending: set[str | None] = set()
         #: Ids of service tokens revoked (or deleted) by these changes.
         self.tokens: set[str] = set()
+        #: ``log`` and ``consent``: rows of the log or the consent history edited or
+        #: deleted outside the engine (`migrations.m023_history_edits_fed`).
+        self.records: set[str] = set()
         self.count = 0
 
     def add(self, kind: str, key: str | None, key2: str | None, t: float | None,
@@ -196,6 +203,10 @@ class Touched:
             self.pending.add(key_of(key))
         elif kind == "token" and isinstance(key, str):
             self.tokens.add(key)
+        elif kind in _RECORD_KINDS:
+            # An old row edited or deleted outside the engine: no state reads it,
+            # but the live views showing the log and the history are told.
+            self.records.add(kind)
         else:
             raise CatchUpImpossible(f"unknown change {kind!r}")
 

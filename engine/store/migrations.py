@@ -611,3 +611,23 @@ def m022_terminal_claim_leases(db: Database) -> None:
     written before leases count as run out (0): an old engine renews none.
     """
     db.execute("alter table terminal_drivers add column expires REAL NOT NULL DEFAULT 0")
+
+
+@migrations()
+def m023_history_edits_fed(db: Database) -> None:
+    """An old row of the log or the consent history updated or deleted is on the change
+    feed (kind ``log`` or ``consent``, its ``seq``).
+
+    The engine only appends to both; any other writer of the file (a ``sqlite3``
+    shell, another tool) that edits or deletes a row moves neither table's newest
+    ``seq`` nor, before this, the feed's: another engine's look
+    (`engine.store.sqlite.SQLiteStore._leases_only`) took it for a lease renewal,
+    and its live views (the log's, the grants') showed the old rows until the next
+    change. `log verify` finds the edit itself; this only makes it seen. Inserts are
+    not fed: an accepted call's row fires none of these triggers.
+    """
+    for table in ("log", "consent"):
+        for event in ("update", "delete"):
+            db.execute(f"create trigger changes_{table}_{event} after {event} on {table}"
+                       f" begin insert into changes (kind, key) values ('{table}', old.seq);"
+                       " end")

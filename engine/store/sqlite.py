@@ -304,7 +304,9 @@ class SQLiteStore:
         tables a state or a view reads record each write in the change feed
         (triggers, `migrations.m010_changes`), in the log or in the consent
         history, each keyed by a growing ``seq``: when none of the three ends
-        further than at the last look, nothing was written there. The ends are
+        further than at the last look, nothing was written there (an old row of
+        the log or the history edited or deleted by hand moves no end of its own:
+        its triggers feed it, `migrations.m023_history_edits_fed`). The ends are
         read before the catch-up that follows a look that finds them moved, so
         they are never ahead of what was applied; this connection's own commits
         move them too, and the next look then catches up as before (never

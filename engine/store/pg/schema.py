@@ -48,7 +48,8 @@ from psycopg.pq import TransactionStatus
 from engine.core.errors import StoreFailed
 from engine.store.migrations import REVOKE_REMOVED_NODES_TOKENS
 from engine.store.orphans import orphan_repair
-from engine.store.pg.locks import Lock, xact_lock
+from engine.store.pg.changes import CHANNEL
+from engine.store.pg.locks import NAMESPACE, Lock, xact_lock
 from engine.store.promptrows import IN_PLAY_SQL
 
 __all__ = ["MIGRATIONS", "Migration", "applied", "migrate", "missing_tables", "refuse_unknown"]
@@ -63,6 +64,30 @@ class Migration:
     statements: tuple[str, ...]
     run: Callable[[Connection[Any]], None] | None = None
 
+
+#: The trigger function of m011: one change a statement that edited rows of ``log`` or
+#: ``consent`` (kind ``state``, touching ``log`` or ``consent``: `loading.Touched`),
+#: numbered and announced as `engine.store.pg.changes.record_change` does, under the
+#: same locks in the same order (the write lock, then the feed's). The engine only
+#: inserts into both tables, so its own writes never fire it. A statement that
+#: touched no row records nothing.
+_HISTORY_EDITED = (
+    "create function arrowgate_history_edited() returns trigger language plpgsql as $$"
+    " declare number bigint;"
+    " begin"
+    "  if tg_op <> 'TRUNCATE' then"
+    "   if not exists (select 1 from gone) then return null; end if;"
+    "  end if;"
+    f"  perform pg_advisory_xact_lock({NAMESPACE}, {int(Lock.WRITE)});"
+    f"  perform pg_advisory_xact_lock({NAMESPACE}, {int(Lock.CHANGES)});"
+    "  insert into changes (seq, t, kind, subject)"
+    "   select coalesce(max(seq), 0) + 1, extract(epoch from clock_timestamp()), 'state',"
+    "    json_build_object('touched', json_build_array("
+    "     json_build_array(tg_table_name, null, null, null)))::text"
+    "   from changes returning seq into number;"
+    f"  perform pg_notify('{CHANNEL}', number::text);"
+    "  return null;"
+    " end $$")
 
 MIGRATIONS: tuple[Migration, ...] = (
     # The SQLite schema as engine m007 and canvas m002 leave it.
@@ -172,6 +197,19 @@ MIGRATIONS: tuple[Migration, ...] = (
     # machine stands until then (as SQLite's m022; `engine.services.claims`).
     Migration("m010_terminal_claim_leases", (
         "alter table terminal_drivers add column expires double precision not null default 0",
+    )),
+    # An old row of the log or the consent history updated, deleted or truncated
+    # outside the engine (as SQLite's m023): a change of the feed, so every engine's
+    # live views are woken (`_HISTORY_EDITED`).
+    Migration("m011_history_edits_fed", (
+        _HISTORY_EDITED,
+        *(f"create trigger changes_{table}_{event} after {event} on {table}"
+          f" referencing old table as gone for each statement"
+          " execute function arrowgate_history_edited()"
+          for table in ("log", "consent") for event in ("update", "delete")),
+        *(f"create trigger changes_{table}_truncate after truncate on {table}"
+          " for each statement execute function arrowgate_history_edited()"
+          for table in ("log", "consent")),
     )),
 )
 
