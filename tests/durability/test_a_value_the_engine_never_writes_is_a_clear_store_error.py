@@ -61,7 +61,12 @@ async def test_a_value_the_engine_never_writes_is_refused_at_open(
 async def test_a_nodes_bad_data_written_meanwhile_fails_the_call_closed(
         world: Engine, target: Target) -> None:
     await world.grant("acme.prompter", "clipboard.write")
-    target.execute("update nodes set data = '{x' where id = 'c1'")
+    # On PostgreSQL an engine learns of a change from the feed alone: the hand that
+    # edits records one (that says nothing of what it touched: the state is reloaded).
+    edit = "update nodes set data = '{x' where id = 'c1'"
+    target.execute({"sqlite": edit, "postgresql": f"{edit}; insert into changes"
+                    " (seq, t, kind, subject) select coalesce(max(seq), 0) + 1, 0,"
+                    " 'by-hand', '{}' from changes"})
     with pytest.raises(StoreFailed) as caught:
         await world.call("c1", "clipboard.copyText", None, {"text": "x"})
     assert "nodes" in str(caught.value), str(caught.value)
