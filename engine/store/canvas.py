@@ -12,8 +12,10 @@ from typing import Any
 
 from sqlite_utils import Database
 
+from canvas.errors import InvalidSetting
 from canvas.graph import Canvas, PortResolver
 from canvas.model import Arrow, Node, Workspace, WorkspaceSettings
+from engine.store.decoding import edited_outside, stored_object
 from engine.store.encoding import dumps_sorted
 from engine.store.migrations import migrations
 
@@ -21,9 +23,17 @@ __all__ = ["CanvasStore", "workspace_from_row"]
 
 
 def workspace_from_row(row: dict[str, Any]) -> Workspace:
-    """A workspace as its row in ``workspaces`` holds it."""
-    return Workspace(row["id"], row["folder"],
-                     WorkspaceSettings.from_dict(json.loads(row["settings"])))
+    """A workspace as its row in ``workspaces`` holds it.
+
+    Raises:
+        StoreFailed: reason ``bad-row``: its settings are not JSON the engine wrote,
+            or a setting is out of its range (the engine checks each before saving).
+    """
+    settings = stored_object(row["settings"], "workspaces", row["id"], "settings")
+    try:
+        return Workspace(row["id"], row["folder"], WorkspaceSettings.from_dict(settings))
+    except InvalidSetting as exc:
+        raise edited_outside("workspaces", row["id"], str(exc)) from exc
 
 _SCALARS = (str, int, float, bool, type(None))
 
@@ -42,11 +52,11 @@ class _DataCache:
         self._parsed: dict[str, dict[str, Any]] = {}
         self._limit = limit
 
-    def __call__(self, text: str) -> dict[str, Any]:
+    def __call__(self, node_id: str, text: str) -> dict[str, Any]:
         cached = self._parsed.get(text)
         if cached is not None:
             return dict(cached)
-        value: dict[str, Any] = json.loads(text)
+        value = stored_object(text, "nodes", node_id, "data")
         if len(self._parsed) < self._limit and all(
                 type(v) in _SCALARS for v in value.values()):
             self._parsed[text] = value
@@ -86,7 +96,7 @@ class CanvasStore:
                 "select id, type, workspace, data from nodes"):
             shared[node_id] = node_id
             nodes.append(Node(node_id, shared.setdefault(node_type, node_type),
-                              shared.setdefault(workspace, workspace), data_of(data)))
+                              shared.setdefault(workspace, workspace), data_of(node_id, data)))
         # Arrows are restored as saved: they were checked when drawn, and a
         # card's ports may only be known once its package is loaded.
         # The columns in `Arrow`'s field order, so each row becomes one

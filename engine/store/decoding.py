@@ -16,8 +16,10 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["NOT_JSON", "UNREADABLE", "decode_field", "flag_field", "is_chain", "is_subject",
-           "loads"]
+from engine.core.errors import StoreFailed
+
+__all__ = ["NOT_JSON", "UNREADABLE", "decode_field", "edited_outside", "flag_field", "is_chain",
+           "is_subject", "loads", "stored_object"]
 
 #: The key under which a row shows its fields that did not decode: each field's
 #: stored value as text (its text, or the ``repr`` of a value that is not text).
@@ -52,6 +54,31 @@ def loads(stored: Any) -> Any:
         return json.loads(stored)
     except (ValueError, RecursionError):
         return NOT_JSON
+
+
+def stored_object(stored: Any, table: str, key: Any, column: str) -> dict[str, Any]:
+    """The JSON object a row of the state holds in ``column`` (a manifest, a node's data,
+    a workspace's settings), decoded.
+
+    Unlike the log's fields (`decode_field`), these are what decisions are made on:
+    a value the engine never writes cannot be shown aside, so the store is refused
+    (fail closed) with the row named, for a person to restore or repair it.
+
+    Raises:
+        StoreFailed: reason ``bad-row``: the stored value is not JSON text of an object.
+    """
+    value = loads(stored)
+    if type(value) is not dict:
+        raise edited_outside(table, key, f"its {column} is not the JSON object the "
+                             "engine writes")
+    return value
+
+
+def edited_outside(table: str, key: Any, what: str) -> StoreFailed:
+    """The error for a row of the state holding what the engine never writes."""
+    return StoreFailed(f"the store's {table} row {key!r} cannot be used: {what}, so it "
+                       "was changed outside the engine; restore the store from a backup "
+                       "or repair the row (nothing was written)", reason="bad-row")
 
 
 def decode_field(row: dict[str, Any], field: str, fits: Callable[[Any], bool],

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gc
-import json
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -20,6 +19,7 @@ from engine.core.state import PackageState, State
 from engine.core.tools import ToolCall
 from engine.core.usage import usage_from_row
 from engine.store.canvas import CanvasStore, workspace_from_row
+from engine.store.decoding import edited_outside, stored_object
 from engine.store.pending import key_of
 from engine.store.promptrows import IN_PLAY_SQL
 
@@ -84,32 +84,50 @@ def _load(db: Database, canvas_store: CanvasStore, clock: SteadyClock) -> State:
 def load_rate_events(db: Database, counters: RateCounters, clock: SteadyClock) -> None:
     """Count into ``counters`` every stored rate event the windows still reach."""
     horizon = clock() - max(r.period for r in counters.limits.values())
-    counters.load(
-        (r["card"], r["key"], r["t"])
-        for r in db.query("select card, key, t from rate_events where t > ? order by id",
-                          [horizon])
-    )
+    counters.load(_counted(r) for r in db.query(
+        "select id, card, key, t from rate_events where t > ? order by id", [horizon]))
+
+
+def _counted(row: dict[str, Any]) -> tuple[str, str, float]:
+    """A ``rate_events`` row as a counted call; SQLite stores any value in any column,
+    and text sorts after every number, so a time edited to text is always in reach.
+
+    Raises:
+        StoreFailed: reason ``bad-row``: its time is not a number.
+    """
+    t = row["t"]
+    if type(t) is not float and type(t) is not int:
+        raise edited_outside("rate_events", row["id"], "its time is not a number")
+    return row["card"], row["key"], t
 
 
 def package_from_row(row: dict[str, Any]) -> PackageState:
-    """A ``packages`` row as the `PackageState` a decision reads."""
-    raw = json.loads(row["manifest"])
-    pkg = PackageState(row["name"], row["state"] == "installed", raw,
-                       json.loads(row["digests"]), row["hash"])
+    """A ``packages`` row as the `PackageState` a decision reads.
+
+    Raises:
+        StoreFailed: reason ``bad-row``: a manifest or digests column that is not
+            the JSON object the engine writes (`decoding.stored_object`).
+    """
+    name = row["name"]
+    raw = stored_object(row["manifest"], "packages", name, "manifest")
+    digests = stored_object(row["digests"], "packages", name, "digests")
+    pending = None
+    if row["pending_hash"]:
+        pending = (stored_object(row["pending_manifest"], "packages", name, "pending manifest"),
+                   stored_object(row["pending_digests"], "packages", name, "pending digests"))
+    pkg = PackageState(name, row["state"] == "installed", raw, digests, row["hash"])
     try:
         if pkg.installed:
             pkg.set_manifest(parse_manifest(raw))
-        if row["pending_hash"]:
-            pkg.pending_raw = json.loads(row["pending_manifest"])
-            pkg.pending_digests = json.loads(row["pending_digests"])
+        if pending is not None:
+            pkg.pending_raw, pkg.pending_digests = pending
             pkg.pending_hash = row["pending_hash"]
             pkg.pending = parse_manifest(pkg.pending_raw)
     except ManifestInvalid:
         # Stored under the looser rules of an older version (SPEC §2):
         # fail closed, its cards are refused until a person installs
         # a version that passes validation.
-        pkg = PackageState(row["name"], False, raw, json.loads(row["digests"]),
-                           row["hash"])
+        pkg = PackageState(name, False, raw, digests, row["hash"])
     return pkg
 
 
@@ -350,7 +368,8 @@ def _catch_up_canvas(db: Database, canvas: Canvas, touched: Touched, moves: Move
                 if old.type in TOLD_KINDS:
                     moves.nodes.append((old, None, touched.span("node", node_id)))
             continue
-        node = Node(row["id"], row["type"], row["workspace"], json.loads(row["data"]))
+        node = Node(row["id"], row["type"], row["workspace"],
+                    stored_object(row["data"], "nodes", node_id, "data"))
         if old is None:
             canvas.restore_node(node)
         elif (old.type, old.workspace) != (node.type, node.workspace):
