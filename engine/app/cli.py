@@ -209,16 +209,21 @@ def open_store(args: argparse.Namespace) -> Any:
 
 
 def _cmd_log_show(args: argparse.Namespace) -> int:
+    from engine.store.log import refuse_missing
+    from engine.store.migrations import migrations
+
     # Read a page at a time (as `log export`): a log of any size holds one page.
     if getattr(args, "store", None):
         store = open_store(args)
         try:
+            refuse_missing(store.missing_tables())
             _show(store.log, args)
         finally:
             store.close()
         return EXIT_OK
     _path, log = _open_log(args)
     try:
+        refuse_missing(migrations.missing_tables(log.db))
         _show(log, args)
     finally:
         log.db.close()
@@ -257,16 +262,21 @@ def _show(log: Any, args: argparse.Namespace) -> None:
 
 
 def _cmd_log_export(args: argparse.Namespace) -> int:
+    from engine.store.log import refuse_missing
+    from engine.store.migrations import migrations
+
     # Written a page at a time: an export of any size holds one page, not the log.
     if getattr(args, "store", None):
         store = open_store(args)
         try:
+            refuse_missing(store.missing_tables())
             _print_pages(store.log, args)
         finally:
             store.close()
         return EXIT_OK
     _path, log = _open_log(args)
     try:
+        refuse_missing(migrations.missing_tables(log.db))
         _print_pages(log, args)
     finally:
         log.db.close()

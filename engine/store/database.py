@@ -25,7 +25,12 @@ from typing import Any
 
 from sqlite_utils import Database
 
-__all__ = ["BUSY_TIMEOUT_S", "MANY_ROWS", "UnsafeToRead", "all_or_none", "connect_read_only",
+#: The ledger of applied migrations (`engine.store.migrations`: the table sqlite-utils'
+#: migrations kept) and the name arrowgate's chain is recorded under in it.
+MIGRATION_LEDGER = "_sqlite_migrations"
+MIGRATION_SET = "arrowgate"
+
+__all__ = ["BUSY_TIMEOUT_S", "MANY_ROWS", "MIGRATION_LEDGER", "MIGRATION_SET", "UnsafeToRead", "all_or_none", "connect_read_only",
            "database_file", "database_problem", "default_database_path", "insert_rows",
            "open_database", "open_read_only", "read_only_uri", "rows_statement",
            "write_transaction"]
@@ -263,13 +268,18 @@ def database_problem(path: Path, *, create: bool) -> str | None:
         try:
             tables = {r[0] for r in conn.execute("select name from sqlite_master "
                                                  "where type = 'table'")}
+            # Its ledger names arrowgate's steps: its log (or any table) dropped
+            # since is a finding about the store (`log verify`), not another program.
+            ours = MIGRATION_LEDGER in tables and conn.execute(
+                f"select 1 from {MIGRATION_LEDGER} where migration_set in (?, 'engine')"
+                " limit 1", [MIGRATION_SET]).fetchone() is not None
         finally:
             conn.close()
     except UnsafeToRead as exc:
         return str(exc)
     except sqlite3.Error as exc:
         return f"not a readable database: {exc}"
-    if "log" in tables or (create and not tables):
+    if "log" in tables or ours or (create and not tables):
         return None
     if not tables:
         return "an empty database, with no arrowgate data"

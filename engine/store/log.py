@@ -24,6 +24,7 @@ from typing import Any, cast
 
 from sqlite_utils import Database
 
+from engine.core.errors import StoreFailed
 from engine.store.anchor import HISTORY_EMPTY, Anchor, AnchorFile, AnchorState
 from engine.store.database import all_or_none, connect_read_only, database_file, insert_rows
 from engine.store.decoding import decode_field, is_chain
@@ -995,6 +996,19 @@ def tables_missing(log: ArrowLog) -> Verification | None:
     dropped table is reported as what it is, not as an error reading it."""
     missing = migrations.missing_tables(log.db)
     return None if not missing else missing_finding(missing)
+
+
+def refuse_missing(tables: list[str]) -> None:
+    """Refuse to use a store whose ``tables`` (made by its migrations) were removed:
+    the engine would decide without them, or fail at whichever write first needs one.
+
+    Raises:
+        StoreFailed: reason ``missing-table``, naming them (nothing is written).
+    """
+    if tables:
+        raise StoreFailed(f"{missing_finding(tables).problem}; the store cannot be used "
+                          "until it is restored (`arrowgate log verify` reports it)",
+                          reason="missing-table")
 
 
 def missing_finding(tables: list[str]) -> Verification:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from engine.core.errors import StoreFailed
-from engine.store.database import write_transaction
+from engine.store.database import MIGRATION_LEDGER, MIGRATION_SET, write_transaction
 from engine.store.logkeys import create_keys
 from engine.store.orphans import orphan_repair
 from engine.store.promptrows import IN_PLAY_SQL
@@ -35,9 +35,9 @@ from engine.store.promptrows import IN_PLAY_SQL
 __all__ = ["LEDGER", "REVOKE_REMOVED_NODES_TOKENS", "SET", "Chain", "Migration", "migrations"]
 
 #: The ledger table (the one sqlite-utils' migrations kept, so old entries stay readable).
-LEDGER = "_sqlite_migrations"
+LEDGER = MIGRATION_LEDGER
 #: This chain's name in the ledger.
-SET = "arrowgate"
+SET = MIGRATION_SET
 
 
 @dataclass(frozen=True, slots=True)

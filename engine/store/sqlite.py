@@ -45,7 +45,7 @@ from engine.store.loading import (
     load_state,
     newest_time,
 )
-from engine.store.log import ArrowLog, Verification, verify_anchored
+from engine.store.log import ArrowLog, Verification, refuse_missing, verify_anchored
 from engine.store.logkeys import keys_ahead, repair_keys
 from engine.store.migrations import migrations
 from engine.store.pending import encode, row_key, summary_of
@@ -172,6 +172,9 @@ class SQLiteStore:
 
     def __init__(self, db: Database) -> None:
         migrations.apply(db)
+        # A table the migrations made and someone dropped since: the engine would
+        # decide without it, or break at the first write that needs it.
+        refuse_missing(migrations.missing_tables(db))
         if keys_ahead(db.conn):
             with write_transaction(db):
                 repair_keys(db.conn)
@@ -238,7 +241,12 @@ class SQLiteStore:
             sqlite3.DatabaseError: the file is not a database, or cannot be read
                 (`engine.Engine.open` reports it as ``STORE_FAILED``).
         """
-        return cls(open_database(path, busy_timeout=busy_timeout))
+        db = open_database(path, busy_timeout=busy_timeout)
+        try:
+            return cls(db)
+        except BaseException:
+            db.close()  # refused (a newer schema, a missing table): nothing stays open
+            raise
 
     # ------------------------------------------------------------ lifecycle
     @property

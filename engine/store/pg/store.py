@@ -54,7 +54,7 @@ from engine.store.buckets import BatchBuckets, bucket_of
 from engine.store.canvas import CanvasStore
 from engine.store.decoding import is_subject, loads
 from engine.store.loading import MAX_CATCH_UP, CatchUpImpossible, Touched, catch_up, load_state
-from engine.store.log import Verification, missing_finding
+from engine.store.log import Verification, missing_finding, refuse_missing
 from engine.store.pending import encode, row_key, summary_of
 from engine.store.pg.anchoring import cluster_database, local_anchor
 from engine.store.pg.batches import Batches
@@ -272,6 +272,9 @@ class PGStore:
                 # the batch's later statements wait no longer than its round trips.
                 conn.execute(("begin isolation level repeatable read read only; "
                               if own else "") + _LOAD_LOCK_WAIT)
+                # A table the migrations made and someone dropped since (the log's
+                # verbs, which never load, report it: `verify_log`).
+                refuse_missing(missing_tables(conn))
                 latest = latest_change(conn)
                 reader = Reader(conn)
                 state = load_state(cast(Database, reader), _CanvasReader(reader), clock)
@@ -282,6 +285,12 @@ class PGStore:
             link.abandon()
             raise StoreFailed(f"cannot read the PostgreSQL store: {exc}",
                               reason="connection") from exc
+        except StoreFailed:
+            # The store holds what the engine never leaves (a row, a missing table):
+            # the read-only snapshot ends here, the connection stays usable.
+            if own and link.in_transaction():
+                conn.execute("rollback")
+            raise
         self.tx.seen = latest
         return state
 
@@ -472,6 +481,11 @@ class PGStore:
     def revision(self) -> int:
         """Bumped by every committed batch and every reload."""
         return self.tx.revision
+
+    def missing_tables(self) -> list[str]:
+        """Tables the store's migrations made that someone removed since, sorted
+        (`engine.store.pg.schema.missing_tables`)."""
+        return missing_tables(self.link.conn)
 
     def verify_log(self) -> Verification:
         """Check the arrow log's chain, this machine's anchor of it, and the consent history.
