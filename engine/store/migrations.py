@@ -104,7 +104,8 @@ class Chain:
         Raises:
             ValueError: ``stop_before`` names a step the database already has.
             StoreFailed: the ledger records a step this chain does not know
-                (`refuse_unknown`); nothing is written.
+                (`refuse_unknown`), or a step fails on the schema (reason
+                ``schema-mismatch``, naming it); nothing is written.
         """
         self.refuse_unknown(db)
         if stop_before is not None and stop_before in self.applied(db):
@@ -119,7 +120,18 @@ class Chain:
             for step in self.pending(db):
                 if step.name == stop_before:
                     break
-                step.run(db)
+                try:
+                    step.run(db)
+                except sqlite3.OperationalError as exc:
+                    if not any(part in str(exc) for part in _SCHEMA_CLASHES):
+                        raise  # a failing disk, a lock: what it is, not the schema
+                    # The transaction rolls back: the store is left as it was.
+                    raise StoreFailed(
+                        f"the database's migration {step.name} cannot be applied ({exc}):"
+                        " its ledger lacks the step, but the schema differs from the one"
+                        " before it (a half-applied migration, or an edited ledger or"
+                        " schema); nothing was changed",
+                        reason="schema-mismatch") from exc
                 self._record(db, step.name)
                 done.append(step.name)
         return done
@@ -205,6 +217,11 @@ class Chain:
     def _record(db: Database, name: str) -> None:
         db.execute(f"insert into {LEDGER} (migration_set, name, applied_at) values (?, ?, ?)",
                    [SET, name, str(datetime.datetime.now(datetime.UTC))])
+
+
+#: What SQLite says when a step finds the schema not as the step before left it.
+_SCHEMA_CLASHES = ("already exists", "duplicate column", "no such table", "no such column",
+                   "no such index")
 
 
 @functools.lru_cache(maxsize=4)
