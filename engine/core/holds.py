@@ -29,10 +29,11 @@ def hold_deadline(now: float, settings: WorkspaceSettings) -> float:
 def approves_text(prompt: Prompt, text_sha256: object) -> bool:
     """The digest a person approved is the held text's: nobody approves text they did not see.
 
-    Compared in constant time; any case of hex digits is accepted.
+    Compared in constant time; any case of hex digits is accepted. Text that is not
+    ASCII is no digest of ours (and `hmac.compare_digest` would raise on it).
     """
-    return isinstance(text_sha256, str) and hmac.compare_digest(text_sha256.lower(),
-                                                                prompt.text_sha256)
+    return (isinstance(text_sha256, str) and text_sha256.isascii()
+            and hmac.compare_digest(text_sha256.lower(), prompt.text_sha256))
 
 
 def prompt_decision(prompt: Prompt) -> Decision:
