@@ -81,7 +81,7 @@ from engine.store.base import Refresh, Store, TerminalClaim
 from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.log import Verification
 from engine.store.sqlite import SQLiteStore
-from engine.store.transactions import consistent, outside_operations
+from engine.store.transactions import Stale, consistent, outside_operations
 
 __all__ = ["Engine", "Event", "EventSink", "Update"]
 
@@ -203,6 +203,7 @@ class Engine:
         ctx.on_moved(self._moved_elsewhere)
         ctx.reload()
         self._sum_up_pending()
+        self._expire_at_open()
 
     def _sum_up_pending(self) -> None:
         """At open: the pending summaries of suppressed refusals the store holds become
@@ -220,6 +221,24 @@ class Engine:
         except StoreFailed:
             return
         self.store.flush()  # now, even inside a running loop: no batch left open
+
+    def _expire_at_open(self) -> None:
+        """At open: holds whose time passed while no engine ran expire now,
+        committed before the engine is used (SPEC §7: a hold survives a restart as
+        pending or, its timeout passed meanwhile, as expired).
+
+        Without it, what is read before the first operation or timer tick
+        (``arrowgate hold list``, ``GET /v1/holds``) offered a person a hold that
+        can no longer be approved. Each is logged at its deadline, as ever. A store
+        that cannot take the rows now, or another engine writing meanwhile, leaves
+        them to the first operation's prologue, which expires them the same way.
+        (Tool calls are left to that prologue too: no person is shown them.)
+        """
+        try:
+            self._prompts.expire_due()
+            self.store.flush()  # now, as `_sum_up_pending`'s rows
+        except (StoreFailed, Stale):
+            return
 
     @classmethod
     def open(cls, path: str | Path | None = None, *, busy_timeout: float | None = None,

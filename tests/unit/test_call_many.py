@@ -176,7 +176,10 @@ async def test_a_failing_call_fails_alone(tmp_path: Path,
         assert [p.text for p in engine.prompts()] == ["first", "last"]
         restore()
         engine.close()
-        reopened = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None))
+        # At the calls' time: a real clock is past the held prompt's timeout, and an
+        # engine opening expires it (a row more than the calls wrote).
+        reopened = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None),
+                               clock=VirtualClock(1000.0))
         try:
             assert [p.text for p in reopened.prompts()] == ["first", "last"]
             assert len(reopened.log_rows()) == len(rows) and reopened.verify_log().ok
