@@ -21,6 +21,7 @@ import pytest
 from sqlite_utils import Database
 
 from engine import Engine, World
+from engine.app.replay import VirtualClock
 from engine.service.auth import TokenStore
 from engine.store.database import open_database
 from engine.store.logkeys import KEYED
@@ -78,7 +79,10 @@ async def test_a_database_of_the_two_chain_code_opens_with_its_data(tmp_path: Pa
     before = open_database(path)
     old_ledger, old_rows = _ledger(before), _rows(before)
     before.close()
-    engine = Engine.open(path, world=World(net=None, fs=None))
+    # Before its held prompt's deadline (1300), which an engine on a real clock would
+    # expire at open (a row more); after its tool call's (1120), whose open chain
+    # would refuse the prompt below as a cycle.
+    engine = Engine.open(path, world=World(net=None, fs=None), clock=VirtualClock(1200.0))
     try:
         # Every step was adopted, none run again: the rows are as they were,
         # and each adopted step keeps the time it was applied.
