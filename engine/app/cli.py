@@ -383,42 +383,52 @@ def _cmd_reach(args: argparse.Namespace) -> int:
 def _cmd_import(args: argparse.Namespace) -> int:
     import asyncio
 
+    from engine.app.snapshot import snapshot_engine
     from engine.core.text import inert_lines
     from engine.effects.operator import operator_check
 
-    check = operator_check()
-    if not check.ok:
-        # Importing draws arrows, which is consent: only a person at a terminal.
-        raise CliError(f"import refused: {check.reason}", exit_code=EXIT_FINDING)
+    if not args.dry_run:
+        check = operator_check()
+        if not check.ok:
+            # Importing draws arrows, which is consent: only a person at a terminal.
+            # A dry run draws nothing and gives no consent: a script may run it.
+            raise CliError(f"import refused: {check.reason}", exit_code=EXIT_FINDING)
     doc = _read_json_file(args.file)
     workspace = args.workspace or Path(args.file).stem
     folder = Path(args.folder or Path(args.file).parent).resolve()
-    engine = _open_engine(args, create=True)
     # What a person is shown before consenting goes to stderr under --json,
     # so that standard output holds the JSON answer alone.
     shown = sys.stderr if args.json else sys.stdout
 
+    # The review first, every arrow in it; nothing is drawn until the person says
+    # yes to it (or names it, --review-sha256), and the import is bound to it.
+    digest = args.review_sha256
+    if digest is None:
+        # Made on an in-memory copy of the database: a dry run, or a "no", leaves
+        # the disk as it found it (no database, folder or -wal file made).
+        look = snapshot_engine(db_path(args, create=True, make_folder=False))
+        try:
+            preview = asyncio.run(look.preview_import(workspace, folder, doc))
+        finally:
+            look.close()
+        if args.dry_run:
+            if args.json:
+                _print_json({"workspace": workspace, "folder": str(folder),
+                             "review": preview.lines, "review_sha256": preview.sha256,
+                             "imported": False})
+            else:
+                print("\n".join(preview.lines))
+                print(f"review sha256: {preview.sha256} (nothing was imported)")
+            return EXIT_OK
+        print(inert_lines(f"import {args.file} as workspace {workspace!r}?"), file=shown)
+        print("\n".join(preview.lines), file=shown)
+        print("import it, drawing these arrows? [y/N] ", end="", file=shown, flush=True)
+        if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+            raise CliError("not confirmed: nothing was imported", exit_code=EXIT_FINDING)
+        digest = preview.sha256
+    # Bound to the review shown: were the database changed since, it is `stale`.
+    engine = _open_engine(args, create=True)
     try:
-        # The review first, every arrow in it; nothing is drawn until the person says
-        # yes to it (or names it, --review-sha256), and the import is bound to it.
-        digest = args.review_sha256
-        if digest is None:
-            preview = asyncio.run(engine.preview_import(workspace, folder, doc))
-            if args.dry_run:
-                if args.json:
-                    _print_json({"workspace": workspace, "folder": str(folder),
-                                 "review": preview.lines, "review_sha256": preview.sha256,
-                                 "imported": False})
-                else:
-                    print("\n".join(preview.lines))
-                    print(f"review sha256: {preview.sha256} (nothing was imported)")
-                return EXIT_OK
-            print(inert_lines(f"import {args.file} as workspace {workspace!r}?"), file=shown)
-            print("\n".join(preview.lines), file=shown)
-            print("import it, drawing these arrows? [y/N] ", end="", file=shown, flush=True)
-            if sys.stdin.readline().strip().lower() not in ("y", "yes"):
-                raise CliError("not confirmed: nothing was imported", exit_code=EXIT_FINDING)
-            digest = preview.sha256
         review = asyncio.run(engine.import_canvas(workspace, folder, doc, review_sha256=digest))
         nodes = len(engine.state.canvas.nodes(workspace))
         arrows = len(engine.state.canvas.arrows(workspace))

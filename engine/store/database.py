@@ -30,7 +30,8 @@ from sqlite_utils import Database
 MIGRATION_LEDGER = "_sqlite_migrations"
 MIGRATION_SET = "arrowgate"
 
-__all__ = ["BUSY_TIMEOUT_S", "MANY_ROWS", "MIGRATION_LEDGER", "MIGRATION_SET", "UnsafeToRead", "all_or_none", "connect_read_only",
+__all__ = ["BUSY_TIMEOUT_S", "MANY_ROWS", "MIGRATION_LEDGER", "MIGRATION_SET", "UnsafeToRead",
+           "all_or_none", "connect_leaving_no_files", "connect_read_only",
            "database_file", "database_problem", "default_database_path", "insert_rows",
            "open_database", "open_read_only", "read_only_uri", "rows_statement",
            "write_transaction"]
@@ -88,6 +89,29 @@ def connect_read_only(path: str | Path) -> sqlite3.Connection:
     implicit transactions, so a caller's ``BEGIN`` makes one read snapshot."""
     return sqlite3.connect(read_only_uri(path), uri=True, isolation_level=None,
                            check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+
+
+def connect_leaving_no_files(path: str | Path) -> sqlite3.Connection:
+    """A connection that reads the SQLite file ``path`` and makes no file beside it,
+    for a short read (a check of its tables, a copy of it).
+
+    Even a read-only connection makes the ``-wal`` and ``-shm`` files of a WAL
+    database no one has open, and cannot remove them as it closes: a command
+    that only looks would leave them behind. Where neither a ``-wal`` nor a
+    ``-journal`` file is beside the database, no connection has changes in
+    flight, so the file is read as it is (``immutable=1``: no lock, no file
+    made); a writer starting during that read could tear what is read, which
+    a caller must survive (a ``malformed`` error, a result checked again
+    later). Otherwise it is `connect_read_only`, whose files are there already.
+
+    Raises:
+        UnsafeToRead: as `read_only_uri`.
+    """
+    file = Path(path).resolve()
+    if Path(f"{file}-wal").exists() or Path(f"{file}-journal").exists():
+        return connect_read_only(file)
+    return sqlite3.connect(f"{file.as_uri()}?mode=ro&immutable=1", uri=True,
+                           isolation_level=None, check_same_thread=False)
 
 
 def open_read_only(path: str | Path) -> Database:
@@ -264,7 +288,7 @@ def database_problem(path: Path, *, create: bool) -> str | None:
     if header != _SQLITE_HEADER:
         return "not a database (not an SQLite file)"
     try:
-        conn = connect_read_only(path)
+        conn = connect_leaving_no_files(path)  # a check must not make -wal and -shm files
         try:
             tables = {r[0] for r in conn.execute("select name from sqlite_master "
                                                  "where type = 'table'")}

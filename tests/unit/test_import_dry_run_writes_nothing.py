@@ -78,3 +78,23 @@ def test_a_dry_run_reviews_against_the_database_there(tmp_path: Path) -> None:
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "w" in done.stderr and not done.stdout
     assert _tree(tmp_path) == before
+
+
+def test_a_no_to_the_import_creates_no_database(tmp_path: Path, monkeypatch: Any,
+                                                capsys: Any) -> None:
+    """The question comes with the review made on a copy: a "no", or standard input at
+    its end, leaves no database behind either."""
+    import io
+
+    from engine.app.cli import main
+    from engine.effects import operator
+
+    board = tmp_path / "board.canvas"
+    board.write_text(json.dumps(_doc()))
+    monkeypatch.setattr(operator, "operator_check", lambda: operator.OperatorCheck(True))
+    for answer in ("n\n", ""):
+        monkeypatch.setattr("sys.stdin", io.StringIO(answer))
+        code = main(["import", str(board), "--db", str(tmp_path / "data" / "a.db")])
+        out, err = capsys.readouterr()
+        assert code == 1 and "[y/N]" in out and "not confirmed" in err
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["board.canvas"]
