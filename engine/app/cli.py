@@ -784,27 +784,39 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     """The verb ``args`` names; its exit code, or the one its error maps to."""
+    # A verb asked for --json answers its errors in JSON too (the write verbs
+    # print their own, `engine.app.cli_write`, and never raise here).
+    as_json = getattr(args, "json", False) is True
     try:
         return int(args.fn(args))
     except CliError as exc:
-        _say(exc.message)
+        _say(exc.message, as_json=as_json)
         return exc.exit_code
     except ConsentError as exc:
-        _say(with_reason(exc.message, exc.reason))
+        _say(with_reason(exc.message, exc.reason), exc.to_json(), as_json=as_json)
         return _exit_code(exc)
     except sqlite3.DatabaseError as exc:
-        _say(f"the database cannot be used: {exc}")
+        _say(f"the database cannot be used: {exc}", as_json=as_json)
         return EXIT_USAGE
     except OSError as exc:
-        _say(str(exc))
+        _say(str(exc), as_json=as_json)
         return EXIT_USAGE
 
 
-def _say(message: str) -> None:
+def _say(message: str, data: dict[str, Any] | None = None, *, as_json: bool = False) -> None:
     """An error on stderr as ``arrowgate: …``, its lines inert and bounded: it may
-    echo a file's name or an id that a sender chose (ESC sequences, megabytes)."""
-    from engine.core.text import inert_lines
+    echo a file's name or an id that a sender chose (ESC sequences, megabytes).
 
+    With ``as_json``: one line ``{"error": {"message", ...}}`` instead (``data``: the
+    error's JSON form, its ``code`` and ``reason``), as the write verbs answer.
+    """
+    from engine.core.text import clipped, inert_lines
+
+    if as_json:
+        error = dict(data) if data else {}
+        error["message"] = clipped(str(error.get("message") or message))
+        print(json.dumps({"error": error}, sort_keys=True, default=str), file=sys.stderr)
+        return
     print(f"arrowgate: {inert_lines(message)}", file=sys.stderr)
 
 

@@ -704,7 +704,8 @@ def _store_problem(store: str) -> str | None:
 
 
 def run_files(paths: list[str], *, as_json: bool = False, store: str | None = None) -> int:
-    """Play every case, print failures (or JSON lines) and the closing line.
+    """Play every case, print failures (or JSON lines) and the closing line (with
+    ``as_json``, the object ``{"passed", "failed", "invalid"}``).
 
     Returns:
         The exit code: 0 all passed; 1 a case failed; 2 a case file was not
@@ -714,7 +715,8 @@ def run_files(paths: list[str], *, as_json: bool = False, store: str | None = No
     if store is not None:
         problem = _store_problem(store)
         if problem is not None:
-            print(problem, file=sys.stderr)
+            print(json.dumps({"error": {"message": problem}}) if as_json else problem,
+                  file=sys.stderr)
             return 2
     passed = failed = invalid = 0
     for path in paths:
@@ -750,7 +752,10 @@ def run_files(paths: list[str], *, as_json: bool = False, store: str | None = No
             passed += 1
         else:
             failed += 1
-    print(f"replay: {passed} passed, {failed} failed")
+    if as_json:  # JSON Lines to the end: a script reads every line as JSON
+        print(json.dumps({"passed": passed, "failed": failed, "invalid": invalid}))
+    else:
+        print(f"replay: {passed} passed, {failed} failed")
     return 2 if invalid else 0 if failed == 0 else 1
 
 

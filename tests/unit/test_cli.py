@@ -39,7 +39,8 @@ def test_replay_json_prints_one_object_per_step(capsys) -> None:
     main(["replay", "--json", str(CASES / "revoke.json")])
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()
              if line.startswith("{")]
-    assert len(lines) == 5 and all(line["passed"] for line in lines)
+    assert len(lines) == 6 and all(line["passed"] for line in lines)
+    assert lines[-1] == {"passed": 1, "failed": 0, "invalid": 0}
 
 
 @pytest.mark.parametrize("mutate, message", [
