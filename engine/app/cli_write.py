@@ -54,7 +54,7 @@ from engine.core.errors import (
 )
 from engine.core.text import inert_lines, is_control
 from engine.effects.operator import operator_check
-from engine.effects.userfile import FileRefused
+from engine.effects.userfile import FileRefused, read_user_bytes
 
 __all__ = ["Backend", "Failure", "LocalBackend", "ServiceBackend", "inert", "register",
            "service_transport", "text_sha256"]
@@ -479,15 +479,15 @@ def _token(args: argparse.Namespace) -> str:
     path = Path(args.token_file) if args.token_file else \
         Path(f"{Path(args.db) if args.db else default_db_path()}.operator-token")
     try:
-        with path.open("rb") as fh:
-            raw = fh.read(_TOKEN_MAX + 1)
-    except OSError as exc:
+        # As every file a person names: a FIFO or a device is refused, never waited on.
+        raw = read_user_bytes(path, limit=_TOKEN_MAX)
+    except FileRefused as exc:
         hint = "" if args.token_file else \
             " (give --token-file: the one `arrowgate serve` wrote, or --db of its database)"
-        raise Failure(USAGE, f"cannot read the token file {path}: "
-                             f"{exc.strerror or exc}{hint}") from exc
+        why = exc.problem.removeprefix("cannot be read: ")
+        raise Failure(USAGE, f"cannot read the token file {path}: {why}{hint}") from exc
     token = raw.decode("utf-8", "replace").strip()
-    if not token or len(raw) > _TOKEN_MAX or any(c.isspace() for c in token):
+    if not token or any(c.isspace() for c in token):
         raise Failure(USAGE, f"the token file {path} does not hold one token")
     return token
 
