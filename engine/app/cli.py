@@ -4,7 +4,8 @@ Every verb follows the same rules, documented in the README:
 
 - exit codes: 0 ok; 1 a finding (a log that fails verification, a diff that
   widens, a replay with failures, a refusal); 2 a usage error or invalid input
-  (bad arguments, an invalid manifest, case file or database file);
+  (bad arguments, an invalid manifest, case file or database file); 130
+  interrupted (Ctrl-C);
 - errors go to standard error as one line, data to standard output;
 - ``--db FILE`` means the same everywhere (`db_path`): verbs that read refuse
   a file that does not exist, and create neither it nor any folder; only the
@@ -763,7 +764,8 @@ def reader_gone() -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code (0 ok, 1 a finding, 2 usage)."""
+    """Run the command line; returns the exit code (0 ok, 1 a finding, 2 usage, 130
+    interrupted)."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -780,6 +782,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         output.flush()  # a buffered finding's line: its failure must not decide the exit code
         sys.stdout = stdout
+
+
+#: The exit code of a verb stopped by Ctrl-C (128 + SIGINT, as a shell says).
+EXIT_INTERRUPTED = 130
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -801,6 +807,12 @@ def _run(args: argparse.Namespace) -> int:
     except OSError as exc:
         _say(str(exc), as_json=as_json)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        # Ctrl-C (at a [y/N] question, most often): "stop", not a crash. On a line
+        # of its own, as the cursor may stand after the question.
+        print(file=sys.stderr)
+        _say("interrupted", as_json=as_json)
+        return EXIT_INTERRUPTED
 
 
 def _say(message: str, data: dict[str, Any] | None = None, *, as_json: bool = False) -> None:
