@@ -701,13 +701,14 @@ def _register_plugins(sub: Any) -> None:
 def _exit_code(exc: ConsentError) -> int:
     """Invalid input is a usage error (2); a refusal is a finding (1).
 
-    A store whose schema this code does not know, or a database that holds no
-    store, is input it cannot use (2), not a finding about the store: `log
-    verify` would otherwise say 1, "tampered".
+    A store whose schema this code does not know, a database that holds no
+    store, or a server that cannot be reached is input it cannot use (2), not a
+    finding about the store: `log verify` would otherwise say 1, "tampered".
     """
     if isinstance(exc, (ManifestInvalid, InvalidRequest, CaseInvalid)):
         return EXIT_USAGE
-    if isinstance(exc, StoreFailed) and exc.reason in ("schema-mismatch", "no-store"):
+    if isinstance(exc, StoreFailed) and exc.reason in ("schema-mismatch", "no-store",
+                                                       "connection"):
         return EXIT_USAGE
     return EXIT_FINDING
 
