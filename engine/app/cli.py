@@ -300,6 +300,7 @@ def _print_pages(log: Any, args: argparse.Namespace) -> None:
 
 
 def _cmd_log_verify(args: argparse.Namespace) -> int:
+    from engine.core.text import inert_lines
     from engine.store.logindex import verify_path
 
     if getattr(args, "store", None):
@@ -310,16 +311,19 @@ def _cmd_log_verify(args: argparse.Namespace) -> int:
             store.close()
     else:
         result = verify_path(db_path(args))
+    # A verdict may name the anchor's path, whose folder's name someone else chose:
+    # shown inert (ESC, OSC 52, a bidi override as visible symbols).
+    problem = inert_lines(str(result.problem or ""))
     if args.json:
         _print_json({"ok": result.ok, "rows": result.rows, "first_bad": result.first_bad,
                      "problem": result.problem or None})
     elif result.ok:
         print(f"log verify: ok: {result.rows} rows")
     elif result.first_bad is None:  # the anchor, or the consent history and grants
-        print(f"log verify: FAILED: {result.problem}")
+        print(f"log verify: FAILED: {problem}")
     else:
         print(f"log verify: FAILED: {result.rows} rows; first bad row {result.first_bad}: "
-              f"{result.problem}")
+              f"{problem}")
     return EXIT_OK if result.ok else EXIT_FINDING
 
 
