@@ -526,23 +526,33 @@ def _confirm(out: Any, question: str) -> None:
 
 
 def _fields(pairs: list[str] | None) -> dict[str, Any]:
+    from engine.service.jsonread import loads
+
     out: dict[str, Any] = {}
     for pair in pairs or []:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise Failure(USAGE, f"--set {pair!r}: write KEY=VALUE")
         try:
-            out[key] = json.loads(value)
+            # Not json.loads: nested past the recursion limit, it raises RecursionError.
+            out[key] = loads(value)
         except ValueError:
             out[key] = value  # a bare word is a string: name=Claude
     return out
 
 
 def _json_object(text: str, option: str) -> dict[str, Any]:
+    """The JSON object an option holds, read as the service reads a request body."""
+    from engine.core.uniquekeys import loads_unique
+    from engine.service.jsonread import loads
+
     try:
-        value = json.loads(text)
+        # Strictly: NaN, Infinity, a lone surrogate and nesting past 1,024 levels
+        # are not JSON; then each key once (within those levels: safe to recurse).
+        value = loads(text, strict=True)
+        loads_unique(text)
     except ValueError as exc:
-        raise Failure(USAGE, f"{option}: not JSON: {exc}") from exc
+        raise Failure(USAGE, f"{option}: not JSON: {exc}") from None
     if not isinstance(value, dict):
         raise Failure(USAGE, f"{option}: must be a JSON object")
     return value
