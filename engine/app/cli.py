@@ -768,9 +768,25 @@ def reader_gone() -> bool:
     return bool(getattr(sys.stdout, "reader_gone", False))
 
 
+def _escape_unencodable() -> None:
+    """Let standard output write what its encoding cannot carry as backslash escapes.
+
+    It is in the locale's encoding — ASCII, Latin-1 — and a clipped cell's "…",
+    a payload in another script, would otherwise end the verb in a
+    UnicodeEncodeError (standard error already escapes so).
+    """
+    reconfigure = getattr(sys.stdout, "reconfigure", None)
+    if reconfigure is not None:
+        try:
+            reconfigure(errors="backslashreplace")
+        except (ValueError, OSError):  # closed, or a stream that takes no new errors
+            pass
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 ok, 1 a finding, 2 usage, 130
     interrupted)."""
+    _escape_unencodable()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
