@@ -66,6 +66,8 @@ _REFUSAL_CODES = frozenset({"APPROVAL_REFUSED", "REQUEST_REFUSED", "STORE_FAILED
                             "PERMISSION_DENIED", "RATE_LIMITED", "SCOPE_REFUSED"})
 #: A token file is a short line; anything bigger is not one.
 _TOKEN_MAX = 4096
+#: Seconds the service's client waits to connect, and for each read of an answer.
+_TIMEOUT = 30.0
 
 
 class Failure(Exception):
@@ -318,7 +320,7 @@ class ServiceBackend:
 
         base, transport = service_transport(address)
         self.address = address
-        self.client = httpx.AsyncClient(base_url=base, transport=transport, timeout=30.0,
+        self.client = httpx.AsyncClient(base_url=base, transport=transport, timeout=_TIMEOUT,
                                         headers={"Authorization": f"Bearer {token}"})
 
     async def _request(self, method: str, path: str, body: Any = None) -> Any:
@@ -335,8 +337,13 @@ class ServiceBackend:
         headers = None if content is None else {"Content-Type": "application/json"}
         try:
             response = await self.client.request(method, path, content=content, headers=headers)
+        except httpx.TimeoutException as exc:
+            raise Failure(USAGE, f"cannot reach the service at {self.address}: no answer "
+                                 f"within {_TIMEOUT:g} s ({type(exc).__name__})") from exc
         except httpx.HTTPError as exc:
-            raise Failure(USAGE, f"cannot reach the service at {self.address}: {exc}") from exc
+            # Some of httpx's errors carry no text: their name says what happened.
+            why = str(exc) or type(exc).__name__
+            raise Failure(USAGE, f"cannot reach the service at {self.address}: {why}") from exc
         try:
             data = response.json() if response.content else None
         except ValueError:
