@@ -489,18 +489,26 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         try:
             await play_demo(engine, folder, print, tui_command=tui, files=files)
             launch = None if args.no_tui else _plugin("apps", "tui")
+
+            def next_steps() -> int:
+                print("")
+                print(f"Next: `{tui}` to inspect the arrow logs and answer the held prompt; "
+                      f"`arrowgate log show{db_flag}` for the log.")
+                return EXIT_OK
+
             if launch is None or not interactive():
                 if not args.no_tui:
                     why = ("the TUI is not installed" if launch is None
                            else "standard input or output is not a terminal")
                     print(f"arrowgate: {why}; printed the narrative only", file=sys.stderr)
-                print("")
-                print(f"Next: `{tui}` to inspect the arrow logs and answer the held prompt; "
-                      f"`arrowgate log show{db_flag}` for the log.")
-                return EXIT_OK
+                return next_steps()
             # Let the narrative be read before the TUI takes the screen.
-            await asyncio.to_thread(input, "\nPress Enter to open the TUI "
-                                           "(holds screen: a approves, r rejects) ")
+            try:
+                await asyncio.to_thread(input, "\nPress Enter to open the TUI "
+                                               "(holds screen: a approves, r rejects) ")
+            except EOFError:  # Ctrl-D: no one will work the TUI; the narrative stands
+                print("")
+                return next_steps()
             return int(await launch(engine))
         finally:
             await engine.world.aclose()
