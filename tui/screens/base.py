@@ -5,12 +5,14 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, cast
 
+import psycopg
 from textual import events, on
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable
 from textual.worker import Worker
 
-from engine import Engine
+from engine import Engine, StoreFailed
 
 from ..messages import EngineChanged
 
@@ -20,8 +22,10 @@ if TYPE_CHECKING:
 __all__ = ["STORE_ERRORS", "EngineScreen", "row_key"]
 
 #: What reading a database that was removed, replaced or corrupted under the
-#: app raises; shown as a message, never a crash.
-STORE_ERRORS = (sqlite3.Error, OSError)
+#: app raises, or a PostgreSQL store that cannot be reached (the engine's reads
+#: raise `StoreFailed`, the log view's own connection psycopg's errors); shown
+#: as a message, never a crash.
+STORE_ERRORS = (sqlite3.Error, OSError, StoreFailed, psycopg.Error)
 
 
 def row_key(table: DataTable[object]) -> str | None:
@@ -57,6 +61,15 @@ class EngineScreen(Screen[None]):
     def consent_allowed(self) -> bool:
         """False in read-only mode (the operator check refused): consent keys are hidden."""
         return not self.gate.operator_refusal
+
+    async def _on_message(self, message: Message) -> None:
+        # Every handler here may read the store (a highlighted row reads its package's
+        # consent history, a mount its first rows): a store that cannot be read is a
+        # message, whichever handler met it first, never the end of the app.
+        try:
+            await super()._on_message(message)
+        except STORE_ERRORS as exc:
+            self.gate.store_failed(exc)
 
     @on(events.Mount)
     def _mounted(self) -> None:

@@ -83,7 +83,7 @@ class CanvasScreen(EngineScreen):
         self.query_one("#preview", Input).display = False
         self.query_one("#node-search", Input).display = False
         self.query_one(NodeList).focus()
-        self.refresh_data()
+        self.refresh_safely()
 
     # -- data -----------------------------------------------------------------
     def _store_key(self) -> tuple[int, ...]:

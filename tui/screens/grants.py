@@ -68,7 +68,7 @@ class GrantsScreen(EngineScreen):
                                                               "what a person sees")
         self.query_one("#history", DataTable).add_columns("time (UTC)", "who", "action",
                                                           "result", "subject")
-        self.refresh_data()
+        self.refresh_safely()
 
     # -- data -----------------------------------------------------------------
     def _packages(self) -> list[PackageState]:

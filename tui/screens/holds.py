@@ -41,7 +41,7 @@ class HoldsScreen(EngineScreen):
     def on_mount(self) -> None:
         table = self.query_one("#holds", DataTable)
         table.add_columns("prompt", "card", "package", "arrow", "agent", "time left", "text")
-        self.refresh_data()
+        self.refresh_safely()
         self.set_interval(1.0, self._tick)
 
     #: The prompt whose text the lower pane shows: (id, text), or None.

@@ -59,7 +59,7 @@ class PromptsScreen(EngineScreen):
     def on_mount(self) -> None:
         self.query_one("#prompts", DataTable).add_columns(
             "prompt", "state", "time (UTC)", "card", "agent", "arrow", "text")
-        self.refresh_data()
+        self.refresh_safely()
 
     def refresh_data(self) -> None:
         table = self.query_one("#prompts", DataTable)
