@@ -4,7 +4,9 @@ failed reads it in its mount, and that read fails the same way a refresh does.
 
 (Found in round 24: on PostgreSQL an unreachable server raised `StoreFailed`, which the
 TUI did not count as a store error, so opening the grants screen ended the app with a
-traceback; and every screen's first read ran unguarded, SQLite's as well.)
+traceback; every screen's first read ran unguarded, SQLite's as well; and the revoke
+dialog's answer re-read the grants screen unguarded, so a revoke confirmed while the
+server was down ended the app after the refusal was shown.)
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from textual.widgets import DataTable
+
 from engine.app.replay import VirtualClock
+from tui.screens.confirm import ConfirmScreen
 
 from .conftest import settle
 from .world import build, make_app
@@ -83,3 +88,26 @@ async def test_every_screen_opened_after_the_store_failed_says_so(
         assert app.is_running, app.return_code
         assert app.return_code in (None, 0)
         assert any("Database error" in e for e in _errors(app)), _errors(app)
+
+
+async def test_a_revoke_confirmed_while_the_store_is_down_is_a_message(
+        broken_later: Any, tui_clock: VirtualClock) -> None:
+    location, break_store = broken_later
+    app = make_app(location, tui_clock, start="grants")
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await settle(pilot)
+        for table_id, key in (("#packages", "acme.standup"), ("#permissions", "agents.prompt")):
+            table = app.screen.query_one(table_id, DataTable)
+            table.focus()
+            table.move_cursor(row=table.get_row_index(key))
+            await settle(pilot)
+        await pilot.press("v")
+        await settle(pilot)
+        assert isinstance(app.screen, ConfirmScreen)
+        # WHEN the store fails while the revoke dialog is open, and the person confirms
+        break_store(app)
+        await pilot.press("y")
+        await settle(pilot)
+        # THEN the app runs on
+        assert app.is_running, app.return_code
+        assert app.return_code in (None, 0)
