@@ -185,7 +185,7 @@ class GrantsScreen(EngineScreen):
                                         lambda: self.engine.revoke(pkg.name, permission))
                 if permission not in self.engine.state.grants.get(pkg.name, set()):
                     self.notify(f"{permission} revoked from {pkg.name}", title="grant: revoke")
-                self.refresh_data()
+                self.refresh_safely()
 
         self.app.push_screen(ConfirmScreen("Revoke a permission", body, verb="revoke"),
                              answered)

@@ -155,6 +155,6 @@ class HoldsScreen(EngineScreen):
         def answered(done: bool | None) -> None:
             if done:
                 self._answered_here = prompt.id
-            self.refresh_data()
+            self.refresh_safely()
 
         self.app.push_screen(HoldScreen(prompt, approve=approve), answered)
