@@ -18,7 +18,6 @@ from typing import Any
 import psycopg
 import pytest
 from psycopg import sql
-
 from textual.widgets import DataTable
 
 from engine.app.replay import VirtualClock

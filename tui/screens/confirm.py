@@ -5,14 +5,17 @@ from __future__ import annotations
 from typing import ClassVar
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
+from textual.events import Resize
 from textual.widgets import Footer, Static
 
 from ..keys import key_hint
 from ..text import plain
 from .arming import ArmedDialog
+from .seen import SeenRows
 
 __all__ = ["ConfirmScreen"]
 
@@ -28,8 +31,9 @@ class ConfirmScreen(ArmedDialog):
             and confirms only with the deliberate key ``Y`` (shift+y), which is
             not next to any key that opens a dialog.
 
-    Either yes works only once the dialog has been on screen for a moment
-    (`tui.screens.arming`); no and escape work at once.
+    Either yes works only once all of the body has been on screen (a body longer
+    than the dialog is scrolled through: `tui.screens.seen`) and the dialog has
+    been on screen for a moment (`tui.screens.arming`); no and escape work at once.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -39,6 +43,10 @@ class ConfirmScreen(ArmedDialog):
         Binding("n", "answer(False)", "No", id="confirm.no", tooltip="Cancel"),
         Binding("escape", "answer(False)", "Cancel", id="confirm.cancel", priority=True,
                 tooltip="Cancel"),
+        # Ahead of the scroll view's own end key (priority), which animates the view
+        # through every line in a blink: each would count as seen.
+        Binding("end,G", "to_end", "To the end", id="confirm.end", priority=True,
+                tooltip="Jump to the end of the text (what it skips still has to be read)"),
     ]
 
     def __init__(self, title: str, body: str | Text, *, verb: str = "confirm",
@@ -47,6 +55,9 @@ class ConfirmScreen(ArmedDialog):
         self._title, self._verb = title, verb
         self._body = body if isinstance(body, Text) else plain(body, multiline=True)
         self.risk = risk if isinstance(risk, Text) or risk is None else plain(risk)
+        #: Whether every line of the body has been on screen.
+        self.all_seen = False
+        self._seen = SeenRows()
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -54,30 +65,75 @@ class ConfirmScreen(ArmedDialog):
             if self.risk is not None:
                 yield Static(Text.assemble(("RISK: ", "bold red"), self.risk),
                              classes="hold-risk", id="confirm-risk")
-            with VerticalScroll(classes="dialog-scroll"):
-                yield Static(self._body, classes="dialog-body")
+            with VerticalScroll(classes="dialog-scroll", id="confirm-scroll"):
+                yield Static(self._body, classes="dialog-body", id="confirm-body")
+            yield Static("", classes="dialog-keys", id="confirm-keys")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        scroll = self.query_one("#confirm-scroll", VerticalScroll)
+        scroll.focus()
+        self.watch(scroll, "scroll_y", self._note_seen, init=False)
+        self.call_after_refresh(self._fit)
+        self._show_keys()
+
+    @on(Resize)
+    def _resized(self) -> None:
+        self.call_after_refresh(self._fit)
+
+    def _fit(self) -> None:
+        """A body taller than the dialog may be: the dialog takes its full height and the
+        body scrolls in it (``tall``), so neither the body's last rows nor the keys are
+        cut off by the dialog's edge; then note what is on screen."""
+        dialog = self.query_one("#dialog", Vertical)
+        if not dialog.has_class("tall") and \
+                dialog.virtual_size.height > dialog.content_region.height:
+            dialog.add_class("tall")
+            self.call_after_refresh(self._note_seen)
+            return
+        self._note_seen()
+
+    def _note_seen(self, *_args: object) -> None:
+        if self.all_seen:
+            return
+        scroll = self.query_one("#confirm-scroll", VerticalScroll)
+        if self._seen.note(scroll, self.query_one("#confirm-body", Static)):
+            self.all_seen = True
+            self._show_keys()
+            self.refresh_bindings()
+
+    def _show_keys(self) -> None:
+        cancel = (f'{key_hint(self, "confirm.no")} / {key_hint(self, "confirm.cancel")}',
+                  "bold")
+        if not self.all_seen:
+            text = Text.assemble(f"Scroll through to the end to {self._verb} (",
+                                 ("↓", "bold"), " / ", ("pgdn", "bold"), ")    ", cancel,
+                                 " cancel")
+        else:
             key = key_hint(self, "confirm.deliberate" if self.risk is not None
                            else "confirm.yes")
-            cancel = f'{key_hint(self, "confirm.no")} / {key_hint(self, "confirm.cancel")}'
-            yield Static(Text.assemble((key, "bold"), f" {self._verb}    ", (cancel, "bold"),
-                                       " cancel"),
-                         classes="dialog-keys")
-        yield Footer()
+            text = Text.assemble((key, "bold"), f" {self._verb}    ", cancel, " cancel")
+        self.query_one("#confirm-keys", Static).update(text)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer" and parameters == (True,):
-            return self.risk is None
+            return self.risk is None and self.all_seen
         if action == "deliberate":
-            return self.risk is not None
+            return self.risk is not None and self.all_seen
         return True
 
+    def action_to_end(self) -> None:
+        """Scroll to the end of the body."""
+        self.query_one("#confirm-scroll", VerticalScroll).scroll_end(animate=False)
+
     def action_answer(self, answer: bool) -> None:
-        """Close with the person's answer (a yes typed ahead of the dialog is not one)."""
-        if answer and not self.armed:
+        """Close with the person's answer (a yes typed ahead of the dialog, or before
+        all of it was shown, is not one)."""
+        if answer and not (self.armed and self.all_seen):
             return
         self.dismiss(answer)
 
     def action_deliberate(self) -> None:
         """Confirm high-risk consent."""
-        if self.risk is not None and self.armed:
+        if self.risk is not None and self.armed and self.all_seen:
             self.dismiss(True)

@@ -1,8 +1,7 @@
 """One held prompt, shown whole before a person may approve it (SPEC §7).
 
 The dialog scrolls; the approve key is offered only once every line of the
-prompt has been on screen (scrolled through, not jumped over: the end key and
-the scrollbar move the view but what they skip still has to be shown), and the
+prompt has been on screen (scrolled through, not jumped over: `tui.screens.seen`), and the
 approval names the SHA-256 of exactly the string this dialog rendered, so text
 the person did not see (a longer prompt swapped in meanwhile, a part below the
 fold or in the middle) is never approved. Approving
@@ -31,6 +30,7 @@ from ..keys import key_hint
 from ..messages import EngineChanged
 from ..text import plain, quoted
 from .arming import ArmedDialog
+from .seen import SeenRows
 
 if TYPE_CHECKING:
     from ..app import ArrowgateApp
@@ -104,9 +104,8 @@ class HoldScreen(ArmedDialog):
             self.shown_text.encode("utf-8", "surrogatepass")).hexdigest()
         #: Whether every line of the prompt has been on screen.
         self.all_seen = False
-        #: The spans of the scrolled content that have been on screen, as
-        #: (top, bottom) rows, merged and in order.
-        self._seen: list[tuple[int, int]] = []
+        #: The rows of the scrolled content that have been on screen.
+        self._seen = SeenRows()
         self._answered = False
         self._lines = self.shown_text.count("\n") + 1
 
@@ -171,15 +170,7 @@ class HoldScreen(ArmedDialog):
         if self.all_seen:
             return
         scroll = self.query_one("#hold-scroll", VerticalScroll)
-        marker = self.query_one("#hold-end", Static)
-        region = marker.virtual_region
-        visible = scroll.scrollable_content_region.height
-        if region.height <= 0 or visible <= 0:
-            return  # not laid out yet
-        top = round(scroll.scroll_offset.y)
-        self._seen = _merged([*self._seen, (top, top + visible)])
-        first_top, first_bottom = self._seen[0]
-        if first_top <= 0 and region.bottom <= first_bottom:
+        if self._seen.note(scroll, self.query_one("#hold-end", Static)):
             self.all_seen = True
             self._show_keys()
             self.refresh_bindings()
@@ -266,14 +257,3 @@ class HoldScreen(ArmedDialog):
     def action_cancel(self) -> None:
         """Close without answering."""
         self.dismiss(False)
-
-
-def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Row spans (top, bottom) joined where they touch or overlap, in order."""
-    out: list[tuple[int, int]] = []
-    for top, bottom in sorted(spans):
-        if out and top <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], bottom))
-        else:
-            out.append((top, bottom))
-    return out

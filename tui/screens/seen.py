@@ -1,0 +1,52 @@
+"""Whether every row of a scrolled text has been on screen (SPEC §7, §4.4).
+
+A consent dialog's yes works only once what it consents to has been shown
+whole: scrolled through, not jumped over (the end key and the scrollbar move
+the view, but what they skip still has to be shown). The rows that have been
+on screen are kept as spans, and the text counts as seen once one span runs
+from its top to its last row.
+"""
+
+from __future__ import annotations
+
+from textual.containers import ScrollableContainer
+from textual.errors import NoWidget
+from textual.widget import Widget
+
+__all__ = ["SeenRows"]
+
+
+class SeenRows:
+    """The rows of a scroll view's content that have been on screen, merged and in order."""
+
+    def __init__(self) -> None:
+        self._spans: list[tuple[int, int]] = []
+
+    def note(self, scroll: ScrollableContainer, end: Widget) -> bool:
+        """Add the rows ``scroll`` shows now; True once they cover every row from the top
+        of its content to the last row of ``end`` (a widget inside it)."""
+        region = end.virtual_region
+        content = scroll.scrollable_content_region
+        try:
+            # Only the rows not cut off by a container the view overflows: a dialog
+            # taller than the screen shows less of its scroll view than the view holds.
+            shown = content.intersection(scroll.screen.find_widget(scroll).visible_region)
+        except NoWidget:
+            return False  # not on screen
+        if region.height <= 0 or shown.height <= 0:
+            return False  # not laid out yet
+        top = round(scroll.scroll_offset.y) + shown.y - content.y
+        self._spans = _merged([*self._spans, (top, top + shown.height)])
+        first_top, first_bottom = self._spans[0]
+        return first_top <= 0 and region.bottom <= first_bottom
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Row spans (top, bottom) joined where they touch or overlap, in order."""
+    out: list[tuple[int, int]] = []
+    for top, bottom in sorted(spans):
+        if out and top <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], bottom))
+        else:
+            out.append((top, bottom))
+    return out
