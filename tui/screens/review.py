@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
+from textual.events import Resize
 from textual.widgets import Footer, Static
 
 from engine import ConsentError, Review, parse_manifest
@@ -20,6 +22,7 @@ from engine.core.state import PackageState
 from ..keys import key_hint
 from ..text import plain, plain_lines
 from .arming import ArmedDialog
+from .seen import SeenRows
 
 if TYPE_CHECKING:
     from ..app import ArrowgateApp
@@ -61,7 +64,9 @@ class ReviewScreen(ArmedDialog):
     A package asking for a high-risk permission installs only with the
     deliberate key ``Y`` (shift+y), and the review names those permissions
     above its keys. A manifest that does not review (invalid) offers no accept.
-    Accepting works once the review has been on screen a moment (`tui.screens.arming`).
+    Accepting works once all of the review has been on screen, scrolled through to
+    its keys (`tui.screens.seen`), and the review has been on screen a moment
+    (`tui.screens.arming`); declining and closing work at once.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -73,6 +78,10 @@ class ReviewScreen(ArmedDialog):
                 tooltip="Do not install (recorded in the consent history)"),
         Binding("escape", "close", "Close", id="review.close", priority=True,
                 tooltip="Close without answering"),
+        # Ahead of the scroll view's own end key (priority), which animates the view
+        # through every line in a blink: each would count as seen.
+        Binding("end,G", "to_end", "To the end", id="review.end", priority=True,
+                tooltip="Jump to the end of the review (what it skips still has to be read)"),
     ]
 
     def __init__(self, package: str | ManifestFile) -> None:
@@ -81,6 +90,9 @@ class ReviewScreen(ArmedDialog):
         self.file = package if isinstance(package, ManifestFile) else None
         self.package = package.name if isinstance(package, ManifestFile) else package
         self.review: Review | None = None
+        #: Whether every line of the review, down to its keys, has been on screen.
+        self.all_seen = False
+        self._seen = SeenRows()
 
     @property
     def gate(self) -> ArrowgateApp:
@@ -103,6 +115,9 @@ class ReviewScreen(ArmedDialog):
         yield Footer()
 
     async def on_mount(self) -> None:
+        scroll = self.query_one("#dialog", VerticalScroll)
+        scroll.focus()
+        self.watch(scroll, "scroll_y", self._note_seen, init=False)
         if self.file is not None:
             self._show_file(self.file)
             return
@@ -118,7 +133,26 @@ class ReviewScreen(ArmedDialog):
         pkg = engine.state.packages[self.package]
         self._show_reach(parse_manifest(pkg.pending_raw or pkg.raw))
         self._show_keys()
+        # What was on screen before the review was drawn in is not the review.
+        self._seen = SeenRows()
+        self.call_after_refresh(self._note_seen)
         self.refresh_bindings()
+
+    @on(Resize)
+    def _resized(self) -> None:
+        self.call_after_refresh(self._note_seen)
+
+    def _note_seen(self, *_args: object) -> None:
+        if self.all_seen or self.review is None:
+            return
+        scroll = self.query_one("#dialog", VerticalScroll)
+        if self._seen.note(scroll, self.query_one("#review-keys", Static)):
+            self.all_seen = True
+            self.refresh_bindings()
+
+    def action_to_end(self) -> None:
+        """Scroll to the end of the review."""
+        self.query_one("#dialog", VerticalScroll).scroll_end(animate=False)
 
     def _show_file(self, file: ManifestFile) -> None:
         """The review of what the file says, to read: ``self.review`` stays None, so
@@ -171,18 +205,20 @@ class ReviewScreen(ArmedDialog):
         if action in ("accept", "accept_high", "decline"):
             if self.gate.operator_refusal or self.review is None:
                 return False  # read-only, or nothing that could be installed
+            if action == "decline":
+                return True
             high = bool(self.review.high)
-            return high if action == "accept_high" else (not high if action == "accept" else True)
+            return self.all_seen and (high if action == "accept_high" else not high)
         return True
 
     async def action_accept_high(self) -> None:
         """Install a package asking for high-risk permissions (the deliberate key)."""
-        if self.review is not None and self.review.high and self.armed:
+        if self.review is not None and self.review.high and self.armed and self.all_seen:
             await self._install()
 
     async def action_accept(self) -> None:
         """Install with every required permission (a person's yes); not for high risk."""
-        if self.review is None or self.review.high or not self.armed:
+        if self.review is None or self.review.high or not (self.armed and self.all_seen):
             return
         await self._install()
 
