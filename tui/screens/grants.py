@@ -15,6 +15,7 @@ from engine.core.events import Update
 from engine.core.review import permission_title
 from engine.core.state import PackageState
 
+from ..keys import key_hint
 from ..text import ident, plain
 from ..widgets.app_header import AppHeader
 from .base import EngineScreen, row_key
@@ -160,12 +161,7 @@ class GrantsScreen(EngineScreen):
         if pkg is None or permission is None:
             self.notify("Select a package and one of its permissions.", severity="warning")
             return
-        perms = self.query_one("#permissions", DataTable)
-        if not perms.has_focus:
-            # The cursor of a table the person is not looking at picks nothing.
-            perms.focus()
-            self.notify("Choose the permission to revoke in this table, then press v.",
-                        severity="warning")
+        if not self._permission_chosen("revoke", "grant.revoke"):
             return
         if permission not in self.engine.state.grants.get(pkg.name, set()):
             self.notify(f"{permission} is not granted to {pkg.name}.", severity="warning")
@@ -190,13 +186,25 @@ class GrantsScreen(EngineScreen):
         self.app.push_screen(ConfirmScreen("Revoke a permission", body, verb="revoke"),
                              answered)
 
+    def _permission_chosen(self, verb: str, binding_id: str) -> bool:
+        """Whether the person is in the permissions table, where its cursor is their choice;
+        if not, it takes the focus and the person is told to choose there."""
+        perms = self.query_one("#permissions", DataTable)
+        if perms.has_focus:
+            return True
+        # The cursor of a table the person is not looking at picks nothing.
+        perms.focus()
+        self.notify(f"Choose the permission to {verb} in this table, then press "
+                    f"{key_hint(self, binding_id)}.", severity="warning")
+        return False
+
     def action_grant(self) -> None:
         """Grant the selected permission (optional, or revoked earlier) after a confirmation."""
         pkg, permission = self.selected_package(), self.selected_permission()
         if pkg is None or permission is None:
             self.notify("Select a package and one of its permissions.", severity="warning")
             return
-        if not self.consent_allowed():
+        if not self.consent_allowed() or not self._permission_chosen("grant", "grant.grant"):
             return
         if not pkg.installed or pkg.manifest is None:
             self.notify(f"{pkg.name} is not installed; press i for its install review.",
