@@ -46,7 +46,7 @@ from engine.core.events import Event
 from engine.store.anchor import Anchor, AnchorFile
 from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.pg.anchoring import AnchorWriter
-from engine.store.pg.changes import latest_change, record_change
+from engine.store.pg.changes import ENGINE_MARK, latest_change, record_change
 from engine.store.pg.locks import NAMESPACE, Lock
 from engine.store.pg.parts import ROUND_TRIP_S, Link, PGLog
 from engine.store.siblings import Siblings
@@ -56,11 +56,14 @@ __all__ = ["Batches"]
 
 #: One round trip: open the batch and wait for the write lock — at most as long
 #: as SQLite waits for its own (a hung holder fails the waiters closed with
-#: StoreFailed, never blocks them for good) — and learn the transaction's id, by
-#: which the fate of a COMMIT whose answer was lost is asked (`_fate_of_commit`).
+#: StoreFailed, never blocks them for good) — learn the transaction's id, by
+#: which the fate of a COMMIT whose answer was lost is asked (`_fate_of_commit`),
+#: and mark the transaction as the engine's (`ENGINE_MARK`): the batch records its
+#: own change, which the triggers recording hand edits must not record again.
 _BEGIN = (f"begin isolation level read committed;"
           f" set local lock_timeout = '{int(BUSY_TIMEOUT_S * 1000)}ms';"
-          f" select pg_advisory_xact_lock({NAMESPACE}, {int(Lock.WRITE)}), txid_current()")
+          f" select pg_advisory_xact_lock({NAMESPACE}, {int(Lock.WRITE)}), txid_current(),"
+          f" {ENGINE_MARK}")
 #: How often the fate of a COMMIT whose answer was lost is asked while the server
 #: is still committing it.
 _FATE_POLL_S = 0.05

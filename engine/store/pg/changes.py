@@ -30,10 +30,19 @@ from psycopg import Connection
 from engine.core.errors import StoreFailed
 from engine.store.pg.locks import Lock, require_transaction, xact_lock
 
-__all__ = ["CHANNEL", "changes_after", "follow_changes", "latest_change", "record_change"]
+__all__ = ["CHANNEL", "ENGINE_MARK", "ENGINE_SETTING", "changes_after", "follow_changes", "latest_change", "record_change"]
 
 #: The NOTIFY channel; each payload is one change number, in decimal.
 CHANNEL = "arrowgate_changes"
+
+#: What marks a transaction as the engine's own: a setting each of its writing
+#: transactions sets for itself alone (`ENGINE_MARK`; a batch in the round trip that
+#: opens it, `engine.store.pg.batches`). The engine records its writes itself, so the
+#: triggers that record the writes of anyone else (a ``psql`` shell; PostgreSQL's
+#: m012, `engine.store.pg.schema`) pass its rows by, before queueing any work.
+ENGINE_SETTING = "arrowgate.engine"
+#: `ENGINE_SETTING` set for the transaction (``true``: local to it), as an expression.
+ENGINE_MARK = f"set_config('{ENGINE_SETTING}', '1', true)"
 
 
 def record_change(conn: Connection[Any], kind: str, subject: dict[str, Any], *,

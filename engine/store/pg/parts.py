@@ -61,7 +61,7 @@ from engine.store.log import (
     rows_query,
 )
 from engine.store.pg.anchoring import check as check_anchor
-from engine.store.pg.changes import record_change
+from engine.store.pg.changes import ENGINE_MARK, record_change
 from engine.store.pg.locks import Lock, xact_lock
 
 __all__ = ["READ_WAIT_S", "ROUND_TRIP_S", "TCP_BOUNDS", "TOKEN_ROUND_TRIP_S", "BoundedConnection",
@@ -699,7 +699,10 @@ class PGTokens:
         """
         with self._connection() as conn, conn.patience(BUSY_TIMEOUT_S + ROUND_TRIP_S), \
                 conn.transaction():
-            conn.execute(f"set local lock_timeout = '{int(BUSY_TIMEOUT_S * 1000)}ms'")
+            # Recorded below (`record_change`): marked the engine's, so not again by
+            # the triggers that record hand edits.
+            conn.execute(f"set local lock_timeout = '{int(BUSY_TIMEOUT_S * 1000)}ms';"
+                         f" select {ENGINE_MARK}")
             xact_lock(conn, Lock.WRITE)
             row = conn.execute("update service_tokens set revoked = %s"
                                " where id = %s and revoked is null returning id",

@@ -48,7 +48,7 @@ from psycopg.pq import TransactionStatus
 from engine.core.errors import StoreFailed
 from engine.store.migrations import REVOKE_REMOVED_NODES_TOKENS
 from engine.store.orphans import orphan_repair
-from engine.store.pg.changes import CHANNEL
+from engine.store.pg.changes import CHANNEL, ENGINE_SETTING
 from engine.store.pg.locks import NAMESPACE, Lock, xact_lock
 from engine.store.promptrows import IN_PLAY_SQL
 
@@ -88,6 +88,97 @@ _HISTORY_EDITED = (
     f"  perform pg_notify('{CHANNEL}', number::text);"
     "  return null;"
     " end $$")
+
+#: m012's triggers' condition: the statement is not the engine's. Evaluated per row
+#: before any work is queued, so the engine's writes queue no trigger call at all.
+_BY_HAND = f"current_setting('{ENGINE_SETTING}', true) is distinct from '1'"
+
+#: The tables the state is read from (`engine.store.loading`) and the service's tokens,
+#: each with the change kind its rows are named by (`loading.Touched`) and its key
+#: column, and the statements fed: SQLite's feed of the same tables (its m010, m018),
+#: so both stores see the same edits. ``rates`` re-reads the windows; a token minted
+#: is not fed (an unknown token is never cached: it is looked up).
+_FED: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
+    *((table, kind, key, ("insert", "update", "delete")) for table, kind, key in (
+        ("packages", "package", "name"), ("grants", "grants", "package"),
+        ("workspaces", "workspace", "id"), ("nodes", "node", "id"),
+        ("arrows", "arrow", "id"), ("prompts", "prompt", "id"),
+        ("tool_calls", "tool_call", "id"), ("usage", "usage", "workspace"),
+        ("secrets", "secrets", "name"), ("rate_events", "rates", "card"))),
+    ("service_tokens", "token", "id", ("update", "delete")),
+)
+
+#: m012's lock taker: before a hand statement touches a row, the write lock, so a hand
+#: edit waits for the engine's batch (and it for the edit) as batches wait for each
+#: other, in one lock order (the write lock, then rows): never a deadlock between them.
+_HAND_LOCK = (
+    "create function arrowgate_hand_lock() returns trigger language plpgsql as $$"
+    " begin"
+    f"  perform pg_advisory_xact_lock({NAMESPACE}, {int(Lock.WRITE)});"
+    "  return null;"
+    " end $$")
+
+#: m012's row trigger function: a row of a fed table inserted, updated or deleted by
+#: a hand is one change (kind ``state``) naming its entity, ``[kind, key]``
+#: (``TG_ARGV``), both keys when an update changed it, numbered and announced as
+#: `engine.store.pg.changes.record_change` does, under the same locks in the same
+#: order, so every engine's catch-up re-reads that entity. A key that is not text
+#: (a NULL) is a change no catch-up can apply alone: that engine reloads in full.
+_ROW_EDITED = (
+    "create function arrowgate_row_edited() returns trigger language plpgsql as $$"
+    " declare number bigint; keys text[];"
+    " begin"
+    "  if tg_op = 'INSERT' then keys := array[to_jsonb(new) ->> tg_argv[1]];"
+    "  else"
+    "   keys := array[to_jsonb(old) ->> tg_argv[1]];"
+    "   if tg_op = 'UPDATE' and (to_jsonb(new) ->> tg_argv[1]) is distinct from keys[1] then"
+    "    keys := keys || (to_jsonb(new) ->> tg_argv[1]);"
+    "   end if;"
+    "  end if;"
+    f"  perform pg_advisory_xact_lock({NAMESPACE}, {int(Lock.WRITE)});"
+    f"  perform pg_advisory_xact_lock({NAMESPACE}, {int(Lock.CHANGES)});"
+    "  insert into changes (seq, t, kind, subject)"
+    "   select coalesce(max(seq), 0) + 1, extract(epoch from clock_timestamp()), 'state',"
+    "    json_build_object('touched', (select json_agg(json_build_array(tg_argv[0], k,"
+    "     null, null)) from unnest(keys) k))::text"
+    "   from changes returning seq into number;"
+    f"  perform pg_notify('{CHANNEL}', number::text);"
+    "  return null;"
+    " end $$")
+
+#: m012's TRUNCATE trigger function: a fed table emptied is a change of kind ``reload``
+#: (which rows went is not known): every engine reloads its whole state. The engine
+#: never truncates.
+_TABLE_EMPTIED = (
+    "create function arrowgate_table_emptied() returns trigger language plpgsql as $$"
+    " declare number bigint;"
+    " begin"
+    f"  perform pg_advisory_xact_lock({NAMESPACE}, {int(Lock.WRITE)});"
+    f"  perform pg_advisory_xact_lock({NAMESPACE}, {int(Lock.CHANGES)});"
+    "  insert into changes (seq, t, kind, subject)"
+    "   select coalesce(max(seq), 0) + 1, extract(epoch from clock_timestamp()), 'reload',"
+    "    json_build_object('table', tg_table_name)::text"
+    "   from changes returning seq into number;"
+    f"  perform pg_notify('{CHANNEL}', number::text);"
+    "  return null;"
+    " end $$")
+
+
+def _fed_triggers() -> tuple[str, ...]:
+    """m012's triggers on each table of `_FED`."""
+    out: list[str] = []
+    for table, kind, key, events in _FED:
+        on = " or ".join(events)
+        out.append(f"create trigger changes_{table}_hand_lock before {on} on {table}"
+                   f" for each statement when ({_BY_HAND})"
+                   " execute function arrowgate_hand_lock()")
+        out.append(f"create trigger changes_{table}_edited after {on} on {table}"
+                   f" for each row when ({_BY_HAND})"
+                   f" execute function arrowgate_row_edited('{kind}', '{key}')")
+        out.append(f"create trigger changes_{table}_truncate after truncate on {table}"
+                   " for each statement execute function arrowgate_table_emptied()")
+    return tuple(out)
+
 
 MIGRATIONS: tuple[Migration, ...] = (
     # The SQLite schema as engine m007 and canvas m002 leave it.
@@ -210,6 +301,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         *(f"create trigger changes_{table}_truncate after truncate on {table}"
           " for each statement execute function arrowgate_history_edited()"
           for table in ("log", "consent")),
+    )),
+    # A row of a table the state is read from inserted, updated or deleted, or the
+    # table truncated, outside the engine (as SQLite's m010 and m018 feed them): a
+    # change every engine catches up on at its next call, so consent narrowed at a
+    # shell is refused at once (SPEC §4.3). The engine's own writes, which it
+    # records itself, are passed by (`ENGINE_MARK`).
+    Migration("m012_hand_edits_of_state_fed", (
+        _HAND_LOCK, _ROW_EDITED, _TABLE_EMPTIED, *_fed_triggers(),
     )),
 )
 

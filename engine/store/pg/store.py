@@ -299,8 +299,9 @@ class PGStore:
 
         Reads them and the rows they name in one snapshot (the batch's, under
         the write lock, or a read-only REPEATABLE READ transaction). A change
-        that does not say what it touched (an older engine's, or one recorded
-        by hand), too many of them, a gap, or an unknown state (``seen`` -1)
+        that does not say what it touched (an older engine's, one recorded
+        by hand, or a table truncated outside the engine: kind ``reload``,
+        `engine.store.pg.schema` m012), too many of them, a gap, or an unknown state (``seen`` -1)
         reloads the whole state instead. Returns True when the state changed.
 
         Raises:
