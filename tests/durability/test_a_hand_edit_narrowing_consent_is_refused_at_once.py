@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from engine import Engine
+from engine.service.auth import TokenStore
 from tests.durability.targets import Statement, Target
 
 #: The call every edit below must make refused: c1 writes to terminal t1 over arrow e3.
@@ -97,6 +98,12 @@ async def test_the_engines_own_writes_are_recorded_once(world: Engine, target: T
     await world.remove_node("n2")
     assert (await world.call(*CALL)).allowed
     await world.call("c1", "agents.prompt", "a1", {"text": "hi"})
+    tokens = TokenStore(world.store.tokens())
+    try:
+        token_id, _token = await tokens.mint("card:c1")
+        assert await tokens.revoke(token_id)
+    finally:
+        tokens.close()
     subjects = [json.loads(s) for (s,) in target.query("select subject from changes")]
     by_hand = [s for s in subjects if "tables" not in s]
     assert not by_hand, f"the engine's own writes fired the hand-edit triggers: {by_hand}"
