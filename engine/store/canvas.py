@@ -110,6 +110,12 @@ class CanvasStore:
             for arrow_id, src, dst, from_port, to_port, workspace in self.db.execute(
                 "select id, src, dst, from_port, to_port, workspace from arrows")
         ]
+        # The engine never deletes a workspace: a node outside every workspace was
+        # left by a hand that did (its settings, limits and folder are gone).
+        orphan = next((n for n in nodes if n.workspace not in workspaces), None)
+        if orphan is not None:
+            raise edited_outside("workspaces", orphan.workspace,
+                                 f"it is gone while its node {orphan.id!r} stays")
         canvas.restore(nodes, arrows)
         return workspaces, canvas
 

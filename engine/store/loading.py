@@ -308,6 +308,11 @@ def _apply(db: Database, state: State, clock: SteadyClock, touched: Touched,
         _mirror(db, "workspaces", "id", keys["workspace"], state.workspaces, workspace_from_row)
         state.bump()
     _catch_up_canvas(db, state.canvas, touched, moves)
+    for gone in keys["workspace"] - state.workspaces.keys():
+        # Never done by the engine: a workspace deleted by hand under its nodes
+        # (after the canvas, which may have lost them in the same edit).
+        if state.canvas.count_nodes(gone):
+            raise edited_outside("workspaces", gone, "it is gone while its nodes stay")
     if keys["prompt"]:
         rows = _rows(db, "prompts", "id", keys["prompt"])
         for prompt_id in sorted(keys["prompt"], key=lambda k: _position(rows.get(k))):
