@@ -8,6 +8,7 @@ are counted, by the caller calling `count`.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -42,6 +43,8 @@ class SteadyClock:
     ±`LATEST`, where no window can be kept) is ignored the same way.
     `at_least` raises the floor: the engine calls it with the newest time in
     the store when it opens, so a restart with an earlier clock stands still too.
+    `past` steps just beyond a standing time, for what must come strictly after
+    all before it (a node made again under a used id).
     """
 
     __slots__ = ("clock", "high")
@@ -69,6 +72,32 @@ class SteadyClock:
             # later clock of -1 would otherwise go back from it).
             self.high = 0.0
         return self.high
+
+    def standing(self) -> bool:
+        """Whether time stands still: the clock reads no later than the time last
+        handed out (stepped back, not yet ticked, or no time)."""
+        t = self.clock()
+        try:
+            ahead = self.high < float(t) <= _LATEST  # False for NaN too
+        except (TypeError, ValueError):
+            ahead = False
+        return not ahead
+
+    def past(self) -> float:
+        """A time strictly after every time handed out so far (or read from the
+        store), handed out and kept as the floor: the clock's own reading when it
+        is ahead, else the next float above the standing time (SPEC §6).
+
+        For what must come after all before it, as the making of a node under
+        an id that had a past does (`engine.service.made.Made` bounds what the
+        node reads by that time): time standing still would otherwise stamp the
+        earlier node's rows and the new node's making alike.
+        """
+        before = self.high
+        t = self()
+        if t <= before and before < _LATEST:
+            self.high = t = math.nextafter(before, math.inf)
+        return t
 
     def at_least(self, t: float | None) -> None:
         """Never hand out a time earlier than ``t`` (ignored unless a time, as readings are)."""

@@ -149,6 +149,10 @@ class CanvasOps:
             raise self.nodes.canvas_error(exc) from exc
         self.nodes.check_id("node", built.id)
         with self.ctx.write():
+            # Only when time stands still: the history is read then alone.
+            if self.ctx.clock.standing() and \
+                    built.id in self.ctx.store.history.replaced_nodes(0):
+                self._made_after_its_past()
             self.nodes.persist(built)
             self.guard.history(principal, "node.add", subject)
             self.ctx.state.canvas.add_node(built)
@@ -166,6 +170,8 @@ class CanvasOps:
         except CanvasError as exc:
             raise self.nodes.canvas_error(exc) from exc
         with self.ctx.write():
+            if "package" in fields:
+                self._made_after_its_past()
             self.nodes.persist(updated)
             self.guard.history(principal, "node.set", subject)
             self.ctx.state.canvas.replace_node(updated)
@@ -173,6 +179,13 @@ class CanvasOps:
             self._revalidate()
             self.prompts.pump_all()
         return updated
+
+    def _made_after_its_past(self) -> None:
+        """Stamp the node being made anew under its id (inside the write, caught up)
+        strictly after everything before it: what the node reads begins at its
+        making (`engine.service.made.Made`, rows ``t >= made``), and time standing
+        still (SPEC §6) would stamp the earlier node's last rows with that time too."""
+        self.ctx.clock.past()
 
     @operation
     async def remove_node(self, node_id: str, *, by: object = OPERATOR) -> None:
