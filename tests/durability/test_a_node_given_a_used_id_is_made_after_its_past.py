@@ -56,3 +56,26 @@ async def test_a_package_given_while_time_stands_still_starts_the_card_afresh(
     since = made.since("c1")
     assert since is not None
     assert engine.log_rows(card="c1", since=since) == []
+
+
+async def test_what_a_package_change_cancels_is_the_earlier_card_s_past(
+        world: Engine, clock: VirtualClock) -> None:
+    """The rows the change itself writes for the earlier card (its queued prompt
+    cancelled, the prompt's text in the row) come before the new card's making.
+
+    (Found in round 24 too: they were written after the ``node.set`` entry, in its
+    write, so stamped at or after its time: the new package's card read the old
+    card's prompt text in the cancellation row.)
+    """
+    engine = world
+    await engine.set_node("a1", {"status": "working"})
+    said = await engine.call("c1", "agents.prompt", "a1", {"text": "SECRET plan"})
+    assert said.outcome == "queued"
+    await offer_install(engine, manifest("evil.vendor", {"agents.prompt": {}}))
+    clock.t += 1.0  # a clock that moves: the change's own rows share its time
+    await engine.set_node("c1", {"package": "evil.vendor"})
+    since = Made(engine).since("c1")
+    assert since is not None
+    assert engine.log_rows(card="c1", since=since) == []
+    cancelled = [r for r in engine.log_rows(card="c1") if r["outcome"] == "cancelled"]
+    assert [r["payload"] for r in cancelled] == ["SECRET plan"]
