@@ -169,15 +169,22 @@ class CanvasOps:
             updated = self.ctx.state.canvas.updated_node(node_id, fields)
         except CanvasError as exc:
             raise self.nodes.canvas_error(exc) from exc
+        # Another package makes the card anew (`engine.service.made.Made`): its
+        # making is recorded after what the change does to the earlier card (its
+        # prompts and tool calls cancelled, rows of the earlier card's), and
+        # stamped past them.
+        anew = "package" in fields
         with self.ctx.write():
-            if "package" in fields:
-                self._made_after_its_past()
             self.nodes.persist(updated)
-            self.guard.history(principal, "node.set", subject)
+            if not anew:
+                self.guard.history(principal, "node.set", subject)
             self.ctx.state.canvas.replace_node(updated)
             self.nodes.agents_changed(updated, "updated")
             self._revalidate()
             self.prompts.pump_all()
+            if anew:
+                self._made_after_its_past()
+                self.guard.history(principal, "node.set", subject)
         return updated
 
     def _made_after_its_past(self) -> None:
