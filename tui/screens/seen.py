@@ -4,7 +4,8 @@ A consent dialog's yes works only once what it consents to has been shown
 whole: scrolled through, not jumped over (the end key and the scrollbar move
 the view, but what they skip still has to be shown). The rows that have been
 on screen are kept as spans, and the text counts as seen once one span runs
-from its top to its last row.
+from its top to its last row. The spans are rows of the text as laid out when
+they were seen: a resize that reflows it starts them afresh.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ class SeenRows:
 
     def __init__(self) -> None:
         self._spans: list[tuple[int, int]] = []
+        #: The layout the spans' rows are numbered in: the content's width and the
+        #: row after its end (None before the first note).
+        self._layout: tuple[int, int] | None = None
 
     def note(self, scroll: ScrollableContainer, end: Widget) -> bool:
         """Add the rows ``scroll`` shows now; True once they cover every row from the top
@@ -35,6 +39,12 @@ class SeenRows:
             return False  # not on screen
         if region.height <= 0 or shown.height <= 0:
             return False  # not laid out yet
+        layout = (content.width, region.bottom)
+        if layout != self._layout:
+            # Reflowed (another width, a scrollbar come or gone) or changed: a row
+            # number now names other text than the rows seen before, which are
+            # shown again to count.
+            self._layout, self._spans = layout, []
         top = round(scroll.scroll_offset.y) + shown.y - content.y
         self._spans = _merged([*self._spans, (top, top + shown.height)])
         first_top, first_bottom = self._spans[0]
