@@ -97,7 +97,8 @@ class ConfirmScreen(ArmedDialog):
         if self.all_seen:
             return
         scroll = self.query_one("#confirm-scroll", VerticalScroll)
-        if self._seen.note(scroll, self.query_one("#confirm-body", Static)):
+        if self._seen.note(scroll, self.query_one("#confirm-body", Static),
+                          self._note_seen):
             self.all_seen = True
             self._show_keys()
             self.refresh_bindings()

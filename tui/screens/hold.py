@@ -170,7 +170,8 @@ class HoldScreen(ArmedDialog):
         if self.all_seen:
             return
         scroll = self.query_one("#hold-scroll", VerticalScroll)
-        if self._seen.note(scroll, self.query_one("#hold-end", Static)):
+        if self._seen.note(scroll, self.query_one("#hold-end", Static),
+                          self._note_seen):
             self.all_seen = True
             self._show_keys()
             self.refresh_bindings()

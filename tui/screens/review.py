@@ -146,7 +146,8 @@ class ReviewScreen(ArmedDialog):
         if self.all_seen or self.review is None:
             return
         scroll = self.query_one("#dialog", VerticalScroll)
-        if self._seen.note(scroll, self.query_one("#review-keys", Static)):
+        if self._seen.note(scroll, self.query_one("#review-keys", Static),
+                          self._note_seen):
             self.all_seen = True
             self.refresh_bindings()
 

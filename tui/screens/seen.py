@@ -2,13 +2,16 @@
 
 A consent dialog's yes works only once what it consents to has been shown
 whole: scrolled through, not jumped over (the end key and the scrollbar move
-the view, but what they skip still has to be shown). The rows that have been
+the view, but what they skip still has to be shown), nor flown past by an
+animated scroll (only where the view comes to rest counts). The rows that have been
 on screen are kept as spans, and the text counts as seen once one span runs
 from its top to its last row. The spans are rows of the text as laid out when
 they were seen: a resize that reflows it starts them afresh.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from textual.containers import ScrollableContainer
 from textual.errors import NoWidget
@@ -25,10 +28,24 @@ class SeenRows:
         #: The layout the spans' rows are numbered in: the content's width and the
         #: row after its end (None before the first note).
         self._layout: tuple[int, int] | None = None
+        #: A note is due once the view's animation ends (`note`).
+        self._waiting = False
 
-    def note(self, scroll: ScrollableContainer, end: Widget) -> bool:
+    def note(self, scroll: ScrollableContainer, end: Widget,
+             at_rest: Callable[[], object]) -> bool:
         """Add the rows ``scroll`` shows now; True once they cover every row from the top
-        of its content to the last row of ``end`` (a widget inside it)."""
+        of its content to the last row of ``end`` (a widget inside it).
+
+        While the view is animated (the scroll view's own ``home``, ``end``, a page)
+        nothing is added: the rows it flies past are on screen for a blink, not to be
+        read. ``at_rest`` (the caller's note) is called again once it may have come
+        to rest, as its last move is made while the animation still runs.
+        """
+        if scroll.app.animator.is_being_animated(scroll, "scroll_y"):
+            if not self._waiting:
+                self._waiting = True
+                scroll.call_after_refresh(self._again, at_rest)
+            return False
         region = end.virtual_region
         content = scroll.scrollable_content_region
         try:
@@ -49,6 +66,10 @@ class SeenRows:
         self._spans = _merged([*self._spans, (top, top + shown.height)])
         first_top, first_bottom = self._spans[0]
         return first_top <= 0 and region.bottom <= first_bottom
+
+    def _again(self, at_rest: Callable[[], object]) -> None:
+        self._waiting = False
+        at_rest()
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
