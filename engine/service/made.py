@@ -11,7 +11,7 @@ prompts and tool calls are stamped by the same engine clock.
 
 The history is read incrementally: each look reads only the entries recorded
 since the last, so a card polling its log does not make the server read the
-whole history every time.
+whole history every time; a history found shorter than before is read afresh.
 """
 
 from __future__ import annotations
@@ -45,10 +45,16 @@ class Made:
         history = self._engine.history
         newest = history.newest()  # first: an entry after it is read next time
         seen, made = self._known.get(node, (0, None))
+        if newest < seen:
+            # The history is shorter than when last read (its newest entries deleted
+            # by hand): an entry is numbered one past the newest there is, so what
+            # comes next takes numbers already read. Read it afresh, keeping the
+            # making already known: a deleted entry unmakes nothing.
+            seen = 0
         if seen != newest:
             later = history.remade(node, seen)
             if later is not None:
-                made = later
+                made = later if made is None else max(made, later)
             if len(self._known) >= _MAX_NODES and node not in self._known:
                 self._known.clear()
             self._known[node] = (newest, made)
