@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from canvas import Canvas, InvalidArrow, InvalidNode, Node
+from canvas import Canvas, InvalidArrow, InvalidNode, Node, Workspace
 from engine.store import CanvasStore, open_database, write_transaction
 
 
@@ -93,19 +93,18 @@ def test_nodes_get_defaults_and_bad_fields_are_named() -> None:
 
 def test_store_round_trip(tmp_path) -> None:
     """What the store saves, it loads: workspaces, nodes, arrows."""
-    from canvas import Workspace
-
     db = open_database(tmp_path / "c.db")
     store = CanvasStore(db)
     canvas = _canvas()
     with write_transaction(db):
         store.save_workspace(Workspace("w1", "/tmp/w1"))
+        store.save_workspace(Workspace("w2", "/tmp/w2"))
         for node in canvas.nodes():
             store.save_node(node)
         store.save_arrow(canvas.add_arrow({"id": "e1", "from": "c1", "to": "a1"}))
     db.close()
     workspaces, loaded = CanvasStore(open_database(tmp_path / "c.db")).load(lambda n: None)
-    assert list(workspaces) == ["w1"]
+    assert sorted(workspaces) == ["w1", "w2"]
     assert [n.id for n in loaded.nodes()] == ["a1", "c1", "t1", "x1"]
     assert loaded.arrow_between("a1", "c1").id == "e1"
     assert db.conn is not None
@@ -132,6 +131,7 @@ def test_loaded_nodes_with_the_same_data_do_not_share_it(tmp_path) -> None:
     db = open_database(tmp_path / "c.db")
     store = CanvasStore(db)
     with write_transaction(db):
+        store.save_workspace(Workspace("w1", "/tmp/w1"))
         for i in range(3):
             store.save_node(Node.build({"id": f"a{i}", "type": "agent"}, "w1"))
             store.save_node(Node.build({"id": f"n{i}", "type": "todo",
