@@ -209,26 +209,32 @@ def open_store(args: argparse.Namespace) -> Any:
     return PGStore.open(args.store, existing=True)
 
 
-def _cmd_log_show(args: argparse.Namespace) -> int:
+def _read_log(args: argparse.Namespace, read: Callable[[Any, argparse.Namespace], None]) -> int:
+    """Run ``read`` on the log ``args`` name (``--store`` or ``--db``), closed after; a
+    store missing a table its migrations made is refused first, naming it."""
     from engine.store.log import refuse_missing
     from engine.store.migrations import migrations
 
-    # Read a page at a time (as `log export`): a log of any size holds one page.
     if getattr(args, "store", None):
         store = open_store(args)
         try:
             refuse_missing(store.missing_tables())
-            _show(store.log, args)
+            read(store.log, args)
         finally:
             store.close()
         return EXIT_OK
     _path, log = _open_log(args)
     try:
         refuse_missing(migrations.missing_tables(log.db))
-        _show(log, args)
+        read(log, args)
     finally:
         log.db.close()
     return EXIT_OK
+
+
+def _cmd_log_show(args: argparse.Namespace) -> int:
+    # Read a page at a time (as `log export`): a log of any size holds one page.
+    return _read_log(args, _show)
 
 
 def _show(log: Any, args: argparse.Namespace) -> None:
@@ -263,25 +269,8 @@ def _show(log: Any, args: argparse.Namespace) -> None:
 
 
 def _cmd_log_export(args: argparse.Namespace) -> int:
-    from engine.store.log import refuse_missing
-    from engine.store.migrations import migrations
-
     # Written a page at a time: an export of any size holds one page, not the log.
-    if getattr(args, "store", None):
-        store = open_store(args)
-        try:
-            refuse_missing(store.missing_tables())
-            _print_pages(store.log, args)
-        finally:
-            store.close()
-        return EXIT_OK
-    _path, log = _open_log(args)
-    try:
-        refuse_missing(migrations.missing_tables(log.db))
-        _print_pages(log, args)
-    finally:
-        log.db.close()
-    return EXIT_OK
+    return _read_log(args, _print_pages)
 
 
 def _print_pages(log: Any, args: argparse.Namespace) -> None:
