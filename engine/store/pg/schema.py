@@ -73,6 +73,22 @@ class Migration:
 #: same locks in the same order (the write lock, then the feed's). The engine only
 #: inserts into both tables, so its own writes never fire it. A statement that
 #: touched no row records nothing.
+def _record_change(kind: str, subject: str) -> str:
+    """The body's end every trigger function below shares: one change of ``kind`` with
+    ``subject`` (an SQL expression of its JSON), numbered and announced as
+    `engine.store.pg.changes.record_change` does, under the same locks in the same
+    order (the write lock, then the feed's); the function returns nothing."""
+    return (f"  perform pg_advisory_xact_lock({NAMESPACE}, {int(Lock.WRITE)});"
+            f"  perform pg_advisory_xact_lock({NAMESPACE}, {int(Lock.CHANGES)});"
+            "  insert into changes (seq, t, kind, subject)"
+            f"   select coalesce(max(seq), 0) + 1, extract(epoch from clock_timestamp()), '{kind}',"
+            f"{subject}::text"
+            "   from changes returning seq into number;"
+            f"  perform pg_notify('{CHANNEL}', number::text);"
+            "  return null;"
+            " end $$")
+
+
 _HISTORY_EDITED = (
     "create function arrowgate_history_edited() returns trigger language plpgsql as $$"
     " declare number bigint;"
@@ -80,16 +96,8 @@ _HISTORY_EDITED = (
     "  if tg_op <> 'TRUNCATE' then"
     "   if not exists (select 1 from gone) then return null; end if;"
     "  end if;"
-    f"  perform pg_advisory_xact_lock({NAMESPACE}, {int(Lock.WRITE)});"
-    f"  perform pg_advisory_xact_lock({NAMESPACE}, {int(Lock.CHANGES)});"
-    "  insert into changes (seq, t, kind, subject)"
-    "   select coalesce(max(seq), 0) + 1, extract(epoch from clock_timestamp()), 'state',"
-    "    json_build_object('touched', json_build_array("
-    "     json_build_array(tg_table_name, null, null, null)))::text"
-    "   from changes returning seq into number;"
-    f"  perform pg_notify('{CHANNEL}', number::text);"
-    "  return null;"
-    " end $$")
+    + _record_change("state", "    json_build_object('touched', json_build_array("
+                     "     json_build_array(tg_table_name, null, null, null)))"))
 
 #: m012's triggers' condition: the statement is not the engine's. Evaluated per row
 #: before any work is queued, so the engine's writes queue no trigger call at all.
@@ -137,16 +145,9 @@ _ROW_EDITED = (
     "    keys := keys || (to_jsonb(new) ->> tg_argv[1]);"
     "   end if;"
     "  end if;"
-    f"  perform pg_advisory_xact_lock({NAMESPACE}, {int(Lock.WRITE)});"
-    f"  perform pg_advisory_xact_lock({NAMESPACE}, {int(Lock.CHANGES)});"
-    "  insert into changes (seq, t, kind, subject)"
-    "   select coalesce(max(seq), 0) + 1, extract(epoch from clock_timestamp()), 'state',"
-    "    json_build_object('touched', (select json_agg(json_build_array(tg_argv[0], k,"
-    "     null, null)) from unnest(keys) k))::text"
-    "   from changes returning seq into number;"
-    f"  perform pg_notify('{CHANNEL}', number::text);"
-    "  return null;"
-    " end $$")
+    + _record_change("state", "    json_build_object('touched', (select json_agg("
+                     "json_build_array(tg_argv[0], k,"
+                     "     null, null)) from unnest(keys) k))"))
 
 #: m012's TRUNCATE trigger function: a fed table emptied is a change of kind ``reload``
 #: (which rows went is not known): every engine reloads its whole state. The engine
@@ -155,15 +156,7 @@ _TABLE_EMPTIED = (
     "create function arrowgate_table_emptied() returns trigger language plpgsql as $$"
     " declare number bigint;"
     " begin"
-    f"  perform pg_advisory_xact_lock({NAMESPACE}, {int(Lock.WRITE)});"
-    f"  perform pg_advisory_xact_lock({NAMESPACE}, {int(Lock.CHANGES)});"
-    "  insert into changes (seq, t, kind, subject)"
-    "   select coalesce(max(seq), 0) + 1, extract(epoch from clock_timestamp()), 'reload',"
-    "    json_build_object('table', tg_table_name)::text"
-    "   from changes returning seq into number;"
-    f"  perform pg_notify('{CHANNEL}', number::text);"
-    "  return null;"
-    " end $$")
+    + _record_change("reload", "    json_build_object('table', tg_table_name)"))
 
 
 def _fed_triggers() -> tuple[str, ...]:
