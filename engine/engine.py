@@ -277,18 +277,15 @@ class Engine:
         try:
             store = SQLiteStore.open(path, busy_timeout=BUSY_TIMEOUT_S if busy_timeout is None
                                      else busy_timeout)
+            try:
+                return cls(store, **kwargs)
+            except BaseException:
+                # Refused at load (a row the engine never writes, ...): the file is
+                # not left open, nor its lock held, until the garbage collector runs.
+                store.close()
+                raise
         except sqlite3.DatabaseError as exc:
             raise StoreFailed(f"cannot open the store {path}: {exc}") from exc
-        try:
-            return cls(store, **kwargs)
-        except sqlite3.DatabaseError as exc:
-            store.close()
-            raise StoreFailed(f"cannot open the store {path}: {exc}") from exc
-        except BaseException:
-            # Refused at load (a row the engine never writes, ...): the file is
-            # not left open, nor its lock held, until the garbage collector runs.
-            store.close()
-            raise
 
     def close(self) -> None:
         """Log what is under way, commit what is pending, end file watches and close
