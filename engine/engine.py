@@ -196,7 +196,7 @@ class Engine:
         #: The renewal of its claims' leases, started once it claimed one.
         self._renewal = claims.Renewal(self._renew_once, lambda: self.world.drivers,
                                        lambda d: self.world.detach(d), lambda: ctx.closed,
-                                       self.world.output)
+                                       self.world.output, self.world.cancel_start)
         _OPEN_HERE.add(self.name)
         ctx.on_gone(self._let_go)
         ctx.on_caught_up(self._narrowed_elsewhere)
@@ -589,7 +589,9 @@ class Engine:
                 out): one process types into a terminal, and the driver given is
                 stopped.
             StoreFailed: a terminal's claim could not be written, or the store could
-                not be read once the driver started; the driver is stopped.
+                not be read once the driver started; or (reason ``lease``) the
+                claim's lease ran out unrenewed while the driver started. The
+                driver is stopped.
         """
         node = self.state.canvas.node(node_id)
         kind = {"agent": AgentDriver, "terminal": TerminalDriver}
@@ -621,8 +623,15 @@ class Engine:
         self._renewal.start()
         try:
             await self.world.attach(node, folder, driver)
+            if self._renewal.cut_short(driver):
+                # Cancelled as its lease ran out unrenewed: another engine may drive
+                # the terminal now, so this one never did (`World.attach` stopped it).
+                raise StoreFailed(f"the claim on terminal {node_id} could not be renewed "
+                                  "before its lease ran out while its driver started: "
+                                  "the driver was stopped", reason="lease")
             await self._judge_started(node_id, driver)
         except BaseException:
+            self._renewal.cut_short(driver)  # forgotten, whatever ended the attach
             await self._unclaim_undriven(node_id)
             raise
 

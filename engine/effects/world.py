@@ -247,6 +247,15 @@ class World:
             del self.drivers[driver.node]
             await driver.aclose()
 
+    def cancel_start(self, node: str) -> Driver | None:
+        """Cancel the driver starting for ``node``, if one is: it never becomes the node's
+        driver (`attach` stops it once its start returns), and input of this engine
+        that waited for it is said to be dropped. Returns the driver cancelled."""
+        starting = self._starting.get(node)
+        if starting is not None:
+            self.unreserve(node, starting)
+        return starting
+
     def _cancel(self, node_id: str) -> None:
         """The node is gone: stop its driver, and cancel one still starting (`attach`
         stops that one once its start returns)."""

@@ -69,7 +69,9 @@ class Renewal:
     lease was not renewed by then — the store refused the renewals, or does not
     answer at all — is stopped just before, whatever the rounds do: once it ran
     out, another engine may take the terminal over, and two drivers would type
-    into it.
+    into it. A driver still starting then never finishes: it is cancelled
+    (`World.cancel_start`), so it never becomes the terminal's driver, and its
+    attach is refused once its start returns (`cut_short`).
 
     Args:
         renew: one round's write (the store's `renew_terminals` inside an
@@ -78,15 +80,18 @@ class Renewal:
         detach: stops a driver (`World.detach`).
         closed: whether the engine closed.
         say: writes a line on a terminal's output (`World.output`).
+        cancel_start: cancels the driver starting for a node, returning it
+            (`World.cancel_start`).
     """
 
     def __init__(self, renew: Callable[[], Awaitable[set[str]]],
                  drivers: Callable[[], Mapping[str, Driver]],
                  detach: Callable[[Driver], Awaitable[None]],
                  closed: Callable[[], bool],
-                 say: Callable[[str, str], None]) -> None:
+                 say: Callable[[str, str], None],
+                 cancel_start: Callable[[str], Driver | None]) -> None:
         self._renew, self._drivers, self._detach, self._closed = renew, drivers, detach, closed
-        self._say = say
+        self._say, self._cancel_start = say, cancel_start
         self._loop: asyncio.AbstractEventLoop | None = None
         #: The timer of the next round, and the round under way.
         self._next: asyncio.TimerHandle | None = None
@@ -99,12 +104,22 @@ class Renewal:
         self._guard: asyncio.TimerHandle | None = None
         #: Drivers being stopped by the guard (kept until they stopped).
         self._stopping: set[asyncio.Task[None]] = set()
+        #: Drivers the guard cancelled while they started, until their attach asks.
+        self._cut: set[Driver] = set()
 
     def claimed(self, node: str, began: float) -> None:
         """``node``'s claim was written by a write that began at ``began`` (the running
         loop's clock): its lease runs at least `LEASE_S` from then."""
         self._until[node] = began + LEASE_S
         self._arm(asyncio.get_running_loop())
+
+    def cut_short(self, driver: Driver) -> bool:
+        """Whether the guard cancelled ``driver`` while it started (its lease was
+        running out unrenewed); asked once, by its attach, which then refuses."""
+        if driver in self._cut:
+            self._cut.discard(driver)
+            return True
+        return False
 
     def start(self) -> None:
         """Renew from now on, on the running loop (again only if it is another loop)."""
@@ -191,6 +206,16 @@ class Renewal:
                 continue
             del self._until[node_id]
             driver = drivers.get(node_id)
+            starting = self._cancel_start(node_id)
+            if starting is not None:
+                # Not yet typing: it never will (its attach stops it and refuses).
+                _log.warning("arrowgate: the claim on terminal %s could not be renewed"
+                             " before its lease ran out; its driver, still starting,"
+                             " is cancelled", node_id)
+                self._cut.add(starting)
+                self._say(node_id, "[this engine could not renew its claim on this"
+                          " terminal before its lease ran out: its driver, still"
+                          " starting, was cancelled]\n")
             if isinstance(driver, TerminalDriver):
                 _log.warning("arrowgate: the claim on terminal %s could not be renewed"
                              " before its lease ran out; its driver here stops", node_id)
