@@ -1,5 +1,5 @@
 """Standard input and output that are not pipes (a file, a terminal), as `arrowgate mcp`
-reads and writes them: whole lines, each read or written in a worker thread.
+reads and writes them: whole lines, each read or written in a daemon thread.
 
 On pipes the bridge reads and writes on the event loop (`engine.app.mcp._PipeLines`);
 a file or a terminal cannot be made non-blocking without making it so for every other
@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import queue
+import select
 import threading
 from typing import BinaryIO
 
@@ -100,36 +102,122 @@ class FileLines:
 
 
 class FileOut:
-    """A binary file written a whole message's line at a time, in a worker thread.
+    """A file written a whole message's line at a time, by a daemon thread of its own.
 
-    A line is written and flushed under one lock, so lines sent at once by several
-    tasks never interleave.
+    One thread writes the lines, in the order they were sent, each whole before
+    the next begins, so lines sent at once by several tasks never interleave. It
+    writes with ``os.write`` on the file's descriptor, never through its buffered
+    object (as `FileLines` reads): a thread blocked in a buffered write would hold
+    that object's lock, and the interpreter's exit, which flushes standard output,
+    would abort. It is a daemon, and a sender that is cancelled does not wait for
+    it: a write that cannot go on (a client that stopped reading, a terminal whose
+    output is paused) never keeps the bridge from ending — a worker thread of
+    anyio's is no daemon, and its cancelled call waits for it (round 25: the bridge
+    never ended at Ctrl-C while its output was full). A line whose sender was
+    cancelled before its write began is not written; one begun is written whole.
+    The thread ends once it has had nothing to write for `IDLE_S`.
     """
 
-    def __init__(self, stream: BinaryIO) -> None:
-        self._stream = stream
-        self._lock = threading.Lock()
+    #: How long the writing thread waits for a line before it ends (seconds).
+    IDLE_S = 10.0
 
-    def _put(self, data: bytes) -> None:
-        with self._lock:
-            self._stream.write(data)
-            self._stream.flush()
+    def __init__(self, stream: BinaryIO) -> None:
+        # What was written through the buffered object goes first (nothing, as the
+        # bridge writes standard output only here).
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+        self._fd = stream.fileno()
+        self._lines: queue.SimpleQueue[_Line] = queue.SimpleQueue()
+        #: Guards starting and ending the writing thread (None: none runs).
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
 
     async def write(self, text: str) -> None:
-        """Send one message's line."""
-        import anyio.to_thread
+        """Send one message's line, and wait until it is written.
 
-        await anyio.to_thread.run_sync(self._put, text.encode("utf-8"))
+        Raises:
+            OSError: the file refused it (it may be partly written).
+        """
+        await self._put(text.encode("utf-8"))
 
     async def flush(self) -> None:
-        """Nothing: `write` and `send` flush each line as they write it."""
+        """Nothing: `write` and `send` wait until each line is written."""
 
     async def send(self, data: bytes) -> None:
         """Send one message's line (bytes). A reader that went away is not an error
         here: there is no one to tell."""
-        import anyio.to_thread
-
         try:
-            await anyio.to_thread.run_sync(self._put, data)
+            await self._put(data)
         except OSError:
             pass
+
+    async def _put(self, data: bytes) -> None:
+        loop = asyncio.get_running_loop()
+        line = _Line(data, loop, loop.create_future())
+        with self._lock:
+            self._lines.put(line)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="arrowgate mcp: standard output")
+                self._thread.start()
+        try:
+            await line.done
+        except asyncio.CancelledError:
+            line.dropped = True  # not written if its write has not begun
+            raise
+
+    def _run(self) -> None:
+        """The writing thread: each line in turn, until none came for `IDLE_S`."""
+        while True:
+            try:
+                line = self._lines.get(timeout=self.IDLE_S)
+            except queue.Empty:
+                with self._lock:
+                    if self._lines.empty():  # else one came as the wait ended
+                        self._thread = None
+                        return
+                continue
+            if line.dropped:
+                continue
+            error: OSError | None = None
+            try:
+                self._write_all(line.data)
+            except OSError as exc:
+                error = exc
+            line.settle(error)
+
+    def _write_all(self, data: bytes) -> None:
+        """Write all of ``data``, waiting while the file takes none (a descriptor
+        another process made non-blocking)."""
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(self._fd, view):]
+            except BlockingIOError:
+                select.select([], [self._fd], [])
+
+
+class _Line:
+    """A line for `FileOut`'s thread, and how its sender learns it was written."""
+
+    __slots__ = ("data", "done", "dropped", "loop")
+
+    def __init__(self, data: bytes, loop: asyncio.AbstractEventLoop,
+                 done: asyncio.Future[None]) -> None:
+        self.data, self.loop, self.done = data, loop, done
+        #: Its sender was cancelled: not to be written, if its write has not begun.
+        self.dropped = False
+
+    def settle(self, error: OSError | None) -> None:
+        """From the writing thread: tell the sender, if it still waits."""
+
+        def told() -> None:
+            if self.done.done():
+                return
+            if error is not None:
+                self.done.set_exception(error)
+            else:
+                self.done.set_result(None)
+
+        with contextlib.suppress(RuntimeError):  # the loop already ended
+            self.loop.call_soon_threadsafe(told)
