@@ -37,7 +37,7 @@ from engine.core.decision import Decision
 from engine.core.events import Event
 from engine.core.fsrules import is_protected, is_secret
 from engine.core.text import named_path as _named
-from engine.effects.folders import unsafe_folder
+from engine.effects.folders import MOVED, unsafe_folder
 from engine.effects.pathwalk import Escape, Walked, open_beneath, walk
 from engine.effects.threadwork import submit
 from engine.effects.trashcan import Trash, TrashRefused, scan_tree
@@ -278,9 +278,12 @@ class ConfinedFiles:
         st = os.fstat(root_fd)
         key = (str(root), st.st_dev, st.st_ino)
         if key not in self._safety:
+            verdict = unsafe_folder(root, root_fd, self.data_dir)
+            if verdict == MOVED:
+                return verdict  # not a verdict on the folder: judged again next time
             if len(self._safety) > 256:
                 self._safety.clear()
-            self._safety[key] = unsafe_folder(root, root_fd, self.data_dir)
+            self._safety[key] = verdict
         return self._safety[key]
 
     def _op(self, name: str, root: Path, root_fd: int, walked: Walked, full: tuple[str, ...],

@@ -16,7 +16,7 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["special_filesystem", "unsafe_folder"]
+__all__ = ["MOVED", "opened_path", "special_filesystem", "unsafe_folder"]
 
 # fstatfs magic numbers of special filesystems (linux/magic.h).
 _SPECIAL_MAGIC = {
@@ -30,6 +30,8 @@ _SPECIAL_MAGIC = {
 # Filesystem types (as mountinfo names them) a workspace may never be on.
 _SPECIAL_TYPES = frozenset(_SPECIAL_MAGIC.values()) | {"devtmpfs", "usbfs"}
 _SYSTEM_TREES = (Path("/proc"), Path("/sys"), Path("/dev"))
+#: Where the kernel names this process's open files (Linux).
+_FD_NAMES = "/proc/self/fd"
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
 
 
@@ -58,9 +60,41 @@ def special_filesystem(fd: int) -> str | None:
     return None
 
 
+#: The verdict on a folder whose place cannot be told (`opened_path`): refused now, and
+#: judged again at the next call (never remembered, as the others may be).
+MOVED = "the workspace folder moved as it was judged: try again"
+
+
+def opened_path(root: Path, root_fd: int) -> Path | None:
+    """Where the folder ``root_fd`` (opened as ``root``) is, with no link in the way; None
+    when that cannot be told (it was moved or replaced as it was looked at).
+
+    The kernel's own name for the open folder where it gives one (``/proc``), not
+    ``root`` resolved again: ``root`` may name another folder by now (a link
+    retargeted, a folder renamed and another put in its place), and judging that
+    one would pass the folder opened as something it is not. Either way the name
+    is checked to lead to the very folder opened.
+    """
+    try:
+        named = Path(os.readlink(f"{_FD_NAMES}/{root_fd}"))
+    except OSError:  # no /proc here: the path, checked below
+        named = root.resolve()
+    try:
+        found, opened = os.stat(named), os.fstat(root_fd)
+    except OSError:
+        return None
+    if not named.is_absolute() or (found.st_dev, found.st_ino) != (opened.st_dev,
+                                                                 opened.st_ino):
+        return None
+    return named
+
+
 def unsafe_folder(root: Path, root_fd: int, data_dir: Path | None) -> str | None:
-    """Why the workspace folder may not be used for file calls, or None."""
-    resolved = root.resolve()
+    """Why the workspace folder opened as ``root_fd`` may not be used for file calls, or
+    None; `MOVED` when where it is cannot be told (`opened_path`)."""
+    resolved = opened_path(root, root_fd)
+    if resolved is None:
+        return MOVED
     if resolved == Path.home().resolve():
         return "the workspace folder is the home folder"
     if resolved.parent == resolved:
