@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 import logging
+import re
+import sys
+import unicodedata
 
 import pyte
+from pyte import modes
 
 from engine.core.text import visible
 
-__all__ = ["SEQUENCE_MAX", "Screen"]
+__all__ = ["CELL_MAX", "SEQUENCE_MAX", "Screen"]
 
 _log = logging.getLogger(__name__)
 
@@ -18,6 +23,90 @@ _log = logging.getLogger(__name__)
 #: engine keep its output without bound. Past this, the sequence is dropped
 #: and what follows is taken as text again.
 SEQUENCE_MAX = 4096
+
+#: The most characters one cell holds: a character and the combining marks put
+#: on it. pyte adds every mark a program prints to the cell before the cursor and
+#: normalizes the whole cell again each time: a program printing marks without
+#: end would grow one cell without bound, each mark costing more than the last.
+#: Unicode's stream-safe text (UAX #15) has at most 30 marks in a row; a cell
+#: keeps up to 31, and drops the rest.
+CELL_MAX = 32
+
+
+@functools.cache
+def _marks() -> re.Pattern[str]:
+    """Runs of the characters pyte combines with the cell before the cursor: those
+    of a non-zero canonical combining class (all of them zero-width)."""
+    ranges: list[str] = []
+    start = last = -2
+    for code in range(sys.maxunicode + 1):
+        if not unicodedata.combining(chr(code)):
+            continue
+        if code != last + 1:
+            if start >= 0:
+                ranges.append(_range(start, last))
+            start = code
+        last = code
+    if start >= 0:
+        ranges.append(_range(start, last))
+    return re.compile(f"[{''.join(ranges)}]+")
+
+
+def _range(first: int, last: int) -> str:
+    return re.escape(chr(first)) + (f"-{re.escape(chr(last))}" if last > first else "")
+
+
+class _Screen(pyte.Screen):
+    """pyte's screen, with work and memory bounded per byte of output.
+
+    Combining marks are put on their cell as pyte does, up to `CELL_MAX`
+    characters a cell; DECALN fills the screen a line at a time, not a cell at a
+    time (pyte's, 3,000 cells rewritten one by one for three bytes).
+    """
+
+    def draw(self, data: str) -> None:
+        marks = _marks()
+        if marks.search(data) is None:  # plain text, as nearly always
+            super().draw(data)
+            return
+        at = 0
+        for run in marks.finditer(data):
+            if run.start() > at:
+                super().draw(data[at:run.start()])
+            self._combine(run.group())
+            at = run.end()
+        if at < len(data):
+            super().draw(data[at:])
+
+    def _combine(self, run: str) -> None:
+        """Put the marks ``run`` on the cell before the cursor, as pyte's `draw` does
+        (wrapping first at the end of a line; on the line above's last cell at a
+        line's start), while the cell holds fewer than `CELL_MAX` characters."""
+        cursor = self.cursor
+        if cursor.x == self.columns and modes.DECAWM in self.mode:
+            self.dirty.add(cursor.y)
+            self.carriage_return()
+            self.linefeed()
+        if cursor.x:
+            line, x = self.buffer[cursor.y], cursor.x - 1
+        elif cursor.y:
+            line, x = self.buffer[cursor.y - 1], self.columns - 1
+        else:
+            return
+        last = line[x]
+        room = CELL_MAX - len(last.data)
+        if room > 0:
+            line[x] = last._replace(data=unicodedata.normalize("NFC", last.data + run[:room]))
+        self.dirty.add(cursor.y)
+
+    def alignment_display(self) -> None:
+        """DECALN: every cell an ``E`` (a text screen: their colours are not kept)."""
+        self.dirty.update(range(self.lines))
+        row = dict.fromkeys(range(self.columns), self.default_char._replace(data="E"))
+        for y in range(self.lines):
+            line = self.buffer[y]
+            line.clear()
+            line.update(row)
 
 
 class _Stream(pyte.ByteStream):
@@ -64,7 +153,7 @@ class Screen:
     """
 
     def __init__(self, columns: int = 100, lines: int = 30, *, newline_returns: bool = False):
-        self._screen = pyte.Screen(columns, lines)
+        self._screen = _Screen(columns, lines)
         if newline_returns:
             # Plain program output (not a tty): a newline also returns the carriage.
             self._screen.set_mode(pyte.modes.LNM)
