@@ -27,6 +27,8 @@ import itertools
 import os
 import secrets
 import stat
+import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,13 +142,14 @@ class _Watcher:
     workspace: str
     package: str
 
-    def holds(self, state: State) -> bool:
-        """Whether the watch may go on reporting: its card is there (`card_here`), and
-        its package, installed and not pending, holds ``fs.read``."""
+    def holds(self, state: State, permission: str = "fs.read") -> bool:
+        """Whether the watch may go on reporting (or a call go on with ``permission``):
+        its card is there (`card_here`), and its package, installed and not pending,
+        holds ``fs.read`` (``permission``)."""
         pkg = state.packages.get(self.package)
         return (self.card_here(state)
                 and pkg is not None and pkg.installed and not pkg.is_pending
-                and state.granted(self.package, "fs.read"))
+                and state.granted(self.package, permission))
 
     def card_here(self, state: State) -> bool:
         """Whether its card is there: the same node, a card of its package in its
@@ -154,6 +157,20 @@ class _Watcher:
         node = state.canvas.node(self.card)
         return (node is not None and node.type == "card" and node.workspace == self.workspace
                 and node.data.get("package") == self.package)
+
+
+class _Queued:
+    """A file call's work waiting for a file thread: it begins only if, by then, its
+    consent has not gone (`ConfinedFiles.withhold_withdrawn` sets ``refusal``)."""
+
+    __slots__ = ("consent", "passed", "refusal")
+
+    def __init__(self, passed: Passed) -> None:
+        self.passed = passed
+        #: Whose consent it runs on: the card node and its package.
+        self.consent = _Watcher(passed.card.id, passed.card.workspace, passed.package.name)
+        #: Its answer instead, once its consent went before it began.
+        self.refusal: Decision | None = None
 
 
 class ConfinedFiles:
@@ -180,6 +197,10 @@ class ConfinedFiles:
         self._stop = asyncio.Event()
         self._pool: ThreadPoolExecutor | None = None
         self._safety: dict[tuple[str, int, int], str | None] = {}
+        #: File work submitted and not yet begun in a thread; the lock guards it and
+        #: each one's ``refusal`` (set on the loop, read as its thread begins it).
+        self._queued: dict[_Queued, None] = {}
+        self._queue_lock = threading.Lock()
 
     def _refuse(self, passed: Passed, reason: str, why: str, code: str = "SCOPE_REFUSED"
                 ) -> Decision:
@@ -198,9 +219,12 @@ class ConfinedFiles:
         ws = engine.state.workspaces[passed.card.workspace]
         settings = ws.settings
         path = str(args["path"])
-        job = functools.partial(self._perform, Path(ws.folder), passed.spec.name,
-                                passed.permission == "fs.write", path, args,
-                                settings.secret_denylist, settings.fs_max_bytes)
+        queued = _Queued(passed)
+        with self._queue_lock:
+            self._queued[queued] = None
+        job = functools.partial(self._begin, queued, functools.partial(
+            self._perform, Path(ws.folder), passed.spec.name, passed.permission == "fs.write",
+            path, args, settings.secret_denylist, settings.fs_max_bytes))
         # Submitted through `submit`, so that an engine closing meanwhile can wait
         # for the thread and log its outcome without the loop (`Engine.close`).
         work = submit(self._executor(), job, functools.partial(self._answer, passed, path),
@@ -212,6 +236,36 @@ class ConfinedFiles:
             return await self._watch(engine, passed, Path(ws.folder), value.full,
                                      settings.secret_denylist)
         return value
+
+    def _begin(self, queued: _Queued, perform: Callable[[], Any]) -> Any:
+        """In a file thread: the call's work, unless its consent went while it waited
+        for the thread (then the refusal it was given instead)."""
+        with self._queue_lock:
+            self._queued.pop(queued, None)
+            refusal = queued.refusal
+        return perform() if refusal is None else refusal
+
+    def withhold_withdrawn(self, state: State) -> None:
+        """Consent narrowed: file work still waiting for a thread whose card was removed,
+        or whose package lost the call's permission (or is pending or gone), never
+        begins — as a fetch in flight is abandoned (SPEC §8.1), it is answered
+        ``PERMISSION_DENIED`` and logged ``cancelled``. Work begun goes on to its end
+        (a thread's write cannot be stopped) and is logged as it ended."""
+        with self._queue_lock:
+            for queued in list(self._queued):
+                if not queued.consent.holds(state, queued.passed.permission):
+                    del self._queued[queued]
+                    queued.refusal = self._withheld(queued, state)
+
+    def _withheld(self, queued: _Queued, state: State) -> Decision:
+        passed = queued.passed
+        if not queued.consent.card_here(state):
+            reason, why = "not-connected", f"card {passed.card.id} was removed"
+        else:
+            reason, why = "withdrawn", f"{passed.package.name} lost {passed.permission}"
+        refusal = self._refuse(passed, reason, f"{why} before the file call began: it was "
+                               "abandoned", code="PERMISSION_DENIED")
+        return refusal.with_(extra={**refusal.extra, "logged": "cancelled"})
 
     def _answer(self, passed: Passed, path: str, done: Future[Any]) -> Any:
         """An ended job's answer: its value, or the refusal its error means."""

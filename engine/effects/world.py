@@ -156,10 +156,14 @@ class World:
 
     def narrowed(self, state: State) -> None:
         """Consent narrowed (a node removed, a permission revoked, a package pending):
-        end at once what ran on consent now gone — file watches (SPEC §4.3, §8.3)."""
+        end at once what ran on consent now gone — file watches, and file work not
+        yet begun (SPEC §4.3, §8.3)."""
         end = getattr(self.fs, "end_withdrawn_watches", None)
         if end is not None:
             end(state)
+        withhold = getattr(self.fs, "withhold_withdrawn", None)
+        if withhold is not None:
+            withhold(state)
 
     def gone(self, state: State) -> None:
         """Another process removed nodes (seen on catch-up, or at a reload): their

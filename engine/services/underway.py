@@ -83,7 +83,10 @@ class Underway:
                 # been done, nor not to have been.
                 return self._abandoned("the file work failed as the engine closed"), "cancelled"
             if isinstance(value, Decision):
-                return value, None
+                # A call abandoned before it began (its consent went) is ``cancelled``,
+                # as its own task logs it; another refusal is logged as refusals are.
+                logged = value.extra.get("logged")
+                return value, logged if isinstance(logged, str) else None
             return self.decision.with_(value=value), "ok"
         if work is None:
             if self.passed.spec.name == "net.fetch":
