@@ -625,7 +625,9 @@ class Engine:
             await self.world.attach(node, folder, driver)
             if self._renewal.cut_short(driver):
                 # Cancelled as its lease ran out unrenewed: another engine may drive
-                # the terminal now, so this one never did (`World.attach` stopped it).
+                # the terminal now, so this one never did (`World.attach` stopped it;
+                # one cancelled before its start began, started after all, stops here).
+                await self.world.detach(driver)
                 raise StoreFailed(f"the claim on terminal {node_id} could not be renewed "
                                   "before its lease ran out while its driver started: "
                                   "the driver was stopped", reason="lease")
