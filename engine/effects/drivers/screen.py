@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import re
 import sys
@@ -24,53 +25,67 @@ _log = logging.getLogger(__name__)
 #: and what follows is taken as text again.
 SEQUENCE_MAX = 4096
 
-#: The most characters one cell holds: a character and the combining marks put
-#: on it. pyte adds every mark a program prints to the cell before the cursor and
-#: normalizes the whole cell again each time: a program printing marks without
-#: end would grow one cell without bound, each mark costing more than the last.
-#: Unicode's stream-safe text (UAX #15) has at most 30 marks in a row; a cell
-#: keeps up to 31, and drops the rest.
+#: The most characters one cell holds: a character and the zero-width ones put on
+#: it (combining marks, joiners, variation selectors). pyte adds every mark a
+#: program prints to the cell before the cursor and normalizes the whole cell
+#: again each time: a program printing marks without end would grow one cell
+#: without bound, each mark costing more than the last. Unicode's stream-safe
+#: text (UAX #15) has at most 30 marks in a row; a cell keeps up to 31, and drops
+#: the rest.
 CELL_MAX = 32
 
 
 @functools.cache
-def _marks() -> re.Pattern[str]:
-    """Runs of the characters pyte combines with the cell before the cursor: those
-    of a non-zero canonical combining class (all of them zero-width)."""
-    ranges: list[str] = []
-    start = last = -2
-    for code in range(sys.maxunicode + 1):
-        if not unicodedata.combining(chr(code)):
-            continue
-        if code != last + 1:
-            if start >= 0:
-                ranges.append(_range(start, last))
-            start = code
-        last = code
-    if start >= 0:
-        ranges.append(_range(start, last))
-    return re.compile(f"[{''.join(ranges)}]+")
+def _zero_width() -> re.Pattern[str]:
+    """Runs of the characters pyte's `draw` gives no cell: those its ``wcwidth`` makes
+    0 (marks, joiners, variation selectors, format characters) or -1 (controls).
+    Made once, from wcwidth's own table; from every code point if that cannot be read."""
+    ranges: list[tuple[int, int]] = [(0x00, 0x1F), (0x7F, 0x9F)]  # NUL, C0, DEL, C1
+    try:
+        from wcwidth import list_versions
+        from wcwidth.table_zero import ZERO_WIDTH
+
+        ranges += [(int(first), int(last)) for first, last in ZERO_WIDTH[list_versions()[-1]]]
+    except (ImportError, LookupError, TypeError, ValueError):
+        from wcwidth import wcwidth
+
+        ranges += [(code, code) for code in range(sys.maxunicode + 1)
+                   if wcwidth(chr(code)) <= 0]
+    return re.compile(f"[{''.join(_range(a, b) for a, b in ranges)}]+")
 
 
 def _range(first: int, last: int) -> str:
     return re.escape(chr(first)) + (f"-{re.escape(chr(last))}" if last > first else "")
 
 
-class _Screen(pyte.Screen):
-    """pyte's screen, with work and memory bounded per byte of output.
+def _combines(char: str) -> bool:
+    """Whether a zero-width character is kept on the cell before it: a mark, a joiner
+    or a variation selector is; a control, NUL or another format character (a
+    direction override, a zero-width space) is shown nowhere."""
+    return char > "\x9f" and (char == "\u200d" or unicodedata.category(char) != "Cf")
 
-    Combining marks are put on their cell as pyte does, up to `CELL_MAX`
-    characters a cell; DECALN fills the screen a line at a time, not a cell at a
-    time (pyte's, 3,000 cells rewritten one by one for three bytes).
+
+class _Screen(pyte.Screen):
+    """pyte's screen, drawing what a terminal shows, with work and memory bounded per byte.
+
+    pyte stops drawing a piece of output at the first zero-width character that is
+    no combining mark (an emoji's variation selector, a zero-width space, a
+    Devanagari or Thai vowel sign), so the rest of the line never showed; and it
+    adds every mark to its cell without bound, normalizing the whole cell again for
+    each. Here zero-width characters go on the cell before the cursor, as pyte puts
+    marks there, up to `CELL_MAX` characters a cell (`_combines` says which are
+    kept), and the text after them is drawn. DECALN fills the screen a line at a
+    time, not a cell at a time (pyte's, 3,000 cells rewritten one by one for three
+    bytes).
     """
 
     def draw(self, data: str) -> None:
-        marks = _marks()
-        if marks.search(data) is None:  # plain text, as nearly always
+        zero_width = _zero_width()
+        if zero_width.search(data) is None:  # plain text, as nearly always
             super().draw(data)
             return
         at = 0
-        for run in marks.finditer(data):
+        for run in zero_width.finditer(data):
             if run.start() > at:
                 super().draw(data[at:run.start()])
             self._combine(run.group())
@@ -79,9 +94,9 @@ class _Screen(pyte.Screen):
             super().draw(data[at:])
 
     def _combine(self, run: str) -> None:
-        """Put the marks ``run`` on the cell before the cursor, as pyte's `draw` does
-        (wrapping first at the end of a line; on the line above's last cell at a
-        line's start), while the cell holds fewer than `CELL_MAX` characters."""
+        """Put the zero-width characters ``run`` on the cell before the cursor, as pyte's
+        `draw` puts a mark (wrapping first at the end of a line; on the line above's
+        last cell at a line's start), while the cell holds fewer than `CELL_MAX`."""
         cursor = self.cursor
         if cursor.x == self.columns and modes.DECAWM in self.mode:
             self.dirty.add(cursor.y)
@@ -96,7 +111,9 @@ class _Screen(pyte.Screen):
         last = line[x]
         room = CELL_MAX - len(last.data)
         if room > 0:
-            line[x] = last._replace(data=unicodedata.normalize("NFC", last.data + run[:room]))
+            kept = "".join(itertools.islice(filter(_combines, run), room))
+            if kept:
+                line[x] = last._replace(data=unicodedata.normalize("NFC", last.data + kept))
         self.dirty.add(cursor.y)
 
     def alignment_display(self) -> None:
