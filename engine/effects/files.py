@@ -598,7 +598,8 @@ class ConfinedFiles:
 
     @staticmethod
     def _atomic_write(parent: int, last: str, data: bytes, mode: int | None) -> None:
-        """Write to a temporary file in the same folder, then rename over the target.
+        """Write to a temporary file in the same folder, flushed, then rename it over the
+        target and flush the folder.
 
         ``mode`` is the permission bits the file gets (the target's, when it
         existed); None is a new file's ``0644`` less the umask.
@@ -623,6 +624,14 @@ class ConfinedFiles:
             except OSError:
                 pass
             raise
+        # The rename is on the disk only once its folder is: until then a power cut
+        # may undo a write the card was told was done.
+        try:
+            os.fsync(parent)
+        except OSError as exc:
+            if exc.errno not in (errno.EINVAL, errno.ENOTSUP):
+                raise
+            # A file system that cannot flush a folder: nothing more can be done.
 
 
 #: The bytes of the target's name a temporary file's name keeps: 255 less the 18
