@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from engine import World
-from engine.effects.files import ConfinedFiles
+from engine.effects.files import _FILE_THREADS, ConfinedFiles
 from tests.conftest import polls
 
 from ..conftest import manifest, offer_install
@@ -52,7 +52,7 @@ async def test_a_file_call_waiting_for_a_thread_never_begins_once_consent_goes(
     await offer_install(engine, manifest("acme.fs", {"fs.write": {}}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.fs"}, workspace="w1")
     try:
-        threads = files._executor()._max_workers
+        threads = _FILE_THREADS
         first = [asyncio.ensure_future(engine.call("c1", "fs.writeText", None,
                                                  {"path": f"busy{n}.txt", "text": "x"}))
                  for n in range(threads)]
@@ -61,7 +61,7 @@ async def test_a_file_call_waiting_for_a_thread_never_begins_once_consent_goes(
         late = asyncio.ensure_future(engine.call("c1", "fs.writeText", None,
                                                {"path": "late.txt", "text": "secret plan"}))
         for _ in polls():
-            if files._executor()._work_queue.qsize():
+            if files._queued:  # submitted, not begun
                 break
             await asyncio.sleep(0.01)
 
