@@ -29,7 +29,7 @@ import secrets
 import stat
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -41,7 +41,7 @@ from engine.core.fsrules import is_protected, is_secret
 from engine.core.text import named_path as _named
 from engine.effects.folders import MOVED, unsafe_folder
 from engine.effects.pathwalk import Escape, Walked, open_beneath, walk
-from engine.effects.threadwork import submit
+from engine.effects.threadwork import DaemonPool, submit
 from engine.effects.trashcan import Trash, TrashRefused, scan_tree
 from engine.effects.treewatch import Armed, Change, TooDeep, TooManyFolders, arm, watch_tree
 
@@ -195,7 +195,7 @@ class ConfinedFiles:
         self._ending: set[asyncio.Task[None]] = set()  # withdrawn, not yet at their end
         self._watch_ids = itertools.count(1)
         self._stop = asyncio.Event()
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool: DaemonPool | None = None
         self._safety: dict[tuple[str, int, int], str | None] = {}
         #: File work submitted and not yet begun in a thread; the lock guards it and
         #: each one's ``refusal`` (set on the loop, read as its thread begins it).
@@ -207,11 +207,11 @@ class ConfinedFiles:
         return denial(passed.spec.name, passed.card.id, code, package=passed.package.name,
                       permission=passed.permission, reason=reason, why=why)
 
-    def _executor(self) -> ThreadPoolExecutor:
+    def _executor(self) -> DaemonPool:
         # A pool of its own: a stuck file system can hold these threads but
         # never the loop's default executor (which resolves host names).
         if self._pool is None:
-            self._pool = ThreadPoolExecutor(_FILE_THREADS, thread_name_prefix="arrowgate-fs")
+            self._pool = DaemonPool(_FILE_THREADS, "arrowgate-fs")
         return self._pool
 
     async def __call__(self, engine: ScopeHost, passed: Passed, args: dict[str, Any]) -> Any:

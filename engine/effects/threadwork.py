@@ -7,16 +7,97 @@ and tells the engine (`STARTED`, set by the engine around one file call) its
 `ThreadWork`: the thread's future and how the job's outcome becomes the
 call's answer — read the same way whether the call's task or the engine's
 close reads it.
+
+The pool is a `DaemonPool`: its threads are never joined when the interpreter
+exits, so work stuck in the kernel (a network file system that stopped
+answering) cannot keep the process alive once the engine has closed.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import functools
+import queue
+import threading
 from collections.abc import Callable
 from contextvars import ContextVar
-from typing import Any
+from typing import Any, TypeVar
 
-__all__ = ["STARTED", "ThreadWork", "submit"]
+__all__ = ["STARTED", "DaemonPool", "ThreadWork", "submit"]
+
+_T = TypeVar("_T")
+
+
+class DaemonPool(concurrent.futures.Executor):
+    """At most ``workers`` daemon threads running the jobs submitted, in order.
+
+    As `ThreadPoolExecutor`, but its threads are daemons that the interpreter
+    does not join at exit: a job that never returns (a read of a network file
+    system that stopped answering, a name lookup no server answers) must not
+    keep the process alive once what waited for it has given up. A thread is
+    started when a job finds none idle, up to ``workers``; idle ones wait for
+    the next.
+
+    Args:
+        workers: the most threads.
+        name: the threads' name.
+    """
+
+    def __init__(self, workers: int, name: str) -> None:
+        self._workers, self._name = workers, name
+        self._jobs: queue.SimpleQueue[tuple[concurrent.futures.Future[Any],
+                                            Callable[[], Any]] | None] = queue.SimpleQueue()
+        self._idle = threading.Semaphore(0)
+        self._lock = threading.Lock()
+        self._threads = 0
+        self._shut = False
+
+    def submit(self, fn: Callable[..., _T], /, *args: Any,
+               **kwargs: Any) -> concurrent.futures.Future[_T]:
+        """Run ``fn(*args, **kwargs)`` in a thread of the pool; its future.
+
+        Raises:
+            RuntimeError: the pool was shut down.
+        """
+        future: concurrent.futures.Future[_T] = concurrent.futures.Future()
+        with self._lock:
+            if self._shut:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            self._jobs.put((future, functools.partial(fn, *args, **kwargs)))
+            if not self._idle.acquire(timeout=0) and self._threads < self._workers:
+                self._threads += 1
+                threading.Thread(target=self._work, daemon=True,
+                                 name=f"{self._name}-{self._threads}").start()
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """No more jobs; with ``cancel_futures`` those not begun are cancelled. Threads
+        end once idle; ``wait`` is not honoured (a stuck job is never waited for)."""
+        with self._lock:
+            self._shut = True
+            if cancel_futures:
+                while True:
+                    try:
+                        job = self._jobs.get_nowait()
+                    except queue.Empty:
+                        break
+                    if job is not None:
+                        job[0].cancel()
+            for _ in range(self._threads):
+                self._jobs.put(None)
+
+    def _work(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            future, run = job
+            if future.set_running_or_notify_cancel():
+                try:
+                    result = run()
+                except BaseException as exc:  # noqa: BLE001 - the job's, handed to its future
+                    future.set_exception(exc)
+                else:
+                    future.set_result(result)
+            del job, future, run  # nothing of a job kept while idle
+            self._idle.release()
 
 
 class ThreadWork:
