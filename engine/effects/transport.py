@@ -23,7 +23,8 @@ loop's default executor: a lookup cannot be cancelled, and one a name server
 never answers holds its thread for as long as the system resolver waits,
 after the fetch has ended at its deadline. Cards fetching names under such a
 domain then use up the lookup threads alone, not the threads the rest of the
-engine works in.
+engine works in; and they are daemons (`DaemonPool`), never waited for when the
+process exits.
 """
 
 from __future__ import annotations
@@ -34,10 +35,10 @@ import socket
 import ssl
 import threading
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit, urlunsplit
 
 from engine.effects.netguard import FetchFailed, FetchResponse, FetchTooLarge
+from engine.effects.threadwork import DaemonPool
 
 __all__ = ["LOOKUP_THREADS", "TEXT_CODECS", "BodyDecoder", "HttpxTransport", "body_text", "system_resolver",
            "text_codec"]
@@ -59,7 +60,7 @@ _DECODE_ON_LOOP = 64 * 1024
 #: Threads for name lookups, apart from the loop's default executor (see the module
 #: docstring); a lookup waiting for one is dropped when its fetch ends.
 LOOKUP_THREADS = 16
-_LOOKUPS = ThreadPoolExecutor(LOOKUP_THREADS, thread_name_prefix="arrowgate-lookup")
+_LOOKUPS = DaemonPool(LOOKUP_THREADS, "arrowgate-lookup")
 
 
 async def system_resolver(host: str) -> list[str]:
