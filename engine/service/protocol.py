@@ -16,6 +16,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from uvicorn.protocols.http.flow_control import FlowControl
+
 from engine.service.auth import TokenMemo, peer_of_socket
 from engine.service.expected import Expected
 from engine.service.outbox import Coalescing, Outbox
@@ -219,6 +221,32 @@ class _Stream:
         cycle.on_response()
 
 
+class _QueueHeld(FlowControl):
+    """uvicorn's flow control, but reading stays paused while requests already read wait
+    in the connection's ``pipeline`` for the one being answered.
+
+    uvicorn pauses reading when a request comes pipelined behind one not yet
+    answered, and resumes it as each answer is complete and whenever a request's
+    task asks for its body, however many requests are still queued: a client
+    that sends without reading its answers had everything it sent read and
+    queued, without bound (a parsed request holds kilobytes). Held here, the
+    server reads on only once the queue is empty, so a connection holds at most
+    one read of requests beyond the one being answered, and an answer that waits
+    for its client to read (the transport's back-pressure) stops the reading too.
+    No request in the queue waits for reading: each was read whole before the
+    next began, and the newest, whose body may still be coming, reads on when it
+    leaves the queue to be answered.
+    """
+
+    def __init__(self, transport: asyncio.Transport, queued: collections.deque[Any]) -> None:
+        super().__init__(transport)
+        self._queued = queued
+
+    def resume_reading(self) -> None:
+        if not self._queued:
+            super().resume_reading()
+
+
 #: Takes a request whose body has all arrived, without a task (`FastLane.take`): its
 #: scope, its `_Direct` and its body; False when it must run as uvicorn runs it.
 Take = Callable[[dict[str, Any], _Direct, bytearray], bool]
@@ -316,6 +344,8 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             self.token_memo = TokenMemo()
             self._peer = peer_of_socket(transport.get_extra_info("socket")) if unix else None
             super().connection_made(coalescing)  # type: ignore[arg-type]
+            # Before any request's cycle is made: each cycle keeps the flow it is given.
+            self.flow = _QueueHeld(coalescing, self.pipeline)  # type: ignore[arg-type]
 
         def lost(self) -> asyncio.Future[None]:
             """Done when the connection is lost; one more wait watches it until
@@ -602,11 +632,13 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             self.server_state.total_requests += 1
             if self.transport.is_closing():
                 return
-            self.flow.resume_reading()
             if self.pipeline:
                 cycle, app = self.pipeline.pop()
+                # Read on only once it was the last queued (`_QueueHeld`).
+                self.flow.resume_reading()
                 self.run_task(cycle, app)  # not offered to ``take``: read already
                 return
+            self.flow.resume_reading()
             # `_idle` and `_arm`, written out: once for every request.
             self._idle_since = self.loop.time()
             if self.timeout_keep_alive_task is None:
