@@ -329,10 +329,13 @@ async def _tool_round_trip(engine: Engine, say: Callable[[str], None]) -> None:
 
 
 def _agent_tools(engine: Engine, agent: str) -> list[str]:
-    """The tools ``arrowgate mcp`` lists to ``agent``: ``<card>__<tool>`` of connected cards."""
+    """The tools ``arrowgate mcp`` lists to ``agent``: ``<card>__<tool>`` of the cards a
+    plain arrow connects to it (a port arrow carries no tool call)."""
     names = []
     for arrow in engine.state.canvas.arrows_of(agent):
-        other = arrow.dst if arrow.src == agent else arrow.src
+        if arrow.is_port:
+            continue
+        other = arrow.other(agent)
         node = engine.state.canvas.node(other)
         pkg = engine.state.packages.get(node.package or "") if node is not None else None
         if node is None or node.type != "card" or pkg is None or pkg.manifest is None:

@@ -140,10 +140,11 @@ RESERVED_TOOL_NAMES = frozenset({"arrowgate__prompt_status"})
 
 
 def agent_tools(service: Service, agent: str) -> list[dict[str, Any]]:
-    """The tools of every card an arrow connects to ``agent``, sorted by name.
+    """The tools of every card a plain arrow connects to ``agent``, sorted by name.
 
-    Only cards whose package is installed and approved are listed: their
-    calls would be refused anyway. A name is ``<card>__<tool>``; node ids are
+    Only cards whose package is installed and approved, and a plain arrow's, are
+    listed: a tool call needs a plain arrow (a port arrow carries port data one
+    way, SPEC §1), so other calls would be refused anyway. A name is ``<card>__<tool>``; node ids are
     free text and tool names may hold ``__``, so two tools can share a name
     (card ``x``'s ``a__b`` and card ``x__a``'s ``b``) — such a name is left out
     for both, as is a reserved one: a name that could mean two tools would send
@@ -155,7 +156,7 @@ def agent_tools(service: Service, agent: str) -> list[dict[str, Any]]:
     if node is None or node.type != "agent":
         return []
     out: list[dict[str, Any]] = []
-    cards = {a.dst if a.src == agent else a.src for a in state.canvas.arrows_of(agent)}
+    cards = {a.other(agent) for a in state.canvas.arrows_of(agent) if not a.is_port}
     for card_id in sorted(cards):
         found = check_card(state, card_id, "tools.list", agent)
         if isinstance(found, Decision):
