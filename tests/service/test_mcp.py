@@ -114,7 +114,9 @@ async def mcp_session(running: Running, agent: str, token_file: str,
         command=str(ARROWGATE),
         args=["mcp", "--agent", agent, "--service", running.address, "--token-file",
               token_file],
-        env={k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG")})
+        # PYTHONPATH too: a worktree's tests run the bridge of the tree they test.
+        env={k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG",
+                                                          "PYTHONPATH")})
 
     async def on_message(message: Any) -> None:
         if isinstance(message, types.ServerNotification):
