@@ -340,6 +340,9 @@ class AgentMCP:
         self._listed: frozenset[tuple[str, str, str]] | None = None
         #: ``<card>__<tool>`` → (card, tool), from the latest list the service gave.
         self._names: dict[str, tuple[str, str]] = {}
+        #: The same, as the client's latest ``tools/list`` was answered: what a name it
+        #: calls meant when it was told it (`_meant`).
+        self._told: dict[str, tuple[str, str]] = {}
         #: How many list_changed notifications were sent (for tests and logs).
         self.notified = 0
         #: The client sent notifications/initialized: `_take` may answer tools/call.
@@ -411,6 +414,7 @@ class AgentMCP:
             # cache miss, which the client never sees): what it now knows.
             self._session = self.server.request_context.session
             self._listed = self._key(tools)
+            self._told = dict(self._names)
         listed = [types.Tool(name=t["name"], description=t["description"] or None,
                              inputSchema=t["input"]) for t in tools]
         listed.append(types.Tool(
@@ -448,11 +452,15 @@ class AgentMCP:
 
         if name == STATUS_TOOL:
             return await self._status(arguments)
-        # The name only says which card and tool are meant (from the latest list,
-        # else split at the last "__"); whether the call may happen is the
-        # engine's decision, made now: a tool the agent may no longer call
-        # still goes to the engine, which refuses it, says why and logs it.
-        card, tool = self._names.get(name) or _split(name)
+        # The name only says which card and tool are meant; whether the call may
+        # happen is the engine's decision, made now: a tool the agent may no longer
+        # call still goes to the engine, which refuses it, says why and logs it.
+        meant = self._meant(name)
+        if meant is None:
+            return self._text(f"no tool is named {name} now: the name can be read as more "
+                              "than one card's tool (<card>__<tool>, and a card's id or a "
+                              "tool's name may hold __); list the tools again", error=True)
+        card, tool = meant
         # Opened and first waited for in one request. Shielded: cancelled
         # halfway, the call would be open on the service with no one knowing
         # its id to cancel it; so a cancellation waits (at most FIRST_WAIT
@@ -472,6 +480,14 @@ class AgentMCP:
             # service's fault, and said to be, not a bare "'state'".
             return self._text(f"the service's answer to tool call {name} is not one its API "
                               f"gives ({type(exc).__name__}: {_first_line(exc)})", error=True)
+
+    def _meant(self, name: str) -> tuple[str, str] | None:
+        """The (card, tool) a called name means: what it meant when the client was
+        last told its tools (a name keeps that meaning until it lists them again,
+        though the canvas may have given it another since), else what the service's
+        latest list says, else the name read as ``<card>__<tool>`` (`_split`); None
+        when it reads as more than one."""
+        return self._told.get(name) or self._names.get(name) or _split(name)
 
     async def _follow(self, call_id: str, first: dict[str, Any] | None = None,
                       notify: _Notify | None = None) -> tuple[str, bool]:
@@ -625,7 +641,8 @@ class AgentMCP:
         if call is None:
             return False
         rid, name, arguments, token = call
-        if rid in self._inflight or (name != STATUS_TOOL and name not in self._names):
+        if rid in self._inflight or (name != STATUS_TOOL and name not in self._told
+                                     and name not in self._names):
             # An id in use, or a name the SDK would first look up afresh: its way.
             return False
         import anyio
@@ -1081,9 +1098,24 @@ def _end_said(expires_in: Any) -> float:
     return time.monotonic() + float(expires_in) + FOLLOW_MARGIN
 
 
-def _split(name: str) -> tuple[str, str]:
+def _split(name: str) -> tuple[str, str] | None:
+    """``name`` read as ``<card>__<tool>`` when no list gave it: split where what follows
+    the ``__`` is a tool's name (SPEC §2); None when that is so at more than one place
+    (card ``x``'s ``a__b`` and card ``x__a``'s ``b``: a guess would send the call, and
+    its arguments, to a card the agent may not have meant). Where it is so nowhere, at
+    the last ``__`` (or no tool at all), for the engine to refuse."""
+    readings = [(name[:at], name[at + 2:]) for at in range(1, len(name) - 2)
+                if name.startswith("__", at) and _TOOL_NAME.fullmatch(name, at + 2)]
+    if len(readings) > 1:
+        return None
+    if readings:
+        return readings[0]
     card, sep, tool = name.rpartition("__")
     return (card, tool) if sep else (name, "")
+
+
+#: A tool's name (SPEC §2; `engine.core.manifest`).
+_TOOL_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
 
 
 def _read_private(path: Path) -> str:
