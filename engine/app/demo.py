@@ -32,6 +32,7 @@ from engine.core.decision import Decision
 from engine.core.errors import ManifestInvalid
 from engine.core.events import Event
 from engine.core.manifest import parse_manifest
+from engine.core.toolnames import agent_tool_name
 from engine.effects.drivers import PtyTerminal, ScriptedAgent
 from engine.effects.packages import read_package_folder
 from engine.services.subscriptions import Subscription
@@ -340,7 +341,7 @@ def _agent_tools(engine: Engine, agent: str) -> list[str]:
         pkg = engine.state.packages.get(node.package or "") if node is not None else None
         if node is None or node.type != "card" or pkg is None or pkg.manifest is None:
             continue
-        names += [f"{other}__{t.name}" for t in pkg.manifest.tool_list]
+        names += [agent_tool_name(other, t.name) for t in pkg.manifest.tool_list]
     return sorted(names)
 
 

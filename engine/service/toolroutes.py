@@ -33,6 +33,7 @@ from starlette.responses import Response
 from engine.core.checks import check_card
 from engine.core.decision import Decision
 from engine.core.errors import ConsentError
+from engine.core.toolnames import agent_tool_name
 from engine.service.context import (
     Caller,
     Service,
@@ -144,8 +145,10 @@ def agent_tools(service: Service, agent: str) -> list[dict[str, Any]]:
 
     Only cards whose package is installed and approved, and a plain arrow's, are
     listed: a tool call needs a plain arrow (a port arrow carries port data one
-    way, SPEC §1), so other calls would be refused anyway. A name is ``<card>__<tool>``; node ids are
-    free text and tool names may hold ``__``, so two tools can share a name
+    way, SPEC §1), so other calls would be refused anyway. A name is
+    ``<card>__<tool>``, written as every agent client takes a tool's name when the
+    card's id holds what none does (`engine.core.toolnames.agent_tool_name`). Node
+    ids are free text and tool names may hold ``__``, so two tools can share a name
     (card ``x``'s ``a__b`` and card ``x__a``'s ``b``) — such a name is left out
     for both, as is a reserved one: a name that could mean two tools would send
     an agent's call (and its arguments) to a card it did not mean.
@@ -164,7 +167,8 @@ def agent_tools(service: Service, agent: str) -> list[dict[str, Any]]:
         manifest = found[1].manifest
         assert manifest is not None
         for tool in manifest.tool_list:
-            out.append({"name": f"{card_id}__{tool.name}", "card": card_id, "tool": tool.name,
+            out.append({"name": agent_tool_name(card_id, tool.name), "card": card_id,
+                        "tool": tool.name,
                         "description": tool.description or "",
                         "input": tool.input if tool.input is not None else _NO_ARGS})
     taken = Counter(str(t["name"]) for t in out)
