@@ -39,11 +39,16 @@ import httptools
 
 from engine.app.onewrite import connect_unix
 
-__all__ = ["BodyTooLarge", "KeptConnections", "UnixConnections"]
+__all__ = ["BodyTooLarge", "KeptConnections", "ServerClosed", "UnixConnections"]
 
 
 class BodyTooLarge(Exception):
     """A response's body was longer than the request allowed (the connection is closed)."""
+
+
+class ServerClosed(httpcore.RemoteProtocolError):
+    """The server closed the connection before its response was whole (it is stopping,
+    say): no answer garbled, only none."""
 
 
 class KeptConnections:
@@ -483,8 +488,8 @@ async def _read(loop: asyncio.AbstractEventLoop, sock: socket.socket, head_only:
             if response.headed and not response.done and not response.length \
                     and response.transfer is None:
                 break  # no framing: the body ran to the end of the connection
-            raise httpcore.RemoteProtocolError(
-                "the server closed the connection in the middle of its response")
+            raise ServerClosed("the server closed the connection in the middle of its "
+                               "response")
         try:
             parser.feed_data(data)
         except httptools.HttpParserUpgrade:

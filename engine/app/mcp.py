@@ -59,8 +59,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, cast
 
-__all__ = ["STATUS_TOOL", "AgentMCP", "ServiceClient", "ServiceError", "default_agent_token_file",
-           "register"]
+__all__ = ["STATUS_TOOL", "AgentMCP", "ServiceClient", "ServiceError", "ServiceUnreachable",
+           "default_agent_token_file", "register"]
 
 #: The tool that reports a held prompt's (or a tool call's) state later.
 STATUS_TOOL = "arrowgate__prompt_status"
@@ -108,6 +108,11 @@ def default_agent_token_file(db: Path, agent: str) -> Path:
 
 class ServiceError(Exception):
     """The service could not be reached, or did not answer in time or as HTTP/1.1."""
+
+
+class ServiceUnreachable(ServiceError):
+    """The service could not be reached, or closed the connection before it answered (it
+    is stopping or restarting): a request that changes nothing may be sent again."""
 
 
 class _Reply:
@@ -197,7 +202,7 @@ class ServiceClient:
         """
         import httpcore
 
-        from engine.app.kept import BodyTooLarge
+        from engine.app.kept import BodyTooLarge, ServerClosed
 
         if self._closed:
             raise ServiceError("the client is closed")
@@ -226,10 +231,12 @@ class ServiceClient:
             raise ServiceError(f"the service did not answer {method} {path} within "
                                f"{REQUEST_TIMEOUT:g} s") from None
         except httpcore.ConnectError as exc:
-            raise ServiceError(f"cannot reach the service: {exc or type(exc).__name__}") \
-                from exc
-        except (httpcore.NetworkError, httpcore.ProtocolError,
-                httpcore.UnsupportedProtocol) as exc:
+            raise ServiceUnreachable(f"cannot reach the service: "
+                                     f"{exc or type(exc).__name__}") from exc
+        except (httpcore.NetworkError, ServerClosed) as exc:
+            raise ServiceUnreachable(f"the service closed the connection: "
+                                     f"{exc or type(exc).__name__}") from exc
+        except (httpcore.ProtocolError, httpcore.UnsupportedProtocol) as exc:
             raise ServiceError(f"the service closed the connection or answered badly: "
                                f"{exc or type(exc).__name__}") from exc
         return _Reply(status, content)
@@ -500,6 +507,10 @@ class AgentMCP:
         A wait the service answers "open" sooner than asked is not followed by the
         next at once, but when it would have ended: a service that answers at once
         is asked every `PROGRESS_EVERY` seconds, not as fast as the loop runs.
+
+        A service that cannot be reached meanwhile (`ServiceUnreachable`: stopping,
+        restarting) is asked again in the same rhythm, within the same bounds: an open
+        tool call outlives a restart of the service, and its card may answer it after.
         """
         import time
 
@@ -508,6 +519,7 @@ class AgentMCP:
         waited = 0
         start = time.monotonic()
         deadline = start + FOLLOW_LIMIT
+        gone: ServiceUnreachable | None = None  #: why the last wait found no service
         try:
             while True:
                 asked = began = 0.0
@@ -518,8 +530,18 @@ class AgentMCP:
                     began = time.monotonic()
                     asked = min(PROGRESS_EVERY, deadline - began)
                     if asked <= 0:
-                        return await self._give_up(call_id, deadline - start)
-                    tc = await self.client.wait(call_id, asked)
+                        return await self._give_up(call_id, deadline - start, gone)
+                    try:
+                        tc = await self.client.wait(call_id, asked)
+                    except ServiceUnreachable as exc:
+                        gone = exc
+                        waited += 1
+                        if notify is not None:
+                            await notify(float(waited), f"waiting for the service, which "
+                                                        f"{_first_line(exc)[:200]}")
+                        await anyio.sleep(max(0.0, asked - (time.monotonic() - began)))
+                        continue
+                    gone = None
                 if tc.get("problem"):
                     return self._text(tc.get("message") or "the tool call is gone", error=True)
                 if tc["state"] == "answered":
@@ -545,13 +567,17 @@ class AgentMCP:
             # notifications/cancelled (or the client went away): the tool call
             # is cancelled on the service and logged, whatever happens here.
             with anyio.CancelScope(shield=True):
-                await self.client.cancel(call_id)
+                try:
+                    await self.client.cancel(call_id)
+                except ServiceError:
+                    pass  # the service is gone: the call ends at its deadline there
             raise
 
-    async def _give_up(self, call_id: str, limit: float) -> tuple[str, bool]:
-        """Stop following a tool call the service kept open past ``limit`` seconds: it
-        is cancelled on the service (if the service still takes that) and the agent
-        told so."""
+    async def _give_up(self, call_id: str, limit: float,
+                       gone: ServiceUnreachable | None = None) -> tuple[str, bool]:
+        """Stop following a tool call the service kept open past ``limit`` seconds, or
+        that it could not be asked about since (``gone``): it is cancelled on the service
+        (if the service still takes that) and the agent told so."""
         import anyio
 
         with anyio.CancelScope(shield=True):
@@ -559,6 +585,9 @@ class AgentMCP:
                 await self.client.cancel(call_id)
             except ServiceError:
                 pass  # the service is gone too: the agent is told all the same
+        if gone is not None:
+            return self._text(f"{gone}: arrowgate mcp asked after tool call {call_id} for "
+                              f"{round(limit, 1):g} s and gave up on it", error=True)
         return self._text(f"the card did not answer tool call {call_id} within "
                           f"{round(limit, 1):g} s "
                           "(the service kept it open): arrowgate mcp gave up on it and "
