@@ -114,7 +114,9 @@ class ToolCallOut(BaseModel):
 
 
 class ToolOut(BaseModel):
-    """One tool an agent may call: ``name`` is ``<card>__<tool>`` (SPEC §10.2)."""
+    """One tool an agent may call: ``name`` is ``<card>__<tool>`` (SPEC §10.2), written
+    as every agent client takes a tool's name when the card's id holds what none does
+    (`engine.core.toolnames.agent_tool_name`); ``card`` and ``tool`` say which it is."""
 
     name: str
     card: str

@@ -1581,7 +1581,9 @@ export interface components {
         };
         /**
          * ToolOut
-         * @description One tool an agent may call: ``name`` is ``<card>__<tool>`` (SPEC §10.2).
+         * @description One tool an agent may call: ``name`` is ``<card>__<tool>`` (SPEC §10.2), written
+         *     as every agent client takes a tool's name when the card's id holds what none does
+         *     (`engine.core.toolnames.agent_tool_name`); ``card`` and ``tool`` say which it is.
          */
         ToolOut: {
             /** Name */
