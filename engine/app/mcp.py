@@ -59,8 +59,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, BinaryIO, Protocol, cast
 
-__all__ = ["STATUS_TOOL", "AgentMCP", "ServiceClient", "ServiceError", "ServiceUnreachable",
-           "default_agent_token_file", "register"]
+__all__ = ["STATUS_TOOL", "AgentMCP", "OutputFailed", "ServiceClient", "ServiceError",
+           "ServiceUnreachable", "default_agent_token_file", "register"]
 
 #: The tool that reports a held prompt's (or a tool call's) state later.
 STATUS_TOOL = "arrowgate__prompt_status"
@@ -754,16 +754,19 @@ class AgentMCP:
 
         options = self.server.create_initialization_options(
             notification_options=NotificationOptions(tools_changed=True))
-        async with _stdio() as (lines, out):
+        async with _stdio() as (lines, stdout):
             # Every line read here first (plain tools/call requests answered here,
             # requests the SDK cannot read refused here), the rest the SDK's.
             async with anyio.create_task_group() as tg:
+                out = _EndingOut(stdout, tg.cancel_scope)
                 try:
                     async with _lines_transport(lines, out, self, tg) as (read, write):
                         await self.server.run(read, write, options)
                 finally:
                     # Input ended: calls in flight are cancelled, as the SDK's are.
                     tg.cancel_scope.cancel()
+        if out.failed is not None:
+            raise OutputFailed(out.failed)
 
 
 class _PipeLines:
@@ -810,15 +813,9 @@ class _PipeOut:
         await self._writer.drain()
 
     async def send(self, data: bytes) -> None:
-        """Send one message's line (bytes) and wait while the client is not reading.
-
-        A client that went away is not an error here: there is no one to tell.
-        """
-        try:
-            self._writer.write(data)
-            await self._writer.drain()
-        except OSError:
-            pass
+        """Send one message's line (bytes) and wait while the client is not reading."""
+        self._writer.write(data)
+        await self._writer.drain()
 
 
 class _Output(Protocol):
@@ -832,6 +829,61 @@ class _Output(Protocol):
 
     async def send(self, data: bytes) -> None:
         """Send one message's line (bytes) and wait until it is on its way."""
+
+
+class OutputFailed(Exception):
+    """Standard output refused a write: the bridge can answer its client no more.
+
+    ``error`` is the write's `OSError`: a closed pipe or connection (the client
+    went away) or a fault of the file (a full disk).
+    """
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(f"standard output: {error.strerror or error}")
+        self.error = error
+
+    @property
+    def client_gone(self) -> bool:
+        """Whether the client closed its end (an ending, as the end of input is)."""
+        return isinstance(self.error, (BrokenPipeError, ConnectionResetError))
+
+
+class _EndingOut:
+    """Standard output (`_Output`) that ends the session at its first failed write.
+
+    A bridge that cannot write has no client to serve: every later answer would
+    fail too, and its input may stay open for ever (a client that closed only the
+    end it reads). The first failure is kept and the session's scope cancelled, so
+    `AgentMCP.run_stdio` ends and says why (`OutputFailed`).
+    """
+
+    def __init__(self, out: _Output, scope: Any) -> None:
+        self._out, self._scope = out, scope
+        #: The first write standard output refused, or None.
+        self.failed: OSError | None = None
+
+    async def write(self, text: str) -> None:
+        """As `_Output.write`; a failure ends the session."""
+        await self._guarded(self._out.write(text))
+
+    async def flush(self) -> None:
+        """As `_Output.flush`; a failure ends the session."""
+        await self._guarded(self._out.flush())
+
+    async def send(self, data: bytes) -> None:
+        """As `_Output.send`; a failure ends the session."""
+        await self._guarded(self._out.send(data))
+
+    async def _guarded(self, step: Awaitable[None]) -> None:
+        import anyio
+
+        try:
+            await step
+        except OSError as exc:
+            if self.failed is None:
+                self.failed = exc
+            self._scope.cancel()
+            await anyio.lowlevel.checkpoint()  # cancelled here: nothing after it runs
 
 
 #: Progress of a tool call that waits: (progress, message).
@@ -1221,6 +1273,11 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
 
     try:
         anyio.run(main)
+    except OutputFailed as exc:
+        if exc.client_gone:
+            return 0  # the client closed its end: an ending, as the end of its input
+        print(f"arrowgate mcp: {exc}: the client can be answered no more", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         # Ctrl-C from the person who ran it, or SIGINT from its client: an ending
         # asked for, not a fault to show as a traceback (the shell's 128 + SIGINT).

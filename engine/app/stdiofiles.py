@@ -144,12 +144,12 @@ class FileOut:
         """Nothing: `write` and `send` wait until each line is written."""
 
     async def send(self, data: bytes) -> None:
-        """Send one message's line (bytes). A reader that went away is not an error
-        here: there is no one to tell."""
-        try:
-            await self._put(data)
-        except OSError:
-            pass
+        """Send one message's line (bytes), and wait until it is written.
+
+        Raises:
+            OSError: the file refused it (it may be partly written).
+        """
+        await self._put(data)
 
     async def _put(self, data: bytes) -> None:
         loop = asyncio.get_running_loop()
