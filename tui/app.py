@@ -15,7 +15,7 @@ import asyncio
 import gc
 import os
 import shlex
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar, TypeVar, cast
 
 from textual import on, work
@@ -35,6 +35,7 @@ from engine.effects.operator import OperatorCheck, operator_check
 from engine.store.logindex import is_store_url
 
 from .commands import ArrowgateCommands, GuardedCommandPalette
+from .keymap import KeymapProblem, keymap_problems
 from .keys import bindings_of
 from .messages import EngineChanged
 from .screens.arrow_log import ArrowLogScreen
@@ -61,13 +62,18 @@ class ArrowgateApp(App[int]):
             reads it on connections of its own); by default the engine's.
         operator: decides that a person operates the app (SPEC §4.5);
             injected by tests, the real check otherwise.
-        keymap: binding id → keys, applied over the defaults.
+        keymap: binding id → keys, applied over the defaults; one that would make
+            consent easier to give than the defaults is refused (`tui.keymap`).
         start: the screen to open on (``canvas``, ``log``, ``holds``, ``grants``,
             ``prompts``).
         review: at start, the install review of an offered package (its name),
             or the review of a manifest file of an installed package, to read.
         driver_class: Textual's driver (`tui.tty.terminal_driver` reads keys
             from the terminal when standard input is not one).
+
+    Raises:
+        ValueError: ``keymap`` puts a consent key where it could be pressed by
+            accident (`keymap_refusals`); the message names each binding and key.
     """
 
     TITLE = "arrowgate"
@@ -107,6 +113,7 @@ class ArrowgateApp(App[int]):
                  keymap: dict[str, str] | None = None, start: str = "canvas",
                  review: str | ManifestFile | None = None,
                  driver_class: type[Driver] | None = None) -> None:
+        _refuse_easier_consent(keymap or {})
         super().__init__(driver_class=driver_class)
         self.engine = engine
         path = db_path or engine.store.file or getattr(engine.store, "dsn", None)
@@ -171,6 +178,20 @@ class ArrowgateApp(App[int]):
         self.run_engine_timers()
         if self._review is not None:
             self.push_screen(ReviewScreen(self._review))
+
+    def set_keymap(self, keymap: Mapping[str, str]) -> None:
+        """Textual's `set_keymap`, refusing a keymap that makes consent easier to give.
+
+        Raises:
+            ValueError: as `ArrowgateApp` does; the keymap in use is kept.
+        """
+        _refuse_easier_consent(keymap)
+        super().set_keymap(keymap)
+
+    def update_keymap(self, keymap: Mapping[str, str]) -> None:
+        """Textual's `update_keymap`, checked as `set_keymap` is, merged keymap and all."""
+        _refuse_easier_consent({**self._keymap, **keymap})
+        super().update_keymap(keymap)
 
     def first_drawn(self) -> None:
         """The first screen's data is on screen: freeze the heap (once)."""
@@ -365,6 +386,26 @@ class ArrowgateApp(App[int]):
 def binding_ids() -> set[str]:
     """The id of every binding of the app, its screens, dialogs and widgets."""
     return {b.id for owner in _binding_owners() for b in bindings_of(owner) if b.id}
+
+
+def keymap_refusals(keymap: Mapping[str, str]) -> list[KeymapProblem]:
+    """What in ``keymap`` would make consent easier to give than the default keys
+    (`tui.keymap`): a consent key on a moving key, on another binding's key, a
+    high-risk one on a plain key. Empty when the keymap may be used."""
+    from textual.containers import VerticalScroll
+    from textual.widgets import DataTable
+
+    from .screens.arming import ArmedDialog
+
+    return keymap_problems(keymap, _binding_owners(), dialogs=(ArmedDialog,),
+                           widgets=(VerticalScroll, DataTable))
+
+
+def _refuse_easier_consent(keymap: Mapping[str, str]) -> None:
+    problems = keymap_refusals(keymap)
+    if problems:
+        raise ValueError("the keymap would make consent easier to give by accident: "
+                         + "; ".join(map(str, problems)))
 
 
 def keymap_clashes(keymap: dict[str, str]) -> list[str]:

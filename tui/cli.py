@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,22 +35,35 @@ KEYMAP_MAX_BYTES = 1024 * 1024
 
 
 def _keymap() -> dict[str, str]:
+    """The person's keymap, or {} without one.
+
+    Raises:
+        SystemExit: the file cannot be read, is not one object of binding id → keys (each
+            id once), or would make consent easier to give by accident (`tui.keymap`);
+            the message names the file and the line.
+    """
     path = keymap_path()
     if not path.exists():
         return {}
     from engine.effects.userfile import read_user_text
 
+    from .app import keymap_refusals
+    from .keymap import describe, read_keymap
+
     try:
         # Through the reader of files a person names: a FIFO or a device at that path
         # would otherwise hang the TUI before it draws anything.
-        data = json.loads(read_user_text(path, limit=KEYMAP_MAX_BYTES))
+        read = read_keymap(read_user_text(path, limit=KEYMAP_MAX_BYTES))
     except (OSError, ValueError, RecursionError) as exc:
         raise SystemExit(f"arrowgate: cannot read the keymap {path}: {exc}") from exc
-    if not isinstance(data, dict) or not all(isinstance(k, str) and isinstance(v, str)
-                                             for k, v in data.items()):
-        raise SystemExit(f"arrowgate: the keymap {path} maps binding ids to keys, "
-                         'e.g. {"hold.approve": "A"}')
-    return data
+    problems = keymap_refusals(read.keymap)
+    if problems:
+        raise SystemExit("arrowgate: " + "\n".join(describe(p, path, read.lines)
+                                                     for p in problems)
+                         + "\nA key that gives consent is never one that moves, scrolls or "
+                           "closes, nor another binding's key, and high-risk consent keeps a "
+                           "deliberate key (an upper-case letter or a modifier).")
+    return read.keymap
 
 
 def register(sub: Any) -> None:

@@ -36,7 +36,7 @@ from .world import add_hostile, make_app
     ("confirm.yes", "down"),
     ("confirm.yes", "j"),
     ("confirm.deliberate", "pagedown"),
-    ("review.accept", " "),  # the space bar, as Textual reads a keymap
+    ("review.accept", "space"),
     ("review.accept_high", "escape"),
     ("request.allow", "tab"),
     ("request.allow_high", "shift+down"),
