@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import os
 import shlex
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, ClassVar, TypeVar, cast
@@ -35,6 +34,7 @@ from engine.effects.operator import OperatorCheck, operator_check
 from engine.store.logindex import is_store_url
 
 from .commands import ArrowgateCommands, GuardedCommandPalette
+from .dbfile import damage, identity
 from .keymap import KeymapProblem, keymap_problems
 from .keys import bindings_of
 from .messages import EngineChanged
@@ -136,7 +136,7 @@ class ArrowgateApp(App[int]):
         #: Why the database file cannot be trusted any more (removed, replaced), or "".
         self.store_problem = ""
         # A server's database is no file to watch: its failures surface as errors.
-        self._db_identity = None if on_server else _identity(path)
+        self._db_identity = None if on_server else identity(path)
         self.operator = operator
         self._start = start
         self._review = review
@@ -268,19 +268,25 @@ class ArrowgateApp(App[int]):
             self.store_failed(exc)
 
     def check_store_file(self) -> None:
-        """Notice a database file removed or replaced under the app (once).
+        """Notice a database file removed, replaced or overwritten under the app (once).
 
-        The engine's connection still reads and writes the old, unlinked file:
-        consent given now would be lost with it, so consent actions are refused
-        until the app is restarted on a database that exists.
+        The engine's connection still reads and writes the old, unlinked file, or
+        pages it cached of a file overwritten since: consent given now would be held
+        by this app alone, so consent actions are refused until the app is restarted
+        on a database that every program can read (`tui.dbfile`).
         """
         if self.store_problem or is_store_url(self.db_path):
             return
-        now = _identity(self.db_path)
-        if now == self._db_identity:
+        now = identity(self.db_path)
+        if now is None:
+            problem = f"the database {self.db_label} was removed"
+        elif now != self._db_identity:
+            problem = f"the database {self.db_label} was replaced by another file"
+        elif why := damage(self.db_path):
+            problem = f"the database {self.db_label} {why}"
+        else:
             return
-        self.store_problem = (f"the database {self.db_label} was removed" if now is None else
-                              f"the database {self.db_label} was replaced by another file")
+        self.store_problem = problem
         self.notify(f"{self.store_problem} while arrowgate was open. What is shown may be out "
                     "of date and consent actions are refused; restart arrowgate.",
                     title="Database error", severity="error", timeout=30)
@@ -337,9 +343,11 @@ class ArrowgateApp(App[int]):
 
         Refusals (the operator check, or the engine's own) are shown, never raised.
         """
+        # The file as other programs see it, now: not as it was at the last tick.
+        self.check_store_file()
         if self.store_problem:
-            self.notify(f"{what}: refused — {self.store_problem}", title="Database error",
-                        severity="error", timeout=15)
+            self.notify(f"{what}: refused, not done — {self.store_problem}",
+                        title="Database error", severity="error", timeout=15)
             return None
         check = self.operator()
         if not check.ok:
@@ -353,7 +361,8 @@ class ArrowgateApp(App[int]):
             self.notify(exc.message, title=f"{what}: refused", severity="error", timeout=10)
             return None
         except STORE_ERRORS as exc:
-            self.store_failed(exc)
+            self.notify(f"{what}: not done — the database {self.db_label} failed: {exc}",
+                        title="Database error", severity="error", timeout=15)
             return None
         self.post_message(EngineChanged(what))
         return result
@@ -443,13 +452,3 @@ def _binding_owners() -> list[type[DOMNode]]:
     return [ArrowgateApp, CanvasScreen, ArrowLogScreen, HoldsScreen, GrantsScreen,
             PromptsScreen, HelpScreen, ReviewScreen, ConfirmScreen, DetailScreen, HoldScreen,
             RequestScreen, MapScreen, LogView]
-
-
-def _identity(path: str) -> tuple[int, int] | None:
-    """The file's device and inode, or None when it is gone."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
-

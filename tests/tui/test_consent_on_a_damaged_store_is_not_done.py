@@ -14,7 +14,6 @@ revoke that nothing but the open app held.)
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
