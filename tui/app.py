@@ -107,6 +107,8 @@ class ArrowgateApp(App[int]):
     pending_holds: reactive[int] = reactive(0)
     #: Seconds the store must stay quiet after a reload before the heap is frozen again.
     REFREEZE_S: ClassVar[float] = 2.0
+    #: Seconds between two looks at whether a person operates the app (`recheck_operator`).
+    OPERATOR_RECHECK_S: ClassVar[float] = 2.0
 
     def __init__(self, engine: Engine, *, db_path: str | None = None,
                  operator: Callable[[], OperatorCheck] = operator_check,
@@ -174,6 +176,7 @@ class ArrowgateApp(App[int]):
         self.switch_mode(self._start)
         self._count_holds()
         self.set_interval(1.0, self.check_store_file)
+        self.set_interval(self.OPERATOR_RECHECK_S, self.recheck_operator)
         self.watch_store()
         self.run_engine_timers()
         if self._review is not None:
@@ -308,12 +311,29 @@ class ArrowgateApp(App[int]):
                        timeout=timeout, markup=False)
 
     def set_read_only(self, reason: str) -> None:
-        """The operator check refused: hide and disable every consent key from now on."""
+        """The operator check refused (``reason``): hide and disable every consent key;
+        ``""`` once it passes again: offer them again (each action checks anew)."""
         self.operator_refusal = reason
         for screen in self.screen_stack:
             screen.refresh_bindings()
             for banner in screen.query("#operator-banner").results(Static):
-                banner.update(plain("read-only: " + reason))
+                banner.update(plain("read-only: " + reason) if reason else "")
+
+    @work(thread=True, exclusive=True, group="operator", exit_on_error=False,
+          description="look whether a person operates the app")
+    def recheck_operator(self) -> None:
+        """Look again whether a person operates the app, and follow it.
+
+        Some refusals pass with time (a tmux session a person attaches to after
+        starting the TUI in it, a window shown again) and some come (a client
+        attached from an agent): the keys offered follow the check. Lifting
+        read-only offers the keys only; every consent action checks again itself.
+        In a thread: the check may ask a tmux server, which may be slow to answer.
+        """
+        check = self.operator()
+        reason = "" if check.ok else check.reason
+        if reason != self.operator_refusal:
+            self.call_from_thread(self.set_read_only, reason)
 
     @on(Worker.StateChanged)
     def worker_failed(self, event: Worker.StateChanged) -> None:

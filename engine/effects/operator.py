@@ -20,6 +20,10 @@ drawing arrows — must decide that a person operates it. It refuses when:
   drivers started (drivers record each process they start — pid, start
   time, session and terminal — in `DrivenRegistry`, which lives at a fixed
   place in the user's home that no environment variable moves);
+- it runs in a tmux or GNU screen window no person is looking at: a session
+  with no client attached, a window or pane its session does not show, a client
+  attached from an agent (`engine.effects.multiplexer`: the multiplexer's server
+  is a parent that an agent can ask to start a command and type into it);
 - it cannot tell: the process table cannot be read.
 
 There is deliberately no switch to turn the check off: anything an agent can
@@ -38,6 +42,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
+
+from .multiplexer import Ask, ask_server, multiplexer_refusal
 
 __all__ = [
     "AGENT_ENV_MARKERS",
@@ -327,11 +333,13 @@ def operator_check(*, isatty: Callable[[], bool] | None = None,
                    table: ProcessTable | None = None,
                    registry: DrivenRegistry | None = None,
                    require_terminal: bool = True,
-                   include_self: bool = False) -> OperatorCheck:
+                   include_self: bool = False,
+                   ask: Ask = ask_server, _depth: int = 0) -> OperatorCheck:
     """Decide whether a person operates this process (see the module docstring).
 
-    The first four arguments replace the real terminal, environment, process
-    table and registry of driven processes, for tests. ``require_terminal``
+    The first four arguments and ``ask`` (how a tmux or screen server is asked
+    what it shows) replace the real terminal, environment, process table,
+    registry of driven processes and multiplexers, for tests. ``require_terminal``
     False judges a process that is not reached through a keyboard (a service's
     client, such as a canvas app's window): its tree must hold no agent, but it
     need not have a terminal. ``include_self`` judges the process's own command
@@ -404,7 +412,49 @@ def operator_check(*, isatty: Callable[[], bool] | None = None,
             return OperatorCheck(False, f"a program that fakes a terminal ({faker}) is {role}, "
                                         f"so the terminal says nothing about a person: "
                                         f"{_describe(info)}")
+    if require_terminal:
+        refusal = _multiplexed(me, chain, environ, table, registry, ask, _depth)
+        if refusal:
+            return OperatorCheck(False, refusal)
     return OperatorCheck(True)
+
+
+#: Multiplexers within multiplexers judged before the check gives up (refusing).
+_MAX_DEPTH = 3
+
+
+def _multiplexed(me: ProcInfo, chain: list[ProcInfo], environ: Mapping[str, str],
+                 table: ProcessTable, registry: DrivenRegistry, ask: Ask,
+                 depth: int) -> str | None:
+    """`multiplexer_refusal`, judging each attached client as a peer of its own."""
+
+    def judge(pid: int) -> OperatorCheck:
+        if depth + 1 >= _MAX_DEPTH:
+            return OperatorCheck(False, "multiplexers nested too deep to judge")
+        client = table.get(pid)
+        if client is None or client.environ is None:
+            return OperatorCheck(False, f"cannot read process {pid}, so cannot rule out an "
+                                        "agent")
+        if client.tty == 0:
+            return OperatorCheck(False, f"process {pid} has no controlling terminal")
+        return operator_check(isatty=lambda: True, environ=client.environ,
+                              table=_Seen(table, pid), registry=registry, ask=ask,
+                              _depth=depth + 1)
+
+    return multiplexer_refusal(me, chain, environ, ask, judge)
+
+
+class _Seen:
+    """A process table that calls another process its own (an attached client's view)."""
+
+    def __init__(self, table: ProcessTable, pid: int) -> None:
+        self._table, self._pid = table, pid
+
+    def self_pid(self) -> int:
+        return self._pid
+
+    def get(self, pid: int) -> ProcInfo | None:
+        return self._table.get(pid)
 
 
 def peer_check(pid: int, *, table: ProcessTable | None = None,

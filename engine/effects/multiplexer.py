@@ -1,0 +1,165 @@
+"""Is a person looking at the tmux or screen window this program runs in? (SPEC §4.5)
+
+A terminal multiplexer's server is a long-running program that an agent can
+ask to start a command: ``tmux new-session -d 'arrowgate tui'`` runs the TUI on a
+real pseudo-terminal whose parent is the tmux server, not the agent, and
+``tmux send-keys`` then types into it. The walk up the parents meets no agent
+(the server was started by the person long ago, or by the agent with a clean
+environment, and is a child of init), so the operator check asks the
+multiplexer itself what a person would see:
+
+- **tmux**: the server this program runs under (its nearest ancestor named
+  ``tmux``) must be the one ``$TMUX`` names (its socket answers with the
+  ancestor's pid); this program's terminal must be one of its panes, the active
+  pane of its session's current window; at least one client must be attached to
+  that session; and every attached client must itself pass the operator check
+  (a client started by an agent, under ``script`` or with an agent among its
+  parents, lets that agent type into the session).
+- **GNU screen**: the session this program runs under must be the one ``$STY``
+  names (its pid is the ancestor's) and be attached (``screen -ls``). Screen does
+  not say which processes are its clients, so they are not judged.
+
+When it cannot tell (``$TMUX``/``$STY`` unset, the server does not answer) it
+refuses, as the rest of the check does. A person who runs the TUI in their own
+tmux and types into it passes: their window is shown and their client is theirs.
+The multiplexer is asked through the server's own executable
+(``/proc/PID/exe``), not whatever ``tmux`` comes first on ``$PATH``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from .operator import OperatorCheck, ProcInfo
+
+__all__ = ["Ask", "ask_server", "multiplexer_refusal"]
+
+
+class Ask(Protocol):
+    """Runs the multiplexer whose server is ``server`` with ``args``; its standard output,
+    or None when it could not be run or (``any_status`` False) it failed."""
+
+    def __call__(self, server: int, program: str, args: Sequence[str], *,
+                 any_status: bool = False) -> str | None: ...
+
+
+#: Seconds a multiplexer has to answer.
+ASK_TIMEOUT_S = 5.0
+
+
+def ask_server(server: int, program: str, args: Sequence[str], *,
+               any_status: bool = False) -> str | None:
+    """`Ask` for real: the server's own executable where ``/proc`` shows it, else
+    ``program`` from ``$PATH``."""
+    exe = f"/proc/{server}/exe"
+    command = [exe if os.path.exists(exe) else program, *args]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=ASK_TIMEOUT_S,
+                              stdin=subprocess.DEVNULL, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if any_status or done.returncode == 0 else None
+
+
+def _program(argv: tuple[str, ...]) -> str:
+    word = argv[0] if argv else ""
+    # tmux's server names itself "tmux: server"; screen's is "SCREEN".
+    return os.path.basename(word.split(":", 1)[0].split(None, 1)[0] if word else "").lower()
+
+
+def multiplexer_refusal(me: ProcInfo, chain: Sequence[ProcInfo], environ: Mapping[str, str],
+                        ask: Ask, judge: Callable[[int], OperatorCheck]) -> str | None:
+    """Why the multiplexer this process runs under shows it to no person, or None
+    (none among ``chain``, its parents, or a person looks at it; see above).
+
+    Args:
+        me: this process (its terminal is the pane's).
+        chain: its parents, nearest first.
+        environ: its environment (``TMUX``, ``STY``).
+        ask: runs the multiplexer (`ask_server`; tests feed their own).
+        judge: the operator check of another process (an attached client), by pid.
+    """
+    for info in chain:
+        name = _program(info.argv)
+        if name == "tmux":
+            return _tmux(me, info, environ, ask, judge)
+        if name == "screen":
+            return _screen(info, environ, ask)
+    return None
+
+
+def _tmux(me: ProcInfo, server: ProcInfo, environ: Mapping[str, str], ask: Ask,
+          judge: Callable[[int], OperatorCheck]) -> str | None:
+    where = f"tmux (server pid {server.pid})"
+    socket = environ.get("TMUX", "").split(",", 1)[0]
+    if not socket:
+        return f"it runs inside {where}, but TMUX, which names its socket, is not set"
+
+    def query(*args: str) -> list[list[str]] | None:
+        out = ask(server.pid, "tmux", ["-S", socket, *args])
+        return None if out is None else [line.split("\t") for line in out.splitlines()]
+
+    pid = query("display-message", "-p", "#{pid}")
+    if not pid or pid[0] != [str(server.pid)]:
+        return f"it runs inside {where}, but the socket TMUX names ({socket}) is not that server's"
+    panes = query("list-panes", "-a", "-F",
+                  "#{pane_tty}\t#{session_id}\t#{window_active}\t#{pane_active}")
+    mine = [p for p in panes or () if len(p) == 4 and _same_terminal(p[0], me.tty)]
+    if not mine:
+        return f"its terminal is not one of the panes of {where}"
+    _tty, session, window_active, pane_active = mine[0]
+    if window_active != "1" or pane_active != "1":
+        return (f"its tmux pane is not the one shown in its session ({where}): "
+                "a person types into the pane they see")
+    clients = query("list-clients", "-F", "#{client_pid}\t#{session_id}")
+    if clients is None:
+        return f"{where} did not say which clients are attached"
+    attached = [c[0] for c in clients if len(c) == 2 and c[1] == session and c[0].isdigit()]
+    if not attached:
+        return (f"no client is attached to its tmux session ({where}): no person is "
+                "looking at it")
+    for client in attached:
+        verdict = judge(int(client))
+        if not verdict.ok:
+            return f"a client attached to its tmux session (pid {client}) is refused: " \
+                   f"{verdict.reason}"
+    return None
+
+
+def _screen(server: ProcInfo, environ: Mapping[str, str], ask: Ask) -> str | None:
+    where = f"GNU screen (pid {server.pid})"
+    sty = environ.get("STY", "")
+    if sty.split(".", 1)[0] != str(server.pid):
+        return f"it runs inside {where}, but STY does not name that session"
+    listing = ask(server.pid, "screen", ["-ls", sty], any_status=True)
+    if listing is None:
+        return f"{where} did not say whether its session is attached"
+    for line in listing.splitlines():
+        if line.strip().startswith(sty + "\t") or line.strip().split("\t")[0] == sty:
+            if "(Attached)" in line:
+                return None
+            break
+    return f"its screen session ({where}) is not attached: no person is looking at it"
+
+
+_PTS = re.compile(r"/dev/pts/(\d+)\Z")
+
+
+def _same_terminal(path: str, tty_nr: int) -> bool:
+    """Whether the terminal device ``path`` is the one /proc calls ``tty_nr``."""
+    if not tty_nr:
+        return False
+    major, minor = (tty_nr >> 8) & 0xFFF, (tty_nr & 0xFF) | ((tty_nr >> 12) & 0xFFF00)
+    found = _PTS.match(path)
+    if found:  # /dev/pts/N is device 136:N (devpts takes its minors from one major)
+        return (major, minor) == (136, int(found.group(1)))
+    try:
+        dev = os.stat(path).st_rdev
+    except OSError:
+        return False
+    return (os.major(dev), os.minor(dev)) == (major, minor)
