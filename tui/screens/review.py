@@ -149,6 +149,7 @@ class ReviewScreen(ArmedDialog):
         if self._seen.note(scroll, self.query_one("#review-keys", Static),
                           self._note_seen):
             self.all_seen = True
+            self._show_keys()
             self.refresh_bindings()
 
     def action_to_end(self) -> None:
@@ -198,6 +199,10 @@ class ReviewScreen(ArmedDialog):
         else:
             accept = Text.assemble((key_hint(self, "review.accept"), "bold"),
                                    " accept and install")
+        if not self.all_seen:
+            # Its key does nothing yet: name what it waits for, not the key.
+            accept = Text.assemble("Scroll through to the end to accept (", ("↓", "bold"),
+                                   " / ", ("pgdn", "bold"), ")")
         keys.update(Text.assemble(accept, "    ", (key_hint(self, "review.decline"), "bold"),
                                   " decline    ", (key_hint(self, "review.close"), "bold"),
                                   " close"))
