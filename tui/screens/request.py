@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
+from textual.events import Resize
 from textual.widgets import DataTable, Footer, Static
 
 from engine import PERMISSIONS, Manifest
@@ -17,11 +19,22 @@ from ..keys import key_hint
 from ..text import plain
 from .arming import ArmedDialog
 from .base import row_key
+from .seen import SeenRows
 
 if TYPE_CHECKING:
     from ..app import ArrowgateApp
 
 __all__ = ["RequestScreen"]
+
+
+
+class _PermissionText(Static):
+    """The chosen permission's text: its dialog learns when it is laid out anew."""
+
+    def on_resize(self) -> None:
+        screen = self.screen
+        if isinstance(screen, RequestScreen):
+            screen.text_laid_out()
 
 
 class RequestScreen(ArmedDialog):
@@ -30,7 +43,10 @@ class RequestScreen(ArmedDialog):
     The engine tells the card the answer either way and records it in the
     consent history; it refuses the request when the card is not on screen
     (``not-visible``). A high-risk permission is allowed only with shift+y, and
-    allowing works once the dialog has been on screen a moment (`tui.screens.arming`).
+    allowing works once the dialog has been on screen a moment (`tui.screens.arming`)
+    and the chosen permission's whole text (its hosts, what users see) has been on
+    screen (`tui.screens.seen`: a text taller than the dialog scrolls, tab to it);
+    a permission chosen anew is read anew. Denying and closing work at once.
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -42,6 +58,10 @@ class RequestScreen(ArmedDialog):
                 tooltip="Deny: the card is told no"),
         Binding("escape", "close", "Close", id="request.close", priority=True,
                 tooltip="Close without answering"),
+        # Ahead of the scroll view's own end key (priority), which animates the view
+        # through every line in a blink: each would count as seen.
+        Binding("end,G", "to_end", "To the end", id="request.end", priority=True,
+                tooltip="Jump to the end of the text (what it skips still has to be read)"),
     ]
 
     def __init__(self, card: str) -> None:
@@ -51,6 +71,12 @@ class RequestScreen(ArmedDialog):
         #: opens: the answer names it, so a version approved meanwhile is ``stale``.
         self._manifest: Manifest | None = None
         self._hash: str | None = None
+        #: Whether every line of the chosen permission's text has been on screen.
+        self.all_seen = False
+        self._seen = SeenRows()
+        self._shown: str | None = None  #: the permission whose text is shown
+        #: The text was changed and is not laid out yet: its rows are not the old ones.
+        self._relaying = False
 
     @property
     def gate(self) -> ArrowgateApp:
@@ -58,11 +84,15 @@ class RequestScreen(ArmedDialog):
         return cast("ArrowgateApp", self.app)
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="dialog"):
+        # Always at its full height (``tall``), the text scrolling in what is left: the
+        # text changes with the permission chosen, and a dialog that grew with it could
+        # run past the screen's edge, its last rows where no scrolling shows them.
+        with Vertical(id="dialog", classes="tall"):
             yield Static(plain(f"Card {self.card} asks for a permission"),
                          classes="dialog-title")
             yield DataTable(id="requests", cursor_type="row")
-            yield Static("", id="request-text")
+            with VerticalScroll(classes="dialog-scroll", id="request-scroll"):
+                yield _PermissionText("", id="request-text")
             yield Static("", id="request-keys", classes="dialog-keys")
         yield Footer()
 
@@ -83,7 +113,42 @@ class RequestScreen(ArmedDialog):
                 f"The package of {self.card} declares no optional permission: "
                 "there is nothing it may ask for."))
         table.focus()
+        self.watch(self.query_one("#request-scroll", VerticalScroll), "scroll_y",
+                   self._note_seen, init=False)
         self._show()
+
+    @on(Resize)
+    def _resized(self) -> None:
+        self.call_after_refresh(self._note_seen)
+
+    def text_laid_out(self) -> None:
+        """Note what is on screen once the chosen permission's text is laid out: until
+        then its widget has the last text's height, and rows counted in it would be
+        the wrong rows. Called after the text changed, and on each of its resizes."""
+        if not self._relaying:
+            self._note_seen()
+            return
+        text = self.query_one("#request-text", Static)
+        width = text.content_region.width
+        needed = text.get_content_height(self.query_one("#request-scroll", VerticalScroll).size,
+                                         self.app.size, width)
+        if width and text.content_region.height == needed:
+            self._relaying = False
+            self._note_seen()
+        # Else its Resize, once laid out, calls again (a text never laid out stays unseen).
+
+    def _note_seen(self, *_args: object) -> None:
+        if self.all_seen or self._shown is None or self._relaying:
+            return
+        scroll = self.query_one("#request-scroll", VerticalScroll)
+        if self._seen.note(scroll, self.query_one("#request-text", Static), self._note_seen):
+            self.all_seen = True
+            self._show_keys()
+            self.refresh_bindings()
+
+    def action_to_end(self) -> None:
+        """Scroll to the end of the text."""
+        self.query_one("#request-scroll", VerticalScroll).scroll_end(animate=False)
 
     def selected(self) -> str | None:
         """The optional permission under the cursor."""
@@ -94,32 +159,51 @@ class RequestScreen(ArmedDialog):
 
     def _show(self) -> None:
         name = self.selected()
-        keys = self.query_one("#request-keys", Static)
+        if name != self._shown:
+            # Another permission's text: read it anew, from its top, once laid out (until
+            # then the rows on screen are the last text's).
+            self._shown, self.all_seen, self._seen = name, False, SeenRows()
+            self._relaying = True
+            self.query_one("#request-scroll", VerticalScroll).scroll_home(animate=False)
         if name is None:
-            keys.update(Text.assemble((key_hint(self, "request.close"), "bold"), " close"))
+            self._show_keys()
             return
-        engine = self.gate.engine
-        node = engine.state.canvas.node(self.card)
-        pkg = engine.state.packages.get(str(node.data.get("package"))) if node else None
         spec = PERMISSIONS[name]
         shown = self._manifest  # the version the answer names, not one approved since
         title = permission_title(shown, name) if shown is not None else spec.title
         version = f"{shown.name} {shown.version}: " if shown is not None else ""
         text = Text.assemble(plain(f"{version}{name} ({spec.risk} risk): {title}\nUsers "
-                                   f"see: {spec.users_see}"))
+                                   f"see: {spec.users_see}", multiline=True))
         if spec.risk == "high":
             text.append("\nRISK: ", style="bold red")
             text.append_text(plain(f"{name} is high risk; allowing it takes "
                                    f"{key_hint(self, 'request.allow_high')}."))
         self.query_one("#request-text", Static).update(text)
-        allow = (key_hint(self, "request.allow_high" if spec.risk == "high"
-                          else "request.allow"), "bold")
+        self._show_keys()
+        self.refresh_bindings()
+        self.call_after_refresh(self.text_laid_out)
+
+    def _show_keys(self) -> None:
+        name = self.selected()
+        keys = self.query_one("#request-keys", Static)
+        close = (key_hint(self, "request.close"), "bold")
+        if name is None:
+            keys.update(Text.assemble(close, " close"))
+            return
+        engine = self.gate.engine
+        node = engine.state.canvas.node(self.card)
+        pkg = engine.state.packages.get(str(node.data.get("package"))) if node else None
         deny = Text("granted: revoke it on the grants screen    ") \
             if pkg is not None and self._granted(pkg.name, name) else \
             Text.assemble((key_hint(self, "request.deny"), "bold"), " deny    ")
-        keys.update(Text.assemble(allow, " allow    ", deny,
-                                  (key_hint(self, "request.close"), "bold"), " close"))
-        self.refresh_bindings()
+        if not self.all_seen:
+            allow = Text.assemble("Scroll through to the end to allow (", ("tab", "bold"),
+                                  ", ", ("↓", "bold"), " / ", ("pgdn", "bold"), ")    ")
+        else:
+            allow = Text.assemble((key_hint(self, "request.allow_high"
+                                            if PERMISSIONS[name].risk == "high"
+                                            else "request.allow"), "bold"), " allow    ")
+        keys.update(Text.assemble(allow, deny, close, " close"))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("answer", "allow_high"):
@@ -128,14 +212,15 @@ class RequestScreen(ArmedDialog):
                 return False
             high = PERMISSIONS[name].risk == "high"
             if action == "allow_high":
-                return high
-            return parameters == (False,) or not high
+                return high and self.all_seen
+            return parameters == (False,) or (not high and self.all_seen)
         return True
 
     async def action_answer(self, allow: bool) -> None:
         """Answer the card: allow (not for high risk) or deny (not for one granted)."""
         name = self.selected()
-        if name is None or (allow and (PERMISSIONS[name].risk == "high" or not self.armed)):
+        if name is None or (allow and (PERMISSIONS[name].risk == "high" or not self.armed
+                                       or not self.all_seen)):
             return
         package = self._package()
         if not allow and package is not None and self._granted(package, name):
@@ -162,7 +247,8 @@ class RequestScreen(ArmedDialog):
     async def action_allow_high(self) -> None:
         """Allow a high-risk optional permission (the deliberate key)."""
         name = self.selected()
-        if name is not None and PERMISSIONS[name].risk == "high" and self.armed:
+        if name is not None and PERMISSIONS[name].risk == "high" and self.armed \
+                and self.all_seen:
             await self._answer(name, True)
 
     async def _answer(self, name: str, allow: bool) -> None:
