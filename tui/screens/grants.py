@@ -255,7 +255,7 @@ class GrantsScreen(EngineScreen):
                 + ("Approving grants what was widened." if update.diff.widened else
                    "Nothing is widened; approving accepts the changed files."))
         risk = (f"{pkg.name} asks for more, high risk: {', '.join(high)}. Approve only if you "
-                "trust it with what the lines above say." if high else None)
+                "trust it with what the lines below say." if high else None)
 
         async def answered(yes: bool | None) -> None:
             if yes:
