@@ -236,8 +236,16 @@ class HoldScreen(ArmedDialog):
         if decision is None:
             self._answered = False
             return
-        outcome = decision.code or (decision.value or {}).get("state", decision.outcome)
-        self.notify(f"prompt {prompt.id}: approved → {outcome}", title="hold: approve")
+        now = self.gate.engine.prompt(prompt.id)
+        if decision.code or now is None or now.state not in ("queued", "delivered", "replied"):
+            # The engine took the approval but could not send it (a rule that no longer
+            # holds, the agent's queue full): the prompt is cancelled, nothing was sent.
+            self.notify(f"prompt {prompt.id}: not sent — cancelled on approval: "
+                        f"{decision.code or (now.state if now else 'gone')}"
+                        + (f": {decision.message}" if decision.message else ""),
+                        title="hold: approve", severity="warning", timeout=15)
+        else:
+            self.notify(f"prompt {prompt.id}: approved → {now.state}", title="hold: approve")
         self.dismiss(True)
 
     async def action_reject(self) -> None:
