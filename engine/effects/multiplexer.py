@@ -32,12 +32,29 @@ import os
 import re
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from .operator import OperatorCheck, ProcInfo
+__all__ = ["Ask", "Process", "Verdict", "ask_server", "multiplexer_refusal"]
 
-__all__ = ["Ask", "ask_server", "multiplexer_refusal"]
+
+class Process(Protocol):
+    """What is read of a process (`engine.effects.operator.ProcInfo` is one)."""
+
+    @property
+    def pid(self) -> int: ...
+    @property
+    def tty(self) -> int: ...  # /proc's tty_nr; 0 for none
+    @property
+    def argv(self) -> tuple[str, ...]: ...
+
+
+class Verdict(Protocol):
+    """The operator check's answer (`engine.effects.operator.OperatorCheck` is one)."""
+
+    @property
+    def ok(self) -> bool: ...
+    @property
+    def reason(self) -> str: ...
 
 
 class Ask(Protocol):
@@ -72,8 +89,8 @@ def _program(argv: tuple[str, ...]) -> str:
     return os.path.basename(word.split(":", 1)[0].split(None, 1)[0] if word else "").lower()
 
 
-def multiplexer_refusal(me: ProcInfo, chain: Sequence[ProcInfo], environ: Mapping[str, str],
-                        ask: Ask, judge: Callable[[int], OperatorCheck]) -> str | None:
+def multiplexer_refusal(me: Process, chain: Sequence[Process], environ: Mapping[str, str],
+                        ask: Ask, judge: Callable[[int], Verdict]) -> str | None:
     """Why the multiplexer this process runs under shows it to no person, or None
     (none among ``chain``, its parents, or a person looks at it; see above).
 
@@ -93,8 +110,8 @@ def multiplexer_refusal(me: ProcInfo, chain: Sequence[ProcInfo], environ: Mappin
     return None
 
 
-def _tmux(me: ProcInfo, server: ProcInfo, environ: Mapping[str, str], ask: Ask,
-          judge: Callable[[int], OperatorCheck]) -> str | None:
+def _tmux(me: Process, server: Process, environ: Mapping[str, str], ask: Ask,
+          judge: Callable[[int], Verdict]) -> str | None:
     where = f"tmux (server pid {server.pid})"
     socket = environ.get("TMUX", "").split(",", 1)[0]
     if not socket:
@@ -131,7 +148,7 @@ def _tmux(me: ProcInfo, server: ProcInfo, environ: Mapping[str, str], ask: Ask,
     return None
 
 
-def _screen(server: ProcInfo, environ: Mapping[str, str], ask: Ask) -> str | None:
+def _screen(server: Process, environ: Mapping[str, str], ask: Ask) -> str | None:
     where = f"GNU screen (pid {server.pid})"
     sty = environ.get("STY", "")
     if sty.split(".", 1)[0] != str(server.pid):
