@@ -124,3 +124,35 @@ def test_a_real_detached_tmux_session_is_refused(tmp_path: Path) -> None:
         subprocess.run(["tmux", "-S", str(socket), "kill-server"], env=env, timeout=30,
                        check=False)
     assert "ok=False" in verdict and "tmux" in verdict, verdict
+
+
+class _NoTtyTable:
+    """A process table that knows no terminal numbers (``ps`` where there is no /proc)."""
+
+    def __init__(self, table: ProcFS) -> None:
+        self._table = table
+
+    def self_pid(self) -> int:
+        return self._table.self_pid()
+
+    def get(self, pid: int) -> Any:
+        from dataclasses import replace
+
+        info = self._table.get(pid)
+        return None if info is None else replace(info, tty=0 if pid == 600 else info.tty)
+
+
+def test_without_proc_the_pane_is_found_by_the_terminals_path(tmp_path: Path) -> None:
+    """Where the process table knows no terminal number, this process's own terminal path
+    finds its pane: a person in their own tmux is not refused for want of /proc."""
+    table = _NoTtyTable(ProcFS(fake_proc(tmp_path / "proc", PROCS), self_pid=600))
+    verdict = operator_check(isatty=lambda: True, table=table, ask=FakeTmux(),
+                             environ={"TERM": "tmux", "TMUX": f"{SOCKET},500,0"},
+                             registry=DrivenRegistry(tmp_path / "none"),
+                             terminal=lambda: "/dev/pts/3")
+    assert verdict.ok, verdict
+    other = operator_check(isatty=lambda: True, table=table, ask=FakeTmux(),
+                           environ={"TERM": "tmux", "TMUX": f"{SOCKET},500,0"},
+                           registry=DrivenRegistry(tmp_path / "none"),
+                           terminal=lambda: "/dev/pts/9")  # the pane of another session
+    assert not other.ok, other
