@@ -90,7 +90,8 @@ def _program(argv: tuple[str, ...]) -> str:
 
 
 def multiplexer_refusal(me: Process, chain: Sequence[Process], environ: Mapping[str, str],
-                        ask: Ask, judge: Callable[[int], Verdict]) -> str | None:
+                        ask: Ask, judge: Callable[[int], Verdict], *,
+                        terminal: str | None = None) -> str | None:
     """Why the multiplexer this process runs under shows it to no person, or None
     (none among ``chain``, its parents, or a person looks at it; see above).
 
@@ -100,18 +101,20 @@ def multiplexer_refusal(me: Process, chain: Sequence[Process], environ: Mapping[
         environ: its environment (``TMUX``, ``STY``).
         ask: runs the multiplexer (`ask_server`; tests feed their own).
         judge: the operator check of another process (an attached client), by pid.
+        terminal: the path of this process's terminal, where ``me`` has no terminal
+            number (a process table read from ``ps``).
     """
     for info in chain:
         name = _program(info.argv)
         if name == "tmux":
-            return _tmux(me, info, environ, ask, judge)
+            return _tmux(me, info, environ, ask, judge, terminal)
         if name == "screen":
             return _screen(info, environ, ask)
     return None
 
 
 def _tmux(me: Process, server: Process, environ: Mapping[str, str], ask: Ask,
-          judge: Callable[[int], Verdict]) -> str | None:
+          judge: Callable[[int], Verdict], terminal: str | None) -> str | None:
     where = f"tmux (server pid {server.pid})"
     socket = environ.get("TMUX", "").split(",", 1)[0]
     if not socket:
@@ -126,7 +129,8 @@ def _tmux(me: Process, server: Process, environ: Mapping[str, str], ask: Ask,
         return f"it runs inside {where}, but the socket TMUX names ({socket}) is not that server's"
     panes = query("list-panes", "-a", "-F",
                   "#{pane_tty}\t#{session_id}\t#{window_active}\t#{pane_active}")
-    mine = [p for p in panes or () if len(p) == 4 and _same_terminal(p[0], me.tty)]
+    mine = [p for p in panes or () if len(p) == 4 and (
+        _same_terminal(p[0], me.tty) if me.tty else (terminal is not None and p[0] == terminal))]
     if not mine:
         return f"its terminal is not one of the panes of {where}"
     _tty, session, window_active, pane_active = mine[0]

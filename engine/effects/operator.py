@@ -334,7 +334,9 @@ def operator_check(*, isatty: Callable[[], bool] | None = None,
                    registry: DrivenRegistry | None = None,
                    require_terminal: bool = True,
                    include_self: bool = False,
-                   ask: Ask = ask_server, _depth: int = 0) -> OperatorCheck:
+                   ask: Ask = ask_server,
+                   terminal: Callable[[], str | None] | None = None,
+                   _depth: int = 0) -> OperatorCheck:
     """Decide whether a person operates this process (see the module docstring).
 
     The first four arguments and ``ask`` (how a tmux or screen server is asked
@@ -344,6 +346,9 @@ def operator_check(*, isatty: Callable[[], bool] | None = None,
     client, such as a canvas app's window): its tree must hold no agent, but it
     need not have a terminal. ``include_self`` judges the process's own command
     line as well as its ancestors' (for a peer, which may be an agent itself).
+    ``terminal`` gives the path of the process's terminal where the process table
+    has no terminal numbers (``ps``): by default this process's own standard input's,
+    and none for another process.
     """
     isatty = isatty or (lambda: os.isatty(0))
     environ = os.environ if environ is None else environ
@@ -413,7 +418,10 @@ def operator_check(*, isatty: Callable[[], bool] | None = None,
                                         f"so the terminal says nothing about a person: "
                                         f"{_describe(info)}")
     if require_terminal:
-        refusal = _multiplexed(me, chain, environ, table, registry, ask, _depth)
+        if terminal is None:
+            terminal = _own_terminal if table.self_pid() == os.getpid() else _no_terminal
+        refusal = _multiplexed(me, chain, environ, table, registry, ask, _depth,
+                               terminal() if me.tty == 0 else None)
         if refusal:
             return OperatorCheck(False, refusal)
     return OperatorCheck(True)
@@ -423,9 +431,20 @@ def operator_check(*, isatty: Callable[[], bool] | None = None,
 _MAX_DEPTH = 3
 
 
+def _own_terminal() -> str | None:
+    try:
+        return os.ttyname(0)
+    except OSError:
+        return None
+
+
+def _no_terminal() -> str | None:
+    return None
+
+
 def _multiplexed(me: ProcInfo, chain: list[ProcInfo], environ: Mapping[str, str],
                  table: ProcessTable, registry: DrivenRegistry, ask: Ask,
-                 depth: int) -> str | None:
+                 depth: int, terminal: str | None) -> str | None:
     """`multiplexer_refusal`, judging each attached client as a peer of its own."""
 
     def judge(pid: int) -> OperatorCheck:
@@ -439,9 +458,9 @@ def _multiplexed(me: ProcInfo, chain: list[ProcInfo], environ: Mapping[str, str]
             return OperatorCheck(False, f"process {pid} has no controlling terminal")
         return operator_check(isatty=lambda: True, environ=client.environ,
                               table=_Seen(table, pid), registry=registry, ask=ask,
-                              _depth=depth + 1)
+                              terminal=_no_terminal, _depth=depth + 1)
 
-    return multiplexer_refusal(me, chain, environ, ask, judge)
+    return multiplexer_refusal(me, chain, environ, ask, judge, terminal=terminal)
 
 
 class _Seen:
