@@ -156,3 +156,30 @@ def test_without_proc_the_pane_is_found_by_the_terminals_path(tmp_path: Path) ->
                            registry=DrivenRegistry(tmp_path / "none"),
                            terminal=lambda: "/dev/pts/9")  # the pane of another session
     assert not other.ok, other
+
+
+class _PsLikeTable(_NoTtyTable):
+    """As ``ps`` reads processes: no terminal numbers, no environments."""
+
+    def get(self, pid: int) -> Any:
+        from dataclasses import replace
+
+        info = self._table.get(pid)
+        return None if info is None else replace(info, tty=0, environ=None)
+
+
+def test_without_proc_attached_clients_are_judged_by_their_parents(tmp_path: Path) -> None:
+    """Where neither environments nor terminals can be read (``ps``), a client is judged
+    by its parents' command lines, as every ancestor is there: the person's passes, one
+    under ``script`` under an agent does not."""
+    table = _PsLikeTable(ProcFS(fake_proc(tmp_path / "proc", PROCS), self_pid=600))
+
+    def run(clients: Sequence[int]) -> Any:
+        return operator_check(isatty=lambda: True, table=table, ask=FakeTmux(clients=clients),
+                              environ={"TERM": "tmux", "TMUX": f"{SOCKET},500,0"},
+                              registry=DrivenRegistry(tmp_path / "none"),
+                              terminal=lambda: "/dev/pts/3")
+
+    assert run((700,)).ok, run((700,))
+    refused = run((700, 820))
+    assert not refused.ok and "script" in refused.reason, refused
