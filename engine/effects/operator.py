@@ -451,12 +451,16 @@ def _multiplexed(me: ProcInfo, chain: list[ProcInfo], environ: Mapping[str, str]
         if depth + 1 >= _MAX_DEPTH:
             return OperatorCheck(False, "multiplexers nested too deep to judge")
         client = table.get(pid)
-        if client is None or client.environ is None:
+        # Where /proc is read, what it cannot show is refused; where ``ps`` is the table
+        # (no environments, no terminals), the client is judged as every ancestor is
+        # there: by the command lines of its parents.
+        procfs = isinstance(table.base if isinstance(table, _Seen) else table, ProcFS)
+        if client is None or (procfs and client.environ is None):
             return OperatorCheck(False, f"cannot read process {pid}, so cannot rule out an "
                                         "agent")
-        if client.tty == 0:
+        if procfs and client.tty == 0:
             return OperatorCheck(False, f"process {pid} has no controlling terminal")
-        return operator_check(isatty=lambda: True, environ=client.environ,
+        return operator_check(isatty=lambda: True, environ=client.environ or {},
                               table=_Seen(table, pid), registry=registry, ask=ask,
                               terminal=_no_terminal, _depth=depth + 1)
 
@@ -467,13 +471,15 @@ class _Seen:
     """A process table that calls another process its own (an attached client's view)."""
 
     def __init__(self, table: ProcessTable, pid: int) -> None:
-        self._table, self._pid = table, pid
+        #: The table read (a `ProcFS` or ``ps``).
+        self.base = table.base if isinstance(table, _Seen) else table
+        self._pid = pid
 
     def self_pid(self) -> int:
         return self._pid
 
     def get(self, pid: int) -> ProcInfo | None:
-        return self._table.get(pid)
+        return self.base.get(pid)
 
 
 def peer_check(pid: int, *, table: ProcessTable | None = None,
