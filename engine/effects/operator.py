@@ -472,7 +472,7 @@ class _Seen:
 
     def __init__(self, table: ProcessTable, pid: int) -> None:
         #: The table read (a `ProcFS` or ``ps``).
-        self.base = table.base if isinstance(table, _Seen) else table
+        self.base: ProcessTable = table.base if isinstance(table, _Seen) else table
         self._pid = pid
 
     def self_pid(self) -> int:
