@@ -58,9 +58,10 @@ def _keymap() -> dict[str, str]:
         raise SystemExit(f"arrowgate: cannot read the keymap {path}: {exc}") from exc
     problems = keymap_refusals(read.keymap)
     if problems:
-        raise SystemExit("arrowgate: " + "\n".join(describe(p, path, read.lines)
-                                                     for p in problems)
-                         + "\nA key that gives consent is never one that moves, scrolls or "
+        raise SystemExit(f"arrowgate: the keymap {path} would make consent easier to give "
+                         "by accident:\n" + "".join(f"  {describe(p, read.lines)}\n"
+                                                    for p in problems)
+                         + "A key that gives consent is never one that moves, scrolls or "
                            "closes, nor another binding's key, and high-risk consent keeps a "
                            "deliberate key (an upper-case letter or a modifier).")
     return read.keymap

@@ -27,7 +27,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from textual.binding import Binding
 from textual.dom import DOMNode
@@ -212,8 +211,8 @@ def _blank(text: str, pos: int) -> int:
     return pos
 
 
-def describe(problem: KeymapProblem, path: Path | str, lines: Mapping[str, int]) -> str:
-    """A problem as one sentence naming the file and the lines that made it."""
+def describe(problem: KeymapProblem, lines: Mapping[str, int]) -> str:
+    """A problem as one line naming the lines of the file that made it."""
     where = sorted({lines[i] for i in problem.involves if i in lines})
     at = f"line {', '.join(map(str, where))}: " if where else ""
-    return f"the keymap {path}: {at}{problem}"
+    return f"{at}{problem}"
