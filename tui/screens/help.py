@@ -28,6 +28,13 @@ class HelpScreen(ModalScreen[None]):
         with Vertical(id="help"):
             yield Static("Key bindings — remap any of them by id in keymap.json "
                          "(see the README)", classes="dialog-title")
+            refusal = getattr(self.app, "operator_refusal", "")
+            if refusal:
+                # The header's banner is cut at the screen's edge: the whole reason here.
+                yield Static(plain(f"Read-only: {refusal}. Consent keys are hidden until "
+                                   "a person operates arrowgate (README: \"The operator "
+                                   "check\").", multiline=True), id="help-read-only",
+                             classes="hold-risk")
             yield DataTable(id="bindings", cursor_type="row", zebra_stripes=True)
 
     def on_mount(self) -> None:
