@@ -85,10 +85,40 @@ def read_only_uri(path: str | Path) -> str:
 
 
 def connect_read_only(path: str | Path) -> sqlite3.Connection:
-    """A connection that only reads the SQLite file ``path`` (`read_only_uri`); no
-    implicit transactions, so a caller's ``BEGIN`` makes one read snapshot."""
-    return sqlite3.connect(read_only_uri(path), uri=True, isolation_level=None,
+    """A connection that only reads the SQLite file ``path``, and leaves its folder as
+    it found it; no implicit transactions, so a caller's ``BEGIN`` makes one read
+    snapshot.
+
+    A ``mode=ro`` connection (`read_only_uri`) makes WAL's ``-wal`` and ``-shm``
+    files on its first read and, unable to checkpoint, never removes them: a
+    ``log show`` would leave two files beside a database no one had open. So
+    where it may write the folder and the file and no ``-wal`` or ``-journal`` is
+    there, it reads as a writer would but with ``query_only`` (SQLite refuses any
+    change), and as the last connection closes SQLite removes the files it made,
+    as it does for the engine's. With a ``-wal`` or ``-journal`` there (an engine
+    at work, or a crash's changes, which this connection must not checkpoint or
+    roll back), or a folder or file it may not write, it is `read_only_uri`'s.
+
+    Raises:
+        UnsafeToRead: as `read_only_uri`.
+    """
+    file = Path(path).resolve()
+    if _reads_leaving_no_files(file):
+        conn = sqlite3.connect(f"{file.as_uri()}?mode=rw", uri=True, isolation_level=None,
+                               check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+        conn.execute("PRAGMA query_only = ON")
+        return conn
+    return sqlite3.connect(read_only_uri(file), uri=True, isolation_level=None,
                            check_same_thread=False, timeout=BUSY_TIMEOUT_S)
+
+
+def _reads_leaving_no_files(file: Path) -> bool:
+    """Whether a ``query_only`` connection may read ``file``: it and its folder are
+    ours to write (else SQLite opens it read-only and the files stay) and no
+    ``-wal`` or ``-journal`` file is beside it, whose changes its close would apply."""
+    if not (os.access(file.parent, os.W_OK) and os.access(file, os.W_OK)):
+        return False
+    return not (Path(f"{file}-wal").exists() or Path(f"{file}-journal").exists())
 
 
 def connect_leaving_no_files(path: str | Path) -> sqlite3.Connection:
