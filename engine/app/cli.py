@@ -28,7 +28,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import Any, NoReturn, TextIO, cast
 
 from engine.app.common import (
     EXIT_FINDING,
@@ -56,6 +56,7 @@ __all__ = [
     "EXIT_OK",
     "EXIT_USAGE",
     "LOG_OUTCOMES",
+    "UsageError",
     "add_db_option",
     "build_parser",
     "db_path",
@@ -591,7 +592,7 @@ def _log_parsers(sub: Any) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand, plugged-in ones included."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="arrowgate", description="A graph-aware arrow consent engine.",
         epilog="Exit codes: 0 ok; 1 a finding (a log that fails verification, a diff that "
                "widens, a replay with failures, a refusal); 2 a usage error or invalid input.")
@@ -683,6 +684,48 @@ def build_parser() -> argparse.ArgumentParser:
 
     _register_plugins(sub)
     return parser
+
+
+class UsageError(Exception):
+    """Arguments the parser refused: what `ArgumentParser.error` would print and exit with."""
+
+    def __init__(self, prog: str, usage: str, message: str) -> None:
+        super().__init__(message)
+        self.prog = prog  #: the verb's program name (``arrowgate log show``)
+        self.usage = usage  #: its usage line, as ``--help`` begins
+        self.message = message  #: what was wrong with the arguments
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors are raised (`UsageError`) for `main` to
+    answer as every other error: in JSON under ``--json``, and shown inert (argparse
+    prints an unknown argument as it was typed, escape sequences and all).
+    Subcommands' parsers are made of the same class (``add_subparsers``)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(self.prog, self.format_usage(), message)
+
+
+def _asks_json(argv: Sequence[str]) -> bool:
+    """Whether ``argv`` asks for ``--json`` (or an abbreviation argparse takes for it),
+    before any ``--``: read without the parser, which refused them."""
+    words = list(argv)
+    if "--" in words:
+        words = words[:words.index("--")]
+    return any(len(w) > 3 and "--json".startswith(w) for w in words)
+
+
+def _say_usage(error: UsageError, *, as_json: bool) -> None:
+    """A usage error on stderr: argparse's usage and its one ``error:`` line (inert), or
+    under ``--json`` one JSON object ``{"error": {"code": "USAGE", "message", "usage"}}``."""
+    from engine.core.text import inert_lines
+
+    if as_json:
+        usage = " ".join(error.usage.split()).removeprefix("usage: ")
+        _say(f"{error.prog}: {error.message}", {"code": "USAGE", "usage": usage}, as_json=True)
+        return
+    sys.stderr.write(error.usage)
+    print(f"{error.prog}: error: {inert_lines(error.message)}", file=sys.stderr)
 
 
 def _register_plugins(sub: Any) -> None:
@@ -787,7 +830,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:  # --help, --version, or a usage error argparse printed
+    except UsageError as exc:
+        _say_usage(exc, as_json=_asks_json(sys.argv[1:] if argv is None else argv))
+        return EXIT_USAGE
+    except SystemExit as exc:  # --help or --version, printed
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     stdout = sys.stdout
     if stdout is None or stdout.isatty():
