@@ -35,6 +35,7 @@ def test_unencodable_values_are_a_clean_usage_error(tmp_path: Path, capsys, monk
     monkeypatch.setattr("engine.app.cli_write.operator_check", lambda: OperatorCheck(True))
     token = tmp_path / "token"
     token.write_text("t0k3n\n")
+    token.chmod(0o600)  # a token file others may read is refused before anything is read
     code = main([*argv, "--service", str(tmp_path / "serve.sock"), "--token-file", str(token),
                  "--json"])  # a crash here is the finding
     out, err = capsys.readouterr()
