@@ -487,8 +487,12 @@ def _token(args: argparse.Namespace) -> str:
         Path(f"{Path(args.db) if args.db else default_db_path()}.operator-token")
     try:
         # As every file a person names: a FIFO or a device is refused, never waited on.
-        raw = read_user_bytes(path, limit=_TOKEN_MAX)
+        # And private, as `arrowgate serve` writes it (0600) and ssh takes a key: the
+        # operator's token in a file others may read is theirs to act as the operator.
+        raw = read_user_bytes(path, limit=_TOKEN_MAX, private=True)
     except FileRefused as exc:
+        if exc.problem.startswith(("has mode", "belongs to")):
+            raise Failure(USAGE, f"the token file {path} {exc.problem}") from exc
         hint = "" if args.token_file else \
             " (give --token-file: the one `arrowgate serve` wrote, or --db of its database)"
         why = exc.problem.removeprefix("cannot be read: ")

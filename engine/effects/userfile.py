@@ -46,12 +46,20 @@ class FileRefused(OSError):
             f"{'it ' if why == self.problem else ''}{why}"
 
 
-def read_user_bytes(path: str | Path, *, limit: int = MAX_USER_FILE) -> bytes:
+def read_user_bytes(path: str | Path, *, limit: int = MAX_USER_FILE,
+                    private: bool = False) -> bytes:
     """The bytes of the regular file ``path`` (a link to one is followed).
+
+    Args:
+        path: the file a person named.
+        limit: the most bytes it may hold.
+        private: it holds a secret (a token): it must be this user's, and group and
+            others may neither read nor write it, as ssh judges a private key. Judged
+            on the file opened, so the file read is the file judged.
 
     Raises:
         FileRefused: it cannot be opened, is a FIFO, socket, device or folder,
-            or is larger than ``limit`` bytes.
+            is larger than ``limit`` bytes, or (``private``) is not private.
     """
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
@@ -61,6 +69,8 @@ def read_user_bytes(path: str | Path, *, limit: int = MAX_USER_FILE) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise FileRefused(path, "is not a regular file")
+        if private:
+            _refuse_shared(path, info)
         if info.st_size > limit:
             raise FileRefused(path, f"is larger than {limit} bytes")
         with os.fdopen(os.dup(fd), "rb") as fh:
@@ -74,6 +84,23 @@ def read_user_bytes(path: str | Path, *, limit: int = MAX_USER_FILE) -> bytes:
     if len(data) > limit:  # it grew while we read it
         raise FileRefused(path, f"is larger than {limit} bytes")
     return data
+
+
+def _refuse_shared(path: str | Path, info: os.stat_result) -> None:
+    """Refuse a file holding a secret that is another user's, or that group or others
+    may read or write (`read_user_bytes`'s ``private``)."""
+    if info.st_uid != os.getuid():
+        raise FileRefused(path, f"belongs to user {info.st_uid}, not to this one "
+                                f"({os.getuid()}): a secret is taken only from a file of "
+                                "one's own")
+    mode = stat.S_IMODE(info.st_mode)
+    if mode & 0o077:
+        # The name is the sender's choice: shown, never obeyed (quoted for a shell).
+        import shlex
+
+        raise FileRefused(path, f"has mode {mode:04o}: group or others may read or write "
+                                "it, so the secret in it is not taken (make it private: "
+                                f"chmod 600 {visible(shlex.quote(str(path)))})")
 
 
 def read_user_text(path: str | Path, *, limit: int = MAX_USER_FILE) -> str:

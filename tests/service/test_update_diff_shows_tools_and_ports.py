@@ -34,4 +34,5 @@ def test_the_service_diff_and_the_cli_show_them(unix_server: Any, tmp_path: Any,
 def _token_file(server: Any, tmp_path: Any) -> Any:
     path = tmp_path / "token"
     path.write_text(server.token)
+    path.chmod(0o600)  # private, as a token file must be
     return path

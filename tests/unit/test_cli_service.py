@@ -158,6 +158,7 @@ def test_a_wrong_token_is_a_refusal(service, tmp_path, capsys) -> None:
     """401 from the service: exit 1, the problem's message on stderr."""
     bad = tmp_path / "bad-token"
     bad.write_text("not-a-token\n")
+    bad.chmod(0o600)  # private, as a token file must be
     code, out, err = run(capsys, (service[0], bad), "hold", "list")
     assert code == 1 and out == "" and "UNAUTHENTICATED" in err
 
@@ -166,6 +167,7 @@ def test_no_service_at_the_address_is_exit_2(tmp_path, capsys) -> None:
     """Nothing listens on the socket: exit 2 naming the address."""
     token = tmp_path / "t"
     token.write_text("x")
+    token.chmod(0o600)
     code, _, err = run(capsys, (str(tmp_path / "none.sock"), token), "hold", "list")
     assert code == 2 and "cannot reach the service" in err
 
