@@ -986,9 +986,11 @@ class Engine:
         ``manifest``: a value or its file's text, hashed by the engine. (`Consent.offer`)"""
         return self._consent.offer(name, manifest, digests)
 
-    def remove_package(self, name: str, *, by: object = OPERATOR) -> Coroutine[Any, Any, None]:
-        """Withdraw an offered package that was never installed (`Consent.remove_package`)."""
-        return self._consent.remove_package(name, by=by)
+    def remove_package(self, name: str, *, review_hash: str | None = None,
+                       by: object = OPERATOR) -> Coroutine[Any, Any, None]:
+        """Withdraw an offered package that was never installed; ``review_hash``: the
+        offer the person saw, else ``stale``. (`Consent.remove_package`)"""
+        return self._consent.remove_package(name, review_hash=review_hash, by=by)
 
     def review(self, name: str) -> Coroutine[Any, Any, Review]:
         """The install review of an offered package; installs nothing. (`Consent.review`)"""

@@ -158,8 +158,14 @@ class Consent:
             self.ctx.state.packages[name] = pkg
 
     @operation
-    async def remove_package(self, name: str, *, by: object = OPERATOR) -> None:
+    async def remove_package(self, name: str, *, review_hash: str | None = None,
+                             by: object = OPERATOR) -> None:
         """Withdraw an offered package that was never installed (operator only).
+
+        ``review_hash``: the content hash of the offer the person saw; another
+        version offered under the name since is refused as ``stale`` (recorded),
+        checked in this operation, as an install is: the person removes what they
+        were shown, never a version they were not.
 
         The package leaves the list of packages one could install; the removal
         is recorded in the consent history with the content hash it had. Cards
@@ -184,6 +190,12 @@ class Consent:
             raise self.guard.refuse(principal, "package.remove", subject, InvalidArgument(
                 f"{name} is installed; only an offered package can be removed (revoke its "
                 "permissions instead)", reason="installed", package=name))
+        if review_hash is not None:
+            _require_hash_text(review_hash, "review_hash")
+            if review_hash != pkg.hash:
+                raise self.guard.refuse(principal, "package.remove", subject, ApprovalRefused(
+                    f"the offer you saw ({review_hash[:19]}…) is not the one offered now: "
+                    "stale — look at it again", reason="stale", package=name))
         with self.ctx.write():
             self.ctx.state.bump()  # what may be installed changed
             self.ctx.store.delete_package(name)

@@ -319,7 +319,7 @@ class GrantsScreen(EngineScreen):
             return
         cards = [n.id for n in self.engine.state.canvas.nodes(type="card")
                  if n.data["package"] == pkg.name]
-        version = str(pkg.raw.get("version", "?"))
+        version, shown = str(pkg.raw.get("version", "?")), pkg.hash
         body = (f"Remove the offered package {pkg.name} {version}?\n\ncontent hash {pkg.hash}"
                 "\n\nIt is no longer offered for install (until it is offered again); the "
                 "removal is recorded in the consent history. "
@@ -329,8 +329,9 @@ class GrantsScreen(EngineScreen):
 
         async def answered(yes: bool | None) -> None:
             if yes:
-                await self.gate.consent("package: remove",
-                                        lambda: self.engine.remove_package(pkg.name))
+                # Bound to the offer shown: one offered since is `stale`, not removed.
+                await self.gate.consent("package: remove", lambda: self.engine.remove_package(
+                    pkg.name, review_hash=shown))
                 if pkg.name not in self.engine.state.packages:
                     self.notify(f"{pkg.name} removed", title="package: remove")
                 self.refresh_safely()
