@@ -537,6 +537,13 @@ def _confirm(out: Any, question: str) -> None:
 
 
 def _fields(pairs: list[str] | None) -> dict[str, Any]:
+    """The fields ``--set KEY=VALUE`` name, each once, VALUE as JSON or a bare string.
+
+    A field given twice, or a key named twice in a VALUE that is JSON, is refused: its
+    last value would count, and a person reading the command line may take the first
+    (``--set dangerous=true --set dangerous=false``), as in `_json_object`.
+    """
+    from engine.core.uniquekeys import loads_unique
     from engine.service.jsonread import loads
 
     out: dict[str, Any] = {}
@@ -544,11 +551,21 @@ def _fields(pairs: list[str] | None) -> dict[str, Any]:
         key, sep, value = pair.partition("=")
         if not sep or not key:
             raise Failure(USAGE, f"--set {pair!r}: write KEY=VALUE")
+        if key in out:
+            raise Failure(USAGE, f"--set {key!r} is given twice: name each field once "
+                                 "(which value would count is not what a reader sees)")
         try:
             # Not json.loads: nested past the recursion limit, it raises RecursionError.
             out[key] = loads(value)
         except ValueError:
             out[key] = value  # a bare word is a string: name=Claude
+            continue
+        try:
+            loads_unique(value)
+        except ValueError as exc:
+            raise Failure(USAGE, f"--set {key!r}: {exc}") from None
+        except RecursionError:  # `loads` read it at the very edge of the stack
+            raise Failure(USAGE, f"--set {key!r}: nested too deeply") from None
     return out
 
 
