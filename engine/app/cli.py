@@ -823,9 +823,32 @@ def _escape_unencodable() -> None:
             pass
 
 
+def _fill_closed_streams() -> None:
+    """Standard input, output or error that the caller closed (``2>&-``) become
+    ``/dev/null``, on their descriptors and as ``sys.stdin``/``stdout``/``stderr``.
+
+    Python leaves a closed one ``None``, and ``print(file=sys.stderr)`` then writes to
+    standard output: an error line among a verb's data. And a descriptor left free
+    would be the next file opened (the anchor, an exported canvas), into which
+    anything meant for that stream would then be written.
+    """
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:  # the lower ones are all open, so this is not expected
+                os.dup2(null, fd)
+                os.close(null)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, encoding="utf-8", errors="backslashreplace",
+                                    closefd=False))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 ok, 1 a finding, 2 usage, 130
     interrupted)."""
+    _fill_closed_streams()
     _escape_unencodable()
     parser = build_parser()
     try:

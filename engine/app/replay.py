@@ -729,10 +729,14 @@ def run_files(paths: list[str], *, as_json: bool = False, store: str | None = No
                                       on_step=printed if as_json else lambda _step: None))
         if result.invalid:
             invalid += 1
-            # An invalid case is an error about the input: on stderr, also with --json.
-            print(_report(result.error), file=sys.stderr)
+            # An invalid case is an error about the input: on stderr, also with --json
+            # (then as JSON, as every verb's error under --json), and counted on stdout.
             if as_json:
+                print(json.dumps({"error": {"message": result.error, "case": path}}),
+                      file=sys.stderr)
                 print(json.dumps({"case": path, "invalid": True, "error": result.error}))
+            else:
+                print(_report(result.error), file=sys.stderr)
         elif as_json:
             if result.error:
                 print(json.dumps({"case": path, "error": result.error}))
