@@ -34,6 +34,7 @@ from engine.app.common import (
     EXIT_FINDING,
     EXIT_OK,
     EXIT_USAGE,
+    UNUSABLE_STORE,
     CliError,
     add_db_option,
     db_path,
@@ -751,8 +752,7 @@ def _exit_code(exc: ConsentError) -> int:
     """
     if isinstance(exc, (ManifestInvalid, InvalidRequest, CaseInvalid)):
         return EXIT_USAGE
-    if isinstance(exc, StoreFailed) and exc.reason in ("schema-mismatch", "no-store",
-                                                       "connection"):
+    if isinstance(exc, StoreFailed) and exc.reason in UNUSABLE_STORE:
         return EXIT_USAGE
     return EXIT_FINDING
 

@@ -11,7 +11,8 @@ directly on the database (``--db``, like the other verbs), or of a running
 Exit codes: 0 done; 1 a refusal or a finding (a refused call, a consent
 action refused, a person who said no, a failure of the store or the
 service); 2 usage or invalid input (bad arguments, no such node, a manifest
-that is not valid, an address that is no service). Errors go to standard
+that is not valid, an address that is no service, a database a newer engine
+migrated). Errors go to standard
 error.
 
 Verbs that give or widen consent, or change the canvas — ``workspace add``, ``node add``,
@@ -43,7 +44,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote, urlsplit
 
-from engine.app.common import with_reason
+from engine.app.common import UNUSABLE_STORE, with_reason
 from engine.core.decision import CallDenied
 from engine.core.errors import (
     ApprovalRefused,
@@ -80,7 +81,10 @@ class Failure(Exception):
 
     @classmethod
     def of(cls, exc: ConsentError) -> Failure:
-        """The failure of an engine error: refusals exit 1, invalid input 2."""
+        """The failure of an engine error: refusals exit 1, invalid input 2 (a database
+        this code cannot use among them, as on every verb: `UNUSABLE_STORE`)."""
+        if isinstance(exc, StoreFailed) and exc.reason in UNUSABLE_STORE:
+            return cls(USAGE, exc.message, exc.to_json())
         refused = isinstance(exc, (ApprovalRefused, RequestRefused, CallDenied, StoreFailed)) \
             or exc.code in _REFUSAL_CODES
         return cls(REFUSED if refused else USAGE, exc.message, exc.to_json())

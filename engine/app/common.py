@@ -21,6 +21,7 @@ __all__ = [
     "EXIT_FINDING",
     "EXIT_OK",
     "EXIT_USAGE",
+    "UNUSABLE_STORE",
     "add_db_option",
     "db_path",
     "default_db_path",
@@ -30,6 +31,11 @@ __all__ = [
 EXIT_OK = 0  #: the command did what was asked
 EXIT_FINDING = 1  #: a finding: verification failed, a diff widens, a replay failed, a refusal
 EXIT_USAGE = 2  #: a usage error or invalid input
+
+#: `StoreFailed` reasons that mean the store named is input this code cannot use (exit
+#: 2 on every verb): a newer engine's schema, a database that holds no store, a server
+#: that cannot be reached. Any other is a finding about the store or a refusal (1).
+UNUSABLE_STORE = frozenset({"schema-mismatch", "no-store", "connection"})
 
 
 
