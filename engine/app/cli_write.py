@@ -53,7 +53,7 @@ from engine.core.errors import (
     StoreFailed,
     with_code,
 )
-from engine.core.text import inert_lines, is_control
+from engine.core.text import inert_lines, is_control, visible
 from engine.effects.operator import operator_check
 from engine.effects.userfile import FileRefused, read_user_bytes
 
@@ -123,6 +123,15 @@ def inert(text: str) -> str:
         else:
             out.append(ch)
     return "".join(out)
+
+
+def _shown(text: str) -> str:
+    """A verb's text answer as a terminal shows it, inert: every control or format
+    character but newline and tab as its visible stand-in (`visible`), and nothing else
+    changed — so text `inert` already escaped (a held prompt) is printed as it was."""
+    if not any(is_control(ch) and ch not in "\n\t" for ch in text):
+        return text
+    return "".join(visible(ch) if is_control(ch) and ch not in "\n\t" else ch for ch in text)
 
 
 def text_sha256(text: str) -> str:
@@ -533,7 +542,7 @@ def _require_operator(verb: str) -> None:
 
 
 def _confirm(out: Any, question: str) -> None:
-    print(f"{question} [y/N] ", end="", file=out, flush=True)
+    print(f"{_shown(question)} [y/N] ", end="", file=out, flush=True)
     answer = sys.stdin.readline().strip().lower()
     if answer not in ("y", "yes"):
         raise Failure(REFUSED, "not confirmed: nothing was changed",
@@ -612,8 +621,8 @@ async def _pending_seen(backend: Backend, name: str, what: str, out: Any) -> str
     ``what`` it, and return the hash they saw: the one the answer is bound to."""
     pending = await backend.pending(name)
     lines = pending.get("lines")
-    print(f"{name}: new version {pending.get('pending_hash')}", file=out, flush=True)
-    print("\n".join(str(x) for x in lines) if isinstance(lines, list) and lines
+    print(_shown(f"{name}: new version {pending.get('pending_hash')}"), file=out, flush=True)
+    print(_shown("\n".join(str(x) for x in lines)) if isinstance(lines, list) and lines
           else "no change in declarations (files changed)", file=out, flush=True)
     _confirm(out, f"{what} this version of {name}?")
     return str(pending.get("pending_hash"))
@@ -626,7 +635,7 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
     out_file = sys.stderr if args.json else sys.stdout
 
     def show(text: str) -> None:
-        print(text, file=out_file, flush=True)
+        print(_shown(text), file=out_file, flush=True)  # what is consented to, inert
 
     verb = f"{args.command} {args.action}" if getattr(args, "action", None) else args.command
     if verb == "workspace add":
@@ -788,7 +797,9 @@ def _cmd(args: argparse.Namespace) -> int:
     except OSError as exc:  # a package folder or file that cannot be read
         return _fail(args, Failure(USAGE, f"cannot read {exc.filename or ''}: "
                                           f"{exc.strerror or exc}".replace("read : ", "read: ")))
-    print(json.dumps(data, sort_keys=True) if args.json else text)
+    # The text echoes names a person or a script passed (a card id, a folder) and what
+    # the service answered: shown inert, as errors are.
+    print(json.dumps(data, sort_keys=True) if args.json else _shown(text))
     return code
 
 
