@@ -358,7 +358,7 @@ def _table_line(cells: list[str], widths: list[int]) -> str:
 def _open_engine(args: argparse.Namespace, *, create: bool = False) -> Any:
     from engine.engine import Engine
 
-    return Engine.open(db_path(args, create=create))
+    return Engine.open(db_path(args, create=create, writes=True))
 
 
 def _cmd_reach(args: argparse.Namespace) -> int:

@@ -524,7 +524,7 @@ def _backend(args: argparse.Namespace) -> Backend:
     # Checked as every other verb's --db is: never tables written into another
     # program's SQLite file or a text file a typo named.
     try:  # the first verb on a new database creates it
-        path = db_path(args, create=args.command == "workspace")
+        path = db_path(args, create=args.command == "workspace", writes=True)
     except CliError as exc:
         message = exc.message if args.db or args.command == "workspace" else \
             f"{exc.message} (or give --db, or --service)"

@@ -10,6 +10,7 @@ of it.
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 from pathlib import Path
 
@@ -71,7 +72,7 @@ def add_db_option(parser: argparse.ArgumentParser, *, creates: bool = False) -> 
 
 
 def db_path(args: argparse.Namespace, *, create: bool = False,
-            make_folder: bool = True) -> Path:
+            make_folder: bool = True, writes: bool = False) -> Path:
     """The database a command works on: ``--db``, or the embedded default.
 
     A command that only reads (``create=False``) refuses a path that does not
@@ -79,7 +80,10 @@ def db_path(args: argparse.Namespace, *, create: bool = False,
     that is not an arrowgate database (a text file, another program's SQLite
     file), so a typo can never turn into tables written into the wrong file.
     ``make_folder=False``: a database to be created has its folder made by the
-    caller, once nothing else can refuse the command.
+    caller, once nothing else can refuse the command. ``writes``: the command opens
+    the engine, which writes to the file and beside it (its ``-wal`` file, a
+    migration): a file or folder this user cannot write is refused, naming it, rather
+    than left to SQLite's "attempt to write a readonly database".
 
     Raises:
         CliError: naming the path and what is wrong with it (exit code 2).
@@ -94,7 +98,23 @@ def db_path(args: argparse.Namespace, *, create: bool = False,
                        "creates one)")
     elif make_folder:
         path.parent.mkdir(parents=True, exist_ok=True)
+    if writes:
+        _refuse_unwritable(path)
     return path
+
+
+def _refuse_unwritable(path: Path) -> None:
+    """Refuse a database (or its folder) this user cannot write, for a verb that opens
+    the engine on it; the log's verbs, which read it as it is, are named instead."""
+    file = path.resolve()
+    readers = "`arrowgate log show|export|verify` read it as it is"
+    if file.parent.is_dir() and not os.access(file.parent, os.W_OK):
+        raise CliError(f"--db {path}: its folder {file.parent} cannot be written by this "
+                       "user, and this verb opens the engine, which writes beside the "
+                       f"database (its -wal file); {readers}")
+    if file.exists() and not os.access(file, os.W_OK):
+        raise CliError(f"--db {path}: the file {file} cannot be written by this user, and "
+                       f"this verb opens the engine, which writes to it; {readers}")
 
 
 def _check_database(path: Path, *, create: bool) -> None:
