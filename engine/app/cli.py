@@ -478,13 +478,15 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
     async def run() -> int:
         try:
-            await play_demo(engine, folder, print, tui_command=tui, files=files)
+            # The narrative names the folder and the database as given: shown inert.
+            await play_demo(engine, folder, lambda text: print(_inert_text(text)),
+                            tui_command=tui, files=files)
             launch = None if args.no_tui else _plugin("apps", "tui")
 
             def next_steps() -> int:
                 print("")
-                print(f"Next: `{tui}` to inspect the arrow logs and answer the held prompt; "
-                      f"`arrowgate log show{db_flag}` for the log.")
+                print(_inert_text(f"Next: `{tui}` to inspect the arrow logs and answer the "
+                                  f"held prompt; `arrowgate log show{db_flag}` for the log."))
                 return EXIT_OK
 
             if launch is None or not interactive():
@@ -510,6 +512,14 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         engine.close()
 
 
+def _inert_text(text: str) -> str:
+    """``text`` with its lines kept and every control character in them shown inert
+    (`visible`): a path the person gave, echoed back, is never obeyed by the terminal."""
+    from engine.core.text import visible
+
+    return "\n".join(visible(line) for line in text.split("\n"))
+
+
 def _plugin(group: str, name: str) -> Any:
     """An entry point of group ``arrowgate.<group>``: how the TUI plugs in headlessly."""
     from importlib.metadata import entry_points
@@ -525,7 +535,7 @@ def _cmd_docs(args: argparse.Namespace) -> int:
         from engine.app.schemas import write_schemas
 
         for path in write_schemas(Path(args.out)):
-            print(path)
+            print(_inert_text(str(path)))
         return EXIT_OK
     from engine.app.docs import call_reference, permission_reference
 
