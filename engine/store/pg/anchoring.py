@@ -84,16 +84,20 @@ def cluster_database(conn: Connection[Any]) -> str:
     return f"{cluster}/{database[0] if database else '?'}"
 
 
-def local_anchor(conn: Connection[Any], folder: Path | None = None) -> AnchorFile:
+def local_anchor(conn: Connection[Any], folder: Path | None = None, *,
+                 make: bool = True) -> AnchorFile:
     """This machine's anchor file of the database ``conn`` is connected to.
 
     The file's name is a digest of `database_identity` (names may hold any
-    character); the folder is made when missing.
+    character); the folder is made when missing, unless ``make`` is False (a
+    reader, which only reads an anchor that is there: a look at the log leaves
+    this machine's folders as it found them).
     """
     identity = database_identity(conn)
     digest = hashlib.sha256(identity.encode()).hexdigest()[:32]
     where = folder if folder is not None else anchor_folder()
-    where.mkdir(parents=True, exist_ok=True)
+    if make:
+        where.mkdir(parents=True, exist_ok=True)
     return AnchorFile(where / f"{digest}.anchor")
 
 

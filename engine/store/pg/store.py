@@ -179,7 +179,8 @@ class PGStore:
                 with conn.patience(MIGRATION_S):
                     migrate(conn)
             #: This machine's anchor of the database (`engine.store.pg.anchoring`).
-            self.anchor: AnchorFile = local_anchor(self.link.conn, anchors)
+            # A reader (`existing`) writes no anchor, so makes no folder for one.
+            self.anchor: AnchorFile = local_anchor(self.link.conn, anchors, make=not existing)
             database = cluster_database(self.link.conn)
         except psycopg.Error as exc:
             self.link.close()
