@@ -39,6 +39,7 @@ from engine.app.common import (
     add_db_option,
     db_path,
     default_db_path,
+    text_argument,
     with_reason,
 )
 from engine.app.times import TIME_HELP, format_local, parse_time
@@ -565,10 +566,14 @@ def _log_parsers(sub: Any) -> None:
     def filters(p: argparse.ArgumentParser) -> None:
         add_db_option(p)
         add_store_option(p)
-        p.add_argument("--arrow", metavar="ID", help="only rows logged on this arrow")
-        p.add_argument("--card", metavar="ID", help="only calls of this card")
-        p.add_argument("--package", metavar="NAME", help="only calls of this package's cards")
-        p.add_argument("--call", metavar="NAME", help="only this call (e.g. agents.prompt)")
+        p.add_argument("--arrow", metavar="ID", type=text_argument,
+                       help="only rows logged on this arrow")
+        p.add_argument("--card", metavar="ID", type=text_argument,
+                       help="only calls of this card")
+        p.add_argument("--package", metavar="NAME", type=text_argument,
+                       help="only calls of this package's cards")
+        p.add_argument("--call", metavar="NAME", type=text_argument,
+                       help="only this call (e.g. agents.prompt)")
         p.add_argument("--outcome", choices=LOG_OUTCOMES, metavar="OUTCOME",
                        help=f"only rows with this outcome: {', '.join(LOG_OUTCOMES)}")
         p.add_argument("--since", type=_since_until, metavar="TIME",
@@ -654,7 +659,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(fn=_cmd_demo)
 
     p = sub.add_parser("reach", help="what a card can cause, directly and transitively")
-    p.add_argument("card", metavar="CARD", help="the card node's id")
+    p.add_argument("card", metavar="CARD", type=text_argument, help="the card node's id")
     add_db_option(p)
     p.add_argument("--json", action="store_true", help="the analysis as JSON")
     p.set_defaults(fn=_cmd_reach)
@@ -662,7 +667,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("import", help="import a JSON Canvas 1.0 file as a new workspace")
     p.add_argument("file", metavar="FILE.canvas", help="the JSON Canvas file")
     add_db_option(p, creates=True)
-    p.add_argument("--workspace", metavar="ID", help="workspace id (default: the file's name)")
+    p.add_argument("--workspace", metavar="ID", type=text_argument,
+                   help="workspace id (default: the file's name)")
     p.add_argument("--folder", metavar="DIR",
                    help="project folder (default: the file's folder)")
     p.add_argument("--json", action="store_true",
@@ -679,7 +685,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("export", help="export a workspace as JSON Canvas 1.0")
     add_db_option(p)
-    p.add_argument("--workspace", metavar="ID",
+    p.add_argument("--workspace", metavar="ID", type=text_argument,
                    help="the workspace (default: the only one there is)")
     p.add_argument("-o", "--output", metavar="FILE", help="file to write (default: stdout)")
     p.set_defaults(fn=_cmd_export)

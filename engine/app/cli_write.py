@@ -825,6 +825,23 @@ def _common(p: argparse.ArgumentParser) -> None:
                         "plus .operator-token)")
     p.add_argument("--json", action="store_true", help="answer in JSON (errors too, on stderr)")
     p.set_defaults(fn=_cmd)
+    _text_only(p)  # every verb's arguments are added by now: `_common` comes last
+
+
+#: The write verbs' arguments that name a file or an address: any bytes a name may hold.
+_PATHS = frozenset({"db", "service", "token_file", "folder", "help"})
+
+
+def _text_only(parser: argparse.ArgumentParser) -> None:
+    """Give every argument of ``parser`` that takes a value and names no file
+    (`_PATHS`) the type `text_argument`: an id, name, permission, ``--set`` or hash
+    that is not UTF-8 is a usage error naming it."""
+    from engine.app.common import text_argument
+
+    for action in parser._actions:
+        if action.dest not in _PATHS and action.nargs != 0 and action.type is None \
+                and not isinstance(action, argparse._SubParsersAction):
+            action.type = text_argument
 
 
 def register(sub: Any) -> None:

@@ -26,6 +26,7 @@ __all__ = [
     "add_db_option",
     "db_path",
     "default_db_path",
+    "text_argument",
     "with_reason",
 ]
 
@@ -51,6 +52,21 @@ def with_reason(message: str, reason: object) -> str:
     if f"{said} —" in message or f"{said};" in message or message.endswith(said):
         return message
     return f"{message} (reason: {reason})"
+
+
+def text_argument(value: str) -> str:
+    """An argparse ``type`` for an id, a name or a filter: text, so bytes that are not
+    UTF-8 (``$'\\xff'``; Python keeps them as lone surrogates) are a usage error naming
+    the argument, never an encoding error out of the store or the service's client.
+    A path is not given this type: a file may be named with such bytes."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        from engine.core.text import visible
+
+        raise argparse.ArgumentTypeError(f"{visible(value)!r} is not UTF-8 text (it holds a "
+                                         "byte that is not UTF-8)") from None
+    return value
 
 
 class CliError(Exception):
