@@ -278,9 +278,15 @@ def insert_rows(conn: sqlite3.Connection, sql: str, rows: Sequence[Sequence[Any]
 
 
 def database_file(db: Database) -> str | None:
-    """The file an open database is on, or None for an in-memory database."""
-    row = db.execute("pragma database_list").fetchone()
-    return str(row[2]) if row and row[2] else None
+    """The file an open database is on, or None for an in-memory database.
+
+    Read as the bytes SQLite holds and decoded as the file system's names are
+    (`os.fsdecode`): a file may be named with bytes that are not UTF-8, which the
+    connection's text decoding would refuse.
+    """
+    row = db.conn.execute("select cast(file as blob) from pragma_database_list"
+                          " where name = 'main'").fetchone()
+    return os.fsdecode(bytes(row[0])) if row and row[0] else None
 
 
 def default_database_path() -> Path:
