@@ -21,14 +21,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shlex
 import sqlite3
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TextIO, cast
+from typing import Any, TextIO, cast
 
 from engine.app.common import (
     EXIT_FINDING,
@@ -42,7 +41,14 @@ from engine.app.common import (
     text_argument,
     with_reason,
 )
+from engine.app.streams import (
+    ReaderGoneOutput,
+    escape_unencodable,
+    fill_closed_streams,
+    reader_gone,
+)
 from engine.app.times import TIME_HELP, format_local, parse_time
+from engine.app.usage import Parser, UsageError, asks_json
 from engine.core.errors import (
     CaseInvalid,
     ConsentError,
@@ -608,7 +614,7 @@ def _log_parsers(sub: Any) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand, plugged-in ones included."""
-    parser = _Parser(
+    parser = Parser(
         prog="arrowgate", description="A graph-aware arrow consent engine.",
         epilog="Exit codes: 0 ok; 1 a finding (a log that fails verification, a diff that "
                "widens, a replay with failures, a refusal); 2 a usage error or invalid input.")
@@ -703,35 +709,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-class UsageError(Exception):
-    """Arguments the parser refused: what `ArgumentParser.error` would print and exit with."""
-
-    def __init__(self, prog: str, usage: str, message: str) -> None:
-        super().__init__(message)
-        self.prog = prog  #: the verb's program name (``arrowgate log show``)
-        self.usage = usage  #: its usage line, as ``--help`` begins
-        self.message = message  #: what was wrong with the arguments
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse's parser, whose usage errors are raised (`UsageError`) for `main` to
-    answer as every other error: in JSON under ``--json``, and shown inert (argparse
-    prints an unknown argument as it was typed, escape sequences and all).
-    Subcommands' parsers are made of the same class (``add_subparsers``)."""
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(self.prog, self.format_usage(), message)
-
-
-def _asks_json(argv: Sequence[str]) -> bool:
-    """Whether ``argv`` asks for ``--json`` (or an abbreviation argparse takes for it),
-    before any ``--``: read without the parser, which refused them."""
-    words = list(argv)
-    if "--" in words:
-        words = words[:words.index("--")]
-    return any(len(w) > 3 and "--json".startswith(w) for w in words)
-
-
 def _say_usage(error: UsageError, *, as_json: bool) -> None:
     """A usage error on stderr: argparse's usage and its one ``error:`` line (inert), or
     under ``--json`` one JSON object ``{"error": {"code": "USAGE", "message", "usage"}}``."""
@@ -773,104 +750,16 @@ def _exit_code(exc: ConsentError) -> int:
     return EXIT_FINDING
 
 
-class ReaderGoneOutput:
-    """Standard output that outlives its reader: once the pipe's reader went away
-    (``arrowgate log verify | head -1``), what is written is dropped and the verb
-    goes on to its exit code, so a finding is still exit 1.
-
-    Everything but `write` and `flush` is the wrapped stream's.
-    """
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.reader_gone = False  #: the pipe's reader closed it: output is dropped
-
-    def write(self, text: str) -> int:
-        """Write ``text``, or drop it once the reader is gone."""
-        if not self.reader_gone:
-            try:
-                return self.stream.write(text)
-            except BrokenPipeError:
-                self._lose_reader()
-        return len(text)
-
-    def flush(self) -> None:
-        """Flush, unless the reader is gone or the verb closed the stream."""
-        # Closed under the verb (the MCP SDK's stdio transport closes standard
-        # output as it ends, `arrowgate mcp`): nothing is left in it to flush.
-        if not self.reader_gone and not self.stream.closed:
-            try:
-                self.stream.flush()
-            except BrokenPipeError:
-                self._lose_reader()
-
-    def _lose_reader(self) -> None:
-        self.reader_gone = True
-        # What the stream still buffers must not fail the interpreter's last
-        # flush at exit (exit code 120): it goes to /dev/null instead.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(devnull, self.stream.fileno())
-        finally:
-            os.close(devnull)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.stream, name)
-
-
-def reader_gone() -> bool:
-    """True once standard output's reader went away (`ReaderGoneOutput`): a verb
-    whose output is its only result may stop early."""
-    return bool(getattr(sys.stdout, "reader_gone", False))
-
-
-def _escape_unencodable() -> None:
-    """Let standard output write what its encoding cannot carry as backslash escapes.
-
-    It is in the locale's encoding — ASCII, Latin-1 — and a clipped cell's "…",
-    a payload in another script, would otherwise end the verb in a
-    UnicodeEncodeError (standard error already escapes so).
-    """
-    reconfigure = getattr(sys.stdout, "reconfigure", None)
-    if reconfigure is not None:
-        try:
-            reconfigure(errors="backslashreplace")
-        except (ValueError, OSError):  # closed, or a stream that takes no new errors
-            pass
-
-
-def _fill_closed_streams() -> None:
-    """Standard input, output or error that the caller closed (``2>&-``) become
-    ``/dev/null``, on their descriptors and as ``sys.stdin``/``stdout``/``stderr``.
-
-    Python leaves a closed one ``None``, and ``print(file=sys.stderr)`` then writes to
-    standard output: an error line among a verb's data. And a descriptor left free
-    would be the next file opened (the anchor, an exported canvas), into which
-    anything meant for that stream would then be written.
-    """
-    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
-        try:
-            os.fstat(fd)
-        except OSError:
-            null = os.open(os.devnull, os.O_RDWR)
-            if null != fd:  # the lower ones are all open, so this is not expected
-                os.dup2(null, fd)
-                os.close(null)
-        if getattr(sys, name) is None:
-            setattr(sys, name, open(fd, mode, encoding="utf-8", errors="backslashreplace",
-                                    closefd=False))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code (0 ok, 1 a finding, 2 usage, 130
     interrupted)."""
-    _fill_closed_streams()
-    _escape_unencodable()
+    fill_closed_streams()
+    escape_unencodable()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except UsageError as exc:
-        _say_usage(exc, as_json=_asks_json(sys.argv[1:] if argv is None else argv))
+        _say_usage(exc, as_json=asks_json(sys.argv[1:] if argv is None else argv))
         return EXIT_USAGE
     except SystemExit as exc:  # --help or --version, printed
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
