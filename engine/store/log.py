@@ -956,6 +956,62 @@ def _verify_file_parts(path: str, lo: int, hi: int, processes: int | None, *,
 
 
 def verify_anchored(log: ArrowLog, anchor_file: AnchorFile | None) -> Verification:
+    """Verify the log against the anchor file beside its database (None: in memory):
+    `_verify_anchored`, and a row altered by hand to hold text that is not UTF-8, which
+    SQLite's reader refuses to decode, a finding naming it (`undecodable_finding`)."""
+    try:
+        return _verify_anchored(log, anchor_file)
+    except sqlite3.OperationalError as exc:
+        if not str(exc).startswith(_UNDECODABLE):
+            raise
+        return undecodable_finding(log.db.conn)
+
+
+#: How Python's sqlite3 begins its error for a TEXT value that is not UTF-8.
+_UNDECODABLE = "Could not decode to UTF-8"
+
+
+def undecodable_finding(conn: sqlite3.Connection) -> Verification:
+    """The first log row, else consent-history entry, holding text that is not UTF-8
+    (the engine never writes one: only a hand's edit can), as a finding naming it.
+
+    Read on the error path only: every value of the two tables as bytes, in order.
+    """
+    for table in ("log", "consent"):
+        found = _undecodable(conn, table)
+        if found is None:
+            continue
+        seq, column = found
+        what = f"{column} holds bytes that are not UTF-8 text, which the engine never writes"
+        if table == "consent":
+            return Verification(False, 0, None, f"consent history entry {seq}: {what}")
+        number = int(seq) if seq.isdigit() else None
+        return Verification(False, number or 0, number, f"row {seq}: {what}")
+    return Verification(False, 0, None, "a row holds text that is not UTF-8, which the "
+                                        "engine never writes")
+
+
+def _undecodable(conn: sqlite3.Connection, table: str) -> tuple[str, str] | None:
+    """(the row's ``seq`` as text, the column) of ``table``'s first value that is text
+    but not UTF-8, or None."""
+    columns = [str(r[1]) for r in conn.execute(f"pragma table_info({table})")]
+    if "seq" not in columns:
+        return None
+    casts = ", ".join(f'cast("{c}" as blob)' for c in columns)
+    key = columns.index("seq")
+    for row in conn.execute(f"select {casts} from {table} order by rowid"):
+        for column, value in zip(columns, row):
+            if isinstance(value, bytes):
+                try:
+                    value.decode("utf-8")
+                except UnicodeDecodeError:
+                    seq = row[key]
+                    shown = seq.decode("utf-8", "replace") if isinstance(seq, bytes) else "?"
+                    return shown, column
+    return None
+
+
+def _verify_anchored(log: ArrowLog, anchor_file: AnchorFile | None) -> Verification:
     """Verify the log against the anchor file beside its database (None: in memory).
 
     The database remembers that it had an anchor, so a deleted file is a finding.
