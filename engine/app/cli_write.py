@@ -12,8 +12,7 @@ Exit codes: 0 done; 1 a refusal or a finding (a refused call, a consent
 action refused, a person who said no, a failure of the store or the
 service); 2 usage or invalid input (bad arguments, no such node, a manifest
 that is not valid, an address that is no service, a database a newer engine
-migrated). Errors go to standard
-error.
+migrated or this user cannot write). Errors go to standard error.
 
 Verbs that give or widen consent, or change the canvas — ``workspace add``, ``node add``,
 ``node set``, ``node remove``, ``arrow add``, ``package install``, ``package grant``,
