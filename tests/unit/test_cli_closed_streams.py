@@ -44,3 +44,14 @@ def test_a_question_with_stdin_closed_is_a_refusal(tmp_path: Path) -> None:
     """No terminal and no standard input at all: refused as without a terminal (exit 1)."""
     done = _run("hold", "approve", "p1", "--db", str(tmp_path / "missing.db"), close=0)
     assert done.returncode == 1 and "refused" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_mcp_with_stdout_closed_still_says_it_has_no_client(tmp_path: Path) -> None:
+    """A stand-in for a closed stream never hides that the stream is closed from a verb
+    that serves on it: `arrowgate mcp` with standard output closed is refused, exit 2."""
+    token = tmp_path / "t"
+    token.write_text("t0k3n")
+    token.chmod(0o600)
+    done = _run("mcp", "--agent", "a1", "--service", str(tmp_path / "s.sock"),
+                "--token-file", str(token), close=1)
+    assert done.returncode == 2 and "standard output is closed" in done.stderr, done
