@@ -83,15 +83,17 @@ def escape_unencodable() -> None:
 
 
 def fill_closed_streams() -> None:
-    """Standard input, output or error that the caller closed (``2>&-``) become
-    ``/dev/null``, on their descriptors and as ``sys.stdin``/``stdout``/``stderr``.
+    """Descriptors 0, 1 and 2 that the caller closed (``2>&-``) become ``/dev/null``,
+    and a closed standard error is ``sys.stderr`` on it.
 
-    Python leaves a closed one ``None``, and ``print(file=sys.stderr)`` then writes to
-    standard output: an error line among a verb's data. And a descriptor left free
-    would be the next file opened (the anchor, an exported canvas), into which
-    anything meant for that stream would then be written.
+    Python leaves a closed stream ``None``, and ``print(file=sys.stderr)`` then writes
+    to standard output: an error line among a verb's data. And a descriptor left free
+    would be the next file opened (the anchor, an exported canvas), into which a child
+    process (a terminal's shell) would write what it means for that stream. A closed
+    standard input or output stays ``None`` to Python, as the verbs expect it (a
+    ``print`` to none writes nothing; ``arrowgate mcp`` refuses to serve on none).
     """
-    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+    for fd in (0, 1, 2):
         try:
             os.fstat(fd)
         except OSError:
@@ -99,6 +101,5 @@ def fill_closed_streams() -> None:
             if null != fd:  # the lower ones are all open, so this is not expected
                 os.dup2(null, fd)
                 os.close(null)
-        if getattr(sys, name) is None:
-            setattr(sys, name, open(fd, mode, encoding="utf-8", errors="backslashreplace",
-                                    closefd=False))
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
