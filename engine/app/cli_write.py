@@ -757,7 +757,11 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
             digest = text_sha256(text)
         decision = await backend.approve_hold(args.id, digest)
         allowed = decision.get("outcome") in ("ok", "queued", "held")
-        text = f"prompt {args.id}: {decision.get('outcome')} {decision.get('message', '')}"
+        # A re-check at approval (SPEC §7) or a full queue cancels the prompt: said as
+        # such, never as an approval that went through.
+        said = (decision.get("outcome") if allowed
+                else f"{(decision.get('value') or {}).get('state', 'cancelled')} at its approval —")
+        text = f"prompt {args.id}: {said} {decision.get('message', '')}"
         return (OK if allowed else REFUSED), decision, \
             text.rstrip() if allowed else with_reason(text.rstrip(), decision.get("reason"))
     if verb == "hold reject":

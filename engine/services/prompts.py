@@ -470,8 +470,13 @@ class Prompts:
                               approver=str(principal))
                 return self.outcome(prompt_id)
             if self.ctx.state.undelivered(prompt.agent) >= QUEUE_LIMIT:
+                # Never queued past the 20 (SPEC §6): cancelled as check 11 refuses a
+                # new prompt, and said so — the person's yes did not send it.
                 self.resolve(prompt, "cancelled", "QUEUE_FULL", None,
-                              why=f"{prompt.agent} has {QUEUE_LIMIT} undelivered prompts",
+                              why=f"{prompt.agent} already has {QUEUE_LIMIT} undelivered "
+                              f"prompts: prompt {prompt.id} is cancelled at its approval, "
+                              f"not queued past them (card {prompt.card} may send it again "
+                              f"once {prompt.agent} has taken some)",
                               approver=str(principal))
                 return self.outcome(prompt_id)
             self.resolve(prompt, "approved", None, None, "", approver=str(principal))

@@ -246,6 +246,15 @@ class HoldScreen(ArmedDialog):
                         title="hold: approve", severity="warning", timeout=15)
         else:
             self.notify(f"prompt {prompt.id}: approved → {now.state}", title="hold: approve")
+        if decision.outcome == "denied":
+            # Cancelled at its approval (a rule re-checked, or the agent's queue full):
+            # the person's yes did not send it, and they are told so.
+            self.notify(f"prompt {prompt.id} was cancelled, not delivered — "
+                        f"{decision.message}", title="hold: approve", severity="warning",
+                        timeout=10)
+        else:
+            state = (decision.value or {}).get("state", decision.outcome)
+            self.notify(f"prompt {prompt.id}: approved → {state}", title="hold: approve")
         self.dismiss(True)
 
     async def action_reject(self) -> None:
