@@ -9,6 +9,7 @@ and belongs to the prompts (`Prompts.pump`).
 
 from __future__ import annotations
 
+from canvas import Node
 from engine.core.plans import (
     AddArrow,
     AddNode,
@@ -42,6 +43,27 @@ class Applier:
         for effect in effects:
             self.one(effect)
 
+    def spawned(self, node: Node) -> None:
+        """A node a card spawned (``canvas.spawn``), made as a person's add is: put on
+        the canvas and recorded in the consent history (``node.add`` by the spawning
+        card's principal, who consented through its grant of ``canvas.spawn``).
+
+        The entry is the node's making (`engine.service.made.Made`): a copy spawned
+        under the id of a removed one (``<card>.self1`` again) is a new node, and its
+        token reads none of the removed one's past. Under a used id while time stands
+        still, it is stamped strictly after that past (`SteadyClock.past`), as
+        `engine.services.canvas.CanvasOps.add_node` does.
+        """
+        spawner = node.data.get("spawned_by")
+        history = self.ctx.store.history
+        # Only when time stands still: the history is read then alone.
+        if self.ctx.clock.standing() and node.id in history.replaced_nodes(0):
+            self.ctx.clock.past()
+        self.nodes.add(node)
+        history.record(self.ctx.now(), f"card:{spawner}", "node.add",
+                       {"workspace": node.workspace, "node": node.id, "spawned_by": spawner},
+                       accepted=True)
+
     def prompt_in_memory(self, prompt: Prompt) -> None:
         """A prompt put in memory (by id and in the open index); its row in the
         store is the caller's to write, inside the same write."""
@@ -61,7 +83,7 @@ class Applier:
         elif type(effect) is CountRate:
             self.record.count(effect.card, effect.key, effect.t)
         elif type(effect) is AddNode:
-            self.nodes.add(effect.node)
+            self.spawned(effect.node)
         elif type(effect) is AddArrow:
             self.nodes.save_arrow(self.ctx.state.canvas.add_arrow(effect.raw))
         elif type(effect) is Watch:
