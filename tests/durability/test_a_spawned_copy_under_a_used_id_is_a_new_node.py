@@ -83,3 +83,21 @@ async def test_a_copy_spawned_while_time_stands_still_is_made_after_the_removed_
     since = Made(engine).since(copy)
     assert since is not None
     assert [r["payload"] for r in engine.log_rows(card=copy, since=since)] == ["mine"]
+
+
+async def test_a_card_imported_under_a_removed_card_s_id_reads_none_of_its_past(
+        open_engine: Any, tmp_path: Path) -> None:
+    """An import is a making too: its card under a removed card's id is a new node."""
+    engine = open_engine()
+    await _spawner(engine, tmp_path / "ws")
+    await engine.add_arrow({"id": "e1", "from": "s1", "to": "a1"})
+    said = await engine.call("s1", "agents.prompt", "a1", {"text": "SECRET plan"})
+    assert said.prompt is not None
+    await engine.remove_node("s1")
+    old = [r for r in engine.log_rows() if r["card"] == "s1"]
+    box = {"x": 0, "y": 0, "width": 10, "height": 10}
+    await engine.import_canvas("w2", tmp_path / "ws", {
+        "nodes": [{"id": "s1", "type": "text", "text": "s1", **box}], "edges": [],
+        "arrowgate": {"version": 1, "nodes": {"s1": {"type": "card",
+                                                     "package": "acme.spawner"}}}})
+    _reads_none_of_the_past(engine, "s1", old, said.prompt)
