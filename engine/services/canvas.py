@@ -152,7 +152,7 @@ class CanvasOps:
             # Only when time stands still: the history is read then alone.
             if self.ctx.clock.standing() and \
                     built.id in self.ctx.store.history.replaced_nodes(0):
-                self._made_after_its_past()
+                self.made_after_its_past()
             self.nodes.persist(built)
             self.guard.history(principal, "node.add", subject)
             self.ctx.state.canvas.add_node(built)
@@ -183,11 +183,11 @@ class CanvasOps:
             self._revalidate()
             self.prompts.pump_all()
             if anew:
-                self._made_after_its_past()
+                self.made_after_its_past()
                 self.guard.history(principal, "node.set", subject)
         return updated
 
-    def _made_after_its_past(self) -> None:
+    def made_after_its_past(self) -> None:
         """Stamp the node being made anew under its id (inside the write, caught up)
         strictly after everything before it: what the node reads begins at its
         making (`engine.service.made.Made`, rows ``t >= made``), and time standing

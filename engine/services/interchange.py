@@ -256,11 +256,20 @@ class Interchange:
                 "imported", reason="stale"))
         dropped = review.dropped
         with self.ctx.write():
+            # Only when time stands still: the history is read then alone.
+            if self.ctx.clock.standing():
+                replaced = self.ctx.store.history.replaced_nodes(0)
+                if any(node.id in replaced for node in nodes):
+                    self.canvas.made_after_its_past()
             self.canvas.put_workspace(plan.workspace, principal, "canvas.import",
                                 {**subject, "nodes": len(nodes), "arrows": len(arrows),
                                  "dropped": [f"{n}.{f}" for n, f, _ in dropped]})
             for node in nodes:
                 self.nodes.persist(node)
+                # Each node's making, as a person's add records it: a node imported
+                # under a removed node's id is a new node (`engine.service.made.Made`).
+                self.guard.history(principal, "node.add", {"workspace": workspace_id,
+                                                           "node": node.id, "imported": True})
                 self.ctx.state.canvas.add_node(node)
                 self.nodes.agents_changed(node, "added")
             for arrow in arrows:
