@@ -472,6 +472,17 @@ class Engine:
         """
         self._ctx.sync()
 
+    @property
+    def history_edited(self) -> int:
+        """A count that moves whenever the consent history may have changed under
+        entry numbers already read: a catch-up took in its rows edited or deleted by
+        hand, or the whole state was reloaded (which does not say what it took in).
+
+        A reader that keeps what it read of the history (`engine.service.made.Made`)
+        reads it afresh then; it moves as this engine catches up (`catch_up`).
+        """
+        return self.store.history_edits + self._ctx.reloads
+
     @_while_open
     def changes(self, interval: float = 0.1) -> AsyncIterator[int]:
         """Yield the store's revision whenever another process commits a change.

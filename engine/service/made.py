@@ -11,7 +11,12 @@ prompts and tool calls are stamped by the same engine clock.
 
 The history is read incrementally: each look reads only the entries recorded
 since the last, so a card polling its log does not make the server read the
-whole history every time; a history found shorter than before is read afresh.
+whole history every time. It is read afresh once it is shorter than before, or
+once the engine caught up with a hand edit of its rows (`Engine.history_edited`:
+the store's triggers feed every update or delete of a history row), as entries
+then stand under numbers already read: a newest entry deleted and the next one
+written in its place leaves the history as long as before. Callers catch the
+engine up first (`Engine.catch_up`), as every route reading another's past does.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ class Made:
         self._engine = engine  # its history read when asked (the store it has then)
         #: node -> (the newest entry read for it, when it was made; None: before any entry)
         self._known: dict[str, tuple[int, float | None]] = {}
+        #: `Engine.history_edited` when the entries were read.
+        self._edited: int | None = None
 
     def since(self, node: str) -> float | None:
         """When the node now under id ``node`` was made (None: nothing in the history
@@ -43,6 +50,12 @@ class Made:
             StoreFailed: the store cannot be read (the request fails closed).
         """
         history = self._engine.history
+        edited = self._engine.history_edited
+        if edited != self._edited:
+            # Rows edited by hand (or a reload that does not say): any entry read may
+            # stand changed under its number. Read afresh, keeping the making known.
+            self._edited = edited
+            self._known = {n: (0, m) for n, (_, m) in self._known.items()}
         newest = history.newest()  # first: an entry after it is read next time
         seen, made = self._known.get(node, (0, None))
         if newest < seen:

@@ -573,7 +573,9 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
             if card is not None and card != p.node:
                 who.acts_as_card(card)
             card = p.node
-            # Its own rows: none of an earlier card given its id.
+            # Its own rows: none of an earlier card given its id (the history as the
+            # store has it now: a hand edit of it is seen by catching up).
+            engine.catch_up()
             made = service.made.since(card or "")
             if made is not None and (since_t is None or since_t < made):
                 since_t = made

@@ -340,6 +340,13 @@ class Store(Transactional, Protocol):
         """Bumped by every committed batch and every reload (live views watch it)."""
         ...
 
+    @property
+    def history_edits(self) -> int:
+        """Bumped by every catch-up that took in a row of the consent history updated or
+        deleted outside the engine (`engine.store.loading.Touched.records`): what was
+        read of the history may have changed under its numbers."""
+        ...
+
     # ------------------------------------------------- chains and secrets
     @property
     def log(self) -> Log:

@@ -220,6 +220,8 @@ class SQLiteStore:
         self._ends_read: tuple[object, ...] | None = None
         #: Service tokens revoked by other connections, as `_catch_up` reads them.
         self.token_feed = TokenFeed()
+        #: See `history_edits`.
+        self._history_edits = 0
         #: Reload the state when another connection committed (`Transactions.sync`:
         #: every operation's prologue, so the store's own frame is left out).
         self.sync: Callable[[], None] = self.tx.sync
@@ -375,6 +377,8 @@ class SQLiteStore:
                 return True
             if touched.tokens:
                 self.token_feed.changed(touched.tokens)
+            if "consent" in touched.records:
+                self._history_edits += 1
             self.tx.seen = int(rows[-1][0])
             self.tx.catchups += 1
             return True
@@ -452,6 +456,12 @@ class SQLiteStore:
     def revision(self) -> int:
         """Bumped by every committed batch and every reload."""
         return self.tx.revision
+
+    @property
+    def history_edits(self) -> int:
+        """Catch-ups that took in rows of the consent history edited by hand
+        (`engine.store.base.Store.history_edits`)."""
+        return self._history_edits
 
     def verify_log(self) -> Verification:
         """Check the arrow log's chain, its anchor, and the consent history."""

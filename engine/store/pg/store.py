@@ -215,6 +215,8 @@ class PGStore:
         self.secrets = PGSecrets(self.link, self.tx.dirty)
         #: Service tokens revoked by other engines, as `_catch_up` reads them.
         self.token_feed = TokenFeed()
+        #: See `history_edits`.
+        self._history_edits = 0
         # Other stores of this process on the database make way for this one's
         # writes, and this one for theirs (`engine.store.siblings`).
         self.tx.siblings = siblings_of_database(database)
@@ -347,6 +349,8 @@ class PGStore:
                     self.tx.catchups += 1
                     if touched.tokens:
                         self.token_feed.changed(touched.tokens)
+                    if "consent" in touched.records:
+                        self._history_edits += 1
                 except CatchUpImpossible:
                     self.tx.full_reload()
                     self.token_feed.changed(None)  # which tokens changed is not known
@@ -483,6 +487,12 @@ class PGStore:
     def revision(self) -> int:
         """Bumped by every committed batch and every reload."""
         return self.tx.revision
+
+    @property
+    def history_edits(self) -> int:
+        """Catch-ups that took in rows of the consent history edited by hand
+        (`engine.store.base.Store.history_edits`)."""
+        return self._history_edits
 
     def missing_tables(self) -> list[str]:
         """Tables the store's migrations made that someone removed since, sorted
