@@ -40,7 +40,8 @@ async def test_stepping_the_clock_back_reopens_no_window(make_engine: Any, tmp_p
 
 async def test_time_stands_still_across_a_restart(make_engine: Any, tmp_path: Path,
                                                   clock: VirtualClock) -> None:
-    """Reopened with a clock an hour behind, the engine starts from the store's newest time."""
+    """Reopened with a clock an hour behind, the engine starts from the store's newest time;
+    a refusal's retry_after counts the hour the clock must run before time moves again."""
     engine = make_engine()
     await _six_prompts(engine, tmp_path)
     engine.close()
@@ -48,7 +49,7 @@ async def test_time_stands_still_across_a_restart(make_engine: Any, tmp_path: Pa
     again = make_engine()
     assert again.now() == 1000.0
     d = await again.call("c1", "agents.prompt", "a1", {"text": "again"})
-    assert d.code == "RATE_LIMITED" and d.retry_after == 60.0
+    assert d.code == "RATE_LIMITED" and d.retry_after == 3660.0
     assert again.log_rows()[-1]["t"] == 1000.0
 
 
