@@ -875,6 +875,15 @@ class Engine:
         return self._prompts.prompts(state=state, arrow=arrow, newest=newest)
 
     @_while_open
+    def hold_left(self, prompt_id: str) -> float | None:
+        """Seconds of the clock before a held prompt expires unanswered; None when it is
+        not held (or unknown). While the engine's time stands still ahead of the clock
+        (SPEC §6), a hold still expires after its timeout on the clock, and this counts
+        down with it. (`Prompts.hold_left`)"""
+        prompt = self._prompts.prompt(prompt_id)
+        return None if prompt is None else self._prompts.hold_left(prompt)
+
+    @_while_open
     def outcome(self, prompt_id: str) -> Decision:
         """Where a prompt stands, as a decision: ``queued``, ``held`` or its error.
         (`Prompts.outcome`)"""

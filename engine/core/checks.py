@@ -34,7 +34,7 @@ from engine.core.text import SHOWN, shown
 
 __all__ = ["FETCH_PERMISSIONS", "LOCAL_HOSTS", "MAX_DEPTH", "MAX_VALUES", "Passed",
            "check_card", "data_problem", "decide", "denial", "host_scope", "malformed",
-           "text_problem", "text_size"]
+           "on_the_clock", "text_problem", "text_size"]
 
 #: Hosts network.local reaches; never looked up in a resolver.
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -488,6 +488,31 @@ def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
                           why=f"{target.id} has {QUEUE_LIMIT} undelivered prompts",
                           fix="wait until it has taken some")
     return passed
+
+
+def on_the_clock(decision: Decision, behind: float) -> Decision:
+    """A ``RATE_LIMITED`` refusal told in seconds of the clock, while the engine's time
+    stands still ``behind`` seconds ahead of it (`SteadyClock.behind`); any other
+    decision as it is.
+
+    The window stays as full as it was (SPEC §6: time stands still until the clock
+    catches up, so no window reopens), and frees only once the clock has caught up
+    and run the wait too: a card told 60 s would be refused again 60 s later, for as
+    long as time stands (years, after a time far ahead written to the store).
+    """
+    if behind <= 0.0 or decision.code != "RATE_LIMITED" or decision.retry_after is None:
+        return decision
+    wait = decision.retry_after + behind
+    limit = RATE_LIMITS[str(decision.reason)]
+    return denial(decision.call, decision.card, "RATE_LIMITED", package=decision.package,
+                  target=decision.target, permission=decision.permission,
+                  reason=decision.reason, arrow=decision.arrow,
+                  retry_after=_retry_after(wait),
+                  why=f"at most {limit.limit} {decision.reason} calls in any "
+                      f"{limit.period:g} s",
+                  fix=f"try again in {wait:.6g} s: the engine's time stands still "
+                      f"{behind:.6g} s ahead of this computer's clock until the clock "
+                      f"catches up")
 
 
 def _retry_after(wait: float) -> float:

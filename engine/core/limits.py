@@ -44,7 +44,8 @@ class SteadyClock:
     `at_least` raises the floor: the engine calls it with the newest time in
     the store when it opens, so a restart with an earlier clock stands still too.
     `past` steps just beyond a standing time, for what must come strictly after
-    all before it (a node made again under a used id).
+    all before it (a node made again under a used id). `behind` says how long the
+    clock must run before time moves again.
     """
 
     __slots__ = ("clock", "high")
@@ -82,6 +83,28 @@ class SteadyClock:
         except (TypeError, ValueError):
             ahead = False
         return not ahead
+
+    def behind(self) -> float:
+        """How many seconds the clock must still run before the engine's time moves
+        again: how far the time it stands still at is ahead of the clock's reading
+        (0.0 while the clock leads, and for a reading that is no time, which says
+        nothing of how far).
+
+        What a refusal or a countdown tells in seconds of the clock a caller has
+        (SPEC §6: time stands still until the clock catches up).
+        """
+        t = self.reading()
+        return 0.0 if t is None else max(0.0, self.high - t)
+
+    def reading(self) -> float | None:
+        """The clock's own reading, where it may be behind the engine's time; None
+        when it is no time (NaN, ±inf, beyond ±`LATEST`, not a number)."""
+        t = self.clock()
+        try:
+            t = float(t)
+        except (TypeError, ValueError):
+            return None
+        return t + 0.0 if -_LATEST <= t <= _LATEST else None  # NaN fails this too
 
     def past(self) -> float:
         """A time strictly after every time handed out so far (or read from the

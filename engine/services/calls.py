@@ -475,6 +475,7 @@ class Calls:
             decision, prompt = plan.decision, plan.prompt
             self.record.count(prompt.card, rate_key, now)
             if plan.held is not None:
+                self.prompts.held_now(prompt)
                 self.ctx.store.emit(plan.held)
                 self.applier.prompt_in_memory(prompt)
                 self.ctx.store.save_prompt(prompt)

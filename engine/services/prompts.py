@@ -82,18 +82,26 @@ class Prompts:
         # still delivers after its workspace's mark is gone.
         self._budget_tasks: set[asyncio.Task[None]] = set()
         self._waiters = Waiters()
+        #: While the engine's time stands still ahead of the clock (SPEC §6), each held
+        #: prompt's clock reading when this engine held it or first saw it held: it
+        #: expires once the clock has run its hold timeout from there (`_late`).
+        self._held_on_clock: dict[str, float] = {}
         # Closing wakes them: each finds the engine closed (`EngineClosed`).
         ctx.on_close(self._waiters.wake_all)
         ctx.on_tick(self.expire_due)
         ctx.on_caught_up(self._caught_up)
 
     def expire_due(self) -> None:
-        """Expire every hold whose deadline has passed (part of each operation's prologue)."""
+        """Expire every hold whose deadline has passed (part of each operation's prologue),
+        and, while time stands still, every hold the clock has run its timeout for."""
         holds = self.ctx.state.open_prompts
         if not holds.any_held():
+            if self._held_on_clock:
+                self._held_on_clock.clear()
             return  # almost every operation: nothing held, no clock to read
         due = holds.due(self.ctx.now())
-        if not due:
+        late = self._late()
+        if not due and not late:
             return
         with self.ctx.write():
             for prompt in due:
@@ -101,6 +109,75 @@ class Prompts:
                 self.resolve(prompt, "expired", "HOLD_EXPIRED", None,
                              why=f"nobody answered the held prompt {prompt.id} "
                              f"to {prompt.agent} in time", t=prompt.deadline)
+            for prompt in late:
+                if prompt.state != "held":
+                    continue  # also due, and expired just now
+                timeout = self._timeout(prompt)
+                # Stamped now: its deadline is on a time that does not move.
+                self.resolve(prompt, "expired", "HOLD_EXPIRED", None,
+                             why=f"nobody answered the held prompt {prompt.id} to "
+                             f"{prompt.agent} in time ({timeout:g} s of this computer's "
+                             f"clock; the engine's time stands still ahead of it)")
+
+    def _timeout(self, prompt: Prompt) -> float:
+        """The hold timeout of the prompt's workspace now."""
+        return self.ctx.state.workspaces[prompt.workspace].settings.hold_timeout
+
+    def _late(self) -> list[Prompt]:
+        """Held prompts the clock has run their hold timeout for while the engine's time
+        stood still ahead of it (SPEC §6, §7).
+
+        Standing still keeps every rate window as full as it was (fail closed), but
+        a hold's deadline on that time would never come — for years, after a time
+        far ahead was written to the store — and silence is never consent: a hold
+        expires after its timeout on the clock at the latest. Counted from when
+        this engine held it, or first saw it held while time stood (a restart,
+        another engine's hold), or the clock's step back meanwhile. Nothing is
+        counted while the clock leads (deadlines move with it then).
+        """
+        marks = self._held_on_clock
+        reading = self.ctx.clock.reading()
+        if reading is None or self.ctx.clock.behind() <= 0.0:
+            if marks:
+                marks.clear()
+            return []
+        held = self.ctx.state.open_prompts.in_state("held")
+        if len(marks) > len(held):
+            kept = {p.id for p in held}
+            for pid in [pid for pid in marks if pid not in kept]:
+                del marks[pid]
+        late = []
+        for prompt in held:
+            mark = marks.get(prompt.id)
+            if mark is None or reading < mark:
+                marks[prompt.id] = mark = reading
+            if reading - mark >= self._timeout(prompt):
+                late.append(prompt)
+        return late
+
+    def held_now(self, prompt: Prompt) -> None:
+        """``prompt`` is held from now: while time stands still ahead of the clock, its
+        timeout runs on the clock from this reading (`_late`)."""
+        if self.ctx.clock.behind() > 0.0:
+            reading = self.ctx.clock.reading()
+            if reading is not None:
+                self._held_on_clock[prompt.id] = reading
+
+    def hold_left(self, prompt: Prompt) -> float | None:
+        """Seconds of the clock before a held prompt expires unanswered (None: not held).
+
+        Its deadline less the engine's time; while that time stands still ahead of
+        the clock, no more than its timeout less what the clock has run since it
+        was held (`_late`), so a countdown shown to a person moves as it expires.
+        """
+        if prompt.state != "held" or prompt.deadline is None:
+            return None
+        left = prompt.deadline - self.ctx.now()
+        mark = self._held_on_clock.get(prompt.id)
+        reading = self.ctx.clock.reading()
+        if mark is not None and reading is not None and self.ctx.clock.behind() > 0.0:
+            left = min(left, self._timeout(prompt) - (reading - mark))
+        return max(0.0, left)
 
     def forget_budget(self, workspace: str) -> None:
         """The workspace's budget setting changed: it takes effect at once (inside the
@@ -167,6 +244,7 @@ class Prompts:
     def _hold(self, prompt: Prompt, now: float) -> None:
         settings = self.ctx.state.workspaces[prompt.workspace].settings
         prompt.state, prompt.deadline = "held", hold_deadline(now, settings)
+        self.held_now(prompt)
         self.ctx.emit("prompt.held", prompt.card, prompt=prompt.id, agent=prompt.agent,
                    arrow=prompt.arrow, text=prompt.text, deadline=prompt.deadline)
 

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from canvas import Node, WorkspaceSettings
 from engine.core.catalogue import CALLS
+from engine.core.checks import on_the_clock
 from engine.core.decision import Decision
 from engine.core.limits import DenialLog, Suppressed, rate_owner
 from engine.core.prompts import IN_PLAY, Prompt
@@ -201,6 +202,9 @@ class Recorder:
         call's arguments as JSON), called only when the row is written (`_payload_of`);
         cut as any refused payload is (`clip_payload`).
         """
+        if decision.code == "RATE_LIMITED":
+            # Told on the caller's clock while time stands still (SPEC §6).
+            decision = on_the_clock(decision, self.ctx.clock.behind())
         state = self.ctx.state
         known = self._known.get(id(decision)) if chain is None else None
         if (known is not None and known.decision is decision and self._known_state is state

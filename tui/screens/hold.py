@@ -68,7 +68,8 @@ def time_left(app: ArrowgateApp, prompt: Prompt) -> str:
     """``m:ss`` until the hold expires, or ``-`` without a deadline."""
     if prompt.deadline is None:
         return "-"
-    left = max(0, int(prompt.deadline - app.engine.now()))
+    # On the clock, as it expires: the engine's time may stand still (SPEC §6).
+    left = int(app.engine.hold_left(prompt.id) or 0)
     return f"{left // 60}:{left % 60:02d}"
 
 
