@@ -136,8 +136,9 @@ class Prompts:
         counted while the clock leads (deadlines move with it then).
         """
         marks = self._held_on_clock
-        reading = self.ctx.clock.reading()
-        if reading is None or self.ctx.clock.behind() <= 0.0:
+        clock = self.ctx.clock
+        reading = clock.reading()
+        if reading is None or reading >= clock.high:  # the clock leads: `behind` is 0
             if marks:
                 marks.clear()
             return []
