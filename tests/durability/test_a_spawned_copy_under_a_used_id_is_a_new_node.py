@@ -11,12 +11,17 @@ prompts as its own.)
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 from typing import Any
+
+import psycopg
+import pytest
 
 from engine import Engine
 from engine.app.replay import VirtualClock
 from engine.service.made import Made
+from engine.store.sqlite import SQLiteStore
 from tests.conftest import manifest, offer_install
 
 
@@ -100,4 +105,34 @@ async def test_a_card_imported_under_a_removed_card_s_id_reads_none_of_its_past(
         "nodes": [{"id": "s1", "type": "text", "text": "s1", **box}], "edges": [],
         "arrowgate": {"version": 1, "nodes": {"s1": {"type": "card",
                                                      "package": "acme.spawner"}}}})
+    _reads_none_of_the_past(engine, "s1", old, said.prompt)
+
+
+async def test_a_card_put_back_by_hand_under_a_removed_card_s_id_reads_none_of_its_past(
+        open_engine: Any, tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    """A node row written by hand (a ``sqlite3`` or ``psql`` shell) under a removed node's
+    id has no entry of its making: it is a node made after that removal, all the same."""
+    engine = open_engine()
+    await _spawner(engine, tmp_path / "ws")
+    await engine.add_arrow({"id": "e1", "from": "s1", "to": "a1"})
+    said = await engine.call("s1", "agents.prompt", "a1", {"text": "SECRET plan"})
+    assert said.prompt is not None
+    row = "select id, workspace, type, data, position from nodes where id = 's1'"
+    put_back = "insert into nodes (id, workspace, type, data, position) values "
+    if isinstance(engine.store, SQLiteStore):
+        with sqlite3.connect(tmp_path / "arrowgate.db") as db:
+            saved = db.execute(row).fetchone()
+        await engine.remove_node("s1")
+        with sqlite3.connect(tmp_path / "arrowgate.db") as db:
+            db.execute(put_back + "(?, ?, ?, ?, ?)", saved)
+    else:
+        dsn = request.getfixturevalue("pg_dsn")
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            saved = conn.execute(row).fetchone()
+        await engine.remove_node("s1")
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(put_back + "(%s, %s, %s, %s, %s)", saved)
+    engine.catch_up()
+    assert engine.state.canvas.node("s1") is not None
+    old = [r for r in engine.log_rows() if r["card"] == "s1"]
     _reads_none_of_the_past(engine, "s1", old, said.prompt)
