@@ -217,7 +217,6 @@ class CanvasOps:
                 # Its service tokens go with it: a token names a node by its id,
                 # and must not act as a node added later with the same id.
                 self.ctx.store.revoke_tokens(f"{node.type}:{node_id}", self.ctx.now())
-            self.guard.history(principal, "node.remove", subject)
             self.ctx.state.canvas.remove_node(node_id)
             self._hand_on_spawned(node_id, owner, spawned)
             self.nodes.agents_changed(node, "removed")
@@ -227,6 +226,10 @@ class CanvasOps:
             self.ctx.gone("here")
             self._revalidate()
             self.prompts.pump_all()
+            # Recorded after what the removal does (its prompts cancelled): a node
+            # under the id made later by no entry (by hand) reads from just after
+            # it (`engine.store.base.History.remade`), none of these rows.
+            self.guard.history(principal, "node.remove", subject)
 
     def _hand_on_spawned(self, removed: str, owner: str, spawned: list[Node]) -> None:
         """Keep a removed node's spawn tree whole without its id (inside a write):

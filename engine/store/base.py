@@ -153,9 +153,11 @@ class History(Protocol):
     def remade(self, node: str, after: int) -> float | None:
         """When the node now under id ``node`` was made, by an entry recorded
         (accepted) after entry ``after``: the time of the newest ``node.add`` of
-        that id, or ``node.set`` giving it another package; None when no such
-        entry follows ``after``. An entry it cannot read counts as one (its time):
-        what came before it is then not the node's (fail closed)."""
+        that id, or ``node.set`` giving it another package — or just after a
+        ``node.remove`` of it newer than those (a node under the id now was made by
+        hand since); None when no such entry follows ``after``. An entry it cannot
+        read counts as one (its time): what came before it is then not the node's
+        (fail closed)."""
         ...
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -93,16 +94,22 @@ def replaced(rows: Iterable[tuple[str, str]]) -> Replaced:
 
 
 def remade(rows: Iterable[tuple[float, str, str]], node: str) -> float | None:
-    """Of accepted ``node.add`` and ``node.set`` entries, newest first (time, action,
-    subject as stored), the time of the first that made ``node`` anew: its add, or
-    another package given to it; an entry that does not decode counts as one
-    (`History.remade`)."""
+    """Of accepted ``node.add``, ``node.set`` and ``node.remove`` entries, newest first
+    (time, action, subject as stored), when the node now under id ``node`` was made
+    (`History.remade`): the time of the first that made it anew — its add, or another
+    package given to it — or, when the first about it removed it, just after that
+    removal: a node under the id now was made since by no entry (its row written by
+    hand), and nothing up to the removal is its own. An entry that does not decode
+    counts as a making."""
     for t, action, text in rows:
         subject = loads(text)
         if not _names_a_node(subject):
             return float(t)
-        if subject["node"] == node and (action == "node.add" or
-                                        "package" in (subject.get("fields") or {})):
+        if subject["node"] != node:
+            continue
+        if action == "node.remove":
+            return math.nextafter(float(t), math.inf)
+        if action == "node.add" or "package" in (subject.get("fields") or {}):
             return float(t)
     return None
 
@@ -183,8 +190,8 @@ class ConsentHistory:
         """When the node now under id ``node`` was made, by an entry recorded after
         entry ``after`` (`engine.store.base.History.remade`)."""
         rows = self.db.execute("select t, action, subject from consent where seq > ? and "
-                               "action in ('node.add', 'node.set') and accepted = 1 "
-                               "order by seq desc", [after])
+                               "action in ('node.add', 'node.set', 'node.remove') and "
+                               "accepted = 1 order by seq desc", [after])
         return remade(rows, node)
 
     def entries(self, *, package: str | None = None, after: int = 0

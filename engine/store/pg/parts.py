@@ -492,8 +492,9 @@ class PGHistory:
         """When the node now under id ``node`` was made, by an entry recorded after
         entry ``after`` (`engine.store.base.History.remade`)."""
         rows = self.link.conn.execute("select t, action, subject from consent where seq > %s "
-                                      "and action in ('node.add', 'node.set') and "
-                                      "accepted = 1 order by seq desc", [after])
+                                      "and action in ('node.add', 'node.set', "
+                                      "'node.remove') and accepted = 1 order by seq desc",
+                                      [after])
         return remade(rows, node)
 
     def entries(self, *, package: str | None = None, after: int = 0
