@@ -71,8 +71,10 @@ async def test_a_copy_spawned_under_a_removed_copy_s_id_reads_none_of_its_past(
     await _spawner(engine, tmp_path / "ws")
     copy, old, prompt_id = await _respawned(engine)
     _reads_none_of_the_past(engine, copy, old, prompt_id)
-    # Another engine on the store knows it too (it reads the same history).
+    # Another engine on the store knows it too (it reads the same history), and the
+    # spawn's entry is part of the history's chain.
     _reads_none_of_the_past(open_engine(), copy, old, prompt_id)
+    assert engine.verify_log().ok
 
 
 async def test_a_copy_spawned_while_time_stands_still_is_made_after_the_removed_one(
