@@ -167,9 +167,14 @@ class Chain:
         written, as the PostgreSQL store refuses the same case
         (`engine.store.pg.schema.migrate`).
 
+        A store whose ledger was dropped or emptied while its tables stand is
+        refused too (`refuse_lost_ledger`).
+
         Raises:
-            StoreFailed: reason ``schema-mismatch``, naming the unknown steps.
+            StoreFailed: reason ``schema-mismatch``, naming the unknown steps;
+                ``missing-table`` or ``schema-mismatch`` for a lost ledger.
         """
+        self.refuse_lost_ledger(db)
         extra = self.unknown(db)
         if extra:
             raise StoreFailed(
@@ -177,6 +182,36 @@ class Chain:
                 " a newer engine upgraded it, or it holds another schema; open it with"
                 " that engine",
                 reason="schema-mismatch")
+
+    def refuse_lost_ledger(self, db: Database) -> None:
+        """Refuse a store whose ledger was dropped or emptied while its tables stand.
+
+        Only the engine writes the ledger, and it never empties it: the store's tables
+        with no step recorded were left by an engine whose ledger someone removed.
+        Running the chain on them would make the schema afresh on top of the one there;
+        reading them as a database without a store would misjudge it. As the
+        PostgreSQL store refuses the same case (`engine.store.pg.schema`).
+
+        Raises:
+            StoreFailed: reason ``missing-table`` (the ledger dropped) or
+                ``schema-mismatch`` (the ledger there, recording nothing), naming it.
+        """
+        if self._ledger_rows(db):
+            return
+        present = {str(r[0]) for r in db.execute(
+            "select name from sqlite_master where type = 'table'")}
+        found = sorted(_tables_made(tuple(self._steps)) & present)
+        if not found:
+            return  # a new database: nothing of a store in it
+        if LEDGER not in present:
+            # Deferred: engine.store.log reads this module's chain at import.
+            from engine.store.log import refuse_missing
+            refuse_missing([LEDGER])
+        shown = ", ".join(found[:5]) + (", …" if len(found) > 5 else "")
+        raise StoreFailed(f"the database's migrations ledger {LEDGER} records no step, but "
+                          f"the store's tables are there ({shown}): it was emptied outside "
+                          "the engine, which never does so; the store cannot be opened until "
+                          "it is restored, and nothing was written", reason="schema-mismatch")
 
     # ---------------------------------------------------------- internals
     @staticmethod

@@ -44,17 +44,20 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import psycopg
 from psycopg import Connection
 from psycopg.pq import TransactionStatus
 
 from engine.core.errors import StoreFailed
+from engine.store.log import refuse_missing
 from engine.store.migrations import REVOKE_REMOVED_NODES_TOKENS
 from engine.store.orphans import orphan_repair
 from engine.store.pg.changes import CHANNEL, ENGINE_SETTING
 from engine.store.pg.locks import NAMESPACE, Lock, xact_lock
 from engine.store.promptrows import IN_PLAY_SQL
 
-__all__ = ["MIGRATIONS", "Migration", "applied", "migrate", "missing_tables", "refuse_unknown"]
+__all__ = ["LEDGER", "MIGRATIONS", "Migration", "applied", "migrate", "missing_tables",
+           "refuse_lost_ledger", "refuse_unknown"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,8 +310,14 @@ MIGRATIONS: tuple[Migration, ...] = (
     )),
 )
 
-_LEDGER = ("create table if not exists schema_migrations (position integer primary key,"
+#: The migrations ledger: the table recording each applied step.
+LEDGER = "schema_migrations"
+_LEDGER = (f"create table if not exists {LEDGER} (position integer primary key,"
            " name text not null unique, applied_at double precision not null)")
+#: SQLSTATEs of a step's statement finding the schema not as the step before left it
+#: (a table, column, function, trigger or index already there; a table or column not
+#: there). A step's own mistake (a type no server has) is left as the error it is.
+_SCHEMA_CLASHES = frozenset({"42P07", "42710", "42723", "42701", "42P01", "42703"})
 
 
 def applied(conn: Connection[Any]) -> list[str]:
@@ -318,6 +327,51 @@ def applied(conn: Connection[Any]) -> list[str]:
         return []
     return [str(r[0]) for r in
             conn.execute("select name from schema_migrations order by position").fetchall()]
+
+
+def _tables_made(migrations: Sequence[Migration], done: set[str] | None = None) -> set[str]:
+    """The tables ``migrations`` make (only those named in ``done``, when given), read
+    from their own statements, so no list of names is kept apart from them."""
+    made: set[str] = set()
+    for migration in migrations:
+        if done is not None and migration.name not in done:
+            continue
+        for statement in migration.statements:
+            found = _TABLE_DDL.match(statement)
+            if found is not None:
+                (made.add if found[1].lower() == "create" else made.discard)(found[2])
+    return made
+
+
+def refuse_lost_ledger(conn: Connection[Any],
+                       migrations: Sequence[Migration] = MIGRATIONS) -> None:
+    """Refuse a store whose ledger was dropped or emptied while its tables stand.
+
+    Only the engine writes the ledger, and it never empties it: tables of the store
+    with no step recorded were left by an engine whose ledger someone removed. Running
+    the chain on them would make the schema afresh on top of the one there (failing at
+    the first table, or worse, at a step that does not fail); reading them as no store
+    would call a store with rows in it empty. Nothing is written either way.
+
+    Raises:
+        StoreFailed: reason ``missing-table`` (the ledger dropped) or ``schema-mismatch``
+            (the ledger there, recording nothing), naming it and the tables found.
+    """
+    if applied(conn):
+        return
+    present = {str(r[0]) for r in conn.execute(
+        "select table_name from information_schema.tables"
+        " where table_schema = current_schema()")}
+    found = sorted(_tables_made(migrations) & present)
+    if not found:
+        return  # a new database (or another program's): nothing of a store in it
+    shown = ", ".join(found[:5]) + (", …" if len(found) > 5 else "")
+    if LEDGER not in present:
+        refuse_missing([LEDGER])
+    raise StoreFailed(f"the PostgreSQL store's migrations ledger {LEDGER} records no step, "
+                      f"but the store's tables are there ({shown}): it was emptied outside "
+                      "the engine, which never does so; the store cannot be opened until it "
+                      "is restored, and nothing was written", reason="schema-mismatch")
 
 
 #: A statement that makes or removes a table, and the table's name.
@@ -331,15 +385,7 @@ def missing_tables(conn: Connection[Any],
     has, sorted: only the engine makes and drops them, so one missing was removed
     outside it (`log verify` reports it). Read from the migrations' own statements,
     so no list of names is kept apart from them."""
-    done = set(applied(conn))
-    made: set[str] = set()
-    for migration in migrations:
-        if migration.name not in done:
-            continue
-        for statement in migration.statements:
-            found = _TABLE_DDL.match(statement)
-            if found is not None:
-                (made.add if found[1].lower() == "create" else made.discard)(found[2])
+    made = _tables_made(migrations, set(applied(conn)))
     present = {str(r[0]) for r in conn.execute(
         "select table_name from information_schema.tables"
         " where table_schema = current_schema()")}
@@ -358,8 +404,10 @@ def migrate(conn: Connection[Any],
         ValueError: ``conn`` is inside a transaction already (the migrations
             must commit on their own), or ``migrations`` repeats a name.
         StoreFailed: the database records migrations this chain does not have
-            at those positions (a newer engine's, or another schema): it is
-            left untouched.
+            at those positions (a newer engine's, or another schema), its ledger
+            was removed or emptied while its tables stand (`refuse_lost_ledger`),
+            or a step finds the schema not as the step before left it (reason
+            ``schema-mismatch``, naming it): it is left untouched.
     """
     names = [m.name for m in migrations]
     if len(set(names)) != len(names):
@@ -369,6 +417,7 @@ def migrate(conn: Connection[Any],
     done: list[str] = []
     with conn.transaction():
         xact_lock(conn, Lock.MIGRATIONS)
+        refuse_lost_ledger(conn, migrations)
         # Created under the lock: two first openers never race on creating it.
         conn.execute(_LEDGER)
         recorded = applied(conn)
@@ -376,14 +425,34 @@ def migrate(conn: Connection[Any],
         for position, migration in enumerate(migrations):
             if position < len(recorded):
                 continue
-            for statement in migration.statements:
-                conn.execute(statement)
-            if migration.run is not None:
-                migration.run(conn)
+            _apply(conn, migration)
             conn.execute("insert into schema_migrations (position, name, applied_at)"
                          " values (%s, %s, %s)", [position, migration.name, time.time()])
             done.append(migration.name)
     return done
+
+
+def _apply(conn: Connection[Any], migration: Migration) -> None:
+    """Run one step's statements (in `migrate`'s transaction).
+
+    Raises:
+        StoreFailed: reason ``schema-mismatch``: a statement found the schema not as
+            the step before left it (its ledger row removed while what it made stands,
+            or an edited schema); the transaction rolls back, so nothing changes.
+    """
+    try:
+        for statement in migration.statements:
+            conn.execute(statement)
+        if migration.run is not None:
+            migration.run(conn)
+    except psycopg.Error as exc:
+        if exc.sqlstate not in _SCHEMA_CLASHES:
+            raise  # a lost server, a lock: what it is, not the schema
+        raise StoreFailed(
+            f"the PostgreSQL database's migration {migration.name} cannot be applied "
+            f"({exc}): its ledger {LEDGER} lacks the step, but the schema differs from "
+            "the one before it (a half-applied migration, or an edited ledger or schema); "
+            "nothing was changed", reason="schema-mismatch") from exc
 
 
 def refuse_unknown(conn: Connection[Any],
@@ -395,8 +464,10 @@ def refuse_unknown(conn: Connection[Any],
     that the older engines sharing it do not know, and each would refuse it.
 
     Raises:
-        StoreFailed: reason ``schema-mismatch``, as `migrate` (nothing is written).
+        StoreFailed: reason ``schema-mismatch``, as `migrate` (nothing is written);
+            a ledger removed or emptied as `refuse_lost_ledger`.
     """
+    refuse_lost_ledger(conn, migrations)
     _refuse_other(applied(conn), [m.name for m in migrations])
 
 

@@ -69,7 +69,13 @@ from engine.store.pg.parts import (
     Reader,
     redact,
 )
-from engine.store.pg.schema import applied, migrate, missing_tables, refuse_unknown
+from engine.store.pg.schema import (
+    applied,
+    migrate,
+    missing_tables,
+    refuse_lost_ledger,
+    refuse_unknown,
+)
 from engine.store.siblings import siblings_of_database
 from engine.store.tokenfeed import TokenFeed
 from engine.store.transactions import Batch, Write
@@ -862,6 +868,12 @@ def drop_schema(dsn: str, name: str) -> None:
 
 def _has_store(conn: Any) -> bool:
     """Whether an engine made its store in ``conn``'s database (it records migrations);
-    read in a transaction of its own, ended (`migrate` runs its own after it)."""
+    read in a transaction of its own, ended (`migrate` runs its own after it).
+
+    Raises:
+        StoreFailed: the store's tables stand without their ledger (`refuse_lost_ledger`):
+            a store, but one that cannot be read as the engine left it.
+    """
     with conn.transaction():
+        refuse_lost_ledger(conn)
         return bool(applied(conn))
