@@ -37,7 +37,7 @@ from engine.store.logkeys import KEYS_EVERY, add_keys, keyed_upto, repair_keys
 from engine.store.siblings import Siblings
 
 __all__ = ["CHANGES_KEPT", "CHANGES_PRUNED_EVERY", "GATHER_SECONDS", "GATHER_SHARE", "JOINED",
-           "Batch", "HasTransactions", "Stale", "Transactions", "Write", "WriteOwner",
+           "Batch", "Busy", "HasTransactions", "Stale", "Transactions", "Write", "WriteOwner",
            "consistent", "outside_operations", "resume", "run_consistently", "run_durably", "run_each_durably",
            "run_eagerly", "schedule_flush"]
 
@@ -49,6 +49,20 @@ GATHER_SHARE = 0.25
 
 class Stale(Exception):
     """Another process committed between our decision and our write lock."""
+
+
+class Busy(Stale):
+    """Another session holds the store's write lock (PostgreSQL): nothing was written.
+
+    A `Stale` to every path that makes a decision again, so the operation is made again
+    under the write lock (`run_durably`), which pauses ``pause`` seconds off the event
+    loop before each new try rather than waiting for the lock on it.
+    """
+
+    def __init__(self, pause: float) -> None:
+        super().__init__(f"the store's write lock is taken; trying again in {pause:g} s")
+        #: Seconds to wait (off the loop) before trying again.
+        self.pause = pause
 
 
 class Batch:
@@ -205,7 +219,14 @@ async def run_durably(owner: BatchOwner, fn: Callable[..., Awaitable[Any]],
     stale = False
     try:
         if locked:
-            pinned = owner.open_batch(locked=True)
+            while True:
+                try:
+                    pinned = owner.open_batch(locked=True)
+                    break
+                except Busy as busy:
+                    # Another session holds the write lock: wait for it here, the
+                    # loop free meanwhile, until the store's bound fails it closed.
+                    await asyncio.sleep(busy.pause)
             joined.append(pinned)
         try:
             result = await fn(*args, **kwargs)

@@ -290,8 +290,7 @@ async def test_a_write_lock_held_too_long_fails_the_waiter_closed(
     from engine.store.pg.locks import NAMESPACE, Lock
 
     await _prompt_world(pg_dsn, tmp_path)
-    monkeypatch.setattr(batches, "_BEGIN", batches._BEGIN.replace(
-        f"'{int(batches.BUSY_TIMEOUT_S * 1000)}ms'", "'300ms'"))
+    monkeypatch.setattr(batches, "WRITE_LOCK_S", 0.3)
     engine = _engine(pg_dsn)
     before = _seqs(pg_dsn)
     try:

@@ -7,7 +7,11 @@ with a PostgreSQL transaction in place of ``BEGIN IMMEDIATE``:
   lock (`Lock.WRITE`, transaction-scoped), so one engine's batch writes at a
   time on the whole database, as one SQLite writer at a time on a file. Every
   other lock of the store (the change feed's) is taken after it, so there is
-  one lock order and no deadlock.
+  one lock order and no deadlock. Waiting for it never holds the event loop
+  long: a try waits `TRY_LOCK_S` on the server, and an operation that did not
+  get it waits off the loop (`engine.store.transactions.Busy`) and tries again,
+  failing closed (reason ``locked``, naming the holder:
+  `engine.store.pg.holders`) once another session has held it `WRITE_LOCK_S`.
 - Holding the lock, it reads the newest change number (`changes.latest_change`).
   When another engine committed a change since this engine's state was loaded,
   the state catches up (the entities the changes name are read again, or the
@@ -47,23 +51,49 @@ from engine.store.anchor import Anchor, AnchorFile
 from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.pg.anchoring import AnchorWriter
 from engine.store.pg.changes import ENGINE_MARK, latest_change, record_change
+from engine.store.pg.holders import is_lock_wait, locked
 from engine.store.pg.locks import NAMESPACE, Lock
-from engine.store.pg.parts import ROUND_TRIP_S, Link, PGLog
+from engine.store.pg.parts import LOCK_WAIT_S, ROUND_TRIP_S, Link, PGLog
 from engine.store.siblings import Siblings
-from engine.store.transactions import Batch, Stale, Write, run_durably, schedule_flush
+from engine.store.transactions import Batch, Busy, Stale, Write, run_durably, schedule_flush
 
 __all__ = ["Batches"]
 
-#: One round trip: open the batch and wait for the write lock — at most as long
-#: as SQLite waits for its own (a hung holder fails the waiters closed with
-#: StoreFailed, never blocks them for good) — learn the transaction's id, by
-#: which the fate of a COMMIT whose answer was lost is asked (`_fate_of_commit`),
-#: and mark the transaction as the engine's (`ENGINE_MARK`): the batch records its
-#: own change, which the triggers recording hand edits must not record again.
-_BEGIN = (f"begin isolation level read committed;"
-          f" set local lock_timeout = '{int(BUSY_TIMEOUT_S * 1000)}ms';"
-          f" select pg_advisory_xact_lock({NAMESPACE}, {int(Lock.WRITE)}), txid_current(),"
-          f" {ENGINE_MARK}")
+#: The longest the engine goes on trying to take the store's write lock while another
+#: session holds it — at most as long as SQLite waits for its own — before its operations
+#: fail closed (`StoreFailed`, reason ``locked``, naming the holder): a hung holder (an
+#: engine stopped mid-batch; a hand edit left uncommitted at a ``psql`` shell, whose
+#: trigger took the lock: `engine.store.pg.schema` m012) never blocks the others for good.
+WRITE_LOCK_S = BUSY_TIMEOUT_S
+#: How long one try waits for the write lock on the server, the event loop held
+#: meanwhile: long enough for the other engines' batches ahead (each holds the lock for
+#: a commit's time), short enough that a lock held longer leaves the loop free. An
+#: operation that did not get it waits off the loop (`Busy`, `run_durably`) and tries
+#: again, until `WRITE_LOCK_S` has passed since the lock was first found taken.
+TRY_LOCK_S = 0.01
+#: The pause between two tries of an operation waiting for the write lock: doubling
+#: from the first to the last.
+_PAUSES = (0.005, 0.1)
+#: Tries this far apart are two waits, not one (operations waiting try far more often):
+#: a lock taken now is waited for afresh, however long one was taken before.
+_BUSY_GAP_S = 1.0
+
+
+def _begin(wait: float) -> str:
+    """One round trip: open the batch and wait up to ``wait`` seconds for the write lock
+    (a hung holder fails the waiter closed, never blocks it for good), then let the
+    batch's other statements wait for a lock no longer than any statement of the engine
+    (`LOCK_WAIT_S`); learn the transaction's id, by which the fate of a COMMIT whose
+    answer was lost is asked (`_fate_of_commit`), and mark the transaction as the
+    engine's (`ENGINE_MARK`): the batch records its own change, which the triggers
+    recording hand edits must not record again."""
+    return (f"begin isolation level read committed;"
+            f" set local lock_timeout = '{max(1, int(wait * 1000))}ms';"
+            f" select pg_advisory_xact_lock({NAMESPACE}, {int(Lock.WRITE)}), txid_current(),"
+            f" {ENGINE_MARK};"
+            f" set local lock_timeout = '{int(LOCK_WAIT_S * 1000)}ms'")
+
+
 #: How often the fate of a COMMIT whose answer was lost is asked while the server
 #: is still committing it.
 _FATE_POLL_S = 0.05
@@ -71,10 +101,14 @@ _FATE_POLL_S = 0.05
 _STORE_ERRORS = (psycopg.Error, StoreFailed, UnicodeError)
 
 
+#: What a failed write says first.
+_NOT_WRITTEN = "the change was not written, so it did not happen"
+
+
 def _failed(exc: BaseException) -> StoreFailed:
     if isinstance(exc, StoreFailed):
         return exc
-    return StoreFailed(f"the change was not written, so it did not happen: {exc}")
+    return StoreFailed(f"{_NOT_WRITTEN}: {exc}")
 
 
 class Batches:
@@ -136,6 +170,14 @@ class Batches:
         #: Writes the batch's rows kept in memory till now, just before its COMMIT,
         #: under the write lock (`PGStore.save_budget_bucket`); set by the store.
         self.before_commit: Callable[[psycopg.Connection[Any], Batch], None] | None = None
+        #: Since when (`time.monotonic`) another session has held the write lock, as
+        #: tries found it; None once this engine took it (`open_batch`).
+        self.busy_since: float | None = None
+        self._busy_last = 0.0
+        self._pause = _PAUSES[0]
+        #: The last store error told as `StoreFailed`, and what it was told as: a lock
+        #: wait's holders are asked once, not again by each who reports it.
+        self._told: tuple[BaseException, StoreFailed] | None = None
 
     @property
     def batch_thread(self) -> int | None:
@@ -196,10 +238,15 @@ class Batches:
         Raises:
             Stale: another engine committed a change since the state was
                 loaded (reloaded now): `run_durably` makes the operation again
-                with ``locked``. Never with ``locked``, nor with ``settled``
-                (the batch records what already happened: there is no
-                decision left to make again; `open_settled`).
-            StoreFailed: the store cannot be reached or refused the batch.
+                with ``locked``. Never with ``settled`` (the batch records what
+                already happened: there is no decision left to make again;
+                `open_settled`); with ``locked`` only as `Busy`.
+            Busy: another session holds the write lock (nothing was written):
+                `run_durably` tries again after a pause, off the loop. Never with
+                ``settled``, which waits for the lock up to `WRITE_LOCK_S`.
+            StoreFailed: the store cannot be reached or refused the batch; reason
+                ``locked`` once another session has held the write lock for
+                `WRITE_LOCK_S` (naming it).
         """
         self._refuse_while_asking()
         self.log.start_batch()
@@ -208,17 +255,24 @@ class Batches:
             # Another engine of this process holding the lock lets go of it only
             # when the loop turns: waiting for it here would freeze the loop.
             siblings.make_way(self)
+        since = self._busy_period(time.monotonic())
+        left = WRITE_LOCK_S if since is None else WRITE_LOCK_S - (time.monotonic() - since)
+        # A decision tries briefly and waits off the loop (`Busy`); a settled write,
+        # which cannot be made again, waits here — no longer than the bound has left.
+        wait = min(TRY_LOCK_S, left) if not settled else left
+        self._xid = None
         try:
             conn = self.link.conn
             # The lock wait is bounded by the server (lock_timeout); the
             # round trip may take that long, and a little more, before the
             # server is taken for gone.
-            with conn.patience(BUSY_TIMEOUT_S + ROUND_TRIP_S):
-                begun = conn.execute(_BEGIN)
+            with conn.patience(max(wait, 0.0) + ROUND_TRIP_S):
+                begun = conn.execute(_begin(wait))
             begun.nextset()  # past BEGIN and SET: to the lock's row
             begun.nextset()
             locked_row = begun.fetchone()
             self._xid = None if locked_row is None else int(locked_row[1])
+            self.busy_since, self._pause = None, _PAUSES[0]
             latest = latest_change(conn)
             if latest != self.seen:
                 # Holding the write lock now: what we decided on may be stale.
@@ -228,8 +282,11 @@ class Batches:
                     raise Stale()
         except _STORE_ERRORS as exc:
             self.link.abandon()
+            if is_lock_wait(exc) and self._xid is None:
+                # The first round trip's only wait is the write lock's.
+                raise self._lock_busy(since, settled, exc) from exc
             self.seen = -1
-            raise _failed(exc) from exc
+            raise self.failure_of(exc) from exc
         batch = Batch(None, pinned=locked)
         self.batch = batch
         self._batch_thread = threading.get_ident()
@@ -238,6 +295,25 @@ class Batches:
         except RuntimeError:
             pass  # no loop: `write` flushes at once
         return batch
+
+    def _busy_period(self, now: float) -> float | None:
+        """Since when the write lock has been found taken, or None when the last try
+        that found it so is too long ago to be the same wait (`_BUSY_GAP_S`)."""
+        if self.busy_since is not None and now - self._busy_last > _BUSY_GAP_S:
+            self.busy_since = None
+        return self.busy_since
+
+    def _lock_busy(self, since: float | None, settled: bool,
+                   exc: BaseException) -> BaseException:
+        """The write lock was not had in this try: `Busy` while the bound lasts, then
+        (and for a settled write at once) `StoreFailed` naming who holds it."""
+        now = self._busy_last = time.monotonic()
+        if since is None:
+            since = self.busy_since = now
+        if settled or now - since >= WRITE_LOCK_S:
+            return locked(_NOT_WRITTEN, WRITE_LOCK_S, self.link.conn_if_open(), exc)
+        pause, self._pause = self._pause, min(self._pause * 2, _PAUSES[1])
+        return Busy(pause)
 
     def open_settled(self) -> None:
         """Open the batch the next write joins, unless one is open, for a write that
@@ -253,10 +329,21 @@ class Batches:
         elif sql.startswith("RELEASE "):
             self._marks.pop(sql[len("RELEASE "):], None)
 
-    @staticmethod
-    def failure(exc: BaseException) -> StoreFailed | None:
+    def failure(self, exc: BaseException) -> StoreFailed | None:
         """A store error (a lost server, a refused value) as `StoreFailed`; None otherwise."""
-        return _failed(exc) if isinstance(exc, _STORE_ERRORS) else None
+        return self.failure_of(exc) if isinstance(exc, _STORE_ERRORS) else None
+
+    def failure_of(self, exc: BaseException) -> StoreFailed:
+        """``exc`` as the `StoreFailed` the operation fails with; a lock another session
+        held past the lock timeout as reason ``locked``, naming the sessions holding the
+        store's locks (asked once for ``exc``, on the connection if it is still open)."""
+        told = self._told
+        if told is not None and told[0] is exc:
+            return told[1]
+        failed = (locked(_NOT_WRITTEN, LOCK_WAIT_S, self.link.conn_if_open(), exc)
+                  if is_lock_wait(exc) else _failed(exc))
+        self._told = (exc, failed)
+        return failed
 
     @staticmethod
     def log_mark() -> object:
@@ -284,13 +371,24 @@ class Batches:
             # aborts it; a lost connection ends it): every operation in this
             # batch failed with it.
             link.abandon()
-            if self.batch is batch:
-                self.batch = None
-                self.dirty.clear()
-                self._forget_touched()
-                self._marks.clear()
-                batch.finish(_failed(exc))
+        # Told now, while the connection can still ask who held a lock (before a reload).
+        failed = self.failure_of(exc)
+        if not kept:
+            self._lose(batch, failed)
         self.reload_or_mark()
+        if self.batch is batch and not link.in_transaction():
+            # The reload failed inside the batch (a table still locked) and took its
+            # transaction with it: the operations that joined it failed too.
+            self._lose(batch, failed)
+
+    def _lose(self, batch: Batch, failed: StoreFailed) -> None:
+        """``batch``'s transaction is gone: every operation in it fails with ``failed``."""
+        if self.batch is batch:
+            self.batch = None
+            self.dirty.clear()
+            self._forget_touched()
+            self._marks.clear()
+            batch.finish(failed)
 
     def write(self, *, one_statement: bool = False) -> Write:
         """The writes of one operation (see `engine.store.base.Store.write`)."""
@@ -345,8 +443,9 @@ class Batches:
     def _not_committed(self, batch: Batch, exc: BaseException) -> None:
         """The batch did not commit (or cannot be known to have): its callers fail closed."""
         self.link.abandon()
+        failed = self.failure_of(exc)
         self.reload_or_mark()
-        batch.finish(_failed(exc))
+        batch.finish(failed)
 
     def _committed_now(self, batch: Batch, seq: int | None, pending: Anchor | None) -> None:
         """The batch committed: its change is seen, its log row anchored, its events told."""
@@ -520,7 +619,7 @@ class Batches:
         except _STORE_ERRORS as exc:
             self.link.abandon()
             self.seen = -1
-            raise _failed(exc) from exc
+            raise self.failure_of(exc) from exc
 
 
 def _fate_on(connect: Callable[[], psycopg.Connection[Any]], xid: int | None,

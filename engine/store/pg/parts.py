@@ -64,7 +64,7 @@ from engine.store.pg.anchoring import check as check_anchor
 from engine.store.pg.changes import ENGINE_MARK, record_change
 from engine.store.pg.locks import Lock, xact_lock
 
-__all__ = ["READ_WAIT_S", "ROUND_TRIP_S", "TCP_BOUNDS", "TOKEN_ROUND_TRIP_S", "BoundedConnection",
+__all__ = ["LOCK_WAIT_S", "READ_WAIT_S", "ROUND_TRIP_S", "TCP_BOUNDS", "TOKEN_ROUND_TRIP_S", "BoundedConnection",
            "Link", "NoAnswer", "bounded_dsn", "PGHistory", "PGLog", "PGSecrets", "PGTokens", "Reader",
            "redact", "verify_pg_in_parallel"]
 
@@ -100,6 +100,16 @@ def redact(dsn: str) -> str:
 #: request with it, for good. A live server answers the store's short statements
 #: well within this; one that has not by then fails the operation closed.
 ROUND_TRIP_S = 3.0
+#: The longest any statement of the engine's connection waits for a lock another
+#: session holds (its ``lock_timeout``), the store's write lock excepted (its own bound,
+#: `engine.store.pg.batches.WRITE_LOCK_S`): a ``LOCK TABLE`` or a row updated at a
+#: ``psql`` shell and left uncommitted. Below `ROUND_TRIP_S`, so that the server cancels
+#: the statement and says why (`engine.store.pg.holders`) before the engine would give
+#: the server up: closing the connection then would leave its server session waiting,
+#: holding the write lock, for the engine's next batch to wait on in turn. The engines'
+#: batches never wait for each other's rows (they take the write lock first), so only
+#: a session outside them ever makes a statement wait this long.
+LOCK_WAIT_S = 1.0
 #: The same bound for the service's token table, whose reads are token checks
 #: on the event loop too (`PGTokens`): one index lookup.
 TOKEN_ROUND_TRIP_S = 1.5
@@ -196,6 +206,7 @@ class Link:
             # lock's last holder committed (READ COMMITTED).
             conn.execute("set synchronous_commit = on")
             conn.execute("set default_transaction_isolation = 'read committed'")
+            conn.execute(f"set lock_timeout = '{int(LOCK_WAIT_S * 1000)}ms'")
             if self.schema is not None:
                 conn.execute("select set_config('search_path', %s, false)", [self.schema])
         except BaseException:
@@ -215,6 +226,11 @@ class Link:
                                   f"{redact(self.dsn)}: {exc}", reason="connection") from exc
             self.connects += 1
         return self._conn
+
+    def conn_if_open(self) -> BoundedConnection | None:
+        """The open connection, or None (never connecting: after a failure, to ask more)."""
+        conn = self._conn
+        return None if conn is None or conn.closed else conn
 
     def abandon(self) -> None:
         """After a failed statement: roll back, or drop a connection that was lost."""

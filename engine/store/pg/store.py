@@ -59,8 +59,9 @@ from engine.store.pending import encode, row_key, summary_of
 from engine.store.pg.anchoring import cluster_database, local_anchor
 from engine.store.pg.batches import Batches
 from engine.store.pg.changes import follow_changes, latest_change
+from engine.store.pg.holders import is_lock_wait, locked
 from engine.store.pg.parts import (
-    ROUND_TRIP_S,
+    LOCK_WAIT_S,
     Link,
     PGHistory,
     PGLog,
@@ -139,8 +140,8 @@ MIGRATION_S = 300.0
 LOAD_S = 120.0
 #: `load`'s bound on waiting for a table lock another session holds (a ``LOCK TABLE``,
 #: another process's migration): `LOAD_S` is for reading many rows, not for waiting
-#: on someone, so a lock wait ends as any other round trip's answer would.
-_LOAD_LOCK_WAIT = f"set local lock_timeout = '{int(ROUND_TRIP_S * 1000)}ms'"
+#: on someone, so a lock wait ends as any other statement's (`LOCK_WAIT_S`).
+_LOAD_LOCK_WAIT = f"set local lock_timeout = '{int(LOCK_WAIT_S * 1000)}ms'"
 
 class PGStore:
     """The `engine.store.base.Store` on one PostgreSQL database.
@@ -183,7 +184,9 @@ class PGStore:
                 # takes (at start-up, before anyone is served): a longer bound
                 # than a served statement's.
                 with conn.patience(MIGRATION_S):
+                    conn.execute(f"set lock_timeout = '{int(MIGRATION_S * 1000)}ms'")
                     migrate(conn)
+                    conn.execute(f"set lock_timeout = '{int(LOCK_WAIT_S * 1000)}ms'")
             #: This machine's anchor of the database (`engine.store.pg.anchoring`).
             # A reader (`existing`) writes no anchor, so makes no folder for one.
             self.anchor: AnchorFile = local_anchor(self.link.conn, anchors, make=not existing)
@@ -292,6 +295,9 @@ class PGStore:
                     conn.execute("commit")
         except psycopg.Error as exc:
             link.abandon()
+            if is_lock_wait(exc):
+                raise locked("cannot read the PostgreSQL store", LOCK_WAIT_S,
+                             link.conn_if_open(), exc) from exc
             raise StoreFailed(f"cannot read the PostgreSQL store: {exc}",
                               reason="connection") from exc
         except StoreFailed:
