@@ -50,7 +50,12 @@ from engine.core.events import Event
 from engine.store.anchor import Anchor, AnchorFile
 from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.pg.anchoring import AnchorWriter
-from engine.store.pg.changes import ENGINE_MARK, latest_change, record_change
+from engine.store.pg.changes import (
+    ENGINE_MARK,
+    latest_change,
+    latest_change_and_row,
+    record_change,
+)
 from engine.store.pg.holders import is_lock_wait, locked
 from engine.store.pg.locks import NAMESPACE, Lock
 from engine.store.pg.parts import LOCK_WAIT_S, ROUND_TRIP_S, Link, PGLog
@@ -172,6 +177,13 @@ class Batches:
         self.before_commit: Callable[[psycopg.Connection[Any], Batch], None] | None = None
         #: Since when (`time.monotonic`) another session has held the write lock, as
         #: tries found it; None once this engine took it (`open_batch`).
+        #: Log rows this engine's batches committed (`sync` tells the others' apart).
+        self.own_rows = 0
+        #: How often `sync` found log rows other engines committed (live views follow it).
+        self.log_noticed = 0
+        #: The newest log row's number less `own_rows`, as `sync` last read it (None:
+        #: not read yet): it moves only with other engines' rows.
+        self._others: int | None = None
         self.busy_since: float | None = None
         self._busy_last = 0.0
         self._pause = _PAUSES[0]
@@ -423,13 +435,17 @@ class Batches:
                 seq = record_change(conn, "state", {"tables": dirty, "touched": touched},
                                     t=time.time())
             pending = self._newest_of_batch(conn)
+            # The rows the batch appends (numbered without gaps under the write lock):
+            # once committed, this engine's own, which wake none of its live views.
+            before = self.log.batch_before
+            rows = 0 if pending is None or before is None else pending.seq - before[0]
             xid, self._xid = self._xid, None
             try:
                 status = conn.execute("commit").statusmessage
             except psycopg.OperationalError as exc:
                 # COMMIT was sent and its answer lost (the connection dropped, or
                 # the server took longer than a round trip): it may have committed.
-                if self._ask_off_the_loop(batch, xid, exc, seq, pending):
+                if self._ask_off_the_loop(batch, xid, exc, seq, pending, rows):
                     return
                 status = self._fate_of_commit(xid, exc)
             if status != "COMMIT":
@@ -438,7 +454,7 @@ class Batches:
         except _STORE_ERRORS as exc:
             self._not_committed(batch, exc)
             return
-        self._committed_now(batch, seq, pending)
+        self._committed_now(batch, seq, pending, rows)
 
     def _not_committed(self, batch: Batch, exc: BaseException) -> None:
         """The batch did not commit (or cannot be known to have): its callers fail closed."""
@@ -447,9 +463,12 @@ class Batches:
         self.reload_or_mark()
         batch.finish(failed)
 
-    def _committed_now(self, batch: Batch, seq: int | None, pending: Anchor | None) -> None:
-        """The batch committed: its change is seen, its log row anchored, its events told."""
+    def _committed_now(self, batch: Batch, seq: int | None, pending: Anchor | None,
+                       rows: int = 0) -> None:
+        """The batch committed: its change is seen, its log row anchored, its events told;
+        its ``rows`` log rows are this engine's own (`sync`)."""
         self.commits += 1
+        self.own_rows += rows
         if seq is not None:
             self.seen = seq
         if self.anchor is not None and pending is not None:
@@ -474,7 +493,7 @@ class Batches:
 
     def _ask_off_the_loop(self, batch: Batch, xid: int | None,
                           lost: psycopg.OperationalError, seq: int | None,
-                          pending: Anchor | None) -> bool:
+                          pending: Anchor | None, rows: int = 0) -> bool:
         """Ask a lost COMMIT's fate (`_fate_of_commit`) in a thread of its own, on a
         connection of its own, and settle ``batch`` on the loop once it is known.
 
@@ -513,7 +532,7 @@ class Batches:
                     conn.close()
             try:
                 loop.call_soon_threadsafe(self._fate_known, batch, fate, seq, pending,
-                                          changed)
+                                          changed, rows)
             except RuntimeError:
                 pass  # the loop is closed: `await_fate` (at close) settles it
 
@@ -522,7 +541,7 @@ class Batches:
         return True
 
     def _fate_known(self, batch: Batch, fate: str | BaseException, seq: int | None,
-                    pending: Anchor | None, changed: int) -> None:
+                    pending: Anchor | None, changed: int, rows: int = 0) -> None:
         """Settle ``batch`` as its COMMIT ended (on the loop, or at close)."""
         if self.asking is not batch:
             return  # settled already (at close)
@@ -539,7 +558,7 @@ class Batches:
             # read it again at the next operation rather than trust it holds it.
             seq = None
             self.seen = -1
-        self._committed_now(batch, seq, pending)
+        self._committed_now(batch, seq, pending, rows)
 
     def await_fate(self, timeout: float = BUSY_TIMEOUT_S + 2 * ROUND_TRIP_S) -> None:
         """At close: wait (up to ``timeout``) for a lost COMMIT's fate still being asked,
@@ -577,7 +596,8 @@ class Batches:
 
     def _newest_of_batch(self, conn: psycopg.Connection[Any]) -> Anchor | None:
         """Before COMMIT, under the write lock: the batch's newest log row, for the anchor
-        (None when the batch left no row of its own or there is no anchor).
+        and the count of this engine's own rows (None when the batch left no row of its
+        own).
 
         No "pending" record is written before COMMIT, unlike SQLite's anchor:
         on a shared database rows after this machine's newest are never a
@@ -586,7 +606,7 @@ class Batches:
         an fsync.
         """
         before = self.log.batch_before
-        if self.anchor is None or before is None:
+        if before is None:
             return None
         # The newest row as it stands now: a savepoint rolled back may have
         # taken the batch's rows away again.
@@ -613,13 +633,19 @@ class Batches:
             # change until we do, so there is nothing to catch up on.
             return
         try:
-            latest = latest_change(self.link.conn)
+            latest, newest = latest_change_and_row(self.link.conn)
             if latest != self.seen:
                 self.catch_up()
         except _STORE_ERRORS as exc:
             self.link.abandon()
             self.seen = -1
             raise self.failure_of(exc) from exc
+        # A batch of log rows only (a refused call) records no change: another engine's
+        # is told by the log's numbers moving past what this engine appended itself.
+        others = newest - self.own_rows
+        if self._others is not None and others != self._others:
+            self.log_noticed += 1
+        self._others = others
 
 
 def _fate_on(connect: Callable[[], psycopg.Connection[Any]], xid: int | None,

@@ -30,7 +30,8 @@ from psycopg import Connection
 from engine.core.errors import StoreFailed
 from engine.store.pg.locks import Lock, require_transaction, xact_lock
 
-__all__ = ["CHANNEL", "ENGINE_MARK", "ENGINE_SETTING", "changes_after", "follow_changes", "latest_change", "record_change"]
+__all__ = ["CHANNEL", "ENGINE_MARK", "ENGINE_SETTING", "changes_after", "follow_changes", "latest_change",
+           "latest_change_and_row", "record_change"]
 
 #: The NOTIFY channel; each payload is one change number, in decimal.
 CHANNEL = "arrowgate_changes"
@@ -84,6 +85,19 @@ def latest_change(conn: Connection[Any]) -> int:
     """
     row = conn.execute("select coalesce(max(seq), 0) from changes").fetchone()
     return int(row[0]) if row else 0
+
+
+#: `latest_change_and_row`'s statement: both in one round trip, each one index lookup.
+_LATEST_AND_ROW = ("select coalesce((select max(seq) from changes), 0),"
+                   " coalesce((select max(seq) from log), 0)")
+
+
+def latest_change_and_row(conn: Connection[Any]) -> tuple[int, int]:
+    """`latest_change`, and the arrow log's newest row number (0 for none), in the same
+    round trip: a batch of log rows only (a refused call) records no change, so live
+    views learn of another engine's rows by the log's numbers."""
+    row = conn.execute(_LATEST_AND_ROW).fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
 def changes_after(conn: Connection[Any], seq: int) -> list[int]:

@@ -433,11 +433,13 @@ class PGStore:
 
     async def changes(self, interval: float = 0.1, *,
                       check: Callable[[], None] | None = None) -> AsyncIterator[int]:
-        """Yield the store's revision whenever another engine commits a change.
+        """Yield the store's revision whenever another engine commits a change, or
+        log rows alone (`Batches.sync` tells them from this engine's own).
 
         A thread follows the change feed (LISTEN/NOTIFY, with catch-up reads
         after a reconnection) and wakes this loop; it also looks every
-        ``interval`` seconds. The state is reloaded only when it is behind.
+        ``interval`` seconds (one round trip reading the feed's and the log's
+        newest numbers). The state is reloaded only when it is behind.
 
         Args:
             interval: seconds between two looks.
@@ -459,7 +461,8 @@ class PGStore:
 
         thread = threading.Thread(target=follow, name="arrowgate-pg-changes", daemon=True)
         thread.start()
-        seen = self.tx.reloads + self.tx.catchups
+        tx = self.tx
+        seen = tx.reloads + tx.catchups + tx.log_noticed
         try:
             while True:
                 if check is not None:
@@ -468,10 +471,13 @@ class PGStore:
                     self.sync()
                 except StoreFailed:
                     pass  # reconnects on the next look
-                if self.tx.reloads + self.tx.catchups != seen:
-                    seen = self.tx.reloads + self.tx.catchups
-                    self.tx.revision += 1
-                    yield self.tx.revision
+                # Counted where noticed (as on SQLite), so a change another operation
+                # caught up with first is not missed here; other engines' log rows
+                # alone count too (a live log view shows them).
+                if tx.reloads + tx.catchups + tx.log_noticed != seen:
+                    seen = tx.reloads + tx.catchups + tx.log_noticed
+                    tx.revision += 1
+                    yield tx.revision
                 try:
                     await asyncio.wait_for(wake.wait(), timeout=interval)
                 except TimeoutError:
