@@ -42,7 +42,9 @@ class SteadyClock:
     setting a clock back. A value that is not a time (NaN, ±inf, or beyond
     ±`LATEST`, where no window can be kept) is ignored the same way.
     `at_least` raises the floor: the engine calls it with the newest time in
-    the store when it opens, so a restart with an earlier clock stands still too.
+    the store when it opens, so a restart with an earlier clock stands still too,
+    and whenever it catches up with (or, on PostgreSQL, looks at) the store, so an
+    engine whose clock is behind another's on one store stands still likewise.
     `past` steps just beyond a standing time, for what must come strictly after
     all before it (a node made again under a used id). `behind` says how long the
     clock must run before time moves again.

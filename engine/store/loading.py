@@ -132,10 +132,13 @@ def package_from_row(row: dict[str, Any]) -> PackageState:
 
 
 def newest_time(db: Database) -> float | None:
-    """The latest time the store recorded: its newest log row or counted call."""
+    """The latest time the store recorded: its newest log row, counted call or consent
+    history entry (whichever engine wrote it: an engine whose clock is behind another's
+    stands still there, SPEC §6)."""
     newest: float | None = None
     for sql in ("select t from log order by seq desc limit 1",
-                "select t from rate_events order by id desc limit 1"):
+                "select t from rate_events order by id desc limit 1",
+                "select t from consent order by seq desc limit 1"):
         row = db.execute(sql).fetchone()
         if row is not None and isinstance(row[0], (int, float)):
             newest = row[0] if newest is None else max(newest, row[0])

@@ -52,7 +52,6 @@ from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.pg.anchoring import AnchorWriter
 from engine.store.pg.changes import (
     ENGINE_MARK,
-    latest_change,
     latest_change_and_row,
     record_change,
 )
@@ -104,6 +103,10 @@ def _begin(wait: float) -> str:
 _FATE_POLL_S = 0.05
 #: Errors of the store itself (a lost server, a refused value), failing closed.
 _STORE_ERRORS = (psycopg.Error, StoreFailed, UnicodeError)
+
+
+def _no_clock(_t: float | None) -> None:
+    """`Batches.at_least` before the store knows the engine's clock (nothing is stamped)."""
 
 
 #: What a failed write says first.
@@ -177,6 +180,11 @@ class Batches:
         self.before_commit: Callable[[psycopg.Connection[Any], Batch], None] | None = None
         #: Since when (`time.monotonic`) another session has held the write lock, as
         #: tries found it; None once this engine took it (`open_batch`).
+        #: Raises the engine's clock's floor to a time the store holds (set by the store
+        #: once it knows the clock): each look at the store (`sync`, `open_batch`) reads
+        #: the newest time its log and consent history hold, in the round trip it makes
+        #: anyway, so an engine whose clock is behind another's never stamps before it.
+        self.at_least: Callable[[float | None], None] = _no_clock
         #: Log rows this engine's batches committed (`sync` tells the others' apart).
         self.own_rows = 0
         #: How often `sync` found log rows other engines committed (live views follow it).
@@ -285,7 +293,9 @@ class Batches:
             locked_row = begun.fetchone()
             self._xid = None if locked_row is None else int(locked_row[1])
             self.busy_since, self._pause = None, _PAUSES[0]
-            latest = latest_change(conn)
+            latest, _newest, t = latest_change_and_row(conn)
+            # What this batch stamps comes after whatever other engines stamped (`sync`).
+            self.at_least(t)
             if latest != self.seen:
                 # Holding the write lock now: what we decided on may be stale.
                 changed = self.catch_up()
@@ -633,7 +643,8 @@ class Batches:
             # change until we do, so there is nothing to catch up on.
             return
         try:
-            latest, newest = latest_change_and_row(self.link.conn)
+            latest, newest, t = latest_change_and_row(self.link.conn)
+            self.at_least(t)
             if latest != self.seen:
                 self.catch_up()
         except _STORE_ERRORS as exc:

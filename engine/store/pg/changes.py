@@ -87,17 +87,26 @@ def latest_change(conn: Connection[Any]) -> int:
     return int(row[0]) if row else 0
 
 
-#: `latest_change_and_row`'s statement: both in one round trip, each one index lookup.
+#: `latest_change_and_row`'s statement: all in one round trip, each one index lookup.
 _LATEST_AND_ROW = ("select coalesce((select max(seq) from changes), 0),"
-                   " coalesce((select max(seq) from log), 0)")
+                   " coalesce((select max(seq) from log), 0),"
+                   " greatest((select t from log order by seq desc limit 1),"
+                   " (select t from consent order by seq desc limit 1))")
 
 
-def latest_change_and_row(conn: Connection[Any]) -> tuple[int, int]:
-    """`latest_change`, and the arrow log's newest row number (0 for none), in the same
-    round trip: a batch of log rows only (a refused call) records no change, so live
-    views learn of another engine's rows by the log's numbers."""
+def latest_change_and_row(conn: Connection[Any]) -> tuple[int, int, float | None]:
+    """`latest_change`, the arrow log's newest row number (0 for none) and the newest
+    time the log and the consent history hold (None for none), in the same round trip.
+
+    A batch of log rows only (a refused call) records no change: live views learn of
+    another engine's rows by the log's numbers, and an engine whose clock is behind
+    another's learns the time it must not stamp before (SPEC §6) by the newest time.
+    """
     row = conn.execute(_LATEST_AND_ROW).fetchone()
-    return (int(row[0]), int(row[1])) if row else (0, 0)
+    if row is None:
+        return 0, 0, None
+    newest = row[2]
+    return int(row[0]), int(row[1]), float(newest) if newest is not None else None
 
 
 def changes_after(conn: Connection[Any], seq: int) -> list[int]:

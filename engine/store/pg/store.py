@@ -273,6 +273,9 @@ class PGStore:
         the same snapshot: it is what the state includes.
         """
         self.log.forget_tail()
+        # The engine's clock: every look at the store raises its floor to the newest
+        # time stamped there (`Batches.at_least`).
+        self.tx.at_least = clock.at_least
         link = self.link
         own = not link.in_transaction()
         conn = link.conn
