@@ -162,3 +162,43 @@ async def test_a_table_held_by_a_shell_fails_operations_closed_naming_it(
         assert engine.verify_log().ok
     finally:
         engine.close()
+
+
+def _waiting_sessions(dsn: str) -> int:
+    """Sessions of the database waiting for a lock (a client that gave one up leaves its
+    server session waiting on, holding a connection of the server's)."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute("select count(*) from pg_stat_activity where datname ="
+                           " current_database() and wait_event_type = 'Lock'").fetchone()
+        assert row is not None
+        return int(row[0])
+
+
+def test_a_token_table_held_by_a_shell_leaves_no_session_waiting(pg_dsn: str) -> None:
+    """``service_tokens`` locked at a shell: each token check fails closed (``locked``,
+    naming the session) within the token's round-trip bound, and no session of the
+    service's is left waiting on the server (each would hold a connection until the
+    lock went: enough checks would use up the server's connections); after, checks work."""
+    from engine.store.pg.parts import TOKEN_ROUND_TRIP_S
+    from engine.store.pg.store import PGStore
+
+    store = PGStore.open(pg_dsn)
+    tokens = store.tokens()
+    try:
+        tokens.insert("t1", "d" * 64, "card:c1", 1.0)
+        with psycopg.connect(pg_dsn, application_name="psql at a desk") as shell:
+            shell.execute("lock table service_tokens in access exclusive mode")
+            pid = shell.info.backend_pid
+            for _ in range(3):
+                started = time.monotonic()
+                with pytest.raises(StoreFailed) as caught:
+                    tokens.find("d" * 64)
+                assert time.monotonic() - started < TOKEN_ROUND_TRIP_S + 1.0
+                assert caught.value.reason == "locked", str(caught.value)
+                assert str(pid) in str(caught.value), str(caught.value)
+            assert _waiting_sessions(pg_dsn) == 0
+            shell.rollback()
+        assert tokens.find("d" * 64) is not None
+    finally:
+        tokens.close()
+        store.close()
