@@ -62,6 +62,7 @@ from engine.store.log import (
 )
 from engine.store.pg.anchoring import check as check_anchor
 from engine.store.pg.changes import ENGINE_MARK, record_change
+from engine.store.pg.holders import is_lock_wait, locked
 from engine.store.pg.locks import Lock, xact_lock
 
 __all__ = ["LOCK_WAIT_S", "READ_WAIT_S", "ROUND_TRIP_S", "TCP_BOUNDS", "TOKEN_ROUND_TRIP_S", "BoundedConnection",
@@ -631,6 +632,10 @@ class PGTokens:
         def configure(conn: BoundedConnection) -> None:
             conn.deadline = TOKEN_ROUND_TRIP_S
             conn.execute("set synchronous_commit = on")
+            # Below the round trip's bound, as the engine's (`LOCK_WAIT_S`): a table held
+            # at a shell makes the server cancel a check, rather than the service give
+            # the server up and leave the check's session waiting, holding a connection.
+            conn.execute(f"set lock_timeout = '{int(LOCK_WAIT_S * 1000)}ms'")
             if schema is not None:
                 conn.execute("select set_config('search_path', %s, false)", [schema])
         return configure
@@ -643,6 +648,11 @@ class PGTokens:
             conn = self._checked(wait)
             try:
                 yield conn
+            except psycopg.Error as exc:
+                if is_lock_wait(exc):  # asked on this connection while it is ours
+                    raise locked("the service's tokens cannot be read or written",
+                                 LOCK_WAIT_S, conn, exc) from exc
+                raise
             finally:
                 self._pool.putconn(conn)
         except (psycopg.Error, PoolTimeout) as exc:
