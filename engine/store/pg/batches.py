@@ -37,6 +37,7 @@ with a PostgreSQL transaction in place of ``BEGIN IMMEDIATE``:
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -83,6 +84,7 @@ _PAUSES = (0.005, 0.1)
 _BUSY_GAP_S = 1.0
 
 
+@functools.lru_cache(maxsize=16)
 def _begin(wait: float) -> str:
     """One round trip: open the batch and wait up to ``wait`` seconds for the write lock
     (a hung holder fails the waiter closed, never blocks it for good), then let the
@@ -178,8 +180,6 @@ class Batches:
         #: Writes the batch's rows kept in memory till now, just before its COMMIT,
         #: under the write lock (`PGStore.save_budget_bucket`); set by the store.
         self.before_commit: Callable[[psycopg.Connection[Any], Batch], None] | None = None
-        #: Since when (`time.monotonic`) another session has held the write lock, as
-        #: tries found it; None once this engine took it (`open_batch`).
         #: Raises the engine's clock's floor to a time the store holds (set by the store
         #: once it knows the clock): each look at the store (`sync`, `open_batch`) reads
         #: the newest time its log and consent history hold, in the round trip it makes
@@ -192,6 +192,8 @@ class Batches:
         #: The newest log row's number less `own_rows`, as `sync` last read it (None:
         #: not read yet): it moves only with other engines' rows.
         self._others: int | None = None
+        #: Since when (`time.monotonic`) another session has held the write lock, as
+        #: tries found it; None once this engine took it (`open_batch`).
         self.busy_since: float | None = None
         self._busy_last = 0.0
         self._pause = _PAUSES[0]
