@@ -319,7 +319,8 @@ class PGStore:
         the write lock, or a read-only REPEATABLE READ transaction). A change
         that does not say what it touched (an older engine's, one recorded
         by hand, or a table truncated outside the engine: kind ``reload``,
-        `engine.store.pg.schema` m012), too many of them, a gap, or an unknown state (``seen`` -1)
+        `engine.store.pg.schema` m012), too many of them, a gap, an unknown state (``seen``
+        -1), or a feed whose newest change is below ``seen`` (its rows deleted by hand)
         reloads the whole state instead. Returns True when the state changed.
 
         Raises:
@@ -336,7 +337,13 @@ class PGStore:
                                 " order by seq limit %s", [seen, MAX_CATCH_UP + 1]).fetchall()
             refresh = self._refresh
             if not rows:
-                changed = False
+                # Asked because the newest change is not the one seen, yet none is
+                # newer (none is ever deleted): the feed was cut back by hand, and the
+                # next changes take numbers already seen. Read the store whole, which
+                # sees the newest number as it is.
+                self.tx.full_reload()
+                self.token_feed.changed(None)  # which tokens changed is not known
+                changed = True
             else:
                 touched = Touched()
                 try:
