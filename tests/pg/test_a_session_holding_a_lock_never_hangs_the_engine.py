@@ -202,3 +202,34 @@ def test_a_token_table_held_by_a_shell_leaves_no_session_waiting(pg_dsn: str) ->
     finally:
         tokens.close()
         store.close()
+
+
+async def test_calls_sharing_a_group_commit_fail_closed_together_and_go_through_after(
+        pg_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Calls made at once (one group commit) while a shell's edit holds the write lock
+    each fail closed, ``locked``, the loop running on; made at once again after its
+    rollback, they go through in one commit."""
+    monkeypatch.setattr(batches, "WRITE_LOCK_S", WAIT_S, raising=False)
+    await _prompt_world(pg_dsn, tmp_path)
+    engine = _engine(pg_dsn)
+    try:
+        rows = _log_rows(pg_dsn)
+
+        def calls() -> Awaitable[list[Any]]:
+            return asyncio.gather(*(engine.call("c1", "agents.prompt", "a1", {"text": f"{i}"})
+                                    for i in range(4)), return_exceptions=True)
+
+        with psycopg.connect(pg_dsn, application_name="psql at a desk") as shell:
+            shell.execute("update nodes set data = data where id = 'a1'")
+            gap, outcomes = await _longest_gap(calls)
+            assert all(isinstance(o, StoreFailed) and o.reason == "locked"
+                       for o in outcomes), outcomes
+            assert gap < LOOP_GAP_S, gap
+            shell.rollback()
+        assert _log_rows(pg_dsn) == rows
+        commits = engine.store.commits
+        outcomes = await calls()
+        assert all(not isinstance(o, BaseException) and o.allowed for o in outcomes), outcomes
+        assert engine.store.commits == commits + 1
+    finally:
+        engine.close()
