@@ -72,10 +72,12 @@ __all__ = ["Batches"]
 WRITE_LOCK_S = BUSY_TIMEOUT_S
 #: How long one try waits for the write lock on the server, the event loop held
 #: meanwhile: long enough for the other engines' batches ahead (each holds the lock for
-#: a commit's time), short enough that a lock held longer leaves the loop free. An
-#: operation that did not get it waits off the loop (`Busy`, `run_durably`) and tries
-#: again, until `WRITE_LOCK_S` has passed since the lock was first found taken.
-TRY_LOCK_S = 0.01
+#: a commit's time, a few on a busy machine), so that contention alone seldom makes an
+#: operation try again (one made again commits in a batch of its own: fewer share a
+#: commit); short enough that a lock held longer leaves the loop free most of the time.
+#: An operation that did not get it waits off the loop (`Busy`, `run_durably`) and
+#: tries again, until `WRITE_LOCK_S` has passed since the lock was first found taken.
+TRY_LOCK_S = 0.05
 #: The pause between two tries of an operation waiting for the write lock: doubling
 #: from the first to the last.
 _PAUSES = (0.005, 0.1)
