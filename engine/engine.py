@@ -485,10 +485,12 @@ class Engine:
 
     @_while_open
     def changes(self, interval: float = 0.1) -> AsyncIterator[int]:
-        """Yield the store's revision whenever another process commits a change.
+        """Yield the store's revision whenever another process commits a change (log
+        rows alone included: a live log view shows them).
 
-        Reads SQLite's ``data_version`` (one pragma) every ``interval``
-        seconds, and reloads the state only when it moved.
+        Looks every ``interval`` seconds — SQLite's ``data_version`` (one pragma);
+        on PostgreSQL the change feed's and the log's newest numbers (one query),
+        woken early by the feed's NOTIFY — and reloads the state only when it moved.
 
         Raises:
             EngineClosed: the engine was closed, before or while iterating.
