@@ -21,7 +21,7 @@ from engine.core.events import Event, event
 from engine.core.limits import SteadyClock
 from engine.core.state import State
 from engine.store.base import Refresh, Secrets, Store
-from engine.store.transactions import Stale, run_consistently
+from engine.store.transactions import Busy, Stale, run_consistently
 
 __all__ = ["Context", "Gone", "Service", "operation"]
 
@@ -258,8 +258,10 @@ class Context:
         Raises:
             EngineClosed: the engine was closed.
             Stale: a ticker's write still found other processes' commits after
-                `_TICK_TRIES` tries: an operation is made again under the write
-                lock; outside one, `tick_outside` leaves it for the next round.
+                `_TICK_TRIES` tries, or found the write lock taken (`Busy`, at once:
+                trying again now would only wait on the loop again): an operation is
+                made again under the write lock; outside one, `tick_outside` leaves
+                it for the next round.
         """
         if self.closed:
             raise EngineClosed()
@@ -267,6 +269,8 @@ class Context:
         for ticker in self._tickers:
             try:
                 ticker()
+            except Busy:
+                raise
             except Stale:
                 self._tick_again(ticker)
 
@@ -297,6 +301,8 @@ class Context:
             try:
                 ticker()
                 return
+            except Busy:
+                raise  # the lock taken: waited for off the loop, never here
             except Stale:
                 continue
         ticker()  # still racing: its `Stale` goes up, as an operation's would
