@@ -233,3 +233,30 @@ async def test_calls_sharing_a_group_commit_fail_closed_together_and_go_through_
         assert engine.store.commits == commits + 1
     finally:
         engine.close()
+
+
+async def test_an_engine_closed_while_a_call_waits_for_the_lock_ends_the_call(
+        pg_dsn: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A call waiting (off the loop) for a write lock a shell holds, when its engine is
+    closed, ends with `EngineClosed`, and the closed store connects nothing again."""
+    from engine.core.errors import EngineClosed
+
+    monkeypatch.setattr(batches, "WRITE_LOCK_S", WAIT_S, raising=False)
+    await _prompt_world(pg_dsn, tmp_path)
+    engine = _engine(pg_dsn)
+    try:
+        with psycopg.connect(pg_dsn) as shell:
+            shell.execute("update nodes set data = data where id = 'a1'")
+            call = asyncio.ensure_future(
+                engine.call("c1", "agents.prompt", "a1", {"text": "waiting"}))
+            await asyncio.sleep(0.2)
+            assert not call.done()
+            engine.close()
+            connects = engine.store.link.connects
+            with pytest.raises(EngineClosed):
+                await asyncio.wait_for(call, WAIT_S + 2)
+            assert engine.store.link.connects == connects
+            assert engine.store.link.conn_if_open() is None
+            shell.rollback()
+    finally:
+        engine.close()
