@@ -46,7 +46,7 @@ from typing import Any
 import psycopg
 from psycopg.pq import TransactionStatus
 
-from engine.core.errors import StoreFailed
+from engine.core.errors import EngineClosed, StoreFailed
 from engine.core.events import Event
 from engine.store.anchor import Anchor, AnchorFile
 from engine.store.database import BUSY_TIMEOUT_S
@@ -199,6 +199,8 @@ class Batches:
         self.busy_since: float | None = None
         self._busy_last = 0.0
         self._pause = _PAUSES[0]
+        #: The store was closed: no batch opens any more (`open_batch`).
+        self.closed = False
         #: The last store error told as `StoreFailed`, and what it was told as: a lock
         #: wait's holders are asked once, not again by each who reports it.
         self._told: tuple[BaseException, StoreFailed] | None = None
@@ -270,8 +272,12 @@ class Batches:
                 ``settled``, which waits for the lock up to `WRITE_LOCK_S`.
             StoreFailed: the store cannot be reached or refused the batch; reason
                 ``locked`` once another session has held the write lock for
-                `WRITE_LOCK_S` (naming it).
+                `WRITE_LOCK_S` (naming it); `EngineClosed` once the store closed.
         """
+        if self.closed:
+            # An operation that paused for the write lock (`Busy`) while the store
+            # closed: it ends here, rather than connecting the closed store again.
+            raise EngineClosed()
         self._refuse_while_asking()
         self.log.start_batch()
         siblings = self.siblings

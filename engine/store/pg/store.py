@@ -388,6 +388,7 @@ class PGStore:
 
     def close(self) -> None:
         """Write what the anchor still lacks; close the store's connection."""
+        self.tx.closed = True
         # A lost COMMIT's fate still asked: its callers are answered before the store goes.
         self.tx.await_fate()
         if self.tx.siblings is not None:
