@@ -203,11 +203,15 @@ class Chain:
         found = sorted(_tables_made(tuple(self._steps)) & present)
         if not found:
             return  # a new database: nothing of a store in it
-        if LEDGER not in present:
-            # Deferred: engine.store.log reads this module's chain at import.
-            from engine.store.log import refuse_missing
-            refuse_missing([LEDGER])
         shown = ", ".join(found[:5]) + (", …" if len(found) > 5 else "")
+        if LEDGER not in present:
+            # As `engine.store.log.refuse_missing` words a missing table (which this
+            # module cannot import: the log reads its chain).
+            raise StoreFailed(f"the store's table {LEDGER} is missing: the engine made it and "
+                              "never removes one, so it was removed outside the engine, while "
+                              f"the store's tables are there ({shown}); the store cannot be "
+                              "used until it is restored, and nothing was written",
+                              reason="missing-table")
         raise StoreFailed(f"the database's migrations ledger {LEDGER} records no step, but "
                           f"the store's tables are there ({shown}): it was emptied outside "
                           "the engine, which never does so; the store cannot be opened until "
