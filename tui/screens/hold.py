@@ -240,22 +240,15 @@ class HoldScreen(ArmedDialog):
         now = self.gate.engine.prompt(prompt.id)
         if decision.code or now is None or now.state not in ("queued", "delivered", "replied"):
             # The engine took the approval but could not send it (a rule that no longer
-            # holds, the agent's queue full): the prompt is cancelled, nothing was sent.
-            self.notify(f"prompt {prompt.id}: not sent — cancelled on approval: "
-                        f"{decision.code or (now.state if now else 'gone')}"
+            # holds, the agent's queue full): the prompt is cancelled, nothing was sent,
+            # and the person's yes must not read as sent.
+            self.notify(f"prompt {prompt.id} was cancelled, not delivered (not sent — "
+                        f"cancelled on approval: "
+                        f"{decision.code or (now.state if now else 'gone')})"
                         + (f": {decision.message}" if decision.message else ""),
                         title="hold: approve", severity="warning", timeout=15)
         else:
             self.notify(f"prompt {prompt.id}: approved → {now.state}", title="hold: approve")
-        if decision.outcome == "denied":
-            # Cancelled at its approval (a rule re-checked, or the agent's queue full):
-            # the person's yes did not send it, and they are told so.
-            self.notify(f"prompt {prompt.id} was cancelled, not delivered — "
-                        f"{decision.message}", title="hold: approve", severity="warning",
-                        timeout=10)
-        else:
-            state = (decision.value or {}).get("state", decision.outcome)
-            self.notify(f"prompt {prompt.id}: approved → {state}", title="hold: approve")
         self.dismiss(True)
 
     async def action_reject(self) -> None:
