@@ -75,12 +75,13 @@ async def test_a_cancelled_sender_returns_while_its_write_waits(
     assert got == big + b"after\n"
 
 
-async def test_a_refused_write_raises_and_a_refused_send_does_not(
-        pipe: tuple[int, int]) -> None:
-    """A reader gone: `write` says so (OSError), `send` has no one to tell."""
+async def test_a_refused_write_or_send_raises(pipe: tuple[int, int]) -> None:
+    """A reader gone: `write` and `send` both say so (OSError), so the bridge ends its
+    session rather than answer no one for ever (`engine.app.mcp._EndingOut`)."""
     read_end, write_end = pipe
     os.close(read_end)
     out = FileOut(os.fdopen(write_end, "wb", closefd=False))
     with pytest.raises(OSError):
         await out.write("lost\n")
-    await out.send(b"lost\n")
+    with pytest.raises(OSError):
+        await out.send(b"lost\n")
