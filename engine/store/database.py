@@ -32,7 +32,8 @@ MIGRATION_SET = "arrowgate"
 
 __all__ = ["BUSY_TIMEOUT_S", "MANY_ROWS", "MIGRATION_LEDGER", "MIGRATION_SET", "UnsafeToRead",
            "all_or_none", "connect_leaving_no_files", "connect_read_only",
-           "database_file", "database_problem", "default_database_path", "insert_rows",
+           "database_file", "database_problem", "default_database_path", "file_damage",
+           "insert_rows",
            "open_database", "open_read_only", "read_only_uri", "rows_statement",
            "write_transaction"]
 
@@ -300,6 +301,34 @@ def default_database_path() -> Path:
         return Path(env).expanduser()
     base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
     return base / "arrowgate" / "arrowgate.db"
+
+
+def file_damage(path: str | Path) -> str:
+    """Why another program could not read the SQLite database ``path`` now, or "".
+
+    Reads its header, then its schema on a read-only connection of its own (never
+    an open engine's, whose cached pages would hide what the file now holds): a
+    file removed, replaced or overwritten under an open engine is not noticed by
+    its connection, which goes on writing into its ``-wal`` (`tui.dbfile`).
+    """
+    try:
+        with open(path, "rb") as file:
+            head = file.read(len(_SQLITE_HEADER))
+    except OSError as exc:
+        return f"cannot be read: {exc.strerror or exc}"
+    if head != _SQLITE_HEADER:
+        return "was overwritten: it no longer starts as an SQLite database"
+    try:
+        conn = connect_read_only(path)
+        try:
+            conn.execute("select count(*) from sqlite_master").fetchone()
+        finally:
+            conn.close()
+    except UnsafeToRead:
+        return ""  # a read-only folder: nothing of ours writes there (not damage)
+    except sqlite3.Error as exc:
+        return f"cannot be read by another program: {exc}"
+    return ""
 
 
 def database_problem(path: Path, *, create: bool) -> str | None:
