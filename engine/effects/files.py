@@ -216,10 +216,16 @@ class ConfinedFiles:
 
     async def __call__(self, engine: ScopeHost, passed: Passed, args: dict[str, Any]) -> Any:
         """Perform an allowed file call in a thread: its value, or a refusing Decision."""
+        queued = _Queued(passed)
+        # Consent may have gone between the engine's decision and this first step of
+        # the call's task (a revoke or a removal run by another task as the loop
+        # turned): decided once here, as a fetch is; then `withhold_withdrawn` while
+        # the work waits for a thread.
+        if not queued.consent.holds(engine.state, passed.permission):
+            return self._withheld(queued, engine.state)
         ws = engine.state.workspaces[passed.card.workspace]
         settings = ws.settings
         path = str(args["path"])
-        queued = _Queued(passed)
         with self._queue_lock:
             self._queued[queued] = None
         job = functools.partial(self._begin, queued, functools.partial(
