@@ -27,7 +27,7 @@ from textual.notifications import SeverityLevel
 from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Static
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from engine import ConsentError, Engine, Event
 from engine.effects.operator import OperatorCheck, operator_check
@@ -332,8 +332,15 @@ class ArrowgateApp(App[int]):
         """
         check = self.operator()
         reason = "" if check.ok else check.reason
-        if reason != self.operator_refusal:
-            self.call_from_thread(self.set_read_only, reason)
+        self.call_from_thread(self._look_ended, get_current_worker(), reason)
+
+    def _look_ended(self, look: Worker[None], reason: str) -> None:
+        """Follow a `recheck_operator` look's verdict, unless a newer look started since
+        (a slow tmux server): the group is exclusive, so starting it cancelled this one,
+        and an older verdict must not stand over the newer one's. On the app's thread,
+        so no newer look's verdict can come between the test and the change."""
+        if not look.is_cancelled and reason != self.operator_refusal:
+            self.set_read_only(reason)
 
     @on(Worker.StateChanged)
     def worker_failed(self, event: Worker.StateChanged) -> None:
