@@ -183,3 +183,21 @@ def test_without_proc_attached_clients_are_judged_by_their_parents(tmp_path: Pat
     assert run((700,)).ok, run((700,))
     refused = run((700, 820))
     assert not refused.ok and "script" in refused.reason, refused
+
+
+class _OddPids(FakeTmux):
+    """A server (or something posing as one) that answers a client pid in digits
+    `int` does not read: superscripts, other scripts' digits."""
+
+    def __call__(self, server: int, program: str, args: Sequence[str], *,
+                 any_status: bool = False) -> str | None:
+        if "list-clients" in args:
+            return "\u00b2\t$0\n\u0667\t$0\n"
+        return super().__call__(server, program, args, any_status=any_status)
+
+
+def test_a_client_pid_that_is_no_number_is_no_client(tmp_path: Path) -> None:
+    """Refused as no client attached, never a crash of the check (round 25, rv25:
+    ``"²".isdigit()`` is true and ``int("²")`` raises)."""
+    verdict = check(tmp_path, _OddPids())
+    assert not verdict.ok and "no client is attached" in verdict.reason, verdict
