@@ -140,7 +140,9 @@ def _tmux(me: Process, server: Process, environ: Mapping[str, str], ask: Ask,
     clients = query("list-clients", "-F", "#{client_pid}\t#{session_id}")
     if clients is None:
         return f"{where} did not say which clients are attached"
-    attached = [c[0] for c in clients if len(c) == 2 and c[1] == session and c[0].isdigit()]
+    # ASCII digits only: ``"²".isdigit()`` is true, and `int` refuses it.
+    attached = [c[0] for c in clients if len(c) == 2 and c[1] == session
+                and c[0].isascii() and c[0].isdigit()]
     if not attached:
         return (f"no client is attached to its tmux session ({where}): no person is "
                 "looking at it")
