@@ -178,8 +178,12 @@ def read_keymap(text: str) -> KeymapFile:
     pos = _blank(text, pos + 1)
     if text.startswith("}", pos):
         return KeymapFile(keymap, lines)
+    # Lines counted as the reading goes: counted from the start for each binding, a
+    # keymap of tens of thousands of bindings took seconds before the app drew.
+    line, counted = 1, 0
     while True:
-        line = text.count("\n", 0, pos) + 1
+        line += text.count("\n", counted, pos)
+        counted = pos
         key, pos = decoder.raw_decode(text, pos)
         pos = _blank(text, pos)
         if not text.startswith(":", pos):
@@ -196,8 +200,8 @@ def read_keymap(text: str) -> KeymapFile:
         if text.startswith("}", pos):
             break
         if not text.startswith(",", pos):
-            raise ValueError(f"line {text.count(chr(10), 0, pos) + 1}: a ',' or '}}' after "
-                             "a binding")
+            raise ValueError(f"line {line + text.count(chr(10), counted, pos)}: a ',' or "
+                             "'}' after a binding")
         pos = _blank(text, pos + 1)
     if _blank(text, pos + 1) != len(text):
         raise ValueError("text after the keymap's closing '}'")
