@@ -99,3 +99,27 @@ async def test_a_hold_expires_after_its_timeout_on_the_clock(opener: Any, tmp_pa
     assert (out.code, out.value["resolution"]) == ("HOLD_EXPIRED", "expired")
     assert engine.log_rows(arrow="e2")[-1]["outcome"] == "expired"
     assert engine.hold_left(held.prompt) is None
+
+
+async def test_a_tool_call_times_out_after_its_timeout_on_the_clock(
+        opener: Any, tmp_path: Path) -> None:
+    """A tool call opened while time stands still ends TOOL_TIMEOUT once the clock has run
+    the workspace's tool_timeout (SPEC §9), never left open for the years the engine's
+    time stands: an agent waiting on it over HTTP would wait as long. (Found in round 25
+    after the holds' fix: the tool call's deadline was on the time that does not move.)"""
+    engine, clock = await _standing(opener, tmp_path)
+    await offer_install(engine, manifest("acme.tools", {}, tools=["ping"]))
+    await engine.add_node({"id": "c2", "type": "card", "package": "acme.tools"},
+                          workspace="w1")
+    await engine.add_arrow({"id": "e3", "from": "a1", "to": "c2"})
+    opened = await engine.tool("a1", "c2", "ping")
+    assert opened.allowed, opened.message
+    call_id = opened.value["id"]
+    clock.t += 100
+    await engine.expire_due()
+    assert engine.tool_call(call_id).state == "open"  # type: ignore[union-attr]
+    clock.t += 21  # past the default tool_timeout of 120 s of the clock
+    await engine.expire_due()
+    ended = engine.tool_call(call_id)
+    assert ended is not None and ended.state == "expired", ended
+    assert (await engine.wait_tool(call_id, timeout=0)).code == "TOOL_TIMEOUT"
