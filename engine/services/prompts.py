@@ -30,6 +30,7 @@ from engine.core.holds import (
 )
 from engine.core.principal import OPERATOR
 from engine.core.prompts import IN_PLAY, QUEUE_LIMIT, Prompt
+from engine.core.standing import ClockRun
 from engine.core.text import bounded
 from engine.effects.world import World
 from engine.services.apply import Applier
@@ -82,10 +83,10 @@ class Prompts:
         # still delivers after its workspace's mark is gone.
         self._budget_tasks: set[asyncio.Task[None]] = set()
         self._waiters = Waiters()
-        #: While the engine's time stands still ahead of the clock (SPEC §6), each held
-        #: prompt's clock reading when this engine held it or first saw it held: it
-        #: expires once the clock has run its hold timeout from there (`_late`).
-        self._held_on_clock: dict[str, float] = {}
+        #: While the engine's time stands still ahead of the clock (SPEC §6), how long
+        #: the clock has run for each held prompt: it expires once that is its hold
+        #: timeout (`engine.core.standing`).
+        self._on_clock = ClockRun()
         # Closing wakes them: each finds the engine closed (`EngineClosed`).
         ctx.on_close(self._waiters.wake_all)
         ctx.on_tick(self.expire_due)
@@ -96,8 +97,8 @@ class Prompts:
         and, while time stands still, every hold the clock has run its timeout for."""
         holds = self.ctx.state.open_prompts
         if not holds.any_held():
-            if self._held_on_clock:
-                self._held_on_clock.clear()
+            if self._on_clock:
+                self._on_clock.clear()
             return  # almost every operation: nothing held, no clock to read
         due = holds.due(self.ctx.now())
         late = self._late()
@@ -125,44 +126,17 @@ class Prompts:
 
     def _late(self) -> list[Prompt]:
         """Held prompts the clock has run their hold timeout for while the engine's time
-        stood still ahead of it (SPEC §6, §7).
-
-        Standing still keeps every rate window as full as it was (fail closed), but
-        a hold's deadline on that time would never come — for years, after a time
-        far ahead was written to the store — and silence is never consent: a hold
-        expires after its timeout on the clock at the latest. Counted from when
-        this engine held it, or first saw it held while time stood (a restart,
-        another engine's hold), or the clock's step back meanwhile. Nothing is
-        counted while the clock leads (deadlines move with it then).
-        """
-        marks = self._held_on_clock
-        clock = self.ctx.clock
-        reading = clock.reading()
-        if reading is None or reading >= clock.high:  # the clock leads: `behind` is 0
-            if marks:
-                marks.clear()
-            return []
-        held = self.ctx.state.open_prompts.in_state("held")
-        if len(marks) > len(held):
-            kept = {p.id for p in held}
-            for pid in [pid for pid in marks if pid not in kept]:
-                del marks[pid]
-        late = []
-        for prompt in held:
-            mark = marks.get(prompt.id)
-            if mark is None or reading < mark:
-                marks[prompt.id] = mark = reading
-            if reading - mark >= self._timeout(prompt):
-                late.append(prompt)
-        return late
+        stood still ahead of it (SPEC §6, §7; `engine.core.standing`): silence is
+        never consent, even while a far-future time keeps the engine's time still."""
+        held = {p.id: p for p in self.ctx.state.open_prompts.in_state("held")}
+        late = self._on_clock.late(((pid, self._timeout(p)) for pid, p in held.items()),
+                                   self.ctx.clock)
+        return [held[pid] for pid in late]
 
     def held_now(self, prompt: Prompt) -> None:
         """``prompt`` is held from now: while time stands still ahead of the clock, its
         timeout runs on the clock from this reading (`_late`)."""
-        if self.ctx.clock.behind() > 0.0:
-            reading = self.ctx.clock.reading()
-            if reading is not None:
-                self._held_on_clock[prompt.id] = reading
+        self._on_clock.begun(prompt.id, self.ctx.clock)
 
     def hold_left(self, prompt: Prompt) -> float | None:
         """Seconds of the clock before a held prompt expires unanswered (None: not held).
@@ -174,10 +148,9 @@ class Prompts:
         if prompt.state != "held" or prompt.deadline is None:
             return None
         left = prompt.deadline - self.ctx.now()
-        mark = self._held_on_clock.get(prompt.id)
-        reading = self.ctx.clock.reading()
-        if mark is not None and reading is not None and self.ctx.clock.behind() > 0.0:
-            left = min(left, self._timeout(prompt) - (reading - mark))
+        on_clock = self._on_clock.left(prompt.id, self._timeout(prompt), self.ctx.clock)
+        if on_clock is not None:
+            left = min(left, on_clock)
         return max(0.0, left)
 
     def forget_budget(self, workspace: str) -> None:

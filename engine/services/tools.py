@@ -39,6 +39,7 @@ from engine.core.errors import InvalidArgument, NotFound, with_code
 from engine.core.manifest import check_json
 from engine.core.principal import Principal
 from engine.core.prompts import Prompt
+from engine.core.standing import ClockRun
 from engine.core.text import shown
 from engine.core.tools import (
     MAX_OPEN_TOOL_CALLS,
@@ -98,6 +99,10 @@ class Tools:
         #: last (at most `HANDED_KEPT`): the woken wait finds its call here rather
         #: than reading it back from the store (a resolved call never changes).
         self._handed: dict[str, ToolCall] = {}
+        #: While the engine's time stands still ahead of the clock (SPEC §6), how long
+        #: the clock has run for each open tool call: it times out once that is its
+        #: tool_timeout (`engine.core.standing`), as a hold does.
+        self._on_clock = ClockRun()
         ctx.on_tick(self.expire_due)
 
     # ------------------------------------------------------------ the call
@@ -176,6 +181,7 @@ class Tools:
             self.ctx.emit("tool.call", card, id=tc.id, agent=agent, tool=tool, args=args,
                        chain=list(chain))
             self._save_tool_call(tc)
+        self._on_clock.begun(tc.id, self.ctx.clock)
         return decision
 
     # ---------------------------------------------------------- answers
@@ -374,19 +380,34 @@ class Tools:
         self._save_tool_call(tc)
 
     def expire_due(self) -> None:
-        """Time out every open tool call whose deadline has passed (from `_tick`)."""
+        """Time out every open tool call whose deadline has passed (from `_tick`), and,
+        while time stands still, every one the clock has run its tool_timeout for."""
         if not self.ctx.state.tool_calls:
+            if self._on_clock:
+                self._on_clock.clear()
             return
         now = self.ctx.now()
-        due = sorted((tc for tc in self.ctx.state.tool_calls.values()
-                      if tc.is_open and tc.deadline <= now), key=lambda tc: tc.deadline)
-        if not due:
+        open_calls = [tc for tc in self.ctx.state.tool_calls.values() if tc.is_open]
+        due = sorted((tc for tc in open_calls if tc.deadline <= now),
+                     key=lambda tc: tc.deadline)
+        # Its timeout is the one it was opened with: its deadline less its start.
+        late = set(self._on_clock.late(((tc.id, tc.deadline - tc.t) for tc in open_calls),
+                                       self.ctx.clock))
+        if not due and not late:
             return
         with self.ctx.write():
             for tc in due:
                 self._resolve_tool(tc, "expired", "TOOL_TIMEOUT", None,
                                    why=f"{tc.card} did not answer tool call {tc.id} "
                                    f"({tc.tool}) in time", t=tc.deadline)
+            for tc in open_calls:
+                if tc.id in late and tc.is_open:  # else also due, and expired just now
+                    # Stamped now: its deadline is on a time that does not move.
+                    self._resolve_tool(
+                        tc, "expired", "TOOL_TIMEOUT", None,
+                        why=f"{tc.card} did not answer tool call {tc.id} ({tc.tool}) in "
+                        f"time ({tc.deadline - tc.t:g} s of this computer's clock; the "
+                        "engine's time stands still ahead of it)")
 
     def revalidate(self) -> None:
         """Cancel every open tool call a change has made impossible (inside a write)."""
