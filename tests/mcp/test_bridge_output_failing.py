@@ -33,6 +33,19 @@ def _bridge(tmp_path: Path, stdin: int, stdout: int) -> subprocess.Popen[bytes]:
         stderr=subprocess.PIPE)
 
 
+def _asked_once(proc: subprocess.Popen[bytes], ask_fd: int) -> str:
+    """Ask the bridge one thing it must answer, its input left open (a client still
+    there, as far as its input tells); what it said on standard error once it ended."""
+    with os.fdopen(ask_fd, "wb") as ask:
+        ask.write(_ASK)
+        ask.flush()
+        try:
+            _, err = proc.communicate(timeout=30)
+        finally:
+            proc.kill()
+    return err.decode()
+
+
 def test_a_bridge_whose_client_closed_its_output_ends_quietly(tmp_path: Path) -> None:
     # GIVEN a bridge on pipes whose client closed the end it reads answers from
     in_read, in_write = os.pipe()
@@ -42,15 +55,8 @@ def test_a_bridge_whose_client_closed_its_output_ends_quietly(tmp_path: Path) ->
     os.close(in_read)
     os.close(out_write)
     # WHEN it is asked something and must answer
-    with os.fdopen(in_write, "wb") as ask:
-        ask.write(_ASK)
-        ask.flush()
-        try:
-            _, err = proc.communicate(timeout=30)
-        finally:
-            proc.kill()
+    text = _asked_once(proc, in_write)
     # THEN it ends as at the end of its input: exit 0, and no traceback
-    text = err.decode()
     assert "Traceback" not in text, text
     assert proc.returncode == 0, text
 
@@ -63,15 +69,8 @@ def test_a_bridge_whose_output_file_is_full_ends_naming_it(tmp_path: Path) -> No
         proc = _bridge(tmp_path, in_read, full.fileno())
     os.close(in_read)
     # WHEN it must answer
-    with os.fdopen(in_write, "wb") as ask:
-        ask.write(_ASK)
-        ask.flush()
-        try:
-            _, err = proc.communicate(timeout=30)
-        finally:
-            proc.kill()
+    text = _asked_once(proc, in_write)
     # THEN it ends at once, exit 1, with one line naming standard output and the cause
-    text = err.decode()
     assert "Traceback" not in text, text
     assert proc.returncode == 1, text
     assert "standard output" in text and "No space left on device" in text, text
