@@ -67,10 +67,3 @@ class ClockRun:
         if mark is None or reading is None or clock.behind() <= 0.0:
             return None
         return timeout - (reading - mark)
-
-    def clear(self) -> None:
-        """Forget every wait (none is open)."""
-        self._marks.clear()
-
-    def __bool__(self) -> bool:
-        return bool(self._marks)

@@ -97,9 +97,9 @@ class Prompts:
         and, while time stands still, every hold the clock has run its timeout for."""
         holds = self.ctx.state.open_prompts
         if not holds.any_held():
-            if self._on_clock:
-                self._on_clock.clear()
-            return  # almost every operation: nothing held, no clock to read
+            # Almost every operation: nothing held, no clock to read (what `_on_clock`
+            # still counts for holds gone is dropped at its next look).
+            return
         due = holds.due(self.ctx.now())
         late = self._late()
         if not due and not late:

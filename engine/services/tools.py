@@ -383,9 +383,7 @@ class Tools:
         """Time out every open tool call whose deadline has passed (from `_tick`), and,
         while time stands still, every one the clock has run its tool_timeout for."""
         if not self.ctx.state.tool_calls:
-            if self._on_clock:
-                self._on_clock.clear()
-            return
+            return  # what `_on_clock` counts for calls gone is dropped at its next look
         now = self.ctx.now()
         open_calls = [tc for tc in self.ctx.state.tool_calls.values() if tc.is_open]
         due = sorted((tc for tc in open_calls if tc.deadline <= now),
