@@ -12,12 +12,15 @@ MCP SDK's own stdio transport would only log what it cannot read, never answer i
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import functools
 import os
-import queue
 import select
 import threading
 from typing import BinaryIO
+
+from engine.effects.threadwork import DaemonPool
 
 __all__ = ["FileLines", "FileOut"]
 
@@ -104,22 +107,18 @@ class FileLines:
 class FileOut:
     """A file written a whole message's line at a time, by a daemon thread of its own.
 
-    One thread writes the lines, in the order they were sent, each whole before
-    the next begins, so lines sent at once by several tasks never interleave. It
-    writes with ``os.write`` on the file's descriptor, never through its buffered
-    object (as `FileLines` reads): a thread blocked in a buffered write would hold
-    that object's lock, and the interpreter's exit, which flushes standard output,
-    would abort. It is a daemon, and a sender that is cancelled does not wait for
-    it: a write that cannot go on (a client that stopped reading, a terminal whose
-    output is paused) never keeps the bridge from ending — a worker thread of
-    anyio's is no daemon, and its cancelled call waits for it (round 25: the bridge
-    never ended at Ctrl-C while its output was full). A line whose sender was
-    cancelled before its write began is not written; one begun is written whole.
-    The thread ends once it has had nothing to write for `IDLE_S`.
+    One thread (`DaemonPool` of one) writes the lines, in the order they were sent,
+    each whole before the next begins, so lines sent at once by several tasks never
+    interleave. It writes with ``os.write`` on the file's descriptor, never through
+    its buffered object (as `FileLines` reads): a thread blocked in a buffered write
+    would hold that object's lock, and the interpreter's exit, which flushes
+    standard output, would abort. It is a daemon, and a sender that is cancelled
+    does not wait for it: a write that cannot go on (a client that stopped reading,
+    a terminal whose output is paused) never keeps the bridge from ending — a worker
+    thread of anyio's is no daemon, and its cancelled call waits for it (round 25:
+    the bridge never ended at Ctrl-C while its output was full). A line whose sender
+    was cancelled before its write began is not written; one begun is written whole.
     """
-
-    #: How long the writing thread waits for a line before it ends (seconds).
-    IDLE_S = 10.0
 
     def __init__(self, stream: BinaryIO) -> None:
         # What was written through the buffered object goes first (nothing, as the
@@ -127,10 +126,7 @@ class FileOut:
         with contextlib.suppress(OSError, ValueError):
             stream.flush()
         self._fd = stream.fileno()
-        self._lines: queue.SimpleQueue[_Line] = queue.SimpleQueue()
-        #: Guards starting and ending the writing thread (None: none runs).
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
+        self._writer = DaemonPool(1, "arrowgate mcp: standard output")
 
     async def write(self, text: str) -> None:
         """Send one message's line, and wait until it is written.
@@ -153,38 +149,14 @@ class FileOut:
 
     async def _put(self, data: bytes) -> None:
         loop = asyncio.get_running_loop()
-        line = _Line(data, loop, loop.create_future())
-        with self._lock:
-            self._lines.put(line)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, daemon=True,
-                                                name="arrowgate mcp: standard output")
-                self._thread.start()
+        done: asyncio.Future[None] = loop.create_future()
+        job = self._writer.submit(self._write_all, data)
+        job.add_done_callback(functools.partial(_tell, loop, done))
         try:
-            await line.done
+            await done
         except asyncio.CancelledError:
-            line.dropped = True  # not written if its write has not begun
+            job.cancel()  # not written if its write has not begun
             raise
-
-    def _run(self) -> None:
-        """The writing thread: each line in turn, until none came for `IDLE_S`."""
-        while True:
-            try:
-                line = self._lines.get(timeout=self.IDLE_S)
-            except queue.Empty:
-                with self._lock:
-                    if self._lines.empty():  # else one came as the wait ended
-                        self._thread = None
-                        return
-                continue
-            if line.dropped:
-                continue
-            error: OSError | None = None
-            try:
-                self._write_all(line.data)
-            except OSError as exc:
-                error = exc
-            line.settle(error)
 
     def _write_all(self, data: bytes) -> None:
         """Write all of ``data``, waiting while the file takes none (a descriptor
@@ -197,27 +169,19 @@ class FileOut:
                 select.select([], [self._fd], [])
 
 
-class _Line:
-    """A line for `FileOut`'s thread, and how its sender learns it was written."""
+def _tell(loop: asyncio.AbstractEventLoop, done: asyncio.Future[None],
+          job: concurrent.futures.Future[None]) -> None:
+    """From the writing thread: tell a line's sender how its write ended, if it still
+    waits (not cancelled, its loop not ended)."""
 
-    __slots__ = ("data", "done", "dropped", "loop")
+    def told() -> None:
+        if done.done():
+            return
+        error = None if job.cancelled() else job.exception()
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(None)
 
-    def __init__(self, data: bytes, loop: asyncio.AbstractEventLoop,
-                 done: asyncio.Future[None]) -> None:
-        self.data, self.loop, self.done = data, loop, done
-        #: Its sender was cancelled: not to be written, if its write has not begun.
-        self.dropped = False
-
-    def settle(self, error: OSError | None) -> None:
-        """From the writing thread: tell the sender, if it still waits."""
-
-        def told() -> None:
-            if self.done.done():
-                return
-            if error is not None:
-                self.done.set_exception(error)
-            else:
-                self.done.set_result(None)
-
-        with contextlib.suppress(RuntimeError):  # the loop already ended
-            self.loop.call_soon_threadsafe(told)
+    with contextlib.suppress(RuntimeError):  # the loop already ended
+        loop.call_soon_threadsafe(told)
