@@ -11,11 +11,9 @@ interpreter joins at exit.)
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-_ROOT = Path(__file__).resolve().parents[2]
+from .exiting import run_to_exit
 
 _CHILD = """
 import asyncio, socket, sys, threading
@@ -52,13 +50,7 @@ print("closed", flush=True)
 def test_a_process_exits_with_a_name_lookup_stuck(tmp_path: Path) -> None:
     # GIVEN a fetch whose lookup never returns, WHEN it ends at its deadline and the
     # engine closes and its program returns
-    try:
-        done = subprocess.run([sys.executable, "-c", _CHILD, str(tmp_path)], cwd=_ROOT,
-                              capture_output=True, text=True, timeout=20,
-                              env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(_ROOT)})
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout
-        raise AssertionError(f"the process never exited; it said {out!r}") from None
+    done = run_to_exit(_CHILD, tmp_path)
     # THEN the fetch was refused at its deadline and the process exited
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["timeout", "closed"], done.stdout

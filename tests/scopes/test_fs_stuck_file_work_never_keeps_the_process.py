@@ -12,11 +12,9 @@ interpreter joins at exit: a stuck one kept the process running for ever.)
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-_ROOT = Path(__file__).resolve().parents[2]
+from .exiting import run_to_exit
 
 _CHILD = """
 import asyncio, sys, threading
@@ -59,13 +57,7 @@ print("closed", flush=True)
 def test_a_process_exits_after_close_with_file_work_stuck(tmp_path: Path) -> None:
     # GIVEN an engine whose file call is stuck in the kernel, WHEN it closes and its
     # program returns
-    try:
-        done = subprocess.run([sys.executable, "-c", _CHILD, str(tmp_path)], cwd=_ROOT,
-                              capture_output=True, text=True, timeout=20,
-                              env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(_ROOT)})
-    except subprocess.TimeoutExpired as exc:
-        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout
-        raise AssertionError(f"the process never exited; it said {out!r}") from None
+    done = run_to_exit(_CHILD, tmp_path)
     # THEN the call was answered (logged cancelled) and the process exited
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["denied", "closed"], done.stdout
