@@ -7,11 +7,12 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+
+from tests.shortdirs import short_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 ARROWGATE = [sys.executable, "-m", "engine.app.cli"]
@@ -45,7 +46,7 @@ class Server:
 
 
 def start(dsn: str, home: Path, name: str) -> Server:
-    folder = Path(tempfile.mkdtemp(prefix="ag-serve", dir="/tmp"))
+    folder = short_dir("ag-serve")
     sock = folder / "s" / "serve.sock"
     token_file = home / f"{name}.token"
     env = {**os.environ, "HOME": str(home), "ARROWGATE_DB": str(home / f"{name}.db")}

@@ -17,12 +17,12 @@ card's calls failed.
 from __future__ import annotations
 
 import asyncio
-import tempfile
 
 from engine import World
 from engine.core.limits import UNDER_WAY_PER_CARD
 from engine.effects.netguard import FetchResponse, GuardedFetch
 from tests.conftest import polls
+from tests.shortdirs import short_dir
 
 from ..conftest import manifest, offer_install
 
@@ -40,7 +40,7 @@ async def test_one_fetch_past_the_bound_is_refused_at_once_and_logged(make_engin
 
     engine = make_engine(world=World(net=GuardedFetch(lambda h: [PUBLIC], transport),
                                      fs=None))
-    await engine.create_workspace("w1", tempfile.mkdtemp(prefix="r19-uw-"))
+    await engine.create_workspace("w1", str(short_dir("r19-uw-")))
     await offer_install(engine, manifest("acme.net", {"network": {"hosts": ["api.example.org"]}}))
     for card in ("c1", "c2"):
         await engine.add_node({"id": card, "type": "card", "package": "acme.net"},

@@ -16,13 +16,13 @@ was revoked as well.
 from __future__ import annotations
 
 import asyncio
-import tempfile
 
 import pytest
 
 import engine.effects.netguard as netguard
 from engine import World
 from engine.effects.netguard import FetchResponse, GuardedFetch
+from tests.shortdirs import short_dir
 
 from ..conftest import manifest, offer_install
 
@@ -42,7 +42,7 @@ async def test_a_fetch_ends_with_its_card_when_another_takes_its_id(
         return FetchResponse(200, "THE BODY")
 
     engine = make_engine(world=World(net=GuardedFetch(lambda h: [PUBLIC], transport), fs=None))
-    await engine.create_workspace("w1", tempfile.mkdtemp(prefix="r19-reid-"))
+    await engine.create_workspace("w1", str(short_dir("r19-reid-")))
     for name in ("acme.old", "acme.new"):
         await offer_install(engine, manifest(name, {"network": {"hosts": ["api.example.org"]}}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.old"}, workspace="w1")

@@ -20,7 +20,6 @@ from __future__ import annotations
 import asyncio
 import socket
 import statistics
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -32,6 +31,7 @@ from engine import World
 from engine.core.limits import UNDER_WAY_PER_CARD
 from engine.effects.netguard import FetchResponse, GuardedFetch
 from engine.effects.transport import HttpxTransport
+from tests.shortdirs import short_dir
 
 from ..conftest import manifest, offer_install, polls
 from .served import start
@@ -139,7 +139,7 @@ async def test_fetches_in_flight_decide_again_only_when_consent_moves(make_engin
 
     monkeypatch.setattr(netguard, "decide", counting)
     engine = make_engine(world=World(net=GuardedFetch(lambda h: [], transport), fs=None))
-    await engine.create_workspace("w1", tempfile.mkdtemp(prefix="fetch-burst-"))
+    await engine.create_workspace("w1", str(short_dir("fetch-burst-")))
     await offer_install(engine, manifest("acme.local", {"network.local": {}}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.local"},
                           workspace="w1")

@@ -15,13 +15,12 @@ framing check; and values were checked only for CR, LF and NUL.
 
 from __future__ import annotations
 
-import tempfile
-
 import pytest
 
 from engine import World
 from engine.core.fetchform import fetch_args_problem
 from engine.effects.netguard import FetchResponse, GuardedFetch
+from tests.shortdirs import short_dir
 
 from ..conftest import manifest, offer_install
 
@@ -50,7 +49,7 @@ async def test_a_header_http_cannot_carry_is_invalid_and_nothing_is_sent(
         return FetchResponse(200, "ok")
 
     engine = make_engine(world=World(net=GuardedFetch(resolver, transport), fs=None))
-    await engine.create_workspace("w1", tempfile.mkdtemp(prefix="r19-hdr-"))
+    await engine.create_workspace("w1", str(short_dir("r19-hdr-")))
     await offer_install(engine, manifest("acme.net", {"network": {"hosts": [
         "api.example.org"]}}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.net"},

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import socket
-import tempfile
 import threading
 from typing import Any
 
@@ -27,6 +26,7 @@ import pytest
 from engine import World
 from engine.effects.netguard import FetchResponse, GuardedFetch
 from engine.effects.transport import system_resolver
+from tests.shortdirs import short_dir
 
 from ..conftest import manifest, offer_install
 
@@ -51,7 +51,7 @@ async def test_stuck_lookups_leave_the_engines_threads_free(make_engine,
         return FetchResponse(200, "ok")
 
     engine = make_engine(world=World(net=GuardedFetch(system_resolver, transport), fs=None))
-    await engine.create_workspace("w1", tempfile.mkdtemp(prefix="r19-dns-"),
+    await engine.create_workspace("w1", str(short_dir("r19-dns-")),
                                   settings={"fetch_timeout": 0.3})
     await offer_install(engine, manifest("acme.net", {"network": {"hosts": [
         "*.example.org"]}}))

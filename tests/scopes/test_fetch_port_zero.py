@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import errno
 import socket
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from engine import World
 from engine.effects.netguard import FetchResponse, GuardedFetch, normal_url
+from tests.shortdirs import short_dir
 
 from ..conftest import manifest, offer_install
 from .served import serve_canned, start
@@ -75,7 +75,7 @@ async def test_port_zero_is_refused_before_any_connection(make_engine) -> None:
         return FetchResponse(200, "RESERVED")
 
     engine = make_engine(world=World(net=GuardedFetch(lambda h: [], transport), fs=None))
-    await engine.create_workspace("w1", tempfile.mkdtemp(prefix="port-zero-"))
+    await engine.create_workspace("w1", str(short_dir("port-zero-")))
     await offer_install(engine, manifest("acme.local", {"network.local": {}}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.local"},
                           workspace="w1")

@@ -17,10 +17,10 @@ https host, which this machine cannot reach.)
 from __future__ import annotations
 
 import asyncio
-import tempfile
 
 from engine import World
 from engine.effects.netguard import FetchResponse, GuardedFetch
+from tests.shortdirs import short_dir
 
 from ..conftest import manifest, offer_install
 
@@ -40,7 +40,7 @@ async def test_revoking_the_permission_of_the_hop_in_flight_abandons_the_fetch(
 
     engine = make_engine(world=World(net=GuardedFetch(lambda h: [PUBLIC], transport),
                                      fs=None))
-    await engine.create_workspace("w1", tempfile.mkdtemp(prefix="e15-net-"))
+    await engine.create_workspace("w1", str(short_dir("e15-net-")))
     await offer_install(engine, manifest("acme.both", {
         "network": {"hosts": ["api.example.org"]}, "network.local": {}}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.both"},

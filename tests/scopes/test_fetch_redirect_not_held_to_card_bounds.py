@@ -10,10 +10,10 @@ INVALID_ARGUMENT and logged ``cancelled``, though consent had not moved.)
 from __future__ import annotations
 
 import asyncio
-import tempfile
 
 from engine import World
 from engine.effects.netguard import FetchResponse, GuardedFetch
+from tests.shortdirs import short_dir
 
 from ..conftest import manifest, offer_install
 
@@ -29,7 +29,7 @@ async def test_a_redirect_longer_than_max_payload_is_not_a_withdrawn_fetch(make_
 
     engine = make_engine(world=World(net=GuardedFetch(lambda h: [PUBLIC], transport),
                                      fs=None))
-    await engine.create_workspace("w1", tempfile.mkdtemp(prefix="rv15b-net-"),
+    await engine.create_workspace("w1", str(short_dir("rv15b-net-")),
                                   settings={"max_payload": 1024})
     await offer_install(engine, manifest("acme.net", {
         "network": {"hosts": ["api.example.org"]}}))

@@ -12,12 +12,11 @@ refusal of a redirect's URL was passed on as it was.
 
 from __future__ import annotations
 
-import tempfile
-
 import pytest
 
 from engine import World
 from engine.effects.netguard import FetchResponse, GuardedFetch
+from tests.shortdirs import short_dir
 
 from ..conftest import manifest, offer_install
 
@@ -38,7 +37,7 @@ async def test_a_redirect_carrying_the_secret_is_refused_without_it(make_engine,
             secret=headers["Authorization"])})
 
     engine = make_engine(world=World(net=GuardedFetch(lambda h: [PUBLIC], transport), fs=None))
-    await engine.create_workspace("w1", tempfile.mkdtemp(prefix="r19-secret-"))
+    await engine.create_workspace("w1", str(short_dir("r19-secret-")))
     await offer_install(engine, manifest("acme.net", {"network": {"hosts": [
         "api.example.org"]}}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.net"},

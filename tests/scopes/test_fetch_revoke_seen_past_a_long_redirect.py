@@ -15,10 +15,10 @@ revoke, so the body reached the card.
 from __future__ import annotations
 
 import asyncio
-import tempfile
 
 from engine import World
 from engine.effects.netguard import FetchResponse, GuardedFetch
+from tests.shortdirs import short_dir
 
 from ..conftest import manifest, offer_install
 
@@ -37,7 +37,7 @@ async def test_a_revoke_at_a_long_redirect_abandons_the_fetch(make_engine) -> No
         return FetchResponse(200, "SECOND HOP")
 
     engine = make_engine(world=World(net=GuardedFetch(lambda h: [PUBLIC], transport), fs=None))
-    await engine.create_workspace("w1", tempfile.mkdtemp(prefix="r19-long-"),
+    await engine.create_workspace("w1", str(short_dir("r19-long-")),
                                   settings={"max_payload": 1024})
     await offer_install(engine, manifest("acme.net", {"network": {"hosts": [
         "api.example.org"]}}))

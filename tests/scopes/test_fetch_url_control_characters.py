@@ -14,12 +14,11 @@ backslashes, not at control characters.
 
 from __future__ import annotations
 
-import tempfile
-
 import pytest
 
 from engine import World
 from engine.effects.netguard import FetchResponse, GuardedFetch
+from tests.shortdirs import short_dir
 
 from ..conftest import manifest, offer_install
 
@@ -44,7 +43,7 @@ async def _engine(make_engine, location: str | None = None):
         return FetchResponse(200, "ok")
 
     engine = make_engine(world=World(net=GuardedFetch(resolver, transport), fs=None))
-    await engine.create_workspace("w1", tempfile.mkdtemp(prefix="r19-ctl-"))
+    await engine.create_workspace("w1", str(short_dir("r19-ctl-")))
     await offer_install(engine, manifest("acme.net", {"network": {"hosts": [
         "api.example.org"]}}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.net"},

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gzip
-import tempfile
 import tracemalloc
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
@@ -22,6 +21,7 @@ from engine.core.fetchform import FRAMING_HEADERS
 from engine.core.hosts import matches, normalise_host
 from engine.effects.netguard import FetchFailed, FetchResponse, GuardedFetch
 from engine.effects.transport import BodyDecoder, HttpxTransport
+from tests.shortdirs import short_dir
 
 from ..conftest import manifest, offer_install
 
@@ -31,7 +31,7 @@ PUBLIC = "93.184.216.34"
 async def _engine(make_engine, net: GuardedFetch, settings: dict | None = None) -> Engine:
     engine = make_engine(world=World(net=net, fs=None))
     # A workspace's folder must exist; these tests touch no file in it.
-    folder = tempfile.mkdtemp(prefix="h15-net-")
+    folder = str(short_dir("h15-net-"))
     await engine.create_workspace("w1", folder, settings=settings)
     await offer_install(engine, manifest("acme.net", {"network": {"hosts": [
         "*.example.com", "api.example.org"]}}))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +13,8 @@ from typing import Any
 
 import httpx
 import pytest
+
+from tests.shortdirs import short_dir
 
 ARROWGATE = [sys.executable, "-m", "engine.app.cli"]
 PKG = {"name": "acme.t", "version": "1.0.0",
@@ -43,7 +44,7 @@ class Server:
 
 
 def start(db: Path, token_file: Path | None = None) -> Server:
-    sock = Path(tempfile.mkdtemp(prefix="agsrv", dir="/tmp")) / "s" / "serve.sock"
+    sock = short_dir("agsrv") / "s" / "serve.sock"
     args = [*ARROWGATE, "serve", "--db", str(db), "--socket", str(sock)]
     if token_file is not None:
         args += ["--token-file", str(token_file)]

@@ -13,7 +13,6 @@ import asyncio
 import os
 import subprocess
 import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from engine.app.mcp import PROGRESS_EVERY
+from tests.shortdirs import short_dir
 
 from .test_mcp import TOOLS, _text
 
@@ -63,7 +63,7 @@ class Served:
 
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[Served]:
-    sock_dir = Path(tempfile.mkdtemp(prefix="ag", dir="/tmp"))  # socket paths are short
+    sock_dir = short_dir("ag")  # socket paths are short
     server = Served(tmp_path / "a.db", sock_dir / "s" / "serve.sock")
     server.start()
     try:

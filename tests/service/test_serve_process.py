@@ -9,12 +9,12 @@ import sqlite3
 import stat
 import subprocess
 import sys
-import tempfile
 import threading
-from pathlib import Path
 
 import httpx
 import pytest
+
+from tests.shortdirs import short_dir
 
 ARROWGATE = [sys.executable, "-m", "engine.app.cli"]
 
@@ -103,7 +103,7 @@ def test_listen_and_store_options(tmp_path) -> None:
 def test_sigterm_mid_burst_loses_no_answered_call(tmp_path) -> None:
     """Every call answered before SIGTERM has its durable row after the server exits."""
     db = tmp_path / "a.db"
-    sock = Path(tempfile.mkdtemp(prefix="ag", dir="/tmp")) / "s" / "serve.sock"
+    sock = short_dir("ag") / "s" / "serve.sock"
     proc, address = _start("--db", str(db), "--socket", str(sock))
     token = (tmp_path / "a.db.operator-token").read_text().strip()
     cards = [f"c{i}" for i in range(8)]

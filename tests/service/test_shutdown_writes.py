@@ -16,7 +16,6 @@ import os
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -27,6 +26,7 @@ import pytest
 
 from engine import Engine
 from engine.service.auth import TokenStore
+from tests.shortdirs import short_dir
 
 ARROWGATE = [sys.executable, "-m", "engine.app.cli"]
 PKG = {"name": "acme.t", "version": "1.0.0",
@@ -51,7 +51,7 @@ def _ok(r: httpx.Response) -> Any:
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_every_write_answered_before_a_signal_is_durable(tmp_path: Path, sig: int) -> None:
     db = tmp_path / "a.db"
-    sock = Path(tempfile.mkdtemp(prefix="ag", dir="/tmp")) / "s" / "serve.sock"
+    sock = short_dir("ag") / "s" / "serve.sock"
     proc = subprocess.Popen([*ARROWGATE, "serve", "--db", str(db), "--socket", str(sock)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
