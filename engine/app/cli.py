@@ -376,19 +376,49 @@ def _open_engine(args: argparse.Namespace, *, create: bool = False) -> Any:
     return Engine.open(db_path(args, create=create, writes=True))
 
 
+def _view(args: argparse.Namespace) -> Any:
+    """The store ``--db`` names as it stands (`engine.store.view.StoreView`), for a verb
+    that only reads: nothing is migrated, expired or written, so a copy, a read-only
+    file or a database another engine is using is read as it is."""
+    from engine.store.view import StoreView
+
+    return StoreView(db_path(args))
+
+
 def _cmd_reach(args: argparse.Namespace) -> int:
     from engine.app.reach import analyse
 
-    engine = _open_engine(args)
-    try:
+    with _view(args) as view:
         try:
-            reach = analyse(engine.state, args.card)
+            reach = analyse(view.state, args.card)
         except KeyError:
             raise CliError(f"no custom card {args.card!r} on any canvas") from None
-        print(json.dumps(reach.to_json(), indent=2) if args.json else "\n".join(reach.lines()))
-        return EXIT_OK
+    print(json.dumps(reach.to_json(), indent=2) if args.json else "\n".join(reach.lines()))
+    return EXIT_OK
+
+
+def _cmd_upgrade(args: argparse.Namespace) -> int:
+    from engine.engine import Engine
+    from engine.store.database import open_read_only
+    from engine.store.migrations import migrations
+
+    path = db_path(args, writes=True)
+    look = open_read_only(path)
+    try:
+        migrations.refuse_unknown(look)  # a newer engine's: never "up to date"
+        behind = migrations.behind(look)
     finally:
-        engine.close()
+        look.close()
+    if behind:
+        # Opened as every verb that writes opens it: the whole chain in one transaction.
+        Engine.open(path).close()
+    if args.json:
+        _print_json({"db": str(path), "applied": behind})
+    elif behind:
+        print(_inert_text(f"{path}: upgraded ({len(behind)} migrations: {', '.join(behind)})"))
+    else:
+        print(_inert_text(f"{path}: up to date"))
+    return EXIT_OK
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
@@ -456,22 +486,26 @@ def _cmd_import(args: argparse.Namespace) -> int:
 
 
 def _cmd_export(args: argparse.Namespace) -> int:
-    engine = _open_engine(args)
-    try:
+    from engine.core.errors import NotFound
+    from engine.services.interchange import canvas_document
+
+    with _view(args) as view:
+        workspaces = view.state.workspaces
         workspace = args.workspace
         if workspace is None:
-            if len(engine.state.workspaces) != 1:
-                names = ", ".join(sorted(engine.state.workspaces)) or "none"
+            if len(workspaces) != 1:
+                names = ", ".join(sorted(workspaces)) or "none"
                 raise CliError(f"name a workspace with --workspace (there are: {names})")
-            workspace = next(iter(engine.state.workspaces))
-        text = json.dumps(engine.export_canvas(workspace), indent="\t")
-        if args.output:
-            Path(args.output).write_text(text + "\n")
-        else:
-            print(text)
-        return EXIT_OK
-    finally:
-        engine.close()
+            workspace = next(iter(workspaces))
+        if workspace not in workspaces:
+            raise NotFound(f"no workspace {workspace!r}")
+        text = json.dumps(canvas_document(view.state.canvas, workspace, view.meta),
+                          indent="\t")
+    if args.output:
+        Path(args.output).write_text(text + "\n")
+    else:
+        print(text)
+    return EXIT_OK
 
 
 def interactive() -> bool:
@@ -677,6 +711,15 @@ def build_parser() -> argparse.ArgumentParser:
     add_db_option(p)
     p.add_argument("--json", action="store_true", help="the analysis as JSON")
     p.set_defaults(fn=_cmd_reach)
+
+    p = sub.add_parser("upgrade", help="bring a database an older arrowgate made up to date",
+                       description="Apply the migrations an older arrowgate's database lacks "
+                                   "(what a verb that opens the engine does first; the verbs "
+                                   "that only read refuse such a database instead).")
+    add_db_option(p)
+    p.add_argument("--json", action="store_true",
+                   help='print {"db", "applied": [the migrations applied]} as JSON')
+    p.set_defaults(fn=_cmd_upgrade)
 
     p = sub.add_parser("import", help="import a JSON Canvas 1.0 file as a new workspace")
     p.add_argument("file", metavar="FILE.canvas", help="the JSON Canvas file")

@@ -6,7 +6,9 @@ and ``arrowgate hold list|approve|reject`` are thin clients: of the engine,
 directly on the database (``--db``, like the other verbs), or of a running
 ``arrowgate serve`` (``--service ADDRESS``, a socket path or
 ``http://127.0.0.1:PORT``, with the operator's or a card's token from
-``--token-file``). Both paths answer the same JSON (``--json``).
+``--token-file``). Both paths answer the same JSON (``--json``). The verbs that
+only read (``package review``, ``hold list``) read ``--db`` as it stands, changing
+nothing (`ViewBackend`).
 
 Exit codes: 0 done; 1 a refusal or a finding (a refused call, a consent
 action refused, a person who said no, a failure of the store or the
@@ -52,12 +54,13 @@ from engine.core.errors import (
     StoreFailed,
     with_code,
 )
+from engine.core.prompts import Prompt
 from engine.core.text import inert_lines, is_control, visible
 from engine.effects.operator import operator_check
 from engine.effects.userfile import FileRefused, read_user_bytes
 
-__all__ = ["Backend", "Failure", "LocalBackend", "ServiceBackend", "inert", "register",
-           "service_transport", "text_sha256"]
+__all__ = ["Backend", "Failure", "LocalBackend", "Reader", "ServiceBackend", "ViewBackend",
+           "inert", "register", "service_transport", "text_sha256"]
 
 #: Exit codes.
 OK, REFUSED, USAGE = 0, 1, 2
@@ -280,9 +283,7 @@ class LocalBackend:
 
     async def holds(self) -> list[dict[str, Any]]:
         """Held prompts, oldest first."""
-        return [{"id": p.id, "card": p.card, "package": p.package, "arrow": p.arrow,
-                 "agent": p.agent, "text": p.text, "text_sha256": p.text_sha256,
-                 "deadline": p.deadline} for p in self.engine.prompts(state="held")]
+        return [_hold(p) for p in self.engine.prompts(state="held")]
 
     async def approve_hold(self, prompt_id: str, digest: str) -> dict[str, Any]:
         """Approve a held prompt by the digest of the text shown."""
@@ -295,6 +296,50 @@ class LocalBackend:
     async def aclose(self) -> None:
         """Commit and close the database."""
         self.engine.close()
+
+
+def _hold(prompt: Prompt) -> dict[str, Any]:
+    """A held prompt as ``hold list`` answers it."""
+    return {"id": prompt.id, "card": prompt.card, "package": prompt.package,
+            "arrow": prompt.arrow, "agent": prompt.agent, "text": prompt.text,
+            "text_sha256": prompt.text_sha256, "deadline": prompt.deadline}
+
+
+class Reader(Protocol):
+    """What the verbs that only read need (`_READS`): every backend has it."""
+
+    async def review(self, name: str) -> dict[str, Any]: ...
+    async def holds(self) -> list[dict[str, Any]]: ...
+    async def aclose(self) -> None: ...
+
+
+class ViewBackend:
+    """The database as it stands (`engine.store.view.StoreView`), for the verbs that only
+    read: nothing is migrated, expired or written (an older database is refused, naming
+    ``arrowgate upgrade``)."""
+
+    def __init__(self, path: Path) -> None:
+        from engine.store.view import StoreView
+
+        self.view = StoreView(path)
+
+    async def review(self, name: str) -> dict[str, Any]:
+        """The install review of an offered package, as `LocalBackend.review`."""
+        from engine.services.consent import package_review
+
+        review = package_review(self.view.state.packages, name)
+        return {**review.to_json(), "text": review.text}
+
+    async def holds(self) -> list[dict[str, Any]]:
+        """Held prompts, oldest first; those whose deadline passed are left out: they can
+        no longer be approved, and the next engine to open the store expires them."""
+        held = self.view.state.open_prompts
+        due = {p.id for p in held.due(self.view.clock())}
+        return [_hold(p) for p in held.in_state("held") if p.id not in due]
+
+    async def aclose(self) -> None:
+        """Close the database (nothing was written)."""
+        self.view.close()
 
 
 def service_transport(address: str) -> tuple[str, Any]:
@@ -518,17 +563,33 @@ def _token(args: argparse.Namespace) -> str:
 def _backend(args: argparse.Namespace) -> Backend:
     if args.service:
         return ServiceBackend(args.service, _token(args))
+    return LocalBackend(_local_path(args, writes=True))
+
+
+def _reader(args: argparse.Namespace) -> Reader:
+    """The backend of a verb that only reads: the service's, or a view of ``--db``."""
+    import sqlite3
+
+    if args.service:
+        return ServiceBackend(args.service, _token(args))
+    path = _local_path(args, writes=False)
+    try:
+        return ViewBackend(path)
+    except sqlite3.DatabaseError as exc:  # a read-only folder with changes waiting, ...
+        raise Failure(USAGE, f"the database cannot be used: {exc}") from exc
+
+
+def _local_path(args: argparse.Namespace, *, writes: bool) -> Path:
+    """The database ``--db`` names, checked as every other verb's is: never tables
+    written into another program's SQLite file or a text file a typo named."""
     from engine.app.common import CliError, db_path
 
-    # Checked as every other verb's --db is: never tables written into another
-    # program's SQLite file or a text file a typo named.
     try:  # the first verb on a new database creates it
-        path = db_path(args, create=args.command == "workspace", writes=True)
+        return db_path(args, create=args.command == "workspace", writes=writes)
     except CliError as exc:
         message = exc.message if args.db or args.command == "workspace" else \
             f"{exc.message} (or give --db, or --service)"
         raise Failure(USAGE, message) from exc
-    return LocalBackend(path)
 
 
 # --------------------------------------------------------------- the verbs
@@ -627,6 +688,19 @@ async def _pending_seen(backend: Backend, name: str, what: str, out: Any) -> str
     return str(pending.get("pending_hash"))
 
 
+async def _read(args: argparse.Namespace, reader: Reader) -> tuple[int, Any, str]:
+    """Carry out a verb that only reads (`_READS`): (exit code, JSON answer, text answer)."""
+    if args.command == "package":  # package review
+        review = await reader.review(args.name)
+        return OK, review, _review_text(review) + f"\nreview hash: {review.get('hash')}"
+    holds = await reader.holds()  # hold list
+    blocks = [f"{h['id']}  card {h.get('card')} ({h.get('package')}) -> agent "
+              f"{h.get('agent')} on arrow {h.get('arrow')}\n  sha256 {h.get('text_sha256')}"
+              f"\n  " + inert(str(h.get("text", ""))).replace("\n", "\n  ")
+              for h in holds]
+    return OK, holds, "\n".join(blocks) or "no held prompts"
+
+
 async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, str]:
     """Carry out a verb: (exit code, JSON answer, text answer)."""
     # What a person is shown before consenting goes to stderr under --json,
@@ -679,9 +753,6 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
         note = " (an update: approve it with `package approve`)" \
             if out.get("state") == "pending" else ""
         return OK, out, f"offered {out.get('package')} ({out.get('hash')}){note}"
-    if verb == "package review":
-        review = await backend.review(args.name)
-        return OK, review, _review_text(review) + f"\nreview hash: {review.get('hash')}"
     if verb == "package install":
         grant: str | list[str] = args.grant if args.grant in ("required", "all") else \
             [g.strip() for g in args.grant.split(",") if g.strip()]
@@ -733,13 +804,6 @@ async def _run(args: argparse.Namespace, backend: Backend) -> tuple[int, Any, st
         if not allowed:
             text = with_reason(text, decision.get("reason"))
         return (OK if allowed else REFUSED), decision, text
-    if verb == "hold list":
-        holds = await backend.holds()
-        blocks = [f"{h['id']}  card {h.get('card')} ({h.get('package')}) -> agent "
-                  f"{h.get('agent')} on arrow {h.get('arrow')}\n  sha256 {h.get('text_sha256')}"
-                  f"\n  " + inert(str(h.get("text", ""))).replace("\n", "\n  ")
-                  for h in holds]
-        return OK, holds, "\n".join(blocks) or "no held prompts"
     if verb == "hold approve":
         digest = args.sha256
         if digest is None:
@@ -777,20 +841,32 @@ _CONSENT = frozenset({"workspace add", "node add", "node set", "node remove", "a
                       "hold approve"})
 
 
+#: Verbs that only read: on ``--db`` they read a view of the store (`ViewBackend`), which
+#: changes nothing — no migration, no expired hold, no file beside the database.
+_READS = frozenset({"package review", "hold list"})
+
+
+async def _carry_out(args: argparse.Namespace, verb: str) -> tuple[int, Any, str]:
+    """The verb on its backend, closed after: (exit code, JSON answer, text answer)."""
+    if verb in _READS:
+        reader = _reader(args)
+        try:
+            return await _read(args, reader)
+        finally:
+            await reader.aclose()
+    backend = _backend(args)
+    try:
+        return await _run(args, backend)
+    finally:
+        await backend.aclose()
+
+
 def _cmd(args: argparse.Namespace) -> int:
     verb = f"{args.command} {args.action}" if getattr(args, "action", None) else args.command
     try:
         if verb in _CONSENT:
             _require_operator(verb)
-        backend = _backend(args)
-
-        async def run() -> tuple[int, Any, str]:
-            try:
-                return await _run(args, backend)
-            finally:
-                await backend.aclose()
-
-        code, data, text = asyncio.run(run())
+        code, data, text = asyncio.run(_carry_out(args, verb))
     except ConsentError as exc:
         return _fail(args, Failure.of(exc))
     except Failure as exc:

@@ -35,9 +35,9 @@ EXIT_FINDING = 1  #: a finding: verification failed, a diff widens, a replay fai
 EXIT_USAGE = 2  #: a usage error or invalid input
 
 #: `StoreFailed` reasons that mean the store named is input this code cannot use (exit
-#: 2 on every verb): a newer engine's schema, a database that holds no store, a server
-#: that cannot be reached. Any other is a finding about the store or a refusal (1).
-UNUSABLE_STORE = frozenset({"schema-mismatch", "no-store", "connection"})
+#: 2 on every verb): a newer engine's schema, an older one a verb that only reads will
+#: not upgrade, a database that holds no store, a server that cannot be reached. Any other is a finding about the store or a refusal (1).
+UNUSABLE_STORE = frozenset({"schema-mismatch", "older-schema", "no-store", "connection"})
 
 
 
@@ -123,7 +123,8 @@ def _refuse_unwritable(path: Path) -> None:
     """Refuse a database (or its folder) this user cannot write, for a verb that opens
     the engine on it; the log's verbs, which read it as it is, are named instead."""
     file = path.resolve()
-    readers = "`arrowgate log show|export|verify` read it as it is"
+    readers = ("the verbs that only read (`arrowgate log show|export|verify`, `reach`, "
+               "`export`, `hold list`, `package review`) read it as it is")
     if file.parent.is_dir() and not os.access(file.parent, os.W_OK):
         raise CliError(f"--db {path}: its folder {file.parent} cannot be written by this "
                        "user, and this verb opens the engine, which writes beside the "

@@ -7,6 +7,7 @@ or refused, goes into the consent history.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from engine.core.catalogue import PERMISSIONS, implied_by
@@ -42,7 +43,7 @@ from engine.services.tools import Tools
 from engine.services.visibility import Visibility
 from engine.store.vault import SecretVault
 
-__all__ = ["Consent"]
+__all__ = ["Consent", "known_package", "manifest_for", "package_review"]
 
 
 def _lookalike_text(name: str, other: str, where: str) -> str:
@@ -95,13 +96,7 @@ class Consent:
         return own
 
     def _package(self, name: str) -> PackageState:
-        if not isinstance(name, str):  # a list is no key at all: TypeError, not NOT_FOUND
-            raise InvalidArgument(f"a package name is text, not {type(name).__name__}",
-                                  reason="name")
-        pkg = self.ctx.state.packages.get(name)
-        if pkg is None:
-            raise NotFound(f"no package {name!r} is known", reason="missing-package", package=name)
-        return pkg
+        return known_package(self.ctx.state.packages, name)
 
     def _save_package(self, pkg: PackageState) -> None:
         self.ctx.state.bump()  # installed, pending or its manifest changed
@@ -203,22 +198,12 @@ class Consent:
             del self.ctx.state.packages[name]
 
     def _parse_for(self, pkg_name: str, raw: dict[str, Any]) -> Manifest:
-        manifest = parse_manifest(raw)
-        if manifest.name != pkg_name:
-            raise ManifestInvalid(
-                f"$.name: {manifest.name!r} is not the package {pkg_name!r}",
-                problems=[("$.name", f"{manifest.name!r} is not the package {pkg_name!r}")],
-                package=pkg_name)
-        return manifest
+        return manifest_for(pkg_name, raw)
 
     @operation
     async def review(self, name: str) -> Review:
         """The install review of an offered package; installs nothing."""
-        pkg = self._package(name)
-        raw, digests = (pkg.pending_raw, pkg.pending_digests) if pkg.is_pending else \
-            (pkg.raw, pkg.digests)
-        assert raw is not None and digests is not None
-        return install_review(self._parse_for(name, raw), content_hash(digests))
+        return package_review(self.ctx.state.packages, name)
 
     @operation
     async def install(self, name: str, *, grant: str | list[str] = "required",
@@ -660,3 +645,44 @@ def _require_hash_text(value: object, name: str) -> None:
     if not isinstance(value, str) or not 0 < len(value) <= 128:
         raise InvalidArgument(f"{name} is the content hash of the version shown "
                               "(text, as a review gives it)", reason=name)
+
+
+def known_package(packages: Mapping[str, PackageState], name: str) -> PackageState:
+    """The package ``name`` of ``packages``.
+
+    Raises:
+        InvalidArgument: ``name`` is not text.
+        NotFound: reason ``missing-package``.
+    """
+    if not isinstance(name, str):  # a list is no key at all: TypeError, not NOT_FOUND
+        raise InvalidArgument(f"a package name is text, not {type(name).__name__}",
+                              reason="name")
+    pkg = packages.get(name)
+    if pkg is None:
+        raise NotFound(f"no package {name!r} is known", reason="missing-package", package=name)
+    return pkg
+
+
+def manifest_for(pkg_name: str, raw: dict[str, Any]) -> Manifest:
+    """The manifest ``raw`` of the package ``pkg_name``, parsed.
+
+    Raises:
+        ManifestInvalid: it is not valid, or names another package.
+    """
+    manifest = parse_manifest(raw)
+    if manifest.name != pkg_name:
+        raise ManifestInvalid(
+            f"$.name: {manifest.name!r} is not the package {pkg_name!r}",
+            problems=[("$.name", f"{manifest.name!r} is not the package {pkg_name!r}")],
+            package=pkg_name)
+    return manifest
+
+
+def package_review(packages: Mapping[str, PackageState], name: str) -> Review:
+    """The install review of the package ``name`` (its pending version, if one waits):
+    `Consent.review`, and what ``arrowgate package review`` shows of a store's view."""
+    pkg = known_package(packages, name)
+    raw, digests = (pkg.pending_raw, pkg.pending_digests) if pkg.is_pending else \
+        (pkg.raw, pkg.digests)
+    assert raw is not None and digests is not None
+    return install_review(manifest_for(name, raw), content_hash(digests))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,7 @@ from engine.services.context import Context, operation
 from engine.services.guard import Guard
 from engine.services.nodes import Nodes
 
-__all__ = ["NOT_IMPORTED", "ImportReview", "Interchange"]
+__all__ = ["NOT_IMPORTED", "ImportReview", "Interchange", "canvas_document"]
 
 #: Node fields an import never carries, with why. A driver's settings are
 #: set by an operator on the node: a ``command`` in a file is a program that
@@ -287,10 +288,17 @@ class Interchange:
         """
         self.ctx.sync()
         self.nodes.workspace(workspace_id)
-        stored = self.ctx.store.meta(_extras_key(workspace_id))
-        extras = json.loads(stored) if stored is not None else {}
-        canvas = self.ctx.state.canvas
-        live = {a.id for a in canvas.arrows(workspace_id)}
-        styles = {k: v for k, v in extras.get("styles", {}).items() if k in live}
-        return to_json_canvas(canvas.nodes(workspace_id), canvas.arrows(workspace_id),
-                              extras.get("foreign"), styles)
+        return canvas_document(self.ctx.state.canvas, workspace_id, self.ctx.store.meta)
+
+
+def canvas_document(canvas: Canvas, workspace_id: str,
+                    meta: Callable[[str], str | None]) -> dict[str, Any]:
+    """A workspace's canvas as a JSON Canvas 1.0 document: its nodes and arrows, and what
+    its import kept (foreign fields, the styles of arrows still drawn) from the store's
+    ``meta`` (`Interchange.export_canvas`; `arrowgate export` reads a store's view)."""
+    stored = meta(_extras_key(workspace_id))
+    extras = json.loads(stored) if stored is not None else {}
+    live = {a.id for a in canvas.arrows(workspace_id)}
+    styles = {k: v for k, v in extras.get("styles", {}).items() if k in live}
+    return to_json_canvas(canvas.nodes(workspace_id), canvas.arrows(workspace_id),
+                          extras.get("foreign"), styles)

@@ -136,6 +136,13 @@ class Chain:
                 done.append(step.name)
         return done
 
+    def behind(self, db: Database) -> list[str]:
+        """The steps `apply` would write for: each not yet recorded in this chain (not
+        run, or recorded by an old set only), in order. Empty: opening the database
+        writes nothing."""
+        mine, _old = self._recorded(db)
+        return [m.name for m in self._steps if m.name not in mine]
+
     def missing_tables(self, db: Database) -> list[str]:
         """The tables the database's applied steps made that it no longer has, sorted.
 

@@ -1,4 +1,4 @@
-"""The verbs that open the engine on ``--db`` (``reach``, ``export``, the write verbs) in a
+"""The verbs that open the engine on ``--db`` (the write verbs, ``upgrade``) in a
 folder they cannot write (a read-only mount, a snapshot, another user's app folder) are
 refused as input they cannot use: exit 2, one line naming the folder and saying that
 ``log show|export|verify`` read such a database — never exit 1, a refusal or a finding,
@@ -31,8 +31,10 @@ def test_engine_verbs_in_a_read_only_folder_are_unusable_input(
         shutil.copy(f"{tmp_path / 'app.db'}{suffix}", read_only_folder / f"app.db{suffix}")
     _seal(read_only_folder)
     db = str(read_only_folder / "app.db")
-    # `export` opens the engine as `reach` does: two processes (another user's) suffice.
-    for verb in (["reach", "c1"], ["hold", "list"]):
+    # Verbs that write (`reach`, `export`, `hold list` and `package review` only read,
+    # and read such a database: tests/unit/test_read_verbs_in_read_only_folder.py);
+    # two processes (another user's) suffice.
+    for verb in (["call", "c1", "agents.list"], ["arrow", "remove", "e1"]):
         done = _read(*verb, "--db", db, folder=read_only_folder)
         assert done.returncode == 2, (verb, done.stderr)
         assert done.stderr.startswith("arrowgate:") and done.stderr.count("\n") == 1, verb

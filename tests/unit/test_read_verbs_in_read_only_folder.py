@@ -10,10 +10,12 @@ made there — so an auditor could not verify a read-only copy of the log.)"""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sqlite3
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -39,9 +41,11 @@ def _seal(folder: Path) -> None:
     os.chmod(folder, 0o555)
 
 
-def _read(*args: str, folder: Path) -> subprocess.CompletedProcess[str]:
-    """`arrowgate ARGS` as a user who cannot write ``folder`` (root reads as nobody)."""
-    command = [ARROWGATE, *args]
+def _read(*args: str, folder: Path,
+          program: str = ARROWGATE) -> subprocess.CompletedProcess[str]:
+    """`arrowgate ARGS` (or ``program`` ARGS) as a user who cannot write ``folder`` (root
+    reads as nobody)."""
+    command = [program, *args]
     if os.geteuid() == 0:  # root writes anywhere: read as nobody
         if shutil.which("setpriv") is None:
             pytest.skip("needs setpriv to drop root")
@@ -64,6 +68,15 @@ def test_log_verify_reads_a_database_in_a_read_only_folder(tmp_path: Path,
         done = _read(*verb, "--db", db, folder=read_only_folder)
         assert done.returncode == 0, (verb, done.stderr)
         assert done.stdout.count("\n") > 3
+    # The verbs that look at the store only read too: such a copy is theirs to read
+    # (one process for the four: each `arrowgate` start costs a second or two).
+    verbs = [["reach", "standup"], ["export"], ["hold", "list"],
+             ["package", "review", "demo.standup"]]
+    done = _read("-c", "import json, sys; from engine.app.cli import main; "
+                 f"print(json.dumps([main([*v, '--db', {db!r}]) for v in {verbs!r}]))",
+                 folder=read_only_folder, program=sys.executable)
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == [0, 0, 0, 0], done.stdout
     assert sorted(p.name for p in read_only_folder.iterdir()) == ["app.db", "app.db.anchor"]
 
 
