@@ -640,6 +640,10 @@ def _log_parsers(sub: Any) -> None:
                          description="Export log rows as JSON Lines in the stable schema "
                                      "arrowgate.decision/1 (see the README).")
     filters(p)
+    # Both mean the one format; --json as on every verb that prints data (its errors
+    # then in JSON on stderr too).
+    p.add_argument("--json", action="store_true",
+                   help="JSON Lines (the only format, and the default); errors in JSON too")
     p.add_argument("--jsonl", action="store_true",
                    help="JSON Lines (the only format, and the default)")
     p.set_defaults(fn=_cmd_log_export)
@@ -654,8 +658,10 @@ def _log_parsers(sub: Any) -> None:
     p.set_defaults(fn=_cmd_log_verify)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every subcommand, plugged-in ones included."""
+def build_parser(*, as_json: bool = False) -> argparse.ArgumentParser:
+    """The argument parser of every subcommand, plugged-in ones included; a plug-in that
+    cannot be added is a warning on stderr (`_register_plugins`), one JSON object with
+    ``as_json``."""
     parser = Parser(
         prog="arrowgate", description="A graph-aware arrow consent engine.",
         epilog="Exit codes: 0 ok; 1 a finding (a log that fails verification, a diff that "
@@ -745,6 +751,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workspace", metavar="ID", type=text_argument,
                    help="the workspace (default: the only one there is)")
     p.add_argument("-o", "--output", metavar="FILE", help="file to write (default: stdout)")
+    p.add_argument("--json", action="store_true",
+                   help="JSON Canvas is JSON already (the default); errors in JSON too")
     p.set_defaults(fn=_cmd_export)
     from engine.service import register as register_serve
 
@@ -756,7 +764,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     write_verbs(sub)
 
-    _register_plugins(sub)
+    _register_plugins(sub, as_json=as_json)
     return parser
 
 
@@ -773,18 +781,46 @@ def _say_usage(error: UsageError, *, as_json: bool) -> None:
     print(f"{error.prog}: error: {inert_lines(error.message)}", file=sys.stderr)
 
 
-def _register_plugins(sub: Any) -> None:
-    """Let every ``arrowgate.cli`` entry point add its subcommands (sorted by name)."""
+def _register_plugins(sub: Any, *, as_json: bool) -> None:
+    """Let every ``arrowgate.cli`` entry point add its subcommands (sorted by name).
+
+    A plug-in that fails to load or to register is a warning on stderr (`_warn`), and
+    the other verbs work: a broken plug-in must not take them with it. What a plug-in
+    prints meanwhile is told on stderr too: standard output holds the verb's data alone.
+    """
+    import io
+    from contextlib import redirect_stdout
     from importlib.metadata import entry_points
 
     for ep in sorted(entry_points(group="arrowgate.cli"), key=lambda e: e.name):
+        printed = io.StringIO()
+        problem = ""
         try:
-            register: Callable[[Any], None] = ep.load()
-        except Exception as exc:  # a broken plugin must not take the other verbs with it
-            print(f"arrowgate: the {ep.name!r} commands are unavailable: {exc}",
-                  file=sys.stderr)
-            continue
-        register(sub)
+            with redirect_stdout(printed):
+                register: Callable[[Any], None] = ep.load()
+                register(sub)
+        except Exception as exc:
+            problem = f"the {ep.name!r} commands are unavailable: {exc}"
+        if problem or printed.getvalue():
+            _warn(problem or f"the {ep.name!r} plug-in printed as it loaded", ep.name,
+                  printed.getvalue(), as_json=as_json)
+
+
+def _warn(message: str, plugin: str, output: str, *, as_json: bool) -> None:
+    """A plug-in's warning on stderr, inert and bounded: ``arrowgate: …`` and what it
+    printed, or under ``--json`` one object ``{"warning": {"message", "plugin"[,
+    "output"]}}``, as errors are answered there."""
+    from engine.core.text import clipped, inert_lines
+
+    if as_json:
+        warning = {"message": clipped(message), "plugin": plugin}
+        if output:
+            warning["output"] = clipped(output)
+        print(json.dumps({"warning": warning}, sort_keys=True), file=sys.stderr)
+        return
+    print(f"arrowgate: {inert_lines(message)}", file=sys.stderr)
+    if output:
+        print(inert_lines(clipped(output.rstrip("\n"))), file=sys.stderr)
 
 
 def _exit_code(exc: ConsentError) -> int:
@@ -806,11 +842,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     interrupted)."""
     fill_closed_streams()
     escape_unencodable()
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else argv
+    parser = build_parser(as_json=asks_json(words))
     try:
         args = parser.parse_args(argv)
     except UsageError as exc:
-        _say_usage(exc, as_json=asks_json(sys.argv[1:] if argv is None else argv))
+        _say_usage(exc, as_json=asks_json(words))
         return EXIT_USAGE
     except SystemExit as exc:  # --help or --version, printed
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE

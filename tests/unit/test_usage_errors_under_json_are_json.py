@@ -30,7 +30,7 @@ from engine.app.cli import main
     (["review", "--json"], "the following arguments are required: MANIFEST"),
     (["import", "b.canvas", "--json", "--dry-run", "--review-sha256", "ab"],
      "not allowed with argument"),
-    (["export", "--json"], "unrecognized arguments: --json"),
+    (["export", "--json", "--bogus"], "unrecognized arguments: --bogus"),
     (["--json", "log", "show"], "unrecognized arguments: --json"),
     (["log", "--json"], "required"),
     (["hold", "approve", "--json", "p1", "--sha256"], "expected one argument"),
