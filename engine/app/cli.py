@@ -178,6 +178,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 def _open_log(args: argparse.Namespace) -> tuple[Path, Any]:
     from engine.store.database import open_read_only
+    from engine.store.decoding import marked_text
     from engine.store.log import ArrowLog
     from engine.store.migrations import migrations
 
@@ -185,8 +186,9 @@ def _open_log(args: argparse.Namespace) -> tuple[Path, Any]:
     # Read-only: `log show` and `log export` read a copy on a read-only mount too.
     db = open_read_only(path)
     # Text altered by hand into bytes that are not UTF-8 is shown with them replaced
-    # (U+FFFD): the rest of the log stays readable, and `log verify` names the row.
-    db.conn.text_factory = _replacing_text
+    # (U+FFFD) and flagged under `unreadable` (`ArrowLog._decode`): the rest of the log
+    # stays readable, and `log verify` names the row.
+    db.conn.text_factory = marked_text
     try:
         # A store a newer engine migrated may hash, key or mean its rows in ways
         # this code does not know: what it showed could be wrong, and a verdict
@@ -196,11 +198,6 @@ def _open_log(args: argparse.Namespace) -> tuple[Path, Any]:
         db.close()
         raise
     return path, ArrowLog(db)
-
-
-def _replacing_text(data: bytes) -> str:
-    """A text value as SQLite holds it, any byte that is not UTF-8 replaced."""
-    return str(data, "utf-8", "replace")
 
 
 def add_store_option(parser: argparse.ArgumentParser) -> None:

@@ -24,7 +24,8 @@ fields are only ever added, never renamed or removed:
 ``chain``             ``{"prev", "hash"}`` — the hash chain, for independent checks
 ``unreadable``        only on a row altered by hand (verify names it): each field
                       whose stored value does not decode, as its stored text
-                      (``input.chain`` is then null; `engine.store.decoding`)
+                      (bytes that are not UTF-8 escaped, ``A\\xffB``;
+                      ``input.chain`` is then null; `engine.store.decoding`)
 ====================  ==========================================================
 
 The JSON Schema of a record is ``schemas/decision-record.json``. Anyone can check

@@ -18,8 +18,8 @@ from typing import Any
 
 from engine.core.errors import StoreFailed
 
-__all__ = ["NOT_JSON", "UNREADABLE", "decode_field", "edited_outside", "flag_field", "is_chain",
-           "is_subject", "loads", "stored_object"]
+__all__ = ["NOT_JSON", "UNREADABLE", "NotUtf8", "decode_field", "edited_outside", "flag_field",
+           "flag_not_utf8", "is_chain", "is_subject", "loads", "marked_text", "stored_object"]
 
 #: The key under which a row shows its fields that did not decode: each field's
 #: stored value as text (its text, or the ``repr`` of a value that is not text).
@@ -114,3 +114,37 @@ def _flag(row: dict[str, Any], field: str, empty: Any) -> None:
     stored = row.get(field)
     row[field] = empty
     row.setdefault(UNREADABLE, {})[field] = stored if type(stored) is str else repr(stored)
+
+
+class NotUtf8(str):
+    """A stored text value whose bytes are not UTF-8 (only a hand edit makes one): the
+    text with those bytes replaced (U+FFFD), and `stored`, the bytes escaped
+    (``A\\xffB``). `flag_not_utf8` turns it into plain text and its flag."""
+
+    stored: str
+
+    def __new__(cls, data: bytes) -> NotUtf8:
+        text = super().__new__(cls, str(data, "utf-8", "replace"))
+        text.stored = str(data, "utf-8", "backslashreplace")
+        return text
+
+
+def marked_text(data: bytes) -> str:
+    """A connection's ``text_factory`` for a reader of rows anyone may have edited: text
+    as SQLite holds it, bytes that are not UTF-8 marked (`NotUtf8`) rather than raised,
+    so one such row never takes a whole page (or view) down."""
+    try:
+        return str(data, "utf-8")
+    except UnicodeDecodeError:
+        return NotUtf8(data)
+
+
+def flag_not_utf8(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` (read through `marked_text`) with each field that was not UTF-8 as plain
+    text, those bytes replaced, and flagged under ``row["unreadable"]`` with its bytes
+    escaped; in place, and returned."""
+    for field, value in list(row.items()):
+        if isinstance(value, NotUtf8):
+            row[field] = str(value)  # plain text: a NotUtf8 goes no further
+            row.setdefault(UNREADABLE, {})[field] = value.stored
+    return row

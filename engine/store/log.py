@@ -27,7 +27,7 @@ from sqlite_utils import Database
 from engine.core.errors import StoreFailed
 from engine.store.anchor import HISTORY_EMPTY, Anchor, AnchorFile, AnchorState
 from engine.store.database import all_or_none, connect_read_only, database_file, insert_rows
-from engine.store.decoding import decode_field, is_chain
+from engine.store.decoding import UNREADABLE, decode_field, flag_not_utf8, is_chain
 from engine.store.encoding import dumps
 from engine.store.history import ConsentHistory, HistoryVerification
 from engine.store.logkeys import (
@@ -544,9 +544,12 @@ class ArrowLog:
     @staticmethod
     def _decode(row: dict[str, Any]) -> dict[str, Any]:
         # A chain altered by hand is shown flagged, not raised: verify names the
-        # row, and whoever reads the log next must be able to look at it.
-        row = dict(row)
-        if row.get("chain") is not None:
+        # row, and whoever reads the log next must be able to look at it. So is text
+        # that is not UTF-8, on a connection that marks it (`marked_text`).
+        row = flag_not_utf8(dict(row))
+        if "chain" in row.get(UNREADABLE, ()):
+            row["chain"] = None  # shown empty, as a chain that is not JSON
+        elif row.get("chain") is not None:
             decode_field(row, "chain", is_chain, None)
         return row
 

@@ -25,6 +25,7 @@ from sqlite_utils import Database
 from engine.core.errors import StoreFailed
 from engine.store.anchor import AnchorFile
 from engine.store.database import connect_read_only
+from engine.store.decoding import marked_text
 from engine.store.log import ArrowLog, Verification, verify_anchored
 from engine.store.logfilter import (
     SUPPRESSED_ROWS,
@@ -130,6 +131,9 @@ class LogIndex:
         if conn is None:
             conn = connect_read_only(self.path)
             conn.row_factory = sqlite3.Row
+            # A row edited by hand into bytes that are not UTF-8 is shown damaged
+            # (`ArrowLog._decode` flags it), never an error for the page it is on.
+            conn.text_factory = marked_text
             self._local.conn = conn
             # Read-only: a file no newer engine has opened has no side tables.
             self._local.keyed = has_keys(conn)
