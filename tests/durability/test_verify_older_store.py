@@ -23,8 +23,9 @@ def test_an_intact_database_from_before_the_chain_verifies(tmp_path: Path) -> No
     db = tmp_path / "old.db"
     shutil.copy(DATA / "two-chain-partial.sqlite", db)
     first = run("log", "verify", "--db", str(db))
-    # Opened by any engine verb, the very same data verifies.
-    assert run("hold", "list", "--db", str(db)).returncode == 0
+    # Upgraded (`arrowgate upgrade`: the verbs that only read never upgrade), the very
+    # same data verifies.
+    assert run("upgrade", "--db", str(db)).returncode == 0
     after = run("log", "verify", "--db", str(db))
     assert after.returncode == 0, after.stdout
     assert first.returncode != 1, first.stdout  # a tamper finding for intact data
@@ -33,7 +34,7 @@ def test_an_intact_database_from_before_the_chain_verifies(tmp_path: Path) -> No
 def test_a_chain_removed_after_the_upgrade_is_a_finding(tmp_path: Path) -> None:
     db = tmp_path / "old.db"
     shutil.copy(DATA / "two-chain-partial.sqlite", db)
-    assert run("hold", "list", "--db", str(db)).returncode == 0  # upgraded: chained
+    assert run("upgrade", "--db", str(db)).returncode == 0  # upgraded: chained
     conn = sqlite3.connect(db)
     for column in ("prev", "hash", "grants"):
         conn.execute(f"alter table consent drop column {column}")
