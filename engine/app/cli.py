@@ -718,7 +718,9 @@ def build_parser(*, as_json: bool = False) -> argparse.ArgumentParser:
     p = sub.add_parser("upgrade", help="bring a database an older arrowgate made up to date",
                        description="Apply the migrations an older arrowgate's database lacks "
                                    "(what a verb that opens the engine does first; the verbs "
-                                   "that only read refuse such a database instead).")
+                                   "that only read refuse such a database instead). It opens "
+                                   "the engine, as every verb that writes: holds past their "
+                                   "time expire then too.")
     add_db_option(p)
     p.add_argument("--json", action="store_true",
                    help='print {"db", "applied": [the migrations applied]} as JSON')

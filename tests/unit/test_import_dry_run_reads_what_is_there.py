@@ -29,6 +29,8 @@ from engine.app.snapshot import snapshot_engine
 
 def test_a_dry_runs_look_reads_a_write_committed_as_it_began(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """GIVEN a writer committing as the look opens the database WHEN the look copies it THEN
+    the commit is in the copy."""
     db = tmp_path / "app.db"
     engine = Engine.open(db)
     try:

@@ -47,6 +47,8 @@ def _json_lines(text: str) -> list[Any]:
 @pytest.mark.parametrize("verb", [["log", "export"], ["export"]], ids=" ".join)
 def test_a_verb_printing_json_takes_json_and_answers_errors_in_it(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], verb: list[str]) -> None:
+    """GIVEN --json WHEN log export or export runs THEN its data on stdout, and its error as
+    one JSON line on stderr."""
     db = _database(tmp_path)
     assert main([*verb, "--db", str(db), "--json"]) == 0, capsys.readouterr().err
     out, err = capsys.readouterr()
@@ -85,6 +87,8 @@ class _EntryPoint:
 def test_a_broken_plugin_is_a_warning_apart_from_the_data(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
         fails_at: str) -> None:
+    """GIVEN a plug-in that fails WHEN a verb runs THEN one warning on stderr (JSON under
+    --json) and the data alone on stdout."""
     import importlib.metadata
 
     real = importlib.metadata.entry_points

@@ -47,6 +47,8 @@ def _altered(tmp_path: Path) -> Path:
 @pytest.mark.parametrize("log_filter", [None, LogFilter(card="ghost")], ids=["all", "card"])
 def test_the_log_index_shows_a_row_not_utf8_as_damaged(
         tmp_path: Path, log_filter: LogFilter | None) -> None:
+    """GIVEN a row edited to bytes not UTF-8 WHEN LogIndex pages it THEN it is shown with those
+    fields flagged, never raised."""
     index = LogIndex(_altered(tmp_path), log_filter)
     try:
         assert index.refresh() == 3
@@ -64,6 +66,8 @@ def test_the_log_index_shows_a_row_not_utf8_as_damaged(
 
 def test_log_export_flags_a_field_not_utf8(tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """GIVEN a row edited to bytes not UTF-8 WHEN log export writes it THEN each such field is
+    flagged under unreadable."""
     db = _altered(tmp_path)
     assert main(["log", "export", "--db", str(db)]) == 0, capsys.readouterr().err
     records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
