@@ -27,7 +27,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from engine.app.common import (
     EXIT_FINDING,
@@ -57,6 +57,9 @@ from engine.core.errors import (
     StoreFailed,
 )
 from engine.store.logfilter import LOG_OUTCOMES
+
+if TYPE_CHECKING:
+    from engine.store.view import StoreView
 
 __all__ = [
     "CliError",
@@ -373,7 +376,7 @@ def _open_engine(args: argparse.Namespace, *, create: bool = False) -> Any:
     return Engine.open(db_path(args, create=create, writes=True))
 
 
-def _view(args: argparse.Namespace) -> Any:
+def _view(args: argparse.Namespace) -> StoreView:
     """The store ``--db`` names as it stands (`engine.store.view.StoreView`), for a verb
     that only reads: nothing is migrated, expired or written, so a copy, a read-only
     file or a database another engine is using is read as it is."""
