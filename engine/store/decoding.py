@@ -13,13 +13,15 @@ raised as a traceback.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import sqlite3
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from engine.core.errors import StoreFailed
 
 __all__ = ["NOT_JSON", "UNREADABLE", "NotUtf8", "decode_field", "edited_outside", "flag_field",
-           "flag_not_utf8", "is_chain", "is_subject", "loads", "marked_text", "stored_object"]
+           "flag_not_utf8", "is_chain", "is_subject", "loads", "marked_text", "marking", "stored_object"]
 
 #: The key under which a row shows its fields that did not decode: each field's
 #: stored value as text (its text, or the ``repr`` of a value that is not text).
@@ -137,6 +139,20 @@ def marked_text(data: bytes) -> str:
         return str(data, "utf-8")
     except UnicodeDecodeError:
         return NotUtf8(data)
+
+
+@contextmanager
+def marking(conn: sqlite3.Connection) -> Iterator[None]:
+    """While inside, ``conn`` reads text through `marked_text`: for one read of rows
+    anyone may have edited (the log) on a connection every other read of which must
+    decode strictly (a node's id, a grant: never read past an edit). The text factory
+    is the connection's, so the read must run whole inside, on the thread that uses it."""
+    previous = conn.text_factory
+    conn.text_factory = marked_text
+    try:
+        yield
+    finally:
+        conn.text_factory = previous
 
 
 def flag_not_utf8(row: dict[str, Any]) -> dict[str, Any]:

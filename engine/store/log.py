@@ -27,7 +27,7 @@ from sqlite_utils import Database
 from engine.core.errors import StoreFailed
 from engine.store.anchor import HISTORY_EMPTY, Anchor, AnchorFile, AnchorState
 from engine.store.database import all_or_none, connect_read_only, database_file, insert_rows
-from engine.store.decoding import UNREADABLE, decode_field, flag_not_utf8, is_chain
+from engine.store.decoding import UNREADABLE, decode_field, flag_not_utf8, is_chain, marking
 from engine.store.encoding import dumps
 from engine.store.history import ConsentHistory, HistoryVerification
 from engine.store.logkeys import (
@@ -539,7 +539,10 @@ class ArrowLog:
         sql, params = rows_query("?", arrow=arrow, card=card, package=package, outcome=outcome,
                                  call=call, since=since, until=until, limit=limit,
                                  after=after, keyed=self._keyed)
-        return [self._decode(r) for r in self.db.query(sql, params)]
+        # Marked, not raised: a row edited to bytes that are not UTF-8 is shown
+        # flagged (`_decode`), as the TUI's and the command line's readers show it.
+        with marking(self.db.conn):
+            return [self._decode(r) for r in self.db.query(sql, params)]
 
     @staticmethod
     def _decode(row: dict[str, Any]) -> dict[str, Any]:
