@@ -43,6 +43,23 @@ _TERMINAL_INPUT = frozenset({"terminals.run", "terminals.write"})
 CallArgs = tuple[str, str, "str | None", "dict[str, Any] | None", "str | None"]
 
 
+def _port_text(data: Any) -> str | None:
+    """Port data as the log row of its refusal keeps it: text as it is, other data as
+    JSON (as an accepted delivery's row keeps it), None only when it is not JSON at all.
+
+    SPEC §8: every prompt and command, accepted or not, is logged with its payload, a
+    refused one's first 4 KiB with its length and digest (`Recorder.refusal` cuts it);
+    data refused before it reached an arrow is no exception. Not JSON (a set, a cycle,
+    nesting past the recursion limit): the refusal is still logged, without it.
+    """
+    if type(data) is str:
+        return data
+    try:
+        return json.dumps(data)
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
 class Calls:
     """Cards' calls and port data: decide (`engine.core.checks.decide`), carry out, log.
 
@@ -514,16 +531,16 @@ class Calls:
         if not (type(card) is str and card.isascii()):
             refusal = malformed(self.ctx.state, card, shown(call), None)
             if refusal is not None:
-                return {"": self.record.refusal(refusal, None, None)}
+                return {"": self.record.refusal(refusal, None, data, encode=_port_text)}
         found = check_card(self.ctx.state, card, shown(call))
         if isinstance(found, Decision):
-            return {"": self.record.refusal(found, None, None)}
+            return {"": self.record.refusal(found, None, data, encode=_port_text)}
         node = found[0]
         _inputs, outputs = self.ctx.state.canvas.ports(node)
         if type(port) is not str or port not in outputs:
             refusal = denial(shown(call), card, "INVALID_ARGUMENT", package=node.data["package"],
                              reason="port", why=f"{card} has no output port {shown(port)!r}")
-            return {"": self.record.refusal(refusal, None, None)}
+            return {"": self.record.refusal(refusal, None, data, encode=_port_text)}
         limit = self.ctx.state.workspace_of(node).settings.max_payload
         problem = data_problem(data, limit)
         if problem is None and type(data) is not str and len(json.dumps(data)) > limit:
@@ -531,7 +548,7 @@ class Calls:
         if problem is not None:
             refusal = denial(call, card, "INVALID_ARGUMENT", package=node.data["package"],
                              reason="data", why=f"the data {problem}")
-            return {"": self.record.refusal(refusal, None, None)}
+            return {"": self.record.refusal(refusal, None, data, encode=_port_text)}
         chain = None
         if context is not None:
             chain = self._context_chain(context, card)
@@ -541,7 +558,7 @@ class Calls:
                 # travel outside the chain it claims.
                 refusal = denial(call, card, "INVALID_ARGUMENT", package=node.data["package"],
                                  reason="context", why="no tool call of this card has that id")
-                return {"": self.record.refusal(refusal, None, None)}
+                return {"": self.record.refusal(refusal, None, data, encode=_port_text)}
         results: dict[str, Decision] = {}
         for arrow in self.ctx.state.canvas.port_arrows_from(card, port):
             results[arrow.id] = await self._deliver_port(node, arrow, data, now, chain)
@@ -572,7 +589,7 @@ class Calls:
                                             package=card.data["package"], target=target.id,
                                             reason="data", arrow=arrow.id,
                                             why="port data for this input must be text"),
-                                     None, None)
+                                     None, data, encode=_port_text)
         chains = self._open_chains(card.id) if (
             chain is None and spec.action == "agents.prompt" and self.ctx.state.tool_calls) else []
         result: Decision | Passed
