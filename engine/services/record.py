@@ -26,6 +26,7 @@ from engine.core.prompts import IN_PLAY, Prompt
 from engine.core.state import State
 from engine.core.text import SHOWN
 from engine.services.context import Context, Gone
+from engine.store.encoding import dumps_sorted
 from engine.store.log import FIELDS, PAYLOAD_KEPT, RowKind, clip_payload
 from engine.store.pending import row_key
 
@@ -53,7 +54,9 @@ def _payload_arg(call: str) -> str | None:
 def _payload_of(arg: str | None, args: Any,
                 encode: Callable[[Any], str | None] | None) -> str | None:
     """The payload a call's log row keeps: ``encode(args)`` when the caller gives how
-    (a tool call's arguments, as JSON), else the text of ``args``'s argument ``arg``.
+    (a tool call's arguments, as JSON), else ``args``'s argument ``arg``: its text,
+    or its JSON when the card sent something else there (refused at check 3, and
+    logged with what it was: SPEC §8), None only when that is not JSON at all.
 
     The one place that chooses, for both of `Recorder.refusal`'s ways to a row; it
     is called only once a row is to be written, so that a refusal counted toward a
@@ -62,7 +65,12 @@ def _payload_of(arg: str | None, args: Any,
     if encode is not None:
         return encode(args)
     value = args.get(arg) if arg is not None and type(args) is dict else None
-    return value if type(value) is str else None
+    if value is None or type(value) is str:
+        return value
+    try:
+        return dumps_sorted(value)
+    except (TypeError, ValueError, RecursionError):
+        return None
 
 
 class _Known(NamedTuple):
