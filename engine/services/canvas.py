@@ -8,6 +8,7 @@ calls it made impossible.
 
 from __future__ import annotations
 
+from os import PathLike, fspath
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from canvas import Arrow, CanvasError, Node, Workspace, WorkspaceSettings, check
 from engine.core.errors import InvalidArgument, InvalidArrow, InvalidRequest
 from engine.core.limits import hand_over, rate_owner
 from engine.core.principal import OPERATOR, Principal
+from engine.core.text import shown
 from engine.core.usage import added_usage
 from engine.effects.world import World
 from engine.services.context import Context, operation
@@ -61,6 +63,8 @@ class CanvasOps:
                 (to create it) as `create_workspace`.
         """
         self.ctx.sync()
+        if type(workspace_id) is not str:  # not looked up: it may not even hash
+            self.nodes.check_id("workspace", workspace_id)
         ws = self.ctx.state.workspaces.get(workspace_id)
         if ws is None:
             return await self.create_workspace(workspace_id, folder, settings=settings, by=by)
@@ -99,6 +103,9 @@ class CanvasOps:
         self.nodes.check_id("workspace", workspace_id)
         if workspace_id in self.ctx.state.workspaces:
             raise InvalidArgument(f"workspace {workspace_id!r} exists", reason="workspace")
+        if not isinstance(folder, str | PathLike) or not isinstance(fspath(folder), str):
+            raise InvalidArgument(f"the project folder must be a path, not {shown(folder)}",
+                                  reason="folder")
         if not Path(folder).is_absolute():
             raise InvalidArgument(f"the project folder {str(folder)!r} must be "
                                   "an absolute path", reason="folder")

@@ -17,7 +17,7 @@ from engine.core.catalogue import PORT_OUTPUTS
 from engine.core.checks import check_card, denial
 from engine.core.decision import Decision
 from engine.core.errors import InvalidArgument, InvalidArrow, InvalidNode, InvalidRequest, NotFound
-from engine.core.text import id_problem
+from engine.core.text import id_problem, shown
 from engine.services.context import Context
 from engine.services.record import Recorder
 
@@ -44,14 +44,18 @@ class Nodes:
         """Refuse a new id holding a control or invisible character, or one that is not
         a single path segment of the service's routes (`id_problem`).
 
-        ``value`` as it came: an id that is not a string is left to the canvas's own
-        checks, which refuse it naming its type.
+        ``value`` as it came: the canvas's own checks refuse a node or arrow id that
+        is not non-empty text first, naming its type; a workspace id has no such
+        check before this one, so it is refused here the same way.
 
         Raises:
             InvalidNode, InvalidArrow, InvalidArgument: for a node, arrow or
                 workspace id, naming what was wrong (reason ``bad-id``).
         """
-        problem = id_problem(kind, value) if isinstance(value, str) else None
+        if type(value) is not str or not value:
+            problem: str | None = f"a {kind} needs a non-empty string id, not {shown(value)}"
+        else:
+            problem = id_problem(kind, value)
         if problem is not None:
             error = {"node": InvalidNode, "arrow": InvalidArrow}.get(kind, InvalidArgument)
             raise error(problem, reason="bad-id")
