@@ -34,6 +34,7 @@ from engine.core.manifest import (
 from engine.core.principal import OPERATOR, Principal
 from engine.core.review import Diff, Review, diff_manifests, install_review, newly_required
 from engine.core.state import PackageState
+from engine.core.text import is_unicode
 from engine.effects.world import World
 from engine.services.context import Context, operation
 from engine.services.guard import Guard
@@ -589,6 +590,8 @@ class Consent:
         if problem is None and not isinstance(value, str):
             # Sent as text in a request; None, a number or bytes would be stored as such.
             problem = f"a secret's value is text, not {type(value).__name__}"
+        elif problem is None and not is_unicode(value):
+            problem = "a secret's value is valid Unicode only (it holds a lone surrogate)"
         if problem:
             raise InvalidArgument(problem, reason="secret")
         with self.ctx.write():

@@ -13,6 +13,7 @@ from typing import Any
 
 from engine.core.errors import ApprovalRefused, ConsentError
 from engine.core.principal import Principal
+from engine.core.text import is_unicode
 from engine.services.context import Context
 
 __all__ = ["Guard"]
@@ -27,7 +28,14 @@ class Guard:
     def history(self, principal: Principal, action: str, subject: dict[str, Any], *,
                 accepted: bool = True, code: str | None = None, reason: str | None = None,
                 detail: str = "") -> None:
-        """Record a consent action in the history (inside a write)."""
+        """Record a consent action in the history (inside a write).
+
+        A refusal's ``detail`` quotes what was asked for, which may hold a lone
+        surrogate (a permission, a hash): kept escaped, as text a store can hold,
+        so the refusal is recorded and raised rather than failing the write.
+        """
+        if not is_unicode(detail):
+            detail = detail.encode("utf-8", "backslashreplace").decode("utf-8")
         self.ctx.store.history.record(self.ctx.now(), str(principal), action, subject,
                                 accepted=accepted, code=code, reason=reason, detail=detail)
 

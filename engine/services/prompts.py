@@ -31,7 +31,7 @@ from engine.core.holds import (
 from engine.core.principal import OPERATOR
 from engine.core.prompts import IN_PLAY, QUEUE_LIMIT, Prompt
 from engine.core.standing import ClockRun
-from engine.core.text import bounded
+from engine.core.text import bounded, is_unicode
 from engine.effects.world import World
 from engine.services.apply import Applier
 from engine.services.context import Context, operation
@@ -548,7 +548,7 @@ class Prompts:
             # Checked first: an unhashable id (a list) cannot even be looked up.
             return None
         prompt = self.ctx.state.prompts.get(prompt_id)
-        if prompt is None:
+        if prompt is None and is_unicode(prompt_id):  # a lone surrogate names none
             prompt = self.ctx.store.prompt(prompt_id)
         return prompt
 

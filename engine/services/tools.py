@@ -40,7 +40,7 @@ from engine.core.manifest import check_json
 from engine.core.principal import Principal
 from engine.core.prompts import Prompt
 from engine.core.standing import ClockRun
-from engine.core.text import shown
+from engine.core.text import is_unicode, shown
 from engine.core.tools import (
     MAX_OPEN_TOOL_CALLS,
     ToolCall,
@@ -271,6 +271,8 @@ class Tools:
         tc = self._handed.get(call_id)
         if tc is not None:
             return tc
+        if not is_unicode(call_id):  # a lone surrogate: no store can even be asked
+            return None
         return self.ctx.store.tool_call(call_id)
 
     def tool_call_holds(self, tc: ToolCall) -> list[Prompt]:
