@@ -199,3 +199,28 @@ async def test_a_full_queue_beats_the_dangerous_hold(make_engine: Any, tmp_path:
     d = await engine.call("c1", "agents.prompt", "a1", {"text": "held?"})
     assert (d.code, d.outcome) == ("QUEUE_FULL", "denied")
     assert engine.prompts(state="held") == []
+
+
+async def test_fetch_permissions_pass_checks_4_and_5_together(make_engine: Any,
+                                                              tmp_path: Path) -> None:
+    """SPEC §5: net.fetch passes checks 4–5 when network or network.local is declared and
+    granted; a host no declared *and granted* fetch permission covers is host-not-declared,
+    even when an ungranted one declares it; neither granted is not-granted."""
+    engine = await _engine(make_engine, tmp_path)
+    for name, perms in (
+            ("acme.a", {"network": {"hosts": ["api.github.com"], "optional": True},
+                        "network.local": {}}),
+            ("acme.b", {"network": {"hosts": ["api.github.com"], "optional": True},
+                        "network.local": {"optional": True}}),
+            ("acme.c", {"network.local": {"optional": True}})):
+        await offer_install(engine, manifest(name, perms))
+        await engine.add_node({"id": name[-1], "type": "card", "package": name},
+                              workspace="w1")
+    for card, url, want in (
+            ("a", "https://api.github.com/", ("SCOPE_REFUSED", "host-not-declared")),
+            ("b", "https://api.github.com/", ("PERMISSION_DENIED", "not-granted")),
+            ("b", "http://localhost/", ("PERMISSION_DENIED", "not-granted")),
+            ("c", "https://api.github.com/", ("PERMISSION_DENIED", "not-granted")),
+            ("a", "https://api.github.com.evil.com/", ("SCOPE_REFUSED", "host-not-declared"))):
+        d = await _twice(engine, card, "net.fetch", None, {"url": url})
+        assert (d.code, d.reason) == want, (card, url)
