@@ -18,6 +18,7 @@ removed) the write that happened had no row, only the retry's refusal.
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -51,16 +52,29 @@ RACES = [pytest.param(_revoke, id="revoked"), pytest.param(_add_note, id="other-
 
 
 class _SlowFiles:
-    """The real confined files, held at a gate before each call: counts what was done."""
+    """The real confined files, each call's work held in its thread once begun (the
+    effect under way): counts what was done.
+
+    Held inside the thread, not before the handler: file work not yet begun when
+    another engine's revoke is answered never begins (round 26,
+    test_fs_call_not_begun_is_withheld_on_a_revoke_elsewhere.py); this file is
+    about work under way as the other engine commits.
+    """
 
     def __init__(self, data_dir: Path) -> None:
         self.real = ConfinedFiles(data_dir=data_dir)
-        self.started, self.release = asyncio.Event(), asyncio.Event()
+        self.started, self.release = asyncio.Event(), threading.Event()
         self.done = 0
+        loop, perform = asyncio.get_running_loop(), self.real._perform
+
+        def held(*args: Any) -> Any:
+            loop.call_soon_threadsafe(self.started.set)
+            self.release.wait(10)
+            return perform(*args)
+
+        self.real._perform = held  # type: ignore[method-assign]
 
     async def __call__(self, host: Any, passed: Any, args: dict[str, Any]) -> Any:
-        self.started.set()
-        await self.release.wait()
         value = await self.real(host, passed, args)
         self.done += 1
         return value
@@ -116,6 +130,7 @@ async def test_a_file_write_raced_by_another_engine_is_done_once_and_logged(
         assert (tmp_path / "ws" / "out.txt").read_text() == "once"
         _logged_once(a, "fs.writeText")
     finally:
+        files.release.set()
         files.real.stop_watches()
 
 
