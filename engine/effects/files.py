@@ -41,7 +41,7 @@ from engine.core.fsrules import is_protected, is_secret
 from engine.core.text import named_path as _named
 from engine.effects.folders import MOVED, unsafe_folder
 from engine.effects.pathwalk import Escape, Walked, open_beneath, walk
-from engine.effects.threadwork import DaemonPool, submit
+from engine.effects.threadwork import DaemonPool, ThreadSlots, submit
 from engine.effects.trashcan import Trash, TrashRefused, scan_tree
 from engine.effects.treewatch import Armed, Change, TooDeep, TooManyFolders, arm, watch_tree
 
@@ -62,6 +62,7 @@ LIST_BYTES = 1 << 20
 #: folder of millions is refused without being read to its end.
 LIST_SCAN = 100_000
 _FILE_THREADS = 4
+_WATCH_THREADS = 4
 
 # OS errors after the scope checks, as (code, reason).
 _OS_ERRORS = {
@@ -196,6 +197,8 @@ class ConfinedFiles:
         self._watch_ids = itertools.count(1)
         self._stop = asyncio.Event()
         self._pool: DaemonPool | None = None
+        self._call_slots: ThreadSlots | None = None
+        self._watch_pool: DaemonPool | None = None
         self._safety: dict[tuple[str, int, int], str | None] = {}
         #: File work submitted and not yet begun in a thread; the lock guards it and
         #: each one's ``refusal`` (set on the loop, read as its thread begins it).
@@ -214,27 +217,63 @@ class ConfinedFiles:
             self._pool = DaemonPool(_FILE_THREADS, "arrowgate-fs")
         return self._pool
 
+    def _slots(self) -> ThreadSlots:
+        # The file calls' threads, handed out on the loop (`_consent_now` decides as
+        # each begins). The watches walk their trees in a pool of their own, so a
+        # call given a slot never waits behind them for a thread.
+        if self._call_slots is None:
+            self._call_slots = ThreadSlots(_FILE_THREADS)
+        return self._call_slots
+
+    def _watch_executor(self) -> DaemonPool:
+        if self._watch_pool is None:
+            self._watch_pool = DaemonPool(_WATCH_THREADS, "arrowgate-fs-watch")
+        return self._watch_pool
+
     async def __call__(self, engine: ScopeHost, passed: Passed, args: dict[str, Any]) -> Any:
         """Perform an allowed file call in a thread: its value, or a refusing Decision."""
         queued = _Queued(passed)
         # Consent may have gone between the engine's decision and this first step of
         # the call's task (a revoke or a removal run by another task as the loop
         # turned): decided once here, as a fetch is; then `withhold_withdrawn` while
-        # the work waits for a thread.
+        # the work waits for a thread, and again from the store as it begins.
         if not queued.consent.holds(engine.state, passed.permission):
             return self._withheld(queued, engine.state)
-        ws = engine.state.workspaces[passed.card.workspace]
-        settings = ws.settings
-        path = str(args["path"])
         with self._queue_lock:
             self._queued[queued] = None
-        job = functools.partial(self._begin, queued, functools.partial(
-            self._perform, Path(ws.folder), passed.spec.name, passed.permission == "fs.write",
-            path, args, settings.secret_denylist, settings.fs_max_bytes))
-        # Submitted through `submit`, so that an engine closing meanwhile can wait
-        # for the thread and log its outcome without the loop (`Engine.close`).
-        work = submit(self._executor(), job, functools.partial(self._answer, passed, path),
-                      effect=passed.spec.name != "fs.watch")
+        try:
+            slots = self._slots()
+            await slots.take()
+        except BaseException:
+            with self._queue_lock:
+                self._queued.pop(queued, None)
+            raise
+        loop = asyncio.get_running_loop()
+        try:
+            refusal = self._consent_now(engine, queued)
+            if refusal is not None:
+                with self._queue_lock:
+                    self._queued.pop(queued, None)
+                slots.give_back(loop)
+                return refusal
+            ws = engine.state.workspaces[passed.card.workspace]
+            settings = ws.settings
+            path = str(args["path"])
+            job = functools.partial(self._begin, queued, functools.partial(
+                self._perform, Path(ws.folder), passed.spec.name, passed.permission == "fs.write",
+                path, args, settings.secret_denylist, settings.fs_max_bytes))
+            # Submitted through `submit`, so that an engine closing meanwhile can wait
+            # for the thread and log its outcome without the loop (`Engine.close`).
+            work = submit(self._executor(), job, functools.partial(self._answer, passed, path),
+                          effect=passed.spec.name != "fs.watch")
+        except BaseException:
+            with self._queue_lock:
+                self._queued.pop(queued, None)
+            slots.give_back(loop)
+            raise
+        # The slot is the thread's until its job ends, whether or not this task is
+        # still there to see it (the engine closing cancels it).
+        work.future.add_done_callback(lambda _done: slots.give_back(loop))
         with contextlib.suppress(Exception):  # the job's error: `_answer` reads it below
             await asyncio.wrap_future(work.future)
         value = work.answer()
@@ -242,6 +281,28 @@ class ConfinedFiles:
             return await self._watch(engine, passed, Path(ws.folder), value.full,
                                      settings.secret_denylist)
         return value
+
+    def _consent_now(self, engine: ScopeHost, queued: _Queued) -> Decision | None:
+        """As the work is about to begin in a free thread: the refusal it gets instead,
+        if its consent went while it waited — withdrawn here (`withhold_withdrawn`), or
+        by another engine on the store, which this engine's state shows only once it
+        catches up: so it catches up now (one look at the store), and a store that
+        cannot be read refuses the work (it never begins on consent not read)."""
+        with self._queue_lock:
+            if queued.refusal is not None:
+                self._queued.pop(queued, None)
+                return queued.refusal
+        try:
+            engine.sync()
+        except Exception:  # noqa: BLE001 - the store's failure: the work never begins
+            return self._refuse(queued.passed, "store", "consent could not be read again "
+                                "before the file work began; nothing was done",
+                                code="STORE_FAILED")
+        # Catching up ran `withhold_withdrawn` on what it narrowed; asked again here
+        # all the same, as the state now stands.
+        if not queued.consent.holds(engine.state, queued.passed.permission):
+            return self._withheld(queued, engine.state)
+        return None
 
     def _begin(self, queued: _Queued, perform: Callable[[], Any]) -> Any:
         """In a file thread: the call's work, unless its consent went while it waited
@@ -446,7 +507,7 @@ class ConfinedFiles:
         # its watch must hear of it, and a tree that cannot be watched is this
         # call's refusal rather than a watch that ends at once.
         try:
-            armed = await arm(root, full, self._executor())
+            armed = await arm(root, full, self._watch_executor())
         except BaseException as exc:
             self._unarm(watch_id, None)
             if isinstance(exc, (TooManyFolders, TooDeep)):
@@ -539,11 +600,11 @@ class ConfinedFiles:
             return end.is_set() or not watcher.holds(engine.state)
 
         try:
-            async for changes in watch_tree(root, full, end, self._executor(), armed=armed):
+            async for changes in watch_tree(root, full, end, self._watch_executor(), armed=armed):
                 if withdrawn():
                     return
                 found = await loop.run_in_executor(
-                    self._executor(), self._visible, root, changes, denylist)
+                    self._watch_executor(), self._visible, root, changes, denylist)
                 if found:
                     # What the store holds now decides, as for a fetch's answer: another
                     # engine's revoke reaches this engine's state only at its next
@@ -598,9 +659,11 @@ class ConfinedFiles:
             end.set()
         for task in [*self.watches.values(), *self._ending]:
             task.cancel()
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        for pool in (self._pool, self._watch_pool):
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = self._watch_pool = None
+        self._call_slots = None
 
     @staticmethod
     def _atomic_write(parent: int, last: str, data: bytes, mode: int | None) -> None:

@@ -15,6 +15,8 @@ answering) cannot keep the process alive once the engine has closed.
 
 from __future__ import annotations
 
+import asyncio
+import collections
 import concurrent.futures
 import functools
 import queue
@@ -23,7 +25,7 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
-__all__ = ["STARTED", "DaemonPool", "ThreadWork", "submit"]
+__all__ = ["STARTED", "DaemonPool", "ThreadSlots", "ThreadWork", "submit"]
 
 _T = TypeVar("_T")
 
@@ -98,6 +100,58 @@ class DaemonPool(concurrent.futures.Executor):
                     future.set_result(result)
             del job, future, run  # nothing of a job kept while idle
             self._idle.release()
+
+
+class ThreadSlots:
+    """The threads of a pool, handed out on the loop: a job submitted once its slot is
+    taken begins at once, never waiting in the pool's queue.
+
+    What must be decided as a job begins (whether its consent still holds, read from
+    the store) is decided on the loop when `take` returns, not when it was queued:
+    the job then begins in a thread that is free. Each slot taken is given back
+    with `give_back` once its job has ended, from whatever thread it ended on.
+    Waiters are served in order.
+
+    Args:
+        size: the slots: the pool's threads.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._free = size
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+
+    async def take(self) -> None:
+        """Wait until a slot is free and take it (give it back with `give_back`)."""
+        if self._free > 0 and not self._waiters:
+            self._free -= 1
+            return
+        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await waiter
+        except BaseException:
+            if waiter.done() and not waiter.cancelled():
+                self._give()  # handed a slot as it was cancelled: the next waiter's
+            elif waiter in self._waiters:
+                self._waiters.remove(waiter)
+            raise
+
+    def give_back(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Give a slot back, from any thread; ``loop`` is the one it was taken on."""
+        try:
+            loop.call_soon_threadsafe(self._give)
+        except RuntimeError:
+            # The loop is closed: none of its waiters can ever run again.
+            self._waiters.clear()
+            self._free += 1
+
+    def _give(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+        self._free += 1
 
 
 class ThreadWork:
