@@ -40,7 +40,7 @@ from engine.core.events import Event
 from engine.core.fsrules import is_protected, is_secret
 from engine.core.text import named_path as _named
 from engine.effects.folders import MOVED, unsafe_folder
-from engine.effects.pathwalk import Escape, Walked, open_beneath, walk
+from engine.effects.pathwalk import Escape, Walked, flush_folder, open_beneath, walk
 from engine.effects.threadwork import DaemonPool, ThreadSlots, submit
 from engine.effects.trashcan import Trash, TrashRefused, scan_tree
 from engine.effects.treewatch import Armed, Change, TooDeep, TooManyFolders, arm, watch_tree
@@ -454,6 +454,7 @@ class ConfinedFiles:
             return None
         if name == "fs.mkdir":
             os.mkdir(last, dir_fd=walked.parent)
+            flush_folder(walked.parent)  # as a write's rename: the new name on the disk
             return None
         if name == "fs.trash":
             self._trash(root, walked.parent, last, full, denylist)
@@ -695,12 +696,7 @@ class ConfinedFiles:
             raise
         # The rename is on the disk only once its folder is: until then a power cut
         # may undo a write the card was told was done.
-        try:
-            os.fsync(parent)
-        except OSError as exc:
-            if exc.errno not in (errno.EINVAL, errno.ENOTSUP):
-                raise
-            # A file system that cannot flush a folder: nothing more can be done.
+        flush_folder(parent)
 
 
 #: The bytes of the target's name a temporary file's name keeps: 255 less the 18

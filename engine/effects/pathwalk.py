@@ -23,8 +23,8 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["MAX_LINKS", "Escape", "Walked", "has_openat2", "open_beneath", "openat2",
-           "rename_noreplace", "walk", "walk_down"]
+__all__ = ["MAX_LINKS", "Escape", "Walked", "flush_folder", "has_openat2", "open_beneath",
+           "openat2", "rename_noreplace", "walk", "walk_down"]
 
 MAX_LINKS = 40
 RESOLVE_NO_MAGICLINKS = 0x02
@@ -82,6 +82,20 @@ def openat2(dir_fd: int, path: str, flags: int, resolve: int, mode: int = 0) -> 
 
 
 _RENAME_NOREPLACE = 1
+
+
+def flush_folder(fd: int) -> None:
+    """Flush the open folder ``fd``: its entries (a name made, renamed in or out) on the disk.
+
+    A new or moved name is on the disk only once its folder is: until then a power
+    cut may undo a change a caller was told was done. A file system that cannot
+    flush a folder (``EINVAL``, ``ENOTSUP``) is left as it is: nothing more can be done.
+    """
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP):
+            raise
 
 
 def rename_noreplace(src_dir_fd: int, src: str, dst_dir_fd: int, dst: str) -> None:

@@ -29,7 +29,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from engine.core.text import named_path
-from engine.effects.pathwalk import rename_noreplace, walk_down
+from engine.effects.pathwalk import flush_folder, rename_noreplace, walk_down
 
 __all__ = ["MAX_DEPTH", "MAX_SCAN", "Trash", "TrashRefused", "scan_tree"]
 
@@ -140,6 +140,13 @@ class Trash:
                                                                 "filesystem") from exc
                     raise
                 self._verify(place, parent, name, slot, checked)
+                # The move is on the disk only once both folders are (and the
+                # info's, which says where it came from): until then a power cut may
+                # bring the item back, though the card was told it was trashed.
+                flush_folder(parent)
+                flush_folder(place.files)
+                if place.info is not None:
+                    flush_folder(place.info)
                 return
             raise TrashRefused("trash-unavailable", "no free name in the trash")
         finally:
@@ -174,6 +181,8 @@ class Trash:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.write(f"[Trash Info]\nPath={quote(str(origin))}\n"
                      f"DeletionDate={time.strftime('%Y-%m-%dT%H:%M:%S')}\n")
+            fh.flush()
+            os.fsync(fh.fileno())  # flushed with its folder once the item moved
         return True
 
     @staticmethod
@@ -248,6 +257,7 @@ class Trash:
         if create:
             try:
                 os.mkdir(name, 0o700, dir_fd=fd)
+                flush_folder(fd)  # made once: on the disk before anything moves into it
             except FileExistsError:
                 pass  # a folder already (or a link, which the open below refuses)
             except OSError as exc:
