@@ -25,7 +25,6 @@ import errno
 import functools
 import itertools
 import os
-import secrets
 import stat
 import threading
 from collections.abc import Callable
@@ -40,6 +39,7 @@ from engine.core.events import Event
 from engine.core.fsrules import is_protected, is_secret
 from engine.core.text import named_path as _named
 from engine.effects.folders import MOVED, unsafe_folder
+from engine.effects.leftovers import TempFiles, lock_as_writer
 from engine.effects.pathwalk import Escape, Walked, flush_folder, open_beneath, walk
 from engine.effects.threadwork import DaemonPool, ThreadSlots, submit
 from engine.effects.trashcan import Trash, TrashRefused, scan_tree
@@ -188,6 +188,7 @@ class ConfinedFiles:
                  trash: str | Path | None = None) -> None:
         self.data_dir = Path(data_dir).resolve() if data_dir else None
         self.trash = Trash(trash)
+        self._temp = TempFiles(self.data_dir)
         #: Live watches' tasks by watch id.
         self.watches: dict[str, asyncio.Task[None]] = {}
         self._watchers: dict[str, _Watcher] = {}
@@ -666,27 +667,29 @@ class ConfinedFiles:
         self._pool = self._watch_pool = None
         self._call_slots = None
 
-    @staticmethod
-    def _atomic_write(parent: int, last: str, data: bytes, mode: int | None) -> None:
+    def _atomic_write(self, parent: int, last: str, data: bytes, mode: int | None) -> None:
         """Write to a temporary file in the same folder, flushed, then rename it over the
         target and flush the folder.
 
         ``mode`` is the permission bits the file gets (the target's, when it
-        existed); None is a new file's ``0644`` less the umask.
+        existed); None is a new file's ``0644`` less the umask. The temporary file is
+        named and held as this app's (`engine.effects.leftovers`): one a process left
+        when it exited mid-write is removed at the next write to its folder.
         """
-        # Within the filesystem's 255 bytes whatever the target's length: its name
-        # (cut whole characters) says what the file was for, if one is ever left.
-        stem = last.encode()[:_TMP_STEM].decode("utf-8", "ignore")
-        tmp = f".{stem}.{secrets.token_hex(6)}.tmp"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW,
+        self._temp.clean(parent)
+        tmp = self._temp.name_for(last)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
                      0o644 if mode is None else 0o600, dir_fd=parent)
         try:
+            # Held until after the rename (the descriptor stays open): no cleaner
+            # takes it for a leftover while this write is under way, however long.
+            lock_as_writer(fd)
             if mode is not None:  # set before a byte is written: never readable by more
                 os.fchmod(fd, mode)
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
             os.rename(tmp, last, src_dir_fd=parent, dst_dir_fd=parent)
         except BaseException:
             try:
@@ -694,14 +697,11 @@ class ConfinedFiles:
             except OSError:
                 pass
             raise
+        finally:
+            os.close(fd)
         # The rename is on the disk only once its folder is: until then a power cut
         # may undo a write the card was told was done.
         flush_folder(parent)
-
-
-#: The bytes of the target's name a temporary file's name keeps: 255 less the 18
-#: around it (``.``, ``.``, 12 hex digits, ``.tmp``).
-_TMP_STEM = 255 - 18
 
 
 def _through_real_folders(root_fd: int, folders: list[str]) -> bool:

@@ -1,0 +1,201 @@
+"""A write's temporary files: named so that only this app's can be told, cleaned once left.
+
+A file write goes to a temporary file beside its target, renamed over it once
+flushed (`engine.effects.files`). A process that exits while such a write is
+stuck (a network file system that stopped answering, Ctrl-C) leaves the
+temporary file behind, hidden beside the target. The next write to that folder
+cleans such leftovers — but it deletes a file, where nothing else in the
+engine ever does (SPEC §8.3: no hard delete), so a file is taken for a leftover
+only when it is beyond doubt one:
+
+- its name carries a tag keyed by a secret of the app's own data folder
+  (HMAC-SHA256 of the name's other parts): a file of the person's, or one a card
+  wrote, named like a leftover by chance or on purpose, never has one that
+  checks (the key is never in a workspace; a card cannot read the app's data);
+- it is a regular file of this user's, opened without following a link, and the
+  name still names that very file as it is unlinked;
+- no writer holds it: each writer holds an ``flock`` on its temporary file from
+  its creation to its rename, which the kernel lets go when its process ends, and
+  a file not changed for `LEFTOVER_AGE` seconds is all a cleaner looks at (the
+  moment between a writer's create and its lock is never one of them).
+
+Each folder is looked through once per `TempFiles` (once per engine): at its first
+write, at most `SCAN` entries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import hmac
+import os
+import re
+import secrets
+import stat
+import threading
+import time
+from pathlib import Path
+
+__all__ = ["LEFTOVER_AGE", "SCAN", "STEM_BYTES", "TempFiles", "lock_as_writer"]
+
+#: Seconds a temporary file must have stood unchanged before a cleaner looks at it.
+LEFTOVER_AGE = 60.0
+#: Entries of a folder looked through at most for leftovers.
+SCAN = 100_000
+#: The bytes of the target's name a temporary file's name keeps: 255 less the 31
+#: around it (``.``, ``.``, 8 hex digits, ``-``, 16 hex digits, ``.tmp``).
+STEM_BYTES = 255 - 31
+#: The key's file in the app's data folder.
+KEY_FILE = "fs-temp.key"
+_KEY_BYTES = 32
+_NAME = re.compile(rb"\.(.*)\.([0-9a-f]{8})-([0-9a-f]{16})\.tmp", re.DOTALL)
+_FOLDERS_REMEMBERED = 4096
+
+
+class TempFiles:
+    """The temporary files' names of one engine's writes, and the cleaning of leftovers.
+
+    Args:
+        data_dir: the app's own data folder, where the key is kept (made there once,
+            ``0600``): every engine of the app then knows its leftovers. None (or a
+            key that cannot be kept there) gives a key of this object's own: its
+            writes' leftovers are never taken for anyone's after it is gone.
+    """
+
+    def __init__(self, data_dir: Path | None) -> None:
+        self._data_dir = data_dir
+        self._key: bytes | None = None  # read (or made) at the first write
+        self._key_lock = threading.Lock()  # the file threads write at once
+        self._looked: set[tuple[int, int]] = set()
+
+    def name_for(self, target: str) -> str:
+        """A new temporary file's name for ``target``: hidden, beside it, tagged as ours."""
+        # Cut whole characters: its name says what the file was for, if one is ever left.
+        stem = target.encode("utf-8", "surrogateescape")[:STEM_BYTES]
+        stem = stem.decode("utf-8", "ignore").encode("utf-8", "surrogateescape")
+        nonce = secrets.token_hex(4).encode()
+        name = b"." + stem + b"." + nonce + b"-" + self._tag(stem, nonce) + b".tmp"
+        return os.fsdecode(name)
+
+    def is_ours(self, name: str) -> bool:
+        """Whether ``name`` is the name of a temporary file of this app's writes."""
+        found = _NAME.fullmatch(os.fsencode(name))
+        return found is not None and hmac.compare_digest(
+            self._tag(found.group(1), found.group(2)), found.group(3))
+
+    def _tag(self, stem: bytes, nonce: bytes) -> bytes:
+        with self._key_lock:
+            if self._key is None:
+                kept = _load_key(self._data_dir) if self._data_dir is not None else None
+                self._key = kept if kept is not None else secrets.token_bytes(_KEY_BYTES)
+        mac = hmac.new(self._key, stem + b"/" + nonce, hashlib.sha256)
+        return mac.hexdigest()[:16].encode()
+
+    def clean(self, folder: int) -> None:
+        """Remove the leftovers in the open folder ``folder``, the first time it is seen.
+
+        Best effort: what cannot be read or removed stays, and nothing here fails
+        the write that asked.
+        """
+        try:
+            st = os.fstat(folder)
+        except OSError:
+            return
+        key = (st.st_dev, st.st_ino)
+        if key in self._looked:
+            return
+        if len(self._looked) >= _FOLDERS_REMEMBERED:
+            self._looked.clear()
+        self._looked.add(key)
+        old = time.time() - LEFTOVER_AGE
+        try:
+            with os.scandir(folder) as entries:
+                for seen, entry in enumerate(entries, 1):
+                    if seen > SCAN:
+                        break
+                    if entry.name.endswith(".tmp") and self.is_ours(entry.name):
+                        _remove_leftover(folder, entry.name, old)
+        except OSError:
+            pass
+
+
+def lock_as_writer(fd: int) -> None:
+    """Hold the temporary file ``fd`` as its writer's until it is closed (its process
+    ending lets it go): a cleaner never takes it for a leftover meanwhile. A file
+    system without locks: the age alone keeps cleaners off."""
+    with contextlib.suppress(OSError):
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+
+def _remove_leftover(folder: int, name: str, old: float) -> None:
+    """Unlink ``name`` of ``folder`` if it is a regular file of this user's, unchanged
+    since ``old``, that no writer holds — and still the same file as it goes."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
+                     | os.O_CLOEXEC, dir_fd=folder)
+    except OSError:
+        return
+    try:
+        st = os.fstat(fd)
+        if (not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid()
+                or st.st_mtime > old):
+            return
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return  # a writer holds it (or locks cannot be asked): not a leftover
+        now = os.stat(name, dir_fd=folder, follow_symlinks=False)
+        if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
+            os.unlink(name, dir_fd=folder)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _load_key(data_dir: Path) -> bytes | None:
+    """The key kept in ``data_dir`` (made there first if missing); None when it cannot
+    be read or kept, or is not the key's size (then no leftover is ever another's)."""
+    path = data_dir / KEY_FILE
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            made = _make_key(path)
+            if made is not None:
+                return made
+            continue  # another engine made it first: read it
+        except OSError:
+            return None
+        try:
+            key = os.read(fd, _KEY_BYTES + 1)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        return key if len(key) == _KEY_BYTES else None
+    return None
+
+
+def _make_key(path: Path) -> bytes | None:
+    """A new key written whole to ``path`` (exclusively, ``0600``); None if one is
+    there already, or it cannot be made."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        key = secrets.token_bytes(_KEY_BYTES)
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600)
+        try:
+            os.write(fd, key)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)  # whole, and never over a key another engine made meanwhile
+        finally:
+            os.unlink(tmp)
+    except OSError:
+        return None
+    return key
