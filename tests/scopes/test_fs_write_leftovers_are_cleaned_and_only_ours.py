@@ -17,7 +17,6 @@ import asyncio
 import os
 import threading
 from pathlib import Path
-from typing import Any
 
 import pytest
 
