@@ -43,12 +43,13 @@ class SlowWrite:
     def patch(self, monkeypatch: pytest.MonkeyPatch) -> None:
         write = ConfinedFiles._atomic_write
 
-        def slow(parent: int, last: str, data: bytes, mode: int | None) -> None:
+        def slow(files: ConfinedFiles, parent: int, last: str, data: bytes,
+                 mode: int | None) -> None:
             self.entered.set()
             assert self.release.wait(PATIENCE), "the test never released the write"
-            write(parent, last, data, mode)
+            write(files, parent, last, data, mode)
 
-        monkeypatch.setattr(ConfinedFiles, "_atomic_write", staticmethod(slow))
+        monkeypatch.setattr(ConfinedFiles, "_atomic_write", slow)
 
     def release_soon(self) -> threading.Timer:
         """Release the write from another thread a little after close() has begun."""
