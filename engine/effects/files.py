@@ -7,7 +7,10 @@ that stays inside the folder works; one that leaves it is refused.
 
 All file work runs in a small thread pool of its own, never on the event
 loop, so no file call can stall the engine's other calls (a slow disk, a
-huge folder). Only regular files and folders are read or written: a FIFO,
+huge folder). A call's thread is handed out on the loop, where its consent is
+read from the store once more as its work is about to begin (another engine may
+have withdrawn it meanwhile); watches walk their trees in a pool of their own.
+Writes go through a temporary file (`engine.effects.leftovers`). Only regular files and folders are read or written: a FIFO,
 socket or device is refused (``not-regular``) from ``fstat`` of a
 descriptor opened with ``O_PATH`` and then ``O_NONBLOCK`` — never by a
 blocking open for reading — and files larger than the workspace's
@@ -39,7 +42,7 @@ from engine.core.events import Event
 from engine.core.fsrules import is_protected, is_secret
 from engine.core.text import named_path as _named
 from engine.effects.folders import MOVED, unsafe_folder
-from engine.effects.leftovers import TempFiles, lock_as_writer
+from engine.effects.leftovers import TempFiles, write_atomically
 from engine.effects.pathwalk import Escape, Walked, flush_folder, open_beneath, walk
 from engine.effects.threadwork import DaemonPool, ThreadSlots, submit
 from engine.effects.trashcan import Trash, TrashRefused, scan_tree
@@ -668,40 +671,9 @@ class ConfinedFiles:
         self._call_slots = None
 
     def _atomic_write(self, parent: int, last: str, data: bytes, mode: int | None) -> None:
-        """Write to a temporary file in the same folder, flushed, then rename it over the
-        target and flush the folder.
-
-        ``mode`` is the permission bits the file gets (the target's, when it
-        existed); None is a new file's ``0644`` less the umask. The temporary file is
-        named and held as this app's (`engine.effects.leftovers`): one a process left
-        when it exited mid-write is removed at the next write to its folder.
-        """
-        self._temp.clean(parent)
-        tmp = self._temp.name_for(last)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
-                     0o644 if mode is None else 0o600, dir_fd=parent)
-        try:
-            # Held until after the rename (the descriptor stays open): no cleaner
-            # takes it for a leftover while this write is under way, however long.
-            lock_as_writer(fd)
-            if mode is not None:  # set before a byte is written: never readable by more
-                os.fchmod(fd, mode)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-            os.rename(tmp, last, src_dir_fd=parent, dst_dir_fd=parent)
-        except BaseException:
-            try:
-                os.unlink(tmp, dir_fd=parent)
-            except OSError:
-                pass
-            raise
-        finally:
-            os.close(fd)
-        # The rename is on the disk only once its folder is: until then a power cut
-        # may undo a write the card was told was done.
-        flush_folder(parent)
+        """`write_atomically` with this handler's temporary files (their leftovers
+        cleaned from the folder at its first write)."""
+        write_atomically(self._temp, parent, last, data, mode)
 
 
 def _through_real_folders(root_fd: int, folders: list[str]) -> bool:

@@ -1,7 +1,7 @@
 """A write's temporary files: named so that only this app's can be told, cleaned once left.
 
 A file write goes to a temporary file beside its target, renamed over it once
-flushed (`engine.effects.files`). A process that exits while such a write is
+flushed (`write_atomically`). A process that exits while such a write is
 stuck (a network file system that stopped answering, Ctrl-C) leaves the
 temporary file behind, hidden beside the target. The next write to that folder
 cleans such leftovers — but it deletes a file, where nothing else in the
@@ -37,7 +37,10 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = ["LEFTOVER_AGE", "SCAN", "STEM_BYTES", "TempFiles", "lock_as_writer"]
+from engine.effects.pathwalk import flush_folder
+
+__all__ = ["LEFTOVER_AGE", "SCAN", "STEM_BYTES", "TempFiles", "lock_as_writer",
+           "write_atomically"]
 
 #: Seconds a temporary file must have stood unchanged before a cleaner looks at it.
 LEFTOVER_AGE = 60.0
@@ -118,6 +121,41 @@ class TempFiles:
                         _remove_leftover(folder, entry.name, old)
         except OSError:
             pass
+
+
+def write_atomically(temp: TempFiles, parent: int, last: str, data: bytes,
+                     mode: int | None) -> None:
+    """Write ``data`` to ``last`` in the open folder ``parent``: to a temporary file of
+    ``temp``'s beside it, flushed, renamed over the target, and the folder flushed.
+
+    ``mode`` is the permission bits the file gets (the target's, when it existed);
+    None is a new file's ``0644`` less the umask. The folder's leftovers are cleaned
+    first (`TempFiles.clean`).
+    """
+    temp.clean(parent)
+    tmp = temp.name_for(last)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 0o644 if mode is None else 0o600, dir_fd=parent)
+    try:
+        # Held until after the rename (the descriptor stays open): no cleaner takes
+        # it for a leftover while this write is under way, however long.
+        lock_as_writer(fd)
+        if mode is not None:  # set before a byte is written: never readable by more
+            os.fchmod(fd, mode)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+        os.rename(tmp, last, src_dir_fd=parent, dst_dir_fd=parent)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=parent)
+        raise
+    finally:
+        os.close(fd)
+    # The rename is on the disk only once its folder is: until then a power cut may
+    # undo a write the caller was told was done.
+    flush_folder(parent)
 
 
 def lock_as_writer(fd: int) -> None:
