@@ -172,15 +172,20 @@ class Trash:
 
     @staticmethod
     def _reserve(info: int, slot: str, origin: Path) -> bool:
-        """Write ``slot.trashinfo`` exclusively: the freedesktop way to claim a name."""
+        """Write ``slot.trashinfo`` exclusively: the freedesktop way to claim a name.
+
+        Its ``Path=`` is the origin's bytes percent-encoded, as the format says: a
+        name need not be UTF-8 (a surrogate-escaped path is no text to encode).
+        """
+        text = (f"[Trash Info]\nPath={quote(os.fsencode(origin))}\n"
+                f"DeletionDate={time.strftime('%Y-%m-%dT%H:%M:%S')}\n")
         try:
             fd = os.open(f"{slot}.trashinfo", os.O_WRONLY | os.O_CREAT | os.O_EXCL
                          | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=info)
         except FileExistsError:
             return False
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(f"[Trash Info]\nPath={quote(str(origin))}\n"
-                     f"DeletionDate={time.strftime('%Y-%m-%dT%H:%M:%S')}\n")
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())  # flushed with its folder once the item moved
         return True
