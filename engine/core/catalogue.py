@@ -13,6 +13,7 @@ from typing import Literal
 
 __all__ = [
     "CALLS",
+    "CONTENT_PORTS",
     "PERMISSIONS",
     "PORT_INPUTS",
     "PORT_OUTPUTS",
@@ -304,6 +305,15 @@ PORT_INPUTS: dict[tuple[str, str], PortSpec] = {
     ("todo", "add"): PortSpec("cards.connected", "cards.todo.add"),
     ("taskboard", "add"): PortSpec("cards.connected", "cards.taskboard.add"),
     ("sticky", "text"): PortSpec("cards.connected", "cards.sticky.write"),
+}
+
+#: A built-in card's output port and the field of its data that port carries: its
+#: content, sent whole each time it changes (`engine.services.nodes.Nodes.content_changed`).
+CONTENT_PORTS: dict[str, tuple[str, str]] = {
+    "note": ("text", "text"),
+    "sticky": ("text", "text"),
+    "todo": ("checklist", "items"),
+    "taskboard": ("tasks", "tasks"),
 }
 
 #: Data from a built-in node's output port into a card: the permission the

@@ -204,5 +204,10 @@ def plan_call(base: Decision, performed: Performed, rate: CountRate | None,
         decision = decision.with_(target=performed.value,
                                   arrow=f"{base.card}->{performed.value}")
     head: tuple[Effect, ...] = (rate,) if rate is not None else ()
-    return Plan(decision, (*head, *performed.effects,
-                           LogRow(decision, "ok", payload, None)))
+    # A node the call changed is saved after the call's own row: what the change
+    # sends on (a note's new text on its output port) is logged after its cause.
+    effects = performed.effects
+    saves = tuple(e for e in effects if type(e) is SaveNode)
+    if saves:
+        effects = tuple(e for e in effects if type(e) is not SaveNode)
+    return Plan(decision, (*head, *effects, LogRow(decision, "ok", payload, None), *saves))

@@ -176,6 +176,7 @@ class CanvasOps:
             updated = self.ctx.state.canvas.updated_node(node_id, fields)
         except CanvasError as exc:
             raise self.nodes.canvas_error(exc) from exc
+        old = self.ctx.state.canvas.node(node_id)
         # Another package makes the card anew (`engine.service.made.Made`): its
         # making is recorded after what the change does to the earlier card (its
         # prompts and tool calls cancelled, rows of the earlier card's), and
@@ -187,6 +188,8 @@ class CanvasOps:
                 self.guard.history(principal, "node.set", subject)
             self.ctx.state.canvas.replace_node(updated)
             self.nodes.agents_changed(updated, "updated")
+            if old is not None:
+                self.nodes.content_changed(old, updated)  # a person's edit of a note
             self._revalidate()
             self.prompts.pump_all()
             if anew:

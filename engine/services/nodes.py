@@ -2,22 +2,24 @@
 
 Looking a node up (raising the error a caller expects when it is missing),
 saving a node a service changed (its new status goes out as
-``agents.status`` and on an agent's ``status`` port), and carrying a
+``agents.status`` and on an agent's ``status`` port; a note's, sticky's,
+todo's or taskboard's new content on its output port), and carrying a
 built-in node's output port data to the cards its port arrows lead to.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any, Literal
 
 from canvas import Arrow, CanvasError, Node, Workspace
 from canvas import errors as canvas_errors
-from engine.core.catalogue import PORT_OUTPUTS
+from engine.core.catalogue import CONTENT_PORTS, PORT_OUTPUTS
 from engine.core.checks import check_card, denial
 from engine.core.decision import Decision
 from engine.core.errors import InvalidArgument, InvalidArrow, InvalidNode, InvalidRequest, NotFound
-from engine.core.text import id_problem, shown
+from engine.core.text import bounded, id_problem, shown
 from engine.services.context import Context
 from engine.services.record import Recorder
 
@@ -89,7 +91,8 @@ class Nodes:
         """Persist a changed node and put it on the canvas (inside a write).
 
         A new status of an agent or terminal goes out as ``agents.status``
-        and on the agent's ``status`` port.
+        and on the agent's ``status`` port; a built-in card's new content on
+        its output port (`content_changed`).
         """
         old = self.ctx.state.canvas.node(node.id)
         if old is None:
@@ -106,6 +109,36 @@ class Nodes:
                           status=status)
             if node.type == "agent":
                 self.output(node, "status", status)
+        elif old is not None:
+            self.content_changed(old, node)
+
+    def content_changed(self, old: Node, new: Node) -> None:
+        """Inside a write: ``new`` replaces ``old``; when it is a note, sticky, todo or
+        taskboard whose content changed, that content goes out on its output port
+        (SPEC §1: `CONTENT_PORTS`), whole, to the cards its port arrows lead to.
+
+        Within the workspace's ``max_payload``, as all data a card is sent: text
+        cut and marked as an agent's reply is; a list longer than that as JSON is
+        refused on each port arrow (``INVALID_ARGUMENT``, reason ``data``), its row
+        bounded as any refusal's. (Sent whole rather than as what changed: the
+        port is the content, and a card that missed a change has it at the next.)
+        """
+        found = CONTENT_PORTS.get(new.type)
+        if found is None:
+            return
+        port, field = found
+        content = new.data.get(field)
+        if content == old.data.get(field) or \
+                not self.ctx.state.canvas.port_arrows_from(new.id, port):
+            return  # the common case: nothing is wired to the port
+        limit = self.ctx.state.workspace_of(new).settings.max_payload
+        if isinstance(content, str):
+            self.output(new, port, bounded(content, limit))
+            return
+        data = copy.deepcopy(content)  # the card's own: never the canvas's list
+        size = len(json.dumps(data))
+        self.output(new, port, data, problem=None if size <= limit else
+                    f"is {size} bytes as JSON, more than max_payload ({limit})")
 
     def add(self, node: Node) -> None:
         """Persist a new node and put it on the canvas (inside a write)."""
@@ -122,8 +155,9 @@ class Nodes:
             self.ctx.emit("agents.changed", None, agent=node.id, workspace=node.workspace,
                           kind=node.type, change=change)
 
-    def output(self, node: Node, port: str, data: Any) -> None:
-        """A built-in node's output port: data to each card a port arrow leads to.
+    def output(self, node: Node, port: str, data: Any, problem: str | None = None) -> None:
+        """A built-in node's output port: data to each card a port arrow leads to
+        (``problem``: what is wrong with ``data``, refused on each arrow instead).
 
         Inside the caller's transaction. The receiving card needs the port's
         permission (`PORT_OUTPUTS`); each delivery or refusal is a row on the
@@ -155,6 +189,12 @@ class Nodes:
                                  target=node.id, permission=permission, reason=reason,
                                  arrow=arrow.id,
                                  why=f"data from {node.type} port {port!r} needs {permission}")
+                self.record.refused_delivery(refusal, payload, node)
+                continue
+            if problem is not None:
+                refusal = denial(call, card.id, "INVALID_ARGUMENT", package=pkg.name,
+                                 target=node.id, permission=permission, reason="data",
+                                 arrow=arrow.id, why=f"the {node.type}'s {port} {problem}")
                 self.record.refused_delivery(refusal, payload, node)
                 continue
             decision = Decision("ok", call, card.id, pkg.name, node.id, permission,

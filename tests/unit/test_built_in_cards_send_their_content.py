@@ -117,3 +117,17 @@ async def test_a_note_with_no_port_arrow_sends_nothing_and_costs_no_row(
     before = len(engine.log_rows())
     await engine.call("w", "cards.note.append", "note", {"text": "x"})
     assert len(engine.log_rows()) == before + 1  # the append's own row alone
+
+
+async def test_data_on_the_notes_input_port_goes_out_on_its_output_port(
+        make_engine: Any, tmp_path: Path) -> None:
+    events: list[Event] = []
+    engine = make_engine(sink=events.append)
+    await _canvas(engine, tmp_path)
+    await engine.add_arrow({"id": "w-in", "from": "w", "from_port": "out", "to": "note",
+                            "to_port": "append"})
+    out = await engine.emit("w", "out", "by port")
+    assert out["w-in"].outcome == "ok", out["w-in"].message
+    assert _sent(events, "note") == ["by port"]
+    rows = [(r["call"], r["arrow"]) for r in engine.log_rows() if r["target"] == "note"]
+    assert rows == [("cards.note.append", "w-in"), ("port:text", "note-r")]
