@@ -70,15 +70,17 @@ def test_a_prompt_to_a_plain_agent_is_queued() -> None:
 
 
 def test_plan_call_counts_first_then_what_was_done_then_the_ok_row() -> None:
-    """The rate event leads, the performed effects follow in order, the log row ends it."""
+    """The rate event leads, the performed effects follow in order, then the log row, and a
+    node the call changed is saved last: what its change sends on (a note's new text on
+    its output port, SPEC §1) is logged after the call that caused it."""
     base = _base("cards.note.append", "n1")
     note = Node.build({"id": "n1", "type": "note", "text": "x"}, "w1")
     rate = CountRate("c1", "write", NOW)
     plan = plan_call(base, Performed("done", (SaveNode(note), Emit(Event("e", "c1", {})))),
                      rate, "x")
     assert plan.decision == base.with_(value="done")
-    assert plan.effects == (rate, SaveNode(note), Emit(Event("e", "c1", {})),
-                            LogRow(base.with_(value="done"), "ok", "x", None))
+    assert plan.effects == (rate, Emit(Event("e", "c1", {})),
+                            LogRow(base.with_(value="done"), "ok", "x", None), SaveNode(note))
     # Without a window nothing is counted.
     plan = plan_call(base, Performed(None), None, None)
     assert plan.effects == (LogRow(base, "ok", None, None),)
