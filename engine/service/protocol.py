@@ -20,6 +20,7 @@ from uvicorn.protocols.http.flow_control import FlowControl
 
 from engine.service.auth import TokenMemo, peer_of_socket
 from engine.service.expected import Expected
+from engine.service.framing import CODING_FIELDS, answer, refusal
 from engine.service.outbox import Coalescing, Outbox
 
 __all__ = ["HANGUP_CHECK_SECONDS", "MAX_HEAD", "Take", "http_protocol"]
@@ -33,6 +34,15 @@ MAX_HEAD = 64 * 1024
 #: How often a connection that a wait watches is looked at (`_check_hangup`), and,
 #: while it is not read from, asked with a poll(2) whether its client is still there.
 HANGUP_CHECK_SECONDS = 1.0
+
+#: Header fields the protocol notes as they are read (`Protocol.on_header`).
+_NOTED = CODING_FIELDS | {b"expect"}
+#: What the parser's own refusals say.
+_TOO_LARGE = f"the request's head (request line and header fields) is over {MAX_HEAD:,} bytes"
+_INVALID = ("the request is not HTTP/1.1 the server can read (RFC 9112): its head is "
+            "malformed, or where its body ends is ambiguous (Content-Length beside "
+            "Transfer-Encoding, two lengths, a folded header field); nothing more is "
+            "read on this connection")
 
 _HANGUP = select.POLLHUP | select.POLLERR | getattr(select, "POLLRDHUP", 0)
 
@@ -323,10 +333,15 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
         #: Bytes of the request's head, or of its chunks' framing and trailers, read
         #: in reads wholly within them; and the size of the read being parsed.
         _head_bytes = _read_size = 0
-        #: A bad request's answer (status, text), once the parser stopped at it, and its
-        #: cycle if its head was read: answered when the requests before it are (`_fail`).
-        _failed: tuple[int, str] | None = None
+        #: A bad request's answer (status, the problem's reason, text), once the parser
+        #: stopped at it, and its cycle if its head was read: answered when the requests
+        #: before it are (`_fail`).
+        _failed: tuple[int, str, str] | None = None
         _failed_cycle: Any = None
+        #: The request's coding fields (`framing.CODING_FIELDS`) while its head is read,
+        #: None when it has none; and why its head refuses it (`framing.refusal`).
+        _codings: list[tuple[bytes, bytes]] | None = None
+        _refused: tuple[int, str, str] | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             # On TCP the close lingers: an answer sent as the connection closes,
@@ -338,6 +353,7 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             self._writes = collections.deque()
             self._waiting = self._taken = None  # instance attributes: read every request
             self._failed = self._failed_cycle = self._reading_since = self._head_since = None
+            self._codings = self._refused = None
             self._reading = self._in_head = False
             self._head_bytes = self._read_size = self._parts = self._body_bytes = 0
             #: The connection's token, as its last call found it (`TokenStore.recall`).
@@ -410,12 +426,13 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             try:
                 self.parser.feed_data(data)
             except httptools.HttpParserError:
-                if self._in_head and self._head_too_large():
-                    self._fail(431, "Request header fields too large.")
+                if self._refused is not None:
+                    self._fail(*self._refused)
+                elif self._in_head and self._head_too_large():
+                    self._fail(431, "head-too-large", _TOO_LARGE)
                 else:
-                    msg = "Invalid HTTP request received."
-                    self.logger.warning(msg)
-                    self._fail(400, msg)
+                    self.logger.warning("Invalid HTTP request received.")
+                    self._fail(400, "http", _INVALID)
             except httptools.HttpParserUpgrade:
                 if self._should_upgrade():
                     self.handle_websocket_upgrade()
@@ -455,6 +472,21 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             self._reading = self._in_head = True
             self._parts += 1
             self._head_bytes = 0
+            self._codings = None
+
+        def on_header(self, name: bytes, value: bytes) -> None:
+            # HttpToolsProtocol.on_header, but the fields that say how the body is
+            # coded are kept aside for `on_headers_complete` (one set lookup a field).
+            name = name.lower()
+            if name in _NOTED:
+                if name == b"expect":
+                    if value.lower() == b"100-continue":
+                        self.expect_100_continue = True
+                elif self._codings is None:
+                    self._codings = [(name, value)]
+                else:
+                    self._codings.append((name, value))
+            self.headers.append((name, value))
 
         def _still_reading(self, began: bool, body: bool, size: int) -> None:
             """A request is not all read after a read of ``size`` bytes: bound what of
@@ -480,7 +512,7 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             else:
                 self._head_bytes += size
                 if self._head_bytes > MAX_HEAD:
-                    self._fail(431, "Request header fields too large.")
+                    self._fail(431, "head-too-large", _TOO_LARGE)
                     return
             self._reading_since = now
             self._arm()
@@ -489,9 +521,10 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             """Whether the request's head, as read so far, is past `MAX_HEAD`."""
             return len(self.url) + sum(len(n) + len(v) + 4 for n, v in self.headers) > MAX_HEAD
 
-        def _fail(self, status: int, msg: str) -> None:
+        def _fail(self, status: int, reason: str, msg: str) -> None:
             """A request the server will not read (bad, or too large): answer ``status``
-            and close, once every request read before it is answered (`_settle`).
+            (a problem, its ``reason`` and ``msg``) and close, once every request read
+            before it is answered (`_settle`).
 
             Answers go in order. A request read whole before it in the same read (a
             call, say) is being decided, and its answer would otherwise never be
@@ -503,7 +536,7 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
                 self.cycle is not None and self.cycle.scope is self.scope else None
             self._reading = self._in_head = False
             self._reading_since = None
-            self._failed, self._failed_cycle = (status, msg), cycle
+            self._failed, self._failed_cycle = (status, reason, msg), cycle
             if self._waiting is not None and self._waiting[0] is cycle:
                 self._waiting = None  # a call waiting for this very body: never run
             self._settle()
@@ -523,17 +556,12 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             self._refuse(*self._failed)
             return True
 
-        def _refuse(self, status: int, msg: str) -> None:
-            """Answer ``status`` with ``msg`` and close: nothing more is read."""
-            self._failed = (status, msg)
-            content = [self.status_lines[status]]
-            for name, value in self.server_state.default_headers:  # the date, as uvicorn's
-                content += (name, b": ", value, b"\r\n")
-            body = msg.encode("ascii")
-            content += (b"content-type: text/plain; charset=utf-8\r\n",
-                        b"content-length: %d\r\n" % len(body), b"connection: close\r\n\r\n",
-                        body)
-            self.transport.write(b"".join(content))
+        def _refuse(self, status: int, reason: str, msg: str) -> None:
+            """Answer ``status`` (a problem: ``reason``, ``msg``) and close: nothing more
+            is read."""
+            self._failed = (status, reason, msg)
+            self.transport.write(answer(self.status_lines[status],
+                                        self.server_state.default_headers, status, reason, msg))
             self.transport.close()
 
         def on_body(self, body: bytes) -> None:
@@ -595,6 +623,12 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
                 # 431). (Counted whole only then: not for every request.)
                 self._in_head = True
                 raise ValueError("the request's head is too large")
+            if self._codings is not None:
+                self._refused = refusal(self._codings)
+                if self._refused is not None:
+                    # Its body is not read as sent: the parser stops here, and
+                    # `data_received` answers as `_refused` says.
+                    raise ValueError(self._refused[2])
             self._head_since = None
             if self._peer is not None:
                 # Before the request's task is made from this scope.

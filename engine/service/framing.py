@@ -1,0 +1,88 @@
+"""How a request's body is framed and coded, and the answer the parser itself gives.
+
+The server reads a body sent as it is, with a ``Content-Length`` or plain
+``chunked`` (RFC 9112 §6), and undoes no content coding. llhttp, its parser,
+reads ``Transfer-Encoding: gzip, chunked`` as chunked and ignores
+``Content-Encoding``, so a body coded some other way would be read as the JSON
+it is not (or, worse, as JSON it happens to be). `refusal` says, from a head's
+coding fields, what to answer instead; `answer` writes the whole answer of a
+request the server stops reading at (it closes the connection after it), as
+problem+json like every error the service gives (SPEC §10.1).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from engine.core.errors import with_code
+
+__all__ = ["CODING_FIELDS", "Refusal", "answer", "refusal"]
+
+#: The header fields (lowercase, as the protocol keeps them) `refusal` reads.
+CODING_FIELDS = frozenset({b"transfer-encoding", b"content-encoding"})
+
+#: A refused request: its status, the problem's ``reason``, and what was wrong.
+Refusal = tuple[int, str, str]
+
+_TITLES = {400: "Bad Request", 415: "Unsupported Media Type",
+           431: "Request Header Fields Too Large", 501: "Not Implemented"}
+
+
+def _codings(values: list[bytes]) -> list[str]:
+    """The codings a field's values list, in order, lowercase (empty list items dropped)."""
+    return [c for value in values for c in
+            (part.strip().lower() for part in value.decode("latin-1").split(",")) if c]
+
+
+def _said(values: list[bytes]) -> str:
+    shown = ", ".join(v.decode("latin-1") for v in values)
+    return repr(shown if len(shown) <= 100 else shown[:100] + "…")
+
+
+def refusal(fields: Iterable[tuple[bytes, bytes]]) -> Refusal | None:
+    """What to answer a request whose head has these coding fields (`CODING_FIELDS`,
+    lowercase names), or None when its body is read as sent.
+
+    A transfer coding other than one plain ``chunked`` is not one the server
+    reads: 501 when ``chunked`` ends the list once (RFC 9112 §6.1: a coding not
+    understood), else 400 (§6.3: the body's end is unknown). A content coding
+    other than ``identity`` is 415 (RFC 9110 §15.5.16): nothing decodes it.
+    """
+    transfer = [v for name, v in fields if name == b"transfer-encoding"]
+    content = [v for name, v in fields if name == b"content-encoding"]
+    if transfer:
+        codings = _codings(transfer)
+        if codings != ["chunked"]:
+            if codings[-1:] == ["chunked"] and codings.count("chunked") == 1:
+                return (501, "transfer-coding",
+                        f"Transfer-Encoding {_said(transfer)} is not read by this server: "
+                        "send the body as it is, with a Content-Length or chunked and no "
+                        "other transfer coding")
+            return (400, "transfer-coding",
+                    f"Transfer-Encoding {_said(transfer)} leaves the body's end unknown: "
+                    "chunked must be its last coding, and given once (RFC 9112 §6.3)")
+    if content and any(c != "identity" for c in _codings(content)):
+        return (415, "content-coding",
+                f"Content-Encoding {_said(content)} is not decoded by this server: send the "
+                "body as it is (no Content-Encoding)")
+    return None
+
+
+def answer(status_line: bytes, default_headers: Iterable[tuple[bytes, bytes]],
+           status: int, reason: str, text: str) -> bytes:
+    """The whole answer refusing a request the server reads no further: problem+json
+    (``INVALID_ARGUMENT``, ``reason``), ``Connection: close``."""
+    message = with_code("INVALID_ARGUMENT", text)
+    body = json.dumps({"type": "urn:arrowgate:problem:invalid_argument",
+                       "title": _TITLES.get(status, "Error"), "status": status,
+                       "detail": message, "code": "INVALID_ARGUMENT", "reason": reason,
+                       "permission": None, "message": message}).encode()
+    parts = [status_line]
+    for name, value in default_headers:  # the date, as uvicorn sends it
+        parts += (name, b": ", value, b"\r\n")
+    if status == 415:
+        parts.append(b"accept-encoding: identity\r\n")  # RFC 9110 §12.5.3
+    parts += (b"content-type: application/problem+json\r\n",
+              b"content-length: %d\r\n" % len(body), b"connection: close\r\n\r\n", body)
+    return b"".join(parts)
