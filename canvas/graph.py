@@ -335,6 +335,13 @@ class Canvas:
         ids = near.get(b) if near else None
         return self._arrows[ids[0]] if ids else None
 
+    def port_arrows_between(self, a: str, b: str) -> list[Arrow]:
+        """Port arrows from ``a`` to ``b`` or from ``b`` to ``a``, sorted by id (what a
+        refusal for want of a plain arrow names: `engine.core.checks.not_connected`)."""
+        ids = {i for i in self._ports_in.get(b, ()) if self._arrows[i].src == a}
+        ids.update(i for i in self._ports_in.get(a, ()) if self._arrows[i].src == b)
+        return [self._arrows[i] for i in sorted(ids)]
+
     def port_arrows_from(self, node_id: str, port: str) -> list[Arrow]:
         """Port arrows leaving ``node_id`` from output ``port``, sorted by id."""
         ids = self._ports_out.get(node_id, {}).get(port)

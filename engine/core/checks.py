@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from canvas.graph import Canvas
 from canvas.model import Arrow, Node
 from engine.core.catalogue import (
     CALLS,
@@ -34,7 +35,7 @@ from engine.core.text import SHOWN, shown
 
 __all__ = ["FETCH_PERMISSIONS", "LOCAL_HOSTS", "MAX_DEPTH", "MAX_VALUES", "Passed",
            "check_card", "data_problem", "decide", "denial", "host_scope", "malformed",
-           "on_the_clock", "text_problem", "text_size"]
+           "not_connected", "on_the_clock", "text_problem", "text_size"]
 
 #: Hosts network.local reaches; never looked up in a resolver.
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -125,9 +126,31 @@ def _not_granted(d: Decision) -> tuple[str, str]:
     return f"{d.permission} is not granted", f"grant {d.permission} to {d.package}"
 
 
-def _not_connected(d: Decision) -> tuple[str, str]:
-    return (f"no arrow connects {d.card} and {d.target}",
-            f"draw an arrow between {d.card} and {d.target}")
+def _connection_words(a: str | None, b: str | None, ports: str) -> tuple[str, str]:
+    if ports:
+        # A port arrow is on the canvas between them: "no arrow" would be untrue.
+        return (f"only a port arrow connects {a} and {b} ({ports}), and a port arrow "
+                "carries port data one way, never a call",
+                f"draw a plain arrow between {a} and {b}")
+    return f"no arrow connects {a} and {b}", f"draw an arrow between {a} and {b}"
+
+
+def _not_connected(d: Decision, ports: str = "") -> tuple[str, str]:
+    return _connection_words(d.card, d.target, ports)
+
+
+def _unconnected(canvas: Canvas, card: str, target: str) -> Words:
+    """The words of a refusal for want of a plain arrow between ``card`` and ``target``
+    (the port arrows between them, if any, named; looked up on a refusal only)."""
+    ports = canvas.port_arrows_between(card, target)
+    return (_not_connected, ", ".join(p.id for p in ports)) if ports else _NOT_CONNECTED
+
+
+def not_connected(canvas: Canvas, a: str, b: str) -> tuple[str, str]:
+    """Why a call between ``a`` and ``b`` needs an arrow, and what would allow it, for a
+    refusal or cancellation for want of a plain arrow between them: "no arrow
+    connects" only when none does, "only a port arrow connects" when one does."""
+    return _connection_words(a, b, ", ".join(p.id for p in canvas.port_arrows_between(a, b)))
 
 
 def _wrong_target(d: Decision, node_type: str) -> tuple[str, str]:
@@ -407,7 +430,8 @@ def _checks(state: State, card_id: str, call: str, target_id: str | None,
             arrow = canvas.arrow_between(card_id, target_id) if target else None
             if arrow is None:
                 return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
-                               permission, "not-connected", None, _NOT_CONNECTED)
+                               permission, "not-connected", None,
+                               _unconnected(canvas, card_id, target_id))
         elif target is None or target.workspace != card.workspace:
             target = None
         if target is None or target.type not in spec.targets:
@@ -772,7 +796,8 @@ def decide(
                     if ids:
                         arrow = canvas.arrows_by_id[ids[0]]
                 if arrow is None:
-                    code, reason, words = "PERMISSION_DENIED", "not-connected", _NOT_CONNECTED
+                    code, reason = "PERMISSION_DENIED", "not-connected"
+                    words = _unconnected(canvas, card_id, target_id)
                     break
             elif target is not None and target.workspace != card.workspace:
                 target = None

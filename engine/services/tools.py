@@ -33,7 +33,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from engine.core.checks import check_card, denial, malformed
+from engine.core.checks import check_card, denial, malformed, not_connected
 from engine.core.decision import Decision
 from engine.core.errors import InvalidArgument, NotFound, with_code
 from engine.core.manifest import check_json
@@ -136,10 +136,10 @@ class Tools:
         agent_node = self.ctx.state.canvas.node(agent)
         arrow = self.ctx.state.canvas.arrow_between(agent, card) if agent_node else None
         if agent_node is None or agent_node.type != "agent" or arrow is None:
+            why, fix = not_connected(self.ctx.state.canvas, agent, card)
             return self.record.refusal(agent_side(denial(
                 call, card, "PERMISSION_DENIED", package=pkg.name, target=agent,
-                reason="not-connected", why=f"no arrow connects {agent} and {card}",
-                fix=f"draw an arrow between {agent} and {card}"), agent, tool), None, args,
+                reason="not-connected", why=why, fix=fix), agent, tool), None, args,
                 encode=_args_text)
         assert pkg.manifest is not None
         spec = pkg.manifest.tool(tool) if type(tool) is str else None
@@ -427,7 +427,7 @@ class Tools:
             agent = self.ctx.state.canvas.node(tc.agent)
             if agent is None or self.ctx.state.canvas.arrow_between(tc.agent, tc.card) is None:
                 gone = f"agent {tc.agent} was removed" if agent is None else \
-                    f"no arrow connects {tc.agent} and {tc.card} any more"
+                    f"{not_connected(self.ctx.state.canvas, tc.agent, tc.card)[0]} now"
                 self._resolve_tool(tc, "cancelled", "PERMISSION_DENIED", "not-connected",
                                    f"cancelled: {gone} (tool call {tc.id})")
                 continue
