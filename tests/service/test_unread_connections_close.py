@@ -1,0 +1,77 @@
+"""A client that takes nothing the server sends, or sends nothing at all, does not keep its
+connection for ever (SPEC §8: no caller exhausts the engine; README, decisions).
+
+(Found by a helper, svc26: memory was bounded (round 25's `_QueueHeld`), but a client
+that never read its answers or its event stream kept its connection, a descriptor and
+what was queued for it as long as it liked — the keep-alive timer waits while the
+server is what the connection waits on — and a client that connected and sent nothing
+was never timed at all: a thousand such clients held a thousand descriptors, and at the
+descriptor limit the server could take no one else.) A connection whose answers have
+not moved for `serve.SEND_TIMEOUT_SECONDS` is closed; one that sends no request is
+timed as an idle one.
+"""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from engine.service import serve as serve_module
+from tests.service.conftest import Running, read_until_closed
+from tests.service.test_tool_calls import build
+
+
+def _unix(running: Running) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.settimeout(10)
+    sock.connect(running.address)
+    return sock
+
+
+def test_a_client_that_never_reads_its_answers_is_closed(serve_at: Callable[..., Running],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(serve_module, "SEND_TIMEOUT_SECONDS", 0.5, raising=False)
+    running = serve_at()
+    with _unix(running) as sock:
+        # Forty large answers asked for at once (megabytes), none read.
+        sock.sendall(b"GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n" * 40)
+        time.sleep(1.5)
+        received, closed = read_until_closed(sock, 5)
+    assert closed, f"still open after {len(received):,} bytes, its answers unread for 1.5 s"
+    assert received.startswith(b"HTTP/1.1 200 OK")
+    assert running.client().get("/v1/health").status_code == 200
+
+
+def test_an_event_stream_never_read_is_closed(serve_at: Callable[..., Running], tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A slow reader is sent ``events.dropped``; one that reads nothing is closed."""
+    monkeypatch.setattr(serve_module, "SEND_TIMEOUT_SECONDS", 0.5, raising=False)
+    running = serve_at()
+    tokens = build(running, tmp_path / "ws")
+    agent = running.client(tokens["a1"])
+    with _unix(running) as sock:
+        sock.sendall(f"GET /v1/events HTTP/1.1\r\nHost: x\r\n"
+                     f"Authorization: Bearer {tokens['c1']}\r\n\r\n".encode())
+        time.sleep(0.3)
+        for i in range(20):  # 4 MB of tool calls' events for c1
+            r = agent.post("/v1/tool-calls", json={"agent": "a1", "card": "c1", "tool": "search",
+                                                   "args": {"query": f"{i}-" + "q" * 200_000}})
+            assert r.json()["state"] == "open", r.text
+        time.sleep(1.5)
+        received, closed = read_until_closed(sock, 5)
+    assert closed, f"the stream is still open after {len(received):,} bytes unread for 1.5 s"
+    assert received.startswith(b"HTTP/1.1 200 OK")
+
+
+def test_a_connection_that_sends_nothing_is_closed_as_an_idle_one(
+        serve_at: Callable[..., Running], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(serve_module, "KEEP_ALIVE_SECONDS", 0.4)
+    running = serve_at()
+    with _unix(running) as sock:
+        received, closed = read_until_closed(sock, 5)
+    assert closed and received == b"", received
