@@ -23,13 +23,19 @@ from engine.service.expected import Expected
 from engine.service.framing import CODING_FIELDS, answer, refusal
 from engine.service.outbox import Coalescing, Outbox
 
-__all__ = ["HANGUP_CHECK_SECONDS", "MAX_HEAD", "Take", "http_protocol"]
+__all__ = ["HANGUP_CHECK_SECONDS", "MAX_HEAD", "SEND_TIMEOUT", "Take", "http_protocol"]
 
 
 #: The most a request's head (request line and headers) may take: past it, 431.
 #: (A request's head is kept whole until it is complete; h11 stops at 16 KiB,
 #: Node at 16 KiB, nginx at 32 KiB: an arrowgate request needs a few hundred bytes.)
 MAX_HEAD = 64 * 1024
+
+#: How long the answers queued for a client may go unsent because it does not read
+#: them (the transport pushing back) before its connection is dropped: its answers,
+#: an event stream's frames. (A slow event-stream reader is sent ``events.dropped``;
+#: one that reads nothing is closed.) `engine.service.serve` passes its own.
+SEND_TIMEOUT = 60.0
 
 #: How often a connection that a wait watches is looked at (`_check_hangup`), and,
 #: while it is not read from, asked with a poll(2) whether its client is still there.
@@ -278,7 +284,7 @@ def _taken(take: Take, scope: dict[str, Any], direct: _Direct, body: bytearray) 
 
 
 def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
-                  take: Take | None = None) -> Any:
+                  take: Take | None = None, send_timeout: float = SEND_TIMEOUT) -> Any:
     """uvicorn's httptools protocol, writes coalesced; on a Unix socket, peers known.
 
     A card's call (``POST /v1/calls``) read whole in one read is offered to
@@ -295,6 +301,10 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
     request (both a heap operation on the loop); and a request's task leaves
     the server's set of tasks as its coroutine ends rather than through a
     done callback (a second handle a request, run at the loop's next turn).
+
+    A connection does not outlast a client that is gone in all but name: one whose
+    answers stay unsent for ``send_timeout`` seconds (`Protocol.pause_writing`) is
+    dropped, and one that sends nothing is timed as an idle one from the start.
     """
     import httptools
     from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
@@ -342,6 +352,9 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
         #: None when it has none; and why its head refuses it (`framing.refusal`).
         _codings: list[tuple[bytes, bytes]] | None = None
         _refused: tuple[int, str, str] | None = None
+        #: The timer that drops the connection when what it sends stays unsent
+        #: (`pause_writing`), while the transport pushes back.
+        _send_stall: asyncio.TimerHandle | None = None
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             # On TCP the close lingers: an answer sent as the connection closes,
@@ -362,6 +375,34 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             super().connection_made(coalescing)  # type: ignore[arg-type]
             # Before any request's cycle is made: each cycle keeps the flow it is given.
             self.flow = _QueueHeld(coalescing, self.pipeline)  # type: ignore[arg-type]
+            self._send_stall = None
+            # Idle until its first request comes: a client that connects and sends
+            # nothing is closed as an idle one is (uvicorn times a connection only
+            # after its first answer, so such a client kept its descriptor for good).
+            self._idle()
+
+        def pause_writing(self) -> None:
+            # The transport holds more than its high-water mark for a client that
+            # is not reading. Writing (and, `_QueueHeld`, reading) waits; and should
+            # nothing move for `send_timeout`, the connection is dropped: its
+            # answers and its descriptor are no longer kept for a client that may
+            # never read again. (Reading on resumes it: the timer goes.)
+            self.flow.pause_writing()
+            if self._send_stall is None:
+                self._send_stall = self.loop.call_later(send_timeout, self._send_stalled)
+
+        def resume_writing(self) -> None:
+            if self._send_stall is not None:
+                self._send_stall.cancel()
+                self._send_stall = None
+            self.flow.resume_writing()
+
+        def _send_stalled(self) -> None:
+            self._send_stall = None
+            if self.flow.write_paused and self.transport is not None:
+                # Aborted, not closed: a close waits for the buffer to be sent,
+                # which is the very thing that does not happen.
+                self.transport.abort()  # connection_lost, then: the waits end
 
         def lost(self) -> asyncio.Future[None]:
             """Done when the connection is lost; one more wait watches it until
@@ -402,6 +443,9 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
         def connection_lost(self, exc: Exception | None) -> None:
             if self._lost is not None and not self._lost.done():
                 self._lost.set_result(None)
+            if self._send_stall is not None:
+                self._send_stall.cancel()
+                self._send_stall = None
             if self._hangup_check is not None:
                 self._hangup_check.cancel()
                 self._hangup_check = None

@@ -49,6 +49,10 @@ __all__ = ["register", "serve"]
 #: go without a byte of it arriving before the connection is closed.
 KEEP_ALIVE_SECONDS = 60.0
 
+#: How long a connection's answers (or event stream) may stay unsent because its
+#: client reads nothing before the connection is dropped (`protocol.SEND_TIMEOUT`).
+SEND_TIMEOUT_SECONDS = 60.0
+
 
 async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
                 heartbeat: float = 15.0, max_body: int | None = None,
@@ -78,7 +82,8 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
     expected.before_commit = outbox.release
     lane = fast_lane(app)
     config = uvicorn.Config(app, http=http_protocol(sock.family == socket.AF_UNIX, expected, outbox,
-                                                    None if lane is None else lane.take),
+                                                    None if lane is None else lane.take,
+                                                    send_timeout=SEND_TIMEOUT_SECONDS),
                             lifespan="off", log_level="warning", access_log=False,
                             # Said, not guessed: the body limit in front hands most
                             # requests on without a coroutine of its own, which

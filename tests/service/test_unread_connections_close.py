@@ -13,6 +13,7 @@ timed as an idle one.
 
 from __future__ import annotations
 
+import select
 import socket
 import time
 from collections.abc import Callable
@@ -33,16 +34,29 @@ def _unix(running: Running) -> socket.socket:
     return sock
 
 
+def _hung_up_within(sock: socket.socket, bound: float) -> bool:
+    """Whether the server closes its end of ``sock`` within ``bound`` seconds, asked of
+    the socket itself (poll's hang-up), nothing read: reading would let it go on."""
+    poller = select.poll()
+    poller.register(sock.fileno(), select.POLLHUP | select.POLLRDHUP)
+    until = time.monotonic() + bound
+    while (left := until - time.monotonic()) > 0:
+        if any(events & (select.POLLHUP | select.POLLRDHUP)
+               for _fd, events in poller.poll(left * 1000)):
+            return True
+    return False
+
+
 def test_a_client_that_never_reads_its_answers_is_closed(serve_at: Callable[..., Running],
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(serve_module, "SEND_TIMEOUT_SECONDS", 0.5, raising=False)
     running = serve_at()
     with _unix(running) as sock:
-        # Forty large answers asked for at once (megabytes), none read.
-        sock.sendall(b"GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n" * 40)
-        time.sleep(1.5)
+        # Twelve large answers asked for at once (a megabyte), none read.
+        sock.sendall(b"GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n" * 12)
+        hung_up = _hung_up_within(sock, 10)
         received, closed = read_until_closed(sock, 5)
-    assert closed, f"still open after {len(received):,} bytes, its answers unread for 1.5 s"
+    assert hung_up and closed, f"still open after {len(received):,} bytes unread for 10 s"
     assert received.startswith(b"HTTP/1.1 200 OK")
     assert running.client().get("/v1/health").status_code == 200
 
@@ -58,13 +72,14 @@ def test_an_event_stream_never_read_is_closed(serve_at: Callable[..., Running], 
         sock.sendall(f"GET /v1/events HTTP/1.1\r\nHost: x\r\n"
                      f"Authorization: Bearer {tokens['c1']}\r\n\r\n".encode())
         time.sleep(0.3)
-        for i in range(20):  # 4 MB of tool calls' events for c1
+        for i in range(8):  # 1.6 MB of tool calls' events for c1
             r = agent.post("/v1/tool-calls", json={"agent": "a1", "card": "c1", "tool": "search",
                                                    "args": {"query": f"{i}-" + "q" * 200_000}})
             assert r.json()["state"] == "open", r.text
-        time.sleep(1.5)
+        hung_up = _hung_up_within(sock, 10)
         received, closed = read_until_closed(sock, 5)
-    assert closed, f"the stream is still open after {len(received):,} bytes unread for 1.5 s"
+    assert hung_up and closed, \
+        f"the stream is still open after {len(received):,} bytes unread for 10 s"
     assert received.startswith(b"HTTP/1.1 200 OK")
 
 
