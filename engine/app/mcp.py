@@ -9,8 +9,11 @@ and so goes through SPEC §9 in full:
   agent now, named ``<card>__<tool>`` with their description and input schema,
   plus ``arrowgate__prompt_status``.
 - ``notifications/tools/list_changed`` is sent once for each change of that
-  set after the client has listed it (the service is polled; a poll is one
-  cheap request).
+  set after the client has listed it. The bridge follows the list rather than
+  polling it: one request waits on the service until the list differs from the
+  one the bridge has (``If-None-Match`` and ``?wait``, `engine.service.toolwatch`),
+  so an agent whose tools do not change costs the service one listing a
+  `FOLLOW_WAIT`; a service that was away is asked for the whole list again.
 - Every ``tools/call`` is decided by the engine, never by the client's list: a
   tool the client still lists after its arrow went is refused by the engine
   (and logged), and the refusal is a tool result with ``isError: true`` and the
@@ -64,8 +67,12 @@ __all__ = ["STATUS_TOOL", "AgentMCP", "OutputFailed", "ServiceClient", "ServiceE
 
 #: The tool that reports a held prompt's (or a tool call's) state later.
 STATUS_TOOL = "arrowgate__prompt_status"
-#: Seconds between polls of the agent's tool list (for list_changed).
+#: Seconds between tries to follow the agent's tool list while the service is away
+#: (or the client has not listed its tools yet, or the service answers at once).
 POLL = 0.5
+#: Seconds one request following the agent's tool list waits on the service for it to
+#: change (for list_changed; well within `REQUEST_TIMEOUT`).
+FOLLOW_WAIT = 25.0
 #: Seconds one wait on the service lasts before a progress notification.
 PROGRESS_EVERY = 2.0
 #: Seconds the request that opens a tool call also waits for its answer
@@ -191,8 +198,10 @@ class ServiceClient:
         self._closed = False
 
     # ------------------------------------------------------------ requests
-    async def request(self, method: str, path: str, body: Any = None) -> _Reply:
-        """One request (``body`` sent as JSON when not None); the service's reply.
+    async def request(self, method: str, path: str, body: Any = None,
+                      headers: list[tuple[bytes, bytes]] | None = None) -> _Reply:
+        """One request (``body`` sent as JSON when not None, ``headers`` besides the
+        client's own); the service's reply.
 
         Raises:
             ServiceError: the service is unreachable, closed the connection,
@@ -206,7 +215,7 @@ class ServiceClient:
 
         if self._closed:
             raise ServiceError("the client is closed")
-        headers = self._headers
+        headers = self._headers if headers is None else [*self._headers, *headers]
         data = b""
         if body is not None:
             from engine.app.deepjson import TooDeep
@@ -249,7 +258,22 @@ class ServiceClient:
                 than a list of tools as its API gives them (``name``, ``card`` and
                 ``tool`` texts, ``description`` a text or null, ``input`` an object).
         """
-        r = await self.request("GET", f"/v1/agents/{_seg(self.agent)}/tools")
+        return self._tool_list(await self.request("GET", f"/v1/agents/{_seg(self.agent)}/tools"))
+
+    async def tools_after(self, seen: str, wait: float) -> list[dict[str, Any]] | None:
+        """The tools the agent may call, once they differ from the list tagged ``seen``
+        (`engine.service.toolwatch.tag`): the service answers when they do, or after
+        ``wait`` seconds with None (unchanged).
+
+        Raises:
+            ServiceError: as `tools`.
+        """
+        r = await self.request("GET", f"/v1/agents/{_seg(self.agent)}/tools?wait={wait:g}",
+                               headers=[(b"If-None-Match", seen.encode("ascii"))])
+        return None if r.status_code == 304 else self._tool_list(r)
+
+    @staticmethod
+    def _tool_list(r: _Reply) -> list[dict[str, Any]]:
         if r.status_code != 200:
             raise ServiceError(f"listing the tools failed: {r.status_code} {r.text[:300]}")
         try:
@@ -345,6 +369,9 @@ class AgentMCP:
         self.server: Any = Server("arrowgate", lifespan=self._lifespan)
         self._session: Any = None
         self._listed: frozenset[tuple[str, str, str]] | None = None
+        #: The tag of the latest list the service gave (`engine.service.toolwatch.tag`):
+        #: what `_watch` asks the service to answer a change from.
+        self._seen: str | None = None
         #: ``<card>__<tool>`` → (card, tool), from the latest list the service gave.
         self._names: dict[str, tuple[str, str]] = {}
         #: The same, as the client's latest ``tools/list`` was answered: what a name it
@@ -391,18 +418,31 @@ class AgentMCP:
                          for t in tools)
 
     async def _watch(self) -> None:
-        """Poll the agent's tool set; one list_changed per change the client has not seen."""
+        """Follow the agent's tool set (`ServiceClient.tools_after`); one list_changed
+        per change the client has not seen."""
         import anyio
 
         while True:
-            await anyio.sleep(POLL)
             if self._session is None or self._listed is None:
+                await anyio.sleep(POLL)
                 continue  # nothing listed yet: the client's first list is current
+            seen = self._seen
             try:
-                tools = await self.client.tools()
-            except Exception:  # the service is restarting: try again at the next poll
+                tools = await self.client.tools() if seen is None else \
+                    await self.client.tools_after(seen, FOLLOW_WAIT)
+            except Exception:
+                # The service is away (a restart): once back, it is asked for the whole
+                # list, so a change made meanwhile is told all the same.
+                self._seen = None
+                await anyio.sleep(POLL)
                 continue
+            if tools is None:
+                continue  # the same list after FOLLOW_WAIT: asked again
             self._remember(tools)
+            if self._seen == seen is not None:
+                # The list it had, answered at once (a service that does not wait):
+                # not asked again at once.
+                await anyio.sleep(POLL)
             now = self._key(tools)
             if now != self._listed:
                 self._listed = now
@@ -410,7 +450,10 @@ class AgentMCP:
                 await self._session.send_tool_list_changed()
 
     def _remember(self, tools: list[dict[str, Any]]) -> None:
+        from engine.service.toolwatch import tag
+
         self._names = {t["name"]: (t["card"], t["tool"]) for t in tools}
+        self._seen = tag(tools)
 
     async def _list_tools(self, req: Any) -> list[Any]:
         types = self.types

@@ -22,11 +22,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 
-from fastapi import APIRouter, Depends, FastAPI, Query
+from fastapi import APIRouter, Depends, FastAPI, Header, Query
 from pydantic import BaseModel, ConfigDict, Field
 from starlette.responses import Response
 
@@ -44,6 +45,7 @@ from engine.service.context import (
 )
 from engine.service.models import DecisionOut
 from engine.service.problems import ServiceError
+from engine.service.toolwatch import ListChanges, matches, tag
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
@@ -350,10 +352,58 @@ def register_tools(app: FastAPI, service: Service,
                                "tool calls; it does not cancel them", reason="wrong-principal")
         return json_response(_json(engine, await engine.cancel_tool(tc.id, by=who.principal)))
 
-    @r.get("/v1/agents/{agent}/tools", response_model=list[ToolOut])
-    async def list_tools(agent: str, who: Caller = Who) -> Response:
-        """The tools an agent may call now: those of the cards connected to it by an arrow."""
+    changes = ListChanges(engine)
+
+    @r.get("/v1/agents/{agent}/tools", response_model=list[ToolOut],
+           responses={304: {"description": "The list is still the one `If-None-Match` "
+                                           "names (after `wait` seconds, with `wait`)"}})
+    async def list_tools(agent: str, who: Caller = Who,
+                         if_none_match: str | None = Header(None),
+                         wait: float | None = Query(
+                             None, ge=0, le=MAX_WAIT,
+                             description="With `If-None-Match` naming the list as it is "
+                                         "(its `ETag`), wait up to this many seconds for it "
+                                         "to change: the new list, or 304 when it did "
+                                         "not.")) -> Response:
+        """The tools an agent may call now: those of the cards connected to it by an arrow;
+        ``ETag`` names the list, and with ``If-None-Match`` and ``wait`` the answer waits
+        until the list differs (how `arrowgate mcp` follows it)."""
         _as_agent(who.principal, agent)
-        return json_response(agent_tools(service, agent))
+        tools = agent_tools(service, agent)
+        now = tag(tools)
+        if wait and matches(if_none_match, now, star=False):
+            tools, now = await _until_changed(agent, tools, now, if_none_match, wait, who)
+        if matches(if_none_match, now):
+            return Response(status_code=304, headers={"ETag": now})
+        answer = json_response(tools)
+        answer.headers["ETag"] = now
+        return answer
+
+    async def _until_changed(agent: str, tools: list[dict[str, Any]], now: str,
+                             if_none_match: str | None, wait: float,
+                             who: Caller) -> tuple[list[dict[str, Any]], str]:
+        """The agent's tool list once it no longer matches ``if_none_match``, or as it is
+        after ``wait`` seconds, the server's shutdown, the caller gone or its token
+        revoked (then 401)."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + wait
+        with service.watch(who.shown()) as watch:
+            while matches(if_none_match, now, star=False) and \
+                    (left := until - loop.time()) > 0:
+                try:
+                    async with asyncio.timeout(left):
+                        woke = await service.unless_closing(_woken(), watch)
+                except TimeoutError:
+                    break
+                if woke is None:
+                    break  # the shutdown, or the watch's end: said below
+                tools = agent_tools(service, agent)
+                now = tag(tools)
+            watch.require_standing()
+        return tools, now
+
+    async def _woken() -> bool:
+        await changes.next()
+        return True
 
     app.include_router(r)
