@@ -10,13 +10,23 @@ differs from the one the bridge has — at once after a change, and across a res
 from __future__ import annotations
 
 import asyncio
+import os
+from pathlib import Path
 from typing import Any
 
 import pytest
+from mcp import ClientSession, StdioServerParameters, types
+from mcp.client.stdio import stdio_client
 
+from engine import Engine
 from engine.service import toolroutes
 
-from .test_mcp import mcp_session, world  # noqa: F401 -- fixture: the canvas of test_mcp
+from .test_mcp import TOOLS, mcp_session, world  # noqa: F401 -- fixture: test_mcp's canvas
+from .test_mcp_follows_a_call_across_a_restart import (  # noqa: F401 -- fixture: served
+    ARROWGATE,
+    Served,
+    served,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -45,6 +55,59 @@ async def test_an_idle_bridge_does_not_list_its_tools_again_and_again(
         # A change is still told at once.
         assert running.client().delete("/v1/arrows/e1").status_code == 204
         for _ in range(50):
+            if "notifications/tools/list_changed" in seen:
+                break
+            await asyncio.sleep(0.1)
+        assert seen.count("notifications/tools/list_changed") == 1, seen
+        assert [t.name for t in (await session.list_tools()).tools] == [
+            "arrowgate__prompt_status"]
+
+
+async def test_a_change_made_while_the_service_was_away_is_told(
+        served: Served, tmp_path: Path) -> None:  # noqa: F811 -- the fixture
+    """The service stops; the canvas changes (another process, on its database); the
+    service starts again: the bridge, which was following the list when it went, tells
+    its client the list changed."""
+    operator = (tmp_path / "a.db.operator-token").read_text().strip()
+    async with served.client(operator) as op:
+        (tmp_path / "ws").mkdir()
+        for path, body in (
+                ("/v1/workspaces", {"id": "w1", "folder": str(tmp_path / "ws")}),
+                ("/v1/packages", {"manifest": TOOLS}),
+                ("/v1/packages/acme.search/install", {"grant": "required"}),
+                ("/v1/workspaces/w1/nodes", {"id": "c1", "type": "card",
+                                             "package": "acme.search"}),
+                ("/v1/workspaces/w1/nodes", {"id": "a1", "type": "agent"}),
+                ("/v1/workspaces/w1/arrows", {"id": "e1", "from": "a1", "to": "c1"})):
+            r = await op.post(path, json=body)
+            assert r.status_code in (200, 201), r.text
+        agent_token = (await op.post("/v1/tokens", json={"principal": "agent:a1"})).json()
+    token_file = tmp_path / "a1.token"
+    token_file.write_text(agent_token["token"])
+    token_file.chmod(0o600)
+    seen: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ServerNotification):
+            seen.append(message.root.method)
+
+    params = StdioServerParameters(
+        command=str(ARROWGATE), args=["mcp", "--agent", "a1", "--service", str(served.sock),
+                                      "--token-file", str(token_file)], env=dict(os.environ))
+    async with stdio_client(params) as (read, write), \
+            ClientSession(read, write, message_handler=on_message) as session:
+        await session.initialize()
+        assert "c1__search" in [t.name for t in (await session.list_tools()).tools]
+        await asyncio.sleep(0.5)  # the bridge follows the list
+        served.stop()
+        engine = Engine.open(served.db)
+        try:
+            await engine.remove_arrow("e1")
+        finally:
+            await engine.aclose()
+        await asyncio.sleep(1.0)  # the bridge finds the service away
+        served.start()
+        for _ in range(100):
             if "notifications/tools/list_changed" in seen:
                 break
             await asyncio.sleep(0.1)
