@@ -45,7 +45,7 @@ HANGUP_CHECK_SECONDS = 1.0
 _NOTED = CODING_FIELDS | {b"expect"}
 #: What the parser's own refusals say.
 _TOO_LARGE = f"the request's head (request line and header fields) is over {MAX_HEAD:,} bytes"
-_INVALID = ("the request is not HTTP/1.1 the server can read (RFC 9112): its head is "
+_INVALID = ("the request cannot be read as HTTP (RFC 9112): its head is "
             "malformed, or where its body ends is ambiguous (Content-Length beside "
             "Transfer-Encoding, two lengths, a folded header field); nothing more is "
             "read on this connection")
