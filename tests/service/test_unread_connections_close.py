@@ -90,3 +90,21 @@ def test_a_connection_that_sends_nothing_is_closed_as_an_idle_one(
     with _unix(running) as sock:
         received, closed = read_until_closed(sock, 5)
     assert closed and received == b"", received
+
+
+def test_an_idle_connection_closed_with_answers_unsent_lets_go(
+        serve_at: Callable[..., Running], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Answers that filled the socket but not the server's high-water mark: the connection
+    is not pushing back, goes idle and is closed — and a close waits for what is
+    buffered to go, to a client that reads nothing for ever. It is dropped after the
+    send timeout. (Two OpenAPI documents fill a Unix socket here, and the health checks
+    after them leave tens of kilobytes buffered: under 64 KiB, not pushing back.)"""
+    monkeypatch.setattr(serve_module, "KEEP_ALIVE_SECONDS", 0.4)
+    monkeypatch.setattr(serve_module, "SEND_TIMEOUT_SECONDS", 0.5)
+    running = serve_at()
+    with _unix(running) as sock:
+        sock.sendall(b"GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n" * 2 +
+                     b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n" * 200)
+        hung_up = _hung_up_within(sock, 10)
+        received, closed = read_until_closed(sock, 5)
+    assert hung_up and closed, f"still open after {len(received):,} bytes unread for 10 s"
