@@ -26,16 +26,21 @@ class Coalescing:
     as one packet, in the same turn of the loop; a streamed response (event
     streams) is sent at the next turn, whatever it wrote meanwhile as one.
     With ``lingering``, `close` shuts only the writing side and reads on
-    for a while (`engine.service.linger`). Everything else is the transport's.
+    for a while (`engine.service.linger`); otherwise, with ``send_timeout``, a
+    close that waits for buffered bytes to go gives up after that many seconds
+    (`close`). Everything else is the transport's.
     """
 
     def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop,
-                 *, lingering: bool = False) -> None:
+                 *, lingering: bool = False, send_timeout: float | None = None) -> None:
         self._transport, self._loop = transport, loop
         self._pending: list[bytes] = []
         #: Held in an `Outbox` until the turn's other answers are written too.
         self._held = False
         self._lingering = lingering
+        self._send_timeout = send_timeout
+        #: The abort of a close still waiting for its bytes to go (`close`, `lost`).
+        self._abort: asyncio.TimerHandle | None = None
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if not self._pending:
@@ -87,6 +92,19 @@ class Coalescing:
             self._lingering = False
         else:
             self._transport.close()
+            if self._send_timeout is not None and self._abort is None and \
+                    self._transport.get_write_buffer_size():
+                # A close waits for what is buffered to be sent: to a client that
+                # reads nothing, for ever, its descriptor held. Given up after the
+                # send timeout (`lost` cancels it once the connection is gone).
+                self._abort = self._loop.call_later(self._send_timeout,
+                                                    self._transport.abort)
+
+    def lost(self) -> None:
+        """The connection is lost (the protocol's ``connection_lost``): nothing to abort."""
+        if self._abort is not None:
+            self._abort.cancel()
+            self._abort = None
 
     def is_closing(self) -> bool:
         # Asked twice or more a request (uvicorn's answer path, `_Direct.respond`):

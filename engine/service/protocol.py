@@ -362,7 +362,8 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             # bytes reaching a closed socket draw (`engine.service.linger`). A
             # Unix socket loses nothing that way: closed at once, as ever.
             self._coalescing = coalescing = Coalescing(transport, asyncio.get_running_loop(),
-                                                       lingering=not unix)
+                                                       lingering=not unix,
+                                                       send_timeout=send_timeout)
             self._writes = collections.deque()
             self._waiting = self._taken = None  # instance attributes: read every request
             self._failed = self._failed_cycle = self._reading_since = self._head_since = None
@@ -446,6 +447,7 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             if self._send_stall is not None:
                 self._send_stall.cancel()
                 self._send_stall = None
+            self._coalescing.lost()
             if self._hangup_check is not None:
                 self._hangup_check.cancel()
                 self._hangup_check = None
