@@ -1,0 +1,206 @@
+"""Another program holding the SQLite file's write lock (a ``sqlite3`` shell left in
+``BEGIN IMMEDIATE`` or ``BEGIN EXCLUSIVE``, a backup tool) never stalls the engine's event
+loop (SPEC §10 "Storage", fail closed).
+
+Each operation — a call, a revoke, a grant, a hold's approval — waits for the lock off the
+loop, in short tries, at most the store's bound, then fails closed with `StoreFailed`,
+reason ``locked``, naming the program that holds the lock; nothing is written; a later
+operation while the lock stays taken fails at its first try; once the lock goes, every
+operation goes through on the same engine. Operations waiting for the lock take it in the
+order they came: a call made after a revoke that waits never goes through before it.
+
+Found in round 26: each operation held the loop for the whole busy timeout (10 s) in
+SQLite's busy handler, one after another, and failed as "database is locked", naming
+nothing (the PostgreSQL twin was fixed in round 25: tests/pg/).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import subprocess
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import Engine, World
+from engine.core.errors import StoreFailed
+from tests.pg.test_a_session_holding_a_lock_never_hangs_the_engine import (
+    LOOP_GAP_S,
+    _held_world,
+    _longest_gap,
+)
+
+from ..conftest import manifest, offer_install
+
+#: The engine's bound on the write lock's wait in these tests (the store's own is 10 s).
+WAIT_S = 1.0
+
+#: A program of its own holding the write lock: ``sqlite3``'s shell as a person leaves it.
+_HOLDER = """
+import sqlite3, sys
+conn = sqlite3.connect(sys.argv[1], isolation_level=None)
+conn.execute(sys.argv[2])
+print("held", flush=True)
+sys.stdin.readline()
+conn.execute("rollback")
+"""
+
+
+@contextmanager
+def held(db: Path, begin: str = "begin immediate") -> Iterator[subprocess.Popen[str]]:
+    """Another process holding ``db``'s write lock (``begin``) until the block ends."""
+    proc = subprocess.Popen([sys.executable, "-c", _HOLDER, str(db), begin],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+        yield proc
+    finally:
+        for pipe in (proc.stdin, proc.stdout):
+            if pipe is not None and not pipe.closed:
+                pipe.close()
+        proc.wait(timeout=30)
+
+
+async def _engine(tmp_path: Path) -> Engine:
+    """Card c1 of acme.p (agents.prompt) wired to agent a1, on a file of its own."""
+    engine = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None),
+                         busy_timeout=WAIT_S)
+    (tmp_path / "ws").mkdir(exist_ok=True)
+    await engine.create_workspace("w1", tmp_path / "ws")
+    await offer_install(engine, manifest("acme.p", {"agents.prompt": {}}))
+    await engine.add_node({"id": "c1", "type": "card", "package": "acme.p"}, workspace="w1")
+    await engine.add_node({"id": "a1", "type": "agent"}, workspace="w1")
+    await engine.add_arrow({"id": "e1", "from": "c1", "to": "a1"})
+    return engine
+
+
+def _log_rows(db: Path) -> int:
+    conn = sqlite3.connect(db)
+    try:
+        return int(conn.execute("select count(*) from log").fetchone()[0])
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("begin", ["begin immediate", "begin exclusive"])
+async def test_a_program_holding_the_write_lock_fails_operations_closed_off_the_loop(
+        tmp_path: Path, begin: str) -> None:
+    """A shell's open write transaction: a call, a revoke, a grant and a hold's approval
+    each fail closed (``locked``, naming the program), the loop running on meanwhile; the
+    first waits the bound, the later ones fail at their first try; after, all go through."""
+    engine = await _engine(tmp_path)
+    db = tmp_path / "a.db"
+    try:
+        hold = await _held_world(engine)
+        digest = engine.prompt(hold).text_sha256  # type: ignore[union-attr]
+        rows = _log_rows(db)
+        operations: dict[str, Callable[[], Awaitable[Any]]] = {
+            "call": lambda: engine.call("c1", "agents.prompt", "a1", {"text": "x"}),
+            "revoke": lambda: engine.revoke("acme.p", "agents.prompt"),
+            "grant": lambda: engine.grant("acme.p", "agents.prompt"),
+            "approve": lambda: engine.approve_hold(hold, text_sha256=digest),
+        }
+        with held(db, begin) as holder:
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            for name, operation in operations.items():
+                # WHEN the engine makes an operation while another program holds the lock
+                gap, outcome = await _longest_gap(operation)
+                # THEN it fails closed, naming the program, and the loop ran on
+                assert isinstance(outcome, StoreFailed), (name, outcome)
+                assert outcome.reason == "locked", (name, str(outcome))
+                assert f"process {holder.pid}" in str(outcome), (name, str(outcome))
+                assert gap < LOOP_GAP_S, (name, gap)
+            # AND the wait was the bound once, not once an operation
+            assert loop.time() - started < 3 * WAIT_S
+        # AND nothing was written; once the lock is gone every operation goes through
+        assert _log_rows(db) == rows
+        assert engine.state.granted("acme.p", "agents.prompt")
+        assert (await engine.call("c1", "agents.prompt", "a1", {"text": "after"})).allowed
+        assert (await engine.approve_hold(hold, text_sha256=digest)).outcome == "queued"
+        await engine.revoke("acme.p", "agents.prompt")
+        await engine.grant("acme.p", "agents.prompt")
+        assert engine.verify_log().ok
+    finally:
+        engine.close()
+
+
+async def test_calls_sharing_a_group_commit_fail_closed_together_and_go_through_after(
+        tmp_path: Path) -> None:
+    """Calls made at once while another program holds the lock each fail closed,
+    ``locked``, the loop running on; made at once again after, they share one commit."""
+    engine = await _engine(tmp_path)
+    db = tmp_path / "a.db"
+    try:
+        rows = _log_rows(db)
+
+        def calls() -> Awaitable[list[Any]]:
+            return asyncio.gather(*(engine.call("c1", "agents.prompt", "a1", {"text": f"{i}"})
+                                    for i in range(4)), return_exceptions=True)
+
+        with held(db):
+            gap, outcomes = await _longest_gap(calls)
+            assert all(isinstance(o, StoreFailed) and o.reason == "locked"
+                       for o in outcomes), outcomes
+            assert gap < LOOP_GAP_S, gap
+        assert _log_rows(db) == rows
+        commits = engine.store.commits
+        outcomes = await calls()
+        assert all(not isinstance(o, BaseException) and o.allowed for o in outcomes), outcomes
+        assert engine.store.commits == commits + 1
+    finally:
+        engine.close()
+
+
+async def test_a_revoke_waiting_for_the_lock_goes_before_calls_made_after_it(
+        tmp_path: Path) -> None:
+    """A revoke made while another program holds the lock waits for it off the loop; a
+    call made after it, once the lock goes, is decided after the revoke: refused."""
+    engine = await _engine(tmp_path)
+    db = tmp_path / "a.db"
+    try:
+        with held(db) as holder:
+            revoke = asyncio.ensure_future(engine.revoke("acme.p", "agents.prompt"))
+            await asyncio.sleep(0.1)
+            # WHEN a call is made after the revoke, both waiting for the lock
+            call = asyncio.ensure_future(
+                engine.call("c1", "agents.prompt", "a1", {"text": "after the revoke"}))
+            await asyncio.sleep(0.1)
+            assert not revoke.done() and not call.done()
+            assert holder.stdin is not None
+            # (let go from a thread: were the loop held, it would still let go)
+            threading.Thread(target=holder.stdin.close).start()
+            await revoke
+            decision = await call
+        # THEN the revoke landed first and the call was refused
+        assert not decision.allowed, decision
+        assert not engine.state.granted("acme.p", "agents.prompt")
+    finally:
+        engine.close()
+
+
+async def test_an_engine_closed_while_a_call_waits_for_the_lock_ends_the_call(
+        tmp_path: Path) -> None:
+    """A call waiting (off the loop) for a lock another program holds, when its engine is
+    closed, ends with `EngineClosed`."""
+    from engine.core.errors import EngineClosed
+
+    engine = await _engine(tmp_path)
+    try:
+        with held(tmp_path / "a.db"):
+            call = asyncio.ensure_future(
+                engine.call("c1", "agents.prompt", "a1", {"text": "waiting"}))
+            await asyncio.sleep(0.2)
+            assert not call.done()
+            engine.close()
+            with pytest.raises(EngineClosed):
+                await asyncio.wait_for(call, WAIT_S + 2)
+    finally:
+        engine.close()
+
