@@ -260,3 +260,29 @@ async def test_an_engine_closed_while_a_call_waits_for_the_lock_ends_the_call(
             shell.rollback()
     finally:
         engine.close()
+
+
+async def test_a_revoke_waiting_for_the_lock_goes_before_calls_made_after_it(
+        pg_dsn: str, tmp_path: Path) -> None:
+    """A revoke made while a shell's edit holds the write lock waits for it off the loop;
+    a call made after it, waiting too, is decided after the revoke once the lock goes:
+    refused. (Each tried at its own pauses: the call, pausing less, took the lock first
+    and was let through by the grant the person had just revoked.)"""
+    await _prompt_world(pg_dsn, tmp_path)
+    engine = _engine(pg_dsn)
+    try:
+        with psycopg.connect(pg_dsn) as shell:
+            shell.execute("update nodes set data = data where id = 'a1'")
+            revoke = asyncio.ensure_future(engine.revoke("acme.p", "agents.prompt"))
+            await asyncio.sleep(0.5)  # its pauses grown to their longest
+            call = asyncio.ensure_future(
+                engine.call("c1", "agents.prompt", "a1", {"text": "after the revoke"}))
+            await asyncio.sleep(0.05)
+            assert not revoke.done() and not call.done()
+            shell.rollback()
+            await revoke
+            decision = await call
+        assert not decision.allowed, decision
+        assert not engine.state.granted("acme.p", "agents.prompt")
+    finally:
+        engine.close()
