@@ -54,6 +54,7 @@ from engine.store.tokenfeed import TokenFeed
 from engine.store.tokens import SQLiteTokens
 from engine.store.transactions import Batch, Transactions, Write
 from engine.store.vault import SecretVault
+from engine.store.writelock import TRY_LOCK_S, LockWait
 
 __all__ = ["SQLiteStore"]
 
@@ -229,6 +230,12 @@ class SQLiteStore:
         #: (`Transactions.append_alone`): a refused call's, most of all.
         self.append_alone = self.tx.append_alone
         if self._file:
+            # The write lock another program holds is waited for in short tries, the
+            # loop free between them, up to the busy timeout the file was opened with
+            # (its migrations waited that long at once): `engine.store.writelock`.
+            bound = int(db.conn.execute("PRAGMA busy_timeout").fetchone()[0]) / 1000
+            self.tx.lock = LockWait(self._file, bound)
+            db.conn.execute(f"PRAGMA busy_timeout = {int(min(TRY_LOCK_S, bound) * 1000)}")
             # Other stores of this process on the file make way for this one's
             # writes, and this one for theirs (`engine.store.siblings`).
             self.tx.siblings = siblings_of(self._file)
@@ -396,6 +403,7 @@ class SQLiteStore:
 
     def close(self) -> None:
         """Close the database connection (and the anchor file held open)."""
+        self.tx.closed = True
         if self.tx.siblings is not None:
             self.tx.siblings.leave(self.tx)
         self.db.close()

@@ -20,13 +20,14 @@ import functools
 import sqlite3
 import threading
 import types
+from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable, Sequence
 from contextvars import Context, ContextVar
 from typing import Any, Protocol, TypeVar, cast
 
 from sqlite_utils import Database
 
-from engine.core.errors import StoreFailed
+from engine.core.errors import EngineClosed, StoreFailed
 from engine.core.events import Event
 from engine.store.anchor import HISTORY_EMPTY, Anchor, AnchorFile, AnchorState
 from engine.store.base import Transactional
@@ -35,9 +36,10 @@ from engine.store.history import ConsentHistory
 from engine.store.log import ArrowLog, RowKind
 from engine.store.logkeys import KEYS_EVERY, add_keys, keyed_upto, repair_keys
 from engine.store.siblings import Siblings
+from engine.store.writelock import TRY_LOCK_S, LockWait, is_busy
 
 __all__ = ["CHANGES_KEPT", "CHANGES_PRUNED_EVERY", "GATHER_SECONDS", "GATHER_SHARE", "JOINED",
-           "Batch", "Busy", "HasTransactions", "Stale", "Transactions", "Write", "WriteOwner",
+           "Batch", "Busy", "HasTransactions", "LockLine", "Stale", "Transactions", "Write", "WriteOwner",
            "consistent", "outside_operations", "resume", "run_consistently", "run_durably", "run_each_durably",
            "run_eagerly", "schedule_flush"]
 
@@ -52,7 +54,8 @@ class Stale(Exception):
 
 
 class Busy(Stale):
-    """Another session holds the store's write lock (PostgreSQL): nothing was written.
+    """Another session or program holds the store's write lock, or operations of this
+    engine wait for it already (`LockLine`): nothing was written.
 
     A `Stale` to every path that makes a decision again, so the operation is made again
     under the write lock (`run_durably`), which pauses ``pause`` seconds off the event
@@ -63,6 +66,42 @@ class Busy(Stale):
         super().__init__(f"the store's write lock is taken; trying again in {pause:g} s")
         #: Seconds to wait (off the loop) before trying again.
         self.pause = pause
+
+
+class LockLine:
+    """The operations of one store waiting off the loop for its write lock (`Busy`), in
+    the order they came: only the first tries for it, and a new operation does not take
+    it before them (its store's ``open_batch`` says `Busy`, and it joins the line).
+
+    Each waiting operation tried at its own pauses, so once the lock went, one made later
+    could take it first: a call made after a revoke that waited would be decided before
+    that revoke, and let through.
+    """
+
+    __slots__ = ("_waiting",)
+
+    def __init__(self) -> None:
+        self._waiting: deque[asyncio.Future[None]] = deque()
+
+    def __bool__(self) -> bool:
+        return bool(self._waiting)
+
+    def join(self) -> asyncio.Future[None]:
+        """A place at the end of the line: done once it is the first."""
+        turn = asyncio.get_running_loop().create_future()
+        if not self._waiting:
+            turn.set_result(None)
+        self._waiting.append(turn)
+        return turn
+
+    def leave(self, turn: asyncio.Future[None]) -> None:
+        """``turn``'s operation took the lock or gave up: the next one's turn."""
+        try:
+            self._waiting.remove(turn)
+        except ValueError:
+            return
+        if self._waiting and not self._waiting[0].done():
+            self._waiting[0].set_result(None)
 
 
 class Batch:
@@ -196,6 +235,9 @@ def run_consistently(tx: Transactional, fn: Callable[..., Awaitable[Any]],
 class BatchOwner(Protocol):
     """What `run_durably` needs of a store's transactions (SQLite's or PostgreSQL's)."""
 
+    #: Its operations waiting for the write lock, in order.
+    line: LockLine
+
     def open_batch(self, *, locked: bool = False) -> Batch:
         """Open a batch (holding the write lock for good with ``locked``)."""
         ...
@@ -219,14 +261,7 @@ async def run_durably(owner: BatchOwner, fn: Callable[..., Awaitable[Any]],
     stale = False
     try:
         if locked:
-            while True:
-                try:
-                    pinned = owner.open_batch(locked=True)
-                    break
-                except Busy as busy:
-                    # Another session holds the write lock: wait for it here, the
-                    # loop free meanwhile, until the store's bound fails it closed.
-                    await asyncio.sleep(busy.pause)
+            pinned = await _take_lock(owner)
             joined.append(pinned)
         try:
             result = await fn(*args, **kwargs)
@@ -265,6 +300,24 @@ async def run_durably(owner: BatchOwner, fn: Callable[..., Awaitable[Any]],
     if error is not None:
         raise error
     return result
+
+
+async def _take_lock(owner: BatchOwner) -> Batch:
+    """A batch holding the write lock for good, opened in turn with the other operations
+    of ``owner`` waiting for it (`LockLine`)."""
+    line = owner.line
+    turn = line.join()
+    try:
+        await turn
+        while True:
+            try:
+                return owner.open_batch(locked=True)
+            except Busy as busy:
+                # The write lock is taken: wait for it here, the loop free meanwhile,
+                # until the store's bound fails it closed.
+                await asyncio.sleep(busy.pause)
+    finally:
+        line.leave(turn)
 
 
 _COROUTINE = types.CoroutineType
@@ -828,6 +881,13 @@ class Transactions:
         #: whose open batch this one commits before it takes the write lock.
         self.siblings: Siblings | None = None
         self._batch_thread = 0
+        #: The operations waiting off the loop for the write lock (`run_durably`).
+        self.line = LockLine()
+        #: How long the write lock has been found taken (None in memory, where no
+        #: other connection can take it): set by the store (`SQLiteStore`).
+        self.lock: LockWait | None = None
+        #: The store was closed: no batch opens any more (`open_batch`).
+        self.closed = False
 
     @property
     def batch_thread(self) -> int | None:
@@ -877,7 +937,23 @@ class Transactions:
         decision is made again), unless ``locked`` (a retry holding the lock
         for good) or ``settled`` (the batch records what already happened:
         there is no decision left to make again; `open_settled`).
+
+        Raises:
+            Busy: another program holds the write lock (one short try did not take
+                it: `engine.store.writelock`), or operations wait for it already
+                (`LockLine`): `run_durably` tries again off the loop. Never with
+                ``settled``, which waits for the lock on the loop, no longer than
+                the store's bound has left.
+            StoreFailed: the batch cannot begin; reason ``locked`` once another
+                program has held the write lock for the store's bound (naming it);
+                `EngineClosed` once the store closed.
         """
+        if self.closed:
+            # An operation that paused for the write lock (`Busy`) while the store
+            # closed: it ends here, never on the closed connection.
+            raise EngineClosed()
+        if self.line and not (locked or settled):
+            raise Busy(0.0)  # after the operations waiting for the lock, in turn
         self.log.forget_tail()
         siblings = self.siblings
         if siblings is not None and siblings.shared:
@@ -885,7 +961,14 @@ class Transactions:
             # only when the loop turns: waiting for it here would freeze the loop.
             siblings.make_way(self)
         try:
-            self.db.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self._savepoints.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as busy:
+                if self.lock is None or not is_busy(busy):
+                    raise
+                self._busy(settled, busy)  # raises, or (settled) took the lock
+            if self.lock is not None and self.lock.since is not None:
+                self.lock.had()
             version = self._read_data_version()
         except sqlite3.Error as exc:
             if self.db.conn.in_transaction:
@@ -919,6 +1002,30 @@ class Transactions:
         except RuntimeError:
             pass  # no loop: `write` flushes at once
         return batch
+
+    def _busy(self, settled: bool, exc: sqlite3.Error) -> None:
+        """A try did not take the write lock another program holds: `Busy` while the
+        store's bound lasts, then `StoreFailed` (reason ``locked``, naming it). A settled
+        write — which cannot be made again later — waits here instead, on the loop, for
+        what is left of the bound, and returns holding the lock."""
+        lock = self.lock
+        assert lock is not None
+        left = lock.left()
+        if left <= 0:
+            raise lock.locked(exc) from exc
+        if not settled:
+            raise Busy(lock.pause()) from exc
+        cur = self._savepoints
+        try:
+            cur.execute(f"PRAGMA busy_timeout = {max(1, int(left * 1000))}")
+            cur.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as again:
+            if not is_busy(again):
+                raise
+            lock.left()
+            raise lock.locked(again) from again
+        finally:
+            cur.execute(f"PRAGMA busy_timeout = {int(min(TRY_LOCK_S, lock.bound) * 1000)}")
 
     def open_settled(self) -> None:
         """Open the batch the next write joins, unless one is open, for a write that

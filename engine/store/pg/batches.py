@@ -60,7 +60,15 @@ from engine.store.pg.holders import is_lock_wait, locked
 from engine.store.pg.locks import NAMESPACE, Lock
 from engine.store.pg.parts import LOCK_WAIT_S, ROUND_TRIP_S, Link, PGLog
 from engine.store.siblings import Siblings
-from engine.store.transactions import Batch, Busy, Stale, Write, run_durably, schedule_flush
+from engine.store.transactions import (
+    Batch,
+    Busy,
+    LockLine,
+    Stale,
+    Write,
+    run_durably,
+    schedule_flush,
+)
 
 __all__ = ["Batches"]
 
@@ -201,6 +209,8 @@ class Batches:
         self._pause = _PAUSES[0]
         #: The store was closed: no batch opens any more (`open_batch`).
         self.closed = False
+        #: The operations waiting off the loop for the write lock (`run_durably`).
+        self.line = LockLine()
         #: The last store error told as `StoreFailed`, and what it was told as: a lock
         #: wait's holders are asked once, not again by each who reports it.
         self._told: tuple[BaseException, StoreFailed] | None = None
@@ -267,9 +277,10 @@ class Batches:
                 with ``locked``. Never with ``settled`` (the batch records what
                 already happened: there is no decision left to make again;
                 `open_settled`); with ``locked`` only as `Busy`.
-            Busy: another session holds the write lock (nothing was written):
-                `run_durably` tries again after a pause, off the loop. Never with
-                ``settled``, which waits for the lock up to `WRITE_LOCK_S`.
+            Busy: another session holds the write lock (nothing was written), or
+                operations of this engine wait for it already (`LockLine`):
+                `run_durably` tries again after a pause, off the loop, in turn. Never
+                with ``settled``, which waits for the lock up to `WRITE_LOCK_S`.
             StoreFailed: the store cannot be reached or refused the batch; reason
                 ``locked`` once another session has held the write lock for
                 `WRITE_LOCK_S` (naming it); `EngineClosed` once the store closed.
@@ -278,6 +289,8 @@ class Batches:
             # An operation that paused for the write lock (`Busy`) while the store
             # closed: it ends here, rather than connecting the closed store again.
             raise EngineClosed()
+        if self.line and not (locked or settled):
+            raise Busy(0.0)  # after the operations waiting for the lock, in turn
         self._refuse_while_asking()
         self.log.start_batch()
         siblings = self.siblings

@@ -1,0 +1,87 @@
+"""Who holds an SQLite file's write lock (a ``sqlite3`` shell left in a transaction, a
+backup tool, another engine stuck mid-batch), told in the `StoreFailed` an operation
+fails with once it gave up waiting for it.
+
+SQLite says only "database is locked". Its locks are POSIX record locks, which Linux
+lists in ``/proc/locks`` with the process holding each: a WAL database's write lock is
+the byte `_WAL_WRITE_BYTE` of its ``-shm`` file; a rollback journal's writer holds the
+database file's reserved byte (or the pending one, on its way to exclusive). Only what
+identifies a process is told — its id and its program's name — never its command line,
+which may carry what a person typed. Where ``/proc/locks`` cannot be read (another
+system), the error says that who holds it could not be told.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["holders"]
+
+#: At most this many processes are named.
+NAMED = 3
+#: The byte of a WAL database's ``-shm`` file locked by its one writer (SQLite's
+#: WALINDEX_LOCK_OFFSET + WAL_WRITE_LOCK).
+_WAL_WRITE_BYTE = 120
+#: The database file's pending and reserved bytes (SQLite's PENDING_BYTE and the next).
+_DB_WRITE_BYTES = (0x40000000, 0x40000001)
+_LOCKS = Path("/proc/locks")
+
+
+def _identity(path: str) -> str | None:
+    """``path``'s device and inode as ``/proc/locks`` writes them, or None when gone."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+
+
+def _program(pid: int) -> str:
+    """The name of process ``pid``'s program, or "" when it cannot be read."""
+    try:
+        return Path(f"/proc/{pid}/comm").read_text(errors="replace").strip()
+    except OSError:
+        return ""
+
+
+def _writers(text: str, shm: str | None, db: str | None) -> list[int]:
+    """The processes holding a write lock on the write lock's bytes, in ``/proc/locks``'
+    ``text``, each once, in the order listed."""
+    found: list[int] = []
+    for line in text.splitlines():
+        fields = line.split()
+        # "1: POSIX  ADVISORY  WRITE 31525 fe:00:2199507 120 120" ("->" marks a waiter)
+        if len(fields) != 8 or fields[1] != "POSIX" or fields[3] != "WRITE":
+            continue
+        try:
+            pid, start = int(fields[4]), int(fields[6])
+            end = int(fields[7]) if fields[7] != "EOF" else 1 << 62
+        except ValueError:
+            continue
+        if fields[5] == shm and start <= _WAL_WRITE_BYTE <= end:
+            held = True
+        else:
+            held = fields[5] == db and any(start <= b <= end for b in _DB_WRITE_BYTES)
+        if held and pid not in found:
+            found.append(pid)
+    return found
+
+
+def holders(file: str) -> str:
+    """The processes holding the write lock of the SQLite database ``file`` now, as words
+    (`NAMED` of them at most); what could not be read is said so, never raised."""
+    try:
+        text = _LOCKS.read_text(errors="replace")
+    except OSError:
+        return "which program holds it could not be told (no /proc/locks here)"
+    pids = _writers(text, _identity(file + "-shm"), _identity(file))
+    if not pids:
+        return "no program holds it any more"
+    told = []
+    for pid in pids[:NAMED]:
+        if pid == os.getpid():
+            told.append(f"process {pid} (this one: a connection other than the engine's)")
+        else:
+            told.append(f"process {pid} ({_program(pid) or 'its program unknown'})")
+    return "held by " + "; ".join(told)
