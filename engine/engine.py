@@ -95,6 +95,19 @@ _log = logging.getLogger("arrowgate.timers")
 _events_log = logging.getLogger("arrowgate.events")
 
 _M = TypeVar("_M", bound=Callable[..., Any])
+_T = TypeVar("_T")
+
+
+async def _standing(action: Awaitable[_T], stands: Callable[[], str]) -> _T:
+    """A person's consent action (a revoke, a grant, a hold's answer): when the store
+    fails it (nothing written), the error says plainly what stands as it was
+    (``stands()``, read once it failed)."""
+    try:
+        return await action
+    except EngineClosed:
+        raise
+    except StoreFailed as exc:
+        raise exc.standing(stands()) from exc
 
 
 def _while_open(method: _M) -> _M:
@@ -851,13 +864,15 @@ class Engine:
                      ) -> Coroutine[Any, Any, Decision]:
         """A person approves a held prompt whose text they were shown (SPEC §7).
         (`Prompts.approve_hold`)"""
-        return self._prompts.approve_hold(prompt_id, text_sha256=text_sha256, by=by)
+        return _standing(self._prompts.approve_hold(prompt_id, text_sha256=text_sha256, by=by),
+                         lambda: f"prompt {prompt_id} was not approved")
 
     def reject_hold(self, prompt_id: str, *, by: object = OPERATOR
                    ) -> Coroutine[Any, Any, Decision]:
         """A person rejects a held prompt (PROMPT_REJECTED); no digest is needed to say no.
         (`Prompts.reject_hold`)"""
-        return self._prompts.reject_hold(prompt_id, by=by)
+        return _standing(self._prompts.reject_hold(prompt_id, by=by),
+                         lambda: f"prompt {prompt_id} was not rejected")
 
     @_while_open
     def prompt(self, prompt_id: str) -> Prompt | None:
@@ -1030,13 +1045,23 @@ class Engine:
               by: object = OPERATOR) -> Coroutine[Any, Any, None]:
         """Grant one declared permission (e.g. an optional one, from settings);
         ``review_hash``: the version the person saw, else ``stale``. (`Consent.grant`)"""
-        return self._consent.grant(package, permission, review_hash=review_hash, by=by)
+        return _standing(self._consent.grant(package, permission, review_hash=review_hash,
+                                             by=by),
+                         lambda: f"{permission} was not granted to {package}")
 
     def revoke(self, package: str, permission: str, *, by: object = OPERATOR
               ) -> Coroutine[Any, Any, None]:
         """Revoke a permission: calls fail from now, queued and held prompts are cancelled.
         (`Consent.revoke`)"""
-        return self._consent.revoke(package, permission, by=by)
+        return _standing(self._consent.revoke(package, permission, by=by),
+                         lambda: self._grant_stands(package, permission))
+
+    def _grant_stands(self, package: str, permission: str) -> str:
+        """What a revoke the store failed left: the grant, when it stands."""
+        if self.state.granted(package, permission):
+            return (f"the grant of {permission} to {package} stands: its cards' calls "
+                    "are still allowed")
+        return f"{permission} of {package} was not revoked"
 
     def request(self, card: str, permission: str, *, answer: bool,
                 review_hash: str | None = None, by: object = OPERATOR

@@ -29,7 +29,7 @@ from textual.timer import Timer
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from engine import ConsentError, Engine, Event
+from engine import ConsentError, Engine, Event, StoreFailed
 from engine.effects.operator import OperatorCheck, operator_check
 from engine.store.logindex import is_store_url
 
@@ -384,6 +384,12 @@ class ArrowgateApp(App[int]):
             return None
         try:
             result = await action()
+        except StoreFailed as exc:
+            # No refusal: the store could not take it (another program holding the
+            # database's lock, a lost server), and the message says what stands.
+            self.notify(exc.message, title=f"{what}: not done", severity="error",
+                        timeout=15)
+            return None
         except ConsentError as exc:
             self.notify(exc.message, title=f"{what}: refused", severity="error", timeout=10)
             return None

@@ -232,6 +232,14 @@ class StoreFailed(ConsentError):
 
     code = "STORE_FAILED"
 
+    def standing(self, what: str) -> StoreFailed:
+        """This failure of a person's action, saying plainly what stands as it was
+        (``what``: "the grant of agents.prompt to acme.p stands"), its reason kept."""
+        text = self.message.removeprefix(with_code(self.code, ""))
+        return StoreFailed(f"{text.rstrip('. ')}. Not done: {what}", reason=self.reason,
+                           permission=self.permission, card=self.card,
+                           package=self.package, details=self.details)
+
 
 class EngineClosed(StoreFailed):
     """The engine was closed: an operation, wait or read after (or across) `Engine.close`.
