@@ -78,30 +78,29 @@ class LockLine:
     that revoke, and let through.
     """
 
-    __slots__ = ("_waiting",)
+    __slots__ = ("waiting",)
 
     def __init__(self) -> None:
-        self._waiting: deque[asyncio.Future[None]] = deque()
-
-    def __bool__(self) -> bool:
-        return bool(self._waiting)
+        #: Each waiting operation's turn, the first's done (a plain deque: a store looks
+        #: at it as every batch opens).
+        self.waiting: deque[asyncio.Future[None]] = deque()
 
     def join(self) -> asyncio.Future[None]:
         """A place at the end of the line: done once it is the first."""
         turn = asyncio.get_running_loop().create_future()
-        if not self._waiting:
+        if not self.waiting:
             turn.set_result(None)
-        self._waiting.append(turn)
+        self.waiting.append(turn)
         return turn
 
     def leave(self, turn: asyncio.Future[None]) -> None:
         """``turn``'s operation took the lock or gave up: the next one's turn."""
         try:
-            self._waiting.remove(turn)
+            self.waiting.remove(turn)
         except ValueError:
             return
-        if self._waiting and not self._waiting[0].done():
-            self._waiting[0].set_result(None)
+        if self.waiting and not self.waiting[0].done():
+            self.waiting[0].set_result(None)
 
 
 class Batch:
@@ -952,7 +951,7 @@ class Transactions:
             # An operation that paused for the write lock (`Busy`) while the store
             # closed: it ends here, never on the closed connection.
             raise EngineClosed()
-        if self.line and not (locked or settled):
+        if self.line.waiting and not (locked or settled):
             raise Busy(0.0)  # after the operations waiting for the lock, in turn
         self.log.forget_tail()
         siblings = self.siblings

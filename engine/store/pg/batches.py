@@ -289,7 +289,7 @@ class Batches:
             # An operation that paused for the write lock (`Busy`) while the store
             # closed: it ends here, rather than connecting the closed store again.
             raise EngineClosed()
-        if self.line and not (locked or settled):
+        if self.line.waiting and not (locked or settled):
             raise Busy(0.0)  # after the operations waiting for the lock, in turn
         self._refuse_while_asking()
         self.log.start_batch()
