@@ -204,3 +204,36 @@ async def test_an_engine_closed_while_a_call_waits_for_the_lock_ends_the_call(
     finally:
         engine.close()
 
+
+
+async def test_a_terminal_claims_renewal_waits_for_the_lock_off_the_loop(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine driving a terminal renews its claim every few seconds, a write of what
+    already happened (never made again): while another program holds the lock, each
+    renewal waits for it off the loop, and once the lock goes the claim is renewed and
+    the driver runs on. (A renewal waited on the loop for the whole bound, and the next
+    one, seconds later, as long again: the loop held most of the time.)"""
+    from engine.services import claims
+    from tests.durability.wiring import Recording, wire_terminal
+
+    monkeypatch.setattr(claims, "LEASE_S", 3.0)
+    monkeypatch.setattr(claims, "RENEW_EVERY_S", 0.05)
+    engine = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None),
+                         busy_timeout=WAIT_S)
+    try:
+        await wire_terminal(engine, tmp_path)
+        driver = Recording("t1")
+        await engine.attach_driver("t1", driver)
+        await asyncio.sleep(0.2)
+        # (taken from a thread: the renewals' batches commit on the loop meanwhile)
+        holding = held(tmp_path / "a.db")
+        await asyncio.to_thread(holding.__enter__)
+        try:
+            gap, _ = await _longest_gap(lambda: asyncio.sleep(1.5 * WAIT_S))
+        finally:
+            await asyncio.to_thread(holding.__exit__, None, None, None)
+        assert gap < LOOP_GAP_S, gap
+        await asyncio.sleep(0.3)
+        assert engine.world.drivers.get("t1") is driver
+    finally:
+        engine.close()
