@@ -965,7 +965,7 @@ class Transactions:
             except sqlite3.OperationalError as busy:
                 if self.lock is None or not is_busy(busy):
                     raise
-                self._busy(settled, busy)  # raises, or (settled) took the lock
+                self._busy(self.lock, settled, busy)  # raises, or (settled) took the lock
             if self.lock is not None and self.lock.since is not None:
                 self.lock.had()
             version = self._read_data_version()
@@ -1002,13 +1002,11 @@ class Transactions:
             pass  # no loop: `write` flushes at once
         return batch
 
-    def _busy(self, settled: bool, exc: sqlite3.Error) -> None:
+    def _busy(self, lock: LockWait, settled: bool, exc: sqlite3.Error) -> None:
         """A try did not take the write lock another program holds: `Busy` while the
         store's bound lasts, then `StoreFailed` (reason ``locked``, naming it). A settled
         write — which cannot be made again later — waits here instead, on the loop, for
         what is left of the bound, and returns holding the lock."""
-        lock = self.lock
-        assert lock is not None
         left = lock.left()
         if left <= 0:
             raise lock.locked(exc) from exc
