@@ -702,6 +702,7 @@ class Engine:
 
     @consistent
     async def _drop_own_claim(self, node_id: str) -> None:
+        await self._ctx.settle_off_loop()
         with self._ctx.write_settled():
             if not self.world.drives_node(node_id):
                 self.store.drop_own_claim(node_id, self.name)
@@ -754,7 +755,11 @@ class Engine:
         A claim on a terminal no driver here drives or starts for (its driver was
         stopped as its lease was about to run out, or its drop failed) goes
         instead: renewed, it would keep input through other engines refused
-        while nothing types it."""
+        while nothing types it.
+
+        Every few seconds, on the loop of a service answering others: the write lock
+        another program holds is waited for off the loop (`Context.settle_off_loop`)."""
+        await self._ctx.settle_off_loop()
         with self._ctx.write_settled():
             held = self.store.renew_terminals(self.name, claims.LEASE_S)
             undriven = {node for node in held if not self.world.drives_node(node)}

@@ -10,6 +10,7 @@ expiring holds and tool calls whose time has come).
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractContextManager
@@ -199,6 +200,26 @@ class Context:
             raise EngineClosed()
         self.store.open_settled()
         return self.store.write()
+
+    async def settle_off_loop(self) -> None:
+        """Open the batch a `write_settled` that follows at once joins, the write lock
+        another session or program holds waited for off the loop (in short tries,
+        pausing between them) rather than on it: for a settled write made where the
+        loop may turn (a claim's renewal).
+
+        Raises:
+            EngineClosed: the engine was closed.
+            StoreFailed: the store failed it; reason ``locked`` once the lock has been
+                held for the store's bound.
+        """
+        while True:
+            if self.closed:
+                raise EngineClosed()
+            try:
+                self.store.open_settled(wait=False)
+                return
+            except Busy as busy:
+                await asyncio.sleep(busy.pause)
 
     def sync(self) -> None:
         """Catch up with what other processes committed.

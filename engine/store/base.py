@@ -279,7 +279,7 @@ class Store(Transactional, Protocol):
         """
         ...
 
-    def open_settled(self) -> None:
+    def open_settled(self, *, wait: bool = True) -> None:
         """Open the batch the next `write` joins, unless one is open, for a write that
         records what already happened (an effect carried out).
 
@@ -287,6 +287,11 @@ class Store(Transactional, Protocol):
         and never makes the operation `engine.store.transactions.Stale`: that
         would make its decision again, and the effect behind it with it. The
         batch is not pinned; it commits as any other.
+
+        The write lock another session or program holds is waited for on the
+        loop, at most what is left of the store's bound; without ``wait``, one
+        short try, then `engine.store.transactions.Busy` (the caller waits off
+        the loop and tries again: `engine.services.context.Context.settle_off_loop`).
         """
         ...
 

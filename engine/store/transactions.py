@@ -929,7 +929,8 @@ class Transactions:
         # of calls wait for each commit, and each layer is kept alive meanwhile.
         return run_durably(self, fn, args, kwargs, locked=locked)
 
-    def open_batch(self, *, locked: bool = False, settled: bool = False) -> Batch:
+    def open_batch(self, *, locked: bool = False, settled: bool = False,
+                   settled_try: bool = False) -> Batch:
         """BEGIN IMMEDIATE, check for other processes' commits, schedule the group commit.
 
         A change another process committed makes the operation `Stale` (its
@@ -946,7 +947,11 @@ class Transactions:
             StoreFailed: the batch cannot begin; reason ``locked`` once another
                 program has held the write lock for the store's bound (naming it);
                 `EngineClosed` once the store closed.
+
+        ``settled_try``: as ``settled``, but one short try for the lock, then `Busy`
+        (the caller waits off the loop: `open_settled` without ``wait``).
         """
+        settled = settled or settled_try
         if self.closed:
             # An operation that paused for the write lock (`Busy`) while the store
             # closed: it ends here, never on the closed connection.
@@ -965,7 +970,8 @@ class Transactions:
             except sqlite3.OperationalError as busy:
                 if self.lock is None or not is_busy(busy):
                     raise
-                self._busy(self.lock, settled, busy)  # raises, or (settled) took the lock
+                # Raises, or (settled, waiting here) took the lock.
+                self._busy(self.lock, settled and not settled_try, busy)
             if self.lock is not None and self.lock.since is not None:
                 self.lock.had()
             version = self._read_data_version()
@@ -1024,11 +1030,12 @@ class Transactions:
         finally:
             cur.execute(f"PRAGMA busy_timeout = {int(min(TRY_LOCK_S, lock.bound) * 1000)}")
 
-    def open_settled(self) -> None:
+    def open_settled(self, *, wait: bool = True) -> None:
         """Open the batch the next write joins, unless one is open, for a write that
-        records what already happened: caught up with other processes, never `Stale`."""
+        records what already happened: caught up with other processes, never `Stale`;
+        without ``wait``, `Busy` when one try did not take the write lock."""
         if self.batch is None:
-            self.open_batch(settled=True)
+            self.open_batch(settled=wait, settled_try=not wait)
 
     def execute(self, sql: str) -> None:
         """Run one statement of the batch (a savepoint's)."""

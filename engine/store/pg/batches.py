@@ -268,7 +268,8 @@ class Batches:
         # run_durably's coroutine itself, not one more awaiting it (as on SQLite).
         return run_durably(self, fn, args, kwargs, locked=locked)
 
-    def open_batch(self, *, locked: bool = False, settled: bool = False) -> Batch:
+    def open_batch(self, *, locked: bool = False, settled: bool = False,
+                   settled_try: bool = False) -> Batch:
         """Begin, take the write lock, catch up; schedule the group commit.
 
         Raises:
@@ -284,7 +285,11 @@ class Batches:
             StoreFailed: the store cannot be reached or refused the batch; reason
                 ``locked`` once another session has held the write lock for
                 `WRITE_LOCK_S` (naming it); `EngineClosed` once the store closed.
+
+        ``settled_try``: as ``settled``, but one short try for the lock, then `Busy`
+        (the caller waits off the loop: `open_settled` without ``wait``).
         """
+        settled = settled or settled_try
         if self.closed:
             # An operation that paused for the write lock (`Busy`) while the store
             # closed: it ends here, rather than connecting the closed store again.
@@ -302,7 +307,7 @@ class Batches:
         left = WRITE_LOCK_S if since is None else WRITE_LOCK_S - (time.monotonic() - since)
         # A decision tries briefly and waits off the loop (`Busy`); a settled write,
         # which cannot be made again, waits here — no longer than the bound has left.
-        wait = min(TRY_LOCK_S, left) if not settled else left
+        wait = left if settled and not settled_try else min(TRY_LOCK_S, left)
         self._xid = None
         try:
             conn = self.link.conn
@@ -329,7 +334,7 @@ class Batches:
             self.link.abandon()
             if is_lock_wait(exc) and self._xid is None:
                 # The first round trip's only wait is the write lock's.
-                raise self._lock_busy(since, settled, exc) from exc
+                raise self._lock_busy(since, settled and not settled_try, exc) from exc
             self.seen = -1
             raise self.failure_of(exc) from exc
         batch = Batch(None, pinned=locked)
@@ -360,11 +365,12 @@ class Batches:
         pause, self._pause = self._pause, min(self._pause * 2, _PAUSES[1])
         return Busy(pause)
 
-    def open_settled(self) -> None:
+    def open_settled(self, *, wait: bool = True) -> None:
         """Open the batch the next write joins, unless one is open, for a write that
-        records what already happened: caught up with other engines, never `Stale`."""
+        records what already happened: caught up with other engines, never `Stale`;
+        without ``wait``, `Busy` when one try did not take the write lock."""
         if self.batch is None:
-            self.open_batch(settled=True)
+            self.open_batch(settled=wait, settled_try=not wait)
 
     def execute(self, sql: str) -> None:
         """Run one statement of the batch (a savepoint's)."""
