@@ -237,3 +237,31 @@ async def test_a_terminal_claims_renewal_waits_for_the_lock_off_the_loop(
         assert engine.world.drivers.get("t1") is driver
     finally:
         engine.close()
+
+
+def _files(db: Path) -> dict[str, tuple[int, int]]:
+    """The database's files beside it, each by size and modification time."""
+    return {p.name: (p.stat().st_size, p.stat().st_mtime_ns)
+            for p in db.parent.iterdir() if p.name.startswith(db.name)}
+
+
+async def test_readers_go_on_while_another_program_holds_the_lock_and_write_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``log show``, ``log verify`` and ``reach`` read the store while another program
+    holds its write lock (WAL lets readers in), each at once, and write nothing on the
+    way — no hold expired, no migration, no anchor record. (Held on main already: a guard
+    of the readers' own connections, which never wait for the write lock.)"""
+    from engine.app.cli import main
+
+    engine = await _engine(tmp_path)
+    db = tmp_path / "a.db"
+    await _held_world(engine)
+    engine.close()
+    with held(db):
+        before = _files(db)
+        for argv in (["log", "show"], ["log", "verify"], ["reach", "c1"]):
+            code = await asyncio.to_thread(main, [*argv, "--db", str(db)])
+            out = capsys.readouterr().out
+            assert code == 0, (argv, out)
+        assert "deploy" in out or "y1" in out, out
+        assert _files(db) == before
