@@ -229,6 +229,8 @@ async def test_a_terminal_claims_renewal_waits_for_the_lock_off_the_loop(
         holding = held(tmp_path / "a.db")
         await asyncio.to_thread(holding.__enter__)
         try:
+            # held past the bound: a renewal waiting on the loop would hold it the whole
+            # bound (the test's ~2.5 s), one waiting off it not at all
             gap, _ = await _longest_gap(lambda: asyncio.sleep(1.5 * WAIT_S))
         finally:
             await asyncio.to_thread(holding.__exit__, None, None, None)
