@@ -267,3 +267,32 @@ async def test_readers_go_on_while_another_program_holds_the_lock_and_write_noth
             assert code == 0, (argv, out)
         assert "deploy" in out or "y1" in out, out
         assert _files(db) == before
+
+
+def test_a_token_change_on_a_locked_store_fails_closed_naming_the_lock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The service's token table (on connections of its own, written from a worker
+    thread): a token revoked or minted while another program holds the write lock fails
+    closed after the store's bound, `StoreFailed` reason ``locked`` naming the program —
+    never SQLite's bare "database is locked" after half a minute (which the service
+    answered as an internal error) — and goes through once the lock goes."""
+    import engine.store.tokens as tokens_module
+    from engine.store.sqlite import SQLiteStore
+
+    monkeypatch.setattr(tokens_module, "BUSY_TIMEOUT_S", WAIT_S, raising=False)
+    store = SQLiteStore.open(tmp_path / "a.db")
+    tokens = store.tokens()
+    try:
+        tokens.insert("t1", "d" * 64, "card:c1", 1.0)
+        with held(tmp_path / "a.db") as holder:
+            for change in (lambda: tokens.revoke("t1", 2.0),
+                           lambda: tokens.insert("t2", "e" * 64, "card:c1", 2.0)):
+                with pytest.raises(StoreFailed) as caught:
+                    change()
+                assert caught.value.reason == "locked", str(caught.value)
+                assert f"process {holder.pid}" in str(caught.value), str(caught.value)
+        assert tokens.find("d" * 64) is not None and tokens.find("e" * 64) is None
+        assert tokens.revoke("t1", 3.0)
+    finally:
+        tokens.close()
+        store.close()
