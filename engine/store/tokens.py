@@ -3,16 +3,26 @@
 `engine.service.auth.TokenStore` writes from a worker thread: the engine's
 group commit holds the write lock until its loop turns, so a write made on
 the loop's own thread through the engine's connection could wait for itself.
-Each change here commits on its own before returning (``synchronous=FULL``).
+Each change here commits on its own before returning (``synchronous=FULL``). The
+write lock another program holds is waited for as the engine's is, at most the busy
+timeout (off the loop: in the worker thread), then the change fails closed as
+`StoreFailed`, reason ``locked``, naming the program (`engine.store.writelock`).
 """
 
 from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
+
+from engine.store.database import BUSY_TIMEOUT_S
+from engine.store.writelock import LockWait, is_busy
 
 __all__ = ["SQLiteTokens"]
+
+_T = TypeVar("_T")
 
 
 class SQLiteTokens:
@@ -25,8 +35,8 @@ class SQLiteTokens:
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
         self._read = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-        self._write = sqlite3.connect(self.path, timeout=30, isolation_level=None,
-                                      check_same_thread=False)
+        self._write = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S,
+                                      isolation_level=None, check_same_thread=False)
         self._write.execute("pragma synchronous=FULL")
         self._lock = threading.Lock()
 
@@ -48,9 +58,25 @@ class SQLiteTokens:
         return [str(r[0]) for r in self._read.execute(
             "select id from service_tokens where principal = ?", [principal])]
 
+    def _written(self, change: Callable[[], _T]) -> _T:
+        """``change()`` on the write connection; the write lock another program held
+        past the busy timeout as `StoreFailed` (reason ``locked``), naming it.
+
+        Raises:
+            StoreFailed: nothing was written: the lock was not had in time.
+        """
+        with self._lock:
+            try:
+                return change()
+            except sqlite3.OperationalError as exc:
+                if not is_busy(exc):
+                    raise
+                raise LockWait(self.path, BUSY_TIMEOUT_S).locked(exc) from exc
+
     def insert(self, token_id: str, digest: str, principal: str, t: float) -> None:
         """Add a token, committed before returning."""
-        with self._lock:
+
+        def insert() -> None:
             self._write.execute("begin immediate")
             try:
                 self._write.execute(
@@ -61,13 +87,13 @@ class SQLiteTokens:
                 raise
             self._write.execute("commit")
 
+        self._written(insert)
+
     def revoke(self, token_id: str, t: float) -> bool:
         """Revoke a live token (one statement, committed on its own); False when none."""
-        with self._lock:
-            cur = self._write.execute(
-                "update service_tokens set revoked = ? where id = ? and revoked is null",
-                [t, token_id])
-            return cur.rowcount > 0
+        return self._written(lambda: self._write.execute(
+            "update service_tokens set revoked = ? where id = ? and revoked is null",
+            [t, token_id]).rowcount > 0)
 
     def close(self) -> None:
         """Close both connections."""
