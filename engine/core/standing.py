@@ -1,4 +1,4 @@
-"""Timeouts counted on the clock while the engine's time stands still (SPEC §6).
+"""Timeouts and rates counted on the clock while the engine's time stands still (SPEC §6).
 
 When the clock is behind the engine's time (stepped back, or a time far ahead
 written to a shared store by another engine or by hand), the engine's time stands
@@ -9,6 +9,12 @@ is never consent. So each such wait also ends after its timeout *on the clock* a
 the latest, counted from when this engine began it or first saw it while time stood
 (a restart, another engine's), or from the clock's last step back meanwhile.
 Nothing is counted while the clock leads: deadlines move with it then.
+
+What goes at a rate on the engine's time would stop likewise: a workspace's prompt
+budget frees no unit while that time stands, so queued prompts would wait for the
+clock to catch up (hours after a clock stepped back). `RunSince` counts how long
+the clock has run forward since the budget's bucket stood as it is, and the bucket
+leaks for that long at the least.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from collections.abc import Iterable
 
 from engine.core.limits import SteadyClock
 
-__all__ = ["ClockRun"]
+__all__ = ["ClockRun", "RunSince"]
 
 
 class ClockRun:
@@ -25,14 +31,14 @@ class ClockRun:
 
     def __init__(self) -> None:
         #: Each wait's clock reading when it was begun or first seen while time stood.
-        self._marks: dict[str, float] = {}
+        self.marks: dict[str, float] = {}
 
     def begun(self, key: str, clock: SteadyClock) -> None:
         """The wait ``key`` begins now: while time stands, counted from this reading."""
         if clock.behind() > 0.0:
             reading = clock.reading()
             if reading is not None:
-                self._marks[key] = reading
+                self.marks[key] = reading
 
     def late(self, waits: Iterable[tuple[str, float]], clock: SteadyClock) -> list[str]:
         """The keys of ``waits`` — every open wait, as (key, timeout in seconds) — whose
@@ -40,7 +46,7 @@ class ClockRun:
 
         Forgets waits no longer given, and starts counting those not seen before.
         """
-        marks = self._marks
+        marks = self.marks
         reading = clock.reading()  # read once a look: `behind` would read it again
         if reading is None or reading >= clock.high:  # the clock leads
             marks.clear()
@@ -62,8 +68,69 @@ class ClockRun:
     def left(self, key: str, timeout: float, clock: SteadyClock) -> float | None:
         """Seconds of the clock left of ``timeout`` for the wait ``key`` while time
         stands still; None when nothing is counted for it (the clock leads)."""
-        mark = self._marks.get(key)
+        mark = self.marks.get(key)
         reading = clock.reading()
         if mark is None or reading is None or clock.behind() <= 0.0:
             return None
         return timeout - (reading - mark)
+
+
+class RunSince:
+    """How long the clock has run forward since a stored value was left as it stands, per
+    key, while the engine's time stands still ahead of the clock (SPEC §6).
+
+    For what the store keeps on the engine's time and must go on changing at its rate
+    meanwhile: a workspace's prompt budget leaks for this long at the least
+    (`engine.core.budget.leak`), so queued prompts go at the budget's rate instead of
+    waiting for the clock to catch up. Only forward runs count: a step back counts
+    nothing, and the run goes on from the reading after it, so it is how long the clock
+    ran as far as this engine looked (every look of a workspace's wait for budget). A
+    value changed by anyone else (another engine's delivery) starts the count afresh,
+    so no second another engine's time counts is counted here too.
+    """
+
+    __slots__ = ("marks",)
+
+    def __init__(self) -> None:
+        #: Each key counted: its value as last left or seen, the clock's reading at the
+        #: last look and the seconds it has run forward since the value stood so.
+        self.marks: dict[str, tuple[object, float, float]] = {}
+
+    def ran(self, key: str, value: object, clock: SteadyClock) -> float:
+        """Seconds the clock has run forward since ``key`` stood at ``value`` (0.0 for a
+        value not seen so before, which is counted from now; and while the clock
+        leads, when nothing is counted: the engine's time moves with it then)."""
+        reading = clock.reading()
+        if reading is None or reading >= clock.high:  # the clock leads (or is no time)
+            self.marks.clear()
+            return 0.0
+        mark = self.marks.get(key)
+        if mark is None or mark[0] != value:
+            self.marks[key] = (value, reading, 0.0)
+            return 0.0
+        return self._look(key, mark, reading)
+
+    def look(self, key: str, clock: SteadyClock) -> float | None:
+        """The run counted for ``key`` so far, brought to the clock's reading now (None:
+        nothing counted for it)."""
+        mark = self.marks.get(key)
+        if mark is None:
+            return None
+        reading = clock.reading()
+        return mark[2] if reading is None else self._look(key, mark, reading)
+
+    def left(self, key: str, value: object, clock: SteadyClock) -> None:
+        """``key`` was left at ``value`` now: counted from this reading, if counted at all."""
+        if key in self.marks:
+            reading = clock.reading()
+            if reading is None:
+                del self.marks[key]
+            else:
+                self.marks[key] = (value, reading, 0.0)
+
+    def _look(self, key: str, mark: tuple[object, float, float], reading: float) -> float:
+        value, last, run = mark
+        if reading > last:
+            run += reading - last
+        self.marks[key] = (value, reading, run)
+        return run

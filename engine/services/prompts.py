@@ -9,7 +9,7 @@ from contextvars import Context as _TaskContext
 from typing import TypeGuard
 
 from canvas import Node
-from engine.core.budget import due, take
+from engine.core.budget import due, short_by, take
 from engine.core.checks import Passed, decide, denial
 from engine.core.decision import Decision
 from engine.core.errors import (
@@ -30,7 +30,7 @@ from engine.core.holds import (
 )
 from engine.core.principal import OPERATOR
 from engine.core.prompts import IN_PLAY, QUEUE_LIMIT, Prompt
-from engine.core.standing import ClockRun
+from engine.core.standing import ClockRun, RunSince
 from engine.core.text import bounded, is_unicode
 from engine.effects.world import World
 from engine.services.apply import Applier
@@ -78,6 +78,14 @@ class Prompts:
         #: budget that said so (`_caught_up`). Another engine may take the unit
         #: first: the wait then finds none under the write lock, and waits again.
         self._due: dict[str, float] = {}
+        #: While the engine's time stands still, how long the clock must have run since
+        #: a short workspace's bucket stood as it is before its next unit is due
+        #: (`_budget_run`); absent while the clock leads.
+        self._due_run: dict[str, float] = {}
+        #: While the engine's time stands still ahead of the clock (SPEC §6), how long
+        #: the clock has run since each workspace's bucket stood as it is: it leaks for
+        #: that long at the least, so prompts go on at the budget's rate on the clock.
+        self._budget_run = RunSince()
         self._budgets: dict[str, tuple[int, float]] = {}
         # Strong references: the loop keeps only weak ones to a task, and a wait
         # still delivers after its workspace's mark is gone.
@@ -169,6 +177,7 @@ class Prompts:
     def _stop_waiting(self, workspace: str) -> bool:
         """Cancel the workspace's wait for budget; whether there was one."""
         self._due.pop(workspace, None)
+        self._due_run.pop(workspace, None)
         self._budgets.pop(workspace, None)
         wait = self._waiting_budget.pop(workspace, None)
         if wait is None or wait.done():
@@ -260,7 +269,7 @@ class Prompts:
         if workspace in self._waiting_budget:
             # Short: each unit that frees is the longest-waiting prompt's. Due
             # already (the wait has not woken yet): it goes now.
-            if self.ctx.now() >= self._due.get(workspace, 0.0):
+            if self._budget_due(workspace):
                 self._pump_workspace(workspace, self.ctx.state.open_prompts.agents())
             return
         while (prompt := self.ctx.state.open_prompts.first(agent_id, "queued")) is not None:
@@ -319,9 +328,17 @@ class Prompts:
         bucket = self.ctx.store.budget_bucket(workspace)
         now = self.ctx.now()
         if not take(bucket, budget, now):
-            self._wait_for_budget(workspace, budget, due(bucket, budget, now))
-            return False
+            # While the engine's time stands still, the bucket leaks on the clock.
+            clock = self.ctx.clock
+            ran = self._budget_run.ran(workspace, (bucket.level, bucket.at), clock)
+            if not (ran > 0 and take(bucket, budget, now, ran)):
+                counted = workspace in self._budget_run.marks
+                self._wait_for_budget(workspace, budget, due(bucket, budget, now),
+                                      ran + short_by(bucket, budget) if counted else None)
+                return False
         self.ctx.store.save_budget_bucket(workspace, bucket)
+        if self._budget_run.marks:  # (an attribute read: the usual delivery pays no more)
+            self._budget_run.left(workspace, (bucket.level, bucket.at), self.ctx.clock)
         self.applier.do(self.world.deliver(prompt, agent).effects)
         prompt.state = "delivered"
         self.record.save_prompt(prompt)
@@ -329,20 +346,38 @@ class Prompts:
                       prompt=prompt.id, state="delivered")
         return True
 
-    def _wait_for_budget(self, workspace: str, budget: tuple[int, float], at: float) -> None:
+    def _budget_due(self, workspace: str) -> bool:
+        """Whether a short workspace's next unit is due: at its time on the engine's
+        clock, or, while that time stands still, once the clock has run long enough."""
+        if self.ctx.now() >= self._due.get(workspace, 0.0):
+            return True
+        ran_due = self._due_run.get(workspace)
+        if ran_due is None:
+            # Timed on the engine's time alone: once that stands still, a try now
+            # starts counting on the clock (`_deliver`), and times the wait by it.
+            return self.ctx.clock.behind() > 0
+        ran = self._budget_run.look(workspace, self.ctx.clock)
+        return ran is not None and ran >= ran_due
+
+    def _wait_for_budget(self, workspace: str, budget: tuple[int, float], at: float,
+                         ran_due: float | None = None) -> None:
         """Deliver the workspace's queued prompts once its next unit is due at ``at``
-        (engine time), trying again under the write lock then: another engine may
-        have taken the unit meanwhile, and then this waits for the next one."""
+        (engine time) — or, while that time stands still, once the clock has run
+        ``ran_due`` seconds since the bucket stood as it is (`RunSince`) — trying
+        again under the write lock then: another engine may have taken the unit
+        meanwhile, and then this waits for the next one."""
         self._due[workspace], self._budgets[workspace] = at, budget
+        if ran_due is None:
+            self._due_run.pop(workspace, None)
+        else:
+            self._due_run[workspace] = ran_due
         if workspace in self._waiting_budget:
             return
 
         async def wait() -> None:
             try:
-                while not self.ctx.closed:
+                while not self.ctx.closed and not self._budget_due(workspace):
                     left = self._due.get(workspace, 0.0) - self.ctx.now()
-                    if left <= 0:
-                        break
                     await asyncio.sleep(min(left, _NAP))
             finally:
                 # Only this wait's own marks: a budget change cancels it and may
@@ -350,6 +385,7 @@ class Prompts:
                 if self._waiting_budget.get(workspace) is asyncio.current_task():
                     del self._waiting_budget[workspace]
                     self._due.pop(workspace, None)
+                    self._due_run.pop(workspace, None)
                     self._budgets.pop(workspace, None)
             if self.ctx.closed:
                 return

@@ -48,3 +48,24 @@ def test_an_unreadable_row_reads_full() -> None:
     assert due(bucket, (3, 60.0), 500.0) == 520.0
     assert bucket_of(math.nan, 1.0).level == math.inf
     assert bucket_of(2.0, 7.0) == Bucket(2.0, 7.0)
+
+
+def test_the_clock_s_run_leaks_for_the_longer_of_the_two_never_their_sum() -> None:
+    """While the engine's time stands, the clock's run since the bucket stood so leaks it;
+    with the engine's time moving too, the longer of the two counts, not both."""
+    bucket = Bucket(3.0, 100.0)
+    assert not take(bucket, (3, 60.0), 100.0, ran=19.9)
+    assert take(bucket, (3, 60.0), 100.0, ran=20.0)
+    both = Bucket(3.0, 100.0)
+    assert not take(both, (3, 60.0), 110.0, ran=10.0)  # 10 s each: 10 s, not 20
+    assert take(both, (3, 60.0), 110.0, ran=20.0)
+    assert both.at == 110.0
+
+
+def test_no_jump_of_either_clock_frees_more_than_the_burst() -> None:
+    """A year of the clock's run, or of the engine's time, frees the budget's three (the
+    run is counted once: from the bucket a delivery left, it starts again)."""
+    for now, ran in ((100.0, 365 * 86400.0), (100.0 + 365 * 86400.0, 0.0)):
+        bucket = Bucket(3.0, 100.0)
+        assert take(bucket, (3, 60.0), now, ran)
+        assert [take(bucket, (3, 60.0), now) for _ in range(3)] == [True, True, False]
