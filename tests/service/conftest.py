@@ -219,16 +219,19 @@ class TwoApps:
 
 async def two_apps(folder: Path, manifests: list[dict[str, Any]],
                    nodes: list[dict[str, Any]], arrows: tuple[dict[str, Any], ...] = (),
-                   *, max_body: int = 1 << 16) -> TwoApps:
+                   *, max_body: int = 1 << 16,
+                   clock: Callable[[], float] | None = None) -> TwoApps:
     """`TwoApps` on a database in ``folder``: workspace w1 there, each manifest offered
-    and installed, ``nodes`` added to w1 and ``arrows`` drawn."""
+    and installed, ``nodes`` added to w1 and ``arrows`` drawn (the engine on ``clock``
+    when given)."""
     from engine import file_digests
     from engine.service.app import Service, asgi_app, create_app
     from engine.service.auth import TokenStore
     from engine.service.listen import operator_token
     from engine.service.problems import BodyLimit
 
-    engine = Engine.open(folder / "a.db", world=World(net=None, fs=None))
+    engine = Engine.open(folder / "a.db", world=World(net=None, fs=None),
+                         **({} if clock is None else {"clock": clock}))
     tokens = TokenStore(folder / "a.db")
     await engine.create_workspace("w1", str(folder))
     for manifest in manifests:
