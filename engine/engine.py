@@ -405,7 +405,8 @@ class Engine:
         may come under its write lock) has not committed, and its tool-call
         resolutions must not be taken as durable (`Tools.committed`).
         """
-        events = told(moves, self._ctx.state)
+        # A hold's deadline as this engine's clock will see it (`Prompts.told_held`).
+        events = [self._prompts.told_held(e) for e in told(moves, self._ctx.state)]
         if events:
             outside_operations(self._deliver, events, False)
 
@@ -904,6 +905,22 @@ class Engine:
         down with it. (`Prompts.hold_left`)"""
         prompt = self._prompts.prompt(prompt_id)
         return None if prompt is None else self._prompts.hold_left(prompt)
+
+    def hold_ends(self, prompt_id: str) -> float | None:
+        """When a held prompt expires unanswered, as a reading of the clock; None when it
+        is not held (or unknown). Its deadline, but while the engine's time stands still
+        ahead of the clock (SPEC §6) the clock's reading plus `hold_left`: the deadline
+        to show a person, the time the hold really expires. (`Prompts.hold_ends`)"""
+        prompt = self._prompts.prompt(prompt_id)
+        return None if prompt is None else self._prompts.hold_ends(prompt)
+
+    def tool_left(self, call_id: str) -> float | None:
+        """Seconds of the clock before an open tool call times out; None when it is not
+        open (or unknown). While the engine's time stands still ahead of the clock, it
+        still times out after its timeout on the clock, and this counts down with it.
+        (`Tools.left`)"""
+        tc = self._tools.tool_call(call_id)
+        return None if tc is None else self._tools.left(tc)
 
     @_while_open
     def outcome(self, prompt_id: str) -> Decision:

@@ -158,7 +158,9 @@ class LocalBackend:
 
     async def holds(self) -> list[dict[str, Any]]:
         """Held prompts, oldest first."""
-        return [_hold(p) for p in self.engine.prompts(state="held")]
+        # Its deadline as the clock will reach it (`Engine.hold_ends`: while the
+        # engine's time stands still, not the stored one).
+        return [_hold(p, self.engine.hold_ends(p.id)) for p in self.engine.prompts(state="held")]
 
     async def approve_hold(self, prompt_id: str, digest: str) -> dict[str, Any]:
         """Approve a held prompt by the digest of the text shown."""
@@ -173,11 +175,11 @@ class LocalBackend:
         self.engine.close()
 
 
-def _hold(prompt: Prompt) -> dict[str, Any]:
-    """A held prompt as ``hold list`` answers it."""
+def _hold(prompt: Prompt, deadline: float | None) -> dict[str, Any]:
+    """A held prompt as ``hold list`` answers it, ending at ``deadline``."""
     return {"id": prompt.id, "card": prompt.card, "package": prompt.package,
             "arrow": prompt.arrow, "agent": prompt.agent, "text": prompt.text,
-            "text_sha256": prompt.text_sha256, "deadline": prompt.deadline}
+            "text_sha256": prompt.text_sha256, "deadline": deadline}
 
 
 class Reader(Protocol):
@@ -210,7 +212,7 @@ class ViewBackend:
         no longer be approved, and the next engine to open the store expires them."""
         held = self.view.state.open_prompts
         due = {p.id for p in held.due(self.view.clock())}
-        return [_hold(p) for p in held.in_state("held") if p.id not in due]
+        return [_hold(p, p.deadline) for p in held.in_state("held") if p.id not in due]
 
     async def aclose(self) -> None:
         """Close the database (nothing was written)."""

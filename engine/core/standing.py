@@ -31,14 +31,14 @@ class ClockRun:
 
     def __init__(self) -> None:
         #: Each wait's clock reading when it was begun or first seen while time stood.
-        self.marks: dict[str, float] = {}
+        self._marks: dict[str, float] = {}
 
     def begun(self, key: str, clock: SteadyClock) -> None:
         """The wait ``key`` begins now: while time stands, counted from this reading."""
         if clock.behind() > 0.0:
             reading = clock.reading()
             if reading is not None:
-                self.marks[key] = reading
+                self._marks[key] = reading
 
     def late(self, waits: Iterable[tuple[str, float]], clock: SteadyClock) -> list[str]:
         """The keys of ``waits`` — every open wait, as (key, timeout in seconds) — whose
@@ -46,7 +46,7 @@ class ClockRun:
 
         Forgets waits no longer given, and starts counting those not seen before.
         """
-        marks = self.marks
+        marks = self._marks
         reading = clock.reading()  # read once a look: `behind` would read it again
         if reading is None or reading >= clock.high:  # the clock leads
             marks.clear()
@@ -67,12 +67,36 @@ class ClockRun:
 
     def left(self, key: str, timeout: float, clock: SteadyClock) -> float | None:
         """Seconds of the clock left of ``timeout`` for the wait ``key`` while time
-        stands still; None when nothing is counted for it (the clock leads)."""
-        mark = self.marks.get(key)
+        stands still (the whole timeout for a wait not counted yet: it is, from the next
+        look); None while the clock leads, when nothing is counted."""
         reading = clock.reading()
-        if mark is None or reading is None or clock.behind() <= 0.0:
+        if reading is None or reading >= clock.high:
             return None
+        mark = self._marks.get(key)
+        if mark is None or reading < mark:  # counted from the next look (`late`)
+            return timeout
         return timeout - (reading - mark)
+
+    def remaining(self, key: str, timeout: float, deadline: float, clock: SteadyClock) -> float:
+        """Seconds of the clock before the wait ``key`` (its ``timeout``, its ``deadline``
+        on the engine's time) ends, never below 0: until the deadline while the clock
+        leads; while time stands still, until the clock reaches the deadline or has run
+        the timeout (`late`), whichever comes first."""
+        on_clock = self.left(key, timeout, clock)
+        reading = clock.reading()
+        if on_clock is None or reading is None:
+            return max(0.0, deadline - clock())
+        return max(0.0, min(deadline - reading, on_clock))
+
+    def ends_at(self, key: str, timeout: float, deadline: float, clock: SteadyClock) -> float:
+        """When the wait ``key`` ends, as a reading of the clock — what a deadline shown to
+        a person or a program says: the deadline itself while the clock leads (the
+        engine's time is the clock's then); while time stands still, the clock's reading
+        now plus `remaining`, not a time the engine's clock will not reach for so long."""
+        reading = clock.reading()
+        if reading is None or reading >= clock.high:
+            return deadline
+        return reading + self.remaining(key, timeout, deadline, clock)
 
 
 class RunSince:

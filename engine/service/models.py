@@ -445,6 +445,9 @@ class PromptOut(BaseModel):
     arrow: str | None
     state: str
     text_sha256: str
+    #: A held prompt's: when it expires unanswered by the clock of the engine's machine
+    #: (while the engine's time stands still ahead of that clock, SPEC §6, its reading
+    #: plus the seconds left, not the stored deadline on the engine's time).
     deadline: float | None
     code: str | None
     reason: str | None
@@ -461,6 +464,7 @@ class HoldOut(BaseModel):
     agent: str
     text: str
     text_sha256: str
+    #: When it expires unanswered by the clock of the engine's machine (as `PromptOut`'s).
     deadline: float | None
 
 

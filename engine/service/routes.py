@@ -76,6 +76,7 @@ from engine.store.logfilter import LOG_OUTCOMES
 if TYPE_CHECKING:
     from engine.core.prompts import Prompt
     from engine.core.review import Diff
+    from engine.engine import Engine
 
 __all__ = ["register"]
 
@@ -99,10 +100,17 @@ def _diff_body(name: str, pending_hash: str, diff: Diff) -> dict[str, Any]:
             "changed": list(diff.changed), "lines": diff.lines}
 
 
-def _prompt_json(p: Prompt) -> dict[str, Any]:
+def _prompt_json(engine: Engine, p: Prompt) -> dict[str, Any]:
     return {"id": p.id, "card": p.card, "package": p.package, "agent": p.agent,
             "arrow": p.arrow, "state": p.state, "text_sha256": p.text_sha256,
-            "deadline": p.deadline, "code": p.code, "reason": p.reason, "message": p.message}
+            "deadline": _deadline(engine, p), "code": p.code, "reason": p.reason,
+            "message": p.message}
+
+
+def _deadline(engine: Engine, p: Prompt) -> float | None:
+    """A prompt's deadline as shown: a held one's when it really expires by the clock
+    (`Engine.hold_ends`: the engine's time may stand still ahead of it, SPEC §6)."""
+    return engine.hold_ends(p.id) if p.state == "held" else p.deadline
 
 
 def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
@@ -442,7 +450,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     async def get_prompt(prompt_id: str, who: Caller = Who) -> Response:
         """A prompt and its state (the operator, the card that made it, or the agent whose
         tool call it was made in)."""
-        return json_response(_prompt_json(_visible_prompt(prompt_id, who)))
+        return json_response(_prompt_json(engine, _visible_prompt(prompt_id, who)))
 
     @r.get("/v1/prompts/{prompt_id}/wait", response_model=DecisionOut)
     async def wait_prompt(prompt_id: str, who: Caller = Who,
@@ -466,7 +474,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         return json_response([
             {"id": p.id, "card": p.card, "package": p.package, "arrow": p.arrow,
              "agent": p.agent, "text": p.text, "text_sha256": p.text_sha256,
-             "deadline": p.deadline}
+             "deadline": _deadline(engine, p)}
             for p in engine.prompts(state="held") if mine is None or p.card == mine])
 
     @r.post("/v1/holds/{prompt_id}/approve", response_model=DecisionOut)

@@ -211,8 +211,9 @@ def _json(engine: Engine, tc: ToolCall) -> dict[str, Any]:
     if tc.is_open:
         out["held"] = [{"prompt": p.id, "state": p.state, "agent": p.agent}
                        for p in engine.tool_call_holds(tc)]
-        # Seconds left, not the deadline: the engine's clock is not the caller's.
-        out["expires_in"] = round(max(0.0, tc.deadline - engine.now()), 3)
+        # Seconds left, not the deadline: the engine's clock is not the caller's. On
+        # the clock, as it times out: the engine's time may stand still (SPEC §6).
+        out["expires_in"] = round(engine.tool_left(tc.id) or 0.0, 3)
     else:
         out["held"], out["expires_in"] = [], None
     return out

@@ -493,7 +493,7 @@ class Calls:
             self.record.count(prompt.card, rate_key, now)
             if plan.held is not None:
                 self.prompts.held_now(prompt)
-                self.ctx.store.emit(plan.held)
+                self.ctx.store.emit(self.prompts.told_held(plan.held, prompt))
                 self.applier.prompt_in_memory(prompt)
                 self.ctx.store.save_prompt(prompt)
                 self.record.log_row(decision, outcome="held", payload=prompt.text,

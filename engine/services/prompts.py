@@ -150,16 +150,40 @@ class Prompts:
         """Seconds of the clock before a held prompt expires unanswered (None: not held).
 
         Its deadline less the engine's time; while that time stands still ahead of
-        the clock, no more than its timeout less what the clock has run since it
-        was held (`_late`), so a countdown shown to a person moves as it expires.
+        the clock, until the clock reaches the deadline or has run the timeout since
+        the prompt was held (`_late`), whichever comes first, so a countdown shown to
+        a person moves as it expires, and reaches 0 when it does.
         """
         if prompt.state != "held" or prompt.deadline is None:
             return None
-        left = prompt.deadline - self.ctx.now()
-        on_clock = self._on_clock.left(prompt.id, self._timeout(prompt), self.ctx.clock)
-        if on_clock is not None:
-            left = min(left, on_clock)
-        return max(0.0, left)
+        return self._on_clock.remaining(prompt.id, self._timeout(prompt), prompt.deadline,
+                                        self.ctx.clock)
+
+    def hold_ends(self, prompt: Prompt) -> float | None:
+        """When a held prompt expires unanswered, as a reading of the clock (None: not
+        held): its deadline, or while the engine's time stands still ahead of the
+        clock, the clock's reading now plus `hold_left` — what a deadline shown to a
+        person says, so it is when the hold really expires by the clock they have."""
+        if prompt.state != "held" or prompt.deadline is None:
+            return None
+        return self._on_clock.ends_at(prompt.id, self._timeout(prompt), prompt.deadline,
+                                      self.ctx.clock)
+
+    def told_held(self, told: Event, prompt: Prompt | None = None) -> Event:
+        """``told`` with a ``prompt.held`` event's deadline as `hold_ends` has it (the
+        plan's and another engine's say the stored one, on the engine's time): its
+        readers compare it with the clock they have. Any other event as it is.
+
+        ``prompt``: the held prompt, when it is not in memory yet (its own decision).
+        """
+        if told.type != "prompt.held":
+            return told
+        if prompt is None:
+            prompt = self.ctx.state.prompts.get(told.data.get("prompt"))  # type: ignore[arg-type]
+        ends = None if prompt is None else self.hold_ends(prompt)
+        if ends is None or ends == told.data.get("deadline"):
+            return told
+        return Event(told.type, told.card, {**told.data, "deadline": ends})
 
     def forget_budget(self, workspace: str) -> None:
         """The workspace's budget setting changed: it takes effect at once (inside the
@@ -229,7 +253,7 @@ class Prompts:
         prompt.state, prompt.deadline = "held", hold_deadline(now, settings)
         self.held_now(prompt)
         self.ctx.emit("prompt.held", prompt.card, prompt=prompt.id, agent=prompt.agent,
-                   arrow=prompt.arrow, text=prompt.text, deadline=prompt.deadline)
+                   arrow=prompt.arrow, text=prompt.text, deadline=self.hold_ends(prompt))
 
     def _hold_queued(self, prompt: Prompt) -> None:
         """Hold a queued prompt for a person: its agent went into dangerous mode after it

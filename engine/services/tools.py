@@ -260,6 +260,15 @@ class Tools:
         return tc
 
     # ----------------------------------------------------------- reading
+    def left(self, tc: ToolCall) -> float | None:
+        """Seconds of the clock before an open tool call times out (None: not open): its
+        deadline less the engine's time, or while that time stands still ahead of the
+        clock, until the clock reaches the deadline or has run its timeout since it
+        opened (`expire_due`), whichever comes first."""
+        if not tc.is_open:
+            return None
+        return self._on_clock.remaining(tc.id, tc.deadline - tc.t, tc.deadline, self.ctx.clock)
+
     def tool_call(self, call_id: str) -> ToolCall | None:
         """A tool call (open or resolved) by id, or None (an id that is not text names none)."""
         if not isinstance(call_id, str):
