@@ -148,3 +148,28 @@ async def test_one_rolling_window_across_engines_whose_clocks_disagree(
     finally:
         ahead.close()
         behind.close()
+
+
+async def test_a_counted_call_newer_than_the_log_s_newest_row_holds_every_engine_back(
+        target: Target, tmp_path: Path) -> None:
+    """The store's newest time is its counted calls' too, not only its log's newest row:
+    two decisions made at once through two engines may be stamped out of the log's order
+    (README), so the newest row may be older than a counted call. A counted call far
+    ahead (here written by hand) holds every engine's stamps at it, on both stores.
+
+    (Found in round 26: PostgreSQL read the log's newest row and the consent history's at
+    each look, not the counted calls SQLite reads: its engines went on stamping an hour
+    before the store's newest time.)"""
+    clock = VirtualClock(BEHIND)
+    engine = target.open(clock=clock)
+    try:
+        await _wired(engine, tmp_path / "ws")
+        ahead = BEHIND + 3600.0
+        target.execute("insert into rate_events (card, key, t) values "
+                       f"('c9', 'agents.prompt', {ahead!r})")
+        decision = await engine.call("c1", "agents.prompt", "a1", {"text": "after it"})
+        assert decision.allowed, decision
+        assert engine.log_rows(card="c1")[-1]["t"] >= ahead
+        assert engine.now() >= ahead
+    finally:
+        engine.close()
