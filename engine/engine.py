@@ -906,6 +906,7 @@ class Engine:
         prompt = self._prompts.prompt(prompt_id)
         return None if prompt is None else self._prompts.hold_left(prompt)
 
+    @_while_open
     def hold_ends(self, prompt_id: str) -> float | None:
         """When a held prompt expires unanswered, as a reading of the clock; None when it
         is not held (or unknown). Its deadline, but while the engine's time stands still
@@ -914,6 +915,7 @@ class Engine:
         prompt = self._prompts.prompt(prompt_id)
         return None if prompt is None else self._prompts.hold_ends(prompt)
 
+    @_while_open
     def tool_left(self, call_id: str) -> float | None:
         """Seconds of the clock before an open tool call times out; None when it is not
         open (or unknown). While the engine's time stands still ahead of the clock, it
