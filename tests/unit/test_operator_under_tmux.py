@@ -201,3 +201,113 @@ def test_a_client_pid_that_is_no_number_is_no_client(tmp_path: Path) -> None:
     ``"²".isdigit()`` is true and ``int("²")`` raises)."""
     verdict = check(tmp_path, _OddPids())
     assert not verdict.ok and "no client is attached" in verdict.reason, verdict
+
+
+class _Grouped(FakeTmux):
+    """A server whose pane /dev/pts/3 is in a window linked into two sessions of one group
+    (``tmux new -t main``): listed once for each, as tmux lists them (by session name).
+
+    ``rows`` are (session, window current in it); ``clients`` (pid, session)."""
+
+    def __init__(self, rows: Sequence[tuple[str, str]],
+                 clients: Sequence[tuple[int, str]]) -> None:
+        super().__init__()
+        self.rows, self.grouped_clients = rows, clients
+
+    def __call__(self, server: int, program: str, args: Sequence[str], *,
+                 any_status: bool = False) -> str | None:
+        if "list-panes" in args:
+            return "/dev/pts/9\t$9\t1\t1\n" + "".join(
+                f"/dev/pts/3\t{session}\t{current}\t1\n" for session, current in self.rows)
+        if "list-clients" in args:
+            return "".join(f"{pid}\t{session}\n" for pid, session in self.grouped_clients)
+        return super().__call__(server, program, args, any_status=any_status)
+
+
+def test_a_person_in_a_grouped_session_passes(tmp_path: Path) -> None:
+    """The person's client is attached to the second session of a group (``tmux new -t
+    main``), which shows the pane; the first session, listed first, shows another window
+    of the group. (Round 26, tui26: refused, as only the first listing was read.)"""
+    verdict = check(tmp_path, _Grouped([("$0", "0"), ("$2", "1")], [(700, "$2")]))
+    assert verdict.ok, verdict
+
+
+def test_a_grouped_session_no_client_looks_at_is_refused(tmp_path: Path) -> None:
+    """An agent's detached session grouped with the person's, showing the TUI's window
+    while the person's own session shows another: no client sees the pane."""
+    verdict = check(tmp_path, _Grouped([("$0", "0"), ("$2", "1")], [(700, "$0")]))
+    assert not verdict.ok and "no client is attached" in verdict.reason, verdict
+    hidden = check(tmp_path / "2", _Grouped([("$0", "0"), ("$2", "0")], [(700, "$0")]))
+    assert not hidden.ok and "not the one shown" in hidden.reason, hidden
+
+
+def test_every_client_of_every_session_holding_the_pane_is_judged(tmp_path: Path) -> None:
+    """A client attached to another session of the group can switch to the pane's window
+    at any moment and type into it: one attached from an agent is refused, even while the
+    session the person looks at is the one listed first. (Round 26, tui26: passed, as
+    only the first listed session's clients were judged.)"""
+    verdict = check(tmp_path, _Grouped([("$0", "1"), ("$2", "0")], [(700, "$0"), (820, "$2")]))
+    assert not verdict.ok and "pid 820" in verdict.reason, verdict
+
+
+def _tty_nr(path: str) -> int:
+    dev = os.stat(path).st_rdev
+    major, minor = os.major(dev), os.minor(dev)
+    return (minor & 0xFF) | (major << 8) | ((minor & ~0xFF) << 12)
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None or not Path("/proc/self/stat").exists(),
+                    reason="needs tmux and /proc")
+def test_a_real_grouped_session_shows_the_pane_to_its_client(tmp_path: Path) -> None:
+    """The real thing: a window of session ``main`` shown by the grouped session ``work``
+    (``tmux new -t main``), to which a client is attached (from a terminal of another
+    tmux server), is seen by that client; a window only ``main`` shows, with no client
+    attached to ``main``, is seen by no one."""
+    from engine.effects.multiplexer import ask_server, multiplexer_refusal
+    from engine.effects.operator import OperatorCheck, ProcFS
+
+    inner, outer = str(tmp_path / "inner"), str(tmp_path / "outer")
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path),
+           "TERM": "xterm"}
+
+    def tmux(socket: str, *args: str) -> str:
+        return subprocess.run(["tmux", "-S", socket, *args], env=env, check=True, timeout=30,
+                              capture_output=True, text=True).stdout
+
+    tmux(inner, "new-session", "-d", "-s", "main", "-x", "80", "-y", "24", "sleep 60")
+    try:
+        tmux(inner, "new-window", "-d", "-t", "main:1", "sleep 60")
+        tmux(inner, "new-session", "-d", "-t", "main", "-s", "work")
+        tmux(inner, "select-window", "-t", "work:1")
+        tmux(outer, "new-session", "-d", "-x", "80", "-y", "24", f"tmux -S {inner} attach -t work")
+        deadline = time.monotonic() + 30
+        while not (clients := tmux(inner, "list-clients", "-F", "#{client_pid}").split()):
+            assert time.monotonic() < deadline, "the client never attached"
+            time.sleep(0.05)
+        server = int(tmux(inner, "display-message", "-p", "#{pid}").strip())
+        shown = tmux(inner, "display-message", "-p", "-t", "work:1", "#{pane_tty}").strip()
+        unseen = tmux(inner, "display-message", "-p", "-t", "main:0", "#{pane_tty}").strip()
+        chain = [ProcFS().get(server)]
+        assert chain[0] is not None
+        judged: list[int] = []
+
+        def judge(pid: int) -> OperatorCheck:
+            judged.append(pid)
+            return OperatorCheck(True)
+
+        def refusal(tty: str) -> str | None:
+            me = ProcFS().get(os.getpid())
+            assert me is not None
+            from dataclasses import replace
+
+            return multiplexer_refusal(replace(me, tty=_tty_nr(tty)), chain,
+                                       {"TMUX": f"{inner},{server},0"}, ask_server, judge)
+
+        assert refusal(shown) is None
+        assert judged == [int(clients[0])]
+        reason = refusal(unseen)
+        assert reason is not None and "no client is attached" in reason, reason
+    finally:
+        for socket in (outer, inner):
+            subprocess.run(["tmux", "-S", socket, "kill-server"], env=env, timeout=30,
+                           check=False, capture_output=True)
