@@ -11,10 +11,11 @@ multiplexer itself what a person would see:
 - **tmux**: the server this program runs under (its nearest ancestor named
   ``tmux``) must be the one ``$TMUX`` names (its socket answers with the
   ancestor's pid); this program's terminal must be one of its panes, the active
-  pane of its session's current window; at least one client must be attached to
-  that session; and every attached client must itself pass the operator check
-  (a client started by an agent, under ``script`` or with an agent among its
-  parents, lets that agent type into the session).
+  pane of its window, and that window the current one of a session at least one
+  client is attached to; and every client attached to a session that holds the
+  window (grouped sessions, ``tmux new -t main``, share every window) must itself
+  pass the operator check (a client started by an agent, under ``script`` or with
+  an agent among its parents, lets that agent type into the session).
 - **GNU screen**: the session this program runs under must be the one ``$STY``
   names (its pid is the ancestor's) and be attached (``screen -ls``). Screen does
   not say which processes are its clients, so they are not judged.
@@ -129,23 +130,31 @@ def _tmux(me: Process, server: Process, environ: Mapping[str, str], ask: Ask,
         return f"it runs inside {where}, but the socket TMUX names ({socket}) is not that server's"
     panes = query("list-panes", "-a", "-F",
                   "#{pane_tty}\t#{session_id}\t#{window_active}\t#{pane_active}")
+    # One line for each session that holds the pane's window: grouped sessions (``tmux
+    # new -t main``) share every window, and ``link-window`` puts one in another session.
     mine = [p for p in panes or () if len(p) == 4 and (
         _same_terminal(p[0], me.tty) if me.tty else (terminal is not None and p[0] == terminal))]
     if not mine:
         return f"its terminal is not one of the panes of {where}"
-    _tty, session, window_active, pane_active = mine[0]
-    if window_active != "1" or pane_active != "1":
+    # The active pane is the window's (the same in every session); the current window
+    # is each session's own.
+    showing = {session for _tty, session, window_active, _pane in mine if window_active == "1"}
+    if not showing or any(pane_active != "1" for *_rest, pane_active in mine):
         return (f"its tmux pane is not the one shown in its session ({where}): "
                 "a person types into the pane they see")
+    holding = {session for _tty, session, _window, _pane in mine}
     clients = query("list-clients", "-F", "#{client_pid}\t#{session_id}")
     if clients is None:
         return f"{where} did not say which clients are attached"
+    # Every client of every session holding the pane: one attached to a session that
+    # shows another window now can switch to the pane's at any moment and type there.
     # ASCII digits only: ``"²".isdigit()`` is true, and `int` refuses it.
-    attached = [c[0] for c in clients if len(c) == 2 and c[1] == session
-                and c[0].isascii() and c[0].isdigit()]
-    if not attached:
-        return (f"no client is attached to its tmux session ({where}): no person is "
-                "looking at it")
+    reach = [(c[0], c[1]) for c in clients if len(c) == 2 and c[1] in holding
+             and c[0].isascii() and c[0].isdigit()]
+    if not any(session in showing for _pid, session in reach):
+        return (f"no client is attached to a tmux session that shows its pane ({where}): "
+                "no person is looking at it")
+    attached = list(dict.fromkeys(pid for pid, _session in reach))
     for client in attached:
         verdict = judge(int(client))
         if not verdict.ok:
