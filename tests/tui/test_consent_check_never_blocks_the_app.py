@@ -14,6 +14,7 @@ at the consent key, and the keys typed meanwhile were all taken afterwards, in o
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,12 @@ def _state(app: ArrowgateApp, prompt_id: str) -> str:
     return prompt.state if prompt is not None else "gone"
 
 
+def _press_yes(pilot: Any) -> asyncio.Task[None]:
+    """Shift+y, as a person presses it: the test goes on at once. (Pilot's own press waits
+    until the dialog's handler has ended, which waits for the check.)"""
+    return asyncio.ensure_future(pilot.press("Y"))
+
+
 async def _wait_started(pilot: Any, check: SlowCheck) -> None:
     for _ in polls():
         if check.started.is_set():
@@ -76,7 +83,7 @@ async def test_the_app_draws_while_the_check_waits_and_the_action_follows_its_an
             dialog = await open_hold(pilot, held)
             assert isinstance(dialog, HoldScreen) and dialog.all_seen
             # WHEN the person approves and the check is slow to answer
-            await pilot.press("Y")
+            pressed = _press_yes(pilot)
             await _wait_started(pilot, check)
             # THEN the app goes on (this test runs) while the check has not answered
             assert not check.returned.is_set(), "the app waited for the check on its thread"
@@ -84,6 +91,7 @@ async def test_the_app_draws_while_the_check_waits_and_the_action_follows_its_an
             assert _state(app, held) == "held"
         finally:
             check.release.set()
+        await pressed
         # AND once it passes, the approval is done
         for _ in polls():
             await pilot.pause(0.02)
@@ -103,21 +111,22 @@ async def test_keys_pressed_while_the_check_waits_consent_to_nothing(
         assert others
         try:
             await open_hold(pilot, held)
-            await pilot.press("Y")
+            pressed = _press_yes(pilot)
             await _wait_started(pilot, check)
-            # WHEN, while it waits, the person presses escape, then moves to another hold,
-            # opens it and presses its yes
-            await pilot.press("escape", "up", "down", "a", "Y", "Y")
+            # WHEN, while it waits, the person moves to another hold, opens it, presses its
+            # yes, and then escape
+            await pilot.press("up", "down", "a", "Y", "Y", "escape")
         finally:
             check.release.set()
+        await pressed
         for _ in polls():
             await pilot.pause(0.02)
             if check.returned.is_set():
                 break
         await settle(pilot)
-        await pilot.press("Y")  # and once more after the answer: the dialog of the first
-        await settle(pilot)
-        # THEN nothing is approved: the escape cancelled the first, the rest were no consent
+        # THEN nothing is approved: the escape cancelled the first, the rest were no consent,
+        # and the dialog on screen is still the first hold's (no other was opened)
+        assert isinstance(app.screen, HoldScreen) and app.screen.prompt.id == held
         assert {p: _state(app, p) for p in [held, *others]} == \
             {p: "held" for p in [held, *others]}
         said = [n.message for n in app._notifications]
@@ -134,7 +143,7 @@ async def test_a_check_that_cannot_tell_in_time_refuses(
         try:
             await open_hold(pilot, held)
             # WHEN the person approves and the check never answers in time
-            await pilot.press("Y")
+            pressed = _press_yes(pilot)
             await _wait_started(pilot, check)
             for _ in polls():
                 await pilot.pause(0.05)
@@ -146,5 +155,6 @@ async def test_a_check_that_cannot_tell_in_time_refuses(
             assert any("refused" in m and "in time" in m for m in said), said
         finally:
             check.release.set()
+        await pressed
         await settle(pilot)
         assert _state(app, held) == "held"
