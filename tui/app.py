@@ -31,6 +31,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 
 from engine import ConsentError, Engine, Event, StoreFailed
 from engine.effects.operator import OperatorCheck, operator_check
+from engine.effects.threadwork import DaemonPool
 from engine.store.logindex import is_store_url
 
 from .commands import ArrowgateCommands, GuardedCommandPalette
@@ -41,6 +42,7 @@ from .messages import EngineChanged
 from .screens.arrow_log import ArrowLogScreen
 from .screens.base import STORE_ERRORS
 from .screens.canvas import CanvasScreen
+from .screens.checking import CheckingScreen
 from .screens.grants import GrantsScreen
 from .screens.help import HelpScreen
 from .screens.holds import HoldsScreen
@@ -109,6 +111,8 @@ class ArrowgateApp(App[int]):
     REFREEZE_S: ClassVar[float] = 2.0
     #: Seconds between two looks at whether a person operates the app (`recheck_operator`).
     OPERATOR_RECHECK_S: ClassVar[float] = 2.0
+    #: Seconds a consent action waits for the operator check before it is refused.
+    OPERATOR_WAIT_S: ClassVar[float] = 5.0
 
     def __init__(self, engine: Engine, *, db_path: str | None = None,
                  operator: Callable[[], OperatorCheck] = operator_check,
@@ -144,6 +148,10 @@ class ArrowgateApp(App[int]):
         self._review = review
         self._keymap = keymap or {}
         self._clashes: set[str] = set()
+        #: Threads the operator check runs in, off the app's thread (`_ask_operator`).
+        self._looks = DaemonPool(4, "arrowgate-operator-check")
+        #: The wait over the screens while a consent action waits for the check.
+        self._checking: CheckingScreen | None = None
         first = operator()
         #: Why consent actions are refused (shown on every screen), or "".
         self.operator_refusal = "" if first.ok else first.reason
@@ -319,20 +327,20 @@ class ArrowgateApp(App[int]):
             for banner in screen.query("#operator-banner").results(Static):
                 banner.update(plain("read-only: " + reason) if reason else "")
 
-    @work(thread=True, exclusive=True, group="operator", exit_on_error=False,
+    @work(exclusive=True, group="operator", exit_on_error=False,
           description="look whether a person operates the app")
-    def recheck_operator(self) -> None:
+    async def recheck_operator(self) -> None:
         """Look again whether a person operates the app, and follow it.
 
         Some refusals pass with time (a tmux session a person attaches to after
         starting the TUI in it, a window shown again) and some come (a client
         attached from an agent): the keys offered follow the check. Lifting
         read-only offers the keys only; every consent action checks again itself.
-        In a thread: the check may ask a tmux server, which may be slow to answer.
+        The check runs in a thread (`_ask_operator`): it may ask a tmux server, which
+        may be slow to answer.
         """
-        check = self.operator()
-        reason = "" if check.ok else check.reason
-        self.call_from_thread(self._look_ended, get_current_worker(), reason)
+        check = await self._ask_operator()
+        self._look_ended(get_current_worker(), "" if check.ok else check.reason)
 
     def _look_ended(self, look: Worker[None], reason: str) -> None:
         """Follow a `recheck_operator` look's verdict, unless a newer look started since
@@ -358,6 +366,7 @@ class ArrowgateApp(App[int]):
 
     async def on_unmount(self) -> None:
         self._stop_timers.set()
+        self._looks.shutdown(wait=False, cancel_futures=True)
         if self._froze:  # the process may go on without the app (the demo, tests)
             gc.unfreeze()
             self._froze = False
@@ -369,6 +378,8 @@ class ArrowgateApp(App[int]):
         """Run a consent action only when a person operates the app.
 
         Refusals (the operator check, or the engine's own) are shown, never raised.
+        The operator check is asked off the app's thread (`look_before_consent`): the
+        app draws meanwhile, and the keys pressed meanwhile are no consent.
         """
         # The file as other programs see it, now: not as it was at the last tick.
         self.check_store_file()
@@ -376,7 +387,10 @@ class ArrowgateApp(App[int]):
             self.notify(f"{what}: refused, not done — {self.store_problem}",
                         title="Database error", severity="error", timeout=15)
             return None
-        check = self.operator()
+        check = await self.look_before_consent(what)
+        if check is None:
+            self.notify(f"{what}: cancelled, not done", title="Cancelled", timeout=10)
+            return None
         if not check.ok:
             self.set_read_only(check.reason)
             self.notify(f"{what}: refused — {check.reason}", title="Not operated by a person",
@@ -399,6 +413,57 @@ class ArrowgateApp(App[int]):
             return None
         self.post_message(EngineChanged(what))
         return result
+
+    async def look_before_consent(self, what: str) -> OperatorCheck | None:
+        """The operator check for the consent action ``what``; None when the person
+        cancelled it while it waited.
+
+        The check runs in a thread (it may ask a tmux server, three commands of up to
+        five seconds each) while `CheckingScreen` stands over the screens: it takes
+        every key, so none pressed while waiting reaches a dialog to be taken as
+        consent once the answer comes. An answer not come within `OPERATOR_WAIT_S`
+        seconds refuses: the check could not tell.
+        """
+        wait = CheckingScreen(what)
+        self._checking = wait
+        look = asyncio.ensure_future(self._ask_operator())
+        cancel = asyncio.ensure_future(wait.cancelled.wait())
+        try:
+            # Not awaited: its mount is done on the app's turn, while this one waits.
+            self.push_screen(wait)
+            await asyncio.wait((look, cancel), timeout=self.OPERATOR_WAIT_S,
+                               return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            cancel.cancel()
+            answered = look.done()
+            if not answered:
+                look.cancel()  # its thread ends on its own; its answer is not waited for
+            self._checking = None
+            if self.screen is wait:
+                self.pop_screen()  # off the stack now; what shows it goes on the app's turn
+        if wait.cancelled.is_set():
+            return None
+        if not answered:
+            return OperatorCheck(False, f"the operator check did not answer in time (within "
+                                        f"{self.OPERATOR_WAIT_S:g} s), so it cannot tell "
+                                        "whether a person operates arrowgate")
+        return look.result()
+
+    async def _ask_operator(self) -> OperatorCheck:
+        """`operator` in a daemon thread of the app's own (`engine.effects.threadwork.DaemonPool`):
+        one stuck on a server that never answers is given up on, never waited for at exit."""
+        try:
+            job = self._looks.submit(self.operator)
+        except RuntimeError as exc:  # the pool was shut down: the app is ending
+            return OperatorCheck(False, f"the operator check could not run: {exc}")
+        return await asyncio.wrap_future(job)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """While a consent action waits for the operator check, nothing but quitting
+        runs: no other screen or mode, help or palette is opened over the wait."""
+        if self._checking is not None and action != "quit":
+            return False
+        return True
 
     # -- navigation -----------------------------------------------------------
     def action_command_palette(self) -> None:

@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from textual import events, on
 from textual.screen import ModalScreen
+from textual.worker import Worker
 
 __all__ = ["ARM_S", "ArmedDialog"]
 
@@ -41,6 +42,13 @@ class ArmedDialog(ModalScreen[bool]):
     def _first_drawn(self) -> None:
         self._drawn_at = time.monotonic()
         self.set_timer(self.ARM_S, self.on_armed)
+
+    @on(Worker.StateChanged)
+    def _worker_state(self, event: Worker.StateChanged) -> None:
+        # A consent action runs in a worker: its failure is the app's to show.
+        forward = getattr(self.app, "worker_failed", None)
+        if forward is not None:
+            forward(event)
 
     @property
     def armed(self) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, cast
 
 import psycopg
@@ -57,6 +58,20 @@ class EngineScreen(Screen[None]):
             self.refresh_data()
         except STORE_ERRORS as exc:
             self.gate.store_failed(exc)
+
+    def in_worker(self, answered: Callable[[bool | None], Awaitable[None]]
+                  ) -> Callable[[bool | None], None]:
+        """A dialog's result callback that runs ``answered`` in a worker of this screen.
+
+        A callback is run on the app's own message queue: one that waits there for the
+        operator check (`ArrowgateApp.consent`, which may wait seconds for a tmux server)
+        would hold up every key until it ends, and take them all then.
+        """
+        def callback(yes: bool | None) -> None:
+            self.run_worker(answered(yes), group="consent", exit_on_error=False,
+                            description="a consent action")
+
+        return callback
 
     def consent_allowed(self) -> bool:
         """False in read-only mode (the operator check refused): consent keys are hidden."""

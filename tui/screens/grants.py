@@ -184,7 +184,7 @@ class GrantsScreen(EngineScreen):
                 self.refresh_safely()
 
         self.app.push_screen(ConfirmScreen("Revoke a permission", body, verb="revoke"),
-                             answered)
+                             self.in_worker(answered))
 
     def _permission_chosen(self, verb: str, binding_id: str) -> bool:
         """Whether the person is in the permissions table, where its cursor is their choice;
@@ -238,7 +238,7 @@ class GrantsScreen(EngineScreen):
                 self.refresh_safely()
 
         self.app.push_screen(ConfirmScreen("Grant a permission", body, verb="grant", risk=risk),
-                             answered)
+                             self.in_worker(answered))
 
     def action_approve_update(self) -> None:
         """Show the pending version's whole diff, then approve that very hash."""
@@ -264,7 +264,7 @@ class GrantsScreen(EngineScreen):
                 self.refresh_safely()
 
         self.app.push_screen(ConfirmScreen("Approve a pending update", body, verb="approve",
-                                           risk=risk), answered)
+                                           risk=risk), self.in_worker(answered))
 
     def _decline_update(self, name: str) -> None:
         """Say no to an installed package's pending version, after a confirmation."""
@@ -287,7 +287,7 @@ class GrantsScreen(EngineScreen):
                 self.refresh_safely()
 
         self.app.push_screen(ConfirmScreen("Decline a pending update", body, verb="decline"),
-                             answered)
+                             self.in_worker(answered))
 
     def action_review(self) -> None:
         """Open the install review of the selected package."""
@@ -337,7 +337,7 @@ class GrantsScreen(EngineScreen):
                 self.refresh_safely()
 
         self.app.push_screen(ConfirmScreen("Remove an offered package", body, verb="remove"),
-                             answered)
+                             self.in_worker(answered))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in self.CONSENT_ACTIONS and not self.consent_allowed():

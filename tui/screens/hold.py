@@ -17,7 +17,7 @@ import hashlib
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -109,6 +109,11 @@ class HoldScreen(ArmedDialog):
         self._seen = SeenRows()
         self._answered = False
         self._lines = self.shown_text.count("\n") + 1
+
+    @property
+    def answering(self) -> bool:
+        """Whether the person's answer was taken here (it may still be under way)."""
+        return self._answered
 
     @property
     def gate(self) -> ArrowgateApp:
@@ -225,8 +230,10 @@ class HoldScreen(ArmedDialog):
         """Scroll to the end of the prompt."""
         self.query_one("#hold-scroll", VerticalScroll).scroll_end(animate=False)
 
+    @work(group="consent", exit_on_error=False, description="approve a held prompt")
     async def action_approve(self) -> None:
-        """Approve the text shown, by its digest."""
+        """Approve the text shown, by its digest (in a worker: the operator check it waits
+        for must not hold up the app's keys, `ArrowgateApp.consent`)."""
         if not (self.approve and self.all_seen and self.armed) or self._answered:
             return
         prompt, digest = self.prompt, self.shown_sha256
@@ -251,8 +258,9 @@ class HoldScreen(ArmedDialog):
             self.notify(f"prompt {prompt.id}: approved → {now.state}", title="hold: approve")
         self.dismiss(True)
 
+    @work(group="consent", exit_on_error=False, description="reject a held prompt")
     async def action_reject(self) -> None:
-        """Reject the held prompt."""
+        """Reject the held prompt (in a worker, as `action_approve`)."""
         if self.approve:
             return
         prompt = self.prompt

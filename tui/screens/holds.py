@@ -48,6 +48,8 @@ class HoldsScreen(EngineScreen):
     _shown: tuple[str, str] | None = None
     #: The prompt last approved or rejected in this screen's dialog, or None.
     _answered_here: str | None = None
+    #: The dialog last opened here (its answer may still be under way), or None.
+    _dialog: HoldScreen | None = None
 
     def _held(self) -> list[Prompt]:
         return self.engine.prompts(state="held")
@@ -81,9 +83,12 @@ class HoldsScreen(EngineScreen):
         now = self.selected()
         if now is None or now.id == gone:
             return
-        top = self.app.screen
-        if gone == self._answered_here or isinstance(top, HoldScreen) and top.prompt.id == gone:
-            return  # answered in its dialog here, or that dialog is open: it says how it ended
+        top, dialog = self.app.screen, self._dialog
+        if gone == self._answered_here or isinstance(top, HoldScreen) and top.prompt.id == gone \
+                or dialog is not None and dialog.prompt.id == gone and dialog.answering:
+            # Answered in its dialog here (the answer runs in a worker: the list may hear
+            # of it before the dialog closes), or that dialog is open: it says how it ended.
+            return
         ended = self.engine.prompt(gone)
         self.notify(f"prompt {gone} is no longer held ({ended.state if ended else 'gone'}); "
                     f"the cursor is on prompt {now.id} now, from card {now.card}",
@@ -157,4 +162,5 @@ class HoldsScreen(EngineScreen):
                 self._answered_here = prompt.id
             self.refresh_safely()
 
-        self.app.push_screen(HoldScreen(prompt, approve=approve), answered)
+        self._dialog = HoldScreen(prompt, approve=approve)
+        self.app.push_screen(self._dialog, answered)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar, cast
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
@@ -216,6 +216,7 @@ class RequestScreen(ArmedDialog):
             return parameters == (False,) or (not high and self.all_seen)
         return True
 
+    @work(group="consent", exit_on_error=False, description="answer a card's request")
     async def action_answer(self, allow: bool) -> None:
         """Answer the card: allow (not for high risk) or deny (not for one granted)."""
         name = self.selected()
@@ -244,6 +245,7 @@ class RequestScreen(ArmedDialog):
     def _granted(self, package: str, name: str) -> bool:
         return name in self.gate.engine.state.grants.get(package, set())
 
+    @work(group="consent", exit_on_error=False, description="answer a card's request")
     async def action_allow_high(self) -> None:
         """Allow a high-risk optional permission (the deliberate key)."""
         name = self.selected()

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
@@ -217,11 +217,13 @@ class ReviewScreen(ArmedDialog):
             return self.all_seen and (high if action == "accept_high" else not high)
         return True
 
+    @work(group="consent", exit_on_error=False, description="install a package")
     async def action_accept_high(self) -> None:
         """Install a package asking for high-risk permissions (the deliberate key)."""
         if self.review is not None and self.review.high and self.armed and self.all_seen:
             await self._install()
 
+    @work(group="consent", exit_on_error=False, description="install a package")
     async def action_accept(self) -> None:
         """Install with every required permission (a person's yes); not for high risk."""
         if self.review is None or self.review.high or not (self.armed and self.all_seen):
@@ -241,6 +243,7 @@ class ReviewScreen(ArmedDialog):
             self.notify(f"{self.package} installed", title="review: accept")
             self.dismiss(True)
 
+    @work(group="consent", exit_on_error=False, description="decline a package")
     async def action_decline(self) -> None:
         """Decline: nothing is installed; the answer is recorded."""
         if self.review is None:
