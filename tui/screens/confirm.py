@@ -15,7 +15,7 @@ from textual.widgets import Footer, Static
 from ..keys import key_hint
 from ..text import plain
 from .arming import ArmedDialog
-from .seen import SeenRows
+from .seen import SeenWhole
 
 __all__ = ["ConfirmScreen"]
 
@@ -55,9 +55,12 @@ class ConfirmScreen(ArmedDialog):
         self._title, self._verb = title, verb
         self._body = body if isinstance(body, Text) else plain(body, multiline=True)
         self.risk = risk if isinstance(risk, Text) or risk is None else plain(risk)
-        #: Whether every line of the body has been on screen.
-        self.all_seen = False
-        self._seen = SeenRows()
+        self._whole = SeenWhole(self._seen_view, self._seen_whole)
+
+    @property
+    def all_seen(self) -> bool:
+        """Whether every line of the body has been on screen."""
+        return self._whole.done
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
@@ -73,7 +76,7 @@ class ConfirmScreen(ArmedDialog):
     def on_mount(self) -> None:
         scroll = self.query_one("#confirm-scroll", VerticalScroll)
         scroll.focus()
-        self.watch(scroll, "scroll_y", self._note_seen, init=False)
+        self.watch(scroll, "scroll_y", self._whole.note, init=False)
         self.call_after_refresh(self._fit)
         self._show_keys()
 
@@ -89,19 +92,17 @@ class ConfirmScreen(ArmedDialog):
         if not dialog.has_class("tall") and \
                 dialog.virtual_size.height > dialog.content_region.height:
             dialog.add_class("tall")
-            self.call_after_refresh(self._note_seen)
+            self.call_after_refresh(self._whole.note)
             return
-        self._note_seen()
+        self._whole.note()
 
-    def _note_seen(self, *_args: object) -> None:
-        if self.all_seen:
-            return
-        scroll = self.query_one("#confirm-scroll", VerticalScroll)
-        if self._seen.note(scroll, self.query_one("#confirm-body", Static),
-                          self._note_seen):
-            self.all_seen = True
-            self._show_keys()
-            self.refresh_bindings()
+    def _seen_view(self) -> tuple[VerticalScroll, Static]:
+        return (self.query_one("#confirm-scroll", VerticalScroll),
+                self.query_one("#confirm-body", Static))
+
+    def _seen_whole(self) -> None:
+        self._show_keys()
+        self.refresh_bindings()
 
     def _show_keys(self) -> None:
         cancel = (f'{key_hint(self, "confirm.no")} / {key_hint(self, "confirm.cancel")}',

@@ -30,7 +30,7 @@ from ..keys import key_hint
 from ..messages import EngineChanged
 from ..text import plain, quoted
 from .arming import ArmedDialog
-from .seen import SeenRows
+from .seen import SeenWhole
 
 if TYPE_CHECKING:
     from ..app import ArrowgateApp
@@ -90,7 +90,7 @@ class HoldScreen(ArmedDialog):
         Binding("n,escape", "cancel", "Cancel", id="hold.cancel", priority=True,
                 tooltip="Close without answering"),
         # Ahead of the scroll view's own end key (priority), which animates the view
-        # through every line in a blink: each would count as seen (`_note_seen`).
+        # through every line in a blink: each would count as seen (`SeenWhole`).
         Binding("end,G", "to_end", "To the end", id="hold.end", priority=True,
                 tooltip="Jump to the end of the prompt (what it skips still has to be read)"),
     ]
@@ -103,10 +103,8 @@ class HoldScreen(ArmedDialog):
         self.shown_text = prompt.text
         self.shown_sha256 = hashlib.sha256(
             self.shown_text.encode("utf-8", "surrogatepass")).hexdigest()
-        #: Whether every line of the prompt has been on screen.
-        self.all_seen = False
         #: The rows of the scrolled content that have been on screen.
-        self._seen = SeenRows()
+        self._whole = SeenWhole(self._seen_view, self._seen_whole)
         self._answered = False
         self._lines = self.shown_text.count("\n") + 1
 
@@ -114,6 +112,11 @@ class HoldScreen(ArmedDialog):
     def answering(self) -> bool:
         """Whether the person's answer was taken here (it may still be under way)."""
         return self._answered
+
+    @property
+    def all_seen(self) -> bool:
+        """Whether every line of the prompt has been on screen."""
+        return self._whole.done
 
     @property
     def gate(self) -> ArrowgateApp:
@@ -156,8 +159,8 @@ class HoldScreen(ArmedDialog):
     def on_mount(self) -> None:
         scroll = self.query_one("#hold-scroll", VerticalScroll)
         scroll.focus()
-        self.watch(scroll, "scroll_y", self._note_seen, init=False)
-        self.call_after_refresh(self._note_seen)
+        self.watch(scroll, "scroll_y", self._whole.note, init=False)
+        self.call_after_refresh(self._whole.note)
         self.set_interval(1.0, self._tick)
         self._show_keys()
 
@@ -168,19 +171,15 @@ class HoldScreen(ArmedDialog):
 
     @on(Resize)
     def _resized(self) -> None:
-        self.call_after_refresh(self._note_seen)
+        self.call_after_refresh(self._whole.note)
 
-    def _note_seen(self, *_args: object) -> None:
-        """Add the rows on screen now to those seen; once they cover everything from the
-        top to the end marker, the prompt has been seen whole."""
-        if self.all_seen:
-            return
-        scroll = self.query_one("#hold-scroll", VerticalScroll)
-        if self._seen.note(scroll, self.query_one("#hold-end", Static),
-                          self._note_seen):
-            self.all_seen = True
-            self._show_keys()
-            self.refresh_bindings()
+    def _seen_view(self) -> tuple[VerticalScroll, Static]:
+        """The prompt is seen whole from the top of its scroll view to the end marker."""
+        return self.query_one("#hold-scroll", VerticalScroll), self.query_one("#hold-end", Static)
+
+    def _seen_whole(self) -> None:
+        self._show_keys()
+        self.refresh_bindings()
 
     def _show_keys(self) -> None:
         keys = self.query_one("#hold-keys", Static)

@@ -19,7 +19,7 @@ from ..keys import key_hint
 from ..text import plain
 from .arming import ArmedDialog
 from .base import row_key
-from .seen import SeenRows
+from .seen import SeenWhole
 
 if TYPE_CHECKING:
     from ..app import ArrowgateApp
@@ -71,12 +71,15 @@ class RequestScreen(ArmedDialog):
         #: opens: the answer names it, so a version approved meanwhile is ``stale``.
         self._manifest: Manifest | None = None
         self._hash: str | None = None
-        #: Whether every line of the chosen permission's text has been on screen.
-        self.all_seen = False
-        self._seen = SeenRows()
+        self._whole = SeenWhole(self._seen_view, self._seen_whole)
         self._shown: str | None = None  #: the permission whose text is shown
         #: The text was changed and is not laid out yet: its rows are not the old ones.
         self._relaying = False
+
+    @property
+    def all_seen(self) -> bool:
+        """Whether every line of the chosen permission's text has been on screen."""
+        return self._whole.done
 
     @property
     def gate(self) -> ArrowgateApp:
@@ -114,19 +117,19 @@ class RequestScreen(ArmedDialog):
                 "there is nothing it may ask for."))
         table.focus()
         self.watch(self.query_one("#request-scroll", VerticalScroll), "scroll_y",
-                   self._note_seen, init=False)
+                   self._whole.note, init=False)
         self._show()
 
     @on(Resize)
     def _resized(self) -> None:
-        self.call_after_refresh(self._note_seen)
+        self.call_after_refresh(self._whole.note)
 
     def text_laid_out(self) -> None:
         """Note what is on screen once the chosen permission's text is laid out: until
         then its widget has the last text's height, and rows counted in it would be
         the wrong rows. Called after the text changed, and on each of its resizes."""
         if not self._relaying:
-            self._note_seen()
+            self._whole.note()
             return
         text = self.query_one("#request-text", Static)
         width = text.content_region.width
@@ -134,17 +137,20 @@ class RequestScreen(ArmedDialog):
                                          self.app.size, width)
         if width and text.content_region.height == needed:
             self._relaying = False
-            self._note_seen()
+            self._whole.note()
         # Else its Resize, once laid out, calls again (a text never laid out stays unseen).
 
-    def _note_seen(self, *_args: object) -> None:
-        if self.all_seen or self._shown is None or self._relaying:
-            return
-        scroll = self.query_one("#request-scroll", VerticalScroll)
-        if self._seen.note(scroll, self.query_one("#request-text", Static), self._note_seen):
-            self.all_seen = True
-            self._show_keys()
-            self.refresh_bindings()
+    def _seen_view(self) -> tuple[VerticalScroll, Static] | None:
+        """The chosen permission's text; nothing while none is chosen, or while its text,
+        just changed, is not laid out yet (the rows on screen are the last text's)."""
+        if self._shown is None or self._relaying:
+            return None
+        return (self.query_one("#request-scroll", VerticalScroll),
+                self.query_one("#request-text", Static))
+
+    def _seen_whole(self) -> None:
+        self._show_keys()
+        self.refresh_bindings()
 
     def action_to_end(self) -> None:
         """Scroll to the end of the text."""
@@ -162,7 +168,8 @@ class RequestScreen(ArmedDialog):
         if name != self._shown:
             # Another permission's text: read it anew, from its top, once laid out (until
             # then the rows on screen are the last text's).
-            self._shown, self.all_seen, self._seen = name, False, SeenRows()
+            self._shown = name
+            self._whole.restart()
             self._relaying = True
             self.query_one("#request-scroll", VerticalScroll).scroll_home(animate=False)
         if name is None:

@@ -22,7 +22,7 @@ from engine.core.state import PackageState
 from ..keys import key_hint
 from ..text import plain, plain_lines
 from .arming import ArmedDialog
-from .seen import SeenRows
+from .seen import SeenWhole
 
 if TYPE_CHECKING:
     from ..app import ArrowgateApp
@@ -90,9 +90,12 @@ class ReviewScreen(ArmedDialog):
         self.file = package if isinstance(package, ManifestFile) else None
         self.package = package.name if isinstance(package, ManifestFile) else package
         self.review: Review | None = None
-        #: Whether every line of the review, down to its keys, has been on screen.
-        self.all_seen = False
-        self._seen = SeenRows()
+        self._whole = SeenWhole(self._seen_view, self._seen_whole)
+
+    @property
+    def all_seen(self) -> bool:
+        """Whether every line of the review, down to its keys, has been on screen."""
+        return self._whole.done
 
     @property
     def gate(self) -> ArrowgateApp:
@@ -117,7 +120,7 @@ class ReviewScreen(ArmedDialog):
     async def on_mount(self) -> None:
         scroll = self.query_one("#dialog", VerticalScroll)
         scroll.focus()
-        self.watch(scroll, "scroll_y", self._note_seen, init=False)
+        self.watch(scroll, "scroll_y", self._whole.note, init=False)
         if self.file is not None:
             self._show_file(self.file)
             return
@@ -134,23 +137,23 @@ class ReviewScreen(ArmedDialog):
         self._show_reach(parse_manifest(pkg.pending_raw or pkg.raw))
         self._show_keys()
         # What was on screen before the review was drawn in is not the review.
-        self._seen = SeenRows()
-        self.call_after_refresh(self._note_seen)
+        self._whole.restart()
+        self.call_after_refresh(self._whole.note)
         self.refresh_bindings()
 
     @on(Resize)
     def _resized(self) -> None:
-        self.call_after_refresh(self._note_seen)
+        self.call_after_refresh(self._whole.note)
 
-    def _note_seen(self, *_args: object) -> None:
-        if self.all_seen or self.review is None:
-            return
-        scroll = self.query_one("#dialog", VerticalScroll)
-        if self._seen.note(scroll, self.query_one("#review-keys", Static),
-                          self._note_seen):
-            self.all_seen = True
-            self._show_keys()
-            self.refresh_bindings()
+    def _seen_view(self) -> tuple[VerticalScroll, Static] | None:
+        """The review, down to its keys; nothing before there is a review to accept."""
+        if self.review is None:
+            return None
+        return self.query_one("#dialog", VerticalScroll), self.query_one("#review-keys", Static)
+
+    def _seen_whole(self) -> None:
+        self._show_keys()
+        self.refresh_bindings()
 
     def action_to_end(self) -> None:
         """Scroll to the end of the review."""

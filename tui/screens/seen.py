@@ -17,7 +17,7 @@ from textual.containers import ScrollableContainer
 from textual.errors import NoWidget
 from textual.widget import Widget
 
-__all__ = ["SeenRows"]
+__all__ = ["SeenRows", "SeenWhole"]
 
 
 class SeenRows:
@@ -70,6 +70,39 @@ class SeenRows:
     def _again(self, at_rest: Callable[[], object]) -> None:
         self._waiting = False
         at_rest()
+
+
+class SeenWhole:
+    """Whether a consent dialog's text has been on screen whole: each consent dialog
+    (hold, review, request, confirm) notes with one.
+
+    Args:
+        view: the scroll view and the widget whose last row ends what must be seen
+            (both inside the view), or None while there is nothing to read yet.
+        seen: called once, when every row has been on screen (the dialog offers its yes).
+    """
+
+    def __init__(self, view: Callable[[], tuple[ScrollableContainer, Widget] | None],
+                 seen: Callable[[], object]) -> None:
+        self._view, self._seen = view, seen
+        self._rows = SeenRows()
+        #: Whether every row, from the top to the end widget's last, has been on screen.
+        self.done = False
+
+    def note(self, *_args: object) -> None:
+        """Add the rows on screen now to those seen (`SeenRows.note`); once they cover
+        everything, `done` and ``seen``. Any arguments (a watcher's) are ignored."""
+        if self.done:
+            return
+        view = self._view()
+        if view is not None and self._rows.note(view[0], view[1], self.note):
+            self.done = True
+            self._seen()
+
+    def restart(self) -> None:
+        """The rows noted so far count no more (another text, or the one the dialog was
+        drawn for, in place of what stood there): it is read from its top again."""
+        self._rows, self.done = SeenRows(), False
 
 
 def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
