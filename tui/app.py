@@ -54,6 +54,9 @@ __all__ = ["ArrowgateApp"]
 
 T = TypeVar("T")
 
+#: Why consent actions are refused until the operator check first answers.
+LOOKING = "the operator check has not answered yet (is a person operating arrowgate?)"
+
 
 class ArrowgateApp(App[int]):
     """The TUI over one engine.
@@ -152,9 +155,9 @@ class ArrowgateApp(App[int]):
         self._looks = DaemonPool(4, "arrowgate-operator-check")
         #: The wait over the screens while a consent action waits for the check.
         self._checking: CheckingScreen | None = None
-        first = operator()
-        #: Why consent actions are refused (shown on every screen), or "".
-        self.operator_refusal = "" if first.ok else first.reason
+        #: Why consent actions are refused (shown on every screen), or "". Until the first
+        #: look answers (`recheck_operator`, started on mount), it cannot tell.
+        self.operator_refusal = LOOKING
         self._stop_timers = asyncio.Event()
         self._froze = False  # whether this app moved the heap out of the collector's scans
         self._drawn = False  # whether the first screen was drawn (then the heap is frozen)
@@ -184,6 +187,7 @@ class ArrowgateApp(App[int]):
         self.switch_mode(self._start)
         self._count_holds()
         self.set_interval(1.0, self.check_store_file)
+        self.recheck_operator()  # the first look: off the app's thread, as every one
         self.set_interval(self.OPERATOR_RECHECK_S, self.recheck_operator)
         self.watch_store()
         self.run_engine_timers()
