@@ -73,6 +73,13 @@ class EngineScreen(Screen[None]):
 
         return callback
 
+    def refresh_after_dialog(self, _answer: object = None) -> None:
+        """A dialog's result callback: `refresh_safely`, unless the app is ending. The
+        dialog's answer runs in a worker (`in_worker`, `ArrowgateApp.consent`) and may end
+        once this screen's widgets are gone."""
+        if self.is_running and self.is_attached:
+            self.refresh_safely()
+
     def consent_allowed(self) -> bool:
         """False in read-only mode (the operator check refused): consent keys are hidden."""
         return not self.gate.operator_refusal

@@ -290,7 +290,7 @@ class CanvasScreen(EngineScreen):
             self.notify("Select a card to answer its permission request.", severity="warning")
             return
         if self.consent_allowed():
-            self.app.push_screen(RequestScreen(node.id), lambda _done: self.refresh_safely())
+            self.app.push_screen(RequestScreen(node.id), self.refresh_after_dialog)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer_request" and not self.consent_allowed():

@@ -160,7 +160,7 @@ class HoldsScreen(EngineScreen):
         def answered(done: bool | None) -> None:
             if done:
                 self._answered_here = prompt.id
-            self.refresh_safely()
+            self.refresh_after_dialog()
 
         self._dialog = HoldScreen(prompt, approve=approve)
         self.app.push_screen(self._dialog, answered)
