@@ -139,11 +139,11 @@ def _not_connected(d: Decision, ports: str = "") -> tuple[str, str]:
     return _connection_words(d.card, d.target, ports)
 
 
-def _unconnected(canvas: Canvas, card: str, target: str) -> Words:
-    """The words of a refusal for want of a plain arrow between ``card`` and ``target``
-    (the port arrows between them, if any, named; looked up on a refusal only)."""
-    ports = canvas.port_arrows_between(card, target)
-    return (_not_connected, ", ".join(p.id for p in ports)) if ports else _NOT_CONNECTED
+def _unconnected(d: Decision, canvas: Canvas) -> tuple[str, str]:
+    """The words of a refusal for want of a plain arrow between the decision's card and
+    target, the port arrows between them named if any: looked up when the message is
+    read, as every message is built (a cold decision pays nothing for it)."""
+    return not_connected(canvas, str(d.card), str(d.target))
 
 
 def not_connected(canvas: Canvas, a: str, b: str) -> tuple[str, str]:
@@ -431,7 +431,7 @@ def _checks(state: State, card_id: str, call: str, target_id: str | None,
             if arrow is None:
                 return refusal(call, card_id, "PERMISSION_DENIED", pkg_name, target_id,
                                permission, "not-connected", None,
-                               _unconnected(canvas, card_id, target_id))
+                               (_unconnected, canvas))
         elif target is None or target.workspace != card.workspace:
             target = None
         if target is None or target.type not in spec.targets:
@@ -797,7 +797,7 @@ def decide(
                         arrow = canvas.arrows_by_id[ids[0]]
                 if arrow is None:
                     code, reason = "PERMISSION_DENIED", "not-connected"
-                    words = _unconnected(canvas, card_id, target_id)
+                    words = (_unconnected, canvas)
                     break
             elif target is not None and target.workspace != card.workspace:
                 target = None
