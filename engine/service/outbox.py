@@ -39,8 +39,10 @@ class Coalescing:
         self._held = False
         self._lingering = lingering
         self._send_timeout = send_timeout
-        #: The abort of a close still waiting for its bytes to go (`close`, `lost`).
+        #: The abort of a close still waiting for its bytes to go (`close`, `lost`), and
+        #: the bytes it found unsent when it was set.
         self._abort: asyncio.TimerHandle | None = None
+        self._unsent = 0
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         if not self._pending:
@@ -95,10 +97,23 @@ class Coalescing:
             if self._send_timeout is not None and self._abort is None and \
                     self._transport.get_write_buffer_size():
                 # A close waits for what is buffered to be sent: to a client that
-                # reads nothing, for ever, its descriptor held. Given up after the
-                # send timeout (`lost` cancels it once the connection is gone).
-                self._abort = self._loop.call_later(self._send_timeout,
-                                                    self._transport.abort)
+                # reads nothing, for ever, its descriptor held. Given up once nothing
+                # went for the send timeout (`lost` cancels it once the connection is
+                # gone).
+                self._unsent = self._transport.get_write_buffer_size()
+                self._abort = self._loop.call_later(self._send_timeout, self._stalled)
+
+    def _stalled(self) -> None:
+        """The send timeout since a close, or since bytes last went: the connection is
+        aborted unless bytes went meanwhile (a client that reads, only slowly, is
+        waited for again)."""
+        self._abort = None
+        unsent = self._transport.get_write_buffer_size()
+        if 0 < unsent < self._unsent and self._send_timeout is not None:
+            self._unsent = unsent
+            self._abort = self._loop.call_later(self._send_timeout, self._stalled)
+            return
+        self._transport.abort()
 
     def lost(self) -> None:
         """The connection is lost (the protocol's ``connection_lost``): nothing to abort."""

@@ -353,8 +353,10 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
         _codings: list[tuple[bytes, bytes]] | None = None
         _refused: tuple[int, str, str] | None = None
         #: The timer that drops the connection when what it sends stays unsent
-        #: (`pause_writing`), while the transport pushes back.
+        #: (`pause_writing`), while the transport pushes back; and the bytes the
+        #: transport held unsent when it was set.
         _send_stall: asyncio.TimerHandle | None = None
+        _unsent = 0
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             # On TCP the close lingers: an answer sent as the connection closes,
@@ -390,6 +392,7 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             # never read again. (Reading on resumes it: the timer goes.)
             self.flow.pause_writing()
             if self._send_stall is None:
+                self._unsent = self.transport.get_write_buffer_size()
                 self._send_stall = self.loop.call_later(send_timeout, self._send_stalled)
 
         def resume_writing(self) -> None:
@@ -400,10 +403,18 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
 
         def _send_stalled(self) -> None:
             self._send_stall = None
-            if self.flow.write_paused and self.transport is not None:
-                # Aborted, not closed: a close waits for the buffer to be sent,
-                # which is the very thing that does not happen.
-                self.transport.abort()  # connection_lost, then: the waits end
+            if not self.flow.write_paused or self.transport is None:
+                return
+            unsent = self.transport.get_write_buffer_size()
+            if unsent < self._unsent:
+                # Its client reads, only slowly: a large answer takes its time to go
+                # (the transport resumes only once it is nearly all sent). Timed afresh.
+                self._unsent = unsent
+                self._send_stall = self.loop.call_later(send_timeout, self._send_stalled)
+                return
+            # Aborted, not closed: a close waits for the buffer to be sent, which is
+            # the very thing that does not happen.
+            self.transport.abort()  # connection_lost, then: the waits end
 
         def lost(self) -> asyncio.Future[None]:
             """Done when the connection is lost; one more wait watches it until
