@@ -11,8 +11,9 @@ expiring holds and tool calls whose time has come).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AbstractContextManager
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -198,8 +199,17 @@ class Context:
         """
         if self.closed:
             raise EngineClosed()
-        self.store.open_settled()
+        if self.store.open_settled():
+            # It took the write lock past operations waiting for it: committed as it
+            # ends, before any operation made after theirs can join it.
+            return self._written_alone()
         return self.store.write()
+
+    @contextlib.contextmanager
+    def _written_alone(self) -> Iterator[None]:
+        with self.store.write():
+            yield
+        self.store.flush()
 
     async def settle_off_loop(self) -> None:
         """Open the batch a `write_settled` that follows at once joins, the write lock

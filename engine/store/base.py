@@ -279,9 +279,10 @@ class Store(Transactional, Protocol):
         """
         ...
 
-    def open_settled(self, *, wait: bool = True) -> None:
+    def open_settled(self, *, wait: bool = True) -> bool:
         """Open the batch the next `write` joins, unless one is open, for a write that
-        records what already happened (an effect carried out).
+        records what already happened (an effect carried out); whether that batch is
+        to be committed as the write ends (then `flush`).
 
         Another process's commit since the state was loaded is caught up with,
         and never makes the operation `engine.store.transactions.Stale`: that
@@ -292,6 +293,11 @@ class Store(Transactional, Protocol):
         loop, at most what is left of the store's bound; without ``wait``, one
         short try, then `engine.store.transactions.Busy` (the caller waits off
         the loop and tries again: `engine.services.context.Context.settle_off_loop`).
+
+        Such a write takes the lock whatever waits for it, operations of this engine
+        included (`engine.store.transactions.LockLine`): a batch it opens past them
+        is committed as it ends (True), so no operation made after them joins it and
+        goes before them (a call after a revoke that waits, under the grant revoked).
         """
         ...
 

@@ -115,6 +115,10 @@ class Batch:
         self.pinned = pinned  #: a locked retry holds the batch open until it ends
         #: A lone caller's (`schedule_flush`): committed as soon as its operation is done.
         self.eager = False
+        #: Opened for a write of what already happened while operations of this engine
+        #: wait for the write lock (`LockLine`): it took the lock before them, so it is
+        #: committed as that write ends, before any operation made after them joins it.
+        self.ahead = False
         self.events: list[Event] = []
         self.error: BaseException | None = None
         self.done = False
@@ -1030,12 +1034,16 @@ class Transactions:
         finally:
             cur.execute(f"PRAGMA busy_timeout = {int(min(TRY_LOCK_S, lock.bound) * 1000)}")
 
-    def open_settled(self, *, wait: bool = True) -> None:
+    def open_settled(self, *, wait: bool = True) -> bool:
         """Open the batch the next write joins, unless one is open, for a write that
         records what already happened: caught up with other processes, never `Stale`;
-        without ``wait``, `Busy` when one try did not take the write lock."""
-        if self.batch is None:
-            self.open_batch(settled=wait, settled_try=not wait)
+        without ``wait``, `Busy` when one try did not take the write lock. Whether the
+        batch is to be committed as that write ends (`Batch.ahead`)."""
+        batch = self.batch
+        if batch is None:
+            batch = self.open_batch(settled=wait, settled_try=not wait)
+            batch.ahead = bool(self.line.waiting)
+        return batch.ahead
 
     def execute(self, sql: str) -> None:
         """Run one statement of the batch (a savepoint's)."""

@@ -365,12 +365,16 @@ class Batches:
         pause, self._pause = self._pause, min(self._pause * 2, _PAUSES[1])
         return Busy(pause)
 
-    def open_settled(self, *, wait: bool = True) -> None:
+    def open_settled(self, *, wait: bool = True) -> bool:
         """Open the batch the next write joins, unless one is open, for a write that
         records what already happened: caught up with other engines, never `Stale`;
-        without ``wait``, `Busy` when one try did not take the write lock."""
-        if self.batch is None:
-            self.open_batch(settled=wait, settled_try=not wait)
+        without ``wait``, `Busy` when one try did not take the write lock. Whether the
+        batch is to be committed as that write ends (`Batch.ahead`)."""
+        batch = self.batch
+        if batch is None:
+            batch = self.open_batch(settled=wait, settled_try=not wait)
+            batch.ahead = bool(self.line.waiting)
+        return batch.ahead
 
     def execute(self, sql: str) -> None:
         """Run one statement of the batch (a savepoint's)."""

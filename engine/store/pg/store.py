@@ -414,9 +414,10 @@ class PGStore:
         """The writes of one operation, in a savepoint of the open batch."""
         return Write(self.tx, one_statement)
 
-    def open_settled(self, *, wait: bool = True) -> None:
-        """Open the batch for a write that records what already happened (never stale)."""
-        self.tx.open_settled(wait=wait)
+    def open_settled(self, *, wait: bool = True) -> bool:
+        """Open the batch for a write that records what already happened (never stale);
+        whether it is to be committed as that write ends."""
+        return self.tx.open_settled(wait=wait)
 
     def emit(self, event: Event) -> None:
         """Add an event to the open batch: sent once the batch has committed."""
