@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from engine.app.writefailure import USAGE, Failure
 from engine.core.prompts import Prompt
+from engine.core.standing import ClockRun
 
 __all__ = ["Backend", "LocalBackend", "Reader", "ViewBackend"]
 
@@ -209,10 +210,26 @@ class ViewBackend:
 
     async def holds(self) -> list[dict[str, Any]]:
         """Held prompts, oldest first; those whose deadline passed are left out: they can
-        no longer be approved, and the next engine to open the store expires them."""
+        no longer be approved, and the next engine to open the store expires them.
+
+        Each deadline as the clock will reach it, as an engine shows it
+        (`Engine.hold_ends`): while the store's time stands ahead of the clock, the
+        clock's reading plus what is left, never more than the hold's timeout (an
+        engine expires it once the clock has run that long), not the stored deadline
+        the clock may not reach for days.
+        """
         held = self.view.state.open_prompts
         due = {p.id for p in held.due(self.view.clock())}
-        return [_hold(p, p.deadline) for p in held.in_state("held") if p.id not in due]
+        on_clock = ClockRun()  # nothing counted yet, as for an engine that just opened
+        return [_hold(p, self._ends(on_clock, p)) for p in held.in_state("held")
+                if p.id not in due]
+
+    def _ends(self, on_clock: ClockRun, prompt: Prompt) -> float | None:
+        ws = self.view.state.workspaces.get(prompt.workspace)
+        if prompt.deadline is None or ws is None:
+            return prompt.deadline
+        return on_clock.ends_at(prompt.id, ws.settings.hold_timeout, prompt.deadline,
+                                self.view.clock)
 
     async def aclose(self) -> None:
         """Close the database (nothing was written)."""
