@@ -441,6 +441,20 @@ class Calls:
             raise
         if underway.closed is not None:
             return underway.closed
+        try:
+            # The write lock another program or session holds is waited for off the
+            # loop (a settled write waits on it otherwise, up to the store's bound).
+            # Still under way meanwhile: a close logs it (`settle_at_close`).
+            await self.ctx.settle_off_loop()
+        except asyncio.CancelledError:
+            if underway.closed is not None:
+                return underway.closed
+            raise  # the loop's teardown, as above: left for `settle_at_close`
+        except BaseException:
+            if underway.closed is not None:
+                return underway.closed  # the engine closed meanwhile: logged there
+            self._underway.pop(underway, None)
+            raise
         self._underway.pop(underway, None)
         # Done: its row is written whatever another process committed meanwhile.
         with self.ctx.write_settled():
