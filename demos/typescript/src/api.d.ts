@@ -765,7 +765,9 @@ export interface paths {
         };
         /**
          * List Tools
-         * @description The tools an agent may call now: those of the cards connected to it by an arrow.
+         * @description The tools an agent may call now: those of the cards connected to it by an arrow;
+         *     ``ETag`` names the list, and with ``If-None-Match`` and ``wait`` the answer waits
+         *     until the list differs (how `arrowgate mcp` follows it).
          */
         get: operations["list_tools"];
         put?: never;
@@ -5350,8 +5352,13 @@ export interface operations {
     };
     list_tools: {
         parameters: {
-            query?: never;
-            header?: never;
+            query?: {
+                /** @description With `If-None-Match` naming the list as it is (its `ETag`), wait up to this many seconds for it to change: the new list, or 304 when it did not. */
+                wait?: number | null;
+            };
+            header?: {
+                "if-none-match"?: string | null;
+            };
             path: {
                 agent: string;
             };
@@ -5367,6 +5374,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ToolOut"][];
                 };
+            };
+            /** @description The list is still the one `If-None-Match` names (after `wait` seconds, with `wait`) */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
