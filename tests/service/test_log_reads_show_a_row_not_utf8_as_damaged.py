@@ -14,31 +14,13 @@ SQLite only: a PostgreSQL database refuses text that is not of its encoding.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from engine import Engine
-
-
-def _altered(db: Path, folder: Path) -> None:
-    engine = Engine.open(db)
-    try:
-        asyncio.run(engine.create_workspace("w", str(folder)))
-        for _ in range(3):
-            asyncio.run(engine.call("ghost", "agents.list"))
-    finally:
-        engine.close()
-    conn = sqlite3.connect(db)
-    try:
-        conn.execute("update log set call = cast(x'41ff42' as text),"
-                     " payload = cast(x'c3' as text) where seq = 2")
-        conn.commit()
-    finally:
-        conn.close()
+from tests.unit.test_log_index_shows_a_row_not_utf8_as_damaged import _altered
 
 
 def _damaged_as_shown(rows: list[dict[str, Any]]) -> None:
@@ -49,9 +31,7 @@ def _damaged_as_shown(rows: list[dict[str, Any]]) -> None:
 
 
 def test_the_engine_reads_a_row_not_utf8_as_damaged(tmp_path: Path) -> None:
-    db = tmp_path / "app.db"
-    _altered(db, tmp_path)
-    engine = Engine.open(db)
+    engine = Engine.open(_altered(tmp_path))
     try:
         _damaged_as_shown(engine.log_rows())
         assert [r["seq"] for r in engine.log_rows(card="ghost", after=1, limit=1)] == [2]
@@ -64,9 +44,7 @@ def test_the_engine_reads_a_row_not_utf8_as_damaged(tmp_path: Path) -> None:
 
 def test_the_service_serves_a_row_not_utf8_as_damaged(
         tmp_path: Path, serve_at: Callable[..., Any]) -> None:
-    db = tmp_path / "app.db"
-    _altered(db, tmp_path)
-    with serve_at(db=db).client() as c:
+    with serve_at(db=_altered(tmp_path)).client() as c:
         page = c.get("/v1/log")
         assert page.status_code == 200, page.text
         _damaged_as_shown(page.json()["rows"])
