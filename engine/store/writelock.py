@@ -44,13 +44,14 @@ class LockWait:
     not get it ends in.
 
     Args:
-        file: the database file (whose lock's holders the error names).
+        file: the database file (whose lock's holders `locked` names); None for a store
+            that names them itself (PostgreSQL's: `engine.store.pg.holders.locked`).
         bound: the longest the engine goes on trying, in seconds.
     """
 
     __slots__ = ("bound", "file", "since", "_last", "_pause")
 
-    def __init__(self, file: str, bound: float) -> None:
+    def __init__(self, file: str | None, bound: float) -> None:
         self.file, self.bound = file, bound
         #: Since when (`time.monotonic`) the lock has been found taken; None once a try
         #: took it (`had`), or none found it taken.
@@ -61,6 +62,14 @@ class LockWait:
     def had(self) -> None:
         """A try took the lock: the wait is over."""
         self.since, self._pause = None, _PAUSES[0]
+
+    def remaining(self) -> float:
+        """Before a try: the seconds left of the bound for the wait it belongs to (the
+        whole bound when no try found the lock taken lately)."""
+        now = time.monotonic()
+        if self.since is None or now - self._last > _GAP_S:
+            return self.bound
+        return self.bound - (now - self.since)
 
     def left(self) -> float:
         """A try did not take the lock: the seconds left of the bound for this wait
@@ -83,7 +92,7 @@ class LockWait:
         failed = StoreFailed(
             "the change was not written, so it did not happen: the database is locked by "
             f"another program, which held its write lock for more than {self.bound:g} s "
-            f"(the busy timeout ran out); {holders(self.file)}. End that program's "
+            f"(the busy timeout ran out); {holders(self.file or '')}. End that program's "
             "transaction (COMMIT or ROLLBACK, or quit it) and it works again",
             reason="locked")
         failed.__cause__ = exc

@@ -69,6 +69,7 @@ from engine.store.transactions import (
     run_durably,
     schedule_flush,
 )
+from engine.store.writelock import LockWait
 
 __all__ = ["Batches"]
 
@@ -86,12 +87,6 @@ WRITE_LOCK_S = BUSY_TIMEOUT_S
 #: An operation that did not get it waits off the loop (`Busy`, `run_durably`) and
 #: tries again, until `WRITE_LOCK_S` has passed since the lock was first found taken.
 TRY_LOCK_S = 0.05
-#: The pause between two tries of an operation waiting for the write lock: doubling
-#: from the first to the last.
-_PAUSES = (0.005, 0.1)
-#: Tries this far apart are two waits, not one (operations waiting try far more often):
-#: a lock taken now is waited for afresh, however long one was taken before.
-_BUSY_GAP_S = 1.0
 
 
 @functools.lru_cache(maxsize=16)
@@ -202,11 +197,9 @@ class Batches:
         #: The newest log row's number less `own_rows`, as `sync` last read it (None:
         #: not read yet): it moves only with other engines' rows.
         self._others: int | None = None
-        #: Since when (`time.monotonic`) another session has held the write lock, as
-        #: tries found it; None once this engine took it (`open_batch`).
-        self.busy_since: float | None = None
-        self._busy_last = 0.0
-        self._pause = _PAUSES[0]
+        #: How long tries have found the write lock another session holds, and the
+        #: pauses between them (SQLite's store keeps the same: `writelock.LockWait`).
+        self.lock_wait = LockWait(None, WRITE_LOCK_S)
         #: The store was closed: no batch opens any more (`open_batch`).
         self.closed = False
         #: The operations waiting off the loop for the write lock (`run_durably`).
@@ -303,8 +296,7 @@ class Batches:
             # Another engine of this process holding the lock lets go of it only
             # when the loop turns: waiting for it here would freeze the loop.
             siblings.make_way(self)
-        since = self._busy_period(time.monotonic())
-        left = WRITE_LOCK_S if since is None else WRITE_LOCK_S - (time.monotonic() - since)
+        left = self.lock_wait.remaining()
         # A decision tries briefly and waits off the loop (`Busy`); a settled write,
         # which cannot be made again, waits here — no longer than the bound has left.
         wait = left if settled and not settled_try else min(TRY_LOCK_S, left)
@@ -320,7 +312,7 @@ class Batches:
             begun.nextset()
             locked_row = begun.fetchone()
             self._xid = None if locked_row is None else int(locked_row[1])
-            self.busy_since, self._pause = None, _PAUSES[0]
+            self.lock_wait.had()
             latest, _newest, t = latest_change_and_row(conn)
             # What this batch stamps comes after whatever other engines stamped (`sync`).
             self.at_least(t)
@@ -334,7 +326,7 @@ class Batches:
             self.link.abandon()
             if is_lock_wait(exc) and self._xid is None:
                 # The first round trip's only wait is the write lock's.
-                raise self._lock_busy(since, settled and not settled_try, exc) from exc
+                raise self._lock_busy(settled and not settled_try, exc) from exc
             self.seen = -1
             raise self.failure_of(exc) from exc
         batch = Batch(None, pinned=locked)
@@ -346,24 +338,12 @@ class Batches:
             pass  # no loop: `write` flushes at once
         return batch
 
-    def _busy_period(self, now: float) -> float | None:
-        """Since when the write lock has been found taken, or None when the last try
-        that found it so is too long ago to be the same wait (`_BUSY_GAP_S`)."""
-        if self.busy_since is not None and now - self._busy_last > _BUSY_GAP_S:
-            self.busy_since = None
-        return self.busy_since
-
-    def _lock_busy(self, since: float | None, settled: bool,
-                   exc: BaseException) -> BaseException:
+    def _lock_busy(self, settled: bool, exc: BaseException) -> BaseException:
         """The write lock was not had in this try: `Busy` while the bound lasts, then
         (and for a settled write at once) `StoreFailed` naming who holds it."""
-        now = self._busy_last = time.monotonic()
-        if since is None:
-            since = self.busy_since = now
-        if settled or now - since >= WRITE_LOCK_S:
+        if self.lock_wait.left() <= 0 or settled:
             return locked(_NOT_WRITTEN, WRITE_LOCK_S, self.link.conn_if_open(), exc)
-        pause, self._pause = self._pause, min(self._pause * 2, _PAUSES[1])
-        return Busy(pause)
+        return Busy(self.lock_wait.pause())
 
     def open_settled(self, *, wait: bool = True) -> bool:
         """Open the batch the next write joins, unless one is open, for a write that
