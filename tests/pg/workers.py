@@ -62,7 +62,8 @@ def run_all(target: Any, args: tuple[Any, ...], processes: int,
 
 
 def engine_burst(dsn: str, barrier: Barrier, prompts: int, worker: int, out: Any) -> None:
-    """An engine on the shared store: ``prompts`` prompts of card c1 at once, then a revoke.
+    """An engine on the shared store (a ``postgresql://`` URL, or a SQLite file's path):
+    ``prompts`` prompts of card c1 at once, then a revoke.
 
     Every worker sends its prompts together (one group commit each turn),
     all workers at the same moment. Then worker 0 revokes ``agents.prompt``
@@ -74,7 +75,11 @@ def engine_burst(dsn: str, barrier: Barrier, prompts: int, worker: int, out: Any
     from engine import Engine, World
 
     async def run() -> None:
-        engine = Engine.open(store=dsn, world=World(net=None, fs=None))
+        world = World(net=None, fs=None)
+        # A minute for a SQLite file's write lock (as tests/durability/writer.py): four
+        # processes on two loaded cores may wait longer than the default 10 s.
+        engine = (Engine.open(store=dsn, world=world) if dsn.startswith("postgresql")
+                  else Engine.open(dsn, world=world, busy_timeout=60.0))
         try:
             barrier.wait()
             decisions = await asyncio.gather(*(
