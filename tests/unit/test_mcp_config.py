@@ -96,3 +96,25 @@ async def test_command_agent_starts_each_run_with_its_configuration(tmp_path: Pa
     await asyncio.wait_for(host.done.wait(), 60)
     await agent.aclose()
     assert host.replies == ["--strict-mcp-config a1"]
+
+
+@pytest.mark.parametrize("agent", ["\U0001f916 builder", 'a"b\\c', "tab\there", "del\x7f"])
+def test_codex_overrides_are_toml_that_reads_back_as_written(tmp_path: Path, agent: str) -> None:
+    """Codex reads each ``-c`` value as TOML (and, failing that, as a plain string, so an
+    ``args`` it cannot read is no list and the arrowgate server is lost): every value reads
+    back exactly — an agent id or a path outside the Basic Multilingual Plane too, which
+    JSON writes as a surrogate pair of escapes that TOML refuses."""
+    import tomllib
+
+    token = write_token(tmp_path / "tok\U0001f511", agent, "t")
+    setup = MCPSetup(agent, "codex", "/opt/\U0001f916/arrowgate", "/run/ag/serve.sock", token,
+                     tmp_path / "runs", tmp_path / "ws")
+    argv, _env = setup.apply(["codex", "exec", "-"], "r1")
+    read = {}
+    for flag, override in zip(argv[1:5:2], argv[2:5:2]):
+        assert flag == "-c"
+        key, value = override.split("=", 1)
+        read[key] = tomllib.loads(f"v = {value}")["v"]
+    assert read == {"mcp_servers.arrowgate.command": "/opt/\U0001f916/arrowgate",
+                    "mcp_servers.arrowgate.args": setup.server_args}
+    assert setup.server_args[2] == agent
