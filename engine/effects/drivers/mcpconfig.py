@@ -76,6 +76,22 @@ def write_token(folder: Path, agent: str, token: str) -> Path:
     return path
 
 
+def _toml(value: str | list[str]) -> str:
+    """``value`` as a TOML basic string, or an array of them.
+
+    Not JSON's: JSON writes a character beyond the Basic Multilingual Plane as a pair
+    of surrogate escapes (``\\ud83e\\udd16``), which TOML refuses (it takes only
+    escapes of Unicode scalar values), and leaves DEL bare, which TOML also refuses.
+    Here only ``"``, ``\\`` and the control characters are escaped; every other
+    character is written as it is.
+    """
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(item) for item in value) + "]"
+    escaped = (f"\\u{ord(ch):04X}" if ord(ch) < 0x20 or ord(ch) == 0x7F
+               else "\\" + ch if ch in '"\\' else ch for ch in value)
+    return '"' + "".join(escaped) + '"'
+
+
 def _inside(path: Path, folder: Path) -> bool:
     try:
         path.resolve().relative_to(folder.resolve())
@@ -129,9 +145,10 @@ class MCPSetup:
             _write_private(path, json.dumps({"mcpServers": {"arrowgate": server}}, indent=2))
             return [argv[0], "--mcp-config", str(path), "--strict-mcp-config", *argv[1:]], {}
         if self.tool == "codex":
-            # JSON strings and arrays of strings are valid TOML values.
-            return [argv[0], "-c", f"mcp_servers.arrowgate.command={json.dumps(self.arrowgate)}",
-                    "-c", f"mcp_servers.arrowgate.args={json.dumps(self.server_args)}",
+            # TOML values: Codex reads a value it cannot parse as a plain string, and
+            # args as one string is no server at all.
+            return [argv[0], "-c", f"mcp_servers.arrowgate.command={_toml(self.arrowgate)}",
+                    "-c", f"mcp_servers.arrowgate.args={_toml(self.server_args)}",
                     *argv[1:]], {}
         if self.tool in ("gemini", "gemini-cli"):
             path = folder / "settings.json"
