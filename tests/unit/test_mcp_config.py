@@ -52,8 +52,16 @@ def test_codex_gets_command_line_overrides(tmp_path: Path) -> None:
 def test_gemini_gets_a_system_settings_layer(tmp_path: Path) -> None:
     argv, env = _setup(tmp_path, "gemini").apply(["gemini", "-p", "hi"], "r1")
     assert argv == ["gemini", "-p", "hi"]
-    settings = json.loads(Path(env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]).read_text())
+    path = Path(env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
+    settings = json.loads(path.read_text())
     assert settings["mcpServers"]["arrowgate"]["args"][:3] == ["mcp", "--agent", "a1"]
+    # It names the token file: only the user may read it, and no card can edit it.
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    assert not path.resolve().is_relative_to((tmp_path / "ws").resolve())
+    assert settings["mcpServers"]["arrowgate"] == {"command": "/opt/bin/arrowgate", "args": [
+        "mcp", "--agent", "a1", "--service", "/run/ag/serve.sock", "--token-file",
+        str(tmp_path / "tokens" / "a1.token")]}
 
 
 def test_the_configuration_never_goes_inside_the_workspace(tmp_path: Path) -> None:
