@@ -154,8 +154,8 @@ async def _names(session: ClientSession) -> list[str]:
 async def test_every_change_of_the_tool_set_elsewhere_is_told_once_and_nothing_else(
         store: Store, tmp_path: Path) -> None:
     """Arrow drawn (either way), package installed, updated (pending, then approved with
-    another tool list), arrow removed, card removed — each made by another engine on the
-    store — is one list_changed; an unrelated arrow, a port arrow, an arrow to a note, a
+    another tool list), arrow removed, card removed, the agent removed — each made by
+    another engine on the store — is one list_changed; an unrelated arrow, a port arrow, an arrow to a note, a
     card of a package not installed, a revoke and a grant are none."""
     # GIVEN a1's bridge, its client having listed a1's tools
     token_file = _build(store, tmp_path)
@@ -235,5 +235,8 @@ async def test_every_change_of_the_tool_set_elsewhere_is_told_once_and_nothing_e
             assert await _names(session) == ["c2__ping", "c4__late", STATUS]
 
             await expect_told(lambda: other.remove_node("c2"), ["c4__late", STATUS])
+            # WHEN the agent itself is removed (its token with it) THEN it has no card's
+            # tools: told once, and listed without them
+            await expect_told(lambda: other.remove_node("a1"), [STATUS])
     finally:
         await other.aclose()
