@@ -13,7 +13,9 @@ and so goes through SPEC §9 in full:
   polling it: one request waits on the service until the list differs from the
   one the bridge has (``If-None-Match`` and ``?wait``, `engine.service.toolwatch`),
   so an agent whose tools do not change costs the service one listing a
-  `FOLLOW_WAIT`; a service that was away is asked for the whole list again.
+  `FOLLOW_WAIT`; a service that was away is asked for the whole list again. A
+  token the service refuses (`TokenRefused`: the agent removed, its token
+  revoked) leaves the agent no card tools: told once, then no longer followed.
 - Every ``tools/call`` is decided by the engine, never by the client's list: a
   tool the client still lists after its arrow went is refused by the engine
   (and logged), and the refusal is a tool result with ``isError: true`` and the
@@ -63,7 +65,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Protocol, cast
 
 __all__ = ["STATUS_TOOL", "AgentMCP", "OutputFailed", "ServiceClient", "ServiceError",
-           "ServiceUnreachable", "default_agent_token_file", "register"]
+           "ServiceUnreachable", "TokenRefused", "default_agent_token_file", "register"]
 
 #: The tool that reports a held prompt's (or a tool call's) state later.
 STATUS_TOOL = "arrowgate__prompt_status"
@@ -120,6 +122,11 @@ class ServiceError(Exception):
 class ServiceUnreachable(ServiceError):
     """The service could not be reached, or closed the connection before it answered (it
     is stopping or restarting): a request that changes nothing may be sent again."""
+
+
+class TokenRefused(ServiceError):
+    """The service refused the agent's token (401: unknown or revoked, as when its agent
+    was removed). A token never becomes valid again: the agent has no tools through it."""
 
 
 class _Reply:
@@ -254,6 +261,7 @@ class ServiceClient:
         """The tools the agent may call now.
 
         Raises:
+            TokenRefused: the service refused the agent's token.
             ServiceError: as `request`; the service refused, or answered something else
                 than a list of tools as its API gives them (``name``, ``card`` and
                 ``tool`` texts, ``description`` a text or null, ``input`` an object).
@@ -274,6 +282,8 @@ class ServiceClient:
 
     @staticmethod
     def _tool_list(r: _Reply) -> list[dict[str, Any]]:
+        if r.status_code == 401:
+            raise TokenRefused(f"the service refused the agent's token: {r.text[:300]}")
         if r.status_code != 200:
             raise ServiceError(f"listing the tools failed: {r.status_code} {r.text[:300]}")
         try:
@@ -379,6 +389,8 @@ class AgentMCP:
         self._told: dict[str, tuple[str, str]] = {}
         #: How many list_changed notifications were sent (for tests and logs).
         self.notified = 0
+        #: The service refused the agent's token, and standard error said so (`_refused`).
+        self._said_refused = False
         #: The client sent notifications/initialized: `_take` may answer tools/call.
         self._ready = False
         #: Request id → the cancel scope of a tools/call `_take` is answering.
@@ -430,6 +442,16 @@ class AgentMCP:
             try:
                 tools = await self.client.tools() if seen is None else \
                     await self.client.tools_after(seen, FOLLOW_WAIT)
+            except TokenRefused as exc:
+                # The agent was removed, or its token revoked: no tool is its through
+                # this token, now or later (a token never comes back). Told once; not
+                # asked again, which would be refused twice a second for ever.
+                self._refused(exc)
+                if self._listed != frozenset():
+                    self._listed = frozenset()
+                    self.notified += 1
+                    await self._session.send_tool_list_changed()
+                return
             except Exception:
                 # The service is away (a restart): once back, it is asked for the whole
                 # list, so a change made meanwhile is told all the same.
@@ -449,6 +471,16 @@ class AgentMCP:
                 self.notified += 1
                 await self._session.send_tool_list_changed()
 
+    def _refused(self, exc: TokenRefused) -> None:
+        """The agent's token was refused: it has no tools (`_remember`); said once on
+        standard error, which MCP clients keep in their logs."""
+        if self._said_refused:
+            return
+        self._said_refused = True
+        self._remember([])
+        print(f"arrowgate mcp: {_first_line(exc)}; agent {self.client.agent} has no card "
+              "tools through it", file=sys.stderr, flush=True)
+
     def _remember(self, tools: list[dict[str, Any]]) -> None:
         from engine.service.toolwatch import tag
 
@@ -457,7 +489,11 @@ class AgentMCP:
 
     async def _list_tools(self, req: Any) -> list[Any]:
         types = self.types
-        tools = await self.client.tools()
+        try:
+            tools = await self.client.tools()
+        except TokenRefused as exc:
+            self._refused(exc)
+            tools = []  # the token is refused: no card's tool is the agent's
         self._remember(tools)
         if req is not None:
             # A real tools/list from the client (the SDK also calls this on a
