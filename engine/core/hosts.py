@@ -2,7 +2,12 @@
 
 A pattern is an exact host name or ``*.`` plus a host name, matching exactly
 one more label. Names compare case-insensitively with one trailing dot
-dropped. ``*``, ``any``, IP literals, ports, schemes and paths are refused.
+dropped. ``*``, ``any``, IP literals, ports, schemes and paths are refused,
+and so is a ``*.`` over a public suffix (``*.com``, ``*.co.uk``,
+``*.workers.dev``): each is "any host" under that suffix, names anyone can
+register. The public suffix list decides, both its ICANN and its private
+sections, and — as its own algorithm says — a top-level name it does not
+know counts as a suffix too (``*.lan``).
 
 A host name that is not plain ASCII is first mapped by IDNA/UTS-46 (the
 ``idna`` package), exactly as a resolver or HTTP client would see it: a
@@ -13,9 +18,11 @@ name UTS-46 refuses matches no pattern.
 
 from __future__ import annotations
 
+import functools
 import re
 
 import idna
+from publicsuffixlist import PublicSuffixList
 
 __all__ = ["covers", "host_pattern_problem", "matches", "normalise_host"]
 
@@ -26,12 +33,22 @@ _LABEL = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?")
 _TOP = re.compile(r"[a-z][a-z0-9-]*[a-z0-9]|[a-z]")
 
 
+@functools.cache
+def _suffixes() -> PublicSuffixList:
+    # Built on first use, not at import (about 30 ms): only a wildcard
+    # pattern's check needs it, and the command line starts without it.
+    return PublicSuffixList()
+
+
 def normalise_host(host: str) -> str:
     """The host as resolvers and clients see it: UTS-46 mapped, lower-case, no trailing dot.
 
     A name that UTS-46 refuses is returned lower-cased but still not ASCII,
     and `matches` never matches such a name.
     """
+    if host.startswith("*.") and not host.isascii():
+        # UTS-46 refuses '*' in a label: map the name the wildcard stands over.
+        return "*." + normalise_host(host[2:])
     if not host.isascii():
         try:
             # uts46 maps full-width letters and dots, ideographic full stops
@@ -75,11 +92,15 @@ def host_pattern_problem(pattern: object) -> str | None:
     if raw != pattern or " " in raw:
         return "may not contain spaces"
     name = normalise_host(raw)
-    if name.startswith("*."):
+    wildcard = name.startswith("*.")
+    if wildcard:
         name = name[2:]
     if "*" in name:
         return "may only start with '*.' (one level of subdomain)"
     problem = _name_problem(name)
+    if problem is None and wildcard and _suffixes().is_public(name):
+        return (f"may not be every site under the public suffix {name!r} (anyone can "
+                f"register one there): name the sites, e.g. '*.yourdomain.{name}'")
     return problem
 
 

@@ -22,7 +22,7 @@ from engine.core.manifest import ManifestInvalid, parse_manifest
 SPANNING = ["*.com", "*.COM.", "*.co.uk", "*.workers.dev", "*.github.io", "*.lan",
             "*.xn--p1ai", "*.рф", "*.s3.amazonaws.com"]
 ONE_SITE = ["*.example.com", "*.evil.example", "*.api.github.com", "github.io", "com",
-            "*.bbc.co.uk", "*.xn--e1afmkfd.xn--p1ai"]
+            "*.bbc.co.uk", "*.xn--e1afmkfd.xn--p1ai", "*.пример.рф"]
 
 
 @pytest.mark.parametrize("pattern", SPANNING)
