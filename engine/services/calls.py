@@ -206,10 +206,11 @@ class Calls:
             return self.record.refusal(denial(call, card, "INVALID_ARGUMENT", target=target,
                                             package=found[1].name, reason="args",
                                             why="args must be an object"), None, None, now)
-        if chain is None and call == "agents.prompt" and self.ctx.state.tool_calls:
+        if call == "agents.prompt" and self.ctx.state.tool_calls:
             chains = self._open_chains(card)
             if chains:
-                result, chain = self._decide_in_chains(chains, card, call, target, args, now)
+                result, chain = self._decide_in_chains(chains, card, call, target, args, now,
+                                                       named=chain)
                 if isinstance(result, Decision):
                     return self.record.refusal(result, chain, args, now)
                 return result
@@ -283,28 +284,42 @@ class Calls:
 
     def _decide_in_chains(self, chains: list[tuple[str, ...]], card: str, call: str,
                           target: str | None, args: dict[str, Any] | None, now: float, *,
-                          port_arrow: Arrow | None = None
+                          port_arrow: Arrow | None = None,
+                          named: tuple[str, ...] | None = None
                           ) -> tuple[Decision | Passed, tuple[str, ...]]:
-        """A prompt made in no named context while tool calls are open (SPEC §9).
+        """A prompt made while the card has tool calls open (SPEC §9).
 
         Checked against the chain of every open tool call and refused if any
-        would refuse it; it goes on (and is logged) with the longest chain, the
-        newest of equally long ones. Returns the decision and that chain.
+        would refuse it. It goes on (and is logged) with the chain of the call
+        it names as its context, ``named``, or when it names none with the
+        longest chain, the newest of equally long ones. That chain is checked
+        first, so its own refusal is the one told; then the others, longest
+        first. Returns the decision and the chain it goes on with.
+
+        A named context gives the chain the prompt carries, never a way out of
+        the guard: the engine cannot tell which of its open calls a card is
+        really serving, so naming the call of an agent further from the target
+        must not pass a prompt another open call would refuse (the loop guard
+        does not depend on the card's honesty).
         """
-        longest = chains[0]
-        for chain in chains:
-            if len(chain) >= len(longest):
-                longest = chain
-        passed: Decision | Passed | None = None
+        carried = named
+        if carried is None:
+            carried = chains[0]
+            for chain in chains:
+                if len(chain) >= len(carried):
+                    carried = chain
+        passed = decide(self.ctx.state, card, call, target, args, now=now, chain=carried,
+                        port_arrow=port_arrow)
+        if isinstance(passed, Decision):
+            return passed, carried
         for chain in sorted(chains, key=len, reverse=True):
+            if chain == carried:
+                continue
             result = decide(self.ctx.state, card, call, target, args, now=now, chain=chain,
                             port_arrow=port_arrow)
             if isinstance(result, Decision):
-                return result, longest
-            if chain is longest:
-                passed = result
-        assert passed is not None
-        return passed, longest
+                return result, carried
+        return passed, carried
 
     def _prompted(self, passed: Passed, args: dict[str, Any], now: float) -> Decision:
         """An allowed ``agents.prompt``: accepted (it never waits, so no coroutine)."""
@@ -605,11 +620,12 @@ class Calls:
                                             why="port data for this input must be text"),
                                      None, data, encode=_port_text)
         chains = self._open_chains(card.id) if (
-            chain is None and spec.action == "agents.prompt" and self.ctx.state.tool_calls) else []
+            spec.action == "agents.prompt" and self.ctx.state.tool_calls) else []
         result: Decision | Passed
         if chains:
             result, chain = self._decide_in_chains(chains, card.id, spec.action, target.id,
-                                                   {arg: data}, now, port_arrow=arrow)
+                                                   {arg: data}, now, port_arrow=arrow,
+                                                   named=chain)
         else:
             result = decide(self.ctx.state, card.id, spec.action, target.id, {arg: data}, now=now,
                             chain=chain, port_arrow=arrow)
