@@ -56,7 +56,9 @@ class Passed:
     permission: str
     target: Node | None = None
     arrow: Arrow | None = None
-    chain: tuple[str, ...] | None = None  #: for prompts: the causal chain, this hop included
+    #: The causal chain: a prompt's, this hop included; another call's, that of the
+    #: tool call it was made in (`engine.services.calls`), if any.
+    chain: tuple[str, ...] | None = None
     rate_key: str | None = None
     #: The canvas's `data_revision` when ``card`` and ``target`` were read.
     data_rev: int = -1

@@ -197,8 +197,9 @@ def plan_prompt(prompt: Prompt, agent: Node, permission: str | None, arrow: str 
 
 
 def plan_call(base: Decision, performed: Performed, rate: CountRate | None,
-              payload: str | None) -> Plan:
-    """A completed call: counted (when it has a window), what it did, its ``ok`` row."""
+              payload: str | None, chain: tuple[str, ...] | None = None) -> Plan:
+    """A completed call: counted (when it has a window), what it did, its ``ok`` row
+    (with ``chain``, that of the tool call it was made in, if any)."""
     decision = base.with_(value=performed.value)
     if base.call == "canvas.spawn":
         decision = decision.with_(target=performed.value,
@@ -210,4 +211,4 @@ def plan_call(base: Decision, performed: Performed, rate: CountRate | None,
     saves = tuple(e for e in effects if type(e) is SaveNode)
     if saves:
         effects = tuple(e for e in effects if type(e) is not SaveNode)
-    return Plan(decision, (*head, *effects, LogRow(decision, "ok", payload, None), *saves))
+    return Plan(decision, (*head, *effects, LogRow(decision, "ok", payload, chain), *saves))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Awaitable, Coroutine, Iterable
 from typing import Any
@@ -41,6 +42,18 @@ _TERMINAL_INPUT = frozenset({"terminals.run", "terminals.write"})
 
 #: One call of `Calls.call_many`: card, call, target, args, context.
 CallArgs = tuple[str, str, "str | None", "dict[str, Any] | None", "str | None"]
+
+
+def _in_context(passed: Passed, chain: tuple[str, ...] | None) -> Passed:
+    """What passed, carrying ``chain``, the chain of the tool call the card named as the
+    call's context (SPEC §9): logged on its row, allowed or refused later (SPEC §8).
+
+    A prompt's chain is its own (its hop added, `decide`); any other call made in a
+    tool call carries that call's chain as it is, as its refusal's row does.
+    """
+    if chain is None or passed.chain is not None:
+        return passed
+    return dataclasses.replace(passed, chain=chain)
 
 
 def _port_text(data: Any) -> str | None:
@@ -117,11 +130,12 @@ class Calls:
         # process committed meanwhile (caught up with, never `Stale`).
         with self.ctx.write_settled():
             for underway, decision, outcome in settled:
+                chain = underway.passed.chain
                 if outcome is None:
-                    self.record.refused_or_counted(decision, underway.payload)
+                    self.record.refused_or_counted(decision, underway.payload, chain=chain)
                 else:
                     self.record.log_row(decision, outcome=outcome,
-                                        payload=underway.payload, chain=None)
+                                        payload=underway.payload, chain=chain)
         self._underway.clear()
         for underway, decision, _outcome in settled:
             underway.abandon(decision)
@@ -217,7 +231,7 @@ class Calls:
         result = decide(self.ctx.state, card, call, target, args, now=now, chain=chain)
         if isinstance(result, Decision):
             return self.record.refusal(result, chain, args, now)
-        return result
+        return _in_context(result, chain)
 
     def _at_once(self, card: str, call: str, target: str | None,
                  args: dict[str, Any] | None, context: str | None
@@ -369,10 +383,10 @@ class Calls:
             if spec.name in _TERMINAL_INPUT:
                 refusal = self._typed_elsewhere(passed)
                 if refusal is not None:
-                    self.record.refused_or_counted(refusal, payload)
+                    self.record.refused_or_counted(refusal, payload, chain=passed.chain)
                     return refusal
             plan = plan_call(decision, self.world.perform(self.ctx.state, passed, args), rate,
-                             payload)
+                             payload, passed.chain)
             self.applier.do(plan.effects)
         return plan.decision
 
@@ -433,7 +447,7 @@ class Calls:
                              f"at most {UNDER_WAY_PER_CARD} at once",
                          fix="call again once one of them has ended")
         with self.ctx.write():
-            self.record.refused_or_counted(refusal, payload)
+            self.record.refused_or_counted(refusal, payload, chain=passed.chain)
         return refusal
 
     async def _effect_logged(self, passed: Passed, args: dict[str, Any], decision: Decision,
@@ -478,13 +492,13 @@ class Calls:
                     # A fetch abandoned in flight was allowed, then consent went:
                     # it is logged `cancelled` (SPEC §8.1), never suppressed.
                     self.record.log_row(value, outcome=value.extra["logged"],
-                                        payload=payload, chain=None, card=passed.card)
+                                        payload=payload, chain=passed.chain, card=passed.card)
                 else:
-                    self.record.refused_or_counted(value, payload)
+                    self.record.refused_or_counted(value, payload, chain=passed.chain)
                 return value
             decision = decision.with_(value=value)
             # The card as it acted: another process may have removed it since.
-            self.record.log_row(decision, outcome="ok", payload=payload, chain=None,
+            self.record.log_row(decision, outcome="ok", payload=payload, chain=passed.chain,
                                 card=passed.card)
         return decision
 
@@ -634,4 +648,4 @@ class Calls:
         if spec.action == "agents.prompt":
             return self._accept_prompt(result, data, now, arrow=arrow.id, message="ok",
                                        call="port:prompt")
-        return await self._carry_out(result, {arg: data}, now)
+        return await self._carry_out(_in_context(result, chain), {arg: data}, now)

@@ -452,11 +452,15 @@ class Recorder:
             and not (name == "target" and canvas.node(value) is not None)}
         return decision.with_(**cut), node if "card" not in cut else None
 
-    def refused_or_counted(self, decision: Decision, payload: str | None) -> None:
-        """Inside a write: a refusal found while performing gets its row unless suppressed."""
+    def refused_or_counted(self, decision: Decision, payload: str | None, *,
+                           chain: tuple[str, ...] | None = None) -> None:
+        """Inside a write: a refusal found while performing gets its row unless suppressed.
+
+        ``chain``: the causal chain of the tool call the call was made in, if any.
+        """
         key, node, limit = self._budget_of(decision.card)
         if self._admit(decision, key, node, limit):
-            self._refused_row(decision, payload, None, key)
+            self._refused_row(decision, payload, chain, key)
 
     def refused_delivery(self, decision: Decision, payload: str, sender: Node) -> None:
         """Inside a write: data ``sender`` (an agent or a terminal) sent out on a port,
