@@ -66,3 +66,29 @@ async def test_each_call_made_in_a_tool_calls_context_is_logged_with_its_chain(
         assert (await engine.call("c1", call, target, args)).outcome == "ok"
         assert engine.log_rows(call=call)[-1]["chain"] is None, call
     assert engine.verify_log().ok
+
+
+async def test_file_calls_in_a_tool_calls_context_are_logged_with_its_chain(
+        make_engine: Any, tmp_path: Path) -> None:
+    """A file call, carried out in a thread and logged after, keeps the chain on its row,
+    allowed or refused as it is carried out (a secret path, a missing file)."""
+    from engine import World
+    from engine.effects.files import ConfinedFiles
+
+    engine: Engine = make_engine(world=World(net=None, fs=ConfinedFiles(
+        data_dir=tmp_path / "data", trash=tmp_path / "trash")))
+    (tmp_path / "ws").mkdir()
+    await engine.create_workspace("w1", tmp_path / "ws")
+    await offer_install(engine, manifest("acme.files", {"fs.write": {}}, tools=["relay"]))
+    await engine.add_node({"id": "c1", "type": "card", "package": "acme.files"}, workspace="w1")
+    await engine.add_node({"id": "a1", "type": "agent"}, workspace="w1")
+    await engine.add_arrow({"id": "e1", "from": "a1", "to": "c1"})
+    k = (await engine.tool("a1", "c1", "relay")).value["id"]
+    for call, args, code in (("fs.writeText", {"path": "notes.md", "text": "hi"}, None),
+                             ("fs.readText", {"path": "notes.md"}, None),
+                             ("fs.readText", {"path": "missing.md"}, "NOT_FOUND"),
+                             ("fs.readText", {"path": ".env"}, "SCOPE_REFUSED")):
+        d = await engine.call("c1", call, None, args, context=k)
+        assert d.code == code, (call, args, d.message)
+        row = engine.log_rows(call=call)[-1]
+        assert (row["code"], row["chain"]) == (code, ["a1", "c1"]), (call, args)
