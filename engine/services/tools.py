@@ -12,7 +12,8 @@ tool call is then *open* until exactly one of:
 - ``tool_timeout`` seconds pass on the engine's clock (``expired``,
   ``TOOL_TIMEOUT``) — expiry is driven by the clock like hold expiry, so a
   replay's virtual time drives it too;
-- the arrow, the agent or the card goes away, the card is made a card of
+- the arrow it was made on (even while another still joins the two), the
+  agent or the card goes away, the card is made a card of
   another package (``not-connected``: the agent called this package's tool),
   or the card's package stops being installed and approved (``cancelled``
   with the code of the rule that no longer holds), or the agent gives up on it (``cancelled``,
@@ -433,12 +434,24 @@ class Tools:
                     self._resolve_tool(tc, "cancelled", found.code, found.reason,
                                        f"cancelled: {found.message}")
                 continue
-            agent = self.ctx.state.canvas.node(tc.agent)
-            if agent is None or self.ctx.state.canvas.arrow_between(tc.agent, tc.card) is None:
+            canvas = self.ctx.state.canvas
+            agent = canvas.node(tc.agent)
+            if agent is None or canvas.arrow_between(tc.agent, tc.card) is None:
                 gone = f"agent {tc.agent} was removed" if agent is None else \
-                    f"{not_connected(self.ctx.state.canvas, tc.agent, tc.card)[0]} now"
+                    f"{not_connected(canvas, tc.agent, tc.card)[0]} now"
                 self._resolve_tool(tc, "cancelled", "PERMISSION_DENIED", "not-connected",
                                    f"cancelled: {gone} (tool call {tc.id})")
+                continue
+            made_on = canvas.arrow(tc.arrow) if tc.arrow is not None else None
+            if tc.arrow is not None and (made_on is None or made_on.is_port
+                                         or {made_on.src, made_on.dst} != {tc.agent, tc.card}):
+                # The arrow the call was made (and logged) on went (its id may even be
+                # another arrow's now): the call goes with it, as a prompt queued on a
+                # removed arrow does (SPEC §4.3), though another arrow still joins the
+                # two; the agent may call again over that one.
+                self._resolve_tool(tc, "cancelled", "PERMISSION_DENIED", "not-connected",
+                                   f"cancelled: arrow {tc.arrow}, which tool call {tc.id} "
+                                   "was made on, was removed")
                 continue
             if found[1].name != tc.package:
                 # The agent called this package's tool, its arguments checked against
