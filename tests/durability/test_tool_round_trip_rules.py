@@ -160,6 +160,7 @@ async def test_arguments_are_checked_against_the_schema_naming_the_argument(
     """Missing, wrongly typed, extra (the schema forbids it) and nested arguments are
     ``INVALID_ARGUMENT`` naming the argument, logged as ``tool:find``; nothing opens."""
     engine = await _world(make_engine, tmp_path)
+    sub = engine.subscribe("c1")
     d = await engine.tool("a1", "c1", "find", args)
     assert (d.code, d.reason) == ("INVALID_ARGUMENT", reason)
     if reason == "args" and isinstance(args, dict):
@@ -167,7 +168,7 @@ async def test_arguments_are_checked_against_the_schema_naming_the_argument(
     row = engine.log_rows(arrow="e-a1")[-1]
     assert (row["call"], row["outcome"], row["code"]) == ("tool:find", "denied",
                                                           "INVALID_ARGUMENT")
-    assert engine.state.tool_calls == {}
+    assert engine.state.tool_calls == {} and sub.ready() == []  # the card is told nothing
 
 
 # --------------------------------------------------------------- event, answer
