@@ -239,6 +239,10 @@ async def test_the_default_timeout_is_120_seconds_of_the_engines_clock(
     clock.t += 59.9
     assert (await engine.wait_tool(k, timeout=0)).is_open
     clock.t += 0.1
+    # the card's answer, the first thing after the deadline, finds the call expired
+    with pytest.raises(InvalidRequest) as late:
+        await engine.answer_tool(k, result="late", by="card:c1")
+    assert (late.value.code, late.value.reason) == ("NOT_FOUND", "expired")
     tc = await engine.wait_tool(k, timeout=0)
     assert (tc.state, tc.code) == ("expired", "TOOL_TIMEOUT")
     row = engine.log_rows(arrow="e-a1")[-1]
