@@ -204,7 +204,7 @@ class State:
     def open_tool_calls(self, card: str) -> list[ToolCall]:
         """The card's open tool calls, oldest first, each with its causal ``chain`` (SPEC §9).
 
-        What the loop guard reads for a prompt a card makes without naming a context.
+        What the loop guard reads for every prompt a card makes, naming a context or not.
         """
         return sorted((tc for tc in self.tool_calls.values() if tc.card == card and tc.is_open),
                       key=lambda tc: tc.position)

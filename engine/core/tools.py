@@ -23,8 +23,8 @@ __all__ = ["MAX_OPEN_TOOL_CALLS", "TOOL_CALL_COLUMNS", "TOOL_STATES", "ToolCall"
 TOOL_STATES = ("open", "answered", "failed", "expired", "cancelled")
 
 #: The most tool calls one agent has open at once; one more is ``QUEUE_FULL`` (reason
-#: ``tool-calls``). Each open call is kept in memory with its arguments, and a card's
-#: prompt made in no named context is checked against every one of its open calls:
+#: ``tool-calls``). Each open call is kept in memory with its arguments, and every
+#: prompt a card makes is checked against each of its open calls (named or not):
 #: unbounded, an agent's burst of calls slowed every operation of the engine.
 MAX_OPEN_TOOL_CALLS = 256
 

@@ -166,8 +166,8 @@ class Calls:
         Args:
             context: the id of the tool call this call runs in (SPEC §9);
                 the engine keeps its causal chain, the card only names it.
-                A prompt made without one while the card has tool calls open
-                is checked against the chain of each of them.
+                A prompt made while the card has tool calls open is checked
+                against the chain of each of them, whether it names one or not.
         """
         # Every argument by position (`_at_once` takes them so): no dict of
         # keywords built and matched for each call.

@@ -25,8 +25,9 @@ their deadline passed meanwhile, as expired — never as answered.
 
 While a tool call is open, the calls its card makes naming it as their
 ``context`` carry its causal chain (`engine.services.calls`). The open tool calls of a
-card and their chains are `State.open_tool_calls`, for the loop guard's rule
-on prompts made without naming a context.
+card and their chains are `State.open_tool_calls`, for the loop guard, which
+checks every prompt the card makes against all of them, whether it names a
+context or not.
 """
 
 from __future__ import annotations
