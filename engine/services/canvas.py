@@ -8,7 +8,7 @@ calls it made impossible.
 
 from __future__ import annotations
 
-from os import PathLike, fspath
+from os import PathLike, fsencode, fspath
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +106,15 @@ class CanvasOps:
         if not isinstance(folder, str | PathLike) or not isinstance(fspath(folder), str):
             raise InvalidArgument(f"the project folder must be a path, not {shown(folder)}",
                                   reason="folder")
+        raw = fsencode(folder)
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            # Neither store keeps a name that is not text; a link to the folder with a
+            # UTF-8 name is the way to use it.
+            named = raw.decode("utf-8", "backslashreplace")
+            raise InvalidArgument(f"the project folder '{named}' is not UTF-8 text; "
+                                  "give a link to it whose path is", reason="folder") from None
         if not Path(folder).is_absolute():
             raise InvalidArgument(f"the project folder {str(folder)!r} must be "
                                   "an absolute path", reason="folder")
