@@ -127,6 +127,19 @@ def _split(path: str) -> list[str]:
     return parts
 
 
+def _nameable(name: str) -> bool:
+    """Whether a name read from the disk is one a card can pass back to the fs calls:
+    UTF-8 (no lone surrogates, which no call argument may hold) and with no backslash
+    (`_split` refuses it). Others are left out of listings and watches' reports."""
+    if "\\" in name:
+        return False
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 @dataclass(frozen=True, slots=True)
 class _WatchFolder:
     """The thread's answer to ``fs.watch``: this checked folder may be watched."""
@@ -647,7 +660,8 @@ class ConfinedFiles:
         try:
             for change, changed in changes:
                 parts = list(changed)
-                if not parts or ".." in parts or (denylist and is_secret(parts)):
+                if (not parts or ".." in parts or not all(map(_nameable, parts))
+                        or (denylist and is_secret(parts))):
                     continue
                 if self.data_dir is not None and _inside(root.joinpath(*parts), self.data_dir):
                     continue
@@ -728,7 +742,7 @@ def _read_regular(root_fd: int, full: tuple[str, ...], max_bytes: int) -> bytes:
 def _listing(fd: int, full: tuple[str, ...], denylist: bool) -> list[str]:
     """``fs.list``'s answer for the open folder ``fd`` (taken over, closed here): its
     names sorted by code point, secret-like ones (judged with the folder they are in:
-    .docker/config.json) left out.
+    .docker/config.json) and those a card could not pass back (`_nameable`) left out.
 
     Bounded as ``fs.read`` is: a folder of more than `LIST_NAMES` names to answer, or
     more than `LIST_BYTES` bytes of them, or more than `LIST_SCAN` entries in all, is
@@ -746,11 +760,10 @@ def _listing(fd: int, full: tuple[str, ...], denylist: bool) -> list[str]:
                 if read > LIST_SCAN:
                     raise PathRefused("too-large", f"the folder holds more than {LIST_SCAN:,} "
                                                    f"entries; list a folder within it")
-                if denylist and is_secret([*full, entry.name]):
+                if not _nameable(entry.name) or (denylist and is_secret([*full, entry.name])):
                     continue
                 names.append(entry.name)
-                # A name read from the disk need not be UTF-8: counted as its bytes.
-                size += len(entry.name.encode("utf-8", "surrogateescape"))
+                size += len(entry.name.encode())
                 if len(names) > LIST_NAMES or size > LIST_BYTES:
                     raise PathRefused("too-large", f"the folder holds more than "
                                                    f"{LIST_NAMES:,} names or {LIST_BYTES:,} "
