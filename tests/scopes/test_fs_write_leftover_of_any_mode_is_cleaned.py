@@ -1,0 +1,83 @@
+"""A write's leftover temporary file is cleaned whatever its mode, even one no one may read.
+
+A write over a file keeps that file's mode (README), its temporary file taking it
+before a byte is written: a write over a file of mode ``000`` that a process left
+stuck leaves a temporary file of mode ``000``. The cleaner opened a leftover for
+reading to take its lock, which that mode refuses to its owner: the leftover stayed
+for good, beside its target.
+
+The engine that cleans runs without the capability to override file modes (as any
+user but root does): root's ``CAP_DAC_OVERRIDE`` would read the file anyway.
+
+(Found by files26: a ``.tmp`` leftover of mode 000 stayed.)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .exiting import run_to_exit
+from .test_fs_write_leftovers_are_cleaned_and_only_ours import _STUCK_CHILD, _aged, _hidden
+
+# The effective capabilities less CAP_DAC_OVERRIDE (1) and CAP_DAC_READ_SEARCH (2), for
+# this thread and every thread it starts after (a user's process has none to drop).
+_NO_DAC = """
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+class Header(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+class Data(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+header, data = Header(0x20080522, 0), (Data * 2)()
+assert libc.capget(ctypes.byref(header), data) == 0
+data[0].effective &= ~0b110
+assert libc.capset(ctypes.byref(header), data) == 0
+"""
+
+_CLEANER = _NO_DAC + """
+import asyncio, os, sys
+from pathlib import Path
+from engine import Engine, World
+from engine.effects.files import ConfinedFiles
+from tests.conftest import manifest, offer_install
+
+async def main(tmp):
+    left = next(n for n in os.listdir(tmp / "ws") if n.startswith("."))
+    try:
+        os.close(os.open(tmp / "ws" / left, os.O_RDONLY))
+    except PermissionError:
+        print("unreadable", flush=True)
+    engine = Engine.open(tmp / "cleaner.sqlite",
+                         world=World(net=None, fs=ConfinedFiles(data_dir=tmp / "data")))
+    await engine.create_workspace("w1", tmp / "ws")
+    await offer_install(engine, manifest("acme.fs", {"fs.write": {}}))
+    await engine.add_node({"id": "c1", "type": "card", "package": "acme.fs"}, workspace="w1")
+    done = await engine.call("c1", "fs.writeText", None, {"path": "next.txt", "text": "n"})
+    print(done.outcome, flush=True)
+    engine.close()
+
+asyncio.run(main(Path(sys.argv[1])))
+"""
+
+
+async def test_a_leftover_of_mode_000_is_cleaned(tmp_path: Path) -> None:
+    """The leftover of a write over a file of mode 000 is removed at the next write; the
+    file written over keeps its mode."""
+    # GIVEN a file of mode 000, and a process that exited while writing over it
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "plan.txt").write_text("old")
+    os.chmod(ws / "plan.txt", 0)
+    assert "exited" in run_to_exit(_STUCK_CHILD, tmp_path).stdout
+    [left] = _hidden(ws)
+    assert (ws / left).stat().st_mode & 0o777 == 0
+    _aged(ws / left)
+    # WHEN an engine that may not read it (as its owner, mode 000) writes to the folder
+    done = run_to_exit(_CLEANER, tmp_path)
+    assert done.stdout.split() == ["unreadable", "ok"], (done.stdout, done.stderr[-2000:])
+    # THEN the leftover is gone, and the file it was for is as it was
+    assert _hidden(ws) == set(), "the leftover of mode 000 stayed"
+    assert (ws / "plan.txt").stat().st_mode & 0o777 == 0
+    assert (ws / "next.txt").read_text() == "n"
