@@ -6,8 +6,9 @@ stuck leaves a temporary file of mode ``000``. The cleaner opened a leftover for
 reading to take its lock, which that mode refuses to its owner: the leftover stayed
 for good, beside its target.
 
-The engine that cleans runs without the capability to override file modes (as any
-user but root does): root's ``CAP_DAC_OVERRIDE`` would read the file anyway.
+The engine that cleans runs in a process without the capability to override file
+modes (as any user's but root's): root's ``CAP_DAC_OVERRIDE`` would read the file
+anyway. (That child process is the test's 2 s or so.)
 
 (Found by files26: a ``.tmp`` leftover of mode 000 stayed.)
 """
@@ -17,8 +18,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from engine.effects.leftovers import TempFiles
+
 from .exiting import run_to_exit
-from .test_fs_write_leftovers_are_cleaned_and_only_ours import _STUCK_CHILD, _aged, _hidden
+from .test_fs_write_leftovers_are_cleaned_and_only_ours import _aged, _hidden
 
 # The effective capabilities less CAP_DAC_OVERRIDE (1) and CAP_DAC_READ_SEARCH (2), for
 # this thread and every thread it starts after (a user's process has none to drop).
@@ -65,15 +68,17 @@ asyncio.run(main(Path(sys.argv[1])))
 async def test_a_leftover_of_mode_000_is_cleaned(tmp_path: Path) -> None:
     """The leftover of a write over a file of mode 000 is removed at the next write; the
     file written over keeps its mode."""
-    # GIVEN a file of mode 000, and a process that exited while writing over it
+    # GIVEN a file of mode 000, and the temporary file a write over it left (named as
+    # the app names its own, its mode the file's: as a process stuck writing leaves it,
+    # tests/scopes/test_fs_write_leftovers_are_cleaned_and_only_ours.py)
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "plan.txt").write_text("old")
     os.chmod(ws / "plan.txt", 0)
-    assert "exited" in run_to_exit(_STUCK_CHILD, tmp_path).stdout
-    [left] = _hidden(ws)
-    assert (ws / left).stat().st_mode & 0o777 == 0
-    _aged(ws / left)
+    left = ws / TempFiles(tmp_path / "data").name_for("plan.txt")
+    left.write_text("half")
+    os.chmod(left, 0)
+    _aged(left)
     # WHEN an engine that may not read it (as its owner, mode 000) writes to the folder
     done = run_to_exit(_CLEANER, tmp_path)
     assert done.stdout.split() == ["unreadable", "ok"], (done.stdout, done.stderr[-2000:])
