@@ -13,7 +13,9 @@ only when it is beyond doubt one:
   wrote, named like a leftover by chance or on purpose, never has one that
   checks (the key is never in a workspace; a card cannot read the app's data);
 - it is a regular file of this user's, opened without following a link, and the
-  name still names that very file as it is unlinked;
+  name still names that very file as it is unlinked (one its owner may not read, of
+  mode ``000`` as the file it was written over, is made readable to take its lock,
+  and given its mode back if it stays);
 - no writer holds it: each writer holds an ``flock`` on its temporary file from
   its creation to its rename, which the kernel lets go when its process ends, and
   a file not changed for `LEFTOVER_AGE` seconds is all a cleaner looks at (the
@@ -166,12 +168,20 @@ def lock_as_writer(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
+_OPEN_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+
+
 def _remove_leftover(folder: int, name: str, old: float) -> None:
     """Unlink ``name`` of ``folder`` if it is a regular file of this user's, unchanged
     since ``old``, that no writer holds — and still the same file as it goes."""
+    readable = None  # the mode to give back, when the file's was made readable here
     try:
-        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY
-                     | os.O_CLOEXEC, dir_fd=folder)
+        fd = os.open(name, _OPEN_FLAGS, dir_fd=folder)
+    except PermissionError:
+        opened = _open_unreadable(folder, name, old)
+        if opened is None:
+            return
+        fd, readable = opened
     except OSError:
         return
     try:
@@ -186,10 +196,50 @@ def _remove_leftover(folder: int, name: str, old: float) -> None:
         now = os.stat(name, dir_fd=folder, follow_symlinks=False)
         if (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino):
             os.unlink(name, dir_fd=folder)
+            readable = None  # gone: no mode to give back
     except OSError:
         pass
     finally:
+        if readable is not None:
+            with contextlib.suppress(OSError):
+                os.fchmod(fd, readable)
         os.close(fd)
+
+
+def _open_unreadable(folder: int, name: str, old: float) -> tuple[int, int] | None:
+    """``name`` of ``folder`` opened for reading though its mode refuses that to its
+    owner (a write over a file of mode ``000`` takes that mode), and the mode it had;
+    None unless it is a regular file of this user's unchanged since ``old``.
+
+    Its lock can only be asked through a descriptor open for reading, so the file is
+    made readable to its owner first — the very file looked at (through an ``O_PATH``
+    descriptor, never the name again); the caller gives its mode back unless it goes.
+    """
+    try:
+        probe = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(probe)
+        if (not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid()
+                or st.st_mtime > old or st.st_mode & stat.S_IRUSR):
+            return None
+        mode = stat.S_IMODE(st.st_mode)
+        # The kernel's name for the descriptor: the inode it holds, whatever the name
+        # names by now (fchmod does not take an O_PATH descriptor).
+        held = f"/proc/self/fd/{probe}"
+        os.chmod(held, mode | stat.S_IRUSR)
+        try:
+            # Followed: the link is the kernel's own, to the inode checked above.
+            fd = os.open(held, _OPEN_FLAGS & ~os.O_NOFOLLOW)
+        except OSError:
+            os.chmod(held, mode)
+            return None
+        return fd, mode
+    except OSError:
+        return None
+    finally:
+        os.close(probe)
 
 
 def _load_key(data_dir: Path) -> bytes | None:

@@ -15,6 +15,7 @@ anyway. (That child process is the test's 2 s or so.)
 
 from __future__ import annotations
 
+import fcntl
 import os
 from pathlib import Path
 
@@ -47,9 +48,8 @@ from engine.effects.files import ConfinedFiles
 from tests.conftest import manifest, offer_install
 
 async def main(tmp):
-    left = next(n for n in os.listdir(tmp / "ws") if n.startswith("."))
     try:
-        os.close(os.open(tmp / "ws" / left, os.O_RDONLY))
+        os.close(os.open(tmp / "ws" / "LEFT", os.O_RDONLY))
     except PermissionError:
         print("unreadable", flush=True)
     engine = Engine.open(tmp / "cleaner.sqlite",
@@ -75,14 +75,25 @@ async def test_a_leftover_of_mode_000_is_cleaned(tmp_path: Path) -> None:
     ws.mkdir()
     (ws / "plan.txt").write_text("old")
     os.chmod(ws / "plan.txt", 0)
-    left = ws / TempFiles(tmp_path / "data").name_for("plan.txt")
-    left.write_text("half")
-    os.chmod(left, 0)
-    _aged(left)
-    # WHEN an engine that may not read it (as its owner, mode 000) writes to the folder
-    done = run_to_exit(_CLEANER, tmp_path)
+    temp = TempFiles(tmp_path / "data")
+    left = ws / temp.name_for("plan.txt")
+    # and one of a write still under way (its writer holds its lock), as old
+    held = ws / temp.name_for("held.txt")
+    for path in (left, held):
+        path.write_text("half")
+        os.chmod(path, 0)
+        _aged(path)
+    writer = os.open(held, os.O_RDONLY)
+    try:
+        fcntl.flock(writer, fcntl.LOCK_EX)
+        # WHEN an engine that may not read them (mode 000, its own files) writes there
+        done = run_to_exit(_CLEANER.replace("LEFT", left.name), tmp_path)
+    finally:
+        os.close(writer)
     assert done.stdout.split() == ["unreadable", "ok"], (done.stdout, done.stderr[-2000:])
-    # THEN the leftover is gone, and the file it was for is as it was
-    assert _hidden(ws) == set(), "the leftover of mode 000 stayed"
+    # THEN the leftover is gone, the file it was for is as it was, and the file of the
+    # write under way is there with its mode
+    assert _hidden(ws) == {held.name}, "the leftover of mode 000 stayed"
     assert (ws / "plan.txt").stat().st_mode & 0o777 == 0
+    assert held.stat().st_mode & 0o777 == 0
     assert (ws / "next.txt").read_text() == "n"
