@@ -295,8 +295,7 @@ class ConfinedFiles:
             await asyncio.wrap_future(work.future)
         value = work.answer()
         if isinstance(value, _WatchFolder):
-            return await self._watch(engine, passed, Path(ws.folder), value.full,
-                                     settings.secret_denylist)
+            return await self._watch(engine, passed, Path(ws.folder), value.full)
         return value
 
     def _consent_now(self, engine: ScopeHost, queued: _Queued) -> Decision | None:
@@ -507,7 +506,7 @@ class ConfinedFiles:
         self.trash.move(parent, last, st, root.joinpath(*full))
 
     async def _watch(self, engine: ScopeHost, passed: Passed, root: Path,
-                     full: tuple[str, ...], denylist: bool) -> dict[str, str] | Decision:
+                     full: tuple[str, ...]) -> dict[str, str] | Decision:
         watcher = _Watcher(passed.card.id, passed.card.workspace, passed.package.name)
         # The watches of this card node only (`_Watcher` equality: id, workspace and
         # package). A card removed by another process keeps its watches here until
@@ -553,7 +552,7 @@ class ConfinedFiles:
             self._unarm(watch_id, armed)
             return self._withdrawn(watcher, engine.state, passed)
         task = asyncio.get_running_loop().create_task(
-            self._watch_loop(engine, watcher, end, root, full, denylist, watch_id, armed))
+            self._watch_loop(engine, watcher, end, root, full, watch_id, armed))
         # Closed however the task ends, even cancelled before its first step
         # (the engine closing), when `watch_tree` never ran to close it.
         task.add_done_callback(lambda _task: armed.close())
@@ -599,10 +598,14 @@ class ConfinedFiles:
                     task.add_done_callback(self._ending.discard)
 
     async def _watch_loop(self, engine: ScopeHost, watcher: _Watcher, end: asyncio.Event,
-                          root: Path, full: tuple[str, ...], denylist: bool,
+                          root: Path, full: tuple[str, ...],
                           watch_id: str, armed: Armed) -> None:
         """Deliver changes under the watched folder that `_visible` lets through,
         until ``end`` is set (`end_withdrawn_watches`, `stop_watches`).
+
+        Secret-like names are judged by the workspace's denylist as it stands when
+        the changes are sent, not as it stood when the watch was made: an operator
+        who turns it on again is obeyed by the watches already live.
 
         Any failure (the folder removed, no inotify instances left) ends the
         watch with an ``fs.watch.ended`` event: nothing escapes the task.
@@ -622,7 +625,8 @@ class ConfinedFiles:
                 if withdrawn():
                     return
                 found = await loop.run_in_executor(
-                    self._watch_executor(), self._visible, root, changes, denylist)
+                    self._watch_executor(), self._visible, root, changes,
+                    _denylist_now(engine.state, watcher.workspace))
                 if found:
                     # What the store holds now decides, as for a fetch's answer: another
                     # engine's revoke reaches this engine's state only at its next
@@ -632,6 +636,9 @@ class ConfinedFiles:
                     engine.sync()
                 if withdrawn():
                     return
+                if _denylist_now(engine.state, watcher.workspace):  # as caught up with
+                    found = [(change, rel) for change, rel in found
+                             if not is_secret(rel.split("/"))]
                 for change, rel in found:
                     engine.notify(Event("fs.changed", watcher.card, {
                         "watch": watch_id, "workspace": watcher.workspace,
@@ -688,6 +695,13 @@ class ConfinedFiles:
         """`write_atomically` with this handler's temporary files (their leftovers
         cleaned from the folder at its first write)."""
         write_atomically(self._temp, parent, last, data, mode)
+
+
+def _denylist_now(state: State, workspace: str) -> bool:
+    """Whether the workspace's secret denylist is on as ``state`` stands (on when the
+    workspace is gone: nothing is told then anyway)."""
+    ws = state.workspaces.get(workspace)
+    return ws is None or ws.settings.secret_denylist
 
 
 def _through_real_folders(root_fd: int, folders: list[str]) -> bool:
