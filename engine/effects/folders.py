@@ -1,7 +1,8 @@
 """Which workspace folders are unsafe for file calls (SPEC §8.3).
 
 A workspace folder is unsafe (every file call refused) when it is the home
-folder, a filesystem root, holds the app's data, lies inside ``/proc``,
+folder, a filesystem root (``/``, or a filesystem mounted whole at the folder:
+a drive's root), holds the app's data, lies inside ``/proc``,
 ``/sys`` or ``/dev``, or is on a special system filesystem (proc, sysfs,
 devtmpfs, debugfs, ...), told by ``fstatfs``'s magic number and by the
 filesystem type ``/proc/self/mountinfo`` gives for the folder's device.
@@ -13,10 +14,11 @@ from __future__ import annotations
 
 import ctypes
 import os
+import re
 import sys
 from pathlib import Path
 
-__all__ = ["MOVED", "opened_path", "special_filesystem", "unsafe_folder"]
+__all__ = ["MOVED", "mounted_whole", "opened_path", "special_filesystem", "unsafe_folder"]
 
 # fstatfs magic numbers of special filesystems (linux/magic.h).
 _SPECIAL_MAGIC = {
@@ -32,6 +34,10 @@ _SPECIAL_TYPES = frozenset(_SPECIAL_MAGIC.values()) | {"devtmpfs", "usbfs"}
 _SYSTEM_TREES = (Path("/proc"), Path("/sys"), Path("/dev"))
 #: Where the kernel names this process's open files (Linux).
 _FD_NAMES = "/proc/self/fd"
+#: Where the kernel lists this process's mounts (Linux).
+_MOUNTINFO = "/proc/self/mountinfo"
+# How mountinfo writes a space, tab, newline or backslash in a path.
+_ESCAPED = re.compile(r"\\([0-7]{3})")
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
 
 
@@ -44,20 +50,59 @@ def special_filesystem(fd: int) -> str | None:
             magic = ctypes.c_long.from_buffer(buf).value & 0xFFFFFFFF
             if magic in _SPECIAL_MAGIC:
                 return _SPECIAL_MAGIC[magic]
-    dev = os.fstat(fd).st_dev
-    want = f"{os.major(dev)}:{os.minor(dev)}"
+    want = _device(os.fstat(fd).st_dev)
+    for fields, fstype in _mount_table() or []:
+        if fields[2] == want and fstype in _SPECIAL_TYPES:
+            return fstype
+    return None
+
+
+def _device(dev: int) -> str:
+    """A device number as mountinfo writes it (``major:minor``)."""
+    return f"{os.major(dev)}:{os.minor(dev)}"
+
+
+def _mount_table() -> list[tuple[list[str], str]] | None:
+    """This process's mounts, in the order they were made: each line's fields before
+    the separator (id, parent, ``major:minor``, root, mount point, ...) and its
+    filesystem type; None when the table cannot be read."""
     try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="replace") as fh:
+        with open(_MOUNTINFO, encoding="utf-8", errors="surrogateescape") as fh:
             lines = fh.read(1 << 20).splitlines()
     except OSError:
         return None
+    table = []
     for line in lines:
-        fields = line.split()
-        if len(fields) > 3 and fields[2] == want and " - " in line:
-            fstype = line.split(" - ", 1)[1].split()[0]
-            if fstype in _SPECIAL_TYPES:
-                return fstype
-    return None
+        head, sep, tail = line.partition(" - ")
+        fields = head.split()
+        if sep and len(fields) > 4 and tail.split():
+            table.append((fields, tail.split()[0]))
+    return table
+
+
+def mounted_whole(path: Path, fd: int) -> bool:
+    """Whether the open folder ``fd``, at ``path``, is the root of a filesystem mounted
+    there whole — a drive's root (``/media/usb``, ``/mnt/c``), not a folder of one
+    bind-mounted there (a devcontainer's ``/workspaces/proj``).
+
+    The mount table's last line for ``path`` (a later mount hides an earlier one) is
+    for the folder's device, with the filesystem's own root (``/``) as its root.
+    Without a mount table, a folder on another device than the folder above it is
+    taken for one (it is a mount point; whether whole cannot be told).
+    """
+    st = os.fstat(fd)
+    table = _mount_table()
+    if table is None:
+        try:
+            above = os.stat("..", dir_fd=fd)
+        except OSError:
+            return True
+        return above.st_dev != st.st_dev
+    last = None
+    for fields, _fstype in table:
+        if _ESCAPED.sub(lambda m: chr(int(m.group(1), 8)), fields[4]) == str(path):
+            last = fields
+    return last is not None and last[2] == _device(st.st_dev) and last[3] == "/"
 
 
 #: The verdict on a folder whose place cannot be told (`opened_path`): refused now, and
@@ -97,7 +142,7 @@ def unsafe_folder(root: Path, root_fd: int, data_dir: Path | None) -> str | None
         return MOVED
     if resolved == Path.home().resolve():
         return "the workspace folder is the home folder"
-    if resolved.parent == resolved:
+    if resolved.parent == resolved or mounted_whole(resolved, root_fd):
         return "the workspace folder is a filesystem root"
     if data_dir is not None and (data_dir == resolved or resolved in data_dir.parents):
         return "the workspace folder contains the app's own data"

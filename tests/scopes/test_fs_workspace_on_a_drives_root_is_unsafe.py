@@ -83,3 +83,16 @@ async def test_a_folder_bind_mounted_there_is_a_project_like_any(
     await offer_install(engine, manifest("acme.fs", {"fs.read": {}}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.fs"}, workspace="w1")
     assert (await engine.call("c1", "fs.readText", None, {"path": "a.txt"})).value == "a"
+
+
+def test_without_a_mount_table_a_mount_point_is_taken_for_a_root(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No mount table to read: a folder on another device than the one above it (/proc
+    here) is refused as a root, an ordinary folder is not."""
+    monkeypatch.setattr(folders, "_MOUNTINFO", str(tmp_path / "no-mountinfo"))
+    for folder, whole in (("/proc", True), (str(tmp_path), False)):
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            assert folders.mounted_whole(Path(folder), fd) is whole, folder
+        finally:
+            os.close(fd)
