@@ -6,14 +6,18 @@ so a denylist the operator turns back on holds for the watches already made
 Rule: "``fs.watch`` never follows links and reports nothing outside the folder or
 denied by the rules". Held for a new ``.env`` (test_watch_trash.py); here for names of
 both lists, inside secret folders and the ``.docker/config.json`` pair, and for the
-denylist turned on again while a watch made with it off is live.
+denylist turned on again while a watch made with it off is live — here, and by
+another engine on the store (both stores).
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from engine import Engine, World
 from engine.effects.files import ConfinedFiles
@@ -89,3 +93,46 @@ async def test_a_denylist_turned_on_again_holds_for_live_watches(make_engine: An
     changed = await _told(events, "zz-marker")
     assert ".env.production" not in changed and ".ssh/id_ed25519" not in changed, changed
     engine.close()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def two_engines(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    """Open engines on one store (a SQLite file, then a PostgreSQL database), the first
+    with confined files: as two processes of the app would."""
+    dsn = request.getfixturevalue("pg_dsn") if request.param == "postgres" else None
+    opened: list[Engine] = []
+
+    def make(**kwargs: Any) -> Engine:
+        engine = (Engine.open(store=dsn, **kwargs) if dsn
+                  else Engine.open(tmp_path / "arrowgate.db", **kwargs))
+        opened.append(engine)
+        return engine
+
+    yield make
+    for engine in opened:
+        engine.close()
+
+
+async def test_a_denylist_turned_on_by_another_engine_holds_for_live_watches(
+        two_engines: Any, tmp_path: Path) -> None:
+    """The operator turns the denylist on through another engine on the store (the TUI's
+    process, the command line): this engine's watch tells no secret after, on both
+    stores, though it made no operation since."""
+    events: list[Any] = []
+    ws = tmp_path / "ws"
+    (ws / ".ssh").mkdir(parents=True)
+    a = two_engines(world=World(net=None, fs=ConfinedFiles(data_dir=tmp_path / "data")),
+                    sink=events.append)
+    await a.create_workspace("w1", ws, settings={"secret_denylist": False})
+    await offer_install(a, manifest("acme.fs", {"fs.read": {}}))
+    await a.add_node({"id": "c1", "type": "card", "package": "acme.fs"}, workspace="w1")
+    assert (await a.call("c1", "fs.watch", None, {"path": "."})).outcome == "ok"
+    # WHEN another engine turns the denylist on, and secrets change
+    b = two_engines(world=World(net=None, fs=None))
+    await b.set_settings("w1", {"secret_denylist": True})
+    (ws / ".env").write_text("on")
+    (ws / ".ssh" / "id_rsa").write_text("on")
+    (ws / "zz-marker").write_text("x")
+    # THEN the watch tells none of them
+    changed = await _told(events, "zz-marker")
+    assert ".env" not in changed and ".ssh/id_rsa" not in changed, changed
