@@ -3,7 +3,8 @@
 Names compare case-insensitively after Unicode NFC normalisation (casefold,
 then NFC again), so ``CLAUDE.md``, ``claude.MD`` and a decomposed spelling
 of a name are the same name. Every component of a path is looked at: a
-``.git`` or ``CLAUDE.md`` anywhere in the tree is protected.
+``.git`` or ``CLAUDE.md`` anywhere in the tree is protected, and so is everything in
+a workspace folder that itself lies in one (``above``).
 
 A workspace may sit on a filesystem laxer than Linux's own, so names are also
 compared as those see them: FAT and SMB/NTFS drop trailing dots and spaces
@@ -90,9 +91,22 @@ def _short_for(low: str, squashed: tuple[tuple[str, str], ...]) -> bool:
     return match is not None and any(s.startswith(match.group(1)) for s, _n in squashed)
 
 
-def is_secret(parts: list[str] | tuple[str, ...]) -> bool:
-    """A secret-like name anywhere in the path, or anything inside a secret folder."""
+def is_secret(parts: list[str] | tuple[str, ...], *,
+              above: list[str] | tuple[str, ...] = ()) -> bool:
+    """A secret-like name anywhere in the path, or anything inside a secret folder.
+
+    ``above``: the folders the path's first folder lies in (the workspace folder's own
+    path). A file there is inside ``.ssh`` whichever folder was made the workspace: a
+    secret folder among them makes every path secret, and the last of them pairs with
+    the path's first name (``~/.docker`` made a workspace: ``config.json``). File-name
+    patterns are not applied to them: a project named ``credentials-service`` is one.
+    """
+    outer = [fold(p) for p in above]
+    if any(part in _SECRET_DIRS for part in outer):
+        return True
     low = [fold(p) for p in parts]
+    if outer and low and (outer[-1], low[0]) in _SECRET_PAIRS:
+        return True
     for i, part in enumerate(low):
         if part in _SECRET_DIRS or _short_for(part, _SECRET_SQUASHED):
             return True
@@ -103,9 +117,15 @@ def is_secret(parts: list[str] | tuple[str, ...]) -> bool:
     return False
 
 
-def is_protected(parts: list[str] | tuple[str, ...]) -> bool:
-    """Under .git, agent instructions or settings, editor settings, CI, hooks, or app data."""
-    for part in parts:
+def is_protected(parts: list[str] | tuple[str, ...], *,
+                 above: list[str] | tuple[str, ...] = ()) -> bool:
+    """Under .git, agent instructions or settings, editor settings, CI, hooks, or app data.
+
+    ``above``: the folders the path's first folder lies in (the workspace folder's own
+    path), judged alike: a file in a project's ``.git/hooks`` is protected whichever
+    folder was made the workspace.
+    """
+    for part in (*above, *parts):
         low = fold(part)
         if low in PROTECTED_NAMES or _short_for(low, _PROTECTED_SQUASHED) or any(
                 fnmatch.fnmatchcase(low, p) for p in _PROTECTED_PATTERNS):

@@ -41,7 +41,7 @@ from engine.core.decision import Decision
 from engine.core.events import Event
 from engine.core.fsrules import is_protected, is_secret
 from engine.core.text import named_path as _named
-from engine.effects.folders import MOVED, unsafe_folder
+from engine.effects.folders import MOVED, opened_path, unsafe_folder
 from engine.effects.leftovers import TempFiles, write_atomically
 from engine.effects.pathwalk import Escape, Walked, flush_folder, open_beneath, walk
 from engine.effects.threadwork import DaemonPool, ThreadSlots, submit
@@ -145,6 +145,8 @@ class _WatchFolder:
     """The thread's answer to ``fs.watch``: this checked folder may be watched."""
 
     full: tuple[str, ...]
+    #: The folders the workspace folder lies in (`ConfinedFiles._judge`).
+    above: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,7 +218,7 @@ class ConfinedFiles:
         self._pool: DaemonPool | None = None
         self._call_slots: ThreadSlots | None = None
         self._watch_pool: DaemonPool | None = None
-        self._safety: dict[tuple[str, int, int], str | None] = {}
+        self._safety: dict[tuple[str, int, int], tuple[str | None, tuple[str, ...]]] = {}
         #: File work submitted and not yet begun in a thread; the lock guards it and
         #: each one's ``refusal`` (set on the loop, read as its thread begins it).
         self._queued: dict[_Queued, None] = {}
@@ -295,7 +297,7 @@ class ConfinedFiles:
             await asyncio.wrap_future(work.future)
         value = work.answer()
         if isinstance(value, _WatchFolder):
-            return await self._watch(engine, passed, Path(ws.folder), value.full)
+            return await self._watch(engine, passed, Path(ws.folder), value.full, value.above)
         return value
 
     def _consent_now(self, engine: ScopeHost, queued: _Queued) -> Decision | None:
@@ -370,12 +372,12 @@ class ConfinedFiles:
         parts = _split(path)
         root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            unsafe = self._unsafe(root, root_fd)
+            unsafe, above = self._judge(root, root_fd)
             if unsafe:
                 raise PathRefused("workspace-unsafe", unsafe)
-            if denylist and is_secret(parts):
+            if denylist and is_secret(parts, above=above):
                 raise PathRefused("secret-path", f"{_named(path)} looks like a secret")
-            if writes and is_protected(parts):
+            if writes and is_protected(parts, above=above):
                 raise PathRefused("protected-path", f"{_named(path)} is protected from card writes")
             try:
                 # Trashing a name trashes that entry: a link moves as a link, and
@@ -388,17 +390,17 @@ class ConfinedFiles:
             try:
                 full = [*walked.parts, walked.name] if walked.name else list(walked.parts)
                 # Links may land on a secret or protected name: check where it went.
-                if denylist and is_secret(full):
+                if denylist and is_secret(full, above=above):
                     raise PathRefused("secret-path", f"{_named(path)} leads to a secret")
-                if writes and is_protected(full):
+                if writes and is_protected(full, above=above):
                     raise PathRefused("protected-path", f"{_named(path)} leads to a protected path")
                 if self.data_dir is not None and _inside(root.joinpath(*full), self.data_dir):
                     raise PathRefused("protected-path", f"{_named(path)} is the app's own data")
                 if not walked.exists and name not in ("fs.writeText", "fs.writeBytes",
                                                       "fs.mkdir"):
                     raise FileNotFoundError(errno.ENOENT, "not found", path)
-                return self._op(name, root, root_fd, walked, tuple(full), args, denylist,
-                                max_bytes)
+                return self._op(name, root, root_fd, walked, tuple(full), above, args,
+                                denylist, max_bytes)
             finally:
                 os.close(walked.parent)
         except Escape as exc:
@@ -406,8 +408,12 @@ class ConfinedFiles:
         finally:
             os.close(root_fd)
 
-    def _unsafe(self, root: Path, root_fd: int) -> str | None:
-        """`unsafe_folder`, remembered per folder and the very directory it names.
+    def _judge(self, root: Path, root_fd: int) -> tuple[str | None, tuple[str, ...]]:
+        """`unsafe_folder`'s verdict on the workspace folder opened as ``root_fd``, and the
+        folders it lies in (its path's components, as the kernel names the folder
+        opened): a file in it is inside them, for the secret and protected rules
+        (``~/.ssh`` or a project's ``.git`` made a workspace). Remembered per folder
+        and the very directory it names.
 
         Keyed by the open folder's device and inode as well as its name, so
         a folder replaced, moved or mounted over is judged again.
@@ -416,18 +422,20 @@ class ConfinedFiles:
         key = (str(root), st.st_dev, st.st_ino)
         if key not in self._safety:
             verdict = unsafe_folder(root, root_fd, self.data_dir)
-            if verdict == MOVED:
-                return verdict  # not a verdict on the folder: judged again next time
+            where = opened_path(root, root_fd)
+            if verdict == MOVED or where is None:
+                return MOVED, ()  # not a verdict on the folder: judged again next time
             if len(self._safety) > 256:
                 self._safety.clear()
-            self._safety[key] = verdict
+            self._safety[key] = (verdict, where.parts[1:])
         return self._safety[key]
 
     def _op(self, name: str, root: Path, root_fd: int, walked: Walked, full: tuple[str, ...],
-            args: dict[str, Any], denylist: bool, max_bytes: int) -> Any:
+            above: tuple[str, ...], args: dict[str, Any], denylist: bool, max_bytes: int
+            ) -> Any:
         last = walked.name
         if name == "fs.list":
-            return _listing(_open_folder(root_fd, full), full, denylist)
+            return _listing(_open_folder(root_fd, full), full, denylist, above)
         if name == "fs.stat":
             fd = open_beneath(root_fd, full, os.O_PATH)
             try:
@@ -439,7 +447,7 @@ class ConfinedFiles:
             return {"type": kind, "size": st.st_size}
         if name == "fs.watch":
             os.close(_open_folder(root_fd, full))
-            return _WatchFolder(full)
+            return _WatchFolder(full, above)
         if last is None:
             raise PathRefused("bad-path", "that names the workspace folder itself")
         if name in ("fs.readText", "fs.readBytes"):
@@ -506,7 +514,8 @@ class ConfinedFiles:
         self.trash.move(parent, last, st, root.joinpath(*full))
 
     async def _watch(self, engine: ScopeHost, passed: Passed, root: Path,
-                     full: tuple[str, ...]) -> dict[str, str] | Decision:
+                     full: tuple[str, ...], above: tuple[str, ...]
+                     ) -> dict[str, str] | Decision:
         watcher = _Watcher(passed.card.id, passed.card.workspace, passed.package.name)
         # The watches of this card node only (`_Watcher` equality: id, workspace and
         # package). A card removed by another process keeps its watches here until
@@ -552,7 +561,7 @@ class ConfinedFiles:
             self._unarm(watch_id, armed)
             return self._withdrawn(watcher, engine.state, passed)
         task = asyncio.get_running_loop().create_task(
-            self._watch_loop(engine, watcher, end, root, full, watch_id, armed))
+            self._watch_loop(engine, watcher, end, root, full, above, watch_id, armed))
         # Closed however the task ends, even cancelled before its first step
         # (the engine closing), when `watch_tree` never ran to close it.
         task.add_done_callback(lambda _task: armed.close())
@@ -598,7 +607,7 @@ class ConfinedFiles:
                     task.add_done_callback(self._ending.discard)
 
     async def _watch_loop(self, engine: ScopeHost, watcher: _Watcher, end: asyncio.Event,
-                          root: Path, full: tuple[str, ...],
+                          root: Path, full: tuple[str, ...], above: tuple[str, ...],
                           watch_id: str, armed: Armed) -> None:
         """Deliver changes under the watched folder that `_visible` lets through,
         until ``end`` is set (`end_withdrawn_watches`, `stop_watches`).
@@ -626,7 +635,7 @@ class ConfinedFiles:
                     return
                 found = await loop.run_in_executor(
                     self._watch_executor(), self._visible, root, changes,
-                    _denylist_now(engine.state, watcher.workspace))
+                    _denylist_now(engine.state, watcher.workspace), above)
                 if found:
                     # What the store holds now decides, as for a fetch's answer: another
                     # engine's revoke reaches this engine's state only at its next
@@ -638,7 +647,7 @@ class ConfinedFiles:
                     return
                 if _denylist_now(engine.state, watcher.workspace):  # as caught up with
                     found = [(change, rel) for change, rel in found
-                             if not is_secret(rel.split("/"))]
+                             if not is_secret(rel.split("/"), above=above)]
                 for change, rel in found:
                     engine.notify(Event("fs.changed", watcher.card, {
                         "watch": watch_id, "workspace": watcher.workspace,
@@ -657,7 +666,7 @@ class ConfinedFiles:
                     "package": watcher.package, "reason": reason}))
 
     def _visible(self, root: Path, changes: list[tuple[Change, tuple[str, ...]]],
-                 denylist: bool) -> list[tuple[Change, str]]:
+                 denylist: bool, above: tuple[str, ...]) -> list[tuple[Change, str]]:
         """The changes a card may hear of: inside the folder, through no link, not denied."""
         out: list[tuple[Change, str]] = []
         try:
@@ -668,7 +677,7 @@ class ConfinedFiles:
             for change, changed in changes:
                 parts = list(changed)
                 if (not parts or ".." in parts or not all(map(_nameable, parts))
-                        or (denylist and is_secret(parts))):
+                        or (denylist and is_secret(parts, above=above))):
                     continue
                 if self.data_dir is not None and _inside(root.joinpath(*parts), self.data_dir):
                     continue
@@ -753,7 +762,8 @@ def _read_regular(root_fd: int, full: tuple[str, ...], max_bytes: int) -> bytes:
         os.close(fd)
 
 
-def _listing(fd: int, full: tuple[str, ...], denylist: bool) -> list[str]:
+def _listing(fd: int, full: tuple[str, ...], denylist: bool, above: tuple[str, ...]
+             ) -> list[str]:
     """``fs.list``'s answer for the open folder ``fd`` (taken over, closed here): its
     names sorted by code point, secret-like ones (judged with the folder they are in:
     .docker/config.json) and those a card could not pass back (`_nameable`) left out.
@@ -774,7 +784,8 @@ def _listing(fd: int, full: tuple[str, ...], denylist: bool) -> list[str]:
                 if read > LIST_SCAN:
                     raise PathRefused("too-large", f"the folder holds more than {LIST_SCAN:,} "
                                                    f"entries; list a folder within it")
-                if not _nameable(entry.name) or (denylist and is_secret([*full, entry.name])):
+                if not _nameable(entry.name) or (
+                        denylist and is_secret([*full, entry.name], above=above)):
                     continue
                 names.append(entry.name)
                 size += len(entry.name.encode())
