@@ -26,8 +26,9 @@ VALUES: dict[str, str] = {
     "terminals.write": '`{"state": "ok"}` (`"sent"` when a real terminal runs it)',
     "net.fetch": '`{"status", "body"}`',
     "fs.stat": '`{"type": "file" \\| "dir", "size"}`',
-    "fs.list": "the names in the folder, sorted, secret-like names left out; a folder of "
-               "more than 10,000 names (or 1 MiB of them) is refused `too-large`",
+    "fs.list": "the names in the folder, sorted, secret-like names (and names not UTF-8 "
+               "or holding a backslash) left out; a folder of more than 10,000 names (or "
+               "1 MiB of them) is refused `too-large`",
     "fs.readText": "the text",
     "fs.readBytes": "base64 of the bytes",
     "fs.watch": "— (the card then gets `fs.changed` events)",
