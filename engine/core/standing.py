@@ -5,10 +5,11 @@ written to a shared store by another engine or by hand), the engine's time stand
 still until the clock catches up: every rate window stays as full as it was, which
 fails closed. But a deadline on that time — a hold's (SPEC §7), a tool call's
 (SPEC §9) — would then never come, for years after a far-future time, and silence
-is never consent. So each such wait also ends after its timeout *on the clock* at
-the latest, counted from when this engine began it or first saw it while time stood
-(a restart, another engine's), or from the clock's last step back meanwhile.
-Nothing is counted while the clock leads: deadlines move with it then.
+is never consent. So each such wait also ends once the clock has run what its
+deadline left of the engine's time when this engine began it or first saw it while
+time stood (a restart, another engine's, a step back): the whole timeout on the clock
+at the latest, and the seconds a wait had waited before a step back count. Nothing
+is counted while the clock leads: deadlines move with it then.
 
 What goes at a rate on the engine's time would stop likewise: a workspace's prompt
 budget frees no unit while that time stands, so queued prompts would wait for the
@@ -27,22 +28,39 @@ __all__ = ["ClockRun", "RunSince"]
 
 
 class ClockRun:
-    """How long the clock has run for each open wait while the engine's time stands."""
+    """How long the clock has run for each open wait while the engine's time stands.
+
+    A wait may run on the clock, from when this engine began it or first saw it while
+    time stood (a restart, another engine's, a step back), for what its deadline left
+    of the engine's time then — the time standing still, that is what is left now: its
+    whole timeout for one begun while time stands, the rest of it for one begun while
+    the clock led, so the seconds it had waited before the step back count. Only
+    forward runs of the clock count, so a further step back gives no wait more time.
+    """
 
     def __init__(self) -> None:
-        #: Each wait's clock reading when it was begun or first seen while time stood.
-        self._marks: dict[str, float] = {}
+        #: Each wait counted: the clock's reading at its last look, and the seconds the
+        #: clock has run forward since it was begun or first seen while time stood.
+        self._marks: dict[str, tuple[float, float]] = {}
 
     def begun(self, key: str, clock: SteadyClock) -> None:
         """The wait ``key`` begins now: while time stands, counted from this reading."""
         if clock.behind() > 0.0:
             reading = clock.reading()
             if reading is not None:
-                self._marks[key] = reading
+                self._marks[key] = (reading, 0.0)
 
-    def late(self, waits: Iterable[tuple[str, float]], clock: SteadyClock) -> list[str]:
-        """The keys of ``waits`` — every open wait, as (key, timeout in seconds) — whose
-        timeout the clock has run while time stood still; [] while the clock leads.
+    @staticmethod
+    def _allowed(timeout: float, deadline: float, clock: SteadyClock) -> float:
+        """Seconds of the clock a wait may run while time stands: what its ``deadline``
+        leaves of the engine's time (which does not move meanwhile), never more than
+        its ``timeout``."""
+        return min(timeout, deadline - clock.high)
+
+    def late(self, waits: Iterable[tuple[str, float, float]], clock: SteadyClock) -> list[str]:
+        """The keys of ``waits`` — every open wait, as (key, timeout in seconds, deadline
+        on the engine's time) — whose time the clock has run while time stood still
+        (`_allowed`); [] while the clock leads.
 
         Forgets waits no longer given, and starts counting those not seen before.
         """
@@ -53,36 +71,40 @@ class ClockRun:
             return []
         open_now = list(waits)
         if len(marks) > len(open_now):
-            kept = {key for key, _ in open_now}
+            kept = {key for key, _, _ in open_now}
             for key in [key for key in marks if key not in kept]:
                 del marks[key]
         late = []
-        for key, timeout in open_now:
+        for key, timeout, deadline in open_now:
             mark = marks.get(key)
-            if mark is None or reading < mark:  # first seen, or the clock stepped back
-                marks[key] = mark = reading
-            if reading - mark >= timeout:
+            if mark is None:  # first seen while time stands: counted from now
+                run = 0.0
+            else:  # a step back (a reading below the last) counts nothing
+                last, run = mark
+                run += max(0.0, reading - last)
+            marks[key] = (reading, run)
+            if run >= self._allowed(timeout, deadline, clock):
                 late.append(key)
         return late
 
-    def left(self, key: str, timeout: float, clock: SteadyClock) -> float | None:
-        """Seconds of the clock left of ``timeout`` for the wait ``key`` while time
-        stands still (the whole timeout for a wait not counted yet: it is, from the next
-        look); None while the clock leads, when nothing is counted."""
+    def left(self, key: str, timeout: float, deadline: float,
+             clock: SteadyClock) -> float | None:
+        """Seconds of the clock left for the wait ``key`` while time stands still (all
+        it may run, `_allowed`, for a wait not counted yet: it is, from the next look);
+        None while the clock leads, when nothing is counted."""
         reading = clock.reading()
         if reading is None or reading >= clock.high:
             return None
         mark = self._marks.get(key)
-        if mark is None or reading < mark:  # counted from the next look (`late`)
-            return timeout
-        return timeout - (reading - mark)
+        run = 0.0 if mark is None else mark[1] + max(0.0, reading - mark[0])
+        return self._allowed(timeout, deadline, clock) - run
 
     def remaining(self, key: str, timeout: float, deadline: float, clock: SteadyClock) -> float:
         """Seconds of the clock before the wait ``key`` (its ``timeout``, its ``deadline``
         on the engine's time) ends, never below 0: until the deadline while the clock
         leads; while time stands still, until the clock reaches the deadline or has run
-        the timeout (`late`), whichever comes first."""
-        on_clock = self.left(key, timeout, clock)
+        what the wait may (`late`), whichever comes first."""
+        on_clock = self.left(key, timeout, deadline, clock)
         reading = clock.reading()
         if on_clock is None or reading is None:
             return max(0.0, deadline - clock())

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import math
 from collections.abc import Iterable
 from contextvars import Context as _TaskContext
 from typing import TypeGuard
@@ -137,8 +138,9 @@ class Prompts:
         stood still ahead of it (SPEC §6, §7; `engine.core.standing`): silence is
         never consent, even while a far-future time keeps the engine's time still."""
         held = {p.id: p for p in self.ctx.state.open_prompts.in_state("held")}
-        late = self._on_clock.late(((pid, self._timeout(p)) for pid, p in held.items()),
-                                   self.ctx.clock)
+        late = self._on_clock.late(
+            ((pid, self._timeout(p), math.inf if p.deadline is None else p.deadline)
+             for pid, p in held.items()), self.ctx.clock)
         return [held[pid] for pid in late]
 
     def held_now(self, prompt: Prompt) -> None:

@@ -402,8 +402,8 @@ class Tools:
         due = sorted((tc for tc in open_calls if tc.deadline <= now),
                      key=lambda tc: tc.deadline)
         # Its timeout is the one it was opened with: its deadline less its start.
-        late = set(self._on_clock.late(((tc.id, tc.deadline - tc.t) for tc in open_calls),
-                                       self.ctx.clock))
+        late = set(self._on_clock.late(
+            ((tc.id, tc.deadline - tc.t, tc.deadline) for tc in open_calls), self.ctx.clock))
         if not due and not late:
             return
         with self.ctx.write():

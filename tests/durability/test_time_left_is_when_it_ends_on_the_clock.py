@@ -39,8 +39,9 @@ async def _wired(engine: Engine, folder: Path) -> None:
 
 async def test_time_left_counts_down_to_when_they_end_on_the_clock(
         target: Target, tmp_path: Path) -> None:
-    """Held and opened at T0, the clock steps back an hour 100 s on: the hold has its
-    300 s on the clock left, the tool call its 120 s, and each ends when that runs out."""
+    """Held and opened at T0, the clock steps back an hour 100 s on: the hold has the
+    200 s of its 300 s it had left, the tool call 20 s of its 120 s (round 27: the
+    seconds waited before the step count), and each ends when that runs out."""
     clock = VirtualClock(T0)
     engine = target.open(clock=clock)
     try:
@@ -53,9 +54,9 @@ async def test_time_left_counts_down_to_when_they_end_on_the_clock(
         await engine.expire_due()
         clock.t -= 3600.0
         await engine.expire_due()  # the engine sees its time stand still
-        assert engine.hold_left(prompt) == pytest.approx(300.0, abs=1e-3)
-        assert engine.tool_left(call_id) == pytest.approx(120.0, abs=1e-3)
-        clock.t += 119.0
+        assert engine.hold_left(prompt) == pytest.approx(200.0, abs=1e-3)
+        assert engine.tool_left(call_id) == pytest.approx(20.0, abs=1e-3)
+        clock.t += 19.0
         await engine.expire_due()
         assert engine.tool_left(call_id) == pytest.approx(1.0, abs=1e-3)
         clock.t += 1.0

@@ -34,9 +34,10 @@ async def _get(app: Any, path: str, token: str) -> Any:
 
 async def test_a_hold_s_deadline_and_a_tool_call_s_expires_in_are_on_the_clock(
         tmp_path: Path) -> None:
-    """Held and opened at T0; 100 s on the clock steps back an hour; 50 s of the clock
-    later the hold has 250 s left (its 300 s timeout on the clock), the tool call 70 s
-    (of 120 s), as the routes say — and then they end as said."""
+    """Held and opened at T0; 100 s on the clock steps back an hour; 10 s of the clock
+    later the hold has 190 s left (its 300 s timeout on the clock, the 100 s waited
+    before the step counted), the tool call 10 s (of 120 s), as the routes say — and
+    then they end as said."""
     clock = VirtualClock(T0)
     apps = await two_apps(tmp_path, [TOOLS], [
         {"id": "c1", "type": "card", "package": "acme.search"},
@@ -51,24 +52,24 @@ async def test_a_hold_s_deadline_and_a_tool_call_s_expires_in_are_on_the_clock(
         opened = await engine.tool("a1", "c1", "ping")
         assert opened.allowed, opened
         call_id = opened.value["id"]
-        # WHEN the clock runs 100 s, steps back an hour (the engine looks), runs 50 s
+        # WHEN the clock runs 100 s, steps back an hour (the engine looks), runs 10 s
         clock.t += 100.0
         await engine.expire_due()
         clock.t -= 3600.0
         await engine.expire_due()
-        clock.t += 50.0
+        clock.t += 10.0
         # THEN each route says when they end by the clock
         for app in (apps.lane, apps.fastapi):
             holds = await _get(app, "/v1/holds", apps.operator)
             assert [h["id"] for h in holds] == [held.prompt]
-            assert holds[0]["deadline"] == pytest.approx(clock.t + 250.0, abs=1e-3), holds
+            assert holds[0]["deadline"] == pytest.approx(clock.t + 190.0, abs=1e-3), holds
             shown = await _get(app, f"/v1/prompts/{held.prompt}", apps.operator)
-            assert shown["deadline"] == pytest.approx(clock.t + 250.0, abs=1e-3), shown
+            assert shown["deadline"] == pytest.approx(clock.t + 190.0, abs=1e-3), shown
             tc = await _get(app, f"/v1/tool-calls/{call_id}", apps.operator)
-            assert tc["expires_in"] == pytest.approx(70.0, abs=1e-3), tc
-        assert engine.hold_left(str(held.prompt)) == pytest.approx(250.0, abs=1e-3)
+            assert tc["expires_in"] == pytest.approx(10.0, abs=1e-3), tc
+        assert engine.hold_left(str(held.prompt)) == pytest.approx(190.0, abs=1e-3)
         # AND they end then, not before
-        clock.t += 69.0
+        clock.t += 9.0
         await engine.expire_due()
         assert (await _get(apps.fastapi, f"/v1/tool-calls/{call_id}", apps.operator))[
             "expires_in"] == pytest.approx(1.0, abs=1e-3)
