@@ -141,6 +141,10 @@ class PromptIndex:
                 first = p
         return first
 
+    def undelivered(self, agent: str) -> int:
+        """How many of an agent's prompts are queued or held (`OPEN_STATES`)."""
+        return sum(1 for p in self._by_agent.get(agent, {}).values() if p.state in OPEN_STATES)
+
     def count(self, agent: str, state: str) -> int:
         """How many of an agent's prompts are in ``state``."""
         return sum(1 for p in self._by_agent.get(agent, {}).values() if p.state == state)

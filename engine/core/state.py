@@ -198,8 +198,10 @@ class State:
         return frozenset(manifest.ports.inputs), frozenset(manifest.ports.outputs)
 
     def undelivered(self, agent: str) -> int:
-        """Prompts queued (not held, not delivered) for an agent."""
-        return self.open_prompts.count(agent, "queued")
+        """An agent's prompts not yet delivered: queued, and held (SPEC §6's queue of 20:
+        a held prompt passed check 11, the queue, before check 12 held it, and waits
+        for a person as a queued one waits for the agent)."""
+        return self.open_prompts.undelivered(agent)
 
     def open_tool_calls(self, card: str) -> list[ToolCall]:
         """The card's open tool calls, oldest first, each with its causal ``chain`` (SPEC §9).

@@ -583,9 +583,11 @@ class Prompts:
                 self.resolve(prompt, "cancelled", result.code, result.reason, result.message,
                               approver=str(principal))
                 return self.outcome(prompt_id)
-            if self.ctx.state.undelivered(prompt.agent) >= QUEUE_LIMIT:
+            if self.ctx.state.undelivered(prompt.agent) - 1 >= QUEUE_LIMIT:
                 # Never queued past the 20 (SPEC §6): cancelled as check 11 refuses a
-                # new prompt, and said so — the person's yes did not send it.
+                # new prompt, and said so — the person's yes did not send it. A held
+                # prompt is one of the 20 (it keeps its place), so only a queue an
+                # older arrowgate filled behind it (held prompts not counted) is full.
                 self.resolve(prompt, "cancelled", "QUEUE_FULL", None,
                               why=f"{prompt.agent} already has {QUEUE_LIMIT} undelivered "
                               f"prompts: prompt {prompt.id} is cancelled at its approval, "

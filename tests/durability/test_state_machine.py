@@ -42,9 +42,10 @@ class Model:
             if p["state"] in ("queued", "held") and pred(p):
                 p["state"] = "cancelled"
 
-    def queued(self, agent: str) -> int:
+    def undelivered(self, agent: str) -> int:
+        """Queued and held: a held prompt is one of the agent's 20 (SPEC §6)."""
         return sum(1 for p in self.prompts.values() if p["agent"] == agent
-                   and p["state"] == "queued")
+                   and p["state"] in ("queued", "held"))
 
     def prompt(self, card: str, agent: str) -> tuple[str, str | None]:
         """(outcome, code) the spec gives."""
@@ -57,7 +58,7 @@ class Model:
         window = [x for x in self.times[card] if x <= self.t < x + WINDOW]
         if len(window) >= RATE:
             return "rate-limited", "RATE_LIMITED"
-        if self.queued(agent) >= QUEUE:
+        if self.undelivered(agent) >= QUEUE:
             return "denied", "QUEUE_FULL"
         self.times[card].append(self.t)
         return ("held" if self.dangerous[agent] else "queued"), None
@@ -190,7 +191,8 @@ class EngineVsModel(RuleBasedStateMachine):
         if approve:
             self.run(self.engine.approve_hold(pid, text_sha256=self.engine.prompt(pid).text_sha256))
             ok = self.model.granted and self.model.arrows.get((p["card"], p["agent"])) == p["arrow"]
-            if ok and self.model.queued(p["agent"]) < QUEUE:
+            # Its place in the queue was kept while held: only the others count.
+            if ok and self.model.undelivered(p["agent"]) - 1 < QUEUE:
                 p["state"] = "queued"
             else:
                 p["state"] = "cancelled"

@@ -1,5 +1,6 @@
 """A held prompt approved while its agent's queue already holds 20 undelivered prompts
-(SPEC §6 "Prompt queue", §7).
+besides it (SPEC §6 "Prompt queue", §7) — a store an arrowgate before round 27 filled,
+when held prompts were not counted among the 20.
 
 The queue never holds more than 20: the approval does not queue the prompt past them.
 It is cancelled with ``QUEUE_FULL`` (the error a new prompt gets at check 11), its
@@ -28,16 +29,20 @@ from tests.conftest import manifest, offer_install
 
 
 async def fill_behind_a_hold(engine: Engine, clock: VirtualClock) -> str:
-    """A prompt held for working agent a1, then a1's queue filled with 20 prompts; the
-    held prompt's id."""
+    """A prompt held for working agent a1, then a1's queue filled with 20 prompts behind
+    it, as an arrowgate before round 27 let it be (a held prompt was not counted among
+    the 20: now it is, and keeps its place, so only such a store has a full queue
+    behind a hold); the held prompt's id."""
     await engine.set_node("a1", {"status": "working", "dangerous": True})
     held = await engine.call("c1", "agents.prompt", "a1", {"text": "deploy now"})
     assert held.outcome == "held" and held.prompt is not None
     await engine.set_node("a1", {"dangerous": False})
-    for i in range(QUEUE_LIMIT):
-        clock.t += 11  # under 6 a minute, and within the hold's 300 s
-        assert (await engine.call("c1", "agents.prompt", "a1", {"text": f"q{i}"})).outcome \
-            == "queued"
+    with pytest.MonkeyPatch.context() as older:
+        older.setattr("engine.core.checks.QUEUE_LIMIT", QUEUE_LIMIT + 1)
+        for i in range(QUEUE_LIMIT):
+            clock.t += 11  # under 6 a minute, and within the hold's 300 s
+            assert (await engine.call("c1", "agents.prompt", "a1",
+                                      {"text": f"q{i}"})).outcome == "queued"
     return held.prompt
 
 
