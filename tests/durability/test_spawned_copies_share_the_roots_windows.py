@@ -9,8 +9,11 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from engine import Engine
 from engine.app.replay import VirtualClock
+from engine.core.errors import InvalidNode
 from tests.conftest import manifest, offer_install
 
 MANIFEST = manifest("acme.s", {"agents.prompt": {}, "canvas.spawn": {}},
@@ -93,3 +96,19 @@ async def test_two_engines_admitting_the_root_and_its_copy_at_once_keep_one_wind
         for card in ("c1", copy):
             d = await engine.call(card, "agents.prompt", "a1", {"text": "one more"})
             assert d.code == "RATE_LIMITED", d
+
+
+async def test_a_copy_stays_in_its_root_s_workspace(
+        make_engine: Any, clock: VirtualClock, tmp_path: Path) -> None:
+    """A copy is made on its spawner's canvas and cannot be moved to another workspace,
+    so a spawn tree (its windows and its live-spawn cap, counted per workspace) never
+    spreads across workspaces."""
+    engine = make_engine()
+    copy, grandchild = await _tree(engine, tmp_path / "ws")
+    (tmp_path / "ws2").mkdir()
+    await engine.create_workspace("w2", tmp_path / "ws2")
+    for node in (copy, grandchild):
+        assert engine.state.canvas.node(node).workspace == "w1"  # type: ignore[union-attr]
+        with pytest.raises(InvalidNode, match="unknown field 'workspace'"):
+            await engine.set_node(node, {"workspace": "w2"})
+        assert engine.state.canvas.node(node).workspace == "w1"  # type: ignore[union-attr]
