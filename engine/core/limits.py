@@ -9,6 +9,7 @@ are counted, by the caller calling `count`.
 from __future__ import annotations
 
 import math
+from bisect import insort
 from collections import Counter, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -214,7 +215,8 @@ def _beyond(x: float, period: float, t: float) -> float:
 
 
 class RollingWindow:
-    """The accepted call times of one (card, key), oldest first."""
+    """The accepted call times of one (card, key), oldest first (in time, whatever
+    order they were counted in)."""
 
     __slots__ = ("limit", "period", "times")
 
@@ -254,9 +256,18 @@ class RollingWindow:
         return _beyond(inside[len(inside) - self.limit], period, t)
 
     def count(self, t: float) -> None:
-        """Record an accepted call at ``t`` (times never decrease)."""
+        """Record an accepted call at ``t``, the times kept in time order.
+
+        One engine's times never decrease, but a call another engine stamped a little
+        before one of ours may be committed, and read, after it (and a store read at a
+        restart is in the order of commits): `retry_after` reads the oldest first.
+        """
         self._drop_old(t)
-        self.times.append(t)
+        times = self.times
+        if times and t < times[-1]:
+            insort(times, t)
+        else:
+            times.append(t)
 
 
 class RateCounters:
