@@ -50,9 +50,9 @@ async def test_each_state_is_reached_shown_on_its_arrow_and_kept(
     await _canvas(engine, tmp_path / "ws")
     # delivered, then replied: aw is waiting
     replied = await _prompt(engine, "aw", "answer me")
-    assert engine.prompt(replied).state == "delivered"  # type: ignore[union-attr]
+    assert engine.prompt(replied).state == "delivered"
     await engine.agent_replied("aw", "done")
-    assert engine.prompt(replied).state == "replied"  # type: ignore[union-attr]
+    assert engine.prompt(replied).state == "replied"
     # queued: aw is working now
     await engine.set_node("aw", {"status": "working"})
     await _prompt(engine, "aw", "wait your turn")
@@ -74,7 +74,7 @@ async def test_each_state_is_reached_shown_on_its_arrow_and_kept(
     assert _on_arrows(engine) == want
     # An ended hold is answered once: approving or rejecting it again changes nothing.
     for ended in (expired, rejected):
-        digest = engine.prompt(ended).text_sha256  # type: ignore[union-attr]
+        digest = engine.prompt(ended).text_sha256
         with pytest.raises(NotFound, match="is not held"):
             await engine.approve_hold(ended, text_sha256=digest)
         with pytest.raises(NotFound, match="is not held"):

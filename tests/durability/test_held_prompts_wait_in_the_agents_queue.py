@@ -84,4 +84,4 @@ async def test_a_hold_approved_keeps_its_place_in_a_full_queue(
     prompt = engine.prompt(held.prompt)
     assert prompt is not None
     d = await engine.approve_hold(held.prompt, text_sha256=prompt.text_sha256)
-    assert d.code is None and engine.prompt(held.prompt).state == "queued", d  # type: ignore[union-attr]
+    assert d.code is None and engine.prompt(held.prompt).state == "queued", d

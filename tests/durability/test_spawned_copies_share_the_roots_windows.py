@@ -108,7 +108,7 @@ async def test_a_copy_stays_in_its_root_s_workspace(
     (tmp_path / "ws2").mkdir()
     await engine.create_workspace("w2", tmp_path / "ws2")
     for node in (copy, grandchild):
-        assert engine.state.canvas.node(node).workspace == "w1"  # type: ignore[union-attr]
+        assert engine.state.canvas.node(node).workspace == "w1"
         with pytest.raises(InvalidNode, match="unknown field 'workspace'"):
             await engine.set_node(node, {"workspace": "w2"})
-        assert engine.state.canvas.node(node).workspace == "w1"  # type: ignore[union-attr]
+        assert engine.state.canvas.node(node).workspace == "w1"
