@@ -14,6 +14,7 @@ dismissed twice, crashed the app.)
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from textual import events
@@ -84,3 +85,37 @@ async def test_an_install_typed_twice_installs_once_and_closes_the_review(
         said = [n.message for n in app._notifications]
         assert sum("acme.prompter installed" in m for m in said) == 1, said
         assert not any("refused" in m for m in said), said
+
+
+async def test_a_second_consent_action_while_one_waits_is_not_done_and_says_so(
+        tui_db: Path, tui_clock: VirtualClock) -> None:
+    """Two consent actions at once (whatever started them): the wait and the answer stay
+    the first one's; the second is not done, and the person is told."""
+    held = await add_hostile(tui_db, tui_clock, text="Short: rm -rf the backups.")
+    check = SlowCheck()
+    app = _app(tui_db, tui_clock, check)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await settle(pilot)
+        engine = app.engine
+        # WHEN a reject waits for the operator check and a second consent action starts
+        first = asyncio.ensure_future(app.consent("hold: reject",
+                                                  lambda: engine.reject_hold(held)))
+        try:
+            await _wait_started(pilot, check)
+            second = await app.consent("grant: revoke",
+                                       lambda: engine.revoke("acme.notes", "cards.connected"))
+            await pilot.pause()
+            # THEN the second is not done and said so; one wait stands, the first's
+            assert second is None
+            assert "cards.connected" in engine.state.grants["acme.notes"]
+            waits = [s for s in app.screen_stack if isinstance(s, CheckingScreen)]
+            assert [w.what for w in waits] == ["hold: reject"]
+            said = [n.message for n in app._notifications]
+            assert any("grant: revoke" in m and "not done" in m for m in said), said
+        finally:
+            check.release.set()
+        await first
+        await settle(pilot)
+        # AND the first is done, its wait gone
+        assert _state(app, held) == "rejected"
+        assert [type(s) for s in app.screen_stack] == [HoldsScreen]
