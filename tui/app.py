@@ -155,6 +155,8 @@ class ArrowgateApp(App[int]):
         self._looks = DaemonPool(4, "arrowgate-operator-check")
         #: The wait over the screens while a consent action waits for the check.
         self._checking: CheckingScreen | None = None
+        #: The consent action under way (``hold: approve``), or None: one at a time.
+        self._consenting: str | None = None
         #: Why consent actions are refused (shown on every screen), or "". Until the first
         #: look answers (`recheck_operator`, started on mount), it cannot tell.
         self.operator_refusal = LOOKING
@@ -383,8 +385,22 @@ class ArrowgateApp(App[int]):
 
         Refusals (the operator check, or the engine's own) are shown, never raised.
         The operator check is asked off the app's thread (`look_before_consent`): the
-        app draws meanwhile, and the keys pressed meanwhile are no consent.
+        app draws meanwhile, and the keys pressed meanwhile are no consent. One consent
+        action runs at a time: another one started meanwhile (a key read twice before
+        the wait was drawn) is not done, and said so; the wait and the dialog stay the
+        first one's.
         """
+        if self._consenting is not None:
+            self.notify(f"{what}: not done — {self._consenting} is still under way",
+                        title="Not done", severity="warning", timeout=10)
+            return None
+        self._consenting = what
+        try:
+            return await self._consent(what, action)
+        finally:
+            self._consenting = None
+
+    async def _consent(self, what: str, action: Callable[[], Awaitable[T]]) -> T | None:
         # The file as other programs see it, now: not as it was at the last tick.
         self.check_store_file()
         if self.store_problem:

@@ -13,6 +13,7 @@ import time
 from typing import ClassVar
 
 from textual import events, on
+from textual.await_complete import AwaitComplete
 from textual.screen import ModalScreen
 from textual.worker import Worker
 
@@ -33,6 +34,18 @@ class ArmedDialog(ModalScreen[bool]):
     ARM_S: ClassVar[float] = ARM_S
     #: When the dialog was first drawn (`time.monotonic`), or None before.
     _drawn_at: float | None = None
+    #: Whether the dialog was closed (its answer given to whoever opened it).
+    _dismissed: bool = False
+    #: Whether an answer given here is under way (a key read twice acts once).
+    _answering: bool = False
+
+    def dismiss(self, result: bool | None = None) -> AwaitComplete:
+        """Close with ``result``, once. A second dismissal does nothing: the first answer
+        stands (a second would hand the opener a second answer, which Textual refuses)."""
+        if self._dismissed:
+            return AwaitComplete.nothing()
+        self._dismissed = True
+        return super().dismiss(result)
 
     @on(events.Mount)
     def _arm_after_drawn(self) -> None:

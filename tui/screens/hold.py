@@ -260,7 +260,7 @@ class HoldScreen(ArmedDialog):
     @work(group="consent", exit_on_error=False, description="reject a held prompt")
     async def action_reject(self) -> None:
         """Reject the held prompt (in a worker, as `action_approve`)."""
-        if self.approve:
+        if self.approve or self._answered:
             return
         prompt = self.prompt
         self._answered = True

@@ -262,8 +262,12 @@ class RequestScreen(ArmedDialog):
 
     async def _answer(self, name: str, allow: bool) -> None:
         engine = self.gate.engine
+        if self._answering:  # a key read twice: the first answer is under way
+            return
+        self._answering = True
         done = await self.gate.consent("request: answer", lambda: engine.request(
             self.card, name, answer=allow, review_hash=self._hash))
+        self._answering = done is not None
         if done is not None:
             self.notify(f"{self.card}: {name} {'allowed' if allow else 'denied'}",
                         title="request: answer")

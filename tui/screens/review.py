@@ -237,11 +237,15 @@ class ReviewScreen(ArmedDialog):
         engine = self.gate.engine
         review = self.review
         assert review is not None
+        if self._answering:  # the key read twice: the first answer is under way
+            return
         # The hash of the review on screen: a package offered again under this
         # name meanwhile (maybe asking for more) is refused as stale, not installed
         # with the key meant for what the person read.
+        self._answering = True
         done = await self.gate.consent("review: accept", lambda: engine.install(
             self.package, grant="required", review_hash=review.content_hash))
+        self._answering = done is not None
         if done is not None:
             self.notify(f"{self.package} installed", title="review: accept")
             self.dismiss(True)
@@ -249,11 +253,13 @@ class ReviewScreen(ArmedDialog):
     @work(group="consent", exit_on_error=False, description="decline a package")
     async def action_decline(self) -> None:
         """Decline: nothing is installed; the answer is recorded."""
-        if self.review is None:
+        if self.review is None or self._answering:
             return
         engine = self.gate.engine
+        self._answering = True
         done = await self.gate.consent("review: decline",
                                        lambda: engine.install(self.package, accept=False))
+        self._answering = done is not None
         if done is not None:
             self.notify(f"{self.package} not installed", title="review: decline")
             self.dismiss(False)
