@@ -209,8 +209,13 @@ class HoldScreen(ArmedDialog):
 
     @on(EngineChanged)
     def _changed(self) -> None:
-        if self._answered:
-            return
+        if not self._answered:
+            self._close_if_ended()
+
+    def _close_if_ended(self) -> None:
+        """Close, saying how, once the prompt is no longer held (resolved elsewhere):
+        its approve key must not stay offered for a prompt that is gone. Not while an
+        answer given here is under way: it ends the dialog and says how itself."""
         current = self.gate.engine.prompt(self.prompt.id)
         if current is None or current.state != "held":
             self.notify(f"prompt {self.prompt.id} is no longer held "
@@ -240,8 +245,9 @@ class HoldScreen(ArmedDialog):
         decision = await self.gate.consent(
             "hold: approve", lambda: self.gate.engine.approve_hold(prompt.id,
                                                                    text_sha256=digest))
-        if decision is None:
+        if decision is None:  # not done: said why; the hold may have ended meanwhile
             self._answered = False
+            self._close_if_ended()
             return
         now = self.gate.engine.prompt(prompt.id)
         if decision.code or now is None or now.state not in ("queued", "delivered", "replied"):
@@ -266,8 +272,9 @@ class HoldScreen(ArmedDialog):
         self._answered = True
         decision = await self.gate.consent(
             "hold: reject", lambda: self.gate.engine.reject_hold(prompt.id))
-        if decision is None:
+        if decision is None:  # not done: said why; the hold may have ended meanwhile
             self._answered = False
+            self._close_if_ended()
             return
         self.notify(f"prompt {prompt.id}: rejected → {decision.code or decision.outcome}",
                     title="hold: reject")
