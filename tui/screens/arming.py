@@ -43,7 +43,7 @@ class ArmedDialog(ModalScreen[bool]):
         """Close with ``result``, once. A second dismissal does nothing: the first answer
         stands (a second would hand the opener a second answer, which Textual refuses)."""
         if self._dismissed:
-            return AwaitComplete.nothing()
+            return AwaitComplete()  # nothing to await: already done
         self._dismissed = True
         return super().dismiss(result)
 
