@@ -19,6 +19,7 @@ from engine.app.times import parse_time
 from engine.app.verifier import verify_in_a_process
 from engine.store.logindex import LogFilter, is_store_url, open_log_index
 
+from ..keys import key_hint
 from ..rows import UNREADABLE, readable
 from ..text import plain, visible
 from ..widgets.app_header import AppHeader
@@ -189,6 +190,7 @@ class ArrowLogScreen(EngineScreen):
 
     @on(LogView.CountChanged)
     def _count(self, event: LogView.CountChanged) -> None:
+        self._rows_logged()
         shown = "every row" if not self.filter_text else self.filter_text
         rows = "1 row" if event.count == 1 else f"{event.count:,} rows"
         self.query_one("#filter-status", Static).update(plain(f"{rows} · {shown}"))
@@ -298,19 +300,39 @@ class ArrowLogScreen(EngineScreen):
         would hold the interpreter lock against scrolling.
         """
         self._verified(None)
-        self._verified(await verify_in_a_process(self.gate.db_path))
+        through = self.engine.log_end()
+        self._verified(await verify_in_a_process(self.gate.db_path), through)
 
-    def _verified(self, result: Verification | None) -> None:
+    #: The last verification and the newest row logged as it started, or None.
+    _verification: tuple[Verification, int] | None = None
+
+    def _verified(self, result: Verification | None, through: int | None = None) -> None:
         label = self.query_one("#verify", Static)
+        self._verification = None
         if result is None:
             label.update("chain: verifying…")
         elif result.ok:
             # Say "and the anchor" only when there is one to have checked.
             anchor = self.gate.anchor_path
             anchored = anchor is not None and os.path.exists(anchor)
-            label.update(plain(f"chain ✓ verified: {result.rows:,} rows"
-                               + (" and the anchor" if anchored else " (no anchor file)"),
-                               style="green"))
+            text = f"chain ✓ verified: {result.rows:,} rows" \
+                + (" and the anchor" if anchored else " (no anchor file)")
+            if through is not None:
+                self._verification = (result, through)
+                if self.engine.log_end() > through:
+                    # Rows logged since it started may not have been read by it.
+                    key = key_hint(self, "log.verify")
+                    text += f" · rows logged since are not verified yet ({key})"
+            label.update(plain(text, style="green"))
         else:
-            label.update(plain(f"chain ✗ BROKEN: {result.problem} "
-                               f"(first bad row {result.first_bad})", style="red"))
+            # A finding of the consent history (a grant written by hand) names no row.
+            at = f" (first bad row {result.first_bad})" if result.first_bad is not None else ""
+            label.update(plain(f"chain ✗ BROKEN: {result.problem}{at}", style="red"))
+
+    def _rows_logged(self) -> None:
+        """New rows shown: a verified label says they are not verified yet (once)."""
+        if self._verification is not None:
+            result, through = self._verification
+            if self.engine.log_end() > through and "logged since" not in \
+                    str(self.query_one("#verify", Static).render()):
+                self._verified(result, through)
