@@ -29,7 +29,8 @@ from textual.timer import Timer
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from engine import ConsentError, Engine, Event, StoreFailed
+from engine import ConsentError, Engine, Event, StoreFailed, Verification
+from engine.app.verifier import verify_in_a_process
 from engine.effects.operator import OperatorCheck, operator_check
 from engine.effects.threadwork import DaemonPool
 from engine.store.logindex import is_store_url
@@ -160,6 +161,9 @@ class ArrowgateApp(App[int]):
         #: Why consent actions are refused (shown on every screen), or "". Until the first
         #: look answers (`recheck_operator`, started on mount), it cannot tell.
         self.operator_refusal = LOOKING
+        #: What `log verify` found wrong with the store (shown on every screen), "" for
+        #: nothing, None until the verification started on mount (`verify_store`) answers.
+        self.log_finding: str | None = None
         self._stop_timers = asyncio.Event()
         self._froze = False  # whether this app moved the heap out of the collector's scans
         self._drawn = False  # whether the first screen was drawn (then the heap is frozen)
@@ -193,6 +197,7 @@ class ArrowgateApp(App[int]):
         self.set_interval(self.OPERATOR_RECHECK_S, self.recheck_operator)
         self.watch_store()
         self.run_engine_timers()
+        self.verify_store()
         if self._review is not None:
             self.push_screen(ReviewScreen(self._review))
 
@@ -330,8 +335,43 @@ class ArrowgateApp(App[int]):
         self.operator_refusal = reason
         for screen in self.screen_stack:
             screen.refresh_bindings()
+        self._show_banner()
+
+    def banner(self) -> str:
+        """What every screen's header says beside its name: a finding of `log verify`,
+        then why the app is read-only; "" for neither."""
+        said = [self.log_finding or "",
+                "read-only: " + self.operator_refusal if self.operator_refusal else ""]
+        return " · ".join(part for part in said if part)
+
+    def _show_banner(self) -> None:
+        for screen in self.screen_stack:
             for banner in screen.query("#operator-banner").results(Static):
-                banner.update(plain("read-only: " + reason) if reason else "")
+                banner.update(plain(self.banner()))
+
+    @work(exclusive=True, group="verify-store", exit_on_error=False,
+          description="verify the store")
+    async def verify_store(self) -> None:
+        """Verify the store (`log verify`, in a process of its own) once the app starts.
+
+        The screens show what the store holds: a grant written into it by hand shows as
+        granted, rows edited by hand as logged, and a change made around the change feed
+        (its triggers dropped) is not even followed live. `log verify` finds them; its
+        finding stands in every screen's header, as a person may never open the arrow log.
+        """
+        self.store_verified(await verify_in_a_process(self.db_path))
+
+    def store_verified(self, result: Verification) -> None:
+        """Show what a verification of the whole store found (this app's at start, or the
+        arrow log's ``V``): a finding in every header and once as a message; none clears it."""
+        finding = "" if result.ok else f"log verify FAILED: {result.problem}"
+        if finding and finding != self.log_finding:
+            self.notify(f"{finding}. The store was changed outside arrowgate: what is shown "
+                        "(grants, packages, log rows) may not be what a person consented to or "
+                        "what happened; `arrowgate log verify` names it.",
+                        title="Store altered", severity="error", timeout=30)
+        self.log_finding = finding
+        self._show_banner()
 
     @work(exclusive=True, group="operator", exit_on_error=False,
           description="look whether a person operates the app")

@@ -309,6 +309,8 @@ class ArrowLogScreen(EngineScreen):
     def _verified(self, result: Verification | None, through: int | None = None) -> None:
         label = self.query_one("#verify", Static)
         self._verification = None
+        if result is not None:
+            self.gate.store_verified(result)  # every screen's header says a finding
         if result is None:
             label.update("chain: verifying…")
         elif result.ok:

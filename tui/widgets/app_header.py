@@ -13,7 +13,8 @@ __all__ = ["AppHeader"]
 
 
 class AppHeader(Horizontal):
-    """``arrowgate · <screen>`` on the left, the pending-holds badge on the right."""
+    """``arrowgate · <screen>`` on the left, then what is wrong (a finding of ``log verify``,
+    read-only), the pending-holds badge on the right."""
 
     def __init__(self, title: str) -> None:
         super().__init__()
@@ -25,7 +26,7 @@ class AppHeader(Horizontal):
         yield HoldBadge()
 
     def on_mount(self) -> None:
-        refusal = getattr(self.app, "operator_refusal", "")
-        banner = self.query_one("#operator-banner", Static)
-        if refusal:
-            banner.update(plain("read-only: " + refusal))
+        # The app's `banner`: a finding of `log verify`, why the app is read-only.
+        said = getattr(self.app, "banner", None)
+        if said is not None and said():
+            self.query_one("#operator-banner", Static).update(plain(said()))
