@@ -340,7 +340,10 @@ class ArrowgateApp(App[int]):
     def banner(self) -> str:
         """What every screen's header says beside its name: a finding of `log verify`,
         then why the app is read-only; "" for neither."""
-        said = [self.log_finding or "",
+        # The finding short (its message and the arrow log's label say it whole), so the
+        # read-only reason after it still fits the header's line.
+        said = ["log verify FAILED: the store was changed outside arrowgate"
+                if self.log_finding else "",
                 "read-only: " + self.operator_refusal if self.operator_refusal else ""]
         return " · ".join(part for part in said if part)
 
