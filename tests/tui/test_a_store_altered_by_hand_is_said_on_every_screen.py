@@ -15,13 +15,15 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import psycopg
+import pytest
 from textual.widgets import Static
 
 from engine.app.replay import VirtualClock
 from tests.conftest import polls
 
 from .conftest import settle
-from .world import make_app
+from .world import build, make_app
 
 
 def _banner(app) -> str:
@@ -64,3 +66,23 @@ async def test_a_clean_store_says_nothing(tui_db: Path, tui_clock: VirtualClock)
                 break
         assert app.log_finding == ""
         assert _banner(app) == ""
+
+
+@pytest.mark.postgres
+async def test_a_grant_written_by_hand_is_said_on_postgresql(
+        pg_dsn: str, tmp_path: Path, tui_clock: VirtualClock) -> None:
+    """The same on the shared store: the grant written by hand, its triggers off."""
+    await build(pg_dsn, tmp_path / "ws", tui_clock)
+    with psycopg.connect(pg_dsn, autocommit=True) as db:
+        db.execute("alter table grants disable trigger user")
+        db.execute("insert into grants values ('acme.notes', 'network', 0, 'operator')")
+        db.execute("alter table grants enable trigger user")
+    app = make_app(pg_dsn, tui_clock, start="grants")
+    async with app.run_test(size=(160, 40), notifications=True) as pilot:
+        await settle(pilot)
+        for _ in polls():
+            await pilot.pause(0.05)
+            if "log verify" in _banner(app):
+                break
+        assert "log verify" in _banner(app) and "FAILED" in _banner(app), _banner(app)
+    app.engine.close()
