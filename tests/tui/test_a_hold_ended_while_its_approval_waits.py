@@ -14,8 +14,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from engine.app.replay import VirtualClock
 from tests.conftest import polls
+from tui.app import ArrowgateApp
 from tui.screens.checking import CheckingScreen
 from tui.screens.hold import HoldScreen
 from tui.screens.holds import HoldsScreen
@@ -23,19 +26,18 @@ from tui.screens.holds import HoldsScreen
 from .conftest import open_hold, settle
 from .test_consent_check_never_blocks_the_app import (
     SlowCheck,
-    _app,
     _press_yes,
     _state,
     _wait_started,
 )
-from .world import add_hostile, open_engine
+from .world import add_hostile, build, open_engine
 
 
-async def test_a_hold_rejected_elsewhere_while_its_approval_waits_is_not_approved(
-        tui_db: Path, tui_clock: VirtualClock) -> None:
-    held = await add_hostile(tui_db, tui_clock, text="Short: rm -rf the backups.")
+async def _rejected_elsewhere_while_approving(store: Path | str, tui_clock: VirtualClock,
+                                             held: str) -> None:
     check = SlowCheck()
-    app = _app(tui_db, tui_clock, check)
+    app = ArrowgateApp(open_engine(store, tui_clock), operator=check, start="holds")
+    app.OPERATOR_RECHECK_S = 3600.0  # only the consent action's own look
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         dialog = await open_hold(pilot, held)
         assert isinstance(dialog, HoldScreen) and dialog.all_seen
@@ -43,7 +45,7 @@ async def test_a_hold_rejected_elsewhere_while_its_approval_waits_is_not_approve
             pressed = _press_yes(pilot)
             await _wait_started(pilot, check)
             # WHEN another program rejects the hold while the approval waits for the check
-            other = open_engine(tui_db, tui_clock)
+            other = open_engine(store, tui_clock)
             try:
                 await other.reject_hold(held)
             finally:
@@ -65,3 +67,22 @@ async def test_a_hold_rejected_elsewhere_while_its_approval_waits_is_not_approve
         said = [n.message for n in app._notifications]
         assert any(held in m and "rejected" in m for m in said), said
         assert [type(s) for s in app.screen_stack] == [HoldsScreen]
+    app.engine.close()
+
+
+async def test_a_hold_rejected_elsewhere_while_its_approval_waits_is_not_approved(
+        tui_db: Path, tui_clock: VirtualClock) -> None:
+    held = await add_hostile(tui_db, tui_clock, text="Short: rm -rf the backups.")
+    await _rejected_elsewhere_while_approving(tui_db, tui_clock, held)
+
+
+@pytest.mark.postgres
+async def test_the_same_on_postgresql(pg_dsn: str, tmp_path: Path,
+                                      tui_clock: VirtualClock) -> None:
+    await build(pg_dsn, tmp_path / "ws", tui_clock)
+    engine = open_engine(pg_dsn, tui_clock)
+    try:
+        held = engine.prompts(state="held")[0].id
+    finally:
+        engine.close()
+    await _rejected_elsewhere_while_approving(pg_dsn, tui_clock, held)
