@@ -197,7 +197,8 @@ class ArrowgateApp(App[int]):
         self.set_interval(self.OPERATOR_RECHECK_S, self.recheck_operator)
         self.watch_store()
         self.run_engine_timers()
-        self.verify_store()
+        if self._start != "log":  # the arrow log verifies as it opens, and says it here
+            self.verify_store()
         if self._review is not None:
             self.push_screen(ReviewScreen(self._review))
 
