@@ -52,6 +52,9 @@ async def test_a_grant_written_by_hand_is_a_finding_without_a_row_number(
         # THEN the finding is named, and no row number that is not one
         assert "BROKEN" in label and "grants differ" in label, label
         assert "None" not in label, label
+        # AND the header says so too, from this one verification
+        banner = str(pilot.app.screen.query_one("#operator-banner", Static).render())
+        assert "log verify FAILED" in banner, banner
 
 
 async def test_rows_logged_after_the_verification_are_not_called_verified(
