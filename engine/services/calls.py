@@ -231,7 +231,8 @@ class Calls:
         result = decide(self.ctx.state, card, call, target, args, now=now, chain=chain)
         if isinstance(result, Decision):
             return self.record.refusal(result, chain, args, now)
-        return _in_context(result, chain)
+        # (A call in no tool call, the usual one, pays no function call for it.)
+        return result if chain is None else _in_context(result, chain)
 
     def _at_once(self, card: str, call: str, target: str | None,
                  args: dict[str, Any] | None, context: str | None
