@@ -1,11 +1,15 @@
-"""How a request's body is framed and coded, and the answer the parser itself gives.
+"""How a request's body is framed and coded, what it expects, and the answer the
+parser itself gives.
 
 The server reads a body sent as it is, with a ``Content-Length`` or plain
 ``chunked`` (RFC 9112 §6), and undoes no content coding. llhttp, its parser,
 reads ``Transfer-Encoding: gzip, chunked`` as chunked and ignores
 ``Content-Encoding``, so a body coded some other way would be read as the JSON
-it is not (or, worse, as JSON it happens to be). `refusal` says, from a head's
-coding fields, what to answer instead; `answer` writes the whole answer of a
+it is not (or, worse, as JSON it happens to be). Of expectations it meets only
+``100-continue`` (RFC 9110 §10.1.1); a client expecting anything else would
+wait on what never comes, or take an answer for a promise kept. `refusal` says,
+from a head's coding fields and ``Expect``, what to answer instead; `answer`
+writes the whole answer of a
 request the server stops reading at (it closes the connection after it), as
 problem+json like every error the service gives (SPEC §10.1).
 """
@@ -20,12 +24,12 @@ from engine.core.errors import with_code
 __all__ = ["CODING_FIELDS", "Refusal", "answer", "refusal"]
 
 #: The header fields (lowercase, as the protocol keeps them) `refusal` reads.
-CODING_FIELDS = frozenset({b"transfer-encoding", b"content-encoding"})
+CODING_FIELDS = frozenset({b"transfer-encoding", b"content-encoding", b"expect"})
 
 #: A refused request: its status, the problem's ``reason``, and what was wrong.
 Refusal = tuple[int, str, str]
 
-_TITLES = {400: "Bad Request", 415: "Unsupported Media Type",
+_TITLES = {400: "Bad Request", 415: "Unsupported Media Type", 417: "Expectation Failed",
            431: "Request Header Fields Too Large", 501: "Not Implemented"}
 
 
@@ -41,16 +45,19 @@ def _said(values: list[bytes]) -> str:
 
 
 def refusal(fields: Iterable[tuple[bytes, bytes]]) -> Refusal | None:
-    """What to answer a request whose head has these coding fields (`CODING_FIELDS`,
-    lowercase names), or None when its body is read as sent.
+    """What to answer a request whose head has these fields (`CODING_FIELDS`, lowercase
+    names), or None when it is read as sent.
 
     A transfer coding other than one plain ``chunked`` is not one the server
     reads: 501 when ``chunked`` ends the list once (RFC 9112 §6.1: a coding not
     understood), else 400 (§6.3: the body's end is unknown). A content coding
-    other than ``identity`` is 415 (RFC 9110 §15.5.16): nothing decodes it.
+    other than ``identity`` is 415 (RFC 9110 §15.5.16): nothing decodes it. An
+    ``Expect`` naming anything but ``100-continue`` is 417 (RFC 9110 §10.1.1), the
+    request not carried out (its body, if any, never asked for).
     """
     transfer = [v for name, v in fields if name == b"transfer-encoding"]
     content = [v for name, v in fields if name == b"content-encoding"]
+    expect = [v for name, v in fields if name == b"expect"]
     if transfer:
         codings = _codings(transfer)
         if codings != ["chunked"]:
@@ -62,6 +69,10 @@ def refusal(fields: Iterable[tuple[bytes, bytes]]) -> Refusal | None:
             return (400, "transfer-coding",
                     f"Transfer-Encoding {_said(transfer)} leaves the body's end unknown: "
                     "chunked must be its last coding, and given once (RFC 9112 §6.3)")
+    if expect and any(e != "100-continue" for e in _codings(expect)):
+        return (417, "expectation",
+                f"Expect {_said(expect)} is not met by this server: 100-continue is the only "
+                "expectation it meets (RFC 9110 §10.1.1); send the request without it")
     if content and any(c != "identity" for c in _codings(content)):
         return (415, "content-coding",
                 f"Content-Encoding {_said(content)} is not decoded by this server: send the "

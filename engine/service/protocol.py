@@ -41,8 +41,6 @@ SEND_TIMEOUT = 60.0
 #: while it is not read from, asked with a poll(2) whether its client is still there.
 HANGUP_CHECK_SECONDS = 1.0
 
-#: Header fields the protocol notes as they are read (`Protocol.on_header`).
-_NOTED = CODING_FIELDS | {b"expect"}
 #: What the parser's own refusals say.
 _TOO_LARGE = f"the request's head (request line and header fields) is over {MAX_HEAD:,} bytes"
 _INVALID = ("the request cannot be read as HTTP (RFC 9112): its head is "
@@ -348,8 +346,8 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
         #: before it are (`_fail`).
         _failed: tuple[int, str, str] | None = None
         _failed_cycle: Any = None
-        #: The request's coding fields (`framing.CODING_FIELDS`) while its head is read,
-        #: None when it has none; and why its head refuses it (`framing.refusal`).
+        #: The request's coding fields and unmet expectations (`framing.CODING_FIELDS`)
+        #: while its head is read, None when it has none; and why its head refuses it (`framing.refusal`).
         _codings: list[tuple[bytes, bytes]] | None = None
         _refused: tuple[int, str, str] | None = None
         #: The timer that drops the connection when what it sends stays unsent
@@ -535,10 +533,11 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             # HttpToolsProtocol.on_header, but the fields that say how the body is
             # coded are kept aside for `on_headers_complete` (one set lookup a field).
             name = name.lower()
-            if name in _NOTED:
-                if name == b"expect":
-                    if value.lower() == b"100-continue":
-                        self.expect_100_continue = True
+            if name in CODING_FIELDS:
+                if name == b"expect" and value.lower() == b"100-continue":
+                    # Met (the interim 100 when its body is asked for); any other
+                    # expectation is kept for `framing.refusal` (417).
+                    self.expect_100_continue = True
                 elif self._codings is None:
                     self._codings = [(name, value)]
                 else:
