@@ -33,6 +33,7 @@ from engine.service.problems import (
     Unexpected,
     install_handlers,
 )
+from engine.service.protocol import MAX_HEAD
 from engine.service.toolroutes import register_tools
 
 # The names the routes share live in engine.service.context; they are re-exported
@@ -47,7 +48,10 @@ _bearer = HTTPBearer(auto_error=False, description="a token from the token file 
 
 def create_app(service: Service) -> FastAPI:
     """The FastAPI application of the service."""
-    app = FastAPI(title="arrowgate", version=API_VERSION, openapi_url="/openapi.json",
+    # The document is served by a route of our own (`routes.register`): FastAPI's
+    # would answer anyone, where every route but health needs a token (SPEC §10.1),
+    # and would leave itself out of the document.
+    app = FastAPI(title="arrowgate", version=API_VERSION, openapi_url=None,
                   generate_unique_id_function=lambda route: route.name,
                   docs_url=None, redoc_url=None,
                   description="The arrowgate consent engine over HTTP (SPEC §10.1). Every "
@@ -93,15 +97,24 @@ def fast_lane(app: Any) -> FastLane | None:
 
 
 _ERRORS = {
-    "400": "bad input: malformed JSON, unknown fields, wrong types (nothing changed)",
+    "400": "bad input: a malformed request, malformed JSON, unknown fields, wrong types "
+           "(nothing changed)",
     "401": "no token, or an unknown or revoked one",
     "403": "this principal may not do this",
     "404": "no such thing (or not one this principal may see)",
     "409": "stale review or digest, or a package in the wrong state",
     "413": "the request body is too large",
+    "415": "a body sent with a Content-Encoding (the server decodes none)",
+    "417": "an Expect other than 100-continue (the request is not carried out)",
+    "431": f"the request's head (request line and header fields) is over "
+           f"{MAX_HEAD // 1024} KiB",
     "500": "an error the service did not expect (code INTERNAL); the server's log holds why",
+    "501": "a Transfer-Encoding other than chunked (the server reads no other)",
     "503": "the change could not be written, so it did not happen",
 }
+#: What any request may be answered, health's too: refused before a route reads it
+#: (`engine.service.framing`, `engine.service.problems.BodyLimit`).
+_BEFORE_ROUTES = frozenset({"400", "413", "415", "417", "431", "501"})
 
 
 def openapi_document(app: FastAPI) -> dict[str, Any]:
@@ -121,7 +134,7 @@ def openapi_document(app: FastAPI) -> dict[str, Any]:
             responses.pop("422", None)
             public = path == "/v1/health"
             for status, text in _ERRORS.items():
-                if public and status != "413":
+                if public and status not in _BEFORE_ROUTES:
                     continue
                 responses.setdefault(status, {"description": text,
                                               "content": {PROBLEM: {"schema": ref}}})

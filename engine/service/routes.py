@@ -126,6 +126,11 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         """The service is up (no token needed)."""
         return json_response({"status": "ok", "version": API_VERSION})
 
+    @r.get("/openapi.json", response_model=dict[str, Any])
+    async def openapi_json(_who: Caller = Who) -> Response:
+        """This document: the OpenAPI 3.1 description of every route (any token)."""
+        return json_response(app.openapi())
+
     @r.post("/v1/tokens", status_code=201, response_model=TokenOut)
     async def mint_token(body: TokenBody, who: Caller = Who) -> Response:
         """Mint a card or agent token (operator, from a person's process)."""

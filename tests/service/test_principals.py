@@ -13,8 +13,8 @@ import pytest
 from tests.service.conftest import build_canvas, mint, snapshot
 
 
-def _paths(client):
-    doc = client.get("/openapi.json").json()
+def _paths(server):
+    doc = server.client().get("/openapi.json").json()
     for path, methods in doc["paths"].items():
         for method in methods:
             yield method, path.replace("{", "").replace("}", "")
@@ -23,7 +23,7 @@ def _paths(client):
 def test_every_route_but_health_needs_a_token(unix_server) -> None:
     """No token, an unknown token or another scheme: 401 problem on every route but health."""
     anon = unix_server.client(token=None)
-    routes = list(_paths(anon))
+    routes = list(_paths(unix_server))
     assert len(routes) >= 30
     for headers in ({}, {"Authorization": "Bearer agt_nope"},
                     {"Authorization": f"Basic {unix_server.token}"}):

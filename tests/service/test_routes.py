@@ -11,11 +11,13 @@ from tests.service.conftest import MANIFEST, build_canvas
 
 
 def test_health_needs_no_token_and_openapi_is_served(server) -> None:
-    """GET /v1/health answers without a token; /openapi.json is the 3.1 document."""
+    """GET /v1/health answers without a token; /openapi.json is the 3.1 document, to a
+    token (SPEC §10.1: every route but health needs one)."""
     anon = server.client(token=None)
     r = anon.get("/v1/health")
     assert r.status_code == 200 and r.json()["status"] == "ok"
-    doc = anon.get("/openapi.json").json()
+    assert anon.get("/openapi.json").status_code == 401
+    doc = server.client().get("/openapi.json").json()
     assert doc["openapi"] == "3.1.0" and "/v1/calls:batch" in doc["paths"]
 
 

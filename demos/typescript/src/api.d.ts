@@ -24,6 +24,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Openapi Json
+         * @description This document: the OpenAPI 3.1 description of every route (any token).
+         */
+        get: operations["openapi_json"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/tokens": {
         parameters: {
             query?: never;
@@ -1703,6 +1723,15 @@ export interface operations {
                     "application/json": components["schemas"]["HealthOut"];
                 };
             };
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the request body is too large */
             413: {
                 headers: {
@@ -1712,31 +1741,65 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
-    mint_token: {
+    openapi_json: {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["TokenBody"];
-            };
-        };
+        requestBody?: never;
         responses: {
             /** @description Successful Response */
-            201: {
+            200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TokenOut"];
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1790,8 +1853,176 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the change could not be written, so it did not happen */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    mint_token: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenBody"];
+            };
+        };
+        responses: {
+            /** @description Successful Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenOut"];
+                };
+            };
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description no token, or an unknown or revoked one */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description this principal may not do this */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description no such thing (or not one this principal may see) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description stale review or digest, or a package in the wrong state */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request body is too large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1828,7 +2059,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1882,8 +2113,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1924,7 +2191,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspaceOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1978,8 +2245,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2018,7 +2321,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspaceOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2072,8 +2375,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2112,7 +2451,7 @@ export interface operations {
                     "application/json": components["schemas"]["NodeOut"][];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2166,8 +2505,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2210,7 +2585,7 @@ export interface operations {
                     "application/json": components["schemas"]["NodeOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2264,8 +2639,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2302,7 +2713,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2356,8 +2767,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2400,7 +2847,7 @@ export interface operations {
                     "application/json": components["schemas"]["NodeOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2454,8 +2901,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2494,7 +2977,7 @@ export interface operations {
                     "application/json": components["schemas"]["ArrowOut"][];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2548,8 +3031,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2592,7 +3111,7 @@ export interface operations {
                     "application/json": components["schemas"]["ArrowOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2646,8 +3165,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2684,7 +3239,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2738,8 +3293,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2780,7 +3371,7 @@ export interface operations {
                     "application/json": components["schemas"]["PackageOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2834,8 +3425,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2874,7 +3501,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReviewOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2928,8 +3555,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2972,7 +3635,7 @@ export interface operations {
                     "application/json": components["schemas"]["InstallOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3026,8 +3689,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3070,7 +3769,7 @@ export interface operations {
                     "application/json": components["schemas"]["InstallOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3124,8 +3823,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3168,7 +3903,7 @@ export interface operations {
                     "application/json": components["schemas"]["GrantsOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3222,8 +3957,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3266,7 +4037,7 @@ export interface operations {
                     "application/json": components["schemas"]["GrantsOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3320,8 +4091,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3360,7 +4167,7 @@ export interface operations {
                     "application/json": components["schemas"]["DiffOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3414,8 +4221,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3458,7 +4301,7 @@ export interface operations {
                     "application/json": components["schemas"]["DiffOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3512,8 +4355,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3554,7 +4433,7 @@ export interface operations {
                     "application/json": components["schemas"]["DecisionOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3608,8 +4487,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3650,7 +4565,7 @@ export interface operations {
                     "application/json": components["schemas"]["BatchResult"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3704,8 +4619,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3746,7 +4697,7 @@ export interface operations {
                     "application/json": components["schemas"]["EmitResult"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3800,8 +4751,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3840,7 +4827,7 @@ export interface operations {
                     "application/json": components["schemas"]["PromptOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3894,8 +4881,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3936,7 +4959,7 @@ export interface operations {
                     "application/json": components["schemas"]["DecisionOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3990,8 +5013,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4028,7 +5087,7 @@ export interface operations {
                     "application/json": components["schemas"]["HoldOut"][];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4082,8 +5141,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4126,7 +5221,7 @@ export interface operations {
                     "application/json": components["schemas"]["DecisionOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4180,8 +5275,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4220,7 +5351,7 @@ export interface operations {
                     "application/json": components["schemas"]["DecisionOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4274,8 +5405,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4316,7 +5483,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4370,8 +5537,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4423,7 +5626,7 @@ export interface operations {
                     "application/json": components["schemas"]["LogOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4477,8 +5680,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4515,7 +5754,7 @@ export interface operations {
                     "application/jsonl": string;
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4569,8 +5808,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4607,7 +5882,7 @@ export interface operations {
                     "application/json": components["schemas"]["VerifyOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4661,8 +5936,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4701,7 +6012,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReachOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4755,8 +6066,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4795,7 +6142,7 @@ export interface operations {
                     "application/json": components["schemas"]["HistoryOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4849,8 +6196,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4894,7 +6277,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallOpened"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4948,8 +6331,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4992,7 +6411,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5046,8 +6465,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5086,7 +6541,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5140,8 +6595,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5182,7 +6673,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5236,8 +6727,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5276,7 +6803,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallOut"];
                 };
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5330,8 +6857,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5382,7 +6945,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad input: malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5436,8 +6999,44 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description a body sent with a Content-Encoding (the server decodes none) */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an Expect other than 100-continue (the request is not carried out) */
+            417: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description the request's head (request line and header fields) is over 64 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description an error the service did not expect (code INTERNAL); the server's log holds why */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description a Transfer-Encoding other than chunked (the server reads no other) */
+            501: {
                 headers: {
                     [name: string]: unknown;
                 };
