@@ -8,6 +8,7 @@ the server is handed sockets, never addresses.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 import socket
@@ -86,8 +87,13 @@ def bind_unix(path: Path) -> socket.socket:
 def bind_tcp(address: str) -> socket.socket:
     """A listening TCP socket on ``HOST:PORT`` (port 0: any free port).
 
+    HOST is an IP address, or ``localhost`` for 127.0.0.1. Never another name:
+    what a name resolves to is the resolver's choice (``/etc/hosts``, DNS; a
+    machine's own name often resolves to an address others reach), and the
+    service listens on no address the person did not pass (SPEC §10.1).
+
     Raises:
-        SystemExit: the address cannot be parsed or bound.
+        SystemExit: the address cannot be parsed or bound, or HOST is a name.
     """
     host, sep, port_text = address.rpartition(":")
     host = host.strip("[]")
@@ -95,12 +101,20 @@ def bind_tcp(address: str) -> socket.socket:
             int(port_text) > 65535:
         raise SystemExit(f"arrowgate: --listen takes HOST:PORT, e.g. 127.0.0.1:8377, not "
                          f"{address!r}")
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    if host.lower() == "localhost":
+        host = "127.0.0.1"
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        raise SystemExit(f"arrowgate: --listen takes an IP address (or localhost), not the "
+                         f"name {host!r}: what a name resolves to is not an address you "
+                         "chose; give e.g. 127.0.0.1:8377") from None
+    family = socket.AF_INET6 if ip.version == 6 else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, int(port_text)))
-    except (OSError, ValueError, TypeError) as exc:  # a host that is not a name at all too
+    except (OSError, ValueError, TypeError) as exc:  # a scope id that names no interface
         sock.close()
         raise SystemExit(f"arrowgate: cannot listen on {address}: {exc}") from exc
     sock.listen(1024)

@@ -277,7 +277,8 @@ def register(sub: Any) -> None:
                         "--token-file and --socket or --listen")
     p.add_argument("--socket", help="Unix socket path (default: <db>.serve/serve.sock)")
     p.add_argument("--listen", metavar="HOST:PORT",
-                   help="serve loopback TCP instead, e.g. 127.0.0.1:8377 (port 0: any free)")
+                   help="serve loopback TCP instead, e.g. 127.0.0.1:8377 (port 0: any free); "
+                        "HOST is an IP address or localhost, never another name")
     p.add_argument("--token-file", help="where the operator token is written "
                                         "(default: <db>.operator-token, mode 0600)")
     p.add_argument("--heartbeat", type=float, default=15.0,
