@@ -16,8 +16,8 @@ from pydantic.json_schema import SkipJsonSchema
 __all__ = ["ApproveBody", "ArrowBody", "ArrowOut", "BatchBody", "BatchResult", "CallBody",
            "DecisionOut", "DeclineBody", "DiffOut", "EmitBody", "EmitResult", "GrantBody",
            "GrantsOut", "HealthOut", "HistoryEntry", "HistoryOut", "HoldApproveBody", "HoldOut",
-           "InstallBody", "InstallOut", "Layout", "LogOut", "LogRowOut", "NodeBody", "NodeOut",
-           "NodePatch", "OfferBody", "PackageOut", "Ports", "Problem", "PromptOut", "ReachOut",
+           "InstallBody", "InstallOut", "Layout", "LogOut", "LogRowOut", "NoBody", "NodeBody",
+           "NodeOut", "NodePatch", "OfferBody", "PackageOut", "Ports", "Problem", "PromptOut", "ReachOut",
            "ReachStep", "ReachTarget", "ReviewFacts", "ReviewOut", "RevokeBody",
            "TokenBody", "TokenOut",
            "VerifyOut", "WorkspaceBody", "WorkspaceOut"]
@@ -29,6 +29,13 @@ Id = Field(min_length=1, max_length=256)
 
 class _In(BaseModel):
     model_config = _STRICT
+
+
+class NoBody(_In):
+    """The body of a route that takes none: absent, or ``{}`` (what some clients send for
+    none). A field in it is refused like any unknown field (400), so that nothing a
+    client meant to say, such as a ``confirmed`` or a reason, is dropped unread while
+    the request is carried out."""
 
 
 class TokenBody(_In):

@@ -55,6 +55,7 @@ from engine.service.models import (
     InstallBody,
     InstallOut,
     LogOut,
+    NoBody,
     NodeBody,
     NodeOut,
     NodePatch,
@@ -155,7 +156,8 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         return json_response({"id": token_id, "token": token, "principal": body.principal}, 201)
 
     @r.delete("/v1/tokens/{token_id}", status_code=204)
-    async def revoke_token(token_id: str, who: Caller = Who) -> Response:
+    async def revoke_token(token_id: str, who: Caller = Who,
+                           body: NoBody | None = None) -> Response:
         """Revoke a token (the operator, or the token's own holder)."""
         if not who.is_operator and who.token_id != token_id:
             who.require_operator("revoking another principal's token")
@@ -233,7 +235,8 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         return json_response(node.to_dict())
 
     @r.delete("/v1/nodes/{node_id}", status_code=204)
-    async def delete_node(node_id: str, who: Caller = Who) -> Response:
+    async def delete_node(node_id: str, who: Caller = Who,
+                          body: NoBody | None = None) -> Response:
         """Remove a node and its arrows (operator)."""
         principal = who.by()
         engine.catch_up()
@@ -270,7 +273,8 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         return json_response([a.to_dict() for a in engine.state.canvas.arrows(ws)])
 
     @r.delete("/v1/arrows/{arrow_id}", status_code=204)
-    async def delete_arrow(arrow_id: str, who: Caller = Who) -> Response:
+    async def delete_arrow(arrow_id: str, who: Caller = Who,
+                           body: NoBody | None = None) -> Response:
         """Remove an arrow (narrowing: operator, or a node on that canvas)."""
         principal = who.by()
         if principal.is_operator:
@@ -490,7 +494,8 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         return json_response(decision_json(d))
 
     @r.post("/v1/holds/{prompt_id}/reject", response_model=DecisionOut)
-    async def reject_hold(prompt_id: str, who: Caller = Who) -> Response:
+    async def reject_hold(prompt_id: str, who: Caller = Who,
+                          body: NoBody | None = None) -> Response:
         """A person rejects a held prompt."""
         d = await engine.reject_hold(prompt_id, by=who.by())
         return json_response(decision_json(d))
@@ -643,7 +648,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         return StreamingResponse(lines(), media_type="application/jsonl")
 
     @r.post("/v1/log/verify", response_model=VerifyOut)
-    async def log_verify(who: Caller = Who) -> Response:
+    async def log_verify(who: Caller = Who, body: NoBody | None = None) -> Response:
         """Check the log's hash chain and anchor (operator)."""
         who.require_operator("verifying the log")
         if service.log_location is None:  # an engine in memory: no other process reads it

@@ -43,7 +43,7 @@ from engine.service.context import (
     json_response,
     kind_phrase,
 )
-from engine.service.models import DecisionOut
+from engine.service.models import DecisionOut, NoBody
 from engine.service.problems import ServiceError
 from engine.service.toolwatch import ListChanges, matches, tag
 
@@ -345,7 +345,8 @@ def register_tools(app: FastAPI, service: Service,
                                                         timeout, who.shown()))
 
     @r.post("/v1/tool-calls/{call_id}/cancel", response_model=ToolCallOut)
-    async def cancel_tool_call(call_id: str, who: Caller = Who) -> Response:
+    async def cancel_tool_call(call_id: str, who: Caller = Who,
+                               body: NoBody | None = None) -> Response:
         """The calling agent gives up on its tool call (logged ``cancelled``)."""
         tc = _visible(service, call_id, who.principal)
         if who.principal.kind == "card":

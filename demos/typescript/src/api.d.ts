@@ -1218,6 +1218,14 @@ export interface components {
             };
         };
         /**
+         * NoBody
+         * @description The body of a route that takes none: absent, or ``{}`` (what some clients send for
+         *     none). A field in it is refused like any unknown field (400), so that nothing a
+         *     client meant to say, such as a ``confirmed`` or a reason, is dropped unread while
+         *     the request is carried out.
+         */
+        NoBody: Record<string, never>;
+        /**
          * NodeBody
          * @description A node of SPEC §1: ``{"id", "type", ...the type's fields}``.
          */
@@ -2050,7 +2058,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoBody"] | null;
+            };
+        };
         responses: {
             /** @description Successful Response */
             204: {
@@ -2704,7 +2716,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoBody"] | null;
+            };
+        };
         responses: {
             /** @description Successful Response */
             204: {
@@ -3230,7 +3246,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoBody"] | null;
+            };
+        };
         responses: {
             /** @description Successful Response */
             204: {
@@ -5340,7 +5360,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoBody"] | null;
+            };
+        };
         responses: {
             /** @description Successful Response */
             200: {
@@ -5871,7 +5895,11 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoBody"] | null;
+            };
+        };
         responses: {
             /** @description Successful Response */
             200: {
@@ -6792,7 +6820,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoBody"] | null;
+            };
+        };
         responses: {
             /** @description Successful Response */
             200: {
