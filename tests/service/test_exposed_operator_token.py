@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 import httpx
+import pytest
 
 ARROWGATE = [sys.executable, "-m", "engine.app.cli"]
 
@@ -45,3 +46,25 @@ def test_a_token_that_was_readable_by_others_is_revoked(tmp_path) -> None:
     finally:
         proc.terminate()
         proc.communicate(timeout=60)
+
+
+def test_a_token_file_of_another_owner_is_replaced_and_its_token_revoked(serve_at,
+                                                                         tmp_path) -> None:
+    """SPEC §10.1: the operator token file is the user's, mode 0600. One found owned by
+    another user (private to them, 0600) is not trusted: its token is revoked (401 over
+    HTTP) and a new one written in a file of ours, 0600, that the server takes.
+    (Holds: checked for svc27's audit of SPEC §10.1.)"""
+    if os.getuid() != 0:
+        pytest.skip("giving a file to another user needs root")
+    db = tmp_path / "arrowgate.db"
+    token_file = tmp_path / "arrowgate.db.operator-token"
+    first = serve_at(db=db)
+    first.shutdown()
+    os.chown(token_file, 65534, 65534)
+    second = serve_at(db=db)
+    st = os.lstat(token_file)
+    assert second.token != first.token
+    assert (st.st_uid, st.st_mode & 0o777) == (os.getuid(), 0o600)
+    assert token_file.read_text().strip() == second.token
+    assert second.client(token=first.token).get("/v1/holds").status_code == 401
+    assert second.client().get("/v1/holds").status_code == 200
