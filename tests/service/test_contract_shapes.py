@@ -6,6 +6,7 @@ ones; every event on the stream ``{"type", "data"}`` under ``event:`` = its type
 from __future__ import annotations
 
 import socket
+import sqlite3
 from typing import Any
 
 import httpx
@@ -132,3 +133,30 @@ def test_every_event_is_type_and_data_under_its_type_and_sequence(server: Runnin
     assert set(call["data"]) >= {"id", "agent", "tool", "args", "chain"}, call
     assert (call["data"]["id"], call["data"]["agent"], call["data"]["tool"],
             call["data"]["args"]) == (opened["id"], "a1", "ping", {"n": 3})
+
+
+def test_minting_takes_a_card_or_agent_that_exists(unix_server: Running, tmp_path) -> None:
+    """``POST /v1/tokens {"principal": "card:c1"}`` → 201 ``{"token", …}``; a principal
+    that is not ``card:ID`` or ``agent:ID`` (the operator's own kind, a terminal, a note,
+    an empty id, another case, spaces) is 400; one naming no such node, or a node of the
+    other kind, 404; none of them leaves a token in the store."""
+    op = unix_server.client()
+    build_canvas(op, tmp_path / "proj")
+    before = op.get("/v1/history").json()
+    for principal in ("operator", "terminal:t1", "note:n1", "card:", "CARD:c1", " card:c1",
+                      "card :c1", "c1", "", "agent"):
+        r = op.post("/v1/tokens", json={"principal": principal})
+        assert r.status_code == 400, (principal, r.status_code, r.text)
+    for principal in ("card:zz", "agent:c1", "card:a1", "card:c1:x"):
+        r = op.post("/v1/tokens", json={"principal": principal})
+        assert r.status_code == 404, (principal, r.status_code, r.text)
+    assert op.get("/v1/history").json() == before
+    con = sqlite3.connect(unix_server.db)
+    try:
+        assert con.execute("select count(*) from service_tokens where principal != "
+                           "'operator'").fetchone()[0] == 0
+    finally:
+        con.close()
+    r = op.post("/v1/tokens", json={"principal": "card:c1"})
+    assert r.status_code == 201 and r.json()["token"].startswith("agt_")
+    assert unix_server.client(r.json()["token"]).get("/v1/holds").status_code == 200
