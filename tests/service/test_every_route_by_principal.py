@@ -81,8 +81,9 @@ def _request(path: str, method: str, who: str, other: str, c: dict[str, Any], tm
     card = who.removeprefix("card:") if who.startswith("card:") else "c1"
     concrete = path.replace("{ws}", "w1").replace("{name}", "acme.standup").replace(
         "{card}", card).replace("{agent}", "a1").replace("{node_id}", "t1").replace(
-        "{arrow_id}", "e3" if who.startswith("agent:") else "e2").replace("{token_id}", c["tokens"][other]["id"]).replace(
-        "{prompt_id}", c["held"]).replace("{call_id}", c["call"])
+        "{arrow_id}", "e3" if who.startswith("agent:") else "e2").replace(
+        "{token_id}", c["tokens"][other]["id"]).replace("{prompt_id}", c["held"]).replace(
+        "{call_id}", c["call"])
     bodies: dict[tuple[str, str], Any] = {
         ("post", "/v1/tokens"): {"principal": "card:c2"},
         ("post", "/v1/workspaces"): {"id": "w9", "folder": str(tmp_path)},

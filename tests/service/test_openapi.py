@@ -18,7 +18,8 @@ def test_document_is_openapi_3_1_with_every_route_and_problem_errors() -> None:
     doc = json.loads(COMMITTED.read_text())
     assert doc["openapi"] == "3.1.0"
     expected = {
-        ("get", "/v1/health"), ("get", "/openapi.json"), ("post", "/v1/tokens"), ("delete", "/v1/tokens/{token_id}"),
+        ("get", "/v1/health"), ("get", "/openapi.json"), ("post", "/v1/tokens"),
+        ("delete", "/v1/tokens/{token_id}"),
         ("post", "/v1/workspaces"), ("get", "/v1/workspaces/{ws}"),
         ("post", "/v1/workspaces/{ws}/nodes"), ("get", "/v1/workspaces/{ws}/nodes"),
         ("patch", "/v1/nodes/{node_id}"), ("delete", "/v1/nodes/{node_id}"),

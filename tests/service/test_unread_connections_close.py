@@ -47,13 +47,19 @@ def _hung_up_within(sock: socket.socket, bound: float) -> bool:
     return False
 
 
+def _document(running: Running) -> bytes:
+    """A request for the OpenAPI document (a large answer; a token is needed for it)."""
+    return (f"GET /openapi.json HTTP/1.1\r\nHost: x\r\n"
+            f"Authorization: Bearer {running.token}\r\n\r\n").encode()
+
+
 def test_a_client_that_never_reads_its_answers_is_closed(serve_at: Callable[..., Running],
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(serve_module, "SEND_TIMEOUT_SECONDS", 0.5, raising=False)
     running = serve_at()
     with _unix(running) as sock:
         # Twelve large answers asked for at once (a megabyte), none read.
-        sock.sendall(b"GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n" * 12)
+        sock.sendall(_document(running) * 12)
         hung_up = _hung_up_within(sock, 10)
         received, closed = read_until_closed(sock, 5)
     assert hung_up and closed, f"still open after {len(received):,} bytes unread for 10 s"
@@ -103,7 +109,7 @@ def test_an_idle_connection_closed_with_answers_unsent_lets_go(
     monkeypatch.setattr(serve_module, "SEND_TIMEOUT_SECONDS", 0.5)
     running = serve_at()
     with _unix(running) as sock:
-        sock.sendall(b"GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n" * 2 +
+        sock.sendall(_document(running) * 2 +
                      b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n" * 200)
         hung_up = _hung_up_within(sock, 10)
         received, closed = read_until_closed(sock, 5)
