@@ -136,6 +136,9 @@ class WorkspaceSettings:
     denial_log_limit: int = 120  #: refusals of one card logged row by row per 60 s
     fs_max_bytes: int = 16 * 1024 * 1024  #: largest file fs calls read or write
     tool_timeout: float = 120.0  #: seconds a tool call waits for the card's answer
+    #: bytes a note's or sticky's text (UTF-8), or a todo's or taskboard's list (as
+    #: JSON), may reach by a card's write (SPEC §8 "Bounds")
+    content_max_bytes: int = 1024 * 1024
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WorkspaceSettings:
@@ -224,6 +227,7 @@ _SETTING_RULES: dict[str, Any] = {
     "denial_log_limit": _whole(1, 1_000_000),
     "fs_max_bytes": _whole(1, 1 << 40),
     "tool_timeout": _seconds(0, _DAY),
+    "content_max_bytes": _whole(1, 1 << 30),
 }
 
 

@@ -91,7 +91,7 @@ PERMISSIONS: dict[str, Permission] = {
             "Read and change cards connected to it.",
             "Notes, checklists, task boards and stickies you connect to it with an arrow.",
             "the built-in card ports and `cards.note.append`, `cards.note.read`, `cards.todo.add`, `cards.todo.read`, `cards.taskboard.add`, `cards.taskboard.read`, `cards.sticky.read`, `cards.sticky.write`",
-            "arrow-connected note, todo, taskboard and sticky cards only",
+            "arrow-connected note, todo, taskboard and sticky cards only; at most 60 writes a minute per card, method and port counted together; a card's content at most the workspace's `content_max_bytes`",
             calls=("cards.note.append", "cards.note.read", "cards.todo.add", "cards.todo.read",
                    "cards.taskboard.add", "cards.taskboard.read", "cards.sticky.read",
                    "cards.sticky.write"),
@@ -191,7 +191,10 @@ class RateLimit:
     period: float
 
 
-#: Rate keys per card (SPEC §6).
+#: Rate keys per card (SPEC §6), and beyond its table the keys of writes the store
+#: keeps whole that SPEC §6 leaves unlimited (SPEC §8 "Bounds": no card can exhaust
+#: the store): ``card-write``, a note's, sticky's, todo's or taskboard's write (method
+#: and input port counted together).
 RATE_LIMITS: dict[str, RateLimit] = {
     r.key: r
     for r in (
@@ -200,6 +203,7 @@ RATE_LIMITS: dict[str, RateLimit] = {
         RateLimit("write", 60, 60.0),
         RateLimit("clipboard", 1, 1.0),
         RateLimit("spawn", 4, 60.0),
+        RateLimit("card-write", 60, 60.0),
     )
 }
 
@@ -269,7 +273,8 @@ def _specs() -> dict[str, CallSpec]:
         write = {"note": "append", "todo": "add", "taskboard": "add", "sticky": "write"}[kind]
         specs.append(CallSpec(f"cards.{kind}.{write}", "cards.connected", "arrow",
                               frozenset({kind}), f"{kind} cards",
-                              {"text": (str, True)}, payload_arg="text"))
+                              {"text": (str, True)}, rate_key="card-write",
+                              payload_arg="text"))
         specs.append(CallSpec(f"cards.{kind}.read", "cards.connected", "arrow",
                               frozenset({kind}), f"{kind} cards"))
     return {s.name: s for s in specs}

@@ -29,6 +29,8 @@ from typing import Any, Protocol
 
 from canvas import Node
 from engine.core.checks import Passed, denial
+from engine.core.content import too_full
+from engine.core.decision import Decision
 from engine.core.events import Event
 from engine.core.plans import AddArrow, AddNode, Emit, Performed, SaveNode, Watch, delivered
 from engine.core.prompts import Prompt
@@ -372,8 +374,10 @@ class World:
             self._later(self._reports.driver_status(node, status))
 
     # -- calls ----------------------------------------------------------
-    def perform(self, state: State, passed: Passed, args: dict[str, Any]) -> Performed:
-        """Carry out an allowed call: what it returns and what it changed."""
+    def perform(self, state: State, passed: Passed, args: dict[str, Any]
+                ) -> Performed | Decision:
+        """Carry out an allowed call: what it returns and what it changed; or the refusal
+        it meets in the carrying out (a built-in card's content full: `too_full`)."""
         name = passed.spec.name
         target = passed.target
         if name == "agents.list":
@@ -398,7 +402,8 @@ class World:
                             run=name == "terminals.run")
         if name.startswith("cards."):
             assert target is not None
-            return self._card_content(name, target, args)
+            return self._card_content(name, target, args, passed,
+                                      state.workspace_of(target).settings.content_max_bytes)
         if name == "clipboard.copyText":
             # Copied once its row is committed (`committed`): a failed commit copies nothing.
             return Performed(None, (Emit(Event("driver.clipboard", None,
@@ -441,7 +446,8 @@ class World:
                 "status": node.data.get("status", "waiting")}
 
     @staticmethod
-    def _card_content(name: str, target: Node, args: dict[str, Any]) -> Performed:
+    def _card_content(name: str, target: Node, args: dict[str, Any], passed: Passed,
+                      limit: int) -> Performed | Decision:
         kind, verb = name.split(".")[1:]
         data = dict(target.data)
         if verb == "read":
@@ -465,6 +471,9 @@ class World:
                          else {"id": item_id, "text": text, "column": "todo"})
             data[key] = items
             result = item_id
+        full = too_full(passed, target, data, limit)
+        if full is not None:
+            return full
         return Performed(result, (SaveNode(Node(target.id, target.type, target.workspace, data)),))
 
     @staticmethod

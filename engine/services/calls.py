@@ -386,8 +386,13 @@ class Calls:
                 if refusal is not None:
                     self.record.refused_or_counted(refusal, payload, chain=passed.chain)
                     return refusal
-            plan = plan_call(decision, self.world.perform(self.ctx.state, passed, args), rate,
-                             payload, passed.chain)
+            performed = self.world.perform(self.ctx.state, passed, args)
+            if isinstance(performed, Decision):
+                # Refused in the carrying out (a built-in card's content full), on the
+                # state as it stands under the write lock: logged, nothing counted.
+                self.record.refused_or_counted(performed, payload, chain=passed.chain)
+                return performed
+            plan = plan_call(decision, performed, rate, payload, passed.chain)
             self.applier.do(plan.effects)
         return plan.decision
 
