@@ -194,7 +194,8 @@ class RateLimit:
 #: Rate keys per card (SPEC §6), and beyond its table the keys of writes the store
 #: keeps whole that SPEC §6 leaves unlimited (SPEC §8 "Bounds": no card can exhaust
 #: the store): ``card-write``, a note's, sticky's, todo's or taskboard's write (method
-#: and input port counted together).
+#: and input port counted together), and ``port-data``, a delivery of data a card sends
+#: a card on a port arrow.
 RATE_LIMITS: dict[str, RateLimit] = {
     r.key: r
     for r in (
@@ -204,6 +205,7 @@ RATE_LIMITS: dict[str, RateLimit] = {
         RateLimit("clipboard", 1, 1.0),
         RateLimit("spawn", 4, 60.0),
         RateLimit("card-write", 60, 60.0),
+        RateLimit("port-data", 60, 60.0),
     )
 }
 

@@ -35,7 +35,7 @@ from engine.core.text import SHOWN, shown
 
 __all__ = ["FETCH_PERMISSIONS", "LOCAL_HOSTS", "MAX_DEPTH", "MAX_VALUES", "Passed",
            "check_card", "data_problem", "decide", "denial", "host_scope", "malformed",
-           "not_connected", "on_the_clock", "text_problem", "text_size"]
+           "not_connected", "on_the_clock", "rate_limited", "text_problem", "text_size"]
 
 #: Hosts network.local reaches; never looked up in a resolver.
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -491,14 +491,9 @@ def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
         owner = card_id if "spawned_by" not in card.data else rate_owner(state.canvas, card_id)
         wait = state.counters.retry_after(owner, rate_key, now)
         if wait is not None:
-            limit = RATE_LIMITS[rate_key]
-            return denial(call, card_id, "RATE_LIMITED", **_limit_fields(passed),
-                          permission=passed.permission, reason=rate_key,
-                          arrow=passed.arrow.id if passed.arrow else None,
-                          retry_after=_retry_after(wait),
-                          why=f"at most {limit.limit} {rate_key} calls in any "
-                              f"{limit.period:g} s",
-                          fix=f"try again in {wait:.3g} s")
+            return rate_limited(call, card_id, rate_key, wait, **_limit_fields(passed),
+                                permission=passed.permission,
+                                arrow=passed.arrow.id if passed.arrow else None)
     if call == "canvas.spawn":
         capped = _spawn_caps(state, card)
         if capped is not None:
@@ -514,6 +509,18 @@ def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
                           why=f"{target.id} has {QUEUE_LIMIT} undelivered prompts",
                           fix="wait until it has taken some")
     return passed
+
+
+def rate_limited(call: str, card: str, key: str, wait: float, *, package: str | None,
+                 target: str | None, permission: str | None, arrow: str | None) -> Decision:
+    """The ``RATE_LIMITED`` refusal of a call of ``card`` whose window ``key`` is full
+    for ``wait`` more seconds (check 10; `RateCounters.retry_after`)."""
+    limit = RATE_LIMITS[key]
+    return denial(call, card, "RATE_LIMITED", package=package, target=target,
+                  permission=permission, reason=key, arrow=arrow,
+                  retry_after=_retry_after(wait),
+                  why=f"at most {limit.limit} {key} calls in any {limit.period:g} s",
+                  fix=f"try again in {wait:.3g} s")
 
 
 def on_the_clock(decision: Decision, behind: float) -> Decision:

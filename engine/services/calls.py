@@ -17,9 +17,10 @@ from engine.core.checks import (
     decide,
     denial,
     malformed,
+    rate_limited,
 )
 from engine.core.decision import Decision
-from engine.core.limits import UNDER_WAY_PER_CARD
+from engine.core.limits import UNDER_WAY_PER_CARD, rate_owner
 from engine.core.plans import CountRate, plan_call, plan_prompt
 from engine.core.text import shown
 from engine.effects.threadwork import STARTED
@@ -619,7 +620,16 @@ class Calls:
         assert target is not None and arrow.to_port is not None
         if target.type == "card":
             # Card to card: both declared the ports and a person drew the
-            # arrow, which is the consent for this data (SPEC §1).
+            # arrow, which is the consent for this data (SPEC §1). Each delivery
+            # is a row holding the data whole, so it counts in a window (SPEC §8
+            # "Bounds"), the spawn tree root's as every window (SPEC §6).
+            owner = rate_owner(self.ctx.state.canvas, card.id)
+            wait = self.ctx.state.counters.retry_after(owner, "port-data", now)
+            if wait is not None:
+                return self.record.refusal(rate_limited(
+                    f"port:{arrow.from_port}", card.id, "port-data", wait,
+                    package=card.data["package"], target=target.id, permission=None,
+                    arrow=arrow.id), None, data, encode=_port_text)
             decision = Decision("ok", f"port:{arrow.from_port}", card.id, card.data["package"],
                                 target.id, None, arrow=arrow.id,
                                 message=f"ok: {card.id}.{arrow.from_port} -> "
@@ -630,6 +640,7 @@ class Calls:
                 self.record.log_row(decision, outcome="ok",
                               payload=data if isinstance(data, str) else json.dumps(data),
                               chain=None)
+                self.record.count(card.id, "port-data", now)
             return decision
         spec = PORT_INPUTS[(target.type, arrow.to_port)]
         arg = "command" if spec.action == "terminals.run" else "text"
