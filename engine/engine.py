@@ -187,7 +187,7 @@ class Engine:
         # The services, each given what it uses; the order is the order of
         # their dependencies (the tick runs tool-call expiry before holds').
         self._record = record = Recorder(ctx)
-        guard = Guard(ctx)
+        self._guard = guard = Guard(ctx)
         self._nodes = nodes = Nodes(ctx, record)
         self._tools = tools = Tools(ctx, record)
         applier = Applier(ctx, record, nodes, self.events)
@@ -320,7 +320,9 @@ class Engine:
         try:
             for last_rows in (self._calls.settle_at_close,
                               # refusals not logged row by row: a summary
-                              self._record.flush_suppressed):
+                              self._record.flush_suppressed,
+                              # refused consent attempts not recorded one by one
+                              self._guard.flush_suppressed):
                 try:
                     last_rows()
                 except StoreFailed:
