@@ -49,10 +49,16 @@ if TYPE_CHECKING:
     from engine.service.auth import Standing
     from engine.services.subscriptions import Subscription
 
-__all__ = ["BURST", "KEEP", "CardFeed", "Feeds", "Writer", "sse_frame"]
+__all__ = ["BURST", "KEEP", "KEEP_BYTES", "CardFeed", "Feeds", "Writer", "sse_frame"]
 
-#: Events kept per card for ``Last-Event-ID`` resumption.
+#: Events kept per card for ``Last-Event-ID`` resumption ...
 KEEP = 1000
+#: ... and at most this many bytes of them (their data as JSON), the newest always
+#: kept: an event may hold up to ``max_payload`` (a tool call's arguments, port data),
+#: and an agent opening and cancelling tool calls needs no rate to send a card
+#: 1,000 of 256 KiB (SPEC §8 "Bounds"). A client behind what is kept is told
+#: ``events.dropped``, as one behind `KEEP` events is.
+KEEP_BYTES = 4 * 1024 * 1024
 
 #: Bytes a stream writes before it looks whether its client still keeps up: a
 #: client that was behind is sent the backlog in pieces this big, each only once
@@ -151,10 +157,19 @@ def _poke(reader: _Reader) -> None:
         reader.poke.set_result(None)
 
 
-class CardFeed:
-    """One card's numbered events, the last `KEEP` kept."""
+def _size(event: Event) -> int:
+    """Bytes of an event's data as JSON: what keeping it costs, near enough."""
+    try:
+        return len(orjson.dumps(event.data))
+    except (orjson.JSONEncodeError, TypeError):
+        return len(json.dumps(event.data, default=str))
 
-    def __init__(self, engine: Engine, card: str, *, keep: int = KEEP) -> None:
+
+class CardFeed:
+    """One card's numbered events, the last `KEEP` kept, at most `KEEP_BYTES` of them."""
+
+    def __init__(self, engine: Engine, card: str, *, keep: int = KEEP,
+                 keep_bytes: int = KEEP_BYTES) -> None:
         self.card = card
         self._engine = engine
         #: The consent history's newest entry as the feed was made (then as `Feeds.get`
@@ -166,7 +181,11 @@ class CardFeed:
         self.sub: Subscription = engine.subscribe(card, limit=keep)
         self.base = _fresh_base()
         self.seq = self.base  #: the newest event's number (base: none yet)
-        self.ring: deque[tuple[int, Event]] = deque(maxlen=keep)
+        self.ring: deque[tuple[int, Event]] = deque()
+        #: The size of each event in ``ring`` (`_size`), in its order, and their sum.
+        self._sizes: deque[int] = deque()
+        self._bytes = 0
+        self._keep, self._keep_bytes = keep, keep_bytes
         #: One future per reader waiting for the next event (or for the feed's end).
         self._waiting: list[asyncio.Future[Any]] = []
         #: The direct streams (`serve`): written to as each event is taken.
@@ -195,7 +214,7 @@ class CardFeed:
                 self.sub.close()
                 break
             self.seq += 1
-            self.ring.append((self.seq, event))
+            self._keep_event(event)
         if self.sub.closed and not self.ended.done():
             self.ended.set_result(None)
         self._wake()
@@ -205,6 +224,18 @@ class CardFeed:
             except Exception:  # noqa: BLE001 -- in the engine's commit: the reader's task
                 # looks again by itself, and whatever failed fails there, ending only it.
                 _poke(reader)
+
+    def _keep_event(self, event: Event) -> None:
+        """Keep the newest event, numbered ``seq``; the oldest go past `KEEP` or
+        `KEEP_BYTES` (never the newest: the ring is never empty once an event came)."""
+        ring, sizes = self.ring, self._sizes
+        size = _size(event)
+        ring.append((self.seq, event))
+        sizes.append(size)
+        self._bytes += size
+        while len(ring) > 1 and (len(ring) > self._keep or self._bytes > self._keep_bytes):
+            ring.popleft()
+            self._bytes -= sizes.popleft()
 
     def _wake(self) -> None:
         waiting, self._waiting = self._waiting, []
