@@ -170,3 +170,23 @@ def test_content_max_bytes_is_a_checked_setting() -> None:
     for bad in (0, -1, 1.5, True, 1 << 31):
         with pytest.raises(InvalidSetting, match="content_max_bytes"):
             WorkspaceSettings.from_dict({"content_max_bytes": bad})
+
+
+async def test_the_window_counts_what_the_workspace_sets(store: str, tmp_path: Path) -> None:
+    """card_write_limit sets the window's count (its period stays 60 s), and the refusal
+    says that count."""
+    clock = VirtualClock(1000.0)
+    engine = _open(store, clock)
+    try:
+        await _canvas(engine, tmp_path, {"card_write_limit": 3})
+        for i in range(3):
+            assert (await engine.call("c1", "cards.todo.add", "todo", {"text": str(i)})
+                    ).outcome == "ok"
+        refused = await engine.call("c1", "cards.todo.add", "todo", {"text": "4"})
+        assert (refused.code, refused.reason) == ("RATE_LIMITED", "card-write")
+        assert "at most 3 card-write calls in any 60 s" in refused.message
+        await engine.set_settings("w1", {"card_write_limit": 5})
+        assert (await engine.call("c1", "cards.todo.add", "todo", {"text": "5"})
+                ).outcome == "ok"
+    finally:
+        engine.close()
