@@ -139,6 +139,8 @@ class WorkspaceSettings:
     #: bytes a note's or sticky's text (UTF-8), or a todo's or taskboard's list (as
     #: JSON), may reach by a card's write (SPEC §8 "Bounds")
     content_max_bytes: int = 1024 * 1024
+    #: a card's writes to notes, stickies, todos and taskboards in any 60 s
+    card_write_limit: int = 60
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WorkspaceSettings:
@@ -228,6 +230,7 @@ _SETTING_RULES: dict[str, Any] = {
     "fs_max_bytes": _whole(1, 1 << 40),
     "tool_timeout": _seconds(0, _DAY),
     "content_max_bytes": _whole(1, 1 << 30),
+    "card_write_limit": _whole(1, 1_000_000),
 }
 
 

@@ -129,7 +129,10 @@ async def notes_world(db: Path | str, folder: Path, cards: int) -> Engine:
     else:
         engine = Engine.open(db, world=World(net=None, fs=None))
     (folder / "ws").mkdir(parents=True, exist_ok=True)
-    await engine.create_workspace("w1", folder / "ws")
+    # Its users append as fast as they can, the calls' durability their subject: the
+    # window of a card's note writes (60 a minute by default) set out of their way.
+    await engine.create_workspace("w1", folder / "ws",
+                                  settings={"card_write_limit": 1_000_000})
     await offer_install(engine, manifest("acme.notes", {"cards.connected": {}}))
     await engine.add_node({"id": "n1", "type": "note"}, workspace="w1")
     for i in range(cards):

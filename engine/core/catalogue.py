@@ -91,7 +91,7 @@ PERMISSIONS: dict[str, Permission] = {
             "Read and change cards connected to it.",
             "Notes, checklists, task boards and stickies you connect to it with an arrow.",
             "the built-in card ports and `cards.note.append`, `cards.note.read`, `cards.todo.add`, `cards.todo.read`, `cards.taskboard.add`, `cards.taskboard.read`, `cards.sticky.read`, `cards.sticky.write`",
-            "arrow-connected note, todo, taskboard and sticky cards only; at most 60 writes a minute per card, method and port counted together; a card's content at most the workspace's `content_max_bytes`",
+            "arrow-connected note, todo, taskboard and sticky cards only; at most 60 writes a minute per card by default (`card_write_limit`), method and port counted together; a card's content at most the workspace's `content_max_bytes`",
             calls=("cards.note.append", "cards.note.read", "cards.todo.add", "cards.todo.read",
                    "cards.taskboard.add", "cards.taskboard.read", "cards.sticky.read",
                    "cards.sticky.write"),

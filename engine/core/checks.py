@@ -33,9 +33,10 @@ from engine.core.prompts import QUEUE_LIMIT
 from engine.core.state import CACHE_LIMIT, PackageState, State
 from engine.core.text import SHOWN, shown
 
-__all__ = ["FETCH_PERMISSIONS", "LOCAL_HOSTS", "MAX_DEPTH", "MAX_VALUES", "Passed",
+__all__ = ["FETCH_PERMISSIONS", "LOCAL_HOSTS", "MAX_DEPTH", "MAX_VALUES", "SETTING_LIMITS", "Passed",
            "check_card", "data_problem", "decide", "denial", "host_scope", "malformed",
-           "not_connected", "on_the_clock", "rate_limited", "text_problem", "text_size"]
+           "not_connected", "on_the_clock", "rate_limited", "text_problem", "text_size",
+           "window_limit"]
 
 #: Hosts network.local reaches; never looked up in a resolver.
 LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -489,11 +490,12 @@ def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
     if rate_key is not None:
         card_id = card.id
         owner = card_id if "spawned_by" not in card.data else rate_owner(state.canvas, card_id)
-        wait = state.counters.retry_after(owner, rate_key, now)
+        limit = None if rate_key not in SETTING_LIMITS else window_limit(state, card, rate_key)
+        wait = state.counters.retry_after(owner, rate_key, now, limit)
         if wait is not None:
             return rate_limited(call, card_id, rate_key, wait, **_limit_fields(passed),
                                 permission=passed.permission,
-                                arrow=passed.arrow.id if passed.arrow else None)
+                                arrow=passed.arrow.id if passed.arrow else None, limit=limit)
     if call == "canvas.spawn":
         capped = _spawn_caps(state, card)
         if capped is not None:
@@ -511,19 +513,36 @@ def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
     return passed
 
 
+#: Rate keys whose count is a workspace setting (their period is `RATE_LIMITS`'s).
+SETTING_LIMITS: dict[str, str] = {"card-write": "card_write_limit"}
+
+
+def window_limit(state: State, card: Node, key: str) -> int:
+    """How many calls of ``key`` the window of ``card`` holds: its workspace's setting
+    for a key in `SETTING_LIMITS`, else SPEC §6's count."""
+    setting = SETTING_LIMITS.get(key)
+    if setting is None:
+        return RATE_LIMITS[key].limit
+    value: int = getattr(state.workspace_of(card).settings, setting)
+    return value
+
+
 def rate_limited(call: str, card: str, key: str, wait: float, *, package: str | None,
-                 target: str | None, permission: str | None, arrow: str | None) -> Decision:
+                 target: str | None, permission: str | None, arrow: str | None,
+                 limit: int | None = None) -> Decision:
     """The ``RATE_LIMITED`` refusal of a call of ``card`` whose window ``key`` is full
-    for ``wait`` more seconds (check 10; `RateCounters.retry_after`)."""
-    limit = RATE_LIMITS[key]
+    for ``wait`` more seconds (check 10; `RateCounters.retry_after`); ``limit``: its
+    count when a setting gives it (`window_limit`)."""
+    spec = RATE_LIMITS[key]
+    count = spec.limit if limit is None else limit
     return denial(call, card, "RATE_LIMITED", package=package, target=target,
                   permission=permission, reason=key, arrow=arrow,
                   retry_after=_retry_after(wait),
-                  why=f"at most {limit.limit} {key} calls in any {limit.period:g} s",
+                  why=f"at most {count} {key} calls in any {spec.period:g} s",
                   fix=f"try again in {wait:.3g} s")
 
 
-def on_the_clock(decision: Decision, behind: float) -> Decision:
+def on_the_clock(decision: Decision, behind: float, limit: int | None = None) -> Decision:
     """A ``RATE_LIMITED`` refusal told in seconds of the clock, while the engine's time
     stands still ``behind`` seconds ahead of it (`SteadyClock.behind`); any other
     decision as it is.
@@ -536,13 +555,13 @@ def on_the_clock(decision: Decision, behind: float) -> Decision:
     if behind <= 0.0 or decision.code != "RATE_LIMITED" or decision.retry_after is None:
         return decision
     wait = decision.retry_after + behind
-    limit = RATE_LIMITS[str(decision.reason)]
+    spec = RATE_LIMITS[str(decision.reason)]
     return denial(decision.call, decision.card, "RATE_LIMITED", package=decision.package,
                   target=decision.target, permission=decision.permission,
                   reason=decision.reason, arrow=decision.arrow,
                   retry_after=_retry_after(wait),
-                  why=f"at most {limit.limit} {decision.reason} calls in any "
-                      f"{limit.period:g} s",
+                  why=f"at most {spec.limit if limit is None else limit} {decision.reason} "
+                      f"calls in any {spec.period:g} s",
                   fix=f"try again in {wait:.6g} s: the engine's time stands still "
                       f"{behind:.6g} s ahead of this computer's clock until the clock "
                       f"catches up")

@@ -234,13 +234,16 @@ class RollingWindow:
         while times and times[0] + period <= t and _beyond(times[0], period, t) <= 0:
             times.popleft()
 
-    def retry_after(self, t: float) -> float | None:
+    def retry_after(self, t: float, limit: int | None = None) -> float | None:
         """None when a call at ``t`` fits, else the seconds until one would.
 
+        ``limit``: the window's count when a workspace setting gives it (None: its own).
         Pure: asking about any time changes nothing (pruning happens in
-        `count`, which keeps at most about ``limit`` times here).
+        `count`, which keeps the times of the last period here).
         """
-        if len(self.times) < self.limit:
+        if limit is None:
+            limit = self.limit
+        if len(self.times) < limit:
             # Fewer calls than the limit at all, so fewer inside the window:
             # the usual answer, without looking at their times.
             return None
@@ -250,10 +253,10 @@ class RollingWindow:
         period = self.period
         inside = [x for x in self.times
                   if t < x + period or (x + period == t and _beyond(x, period, t) > 0)]
-        if len(inside) < self.limit:
+        if len(inside) < limit:
             return None
         # The next call fits once the limit-th newest call inside has left.
-        return _beyond(inside[len(inside) - self.limit], period, t)
+        return _beyond(inside[len(inside) - limit], period, t)
 
     def count(self, t: float) -> None:
         """Record an accepted call at ``t``, the times kept in time order.
@@ -284,9 +287,11 @@ class RateCounters:
             window = self._windows[(card, key)] = RollingWindow(spec.limit, spec.period)
         return window
 
-    def retry_after(self, card: str, key: str, t: float) -> float | None:
-        """None when ``card`` may make a call of ``key`` at ``t``, else seconds to wait."""
-        return self._window(card, key).retry_after(t)
+    def retry_after(self, card: str, key: str, t: float, limit: int | None = None
+                    ) -> float | None:
+        """None when ``card`` may make a call of ``key`` at ``t``, else seconds to wait
+        (``limit``: the count of a window a workspace setting gives, `window_limit`)."""
+        return self._window(card, key).retry_after(t, limit)
 
     def count(self, card: str, key: str, t: float) -> None:
         """Count an accepted call."""

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from canvas import Node, WorkspaceSettings
 from engine.core.catalogue import CALLS
-from engine.core.checks import on_the_clock
+from engine.core.checks import SETTING_LIMITS, on_the_clock, window_limit
 from engine.core.decision import Decision
 from engine.core.limits import DenialLog, Suppressed, rate_owner
 from engine.core.prompts import IN_PLAY, Prompt
@@ -212,7 +212,12 @@ class Recorder:
         """
         if decision.code == "RATE_LIMITED":
             # Told on the caller's clock while time stands still (SPEC §6).
-            decision = on_the_clock(decision, self.ctx.clock.behind())
+            behind = self.ctx.clock.behind()
+            if behind > 0.0:
+                card = self.ctx.state.canvas.node(decision.card or "")
+                limit = (window_limit(self.ctx.state, card, str(decision.reason))
+                         if card is not None and decision.reason in SETTING_LIMITS else None)
+                decision = on_the_clock(decision, behind, limit)
         state = self.ctx.state
         known = self._known.get(id(decision)) if chain is None else None
         if (known is not None and known.decision is decision and self._known_state is state

@@ -26,7 +26,9 @@ async def fill(db: Path, n: int, size: int) -> None:
     eng = Engine.open(db, world=World(net=None, fs=None))
     folder = db.parent / "ws"
     folder.mkdir()
-    await eng.create_workspace("w1", str(folder))
+    # As many sticky writes as it takes, at once: the window of a card's writes
+    # (60 a minute by default) set out of the way of making a big log.
+    await eng.create_workspace("w1", str(folder), settings={"card_write_limit": 1_000_000})
     await eng.offer("acme.s", {"name": "acme.s", "version": "1.0.0",
                                "permissions": {"cards.connected": {}}},
                     {"manifest.json": "0" * 64})
