@@ -214,9 +214,9 @@ class Recorder:
             # Told on the caller's clock while time stands still (SPEC §6).
             behind = self.ctx.clock.behind()
             if behind > 0.0:
-                card = self.ctx.state.canvas.node(decision.card or "")
-                limit = (window_limit(self.ctx.state, card, str(decision.reason))
-                         if card is not None and decision.reason in SETTING_LIMITS else None)
+                whose = self.ctx.state.canvas.node(decision.card or "")
+                limit = (window_limit(self.ctx.state, whose, str(decision.reason))
+                         if whose is not None and decision.reason in SETTING_LIMITS else None)
                 decision = on_the_clock(decision, behind, limit)
         state = self.ctx.state
         known = self._known.get(id(decision)) if chain is None else None

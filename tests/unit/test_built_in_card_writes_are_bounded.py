@@ -185,6 +185,12 @@ async def test_the_window_counts_what_the_workspace_sets(store: str, tmp_path: P
         refused = await engine.call("c1", "cards.todo.add", "todo", {"text": "4"})
         assert (refused.code, refused.reason) == ("RATE_LIMITED", "card-write")
         assert "at most 3 card-write calls in any 60 s" in refused.message
+        # Told on the clock while time stands still (the clock stepped back), the same count.
+        clock.t -= 100
+        refused = await engine.call("c1", "cards.todo.add", "todo", {"text": "4"})
+        assert "at most 3 card-write calls" in refused.message
+        assert "stands still" in refused.message
+        clock.t += 100
         await engine.set_settings("w1", {"card_write_limit": 5})
         assert (await engine.call("c1", "cards.todo.add", "todo", {"text": "5"})
                 ).outcome == "ok"
