@@ -76,3 +76,17 @@ async def test_note_writes_refused_in_a_tool_calls_context_are_logged_with_its_c
     row = engine.log_rows(call="cards.note.append")[-1]
     assert (row["code"], row["chain"]) == ("RATE_LIMITED", ["a1", "c1"])
     assert engine.verify_log().ok
+
+
+async def test_port_data_refused_as_not_text_in_a_tool_calls_context_keeps_its_chain(
+        make_engine: Any, tmp_path: Path) -> None:
+    """Data that is not text sent on a port arrow into a terminal's input, naming the
+    tool call: refused INVALID_ARGUMENT, its row keeps the chain a1 → c1."""
+    engine, k = await _world(make_engine, tmp_path)
+    await engine.add_node({"id": "t1", "type": "terminal"}, workspace="w1")
+    await engine.add_arrow({"id": "p-t1", "from": "c1", "from_port": "out", "to": "t1",
+                            "to_port": "command"})
+    refused = (await engine.emit("c1", "out", {"not": "text"}, context=k))["p-t1"]
+    assert refused.code == "INVALID_ARGUMENT"
+    row = engine.log_rows(arrow="p-t1")[-1]
+    assert (row["code"], row["chain"]) == ("INVALID_ARGUMENT", ["a1", "c1"])
