@@ -622,14 +622,15 @@ class Calls:
             # Card to card: both declared the ports and a person drew the
             # arrow, which is the consent for this data (SPEC §1). Each delivery
             # is a row holding the data whole, so it counts in a window (SPEC §8
-            # "Bounds"), the spawn tree root's as every window (SPEC §6).
+            # "Bounds"), the spawn tree root's as every window (SPEC §6). Sent in a
+            # tool call's context, its row keeps that call's chain (SPEC §8, §9).
             owner = rate_owner(self.ctx.state.canvas, card.id)
             wait = self.ctx.state.counters.retry_after(owner, "port-data", now)
             if wait is not None:
                 return self.record.refusal(rate_limited(
                     f"port:{arrow.from_port}", card.id, "port-data", wait,
                     package=card.data["package"], target=target.id, permission=None,
-                    arrow=arrow.id), None, data, encode=_port_text)
+                    arrow=arrow.id), chain, data, encode=_port_text)
             decision = Decision("ok", f"port:{arrow.from_port}", card.id, card.data["package"],
                                 target.id, None, arrow=arrow.id,
                                 message=f"ok: {card.id}.{arrow.from_port} -> "
@@ -639,7 +640,7 @@ class Calls:
                            source=card.id, arrow=arrow.id)
                 self.record.log_row(decision, outcome="ok",
                               payload=data if isinstance(data, str) else json.dumps(data),
-                              chain=None)
+                              chain=chain)
                 self.record.count(card.id, "port-data", now)
             return decision
         spec = PORT_INPUTS[(target.type, arrow.to_port)]
@@ -649,7 +650,7 @@ class Calls:
                                             package=card.data["package"], target=target.id,
                                             reason="data", arrow=arrow.id,
                                             why="port data for this input must be text"),
-                                     None, data, encode=_port_text)
+                                     chain, data, encode=_port_text)
         chains = self._open_chains(card.id) if (
             spec.action == "agents.prompt" and self.ctx.state.tool_calls) else []
         result: Decision | Passed
