@@ -90,3 +90,19 @@ async def test_port_data_refused_as_not_text_in_a_tool_calls_context_keeps_its_c
     assert refused.code == "INVALID_ARGUMENT"
     row = engine.log_rows(arrow="p-t1")[-1]
     assert (row["code"], row["chain"]) == ("INVALID_ARGUMENT", ["a1", "c1"])
+
+
+async def test_port_data_into_a_note_refused_in_a_tool_calls_context_keeps_its_chain(
+        make_engine: Any, tmp_path: Path) -> None:
+    """Data on a port arrow into a note's ``append`` input, naming the tool call: past
+    content_max_bytes it is refused CARD_LIMIT in the carrying out, and past the
+    card-write window RATE_LIMITED; each row keeps the chain a1 → c1."""
+    engine, k = await _world(make_engine, tmp_path)
+    await engine.add_arrow({"id": "p-n1", "from": "c1", "from_port": "out", "to": "n1",
+                            "to_port": "append"})
+    sent = [(await engine.emit("c1", "out", text, context=k))["p-n1"]
+            for text in ("x" * 1500, "y" * 600, "z", "w", "v")]
+    assert [d.code for d in sent] == [None, "CARD_LIMIT", None, None, "RATE_LIMITED"], sent
+    rows = engine.log_rows(arrow="p-n1")
+    assert [(r["code"], r["chain"]) for r in rows] == [
+        (code, ["a1", "c1"]) for code in (None, "CARD_LIMIT", None, None, "RATE_LIMITED")]
