@@ -145,10 +145,6 @@ class PromptIndex:
         """How many of an agent's prompts are queued or held (`OPEN_STATES`)."""
         return sum(1 for p in self._by_agent.get(agent, {}).values() if p.state in OPEN_STATES)
 
-    def count(self, agent: str, state: str) -> int:
-        """How many of an agent's prompts are in ``state``."""
-        return sum(1 for p in self._by_agent.get(agent, {}).values() if p.state == state)
-
     def any_held(self) -> bool:
         """Whether any prompt is held: `due` finds nothing otherwise."""
         return bool(self._held)

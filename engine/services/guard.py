@@ -44,6 +44,9 @@ _DETAIL_KEPT = 1024
 #: nothing), and the principal its summary is recorded under.
 _SHARED = None
 _SHARED_PRINCIPAL = "unknown"
+#: The shared budget's limit: a workspace's default, read once (as the log's is,
+#: `engine.services.record`), not a settings object built for each attempt.
+_SHARED_LIMIT = WorkspaceSettings().denial_log_limit
 
 
 def bounded_subject(subject: dict[str, Any]) -> dict[str, Any]:
@@ -137,7 +140,7 @@ class Guard:
         node on the canvas, else the shared one) and its limit in any 60 s."""
         node = self.ctx.state.canvas.node(principal.node) if principal.node else None
         if node is None or principal.kind not in ("agent", "card"):
-            return _SHARED, WorkspaceSettings().denial_log_limit
+            return _SHARED, _SHARED_LIMIT
         return str(principal), self.ctx.state.workspace_of(node).settings.denial_log_limit
 
     def _write_summary(self, key: str | None) -> None:
