@@ -758,7 +758,7 @@ def decide(
     pkg_name: str | None
     permission: str | None
     reason: str | None
-    arrow: Arrow | None = None
+    arrow_id: str | None = None
     words: Words
     while True:  # left by `break` (a refusal) or `return` (a pass); never repeated
         # 1. The card exists and is a custom card.
@@ -811,28 +811,42 @@ def decide(
         # 6–7. Connected by an arrow, and a target of the right kind.
         target: Node | None = None
         if target_id is not None:  # exactly when the call reaches something (tested above)
-            try:
-                target = nodes[target_id]
-            except KeyError:
-                target = None
             if spec.reach == "arrow":
-                if target is not None:  # canvas.arrow_between(card_id, target_id), in line
+                # Only what the answer needs is looked up: the arrow's id first
+                # (canvas.arrow_between(card_id, target_id), in line); the
+                # target once an arrow joins them (no arrow, the commonest
+                # refusal, needs none); the arrow itself only for a pass (a
+                # refusal names its id). Looking up the target first and the
+                # arrow always cost ~250 instructions of a cold decision. An
+                # arrow's ends are nodes; a target missing all the same is no
+                # arrow, as in `_checks`.
+                try:
+                    ids = canvas.links[card_id].get(target_id)
+                except KeyError:  # the card has no plain arrow at all
+                    ids = None
+                if ids:
                     try:
-                        ids = canvas.links[card_id].get(target_id)
-                    except KeyError:  # the card has no plain arrow at all
-                        ids = None
-                    if ids:
-                        arrow = canvas.arrows_by_id[ids[0]]
-                if arrow is None:
+                        target = nodes[target_id]
+                    except KeyError:
+                        target = None
+                    if target is not None:
+                        arrow_id = ids[0]
+                if arrow_id is None:
                     code, reason = "PERMISSION_DENIED", "not-connected"
                     words = (_unconnected, canvas)
                     break
-            elif target is not None and target.workspace != card.workspace:
-                target = None
+            else:
+                try:
+                    target = nodes[target_id]
+                except KeyError:
+                    target = None
+                if target is not None and target.workspace != card.workspace:
+                    target = None
             if target is None or target.type not in spec.targets:
                 code, reason = "PERMISSION_DENIED", "wrong-target"
                 # The kind only over an arrow, as in `_checks`.
-                words = (_wrong_target, target.type if target and arrow else "node")
+                words = (_wrong_target,
+                         target.type if target and arrow_id is not None else "node")
                 break
         # 9. Loop guard: a prompt outside any tool call starts its chain, one
         # hop, which every workspace's hop limit allows while their smallest
@@ -845,7 +859,7 @@ def decide(
                 static = cache[key] = denial(
                     call, card_id, "LOOP_REFUSED", package=pkg_name, target=target.id,
                     permission=permission, reason="hop-limit",
-                    arrow=arrow.id if arrow else None,
+                    arrow=arrow_id,
                     why=f"the chain would have 1 prompts, more than the hop limit of "
                         f"{hop_limit}")
                 return static
@@ -856,7 +870,7 @@ def decide(
         built.package = package
         built.permission = permission
         built.target = target
-        built.arrow = arrow
+        built.arrow = None if arrow_id is None else canvas.arrows_by_id[arrow_id]
         built.chain = hop_chain
         built.rate_key = spec.rate_key
         built.data_rev = canvas.data_revision
@@ -875,7 +889,7 @@ def decide(
     built.permission = permission
     built.code = code
     built.reason = reason
-    built.arrow = arrow.id if arrow is not None else None
+    built.arrow = arrow_id
     built.retry_after = None
     built.value = None
     built.prompt = None
