@@ -220,7 +220,8 @@ def _build(sock: Path, token: str, tmp: Path) -> tuple[str, Path]:
     with httpx.Client(transport=httpx.HTTPTransport(uds=str(sock)), base_url="http://ag",
                       headers={"Authorization": f"Bearer {token}"}, timeout=60) as op:
         for path, body in (("/v1/workspaces", {"id": "w1", "folder": str(tmp / "ws"),
-                                               "settings": {"denial_log_limit": 1_000_000}}),
+                                               "settings": {"denial_log_limit": 1_000_000,
+                                                            "tool_call_limit": 1_000_000}}),
                            ("/v1/packages", {"manifest": MANIFEST}),
                            ("/v1/packages/bench.mcp/install", {"grant": "required"}),
                            ("/v1/workspaces/w1/nodes", {"id": "c1", "type": "card",

@@ -91,7 +91,10 @@ async def floor_world(folder: Path, store: str | None = None) -> Engine:
     engine = Engine.open(folder / "floor.db", world=world) if store is None else \
         Engine.open(store=store, world=world)
     try:
-        await engine.create_workspace("w1", str(folder))
+        # Tool calls as fast as they go, as every round measured them: the agent's window
+        # of tool calls (120 a minute by default) set out of their way.
+        await engine.create_workspace("w1", str(folder),
+                                      settings={"tool_call_limit": 1_000_000})
         await engine.offer("bench.floor", MANIFEST,
                            file_digests({"manifest.json": json.dumps(MANIFEST)}))
         await engine.install("bench.floor")

@@ -141,6 +141,12 @@ class WorkspaceSettings:
     content_max_bytes: int = 1024 * 1024
     #: a card's writes to notes, stickies, todos and taskboards in any 60 s
     card_write_limit: int = 60
+    #: an agent's tool calls in any 60 s (SPEC §8 "Bounds": each is logged with its
+    #: arguments, up to max_payload)
+    tool_call_limit: int = 120
+    #: a card's calls in any 60 s that have no window of their own (reads, listings,
+    #: file calls, fetches: each is logged)
+    other_call_limit: int = 600
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WorkspaceSettings:
@@ -231,6 +237,8 @@ _SETTING_RULES: dict[str, Any] = {
     "tool_timeout": _seconds(0, _DAY),
     "content_max_bytes": _whole(1, 1 << 30),
     "card_write_limit": _whole(1, 1_000_000),
+    "tool_call_limit": _whole(1, 1_000_000),
+    "other_call_limit": _whole(1, 1_000_000),
 }
 
 

@@ -8,7 +8,7 @@ and the text a person sees) and the README's permission reference, which
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 __all__ = [
@@ -48,6 +48,11 @@ class Permission:
     needs_hosts: bool = False
 
 
+#: How the scope of a permission whose calls have no limit of SPEC §6's ends (`RATE_LIMITS`'s
+#: ``other``).
+_OTHER_WORDS = ("at most 600 calls a minute per card by default (`other_call_limit`), these "
+                "and its other calls with no limit of their own counted together")
+
 PERMISSIONS: dict[str, Permission] = {
     p.name: p
     for p in (
@@ -56,7 +61,7 @@ PERMISSIONS: dict[str, Permission] = {
             "See the agents on this canvas.",
             "Their names, which tool they run, and whether they are working, waiting for you or finished.",
             "`agents.list`, `agents.get`; events `agents.status`, `agents.turn`, `agents.changed`; the agent `status` output port",
-            "AI agents and terminals of the card's own workspace, no arrow needed; other cards are never listed",
+            "AI agents and terminals of the card's own workspace, no arrow needed; other cards are never listed; " + _OTHER_WORDS,
             calls=("agents.list", "agents.get"),
         ),
         Permission(
@@ -64,7 +69,7 @@ PERMISSIONS: dict[str, Permission] = {
             "Read what agents and terminals connected to it print.",
             "Everything on the screens of agent and terminal cards you connect to it with an arrow, including anything secret shown there.",
             "`agents.readScreen`, `agents.lastReply`, `agents.onOutput`; the agent `reply` and terminal `exit` output ports",
-            "arrow-connected agents and terminals only",
+            "arrow-connected agents and terminals only; " + _OTHER_WORDS,
             implies=("agents.read",),
             calls=("agents.readScreen", "agents.lastReply", "agents.onOutput"),
         ),
@@ -91,7 +96,7 @@ PERMISSIONS: dict[str, Permission] = {
             "Read and change cards connected to it.",
             "Notes, checklists, task boards and stickies you connect to it with an arrow.",
             "the built-in card ports and `cards.note.append`, `cards.note.read`, `cards.todo.add`, `cards.todo.read`, `cards.taskboard.add`, `cards.taskboard.read`, `cards.sticky.read`, `cards.sticky.write`",
-            "arrow-connected note, todo, taskboard and sticky cards only; at most 60 writes a minute per card by default (`card_write_limit`), method and port counted together; a card's content at most the workspace's `content_max_bytes`",
+            "arrow-connected note, todo, taskboard and sticky cards only; at most 60 writes a minute per card by default (`card_write_limit`), method and port counted together; a card's content at most the workspace's `content_max_bytes`; reads: " + _OTHER_WORDS,
             calls=("cards.note.append", "cards.note.read", "cards.todo.add", "cards.todo.read",
                    "cards.taskboard.add", "cards.taskboard.read", "cards.sticky.read",
                    "cards.sticky.write"),
@@ -101,7 +106,7 @@ PERMISSIONS: dict[str, Permission] = {
             "Connect to {hosts}.",
             "Send and receive data from these internet addresses only. Anything the card can see may be sent there.",
             "`net.fetch` to the declared hosts over https",
-            "exactly the declared host patterns, https only, public addresses only — on every redirect too",
+            "exactly the declared host patterns, https only, public addresses only — on every redirect too; " + _OTHER_WORDS,
             calls=("net.fetch",),
             needs_hosts=True,
         ),
@@ -110,7 +115,7 @@ PERMISSIONS: dict[str, Permission] = {
             "Connect to servers on this computer.",
             "Reach programs listening on localhost, such as dev servers and local databases.",
             "`net.fetch` to `localhost`, `127.0.0.1`, `::1`",
-            "http or https, any port except the app's own reserved ports; secret placeholders are never filled in for requests to this computer",
+            "http or https, any port except the app's own reserved ports; secret placeholders are never filled in for requests to this computer; " + _OTHER_WORDS,
             calls=("net.fetch",),
         ),
         Permission(
@@ -118,7 +123,7 @@ PERMISSIONS: dict[str, Permission] = {
             "Read files in the workspace folder.",
             "Any file in this workspace's project folder, including secrets stored in files like .env.",
             "`fs.stat`, `fs.list`, `fs.readText`, `fs.readBytes`, `fs.watch`",
-            "the workspace folder; `..` and absolute paths are refused, and so is a link that leads outside it",
+            "the workspace folder; `..` and absolute paths are refused, and so is a link that leads outside it; " + _OTHER_WORDS,
             calls=("fs.stat", "fs.list", "fs.readText", "fs.readBytes", "fs.watch"),
         ),
         Permission(
@@ -126,7 +131,7 @@ PERMISSIONS: dict[str, Permission] = {
             "Change files in the workspace folder.",
             "Create, overwrite and move files to the trash in this workspace's project folder. Agents in this workspace read and run these files, so this card can make them run commands. Protected: .git, agent settings (.claude, .mcp.json, CLAUDE.md, AGENTS.md and similar) and the app's own data.",
             "`fs.writeText`, `fs.writeBytes`, `fs.mkdir`, `fs.trash`",
-            "as fs.read minus protected paths; no hard delete (trash only)",
+            "as fs.read minus protected paths; no hard delete (trash only); " + _OTHER_WORDS,
             implies=("fs.read",),
             calls=("fs.writeText", "fs.writeBytes", "fs.mkdir", "fs.trash"),
         ),
@@ -158,7 +163,7 @@ PERMISSIONS: dict[str, Permission] = {
             "See token usage and costs.",
             "How many tokens the agents on this workspace used and what they cost.",
             "`usage.get`",
-            "token usage and cost of the card's own workspace",
+            "token usage and cost of the card's own workspace; " + _OTHER_WORDS,
             calls=("usage.get",),
         ),
     )
@@ -191,11 +196,13 @@ class RateLimit:
     period: float
 
 
-#: Rate keys per card (SPEC §6), and beyond its table the keys of writes the store
-#: keeps whole that SPEC §6 leaves unlimited (SPEC §8 "Bounds": no card can exhaust
-#: the store): ``card-write``, a note's, sticky's, todo's or taskboard's write (method
-#: and input port counted together), and ``port-data``, a delivery of data a card sends
-#: a card on a port arrow.
+#: Rate keys per card (SPEC §6), and beyond its table the keys of what the store keeps
+#: that SPEC §6 leaves unlimited (SPEC §8 "Bounds": no card can exhaust the store):
+#: ``card-write``, a note's, sticky's, todo's or taskboard's write (method and input
+#: port counted together); ``port-data``, a delivery of data a card sends a card on a
+#: port arrow; ``other``, every call of a card that has no key of its own (each is a log
+#: row all the same); and ``tool-call``, an agent's tool calls — the one window that is
+#: an agent's, not a card's (the agent is the caller, SPEC §9).
 RATE_LIMITS: dict[str, RateLimit] = {
     r.key: r
     for r in (
@@ -206,6 +213,8 @@ RATE_LIMITS: dict[str, RateLimit] = {
         RateLimit("spawn", 4, 60.0),
         RateLimit("card-write", 60, 60.0),
         RateLimit("port-data", 60, 60.0),
+        RateLimit("other", 600, 60.0),
+        RateLimit("tool-call", 120, 60.0),
     )
 }
 
@@ -227,11 +236,17 @@ class CallSpec:
     targets: frozenset[str] = frozenset()  #: node kinds the call may reach
     target_words: str = ""  #: how the message names those kinds
     args: ArgSpec = field(default_factory=dict)
+    #: the rolling window it counts in (SPEC §6; ``other`` for a call none of §6's
+    #: keys names: every allowed call is a log row)
     rate_key: str | None = None
     payload_arg: str | None = None  #: the argument logged as the row's payload
 
 
 _AGENTS_TERMINALS = frozenset({"agent", "terminal"})
+
+
+#: The rate key of a card's calls that have none of their own (`RATE_LIMITS`).
+_OTHER = "other"
 
 
 def _specs() -> dict[str, CallSpec]:
@@ -279,7 +294,10 @@ def _specs() -> dict[str, CallSpec]:
                               payload_arg="text"))
         specs.append(CallSpec(f"cards.{kind}.read", "cards.connected", "arrow",
                               frozenset({kind}), f"{kind} cards"))
-    return {s.name: s for s in specs}
+    # Every allowed call is a log row (SPEC §8), so none is without a window: a call no
+    # key above names (a read, a listing, a file call, a fetch) counts in ``other``.
+    return {s.name: s if s.rate_key is not None else replace(s, rate_key=_OTHER)
+            for s in specs}
 
 
 #: Every call a card can make (SPEC §3), by name.

@@ -293,6 +293,16 @@ class RateCounters:
         (``limit``: the count of a window a workspace setting gives, `window_limit`)."""
         return self._window(card, key).retry_after(t, limit)
 
+    def retry_after_beside(self, card: str, key: str, t: float, limit: int,
+                           pending: Iterable[float]) -> float | None:
+        """`retry_after` as if the calls allowed at the times ``pending`` and not yet
+        counted (still under way: a fetch, file work) were counted already, so that calls
+        in flight together never pass the window's ``limit``."""
+        window = self._window(card, key)
+        beside = RollingWindow(window.limit, window.period)
+        beside.times = deque(sorted([*window.times, *pending]))
+        return beside.retry_after(t, limit)
+
     def count(self, card: str, key: str, t: float) -> None:
         """Count an accepted call."""
         self._window(card, key).count(t)

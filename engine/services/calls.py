@@ -18,6 +18,7 @@ from engine.core.checks import (
     denial,
     malformed,
     rate_limited,
+    window_limit,
 )
 from engine.core.decision import Decision
 from engine.core.limits import UNDER_WAY_PER_CARD, rate_owner
@@ -137,6 +138,7 @@ class Calls:
                 else:
                     self.record.log_row(decision, outcome=outcome,
                                         payload=underway.payload, chain=chain)
+                    self._counted(underway.passed, underway.t)
         self._underway.clear()
         for underway, decision, _outcome in settled:
             underway.abandon(decision)
@@ -357,6 +359,8 @@ class Calls:
         payload = self.record.payload(spec.name, args)
         if waits(spec.name):
             busy = self._under_way_of(passed, payload)
+            if busy is None and passed.rate_key is not None:
+                busy = self._window_full(passed, args, now)
             if busy is not None:
                 return busy
             # A request may take seconds and file work runs in a thread (a
@@ -366,7 +370,7 @@ class Calls:
             # pool thread's write cannot be stopped, nor a request unsent):
             # nothing a card was allowed to do goes unlogged (SPEC §8). The
             # task shares this context, so its row joins the caller's batches.
-            underway = Underway(passed, decision, payload)
+            underway = Underway(passed, decision, payload, now)
             effect = asyncio.get_running_loop().create_task(
                 self._effect_logged(passed, args, decision, payload, underway))
             underway.task = effect
@@ -457,6 +461,35 @@ class Calls:
             self.record.refused_or_counted(refusal, payload, chain=passed.chain)
         return refusal
 
+    def _window_full(self, passed: Passed, args: dict[str, Any], now: float) -> Decision | None:
+        """None when the fetch or file call ``passed`` still fits its rate window beside
+        the calls of that window this engine has under way; else its refusal, logged
+        (``RATE_LIMITED``, with ``retry_after``).
+
+        Such a call counts once it has ended (a refusal met in its scope never counts,
+        SPEC §5), at the time it was allowed; until then it holds its place here, so that
+        calls allowed while others are in flight never pass the window's count. Check 10
+        has counted only those already ended; nothing is looked at again when none is
+        under way (the usual case).
+        """
+        card, key = passed.card, passed.rate_key
+        assert key is not None
+        owner = card.id if "spawned_by" not in card.data else \
+            rate_owner(self.ctx.state.canvas, card.id)
+        pending = [u.t for u in self._underway if u.passed.rate_key == key
+                   and rate_owner(self.ctx.state.canvas, u.passed.card.id) == owner]
+        if not pending:
+            return None
+        state = self.ctx.state
+        limit = window_limit(state, card, key)
+        wait = state.counters.retry_after_beside(owner, key, now, limit, pending)
+        if wait is None:
+            return None
+        refusal = rate_limited(passed.spec.name, card.id, key, wait,
+                               package=passed.package.name, target=None,
+                               permission=passed.permission, arrow=None, limit=limit)
+        return self.record.refusal(refusal, passed.chain, args, now)
+
     async def _effect_logged(self, passed: Passed, args: dict[str, Any], decision: Decision,
                              payload: str | None, underway: Underway) -> Decision:
         """Carry out an allowed fetch or file call, then write its log row (`_carry_out`).
@@ -500,6 +533,7 @@ class Calls:
                     # it is logged `cancelled` (SPEC §8.1), never suppressed.
                     self.record.log_row(value, outcome=value.extra["logged"],
                                         payload=payload, chain=passed.chain, card=passed.card)
+                    self._counted(passed, underway.t)
                 else:
                     self.record.refused_or_counted(value, payload, chain=passed.chain)
                 return value
@@ -507,7 +541,15 @@ class Calls:
             # The card as it acted: another process may have removed it since.
             self.record.log_row(decision, outcome="ok", payload=payload, chain=passed.chain,
                                 card=passed.card)
+            self._counted(passed, underway.t)
         return decision
+
+    def _counted(self, passed: Passed, t: float) -> None:
+        """Inside a write: a fetch or file call that was allowed at ``t`` and has ended with
+        a row of its own counts in its window then (`_window_full`) — unless its card is
+        gone meanwhile (its windows went with it)."""
+        if passed.rate_key is not None and self.ctx.state.canvas.has_node(passed.card.id):
+            self.record.count(passed.card.id, passed.rate_key, t)
 
     async def _performed(self, passed: Passed, args: dict[str, Any], underway: Underway) -> Any:
         """The fetch or file call done: its value, or a refusal."""

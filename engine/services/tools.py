@@ -35,7 +35,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from engine.core.checks import check_card, denial, malformed, not_connected
+from engine.core.checks import (
+    check_card,
+    denial,
+    malformed,
+    not_connected,
+    rate_limited,
+    window_limit,
+)
 from engine.core.decision import Decision
 from engine.core.errors import InvalidArgument, NotFound, with_code
 from engine.core.manifest import check_json
@@ -159,6 +166,15 @@ class Tools:
                 call, card, "INVALID_ARGUMENT", package=pkg.name, target=agent, arrow=arrow.id,
                 reason=where, why=f"{where} {what}"), agent, tool), None, args,
                 encode=_args_text)
+        # Check 10: the agent's window (SPEC §8 "Bounds": each call is logged with its
+        # arguments, and a call ended at once frees its place among the open ones).
+        now = self.ctx.now()
+        limit = window_limit(self.ctx.state, agent_node, "tool-call")
+        wait = self.ctx.state.counters.retry_after(agent, "tool-call", now, limit)
+        if wait is not None:
+            return self.record.refusal(agent_side(rate_limited(
+                call, card, "tool-call", wait, package=pkg.name, target=agent, permission=None,
+                arrow=arrow.id, limit=limit), agent, tool), None, args, now, encode=_args_text)
         if self.ctx.state.open_tool_calls_of_agent(agent) >= MAX_OPEN_TOOL_CALLS:
             return self.record.refusal(agent_side(denial(
                 call, card, "QUEUE_FULL", package=pkg.name, target=agent, arrow=arrow.id,
@@ -167,10 +183,10 @@ class Tools:
                 encode=_args_text)
         args = dict(args or {})
         chain = tool_chain(agent_node.data.get("chain"), agent, card)
-        now = self.ctx.now()
         settings = self.ctx.state.workspaces[card_node.workspace].settings
-        # The tool call's row is the write's one statement, made last (`_lone`).
-        with self.ctx.write(one_statement=self._lone(card)):
+        # The tool call's row is the write's one statement, made last (`_lone`), where
+        # its rate event waits for the commit as its log row does.
+        with self.ctx.write(one_statement=self._lone(card) and self.ctx.store.rows_at_commit):
             position = self.ctx.store.next_tool_call_position()
             tc = ToolCall(f"tc{position}", position, card_node.workspace, agent, card, pkg.name,
                           tool, arrow.id, args, chain, "open", now,
@@ -182,6 +198,9 @@ class Tools:
                           payload=dumps_sorted(args), chain=chain)
             self.ctx.emit("tool.call", card, id=tc.id, agent=agent, tool=tool, args=args,
                        chain=list(chain))
+            # Counted before its row, the write's last statement: a rate event waits for
+            # the commit where that row is one statement (`_lone`).
+            self.record.count(agent, "tool-call", now)
             self._save_tool_call(tc)
         self._on_clock.begun(tc.id, self.ctx.clock)
         return decision

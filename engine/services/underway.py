@@ -53,12 +53,15 @@ class Underway:
         passed: what passed the checks (card, package, permission).
         decision: the call's ``ok`` decision, before its value.
         payload: its row's payload.
+        t: when it was allowed: the time it counts at in its rate window once it has
+            ended, and holds its place there meanwhile (`Calls._window_full`).
     """
 
-    __slots__ = ("closed", "decision", "passed", "payload", "task", "work")
+    __slots__ = ("closed", "decision", "passed", "payload", "t", "task", "work")
 
-    def __init__(self, passed: Passed, decision: Decision, payload: str | None) -> None:
-        self.passed, self.decision, self.payload = passed, decision, payload
+    def __init__(self, passed: Passed, decision: Decision, payload: str | None,
+                 t: float) -> None:
+        self.passed, self.decision, self.payload, self.t = passed, decision, payload, t
         #: The task carrying it out (set once created).
         self.task: asyncio.Task[Decision] | None = None
         #: Its file work in a pool thread, once submitted (`ran`).
