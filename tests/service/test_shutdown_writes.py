@@ -60,7 +60,10 @@ def test_every_write_answered_before_a_signal_is_durable(tmp_path: Path, sig: in
     address = str(sock)
     op_token = (tmp_path / "a.db.operator-token").read_text().strip()
     with _client(address, op_token) as op:
-        _ok(op.post("/v1/workspaces", json={"id": "w1", "folder": str(tmp_path)}))
+        # 200 tool calls opened at once, to be answered in the bursts: the agent's window
+        # of tool calls (120 a minute by default) set out of their way.
+        _ok(op.post("/v1/workspaces", json={"id": "w1", "folder": str(tmp_path),
+                                             "settings": {"tool_call_limit": 1_000_000}}))
         _ok(op.post("/v1/packages", json={"manifest": PKG}))
         _ok(op.post("/v1/packages/acme.t/install", json={"grant": "required"}))
         _ok(op.post("/v1/workspaces/w1/nodes", json={"id": "a0", "type": "agent"}))
