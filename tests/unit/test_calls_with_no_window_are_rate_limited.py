@@ -180,7 +180,9 @@ async def test_calls_under_way_hold_their_place_in_the_window(store: str,
                 break
             await asyncio.sleep(0.01)
         assert effects.started == 2
-        refused = await engine.call("c1", "fs.readText", None, {"path": "a.txt"})
+        # (Bounded: were it let through, it would wait with the two for the release.)
+        refused = await asyncio.wait_for(
+            engine.call("c1", "fs.readText", None, {"path": "a.txt"}), 5)
         assert (refused.code, refused.reason) == ("RATE_LIMITED", "other"), refused.message
         assert refused.retry_after is not None and 0 < refused.retry_after <= 60
         effects.release.set()
