@@ -517,6 +517,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     import asyncio
 
     from engine.app.demo import load_demo, play_demo
+    from engine.app.enterkey import press_enter
 
     files = load_demo()  # a missing or broken demos/ folder is told before any database is made
     engine = _open_engine(args, create=True)
@@ -544,12 +545,11 @@ def _cmd_demo(args: argparse.Namespace) -> int:
                            else "standard input or output is not a terminal")
                     print(f"arrowgate: {why}; printed the narrative only", file=sys.stderr)
                 return next_steps()
-            # Let the narrative be read before the TUI takes the screen.
-            try:
-                await asyncio.to_thread(input, "\nPress Enter to open the TUI "
-                                               "(holds screen: a approves, r rejects) ")
-            except EOFError:  # Ctrl-D: no one will work the TUI; the narrative stands
-                print("")
+            # Let the narrative be read before the TUI takes the screen (waited for on
+            # the loop, so the drivers run on and Ctrl-C ends the wait at once).
+            if not await press_enter("\nPress Enter to open the TUI "
+                                     "(holds screen: a approves, r rejects) "):
+                print("")  # Ctrl-D: no one will work the TUI; the narrative stands
                 return next_steps()
             return int(await launch(engine))
         finally:
