@@ -31,9 +31,14 @@ async def press_enter(question: str) -> bool:
     stdin = sys.stdin
     loop = asyncio.get_running_loop()
     ready: asyncio.Future[None] = loop.create_future()
+
+    def readable() -> None:
+        if not ready.done():
+            ready.set_result(None)
+
     try:
         fd = stdin.fileno()
-        loop.add_reader(fd, lambda: ready.done() or ready.set_result(None))
+        loop.add_reader(fd, readable)
     except (AttributeError, OSError, ValueError, NotImplementedError):
         # No descriptor to watch (a test's StringIO), or one the loop cannot (a regular
         # file): such an input never waits on a person, so it is read at once.
