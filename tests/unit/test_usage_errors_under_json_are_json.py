@@ -68,3 +68,29 @@ def test_a_usage_error_shows_what_was_typed_inert(capsys: pytest.CaptureFixture[
         err = capsys.readouterr().err
         assert "\x1b" not in err and "\x07" not in err and "\u202e" not in err, repr(err)
         assert "unrecognized arguments" in err
+
+
+@pytest.mark.parametrize("argv, verb", [
+    (["log", "show", "--bogus"], "arrowgate log show"),
+    (["log", "verify", "extra"], "arrowgate log verify"),
+    (["call", "c1", "agents.prompt", "a1", "--bogus"], "arrowgate call"),
+    (["node", "add", "w1", "n1", "note", "--bogus"], "arrowgate node add"),
+    (["hold", "list", "--bogus"], "arrowgate hold list"),
+    (["mcp", "--agent", "a1", "--bogus"], "arrowgate mcp"),
+    (["serve", "--bogus"], "arrowgate serve"),
+    (["demo", "--bogus"], "arrowgate demo"),
+], ids=lambda v: " ".join(v) if isinstance(v, list) else None)
+def test_an_unknown_argument_is_told_with_the_verbs_usage(
+        capsys: pytest.CaptureFixture[str], argv: list[str], verb: str) -> None:
+    """GIVEN a verb and an argument it does not take WHEN it is refused THEN the usage
+    shown and the error's name are the verb's (README: "the verb's `usage` line"), not
+    the top level's `arrowgate [-h] [--version] COMMAND ...`, which names no flag of it;
+    with --json as without."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"usage: {verb} "), err
+    assert f"{verb}: error: unrecognized arguments:" in err, err
+    assert main([*argv, "--json"]) == 2
+    error = json.loads(capsys.readouterr().err)["error"]
+    assert error["usage"].startswith(f"{verb} "), error
+    assert error["message"].startswith(f"{verb}: unrecognized arguments: "), error
