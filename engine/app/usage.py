@@ -14,6 +14,9 @@ from typing import NoReturn
 
 __all__ = ["Parser", "UsageError", "asks_json"]
 
+#: Where `Parser.parse_known_args` notes the parser that left arguments unparsed.
+_REFUSER = "_arrowgate_refused_by"
+
 
 class UsageError(Exception):
     """Arguments the parser refused: what `ArgumentParser.error` would print and exit with."""
@@ -33,6 +36,28 @@ class Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(self.prog, self.format_usage(), message)
+
+    def parse_known_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                         namespace: argparse.Namespace | None = None,
+                         ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        # The innermost parser left with arguments it does not take notes itself: a
+        # subcommand's parser returns first, and its namespace is copied into its
+        # parent's, so the verb's note stands.
+        if extras and not hasattr(parsed, _REFUSER):
+            setattr(parsed, _REFUSER, self)
+        return parsed, extras
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        """As argparse's, but arguments no parser took are refused by the verb's parser
+        (its usage and name: ``arrowgate log show``), not by the top level's, whose
+        usage names no flag of the verb."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        refuser = vars(parsed).pop(_REFUSER, self)
+        if extras:
+            refuser.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
 
 
 def asks_json(argv: Sequence[str]) -> bool:
