@@ -36,6 +36,7 @@ from engine.app.common import (
     UNUSABLE_STORE,
     CliError,
     add_db_option,
+    arrowgate_version,
     db_path,
     default_db_path,
     text_argument,
@@ -595,15 +596,6 @@ def _cmd_docs(args: argparse.Namespace) -> int:
 # -- the parser --------------------------------------------------------------------------
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("arrowgate")
-    except PackageNotFoundError:  # run from a checkout that was never installed
-        return "unknown"
-
-
 def _log_parsers(sub: Any) -> None:
     log = sub.add_parser("log", help="show, export or verify the arrow log",
                          description="The arrow log: show it, export it as JSON Lines, "
@@ -666,7 +658,7 @@ def build_parser(*, as_json: bool = False) -> argparse.ArgumentParser:
         prog="arrowgate", description="A graph-aware arrow consent engine.",
         epilog="Exit codes: 0 ok; 1 a finding (a log that fails verification, a diff that "
                "widens, a replay with failures, a refusal); 2 a usage error or invalid input.")
-    parser.add_argument("--version", action="version", version=f"arrowgate {_version()}",
+    parser.add_argument("--version", action="version", version=f"arrowgate {arrowgate_version()}",
                         help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
                                 help="the verb; `arrowgate COMMAND --help` explains each")

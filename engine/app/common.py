@@ -24,6 +24,7 @@ __all__ = [
     "EXIT_USAGE",
     "UNUSABLE_STORE",
     "add_db_option",
+    "arrowgate_version",
     "db_path",
     "default_db_path",
     "text_argument",
@@ -39,6 +40,17 @@ EXIT_USAGE = 2  #: a usage error or invalid input
 #: not upgrade, a database that holds no store, a server that cannot be reached. Any other is a finding about the store or a refusal (1).
 UNUSABLE_STORE = frozenset({"schema-mismatch", "older-schema", "no-store", "connection"})
 
+
+
+def arrowgate_version() -> str:
+    """The installed arrowgate's version (``unknown`` in a checkout never installed):
+    what ``arrowgate --version`` prints and ``arrowgate mcp`` tells its client."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("arrowgate")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 def with_reason(message: str, reason: object) -> str:

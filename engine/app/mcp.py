@@ -376,7 +376,12 @@ class AgentMCP:
 
         self.client = client
         self.types = types
-        self.server: Any = Server("arrowgate", lifespan=self._lifespan)
+        from engine.app.common import arrowgate_version
+
+        # Its own version: the SDK's default is the mcp package's, which the agent's
+        # client would show as arrowgate's.
+        self.server: Any = Server("arrowgate", version=arrowgate_version(),
+                                  lifespan=self._lifespan)
         self._session: Any = None
         self._listed: frozenset[tuple[str, str, str]] | None = None
         #: The tag of the latest list the service gave (`engine.service.toolwatch.tag`):
