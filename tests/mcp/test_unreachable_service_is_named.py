@@ -1,0 +1,40 @@
+"""`arrowgate mcp` whose service is not running says where it looked for it.
+
+A person wiring a coding agent sees the bridge's errors in the agent (Claude Code's
+``/mcp``, a tool call's error): "cannot reach the service" alone does not say which
+socket or address the bridge was given, nor that `arrowgate serve` is what listens
+there.
+
+(Found in round 28: the error was ``cannot reach the service: [Errno 2] No such file or
+directory``, naming neither the socket nor the server.)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .conftest import Bridge
+
+
+async def test_the_unreachable_service_is_named(tmp_path: Path) -> None:
+    token = tmp_path / "a1.token"
+    token.write_text("agt_unused")
+    token.chmod(0o600)
+    socket = tmp_path / "app.db.serve" / "serve.sock"
+    bridge = await Bridge.start(str(socket), str(token))
+    try:
+        await bridge.request("initialize", {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "claude-code", "version": "2.0.0"}})
+        await bridge.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        listed = await bridge.request("tools/list")
+        called = await bridge.request("tools/call", {"name": "c1__search",
+                                                     "arguments": {"query": "x"}})
+    finally:
+        await bridge.close()
+    said = listed["error"]["message"]
+    assert f"cannot reach the service at {socket}" in said, said
+    assert "arrowgate serve" in said, said
+    assert called["result"]["isError"], called
+    said = called["result"]["content"][0]["text"]
+    assert f"cannot reach the service at {socket}" in said, said
