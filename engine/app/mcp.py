@@ -173,6 +173,8 @@ class ServiceClient:
         if not token or not token.isascii() or not token.isprintable() or " " in token:
             raise ValueError("the agent token must be one word of printable ASCII")
         self.agent = agent
+        #: The socket path or URL the service is reached at, as given: named in errors.
+        self.address = address
         unix: str | None = None
         if address.startswith(("http://", "https://")):
             url = urlsplit(address)
@@ -247,7 +249,8 @@ class ServiceClient:
             raise ServiceError(f"the service did not answer {method} {path} within "
                                f"{REQUEST_TIMEOUT:g} s") from None
         except httpcore.ConnectError as exc:
-            raise ServiceUnreachable(f"cannot reach the service: "
+            raise ServiceUnreachable(f"cannot reach the service at {self.address} (is "
+                                     f"`arrowgate serve` running there?): "
                                      f"{exc or type(exc).__name__}") from exc
         except (httpcore.NetworkError, ServerClosed) as exc:
             raise ServiceUnreachable(f"the service closed the connection: "
