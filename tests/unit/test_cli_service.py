@@ -23,8 +23,9 @@ MANIFEST = {"name": "acme.prompter", "version": "1.0.0",
             "permissions": {"agents.prompt": {}, "clipboard.write": {"optional": True}}}
 
 
-def _start(tmp_path: Path, *listen: str) -> tuple[subprocess.Popen[str], Path]:
-    db = tmp_path / "ag.db"
+def _start(tmp_path: Path, *listen: str,
+           db_name: str = "ag.db") -> tuple[subprocess.Popen[str], Path]:
+    db = tmp_path / db_name
     proc = subprocess.Popen([sys.executable, "-m", "engine.app.cli", "serve", "--db", str(db),
                              *listen], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, text=True,
