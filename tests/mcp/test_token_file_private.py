@@ -66,3 +66,17 @@ def test_a_token_file_of_another_user_is_refused(tmp_path: Path) -> None:
     os.chown(token, 12345, 12345)
     done = _run(token, tmp_path)
     assert done.returncode == 2 and str(token) in done.stderr and "12345" in done.stderr, done
+
+
+def test_a_missing_token_file_says_how_to_get_one(tmp_path: Path) -> None:
+    """GIVEN no token file where it was named WHEN ``arrowgate mcp`` starts THEN exit 2,
+    naming the file and how a token is made for the agent (the operator mints it through
+    the service; the README's "Wiring your own coding agent" shows how), not only that
+    the file does not exist (round 28: a person wiring their own agent was left there)."""
+    token = tmp_path / "app.db.agents" / "a1.token"
+    done = _run(token, tmp_path)
+    assert done.returncode == 2, done
+    assert f"cannot read the agent token {token}: No such file or directory" in done.stderr
+    assert 'POST /v1/tokens {"principal": "agent:a1"}' in done.stderr, done.stderr
+    assert "Wiring your own coding agent" in done.stderr, done.stderr
+    assert not token.parent.exists()  # nothing made
