@@ -1331,6 +1331,13 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
         default_agent_token_file(db, args.agent)  # type: ignore[arg-type]
     try:
         token = _read_private(token_file)
+    except FileNotFoundError as exc:
+        # A person wiring an agent of their own: say how its token is made.
+        body = json.dumps({"principal": f"agent:{args.agent}"})
+        print(f"arrowgate mcp: cannot read the agent token {token_file}: {exc.strerror} "
+              f"(the operator mints one through `arrowgate serve`: POST /v1/tokens {body}; "
+              f"see the README's \"Wiring your own coding agent\")", file=sys.stderr)
+        return 2
     except OSError as exc:
         print(f"arrowgate mcp: cannot read the agent token {token_file}: {exc.strerror}",
               file=sys.stderr)
