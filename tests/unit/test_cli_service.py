@@ -211,3 +211,50 @@ def test_a_missing_arrow_or_node_is_not_found_through_either_transport(service, 
             error = json.loads(err)["error"]
             answers.append((code, error["code"], error.get("reason")))
         assert answers[0] == answers[1] == (2, "NOT_FOUND", f"missing-{verb}"), answers
+
+
+#: The keys of every error a write verb answers about the engine's or the service's
+#: refusal under --json (README "Command line": its code and reason when it has them).
+ERROR_KEYS = {"card", "code", "message", "package", "permission", "reason"}
+
+
+def test_an_error_is_the_same_json_through_either_transport(service, tmp_path,
+                                                            capsys) -> None:
+    """GIVEN the same refused verb WHEN sent through --db and through --service THEN its
+    JSON error is the same object: the same keys, the same message (its code in front,
+    as every engine error's), the same exit code.
+
+    (Found in round 28: through --service the error carried the HTTP problem's own fields
+    besides — status, title, type, detail — and lacked card and package; through --db
+    ``arrow remove`` said ``no arrow 'nope'`` where the service said ``NOT_FOUND: no arrow
+    'nope'``, and kept only code, reason and message; ``node set`` of a missing node was
+    INVALID_NODE through --db and NOT_FOUND through the service, and an arrow between
+    workspaces ``cross-workspace`` through --db and ``other-workspace`` through the
+    service, in other words.)
+    """
+    db = str(tmp_path / "ag.db")
+    for ws in ("w1", "w2"):
+        (tmp_path / ws).mkdir()
+        assert main(["workspace", "add", ws, str(tmp_path / ws), "--db", db]) == 0
+        assert main(["node", "add", ws, f"n{ws[1]}", "note", "--db", db]) == 0
+    capsys.readouterr()
+    digest = "0" * 64
+    for argv in (["arrow", "remove", "nope"], ["node", "remove", "nope"],
+                 ["arrow", "add", "w2", "e1", "n1", "n2"],
+                 ["node", "set", "nope", "--set", "name=x"],
+                 ["hold", "reject", "nope"], ["hold", "approve", "nope", "--sha256", digest],
+                 ["package", "revoke", "nope", "agents.prompt"],
+                 ["package", "review", "nope"], ["package", "install", "nope",
+                                                 "--review-hash", "sha256:" + digest]):
+        answers = []
+        for transport in (service, db):
+            where = ["--db", transport] if isinstance(transport, str) else \
+                ["--service", transport[0], "--token-file", str(transport[1])]
+            code = main([*argv, *where, "--json"])
+            out, err = capsys.readouterr()
+            assert out == "", (argv, out)
+            answers.append((code, json.loads(err)["error"]))
+        assert answers[0] == answers[1], (argv, answers)
+        code, error = answers[0]
+        assert set(error) == ERROR_KEYS, (argv, error)
+        assert error["message"].startswith(f"{error['code']}: "), (argv, error)
