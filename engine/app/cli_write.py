@@ -53,7 +53,7 @@ from engine.app.asking import Answer, Asking
 from engine.app.common import with_reason
 from engine.app.serviceclient import ServiceBackend, service_token, service_transport
 from engine.app.writebackends import Backend, LocalBackend, Reader, ViewBackend
-from engine.app.writefailure import OK, REFUSED, USAGE, Failure
+from engine.app.writefailure import OK, REFUSED, USAGE, Failure, error_json
 from engine.app.writetext import inert, shown, text_sha256
 from engine.core.errors import ConsentError
 from engine.core.text import inert_lines
@@ -101,17 +101,16 @@ def _local_path(args: argparse.Namespace, *, writes: bool) -> Path:
 def _require_operator(verb: str) -> None:
     check = operator_check()
     if not check.ok:
-        raise Failure(REFUSED, f"{verb} refused: {check.reason}",
-                      {"code": "APPROVAL_REFUSED", "reason": "not-operator",
-                       "message": f"{verb} refused: {check.reason}"})
+        raise Failure(REFUSED, f"{verb} refused: {check.reason}", error_json(
+            "APPROVAL_REFUSED", f"{verb} refused: {check.reason}", reason="not-operator"))
 
 
 def _confirm(out: Any, question: str) -> None:
     print(f"{shown(question)} [y/N] ", end="", file=out, flush=True)
     answer = sys.stdin.readline().strip().lower()
     if answer not in ("y", "yes"):
-        raise Failure(REFUSED, "not confirmed: nothing was changed",
-                      {"code": "NOT_CONFIRMED", "message": "not confirmed: nothing was changed"})
+        raise Failure(REFUSED, "not confirmed: nothing was changed", error_json(
+            "NOT_CONFIRMED", "not confirmed: nothing was changed"))
 
 
 

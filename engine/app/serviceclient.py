@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from engine.app.writefailure import REFUSAL_CODES, REFUSED, USAGE, Failure
+from engine.app.writefailure import REFUSAL_CODES, REFUSED, USAGE, Failure, error_json
 from engine.core.errors import with_code
 from engine.effects.userfile import FileRefused, read_user_bytes
 
@@ -97,8 +97,10 @@ class ServiceBackend:
             message = with_code(code, message)
         refused = code in REFUSAL_CODES or response.status_code in (401, 403, 409) \
             or response.status_code >= 500
-        raise Failure(REFUSED if refused else USAGE, message,
-                      {**problem, "status": response.status_code, "message": message})
+        # The error as --db gives it (`error_json`), not the HTTP problem's own fields.
+        raise Failure(REFUSED if refused else USAGE, message, error_json(
+            code, message, reason=problem.get("reason"), permission=problem.get("permission"),
+            card=problem.get("card"), package=problem.get("package")))
 
     async def add_workspace(self, body: dict[str, Any]) -> dict[str, Any]:
         """``POST /v1/workspaces``."""

@@ -62,7 +62,11 @@ class LocalBackend:
         return (await self.engine.add_node(node, workspace=workspace)).to_dict()
 
     async def set_node(self, node_id: str, fields: dict[str, Any]) -> dict[str, Any]:
-        """Change a node's fields."""
+        """Change a node's fields; one that does not exist is NOT_FOUND, as the service
+        says (the engine calls it INVALID_NODE, ``missing-node``)."""
+        if self.engine.state.canvas.node(node_id) is None:
+            raise Failure.coded(USAGE, "NOT_FOUND", f"no node {node_id!r}",
+                                reason="missing-node")
         return (await self.engine.set_node(node_id, fields)).to_dict()
 
     async def remove_node(self, node_id: str) -> None:

@@ -19,13 +19,29 @@ from engine.core.errors import (
     with_code,
 )
 
-__all__ = ["OK", "REFUSAL_CODES", "REFUSED", "USAGE", "Failure"]
+__all__ = ["ERROR_KEYS", "OK", "REFUSAL_CODES", "REFUSED", "USAGE", "Failure", "error_json"]
 
 #: Exit codes.
 OK, REFUSED, USAGE = 0, 1, 2
 #: Codes that mean "refused" (exit 1) rather than "invalid input" (exit 2).
 REFUSAL_CODES = frozenset({"APPROVAL_REFUSED", "REQUEST_REFUSED", "STORE_FAILED",
                             "PERMISSION_DENIED", "RATE_LIMITED", "SCOPE_REFUSED"})
+
+
+#: The keys of a coded error's JSON form, whichever way it was met (the engine's
+#: `ConsentError.to_json`, the service's problem, a verb's own check): one verb's error
+#: reads alike through ``--db`` and ``--service``.
+ERROR_KEYS = ("card", "code", "message", "package", "permission", "reason")
+
+
+def error_json(code: object, message: str, *, reason: object = None, permission: object = None,
+               card: object = None, package: object = None) -> dict[str, Any]:
+    """A coded error's JSON form: every key of `ERROR_KEYS`, its message with its code in
+    front (`with_code`) once, as every engine error's message has."""
+    if isinstance(code, str) and code and not message.startswith(with_code(code, "")):
+        message = with_code(code, message)
+    return {"card": card, "code": code, "message": message, "package": package,
+            "permission": permission, "reason": reason}
 
 
 class Failure(Exception):
@@ -51,11 +67,8 @@ class Failure(Exception):
               json_text: str | None = None) -> Failure:
         """A failure with an error code: its message is ``CODE: text`` (`with_code`).
 
-        Its JSON form is ``code``, ``reason`` (when given) and ``message``:
-        ``json_text`` when given (one without the local path), else ``text``.
+        Its JSON form is `error_json`'s, its message ``json_text`` when given (one
+        without the local path), else ``text``.
         """
-        data: dict[str, Any] = {"code": code}
-        if reason is not None:
-            data["reason"] = reason
-        data["message"] = text if json_text is None else json_text
+        data = error_json(code, text if json_text is None else json_text, reason=reason)
         return cls(exit_code, with_code(code, text), data)

@@ -257,9 +257,10 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
             _workspace_json(ws)
             src = engine.state.canvas.node(body.from_)
             if src is not None and src.workspace != ws:
+                # The canvas model's reason, as the Python API and `--db` say it.
                 raise ServiceError(400, "INVALID_ARROW",
-                                   f"{body.from_} is not on workspace {ws}",
-                                   reason="other-workspace")
+                                   f"node {body.from_} is not in workspace {ws}",
+                                   reason="cross-workspace")
         raw = body.model_dump(by_alias=True, exclude_none=True)
         arrow = await engine.add_arrow(raw, by=principal)
         return json_response(arrow.to_dict(), 201)

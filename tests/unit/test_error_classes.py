@@ -154,8 +154,11 @@ def test_fetch_and_cli_failures_carry_their_code_once() -> None:
     failure = Failure.coded(USAGE, "INVALID_ARROW", "node a1 is not in workspace w2",
                             reason="cross-workspace")
     assert str(failure) == "INVALID_ARROW: node a1 is not in workspace w2"
-    assert failure.data == {"code": "INVALID_ARROW", "reason": "cross-workspace",
-                            "message": "node a1 is not in workspace w2"}
+    # Its JSON form has every key an engine error's has, its message its code in front
+    # (round 28: one verb's error reads alike through --db and --service).
+    assert failure.data == {"card": None, "code": "INVALID_ARROW", "package": None,
+                            "permission": None, "reason": "cross-workspace",
+                            "message": "INVALID_ARROW: node a1 is not in workspace w2"}
     assert with_code("NOT_FOUND", "x") == "NOT_FOUND: x"
 
 
