@@ -258,3 +258,38 @@ def test_an_error_is_the_same_json_through_either_transport(service, tmp_path,
         code, error = answers[0]
         assert set(error) == ERROR_KEYS, (argv, error)
         assert error["message"].startswith(f"{error['code']}: "), (argv, error)
+
+
+def test_an_answer_is_the_same_json_through_either_transport(service, tmp_path,
+                                                             capsys) -> None:
+    """GIVEN a package offered WHEN its review is read, and a package installed, through
+    --db and through --service THEN each verb's JSON answer has the same keys (the review
+    is the same object), as every other write verb's has.
+
+    (Found in round 28: through --service the review carried ``lines`` besides ``text``,
+    and the install ``installed`` besides the review's keys.)
+    """
+    db = str(tmp_path / "ag.db")
+    for name in ("acme.one", "acme.two"):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "manifest.json").write_text(json.dumps({**MANIFEST, "name": name}))
+        assert main(["package", "offer", str(folder), "--db", db]) == 0
+    capsys.readouterr()
+    answers = []
+    for transport in (service, db):
+        where = ["--db", transport] if isinstance(transport, str) else \
+            ["--service", transport[0], "--token-file", str(transport[1])]
+        assert main(["package", "review", "acme.one", *where, "--json"]) == 0
+        answers.append(json.loads(capsys.readouterr().out))
+    assert answers[0] == answers[1], answers
+    installed = []
+    for transport, name in ((service, "acme.one"), (db, "acme.two")):
+        where = ["--db", transport] if isinstance(transport, str) else \
+            ["--service", transport[0], "--token-file", str(transport[1])]
+        assert main(["package", "review", name, "--db", db, "--json"]) == 0
+        digest = json.loads(capsys.readouterr().out)["hash"]
+        assert main(["package", "install", name, "--review-hash", digest, *where,
+                     "--json"]) == 0
+        installed.append(json.loads(capsys.readouterr().out))
+    assert sorted(installed[0]) == sorted(installed[1]), installed
