@@ -148,15 +148,23 @@ class ServiceBackend:
         return out
 
     async def review(self, name: str) -> dict[str, Any]:
-        """``GET /v1/packages/{name}/review``."""
-        return dict(await self._request("GET", f"/v1/packages/{_seg(name)}/review"))
+        """``GET /v1/packages/{name}/review``, as ``--db`` answers it: its ``text``, not
+        the service's ``lines`` of it too."""
+        answer = dict(await self._request("GET", f"/v1/packages/{_seg(name)}/review"))
+        if isinstance(answer.get("text"), str):
+            answer.pop("lines", None)
+        return answer
 
     async def install(self, name: str, grant: str | list[str],
                       review_hash: str) -> dict[str, Any]:
         """``POST /v1/packages/{name}/install`` naming the review the person saw."""
         answer = await self._request("POST", f"/v1/packages/{_seg(name)}/install",
                                      {"grant": grant, "review_hash": review_hash})
-        return dict(answer) if isinstance(answer, dict) else {"package": name}
+        if not isinstance(answer, dict):
+            return {"package": name}
+        # As --db answers it: the review's keys and what was granted (an answer at all
+        # says it is installed).
+        return {key: value for key, value in answer.items() if key != "installed"}
 
     async def grant(self, name: str, permission: str, review_hash: str) -> None:
         """``POST /v1/packages/{name}/grant``."""
