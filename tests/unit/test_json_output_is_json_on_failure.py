@@ -71,3 +71,27 @@ def test_replay_json_is_json_lines_to_the_end(cases: list[str],
     values = [json.loads(line) for line in lines]
     assert all(isinstance(v, dict) for v in values)
     assert values[-1]["passed"] == 1 and values[-1]["failed"] == len(cases) - 1
+
+
+def test_a_missing_card_or_workspace_is_told_with_its_code(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """GIVEN a database WHEN ``reach`` names no card on it, or ``export`` no workspace
+    THEN the JSON error carries the engine's code for it (CARD_UNKNOWN, NOT_FOUND) with
+    the message, exit 2, as a write verb's missing card or package does.
+
+    (Found in round 28: ``reach`` said only ``{"message": "no custom card 'nope' on any
+    canvas"}``, where ``export --workspace nope`` said NOT_FOUND.)"""
+    from engine import Engine
+
+    db = str(tmp_path / "app.db")
+    Engine.open(db).close()
+    for argv, code in ((["reach", "nope"], "CARD_UNKNOWN"),
+                       (["export", "--workspace", "nope"], "NOT_FOUND")):
+        assert main([*argv, "--db", db, "--json"]) == 2
+        out, err = capsys.readouterr()
+        error = _one_error(err)
+        assert out == "" and error["code"] == code, error
+        assert str(error["message"]).startswith(f"{code}: ") and "'nope'" in str(
+            error["message"]), error
+        assert main([*argv, "--db", db]) == 2
+        assert capsys.readouterr().err.startswith(f"arrowgate: {code}: ")
