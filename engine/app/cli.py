@@ -388,12 +388,15 @@ def _view(args: argparse.Namespace) -> StoreView:
 
 def _cmd_reach(args: argparse.Namespace) -> int:
     from engine.app.reach import analyse
+    from engine.core.errors import CardUnknown
 
     with _view(args) as view:
         try:
             reach = analyse(view.state, args.card)
         except KeyError:
-            raise CliError(f"no custom card {args.card!r} on any canvas") from None
+            # The engine's own error for it, so its code is told as every verb's is.
+            raise CardUnknown(f"no custom card {args.card!r} on any canvas",
+                              card=args.card) from None
     print(json.dumps(reach.to_json(), indent=2) if args.json else "\n".join(reach.lines()))
     return EXIT_OK
 
