@@ -188,6 +188,19 @@ def _named(db: Path | None) -> Path:
 
 
 def _cmd_serve(args: argparse.Namespace) -> int:
+    try:
+        return _serve(args)
+    except SystemExit as exc:
+        if not isinstance(exc.code, str):
+            raise
+        # A start refused for what it was given (`engine.service.listen`: an address, a
+        # socket path, a token file): its one line, and exit 2, invalid input, as every
+        # verb's (Python's own exit for such a SystemExit is 1, a finding's code).
+        print(exc.code, file=sys.stderr)
+        return 2
+
+
+def _serve(args: argparse.Namespace) -> int:
     from engine.app.common import db_path
     from engine.engine import Engine
 
