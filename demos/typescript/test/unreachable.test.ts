@@ -1,0 +1,35 @@
+/**
+ * A service that is not there: the client's error names the address it was given and
+ * why it could not reach it, not undici's bare "fetch failed".
+ *
+ * (Found in round 28: `node dist/src/demo.js --service WRONG.sock --token-file FILE`
+ * said only "fetch failed", naming neither the socket nor what was wrong.)
+ */
+import assert from "node:assert/strict";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { it } from "node:test";
+import { Arrowgate } from "../src/client.js";
+
+it("names the socket or address it could not reach, and why", async () => {
+  const folder = await mkdtemp(join(tmpdir(), "ag-ts-"));
+  try {
+    // No socket at that path; nothing listening on the loopback discard port.
+    for (const [address, why] of [[join(folder, "no.sock"), "ENOENT"],
+      ["http://127.0.0.1:9", "ECONNREFUSED"]] as const) {
+      const client = new Arrowgate(address, "a-token");
+      try {
+        await assert.rejects(client.health(), (err: unknown) => {
+          assert.ok(err instanceof Error);
+          assert.equal(err.message, `cannot reach the service at ${address}: ${why}`);
+          return true;
+        });
+      } finally {
+        await client.close();
+      }
+    }
+  } finally {
+    await rm(folder, { recursive: true, force: true });
+  }
+});
