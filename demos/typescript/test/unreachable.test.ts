@@ -7,17 +7,27 @@
  */
 import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { it } from "node:test";
 import { Arrowgate } from "../src/client.js";
 
+/** A loopback port nothing listens on: one just let go of. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, "127.0.0.1", done));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((done) => server.close(() => done()));
+  return port;
+}
+
 it("names the socket or address it could not reach, and why", async () => {
   const folder = await mkdtemp(join(tmpdir(), "ag-ts-"));
   try {
-    // No socket at that path; nothing listening on the loopback discard port.
+    // No socket at that path; nothing listening on that loopback port.
     for (const [address, why] of [[join(folder, "no.sock"), "ENOENT"],
-      ["http://127.0.0.1:9", "ECONNREFUSED"]] as const) {
+      [`http://127.0.0.1:${await freePort()}`, "ECONNREFUSED"]] as const) {
       const client = new Arrowgate(address, "a-token");
       try {
         await assert.rejects(client.health(), (err: unknown) => {
