@@ -133,9 +133,21 @@ export class Arrowgate {
       headers["content-type"] = "application/json";
       body = JSON.stringify(options.body);
     }
-    const response = await fetch(`${this.base}${filled}${query}`, {
-      method: method.toUpperCase(), headers, body, dispatcher: this.agent,
-    });
+    let response: Awaited<ReturnType<typeof fetch>>;
+    try {
+      response = await fetch(`${this.base}${filled}${query}`, {
+        method: method.toUpperCase(), headers, body, dispatcher: this.agent,
+      });
+    } catch (err: unknown) {
+      // undici says only "fetch failed"; its cause says why (ENOENT: no socket there,
+      // ECONNREFUSED: nothing listening), and the person needs the address they gave.
+      const cause = err instanceof Error ? err.cause : undefined;
+      const why = (cause as { code?: unknown } | undefined)?.code
+        ?? (cause instanceof Error ? cause.message : undefined)
+        ?? (err instanceof Error ? err.message : String(err));
+      throw new Error(`cannot reach the service at ${this.address}: ${String(why)}`,
+        { cause: err });
+    }
     const text = await response.text();
     let data: unknown = undefined;
     if (text) {
