@@ -1,0 +1,30 @@
+/**
+ * `node dist/src/demo.js` takes only the options it documents (`--service ADDRESS`,
+ * `--token-file PATH`, `--folder DIR`): anything else is refused at once with one line
+ * naming it, exit 2, and no service is started or reached.
+ *
+ * (Found in round 28: an unknown option, or a misspelt one such as `--servcie`, was
+ * ignored: the demo started a service of its own and played the whole story on it.)
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { it } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const DEMO = join(dirname(fileURLToPath(import.meta.url)), "..", "src", "demo.js");
+
+it("refuses an option it does not take, naming it", () => {
+  for (const args of [["--bogus"], ["--servcie", "/tmp/x.sock"], ["extra"],
+    ["--service"]]) {
+    // ARROWGATE_BIN: a program that fails, were a service started after all.
+    const done = spawnSync(process.execPath, [DEMO, ...args], {
+      encoding: "utf8", timeout: 30_000, env: { ...process.env, ARROWGATE_BIN: "/bin/false" },
+    });
+    assert.equal(done.status, 2, `${args.join(" ")}: exit ${done.status}\n${done.stderr}`);
+    assert.equal(done.stdout, "", args.join(" "));
+    const lines = done.stderr.trim().split("\n");
+    assert.equal(lines.length, 1, done.stderr);
+    assert.ok(lines[0]?.includes(args[0] ?? ""), done.stderr);
+  }
+});
