@@ -3,8 +3,11 @@
  * `--token-file PATH`, `--folder DIR`): anything else is refused at once with one line
  * naming it, exit 2, and no service is started or reached.
  *
+ * `--service` and `--token-file` go together.
+ *
  * (Found in round 28: an unknown option, or a misspelt one such as `--servcie`, was
- * ignored: the demo started a service of its own and played the whole story on it.)
+ * ignored: the demo started a service of its own and played the whole story on it; so
+ * was `--token-file` alone, and `--service` alone was exit 1.)
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -16,7 +19,7 @@ const DEMO = join(dirname(fileURLToPath(import.meta.url)), "..", "src", "demo.js
 
 it("refuses an option it does not take, naming it", () => {
   for (const args of [["--bogus"], ["--servcie", "/tmp/x.sock"], ["extra"],
-    ["--service"]]) {
+    ["--service"], ["--service", "/tmp/x.sock"], ["--token-file", "/tmp/x.token"]]) {
     // ARROWGATE_BIN: a program that fails, were a service started after all.
     const done = spawnSync(process.execPath, [DEMO, ...args], {
       encoding: "utf8", timeout: 30_000, env: { ...process.env, ARROWGATE_BIN: "/bin/false" },
