@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseArgs } from "node:util";
 import { Arrowgate, type Decision } from "./client.js";
 import { serve } from "./serve.js";
 
@@ -117,17 +118,28 @@ export async function playStory(operator: Arrowgate, folder: string,
 }
 
 async function main(argv: string[]): Promise<number> {
-  const option = (name: string): string | undefined => {
-    const i = argv.indexOf(name);
-    return i >= 0 ? argv[i + 1] : undefined;
-  };
-  const address = option("--service");
-  if (address) {
-    const tokenFile = option("--token-file");
-    if (!tokenFile) throw new Error("--service needs --token-file (the operator token)");
+  let options: { service?: string; "token-file"?: string; folder?: string };
+  try {
+    // Strict: a misspelt option is said, never ignored (the demo would start a service
+    // of its own and play the story there instead of on the one named).
+    options = parseArgs({ args: argv, strict: true, allowPositionals: false, options: {
+      service: { type: "string" }, "token-file": { type: "string" }, folder: { type: "string" },
+    } }).values;
+    if ((options.service === undefined) !== (options["token-file"] === undefined)) {
+      throw new Error("--service and --token-file (the operator token) go together");
+    }
+  } catch (err: unknown) {
+    const why = (err instanceof Error ? err.message : String(err)).split("\n")[0];
+    console.error(`demo: ${why} (it takes --service ADDRESS --token-file PATH [--folder DIR],`
+      + " or nothing)");
+    return 2;
+  }
+  const address = options.service;
+  const tokenFile = options["token-file"];
+  if (address && tokenFile) {
     const operator = new Arrowgate(address, (await readFile(tokenFile, "utf8")).trim());
     try {
-      await playStory(operator, option("--folder") ?? process.cwd());
+      await playStory(operator, options.folder ?? process.cwd());
     } finally {
       await operator.close();
     }
