@@ -80,3 +80,20 @@ def test_a_missing_token_file_says_how_to_get_one(tmp_path: Path) -> None:
     assert 'POST /v1/tokens {"principal": "agent:a1"}' in done.stderr, done.stderr
     assert "Wiring your own coding agent" in done.stderr, done.stderr
     assert not token.parent.exists()  # nothing made
+
+
+def test_without_token_file_or_database_it_says_what_to_give(tmp_path: Path) -> None:
+    """GIVEN ``--service`` but neither ``--token-file`` nor ``--db``, and no default
+    database (a team's shared PostgreSQL store has no file to put the token beside)
+    WHEN ``arrowgate mcp`` starts THEN exit 2 with one line saying to give
+    ``--token-file`` (or ``--db`` of the served database) — not to build the demo's
+    database, which would give the agent no token either (round 28)."""
+    done = subprocess.run(
+        [str(ARROWGATE), "mcp", "--agent", "a1", "--service", str(tmp_path / "s.sock")],
+        env={**bridge_env(), "HOME": str(tmp_path), "ARROWGATE_DB": ""}, input="",
+        capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 2, done
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert "--token-file" in done.stderr and "--db" in done.stderr, done.stderr
+    assert "arrowgate demo" not in done.stderr, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # nothing made
