@@ -1320,12 +1320,23 @@ def _read_private(path: Path) -> str:
 def _cmd_mcp(args: argparse.Namespace) -> int:
     import anyio
 
-    from engine.app.common import db_path
+    from engine.app.common import CliError, db_path
     from engine.service.listen import default_socket_path
 
     db = None
     if not args.service or not args.token_file:
-        db = db_path(args, create=False)
+        try:
+            db = db_path(args, create=False)
+        except CliError as exc:
+            if args.db:
+                raise
+            # The database is only where the defaults are found: say what to give
+            # instead (a PostgreSQL store has no file beside which a token lies).
+            # (Its hint to build the demo's database is no way to an agent's token.)
+            said = exc.message.split(" (`arrowgate demo")[0]
+            raise CliError(f"{said}, beside which the defaults lie: "
+                           "give --db of the database `arrowgate serve` serves, or "
+                           "--service and --token-file (the agent's token)") from None
     address = args.service or str(default_socket_path(db))  # type: ignore[arg-type]
     token_file = Path(args.token_file) if args.token_file else \
         default_agent_token_file(db, args.agent)  # type: ignore[arg-type]
