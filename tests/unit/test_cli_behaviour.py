@@ -164,6 +164,18 @@ def test_log_verbs_are_subcommands_with_their_own_help(
     assert ("--outcome" in out) == (verb != "verify")
 
 
+def test_the_help_lists_every_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
+    """`arrowgate --help` lists the exit codes README "Command line" gives every verb:
+    0, 1, 2 and 130 for an interrupt (round 28: 130 was left out, as if Ctrl-C ended a
+    verb with one of the other three)."""
+    assert main(["--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    codes = text[text.index("Exit codes:"):]
+    for said in ("0 ok", "1 a finding", "2 a usage error or invalid input",
+                 "130 interrupted (Ctrl-C)"):
+        assert said in codes, codes
+
+
 # -- the log verbs ------------------------------------------------------------------------
 
 
