@@ -660,7 +660,8 @@ def build_parser(*, as_json: bool = False) -> argparse.ArgumentParser:
     parser = Parser(
         prog="arrowgate", description="A graph-aware arrow consent engine.",
         epilog="Exit codes: 0 ok; 1 a finding (a log that fails verification, a diff that "
-               "widens, a replay with failures, a refusal); 2 a usage error or invalid input.")
+               "widens, a replay with failures, a refusal); 2 a usage error or invalid "
+               "input; 130 interrupted (Ctrl-C).")
     parser.add_argument("--version", action="version", version=f"arrowgate {arrowgate_version()}",
                         help="print the version and exit")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
