@@ -40,3 +40,20 @@ async def test_a_new_workspace_with_a_bad_setting_is_not_made(make_engine,
 def test_the_canvas_model_names_it_too() -> None:
     with pytest.raises(InvalidSetting, match="unknown workspace setting 'nope'"):
         WorkspaceSettings.from_dict({"nope": 1})
+
+
+def test_the_readme_states_card_caps_range_as_it_is_checked() -> None:
+    """The README's settings table gives ``card_cap``'s range as ``(1 … N)``: N is taken
+    and N + 1 refused, as is 0 (round 28: the README said 1,000,000 long after the bound
+    became 100,000,000 for the million-node benchmarks)."""
+    import re
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    row = next(line for line in readme.splitlines() if line.startswith("| `card_cap` |"))
+    low, high = (int(n.replace(",", "")) for n in
+                 re.search(r"\((\d[\d,]*) … (\d[\d,]*)\)", row).groups())  # type: ignore[union-attr]
+    assert WorkspaceSettings.from_dict({"card_cap": low}).card_cap == low
+    assert WorkspaceSettings.from_dict({"card_cap": high}).card_cap == high
+    for outside in (low - 1, high + 1):
+        with pytest.raises(InvalidSetting):
+            WorkspaceSettings.from_dict({"card_cap": outside})
