@@ -61,3 +61,19 @@ def test_a_crash_exits_non_zero() -> None:
     assert exit_status(Crashed(), None) == 1
     assert exit_status(Clean(), None) == 0
     assert exit_status(Clean(), 3) == 3
+
+
+def test_the_readme_names_every_screen_the_tui_opens_on(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's ``arrowgate tui`` line lists every ``--screen`` the verb takes (round
+    28: ``prompts`` was left out)."""
+    import re
+
+    from engine.app.cli import main
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    said = re.search(r"\[--screen ([a-z|]+)\]`", readme)
+    assert said is not None
+    assert main(["tui", "--help"]) == 0
+    taken = re.search(r"--screen \{([a-z,]+)\}", capsys.readouterr().out)
+    assert taken is not None
+    assert said.group(1).split("|") == taken.group(1).split(",")
