@@ -63,3 +63,26 @@ def test_a_text_file_as_db_is_invalid_input(tmp_path, capsys, monkeypatch) -> No
     assert notes.read_text() == "hello\n"
     assert code == 2, err  # invalid input, as `log show --db` says it (db_path), not a refusal
     json.loads(err)
+
+
+@pytest.mark.parametrize("argv", [
+    ["node", "add", "w1", "n1", "note"],
+    ["call", "c1", "agents.list"],
+    ["hold", "list"],
+    ["log", "show"],
+])
+def test_a_missing_database_names_the_verb_that_makes_an_empty_one(tmp_path, capsys,
+                                                                  argv) -> None:
+    """GIVEN no database at --db WHEN a verb needs one THEN exit 2 naming the path and
+    both ways to make one: ``workspace add`` (an empty canvas: where a script building its
+    own begins) and ``demo`` (the demo's canvas), each with that --db; nothing made.
+
+    (Found in round 28: only ``arrowgate demo --db F`` was named, which fills the
+    database with the demo's packages, nodes and arrows.)"""
+    db = tmp_path / "my app.db"
+    assert main([*argv, "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert f"no database at {db}" in err, err
+    assert f"`arrowgate workspace add ID FOLDER --db '{db}'`" in err, err
+    assert f"`arrowgate demo --db '{db}'`" in err, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
