@@ -72,13 +72,14 @@ def test_a_text_file_as_db_is_invalid_input(tmp_path, capsys, monkeypatch) -> No
     ["log", "show"],
 ])
 def test_a_missing_database_names_the_verb_that_makes_an_empty_one(tmp_path, capsys,
-                                                                  argv) -> None:
+                                                                  monkeypatch, argv) -> None:
     """GIVEN no database at --db WHEN a verb needs one THEN exit 2 naming the path and
     both ways to make one: ``workspace add`` (an empty canvas: where a script building its
     own begins) and ``demo`` (the demo's canvas), each with that --db; nothing made.
 
     (Found in round 28: only ``arrowgate demo --db F`` was named, which fills the
     database with the demo's packages, nodes and arrows.)"""
+    monkeypatch.setattr("engine.app.cli_write.operator_check", lambda: OperatorCheck(True))
     db = tmp_path / "my app.db"
     assert main([*argv, "--db", str(db)]) == 2
     err = capsys.readouterr().err
