@@ -122,8 +122,12 @@ def db_path(args: argparse.Namespace, *, create: bool = False,
     if path.exists():
         _check_database(path, create=create)
     elif not create:
-        raise CliError(f"no database at {path} (`arrowgate demo --db {shlex.quote(str(path))}` "
-                       "creates one)")
+        quoted = shlex.quote(str(path))
+        # Both ways: a script building its own canvas begins with an empty one, and the
+        # demo fills it with the demo's packages, nodes and arrows.
+        raise CliError(f"no database at {path} (`arrowgate workspace add ID FOLDER --db "
+                       f"{quoted}` makes one with an empty canvas, `arrowgate demo --db "
+                       f"{quoted}` one with the demo's)")
     elif make_folder:
         path.parent.mkdir(parents=True, exist_ok=True)
     if writes:

@@ -1332,8 +1332,8 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
                 raise
             # The database is only where the defaults are found: say what to give
             # instead (a PostgreSQL store has no file beside which a token lies).
-            # (Its hint to build the demo's database is no way to an agent's token.)
-            said = exc.message.split(" (`arrowgate demo")[0]
+            # (Its hints to make a database are no way to an agent's token.)
+            said = exc.message.split(" (`arrowgate ")[0]
             raise CliError(f"{said}, beside which the defaults lie: "
                            "give --db of the database `arrowgate serve` serves, or "
                            "--service and --token-file (the agent's token)") from None
