@@ -38,8 +38,8 @@ from tests.unit.test_cli_service import _start, _stop
 
 ROOT = Path(__file__).resolve().parents[2]
 ARROWGATE = str(Path(sys.executable).with_name("arrowgate"))
-#: The project folder the README's configurations name.
-PLACEHOLDER = "/home/me/project"
+#: The folder the README's configurations name: arrowgate's clone, app.db beside it.
+PLACEHOLDER = "/home/me/arrowgate"
 
 MANIFEST = {"name": "acme.search", "version": "1.0.0", "permissions": {},
             "tools": [{"name": "search", "description": "Search the notes",
@@ -118,8 +118,8 @@ async def test_the_readme_wires_a_coding_agent_of_ones_own(tmp_path: Path) -> No
                    codex["mcp_servers"]["arrowgate"],
                    {"command": words[5], "args": words[6:]}]
         assert all(server == servers[0] for server in servers), servers
-        # AND that server, started by an MCP client with the project at tmp_path, lists
-        # the card's tool
+        # AND that server, started by an MCP client with app.db at tmp_path, lists the
+        # card's tool
         server = json.loads(json.dumps(servers[0]).replace(
             f"{PLACEHOLDER}/app.db", str(tmp_path / "app.db")))
         assert await _listed(server) == ["c1__search", "arrowgate__prompt_status"]
