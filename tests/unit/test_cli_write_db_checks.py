@@ -87,3 +87,50 @@ def test_a_missing_database_names_the_verb_that_makes_an_empty_one(tmp_path, cap
     assert f"`arrowgate workspace add ID FOLDER --db '{db}'`" in err, err
     assert f"`arrowgate demo --db '{db}'`" in err, err
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+#: A PostgreSQL store's URL, as README "A shared canvas on PostgreSQL" writes it.
+PG_URL = "postgresql://arrowgate@db.example/arrowgate"
+
+
+@pytest.mark.parametrize("argv", [
+    ["log", "show"], ["log", "verify"], ["reach", "c1"], ["export"], ["hold", "list"],
+    ["node", "add", "w1", "n1", "note"], ["call", "c1", "agents.list"],
+    ["workspace", "add", "w1", "{folder}"], ["demo", "--no-tui"], ["upgrade"],
+    ["mcp", "--agent", "a1"],
+])
+def test_a_postgresql_url_given_as_db_is_refused_naming_store(tmp_path, capsys, monkeypatch,
+                                                             argv) -> None:
+    """GIVEN a PostgreSQL URL passed as ``--db`` (where ``--store`` was meant) WHEN any
+    verb runs THEN exit 2 naming the URL and ``--store``, and nothing made: no SQLite
+    database at the path the URL reads as (``postgresql:/…`` in the current folder).
+
+    (Found in round 28: ``serve``, ``demo`` and ``workspace add`` made a fresh SQLite
+    database in a folder named ``postgresql:`` and served it — a team believing itself
+    on its shared store was on a file of its own — and the other verbs said no database
+    was there, suggesting commands that would make one.)"""
+    monkeypatch.setattr("engine.app.cli_write.operator_check", lambda: OperatorCheck(True))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "proj").mkdir()
+    filled = [a.format(folder=tmp_path / "proj") for a in argv]
+    assert main([*filled, "--db", PG_URL]) == 2
+    err = capsys.readouterr().err
+    assert PG_URL in err and "--store" in err, err
+    assert len(err.splitlines()) == 1, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["proj"]
+
+
+def test_serve_refuses_a_postgresql_url_given_as_db(tmp_path) -> None:
+    """``arrowgate serve --db URL``: exit 2 naming --store, nothing served or made."""
+    import subprocess
+    import sys
+
+    arrowgate = str(Path(sys.executable).with_name("arrowgate"))
+    try:
+        done = subprocess.run([arrowgate, "serve", "--db", PG_URL, "--listen", "127.0.0.1:0"],
+                              cwd=tmp_path, capture_output=True, text=True, timeout=30,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as served:
+        raise AssertionError(f"served a database of its own: {served.stdout!r}") from None
+    assert done.returncode == 2 and "--store" in done.stderr, done
+    assert list(tmp_path.iterdir()) == []
