@@ -116,7 +116,10 @@ def db_path(args: argparse.Namespace, *, create: bool = False,
     Raises:
         CliError: naming the path and what is wrong with it (exit code 2).
     """
-    path = Path(args.db).expanduser() if getattr(args, "db", None) else default_db_path()
+    given = getattr(args, "db", None)
+    _refuse_store_url(str(given) if given else os.environ.get("ARROWGATE_DB") or "",
+                      "--db" if given else "$ARROWGATE_DB")
+    path = Path(args.db).expanduser() if given else default_db_path()
     if path.is_dir():
         raise CliError(f"--db {path}: is a folder, not a database file")
     if path.exists():
@@ -133,6 +136,20 @@ def db_path(args: argparse.Namespace, *, create: bool = False,
     if writes:
         _refuse_unwritable(path)
     return path
+
+
+def _refuse_store_url(text: str, named: str) -> None:
+    """Refuse a PostgreSQL store's URL where a database file is named: read as a path it
+    would be a SQLite file in a folder ``postgresql:``, made and used as the store."""
+    if not text.startswith("postgres"):
+        return
+    from engine.store.pg.store import is_postgres_url  # only then: it imports psycopg
+
+    if is_postgres_url(text):
+        raise CliError(f"{named} {text}: a PostgreSQL store's URL, not a database file: give "
+                       "it as --store URL (`arrowgate serve --store URL`, the log's verbs, "
+                       "`tui`, `replay`; the other verbs reach it through that serve's "
+                       "--service)")
 
 
 def _refuse_unwritable(path: Path) -> None:
