@@ -134,3 +134,18 @@ def test_serve_refuses_a_postgresql_url_given_as_db(tmp_path) -> None:
         raise AssertionError(f"served a database of its own: {served.stdout!r}") from None
     assert done.returncode == 2 and "--store" in done.stderr, done
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_postgresql_url_given_as_db_is_told_without_its_password(tmp_path, capsys,
+                                                                  monkeypatch) -> None:
+    """The refusal names the URL as the store's errors do: its password as ``***``."""
+    monkeypatch.chdir(tmp_path)
+    for argv in (["log", "show", "--db", "postgresql://ag:s3cret@db.example/ag"],
+                 ["hold", "list", "--db", "postgresql://ag:s3cret@db.example/ag", "--json"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "s3cret" not in err and "postgresql://ag:***@db.example/ag" in err, err
+    monkeypatch.setenv("ARROWGATE_DB", "postgresql://ag:s3cret@db.example/ag")
+    assert main(["log", "show"]) == 2
+    err = capsys.readouterr().err
+    assert "s3cret" not in err and "$ARROWGATE_DB" in err, err
