@@ -143,10 +143,13 @@ def _refuse_store_url(text: str, named: str) -> None:
     would be a SQLite file in a folder ``postgresql:``, made and used as the store."""
     if not text.startswith("postgres"):
         return
-    from engine.store.pg.store import is_postgres_url  # only then: it imports psycopg
+    # Only then: they import psycopg.
+    from engine.store.pg.parts import redact
+    from engine.store.pg.store import is_postgres_url
 
     if is_postgres_url(text):
-        raise CliError(f"{named} {text}: a PostgreSQL store's URL, not a database file: give "
+        raise CliError(f"{named} {redact(text)}: a PostgreSQL store's URL, not a database "
+                       "file: give "
                        "it as --store URL (`arrowgate serve --store URL`, the log's verbs, "
                        "`tui`, `replay`; the other verbs reach it through that serve's "
                        "--service)")
