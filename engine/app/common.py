@@ -149,10 +149,9 @@ def _refuse_store_url(text: str, named: str) -> None:
 
     if is_postgres_url(text):
         raise CliError(f"{named} {redact(text)}: a PostgreSQL store's URL, not a database "
-                       "file: give "
-                       "it as --store URL (`arrowgate serve --store URL`, the log's verbs, "
-                       "`tui`, `replay`; the other verbs reach it through that serve's "
-                       "--service)")
+                       "file: give it as --store URL (`arrowgate serve --store URL`, the "
+                       "log's verbs, `tui`, `replay`; the other verbs reach it through that "
+                       "serve's --service)")
 
 
 def _refuse_unwritable(path: Path) -> None:
