@@ -147,6 +147,9 @@ class WorkspaceSettings:
     #: a card's calls in any 60 s that have no window of their own (reads, listings,
     #: file calls, fetches: each is logged)
     other_call_limit: int = 600
+    #: deliveries in any 60 s of data an agent, terminal or built-in card sends cards on
+    #: its output ports (each is logged, driven by what the node prints, not by a call)
+    node_output_limit: int = 60
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> WorkspaceSettings:
@@ -239,6 +242,7 @@ _SETTING_RULES: dict[str, Any] = {
     "card_write_limit": _whole(1, 1_000_000),
     "tool_call_limit": _whole(1, 1_000_000),
     "other_call_limit": _whole(1, 1_000_000),
+    "node_output_limit": _whole(1, 1_000_000),
 }
 
 

@@ -201,8 +201,10 @@ class RateLimit:
 #: ``card-write``, a note's, sticky's, todo's or taskboard's write (method and input
 #: port counted together); ``port-data``, a delivery of data a card sends a card on a
 #: port arrow; ``other``, every call of a card that has no key of its own (each is a log
-#: row all the same); and ``tool-call``, an agent's tool calls — the one window that is
-#: an agent's, not a card's (the agent is the caller, SPEC §9).
+#: row all the same); ``tool-call``, an agent's tool calls — a window that is an
+#: agent's, not a card's (the agent is the caller, SPEC §9); and ``node-output``, a
+#: delivery of data a built-in node (agent, terminal, note, ...) sends a card on a port
+#: arrow — the sending node's window, all its output ports and arrows together.
 RATE_LIMITS: dict[str, RateLimit] = {
     r.key: r
     for r in (
@@ -215,6 +217,7 @@ RATE_LIMITS: dict[str, RateLimit] = {
         RateLimit("port-data", 60, 60.0),
         RateLimit("other", 600, 60.0),
         RateLimit("tool-call", 120, 60.0),
+        RateLimit("node-output", 60, 60.0),
     )
 }
 

@@ -516,12 +516,13 @@ def _limits(state: State, passed: Passed, now: float) -> Decision | Passed:
 #: Rate keys whose count is a workspace setting (their period is `RATE_LIMITS`'s).
 SETTING_LIMITS: dict[str, str] = {"card-write": "card_write_limit",
                                   "other": "other_call_limit",
-                                  "tool-call": "tool_call_limit"}
+                                  "tool-call": "tool_call_limit",
+                                  "node-output": "node_output_limit"}
 
 
 def window_limit(state: State, card: Node, key: str) -> int:
     """How many calls of ``key`` the window of ``card`` (or of an agent, for
-    ``tool-call``) holds: its workspace's setting for a key in `SETTING_LIMITS`, else
+    ``tool-call``; of any built-in node, for ``node-output``) holds: its workspace's setting for a key in `SETTING_LIMITS`, else
     SPEC §6's count."""
     setting = SETTING_LIMITS.get(key)
     if setting is None:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from canvas import Arrow, CanvasError, Node, Workspace
 from canvas import errors as canvas_errors
 from engine.core.catalogue import CONTENT_PORTS, PORT_OUTPUTS
-from engine.core.checks import check_card, denial
+from engine.core.checks import check_card, denial, on_the_clock, rate_limited
 from engine.core.decision import Decision
 from engine.core.errors import InvalidArgument, InvalidArrow, InvalidNode, InvalidRequest, NotFound
 from engine.core.text import bounded, id_problem, shown
@@ -24,6 +24,9 @@ from engine.services.context import Context
 from engine.services.record import Recorder
 
 __all__ = ["Nodes"]
+
+#: The rolling window of a built-in node's deliveries to cards (`RATE_LIMITS`).
+_WINDOW = "node-output"
 
 
 class Nodes:
@@ -164,6 +167,15 @@ class Nodes:
         arrow's log, and the card's subscriptions check again when it takes it.
         Refusals are bounded as a card's are, in the sender's budget
         (`Recorder.refused_delivery`).
+
+        Deliveries count in the sender's window (``node-output``, the workspace's
+        ``node_output_limit`` in any 60 s, every port and arrow of the node
+        together): they are driven by what the agent or terminal prints, which a
+        loop in a shell or a hostile agent repeats at will, so unbounded each one
+        was a row (SPEC §8 "Bounds"). One past it is ``RATE_LIMITED``, not
+        delivered: a status the card missed is a state it reads (``agents.get``),
+        a reply too (``agents.lastReply``), a built-in card's content is sent
+        whole at its next change, and an exit goes with the loop that made it.
         """
         permission = PORT_OUTPUTS.get((node.type, port))
         if permission is None:
@@ -174,6 +186,8 @@ class Nodes:
             return  # the common case (a delivery's new status): nothing to build
         call = f"port:{port}"
         payload = data if isinstance(data, str) else json.dumps(data)
+        now = self.ctx.now()
+        limit = state.workspace_of(node).settings.node_output_limit
         for arrow in arrows:
             found = check_card(state, arrow.dst, call, node.id)
             if isinstance(found, Decision):
@@ -197,6 +211,17 @@ class Nodes:
                                  arrow=arrow.id, why=f"the {node.type}'s {port} {problem}")
                 self.record.refused_delivery(refusal, payload, node)
                 continue
+            # Check 10: the sender's window. A built-in node is no copy of anything, so
+            # its window is its own (`rate_owner` is its id).
+            wait = state.counters.retry_after(node.id, _WINDOW, now, limit)
+            if wait is not None:
+                refusal = rate_limited(call, card.id, _WINDOW, wait, package=pkg.name,
+                                       target=node.id, permission=permission,
+                                       arrow=arrow.id, limit=limit)
+                # Told on the clock while time stands still, as a card's is (SPEC §6).
+                refusal = on_the_clock(refusal, self.ctx.clock.behind(), limit)
+                self.record.refused_delivery(refusal, payload, node)
+                continue
             decision = Decision("ok", call, card.id, pkg.name, node.id, permission,
                                 arrow=arrow.id,
                                 message=f"ok: {node.id}.{port} -> {card.id}.{arrow.to_port}")
@@ -205,3 +230,4 @@ class Nodes:
             # The sender's suppressed refusals are summed up before its next row.
             self.record.write_suppressed(node.id)
             self.record.log_row(decision, outcome="ok", payload=payload, chain=None)
+            self.record.count(node.id, _WINDOW, now)
