@@ -14,16 +14,9 @@ import pytest
 
 from engine import Engine, World, file_digests
 from engine.app.replay import VirtualClock
-from tests.bytecode import cache_outside_the_tree
 
 # PostgreSQL: the session's server and a fresh database per test (pg_dsn).
 pytest_plugins = ["tests.pgfixtures"]
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    """Before any worker or child process starts: where the session keeps its bytecode
-    when the environment asks for none in the tree (tests/bytecode.py)."""
-    cache_outside_the_tree()
 
 
 @pytest.fixture(autouse=True)
