@@ -27,6 +27,11 @@ from tests.childrun import arrowgate
 
 MANIFEST = {"name": "acme.p", "version": "1.0.0", "permissions": {}}
 
+#: How long a verb may run before it counts as waiting on the special file. A blocking
+#: read of a FIFO never ends, so any bound tells it; this one leaves room for a child
+#: interpreter's start on a loaded 2-core CI machine (5 s did not, under load 12).
+HANG_S = 30
+
 
 def _folder(root: Path, name: str, special: str | None, where: str = "index.js") -> Path:
     folder = root / name
@@ -61,8 +66,8 @@ def test_a_special_file_in_a_package_folder_is_refused_at_once(tmp_path: Path, c
                           "--db", str(db)], tmp_path, timeout=20)
         assert done is not None and db.exists(), done and done.stderr[-300:]
     args = [a.format(old=old, new=new, db=db) for a in argv]
-    done = arrowgate(args, tmp_path, timeout=5)
-    assert done is not None, f"`arrowgate {' '.join(argv)}` still running after 5 s ({case})"
+    done = arrowgate(args, tmp_path, timeout=HANG_S)
+    assert done is not None, f"`arrowgate {' '.join(argv)}` still running after {HANG_S} s ({case})"
     assert done.returncode == 2, done.stderr[-400:]
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("arrowgate: "), done.stderr[-400:]
@@ -71,8 +76,8 @@ def test_a_special_file_in_a_package_folder_is_refused_at_once(tmp_path: Path, c
 def test_a_manifest_file_that_is_a_fifo_is_refused_at_once(tmp_path: Path) -> None:
     fifo = tmp_path / "manifest.json"
     os.mkfifo(fifo)
-    done = arrowgate(["review", str(fifo)], tmp_path, timeout=5)
-    assert done is not None, "`arrowgate review FIFO` still running after 5 s"
+    done = arrowgate(["review", str(fifo)], tmp_path, timeout=HANG_S)
+    assert done is not None, f"`arrowgate review FIFO` still running after {HANG_S} s"
     assert done.returncode == 2, done.stderr[-400:]
 
 
