@@ -522,8 +522,8 @@ SETTING_LIMITS: dict[str, str] = {"card-write": "card_write_limit",
 
 def window_limit(state: State, card: Node, key: str) -> int:
     """How many calls of ``key`` the window of ``card`` (or of an agent, for
-    ``tool-call``; of any built-in node, for ``node-output``) holds: its workspace's setting for a key in `SETTING_LIMITS`, else
-    SPEC §6's count."""
+    ``tool-call``; of any built-in node, for ``node-output``) holds: its workspace's
+    setting for a key in `SETTING_LIMITS`, else SPEC §6's count."""
     setting = SETTING_LIMITS.get(key)
     if setting is None:
         return RATE_LIMITS[key].limit
