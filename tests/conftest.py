@@ -83,6 +83,25 @@ def open_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]
         engine.close()
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where an engine's store is, for `open_store`: a SQLite file, then a PostgreSQL
+    database's URL (skipped without one). A test that opens the engine again on it
+    sees a restart."""
+    if request.param == "postgres":
+        return str(request.getfixturevalue("pg_dsn"))
+    return str(tmp_path / "arrowgate.db")
+
+
+def open_store(store: str, **kwargs: Any) -> Engine:
+    """An engine on ``store`` (`store`'s SQLite path or PostgreSQL URL); no real network
+    or file scope unless ``world`` is given (the test closes it)."""
+    kwargs.setdefault("world", World(net=None, fs=None))
+    if store.startswith("postgresql://"):
+        return Engine.open(store=store, **kwargs)
+    return Engine.open(store, **kwargs)
+
+
 def manifest(name: str, permissions: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
     """A manifest dict."""
     return {"name": name, "version": "1.0.0", "permissions": permissions or {}, **extra}

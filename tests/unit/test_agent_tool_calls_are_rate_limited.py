@@ -24,29 +24,14 @@ from typing import Any
 import pytest
 
 from canvas import InvalidSetting, WorkspaceSettings
-from engine import Engine, World
+from engine import Engine
 from engine.app.replay import VirtualClock
 from engine.core.events import Event
-from tests.conftest import manifest, offer_install
+from tests.conftest import manifest, offer_install, open_store
 
 KIB = 1024
 #: A tool that takes any text: its arguments are the agent's to choose.
 RELAY = {"name": "relay", "input": {"type": "object", "properties": {"text": {"type": "string"}}}}
-
-
-def _open(store: str, clock: VirtualClock, sink: Any = None) -> Engine:
-    world = World(net=None, fs=None)
-    if store.startswith("postgresql://"):
-        return Engine.open(store=store, clock=clock, world=world, sink=sink)
-    return Engine.open(store, clock=clock, world=world, sink=sink)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    """A SQLite file, then a PostgreSQL database (skipped without one)."""
-    if request.param == "postgres":
-        return request.getfixturevalue("pg_dsn")
-    return str(tmp_path / "arrowgate.db")
 
 
 async def _canvas(engine: Engine, tmp_path: Path, settings: dict[str, Any] | None = None
@@ -70,7 +55,7 @@ async def test_an_agents_tool_calls_count_in_a_rolling_window(store: str,
     another agent has a window of its own; a restart keeps it; a minute on, calls go."""
     clock = VirtualClock(1000.0)
     events: list[Event] = []
-    engine = _open(store, clock, events.append)
+    engine = open_store(store, clock=clock, sink=events.append)
     await _canvas(engine, tmp_path)
     big = {"text": "x" * (32 * KIB)}
     # GIVEN 120 tool calls within one minute, each given up on at once (none stays open)
@@ -100,7 +85,7 @@ async def test_an_agents_tool_calls_count_in_a_rolling_window(store: str,
     assert (await engine.tool("a2", "c1", "relay", {"text": "mine"})).allowed
     engine.close()
     # ... and after a restart
-    again = _open(store, clock)
+    again = open_store(store, clock=clock)
     try:
         refused = await again.tool("a1", "c1", "relay", {"text": "after"})
         assert (refused.code, refused.reason) == ("RATE_LIMITED", "tool-call")
@@ -116,7 +101,7 @@ async def test_the_tool_call_window_counts_what_the_workspace_sets(store: str,
     """tool_call_limit 3: the fourth call in a minute is refused, saying 3; refusals
     never count, and beyond denial_log_limit they are summed up, not logged one by one."""
     clock = VirtualClock(1000.0)
-    engine = _open(store, clock)
+    engine = open_store(store, clock=clock)
     try:
         await _canvas(engine, tmp_path, {"tool_call_limit": 3, "denial_log_limit": 2})
         assert engine.state.workspaces["w1"].settings.tool_call_limit == 3

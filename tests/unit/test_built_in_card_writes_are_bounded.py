@@ -22,26 +22,11 @@ from typing import Any
 
 import pytest
 
-from engine import Engine, World
+from engine import Engine
 from engine.app.replay import VirtualClock
-from tests.conftest import manifest, offer_install
+from tests.conftest import manifest, offer_install, open_store
 
 KIB = 1024
-
-
-def _open(store: str, clock: VirtualClock) -> Engine:
-    world = World(net=None, fs=None)
-    if store.startswith("postgresql://"):
-        return Engine.open(store=store, clock=clock, world=world)
-    return Engine.open(store, clock=clock, world=world)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    """A SQLite file, then a PostgreSQL database (skipped without one)."""
-    if request.param == "postgres":
-        return request.getfixturevalue("pg_dsn")
-    return str(tmp_path / "arrowgate.db")
 
 
 async def _canvas(engine: Engine, tmp_path: Path, settings: dict[str, Any] | None = None
@@ -63,7 +48,7 @@ async def test_built_in_card_writes_count_in_a_rolling_window(store: str,
     """60 writes in any 60 s, every kind and the input ports counted together; the 61st
     is RATE_LIMITED with retry_after, a spawned copy shares the window, a restart keeps it."""
     clock = VirtualClock(1000.0)
-    engine = _open(store, clock)
+    engine = open_store(store, clock=clock)
     await _canvas(engine, tmp_path)
     await engine.add_arrow({"id": "c1-note-port", "from": "c1", "from_port": "out",
                             "to": "note", "to_port": "append"})
@@ -89,7 +74,7 @@ async def test_built_in_card_writes_count_in_a_rolling_window(store: str,
     engine.close()
     # ... and after a restart
     clock.t += 30
-    again = _open(store, clock)
+    again = open_store(store, clock=clock)
     try:
         refused = await again.call("c1", "cards.todo.add", "todo", {"text": "after"})
         assert refused.code == "RATE_LIMITED" and refused.reason == "card-write"
@@ -105,7 +90,7 @@ async def test_a_note_holds_at_most_content_max_bytes(store: str, tmp_path: Path
     """Appends of 256 KiB, one a minute apart: the note stops at 1 MiB (the default), the
     append past it CARD_LIMIT content-size, logged, the note as it was."""
     clock = VirtualClock(1000.0)
-    engine = _open(store, clock)
+    engine = open_store(store, clock=clock)
     try:
         await _canvas(engine, tmp_path)
         outcomes = []
@@ -132,7 +117,7 @@ async def test_every_built_in_card_is_bounded_by_the_setting(store: str,
     """A workspace's content_max_bytes bounds a sticky's text and a todo's or taskboard's
     list as JSON, as it does a note's; through the input port too."""
     clock = VirtualClock(1000.0)
-    engine = _open(store, clock)
+    engine = open_store(store, clock=clock)
     try:
         await _canvas(engine, tmp_path, {"content_max_bytes": 2000, "max_payload": 1500})
         await engine.add_arrow({"id": "c1-todo-port", "from": "c1", "from_port": "out",
@@ -176,7 +161,7 @@ async def test_the_window_counts_what_the_workspace_sets(store: str, tmp_path: P
     """card_write_limit sets the window's count (its period stays 60 s), and the refusal
     says that count."""
     clock = VirtualClock(1000.0)
-    engine = _open(store, clock)
+    engine = open_store(store, clock=clock)
     try:
         await _canvas(engine, tmp_path, {"card_write_limit": 3})
         for i in range(3):

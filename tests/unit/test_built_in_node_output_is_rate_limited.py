@@ -26,21 +26,13 @@ from typing import Any
 import pytest
 
 from canvas.errors import InvalidSetting
-from engine import Engine, World
+from engine import Engine
 from engine.app.replay import VirtualClock
 from engine.core.decision import Decision
 from engine.core.errors import InvalidArgument
 from engine.core.events import Event
 from engine.services.record import Recorder
-from tests.conftest import manifest, offer_install
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    """A SQLite file, then a PostgreSQL database (skipped without one)."""
-    if request.param == "postgres":
-        return request.getfixturevalue("pg_dsn")
-    return str(tmp_path / "arrowgate.db")
+from tests.conftest import manifest, offer_install, open_store
 
 
 @pytest.fixture
@@ -49,10 +41,7 @@ def open_engine(store: str) -> Iterator[Callable[..., Engine]]:
     opened: list[Engine] = []
 
     def make(clock: VirtualClock, sink: Any = None) -> Engine:
-        world = World(net=None, fs=None)
-        engine = (Engine.open(store=store, clock=clock, world=world, sink=sink)
-                  if store.startswith("postgresql://")
-                  else Engine.open(store, clock=clock, world=world, sink=sink))
+        engine = open_store(store, clock=clock, sink=sink)
         opened.append(engine)
         return engine
 

@@ -28,7 +28,7 @@ from canvas import InvalidSetting, WorkspaceSettings
 from engine import Engine, World
 from engine.app.replay import VirtualClock
 from engine.core.checks import denial
-from tests.conftest import manifest, offer_install
+from tests.conftest import manifest, offer_install, open_store
 
 #: The permissions that open every call with no window of its own.
 PERMISSIONS = {"agents.output": {}, "cards.connected": {}, "usage.read": {},
@@ -57,18 +57,7 @@ class Effects:
 
 
 def _open(store: str, clock: VirtualClock, effects: Effects) -> Engine:
-    world = World(net=effects, fs=effects)
-    if store.startswith("postgresql://"):
-        return Engine.open(store=store, clock=clock, world=world)
-    return Engine.open(store, clock=clock, world=world)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    """A SQLite file, then a PostgreSQL database (skipped without one)."""
-    if request.param == "postgres":
-        return request.getfixturevalue("pg_dsn")
-    return str(tmp_path / "arrowgate.db")
+    return open_store(store, clock=clock, world=World(net=effects, fs=effects))
 
 
 async def _canvas(engine: Engine, tmp_path: Path, settings: dict[str, Any] | None = None

@@ -14,29 +14,10 @@ whole as fast as a card sent it.)
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import pytest
-
-from engine import Engine, World
 from engine.app.replay import VirtualClock
 from engine.core.events import Event
-from tests.conftest import manifest, offer_install
-
-
-def _open(store: str, clock: VirtualClock, sink: Any = None) -> Engine:
-    world = World(net=None, fs=None)
-    if store.startswith("postgresql://"):
-        return Engine.open(store=store, clock=clock, world=world, sink=sink)
-    return Engine.open(store, clock=clock, world=world, sink=sink)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    """A SQLite file, then a PostgreSQL database (skipped without one)."""
-    if request.param == "postgres":
-        return request.getfixturevalue("pg_dsn")
-    return str(tmp_path / "arrowgate.db")
+from tests.conftest import manifest, offer_install, open_store
 
 
 async def test_port_data_between_cards_counts_in_a_rolling_window(store: str,
@@ -45,7 +26,7 @@ async def test_port_data_between_cards_counts_in_a_rolling_window(store: str,
     4 KiB, not delivered; a restart keeps the window; a minute on, data flows again."""
     clock = VirtualClock(1000.0)
     events: list[Event] = []
-    engine = _open(store, clock, events.append)
+    engine = open_store(store, clock=clock, sink=events.append)
     (tmp_path / "ws").mkdir()
     await engine.create_workspace("w1", tmp_path / "ws")
     await offer_install(engine, manifest("acme.src", {}, ports={"inputs": [],
@@ -72,7 +53,7 @@ async def test_port_data_between_cards_counts_in_a_rolling_window(store: str,
     assert (row["outcome"], row["code"]) == ("rate-limited", "RATE_LIMITED")
     assert len(str(row["payload"]).encode()) <= 4096
     engine.close()
-    again = _open(store, clock)
+    again = open_store(store, clock=clock)
     try:
         assert (await again.emit("src", "out", "y"))["p1"].code == "RATE_LIMITED"
         clock.t += 31

@@ -13,35 +13,16 @@ and all, until its first operation or timer tick expired it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import pytest
-
-from engine import Engine, World
 from engine.app.replay import VirtualClock
-from tests.conftest import manifest, offer_install
-
-
-def _open(store: str, clock: VirtualClock) -> Engine:
-    world = World(net=None, fs=None)
-    if store.startswith("postgresql://"):
-        return Engine.open(store=store, clock=clock, world=world)
-    return Engine.open(store, clock=clock, world=world)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    """A SQLite file, then a PostgreSQL database (skipped without one)."""
-    if request.param == "postgres":
-        return request.getfixturevalue("pg_dsn")
-    return str(tmp_path / "arrowgate.db")
+from tests.conftest import manifest, offer_install, open_store
 
 
 async def test_a_hold_timed_out_while_down_is_expired_once_opened(store: str,
                                                                  tmp_path: Path) -> None:
     """Right after opening, before any operation: expired, not listed, logged at its deadline."""
     clock = VirtualClock(1000.0)
-    engine = _open(store, clock)
+    engine = open_store(store, clock=clock)
     (tmp_path / "ws").mkdir()
     await engine.create_workspace("w1", tmp_path / "ws")
     await offer_install(engine, manifest("acme.prompter", {"agents.prompt": {}}))
@@ -55,7 +36,7 @@ async def test_a_hold_timed_out_while_down_is_expired_once_opened(store: str,
     engine.close()
 
     clock.t += 301  # the hold timeout (300 s) passes while nothing runs
-    again = _open(store, clock)
+    again = open_store(store, clock=clock)
     try:
         assert again.prompt(pid).state == "expired"
         assert again.prompts(state="held") == []
@@ -71,7 +52,7 @@ async def test_a_hold_timed_out_while_down_is_expired_once_opened(store: str,
 async def test_a_hold_within_its_timeout_opens_held(store: str, tmp_path: Path) -> None:
     """A restart before the timeout keeps the hold pending, and nothing is logged for it."""
     clock = VirtualClock(1000.0)
-    engine = _open(store, clock)
+    engine = open_store(store, clock=clock)
     (tmp_path / "ws").mkdir()
     await engine.create_workspace("w1", tmp_path / "ws")
     await offer_install(engine, manifest("acme.prompter", {"agents.prompt": {}}))
@@ -84,7 +65,7 @@ async def test_a_hold_within_its_timeout_opens_held(store: str, tmp_path: Path) 
     engine.close()
 
     clock.t += 299
-    again = _open(store, clock)
+    again = open_store(store, clock=clock)
     try:
         assert again.prompt(pid).state == "held"
         assert [p.id for p in again.prompts(state="held")] == [pid]

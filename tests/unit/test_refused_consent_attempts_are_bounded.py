@@ -23,25 +23,10 @@ from typing import Any
 
 import pytest
 
-from engine import Engine, World
+from engine import Engine
 from engine.app.replay import VirtualClock
 from engine.core.errors import ConsentError
-from tests.conftest import manifest, offer_install
-
-
-def _open(store: str, clock: VirtualClock) -> Engine:
-    world = World(net=None, fs=None)
-    if store.startswith("postgresql://"):
-        return Engine.open(store=store, clock=clock, world=world)
-    return Engine.open(store, clock=clock, world=world)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    """A SQLite file, then a PostgreSQL database (skipped without one)."""
-    if request.param == "postgres":
-        return request.getfixturevalue("pg_dsn")
-    return str(tmp_path / "arrowgate.db")
+from tests.conftest import manifest, offer_install, open_store
 
 
 def _by(engine: Engine, principal: str) -> list[dict[str, Any]]:
@@ -53,7 +38,7 @@ async def test_a_cards_refused_consent_attempts_are_bounded(store: str,
     """150 refused grants of a 10 KB permission in one minute: 120 entries of at most
     about 4 KiB, then one suppressed entry counting the other 30, written at close."""
     clock = VirtualClock(1000.0)
-    engine = _open(store, clock)
+    engine = open_store(store, clock=clock)
     (tmp_path / "ws").mkdir()
     await engine.create_workspace("w1", tmp_path / "ws")
     await offer_install(engine, manifest("acme.x", {"cards.connected": {}}))
@@ -78,7 +63,7 @@ async def test_a_cards_refused_consent_attempts_are_bounded(store: str,
             await engine.grant("acme.x", "fs.read")  # undeclared
     assert len(_by(engine, "operator")) >= 130
     engine.close()
-    again = _open(store, clock)
+    again = open_store(store, clock=clock)
     try:
         entries = _by(again, "card:c1")
         assert len(entries) == 121
@@ -101,7 +86,7 @@ async def test_the_summary_comes_before_the_principals_next_entry(store: str,
                                                                   tmp_path: Path) -> None:
     """Suppressed attempts are summed up in an entry before the next one recorded."""
     clock = VirtualClock(1000.0)
-    engine = _open(store, clock)
+    engine = open_store(store, clock=clock)
     try:
         (tmp_path / "ws").mkdir()
         await engine.create_workspace("w1", tmp_path / "ws",

@@ -10,32 +10,19 @@ but held by no test.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from engine import Engine, World
 from engine.app.replay import VirtualClock
 from engine.core.errors import ConsentError
-from tests.conftest import manifest, offer_install
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    """A SQLite file, then a PostgreSQL database (skipped without one)."""
-    if request.param == "postgres":
-        return request.getfixturevalue("pg_dsn")
-    return str(tmp_path / "arrowgate.db")
+from tests.conftest import manifest, offer_install, open_store
 
 
 async def test_an_answer_past_max_payload_is_refused_and_changes_nothing(
         store: str, tmp_path: Path) -> None:
     """A result or an error of more than max_payload bytes: refused, the call open."""
-    world = World(net=None, fs=None)
     clock = VirtualClock(1000.0)
-    engine = (Engine.open(store=store, clock=clock, world=world)
-              if store.startswith("postgresql://") else Engine.open(store, clock=clock,
-                                                                    world=world))
+    engine = open_store(store, clock=clock)
     try:
         (tmp_path / "ws").mkdir()
         await engine.create_workspace("w1", tmp_path / "ws", settings={"max_payload": 1000})
