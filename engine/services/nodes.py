@@ -16,7 +16,7 @@ from typing import Any, Literal
 from canvas import Arrow, CanvasError, Node, Workspace
 from canvas import errors as canvas_errors
 from engine.core.catalogue import CONTENT_PORTS, PORT_OUTPUTS
-from engine.core.checks import check_card, denial, on_the_clock, rate_limited
+from engine.core.checks import check_card, denial, on_the_clock, rate_limited, window_limit
 from engine.core.decision import Decision
 from engine.core.errors import InvalidArgument, InvalidArrow, InvalidNode, InvalidRequest, NotFound
 from engine.core.text import bounded, id_problem, shown
@@ -187,7 +187,7 @@ class Nodes:
         call = f"port:{port}"
         payload = data if isinstance(data, str) else json.dumps(data)
         now = self.ctx.now()
-        limit = state.workspace_of(node).settings.node_output_limit
+        limit = window_limit(state, node, _WINDOW)
         for arrow in arrows:
             found = check_card(state, arrow.dst, call, node.id)
             if isinstance(found, Decision):
