@@ -474,13 +474,12 @@ class Calls:
         """
         card, key = passed.card, passed.rate_key
         assert key is not None
-        owner = card.id if "spawned_by" not in card.data else \
-            rate_owner(self.ctx.state.canvas, card.id)
+        state = self.ctx.state
+        owner = rate_owner(state.canvas, card.id)
         pending = [u.t for u in self._underway if u.passed.rate_key == key
-                   and rate_owner(self.ctx.state.canvas, u.passed.card.id) == owner]
+                   and rate_owner(state.canvas, u.passed.card.id) == owner]
         if not pending:
             return None
-        state = self.ctx.state
         limit = window_limit(state, card, key)
         wait = state.counters.retry_after_beside(owner, key, now, limit, pending)
         if wait is None:
