@@ -39,7 +39,7 @@ from engine.store.siblings import Siblings
 from engine.store.writelock import TRY_LOCK_S, LockWait, is_busy
 
 __all__ = ["CHANGES_KEPT", "CHANGES_PRUNED_EVERY", "GATHER_SECONDS", "GATHER_SHARE", "JOINED",
-           "Batch", "Busy", "HasTransactions", "LockLine", "Stale", "Transactions", "Write", "WriteOwner",
+           "Batch", "BatchKeeping", "Busy", "HasTransactions", "LockLine", "Stale", "Transactions", "Write", "WriteOwner",
            "consistent", "outside_operations", "resume", "run_consistently", "run_durably", "run_each_durably",
            "run_eagerly", "schedule_flush"]
 
@@ -801,7 +801,70 @@ def history_head(history: ConsentHistory) -> Anchor:
     return Anchor(*head) if head is not None else HISTORY_EMPTY
 
 
-class Transactions:
+class BatchKeeping:
+    """What SQLite's `Transactions` and PostgreSQL's `Batches` do alike with their
+    batches, whatever the database: run an operation durably, open a batch for a
+    settled write, take a batch's events, and reload when another engine changed
+    the store. Each names its open batch (``batch``, opened by ``open_batch`` in
+    the thread ``_batch_thread``), its ``events``, its lock line (``line``), its
+    ``reload`` hook and its store's own catch-up (``_catch_up``).
+    """
+
+    batch: Batch | None
+    events: list[Event]
+    line: LockLine
+    reload: Callable[[bool], None]
+    reloads: int
+    _catch_up: Callable[[], bool] | None
+    _batch_thread: int
+    #: Begins a batch as its database does (``settled``: for what already happened).
+    open_batch: Callable[..., Batch]
+
+    @property
+    def batch_thread(self) -> int | None:
+        """The thread that opened the open batch (None while none is open): `Siblings`."""
+        return self._batch_thread if self.batch is not None else None
+
+    def full_reload(self) -> None:
+        """Reload the whole state because another engine committed (counted in `reloads`)."""
+        self.reload(True)
+        self.reloads += 1
+
+    def catch_up(self) -> bool:
+        """Another engine committed: apply its changes; True when the state changed.
+
+        Without a catch-up of the store's own (``catch_up``), or when the
+        changes cannot be applied one by one, the whole state is reloaded.
+        """
+        if self._catch_up is None:
+            self.full_reload()
+            return True
+        return self._catch_up()
+
+    def emit(self, event: Event) -> None:
+        """Add an event to the open batch: sent once the batch has committed."""
+        self.events.append(event)
+
+    def durably(self: BatchOwner, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...],
+                kwargs: dict[str, Any], *, locked: bool) -> Awaitable[Any]:
+        """Run an operation, then wait until every batch it wrote in is committed."""
+        # run_durably's coroutine itself, not one more awaiting it: thousands
+        # of calls wait for each commit, and each layer is kept alive meanwhile.
+        return run_durably(self, fn, args, kwargs, locked=locked)
+
+    def open_settled(self, *, wait: bool = True) -> bool:
+        """Open the batch the next write joins, unless one is open, for a write that
+        records what already happened: caught up with other engines, never `Stale`;
+        without ``wait``, `Busy` when one try did not take the write lock. Whether the
+        batch is to be committed as that write ends (`Batch.ahead`)."""
+        batch = self.batch
+        if batch is None:
+            batch = self.open_batch(settled=wait, settled_try=not wait)
+            batch.ahead = bool(self.line.waiting)
+        return batch.ahead
+
+
+class Transactions(BatchKeeping):
     """Opening, joining and committing write batches on one SQLite connection.
 
     Args:
@@ -892,27 +955,6 @@ class Transactions:
         #: The store was closed: no batch opens any more (`open_batch`).
         self.closed = False
 
-    @property
-    def batch_thread(self) -> int | None:
-        """The thread that opened the open batch (None while none is open): `Siblings`."""
-        return self._batch_thread if self.batch is not None else None
-
-    def full_reload(self) -> None:
-        """Reload the whole state because another process committed (counted in `reloads`)."""
-        self.reload(True)
-        self.reloads += 1
-
-    def catch_up(self) -> bool:
-        """Another process committed: apply its changes; True when the state changed.
-
-        Without a catch-up of the store's own (``catch_up``), or when the
-        changes cannot be applied one by one, the whole state is reloaded.
-        """
-        if self._catch_up is None:
-            self.full_reload()
-            return True
-        return self._catch_up()
-
     def _read_data_version(self) -> int:
         return int(self.db.conn.execute("pragma data_version").fetchone()[0])
 
@@ -921,17 +963,6 @@ class Transactions:
         self._data_version = self._read_data_version()
         self._keyed = None
         self._history_head = None
-
-    def emit(self, event: Event) -> None:
-        """Add an event to the open batch: sent once the batch has committed."""
-        self.events.append(event)
-
-    def durably(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...],
-                kwargs: dict[str, Any], *, locked: bool) -> Awaitable[Any]:
-        """Run an operation, then wait until every batch it wrote in is committed."""
-        # run_durably's coroutine itself, not one more awaiting it: thousands
-        # of calls wait for each commit, and each layer is kept alive meanwhile.
-        return run_durably(self, fn, args, kwargs, locked=locked)
 
     def open_batch(self, *, locked: bool = False, settled: bool = False,
                    settled_try: bool = False) -> Batch:
@@ -1033,17 +1064,6 @@ class Transactions:
             raise lock.locked(again) from again
         finally:
             cur.execute(f"PRAGMA busy_timeout = {int(min(TRY_LOCK_S, lock.bound) * 1000)}")
-
-    def open_settled(self, *, wait: bool = True) -> bool:
-        """Open the batch the next write joins, unless one is open, for a write that
-        records what already happened: caught up with other processes, never `Stale`;
-        without ``wait``, `Busy` when one try did not take the write lock. Whether the
-        batch is to be committed as that write ends (`Batch.ahead`)."""
-        batch = self.batch
-        if batch is None:
-            batch = self.open_batch(settled=wait, settled_try=not wait)
-            batch.ahead = bool(self.line.waiting)
-        return batch.ahead
 
     def execute(self, sql: str) -> None:
         """Run one statement of the batch (a savepoint's)."""

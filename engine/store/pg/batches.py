@@ -40,7 +40,7 @@ import asyncio
 import functools
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
@@ -62,11 +62,11 @@ from engine.store.pg.parts import LOCK_WAIT_S, ROUND_TRIP_S, Link, PGLog
 from engine.store.siblings import Siblings
 from engine.store.transactions import (
     Batch,
+    BatchKeeping,
     Busy,
     LockLine,
     Stale,
     Write,
-    run_durably,
     schedule_flush,
 )
 from engine.store.writelock import LockWait
@@ -126,7 +126,7 @@ def _failed(exc: BaseException) -> StoreFailed:
     return StoreFailed(f"{_NOT_WRITTEN}: {exc}")
 
 
-class Batches:
+class Batches(BatchKeeping):
     """Opening, joining and committing write batches on the store's connection.
 
     Args:
@@ -208,11 +208,6 @@ class Batches:
         #: wait's holders are asked once, not again by each who reports it.
         self._told: tuple[BaseException, StoreFailed] | None = None
 
-    @property
-    def batch_thread(self) -> int | None:
-        """The thread that opened the open batch (None while none is open): `Siblings`."""
-        return self._batch_thread if self.batch is not None else None
-
     def touch(self, kind: str, key: str, key2: str | None = None,
               t: float | None = None) -> None:
         """The open batch changed this entity (or counted this call: ``rate``).
@@ -236,30 +231,12 @@ class Batches:
         del self.touched[mark:]
         self._touched_keys = {(e[0], e[1]) for e in self.touched if e[0] != "rate"}
 
-    def full_reload(self) -> None:
-        """Reload the whole state because another engine changed it (counted in `reloads`)."""
-        self.reload(True)
-        self.reloads += 1
-
-    def catch_up(self) -> bool:
-        """Apply other engines' changes (the store's catch-up), else reload everything."""
-        if self._catch_up is None:
-            self.full_reload()
-            return True
-        return self._catch_up()
-
     def reload_or_mark(self) -> None:
         """Reload the state; when the store cannot be read, reload at the next chance."""
         try:
             self.reload(False)
         except _STORE_ERRORS:
             self.seen = -1
-
-    def durably(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...],
-                kwargs: dict[str, Any], *, locked: bool) -> Awaitable[Any]:
-        """Run an operation, then wait until every batch it wrote in is committed."""
-        # run_durably's coroutine itself, not one more awaiting it (as on SQLite).
-        return run_durably(self, fn, args, kwargs, locked=locked)
 
     def open_batch(self, *, locked: bool = False, settled: bool = False,
                    settled_try: bool = False) -> Batch:
@@ -344,17 +321,6 @@ class Batches:
         if self.lock_wait.left() <= 0 or settled:
             return locked(_NOT_WRITTEN, WRITE_LOCK_S, self.link.conn_if_open(), exc)
         return Busy(self.lock_wait.pause())
-
-    def open_settled(self, *, wait: bool = True) -> bool:
-        """Open the batch the next write joins, unless one is open, for a write that
-        records what already happened: caught up with other engines, never `Stale`;
-        without ``wait``, `Busy` when one try did not take the write lock. Whether the
-        batch is to be committed as that write ends (`Batch.ahead`)."""
-        batch = self.batch
-        if batch is None:
-            batch = self.open_batch(settled=wait, settled_try=not wait)
-            batch.ahead = bool(self.line.waiting)
-        return batch.ahead
 
     def execute(self, sql: str) -> None:
         """Run one statement of the batch (a savepoint's)."""
