@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from engine.store.database import (
     write_transaction,
 )
 from engine.store.encoding import dumps, dumps_sorted
+from engine.store.front import BatchFront
 from engine.store.history import ConsentHistory
 from engine.store.loading import (
     MAX_CATCH_UP,
@@ -52,7 +53,7 @@ from engine.store.pending import encode, row_key, summary_of
 from engine.store.siblings import siblings_of
 from engine.store.tokenfeed import TokenFeed
 from engine.store.tokens import SQLiteTokens
-from engine.store.transactions import Batch, Transactions, Write
+from engine.store.transactions import Batch, Transactions
 from engine.store.vault import SecretVault
 from engine.store.writelock import TRY_LOCK_S, LockWait
 
@@ -164,12 +165,14 @@ _RESOLVE_TOOL_CALL = ("update tool_calls set state = ?, result = ?, code = ?, re
                       " message = ?, ended = ? where id = ?")
 
 
-class SQLiteStore:
+class SQLiteStore(BatchFront):
     """The `Store` on one SQLite database; opening it brings the schema up to date.
 
     Args:
         db: the app database (see `open_database`); `open` opens one by path.
     """
+
+    tx: Transactions  #: its batches (`BatchFront` passes the batch operations through)
 
     def __init__(self, db: Database) -> None:
         migrations.apply(db)
@@ -413,72 +416,11 @@ class SQLiteStore:
             self.anchor.close()
 
     # --------------------------------------------------------- transactions
-    @property
-    def depth(self) -> int:
-        """Nesting of `write` in the running operation."""
-        return self.tx.depth
-
-    def durably(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...],
-                kwargs: dict[str, Any], *, locked: bool) -> Awaitable[Any]:
-        """Run an operation, then wait until every batch it wrote in is committed."""
-        return self.tx.durably(fn, args, kwargs, locked=locked)
-
-    def write(self, *, one_statement: bool = False) -> Write:
-        """The writes of one operation, in a savepoint of the open batch."""
-        return Write(self.tx, one_statement)
-
-    def open_settled(self, *, wait: bool = True) -> bool:
-        """Open the batch for a write that records what already happened (never stale);
-        whether it is to be committed as that write ends."""
-        return self.tx.open_settled(wait=wait)
-
-    def emit(self, event: Event) -> None:
-        """Add an event to the open batch: sent once the batch has committed."""
-        self.tx.events.append(event)
-
-    def flush(self) -> None:
-        """Commit the open batch now."""
-        self.tx.flush()
-
-    def pin_and_flush(self) -> None:
-        """Commit what is pending, even a batch a locked retry holds."""
-        self.tx.pin_and_flush()
-
-    def hold_commits(self, hold: Callable[[], float | None] | None) -> None:
-        """Let group commits wait for requests a server expects (`schedule_flush`)."""
-        self.tx.hold = hold
-
     def changes(self, interval: float = 0.1, *,
                 check: Callable[[], None] | None = None) -> AsyncIterator[int]:
         """Yield the store's revision whenever another process commits a change
         (`Transactions.changes`: ``check`` is called before each look)."""
         return self.tx.changes(interval, check=check)
-
-    @property
-    def commits(self) -> int:
-        """Write transactions committed."""
-        return self.tx.commits
-
-    @property
-    def reloads(self) -> int:
-        """How often another process's commit made us reload the whole state."""
-        return self.tx.reloads
-
-    @property
-    def catchups(self) -> int:
-        """How often another process's changes were applied one by one instead."""
-        return self.tx.catchups
-
-    @property
-    def revision(self) -> int:
-        """Bumped by every committed batch and every reload."""
-        return self.tx.revision
-
-    @property
-    def history_edits(self) -> int:
-        """Catch-ups that took in rows of the consent history edited by hand
-        (`engine.store.base.Store.history_edits`)."""
-        return self._history_edits
 
     def verify_log(self) -> Verification:
         """Check the arrow log's chain, its anchor, and the consent history."""
@@ -514,11 +456,6 @@ class SQLiteStore:
             self._writes.execute(sql, params)
 
     # ------------------------------------------- pending suppressed summaries
-    @property
-    def batch(self) -> Batch | None:
-        """The open write batch (it holds the write lock: ``BEGIN IMMEDIATE``), if any."""
-        return self.tx.batch
-
     def pending_summary(self, key: str | None) -> Suppressed | None:
         """The pending summary of budget ``key``, the rows left to the commit included."""
         self.tx.write_deferred()  # the summary as the batch's operations left it

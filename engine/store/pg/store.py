@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from pathlib import Path
 from typing import Any, cast
 
@@ -53,6 +53,7 @@ from engine.store.base import Refresh, TerminalClaim
 from engine.store.buckets import BatchBuckets, bucket_of
 from engine.store.canvas import CanvasStore
 from engine.store.decoding import is_subject, loads
+from engine.store.front import BatchFront
 from engine.store.loading import MAX_CATCH_UP, CatchUpImpossible, Touched, catch_up, load_state
 from engine.store.log import Verification, missing_finding, refuse_missing
 from engine.store.pending import encode, row_key, summary_of
@@ -79,7 +80,7 @@ from engine.store.pg.schema import (
 )
 from engine.store.siblings import siblings_of_database
 from engine.store.tokenfeed import TokenFeed
-from engine.store.transactions import Batch, Write
+from engine.store.transactions import Batch
 
 __all__ = ["PGStore", "create_schema", "drop_schema", "is_postgres_url"]
 
@@ -143,7 +144,7 @@ LOAD_S = 120.0
 #: on someone, so a lock wait ends as any other statement's (`LOCK_WAIT_S`).
 _LOAD_LOCK_WAIT = f"set local lock_timeout = '{int(LOCK_WAIT_S * 1000)}ms'"
 
-class PGStore:
+class PGStore(BatchFront):
     """The `engine.store.base.Store` on one PostgreSQL database.
 
     Args:
@@ -162,6 +163,8 @@ class PGStore:
             schema this engine does not know (it is left untouched), or,
             ``existing``, no store at all (reason ``no-store``; untouched too).
     """
+
+    tx: Batches  #: its batches (`BatchFront` passes the batch operations through)
 
     def __init__(self, dsn: str, *, schema: str | None = None,
                  connect_timeout: float = 10.0, anchors: Path | None = None,
@@ -400,41 +403,6 @@ class PGStore:
             self.link.close()
 
     # --------------------------------------------------------- transactions
-    @property
-    def depth(self) -> int:
-        """Nesting of `write` in the running operation."""
-        return self.tx.depth
-
-    def durably(self, fn: Callable[..., Awaitable[Any]], args: tuple[Any, ...],
-                kwargs: dict[str, Any], *, locked: bool) -> Awaitable[Any]:
-        """Run an operation, then wait until every batch it wrote in is committed."""
-        return self.tx.durably(fn, args, kwargs, locked=locked)
-
-    def write(self, *, one_statement: bool = False) -> Write:
-        """The writes of one operation, in a savepoint of the open batch."""
-        return Write(self.tx, one_statement)
-
-    def open_settled(self, *, wait: bool = True) -> bool:
-        """Open the batch for a write that records what already happened (never stale);
-        whether it is to be committed as that write ends."""
-        return self.tx.open_settled(wait=wait)
-
-    def emit(self, event: Event) -> None:
-        """Add an event to the open batch: sent once the batch has committed."""
-        self.tx.events.append(event)
-
-    def flush(self) -> None:
-        """Commit the open batch now."""
-        self.tx.flush()
-
-    def pin_and_flush(self) -> None:
-        """Commit what is pending, even a batch a locked retry holds."""
-        self.tx.pin_and_flush()
-
-    def hold_commits(self, hold: Callable[[], float | None] | None) -> None:
-        """Let group commits wait for requests a server expects (`schedule_flush`)."""
-        self.tx.hold = hold
-
     def sync(self) -> None:
         """Reload the state when another engine committed a change (one short query).
 
@@ -498,32 +466,6 @@ class PGStore:
         finally:
             stop.set()
 
-    @property
-    def commits(self) -> int:
-        """Write transactions committed."""
-        return self.tx.commits
-
-    @property
-    def reloads(self) -> int:
-        """How often another engine's change made us reload the whole state."""
-        return self.tx.reloads
-
-    @property
-    def catchups(self) -> int:
-        """How often another engine's changes were applied one by one instead."""
-        return self.tx.catchups
-
-    @property
-    def revision(self) -> int:
-        """Bumped by every committed batch and every reload."""
-        return self.tx.revision
-
-    @property
-    def history_edits(self) -> int:
-        """Catch-ups that took in rows of the consent history edited by hand
-        (`engine.store.base.Store.history_edits`)."""
-        return self._history_edits
-
     def missing_tables(self) -> list[str]:
         """Tables the store's migrations made that someone removed since, sorted
         (`engine.store.pg.schema.missing_tables`)."""
@@ -574,11 +516,6 @@ class PGStore:
     # a summary's creation does (`save_pending_summary`): the other engines learn
     # the key at their catch-up, and write its ``suppressed`` row before that
     # card's next row (SPEC §8 "Bounds", §10).
-    @property
-    def batch(self) -> Batch | None:
-        """The open write batch (it holds the store's write lock), if any."""
-        return self.tx.batch
-
     def pending_summary(self, key: str | None) -> Suppressed | None:
         """The pending summary of budget ``key``, or None.
 
