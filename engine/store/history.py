@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,8 +22,8 @@ from sqlite_utils import Database
 
 from engine.store.decoding import decode_field, is_subject, loads
 
-__all__ = ["FIELDS", "GENESIS", "ConsentHistory", "HistoryVerification", "Replaced", "entry_hash",
-           "grants_digest", "remade", "replaced"]
+__all__ = ["FIELDS", "GENESIS", "ConsentHistory", "HistoryVerification", "Replaced",
+           "digest_of_grants", "entry_hash", "grants_digest", "remade", "replaced", "verify_entries"]
 
 #: The fields of an entry, in the order they are hashed.
 FIELDS: tuple[str, ...] = ("seq", "t", "principal", "action", "subject", "accepted", "code",
@@ -46,8 +46,13 @@ def entry_hash(prev: str, entry: dict[str, Any]) -> str:
 
 def grants_digest(db: Database) -> str:
     """SHA-256 over every row of the ``grants`` table (package, permission, time, by), sorted."""
-    rows = db.execute("select package, permission, t, by from grants "
-                      "order by package, permission").fetchall()
+    return digest_of_grants(db.execute("select package, permission, t, by from grants "
+                                       "order by package, permission").fetchall())
+
+
+def digest_of_grants(rows: Iterable[Sequence[Any]]) -> str:
+    """`grants_digest` of rows read by any store: (package, permission, time, by),
+    ordered by package and permission."""
     return hashlib.sha256(_canonical([list(r) for r in rows]).encode()).hexdigest()
 
 
@@ -223,45 +228,8 @@ class ConsentHistory:
         """
         if not self.chained():
             return self._trusted_as_at_migration(chain_made())
-        prev, expected, count = GENESIS, 1, 0
-        newest: dict[str, Any] | None = None
-        for raw in self.db.query("select * from consent order by seq"):
-            count += 1
-            seq = raw.get("seq")
-            if seq != expected:
-                return HistoryVerification(False, count, expected,
-                                           f"consent history entry {seq!r}: expected number "
-                                           f"{expected}")
-            if raw.get("prev") != prev:
-                return HistoryVerification(False, count, seq,
-                                           f"consent history entry {seq}: does not link to "
-                                           "the entry before it")
-            try:
-                digest = entry_hash(prev, raw)
-            except (TypeError, ValueError, RecursionError) as exc:
-                # A BLOB or other value the engine never writes.
-                return HistoryVerification(False, count, seq,
-                                           f"consent history entry {seq}: its contents cannot "
-                                           f"be read: {exc}")
-            if digest != raw.get("hash"):
-                return HistoryVerification(False, count, seq,
-                                           f"consent history entry {seq}: its contents do not "
-                                           "match its hash")
-            prev, expected, newest = digest, expected + 1, raw
-        try:
-            now = grants_digest(self.db)
-        except (TypeError, ValueError) as exc:
-            return HistoryVerification(False, count, None,
-                                       f"the grants cannot be read: {exc}")
-        recorded = newest.get("grants") if newest is not None else _EMPTY_GRANTS
-        # None: the newest entry was migrated from a database older than the
-        # chain, which recorded no grants.
-        if recorded is not None and recorded != now:
-            return HistoryVerification(False, count, None,
-                                       "the grants differ from what the consent history "
-                                       "last recorded: a grant was added, changed or removed "
-                                       "outside the engine")
-        return HistoryVerification(True, count)
+        return verify_entries(self.db.query("select * from consent order by seq"),
+                              lambda: grants_digest(self.db))
 
     def chained(self) -> bool:
         """False for a database from before the consent history was hash-chained (no
@@ -284,3 +252,53 @@ class ConsentHistory:
 
 
 _EMPTY_GRANTS = hashlib.sha256(b"[]").hexdigest()
+
+
+def verify_entries(rows: Iterable[dict[str, Any]], grants: Callable[[], str]
+                   ) -> HistoryVerification:
+    """Check the consent history's entries (``rows``, oldest first): each numbered
+    next, linked to the one before and matching its hash; then the grants as they
+    stand (``grants()``, their digest, read once the entries are) against what the
+    newest entry recorded. The same check for every store.
+
+    Never raises for what is in the rows: anything put there by hand (a value of a
+    type the engine never writes, too deep a JSON text) is reported as a finding.
+    """
+    prev, expected, count = GENESIS, 1, 0
+    newest: dict[str, Any] | None = None
+    for raw in rows:
+        count += 1
+        seq = raw.get("seq")
+        if seq != expected:
+            return HistoryVerification(False, count, expected,
+                                       f"consent history entry {seq!r}: expected number "
+                                       f"{expected}")
+        if raw.get("prev") != prev:
+            return HistoryVerification(False, count, seq,
+                                       f"consent history entry {seq}: does not link to "
+                                       "the entry before it")
+        try:
+            digest = entry_hash(prev, raw)
+        except (TypeError, ValueError, RecursionError) as exc:
+            # A BLOB or other value the engine never writes.
+            return HistoryVerification(False, count, seq,
+                                       f"consent history entry {seq}: its contents cannot "
+                                       f"be read: {exc}")
+        if digest != raw.get("hash"):
+            return HistoryVerification(False, count, seq,
+                                       f"consent history entry {seq}: its contents do not "
+                                       "match its hash")
+        prev, expected, newest = digest, expected + 1, raw
+    try:
+        now = grants()
+    except (TypeError, ValueError) as exc:
+        return HistoryVerification(False, count, None, f"the grants cannot be read: {exc}")
+    recorded = newest.get("grants") if newest is not None else _EMPTY_GRANTS
+    # None: the newest entry was migrated from a database older than the
+    # chain, which recorded no grants.
+    if recorded is not None and recorded != now:
+        return HistoryVerification(False, count, None,
+                                   "the grants differ from what the consent history "
+                                   "last recorded: a grant was added, changed or removed "
+                                   "outside the engine")
+    return HistoryVerification(True, count)

@@ -45,9 +45,11 @@ from engine.store.history import (
     GENESIS,
     HistoryVerification,
     Replaced,
+    digest_of_grants,
     entry_hash,
     remade,
     replaced,
+    verify_entries,
 )
 from engine.store.log import (
     EXTRA_FIELDS,
@@ -458,14 +460,8 @@ def verify_pg_in_parallel(dsn: str, schema: str | None, lo: int, hi: int, *,
 
 def _grants_digest(conn: Connection[Any]) -> str:
     # As engine.store.history.grants_digest, with "by" quoted (a keyword here).
-    rows = conn.execute('select package, permission, t, "by" from grants'
-                        " order by package, permission").fetchall()
-    return hashlib.sha256(json.dumps([list(r) for r in rows], sort_keys=True,
-                                     separators=(",", ":"), ensure_ascii=False
-                                     ).encode()).hexdigest()
-
-
-_EMPTY_GRANTS = hashlib.sha256(b"[]").hexdigest()
+    return digest_of_grants(conn.execute('select package, permission, t, "by" from grants'
+                                         " order by package, permission").fetchall())
 
 
 class PGHistory:
@@ -530,32 +526,9 @@ class PGHistory:
 
     def verify(self) -> HistoryVerification:
         """Check every entry's link and hash in order, then the grants against the newest."""
-        prev, expected, count = GENESIS, 1, 0
-        newest: dict[str, Any] | None = None
         conn = self.link.conn
-        for raw in conn.cursor(row_factory=dict_row).execute("select * from consent order by seq"):
-            count += 1
-            seq = raw.get("seq")
-            if seq != expected:
-                return HistoryVerification(False, count, expected,
-                                           f"consent history entry {seq!r}: expected number "
-                                           f"{expected}")
-            if raw.get("prev") != prev:
-                return HistoryVerification(False, count, seq,
-                                           f"consent history entry {seq}: does not link to "
-                                           "the entry before it")
-            if entry_hash(prev, raw) != raw.get("hash"):
-                return HistoryVerification(False, count, seq,
-                                           f"consent history entry {seq}: its contents do not "
-                                           "match its hash")
-            prev, expected, newest = raw["hash"], expected + 1, raw
-        recorded = newest.get("grants") if newest is not None else _EMPTY_GRANTS
-        if recorded is not None and recorded != _grants_digest(conn):
-            return HistoryVerification(False, count, None,
-                                       "the grants differ from what the consent history "
-                                       "last recorded: a grant was added, changed or removed "
-                                       "outside the engine")
-        return HistoryVerification(True, count)
+        return verify_entries(conn.cursor(row_factory=dict_row).execute(
+            "select * from consent order by seq"), lambda: _grants_digest(conn))
 
 
 class PGSecrets:
