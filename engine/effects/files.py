@@ -122,16 +122,27 @@ def _split(path: str) -> list[str]:
     parts = [p for p in path.split("/") if p not in ("", ".")]
     if ".." in parts:
         raise PathRefused("path-escape", "a path may not have a '..' component")
+    if any(_only_dots_and_spaces(p) for p in parts):
+        # SMB/NTFS and FAT drop trailing dots and spaces: there ".. " is "..".
+        raise PathRefused("path-escape", "a path may not have a component of only dots "
+                          "and spaces ('.. ' is '..' on SMB and FAT)")
     if any(len(p.encode()) > 255 for p in parts):
         raise PathRefused("bad-path", "a path component is longer than 255 bytes")
     return parts
 
 
+def _only_dots_and_spaces(name: str) -> bool:
+    """Whether a name is dots and spaces alone, which a lax filesystem reads as ``.``
+    or ``..`` (SMB/NTFS and FAT drop trailing dots and spaces)."""
+    return not name.strip(". ")
+
+
 def _nameable(name: str) -> bool:
     """Whether a name read from the disk is one a card can pass back to the fs calls:
-    UTF-8 (no lone surrogates, which no call argument may hold) and with no backslash
-    (`_split` refuses it). Others are left out of listings and watches' reports."""
-    if "\\" in name:
+    UTF-8 (no lone surrogates, which no call argument may hold), with no backslash and
+    not of dots and spaces alone (`_split` refuses both). Others are left out of
+    listings and watches' reports."""
+    if "\\" in name or _only_dots_and_spaces(name):
         return False
     try:
         name.encode("utf-8")
