@@ -22,10 +22,12 @@ CORPUS: list[tuple[str, str, str, str]] = [
     (R, "a/../../b", S, ESC), (R, "src/..", S, ESC), (R, "./../x", S, ESC),
     (R, "src/./../..", S, ESC), (R, "a/b/../../../c", S, ESC), (R, "src/../README.md", S, ESC),
     (R, "..//x", S, ESC), (R, "./././..", S, ESC), (W, "../evil.sh", S, ESC),
+    # Dots and spaces alone: '..' where trailing dots and spaces are dropped (SMB, FAT).
+    (R, "...", S, ESC), (R, ".. /x", S, ESC), (W, "src/. ./evil.sh", S, ESC),
     # Encoded and Unicode look-alikes are names, not traversal: not found.
     (R, "%2e%2e/etc/passwd", NF, "missing"), (R, "%2E%2E%2Fx", NF, "missing"),
     (R, "\u2025/x", NF, "missing"), (R, "\uff0e\uff0e/x", NF, "missing"),
-    (R, "..\u2215x", NF, "missing"), (R, ".\u2024/x", NF, "missing"), (R, "...", NF, "missing"),
+    (R, "..\u2215x", NF, "missing"), (R, ".\u2024/x", NF, "missing"),
     (R, "src/\u2024\u2024/x", NF, "missing"),
     # Absolute, drive and UNC paths.
     (R, "/etc/passwd", S, ABS), (R, "/", S, ABS), (R, "//server/share", S, ABS),
