@@ -1,0 +1,48 @@
+"""The write verbs' ``--service`` takes an address as the rule does
+(`engine.core.serviceaddress`), and more strictly: the operator's token goes only to the
+service's socket or ``http://`` on loopback, never with a user name, a query or a fragment.
+
+(Found in round 29: ``http://user:pw@127.0.0.1:PORT``, ``…?x`` and ``…#y`` were taken,
+the user name sent as HTTP basic credentials in place of the operator's token, the query
+and fragment dropped silently.)
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from engine.app.cli import main
+from engine.app.cli_write import Failure, service_transport
+
+
+@pytest.mark.parametrize("address,why", [
+    ("http://user:pw@127.0.0.1:8123", "user name or password"),
+    ("http://127.0.0.1:8123/?x=1", "query"),
+    ("http://127.0.0.1:8123#y", "fragment"),
+    ("http://example.com:8123", "in clear"),
+])
+def test_a_write_verbs_service_address_is_refused_naming_it_and_why(
+        address: str, why: str) -> None:
+    """Exit 2, the address and the reason named, before any connection."""
+    with pytest.raises(Failure) as caught:
+        service_transport(address)
+    assert caught.value.exit_code == 2
+    assert address in str(caught.value) and why in str(caught.value)
+
+
+def test_the_command_refuses_it_before_reading_anything(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`arrowgate hold list --service http://u:p@127.0.0.1:1`: exit 2, one JSON error."""
+    token = tmp_path / "op.token"
+    token.write_text("op_x")
+    token.chmod(0o600)
+    code = main(["hold", "list", "--service", "http://u:p@127.0.0.1:1", "--token-file",
+                 str(token), "--json"])
+    err = capsys.readouterr().err
+    assert code == 2
+    error = json.loads(err)["error"]
+    assert "user name or password" in error["message"]
+    assert "http://u:p@127.0.0.1:1" in error["message"]
