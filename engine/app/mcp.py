@@ -166,36 +166,30 @@ class ServiceClient:
     """
 
     def __init__(self, address: str, token: str, agent: str) -> None:
-        from urllib.parse import urlsplit
-
         import httpcore
+
+        from engine.core.serviceaddress import service_address
 
         if not token or not token.isascii() or not token.isprintable() or " " in token:
             raise ValueError("the agent token must be one word of printable ASCII")
         self.agent = agent
         #: The socket path or URL the service is reached at, as given: named in errors.
         self.address = address
-        unix: str | None = None
-        if address.startswith(("http://", "https://")):
-            url = urlsplit(address)
-            if url.hostname is None:
-                raise ValueError(f"no host in the service address {address!r}")
-            url.port  # noqa: B018 -- raises ValueError for a port out of range
-            self._base = address.rstrip("/")
-        else:
-            unix, self._base = address, "http://arrowgate"
+        # Plain http only to loopback, no user name, query or fragment (AddressRefused, a
+        # ValueError naming the address and why): the token goes with every request.
+        where = service_address(address)
+        unix = where.socket
         self._headers = [(b"Authorization", f"Bearer {token}".encode("ascii")),
                          (b"Accept", b"application/json")]
         from engine.app.kept import KeptConnections, UnixConnections
         from engine.app.onewrite import OneWriteBackend
 
         if unix is None:
-            url = urlsplit(self._base)
-            scheme = url.scheme.encode("ascii")
-            origin = httpcore.Origin(scheme, url.hostname.encode("idna"),  # type: ignore[union-attr]
-                                     url.port or (443 if scheme == b"https" else 80))
+            scheme = where.scheme.encode("ascii")
+            origin = httpcore.Origin(scheme, where.host.encode("idna"),
+                                     where.port or (443 if scheme == b"https" else 80))
             #: A path the address ends with, before each request's own.
-            self._prefix = url.path
+            self._prefix = where.path
         else:
             origin, self._prefix = httpcore.Origin(b"http", b"arrowgate", 80), ""
         # The service's own socket (the usual way) is spoken to without httpcore
@@ -1323,6 +1317,14 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     from engine.app.common import CliError, db_path
     from engine.service.listen import default_socket_path
 
+    from engine.core.serviceaddress import AddressRefused, service_address
+
+    if args.service:
+        try:  # before anything is read or started: the agent's token goes there
+            service_address(args.service)
+        except AddressRefused as exc:
+            print(f"arrowgate mcp: {exc}", file=sys.stderr)
+            return 2
     db = None
     if not args.service or not args.token_file:
         try:
@@ -1394,8 +1396,9 @@ def register(sub: Any) -> None:
     """Add the ``mcp`` subcommand to the command line."""
     p = sub.add_parser("mcp", help="an MCP server on stdio giving an agent its cards' tools")
     p.add_argument("--agent", required=True, help="the agent node this server acts as")
-    p.add_argument("--service", help="the service's socket path or http://127.0.0.1:PORT "
-                                     "(default: the service's own socket beside --db)")
+    p.add_argument("--service", help="the service's socket path, http://127.0.0.1:PORT "
+                                     "(loopback only) or https://HOST[:PORT] (default: the "
+                                     "service's own socket beside --db)")
     p.add_argument("--token-file", help="the agent's token (default: <db>.agents/ID.token, "
                                         "as the agent drivers write it)")
     p.add_argument("--db", help="database file, for the defaults")

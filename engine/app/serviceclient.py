@@ -6,11 +6,10 @@ address (a socket path or a loopback URL), the operator's or a card's token from
 from __future__ import annotations
 
 import argparse
-import ipaddress
 import json
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
 
 from engine.app.writefailure import REFUSAL_CODES, REFUSED, USAGE, Failure, error_json
 from engine.core.errors import with_code
@@ -27,28 +26,30 @@ _TIMEOUT = 30.0
 def service_transport(address: str) -> tuple[str, Any]:
     """The base URL and httpx transport for ``--service`` (a socket path or loopback URL).
 
+    The address is read by the rule every client of the service holds to
+    (`engine.core.serviceaddress`: no user name, query or fragment), and more
+    strictly: the operator's token goes only to this machine, as ``http://`` on
+    loopback with its port (the service judges a consent action by the process
+    calling it, which behind a TLS proxy would be the proxy).
+
     Raises:
         Failure: the address is neither a socket path nor ``http://`` on loopback
-            (the operator's token is never sent anywhere else).
+            with a port (the operator's token is never sent anywhere else).
     """
     import httpx
 
-    if "://" not in address:
-        return "http://arrowgate", httpx.AsyncHTTPTransport(uds=address)
-    parts = urlsplit(address)
-    host = parts.hostname or ""
+    from engine.core.serviceaddress import AddressRefused, service_address
+
     try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    if parts.scheme != "http" or not loopback or port is None or parts.path not in ("", "/"):
+        where = service_address(address, remote_tls=False)
+    except AddressRefused as exc:
+        raise Failure(USAGE, f"--service: {exc}") from exc
+    if where.socket is not None:
+        return where.base, httpx.AsyncHTTPTransport(uds=where.socket)
+    if where.scheme != "http" or where.port is None or where.path:
         raise Failure(USAGE, f"--service {address!r}: give the service's socket path or "
                              "http://127.0.0.1:PORT (a loopback address)")
-    return f"http://{parts.netloc}", httpx.AsyncHTTPTransport()
+    return where.base, httpx.AsyncHTTPTransport()
 
 
 class ServiceBackend:

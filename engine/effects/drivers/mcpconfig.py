@@ -28,6 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from engine.core.serviceaddress import service_address
+
 __all__ = ["AGENT_TOOLS", "MCPService", "MCPSetup", "TokenFileUnreadable", "TokenMinter",
            "write_token"]
 
@@ -194,7 +196,8 @@ class MCPService:
     """A running service that the agents `Engine.start_drivers` starts reach through MCP.
 
     Args:
-        service: the service's socket path or ``http://127.0.0.1:PORT``.
+        service: the service's socket path, ``http://127.0.0.1:PORT`` or an ``https://``
+            URL (`engine.core.serviceaddress`; any other is refused at `setup`).
         tokens: the service's token store (tokens minted there are accepted by it).
         token_dir: where each agent's token file goes (``<agent>.token``, 0600);
             never inside the workspace folder.
@@ -225,6 +228,9 @@ class MCPService:
         as does a token file that cannot be read (`TokenFileUnreadable`). Setups
         of one agent run one at a time.
         """
+        # Where the agent's `arrowgate mcp` will send its token: refused as that command
+        # refuses it (`AddressRefused`, a ValueError), before a token exists to send.
+        service_address(self.service)
         if _inside(self.token_dir, workspace):
             raise ValueError(f"the agent token folder {self.token_dir} is inside the "
                              f"workspace folder {workspace}: a card could read it")
