@@ -34,6 +34,7 @@ from engine.service.context import (
 )
 from engine.service.fastlane import decide_batch, decide_call
 from engine.service.logpage import MAX_ROWS, log_page
+from engine.service.minting import mint_node_token
 from engine.service.models import (
     ApproveBody,
     ArrowBody,
@@ -137,22 +138,9 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         """Mint a card or agent token (operator, from a person's process)."""
         who.require_person("minting a token")
         kind, _, node_id = body.principal.partition(":")
-        engine.catch_up()  # a node another server just placed gets its token
-        node = engine.state.canvas.node(node_id)
-        if node is None or node.type != kind:
-            raise _not_found(f"no {kind} {node_id!r} on any canvas", f"missing-{kind}")
-        made = service.made.since(node_id)
-        token_id, token = await service.tokens.mint(body.principal)
-        # Removing a node revokes the tokens it finds in the store, not one still being
-        # written: a node removed meanwhile (here or by another server), and perhaps
-        # made again under its id, would leave this token standing for the next node
-        # given the id. Looked at again once the token is written, and revoked then.
-        engine.catch_up()
-        node = engine.state.canvas.node(node_id)
-        if node is None or node.type != kind or service.made.since(node_id) != made:
-            await service.tokens.revoke(token_id)
-            raise _not_found(f"no {kind} {node_id!r} on any canvas: it was removed while "
-                             "its token was made (the token is revoked)", f"missing-{kind}")
+        # The node on a canvas now, and still once the token is written (else revoked).
+        token_id, token = await mint_node_token(engine, service.tokens, service.made, kind,
+                                                node_id)
         return json_response({"id": token_id, "token": token, "principal": body.principal}, 201)
 
     @r.delete("/v1/tokens/{token_id}", status_code=204)
