@@ -48,7 +48,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from engine.app import writecalls, writecanvas, writeholds, writepackages
+from engine.app import writecalls, writecanvas, writeholds, writepackages, writetokens
 from engine.app.asking import Answer, Asking
 from engine.app.common import with_reason
 from engine.app.serviceclient import ServiceBackend, service_token, service_transport
@@ -118,7 +118,7 @@ def _confirm(out: Any, question: str) -> None:
 #: this process.
 _CONSENT = frozenset({"workspace add", "node add", "node set", "node remove", "arrow add",
                       "package install", "package grant", "package approve", "package decline",
-                      "hold approve"})
+                      "hold approve", "token mint"})
 
 
 #: Verbs that only read: on ``--db`` they read a view of the store (`ViewBackend`), which
@@ -128,6 +128,8 @@ _READS = frozenset({"package review", "hold list"})
 
 async def _carry_out(args: argparse.Namespace, verb: str) -> Answer:
     """The verb on its backend, closed after: (exit code, JSON answer, text answer)."""
+    if args.command == "token":  # the store's token table or the service's token routes
+        return await writetokens.run(verb, args)
     if verb in _READS:
         reader = _reader(args)
         try:
@@ -206,7 +208,7 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 
 #: The write verbs' arguments that name a file or an address: any bytes a name may hold.
-_PATHS = frozenset({"db", "service", "token_file", "folder", "help"})
+_PATHS = frozenset({"db", "service", "token_file", "folder", "out", "help"})
 
 
 def _text_only(parser: argparse.ArgumentParser) -> None:
@@ -222,9 +224,10 @@ def _text_only(parser: argparse.ArgumentParser) -> None:
 
 
 def register(sub: Any) -> None:
-    """Add the write verbs (workspace, node, arrow, package, call, hold) to the command
-    line."""
+    """Add the write verbs (workspace, node, arrow, package, call, hold, token) to the
+    command line."""
     writecanvas.register(sub, _common)
     writepackages.register(sub, _common)
     writecalls.register(sub, _common)
     writeholds.register(sub, _common)
+    writetokens.register(sub, _common)  # token mint|revoke|list

@@ -41,13 +41,22 @@ if TYPE_CHECKING:
     from engine.store.log import Verification
     from engine.store.tokenfeed import TokenFeed
 
-__all__ = ["History", "Log", "Refresh", "Secrets", "Store", "TerminalClaim", "TokenTable",
-           "Transactional"]
+__all__ = ["History", "Log", "Refresh", "Secrets", "Store", "TerminalClaim", "TokenRow",
+           "TokenTable", "Transactional"]
 
 #: A change to apply to the engine's state in place, with its time (a catch-up);
 #: it notes in the `Moves` given how what it applied moved, as it applies it (so
 #: that what was applied before a failure is known too).
 Refresh = Callable[["State", "SteadyClock", "Moves"], None]
+
+
+class TokenRow(NamedTuple):
+    """A service token as `TokenTable.listing` tells it: never its secret."""
+
+    id: str  #: the token's id (``tok_…``), what revoking it names
+    principal: str  #: ``operator``, ``card:<id>`` or ``agent:<id>``
+    made: float  #: when it was minted (epoch seconds)
+    revoked: float | None  #: when it was revoked, or None while it stands
 
 
 class TerminalClaim(NamedTuple):
@@ -207,6 +216,11 @@ class TokenTable(Protocol):
 
     def revoke(self, token_id: str, t: float) -> bool:
         """Revoke a live token durably; False when no live token has that id."""
+        ...
+
+    def listing(self, *, live_only: bool = True) -> list[TokenRow]:
+        """Every token (only the live ones with ``live_only``), oldest first: never a
+        secret, which the table does not hold."""
         ...
 
     def close(self) -> None:

@@ -17,10 +17,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from engine.store.base import TokenRow
 from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.writelock import LockWait, is_busy
 
-__all__ = ["SQLiteTokens"]
+__all__ = ["SQLiteTokens", "token_rows"]
 
 _T = TypeVar("_T")
 
@@ -95,8 +96,21 @@ class SQLiteTokens:
             "update service_tokens set revoked = ? where id = ? and revoked is null",
             [t, token_id]).rowcount > 0)
 
+    def listing(self, *, live_only: bool = True) -> list[TokenRow]:
+        """Every token (the live ones with ``live_only``), oldest first (`token_rows`)."""
+        return token_rows(self._read, live_only=live_only)
+
     def close(self) -> None:
         """Close both connections."""
         self._read.close()
         with self._lock:
             self._write.close()
+
+
+def token_rows(conn: sqlite3.Connection, *, live_only: bool = True) -> list[TokenRow]:
+    """The tokens of the ``service_tokens`` table on ``conn`` (the live ones with
+    ``live_only``), oldest first: id, principal, when made and revoked, never the digest."""
+    where = " where revoked is null" if live_only else ""
+    return [TokenRow(str(r[0]), str(r[1]), float(r[2]), None if r[3] is None else float(r[3]))
+            for r in conn.execute("select id, principal, t, revoked from service_tokens"
+                                  f"{where} order by t, id")]

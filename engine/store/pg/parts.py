@@ -38,6 +38,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from engine.core.errors import StoreFailed
 from engine.core.hosts import normalise_host
 from engine.store.anchor import AnchorFile
+from engine.store.base import TokenRow
 from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.decoding import decode_field, is_chain, is_subject
 from engine.store.history import FIELDS as HISTORY_FIELDS
@@ -680,6 +681,16 @@ class PGTokens:
         with self._connection(READ_WAIT_S) as conn:
             return [str(r[0]) for r in conn.execute(
                 "select id from service_tokens where principal = %s", [principal])]
+
+    def listing(self, *, live_only: bool = True) -> list[TokenRow]:
+        """Every token (the live ones with ``live_only``), oldest first: id, principal,
+        when made and revoked, never the digest."""
+        where = " where revoked is null" if live_only else ""
+        with self._connection() as conn:
+            return [TokenRow(str(r[0]), str(r[1]), float(r[2]),
+                             None if r[3] is None else float(r[3]))
+                    for r in conn.execute("select id, principal, t, revoked from "
+                                          f"service_tokens{where} order by t, id")]
 
     def insert(self, token_id: str, digest: str, principal: str, t: float) -> None:
         """Add a token, committed before returning."""
