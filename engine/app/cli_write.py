@@ -1,8 +1,8 @@
 """The command line's write verbs: nodes, arrows, packages, calls and holds.
 
 ``arrowgate workspace add``, ``arrowgate node add|set|remove``, ``arrowgate arrow add|remove``,
-``arrowgate package offer|review|install|grant|revoke|approve|decline``, ``arrowgate call``
-and ``arrowgate hold list|approve|reject`` are thin clients: of the engine,
+``arrowgate package offer|review|install|grant|revoke|approve|decline``, ``arrowgate call``,
+``arrowgate hold list|approve|reject`` and ``arrowgate token mint|revoke|list`` are thin clients: of the engine,
 directly on the database (``--db``, like the other verbs), or of a running
 ``arrowgate serve`` (``--service ADDRESS``, a socket path or
 ``http://127.0.0.1:PORT``, with the operator's or a card's token from
@@ -18,7 +18,8 @@ migrated or this user cannot write). Errors go to standard error.
 
 Verbs that give or widen consent, or change the canvas — ``workspace add``, ``node add``,
 ``node set``, ``node remove``, ``arrow add``, ``package install``, ``package grant``,
-``package approve``, ``package decline`` and ``hold approve`` — first decide that a person operates this
+``package approve``, ``package decline``, ``hold approve`` and ``token mint`` (a card's or
+an agent's token: an agent must not mint itself one) — first decide that a person operates this
 process (`engine.effects.operator.operator_check`, as the TUI does) and refuse otherwise,
 whether they then work on the database or through the service (which makes
 its own check on the socket's peer as well). Verbs that only narrow consent
@@ -33,8 +34,8 @@ unless the hash of what they saw earlier is passed (``--review-hash``,
 ``--sha256``): then nothing is asked, and a different hash is ``stale``.
 
 The verbs live by group, one module each: `engine.app.writecanvas` (workspace,
-node, arrow), `engine.app.writepackages`, `engine.app.writecalls` and
-`engine.app.writeholds`; what they work on, in `engine.app.writebackends` and
+node, arrow), `engine.app.writepackages`, `engine.app.writecalls`,
+`engine.app.writeholds` and `engine.app.writetokens`; what they work on, in `engine.app.writebackends` and
 `engine.app.serviceclient`. This module runs them: the operator check, the
 question asked, the answer printed and the error answered.
 """

@@ -1315,9 +1315,8 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     import anyio
 
     from engine.app.common import CliError, db_path
-    from engine.service.listen import default_socket_path
-
     from engine.core.serviceaddress import AddressRefused, service_address
+    from engine.service.listen import default_socket_path
 
     if args.service:
         try:  # before anything is read or started: the agent's token goes there

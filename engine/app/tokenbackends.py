@@ -29,16 +29,16 @@ __all__ = ["LocalTokens", "ServiceTokens", "Tokens", "listing", "open_tokens"]
 class Tokens(Protocol):
     """What the token verbs need, from the engine or from the service."""
 
-    async def check(self, kind: str, node: str, workspace: str | None) -> list[str]:
+    async def check_principal(self, kind: str, node: str, workspace: str | None) -> list[str]:
         """Refuse a principal whose node is not there (`NotFound`); the folders of the
         workspaces known here, inside which a token file must not be written."""
         ...
 
-    async def mint(self, kind: str, node: str) -> tuple[str, str]:
+    async def mint_token(self, kind: str, node: str) -> tuple[str, str]:
         """A new token for ``kind:node``: ``(id, token)``."""
         ...
 
-    async def revoke(self, token_id: str) -> None:
+    async def revoke_token(self, token_id: str) -> None:
         """Revoke a live token (`NotFound` when none has that id)."""
         ...
 
@@ -96,7 +96,7 @@ class LocalTokens:
             raise
         self.made = Made(engine)
 
-    async def check(self, kind: str, node: str, workspace: str | None) -> list[str]:
+    async def check_principal(self, kind: str, node: str, workspace: str | None) -> list[str]:
         """The node is on a canvas (in ``workspace``, when given) and of that kind; every
         workspace's folder."""
         state = self.engine.state
@@ -110,13 +110,13 @@ class LocalTokens:
                            f"{found.workspace!r})", reason=f"missing-{kind}")
         return [ws.folder for ws in state.workspaces.values()]
 
-    async def mint(self, kind: str, node: str) -> tuple[str, str]:
+    async def mint_token(self, kind: str, node: str) -> tuple[str, str]:
         """Mint as ``POST /v1/tokens`` does (`mint_node_token`)."""
         from engine.service.minting import mint_node_token
 
         return await mint_node_token(self.engine, self.tokens, self.made, kind, node)
 
-    async def revoke(self, token_id: str) -> None:
+    async def revoke_token(self, token_id: str) -> None:
         """Revoke a live token; on the store's change feed for every server on it."""
         if not await self.tokens.revoke(token_id):
             raise NotFound(f"no live token {token_id!r}", reason="missing-token")
@@ -133,7 +133,7 @@ class ServiceTokens(ServiceBackend):
     """A running ``arrowgate serve``'s tokens (``POST /v1/tokens``, ``DELETE
     /v1/tokens/{id}``), with the operator's token."""
 
-    async def check(self, kind: str, node: str, workspace: str | None) -> list[str]:
+    async def check_principal(self, kind: str, node: str, workspace: str | None) -> list[str]:
         """With ``workspace``: it exists, and the node is in it (its folder is answered);
         else ``POST /v1/tokens`` checks the node itself (no folder is known)."""
         if workspace is None:
@@ -147,7 +147,7 @@ class ServiceTokens(ServiceBackend):
                            reason=f"missing-{kind}")
         return [folder] if isinstance(folder, str) else []
 
-    async def mint(self, kind: str, node: str) -> tuple[str, str]:
+    async def mint_token(self, kind: str, node: str) -> tuple[str, str]:
         """``POST /v1/tokens``."""
         answer: Any = await self._request("POST", "/v1/tokens", {"principal": f"{kind}:{node}"})
         token_id = answer.get("id") if isinstance(answer, dict) else None
@@ -157,7 +157,7 @@ class ServiceTokens(ServiceBackend):
                                  f"{str(answer)[:200]}")
         return token_id, token
 
-    async def revoke(self, token_id: str) -> None:
+    async def revoke_token(self, token_id: str) -> None:
         """``DELETE /v1/tokens/{id}``."""
         await self._request("DELETE", f"/v1/tokens/{_seg(token_id)}")
 

@@ -65,7 +65,7 @@ async def run(verb: str, args: argparse.Namespace) -> Answer:
         return await _mint(args)
     tokens = open_tokens(args)
     try:
-        await tokens.revoke(args.id)
+        await tokens.revoke_token(args.id)
     finally:
         await tokens.aclose()
     return OK, {"id": args.id, "revoked": True}, f"token {args.id} revoked"
@@ -80,13 +80,13 @@ async def _mint(args: argparse.Namespace) -> Answer:
         raise Failure(USAGE, "--force replaces an --out file: give --out FILE")
     tokens = open_tokens(args)
     try:
-        folders = await tokens.check(kind, node, args.workspace)
+        folders = await tokens.check_principal(kind, node, args.workspace)
         if out is not None:
             for folder in folders:
                 if inside(out, folder):
                     raise Failure(USAGE, f"--out {out}: inside the workspace folder {folder}, "
                                          "where a card allowed fs.read could read the token")
-        token_id, token = await tokens.mint(kind, node)
+        token_id, token = await tokens.mint_token(kind, node)
         principal = f"{kind}:{node}"
         if out is None:
             # The secret alone on standard output (`> FILE`, `$(…)`); what it is, beside.
@@ -97,7 +97,7 @@ async def _mint(args: argparse.Namespace) -> Answer:
         try:
             write_out(out, token, replace=args.force)
         except OSError as exc:
-            await tokens.revoke(token_id)  # never a token standing that nobody holds
+            await tokens.revoke_token(token_id)  # never a token standing that nobody holds
             raise Failure(USAGE, f"--out {out}: cannot be written "
                                  f"({exc.strerror or exc}): token {token_id} is revoked") from exc
     finally:
