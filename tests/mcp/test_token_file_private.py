@@ -79,6 +79,8 @@ def test_a_missing_token_file_says_how_to_get_one(tmp_path: Path) -> None:
     assert f"cannot read the agent token {token}: No such file or directory" in done.stderr
     assert 'POST /v1/tokens {"principal": "agent:a1"}' in done.stderr, done.stderr
     assert "Wiring your own coding agent" in done.stderr, done.stderr
+    # And the command that mints it into that very file (round 29: `arrowgate token mint`).
+    assert f"arrowgate token mint agent:a1 --out {token}" in done.stderr, done.stderr
     assert not token.parent.exists()  # nothing made
 
 
