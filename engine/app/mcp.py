@@ -1344,11 +1344,17 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
     try:
         token = _read_private(token_file)
     except FileNotFoundError as exc:
-        # A person wiring an agent of their own: say how its token is made.
+        # A person wiring an agent of their own: say how its token is made, into this file.
+        import shlex
+
         body = json.dumps({"principal": f"agent:{args.agent}"})
+        mint = shlex.join(["arrowgate", "token", "mint", f"agent:{args.agent}", "--out",
+                           str(token_file), *(["--db", str(db)] if db is not None else [])])
         print(f"arrowgate mcp: cannot read the agent token {token_file}: {exc.strerror} "
-              f"(the operator mints one through `arrowgate serve`: POST /v1/tokens {body}; "
-              f"see the README's \"Wiring your own coding agent\")", file=sys.stderr)
+              f"(the operator mints one: `{mint}`"
+              f"{'' if db is not None else ' with --db of the served database or --service'}"
+              f", or through `arrowgate serve`: POST /v1/tokens {body}; see the README's "
+              f"\"Wiring your own coding agent\")", file=sys.stderr)
         return 2
     except OSError as exc:
         print(f"arrowgate mcp: cannot read the agent token {token_file}: {exc.strerror}",
