@@ -2,7 +2,8 @@
 
 A person wiring their own Claude Code, Codex or Gemini CLI to a canvas's card tools
 follows that paragraph: `arrowgate serve --db app.db` running, the agent's token minted
-with the README's Python and written where `arrowgate mcp --db app.db` looks for it, and
+with the README's `arrowgate token mint` (round 29; a Python script before) into the file
+`arrowgate mcp --db app.db` looks for, and
 the configuration of their agent. Here each configuration is read as its agent reads it
 (JSON, TOML; Claude Code's ``claude mcp add NAME -- COMMAND ARGS…``), and the server it
 names is started as the agent would start it, by the MCP SDK's client, which lists the
@@ -19,21 +20,24 @@ its own (the service, the mint, the agent's MCP server).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
 import shlex
 import stat
-import subprocess
 import sys
 import tomllib
 from pathlib import Path
 from typing import Any
 
+import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from engine import Engine, file_digests
+from engine.app.cli import main
+from engine.effects.operator import OperatorCheck
 from tests.unit.test_cli_service import _start, _stop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -90,26 +94,31 @@ async def _listed(server: dict[str, Any]) -> list[str]:
         return [tool.name for tool in (await session.list_tools()).tools]
 
 
-async def test_the_readme_wires_a_coding_agent_of_ones_own(tmp_path: Path) -> None:
+async def test_the_readme_wires_a_coding_agent_of_ones_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     section = _section()
     # GIVEN a canvas in app.db and `arrowgate serve --db app.db` running beside it
     await _canvas(tmp_path / "app.db", tmp_path / "project")
     proc, _operator = _start(tmp_path, db_name="app.db")
     try:
-        # WHEN the README's Python mints the agent's token, run beside app.db
-        [mint] = _blocks(section, "python")
-        (tmp_path / "mint.py").write_text(mint)
-        done = subprocess.run([sys.executable, "mint.py"], cwd=tmp_path, capture_output=True,
-                              text=True, timeout=60)
-        assert done.returncode == 0, done.stderr
-        token_id, path = done.stdout.split()
-        assert token_id.startswith("tok_") and path == "app.db.agents/a1.token"
+        # WHEN the README's command mints the agent's token, run beside app.db by a person
+        # at their terminal (this checkout's arrowgate, in this process: the operator
+        # check itself, which refuses this test's process tree, is tested on its own)
+        [mint, claude_add] = _blocks(section, "sh")
+        words = shlex.split(mint)
+        assert words[0] == ".venv/bin/arrowgate", mint
+        monkeypatch.chdir(tmp_path)
+        monkeypatch.setattr("engine.app.cli_write.operator_check", lambda: OperatorCheck(True))
+        assert await asyncio.to_thread(main, words[1:]) == 0
+        said = capsys.readouterr().out
+        assert re.fullmatch(r"token tok_[0-9a-f]+ for agent:a1 written to "
+                            r"app\.db\.agents/a1\.token \(mode 0600\)\n", said), said
         # THEN it is where `arrowgate mcp --db app.db` looks, private as it requires
-        token = tmp_path / path
+        token = tmp_path / "app.db.agents" / "a1.token"
         assert stat.S_IMODE(token.stat().st_mode) == 0o600
         assert stat.S_IMODE(token.parent.stat().st_mode) == 0o700
         # AND each agent's configuration, read as that agent reads it, names one server
-        [claude_add] = _blocks(section, "sh")
         words = shlex.split(claude_add)
         assert words[:4] == ["claude", "mcp", "add", "arrowgate"] and words[4] == "--"
         mcp_json, gemini = (json.loads(block) for block in _blocks(section, "json"))
