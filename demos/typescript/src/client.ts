@@ -71,16 +71,54 @@ export class ArrowgateError extends Error {
   }
 }
 
-/** Where the service listens: a Unix socket path, or `http://127.0.0.1:PORT`. */
+/**
+ * Where the service listens: a Unix socket path, or `http://` on this machine's loopback
+ * (`127.0.0.0/8`, `[::1]`, `localhost`). The token goes with every request, so any other
+ * address is refused here, before any connection, naming it and why: plain http to
+ * another host would carry it across a network in clear, and a user name, a query or a
+ * fragment is no part of an address (the README's decision on service addresses).
+ * Hosts are judged as the URL parser normalises them (`127.1` is `127.0.0.1`), which is
+ * the host connected to; no name but `localhost` is resolved to see where it leads.
+ */
 export function dispatcherFor(address: string): { base: string; agent: Agent } {
-  if (address.startsWith("http://")) {
-    return { base: address.replace(/\/+$/, ""), agent: new Agent({ keepAliveTimeout: 10_000 }) };
-  }
   if (address.includes("://")) {
-    throw new Error(`address ${address}: give a socket path or http://127.0.0.1:PORT`);
+    const refuse = (why: string): Error => new Error(
+      `the service address ${JSON.stringify(address)}: ${why}; give the service's socket `
+      + "path or http://127.0.0.1:PORT");
+    let url: URL;
+    try {
+      url = new URL(address);
+    } catch {
+      throw refuse("it is no URL");
+    }
+    if (url.protocol !== "http:") {
+      throw refuse(`its scheme ${JSON.stringify(url.protocol.replace(/:$/, ""))} is not http`);
+    }
+    if (url.username !== "" || url.password !== "" || /^[a-z]+:\/\/[^/?#]*@/i.test(address)) {
+      throw refuse("it holds a user name or password (…@host), which is not part of an "
+        + "address (the token is given to the client)");
+    }
+    if (address.includes("?")) throw refuse("it has a query (?…), which is not part of an address");
+    if (address.includes("#")) {
+      throw refuse("it has a fragment (#…), which is not part of an address");
+    }
+    if (!isLoopback(url.hostname)) {
+      throw refuse(`plain http to ${url.hostname.replace(/^\[|\]$/g, "")}, which is not this `
+        + "machine's loopback (127.0.0.0/8, ::1, localhost): the token would cross the "
+        + "network in clear");
+    }
+    const base = `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, "")}`;
+    return { base, agent: new Agent({ keepAliveTimeout: 10_000 }) };
   }
   // The host name is never resolved: the Agent connects to the socket.
   return { base: "http://arrowgate", agent: new Agent({ connect: { socketPath: address } }) };
+}
+
+/** `localhost`, an address of 127.0.0.0/8 or `[::1]`, as the URL parser writes them. */
+function isLoopback(hostname: string): boolean {
+  if (hostname === "localhost" || hostname === "[::1]") return true;
+  const v4 = /^(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(hostname);
+  return v4 !== null && v4[1] === "127";
 }
 
 type Params = Record<string, string>;
