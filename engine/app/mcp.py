@@ -150,7 +150,7 @@ class _Reply:
 
 
 class ServiceClient:
-    """The service as agent ``agent`` sees it, over a Unix socket or loopback TCP.
+    """The service as agent ``agent`` sees it, over a Unix socket, loopback TCP or TLS.
 
     Not httpx: a tool call's request is on the agent's critical path, and
     httpx's request and response models cost about 1 ms of CPU a request on
