@@ -72,6 +72,14 @@ def test_mint_and_revoke_through_the_service(
         assert _tools(sock, secret) == 401
         assert main(["token", "revoke", minted["id"], *via]) == 2
         assert "NOT_FOUND" in capsys.readouterr().err
+        # AND one minted and revoked on the store itself (--db) is taken, then refused, by
+        # the running service at once: the store is where every server reads tokens
+        db = ["--db", str(tmp_path / "ag.db")]
+        assert main(["token", "mint", "agent:a1", *db, "--json"]) == 0
+        minted = json.loads(capsys.readouterr().out)
+        assert _tools(sock, minted["token"]) == 200
+        assert main(["token", "revoke", minted["id"], *db]) == 0
+        assert _tools(sock, minted["token"]) == 401
     finally:
         _stop(proc)
 
