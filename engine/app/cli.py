@@ -724,6 +724,9 @@ def build_parser(*, as_json: bool = False) -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true",
                    help='print {"db", "applied": [the migrations applied]} as JSON')
     p.set_defaults(fn=_cmd_upgrade)
+    from engine.app.copystore import register as register_copy
+
+    register_copy(sub)  # `arrowgate copy`: a whole store into an empty PostgreSQL database
 
     p = sub.add_parser("import", help="import a JSON Canvas 1.0 file as a new workspace")
     p.add_argument("file", metavar="FILE.canvas", help="the JSON Canvas file")

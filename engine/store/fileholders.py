@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["holders"]
+__all__ = ["holders", "program", "users"]
 
 #: At most this many processes are named.
 NAMED = 3
@@ -85,3 +85,40 @@ def holders(file: str) -> str:
         else:
             told.append(f"process {pid} ({_program(pid) or 'its program unknown'})")
     return "held by " + "; ".join(told)
+
+
+def users(file: str) -> list[int] | None:
+    """The processes that have the SQLite database ``file`` open now, each once, or None
+    when this cannot be told (no ``/proc/locks`` here).
+
+    Every connection to a WAL database holds a shared lock on its ``-shm`` file (the
+    byte SQLite calls DMS) and on the database file's shared range for as long as it is
+    open, idle or not; so any lock on either, by any process, this one included, is a
+    connection open on it.
+    """
+    try:
+        text = _LOCKS.read_text(errors="replace")
+    except OSError:
+        return None
+    files = {i for i in (_identity(file + "-shm"), _identity(file)) if i is not None}
+    found: list[int] = []
+    for line in text.splitlines():
+        fields = line.split()
+        # "2: POSIX  ADVISORY  READ 13743 fe:00:2146518 128 128" ("->" marks a waiter)
+        if len(fields) != 8 or fields[1] != "POSIX" or fields[5] not in files:
+            continue
+        try:
+            pid = int(fields[4])
+        except ValueError:
+            continue
+        if pid not in found:
+            found.append(pid)
+    return found
+
+
+def program(pid: int) -> str:
+    """Process ``pid`` as words: its id and its program's name (never its command line,
+    which may carry what a person typed)."""
+    if pid == os.getpid():
+        return f"process {pid} (this one: a connection other than the caller's)"
+    return f"process {pid} ({_program(pid) or 'its program unknown'})"

@@ -1,0 +1,365 @@
+"""A whole store copied from a SQLite file into an empty PostgreSQL database
+(``arrowgate copy``): the canvas, the consent given, the log and the consent history
+with their hash chains, and every window, hold and queue as they stand.
+
+``import``/``export`` carry a canvas's nodes and arrows only; a person who has used
+arrowgate alone on the SQLite default and now shares the canvas on PostgreSQL (README
+"A shared canvas on PostgreSQL") keeps the rest too: what was granted and reviewed,
+what is held and queued, the tool calls, tokens, settings and the audit trail.
+
+Which tables are copied is `COPIED`, one line each; every other table of either store
+is per-store bookkeeping, named in `NOT_COPIED` with why (a test holds every table of
+both schemas to be in one of the two, so a new table is one line here).
+
+How it stays safe:
+
+- the source is read only, and only when no other connection has the file open
+  (`engine.store.fileholders.users`: an engine still serving it would go on writing
+  there after the copy, and the two stores would part); it must be up to date (else
+  `arrowgate upgrade` is named) and its log and consent history must verify against
+  its anchor (a tampered log is never laundered into a fresh anchor);
+- it is read in one read transaction, and checked again before the target commits:
+  a source that moved meanwhile fails the copy;
+- the target must hold no canvas: every copied table empty. It is written in one
+  transaction under the store's write lock, so a failure, or Ctrl-C, halfway leaves
+  it as it was; engines already open on it reload everything (a change of kind
+  ``reload``);
+- this machine's anchor of the target (README "Tamper evidence on PostgreSQL") is
+  written at the copied log's newest row once the copy committed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg import Connection, sql
+from sqlite_utils import Database
+
+from engine.core.errors import StoreFailed
+from engine.store.anchor import Anchor, AnchorFile, AnchorState
+from engine.store.database import connect_read_only
+from engine.store.fileholders import program, users
+from engine.store.log import ArrowLog, refuse_missing, verify_anchored
+from engine.store.migrations import migrations
+from engine.store.pg.anchoring import local_anchor
+from engine.store.pg.changes import ENGINE_MARK, record_change
+from engine.store.pg.locks import Lock, xact_lock
+from engine.store.pg.parts import Link, redact
+from engine.store.pg.schema import migrate, refuse_lost_ledger
+from engine.store.view import OlderSchema
+
+__all__ = ["COPIED", "NOT_COPIED", "Copied", "CopyReport", "copy_to_postgres"]
+
+
+@dataclass(frozen=True, slots=True)
+class Copied:
+    """A table that is state, copied whole: its name, the order its rows are read in
+    (its key), and which rows are the source store's own bookkeeping, left behind."""
+
+    name: str
+    order: str
+    #: An SQL condition on the rows left behind ("": none).
+    skip: str = ""
+
+
+#: Every table that is state. Its columns are the same in both stores (the PostgreSQL
+#: schema is the SQLite one's, `engine.store.pg.schema`).
+COPIED: tuple[Copied, ...] = (
+    Copied("workspaces", "id"),
+    Copied("nodes", "id"),  # spawned copies too: a copy's ``data`` names its root
+    Copied("arrows", "id"),
+    Copied("packages", "name"),  # manifests, file digests, review hashes, pending versions
+    Copied("grants", "package, permission"),
+    Copied("prompts", "id"),  # held, queued, delivered and finished
+    Copied("tool_calls", "id"),
+    # Every counted call, not only those inside a window now: which windows a card has
+    # is the settings' to say, and a window the next call reads must be whole.
+    Copied("rate_events", "id"),
+    Copied("prompt_budget", "workspace"),  # each workspace's prompt bucket
+    Copied("suppressed_pending", "key"),  # refusals counted, their summary row owed
+    Copied("usage", "workspace"),
+    Copied("secrets", "name"),
+    Copied("service_tokens", "id"),  # their SHA-256 only, as stored
+    Copied("log", "seq"),
+    Copied("consent", "seq"),
+    # A JSON Canvas import's extras (``jsoncanvas:<workspace>``); the SQLite file's own
+    # bookkeeping of its log's side tables and its anchor is not the target's.
+    Copied("meta", "key", "key in ('log_keyed', 'anchored')"),
+)
+
+#: The tables of either store that are not copied, each with why.
+NOT_COPIED: dict[str, str] = {
+    "changes": "each store's feed of its own commits, for the engines open on it",
+    "log_cards": "the SQLite file's index of its log by card (PostgreSQL indexes the log)",
+    "log_arrows": "the SQLite file's index of its log by arrow (PostgreSQL indexes the log)",
+    "terminal_drivers": "claims of engines driving terminals on the source: its engines' "
+                        "own, and none may be open while it is copied",
+    "_sqlite_migrations": "the SQLite file's migrations ledger",
+    "schema_migrations": "the PostgreSQL store's migrations ledger",
+}
+
+
+@dataclass(slots=True)
+class CopyReport:
+    """What a copy did: rows per table, and the heads of the two chains copied."""
+
+    source: str
+    target: str  #: the target's URL, its password as ``***``
+    tables: dict[str, int] = field(default_factory=dict)
+    log: Anchor | None = None  #: the log's newest row (None: empty)
+    history: Anchor | None = None  #: the consent history's newest entry (None: empty)
+    anchor: str = ""  #: this machine's anchor of the target, written at ``log``
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON form ``arrowgate copy --json`` prints."""
+
+        def head(row: Anchor | None) -> dict[str, Any] | None:
+            return None if row is None else {"seq": row.seq, "hash": row.hash}
+
+        return {"from": self.source, "to": self.target, "tables": dict(self.tables),
+                "log": head(self.log), "history": head(self.history), "anchor": self.anchor}
+
+
+def copy_to_postgres(path: str | Path, dsn: str, *, anchors: Path | None = None,
+                     schema: str | None = None) -> CopyReport:
+    """Copy the SQLite store at ``path`` into the PostgreSQL database ``dsn``, whole.
+
+    Args:
+        path: the SQLite database file.
+        dsn: a ``postgresql://`` URL of a database holding no canvas (no store yet,
+            or a store whose tables are all empty).
+        anchors: the folder of this machine's anchors (default
+            `engine.store.pg.anchoring.anchor_folder`).
+        schema: the target's schema (``search_path``); None for the default.
+
+    Returns:
+        The rows copied per table and the chains' heads.
+
+    Raises:
+        StoreFailed: reason ``in-use`` (another connection has the source open),
+            ``older-schema`` (`OlderSchema`: ``arrowgate upgrade`` first),
+            ``schema-mismatch`` or ``missing-table`` (as opening it would),
+            ``unverified`` (its log or history fails `log verify`, naming the
+            first bad row), ``not-copyable`` (a value PostgreSQL cannot hold),
+            ``not-empty`` (the target holds a canvas), ``changed`` (the source
+            moved while copied), ``connection`` (the server). Nothing is written
+            to the target in any of these cases.
+    """
+    source = str(path)
+    refuse_in_use(source)
+    conn = connect_read_only(source)
+    try:
+        db = Database(conn)
+        migrations.refuse_unknown(db)
+        behind = migrations.behind(db)
+        if behind:
+            raise OlderSchema(source, behind)
+        refuse_missing(migrations.missing_tables(db))
+        verified = verify_anchored(ArrowLog(db), AnchorFile(source + ".anchor"))
+        if not verified.ok:
+            where = f"first bad row {verified.first_bad}: " if verified.first_bad else ""
+            raise StoreFailed(f"{source}'s log does not verify ({where}{verified.problem}): "
+                              "a copy would carry it under a fresh anchor; nothing was "
+                              "copied", reason="unverified")
+        report = CopyReport(source, redact(dsn))
+        conn.execute("begin")  # one read snapshot: every table as of one moment
+        heads = _heads(conn)
+        if (0 if heads[0] is None else heads[0].seq) != verified.rows:
+            _refuse_changed(source, (None, None, -1))  # it moved since it was verified
+        report.log, report.history = heads[0], heads[1]
+        target = Link(dsn, schema=schema)
+        try:
+            _write(target, conn, report, anchors, lambda: _refuse_changed(source, heads))
+        finally:
+            target.close()
+        return report
+    finally:
+        conn.close()
+
+
+def refuse_in_use(path: str, *, reading: bool = False) -> None:
+    """Refuse a source another connection has open: an engine serving it would go on
+    writing there after the copy. Where this cannot be told (no ``/proc/locks``), the
+    source's heads are compared before the target commits instead (`_refuse_changed`).
+
+    Args:
+        reading: the copy's own connection is open: this process's locks are its
+            (another connection of this process was refused before it opened).
+
+    Raises:
+        StoreFailed: reason ``in-use``, naming the processes.
+    """
+    pids = [pid for pid in users(path) or [] if not (reading and pid == os.getpid())]
+    if pids:
+        named = "; ".join(program(pid) for pid in pids[:3])
+        raise StoreFailed(f"{path} is open in another program ({named}): stop the engines, "
+                          "services and viewers using it first (one still serving it would "
+                          "go on writing there after the copy); nothing was copied",
+                          reason="in-use")
+
+
+def _heads(conn: sqlite3.Connection) -> tuple[Anchor | None, Anchor | None, int]:
+    """The log's newest row, the history's newest entry and the change feed's newest
+    number: what moves with every write to the source."""
+
+    def head(table: str) -> Anchor | None:
+        row = conn.execute(f"select seq, hash from {table} order by seq desc limit 1").fetchone()
+        return None if row is None else Anchor(int(row[0]), str(row[1]))
+
+    changes = conn.execute("select coalesce(max(seq), 0) from changes").fetchone()[0]
+    return head("log"), head("consent"), int(changes)
+
+
+def _refuse_changed(path: str, heads: tuple[Anchor | None, Anchor | None, int]) -> None:
+    """Refuse the copy if the source moved since its snapshot was taken (read afresh).
+
+    Raises:
+        StoreFailed: reason ``changed`` (the caller's transaction on the target then
+            rolls back).
+    """
+    refuse_in_use(path, reading=True)
+    look = connect_read_only(path)
+    try:
+        now = _heads(look)
+    finally:
+        look.close()
+    if now != heads:
+        raise StoreFailed(f"{path} changed while it was copied (another program wrote to "
+                          "it): nothing was copied; stop what uses it and copy again",
+                          reason="changed")
+
+
+def _write(target: Link, source: sqlite3.Connection, report: CopyReport,
+           anchors: Path | None, check_source: Callable[[], None]) -> None:
+    """Make the target's schema, then copy every table in one transaction and commit;
+    then this machine's anchor at the copied log's head."""
+    try:
+        conn = target.conn
+        with conn.transaction():
+            refuse_lost_ledger(conn)
+            _refuse_not_empty(conn, target.dsn)  # before migrating: never upgrade a store in use
+        migrate(conn)
+        anchor = local_anchor(conn, anchors)
+        _refuse_stale_anchor(anchor, target.dsn)
+        conn.execute("begin")
+        # The engine's own write: the triggers that feed hand edits pass its rows by.
+        conn.execute(f"select {ENGINE_MARK}")
+        xact_lock(conn, Lock.WRITE)
+        _refuse_not_empty(conn, target.dsn)  # again under the lock: an engine may be open
+        for table in COPIED:
+            report.tables[table.name] = _copy_table(source, conn, table)
+        # Rate events keep their ids (their order): new ones are numbered after them.
+        conn.execute("select setval(pg_get_serial_sequence('rate_events', 'id'),"
+                     " coalesce(max(id), 0) + 1, false) from rate_events")
+        # Engines already open on the (empty) target read the whole store again.
+        record_change(conn, "reload", {"copied": True}, t=time.time())
+        check_source()
+        with _deferred_interrupt():
+            conn.execute("commit")
+            if report.log is not None:
+                anchor.write(AnchorState(report.log))
+        report.anchor = str(anchor.path)
+    except psycopg.Error as exc:
+        target.abandon()
+        raise StoreFailed(f"cannot copy into the PostgreSQL store {redact(target.dsn)}: "
+                          f"{exc}; nothing was copied", reason="connection") from exc
+    except OSError as exc:
+        target.abandon()
+        raise StoreFailed(f"cannot write this machine's anchor of {redact(target.dsn)}: "
+                          f"{exc}", reason="anchor") from exc
+    except BaseException:
+        target.abandon()  # Ctrl-C or a refusal halfway: rolled back, nothing copied
+        raise
+
+
+def _refuse_not_empty(conn: Connection[Any], dsn: str) -> None:
+    """Refuse a target whose store holds rows in any copied table (a canvas, a log, a
+    grant): a copy never merges into one.
+
+    Raises:
+        StoreFailed: reason ``not-empty``, naming the tables.
+    """
+    present = {str(r[0]) for r in conn.execute(
+        "select table_name from information_schema.tables"
+        " where table_schema = current_schema()")}
+    held = [t.name for t in COPIED if t.name in present and conn.execute(
+        sql.SQL("select exists (select 1 from {})").format(sql.Identifier(t.name))
+    ).fetchone() == (True,)]
+    if held:
+        raise StoreFailed(f"the PostgreSQL store {redact(dsn)} is not empty (rows in "
+                          f"{', '.join(held)}): a copy goes only into a database holding no "
+                          "canvas, never merged into one; nothing was copied",
+                          reason="not-empty")
+
+
+def _refuse_stale_anchor(anchor: AnchorFile, dsn: str) -> None:
+    """Refuse when this machine's anchor of the (empty) target names rows: it was left
+    by a database of the same name dropped since, and would call the copy cut short.
+
+    Raises:
+        StoreFailed: reason ``anchor``, naming the file to remove.
+    """
+    try:
+        state = anchor.read()
+    except ValueError as exc:
+        raise StoreFailed(f"this machine's anchor of {redact(dsn)} cannot be read ({exc}): "
+                          f"remove {anchor.path} (the database holds no log it vouches "
+                          "for); nothing was copied", reason="anchor") from exc
+    if state is not None and (state.committed is not None or state.pending is not None):
+        raise StoreFailed(f"this machine's anchor of {redact(dsn)}, {anchor.path}, names rows "
+                          "of a log this empty database does not hold (a database of the "
+                          "same name dropped and made again): remove that file first; "
+                          "nothing was copied", reason="anchor")
+
+
+def _copy_table(source: sqlite3.Connection, conn: Connection[Any], table: Copied) -> int:
+    """Copy one table's rows from ``source`` into ``conn`` (COPY); returns how many.
+
+    Raises:
+        StoreFailed: reason ``not-copyable``: a value PostgreSQL's columns cannot hold
+            (a NUL character in text, bytes), naming where.
+    """
+    where = f" where not ({table.skip})" if table.skip else ""
+    rows = source.execute(f"select * from {table.name}{where} order by {table.order}")
+    columns = [d[0] for d in rows.description]
+    statement = sql.SQL("copy {} ({}) from stdin").format(
+        sql.Identifier(table.name), sql.SQL(", ").join(map(sql.Identifier, columns)))
+    count = 0
+    with conn.cursor().copy(statement) as out:
+        for row in rows:
+            for column, value in zip(columns, row):
+                if isinstance(value, bytes) or (isinstance(value, str) and "\x00" in value):
+                    raise StoreFailed(
+                        f"{table.name} row {count + 1} (by {table.order}) holds in {column} "
+                        f"{'bytes' if isinstance(value, bytes) else 'a NUL character'}, "
+                        "which PostgreSQL's text cannot hold as it is: the copy would "
+                        "change it; nothing was copied", reason="not-copyable")
+            out.write_row(row)
+            count += 1
+    return count
+
+
+@contextlib.contextmanager
+def _deferred_interrupt() -> Iterator[None]:
+    """Ctrl-C waits while the copy commits and its anchor is written: the copy is then
+    whole, and so is what vouches for it (on the main thread; elsewhere no signal
+    arrives)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[object] = []
+    previous = signal.signal(signal.SIGINT, lambda *args: caught.append(args))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
