@@ -1,0 +1,311 @@
+"""`arrowgate copy --db FILE --to postgresql://…` (`engine.store.copying`): a canvas used
+alone on the SQLite default moves to a shared PostgreSQL database with everything it
+holds — grants, packages, held prompts, tool calls, tokens, windows, the log and the
+consent history with their hash chains — and the copy behaves as the source does.
+
+Each refusal (a source in use, older, tampered or moving; a target holding a canvas; a
+copy stopped halfway) leaves the target as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from engine import Engine, World
+from engine.app.cli import main
+from engine.app.reach import analyse
+from engine.app.replay import VirtualClock
+from engine.core.errors import StoreFailed
+from engine.store import copying
+from engine.store.copying import COPIED, copy_to_postgres
+from engine.store.logindex import verify_path
+from engine.store.migrations import migrations
+from engine.store.pg.schema import applied
+
+from ..conftest import manifest, offer_install
+
+#: Log rows the canvas is given beyond its few calls.
+NOTES = 2_000
+
+
+async def _populate(engine: Engine, folder: Path, clock: VirtualClock) -> None:
+    """A canvas with grants (one optional left out), a held prompt and a full prompt
+    window, an open tool call, a secret, usage, a token and thousands of log rows."""
+    folder.mkdir(exist_ok=True)
+    await engine.create_workspace("w1", folder, settings={"card_write_limit": 1_000_000})
+    await offer_install(engine, manifest("acme.p", {
+        "agents.prompt": {}, "cards.connected": {}, "clipboard.write": {"optional": True}},
+        tools=["relay"]))
+    for node in ({"id": "c1", "type": "card", "package": "acme.p"},
+                 {"id": "a1", "type": "agent", "status": "working", "dangerous": True},
+                 {"id": "a2", "type": "agent"}, {"id": "n1", "type": "note"}):
+        await engine.add_node(node, workspace="w1")
+    for arrow in ({"id": "e1", "from": "c1", "to": "a1"}, {"id": "e2", "from": "c1", "to": "n1"},
+                  {"id": "e3", "from": "a2", "to": "c1"}):
+        await engine.add_arrow(arrow)
+    for start in range(0, NOTES, 500):
+        await engine.call_many([("c1", "cards.note.append", "n1", {"text": f"n{i}"}, None)
+                                for i in range(start, start + 500)])
+    for i in range(6):  # held, each counted: c1's prompt window is full
+        clock.t += 1
+        d = await engine.call("c1", "agents.prompt", "a1", {"text": f"p{i}"})
+        assert d.outcome == "held", d
+    assert (await engine.tool("a2", "c1", "relay", {})).allowed
+    await engine.set_secret("api", "example.com", "s3cret")
+    await engine.record_usage("w1", 12, 0.5)
+    await engine.revoke("acme.p", "cards.connected")
+    await engine.grant("acme.p", "cards.connected")
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> tuple[Path, VirtualClock]:
+    """A populated SQLite store (closed) and the clock it was made on."""
+    clock = VirtualClock(1000.0)
+    db = tmp_path / "alone.db"
+    engine = Engine.open(db, clock=clock, world=World(net=None, fs=None))
+    try:
+        asyncio.run(_populate(engine, tmp_path / "ws", clock))
+        tokens = engine.store.tokens()  # type: ignore[attr-defined]
+        tokens.insert("tok_1", "ab" * 32, "card:c1", 1000.0)
+        tokens.close()
+    finally:
+        engine.close()
+    return db, clock
+
+
+def _sqlite_rows(db: Path, table: copying.Copied) -> list[tuple[Any, ...]]:
+    conn = sqlite3.connect(db)
+    try:
+        where = f" where not ({table.skip})" if table.skip else ""
+        return [tuple(r) for r in conn.execute(
+            f"select * from {table.name}{where} order by {table.order}")]
+    finally:
+        conn.close()
+
+
+def _pg_rows(dsn: str, table: copying.Copied) -> list[tuple[Any, ...]]:
+    with psycopg.connect(dsn) as conn:
+        cur = conn.execute(f"select * from {table.name} order by {table.order}")
+        pg = [d.name for d in cur.description or ()]
+        rows = cur.fetchall()
+    return [tuple(r[pg.index(c)] for c in pg) for r in rows]
+
+
+def _pg_counts(dsn: str) -> dict[str, int]:
+    with psycopg.connect(dsn) as conn:
+        if not applied(conn):
+            return {}
+        return {t.name: int(conn.execute(f"select count(*) from {t.name}").fetchone()[0])
+                for t in COPIED}
+
+
+def _sqlite_state(db: Path) -> dict[str, list[tuple[Any, ...]]]:
+    return {t.name: _sqlite_rows(db, t) for t in COPIED}
+
+
+def test_every_table_is_copied_equal_and_the_copy_verifies(
+        source: tuple[Path, VirtualClock], pg_dsn: str) -> None:
+    """Every copied table holds on PostgreSQL what it holds on SQLite, column for
+    column; the target's log verifies against this machine's anchor at the head."""
+    db, _clock = source
+    # WHEN the store is copied
+    report = copy_to_postgres(db, pg_dsn)
+    # THEN every table is equal, row for row, in the SQLite table's columns
+    conn = sqlite3.connect(db)
+    try:
+        for table in COPIED:
+            cur = conn.execute(f"select * from {table.name} limit 0")
+            sqlite_columns = [d[0] for d in cur.description]
+            with psycopg.connect(pg_dsn) as pg:
+                got = pg.execute(f"select * from {table.name} limit 0")
+                assert sorted(d.name for d in got.description or ()) == sorted(sqlite_columns)
+            want = _sqlite_rows(db, table)
+            with psycopg.connect(pg_dsn) as pg:
+                cols = ", ".join(f'"{c}"' for c in sqlite_columns)
+                rows = [tuple(r) for r in pg.execute(
+                    f"select {cols} from {table.name} order by {table.order}")]
+            assert rows == want, table.name
+            assert report.tables[table.name] == len(want)
+    finally:
+        conn.close()
+    assert report.tables["log"] > NOTES and report.tables["prompts"] >= 6
+    assert report.tables["tool_calls"] == 1 and report.tables["service_tokens"] == 1
+    # ... and the copy verifies, chain and anchor, as the source does
+    result = verify_path(pg_dsn)
+    assert result.ok and result.rows == report.tables["log"], result
+    assert report.log is not None and Path(report.anchor).is_file()
+
+
+async def _behaviour(engine: Engine, clock: VirtualClock) -> list[Any]:
+    """What the engine answers: reach, a refused call, a call its full window refuses
+    (and the row each logs), the held prompt, the open tool call, the log's last rows."""
+    out: list[Any] = [analyse(engine.state, "c1").to_json()]
+    clock.t = 1010.0
+    for call, target, args in (("clipboard.copyText", None, {"text": "x"}),
+                               ("agents.prompt", "a1", {"text": "one more"}),
+                               ("cards.note.append", "n1", {"text": "after"})):
+        d = await engine.call("c1", call, target, args)
+        out.append((d.outcome, d.code, d.reason, d.retry_after, d.message))
+    out.append(sorted((p.id, p.state, p.text) for p in engine.prompts(state="held")))
+    out.append(sorted((t.id, t.state) for t in engine.state.tool_calls.values()))
+    out.append([(r["seq"], r["hash"], r["outcome"]) for r in engine.log_rows()[-5:]])
+    return out
+
+
+def test_the_copy_answers_as_the_source(source: tuple[Path, VirtualClock],
+                                        pg_dsn: str) -> None:
+    """Reach, a refused call, a full rate window, the held prompt and the open tool call:
+    the same on the copy as on the source, down to the hashes of the rows they log."""
+    db, clock = source
+    copy_to_postgres(db, pg_dsn)
+    answers = []
+    for where in ({"path": db}, {"store": pg_dsn}):
+        engine = Engine.open(**where, clock=clock, world=World(net=None, fs=None))
+        try:
+            answers.append(asyncio.run(_behaviour(engine, clock)))
+        finally:
+            engine.close()
+    on_sqlite, on_pg = answers
+    assert on_sqlite == on_pg
+    refused, full, allowed = on_sqlite[1:4]
+    assert refused[1] == "PERMISSION_DENIED" and full[1] == "RATE_LIMITED"
+    assert allowed[0] == "ok" and len(on_sqlite[4]) == 6
+    assert verify_path(pg_dsn).ok
+
+
+def test_the_command_answers_in_json(source: tuple[Path, VirtualClock], pg_dsn: str,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """``arrowgate copy --json``: counts per table and the heads; a second copy into the
+    same database is refused in the one JSON error shape, exit 1, nothing changed."""
+    db, _clock = source
+    assert main(["copy", "--db", str(db), "--to", pg_dsn, "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["tables"] == _pg_counts(pg_dsn)
+    assert answer["log"]["seq"] == answer["tables"]["log"]
+    assert answer["history"]["seq"] == answer["tables"]["consent"]
+    before = _pg_counts(pg_dsn)
+    assert main(["copy", "--db", str(db), "--to", pg_dsn, "--json"]) == 1
+    error = json.loads(capsys.readouterr().err)["error"]
+    assert (error["code"], error["reason"]) == ("STORE_FAILED", "not-empty")
+    assert _pg_counts(pg_dsn) == before
+
+
+def test_a_target_holding_a_canvas_is_refused(source: tuple[Path, VirtualClock],
+                                              pg_dsn: str, tmp_path: Path) -> None:
+    """A database where an engine made a canvas is never merged into; left as it was."""
+    db, _clock = source
+    engine = Engine.open(store=pg_dsn, world=World(net=None, fs=None))
+    try:
+        asyncio.run(engine.create_workspace("other", tmp_path))
+    finally:
+        engine.close()
+    before, source_before = _pg_counts(pg_dsn), _sqlite_state(db)
+    with pytest.raises(StoreFailed) as caught:
+        copy_to_postgres(db, pg_dsn)
+    assert caught.value.reason == "not-empty" and "workspaces" in caught.value.message
+    assert _pg_counts(pg_dsn) == before and _sqlite_state(db) == source_before
+
+
+def test_a_schema_only_target_is_copied_into(source: tuple[Path, VirtualClock],
+                                             pg_dsn: str) -> None:
+    """A store an engine opened and left empty is a target like an empty database."""
+    db, _clock = source
+    Engine.open(store=pg_dsn, world=World(net=None, fs=None)).close()
+    assert copy_to_postgres(db, pg_dsn).tables["log"] > NOTES
+    assert verify_path(pg_dsn).ok
+
+
+def test_a_source_an_engine_has_open_is_refused(source: tuple[Path, VirtualClock],
+                                                pg_dsn: str) -> None:
+    """An engine still on the source would write there after the copy: refused, naming
+    the process; the target is not touched (no store made in it)."""
+    db, clock = source
+    engine = Engine.open(db, clock=clock, world=World(net=None, fs=None))
+    try:
+        with pytest.raises(StoreFailed) as caught:
+            copy_to_postgres(db, pg_dsn)
+    finally:
+        engine.close()
+    assert caught.value.reason == "in-use" and "process" in caught.value.message
+    assert _pg_counts(pg_dsn) == {}
+
+
+def test_a_tampered_source_is_refused_naming_the_row(source: tuple[Path, VirtualClock],
+                                                     pg_dsn: str) -> None:
+    """A source failing `log verify` is never laundered into a fresh anchor."""
+    db, _clock = source
+    conn = sqlite3.connect(db)
+    conn.execute("update log set payload = 'forged' where seq = 7")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreFailed) as caught:
+        copy_to_postgres(db, pg_dsn)
+    assert caught.value.reason == "unverified" and "first bad row 7" in caught.value.message
+    assert _pg_counts(pg_dsn) == {}
+
+
+def test_an_older_source_is_refused_naming_upgrade(tmp_path: Path, pg_dsn: str) -> None:
+    """A database an older arrowgate made is copied only once `arrowgate upgrade` ran."""
+    from sqlite_utils import Database
+
+    db = tmp_path / "older.db"
+    older = Database(db)
+    migrations.apply(older, stop_before=migrations.names[-1])
+    older.close()
+    with pytest.raises(StoreFailed) as caught:
+        copy_to_postgres(db, pg_dsn)
+    assert caught.value.reason == "older-schema" and "arrowgate upgrade" in caught.value.message
+    assert _pg_counts(pg_dsn) == {}
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, OSError])
+def test_a_copy_stopped_halfway_leaves_nothing(source: tuple[Path, VirtualClock], pg_dsn: str,
+                                               monkeypatch: pytest.MonkeyPatch,
+                                               stop: type[BaseException]) -> None:
+    """Ctrl-C (or a failure) after some tables were written: none of them stays, and the
+    copy can be made again."""
+    db, _clock = source
+    copy_table = copying._copy_table
+
+    def stopping(src: Any, conn: Any, table: copying.Copied) -> int:
+        if table.name == "log":
+            raise stop("stopped halfway")
+        return copy_table(src, conn, table)
+
+    monkeypatch.setattr(copying, "_copy_table", stopping)
+    with pytest.raises((stop, StoreFailed)):
+        copy_to_postgres(db, pg_dsn)
+    assert set(_pg_counts(pg_dsn).values()) == {0}
+    monkeypatch.setattr(copying, "_copy_table", copy_table)
+    assert copy_to_postgres(db, pg_dsn).tables["log"] > NOTES
+    assert verify_path(pg_dsn).ok
+
+
+def test_a_source_written_while_copied_fails_the_copy(source: tuple[Path, VirtualClock],
+                                                      pg_dsn: str,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write to the source after its snapshot was taken (where no lock tells of the
+    writer) fails the copy before it commits: nothing copied."""
+    db, _clock = source
+    copy_table = copying._copy_table
+
+    def written_meanwhile(src: Any, conn: Any, table: copying.Copied) -> int:
+        if table.name == "consent":
+            other = sqlite3.connect(db)
+            other.execute("delete from grants where permission = 'agents.prompt'")
+            other.commit()
+            other.close()
+        return copy_table(src, conn, table)
+
+    monkeypatch.setattr(copying, "_copy_table", written_meanwhile)
+    with pytest.raises(StoreFailed) as caught:
+        copy_to_postgres(db, pg_dsn)
+    assert caught.value.reason == "changed"
+    assert set(_pg_counts(pg_dsn).values()) == {0}
