@@ -332,6 +332,7 @@ def _copy_table(source: sqlite3.Connection, conn: Connection[Any], table: Copied
     where = f" where not ({table.skip})" if table.skip else ""
     rows = source.execute(f"select * from {table.name}{where} order by {table.order}")
     columns = [d[0] for d in rows.description]
+    keys = [columns.index(key.strip()) for key in table.order.split(",")]
     statement = sql.SQL("copy {} ({}) from stdin").format(
         sql.Identifier(table.name), sql.SQL(", ").join(map(sql.Identifier, columns)))
     count = 0
@@ -339,11 +340,13 @@ def _copy_table(source: sqlite3.Connection, conn: Connection[Any], table: Copied
         for row in rows:
             for column, value in zip(columns, row):
                 if isinstance(value, bytes) or (isinstance(value, str) and "\x00" in value):
+                    named = ", ".join(f"{columns[k]} {row[k]!r}" for k in keys)
                     raise StoreFailed(
-                        f"{table.name} row {count + 1} (by {table.order}) holds in {column} "
+                        f"the {table.name} row of {named} holds in {column} "
                         f"{'bytes' if isinstance(value, bytes) else 'a NUL character'}, "
-                        "which PostgreSQL's text cannot hold as it is: the copy would "
-                        "change it; nothing was copied", reason="not-copyable")
+                        "which PostgreSQL's text cannot hold: the copy would have to "
+                        "change it (and a log row's hash with it); nothing was copied",
+                        reason="not-copyable")
             out.write_row(row)
             count += 1
     return count

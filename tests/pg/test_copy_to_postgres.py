@@ -309,3 +309,77 @@ def test_a_source_written_while_copied_fails_the_copy(source: tuple[Path, Virtua
         copy_to_postgres(db, pg_dsn)
     assert caught.value.reason == "changed"
     assert set(_pg_counts(pg_dsn).values()) == {0}
+
+
+def test_a_value_postgresql_cannot_hold_is_refused_naming_its_row(
+        source: tuple[Path, VirtualClock], pg_dsn: str) -> None:
+    """A card's payload holding NUL is logged as sent on SQLite, hashed so; PostgreSQL's
+    text cannot hold it, and escaping it would break the chain: refused, naming the row,
+    with nothing copied."""
+    db, clock = source
+    engine = Engine.open(db, clock=clock, world=World(net=None, fs=None))
+    try:
+        d = asyncio.run(engine.call("c1", "cards.note.append", "n1", {"text": "a\x00b"}))
+        seq = engine.log_rows()[-1]["seq"]
+    finally:
+        engine.close()
+    assert d.allowed
+    with pytest.raises(StoreFailed) as caught:
+        copy_to_postgres(db, pg_dsn)
+    assert caught.value.reason == "not-copyable"
+    assert f"the log row of seq {seq} holds in payload a NUL" in caught.value.message
+    assert set(_pg_counts(pg_dsn).values()) == {0}
+
+
+def test_a_stale_anchor_of_the_target_is_refused(source: tuple[Path, VirtualClock],
+                                                 pg_dsn: str) -> None:
+    """This machine's anchor of a database dropped and made again under the same name
+    would call the copy cut short: refused, naming the file to remove."""
+    from engine.store.anchor import Anchor, AnchorState
+    from engine.store.pg.anchoring import local_anchor
+
+    db, _clock = source
+    with psycopg.connect(pg_dsn) as conn:
+        stale = local_anchor(conn)
+    stale.write(AnchorState(Anchor(99_999, "f" * 64)))
+    with pytest.raises(StoreFailed) as caught:
+        copy_to_postgres(db, pg_dsn)
+    assert caught.value.reason == "anchor" and str(stale.path) in caught.value.message
+    assert set(_pg_counts(pg_dsn).values()) == {0}
+    stale.path.unlink()
+    assert copy_to_postgres(db, pg_dsn).log is not None
+    assert verify_path(pg_dsn).ok
+
+
+def test_an_engine_open_on_the_empty_target_reads_the_copy(
+        source: tuple[Path, VirtualClock], pg_dsn: str) -> None:
+    """An engine serving the empty target when the copy commits reloads the whole store
+    (one change of kind reload, the copy's rows fed as no hand's edits)."""
+    db, clock = source
+    engine = Engine.open(store=pg_dsn, clock=clock, world=World(net=None, fs=None))
+    try:
+        assert not engine.state.workspaces
+        copy_to_postgres(db, pg_dsn)
+        with psycopg.connect(pg_dsn) as conn:
+            assert conn.execute("select kind from changes").fetchall() == [("reload",)]
+        clock.t = 1010.0
+        d = asyncio.run(engine.call("c1", "agents.prompt", "a1", {"text": "one more"}))
+        assert d.code == "RATE_LIMITED", d
+    finally:
+        engine.close()
+    assert verify_path(pg_dsn).ok
+
+
+def test_ctrl_c_halfway_is_exit_130_and_copies_nothing(
+        source: tuple[Path, VirtualClock], pg_dsn: str, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``arrowgate copy`` stopped by Ctrl-C: exit 130, one line, nothing in the target."""
+    db, _clock = source
+
+    def interrupted(src: Any, conn: Any, table: copying.Copied) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(copying, "_copy_table", interrupted)
+    assert main(["copy", "--db", str(db), "--to", pg_dsn]) == 130
+    assert "interrupted" in capsys.readouterr().err
+    assert set(_pg_counts(pg_dsn).values()) == {0}
