@@ -243,14 +243,14 @@ def _write(target: Link, source: sqlite3.Connection, report: CopyReport,
            anchors: Path | None, check_source: Callable[[], None]) -> None:
     """Make the target's schema, then copy every table in one transaction and commit;
     then this machine's anchor at the copied log's head."""
+    committing = False
     try:
         conn = target.conn
         with conn.transaction():
             refuse_lost_ledger(conn)
             _refuse_not_empty(conn, target.dsn)  # before migrating: never upgrade a store in use
         migrate(conn)
-        anchor = local_anchor(conn, anchors)
-        _refuse_stale_anchor(anchor, target.dsn)
+        anchor = _anchor_of(conn, anchors, target.dsn)
         conn.execute("begin")
         # The engine's own write: the triggers that feed hand edits pass its rows by.
         conn.execute(f"select {ENGINE_MARK}")
@@ -265,21 +265,55 @@ def _write(target: Link, source: sqlite3.Connection, report: CopyReport,
         record_change(conn, "reload", {"copied": True}, t=time.time())
         check_source()
         with _deferred_interrupt():
+            committing = True
             conn.execute("commit")
+            committing = False
+            report.anchor = str(anchor.path)
             if report.log is not None:
-                anchor.write(AnchorState(report.log))
-        report.anchor = str(anchor.path)
+                _write_anchor(anchor, report.log, target.dsn)
     except psycopg.Error as exc:
         target.abandon()
+        # A connection lost in the COMMIT's round trip leaves its fate unknown here.
+        fate = ("the connection was lost as it committed: see whether the target holds "
+                "the copy before copying again" if committing else "nothing was copied")
         raise StoreFailed(f"cannot copy into the PostgreSQL store {redact(target.dsn)}: "
-                          f"{exc}; nothing was copied", reason="connection") from exc
-    except OSError as exc:
-        target.abandon()
-        raise StoreFailed(f"cannot write this machine's anchor of {redact(target.dsn)}: "
-                          f"{exc}", reason="anchor") from exc
+                          f"{exc}; {fate}", reason="connection") from exc
     except BaseException:
         target.abandon()  # Ctrl-C or a refusal halfway: rolled back, nothing copied
         raise
+
+
+def _anchor_of(conn: Connection[Any], anchors: Path | None, dsn: str) -> AnchorFile:
+    """This machine's anchor of the target, its folder made, checked to name no rows.
+
+    Raises:
+        StoreFailed: reason ``anchor``: its folder cannot be made, or it names rows
+            (`_refuse_stale_anchor`).
+    """
+    try:
+        anchor = local_anchor(conn, anchors)
+    except OSError as exc:
+        raise StoreFailed(f"cannot make this machine's anchor of {redact(dsn)}: {exc} (the "
+                          "anchors live beside the default database: set ARROWGATE_DB to a "
+                          "file in a writable folder); nothing was copied",
+                          reason="anchor") from exc
+    _refuse_stale_anchor(anchor, dsn)
+    return anchor
+
+
+def _write_anchor(anchor: AnchorFile, head: Anchor, dsn: str) -> None:
+    """Record the copied log's newest row in this machine's anchor (the copy committed).
+
+    Raises:
+        StoreFailed: reason ``anchor``: it could not be written; the copy stands.
+    """
+    try:
+        anchor.write(AnchorState(head))
+    except (OSError, ValueError) as exc:
+        raise StoreFailed(f"the copy into {redact(dsn)} committed, but this machine's anchor "
+                          f"{anchor.path} could not be written ({exc}): the log is not "
+                          "vouched for here until an engine on this machine appends to it",
+                          reason="anchor") from exc
 
 
 def _refuse_not_empty(conn: Connection[Any], dsn: str) -> None:

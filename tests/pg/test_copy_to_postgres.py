@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -64,20 +65,32 @@ async def _populate(engine: Engine, folder: Path, clock: VirtualClock) -> None:
     await engine.grant("acme.p", "cards.connected")
 
 
-@pytest.fixture
-def source(tmp_path: Path) -> tuple[Path, VirtualClock]:
-    """A populated SQLite store (closed) and the clock it was made on."""
+@pytest.fixture(scope="module")
+def _built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, float]:
+    """A populated SQLite store (closed), made once for the module, and its clock's time."""
     clock = VirtualClock(1000.0)
-    db = tmp_path / "alone.db"
+    folder = tmp_path_factory.mktemp("built")
+    db = folder / "alone.db"
     engine = Engine.open(db, clock=clock, world=World(net=None, fs=None))
     try:
-        asyncio.run(_populate(engine, tmp_path / "ws", clock))
+        asyncio.run(_populate(engine, folder / "ws", clock))
         tokens = engine.store.tokens()  # type: ignore[attr-defined]
         tokens.insert("tok_1", "ab" * 32, "card:c1", 1000.0)
         tokens.close()
     finally:
         engine.close()
-    return db, clock
+    return db, clock.t
+
+
+@pytest.fixture
+def source(_built: tuple[Path, float], tmp_path: Path) -> tuple[Path, VirtualClock]:
+    """This test's copy of the populated store (the file and its anchor), and a clock at
+    the time it was made."""
+    built, t = _built
+    db = tmp_path / built.name
+    for suffix in ("", ".anchor"):
+        shutil.copyfile(f"{built}{suffix}", f"{db}{suffix}")
+    return db, VirtualClock(t)
 
 
 def _sqlite_rows(db: Path, table: copying.Copied) -> list[tuple[Any, ...]]:
@@ -383,3 +396,14 @@ def test_ctrl_c_halfway_is_exit_130_and_copies_nothing(
     assert main(["copy", "--db", str(db), "--to", pg_dsn]) == 130
     assert "interrupted" in capsys.readouterr().err
     assert set(_pg_counts(pg_dsn).values()) == {0}
+
+
+def test_an_empty_store_is_copied_and_verifies(tmp_path: Path, pg_dsn: str) -> None:
+    """A store with no canvas and no log yet copies as such: no anchor is written for a
+    log with no row, and the target verifies."""
+    db = tmp_path / "empty.db"
+    Engine.open(db, world=World(net=None, fs=None)).close()
+    report = copy_to_postgres(db, pg_dsn)
+    assert report.log is None and set(report.tables.values()) == {0}
+    assert not Path(report.anchor).exists()
+    assert verify_path(pg_dsn).ok
