@@ -97,6 +97,9 @@ COPIED: tuple[Copied, ...] = (
     Copied("meta", "key", "key in ('log_keyed', 'anchored')"),
 )
 
+#: The longest one round trip of the copy may wait for the server, in seconds.
+COPY_S = 300.0
+
 #: The tables of either store that are not copied, each with why.
 NOT_COPIED: dict[str, str] = {
     "changes": "each store's feed of its own commits, for the engines open on it",
@@ -246,31 +249,34 @@ def _write(target: Link, source: sqlite3.Connection, report: CopyReport,
     committing = False
     try:
         conn = target.conn
-        with conn.transaction():
-            refuse_lost_ledger(conn)
-            _refuse_not_empty(conn, target.dsn)  # before migrating: never upgrade a store in use
-        migrate(conn)
-        anchor = _anchor_of(conn, anchors, target.dsn)
-        conn.execute("begin")
-        # The engine's own write: the triggers that feed hand edits pass its rows by.
-        conn.execute(f"select {ENGINE_MARK}")
-        xact_lock(conn, Lock.WRITE)
-        _refuse_not_empty(conn, target.dsn)  # again under the lock: an engine may be open
-        for table in COPIED:
-            report.tables[table.name] = _copy_table(source, conn, table)
-        # Rate events keep their ids (their order): new ones are numbered after them.
-        conn.execute("select setval(pg_get_serial_sequence('rate_events', 'id'),"
-                     " coalesce(max(id), 0) + 1, false) from rate_events")
-        # Engines already open on the (empty) target read the whole store again.
-        record_change(conn, "reload", {"copied": True}, t=time.time())
-        check_source()
-        with _deferred_interrupt():
-            committing = True
-            conn.execute("commit")
-            committing = False
-            report.anchor = str(anchor.path)
-            if report.log is not None:
-                _write_anchor(anchor, report.log, target.dsn)
+        # A copy is made once, as a migration is: its round trips (a large COPY's end,
+        # its COMMIT) may take longer than a served statement's.
+        with conn.patience(COPY_S):
+            with conn.transaction():
+                refuse_lost_ledger(conn)
+                _refuse_not_empty(conn, target.dsn)  # before migrating a store in use
+            migrate(conn)
+            anchor = _anchor_of(conn, anchors, target.dsn)
+            conn.execute("begin")
+            # The engine's own write: the triggers that feed hand edits pass its rows by.
+            conn.execute(f"select {ENGINE_MARK}")
+            xact_lock(conn, Lock.WRITE)
+            _refuse_not_empty(conn, target.dsn)  # again under the lock: an engine may be open
+            for table in COPIED:
+                report.tables[table.name] = _copy_table(source, conn, table)
+            # Rate events keep their ids (their order): new ones are numbered after them.
+            conn.execute("select setval(pg_get_serial_sequence('rate_events', 'id'),"
+                         " coalesce(max(id), 0) + 1, false) from rate_events")
+            # Engines already open on the (empty) target read the whole store again.
+            record_change(conn, "reload", {"copied": True}, t=time.time())
+            check_source()
+            with _deferred_interrupt():
+                committing = True
+                conn.execute("commit")
+                committing = False
+                report.anchor = str(anchor.path)
+                if report.log is not None:
+                    _write_anchor(anchor, report.log, target.dsn)
     except psycopg.Error as exc:
         target.abandon()
         # A connection lost in the COMMIT's round trip leaves its fate unknown here.
