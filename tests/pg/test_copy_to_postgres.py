@@ -79,6 +79,11 @@ def _built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, float]:
         tokens.close()
     finally:
         engine.close()
+    # A JSON Canvas import's extras, kept in meta beside the file's own bookkeeping.
+    conn = sqlite3.connect(db)
+    conn.execute("insert into meta (key, value) values ('jsoncanvas:w1', '{\"styles\": {}}')")
+    conn.commit()
+    conn.close()
     return db, clock.t
 
 
@@ -150,6 +155,15 @@ def test_every_table_is_copied_equal_and_the_copy_verifies(
         conn.close()
     assert report.tables["log"] > NOTES and report.tables["prompts"] >= 6
     assert report.tables["tool_calls"] == 1 and report.tables["service_tokens"] == 1
+    # ... the import's extras, but not the SQLite file's bookkeeping of its log and anchor
+    with psycopg.connect(pg_dsn) as pg:
+        assert pg.execute("select key from meta").fetchall() == [("jsoncanvas:w1",)]
+    conn = sqlite3.connect(db)
+    try:
+        kept = {r[0] for r in conn.execute("select key from meta")}
+    finally:
+        conn.close()
+    assert {"log_keyed", "anchored", "jsoncanvas:w1"} <= kept
     # ... and the copy verifies, chain and anchor, as the source does
     result = verify_path(pg_dsn)
     assert result.ok and result.rows == report.tables["log"], result
