@@ -315,10 +315,18 @@ def test_a_copy_stopped_halfway_leaves_nothing(source: tuple[Path, VirtualClock]
     assert verify_path(pg_dsn).ok
 
 
+@pytest.mark.parametrize("write", [
+    "delete from grants where permission = 'agents.prompt'",
+    # Written by no trigger of the change feed, and moving neither chain's head.
+    "insert into meta (key, value) values ('jsoncanvas:w9', '{}')",
+    "insert into service_tokens (id, hash, principal, t)"
+    " values ('tok_2', 'cd', 'card:c1', 1000.0)",
+], ids=["grant", "meta", "token"])
 def test_a_source_written_while_copied_fails_the_copy(source: tuple[Path, VirtualClock],
                                                       pg_dsn: str,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """A write to the source after its snapshot was taken (where no lock tells of the
+                                                      monkeypatch: pytest.MonkeyPatch,
+                                                      write: str) -> None:
+    """Any write to the source after its snapshot was taken (where no lock tells of the
     writer) fails the copy before it commits: nothing copied."""
     db, _clock = source
     copy_table = copying._copy_table
@@ -326,7 +334,7 @@ def test_a_source_written_while_copied_fails_the_copy(source: tuple[Path, Virtua
     def written_meanwhile(src: Any, conn: Any, table: copying.Copied) -> int:
         if table.name == "consent":
             other = sqlite3.connect(db)
-            other.execute("delete from grants where permission = 'agents.prompt'")
+            assert other.execute(write).rowcount == 1
             other.commit()
             other.close()
         return copy_table(src, conn, table)
