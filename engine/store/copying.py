@@ -175,16 +175,19 @@ def copy_to_postgres(path: str | Path, dsn: str, *, anchors: Path | None = None,
                               "a copy would carry it under a fresh anchor; nothing was "
                               "copied", reason="unverified")
         report = CopyReport(source, redact(dsn))
-        conn.execute("begin")  # one read snapshot: every table as of one moment
-        heads = _heads(conn)
-        if (0 if heads[0] is None else heads[0].seq) != verified.rows:
-            _refuse_changed(source, (None, None, -1))  # it moved since it was verified
-        report.log, report.history = heads[0], heads[1]
-        target = Link(dsn, schema=schema)
+        watch = _Watch(source)
         try:
-            _write(target, conn, report, anchors, lambda: _refuse_changed(source, heads))
+            conn.execute("begin")  # one read snapshot: every table as of one moment
+            report.log, report.history = _head(conn, "log"), _head(conn, "consent")
+            if (0 if report.log is None else report.log.seq) != verified.rows:
+                watch.moved()  # it was written to after it was verified
+            target = Link(dsn, schema=schema)
+            try:
+                _write(target, conn, report, anchors, watch.refuse_changed)
+            finally:
+                target.close()
         finally:
-            target.close()
+            watch.close()
         return report
     finally:
         conn.close()
@@ -211,35 +214,51 @@ def refuse_in_use(path: str, *, reading: bool = False) -> None:
                           reason="in-use")
 
 
-def _heads(conn: sqlite3.Connection) -> tuple[Anchor | None, Anchor | None, int]:
-    """The log's newest row, the history's newest entry and the change feed's newest
-    number: what moves with every write to the source."""
-
-    def head(table: str) -> Anchor | None:
-        row = conn.execute(f"select seq, hash from {table} order by seq desc limit 1").fetchone()
-        return None if row is None else Anchor(int(row[0]), str(row[1]))
-
-    changes = conn.execute("select coalesce(max(seq), 0) from changes").fetchone()[0]
-    return head("log"), head("consent"), int(changes)
+def _head(conn: sqlite3.Connection, table: str) -> Anchor | None:
+    """The newest row of the log or the consent history (None: empty)."""
+    row = conn.execute(f"select seq, hash from {table} order by seq desc limit 1").fetchone()
+    return None if row is None else Anchor(int(row[0]), str(row[1]))
 
 
-def _refuse_changed(path: str, heads: tuple[Anchor | None, Anchor | None, int]) -> None:
-    """Refuse the copy if the source moved since its snapshot was taken (read afresh).
+class _Watch:
+    """Tells whether any other connection committed to the source since it was made:
+    SQLite's ``data_version`` moves with every commit of another connection, whatever
+    it wrote (a minted token or a meta value moves neither chain's head nor the change
+    feed). Made before the copy's snapshot begins, so a commit after it is seen."""
 
-    Raises:
-        StoreFailed: reason ``changed`` (the caller's transaction on the target then
-            rolls back).
-    """
-    refuse_in_use(path, reading=True)
-    look = connect_read_only(path)
-    try:
-        now = _heads(look)
-    finally:
-        look.close()
-    if now != heads:
-        raise StoreFailed(f"{path} changed while it was copied (another program wrote to "
-                          "it): nothing was copied; stop what uses it and copy again",
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._conn = connect_read_only(path)
+        self._version = self._read()
+
+    def _read(self) -> int:
+        return int(self._conn.execute("pragma data_version").fetchone()[0])
+
+    def refuse_changed(self) -> None:
+        """Refuse the copy if the source was written to, or opened by another program,
+        since this watch was made.
+
+        Raises:
+            StoreFailed: reason ``changed`` (or ``in-use``); the caller's transaction
+                on the target then rolls back.
+        """
+        refuse_in_use(self.path, reading=True)
+        if self._read() != self._version:
+            self.moved()
+
+    def moved(self) -> None:
+        """Raise: the source was written to meanwhile.
+
+        Raises:
+            StoreFailed: reason ``changed``.
+        """
+        raise StoreFailed(f"{self.path} changed while it was copied (another program wrote "
+                          "to it): nothing was copied; stop what uses it and copy again",
                           reason="changed")
+
+    def close(self) -> None:
+        """Close its connection."""
+        self._conn.close()
 
 
 def _write(target: Link, source: sqlite3.Connection, report: CopyReport,
