@@ -58,7 +58,8 @@ from engine.store.pg.parts import Link, redact
 from engine.store.pg.schema import migrate, refuse_lost_ledger
 from engine.store.view import OlderSchema
 
-__all__ = ["COPIED", "NOT_COPIED", "Copied", "CopyReport", "copy_to_postgres"]
+__all__ = ["COPIED", "NOT_COPIED", "Copied", "CopyReport", "copy_to_postgres",
+           "deferred_interrupt"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +197,7 @@ def copy_to_postgres(path: str | Path, dsn: str, *, anchors: Path | None = None,
 def refuse_in_use(path: str, *, reading: bool = False) -> None:
     """Refuse a source another connection has open: an engine serving it would go on
     writing there after the copy. Where this cannot be told (no ``/proc/locks``), the
-    source's heads are compared before the target commits instead (`_refuse_changed`).
+    source is watched for commits until the target commits instead (`_Watch`).
 
     Args:
         reading: the copy's own connection is open: this process's locks are its
@@ -289,7 +290,7 @@ def _write(target: Link, source: sqlite3.Connection, report: CopyReport,
             # Engines already open on the (empty) target read the whole store again.
             record_change(conn, "reload", {"copied": True}, t=time.time())
             check_source()
-            with _deferred_interrupt():
+            with deferred_interrupt():
                 committing = True
                 conn.execute("commit")
                 committing = False
@@ -412,7 +413,7 @@ def _copy_table(source: sqlite3.Connection, conn: Connection[Any], table: Copied
 
 
 @contextlib.contextmanager
-def _deferred_interrupt() -> Iterator[None]:
+def deferred_interrupt() -> Iterator[None]:
     """Ctrl-C waits while the copy commits and its anchor is written: the copy is then
     whole, and so is what vouches for it (on the main thread; elsewhere no signal
     arrives)."""

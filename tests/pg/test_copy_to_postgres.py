@@ -36,7 +36,8 @@ from ..conftest import manifest, offer_install
 NOTES = 2_000
 
 
-async def _populate(engine: Engine, folder: Path, clock: VirtualClock) -> None:
+async def _populate(engine: Engine, folder: Path, clock: VirtualClock,
+                    notes: int = NOTES) -> None:
     """A canvas with grants (one optional left out), a held prompt and a full prompt
     window, an open tool call, a secret, usage, a token and thousands of log rows."""
     folder.mkdir(exist_ok=True)
@@ -51,9 +52,9 @@ async def _populate(engine: Engine, folder: Path, clock: VirtualClock) -> None:
     for arrow in ({"id": "e1", "from": "c1", "to": "a1"}, {"id": "e2", "from": "c1", "to": "n1"},
                   {"id": "e3", "from": "a2", "to": "c1"}):
         await engine.add_arrow(arrow)
-    for start in range(0, NOTES, 500):
+    for start in range(0, notes, 500):
         await engine.call_many([("c1", "cards.note.append", "n1", {"text": f"n{i}"}, None)
-                                for i in range(start, start + 500)])
+                                for i in range(start, min(notes, start + 500))])
     for i in range(6):  # held, each counted: c1's prompt window is full
         clock.t += 1
         d = await engine.call("c1", "agents.prompt", "a1", {"text": f"p{i}"})

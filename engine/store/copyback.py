@@ -1,0 +1,271 @@
+"""A whole PostgreSQL store copied into a new SQLite file (``arrowgate copy --store URL
+--to FILE``): the way back from a shared canvas to one used alone, with the same
+tables as `engine.store.copying` copies the other way (`COPIED`).
+
+How it stays safe:
+
+- the source is only read, and only when no other session is connected to its
+  database (an engine still serving it would go on writing there after the copy); it
+  must be up to date and its log, this machine's anchor of it and its consent history
+  must verify (a tampered log is never laundered into a fresh anchor);
+- it is read in one REPEATABLE READ snapshot, and checked again before the target
+  commits: a source that moved meanwhile (its change feed or either chain's head)
+  fails the copy;
+- the target is a file that does not exist: it is made under a hidden name beside it,
+  filled in one transaction with its log's side tables keyed and an empty change feed,
+  anchored as every SQLite commit is (the pending record before COMMIT, the committed
+  one after), and only then put in place, never over a file that appeared meanwhile.
+  A failure or Ctrl-C on the way leaves no file.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import psycopg
+from psycopg import Connection, sql
+
+from engine.core.errors import StoreFailed
+from engine.store.anchor import HISTORY_EMPTY, Anchor, AnchorFile, AnchorState
+from engine.store.copying import COPIED, Copied, CopyReport, deferred_interrupt
+from engine.store.database import open_database
+from engine.store.log import refuse_missing
+from engine.store.logkeys import add_keys
+from engine.store.migrations import migrations
+from engine.store.pg.anchoring import local_anchor
+from engine.store.pg.parts import Link, PGHistory, PGLog, redact
+from engine.store.pg.schema import MIGRATIONS, applied, missing_tables, refuse_unknown
+
+__all__ = ["copy_to_sqlite"]
+
+#: Rows fetched from the server at a time.
+_PAGE = 5_000
+
+
+def copy_to_sqlite(dsn: str, path: str | Path, *, schema: str | None = None,
+                   anchors: Path | None = None) -> CopyReport:
+    """Copy the PostgreSQL store at ``dsn`` into a new SQLite file at ``path``, whole.
+
+    Args:
+        dsn: the store's ``postgresql://`` URL.
+        path: where the SQLite file is made; nothing may be there.
+        schema: the store's schema (``search_path``); None for the default.
+        anchors: the folder of this machine's anchors of PostgreSQL stores.
+
+    Returns:
+        The rows copied per table and the chains' heads (``anchor``: the new file's).
+
+    Raises:
+        StoreFailed: reason ``exists`` (something is at ``path``), ``no-store``,
+            ``older-schema`` (an engine of this arrowgate must open it first),
+            ``schema-mismatch`` or ``missing-table``, ``in-use`` (another session is
+            connected to the database), ``unverified`` (naming the first bad row),
+            ``changed`` (the source moved while copied), ``connection``. No file is
+            left at ``path`` in any of these cases.
+    """
+    target = Path(path)
+    _refuse_existing(target)
+    link = Link(dsn, schema=schema)
+    try:
+        try:
+            conn = link.conn
+            _refuse_unusable(conn, dsn)
+            _refuse_in_use(conn, dsn)
+            verified = PGLog(link).verify(PGHistory(link),
+                                          local_anchor(conn, anchors, make=False))
+            if not verified.ok:
+                where = f"first bad row {verified.first_bad}: " if verified.first_bad else ""
+                raise StoreFailed(f"the log of {redact(dsn)} does not verify ({where}"
+                                  f"{verified.problem}): a copy would carry it under a fresh "
+                                  "anchor; nothing was copied", reason="unverified")
+            conn.execute("begin isolation level repeatable read read only")
+            heads = _heads(conn)
+            if (0 if heads[0] is None else heads[0].seq) != verified.rows:
+                _refuse_changed(dsn, schema, (None, None, -1))
+            report = CopyReport(redact(dsn), str(target), log=heads[0], history=heads[1])
+            _write(conn, target, report, lambda: _refuse_changed(dsn, schema, heads))
+            conn.execute("rollback")
+        except psycopg.Error as exc:
+            raise StoreFailed(f"cannot copy from the PostgreSQL store {redact(dsn)}: {exc}; "
+                              "nothing was copied", reason="connection") from exc
+    finally:
+        link.close()
+    return report
+
+
+def _refuse_existing(target: Path) -> None:
+    """Refuse a target where anything is: a copy never merges into, or replaces, a store.
+
+    Raises:
+        StoreFailed: reason ``exists``, naming what is there.
+    """
+    for name in (str(target), f"{target}-wal", f"{target}.anchor"):
+        if os.path.lexists(name):
+            raise StoreFailed(f"{name} exists: a copy is made only as a new file, never "
+                              "into or over one; nothing was copied", reason="exists")
+    if not target.parent.is_dir():
+        raise StoreFailed(f"no folder {target.parent} for {target.name}; nothing was copied",
+                          reason="exists")
+
+
+def _refuse_unusable(conn: Connection[Any], dsn: str) -> None:
+    """Refuse a database holding no store, another schema, an older store (its engines
+    upgrade it as they open it), or one missing a table.
+
+    Raises:
+        StoreFailed: reason ``no-store``, ``schema-mismatch``, ``older-schema`` or
+            ``missing-table``.
+    """
+    with conn.transaction():
+        refuse_unknown(conn)
+        done = applied(conn)
+        if not done:
+            raise StoreFailed(f"the PostgreSQL database {redact(dsn)} holds no arrowgate "
+                              "store; nothing was copied", reason="no-store")
+        if len(done) < len(MIGRATIONS):
+            lacks = ", ".join(m.name for m in MIGRATIONS[len(done):])
+            raise StoreFailed(f"the PostgreSQL store {redact(dsn)} was made by an older "
+                              f"arrowgate (it lacks {lacks}): open it with this arrowgate's "
+                              "engine first (`arrowgate serve --store URL` upgrades it), once "
+                              "no older engine shares it", reason="older-schema")
+        refuse_missing(missing_tables(conn))
+
+
+def _refuse_in_use(conn: Connection[Any], dsn: str) -> None:
+    """Refuse a source another session is connected to: an engine serving it would go on
+    writing there after the copy.
+
+    Raises:
+        StoreFailed: reason ``in-use``, naming up to three sessions (process id and
+            application name, never their queries).
+    """
+    others = conn.execute(
+        "select pid, coalesce(nullif(application_name, ''), 'no application name')"
+        " from pg_stat_activity where datname = current_database()"
+        " and pid <> pg_backend_pid() and backend_type = 'client backend'"
+        " order by backend_start").fetchall()
+    if others:
+        named = "; ".join(f"session {pid} ({app})" for pid, app in others[:3])
+        raise StoreFailed(f"the PostgreSQL database {redact(dsn)} is in use ({named}): stop "
+                          "the engines and sessions using it first (one still serving it "
+                          "would go on writing there after the copy); nothing was copied",
+                          reason="in-use")
+
+
+def _heads(conn: Connection[Any]) -> tuple[Anchor | None, Anchor | None, int]:
+    """The log's newest row, the history's newest entry and the change feed's newest
+    number (every engine's batch records a change; so does a hand's edit)."""
+
+    def head(table: str) -> Anchor | None:
+        row = conn.execute(f"select seq, hash from {table} order by seq desc limit 1").fetchone()
+        return None if row is None else Anchor(int(row[0]), str(row[1]))
+
+    changes = conn.execute("select coalesce(max(seq), 0) from changes").fetchone()
+    return head("log"), head("consent"), int(changes[0] if changes else 0)
+
+
+def _refuse_changed(dsn: str, schema: str | None,
+                    heads: tuple[Anchor | None, Anchor | None, int]) -> None:
+    """Refuse the copy if the source moved since its snapshot (read on a new session).
+
+    Raises:
+        StoreFailed: reason ``changed``.
+    """
+    look = Link(dsn, schema=schema)
+    try:
+        now = _heads(look.conn)
+    finally:
+        look.close()
+    if now != heads:
+        raise StoreFailed(f"the PostgreSQL store {redact(dsn)} changed while it was copied: "
+                          "nothing was copied; stop what uses it and copy again",
+                          reason="changed")
+
+
+def _write(source: Connection[Any], target: Path, report: CopyReport,
+           check_source: Callable[[], None]) -> None:
+    """Make the file under a hidden name, copy every table into it in one transaction
+    anchored as SQLite's commits are, then put it (and its anchor) at ``target``."""
+    hidden = target.with_name(f".{target.name}.copy-{secrets.token_hex(4)}")
+    made = [Path(f"{hidden}{s}") for s in ("", "-wal", "-shm", ".anchor", ".anchor.lock")]
+    try:
+        db = open_database(hidden)
+        try:
+            migrations.apply(db)
+            conn = db.conn
+            conn.execute("BEGIN IMMEDIATE")
+            for table in COPIED:
+                report.tables[table.name] = _copy_table(source, conn, table)
+            newest = report.log.seq if report.log is not None else 0
+            add_keys(conn, 0, newest)  # the log's side tables, as `create_keys` keys a log
+            # The new file's feed starts empty: no engine has it open to follow it.
+            conn.execute("delete from changes")
+            anchor = AnchorFile(f"{hidden}.anchor")
+            history = report.history or HISTORY_EMPTY
+            anchored = report.log is not None or report.history is not None
+            if anchored:
+                conn.execute("insert or ignore into meta (key, value) values ('anchored', '1')")
+                anchor.write(AnchorState(None, report.log, HISTORY_EMPTY, history))
+            check_source()
+            with deferred_interrupt():
+                conn.execute("COMMIT")
+                if anchored:
+                    anchor.write(AnchorState(report.log, None, history))
+        finally:
+            db.close()
+        with deferred_interrupt():
+            _put(hidden, made[3], target)
+        if anchored:
+            report.anchor = f"{target}.anchor"
+    except OSError as exc:
+        raise StoreFailed(f"cannot make {target}: {exc}; nothing was copied",
+                          reason="exists" if isinstance(exc, FileExistsError) else "io"
+                          ) from exc
+    finally:
+        for leftover in made:
+            try:
+                leftover.unlink()
+            except FileNotFoundError:
+                pass
+
+
+def _put(made: Path, made_anchor: Path, target: Path) -> None:
+    """Give the file made and its anchor their names (hard links; the hidden names are
+    removed after), unless something is at either now: never over a file that appeared
+    meanwhile, and never the one without the other.
+
+    Raises:
+        FileExistsError: something is at ``target`` or its anchor's name.
+    """
+    os.link(made, target)
+    if made_anchor.exists():
+        try:
+            os.link(made_anchor, f"{target}.anchor")
+        except BaseException:
+            target.unlink()
+            raise
+
+
+def _copy_table(source: Connection[Any], conn: sqlite3.Connection, table: Copied) -> int:
+    """Copy one table's rows from the server into the file; returns how many."""
+    where = sql.SQL(" where not ({})").format(sql.SQL(table.skip)) if table.skip else sql.SQL("")
+    statement = sql.SQL("select * from {}{} order by {}").format(
+        sql.Identifier(table.name), where, sql.SQL(table.order))
+    count = 0
+    with source.cursor(name=f"copy_{table.name}") as rows:
+        rows.itersize = _PAGE
+        rows.execute(statement)
+        insert = ""
+        while batch := rows.fetchmany(_PAGE):
+            if not insert:
+                columns = [d.name for d in rows.description or ()]
+                insert = (f"insert into {table.name} ({', '.join(f'[{c}]' for c in columns)})"
+                          f" values ({', '.join('?' for _ in columns)})")
+            conn.executemany(insert, batch)
+            count += len(batch)
+    return count
