@@ -7,6 +7,9 @@ arrowgate alone on the SQLite default and now shares the canvas on PostgreSQL (R
 "A shared canvas on PostgreSQL") keeps the rest too: what was granted and reviewed,
 what is held and queued, the tool calls, tokens, settings and the audit trail.
 
+The way back, a PostgreSQL store into a new SQLite file, is `engine.store.copyback`,
+with the same tables.
+
 Which tables are copied is `COPIED`, one line each; every other table of either store
 is per-store bookkeeping, named in `NOT_COPIED` with why (a test holds every table of
 both schemas to be in one of the two, so a new table is one line here).

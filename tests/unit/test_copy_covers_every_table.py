@@ -5,10 +5,6 @@ a new migration makes is copied or left behind by a decision, never by being for
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
-
 from engine.store import migrations as sqlite_schema
 from engine.store.copying import COPIED, NOT_COPIED
 from engine.store.pg import schema as pg_schema
@@ -24,17 +20,3 @@ def test_every_table_of_both_stores_is_copied_or_named_as_bookkeeping() -> None:
     # ... and every table copied is in both stores, so it is read and written alike
     assert copied <= sqlite_tables and copied <= pg_tables
 
-
-def test_a_target_that_is_no_postgresql_url_is_a_usage_error(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """``arrowgate copy --to`` takes a ``postgresql://`` URL: anything else is exit 2, in
-    the one JSON error shape under ``--json``, before the source is read."""
-    import json
-
-    from engine.app.cli import main
-
-    db = tmp_path / "nowhere.db"
-    assert main(["copy", "--db", str(db), "--to", str(tmp_path / "other.db"), "--json"]) == 2
-    error = json.loads(capsys.readouterr().err)["error"]
-    assert "postgresql://" in error["message"]
-    assert not db.exists()
