@@ -216,6 +216,11 @@ def _write(source: Connection[Any], target: Path, report: CopyReport,
                 conn.execute("COMMIT")
                 if anchored:
                     anchor.write(AnchorState(report.log, None, history))
+            # Everything into the file itself: it is linked into place alone, without
+            # its -wal (the last connection's close would do it, unchecked).
+            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if busy is None or busy[0] != 0:
+                raise OSError(f"{hidden}'s WAL could not be checkpointed: {busy}")
         finally:
             db.close()
         with deferred_interrupt():
