@@ -430,3 +430,20 @@ def test_an_empty_store_is_copied_and_verifies(tmp_path: Path, pg_dsn: str) -> N
     assert report.log is None and set(report.tables.values()) == {0}
     assert not Path(report.anchor).exists()
     assert verify_path(pg_dsn).ok
+
+
+def test_log_export_and_show_read_the_same_on_the_copy(
+        source: tuple[Path, VirtualClock], pg_dsn: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``log export`` and ``log show`` print the same lines from the copy as from the
+    source (filters included), and ``log verify`` says the same."""
+    db, _clock = source
+    copy_to_postgres(db, pg_dsn)
+    capsys.readouterr()
+    for verb in (["export"], ["export", "--card", "c1", "--outcome", "held"],
+                 ["show", "--json"], ["verify", "--json"]):
+        printed = []
+        for where in (["--db", str(db)], ["--store", pg_dsn]):
+            assert main(["log", *verb, *where]) == 0
+            printed.append(capsys.readouterr().out)
+        assert printed[0] == printed[1] and printed[0], verb
