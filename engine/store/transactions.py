@@ -35,6 +35,7 @@ from engine.store.deferred import DeferredRows
 from engine.store.history import ConsentHistory
 from engine.store.log import ArrowLog, RowKind
 from engine.store.logkeys import KEYS_EVERY, add_keys, keyed_upto, repair_keys
+from engine.store.ratekeep import RatePruning, prune_statement
 from engine.store.siblings import Siblings
 from engine.store.writelock import TRY_LOCK_S, LockWait, is_busy
 
@@ -932,6 +933,8 @@ class Transactions(BatchKeeping):
         self._settling = False
         #: ``changes.seq // CHANGES_PRUNED_EVERY`` when this connection last pruned.
         self._pruned = -1
+        #: When this connection last pruned the counted calls (`_prune_rates`).
+        self._rates = RatePruning()
         #: The cursor of every operation's SAVEPOINT and RELEASE (`execute`):
         #: ``conn.execute`` makes a cursor and drops it again for each.
         self._savepoints = db.conn.cursor()
@@ -1193,6 +1196,21 @@ class Transactions(BatchKeeping):
         except RuntimeError:
             self.flush()  # a script's write, as `Write` commits it
 
+    def _prune_rates(self, seen: int) -> None:
+        """Delete the counted calls no window counts any more (`engine.store.ratekeep`),
+        when due, in the commit that pruned the change feed (``seen``: its newest row).
+
+        The rows' delete trigger feeds one ``rates`` change each, which would have every
+        engine read its windows again; no window counts them, so those changes, the
+        feed's rows after ``seen``, go in the same transaction.
+        """
+        conn = self.db.conn
+        newest = conn.execute("select t from rate_events order by id desc limit 1").fetchone()
+        t = self._rates.due(newest[0] if newest is not None else None)
+        if t is not None:
+            conn.execute(prune_statement("?1"), [t])
+            conn.execute("delete from changes where seq > ?", [seen])
+
     def flush(self) -> None:
         """Commit the open batch (group commit), then events and waiters; the anchor's
         pending record is synced before COMMIT, its committed one left for the loop's
@@ -1257,6 +1275,7 @@ class Transactions(BatchKeeping):
                 self.db.conn.execute("delete from changes where seq <= ?",
                                      [seen - CHANGES_KEPT])
                 self._pruned = seen // CHANGES_PRUNED_EVERY
+                self._prune_rates(seen)
             self.db.conn.execute("COMMIT")
             self.deferred.forget()  # written and committed
             self.commits += 1

@@ -48,6 +48,7 @@ from psycopg.pq import TransactionStatus
 
 from engine.core.errors import EngineClosed, StoreFailed
 from engine.core.events import Event
+from engine.store import transactions
 from engine.store.anchor import Anchor, AnchorFile
 from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.pg.anchoring import AnchorWriter
@@ -59,6 +60,7 @@ from engine.store.pg.changes import (
 from engine.store.pg.holders import is_lock_wait, locked
 from engine.store.pg.locks import NAMESPACE, Lock
 from engine.store.pg.parts import LOCK_WAIT_S, ROUND_TRIP_S, Link, PGLog
+from engine.store.ratekeep import RatePruning, prune_statement
 from engine.store.siblings import Siblings
 from engine.store.transactions import (
     Batch,
@@ -204,6 +206,10 @@ class Batches(BatchKeeping):
         self.closed = False
         #: The operations waiting off the loop for the write lock (`run_durably`).
         self.line = LockLine()
+        #: ``changes.seq // CHANGES_PRUNED_EVERY`` when this engine last pruned (`_prune`).
+        self._pruned = -1
+        #: When this engine last pruned the counted calls (`_prune`).
+        self._rates = RatePruning()
         #: The last store error told as `StoreFailed`, and what it was told as: a lock
         #: wait's holders are asked once, not again by each who reports it.
         self._told: tuple[BaseException, StoreFailed] | None = None
@@ -423,6 +429,8 @@ class Batches(BatchKeeping):
             if dirty:
                 seq = record_change(conn, "state", {"tables": dirty, "touched": touched},
                                     t=time.time())
+                if seq // transactions.CHANGES_PRUNED_EVERY != self._pruned:
+                    self._prune(conn, seq)
             pending = self._newest_of_batch(conn)
             # The rows the batch appends (numbered without gaps under the write lock):
             # once committed, this engine's own, which wake none of its live views.
@@ -444,6 +452,18 @@ class Batches(BatchKeeping):
             self._not_committed(batch, exc)
             return
         self._committed_now(batch, seq, pending, rows)
+
+    def _prune(self, conn: psycopg.Connection[Any], seq: int) -> None:
+        """What the store keeps no more, pruned once every `CHANGES_PRUNED_EVERY` changes
+        (``seq``: the batch's), as SQLite's commit does (`Transactions.flush`): the
+        counted calls no window counts any more, when due (`engine.store.ratekeep`). The
+        transaction is the engine's (`ENGINE_MARK`): no trigger records the deletes as
+        a hand's change, which would have every engine read its windows again."""
+        self._pruned = seq // transactions.CHANGES_PRUNED_EVERY
+        newest = conn.execute("select t from rate_events order by id desc limit 1").fetchone()
+        t = self._rates.due(newest[0] if newest is not None else None)
+        if t is not None:
+            conn.execute(prune_statement("%(t)s"), {"t": t})
 
     def _not_committed(self, batch: Batch, exc: BaseException) -> None:
         """The batch did not commit (or cannot be known to have): its callers fail closed."""
