@@ -213,6 +213,33 @@ async def test_commits_keep_the_newest_changes_and_one_far_behind_reloads(
     assert {f"pruned{i}" for i in range(60)} <= {n.id for n in b.state.canvas.nodes()}
 
 
+async def test_every_store_keeps_only_the_newest_changes_and_one_far_behind_reloads(
+        make_engine: Any, target: Any, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On both stores the feed keeps its newest `CHANGES_KEPT` rows (20 here), pruned by
+    a commit once every `CHANGES_PRUNED_EVERY` (8), never its newest (the next change's
+    number follows it); an engine further behind reloads, one close behind catches up."""
+    import engine.store.transactions as transactions
+
+    monkeypatch.setattr(transactions, "CHANGES_KEPT", 20)
+    monkeypatch.setattr(transactions, "CHANGES_PRUNED_EVERY", 8)
+    a, b = await _pair(make_engine, tmp_path)
+    b.store.sync()
+    reloads = b.store.reloads
+    for i in range(60):
+        await a.add_node({"id": f"pruned{i}", "type": "note"}, workspace="w1")
+        (low, high, count), = target.query("select min(seq), max(seq), count(*) from changes")
+        assert count <= 20 + 8 and high - low + 1 == count, (low, high, count)
+    b.store.sync()
+    assert b.store.reloads == reloads + 1  # pruned past what b had seen
+    assert {f"pruned{i}" for i in range(60)} <= {n.id for n in b.state.canvas.nodes()}
+    catchups = b.store.catchups
+    await a.add_node({"id": "close-behind", "type": "note"}, workspace="w1")
+    b.store.sync()
+    assert (b.store.reloads, b.store.catchups) == (reloads + 1, catchups + 1)
+    assert b.state.canvas.has_node("close-behind")
+
+
 def test_an_unknown_kind_cannot_be_applied() -> None:
     with pytest.raises(CatchUpImpossible):
         Touched().add("mystery", "x", None, None, (1, 0))
