@@ -455,11 +455,14 @@ class Batches(BatchKeeping):
 
     def _prune(self, conn: psycopg.Connection[Any], seq: int) -> None:
         """What the store keeps no more, pruned once every `CHANGES_PRUNED_EVERY` changes
-        (``seq``: the batch's), as SQLite's commit does (`Transactions.flush`): the
+        (``seq``: the batch's), as SQLite's commit does (`Transactions.flush`): the change
+        feed's rows but the newest `CHANGES_KEPT` (an engine further behind reloads
+        everything; the newest stays, so the next change's number follows it), and the
         counted calls no window counts any more, when due (`engine.store.ratekeep`). The
         transaction is the engine's (`ENGINE_MARK`): no trigger records the deletes as
         a hand's change, which would have every engine read its windows again."""
         self._pruned = seq // transactions.CHANGES_PRUNED_EVERY
+        conn.execute("delete from changes where seq <= %s", [seq - transactions.CHANGES_KEPT])
         newest = conn.execute("select t from rate_events order by id desc limit 1").fetchone()
         t = self._rates.due(newest[0] if newest is not None else None)
         if t is not None:

@@ -24,8 +24,9 @@ either store:
 
 ``changes`` (`changes`) is PostgreSQL's own: the numbered feed of consent
 changes that engines follow with LISTEN/NOTIFY, one row per batch listing the
-entities it touched (SQLite's feed of the same name is written by triggers,
-one row per changed row: engine/store/migrations.py m010). Rows written by anyone
+entities it touched, its newest rows kept (`engine.store.pg.batches.Batches._prune`)
+(SQLite's feed of the same name is written by triggers, one row per changed row:
+engine/store/migrations.py m010). Rows written by anyone
 else (a ``psql`` shell) are fed by triggers too, one change per row (m011, m012):
 the engine's own transactions are marked (`changes.ENGINE_MARK`) and passed by.
 

@@ -341,9 +341,9 @@ class PGStore(BatchFront):
             refresh = self._refresh
             if not rows:
                 # Asked because the newest change is not the one seen, yet none is
-                # newer (none is ever deleted): the feed was cut back by hand, and the
-                # next changes take numbers already seen. Read the store whole, which
-                # sees the newest number as it is.
+                # newer (pruning never deletes the newest): the feed was cut back by
+                # hand, and the next changes take numbers already seen. Read the store
+                # whole, which sees the newest number as it is.
                 self.tx.full_reload()
                 self.token_feed.changed(None)  # which tokens changed is not known
                 changed = True
