@@ -88,6 +88,6 @@ def test_ctrl_c_while_importing_under_json_is_a_json_error(tmp_path: Path) -> No
     code, stderr = _interrupt_at_start(["hold", "list", "--json", "--db",
                                         str(tmp_path / "app.db")], tmp_path)
     assert code == 130, (code, stderr)
-    lines = stderr.strip().splitlines()
+    lines = [line for line in stderr.splitlines() if line.strip()]
     assert lines and all(json.loads(line) == {"error": {"message": "interrupted"}}
                          for line in lines), stderr
