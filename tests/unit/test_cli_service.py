@@ -155,6 +155,32 @@ def test_every_write_verb_through_the_socket(service, tmp_path, capsys) -> None:
     assert (code, out.strip()) == (0, "no held prompts")
 
 
+def test_package_revoke_of_what_was_not_granted_says_so(service, tmp_path, capsys) -> None:
+    """Through the service as on the database: "was not granted; nothing changed", exit 1,
+    ``{"package", "not_granted"}`` (the service answers ``revoked: false``)."""
+    folder = tmp_path / "acme.prompter"
+    folder.mkdir()
+    (folder / "manifest.json").write_text(json.dumps(MANIFEST))
+    (tmp_path / "proj").mkdir(exist_ok=True)
+    assert run(capsys, service, "workspace", "add", "w1", str(tmp_path / "proj"))[0] == 0
+    assert run(capsys, service, "package", "offer", str(folder))[0] == 0
+    code, out, _ = run(capsys, service, "package", "review", "acme.prompter", "--json")
+    assert run(capsys, service, "package", "install", "acme.prompter", "--review-hash",
+               json.loads(out)["hash"])[0] == 0
+    code, out, err = run(capsys, service, "package", "revoke", "acme.prompter",
+                         "clipboard.write")
+    assert (code, out, err) == (
+        1, "acme.prompter: clipboard.write was not granted; nothing changed\n", "")
+    code, out, err = run(capsys, service, "package", "revoke", "acme.prompter",
+                         "clipboard.write", "--json")
+    assert code == 1 and err == ""
+    assert json.loads(out) == {"package": "acme.prompter", "not_granted": "clipboard.write"}
+    code, out, err = run(capsys, service, "package", "revoke", "acme.prompter",
+                         "agents.prompt", "--json")
+    assert code == 0 and json.loads(out) == {"package": "acme.prompter",
+                                             "revoked": "agents.prompt"}, err
+
+
 def test_a_wrong_token_is_a_refusal(service, tmp_path, capsys) -> None:
     """401 from the service: exit 1, the problem's message on stderr."""
     bad = tmp_path / "bad-token"

@@ -131,6 +131,33 @@ def test_grant_and_revoke(canvas, capsys, monkeypatch) -> None:
     assert code == 1 and json.loads(out)["reason"] == "not-granted"
 
 
+def test_package_revoke_of_what_was_not_granted_says_so(canvas, capsys) -> None:
+    """A revoke of a permission never granted: "was not granted; nothing changed", exit 1,
+    no history row (SPEC §4.3; README decisions)."""
+    db = str(canvas)
+    engine = Engine.open(canvas)
+    rows = len(engine.history.entries())
+    engine.close()
+    code, out, err = run(capsys, "package", "revoke", "acme.prompter", "clipboard.write",
+                         "--db", db)
+    assert (code, out, err) == (
+        1, "acme.prompter: clipboard.write was not granted; nothing changed\n", "")
+    code, out, err = run(capsys, "package", "revoke", "acme.prompter", "clipboard.write",
+                         "--db", db, "--json")
+    assert code == 1 and err == ""
+    assert json.loads(out) == {"package": "acme.prompter", "not_granted": "clipboard.write"}
+    engine = Engine.open(canvas)
+    try:
+        assert len(engine.history.entries()) == rows
+    finally:
+        engine.close()
+    # AND a granted one is revoked as before
+    code, out, err = run(capsys, "package", "revoke", "acme.prompter", "agents.prompt",
+                         "--db", db, "--json")
+    assert code == 0 and json.loads(out) == {"package": "acme.prompter",
+                                             "revoked": "agents.prompt"}, err
+
+
 def test_grant_of_an_undeclared_permission_is_a_refusal(canvas, capsys, monkeypatch) -> None:
     """APPROVAL_REFUSED (undeclared) exits 1 with the engine's message on stderr."""
     code, out, err = run(capsys, "package", "grant", "acme.prompter", "fs.write", "--db",
