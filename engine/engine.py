@@ -1076,9 +1076,9 @@ class Engine:
                          lambda: f"{permission} was not granted to {package}")
 
     def revoke(self, package: str, permission: str, *, by: object = OPERATOR
-              ) -> Coroutine[Any, Any, None]:
+              ) -> Coroutine[Any, Any, bool]:
         """Revoke a permission: calls fail from now, queued and held prompts are cancelled.
-        (`Consent.revoke`)"""
+        Returns whether it was granted (False: nothing changed). (`Consent.revoke`)"""
         return _standing(self._consent.revoke(package, permission, by=by),
                          lambda: self._grant_stands(package, permission))
 

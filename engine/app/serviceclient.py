@@ -172,10 +172,12 @@ class ServiceBackend:
         await self._request("POST", f"/v1/packages/{_seg(name)}/grant",
                             {"permission": permission, "review_hash": review_hash})
 
-    async def revoke(self, name: str, permission: str) -> None:
-        """``POST /v1/packages/{name}/revoke``."""
-        await self._request("POST", f"/v1/packages/{_seg(name)}/revoke",
-                            {"permission": permission})
+    async def revoke(self, name: str, permission: str) -> bool:
+        """``POST /v1/packages/{name}/revoke``; whether it was granted (the answer's
+        ``revoked``)."""
+        answer = await self._request("POST", f"/v1/packages/{_seg(name)}/revoke",
+                                     {"permission": permission})
+        return bool(answer.get("revoked")) if isinstance(answer, dict) else False
 
     async def pending(self, name: str) -> dict[str, Any]:
         """``GET /v1/packages/{name}/diff``."""

@@ -10,7 +10,7 @@ from typing import Any
 
 from engine.app.asking import Answer, Asking
 from engine.app.writebackends import Backend, Reader
-from engine.app.writefailure import OK, USAGE, Failure
+from engine.app.writefailure import OK, REFUSED, USAGE, Failure
 
 __all__ = ["read", "register", "run"]
 
@@ -49,7 +49,11 @@ async def run(verb: str, args: argparse.Namespace, backend: Backend,
         return OK, {"package": args.name, "granted": args.permission}, \
             f"{args.name}: granted {args.permission}"
     if verb == "package revoke":
-        await backend.revoke(args.name, args.permission)
+        if not await backend.revoke(args.name, args.permission):
+            # The state asked for holds, but what the person believed (granted) did
+            # not: a finding, as a diff that widens is, told on standard output.
+            return REFUSED, {"package": args.name, "not_granted": args.permission}, \
+                f"{args.name}: {args.permission} was not granted; nothing changed"
         return OK, {"package": args.name, "revoked": args.permission}, \
             f"{args.name}: revoked {args.permission}"
     if verb == "package approve":

@@ -18,7 +18,7 @@ __all__ = ["ApproveBody", "ArrowBody", "ArrowOut", "BatchBody", "BatchResult", "
            "GrantsOut", "HealthOut", "HistoryEntry", "HistoryOut", "HoldApproveBody", "HoldOut",
            "InstallBody", "InstallOut", "Layout", "LogOut", "LogRowOut", "NoBody", "NodeBody",
            "NodeOut", "NodePatch", "OfferBody", "PackageOut", "Ports", "Problem", "PromptOut", "ReachOut",
-           "ReachStep", "ReachTarget", "ReviewFacts", "ReviewOut", "RevokeBody",
+           "ReachStep", "ReachTarget", "ReviewFacts", "ReviewOut", "RevokeBody", "RevokeOut",
            "TokenBody", "TokenOut",
            "VerifyOut", "WorkspaceBody", "WorkspaceOut"]
 
@@ -278,10 +278,17 @@ class InstallOut(ReviewFacts):
 
 
 class GrantsOut(BaseModel):
-    """A package's grants after a grant or a revoke."""
+    """A package's grants after a grant."""
 
     package: str
     granted: list[str]
+
+
+class RevokeOut(GrantsOut):
+    """A package's grants after a revoke, and whether it revoked anything."""
+
+    revoked: bool = Field(description="false: the permission was not granted, and nothing "
+                                      "changed")
 
 
 class LogRowOut(BaseModel):

@@ -66,6 +66,7 @@ from engine.service.models import (
     ReachOut,
     ReviewOut,
     RevokeBody,
+    RevokeOut,
     TokenBody,
     TokenOut,
     VerifyOut,
@@ -373,11 +374,11 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         return json_response({"package": name,
                               "granted": sorted(engine.state.grants.get(name, set()))})
 
-    @r.post("/v1/packages/{name}/revoke", response_model=GrantsOut)
+    @r.post("/v1/packages/{name}/revoke", response_model=RevokeOut)
     async def revoke(name: str, body: RevokeBody, who: Caller = Who) -> Response:
-        """Revoke a permission (narrowing)."""
-        await engine.revoke(name, body.permission, by=who.by())
-        return json_response({"package": name,
+        """Revoke a permission (narrowing); ``revoked`` is false when it was not granted."""
+        revoked = await engine.revoke(name, body.permission, by=who.by())
+        return json_response({"package": name, "revoked": revoked,
                               "granted": sorted(engine.state.grants.get(name, set()))})
 
     @r.get("/v1/packages/{name}/diff", response_model=DiffOut)

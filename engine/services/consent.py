@@ -343,8 +343,10 @@ class Consent:
         return pkg
 
     @operation
-    async def revoke(self, package: str, permission: str, *, by: object = OPERATOR) -> None:
+    async def revoke(self, package: str, permission: str, *, by: object = OPERATOR) -> bool:
         """Revoke a permission: calls fail from now, queued and held prompts are cancelled.
+        Returns whether it was granted: a permission the package does not hold is left
+        as it is, with no history row, as no consent changed (SPEC §4.3).
 
         Raises:
             InvalidArgument: ``permission`` for an unknown permission; ``implied``
@@ -369,10 +371,15 @@ class Consent:
                 f"{'stays' if len(granting) == 1 else 'stay'} granted: revoke "
                 f"{names} too", reason="implied", permission=permission, package=package))
         with self.ctx.write():
-            self._set_grants(package, self.ctx.state.grants.get(package, set()) - {permission},
-                             principal)
+            # Read in the write, caught up with other processes: never "not granted"
+            # of a grant another engine made meanwhile, which would leave it standing.
+            granted = self.ctx.state.grants.get(package, set())
+            if permission not in granted:
+                return False
+            self._set_grants(package, granted - {permission}, principal)
             self.guard.history(principal, "revoke", subject)
             self._revalidate()
+        return True
 
     @operation
     async def request(self, card: str, permission: str, *, answer: bool,

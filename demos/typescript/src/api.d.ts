@@ -333,7 +333,7 @@ export interface paths {
         put?: never;
         /**
          * Revoke
-         * @description Revoke a permission (narrowing).
+         * @description Revoke a permission (narrowing); ``revoked`` is false when it was not granted.
          */
         post: operations["revoke"];
         delete?: never;
@@ -979,7 +979,7 @@ export interface components {
         };
         /**
          * GrantsOut
-         * @description A package's grants after a grant or a revoke.
+         * @description A package's grants after a grant.
          */
         GrantsOut: {
             /** Package */
@@ -1498,6 +1498,21 @@ export interface components {
         RevokeBody: {
             /** Permission */
             permission: string;
+        };
+        /**
+         * RevokeOut
+         * @description A package's grants after a revoke, and whether it revoked anything.
+         */
+        RevokeOut: {
+            /** Package */
+            package: string;
+            /** Granted */
+            granted: string[];
+            /**
+             * Revoked
+             * @description false: the permission was not granted, and nothing changed
+             */
+            revoked: boolean;
         };
         /**
          * TokenBody
@@ -4054,7 +4069,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["GrantsOut"];
+                    "application/json": components["schemas"]["RevokeOut"];
                 };
             };
             /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
