@@ -158,6 +158,45 @@ def test_package_revoke_of_what_was_not_granted_says_so(canvas, capsys) -> None:
                                              "revoked": "agents.prompt"}, err
 
 
+def test_write_verbs_answer_in_plain_sentences(tmp_path, canvas, capsys, monkeypatch) -> None:
+    """Each write verb's answer (without --json) is one plain sentence saying what was
+    done to what, never words run together: not "prompt p2: queued prompt p2: delivered"
+    (hold approve), "held: held: …" (call), "workspace w2 (/folder)" or "node a1:
+    name=…" (no verb at all). A question answered from a pipe ends its line first.
+    (Found in round 28.)"""
+    db = str(canvas)
+    (tmp_path / "two").mkdir()
+    folder = (tmp_path / "two").resolve()
+    said = {}
+    for verb, argv in (
+            ("workspace add", ["workspace", "add", "w2", str(folder)]),
+            ("node set", ["node", "set", "a1", "--set", "name=A2"]),
+            ("arrow add", ["arrow", "add", "w1", "e1", "c1", "a1"]),
+            ("arrow add ey", ["arrow", "add", "w1", "ey", "c1", "yolo"]),
+            ("call queued", ["call", "c1", "agents.prompt", "a1", "--args", '{"text": "hi"}']),
+            ("call held", ["call", "c1", "agents.prompt", "yolo", "--args", '{"text": "go"}']),
+            ("call held again", ["call", "c1", "agents.prompt", "yolo", "--args",
+                                 '{"text": "again"}'])):
+        code, out, err = run(capsys, *argv, "--db", db)
+        assert code == 0, (verb, err)
+        said[verb] = out
+    assert said["workspace add"] == f"workspace w2 added (folder {folder})\n"
+    assert said["node set"] == 'node a1 changed: name="A2"\n'
+    assert said["arrow add"] == "arrow e1 added: c1 -> a1\n"
+    assert said["call queued"] == "queued: card c1 (acme.prompter) agents.prompt\n"
+    first, second = (json.loads(run(capsys, "hold", "list", "--db", db, "--json")[1]))
+    assert said["call held"] == (f"held: prompt {first['id']} to yolo waits for a person's "
+                                 "OK (dangerous mode)\n")
+    code, out, err = run(capsys, "hold", "approve", first["id"], "--db", db, stdin="y\n",
+                         monkeypatch=monkeypatch)
+    assert code == 0, err
+    # The question, answered from a pipe (no echo of the answer): then the answer's line.
+    assert out.endswith(f"approve prompt {first['id']}? [y/N] \n"
+                        f"prompt {first['id']} approved: queued (delivered)\n"), out
+    code, out, err = run(capsys, "hold", "reject", second["id"], "--db", db)
+    assert (code, out) == (0, f"prompt {second['id']} rejected\n"), err
+
+
 def test_grant_of_an_undeclared_permission_is_a_refusal(canvas, capsys, monkeypatch) -> None:
     """APPROVAL_REFUSED (undeclared) exits 1 with the engine's message on stderr."""
     code, out, err = run(capsys, "package", "grant", "acme.prompter", "fs.write", "--db",
