@@ -468,7 +468,10 @@ def _cmd_import(args: argparse.Namespace) -> int:
         print(inert_lines(f"import {args.file} as workspace {workspace!r}?"), file=shown)
         print("\n".join(preview.lines), file=shown)
         print("import it, drawing these arrows? [y/N] ", end="", file=shown, flush=True)
-        if sys.stdin.readline().strip().lower() not in ("y", "yes"):
+        answer = sys.stdin.readline()
+        if not sys.stdin.isatty():  # answered from a pipe: no echoed Enter ends the line
+            print(file=shown, flush=True)
+        if answer.strip().lower() not in ("y", "yes"):
             raise CliError("not confirmed: nothing was imported", exit_code=EXIT_FINDING)
         digest = preview.sha256
     # Bound to the review shown: were the database changed since, it is `stale`.

@@ -108,11 +108,24 @@ def _require_operator(verb: str) -> None:
 
 def _confirm(out: Any, question: str) -> None:
     print(f"{shown(question)} [y/N] ", end="", file=out, flush=True)
-    answer = sys.stdin.readline().strip().lower()
+    answer = sys.stdin.readline()
+    if not _echoes(sys.stdin):
+        # Answered from a pipe: no Enter was echoed, and what follows would run on
+        # after the question ("… [y/N] installed acme.prompter").
+        print(file=out, flush=True)
+    answer = answer.strip().lower()
     if answer not in ("y", "yes"):
         raise Failure(REFUSED, "not confirmed: nothing was changed", error_json(
             "NOT_CONFIRMED", "not confirmed: nothing was changed"))
 
+
+
+def _echoes(stream: Any) -> bool:
+    """Whether ``stream`` is a terminal, which echoed the answer and its Enter."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no stream, or a closed one
+        return False
 
 
 #: Verbs that give or widen consent, or change the canvas: a person must operate

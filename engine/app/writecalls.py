@@ -12,7 +12,7 @@ from engine.app.writebackends import Backend
 from engine.app.writefailure import OK, REFUSED
 from engine.app.writevalues import json_object
 
-__all__ = ["register", "run"]
+__all__ = ["register", "run", "said"]
 
 
 async def run(args: argparse.Namespace, backend: Backend) -> Answer:
@@ -26,11 +26,21 @@ async def run(args: argparse.Namespace, backend: Backend) -> Answer:
         body["context"] = args.context
     decision = await backend.call(body)
     allowed = decision.get("outcome") in ("ok", "queued", "held")
-    text = f"{decision.get('outcome')}" + (f": {decision['message']}"
-                                           if decision.get("message") else "")
+    text = said(decision)
     if not allowed:
         text = with_reason(text, decision.get("reason"))
     return (OK if allowed else REFUSED), decision, text
+
+
+def said(decision: dict[str, Any]) -> str:
+    """A Decision as one line: its outcome, then its message without a first word that
+    repeats it (the engine's message begins ``ok:`` or ``held:``, which after "queued:"
+    or "held:" reads as two answers run together); a refusal's code stays."""
+    outcome = str(decision.get("outcome"))
+    message = str(decision.get("message") or "")
+    for said_already in (f"{outcome}: ", "ok: "):
+        message = message.removeprefix(said_already)
+    return f"{outcome}: {message}" if message else outcome
 
 
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:

@@ -25,7 +25,7 @@ async def run(verb: str, args: argparse.Namespace, backend: Backend,
         if args.settings is not None:
             body["settings"] = json_object(args.settings, "--settings")
         out = await backend.add_workspace(body)
-        return OK, out, f"workspace {args.id} ({body['folder']})"
+        return OK, out, f"workspace {args.id} added (folder {body['folder']})"
     if verb == "node add":
         fields = field_values(args.set)
         for given in ("id", "type"):
@@ -40,7 +40,7 @@ async def run(verb: str, args: argparse.Namespace, backend: Backend,
         if not fields:
             raise Failure(USAGE, "node set: give at least one --set KEY=VALUE")
         out = await backend.set_node(args.id, fields)
-        return OK, out, f"node {args.id}: " + ", ".join(f"{k}={json.dumps(v)}"
+        return OK, out, f"node {args.id} changed: " + ", ".join(f"{k}={json.dumps(v)}"
                                                           for k, v in fields.items())
     if verb == "node remove":
         await backend.remove_node(args.id)
@@ -50,7 +50,7 @@ async def run(verb: str, args: argparse.Namespace, backend: Backend,
         if args.from_port is not None or args.to_port is not None:
             arrow.update(from_port=args.from_port, to_port=args.to_port)
         out = await backend.add_arrow(args.workspace, arrow)
-        return OK, out, f"arrow {args.id}: {args.src} -> {args.dst}"
+        return OK, out, f"arrow {args.id} added: {args.src} -> {args.dst}"
     if verb == "arrow remove":
         await backend.remove_arrow(args.id)
         return OK, {"id": args.id, "removed": True}, f"arrow {args.id} removed"

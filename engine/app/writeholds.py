@@ -38,14 +38,18 @@ async def run(verb: str, args: argparse.Namespace, backend: Backend,
         allowed = decision.get("outcome") in ("ok", "queued", "held")
         # A re-check at approval (SPEC §7) or a full queue cancels the prompt: said as
         # such, never as an approval that went through.
-        said = (decision.get("outcome") if allowed
-                else f"{(decision.get('value') or {}).get('state', 'cancelled')} at its approval —")
-        text = f"prompt {args.id}: {said} {decision.get('message', '')}"
-        return (OK if allowed else REFUSED), decision, \
-            text.rstrip() if allowed else with_reason(text.rstrip(), decision.get("reason"))
+        if allowed:
+            # The engine's message names the prompt again ("prompt p2: delivered"):
+            # what happened to it is said once, after the approval's outcome.
+            happened = str(decision.get("message") or "").removeprefix(f"prompt {args.id}: ")
+            return OK, decision, f"prompt {args.id} approved: {decision.get('outcome')}" + (
+                f" ({happened})" if happened else "")
+        state = (decision.get("value") or {}).get("state", "cancelled")
+        text = f"prompt {args.id}: {state} at its approval — {decision.get('message', '')}"
+        return REFUSED, decision, with_reason(text.rstrip(), decision.get("reason"))
     if verb == "hold reject":
         decision = await backend.reject_hold(args.id)
-        return OK, decision, f"prompt {args.id}: rejected"
+        return OK, decision, f"prompt {args.id} rejected"
     raise Failure(USAGE, f"unknown verb {verb!r}")  # argparse's choices stop this first
 
 

@@ -89,7 +89,7 @@ def test_a_refusal_for_want_of_an_arrow_then_the_arrow(canvas, capsys) -> None:
                              "value"}
     assert decision["prompt"] is None and decision["value"] is None
     code, out, err = run(capsys, "arrow", "add", "w1", "e1", "c1", "a1", "--db", db)
-    assert (code, out.strip()) == (0, "arrow e1: c1 -> a1"), err
+    assert (code, out.strip()) == (0, "arrow e1 added: c1 -> a1"), err
     code, out, _ = run(capsys, "call", "c1", "agents.prompt", "a1", "--args",
                        '{"text": "hello"}', "--db", db)
     assert code == 0 and out.startswith("queued")
@@ -224,7 +224,7 @@ def test_hold_approve_shows_the_whole_text_inert_and_sends_its_digest(
     assert code == 0, out
     assert "\x1b" not in out and "\u202e" not in out
     assert "\\x1b[2J\\x1b[31mrm -rf /\\u202e" in out and "x" * 500 in out
-    assert f"prompt {hold['id']}: queued" in out
+    assert f"prompt {hold['id']} approved: queued" in out
     assert run(capsys, "hold", "list", "--db", db)[1].strip() == "no held prompts"
 
 

@@ -50,7 +50,7 @@ def test_a_folder_with_a_hostile_name_is_shown_inert(tmp_path: Path, db: str,
     capsys.readouterr()
     assert main(["workspace", "add", "w2", str(folder), "--db", db]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("workspace w2 (") and not _raw(out), repr(out)
+    assert out.startswith("workspace w2 added (folder ") and not _raw(out), repr(out)
 
 
 def test_a_held_text_is_shown_once_inert(tmp_path: Path, db: str,
