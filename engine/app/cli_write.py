@@ -207,9 +207,18 @@ def _fail(args: argparse.Namespace, failure: Failure) -> int:
 
 
 # ----------------------------------------------------------- the parsers
+#: What every write verb's --help says of its exit codes (this module's docstring).
+_EXIT_CODES = ("Exit codes: 0 done; 1 a refusal or a finding (a refused call, a consent "
+               "action refused, a person who said no, a failure of the store or the "
+               "service); 2 usage or invalid input; 130 interrupted (Ctrl-C).")
+
+
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--db", help="work on this database directly (default: the embedded "
-                                "default, $ARROWGATE_DB)")
+    from engine.app.common import add_db_option
+
+    # Worked on directly; only the first verb on a new database, workspace add, makes it.
+    add_db_option(p, creates=p.prog.endswith(" workspace add"))
+    p.epilog = _EXIT_CODES
     p.add_argument("--service", metavar="ADDRESS",
                    help="go through a running `arrowgate serve`: its socket path or "
                         "http://127.0.0.1:PORT")

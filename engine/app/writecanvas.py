@@ -97,8 +97,10 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("id", help="the new arrow's id")
     p.add_argument("src", metavar="FROM", help="the node it starts at")
     p.add_argument("dst", metavar="TO", help="the node it ends at")
-    p.add_argument("--from-port", help="a port arrow's output port (with --to-port)")
-    p.add_argument("--to-port", help="a port arrow's input port (with --from-port)")
+    p.add_argument("--from-port", metavar="PORT",
+                   help="a port arrow's output port (with --to-port)")
+    p.add_argument("--to-port", metavar="PORT",
+                   help="a port arrow's input port (with --from-port)")
     common(p)
     p = acts.add_parser("remove", help="remove an arrow (cancels prompts on it)")
     p.add_argument("id", help="the arrow's id")

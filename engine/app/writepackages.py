@@ -126,8 +126,9 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
                         "asked, and another hash is refused as stale")
     common(p)
     for action, what in (("grant", "show a declared permission and grant it (operator)"),
-                         ("revoke", "revoke a permission")):
-        p = acts.add_parser(action, help=what)
+                         ("revoke", "revoke a permission (exit 1 when it was not granted: "
+                                    "nothing changes)")):
+        p = acts.add_parser(action, help=what, description=what[0].upper() + what[1:] + ".")
         p.add_argument("name", help="the package name")
         p.add_argument("permission", help="the permission, e.g. clipboard.write")
         if action == "grant":
@@ -139,7 +140,8 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
                                         "(operator)")
     p.add_argument("name", help="the package name")
     p.add_argument("--review-hash", metavar="SHA256",
-                   help="the pending version's hash you reviewed; then nothing is asked")
+                   help="the pending version's hash you reviewed; then nothing is asked, "
+                        "and another version pending now is refused as stale")
     common(p)
     p = acts.add_parser("decline", help="show the pending version's diff and discard it: the "
                                         "approved one holds again (operator)")
