@@ -64,17 +64,14 @@ def make_engine(db_path: Path, clock: VirtualClock) -> Iterator[Any]:
             pass
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def open_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+@pytest.fixture
+def open_engine(store: str) -> Iterator[Any]:
     """Open engines on one store, each as another process would: a SQLite file, then
-    a PostgreSQL database (skipped without one)."""
+    a PostgreSQL database (skipped without one), as `store` gives them."""
     opened: list[Engine] = []
-    dsn = request.getfixturevalue("pg_dsn") if request.param == "postgres" else None
 
     def make() -> Engine:
-        world = World(net=None, fs=None)
-        engine = (Engine.open(store=dsn, world=world) if dsn
-                  else Engine.open(tmp_path / "arrowgate.db", world=world))
+        engine = open_store(store)
         opened.append(engine)
         return engine
 
