@@ -270,3 +270,25 @@ def test_engine_vs_model_on_postgres(pg_dsn: str) -> None:
     machine = type("OnThisServer", (EngineVsModelOnPostgres,), {"dsn": pg_dsn})
     run_state_machine_as_test(machine, settings=settings(
         max_examples=50, stateful_step_count=50, deadline=None))
+
+
+def test_the_model_reads_the_window_as_exactly_as_the_engine() -> None:
+    """At a rounding edge the model and the engine's window agree (found by the machine:
+    eight gaps of 9.9 s make 79.2, and 60.0 more make the float 139.2, which is 1.4e-14 s
+    short of the real 79.2 + 60: the call at 79.2 is still inside its window, exactly as
+    SPEC §6 reads it and `engine.core.limits` counts it)."""
+    from engine.core.limits import RollingWindow
+
+    x = 0.0
+    for _ in range(8):
+        x += 9.9
+    model, window = Model(), RollingWindow(RATE, WINDOW)
+    model.arrows[("c1", "a1")] = "e1"
+    model.t = x
+    for _ in range(RATE):
+        model.prompt("c1", "a1")
+        window.count(x)
+    model.t = x + WINDOW
+    assert window.retry_after(model.t) is not None  # the engine: still full
+    assert model.prompt("c1", "a1") == ("rate-limited", "RATE_LIMITED")
+
