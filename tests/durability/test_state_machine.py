@@ -7,6 +7,7 @@ import asyncio
 import json
 import shutil
 import tempfile
+from fractions import Fraction
 from pathlib import Path
 
 from hypothesis import settings
@@ -53,9 +54,12 @@ class Model:
             return "denied", "PERMISSION_DENIED"
         if (card, agent) not in self.arrows:
             return "denied", "PERMISSION_DENIED"
-        # As the engine counts: an event leaves the window once x + WINDOW <= t (in floating
-        # point, t - WINDOW < x is not the same test: 79.8 - 60 < 19.8 holds).
-        window = [x for x in self.times[card] if x <= self.t < x + WINDOW]
+        # As the engine counts (`engine.core.limits._beyond`): an event leaves the window
+        # once x + WINDOW <= t for the real numbers the floats stand for. Not in floats:
+        # t - WINDOW < x is another test (79.8 - 60 < 19.8 holds), and the rounded sum
+        # x + WINDOW may land on t while the real one is above it (79.2 + 60.0).
+        t = Fraction(self.t)
+        window = [x for x in self.times[card] if Fraction(x) <= t < Fraction(x) + Fraction(WINDOW)]
         if len(window) >= RATE:
             return "rate-limited", "RATE_LIMITED"
         if self.undelivered(agent) >= QUEUE:
