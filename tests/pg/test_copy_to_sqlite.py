@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from engine import Engine, World
 from engine.app.cli import main
 from engine.app.replay import VirtualClock
 from engine.core.errors import StoreFailed
+from engine.service.auth import TokenStore
 from engine.store import copyback
 from engine.store.copyback import copy_to_sqlite
 from engine.store.copying import COPIED, Copied
@@ -28,14 +30,14 @@ from ..conftest import polls
 from .test_copy_to_postgres import NOTES, _behaviour, _populate
 
 
-def _sessions_gone(dsn: str) -> None:
-    """Wait until no other session is on the database: a closed engine's backend leaves
-    a moment after its connection closed."""
+def _sessions_gone(dsn: str, *, but: int = 0) -> None:
+    """Wait until no other session is on the database (but the one of process ``but``):
+    a closed engine's backend leaves a moment after its connection closed."""
     with psycopg.connect(dsn, autocommit=True) as conn:
         for _ in polls(10):
             left = conn.execute("select count(*) from pg_stat_activity where datname ="
-                                " current_database() and pid <> pg_backend_pid()"
-                                " and backend_type = 'client backend'").fetchone()
+                                " current_database() and pid not in (pg_backend_pid(), %s)"
+                                " and backend_type = 'client backend'", [but]).fetchone()
             if left == (0,):
                 return
     raise AssertionError("the engine's sessions did not leave")
@@ -179,11 +181,27 @@ def test_a_copy_back_stopped_halfway_leaves_no_file(shared: tuple[str, VirtualCl
     assert [p.name for p in tmp_path.iterdir() if "alone" in p.name] == []
 
 
+def _revoke_a_grant(engine: Engine) -> None:
+    asyncio.run(engine.revoke("acme.p", "agents.prompt"))
+
+
+def _mint_a_token(engine: Engine) -> None:
+    # As `arrowgate serve` mints its operator token, or `token mint --store` a card's:
+    # the token table's own insert, on no chain and not on the change feed.
+    tokens = TokenStore(engine.store.tokens())
+    try:
+        tokens.mint_sync("card:c1")
+    finally:
+        tokens.close()
+
+
+@pytest.mark.parametrize("write", [_revoke_a_grant, _mint_a_token], ids=["grant", "token"])
 def test_a_store_written_while_copied_back_fails_the_copy(
         shared: tuple[str, VirtualClock], tmp_path: Path,
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """A write to the store after its snapshot (an engine that connected meanwhile)
-    fails the copy before the file is put in place."""
+        monkeypatch: pytest.MonkeyPatch, write: Callable[[Engine], None]) -> None:
+    """A write to the store after its snapshot (an engine that connected meanwhile),
+    whatever it wrote — a grant revoked, or a token minted, which moves neither chain's
+    head nor the change feed — fails the copy before the file is put in place."""
     dsn, clock = shared
     copy_table = copyback._copy_table
 
@@ -191,13 +209,39 @@ def test_a_store_written_while_copied_back_fails_the_copy(
         if table.name == "consent":
             engine = Engine.open(store=dsn, clock=clock, world=World(net=None, fs=None))
             try:
-                asyncio.run(engine.revoke("acme.p", "agents.prompt"))
+                write(engine)
             finally:
                 engine.close()
+            _sessions_gone(dsn, but=src.info.backend_pid)
         return copy_table(src, conn, table)
 
     monkeypatch.setattr(copyback, "_copy_table", written_meanwhile)
     with pytest.raises(StoreFailed) as caught:
         copy_to_sqlite(dsn, tmp_path / "alone.db")
     assert caught.value.reason == "changed"
+    assert [p.name for p in tmp_path.iterdir() if "alone" in p.name] == []
+
+
+def test_a_session_that_connected_while_copied_back_fails_the_copy(
+        shared: tuple[str, VirtualClock], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine that connected after the store was found unused and is on it still
+    would go on writing there after the copy: refused as in use, no file."""
+    dsn, clock = shared
+    copy_table = copyback._copy_table
+    engines: list[Engine] = []
+
+    def connected_meanwhile(src: Any, conn: Any, table: Copied) -> int:
+        if table.name == "consent":
+            engines.append(Engine.open(store=dsn, clock=clock, world=World(net=None, fs=None)))
+        return copy_table(src, conn, table)
+
+    monkeypatch.setattr(copyback, "_copy_table", connected_meanwhile)
+    try:
+        with pytest.raises(StoreFailed) as caught:
+            copy_to_sqlite(dsn, tmp_path / "alone.db")
+    finally:
+        for engine in engines:
+            engine.close()
+    assert caught.value.reason == "in-use" and "session" in caught.value.message
     assert [p.name for p in tmp_path.iterdir() if "alone" in p.name] == []
