@@ -9,8 +9,9 @@ How it stays safe:
   must be up to date and its log, this machine's anchor of it and its consent history
   must verify (a tampered log is never laundered into a fresh anchor);
 - it is read in one REPEATABLE READ snapshot, and checked again before the target
-  commits: a source that moved meanwhile (its change feed or either chain's head)
-  fails the copy;
+  commits: a source that moved meanwhile (its change feed, either chain's head, or its
+  tokens, which a mint adds off the feed) or that another session is on now fails the
+  copy;
 - the target is a file that does not exist: it is made under a hidden name beside it,
   filled in one transaction with its log's side tables keyed and an empty change feed,
   anchored as every SQLite commit is (the pending record before COMMIT, the committed
@@ -85,10 +86,12 @@ def copy_to_sqlite(dsn: str, path: str | Path, *, schema: str | None = None,
                                   "anchor; nothing was copied", reason="unverified")
             conn.execute("begin isolation level repeatable read read only")
             heads = _heads(conn)
+            copying = conn.info.backend_pid
             if (0 if heads[0] is None else heads[0].seq) != verified.rows:
-                _refuse_changed(dsn, schema, (None, None, -1))
+                _refuse_changed(dsn, schema, (None, None, -1, (-1, 0.0)), copying)
             report = CopyReport(redact(dsn), str(target), log=heads[0], history=heads[1])
-            _write(conn, target, report, lambda: _refuse_changed(dsn, schema, heads))
+            _write(conn, target, report,
+                   lambda: _refuse_changed(dsn, schema, heads, copying))
             conn.execute("rollback")
         except psycopg.Error as exc:
             raise StoreFailed(f"cannot copy from the PostgreSQL store {redact(dsn)}: {exc}; "
@@ -136,9 +139,12 @@ def _refuse_unusable(conn: Connection[Any], dsn: str) -> None:
         refuse_missing(missing_tables(conn))
 
 
-def _refuse_in_use(conn: Connection[Any], dsn: str) -> None:
+def _refuse_in_use(conn: Connection[Any], dsn: str, *, copying: int = 0) -> None:
     """Refuse a source another session is connected to: an engine serving it would go on
     writing there after the copy.
+
+    Args:
+        copying: the process id of the copy's own session, when it is not ``conn``'s.
 
     Raises:
         StoreFailed: reason ``in-use``, naming up to three sessions (process id and
@@ -147,8 +153,8 @@ def _refuse_in_use(conn: Connection[Any], dsn: str) -> None:
     others = conn.execute(
         "select pid, coalesce(nullif(application_name, ''), 'no application name')"
         " from pg_stat_activity where datname = current_database()"
-        " and pid <> pg_backend_pid() and backend_type = 'client backend'"
-        " order by backend_start").fetchall()
+        " and pid not in (pg_backend_pid(), %s) and backend_type = 'client backend'"
+        " order by backend_start", [copying]).fetchall()
     if others:
         named = "; ".join(f"session {pid} ({app})" for pid, app in others[:3])
         raise StoreFailed(f"the PostgreSQL database {redact(dsn)} is in use ({named}): stop "
@@ -157,27 +163,38 @@ def _refuse_in_use(conn: Connection[Any], dsn: str) -> None:
                           reason="in-use")
 
 
-def _heads(conn: Connection[Any]) -> tuple[Anchor | None, Anchor | None, int]:
-    """The log's newest row, the history's newest entry and the change feed's newest
-    number (every engine's batch records a change; so does a hand's edit)."""
+#: What tells a store moved: the log's and the history's newest rows, the change feed's
+#: newest number, and the tokens' count and newest time.
+_Heads = tuple[Anchor | None, Anchor | None, int, tuple[int, float]]
+
+
+def _heads(conn: Connection[Any]) -> _Heads:
+    """The log's newest row, the history's newest entry, the change feed's newest
+    number (every engine's batch records a change; so does a hand's edit) and the
+    tokens' count and newest time (a token minted is not on the feed, and moves
+    neither chain: `engine.store.pg.parts.PGTokens.insert`)."""
 
     def head(table: str) -> Anchor | None:
         row = conn.execute(f"select seq, hash from {table} order by seq desc limit 1").fetchone()
         return None if row is None else Anchor(int(row[0]), str(row[1]))
 
     changes = conn.execute("select coalesce(max(seq), 0) from changes").fetchone()
-    return head("log"), head("consent"), int(changes[0] if changes else 0)
+    tokens = conn.execute("select count(*), coalesce(max(t), 0) from service_tokens").fetchone()
+    return (head("log"), head("consent"), int(changes[0] if changes else 0),
+            (int(tokens[0]), float(tokens[1])) if tokens else (0, 0.0))
 
 
-def _refuse_changed(dsn: str, schema: str | None,
-                    heads: tuple[Anchor | None, Anchor | None, int]) -> None:
-    """Refuse the copy if the source moved since its snapshot (read on a new session).
+def _refuse_changed(dsn: str, schema: str | None, heads: _Heads, copying: int) -> None:
+    """Refuse the copy if the source moved since its snapshot, or another session is on
+    it now (one that connected since it was found unused would go on writing there);
+    read on a new session, beside the copy's own (process ``copying``).
 
     Raises:
-        StoreFailed: reason ``changed``.
+        StoreFailed: reason ``changed`` or ``in-use``.
     """
     look = Link(dsn, schema=schema)
     try:
+        _refuse_in_use(look.conn, dsn, copying=copying)
         now = _heads(look.conn)
     finally:
         look.close()
