@@ -211,3 +211,23 @@ def test_token_list_through_the_service_is_refused_naming_the_store(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _run(capsys, "token", "list", "--service", str(tmp_path / "s.sock"))
     assert code == 2 and "--db or --store" in err
+
+
+@pytest.mark.parametrize("own", ["", "-wal", ".anchor", ".operator-token"])
+def test_an_out_file_that_is_the_database_or_its_own_file_is_refused_even_forced(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], own: str) -> None:
+    """``--out app.db --force`` (a slip of the tab key) would put a token where the canvas
+    was; so would the database's log, its anchor or its operator's token: exit 2, each
+    file as it was, nothing minted (as `arrowgate serve --token-file` refuses its own
+    database)."""
+    db = tmp_path / "app.db"
+    _canvas(str(db), tmp_path)
+    out = Path(f"{db}{own}")
+    if not out.exists():
+        out.write_bytes(b"kept")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()}
+    code, _, err = _run(capsys, "token", "mint", "agent:a1", "--db", str(db), "--out",
+                        str(out), "--force")
+    assert code == 2 and str(out) in err and "database" in err, err
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
+    assert json.loads(_run(capsys, "token", "list", "--db", str(db), "--all", "--json")[1]) == []
