@@ -15,6 +15,7 @@ could read it), is an error, exit 2, with nothing minted or written.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -75,6 +76,7 @@ async def _mint(args: argparse.Namespace) -> Answer:
     kind, node = parse_principal(args.principal)
     out = Path(args.out) if args.out is not None else None
     if out is not None:
+        _refuse_own_file(out, args)
         check_out(out, replace=args.force)  # before anything is minted
     elif args.force:
         raise Failure(USAGE, "--force replaces an --out file: give --out FILE")
@@ -104,6 +106,41 @@ async def _mint(args: argparse.Namespace) -> Answer:
         await tokens.aclose()
     return OK, {"id": token_id, "principal": principal, "file": str(out)}, \
         f"token {token_id} for {principal} written to {out} (mode 0600)"
+
+
+def _refuse_own_file(out: Path, args: argparse.Namespace) -> None:
+    """Refuse an ``--out`` that is the database (``--db``, else the default) or a file
+    of its own — its log, its anchor, its operator's token — or the ``--token-file``
+    given: ``--force`` would put a token where the canvas, or what vouches for it, was
+    (as ``arrowgate serve --token-file`` refuses its own database).
+
+    Raises:
+        Failure: exit 2, naming the file and whose it is.
+    """
+    from engine.app.common import default_db_path
+
+    owned: list[tuple[Path, str]] = []
+    if not args.store:
+        db = Path(args.db) if args.db else default_db_path()
+        owned += [(Path(f"{db}{end}"), f"a file of the database {db}")
+                  for end in ("-wal", "-shm", ".anchor", ".anchor.lock", ".operator-token")]
+        owned.append((db, "the database"))
+    if args.token_file:
+        owned.append((Path(args.token_file), "the operator's token file (--token-file)"))
+    for path, what in owned:
+        if _same_file(out, path):
+            raise Failure(USAGE, f"--out {out}: is {what}, not a file to write a token to "
+                                 "(give another path)")
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    """Whether two paths name one file (as they resolve, or as one inode)."""
+    try:
+        if one.resolve() == other.resolve():
+            return True
+        return one.exists() and other.exists() and os.path.samefile(one, other)
+    except (OSError, RuntimeError):  # a loop of links, a folder we may not read
+        return False
 
 
 def _table(rows: list[Any]) -> str:
