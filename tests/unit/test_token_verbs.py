@@ -231,3 +231,15 @@ def test_an_out_file_that_is_the_database_or_its_own_file_is_refused_even_forced
     assert code == 2 and str(out) in err and "database" in err, err
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
     assert json.loads(_run(capsys, "token", "list", "--db", str(db), "--all", "--json")[1]) == []
+
+
+def test_an_out_file_that_is_the_token_file_given_is_refused_even_forced(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "app.db"
+    _canvas(str(db), tmp_path)
+    operator = tmp_path / "operator.token"
+    operator.write_text("agt_" + "x" * 40 + "\n")
+    code, _, err = _run(capsys, "token", "mint", "agent:a1", "--db", str(db), "--token-file",
+                        str(operator), "--out", str(operator), "--force")
+    assert code == 2 and "--token-file" in err, err
+    assert operator.read_text() == "agt_" + "x" * 40 + "\n"
