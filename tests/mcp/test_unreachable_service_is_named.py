@@ -38,3 +38,24 @@ async def test_the_unreachable_service_is_named(tmp_path: Path) -> None:
     assert called["result"]["isError"], called
     said = called["result"]["content"][0]["text"]
     assert f"cannot reach the service at {socket}" in said, said
+
+
+async def test_a_host_and_port_without_http_is_told_to_be_read_as_a_socket(
+        tmp_path: Path) -> None:
+    """``--service localhost:8123`` (``http://`` left out) is read as a socket's path: the
+    error says so and names the address meant."""
+    token = tmp_path / "a1.token"
+    token.write_text("agt_unused")
+    token.chmod(0o600)
+    bridge = await Bridge.start("localhost:8123", str(token))
+    try:
+        await bridge.request("initialize", {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "claude-code", "version": "2.0.0"}})
+        await bridge.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        listed = await bridge.request("tools/list")
+    finally:
+        await bridge.close()
+    said = listed["error"]["message"]
+    assert "cannot reach the service at localhost:8123" in said, said
+    assert "socket" in said and "http://localhost:8123" in said, said

@@ -46,3 +46,18 @@ def test_the_command_refuses_it_before_reading_anything(
     error = json.loads(err)["error"]
     assert "user name or password" in error["message"]
     assert "http://u:p@127.0.0.1:1" in error["message"]
+
+
+def test_a_host_and_port_without_http_is_told_to_be_read_as_a_socket(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """``--service 127.0.0.1:8123`` (``http://`` left out) is a socket's path, and there is
+    none: the error says so and names the address meant, not "No such file" alone."""
+    monkeypatch.chdir(tmp_path)
+    token = tmp_path / "op.token"
+    token.write_text("op_x")
+    token.chmod(0o600)
+    code = main(["hold", "list", "--service", "127.0.0.1:8123", "--token-file", str(token)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "socket" in err and "http://127.0.0.1:8123" in err, err
