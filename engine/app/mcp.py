@@ -243,9 +243,12 @@ class ServiceClient:
             raise ServiceError(f"the service did not answer {method} {path} within "
                                f"{REQUEST_TIMEOUT:g} s") from None
         except httpcore.ConnectError as exc:
+            from engine.app.serviceclient import socket_hint
+
             raise ServiceUnreachable(f"cannot reach the service at {self.address} (is "
                                      f"`arrowgate serve` running there?): "
-                                     f"{exc or type(exc).__name__}") from exc
+                                     f"{exc or type(exc).__name__}"
+                                     f"{socket_hint(self.address)}") from exc
         except (httpcore.NetworkError, ServerClosed) as exc:
             raise ServiceUnreachable(f"the service closed the connection: "
                                      f"{exc or type(exc).__name__}") from exc

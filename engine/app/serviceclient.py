@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -21,6 +23,22 @@ __all__ = ["ServiceBackend", "service_token", "service_transport"]
 _TOKEN_MAX = 4096
 #: Seconds the service's client waits to connect, and for each read of an answer.
 _TIMEOUT = 30.0
+
+
+#: A host and a port, as someone writes an address and leaves out ``http://``.
+_HOST_AND_PORT = re.compile(r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):[0-9]{1,5}")
+
+
+def socket_hint(address: str) -> str:
+    """Words to add when ``address`` could not be reached because it was read as a Unix
+    socket's path and nothing is there: that it was, and, when it reads as a host and a
+    port, the URL meant ("" otherwise)."""
+    if "://" in address or os.path.lexists(address):
+        return ""
+    meant = f"http://{address}" if _HOST_AND_PORT.fullmatch(address) else \
+        "http://127.0.0.1:PORT"
+    return (f" (an address without http:// is a Unix socket's path, and there is no "
+            f"socket at {address}; over TCP give {meant})")
 
 
 def service_transport(address: str) -> tuple[str, Any]:
@@ -83,7 +101,8 @@ class ServiceBackend:
         except httpx.HTTPError as exc:
             # Some of httpx's errors carry no text: their name says what happened.
             why = str(exc) or type(exc).__name__
-            raise Failure(USAGE, f"cannot reach the service at {self.address}: {why}") from exc
+            raise Failure(USAGE, f"cannot reach the service at {self.address}: {why}"
+                                 f"{socket_hint(self.address)}") from exc
         try:
             data = response.json() if response.content else None
         except ValueError:
