@@ -245,3 +245,21 @@ def test_a_session_that_connected_while_copied_back_fails_the_copy(
             engine.close()
     assert caught.value.reason == "in-use" and "session" in caught.value.message
     assert [p.name for p in tmp_path.iterdir() if "alone" in p.name] == []
+
+
+@pytest.mark.parametrize("where", ["long", "proc"])
+def test_a_file_that_cannot_be_made_is_named(shared: tuple[str, VirtualClock], tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str],
+                                             where: str) -> None:
+    """A file that cannot be made there — a name so long that the hidden one made beside
+    it is longer than a name may be, or a folder no file can be made in (even by root) —
+    is named with why, never "the database cannot be used" of no database said, nor an
+    error of the clean-up in its place; no file left."""
+    dsn, _clock = shared
+    target = tmp_path / ("a" * 250 + ".db") if where == "long" else \
+        Path("/proc/arrowgate-copy-back.db")
+    assert main(["copy", "--store", dsn, "--to", str(target), "--json"]) != 0
+    error = json.loads(capsys.readouterr().err)["error"]
+    assert f"cannot make {target}" in error["message"], error
+    assert "nothing was copied" in error["message"], error
+    assert [p.name for p in tmp_path.iterdir() if "aaaa" in p.name] == []
