@@ -244,7 +244,8 @@ def _write(source: Connection[Any], target: Path, report: CopyReport,
             _put(hidden, made[3], target)
         if anchored:
             report.anchor = f"{target}.anchor"
-    except OSError as exc:
+    except (OSError, sqlite3.Error) as exc:
+        # SQLite's own ("unable to open database file", "disk is full") as the system's.
         raise StoreFailed(f"cannot make {target}: {exc}; nothing was copied",
                           reason="exists" if isinstance(exc, FileExistsError) else "io"
                           ) from exc
@@ -252,7 +253,7 @@ def _write(source: Connection[Any], target: Path, report: CopyReport,
         for leftover in made:
             try:
                 leftover.unlink()
-            except FileNotFoundError:
+            except OSError:  # never there (or its name never could be): the error stands
                 pass
 
 
