@@ -149,6 +149,22 @@ def test_a_store_an_engine_is_on_is_refused(shared: tuple[str, VirtualClock],
     assert list(tmp_path.glob("*alone*")) == []
 
 
+def test_an_engine_on_the_store_is_named_as_arrowgate(shared: tuple[str, VirtualClock],
+                                                      tmp_path: Path) -> None:
+    """The sessions in the way are named by application: an engine's as arrowgate (its
+    connections name themselves so unless the URL or PGAPPNAME names them otherwise),
+    not "no application name", which leaves a person to guess whose it is."""
+    dsn, clock = shared
+    engine = Engine.open(store=dsn, clock=clock, world=World(net=None, fs=None))
+    try:
+        with pytest.raises(StoreFailed) as caught:
+            copy_to_sqlite(dsn, tmp_path / "alone.db")
+    finally:
+        engine.close()
+    assert "(arrowgate)" in caught.value.message, caught.value.message
+    assert "no application name" not in caught.value.message
+
+
 def test_a_tampered_store_is_refused_naming_the_row(shared: tuple[str, VirtualClock],
                                                     tmp_path: Path) -> None:
     """A store failing `log verify` is never laundered into a fresh anchor: no file."""
