@@ -168,10 +168,17 @@ class BoundedConnection(Connection[Any]):
             self.deadline = before
 
 
+#: The application an engine's sessions name (libpq's fallback: a URL's
+#: ``application_name`` or ``PGAPPNAME`` names them otherwise), so that one in the way
+#: of a lock or a copy is told as arrowgate's (`engine.store.pg.holders`,
+#: `engine.store.copyback`).
+APPLICATION = {"fallback_application_name": "arrowgate"}
+
+
 def bounded_dsn(dsn: str) -> str:
-    """``dsn`` with `TCP_BOUNDS` added where it sets none of its own."""
+    """``dsn`` with `TCP_BOUNDS` and `APPLICATION` added where it sets none of its own."""
     given = psycopg.conninfo.conninfo_to_dict(dsn)
-    extra = {k: v for k, v in TCP_BOUNDS.items() if k not in given}
+    extra = {k: v for k, v in (TCP_BOUNDS | APPLICATION).items() if k not in given}
     return psycopg.conninfo.make_conninfo(dsn, **extra) if extra else dsn
 
 
