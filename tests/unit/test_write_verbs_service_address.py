@@ -61,3 +61,22 @@ def test_a_host_and_port_without_http_is_told_to_be_read_as_a_socket(
     err = capsys.readouterr().err
     assert code == 2
     assert "socket" in err and "http://127.0.0.1:8123" in err, err
+
+
+@pytest.mark.parametrize("what", ["file", "folder"])
+def test_a_service_address_that_is_no_socket_is_told_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], what: str) -> None:
+    """``--service app.db`` (the database, not its service's socket) or a folder: the
+    error says it is no socket, not "Connection refused", which reads as a service down."""
+    address = tmp_path / "app.db"
+    if what == "file":
+        address.write_bytes(b"")
+    else:
+        address.mkdir()
+    token = tmp_path / "op.token"
+    token.write_text("op_x")
+    token.chmod(0o600)
+    code = main(["hold", "list", "--service", str(address), "--token-file", str(token)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{address} is a {what}, not a socket" in err, err
