@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -30,11 +31,24 @@ _HOST_AND_PORT = re.compile(r"(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]):[0-9]{1,5}")
 
 
 def socket_hint(address: str) -> str:
-    """Words to add when ``address`` could not be reached because it was read as a Unix
-    socket's path and nothing is there: that it was, and, when it reads as a host and a
-    port, the URL meant ("" otherwise)."""
-    if "://" in address or os.path.lexists(address):
+    """Words to add when ``address`` could not be reached as a Unix socket's path: that
+    what is there is a file or a folder, not a socket (the database given for its
+    service's socket); or that nothing is there and, when it reads as a host and a port,
+    the URL meant ("" otherwise)."""
+    if "://" in address:
         return ""
+    try:
+        mode = os.stat(address).st_mode
+    except OSError:
+        mode = None
+    if mode is not None:
+        if stat.S_ISSOCK(mode):
+            return ""
+        what = "folder" if stat.S_ISDIR(mode) else "file"
+        return (f" ({address} is a {what}, not a socket: give the socket `arrowgate serve` "
+                "listens on, <db>.serve/serve.sock unless it was given --socket)")
+    if os.path.lexists(address):
+        return ""  # a link to nowhere, or one that cannot be looked through: said as is
     meant = f"http://{address}" if _HOST_AND_PORT.fullmatch(address) else \
         "http://127.0.0.1:PORT"
     return (f" (an address without http:// is a Unix socket's path, and there is no "
