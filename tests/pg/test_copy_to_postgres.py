@@ -426,9 +426,12 @@ def test_an_empty_store_is_copied_and_verifies(tmp_path: Path, pg_dsn: str) -> N
     log with no row, and the target verifies."""
     db = tmp_path / "empty.db"
     Engine.open(db, world=World(net=None, fs=None)).close()
-    report = copy_to_postgres(db, pg_dsn)
+    report = copy_to_postgres(db, pg_dsn, anchors=tmp_path / "anchors")
     assert report.log is None and set(report.tables.values()) == {0}
-    assert not Path(report.anchor).exists()
+    # No anchor is written, and none is named (as the way back names none for a file
+    # with no log): the report names only a file it wrote.
+    assert report.anchor == "" and report.to_json()["anchor"] == ""
+    assert not any((tmp_path / "anchors").glob("*.anchor"))
     assert verify_path(pg_dsn).ok
 
 
