@@ -125,7 +125,9 @@ class CopyReport:
     tables: dict[str, int] = field(default_factory=dict)
     log: Anchor | None = None  #: the log's newest row (None: empty)
     history: Anchor | None = None  #: the consent history's newest entry (None: empty)
-    anchor: str = ""  #: this machine's anchor of the target, written at ``log``
+    #: The anchor written at ``log`` (this machine's of the target, or the new file's);
+    #: "" when none was (no log row to vouch for).
+    anchor: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The JSON form ``arrowgate copy --json`` prints."""
@@ -297,9 +299,9 @@ def _write(target: Link, source: sqlite3.Connection, report: CopyReport,
                 committing = True
                 conn.execute("commit")
                 committing = False
-                report.anchor = str(anchor.path)
                 if report.log is not None:
                     _write_anchor(anchor, report.log, target.dsn)
+                    report.anchor = str(anchor.path)
     except psycopg.Error as exc:
         target.abandon()
         # A connection lost in the COMMIT's round trip leaves its fate unknown here.
