@@ -1,6 +1,7 @@
 """The ``arrowgate`` console script (pyproject.toml ``[project.scripts]``).
 
-It imports nothing of the engine before it can answer Ctrl-C: the command line's
+It imports nothing of the engine before it can answer Ctrl-C (the ``engine``
+package imports its names only when asked for them, so this module comes alone): the command line's
 modules take a good part of a second to import, and a person who presses Ctrl-C then
 gets what Ctrl-C gives in any verb, ``arrowgate: interrupted`` (a JSON error under
 ``--json``) and exit 130, never a traceback of a KeyboardInterrupt inside an import.
