@@ -306,17 +306,25 @@ def default_database_path() -> Path:
 def file_damage(path: str | Path) -> str:
     """Why another program could not read the SQLite database ``path`` now, or "".
 
-    Reads its header, then its schema on a read-only connection of its own (never
-    an open engine's, whose cached pages would hide what the file now holds): a
-    file removed, replaced or overwritten under an open engine is not noticed by
-    its connection, which goes on writing into its ``-wal`` (`tui.dbfile`).
+    Reads its schema on a read-only connection of its own (never an open engine's,
+    whose cached pages would hide what the file now holds): a file removed, replaced
+    or overwritten under an open engine is not noticed by its connection, which goes
+    on writing into its ``-wal`` (`tui.dbfile`).
+
+    The file is never opened here but through SQLite. Its locks are POSIX record
+    locks, held by the process on the file whatever descriptor took them: closing any
+    descriptor of the file (a plain ``open`` to read its header) drops every lock an
+    engine of this process holds on it, and the next program to close the database
+    then takes itself for the last one and deletes the write-ahead log under that
+    engine, whose commits no other program reads from then on. SQLite's own
+    connections share what the process holds and keep a descriptor open while
+    another connection's locks need it.
     """
     try:
-        with open(path, "rb") as file:
-            head = file.read(len(_SQLITE_HEADER))
+        size = os.stat(path).st_size
     except OSError as exc:
         return f"cannot be read: {exc.strerror or exc}"
-    if head != _SQLITE_HEADER:
+    if size == 0:
         return "was overwritten: it no longer starts as an SQLite database"
     try:
         conn = connect_read_only(path)
@@ -327,6 +335,8 @@ def file_damage(path: str | Path) -> str:
     except UnsafeToRead:
         return ""  # a read-only folder: nothing of ours writes there (not damage)
     except sqlite3.Error as exc:
+        if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_NOTADB:
+            return "was overwritten: it no longer starts as an SQLite database"
         return f"cannot be read by another program: {exc}"
     return ""
 
