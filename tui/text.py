@@ -27,8 +27,8 @@ from rich.text import Text
 # rule for where an id is quoted); the TUI re-exports them.
 from engine.core.text import ident, is_control, quoted
 
-__all__ = ["CONTROL_STYLE", "fit", "ident", "plain", "plain_lines", "quoted", "short_id",
-           "visible"]
+__all__ = ["CONTROL_STYLE", "fit", "ident", "plain", "plain_lines", "preview", "quoted",
+           "short_id", "visible"]
 
 #: How a made-visible control character is drawn.
 CONTROL_STYLE = Style(reverse=True)
@@ -110,6 +110,25 @@ def plain_lines(lines: Iterable[str]) -> Text:
     as ``␊``, so no quoted text adds a line that reads as the TUI's own.
     """
     return Text("\n", end="").join(plain(line) for line in lines)
+
+
+def preview(text: str, length: int) -> Text:
+    """The start of a card's text for a list's one-line cell, saying when it goes on.
+
+    Its first line, cut at line feeds alone: every other character that may end a line
+    (a carriage return, U+0085, U+2028, ...) is drawn as its symbol (`plain`), never
+    taken for the end of the text. Cut at ``length`` characters with ``…``, and with
+    the number of its lines when it has more than one, so no part of a text reads as
+    the whole of it.
+    """
+    first = text.split("\n", 1)[0]
+    lines = text.count("\n") + 1
+    shown = plain(first[:length])
+    if len(first) > length or lines > 1:
+        shown.append(" …")
+    if lines > 1:
+        shown.append(f" ({lines} lines)")
+    return shown
 
 
 def short_id(value: str, width: int, *, also: str = "") -> str:

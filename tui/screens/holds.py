@@ -11,7 +11,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from engine import Prompt
 
-from ..text import plain
+from ..text import plain, preview
 from ..widgets.app_header import AppHeader
 from .base import EngineScreen, row_key
 from .hold import HoldScreen, describe_hold, time_left
@@ -64,12 +64,10 @@ class HoldsScreen(EngineScreen):
             agent = self.engine.state.canvas.node(prompt.agent)
             name = str(agent.data.get("name") or prompt.agent) if agent else prompt.agent
             flag = " ⚠" if agent is not None and agent.data.get("dangerous") else ""
-            first = prompt.text.splitlines()[0] if prompt.text else ""
-            lines = prompt.text.count("\n") + 1
             table.add_row(plain(prompt.id), plain(prompt.card), plain(prompt.package),
                           plain(prompt.arrow or "-"), plain(f"{name}{flag}"),
                           time_left(self.gate, prompt),
-                          plain(first[:40] + (f" … ({lines} lines)" if lines > 1 else "")),
+                          preview(prompt.text, 40),
                           key=prompt.id)
         if selected is not None and selected.id in {p.id for p in held}:
             table.move_cursor(row=table.get_row_index(selected.id))

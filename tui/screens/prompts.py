@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from engine import Prompt
 
-from ..text import plain, quoted
+from ..text import plain, preview, quoted
 from ..widgets.app_header import AppHeader
 from .base import EngineScreen, row_key
 
@@ -74,10 +74,9 @@ class PromptsScreen(EngineScreen):
             f"Prompts ({len(prompts):,}, newest first)" if len(prompts) < _ROWS else
             f"Prompts (newest first: the {_ROWS:,} newest; older ones are in the arrow log)")
         for p in shown:
-            first = p.text.splitlines()[0] if p.text else ""
             table.add_row(plain(p.id), Text(p.state, style=_STATE_STYLES.get(p.state, "")),
                           time.strftime("%m-%d %H:%M:%S", time.gmtime(p.t)), plain(p.card),
-                          plain(p.agent), plain(p.arrow or "-"), plain(first[:60]), key=p.id)
+                          plain(p.agent), plain(p.arrow or "-"), preview(p.text, 60), key=p.id)
         if chosen is not None and chosen in table.rows:
             table.move_cursor(row=table.get_row_index(chosen))
         self._show()
