@@ -44,7 +44,6 @@ BUSY_TIMEOUT_S = 10.0
 #: (`insert_rows`), and every statement the engine runs should stay prepared.
 _CACHED_STATEMENTS = 256
 
-_SQLITE_HEADER = b"SQLite format 3\x00"
 
 
 class UnsafeToRead(sqlite3.OperationalError):
@@ -344,24 +343,26 @@ def file_damage(path: str | Path) -> str:
 def database_problem(path: Path, *, create: bool) -> str | None:
     """Why an existing file is not an arrowgate database, or None when it is one.
 
-    Reads the file's header, then its table names on a read-only connection,
-    so nothing is ever written into a file that is not ours. With
-    ``create``, an empty file or an empty database is fine too (the engine
-    makes its tables there).
+    Reads its table names on a read-only connection, so nothing is ever written
+    into a file that is not ours. With ``create``, an empty file or an empty
+    database is fine too (the engine makes its tables there).
+
+    The file is read through SQLite only, never a plain ``open``, as in
+    `file_damage`: an engine of this process may have it open, and closing any
+    descriptor of the file drops the POSIX locks that engine holds on it.
     """
     if not path.is_file():
         # A FIFO or a device would block or stream forever: never open one.
         return "not a regular file"
     try:
-        with path.open("rb") as f:
-            header = f.read(len(_SQLITE_HEADER))
+        size = path.stat().st_size
     except OSError as exc:
         return f"cannot read it: {exc.strerror or exc}"
-    if not header:
+    if size == 0:
         # An empty file is an empty SQLite database.
         return None if create else "an empty file, with no arrowgate data"
-    if header != _SQLITE_HEADER:
-        return "not a database (not an SQLite file)"
+    if not os.access(path, os.R_OK):
+        return "cannot read it: Permission denied"
     try:
         conn = connect_leaving_no_files(path)  # a check must not make -wal and -shm files
         try:
@@ -377,6 +378,8 @@ def database_problem(path: Path, *, create: bool) -> str | None:
     except UnsafeToRead as exc:
         return str(exc)
     except sqlite3.Error as exc:
+        if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_NOTADB:
+            return "not a database (not an SQLite file)"
         return f"not a readable database: {exc}"
     if "log" in tables or ours or (create and not tables):
         return None
