@@ -45,7 +45,6 @@ BUSY_TIMEOUT_S = 10.0
 _CACHED_STATEMENTS = 256
 
 
-
 class UnsafeToRead(sqlite3.OperationalError):
     """A database in a folder this process cannot write, with changes waiting in its
     ``-wal`` file: reading it needs SQLite's ``-shm`` file beside it, which cannot be
