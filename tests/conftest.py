@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -213,3 +215,20 @@ async def until(check: Callable[[], Any], timeout: float = 30.0) -> Any:
             raise AssertionError(f"not within {timeout} s")
         await asyncio.sleep(0.02)
     return value
+
+
+#: Another program reading the database (`arrowgate log show`, `hold list`): how many
+#: consent entries it holds. It closes its connection after, as each of them does.
+_CONSENT_ENTRIES = ("import sqlite3, sys\n"
+                    "conn = sqlite3.connect(sys.argv[1])\n"
+                    "print(conn.execute('select count(*) from consent').fetchone()[0])\n"
+                    "conn.close()\n")
+
+
+def another_program_reads_consent(path: Path) -> int:
+    """How many consent history entries another program reading the SQLite file
+    ``path`` finds (a process of its own, closing the database after)."""
+    done = subprocess.run([sys.executable, "-c", _CONSENT_ENTRIES, str(path)],
+                          capture_output=True, text=True, timeout=60, check=True)
+    return int(done.stdout)
+

@@ -11,25 +11,12 @@ tui29 in the TUI's own look at its file, `file_damage`; this is the command line
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from engine import Engine
 from engine.store.database import database_problem
 
-from ..conftest import manifest, offer_install
-
-_READ = ("import sqlite3, sys\n"
-         "conn = sqlite3.connect(sys.argv[1])\n"
-         "print(conn.execute('select count(*) from consent').fetchone()[0])\n"
-         "conn.close()\n")
-
-
-def _another_program_reads(path: Path) -> int:
-    done = subprocess.run([sys.executable, "-c", _READ, str(path)], capture_output=True,
-                          text=True, timeout=60, check=True)
-    return int(done.stdout)
+from ..conftest import another_program_reads_consent, manifest, offer_install
 
 
 async def test_a_grant_after_the_file_was_checked_reaches_the_other_programs(
@@ -41,11 +28,11 @@ async def test_a_grant_after_the_file_was_checked_reaches_the_other_programs(
         # GIVEN a check of the file while the engine has it open, and another program
         # reading the database and closing it meanwhile
         assert database_problem(db, create=False) is None
-        entries = _another_program_reads(db)
+        entries = another_program_reads_consent(db)
         # WHEN a consent change is written
         await engine.revoke("acme.p", "agents.prompt")
         # THEN every other program reads it at once, not only once the engine closes
-        assert _another_program_reads(db) == entries + 1
+        assert another_program_reads_consent(db) == entries + 1
     finally:
         engine.close()
 

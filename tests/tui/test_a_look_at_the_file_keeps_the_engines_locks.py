@@ -20,27 +20,13 @@ restart. Not a store of PostgreSQL's: it has no file to look at.)
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from engine.app.replay import VirtualClock
 
+from ..conftest import another_program_reads_consent
 from .conftest import settle
 from .world import make_app
-
-#: Another program reading the database (`arrowgate log show`, `hold list`): how many
-#: consent entries it holds. It closes its connection after, as each of them does.
-_READ = ("import sqlite3, sys\n"
-         "conn = sqlite3.connect(sys.argv[1])\n"
-         "print(conn.execute('select count(*) from consent').fetchone()[0])\n"
-         "conn.close()\n")
-
-
-def _another_program_reads(path: Path) -> int:
-    done = subprocess.run([sys.executable, "-c", _READ, str(path)], capture_output=True,
-                          text=True, timeout=60, check=True)
-    return int(done.stdout)
 
 
 async def test_a_revoke_after_the_app_looked_at_its_file_reaches_the_other_programs(
@@ -52,12 +38,12 @@ async def test_a_revoke_after_the_app_looked_at_its_file_reaches_the_other_progr
         # and another program read the database and closed it meanwhile
         app.check_store_file()
         assert not app.store_problem, app.store_problem
-        entries = _another_program_reads(tui_db)
+        entries = another_program_reads_consent(tui_db)
         # WHEN the person's revoke is written
         assert await app.engine.revoke("acme.standup", "agents.prompt")
         await settle(pilot)
         # THEN every other program reads it at once, not only once the app closes
-        assert _another_program_reads(tui_db) == entries + 1, \
+        assert another_program_reads_consent(tui_db) == entries + 1, \
             "the revoke is held by the app alone: the other programs read the file without it"
         app.check_store_file()
         assert not app.store_problem, app.store_problem
