@@ -1,0 +1,59 @@
+"""A verification cancelled while it stops its child still waits for the child to end.
+
+Rule: what the engine starts it waits for, and closes what it opened to talk to it.
+`engine.app.verifier.verify_in_a_process`, cancelled (the TUI left, the client went
+away), kills its ``python -m engine.store.logindex`` child and waits for it. Cancelled
+again during that wait — as it is when the TUI quits while its start-up `log verify` is
+under way: Textual cancels the worker, then the loop's end cancels every task still
+running — it used to give up the wait: the child was never reaped and its asyncio
+transport and pipes were left open until the garbage collector found them, with a
+``ResourceWarning`` ("unclosed transport", "subprocess … is still running") wherever that
+happened — in the test suite, in a later test on the same worker (``filterwarnings =
+error``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from engine import Engine, World
+from engine.app import verifier
+
+
+def test_a_verification_cancelled_while_it_stops_its_child_reaps_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "a.db"
+    Engine.open(db, world=World(net=None, fs=None)).close()
+    started: list[asyncio.subprocess.Process] = []
+    real_exec = asyncio.create_subprocess_exec
+
+    async def recorded_exec(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
+        proc = await real_exec(*args, **kwargs)
+        started.append(proc)
+        return proc
+
+    monkeypatch.setattr(verifier.asyncio, "create_subprocess_exec", recorded_exec)
+
+    async def quit_while_verifying() -> None:
+        task = asyncio.create_task(verifier.verify_in_a_process(str(db)))
+        while not started:  # the child runs: the verification awaits its answer
+            await asyncio.sleep(0)
+        task.cancel()  # the TUI quits: its worker is cancelled
+        await asyncio.sleep(0)  # ... and it is killing its child, waiting for it
+        task.cancel()  # the app's loop ends: every task still running is cancelled
+        await asyncio.sleep(0)
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        asyncio.run(quit_while_verifying())
+        gc.collect()
+    (proc,) = started
+    assert proc.returncode is not None, "the killed verifier was never waited for"
+    leaks = [str(w.message) for w in seen if issubclass(w.category, ResourceWarning)]
+    assert not leaks, leaks
