@@ -27,7 +27,8 @@ async def verify_in_a_process(location: str) -> Verification:
     A store's URL goes through the child's standard input: it may hold a
     password, which a command line shows to every user of the machine. A
     verifier that fails (it cannot read the store, it dies) is a finding naming
-    the last line it wrote. Cancelled (the client went away), the child is killed.
+    the last line it wrote. Cancelled (the client went away), the child is killed
+    and waited for, even if cancelled again meanwhile (`_ended`).
     The child imports arrowgate's code from where this process does, never from the
     working folder.
     """
@@ -44,7 +45,7 @@ async def verify_in_a_process(location: str) -> Verification:
     except BaseException:
         with contextlib.suppress(ProcessLookupError):
             proc.kill()
-        await proc.wait()
+        await _ended(proc)
         raise
     try:
         data = json.loads(out)
@@ -54,3 +55,25 @@ async def verify_in_a_process(location: str) -> Verification:
         # The last line of a traceback, or of the verifier's refusal, is the error itself.
         lines = err.decode(errors="replace").strip().splitlines() or ["no output"]
         return Verification(False, 0, None, "the verifier failed: " + lines[-1][-200:])
+
+
+async def _ended(proc: asyncio.subprocess.Process) -> None:
+    """Wait until the killed ``proc`` has exited and its output pipes are at their end,
+    however often this is cancelled meanwhile (the caller re-raises its cancellation).
+
+    Only then does asyncio reap the child and close its transport. A cancellation
+    comes twice when an app quits while it verifies: its worker is cancelled (and
+    kills the child), then the loop's end cancels every task still running. Given up
+    at the second, the child was left unreaped and its transport and pipes open, to
+    be found by the garbage collector later, with a ``ResourceWarning``. Killed, the
+    child (which starts none of its own) ends within milliseconds, so this waits no
+    longer than that.
+    """
+    assert proc.stdout is not None and proc.stderr is not None  # both piped above
+    for end in (proc.wait, proc.stdout.read, proc.stderr.read):
+        while True:
+            try:
+                await end()
+                break
+            except asyncio.CancelledError:
+                continue  # the caller re-raises its own; this end is still needed
