@@ -33,7 +33,14 @@ from psycopg import Connection, sql
 
 from engine.core.errors import StoreFailed
 from engine.store.anchor import HISTORY_EMPTY, Anchor, AnchorFile, AnchorState
-from engine.store.copying import COPIED, Copied, CopyReport, deferred_interrupt
+from engine.store.copying import (
+    COPIED,
+    Copied,
+    CopyReport,
+    chain_head,
+    deferred_interrupt,
+    refuse_unverified,
+)
 from engine.store.database import open_database
 from engine.store.log import refuse_missing
 from engine.store.logkeys import add_keys
@@ -79,11 +86,7 @@ def copy_to_sqlite(dsn: str, path: str | Path, *, schema: str | None = None,
             _refuse_in_use(conn, dsn)
             verified = PGLog(link).verify(PGHistory(link),
                                           local_anchor(conn, anchors, make=False))
-            if not verified.ok:
-                where = f"first bad row {verified.first_bad}: " if verified.first_bad else ""
-                raise StoreFailed(f"the log of {redact(dsn)} does not verify ({where}"
-                                  f"{verified.problem}): a copy would carry it under a fresh "
-                                  "anchor; nothing was copied", reason="unverified")
+            refuse_unverified(verified, f"the log of {redact(dsn)}")
             conn.execute("begin isolation level repeatable read read only")
             heads = _heads(conn)
             copying = conn.info.backend_pid
@@ -173,14 +176,9 @@ def _heads(conn: Connection[Any]) -> _Heads:
     number (every engine's batch records a change; so does a hand's edit) and the
     tokens' count and newest time (a token minted is not on the feed, and moves
     neither chain: `engine.store.pg.parts.PGTokens.insert`)."""
-
-    def head(table: str) -> Anchor | None:
-        row = conn.execute(f"select seq, hash from {table} order by seq desc limit 1").fetchone()
-        return None if row is None else Anchor(int(row[0]), str(row[1]))
-
     changes = conn.execute("select coalesce(max(seq), 0) from changes").fetchone()
     tokens = conn.execute("select count(*), coalesce(max(t), 0) from service_tokens").fetchone()
-    return (head("log"), head("consent"), int(changes[0] if changes else 0),
+    return (chain_head(conn, "log"), chain_head(conn, "consent"), int(changes[0] if changes else 0),
             (int(tokens[0]), float(tokens[1])) if tokens else (0, 0.0))
 
 

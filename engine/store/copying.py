@@ -52,7 +52,7 @@ from engine.core.errors import StoreFailed
 from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.database import connect_read_only
 from engine.store.fileholders import program, users
-from engine.store.log import ArrowLog, refuse_missing, verify_anchored
+from engine.store.log import ArrowLog, Verification, refuse_missing, verify_anchored
 from engine.store.migrations import migrations
 from engine.store.pg.anchoring import local_anchor
 from engine.store.pg.changes import ENGINE_MARK, record_change
@@ -61,8 +61,8 @@ from engine.store.pg.parts import Link, redact
 from engine.store.pg.schema import migrate, refuse_lost_ledger
 from engine.store.view import OlderSchema
 
-__all__ = ["COPIED", "NOT_COPIED", "Copied", "CopyReport", "copy_to_postgres",
-           "deferred_interrupt"]
+__all__ = ["COPIED", "NOT_COPIED", "Copied", "CopyReport", "chain_head", "copy_to_postgres",
+           "deferred_interrupt", "refuse_unverified"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,16 +175,12 @@ def copy_to_postgres(path: str | Path, dsn: str, *, anchors: Path | None = None,
             raise OlderSchema(source, behind)
         refuse_missing(migrations.missing_tables(db))
         verified = verify_anchored(ArrowLog(db), AnchorFile(source + ".anchor"))
-        if not verified.ok:
-            where = f"first bad row {verified.first_bad}: " if verified.first_bad else ""
-            raise StoreFailed(f"{source}'s log does not verify ({where}{verified.problem}): "
-                              "a copy would carry it under a fresh anchor; nothing was "
-                              "copied", reason="unverified")
+        refuse_unverified(verified, f"{source}'s log")
         report = CopyReport(source, redact(dsn))
         watch = _Watch(source)
         try:
             conn.execute("begin")  # one read snapshot: every table as of one moment
-            report.log, report.history = _head(conn, "log"), _head(conn, "consent")
+            report.log, report.history = chain_head(conn, "log"), chain_head(conn, "consent")
             if (0 if report.log is None else report.log.seq) != verified.rows:
                 watch.moved()  # it was written to after it was verified
             target = Link(dsn, schema=schema)
@@ -220,8 +216,22 @@ def refuse_in_use(path: str, *, reading: bool = False) -> None:
                           reason="in-use")
 
 
-def _head(conn: sqlite3.Connection, table: str) -> Anchor | None:
-    """The newest row of the log or the consent history (None: empty)."""
+def refuse_unverified(verified: Verification, what: str) -> None:
+    """Refuse a source whose log or consent history fails `log verify` (``what``: its
+    log, as the refusal names it): a copy would carry it under a fresh anchor.
+
+    Raises:
+        StoreFailed: reason ``unverified``, naming the first bad row.
+    """
+    if not verified.ok:
+        where = f"first bad row {verified.first_bad}: " if verified.first_bad else ""
+        raise StoreFailed(f"{what} does not verify ({where}{verified.problem}): a copy would "
+                          "carry it under a fresh anchor; nothing was copied",
+                          reason="unverified")
+
+
+def chain_head(conn: sqlite3.Connection | Connection[Any], table: str) -> Anchor | None:
+    """The newest row of the log or the consent history (None: empty), on either store."""
     row = conn.execute(f"select seq, hash from {table} order by seq desc limit 1").fetchone()
     return None if row is None else Anchor(int(row[0]), str(row[1]))
 
