@@ -22,6 +22,7 @@ from engine.core.errors import NotFound
 if TYPE_CHECKING:
     from engine.engine import Engine
     from engine.store.base import TokenRow
+    from engine.store.pg.store import PGStore
 
 __all__ = ["LocalTokens", "ServiceTokens", "Tokens", "listing", "open_tokens"]
 
@@ -64,6 +65,16 @@ def _one_place(args: argparse.Namespace) -> None:
         raise Failure(USAGE, f"give --store or {'--db' if args.db else '--service'}, not both")
 
 
+def _pg_store(args: argparse.Namespace) -> PGStore:
+    """The PostgreSQL store ``--store`` names, never made here: a database without
+    arrowgate's schema has no node to mint for, nor tokens to list."""
+    from engine.store.pg.store import PGStore, is_postgres_url
+
+    if not is_postgres_url(args.store):
+        raise Failure(USAGE, "--store takes a postgresql:// URL")
+    return PGStore.open(args.store, existing=True)
+
+
 def open_tokens(args: argparse.Namespace) -> Tokens:
     """The tokens of the store ``--db``/``--store`` names, or of the service at ``--service``."""
     _one_place(args)
@@ -72,12 +83,7 @@ def open_tokens(args: argparse.Namespace) -> Tokens:
     from engine.engine import Engine
 
     if args.store:
-        from engine.store.pg.store import PGStore, is_postgres_url
-
-        if not is_postgres_url(args.store):
-            raise Failure(USAGE, "--store takes a postgresql:// URL")
-        # Never made here: a store without arrowgate's schema has no node to mint for.
-        return LocalTokens(Engine.open(store=PGStore.open(args.store, existing=True)))
+        return LocalTokens(Engine.open(store=_pg_store(args)))
     return LocalTokens(Engine.open(_path(args, writes=True)))
 
 
@@ -176,11 +182,7 @@ def listing(args: argparse.Namespace, *, live_only: bool) -> list[TokenRow]:
                              "has no route that lists tokens; the ids a mint printed revoke "
                              "through --service)")
     if args.store:
-        from engine.store.pg.store import PGStore, is_postgres_url
-
-        if not is_postgres_url(args.store):
-            raise Failure(USAGE, "--store takes a postgresql:// URL")
-        store = PGStore.open(args.store, existing=True)
+        store = _pg_store(args)
         try:
             table = store.tokens()
             try:
