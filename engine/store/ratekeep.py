@@ -18,6 +18,8 @@ a call's path.
 
 from __future__ import annotations
 
+from typing import Any, Protocol
+
 from engine.core.catalogue import RATE_LIMITS
 
 __all__ = ["LONGEST_WINDOW", "RatePruning", "prune_statement"]
@@ -39,6 +41,15 @@ def prune_statement(mark: str) -> str:
     return f"delete from rate_events where t < {mark} and t + {LONGEST_WINDOW!r} < {mark}"
 
 
+class _Reads(Protocol):
+    """A connection of either store (sqlite3's or psycopg's): what `RatePruning.due_in`
+    asks of it."""
+
+    def execute(self, query: str) -> Any:
+        """Run ``query``; a cursor whose ``fetchone`` answers."""
+        ...
+
+
 class RatePruning:
     """When one connection last pruned, by the newest stored event's time."""
 
@@ -47,6 +58,12 @@ class RatePruning:
     def __init__(self) -> None:
         #: The newest event's time at this connection's last prune (None: none yet).
         self._at: float | None = None
+
+    def due_in(self, conn: _Reads) -> float | None:
+        """`due` for the newest event ``conn``'s store holds (by number: the last
+        counted)."""
+        row = conn.execute("select t from rate_events order by id desc limit 1").fetchone()
+        return self.due(row[0] if row is not None else None)
 
     def due(self, newest: object) -> float | None:
         """The newest stored event's time when a prune is due now (and taken as made),

@@ -1205,8 +1205,7 @@ class Transactions(BatchKeeping):
         feed's rows after ``seen``, go in the same transaction.
         """
         conn = self.db.conn
-        newest = conn.execute("select t from rate_events order by id desc limit 1").fetchone()
-        t = self._rates.due(newest[0] if newest is not None else None)
+        t = self._rates.due_in(conn)
         if t is not None:
             conn.execute(prune_statement("?1"), [t])
             conn.execute("delete from changes where seq > ?", [seen])

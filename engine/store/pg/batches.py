@@ -463,8 +463,7 @@ class Batches(BatchKeeping):
         a hand's change, which would have every engine read its windows again."""
         self._pruned = seq // transactions.CHANGES_PRUNED_EVERY
         conn.execute("delete from changes where seq <= %s", [seq - transactions.CHANGES_KEPT])
-        newest = conn.execute("select t from rate_events order by id desc limit 1").fetchone()
-        t = self._rates.due(newest[0] if newest is not None else None)
+        t = self._rates.due_in(conn)
         if t is not None:
             conn.execute(prune_statement("%(t)s"), {"t": t})
 
