@@ -16,17 +16,28 @@ from pathlib import Path
 from .conftest import Bridge
 
 
-async def test_the_unreachable_service_is_named(tmp_path: Path) -> None:
+def _token(tmp_path: Path) -> Path:
+    """An agent token file the bridge reads (no service will check it)."""
     token = tmp_path / "a1.token"
     token.write_text("agt_unused")
     token.chmod(0o600)
+    return token
+
+
+async def _initialize(bridge: Bridge) -> None:
+    """The MCP handshake, as Claude Code opens it."""
+    await bridge.request("initialize", {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "claude-code", "version": "2.0.0"}})
+    await bridge.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+async def test_the_unreachable_service_is_named(tmp_path: Path) -> None:
+    token = _token(tmp_path)
     socket = tmp_path / "app.db.serve" / "serve.sock"
     bridge = await Bridge.start(str(socket), str(token))
     try:
-        await bridge.request("initialize", {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "claude-code", "version": "2.0.0"}})
-        await bridge.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await _initialize(bridge)
         listed = await bridge.request("tools/list")
         called = await bridge.request("tools/call", {"name": "c1__search",
                                                      "arguments": {"query": "x"}})
@@ -44,15 +55,10 @@ async def test_a_host_and_port_without_http_is_told_to_be_read_as_a_socket(
         tmp_path: Path) -> None:
     """``--service localhost:8123`` (``http://`` left out) is read as a socket's path: the
     error says so and names the address meant."""
-    token = tmp_path / "a1.token"
-    token.write_text("agt_unused")
-    token.chmod(0o600)
+    token = _token(tmp_path)
     bridge = await Bridge.start("localhost:8123", str(token))
     try:
-        await bridge.request("initialize", {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "claude-code", "version": "2.0.0"}})
-        await bridge.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        await _initialize(bridge)
         listed = await bridge.request("tools/list")
     finally:
         await bridge.close()

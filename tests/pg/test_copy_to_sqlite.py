@@ -135,23 +135,10 @@ def test_the_command_copies_back_in_json(shared: tuple[str, VirtualClock], tmp_p
     assert db.read_bytes() == before
 
 
-def test_a_store_an_engine_is_on_is_refused(shared: tuple[str, VirtualClock],
-                                            tmp_path: Path) -> None:
-    """An engine still serving the store would write after the copy: refused, no file."""
-    dsn, clock = shared
-    engine = Engine.open(store=dsn, clock=clock, world=World(net=None, fs=None))
-    try:
-        with pytest.raises(StoreFailed) as caught:
-            copy_to_sqlite(dsn, tmp_path / "alone.db")
-    finally:
-        engine.close()
-    assert caught.value.reason == "in-use" and "session" in caught.value.message
-    assert list(tmp_path.glob("*alone*")) == []
-
-
-def test_an_engine_on_the_store_is_named_as_arrowgate(shared: tuple[str, VirtualClock],
+def test_a_store_an_engine_is_on_is_refused_naming_it(shared: tuple[str, VirtualClock],
                                                       tmp_path: Path) -> None:
-    """The sessions in the way are named by application: an engine's as arrowgate (its
+    """An engine still serving the store would write after the copy: refused, no file.
+    The sessions in the way are named by application: an engine's as arrowgate (its
     connections name themselves so unless the URL or PGAPPNAME names them otherwise),
     not "no application name", which leaves a person to guess whose it is."""
     dsn, clock = shared
@@ -161,6 +148,8 @@ def test_an_engine_on_the_store_is_named_as_arrowgate(shared: tuple[str, Virtual
             copy_to_sqlite(dsn, tmp_path / "alone.db")
     finally:
         engine.close()
+    assert caught.value.reason == "in-use" and "session" in caught.value.message
+    assert list(tmp_path.glob("*alone*")) == []
     assert "(arrowgate)" in caught.value.message, caught.value.message
     assert "no application name" not in caught.value.message
 
