@@ -14,6 +14,7 @@ system), the error says that who holds it could not be told.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = ["holders", "program", "users"]
@@ -45,24 +46,33 @@ def _program(pid: int) -> str:
         return ""
 
 
-def _writers(text: str, shm: str | None, db: str | None) -> list[int]:
-    """The processes holding a write lock on the write lock's bytes, in ``/proc/locks``'
-    ``text``, each once, in the order listed."""
-    found: list[int] = []
+def _posix_locks(text: str) -> Iterator[tuple[int, str, str, int, int]]:
+    """The POSIX locks ``/proc/locks``' ``text`` lists: (process, READ or WRITE, the
+    file's identity as `_identity` writes it, first and last byte), in the order listed."""
     for line in text.splitlines():
         fields = line.split()
         # "1: POSIX  ADVISORY  WRITE 31525 fe:00:2199507 120 120" ("->" marks a waiter)
-        if len(fields) != 8 or fields[1] != "POSIX" or fields[3] != "WRITE":
+        if len(fields) != 8 or fields[1] != "POSIX":
             continue
         try:
             pid, start = int(fields[4]), int(fields[6])
             end = int(fields[7]) if fields[7] != "EOF" else 1 << 62
         except ValueError:
             continue
-        if fields[5] == shm and start <= _WAL_WRITE_BYTE <= end:
+        yield pid, fields[3], fields[5], start, end
+
+
+def _writers(text: str, shm: str | None, db: str | None) -> list[int]:
+    """The processes holding a write lock on the write lock's bytes, in ``/proc/locks``'
+    ``text``, each once, in the order listed."""
+    found: list[int] = []
+    for pid, kind, file, start, end in _posix_locks(text):
+        if kind != "WRITE":
+            continue
+        if file == shm and start <= _WAL_WRITE_BYTE <= end:
             held = True
         else:
-            held = fields[5] == db and any(start <= b <= end for b in _DB_WRITE_BYTES)
+            held = file == db and any(start <= b <= end for b in _DB_WRITE_BYTES)
         if held and pid not in found:
             found.append(pid)
     return found
@@ -78,13 +88,7 @@ def holders(file: str) -> str:
     pids = _writers(text, _identity(file + "-shm"), _identity(file))
     if not pids:
         return "no program holds it any more"
-    told = []
-    for pid in pids[:NAMED]:
-        if pid == os.getpid():
-            told.append(f"process {pid} (this one: a connection other than the engine's)")
-        else:
-            told.append(f"process {pid} ({_program(pid) or 'its program unknown'})")
-    return "held by " + "; ".join(told)
+    return "held by " + "; ".join(program(pid, mine="the engine's") for pid in pids[:NAMED])
 
 
 def users(file: str) -> list[int] | None:
@@ -102,23 +106,16 @@ def users(file: str) -> list[int] | None:
         return None
     files = {i for i in (_identity(file + "-shm"), _identity(file)) if i is not None}
     found: list[int] = []
-    for line in text.splitlines():
-        fields = line.split()
-        # "2: POSIX  ADVISORY  READ 13743 fe:00:2146518 128 128" ("->" marks a waiter)
-        if len(fields) != 8 or fields[1] != "POSIX" or fields[5] not in files:
-            continue
-        try:
-            pid = int(fields[4])
-        except ValueError:
-            continue
-        if pid not in found:
+    for pid, _kind, held, _start, _end in _posix_locks(text):
+        if held in files and pid not in found:
             found.append(pid)
     return found
 
 
-def program(pid: int) -> str:
+def program(pid: int, *, mine: str = "the caller's") -> str:
     """Process ``pid`` as words: its id and its program's name (never its command line,
-    which may carry what a person typed)."""
+    which may carry what a person typed); this process's own as holding a connection
+    other than ``mine``."""
     if pid == os.getpid():
-        return f"process {pid} (this one: a connection other than the caller's)"
+        return f"process {pid} (this one: a connection other than {mine})"
     return f"process {pid} ({_program(pid) or 'its program unknown'})"
