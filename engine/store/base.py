@@ -58,6 +58,18 @@ class TokenRow(NamedTuple):
     made: float  #: when it was minted (epoch seconds)
     revoked: float | None  #: when it was revoked, or None while it stands
 
+    @staticmethod
+    def query(*, live_only: bool) -> str:
+        """The SELECT both stores list tokens with, oldest first (`read` each row)."""
+        where = " where revoked is null" if live_only else ""
+        return f"select id, principal, t, revoked from service_tokens{where} order by t, id"
+
+    @classmethod
+    def read(cls, row: Sequence[Any]) -> TokenRow:
+        """A row of `query`."""
+        return cls(str(row[0]), str(row[1]), float(row[2]),
+                   None if row[3] is None else float(row[3]))
+
 
 class TerminalClaim(NamedTuple):
     """Which engine drives a terminal with a real driver (`Store.claim_terminal`)."""

@@ -110,7 +110,4 @@ class SQLiteTokens:
 def token_rows(conn: sqlite3.Connection, *, live_only: bool = True) -> list[TokenRow]:
     """The tokens of the ``service_tokens`` table on ``conn`` (the live ones with
     ``live_only``), oldest first: id, principal, when made and revoked, never the digest."""
-    where = " where revoked is null" if live_only else ""
-    return [TokenRow(str(r[0]), str(r[1]), float(r[2]), None if r[3] is None else float(r[3]))
-            for r in conn.execute("select id, principal, t, revoked from service_tokens"
-                                  f"{where} order by t, id")]
+    return [TokenRow.read(r) for r in conn.execute(TokenRow.query(live_only=live_only))]

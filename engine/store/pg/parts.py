@@ -692,12 +692,8 @@ class PGTokens:
     def listing(self, *, live_only: bool = True) -> list[TokenRow]:
         """Every token (the live ones with ``live_only``), oldest first: id, principal,
         when made and revoked, never the digest."""
-        where = " where revoked is null" if live_only else ""
         with self._connection() as conn:
-            return [TokenRow(str(r[0]), str(r[1]), float(r[2]),
-                             None if r[3] is None else float(r[3]))
-                    for r in conn.execute("select id, principal, t, revoked from "
-                                          f"service_tokens{where} order by t, id")]
+            return [TokenRow.read(r) for r in conn.execute(TokenRow.query(live_only=live_only))]
 
     def insert(self, token_id: str, digest: str, principal: str, t: float) -> None:
         """Add a token, committed before returning."""
