@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import anyio
 import pytest
 
 from engine.app import mcp
@@ -57,9 +58,17 @@ async def serve(lines: list[str | dict[str, Any]], monkeypatch: pytest.MonkeyPat
     """Serve ``lines`` (a dict is sent as JSON) to their end; what was written."""
     out = Out()
 
+    asked = [line["id"] for line in lines if isinstance(line, dict) and "id" in line]
+
     async def read() -> AsyncIterator[str]:
         for line in lines:
             yield (line if isinstance(line, str) else json.dumps(line)) + "\n"
+        # The input ends (which cancels what is in flight) once every request is
+        # answered, or after 10 s: a request never answered fails its test.
+        with anyio.move_on_after(10):
+            while not all(any("method" not in m and m.get("id") == rid for m in out.lines)
+                          for rid in asked):
+                await anyio.sleep(0.01)
 
     @asynccontextmanager
     async def stdio() -> AsyncIterator[tuple[AsyncIterator[str], Out]]:
