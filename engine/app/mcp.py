@@ -1137,13 +1137,19 @@ async def _lines_transport(lines: AsyncIterator[str], out: _Output, agent: Agent
                            tg: Any) -> AsyncIterator[tuple[Any, Any]]:
     """The SDK's stdio transport (`mcp.server.stdio.stdio_server`: the same parsing,
     the same messages), over `_stdio`'s lines and output, with `AgentMCP._take` first on
-    each line: a line it answers never reaches the SDK. ``tg`` runs those answers."""
+    each line: a line it answers never reaches the SDK. ``tg`` runs those answers. A
+    request the SDK would refuse (`engine.app.mcprequests.RequestCheck`: a method MCP does
+    not have, params it does not take, a request before ``initialize``) is answered
+    here too, naming why."""
     import anyio
     from mcp import types
     from mcp.shared.message import SessionMessage
 
+    from engine.app.mcprequests import RequestCheck
+
     read_writer, read_stream = anyio.create_memory_object_stream[Any](0)
     answers = (types.JSONRPCResponse, types.JSONRPCError)
+    check = RequestCheck()
     write_stream, write_reader = anyio.create_memory_object_stream[Any](0)
 
     async def reader() -> None:
@@ -1165,8 +1171,20 @@ async def _lines_transport(lines: AsyncIterator[str], out: _Output, agent: Agent
                         else:
                             await read_writer.send(exc)
                         continue
-                    if isinstance(message.root, types.JSONRPCRequest):
-                        agent._passed_on(message.root.id, len(line))
+                    root = message.root
+                    if isinstance(root, (types.JSONRPCRequest, types.JSONRPCNotification)):
+                        # As the SDK's session reads it (`RequestCheck`).
+                        dumped = root.model_dump(by_alias=True, mode="json", exclude_none=True)
+                        if isinstance(root, types.JSONRPCNotification):
+                            check.seen(root.method, dumped)
+                        else:
+                            refusal = check.refusal(root.id, root.method, dumped)
+                            if refusal is not None:
+                                # The SDK would refuse it naming nothing (and keep an
+                                # early one for good): refused here, saying why.
+                                await out.send(refusal)
+                                continue
+                            agent._passed_on(root.id, len(line))
                     await read_writer.send(SessionMessage(message))
         except anyio.ClosedResourceError:
             await anyio.lowlevel.checkpoint()
