@@ -552,6 +552,12 @@ class AgentMCP:
                               "than one card's tool (<card>__<tool>, and a card's id or a "
                               "tool's name may hold __); list the tools again", error=True)
         card, tool = meant
+        if not card or not tool:
+            # No card's tool at all (the service would name its request's empty field,
+            # which the agent never sent): nothing to ask, nor any arrow to log it on.
+            return self._text(f"no tool is named {name!r}: a card's tool is named "
+                              "<card>__<tool>, as tools/list gives it; list the tools "
+                              "again", error=True)
         # Opened and first waited for in one request. Shielded: cancelled
         # halfway, the call would be open on the service with no one knowing
         # its id to cancel it; so a cancellation waits (at most FIRST_WAIT
@@ -1286,7 +1292,8 @@ def _split(name: str) -> tuple[str, str] | None:
     the ``__`` is a tool's name (SPEC §2); None when that is so at more than one place
     (card ``x``'s ``a__b`` and card ``x__a``'s ``b``: a guess would send the call, and
     its arguments, to a card the agent may not have meant). Where it is so nowhere, at
-    the last ``__`` (or no tool at all), for the engine to refuse."""
+    the last ``__``, for the engine to refuse (or no tool at all; a card or a tool that
+    is empty names none, which `AgentMCP._outcome` says without asking the service)."""
     readings = [(name[:at], name[at + 2:]) for at in range(1, len(name) - 2)
                 if name.startswith("__", at) and _TOOL_NAME.fullmatch(name, at + 2)]
     if len(readings) > 1:
