@@ -684,7 +684,18 @@ class AgentMCP:
                           "cancelled it", error=True)
 
     async def _status(self, arguments: dict[str, Any]) -> tuple[str, bool]:
+        # Its input schema, checked here (the SDK's check is off for every tool): a
+        # misspelt argument read as absent would ask after another id than meant.
+        other = sorted(set(arguments) - {"prompt", "tool_call"})
+        if other:
+            return self._text(f"{STATUS_TOOL} takes no argument {other[0]!r} (only prompt "
+                              "or tool_call)", error=True)
         prompt, call_id = arguments.get("prompt"), arguments.get("tool_call")
+        for key, given in (("prompt", prompt), ("tool_call", call_id)):
+            # null is taken as not given, as a model often writes an optional argument.
+            if given is not None and not isinstance(given, str):
+                return self._text(f"{key} must be a text (an id), not {given!r:.60}",
+                                  error=True)
         for given in (prompt, call_id):
             if isinstance(given, str) and len(given) > MAX_ID:
                 # No such id exists (the service's ids are at most this long), and
