@@ -142,8 +142,15 @@ class CommandAgent(AgentDriver):
         self._runs += 1
         self._run_id = run = f"{os.getpid()}-{self._runs}"
         try:
-            argv, extra = self._mcp.apply(argv, run)
-            await self._run(argv, extra, text, placeholder)
+            try:
+                configured, extra = self._mcp.apply(argv, run)
+            except (OSError, ValueError) as exc:
+                # No configuration, no run (Gemini CLI's system settings unreadable, a
+                # full disk): told as a command that could not start, once.
+                self._host.replied(self.node, f"[could not start {argv[0]}: {exc}]",
+                                   status="finished")
+                return
+            await self._run(configured, extra, text, placeholder)
         finally:
             # Written for this run only (its program read it as it started):
             # left behind, one folder a prompt would pile up for good.

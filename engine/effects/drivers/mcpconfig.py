@@ -9,7 +9,9 @@ own ``.mcp.json`` and settings are left alone), and starts the agent with it:
 - Claude Code: ``--mcp-config FILE --strict-mcp-config`` (only these servers);
 - Codex: ``-c mcp_servers.arrowgate.command=…`` and ``-c mcp_servers.arrowgate.args=…``
   (TOML values on the command line; no file);
-- Gemini CLI: a system settings layer, ``GEMINI_CLI_SYSTEM_SETTINGS_PATH=FILE``.
+- Gemini CLI: a system settings layer, ``GEMINI_CLI_SYSTEM_SETTINGS_PATH=FILE``: the
+  machine's system settings with the server added, its system defaults still read
+  (`engine.effects.drivers.geminisettings`).
 
 Each agent has its own token in a file only the user can read (mode 0600, in
 a folder of mode 0700). `MCPService` is what `Engine.start_drivers` is given
@@ -137,7 +139,13 @@ class MCPSetup:
 
     def apply(self, argv: list[str], run: str) -> tuple[list[str], dict[str, str]]:
         """The agent's command line for run ``run`` with its MCP configuration, and the
-        environment variables to add. A tool arrowgate does not know runs unchanged."""
+        environment variables to add. A tool arrowgate does not know runs unchanged.
+
+        Raises:
+            ValueError: ``argv`` is empty, or Gemini CLI's system settings on this
+                machine cannot be read (`geminisettings.system_settings`).
+            OSError: the run's configuration cannot be written.
+        """
         if not argv:
             raise ValueError("an agent's command is a non-empty list")
         server = {"command": self.arrowgate, "args": self.server_args}
@@ -153,9 +161,19 @@ class MCPSetup:
                     "-c", f"mcp_servers.arrowgate.args={_toml(self.server_args)}",
                     *argv[1:]], {}
         if self.tool in ("gemini", "gemini-cli"):
+            from engine.effects.drivers.geminisettings import (
+                DEFAULTS_VARIABLE,
+                SETTINGS_VARIABLE,
+                system_settings,
+            )
+
+            # This file replaces the machine's system settings and defaults for the run:
+            # it holds the former (the organisation's restrictions), and the run still
+            # reads the latter where they are.
+            settings, defaults = system_settings(server)
             path = folder / "settings.json"
-            _write_private(path, json.dumps({"mcpServers": {"arrowgate": server}}, indent=2))
-            return list(argv), {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(path)}
+            _write_private(path, json.dumps(settings, indent=2))
+            return list(argv), {SETTINGS_VARIABLE: str(path), DEFAULTS_VARIABLE: defaults}
         return list(argv), {}
 
     def discard(self, run: str) -> None:
