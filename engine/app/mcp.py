@@ -62,7 +62,10 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, cast
+
+if TYPE_CHECKING:
+    from engine.app.stdiofiles import OverlongParts
 
 __all__ = ["STATUS_TOOL", "AgentMCP", "OutputFailed", "ServiceClient", "ServiceError",
            "ServiceUnreachable", "TokenRefused", "default_agent_token_file", "register"]
@@ -407,6 +410,11 @@ class AgentMCP:
         self._passed: dict[int | str, list[int]] = {}
         #: Requests in flight and the bytes of their lines (`MAX_IN_FLIGHT`).
         self._count = self._bytes = 0
+        from engine.app.stdiofiles import Overlong
+
+        #: A line too long to read, dropped (`_take` answers it; imported once, not for
+        #: every line).
+        self._overlong_lines = Overlong
 
         async def list_tools(req: Any) -> list[Any]:
             return await self._list_tools(req)
@@ -719,6 +727,12 @@ class AgentMCP:
     async def _take(self, line: str, out: _Output, tg: Any) -> bool:
         """Answer ``line`` here when it is a plain ``tools/call`` (or cancels one taken
         here); False: the SDK's way (see the module docstring)."""
+        if isinstance(line, self._overlong_lines):
+            refusal = _overlong(line)
+            if refusal is not None:
+                await out.send(refusal)
+                return True
+            return False  # no request's id in sight: the SDK's, as a line that is no JSON
         # Every line is parsed (microseconds, against the SDK's ~1.9M instructions a
         # message): a text filter would miss a method name written with escapes
         # (notifications\/cancelled), which the SDK reads as the same name.
@@ -881,22 +895,42 @@ class _PipeLines:
     """
 
     def __init__(self, reader: Any) -> None:
+        import asyncio
+
+        from engine.app.stdiofiles import OverlongParts
+
         self._reader = reader
+        # Imported once, not for every line.
+        self._parts = OverlongParts
+        self._errors = asyncio.IncompleteReadError, asyncio.LimitOverrunError
 
     def __aiter__(self) -> _PipeLines:
         return self
 
     async def __anext__(self) -> str:
-        try:
-            line: bytes = await self._reader.readline()
-        except ValueError:
-            # A line beyond `MAX_BODY` (dropped by the reader): given on as one that
-            # is not JSON, so the SDK answers it as any unparsable message.
-            return "\n"
-        if not line:
-            raise StopAsyncIteration
-        # As the SDK's own stdin: UTF-8, a bad byte replaced (the line then fails to parse).
-        return line.decode("utf-8", "replace")
+        incomplete, overrun = self._errors
+        parts: OverlongParts | None = None
+        while True:
+            try:
+                line: bytes = await self._reader.readuntil(b"\n")
+            except incomplete as end:  # the last line, without its newline
+                line = end.partial
+            except overrun as over:
+                # A line beyond `MAX_BODY`: read on to its end, a piece at a time, and
+                # dropped whole (`_take` answers it when it names its id); its rest is
+                # never read as a line of its own.
+                if parts is None:
+                    parts = self._parts()
+                parts.add(await self._reader.read(max(over.consumed, 1)))
+                continue
+            if parts is not None:
+                parts.add(line)
+                return parts.line()
+            if not line:
+                raise StopAsyncIteration
+            # As the SDK's own stdin: UTF-8, a bad byte replaced (the line then fails to
+            # parse).
+            return line.decode("utf-8", "replace")
 
 
 class _PipeOut:
@@ -1021,6 +1055,36 @@ def _unreadable(line: str) -> bytes | None:
     return _invalid_request(message, "it holds NaN, Infinity or a lone surrogate, or is "
                                      "nested more than 1,024 levels deep, which it does not "
                                      "take as JSON")
+
+
+#: A request's id as the last member of its line's object (a TypeScript client writes it
+#: last): ``,"id":ID}`` at the line's very end.
+_LAST_ID = re.compile(r'[,{]\s*"id"\s*:\s*(-?[0-9]+|"(?:[^"\\]|\\.)*")\s*}\s*$')
+
+
+def _overlong(line: Any) -> bytes | None:
+    """The error response to a request on a line too long to read (`stdiofiles.Overlong`),
+    naming the bound; None when no request's id is in sight (at the top level of the
+    line's start, with its method, or as the last member of its object)."""
+    head = line.head.decode("utf-8", "replace")
+    found = _top_level(head) or {}
+    if type(found.get("method")) is not str:
+        return None
+    rid = found.get("id")
+    if "id" not in found:
+        last = _LAST_ID.search(line.tail.decode("utf-8", "replace"))
+        if last is None:
+            return None
+        try:
+            rid = json.loads(last.group(1))
+        except ValueError:
+            return None
+    if type(rid) is not int and type(rid) is not str:
+        return None
+    return _line({"jsonrpc": "2.0", "id": rid, "error": {
+        "code": -32600, "message": f"arrowgate refuses this request: its line is "
+                                   f"{line.size:,} bytes long, more than the {MAX_BODY:,} "
+                                   "bytes a line may be"}})
 
 
 def _invalid_request(message: Any, why: str) -> bytes | None:

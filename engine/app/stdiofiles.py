@@ -22,12 +22,52 @@ from typing import BinaryIO
 
 from engine.effects.threadwork import DaemonPool
 
-__all__ = ["FileLines", "FileOut"]
+__all__ = ["FileLines", "FileOut", "Overlong", "OverlongParts"]
+
+
+class Overlong(str):
+    """A line longer than its reader takes, dropped: an empty line (``"\\n"``, no JSON)
+    that keeps the line's first and last bytes (`OverlongParts.KEEP` of each), where a
+    request's id is, and its length."""
+
+    head: bytes
+    tail: bytes
+    size: int
+
+    def __new__(cls, head: bytes, tail: bytes, size: int) -> Overlong:
+        line = super().__new__(cls, "\n")
+        line.head, line.tail, line.size = head, tail, size
+        return line
+
+
+class OverlongParts:
+    """What is kept of a line too long to take, given piece by piece (`add`)."""
+
+    #: Bytes kept of the line's start, and of its end.
+    KEEP = 64 * 1024
+
+    def __init__(self) -> None:
+        self._head = bytearray()
+        self._tail = b""
+        self._size = 0
+
+    def add(self, piece: bytes) -> None:
+        """The next piece of the line."""
+        self._size += len(piece)
+        if len(self._head) < self.KEEP:
+            self._head += piece[:self.KEEP - len(self._head)]
+        self._tail = (self._tail + piece[-self.KEEP:])[-self.KEEP:]
+
+    def line(self) -> Overlong:
+        """The line, dropped (its newline not counted)."""
+        tail = self._tail[:-1] if self._tail.endswith(b"\n") else self._tail
+        size = self._size - (len(self._tail) - len(tail))
+        return Overlong(bytes(self._head), tail, size)
 
 
 class FileLines:
     """A file's lines as text, read in a daemon thread; a line longer than ``limit``
-    bytes is dropped and given on as an empty line (one that is not JSON).
+    bytes is dropped whole and given on as an `Overlong` (an empty line: not JSON).
 
     Read from the file's descriptor with ``os.read``, not through its buffered
     object: a thread blocked in a buffered read holds that object's lock, and the
@@ -38,8 +78,9 @@ class FileLines:
     def __init__(self, stream: BinaryIO, limit: int) -> None:
         self._fd, self._limit = stream.fileno(), limit
         self._buffer = bytearray()
-        #: Inside a line longer than the limit, whose rest is dropped up to its end.
-        self._dropping = False
+        #: Inside a line longer than the limit, whose rest is dropped up to its end:
+        #: what is kept of it.
+        self._dropping: OverlongParts | None = None
 
     def __aiter__(self) -> FileLines:
         return self
@@ -83,25 +124,33 @@ class FileLines:
             if end >= 0:
                 line = bytes(self._buffer[:end + 1])
                 del self._buffer[:end + 1]
-                if self._dropping or len(line) > self._limit + 1:
-                    self._dropping = False
-                    return "\n"
+                if self._dropping is not None or len(line) > self._limit + 1:
+                    return self._dropped(line)
                 return line.decode("utf-8", "replace")
             if len(self._buffer) > self._limit:  # no end in sight: drop what came
+                if self._dropping is None:
+                    self._dropping = OverlongParts()
+                self._dropping.add(bytes(self._buffer))
                 self._buffer.clear()
-                self._dropping = True
             chunk = os.read(self._fd, 65536)
             if not chunk:  # the end: a last line without its newline, as readline gives it
-                if self._dropping:
-                    self._dropping = False
+                if self._dropping is not None:
+                    line = bytes(self._buffer)
                     self._buffer.clear()
-                    return "\n"
+                    return self._dropped(line)
                 if not self._buffer:
                     return None
                 line = bytes(self._buffer)
                 self._buffer.clear()
-                return "\n" if len(line) > self._limit else line.decode("utf-8", "replace")
+                return self._dropped(line) if len(line) > self._limit \
+                    else line.decode("utf-8", "replace")
             self._buffer += chunk
+
+    def _dropped(self, last: bytes) -> Overlong:
+        """The line too long whose last piece is ``last``, dropped."""
+        parts, self._dropping = self._dropping or OverlongParts(), None
+        parts.add(last)
+        return parts.line()
 
 
 class FileOut:
