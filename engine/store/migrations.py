@@ -159,14 +159,22 @@ class Chain:
         return sorted(made - present)
 
     def unknown(self, db: Database) -> list[str]:
-        """Steps the ledger records in this chain that the chain does not have, in
-        the order recorded: a newer engine's (or a different schema's)."""
+        """Steps the ledger records that the chain does not have, in the order recorded:
+        a newer engine's in this chain (or a different schema's), and any recorded under
+        the sets from before the chains merged that no step here was (a build of a branch
+        numbered its steps otherwise), named with their set. Other sets are other
+        programs' and left alone."""
         known = set(self.names)
-        rows = self._ledger_rows(db)
-        return [str(name) for kind, name in rows if kind == SET and name not in known]
+        old = {m.was for m in self._steps if m.was is not None}
+        old_sets = {kind for kind, _name in old}
+        return [name if kind == SET else f"{name} of the set {kind}"
+                for kind, name in self._ledger_rows(db)
+                if (kind == SET and name not in known)
+                or (kind in old_sets and (kind, name) not in old)]
 
     def refuse_unknown(self, db: Database) -> None:
-        """Raise unless every step the ledger records is one of this chain's.
+        """Raise unless every step the ledger records is one of this chain's (or, under
+        the sets from before the chains merged, one a step here was: `unknown`).
 
         A store a newer engine migrated has tables (or meanings of columns)
         this code does not know: writing to it could break it for that engine,
