@@ -5,7 +5,7 @@ A newer arrowgate that changes the format writes its own version there: this cod
 cannot read what that anchor vouches for, and replacing it with a format-1 file would
 undo the newer engine's record (a migration backwards). So, as a store whose ledger
 records a newer engine's step, the store is refused at open, naming the version and
-changing nothing, and `log verify` refuses it (exit 2: no finding is made), on both
+changing nothing, and the log's verbs refuse it (exit 2: no finding is made), on both
 stores (PostgreSQL's anchor is this machine's file of it, `engine.store.pg.anchoring`).
 A write that meets such a file (a newer engine wrote it since this one opened) does not
 happen. Garbage in both slots is still a finding the next commit writes over (see
@@ -80,9 +80,10 @@ async def test_a_store_whose_anchor_a_newer_engine_wrote_is_refused(
     with pytest.raises(StoreFailed, match="newer arrowgate.*format 2") as raised:
         open_store(store).close()
     assert raised.value.reason == "schema-mismatch"
-    # AND log verify refuses to judge it (exit 2), naming it
+    # AND log verify refuses to judge it (exit 2), and log show to read it, naming it
     where = ["--store", store] if store.startswith("postgresql://") else ["--db", store]
-    assert main(["log", "verify", *where]) == 2
-    assert "format 2" in capsys.readouterr().err
+    for verb in ("verify", "show"):
+        assert main(["log", verb, *where]) == 2, verb
+        assert "format 2" in capsys.readouterr().err, verb
     # AND the newer engine's anchor was not written over
     assert path.read_bytes() == newer
