@@ -181,6 +181,7 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 
 def _open_log(args: argparse.Namespace) -> tuple[Path, Any]:
+    from engine.store.anchor import AnchorFile
     from engine.store.database import open_read_only
     from engine.store.decoding import marked_text
     from engine.store.log import ArrowLog
@@ -198,6 +199,9 @@ def _open_log(args: argparse.Namespace) -> tuple[Path, Any]:
         # this code does not know: what it showed could be wrong, and a verdict
         # of "ok" (or of tampering) unfounded. Refused as opening it to write is.
         migrations.refuse_unknown(db)
+        # So is an anchor a newer engine wrote in its format: what it vouches for
+        # cannot be read here (`engine.store.anchor.newer_format`).
+        AnchorFile(f"{path}.anchor").refuse_newer()
     except BaseException:
         db.close()
         raise

@@ -100,6 +100,16 @@ history's head replaces one that does not).
 What the reader cannot tell apart stays a finding for ``log verify``: a
 file where neither slot holds a valid record, a record that is not an
 anchor state, a cut tail or a chain rewritten consistently.
+
+A newer format
+--------------
+
+The format's version is the last byte of each slot's magic (`VERSION`). A slot
+whose magic names a higher one was written by a newer arrowgate: what it vouches
+for cannot be read here, and writing a format-1 file in its place would undo
+that engine's record. So it is neither a finding nor garbage to write over: a
+store whose anchor it is is refused at open (`AnchorFile.refuse_newer`), and a
+write that meets one raises (`newer_format`).
 """
 
 from __future__ import annotations
@@ -117,7 +127,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-__all__ = ["HISTORY_EMPTY", "Anchor", "AnchorFile", "AnchorState"]
+from engine.core.errors import StoreFailed
+
+__all__ = ["HISTORY_EMPTY", "VERSION", "Anchor", "AnchorFile", "AnchorState", "newer_format"]
 
 
 class Anchor(NamedTuple):
@@ -303,8 +315,10 @@ def _anchor_json(anchor: Anchor | None) -> str:
 #: The two slots' size and the file's: a page each (see the module docstring).
 SLOT = 4096
 FILE_SIZE = 2 * SLOT
-#: Starts every slot record; the 1 is the format's version.
-MAGIC = b"AGANCHR1"
+#: The format's version, the last byte of `MAGIC` (see "A newer format" above).
+VERSION = 1
+#: Starts every slot record.
+MAGIC = b"AGANCHR" + str(VERSION).encode()
 #: magic, counter, flags, body length; then the body, then the CRC32 of all before it.
 _HEAD = struct.Struct(">8sQBH")
 _CRC = struct.Struct(">I")
@@ -377,6 +391,24 @@ def _slots(data: bytes) -> list[_Slot] | None:
     if len(data) != FILE_SIZE and not data.startswith(MAGIC):
         return None
     return [s for s in (_slot(0, data), _slot(1, data)) if s is not None]
+
+
+def newer_format(data: bytes) -> int | None:
+    """The version of the newer format a slot of ``data`` (a file's first bytes) is in,
+    the higher of the two; None when neither slot's magic names a version above
+    `VERSION` (this format, an old whole-file JSON anchor, or garbage)."""
+    stem = len(MAGIC) - 1
+    found = [data[start + stem] - ord("0") for start in (0, SLOT)
+             if len(data) > start + stem and data[start:start + stem] == MAGIC[:stem]]
+    newer = [version for version in found if VERSION < version <= 9]
+    return max(newer) if newer else None
+
+
+def _newer_text(path: Path, version: int) -> str:
+    """What a newer format's refusal says (`newer_format`)."""
+    return (f"the anchor {path} was written by a newer arrowgate (anchor format {version}; "
+            f"this engine knows format {VERSION}): open the store with that engine; "
+            "nothing was written to it")
 
 
 def _decode(data: bytes) -> AnchorState:
@@ -476,7 +508,8 @@ class AnchorFile:
         """The anchor state, or None when none was written yet.
 
         Raises:
-            ValueError: the file exists but cannot be read as an anchor.
+            ValueError: the file exists but cannot be read as an anchor, or is in
+                a newer format (`newer_format`), saying which.
         """
         try:
             # Non-blocking: a FIFO in the anchor's place must not make the
@@ -487,7 +520,9 @@ class AnchorFile:
                 data = _read_up_to(fd, _READ_LIMIT)
             finally:
                 os.close(fd)
-            return _in_range(_decode(data))
+            version = newer_format(data)
+            if version is None:
+                return _in_range(_decode(data))
         except FileNotFoundError:
             return None
         except (OSError, *_GARBAGE) as exc:
@@ -495,6 +530,32 @@ class AnchorFile:
             # finding for `log verify`, never a traceback.
             raise ValueError(f"the anchor {self.path} is not readable: "
                              f"{type(exc).__name__}: {exc}") from exc
+        raise ValueError(_newer_text(self.path, version))
+
+    def refuse_newer(self) -> None:
+        """Refuse the store this is the anchor of when a newer arrowgate wrote the file
+        in its format (`newer_format`): called before the store is migrated or written.
+        A file that is missing or not one to read is left to `read` (and `log verify`)
+        to tell.
+
+        Raises:
+            StoreFailed: reason ``schema-mismatch``, naming the file and the version.
+        """
+        try:
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            return
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return
+            data = os.pread(fd, FILE_SIZE, 0)
+        except OSError:
+            return
+        finally:
+            os.close(fd)
+        version = newer_format(data)
+        if version is not None:
+            raise StoreFailed(_newer_text(self.path, version), reason="schema-mismatch")
 
     def write(self, state: AnchorState) -> None:
         """Write ``state`` unless the file already holds a newer one.
@@ -570,6 +631,10 @@ class AnchorFile:
             else:
                 self._known = known
             return
+        version = newer_format(data)
+        if version is not None:
+            # Never written over: this format would undo the newer engine's record.
+            raise OSError(_newer_text(self.path, version))
         if len(data) > FILE_SIZE:
             data = os.pread(fd, _READ_LIMIT, 0)
         # The slots are read once, for both questions: is the file's state older

@@ -94,7 +94,8 @@ def verify_path(path: str | Path) -> Verification:
 
     Raises:
         StoreFailed: reason ``schema-mismatch``: a newer engine migrated the
-            database (`Chain.refuse_unknown`), so this code cannot judge its rows;
+            database (`Chain.refuse_unknown`) or wrote its anchor in a newer format
+            (`AnchorFile.refuse_newer`), so this code cannot judge its rows;
             reason ``no-store``: a PostgreSQL database that holds no store.
     """
     if is_store_url(path):
@@ -111,8 +112,9 @@ def verify_path(path: str | Path) -> Verification:
         # A newer engine may hash or chain rows as this code does not: its
         # verdict, "ok" or "tampered", would be unfounded.
         migrations.refuse_unknown(db)
-        log = ArrowLog(db)
-        return verify_anchored(log, AnchorFile(str(path) + ".anchor"))
+        anchor = AnchorFile(str(path) + ".anchor")
+        anchor.refuse_newer()  # so may a newer engine's anchor: refused alike
+        return verify_anchored(ArrowLog(db), anchor)
     finally:
         conn.close()
 

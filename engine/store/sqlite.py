@@ -175,6 +175,13 @@ class SQLiteStore(BatchFront):
     tx: Transactions  #: its batches (`BatchFront` passes the batch operations through)
 
     def __init__(self, db: Database) -> None:
+        self._file = database_file(db)
+        #: The anchor beside the database file (none for an in-memory database).
+        self.anchor = AnchorFile(self._file + ".anchor") if self._file else None
+        if self.anchor is not None:
+            # A newer engine's anchor is refused before anything is written, as a
+            # newer engine's step in the ledger is (`migrations.apply`).
+            self.anchor.refuse_newer()
         migrations.apply(db)
         # A table the migrations made and someone dropped since: the engine would
         # decide without it, or break at the first write that needs it.
@@ -195,9 +202,6 @@ class SQLiteStore(BatchFront):
         #: event and its row): ``conn.execute`` makes a cursor and drops it again
         #: for each statement, a third of such a statement's cost in Python.
         self._writes = db.conn.cursor()
-        self._file = database_file(db)
-        #: The anchor beside the database file (none for an in-memory database).
-        self.anchor = AnchorFile(self._file + ".anchor") if self._file else None
         self._reload: Callable[[bool], None] = _not_bound
         #: The highest prompt position in the table, while the batch it was read in lasts.
         self._last_position: tuple[Batch | None, int] | None = None

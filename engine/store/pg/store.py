@@ -176,6 +176,12 @@ class PGStore(BatchFront):
                 raise StoreFailed(f"the PostgreSQL database {redact(dsn)} holds no arrowgate "
                                   "store (no engine has opened it); nothing was written to it",
                                   reason="no-store")
+            #: This machine's anchor of the database (`engine.store.pg.anchoring`).
+            # A reader (`existing`) writes no anchor, so makes no folder for one.
+            self.anchor: AnchorFile = local_anchor(conn, anchors, make=not existing)
+            # A newer engine's anchor is refused before anything is written, as a
+            # newer engine's migrations are.
+            self.anchor.refuse_newer()
             if existing:
                 # A reader leaves the schema as it found it: an older store
                 # upgraded here could no longer be opened by the older engines
@@ -190,9 +196,6 @@ class PGStore(BatchFront):
                     conn.execute(f"set lock_timeout = '{int(MIGRATION_S * 1000)}ms'")
                     migrate(conn)
                     conn.execute(f"set lock_timeout = '{int(LOCK_WAIT_S * 1000)}ms'")
-            #: This machine's anchor of the database (`engine.store.pg.anchoring`).
-            # A reader (`existing`) writes no anchor, so makes no folder for one.
-            self.anchor: AnchorFile = local_anchor(self.link.conn, anchors, make=not existing)
             database = cluster_database(self.link.conn)
         except psycopg.Error as exc:
             self.link.close()
