@@ -13,10 +13,7 @@ revoked one refused; and opening it again applies nothing more.
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from pathlib import Path
-from typing import Any
 
 import psycopg
 import pytest
@@ -25,46 +22,9 @@ from engine import Engine, World
 from engine.app.replay import VirtualClock
 from engine.core.errors import ApprovalRefused
 from engine.service.auth import TokenStore
-from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.migrations import migrations
 from engine.store.pg import schema
-from engine.store.pg.anchoring import local_anchor
-
-OLD = Path(__file__).parent.parent / "data" / "old_stores"
-
-
-def _restore(version: str, store: str, tmp_path: Path) -> tuple[str, dict[str, Any]]:
-    """The older store restored at ``store`` (a new SQLite file or an empty PostgreSQL
-    database) with its anchor; returns where it is and what its build recorded."""
-    kind = "postgresql" if store.startswith("postgresql://") else "sqlite"
-    recorded = json.loads((OLD / f"{version}.json").read_text())[kind]
-    committed, history = recorded["anchor"]["committed"], recorded["anchor"]["history"]
-    state = AnchorState(Anchor(*committed), None, Anchor(*history) if history else None)
-    if kind == "sqlite":
-        conn = sqlite3.connect(store)
-        conn.executescript((OLD / f"{version}.sqlite.sql").read_text())
-        conn.close()
-        anchor = AnchorFile(store + ".anchor")
-    else:
-        with psycopg.connect(store, autocommit=True) as pg:
-            pg.execute((OLD / f"{version}.pg.sql").read_text().encode())
-        with psycopg.connect(store, autocommit=True) as pg:
-            anchor = local_anchor(pg)
-    anchor.write(state)
-    anchor.close()
-    return kind, recorded
-
-
-def _ledger(kind: str, store: str) -> list[str]:
-    if kind == "sqlite":
-        db = sqlite3.connect(store)
-        try:
-            return [f"{s}:{n}" for s, n in db.execute(
-                "select migration_set, name from _sqlite_migrations order by id")]
-        finally:
-            db.close()
-    with psycopg.connect(store) as pg:
-        return schema.applied(pg)
+from tests.durability.oldstores import ledger, restore
 
 
 def _newest_counted(kind: str, store: str) -> float:
@@ -90,23 +50,23 @@ def _open(store: str, clock: VirtualClock) -> Engine:
 
 @pytest.mark.parametrize("version", ["r10", "r20"])
 async def test_an_older_store_upgrades_once_with_its_consent_as_it_was(
-        version: str, store: str, tmp_path: Path) -> None:
+        version: str, store: str) -> None:
     """Every grant, hold, window, tool call, secret and token as the older code left them."""
     # GIVEN a store as the older code left it, with its anchor
-    kind, recorded = _restore(version, store, tmp_path)
-    old_ledger = _ledger(kind, store)
+    kind, recorded = restore(version, store)
+    old_ledger = ledger(kind, store)
     # A second after its newest counted call: the card's window still holds all five.
     clock = VirtualClock(_newest_counted(kind, store) + 1.0)
     # WHEN this code opens it
     engine = _open(store, clock)
     try:
         # THEN it migrated, keeping the old ledger, and its log verifies on its anchor
-        ledger = _ledger(kind, store)
-        assert ledger[:len(old_ledger)] == old_ledger and len(ledger) > len(old_ledger)
+        now = ledger(kind, store)
+        assert now[:len(old_ledger)] == old_ledger and len(now) > len(old_ledger)
         if kind == "sqlite":
             assert migrations.behind(engine.store.db) == []
         else:
-            assert ledger == [m.name for m in schema.MIGRATIONS]
+            assert now == [m.name for m in schema.MIGRATIONS]
         verified = engine.verify_log()
         assert verified.ok, verified.problem
         # AND consent is as it was: what was revoked stays revoked
@@ -140,6 +100,6 @@ async def test_an_older_store_upgrades_once_with_its_consent_as_it_was(
     finally:
         engine.close()
     # AND opening it again applies nothing more
-    upgraded = _ledger(kind, store)
+    upgraded = ledger(kind, store)
     _open(store, clock).close()
-    assert _ledger(kind, store) == upgraded
+    assert ledger(kind, store) == upgraded
