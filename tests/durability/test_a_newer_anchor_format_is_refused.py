@@ -85,5 +85,9 @@ async def test_a_store_whose_anchor_a_newer_engine_wrote_is_refused(
     for verb in ("verify", "show"):
         assert main(["log", verb, *where]) == 2, verb
         assert "format 2" in capsys.readouterr().err, verb
+    # AND arrowgate upgrade does not call it up to date
+    if not store.startswith("postgresql://"):
+        assert main(["upgrade", "--db", store]) == 2
+        assert "format 2" in capsys.readouterr().err
     # AND the newer engine's anchor was not written over
     assert path.read_bytes() == newer
