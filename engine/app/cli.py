@@ -407,19 +407,30 @@ def _cmd_reach(args: argparse.Namespace) -> int:
 
 def _cmd_upgrade(args: argparse.Namespace) -> int:
     from engine.engine import Engine
+    from engine.store.anchor import AnchorFile
     from engine.store.database import open_read_only
     from engine.store.migrations import migrations
 
     path = db_path(args, writes=True)
-    look = open_read_only(path)
     try:
-        migrations.refuse_unknown(look)  # a newer engine's: never "up to date"
-        behind = migrations.behind(look)
-    finally:
-        look.close()
-    if behind:
-        # Opened as every verb that writes opens it: the whole chain in one transaction.
-        Engine.open(path).close()
+        look = open_read_only(path)
+        try:
+            migrations.refuse_unknown(look)  # a newer engine's: never "up to date"
+            AnchorFile(f"{path}.anchor").refuse_newer()  # nor its anchor
+            behind = migrations.behind(look)
+        finally:
+            look.close()
+        if behind:
+            # Opened as every verb that writes opens it: the whole chain in one transaction.
+            Engine.open(path).close()
+    except sqlite3.DatabaseError as exc:
+        raise _not_upgraded(path, exc) from exc
+    except StoreFailed as exc:
+        # `Engine.open`'s words for SQLite's error ("cannot open the store"), not a
+        # refusal of the store's own (a newer or mismatched schema) that says why.
+        if exc.reason is not None or not isinstance(exc.__cause__, sqlite3.DatabaseError):
+            raise
+        raise _not_upgraded(path, exc.__cause__) from exc
     if args.json:
         _print_json({"db": str(path), "applied": behind})
     elif behind:
@@ -427,6 +438,14 @@ def _cmd_upgrade(args: argparse.Namespace) -> int:
     else:
         print(_inert_text(f"{path}: up to date"))
     return EXIT_OK
+
+
+def _not_upgraded(path: Path, exc: sqlite3.DatabaseError) -> StoreFailed:
+    """An upgrade SQLite refused (a full or failing disk): the database named, and that
+    it is as it was, since the migrations are one transaction (`migrations.Chain.apply`)."""
+    return StoreFailed(f"{path} was not upgraded: {exc}; the upgrade is one transaction, so "
+                       "the database is as it was (its older code still opens it, and "
+                       "arrowgate upgrade may be run again)")
 
 
 def _cmd_import(args: argparse.Namespace) -> int:
