@@ -111,7 +111,8 @@ class ArrowLogScreen(EngineScreen):
     """One arrow's log or all of it, with filters and the chain's verification."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "focus_filter", "Filter", id="log.filter",
+        # Priority: every key typed after it is the filter's (EngineScreen.open_box).
+        Binding("slash", "focus_filter", "Filter", id="log.filter", priority=True,
                 tooltip="Filter by card, package, call, outcome, arrow and time"),
         Binding("escape", "focus_log", "Back to rows", show=False, id="log.back"),
         Binding("V", "verify", "Verify chain", id="log.verify",
@@ -285,7 +286,8 @@ class ArrowLogScreen(EngineScreen):
 
     def action_focus_filter(self) -> None:
         """Edit the filter."""
-        self.query_one("#filter", Input).focus()
+        self.typing()
+        self.open_box(self.query_one("#filter", Input))
 
     def action_focus_log(self) -> None:
         """Back to the rows."""

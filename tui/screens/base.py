@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, cast
 import psycopg
 from textual import events, on
 from textual.message import Message
+from textual.actions import SkipAction
 from textual.screen import Screen
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Input
 from textual.worker import Worker
 
 from engine import Engine, StoreFailed
@@ -79,6 +80,28 @@ class EngineScreen(Screen[None]):
         once this screen's widgets are gone."""
         if self.is_running and self.is_attached:
             self.refresh_safely()
+
+    def open_box(self, box: Input) -> None:
+        """Give ``box`` the focus at once, so every key typed after the one that opened it
+        is the box's, however fast the keys come.
+
+        The binding that calls this is a priority one: the app runs it as it reads its
+        key, before it hands the keys read with it (a person typing ``/card:c1`` in one
+        go) to the focused widget. `Widget.focus` would move the focus only after those
+        keys, and they would act as the rows' keys (``x`` an export, ``1`` another
+        screen, ``o`` a permission request). Typed in a text box, that binding's key is
+        the box's text (`typing`).
+        """
+        self.set_focus(box)
+
+    def typing(self) -> None:
+        """In a text box, a binding that opens one (`open_box`) is a character: skip it.
+
+        Raises:
+            SkipAction: a text box has the focus, so the key goes on to it.
+        """
+        if isinstance(self.focused, Input):
+            raise SkipAction()
 
     def consent_allowed(self) -> bool:
         """False in read-only mode (the operator check refused): consent keys are hidden."""

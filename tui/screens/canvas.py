@@ -40,13 +40,14 @@ class CanvasScreen(EngineScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("l", "open_log", "Arrow log", id="arrow.open_log",
                 tooltip="The log of the selected arrow (or of the selected card)"),
-        Binding("w", "preview", "Preview wiring", id="arrow.preview",
+        # Priority, as search's: every key typed after it is the box's (EngineScreen.open_box).
+        Binding("w", "preview", "Preview wiring", id="arrow.preview", priority=True,
                 tooltip="What the selected card could cause if you drew an arrow"),
         Binding("o", "answer_request", "Answer request", id="request.answer",
                 tooltip="Answer the selected card's request for an optional permission"),
         Binding("m", "map", "Map", id="canvas.map",
                 tooltip="The canvas drawn: nodes as boxes, arrows, the selection's reach"),
-        Binding("slash", "search", "Search", id="canvas.search",
+        Binding("slash", "search", "Search", id="canvas.search", priority=True,
                 tooltip="Show only the nodes whose id contains the text typed"),
         Binding("escape", "end_search", "End search", show=False, id="canvas.end_search",
                 tooltip="Back to every node"),
@@ -228,10 +229,11 @@ class CanvasScreen(EngineScreen):
     # -- search ---------------------------------------------------------------
     def action_search(self) -> None:
         """Type part of a node id to show only the nodes that match."""
+        self.typing()
         box = self.query_one("#node-search", Input)
         box.display = True
         box.value = self.query_one(NodeList).search
-        box.focus()
+        self.open_box(box)
 
     @on(Input.Changed, "#node-search")
     def _search_changed(self, event: Input.Changed) -> None:
@@ -299,6 +301,7 @@ class CanvasScreen(EngineScreen):
 
     def action_preview(self) -> None:
         """Ask which node to wire the selected card to."""
+        self.typing()
         node = self.selected_node()
         if node is None or node.type != "card":
             self.notify("Select a card to preview its wiring.", severity="warning")
@@ -306,7 +309,7 @@ class CanvasScreen(EngineScreen):
         box = self.query_one("#preview", Input)
         box.display = True
         box.value = ""
-        box.focus()
+        self.open_box(box)
 
     @on(Input.Submitted, "#preview")
     def _preview(self, event: Input.Submitted) -> None:
