@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, cast
 
 import psycopg
 from textual import events, on
-from textual.message import Message
 from textual.actions import SkipAction
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import DataTable, Input
 from textual.worker import Worker
