@@ -15,9 +15,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from rich.text import Text
 
 from engine.app.replay import VirtualClock
 from tui.text import visible
+from tui.widgets.fitted_table import MINIMUM, cut, shares
 
 from .conftest import settle
 from .screen import screen_output
@@ -60,3 +62,20 @@ async def test_a_rows_text_is_on_screen_whole_or_says_it_goes_on(
             if shown != first and "…" not in shown:
                 misleading.append(f"{prompt_id}: {shown!r} reads as the whole of {text!r}")
         assert len(held) == len(TEXTS) + 1 and not misleading, misleading
+
+
+def test_columns_share_the_width_the_widest_giving_way_first() -> None:
+    """What fits is kept; the widest columns give way first, meet, then share; none goes
+    below its minimum (nor below what it needs)."""
+    assert shares([6, 7, 12], 30) == [6, 7, 12]
+    assert shares([5, 10, 40], 35) == [5, 10, 20]
+    assert shares([5, 30, 40], 45) == [5, 20, 20]
+    assert shares([10, 10], 2) == [MINIMUM, MINIMUM]
+    assert shares([2, 50], 3) == [2, MINIMUM]
+
+
+def test_a_cell_cut_to_its_column_ends_with_an_ellipsis_in_cells() -> None:
+    """Cut in terminal cells (a wide character takes two), with "…" at the end."""
+    assert cut(Text("short"), 5).plain == "short"
+    shown = cut(Text("日本語のテキスト"), 7)
+    assert shown.cell_len <= 7 and shown.plain.endswith("…")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
@@ -13,6 +14,7 @@ from engine import Prompt
 
 from ..text import plain, preview
 from ..widgets.app_header import AppHeader
+from ..widgets.fitted_table import FittedTable
 from .base import EngineScreen, row_key
 from .hold import HoldScreen, describe_hold, time_left
 
@@ -32,15 +34,14 @@ class HoldsScreen(EngineScreen):
 
     def compose(self) -> ComposeResult:
         yield AppHeader("held prompts")
-        yield DataTable(id="holds", cursor_type="row", zebra_stripes=True)
+        yield FittedTable("prompt", "card", "package", "arrow", "agent", "time left", "text",
+                          id="holds")
         with VerticalScroll(id="prompt-pane"):
             yield Static("", id="prompt-about")
             yield Static("", id="prompt-text")
         yield Footer()
 
     def on_mount(self) -> None:
-        table = self.query_one("#holds", DataTable)
-        table.add_columns("prompt", "card", "package", "arrow", "agent", "time left", "text")
         self.refresh_safely()
         self.set_interval(1.0, self._tick)
 
@@ -55,20 +56,21 @@ class HoldsScreen(EngineScreen):
         return self.engine.prompts(state="held")
 
     def refresh_data(self) -> None:
-        table = self.query_one("#holds", DataTable)
+        table = self.query_one("#holds", FittedTable)
         under_cursor = row_key(table)
         selected = self.selected()
-        table.clear()
         held = self._held()
+        rows = []
         for prompt in held:
             agent = self.engine.state.canvas.node(prompt.agent)
             name = str(agent.data.get("name") or prompt.agent) if agent else prompt.agent
-            flag = " ⚠" if agent is not None and agent.data.get("dangerous") else ""
-            table.add_row(plain(prompt.id), plain(prompt.card), plain(prompt.package),
-                          plain(prompt.arrow or "-"), plain(f"{name}{flag}"),
-                          time_left(self.gate, prompt),
-                          preview(prompt.text, 40),
-                          key=prompt.id)
+            # The flag first: a long name is cut to the column, never the flag.
+            flag = "⚠ " if agent is not None and agent.data.get("dangerous") else ""
+            rows.append((prompt.id, [plain(prompt.id), plain(prompt.card), plain(prompt.package),
+                                     plain(prompt.arrow or "-"), plain(f"{flag}{name}"),
+                                     Text(time_left(self.gate, prompt)),
+                                     preview(prompt.text, 40)]))
+        table.show(rows)
         if selected is not None and selected.id in {p.id for p in held}:
             table.move_cursor(row=table.get_row_index(selected.id))
         elif under_cursor is not None and held:
@@ -93,11 +95,10 @@ class HoldsScreen(EngineScreen):
                     title="Holds", severity="warning", timeout=10)
 
     def _tick(self) -> None:
-        table = self.query_one("#holds", DataTable)
+        table = self.query_one("#holds", FittedTable)
         for prompt in self._held():
             if prompt.id in table.rows:
-                table.update_cell(prompt.id, table.ordered_columns[5].key,
-                                  time_left(self.gate, prompt))
+                table.set_cell(prompt.id, 5, Text(time_left(self.gate, prompt)))
         self._show_text()
 
     def selected(self) -> Prompt | None:

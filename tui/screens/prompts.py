@@ -15,6 +15,7 @@ from engine import Prompt
 
 from ..text import plain, preview, quoted
 from ..widgets.app_header import AppHeader
+from ..widgets.fitted_table import FittedTable
 from .base import EngineScreen, row_key
 
 __all__ = ["PromptsScreen", "reply_of"]
@@ -51,20 +52,18 @@ class PromptsScreen(EngineScreen):
     def compose(self) -> ComposeResult:
         yield AppHeader("prompts and replies")
         yield Static("", classes="section", id="prompts-title")
-        yield DataTable(id="prompts", cursor_type="row", zebra_stripes=True)
+        yield FittedTable("prompt", "state", "time (UTC)", "card", "agent", "arrow", "text",
+                          id="prompts")
         with VerticalScroll(id="prompt-pane"):
             yield Static("", id="prompt-detail")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#prompts", DataTable).add_columns(
-            "prompt", "state", "time (UTC)", "card", "agent", "arrow", "text")
         self.refresh_safely()
 
     def refresh_data(self) -> None:
-        table = self.query_one("#prompts", DataTable)
+        table = self.query_one("#prompts", FittedTable)
         chosen = row_key(table)
-        table.clear()
         # Read once a refresh, only the rows shown (the history grows without
         # end): moving the cursor looks up replies in this listing, which holds
         # every prompt newer than any it shows (so `reply_of` is exact).
@@ -73,10 +72,10 @@ class PromptsScreen(EngineScreen):
         self.query_one("#prompts-title", Static).update(
             f"Prompts ({len(prompts):,}, newest first)" if len(prompts) < _ROWS else
             f"Prompts (newest first: the {_ROWS:,} newest; older ones are in the arrow log)")
-        for p in shown:
-            table.add_row(plain(p.id), Text(p.state, style=_STATE_STYLES.get(p.state, "")),
-                          time.strftime("%m-%d %H:%M:%S", time.gmtime(p.t)), plain(p.card),
-                          plain(p.agent), plain(p.arrow or "-"), preview(p.text, 60), key=p.id)
+        table.show([(p.id, [plain(p.id), Text(p.state, style=_STATE_STYLES.get(p.state, "")),
+                            Text(time.strftime("%m-%d %H:%M:%S", time.gmtime(p.t))),
+                            plain(p.card), plain(p.agent), plain(p.arrow or "-"),
+                            preview(p.text, 60)]) for p in shown])
         if chosen is not None and chosen in table.rows:
             table.move_cursor(row=table.get_row_index(chosen))
         self._show()
