@@ -79,3 +79,18 @@ def test_a_cell_cut_to_its_column_ends_with_an_ellipsis_in_cells() -> None:
     assert cut(Text("short"), 5).plain == "short"
     shown = cut(Text("日本語のテキスト"), 7)
     assert shown.cell_len <= 7 and shown.plain.endswith("…")
+
+
+async def test_the_list_fits_again_when_the_terminal_narrows(
+        tui_db: Path, tui_clock: VirtualClock) -> None:
+    """Laid out at 120 columns, then the terminal made 80 wide: the rows fit it again."""
+    held = await _hold(tui_db, tui_clock)
+    app = make_app(tui_db, tui_clock, start="holds")
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await pilot.resize_terminal(80, 24)
+        await settle(pilot)
+        lines = screen_output(app)[0].splitlines()
+        cut_rows = [line for line in lines if line.split()[:1] == ["p3"]]
+        assert cut_rows and cut_rows[0].rstrip().endswith("…"), cut_rows
+        assert "Tidy the docs and then rm -rf ~/backups" in held.values()
