@@ -96,18 +96,26 @@ def _cmd_tui(args: argparse.Namespace) -> int:
     from .tty import terminal_driver
 
     keymap = _keymap()
-    if getattr(args, "store", None):
+    db = None if getattr(args, "store", None) else db_path(args)
+    named: ManifestFile | None = None
+    if args.review:
+        # Read before the engine opens the database: SQLite's locks are the process's,
+        # and closing any descriptor of the database (a package folder holding it) would
+        # drop the engine's, and the next program to close the database would delete
+        # the write-ahead log under the app.
+        if db is not None:
+            _refuse_database_file(args.review, db)
+        raw, text, digests = read_manifest_source(args.review)
+        named = ManifestFile(args.review, raw, digests, text)
+    if db is None:
         # The shared store: the engine on PostgreSQL, the log view reading its
         # log table, other engines' changes through its change feed.
         engine = Engine.open(store=open_store(args))
     else:
-        engine = Engine.open(db_path(args))
+        engine = Engine.open(db)
 
     async def run() -> int:
-        review: str | ManifestFile | None = None
-        if args.review:
-            raw, text, digests = read_manifest_source(args.review)
-            review = await _to_review(engine, ManifestFile(args.review, raw, digests, text))
+        review = await _to_review(engine, named) if named is not None else None
         start = args.screen or ("holds" if args.demo and engine.prompts(state="held")
                                 else "canvas")
         if args.demo and "demo" not in engine.state.workspaces:
@@ -120,6 +128,38 @@ def _cmd_tui(args: argparse.Namespace) -> int:
         return asyncio.run(run())
     finally:
         engine.close()
+
+
+#: The files SQLite and arrowgate keep beside a database, by the end of their names.
+_DATABASE_FILES = {"": "the database itself", "-wal": "its write-ahead log",
+                   "-shm": "its shared memory", "-journal": "its rollback journal",
+                   ".anchor": "its anchor", ".anchor.lock": "its anchor's lock",
+                   ".operator-token": "its operator token"}
+
+
+def _refuse_database_file(review: str, db: Path) -> None:
+    """Refuse ``--review`` of the database the app opens or of a file of its own.
+
+    Raises:
+        CliError: naming the file and which of the database's files it is.
+    """
+    from engine.app.cli import CliError
+    from engine.core.text import visible
+
+    for end, what in _DATABASE_FILES.items():
+        if _same_file(Path(review), Path(f"{db}{end}")):
+            raise CliError(f"--review {visible(review)}: is a file of the database "
+                           f"{visible(str(db))} ({what}), not a manifest or a package folder")
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    """Whether two paths name one file: as they resolve, or as one inode (a hard link)."""
+    try:
+        if one.resolve() == other.resolve():
+            return True
+        return one.exists() and other.exists() and os.path.samefile(one, other)
+    except (OSError, RuntimeError):  # a loop of links, a folder that may not be read
+        return False
 
 
 async def _to_review(engine: Engine, file: ManifestFile) -> str | ManifestFile:
