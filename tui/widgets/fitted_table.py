@@ -56,7 +56,8 @@ class FittedTable(DataTable[object]):
     def __init__(self, *labels: str, id: str | None = None) -> None:  # noqa: A002 - Textual's
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self._labels = labels
-        self._rows: list[tuple[str, list[Text]]] = []
+        #: Each row's cells, whole, by its key, in the order shown.
+        self._rows: dict[str, list[Text]] = {}
         #: The widths the columns were laid out at, and the size they were laid out for.
         self._widths: list[int] = []
         self._laid_out_for: tuple[int, int] | None = None
@@ -64,17 +65,16 @@ class FittedTable(DataTable[object]):
     def show(self, rows: Sequence[tuple[str, Sequence[Text]]]) -> None:
         """Show ``rows``, each ``(key, one Text a column)``, in place of those shown; the
         cursor stays on its row's key when that row is still shown."""
-        self._rows = [(key, list(cells)) for key, cells in rows]
+        self._rows = {key: list(cells) for key, cells in rows}
         self._lay_out()
 
     def set_cell(self, key: str, column: int, value: Text) -> None:
         """Put ``value`` in row ``key``'s ``column`` (by position), cut to the column."""
-        for row_key_, cells in self._rows:
-            if row_key_ == key:
-                cells[column] = value
-                self.update_cell(key, self.ordered_columns[column].key,
-                                 cut(value, self._widths[column]))
-                return
+        cells = self._rows.get(key)
+        if cells is not None:
+            cells[column] = value
+            self.update_cell(key, self.ordered_columns[column].key,
+                             cut(value, self._widths[column]))
 
     def _room(self) -> int | None:
         """The cells the columns' text may take, or None before the table has a size."""
@@ -87,7 +87,7 @@ class FittedTable(DataTable[object]):
 
     def _lay_out(self) -> None:
         natural = [cell_len(label) for label in self._labels]
-        for _key, cells in self._rows:
+        for cells in self._rows.values():
             natural = [max(n, cell.cell_len) for n, cell in zip(natural, cells)]
         room = self._room()
         widths = natural if room is None else shares(natural, room)
@@ -101,7 +101,7 @@ class FittedTable(DataTable[object]):
                 self.add_column(label, width=width, key=label)
         else:
             self.clear()
-        for key, cells in self._rows:
+        for key, cells in self._rows.items():
             self.add_row(*(cut(cell, width) for cell, width in zip(cells, widths)), key=key)
         if under_cursor is not None and under_cursor in self.rows:
             self.move_cursor(row=self.get_row_index(under_cursor))
