@@ -15,7 +15,9 @@ error``).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
+import subprocess
 import warnings
 from pathlib import Path
 from typing import Any
@@ -55,5 +57,48 @@ def test_a_verification_cancelled_while_it_stops_its_child_reaps_it(
         gc.collect()
     (proc,) = started
     assert proc.returncode is not None, "the killed verifier was never waited for"
+    leaks = [str(w.message) for w in seen if issubclass(w.category, ResourceWarning)]
+    assert not leaks, leaks
+
+
+def test_a_verification_cancelled_twice_while_its_child_starts_reaps_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cancelled while asyncio still connects the child's pipes (the TUI quit as its arrow
+    log opened), and again as asyncio's own clean-up of that start waits for the child:
+    the child is still killed, waited for and its pipes closed.
+
+    (Found by helper tui30 in round 30, hunting the flake of round 29: asyncio's
+    `create_subprocess_exec`, cancelled after the child is made, kills it and waits; a
+    second cancellation ends that wait, and the child was left to the garbage
+    collector's "subprocess … is still running", in a later test of the same worker.)
+    """
+    db = tmp_path / "a.db"
+    Engine.open(db, world=World(net=None, fs=None)).close()
+    made: list[subprocess.Popen[bytes]] = []
+    real_popen = subprocess.Popen
+
+    class RecordedPopen(real_popen):  # type: ignore[valid-type,misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(subprocess, "Popen", RecordedPopen)
+
+    async def quit_as_the_log_opens() -> None:
+        task = asyncio.create_task(verifier.verify_in_a_process(str(db)))
+        while not made:  # the child is made; asyncio connects its pipes
+            await asyncio.sleep(0)
+        task.cancel()  # the TUI quits: its worker is cancelled
+        await asyncio.sleep(0)  # ... asyncio kills the child and waits for it
+        task.cancel()  # the app's loop ends: every task still running is cancelled
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        asyncio.run(quit_as_the_log_opens())
+        gc.collect()
+    (proc,) = made
+    assert proc.returncode is not None, "the verifier's child was never waited for"
     leaks = [str(w.message) for w in seen if issubclass(w.category, ResourceWarning)]
     assert not leaks, leaks
