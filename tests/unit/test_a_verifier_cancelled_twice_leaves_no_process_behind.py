@@ -18,6 +18,7 @@ import asyncio
 import contextlib
 import gc
 import subprocess
+import threading
 import warnings
 from pathlib import Path
 from typing import Any
@@ -28,24 +29,33 @@ from engine import Engine, World
 from engine.app import verifier
 
 
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> list[subprocess.Popen[bytes]]:
+    """Every child process made while the test runs, as it is made."""
+    children: list[subprocess.Popen[bytes]] = []
+    real_popen = subprocess.Popen
+
+    class RecordedPopen(real_popen):  # type: ignore[valid-type,misc]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            children.append(self)
+
+    monkeypatch.setattr(subprocess, "Popen", RecordedPopen)
+    return children
+
+
 def test_a_verification_cancelled_while_it_stops_its_child_reaps_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, made: list[subprocess.Popen[bytes]]) -> None:
     db = tmp_path / "a.db"
     Engine.open(db, world=World(net=None, fs=None)).close()
-    started: list[asyncio.subprocess.Process] = []
-    real_exec = asyncio.create_subprocess_exec
-
-    async def recorded_exec(*args: Any, **kwargs: Any) -> asyncio.subprocess.Process:
-        proc = await real_exec(*args, **kwargs)
-        started.append(proc)
-        return proc
-
-    monkeypatch.setattr(verifier.asyncio, "create_subprocess_exec", recorded_exec)
+    started = made
 
     async def quit_while_verifying() -> None:
         task = asyncio.create_task(verifier.verify_in_a_process(str(db)))
-        while not started:  # the child runs: the verification awaits its answer
+        while not started:  # the child is made ...
             await asyncio.sleep(0)
+        for _ in range(50):  # ... and runs (its start ends within a few steps of the
+            await asyncio.sleep(0)  # loop): the verification awaits its answer
         task.cancel()  # the TUI quits: its worker is cancelled
         await asyncio.sleep(0)  # ... and it is killing its child, waiting for it
         task.cancel()  # the app's loop ends: every task still running is cancelled
@@ -62,7 +72,7 @@ def test_a_verification_cancelled_while_it_stops_its_child_reaps_it(
 
 
 def test_a_verification_cancelled_twice_while_its_child_starts_reaps_it(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, made: list[subprocess.Popen[bytes]]) -> None:
     """Cancelled while asyncio still connects the child's pipes (the TUI quit as its arrow
     log opened), and again as asyncio's own clean-up of that start waits for the child:
     the child is still killed, waited for and its pipes closed.
@@ -74,15 +84,6 @@ def test_a_verification_cancelled_twice_while_its_child_starts_reaps_it(
     """
     db = tmp_path / "a.db"
     Engine.open(db, world=World(net=None, fs=None)).close()
-    made: list[subprocess.Popen[bytes]] = []
-    real_popen = subprocess.Popen
-
-    class RecordedPopen(real_popen):  # type: ignore[valid-type,misc]
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            super().__init__(*args, **kwargs)
-            made.append(self)
-
-    monkeypatch.setattr(subprocess, "Popen", RecordedPopen)
 
     async def quit_as_the_log_opens() -> None:
         task = asyncio.create_task(verifier.verify_in_a_process(str(db)))
@@ -98,6 +99,46 @@ def test_a_verification_cancelled_twice_while_its_child_starts_reaps_it(
         warnings.simplefilter("always")
         asyncio.run(quit_as_the_log_opens())
         gc.collect()
+    (proc,) = made
+    assert proc.returncode is not None, "the verifier's child was never waited for"
+    leaks = [str(w.message) for w in seen if issubclass(w.category, ResourceWarning)]
+    assert not leaks, leaks
+
+
+def test_a_loop_that_ends_as_a_verification_starts_ends(
+        tmp_path: Path, made: list[subprocess.Popen[bytes]]) -> None:
+    """The loop ends (every task cancelled once) while the child is being started: the
+    loop's end finishes, and the child is reaped.
+
+    (Found by helper tui30 in round 30: asyncio's clean-up of the cancelled start waited
+    for the child's pipes, whose connecting task the loop's end had cancelled too: the
+    wait, and the loop's end, never ended.)
+    """
+    db = tmp_path / "a.db"
+    Engine.open(db, world=World(net=None, fs=None)).close()
+
+    async def end_as_it_starts() -> None:
+        asyncio.create_task(verifier.verify_in_a_process(str(db)))
+        while not made:
+            await asyncio.sleep(0)
+        # returning ends the loop: asyncio.run cancels the verification, still starting
+
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            asyncio.run(end_as_it_starts())
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        runner = threading.Thread(target=run, daemon=True)
+        runner.start()
+        runner.join(30)  # a killed child ends within milliseconds
+        assert not runner.is_alive(), "the loop's end waits for ever on the verification"
+        gc.collect()
+    assert not errors, errors
     (proc,) = made
     assert proc.returncode is not None, "the verifier's child was never waited for"
     leaks = [str(w.message) for w in seen if issubclass(w.category, ResourceWarning)]
