@@ -12,12 +12,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import subprocess
 import sys
+import threading
 
 from engine.store.log import Verification
 from engine.store.logindex import is_store_url
 
 __all__ = ["verify_in_a_process"]
+
+#: Seconds a killed child is waited for (it ends within milliseconds; a child stuck
+#: in the kernel is left rather than the caller).
+_KILLED_WAIT_S = 10.0
 
 
 async def verify_in_a_process(location: str) -> Verification:
@@ -27,8 +33,9 @@ async def verify_in_a_process(location: str) -> Verification:
     A store's URL goes through the child's standard input: it may hold a
     password, which a command line shows to every user of the machine. A
     verifier that fails (it cannot read the store, it dies) is a finding naming
-    the last line it wrote. Cancelled (the client went away), the child is killed
-    and waited for, even if cancelled again meanwhile (`_ended`).
+    the last line it wrote. Cancelled (the client went away, the app quit), the
+    child is killed, waited for and its pipes closed before the cancellation goes
+    on, however often it comes (`_Child`).
     The child imports arrowgate's code from where this process does, never from the
     working folder.
     """
@@ -36,17 +43,10 @@ async def verify_in_a_process(location: str) -> Verification:
     # -P: ``-m`` would put the working folder first on the child's import path, and
     # that folder may be a workspace a card writes in: a planted
     # ``engine/store/logindex.py`` would run as the person who pressed "verify".
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-P", "-m", "engine.store.logindex", "-" if on_server else location,
-        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE)
-    try:
-        out, err = await proc.communicate((location + "\n").encode() if on_server else b"")
-    except BaseException:
-        with contextlib.suppress(ProcessLookupError):
-            proc.kill()
-        await _ended(proc)
-        raise
+    child = _Child([sys.executable, "-P", "-m", "engine.store.logindex",
+                    "-" if on_server else location],
+                   (location + "\n").encode() if on_server else b"")
+    out, err = await child.answer()
     try:
         data = json.loads(out)
         return Verification(bool(data["ok"]), int(data["rows"]), data["first_bad"],
@@ -57,23 +57,60 @@ async def verify_in_a_process(location: str) -> Verification:
         return Verification(False, 0, None, "the verifier failed: " + lines[-1][-200:])
 
 
-async def _ended(proc: asyncio.subprocess.Process) -> None:
-    """Wait until the killed ``proc`` has exited and its output pipes are at their end,
-    however often this is cancelled meanwhile (the caller re-raises its cancellation).
+class _Child:
+    """A child process given ``data`` on its standard input, its output read by a thread.
 
-    Only then does asyncio reap the child and close its transport. A cancellation
-    comes twice when an app quits while it verifies: its worker is cancelled (and
-    kills the child), then the loop's end cancels every task still running. Given up
-    at the second, the child was left unreaped and its transport and pipes open, to
-    be found by the garbage collector later, with a ``ResourceWarning``. Killed, the
-    child (which starts none of its own) ends within milliseconds, so this waits no
-    longer than that.
+    Not asyncio's ``create_subprocess_exec``: its clean-up of a start cancelled once
+    the child is made waits for pipes that a task of its own connects, and a second
+    cancellation (an app quitting as it opens its log: its worker cancelled, then the
+    loop's end cancelling every task) ended that wait, leaving the child unreaped to
+    the garbage collector's "subprocess … is still running" — or cancelled that task
+    too, and the wait, and the loop's end with it, never ended. Here a plain thread
+    talks to the child (`subprocess.Popen.communicate`: it writes, reads both pipes to
+    their end, closes them and reaps the child), and a cancellation kills the child and
+    joins that thread, on the loop's thread, at once: nothing is left to cut short.
     """
-    assert proc.stdout is not None and proc.stderr is not None  # both piped above
-    for end in (proc.wait, proc.stdout.read, proc.stderr.read):
-        while True:
-            try:
-                await end()
-                break
-            except asyncio.CancelledError:
-                continue  # the caller re-raises its own; this end is still needed
+
+    def __init__(self, args: list[str], data: bytes) -> None:
+        self._proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE)
+        self._data = data
+        self._loop = asyncio.get_running_loop()
+        #: The child's output, or what ``communicate`` raised: a value either way, so an
+        #: answer that comes when no one awaits it any more is never a "never retrieved".
+        self._done: asyncio.Future[tuple[bytes, bytes] | BaseException] = \
+            self._loop.create_future()
+        self._thread = threading.Thread(target=self._talk, name="arrowgate-verifier",
+                                        daemon=True)
+        self._thread.start()
+
+    def _talk(self) -> None:
+        try:
+            answer: tuple[bytes, bytes] | BaseException = self._proc.communicate(self._data)
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting task
+            answer = exc
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody awaits it
+            self._loop.call_soon_threadsafe(self._settle, answer)
+
+    def _settle(self, answer: tuple[bytes, bytes] | BaseException) -> None:
+        if not self._done.done():  # else cancelled: the awaiting task is gone
+            self._done.set_result(answer)
+
+    async def answer(self) -> tuple[bytes, bytes]:
+        """The child's standard output and error, once it has ended.
+
+        Raises:
+            asyncio.CancelledError: cancelled; the child was killed and reaped first.
+        """
+        try:
+            answer = await self._done
+        except BaseException:
+            with contextlib.suppress(ProcessLookupError):
+                self._proc.kill()
+            # Killed, it ends within milliseconds, and the thread with it (its pipes
+            # at their end): joined here, no later cancellation can leave it half done.
+            self._thread.join(_KILLED_WAIT_S)
+            raise
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
