@@ -130,13 +130,6 @@ def _cmd_tui(args: argparse.Namespace) -> int:
         engine.close()
 
 
-#: The files SQLite and arrowgate keep beside a database, by the end of their names.
-_DATABASE_FILES = {"": "the database itself", "-wal": "its write-ahead log",
-                   "-shm": "its shared memory", "-journal": "its rollback journal",
-                   ".anchor": "its anchor", ".anchor.lock": "its anchor's lock",
-                   ".operator-token": "its operator token"}
-
-
 def _refuse_database_file(review: str, db: Path) -> None:
     """Refuse ``--review`` of the database the app opens or of a file of its own.
 
@@ -144,22 +137,14 @@ def _refuse_database_file(review: str, db: Path) -> None:
         CliError: naming the file and which of the database's files it is.
     """
     from engine.app.cli import CliError
+    from engine.app.common import same_file
     from engine.core.text import visible
+    from engine.store.database import companions
 
-    for end, what in _DATABASE_FILES.items():
-        if _same_file(Path(review), Path(f"{db}{end}")):
+    for path, what in [(db, "the database itself"), *companions(db)]:
+        if same_file(Path(review), path):
             raise CliError(f"--review {visible(review)}: is a file of the database "
                            f"{visible(str(db))} ({what}), not a manifest or a package folder")
-
-
-def _same_file(one: Path, other: Path) -> bool:
-    """Whether two paths name one file: as they resolve, or as one inode (a hard link)."""
-    try:
-        if one.resolve() == other.resolve():
-            return True
-        return one.exists() and other.exists() and os.path.samefile(one, other)
-    except (OSError, RuntimeError):  # a loop of links, a folder that may not be read
-        return False
 
 
 async def _to_review(engine: Engine, file: ManifestFile) -> str | ManifestFile:

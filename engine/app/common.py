@@ -27,6 +27,7 @@ __all__ = [
     "arrowgate_version",
     "db_path",
     "default_db_path",
+    "same_file",
     "text_argument",
     "with_reason",
 ]
@@ -51,6 +52,16 @@ def arrowgate_version() -> str:
         return version("arrowgate")
     except PackageNotFoundError:
         return "unknown"
+
+
+def same_file(one: Path, other: Path) -> bool:
+    """Whether two paths name one file: as they resolve, or as one inode (a hard link)."""
+    try:
+        if one.resolve() == other.resolve():
+            return True
+        return one.exists() and other.exists() and os.path.samefile(one, other)
+    except (OSError, RuntimeError):  # a loop of links, a folder we may not read
+        return False
 
 
 def with_reason(message: str, reason: object) -> str:

@@ -15,7 +15,6 @@ could read it), is an error, exit 2, with nothing minted or written.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -117,30 +116,21 @@ def _refuse_own_file(out: Path, args: argparse.Namespace) -> None:
     Raises:
         Failure: exit 2, naming the file and whose it is.
     """
-    from engine.app.common import default_db_path
+    from engine.app.common import default_db_path, same_file
+    from engine.store.database import companions
 
     owned: list[tuple[Path, str]] = []
     if not args.store:
         db = Path(args.db) if args.db else default_db_path()
-        owned += [(Path(f"{db}{end}"), f"a file of the database {db}")
-                  for end in ("-wal", "-shm", ".anchor", ".anchor.lock", ".operator-token")]
+        owned += [(path, f"a file of the database {db} ({what})")
+                  for path, what in companions(db)]
         owned.append((db, "the database"))
     if args.token_file:
         owned.append((Path(args.token_file), "the operator's token file (--token-file)"))
     for path, what in owned:
-        if _same_file(out, path):
+        if same_file(out, path):
             raise Failure(USAGE, f"--out {out}: is {what}, not a file to write a token to "
                                  "(give another path)")
-
-
-def _same_file(one: Path, other: Path) -> bool:
-    """Whether two paths name one file (as they resolve, or as one inode)."""
-    try:
-        if one.resolve() == other.resolve():
-            return True
-        return one.exists() and other.exists() and os.path.samefile(one, other)
-    except (OSError, RuntimeError):  # a loop of links, a folder we may not read
-        return False
 
 
 def _table(rows: list[Any]) -> str:

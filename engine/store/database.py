@@ -30,12 +30,26 @@ from sqlite_utils import Database
 MIGRATION_LEDGER = "_sqlite_migrations"
 MIGRATION_SET = "arrowgate"
 
-__all__ = ["BUSY_TIMEOUT_S", "MANY_ROWS", "MIGRATION_LEDGER", "MIGRATION_SET", "UnsafeToRead",
+__all__ = ["BUSY_TIMEOUT_S", "COMPANIONS", "MANY_ROWS", "MIGRATION_LEDGER", "MIGRATION_SET", "UnsafeToRead",
            "all_or_none", "connect_leaving_no_files", "connect_read_only",
-           "database_file", "database_problem", "default_database_path", "file_damage",
+           "companions", "database_file", "database_problem", "default_database_path",
+           "file_damage",
            "insert_rows",
            "open_database", "open_read_only", "read_only_uri", "rows_statement",
            "write_transaction"]
+
+#: The files SQLite and arrowgate keep beside a database, by the end of their names,
+#: and what each is to it. One list, so that what must never be written over, read
+#: as something else, or left behind names every one of them.
+COMPANIONS = {"-wal": "its write-ahead log", "-shm": "its shared memory",
+              "-journal": "its rollback journal", ".anchor": "its anchor",
+              ".anchor.lock": "its anchor's lock", ".operator-token": "its operator token"}
+
+
+def companions(db: str | Path) -> list[tuple[Path, str]]:
+    """The files beside database ``db`` (`COMPANIONS`), each with what it is."""
+    return [(Path(f"{db}{end}"), what) for end, what in COMPANIONS.items()]
+
 
 #: How long a writer waits for another writer's lock before giving up.
 BUSY_TIMEOUT_S = 10.0
