@@ -49,6 +49,7 @@ from engine.store.loading import (
 from engine.store.log import ArrowLog, Verification, refuse_missing, verify_anchored
 from engine.store.logkeys import keys_ahead, repair_keys
 from engine.store.migrations import migrations
+from engine.store.openfiles import DatabaseFiles
 from engine.store.pending import encode, row_key, summary_of
 from engine.store.siblings import siblings_of
 from engine.store.tokenfeed import TokenFeed
@@ -247,6 +248,7 @@ class SQLiteStore(BatchFront):
             # writes, and this one for theirs (`engine.store.siblings`).
             self.tx.siblings = siblings_of(self._file)
             self.tx.siblings.join(self.tx)
+            self.tx.files = DatabaseFiles(self._file)
 
     @classmethod
     def open(cls, path: str | Path | None, *,

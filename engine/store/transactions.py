@@ -35,6 +35,7 @@ from engine.store.deferred import DeferredRows
 from engine.store.history import ConsentHistory
 from engine.store.log import ArrowLog, RowKind
 from engine.store.logkeys import KEYS_EVERY, add_keys, keyed_upto, repair_keys
+from engine.store.openfiles import DatabaseFiles
 from engine.store.ratekeep import RatePruning, prune_statement
 from engine.store.siblings import Siblings
 from engine.store.writelock import TRY_LOCK_S, LockWait, is_busy
@@ -957,6 +958,9 @@ class Transactions(BatchKeeping):
         self.lock: LockWait | None = None
         #: The store was closed: no batch opens any more (`open_batch`).
         self.closed = False
+        #: The database file and its log as the connection opened them, looked at
+        #: before each COMMIT (None in memory): set by the store (`SQLiteStore`).
+        self.files: DatabaseFiles | None = None
 
     def _read_data_version(self) -> int:
         return int(self.db.conn.execute("pragma data_version").fetchone()[0])
@@ -1275,6 +1279,10 @@ class Transactions(BatchKeeping):
                                      [seen - CHANGES_KEPT])
                 self._pruned = seen // CHANGES_PRUNED_EVERY
                 self._prune_rates(seen)
+            if self.files is not None:
+                # A file taken away under the connection would take this commit
+                # with it, unread by any other program (`engine.store.openfiles`).
+                self.files.check()
             self.db.conn.execute("COMMIT")
             self.deferred.forget()  # written and committed
             self.commits += 1
