@@ -29,7 +29,8 @@ NO_FILE = ("a PostgreSQL store has no file of its own to remove; a server that g
 
 
 def _take_away(db: Path, how: str) -> None:
-    """Remove or replace the database file, or its write-ahead log, as another program would."""
+    """Remove or replace the database file, its write-ahead log or its whole folder, as
+    another program would."""
     if how == "removed":
         os.unlink(db)
     elif how == "replaced":
@@ -37,12 +38,14 @@ def _take_away(db: Path, how: str) -> None:
         other = db.with_name("other.db")
         shutil.copyfile(db, other)
         os.replace(other, db)
-    else:
+    elif how == "its log removed":
         os.unlink(f"{db}-wal")
+    else:
+        shutil.rmtree(db.parent)
 
 
 @pytest.mark.sqlite_only(NO_FILE)
-@pytest.mark.parametrize("how", ["removed", "replaced", "its log removed"])
+@pytest.mark.parametrize("how", ["removed", "replaced", "its log removed", "its folder removed"])
 async def test_a_database_file_gone_under_an_engine_refuses_writes(
         world: Engine, target: Target, how: str) -> None:
     # GIVEN an engine on a SQLite file, with a call logged
