@@ -1230,6 +1230,12 @@ class Transactions(BatchKeeping):
         anchoring = False
         history = batch.history
         try:
+            if self.files is not None:
+                # A file taken away under the connection would take this commit
+                # with it, unread by any other program (`engine.store.openfiles`).
+                # First, so that a folder removed whole is told as that, not as
+                # the anchor beside the file that cannot be written.
+                self.files.check()
             # The rows the operations left to the commit (`DeferredRows`), then
             # the batch's log rows, in one statement (`ArrowLog.write_pending`).
             self.deferred.write(self.db.conn, committing=True)
@@ -1279,10 +1285,6 @@ class Transactions(BatchKeeping):
                                      [seen - CHANGES_KEPT])
                 self._pruned = seen // CHANGES_PRUNED_EVERY
                 self._prune_rates(seen)
-            if self.files is not None:
-                # A file taken away under the connection would take this commit
-                # with it, unread by any other program (`engine.store.openfiles`).
-                self.files.check()
             self.db.conn.execute("COMMIT")
             self.deferred.forget()  # written and committed
             self.commits += 1
