@@ -116,3 +116,21 @@ async def test_a_full_anchors_folder_stops_no_write_and_makes_no_finding(
     finally:
         engine.close()
     assert main(["log", "verify", "--store", pg_dsn]) == 0, capsys.readouterr().out
+
+
+async def test_a_database_on_a_full_disk_is_told_so_when_opened(
+        disk: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # GIVEN a database closed cleanly on a disk that then filled up
+    db = disk / "app.db"
+    engine = await notes_world(db, tmp_path, 1)
+    await _note(engine, "before")
+    engine.close()
+    fill(disk)
+    # WHEN an engine or log verify opens it (SQLite must make its -shm file beside it)
+    # THEN the error says the disk is full, not only "disk I/O error" (read as damage)
+    with pytest.raises(StoreFailed, match="no space is left on the disk"):
+        Engine.open(db, world=World(net=None, fs=None))
+    capsys.readouterr()
+    assert main(["log", "verify", "--db", str(db)]) == 2
+    told = capsys.readouterr()
+    assert "no space is left on the disk" in told.out + told.err, told
