@@ -78,7 +78,7 @@ from engine.services.subscriptions import EventHub, Subscription
 from engine.services.tools import MISSING, Tools
 from engine.services.visibility import Visibility
 from engine.store.base import Refresh, Store, TerminalClaim
-from engine.store.database import BUSY_TIMEOUT_S
+from engine.store.database import BUSY_TIMEOUT_S, no_space_note
 from engine.store.log import Verification
 from engine.store.sqlite import SQLiteStore
 from engine.store.transactions import Stale, consistent, outside_operations
@@ -298,7 +298,8 @@ class Engine:
                 store.close()
                 raise
         except sqlite3.DatabaseError as exc:
-            raise StoreFailed(f"cannot open the store {path}: {exc}") from exc
+            raise StoreFailed(f"cannot open the store {path}: {exc}"
+                              f"{no_space_note(path) if path is not None else ''}") from exc
 
     def close(self) -> None:
         """Log what is under way, commit what is pending, end file watches and close

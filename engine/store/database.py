@@ -30,11 +30,11 @@ from sqlite_utils import Database
 MIGRATION_LEDGER = "_sqlite_migrations"
 MIGRATION_SET = "arrowgate"
 
-__all__ = ["BUSY_TIMEOUT_S", "COMPANIONS", "MANY_ROWS", "MIGRATION_LEDGER", "MIGRATION_SET", "UnsafeToRead",
+__all__ = ["BUSY_TIMEOUT_S", "COMPANIONS", "MANY_ROWS", "MIGRATION_LEDGER", "MIGRATION_SET",
+           "UnsafeToRead",
            "all_or_none", "connect_leaving_no_files", "connect_read_only",
            "companions", "database_file", "database_problem", "default_database_path",
-           "file_damage",
-           "insert_rows",
+           "file_damage", "insert_rows", "no_space_note",
            "open_database", "open_read_only", "read_only_uri", "rows_statement",
            "write_transaction"]
 
@@ -315,6 +315,25 @@ def default_database_path() -> Path:
     return base / "arrowgate" / "arrowgate.db"
 
 
+def no_space_note(path: str | Path) -> str:
+    """What to add to an error of the SQLite file ``path``: that the disk holding it is
+    full, when it is (else "").
+
+    SQLite tells a file it could not grow or make (the ``-shm`` every connection to a
+    WAL database needs, made when it opens) as "disk I/O error", which reads as a
+    damaged file; the file system's free space tells the two apart.
+    """
+    try:
+        st = os.statvfs(Path(path).parent)
+    except OSError:
+        return ""
+    # Root may use the blocks kept back for it; anyone else only the available ones.
+    free = st.f_bfree if os.geteuid() == 0 else st.f_bavail
+    if free == 0 or (st.f_files and st.f_favail == 0):
+        return " (no space is left on the disk that holds it)"
+    return ""
+
+
 def file_damage(path: str | Path) -> str:
     """Why another program could not read the SQLite database ``path`` now, or "".
 
@@ -349,7 +368,7 @@ def file_damage(path: str | Path) -> str:
     except sqlite3.Error as exc:
         if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_NOTADB:
             return "was overwritten: it no longer starts as an SQLite database"
-        return f"cannot be read by another program: {exc}"
+        return f"cannot be read by another program: {exc}{no_space_note(path)}"
     return ""
 
 
@@ -393,7 +412,7 @@ def database_problem(path: Path, *, create: bool) -> str | None:
     except sqlite3.Error as exc:
         if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_NOTADB:
             return "not a database (not an SQLite file)"
-        return f"not a readable database: {exc}"
+        return f"not a readable database: {exc}{no_space_note(path)}"
     if "log" in tables or ours or (create and not tables):
         return None
     if not tables:
