@@ -89,8 +89,10 @@ class Answers:
 
 def canvas(op: httpx.Client, folder: Path) -> str:
     """The canvas of the burst, made through the service; returns agent a1's token."""
+    # Every refusal logged row by row (none folded into a suppressed row: a soak's
+    # prompts meet full windows a hundred times a minute), no window on note writes.
     assert op.post("/v1/workspaces", json={"id": "w1", "folder": str(folder), "settings": {
-        "card_write_limit": 1_000_000}}).status_code == 201
+        "card_write_limit": 1_000_000, "denial_log_limit": 1_000_000}}).status_code == 201
     assert op.post("/v1/packages", json={"manifest": MANIFEST}).status_code in (200, 201)
     assert op.post("/v1/packages/acme.p/install", json={"grant": "all"}).status_code == 200
     for node in ({"id": "a1", "type": "agent", "status": "waiting"},
