@@ -6,7 +6,10 @@ the loop's own thread through the engine's connection could wait for itself.
 Each change here commits on its own before returning (``synchronous=FULL``). The
 write lock another program holds is waited for as the engine's is, at most the busy
 timeout (off the loop: in the worker thread), then the change fails closed as
-`StoreFailed`, reason ``locked``, naming the program (`engine.store.writelock`).
+`StoreFailed`, reason ``locked``, naming the program (`engine.store.writelock`). Any
+other failure to write (a full disk; the file or its ``-wal`` removed or replaced under
+the service, `engine.store.openfiles`) is `StoreFailed` too: nothing was minted or
+revoked, and the service answers 503 as for the engine's own writes.
 """
 
 from __future__ import annotations
@@ -17,8 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from engine.core.errors import StoreFailed
 from engine.store.base import TokenRow
 from engine.store.database import BUSY_TIMEOUT_S
+from engine.store.openfiles import DatabaseFiles
 from engine.store.writelock import LockWait, is_busy
 
 __all__ = ["SQLiteTokens", "token_rows"]
@@ -40,6 +45,9 @@ class SQLiteTokens:
                                       isolation_level=None, check_same_thread=False)
         self._write.execute("pragma synchronous=FULL")
         self._lock = threading.Lock()
+        #: The file and its log as opened: a write after either was taken away is
+        #: refused, as the engine's commits are (`engine.store.openfiles`).
+        self._files = DatabaseFiles(self.path)
 
     def find(self, digest: str) -> tuple[str, str, str] | None:
         """(id, principal, digest) of the live token with this digest, or None."""
@@ -60,19 +68,26 @@ class SQLiteTokens:
             "select id from service_tokens where principal = ?", [principal])]
 
     def _written(self, change: Callable[[], _T]) -> _T:
-        """``change()`` on the write connection; the write lock another program held
-        past the busy timeout as `StoreFailed` (reason ``locked``), naming it.
+        """``change()`` on the write connection, once the database file is still the one
+        opened (`DatabaseFiles`); the write lock another program held past the busy
+        timeout as `StoreFailed` (reason ``locked``), naming it, and any other failure
+        of the store (a full disk, the file taken away) as `StoreFailed` too.
 
         Raises:
-            StoreFailed: nothing was written: the lock was not had in time.
+            StoreFailed: nothing was written.
         """
         with self._lock:
             try:
+                self._files.check()
                 return change()
             except sqlite3.OperationalError as exc:
-                if not is_busy(exc):
-                    raise
-                raise LockWait(self.path, BUSY_TIMEOUT_S).locked(exc) from exc
+                if is_busy(exc):
+                    raise LockWait(self.path, BUSY_TIMEOUT_S).locked(exc) from exc
+                failure: Exception = exc
+            except (sqlite3.Error, OSError) as exc:
+                failure = exc
+            raise StoreFailed(f"the change was not written, so it did not happen: {failure}"
+                              ) from failure
 
     def insert(self, token_id: str, digest: str, principal: str, t: float) -> None:
         """Add a token, committed before returning."""
@@ -83,10 +98,12 @@ class SQLiteTokens:
                 self._write.execute(
                     "insert into service_tokens (id, hash, principal, t) values (?, ?, ?, ?)",
                     [token_id, digest, principal, t])
+                self._write.execute("commit")
             except BaseException:
-                self._write.execute("rollback")
+                # A COMMIT that failed (a full disk) leaves the transaction open.
+                if self._write.in_transaction:
+                    self._write.execute("rollback")
                 raise
-            self._write.execute("commit")
 
         self._written(insert)
 
