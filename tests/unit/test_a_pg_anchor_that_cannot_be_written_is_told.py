@@ -1,6 +1,6 @@
 """This machine's anchor of a PostgreSQL store, written off the commit's path
 (`engine.store.pg.anchoring.AnchorWriter`), tells when a write fails and when
-one succeeds again (a warning, then a note, on the ``arrowgate.anchor`` logger).
+one succeeds again (two warnings on the ``arrowgate.anchor`` logger).
 
 A failed write fails no commit (a lagging anchor only vouches for fewer rows),
 but while it lags a rewrite of the rows after it is no finding on this machine:

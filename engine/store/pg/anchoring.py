@@ -35,6 +35,7 @@ never wrote: such a machine has no anchor, and its `log verify` says so.
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -46,6 +47,9 @@ from psycopg import Connection
 from engine.store.anchor import Anchor, AnchorFile, AnchorState
 from engine.store.database import default_database_path
 from engine.store.log import Verification
+
+#: Where a failed anchor write, and its recovery, are told (`AnchorWriter`).
+_log = logging.getLogger("arrowgate.anchor")
 
 __all__ = ["AnchorWriter", "anchor_folder", "check", "cluster_database", "database_identity",
            "local_anchor"]
@@ -152,6 +156,12 @@ class AnchorWriter:
     newest row and goes on; rows that arrive while a write is under way are
     folded into the next one. `close` writes what is left before the store
     closes.
+
+    A write that fails fails no commit, but while the anchor lags a rewrite of
+    the rows after it is no finding on this machine: the first failure of a run
+    of them is told as a warning on the ``arrowgate.anchor`` logger (the file,
+    why, the row it could not vouch for), and the write that succeeds again
+    likewise, rather than one line for every batch.
     """
 
     def __init__(self, anchor_file: AnchorFile) -> None:
@@ -160,7 +170,7 @@ class AnchorWriter:
         self._next: Anchor | None = None
         self._busy = False
         self._closed = False
-        #: Why the last write failed, or "" (`log verify` then reports the file).
+        #: Why the last write failed, or "" (told once a run: see the class).
         self.failure = ""
         self._thread: threading.Thread | None = None
 
@@ -216,8 +226,19 @@ class AnchorWriter:
     def _write(self, row: Anchor) -> None:
         try:
             self.file.write(AnchorState(row))
-            self.failure = ""
         except (OSError, ValueError) as exc:
             # The rows are committed; the anchor names an older row, which
             # they follow. The next batch tries again.
+            if not self.failure:
+                _log.warning("this machine's anchor %s could not be written (%s): rows from "
+                             "row %d on are not vouched for by it, and a rewrite of them is "
+                             "no finding here, until a write succeeds", self.file.path, exc,
+                             row.seq)
             self.failure = f"{type(exc).__name__}: {exc}"
+            return
+        if self.failure:
+            # A warning too: with no logging set up (`arrowgate serve`), only
+            # warnings reach standard error, where the failure was told.
+            _log.warning("this machine's anchor %s is written again, up to row %d",
+                      self.file.path, row.seq)
+        self.failure = ""
