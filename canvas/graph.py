@@ -2,7 +2,9 @@
 
 Every lookup the engine makes (`node`, `arrow_between`, `port_arrows_from`,
 `arrows_of`) is a dictionary read, so its cost does not grow with the canvas;
-the store (`engine.store.canvas`) persists it. `Canvas.graph` gives a
+the store (`engine.store.canvas`) persists it. Adding an arrow costs about the
+same however many join its two nodes already (a canvas file may draw thousands
+between two), and so does loading it. `Canvas.graph` gives a
 networkx copy for drawing and graph algorithms.
 
 The canvas used to live in a `networkx.MultiDiGraph` beside these dicts.
@@ -14,7 +16,8 @@ issue 19).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from heapq import heapify, heappush
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidArrow, InvalidNode
@@ -27,6 +30,9 @@ __all__ = ["Canvas", "PortResolver"]
 
 #: Returns (inputs, outputs) of a custom card, or None when unknown.
 PortResolver = Callable[[Node], "tuple[frozenset[str], frozenset[str]] | None"]
+#: The plain arrows joining two nodes (`Canvas.links`): a tuple of the one id, or,
+#: for two or more, a list kept as a heap (`heapq`); the smallest id first either way.
+PairIds = tuple[str] | list[str]
 
 
 def _no_card_ports(_node: Node) -> tuple[frozenset[str], frozenset[str]] | None:
@@ -47,9 +53,11 @@ class Canvas:
         self._nodes: dict[str, Node] = {}
         self._arrows: dict[str, Arrow] = {}
         # For each node, the plain arrows to each neighbour, either direction,
-        # as a sorted tuple that both directions share (almost always one id:
-        # a set per direction took 52 MB at 120,000 arrows).
-        self._plain: dict[str, dict[str, tuple[str, ...]]] = {}
+        # as one `PairIds` that both directions share: almost always a tuple of
+        # one id (a set per direction took 52 MB at 120,000 arrows); a heap for
+        # more, so that each arrow added costs log n, where a tuple sorted again
+        # for each cost n log n (16,000 arrows between two notes: 25 s).
+        self._plain: dict[str, dict[str, PairIds]] = {}
         # Port arrows by source node and output port (every status change of
         # an agent asks for those of its ``status`` port), and by target node.
         self._ports_out: dict[str, dict[str, set[str]]] = {}
@@ -58,10 +66,11 @@ class Canvas:
         #: through the methods below) for the decision's checks
         #: (`engine.core.checks`), which look nodes and arrows up directly: a
         #: method call per lookup was a measurable part of a decision made
-        #: right after a consent change. ``links[a][b]`` is `arrow_between`'s
-        #: sorted tuple of plain arrow ids, either direction.
+        #: right after a consent change. ``links[a][b]`` holds the ids of the plain
+        #: arrows joining a and b, either direction, `arrow_between`'s smallest
+        #: first (`PairIds`; only its first is in order).
         self.by_id: Mapping[str, Node] = self._nodes
-        self.links: Mapping[str, Mapping[str, tuple[str, ...]]] = self._plain
+        self.links: Mapping[str, Mapping[str, Sequence[str]]] = self._plain
         self.arrows_by_id: Mapping[str, Arrow] = self._arrows
         #: Moves on with every change a decision's checks read: nodes and arrows
         #: added or removed, and a node's type, workspace or package. Changes to
@@ -127,13 +136,14 @@ class Canvas:
             of_src = plain.get(src)
             if of_src is None:
                 of_src = plain[src] = {}
-            of_dst = plain.get(dst)
-            if of_dst is None:
-                of_dst = plain[dst] = {}
             ids = of_src.get(dst)
-            ids = (arrow_id,) if ids is None else tuple(sorted({*ids, arrow_id}))
-            of_src[dst] = ids
-            of_dst[src] = ids
+            if ids is None:
+                of_dst = plain.get(dst)
+                if of_dst is None:
+                    of_dst = plain[dst] = {}
+                of_src[dst] = of_dst[src] = (arrow_id,)
+            else:
+                self._join(ids, arrow_id, of_src, dst, plain[dst], src)
 
     def restore_node(self, node: Node) -> None:
         """Put a node known to be valid in place (loading from the store)."""
@@ -147,10 +157,14 @@ class Canvas:
         self.revision += 1
         gone = self.arrows_of(node_id)
         for arrow in gone:
-            self._unindex(arrow)
+            if arrow.is_port:
+                self._unindex(arrow)
             del self._arrows[arrow.id]
+        # Its plain arrows leave with each neighbour's entry for it, whole: one by
+        # one, each of k arrows to a neighbour cost k.
+        for other in self._plain.pop(node_id, {}):
+            self._plain.get(other, {}).pop(node_id, None)
         del self._nodes[node_id]
-        self._plain.pop(node_id, None)
         self._ports_out.pop(node_id, None)
         self._ports_in.pop(node_id, None)
         return gone
@@ -274,7 +288,7 @@ class Canvas:
         self._arrows[arrow.id] = arrow
         self._index(arrow, self._plain)
 
-    def _index(self, arrow: Arrow, plain: dict[str, dict[str, tuple[str, ...]]]) -> None:
+    def _index(self, arrow: Arrow, plain: dict[str, dict[str, PairIds]]) -> None:
         if arrow.is_port:
             self._ports_out.setdefault(arrow.src, {}).setdefault(
                 arrow.from_port or "", set()).add(arrow.id)
@@ -290,9 +304,23 @@ class Canvas:
         if of_b is None:
             of_b = plain[b] = {}
         ids = of_a.get(b)
-        ids = (arrow.id,) if ids is None else tuple(sorted({*ids, arrow.id}))
-        of_a[b] = ids
-        of_b[a] = ids
+        if ids is None:
+            of_a[b] = of_b[a] = (arrow.id,)
+        else:
+            self._join(ids, arrow.id, of_a, b, of_b, a)
+
+    @staticmethod
+    def _join(ids: PairIds, arrow_id: str, of_a: dict[str, PairIds], b: str,
+              of_b: dict[str, PairIds], a: str) -> None:
+        """Add ``arrow_id`` to the ids of a pair that has some already: a second one
+        turns the pair's tuple into a heap both directions share; later ones are
+        pushed on it."""
+        if isinstance(ids, tuple):
+            heap = [ids[0], arrow_id]
+            heapify(heap)
+            of_a[b] = of_b[a] = heap
+        else:
+            heappush(ids, arrow_id)
 
     def _unindex(self, arrow: Arrow) -> None:
         if arrow.is_port:
@@ -303,14 +331,15 @@ class Canvas:
             return
         a, b = arrow.src, arrow.dst
         old = self._plain.get(a, {}).get(b)
-        if old is None:
+        if old is None or arrow.id not in old:
             return
-        left = tuple(i for i in old if i != arrow.id)
+        if len(old) > 1 and isinstance(old, list):
+            # In place, so both directions see it; the heap made whole again.
+            old.remove(arrow.id)
+            heapify(old)
+            return
         for x, y in ((a, b), (b, a)):
-            if left:
-                self._plain[x][y] = left
-            else:
-                self._plain.get(x, {}).pop(y, None)
+            self._plain.get(x, {}).pop(y, None)
 
     def remove_arrow(self, arrow_id: str) -> Arrow:
         """Remove an arrow and return it.
