@@ -1116,10 +1116,13 @@ def _invalid_request(message: Any, why: str) -> bytes | None:
 _ID_KINDS: dict[type, str] = {dict: "an object", list: "an array", bool: "a boolean",
                               type(None): "null"}
 
-#: The tokens of JSON text as `_top_level` reads them: a string, a run of opening or of
-#: closing brackets (with the space between them), one ``:`` or ``,``, a run of
-#: anything else (a number, a literal, or what is not JSON), space.
-_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[{\[][{\[\s]*|[}\]][}\]\s]*|[:,]|[^\s"{}\[\]:,]+|\s+')
+#: The tokens of JSON text as `_top_level` reads them: a string (or one that never
+#: ends, to the line's end), a run of opening or of closing brackets (with the space
+#: between them), one ``:`` or ``,``, a run of anything else (a number, a literal, or
+#: what is not JSON), space. Every character is in one token, so a line is read once: a
+#: string that had to end was tried again from each of its quotes to the line's end
+#: when it never did (``"\"\"\"…``, time quadratic in the line).
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"?|[{\[][{\[\s]*|[}\]][}\]\s]*|[:,]|[^\s"{}\[\]:,]+|\s+')
 
 
 def _top_level(line: str) -> dict[str, Any] | None:
