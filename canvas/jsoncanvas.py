@@ -154,6 +154,10 @@ def from_json_canvas(doc: Any) -> CanvasImport:
         if not isinstance(raw, dict) or not isinstance(raw.get("id"), str) or not raw["id"]:
             raise _problem(path, "a node is an object with a string id")
         node_id, kind = raw["id"], raw.get("type")
+        if not isinstance(kind, str):
+            # Before it is looked up among the foreign types: an object or an array
+            # there is no key of a set (a TypeError traceback).
+            raise _problem(f"{path}.type", "type is text, file, link or group")
         if node_id in seen:
             raise _problem(f"{path}.id", f"duplicate id {node_id!r}")
         seen.add(node_id)
