@@ -63,6 +63,10 @@ MAX_HOSTS = 64
 MAX_SCHEMA_BYTES = 32 * 1024
 #: Most bytes of the whole manifest, as compact JSON.
 MAX_MANIFEST_BYTES = 512 * 1024
+#: Most bytes of a manifest's text as written (spaces, indentation and escapes
+#: included): refused before it is read as JSON (`loads_manifest`), where a text of
+#: empty objects built a hundred bytes of values for each of its own.
+MAX_MANIFEST_TEXT = 4 * MAX_MANIFEST_BYTES
 _TOOL_KEYS = frozenset({"name", "description", "input"})
 
 
@@ -442,14 +446,29 @@ def _bound_problems(raw: object) -> list[tuple[str, str]]:
     return problems
 
 
+def _utf8_size(text: str) -> int:
+    """Bytes of ``text`` in UTF-8, counted a slice at a time (no copy of the whole)."""
+    if text.isascii():
+        return len(text)
+    step = 1 << 16
+    return sum(len(text[i:i + step].encode("utf-8", "surrogatepass"))
+               for i in range(0, len(text), step))
+
+
 def loads_manifest(text: str | bytes) -> Any:
     """Parse a manifest's JSON text.
 
     Raises:
-        ManifestInvalid: nested too deeply to parse (never `RecursionError`), or an
-            object names a key twice (the review would show one of its values).
+        ManifestInvalid: longer than `MAX_MANIFEST_TEXT` (told before it is read),
+            nested too deeply to parse (never `RecursionError`), or an object names a
+            key twice (the review would show one of its values).
         ValueError: not JSON at all.
     """
+    size = len(text) if isinstance(text, bytes) else _utf8_size(text)
+    if size > MAX_MANIFEST_TEXT:
+        why = (f"is {size} bytes of text; a manifest's file is at most {MAX_MANIFEST_TEXT} "
+               f"bytes (and its JSON at most {MAX_MANIFEST_BYTES})")
+        raise ManifestInvalid(f"$: {why}", problems=[("$", why)])
     try:
         return loads_unique(text)
     except DuplicateKey as exc:

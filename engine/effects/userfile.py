@@ -74,7 +74,12 @@ def read_user_bytes(path: str | Path, *, limit: int = MAX_USER_FILE,
         if info.st_size > limit:
             raise FileRefused(path, f"is larger than {limit} bytes")
         with os.fdopen(os.dup(fd), "rb") as fh:
-            data = fh.read(limit + 1)
+            # As much as the file holds and a byte more, not ``limit``: a read of n
+            # bytes takes n at once (16 MiB for a token of 40 bytes).
+            want = min(limit, info.st_size) + 1
+            data = fh.read(want)
+            if len(data) == want <= limit:  # it grew since: the rest, within the limit
+                data += fh.read(limit + 1 - want)
     except FileRefused:
         raise
     except OSError as exc:
