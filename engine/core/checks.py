@@ -149,11 +149,21 @@ def _unconnected(d: Decision, canvas: Canvas) -> tuple[str, str]:
     return not_connected(canvas, str(d.card), str(d.target))
 
 
+#: Port arrows a refusal names before it only counts the rest (`not_connected`).
+_PORTS_NAMED = 3
+
+
 def not_connected(canvas: Canvas, a: str, b: str) -> tuple[str, str]:
     """Why a call between ``a`` and ``b`` needs an arrow, and what would allow it, for a
     refusal or cancellation for want of a plain arrow between them: "no arrow
-    connects" only when none does, "only a port arrow connects" when one does."""
-    return _connection_words(a, b, ", ".join(p.id for p in canvas.port_arrows_between(a, b)))
+    connects" only when none does, "only a port arrow connects" when one does, naming
+    the first few by id and counting the rest (a canvas file may draw thousands, and
+    every refused call of the card would carry them all)."""
+    ports = canvas.port_arrows_between(a, b)
+    named = ", ".join(p.id for p in ports[:_PORTS_NAMED])
+    if len(ports) > _PORTS_NAMED:
+        named += f" and {len(ports) - _PORTS_NAMED:,} more"
+    return _connection_words(a, b, named)
 
 
 def _wrong_target(d: Decision, node_type: str) -> tuple[str, str]:
