@@ -42,6 +42,11 @@ _NO_KEYWORDS: dict[str, Any] = {}
 #: The calls that type into a terminal (`Calls._typed_elsewhere`).
 _TERMINAL_INPUT = frozenset({"terminals.run", "terminals.write"})
 
+#: The refusals of the checks after the loop guard (SPEC §5: rate limits and caps, 10;
+#: the prompt queue, 11), which another open tool call's loop refusal (9) comes before.
+#: Checks 1–8 do not depend on the chain: every open call's gives the same.
+_AFTER_THE_GUARD = frozenset({"RATE_LIMITED", "CARD_LIMIT", "QUEUE_FULL"})
+
 #: One call of `Calls.call_many`: card, call, target, args, context.
 CallArgs = tuple[str, str, "str | None", "dict[str, Any] | None", "str | None"]
 
@@ -312,7 +317,11 @@ class Calls:
         it names as its context, ``named``, or when it names none with the
         longest chain, the newest of equally long ones. That chain is checked
         first, so its own refusal is the one told; then the others, longest
-        first. Returns the decision and the chain it goes on with.
+        first. A refusal of its chain for a check after the loop guard (a full
+        window, a full queue) is told only when no other chain refuses the
+        prompt as a loop: the checks run in order (SPEC §5), and a card told to
+        retry later would then be refused as a loop. Returns the decision and
+        the chain it goes on with.
 
         A named context gives the chain the prompt carries, never a way out of
         the guard: the engine cannot tell which of its open calls a card is
@@ -328,14 +337,15 @@ class Calls:
                     carried = chain
         passed = decide(self.ctx.state, card, call, target, args, now=now, chain=carried,
                         port_arrow=port_arrow)
-        if isinstance(passed, Decision):
+        refused = isinstance(passed, Decision)
+        if isinstance(passed, Decision) and passed.code not in _AFTER_THE_GUARD:
             return passed, carried
         for chain in sorted(chains, key=len, reverse=True):
             if chain == carried:
                 continue
             result = decide(self.ctx.state, card, call, target, args, now=now, chain=chain,
                             port_arrow=port_arrow)
-            if isinstance(result, Decision):
+            if isinstance(result, Decision) and (not refused or result.code == "LOOP_REFUSED"):
                 return result, carried
         return passed, carried
 
