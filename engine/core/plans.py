@@ -50,6 +50,8 @@ class LogRow:
     outcome: str
     payload: str | None
     chain: tuple[str, ...] | list[str] | None
+    #: The row's time: the decision's, the time its call was counted at (None: now).
+    t: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,9 +199,11 @@ def plan_prompt(prompt: Prompt, agent: Node, permission: str | None, arrow: str 
 
 
 def plan_call(base: Decision, performed: Performed, rate: CountRate | None,
-              payload: str | None, chain: tuple[str, ...] | None = None) -> Plan:
+              payload: str | None, chain: tuple[str, ...] | None = None, *,
+              t: float | None = None) -> Plan:
     """A completed call: counted (when it has a window), what it did, its ``ok`` row
-    (with ``chain``, that of the tool call it was made in, if any)."""
+    (with ``chain``, that of the tool call it was made in, if any) at ``t``, the
+    time it was decided (None: when the row is written)."""
     decision = base.with_(value=performed.value)
     if base.call == "canvas.spawn":
         decision = decision.with_(target=performed.value,
@@ -211,4 +215,5 @@ def plan_call(base: Decision, performed: Performed, rate: CountRate | None,
     saves = tuple(e for e in effects if type(e) is SaveNode)
     if saves:
         effects = tuple(e for e in effects if type(e) is not SaveNode)
-    return Plan(decision, (*head, *effects, LogRow(decision, "ok", payload, chain), *saves))
+    return Plan(decision, (*head, *effects, LogRow(decision, "ok", payload, chain, t),
+                                 *saves))

@@ -79,7 +79,7 @@ class Applier:
             self.ctx.store.emit(effect.event)
         elif type(effect) is LogRow:
             self.record.log_row(effect.decision, outcome=effect.outcome, payload=effect.payload,
-                                chain=effect.chain)
+                                chain=effect.chain, t=effect.t)
         elif type(effect) is CountRate:
             self.record.count(effect.card, effect.key, effect.t)
         elif type(effect) is AddNode:

@@ -407,7 +407,10 @@ class Calls:
                 # state as it stands under the write lock: logged, nothing counted.
                 self.record.refused_or_counted(performed, payload, chain=passed.chain)
                 return performed
-            plan = plan_call(decision, performed, rate, payload, passed.chain)
+            # The row's time is the decision's, as its rate event's: the write may
+            # have waited for the store (another program's), and a second reading of
+            # the clock would log the call later than its window counted it.
+            plan = plan_call(decision, performed, rate, payload, passed.chain, t=now)
             self.applier.do(plan.effects)
         return plan.decision
 
@@ -691,7 +694,7 @@ class Calls:
                            source=card.id, arrow=arrow.id)
                 self.record.log_row(decision, outcome="ok",
                               payload=data if isinstance(data, str) else json.dumps(data),
-                              chain=chain)
+                              chain=chain, t=now)
                 self.record.count(card.id, "port-data", now)
             return decision
         spec = PORT_INPUTS[(target.type, arrow.to_port)]

@@ -229,5 +229,5 @@ class Nodes:
                           arrow=arrow.id)
             # The sender's suppressed refusals are summed up before its next row.
             self.record.write_suppressed(node.id)
-            self.record.log_row(decision, outcome="ok", payload=payload, chain=None)
+            self.record.log_row(decision, outcome="ok", payload=payload, chain=None, t=now)
             self.record.count(node.id, _WINDOW, now)

@@ -194,8 +194,9 @@ class Tools:
             decision = Decision("ok", call, card, pkg.name, agent, None, arrow=arrow.id,
                                 value={"id": tc.id, "state": "open"},
                                 message=f"ok: {agent} calls {card}.{tool} (tool call {tc.id})")
+            # At the decision's time, as its rate event (the write may have waited).
             self.record.log_row(decision.with_(prompt=tc.id), outcome="ok",
-                          payload=dumps_sorted(args), chain=chain)
+                          payload=dumps_sorted(args), chain=chain, t=now)
             self.ctx.emit("tool.call", card, id=tc.id, agent=agent, tool=tool, args=args,
                        chain=list(chain))
             # Counted before its row, the write's last statement: a rate event waits for
