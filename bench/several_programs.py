@@ -6,6 +6,7 @@ PostgreSQL server (a new database per seed)::
 
     python -m bench.several_programs --seeds 1-50 --steps 400
     python -m bench.several_programs --pg postgresql:///postgres?host=/tmp/x --servers 2
+    python -m bench.several_programs --cli 1 --steps 150   # scripts' write verbs too
 
 It prints one line per seed (steps, seconds) and, for a seed whose programs answered
 what the model does not allow, the mismatch and the steps before it; the exit code is
@@ -23,7 +24,14 @@ import uuid
 from pathlib import Path
 
 from tests.conftest import open_store
-from tests.durability.programs import InProcess, Mismatch, Program, start_serve, walk
+from tests.durability.programs import (
+    CommandLine,
+    InProcess,
+    Mismatch,
+    Program,
+    start_serve,
+    walk,
+)
 
 
 def _seeds(text: str) -> list[int]:
@@ -63,6 +71,8 @@ async def soak_one(seed: int, steps: int, args: argparse.Namespace, folder: Path
             programs.append(InProcess(f"engine-{i + 1}", open_store(where)))
         for i in range(args.servers):
             programs.append(start_serve(f"serve-{i + 1}", where, folder))
+        for i in range(args.cli):
+            programs.append(CommandLine(f"cli-{i + 1}", where, folder))
         await walk(programs, folder, seed, steps,
                    log=(lambda line: print("   ", line)) if args.verbose else None)
         return ""
@@ -82,11 +92,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--engines", type=int, default=2, help="in-process engines (>= 1)")
     parser.add_argument("--servers", type=int, default=1, help="arrowgate serve processes")
+    parser.add_argument("--cli", type=int, default=0,
+                        help="the command line's write verbs as programs (SQLite only; each "
+                             "verb a process: slow)")
     parser.add_argument("--pg", metavar="URL", help="a PostgreSQL server (default: SQLite)")
     parser.add_argument("-v", "--verbose", action="store_true", help="print every step")
     args = parser.parse_args(argv)
     if args.engines < 1:
         parser.error("--engines must be at least 1: the canvas is made by one")
+    if args.cli and args.pg:
+        parser.error("--cli runs the write verbs on the SQLite file (--db): not with --pg")
     failed = 0
     for seed in _seeds(args.seeds):
         with tempfile.TemporaryDirectory(prefix="ag-soak-") as tmp:

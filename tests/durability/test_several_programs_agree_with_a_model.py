@@ -15,7 +15,7 @@ from tests.conftest import open_store
 from tests.durability.programs import InProcess, Program, start_serve, walk
 
 #: The seed of each store's walk (each found nothing on its own; both walk every move).
-SEEDS = {"sqlite": 6, "postgres": 18}
+SEEDS = {"sqlite": 3, "postgres": 12}
 STEPS = 80
 
 
