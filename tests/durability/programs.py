@@ -353,16 +353,20 @@ def start_serve(name: str, store: str, folder: Path) -> Served:
     token_file = folder / f"{name}.operator-token"
     where = ["--store", store] if store.startswith("postgresql://") else ["--db", store]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "engine.app.cli", "serve", *where,
-                             "--socket", str(sock), "--token-file", str(token_file)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=ROOT, env=env)
+    # What it says on stderr goes to a file: a pipe nobody reads would fill, and the
+    # server would stop answering mid-walk.
+    errors = folder / f"{name}.stderr"
+    with errors.open("w") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "engine.app.cli", "serve", *where,
+                                 "--socket", str(sock), "--token-file", str(token_file)],
+                                stdout=subprocess.PIPE, stderr=err, text=True,
+                                cwd=ROOT, env=env)
     assert proc.stdout is not None
     proc.stdout.readline()
     if proc.stdout.readline().strip() != "ready":
         proc.kill()
-        _out, err = proc.communicate(timeout=30)
-        raise AssertionError(f"arrowgate serve did not start: {err}")
+        proc.communicate(timeout=30)
+        raise AssertionError(f"arrowgate serve did not start: {errors.read_text()}")
     return Served(name, proc, str(sock), token_file.read_text().strip())
 
 
@@ -964,7 +968,10 @@ class Walk:
         weights = [w for w, _ in moves]
         for _ in range(steps):
             move = self.rng.choices([m for _, m in moves], weights)[0]
-            await move()
+            try:
+                await move()
+            except httpx.TimeoutException as exc:
+                raise self.fail(f"a server did not answer: {exc!r}") from exc
         await self.check_log()
 
     async def check_log(self) -> None:
