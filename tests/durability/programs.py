@@ -575,6 +575,8 @@ class Walk:
         self.model = Model()
         self.n = 0
         self.arrow_n = 0
+        #: Ids of arrows removed, which a new arrow may be given again (of any pair).
+        self.removed_ids: list[str] = []
         self.version = 0
         self.trace: list[str] = []
         self._log = log
@@ -635,8 +637,13 @@ class Walk:
                 await self._draw(first, card, agent)
 
     async def _draw(self, program: Program, card: str, agent: str) -> None:
-        self.arrow_n += 1
-        arrow_id = f"e{self.arrow_n}"
+        if self.removed_ids and self.rng.random() < 0.5:
+            # A removed arrow's id again: what was made on the old arrow stays gone.
+            arrow_id = self.removed_ids.pop(self.rng.randrange(len(self.removed_ids)))
+            self.note(f"{arrow_id} is drawn again, an id used before")
+        else:
+            self.arrow_n += 1
+            arrow_id = f"e{self.arrow_n}"
         await program.add_arrow(arrow_id, card, agent)
         self.model.arrows[(card, agent)] = arrow_id
 
@@ -806,13 +813,14 @@ class Walk:
         program = self.pick("remove_arrow" if (card, agent) in m.arrows else "add_arrow")
         if (card, agent) in m.arrows:
             arrow_id = m.arrows.pop((card, agent))
+            self.removed_ids.append(arrow_id)
             self.note(f"{program.name} removes arrow {arrow_id} {card}-{agent}")
             await program.remove_arrow(arrow_id)
             m.revalidate()
             await self.probe_all("arrow removed")
         else:
-            self.note(f"{program.name} draws {card}-{agent}")
             await self._draw(program, card, agent)
+            self.note(f"{program.name} draws {m.arrows[(card, agent)]} {card}-{agent}")
 
     async def step_card(self) -> None:
         m = self.model
@@ -822,7 +830,7 @@ class Walk:
             await program.remove_card("c2")
             m.cards.discard("c2")
             for pair in [p for p in m.arrows if p[0] == "c2"]:
-                del m.arrows[pair]
+                self.removed_ids.append(m.arrows.pop(pair))
             m.revalidate()
             m.lives["c2"] += 1
             # Removing a node revokes its tokens: every server refuses them at once.
