@@ -20,6 +20,7 @@ import asyncio
 import sys
 import tempfile
 import time
+import traceback
 import uuid
 from pathlib import Path
 
@@ -78,6 +79,8 @@ async def soak_one(seed: int, steps: int, args: argparse.Namespace, folder: Path
         return ""
     except Mismatch as exc:
         return str(exc)
+    except Exception:  # any other failure is the seed's finding too; the soak goes on
+        return traceback.format_exc()
     finally:
         for program in programs:
             await program.close()
