@@ -1,5 +1,5 @@
 """Soak: several programs on one store walked at random against one model, for as long
-as asked (`tests.durability.programs`; the suite walks a few seeds briefly).
+as asked (`tests.durability.walk`; the suite walks a few seeds briefly).
 
 Run by hand from the repository's root, on a SQLite file (a new one per seed) or on a
 PostgreSQL server (a new database per seed)::
@@ -25,14 +25,8 @@ import uuid
 from pathlib import Path
 
 from tests.conftest import open_store
-from tests.durability.programs import (
-    CommandLine,
-    InProcess,
-    Mismatch,
-    Program,
-    start_serve,
-    walk,
-)
+from tests.durability.programs import CommandLine, InProcess, Program, start_serve
+from tests.durability.walk import Mismatch, walk
 
 
 def _seeds(text: str) -> list[int]:

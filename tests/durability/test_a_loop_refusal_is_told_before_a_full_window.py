@@ -5,7 +5,7 @@ guard is check 9, the rate limits check 10 — "so errors are deterministic"; SP
 prompt made while the card has tool calls open is checked against every one of them).
 On SQLite and PostgreSQL.
 
-Found by the walk of several programs against a model (`tests.durability.programs`,
+Found by the walk of several programs against a model (`tests.durability.walk`,
 seed 6 on SQLite): c1 had open calls from a1 and then y1, and its window was full; its
 prompt to a1 was checked against y1's chain first (the newest of the longest, the one it
 carries), which refused it for the window, and a1's chain, which refuses it as a cycle,

@@ -4,7 +4,7 @@ the log never shows a window holding more calls than its limit (SPEC §6: "no 60
 window ever holds more than 6 accepted calls"; §8: each row's time). As a prompt's row
 and a refusal's already were. On SQLite and PostgreSQL.
 
-Found by the walk of several programs against a model (`tests.durability.programs`,
+Found by the walk of several programs against a model (`tests.durability.walk`,
 seed 18 on SQLite, then a race of clipboard writes): two engines and a server racing
 clipboard writes of one card, the log held two accepted writes of c1 0.995 s apart. The
 window had counted the first at its decision; its row was stamped by a second reading of

@@ -1,6 +1,6 @@
 """Two engines of this process and a real ``arrowgate serve`` on one store, walked at
 random against one model, on a SQLite file (WAL, several processes) and on PostgreSQL
-(SPEC §10 "Storage"; the walk and what it checks: `tests.durability.programs`).
+(SPEC §10 "Storage"; the walk and what it checks: `tests.durability.walk`).
 
 One seeded walk of a bounded number of steps a store, so the suite stays fast (about 5 s
 each: most of it the server's start and its round trips); ``python -m
@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import open_store
-from tests.durability.programs import InProcess, Program, start_serve, walk
+from tests.durability.programs import InProcess, Program, start_serve
+from tests.durability.walk import walk
 
 #: The seed of each store's walk (each found nothing on its own; both walk every move).
 SEEDS = {"sqlite": 3, "postgres": 10}
