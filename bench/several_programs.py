@@ -25,7 +25,13 @@ import uuid
 from pathlib import Path
 
 from tests.conftest import open_store
-from tests.durability.programs import CommandLine, InProcess, Program, start_serve
+from tests.durability.programs import (
+    CommandLine,
+    InProcess,
+    Program,
+    close_all,
+    start_serve,
+)
 from tests.durability.walk import Mismatch, walk
 
 
@@ -76,8 +82,7 @@ async def soak_one(seed: int, steps: int, args: argparse.Namespace, folder: Path
     except Exception:  # any other failure is the seed's finding too; the soak goes on
         return traceback.format_exc()
     finally:
-        for program in programs:
-            await program.close()
+        await close_all(programs)
         if dropped is not None:
             _drop_pg(*dropped)
 

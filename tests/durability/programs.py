@@ -318,6 +318,19 @@ class Served(Program):
         await asyncio.to_thread(self.proc.communicate, timeout=30)
 
 
+async def close_all(programs: list[Program]) -> None:
+    """Close every program, even when one fails to close (a server left running would
+    outlive the test); then raise the first failure."""
+    failures: list[BaseException] = []
+    for program in programs:
+        try:
+            await program.close()
+        except BaseException as exc:  # the others are closed all the same
+            failures.append(exc)
+    if failures:
+        raise failures[0]
+
+
 def start_serve(name: str, store: str, folder: Path) -> Served:
     """``arrowgate serve`` on ``store`` (a SQLite file or a PostgreSQL URL), importing
     this tree, on a socket of its own; returns once it serves."""
@@ -364,15 +377,19 @@ class CommandLine(Program):
         self.name, self.db, self.folder = name, db, folder
         self.minted = 0
 
-    async def _run(self, *argv: str, json_out: bool = True) -> tuple[int, Any]:
+    async def _run(self, *argv: str, json_out: bool = True, answer: str | None = None
+                   ) -> tuple[int, Any]:
+        """The verb's exit code and its JSON answer (its text without ``json_out``);
+        ``answer``: what it reads on standard input, a person's answer to its question."""
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         args = [sys.executable, "-c", _AS_A_PERSON, *argv, "--db", self.db]
         if json_out:
             args.append("--json")
         proc = await asyncio.create_subprocess_exec(
-            *args, cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+            *args, cwd=ROOT, env=env,
+            stdin=subprocess.DEVNULL if answer is None else subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        out, err = await proc.communicate()
+        out, err = await proc.communicate(None if answer is None else answer.encode())
         text = out.decode().strip() or err.decode().strip()
         try:
             return proc.returncode or 0, json.loads(text) if json_out else text
@@ -394,6 +411,7 @@ class CommandLine(Program):
         code, out = await self._run(*argv)
         if code != 0 and out.get("code") == "NOT_FOUND":
             return Answer("gone", "NOT_FOUND", out.get("reason"))
+        assert "outcome" in out, f"{self.name} {argv}: exit {code}: {out}"
         return Answer.of(out)
 
     async def approve(self, prompt_id: str, digest: str) -> Answer:
@@ -420,7 +438,8 @@ class CommandLine(Program):
 
     async def grant(self, permission: str) -> None:
         argv = ("package", "grant", PKG, permission)
-        self._ok(await self._run(*argv), argv)
+        # It shows the permission and asks; the person says yes.
+        self._ok(await self._run(*argv, answer="y\n"), argv)
 
     async def revoke(self, permission: str) -> None:
         argv = ("package", "revoke", PKG, permission)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import open_store
-from tests.durability.programs import InProcess, Program, start_serve
+from tests.durability.programs import InProcess, Program, close_all, start_serve
 from tests.durability.walk import walk
 
 #: The seed of each store's walk (each found nothing on its own; both walk every move).
@@ -33,8 +33,7 @@ async def test_two_engines_and_a_server_agree_with_the_model(store: str,
         programs.append(start_serve("serve-1", store, tmp_path))
         walk_done = await walk(programs, tmp_path, seed, STEPS)
     finally:
-        for program in programs:
-            await program.close()
+        await close_all(programs)
     # Each kind of step ran (a walk that skipped most of them would check little).
     done = " ".join(walk_done.trace)
     for step in ("approve", "answer", "revokes", "removes arrow", "used before", "offers",
