@@ -409,8 +409,9 @@ class CommandLine(Program):
 
     async def _answer_hold(self, argv: list[str]) -> Answer:
         code, out = await self._run(*argv)
-        if code != 0 and out.get("code") == "NOT_FOUND":
-            return Answer("gone", "NOT_FOUND", out.get("reason"))
+        error = out.get("error") or {}  # a refusal's JSON, on stderr
+        if code != 0 and error.get("code") == "NOT_FOUND":
+            return Answer("gone", "NOT_FOUND", error.get("reason"))
         assert "outcome" in out, f"{self.name} {argv}: exit {code}: {out}"
         return Answer.of(out)
 
