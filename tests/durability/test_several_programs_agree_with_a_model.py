@@ -2,9 +2,10 @@
 random against one model, on a SQLite file (WAL, several processes) and on PostgreSQL
 (SPEC §10 "Storage"; the walk and what it checks: `tests.durability.walk`).
 
-One seeded walk of a bounded number of steps a store, so the suite stays fast (about 5 s
-each: most of it the server's start and its round trips); ``python -m
-bench.several_programs`` walks many seeds for longer, with more servers.
+One seeded walk of a bounded number of steps a store, so the suite stays fast (2–3 s each
+on a quiet machine, more than most tests: a real server starts, and every step is a round
+trip to it or a commit); ``python -m bench.several_programs`` walks many seeds for
+longer, with more servers and the command line's write verbs.
 """
 
 from __future__ import annotations
