@@ -17,6 +17,7 @@ from engine.app.reach import analyse, reached_by
 
 from ..text import plain, plain_lines, quoted
 from ..widgets.app_header import AppHeader
+from ..widgets.fitted_table import FittedTable
 from ..widgets.node_list import NodeList
 from .base import EngineScreen, row_key
 from .map import MapScreen
@@ -73,14 +74,14 @@ class CanvasScreen(EngineScreen):
                 yield NodeList(self._describe, id="nodes")
             with Vertical(id="right"):
                 yield Static("Arrows", classes="section")
-                yield DataTable(id="arrows", cursor_type="row", zebra_stripes=True)
+                # Fitted: at 80 columns a long arrow id pushed "to" off screen.
+                yield FittedTable("arrow", "from", "to", "carries", id="arrows")
                 with VerticalScroll(id="reach-pane"):
                     yield Static("", id="reach")
         yield Input(placeholder="wire the selected card to (node id), then enter", id="preview")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#arrows", DataTable).add_columns("arrow", "from", "to", "carries")
         self.query_one("#preview", Input).display = False
         self.query_one("#node-search", Input).display = False
         self.query_one(NodeList).focus()
@@ -142,17 +143,19 @@ class CanvasScreen(EngineScreen):
 
     def _show_node(self) -> None:
         node = self.selected_node()
-        arrows = self.query_one("#arrows", DataTable)
+        arrows = self.query_one("#arrows", FittedTable)
         reach = self.query_one("#reach", Static)
-        arrows.clear()
         if node is None:
+            arrows.show([])
             reach.update("The canvas is empty." if not self.query_one(NodeList).search else "")
             return
+        rows = []
         for arrow in self.engine.state.canvas.arrows_of(node.id):
             carries = f"{arrow.from_port} → {arrow.to_port} (one way)" if arrow.is_port else \
                 "plain (either way)"
-            arrows.add_row(plain(arrow.id), plain(arrow.src), plain(arrow.dst), plain(carries),
-                           key=arrow.id)
+            rows.append((arrow.id, [plain(arrow.id), plain(arrow.src), plain(arrow.dst),
+                                    plain(carries)]))
+        arrows.show(rows)
         key = (node.id, self._proposed.dst if self._proposed else None, self._store_key())
         cached = self._reach_cache.get(key)
         if self._pending is not None:
