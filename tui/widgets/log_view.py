@@ -124,6 +124,19 @@ def format_row(row: dict[str, Any], columns: tuple[Column, ...] = COLUMNS,
              values[c.name][1]) for c in columns]
 
 
+def _shown(strip: Strip, scroll_x: int, width: int) -> Strip:
+    """The ``width`` cells of ``strip`` from ``scroll_x``; when it goes on past them, the
+    last is "…" (in the line's style there), so a payload the screen's edge cuts never
+    reads as the whole of it (scrolling right, or the row's detail, shows the rest)."""
+    end = scroll_x + width
+    if strip.cell_length <= end or width < 1:
+        return strip.crop(scroll_x, end)
+    shown = strip.crop(scroll_x, end - 1)
+    last = list(strip.crop(end - 1, end))
+    style = last[0].style if last else None
+    return Strip([*shown, Segment("…", style)], width)
+
+
 def filed(index: LogReader, start: int, stop: int,
           rows: list[dict[str, Any]]) -> dict[int, dict[str, Any] | None]:
     """The rows read for positions ``start`` to ``stop - 1``, each at the position whose
@@ -328,7 +341,7 @@ class LogView(ScrollView, can_focus=True):
         key = (position, width, selected)
         cached = self._strips.get(key)
         if cached is not None:
-            return cached.crop(scroll_x, scroll_x + width)
+            return _shown(cached, scroll_x, width)
         row = self._rows.get(position, _UNREAD)
         if row is _UNREAD:
             self._request(position // PAGE)
@@ -344,7 +357,7 @@ class LogView(ScrollView, can_focus=True):
         if selected:
             strip = strip.apply_style(_CURSOR)
         self._strips.set(key, strip)
-        return strip.crop(scroll_x, scroll_x + width)
+        return _shown(strip, scroll_x, width)
 
     def watch_cursor(self, old: int, new: int) -> None:
         self._show_cursor()
