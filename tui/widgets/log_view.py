@@ -330,7 +330,9 @@ class LogView(ScrollView, can_focus=True):
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         position = scroll_y + y
-        width = self.size.width
+        # The cells a line is seen in: a vertical scrollbar takes the right edge's (a
+        # mark drawn under it, `_shown`, would not be seen).
+        width = self.scrollable_content_region.width
         if position >= self.count:
             if position == 0 and y == 0 and self.loaded:
                 empty = "0 rows match this filter." if not self.index.filter.empty else \
