@@ -14,6 +14,7 @@ strips them.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -51,38 +52,26 @@ def system_settings(server: dict[str, Any],
             started with the restrictions it holds lifted (Gemini CLI refuses it too).
     """
     path, defaults = _machine_paths(environ)
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
-    except FileNotFoundError:
-        settings: dict[str, Any] = {}
-    except OSError as exc:
-        raise ValueError(f"cannot read Gemini CLI's system settings {path}: "
-                         f"{exc.strerror or exc}") from None
-    else:
-        settings = _read(path, fd)
+    settings = _read(path)
     servers = settings.get("mcpServers", {})
     if not isinstance(servers, dict):
         raise ValueError(f"Gemini CLI's system settings {path}: mcpServers is no object")
     return {**settings, "mcpServers": {**servers, "arrowgate": server}}, str(defaults)
 
 
-def _read(path: Path, fd: int) -> dict[str, Any]:
-    """The JSON object in open file ``fd`` (``path``), comments left out."""
-    import stat
+def _read(path: Path) -> dict[str, Any]:
+    """The JSON object in the system settings file ``path``, comments left out; empty
+    when there is none (the machine has no system settings)."""
+    from engine.effects.userfile import FileRefused, read_user_text
 
     try:
-        # Judged on the file opened (a FIFO is never read: nothing makes the start wait).
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ValueError(f"Gemini CLI's system settings {path} is no regular file")
-        with open(fd, "rb", closefd=False) as fh:
-            text = fh.read(_MAX_BYTES + 1).decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read Gemini CLI's system settings {path}: {exc}") from None
-    finally:
-        os.close(fd)
-    if len(text) > _MAX_BYTES:
-        raise ValueError(f"Gemini CLI's system settings {path} is larger than "
-                         f"{_MAX_BYTES >> 20} MiB")
+        # As a file a person names is read: never a FIFO (nothing makes the start
+        # wait), within a bound, as UTF-8.
+        text = read_user_text(path, limit=_MAX_BYTES)
+    except FileRefused as exc:
+        if exc.errno == errno.ENOENT:
+            return {}
+        raise ValueError(f"Gemini CLI's system settings: {exc}") from None
     try:
         settings = json.loads(_without_comments(text))
     except (ValueError, RecursionError) as exc:
