@@ -404,6 +404,10 @@ def newer_format(data: bytes) -> int | None:
     return max(newer) if newer else None
 
 
+class _NewerFormat(ValueError):
+    """`AnchorFile.read` met a file in a newer format (`newer_format`)."""
+
+
 def _newer_text(path: Path, version: int) -> str:
     """What a newer format's refusal says (`newer_format`)."""
     return (f"the anchor {path} was written by a newer arrowgate (anchor format {version}; "
@@ -530,7 +534,7 @@ class AnchorFile:
             # finding for `log verify`, never a traceback.
             raise ValueError(f"the anchor {self.path} is not readable: "
                              f"{type(exc).__name__}: {exc}") from exc
-        raise ValueError(_newer_text(self.path, version))
+        raise _NewerFormat(_newer_text(self.path, version))
 
     def refuse_newer(self) -> None:
         """Refuse the store this is the anchor of when a newer arrowgate wrote the file
@@ -542,20 +546,11 @@ class AnchorFile:
             StoreFailed: reason ``schema-mismatch``, naming the file and the version.
         """
         try:
-            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        except OSError:
-            return
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return
-            data = os.pread(fd, FILE_SIZE, 0)
-        except OSError:
-            return
-        finally:
-            os.close(fd)
-        version = newer_format(data)
-        if version is not None:
-            raise StoreFailed(_newer_text(self.path, version), reason="schema-mismatch")
+            self.read()
+        except _NewerFormat as exc:
+            raise StoreFailed(str(exc), reason="schema-mismatch") from None
+        except ValueError:
+            pass  # unreadable or garbage: `read`'s finding, not a newer engine's
 
     def write(self, state: AnchorState) -> None:
         """Write ``state`` unless the file already holds a newer one.
