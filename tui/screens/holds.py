@@ -58,7 +58,6 @@ class HoldsScreen(EngineScreen):
     def refresh_data(self) -> None:
         table = self.query_one("#holds", FittedTable)
         under_cursor = row_key(table)
-        selected = self.selected()
         held = self._held()
         rows = []
         for prompt in held:
@@ -70,10 +69,8 @@ class HoldsScreen(EngineScreen):
                                      plain(prompt.arrow or "-"), plain(f"{flag}{name}"),
                                      Text(time_left(self.gate, prompt)),
                                      preview(prompt.text, 40)]))
-        table.show(rows)
-        if selected is not None and selected.id in {p.id for p in held}:
-            table.move_cursor(row=table.get_row_index(selected.id))
-        elif under_cursor is not None and held:
+        table.show(rows)  # the cursor stays on its prompt while that is held
+        if under_cursor is not None and held and under_cursor not in table.rows:
             self._cursor_moved(under_cursor)
         self._show_text()
 

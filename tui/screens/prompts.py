@@ -63,7 +63,6 @@ class PromptsScreen(EngineScreen):
 
     def refresh_data(self) -> None:
         table = self.query_one("#prompts", FittedTable)
-        chosen = row_key(table)
         # Read once a refresh, only the rows shown (the history grows without
         # end): moving the cursor looks up replies in this listing, which holds
         # every prompt newer than any it shows (so `reply_of` is exact).
@@ -75,9 +74,7 @@ class PromptsScreen(EngineScreen):
         table.show([(p.id, [plain(p.id), Text(p.state, style=_STATE_STYLES.get(p.state, "")),
                             Text(time.strftime("%m-%d %H:%M:%S", time.gmtime(p.t))),
                             plain(p.card), plain(p.agent), plain(p.arrow or "-"),
-                            preview(p.text, 60)]) for p in shown])
-        if chosen is not None and chosen in table.rows:
-            table.move_cursor(row=table.get_row_index(chosen))
+                            preview(p.text, 60)]) for p in shown])  # the cursor kept
         self._show()
 
     def selected(self) -> Prompt | None:
