@@ -137,14 +137,13 @@ def _refuse_database_file(review: str, db: Path) -> None:
         CliError: naming the file and which of the database's files it is.
     """
     from engine.app.cli import CliError
-    from engine.app.common import same_file
+    from engine.app.common import own_file_of
     from engine.core.text import visible
-    from engine.store.database import companions
 
-    for path, what in [(db, "the database itself"), *companions(db)]:
-        if same_file(Path(review), path):
-            raise CliError(f"--review {visible(review)}: is a file of the database "
-                           f"{visible(str(db))} ({what}), not a manifest or a package folder")
+    what = own_file_of(db, Path(review))
+    if what is not None:
+        raise CliError(f"--review {visible(review)}: is a file of the database "
+                       f"{visible(str(db))} ({what}), not a manifest or a package folder")
 
 
 async def _to_review(engine: Engine, file: ManifestFile) -> str | ManifestFile:

@@ -27,6 +27,7 @@ __all__ = [
     "arrowgate_version",
     "db_path",
     "default_db_path",
+    "own_file_of",
     "same_file",
     "text_argument",
     "with_reason",
@@ -62,6 +63,18 @@ def same_file(one: Path, other: Path) -> bool:
         return one.exists() and other.exists() and os.path.samefile(one, other)
     except (OSError, RuntimeError):  # a loop of links, a folder we may not read
         return False
+
+
+def own_file_of(db: Path, path: Path) -> str | None:
+    """Which of database ``db``'s own files ``path`` names ("the database itself", "its
+    write-ahead log", …: `engine.store.database.COMPANIONS`), or None: a file a verb
+    must neither write over nor read as something else."""
+    from engine.store.database import companions
+
+    for own, what in [(db, "the database itself"), *companions(db)]:
+        if same_file(path, own):
+            return what
+    return None
 
 
 def with_reason(message: str, reason: object) -> str:

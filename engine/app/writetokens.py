@@ -116,21 +116,20 @@ def _refuse_own_file(out: Path, args: argparse.Namespace) -> None:
     Raises:
         Failure: exit 2, naming the file and whose it is.
     """
-    from engine.app.common import default_db_path, same_file
-    from engine.store.database import companions
+    from engine.app.common import default_db_path, own_file_of, same_file
 
-    owned: list[tuple[Path, str]] = []
+    what: str | None = None
     if not args.store:
         db = Path(args.db) if args.db else default_db_path()
-        owned += [(path, f"a file of the database {db} ({what})")
-                  for path, what in companions(db)]
-        owned.append((db, "the database"))
-    if args.token_file:
-        owned.append((Path(args.token_file), "the operator's token file (--token-file)"))
-    for path, what in owned:
-        if same_file(out, path):
-            raise Failure(USAGE, f"--out {out}: is {what}, not a file to write a token to "
-                                 "(give another path)")
+        what = own_file_of(db, out)
+        if what is not None:
+            what = "the database" if what == "the database itself" else \
+                f"a file of the database {db} ({what})"
+    if what is None and args.token_file and same_file(out, Path(args.token_file)):
+        what = "the operator's token file (--token-file)"
+    if what is not None:
+        raise Failure(USAGE, f"--out {out}: is {what}, not a file to write a token to "
+                             "(give another path)")
 
 
 def _table(rows: list[Any]) -> str:
