@@ -33,10 +33,10 @@ class FileRefused(OSError):
     one-line usage error does the same with this one; ``str()`` is that line.
     """
 
-    def __init__(self, path: str | Path, problem: str, *, code: int | None = None) -> None:
-        # ``code``: the system's error number when the system refused (its ``errno``,
+    def __init__(self, path: str | Path, problem: str, *, os_errno: int | None = None) -> None:
+        # ``os_errno``: the system's error number when the system refused (its ``errno``,
         # so that a caller can tell a file that is not there from one it may not read).
-        super().__init__(code, problem, str(path))
+        super().__init__(os_errno, problem, str(path))
         #: What is wrong, after the file's name: ``is not a regular file``,
         #: ``cannot be read: No such file or directory``.
         self.problem = problem
@@ -66,7 +66,7 @@ def read_user_bytes(path: str | Path, *, limit: int = MAX_USER_FILE,
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
     except OSError as exc:
-        raise FileRefused(path, f"{_OS_FAILURE}{exc.strerror}", code=exc.errno) from None
+        raise FileRefused(path, f"{_OS_FAILURE}{exc.strerror}", os_errno=exc.errno) from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
