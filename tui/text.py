@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from rich.cells import cell_len, set_cell_size
 from rich.style import Style
@@ -27,7 +28,7 @@ from rich.text import Text
 # rule for where an id is quoted); the TUI re-exports them.
 from engine.core.text import ident, is_control, quoted
 
-__all__ = ["CONTROL_STYLE", "fit", "ident", "plain", "plain_lines", "preview", "quoted",
+__all__ = ["CONTROL_STYLE", "Ended", "fit", "ident", "plain", "plain_lines", "preview", "quoted",
            "short_id", "visible"]
 
 #: How a made-visible control character is drawn.
@@ -112,23 +113,42 @@ def plain_lines(lines: Iterable[str]) -> Text:
     return Text("\n", end="").join(plain(line) for line in lines)
 
 
-def preview(text: str, length: int) -> Text:
+@dataclass(frozen=True)
+class Ended:
+    """A one-line text whose ending stays in view when it is cut to fit: a list's cell
+    cuts ``head`` (with "…"), never ``ending`` (`tui.widgets.fitted_table.cut`)."""
+
+    #: What may be cut.
+    head: Text
+    #: What stays, after it (may be empty).
+    ending: Text
+
+    @property
+    def cell_len(self) -> int:
+        """Terminal cells of the whole."""
+        return self.head.cell_len + self.ending.cell_len
+
+    def whole(self) -> Text:
+        """Head and ending as one `Text`."""
+        return Text.assemble(self.head, self.ending, end="")
+
+
+def preview(text: str, length: int) -> Ended:
     """The start of a card's text for a list's one-line cell, saying when it goes on.
 
     Its first line, cut at line feeds alone: every other character that may end a line
     (a carriage return, U+0085, U+2028, ...) is drawn as its symbol (`plain`), never
     taken for the end of the text. Cut at ``length`` characters with ``…``, and with
     the number of its lines when it has more than one, so no part of a text reads as
-    the whole of it.
+    the whole of it. The number is the `Ended` ending: a list that cuts the cell to
+    its column cuts the text before it, so the row still says how long the text is.
     """
     first = text.split("\n", 1)[0]
     lines = text.count("\n") + 1
     shown = plain(first[:length])
     if len(first) > length or lines > 1:
         shown.append(" …")
-    if lines > 1:
-        shown.append(f" ({lines} lines)")
-    return shown
+    return Ended(shown, Text(f" ({lines} lines)" if lines > 1 else "", end=""))
 
 
 def short_id(value: str, width: int, *, also: str = "") -> str:

@@ -9,6 +9,8 @@ from rich.text import Text
 from textual import events
 from textual.widgets import DataTable
 
+from ..text import Ended
+
 __all__ = ["MINIMUM", "FittedTable", "cut", "shares"]
 
 #: Cells a column keeps however narrow the table: a few characters and the "…".
@@ -33,8 +35,17 @@ def shares(natural: Sequence[int], room: int) -> list[int]:
     return widths
 
 
-def cut(cell: Text, width: int) -> Text:
-    """``cell`` on one line of at most ``width`` cells: whole, or cut with "…" at its end."""
+def cut(cell: Text | Ended, width: int) -> Text:
+    """``cell`` on one line of at most ``width`` cells: whole, or cut with "…" at its end
+    (an `Ended` cell before its ending, which stays, while the column leaves room for
+    it and a character)."""
+    if isinstance(cell, Ended):
+        if cell.cell_len <= width:
+            return cell.whole()
+        room = width - cell.ending.cell_len
+        if room < 2:
+            return cut(cell.whole(), width)
+        return Text.assemble(cut(cell.head, room), cell.ending, end="")
     if cell.cell_len <= width:
         return cell
     shown = cell.copy()
@@ -49,26 +60,27 @@ class FittedTable(DataTable[object]):
     not fit: at 80 columns a list's last column (a prompt's text) was cut by the
     screen's edge, and what was left of it read as the whole text. Here each column
     takes its `shares` of the width, and a cell cut to it says so with "…" (`cut`);
-    the rows are laid out again when the table's width changes. Cells are `Text`: a
-    card's strings are made inert by the caller (`tui.text.plain`).
+    the rows are laid out again when the table's width changes. Cells are `Text`, or
+    `Ended` where an ending must stay in view (a text's count of lines): a card's
+    strings are made inert by the caller (`tui.text.plain`).
     """
 
     def __init__(self, *labels: str, id: str | None = None) -> None:  # noqa: A002 - Textual's
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
         self._labels = labels
         #: Each row's cells, whole, by its key, in the order shown.
-        self._rows: dict[str, list[Text]] = {}
+        self._rows: dict[str, list[Text | Ended]] = {}
         #: The widths the columns were laid out at, and the size they were laid out for.
         self._widths: list[int] = []
         self._laid_out_for: tuple[int, int] | None = None
 
-    def show(self, rows: Sequence[tuple[str, Sequence[Text]]]) -> None:
+    def show(self, rows: Sequence[tuple[str, Sequence[Text | Ended]]]) -> None:
         """Show ``rows``, each ``(key, one Text a column)``, in place of those shown; the
         cursor stays on its row's key when that row is still shown."""
         self._rows = {key: list(cells) for key, cells in rows}
         self._lay_out()
 
-    def set_cell(self, key: str, column: int, value: Text) -> None:
+    def set_cell(self, key: str, column: int, value: Text | Ended) -> None:
         """Put ``value`` in row ``key``'s ``column`` (by position), cut to the column."""
         cells = self._rows.get(key)
         if cells is not None:
