@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Footer, Static
 
 from engine import Prompt
 
-from ..text import plain, preview
+from ..text import Ended, plain, preview
 from ..widgets.app_header import AppHeader
 from ..widgets.fitted_table import FittedTable
 from .base import EngineScreen, row_key
@@ -59,7 +59,7 @@ class HoldsScreen(EngineScreen):
         table = self.query_one("#holds", FittedTable)
         under_cursor = row_key(table)
         held = self._held()
-        rows = []
+        rows: list[tuple[str, list[Text | Ended]]] = []
         for prompt in held:
             agent = self.engine.state.canvas.node(prompt.agent)
             name = str(agent.data.get("name") or prompt.agent) if agent else prompt.agent
