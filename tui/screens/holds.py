@@ -87,8 +87,10 @@ class HoldsScreen(EngineScreen):
             # of it before the dialog closes), or that dialog is open: it says how it ended.
             return
         ended = self.engine.prompt(gone)
+        # Told as what happened, not as where the cursor is: the toast stays for ten
+        # seconds, and that prompt may end too meanwhile (then a toast of its own says so).
         self.notify(f"prompt {gone} is no longer held ({ended.state if ended else 'gone'}); "
-                    f"the cursor is on prompt {now.id} now, from card {now.card}",
+                    f"the cursor moved to prompt {now.id}, from card {now.card}",
                     title="Holds", severity="warning", timeout=10)
 
     def _tick(self) -> None:
