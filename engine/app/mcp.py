@@ -732,7 +732,7 @@ class AgentMCP:
             if refusal is not None:
                 await out.send(refusal)
                 return True
-            return False  # no request's id in sight: the SDK's, as a line that is no JSON
+            return False  # no request's id in sight: an ignored line (`_lines_transport`)
         # Every line is parsed (microseconds, against the SDK's ~1.9M instructions a
         # message): a text filter would miss a method name written with escapes
         # (notifications\/cancelled), which the SDK reads as the same name.
@@ -1037,8 +1037,7 @@ def _loads(line: str) -> Any:
 
 def _unreadable(line: str) -> bytes | None:
     """The error response to a request that `_loads` refuses but that names its id, or
-    None (not JSON at all, or no request: the SDK's to report, as it does, by a log
-    notification).
+    None (not JSON at all, or no request: told as an ignored line by `_lines_transport`).
 
     JSON with NaN, Infinity or a lone surrogate escape (which a client's encoder can
     write when the model's text holds one), or nested more than 1,024 levels deep,
@@ -1172,6 +1171,38 @@ def _top_level(line: str) -> dict[str, Any] | None:
     return members if began else None
 
 
+async def _ignored(out: _Output, number: int, why: str) -> None:
+    """Tell the client, by a log notification, and standard error, in one line, that line
+    ``number`` of its input was no MCP message and was ignored, and ``why``."""
+    said = f"ignored line {number} of the client's input: {why}"
+    print(f"arrowgate mcp: {said}", file=sys.stderr, flush=True)
+    await out.send(_line({"jsonrpc": "2.0", "method": "notifications/message", "params": {
+        "level": "error", "logger": "arrowgate", "data": f"arrowgate mcp {said}"}}))
+
+
+def _not_a_message(line: str, parsed: Any, exc: Exception) -> str:
+    """Why ``line`` (``parsed``: it as JSON, or None) is no JSON-RPC message the server
+    takes; ``exc``: the SDK's reason, said when no shorter one is found."""
+    from engine.app.stdiofiles import Overlong
+
+    if isinstance(line, Overlong):
+        return f"it is {line.size:,} bytes long, more than the {MAX_BODY:,} a line may be"
+    if parsed is None and line.strip() != "null":
+        return "it is not JSON (or JSON the protocol does not take: NaN, Infinity, a lone " \
+               "surrogate, nesting past 1,024 levels)"
+    if type(parsed) is not dict:
+        kind = {str: "a text", int: "a number", float: "a number"}.get(
+            type(parsed), _ID_KINDS.get(type(parsed), type(parsed).__name__))
+        return f"it is {kind}, not a JSON-RPC message (an object)"
+    if parsed.get("jsonrpc") != "2.0":
+        return 'it has no "jsonrpc": "2.0", as every JSON-RPC 2.0 message has'
+    if "method" not in parsed and "id" not in parsed:
+        return 'it has neither a "method" nor an "id"'
+    if "params" in parsed and type(parsed["params"]) is not dict:
+        return 'its "params" is not an object, as MCP\'s params are'
+    return f"the MCP SDK cannot read it: {_first_line(exc)}"
+
+
 def _first_line(exc: Exception) -> str:
     """What went wrong, briefly: the first lines of ``exc``'s text (a pydantic error's
     first error), at most 300 characters."""
@@ -1230,6 +1261,7 @@ async def _lines_transport(lines: AsyncIterator[str], out: _Output, agent: Agent
     from mcp.shared.message import SessionMessage
 
     from engine.app.mcprequests import RequestCheck
+    from engine.app.stdiofiles import Overlong
 
     read_writer, read_stream = anyio.create_memory_object_stream[Any](0)
     answers = (types.JSONRPCResponse, types.JSONRPCError)
@@ -1237,9 +1269,11 @@ async def _lines_transport(lines: AsyncIterator[str], out: _Output, agent: Agent
     write_stream, write_reader = anyio.create_memory_object_stream[Any](0)
 
     async def reader() -> None:
+        number = 0
         try:
             async with read_writer:
                 async for line in lines:
+                    number += 1
                     if await agent._take(line, out, tg):
                         continue
                     try:
@@ -1248,14 +1282,24 @@ async def _lines_transport(lines: AsyncIterator[str], out: _Output, agent: Agent
                         # A request the SDK cannot read (nested past its parser's
                         # limit, or not one the protocol knows) it would only log:
                         # answered here, so the agent is not left waiting.
-                        refusal = _invalid_request(_loads(line), "the MCP SDK cannot read "
-                                                                 f"it: {_first_line(exc)}")
+                        parsed = _loads(line)
+                        refusal = _invalid_request(parsed, "the MCP SDK cannot read "
+                                                           f"it: {_first_line(exc)}")
                         if refusal is not None:
                             await out.send(refusal)
-                        else:
-                            await read_writer.send(exc)
+                        elif line.strip() or isinstance(line, Overlong):
+                            # No request: nobody waits for an answer. The SDK would
+                            # tell the client "Internal Server Error" (nothing inside
+                            # failed) and write pydantic's pages to standard error.
+                            await _ignored(out, number, _not_a_message(line, parsed, exc))
                         continue
                     root = message.root
+                    if isinstance(root, answers):
+                        # This server asks the client nothing (no sampling, roots or
+                        # pings): the SDK would say "Internal Server Error" to it.
+                        await _ignored(out, number, f"it answers a request (id {root.id!r}), "
+                                                    "and arrowgate mcp sends the client none")
+                        continue
                     if isinstance(root, (types.JSONRPCRequest, types.JSONRPCNotification)):
                         # As the SDK's session reads it (`RequestCheck`).
                         dumped = root.model_dump(by_alias=True, mode="json", exclude_none=True)
