@@ -126,3 +126,29 @@ def test_codex_overrides_are_toml_that_reads_back_as_written(tmp_path: Path, age
     assert read == {"mcp_servers.arrowgate.command": "/opt/\U0001f916/arrowgate",
                     "mcp_servers.arrowgate.args": setup.server_args}
     assert setup.server_args[2] == agent
+
+
+@pytest.mark.parametrize("tool", ["claude-code", "codex", "gemini"])
+def test_the_agent_waits_for_a_tool_call_as_long_as_the_engine_may(tmp_path: Path,
+                                                                   tool: str) -> None:
+    """An agent's own per-call clock is set past the longest ``tool_timeout`` a workspace
+    may set (a day, `canvas.model`): the engine ends every tool call (its answer, or
+    TOOL_TIMEOUT, logged), never the agent's client first.
+
+    With the tools' defaults the agent gave up first: Codex after 60 s
+    (``tool_timeout_sec``), Gemini CLI after 10 minutes (a server's ``timeout``), while a
+    workspace's tool_timeout is 120 s by default and up to a day — the card's answer,
+    logged as the call's resolution, then reached no agent. (Round 30, mcp30, left it.)
+    """
+    day = 86_400
+    argv, env = _setup(tmp_path, tool).apply(["agent", "-p", "hi"], "r1")
+    if tool == "claude-code":
+        assert int(env["MCP_TOOL_TIMEOUT"]) > day * 1000, env
+    elif tool == "codex":
+        told = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "-c"
+                and argv[i + 1].startswith("mcp_servers.arrowgate.tool_timeout_sec=")]
+        assert len(told) == 1 and float(told[0].split("=", 1)[1]) > day, argv
+    else:
+        path = Path(env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
+        server = json.loads(path.read_text())["mcpServers"]["arrowgate"]
+        assert type(server["timeout"]) is int and server["timeout"] > day * 1000, server
