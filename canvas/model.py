@@ -15,6 +15,7 @@ __all__ = [
     "MAX_COORDINATE",
     "BUILTIN_PORTS",
     "ENGINE_KEPT",
+    "LONGEST_TOOL_TIMEOUT",
     "NODE_TYPES",
     "SHELLS",
     "Arrow",
@@ -223,6 +224,9 @@ def _flag(name: str, value: Any) -> bool:
 
 
 _DAY = 86_400.0
+#: The longest ``tool_timeout`` a workspace may set (seconds): the agents' MCP clients
+#: are told to wait longer (`engine.effects.drivers.mcpconfig`).
+LONGEST_TOOL_TIMEOUT = _DAY
 # One rule per setting: its type and range. Ranges keep every limit meaningful
 # (a zero cap, a negative timeout or a year-long fetch is a mistake, not a choice).
 _SETTING_RULES: dict[str, Any] = {
@@ -237,7 +241,7 @@ _SETTING_RULES: dict[str, Any] = {
     "max_payload": _whole(1, 1 << 30),
     "denial_log_limit": _whole(1, 1_000_000),
     "fs_max_bytes": _whole(1, 1 << 40),
-    "tool_timeout": _seconds(0, _DAY),
+    "tool_timeout": _seconds(0, LONGEST_TOOL_TIMEOUT),
     "content_max_bytes": _whole(1, 1 << 30),
     "card_write_limit": _whole(1, 1_000_000),
     "tool_call_limit": _whole(1, 1_000_000),

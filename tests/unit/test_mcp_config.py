@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from engine.effects.drivers import CommandAgent, MCPSetup, write_token
+from engine.effects.drivers.mcpconfig import AGENT_TOOL_WAIT
 
 
 def _setup(tmp_path: Path, tool: str, agent: str = "a1") -> MCPSetup:
@@ -31,7 +32,7 @@ def test_token_file_is_only_the_users(tmp_path: Path) -> None:
 def test_claude_code_gets_a_strict_config_file(tmp_path: Path) -> None:
     argv, env = _setup(tmp_path, "claude-code").apply(["claude", "-p", "hi"], "r1")
     assert argv[:4] == ["claude", "--mcp-config", argv[2], "--strict-mcp-config"]
-    assert argv[4:] == ["-p", "hi"] and env == {}
+    assert argv[4:] == ["-p", "hi"] and list(env) == ["MCP_TOOL_TIMEOUT"]
     config = Path(argv[2])
     assert stat.S_IMODE(config.stat().st_mode) == 0o600
     assert not config.resolve().is_relative_to((tmp_path / "ws").resolve())
@@ -61,7 +62,7 @@ def test_gemini_gets_a_system_settings_layer(tmp_path: Path) -> None:
     assert not path.resolve().is_relative_to((tmp_path / "ws").resolve())
     assert settings["mcpServers"]["arrowgate"] == {"command": "/opt/bin/arrowgate", "args": [
         "mcp", "--agent", "a1", "--service", "/run/ag/serve.sock", "--token-file",
-        str(tmp_path / "tokens" / "a1.token")]}
+        str(tmp_path / "tokens" / "a1.token")], "timeout": int(AGENT_TOOL_WAIT * 1000)}
 
 
 def test_the_configuration_never_goes_inside_the_workspace(tmp_path: Path) -> None:

@@ -30,14 +30,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from canvas.model import LONGEST_TOOL_TIMEOUT
 from engine.core.serviceaddress import service_address
 
-__all__ = ["AGENT_TOOLS", "MCPService", "MCPSetup", "TokenFileUnreadable", "TokenMinter",
+__all__ = ["AGENT_TOOLS", "AGENT_TOOL_WAIT", "MCPService", "MCPSetup", "TokenFileUnreadable", "TokenMinter",
            "write_token"]
 
 #: The coding agents whose MCP configuration the drivers write, by a node's ``tool``
 #: (``gemini-cli`` is another name for ``gemini``).
 AGENT_TOOLS = ("claude-code", "codex", "gemini", "gemini-cli")
+#: Seconds an agent's MCP client is told to wait for one tool call: the longest
+#: ``tool_timeout`` a workspace may set, and two minutes more. The engine ends every tool
+#: call (the card's answer, or TOOL_TIMEOUT, logged as its resolution) and the agent hears
+#: how; with the tools' own defaults (Codex 60 s, Gemini CLI 10 minutes) the agent gave up
+#: first, on a call whose answer the log then shows and no agent got.
+AGENT_TOOL_WAIT = LONGEST_TOOL_TIMEOUT + 120.0
 
 
 class TokenFileUnreadable(ValueError):
@@ -148,17 +155,21 @@ class MCPSetup:
         """
         if not argv:
             raise ValueError("an agent's command is a non-empty list")
-        server = {"command": self.arrowgate, "args": self.server_args}
+        server: dict[str, object] = {"command": self.arrowgate, "args": self.server_args}
         folder = self._run_folder(run)
+        wait_ms = int(AGENT_TOOL_WAIT * 1000)
         if self.tool == "claude-code":
             path = folder / "mcp.json"
             _write_private(path, json.dumps({"mcpServers": {"arrowgate": server}}, indent=2))
-            return [argv[0], "--mcp-config", str(path), "--strict-mcp-config", *argv[1:]], {}
+            # Only this server runs (--strict-mcp-config): the variable is its alone.
+            return ([argv[0], "--mcp-config", str(path), "--strict-mcp-config", *argv[1:]],
+                    {"MCP_TOOL_TIMEOUT": str(wait_ms)})
         if self.tool == "codex":
             # TOML values: Codex reads a value it cannot parse as a plain string, and
             # args as one string is no server at all.
             return [argv[0], "-c", f"mcp_servers.arrowgate.command={_toml(self.arrowgate)}",
                     "-c", f"mcp_servers.arrowgate.args={_toml(self.server_args)}",
+                    "-c", f"mcp_servers.arrowgate.tool_timeout_sec={AGENT_TOOL_WAIT:.1f}",
                     *argv[1:]], {}
         if self.tool in ("gemini", "gemini-cli"):
             from engine.effects.drivers.geminisettings import (
@@ -170,7 +181,7 @@ class MCPSetup:
             # This file replaces the machine's system settings and defaults for the run:
             # it holds the former (the organisation's restrictions), and the run still
             # reads the latter where they are.
-            settings, defaults = system_settings(server)
+            settings, defaults = system_settings({**server, "timeout": wait_ms})
             path = folder / "settings.json"
             _write_private(path, json.dumps(settings, indent=2))
             return list(argv), {SETTINGS_VARIABLE: str(path), DEFAULTS_VARIABLE: defaults}
