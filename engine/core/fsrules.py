@@ -43,8 +43,15 @@ PROTECTED_NAMES = frozenset({
     "gemini.md", ".gemini", ".cursor", ".cursorrules", ".codex", ".clinerules", ".windsurf",
     ".windsurfrules", ".roo", ".roomodes", ".kiro", ".goosehints", ".continue", ".junie",
     ".amazonq", ".augment", ".opencode", "opencode.json", ".zed",
+    # ... and those other agents load from a project by themselves: Codex's override
+    # (read before AGENTS.md), Zed's first rule file, Qwen Code's, Crush's (its JSON
+    # settings start MCP servers), Warp's, OpenCode's JSONC settings, Roo's rule
+    # files, Kilo Code's, Trae's, Augment's and Factory's.
+    "agents.override.md", ".rules", "qwen.md", ".qwen", "crush.md", "crush.local.md",
+    "crush.json", ".crush.json", ".crush", "warp.md", "opencode.jsonc", ".roorules",
+    ".kilocode", ".trae", ".augment-guidelines", ".factory",
     # Editor settings.
-    ".vscode", ".idea",
+    ".vscode", ".idea", ".fleet", ".vs", ".theia",
     # Files that run on their own.
     ".envrc", ".devcontainer", ".devcontainer.json", ".husky", ".pre-commit-config.yaml",
     ".git-hooks", ".githooks", ".lefthook", "lefthook.yml", ".lefthook.yml", ".github",
@@ -56,7 +63,7 @@ PROTECTED_NAMES = frozenset({
     # names where a person's "Restore" puts its item back, any path at all.
     ".trash",
 })
-_PROTECTED_PATTERNS = (".aider*", ".trash-*")
+_PROTECTED_PATTERNS = (".aider*", ".trash-*", ".roorules-*")
 
 # Unicode's default-ignorable code points: some filesystems (HFS+) skip them in names.
 _IGNORABLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
