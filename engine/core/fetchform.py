@@ -15,13 +15,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["FETCH_METHODS", "FRAMING_HEADERS", "URL_CONTROL", "fetch_args_problem"]
+__all__ = ["FETCH_MARK", "FETCH_METHODS", "FRAMING_HEADERS", "URL_CONTROL", "fetch_args_problem"]
 
 #: The methods a card may use; TRACE, CONNECT and anything else are refused.
 FETCH_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 #: Headers that frame or route a request (lower-case); ``proxy-*`` too.
 FRAMING_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection", "te",
                              "upgrade", "trailer", "keep-alive"})
+#: The header (lower-case) the engine's transport puts on every request a card's fetch
+#: sends, in place of any the card wrote: a card with ``network.local`` reaches the
+#: service's loopback port from the engine's own process, which a person started, so
+#: every server refuses a request that carries it (403 ``card-fetch``) before it reads
+#: the request's token: a card's fetch acts there as nobody, whatever token it holds.
+FETCH_MARK = "arrowgate-fetch"
 #: C0 control characters and DEL: no URL a fetch sends (the card's or a redirect's)
 #: may hold one. URL parsing drops tabs and line breaks, so the log and the fetch
 #: would name different URLs, and the HTTP client refuses the rest.

@@ -10,6 +10,8 @@ decodes gzip and deflate itself with a bounded output per step, so a small
 compressed body that would expand past the cap (a gzip bomb) stops at the
 cap. Every failure below the guard becomes a `FetchFailed` whose message
 never quotes the request (its headers may hold a filled-in secret).
+Every request carries the engine's mark (`FETCH_MARK`), in place of any copy
+the card wrote, by which the service refuses a card's fetch that reaches it.
 
 The body becomes text with the charset the server names only when that is
 one of `TEXT_CODECS`, whose decoders take time linear in the body; any other
@@ -37,6 +39,7 @@ import threading
 import zlib
 from urllib.parse import urlsplit, urlunsplit
 
+from engine.core.fetchform import FETCH_MARK
 from engine.effects.netguard import FetchFailed, FetchResponse, FetchTooLarge
 from engine.effects.threadwork import DaemonPool
 
@@ -207,13 +210,15 @@ class HttpxTransport:
         literal = f"[{address}]" if ":" in address else address
         target = urlunsplit((parts.scheme, f"{literal}:{port}", parts.path or "/", parts.query, ""))
         default_port = port == (443 if parts.scheme == "https" else 80)
-        send_headers = {k: v for k, v in headers.items() if k.lower() != "host"}
+        # The mark last, over any copy the card wrote (`FETCH_MARK`: a server refuses it).
+        send_headers = {k: v for k, v in headers.items() if k.lower() not in ("host", FETCH_MARK)}
         # An IPv6 literal keeps its brackets in Host (RFC 3986 §3.2.2): ``::1:8080``
         # is not a host and port, and reads as another address.
         authority = f"[{host}]" if ":" in host else host
         send_headers["Host"] = authority if default_port else f"{authority}:{port}"
         if not any(k.lower() == "accept-encoding" for k in send_headers):
             send_headers["Accept-Encoding"] = "gzip, deflate"
+        send_headers[FETCH_MARK] = "card"
         context = await self.tls_context()
         try:
             async with httpx.AsyncClient(trust_env=False, follow_redirects=False,

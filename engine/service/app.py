@@ -23,6 +23,7 @@ from engine.service.context import (
     decision_json,
     json_response,
     may_act_as_card,
+    refuse_card_fetch,
 )
 from engine.service.fastlane import FastLane
 from engine.service.models import Problem
@@ -63,6 +64,7 @@ def create_app(service: Service) -> FastAPI:
 
     async def caller(request: Request,
                      credentials: HTTPAuthorizationCredentials | None = Depends(_bearer)) -> Caller:
+        refuse_card_fetch(request.scope["headers"])  # before its token is read
         if credentials is None or credentials.scheme.lower() != "bearer":
             raise ServiceError(401, "UNAUTHENTICATED",
                                "send Authorization: Bearer <token>",

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from fastapi import Request
 from starlette.responses import Response
 
+from engine.core.fetchform import FETCH_MARK
 from engine.core.principal import OPERATOR, Principal
 from engine.service.auth import Peer, Standing, TokenStore, agent_verdict, peer_of_tcp
 from engine.service.events import Feeds
@@ -38,7 +39,8 @@ if TYPE_CHECKING:
     from engine.service.problems import Receive
 
 __all__ = ["API_VERSION", "MAX_BODY", "Caller", "Service", "Shown", "Watch", "authenticate",
-           "decision_json", "disconnected", "json_response", "kind_phrase", "may_act_as_card"]
+           "decision_json", "disconnected", "json_response", "kind_phrase", "may_act_as_card",
+           "refuse_card_fetch"]
 
 _T = TypeVar("_T")
 
@@ -368,6 +370,23 @@ def authenticate(tokens: TokenStore, token: str | None) -> tuple[str, Principal]
                            "the token is unknown or revoked",
                            reason="unknown-token")
     return found
+
+
+def refuse_card_fetch(headers: Iterable[tuple[bytes, bytes]]) -> None:
+    """Refuse a request a card's ``net.fetch`` sent (it carries `FETCH_MARK`), before its
+    token is read: the engine's own process makes it, which the peer check would take
+    for the person who started it, so a card holding a token not its own (the
+    operator's) would act with it.
+
+    Raises:
+        ServiceError: 403, reason ``card-fetch``.
+    """
+    if any(name == _MARK for name, _value in headers):
+        raise ServiceError(403, "APPROVAL_REFUSED", "a card's net.fetch acts on the "
+                           "service as nobody, whatever token it carries", reason="card-fetch")
+
+
+_MARK = FETCH_MARK.encode()
 
 
 def decision_json(d: Decision) -> dict[str, Any]:

@@ -27,8 +27,8 @@ from tests.service.conftest import Running
 
 async def test_a_cards_fetch_with_the_operator_token_changes_nothing(
         make_engine: Any, serve_at: Any, tmp_path: Path) -> None:
-    """A card's POST /v1/workspaces and GET /v1/holds through net.fetch, with the operator
-    token, are 403 card-fetch, and no workspace is made; the person's own client is
+    """A card's POST /v1/workspaces, GET /v1/holds and POST /v1/calls through net.fetch,
+    with the operator token, are 403 card-fetch, and no workspace is made; the person's own client is
     answered as ever."""
     running: Running = serve_at(tcp=True)
     engine = make_engine(world=World(net=GuardedFetch(system_resolver, HttpxTransport()),
@@ -48,7 +48,12 @@ async def test_a_cards_fetch_with_the_operator_token_changes_nothing(
         "body": json.dumps({"id": "evil", "folder": str(tmp_path / "evil")})})
     held = await engine.call("c1", "net.fetch", None, {
         "url": f"{running.address}/v1/holds", "headers": headers})
-    for d in (made, held):
+    # The calls route, which the server's fast lane answers: as another card, refused too.
+    called = await engine.call("c1", "net.fetch", None, {
+        "url": f"{running.address}/v1/calls", "method": "POST", "headers": headers,
+        "body": json.dumps({"card": "c9", "call": "clipboard.copyText",
+                            "args": {"text": "x"}})})
+    for d in (made, held, called):
         assert d.outcome == "ok", d.message
         assert d.value["status"] == 403, d.value
         assert json.loads(d.value["body"])["reason"] == "card-fetch"
