@@ -28,11 +28,18 @@ __all__ = ["PROTECTED_NAMES", "SECRET_PATTERNS", "fold", "is_protected", "is_sec
 SECRET_PATTERNS = (".env", ".env.*", "credentials*", "aws-credentials", "*.pem", "*.key",
                    "*.pfx", "*.p12", "*.ppk", "id_rsa*", "id_ed25519*", "id_ecdsa*", "id_dsa*",
                    ".netrc", "_netrc", ".git-credentials", ".npmrc", ".pypirc", ".pgpass",
-                   "*.tfstate", "*.tfstate.*")
+                   "*.tfstate", "*.tfstate.*",
+                   # Where common tools keep a token, a password or a private key.
+                   ".dev.vars", ".vault-token", ".s3cfg", ".boto", ".terraformrc",
+                   "terraform.rc", ".dockercfg", ".my.cnf", ".htpasswd",
+                   "application_default_credentials.json", "service-account*.json", "*.jks",
+                   "*.keystore", "*.p8", "*.kdbx")
 #: Folders that are secret with everything inside them.
-_SECRET_DIRS = frozenset({".ssh", ".aws", ".gnupg"})
-#: (folder, name) pairs that are secret: ``.docker/config.json``, ``.kube/config``.
-_SECRET_PAIRS = frozenset({(".docker", "config.json"), (".kube", "config")})
+_SECRET_DIRS = frozenset({".ssh", ".aws", ".gnupg", ".azure"})
+#: (folder, name) pairs that are secret: ``.docker/config.json``, ``.kube/config``,
+#: Streamlit's ``secrets.toml``, the GitHub CLI's ``gh/hosts.yml``.
+_SECRET_PAIRS = frozenset({(".docker", "config.json"), (".kube", "config"),
+                           (".streamlit", "secrets.toml"), ("gh", "hosts.yml")})
 
 #: Protected names (folded): a path with any of them as a component is protected.
 PROTECTED_NAMES = frozenset({
