@@ -57,20 +57,29 @@ PROTECTED_NAMES = frozenset({
     "agents.override.md", ".rules", "qwen.md", ".qwen", "crush.md", "crush.local.md",
     "crush.json", ".crush.json", ".crush", "warp.md", "opencode.jsonc", ".roorules",
     ".kilocode", ".trae", ".augment-guidelines", ".factory",
-    # Editor settings.
-    ".vscode", ".idea", ".fleet", ".vs", ".theia",
+    # Editor settings, and the editor files that run when a folder is opened (vim's and
+    # Neovim's exrc, Helix's language servers, Emacs's directory variables).
+    ".vscode", ".idea", ".fleet", ".vs", ".theia", ".exrc", ".nvimrc", ".nvim.lua", ".helix",
+    ".dir-locals.el",
     # Files that run on their own.
     ".envrc", ".devcontainer", ".devcontainer.json", ".husky", ".pre-commit-config.yaml",
     ".git-hooks", ".githooks", ".lefthook", "lefthook.yml", ".lefthook.yml", ".github",
     ".gitlab-ci.yml", ".circleci", ".buildkite", "jenkinsfile", ".travis.yml",
     "azure-pipelines.yml",
+    # ... and other CI services' (Gitea's and Forgejo's Actions, the files .gitlab-ci.yml
+    # includes, Bitbucket, Drone, Woodpecker, AppVeyor, Cirrus, Semaphore, CodeBuild) and
+    # Gitpod's tasks, which run as a workspace starts.
+    ".gitea", ".forgejo", ".gitlab", "bitbucket-pipelines.yml", ".drone.yml", ".woodpecker",
+    ".woodpecker.yml", ".woodpecker.yaml", "appveyor.yml", ".appveyor.yml", ".cirrus.yml",
+    ".cirrus.star", ".semaphore", "buildspec.yml", ".gitpod.yml",
     # The app's own data.
     ".arrowgate",
     # The desktop's trash ($topdir/.Trash, $topdir/.Trash-$uid): each .trashinfo
     # names where a person's "Restore" puts its item back, any path at all.
     ".trash",
 })
-_PROTECTED_PATTERNS = (".aider*", ".trash-*", ".roorules-*")
+#: VS Code's workspace files (``*.code-workspace``) hold settings and tasks, as ``.vscode/``.
+_PROTECTED_PATTERNS = (".aider*", ".trash-*", ".roorules-*", "*.code-workspace")
 
 # Unicode's default-ignorable code points: some filesystems (HFS+) skip them in names.
 _IGNORABLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f"
