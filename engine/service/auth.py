@@ -31,6 +31,7 @@ the peer cannot be told, they are refused too (fail closed).
 from __future__ import annotations
 
 import asyncio
+import errno
 import hashlib
 import hmac
 import math
@@ -40,7 +41,7 @@ import socket
 import struct
 import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from engine.core.errors import StoreFailed
@@ -61,6 +62,7 @@ __all__ = [
     "hash_token",
     "peer_of_socket",
     "peer_of_tcp",
+    "pinned_pid",
     "write_secret_file",
 ]
 
@@ -481,14 +483,25 @@ def write_secret_file(path: Path, text: str) -> None:
 # ------------------------------------------------------------------ peers
 @dataclass(frozen=True, slots=True)
 class Peer:
-    """The process on the other end of a connection (pid None: cannot tell)."""
+    """The process on the other end of a connection (pid None: cannot tell).
+
+    ``pin``, for a Unix socket on a kernel that can tell: a new pidfd of the very
+    process that connected (`pinned_pid` reads what pid it has now: -1 once it
+    exited), so that the check judges that process, not another given its pid since.
+    """
 
     pid: int | None
     uid: int | None = None
+    pin: Callable[[], int] | None = field(default=None, compare=False, repr=False)
+
+
+#: ``SO_PEERPIDFD`` (Linux 6.5+): a pidfd of the process that connected a Unix socket.
+_SO_PEERPIDFD = getattr(socket, "SO_PEERPIDFD", 77)
 
 
 def peer_of_socket(sock: socket.socket | None) -> Peer:
-    """The peer of a Unix socket connection, from ``SO_PEERCRED``."""
+    """The peer of a Unix socket connection, from ``SO_PEERCRED``, pinned by
+    ``SO_PEERPIDFD`` where the kernel has it (else, on older kernels, the pid alone)."""
     if sock is None or not hasattr(socket, "SO_PEERCRED"):
         return Peer(None)
     try:
@@ -496,7 +509,32 @@ def peer_of_socket(sock: socket.socket | None) -> Peer:
     except OSError:
         return Peer(None)
     pid, uid, _gid = struct.unpack("3i", raw)
-    return Peer(pid if pid > 0 else None, uid)
+    if pid <= 0:
+        return Peer(None, uid)
+    try:
+        os.close(sock.getsockopt(socket.SOL_SOCKET, _SO_PEERPIDFD))
+    except OSError as exc:
+        if exc.errno in (errno.ENOPROTOOPT, errno.EOPNOTSUPP):
+            return Peer(pid, uid)  # a kernel before 6.5: the pid is all it tells
+        return Peer(None, uid)  # the process that connected is gone already
+
+    def pin() -> int:
+        return int(sock.getsockopt(socket.SOL_SOCKET, _SO_PEERPIDFD))
+
+    return Peer(pid, uid, pin)
+
+
+def pinned_pid(pidfd: int) -> int | None:
+    """The pid a pidfd's process has now: -1 once it exited; None when it cannot be read."""
+    try:
+        with open(f"/proc/self/fdinfo/{pidfd}", encoding="ascii", errors="replace") as info:
+            for line in info:
+                name, _, value = line.partition(":")
+                if name == "Pid":
+                    return int(value)
+    except (OSError, ValueError):
+        return None
+    return None
 
 
 def _hex_addr(host: str, port: int) -> str | None:
@@ -571,7 +609,33 @@ def agent_verdict(peer: Peer) -> str | None:
     if peer.uid is not None and peer.uid != os.getuid():
         return f"the calling process belongs to another user (uid {peer.uid})"
     pid = peer.pid
+    if peer.pin is None:
+        return _judged(pid)
+    # The process that connected, held while it is judged: its pid names it only while
+    # it runs (an agent's child that connected, handed the connection over and exited
+    # leaves a pid that another process — a person's — may have by now).
+    try:
+        pidfd = peer.pin()
+    except OSError:
+        return _gone(pid)
+    try:
+        if pinned_pid(pidfd) != pid:
+            return _gone(pid)
+        why = _judged(pid)
+        # Still running once judged: the process read under its pid was that one.
+        return why if pinned_pid(pidfd) == pid else _gone(pid)
+    finally:
+        os.close(pidfd)
+
+
+def _judged(pid: int) -> str | None:
+    """`peer_check`'s refusal of process ``pid``, or None when it passes."""
     # A canvas app's window has no terminal: only its tree is judged (and the
     # process itself, which may be an agent making the request).
     check = peer_check(pid, require_terminal=False)
     return None if check.ok else f"the calling process (pid {pid}) is refused: {check.reason}"
+
+
+def _gone(pid: int) -> str:
+    return (f"the process that connected (pid {pid}) has exited: its connection is another "
+            "process's now, which cannot be told, so cannot rule out an agent")
