@@ -72,6 +72,10 @@ PROTECTED_NAMES = frozenset({
     ".gitea", ".forgejo", ".gitlab", "bitbucket-pipelines.yml", ".drone.yml", ".woodpecker",
     ".woodpecker.yml", ".woodpecker.yaml", "appveyor.yml", ".appveyor.yml", ".cirrus.yml",
     ".cirrus.star", ".semaphore", "buildspec.yml", ".gitpod.yml",
+    # What a shell, git or an editor runs by itself from the home folder, where a
+    # dotfiles folder made a workspace puts them (linked or copied there).
+    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc",
+    ".zshenv", ".zprofile", ".zlogin", ".zlogout", ".gitconfig", ".vimrc", ".tmux.conf",
     # The app's own data.
     ".arrowgate",
     # The desktop's trash ($topdir/.Trash, $topdir/.Trash-$uid): each .trashinfo
