@@ -33,7 +33,7 @@ SECRET_PATTERNS = (".env", ".env.*", "credentials*", "aws-credentials", "*.pem",
                    ".dev.vars", ".vault-token", ".s3cfg", ".boto", ".terraformrc",
                    "terraform.rc", ".dockercfg", ".my.cnf", ".htpasswd",
                    "application_default_credentials.json", "service-account*.json", "*.jks",
-                   "*.keystore", "*.p8", "*.kdbx")
+                   "*.keystore", "authkey_*.p8", "*.kdbx")
 #: Folders that are secret with everything inside them.
 _SECRET_DIRS = frozenset({".ssh", ".aws", ".gnupg", ".azure"})
 #: (folder, name) pairs that are secret: ``.docker/config.json``, ``.kube/config``,

@@ -12,7 +12,7 @@ folder — is one a careful person expects refused as ``.npmrc`` is:
   registry tokens), ``.dockercfg`` (Docker's old auth file), ``.my.cnf`` (MySQL),
   ``.htpasswd`` (password hashes), ``application_default_credentials.json`` (gcloud),
   ``service-account*.json`` (Google service account keys);
-- ``*.jks``, ``*.keystore`` (Java key stores), ``*.p8`` (Apple's private keys),
+- ``*.jks``, ``*.keystore`` (Java key stores), ``AuthKey_*.p8`` (Apple's private keys),
   ``*.kdbx`` (KeePass databases);
 - anything inside ``.azure/`` (the Azure CLI's token cache);
 - ``.streamlit/secrets.toml`` and ``gh/hosts.yml`` (the GitHub CLI's tokens).
@@ -46,7 +46,8 @@ def test_each_is_a_secret_name_and_its_neighbours_are_not() -> None:
               if not is_secret(parts)]
     assert missed == []
     for plain in (["secrets.toml"], ["hosts.yml"], ["vars"], ["keystore.md"],
-                  ["service-account.md"], ["azure", "main.bicep"], ["boto.py"]):
+                  ["service-account.md"], ["azure", "main.bicep"], ["boto.py"],
+                  ["game.p8"]):  # a PICO-8 cartridge, not an Apple key
         assert not is_secret(plain), plain
 
 
