@@ -389,19 +389,28 @@ class Consent:
         it is `revoke`'s, which tells every card of the package).
 
         Raises:
+            ApprovalRefused: ``by`` is not the operator (checked first, whatever else
+                is wrong with the request).
             RequestRefused: the card is not on screen (``not-visible``: not
                 shown, or its workspace hidden, `Visibility.on_screen`) or the
                 permission is not declared optional (``not-optional``).
-            ApprovalRefused: the answer does not come from an operator, or
-                ``stale``: ``review_hash``, the content hash of the version the
+            ApprovalRefused: ``stale``: ``review_hash``, the content hash of the version the
                 person was shown, is not the version installed now (`_require_shown`).
         """
         node = self.ctx.state.canvas.node(card)
-        if node is None or node.type != "card":
+        if node is not None and node.type != "card":
+            node = None
+        subject: dict[str, Any] = {"card": card, "permission": permission}
+        if node is not None:
+            subject = {"package": node.data["package"], **subject}
+        # Who answers is asked first, as every consent action asks (SPEC §4.5): anyone
+        # but a person is refused as such, recorded under its own name, and learns
+        # nothing of the card, its package or the permission.
+        principal = self.guard.require_operator(by, "request", subject)
+        if node is None:
             raise CardUnknown(f"no custom card {card!r}", card=card)
         pkg = self._installed(node.data["package"])
         assert pkg.manifest is not None
-        subject = {"package": pkg.name, "card": card, "permission": permission}
         asker = Principal("card", card, f"card:{card}")
         # On screen is the card shown *and* its workspace not hidden: a card kept
         # running in a hidden workspace must not ask what the person cannot see.
@@ -418,7 +427,6 @@ class Consent:
                 f"{pkg.name} does not declare {permission} as optional: "
                 "not-optional", reason="not-optional", permission=permission, card=card,
                 package=pkg.name))
-        principal = self.guard.require_operator(by, "request", subject)
         self._require_shown(principal, "request", subject, pkg, review_hash)
         with self.ctx.write():
             if answer:
