@@ -65,7 +65,8 @@ def _describe(manifest: Manifest, name: str) -> str:
 
 
 def install_review(manifest: Manifest, content_hash: str) -> Review:
-    """Build the review: required permissions high risk first, tools, ports, optional ones."""
+    """Build the review: required permissions high risk first, tools, ports, optional ones
+    (high risk first too)."""
     by_risk: dict[str, list[str]] = {risk: [] for risk in RISK_ORDER}
     for name in manifest.required:
         by_risk[PERMISSIONS[name].risk].append(name)
@@ -87,8 +88,11 @@ def install_review(manifest: Manifest, content_hash: str) -> Review:
                   for t in tools]
     lines.append(f"Ports: {len(manifest.ports.inputs)} in, {len(manifest.ports.outputs)} out")
     if optional:
+        # High risk first here too (SPEC §4.1): the person reads this list to learn
+        # what the card may ask for at any moment. The JSON keeps it sorted by name.
         lines.append("It may ask later for:")
-        lines += [_describe(manifest, n) for n in optional]
+        lines += [_describe(manifest, n) for risk in RISK_ORDER for n in optional
+                  if PERMISSIONS[n].risk == risk]
     # Validation refuses control characters in what a manifest says; shown
     # inert here too, so no text can restyle or hide the lines of a review.
     lines = [visible(line) for line in lines]
