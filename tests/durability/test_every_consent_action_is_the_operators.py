@@ -2,7 +2,7 @@
 
 Only ``operator`` gives consent: install, grant, an optional permission's answer (yes or
 no), update approval and decline, hold approval and rejection, drawing an arrow,
-settings, nodes, withdrawing an offer and setting a secret are refused from anybody else
+settings (a new workspace's too), nodes, withdrawing an offer and setting a secret are refused from anybody else
 with ``APPROVAL_REFUSED`` — reason ``from-agent`` for ``agent:`` and ``card:``
 principals (whether or not their node exists), ``unknown-principal`` for the rest — each
 refusal kept in the consent history and nothing changed. Revoking and removing an arrow
@@ -51,7 +51,7 @@ async def _canvas(engine: Engine, folder: Path) -> str:
     return held.prompt
 
 
-def _actions(engine: Engine, held: str, pending: str
+def _actions(engine: Engine, held: str, pending: str, folder: Path
              ) -> dict[str, Callable[[Any], Awaitable[Any]]]:
     """Each action that gives consent, as ``by`` would ask for it."""
     digest = hashlib.sha256(b"hello").hexdigest()
@@ -67,6 +67,7 @@ def _actions(engine: Engine, held: str, pending: str
         "add arrow": lambda by: engine.add_arrow({"id": "x", "from": "c1", "to": "a2"},
                                                  by=by),
         "settings": lambda by: engine.set_settings("w1", {"card_cap": 5}, by=by),
+        "new workspace": lambda by: engine.create_workspace("w9", folder, by=by),
         "add node": lambda by: engine.add_node({"id": "n9", "type": "note"},
                                                workspace="w1", by=by),
         "set node": lambda by: engine.set_node("a1", {"dangerous": False}, by=by),
@@ -84,7 +85,7 @@ def _consent(engine: Engine) -> tuple[Any, ...]:
             {name: sorted(perms) for name, perms in state.grants.items()},
             {name: (p.installed, p.hash) for name, p in state.packages.items()},
             engine.pending_update("acme.p"), [(p.id, p.state) for p in engine.prompts()],
-            engine.secret_is_set("T"), state.workspaces["w1"])
+            engine.secret_is_set("T"), sorted(state.workspaces.items()))
 
 
 async def test_only_an_operator_gives_any_consent(make_engine: Any, tmp_path: Path) -> None:
@@ -98,7 +99,8 @@ async def test_only_an_operator_gives_any_consent(make_engine: Any, tmp_path: Pa
     before = _consent(engine)
     entries = len(engine.history.entries())
     # WHEN each action is asked for by each principal but the operator
-    for action, act in _actions(engine, held, update.pending_hash).items():
+    actions = _actions(engine, held, update.pending_hash, tmp_path / "ws")
+    for action, act in actions.items():
         for by, reason in STRANGERS:
             with pytest.raises(ApprovalRefused) as err:
                 await act(by)
@@ -109,7 +111,7 @@ async def test_only_an_operator_gives_any_consent(make_engine: Any, tmp_path: Pa
     assert _consent(engine) == before
     for opened in (engine, make_engine()):
         refused = opened.history.entries()[entries:]
-        assert len(refused) == len(STRANGERS) * len(_actions(engine, held, ""))
+        assert len(refused) == len(STRANGERS) * len(actions)
         assert not any(e["accepted"] for e in refused)
         assert [e["principal"] for e in refused[:len(STRANGERS)]] == \
             [by if isinstance(by, str) else "<NoneType>" for by, _ in STRANGERS]
