@@ -73,7 +73,11 @@ def read_only_uri(path: str | Path) -> str:
     user's folder) that file cannot be made, and the open fails. There, if no
     ``-wal`` file holds changes, the file is opened ``immutable=1`` (no locks,
     no WAL): safe because no process of ours can write into that folder, so no
-    journal or WAL of a writer can appear while it is read.
+    journal or WAL of a writer can appear while it is read. So is a file this
+    process may not write in a folder it may, with no ``-wal`` or ``-journal``
+    file beside it: ``mode=ro`` would make the ``-wal`` and ``-shm`` files, of the
+    file's read-only mode, and leave them there, where a writer of the file made
+    writable again could not open them; no process of ours can write the file.
 
     Raises:
         UnsafeToRead: the folder cannot be written and the ``-wal`` file beside
@@ -81,9 +85,11 @@ def read_only_uri(path: str | Path) -> str:
     """
     file = Path(path).resolve()
     uri = f"{file.as_uri()}?mode=ro"
-    if os.access(file.parent, os.W_OK):
-        return uri
     wal = Path(f"{file}-wal")
+    if os.access(file.parent, os.W_OK):
+        if os.access(file, os.W_OK) or wal.exists() or Path(f"{file}-journal").exists():
+            return uri
+        return uri + "&immutable=1"
     try:
         waiting = wal.stat().st_size > 0
     except FileNotFoundError:
