@@ -52,6 +52,7 @@ from typing import Any
 from engine.app import writecalls, writecanvas, writeholds, writepackages, writetokens
 from engine.app.asking import Answer, Asking
 from engine.app.common import with_reason
+from engine.app.madefiles import MadeFiles
 from engine.app.serviceclient import ServiceBackend, service_token, service_transport
 from engine.app.writebackends import Backend, LocalBackend, Reader, ViewBackend
 from engine.app.writefailure import OK, REFUSED, USAGE, Failure, error_json
@@ -66,10 +67,15 @@ __all__ = ["OK", "REFUSED", "USAGE", "Backend", "Failure", "LocalBackend", "Read
            "text_sha256"]
 
 
-def _backend(args: argparse.Namespace) -> Backend:
+def _backend(args: argparse.Namespace, made: MadeFiles) -> Backend:
+    """The backend of a verb that may write: the service's, or the engine on ``--db``;
+    a database the verb creates (``workspace add``'s first) is noted in ``made``."""
     if args.service:
         return ServiceBackend(args.service, service_token(args))
-    return LocalBackend(_local_path(args, writes=True))
+    path = _local_path(args, writes=True, make_folder=False)
+    made.new_database(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return LocalBackend(path)
 
 
 def _reader(args: argparse.Namespace) -> Reader:
@@ -85,13 +91,14 @@ def _reader(args: argparse.Namespace) -> Reader:
         raise Failure(USAGE, f"the database cannot be used: {exc}") from exc
 
 
-def _local_path(args: argparse.Namespace, *, writes: bool) -> Path:
+def _local_path(args: argparse.Namespace, *, writes: bool, make_folder: bool = True) -> Path:
     """The database ``--db`` names, checked as every other verb's is: never tables
     written into another program's SQLite file or a text file a typo named."""
     from engine.app.common import CliError, db_path
 
     try:  # the first verb on a new database creates it
-        return db_path(args, create=args.command == "workspace", writes=writes)
+        return db_path(args, create=args.command == "workspace", writes=writes,
+                       make_folder=make_folder)
     except CliError as exc:
         message = exc.message if args.db or args.command == "workspace" else \
             f"{exc.message} (or give --db, or --service)"
@@ -152,11 +159,18 @@ async def _carry_out(args: argparse.Namespace, verb: str) -> Answer:
             return await writeholds.read(reader)
         finally:
             await reader.aclose()
-    backend = _backend(args)
+    # A refused verb changes nothing: the database it made (the first workspace add on
+    # a new one) is removed with its folders, once the engine has closed it.
+    made = MadeFiles()
     try:
-        return await _run(verb, args, backend)
-    finally:
-        await backend.aclose()
+        backend = _backend(args, made)
+        try:
+            return await _run(verb, args, backend)
+        finally:
+            await backend.aclose()
+    except BaseException:
+        made.undo()
+        raise
 
 
 async def _run(verb: str, args: argparse.Namespace, backend: Backend) -> Answer:

@@ -145,42 +145,6 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
         tokens.close()
 
 
-class _Made:
-    """What a start made before it was refused, so that it is undone: a refused start
-    leaves nothing behind (the socket, its folder, a new database and its folder)."""
-
-    def __init__(self) -> None:
-        self.folders: list[Path] = []  #: made by this start, outermost first
-        self.files: list[Path] = []
-        self.database: Path | None = None  #: a database this start created
-
-    def folders_for(self, path: Path | None) -> None:
-        """Note the folders above ``path`` that do not exist yet (about to be made)."""
-        if path is None:
-            return
-        missing = []
-        folder = path.parent
-        while not os.path.lexists(folder):
-            missing.append(folder)
-            folder = folder.parent
-        self.folders.extend(reversed(missing))
-
-    def undo(self) -> None:
-        """Remove them: files, the new database with its companions, then the folders
-        (each only if empty), innermost first."""
-        doomed = list(self.files)
-        if self.database is not None:
-            db = self.database
-            doomed += [db, *(db.with_name(db.name + end) for end in
-                             ("-wal", "-shm", "-journal", ".anchor", ".anchor.lock"))]
-        for path in doomed:
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-        for folder in reversed(self.folders):
-            with contextlib.suppress(OSError):
-                os.rmdir(folder)
-
-
 def _named(db: Path | None) -> Path:
     """The database's path, for the files named after it (only a SQLite store has one)."""
     assert db is not None, "with --store, --token-file and --socket or --listen are given"
@@ -202,6 +166,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     from engine.app.common import db_path
+    from engine.app.madefiles import MadeFiles
     from engine.engine import Engine
 
     if args.socket and args.listen:
@@ -232,7 +197,7 @@ def _serve(args: argparse.Namespace) -> int:
     # Everything that can be refused is, before anything is made: a start refused
     # leaves no database, token file or token behind.
     check_token_path(token_file, not_these=tuple(p for p in (db, socket_path) if p))
-    made = _Made()
+    made = MadeFiles()
     made.folders_for(socket_path)
     sock = bind_tcp(args.listen) if socket_path is None else bind_unix(socket_path)
     engine: Engine | None = None
