@@ -39,6 +39,7 @@ from engine.app.common import (
     arrowgate_version,
     db_path,
     default_db_path,
+    given,
     text_argument,
     with_reason,
 )
@@ -210,7 +211,7 @@ def _open_log(args: argparse.Namespace) -> tuple[Path, Any]:
 
 def add_store_option(parser: argparse.ArgumentParser) -> None:
     """Add ``--store URL`` (a shared PostgreSQL store, instead of ``--db``) to a subcommand."""
-    parser.add_argument("--store", metavar="URL",
+    parser.add_argument("--store", metavar="URL", type=given,
                         help="a shared PostgreSQL store (postgresql://…) instead of --db")
 
 
@@ -696,7 +697,7 @@ def build_parser(*, as_json: bool = False) -> argparse.ArgumentParser:
     p = sub.add_parser("replay", help="play conformance cases (FORMAT.md)")
     p.add_argument("cases", nargs="+", metavar="CASE.json", help="case files to play")
     p.add_argument("--json", action="store_true", help="one JSON object per step")
-    p.add_argument("--store", metavar="URL",
+    p.add_argument("--store", metavar="URL", type=given,
                    help="play every case on a PostgreSQL database (postgresql://…), each in a"
                         " schema of its own, dropped after")
     p.set_defaults(fn=_cmd_replay)
@@ -727,7 +728,7 @@ def build_parser(*, as_json: bool = False) -> argparse.ArgumentParser:
 
     p = sub.add_parser("demo", help="build the demo canvas and play a narrated run")
     add_db_option(p, creates=True)
-    p.add_argument("--folder", metavar="DIR",
+    p.add_argument("--folder", metavar="DIR", type=given,
                    help="the demo project folder (default: demo-project beside the default "
                         "database)")
     p.add_argument("--no-tui", action="store_true",
@@ -759,7 +760,7 @@ def build_parser(*, as_json: bool = False) -> argparse.ArgumentParser:
     add_db_option(p, creates=True)
     p.add_argument("--workspace", metavar="ID", type=text_argument,
                    help="workspace id (default: the file's name)")
-    p.add_argument("--folder", metavar="DIR",
+    p.add_argument("--folder", metavar="DIR", type=given,
                    help="project folder (default: the file's folder)")
     p.add_argument("--json", action="store_true",
                    help='print {"workspace", "folder", "nodes", "arrows"} as JSON (the '
@@ -777,7 +778,7 @@ def build_parser(*, as_json: bool = False) -> argparse.ArgumentParser:
     add_db_option(p)
     p.add_argument("--workspace", metavar="ID", type=text_argument,
                    help="the workspace (default: the only one there is)")
-    p.add_argument("-o", "--output", metavar="FILE", help="file to write (default: stdout)")
+    p.add_argument("-o", "--output", metavar="FILE", type=given, help="file to write (default: stdout)")
     p.add_argument("--json", action="store_true",
                    help="JSON Canvas is JSON already (the default); errors in JSON too")
     p.set_defaults(fn=_cmd_export)

@@ -51,7 +51,7 @@ from typing import Any
 
 from engine.app import writecalls, writecanvas, writeholds, writepackages, writetokens
 from engine.app.asking import Answer, Asking
-from engine.app.common import with_reason
+from engine.app.common import given, with_reason
 from engine.app.madefiles import MadeFiles
 from engine.app.serviceclient import ServiceBackend, service_token, service_transport
 from engine.app.writebackends import Backend, LocalBackend, Reader, ViewBackend
@@ -233,10 +233,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     # Worked on directly; only the first verb on a new database, workspace add, makes it.
     add_db_option(p, creates=p.prog.endswith(" workspace add"))
     p.epilog = _EXIT_CODES
-    p.add_argument("--service", metavar="ADDRESS",
+    p.add_argument("--service", metavar="ADDRESS", type=given,
                    help="go through a running `arrowgate serve`: its socket path or "
                         "http://127.0.0.1:PORT")
-    p.add_argument("--token-file", metavar="PATH",
+    p.add_argument("--token-file", metavar="PATH", type=given,
                    help="with --service: the bearer token (default: the database path "
                         "plus .operator-token)")
     p.add_argument("--json", action="store_true", help="answer in JSON (errors too, on stderr)")

@@ -105,6 +105,17 @@ def text_argument(value: str) -> str:
     return value
 
 
+def given(value: str) -> str:
+    """An argparse ``type`` for an option naming a file, a folder, a store or a service:
+    an empty value (``--store "$PGURL"`` with the variable never set) is a usage error
+    naming the option, never the default that leaving the option out means (the embedded
+    database, for ``--store`` or ``--service``)."""
+    if not value:
+        raise argparse.ArgumentTypeError("is empty (a shell variable never set?): name "
+                                         "one, or leave the option out for its default")
+    return value
+
+
 class CliError(Exception):
     """A command that cannot go on: one line on standard error and an exit code."""
 
@@ -118,7 +129,7 @@ def add_db_option(parser: argparse.ArgumentParser, *, creates: bool = False) -> 
     """Add ``--db FILE`` to a subcommand, with the one help text every verb shares."""
     what = ("created with its folder when missing" if creates
             else "must exist; nothing is created")
-    parser.add_argument("--db", metavar="FILE",
+    parser.add_argument("--db", metavar="FILE", type=given,
                         help=f"the arrowgate database ({what}; default: $ARROWGATE_DB or "
                              "~/.local/share/arrowgate/arrowgate.db)")
 

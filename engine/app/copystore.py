@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from engine.app.common import EXIT_OK, CliError, add_db_option, db_path
+from engine.app.common import EXIT_OK, CliError, add_db_option, db_path, given
 
 __all__ = ["register"]
 
@@ -68,9 +68,9 @@ def register(sub: Any) -> None:
                     "is only read: it must be up to date, verify (`arrowgate log verify`) "
                     "and be in use by no other program.")
     add_db_option(p)
-    p.add_argument("--store", metavar="URL",
+    p.add_argument("--store", metavar="URL", type=given,
                    help="copy from this PostgreSQL store (postgresql://…) instead of --db")
-    p.add_argument("--to", metavar="URL|FILE", required=True,
+    p.add_argument("--to", metavar="URL|FILE", required=True, type=given,
                    help="where to copy to: a PostgreSQL database holding no canvas "
                         "(postgresql://…), or with --store a new SQLite file")
     p.add_argument("--json", action="store_true",

@@ -1549,13 +1549,19 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     """Add the ``mcp`` subcommand to the command line."""
+    from engine.app.common import given
+
     p = sub.add_parser("mcp", help="an MCP server on stdio giving an agent its cards' tools")
     p.add_argument("--agent", required=True, help="the agent node this server acts as")
-    p.add_argument("--service", help="the service's socket path, http://127.0.0.1:PORT "
-                                     "(loopback only) or https://HOST[:PORT] (default: the "
-                                     "service's own socket beside --db)")
-    p.add_argument("--token-file", help="the agent's token (default: <db>.agents/ID.token, "
-                                        "as the agent drivers write it)")
-    p.add_argument("--db", help="database file, for the defaults")
+    p.add_argument("--service", metavar="ADDRESS", type=given,
+                   help="the service's socket path, http://127.0.0.1:PORT (loopback only) or "
+                        "https://HOST[:PORT] (default: the service's own socket beside --db)")
+    p.add_argument("--token-file", metavar="FILE", type=given,
+                   help="the agent's token (default: <db>.agents/AGENT.token, as the agent "
+                        "drivers write it)")
+    p.add_argument("--db", metavar="FILE", type=given,
+                   help="the database `arrowgate serve` serves, beside which the defaults of "
+                        "--service and --token-file lie (must exist; default: $ARROWGATE_DB "
+                        "or ~/.local/share/arrowgate/arrowgate.db)")
     p.set_defaults(fn=_cmd_mcp)
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from engine.app.asking import Answer
+from engine.app.common import given
 from engine.app.tokenbackends import listing, open_tokens
 from engine.app.tokenfile import check_out, inside, write_out
 from engine.app.writefailure import OK, USAGE, Failure
@@ -157,7 +158,7 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p.add_argument("principal", metavar="PRINCIPAL", help="card:ID or agent:ID, a node on "
                                                           "the canvas")
     p.add_argument("--workspace", metavar="WS", help="the workspace the node must be in")
-    p.add_argument("--out", metavar="FILE",
+    p.add_argument("--out", metavar="FILE", type=given,
                    help="write the token to this new file (mode 0600; a missing folder is "
                         "made, mode 0700), for `arrowgate mcp --token-file`, instead of "
                         "printing it")
@@ -178,5 +179,5 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
 
 
 def _store(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--store", metavar="URL",
+    p.add_argument("--store", metavar="URL", type=given,
                    help="a shared PostgreSQL store (postgresql://…) instead of --db")

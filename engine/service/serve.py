@@ -249,18 +249,18 @@ def _serve(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     """Add the ``serve`` subcommand to the command line."""
     p = sub.add_parser("serve", help="the local HTTP service (Unix socket by default)")
-    from engine.app.common import add_db_option
+    from engine.app.common import add_db_option, given
 
     add_db_option(p, creates=True)
-    p.add_argument("--store", metavar="URL",
+    p.add_argument("--store", metavar="URL", type=given,
                    help="a shared PostgreSQL store (postgresql://…) instead of --db; needs "
                         "--token-file and --socket or --listen")
-    p.add_argument("--socket", metavar="PATH",
+    p.add_argument("--socket", metavar="PATH", type=given,
                    help="Unix socket path (default: <db>.serve/serve.sock)")
     p.add_argument("--listen", metavar="HOST:PORT",
                    help="serve loopback TCP instead, e.g. 127.0.0.1:8377 (port 0: any free); "
                         "HOST is an IP address or localhost, never another name")
-    p.add_argument("--token-file", metavar="PATH", help="where the operator token is written "
+    p.add_argument("--token-file", metavar="PATH", type=given, help="where the operator token is written "
                                         "(default: <db>.operator-token, mode 0600)")
     p.add_argument("--heartbeat", type=float, default=15.0, metavar="SECONDS",
                    help="seconds between event-stream heartbeats (default: 15)")
