@@ -41,3 +41,21 @@ def test_an_unreachable_store_under_json(capsys: pytest.CaptureFixture[str]) -> 
     out, err = capsys.readouterr()
     error = json.loads(err)["error"]
     assert out == "" and error["code"] == "STORE_FAILED" and error["reason"] == "connection"
+
+
+@pytest.mark.parametrize("verb", [
+    ["log", "verify"], ["token", "list"],
+    ["serve", "--token-file", "{tmp}/token", "--socket", "{tmp}/s.sock"],
+])
+def test_an_unreachable_store_is_told_on_one_line(verb: list[str], tmp_path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """The server's refusal is one line on stderr, as every error is (README "Command
+    line"): libpq's hint after a line break and a tab ("\\n\\tIs the server running on
+    that host …") is joined to it (round 31: it was a second line starting ``␉``)."""
+    url = f"postgresql://arrowgate@127.0.0.1:{_closed_port()}/nowhere?connect_timeout=5"
+    argv = [word.replace("{tmp}", str(tmp_path)) for word in verb]
+    assert main([*argv, "--store", url]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "Connection refused" in err, err
+    assert err.count("\n") == 1 and "\t" not in err and "␉" not in err, err
+    assert "Is the server running" in err, err
