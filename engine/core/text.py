@@ -14,7 +14,7 @@ import unicodedata
 
 __all__ = ["LINE", "PATH_SHOWN", "SHOWN", "bounded", "clipped", "control_characters",
            "describe_character", "id_problem", "ident", "inert_lines", "is_control",
-           "is_unicode", "named_path", "quoted", "shown", "visible"]
+           "is_unicode", "named_path", "one_line", "quoted", "shown", "visible"]
 
 #: Bidirectional formatting characters: they reorder the text around them.
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
@@ -211,6 +211,13 @@ def inert_lines(text: str, limit: int = LINE) -> str:
     """``text`` as lines a terminal shows as they are: each line's control characters
     shown inert (`visible`) and each line `clipped` to ``limit`` characters."""
     return "\n".join(clipped(visible(line), limit) for line in text.split("\n"))
+
+
+def one_line(text: str) -> str:
+    """``text``'s lines joined into one by ``"; "``, each stripped: a message another
+    program wrote over several lines (libpq's "… Connection refused" then, after a line
+    break and a tab, "Is the server running on that host …?") as one line of an error."""
+    return "; ".join(part.strip() for part in text.splitlines() if part.strip())
 
 
 def bounded(text: str, limit: int, *, length: int | None = None,

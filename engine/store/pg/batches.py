@@ -48,6 +48,7 @@ from psycopg.pq import TransactionStatus
 
 from engine.core.errors import EngineClosed, StoreFailed
 from engine.core.events import Event
+from engine.core.text import one_line
 from engine.store import transactions
 from engine.store.anchor import Anchor, AnchorFile
 from engine.store.database import BUSY_TIMEOUT_S
@@ -125,7 +126,7 @@ _NOT_WRITTEN = "the change was not written, so it did not happen"
 def _failed(exc: BaseException) -> StoreFailed:
     if isinstance(exc, StoreFailed):
         return exc
-    return StoreFailed(f"{_NOT_WRITTEN}: {exc}")
+    return StoreFailed(f"{_NOT_WRITTEN}: {one_line(str(exc))}")
 
 
 class Batches(BatchKeeping):
@@ -679,7 +680,7 @@ def _fate_on(connect: Callable[[], psycopg.Connection[Any]], xid: int | None,
         try:
             row = connect().execute("select txid_status(%s)", [xid]).fetchone()
         except (psycopg.Error, StoreFailed) as exc:
-            raise StoreFailed(f"{unknown} ({exc}): its changes may or may not have "
+            raise StoreFailed(f"{unknown} ({one_line(str(exc))}): its changes may or may not have "
                               "happened") from lost
         fate = None if row is None else row[0]
         if fate == "committed":

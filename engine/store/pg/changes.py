@@ -28,6 +28,7 @@ import psycopg
 from psycopg import Connection
 
 from engine.core.errors import StoreFailed
+from engine.core.text import one_line
 from engine.store.pg.locks import Lock, require_transaction, xact_lock
 
 __all__ = ["CHANNEL", "ENGINE_MARK", "ENGINE_SETTING", "changes_after", "follow_changes", "latest_change",
@@ -184,7 +185,7 @@ def follow_changes(connect: Callable[[], Connection[Any]], after: int = 0, *,
                 continue
             if now - failing_since >= give_up:
                 raise StoreFailed(f"the change feed could not reconnect for {give_up:g} s: "
-                                  f"{exc}", reason="change-feed-lost") from exc
+                                  f"{one_line(str(exc))}", reason="change-feed-lost") from exc
             if stop is not None:
                 stop.wait(retry)
             else:

@@ -37,6 +37,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from engine.core.errors import StoreFailed
 from engine.core.hosts import normalise_host
+from engine.core.text import one_line
 from engine.store.anchor import AnchorFile
 from engine.store.base import TokenRow
 from engine.store.database import BUSY_TIMEOUT_S
@@ -234,7 +235,8 @@ class Link:
             except psycopg.Error as exc:
                 self._conn = None
                 raise StoreFailed(f"cannot reach the PostgreSQL store "
-                                  f"{redact(self.dsn)}: {exc}", reason="connection") from exc
+                                  f"{redact(self.dsn)}: {one_line(str(exc))}",
+                                  reason="connection") from exc
             self.connects += 1
         return self._conn
 
@@ -638,7 +640,7 @@ class PGTokens:
                 self._pool.putconn(conn)
         except (psycopg.Error, PoolTimeout) as exc:
             raise StoreFailed(f"the service's tokens cannot be read or written in the "
-                              f"PostgreSQL store {redact(self._dsn)}: {exc}",
+                              f"PostgreSQL store {redact(self._dsn)}: {one_line(str(exc))}",
                               reason="connection") from exc
 
     def _checked(self, wait: float | None) -> BoundedConnection:

@@ -50,6 +50,7 @@ from psycopg import Connection
 from psycopg.pq import TransactionStatus
 
 from engine.core.errors import StoreFailed
+from engine.core.text import one_line
 from engine.store.log import refuse_missing
 from engine.store.migrations import REVOKE_REMOVED_NODES_TOKENS
 from engine.store.orphans import orphan_repair
@@ -451,7 +452,7 @@ def _apply(conn: Connection[Any], migration: Migration) -> None:
             raise  # a lost server, a lock: what it is, not the schema
         raise StoreFailed(
             f"the PostgreSQL database's migration {migration.name} cannot be applied "
-            f"({exc}): its ledger {LEDGER} lacks the step, but the schema differs from "
+            f"({one_line(str(exc))}): its ledger {LEDGER} lacks the step, but the schema differs from "
             "the one before it (a half-applied migration, or an edited ledger or schema); "
             "nothing was changed", reason="schema-mismatch") from exc
 

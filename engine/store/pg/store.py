@@ -46,6 +46,7 @@ from engine.core.events import Event
 from engine.core.limits import SteadyClock, Suppressed
 from engine.core.prompts import Prompt
 from engine.core.state import PackageState, State
+from engine.core.text import one_line
 from engine.core.tools import ToolCall
 from engine.store import promptrows
 from engine.store.anchor import AnchorFile
@@ -200,7 +201,8 @@ class PGStore(BatchFront):
         except psycopg.Error as exc:
             self.link.close()
             raise StoreFailed(f"cannot open the PostgreSQL store "
-                              f"{redact(dsn)}: {exc}", reason="connection") from exc
+                              f"{redact(dsn)}: {one_line(str(exc))}", reason="connection"
+                              ) from exc
         except OSError as exc:
             self.link.close()
             raise StoreFailed(f"cannot make this machine's anchor of the PostgreSQL store "
@@ -307,7 +309,7 @@ class PGStore(BatchFront):
             if is_lock_wait(exc):
                 raise locked("cannot read the PostgreSQL store", LOCK_WAIT_S,
                              link.conn_if_open(), exc) from exc
-            raise StoreFailed(f"cannot read the PostgreSQL store: {exc}",
+            raise StoreFailed(f"cannot read the PostgreSQL store: {one_line(str(exc))}",
                               reason="connection") from exc
         except StoreFailed:
             # The store holds what the engine never leaves (a row, a missing table):
@@ -388,7 +390,7 @@ class PGStore(BatchFront):
         except psycopg.Error as exc:
             link.abandon()
             self.tx.seen = -1
-            raise StoreFailed(f"cannot read the PostgreSQL store: {exc}",
+            raise StoreFailed(f"cannot read the PostgreSQL store: {one_line(str(exc))}",
                               reason="connection") from exc
         return changed
 
@@ -530,7 +532,7 @@ class PGStore(BatchFront):
                                          [row_key(key)]).fetchone()
         except psycopg.Error as exc:
             self.link.abandon()
-            raise StoreFailed(f"cannot read the PostgreSQL store: {exc}",
+            raise StoreFailed(f"cannot read the PostgreSQL store: {one_line(str(exc))}",
                               reason="connection") from exc
         return None if row is None else summary_of(*row)[1]
 
@@ -561,7 +563,7 @@ class PGStore(BatchFront):
                 " where node = %s", [node]).fetchone()
         except psycopg.Error as exc:
             self.link.abandon()
-            raise StoreFailed(f"cannot read the PostgreSQL store: {exc}",
+            raise StoreFailed(f"cannot read the PostgreSQL store: {one_line(str(exc))}",
                               reason="connection") from exc
         if row is None:
             return None
@@ -616,7 +618,7 @@ class PGStore(BatchFront):
             row = self.link.conn.execute(_READ_BUCKET, [workspace]).fetchone()
         except psycopg.Error as exc:
             self.link.abandon()
-            raise StoreFailed(f"cannot read the PostgreSQL store: {exc}",
+            raise StoreFailed(f"cannot read the PostgreSQL store: {one_line(str(exc))}",
                               reason="connection") from exc
         bucket = Bucket() if row is None else bucket_of(*row)
         if known is not None:
@@ -809,7 +811,7 @@ def create_schema(dsn: str, prefix: str = "arrowgate_scratch") -> str:
         with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as conn:
             conn.execute(sql.SQL("create schema {}").format(sql.Identifier(name)))
     except psycopg.Error as exc:
-        raise StoreFailed(f"cannot make a schema on {redact(dsn)}: {exc}",
+        raise StoreFailed(f"cannot make a schema on {redact(dsn)}: {one_line(str(exc))}",
                           reason="connection") from exc
     return name
 
@@ -826,7 +828,8 @@ def drop_schema(dsn: str, name: str) -> None:
         with psycopg.connect(dsn, autocommit=True, connect_timeout=10) as conn:
             conn.execute(sql.SQL("drop schema if exists {} cascade").format(sql.Identifier(name)))
     except psycopg.Error as exc:
-        raise StoreFailed(f"cannot drop schema {name} on {redact(dsn)}: {exc}",
+        raise StoreFailed(f"cannot drop schema {name} on {redact(dsn)}: "
+                          f"{one_line(str(exc))}",
                           reason="connection") from exc
 
 
