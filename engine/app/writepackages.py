@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +31,8 @@ async def run(verb: str, args: argparse.Namespace, backend: Backend,
         grant: str | list[str] = args.grant if args.grant in ("required", "all") else \
             [g.strip() for g in args.grant.split(",") if g.strip()]
         review = await backend.review(args.name)
+        if isinstance(grant, list):
+            _require_declared(review, args.name, grant)
         digest = args.review_hash
         if digest is None:
             ask.show(_review_text(review))
@@ -42,6 +45,7 @@ async def run(verb: str, args: argparse.Namespace, backend: Backend,
         digest = args.review_hash
         if digest is None:
             review = await backend.review(args.name)
+            _require_declared(review, args.name, [args.permission])
             ask.show(_grant_text(review, args.name, args.permission))
             ask.confirm(f"grant {args.permission} to {args.name}?")
             digest = str(review.get("hash"))
@@ -79,6 +83,32 @@ def _review_text(review: dict[str, Any]) -> str:
     if isinstance(review.get("lines"), list):
         return "\n".join(str(line) for line in review["lines"])
     return json.dumps(review, indent=2)
+
+
+def _require_declared(review: dict[str, Any], name: str, permissions: list[str]) -> None:
+    """Refuse, before a person is asked, a grant no yes could give: a name no permission
+    has (a typo: invalid input, naming the permission meant), or a permission the
+    version reviewed does not declare (refused, as the engine refuses it).
+
+    Raises:
+        InvalidArgument: reason ``permission``.
+        ApprovalRefused: reason ``undeclared``.
+    """
+    from engine.core.catalogue import PERMISSIONS
+    from engine.core.errors import ApprovalRefused, InvalidArgument
+
+    declared = {str(p) for kind in ("high", "medium", "low", "optional")
+                for p in review.get(kind) or ()}
+    for permission in permissions:
+        if permission not in PERMISSIONS:
+            near = difflib.get_close_matches(permission, PERMISSIONS, n=1)
+            hint = f" (did you mean {near[0]}?)" if near else \
+                " (`arrowgate docs permissions` lists them)"
+            raise InvalidArgument(f"no permission {permission!r}{hint}", reason="permission",
+                                  permission=permission, package=name)
+        if permission not in declared:
+            raise ApprovalRefused(f"{name} does not declare {permission}: undeclared",
+                                  reason="undeclared", permission=permission, package=name)
 
 
 def _grant_text(review: dict[str, Any], name: str, permission: str) -> str:
