@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import string
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +13,7 @@ from engine.app.common import with_reason
 from engine.app.writebackends import Backend, Reader
 from engine.app.writefailure import OK, REFUSED, USAGE, Failure
 from engine.app.writetext import inert, text_sha256
+from engine.core.text import clipped, visible
 
 __all__ = ["read", "register", "run"]
 
@@ -63,6 +65,17 @@ async def read(reader: Reader) -> Answer:
     return OK, holds, "\n".join(blocks) or "no held prompts"
 
 
+def _whole_sha256(value: str) -> str:
+    """An argparse ``type`` for ``--sha256``: the whole hex SHA-256 `hold list` shows, in
+    either case. A prefix (copied as a commit's) or any other text is no digest of the
+    text shown: a usage error saying so, never an approval refused as ``stale``."""
+    if len(value) == 64 and all(c in string.hexdigits for c in value):
+        return value.lower()
+    raise argparse.ArgumentTypeError(
+        f"{clipped(visible(value), 80)!r} is not a SHA-256: give its 64 hex digits, as `arrowgate hold "
+        "list` shows them (the whole digest, not its start)")
+
+
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     """Add ``hold`` to the command line; ``common`` adds each verb's shared options
     (``--db``, ``--service``, ``--token-file``, ``--json``) last."""
@@ -74,8 +87,9 @@ def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> Non
     p = acts.add_parser("approve", help="show the whole text and approve it by its SHA-256 "
                                         "(operator)")
     p.add_argument("id", help="the held prompt's id")
-    p.add_argument("--sha256", metavar="HEX",
-                   help="the SHA-256 of the text you saw (`hold list`); then nothing is asked")
+    p.add_argument("--sha256", metavar="HEX", type=_whole_sha256,
+                   help="the SHA-256 of the text you saw, its 64 hex digits (`hold list`); "
+                        "then nothing is asked")
     common(p)
     p = acts.add_parser("reject", help="reject a held prompt")
     p.add_argument("id", help="the held prompt's id")
