@@ -260,8 +260,9 @@ def register(sub: Any) -> None:
     p.add_argument("--listen", metavar="HOST:PORT",
                    help="serve loopback TCP instead, e.g. 127.0.0.1:8377 (port 0: any free); "
                         "HOST is an IP address or localhost, never another name")
-    p.add_argument("--token-file", metavar="PATH", type=given, help="where the operator token is written "
-                                        "(default: <db>.operator-token, mode 0600)")
+    p.add_argument("--token-file", metavar="PATH", type=given,
+                   help="where the operator token is written (default: <db>.operator-token, "
+                        "mode 0600)")
     p.add_argument("--heartbeat", type=float, default=15.0, metavar="SECONDS",
                    help="seconds between event-stream heartbeats (default: 15)")
     p.add_argument("--max-body", type=int, default=None, metavar="BYTES",
