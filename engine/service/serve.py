@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import contextlib
 import gc
+import math
 import os
 import signal
 import socket
@@ -246,6 +247,29 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _positive_seconds(value: str) -> float:
+    """An argparse ``type`` for ``--heartbeat``: a finite number of seconds above zero (a
+    stream's pings at 0 s would be written in a loop that never yields to the others)."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds above 0")
+    return seconds
+
+
+def _positive_bytes(value: str) -> int:
+    """An argparse ``type`` for ``--max-body``: a whole number of bytes above zero."""
+    try:
+        size = int(value)
+    except ValueError:
+        size = 0
+    if size <= 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of bytes above 0")
+    return size
+
+
 def register(sub: Any) -> None:
     """Add the ``serve`` subcommand to the command line."""
     p = sub.add_parser("serve", help="the local HTTP service (Unix socket by default)")
@@ -263,9 +287,9 @@ def register(sub: Any) -> None:
     p.add_argument("--token-file", metavar="PATH", type=given,
                    help="where the operator token is written (default: <db>.operator-token, "
                         "mode 0600)")
-    p.add_argument("--heartbeat", type=float, default=15.0, metavar="SECONDS",
+    p.add_argument("--heartbeat", type=_positive_seconds, default=15.0, metavar="SECONDS",
                    help="seconds between event-stream heartbeats (default: 15)")
-    p.add_argument("--max-body", type=int, default=None, metavar="BYTES",
+    p.add_argument("--max-body", type=_positive_bytes, default=None, metavar="BYTES",
                    help="largest request body in bytes (default 8 MiB)")
     p.set_defaults(fn=_cmd_serve)
 
