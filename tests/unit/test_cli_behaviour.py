@@ -51,6 +51,10 @@ def test_tui_without_a_terminal_refuses_at_once(tmp_path: Path) -> None:
     done = run("tui", "--db", str(db))
     assert done.returncode == 2
     assert "needs a terminal" in done.stderr and done.stdout == ""
+    # One line, saying so once and what reads the database without one (round 31:
+    # "arrowgate: arrowgate tui needs a terminal", and nothing more).
+    assert done.stderr.count("\n") == 1 and done.stderr.count("arrowgate") == 2, done.stderr
+    assert "`arrowgate log show`" in done.stderr
     assert not db.exists()
 
 
