@@ -90,7 +90,9 @@ def _cmd_tui(args: argparse.Namespace) -> int:
 
     if not interactive():
         # Without a terminal a full-screen app can only spin or hang: refuse at once.
-        raise CliError("arrowgate tui needs a terminal: standard input or output is not one")
+        raise CliError("tui needs a terminal: standard input or output is not one (run it "
+                       "in a terminal; without one, `arrowgate log show`, `hold list` and "
+                       "`reach` read the same database)")
     from .app import ArrowgateApp
     from .screens.review import ManifestFile
     from .tty import terminal_driver
