@@ -25,9 +25,9 @@ import shlex
 import sqlite3
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar, cast
 
 from engine.app.common import (
     EXIT_FINDING,
@@ -78,6 +78,9 @@ __all__ = [
     "main",
     "reader_gone",
 ]
+
+#: What an awaited import answers (`_said_how`).
+T = TypeVar("T")
 
 
 
@@ -477,7 +480,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
         # the disk as it found it (no database, folder or -wal file made).
         look = snapshot_engine(db_path(args, create=True, make_folder=False))
         try:
-            preview = asyncio.run(look.preview_import(workspace, folder, doc))
+            preview = asyncio.run(_said_how(look.preview_import(workspace, folder, doc)))
         finally:
             look.close()
         if args.dry_run:
@@ -501,7 +504,8 @@ def _cmd_import(args: argparse.Namespace) -> int:
     # Bound to the review shown: were the database changed since, it is `stale`.
     engine = _open_engine(args, create=True)
     try:
-        review = asyncio.run(engine.import_canvas(workspace, folder, doc, review_sha256=digest))
+        review = asyncio.run(_said_how(engine.import_canvas(workspace, folder, doc,
+                                                            review_sha256=digest)))
         nodes = len(engine.state.canvas.nodes(workspace))
         arrows = len(engine.state.canvas.arrows(workspace))
         if args.json:
@@ -514,6 +518,20 @@ def _cmd_import(args: argparse.Namespace) -> int:
         return EXIT_OK
     finally:
         engine.close()
+
+
+async def _said_how(importing: Awaitable[T]) -> T:
+    """``importing``'s answer; a workspace id the database has already is refused saying
+    how to import the file anyway, under another id (``--workspace``)."""
+    from engine.core.errors import InvalidArgument
+
+    try:
+        return await importing
+    except InvalidArgument as exc:
+        if exc.reason != "workspace":
+            raise
+        exc.args = (f"{exc.message} (import it as another workspace: --workspace ID)",)
+        raise
 
 
 def _cmd_export(args: argparse.Namespace) -> int:

@@ -184,14 +184,17 @@ class Interchange:
         for node in nodes:
             self.nodes.check_id("node", node.id)
             if self.ctx.state.canvas.has_node(node.id):
-                raise InvalidArgument(f"node id {node.id!r} is taken on "
-                                      "another canvas", reason="duplicate-id")
+                raise InvalidArgument(f"node id {node.id!r} is taken on another canvas "
+                                      "(ids are unique in the whole app: give it another id "
+                                      "in the canvas file)", reason="duplicate-id")
             scratch.add_node(node)
         arrows = []
         for raw in parsed.arrows:
             self.nodes.check_id("arrow", raw["id"])
             if self.ctx.state.canvas.arrow(raw["id"]) is not None:
-                raise InvalidArrow(f"arrow id {raw['id']!r} is taken", reason="duplicate-id")
+                raise InvalidArrow(f"arrow id {raw['id']!r} is taken (ids are unique in the "
+                                   "whole app: give it another id in the canvas file)",
+                                   reason="duplicate-id")
             arrows.append(scratch.add_arrow(raw))
         review = ImportReview(ws, dict(Counter(n.type for n in nodes)), len(arrows),
                               sum(1 for a in arrows if a.is_port), tuple(dropped),
