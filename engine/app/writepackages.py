@@ -22,7 +22,7 @@ async def run(verb: str, args: argparse.Namespace, backend: Backend,
     if verb == "package offer":
         folder = Path(args.folder)
         if not (folder / "manifest.json").is_file():
-            raise Failure(USAGE, f"{folder}: a package folder holds a manifest.json")
+            raise Failure(USAGE, _not_a_package_folder(folder))
         out = await backend.offer(folder)
         note = " (an update: approve it with `package approve`)" \
             if out.get("state") == "pending" else ""
@@ -75,6 +75,18 @@ async def read(args: argparse.Namespace, reader: Reader) -> Answer:
     """``package review``, which only reads: (exit code, JSON answer, text answer)."""
     review = await reader.review(args.name)
     return OK, review, _review_text(review) + f"\nreview hash: {review.get('hash')}"
+
+
+def _not_a_package_folder(path: Path) -> str:
+    """What ``path``, given as a package folder, is instead, and what to give."""
+    if path.name == "manifest.json" and path.is_file():
+        return (f"{path} is the manifest; give its folder, {path.parent} (a package is "
+                "offered with all its files)")
+    if not path.exists():
+        return f"no folder {path}: give the package's folder, the one holding its manifest.json"
+    if not path.is_dir():
+        return f"{path} is no folder: give the package's folder, holding its manifest.json"
+    return f"{path} holds no manifest.json: a package folder holds one, with its other files"
 
 
 def _review_text(review: dict[str, Any]) -> str:
