@@ -1,0 +1,60 @@
+"""A file of arrowgate's own that is no database, named as ``--db`` (an exported log, a
+JSON Canvas file), is said to be what it is, with the verb that reads it: one line,
+exit 2, nothing written.
+
+(Found in round 31, playing a newcomer who exported the log and tried to verify the
+export: `log verify --db log.jsonl` said "not a database (not an SQLite file)", and
+nothing of how an export is checked.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from engine import Engine
+from engine.app.cli import main
+
+
+@pytest.fixture
+def exported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+    """An export of a log with a row (a call refused for want of a card)."""
+    db = tmp_path / "app.db"
+    engine = Engine.open(db)
+
+    async def build() -> None:
+        await engine.create_workspace("w1", str(tmp_path))
+        await engine.add_node({"id": "n1", "type": "note"}, workspace="w1")
+
+    try:
+        asyncio.run(build())
+    finally:
+        engine.close()
+    assert main(["log", "export", "--db", str(db)]) == 0
+    export = tmp_path / "log.jsonl"
+    export.write_text(capsys.readouterr().out or json.dumps(
+        {"schema": "arrowgate.decision/1", "seq": 1}) + "\n")
+    canvas = tmp_path / "plan.canvas"
+    assert main(["export", "--db", str(db), "-o", str(canvas)]) == 0
+    return export
+
+
+@pytest.mark.parametrize(("name", "said"), [
+    ("log.jsonl", ["an exported log", "Verifying an exported log"]),
+    ("plan.canvas", ["a JSON Canvas file", "arrowgate import"]),
+])
+def test_a_file_of_arrowgates_named_as_db_is_told_what_it_is(
+        exported: Path, capsys: pytest.CaptureFixture[str], name: str,
+        said: list[str]) -> None:
+    """``log verify --db`` an export or a canvas file: exit 2, one line saying what the
+    file is and what reads it; the file as it was."""
+    path = exported.parent / name
+    before = path.read_bytes()
+    code = main(["log", "verify", "--db", str(path)])
+    out, err = capsys.readouterr()
+    assert (code, out, err.count("\n")) == (2, "", 1), err
+    assert "not a database" in err and all(words in err for words in said), err
+    assert path.read_bytes() == before
