@@ -15,19 +15,28 @@ from pathlib import Path
 
 import pytest
 
-from engine import Engine
+from engine import Engine, file_digests
 from engine.app.cli import main
 
 
 @pytest.fixture
 def exported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    """An export of a log with a row (a call refused for want of a card)."""
+    """An export of a log with a row (a prompt, with a long text), and a JSON Canvas file
+    of the same canvas."""
     db = tmp_path / "app.db"
     engine = Engine.open(db)
+    manifest = {"name": "acme.p", "version": "1.0.0",
+                "permissions": {"agents.prompt": {}}}
 
     async def build() -> None:
         await engine.create_workspace("w1", str(tmp_path))
-        await engine.add_node({"id": "n1", "type": "note"}, workspace="w1")
+        await engine.offer("acme.p", manifest, file_digests({"m": json.dumps(manifest)}))
+        await engine.install("acme.p", by="operator")
+        await engine.add_node({"id": "c1", "type": "card", "package": "acme.p"},
+                              workspace="w1")
+        await engine.add_node({"id": "a1", "type": "agent"}, workspace="w1")
+        await engine.add_arrow({"id": "e1", "from": "c1", "to": "a1"})
+        await engine.call("c1", "agents.prompt", "a1", {"text": "x" * 8000})
 
     try:
         asyncio.run(build())
@@ -35,8 +44,8 @@ def exported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
         engine.close()
     assert main(["log", "export", "--db", str(db)]) == 0
     export = tmp_path / "log.jsonl"
-    export.write_text(capsys.readouterr().out or json.dumps(
-        {"schema": "arrowgate.decision/1", "seq": 1}) + "\n")
+    export.write_text(capsys.readouterr().out)
+    assert export.read_text().count("\n") == 1
     canvas = tmp_path / "plan.canvas"
     assert main(["export", "--db", str(db), "-o", str(canvas)]) == 0
     return export
