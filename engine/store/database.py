@@ -16,6 +16,7 @@ arrowgate database).
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -161,6 +162,32 @@ def connect_leaving_no_files(path: str | Path) -> sqlite3.Connection:
         return connect_read_only(file)
     return sqlite3.connect(f"{file.as_uri()}?mode=ro&immutable=1", uri=True,
                            isolation_level=None, check_same_thread=False)
+
+
+#: Files of arrowgate's own that are no database, by a key each begins with: what each
+#: is, and what reads it.
+_OWN_FILES = (
+    (re.compile(r'^\{"chain":\{"hash":|"decision_id"\s*:'),
+     "; it is an exported log (`arrowgate log export`), which no verb reads as a "
+     "database: --db names the database it came from, and the export is checked by the "
+     "README's recipe, \"Verifying an exported log\""),
+    (re.compile(r'"nodes"\s*:'), "; it is a JSON Canvas file, which `arrowgate import FILE` "
+                                  "reads"),
+)
+
+
+def _own_kind_of_file(path: Path) -> str:
+    """What a file that SQLite found no database is, when it is one of arrowgate's own
+    (`_OWN_FILES`: an exported log, a JSON Canvas file), else nothing. Read with a plain
+    ``open``: no engine holds a lock on a file that is no database."""
+    try:
+        with path.open("rb") as file:
+            start = file.read(4096).decode("utf-8", "replace").lstrip()
+    except OSError:
+        return ""
+    if not start.startswith("{"):
+        return ""
+    return next((said for mark, said in _OWN_FILES if mark.search(start)), "")
 
 
 def open_read_only(path: str | Path) -> Database:
@@ -417,7 +444,7 @@ def database_problem(path: Path, *, create: bool) -> str | None:
         return str(exc)
     except sqlite3.Error as exc:
         if getattr(exc, "sqlite_errorcode", 0) & 0xFF == sqlite3.SQLITE_NOTADB:
-            return "not a database (not an SQLite file)"
+            return "not a database (not an SQLite file)" + _own_kind_of_file(path)
         return f"not a readable database: {exc}{no_space_note(path)}"
     if "log" in tables or ours or (create and not tables):
         return None
