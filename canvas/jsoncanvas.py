@@ -49,7 +49,18 @@ from typing import Any
 from .errors import InvalidNode
 from .model import MAX_COORDINATE, Arrow, Node, is_coordinate
 
-__all__ = ["CanvasImport", "from_json_canvas", "to_json_canvas"]
+__all__ = ["MAX_CANVAS_TEXT", "MAX_CANVAS_VALUES", "CanvasImport", "from_json_canvas",
+           "to_json_canvas"]
+
+#: The most bytes of a canvas file's text, refused before it is read: an export of
+#: about 37,000 nodes (bench.bench's world of 10,000 nodes, 12,000 arrows, exported
+#: as `arrowgate export` writes it, is 4.4 MB).
+MAX_CANVAS_TEXT = 16 * 1024 * 1024
+#: The most JSON values a canvas file may hold, counted on its text before it is read
+#: (`engine.core.jsoncount`): a text of empty objects within `MAX_CANVAS_TEXT` would
+#: build five million of them. That world's export holds 194,000 values (22 bytes of
+#: text each), so a real canvas file meets `MAX_CANVAS_TEXT` at about 760,000.
+MAX_CANVAS_VALUES = 1 << 20
 
 _FOREIGN_TYPES = {"file", "link", "group"}
 _PORT_LABEL = re.compile(r"^\s*([\w.-]+)\s*(?:->|→)\s*([\w.-]+)\s*$")

@@ -30,6 +30,7 @@ from canvas import CanvasError, Node, WorkspaceSettings
 from canvas.model import is_finite_number
 from engine.core.errors import CaseInvalid
 from engine.core.hosts import normalise_host
+from engine.core.jsoncount import TooManyValues, refuse_many_values
 from engine.core.text import clipped, is_unicode, visible
 from engine.core.uniquekeys import DuplicateKey, NumberTooLong, loads_unique
 from engine.effects.netguard import normal_url
@@ -40,6 +41,12 @@ __all__ = ["BIND_REF", "CaseFile", "CaseFiles", "STEP_MODELS", "bind_refs", "loa
 
 #: The largest case file read (a case is a few kilobytes; this is a bound, not a goal).
 MAX_CASE_BYTES = MAX_USER_FILE
+#: The most JSON values a case file may hold, counted on its text before it is read
+#: (`engine.core.jsoncount`): a text of empty objects within `MAX_CASE_BYTES` would
+#: build five million of them, held while every one is checked. A case at its step
+#: bound of a hundred values a step, with its `MAX_CASE_FILES` files, holds 220,000;
+#: the conformance cases, at most 400.
+MAX_CASE_VALUES = 1 << 18
 #: The deepest a case's values nest (an object or array is a level). The replay
 #: walks values recursively (binding ``$NAME`` references, matching results),
 #: so a deeper value is refused here, by step and field, rather than failing
@@ -550,17 +557,28 @@ def _pydantic_problem(error: Any, kind: str) -> tuple[str, str]:
 def _read(path: str | Path) -> str:
     """The file's text; a FIFO or device is refused, never opened for a blocking read."""
     try:
-        return read_user_text(path, limit=MAX_CASE_BYTES)
+        text = read_user_text(path, limit=MAX_CASE_BYTES)
+        refuse_many_values(text, MAX_CASE_VALUES, "a case")
     except FileRefused as exc:
         raise CaseInvalid(f"{path}: file: {exc.problem}") from None
+    except TooManyValues as exc:
+        raise CaseInvalid(f"{path}: file: {exc}") from None
+    return text
 
 
 @dataclass
 class _Problems:
     path: str
+    #: The first `_MAX_PROBLEMS` problems, the ones shown.
     lines: list[str] = field(default_factory=list)
+    #: Problems found past them, only counted: a case may hold a problem in each of
+    #: its values, and none of them is shown.
+    more: int = 0
 
     def add(self, where: str, problem: str) -> None:
+        if len(self.lines) >= _MAX_PROBLEMS:
+            self.more += 1
+            return
         # Bounded: the where and the problem may echo a value of megabytes the
         # case's author chose (a do, a key, an id); its start and end still say which.
         self.lines.append(clipped(f"{self.path}: {where}: {problem}"))
@@ -568,9 +586,9 @@ class _Problems:
     def raise_any(self) -> None:
         if not self.lines:
             return
-        shown = self.lines[:_MAX_PROBLEMS]
-        if len(self.lines) > _MAX_PROBLEMS:
-            shown.append(f"{self.path}: … and {len(self.lines) - _MAX_PROBLEMS} more problems")
+        shown = list(self.lines)
+        if self.more:
+            shown.append(f"{self.path}: … and {self.more:,} more problems")
         raise CaseInvalid("\n".join(shown))
 
 

@@ -124,20 +124,30 @@ def read_manifest_source(path: str) -> tuple[dict[str, Any], bytes | str, dict[s
     return raw, text, file_digests({"manifest.json": text})
 
 
-def _read_json_file(path: str) -> Any:
-    """A JSON document from a file a person names; any problem is one `CliError` line."""
+def _read_canvas_file(path: str) -> Any:
+    """A JSON Canvas document from a file a person names; any problem is one `CliError` line.
+
+    Within `MAX_CANVAS_TEXT` bytes and `MAX_CANVAS_VALUES` JSON values, both told before
+    the text is read: a few megabytes of empty objects would build millions of them.
+    """
+    from canvas.jsoncanvas import MAX_CANVAS_TEXT, MAX_CANVAS_VALUES
+    from engine.core.jsoncount import TooManyValues, refuse_many_values
     from engine.core.uniquekeys import loads_unique
     from engine.effects.userfile import read_user_text
     from engine.service.jsonread import loads
 
-    text = read_user_text(path)  # a FIFO or device: FileRefused, never a blocking read
+    # A FIFO or device: FileRefused, never a blocking read.
+    text = read_user_text(path, limit=MAX_CANVAS_TEXT)
     try:
+        refuse_many_values(text, MAX_CANVAS_VALUES, "a canvas file")
         # Strictly, as the service reads a request: NaN, Infinity, a number past a
         # double (1e999), a lone surrogate and nesting past 1,024 levels are not JSON.
         value = loads(text, strict=True)
         # And each key once (read again: orjson keeps a repeated key's last value
         # silently); within 1,024 levels, so this reading recurses safely.
         loads_unique(text)
+    except TooManyValues as exc:
+        raise CliError(f"cannot read {path}: it {exc}") from None
     except ValueError as exc:
         raise CliError(f"cannot read {path}: {exc}") from None
     return value
@@ -465,7 +475,7 @@ def _cmd_import(args: argparse.Namespace) -> int:
             # Importing draws arrows, which is consent: only a person at a terminal.
             # A dry run draws nothing and gives no consent: a script may run it.
             raise CliError(f"import refused: {check.reason}", exit_code=EXIT_FINDING)
-    doc = _read_json_file(args.file)
+    doc = _read_canvas_file(args.file)
     workspace = args.workspace or Path(args.file).stem
     folder = Path(args.folder or Path(args.file).parent).resolve()
     # What a person is shown before consenting goes to stderr under --json,

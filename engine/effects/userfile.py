@@ -74,7 +74,7 @@ def read_user_bytes(path: str | Path, *, limit: int = MAX_USER_FILE,
         if private:
             _refuse_shared(path, info)
         if info.st_size > limit:
-            raise FileRefused(path, f"is larger than {limit} bytes")
+            raise FileRefused(path, _too_large(info.st_size, limit))
         with os.fdopen(os.dup(fd), "rb") as fh:
             # As much as the file holds and a byte more, not ``limit``: a read of n
             # bytes takes n at once (16 MiB for a token of 40 bytes).
@@ -91,6 +91,12 @@ def read_user_bytes(path: str | Path, *, limit: int = MAX_USER_FILE,
     if len(data) > limit:  # it grew while we read it
         raise FileRefused(path, f"is larger than {limit} bytes")
     return data
+
+
+def _too_large(size: int, limit: int) -> str:
+    """A file of ``size`` bytes past ``limit``, said with how far past."""
+    return f"is larger than {limit} bytes ({size:,} bytes, {size - limit:,} over " \
+        f"{limit:,})"
 
 
 def _refuse_shared(path: str | Path, info: os.stat_result) -> None:

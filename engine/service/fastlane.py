@@ -48,6 +48,7 @@ from engine.service.answers import (
     encode_tool_call,
     send_bytes,
 )
+from engine.service.bodyvalues import too_many_values
 from engine.service.context import (
     API_VERSION,
     Service,
@@ -245,6 +246,9 @@ class FastLane:
                 # Not JSON by its Content-Type, or empty: a body FastAPI reads as
                 # bytes or as missing. Its route says what is wrong, in its words.
                 return _replay(raw, receive)
+            if too_many_values(raw):
+                # Refused unread by FastAPI's route (`BoundedRoute`): 413, in its words.
+                return _replay(raw, receive)
             engine = self.service.engine
             single = path == "/v1/calls"
             try:
@@ -414,8 +418,8 @@ _M = TypeVar("_M", ToolCallBody, ToolAnswerBody)
 
 def _model(scope: Scope, raw: bytes, model: type[_M]) -> _M | None:
     """The body as ``model``, or None when FastAPI should say what is wrong with it."""
-    if not _json_content(scope):
-        return None
+    if not _json_content(scope) or too_many_values(raw):
+        return None  # FastAPI's route says what is wrong (too many values: 413, unread)
     try:
         # jsonread's reading (json's values, orjson first): a body nested as deep as
         # `MAX_DEPTH` is read whole, where json's reader stops short of it.
@@ -563,6 +567,8 @@ def _read_plain_call(raw: bytes | bytearray) -> CallArgs | None:
     json's. One that holds anything else is read `loads`' whole way; a body
     orjson refuses (not JSON, or NaN, a lone surrogate) is left to the caller.
     """
+    if too_many_values(raw):
+        return None  # refused unread by `__call__`'s way
     try:
         call = _plain_call(orjson.loads(raw))
     except orjson.JSONDecodeError:

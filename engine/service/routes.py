@@ -25,6 +25,7 @@ from engine.app.times import TIME_HELP, parse_time
 from engine.app.verifier import verify_in_a_process
 from engine.core.manifest import file_digests, package_name_problem
 from engine.core.uniquekeys import loads_unique
+from engine.service.bodyvalues import BoundedRoute
 from engine.service.context import (
     API_VERSION,
     Caller,
@@ -122,7 +123,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     Who = Depends(caller)
 
     # ------------------------------------------------------------ health, tokens
-    r = APIRouter(tags=["service"])
+    r = APIRouter(tags=["service"], route_class=BoundedRoute)
 
     @r.get("/v1/health", response_model=HealthOut)
     async def health() -> Response:
@@ -157,7 +158,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     app.include_router(r)
 
     # ------------------------------------------------------------ canvas
-    r = APIRouter(tags=["canvas"])
+    r = APIRouter(tags=["canvas"], route_class=BoundedRoute)
 
     def _workspace_json(ws_id: str) -> dict[str, Any]:
         ws = engine.state.workspaces.get(ws_id)
@@ -277,7 +278,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     app.include_router(r)
 
     # ------------------------------------------------------------ packages
-    r = APIRouter(tags=["packages"])
+    r = APIRouter(tags=["packages"], route_class=BoundedRoute)
 
     def _lock(name: str) -> asyncio.Lock:
         return service.package_locks.setdefault(name, asyncio.Lock())
@@ -400,7 +401,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     app.include_router(r)
 
     # ------------------------------------------------------------ calls
-    r = APIRouter(tags=["calls"])
+    r = APIRouter(tags=["calls"], route_class=BoundedRoute)
 
     @r.post("/v1/calls", response_model=DecisionOut)
     async def call(body: CallBody, who: Caller = Who) -> Response:
@@ -422,7 +423,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     app.include_router(r)
 
     # ------------------------------------------------------------ prompts and holds
-    r = APIRouter(tags=["holds"])
+    r = APIRouter(tags=["holds"], route_class=BoundedRoute)
 
     def _visible_prompt(prompt_id: str, who: Caller) -> Prompt:
         # Made, or answered, through another server on the store: known here at once.
@@ -493,7 +494,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     app.include_router(r)
 
     # ------------------------------------------------------------ events
-    r = APIRouter(tags=["events"])
+    r = APIRouter(tags=["events"], route_class=BoundedRoute)
 
     @r.get("/v1/events", response_class=StreamingResponse,
            responses={200: {"content": {"text/event-stream": {"schema": {"type": "string"}}},
@@ -544,7 +545,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     app.include_router(r)
 
     # ------------------------------------------------------------ log, reach, history
-    r = APIRouter(tags=["log"])
+    r = APIRouter(tags=["log"], route_class=BoundedRoute)
 
     @r.get("/v1/log", response_model=LogOut)
     async def log(who: Caller = Who,

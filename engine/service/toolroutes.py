@@ -35,6 +35,7 @@ from engine.core.checks import check_card
 from engine.core.decision import Decision
 from engine.core.errors import ConsentError
 from engine.core.toolnames import agent_tool_name
+from engine.service.bodyvalues import BoundedRoute
 from engine.service.context import (
     Caller,
     Service,
@@ -310,7 +311,7 @@ def register_tools(app: FastAPI, service: Service,
     """Add the tool-call routes to ``app``."""
     engine = service.engine
     Who = Depends(caller)
-    r = APIRouter(tags=["tools"])
+    r = APIRouter(tags=["tools"], route_class=BoundedRoute)
 
     @r.post("/v1/tool-calls", response_model=ToolCallOpened)
     async def call_tool(body: ToolCallBody, who: Caller = Who,

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import pytest
 
+from canvas.jsoncanvas import MAX_CANVAS_VALUES
 from engine.app import casefile
 from engine.app.casefile import MAX_CASE_VALUES, CaseInvalid, load_case
 from engine.app.cli import main
 from engine.core.jsoncount import holds_more_values
 from engine.effects import operator
-from canvas.jsoncanvas import MAX_CANVAS_VALUES
 
 
 def _peak(work: Callable[[], object]) -> int:

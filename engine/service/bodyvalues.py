@@ -1,0 +1,73 @@
+"""The bound on the JSON values of a request body, told before the body is read.
+
+The body limit (`engine.service.problems.BodyLimit`) bounds a body's bytes; a
+body within it can still build many times its size once read: 8 MiB of empty
+objects is 2.8 million of them, some 300 MB. So a body is counted first
+(`engine.core.jsoncount`, at the cost of its length) and one of more than
+`MAX_BODY_VALUES` values is 413 ``too-large``, unread, wherever it would be
+read: by the lane (`engine.service.fastlane`) and by FastAPI's routes, whose
+reading `BoundedRoute` puts behind the count.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Coroutine
+from typing import Any
+
+from fastapi import Request, Response
+from fastapi.routing import APIRoute
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from engine.core.jsoncount import holds_more_values
+
+__all__ = ["MAX_BODY_VALUES", "BoundedRoute", "TooManyBodyValues", "too_many_values"]
+
+#: The most JSON values a request body may hold. The largest bodies a client sends
+#: are a package's (at most 10,000 files and a manifest of at most 512 KiB as compact
+#: JSON) and data within a workspace's ``max_payload`` (256 KiB by default): tens of
+#: thousands of values. Read, a body at the bound holds at most some 30 MB.
+MAX_BODY_VALUES = 1 << 18
+
+
+class TooManyBodyValues(StarletteHTTPException):
+    """A body of more than `MAX_BODY_VALUES` values: 413, reason ``too-large``.
+
+    An HTTPException, so that FastAPI, which turns any other error met while
+    reading a body into a 400, lets it through to the service's handlers.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(413, f"the request body holds more than {MAX_BODY_VALUES:,} JSON "
+                              "values (its commas and brackets counted); it was not read")
+
+
+def too_many_values(raw: bytes | bytearray) -> bool:
+    """Whether a body holds more than `MAX_BODY_VALUES` values, told before it is read."""
+    return holds_more_values(bytes(raw) if isinstance(raw, bytearray) else raw,
+                             MAX_BODY_VALUES)
+
+
+class _BoundedRequest(Request):
+    """A request whose JSON body is counted before it is read, then read as Starlette's
+    `Request.json` reads it (json's reader: FastAPI's errors stay its own)."""
+
+    async def json(self) -> Any:
+        if not hasattr(self, "_json"):
+            body = await self.body()
+            if too_many_values(body):
+                raise TooManyBodyValues()
+            self._json = json.loads(body)
+        return self._json
+
+
+class BoundedRoute(APIRoute):
+    """A FastAPI route whose request body is held to `MAX_BODY_VALUES` before it is read."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def bounded(request: Request) -> Response:
+            return await handler(_BoundedRequest(request.scope, request.receive))
+
+        return bounded
