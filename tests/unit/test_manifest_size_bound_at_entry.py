@@ -72,3 +72,27 @@ def test_arrowgate_review_refuses_a_flood_of_a_manifest_unread(
     assert codes == [2]
     err = capsys.readouterr().err
     assert "MANIFEST_INVALID" in err and f"is {path.stat().st_size} bytes of text" in err, err
+
+
+def test_a_manifest_of_too_many_values_within_its_text_bound_is_refused_unread() -> None:
+    """Within `MAX_MANIFEST_TEXT` but of more than `MAX_MANIFEST_VALUES` JSON values (under
+    2 MiB of empty objects: 700,000 of them once read), a manifest is `MANIFEST_INVALID`
+    naming the bound, with no more memory than a few copies of the text."""
+    from engine.core.manifest import MAX_MANIFEST_TEXT, MAX_MANIFEST_VALUES
+
+    text = ('{"name":"acme.flood","version":"1.0.0","permissions":{},"x":['
+            + ",".join(["{}"] * (MAX_MANIFEST_VALUES + 1)) + "]}")
+    assert len(text) < MAX_MANIFEST_TEXT
+    errors: list[ManifestInvalid] = []
+
+    def read() -> None:
+        try:
+            loads_manifest(text)
+        except ManifestInvalid as exc:
+            errors.append(exc)
+
+    peak = _peak(read)
+    assert errors and f"more than {MAX_MANIFEST_VALUES:,} JSON values" in str(errors[0]), \
+        errors
+    assert errors[0].problems[0][0] == "$"
+    assert peak < 4 * len(text), f"refusing {len(text)} bytes held {peak} bytes"
