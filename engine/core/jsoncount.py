@@ -5,7 +5,7 @@ more than its text: ``{}`` is two bytes of text and some 100 bytes once read,
 so 8 MiB of empty objects read into most of a gigabyte before anything could
 say it was too much. A bound on the text's bytes alone does not stop that; a
 bound on its values, counted here on the text itself, does, at no more memory
-than the text's.
+than two copies of the text (its bytes, its marks).
 
 `holds_more_values` never undercounts what a reader would build from a text
 it accepts; of a text that is no JSON it may say anything (the reader refuses

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from engine.core.catalogue import PERMISSIONS
 from engine.core.errors import ManifestInvalid
 from engine.core.hosts import host_pattern_problem, normalise_host
+from engine.core.jsoncount import TooManyValues, refuse_many_values
 from engine.core.text import control_characters, describe_character, is_unicode
 from engine.core.toolschema import schema_problems
 from engine.core.uniquekeys import DuplicateKey, loads_unique
@@ -31,6 +32,7 @@ __all__ = [
     "manifest_digest",
     "package_name_problem",
     "parse_manifest",
+    "refuse_unreadable_manifest",
     "require_json",
 ]
 
@@ -67,6 +69,11 @@ MAX_MANIFEST_BYTES = 512 * 1024
 #: included): refused before it is read as JSON (`loads_manifest`), where a text of
 #: empty objects built a hundred bytes of values for each of its own.
 MAX_MANIFEST_TEXT = 4 * MAX_MANIFEST_BYTES
+#: Most JSON values of a manifest's text, counted before it is read
+#: (`engine.core.jsoncount`): within `MAX_MANIFEST_TEXT`, a text of empty objects would
+#: build 700,000 of them. As many as `MAX_MANIFEST_BYTES` of compact JSON holds of the
+#: smallest values there are (``0,``): no manifest within its own bounds holds more.
+MAX_MANIFEST_VALUES = MAX_MANIFEST_BYTES // 2
 _TOOL_KEYS = frozenset({"name", "description", "input"})
 
 
@@ -455,20 +462,37 @@ def _utf8_size(text: str) -> int:
                for i in range(0, len(text), step))
 
 
-def loads_manifest(text: str | bytes) -> Any:
-    """Parse a manifest's JSON text.
+def refuse_unreadable_manifest(text: str | bytes) -> None:
+    """Refuse a manifest's text too long, or of too many values, to be read as JSON.
 
     Raises:
-        ManifestInvalid: longer than `MAX_MANIFEST_TEXT` (told before it is read),
-            nested too deeply to parse (never `RecursionError`), or an object names a
-            key twice (the review would show one of its values).
-        ValueError: not JSON at all.
+        ManifestInvalid: longer than `MAX_MANIFEST_TEXT` bytes or of more than
+            `MAX_MANIFEST_VALUES` JSON values, naming which and the bound; both told
+            at the cost of the text's length, before anything of it is read.
     """
     size = len(text) if isinstance(text, bytes) else _utf8_size(text)
     if size > MAX_MANIFEST_TEXT:
         why = (f"is {size} bytes of text; a manifest's file is at most {MAX_MANIFEST_TEXT} "
                f"bytes (and its JSON at most {MAX_MANIFEST_BYTES})")
         raise ManifestInvalid(f"$: {why}", problems=[("$", why)])
+    try:
+        refuse_many_values(text, MAX_MANIFEST_VALUES, "a manifest")
+    except TooManyValues as exc:
+        raise ManifestInvalid(f"$: {exc}", problems=[("$", str(exc))]) from None
+
+
+def loads_manifest(text: str | bytes) -> Any:
+    """Parse a manifest's JSON text.
+
+    Raises:
+        ManifestInvalid: longer than `MAX_MANIFEST_TEXT` or of more than
+            `MAX_MANIFEST_VALUES` values (told before it is read,
+            `refuse_unreadable_manifest`), nested too deeply to parse (never
+            `RecursionError`), or an object names a key twice (the review would show
+            one of its values).
+        ValueError: not JSON at all.
+    """
+    refuse_unreadable_manifest(text)
     try:
         return loads_unique(text)
     except DuplicateKey as exc:

@@ -23,7 +23,7 @@ from starlette.responses import Response, StreamingResponse
 
 from engine.app.times import TIME_HELP, parse_time
 from engine.app.verifier import verify_in_a_process
-from engine.core.manifest import file_digests, package_name_problem
+from engine.core.manifest import file_digests, package_name_problem, refuse_unreadable_manifest
 from engine.core.uniquekeys import loads_unique
 from engine.service.bodyvalues import BoundedRoute
 from engine.service.context import (
@@ -298,6 +298,10 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
             raise ServiceError(400, "MANIFEST_INVALID", f"$.name: {problem}", reason="name")
         files: dict[str, str | bytes] = dict(body.files)
         if "manifest.json" in files:
+            # Its size and values first, as the engine's reading of a manifest tells
+            # them (MANIFEST_INVALID, unread): the file's text is one string of the
+            # body, which the body's own bounds let through up to `--max-body`.
+            refuse_unreadable_manifest(body.files["manifest.json"])
             try:
                 # Each key once, as the command line reads a manifest: the file's text
                 # is what a reader of the package sees and what the hash covers.
