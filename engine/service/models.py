@@ -389,9 +389,13 @@ class HistoryEntry(BaseModel):
 
 
 class HistoryOut(BaseModel):
-    """The consent history, oldest first."""
+    """A page of the consent history, oldest first."""
 
     entries: list[HistoryEntry]
+    #: The ``after`` of the next page while more entries may follow; null at the end.
+    next: int | None = Field(description="pass as `after` for the next page while more "
+                             "entries may follow; null once this page reached the history's "
+                             "end")
 
 
 class CallBody(_In):

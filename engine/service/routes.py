@@ -668,9 +668,24 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
 
     @r.get("/v1/history", response_model=HistoryOut)
     async def history(who: Caller = Who,
-                      package: str | None = Query(None, max_length=256)) -> Response:
-        """The consent history: who changed consent, or tried to (operator)."""
+                      package: str | None = Query(None, max_length=256),
+                      after: int | None = Query(None, ge=0, le=2**63 - 1, description=(
+                          "only entries numbered above this sequence number: the `next` "
+                          "of the page before")),
+                      limit: int = Query(MAX_ROWS, ge=1, le=MAX_ROWS, description=(
+                          f"the most entries in this page (at most {MAX_ROWS})"))
+                      ) -> Response:
+        """The consent history: who changed consent, or tried to (operator).
+
+        One page at a time, as the log: at most 1,000 entries (``limit``); the
+        answer's ``next`` is the ``after`` of the following page while more entries
+        may follow, null once the page reached the history's end."""
+        # Refused attempts of cards and agents are kept in it, 120 a minute each: the
+        # whole history in one answer held the service for seconds.
         who.require_operator("reading the consent history")
-        return json_response({"entries": engine.history.entries(package=package)})
+        # One more than the page, to tell whether another page follows.
+        entries = engine.history.entries(package=package, after=after or 0, limit=limit + 1)
+        following = entries[limit - 1]["seq"] if len(entries) > limit else None
+        return json_response({"entries": entries[:limit], "next": following})
 
     app.include_router(r)

@@ -150,10 +150,11 @@ class History(Protocol):
         """Append one entry, inside a write and after its grant changes."""
         ...
 
-    def entries(self, *, package: str | None = None, after: int = 0
-                ) -> list[dict[str, Any]]:
-        """Entries oldest first, optionally those about one package, and only those
-        numbered above ``after`` (a reader that kept the older ones reads only the new)."""
+    def entries(self, *, package: str | None = None, after: int = 0,
+                limit: int | None = None) -> list[dict[str, Any]]:
+        """Entries oldest first, optionally those about one package, only those
+        numbered above ``after`` (a reader that kept the older ones reads only the new),
+        and at most ``limit`` of them (a page: the rest is not read)."""
         ...
 
     def verify(self) -> HistoryVerification:

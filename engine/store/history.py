@@ -199,11 +199,14 @@ class ConsentHistory:
                                "accepted = 1 order by seq desc", [after])
         return remade(rows, node)
 
-    def entries(self, *, package: str | None = None, after: int = 0
-                ) -> list[dict[str, Any]]:
-        """Entries oldest first, optionally those about one package, and only those
-        numbered above ``after``."""
-        out = []
+    def entries(self, *, package: str | None = None, after: int = 0,
+                limit: int | None = None) -> list[dict[str, Any]]:
+        """Entries oldest first, optionally those about one package, only those
+        numbered above ``after``, and at most ``limit`` of them (the rest not read:
+        the cursor is read only as far as the page)."""
+        out: list[dict[str, Any]] = []
+        if limit is not None and limit <= 0:
+            return out
         for row in self.db.query("select * from consent where seq > ? order by seq", [after]):
             row = dict(row)
             # An entry altered by hand is shown flagged, not raised (`decode_field`).
@@ -211,6 +214,8 @@ class ConsentHistory:
             row["accepted"] = bool(row["accepted"])
             if package is None or row["subject"].get("package") == package:
                 out.append(row)
+                if len(out) == limit:
+                    break
         return out
 
     def verify(self, *, chain_made: Callable[[], bool] = lambda: False

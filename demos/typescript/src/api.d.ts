@@ -664,6 +664,10 @@ export interface paths {
         /**
          * History
          * @description The consent history: who changed consent, or tried to (operator).
+         *
+         *     One page at a time, as the log: at most 1,000 entries (``limit``); the
+         *     answer's ``next`` is the ``after`` of the following page while more entries
+         *     may follow, null once the page reached the history's end.
          */
         get: operations["history"];
         put?: never;
@@ -1060,6 +1064,11 @@ export interface components {
         HistoryOut: {
             /** Entries */
             entries: components["schemas"]["HistoryEntry"][];
+            /**
+             * Next
+             * @description pass as `after` for the next page while more entries may follow; null once this page reached the history's end
+             */
+            next: number | null;
         };
         /**
          * HoldApproveBody
@@ -6169,6 +6178,10 @@ export interface operations {
         parameters: {
             query?: {
                 package?: string | null;
+                /** @description only entries numbered above this sequence number: the `next` of the page before */
+                after?: number | null;
+                /** @description the most entries in this page (at most 1000) */
+                limit?: number;
             };
             header?: never;
             path?: never;

@@ -76,6 +76,8 @@ __all__ = ["LOCK_WAIT_S", "READ_WAIT_S", "ROUND_TRIP_S", "TCP_BOUNDS", "TOKEN_RO
 _COLUMNS = (*FIELDS, "prev", "hash", *EXTRA_FIELDS)
 _NO_EXTRA = (None,) * len(EXTRA_FIELDS)
 _CHAIN = FIELDS.index("chain")
+#: History entries read at a time (`PGHistory.entries`).
+_ENTRIES_STEP = 1000
 _PAYLOAD = FIELDS.index("payload")
 _INSERT = (f"insert into log ({', '.join(_COLUMNS)})"
            f" values ({', '.join('%s' for _ in _COLUMNS)})")
@@ -520,18 +522,27 @@ class PGHistory:
                                       [after])
         return remade(rows, node)
 
-    def entries(self, *, package: str | None = None, after: int = 0
-                ) -> list[dict[str, Any]]:
-        """Entries oldest first, optionally those about one package, and only those
-        numbered above ``after``."""
-        out = []
+    def entries(self, *, package: str | None = None, after: int = 0,
+                limit: int | None = None) -> list[dict[str, Any]]:
+        """Entries oldest first, optionally those about one package, only those
+        numbered above ``after``, and at most ``limit`` of them (read `_ENTRIES_STEP`
+        at a time: the server's cursor would send every row above ``after`` at once)."""
+        out: list[dict[str, Any]] = []
         cur = self.link.conn.cursor(row_factory=dict_row)
-        for row in cur.execute("select * from consent where seq > %s order by seq", [after]):
-            row = dict(row)
-            decode_field(row, "subject", is_subject, {})  # as `ConsentHistory.entries`
-            row["accepted"] = bool(row["accepted"])
-            if package is None or row["subject"].get("package") == package:
-                out.append(row)
+        while limit is None or len(out) < limit:
+            rows = cur.execute("select * from consent where seq > %s order by seq limit %s",
+                               [after, _ENTRIES_STEP]).fetchall()
+            for row in rows:
+                row = dict(row)
+                decode_field(row, "subject", is_subject, {})  # as `ConsentHistory.entries`
+                row["accepted"] = bool(row["accepted"])
+                if package is None or row["subject"].get("package") == package:
+                    out.append(row)
+                    if len(out) == limit:
+                        return out
+            if len(rows) < _ENTRIES_STEP:
+                break
+            after = rows[-1]["seq"]
         return out
 
     def verify(self) -> HistoryVerification:
