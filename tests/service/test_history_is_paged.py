@@ -30,10 +30,11 @@ def _write_refusals(db: Path, n: int) -> None:
     """``n`` refused consent attempts, as a card asking at will leaves them."""
     conn = open_database(db)
     history = ConsentHistory(conn)
-    with conn.conn:
-        for i in range(n):
-            history.record(float(i), "card:c1", "grant", {"package": f"acme.p{i % 2}"},
-                           accepted=False, code="PERMISSION_DENIED", reason="operator-only")
+    conn.execute("begin immediate")  # one transaction: one sync, not one an entry
+    for i in range(n):
+        history.record(float(i), "card:c1", "grant", {"package": f"acme.p{i % 2}"},
+                       accepted=False, code="PERMISSION_DENIED", reason="operator-only")
+    conn.execute("commit")
     conn.conn.close()
 
 
