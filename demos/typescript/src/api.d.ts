@@ -1059,7 +1059,7 @@ export interface components {
         };
         /**
          * HistoryOut
-         * @description The consent history, oldest first.
+         * @description A page of the consent history, oldest first.
          */
         HistoryOut: {
             /** Entries */
