@@ -204,11 +204,24 @@ class State:
         return self.open_prompts.undelivered(agent)
 
     def open_tool_calls(self, card: str) -> list[ToolCall]:
-        """The card's open tool calls, oldest first, each with its causal ``chain`` (SPEC §9).
+        """The open tool calls a prompt of ``card`` is checked against (SPEC §9), oldest
+        first, each with its causal ``chain``: those of every card of its package on its
+        canvas, its own and its copies' among them.
 
         What the loop guard reads for every prompt a card makes, naming a context or not.
+        The package's cards run one code and can tell each other to prompt out of band
+        (a copy the card spawned, a second card the person placed): a guard of the card's
+        own calls alone would be sidestepped by the card asking another to prompt for
+        it (README: decisions).
         """
-        return sorted((tc for tc in self.tool_calls.values() if tc.card == card and tc.is_open),
+        node = self.canvas.node(card)
+        package = node.data.get("package") if node is not None else None
+        if type(package) is not str:
+            return sorted((tc for tc in self.tool_calls.values()
+                           if tc.card == card and tc.is_open), key=lambda tc: tc.position)
+        workspace = node.workspace if node is not None else None
+        return sorted((tc for tc in self.tool_calls.values()
+                       if tc.is_open and tc.package == package and tc.workspace == workspace),
                       key=lambda tc: tc.position)
 
     def open_tool_calls_of_agent(self, agent: str) -> int:

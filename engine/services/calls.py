@@ -174,8 +174,9 @@ class Calls:
         Args:
             context: the id of the tool call this call runs in (SPEC §9);
                 the engine keeps its causal chain, the card only names it.
-                A prompt made while the card has tool calls open is checked
-                against the chain of each of them, whether it names one or not.
+                A prompt made while the card, or another card of its package on
+                its canvas, has tool calls open is checked against the chain of
+                each of them, whether it names one or not.
         """
         # Every argument by position (`_at_once` takes them so): no dict of
         # keywords built and matched for each call.
@@ -294,7 +295,9 @@ class Calls:
         return await run_each_durably(self._at_once, calls, alone=self._alone)
 
     def _open_chains(self, card: str) -> list[tuple[str, ...]]:
-        """The causal chains of the card's open tool calls, oldest first.
+        """The causal chains of the open tool calls of the card's package on its canvas
+        (the card's own, its copies', a second card's: `State.open_tool_calls`), oldest
+        first.
 
         Open means what it means for answering the call or naming it as a
         context: its state is ``open`` (`State.open_tool_calls`). Its stored
@@ -310,7 +313,7 @@ class Calls:
                           port_arrow: Arrow | None = None,
                           named: tuple[str, ...] | None = None
                           ) -> tuple[Decision | Passed, tuple[str, ...]]:
-        """A prompt made while the card has tool calls open (SPEC §9).
+        """A prompt made while the card's package has tool calls open on its canvas (SPEC §9).
 
         Checked against the chain of every open tool call and refused if any
         would refuse it. It goes on (and is logged) with the chain of the call
