@@ -465,8 +465,16 @@ class Prompts:
         self.ctx.emit("prompt.resolved", prompt.card, prompt=prompt.id, state=state, code=code,
                       reason=reason)
 
-    def recheck(self, prompt: Prompt, *, count_limits: bool = False) -> Decision | Passed:
+    def recheck(self, prompt: Prompt, *, count_limits: bool = False,
+                open_calls: bool = False) -> Decision | Passed:
         """Checks 1–9 again for an open prompt, with its real target and arrow.
+
+        With ``open_calls`` (at a hold's approval, SPEC §7), check 9 is the loop guard
+        as it stands now: the prompt's own chain, then the chain of every tool call its
+        card's package has open (`State.open_tool_calls`), refused if any would refuse
+        it, as a prompt the card made now would be (SPEC §9). The prompt keeps its own
+        chain. Without it (a consent change's `revalidate`), its own chain alone: an
+        accepted prompt is not cancelled by a tool call opened after it.
 
         A prompt whose card or agent was removed, or the arrow it is queued or
         held on, or whose card is now a card of another package than the one that
@@ -498,16 +506,23 @@ class Prompts:
                           package=prompt.package, target=prompt.agent,
                           permission="agents.prompt", reason="not-connected",
                           arrow=prompt.arrow, why=f"{gone} while the prompt waited")
-        if port:
-            # Port data is checked on the arrow it travels, to the agent that
-            # arrow leads to: the same target the emit was decided with.
-            return decide(self.ctx.state, prompt.card, "agents.prompt", prompt.agent,
-                          {"text": prompt.text}, now=self.ctx.now(), chain=chain, port_arrow=arrow,
-                          count_limits=count_limits)
-        return decide(self.ctx.state, prompt.card, "agents.prompt", prompt.agent,
-                      {"text": prompt.text}, now=self.ctx.now(),
-                      chain=chain if chain and len(chain) > 1 else None,
-                      count_limits=count_limits)
+        # Port data is checked on the arrow it travels, to the agent that arrow
+        # leads to: the same target the emit was decided with.
+        port_arrow = arrow if port else None
+        now = self.ctx.now()
+        result = decide(self.ctx.state, prompt.card, "agents.prompt", prompt.agent,
+                        {"text": prompt.text}, now=now,
+                        chain=chain if port or chain and len(chain) > 1 else None,
+                        port_arrow=port_arrow, count_limits=count_limits)
+        if not open_calls or isinstance(result, Decision):
+            return result
+        for tc in self.ctx.state.open_tool_calls(prompt.card):
+            refused = decide(self.ctx.state, prompt.card, "agents.prompt", prompt.agent,
+                             {"text": prompt.text}, now=now, chain=tuple(tc.chain),
+                             port_arrow=port_arrow, count_limits=False)
+            if isinstance(refused, Decision):
+                return refused
+        return result
 
     def agent_removed(self, agent: str) -> None:
         """End the removed agent's turn: its delivered prompts are cancelled (``not-connected``).
@@ -578,7 +593,7 @@ class Prompts:
                               why=f"a person rejected prompt {prompt.id}",
                               approver=str(principal))
                 return self.outcome(prompt_id)
-            result = self.recheck(prompt)
+            result = self.recheck(prompt, open_calls=True)
             if isinstance(result, Decision):
                 self.resolve(prompt, "cancelled", result.code, result.reason, result.message,
                               approver=str(principal))
