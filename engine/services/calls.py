@@ -318,7 +318,8 @@ class Calls:
         Checked against the chain of every open tool call and refused if any
         would refuse it. It goes on (and is logged) with the chain of the call
         it names as its context, ``named``, or when it names none with the
-        longest chain, the newest of equally long ones. That chain is checked
+        longest chain, the newest of equally long ones (the card's own before
+        another card's of its package). That chain is checked
         first, so its own refusal is the one told; then the others, longest
         first. A refusal of its chain for a check after the loop guard (a full
         window, a full queue) is told only when no other chain refuses the
@@ -334,10 +335,14 @@ class Calls:
         """
         carried = named
         if carried is None:
+            # The longest; of equally long ones the card's own call before another
+            # card's of its package (a person reads the chain as the card's), then
+            # the newest.
+            best = (len(chains[0]), chains[0][-1] == card)
             carried = chains[0]
             for chain in chains:
-                if len(chain) >= len(carried):
-                    carried = chain
+                if (mine := (len(chain), chain[-1] == card)) >= best:
+                    carried, best = chain, mine
         passed = decide(self.ctx.state, card, call, target, args, now=now, chain=carried,
                         port_arrow=port_arrow)
         refused = isinstance(passed, Decision)

@@ -90,7 +90,8 @@ def test_a_cards_prompt_is_checked_against_every_open_call_named_or_not(
         serve_at: Callable[..., Running], tmp_path: Path) -> None:
     """With a1's and a2's calls open, c1 prompting a1 — without a context, or naming
     a2's call — is a 200 whose Decision is ``LOOP_REFUSED`` ``cycle``; another card's
-    call as context is ``INVALID_ARGUMENT`` ``context``; nothing reaches a1."""
+    call as context is ``INVALID_ARGUMENT`` ``context``; nothing reaches a1; nor a3
+    while it waits on c2, a card of c1's package."""
     running = serve_at()
     clients = _build(running, tmp_path / "ws")
     k1 = clients["a1"].post("/v1/tool-calls", json={"agent": "a1", "card": "c1",
@@ -106,6 +107,13 @@ def test_a_cards_prompt_is_checked_against_every_open_call_named_or_not(
         r = clients["c1"].post("/v1/calls", json={**prompt, **extra})
         assert r.status_code == 200, r.text
         assert (r.json()["code"], r.json()["reason"]) == refusal, extra
+    # a3 waits on c2, a card of c1's package: c1 prompting a3 is a cycle of that call
+    # (README: the loop guard holds a card to its package's open calls on the canvas)
+    onwards = clients["c1"].post("/v1/calls", json={**prompt, "target": "a3",
+                                                    "context": k1}).json()
+    assert (onwards["code"], onwards["reason"]) == ("LOOP_REFUSED", "cycle")
+    r = clients["a3"].post(f"/v1/tool-calls/{k3}/cancel")
+    assert r.status_code == 200, r.text
     onwards = clients["c1"].post("/v1/calls", json={**prompt, "target": "a3",
                                                     "context": k1}).json()
     assert onwards["outcome"] == "queued"
