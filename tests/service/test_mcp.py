@@ -316,3 +316,46 @@ async def test_a_prompt_without_context_is_still_stopped_by_the_loop_guard(world
             assert (back.get("code"), back.get("reason")) == ("LOOP_REFUSED", "cycle")
     finally:
         await card.close()
+
+
+async def test_a_held_prompt_under_another_open_call_s_chain_returns_every_open_call(
+        world: Any) -> None:
+    """c1 serves a1's call (through arrowgate mcp) and a2's, newer and as long; its prompt
+    to the dangerous y1 naming no context is held carrying a2's chain (the longest, the
+    newest). The engine cannot tell which call it serves: a1's call returns at once with
+    it too (a tool call never blocks for a person), and prompt_status reports it to a1.
+
+    Found in round 31: a1's tool call waited on, for the card's answer or its timeout,
+    while a person was asked about a prompt made in it; prompt_status said no such prompt.
+    """
+    running, tokens, _clock = world
+    op = running.client()
+    assert op.post("/v1/workspaces/w1/arrows",
+                   json={"id": "e4", "from": "a2", "to": "c1"}).status_code == 201
+    a2 = running.client(Path(tokens["a2"]).read_text())
+    card = Card(running, tokens["c1"])
+    await card.start()
+    try:
+        async with mcp_session(running, "a1", tokens["a1"], []) as session:
+            calling = asyncio.create_task(session.call_tool("c1__relay", {}))
+            first = await card.next_call()
+            second = a2.post("/v1/tool-calls", json={"agent": "a2", "card": "c1",
+                                                     "tool": "relay"}).json()["id"]
+            await card.next_call()
+            held = await card.post("/v1/calls", {"card": "c1", "call": "agents.prompt",
+                                                 "target": "y1", "args": {"text": "deploy"}})
+            assert held["outcome"] == "held", held
+            ticket = json.loads(_text(await asyncio.wait_for(calling, 10)))
+            assert (ticket["tool_call"], ticket["held"]) == (
+                first["id"], [{"prompt": held["prompt"], "state": "held", "agent": "y1"}])
+            status = await session.call_tool("arrowgate__prompt_status",
+                                             {"prompt": held["prompt"]})
+            assert not status.isError, _text(status)
+            assert json.loads(_text(status))["state"] == "held"
+            # a2's call, whose chain the prompt carries, lists it as well
+            assert a2.get(f"/v1/tool-calls/{second}").json()["held"][0]["prompt"] == \
+                held["prompt"]
+            for call in (first["id"], second):
+                await card.post(f"/v1/tool-calls/{call}/result", {"result": "done"})
+    finally:
+        await card.close()
