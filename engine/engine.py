@@ -986,9 +986,15 @@ class Engine:
 
     @_while_open
     def tool_call_holds(self, tc: ToolCall) -> list[Prompt]:
-        """Held prompts the card made in this tool call's chain since it opened.
-        (`Tools.tool_call_holds`)"""
+        """Held prompts the cards of the called card's package on its canvas made since
+        the tool call opened. (`Tools.tool_call_holds`)"""
         return self._tools.tool_call_holds(tc)
+
+    @_while_open
+    def tells_agent(self, prompt: Prompt, agent: str) -> bool:
+        """Whether ``prompt`` was made since a tool call ``agent`` still has open to a
+        card of its package on its canvas. (`Tools.tells_agent`)"""
+        return self._tools.tells_agent(prompt, agent)
 
     def wait_tool(self, call_id: str, *, timeout: float | None = None, until_held: bool = False
                   ) -> Coroutine[Any, Any, ToolCall]:

@@ -446,9 +446,13 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         """Whether ``agent`` called a tool of the card that made ``prompt``, in the
         prompt's causal chain (arrowgate__prompt_status, SPEC §10.2): the chain
         has the agent right before that card. Not merely the chain's first agent,
-        which may be hops away and not connected to the card."""
+        which may be hops away and not connected to the card. Or whether it was made
+        while the agent has a tool call open to the card's package
+        (`Engine.tells_agent`: one naming no context carries another call's chain)."""
         chain, card = prompt.chain, prompt.card
-        return any(chain[i] == agent and chain[i + 1] == card for i in range(len(chain) - 1))
+        return any(chain[i] == agent and chain[i + 1] == card
+                   for i in range(len(chain) - 1)) or (
+            agent is not None and engine.tells_agent(prompt, agent))
 
     @r.get("/v1/prompts/{prompt_id}", response_model=PromptOut)
     async def get_prompt(prompt_id: str, who: Caller = Who) -> Response:

@@ -307,13 +307,28 @@ class Tools:
         return self.ctx.store.tool_call(call_id)
 
     def tool_call_holds(self, tc: ToolCall) -> list[Prompt]:
-        """Held prompts the card made in this tool call's chain since it opened.
+        """Held prompts the cards of the called card's package on its canvas made since
+        the tool call opened.
 
         An agent waiting for a tool call learns of them at once (SPEC §10.2: a
-        tool call never blocks for a person).
+        tool call never blocks for a person). Not only those in the call's own
+        chain: a prompt naming no context carries the longest of the open chains
+        (SPEC §9), and another card of the package may do the work (the loop guard
+        holds them together, `State.open_tool_calls`); the engine cannot tell which
+        call a prompt serves, so every call it may serve is told.
         """
         return [p for p in self.ctx.state.open_prompts.held()
-                if p.card == tc.card and p.chain[:len(tc.chain)] == tc.chain and p.t >= tc.t]
+                if p.package == tc.package and p.workspace == tc.workspace and p.t >= tc.t]
+
+    def tells_agent(self, prompt: Prompt, agent: str) -> bool:
+        """Whether ``prompt`` was made since a tool call ``agent`` still has open to a
+        card of its package on its canvas (told to that call when held,
+        `tool_call_holds`): the agent may follow it (``arrowgate__prompt_status``)
+        until the call ends."""
+        return any(
+            tc.agent == agent and tc.is_open and tc.package == prompt.package
+            and tc.workspace == prompt.workspace and prompt.t >= tc.t
+            for tc in self.ctx.state.tool_calls.values())
 
     async def wait_tool(self, call_id: str, *, timeout: float | None = None,
                         until_held: bool = False) -> ToolCall:

@@ -355,6 +355,11 @@ async def test_a_held_prompt_under_another_open_call_s_chain_returns_every_open_
             # a2's call, whose chain the prompt carries, lists it as well
             assert a2.get(f"/v1/tool-calls/{second}").json()["held"][0]["prompt"] == \
                 held["prompt"]
+            # and a1 follows it to its answer while its call is open
+            assert op.post(f"/v1/holds/{held['prompt']}/reject").status_code == 200
+            status = await session.call_tool("arrowgate__prompt_status",
+                                             {"prompt": held["prompt"]})
+            assert json.loads(_text(status))["code"] == "PROMPT_REJECTED", _text(status)
             for call in (first["id"], second):
                 await card.post(f"/v1/tool-calls/{call}/result", {"result": "done"})
     finally:

@@ -18,6 +18,9 @@ from tests.service.conftest import Running, mint
 
 TOOLS = {"name": "acme.search", "version": "1.0.0", "permissions": {"agents.prompt": {}},
          "tools": ["ping"]}
+#: c3's package: another than c1's, whose cards are held together (a prompt of one is
+#: told to a tool call open to another: README, the loop guard and its package's cards).
+OTHER = {**TOOLS, "name": "acme.lookup"}
 
 
 def test_the_agent_whose_tool_call_made_a_held_prompt_reads_it(
@@ -26,10 +29,12 @@ def test_the_agent_whose_tool_call_made_a_held_prompt_reads_it(
     (tmp_path / "ws").mkdir()
     steps = [("/v1/workspaces", {"id": "w1", "folder": str(tmp_path / "ws")}),
              ("/v1/packages", {"manifest": TOOLS}),
-             ("/v1/packages/acme.search/install", {"grant": "required"})]
+             ("/v1/packages/acme.search/install", {"grant": "required"}),
+             ("/v1/packages", {"manifest": OTHER}),
+             ("/v1/packages/acme.lookup/install", {"grant": "required"})]
     steps += [("/v1/workspaces/w1/nodes", node) for node in (
         {"id": "c1", "type": "card", "package": "acme.search"},
-        {"id": "c3", "type": "card", "package": "acme.search"},
+        {"id": "c3", "type": "card", "package": "acme.lookup"},
         {"id": "a1", "type": "agent", "status": "waiting"},
         {"id": "y1", "type": "agent", "status": "waiting"},
         {"id": "a4", "type": "agent", "status": "waiting", "dangerous": True})]
