@@ -12,7 +12,8 @@
   or ``{"error"}``, once.
 - ``GET /v1/tool-calls/{id}`` and ``GET /v1/tool-calls/{id}/wait?timeout=S``
   (the calling agent, the called card or the operator): the tool call, with
-  the prompts its card made in its chain that wait for a person (``held``);
+  the prompts the cards of its card's package made since it opened that wait for a
+  person (``held``: any may be the call's work, `Engine.tool_call_holds`);
   the wait returns at once when there is one — a tool call never blocks for a
   person. Waiting is on the engine's memory, never holding a database lock.
 - ``POST /v1/tool-calls/{id}/cancel`` (the calling agent): the agent gives up.
@@ -91,7 +92,8 @@ class ToolError(BaseModel):
 
 
 class HeldPrompt(BaseModel):
-    """A prompt the card made in the tool call's chain that waits for a person."""
+    """A prompt a card of the called card's package made while the tool call was open that
+    waits for a person."""
 
     prompt: str
     state: str
@@ -318,7 +320,7 @@ def register_tools(app: FastAPI, service: Service,
                         wait: float | None = Query(
                             None, ge=0, le=MAX_WAIT,
                             description="Also wait up to this many seconds for the answer "
-                                        "(or a held prompt in the call's chain) and give the "
+                                        "(or a held prompt it may be waiting on) and give the "
                                         "tool call as `call`, as `GET "
                                         "/v1/tool-calls/{id}/wait` would: one request "
                                         "instead of two.")) -> Response:
@@ -340,7 +342,7 @@ def register_tools(app: FastAPI, service: Service,
     @r.get("/v1/tool-calls/{call_id}/wait", response_model=ToolCallOut)
     async def wait_tool_call(call_id: str, who: Caller = Who,
                                    timeout: float = Query(30.0, ge=0, le=MAX_WAIT)) -> Response:
-        """Wait up to ``timeout`` seconds for the answer, or for a prompt in its chain to be
+        """Wait up to ``timeout`` seconds for the answer, or for a prompt it may wait on to be
         held; the tool call now."""
         return json_response(await tool_call_after_wait(service, who.principal, call_id,
                                                         timeout, who.shown()))
