@@ -103,6 +103,12 @@ class Model:
         return sum(1 for p in self.prompts.values()
                    if p.agent == agent and p.state in ("queued", "held"))
 
+    def waits_on_the_package(self, agent: str) -> bool:
+        """Whether ``agent`` has a tool call open to a card of the walk's one package
+        (every card is a ``PKG`` card): the loop guard holds all its cards to it."""
+        return any(t.state == "open" and t.card in CARDS and t.agent == agent
+                   for t in self.tools.values())
+
     def window(self, owner: str, key: str) -> list[tuple[float, float]]:
         life = self.lives.get(owner, 0)
         return self.windows.setdefault((owner, life, key), [])
@@ -242,10 +248,10 @@ class Walk:
             return {("denied", refused[0])}, 0
         if (card, agent) not in m.arrows:
             return {("denied", "PERMISSION_DENIED")}, 0
-        if any(t.state == "open" and t.card == card and t.agent == agent
-               for t in m.tools.values()):
-            # SPEC §9: made while its tool calls are open, the prompt carries their
-            # chains; one begun by the agent it would prompt is a cycle.
+        if m.waits_on_the_package(agent):
+            # SPEC §9: made while its package's tool calls are open, the prompt is
+            # checked against their chains; one begun by the agent it would prompt
+            # is a cycle.
             return {("denied", "LOOP_REFUSED")}, 0
         fewest, most = m.room(m.window(card, "prompt"), PROMPT_LIMIT, PROMPT_PERIOD, lo, hi)
         passed = ("denied", "QUEUE_FULL") if m.undelivered(agent) >= QUEUE else \
@@ -491,6 +497,11 @@ class Walk:
             expected = {("denied", "PROMPT_REJECTED")}
             p.state = "rejected"
             p.rows.append("rejected")
+        elif m.waits_on_the_package(p.agent):
+            # SPEC §7: check 9 again at approval, against the open calls as they stand
+            expected = {("denied", "LOOP_REFUSED")}
+            p.state = "cancelled"
+            p.rows.append("cancelled")
         elif m.undelivered(p.agent) - 1 < QUEUE:
             expected = {("queued", None)}
             p.state = "queued"
