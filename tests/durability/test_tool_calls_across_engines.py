@@ -7,6 +7,7 @@ open, named or not; its end is told to both.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from pathlib import Path
 from typing import Any
 
@@ -78,3 +79,27 @@ async def test_the_loop_guard_sees_a_tool_call_opened_through_another_engine(
     d = await two.call("c1", "agents.prompt", "a2", {"text": "on"}, context=k1)
     assert (d.code, d.reason) == ("INVALID_ARGUMENT", "context")
     assert (await two.call("c1", "agents.prompt", "a1", {"text": "free"})).outcome == "queued"
+
+
+async def test_another_engine_holds_a_second_card_of_the_package_to_the_open_call(
+        open_engine: Any, tmp_path: Path) -> None:
+    """a1's call to c1 opened through one engine refuses c2's prompt to a1 through the
+    other (c2 is of c1's package); y1's call to c1 through one cancels, at its approval
+    through the other, c2's prompt to y1 held before it."""
+    one, two = await _two(open_engine, tmp_path)
+    await one.add_node({"id": "c2", "type": "card", "package": "acme.relay"}, workspace="w1")
+    await one.add_node({"id": "y1", "type": "agent", "dangerous": True}, workspace="w1")
+    for arrow, card, agent in (("f-a1", "c2", "a1"), ("f-y1", "c2", "y1"), ("e-y1", "c1", "y1")):
+        await one.add_arrow({"id": arrow, "from": card, "to": agent})
+    held = await two.call("c2", "agents.prompt", "y1", {"text": "ship it"})
+    assert held.outcome == "held" and held.prompt is not None
+    assert (await one.tool("a1", "c1", "relay")).allowed
+    assert (await one.tool("y1", "c1", "relay")).allowed
+    d = await two.call("c2", "agents.prompt", "a1", {"text": "back"})
+    assert (d.code, d.reason) == ("LOOP_REFUSED", "cycle"), d
+    d = await two.approve_hold(held.prompt, text_sha256=hashlib.sha256(b"ship it").hexdigest())
+    assert (d.code, d.reason) == ("LOOP_REFUSED", "cycle"), d
+    one.catch_up()
+    cancelled = one.prompt(held.prompt)
+    assert cancelled is not None and (cancelled.state, cancelled.code) == ("cancelled",
+                                                                          "LOOP_REFUSED")
