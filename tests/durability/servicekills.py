@@ -34,8 +34,11 @@ MANIFEST = {"name": "acme.p", "version": "1.0.0", "tools": ["relay"],
 #: The cards that call and prompt.
 CARDS = ("c0", "c1")
 #: The card whose tool the agent calls: a card with tool calls open may not prompt their
-#: agent (the loop guard, SPEC §9), so it is not one of `CARDS`.
+#: agent (the loop guard, SPEC §9), nor may another card of its package (README: the
+#: loop guard and a package's cards), so it is not one of `CARDS` and is of a package of
+#: its own, `TOOL_MANIFEST`'s.
 TOOL_CARD = "c2"
+TOOL_MANIFEST = {"name": "acme.t", "version": "1.0.0", "tools": ["relay"], "permissions": {}}
 #: The prompt window: 6 a minute per card (SPEC §6).
 PROMPTS = 6
 
@@ -95,12 +98,16 @@ def canvas(op: httpx.Client, folder: Path) -> str:
         "card_write_limit": 1_000_000, "denial_log_limit": 1_000_000}}).status_code == 201
     assert op.post("/v1/packages", json={"manifest": MANIFEST}).status_code in (200, 201)
     assert op.post("/v1/packages/acme.p/install", json={"grant": "all"}).status_code == 200
+    assert op.post("/v1/packages", json={"manifest": TOOL_MANIFEST}).status_code in (200, 201)
+    assert op.post("/v1/packages/acme.t/install", json={"grant": "all"}).status_code == 200
     for node in ({"id": "a1", "type": "agent", "status": "waiting"},
                  {"id": "n1", "type": "note"}):
         assert op.post("/v1/workspaces/w1/nodes", json=node).status_code == 201
     for card in (*CARDS, TOOL_CARD):
         assert op.post("/v1/workspaces/w1/nodes", json={
-            "id": card, "type": "card", "package": "acme.p"}).status_code == 201
+            "id": card, "type": "card",
+            "package": TOOL_MANIFEST["name"] if card == TOOL_CARD else "acme.p"}
+        ).status_code == 201
         for to in ("a1", "n1"):
             assert op.post("/v1/workspaces/w1/arrows", json={
                 "id": f"{card}-{to}", "from": card, "to": to}).status_code == 201
