@@ -748,7 +748,7 @@ export interface paths {
         };
         /**
          * Wait Tool Call
-         * @description Wait up to ``timeout`` seconds for the answer, or for a prompt in its chain to be
+         * @description Wait up to ``timeout`` seconds for the answer, or for a prompt it may wait on to be
          *     held; the tool call now.
          */
         get: operations["wait_tool_call"];
@@ -1006,7 +1006,8 @@ export interface components {
         };
         /**
          * HeldPrompt
-         * @description A prompt the card made in the tool call's chain that waits for a person.
+         * @description A prompt a card of the called card's package made while the tool call was open that
+         *     waits for a person.
          */
         HeldPrompt: {
             /** Prompt */
@@ -6311,7 +6312,7 @@ export interface operations {
     call_tool: {
         parameters: {
             query?: {
-                /** @description Also wait up to this many seconds for the answer (or a held prompt in the call's chain) and give the tool call as `call`, as `GET /v1/tool-calls/{id}/wait` would: one request instead of two. */
+                /** @description Also wait up to this many seconds for the answer (or a held prompt it may be waiting on) and give the tool call as `call`, as `GET /v1/tool-calls/{id}/wait` would: one request instead of two. */
                 wait?: number | null;
             };
             header?: never;
