@@ -22,13 +22,17 @@ import signal
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psycopg
 import pytest
 
+from engine.core.errors import StoreFailed
 from engine.store.pg.parts import TCP_BOUNDS, Link, NoAnswer, bounded_dsn
+from tests.pg.partition import Partition
 from tests.pg.servers import prompt_canvas, start
+from tests.shortdirs import short_dir
 
 
 @pytest.mark.postgres
@@ -111,3 +115,55 @@ def test_tcp_bounds_are_added_unless_the_url_sets_them() -> None:
         bounded_dsn("postgresql://h/db?keepalives_idle=60&tcp_user_timeout=0"))
     assert own["keepalives_idle"] == "60" and own["tcp_user_timeout"] == "0"
     assert own["keepalives_count"] == TCP_BOUNDS["keepalives_count"]
+
+
+@pytest.mark.postgres
+def test_a_server_that_stopped_answering_is_connected_to_again_off_the_callers_thread(
+        pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole server frozen (SIGSTOP, a partition): new connections hang too. One
+    reconnection is tried on the caller's thread (the service's event loop); after it
+    found no answer, every use fails closed at once, saying why, while the next
+    attempts wait in a thread of their own, and the first that gets through is the
+    link's connection once the server answers again. (Found SIGSTOPping the server
+    under two ``arrowgate serve``: each use of the lost connection connected again on
+    the loop, 10 s each, so health and every request waited 12–19 s for a 503, for as
+    long as the server was away.) About 2 s: libpq's shortest connect timeout."""
+    partition = Partition(pg_dsn, short_dir("agq"))
+    connecting: list[int] = []
+    connect = Link.connect
+
+    def counted(self: Link, *args: Any, **kwargs: Any) -> Any:
+        connecting.append(threading.get_ident())
+        return connect(self, *args, **kwargs)
+
+    monkeypatch.setattr(Link, "connect", counted)
+    link = Link(partition.dsn, connect_timeout=2)
+    try:
+        link.conn.deadline = 0.3
+        assert link.conn.execute("select 1").fetchone() == (1,)
+        partition.freeze()
+        with pytest.raises(NoAnswer):
+            link.conn.execute("select 1")
+        link.abandon()
+        here = threading.get_ident()
+        with pytest.raises(StoreFailed, match="cannot reach the PostgreSQL store"):
+            link.conn.execute("select 1")  # one try here, bounded
+        assert connecting.count(here) == 2
+        for _ in range(3):
+            with pytest.raises(StoreFailed, match="did not answer") as told:
+                link.conn.execute("select 1")
+            assert told.value.reason == "connection"
+        assert connecting.count(here) == 2, "a caller waited on a server that is away"
+        partition.thaw()
+        for _ in range(100):  # the attempt in its thread gets through
+            try:
+                assert link.conn.execute("select 1").fetchone() == (1,)
+                break
+            except StoreFailed:
+                time.sleep(0.05)
+        else:
+            raise AssertionError("the link did not connect again once the server answered")
+        assert connecting.count(here) == 2
+    finally:
+        link.close()
+        partition.close()

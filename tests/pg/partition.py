@@ -1,0 +1,98 @@
+"""A relay in front of the test's PostgreSQL server that can stop answering, as a
+frozen host or a network partition does: connections are still accepted (the kernel
+does that for a stopped server too) but nothing goes through until it is thawed,
+neither on connections made before nor on new ones.
+
+Used by the tests that hold the store's bounds on a server that stopped answering
+(`tests.pg.test_store_round_trips_bounded`). Not a test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from pathlib import Path
+
+import psycopg
+
+__all__ = ["Partition"]
+
+#: The relay's port number: only its socket's name (``.s.PGSQL.<port>``) uses it.
+_PORT = 5432
+
+
+class Partition:
+    """A Unix-socket relay to the server of ``dsn``, in ``folder`` (a short path).
+
+    `dsn` is the URL that goes through it; `freeze` stops it relaying, `thaw`
+    lets everything held go on.
+    """
+
+    def __init__(self, dsn: str, folder: Path) -> None:
+        given = psycopg.conninfo.conninfo_to_dict(dsn)
+        host, port = str(given.get("host") or "/tmp"), int(given.get("port") or 5432)
+        self._target: str | tuple[str, int] = (
+            f"{host}/.s.PGSQL.{port}" if host.startswith("/") else (host, port))
+        through = {k: v for k, v in given.items() if k != "hostaddr"}
+        self.dsn = psycopg.conninfo.make_conninfo(
+            "", **{**through, "host": str(folder), "port": str(_PORT)})
+        self._open = threading.Event()
+        self._open.set()
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(str(folder / f".s.PGSQL.{_PORT}"))
+        self._listener.listen(64)
+        #: Connections accepted so far.
+        self.accepted = 0
+        self._sockets: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def freeze(self) -> None:
+        """Stop relaying: the server seems to stop answering."""
+        self._open.clear()
+
+    def thaw(self) -> None:
+        """Relay again, what was held first."""
+        self._open.set()
+
+    def close(self) -> None:
+        """Stop listening and drop every relayed connection."""
+        self.thaw()
+        self._listener.close()
+        for s in self._sockets:
+            with contextlib.suppress(OSError):
+                s.close()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return  # closed
+            self.accepted += 1
+            self._sockets.append(client)
+            threading.Thread(target=self._relay, args=(client,), daemon=True).start()
+
+    def _relay(self, client: socket.socket) -> None:
+        self._open.wait()
+        family = socket.AF_UNIX if isinstance(self._target, str) else socket.AF_INET
+        upstream = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            upstream.connect(self._target)
+        except OSError:
+            client.close()
+            return
+        self._sockets.append(upstream)
+        threading.Thread(target=self._pump, args=(upstream, client), daemon=True).start()
+        self._pump(client, upstream)
+
+    def _pump(self, source: socket.socket, sink: socket.socket) -> None:
+        try:
+            while data := source.recv(65536):
+                self._open.wait()
+                sink.sendall(data)
+        except OSError:
+            pass
+        for s in (source, sink):
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
