@@ -21,6 +21,7 @@ import hashlib
 import itertools
 import json
 import multiprocessing
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -185,6 +186,12 @@ def bounded_dsn(dsn: str) -> str:
     return psycopg.conninfo.make_conninfo(dsn, **extra) if extra else dsn
 
 
+def _unanswered(exc: psycopg.Error) -> bool:
+    """``exc`` says the server left a connection attempt unanswered (rather than
+    refusing it): a connect timeout, or a first round trip with no answer."""
+    return isinstance(exc, (psycopg.errors.ConnectionTimeout, NoAnswer))
+
+
 class Link:
     """The engine's one connection to the database, reopened after it was lost.
 
@@ -204,16 +211,27 @@ class Link:
         self._conn: BoundedConnection | None = None
         #: Connections made, the first included (a reconnection adds one).
         self.connects = 0
+        #: The server left a connection attempt unanswered: when, and what it said
+        #: (`conn`); None while it answers, or refuses at once.
+        self._away: tuple[float, str] | None = None
+        #: A connection an attempt off the caller's thread made, not yet taken.
+        self._made: BoundedConnection | None = None
+        self._attempt: threading.Thread | None = None
+        self._guard = threading.Lock()
+        #: One more at each `close`: an attempt begun before keeps nothing it made.
+        self._closes = 0
 
-    def connect(self) -> BoundedConnection:
+    def connect(self, timeout: float | None = None) -> BoundedConnection:
         """A new connection set up as the store needs it (durable commits, READ COMMITTED),
-        each round trip bounded (`BoundedConnection`, `TCP_BOUNDS`).
+        each round trip bounded (`BoundedConnection`, `TCP_BOUNDS`); waiting for the
+        server no longer than ``timeout`` seconds (default: ``connect_timeout``).
 
         Raises:
             psycopg.OperationalError: the server cannot be reached.
         """
+        wait = self.connect_timeout if timeout is None else timeout
         conn = BoundedConnection.connect(bounded_dsn(self.dsn), autocommit=True,
-                                         connect_timeout=max(1, int(self.connect_timeout)))
+                                         connect_timeout=max(1, int(wait)))
         try:
             # A commit returns only once it is on disk (SPEC §10 "Storage"),
             # whatever the server's default; locks and counts read what the
@@ -230,17 +248,74 @@ class Link:
 
     @property
     def conn(self) -> BoundedConnection:
-        """The open connection (connecting first if there is none)."""
-        if self._conn is None or self._conn.closed:
-            try:
-                self._conn = self.connect()
-            except psycopg.Error as exc:
-                self._conn = None
-                raise StoreFailed(f"cannot reach the PostgreSQL store "
-                                  f"{redact(self.dsn)}: {one_line(str(exc))}",
-                                  reason="connection") from exc
+        """The open connection, connecting first if there is none.
+
+        A reconnection waits for the server no longer than a round trip
+        (`ROUND_TRIP_S`), on the caller's thread: the service's event loop. Once the
+        server left one unanswered (a frozen host, a partition), the caller fails at
+        once and the next attempts wait in a thread of their own (`_reconnect`), so
+        that no caller waits on a server that is away — health, and every request
+        the engine answers from memory, go on; the first attempt that gets through
+        is the connection. A server that refuses at once (stopped, restarting) is
+        tried again on the caller's thread: that costs nothing.
+
+        Raises:
+            StoreFailed: no connection (reason ``connection``).
+        """
+        conn = self._conn
+        if conn is not None and not conn.closed:
+            return conn
+        with self._guard:
+            made, self._made = self._made, None
+        if made is not None:
+            self._conn = made
             self.connects += 1
+            return made
+        away = self._away
+        if away is not None:
+            self._reconnect()
+            raise StoreFailed(f"cannot reach the PostgreSQL store {redact(self.dsn)}: it did "
+                              f"not answer {time.monotonic() - away[0]:.1f} s ago ({away[1]}); "
+                              "connecting again meanwhile", reason="connection")
+        wait = self.connect_timeout if not self.connects else \
+            min(self.connect_timeout, ROUND_TRIP_S)
+        try:
+            self._conn = self.connect(wait)
+        except psycopg.Error as exc:
+            self._conn = None
+            if _unanswered(exc):
+                self._away = (time.monotonic(), one_line(str(exc)))
+            raise StoreFailed(f"cannot reach the PostgreSQL store "
+                              f"{redact(self.dsn)}: {one_line(str(exc))}",
+                              reason="connection") from exc
+        self.connects += 1
         return self._conn
+
+    def _reconnect(self) -> None:
+        """Try to connect in a thread of its own, unless a try is under way."""
+        attempt = self._attempt
+        if attempt is not None and attempt.is_alive():
+            return
+        closes = self._closes
+
+        def attempt_once() -> None:
+            try:
+                conn: BoundedConnection | None = self.connect()
+                away = None
+            except psycopg.Error as exc:
+                conn = None
+                # Refused at once: the server is there to ask, on the caller's thread.
+                away = (time.monotonic(), one_line(str(exc))) if _unanswered(exc) else None
+            with self._guard:
+                if closes == self._closes:
+                    self._away, self._made = away, conn
+                    conn = None
+            if conn is not None:
+                conn.close()  # the link was closed meanwhile
+
+        self._attempt = threading.Thread(target=attempt_once, daemon=True,
+                                         name="arrowgate-pg-reconnect")
+        self._attempt.start()
 
     def conn_if_open(self) -> BoundedConnection | None:
         """The open connection, or None (never connecting: after a failure, to ask more)."""
@@ -270,9 +345,14 @@ class Link:
     def close(self) -> None:
         """Close the connection (a later use reconnects)."""
         conn, self._conn = self._conn, None
-        if conn is not None:
+        with self._guard:
+            self._closes += 1
+            made, self._made = self._made, None
+        for dropped in (conn, made):
+            if dropped is None:
+                continue
             try:
-                conn.close()
+                dropped.close()
             except psycopg.Error:
                 pass
 
