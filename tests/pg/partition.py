@@ -13,6 +13,7 @@ import contextlib
 import socket
 import threading
 from pathlib import Path
+from urllib.parse import urlencode
 
 import psycopg
 
@@ -25,8 +26,8 @@ _PORT = 5432
 class Partition:
     """A Unix-socket relay to the server of ``dsn``, in ``folder`` (a short path).
 
-    `dsn` is the URL that goes through it; `freeze` stops it relaying, `thaw`
-    lets everything held go on.
+    `dsn` is the URL (``postgresql://``) that goes through it; `freeze` stops it
+    relaying, `thaw` lets everything held go on.
     """
 
     def __init__(self, dsn: str, folder: Path) -> None:
@@ -34,9 +35,9 @@ class Partition:
         host, port = str(given.get("host") or "/tmp"), int(given.get("port") or 5432)
         self._target: str | tuple[str, int] = (
             f"{host}/.s.PGSQL.{port}" if host.startswith("/") else (host, port))
-        through = {k: v for k, v in given.items() if k != "hostaddr"}
-        self.dsn = psycopg.conninfo.make_conninfo(
-            "", **{**through, "host": str(folder), "port": str(_PORT)})
+        through = {k: v for k, v in given.items() if k not in ("hostaddr", "dbname")}
+        through |= {"host": str(folder), "port": str(_PORT)}
+        self.dsn = f"postgresql:///{given.get('dbname', '')}?{urlencode(through)}"
         self._open = threading.Event()
         self._open.set()
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

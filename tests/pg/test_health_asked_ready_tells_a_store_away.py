@@ -1,0 +1,53 @@
+"""``GET /v1/health?ready=true`` says whether the service's store answers now; plain
+``GET /v1/health`` stays the cheap liveness check it was, the same answer whatever the
+store does (SPEC §10.1 names the route; the README's decision says the rest).
+
+Found in round 30: health answered ``ok`` while PostgreSQL was away and every store
+route answered 503, and a canvas app or a load balancer had no way to ask whether the
+server could do anything. About 3 s: the frozen server's round trip runs out.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from engine.service.context import API_VERSION
+from tests.pg.partition import Partition
+from tests.pg.servers import start
+from tests.shortdirs import short_dir
+
+
+@pytest.mark.postgres
+def test_health_asked_ready_says_whether_the_postgresql_store_answers(
+        pg_dsn: str, tmp_path: Path) -> None:
+    partition = Partition(pg_dsn, short_dir("agq"))
+    server = start(partition.dsn, tmp_path, "a")
+    try:
+        anon = server.client("")
+        del anon.headers["Authorization"]  # health needs no token, ready or not
+        live = {"status": "ok", "version": API_VERSION}
+        assert anon.get("/v1/health").json() == live
+        ready = anon.get("/v1/health", params={"ready": "true"})
+        assert (ready.status_code, ready.json()) == (200, {**live, "store": "ok"})
+        partition.freeze()  # the database stops answering
+        away = anon.get("/v1/health", params={"ready": "true"})
+        assert away.status_code == 503, away.text
+        assert away.headers["content-type"] == "application/problem+json"
+        assert away.json()["code"] == "STORE_FAILED"
+        assert "PostgreSQL" in away.json()["detail"] or "answer" in away.json()["detail"]
+        live_now = anon.get("/v1/health")  # liveness: the process answers, as before
+        assert (live_now.status_code, live_now.json()) == (200, live)
+        partition.thaw()
+        for _ in range(100):  # ready again once the store answers, without a restart
+            back = anon.get("/v1/health", params={"ready": "true"})
+            if back.status_code == 200:
+                break
+            time.sleep(0.1)
+        assert (back.status_code, back.json()) == (200, {**live, "store": "ok"})
+    finally:
+        server.stop(sig=signal.SIGKILL)
+        partition.close()
