@@ -117,6 +117,8 @@ _ERRORS = {
 #: What any request may be answered, health's too: refused before a route reads it
 #: (`engine.service.framing`, `engine.service.problems.BodyLimit`).
 _BEFORE_ROUTES = frozenset({"400", "413", "415", "417", "431", "501"})
+#: Health's 503: asked ``ready`` (`engine.service.readiness`).
+_NOT_READY = "asked ready=true: the store cannot be read now (STORE_FAILED, saying why)"
 
 
 def openapi_document(app: FastAPI) -> dict[str, Any]:
@@ -136,7 +138,9 @@ def openapi_document(app: FastAPI) -> dict[str, Any]:
             responses.pop("422", None)
             public = path == "/v1/health"
             for status, text in _ERRORS.items():
-                if public and status not in _BEFORE_ROUTES:
+                if public and status == "503":
+                    text = _NOT_READY
+                elif public and status not in _BEFORE_ROUTES:
                     continue
                 responses.setdefault(status, {"description": text,
                                               "content": {PROBLEM: {"schema": ref}}})

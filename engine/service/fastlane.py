@@ -192,9 +192,11 @@ class FastLane:
         if scope["type"] != "http" or scope.get("root_path") or \
                 not _lane_route(scope["method"], scope["path"]):
             return self.app(scope, receive, send)
-        if scope["path"] == "/v1/health" and scope["method"] == "GET":
+        if scope["path"] == "/v1/health" and scope["method"] == "GET" and \
+                not scope["query_string"]:
             # A constant answer, nothing to guard: no coroutine of ours around it
             # (the check canvas apps poll, and the service's measure of itself).
+            # Asked with a query (``ready``: `engine.service.readiness`), FastAPI's.
             return _answer(scope, send, _HEALTH)
         return self._lane_or_app(scope, receive, send)
 

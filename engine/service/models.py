@@ -493,10 +493,12 @@ class HoldApproveBody(_In):
 
 
 class HealthOut(BaseModel):
-    """The service is up."""
+    """The service is up; asked ``ready``, its store answers too."""
 
     status: Literal["ok"]
     version: str
+    store: Literal["ok"] | None = Field(
+        None, description="present when asked ready=true: the store answered")
 
 
 class Problem(BaseModel):

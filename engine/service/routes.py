@@ -75,6 +75,7 @@ from engine.service.models import (
     WorkspaceOut,
 )
 from engine.service.problems import ServiceError
+from engine.service.readiness import Readiness
 from engine.store.logfilter import LOG_OUTCOMES
 
 if TYPE_CHECKING:
@@ -125,10 +126,17 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     # ------------------------------------------------------------ health, tokens
     r = APIRouter(tags=["service"], route_class=BoundedRoute)
 
+    readiness = Readiness(engine.catch_up)
+
     @r.get("/v1/health", response_model=HealthOut)
-    async def health() -> Response:
-        """The service is up (no token needed)."""
-        return json_response({"status": "ok", "version": API_VERSION})
+    async def health(ready: bool = Query(False, description=(
+            "also ask the store (at most once a second, however many ask): 503 "
+            "STORE_FAILED, saying why, when it cannot be read now"))) -> Response:
+        """The service is up (no token needed); with ``ready=true``, its store answers too."""
+        if not ready:
+            return json_response({"status": "ok", "version": API_VERSION})
+        readiness.check()
+        return json_response({"status": "ok", "version": API_VERSION, "store": "ok"})
 
     @r.get("/openapi.json", response_model=dict[str, Any])
     async def openapi_json(_who: Caller = Who) -> Response:
