@@ -394,13 +394,16 @@ def missing_tables(conn: Connection[Any],
     return sorted(made - present)
 
 
-def migrate(conn: Connection[Any],
-            migrations: Sequence[Migration] = MIGRATIONS) -> list[str]:
+def migrate(conn: Connection[Any], migrations: Sequence[Migration] = MIGRATIONS, *,
+            table_lock_wait: float | None = None) -> list[str]:
     """Bring the database's schema up to ``migrations``; returns the names applied now.
 
     All of it happens in one transaction of its own under the migrations
     lock: either every missing step is applied and recorded, or (on any
-    error) none is and the database is as it was.
+    error) none is and the database is as it was. The migrations lock is
+    waited for as the connection's ``lock_timeout`` says (another process
+    migrating); once it is had, a table another session holds locked is waited
+    for no longer than ``table_lock_wait`` seconds, when given.
 
     Raises:
         ValueError: ``conn`` is inside a transaction already (the migrations
@@ -419,6 +422,8 @@ def migrate(conn: Connection[Any],
     done: list[str] = []
     with conn.transaction():
         xact_lock(conn, Lock.MIGRATIONS)
+        if table_lock_wait is not None:
+            conn.execute(f"set local lock_timeout = '{max(1, int(table_lock_wait * 1000))}ms'")
         refuse_lost_ledger(conn, migrations)
         # Created under the lock: two first openers never race on creating it.
         conn.execute(_LEDGER)

@@ -53,6 +53,7 @@ from engine.store.anchor import AnchorFile
 from engine.store.base import Refresh, TerminalClaim
 from engine.store.buckets import BatchBuckets, bucket_of
 from engine.store.canvas import CanvasStore
+from engine.store.database import BUSY_TIMEOUT_S
 from engine.store.decoding import is_subject, loads
 from engine.store.front import BatchFront
 from engine.store.loading import MAX_CATCH_UP, CatchUpImpossible, Touched, catch_up, load_state
@@ -138,6 +139,12 @@ _READ_BUCKET = "select level, at from prompt_budget where workspace = %s"
 #: The longest the migrations' round trips may wait at start-up (another process
 #: may be migrating the same database).
 MIGRATION_S = 300.0
+#: The longest the migrations wait, once they have their lock, for a table another
+#: session holds locked (a ``LOCK TABLE`` at a ``psql`` shell, a long transaction in
+#: the way of an ``ALTER TABLE``): then the open fails closed naming that session
+#: (`engine.store.pg.holders`), the store as it was. An engine's own transactions hold
+#: a table for a commit's time; as long as an engine waits for the write lock.
+MIGRATION_TABLE_LOCK_S = BUSY_TIMEOUT_S
 #: The longest one round trip of loading the whole state may wait (`load`).
 LOAD_S = 120.0
 #: `load`'s bound on waiting for a table lock another session holds (a ``LOCK TABLE``,
@@ -195,10 +202,17 @@ class PGStore(BatchFront):
                 # than a served statement's.
                 with conn.patience(MIGRATION_S):
                     conn.execute(f"set lock_timeout = '{int(MIGRATION_S * 1000)}ms'")
-                    migrate(conn)
+                    migrate(conn, table_lock_wait=MIGRATION_TABLE_LOCK_S)
                     conn.execute(f"set lock_timeout = '{int(LOCK_WAIT_S * 1000)}ms'")
             database = cluster_database(self.link.conn)
         except psycopg.Error as exc:
+            if is_lock_wait(exc) and not existing:
+                # Named on the connection, its migrations' transaction rolled back.
+                failed = locked(f"cannot open the PostgreSQL store {redact(dsn)}; nothing was "
+                                "migrated, so it is as it was", MIGRATION_TABLE_LOCK_S,
+                                self.link.conn_if_open(), exc)
+                self.link.close()
+                raise failed from exc
             self.link.close()
             raise StoreFailed(f"cannot open the PostgreSQL store "
                               f"{redact(dsn)}: {one_line(str(exc))}", reason="connection"
