@@ -495,13 +495,22 @@ class PGStore(BatchFront):
 
         Tables the store's migrations made and someone removed since are the
         finding, before anything reads them (`engine.store.pg.schema.missing_tables`).
+
+        Raises:
+            StoreFailed: the store cannot be read (reason ``connection``: a connection
+                lost since its last use is made again by the next).
         """
-        missing = missing_tables(self.link.conn)
-        if missing:
-            return missing_finding(missing)
-        if self.tx.anchor is not None:
-            self.tx.anchor.flush()  # what this engine committed is on file first
-        return self.log.verify(self.history, self.anchor)
+        try:
+            missing = missing_tables(self.link.conn)
+            if missing:
+                return missing_finding(missing)
+            if self.tx.anchor is not None:
+                self.tx.anchor.flush()  # what this engine committed is on file first
+            return self.log.verify(self.history, self.anchor)
+        except psycopg.Error as exc:
+            self.link.abandon()
+            raise StoreFailed(f"cannot verify the log of the PostgreSQL store "
+                              f"{redact(self.link.dsn)}: {exc}", reason="connection") from exc
 
     # ------------------------------------------------------------- helpers
     def _exec(self, table: str, sql: str, params: list[Any],
