@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * Health
-         * @description The service is up (no token needed).
+         * @description The service is up (no token needed); with ``ready=true``, its store answers too.
          */
         get: operations["health"];
         put?: never;
@@ -993,7 +993,7 @@ export interface components {
         };
         /**
          * HealthOut
-         * @description The service is up.
+         * @description The service is up; asked ``ready``, its store answers too.
          */
         HealthOut: {
             /**
@@ -1003,6 +1003,11 @@ export interface components {
             status: "ok";
             /** Version */
             version: string;
+            /**
+             * Store
+             * @description present when asked ready=true: the store answered
+             */
+            store?: "ok" | null;
         };
         /**
          * HeldPrompt
@@ -1740,7 +1745,10 @@ export type $defs = Record<string, never>;
 export interface operations {
     health: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description also ask the store (at most once a second, however many ask): 503 STORE_FAILED, saying why, when it cannot be read now */
+                ready?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -1803,6 +1811,15 @@ export interface operations {
             };
             /** @description a Transfer-Encoding other than chunked (the server reads no other) */
             501: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description asked ready=true: the store cannot be read now (STORE_FAILED, saying why) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
