@@ -157,6 +157,16 @@ class History(Protocol):
         and at most ``limit`` of them (a page: the rest is not read)."""
         ...
 
+    def latest(self, limit: int, *, package: str | None = None) -> list[dict[str, Any]]:
+        """The newest ``limit`` entries, newest first, optionally those about one
+        package: read from the history's end (along an index of packages), the older
+        ones not read at all, however long the history (a screen showing its end)."""
+        ...
+
+    def count(self, *, package: str | None = None) -> int:
+        """How many entries the history holds, or how many are about one package."""
+        ...
+
     def verify(self) -> HistoryVerification:
         """Check the chain and the grants against its newest entry."""
         ...

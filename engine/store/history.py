@@ -22,13 +22,31 @@ from sqlite_utils import Database
 
 from engine.store.decoding import decode_field, is_subject, loads
 
-__all__ = ["FIELDS", "GENESIS", "ConsentHistory", "HistoryVerification", "Replaced",
-           "digest_of_grants", "entry_hash", "grants_digest", "remade", "replaced", "verify_entries"]
+__all__ = ["FIELDS", "GENESIS", "LATEST_OF_ALL_SQL", "LATEST_OF_PACKAGE_SQL", "PACKAGE_COUNT_SQL",
+           "PACKAGE_KEY", "ConsentHistory", "HistoryVerification", "Replaced",
+           "decoded_entries", "digest_of_grants", "entry_hash", "grants_digest", "remade", "replaced", "verify_entries"]
 
 #: The fields of an entry, in the order they are hashed.
 FIELDS: tuple[str, ...] = ("seq", "t", "principal", "action", "subject", "accepted", "code",
                            "reason", "detail", "grants")
 GENESIS = "0" * 64
+
+#: The package an entry is about, as the index ``idx_consent_package`` (migration
+#: m024) holds it: its subject's ``package``, or NULL for a subject that is no JSON
+#: text (an entry altered by hand: `json_extract` would fail the write). Every read by
+#: package names this very expression, so SQLite answers it from the index; the
+#: migration writes it out (a released step never changes), and
+#: tests/unit/test_history_newest_entries_are_read_by_index.py checks the two agree.
+PACKAGE_KEY = "(case when json_valid(subject) then json_extract(subject, '$.package') end)"
+#: The newest entries of all, newest first: the key read backwards from its end (the
+#: cursor is read only as far as the caller takes).
+LATEST_OF_ALL_SQL = "select * from consent order by seq desc"
+#: The newest entries of one package, newest first, along its index.
+LATEST_OF_PACKAGE_SQL = f"select * from consent where {PACKAGE_KEY} = ? order by seq desc"
+#: How many entries are about one package, counted in its index.
+PACKAGE_COUNT_SQL = f"select count(*) from consent where {PACKAGE_KEY} = ?"
+_PACKAGE_ENTRIES_SQL = (f"select * from consent where {PACKAGE_KEY} = ? and seq > ?"
+                        " order by seq")
 
 
 def _canonical(values: list[Any]) -> str:
@@ -201,22 +219,29 @@ class ConsentHistory:
 
     def entries(self, *, package: str | None = None, after: int = 0,
                 limit: int | None = None) -> list[dict[str, Any]]:
-        """Entries oldest first, optionally those about one package, only those
-        numbered above ``after``, and at most ``limit`` of them (the rest not read:
-        the cursor is read only as far as the page)."""
-        out: list[dict[str, Any]] = []
-        if limit is not None and limit <= 0:
-            return out
-        for row in self.db.query("select * from consent where seq > ? order by seq", [after]):
-            row = dict(row)
-            # An entry altered by hand is shown flagged, not raised (`decode_field`).
-            decode_field(row, "subject", is_subject, {})
-            row["accepted"] = bool(row["accepted"])
-            if package is None or row["subject"].get("package") == package:
-                out.append(row)
-                if len(out) == limit:
-                    break
-        return out
+        """Entries oldest first, optionally those about one package (along its index),
+        only those numbered above ``after``, and at most ``limit`` of them (the rest not
+        read: the cursor is read only as far as the page)."""
+        if package is None:
+            rows = self.db.query("select * from consent where seq > ? order by seq", [after])
+        else:
+            rows = self.db.query(_PACKAGE_ENTRIES_SQL, [package, after])
+        return decoded_entries(rows, package, limit)
+
+    def latest(self, limit: int, *, package: str | None = None) -> list[dict[str, Any]]:
+        """The newest ``limit`` entries, newest first, optionally those about one
+        package: read from the history's end (along the package's index), the older
+        ones not read at all, however long the history."""
+        if package is None:
+            return decoded_entries(self.db.query(LATEST_OF_ALL_SQL), None, limit)
+        return decoded_entries(self.db.query(LATEST_OF_PACKAGE_SQL, [package]), package, limit)
+
+    def count(self, *, package: str | None = None) -> int:
+        """How many entries the history holds, or how many are about one package
+        (counted in its index: no entry is read)."""
+        if package is None:
+            return int(self.db.execute("select count(*) from consent").fetchone()[0])
+        return int(self.db.execute(PACKAGE_COUNT_SQL, [package]).fetchone()[0])
 
     def verify(self, *, chain_made: Callable[[], bool] = lambda: False
                ) -> HistoryVerification:
@@ -254,6 +279,34 @@ class ConsentHistory:
                                        "database was upgraded to one: its columns were "
                                        "removed outside the engine")
         return HistoryVerification(True, count)
+
+
+def _decoded_entry(raw: dict[str, Any]) -> dict[str, Any]:
+    """An entry as `decoded_entries` gives it."""
+    row = dict(raw)
+    decode_field(row, "subject", is_subject, {})
+    row["accepted"] = bool(row["accepted"])
+    return row
+
+
+def decoded_entries(rows: Iterable[dict[str, Any]], package: str | None,
+                    limit: int | None) -> list[dict[str, Any]]:
+    """At most ``limit`` of ``rows`` (the consent table's, as any store reads them)
+    decoded for a reader, those about ``package`` when one is named, the rest of
+    ``rows`` not read: each subject decoded (one altered by hand shown flagged, not
+    raised: `decode_field`), ``accepted`` a bool."""
+    out: list[dict[str, Any]] = []
+    if limit is not None and limit <= 0:
+        return out
+    for raw in rows:
+        row = _decoded_entry(raw)
+        # The index read the subject as SQLite's JSON does; an entry is the package's
+        # as the engine reads it (a text edited to name a key twice, or a number, is not).
+        if package is None or row["subject"].get("package") == package:
+            out.append(row)
+            if len(out) == limit:
+                break
+    return out
 
 
 _EMPTY_GRANTS = hashlib.sha256(b"[]").hexdigest()

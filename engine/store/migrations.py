@@ -702,3 +702,19 @@ def m023_history_edits_fed(db: Database) -> None:
             db.execute(f"create trigger changes_{table}_{event} after {event} on {table}"
                        f" begin insert into changes (kind, key) values ('{table}', old.seq);"
                        " end")
+
+
+@migrations()
+def m024_consent_by_package(db: Database) -> None:
+    """An index of the consent history by the package each entry is about, then number.
+
+    The history keeps every refused consent attempt (up to 120 a minute for each card
+    and agent), so it grows without bound; a reader showing a package's newest entries
+    (the TUI's grants screen) or paging through them (``GET /v1/history?package=``)
+    reads them along this index from the end it wants, where it read and decoded the
+    whole history. The expression is the reads' own (`history.PACKAGE_KEY`, written out
+    here as a released step must never change), and NULL for a subject that is no JSON,
+    so an entry altered by hand is still written.
+    """
+    db.execute("create index idx_consent_package on consent ((case when json_valid(subject)"
+               " then json_extract(subject, '$.package') end), seq)")

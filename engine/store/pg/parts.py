@@ -48,6 +48,7 @@ from engine.store.history import (
     GENESIS,
     HistoryVerification,
     Replaced,
+    decoded_entries,
     digest_of_grants,
     entry_hash,
     remade,
@@ -71,7 +72,8 @@ from engine.store.pg.holders import is_lock_wait, locked
 from engine.store.pg.locks import Lock, xact_lock
 
 __all__ = ["LOCK_WAIT_S", "READ_WAIT_S", "ROUND_TRIP_S", "TCP_BOUNDS", "TOKEN_ROUND_TRIP_S", "BoundedConnection",
-           "Link", "NoAnswer", "bounded_dsn", "PGHistory", "PGLog", "PGSecrets", "PGTokens", "Reader",
+           "Link", "NoAnswer", "PG_LATEST_OF_ALL_SQL", "PG_LATEST_OF_PACKAGE_SQL",
+           "PG_PACKAGE_COUNT_SQL", "PG_PACKAGE_KEY", "bounded_dsn", "PGHistory", "PGLog", "PGSecrets", "PGTokens", "Reader",
            "redact", "verify_pg_in_parallel"]
 
 _COLUMNS = (*FIELDS, "prev", "hash", *EXTRA_FIELDS)
@@ -79,6 +81,20 @@ _NO_EXTRA = (None,) * len(EXTRA_FIELDS)
 _CHAIN = FIELDS.index("chain")
 #: History entries read at a time (`PGHistory.entries`).
 _ENTRIES_STEP = 1000
+#: Past every entry's number: where a read of the newest entries starts.
+_PAST_EVERY_SEQ = 2**63 - 1
+#: An entry's package as the index ``idx_consent_package`` holds it (schema m013;
+#: SQLite's `engine.store.history.PACKAGE_KEY`): every read by package names it.
+PG_PACKAGE_KEY = "arrowgate_subject_package(subject)"
+#: The newest entries of all below a number, newest first: the key read backwards.
+PG_LATEST_OF_ALL_SQL = "select * from consent where seq < %s order by seq desc limit %s"
+#: The newest entries of one package below a number, newest first, along its index.
+PG_LATEST_OF_PACKAGE_SQL = (f"select * from consent where {PG_PACKAGE_KEY} = %s and seq < %s"
+                            " order by seq desc limit %s")
+#: How many entries are about one package, counted in its index.
+PG_PACKAGE_COUNT_SQL = f"select count(*) from consent where {PG_PACKAGE_KEY} = %s"
+_PACKAGE_ENTRIES_SQL = (f"select * from consent where {PG_PACKAGE_KEY} = %s and seq > %s"
+                        " order by seq limit %s")
 _PAYLOAD = FIELDS.index("payload")
 _INSERT = (f"insert into log ({', '.join(_COLUMNS)})"
            f" values ({', '.join('%s' for _ in _COLUMNS)})")
@@ -604,26 +620,51 @@ class PGHistory:
 
     def entries(self, *, package: str | None = None, after: int = 0,
                 limit: int | None = None) -> list[dict[str, Any]]:
-        """Entries oldest first, optionally those about one package, only those
-        numbered above ``after``, and at most ``limit`` of them (read `_ENTRIES_STEP`
-        at a time: the server's cursor would send every row above ``after`` at once)."""
+        """Entries oldest first, optionally those about one package (along its index),
+        only those numbered above ``after``, and at most ``limit`` of them (read
+        `_ENTRIES_STEP` at a time: the server's cursor would send every row above
+        ``after`` at once)."""
+        if package is None:
+            return self._read("select * from consent where seq > %s order by seq limit %s",
+                              [], after, None, limit)
+        return self._read(_PACKAGE_ENTRIES_SQL, [package], after, package, limit)
+
+    def latest(self, limit: int, *, package: str | None = None) -> list[dict[str, Any]]:
+        """The newest ``limit`` entries, newest first, optionally those about one
+        package: read from the history's end (along the package's index), the older
+        ones not read at all, however long the history."""
+        if package is None:
+            return self._read(PG_LATEST_OF_ALL_SQL, [], _PAST_EVERY_SEQ, None, limit)
+        return self._read(PG_LATEST_OF_PACKAGE_SQL, [package], _PAST_EVERY_SEQ, package, limit)
+
+    def count(self, *, package: str | None = None) -> int:
+        """How many entries the history holds, or how many are about one package
+        (counted in its index)."""
+        if package is None:
+            row = self.link.conn.execute("select count(*) from consent").fetchone()
+        else:
+            row = self.link.conn.execute(PG_PACKAGE_COUNT_SQL, [package]).fetchone()
+        return int(row[0]) if row is not None else 0
+
+    def _read(self, sql: str, params: list[Any], bound: int, package: str | None,
+              limit: int | None) -> list[dict[str, Any]]:
+        """At most ``limit`` entries of ``sql`` (its parameters: ``params``, then the
+        ``seq`` it reads past, then how many), `_ENTRIES_STEP` at a time, each step
+        past the last ``seq`` read: decoded (`decoded_entries`), of ``package`` as
+        the engine reads a subject when one is named."""
         out: list[dict[str, Any]] = []
+        if limit is not None and limit <= 0:
+            return out
         cur = self.link.conn.cursor(row_factory=dict_row)
-        while limit is None or len(out) < limit:
-            rows = cur.execute("select * from consent where seq > %s order by seq limit %s",
-                               [after, _ENTRIES_STEP]).fetchall()
-            for row in rows:
-                row = dict(row)
-                decode_field(row, "subject", is_subject, {})  # as `ConsentHistory.entries`
-                row["accepted"] = bool(row["accepted"])
-                if package is None or row["subject"].get("package") == package:
-                    out.append(row)
-                    if len(out) == limit:
-                        return out
-            if len(rows) < _ENTRIES_STEP:
-                break
-            after = rows[-1]["seq"]
-        return out
+        while True:
+            # No more rows than the page still wants: the newest 200 are one step.
+            step = _ENTRIES_STEP if limit is None else min(_ENTRIES_STEP, limit - len(out))
+            rows = cur.execute(sql, [*params, bound, step]).fetchall()
+            out += decoded_entries(rows, package,
+                                   None if limit is None else limit - len(out))
+            if len(out) == limit or len(rows) < step:
+                return out
+            bound = rows[-1]["seq"]
 
     def verify(self) -> HistoryVerification:
         """Check every entry's link and hash in order, then the grants against the newest."""

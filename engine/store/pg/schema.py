@@ -310,6 +310,19 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("m012_hand_edits_of_state_fed", (
         _HAND_LOCK, _ROW_EDITED, _TABLE_EMPTIED, *_fed_triggers(),
     )),
+    # The consent history by the package each entry is about, then number (as SQLite's
+    # m024): a package's newest entries, or a page of them, read along it from the end
+    # wanted, where the whole history was read. The function is the reads' own
+    # (`engine.store.pg.parts.PG_PACKAGE_KEY`); it answers NULL for a subject that is no
+    # JSON (an entry altered by hand), so no write of one fails.
+    Migration("m013_consent_by_package", (
+        "create function arrowgate_subject_package(subject text) returns text"
+        " language plpgsql immutable as $$"
+        " begin return subject::jsonb ->> 'package';"
+        " exception when others then return null; end $$",
+        "create index idx_consent_package on consent"
+        " (arrowgate_subject_package(subject), seq)",
+    )),
 )
 
 #: The migrations ledger: the table recording each applied step.
