@@ -13,11 +13,14 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from sqlite_utils import Database
+
 from engine.store.history import (
     LATEST_OF_ALL_SQL,
     LATEST_OF_PACKAGE_SQL,
     PACKAGE_COUNT_SQL,
 )
+from engine.store.migrations import migrations
 from engine.store.pg.parts import (
     PG_LATEST_OF_ALL_SQL,
     PG_LATEST_OF_PACKAGE_SQL,
@@ -98,9 +101,6 @@ async def test_an_entry_altered_by_hand_is_read_as_it_stands(tmp_path: Path) -> 
 def _sqlite_plan(sql: str, params: list[Any]) -> str:
     conn = sqlite3.connect(":memory:")
     try:
-        from engine.store.migrations import migrations
-        from sqlite_utils import Database
-
         migrations.apply(Database(conn))
         return "\n".join(str(r[-1]) for r in conn.execute(f"explain query plan {sql}", params))
     finally:

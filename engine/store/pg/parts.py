@@ -42,7 +42,7 @@ from engine.core.text import one_line
 from engine.store.anchor import AnchorFile
 from engine.store.base import TokenRow
 from engine.store.database import BUSY_TIMEOUT_S
-from engine.store.decoding import decode_field, is_chain, is_subject
+from engine.store.decoding import decode_field, is_chain
 from engine.store.history import FIELDS as HISTORY_FIELDS
 from engine.store.history import (
     GENESIS,
