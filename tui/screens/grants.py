@@ -22,9 +22,13 @@ from .base import EngineScreen, row_key
 from .confirm import ConfirmScreen
 from .review import ReviewScreen
 
-__all__ = ["GrantsScreen", "describe_update"]
+__all__ = ["HISTORY_SHOWN", "GrantsScreen", "describe_update"]
 
 _RISK_ORDER = {"high": 0, "medium": 1, "low": 2}
+#: The most consent history entries the table shows: a package's newest. Refused
+#: attempts are kept there for good, up to 120 a minute for each card and agent, so a
+#: history may hold far more than a person scrolls through (`GET /v1/history` pages it).
+HISTORY_SHOWN = 200
 
 
 class GrantsScreen(EngineScreen):
@@ -54,7 +58,7 @@ class GrantsScreen(EngineScreen):
             with Vertical(id="left"):
                 yield Static("Packages", classes="section")
                 yield DataTable(id="packages", cursor_type="row", zebra_stripes=True)
-                yield Static("Consent history", classes="section")
+                yield Static("Consent history", classes="section", id="history-title")
                 yield DataTable(id="history", cursor_type="row", zebra_stripes=True)
             with Vertical(id="right"):
                 yield Static("", id="package-title", classes="section")
@@ -112,6 +116,7 @@ class GrantsScreen(EngineScreen):
         pkg = self.selected_package()
         perms = self.query_one("#permissions", DataTable)
         history = self.query_one("#history", DataTable)
+        history_title = self.query_one("#history-title", Static)
         title = self.query_one("#package-title", Static)
         note = self.query_one("#package-note", Static)
         chosen = self.selected_permission()
@@ -119,6 +124,7 @@ class GrantsScreen(EngineScreen):
         history.clear()
         if pkg is None:
             title.update("No package is offered or installed.")
+            history_title.update("Consent history")
             note.update("")
             return
         manifest = pkg.manifest or pkg.pending
@@ -133,7 +139,14 @@ class GrantsScreen(EngineScreen):
             perms.add_row(plain(spec.risk), plain(name), plain(mark), plain(sees), key=name)
         if chosen is not None and chosen in perms.rows:
             perms.move_cursor(row=perms.get_row_index(chosen))
-        for entry in reversed(self.engine.history.entries(package=pkg.name)[-200:]):
+        # The newest only, read from the history's end along its index: the whole was
+        # read and decoded to show them (seconds and hundreds of MB at 80,000 entries).
+        newest = self.engine.history.latest(HISTORY_SHOWN, package=pkg.name)
+        total = (len(newest) if len(newest) < HISTORY_SHOWN
+                 else self.engine.history.count(package=pkg.name))
+        history_title.update("Consent history" if total <= len(newest) else
+                             f"Consent history: the newest {len(newest):,} of {total:,}")
+        for entry in newest:
             stamp = time.strftime("%m-%d %H:%M:%S", time.gmtime(entry["t"]))
             history.add_row(stamp, plain(entry["principal"]), plain(entry["action"]),
                             plain(_result(entry)), plain(_subject(entry["subject"])))
