@@ -35,7 +35,8 @@ NAMES = ["m001_engine", "m002_secrets", "m003_prompt_position", "m004_consent_ch
          "m015_hand_on_orphaned_spawns",
          "m016_revoke_removed_nodes_tokens", "m017_suppressed_pending_fed",
          "m018_service_tokens_fed", "m019_prompts_in_play_index", "m020_prompt_budget",
-         "m021_terminal_drivers", "m022_terminal_claim_leases", "m023_history_edits_fed"]
+         "m021_terminal_drivers", "m022_terminal_claim_leases", "m023_history_edits_fed",
+         "m024_consent_by_package"]
 #: The steps the two chains had before they merged (the rest came after).
 OLD = NAMES[:9]
 

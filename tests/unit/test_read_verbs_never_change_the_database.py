@@ -88,7 +88,7 @@ def test_the_upgrade_named_makes_the_database_readable(
     db = _older(tmp_path)
     assert main(["upgrade", "--db", str(db), "--json"]) == 0, capsys.readouterr().err
     done = json.loads(capsys.readouterr().out)
-    assert done["applied"] and done["applied"][-1] == "m023_history_edits_fed", done
+    assert done["applied"] and done["applied"][-1] == "m024_consent_by_package", done
     assert main(["reach", "c1", "--db", str(db)]) == 0, capsys.readouterr().err
     capsys.readouterr()
     assert main(["upgrade", "--db", str(db), "--json"]) == 0
