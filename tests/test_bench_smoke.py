@@ -191,3 +191,15 @@ def test_cold_bench_makes_the_decisions_callgrind_counts(tmp_path) -> None:
     with pytest.raises(SystemExit, match="at most 100 decisions"):
         main(["--decisions", "cold", "101", "--sizes", "50", "--queries", "1100",
               "--worlds", str(worlds)])
+
+
+def test_tui_grants_history_bench_smoke(tmp_path) -> None:
+    """The grants screen's long-history benchmark runs on a short history, in this
+    process (figures are not asserted)."""
+    from bench.tui_grants_history import main
+
+    out = tmp_path / "grants.json"
+    assert main(["--entries", "300", "--here", "--json", str(out)]) == 0
+    (figures,) = json.loads(out.read_text())
+    assert figures["entries"] == 300 and figures["rows_shown"] == 200
+    assert {"open_to_history_shown_s", "screen_read_s", "screen_read_peak_mb"} <= set(figures)
