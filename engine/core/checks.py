@@ -31,7 +31,7 @@ from engine.core.hosts import matches, normalise_host
 from engine.core.limits import rate_owner
 from engine.core.prompts import QUEUE_LIMIT
 from engine.core.state import CACHE_LIMIT, PackageState, State
-from engine.core.text import SHOWN, shown
+from engine.core.text import SHOWN, as_sent, named
 
 __all__ = ["FETCH_PERMISSIONS", "LOCAL_HOSTS", "MAX_DEPTH", "MAX_VALUES", "SETTING_LIMITS", "Passed",
            "check_card", "data_problem", "decide", "denial", "host_scope", "malformed",
@@ -130,6 +130,7 @@ def _not_granted(d: Decision) -> tuple[str, str]:
 
 
 def _connection_words(a: str | None, b: str | None, ports: str) -> tuple[str, str]:
+    a, b = named(a), named(b)  # one may be a name the caller made up, of any length
     if ports:
         # A port arrow is on the canvas between them: "no arrow" would be untrue.
         return (f"only a port arrow connects {a} and {b} ({ports}), and a port arrow "
@@ -285,7 +286,7 @@ def _args_problem(spec: CallSpec, args: dict[str, Any],
         if type(name) is not str:
             return "args", "argument names must be text"
         if name not in spec.args:
-            return shown(name), f"{spec.name} takes no argument {shown(name)!r}"
+            return as_sent(name), f"{spec.name} takes no argument {named(name)!r}"
     for name, (kind, required) in spec.args.items():
         if name not in args:
             if required:
@@ -323,9 +324,9 @@ def malformed(state: State, card_id: object, call: object,
     card (``CARD_UNKNOWN``); a call name or target that is not gives
     ``INVALID_ARGUMENT`` naming it (after checks 1–2, in the order of §5).
     """
-    call_text, target_text = shown(call), None if target_id is None else shown(target_id)
+    call_text, target_text = as_sent(call), None if target_id is None else as_sent(target_id)
     if type(card_id) is not str or text_size(card_id) is None:
-        return denial(call_text, shown(card_id), "CARD_UNKNOWN", target=target_text,
+        return denial(call_text, as_sent(card_id), "CARD_UNKNOWN", target=target_text,
                       why="a card id is text")
     found = check_card(state, card_id, call_text, target_text)
     if isinstance(found, Decision):
@@ -397,7 +398,8 @@ def _checks(state: State, card_id: str, call: str, target_id: str | None,
     spec = CALLS.get(call)
     # 3. The call is known and its arguments fit (SPEC §8 "Bounds" too).
     if spec is None:
-        return refusal(shown(call), card_id, "UNKNOWN_CALL", pkg_name, target_id, None, None,
+        # The name whole, as the caller sent it (the log row cuts it, the message `named`).
+        return refusal(call, card_id, "UNKNOWN_CALL", pkg_name, target_id, None, None,
                        None, (_given, "there is no such call", ""))
     limit = state.workspace_of(card).settings.max_payload
     problem = _args_problem(spec, args or {}, limit)

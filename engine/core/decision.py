@@ -7,8 +7,10 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 from engine.core.errors import ConsentError, with_code
+from engine.core.text import clipped, named
 
-__all__ = ["CallDenied", "Decision", "NO_EXTRA", "Outcome", "Words", "accepted", "refusal"]
+__all__ = ["CallDenied", "Decision", "NO_EXTRA", "Outcome", "Words", "accepted", "refusal",
+           "refused_head"]
 
 #: A refusal's explanation before it is written out: a function of the
 #: refusal and the values that follow it, giving (why, fix) (see `refusal`).
@@ -214,19 +216,31 @@ if tuple(f.name for f in fields(Decision)) != ('outcome', 'call', 'card', 'packa
     raise ImportError("engine.core.decision.Decision.with_ does not match its fields")
 
 
-def _write(decision: Decision, words: Words) -> str:
-    """The message of a refusal: who may not do what, the reason, why and what would allow it."""
-    why, fix = words[0](decision, *words[1:])
+def refused_head(decision: Decision) -> str:
+    """A refusal's message up to its reason: ``CODE: card C (P) may not CALL TARGET``,
+    each name as `named` quotes it (cut past `NAMED` characters, with its length)."""
     card, package, target = decision.card, decision.package, decision.target
-    who = (f"card {card} ({package})" if package else f"card {card}") if card else "the caller"
-    what = f"{decision.call} {target}" if target else decision.call
-    text = with_code(decision.code or "", f"{who} may not {what}")
+    who = (f"card {named(card)} ({named(package)})" if package else f"card {named(card)}") \
+        if card else "the caller"
+    what = f"{named(decision.call)} {named(target)}" if target else named(decision.call)
+    return with_code(decision.code or "", f"{who} may not {what}")
+
+
+def _write(decision: Decision, words: Words) -> str:
+    """The message of a refusal: who may not do what, the reason, why and what would allow it.
+
+    The one place a refusal's message is written, so the one place it is bounded
+    whatever the caller sent: each name quoted through `named`, and why and fix
+    (which the checks write, naming ids with `named` too) `clipped` to a line each.
+    """
+    why, fix = words[0](decision, *words[1:])
+    text = refused_head(decision)
     if decision.reason:
-        text += f": {decision.reason}"
+        text += f": {named(decision.reason)}"
     if why:
-        text += f" — {why}"
+        text += f" — {clipped(why)}"
     if fix:
-        text += f"; {fix}"
+        text += f"; {clipped(fix)}"
     return text
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from engine.core.catalogue import RATE_LIMITS, RateLimit
+from engine.core.text import SHOWN
 
 if TYPE_CHECKING:
     from canvas.graph import Canvas
@@ -360,7 +361,10 @@ class Suppressed:
         if t < self.first:
             self.first = t
         self.codes[code or "none"] += 1
-        # Call names are the card's to choose: name a few, count the rest.
+        # Call names are the card's to choose, of any length: name a few, each cut
+        # as a log row cuts it, and count the rest.
+        if len(call) > SHOWN:
+            call = call[:SHOWN] + "…"
         calls = self.calls
         calls[call if call in calls or len(calls) < CALLS_NAMED else "…"] += 1
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["LINE", "PATH_SHOWN", "SHOWN", "bounded", "clipped", "control_characters",
-           "describe_character", "id_problem", "ident", "inert_lines", "is_control",
-           "is_unicode", "named_path", "one_line", "quoted", "shown", "visible"]
+__all__ = ["LINE", "NAMED", "PATH_SHOWN", "SHOWN", "as_sent", "bounded", "clipped",
+           "control_characters", "describe_character", "id_problem", "ident", "inert_lines",
+           "is_control", "is_unicode", "named", "named_path", "one_line", "quoted", "shown",
+           "visible"]
 
 #: Bidirectional formatting characters: they reorder the text around them.
 BIDI_CONTROLS = frozenset("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e"
@@ -277,3 +278,33 @@ def shown(value: object) -> str:
         return value
     text = str.encode(value, "utf-8", "backslashreplace").decode("utf-8")
     return text if len(text) <= SHOWN else text[:SHOWN] + "…"
+
+
+#: The most characters of a name someone else chose (a card's id, a target's, a call's,
+#: a tool's, a port's or an argument's name) a message quotes (`named`).
+NAMED = 100
+
+
+def named(value: object) -> str:
+    """A name someone else chose, as a message a person reads quotes it.
+
+    Whole up to `NAMED` characters; longer, its first `NAMED`, "…" and its
+    length (``xxxx…[5242880 characters]``), as the TUI's ``short_id`` cuts an id
+    for the screen: a card naming a target of 5 MB is told so in a line, not
+    in 5 MB (SPEC §5: "a message a person can read"). Lone surrogates escaped
+    and a value that is not a `str` shown as its type, as `shown` does. What
+    the caller sent stays whole where a program matches on it (a Decision's
+    fields); only the words are cut.
+    """
+    if type(value) is not str or len(value) <= NAMED:
+        return shown(value)
+    return shown(value[:NAMED])[:NAMED] + f"…[{len(value)} characters]"
+
+
+def as_sent(value: object) -> str:
+    """A name someone else chose, as a refusal's fields keep it: whole when it is valid
+    Unicode text (what the caller sent, for a program to match on; a log row and a
+    summary cut it to `SHOWN` characters themselves), else as `shown` shows it."""
+    if type(value) is str and (str.isascii(value) or is_unicode(value)):
+        return value
+    return shown(value)

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field, fields
 from itertools import islice
 from typing import Any
 
-from engine.core.decision import Decision
+from engine.core.decision import Decision, refused_head
+from engine.core.errors import with_code
 from engine.core.manifest import check_json, json_path
-from engine.core.text import shown
+from engine.core.text import named
 from engine.core.toolschema import TooCostly, check_budget, schema_problems, tool_validator
 
 __all__ = ["MAX_OPEN_TOOL_CALLS", "TOOL_CALL_COLUMNS", "TOOL_STATES", "ToolCall", "agent_side", "arg_path", "schema_problem",
@@ -108,13 +109,14 @@ TOOL_CALL_COLUMNS: tuple[str, ...] = _FIELDS
 
 def agent_side(decision: Decision, agent: str, tool: Any) -> Decision:
     """The refusal told from the calling agent's side (it is the agent that reads it)."""
-    card = decision.card or "?"
-    pkg = f" ({decision.package})" if decision.package else ""
-    head = f"{decision.code}: card {card}{pkg} may not {decision.call} {agent}"
-    if not decision.message.startswith(head):
+    head = refused_head(decision)
+    if decision.target != agent or not decision.message.startswith(head):
         return decision
-    return decision.with_(message=f"{decision.code}: agent {agent} may not call "
-                                  f"{card}.{shown(tool)[:64]}{pkg}" + decision.message[len(head):])
+    card = named(decision.card) if decision.card else "?"
+    pkg = f" ({named(decision.package)})" if decision.package else ""
+    return decision.with_(message=with_code(
+        decision.code or "", f"agent {named(agent)} may not call {card}.{named(tool)}{pkg}")
+        + decision.message[len(head):])
 
 
 def arg_path(path: Any) -> str:

@@ -23,7 +23,7 @@ from engine.core.checks import (
 from engine.core.decision import Decision
 from engine.core.limits import UNDER_WAY_PER_CARD, rate_owner
 from engine.core.plans import CountRate, plan_call, plan_prompt
-from engine.core.text import shown
+from engine.core.text import as_sent, named
 from engine.effects.threadwork import STARTED
 from engine.effects.world import World
 from engine.services import claims
@@ -639,19 +639,20 @@ class Calls:
         such output port) the one refusal is under the key ``""``.
         """
         now = self.ctx.now()
-        call = f"port:{port}" if type(port) is str else f"port:{shown(port)}"
+        # The port's name as the caller sent it, when it is text (`as_sent`).
+        call = f"port:{as_sent(port)}"
         if not (type(card) is str and card.isascii()):
-            refusal = malformed(self.ctx.state, card, shown(call), None)
+            refusal = malformed(self.ctx.state, card, call, None)
             if refusal is not None:
                 return {"": self.record.refusal(refusal, None, data, encode=_port_text)}
-        found = check_card(self.ctx.state, card, shown(call))
+        found = check_card(self.ctx.state, card, call)
         if isinstance(found, Decision):
             return {"": self.record.refusal(found, None, data, encode=_port_text)}
         node = found[0]
         _inputs, outputs = self.ctx.state.canvas.ports(node)
         if type(port) is not str or port not in outputs:
-            refusal = denial(shown(call), card, "INVALID_ARGUMENT", package=node.data["package"],
-                             reason="port", why=f"{card} has no output port {shown(port)!r}")
+            refusal = denial(call, card, "INVALID_ARGUMENT", package=node.data["package"],
+                             reason="port", why=f"{card} has no output port {named(port)!r}")
             return {"": self.record.refusal(refusal, None, data, encode=_port_text)}
         limit = self.ctx.state.workspace_of(node).settings.max_payload
         problem = data_problem(data, limit)

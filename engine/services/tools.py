@@ -49,7 +49,7 @@ from engine.core.manifest import check_json
 from engine.core.principal import Principal
 from engine.core.prompts import Prompt
 from engine.core.standing import ClockRun
-from engine.core.text import is_unicode, shown
+from engine.core.text import as_sent, is_unicode, named, shown
 from engine.core.tools import (
     MAX_OPEN_TOOL_CALLS,
     ToolCall,
@@ -125,8 +125,9 @@ class Tools:
         gets a ``tool.call`` event, and `wait_tool` gives the answer. Calls
         the card makes with ``context=`` that id carry the causal chain.
         """
-        # The tool's name as a log row can hold it (an odd one is then UNKNOWN_TOOL).
-        call = f"tool:{shown(tool)}"
+        # The tool's name as the agent sent it, when it is text (`as_sent`; a log row
+        # cuts it); an odd one is then UNKNOWN_TOOL.
+        call = f"tool:{as_sent(tool)}"
         # A refusal's row keeps the arguments as the ok row does (SPEC §8 "Bounds"):
         # `Recorder.refusal` has `_args_text` encode them only if it writes a row --
         # not for a refusal counted toward a `suppressed` row, nor before knowing
@@ -155,7 +156,7 @@ class Tools:
         if spec is None:
             return self.record.refusal(agent_side(denial(
                 call, card, "UNKNOWN_TOOL", package=pkg.name, target=agent, arrow=arrow.id,
-                reason=shown(tool)[:64], why=f"{pkg.name} offers no tool {shown(tool)[:64]!r} "
+                reason=shown(tool)[:64], why=f"{pkg.name} offers no tool {named(tool)!r} "
                 f"(it offers: {', '.join(pkg.manifest.tools) or 'none'})"), agent, tool),
                 None, args, encode=_args_text)
         limit = self.ctx.state.workspaces[card_node.workspace].settings.max_payload
