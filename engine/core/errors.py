@@ -45,6 +45,7 @@ __all__ = [
     "InvalidNode",
     "InvalidRequest",
     "ManifestInvalid",
+    "NOT_WRITTEN",
     "NotFound",
     "PackageNotInstalled",
     "PackagePending",
@@ -82,6 +83,10 @@ CODES: dict[str, str] = {
     "FETCH_FAILED": "the request could not be completed (timeout, connection)",
     "STORE_FAILED": "the change could not be written durably, so it did not happen",
 }
+
+
+#: What a failed change says first (`StoreFailed.not_done`).
+NOT_WRITTEN = "the change was not written, so it did not happen"
 
 
 def with_code(code: str, text: str) -> str:
@@ -231,6 +236,15 @@ class StoreFailed(ConsentError):
     """The store refused a write, so the call or change did not happen (fail closed)."""
 
     code = "STORE_FAILED"
+
+    def not_done(self) -> StoreFailed:
+        """This failure of a read (a catch-up) told as the failure of the change that began
+        with it: "the change was not written, so it did not happen: " and why, its
+        reason kept. A read's own words say only that the store could not be read."""
+        text = self.message.removeprefix(with_code(self.code, ""))
+        return StoreFailed(f"{NOT_WRITTEN}: {text}", reason=self.reason,
+                           permission=self.permission, card=self.card,
+                           package=self.package, details=self.details)
 
     def standing(self, what: str) -> StoreFailed:
         """This failure of a person's action, saying plainly what stands as it was

@@ -119,6 +119,8 @@ _ERRORS = {
 _BEFORE_ROUTES = frozenset({"400", "413", "415", "417", "431", "501"})
 #: Health's 503: asked ``ready`` (`engine.service.readiness`).
 _NOT_READY = "asked ready=true: the store cannot be read now (STORE_FAILED, saying why)"
+#: A read's 503: it asked for no change, so none is said not to have happened.
+_NOT_READ = "the store could not be read (STORE_FAILED, saying why)"
 
 
 def openapi_document(app: FastAPI) -> dict[str, Any]:
@@ -140,6 +142,8 @@ def openapi_document(app: FastAPI) -> dict[str, Any]:
             for status, text in _ERRORS.items():
                 if public and status == "503":
                     text = _NOT_READY
+                elif method == "get" and status == "503":
+                    text = _NOT_READ
                 elif public and status not in _BEFORE_ROUTES:
                     continue
                 responses.setdefault(status, {"description": text,

@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager
 from typing import Any, Literal, Protocol, TypeVar
 
 from engine.core.elsewhere import Moves, between
-from engine.core.errors import EngineClosed
+from engine.core.errors import EngineClosed, StoreFailed
 from engine.core.events import Event, event
 from engine.core.limits import SteadyClock
 from engine.core.state import State
@@ -288,6 +288,8 @@ class Context:
 
         Raises:
             EngineClosed: the engine was closed.
+            StoreFailed: the store could not be read: told as the change not made
+                (`StoreFailed.not_done`), as the operation's own write would be.
             Stale: a ticker's write still found other processes' commits after
                 `_TICK_TRIES` tries, or found the write lock taken (`Busy`, at once:
                 trying again now would only wait on the loop again): an operation is
@@ -296,7 +298,18 @@ class Context:
         """
         if self.closed:
             raise EngineClosed()
-        self.store.sync()
+        try:
+            self.store.sync()
+        except StoreFailed as exc:
+            if isinstance(exc, EngineClosed):
+                raise
+            # The store said it could not be read; what was asked is a change (or a
+            # call, whose decision is written), and it did not happen.
+            raise exc.not_done() from exc
+        self._tickers_run()
+
+    def _tickers_run(self) -> None:
+        """Expire what is due (`on_tick`): a ticker's `Stale` judged again at once."""
         for ticker in self._tickers:
             try:
                 ticker()
@@ -315,10 +328,14 @@ class Context:
 
         Raises:
             EngineClosed: the engine was closed.
-            StoreFailed: the store cannot be reached.
+            StoreFailed: the store could not be read (a read's words: nothing was
+                asked to change).
         """
+        if self.closed:
+            raise EngineClosed()
+        self.store.sync()  # a wait's or the timers' read: a failure told as a read's
         try:
-            self.tick()
+            self._tickers_run()
         except Stale:
             return False
         return True

@@ -50,22 +50,47 @@ class SQLiteTokens:
         self._files = DatabaseFiles(self.path)
 
     def find(self, digest: str) -> tuple[str, str, str] | None:
-        """(id, principal, digest) of the live token with this digest, or None."""
-        row = self._read.execute(
+        """(id, principal, digest) of the live token with this digest, or None.
+
+        Raises:
+            StoreFailed: the table could not be read (`_rows`).
+        """
+        rows = self._rows(
             "select id, principal, hash from service_tokens where hash = ? and revoked is null",
-            [digest]).fetchone()
-        return None if row is None else (str(row[0]), str(row[1]), str(row[2]))
+            [digest])
+        return None if not rows else (str(rows[0][0]), str(rows[0][1]), str(rows[0][2]))
 
     def principal_of(self, token_id: str) -> str | None:
-        """The principal a token id was minted for (revoked or not), or None."""
-        row = self._read.execute("select principal from service_tokens where id = ?",
-                                 [token_id]).fetchone()
-        return None if row is None else str(row[0])
+        """The principal a token id was minted for (revoked or not), or None.
+
+        Raises:
+            StoreFailed: the table could not be read (`_rows`).
+        """
+        rows = self._rows("select principal from service_tokens where id = ?", [token_id])
+        return None if not rows else str(rows[0][0])
 
     def ids_of(self, principal: str) -> list[str]:
-        """The ids of the tokens minted for ``principal`` (revoked or not)."""
-        return [str(r[0]) for r in self._read.execute(
+        """The ids of the tokens minted for ``principal`` (revoked or not).
+
+        Raises:
+            StoreFailed: the table could not be read (`_rows`).
+        """
+        return [str(r[0]) for r in self._rows(
             "select id from service_tokens where principal = ?", [principal])]
+
+    def _rows(self, sql: str, params: list[str]) -> list[tuple[object, ...]]:
+        """The rows of a read on the read connection; a failure of the store (a damaged
+        file, a disk error) as `StoreFailed` in a read's words, as PostgreSQL's token
+        table fails (the service answers 503 and lets nobody in), never sqlite3's own.
+
+        Raises:
+            StoreFailed: the table could not be read.
+        """
+        try:
+            return list(self._read.execute(sql, params).fetchall())
+        except sqlite3.Error as exc:
+            raise StoreFailed(f"the service's tokens could not be read from {self.path}: "
+                              f"{exc}") from exc
 
     def _written(self, change: Callable[[], _T]) -> _T:
         """``change()`` on the write connection, once the database file is still the one

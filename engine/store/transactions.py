@@ -49,6 +49,8 @@ __all__ = ["CHANGES_KEPT", "CHANGES_PRUNED_EVERY", "GATHER_SECONDS", "GATHER_SHA
 GATHER_SECONDS = 0.005
 #: ... and at most this share of what a commit has lately taken.
 GATHER_SHARE = 0.25
+#: What a failed read (a catch-up) says first: a read's words, not a failed write's.
+_NOT_READ = "the SQLite store could not be read"
 
 
 class Stale(Exception):
@@ -1383,21 +1385,31 @@ class Transactions(BatchKeeping):
             self.flush()
 
     def sync(self) -> None:
-        """Reload the state when another connection (a TUI, another engine) committed."""
+        """Reload the state when another connection (a TUI, another engine) committed.
+
+        Raises:
+            StoreFailed: the store could not be read (a read's words: nothing was
+                asked to change); what was read stays to be read again.
+        """
         if self.batch is not None and self._conn.in_transaction:
             # Our open batch holds the write lock (BEGIN IMMEDIATE): nobody
             # else can commit until we do, so there is nothing to catch up on.
             return
-        version = self._read_data_version()
-        if version != self._data_version:
+        try:
+            version = self._read_data_version()
+            if version == self._data_version:
+                return
             quiet = self._quiet()
             if not quiet:
                 self.catch_up()
-            self._data_version = version
-            self._keyed = None
-            self._history_head = None  # it may have written history entries
-            if not quiet:
-                self.noticed += 1
+        except sqlite3.Error as exc:
+            # ``data_version`` is left as it was: the next sync reads again.
+            raise StoreFailed(f"{_NOT_READ}: {exc}") from exc
+        self._data_version = version
+        self._keyed = None
+        self._history_head = None  # it may have written history entries
+        if not quiet:
+            self.noticed += 1
 
     def _quiet(self) -> bool:
         """Whether the commits ``data_version`` says other connections made changed

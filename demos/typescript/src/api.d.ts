@@ -1948,7 +1948,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2474,7 +2474,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2604,7 +2604,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3134,7 +3134,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3662,7 +3662,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4328,7 +4328,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4988,7 +4988,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5120,7 +5120,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5248,7 +5248,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5648,7 +5648,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5791,7 +5791,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5919,7 +5919,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6181,7 +6181,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6315,7 +6315,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6714,7 +6714,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6846,7 +6846,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7122,7 +7122,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
                 headers: {
                     [name: string]: unknown;

@@ -121,12 +121,14 @@ def _no_clock(_t: float | None) -> None:
 
 #: What a failed write says first.
 _NOT_WRITTEN = "the change was not written, so it did not happen"
+#: What a failed read says first (a catch-up: nothing was asked to change).
+_NOT_READ = "the PostgreSQL store could not be read"
 
 
-def _failed(exc: BaseException) -> StoreFailed:
+def _failed(exc: BaseException, what: str = _NOT_WRITTEN) -> StoreFailed:
     if isinstance(exc, StoreFailed):
         return exc
-    return StoreFailed(f"{_NOT_WRITTEN}: {one_line(str(exc))}")
+    return StoreFailed(f"{what}: {one_line(str(exc))}")
 
 
 class Batches(BatchKeeping):
@@ -352,6 +354,14 @@ class Batches(BatchKeeping):
                   if is_lock_wait(exc) else _failed(exc))
         self._told = (exc, failed)
         return failed
+
+    def read_failure(self, exc: BaseException) -> StoreFailed:
+        """``exc``, raised by a read (a catch-up), as the `StoreFailed` it fails with: in
+        a read's words, "could not be read", never a write's (nothing was asked to change);
+        a lock another session held past the lock timeout as reason ``locked``."""
+        if is_lock_wait(exc):
+            return locked(_NOT_READ, LOCK_WAIT_S, self.link.conn_if_open(), exc)
+        return _failed(exc, _NOT_READ)
 
     @staticmethod
     def log_mark() -> object:
@@ -652,7 +662,7 @@ class Batches(BatchKeeping):
         except _STORE_ERRORS as exc:
             self.link.abandon()
             self.seen = -1
-            raise self.failure_of(exc) from exc
+            raise self.read_failure(exc) from exc
         # A batch of log rows only (a refused call) records no change: another engine's
         # is told by the log's numbers moving past what this engine appended itself.
         others = newest - self.own_rows
