@@ -24,7 +24,8 @@ writes neither: ``NotFound(f"no node {x!r}")`` reads ``NOT_FOUND: no node 'x'``:
      │    ├── PackageNotInstalled  PACKAGE_NOT_INSTALLED
      │    └── PackagePending     PACKAGE_PENDING
      ├── CaseInvalid             a replay case file that is not valid
-     └── StoreFailed             STORE_FAILED: a consent change or log row could not be written
+     └── StoreFailed             STORE_FAILED: a consent change or log row could not be written,
+                                 or the store could not be read
           └── EngineClosed       STORE_FAILED, reason ``closed``: the engine was closed
 """
 
@@ -81,7 +82,8 @@ CODES: dict[str, str] = {
     "INVALID_NODE": "the node cannot exist",
     "NOT_FOUND": "no such thing",
     "FETCH_FAILED": "the request could not be completed (timeout, connection)",
-    "STORE_FAILED": "the change could not be written durably, so it did not happen",
+    "STORE_FAILED": "the change could not be written durably, so it did not happen; or the "
+                    "store could not be read",
 }
 
 
@@ -233,7 +235,8 @@ class CaseInvalid(ConsentError):
 
 
 class StoreFailed(ConsentError):
-    """The store refused a write, so the call or change did not happen (fail closed)."""
+    """The store refused a write, so the call or change did not happen (fail closed), or
+    could not be read (its message says which: `not_done` for a change whose read failed)."""
 
     code = "STORE_FAILED"
 
