@@ -71,3 +71,28 @@ async def test_a_long_id_the_canvas_holds_is_cut_in_the_message_only(world: Engi
     assert len(decision.message) < BOUND, len(decision.message)
     assert "5000 characters" in decision.message
     assert world.log_rows()[-1]["card"] == card  # its row names it whole, as before
+
+
+#: Operations a card or an agent may ask for, naming an id of 1 MiB: each refused.
+ASKED: dict[str, Callable[[Engine], Awaitable[Any]]] = {
+    "answer-a-tool-call": lambda e: e.answer_tool(BIG, result=1, by="card:c1"),
+    "cancel-a-tool-call": lambda e: e.cancel_tool(BIG, by="agent:a1"),
+    "wait-for-a-tool-call": lambda e: e.wait_tool(BIG, timeout=0),
+    "wait-for-a-prompt": lambda e: e.wait(BIG),
+    "revoke-a-permission": lambda e: e.revoke("acme.prompter", BIG, by="card:c1"),
+    "review-a-package": lambda e: e.review(BIG),
+}
+
+
+@pytest.mark.parametrize("what", list(ASKED))
+async def test_an_error_naming_a_mebibyte_id_has_a_message_of_a_line(world: Engine,
+                                                                     what: str) -> None:
+    """An operation refused as an error (NOT_FOUND, INVALID_ARGUMENT) is told in a line too."""
+    from engine.core.errors import ConsentError
+
+    with pytest.raises(ConsentError) as refused:
+        await ASKED[what](world)
+    message = refused.value.message
+    assert len(message) < BOUND, (len(message), message[:300])
+    assert len(str(refused.value)) < BOUND
+    assert f"{len(BIG)} characters" in message, message[:300]
