@@ -96,3 +96,13 @@ async def test_an_error_naming_a_mebibyte_id_has_a_message_of_a_line(world: Engi
     assert len(message) < BOUND, (len(message), message[:300])
     assert len(str(refused.value)) < BOUND
     assert f"{len(BIG)} characters" in message, message[:300]
+
+
+def test_an_error_quoting_a_long_name_whole_is_still_a_few_lines() -> None:
+    """A raise site that quotes a caller's name whole: the message is cut, with a mark."""
+    from engine.core.errors import NotFound
+
+    error = NotFound(f"no node {BIG!r}")
+    assert error.message.startswith("NOT_FOUND: no node 'xxx")
+    assert len(error.message) < 2 * BOUND + 100, len(error.message)
+    assert "characters left out" in error.message
