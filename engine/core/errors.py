@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from engine.core.text import clipped
+
 __all__ = [
     "CODES",
     "ApprovalRefused",
@@ -45,6 +47,7 @@ __all__ = [
     "InvalidArrow",
     "InvalidNode",
     "InvalidRequest",
+    "MESSAGE_MAX",
     "ManifestInvalid",
     "NOT_WRITTEN",
     "NotFound",
@@ -87,6 +90,11 @@ CODES: dict[str, str] = {
 }
 
 
+#: The most characters of an error's own text (`ConsentError`; a message given whole from
+#: elsewhere, a Decision's or a case file's list of problems, is bounded there): a
+#: backstop for a raise site that quotes a name someone else chose without
+#: `engine.core.text.named`.
+MESSAGE_MAX = 8000
 #: What a failed change says first (`StoreFailed.not_done`).
 NOT_WRITTEN = "the change was not written, so it did not happen"
 
@@ -119,6 +127,10 @@ class ConsentError(Exception):
         package: str | None = None,
         details: dict[str, Any] | None = None,
     ) -> None:
+        if self.prefixed and len(text) > MESSAGE_MAX:
+            # A raise site that quotes what a caller sent without `named`: its message
+            # still reads as a few lines, not as megabytes (SPEC §5).
+            text = clipped(text, MESSAGE_MAX)
         super().__init__(with_code(self.code, text) if self.prefixed else text)
         self.reason = reason  #: machine-readable reason, e.g. ``from-agent``
         self.permission = permission  #: the permission concerned, where one applies

@@ -34,7 +34,7 @@ from engine.core.manifest import (
 from engine.core.principal import OPERATOR, Principal
 from engine.core.review import Diff, Review, diff_manifests, install_review, newly_required
 from engine.core.state import PackageState
-from engine.core.text import is_unicode
+from engine.core.text import is_unicode, named
 from engine.effects.world import World
 from engine.services.context import Context, operation
 from engine.services.guard import Guard
@@ -359,7 +359,7 @@ class Consent:
                                                       self._package_canvases(package))
         self._package(package)
         if not isinstance(permission, str) or permission not in PERMISSIONS:
-            raise InvalidArgument(f"no permission {permission!r}", reason="permission")
+            raise InvalidArgument(f"no permission {named(permission)!r}", reason="permission")
         granting = sorted((implied_by(permission) - {permission})
                           & self.ctx.state.grants.get(package, set()))
         if granting:
@@ -677,7 +677,8 @@ def known_package(packages: Mapping[str, PackageState], name: str) -> PackageSta
                               reason="name")
     pkg = packages.get(name)
     if pkg is None:
-        raise NotFound(f"no package {name!r} is known", reason="missing-package", package=name)
+        raise NotFound(f"no package {named(name)!r} is known", reason="missing-package",
+                       package=name)
     return pkg
 
 

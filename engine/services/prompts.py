@@ -32,7 +32,7 @@ from engine.core.holds import (
 from engine.core.principal import OPERATOR
 from engine.core.prompts import IN_PLAY, QUEUE_LIMIT, Prompt
 from engine.core.standing import ClockRun, RunSince
-from engine.core.text import bounded, is_unicode
+from engine.core.text import bounded, is_unicode, named
 from engine.effects.world import World
 from engine.services.apply import Applier
 from engine.services.context import Context, operation
@@ -580,7 +580,7 @@ class Prompts:
         principal = self.guard.require_operator(by, action, subject)
         if prompt is None or prompt.state != "held":
             state = prompt.state if prompt else "unknown"
-            raise NotFound(f"prompt {prompt_id} is not held (it is {state})", reason=state)
+            raise NotFound(f"prompt {named(prompt_id)} is not held (it is {state})", reason=state)
         if approve and not approves_text(prompt, text_sha256):
             raise self.guard.refuse(principal, action, subject, ApprovalRefused(
                 f"the text approved is not the text of held prompt "
@@ -662,7 +662,7 @@ class Prompts:
         """Where a prompt stands, as a decision: ``queued``, ``held`` or its error."""
         prompt = self.prompt(prompt_id)
         if prompt is None:
-            raise NotFound(f"no prompt {prompt_id}")
+            raise NotFound(f"no prompt {named(prompt_id)}")
         return outcome_of(prompt)
 
     async def wait(self, prompt_id: str) -> Decision:
@@ -679,7 +679,7 @@ class Prompts:
             self.ctx.tick_outside()
             prompt = self.prompt(prompt_id)
             if prompt is None:
-                raise NotFound(f"no prompt {prompt_id}")
+                raise NotFound(f"no prompt {named(prompt_id)}")
             decision = outcome_of(prompt)
             if decision.outcome != "held":
                 resolution = resolution_of(prompt)

@@ -227,9 +227,10 @@ class Tools:
         principal = Principal.parse(by)
         if tc is None or principal.kind != "card" or principal.node != tc.card:
             # A card learns nothing about other cards' tool calls.
-            raise NotFound(f"{by} has no tool call {call_id!r}")
+            raise NotFound(f"{named(str(by))} has no tool call {named(call_id)!r}")
         if not tc.is_open:
-            raise NotFound(f"tool call {call_id} is not open (it is {tc.state})", reason=tc.state)
+            raise NotFound(f"tool call {named(call_id)} is not open (it is {tc.state})",
+                           reason=tc.state)
         if (result is MISSING) == (error is None):
             raise InvalidArgument("answer a tool call with a result or an "
                                   "error, not both and not neither", reason="answer")
@@ -275,7 +276,7 @@ class Tools:
         principal = Principal.parse(by)
         if tc is None or not (principal.is_operator or (principal.kind == "agent"
                                                         and principal.node == tc.agent)):
-            raise NotFound(f"{by} has no tool call {call_id!r}")
+            raise NotFound(f"{named(str(by))} has no tool call {named(call_id)!r}")
         if tc.is_open:
             with self.ctx.write():
                 self._resolve_tool(tc, "cancelled", "TOOL_CANCELLED", "by-caller",
@@ -355,7 +356,7 @@ class Tools:
             self.ctx.tick_outside()
             tc = self.tool_call(call_id)
             if tc is None:
-                raise NotFound(f"no tool call {call_id!r}")
+                raise NotFound(f"no tool call {named(call_id)!r}")
             if not tc.is_open:
                 if self.settled(tc.id):
                     self._handed.pop(tc.id, None)  # taken: later readers read the store

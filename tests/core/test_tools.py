@@ -114,9 +114,11 @@ def test_agent_side_rewords_the_refusal_for_the_agent() -> None:
     assert told.message == ("PERMISSION_DENIED: agent a1 may not call c1.relay (acme.p): "
                             "not-connected — no arrow connects c1 and a1")
     assert (told.code, told.reason, told.card) == (refused.code, refused.reason, "c1")
-    # A tool name is shown inert and cut to 64 characters.
+    # A long tool name is cut to 100 characters, with its length (`text.named`, round 31:
+    # it had been cut to 64 with nothing to say so), its escape left out.
     long = agent_side(refused, "a1", "x" * 100 + "\x1b[31m")
-    assert "c1." + "x" * 64 + " (acme.p)" in long.message
+    assert "c1." + "x" * 100 + "…[105 characters] (acme.p)" in long.message
+    assert "\x1b" not in long.message
     # A message about another target is left as it is.
     other = denial("agents.prompt", "c1", "QUEUE_FULL", package="acme.p", target="a2")
     assert agent_side(other, "a1", "relay") is other
