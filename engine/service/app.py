@@ -99,8 +99,8 @@ def fast_lane(app: Any) -> FastLane | None:
 
 
 _ERRORS = {
-    "400": "bad input: a malformed request, malformed JSON, unknown fields, wrong types "
-           "(nothing changed)",
+    "400": "bad input: a malformed request, malformed JSON, unknown fields, wrong types, "
+           "a query parameter the route does not take or one given twice (nothing changed)",
     "401": "no token, or an unknown or revoked one",
     "403": "this principal may not do this",
     "404": "no such thing (or not one this principal may see)",

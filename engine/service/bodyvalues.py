@@ -1,4 +1,5 @@
-"""The bound on the JSON values of a request body, told before the body is read.
+"""The bound on the JSON values of a request body, told before the body is read; and
+the route class that holds a request to it and its query to the route's parameters.
 
 The body limit (`engine.service.problems.BodyLimit`) bounds a body's bytes; a
 body within it can still build many times its size once read: 8 MiB of empty
@@ -6,7 +7,9 @@ objects is 2.8 million of them, some 300 MB. So a body is counted first
 (`engine.core.jsoncount`, at the cost of its length) and one of more than
 `MAX_BODY_VALUES` values is 413 ``too-large``, unread, wherever it would be
 read: by the lane (`engine.service.fastlane`) and by FastAPI's routes, whose
-reading `BoundedRoute` puts behind the count.
+reading `BoundedRoute` puts behind the count. `BoundedRoute` also refuses a
+query parameter the route does not take (`engine.service.queryparams`), once
+who calls is known and before the rest of the request is read.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from engine.core.jsoncount import holds_more_values
+from engine.service.queryparams import QueryParameters, query_checked
 
 __all__ = ["MAX_BODY_VALUES", "BoundedRoute", "TooManyBodyValues", "too_many_values"]
 
@@ -62,7 +66,17 @@ class _BoundedRequest(Request):
 
 
 class BoundedRoute(APIRoute):
-    """A FastAPI route whose request body is held to `MAX_BODY_VALUES` before it is read."""
+    """A FastAPI route whose request body is held to `MAX_BODY_VALUES` before it is read,
+    and whose query holds only the parameters it declares, each once (else a 400,
+    `QueryParameters.refusal`, once every dependency of the route is solved)."""
+
+    #: The query parameters the route takes: its own declaration's.
+    query: QueryParameters
+
+    def __init__(self, path: str, endpoint: Callable[..., Any], **kwargs: Any) -> None:
+        super().__init__(path, query_checked(endpoint, lambda: self.query), **kwargs)
+        self.query = QueryParameters.of(f"{'/'.join(sorted(self.methods or ()))} {self.path}",
+                                        self.dependant)
 
     def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
         handler = super().get_route_handler()

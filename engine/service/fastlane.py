@@ -20,6 +20,12 @@ FastAPI, so that every error is FastAPI's own. The open route's ``?wait=S``
 (the call and its wait in one request, so two requests instead of three) is
 answered here too, when S is a plain number.
 
+A query the lane does not take itself (any on the call routes and the
+result route, anything but the one plain parameter elsewhere) is handed on
+too: FastAPI's route refuses a parameter it does not take, or one given twice
+(`engine.service.queryparams`). A plain request has no query, so asking costs
+it one look at the scope.
+
 A card's event stream (``GET /v1/events``) carries the ``tool.call`` event on
 that path too: the lane writes it straight to the connection through the
 server's short way out (`FastLane._events`, `engine.service.events.CardFeed.serve`),
@@ -158,8 +164,8 @@ class FastLane:
         work) goes that way too: in a `Engine.call_many` the turn's later calls
         would wait behind it.
         """
-        if scope.get("root_path") or len(raw) > self.service.max_body:
-            return False
+        if scope.get("root_path") or scope["query_string"] or len(raw) > self.service.max_body:
+            return False  # a query: the call routes take none (`__call__` refuses it)
         header, json_body, declared = _call_headers(scope)
         if header is None or not json_body or not declared:
             return False
@@ -223,6 +229,8 @@ class FastLane:
             if path.startswith("/v1/tool-calls"):
                 return await self._tool_call(scope, receive, send)
             return receive
+        if scope["query_string"]:
+            return receive  # the call routes take no query: FastAPI's route refuses it
         try:
             header, json_body, declared = _call_headers(scope)
             direct: Direct | None = scope.get("arrowgate.direct")
@@ -339,8 +347,10 @@ class FastLane:
                 answer = await tool_call_after_wait(self.service, principal, parts[3], timeout,
                                                     shown)
             else:
-                # The open route's optional ?wait=S (negative: no wait asked).
-                wait = _seconds(query, b"wait", -1.0) if kind == "open" else -1.0
+                # The open route's optional ?wait=S (negative: no wait asked); the result
+                # route takes no query, so FastAPI's route refuses any.
+                wait = _seconds(query, b"wait", -1.0) if kind == "open" else \
+                    None if query else -1.0
                 if wait is None:
                     return receive
                 raw = await _body(receive)

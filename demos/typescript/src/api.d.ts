@@ -1764,7 +1764,7 @@ export interface operations {
                     "application/json": components["schemas"]["HealthOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1849,7 +1849,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1981,7 +1981,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2113,7 +2113,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2245,7 +2245,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspaceOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2375,7 +2375,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspaceOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2505,7 +2505,7 @@ export interface operations {
                     "application/json": components["schemas"]["NodeOut"][];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2639,7 +2639,7 @@ export interface operations {
                     "application/json": components["schemas"]["NodeOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2771,7 +2771,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2905,7 +2905,7 @@ export interface operations {
                     "application/json": components["schemas"]["NodeOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3035,7 +3035,7 @@ export interface operations {
                     "application/json": components["schemas"]["ArrowOut"][];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3169,7 +3169,7 @@ export interface operations {
                     "application/json": components["schemas"]["ArrowOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3301,7 +3301,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3433,7 +3433,7 @@ export interface operations {
                     "application/json": components["schemas"]["PackageOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3563,7 +3563,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReviewOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3697,7 +3697,7 @@ export interface operations {
                     "application/json": components["schemas"]["InstallOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3831,7 +3831,7 @@ export interface operations {
                     "application/json": components["schemas"]["InstallOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3965,7 +3965,7 @@ export interface operations {
                     "application/json": components["schemas"]["GrantsOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4099,7 +4099,7 @@ export interface operations {
                     "application/json": components["schemas"]["RevokeOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4229,7 +4229,7 @@ export interface operations {
                     "application/json": components["schemas"]["DiffOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4363,7 +4363,7 @@ export interface operations {
                     "application/json": components["schemas"]["DiffOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4495,7 +4495,7 @@ export interface operations {
                     "application/json": components["schemas"]["DecisionOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4627,7 +4627,7 @@ export interface operations {
                     "application/json": components["schemas"]["BatchResult"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4759,7 +4759,7 @@ export interface operations {
                     "application/json": components["schemas"]["EmitResult"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4889,7 +4889,7 @@ export interface operations {
                     "application/json": components["schemas"]["PromptOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5021,7 +5021,7 @@ export interface operations {
                     "application/json": components["schemas"]["DecisionOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5149,7 +5149,7 @@ export interface operations {
                     "application/json": components["schemas"]["HoldOut"][];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5283,7 +5283,7 @@ export interface operations {
                     "application/json": components["schemas"]["DecisionOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5417,7 +5417,7 @@ export interface operations {
                     "application/json": components["schemas"]["DecisionOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5549,7 +5549,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5692,7 +5692,7 @@ export interface operations {
                     "application/json": components["schemas"]["LogOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5820,7 +5820,7 @@ export interface operations {
                     "application/jsonl": string;
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5952,7 +5952,7 @@ export interface operations {
                     "application/json": components["schemas"]["VerifyOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6082,7 +6082,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReachOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6216,7 +6216,7 @@ export interface operations {
                     "application/json": components["schemas"]["HistoryOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6351,7 +6351,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallOpened"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6485,7 +6485,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6615,7 +6615,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6747,7 +6747,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6881,7 +6881,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7023,7 +7023,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types (nothing changed) */
+            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
