@@ -8,11 +8,14 @@ import contextlib
 import os
 from pathlib import Path
 
+from engine.store.database import COMPANIONS
+
 __all__ = ["MadeFiles"]
 
 #: The files the engine makes beside a database it creates, by the end of their names
-#: (not its operator token: a command that makes one names it in ``files``).
-_BESIDE_A_NEW_DATABASE = ("-wal", "-shm", "-journal", ".anchor", ".anchor.lock")
+#: (the store's one list, `COMPANIONS`, but its operator token: a command that makes one
+#: names it in ``files``).
+_BESIDE_A_NEW_DATABASE = tuple(end for end in COMPANIONS if end != ".operator-token")
 
 
 class MadeFiles:
