@@ -328,6 +328,11 @@ def _cmd_log_verify(args: argparse.Namespace) -> int:
     from engine.core.text import inert_lines
     from engine.store.logindex import verify_path
 
+    if args.export is not None:
+        return _verify_export(args)
+    if args.anchor is not None:
+        raise CliError("log verify: --anchor goes with EXPORT (a store is checked against "
+                       "the anchor beside it)")
     if getattr(args, "store", None):
         store = open_store(args)
         try:
@@ -348,6 +353,58 @@ def _cmd_log_verify(args: argparse.Namespace) -> int:
         print(f"log verify: FAILED: {problem}")
     else:
         print(f"log verify: FAILED: {result.rows} rows; first bad row {result.first_bad}: "
+              f"{problem}")
+    return EXIT_OK if result.ok else EXIT_FINDING
+
+
+def _rows(n: int) -> str:
+    return f"{n} row" if n == 1 else f"{n} rows"
+
+
+def _verify_export(args: argparse.Namespace) -> int:
+    """``log verify EXPORT``: the exported file checked alone (`engine.app.exportverify`)."""
+    from engine.app.exportverify import verify_export
+    from engine.core.text import inert_lines
+    from engine.store.anchor import AnchorFile
+
+    if args.db is not None or getattr(args, "store", None):
+        raise CliError("log verify: EXPORT is checked alone; leave out --db and --store "
+                       "(or leave out EXPORT to check the store)")
+    anchor = None
+    if args.anchor is not None:
+        try:
+            anchor = AnchorFile(Path(args.anchor).expanduser()).read()
+        except ValueError as exc:
+            raise CliError(f"log verify: {exc}") from None
+        if anchor is None:
+            raise CliError(f"log verify: no anchor file at {args.anchor}")
+    name = "standard input" if args.export == "-" else args.export
+    try:
+        if args.export == "-":
+            result = verify_export(sys.stdin.buffer, anchor=anchor)
+        else:
+            path = Path(args.export).expanduser()
+            if path.is_dir():
+                raise CliError(f"log verify: {args.export} is a folder, not an exported log")
+            with path.open("rb") as stream:
+                result = verify_export(stream, anchor=anchor)
+    except OSError as exc:
+        raise CliError(f"log verify: cannot read {name}: {exc.strerror or exc}") from None
+    last = None if result.last is None else {"seq": result.last.seq, "hash": result.last.hash}
+    # The file is someone else's: what it made us say is shown inert.
+    problem = inert_lines(str(result.problem or ""))
+    if args.json:
+        _print_json({"ok": result.ok, "rows": result.rows, "first_bad": result.first_bad,
+                     "problem": problem or None, "last": last})
+    elif result.ok:
+        tail = ("" if result.last is None else
+                f"; the last is row {result.last.seq}, hash {result.last.hash}")
+        check = ("it holds the row the anchor names" if anchor is not None else
+                 "compare the last hash with the anchor beside the database (--anchor) to "
+                 "see that no rows are missing at its end")
+        print(f"log verify: ok: {_rows(result.rows)} in {inert_lines(name)}{tail}; {check}")
+    else:
+        print(f"log verify: FAILED: {inert_lines(name)}: {_rows(result.rows)} check out; "
               f"{problem}")
     return EXIT_OK if result.ok else EXIT_FINDING
 
@@ -700,11 +757,20 @@ def _log_parsers(sub: Any) -> None:
     p = verbs.add_parser("verify", help="check the hash chain and the anchor",
                          description="Check every row's hash and link and the newest row "
                                      "against the anchor file; exit 1 naming the first bad "
-                                     "row.")
+                                     "row. Given EXPORT (a file `log export` wrote, or - "
+                                     "for standard input), check that file instead, by the "
+                                     "README's recipe: the store is not opened.")
+    p.add_argument("export", nargs="?", metavar="EXPORT", type=given,
+                   help="an exported log (JSON Lines, a whole export: line n is row n); "
+                        "- reads standard input")
     add_db_option(p)
     add_store_option(p)
+    p.add_argument("--anchor", metavar="FILE", type=given,
+                   help="with EXPORT: an anchor file (the database's .anchor, or a copy kept "
+                        "when the export was made); the export must hold the row it names")
     p.add_argument("--json", action="store_true",
-                   help='print {"ok", "rows", "first_bad", "problem"} as JSON')
+                   help='print {"ok", "rows", "first_bad", "problem"} as JSON (with EXPORT, '
+                        'also "last": the last row\'s {"seq", "hash"})')
     p.set_defaults(fn=_cmd_log_verify)
 
 
