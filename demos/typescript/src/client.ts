@@ -7,6 +7,8 @@
  * so requests go through undici's fetch with an `Agent` that connects to the
  * socket (or, for `http://127.0.0.1:PORT`, a plain keep-alive `Agent`).
  */
+import { setTimeout as sleep } from "node:timers/promises";
+import { EventSourceParserStream } from "eventsource-parser/stream";
 import { Agent, fetch } from "undici";
 import type { paths } from "./api.js";
 
@@ -38,6 +40,44 @@ export type Hold = Answer<"/v1/holds", "get"> extends (infer H)[] ? H : never;
 export type NodeBody = RequestBody<"/v1/workspaces/{ws}/nodes", "post">;
 /** An arrow of SPEC §1. */
 export type ArrowBody = RequestBody<"/v1/workspaces/{ws}/arrows", "post">;
+
+/** An agent's call of a card's tool, as `POST /v1/tool-calls` takes it. */
+export type ToolCallBody = RequestBody<"/v1/tool-calls", "post">;
+/** A tool call: `open`, then `answered` (with `result`), `failed`, `expired` or `cancelled`. */
+export type ToolCall = Answer<"/v1/tool-calls/{call_id}", "get">;
+
+/**
+ * One event of a card's stream (SPEC §3): `permissions.changed`, `tool.call`,
+ * `prompt.held`, `prompt.resolved`, …, and `events.dropped` when events were missed.
+ * The stream's events have no schema in `openapi.json` (it names the stream, not each
+ * event), so `data` is the event's JSON object as SPEC §3 describes it.
+ */
+export interface CardEvent {
+  /** Its number in the card's feed (resume after it with `lastEventId`); none on `events.dropped`. */
+  id: string | undefined;
+  type: string;
+  data: Record<string, unknown>;
+}
+
+/** How `Arrowgate.events` follows a card's stream. */
+export interface EventsOptions {
+  /** The card (the operator's token names one; a card's token is its own card). */
+  card?: string;
+  /** Resume after this event (the service keeps the last 1,000 of a card). */
+  lastEventId?: string;
+  /** Stop following: the iteration then ends. */
+  signal?: AbortSignal;
+  /**
+   * Called each time the stream is open (at first, and after each reconnection): from
+   * then on every event of the card reaches this iteration. Without `lastEventId` a
+   * stream starts at the moment it opens, so a program that then makes something happen
+   * (an agent's tool call) waits for this first.
+   */
+  opened?: () => void;
+}
+
+/** Characters one event may hold before the stream is given up (the service's are far smaller). */
+const EVENT_BUFFER = 16 * 1024 * 1024;
 
 /** The install review, with the lines a person reads (its `hash` is what install names). */
 export type Review = Answer<"/v1/packages/{name}/review", "get">;
@@ -212,6 +252,11 @@ export class Arrowgate {
     return this.request("post", "/v1/tokens", { body: { principal } });
   }
 
+  /** Revoke a minted token by its id: its requests are 401 from then on, its streams end. */
+  revokeToken(id: string): Promise<Answer<"/v1/tokens/{token_id}", "delete">> {
+    return this.request("delete", "/v1/tokens/{token_id}", { params: { token_id: id } });
+  }
+
   /** Create a workspace with its absolute project folder (operator). */
   createWorkspace(body: RequestBody<"/v1/workspaces", "post">):
       Promise<Answer<"/v1/workspaces", "post">> {
@@ -244,6 +289,13 @@ export class Arrowgate {
     return this.request("post", "/v1/packages/{name}/install", { params: { name }, body });
   }
 
+  /** Revoke one permission of a package: every card of it is told (`permissions.changed`). */
+  revoke(name: string, permission: string):
+      Promise<Answer<"/v1/packages/{name}/revoke", "post">> {
+    return this.request("post", "/v1/packages/{name}/revoke",
+      { params: { name }, body: { permission } });
+  }
+
   /** A card's call; the Decision (a refusal is a value, never thrown). */
   call(body: CallBody): Promise<Decision> {
     return this.request("post", "/v1/calls", { body });
@@ -259,6 +311,89 @@ export class Arrowgate {
       Promise<Answer<"/v1/holds/{prompt_id}/approve", "post">> {
     return this.request("post", "/v1/holds/{prompt_id}/approve",
       { params: { prompt_id: id }, body: { text_sha256: textSha256 } });
+  }
+
+  /**
+   * A card's events as they come (`GET /v1/events`, Server-Sent Events read with
+   * eventsource-parser), for as long as `signal` lets it run.
+   *
+   * A connection that drops (a restart of the service, the network) is opened again
+   * with `Last-Event-ID`, after a pause that grows from 0.25 s to 5 s, so no event is
+   * seen twice and none is missed that the service still holds; one it no longer holds
+   * arrives as `events.dropped`. A refusal is thrown as an `ArrowgateError` (401 once
+   * the token is revoked: the service then ends the stream).
+   */
+  async *events(options: EventsOptions = {}): AsyncGenerator<CardEvent> {
+    const { signal } = options;
+    // A function, not the property read in line: TypeScript would narrow it to false
+    // for the whole loop, but an abort may come at any await.
+    const stopped = (): boolean => signal?.aborted === true;
+    const query = options.card !== undefined
+      ? `?${new URLSearchParams({ card: options.card }).toString()}` : "";
+    let last = options.lastEventId;
+    let pause = 250;
+    while (!stopped()) {
+      const headers: Record<string, string> = { accept: "text/event-stream" };
+      if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
+      if (last !== undefined) headers["last-event-id"] = last;
+      let response: Awaited<ReturnType<typeof fetch>>;
+      try {
+        response = await fetch(`${this.base}/v1/events${query}`, {
+          headers, dispatcher: this.agent, signal,
+        });
+      } catch {
+        if (stopped()) return;
+        await sleep(pause, undefined, { signal }).catch(() => undefined);
+        pause = Math.min(pause * 2, 5_000);
+        continue;  // the service is away for now (restarting): ask again
+      }
+      if (!response.ok || response.body === null) {
+        const text = await response.text();
+        let problem: Problem = { status: response.status };
+        try {
+          problem = { ...JSON.parse(text) as Problem, status: response.status };
+        } catch {
+          // not JSON: the status says it
+        }
+        throw new ArrowgateError(problem);
+      }
+      pause = 250;
+      options.opened?.();
+      const messages = (response.body as unknown as ReadableStream<BufferSource>)
+        .pipeThrough(new TextDecoderStream())
+        .pipeThrough(new EventSourceParserStream({ maxBufferSize: EVENT_BUFFER }));
+      try {
+        for await (const message of messages) {
+          const frame = JSON.parse(message.data) as { type?: unknown; data?: unknown };
+          if (message.id !== undefined) last = message.id;
+          const data = typeof frame.data === "object" && frame.data !== null
+            ? frame.data as Record<string, unknown> : {};
+          yield { id: message.id, type: message.event ?? String(frame.type), data };
+        }
+      } catch {
+        if (stopped()) return;
+        // The connection broke mid-stream: open it again after the last event seen.
+      }
+    }
+  }
+
+  /** An agent calls a card's tool (the agent's token); `wait` seconds for the answer. */
+  callTool(body: ToolCallBody, wait?: number): Promise<Answer<"/v1/tool-calls", "post">> {
+    return this.request("post", "/v1/tool-calls",
+      wait === undefined ? { body } : { body, query: { wait: String(wait) } });
+  }
+
+  /** The card answers a tool call once: a JSON `result`, or an `error` text. */
+  answerToolCall(id: string, answer: RequestBody<"/v1/tool-calls/{call_id}/result", "post">):
+      Promise<Answer<"/v1/tool-calls/{call_id}/result", "post">> {
+    return this.request("post", "/v1/tool-calls/{call_id}/result",
+      { params: { call_id: id }, body: answer });
+  }
+
+  /** Wait up to `timeout` seconds for a tool call to end; it is answered as it then stands. */
+  waitToolCall(id: string, timeout: number): Promise<ToolCall> {
+    return this.request("get", "/v1/tool-calls/{call_id}/wait",
+      { params: { call_id: id }, query: { timeout: String(timeout) } });
   }
 
   /** A prompt and its state on the arrow. */

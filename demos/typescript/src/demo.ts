@@ -9,7 +9,7 @@ import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { Arrowgate, type Decision } from "./client.js";
+import { Arrowgate, type CardEvent, type Decision, type ToolCall } from "./client.js";
 import { serve } from "./serve.js";
 
 /** What the story saw, for the tests. */
@@ -20,13 +20,16 @@ export interface Story {
   held: { id: string; text: string; text_sha256: string };
   approved: unknown; //: the held prompt's decision after the operator's approval
   ran: Decision; //: a command on the terminal
+  tool: { event: CardEvent; call: ToolCall }; //: the agent's tool call, as the card saw and answered it
 }
 
 const MANIFEST = {
   name: "demo.standup",
   version: "1.0.0",
   permissions: { "agents.prompt": {}, "agents.output": {}, "terminals.write": {} },
-  tools: ["summarize_standup"],
+  tools: [{ name: "summarize_standup", description: "What changed since a day",
+    input: { type: "object", properties: { day: { type: "string" } },
+      additionalProperties: false } }],
   ports: { inputs: [], outputs: ["out"] },
 };
 
@@ -80,6 +83,42 @@ export async function playStory(operator: Arrowgate, folder: string,
   const minted = await operator.mintToken("card:standup");
   const card = operator.as(minted.token);
 
+  // The card follows its events, as a canvas app does for each card it hosts, and
+  // answers the tool calls agents make of it.
+  const following = new AbortController();
+  let toolEvent: CardEvent | undefined;
+  let open: () => void = () => undefined;
+  const isOpen = new Promise<void>((resolve) => { open = resolve; });
+  const follower = (async () => {
+    for await (const event of card.events({ signal: following.signal, opened: open })) {
+      if (event.type !== "tool.call") continue;
+      toolEvent = event;
+      const args = event.data.args as { day?: string } | undefined;
+      await card.answerToolCall(String(event.data.id), {
+        result: { day: args?.day ?? "today", commits: 3, reviews: 1 } });
+    }
+  })();
+  let tool: Story["tool"];
+  try {
+    // A stream that fails before it opens (a refused token) ends the wait too.
+    await Promise.race([isOpen, follower.then(() => {
+      throw new Error("the card's event stream ended before it opened");
+    })]);
+    const agent = operator.as((await operator.mintToken("agent:claude")).token);
+    const opened = await agent.callTool({ agent: "claude", card: "standup",
+      tool: "summarize_standup", args: { day: "yesterday" } }, 10);
+    if (opened.call == null || toolEvent === undefined) {
+      throw new Error(`the tool call was not answered: ${opened.decision.message}`);
+    }
+    say(`claude calls standup's tool summarize_standup: ${opened.call.state}, `
+      + `${JSON.stringify(opened.call.result)} (the card saw event ${toolEvent.id} and `
+      + "answered it)");
+    tool = { event: toolEvent, call: opened.call };
+  } finally {
+    following.abort();  // the stream's connection closes: nothing is left open
+    await follower.catch(() => undefined);
+  }
+
   const ran = await card.call({ card: "standup", call: "terminals.run", target: "shell",
     args: { command: "echo stand-up at 10:00" } });
   say(`standup runs a command on shell: ${line(ran)}`);
@@ -114,7 +153,7 @@ export async function playStory(operator: Arrowgate, folder: string,
   const digest = createHash("sha256").update(hold.text, "utf8").digest("hex");
   const approved = await operator.approveHold(hold.id, digest);
   say(`operator approves with sha256 ${digest.slice(0, 16)}…: ${line(approved as Decision)}`);
-  return { refused, accepted, limited, held: hold, approved, ran };
+  return { refused, accepted, limited, held: hold, approved, ran, tool };
 }
 
 async function main(argv: string[]): Promise<number> {

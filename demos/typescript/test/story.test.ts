@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { Arrowgate, ArrowgateError } from "../src/client.js";
+import { Arrowgate, ArrowgateError, type CardEvent, type EventsOptions } from "../src/client.js";
 import { playStory, type Story } from "../src/demo.js";
 import { serve, type Served } from "../src/serve.js";
 
@@ -52,6 +52,15 @@ describe("the demo's story over the Unix socket", () => {
     assert.equal((story.approved as { outcome: string }).outcome, "queued");
   });
 
+  it("answers an agent's tool call from the card's event stream", () => {
+    assert.equal(story.tool.event.type, "tool.call");
+    assert.equal(story.tool.event.data.tool, "summarize_standup");
+    assert.equal(story.tool.event.data.agent, "claude");
+    assert.deepEqual(story.tool.event.data.args, { day: "yesterday" });
+    assert.equal(story.tool.call.state, "answered");
+    assert.deepEqual(story.tool.call.result, { day: "yesterday", commits: 3, reviews: 1 });
+  });
+
   it("leaves no hold behind, and the prompt shows its state", async () => {
     assert.deepEqual(await operator.holds(), []);
     const prompt = await operator.prompt(story.held.id);
@@ -83,6 +92,74 @@ describe("the demo's story over the Unix socket", () => {
     await assert.rejects(card.approveHold(held.prompt ?? "", createHash("sha256")
       .update("rm -rf build/").digest("hex")),
       (err: unknown) => err instanceof ArrowgateError && err.status === 403);
+  });
+});
+
+/** The events `client.events(options)` gives until `until` says stop (or 10 s pass). */
+async function follow(client: Arrowgate, options: EventsOptions,
+  until: (event: CardEvent, seen: CardEvent[]) => boolean): Promise<CardEvent[]> {
+  const stop = new AbortController();
+  const timer = setTimeout(() => stop.abort(), 10_000);
+  const seen: CardEvent[] = [];
+  try {
+    for await (const event of client.events({ ...options, signal: stop.signal })) {
+      seen.push(event);
+      if (until(event, seen)) break;
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  return seen;
+}
+
+describe("a card's event stream", () => {
+  let served: Served;
+  let operator: Arrowgate;
+  let story: Story;
+
+  before(async () => {
+    served = await serve();
+    operator = new Arrowgate(served.address, served.token);
+    story = await playStory(operator, served.folder, () => undefined);
+  });
+  after(async () => {
+    await operator?.close();
+    assert.equal(await served?.stop(), 0, served?.output());
+  });
+
+  it("resumes after the last event seen: nothing again, nothing missed", async () => {
+    // While nobody follows the card, its package loses a permission.
+    await operator.revoke("demo.standup", "terminals.write");
+    const card = operator.as((await operator.mintToken("card:standup")).token);
+    const after = story.tool.event.id;
+    const seen = await follow(card, { lastEventId: after },
+      (event) => event.type === "permissions.changed");
+    assert.ok(seen.length > 0);
+    assert.ok(seen.every((e) => e.id !== undefined && BigInt(e.id) > BigInt(after ?? "0")),
+      JSON.stringify(seen));
+    // The first is the tool call's resolution, right after the call itself.
+    assert.equal(seen[0]?.type, "tool.resolved");
+    assert.equal(seen[0]?.data.id, story.tool.event.data.id);
+    const changed = seen.at(-1);
+    assert.equal(changed?.type, "permissions.changed");
+    assert.ok(!(changed?.data.granted as string[]).includes("terminals.write"));
+  });
+
+  it("says events.dropped for an id the service never gave", async () => {
+    const seen = await follow(operator, { card: "standup", lastEventId: "1" }, () => true);
+    assert.equal(seen[0]?.type, "events.dropped");
+  });
+
+  it("ends with a 401 once the card's token is revoked", async () => {
+    const minted = await operator.mintToken("card:standup");
+    const card = operator.as(minted.token);
+    let open: () => void = () => undefined;
+    const isOpen = new Promise<void>((resolve) => { open = resolve; });
+    const following = follow(card, { opened: open }, () => false);
+    await isOpen;
+    await operator.revokeToken(minted.id);
+    await assert.rejects(following,
+      (err: unknown) => err instanceof ArrowgateError && err.status === 401);
   });
 });
 
