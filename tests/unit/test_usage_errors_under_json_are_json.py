@@ -23,7 +23,7 @@ from engine.app.cli import main
     (["log", "show", "--js", "--bogus"], "unrecognized arguments: --bogus"),
     (["log", "show", "--json", "--outcome", "nope"], "invalid choice: 'nope'"),
     (["log", "show", "--json", "--since", "banana"], "argument --since"),
-    (["log", "verify", "--json", "extra"], "unrecognized arguments: extra"),
+    (["log", "verify", "--json", "export.jsonl", "extra"], "unrecognized arguments: extra"),
     (["call", "--json"], "the following arguments are required: card, call"),
     (["package", "install", "--json"], "the following arguments are required: name"),
     (["replay", "--json"], "the following arguments are required: CASE.json"),
@@ -72,7 +72,7 @@ def test_a_usage_error_shows_what_was_typed_inert(capsys: pytest.CaptureFixture[
 
 @pytest.mark.parametrize("argv, verb", [
     (["log", "show", "--bogus"], "arrowgate log show"),
-    (["log", "verify", "extra"], "arrowgate log verify"),
+    (["log", "verify", "export.jsonl", "extra"], "arrowgate log verify"),
     (["call", "c1", "agents.prompt", "a1", "--bogus"], "arrowgate call"),
     (["node", "add", "w1", "n1", "note", "--bogus"], "arrowgate node add"),
     (["hold", "list", "--bogus"], "arrowgate hold list"),
