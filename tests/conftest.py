@@ -33,6 +33,44 @@ def _determinism(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr(Input, "_toggle_cursor", lambda _self: None)
 
 
+@pytest.fixture(autouse=True)
+def _events_match_their_schemas(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Every event the engine offers to cards, and every ``events.dropped`` the service
+    writes, is what its schema in openapi.json says (`engine.service.eventschemas`):
+    a field added, renamed or retyped without the schema fails the test that made it."""
+    from pydantic import ValidationError
+
+    from engine.service import events as sse
+    from engine.service.eventschemas import check_event
+    from engine.services.subscriptions import CARD_EVENTS, EventHub
+
+    wrong: list[str] = []
+
+    def check(type_: str, data: Any) -> None:
+        try:
+            check_event(type_, data)
+        except ValidationError as exc:
+            wrong.append(f"{type_} {data!r}: {exc}")
+
+    publish, frame = EventHub.publish, sse.sse_frame
+
+    def checked_publish(self: EventHub, event: Any) -> None:
+        if event.type in CARD_EVENTS:
+            check(event.type, event.data)
+        publish(self, event)
+
+    def checked_frame(seq: int | None, type_: str, data: dict[str, Any]) -> bytes:
+        if type_ == "events.dropped":
+            check(type_, data)
+        return frame(seq, type_, data)
+
+    monkeypatch.setattr(EventHub, "publish", checked_publish)
+    monkeypatch.setattr(sse, "sse_frame", checked_frame)
+    yield
+    assert not wrong, "events unlike their schemas (engine/service/eventschemas.py):\n" + \
+        "\n".join(wrong[:5])
+
+
 @pytest.fixture
 def clock() -> VirtualClock:
     """A clock that moves only when a test says so."""

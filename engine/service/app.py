@@ -25,6 +25,7 @@ from engine.service.context import (
     may_act_as_card,
     refuse_card_fetch,
 )
+from engine.service.eventschemas import event_schemas
 from engine.service.fastlane import FastLane
 from engine.service.models import Problem
 from engine.service.problems import (
@@ -133,6 +134,13 @@ def openapi_document(app: FastAPI) -> dict[str, Any]:
     schemas.pop("HTTPValidationError", None)
     schemas.pop("ValidationError", None)
     schemas["Problem"] = Problem.model_json_schema(ref_template="#/components/schemas/{model}")
+    # The events stream's messages: OpenAPI 3.1 cannot type a stream's items, so they
+    # are components (CardEvent, a union by `type`) that the route names.
+    schemas.update(event_schemas())
+    stream = doc.get("paths", {}).get("/v1/events", {}).get("get")
+    if stream is not None:
+        media = stream["responses"]["200"]["content"]["text/event-stream"]
+        media["x-message-schema"] = {"$ref": "#/components/schemas/CardEvent"}
     ref = {"$ref": "#/components/schemas/Problem"}
     for path, methods in doc.get("paths", {}).items():
         for method, op in methods.items():

@@ -515,7 +515,8 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     @r.get("/v1/events", response_class=StreamingResponse,
            responses={200: {"content": {"text/event-stream": {"schema": {"type": "string"}}},
                             "description": "Server-Sent Events: id = sequence number, "
-                                           "event = type, data = {type, data}"}})
+                                           "event = type, data = {type, data}: a CardEvent "
+                                           "(x-message-schema)"}})
     async def events(request: Request, who: Caller = Who,
                      card: str | None = Query(None, max_length=256),
                      last_event_id: str | None = Header(None, max_length=40)) -> Response:

@@ -1734,6 +1734,390 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /**
+         * AgentChangedData
+         * @description An agent or terminal of the card's workspace was added, changed or removed.
+         */
+        AgentChangedData: {
+            /** Agent */
+            agent: string;
+            /** Workspace */
+            workspace: string;
+            /** Kind */
+            kind: string;
+            /** Change */
+            change: string;
+        };
+        /**
+         * AgentChangedEvent
+         * @description ``agents.changed``.
+         */
+        AgentChangedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "agents.changed";
+            data: components["schemas"]["AgentChangedData"];
+        };
+        /**
+         * AgentOutputData
+         * @description Live output of an agent or terminal the card watches (``agents.onOutput``).
+         */
+        AgentOutputData: {
+            /** Node */
+            node: string;
+            /** Text */
+            text: string;
+            /** Workspace */
+            workspace: string | null;
+        };
+        /**
+         * AgentOutputEvent
+         * @description ``agents.onOutput``.
+         */
+        AgentOutputEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "agents.onOutput";
+            data: components["schemas"]["AgentOutputData"];
+        };
+        /**
+         * AgentStatusData
+         * @description An agent or terminal of the card's workspace changed status.
+         */
+        AgentStatusData: {
+            /** Agent */
+            agent: string;
+            /** Workspace */
+            workspace: string;
+            /** Status */
+            status: string;
+        };
+        /**
+         * AgentStatusEvent
+         * @description ``agents.status``.
+         */
+        AgentStatusEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "agents.status";
+            data: components["schemas"]["AgentStatusData"];
+        };
+        /**
+         * AgentTurnData
+         * @description An agent of the card's workspace was given a prompt, or replied.
+         */
+        AgentTurnData: {
+            /** Agent */
+            agent: string;
+            /** Workspace */
+            workspace: string;
+            /**
+             * State
+             * @enum {string}
+             */
+            state: "delivered" | "replied";
+            /**
+             * Prompt
+             * @default null
+             */
+            prompt: string | null;
+        };
+        /**
+         * AgentTurnEvent
+         * @description ``agents.turn``.
+         */
+        AgentTurnEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "agents.turn";
+            data: components["schemas"]["AgentTurnData"];
+        };
+        /**
+         * EventsDroppedData
+         * @description Events were missed: the client fell behind, or resumed from an id the stream
+         *     no longer holds (or never gave); the stream goes on from now.
+         */
+        EventsDroppedData: {
+            /**
+             * Count
+             * @description how many, when known
+             */
+            count: number | null;
+            /**
+             * Reason
+             * @default null
+             */
+            reason: string | null;
+        };
+        /**
+         * EventsDroppedEvent
+         * @description ``events.dropped``.
+         */
+        EventsDroppedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "events.dropped";
+            data: components["schemas"]["EventsDroppedData"];
+        };
+        /**
+         * FsChangedData
+         * @description A file the card watches changed.
+         */
+        FsChangedData: {
+            /** Watch */
+            watch: string;
+            /** Workspace */
+            workspace: string;
+            /** Package */
+            package: string;
+            /** Path */
+            path: string;
+            /** Change */
+            change: string;
+        };
+        /**
+         * FsChangedEvent
+         * @description ``fs.changed``.
+         */
+        FsChangedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "fs.changed";
+            data: components["schemas"]["FsChangedData"];
+        };
+        /**
+         * FsWatchEndedData
+         * @description The card's file watch ended.
+         */
+        FsWatchEndedData: {
+            /** Watch */
+            watch: string;
+            /** Workspace */
+            workspace: string;
+            /** Package */
+            package: string;
+            /** Reason */
+            reason: string;
+        };
+        /**
+         * FsWatchEndedEvent
+         * @description ``fs.watch.ended``.
+         */
+        FsWatchEndedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "fs.watch.ended";
+            data: components["schemas"]["FsWatchEndedData"];
+        };
+        /**
+         * PermissionsChangedData
+         * @description The package's grants changed (a grant, a revoke, an approval).
+         */
+        PermissionsChangedData: {
+            /** Package */
+            package: string;
+            /**
+             * Granted
+             * @description every permission the package holds now
+             */
+            granted: string[];
+        };
+        /**
+         * PermissionsChangedEvent
+         * @description ``permissions.changed``.
+         */
+        PermissionsChangedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "permissions.changed";
+            data: components["schemas"]["PermissionsChangedData"];
+        };
+        /**
+         * PermissionsRequestData
+         * @description The person's answer to the card's request for an optional permission.
+         */
+        PermissionsRequestData: {
+            /** Permission */
+            permission: string;
+            /** Granted */
+            granted: boolean;
+        };
+        /**
+         * PermissionsRequestEvent
+         * @description ``permissions.request``.
+         */
+        PermissionsRequestEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "permissions.request";
+            data: components["schemas"]["PermissionsRequestData"];
+        };
+        /**
+         * PortDataData
+         * @description Data on a port arrow into the card.
+         */
+        PortDataData: {
+            /** Port */
+            port: string;
+            /** Data */
+            data: unknown;
+            /** Source */
+            source: string;
+            /** Arrow */
+            arrow: string;
+        };
+        /**
+         * PortDataEvent
+         * @description ``port.data``.
+         */
+        PortDataEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "port.data";
+            data: components["schemas"]["PortDataData"];
+        };
+        /**
+         * PromptHeldData
+         * @description A prompt of the card held for a person (the agent is in dangerous mode).
+         */
+        PromptHeldData: {
+            /** Prompt */
+            prompt: string;
+            /** Agent */
+            agent: string;
+            /** Arrow */
+            arrow: string | null;
+            /**
+             * Text
+             * @description the whole prompt text, as the person is shown it
+             */
+            text: string;
+            /**
+             * Deadline
+             * @description when the hold expires (the engine's clock)
+             */
+            deadline: number | null;
+        };
+        /**
+         * PromptHeldEvent
+         * @description ``prompt.held``.
+         */
+        PromptHeldEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "prompt.held";
+            data: components["schemas"]["PromptHeldData"];
+        };
+        /**
+         * PromptResolvedData
+         * @description A held or queued prompt of the card was approved, rejected, expired or cancelled.
+         */
+        PromptResolvedData: {
+            /** Prompt */
+            prompt: string;
+            /** State */
+            state: string;
+            /** Code */
+            code: string | null;
+            /** Reason */
+            reason: string | null;
+        };
+        /**
+         * PromptResolvedEvent
+         * @description ``prompt.resolved``.
+         */
+        PromptResolvedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "prompt.resolved";
+            data: components["schemas"]["PromptResolvedData"];
+        };
+        /**
+         * ToolCallData
+         * @description An agent calls one of the card's tools: answer it once (SPEC §9).
+         */
+        ToolCallData: {
+            /** Id */
+            id: string;
+            /** Agent */
+            agent: string;
+            /** Tool */
+            tool: string;
+            /** Args */
+            args: {
+                [key: string]: unknown;
+            } | null;
+            /**
+             * Chain
+             * @description the causal chain, the calling agent first
+             */
+            chain: string[];
+        };
+        /**
+         * ToolCallEvent
+         * @description ``tool.call``.
+         */
+        ToolCallEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool.call";
+            data: components["schemas"]["ToolCallData"];
+        };
+        /**
+         * ToolResolvedData
+         * @description A tool call of the card ended: answered, failed, expired or cancelled.
+         */
+        ToolResolvedData: {
+            /** Id */
+            id: string;
+            /** State */
+            state: string;
+            /** Code */
+            code: string | null;
+        };
+        /**
+         * ToolResolvedEvent
+         * @description ``tool.resolved``.
+         */
+        ToolResolvedEvent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool.resolved";
+            data: components["schemas"]["ToolResolvedData"];
+        };
+        /**
+         * CardEvent
+         * @description One message of GET /v1/events: the data of an SSE message (its `event:` is the same `type`).
+         */
+        CardEvent: components["schemas"]["PermissionsChangedEvent"] | components["schemas"]["PermissionsRequestEvent"] | components["schemas"]["PromptHeldEvent"] | components["schemas"]["PromptResolvedEvent"] | components["schemas"]["AgentStatusEvent"] | components["schemas"]["AgentTurnEvent"] | components["schemas"]["AgentChangedEvent"] | components["schemas"]["AgentOutputEvent"] | components["schemas"]["PortDataEvent"] | components["schemas"]["ToolCallEvent"] | components["schemas"]["ToolResolvedEvent"] | components["schemas"]["FsChangedEvent"] | components["schemas"]["FsWatchEndedEvent"] | components["schemas"]["EventsDroppedEvent"];
     };
     responses: never;
     parameters: never;
@@ -5540,7 +5924,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Server-Sent Events: id = sequence number, event = type, data = {type, data} */
+            /** @description Server-Sent Events: id = sequence number, event = type, data = {type, data}: a CardEvent (x-message-schema) */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -10,7 +10,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { EventSourceParserStream } from "eventsource-parser/stream";
 import { Agent, fetch } from "undici";
-import type { paths } from "./api.js";
+import type { components, paths } from "./api.js";
 
 type Method = "get" | "post" | "patch" | "delete";
 type Op<P extends keyof paths, M extends Method> = NonNullable<paths[P][M & keyof paths[P]]>;
@@ -47,17 +47,12 @@ export type ToolCallBody = RequestBody<"/v1/tool-calls", "post">;
 export type ToolCall = Answer<"/v1/tool-calls/{call_id}", "get">;
 
 /**
- * One event of a card's stream (SPEC §3): `permissions.changed`, `tool.call`,
- * `prompt.held`, `prompt.resolved`, …, and `events.dropped` when events were missed.
- * The stream's events have no schema in `openapi.json` (it names the stream, not each
- * event), so `data` is the event's JSON object as SPEC §3 describes it.
+ * One event of a card's stream (SPEC §3), typed by `openapi.json`'s `CardEvent` (a
+ * union told apart by `type`: narrowing on `event.type === "tool.call"` types
+ * `event.data`), with its number in the card's feed: resume after it with
+ * `lastEventId` (none on `events.dropped`).
  */
-export interface CardEvent {
-  /** Its number in the card's feed (resume after it with `lastEventId`); none on `events.dropped`. */
-  id: string | undefined;
-  type: string;
-  data: Record<string, unknown>;
-}
+export type CardEvent = components["schemas"]["CardEvent"] & { id: string | undefined };
 
 /** How `Arrowgate.events` follows a card's stream. */
 export interface EventsOptions {
@@ -364,11 +359,11 @@ export class Arrowgate {
         .pipeThrough(new EventSourceParserStream({ maxBufferSize: EVENT_BUFFER }));
       try {
         for await (const message of messages) {
-          const frame = JSON.parse(message.data) as { type?: unknown; data?: unknown };
+          // The message's data is the event as openapi.json's CardEvent describes it
+          // (the service's tests check every event against that schema).
+          const event = JSON.parse(message.data) as components["schemas"]["CardEvent"];
           if (message.id !== undefined) last = message.id;
-          const data = typeof frame.data === "object" && frame.data !== null
-            ? frame.data as Record<string, unknown> : {};
-          yield { id: message.id, type: message.event ?? String(frame.type), data };
+          yield { ...event, id: message.id };
         }
       } catch {
         if (stopped()) return;

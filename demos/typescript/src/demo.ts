@@ -10,6 +10,9 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import { Arrowgate, type CardEvent, type Decision, type ToolCall } from "./client.js";
+
+/** The `tool.call` event the card answered. */
+type ToolCallEvent = Extract<CardEvent, { type: "tool.call" }>;
 import { serve } from "./serve.js";
 
 /** What the story saw, for the tests. */
@@ -20,7 +23,7 @@ export interface Story {
   held: { id: string; text: string; text_sha256: string };
   approved: unknown; //: the held prompt's decision after the operator's approval
   ran: Decision; //: a command on the terminal
-  tool: { event: CardEvent; call: ToolCall }; //: the agent's tool call, as the card saw and answered it
+  tool: { event: ToolCallEvent; call: ToolCall }; //: the agent's tool call, as the card saw and answered it
 }
 
 const MANIFEST = {
@@ -86,15 +89,15 @@ export async function playStory(operator: Arrowgate, folder: string,
   // The card follows its events, as a canvas app does for each card it hosts, and
   // answers the tool calls agents make of it.
   const following = new AbortController();
-  let toolEvent: CardEvent | undefined;
+  let toolEvent: ToolCallEvent | undefined;
   let open: () => void = () => undefined;
   const isOpen = new Promise<void>((resolve) => { open = resolve; });
   const follower = (async () => {
     for await (const event of card.events({ signal: following.signal, opened: open })) {
       if (event.type !== "tool.call") continue;
       toolEvent = event;
-      const args = event.data.args as { day?: string } | undefined;
-      await card.answerToolCall(String(event.data.id), {
+      const args = event.data.args as { day?: string } | null;
+      await card.answerToolCall(event.data.id, {
         result: { day: args?.day ?? "today", commits: 3, reviews: 1 } });
     }
   })();

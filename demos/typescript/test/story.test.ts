@@ -53,7 +53,7 @@ describe("the demo's story over the Unix socket", () => {
   });
 
   it("answers an agent's tool call from the card's event stream", () => {
-    assert.equal(story.tool.event.type, "tool.call");
+    assert.ok(story.tool.event.type === "tool.call");
     assert.equal(story.tool.event.data.tool, "summarize_standup");
     assert.equal(story.tool.event.data.agent, "claude");
     assert.deepEqual(story.tool.event.data.args, { day: "yesterday" });
@@ -138,11 +138,14 @@ describe("a card's event stream", () => {
     assert.ok(seen.every((e) => e.id !== undefined && BigInt(e.id) > BigInt(after ?? "0")),
       JSON.stringify(seen));
     // The first is the tool call's resolution, right after the call itself.
-    assert.equal(seen[0]?.type, "tool.resolved");
-    assert.equal(seen[0]?.data.id, story.tool.event.data.id);
+    const first = seen[0];
+    assert.ok(first?.type === "tool.resolved", JSON.stringify(first));
+    assert.equal(first.data.id, story.tool.event.data.id);
+    assert.equal(first.data.state, "answered");
     const changed = seen.at(-1);
-    assert.equal(changed?.type, "permissions.changed");
-    assert.ok(!(changed?.data.granted as string[]).includes("terminals.write"));
+    assert.ok(changed?.type === "permissions.changed", JSON.stringify(changed));
+    assert.equal(changed.data.package, "demo.standup");
+    assert.ok(!changed.data.granted.includes("terminals.write"));
   });
 
   it("says events.dropped for an id the service never gave", async () => {
