@@ -65,7 +65,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol, cast
 
 if TYPE_CHECKING:
-    from engine.app.stdiofiles import OverlongParts
+    from engine.app.stdiofiles import Overlong, OverlongParts
 
 __all__ = ["STATUS_TOOL", "AgentMCP", "OutputFailed", "ServiceClient", "ServiceError",
            "ServiceUnreachable", "TokenRefused", "default_agent_token_file", "register"]
@@ -111,6 +111,16 @@ MAX_ID = 256
 MAX_IN_FLIGHT = 64
 #: The most bytes of those requests' lines, together (the service takes a body of 8 MiB).
 MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024
+#: The most bytes of a line read from the client: a longer one is dropped unread and a
+#: request on it refused naming this bound (`_overlong`). No more than its requests in
+#: flight may hold together, which no request past it could ever fit in.
+MAX_LINE = MAX_IN_FLIGHT_BYTES
+#: The most JSON values a line may hold (counted on its text, `engine.core.jsoncount`):
+#: the service's bound on a request body (`engine.service.bodyvalues.MAX_BODY_VALUES`),
+#: which a tool call's arguments are sent in. A line past it is dropped unread, as one
+#: past `MAX_LINE` is: read, 16 MiB of empty objects would be millions of them, built
+#: by this bridge and again by the SDK, only for the service to refuse the body.
+MAX_LINE_VALUES = 1 << 18
 
 
 def default_agent_token_file(db: Path, agent: str) -> Path:
@@ -412,9 +422,9 @@ class AgentMCP:
         self._count = self._bytes = 0
         from engine.app.stdiofiles import Overlong
 
-        #: A line too long to read, dropped (`_take` answers it; imported once, not for
-        #: every line).
-        self._overlong_lines = Overlong
+        #: A line too long to read, or of too many values, dropped (`_take` answers
+        #: it; imported once, not for every line).
+        self._overlong_lines = Overlong, _Flooded
 
         async def list_tools(req: Any) -> list[Any]:
             return await self._list_tools(req)
@@ -916,7 +926,7 @@ class _PipeLines:
             except incomplete as end:  # the last line, without its newline
                 line = end.partial
             except overrun as over:
-                # A line beyond `MAX_BODY`: read on to its end, a piece at a time, and
+                # A line beyond `MAX_LINE`: read on to its end, a piece at a time, and
                 # dropped whole (`_take` answers it when it names its id); its rest is
                 # never read as a line of its own.
                 if parts is None:
@@ -1062,9 +1072,10 @@ _LAST_ID = re.compile(r'[,{]\s*"id"\s*:\s*(-?[0-9]+|"(?:[^"\\]|\\.)*")\s*}\s*$')
 
 
 def _overlong(line: Any) -> bytes | None:
-    """The error response to a request on a line too long to read (`stdiofiles.Overlong`),
-    naming the bound; None when no request's id is in sight (at the top level of the
-    line's start, with its method, or as the last member of its object)."""
+    """The error response to a request on a line dropped unread (`stdiofiles.Overlong`: too
+    long to read; `_Flooded`: of too many values), naming the bound; None when no request's
+    id is in sight (at the top level of the line's start, with its method, or as the last
+    member of its object)."""
     head = line.head.decode("utf-8", "replace")
     found = _top_level(head) or {}
     if type(found.get("method")) is not str:
@@ -1081,9 +1092,43 @@ def _overlong(line: Any) -> bytes | None:
     if type(rid) is not int and type(rid) is not str:
         return None
     return _line({"jsonrpc": "2.0", "id": rid, "error": {
-        "code": -32600, "message": f"arrowgate refuses this request: its line is "
-                                   f"{line.size:,} bytes long, more than the {MAX_BODY:,} "
-                                   "bytes a line may be"}})
+        "code": -32600, "message": f"arrowgate refuses this request: its line {_dropped(line)}"}})
+
+
+class _Flooded(str):
+    """A line of more JSON values than `MAX_LINE_VALUES`, dropped unread as a line too
+    long to read is (`stdiofiles.Overlong`: an empty line, no JSON, that keeps the line's
+    first and last bytes, where a request's id is, and its length)."""
+
+    head: bytes
+    tail: bytes
+    size: int
+
+    def __new__(cls, head: bytes, tail: bytes, size: int) -> _Flooded:
+        line = super().__new__(cls, "\n")
+        line.head, line.tail, line.size = head, tail, size
+        return line
+
+
+def _bounded(line: str) -> str:
+    """``line``, or, when it holds more than `MAX_LINE_VALUES` JSON values, it dropped
+    unread (`_Flooded`): told before anything of it is read into objects."""
+    from engine.app.stdiofiles import Overlong, OverlongParts
+    from engine.core.jsoncount import holds_more_values
+
+    if isinstance(line, Overlong) or not holds_more_values(line, MAX_LINE_VALUES):
+        return line
+    data = line.rstrip("\r\n").encode("utf-8", "surrogatepass")
+    keep = OverlongParts.KEEP
+    return _Flooded(data[:keep], data[-keep:], len(data))
+
+
+def _dropped(line: Overlong | _Flooded) -> str:
+    """Why the line was dropped unread, after "its line" or "it"."""
+    if isinstance(line, _Flooded):
+        return (f"holds more than {MAX_LINE_VALUES:,} JSON values (its commas and brackets "
+                "counted), the most a line may hold; it was not read")
+    return f"is {line.size:,} bytes long, more than the {MAX_LINE:,} bytes a line may be"
 
 
 def _invalid_request(message: Any, why: str) -> bytes | None:
@@ -1185,8 +1230,8 @@ def _not_a_message(line: str, parsed: Any, exc: Exception) -> str:
     takes; ``exc``: the SDK's reason, said when no shorter one is found."""
     from engine.app.stdiofiles import Overlong
 
-    if isinstance(line, Overlong):
-        return f"it is {line.size:,} bytes long, more than the {MAX_BODY:,} a line may be"
+    if isinstance(line, (Overlong, _Flooded)):
+        return f"it {_dropped(line)}"
     if parsed is None and line.strip() != "null":
         return "it is not JSON (or JSON the protocol does not take: NaN, Infinity, a lone " \
                "surrogate, nesting past 1,024 levels)"
@@ -1272,8 +1317,10 @@ async def _lines_transport(lines: AsyncIterator[str], out: _Output, agent: Agent
         number = 0
         try:
             async with read_writer:
-                async for line in lines:
+                async for read in lines:
                     number += 1
+                    # Held to its bound on values before anything of it is read.
+                    line = _bounded(read)
                     if await agent._take(line, out, tg):
                         continue
                     try:
@@ -1287,7 +1334,7 @@ async def _lines_transport(lines: AsyncIterator[str], out: _Output, agent: Agent
                                                            f"it: {_first_line(exc)}")
                         if refusal is not None:
                             await out.send(refusal)
-                        elif line.strip() or isinstance(line, Overlong):
+                        elif line.strip() or isinstance(line, (Overlong, _Flooded)):
                             # No request: nobody waits for an answer. The SDK would
                             # tell the client "Internal Server Error" (nothing inside
                             # failed) and write pydantic's pages to standard error.
@@ -1359,12 +1406,13 @@ async def _stdio() -> AsyncIterator[tuple[AsyncIterator[str], _Output]]:
         stdin, stdout = _binary(sys.stdin), _binary(sys.stdout)
         if stdin is None or stdout is None:
             raise ValueError("standard input or output is closed")
-        yield FileLines(stdin, MAX_BODY), FileOut(stdout)
+        yield FileLines(stdin, MAX_LINE), FileOut(stdout)
         return
     loop = asyncio.get_running_loop()
     # Copies of the descriptors: the transports close theirs, never stdin and stdout.
-    # Lines as long as the largest answer the service gives (the default: 64 KiB).
-    reader = asyncio.StreamReader(limit=MAX_BODY)
+    # Lines of up to MAX_LINE bytes (the default limit is 64 KiB); a longer one is
+    # dropped (`_PipeLines`).
+    reader = asyncio.StreamReader(limit=MAX_LINE)
     read_transport, _ = await loop.connect_read_pipe(
         lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(os.dup(fds[0]), "rb", 0))
     write_transport, protocol = await loop.connect_write_pipe(

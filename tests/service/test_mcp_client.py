@@ -300,7 +300,7 @@ async def test_stdio_pipes_are_read_and_written_on_the_loop(monkeypatch, tmp_pat
     (`engine.app.stdiofiles`; round 22: before, the SDK's own transport)."""
     import os
 
-    monkeypatch.setattr(mcp, "MAX_BODY", 64)
+    monkeypatch.setattr(mcp, "MAX_LINE", 64)
     in_r, in_w = os.pipe()
     out_r, out_w = os.pipe()
     with open(in_r, "rb", 0) as stdin, open(out_w, "wb", 0) as stdout:

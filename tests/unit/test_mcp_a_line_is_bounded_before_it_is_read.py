@@ -113,3 +113,8 @@ async def test_a_line_past_its_byte_bound_is_told_so_not_busy() -> None:
 def test_the_line_bound_is_what_a_request_may_hold_in_flight() -> None:
     """A line the bridge reads is at most what its requests in flight may hold together."""
     assert MAX_LINE <= mcp.MAX_IN_FLIGHT_BYTES
+
+
+def test_the_line_value_bound_is_the_services_body_bound() -> None:
+    """A line may hold as many values as a body the service reads, which its arguments go in."""
+    assert mcp.MAX_LINE_VALUES == MAX_BODY_VALUES

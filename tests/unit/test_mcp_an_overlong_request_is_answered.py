@@ -1,4 +1,4 @@
-"""A request on a line longer than `arrowgate mcp` reads (`MAX_BODY`, 64 MiB) is answered
+"""A request on a line longer than `arrowgate mcp` reads (`MAX_LINE`, 16 MiB) is answered
 with an error naming its id and the bound, its id read at the line's start or at its end
 (MCP clients write it first, as the Python SDK does, or last, as the TypeScript SDK's
 requests have it); the line is dropped whole, its rest never read as a line of its own
@@ -70,7 +70,7 @@ async def _check_answers(read: list[str]) -> None:
 
 
 async def test_on_pipes(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mcp, "MAX_BODY", _LIMIT)
+    monkeypatch.setattr(mcp, "MAX_LINE", _LIMIT)
     reader = asyncio.StreamReader(limit=_LIMIT)
 
     async def feed() -> None:  # as a pipe brings it: a little at a time
@@ -88,7 +88,7 @@ async def test_on_pipes(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 async def test_off_pipes(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(mcp, "MAX_BODY", _LIMIT)
+    monkeypatch.setattr(mcp, "MAX_LINE", _LIMIT)
     path = tmp_path / "input"
     path.write_bytes(b"".join(_lines()))
     with path.open("rb") as stream:
