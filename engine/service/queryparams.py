@@ -19,12 +19,19 @@ query is not read as one, and the answer says how to send it), then the query,
 then the route's parameters and body. A request without a query costs one look
 at the scope. The fast lane (`engine.service.fastlane`) hands FastAPI every
 request whose query it does not take itself, so the same refusal answers it.
+
+A parameter a route declares an integer is refused the same way unless it is
+written in ASCII digits alone (``-`` before them for a negative one), as the
+document's ``"type": "integer"`` says: pydantic's lax mode, which FastAPI reads a
+query with, took ``10.0``, `` 10``, ``+5``, ``1_0`` and ``10\n`` as integers.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import types
+import typing
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -55,6 +62,8 @@ class QueryParameters:
     names: tuple[str, ...]
     #: Those read as a list of every value given: they may repeat.
     lists: frozenset[str]
+    #: Those read as an integer: written in digits alone.
+    integers: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, route: str, dependant: Dependant) -> QueryParameters:
@@ -67,6 +76,7 @@ class QueryParameters:
         """
         names: list[str] = []
         lists: set[str] = set()
+        integers: set[str] = set()
         for field in _query_fields(dependant):
             info = field.field_info
             annotation = info.annotation
@@ -78,12 +88,16 @@ class QueryParameters:
                 names.append(field.alias)
             if field_annotation_is_sequence(annotation):
                 lists.add(field.alias)
-        return cls(route, tuple(names), frozenset(lists))
+            elif _is_integer(annotation):
+                integers.add(field.alias)
+        return cls(route, tuple(names), frozenset(lists), frozenset(integers))
 
     def refusal(self, items: Iterable[tuple[str, str]]) -> ServiceError | None:
         """The 400 for a query of ``items`` (name, value) this route does not take as
-        given (a name it does not take, or one it reads once given more than once);
+        given (a name it does not take, one it reads once given more than once, or an
+        integer not written in digits alone);
         None when it takes them all."""
+        items = list(items)
         given = Counter(name for name, _value in items)
         unknown = [name for name in given if name not in self.names]
         if unknown:
@@ -102,6 +116,13 @@ class QueryParameters:
                 f"query: {some}; {self.route} takes each of its parameters "
                 f"({self._takes()}) once; nothing was done", "repeated-parameter", repeated,
                 "given more than once")
+        for name, value in items if self.integers else ():
+            if name in self.integers and not _digits(value):
+                return ServiceError(
+                    400, "INVALID_ARGUMENT", f"query.{_cut(name)}: {_cut(value)!r} is not "
+                    "an integer written in digits alone (0-9); nothing was done",
+                    reason="invalid", problems=[{"where": f"query.{_cut(name)}", "problem":
+                                                 "an integer is written in digits alone"}])
         return None
 
     def _takes(self) -> str:
@@ -170,6 +191,23 @@ def _query_fields(dependant: Dependant) -> Iterator[ModelField]:
         seen.add(id(current))
         yield from current.query_params
         todo.extend(current.dependencies)
+
+
+def _is_integer(annotation: Any) -> bool:
+    """Whether a parameter of type ``annotation`` is read as an integer (``int``, or
+    ``int | None``)."""
+    if annotation is int:
+        return True
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        kinds = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return kinds == [int]
+    return False
+
+
+def _digits(value: str) -> bool:
+    """Whether ``value`` is an integer in ASCII digits alone, ``-`` before them or not."""
+    digits = value[1:] if value.startswith("-") else value
+    return digits.isascii() and digits.isdigit()
 
 
 def _cut(name: str) -> str:
