@@ -24,6 +24,7 @@ from starlette.responses import Response, StreamingResponse
 from engine.app.times import TIME_HELP, parse_time
 from engine.app.verifier import verify_in_a_process
 from engine.core.manifest import file_digests, package_name_problem, refuse_unreadable_manifest
+from engine.core.text import named
 from engine.core.uniquekeys import loads_unique
 from engine.service.bodyvalues import BoundedRoute
 from engine.service.context import (
@@ -160,7 +161,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         if not who.is_operator and who.token_id != token_id:
             who.require_operator("revoking another principal's token")
         if not await service.tokens.revoke(token_id):
-            raise _not_found(f"no live token {token_id!r}", "missing-token")
+            raise _not_found(f"no live token {named(token_id)!r}", "missing-token")
         return Response(status_code=204)
 
     app.include_router(r)
@@ -171,7 +172,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
     def _workspace_json(ws_id: str) -> dict[str, Any]:
         ws = engine.state.workspaces.get(ws_id)
         if ws is None:
-            raise _not_found(f"no workspace {ws_id!r}", "missing-workspace")
+            raise _not_found(f"no workspace {named(ws_id)!r}", "missing-workspace")
         return {"id": ws.id, "folder": ws.folder, "settings": ws.settings.to_dict()}
 
     def _in_workspace(who: Caller, ws_id: str) -> None:
@@ -179,7 +180,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
             return
         node = engine.state.canvas.node(who.principal.node or "")
         if node is None or node.workspace != ws_id:
-            raise _not_found(f"no workspace {ws_id!r}", "missing-workspace")
+            raise _not_found(f"no workspace {named(ws_id)!r}", "missing-workspace")
 
     @r.post("/v1/workspaces", status_code=201, response_model=WorkspaceOut)
     async def create_workspace(body: WorkspaceBody, who: Caller = Who) -> Response:
@@ -225,7 +226,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         if principal.is_operator:
             engine.catch_up()
             if engine.state.canvas.node(node_id) is None:
-                raise _not_found(f"no node {node_id!r}", "missing-node")
+                raise _not_found(f"no node {named(node_id)!r}", "missing-node")
             if not fields:
                 raise ServiceError(400, "INVALID_ARGUMENT", "no field to change",
                                    reason="empty")
@@ -240,7 +241,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         engine.catch_up()
         node = engine.state.canvas.node(node_id)
         if principal.is_operator and node is None:
-            raise _not_found(f"no node {node_id!r}", "missing-node")
+            raise _not_found(f"no node {named(node_id)!r}", "missing-node")
         await engine.remove_node(node_id, by=principal)
         if node is not None:
             service.node_removed(node_id, node.type)
@@ -279,7 +280,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         if principal.is_operator:
             engine.catch_up()
         if principal.is_operator and engine.state.canvas.arrow(arrow_id) is None:
-            raise _not_found(f"no arrow {arrow_id!r}", "missing-arrow")
+            raise _not_found(f"no arrow {named(arrow_id)!r}", "missing-arrow")
         await engine.remove_arrow(arrow_id, by=principal)
         return Response(status_code=204)
 
@@ -447,7 +448,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
                  or (p.kind == "agent" and _in_its_tool_call(prompt, p.node)))
                 # Not one of an earlier node given the token's node's id.
                 and not service.made.predates(p.node or "", prompt.t))):
-            raise _not_found(f"no prompt {prompt_id!r}", "missing-prompt")
+            raise _not_found(f"no prompt {named(prompt_id)!r}", "missing-prompt")
         return prompt
 
     def _in_its_tool_call(prompt: Prompt, agent: str | None) -> bool:
@@ -675,7 +676,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         try:
             result = analyse(engine.state, card)
         except KeyError:
-            raise _not_found(f"no custom card {card!r} on any canvas",
+            raise _not_found(f"no custom card {named(card)!r} on any canvas",
                                  "missing-card") from None
         return json_response(result.to_json())
 

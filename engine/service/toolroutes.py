@@ -35,6 +35,7 @@ from starlette.responses import Response
 from engine.core.checks import check_card
 from engine.core.decision import Decision
 from engine.core.errors import ConsentError
+from engine.core.text import named
 from engine.core.toolnames import agent_tool_name
 from engine.service.bodyvalues import BoundedRoute
 from engine.service.context import (
@@ -202,7 +203,7 @@ def _visible(service: Service, call_id: str, principal: Principal) -> ToolCall:
             ((p.kind == "agent" and p.node == tc.agent) or (p.kind == "card" and p.node == tc.card))
             # Not one of an earlier node given the token's node's id.
             and not service.made.predates(p.node or "", tc.t))):
-        raise ServiceError(404, "NOT_FOUND", f"no tool call {call_id!r}",
+        raise ServiceError(404, "NOT_FOUND", f"no tool call {named(call_id)!r}",
                            reason="missing-tool-call")
     return tc
 
