@@ -68,9 +68,10 @@ class Running:
 
 def start_server(db: Path, *, tcp: bool = False, heartbeat: float = 15.0,
                  max_body: int | None = None,
-                 clock: Callable[[], float] | None = None) -> Running:
-    """Start a server on ``db`` in a thread (on ``clock``, when given); returns once it
-    serves."""
+                 clock: Callable[[], float] | None = None,
+                 log_location: str | None = None) -> Running:
+    """Start a server on ``db`` in a thread (on ``clock``, when given; its log verified
+    by a process of its own at ``log_location``, when given); returns once it serves."""
     from engine.service.auth import TokenStore
     from engine.service.idleloop import IdleLoop
     from engine.service.listen import (
@@ -99,7 +100,8 @@ def start_server(db: Path, *, tcp: bool = False, heartbeat: float = 15.0,
             sock = bind_tcp("127.0.0.1:0") if tcp else bind_unix(sock_dir / "d" / "serve.sock")
             box["address"] = address_of(sock)
             await serve(engine, sock, tokens, heartbeat=heartbeat, max_body=max_body,
-                        announce=False, signals=False, on_ready=on_ready)
+                        announce=False, signals=False, on_ready=on_ready,
+                        log_location=log_location)
 
         try:
             # The loop ``arrowgate serve`` runs on (`engine.service.idleloop`).
