@@ -5,6 +5,13 @@ event loop (the service's `POST /v1/log/verify`) it stops every other request fo
 that long; run in a thread it holds the interpreter lock against the loop just
 the same. So the TUI and the service run ``python -m engine.store.logindex`` (the
 same `verify_path` that ``arrowgate log verify`` runs) and await its answer.
+
+The wait is bounded (`VERIFY_TIMEOUT_S`): a child that has not answered by then
+(a store that stopped answering mid-read, a log far past what was meant) is
+killed, and the answer says the log was not verified, so a request never waits
+for ever. A caller may hand a lock (``turn``) that its verifications take one at
+a time: the service's, so that clients asking at once never run more than one
+child hashing the whole log.
 """
 
 from __future__ import annotations
@@ -19,16 +26,25 @@ import threading
 from engine.store.log import Verification
 from engine.store.logindex import is_store_url
 
-__all__ = ["verify_in_a_process"]
+__all__ = ["VERIFY_TIMEOUT_S", "verify_in_a_process"]
 
+#: Seconds a verification may take, its wait for its ``turn`` included: a log of
+#: millions of rows is verified in seconds to a minute, so ten minutes is past
+#: anything but a child that will never answer.
+VERIFY_TIMEOUT_S = 600.0
 #: Seconds a killed child is waited for (it ends within milliseconds; a child stuck
 #: in the kernel is left rather than the caller).
 _KILLED_WAIT_S = 10.0
 
 
-async def verify_in_a_process(location: str) -> Verification:
+async def verify_in_a_process(location: str, *, turn: asyncio.Lock | None = None
+                              ) -> Verification:
     """Verify the log of the SQLite file or PostgreSQL store at ``location`` (its chain,
     anchor and consent history) in a child process, and return what it found.
+
+    At most `VERIFY_TIMEOUT_S` seconds, ``turn`` (a lock the child runs under, one
+    at a time) waited for included: past them the child is killed and the answer
+    says the log was not verified (``ok`` false: nothing vouches for it).
 
     A store's URL goes through the child's standard input: it may hold a
     password, which a command line shows to every user of the machine. A
@@ -40,13 +56,26 @@ async def verify_in_a_process(location: str) -> Verification:
     working folder.
     """
     on_server = is_store_url(location)
-    # -P: ``-m`` would put the working folder first on the child's import path, and
-    # that folder may be a workspace a card writes in: a planted
-    # ``engine/store/logindex.py`` would run as the person who pressed "verify".
-    child = _Child([sys.executable, "-P", "-m", "engine.store.logindex",
-                    "-" if on_server else location],
-                   (location + "\n").encode() if on_server else b"")
-    out, err = await child.answer()
+    started = False
+    try:
+        async with asyncio.timeout(VERIFY_TIMEOUT_S):
+            async with turn or contextlib.nullcontext():
+                started = True
+                # -P: ``-m`` would put the working folder first on the child's import
+                # path, and that folder may be a workspace a card writes in: a planted
+                # ``engine/store/logindex.py`` would run as the person who pressed
+                # "verify".
+                child = _Child([sys.executable, "-P", "-m", "engine.store.logindex",
+                                "-" if on_server else location],
+                               (location + "\n").encode() if on_server else b"")
+                out, err = await child.answer()
+    except TimeoutError:
+        bound = f"{VERIFY_TIMEOUT_S:g} s"
+        return Verification(False, 0, None, (
+            f"the verifier did not finish within {bound} and was stopped: the log was "
+            "not verified (arrowgate log verify verifies it with no bound)") if started else (
+            f"another verification held the verifier for all of {bound}: the log was "
+            "not verified; ask again once it has finished"))
     try:
         data = json.loads(out)
         return Verification(bool(data["ok"]), int(data["rows"]), data["first_bad"],

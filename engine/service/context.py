@@ -72,6 +72,9 @@ class Service:
     #: PostgreSQL store's URL): ``POST /v1/log/verify`` verifies there, off the
     #: event loop. None (an engine in memory): verified by the engine itself.
     log_location: str | None = None
+    #: Verifications take it one at a time: clients asking at once run one verifier
+    #: child, not one each (`engine.app.verifier`).
+    verifying: asyncio.Lock = field(default_factory=asyncio.Lock)
     #: Serialises offer and install of one package, so a review checked is the one installed.
     package_locks: dict[str, asyncio.Lock] = field(default_factory=dict)
 

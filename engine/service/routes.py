@@ -663,8 +663,9 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         if service.log_location is None:  # an engine in memory: no other process reads it
             return json_response(engine.verify_log().to_json())
         # Seconds of hashing for a big log: in a process of its own, the loop answering
-        # every other client meanwhile (what the TUI does).
-        return json_response((await verify_in_a_process(service.log_location)).to_json())
+        # every other client meanwhile (what the TUI does); one at a time, bounded.
+        found = await verify_in_a_process(service.log_location, turn=service.verifying)
+        return json_response(found.to_json())
 
     @r.get("/v1/reach/{card}", response_model=ReachOut)
     async def reach(card: str, who: Caller = Who) -> Response:
