@@ -332,6 +332,14 @@ class TokenStore:
                                 time.time())
         return token_id, token
 
+    def live(self, principal: str) -> int:
+        """How many live tokens ``principal`` holds (read as a token is looked up).
+
+        Raises:
+            StoreFailed: the table could not be read.
+        """
+        return sum(1 for row in self.table.listing() if row.principal == principal)
+
     def mint_sync(self, principal: str) -> tuple[str, str]:
         """`mint` for start-up, before the event loop serves anyone."""
         token_id = "tok_" + secrets.token_hex(8)

@@ -10,20 +10,31 @@ token standing for the next node given that id.
 
 Who may mint is the caller's to decide first: the operator, from a person's process
 (SPEC §4.5).
+
+A card or an agent holds at most `MAX_LIVE_TOKENS` live tokens: each is a standing
+credential for it, and a script minting in a loop would otherwise make them without
+end. Past the bound a mint is refused, saying what to revoke; a revoked token no
+longer counts. The count is read before the token is written, so two servers on one
+store minting for the same node at the same moment may each pass it once.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from engine.core.errors import NotFound
+from engine.core.errors import InvalidArgument, NotFound
+from engine.core.text import named
 
 if TYPE_CHECKING:
     from engine.engine import Engine
     from engine.service.auth import TokenStore
     from engine.service.made import Made
 
-__all__ = ["mint_node_token"]
+__all__ = ["MAX_LIVE_TOKENS", "mint_node_token"]
+
+#: The most live tokens one card or agent holds. A driver keeps one per agent (it
+#: revokes the last before it mints), a person a few; 64 is past any use but a loop.
+MAX_LIVE_TOKENS = 64
 
 
 async def mint_node_token(engine: Engine, tokens: TokenStore, made: Made, kind: str,
@@ -34,14 +45,24 @@ async def mint_node_token(engine: Engine, tokens: TokenStore, made: Made, kind: 
         NotFound: no node ``node_id`` of that kind on any canvas (reason
             ``missing-card`` or ``missing-agent``), now or once the token was written
             (then it is revoked).
+        InvalidArgument: the node holds `MAX_LIVE_TOKENS` live tokens already
+            (reason ``too-many-tokens``); nothing was minted.
         StoreFailed: the store cannot be read or written.
     """
     engine.catch_up()  # a node another engine just placed gets its token
     node = engine.state.canvas.node(node_id)
     if node is None or node.type != kind:
         raise NotFound(f"no {kind} {node_id!r} on any canvas", reason=f"missing-{kind}")
+    principal = f"{kind}:{node_id}"
+    live = tokens.live(principal)
+    if live >= MAX_LIVE_TOKENS:
+        raise InvalidArgument(
+            f"{kind}:{named(node_id)} holds {live} live tokens, the most a {kind} may hold "
+            f"({MAX_LIVE_TOKENS}): revoke one it no longer uses (arrowgate token list, then "
+            "token revoke ID; or DELETE /v1/tokens/ID), then mint again; nothing was minted",
+            reason="too-many-tokens")
     since = made.since(node_id)
-    token_id, token = await tokens.mint(f"{kind}:{node_id}")
+    token_id, token = await tokens.mint(principal)
     engine.catch_up()
     node = engine.state.canvas.node(node_id)
     if node is None or node.type != kind or made.since(node_id) != since:

@@ -139,8 +139,16 @@ class SQLiteTokens:
             [t, token_id]).rowcount > 0)
 
     def listing(self, *, live_only: bool = True) -> list[TokenRow]:
-        """Every token (the live ones with ``live_only``), oldest first (`token_rows`)."""
-        return token_rows(self._read, live_only=live_only)
+        """Every token (the live ones with ``live_only``), oldest first (`token_rows`).
+
+        Raises:
+            StoreFailed: the table could not be read (as `_rows` says it).
+        """
+        try:
+            return token_rows(self._read, live_only=live_only)
+        except sqlite3.Error as exc:
+            raise StoreFailed(f"the service's tokens could not be read from {self.path}: "
+                              f"{exc}") from exc
 
     def close(self) -> None:
         """Close both connections."""
