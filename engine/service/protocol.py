@@ -23,13 +23,22 @@ from engine.service.expected import Expected
 from engine.service.framing import CODING_FIELDS, answer, refusal
 from engine.service.outbox import Coalescing, Outbox
 
-__all__ = ["HANGUP_CHECK_SECONDS", "MAX_HEAD", "SEND_TIMEOUT", "Take", "http_protocol"]
+__all__ = ["HANGUP_CHECK_SECONDS", "MAX_HEAD", "MIN_BODY_RATE", "SEND_TIMEOUT", "Take",
+           "http_protocol"]
 
 
 #: The most a request's head (request line and headers) may take: past it, 431.
 #: (A request's head is kept whole until it is complete; h11 stops at 16 KiB,
 #: Node at 16 KiB, nginx at 32 KiB: an arrowgate request needs a few hundred bytes.)
 MAX_HEAD = 64 * 1024
+
+#: The slowest a request's body may come, in bytes a second, once the time an idle
+#: connection is kept has passed since its head ended: a body is given that time and
+#: a second more for each `MIN_BODY_RATE` bytes of it that came, then its connection
+#: is closed. A byte that merely restarted the idle clock kept a body trickled a byte
+#: a second (slowloris) open for as long as it trickled: 97 days for 8 MiB. At this
+#: rate a body of the 8 MiB a request may have is given over two hours.
+MIN_BODY_RATE = 1024
 
 #: How long the answers queued for a client may go unsent because it does not read
 #: them (the transport pushing back) before its connection is dropped: its answers,
@@ -338,6 +347,10 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
         #: head began (`_still_reading`, `_keep_alive_due`).
         _reading_since: float | None = None
         _head_since: float | None = None
+        #: While a request's body is not all read: when its head ended, and the body
+        #: bytes read by then (`_keep_alive_due`: `MIN_BODY_RATE`).
+        _body_since: float | None = None
+        _body_base = 0
         #: Bytes of the request's head, or of its chunks' framing and trailers, read
         #: in reads wholly within them; and the size of the read being parsed.
         _head_bytes = _read_size = 0
@@ -367,6 +380,7 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             self._writes = collections.deque()
             self._waiting = self._taken = None  # instance attributes: read every request
             self._failed = self._failed_cycle = self._reading_since = self._head_since = None
+            self._body_since = None
             self._codings = self._refused = None
             self._reading = self._in_head = False
             self._head_bytes = self._read_size = self._parts = self._body_bytes = 0
@@ -563,6 +577,8 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
                 self._head_bytes = 0
                 if self._in_head:
                     self._head_since = now
+                else:  # its body began: timed from here, at `MIN_BODY_RATE`
+                    self._body_since, self._body_base = now, self._body_bytes
             elif body:
                 self._head_bytes = 0
             else:
@@ -591,7 +607,7 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             cycle = self.cycle if self._reading and not self._in_head and \
                 self.cycle is not None and self.cycle.scope is self.scope else None
             self._reading = self._in_head = False
-            self._reading_since = None
+            self._reading_since = self._body_since = None
             self._failed, self._failed_cycle = (status, reason, msg), cycle
             if self._waiting is not None and self._waiting[0] is cycle:
                 self._waiting = None  # a call waiting for this very body: never run
@@ -794,25 +810,33 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
                     return  # busy: armed again when its answer is complete
                 # A request not all read: closed once no byte of it came for as
                 # long as an idle connection is kept, or its head has taken that
-                # long (whatever was read of it would otherwise be held for good,
-                # and its connection too) — unless the server is what it waits
-                # on: reading paused (a request queued behind another, a body not
-                # yet taken) or a body not yet asked for (``Expect: 100-continue``).
+                # long, or its body has come slower than `MIN_BODY_RATE` past
+                # that long (whatever was read of it would otherwise be held for
+                # good, and its connection too) — unless the server is what it
+                # waits on: reading paused (a request queued behind another, a
+                # body not yet taken) or a body not yet asked for (``Expect:
+                # 100-continue``).
                 now = self.loop.time()
                 cycle = self.cycle
                 left: float
                 if self.flow.read_paused or (cycle is not None and cycle.more_body and
                                              cycle.waiting_for_100_continue):
                     self._reading_since = self._head_since = now
+                    if self._body_since is not None:
+                        self._body_since, self._body_base = now, self._body_bytes
                     left = self.timeout_keep_alive
                 else:
                     left = since + self.timeout_keep_alive - now
-                    if self._in_head and self._head_since is not None:
-                        left = min(left, self._head_since + self.timeout_keep_alive - now)
+                    if self._in_head:
+                        if self._head_since is not None:
+                            left = min(left, self._head_since + self.timeout_keep_alive - now)
+                    elif self._body_since is not None:
+                        given = (self._body_bytes - self._body_base) / MIN_BODY_RATE
+                        left = min(left, self._body_since + self.timeout_keep_alive + given - now)
                 if left > 0:
                     self.timeout_keep_alive_task = self.loop.call_later(left, self._keep_alive_due)
                 else:
-                    self._reading_since = None
+                    self._reading_since = self._body_since = None
                     self.transport.close()
                 return
             left = since + self.timeout_keep_alive - self.loop.time()
