@@ -410,6 +410,11 @@ class Standing:
         self._confirmed = -math.inf
         self._epoch = store.epoch
 
+    @property
+    def token_id(self) -> str:
+        """The id of the token watched (never the token itself)."""
+        return self._token_id
+
     def __repr__(self) -> str:  # never the token
         return f"<Standing revoked={self.revoked.done()}>"
 

@@ -27,6 +27,11 @@ made again in the same millisecond, on a clock set back, after a restart or
 by another server on the store — could share. An id the feed never gave
 (one of another feed, or invented) is answered with ``events.dropped``
 (count unknown) and then the live stream, never silently resumed.
+
+One token holds at most `MAX_STREAMS` streams of a feed open at once
+(`CardFeed.crowded`, asked before a stream is answered): each is a descriptor
+and some 19 KiB of the server, so a card's code opening streams without end
+would take every descriptor the server has.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ import asyncio
 import functools
 import json
 import secrets
-from collections import deque
+from collections import Counter, deque
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -49,7 +54,12 @@ if TYPE_CHECKING:
     from engine.service.auth import Standing
     from engine.services.subscriptions import Subscription
 
-__all__ = ["BURST", "KEEP", "KEEP_BYTES", "CardFeed", "Feeds", "Writer", "sse_frame"]
+__all__ = ["BURST", "KEEP", "KEEP_BYTES", "MAX_STREAMS", "CardFeed", "Feeds", "Writer",
+           "sse_frame"]
+
+#: The most streams of one card one token holds open at once: a client needs one (two
+#: for a moment while it reconnects); a few tabs or tools of a person's, a few more.
+MAX_STREAMS = 16
 
 #: Events kept per card for ``Last-Event-ID`` resumption ...
 KEEP = 1000
@@ -190,6 +200,8 @@ class CardFeed:
         self._waiting: list[asyncio.Future[Any]] = []
         #: The direct streams (`serve`): written to as each event is taken.
         self._readers: list[_Reader] = []
+        #: Streams open, by the id of the token each was opened with (`crowded`).
+        self._open: Counter[str] = Counter()
         self._loop = asyncio.get_running_loop()
         #: Done when the feed ends (closed, or its subscription ended).
         self.ended: asyncio.Future[None] = self._loop.create_future()
@@ -351,6 +363,7 @@ class CardFeed:
         out.write(b"".join(frames))
         reader = _Reader(out, cursor, self._loop.time(), standing)
         self._readers.append(reader)
+        holder = self._opened(standing)
         closer: asyncio.Future[Any] = asyncio.ensure_future(closing.wait())
         drained: asyncio.Future[Any] | None = None
         revoked = standing.revoked if standing is not None else self._loop.create_future()
@@ -386,6 +399,7 @@ class CardFeed:
                 reader.poke = None
         finally:
             self._readers.remove(reader)
+            self._closed(holder)
             closer.cancel()
             if drained is not None:
                 drained.cancel()
@@ -406,6 +420,7 @@ class CardFeed:
         waker: asyncio.Future[Any] | None = None
         revoked = standing.revoked if standing is not None else self._loop.create_future()
         last = self._loop.time()  # when the client was last written to
+        holder = self._opened(standing)
         try:
             while not (closing.is_set() or revoked.done()):
                 if standing is not None and not standing.stands():
@@ -463,9 +478,29 @@ class CardFeed:
                         last = self._loop.time()
                         yield b": ping\n\n"
         finally:
+            self._closed(holder)
             closer.cancel()
             if waker is not None:
                 self._forget(waker)  # the reader went away while it waited
+
+    def crowded(self, token_id: str) -> bool:
+        """Whether the token ``token_id`` holds `MAX_STREAMS` streams of this feed open:
+        then it is refused another (the route's 429, ``too-many-streams``)."""
+        return self._open[token_id] >= MAX_STREAMS
+
+    def _opened(self, standing: Standing | None) -> str | None:
+        """A stream opened with ``standing``'s token is counted (`crowded`); its id."""
+        holder = standing.token_id if standing is not None else None
+        if holder is not None:
+            self._open[holder] += 1
+        return holder
+
+    def _closed(self, holder: str | None) -> None:
+        """A stream `_opened` counted has ended."""
+        if holder is not None:
+            self._open[holder] -= 1
+            if self._open[holder] <= 0:
+                del self._open[holder]
 
     def _forget(self, waker: asyncio.Future[Any]) -> None:
         """A waiting reader's future that no event has ended: cancelled and dropped."""

@@ -409,6 +409,8 @@ class FastLane:
                 feed = self.service.feed_hub().get(card)
             except ConsentError:
                 pass  # no such card: FastAPI's route says so
+            if feed is not None and found is not None and feed.crowded(found[0]):
+                feed = None  # as many streams open as a token may: FastAPI's route says so
         out = direct.stream(_EVENTS_HEAD) if feed is not None and direct is not None else None
         if feed is None or out is None:
             return receive

@@ -34,6 +34,7 @@ from engine.service.context import (
     decision_json,
     json_response,
 )
+from engine.service.events import MAX_STREAMS
 from engine.service.fastlane import decide_batch, decide_call
 from engine.service.logpage import MAX_ROWS, log_page
 from engine.service.minting import mint_node_token
@@ -75,7 +76,7 @@ from engine.service.models import (
     WorkspaceBody,
     WorkspaceOut,
 )
-from engine.service.problems import ServiceError
+from engine.service.problems import PROBLEM, ServiceError
 from engine.service.readiness import Readiness
 from engine.store.logfilter import LOG_OUTCOMES
 
@@ -98,6 +99,14 @@ def _not_found(what: str, reason: str) -> ServiceError:
     # (``missing-node``, ``missing-package``, ``nothing-pending``): a client
     # gets one reason for one thing through the service and the Python API.
     return ServiceError(404, "NOT_FOUND", what, reason=reason)
+
+
+def _crowded(card: str) -> ServiceError:
+    """The 429 for a token that holds `MAX_STREAMS` event streams of ``card`` open."""
+    return ServiceError(429, "RATE_LIMITED", f"this token holds {MAX_STREAMS} event streams "
+                        f"of card {named(card)!r} open, the most one token may: close one "
+                        "(a client reconnecting closes its last first) before opening "
+                        "another", reason="too-many-streams")
 
 
 def _diff_body(name: str, pending_hash: str, diff: Diff) -> dict[str, Any]:
@@ -517,7 +526,12 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
            responses={200: {"content": {"text/event-stream": {"schema": {"type": "string"}}},
                             "description": "Server-Sent Events: id = sequence number, "
                                            "event = type, data = {type, data}: a CardEvent "
-                                           "(x-message-schema)"}})
+                                           "(x-message-schema)"},
+                      429: {"content": {PROBLEM: {"schema": {
+                          "$ref": "#/components/schemas/Problem"}}},
+                            "description": f"this token holds {MAX_STREAMS} event streams of "
+                                           "the card open already (RATE_LIMITED, reason "
+                                           "too-many-streams): close one first"}})
     async def events(request: Request, who: Caller = Who,
                      card: str | None = Query(None, max_length=256),
                      last_event_id: str | None = Header(None, max_length=40)) -> Response:
@@ -540,6 +554,8 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
                 raise ServiceError(400, "INVALID_ARGUMENT", "Last-Event-ID "
                                    "is an event's sequence number", reason="last-event-id")
         feed = service.feed_hub().get(card)
+        if feed.crowded(who.token_id):
+            raise _crowded(card)
 
         async def stream() -> AsyncIterator[bytes]:
             # Watched from the stream's first step: a response never begun (its

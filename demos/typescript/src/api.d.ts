@@ -6005,6 +6005,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description this token holds 16 event streams of the card open already (RATE_LIMITED, reason too-many-streams): close one first */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description the request's head (request line and header fields) is over 64 KiB */
             431: {
                 headers: {
