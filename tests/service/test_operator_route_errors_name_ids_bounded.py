@@ -38,3 +38,18 @@ def test_each_refusal_quotes_the_id_cut_with_its_length(unix_server: Running,
         message = r.json()["message"]
         assert len(message) < 400, (method, path[:40], len(message))
         assert "6000 characters" in message or "6,000 characters" in message, message
+
+
+def test_a_card_refused_another_cards_id_is_told_it_cut(unix_server: Running,
+                                                       tmp_path: Path) -> None:
+    """A card token naming another card of 6,000 characters in a route's path (its reach)
+    is refused 403 in a message of a line, the id cut with its length."""
+    from tests.service.conftest import mint
+
+    op = unix_server.client()
+    build_canvas(op, tmp_path / "proj")
+    card = unix_server.client(mint(op, "card:c1"))
+    r = card.get(f"/v1/reach/{_LONG}")
+    assert r.status_code == 403, (r.status_code, r.text[:300])
+    message = r.json()["message"]
+    assert len(message) < 400 and "6000 characters" in message, (len(message), message[:200])
