@@ -27,6 +27,7 @@ from starlette.responses import Response
 
 from engine.core.fetchform import FETCH_MARK
 from engine.core.principal import OPERATOR, Principal
+from engine.core.text import named
 from engine.service.auth import Peer, Standing, TokenStore, agent_verdict, peer_of_tcp
 from engine.service.events import Feeds
 from engine.service.made import Made
@@ -275,7 +276,7 @@ def may_act_as_card(p: Principal, card: str) -> None:
         return
     raise ServiceError(403, "APPROVAL_REFUSED",
                        f"{kind_phrase(p.kind)} token ({p.raw}) may not act as "
-                       f"card {card}", reason="wrong-principal")
+                       f"card {named(card)}", reason="wrong-principal")
 
 
 class Shown(NamedTuple):
