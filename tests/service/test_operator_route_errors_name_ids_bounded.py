@@ -53,3 +53,18 @@ def test_a_card_refused_another_cards_id_is_told_it_cut(unix_server: Running,
     assert r.status_code == 403, (r.status_code, r.text[:300])
     message = r.json()["message"]
     assert len(message) < 400 and "6000 characters" in message, (len(message), message[:200])
+
+
+def test_an_agent_refused_another_agents_id_is_told_it_cut(unix_server: Running,
+                                                          tmp_path: Path) -> None:
+    """An agent token naming another agent of 6,000 characters in a route's path (its
+    tools) is refused 403 in a message of a line, the id cut with its length."""
+    from tests.service.conftest import mint
+
+    op = unix_server.client()
+    build_canvas(op, tmp_path / "proj")
+    agent = unix_server.client(mint(op, "agent:a1"))
+    r = agent.get(f"/v1/agents/{_LONG}/tools")
+    assert r.status_code == 403, (r.status_code, r.text[:300])
+    message = r.json()["message"]
+    assert len(message) < 400 and "6000 characters" in message, (len(message), message[:200])
