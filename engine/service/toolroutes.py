@@ -189,7 +189,7 @@ def _as_agent(principal: Principal, agent: str) -> None:
         return
     raise ServiceError(403, "APPROVAL_REFUSED",
                        f"{kind_phrase(principal.kind)} token ({principal.raw}) may not act as "
-                       f"agent {agent}", reason="wrong-principal")
+                       f"agent {named(agent)}", reason="wrong-principal")
 
 
 def _visible(service: Service, call_id: str, principal: Principal) -> ToolCall:
