@@ -203,3 +203,13 @@ def test_tui_grants_history_bench_smoke(tmp_path) -> None:
     (figures,) = json.loads(out.read_text())
     assert figures["entries"] == 300 and figures["rows_shown"] == 200
     assert {"open_to_history_shown_s", "screen_read_s", "screen_read_peak_mb"} <= set(figures)
+
+
+def test_event_streams_bench_smoke(tmp_path) -> None:
+    """The many-event-streams benchmark runs on a few streams (figures are not asserted)."""
+    from bench.event_streams import main
+
+    out = tmp_path / "streams.json"
+    assert main(["--streams", "40", "--json", str(out)]) == 0
+    figures = json.loads(out.read_text())
+    assert figures["streams"] == 40 and figures["call_status"] == 200
