@@ -14,6 +14,7 @@ import os
 import shlex
 from pathlib import Path
 
+from engine.store.ahead import arrowgate_version
 from engine.store.database import database_problem
 from engine.store.database import default_database_path as default_db_path
 
@@ -42,17 +43,6 @@ EXIT_USAGE = 2  #: a usage error or invalid input
 #: not upgrade, a database that holds no store, a server that cannot be reached. Any other is a finding about the store or a refusal (1).
 UNUSABLE_STORE = frozenset({"schema-mismatch", "older-schema", "no-store", "connection"})
 
-
-
-def arrowgate_version() -> str:
-    """The installed arrowgate's version (``unknown`` in a checkout never installed):
-    what ``arrowgate --version`` prints and ``arrowgate mcp`` tells its client."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("arrowgate")
-    except PackageNotFoundError:
-        return "unknown"
 
 
 def same_file(one: Path, other: Path) -> bool:

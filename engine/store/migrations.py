@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from engine.core.errors import StoreFailed
+from engine.store.ahead import ahead_of_code, ahead_text
 from engine.store.database import MIGRATION_LEDGER, MIGRATION_SET, write_transaction
 from engine.store.logkeys import create_keys
 from engine.store.orphans import orphan_repair
@@ -191,6 +192,13 @@ class Chain:
         """
         self.refuse_lost_ledger(db)
         extra = self.unknown(db)
+        recorded = [name for kind, name in self._ledger_rows(db) if kind == SET]
+        if extra and len(extra) == len(set(recorded) - set(self.names)) and ahead_of_code(
+                recorded, self.names):
+            # Each unknown step is of this chain, after all of this code's: a newer
+            # arrowgate's (not a step of the old sets no step here was).
+            raise StoreFailed(f"the database cannot be opened: {ahead_text(recorded, self.names)}",
+                              reason="schema-mismatch")
         if extra:
             raise StoreFailed(
                 f"the database has migrations this engine does not know ({', '.join(extra)}):"

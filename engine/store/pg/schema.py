@@ -51,6 +51,7 @@ from psycopg.pq import TransactionStatus
 
 from engine.core.errors import StoreFailed
 from engine.core.text import one_line
+from engine.store.ahead import ahead_text
 from engine.store.log import refuse_missing
 from engine.store.migrations import REVOKE_REMOVED_NODES_TOKENS
 from engine.store.orphans import orphan_repair
@@ -495,6 +496,9 @@ def _refuse_other(recorded: list[str], names: list[str]) -> None:
     """Raise unless ``recorded`` is the start of ``names`` (see `migrate`)."""
     if recorded == names[:len(recorded)]:
         return
+    if recorded[:len(names)] == names:
+        raise StoreFailed(f"the PostgreSQL database cannot be opened: {ahead_text(recorded, names)}",
+                          reason="schema-mismatch")
     extra = [n for n in recorded if n not in names]
     why = (f"it has migrations this engine does not know ({', '.join(extra)}): "
            "it was opened by a newer engine or holds another schema"
