@@ -40,7 +40,7 @@ class Follower:
 
     def __init__(self, connect: Callable[[], psycopg.Connection[Any]], after: int = 0,
                  **kwargs: Any) -> None:
-        self.stop = threading.Event()
+        self.stop: threading.Event = kwargs.pop("stop", None) or threading.Event()
         self.seen: queue.Queue[int] = queue.Queue()
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, args=(connect, after, kwargs))
@@ -208,3 +208,66 @@ def test_bad_arguments_are_refused_before_connecting(arg: str, value: Any) -> No
     with pytest.raises(ValueError, match=arg):
         arguments: dict[str, Any] = {arg: value}
         next(follow_changes(lambda: pytest.fail("no connection expected"), **arguments))
+
+
+class _WaitsRecorded(threading.Event):
+    """A stop event that records how long each retry waits."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.waits: list[float] = []
+
+    def wait(self, timeout: float | None = None) -> bool:
+        if timeout is not None:
+            self.waits.append(timeout)
+        return super().wait(timeout)
+
+
+class _MinutesPass:
+    """What the change feed reads as its clock: ten seconds pass at each look, so a
+    server away for minutes takes a moment of the test."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        self.now += 10.0
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        pass
+
+
+def test_the_feed_keeps_reconnecting_for_as_long_as_it_is_followed(
+        pg_dsn: str, conn: psycopg.Connection[Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine's feed follows for as long as the engine runs: a server away for more
+    than half a minute (a restart that took long, a failover) is waited out, each wait
+    longer than the last up to a bound, and the feed catches up once it answers. It had
+    given up after 30 s and never listened again (only the polling noticed changes)."""
+    from engine.store.pg import changes
+
+    monkeypatch.setattr(changes, "time", _MinutesPass())
+    failures = 8  # over a minute of the feed's clock
+    attempts: list[int] = []
+
+    def connect() -> psycopg.Connection[Any]:
+        attempts.append(1)
+        if len(attempts) <= failures:
+            raise psycopg.OperationalError("connection refused (the server is away)")
+        return psycopg.connect(pg_dsn)
+
+    stop = _WaitsRecorded()
+    _change(conn)
+    follower = Follower(connect, retry=0.001, stop=stop)
+    try:
+        assert follower.take(1, timeout=10.0) == [1]
+        _change(conn)
+        assert follower.take(1, timeout=10.0) == [2]  # listening again
+    finally:
+        follower.close(pg_dsn)
+    assert follower.error is None
+    assert len(attempts) == failures + 1
+    # Backing off: each wait at least the last, the first the retry given.
+    assert stop.waits[0] == 0.001
+    assert stop.waits == sorted(stop.waits) and stop.waits[-1] > stop.waits[0]
+    assert max(stop.waits) <= changes.RETRY_MAX_S
