@@ -31,8 +31,13 @@ from engine.core.errors import StoreFailed
 from engine.core.text import one_line
 from engine.store.pg.locks import Lock, require_transaction, xact_lock
 
-__all__ = ["CHANNEL", "ENGINE_MARK", "ENGINE_SETTING", "changes_after", "follow_changes", "latest_change",
-           "latest_change_and_row", "record_change"]
+__all__ = ["CHANNEL", "ENGINE_MARK", "ENGINE_SETTING", "RETRY_MAX_S", "changes_after",
+           "follow_changes", "latest_change", "latest_change_and_row", "record_change"]
+
+#: The longest wait between two attempts to reconnect: each failed attempt doubles the
+#: wait from `follow_changes`' ``retry`` up to this, so a server away for an hour costs
+#: a connection attempt every few seconds, and one back is listened to within them.
+RETRY_MAX_S = 5.0
 
 #: The NOTIFY channel; each payload is one change number, in decimal.
 CHANNEL = "arrowgate_changes"
@@ -119,7 +124,7 @@ def changes_after(conn: Connection[Any], seq: int) -> list[int]:
 
 def follow_changes(connect: Callable[[], Connection[Any]], after: int = 0, *,
                    stop: threading.Event | None = None, poll: float = 1.0,
-                   retry: float = 0.2, give_up: float = 30.0) -> Iterator[int]:
+                   retry: float = 0.2, give_up: float | None = None) -> Iterator[int]:
     """Yield the number of every change committed after ``after``, once each, in order.
 
     Listens on its own connection (from ``connect``, set to autocommit). When
@@ -127,29 +132,36 @@ def follow_changes(connect: Callable[[], Connection[Any]], after: int = 0, *,
     waiting, so nothing committed meanwhile is missed. Closing the generator
     closes the connection.
 
+    A server that is away (restarting, failing over, a network partition) is
+    waited out for as long as the feed is followed, unless ``give_up`` says
+    otherwise: the first attempt is made at once, then each wait doubles from
+    ``retry`` up to `RETRY_MAX_S`.
+
     Args:
         connect: opens a new connection to the store's database.
         after: the last change already seen.
         stop: when set, the generator returns at its next wake-up: at most
             ``poll`` seconds later, or at once on any notification on
             `CHANNEL` (``NOTIFY arrowgate_changes, '0'`` wakes followers
-            without making them read).
+            without making them read); a wait to reconnect ends at once too.
         poll: the longest wait between two catch-up reads.
-        retry: seconds between attempts to reconnect.
-        give_up: seconds of failing to reconnect after which it raises.
+        retry: seconds of the first wait between attempts to reconnect.
+        give_up: seconds of failing to reconnect after which it raises (None:
+            never; an engine's feed is followed as long as the engine runs).
 
     Raises:
         ValueError: ``after`` is not a change number, or ``poll``, ``retry``
             or ``give_up`` is not positive.
-        StoreFailed: no connection could be made for ``give_up`` seconds.
+        StoreFailed: ``give_up`` given, and no connection could be made for so long.
     """
     if isinstance(after, bool) or not isinstance(after, int) or after < 0:
         raise ValueError(f"after must be a change number (0 or more), not {after!r}")
     for name, value in (("poll", poll), ("retry", retry), ("give_up", give_up)):
-        if not value > 0:
+        if value is not None and not value > 0:
             raise ValueError(f"{name} must be above 0 seconds, not {value!r}")
     last = after
     failing_since: float | None = None
+    wait = retry
 
     def stopped() -> bool:
         return stop is not None and stop.is_set()
@@ -162,6 +174,7 @@ def follow_changes(connect: Callable[[], Connection[Any]], after: int = 0, *,
                 # then both read and notified, never neither.
                 conn.execute(f"listen {CHANNEL}")
                 failing_since = None
+                wait = retry
                 stale = False
                 while True:
                     if not stale:
@@ -183,10 +196,11 @@ def follow_changes(connect: Callable[[], Connection[Any]], after: int = 0, *,
             if failing_since is None:
                 failing_since = now
                 continue
-            if now - failing_since >= give_up:
+            if give_up is not None and now - failing_since >= give_up:
                 raise StoreFailed(f"the change feed could not reconnect for {give_up:g} s: "
                                   f"{one_line(str(exc))}", reason="change-feed-lost") from exc
             if stop is not None:
-                stop.wait(retry)
+                stop.wait(wait)
             else:
-                time.sleep(retry)
+                time.sleep(wait)
+            wait = min(wait * 2, max(RETRY_MAX_S, retry))

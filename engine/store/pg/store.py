@@ -436,7 +436,8 @@ class PGStore(BatchFront):
         log rows alone (`Batches.sync` tells them from this engine's own).
 
         A thread follows the change feed (LISTEN/NOTIFY, with catch-up reads
-        after a reconnection) and wakes this loop; it also looks every
+        after a reconnection, reconnecting for as long as this runs: a server
+        away is waited out, `follow_changes`) and wakes this loop; it also looks every
         ``interval`` seconds (one round trip reading the feed's and the log's
         newest numbers). The state is reloaded only when it is behind.
 
@@ -456,7 +457,7 @@ class PGStore(BatchFront):
                                            poll=max(interval, 0.05) * 10):
                     loop.call_soon_threadsafe(wake.set)
             except (StoreFailed, RuntimeError):
-                pass  # the loop closed, or the feed gave up: polling goes on
+                pass  # the loop closed: this iteration is over (given no bound, the feed never gives up)
 
         thread = threading.Thread(target=follow, name="arrowgate-pg-changes", daemon=True)
         thread.start()
