@@ -24,7 +24,7 @@ from psycopg import Connection
 from engine.core.errors import StoreFailed
 from engine.store.pg.locks import NAMESPACE, Lock
 
-__all__ = ["holders", "is_lock_wait", "locked"]
+__all__ = ["holders", "is_lock_wait", "locked", "migrating"]
 
 #: At most this many sessions are named.
 NAMED = 3
@@ -50,6 +50,32 @@ having bool_or(c.relname is not null)
 order by a.xact_start
 limit {NAMED}
 """
+
+
+_MIGRATING = f"""
+select a.pid, coalesce(nullif(a.application_name, ''), 'no application name'),
+       extract(epoch from clock_timestamp() - a.xact_start)::bigint
+from pg_locks l join pg_stat_activity a on a.pid = l.pid
+where l.locktype = 'advisory' and l.granted and l.classid = {NAMESPACE}
+  and l.objid = {int(Lock.MIGRATIONS)} and l.objsubid = 2
+  and l.database = (select oid from pg_database where datname = current_database())
+limit 1
+"""
+
+
+def migrating(conn: Connection[Any]) -> str:
+    """Who holds the store's migrations lock now (another process migrating it), as
+    words, read on ``conn``; what could not be read is said so, never raised."""
+    try:
+        row = conn.execute(_MIGRATING).fetchone()
+    except psycopg.Error as exc:
+        return f"who it is could not be asked ({type(exc).__name__})"
+    if row is None:
+        return "it has just ended"
+    pid, app, age = row
+    # A lock of the session's own (no transaction open) has no age to tell.
+    since = "" if age is None else f", its transaction open for {age} s"
+    return f"session {pid} ({app!r}{since})"
 
 
 def is_lock_wait(exc: BaseException) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 from psycopg import Connection
 from psycopg.pq import TransactionStatus
 
-__all__ = ["NAMESPACE", "Lock", "require_transaction", "xact_lock"]
+__all__ = ["NAMESPACE", "Lock", "require_transaction", "try_xact_lock", "xact_lock"]
 
 #: The first key of every two-key lock of the store ("AgGt"): other programs
 #: sharing the database pick their own, so their locks do not wait on ours.
@@ -66,3 +66,12 @@ def xact_lock(conn: Connection[Any], lock: Lock) -> None:
     require_transaction(conn)
     conn.execute("select pg_advisory_xact_lock(%s, %s)", [NAMESPACE, int(lock)])
 
+
+
+def try_xact_lock(conn: Connection[Any], lock: Lock) -> bool:
+    """Take one of the store's fixed locks if no one holds it, without waiting; whether
+    it was taken (then held until the transaction ends, as `xact_lock`'s)."""
+    require_transaction(conn)
+    row = conn.execute("select pg_try_advisory_xact_lock(%s, %s)",
+                       [NAMESPACE, int(lock)]).fetchone()
+    return bool(row and row[0])

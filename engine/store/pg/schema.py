@@ -39,6 +39,7 @@ position and name.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -56,11 +57,15 @@ from engine.store.log import refuse_missing
 from engine.store.migrations import REVOKE_REMOVED_NODES_TOKENS
 from engine.store.orphans import orphan_repair
 from engine.store.pg.changes import CHANNEL, ENGINE_SETTING
-from engine.store.pg.locks import NAMESPACE, Lock, xact_lock
+from engine.store.pg.holders import migrating
+from engine.store.pg.locks import NAMESPACE, Lock, try_xact_lock, xact_lock
 from engine.store.promptrows import IN_PLAY_SQL
 
 __all__ = ["LEDGER", "MIGRATIONS", "Migration", "applied", "migrate", "missing_tables",
            "refuse_lost_ledger", "refuse_unknown"]
+
+#: Where a wait for another process's migration is told (`migrate`).
+_log = logging.getLogger("arrowgate.store")
 
 
 @dataclass(frozen=True, slots=True)
@@ -435,7 +440,7 @@ def migrate(conn: Connection[Any], migrations: Sequence[Migration] = MIGRATIONS,
         raise ValueError("migrate runs its own transaction: call it with no transaction open")
     done: list[str] = []
     with conn.transaction():
-        xact_lock(conn, Lock.MIGRATIONS)
+        _wait_for_the_migrations_lock(conn)
         if table_lock_wait is not None:
             conn.execute(f"set local lock_timeout = '{max(1, int(table_lock_wait * 1000))}ms'")
         refuse_lost_ledger(conn, migrations)
@@ -451,6 +456,25 @@ def migrate(conn: Connection[Any], migrations: Sequence[Migration] = MIGRATIONS,
                          " values (%s, %s, %s)", [position, migration.name, time.time()])
             done.append(migration.name)
     return done
+
+
+def _wait_for_the_migrations_lock(conn: Connection[Any]) -> None:
+    """Take the migrations lock, waiting for another process's migration (as long as
+    the connection's ``lock_timeout``) and saying so as the wait begins, naming who
+    migrates and the bound, and when it ends: a start-up that waits minutes in
+    silence looks hung, and is killed."""
+    if try_xact_lock(conn, Lock.MIGRATIONS):
+        return
+    row = conn.execute("select extract(epoch from current_setting('lock_timeout')"
+                       "::interval)::float8").fetchone()
+    bound = float(row[0]) if row and row[0] else 0.0
+    _log.warning("another process is migrating the PostgreSQL store (%s): waiting for it "
+                 "to finish before opening it, %s", migrating(conn),
+                 f"at most {bound:g} s" if bound > 0 else "with no bound")
+    started = time.monotonic()
+    xact_lock(conn, Lock.MIGRATIONS)
+    _log.warning("the other process's migration of the PostgreSQL store ended after "
+                 "%.1f s: opening it", time.monotonic() - started)
 
 
 def _apply(conn: Connection[Any], migration: Migration) -> None:
