@@ -53,7 +53,9 @@ from engine.store.tokens import SQLiteTokens
 
 __all__ = [
     "CACHE_SECONDS",
+    "OUTAGE_MIN_SECONDS",
     "OUTAGE_SECONDS",
+    "OUTAGE_TIMES",
     "Peer",
     "Standing",
     "TokenMemo",
@@ -71,12 +73,20 @@ __all__ = [
 #: on PostgreSQL). A revocation through any server is seen at once (`TokenStore.follow`).
 CACHE_SECONDS = 2.0
 
-#: How long a failed token check is remembered: meanwhile every check the cache
-#: cannot answer fails closed at once (`StoreFailed`, 503) instead of asking the
-#: store again. Checks run on the service's event loop, so while the database is
+#: How long a failed token check is remembered at most: meanwhile every check the
+#: cache cannot answer fails closed at once (`StoreFailed`, 503) instead of asking
+#: the store again. Checks run on the service's event loop, so while the database is
 #: down each one would otherwise hold every other request (health included) for
 #: as long as the store takes to give up.
 OUTAGE_SECONDS = 2.0
+#: A failed check is remembered for this many times as long as it held the loop
+#: (within `OUTAGE_MIN_SECONDS` and `OUTAGE_SECONDS`): a check that failed at once
+#: (a connection the restarting server dropped, a refused connection) is asked again
+#: a moment later, so a restart of under a second is not two seconds of 503s, while
+#: asking costs the loop at most a fifth of its time however the store fails.
+OUTAGE_TIMES = 4.0
+#: The shortest a failed check is remembered (`OUTAGE_TIMES`).
+OUTAGE_MIN_SECONDS = 0.1
 
 
 def hash_token(token: str) -> str:
@@ -111,7 +121,8 @@ class TokenStore:
         self.table: TokenTable = SQLiteTokens(table) if isinstance(table, (str, Path)) else table
         self._clock = clock or time.monotonic
         self._cache: dict[str, _Entry] = {}
-        #: The last failed check of the store, and when (`OUTAGE_SECONDS`).
+        #: The last failed check of the store: until when it is not asked again, and
+        #: why (`OUTAGE_SECONDS`, `_failed`).
         self._outage: tuple[float, StoreFailed] | None = None
         #: Per token id, the `Standing`s of the streams open with it (`standing`).
         self._watchers: dict[str, set[asyncio.Future[None]]] = {}
@@ -167,11 +178,12 @@ class TokenStore:
         catch_up = self._catch_up
         if self._caught_up or catch_up is None:
             return
-        self._unless_outage(self._clock())
+        asked = self._clock()
+        self._unless_outage(asked)
         try:
             catch_up()
         except StoreFailed as exc:
-            self._outage = (self._clock(), exc)
+            self._failed(asked, exc)
             raise
         try:
             loop = asyncio.get_running_loop()
@@ -268,23 +280,31 @@ class TokenStore:
         try:
             row = self.table.find(digest)
         except StoreFailed as exc:
-            # From when the store gave up, not from when it was asked: the
-            # asking itself may have taken the pool's whole wait.
-            self._outage = (self._clock(), exc)
+            self._failed(now, exc)
             raise
         self._outage = None
         return row
 
+    def _failed(self, asked: float, exc: StoreFailed) -> None:
+        """Remember a failed check asked at ``asked``: the store is not asked again for
+        `OUTAGE_TIMES` as long as it took (`OUTAGE_MIN_SECONDS` to `OUTAGE_SECONDS`),
+        from when it gave up, not from when it was asked: the asking itself may have
+        taken the pool's whole wait."""
+        gave_up = self._clock()
+        window = min(OUTAGE_SECONDS,
+                     max(OUTAGE_MIN_SECONDS, OUTAGE_TIMES * (gave_up - asked)))
+        self._outage = (gave_up + window, exc)
+
     def _unless_outage(self, now: float) -> None:
-        """Raise at once when the store failed a check less than `OUTAGE_SECONDS` ago.
+        """Raise at once while a failed check is remembered (`_failed`).
 
         Raises:
-            StoreFailed: it did.
+            StoreFailed: it is.
         """
         outage = self._outage
-        if outage is not None and now - outage[0] < OUTAGE_SECONDS:
-            raise StoreFailed(f"the store could not check tokens {now - outage[0]:.1f} s ago "
-                              f"and is asked again after {OUTAGE_SECONDS:g} s: {outage[1]}",
+        if outage is not None and now < outage[0]:
+            raise StoreFailed(f"the store could not check tokens a moment ago and is asked "
+                              f"again in {outage[0] - now:.1f} s: {outage[1]}",
                               reason="connection")
 
     def recall(self, header: bytes, memo: TokenMemo) -> tuple[str, Principal] | None:
