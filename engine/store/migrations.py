@@ -206,6 +206,17 @@ class Chain:
                 " that engine",
                 reason="schema-mismatch")
 
+    @staticmethod
+    def mark(conn: sqlite3.Connection) -> int:
+        """The ledger's newest entry (0: none), one look along its key: it moves only
+        when a step is recorded, so an engine that has the store open compares it to
+        what it was at open to learn that another process migrated the store."""
+        if not conn.execute("select 1 from sqlite_master where type = 'table' and name = ?",
+                            [LEDGER]).fetchone():
+            return 0
+        row = conn.execute(f"select coalesce(max(id), 0) from {LEDGER}").fetchone()
+        return int(row[0]) if row else 0
+
     def refuse_lost_ledger(self, db: Database) -> None:
         """Refuse a store whose ledger was dropped or emptied while its tables stand.
 

@@ -35,6 +35,7 @@ from engine.store.deferred import DeferredRows
 from engine.store.history import ConsentHistory
 from engine.store.log import ArrowLog, RowKind
 from engine.store.logkeys import KEYS_EVERY, add_keys, keyed_upto, repair_keys
+from engine.store.migrations import migrations
 from engine.store.openfiles import DatabaseFiles
 from engine.store.ratekeep import RatePruning, prune_statement
 from engine.store.siblings import Siblings
@@ -923,6 +924,9 @@ class Transactions(BatchKeeping):
         #: How often another connection's commit was noticed (``data_version`` moved).
         self.noticed = 0
         self._data_version = self._read_data_version()
+        #: The migrations ledger's newest entry as the store was opened (migrated):
+        #: another process recording a step past it is refused (`_refuse_migrated`).
+        self._ledger_mark = migrations.mark(db.conn)
         #: Whether a commit waits for requests a server expects (`schedule_flush`).
         self.hold: Callable[[], float | None] | None = None
         #: What a commit has lately taken (`schedule_flush`).
@@ -966,6 +970,22 @@ class Transactions(BatchKeeping):
 
     def _read_data_version(self) -> int:
         return int(self.db.conn.execute("pragma data_version").fetchone()[0])
+
+    def _refuse_migrated(self) -> None:
+        """Refuse the store once another process migrated it past what this engine
+        opened, when that is a step this code does not know (a newer arrowgate's,
+        `migrations.refuse_unknown`): rows written in this engine's format into a schema
+        it does not know could be misjudged by the engine that made it. Called where
+        another connection's commit was noticed, so it costs one look along the ledger's
+        key per such commit, none otherwise.
+
+        Raises:
+            StoreFailed: reason ``schema-mismatch``, as opening it would be refused.
+        """
+        mark = migrations.mark(self.db.conn)
+        if mark != self._ledger_mark:
+            migrations.refuse_unknown(self.db)
+            self._ledger_mark = mark  # steps this code knows: nothing to refuse
 
     def sync_version(self) -> None:
         """Take the current ``data_version`` as seen (a full load is about to begin)."""
@@ -1028,6 +1048,7 @@ class Transactions(BatchKeeping):
             # Holding the write lock now: what we decided on may be stale
             # (unless all the other process wrote was log rows, or leases).
             try:
+                self._refuse_migrated()
                 quiet = self._quiet()
                 changed = False if quiet else self.catch_up()
             except BaseException:
@@ -1399,6 +1420,7 @@ class Transactions(BatchKeeping):
             version = self._read_data_version()
             if version == self._data_version:
                 return
+            self._refuse_migrated()
             quiet = self._quiet()
             if not quiet:
                 self.catch_up()

@@ -61,6 +61,7 @@ from engine.store.pg.changes import (
 from engine.store.pg.holders import is_lock_wait, locked
 from engine.store.pg.locks import NAMESPACE, Lock
 from engine.store.pg.parts import LOCK_WAIT_S, ROUND_TRIP_S, Link, PGLog
+from engine.store.pg.schema import MIGRATIONS, refuse_unknown
 from engine.store.ratekeep import RatePruning, prune_statement
 from engine.store.siblings import Siblings
 from engine.store.transactions import (
@@ -299,7 +300,8 @@ class Batches(BatchKeeping):
             locked_row = begun.fetchone()
             self._xid = None if locked_row is None else int(locked_row[1])
             self.lock_wait.had()
-            latest, _newest, t = latest_change_and_row(conn)
+            latest, _newest, t, migrated = latest_change_and_row(conn)
+            _refuse_migrated(conn, migrated)
             # What this batch stamps comes after whatever other engines stamped (`sync`).
             self.at_least(t)
             if latest != self.seen:
@@ -655,7 +657,8 @@ class Batches(BatchKeeping):
             # change until we do, so there is nothing to catch up on.
             return
         try:
-            latest, newest, t = latest_change_and_row(self.link.conn)
+            latest, newest, t, migrated = latest_change_and_row(self.link.conn)
+            _refuse_migrated(self.link.conn, migrated)
             self.at_least(t)
             if latest != self.seen:
                 self.catch_up()
@@ -669,6 +672,26 @@ class Batches(BatchKeeping):
         if self._others is not None and others != self._others:
             self.log_noticed += 1
         self._others = others
+
+
+def _refuse_migrated(conn: psycopg.Connection[Any], migrated: int) -> None:
+    """Refuse the store once its migrations ledger records a position past this code's
+    chain (``migrated``, read with the newest change: no round trip of its own): a newer
+    engine migrated it while this one had it open, and rows written in this engine's
+    format into a schema it does not know could be misjudged by the engine that made it.
+    The open transaction, if any, is rolled back: nothing of this engine's is written.
+
+    Raises:
+        StoreFailed: reason ``schema-mismatch``, as opening it would be refused.
+    """
+    if migrated < len(MIGRATIONS):
+        return
+    try:
+        refuse_unknown(conn)
+    except StoreFailed:
+        if conn.info.transaction_status != TransactionStatus.IDLE:
+            conn.execute("rollback")
+        raise
 
 
 def _fate_on(connect: Callable[[], psycopg.Connection[Any]], xid: int | None,

@@ -97,22 +97,26 @@ def latest_change(conn: Connection[Any]) -> int:
 _LATEST_AND_ROW = ("select coalesce((select max(seq) from changes), 0),"
                    " coalesce((select max(seq) from log), 0),"
                    " greatest((select t from log order by seq desc limit 1),"
-                   " (select t from consent order by seq desc limit 1))")
+                   " (select t from consent order by seq desc limit 1)),"
+                   " coalesce((select max(position) from schema_migrations), -1)")
 
 
-def latest_change_and_row(conn: Connection[Any]) -> tuple[int, int, float | None]:
-    """`latest_change`, the arrow log's newest row number (0 for none) and the newest
-    time the log and the consent history hold (None for none), in the same round trip.
+def latest_change_and_row(conn: Connection[Any]) -> tuple[int, int, float | None, int]:
+    """`latest_change`, the arrow log's newest row number (0 for none), the newest
+    time the log and the consent history hold (None for none) and the migrations
+    ledger's newest position (-1 for none), in the same round trip.
 
     A batch of log rows only (a refused call) records no change: live views learn of
     another engine's rows by the log's numbers, and an engine whose clock is behind
-    another's learns the time it must not stamp before (SPEC §6) by the newest time.
+    another's learns the time it must not stamp before (SPEC §6) by the newest time;
+    an engine learns that a newer one migrated the store by the ledger's position.
     """
     row = conn.execute(_LATEST_AND_ROW).fetchone()
     if row is None:
-        return 0, 0, None
+        return 0, 0, None, -1
     newest = row[2]
-    return int(row[0]), int(row[1]), float(newest) if newest is not None else None
+    return (int(row[0]), int(row[1]), float(newest) if newest is not None else None,
+            int(row[3]))
 
 
 def changes_after(conn: Connection[Any], seq: int) -> list[int]:
