@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import datetime
 import functools
+import logging
 import sqlite3
 import time
 from collections.abc import Callable
@@ -28,12 +29,22 @@ from sqlite_utils import Database
 
 from engine.core.errors import StoreFailed
 from engine.store.ahead import ahead_of_code, ahead_text
-from engine.store.database import MIGRATION_LEDGER, MIGRATION_SET, write_transaction
+from engine.store.database import (
+    MIGRATION_LEDGER,
+    MIGRATION_SET,
+    database_file,
+    write_transaction,
+)
+from engine.store.fileholders import holders
 from engine.store.logkeys import create_keys
 from engine.store.orphans import orphan_repair
 from engine.store.promptrows import IN_PLAY_SQL
+from engine.store.writelock import is_busy
 
 __all__ = ["LEDGER", "REVOKE_REMOVED_NODES_TOKENS", "SET", "Chain", "Migration", "migrations"]
+
+#: Where a wait for another program's migration is told (`Chain.apply`).
+_log = logging.getLogger("arrowgate.store")
 
 #: The ledger table (the one sqlite-utils' migrations kept, so old entries stay readable).
 LEDGER = MIGRATION_LEDGER
@@ -115,26 +126,38 @@ class Chain:
         if all(m.name in mine for m in self._steps):
             return []  # up to date, and recorded as this chain: nothing to write
         done: list[str] = []
-        with write_transaction(db):
-            self._ensure_ledger(db)
-            self._adopt(db)
-            for step in self.pending(db):
-                if step.name == stop_before:
-                    break
-                try:
-                    step.run(db)
-                except sqlite3.OperationalError as exc:
-                    if not any(part in str(exc) for part in _SCHEMA_CLASHES):
-                        raise  # a failing disk, a lock: what it is, not the schema
-                    # The transaction rolls back: the store is left as it was.
-                    raise StoreFailed(
-                        f"the database's migration {step.name} cannot be applied ({exc}):"
-                        " its ledger lacks the step, but the schema differs from the one"
-                        " before it (a half-applied migration, or an edited ledger or"
-                        " schema); nothing was changed",
-                        reason="schema-mismatch") from exc
-                self._record(db, step.name)
-                done.append(step.name)
+        _say_if_locked(db)
+        try:
+            with write_transaction(db):
+                self._ensure_ledger(db)
+                self._adopt(db)
+                for step in self.pending(db):
+                    if step.name == stop_before:
+                        break
+                    try:
+                        step.run(db)
+                    except sqlite3.OperationalError as exc:
+                        if not any(part in str(exc) for part in _SCHEMA_CLASHES):
+                            raise  # a failing disk, a lock: what it is, not the schema
+                        # The transaction rolls back: the store is left as it was.
+                        raise StoreFailed(
+                            f"the database's migration {step.name} cannot be applied ({exc}):"
+                            " its ledger lacks the step, but the schema differs from the one"
+                            " before it (a half-applied migration, or an edited ledger or"
+                            " schema); nothing was changed",
+                            reason="schema-mismatch") from exc
+                    self._record(db, step.name)
+                    done.append(step.name)
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc):
+                raise
+            file = database_file(db) or "in memory"
+            raise StoreFailed(
+                f"cannot migrate the store {file}: another program held its write lock for "
+                f"more than {_busy_timeout(db):g} s (the busy timeout ran out); "
+                f"{holders(file)}. Nothing was migrated, so the store is as it was: open it "
+                "again once that program is done (another arrowgate upgrading it) or has "
+                "quit", reason="locked") from exc
         return done
 
     def behind(self, db: Database) -> list[str]:
@@ -290,6 +313,36 @@ class Chain:
     def _record(db: Database, name: str) -> None:
         db.execute(f"insert into {LEDGER} (migration_set, name, applied_at) values (?, ?, ?)",
                    [SET, name, str(datetime.datetime.now(datetime.UTC))])
+
+
+def _busy_timeout(db: Database) -> float:
+    """The connection's busy timeout, in seconds."""
+    row = db.execute("pragma busy_timeout").fetchone()
+    return int(row[0]) / 1000 if row else 0.0
+
+
+def _say_if_locked(db: Database) -> None:
+    """Say so when another program holds the write lock a migration is about to wait
+    for (another arrowgate migrating the store, most likely): a start-up that waits in
+    silence looks hung. The lock is tried without waiting and let go at once; the
+    migration then waits for it as long as the busy timeout says."""
+    conn = db.conn
+    if conn.in_transaction:
+        return  # the caller's transaction holds what it holds
+    timeout = _busy_timeout(db)
+    try:
+        conn.execute("pragma busy_timeout = 0")
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("ROLLBACK")
+    except sqlite3.OperationalError as exc:
+        if not is_busy(exc):
+            raise
+        file = database_file(db) or "in memory"
+        _log.warning("another program holds the write lock of the SQLite store %s, "
+                     "migrating it most likely (%s): waiting for it before migrating it, at "
+                     "most %g s", file, holders(file), timeout)
+    finally:
+        conn.execute(f"pragma busy_timeout = {int(timeout * 1000)}")
 
 
 #: What SQLite says when a step finds the schema not as the step before left it.
