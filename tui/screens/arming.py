@@ -68,6 +68,13 @@ class ArmedDialog(ModalScreen[bool]):
         """Whether the dialog has been on screen for `ARM_S` seconds: a yes now is read."""
         return self._drawn_at is not None and time.monotonic() - self._drawn_at >= self.ARM_S
 
+    def rearm(self) -> None:
+        """What the dialog says changed for the worse under the person: its yes waits
+        `ARM_S` again, so a yes already on its way was given to what it said before."""
+        if self._drawn_at is not None:
+            self._first_drawn()
+            self.refresh_bindings()
+
     def on_armed(self) -> None:
         """The yes works from now (override to show its key)."""
         self.refresh_bindings()

@@ -107,6 +107,8 @@ class HoldScreen(ArmedDialog):
         self._whole = SeenWhole(self._seen_view, self._seen_whole)
         self._answered = False
         self._lines = self.shown_text.count("\n") + 1
+        #: Whether the agent was in dangerous mode as the RISK line last said.
+        self._dangerous = self._agent_dangerous()
 
     @property
     def answering(self) -> bool:
@@ -138,8 +140,11 @@ class HoldScreen(ArmedDialog):
             yield Static("", id="hold-keys", classes="dialog-keys")
         yield Footer()
 
-    def _risk(self) -> Text:
+    def _agent_dangerous(self) -> bool:
         agent = self.gate.engine.state.canvas.node(self.prompt.agent)
+        return agent is not None and bool(agent.data.get("dangerous"))
+
+    def _risk(self) -> Text:
         who = plain(self.prompt.agent)
         text = Text("RISK: ", style="bold red", end="")
         if self.approve:
@@ -147,8 +152,7 @@ class HoldScreen(ArmedDialog):
             text.append_text(who)
             text.append(", which " + ("runs in dangerous mode: it acts on it without asking "
                                       "anyone, with every tool it has (commands, files, network)."
-                                      if agent is not None and agent.data.get("dangerous") else
-                                      "will act on it."))
+                                      if self._dangerous else "will act on it."))
         else:
             text = Text("Rejecting: the card is told PROMPT_REJECTED; nothing reaches ",
                         end="")
@@ -206,11 +210,31 @@ class HoldScreen(ArmedDialog):
         if current is not None:
             self.prompt = current
         self.query_one("#hold-about", Static).update(describe_hold(self.gate, self.prompt))
+        self._follow_mode()
+
+    def _follow_mode(self) -> None:
+        """The RISK line says the agent's mode as it is now: an operator may set or clear
+        its dangerous flag while the hold waits (it does not release the hold). Turned on
+        under the dialog, the approve key waits to be read again: a yes on its way was
+        given to an agent that 'will act on it', not to one that asks nobody."""
+        dangerous = self._agent_dangerous()
+        if dangerous == self._dangerous:
+            return
+        self._dangerous = dangerous
+        self.query_one("#hold-risk", Static).update(self._risk())
+        if dangerous and self.approve:
+            self.rearm()
+            self._show_keys()
+            self.notify(f"agent {quoted(self.prompt.agent)} was put in dangerous mode while "
+                        f"prompt {self.prompt.id} was open: read what approving does again",
+                        severity="warning")
 
     @on(EngineChanged)
     def _changed(self) -> None:
         if not self._answered:
             self._close_if_ended()
+        if not self._dismissed:
+            self._follow_mode()
 
     def _close_if_ended(self) -> None:
         """Close, saying how, once the prompt is no longer held (resolved elsewhere):
