@@ -16,7 +16,7 @@ from engine import PERMISSIONS, Manifest
 from engine.core.review import permission_title
 
 from ..keys import key_hint
-from ..text import plain
+from ..text import ident, plain
 from .arming import ArmedDialog
 from .base import row_key
 from .seen import SeenWhole
@@ -180,7 +180,8 @@ class RequestScreen(ArmedDialog):
         title = permission_title(shown, name) if shown is not None else spec.title
         version = f"{shown.name} {shown.version}: " if shown is not None else ""
         text = Text.assemble(plain(f"{version}{name} ({spec.risk} risk): {title}\nUsers "
-                                   f"see: {spec.users_see}", multiline=True))
+                                   f"see: {spec.users_see}\n{self._who_gets_it()}",
+                                   multiline=True))
         if spec.risk == "high":
             text.append("\nRISK: ", style="bold red")
             text.append_text(plain(f"{name} is high risk; allowing it takes "
@@ -189,6 +190,18 @@ class RequestScreen(ArmedDialog):
         self._show_keys()
         self.refresh_bindings()
         self.call_after_refresh(self.text_laid_out)
+
+    def _who_gets_it(self) -> str:
+        """Whom an allow gives the permission to: a grant is the package's (SPEC §4.1), so
+        every card of it on every canvas, not only the card that asked."""
+        if self._manifest is None:
+            return ""
+        package = self._manifest.name
+        cards = [f"{ident(n.id)} on {ident(n.workspace)}"
+                 for n in self.gate.engine.state.canvas.nodes(type="card")
+                 if n.data.get("package") == package]
+        return (f"Allowing it grants it to every card of {package}, on every canvas, "
+                f"not to {ident(self.card)} alone: {', '.join(cards) or 'none on a canvas'}.")
 
     def _show_keys(self) -> None:
         name = self.selected()
