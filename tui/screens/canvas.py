@@ -330,13 +330,22 @@ class CanvasScreen(EngineScreen):
         self.query_one(NodeList).focus()
 
 
+#: The most characters of a name or a note's first line a row takes: the column cuts it
+#: (with "…", `tui.text.fit`) to far fewer; this only bounds what is measured.
+_NAME_MAX = 200
+
+
 def _name(node: Node) -> str:
+    """The name column's text, whole: the column cuts it to fit with "…". A note's first
+    line, with " …" when the note goes on, so a line never reads as the whole note."""
     if node.type == "card":
         return str(node.data.get("package"))
     if node.type in ("note", "sticky"):
-        return str(node.data.get("text", "")).splitlines()[0][:20] if node.data.get("text") \
-            else ""
-    return str(node.data.get("name") or "")[:20]
+        text = str(node.data.get("text") or "")
+        first = text.split("\n", 1)[0]
+        return first[:_NAME_MAX] + (" …" if len(first) > _NAME_MAX or "\n" in text else "")
+    name = str(node.data.get("name") or "")
+    return name[:_NAME_MAX] + ("…" if len(name) > _NAME_MAX else "")
 
 
 def _status(node: Node) -> str:
