@@ -145,7 +145,7 @@ class HoldScreen(ArmedDialog):
         return agent is not None and bool(agent.data.get("dangerous"))
 
     def _risk(self) -> Text:
-        who = plain(self.prompt.agent)
+        who = plain(quoted(self.prompt.agent))  # one id, however it reads
         text = Text("RISK: ", style="bold red", end="")
         if self.approve:
             text.append("approving sends this text to agent ")
