@@ -90,7 +90,8 @@ class GrantsScreen(EngineScreen):
 
     def refresh_data(self) -> None:
         table = self.query_one("#packages", DataTable)
-        current = self.selected_package()
+        # The key, not the package: one withdrawn since is in the table, not the engine.
+        current = row_key(table)
         table.clear()
         cards: dict[str, int] = {}
         for node in self.engine.state.canvas.nodes(type="card"):
@@ -104,9 +105,21 @@ class GrantsScreen(EngineScreen):
                 state = "approved" if pkg.installed else "offered"
             table.add_row(plain(pkg.name), plain(version), plain(state),
                           str(cards.get(pkg.name, 0)), key=pkg.name)
-        if current is not None and current.name in table.rows:
-            table.move_cursor(row=table.get_row_index(current.name))
+        if current is not None and current in table.rows:
+            table.move_cursor(row=table.get_row_index(current))
+        elif current is not None:
+            self._cursor_moved(current)
         self._show_package()
+
+    def _cursor_moved(self, gone: str) -> None:
+        """The package under the cursor is gone (an offer withdrawn) and another took its
+        row: say both, so a key meant for the one (``i``, ``d``) is not pressed by habit
+        on the other, whose dialog would ask something else (a pending version's approval)."""
+        now = self.selected_package()
+        if now is None:
+            return
+        self.notify(f"package {gone} is no longer offered or installed; the cursor moved to "
+                    f"package {now.name}", title="Packages", severity="warning", timeout=10)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
         if event.data_table.id == "packages":
