@@ -16,7 +16,7 @@ from engine import PERMISSIONS, Manifest
 from engine.core.review import permission_title
 
 from ..keys import key_hint
-from ..text import ident, plain
+from ..text import ident, plain, quoted
 from .arming import ArmedDialog
 from .base import row_key
 from .seen import SeenWhole
@@ -91,7 +91,7 @@ class RequestScreen(ArmedDialog):
         # text changes with the permission chosen, and a dialog that grew with it could
         # run past the screen's edge, its last rows where no scrolling shows them.
         with Vertical(id="dialog", classes="tall"):
-            yield Static(plain(f"Card {self.card} asks for a permission"),
+            yield Static(plain(f"Card {quoted(self.card)} asks for a permission"),
                          classes="dialog-title")
             yield DataTable(id="requests", cursor_type="row")
             with VerticalScroll(classes="dialog-scroll", id="request-scroll"):
@@ -113,7 +113,7 @@ class RequestScreen(ArmedDialog):
                           "granted" if name in granted else "not granted", key=name)
         if not table.row_count:
             self.query_one("#request-text", Static).update(plain(
-                f"The package of {self.card} declares no optional permission: "
+                f"The package of {quoted(self.card)} declares no optional permission: "
                 "there is nothing it may ask for."))
         table.focus()
         self.watch(self.query_one("#request-scroll", VerticalScroll), "scroll_y",
@@ -282,7 +282,7 @@ class RequestScreen(ArmedDialog):
             self.card, name, answer=allow, review_hash=self._hash))
         self._answering = done is not None
         if done is not None:
-            self.notify(f"{self.card}: {name} {'allowed' if allow else 'denied'}",
+            self.notify(f"{quoted(self.card)}: {name} {'allowed' if allow else 'denied'}",
                         title="request: answer")
             self.dismiss(True)
 
