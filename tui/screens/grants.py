@@ -75,6 +75,9 @@ class GrantsScreen(EngineScreen):
                                                           "result", "subject")
         self.refresh_safely()
 
+    #: The package whose permissions the table last showed, or None.
+    _permissions_of: str | None = None
+
     # -- data -----------------------------------------------------------------
     def _packages(self) -> list[PackageState]:
         return [self.engine.state.packages[n] for n in sorted(self.engine.state.packages)]
@@ -136,6 +139,7 @@ class GrantsScreen(EngineScreen):
         perms.clear()
         history.clear()
         if pkg is None:
+            self._permissions_of = None
             title.update("No package is offered or installed.")
             history_title.update("Consent history")
             note.update("")
@@ -152,6 +156,13 @@ class GrantsScreen(EngineScreen):
             perms.add_row(plain(spec.risk), plain(name), plain(mark), plain(sees), key=name)
         if chosen is not None and chosen in perms.rows:
             perms.move_cursor(row=perms.get_row_index(chosen))
+        elif chosen is not None and self._permissions_of == pkg.name and perms.row_count:
+            # The same package, its permission gone (a version without it approved): the
+            # row's next permission is under the cursor now, and `v` would name that one.
+            self.notify(f"{pkg.name} no longer declares {chosen}; the cursor moved to "
+                        f"{self.selected_permission()}", title="Permissions",
+                        severity="warning", timeout=10)
+        self._permissions_of = pkg.name
         # The newest only, read from the history's end along its index: the whole was
         # read and decoded to show them (seconds and hundreds of MB at 80,000 entries).
         newest = self.engine.history.latest(HISTORY_SHOWN, package=pkg.name)
