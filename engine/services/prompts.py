@@ -275,8 +275,24 @@ class Prompts:
         if not agent.data.get("dangerous"):
             return
         for prompt in self.ctx.state.open_prompts.of_agent(agent.id, "queued"):
-            if prompt.approver is None:
+            # A person is asked only about a prompt that could still go (`_still_accepted`).
+            if prompt.approver is None and self._still_accepted(prompt):
                 self._hold_queued(prompt)
+
+    def _still_accepted(self, prompt: Prompt) -> bool:
+        """Whether a queued prompt would be accepted now (checks 1–9, `recheck`); if not,
+        it is cancelled with the error a new prompt would get (SPEC §4.3, §8).
+
+        A consent change made here re-checks the open prompts there and then
+        (`revalidate`); this is for what no re-check followed: a change made while no
+        engine ran, or by one that did not re-check it. Nothing is delivered, or shown
+        a person to approve, that would not be accepted now.
+        """
+        result = self.recheck(prompt)
+        if isinstance(result, Decision):
+            self.resolve(prompt, "cancelled", result.code, result.reason, result.message)
+            return False
+        return True
 
     def pump(self, agent_id: str) -> None:
         """Deliver queued prompts to a waiting agent, in order, as the budget allows.
@@ -338,8 +354,11 @@ class Prompts:
                 heapq.heappush(heap, (following.position, agent_id))
 
     def _deliver(self, prompt: Prompt, agent: Node) -> bool:
-        """Deliver one queued prompt to its waiting agent, or hold it for a person;
-        False when the budget has no room (a waiter is started, the prompt stays)."""
+        """Deliver one queued prompt to its waiting agent, hold it for a person, or cancel
+        it when it would not be accepted now (`_still_accepted`); False when the budget
+        has no room (a waiter is started, the prompt stays)."""
+        if not self._still_accepted(prompt):
+            return True  # the next prompt goes in its place
         if agent.data.get("dangerous") and prompt.approver is None:
             # Every pump runs `_hold_for_person` first, so no unapproved prompt to a
             # dangerous agent should reach here; should one (a path that skipped
