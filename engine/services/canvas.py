@@ -134,7 +134,8 @@ class CanvasOps:
     @operation
     async def set_settings(self, workspace_id: str, changes: dict[str, Any], *,
                            by: object = OPERATOR) -> WorkspaceSettings:
-        """Change a workspace's settings (operator only)."""
+        """Change a workspace's settings (operator only); the open prompts and tool calls
+        the new settings would refuse are cancelled (SPEC §4.3)."""
         subject = {"workspace": workspace_id, "settings": changes}
         principal = self.guard.require_operator(by, "settings.change", subject)
         ws = self.nodes.workspace(workspace_id)
@@ -145,6 +146,10 @@ class CanvasOps:
         new = Workspace(ws.id, ws.folder, settings)
         with self.ctx.write():
             self.put_workspace(new, principal, "settings.change", subject)
+            # What the checks read changed (a hop limit, max_payload): the open prompts
+            # it makes impossible are cancelled now, as after a revoke, not at a
+            # delivery or an approval that may never come.
+            self._revalidate()
             if new.settings.budget != ws.settings.budget:
                 self.prompts.forget_budget(ws.id)
         return settings
