@@ -107,3 +107,25 @@ async def test_a_grant_gone_while_no_engine_ran_cancels_the_prompt_at_delivery(
     assert (out.code, out.reason) == ("PERMISSION_DENIED", "not-granted")
     assert engine.log_rows(arrow="e-a3")[-1]["outcome"] == "cancelled"
     assert engine.prompt(near).state == "delivered"  # type: ignore[union-attr]
+
+
+async def test_a_queued_prompt_outlives_the_tool_call_it_was_made_in(
+        make_engine: Any, tmp_path: Path, clock: Any) -> None:
+    """The tool calls whose context a queued prompt named end (one answered, one timed
+    out): at the agent's turn's end it is delivered all the same, with the chain it was
+    queued with (the decision: a card passes the work on, then answers its call)."""
+    # GIVEN the two-hop prompt queued in a2's call k2 (itself in a1's k1)
+    engine, far, _near = await _two_hops(make_engine, tmp_path)
+    k1, k2 = (tc.id for tc in sorted(engine.state.tool_calls.values(),
+                                    key=lambda tc: tc.position))
+    # WHEN c1 answers k2 and k1 times out, and a3's turn ends after a restart
+    await engine.answer_tool(k2, result="passed on to a3", by="card:c1")
+    clock.t += 121
+    engine.close()
+    engine = make_engine()
+    await engine.agent_replied("a3", "done")
+    assert [engine.tool_call(k).state for k in (k1, k2)] == [  # type: ignore[union-attr]
+        "expired", "answered"]
+    # THEN it was delivered, as queued, with its chain
+    assert engine.prompt(far).state == "delivered"  # type: ignore[union-attr]
+    assert engine.prompt(far).chain == ["a1", "c1", "a2", "c1", "a3"]  # type: ignore[union-attr]
