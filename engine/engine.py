@@ -546,7 +546,8 @@ class Engine:
     @_while_open
     async def run_timers(self, stop: asyncio.Event, *, every: float = 0.25) -> None:
         """Expire holds as their deadlines pass, and catch up with the other processes on
-        the store at least every ``every`` seconds, until ``stop`` is set (real-time apps).
+        the store at least every ``every`` seconds, until ``stop`` is set (real-time apps);
+        deliver the prompts a stopped engine left queued for budget (`Prompts.stalled`).
 
         Catching up tells this engine's drivers and cards what the other
         processes did (`engine.core.elsewhere`): a hold a person approved in
@@ -568,6 +569,13 @@ class Engine:
         failing = False
         while not stop.is_set():
             failing = self._timer_round(failing)
+            if not failing and self._prompts.stalled():
+                # Queued for budget by an engine that stopped: delivered here now, or
+                # waited for (SPEC §6: prompts wait for budget, never forever).
+                try:
+                    await self._prompts.deliver_queued()
+                except StoreFailed:
+                    pass  # they stay queued: the next round looks again
             deadlines = [p.deadline for p in self.state.open_prompts.held()
                          if p.deadline is not None]
             delay = max(0.05, min(deadlines) - self.now()) if deadlines else every

@@ -445,6 +445,23 @@ class Prompts:
         self._budget_tasks.add(task)
         task.add_done_callback(self._budget_tasks.discard)
 
+    def stalled(self) -> bool:
+        """Whether a waiting agent has a queued prompt that nothing here waits to deliver:
+        no wait for its workspace's budget runs in this engine (`_wait_for_budget`).
+
+        What a stopped engine left: the wait that would have delivered it was that
+        engine's task, and nothing else pumps the queue until the agent's status or a
+        new prompt to it does. The timers look (`Engine.run_timers`), and
+        `deliver_queued` then delivers it, or starts this engine's wait for budget.
+        """
+        canvas, open_prompts = self.ctx.state.canvas, self.ctx.state.open_prompts
+        for agent_id in open_prompts.agents():
+            agent = canvas.node(agent_id)
+            if _waiting_agent(agent) and agent.workspace not in self._waiting_budget and \
+                    open_prompts.first(agent_id, "queued") is not None:
+                return True
+        return False
+
     @operation
     async def deliver_queued(self) -> None:
         """Deliver what the budget now allows (a durable operation of its own)."""
