@@ -34,7 +34,7 @@ async def test_dangerous_mode_set_elsewhere_holds_the_queued_prompt_at_delivery(
     # WHEN the app, another engine on the store, puts a1 in dangerous mode
     app = make_engine()
     await app.set_node("a1", {"dangerous": True})
-    assert app.prompt(pid).state == "queued"  # type: ignore[union-attr]
+    assert app.prompt(pid).state == "queued"
     # AND a1's turn ends, told to the service
     await service.agent_replied("a1", "done")
     # THEN the prompt is held, not delivered: its held row, the card told
@@ -47,4 +47,4 @@ async def test_dangerous_mode_set_elsewhere_holds_the_queued_prompt_at_delivery(
     held = app.prompt(pid)
     assert held is not None and held.state == "held"
     assert (await app.approve_hold(pid, text_sha256=held.text_sha256)).outcome == "queued"
-    assert app.prompt(pid).state == "delivered"  # type: ignore[union-attr]
+    assert app.prompt(pid).state == "delivered"

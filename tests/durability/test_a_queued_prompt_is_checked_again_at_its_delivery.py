@@ -66,14 +66,14 @@ async def test_a_hop_limit_lowered_while_no_engine_ran_cancels_the_prompt_at_del
                       "jsonb_set(settings::jsonb, '{hop_limit}', '1')::text"})
     engine = make_engine()
     assert engine.state.workspaces["w1"].settings.hop_limit == 1
-    assert engine.prompt(far).state == engine.prompt(near).state == "queued"  # type: ignore[union-attr]
+    assert engine.prompt(far).state == engine.prompt(near).state == "queued"
     sub = engine.subscribe("c1")
     # WHEN a3's turn ends and its queue is delivered
     await engine.agent_replied("a3", "done")
     # THEN the two-hop prompt is cancelled with the error a new one would get now
     out = engine.outcome(far)
     assert (out.outcome, out.code, out.reason) == ("denied", "LOOP_REFUSED", "hop-limit")
-    assert engine.prompt(far).state == "cancelled"  # type: ignore[union-attr]
+    assert engine.prompt(far).state == "cancelled"
     row = engine.log_rows(arrow="e-a3")[-1]
     assert (row["outcome"], row["code"], row["reason"]) == ("cancelled", "LOOP_REFUSED",
                                                              "hop-limit")
@@ -85,7 +85,7 @@ async def test_a_hop_limit_lowered_while_no_engine_ran_cancels_the_prompt_at_del
     waited = await engine.wait(far)
     assert (waited.code, waited.value["resolution"]) == ("LOOP_REFUSED", "cancelled")
     # AND the queue went on: the one-hop prompt was delivered in its place
-    assert engine.prompt(near).state == "delivered"  # type: ignore[union-attr]
+    assert engine.prompt(near).state == "delivered"
 
 
 async def test_a_grant_gone_while_no_engine_ran_cancels_the_prompt_at_delivery(
@@ -99,14 +99,14 @@ async def test_a_grant_gone_while_no_engine_ran_cancels_the_prompt_at_delivery(
     target.execute("delete from grants where package = 'acme.relay'")
     engine = make_engine()
     assert not engine.state.granted("acme.relay", "agents.prompt")
-    assert engine.prompt(far).state == "queued"  # type: ignore[union-attr]
+    assert engine.prompt(far).state == "queued"
     # WHEN a3's turn ends
     await engine.agent_replied("a3", "done")
     # THEN c1's prompt is cancelled not-granted, and d1's is delivered
     out = engine.outcome(far)
     assert (out.code, out.reason) == ("PERMISSION_DENIED", "not-granted")
     assert engine.log_rows(arrow="e-a3")[-1]["outcome"] == "cancelled"
-    assert engine.prompt(near).state == "delivered"  # type: ignore[union-attr]
+    assert engine.prompt(near).state == "delivered"
 
 
 async def test_a_queued_prompt_outlives_the_tool_call_it_was_made_in(
@@ -124,8 +124,8 @@ async def test_a_queued_prompt_outlives_the_tool_call_it_was_made_in(
     engine.close()
     engine = make_engine()
     await engine.agent_replied("a3", "done")
-    assert [engine.tool_call(k).state for k in (k1, k2)] == [  # type: ignore[union-attr]
+    assert [engine.tool_call(k).state for k in (k1, k2)] == [
         "expired", "answered"]
     # THEN it was delivered, as queued, with its chain
-    assert engine.prompt(far).state == "delivered"  # type: ignore[union-attr]
-    assert engine.prompt(far).chain == ["a1", "c1", "a2", "c1", "a3"]  # type: ignore[union-attr]
+    assert engine.prompt(far).state == "delivered"
+    assert engine.prompt(far).chain == ["a1", "c1", "a2", "c1", "a3"]

@@ -39,7 +39,7 @@ async def test_a_hop_limit_lowered_cancels_the_prompts_past_it_at_once(
                                                        "hop-limit"), pid
         row = other.log_rows(arrow=arrow)[-1]
         assert (row["outcome"], row["code"]) == ("cancelled", "LOOP_REFUSED")
-    assert other.prompt(near).state == "queued"  # type: ignore[union-attr]
+    assert other.prompt(near).state == "queued"
     # AND the first engine, caught up, sees them cancelled and tells its card
     engine.catch_up()
     assert engine.prompt(far).state == "cancelled"  # type: ignore[union-attr]
