@@ -33,13 +33,27 @@ SECRET_PATTERNS = (".env", ".env.*", "credentials*", "aws-credentials", "*.pem",
                    ".dev.vars", ".vault-token", ".s3cfg", ".boto", ".terraformrc",
                    "terraform.rc", ".dockercfg", ".my.cnf", ".htpasswd",
                    "application_default_credentials.json", "service-account*.json", "*.jks",
-                   "*.keystore", "authkey_*.p8", "*.kdbx")
-#: Folders that are secret with everything inside them.
-_SECRET_DIRS = frozenset({".ssh", ".aws", ".gnupg", ".azure"})
-#: (folder, name) pairs that are secret: ``.docker/config.json``, ``.kube/config``,
-#: Streamlit's ``secrets.toml``, the GitHub CLI's ``gh/hosts.yml``.
-_SECRET_PAIRS = frozenset({(".docker", "config.json"), (".kube", "config"),
-                           (".streamlit", "secrets.toml"), ("gh", "hosts.yml")})
+                   "*.keystore", "authkey_*.p8", "*.kdbx",
+                   # Shells' and interpreters' histories: a pasted password, an
+                   # ``export TOKEN=...`` stays there.
+                   ".*_history", ".histfile", ".zhistory", "fish_history", ".lesshst",
+                   # A git worktree's own settings, as ``.git/config`` (`_SECRET_PAIRS`).
+                   "config.worktree")
+#: Folders that are secret with everything inside them (Firefox's and Thunderbird's
+#: profiles: saved passwords, cookies and the keys that open them).
+_SECRET_DIRS = frozenset({".ssh", ".aws", ".gnupg", ".azure", ".mozilla", ".thunderbird"})
+#: (folder, name) pairs that are secret, and everything inside the name when it is a
+#: folder: ``.docker/config.json``, ``.kube/config``, Streamlit's ``secrets.toml``, the
+#: GitHub CLI's ``gh/hosts.yml``; git's settings (a remote's URL holds a token as often
+#: as not; the rest of ``.git`` is readable); the browsers' profiles where each keeps
+#: them (under ``~/.config``; macOS's and Windows's folders); the gcloud CLI's tokens.
+_SECRET_PAIRS = frozenset({
+    (".docker", "config.json"), (".kube", "config"), (".streamlit", "secrets.toml"),
+    ("gh", "hosts.yml"), (".git", "config"),
+    (".config", "google-chrome"), (".config", "chromium"), (".config", "bravesoftware"),
+    (".config", "microsoft-edge"), (".config", "vivaldi"), (".config", "opera"),
+    ("google", "chrome"), ("firefox", "profiles"), ("thunderbird", "profiles"),
+    (".config", "gcloud"), ("roaming", "gcloud")})
 
 #: Protected names (folded): a path with any of them as a component is protected.
 PROTECTED_NAMES = frozenset({
@@ -124,22 +138,24 @@ def is_secret(parts: list[str] | tuple[str, ...], *,
 
     ``above``: the folders the path's first folder lies in (the workspace folder's own
     path). A file there is inside ``.ssh`` whichever folder was made the workspace: a
-    secret folder among them makes every path secret, and the last of them pairs with
-    the path's first name (``~/.docker`` made a workspace: ``config.json``). File-name
+    secret folder among them makes every path secret, and a secret pair anywhere along
+    them and the path counts (``~/.docker`` made a workspace: ``config.json``;
+    ``~/.config/gcloud`` made one: everything in it). File-name
     patterns are not applied to them: a project named ``credentials-service`` is one.
     """
     outer = [fold(p) for p in above]
     if any(part in _SECRET_DIRS for part in outer):
         return True
     low = [fold(p) for p in parts]
-    if outer and low and (outer[-1], low[0]) in _SECRET_PAIRS:
+    chain = outer + low
+    # A pair anywhere along the whole path: ``~/.config`` made a workspace holds
+    # ``gcloud/``, and ``~/.config/gcloud`` made one holds its tokens.
+    if any(pair in _SECRET_PAIRS for pair in zip(chain, chain[1:])):
         return True
-    for i, part in enumerate(low):
+    for part in low:
         if part in _SECRET_DIRS or _short_for(part, _SECRET_SQUASHED):
             return True
         if any(fnmatch.fnmatchcase(part, p) for p in SECRET_PATTERNS):
-            return True
-        if i and (low[i - 1], part) in _SECRET_PAIRS:
             return True
     return False
 

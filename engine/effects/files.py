@@ -386,10 +386,12 @@ class ConfinedFiles:
             unsafe, above = self._judge(root, root_fd)
             if unsafe:
                 raise PathRefused("workspace-unsafe", unsafe)
-            if denylist and is_secret(parts, above=above):
-                raise PathRefused("secret-path", f"{_named(path)} looks like a secret")
+            # A write to a path both protected and secret (``.git/config``) is told
+            # protected-path, as every write under ``.git`` is.
             if writes and is_protected(parts, above=above):
                 raise PathRefused("protected-path", f"{_named(path)} is protected from card writes")
+            if denylist and is_secret(parts, above=above):
+                raise PathRefused("secret-path", f"{_named(path)} looks like a secret")
             try:
                 # Trashing a name trashes that entry: a link moves as a link, and
                 # what it names (inside or outside the folder) is never touched.
@@ -401,10 +403,10 @@ class ConfinedFiles:
             try:
                 full = [*walked.parts, walked.name] if walked.name else list(walked.parts)
                 # Links may land on a secret or protected name: check where it went.
-                if denylist and is_secret(full, above=above):
-                    raise PathRefused("secret-path", f"{_named(path)} leads to a secret")
                 if writes and is_protected(full, above=above):
                     raise PathRefused("protected-path", f"{_named(path)} leads to a protected path")
+                if denylist and is_secret(full, above=above):
+                    raise PathRefused("secret-path", f"{_named(path)} leads to a secret")
                 if self.data_dir is not None and _inside(root.joinpath(*full), self.data_dir):
                     raise PathRefused("protected-path", f"{_named(path)} is the app's own data")
                 if not walked.exists and name not in ("fs.writeText", "fs.writeBytes",
