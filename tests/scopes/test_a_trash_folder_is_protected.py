@@ -49,3 +49,25 @@ async def test_names_that_only_start_alike_are_written(make_engine, tmp_path: Pa
     for path in ("Trash", ".Trashy", "trash-notes.txt"):
         d = await engine.call("c1", "fs.writeText", None, {"path": path, "text": "x"})
         assert d.allowed, (path, d.message)
+
+
+@pytest.mark.parametrize(("folder", "path"), [
+    (".local/share", "Trash/info/bashrc.trashinfo"), (".local/share", "trash/files/x"),
+    (".local", "share/Trash/info/y.trashinfo"), (".local/share/Trash", "info/z.trashinfo"),
+    (".local/share/Trash/info", "w.trashinfo")])
+async def test_the_home_trash_is_refused_to_writes(make_engine, tmp_path: Path, folder: str,
+                                                   path: str) -> None:
+    """The desktop's own trash, ``$XDG_DATA_HOME/Trash`` (``~/.local/share/Trash``), is
+    the trash too: a workspace made of ``~/.local/share`` (or of the trash itself) may not
+    have a card write a ``.trashinfo`` there, or put back an item a person trashed."""
+    ws = tmp_path / "home" / folder
+    ws.mkdir(parents=True)
+    engine = make_engine(world=World(net=None, fs=ConfinedFiles(data_dir=tmp_path / "data",
+                                                                trash=tmp_path / "trash")))
+    await engine.create_workspace("w1", ws)
+    await offer_install(engine, manifest("acme.fs", {"fs.write": {}}))
+    await engine.add_node({"id": "c1", "type": "card", "package": "acme.fs"}, workspace="w1")
+    d = await engine.call("c1", "fs.writeText", None, {
+        "path": path, "text": "[Trash Info]\nPath=/root/.bashrc\n"})
+    assert (d.code, d.reason) == ("SCOPE_REFUSED", "protected-path"), d.message
+    assert not os.listdir(ws)
