@@ -96,6 +96,9 @@ PROTECTED_NAMES = frozenset({
     # names where a person's "Restore" puts its item back, any path at all.
     ".trash",
 })
+#: The desktop's own trash, ``$XDG_DATA_HOME/Trash`` where it is by default: protected as
+#: ``.Trash`` is, wherever along the workspace folder's path and the call's it stands.
+_HOME_TRASH = (".local", "share", "trash")
 #: VS Code's workspace files (``*.code-workspace``) hold settings and tasks, as ``.vscode/``.
 _PROTECTED_PATTERNS = (".aider*", ".trash-*", ".roorules-*", "*.code-workspace")
 
@@ -166,11 +169,12 @@ def is_protected(parts: list[str] | tuple[str, ...], *,
 
     ``above``: the folders the path's first folder lies in (the workspace folder's own
     path), judged alike: a file in a project's ``.git/hooks`` is protected whichever
-    folder was made the workspace.
+    folder was made the workspace, and so is ``~/.local/share/Trash`` whether
+    ``~/.local``, ``~/.local/share`` or the trash itself was.
     """
-    for part in (*above, *parts):
-        low = fold(part)
+    chain = [fold(part) for part in (*above, *parts)]
+    for low in chain:
         if low in PROTECTED_NAMES or _short_for(low, _PROTECTED_SQUASHED) or any(
                 fnmatch.fnmatchcase(low, p) for p in _PROTECTED_PATTERNS):
             return True
-    return False
+    return any(tuple(chain[i:i + len(_HOME_TRASH)]) == _HOME_TRASH for i in range(len(chain)))
