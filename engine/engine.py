@@ -78,7 +78,7 @@ from engine.services.subscriptions import EventHub, Subscription
 from engine.services.tools import MISSING, Tools
 from engine.services.visibility import Visibility
 from engine.store.base import Refresh, Store, TerminalClaim
-from engine.store.database import BUSY_TIMEOUT_S, no_space_note
+from engine.store.database import BUSY_TIMEOUT_S, app_data_folder, no_space_note
 from engine.store.log import Verification
 from engine.store.sqlite import SQLiteStore
 from engine.store.transactions import Stale, consistent, outside_operations
@@ -198,7 +198,9 @@ class Engine:
         self._visibility = visibility = Visibility(ctx, nodes)
         self._consent = Consent(ctx, guard, nodes, prompts, tools, self.world, visibility)
         self._interchange = Interchange(ctx, guard, nodes, canvas)
-        self.world.bind(str(Path(db_file).parent) if db_file else None, prompts)
+        # The app's data is its data folder and the database opened, not the folder the
+        # database shares with whatever else is there (`ConfinedFiles`).
+        self.world.bind(str(app_data_folder()), prompts, database=db_file)
         #: A removal made here is being written: the cards' subscriptions and watches
         #: let go of its node once a batch commits (`_let_go`, `_deliver`).
         self._gone_here = False

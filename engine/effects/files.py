@@ -207,17 +207,25 @@ class ConfinedFiles:
     """The ``fs.*`` scope handler.
 
     Args:
-        data_dir: the app's own data folder: a workspace containing it is unsafe.
+        data_dir: the app's own data folder: a workspace containing it is unsafe, and
+            nothing in it is a card's to touch.
         trash: the folder trashed items go to (laid out like the
             freedesktop.org trash, so they stay recoverable); None means the
             user's own trash. There is no hard delete.
+        database: the database file the engine is on, when it is one: a workspace
+            containing it is unsafe too, but the folder it lies in is no more the app's
+            than any other (a database kept beside projects). The file writes' key is
+            kept beside it, else in ``data_dir``.
     """
 
     def __init__(self, *, data_dir: str | Path | None = None,
-                 trash: str | Path | None = None) -> None:
+                 trash: str | Path | None = None, database: str | Path | None = None) -> None:
         self.data_dir = Path(data_dir).resolve() if data_dir else None
+        self.database = Path(database).resolve() if database else None
+        #: What a workspace folder may not be or hold (`unsafe_folder`).
+        self._held = tuple(p for p in (self.data_dir, self.database) if p is not None)
         self.trash = Trash(trash)
-        self._temp = TempFiles(self.data_dir)
+        self._temp = TempFiles(self.database.parent if self.database else self.data_dir)
         #: Live watches' tasks by watch id.
         self.watches: dict[str, asyncio.Task[None]] = {}
         self._watchers: dict[str, _Watcher] = {}
@@ -434,7 +442,7 @@ class ConfinedFiles:
         st = os.fstat(root_fd)
         key = (str(root), st.st_dev, st.st_ino)
         if key not in self._safety:
-            verdict = unsafe_folder(root, root_fd, self.data_dir)
+            verdict = unsafe_folder(root, root_fd, self._held)
             where = opened_path(root, root_fd)
             if verdict == MOVED or where is None:
                 return MOVED, ()  # not a verdict on the folder: judged again next time

@@ -134,9 +134,10 @@ def opened_path(root: Path, root_fd: int) -> Path | None:
     return named
 
 
-def unsafe_folder(root: Path, root_fd: int, data_dir: Path | None) -> str | None:
+def unsafe_folder(root: Path, root_fd: int, held: tuple[Path, ...]) -> str | None:
     """Why the workspace folder opened as ``root_fd`` may not be used for file calls, or
-    None; `MOVED` when where it is cannot be told (`opened_path`)."""
+    None; `MOVED` when where it is cannot be told (`opened_path`). ``held``: the app's
+    own data (its data folder, its database file), which a workspace may not be or hold."""
     resolved = opened_path(root, root_fd)
     if resolved is None:
         return MOVED
@@ -144,8 +145,9 @@ def unsafe_folder(root: Path, root_fd: int, data_dir: Path | None) -> str | None
         return "the workspace folder is the home folder"
     if resolved.parent == resolved or mounted_whole(resolved, root_fd):
         return "the workspace folder is a filesystem root"
-    if data_dir is not None and (data_dir == resolved or resolved in data_dir.parents):
-        return "the workspace folder contains the app's own data"
+    for data in held:
+        if data == resolved or resolved in data.parents:
+            return "the workspace folder contains the app's own data"
     for tree in _SYSTEM_TREES:
         if resolved == tree or tree in resolved.parents:
             return f"the workspace folder is inside {tree}"

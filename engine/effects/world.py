@@ -133,14 +133,15 @@ class World:
         #: first, `Engine.attach_driver`): typed once the driver is the node's.
         self._early: dict[Driver, list[tuple[str, bool]]] = {}
 
-    def bind(self, data_dir: str | None, reports: DriverReports) -> None:
+    def bind(self, data_dir: str | None, reports: DriverReports, *,
+             database: str | None = None) -> None:
         """Called by the engine: where drivers' reports go; the real file handler protects
-        the app's data folder."""
+        the app's data folder and the database file the engine is on."""
         self._reports = reports
         if isinstance(self.fs, _Default):
             from engine.effects.files import ConfinedFiles
 
-            self.fs = ConfinedFiles(data_dir=data_dir)
+            self.fs = ConfinedFiles(data_dir=data_dir, database=database)
 
     def close(self) -> None:
         """Stop what the world runs in the background (file watches, drivers)."""

@@ -31,7 +31,7 @@ from sqlite_utils import Database
 MIGRATION_LEDGER = "_sqlite_migrations"
 MIGRATION_SET = "arrowgate"
 
-__all__ = ["BUSY_TIMEOUT_S", "COMPANIONS", "MANY_ROWS", "MIGRATION_LEDGER", "MIGRATION_SET",
+__all__ = ["BUSY_TIMEOUT_S", "COMPANIONS", "app_data_folder", "MANY_ROWS", "MIGRATION_LEDGER", "MIGRATION_SET",
            "UnsafeToRead",
            "all_or_none", "connect_leaving_no_files", "connect_read_only",
            "companions", "database_file", "database_problem", "default_database_path",
@@ -344,8 +344,14 @@ def default_database_path() -> Path:
     env = os.environ.get("ARROWGATE_DB")
     if env:
         return Path(env).expanduser()
+    return app_data_folder() / "arrowgate.db"
+
+
+def app_data_folder() -> Path:
+    """The app's own data folder, ``$XDG_DATA_HOME/arrowgate`` (``~/.local/share/arrowgate``):
+    the default database, PostgreSQL stores' anchors. A workspace may not hold it."""
     base = Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share")
-    return base / "arrowgate" / "arrowgate.db"
+    return base / "arrowgate"
 
 
 def no_space_note(path: str | Path) -> str:
