@@ -71,3 +71,21 @@ async def test_the_home_trash_is_refused_to_writes(make_engine, tmp_path: Path, 
         "path": path, "text": "[Trash Info]\nPath=/root/.bashrc\n"})
     assert (d.code, d.reason) == ("SCOPE_REFUSED", "protected-path"), d.message
     assert not os.listdir(ws)
+
+
+async def test_a_folder_holding_the_home_trash_is_not_trashed(make_engine, tmp_path: Path
+                                                              ) -> None:
+    """In a workspace made of ``~/.local``, ``share`` holds the home trash, a protected
+    path, so it is not trashed (SPEC §8.3: a folder that contains a protected path
+    cannot be); moved, the person's trashed items would go with it."""
+    ws = tmp_path / "home" / ".local"
+    (ws / "share" / "Trash" / "info").mkdir(parents=True)
+    (ws / "share" / "Trash" / "info" / "a.trashinfo").write_text("[Trash Info]\n")
+    engine = make_engine(world=World(net=None, fs=ConfinedFiles(data_dir=tmp_path / "data",
+                                                                trash=tmp_path / "trash")))
+    await engine.create_workspace("w1", ws)
+    await offer_install(engine, manifest("acme.fs", {"fs.write": {}}))
+    await engine.add_node({"id": "c1", "type": "card", "package": "acme.fs"}, workspace="w1")
+    d = await engine.call("c1", "fs.trash", None, {"path": "share"})
+    assert (d.code, d.reason) == ("SCOPE_REFUSED", "protected-path"), d.message
+    assert (ws / "share" / "Trash" / "info" / "a.trashinfo").is_file()
