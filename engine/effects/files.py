@@ -502,13 +502,15 @@ class ConfinedFiles:
             flush_folder(walked.parent)  # as a write's rename: the new name on the disk
             return None
         if name == "fs.trash":
-            self._trash(root, walked.parent, last, full, denylist)
+            self._trash(root, walked.parent, last, full, denylist, above)
             return None
         raise AssertionError(name)
 
     def _trash(self, root: Path, parent: int, last: str, full: tuple[str, ...],
-               denylist: bool) -> None:
-        """Check the entry under its parent's descriptor, then move it from there."""
+               denylist: bool, above: tuple[str, ...]) -> None:
+        """Check the entry under its parent's descriptor, then move it from there.
+        ``above``: the folders the workspace lies in, which its names are judged with
+        (``~/.local`` made a workspace: ``share/Trash`` is the home trash)."""
         st = os.stat(last, dir_fd=parent, follow_symlinks=False)
         # A link is trashed as it is (the walk did not follow the last name): the
         # move renames the entry, never what it names. Swapped for something else
@@ -522,7 +524,8 @@ class ConfinedFiles:
                     raise PathRefused("path-escape", "the path changed while it was resolved")
 
                 def guarded(parts: list[str]) -> str | None:
-                    if is_protected(parts) or (denylist and is_secret(parts)):
+                    if is_protected(parts, above=above) or (
+                            denylist and is_secret(parts, above=above)):
                         return "protected-path"
                     return None
 
