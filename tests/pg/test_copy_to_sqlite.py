@@ -7,7 +7,11 @@ halfway) leaves no file.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import json
+import multiprocessing
+import os
+import signal
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
@@ -268,3 +272,50 @@ def test_a_file_that_cannot_be_made_is_named(shared: tuple[str, VirtualClock], t
     assert f"cannot make {target}" in error["message"], error
     assert "nothing was copied" in error["message"], error
     assert [p.name for p in tmp_path.iterdir() if "aaaa" in p.name] == []
+
+
+def _copy_killed_at_the_log(dsn: str, target: Path) -> None:
+    """A copy back SIGKILLed halfway (the OOM killer, kill -9, a power cut)."""
+    def killed(src: Any, conn: Any, table: Copied) -> int:
+        if table.name == "log":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return copy_table(src, conn, table)
+
+    copy_table = copyback._copy_table
+    copyback._copy_table = killed
+    copy_to_sqlite(dsn, target)
+
+
+def test_a_copy_back_killed_halfway_leaves_nothing_the_next_one_keeps(
+        shared: tuple[str, VirtualClock], tmp_path: Path) -> None:
+    """A copy killed halfway leaves its hidden file beside the target (nothing can run
+    then): the next copy to that target removes it, and only such leftovers of copies
+    no longer running — a copy under way keeps its files, and a file of the person's
+    named alike is never touched."""
+    dsn, _clock = shared
+    target = tmp_path / "alone.db"
+    child = multiprocessing.get_context("fork").Process(
+        target=_copy_killed_at_the_log, args=(dsn, target))
+    child.start()
+    child.join(60)
+    assert child.exitcode == -signal.SIGKILL
+    left = sorted(p.name for p in tmp_path.iterdir() if "alone" in p.name)
+    assert left and all(name.startswith(".alone.db.copy-") for name in left), left
+    _sessions_gone(dsn)
+    # A copy under way (its lock held) and the person's own files named alike.
+    running = tmp_path / ".alone.db.copy-0badcafe"
+    running.write_bytes(b"")
+    (tmp_path / ".alone.db.copy-0badcafe.lock").write_bytes(b"")
+    theirs = [tmp_path / ".alone.db.copy-notes", tmp_path / ".other.db.copy-12345678"]
+    for path in theirs:
+        path.write_text("mine")
+    lock = os.open(tmp_path / ".alone.db.copy-0badcafe.lock", os.O_RDONLY)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        copy_to_sqlite(dsn, target)
+    finally:
+        os.close(lock)
+    now = sorted(p.name for p in tmp_path.iterdir() if "alone" in p.name or "other" in p.name)
+    assert now == sorted(["alone.db", "alone.db.anchor", ".alone.db.copy-0badcafe",
+                          ".alone.db.copy-0badcafe.lock", ".alone.db.copy-notes",
+                          ".other.db.copy-12345678"]), now
