@@ -16,12 +16,18 @@ How it stays safe:
   filled in one transaction with its log's side tables keyed and an empty change feed,
   anchored as every SQLite commit is (the pending record before COMMIT, the committed
   one after), and only then put in place, never over a file that appeared meanwhile.
-  A failure or Ctrl-C on the way leaves no file.
+  A failure or Ctrl-C on the way leaves no file; a copy killed on the way (SIGKILL, a
+  power cut) leaves its hidden files, which the next copy to that target removes: each
+  copy holds a lock file of its own (`_Claim`) for as long as it runs, so files whose
+  lock nobody holds are a copy's that no longer runs.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import re
 import secrets
 import sqlite3
 from collections.abc import Callable
@@ -202,13 +208,62 @@ def _refuse_changed(dsn: str, schema: str | None, heads: _Heads, copying: int) -
                           reason="changed")
 
 
+#: The ends of the names of a copy's hidden files: the database, SQLite's, its anchor's.
+_MADE = ("", "-wal", "-shm", ".anchor", ".anchor.lock")
+#: Its lock file's: held for as long as the copy runs.
+_LOCK = ".lock"
+
+
+def _hidden_name(target: Path) -> re.Pattern[str]:
+    """The hidden database names copies to ``target`` make (`_write`)."""
+    return re.compile(rf"\.{re.escape(target.name)}\.copy-[0-9a-f]{{8}}")
+
+
+def _clear_killed(target: Path) -> None:
+    """Remove the hidden files of copies to ``target`` killed on the way: those whose
+    lock file nobody holds, or that have none (killed before or as it was made). A
+    copy under way holds its lock, so its files stay; nothing else is touched."""
+    hidden = _hidden_name(target)
+    try:
+        names = {entry.name for entry in os.scandir(target.parent)}
+    except OSError:
+        return  # the folder cannot be read: the copy itself will say so
+    for base in sorted(n for n in names if hidden.fullmatch(n)):
+        try:
+            lock = os.open(target.parent / f"{base}{_LOCK}",
+                           os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except FileNotFoundError:
+            lock = None
+        except OSError:
+            continue  # a lock file that cannot be opened: leave its copy's files be
+        try:
+            if lock is not None:
+                try:
+                    fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    continue  # held: a copy under way
+            for end in (*_MADE, _LOCK):
+                with contextlib.suppress(OSError):  # gone already: nothing to do
+                    (target.parent / f"{base}{end}").unlink()
+        finally:
+            if lock is not None:
+                os.close(lock)
+
+
 def _write(source: Connection[Any], target: Path, report: CopyReport,
            check_source: Callable[[], None]) -> None:
     """Make the file under a hidden name, copy every table into it in one transaction
     anchored as SQLite's commits are, then put it (and its anchor) at ``target``."""
+    _clear_killed(target)
     hidden = target.with_name(f".{target.name}.copy-{secrets.token_hex(4)}")
-    made = [Path(f"{hidden}{s}") for s in ("", "-wal", "-shm", ".anchor", ".anchor.lock")]
+    made = [Path(f"{hidden}{s}") for s in _MADE]
+    lock: int | None = None
     try:
+        # Held until every hidden file is gone: a copy killed on the way lets go of it,
+        # and the next copy to the target then removes what it left (`_clear_killed`).
+        lock = os.open(f"{hidden}{_LOCK}",
+                       os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fcntl.flock(lock, fcntl.LOCK_EX)
         db = open_database(hidden)
         try:
             migrations.apply(db)
@@ -253,6 +308,10 @@ def _write(source: Connection[Any], target: Path, report: CopyReport,
                 leftover.unlink()
             except OSError:  # never there (or its name never could be): the error stands
                 pass
+        if lock is not None:
+            with contextlib.suppress(OSError):
+                Path(f"{hidden}{_LOCK}").unlink()
+            os.close(lock)
 
 
 def _put(made: Path, made_anchor: Path, target: Path) -> None:
