@@ -19,6 +19,7 @@ Which workspace folders are unsafe asks the operating system (``fstatfs``,
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 import unicodedata
 
@@ -111,6 +112,18 @@ _IGNORABLE = re.compile("[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180
 _SHORT_NAME = re.compile(r"([^.~]{1,6})~[0-9]+(?:\.[^.]{0,3})?")
 
 
+def _any_of(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One expression matching a name any of the shell ``patterns`` matches (as
+    ``fnmatch.fnmatchcase``): a trash scan judges up to 100,000 names, each against every
+    pattern."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+
+
+#: `SECRET_PATTERNS` and `_PROTECTED_PATTERNS`, each as one expression.
+_SECRET_MATCH = _any_of(SECRET_PATTERNS)
+_PROTECTED_MATCH = _any_of(_PROTECTED_PATTERNS)
+
+
 def _squash(name: str) -> str:
     # What a short name keeps of a long one: no dots or spaces, ``+,;=[]`` as ``_``.
     return re.sub(r"[+,;=\[\]]", "_", re.sub(r"[. ]", "", name))
@@ -122,9 +135,11 @@ _SECRET_SQUASHED = tuple((_squash(n), n) for n in sorted(
     _SECRET_DIRS | {p.rstrip("*.") for p in SECRET_PATTERNS if not p.startswith("*")}))
 
 
+@functools.lru_cache(maxsize=8192)
 def fold(name: str) -> str:
     """A name as it is compared: NFC, without ignorable characters, case-folded, NFC
-    again, without trailing dots and spaces."""
+    again, without trailing dots and spaces. Remembered: a scan judges each entry's
+    whole path, the same folders' names again and again."""
     name = _IGNORABLE.sub("", unicodedata.normalize("NFC", name))
     return unicodedata.normalize("NFC", name.casefold()).rstrip(". ")
 
@@ -158,7 +173,7 @@ def is_secret(parts: list[str] | tuple[str, ...], *,
     for part in low:
         if part in _SECRET_DIRS or _short_for(part, _SECRET_SQUASHED):
             return True
-        if any(fnmatch.fnmatchcase(part, p) for p in SECRET_PATTERNS):
+        if _SECRET_MATCH.match(part):
             return True
     return False
 
@@ -174,7 +189,7 @@ def is_protected(parts: list[str] | tuple[str, ...], *,
     """
     chain = [fold(part) for part in (*above, *parts)]
     for low in chain:
-        if low in PROTECTED_NAMES or _short_for(low, _PROTECTED_SQUASHED) or any(
-                fnmatch.fnmatchcase(low, p) for p in _PROTECTED_PATTERNS):
+        if low in PROTECTED_NAMES or _short_for(low, _PROTECTED_SQUASHED) or (
+                _PROTECTED_MATCH.match(low)):
             return True
     return any(tuple(chain[i:i + len(_HOME_TRASH)]) == _HOME_TRASH for i in range(len(chain)))
