@@ -6,8 +6,8 @@ listings; the spec's names are those the secret-like names "include". A careful 
 granting ``fs.read`` of their project does not expect a card to read a credential that
 lives inside it, so besides the names the spec lists (each held here again by name):
 
-- ``.git/config`` (and a worktree's ``config.worktree``): a remote's URL holds a token
-  as often as not (``https://x-access-token:ghp_…@github.com/…``); the rest of ``.git``
+- ``.git/config`` (a submodule's, ``.git/modules/<name>/config``, and a worktree's
+  ``config.worktree`` too): a remote's URL holds a token as often as not (``https://x-access-token:ghp_…@github.com/…``); the rest of ``.git``
   stays readable;
 - the shells' and interpreters' histories (``.bash_history``, ``.zsh_history``,
   ``.python_history``, ``.psql_history``, ``fish_history``, ``.histfile``, …): a pasted
@@ -40,7 +40,8 @@ ALREADY = [".git-credentials", ".netrc", ".npmrc", ".pypirc", ".env", ".env.loca
            "application_default_credentials.json", ".docker/config.json", ".kube/config"]
 #: Secret since round 32.
 SECRETS = [
-    ".git/config", ".git/worktrees/b/config.worktree", ".bash_history", ".zsh_history",
+    ".git/config", ".git/worktrees/b/config.worktree", ".git/modules/vendor/lib/config",
+    ".git/modules/a/modules/b/config", ".bash_history", ".zsh_history",
     ".python_history", ".psql_history", ".mysql_history", ".node_repl_history",
     ".sqlite_history", ".histfile", ".local/share/fish/fish_history",
     ".mozilla/firefox/ab12.default/logins.json", ".thunderbird/p.default/key4.db",
@@ -52,7 +53,7 @@ SECRETS = [
     ".config/gcloud/credentials.db", ".config/gcloud/legacy_credentials/a@b/adc.json",
 ]
 #: Beside them, and plain project files.
-PLAIN = [".git/HEAD", ".git/refs/heads/main", ".git/hooks/pre-commit.sample", "config",
+PLAIN = [".git/HEAD", ".git/refs/heads/main", ".git/refs/heads/config", ".git/modules/x/HEAD", ".git/hooks/pre-commit.sample", "config",
          "src/config", "history.md", "src/order_history.py", "chromium/src/main.cc",
          "firefox/README", "gcloud/deploy.sh", "google/chrome.md", ".config/nvim/init.lua"]
 
