@@ -170,10 +170,24 @@ def is_secret(parts: list[str] | tuple[str, ...], *,
     # ``gcloud/``, and ``~/.config/gcloud`` made one holds its tokens.
     if any(pair in _SECRET_PAIRS for pair in zip(chain, chain[1:])):
         return True
+    if _git_settings(chain):
+        return True
     for part in low:
         if part in _SECRET_DIRS or _short_for(part, _SECRET_SQUASHED):
             return True
         if _SECRET_MATCH.match(part):
+            return True
+    return False
+
+
+def _git_settings(chain: list[str]) -> bool:
+    """A submodule's git settings, ``.git/modules/<name>/config`` (its name may be a
+    path, ``vendor/lib``; nested: ``modules/a/modules/b/config``), as ``.git/config``
+    (`_SECRET_PAIRS`): its remote's URL may hold a token. Any ``config`` beneath
+    ``.git/modules`` counts, a submodule's branch of that name too; one of the project's
+    own branches (``.git/refs/heads/config``) does not."""
+    for i, low in enumerate(chain[:-2]):
+        if low == ".git" and chain[i + 1] == "modules" and "config" in chain[i + 3:]:
             return True
     return False
 
