@@ -87,3 +87,26 @@ async def test_a_folder_inside_the_app_s_data_folder_is_the_app_s_data(tmp_path:
         assert (d.code, d.reason) == ("SCOPE_REFUSED", "protected-path"), d.message
     finally:
         engine.close()
+
+
+async def test_a_workspace_reaching_the_data_folder_through_a_link_is_its_data(
+        tmp_path: Path) -> None:
+    """A workspace folder named by a link that leads into the app's data folder is in
+    that folder, as the kernel names it: nothing there is written or read."""
+    data = tmp_path / "xdg" / "arrowgate"
+    (data / "demo").mkdir(parents=True)
+    (data / "demo" / "kept.md").write_text("the app's")
+    (tmp_path / "ws").symlink_to(data / "demo")
+    engine = Engine.open(tmp_path / "elsewhere.db", world=World(net=None))
+    try:
+        await engine.create_workspace("w1", tmp_path / "ws")
+        await offer_install(engine, manifest("acme.fs", {"fs.write": {}}))
+        await engine.add_node({"id": "c1", "type": "card", "package": "acme.fs"},
+                              workspace="w1")
+        for call, args in (("fs.writeText", {"path": "x.md", "text": "x"}),
+                           ("fs.readText", {"path": "kept.md"})):
+            d = await engine.call("c1", call, None, args)
+            assert (d.code, d.reason) == ("SCOPE_REFUSED", "protected-path"), (call, d.message)
+        assert sorted(p.name for p in (data / "demo").iterdir()) == ["kept.md"]
+    finally:
+        engine.close()
