@@ -415,7 +415,7 @@ class ConfinedFiles:
                     raise PathRefused("protected-path", f"{_named(path)} leads to a protected path")
                 if denylist and is_secret(full, above=above):
                     raise PathRefused("secret-path", f"{_named(path)} leads to a secret")
-                if self.data_dir is not None and _inside(root.joinpath(*full), self.data_dir):
+                if self._in_data(above, full):
                     raise PathRefused("protected-path", f"{_named(path)} is the app's own data")
                 if not walked.exists and name not in ("fs.writeText", "fs.writeBytes",
                                                       "fs.mkdir"):
@@ -428,6 +428,12 @@ class ConfinedFiles:
             raise PathRefused("path-escape", exc.why) from exc
         finally:
             os.close(root_fd)
+
+    def _in_data(self, above: tuple[str, ...], parts: list[str] | tuple[str, ...]) -> bool:
+        """Whether workspace path ``parts`` is in the app's data folder, as the kernel
+        names the workspace folder (``above``, `_judge`): a workspace named by a link
+        into the data folder is in it."""
+        return self.data_dir is not None and _inside(Path("/", *above, *parts), self.data_dir)
 
     def _judge(self, root: Path, root_fd: int) -> tuple[str | None, tuple[str, ...]]:
         """`unsafe_folder`'s verdict on the workspace folder opened as ``root_fd``, and the
@@ -703,7 +709,7 @@ class ConfinedFiles:
                 if (not parts or ".." in parts or not all(map(_nameable, parts))
                         or (denylist and is_secret(parts, above=above))):
                     continue
-                if self.data_dir is not None and _inside(root.joinpath(*parts), self.data_dir):
+                if self._in_data(above, parts):
                     continue
                 if _through_real_folders(root_fd, parts[:-1]):
                     out.append((change, "/".join(parts)))
