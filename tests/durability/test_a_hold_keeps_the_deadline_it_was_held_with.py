@@ -94,3 +94,33 @@ async def test_a_longer_timeout_set_later_never_lengthens_the_hold(store: str,
             ("held", 1000.0), ("held", 1000.0), ("expired", 1300.0)]
     finally:
         engine.close()
+
+
+async def test_while_time_stands_still_a_shorter_timeout_leaves_the_hold_its_time(
+        store: str, tmp_path: Path) -> None:
+    """With the clock stepped back (the engine's time stands still, SPEC §6), a hold still
+    runs the 300 s it was held with on the clock, not a timeout lowered after it."""
+    clock = VirtualClock(1000.0)
+    engine = open_store(store, clock=clock)
+    try:
+        # GIVEN a prompt held at t=1000 under a 300 s timeout, 100 s ago
+        pid = await _held(engine, tmp_path / "ws")
+        clock.t += 100
+        await engine.expire_due()
+        # WHEN the clock is stepped back an hour (the engine's time stands at 1100)
+        # and the timeout lowered to 10 s, then the clock runs 20 s
+        clock.t -= 3600
+        await engine.expire_due()
+        await engine.set_settings("w1", {"hold_timeout": 10})
+        clock.t += 20
+        await engine.expire_due()
+        # THEN it is still held, 180 s of the clock left of its 300
+        assert engine.prompt(pid).state == "held"
+        left = engine.hold_left(pid)
+        assert left is not None and abs(left - 180.0) < 1e-6, left
+        # AND it expires once the clock has run them
+        clock.t += 180
+        await engine.expire_due()
+        assert engine.outcome(pid).code == "HOLD_EXPIRED"
+    finally:
+        engine.close()
