@@ -126,12 +126,22 @@ class Prompts:
                 # Stamped now: its deadline is on a time that does not move.
                 self.resolve(prompt, "expired", "HOLD_EXPIRED", None,
                              why=f"nobody answered the held prompt {prompt.id} to "
-                             f"{prompt.agent} in time ({timeout:g} s of this computer's "
-                             f"clock; the engine's time stands still ahead of it)")
+                             f"{prompt.agent} in time (its deadline was {timeout:g} s "
+                             f"after it was made, counted on this computer's clock; the "
+                             f"engine's time stands still ahead of it)")
 
-    def _timeout(self, prompt: Prompt) -> float:
-        """The hold timeout of the prompt's workspace now."""
-        return self.ctx.state.workspaces[prompt.workspace].settings.hold_timeout
+    @staticmethod
+    def _timeout(prompt: Prompt) -> float:
+        """The seconds from the prompt's making to its deadline: the hold timeout it was
+        held with (plus what it waited queued first, for one held once its agent turned
+        dangerous), never the workspace's setting now — a timeout changed after a hold
+        leaves it the time it was given (README), as a tool call keeps its own.
+
+        While time stands still a hold may run on the clock only what its deadline left
+        of the engine's time (`ClockRun`), which is within this, so a prompt that waited
+        queued gets no more than the hold timeout it was held with either.
+        """
+        return math.inf if prompt.deadline is None else prompt.deadline - prompt.t
 
     def _late(self) -> list[Prompt]:
         """Held prompts the clock has run their hold timeout for while the engine's time
