@@ -49,3 +49,39 @@ async def test_hold_list_gives_a_hold_s_deadline_on_the_clock(
     # THEN its deadline is when the hold expires by that clock: its 300 s timeout at most
     assert hold["id"] == held.prompt
     assert before < hold["deadline"] <= time.time() + 300.0, hold["deadline"] - before
+
+
+async def test_hold_list_gives_the_timeout_the_hold_was_made_with(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A hold_timeout lowered after the hold leaves it the time it was held with (README),
+    in ``hold list`` as in an engine, while the store's time stands ahead of the clock."""
+    # GIVEN a prompt held under 300 s by an engine a day ahead, then the timeout lowered
+    ahead = VirtualClock(time.time() + 86_400.0)
+    engine = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None), clock=ahead)
+    try:
+        await engine.create_workspace("w1", tmp_path)
+        await offer_install(engine, manifest("acme.p", {"agents.prompt": {}}))
+        await engine.add_node({"id": "c1", "type": "card", "package": "acme.p"},
+                              workspace="w1")
+        await engine.add_node({"id": "y1", "type": "agent", "dangerous": True},
+                              workspace="w1")
+        await engine.add_arrow({"id": "e1", "from": "c1", "to": "y1"})
+        held = await engine.call("c1", "agents.prompt", "y1", {"text": "deploy"})
+        assert held.outcome == "held", held
+        await engine.set_settings("w1", {"hold_timeout": 10})
+    finally:
+        engine.close()
+    # WHEN hold list reads the store, and an engine on this machine's clock opens it
+    before = time.time()
+    code = await asyncio.to_thread(main, ["hold", "list", "--db", str(tmp_path / "a.db"),
+                                          "--json"])
+    assert code == 0
+    (hold,) = json.loads(capsys.readouterr().out)
+    opened = Engine.open(tmp_path / "a.db", world=World(net=None, fs=None))
+    try:
+        ends = opened.hold_ends(str(held.prompt))
+    finally:
+        opened.close()
+    # THEN both give it the 300 s it was held with, not the 10 s set after
+    assert before + 290.0 < hold["deadline"] <= time.time() + 300.0, hold["deadline"] - before
+    assert ends is not None and before + 290.0 < ends <= time.time() + 300.0, ends - before
