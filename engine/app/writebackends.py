@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from engine.app.writefailure import USAGE, Failure
+from engine.core.holds import held_for
 from engine.core.prompts import Prompt
 from engine.core.standing import ClockRun
 
@@ -229,10 +230,9 @@ class ViewBackend:
                 if p.id not in due]
 
     def _ends(self, on_clock: ClockRun, prompt: Prompt) -> float | None:
-        ws = self.view.state.workspaces.get(prompt.workspace)
-        if prompt.deadline is None or ws is None:
-            return prompt.deadline
-        return on_clock.ends_at(prompt.id, ws.settings.hold_timeout, prompt.deadline,
+        if prompt.deadline is None:
+            return None
+        return on_clock.ends_at(prompt.id, held_for(prompt), prompt.deadline,
                                 self.view.clock)
 
     async def aclose(self) -> None:

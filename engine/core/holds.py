@@ -8,13 +8,14 @@ ended it. The `Prompts` service applies them to the store.
 from __future__ import annotations
 
 import hmac
+import math
 
 from canvas.model import WorkspaceSettings
 from engine.core.decision import Decision
 from engine.core.prompts import Prompt
 
-__all__ = ["RESOLUTIONS", "approves_text", "hold_deadline", "outcome_of", "prompt_decision",
-           "resolution_of"]
+__all__ = ["RESOLUTIONS", "approves_text", "hold_deadline", "held_for", "outcome_of",
+           "prompt_decision", "resolution_of"]
 
 #: How an open prompt ends, and the outcome of its resolution row in the log.
 RESOLUTIONS = {"expired": "expired", "rejected": "rejected", "cancelled": "cancelled",
@@ -24,6 +25,20 @@ RESOLUTIONS = {"expired": "expired", "rejected": "rejected", "cancelled": "cance
 def hold_deadline(now: float, settings: WorkspaceSettings) -> float:
     """When a prompt held at ``now`` expires unanswered (``hold_timeout`` later)."""
     return now + settings.hold_timeout
+
+
+def held_for(prompt: Prompt) -> float:
+    """The seconds from a held prompt's making to its deadline: the hold timeout it was
+    held with (plus what it waited queued first, for one held once its agent turned
+    dangerous); ``inf`` for a prompt with no deadline.
+
+    Never the workspace's ``hold_timeout`` now: a timeout changed after a hold leaves it
+    the time it was given (README), as a tool call keeps its own. While the engine's time
+    stands still a hold runs on the clock only what its deadline left of that time
+    (`engine.core.standing.ClockRun`), which is within this, so a prompt that waited
+    queued gets no more than the timeout it was held with either.
+    """
+    return math.inf if prompt.deadline is None else prompt.deadline - prompt.t
 
 
 def approves_text(prompt: Prompt, text_sha256: object) -> bool:

@@ -24,6 +24,7 @@ from engine.core.events import Event
 from engine.core.holds import (
     RESOLUTIONS,
     approves_text,
+    held_for,
     hold_deadline,
     outcome_of,
     prompt_decision,
@@ -122,7 +123,7 @@ class Prompts:
             for prompt in late:
                 if prompt.state != "held":
                     continue  # also due, and expired just now
-                timeout = self._timeout(prompt)
+                timeout = held_for(prompt)
                 # Stamped now: its deadline is on a time that does not move.
                 self.resolve(prompt, "expired", "HOLD_EXPIRED", None,
                              why=f"nobody answered the held prompt {prompt.id} to "
@@ -130,26 +131,13 @@ class Prompts:
                              f"after it was made, counted on this computer's clock; the "
                              f"engine's time stands still ahead of it)")
 
-    @staticmethod
-    def _timeout(prompt: Prompt) -> float:
-        """The seconds from the prompt's making to its deadline: the hold timeout it was
-        held with (plus what it waited queued first, for one held once its agent turned
-        dangerous), never the workspace's setting now — a timeout changed after a hold
-        leaves it the time it was given (README), as a tool call keeps its own.
-
-        While time stands still a hold may run on the clock only what its deadline left
-        of the engine's time (`ClockRun`), which is within this, so a prompt that waited
-        queued gets no more than the hold timeout it was held with either.
-        """
-        return math.inf if prompt.deadline is None else prompt.deadline - prompt.t
-
     def _late(self) -> list[Prompt]:
         """Held prompts the clock has run their hold timeout for while the engine's time
         stood still ahead of it (SPEC §6, §7; `engine.core.standing`): silence is
         never consent, even while a far-future time keeps the engine's time still."""
         held = {p.id: p for p in self.ctx.state.open_prompts.in_state("held")}
         late = self._on_clock.late(
-            ((pid, self._timeout(p), math.inf if p.deadline is None else p.deadline)
+            ((pid, held_for(p), math.inf if p.deadline is None else p.deadline)
              for pid, p in held.items()), self.ctx.clock)
         return [held[pid] for pid in late]
 
@@ -168,7 +156,7 @@ class Prompts:
         """
         if prompt.state != "held" or prompt.deadline is None:
             return None
-        return self._on_clock.remaining(prompt.id, self._timeout(prompt), prompt.deadline,
+        return self._on_clock.remaining(prompt.id, held_for(prompt), prompt.deadline,
                                         self.ctx.clock)
 
     def hold_ends(self, prompt: Prompt) -> float | None:
@@ -178,7 +166,7 @@ class Prompts:
         person says, so it is when the hold really expires by the clock they have."""
         if prompt.state != "held" or prompt.deadline is None:
             return None
-        return self._on_clock.ends_at(prompt.id, self._timeout(prompt), prompt.deadline,
+        return self._on_clock.ends_at(prompt.id, held_for(prompt), prompt.deadline,
                                       self.ctx.clock)
 
     def told_held(self, told: Event, prompt: Prompt | None = None) -> Event:
