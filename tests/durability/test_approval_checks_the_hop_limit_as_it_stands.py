@@ -1,23 +1,28 @@
 """At a hold's approval check 9 is the loop guard as it stands (SPEC §7, §9): a prompt held
 two hops down a chain, whose workspace's ``hop_limit`` was lowered to 1 while it waited,
 is refused ``LOOP_REFUSED`` reason ``hop-limit`` at the approval and logged ``cancelled``
-with that code, on SQLite and on PostgreSQL; the settings change alone cancels nothing.
+with that code, on SQLite and on PostgreSQL.
+
+A change an engine makes to the settings cancels such a prompt at once (round 32,
+tests/durability/test_a_settings_change_cancels_the_prompts_it_makes_impossible.py); the
+approval's own check is for a change no re-check followed: here the hop limit lowered in
+the store while no engine ran.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from engine.app.replay import VirtualClock
-from tests.conftest import manifest, offer_install, open_store
+from tests.conftest import manifest, offer_install
+from tests.durability.targets import Target
 
 
 async def test_a_chain_past_a_lowered_hop_limit_is_refused_at_approval(
-        store: str, tmp_path: Path) -> None:
+        make_engine: Any, target: Target, tmp_path: Path) -> None:
     """a1 → c1 → a2 → c2 → y3 (dangerous): held at hop 2; hop_limit lowered to 1 once
     both tool calls were answered; approved: cancelled LOOP_REFUSED hop-limit."""
-    clock = VirtualClock(1000.0)
-    engine = open_store(store, clock=clock)
+    engine = make_engine()
     try:
         # GIVEN a prompt held at the second hop of a chain
         (tmp_path / "ws").mkdir()
@@ -43,8 +48,14 @@ async def test_a_chain_past_a_lowered_hop_limit_is_refused_at_approval(
         assert engine.prompt(pid).chain == ["a1", "c1", "a2", "c2", "y3"]
         for call, card in ((inner, "c2"), (outer, "c1")):
             await engine.answer_tool(call, result="done", by=f"card:{card}")
-        # WHEN the hop limit is lowered to 1 (it stays held) and a person approves it
-        await engine.set_settings("w1", {"hop_limit": 1})
+        # WHEN the hop limit is lowered to 1 in the store while no engine runs (it stays
+        # held: no re-check followed) and a person approves it
+        engine.close()
+        target.execute({
+            "sqlite": "update workspaces set settings = json_set(settings, '$.hop_limit', 1)",
+            "postgresql": "update workspaces set settings = "
+                          "jsonb_set(settings::jsonb, '{hop_limit}', '1')::text"})
+        engine = make_engine()
         assert engine.prompt(pid).state == "held"
         answer = await engine.approve_hold(pid, text_sha256=engine.prompt(pid).text_sha256)
         # THEN it is refused as the loop guard refuses it now, and logged so
