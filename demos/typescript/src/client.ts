@@ -69,7 +69,16 @@ export interface EventsOptions {
    * (an agent's tool call) waits for this first.
    */
   opened?: () => void;
+  /**
+   * Milliseconds of silence (no event, not even the service's heartbeat, every 15 s by
+   * default) after which the connection is taken for dead and opened again (default
+   * 45,000: three heartbeats missed).
+   */
+  idleMs?: number;
 }
+
+/** `EventsOptions.idleMs`'s default: three of the service's default heartbeats missed. */
+const IDLE_MS = 45_000;
 
 /** Characters one event may hold before the stream is given up (the service's are far smaller). */
 const EVENT_BUFFER = 16 * 1024 * 1024;
@@ -327,47 +336,77 @@ export class Arrowgate {
       ? `?${new URLSearchParams({ card: options.card }).toString()}` : "";
     let last = options.lastEventId;
     let pause = 250;
+    const idleMs = options.idleMs ?? IDLE_MS;
     while (!stopped()) {
       const headers: Record<string, string> = { accept: "text/event-stream" };
       if (this.token !== undefined) headers.authorization = `Bearer ${this.token}`;
       if (last !== undefined) headers["last-event-id"] = last;
-      let response: Awaited<ReturnType<typeof fetch>>;
+      // One connection's own abort: the caller's `signal`, or nothing heard for `idleMs`
+      // (not even the service's heartbeat) while we wait on the service — a service that
+      // froze, or a connection gone dead without a word, is given up and opened again.
+      const connection = new AbortController();
+      const stop = (): void => connection.abort();
+      signal?.addEventListener("abort", stop, { once: true });
+      let idle: ReturnType<typeof setTimeout> | undefined;
+      const heard = (): void => {
+        clearTimeout(idle);
+        idle = setTimeout(stop, idleMs);
+      };
       try {
-        response = await fetch(`${this.base}/v1/events${query}`, {
-          headers, dispatcher: this.agent, signal,
-        });
-      } catch {
-        if (stopped()) return;
-        await sleep(pause, undefined, { signal }).catch(() => undefined);
-        pause = Math.min(pause * 2, 5_000);
-        continue;  // the service is away for now (restarting): ask again
-      }
-      if (!response.ok || response.body === null) {
-        const text = await response.text();
-        let problem: Problem = { status: response.status };
+        heard();
+        let response: Awaited<ReturnType<typeof fetch>>;
         try {
-          problem = { ...JSON.parse(text) as Problem, status: response.status };
+          response = await fetch(`${this.base}/v1/events${query}`, {
+            headers, dispatcher: this.agent, signal: connection.signal,
+          });
         } catch {
-          // not JSON: the status says it
+          if (stopped()) return;
+          clearTimeout(idle);
+          await sleep(pause, undefined, { signal }).catch(() => undefined);
+          pause = Math.min(pause * 2, 5_000);
+          continue;  // the service is away for now (restarting, or frozen): ask again
         }
-        throw new ArrowgateError(problem);
-      }
-      pause = 250;
-      options.opened?.();
-      const messages = (response.body as unknown as ReadableStream<BufferSource>)
-        .pipeThrough(new TextDecoderStream())
-        .pipeThrough(new EventSourceParserStream({ maxBufferSize: EVENT_BUFFER }));
-      try {
-        for await (const message of messages) {
-          // The message's data is the event as openapi.json's CardEvent describes it
-          // (the service's tests check every event against that schema).
-          const event = JSON.parse(message.data) as components["schemas"]["CardEvent"];
-          if (message.id !== undefined) last = message.id;
-          yield { ...event, id: message.id };
+        if (!response.ok || response.body === null) {
+          const text = await response.text();
+          let problem: Problem = { status: response.status };
+          try {
+            problem = { ...JSON.parse(text) as Problem, status: response.status };
+          } catch {
+            // not JSON: the status says it
+          }
+          throw new ArrowgateError(problem);
         }
-      } catch {
-        if (stopped()) return;
-        // The connection broke mid-stream: open it again after the last event seen.
+        pause = 250;
+        options.opened?.();
+        const messages = (response.body as unknown as ReadableStream<BufferSource>)
+          .pipeThrough(new TransformStream<BufferSource, BufferSource>({
+            transform(chunk, out) {
+              heard();  // any bytes, a heartbeat's comment too
+              out.enqueue(chunk);
+            },
+          }))
+          .pipeThrough(new TextDecoderStream())
+          .pipeThrough(new EventSourceParserStream({ maxBufferSize: EVENT_BUFFER }));
+        try {
+          for await (const message of messages) {
+            // The message's data is the event as openapi.json's CardEvent describes it
+            // (the service's tests check every event against that schema).
+            const event = JSON.parse(message.data) as components["schemas"]["CardEvent"];
+            if (message.id !== undefined) last = message.id;
+            // The caller's time with the event is not the service's silence.
+            clearTimeout(idle);
+            yield { ...event, id: message.id };
+            heard();
+          }
+        } catch {
+          if (stopped()) return;
+          // The connection broke, or went quiet, mid-stream: open it again after the
+          // last event seen.
+        }
+      } finally {
+        clearTimeout(idle);
+        signal?.removeEventListener("abort", stop);
+        connection.abort();  // whatever is left of this connection goes
       }
     }
   }

@@ -24,6 +24,7 @@ export interface Served {
   folder: string; //: a temporary folder: the database, the socket, a project folder
   output: () => string; //: what the service printed so far
   stop: () => Promise<number | null>; //: SIGTERM, wait, clean up; the exit code
+  signal: (name: NodeJS.Signals) => void; //: send the service a signal (SIGSTOP: freeze it)
 }
 
 /** A loopback port nobody listens on now. */
@@ -43,12 +44,14 @@ export async function freePort(): Promise<number> {
  * Start `arrowgate serve --db TMP/arrowgate.db` on a socket (default) or on
  * `--listen 127.0.0.1:PORT` (`tcp: true`), and wait for its `ready` line.
  */
-export async function serve(options: { tcp?: boolean; timeoutMs?: number } = {}):
-    Promise<Served> {
+export async function serve(
+  options: { tcp?: boolean; timeoutMs?: number; heartbeat?: number } = {},
+): Promise<Served> {
   const folder = await mkdtemp(join(tmpdir(), "ag-ts-"));
   const db = join(folder, "arrowgate.db");
   const tokenFile = join(folder, "operator-token");
   const args = ["serve", "--db", db, "--token-file", tokenFile];
+  if (options.heartbeat !== undefined) args.push("--heartbeat", String(options.heartbeat));
   let address: string;
   if (options.tcp) {
     const port = await freePort();
@@ -90,6 +93,7 @@ export async function serve(options: { tcp?: boolean; timeoutMs?: number } = {})
   return {
     address, token, folder,
     output: () => out,
+    signal: (name) => { child.kill(name); },
     stop: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       const code = await exited;

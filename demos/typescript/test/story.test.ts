@@ -166,6 +166,56 @@ describe("a card's event stream", () => {
   });
 });
 
+describe("a card's event stream when the service freezes", () => {
+  it("is taken for dead after idleMs of silence and opened again", async () => {
+    // Heartbeats every 0.2 s; a stream silent for 2 s (ten of them missed) is given up.
+    const served = await serve({ heartbeat: 0.2 });
+    const operator = new Arrowgate(served.address, served.token);
+    const stop = new AbortController();
+    try {
+      await operator.createWorkspace({ id: "w", folder: served.folder });
+      const manifest = { name: "acme.watch", version: "1.0.0",
+        permissions: { "agents.read": {} } };
+      await operator.offer({ manifest, files: { "manifest.json": JSON.stringify(manifest) } });
+      const review = await operator.review("acme.watch");
+      await operator.install("acme.watch", { grant: "required", review_hash: review.hash });
+      await operator.addNode("w", { id: "c", type: "card", package: "acme.watch" });
+      let opens = 0;
+      let reopened: () => void = () => undefined;
+      const again = new Promise<void>((resolve) => { reopened = resolve; });
+      let first: () => void = () => undefined;
+      const isOpen = new Promise<void>((resolve) => { first = resolve; });
+      const following = (async () => {
+        for await (const _event of operator.events({ card: "c", idleMs: 2_000,
+          signal: stop.signal, opened: () => {
+            opens += 1;
+            if (opens === 1) first(); else reopened();
+          } })) {
+          // no event is expected: the heartbeats keep the stream alive
+        }
+      })();
+      await isOpen;
+      // Heartbeats alone keep it open for longer than idleMs ...
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      assert.equal(opens, 1);
+      // ... and a service that stops answering (frozen) is given up, then found again.
+      served.signal("SIGSTOP");
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      served.signal("SIGCONT");
+      await Promise.race([again, new Promise((_resolve, reject) => setTimeout(
+        () => reject(new Error(`not opened again (${opens} opens)`)), 10_000))]);
+      assert.equal(opens, 2);
+      stop.abort();
+      await following;
+    } finally {
+      stop.abort();
+      served.signal("SIGCONT");
+      await operator.close();
+      assert.equal(await served.stop(), 0, served.output());
+    }
+  });
+});
+
 describe("the service on a loopback port", () => {
   it("answers health and a call's Decision over TCP", async () => {
     const served = await serve({ tcp: true });
