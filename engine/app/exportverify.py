@@ -48,7 +48,7 @@ MAX_VALUES = 4096
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
-#: A record's fields, where they sit in it, and the row field each one is.
+#: The fields of a record's ``input`` and ``result`` that are its row's fields of the same name.
 _INPUT = ("card", "package", "version", "call", "target", "arrow", "payload")
 _RESULT = ("outcome", "code", "reason", "approver", "prompt")
 
