@@ -422,9 +422,9 @@ class AgentMCP:
         self._count = self._bytes = 0
         from engine.app.stdiofiles import Overlong
 
-        #: A line too long to read, or of too many values, dropped (`_take` answers
-        #: it; imported once, not for every line).
-        self._overlong_lines = Overlong, _Flooded
+        #: A line too long to read, or of too many values (`Flooded`), dropped (`_take`
+        #: answers it; imported once, not for every line).
+        self._overlong_lines = Overlong
 
         async def list_tools(req: Any) -> list[Any]:
             return await self._list_tools(req)
@@ -1073,9 +1073,9 @@ _LAST_ID = re.compile(r'[,{]\s*"id"\s*:\s*(-?[0-9]+|"(?:[^"\\]|\\.)*")\s*}\s*$')
 
 def _overlong(line: Any) -> bytes | None:
     """The error response to a request on a line dropped unread (`stdiofiles.Overlong`: too
-    long to read; `_Flooded`: of too many values), naming the bound; None when no request's
-    id is in sight (at the top level of the line's start, with its method, or as the last
-    member of its object)."""
+    long to read; `stdiofiles.Flooded`: of too many values), naming the bound; None when no
+    request's id is in sight (at the top level of the line's start, with its method, or as
+    the last member of its object)."""
     head = line.head.decode("utf-8", "replace")
     found = _top_level(head) or {}
     if type(found.get("method")) is not str:
@@ -1095,37 +1095,24 @@ def _overlong(line: Any) -> bytes | None:
         "code": -32600, "message": f"arrowgate refuses this request: its line {_dropped(line)}"}})
 
 
-class _Flooded(str):
-    """A line of more JSON values than `MAX_LINE_VALUES`, dropped unread as a line too
-    long to read is (`stdiofiles.Overlong`: an empty line, no JSON, that keeps the line's
-    first and last bytes, where a request's id is, and its length)."""
-
-    head: bytes
-    tail: bytes
-    size: int
-
-    def __new__(cls, head: bytes, tail: bytes, size: int) -> _Flooded:
-        line = super().__new__(cls, "\n")
-        line.head, line.tail, line.size = head, tail, size
-        return line
-
-
 def _bounded(line: str) -> str:
     """``line``, or, when it holds more than `MAX_LINE_VALUES` JSON values, it dropped
-    unread (`_Flooded`): told before anything of it is read into objects."""
-    from engine.app.stdiofiles import Overlong, OverlongParts
+    unread (`stdiofiles.Flooded`): told before anything of it is read into objects."""
+    from engine.app.stdiofiles import Flooded, Overlong, OverlongParts
     from engine.core.jsoncount import holds_more_values
 
     if isinstance(line, Overlong) or not holds_more_values(line, MAX_LINE_VALUES):
         return line
     data = line.rstrip("\r\n").encode("utf-8", "surrogatepass")
     keep = OverlongParts.KEEP
-    return _Flooded(data[:keep], data[-keep:], len(data))
+    return Flooded(data[:keep], data[-keep:], len(data))
 
 
-def _dropped(line: Overlong | _Flooded) -> str:
+def _dropped(line: Overlong) -> str:
     """Why the line was dropped unread, after "its line" or "it"."""
-    if isinstance(line, _Flooded):
+    from engine.app.stdiofiles import Flooded
+
+    if isinstance(line, Flooded):
         return (f"holds more than {MAX_LINE_VALUES:,} JSON values (its commas and brackets "
                 "counted), the most a line may hold; it was not read")
     return f"is {line.size:,} bytes long, more than the {MAX_LINE:,} bytes a line may be"
@@ -1230,7 +1217,7 @@ def _not_a_message(line: str, parsed: Any, exc: Exception) -> str:
     takes; ``exc``: the SDK's reason, said when no shorter one is found."""
     from engine.app.stdiofiles import Overlong
 
-    if isinstance(line, (Overlong, _Flooded)):
+    if isinstance(line, Overlong):  # a `Flooded` line too
         return f"it {_dropped(line)}"
     if parsed is None and line.strip() != "null":
         return "it is not JSON (or JSON the protocol does not take: NaN, Infinity, a lone " \
@@ -1334,7 +1321,7 @@ async def _lines_transport(lines: AsyncIterator[str], out: _Output, agent: Agent
                                                            f"it: {_first_line(exc)}")
                         if refusal is not None:
                             await out.send(refusal)
-                        elif line.strip() or isinstance(line, (Overlong, _Flooded)):
+                        elif line.strip() or isinstance(line, Overlong):
                             # No request: nobody waits for an answer. The SDK would
                             # tell the client "Internal Server Error" (nothing inside
                             # failed) and write pydantic's pages to standard error.

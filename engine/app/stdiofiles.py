@@ -22,7 +22,7 @@ from typing import BinaryIO
 
 from engine.effects.threadwork import DaemonPool
 
-__all__ = ["FileLines", "FileOut", "Overlong", "OverlongParts"]
+__all__ = ["FileLines", "FileOut", "Flooded", "Overlong", "OverlongParts"]
 
 
 class Overlong(str):
@@ -38,6 +38,11 @@ class Overlong(str):
         line = super().__new__(cls, "\n")
         line.head, line.tail, line.size = head, tail, size
         return line
+
+
+class Flooded(Overlong):
+    """A line of more JSON values than its reader takes (``arrowgate mcp``'s
+    ``MAX_LINE_VALUES``), dropped unread as an `Overlong` line is, and kept the same way."""
 
 
 class OverlongParts:
