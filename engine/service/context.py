@@ -39,9 +39,9 @@ if TYPE_CHECKING:
     from engine.service.direct import Direct
     from engine.service.problems import Receive
 
-__all__ = ["API_VERSION", "MAX_BODY", "Caller", "Service", "Shown", "Watch", "authenticate",
-           "decision_json", "disconnected", "json_response", "kind_phrase", "may_act_as_card",
-           "refuse_card_fetch"]
+__all__ = ["API_VERSION", "FETCH_MARK_NAME", "MAX_BODY", "Caller", "Service", "Shown", "Watch",
+           "authenticate", "carries_fetch_mark", "decision_json", "disconnected",
+           "json_response", "kind_phrase", "may_act_as_card", "refuse_card_fetch"]
 
 _T = TypeVar("_T")
 
@@ -385,12 +385,18 @@ def refuse_card_fetch(headers: Iterable[tuple[bytes, bytes]]) -> None:
     Raises:
         ServiceError: 403, reason ``card-fetch``.
     """
-    if any(name == _MARK for name, _value in headers):
+    if carries_fetch_mark(headers):
         raise ServiceError(403, "APPROVAL_REFUSED", "a card's net.fetch acts on the "
                            "service as nobody, whatever token it carries", reason="card-fetch")
 
 
-_MARK = FETCH_MARK.encode()
+#: `FETCH_MARK` as a header's name reads in a request's scope.
+FETCH_MARK_NAME = FETCH_MARK.encode()
+
+
+def carries_fetch_mark(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    """Whether a request's headers carry `FETCH_MARK`: a card's ``net.fetch`` sent it."""
+    return any(name == FETCH_MARK_NAME for name, _value in headers)
 
 
 def decision_json(d: Decision) -> dict[str, Any]:

@@ -46,7 +46,6 @@ from pydantic import BaseModel, ValidationError
 
 from engine.core.catalogue import waits
 from engine.core.errors import ConsentError
-from engine.core.fetchform import FETCH_MARK
 from engine.service.answers import (
     JSON_HEAD,
     decision_bytes,
@@ -57,9 +56,11 @@ from engine.service.answers import (
 from engine.service.bodyvalues import too_many_values
 from engine.service.context import (
     API_VERSION,
+    FETCH_MARK_NAME,
     Service,
     Shown,
     authenticate,
+    carries_fetch_mark,
     decision_json,
     disconnected,
     may_act_as_card,
@@ -221,7 +222,7 @@ class FastLane:
         """A request of the lane's routes (`_lane_route`): None once answered, else the
         ``receive`` to hand it on to FastAPI with (its body replayed, when read here)."""
         method, path = scope["method"], scope["path"]
-        if any(name == _MARK for name, _value in scope["headers"]):
+        if carries_fetch_mark(scope["headers"]):
             return receive  # a card's fetch: refused by the app (`refuse_card_fetch`)
         if path == "/v1/events" and method == "GET":
             return await self._events(scope, receive, send)
@@ -613,10 +614,6 @@ def _plain_calls(data: dict[str, Any], single: bool) -> list[CallArgs] | None:
     return calls
 
 
-#: A card's fetch carries it (`engine.core.fetchform.FETCH_MARK`): never the lane's.
-_MARK = FETCH_MARK.encode()
-
-
 def _call_headers(scope: Scope) -> tuple[bytes | None, bool, bool]:
     """The ``Authorization`` header's raw value (the first), whether the body is JSON,
     and whether its length was declared: `_request_headers` for the call routes, with
@@ -630,8 +627,10 @@ def _call_headers(scope: Scope) -> tuple[bytes | None, bool, bool]:
         if name == b"authorization":
             if header is None:
                 header = value
-        elif name == _MARK:
-            return None, False, False  # a card's fetch: `_lane` hands it to the app
+        elif name == FETCH_MARK_NAME:
+            # A card's fetch (`carries_fetch_mark`, in this loop over the headers):
+            # never the lane's; `_lane` hands it to the app.
+            return None, False, False
         elif name == b"content-type":
             if not seen_type:
                 seen_type = True
