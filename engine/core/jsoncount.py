@@ -34,7 +34,7 @@ class TooManyValues(ValueError):
         self.most = most
 
 
-def holds_more_values(text: bytes | str, most: int) -> bool:
+def holds_more_values(text: bytes | bytearray | str, most: int) -> bool:
     """Whether the JSON ``text`` holds more than ``most`` values (objects, arrays,
     strings, numbers, literals), told without reading it.
 
@@ -50,13 +50,14 @@ def holds_more_values(text: bytes | str, most: int) -> bool:
     most some ``2 * most`` steps. Counting stops where the text is surely no JSON:
     a reader builds nothing past its first error.
     """
-    if isinstance(text, bytes):
-        ceiling = 1 + text.count(b",") + text.count(b"[") + text.count(b"{")
-    else:
+    # A bytearray (a body read in pieces) is counted as it is, not copied to bytes.
+    if isinstance(text, str):
         ceiling = 1 + text.count(",") + text.count("[") + text.count("{")
+    else:
+        ceiling = 1 + text.count(b",") + text.count(b"[") + text.count(b"{")
     if ceiling <= most:
         return False
-    data = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     marks = data.translate(_MARKS)
     # The top value, then one for each comma (a member after the first) and each
     # opening bracket (a first member; an empty container, which has none, is

@@ -48,8 +48,7 @@ class TooManyBodyValues(StarletteHTTPException):
 
 def too_many_values(raw: bytes | bytearray) -> bool:
     """Whether a body holds more than `MAX_BODY_VALUES` values, told before it is read."""
-    return holds_more_values(bytes(raw) if isinstance(raw, bytearray) else raw,
-                             MAX_BODY_VALUES)
+    return holds_more_values(raw, MAX_BODY_VALUES)
 
 
 class _BoundedRequest(Request):
