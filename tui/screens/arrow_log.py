@@ -12,7 +12,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from engine import Verification
 from engine.app.times import parse_time
@@ -23,6 +23,7 @@ from ..keys import key_hint
 from ..rows import UNREADABLE, readable
 from ..text import plain, visible
 from ..widgets.app_header import AppHeader
+from ..widgets.key_footer import KeyFooter
 from ..widgets.log_view import LogView, missing_line
 from ..widgets.timeline import Timeline
 from .base import EngineScreen
@@ -140,7 +141,7 @@ class ArrowLogScreen(EngineScreen):
         yield Timeline(id="timeline")
         yield Static("", id="log-header")
         yield LogView(open_log_index(self.gate.db_path), id="rows")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self._ready = True

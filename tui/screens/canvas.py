@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
 from canvas import Arrow, Canvas, Node
@@ -18,6 +18,7 @@ from engine.app.reach import analyse, reached_by
 from ..text import plain, plain_lines, quoted
 from ..widgets.app_header import AppHeader
 from ..widgets.fitted_table import FittedTable
+from ..widgets.key_footer import KeyFooter
 from ..widgets.node_list import NodeList
 from .base import EngineScreen, row_key
 from .map import MapScreen
@@ -39,17 +40,20 @@ class CanvasScreen(EngineScreen):
     """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("l", "open_log", "Arrow log", id="arrow.open_log",
-                tooltip="The log of the selected arrow (or of the selected card)"),
-        # Priority, as search's: every key typed after it is the box's (EngineScreen.open_box).
-        Binding("w", "preview", "Preview wiring", id="arrow.preview", priority=True,
-                tooltip="What the selected card could cause if you drew an arrow"),
+        # In the order a person needs them: the footer shows those that fit (tui.widgets.
+        # key_footer), at 80 columns all but the last.
         Binding("o", "answer_request", "Answer request", id="request.answer",
                 tooltip="Answer the selected card's request for an optional permission"),
-        Binding("m", "map", "Map", id="canvas.map",
-                tooltip="The canvas drawn: nodes as boxes, arrows, the selection's reach"),
+        # Priority, as preview's: every key typed after it is the box's (EngineScreen.open_box).
         Binding("slash", "search", "Search", id="canvas.search", priority=True,
                 tooltip="Show only the nodes whose id contains the text typed"),
+        Binding("l", "open_log", "Arrow log", id="arrow.open_log",
+                tooltip="The log of the selected arrow (or of the selected card)"),
+        Binding("m", "map", "Map", id="canvas.map",
+                tooltip="The canvas drawn: nodes as boxes, arrows, the selection's reach"),
+        # Priority, as search's.
+        Binding("w", "preview", "Preview wiring", id="arrow.preview", priority=True,
+                tooltip="What the selected card could cause if you drew an arrow"),
         Binding("escape", "end_search", "End search", show=False, id="canvas.end_search",
                 tooltip="Back to every node"),
         Binding("tab", "app.focus_next", "Next table", show=False, id="canvas.next"),
@@ -79,7 +83,7 @@ class CanvasScreen(EngineScreen):
                 with VerticalScroll(id="reach-pane"):
                     yield Static("", id="reach")
         yield Input(placeholder="wire the selected card to (node id), then enter", id="preview")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#preview", Input).display = False

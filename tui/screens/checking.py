@@ -18,9 +18,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ..text import plain
+from ..widgets.key_footer import KeyFooter
 
 __all__ = ["CheckingScreen"]
 
@@ -48,7 +49,7 @@ class CheckingScreen(ModalScreen[None]):
             yield Static(plain(f"{self.what}: checking that a person operates arrowgate…"),
                          classes="dialog-title")
             yield Static("Keys pressed now do nothing; esc cancels.", classes="dialog-keys")
-        yield Footer()  # its own: the dialog's below offers keys that do nothing now
+        yield KeyFooter()  # its own: the dialog's below offers keys that do nothing now
 
     def on_key(self, event: events.Key) -> None:
         # Not passed on: a key meant for the screen below is no consent for what it

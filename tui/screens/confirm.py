@@ -10,10 +10,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.events import Resize
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ..keys import key_hint
 from ..text import plain
+from ..widgets.key_footer import KeyFooter
 from .arming import ArmedDialog
 from .seen import SeenWhole
 
@@ -71,7 +72,7 @@ class ConfirmScreen(ArmedDialog):
             with VerticalScroll(classes="dialog-scroll", id="confirm-scroll"):
                 yield Static(self._body, classes="dialog-body", id="confirm-body")
             yield Static("", classes="dialog-keys", id="confirm-keys")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         scroll = self.query_one("#confirm-scroll", VerticalScroll)

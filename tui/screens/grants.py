@@ -8,7 +8,7 @@ from typing import ClassVar
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from engine import PERMISSIONS, Manifest
 from engine.core.events import Update
@@ -18,6 +18,7 @@ from engine.core.state import PackageState
 from ..keys import key_hint
 from ..text import ident, plain
 from ..widgets.app_header import AppHeader
+from ..widgets.key_footer import KeyFooter
 from .base import EngineScreen, row_key
 from .confirm import ConfirmScreen
 from .review import ReviewScreen
@@ -64,7 +65,7 @@ class GrantsScreen(EngineScreen):
                 yield Static("", id="package-title", classes="section")
                 yield DataTable(id="permissions", cursor_type="row", zebra_stripes=True)
                 yield Static("", id="package-note", markup=False)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#packages", DataTable).add_columns("package", "version", "state",

@@ -22,13 +22,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.events import Resize
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from engine import Prompt
 
 from ..keys import key_hint
 from ..messages import EngineChanged
 from ..text import plain, quoted
+from ..widgets.key_footer import KeyFooter
 from .arming import ArmedDialog
 from .seen import SeenWhole
 
@@ -138,7 +139,7 @@ class HoldScreen(ArmedDialog):
                 yield Static(f"— end of the prompt · sha256 {self.shown_sha256[:16]}… —",
                              id="hold-end", classes="dialog-keys")
             yield Static("", id="hold-keys", classes="dialog-keys")
-        yield Footer()
+        yield KeyFooter()
 
     def _agent_dangerous(self) -> bool:
         agent = self.gate.engine.state.canvas.node(self.prompt.agent)

@@ -8,13 +8,14 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from engine import Prompt
 
 from ..text import Ended, plain, preview
 from ..widgets.app_header import AppHeader
 from ..widgets.fitted_table import FittedTable
+from ..widgets.key_footer import KeyFooter
 from .base import EngineScreen, row_key
 from .hold import HoldScreen, describe_hold, time_left
 
@@ -39,7 +40,7 @@ class HoldsScreen(EngineScreen):
         with VerticalScroll(id="prompt-pane"):
             yield Static("", id="prompt-about")
             yield Static("", id="prompt-text")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.refresh_safely()

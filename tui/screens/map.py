@@ -19,12 +19,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from canvas import Canvas
 from engine.app.reach import analyse, reached_by
 
 from ..text import short_id, visible
+from ..widgets.key_footer import KeyFooter
 from ..widgets.node_list import node_key
 
 if TYPE_CHECKING:
@@ -206,7 +207,7 @@ class MapScreen(ModalScreen[None]):
             yield Static("", id="map-title", classes="dialog-title")
             yield Static("", id="map")
             yield Static("", id="map-legend", classes="dialog-keys")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.draw()

@@ -9,13 +9,14 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from engine import Prompt
 
 from ..text import plain, preview, quoted
 from ..widgets.app_header import AppHeader
 from ..widgets.fitted_table import FittedTable
+from ..widgets.key_footer import KeyFooter
 from .base import EngineScreen, row_key
 
 __all__ = ["PromptsScreen", "reply_of"]
@@ -56,7 +57,7 @@ class PromptsScreen(EngineScreen):
                           id="prompts")
         with VerticalScroll(id="prompt-pane"):
             yield Static("", id="prompt-detail")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.refresh_safely()

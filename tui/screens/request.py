@@ -10,13 +10,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.events import Resize
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from engine import PERMISSIONS, Manifest
 from engine.core.review import permission_title
 
 from ..keys import key_hint
 from ..text import ident, plain, quoted
+from ..widgets.key_footer import KeyFooter
 from .arming import ArmedDialog
 from .base import row_key
 from .seen import SeenWhole
@@ -97,7 +98,7 @@ class RequestScreen(ArmedDialog):
             with VerticalScroll(classes="dialog-scroll", id="request-scroll"):
                 yield _PermissionText("", id="request-text")
             yield Static("", id="request-keys", classes="dialog-keys")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         table = self.query_one("#requests", DataTable)

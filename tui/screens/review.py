@@ -11,7 +11,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.events import Resize
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from engine import ConsentError, Review, parse_manifest
 from engine.app.reach import potential
@@ -21,6 +21,7 @@ from engine.core.state import PackageState
 
 from ..keys import key_hint
 from ..text import plain, plain_lines
+from ..widgets.key_footer import KeyFooter
 from .arming import ArmedDialog
 from .seen import SeenWhole
 
@@ -115,7 +116,7 @@ class ReviewScreen(ArmedDialog):
             yield Static(Text.assemble((key_hint(self, "review.close"), "bold"), " close"),
                          classes="dialog-keys",
                          id="review-keys")
-        yield Footer()
+        yield KeyFooter()
 
     async def on_mount(self) -> None:
         scroll = self.query_one("#dialog", VerticalScroll)
