@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -12,7 +13,7 @@ from textual.widgets import DataTable, Static
 
 from engine import PERMISSIONS, Manifest
 from engine.core.events import Update
-from engine.core.review import permission_title
+from engine.core.review import newly_required, permission_title
 from engine.core.state import PackageState
 
 from ..keys import key_hint
@@ -23,7 +24,7 @@ from .base import EngineScreen, row_key
 from .confirm import ConfirmScreen
 from .review import ReviewScreen
 
-__all__ = ["HISTORY_SHOWN", "GrantsScreen", "describe_update"]
+__all__ = ["HISTORY_SHOWN", "GrantsScreen", "approval_grants", "describe_update"]
 
 _RISK_ORDER = {"high": 0, "medium": 1, "low": 2}
 #: The most consent history entries the table shows: a package's newest. Refused
@@ -290,8 +291,8 @@ class GrantsScreen(EngineScreen):
         lines, high = describe_update(pkg.manifest, pkg.pending, update)
         body = (f"{pkg.name}: approve version hash {update.pending_hash}\n\n"
                 + "\n".join(lines) + "\n\n"
-                + ("Approving grants what was widened." if update.diff.widened else
-                   "Nothing is widened; approving accepts the changed files."))
+                + approval_grants(pkg.manifest, pkg.pending, update,
+                                  self.engine.state.grants.get(pkg.name, set())))
         risk = (f"{pkg.name} asks for more, high risk: {', '.join(high)}. Approve only if you "
                 "trust it with what the lines below say." if high else None)
 
@@ -442,3 +443,40 @@ def describe_update(old: Manifest, new: Manifest, update: Update) -> tuple[list[
     if not lines:
         lines.append("no change in declarations — only files changed")
     return lines, high
+
+
+def approval_grants(old: Manifest, new: Manifest, update: Update,
+                    granted: Collection[str]) -> str:
+    """What approving the pending version grants of what it widens, and what it does not.
+
+    As the engine approves (`engine.services.consent`): the permissions the new version
+    newly requires (added, or optional made required) are granted; a permission granted
+    now stays granted, so its new host patterns are reached at once; a new optional
+    permission is not granted (the card may ask for it), nor are the new hosts of a
+    permission that is not granted (revoked, or optional and never granted).
+
+    Args:
+        granted: the package's permissions granted now.
+    """
+    if not update.diff.widened:
+        return "Nothing is widened; approving accepts the changed files."
+    newly = newly_required(old, new)
+    after = (set(granted) & set(new.permissions)) | newly
+    grants: list[str] = []
+    kept_out: list[str] = []
+    for entry in update.diff.widened:
+        # "+name", or "name: +host", "name: -> any", "name: optional -> required".
+        name = entry[1:] if entry.startswith("+") else entry.partition(": ")[0]
+        if name in after:
+            grants.append(entry)
+        elif name not in old.permissions and name in new.optional:
+            kept_out.append(f"{entry} (optional: the card may ask for it later)")
+        elif name in new.optional:
+            kept_out.append(f"{entry} ({name} is optional and not granted)")
+        else:
+            kept_out.append(f"{entry} ({name} was revoked and stays revoked)")
+    said = [f"Approving grants: {'; '.join(grants)}." if grants else
+            "Approving grants none of what is widened."]
+    if kept_out:
+        said.append(f"Approving does not grant: {'; '.join(kept_out)}.")
+    return "\n".join(said)

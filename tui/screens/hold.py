@@ -204,7 +204,17 @@ class HoldScreen(ArmedDialog):
                                       cancel, " cancel"))
         else:
             keys.update(Text.assemble((key_hint(self, "hold.confirm_approve"), "bold"),
-                                      " approve (dangerous mode)    ", cancel, " cancel"))
+                                      f" approve ({self._agent_mode()})    ", cancel,
+                                      " cancel"))
+
+    def _agent_mode(self) -> str:
+        """The agent's mode as it is now, for the approve key: it may have changed since the
+        prompt was held (clearing the flag does not release the hold, SPEC §7). Every hold
+        was made for an agent in dangerous mode: not in it now, it was turned off since (or
+        the agent was removed, which ends the hold and this dialog). The agent is named
+        above; a long id here would push the key line onto two rows."""
+        return "agent in dangerous mode" if self._dangerous else \
+            "agent no longer in dangerous mode"
 
     def _tick(self) -> None:
         current = self.gate.engine.prompt(self.prompt.id)
@@ -225,7 +235,9 @@ class HoldScreen(ArmedDialog):
         self.query_one("#hold-risk", Static).update(self._risk())
         if dangerous and self.approve:
             self.rearm()
-            self._show_keys()
+        # After the re-arming: the keys say the approve key waits, or name the mode now.
+        self._show_keys()
+        if dangerous and self.approve:
             self.notify(f"agent {quoted(self.prompt.agent)} was put in dangerous mode while "
                         f"prompt {self.prompt.id} was open: read what approving does again",
                         severity="warning")
