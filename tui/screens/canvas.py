@@ -140,6 +140,16 @@ class CanvasScreen(EngineScreen):
         self.query_one("#nodes-header", Static).update(
             plain(self.query_one(NodeList).header(), style="bold"))
 
+    @on(NodeList.Gone)
+    def _gone(self, event: NodeList.Gone) -> None:
+        """The node under the cursor went (removed elsewhere): say so, and which node the
+        cursor is on now, so a key meant for the one (``o``, ``w``) is not pressed by habit
+        on the other."""
+        said = f"node {quoted(event.node)} is no longer on the canvas; "
+        said += f"the cursor moved to node {quoted(event.now)}" if event.now is not None else \
+            "no node is left to select"
+        self.notify(said, title="Canvas", severity="warning", timeout=10)
+
     @on(NodeList.Highlighted)
     def _highlighted(self) -> None:
         self._proposed = None

@@ -105,12 +105,34 @@ class NodeList(ScrollView, can_focus=True):
         self.shown: list[str] = []  #: the nodes under the search
         self.search = ""
 
+    @dataclass
+    class Gone(Message):
+        """The node under the cursor left the canvas; the cursor moved to ``now``, its
+        next node (its previous at the end), or None when no node is left."""
+
+        view: NodeList
+        node: str
+        now: str | None
+
+        @property
+        def control(self) -> NodeList:
+            return self.view
+
     def set_nodes(self, nodes: list[Node]) -> None:
-        """Show these nodes (sorted here), keeping the cursor on the same node."""
-        current = self.current()
+        """Show these nodes (sorted here), keeping the cursor on the same node.
+
+        When that node is gone (removed by another program), the cursor moves to the
+        node that followed it, or preceded it at the end, not to the first one, and
+        `Gone` says so: a key pressed next acts on a node the person is told of.
+        """
+        current, before = self.current(), self.shown
         self.ids = [n.id for n in sorted(nodes, key=node_key)]
         self._folded = [i.lower() for i in self.ids]
-        self._apply(current)
+        gone = current is not None and current not in set(self.ids)
+        self._apply(current, before if gone else None)
+        if gone:
+            assert current is not None
+            self.post_message(self.Gone(self, current, self.current()))
 
     def set_search(self, text: str) -> None:
         """Show only nodes whose id contains ``text`` (case-insensitive); "" shows all."""
@@ -118,12 +140,17 @@ class NodeList(ScrollView, can_focus=True):
         self.search = text
         self._apply(current)
 
-    def _apply(self, keep: str | None) -> None:
+    def _apply(self, keep: str | None, gone_from: list[str] | None = None) -> None:
+        """Show the nodes under the search, the cursor on ``keep``; when ``keep`` is gone,
+        on its nearest neighbour in ``gone_from`` (the list it was in) that is still shown."""
         needle = self.search.lower()
         self.shown = [i for i, folded in zip(self.ids, self._folded, strict=True)
                       if needle in folded] if needle else self.ids
         self.virtual_size = Size(self.size.width, len(self.shown))
-        position = self.shown.index(keep) if keep is not None and keep in self.shown else 0
+        if keep is not None and gone_from is not None:
+            position = _nearest(keep, gone_from, self.shown)
+        else:
+            position = self.shown.index(keep) if keep is not None and keep in self.shown else 0
         self.cursor = min(position, max(0, len(self.shown) - 1))
         self.refresh()
 
@@ -197,3 +224,18 @@ class NodeList(ScrollView, can_focus=True):
     def action_page(self, direction: int) -> None:
         """Move a screenful."""
         self.action_cursor(direction * max(1, self.size.height - 1))
+
+
+def _nearest(gone: str, before: list[str], now: list[str]) -> int:
+    """Where in ``now`` the cursor goes once ``gone`` (in ``before``) is not in it: the
+    first node after it in ``before`` still in ``now``, else the last one before it; 0
+    when none is left. Linear: called only when the cursor's node went."""
+    at = {node: n for n, node in enumerate(now)}
+    i = before.index(gone)
+    for node in before[i + 1:]:
+        if node in at:
+            return at[node]
+    for node in reversed(before[:i]):
+        if node in at:
+            return at[node]
+    return 0
