@@ -24,7 +24,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.events import Resize
 from textual.widgets import Static
 
-from engine import Prompt
+from engine import Decision, Prompt
 
 from ..keys import key_hint
 from ..messages import EngineChanged
@@ -277,11 +277,22 @@ class HoldScreen(ArmedDialog):
         for must not hold up the app's keys, `ArrowgateApp.consent`)."""
         if not (self.approve and self.all_seen and self.armed) or self._answered:
             return
-        prompt, digest = self.prompt, self.shown_sha256
+        prompt, digest, dangerous = self.prompt, self.shown_sha256, self._dangerous
         self._answered = True
-        decision = await self.gate.consent(
-            "hold: approve", lambda: self.gate.engine.approve_hold(prompt.id,
-                                                                   text_sha256=digest))
+
+        async def approve() -> Decision | None:
+            # The yes was given to what the dialog said when it was pressed; the operator
+            # check (seconds, under tmux) comes between. An agent put in dangerous mode
+            # meanwhile would act on the text asking nobody, which the person did not see.
+            if self._agent_dangerous() and not dangerous:
+                self.notify(f"prompt {prompt.id}: not approved — agent "
+                            f"{quoted(prompt.agent)} was put in dangerous mode while the "
+                            "approval waited; read what approving does now",
+                            title="hold: approve", severity="warning", timeout=15)
+                return None
+            return await self.gate.engine.approve_hold(prompt.id, text_sha256=digest)
+
+        decision = await self.gate.consent("hold: approve", approve)
         if decision is None:  # not done: said why; the hold may have ended meanwhile
             self._answered = False
             self._close_if_ended()
