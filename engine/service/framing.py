@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from engine.core.errors import with_code
 
-__all__ = ["CODING_FIELDS", "Refusal", "answer", "refusal"]
+__all__ = ["CODING_FIELDS", "Refusal", "answer", "host_refusal", "refusal"]
 
 #: The header fields (lowercase, as the protocol keeps them) `refusal` reads.
 CODING_FIELDS = frozenset({b"transfer-encoding", b"content-encoding", b"expect"})
@@ -77,6 +77,27 @@ def refusal(fields: Iterable[tuple[bytes, bytes]]) -> Refusal | None:
         return (415, "content-coding",
                 f"Content-Encoding {_said(content)} is not decoded by this server: send the "
                 "body as it is (no Content-Encoding)")
+    return None
+
+
+def host_refusal(hosts: int, http_version: str) -> Refusal | None:
+    """What to answer a request whose head has ``hosts`` ``Host`` fields, or None when
+    it is read as sent.
+
+    RFC 9112 §3.2: a server MUST answer 400 to an HTTP/1.1 request without
+    ``Host`` and to any request with more than one. An HTTP/1.0 request without
+    one is read: the RFC asks the field of HTTP/1.1 alone, and HTTP/1.0 clients
+    (``curl -0``, old health checkers) may leave it out; the service serves
+    one origin, so nothing is read from it anyway.
+    """
+    if hosts > 1:
+        return (400, "host", f"the request has {hosts:,} Host header fields: a request "
+                "names its host once (RFC 9112 §3.2); nothing more is read on this "
+                "connection")
+    if hosts == 0 and http_version != "1.0":
+        return (400, "host", f"the request has no Host header field: an HTTP/{http_version} "
+                "request must name its host (RFC 9112 §3.2); nothing more is read on this "
+                "connection")
     return None
 
 

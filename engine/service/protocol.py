@@ -20,7 +20,7 @@ from uvicorn.protocols.http.flow_control import FlowControl
 
 from engine.service.auth import TokenMemo, peer_of_socket
 from engine.service.expected import Expected
-from engine.service.framing import CODING_FIELDS, answer, refusal
+from engine.service.framing import CODING_FIELDS, answer, host_refusal, refusal
 from engine.service.outbox import Coalescing, Outbox
 
 __all__ = ["HANGUP_CHECK_SECONDS", "MAX_HEAD", "MIN_BODY_RATE", "SEND_TIMEOUT", "Take",
@@ -56,6 +56,10 @@ _INVALID = ("the request cannot be read as HTTP (RFC 9112): its head is "
             "malformed, or where its body ends is ambiguous (Content-Length beside "
             "Transfer-Encoding, two lengths, a folded header field); nothing more is "
             "read on this connection")
+
+#: The header fields `Protocol.on_header` looks at (one set lookup a field): how the
+#: body is coded (`framing.refusal`), and ``Host``, counted (`framing.host_refusal`).
+_FIELDS_READ = CODING_FIELDS | {b"host"}
 
 _HANGUP = select.POLLHUP | select.POLLERR | getattr(select, "POLLRDHUP", 0)
 
@@ -363,6 +367,8 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
         #: while its head is read, None when it has none; and why its head refuses it (`framing.refusal`).
         _codings: list[tuple[bytes, bytes]] | None = None
         _refused: tuple[int, str, str] | None = None
+        #: How many ``Host`` fields the request's head has, as it is read.
+        _hosts = 0
         #: The timer that drops the connection when what it sends stays unsent
         #: (`pause_writing`), while the transport pushes back; and the bytes the
         #: transport held unsent when it was set.
@@ -382,6 +388,7 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             self._failed = self._failed_cycle = self._reading_since = self._head_since = None
             self._body_since = None
             self._codings = self._refused = None
+            self._hosts = 0
             self._reading = self._in_head = False
             self._head_bytes = self._read_size = self._parts = self._body_bytes = 0
             #: The connection's token, as its last call found it (`TokenStore.recall`).
@@ -542,13 +549,17 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             self._parts += 1
             self._head_bytes = 0
             self._codings = None
+            self._hosts = 0
 
         def on_header(self, name: bytes, value: bytes) -> None:
             # HttpToolsProtocol.on_header, but the fields that say how the body is
-            # coded are kept aside for `on_headers_complete` (one set lookup a field).
+            # coded are kept aside, and ``Host`` fields counted, for
+            # `on_headers_complete` (one set lookup a field).
             name = name.lower()
-            if name in CODING_FIELDS:
-                if name == b"expect" and value.lower() == b"100-continue":
+            if name in _FIELDS_READ:
+                if name == b"host":
+                    self._hosts += 1
+                elif name == b"expect" and value.lower() == b"100-continue":
                     # Met (the interim 100 when its body is asked for); any other
                     # expectation is kept for `framing.refusal` (417).
                     self.expect_100_continue = True
@@ -695,6 +706,11 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
                 # 431). (Counted whole only then: not for every request.)
                 self._in_head = True
                 raise ValueError("the request's head is too large")
+            if self._hosts != 1:
+                # None (allowed of HTTP/1.0 alone), or several: refused as `_codings` are.
+                self._refused = host_refusal(self._hosts, self.parser.get_http_version())
+                if self._refused is not None:
+                    raise ValueError(self._refused[2])
             if self._codings is not None:
                 self._refused = refusal(self._codings)
                 if self._refused is not None:
