@@ -56,6 +56,8 @@ _INVALID = ("the request cannot be read as HTTP (RFC 9112): its head is "
             "malformed, or where its body ends is ambiguous (Content-Length beside "
             "Transfer-Encoding, two lengths, a folded header field); nothing more is "
             "read on this connection")
+_TRAILERS_TOO_LARGE = (f"the request's trailer fields (after its chunked body) are over "
+                       f"{MAX_HEAD:,} bytes, as a head may not be")
 
 #: The header fields `Protocol.on_header` looks at (one set lookup a field): how the
 #: body is coded (`framing.refusal`), and ``Host``, counted (`framing.host_refusal`).
@@ -367,8 +369,9 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
         #: while its head is read, None when it has none; and why its head refuses it (`framing.refusal`).
         _codings: list[tuple[bytes, bytes]] | None = None
         _refused: tuple[int, str, str] | None = None
-        #: How many ``Host`` fields the request's head has, as it is read.
-        _hosts = 0
+        #: How many ``Host`` fields the request's head has, as it is read; and the
+        #: bytes of the trailer fields after its chunked body (`_trailer`).
+        _hosts = _trailer_bytes = 0
         #: The timer that drops the connection when what it sends stays unsent
         #: (`pause_writing`), while the transport pushes back; and the bytes the
         #: transport held unsent when it was set.
@@ -388,7 +391,7 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             self._failed = self._failed_cycle = self._reading_since = self._head_since = None
             self._body_since = None
             self._codings = self._refused = None
-            self._hosts = 0
+            self._hosts = self._trailer_bytes = 0
             self._reading = self._in_head = False
             self._head_bytes = self._read_size = self._parts = self._body_bytes = 0
             #: The connection's token, as its last call found it (`TokenStore.recall`).
@@ -549,12 +552,15 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             self._parts += 1
             self._head_bytes = 0
             self._codings = None
-            self._hosts = 0
+            self._hosts = self._trailer_bytes = 0
 
         def on_header(self, name: bytes, value: bytes) -> None:
             # HttpToolsProtocol.on_header, but the fields that say how the body is
             # coded are kept aside, and ``Host`` fields counted, for
             # `on_headers_complete` (one set lookup a field).
+            if not self._in_head:
+                self._trailer(name, value)
+                return
             name = name.lower()
             if name in _FIELDS_READ:
                 if name == b"host":
@@ -568,6 +574,25 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
                 else:
                     self._codings.append((name, value))
             self.headers.append((name, value))
+
+        def _trailer(self, name: bytes, value: bytes) -> None:
+            """A trailer field, after a chunked body (httptools hands it to `on_header`):
+            dropped, but counted as a head's field is; past `MAX_HEAD`, 431.
+
+            Dropped rather than refused: RFC 9110 §6.5.1 lets a recipient discard
+            trailer fields, no route reads one, and a client that adds one (a
+            checksum) is still answered. Never kept: uvicorn appended them to the
+            request's headers, which the route reads only after the whole read, so
+            an ``Authorization`` or ``Content-Type`` sent after the body stood in
+            for the head's (RFC 9110 §6.5.1: trailers are not merged into the
+            header section unless the field says so, and none that matters here
+            does). A request's headers are its head's, once its head is complete.
+            """
+            self._trailer_bytes += len(name) + len(value) + 4
+            if self._trailer_bytes > MAX_HEAD:
+                # The parser stops here, and `data_received` answers as `_refused` says.
+                self._refused = (431, "head-too-large", _TRAILERS_TOO_LARGE)
+                raise ValueError(_TRAILERS_TOO_LARGE)
 
         def _still_reading(self, began: bool, body: bool, size: int) -> None:
             """A request is not all read after a read of ``size`` bytes: bound what of

@@ -1,9 +1,10 @@
 """A chunked body's trailer section is bounded as a head is.
 
-httptools hands each trailer field to ``on_header`` after the head, and uvicorn
-keeps it with the request's headers. Reads that bring no body (chunk framing,
-trailers) count toward `protocol.MAX_HEAD` until body bytes come again; past it, 431
-and the connection closed. (Round 13's review: trailers were kept without end.)
+httptools hands each trailer field to ``on_header`` after the head; it is dropped
+(never joins the request's headers: test_trailers_change_nothing.py) but counted, and
+so are reads that bring no body (chunk framing, a trailer field httptools gathers
+across reads) until body bytes come again; past `protocol.MAX_HEAD`, 431 and the
+connection closed. (Round 13's review: trailers were kept without end.)
 """
 
 
