@@ -289,7 +289,8 @@ class ServiceClient:
         Raises:
             ServiceError: as `tools`.
         """
-        r = await self.request("GET", f"/v1/agents/{_seg(self.agent)}/tools?wait={wait:g}",
+        r = await self.request("GET",
+                               f"/v1/agents/{_seg(self.agent)}/tools?wait={_seconds(wait)}",
                                headers=[(b"If-None-Match", seen.encode("ascii"))])
         return None if r.status_code == 304 else self._tool_list(r)
 
@@ -316,7 +317,7 @@ class ServiceClient:
                    wait: float | None = None) -> dict[str, Any]:
         """Open a tool call: ``{"id", "state", "decision"}``; with ``wait`` (seconds),
         also ``call``, the tool call after waiting that long for its answer."""
-        query = "" if wait is None else f"?wait={wait:g}"
+        query = "" if wait is None else f"?wait={_seconds(wait)}"
         return _json_or_problem(await self.request(
             "POST", "/v1/tool-calls" + query, {"agent": self.agent, "card": card,
                                                "tool": tool, "args": args}))
@@ -324,7 +325,7 @@ class ServiceClient:
     async def wait(self, call_id: str, timeout: float) -> dict[str, Any]:
         """The tool call after waiting up to ``timeout`` seconds."""
         return _json_or_problem(await self.request(
-            "GET", f"/v1/tool-calls/{_seg(call_id)}/wait?timeout={timeout:g}"))
+            "GET", f"/v1/tool-calls/{_seg(call_id)}/wait?timeout={_seconds(timeout)}"))
 
     async def get(self, path: str) -> dict[str, Any]:
         """A GET as the agent (``path`` already quoted)."""
@@ -367,6 +368,13 @@ def _seg(value: str) -> str:
     from urllib.parse import quote
 
     return quote(value, safe="")
+
+
+def _seconds(value: float) -> str:
+    """Seconds as the service's query takes them: a plain decimal to the millisecond,
+    ``2`` or ``0.5`` (``:g`` wrote what little is left of a deadline as ``3e-05``, which
+    the service refuses: not a plain decimal)."""
+    return f"{max(value, 0.0):.3f}".rstrip("0").rstrip(".")
 
 
 def _json_or_problem(r: _Reply) -> dict[str, Any]:

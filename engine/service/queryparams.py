@@ -23,13 +23,17 @@ request whose query it does not take itself, so the same refusal answers it.
 A parameter a route declares an integer is refused the same way unless it is
 written in ASCII digits alone (``-`` before them for a negative one), as the
 document's ``"type": "integer"`` says: pydantic's lax mode, which FastAPI reads a
-query with, took ``10.0``, `` 10``, ``+5``, ``1_0`` and ``10\n`` as integers.
+query with, took ``10.0``, `` 10``, ``+5``, ``1_0`` and ``10\n`` as integers. One
+declared a float (seconds: ``wait``, ``timeout``) is refused unless it is a plain
+decimal (`DECIMAL_HELP`): read as pydantic reads a float, ``1e3``, ``1_0`` and
+the like passed, and ``nan`` was refused as a number out of bounds.
 """
 
 from __future__ import annotations
 
 import functools
 import inspect
+import re
 import types
 import typing
 from collections import Counter
@@ -44,12 +48,21 @@ from pydantic import AliasChoices, AliasPath, BaseModel
 
 from engine.service.problems import ServiceError
 
-__all__ = ["QueryParameters", "query_checked"]
+__all__ = ["DECIMAL_HELP", "QueryParameters", "query_checked"]
 
 #: The most parameters a refusal names (a query may hold thousands of names).
 _NAMED = 20
 #: The most characters of a name a refusal shows.
 _NAME_CHARS = 64
+
+#: A number a query parameter declared a float takes: ASCII digits, then at most one
+#: ``.`` and digits, at most 16 either side (a double holds no more than 17
+#: significant digits, and every such parameter is seconds up to a few hundred).
+_DECIMAL = re.compile(r"[0-9]{1,16}(?:\.[0-9]{1,16})?")
+#: How the document describes such a number (each such parameter's description).
+DECIMAL_HELP = ("written as a plain decimal: digits, optionally a `.` and more digits "
+                "(`30`, `2.5`), at most 16 digits either side; no sign, exponent, spaces "
+                "or `nan`/`inf`")
 
 
 @dataclass(frozen=True)
@@ -64,6 +77,8 @@ class QueryParameters:
     lists: frozenset[str]
     #: Those read as an integer: written in digits alone.
     integers: frozenset[str] = frozenset()
+    #: Those read as a float: written as a plain decimal (`_DECIMAL`).
+    decimals: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, route: str, dependant: Dependant) -> QueryParameters:
@@ -77,6 +92,7 @@ class QueryParameters:
         names: list[str] = []
         lists: set[str] = set()
         integers: set[str] = set()
+        decimals: set[str] = set()
         for field in _query_fields(dependant):
             info = field.field_info
             annotation = info.annotation
@@ -88,9 +104,12 @@ class QueryParameters:
                 names.append(field.alias)
             if field_annotation_is_sequence(annotation):
                 lists.add(field.alias)
-            elif _is_integer(annotation):
+            elif _is_only(int, annotation):
                 integers.add(field.alias)
-        return cls(route, tuple(names), frozenset(lists), frozenset(integers))
+            elif _is_only(float, annotation):
+                decimals.add(field.alias)
+        return cls(route, tuple(names), frozenset(lists), frozenset(integers),
+                   frozenset(decimals))
 
     def refusal(self, items: Iterable[tuple[str, str]]) -> ServiceError | None:
         """The 400 for a query of ``items`` (name, value) this route does not take as
@@ -116,13 +135,13 @@ class QueryParameters:
                 f"query: {some}; {self.route} takes each of its parameters "
                 f"({self._takes()}) once; nothing was done", "repeated-parameter", repeated,
                 "given more than once")
-        for name, value in items if self.integers else ():
+        for name, value in items if self.integers or self.decimals else ():
             if name in self.integers and not _digits(value):
-                return ServiceError(
-                    400, "INVALID_ARGUMENT", f"query.{_cut(name)}: {_cut(value)!r} is not "
-                    "an integer written in digits alone (0-9); nothing was done",
-                    reason="invalid", problems=[{"where": f"query.{_cut(name)}", "problem":
-                                                 "an integer is written in digits alone"}])
+                return _invalid(name, value, "an integer written in digits alone (0-9)",
+                                "an integer is written in digits alone")
+            if name in self.decimals and not _DECIMAL.fullmatch(value):
+                return _invalid(name, value, f"a number {DECIMAL_HELP}",
+                                f"a number is {DECIMAL_HELP}")
         return None
 
     def _takes(self) -> str:
@@ -193,14 +212,21 @@ def _query_fields(dependant: Dependant) -> Iterator[ModelField]:
         todo.extend(current.dependencies)
 
 
-def _is_integer(annotation: Any) -> bool:
-    """Whether a parameter of type ``annotation`` is read as an integer (``int``, or
-    ``int | None``)."""
-    if annotation is int:
+def _invalid(name: str, value: str, what: str, problem: str) -> ServiceError:
+    """The 400 for ``value`` given to ``name``, which takes ``what``."""
+    return ServiceError(400, "INVALID_ARGUMENT", f"query.{_cut(name)}: {_cut(value)!r} is not "
+                        f"{what}; nothing was done", reason="invalid",
+                        problems=[{"where": f"query.{_cut(name)}", "problem": problem}])
+
+
+def _is_only(kind: type, annotation: Any) -> bool:
+    """Whether a parameter of type ``annotation`` is read as a ``kind`` (``kind``, or
+    ``kind | None``)."""
+    if annotation is kind:
         return True
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         kinds = [a for a in typing.get_args(annotation) if a is not type(None)]
-        return kinds == [int]
+        return kinds == [kind]
     return False
 
 

@@ -77,6 +77,7 @@ from engine.service.models import (
     WorkspaceOut,
 )
 from engine.service.problems import PROBLEM, ServiceError
+from engine.service.queryparams import DECIMAL_HELP
 from engine.service.readiness import Readiness
 from engine.store.logfilter import LOG_OUTCOMES
 
@@ -480,7 +481,8 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
 
     @r.get("/v1/prompts/{prompt_id}/wait", response_model=DecisionOut)
     async def wait_prompt(prompt_id: str, who: Caller = Who,
-                          timeout: float = Query(30.0, ge=0, le=MAX_WAIT)) -> Response:
+                          timeout: float = Query(30.0, ge=0, le=MAX_WAIT, description=(
+                              f"How many seconds to wait, {DECIMAL_HELP}."))) -> Response:
         """Wait up to ``timeout`` seconds for a held prompt's answer; its decision now."""
         _visible_prompt(prompt_id, who)
         with service.watch(who.shown()) as watch:

@@ -48,6 +48,7 @@ from engine.service.context import (
 )
 from engine.service.models import DecisionOut, NoBody
 from engine.service.problems import ServiceError
+from engine.service.queryparams import DECIMAL_HELP
 from engine.service.toolwatch import ListChanges, matches, tag
 
 if TYPE_CHECKING:
@@ -324,7 +325,7 @@ def register_tools(app: FastAPI, service: Service,
                                         "(or a held prompt it may be waiting on) and give the "
                                         "tool call as `call`, as `GET "
                                         "/v1/tool-calls/{id}/wait` would: one request "
-                                        "instead of two.")) -> Response:
+                                        f"instead of two. Seconds, {DECIMAL_HELP}.")) -> Response:
         """An agent calls a card's tool: the open call's id, or the refusal (a 200 too);
         with ``wait``, also the tool call after waiting for its answer."""
         return json_response(await open_tool_call(service, who.principal, body, who.shown(),
@@ -342,7 +343,8 @@ def register_tools(app: FastAPI, service: Service,
 
     @r.get("/v1/tool-calls/{call_id}/wait", response_model=ToolCallOut)
     async def wait_tool_call(call_id: str, who: Caller = Who,
-                                   timeout: float = Query(30.0, ge=0, le=MAX_WAIT)) -> Response:
+                             timeout: float = Query(30.0, ge=0, le=MAX_WAIT, description=(
+                                 f"How many seconds to wait, {DECIMAL_HELP}."))) -> Response:
         """Wait up to ``timeout`` seconds for the answer, or for a prompt it may wait on to be
         held; the tool call now."""
         return json_response(await tool_call_after_wait(service, who.principal, call_id,
@@ -370,7 +372,7 @@ def register_tools(app: FastAPI, service: Service,
                              description="With `If-None-Match` naming the list as it is "
                                          "(its `ETag`), wait up to this many seconds for it "
                                          "to change: the new list, or 304 when it did "
-                                         "not.")) -> Response:
+                                         f"not. Seconds, {DECIMAL_HELP}.")) -> Response:
         """The tools an agent may call now: those of the cards connected to it by an arrow;
         ``ETag`` names the list, and with ``If-None-Match`` and ``wait`` the answer waits
         until the list differs (how `arrowgate mcp` follows it)."""

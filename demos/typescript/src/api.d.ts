@@ -5386,6 +5386,7 @@ export interface operations {
     wait_prompt: {
         parameters: {
             query?: {
+                /** @description How many seconds to wait, written as a plain decimal: digits, optionally a `.` and more digits (`30`, `2.5`), at most 16 digits either side; no sign, exponent, spaces or `nan`/`inf`. */
                 timeout?: number;
             };
             header?: never;
@@ -6722,7 +6723,7 @@ export interface operations {
     call_tool: {
         parameters: {
             query?: {
-                /** @description Also wait up to this many seconds for the answer (or a held prompt it may be waiting on) and give the tool call as `call`, as `GET /v1/tool-calls/{id}/wait` would: one request instead of two. */
+                /** @description Also wait up to this many seconds for the answer (or a held prompt it may be waiting on) and give the tool call as `call`, as `GET /v1/tool-calls/{id}/wait` would: one request instead of two. Seconds, written as a plain decimal: digits, optionally a `.` and more digits (`30`, `2.5`), at most 16 digits either side; no sign, exponent, spaces or `nan`/`inf`. */
                 wait?: number | null;
             };
             header?: never;
@@ -7121,6 +7122,7 @@ export interface operations {
     wait_tool_call: {
         parameters: {
             query?: {
+                /** @description How many seconds to wait, written as a plain decimal: digits, optionally a `.` and more digits (`30`, `2.5`), at most 16 digits either side; no sign, exponent, spaces or `nan`/`inf`. */
                 timeout?: number;
             };
             header?: never;
@@ -7387,7 +7389,7 @@ export interface operations {
     list_tools: {
         parameters: {
             query?: {
-                /** @description With `If-None-Match` naming the list as it is (its `ETag`), wait up to this many seconds for it to change: the new list, or 304 when it did not. */
+                /** @description With `If-None-Match` naming the list as it is (its `ETag`), wait up to this many seconds for it to change: the new list, or 304 when it did not. Seconds, written as a plain decimal: digits, optionally a `.` and more digits (`30`, `2.5`), at most 16 digits either side; no sign, exponent, spaces or `nan`/`inf`. */
                 wait?: number | null;
             };
             header?: {

@@ -167,6 +167,14 @@ function isLoopback(hostname: string): boolean {
 
 type Params = Record<string, string>;
 
+/** Seconds as the service's query takes them: a plain decimal to the millisecond, `2` or
+ * `0.5` (`String` writes `1e-7`, or `0.30000000000000004`, which it refuses). A value
+ * that is no finite number is sent as it is, for the service to refuse by name. */
+function seconds(value: number): string {
+  if (!Number.isFinite(value) || value < 0 || value >= 1e15) return String(value);
+  return value.toFixed(3).replace(/\.?0+$/, "");
+}
+
 /** A connection to one service, acting as one principal (the token's). */
 export class Arrowgate {
   readonly address: string;
@@ -414,7 +422,7 @@ export class Arrowgate {
   /** An agent calls a card's tool (the agent's token); `wait` seconds for the answer. */
   callTool(body: ToolCallBody, wait?: number): Promise<Answer<"/v1/tool-calls", "post">> {
     return this.request("post", "/v1/tool-calls",
-      wait === undefined ? { body } : { body, query: { wait: String(wait) } });
+      wait === undefined ? { body } : { body, query: { wait: seconds(wait) } });
   }
 
   /** The card answers a tool call once: a JSON `result`, or an `error` text. */
@@ -427,7 +435,7 @@ export class Arrowgate {
   /** Wait up to `timeout` seconds for a tool call to end; it is answered as it then stands. */
   waitToolCall(id: string, timeout: number): Promise<ToolCall> {
     return this.request("get", "/v1/tool-calls/{call_id}/wait",
-      { params: { call_id: id }, query: { timeout: String(timeout) } });
+      { params: { call_id: id }, query: { timeout: seconds(timeout) } });
   }
 
   /** A prompt and its state on the arrow. */

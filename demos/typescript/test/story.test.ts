@@ -127,6 +127,15 @@ describe("a card's event stream", () => {
     assert.equal(await served?.stop(), 0, served?.output());
   });
 
+  it("waits on a tool call for seconds String writes otherwise (1e-7, 0.1 + 0.2)", async () => {
+    // The service takes seconds as plain decimals only: the client writes them so.
+    const agent = operator.as((await operator.mintToken("agent:claude")).token);
+    for (const seconds of [1e-7, 0.1 + 0.2, 0]) {
+      const call = await agent.waitToolCall(story.tool.call.id, seconds);
+      assert.equal(call.state, "answered", String(seconds));
+    }
+  });
+
   it("resumes after the last event seen: nothing again, nothing missed", async () => {
     // While nobody follows the card, its package loses a permission.
     await operator.revoke("demo.standup", "terminals.write");
