@@ -352,13 +352,19 @@ class TokenStore:
                                 time.time())
         return token_id, token
 
-    def live(self, principal: str) -> int:
-        """How many live tokens ``principal`` holds (read as a token is looked up).
+    async def mint_within(self, principal: str, most: int) -> tuple[str, str] | int:
+        """`mint`, unless ``principal`` holds ``most`` live tokens already: ``(id, token)``,
+        or how many it holds (nothing minted). Counted and written in one write of the
+        store (`TokenTable.insert_within`): the bound holds across servers.
 
         Raises:
-            StoreFailed: the table could not be read.
+            StoreFailed: the store could not be read or written.
         """
-        return sum(1 for row in self.table.listing() if row.principal == principal)
+        token_id = "tok_" + secrets.token_hex(8)
+        token = "agt_" + secrets.token_urlsafe(32)
+        held = await asyncio.to_thread(self.table.insert_within, token_id, hash_token(token),
+                                       principal, time.time(), most)
+        return (token_id, token) if held is None else held
 
     def mint_sync(self, principal: str) -> tuple[str, str]:
         """`mint` for start-up, before the event loop serves anyone."""

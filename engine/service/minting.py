@@ -14,8 +14,9 @@ Who may mint is the caller's to decide first: the operator, from a person's proc
 A card or an agent holds at most `MAX_LIVE_TOKENS` live tokens: each is a standing
 credential for it, and a script minting in a loop would otherwise make them without
 end. Past the bound a mint is refused, saying what to revoke; a revoked token no
-longer counts. The count is read before the token is written, so two servers on one
-store minting for the same node at the same moment may each pass it once.
+longer counts. The count and the write are one transaction of the store
+(`TokenStore.mint_within`), so servers on one store minting for the same node at the
+same moment cannot pass it between them.
 """
 
 from __future__ import annotations
@@ -54,15 +55,15 @@ async def mint_node_token(engine: Engine, tokens: TokenStore, made: Made, kind: 
     if node is None or node.type != kind:
         raise NotFound(f"no {kind} {node_id!r} on any canvas", reason=f"missing-{kind}")
     principal = f"{kind}:{node_id}"
-    live = tokens.live(principal)
-    if live >= MAX_LIVE_TOKENS:
+    since = made.since(node_id)
+    minted = await tokens.mint_within(principal, MAX_LIVE_TOKENS)
+    if isinstance(minted, int):
         raise InvalidArgument(
-            f"{kind}:{named(node_id)} holds {live} live tokens, the most a {kind} may hold "
+            f"{kind}:{named(node_id)} holds {minted} live tokens, the most a {kind} may hold "
             f"({MAX_LIVE_TOKENS}): revoke one it no longer uses (arrowgate token list, then "
             "token revoke ID; or DELETE /v1/tokens/ID), then mint again; nothing was minted",
             reason="too-many-tokens")
-    since = made.since(node_id)
-    token_id, token = await tokens.mint(principal)
+    token_id, token = minted
     engine.catch_up()
     node = engine.state.canvas.node(node_id)
     if node is None or node.type != kind or made.since(node_id) != since:

@@ -237,6 +237,17 @@ class TokenTable(Protocol):
         """Add a token, durably."""
         ...
 
+    def insert_within(self, token_id: str, digest: str, principal: str, t: float,
+                      most: int) -> int | None:
+        """Add a token, durably, unless ``principal`` holds ``most`` live tokens already:
+        None when added, else the live tokens it holds (nothing added).
+
+        The count and the insert are one write, serialized with every other
+        `insert_within` for ``principal`` on the store (any process), so the bound
+        holds however many servers mint at once.
+        """
+        ...
+
     def revoke(self, token_id: str, t: float) -> bool:
         """Revoke a live token durably; False when no live token has that id."""
         ...

@@ -116,21 +116,40 @@ class SQLiteTokens:
 
     def insert(self, token_id: str, digest: str, principal: str, t: float) -> None:
         """Add a token, committed before returning."""
+        self._written(lambda: self._insert(token_id, digest, principal, t, None))
 
-        def insert() -> None:
-            self._write.execute("begin immediate")
-            try:
-                self._write.execute(
-                    "insert into service_tokens (id, hash, principal, t) values (?, ?, ?, ?)",
-                    [token_id, digest, principal, t])
-                self._write.execute("commit")
-            except BaseException:
-                # A COMMIT that failed (a full disk) leaves the transaction open.
-                if self._write.in_transaction:
+    def insert_within(self, token_id: str, digest: str, principal: str, t: float,
+                      most: int) -> int | None:
+        """Add a token, committed before returning, unless ``principal`` holds ``most``
+        live tokens already: None when added, else how many it holds.
+
+        Counted inside the insert's own ``BEGIN IMMEDIATE``: the write lock is taken
+        before the count, so no other connection (another server's, another
+        process's) can add a token between the count and the insert.
+        """
+        return self._written(lambda: self._insert(token_id, digest, principal, t, most))
+
+    def _insert(self, token_id: str, digest: str, principal: str, t: float,
+                most: int | None) -> int | None:
+        self._write.execute("begin immediate")
+        try:
+            if most is not None:
+                live = int(self._write.execute(
+                    "select count(*) from service_tokens where principal = ? and revoked is null",
+                    [principal]).fetchone()[0])
+                if live >= most:
                     self._write.execute("rollback")
-                raise
-
-        self._written(insert)
+                    return live
+            self._write.execute(
+                "insert into service_tokens (id, hash, principal, t) values (?, ?, ?, ?)",
+                [token_id, digest, principal, t])
+            self._write.execute("commit")
+            return None
+        except BaseException:
+            # A COMMIT that failed (a full disk) leaves the transaction open.
+            if self._write.in_transaction:
+                self._write.execute("rollback")
+            raise
 
     def revoke(self, token_id: str, t: float) -> bool:
         """Revoke a live token (one statement, committed on its own); False when none."""

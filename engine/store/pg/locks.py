@@ -20,11 +20,16 @@ from typing import Any
 from psycopg import Connection
 from psycopg.pq import TransactionStatus
 
-__all__ = ["NAMESPACE", "Lock", "require_transaction", "try_xact_lock", "xact_lock"]
+__all__ = ["MINTS", "NAMESPACE", "Lock", "mint_lock", "require_transaction", "try_xact_lock",
+           "xact_lock"]
 
 #: The first key of every two-key lock of the store ("AgGt"): other programs
 #: sharing the database pick their own, so their locks do not wait on ours.
 NAMESPACE = 0x41674774
+#: The first key of the locks that serialize the mints of one principal's tokens
+#: ("AgtM"), the second its name's hash (`mint_lock`): apart from `NAMESPACE`, so a
+#: hash never meets one of the fixed `Lock` keys.
+MINTS = 0x4167744D
 
 
 class Lock(IntEnum):
@@ -66,6 +71,15 @@ def xact_lock(conn: Connection[Any], lock: Lock) -> None:
     require_transaction(conn)
     conn.execute("select pg_advisory_xact_lock(%s, %s)", [NAMESPACE, int(lock)])
 
+
+def mint_lock(conn: Connection[Any], principal: str) -> None:
+    """Wait for the lock of ``principal``'s token mints; held until the transaction ends.
+
+    Keyed by the principal's ``hashtext``: two principals whose hashes meet only
+    wait on each other, never mint past their bound.
+    """
+    require_transaction(conn)
+    conn.execute("select pg_advisory_xact_lock(%s, hashtext(%s))", [MINTS, principal])
 
 
 def try_xact_lock(conn: Connection[Any], lock: Lock) -> bool:

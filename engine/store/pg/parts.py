@@ -69,7 +69,7 @@ from engine.store.log import (
 from engine.store.pg.anchoring import check as check_anchor
 from engine.store.pg.changes import ENGINE_MARK, record_change
 from engine.store.pg.holders import is_lock_wait, locked
-from engine.store.pg.locks import Lock, xact_lock
+from engine.store.pg.locks import Lock, mint_lock, xact_lock
 
 __all__ = ["LOCK_WAIT_S", "READ_WAIT_S", "ROUND_TRIP_S", "TCP_BOUNDS", "TOKEN_ROUND_TRIP_S", "BoundedConnection",
            "Link", "NoAnswer", "PG_LATEST_OF_ALL_SQL", "PG_LATEST_OF_PACKAGE_SQL",
@@ -834,6 +834,29 @@ class PGTokens:
         with self._connection() as conn:
             conn.execute("insert into service_tokens (id, hash, principal, t)"
                          " values (%s, %s, %s, %s)", [token_id, digest, principal, t])
+
+    def insert_within(self, token_id: str, digest: str, principal: str, t: float,
+                      most: int) -> int | None:
+        """Add a token, committed before returning, unless ``principal`` holds ``most``
+        live tokens already: None when added, else how many it holds.
+
+        Counted and inserted in one transaction under ``principal``'s mint lock
+        (`locks.mint_lock`): another server's mint for it waits until this one
+        commits, then counts this token too. (READ COMMITTED alone would let both
+        count the same rows; the lock is not one the engine takes, so a batch
+        holding the write lock does not hold a mint up.)
+        """
+        with self._connection() as conn, conn.transaction():
+            mint_lock(conn, principal)
+            row = conn.execute("select count(*) from service_tokens"
+                               " where principal = %s and revoked is null",
+                               [principal]).fetchone()
+            live = 0 if row is None else int(row[0])
+            if live >= most:
+                return live
+            conn.execute("insert into service_tokens (id, hash, principal, t)"
+                         " values (%s, %s, %s, %s)", [token_id, digest, principal, t])
+            return None
 
     def revoke(self, token_id: str, t: float) -> bool:
         """Revoke a live token, committed before returning; False when none.
