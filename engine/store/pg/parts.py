@@ -722,8 +722,10 @@ class PGTokens:
     """`engine.store.base.TokenTable` on PostgreSQL, on a connection pool of its own.
 
     The service calls it from worker threads while the engine's batch may
-    hold the store's write lock; each change here is one statement that
-    commits on its own (autocommit), and touches no lock the engine takes.
+    hold the store's write lock; each change here commits before returning. A
+    mint bounded by `insert_within` is one transaction under its principal's
+    mint lock, which the engine never takes; a revocation is written under the
+    write lock (`revoke`).
 
     Reads (`find`, `principal_of`, `ids_of`) wait at most `READ_WAIT_S` for a
     connection: the service makes them on its event loop. A pooled connection
