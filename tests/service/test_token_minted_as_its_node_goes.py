@@ -71,14 +71,14 @@ async def test_a_token_minted_as_its_card_is_removed_does_not_stand(
     operator = operator_token(tokens, tmp_path / "tok")
     # AND the token table's write held until the test lets it go
     writing, go = threading.Event(), threading.Event()
-    insert = tokens.table.insert
+    insert = tokens.table.insert_within  # the bounded mint's (`TokenStore.mint_within`)
 
-    def held_insert(*args: Any) -> None:
+    def held_insert(*args: Any) -> int | None:
         writing.set()
         assert go.wait(30)
-        insert(*args)
+        return insert(*args)
 
-    tokens.table.insert = held_insert  # type: ignore[method-assign]
+    tokens.table.insert_within = held_insert  # type: ignore[method-assign]
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app),
                                  base_url="http://arrowgate",
                                  headers={"Authorization": f"Bearer {operator}"}) as op:
@@ -96,7 +96,7 @@ async def test_a_token_minted_as_its_card_is_removed_does_not_stand(
         assert minted.status_code == 404, minted.text
         assert minted.json()["reason"] == "missing-card"
         # AND no token written for it acts as the new c1
-        tokens.table.insert = insert  # type: ignore[method-assign]
+        tokens.table.insert_within = insert  # type: ignore[method-assign]
         ids = tokens.table.ids_of("card:c1")
         assert len(ids) == 1
         assert not await tokens.revoke(ids[0]), "the token minted for the removed c1 stands"
