@@ -87,7 +87,7 @@ T = TypeVar("T")
 def _since_until(value: str) -> float:
     """An argparse type: ``10m``, ``2h``, ISO (local time unless it says) or epoch seconds."""
     try:
-        return parse_time(value, time.time(), naive="local")
+        return parse_time(value.strip(), time.time(), naive="local")
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 

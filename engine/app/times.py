@@ -4,12 +4,18 @@ The one parser of ``--since`` / ``--until`` on the command line and of
 ``since:`` / ``until:`` in the TUI's log filter, so both accept the same
 words. A time without a UTC offset is read in the zone its interface shows
 times in: the TUI shows UTC, ``arrowgate log show`` local time, so a time
-copied from either means what it showed (``naive=``).
+copied from either means what it showed (``naive=``). The service's ``since`` and
+``until`` query parameters read it too.
+
+A number in it is a plain decimal in ASCII digits, at most 16 either side of one
+``.``: ``float()`` also read ``1e9``, ``1_700_000_000``, ``+5``, ``.5`` and other
+scripts' digits (``١``), and a span's pattern took those digits too, so a query's time
+meant what no document said. Surrounding spaces are the caller's to strip (the
+command line and the TUI do; a query's value is taken as sent).
 """
 
 from __future__ import annotations
 
-import math
 import re
 import time
 from datetime import datetime, timezone
@@ -18,10 +24,14 @@ from typing import Literal
 __all__ = ["TIME_HELP", "format_local", "parse_time"]
 
 #: What a time may look like, for help texts and error messages.
-TIME_HELP = ("seconds since the epoch, an ISO time (2026-01-15T08:00, 2026-01-15 08:00:30, "
-             "with an optional offset or Z), or a span back from now (30s, 10m, 2h, 1d)")
+TIME_HELP = ("seconds since the epoch (1700000000, 1700000000.5), an ISO time "
+             "(2026-01-15T08:00, 2026-01-15 08:00:30, with an optional offset or Z), or a "
+             "span back from now (30s, 10m, 2h, 1d)")
 
-_RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)([smhd])$")
+#: Seconds, or a span's count: a plain decimal (see the module's docstring).
+_NUMBER = r"[0-9]{1,16}(?:\.[0-9]{1,16})?"
+_EPOCH = re.compile(_NUMBER)
+_RELATIVE = re.compile(rf"({_NUMBER})([smhd])")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -30,27 +40,21 @@ def parse_time(value: str, now: float, *, naive: Literal["utc", "local"] = "utc"
 
     Args:
         value: ``30s`` / ``10m`` / ``2h`` / ``1d`` (back from ``now``), epoch
-            seconds, or an ISO 8601 date or time.
+            seconds, or an ISO 8601 date or time; numbers plain decimals, and no
+            spaces around it.
         now: the current time, for spans.
         naive: the zone of an ISO time without an offset.
 
     Raises:
-        ValueError: ``value`` is none of these (or not finite).
+        ValueError: ``value`` is none of these.
     """
-    text = value.strip()
-    match = _RELATIVE.match(text)
+    match = _RELATIVE.fullmatch(value)
     if match:
         return now - float(match.group(1)) * _UNITS[match.group(2)]
+    if _EPOCH.fullmatch(value):
+        return float(value)
     try:
-        seconds = float(text)
-    except ValueError:
-        pass
-    else:
-        if not math.isfinite(seconds):
-            raise ValueError(f"{value!r}: not a finite time")
-        return seconds
-    try:
-        when = datetime.fromisoformat(text)
+        when = datetime.fromisoformat(value)
     except ValueError:
         raise ValueError(f"{value!r}: a time is {TIME_HELP}") from None
     if when.tzinfo is None:

@@ -93,3 +93,26 @@ def test_a_plain_decimal_past_the_bound_is_still_refused_by_the_bound(
                                       "args": {"text": "x"}}).json()
     r = op.get(f"/v1/prompts/{held['prompt']}/wait", params={"timeout": value})
     assert r.status_code == 400 and "plain decimal" not in r.text, r.text[:300]
+
+
+#: What ``float()`` (or ``\d``) read as a time's number, and no document said.
+BAD_TIMES = ["1e9", "1E9", "1_700_000_000", " 1700000000", "1700000000 ", "+1700000000",
+             "1700000000.", ".5", "0x1p3", "nan", "inf", "٣", "١٠m", "1e1m", " 10m", "10m "]
+
+
+@pytest.mark.parametrize("name", ["since", "until"])
+def test_a_log_time_takes_its_seconds_as_a_plain_decimal(unix_server: Running,
+                                                         tmp_path: Path, name: str) -> None:
+    """``GET /v1/log?since=…&until=…``: epoch seconds and a span's count are plain decimals
+    too; anything else is a 400 naming the parameter and what a time is."""
+    op = unix_server.client()
+    build_canvas(op, tmp_path / "proj")
+    for value in BAD_TIMES:
+        r = op.get("/v1/log", params={name: value})
+        assert r.status_code == 400, (name, value, r.status_code, r.text[:300])
+        problem = r.json()
+        assert problem["code"] == "INVALID_ARGUMENT" and problem["reason"] == name, problem
+        assert problem["message"].startswith(f"INVALID_ARGUMENT: {name}: "), problem
+        assert "seconds since the epoch (1700000000" in problem["message"], problem
+    for value in ("0", "1700000000", "1700000000.5", "10m", "1.5h", "2026-01-15T08:00"):
+        assert op.get("/v1/log", params={name: value}).status_code == 200, (name, value)

@@ -102,7 +102,7 @@ def _new_file(stem: str) -> tuple[str, TextIO]:
 
 def _time(value: str, now: float, word: str) -> float:
     try:
-        return parse_time(value, now, naive="utc")  # the TUI shows times in UTC
+        return parse_time(value.strip(), now, naive="utc")  # the TUI shows times in UTC
     except ValueError:
         raise ValueError(f"{word!r}: a time is seconds, YYYY-MM-DDTHH:MM or 10m / 2h / 1d ago"
                          ) from None

@@ -6062,9 +6062,9 @@ export interface operations {
                 /** @description one of ok, queued, held, denied, rate-limited, approved, rejected, expired, cancelled, suppressed, answered, failed */
                 outcome?: string | null;
                 call?: string | null;
-                /** @description seconds since the epoch, an ISO time (2026-01-15T08:00, 2026-01-15 08:00:30, with an optional offset or Z), or a span back from now (30s, 10m, 2h, 1d) */
+                /** @description seconds since the epoch (1700000000, 1700000000.5), an ISO time (2026-01-15T08:00, 2026-01-15 08:00:30, with an optional offset or Z), or a span back from now (30s, 10m, 2h, 1d) */
                 since?: string | null;
-                /** @description seconds since the epoch, an ISO time (2026-01-15T08:00, 2026-01-15 08:00:30, with an optional offset or Z), or a span back from now (30s, 10m, 2h, 1d) */
+                /** @description seconds since the epoch (1700000000, 1700000000.5), an ISO time (2026-01-15T08:00, 2026-01-15 08:00:30, with an optional offset or Z), or a span back from now (30s, 10m, 2h, 1d) */
                 until?: string | null;
                 /** @description only rows numbered above this sequence number: the `next` of the page before */
                 after?: number | null;
