@@ -44,6 +44,7 @@ from engine.core.text import named_path as _named
 from engine.effects.folders import MOVED, opened_path, unsafe_folder
 from engine.effects.leftovers import TempFiles, write_atomically
 from engine.effects.pathwalk import Escape, Walked, flush_folder, open_beneath, walk
+from engine.effects.sameness import Ident, folded_within, holds, identity, lineage
 from engine.effects.threadwork import DaemonPool, ThreadSlots, submit
 from engine.effects.trashcan import Trash, TrashRefused, scan_tree
 from engine.effects.treewatch import Armed, Change, TooDeep, TooManyFolders, arm, watch_tree
@@ -103,12 +104,6 @@ class NotAFolder(PathRefused):
         super().__init__("not-a-directory", "that is a file, not a folder")
 
 
-def _inside(path: Path, folder: Path) -> bool:
-    # Only used to classify (the app's data is protected); confinement
-    # itself never rests on comparing path strings.
-    return path == folder or folder in path.parents
-
-
 def _split(path: str) -> list[str]:
     """The path's components, refusing what may never be a workspace path."""
     if "\0" in path:
@@ -149,6 +144,19 @@ def _nameable(name: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+@dataclass(frozen=True, slots=True)
+class _Judged:
+    """What `ConfinedFiles._judge` found of a workspace folder."""
+
+    #: Why no file call may be made there (`unsafe_folder`), or None.
+    unsafe: str | None
+    #: The folders it lies in, as the kernel names it opened (their names).
+    above: tuple[str, ...]
+    #: The device and inode of each of them and of the folder itself (`lineage`);
+    #: None when they could not be looked at.
+    line: tuple[Ident, ...] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +245,7 @@ class ConfinedFiles:
         self._pool: DaemonPool | None = None
         self._call_slots: ThreadSlots | None = None
         self._watch_pool: DaemonPool | None = None
-        self._safety: dict[tuple[str, int, int], tuple[str | None, tuple[str, ...]]] = {}
+        self._safety: dict[tuple[str, int, int], _Judged] = {}
         #: File work submitted and not yet begun in a thread; the lock guards it and
         #: each one's ``refusal`` (set on the loop, read as its thread begins it).
         self._queued: dict[_Queued, None] = {}
@@ -391,9 +399,10 @@ class ConfinedFiles:
         parts = _split(path)
         root_fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            unsafe, above = self._judge(root, root_fd)
-            if unsafe:
-                raise PathRefused("workspace-unsafe", unsafe)
+            judged = self._judge(root, root_fd)
+            above = judged.above
+            if judged.unsafe:
+                raise PathRefused("workspace-unsafe", judged.unsafe)
             # A write to a path both protected and secret (``.git/config``) is told
             # protected-path, as every write under ``.git`` is.
             if writes and is_protected(parts, above=above):
@@ -415,7 +424,7 @@ class ConfinedFiles:
                     raise PathRefused("protected-path", f"{_named(path)} leads to a protected path")
                 if denylist and is_secret(full, above=above):
                     raise PathRefused("secret-path", f"{_named(path)} leads to a secret")
-                if self._in_data(above, full):
+                if self._in_data(judged, full, walked):
                     raise PathRefused("protected-path", f"{_named(path)} is the app's own data")
                 if not walked.exists and name not in ("fs.writeText", "fs.writeBytes",
                                                       "fs.mkdir"):
@@ -429,18 +438,38 @@ class ConfinedFiles:
         finally:
             os.close(root_fd)
 
-    def _in_data(self, above: tuple[str, ...], parts: list[str] | tuple[str, ...]) -> bool:
-        """Whether workspace path ``parts`` is in the app's data folder, as the kernel
-        names the workspace folder (``above``, `_judge`): a workspace named by a link
-        into the data folder is in it."""
-        return self.data_dir is not None and _inside(Path("/", *above, *parts), self.data_dir)
+    def _in_data(self, judged: _Judged, full: list[str], walked: Walked) -> bool:
+        """Whether the walked workspace path ``full`` is the app's data folder or lies in
+        it: the data folder's device and inode among the folders the workspace lies in
+        (``judged.line``), the folders walked through and what the path names — so a
+        workspace named by a link into the data folder is in it, and so is a path that
+        spells it otherwise (``Arrowgate`` on a case-folding file system) or reaches it
+        through a bind mount. One `os.stat` a call, of the data folder."""
+        if self.data_dir is None:
+            return False
+        path = Path("/", *judged.above, *full)
+        try:
+            data = identity(self.data_dir)
+        except OSError:
+            return folded_within(path, self.data_dir)
+        found = () if walked.found is None else (walked.found,)
+        line = None if judged.line is None else {*judged.line, *walked.folders, *found}
+        return holds(self.data_dir, data, path, line=line)
 
-    def _judge(self, root: Path, root_fd: int) -> tuple[str | None, tuple[str, ...]]:
+    def _named_in_data(self, above: tuple[str, ...], parts: list[str]) -> bool:
+        """Whether workspace path ``parts`` is named as the app's data folder or a path in
+        it, names compared folded (`folded_within`): a watch's reports, judged without a
+        look at the disk."""
+        return self.data_dir is not None and folded_within(Path("/", *above, *parts),
+                                                           self.data_dir)
+
+    def _judge(self, root: Path, root_fd: int) -> _Judged:
         """`unsafe_folder`'s verdict on the workspace folder opened as ``root_fd``, and the
         folders it lies in (its path's components, as the kernel names the folder
         opened): a file in it is inside them, for the secret and protected rules
-        (``~/.ssh`` or a project's ``.git`` made a workspace). Remembered per folder
-        and the very directory it names.
+        (``~/.ssh`` or a project's ``.git`` made a workspace), and their device and
+        inode, for the app's data (`_in_data`). Remembered per folder and the very
+        directory it names.
 
         Keyed by the open folder's device and inode as well as its name, so
         a folder replaced, moved or mounted over is judged again.
@@ -451,10 +480,15 @@ class ConfinedFiles:
             verdict = unsafe_folder(root, root_fd, self._held)
             where = opened_path(root, root_fd)
             if verdict == MOVED or where is None:
-                return MOVED, ()  # not a verdict on the folder: judged again next time
+                # Not a verdict on the folder: judged again next time.
+                return _Judged(MOVED, (), None)
+            try:
+                line: tuple[Ident, ...] | None = lineage(where)
+            except OSError:
+                line = None  # `_in_data` compares the names folded
             if len(self._safety) > 256:
                 self._safety.clear()
-            self._safety[key] = (verdict, where.parts[1:])
+            self._safety[key] = _Judged(verdict, where.parts[1:], line)
         return self._safety[key]
 
     def _op(self, name: str, root: Path, root_fd: int, walked: Walked, full: tuple[str, ...],
@@ -709,7 +743,7 @@ class ConfinedFiles:
                 if (not parts or ".." in parts or not all(map(_nameable, parts))
                         or (denylist and is_secret(parts, above=above))):
                     continue
-                if self._in_data(above, parts):
+                if self._named_in_data(above, parts):
                     continue
                 if _through_real_folders(root_fd, parts[:-1]):
                     out.append((change, "/".join(parts)))

@@ -6,6 +6,9 @@ a drive's root), holds the app's data, lies inside ``/proc``,
 ``/sys`` or ``/dev``, or is on a special system filesystem (proc, sysfs,
 devtmpfs, debugfs, ...), told by ``fstatfs``'s magic number and by the
 filesystem type ``/proc/self/mountinfo`` gives for the folder's device.
+The home folder, the app's data and the system trees are told by what a folder is
+(device and inode, `engine.effects.sameness`), so a spelling in another case (a
+case-folding file system) or a bind mount is no way past them.
 Which *names* are secret or protected needs no system call and stays in the
 core (`engine.core.fsrules`).
 """
@@ -17,6 +20,8 @@ import os
 import re
 import sys
 from pathlib import Path
+
+from engine.effects.sameness import Ident, folded_within, holds, ident, identity, lineage
 
 __all__ = ["MOVED", "mounted_whole", "opened_path", "special_filesystem", "unsafe_folder"]
 
@@ -141,17 +146,46 @@ def unsafe_folder(root: Path, root_fd: int, held: tuple[Path, ...]) -> str | Non
     resolved = opened_path(root, root_fd)
     if resolved is None:
         return MOVED
-    if resolved == Path.home().resolve():
+    # Each folder compared by what it is (device and inode), not by its path's
+    # spelling: on a case-folding file system ``/Users/Me`` is the home folder
+    # ``/Users/me``, and a bind mount of it is too (`engine.effects.sameness`).
+    here = ident(os.fstat(root_fd))
+    if _is_home(resolved, here):
         return "the workspace folder is the home folder"
     if resolved.parent == resolved or mounted_whole(resolved, root_fd):
         return "the workspace folder is a filesystem root"
     for data in held:
-        if data == resolved or resolved in data.parents:
+        if holds(resolved, here, data):
             return "the workspace folder contains the app's own data"
+    try:
+        line: tuple[Ident, ...] | None = lineage(resolved)
+    except OSError:
+        line = None  # `holds` compares the names folded
     for tree in _SYSTEM_TREES:
-        if resolved == tree or tree in resolved.parents:
+        if _in_tree(resolved, tree, line):
             return f"the workspace folder is inside {tree}"
     kind = special_filesystem(root_fd)
     if kind is not None:
         return f"the workspace folder is on a special system filesystem ({kind})"
     return None
+
+
+def _is_home(resolved: Path, here: Ident) -> bool:
+    """Whether the folder at ``resolved`` ((device, inode) ``here``) is the home folder."""
+    home = Path.home()
+    if resolved == home.resolve():
+        return True
+    try:
+        return identity(home) == here
+    except OSError:
+        return folded_within(resolved, home.resolve()) and folded_within(home.resolve(), resolved)
+
+
+def _in_tree(resolved: Path, tree: Path, line: tuple[Ident, ...] | None) -> bool:
+    """Whether the folder at ``resolved`` (its `lineage` ``line``, when told) is ``tree``
+    or lies in it."""
+    try:
+        tree_id = identity(tree)
+    except OSError:
+        return folded_within(resolved, tree)
+    return holds(tree, tree_id, resolved, line=line)

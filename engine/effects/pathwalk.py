@@ -47,13 +47,17 @@ class Walked:
 
     ``parts`` has no links and no ``..``; ``name`` is None when the path is the
     root itself, and ``exists`` is False when only the last component is missing.
-    The caller closes ``parent``.
+    ``folders``: the (device, inode) of the root and of each folder of ``parts``, in
+    order; ``found``: the last component's, when it exists (as the walk saw them: what
+    each is, whatever its name's spelling). The caller closes ``parent``.
     """
 
     parent: int
     parts: tuple[str, ...]
     name: str | None
     exists: bool
+    folders: tuple[tuple[int, int], ...]
+    found: tuple[int, int] | None
 
 
 class _OpenHow(ctypes.Structure):
@@ -183,7 +187,7 @@ def walk(root_fd: int, parts: list[str], *, follow_last: bool = True) -> Walked:
             except FileNotFoundError:
                 if last:
                     found, cur = cur, -1
-                    return Walked(found, tuple(real), name, False)
+                    return Walked(found, tuple(real), name, False, tuple(seen), None)
                 raise
             if stat.S_ISLNK(st.st_mode) and (follow_last or not last):
                 links += 1
@@ -196,7 +200,8 @@ def walk(root_fd: int, parts: list[str], *, follow_last: bool = True) -> Walked:
                 continue
             if last:
                 found, cur = cur, -1
-                return Walked(found, tuple(real), name, True)
+                return Walked(found, tuple(real), name, True, tuple(seen),
+                              (st.st_dev, st.st_ino))
             if not stat.S_ISDIR(st.st_mode):
                 raise NotADirectoryError(errno.ENOTDIR, "not a directory", name)
             try:
@@ -212,7 +217,7 @@ def walk(root_fd: int, parts: list[str], *, follow_last: bool = True) -> Walked:
             real.append(name)
             seen.append((now.st_dev, now.st_ino))
         found, cur = cur, -1
-        return Walked(found, tuple(real), None, True)
+        return Walked(found, tuple(real), None, True, tuple(seen), None)
     finally:
         if cur >= 0:
             os.close(cur)
