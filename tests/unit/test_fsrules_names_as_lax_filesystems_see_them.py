@@ -42,6 +42,26 @@ def test_lax_spellings_of_secret_names_are_secret(path: str) -> None:
     assert is_secret(path.split("/"))
 
 
+# NTFS and exFAT compare names upper-cased, by a volume's up-case table: where that
+# upper-cases the dotless ``ı`` to ``I`` as Unicode does, ``.gıt`` is ``.GIT``, the very
+# folder ``.git`` is. Case folding alone leaves ``ı`` as it is.
+UPPER_CASED_PROTECTED = [".g\u0131t/config", ".g\u0131thub/workflows/ci.yml", "JENK\u0131NSF\u0131LE",
+                         ".g\u0131t-hooks/pre-commit", ".cl\u0131nerules"]
+UPPER_CASED_SECRET = ["\u0131d_rsa", "credent\u0131als.json", ".pyp\u0131rc", ".g\u0131t/config"]
+
+
+@pytest.mark.parametrize("path", UPPER_CASED_PROTECTED)
+def test_names_as_an_up_case_table_sees_them_are_protected(path: str) -> None:
+    """A dotless ``ı`` where a protected name has ``i``: the protected name, there."""
+    assert is_protected(path.split("/"))
+
+
+@pytest.mark.parametrize("path", UPPER_CASED_SECRET)
+def test_names_as_an_up_case_table_sees_them_are_secret(path: str) -> None:
+    """A dotless ``ı`` where a secret-like name has ``i``: the secret name, there."""
+    assert is_secret(path.split("/"))
+
+
 @pytest.mark.parametrize("path", ["notes.md", "a.b", "git", "gitx", "my.git.txt", "x..y"])
 def test_ordinary_names_stay_ordinary(path: str) -> None:
     """Only trailing dots and spaces go: dots inside a name are kept."""
