@@ -9,7 +9,8 @@ a workspace folder that itself lies in one (``above``).
 A workspace may sit on a filesystem laxer than Linux's own, so names are also
 compared as those see them: FAT and SMB/NTFS drop trailing dots and spaces
 (``CLAUDE.md.`` creates ``CLAUDE.md``), HFS+ ignores zero-width characters
-(``.git\u200c`` is ``.git``), and FAT answers to a short name (``GIT~1``), which
+(``.git\u200c`` is ``.git``), NTFS and exFAT compare upper-cased names (``.gıt``, with
+a dotless ``ı``, may be ``.GIT``), and FAT answers to a short name (``GIT~1``), which
 counts as every protected or secret name it could stand for.
 
 Which workspace folders are unsafe asks the operating system (``fstatfs``,
@@ -137,11 +138,15 @@ _SECRET_SQUASHED = tuple((_squash(n), n) for n in sorted(
 
 @functools.lru_cache(maxsize=8192)
 def fold(name: str) -> str:
-    """A name as it is compared: NFC, without ignorable characters, case-folded, NFC
-    again, without trailing dots and spaces. Remembered: a scan judges each entry's
-    whole path, the same folders' names again and again."""
+    """A name as it is compared: NFC, without ignorable characters, upper-cased and then
+    case-folded, NFC again, without trailing dots and spaces. Remembered: a scan judges
+    each entry's whole path, the same folders' names again and again."""
     name = _IGNORABLE.sub("", unicodedata.normalize("NFC", name))
-    return unicodedata.normalize("NFC", name.casefold()).rstrip(". ")
+    # Upper-cased first: NTFS and exFAT compare names by a volume's up-case table, and
+    # where that follows Unicode's upper case the dotless ``ı`` is ``I`` (``.gıt`` is
+    # ``.git``), which case folding alone leaves apart. For every other character the
+    # two agree.
+    return unicodedata.normalize("NFC", name.upper().casefold()).rstrip(". ")
 
 
 def _short_for(low: str, squashed: tuple[tuple[str, str], ...]) -> bool:
