@@ -16,11 +16,8 @@ looked at, names compare folded (case, NFC): refused, the safe mistake.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import subprocess
 import unicodedata
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -30,28 +27,13 @@ from engine import World
 from engine.effects import files, sameness
 from engine.effects.files import ConfinedFiles
 
+from ..bindmount import bound
 from ..conftest import manifest, offer_install
 
 CALLS: list[tuple[str, dict[str, str]]] = [
     ("fs.list", {"path": "."}), ("fs.readText", {"path": "kept.md"}),
     ("fs.writeText", {"path": "new.md", "text": "x"}),
 ]
-
-
-@contextlib.contextmanager
-def _bound(folder: Path, at: Path) -> Iterator[Path]:
-    """``folder`` at a second path, ``at``, by a bind mount (skipped where none can be
-    made: no privilege to mount)."""
-    at.mkdir(parents=True)
-    made = subprocess.run(["mount", "--bind", str(folder), str(at)], capture_output=True,
-                          check=False)
-    if made.returncode != 0:
-        pytest.skip(f"no bind mount here: {made.stderr.decode().strip()}")
-    try:
-        yield at
-    finally:
-        if subprocess.run(["umount", str(at)], capture_output=True, check=False).returncode:
-            subprocess.run(["umount", "-l", str(at)], check=True)
 
 
 async def _card(make_engine: Any, ws: Path, data: Path, database: Path | None = None,
@@ -95,7 +77,7 @@ async def test_a_workspace_that_is_the_app_s_data_or_home_by_another_path_is_uns
     real = {"data folder": data, "folder holding it": data.parent,
             "database's folder": db_folder, "home folder": home}[second]
     before = sorted(os.listdir(real))
-    with _bound(real, tmp_path / "second") as ws:
+    with bound(real, tmp_path / "second") as ws:
         engine = await _card(make_engine, ws, data, db_folder / "app.db")
         # WHEN a card lists, reads and writes there
         for call, args in CALLS:
@@ -115,7 +97,7 @@ async def test_the_data_folder_mounted_inside_a_workspace_is_the_app_s_data(
     data = _data(tmp_path)
     ws = tmp_path / "ws"
     ws.mkdir()
-    with _bound(data, ws / "mounted"):
+    with bound(data, ws / "mounted"):
         engine = await _card(make_engine, ws, data)
         # WHEN a card reads, lists and writes through it
         for call, args in (("fs.readText", {"path": "mounted/kept.md"}),
