@@ -13,6 +13,8 @@ import pytest
 from engine.effects.drivers import CommandAgent, MCPSetup, write_token
 from engine.effects.drivers.mcpconfig import AGENT_TOOL_WAIT
 
+from ..bindmount import bound
+
 
 def _setup(tmp_path: Path, tool: str, agent: str = "a1") -> MCPSetup:
     token = write_token(tmp_path / "tokens", agent, "secret-token")
@@ -70,6 +72,18 @@ def test_the_configuration_never_goes_inside_the_workspace(tmp_path: Path) -> No
     with pytest.raises(ValueError, match="inside the workspace"):
         MCPSetup("a1", "claude-code", "arrowgate", "sock", token, tmp_path / "ws" / "cfg",
                  tmp_path / "ws")
+
+
+def test_the_configuration_never_goes_inside_the_workspace_by_another_path(
+        tmp_path: Path) -> None:
+    """A folder named by a second path to the workspace folder (a bind mount here; on a
+    case-folding file system, ``Ws`` for ``ws``) is inside it: refused."""
+    token = write_token(tmp_path / "tokens", "a1", "t")
+    (tmp_path / "ws").mkdir()
+    with bound(tmp_path / "ws", tmp_path / "second"):
+        with pytest.raises(ValueError, match="inside the workspace"):
+            MCPSetup("a1", "claude-code", "arrowgate", "sock", token,
+                     tmp_path / "second" / "cfg", tmp_path / "ws")
 
 
 class _Host:

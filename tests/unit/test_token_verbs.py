@@ -29,6 +29,7 @@ from engine.app.writetokens import parse_principal
 from engine.effects.operator import OperatorCheck
 from engine.service.auth import TokenStore
 
+from ..bindmount import bound
 from ..conftest import open_store
 
 
@@ -203,6 +204,20 @@ def test_an_out_file_inside_a_workspace_folder_is_refused(
     out = tmp_path / "ws2" / "deep" / "a1.token"
     code, _, err = _run(capsys, "token", "mint", "agent:a1", "--db", db, "--out", str(out))
     assert code == 2 and "workspace folder" in err
+    assert not (tmp_path / "ws2" / "deep").exists()
+    assert json.loads(_run(capsys, "token", "list", "--db", db, "--all", "--json")[1]) == []
+
+
+def test_an_out_file_inside_a_workspace_folder_by_another_path_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The workspace folder by a second path (a bind mount here; on a case-folding file
+    system, ``WS2`` for ``ws2``) is the workspace folder: refused, nothing minted."""
+    db = str(tmp_path / "app.db")
+    _canvas(db, tmp_path)
+    with bound(tmp_path / "ws2", tmp_path / "second"):
+        out = tmp_path / "second" / "deep" / "a1.token"
+        code, _, err = _run(capsys, "token", "mint", "agent:a1", "--db", db, "--out", str(out))
+    assert code == 2 and "workspace folder" in err, err
     assert not (tmp_path / "ws2" / "deep").exists()
     assert json.loads(_run(capsys, "token", "list", "--db", db, "--all", "--json")[1]) == []
 
