@@ -16,6 +16,7 @@ import stat
 from pathlib import Path
 
 from engine.app.writefailure import USAGE, Failure
+from engine.effects.sameness import lies_in
 
 __all__ = ["check_out", "inside", "write_out"]
 
@@ -51,12 +52,10 @@ def check_out(path: Path, *, replace: bool) -> None:
 
 
 def inside(path: Path, folder: str) -> bool:
-    """True when ``path`` (as it resolves, links followed) is in ``folder`` or below."""
-    try:
-        path.resolve().relative_to(Path(folder).resolve())
-    except (ValueError, OSError):
-        return False
-    return True
+    """True when ``path`` (as it resolves, links followed) is in ``folder`` or below: by
+    what the folders are, not how they are spelled (`lies_in`), so ``~/Proj/a1.token``
+    is inside the workspace ``~/proj`` on a case-folding file system."""
+    return lies_in(path, Path(folder))
 
 
 def write_out(path: Path, token: str, *, replace: bool) -> None:

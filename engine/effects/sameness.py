@@ -22,7 +22,8 @@ from pathlib import Path
 
 from engine.core.fsrules import fold
 
-__all__ = ["Ident", "folded_within", "holds", "ident", "identity", "lineage", "within"]
+__all__ = ["Ident", "folded_within", "holds", "ident", "identity", "lies_in", "lineage",
+           "within"]
 
 #: A file's (device, inode): the same for every name and every mount of it.
 Ident = tuple[int, int]
@@ -91,3 +92,18 @@ def holds(folder: Path, folder_id: Ident | None, path: Path, *,
         except OSError:
             return folded_within(path, folder)
     return folder_id in line
+
+
+def lies_in(path: Path, folder: Path) -> bool:
+    """Whether ``path`` is ``folder`` or lies in it, links followed (each as far as it
+    exists): `holds`, with ``folder``'s (device, inode) looked up; by folded names when
+    ``folder`` cannot be looked at."""
+    try:
+        path, folder = path.resolve(), folder.resolve()
+    except (OSError, RuntimeError):  # a loop of links: judged as they are spelled
+        pass
+    try:
+        folder_id = identity(folder)
+    except OSError:
+        return folded_within(path, folder)
+    return holds(folder, folder_id, path)

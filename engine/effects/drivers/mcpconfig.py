@@ -32,6 +32,7 @@ from typing import Protocol
 
 from canvas.model import LONGEST_TOOL_TIMEOUT
 from engine.core.serviceaddress import service_address
+from engine.effects.sameness import lies_in
 
 __all__ = ["AGENT_TOOLS", "AGENT_TOOL_WAIT", "MCPService", "MCPSetup", "TokenFileUnreadable", "TokenMinter",
            "write_token"]
@@ -104,11 +105,9 @@ def _toml(value: str | list[str]) -> str:
 
 
 def _inside(path: Path, folder: Path) -> bool:
-    try:
-        path.resolve().relative_to(folder.resolve())
-    except ValueError:
-        return False
-    return True
+    # By what the folders are, not how they are spelled (`lies_in`): on a case-folding
+    # file system ``~/Proj/cfg`` is inside the workspace ``~/proj``.
+    return lies_in(path, folder)
 
 
 @dataclass(frozen=True)
