@@ -485,7 +485,7 @@ class ConfinedFiles:
             try:
                 line: tuple[Ident, ...] | None = lineage(where)
             except OSError:
-                line = None  # `_in_data` compares the names folded
+                line = None  # `_in_data` looks along the path by its name (`holds`)
             if len(self._safety) > 256:
                 self._safety.clear()
             self._safety[key] = _Judged(verdict, where.parts[1:], line)
