@@ -44,7 +44,7 @@ from engine.core.text import named_path as _named
 from engine.effects.folders import MOVED, opened_path, unsafe_folder
 from engine.effects.leftovers import TempFiles, write_atomically
 from engine.effects.pathwalk import Escape, Walked, flush_folder, open_beneath, walk
-from engine.effects.sameness import Ident, folded_within, holds, identity, lineage
+from engine.effects.sameness import Ident, folded_within, holds, identity, lineage, within
 from engine.effects.threadwork import DaemonPool, ThreadSlots, submit
 from engine.effects.trashcan import Trash, TrashRefused, scan_tree
 from engine.effects.treewatch import Armed, Change, TooDeep, TooManyFolders, arm, watch_tree
@@ -457,11 +457,11 @@ class ConfinedFiles:
         return holds(self.data_dir, data, path, line=line)
 
     def _named_in_data(self, above: tuple[str, ...], parts: list[str]) -> bool:
-        """Whether workspace path ``parts`` is named as the app's data folder or a path in
-        it, names compared folded (`folded_within`): a watch's reports, judged without a
-        look at the disk."""
-        return self.data_dir is not None and folded_within(Path("/", *above, *parts),
-                                                           self.data_dir)
+        """Whether workspace path ``parts`` is spelled as the app's data folder or a path
+        in it: a watch's reports, judged without a look at the disk. A tree watched holds
+        the data folder by no other spelling: the watch was made only in a folder that
+        neither holds it nor lies in it, each told by device and inode."""
+        return self.data_dir is not None and within(Path("/", *above, *parts), self.data_dir)
 
     def _judge(self, root: Path, root_fd: int) -> _Judged:
         """`unsafe_folder`'s verdict on the workspace folder opened as ``root_fd``, and the
