@@ -86,7 +86,10 @@ async def test_a_workspace_that_is_a_secret_pairs_folder_hides_its_file(
 
 
 @pytest.mark.parametrize("folder", [".git", ".git/hooks", ".github", ".claude", ".vscode",
-                                    ".GIT", "sub/.git/modules/m"])
+                                    ".GIT", "sub/.git/modules/m",
+                                    # a dotless ı: .GIT where a volume's up-case table
+                                    # upper-cases it as Unicode does (NTFS, exFAT)
+                                    ".g\u0131t/hooks"])
 async def test_a_workspace_inside_a_protected_folder_is_never_written(
         make_engine: Any, tmp_path: Path, folder: str) -> None:
     """Every writing call is protected-path; reading stays allowed, as anywhere."""
