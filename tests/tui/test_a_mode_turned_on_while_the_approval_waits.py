@@ -36,10 +36,11 @@ async def _set_dangerous(store: Path, clock: VirtualClock, dangerous: bool) -> N
 
 
 async def _approve_while_the_mode_changes(store: Path, clock: VirtualClock, *,
-                                          turned_on: bool) -> tuple[str, list[str], bool]:
+                                          turned_on: bool, seen: bool = True
+                                          ) -> tuple[str, list[str], bool]:
     """Approve yolo's hold (its flag cleared before); while the check waits, turn the flag
-    on (or leave it off). Returns the prompt's state, the messages and whether the dialog
-    is still open."""
+    on (or leave it off), and (``seen``) wait until the app has read the change. Returns
+    the prompt's state, the messages and whether the dialog is still open."""
     first = open_engine(store, clock)
     held = first.prompts(state="held")[0].id
     first.close()
@@ -57,7 +58,7 @@ async def _approve_while_the_mode_changes(store: Path, clock: VirtualClock, *,
             await _wait_started(pilot, check)
             if turned_on:
                 await _set_dangerous(store, clock, True)
-                for _ in polls():
+                for _ in polls() if seen else ():
                     await pilot.pause(0.05)
                     node = app.engine.state.canvas.node("yolo")
                     if node is not None and node.data.get("dangerous"):
@@ -93,3 +94,15 @@ async def test_an_unchanged_mode_is_approved(tui_db: Path, tui_clock: VirtualClo
     state, said, _open = await _approve_while_the_mode_changes(tui_db, tui_clock,
                                                                turned_on=False)
     assert state in ("queued", "delivered"), (state, said)
+
+
+async def test_a_change_the_app_has_not_read_yet_counts(tui_db: Path,
+                                                        tui_clock: VirtualClock) -> None:
+    """The flag turned on by another program the moment before the check ends, before the
+    app's next look at the store: the approval reads the store first, so it is still not
+    carried out."""
+    state, said, still_open = await _approve_while_the_mode_changes(
+        tui_db, tui_clock, turned_on=True, seen=False)
+    assert state == "held", said
+    assert any("not approved" in m and "dangerous mode" in m for m in said), said
+    assert still_open

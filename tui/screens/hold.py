@@ -284,6 +284,9 @@ class HoldScreen(ArmedDialog):
             # The yes was given to what the dialog said when it was pressed; the operator
             # check (seconds, under tmux) comes between. An agent put in dangerous mode
             # meanwhile would act on the text asking nobody, which the person did not see.
+            # Caught up first: another program's change of the mode counts the moment
+            # it is committed, not at the app's next look at the store.
+            self.gate.engine.catch_up()
             if self._agent_dangerous() and not dangerous:
                 self.notify(f"prompt {prompt.id}: not approved — agent "
                             f"{quoted(prompt.agent)} was put in dangerous mode while the "
