@@ -2,6 +2,8 @@
 counts once it was held) and is not counted again when a person approves it (SPEC §7):
 approvals go through however full the window is, and leave it as the holds made it.
 A hold rejected still counted: it was accepted, and refusing it was the person's.
+On SQLite and on PostgreSQL (the window across engines: tests/durability's
+test_a_held_prompt_counts_once_across_engines).
 """
 
 from __future__ import annotations
@@ -11,14 +13,22 @@ from typing import Any
 
 from engine.app.replay import VirtualClock
 
-from ..conftest import manifest, offer_install
+from ..conftest import manifest, offer_install, open_store
 
 
 async def test_approvals_neither_wait_for_nor_fill_the_window(
-        make_engine: Any, tmp_path: Path, clock: VirtualClock) -> None:
+        store: str, tmp_path: Path) -> None:
     """Six held at 1000..1005 (one rejected), five approved at 1030 though the window is
     full; at 1060.5 the window holds the five made at 1001..1005, not the approvals."""
-    engine = make_engine()
+    clock = VirtualClock(1000.0)
+    engine = open_store(store, clock=clock)
+    try:
+        await _held_six_approved_five(engine, tmp_path, clock)
+    finally:
+        engine.close()
+
+
+async def _held_six_approved_five(engine: Any, tmp_path: Path, clock: VirtualClock) -> None:
     await engine.create_workspace("w1", tmp_path)
     await offer_install(engine, manifest("acme.p", {"agents.prompt": {}}))
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.p"}, workspace="w1")
