@@ -97,6 +97,19 @@ class ConfirmScreen(ArmedDialog):
             return
         self._whole.note()
 
+    def replace_body(self, body: str | Text) -> None:
+        """Show ``body`` in place of what the dialog said: what the yes consents to changed
+        under the person (the caller says how). It is read anew, from its top, and the
+        yes waits `ARM_S` again (`ArmedDialog.rearm`): a yes on its way was given to the
+        old text."""
+        self._body = body if isinstance(body, Text) else plain(body, multiline=True)
+        self.query_one("#confirm-body", Static).update(self._body)
+        self._whole.restart()
+        self.rearm()
+        self._show_keys()
+        self.refresh_bindings()
+        self.call_after_refresh(self._fit)
+
     def _seen_view(self) -> tuple[VerticalScroll, Static]:
         return (self.query_one("#confirm-scroll", VerticalScroll),
                 self.query_one("#confirm-body", Static))

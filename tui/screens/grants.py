@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Collection
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -11,9 +10,8 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.widgets import DataTable, Static
 
-from engine import PERMISSIONS, Manifest
-from engine.core.events import Update
-from engine.core.review import newly_required, permission_title
+from engine import PERMISSIONS, Diff
+from engine.core.review import permission_title
 from engine.core.state import PackageState
 
 from ..keys import key_hint
@@ -23,6 +21,7 @@ from ..widgets.key_footer import KeyFooter
 from .base import EngineScreen, row_key
 from .confirm import ConfirmScreen
 from .review import ReviewScreen
+from .update import UpdateScreen, approval_grants, describe_update
 
 __all__ = ["HISTORY_SHOWN", "GrantsScreen", "approval_grants", "describe_update"]
 
@@ -288,22 +287,31 @@ class GrantsScreen(EngineScreen):
             return
         if not self.consent_allowed():
             return
-        lines, high = describe_update(pkg.manifest, pkg.pending, update)
-        body = (f"{pkg.name}: approve version hash {update.pending_hash}\n\n"
-                + "\n".join(lines) + "\n\n"
-                + approval_grants(pkg.manifest, pkg.pending, update,
-                                  self.engine.state.grants.get(pkg.name, set())))
-        risk = (f"{pkg.name} asks for more, high risk: {', '.join(high)}. Approve only if you "
-                "trust it with what the lines below say." if high else None)
+        dialog = UpdateScreen(pkg.name, pkg.manifest, pkg.pending, update,
+                              self.engine.state.grants.get(pkg.name, set()))
+
+        async def approve() -> Diff | None:
+            # The yes was given to what the dialog said of the grants when it was pressed;
+            # the operator check (seconds, under tmux) comes between, and a grant or a
+            # revoke made elsewhere meanwhile changes what the approval grants. Caught up
+            # first: another program's change counts the moment it is committed.
+            self.engine.catch_up()
+            now = dialog.grants_with(self.engine.state.grants.get(pkg.name, set()))
+            if now != dialog.shown_grants:
+                self.notify(f"{pkg.name}: not approved — what approving grants changed "
+                            "since the dialog said it (a grant or a revoke made elsewhere). "
+                            f"Now: {now} Press {key_hint(self, 'package.approve')} to "
+                            "read it again.", title="package: approve update",
+                            severity="warning", timeout=15)
+                return None
+            return await self.engine.approve(pkg.name, review_hash=update.pending_hash)
 
         async def answered(yes: bool | None) -> None:
             if yes:
-                await self.gate.consent("package: approve update", lambda: self.engine.approve(
-                    pkg.name, review_hash=update.pending_hash))
+                await self.gate.consent("package: approve update", approve)
                 self.refresh_safely()
 
-        self.app.push_screen(ConfirmScreen("Approve a pending update", body, verb="approve",
-                                           risk=risk), self.in_worker(answered))
+        self.app.push_screen(dialog, self.in_worker(answered))
 
     def _decline_update(self, name: str) -> None:
         """Say no to an installed package's pending version, after a confirmation."""
@@ -401,82 +409,3 @@ def _result(entry: dict[str, object]) -> str:
         return f"refused {entry.get('code') or ''}".strip()
     detail = entry.get("detail")
     return str(detail) if detail else "ok"
-
-
-def describe_update(old: Manifest, new: Manifest, update: Update) -> tuple[list[str], list[str]]:
-    """The whole diff as a person reads it, and the high-risk permissions it widens.
-
-    Each widened permission comes with its risk, its first line with the new
-    hosts in it and its "Users see" text; each new host pattern on a line of
-    its own; narrowing is listed as it applies (at once, on approval).
-    """
-    lines: list[str] = []
-    high: list[str] = []
-
-    def permission(name: str, how: str) -> None:
-        spec = PERMISSIONS[name]
-        if spec.risk == "high":
-            high.append(name)
-        lines.append(f"widened: {how} ({spec.risk} risk)")
-        lines.append(f"    {permission_title(new, name)}")
-        lines.append(f"    Users see: {spec.users_see}")
-        for host in new.hosts(name) if spec.needs_hosts else ():
-            lines.append(f"    host pattern: {host}")
-
-    for entry in update.diff.widened:
-        if entry.startswith("+") and entry[1:] in PERMISSIONS:
-            permission(entry[1:], entry)
-            continue
-        name, _, change = entry.partition(": ")
-        if name in PERMISSIONS and change == "optional -> required":
-            permission(name, entry)
-        elif name in PERMISSIONS and change.startswith("+"):
-            if f"+{name}" not in update.diff.widened:  # a new permission lists its own
-                lines.append(f"widened: new host pattern for {name}: {change[1:]}")
-        elif name in PERMISSIONS and change == "-> any":
-            lines.append(f"widened: {name} may reach any host")
-        else:
-            lines.append(f"widened: {entry}")
-    lines.extend(f"narrowed: {entry} (applies at once)" for entry in update.diff.narrowed)
-    # Not widening, but what the new version offers agents and which data it takes in.
-    lines.extend(update.diff.changed)
-    if not lines:
-        lines.append("no change in declarations — only files changed")
-    return lines, high
-
-
-def approval_grants(old: Manifest, new: Manifest, update: Update,
-                    granted: Collection[str]) -> str:
-    """What approving the pending version grants of what it widens, and what it does not.
-
-    As the engine approves (`engine.services.consent`): the permissions the new version
-    newly requires (added, or optional made required) are granted; a permission granted
-    now stays granted, so its new host patterns are reached at once; a new optional
-    permission is not granted (the card may ask for it), nor are the new hosts of a
-    permission that is not granted (revoked, or optional and never granted).
-
-    Args:
-        granted: the package's permissions granted now.
-    """
-    if not update.diff.widened:
-        return "Nothing is widened; approving accepts the changed files."
-    newly = newly_required(old, new)
-    after = (set(granted) & set(new.permissions)) | newly
-    grants: list[str] = []
-    kept_out: list[str] = []
-    for entry in update.diff.widened:
-        # "+name", or "name: +host", "name: -> any", "name: optional -> required".
-        name = entry[1:] if entry.startswith("+") else entry.partition(": ")[0]
-        if name in after:
-            grants.append(entry)
-        elif name not in old.permissions and name in new.optional:
-            kept_out.append(f"{entry} (optional: the card may ask for it later)")
-        elif name in new.optional:
-            kept_out.append(f"{entry} ({name} is optional and not granted)")
-        else:
-            kept_out.append(f"{entry} ({name} was revoked and stays revoked)")
-    said = [f"Approving grants: {'; '.join(grants)}." if grants else
-            "Approving grants none of what is widened."]
-    if kept_out:
-        said.append(f"Approving does not grant: {'; '.join(kept_out)}.")
-    return "\n".join(said)
