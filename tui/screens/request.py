@@ -11,11 +11,13 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.events import Resize
 from textual.widgets import DataTable, Static
+from textual.widgets.data_table import ColumnKey
 
 from engine import PERMISSIONS, Manifest
 from engine.core.review import permission_title
 
 from ..keys import key_hint
+from ..messages import EngineChanged
 from ..text import ident, plain, quoted
 from ..widgets.key_footer import KeyFooter
 from .arming import ArmedDialog
@@ -76,6 +78,10 @@ class RequestScreen(ArmedDialog):
         self._shown: str | None = None  #: the permission whose text is shown
         #: The text was changed and is not laid out yet: its rows are not the old ones.
         self._relaying = False
+        #: Each permission's "now" cell as shown (``granted`` / ``not granted``), and the
+        #: column's key: the cells follow the package's grants (`_follow_grants`).
+        self._now: dict[str, str] = {}
+        self._now_column: ColumnKey | None = None
 
     @property
     def all_seen(self) -> bool:
@@ -102,7 +108,7 @@ class RequestScreen(ArmedDialog):
 
     def on_mount(self) -> None:
         table = self.query_one("#requests", DataTable)
-        table.add_columns("permission", "risk", "now")
+        self._now_column = table.add_columns("permission", "risk", "now")[2]
         engine = self.gate.engine
         node = engine.state.canvas.node(self.card)
         pkg = engine.state.packages.get(str(node.data.get("package"))) if node else None
@@ -110,8 +116,8 @@ class RequestScreen(ArmedDialog):
         if pkg is not None:
             self._manifest, self._hash = pkg.manifest, pkg.hash
         for name in sorted(pkg.manifest.optional) if pkg and pkg.manifest else ():
-            table.add_row(name, PERMISSIONS[name].risk,
-                          "granted" if name in granted else "not granted", key=name)
+            self._now[name] = _now_word(name, granted)
+            table.add_row(name, PERMISSIONS[name].risk, self._now[name], key=name)
         if not table.row_count:
             self.query_one("#request-text", Static).update(plain(
                 f"The package of {quoted(self.card)} declares no optional permission: "
@@ -140,6 +146,35 @@ class RequestScreen(ArmedDialog):
             self._relaying = False
             self._whole.note()
         # Else its Resize, once laid out, calls again (a text never laid out stays unseen).
+
+    @on(EngineChanged)
+    def _follow_grants(self) -> None:
+        """The "now" column says the package's grants as they are: a grant or a revoke
+        made elsewhere while the dialog is open (another program, the grants screen of
+        another app) changes what an answer does (an allow of a permission revoked
+        meanwhile grants it anew; a deny of one granted meanwhile takes nothing back).
+        Changed under the cursor, the allow key waits to be read again."""
+        if self._dismissed or self._manifest is None or self._now_column is None:
+            return
+        granted = self.gate.engine.state.grants.get(self._manifest.name, set())
+        table = self.query_one("#requests", DataTable)
+        changed: list[str] = []
+        for name, shown in self._now.items():
+            now = _now_word(name, granted)
+            if now != shown:
+                self._now[name] = now
+                table.update_cell(name, self._now_column, now)
+                changed.append(name)
+        if not changed:
+            return
+        if self.selected() in changed:
+            self.rearm()
+        self._show_keys()
+        self.refresh_bindings()
+        said = "; ".join(f"{name} is {self._now[name]} now" for name in changed)
+        self.notify(f"{self._manifest.name}: {said} (granted or revoked elsewhere while "
+                    "the dialog was open)", title="request: answer",
+                    severity="warning", timeout=10)
 
     def _seen_view(self) -> tuple[VerticalScroll, Static] | None:
         """The chosen permission's text; nothing while none is chosen, or while its text,
@@ -282,7 +317,18 @@ class RequestScreen(ArmedDialog):
         done = await self.gate.consent("request: answer", lambda: engine.request(
             self.card, name, answer=allow, review_hash=self._hash))
         self._answering = done is not None
-        if done is not None:
+        if done is not None and not allow and done:
+            # Granted elsewhere while the deny waited for the operator check (seconds,
+            # under tmux): the engine recorded the deny and left the grant, which
+            # "denied" alone would hide.
+            self.notify(f"{quoted(self.card)}: {name} denied, but it is granted to "
+                        f"{self._manifest.name if self._manifest else 'its package'}: "
+                        "granted elsewhere while the answer waited, and a deny takes "
+                        "nothing back. Revoke it on the grants screen "
+                        f"({key_hint(self.app, 'screen.grants')}).",
+                        title="request: answer", severity="warning", timeout=15)
+            self.dismiss(True)
+        elif done is not None:
             self.notify(f"{quoted(self.card)}: {name} {'allowed' if allow else 'denied'}",
                         title="request: answer")
             self.dismiss(True)
@@ -290,3 +336,8 @@ class RequestScreen(ArmedDialog):
     def action_close(self) -> None:
         """Close without answering."""
         self.dismiss(False)
+
+
+def _now_word(permission: str, granted: set[str]) -> str:
+    """The "now" column's word for ``permission`` with the package's grants ``granted``."""
+    return "granted" if permission in granted else "not granted"
