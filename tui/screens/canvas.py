@@ -15,6 +15,7 @@ from textual.worker import get_current_worker
 from canvas import Arrow, Canvas, Node
 from engine.app.reach import analyse, reached_by
 
+from ..cursor import nearest
 from ..text import plain, plain_lines, quoted
 from ..widgets.app_header import AppHeader
 from ..widgets.fitted_table import FittedTable
@@ -66,6 +67,10 @@ class CanvasScreen(EngineScreen):
         self._proposed: Arrow | None = None
         self._pending: Timer | None = None
         self._listed: tuple[Canvas, int] | None = None  # what the node list was sorted from
+        #: The node whose arrows the arrows table shows, and each arrow's ends as shown
+        #: ("a → b"), in the table's order: a removed arrow is named by them.
+        self._arrows_of: str | None = None
+        self._arrow_ends: dict[str, str] = {}
 
     def compose(self) -> ComposeResult:
         yield AppHeader("canvas")
@@ -160,16 +165,23 @@ class CanvasScreen(EngineScreen):
         arrows = self.query_one("#arrows", FittedTable)
         reach = self.query_one("#reach", Static)
         if node is None:
+            self._arrows_of, self._arrow_ends = None, {}
             arrows.show([])
             reach.update("The canvas is empty." if not self.query_one(NodeList).search else "")
             return
         rows = []
+        under, before = row_key(arrows), self._arrow_ends
+        ends: dict[str, str] = {}
         for arrow in self.engine.state.canvas.arrows_of(node.id):
             carries = f"{arrow.from_port} → {arrow.to_port} (one way)" if arrow.is_port else \
                 "plain (either way)"
             rows.append((arrow.id, [plain(arrow.id), plain(arrow.src), plain(arrow.dst),
                                     plain(carries)]))
-        arrows.show(rows)
+            ends[arrow.id] = f"{quoted(arrow.src)} → {quoted(arrow.dst)}"
+        arrows.show(rows)  # the cursor stays on its arrow while the node has it
+        same_node, self._arrows_of, self._arrow_ends = self._arrows_of == node.id, node.id, ends
+        if same_node and under is not None and under not in ends:
+            self._arrow_gone(node.id, under, before)
         key = (node.id, self._proposed.dst if self._proposed else None, self._store_key())
         cached = self._reach_cache.get(key)
         if self._pending is not None:
@@ -181,6 +193,22 @@ class CanvasScreen(EngineScreen):
         reach.update(plain(f"Analysing who {quoted(node.id)} can reach and who can reach it…"))
         # Only once the cursor rests: a key held down never queues an analysis per row.
         self._pending = self.set_timer(_SETTLE_S, lambda: self._start(node, key))
+
+    def _arrow_gone(self, node: str, gone: str, before: dict[str, str]) -> None:
+        """The arrow under the arrows table's cursor went (removed elsewhere) while its
+        node stayed: the cursor goes to the arrow after it (before it, at the end), not
+        to the first, and the person is told both, so ``l`` meant for the one does not
+        open the other's log unseen."""
+        arrows = self.query_one("#arrows", FittedTable)
+        now = list(self._arrow_ends)
+        if now:
+            arrows.move_cursor(row=nearest(gone, list(before), now))
+        chosen = row_key(arrows)
+        said = f"arrow {quoted(gone)} ({before[gone]}) is no longer on the canvas; "
+        said += (f"the arrows table's cursor moved to arrow {quoted(chosen)} "
+                 f"({self._arrow_ends[chosen]})" if chosen is not None else
+                 f"node {quoted(node)} has no arrow left")
+        self.notify(said, title="Canvas", severity="warning", timeout=10)
 
     def _start(self, node: Node, key: tuple[str, str | None, tuple[int, ...]]) -> None:
         self._pending = None

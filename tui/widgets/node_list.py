@@ -23,6 +23,7 @@ from textual.strip import Strip
 
 from canvas import Node
 
+from ..cursor import nearest
 from ..text import fit, visible
 
 __all__ = ["KIND_ORDER", "NodeList", "natural_key", "node_key", "widths"]
@@ -148,7 +149,7 @@ class NodeList(ScrollView, can_focus=True):
                       if needle in folded] if needle else self.ids
         self.virtual_size = Size(self.size.width, len(self.shown))
         if keep is not None and gone_from is not None:
-            position = _nearest(keep, gone_from, self.shown)
+            position = nearest(keep, gone_from, self.shown)
         else:
             position = self.shown.index(keep) if keep is not None and keep in self.shown else 0
         self.cursor = min(position, max(0, len(self.shown) - 1))
@@ -224,18 +225,3 @@ class NodeList(ScrollView, can_focus=True):
     def action_page(self, direction: int) -> None:
         """Move a screenful."""
         self.action_cursor(direction * max(1, self.size.height - 1))
-
-
-def _nearest(gone: str, before: list[str], now: list[str]) -> int:
-    """Where in ``now`` the cursor goes once ``gone`` (in ``before``) is not in it: the
-    first node after it in ``before`` still in ``now``, else the last one before it; 0
-    when none is left. Linear: called only when the cursor's node went."""
-    at = {node: n for n, node in enumerate(now)}
-    i = before.index(gone)
-    for node in before[i + 1:]:
-        if node in at:
-            return at[node]
-    for node in reversed(before[:i]):
-        if node in at:
-            return at[node]
-    return 0
