@@ -51,9 +51,11 @@ async def _remove_under_the_cursor(store: Path, clock: VirtualClock, chosen: str
             await other.remove_arrow(removed)
         finally:
             other.close()
+        # Until the table has redrawn (the app may read the store a look before the
+        # screen hears of it, `ArrowgateApp.watch_store`).
         for _ in polls():
             await pilot.pause(0.05)
-            if app.engine.state.canvas.arrow(removed) is None:
+            if removed not in [str(k.value) for k in table.rows]:
                 break
         await settle(pilot)
         arrow = screen.selected_arrow()

@@ -46,9 +46,11 @@ async def _remove_under_the_cursor(store: Path, clock: VirtualClock, chosen: str
             await other.remove_node(removed)
         finally:
             other.close()
+        # Until the list has redrawn (the app may read the store a look before the
+        # screen hears of it, `ArrowgateApp.watch_store`).
         for _ in polls():
             await pilot.pause(0.05)
-            if app.engine.state.canvas.node(removed) is None:
+            if removed not in screen.query_one(NodeList).shown:
                 break
         await settle(pilot)
         node = screen.selected_node()
