@@ -100,7 +100,8 @@ def fast_lane(app: Any) -> FastLane | None:
 
 
 _ERRORS = {
-    "400": "bad input: a malformed request, malformed JSON, unknown fields, wrong types, "
+    "400": "bad input: a malformed request (its head: a Host not host[:port], a target "
+           "neither a path nor an http URI), malformed JSON, unknown fields, wrong types, "
            "a query parameter the route does not take or one given twice (nothing changed)",
     "401": "no token, or an unknown or revoked one",
     "403": "this principal may not do this",
@@ -114,10 +115,11 @@ _ERRORS = {
     "500": "an error the service did not expect (code INTERNAL); the server's log holds why",
     "501": "a Transfer-Encoding other than chunked (the server reads no other)",
     "503": "the change could not be written, so it did not happen",
+    "505": "an HTTP version other than 1.1 or 1.0 (the request is not carried out)",
 }
 #: What any request may be answered, health's too: refused before a route reads it
 #: (`engine.service.framing`, `engine.service.problems.BodyLimit`).
-_BEFORE_ROUTES = frozenset({"400", "413", "415", "417", "431", "501"})
+_BEFORE_ROUTES = frozenset({"400", "413", "415", "417", "431", "501", "505"})
 #: Health's 503: asked ``ready`` (`engine.service.readiness`).
 _NOT_READY = "asked ready=true: the store cannot be read now (STORE_FAILED, saying why)"
 #: A read's 503: it asked for no change, so none is said not to have happened.

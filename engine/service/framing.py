@@ -17,11 +17,14 @@ problem+json like every error the service gives (SPEC §10.1).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 
 from engine.core.errors import with_code
 
-__all__ = ["CODING_FIELDS", "Refusal", "answer", "host_refusal", "refusal"]
+__all__ = ["CODING_FIELDS", "VERSIONS", "Refusal", "answer", "host_ok", "host_refusal",
+           "host_value_refusal",
+           "origin_form", "refusal", "version_refusal"]
 
 #: The header fields (lowercase, as the protocol keeps them) `refusal` reads.
 CODING_FIELDS = frozenset({b"transfer-encoding", b"content-encoding", b"expect"})
@@ -30,7 +33,23 @@ CODING_FIELDS = frozenset({b"transfer-encoding", b"content-encoding", b"expect"}
 Refusal = tuple[int, str, str]
 
 _TITLES = {400: "Bad Request", 415: "Unsupported Media Type", 417: "Expectation Failed",
-           431: "Request Header Fields Too Large", 501: "Not Implemented"}
+           431: "Request Header Fields Too Large", 501: "Not Implemented",
+           505: "HTTP Version Not Supported"}
+
+#: The HTTP versions the server reads (as llhttp gives them); any other is 505.
+VERSIONS = frozenset({"1.1", "1.0"})
+
+#: A ``Host`` field value's form, and an absolute-form target's authority: host [":"
+#: port] (RFC 9112 §3.2, RFC 3986 §3.2.2-3): an IP literal in brackets, or a reg-name
+#: (IPv4 addresses are of its characters), which may be empty (RFC 9110 §7.2: a client
+#: with no authority sends an empty Host); the port, digits (`host_ok` bounds it). No
+#: user information (``user@``), no path, no space or control character.
+_HOST = re.compile(rb"(?:\[(?:[0-9A-Fa-f:.]+|v[0-9A-Fa-f]+\.[-A-Za-z0-9._~!$&'()*+,;=:]+)\]"
+                   rb"|(?:[-A-Za-z0-9._~!$&'()*+,;=]+|%[0-9A-Fa-f]{2})*)(?::([0-9]*))?")
+
+#: An absolute-form request target (RFC 9112 §3.2.2): scheme, authority, path, query.
+_ABSOLUTE = re.compile(rb"([A-Za-z][-A-Za-z0-9+.]*)://([^/?#]*)([^?#]*)(\?[^#]*)?(?:#.*)?",
+                       re.DOTALL)
 
 
 def _codings(values: list[bytes]) -> list[str]:
@@ -99,6 +118,69 @@ def host_refusal(hosts: int, http_version: str) -> Refusal | None:
                 "request must name its host (RFC 9112 §3.2); nothing more is read on this "
                 "connection")
     return None
+
+
+def host_ok(value: bytes) -> bool:
+    """Whether ``value`` is a valid ``Host`` field value: host[:port] (`_HOST`), the port
+    a TCP one (at most 65535: more names no port anything listens on)."""
+    form = _HOST.fullmatch(value)
+    return form is not None and (not form[1] or int(form[1]) <= 65535)
+
+
+def host_value_refusal(value: bytes) -> Refusal:
+    """The answer to a request whose ``Host`` field has ``value``, not a valid host[:port]
+    (`host_ok`): RFC 9112 §3.2, a server MUST answer it 400."""
+    return (400, "host", f"the request's Host header field {_shown(value)} is not a "
+            "host[:port] (no user name, path, space or control character; the port in "
+            "digits, at most 65535) (RFC 9112 §3.2); nothing more is read on this connection")
+
+
+def version_refusal(version: str) -> Refusal:
+    """The answer to a request of HTTP ``version`` (major.minor), not one of `VERSIONS`."""
+    return (505, "version", f"the request is HTTP/{version}, which this server does not "
+            "read: it speaks HTTP/1.1 (and HTTP/1.0) (RFC 9110 §15.6.6); nothing more is "
+            "read on this connection")
+
+
+def origin_form(target: bytes, method: str) -> bytes | Refusal:
+    """The origin-form (path and query) of a request ``target`` that does not begin with
+    ``/``, or the answer refusing it.
+
+    RFC 9112 §3.2.2: a server MUST accept the absolute-form
+    (``http://host/v1/health``): it is read as its path and query, so it reaches
+    what the origin-form would and nothing else, and is authenticated the same.
+    Its scheme must be ``http`` or ``https`` (the only resources here), and its
+    authority a host[:port] as a ``Host`` field's, not empty (RFC 9110 §4.2.1: a
+    recipient MUST reject an http URI with an empty host). The asterisk-form
+    (``*``) is OPTIONS's alone (§3.2.4), and the authority-form (``host:port``)
+    CONNECT's (§3.2.3), asking a proxy's tunnel, which this server is not: both
+    400, as is any other target.
+    """
+    absolute = _ABSOLUTE.fullmatch(target)
+    if absolute is None:
+        if target == b"*" and method == "OPTIONS":
+            return target  # read as sent: no route has it
+        what = ("the asterisk-form (*), which only OPTIONS may use (RFC 9112 §3.2.4)"
+                if target == b"*" else
+                "a path (/...) or an absolute http URI (RFC 9112 §3.2); this server is "
+                "no proxy, so it opens no tunnel (CONNECT)")
+        return (400, "target", f"the request target {_shown(target)} of {method} is not "
+                f"{what}; nothing more is read on this connection")
+    scheme, authority, path, query = absolute.groups()
+    if scheme.lower() not in (b"http", b"https"):
+        return (400, "target", f"the request target {_shown(target)} is not an http or "
+                "https URI: this server serves nothing else (RFC 9112 §3.2.2); nothing "
+                "more is read on this connection")
+    if not authority or not host_ok(authority):
+        return (400, "target", f"the request target {_shown(target)} does not name a "
+                "host[:port] (no user name; not empty, RFC 9110 §4.2.1); nothing more is "
+                "read on this connection")
+    return (path or b"/") + (query or b"")
+
+
+def _shown(value: bytes) -> str:
+    text = value.decode("latin-1")
+    return repr(text if len(text) <= 100 else text[:100] + "…")
 
 
 def answer(status_line: bytes, default_headers: Iterable[tuple[bytes, bytes]],

@@ -20,7 +20,17 @@ from uvicorn.protocols.http.flow_control import FlowControl
 
 from engine.service.auth import TokenMemo, peer_of_socket
 from engine.service.expected import Expected
-from engine.service.framing import CODING_FIELDS, answer, host_refusal, refusal
+from engine.service.framing import (
+    CODING_FIELDS,
+    VERSIONS,
+    answer,
+    host_ok,
+    host_refusal,
+    host_value_refusal,
+    origin_form,
+    refusal,
+    version_refusal,
+)
 from engine.service.outbox import Coalescing, Outbox
 
 __all__ = ["HANGUP_CHECK_SECONDS", "MAX_HEAD", "MIN_BODY_RATE", "SEND_TIMEOUT", "Take",
@@ -52,16 +62,40 @@ HANGUP_CHECK_SECONDS = 1.0
 
 #: What the parser's own refusals say.
 _TOO_LARGE = f"the request's head (request line and header fields) is over {MAX_HEAD:,} bytes"
-_INVALID = ("the request cannot be read as HTTP (RFC 9112): its head is "
+_INVALID = ("the request cannot be read as HTTP (RFC 9112){}: its head is "
             "malformed, or where its body ends is ambiguous (Content-Length beside "
             "Transfer-Encoding, two lengths, a folded header field); nothing more is "
             "read on this connection")
+#: What llhttp says of a version it does not read (``HTTP/3.0``, ``HTTP/1.2``), as
+#: against one not written as a version at all (``HTTP/1.a``: "Invalid minor version").
+_VERSION_UNREAD = "Invalid HTTP version"
 _TRAILERS_TOO_LARGE = (f"the request's trailer fields (after its chunked body) are over "
                        f"{MAX_HEAD:,} bytes, as a head may not be")
 
+#: The fields that can keep an HTTP/1.0 connection alive, as llhttp reads them (it
+#: takes ``Proxy-Connection`` for ``Connection``): seen, the request's version is
+#: asked (`Protocol.on_headers_complete`).
+_CONNECTION_FIELDS = frozenset({b"connection", b"proxy-connection"})
+
 #: The header fields `Protocol.on_header` looks at (one set lookup a field): how the
-#: body is coded (`framing.refusal`), and ``Host``, counted (`framing.host_refusal`).
-_FIELDS_READ = CODING_FIELDS | {b"host"}
+#: body is coded (`framing.refusal`), ``Host``, counted and its value checked
+#: (`framing.host_refusal`, `framing.host_ok`), and the connection fields.
+_FIELDS_READ = CODING_FIELDS | _CONNECTION_FIELDS | {b"host"}
+
+
+def _malformed(exc: Exception) -> tuple[int, str, str]:
+    """The answer to a request the parser refused with ``exc`` (not one of ours)."""
+    import httptools
+
+    if isinstance(exc, httptools.HttpParserCallbackError):
+        return 400, "http", _INVALID.format("")  # a step of uvicorn's failed: nothing to name
+    said = str(exc)
+    if said == _VERSION_UNREAD:
+        return 505, "version", ("the request's HTTP version is not one this server reads: "
+                                "it speaks HTTP/1.1 (and HTTP/1.0) (RFC 9110 §15.6.6); "
+                                "nothing more is read on this connection")
+    return 400, "http", _INVALID.format(f" (the parser says: {said.lower()})")
+
 
 _HANGUP = select.POLLHUP | select.POLLERR | getattr(select, "POLLRDHUP", 0)
 
@@ -372,6 +406,8 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
         #: How many ``Host`` fields the request's head has, as it is read; and the
         #: bytes of the trailer fields after its chunked body (`_trailer`).
         _hosts = _trailer_bytes = 0
+        #: The request's head has a `_CONNECTION_FIELDS` field (`on_headers_complete`).
+        _connection = False
         #: The timer that drops the connection when what it sends stays unsent
         #: (`pause_writing`), while the transport pushes back; and the bytes the
         #: transport held unsent when it was set.
@@ -392,7 +428,7 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             self._body_since = None
             self._codings = self._refused = None
             self._hosts = self._trailer_bytes = 0
-            self._reading = self._in_head = False
+            self._connection = self._reading = self._in_head = False
             self._head_bytes = self._read_size = self._parts = self._body_bytes = 0
             #: The connection's token, as its last call found it (`TokenStore.recall`).
             self.token_memo = TokenMemo()
@@ -504,14 +540,14 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             self._read_size = len(data)
             try:
                 self.parser.feed_data(data)
-            except httptools.HttpParserError:
+            except httptools.HttpParserError as exc:
                 if self._refused is not None:
                     self._fail(*self._refused)
                 elif self._in_head and self._head_too_large():
                     self._fail(431, "head-too-large", _TOO_LARGE)
                 else:
                     self.logger.warning("Invalid HTTP request received.")
-                    self._fail(400, "http", _INVALID)
+                    self._fail(*_malformed(exc))
             except httptools.HttpParserUpgrade:
                 if self._should_upgrade():
                     self.handle_websocket_upgrade()
@@ -553,6 +589,7 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             self._head_bytes = 0
             self._codings = None
             self._hosts = self._trailer_bytes = 0
+            self._connection = False
 
         def on_header(self, name: bytes, value: bytes) -> None:
             # HttpToolsProtocol.on_header, but the fields that say how the body is
@@ -565,6 +602,14 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             if name in _FIELDS_READ:
                 if name == b"host":
                     self._hosts += 1
+                    if not value.isalnum() and not host_ok(value):
+                        # RFC 9112 §3.2: MUST 400. (A plain name, as most clients send,
+                        # is valid without the expression.) The parser stops here, and
+                        # `data_received` answers as `_refused` says.
+                        self._refused = host_value_refusal(value)
+                        raise ValueError(self._refused[2])
+                elif name in _CONNECTION_FIELDS:
+                    self._connection = True
                 elif name == b"expect" and value.lower() == b"100-continue":
                     # Met (the interim 100 when its body is asked for); any other
                     # expectation is kept for `framing.refusal` (417).
@@ -731,9 +776,27 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
                 # 431). (Counted whole only then: not for every request.)
                 self._in_head = True
                 raise ValueError("the request's head is too large")
+            # HTTP/2.0 and 0.9 are refused here (llhttp reads them; other versions it
+            # refuses itself, `_malformed`). Asking the version costs a string a
+            # request, so it is asked only when llhttp's keep-alive answer leaves it
+            # open: without a `_CONNECTION_FIELDS` field, only HTTP/1.1 is kept alive.
+            version = "1.1"
+            if self._connection or not self.parser.should_keep_alive():
+                version = self.parser.get_http_version()
+                if version not in VERSIONS:
+                    self._refused = version_refusal(version)
+                    raise ValueError(self._refused[2])
+            if self.url[:1] != b"/":
+                # Not the origin-form (a path): the absolute-form is read as its path
+                # and query (`framing.origin_form`), any other form refused.
+                form = origin_form(self.url, self.parser.get_method().decode("ascii"))
+                if isinstance(form, tuple):
+                    self._refused = form
+                    raise ValueError(form[2])
+                self.url = form
             if self._hosts != 1:
                 # None (allowed of HTTP/1.0 alone), or several: refused as `_codings` are.
-                self._refused = host_refusal(self._hosts, self.parser.get_http_version())
+                self._refused = host_refusal(self._hosts, version)
                 if self._refused is not None:
                     raise ValueError(self._refused[2])
             if self._codings is not None:

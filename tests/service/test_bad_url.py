@@ -1,6 +1,7 @@
-"""A request whose head llhttp accepts but uvicorn's ``on_headers_complete`` rejects
-(its URL, e.g. a port past 65535, fails ``httptools.parse_url``) is answered 400 in
-its turn, like any other bad request.
+"""A request whose head llhttp accepts but ``on_headers_complete`` rejects (its URL, e.g.
+a port past 65535: ``framing.origin_form`` refuses it now, as uvicorn's
+``httptools.parse_url`` did, at the same point) is answered 400 in its turn, like any
+other bad request.
 
 uvicorn raises before making the new request's cycle, so ``self.cycle`` is still the
 previous request's: `_fail` takes a cycle for the bad request's own only when it is

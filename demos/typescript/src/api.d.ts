@@ -2148,7 +2148,7 @@ export interface operations {
                     "application/json": components["schemas"]["HealthOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2211,6 +2211,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     openapi_json: {
@@ -2233,7 +2242,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2334,6 +2343,15 @@ export interface operations {
             };
             /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2365,7 +2383,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2466,6 +2484,15 @@ export interface operations {
             };
             /** @description the change could not be written, so it did not happen */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2497,7 +2524,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2598,6 +2625,15 @@ export interface operations {
             };
             /** @description the change could not be written, so it did not happen */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2629,7 +2665,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspaceOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2737,6 +2773,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     get_workspace: {
@@ -2759,7 +2804,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspaceOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2860,6 +2905,15 @@ export interface operations {
             };
             /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2889,7 +2943,7 @@ export interface operations {
                     "application/json": components["schemas"]["NodeOut"][];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2990,6 +3044,15 @@ export interface operations {
             };
             /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3023,7 +3086,7 @@ export interface operations {
                     "application/json": components["schemas"]["NodeOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3124,6 +3187,15 @@ export interface operations {
             };
             /** @description the change could not be written, so it did not happen */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3155,7 +3227,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3256,6 +3328,15 @@ export interface operations {
             };
             /** @description the change could not be written, so it did not happen */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3289,7 +3370,7 @@ export interface operations {
                     "application/json": components["schemas"]["NodeOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3397,6 +3478,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     list_arrows: {
@@ -3419,7 +3509,7 @@ export interface operations {
                     "application/json": components["schemas"]["ArrowOut"][];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3520,6 +3610,15 @@ export interface operations {
             };
             /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3553,7 +3652,7 @@ export interface operations {
                     "application/json": components["schemas"]["ArrowOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3654,6 +3753,15 @@ export interface operations {
             };
             /** @description the change could not be written, so it did not happen */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3685,7 +3793,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3786,6 +3894,15 @@ export interface operations {
             };
             /** @description the change could not be written, so it did not happen */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3817,7 +3934,7 @@ export interface operations {
                     "application/json": components["schemas"]["PackageOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3925,6 +4042,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     review: {
@@ -3947,7 +4073,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReviewOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4048,6 +4174,15 @@ export interface operations {
             };
             /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4081,7 +4216,7 @@ export interface operations {
                     "application/json": components["schemas"]["InstallOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4182,6 +4317,15 @@ export interface operations {
             };
             /** @description the change could not be written, so it did not happen */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4215,7 +4359,7 @@ export interface operations {
                     "application/json": components["schemas"]["InstallOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4316,6 +4460,15 @@ export interface operations {
             };
             /** @description the change could not be written, so it did not happen */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4349,7 +4502,7 @@ export interface operations {
                     "application/json": components["schemas"]["GrantsOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4450,6 +4603,15 @@ export interface operations {
             };
             /** @description the change could not be written, so it did not happen */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4483,7 +4645,7 @@ export interface operations {
                     "application/json": components["schemas"]["RevokeOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4591,6 +4753,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     diff: {
@@ -4613,7 +4784,7 @@ export interface operations {
                     "application/json": components["schemas"]["DiffOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4714,6 +4885,15 @@ export interface operations {
             };
             /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4747,7 +4927,7 @@ export interface operations {
                     "application/json": components["schemas"]["DiffOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4848,6 +5028,15 @@ export interface operations {
             };
             /** @description the change could not be written, so it did not happen */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4879,7 +5068,7 @@ export interface operations {
                     "application/json": components["schemas"]["DecisionOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4980,6 +5169,15 @@ export interface operations {
             };
             /** @description the change could not be written, so it did not happen */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5011,7 +5209,7 @@ export interface operations {
                     "application/json": components["schemas"]["BatchResult"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5112,6 +5310,15 @@ export interface operations {
             };
             /** @description the change could not be written, so it did not happen */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5143,7 +5350,7 @@ export interface operations {
                     "application/json": components["schemas"]["EmitResult"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5251,6 +5458,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     get_prompt: {
@@ -5273,7 +5489,7 @@ export interface operations {
                     "application/json": components["schemas"]["PromptOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5374,6 +5590,15 @@ export interface operations {
             };
             /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5406,7 +5631,7 @@ export interface operations {
                     "application/json": components["schemas"]["DecisionOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5507,6 +5732,15 @@ export interface operations {
             };
             /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5534,7 +5768,7 @@ export interface operations {
                     "application/json": components["schemas"]["HoldOut"][];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5635,6 +5869,15 @@ export interface operations {
             };
             /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5668,7 +5911,7 @@ export interface operations {
                     "application/json": components["schemas"]["DecisionOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5769,6 +6012,15 @@ export interface operations {
             };
             /** @description the change could not be written, so it did not happen */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5802,7 +6054,7 @@ export interface operations {
                     "application/json": components["schemas"]["DecisionOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5910,6 +6162,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     events: {
@@ -5934,7 +6195,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6051,6 +6312,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     log: {
@@ -6086,7 +6356,7 @@ export interface operations {
                     "application/json": components["schemas"]["LogOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6187,6 +6457,15 @@ export interface operations {
             };
             /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6214,7 +6493,7 @@ export interface operations {
                     "application/jsonl": string;
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6315,6 +6594,15 @@ export interface operations {
             };
             /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6346,7 +6634,7 @@ export interface operations {
                     "application/json": components["schemas"]["VerifyOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6454,6 +6742,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     reach: {
@@ -6476,7 +6773,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReachOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6577,6 +6874,15 @@ export interface operations {
             };
             /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6610,7 +6916,7 @@ export interface operations {
                     "application/json": components["schemas"]["HistoryOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6711,6 +7017,15 @@ export interface operations {
             };
             /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6745,7 +7060,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallOpened"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6846,6 +7161,15 @@ export interface operations {
             };
             /** @description the change could not be written, so it did not happen */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6879,7 +7203,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6987,6 +7311,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
         };
     };
     get_tool_call: {
@@ -7009,7 +7342,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7110,6 +7443,15 @@ export interface operations {
             };
             /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7142,7 +7484,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7243,6 +7585,15 @@ export interface operations {
             };
             /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7276,7 +7627,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallOut"];
                 };
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7377,6 +7728,15 @@ export interface operations {
             };
             /** @description the change could not be written, so it did not happen */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -7418,7 +7778,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad input: a malformed request, malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7519,6 +7879,15 @@ export interface operations {
             };
             /** @description the store could not be read (STORE_FAILED, saying why) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            505: {
                 headers: {
                     [name: string]: unknown;
                 };
