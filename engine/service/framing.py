@@ -124,7 +124,11 @@ def host_ok(value: bytes) -> bool:
     """Whether ``value`` is a valid ``Host`` field value: host[:port] (`_HOST`), the port
     a TCP one (at most 65535: more names no port anything listens on)."""
     form = _HOST.fullmatch(value)
-    return form is not None and (not form[1] or int(form[1]) <= 65535)
+    if form is None:
+        return False
+    port = (form[1] or b"").lstrip(b"0")
+    # Its length bounded first: int() refuses digits past 4,300 (an error, not False).
+    return len(port) <= 5 and (not port or int(port) <= 65535)
 
 
 def host_value_refusal(value: bytes) -> Refusal:

@@ -30,9 +30,10 @@ BAD = {
     "a bare percent": b"a%zz",
     "a query": b"localhost?x",
     "a port past 65535": b"localhost:65536",
+    "a port of 5,000 digits": b"localhost:" + b"9" * 5000,
 }
 
-GOOD = [b"ag", b"localhost", b"localhost:8000", b"localhost:65535", b"127.0.0.1:1", b"[::1]:80", b"[::1]",
+GOOD = [b"ag", b"localhost", b"localhost:8000", b"localhost:65535", b"localhost:0080", b"127.0.0.1:1", b"[::1]:80", b"[::1]",
         b"", b"localhost:", b"ex-ample.com", b"xn--bcher-kva.example", b"a%41b",
         b"[v1.fe80::a+en1]"]
 
@@ -52,7 +53,8 @@ def test_a_host_not_a_host_and_port_is_a_400_problem_and_closed(unix_server: Run
     assert status == 400, (status, rest)
     found = problem(400, headers, rest)
     assert found["reason"] == "host", found
-    assert repr(value.decode("latin-1")) in found["message"], found
+    shown = value.decode("latin-1")  # named, cut at 100 characters
+    assert repr(shown if len(shown) <= 100 else shown[:100] + "…") in found["message"], found
     assert "RFC 9112 §3.2" in found["message"], found
     assert closed and b"HTTP/1.1 200" not in rest
     assert op.get("/v1/workspaces/w9").status_code == 404
