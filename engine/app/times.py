@@ -21,6 +21,8 @@ import time
 from datetime import datetime, timezone
 from typing import Literal
 
+from engine.core.decimals import PLAIN_DECIMAL, is_plain_decimal
+
 __all__ = ["TIME_HELP", "format_local", "parse_time"]
 
 #: What a time may look like, for help texts and error messages.
@@ -28,10 +30,8 @@ TIME_HELP = ("seconds since the epoch (1700000000, 1700000000.5), an ISO time "
              "(2026-01-15T08:00, 2026-01-15 08:00:30, with an optional offset or Z), or a "
              "span back from now (30s, 10m, 2h, 1d)")
 
-#: Seconds, or a span's count: a plain decimal (see the module's docstring).
-_NUMBER = r"[0-9]{1,16}(?:\.[0-9]{1,16})?"
-_EPOCH = re.compile(_NUMBER)
-_RELATIVE = re.compile(rf"({_NUMBER})([smhd])")
+#: A span back from now: its count a plain decimal (see the module's docstring).
+_RELATIVE = re.compile(rf"({PLAIN_DECIMAL})([smhd])")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -51,7 +51,7 @@ def parse_time(value: str, now: float, *, naive: Literal["utc", "local"] = "utc"
     match = _RELATIVE.fullmatch(value)
     if match:
         return now - float(match.group(1)) * _UNITS[match.group(2)]
-    if _EPOCH.fullmatch(value):
+    if is_plain_decimal(value):
         return float(value)
     try:
         when = datetime.fromisoformat(value)

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import re
 import types
 import typing
 from collections import Counter
@@ -46,6 +45,7 @@ from fastapi._compat import ModelField, field_annotation_is_sequence
 from fastapi.dependencies.models import Dependant
 from pydantic import AliasChoices, AliasPath, BaseModel
 
+from engine.core.decimals import is_plain_decimal
 from engine.service.problems import ServiceError
 
 __all__ = ["DECIMAL_HELP", "QueryParameters", "query_checked"]
@@ -55,10 +55,6 @@ _NAMED = 20
 #: The most characters of a name a refusal shows.
 _NAME_CHARS = 64
 
-#: A number a query parameter declared a float takes: ASCII digits, then at most one
-#: ``.`` and digits, at most 16 either side (a double holds no more than 17
-#: significant digits, and every such parameter is seconds up to a few hundred).
-_DECIMAL = re.compile(r"[0-9]{1,16}(?:\.[0-9]{1,16})?")
 #: How the document describes such a number (each such parameter's description).
 DECIMAL_HELP = ("written as a plain decimal: digits, optionally a `.` and more digits "
                 "(`30`, `2.5`), at most 16 digits either side; no sign, exponent, spaces "
@@ -77,7 +73,7 @@ class QueryParameters:
     lists: frozenset[str]
     #: Those read as an integer: written in digits alone.
     integers: frozenset[str] = frozenset()
-    #: Those read as a float: written as a plain decimal (`_DECIMAL`).
+    #: Those read as a float: written as a plain decimal (`is_plain_decimal`).
     decimals: frozenset[str] = frozenset()
 
     @classmethod
@@ -139,7 +135,7 @@ class QueryParameters:
             if name in self.integers and not _digits(value):
                 return _invalid(name, value, "an integer written in digits alone (0-9)",
                                 "an integer is written in digits alone")
-            if name in self.decimals and not _DECIMAL.fullmatch(value):
+            if name in self.decimals and not is_plain_decimal(value):
                 return _invalid(name, value, f"a number {DECIMAL_HELP}",
                                 f"a number is {DECIMAL_HELP}")
         return None
