@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from engine.app.mcp import _seconds
-from engine.service.queryparams import _DECIMAL
+from engine.core.decimals import is_plain_decimal
 
 
 @pytest.mark.parametrize("seconds", [0.0, 3e-05, 1e-9, 0.5, 2.0, 25.0, 1 / 3, 0.1 + 0.2,
@@ -18,7 +18,7 @@ from engine.service.queryparams import _DECIMAL
 def test_seconds_are_a_plain_decimal_to_the_millisecond(seconds: float) -> None:
     """Each is a plain decimal the service takes, within half a millisecond (at least 0)."""
     written = _seconds(seconds)
-    assert _DECIMAL.fullmatch(written), written
+    assert is_plain_decimal(written), written
     assert abs(float(written) - max(seconds, 0.0)) <= 0.0005, (seconds, written)
 
 
