@@ -102,6 +102,12 @@ class _Entry:
     checked: float
 
 
+def _new_token() -> tuple[str, str]:
+    """A new token's id (``tok_``, what listings and revocations name) and its secret
+    (``agt_``, 32 random bytes: only its hash is stored)."""
+    return "tok_" + secrets.token_hex(8), "agt_" + secrets.token_urlsafe(32)
+
+
 class TokenStore:
     """Tokens kept hashed in the engine's store, with a cache for the hot route.
 
@@ -346,8 +352,7 @@ class TokenStore:
     # ------------------------------------------------------------- writes
     async def mint(self, principal: str) -> tuple[str, str]:
         """A new token for ``principal``; returns ``(id, token)``. Durable on return."""
-        token_id = "tok_" + secrets.token_hex(8)
-        token = "agt_" + secrets.token_urlsafe(32)
+        token_id, token = _new_token()
         await asyncio.to_thread(self.table.insert, token_id, hash_token(token), principal,
                                 time.time())
         return token_id, token
@@ -360,16 +365,14 @@ class TokenStore:
         Raises:
             StoreFailed: the store could not be read or written.
         """
-        token_id = "tok_" + secrets.token_hex(8)
-        token = "agt_" + secrets.token_urlsafe(32)
+        token_id, token = _new_token()
         held = await asyncio.to_thread(self.table.insert_within, token_id, hash_token(token),
                                        principal, time.time(), most)
         return (token_id, token) if held is None else held
 
     def mint_sync(self, principal: str) -> tuple[str, str]:
         """`mint` for start-up, before the event loop serves anyone."""
-        token_id = "tok_" + secrets.token_hex(8)
-        token = "agt_" + secrets.token_urlsafe(32)
+        token_id, token = _new_token()
         self.table.insert(token_id, hash_token(token), principal, time.time())
         return token_id, token
 
