@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import subprocess
 from pathlib import Path
 
@@ -21,40 +20,7 @@ import httpx
 import pytest
 
 from tests.service.conftest import Running, build_canvas, log_rows, read_until_closed
-
-WORKSPACE = b'{"id": "w9", "folder": "/tmp"}'
-FOLLOW = b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n"
-
-
-def _connect(server: Running) -> socket.socket:
-    if server.unix:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(10)
-        sock.connect(server.address)
-        return sock
-    host, port = server.address.removeprefix("http://").rsplit(":", 1)
-    return socket.create_connection((host, int(port)), timeout=10)
-
-
-def _exchange(server: Running, request: bytes) -> tuple[int, dict[str, str], bytes, bool]:
-    """Send ``request``; the first answer's status, headers and all the bytes after its
-    head, and whether the server then closed the connection."""
-    with _connect(server) as sock:
-        sock.sendall(request)
-        received, closed = read_until_closed(sock, 3)
-    head, _, rest = received.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    headers = {name.strip().lower(): value.strip()
-               for name, _, value in (line.partition(":") for line in lines[1:])}
-    return int(lines[0].split()[1]), headers, rest, closed
-
-
-def _create(server: Running, version: bytes, hosts: bytes) -> bytes:
-    """A request creating workspace w9, with the ``Host`` lines ``hosts``."""
-    return (b"POST /v1/workspaces HTTP/" + version + b"\r\n" + hosts +
-            f"Authorization: Bearer {server.token}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(WORKSPACE)}\r\n\r\n".encode() + WORKSPACE)
-
+from tests.service.rawhttp import FOLLOW, connect, create, exchange
 
 BAD = {
     "1.1 without Host": (b"1.1", b"", "no Host"),
@@ -76,7 +42,8 @@ def test_a_request_without_one_host_is_a_400_problem_and_closed(server: Running,
     before = log_rows(server.db)
     version, hosts, said = BAD[case]
     # WHEN the request is sent, a health check pipelined behind it
-    status, headers, rest, closed = _exchange(server, _create(server, version, hosts) + FOLLOW)
+    status, headers, rest, closed = exchange(
+        server, create(server, version=version, fields=hosts) + FOLLOW)
     # THEN it is refused as a malformed head is: 400 problem+json, the connection closed
     assert status == 400, (status, rest)
     assert headers.get("content-type") == "application/problem+json", headers
@@ -93,7 +60,7 @@ def test_a_request_without_one_host_is_a_400_problem_and_closed(server: Running,
 def test_an_http_1_0_request_without_host_is_read(server: Running) -> None:
     """HTTP/1.0 needs no Host (RFC 9112 §3.2 asks it of HTTP/1.1): the request is carried
     out."""
-    status, _headers, rest, _closed = _exchange(server, _create(server, b"1.0", b""))
+    status, _headers, rest, _closed = exchange(server, create(server, version=b"1.0", fields=b""))
     assert status == 201, rest
     assert server.client().get("/v1/workspaces/w9").status_code == 200
 
@@ -101,8 +68,8 @@ def test_an_http_1_0_request_without_host_is_read(server: Running) -> None:
 def test_one_host_in_either_case_is_read_and_the_connection_kept(server: Running) -> None:
     """One Host field, however its name is cased, is read; the connection stays open for
     the next request (whose Host is counted afresh)."""
-    request = _create(server, b"1.1", b"hOsT: a\r\n") + FOLLOW
-    with _connect(server) as sock:
+    request = create(server, version=b"1.1", fields=b"hOsT: a\r\n") + FOLLOW
+    with connect(server) as sock:
         sock.sendall(request)
         received, closed = read_until_closed(sock, 1)
     assert received.startswith(b"HTTP/1.1 201"), received[:200]

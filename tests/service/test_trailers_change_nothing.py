@@ -19,8 +19,7 @@ import pytest
 
 from engine.service.protocol import MAX_HEAD
 from tests.service.conftest import Running, build_canvas, log_rows, mint, read_until_closed
-
-WORKSPACE = b'{"id": "w9", "folder": "/tmp"}'
+from tests.service.rawhttp import WORKSPACE
 
 
 def _send(server: Running, request: bytes) -> tuple[int, bytes, bool]:
