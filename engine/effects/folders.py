@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import ctypes
 import os
-import re
 import sys
 from pathlib import Path
 
+from engine.effects import mounts
 from engine.effects.sameness import Ident, folded_within, holds, ident, identity, lineage
 
 __all__ = ["MOVED", "mounted_whole", "opened_path", "special_filesystem", "unsafe_folder"]
@@ -39,10 +39,6 @@ _SPECIAL_TYPES = frozenset(_SPECIAL_MAGIC.values()) | {"devtmpfs", "usbfs"}
 _SYSTEM_TREES = (Path("/proc"), Path("/sys"), Path("/dev"))
 #: Where the kernel names this process's open files (Linux).
 _FD_NAMES = "/proc/self/fd"
-#: Where the kernel lists this process's mounts (Linux).
-_MOUNTINFO = "/proc/self/mountinfo"
-# How mountinfo writes a space, tab, newline or backslash in a path.
-_ESCAPED = re.compile(r"\\([0-7]{3})")
 _libc = ctypes.CDLL(None, use_errno=True) if sys.platform.startswith("linux") else None
 
 
@@ -56,33 +52,15 @@ def special_filesystem(fd: int) -> str | None:
             if magic in _SPECIAL_MAGIC:
                 return _SPECIAL_MAGIC[magic]
     want = _device(os.fstat(fd).st_dev)
-    for fields, fstype in _mount_table() or []:
-        if fields[2] == want and fstype in _SPECIAL_TYPES:
-            return fstype
+    for mount in mounts.table() or []:
+        if mount.device == want and mount.fstype in _SPECIAL_TYPES:
+            return mount.fstype
     return None
 
 
 def _device(dev: int) -> str:
     """A device number as mountinfo writes it (``major:minor``)."""
     return f"{os.major(dev)}:{os.minor(dev)}"
-
-
-def _mount_table() -> list[tuple[list[str], str]] | None:
-    """This process's mounts, in the order they were made: each line's fields before
-    the separator (id, parent, ``major:minor``, root, mount point, ...) and its
-    filesystem type; None when the table cannot be read."""
-    try:
-        with open(_MOUNTINFO, encoding="utf-8", errors="surrogateescape") as fh:
-            lines = fh.read(1 << 20).splitlines()
-    except OSError:
-        return None
-    table = []
-    for line in lines:
-        head, sep, tail = line.partition(" - ")
-        fields = head.split()
-        if sep and len(fields) > 4 and tail.split():
-            table.append((fields, tail.split()[0]))
-    return table
 
 
 def mounted_whole(path: Path, fd: int) -> bool:
@@ -96,7 +74,7 @@ def mounted_whole(path: Path, fd: int) -> bool:
     taken for one (it is a mount point; whether whole cannot be told).
     """
     st = os.fstat(fd)
-    table = _mount_table()
+    table = mounts.table()
     if table is None:
         try:
             above = os.stat("..", dir_fd=fd)
@@ -104,10 +82,10 @@ def mounted_whole(path: Path, fd: int) -> bool:
             return True
         return above.st_dev != st.st_dev
     last = None
-    for fields, _fstype in table:
-        if _ESCAPED.sub(lambda m: chr(int(m.group(1), 8)), fields[4]) == str(path):
-            last = fields
-    return last is not None and last[2] == _device(st.st_dev) and last[3] == "/"
+    for mount in table:
+        if mount.point == str(path):
+            last = mount
+    return last is not None and last.device == _device(st.st_dev) and last.root == "/"
 
 
 #: The verdict on a folder whose place cannot be told (`opened_path`): refused now, and

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from engine import World
-from engine.effects import folders
+from engine.effects import folders, mounts
 from engine.effects.files import ConfinedFiles
 
 from ..conftest import manifest, offer_install
@@ -54,7 +54,7 @@ async def test_a_filesystems_root_mounted_there_refuses_every_call(
     drive = tmp_path / "media" / name
     (drive / "photos").mkdir(parents=True)
     (drive / "photos" / "a.txt").write_text("a")
-    monkeypatch.setattr(folders, "_MOUNTINFO", str(_mounted(tmp_path, drive, "/")),
+    monkeypatch.setattr(mounts, "_MOUNTINFO", str(_mounted(tmp_path, drive, "/")),
                         raising=False)
     engine = make_engine(world=World(net=None, fs=ConfinedFiles(data_dir=tmp_path / "data",
                                                                 trash=tmp_path / "trash")))
@@ -76,7 +76,7 @@ async def test_a_folder_bind_mounted_there_is_a_project_like_any(
     project = tmp_path / "workspaces" / "proj"
     project.mkdir(parents=True)
     (project / "a.txt").write_text("a")
-    monkeypatch.setattr(folders, "_MOUNTINFO",
+    monkeypatch.setattr(mounts, "_MOUNTINFO",
                         str(_mounted(tmp_path, project, "/home/person/proj")), raising=False)
     engine = make_engine(world=World(net=None, fs=ConfinedFiles(data_dir=tmp_path / "data")))
     await engine.create_workspace("w1", project)
@@ -89,7 +89,7 @@ def test_without_a_mount_table_a_mount_point_is_taken_for_a_root(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No mount table to read: a folder on another device than the one above it (/proc
     here) is refused as a root, an ordinary folder is not."""
-    monkeypatch.setattr(folders, "_MOUNTINFO", str(tmp_path / "no-mountinfo"))
+    monkeypatch.setattr(mounts, "_MOUNTINFO", str(tmp_path / "no-mountinfo"))
     for folder, whole in (("/proc", True), (str(tmp_path), False)):
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
         try:
