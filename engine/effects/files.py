@@ -41,6 +41,7 @@ from engine.core.decision import Decision
 from engine.core.events import Event
 from engine.core.fsrules import is_protected, is_secret
 from engine.core.text import named_path as _named
+from engine.effects import mounts
 from engine.effects.folders import MOVED, opened_path, unsafe_folder
 from engine.effects.leftovers import TempFiles, write_atomically
 from engine.effects.pathwalk import Escape, Walked, flush_folder, open_beneath, walk
@@ -157,6 +158,10 @@ class _Judged:
     #: The device and inode of each of them and of the folder itself (`lineage`);
     #: None when they could not be looked at.
     line: tuple[Ident, ...] | None
+    #: Whether the folder lies in the app's data folder on the filesystem they share,
+    #: told by the mount table (`engine.effects.mounts`): a bind mount of a folder of
+    #: it at another place, which no folder of ``line`` is.
+    mounted_in_data: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -447,6 +452,8 @@ class ConfinedFiles:
         through a bind mount. One `os.stat` a call, of the data folder."""
         if self.data_dir is None:
             return False
+        if judged.mounted_in_data:
+            return True
         path = Path("/", *judged.above, *full)
         try:
             data = identity(self.data_dir)
@@ -455,6 +462,17 @@ class ConfinedFiles:
         found = () if walked.found is None else (walked.found,)
         line = None if judged.line is None else {*judged.line, *walked.folders, *found}
         return holds(self.data_dir, data, path, line=line)
+
+    def _mounted_in_data(self, root_fd: int) -> bool:
+        """Whether the workspace folder opened as ``root_fd`` lies in the app's data folder
+        on their filesystem (`mounts.within`): a mount of the data folder's ``trash/`` at
+        ``/tmp/x`` is in it, though nothing above ``/tmp/x`` is the data folder. False
+        where the mount table cannot be read: then the device and inode of the folders
+        it lies in decide alone (`_in_data`)."""
+        if self.data_dir is None:
+            return False
+        table = mounts.table()
+        return mounts.within(mounts.place(root_fd, table), mounts.place_at(self.data_dir, table))
 
     def _named_in_data(self, above: tuple[str, ...], parts: list[str]) -> bool:
         """Whether workspace path ``parts`` is spelled as the app's data folder or a path
@@ -488,7 +506,8 @@ class ConfinedFiles:
                 line = None  # `_in_data` looks along the path by its name (`holds`)
             if len(self._safety) > 256:
                 self._safety.clear()
-            self._safety[key] = _Judged(verdict, where.parts[1:], line)
+            self._safety[key] = _Judged(verdict, where.parts[1:], line,
+                                        self._mounted_in_data(root_fd))
         return self._safety[key]
 
     def _op(self, name: str, root: Path, root_fd: int, walked: Walked, full: tuple[str, ...],

@@ -132,8 +132,13 @@ def unsafe_folder(root: Path, root_fd: int, held: tuple[Path, ...]) -> str | Non
         return "the workspace folder is the home folder"
     if resolved.parent == resolved or mounted_whole(resolved, root_fd):
         return "the workspace folder is a filesystem root"
+    # And by where each lies on its filesystem (`mounts`): the data folder may be a bind
+    # mount of a folder the workspace holds by its own path, which no folder above the
+    # data folder is. Without a mount table, the device and inode alone decide.
+    table = mounts.table()
+    place = mounts.place(root_fd, table)
     for data in held:
-        if holds(resolved, here, data):
+        if holds(resolved, here, data) or mounts.within(mounts.place_at(data, table), place):
             return "the workspace folder contains the app's own data"
     try:
         line: tuple[Ident, ...] | None = lineage(resolved)
