@@ -16,9 +16,13 @@ __all__ = ["bound"]
 
 @contextlib.contextmanager
 def bound(folder: Path, at: Path) -> Iterator[Path]:
-    """``folder`` at ``at`` (made here) for the block; unmounted after it, lazily when
-    something still holds it."""
-    at.mkdir(parents=True)
+    """``folder`` (or a file) at ``at`` (made here, a folder or an empty file to mount
+    on) for the block; unmounted after it, lazily when something still holds it."""
+    if folder.is_dir():
+        at.mkdir(parents=True)
+    else:
+        at.parent.mkdir(parents=True, exist_ok=True)
+        at.touch(exist_ok=False)
     made = subprocess.run(["mount", "--bind", str(folder), str(at)], capture_output=True,
                           check=False)
     if made.returncode != 0:

@@ -251,6 +251,9 @@ class ConfinedFiles:
         self._call_slots: ThreadSlots | None = None
         self._watch_pool: DaemonPool | None = None
         self._safety: dict[tuple[str, int, int], _Judged] = {}
+        #: The database's folder's and file's (device, inode), once both were found
+        #: (`_database_ids`).
+        self._database_found: frozenset[Ident] | None = None
         #: File work submitted and not yet begun in a thread; the lock guards it and
         #: each one's ``refusal`` (set on the loop, read as its thread begins it).
         self._queued: dict[_Queued, None] = {}
@@ -431,6 +434,10 @@ class ConfinedFiles:
                     raise PathRefused("secret-path", f"{_named(path)} leads to a secret")
                 if self._in_data(judged, full, walked):
                     raise PathRefused("protected-path", f"{_named(path)} is the app's own data")
+                if self._reaches_database(walked):
+                    raise PathRefused("protected-path", f"{_named(path)} reaches the "
+                                      "database's folder by another place (a mount): it "
+                                      "is the app's own data")
                 if not walked.exists and name not in ("fs.writeText", "fs.writeBytes",
                                                       "fs.mkdir"):
                     raise FileNotFoundError(errno.ENOENT, "not found", path)
@@ -462,6 +469,34 @@ class ConfinedFiles:
         found = () if walked.found is None else (walked.found,)
         line = None if judged.line is None else {*judged.line, *walked.folders, *found}
         return holds(self.data_dir, data, path, line=line)
+
+    def _reaches_database(self, walked: Walked) -> bool:
+        """Whether the walk passed through the database's folder or named it or the
+        database file: by their device and inode among the folders walked and what the
+        path names, as the walk saw them (no more system calls). Only a second place of
+        them inside the workspace does: a mount made there (whenever: each call is
+        judged so), for a workspace that is or holds the database's folder is unsafe,
+        and one beside it never walks into it."""
+        ids = self._database_ids()
+        return bool(ids) and (walked.found in ids or not ids.isdisjoint(walked.folders))
+
+    def _database_ids(self) -> frozenset[Ident]:
+        """The (device, inode) of the database's folder and of the database file, looked
+        up once both exist and then kept: the engine's database stays the one opened in
+        that folder (a folder put at its path later holds no database of this engine).
+        Empty without a database file; looked up again at each call until both are
+        there, and as far as they can be looked at."""
+        if self.database is None:
+            return frozenset()
+        if self._database_found is None:
+            try:
+                found = (identity(self.database.parent), identity(self.database))
+            except OSError:
+                return frozenset()
+            if None in found:
+                return frozenset(i for i in found if i is not None)
+            self._database_found = frozenset(i for i in found if i is not None)
+        return self._database_found
 
     def _mounted_in_data(self, root_fd: int) -> bool:
         """Whether the workspace folder opened as ``root_fd`` lies in the app's data folder
