@@ -12,6 +12,10 @@ Where the file system cannot be asked (a folder that may not be looked at), the
 names are compared as `engine.core.fsrules.fold` compares them — case-insensitively,
 after Unicode normalisation — which may take two folders of a case-sensitive file
 system for one: refusing a folder that is not the app's is the safe mistake.
+
+A bind mount of a folder *inside* another shows it at a place no folder above is the
+other: there the mount table tells where each lies on its filesystem
+(`engine.effects.mounts`), where it can be read.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from engine.core.fsrules import fold
+from engine.effects import mounts
 
 __all__ = ["Ident", "folded_within", "holds", "ident", "identity", "lies_in", "lineage",
            "within"]
@@ -97,7 +102,8 @@ def holds(folder: Path, folder_id: Ident | None, path: Path, *,
 def lies_in(path: Path, folder: Path) -> bool:
     """Whether ``path`` is ``folder`` or lies in it, links followed (each as far as it
     exists): `holds`, with ``folder``'s (device, inode) looked up; by folded names when
-    ``folder`` cannot be looked at."""
+    ``folder`` cannot be looked at. And where the mount table says so (`mounts.within`):
+    a folder of ``folder`` bind-mounted at another place, which no folder above is."""
     try:
         path, folder = path.resolve(), folder.resolve()
     except (OSError, RuntimeError):  # a loop of links: judged as they are spelled
@@ -106,4 +112,7 @@ def lies_in(path: Path, folder: Path) -> bool:
         folder_id = identity(folder)
     except OSError:
         return folded_within(path, folder)
-    return holds(folder, folder_id, path)
+    if holds(folder, folder_id, path):
+        return True
+    table = mounts.table()
+    return mounts.within(mounts.place_at(path, table), mounts.place_at(folder, table))

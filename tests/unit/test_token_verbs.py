@@ -208,17 +208,21 @@ def test_an_out_file_inside_a_workspace_folder_is_refused(
     assert json.loads(_run(capsys, "token", "list", "--db", db, "--all", "--json")[1]) == []
 
 
+@pytest.mark.parametrize("mounted", ["", "sub", "sub/with space"])
 def test_an_out_file_inside_a_workspace_folder_by_another_path_is_refused(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], mounted: str) -> None:
     """The workspace folder by a second path (a bind mount here; on a case-folding file
-    system, ``WS2`` for ``ws2``) is the workspace folder: refused, nothing minted."""
+    system, ``WS2`` for ``ws2``) is the workspace folder: refused, nothing minted. So is
+    a folder of it mounted at another place, which nothing above is the workspace
+    folder: the mount table says where it lies."""
     db = str(tmp_path / "app.db")
     _canvas(db, tmp_path)
-    with bound(tmp_path / "ws2", tmp_path / "second"):
+    (tmp_path / "ws2" / mounted).mkdir(parents=True, exist_ok=True)
+    with bound(tmp_path / "ws2" / mounted, tmp_path / "second"):
         out = tmp_path / "second" / "deep" / "a1.token"
         code, _, err = _run(capsys, "token", "mint", "agent:a1", "--db", db, "--out", str(out))
     assert code == 2 and "workspace folder" in err, err
-    assert not (tmp_path / "ws2" / "deep").exists()
+    assert not (tmp_path / "ws2" / mounted / "deep").exists()
     assert json.loads(_run(capsys, "token", "list", "--db", db, "--all", "--json")[1]) == []
 
 
