@@ -436,8 +436,8 @@ class ConfinedFiles:
                     raise PathRefused("protected-path", f"{_named(path)} is the app's own data")
                 if self._reaches_database(walked):
                     raise PathRefused("protected-path", f"{_named(path)} reaches the "
-                                      "database's folder by another place (a mount): it "
-                                      "is the app's own data")
+                                      "database or its folder by another path (a mount, "
+                                      "a hard link): it is the app's own data")
                 if not walked.exists and name not in ("fs.writeText", "fs.writeBytes",
                                                       "fs.mkdir"):
                     raise FileNotFoundError(errno.ENOENT, "not found", path)
@@ -473,10 +473,10 @@ class ConfinedFiles:
     def _reaches_database(self, walked: Walked) -> bool:
         """Whether the walk passed through the database's folder or named it or the
         database file: by their device and inode among the folders walked and what the
-        path names, as the walk saw them (no more system calls). Only a second place of
+        path names, as the walk saw them (no more system calls). Only a second path to
         them inside the workspace does: a mount made there (whenever: each call is
-        judged so), for a workspace that is or holds the database's folder is unsafe,
-        and one beside it never walks into it."""
+        judged so), or a hard link to the database file; for a workspace that is or
+        holds the database's folder is unsafe, and one beside it never walks into it."""
         ids = self._database_ids()
         return bool(ids) and (walked.found in ids or not ids.isdisjoint(walked.folders))
 

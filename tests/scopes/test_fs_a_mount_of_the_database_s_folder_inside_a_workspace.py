@@ -15,6 +15,7 @@ them when a path reaches them by a second place.
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
 from pathlib import Path
 from typing import Any
@@ -74,10 +75,11 @@ async def test_a_path_through_a_mount_of_the_database_s_folder_is_the_app_s_data
         engine.close()
 
 
-async def test_a_mount_of_the_database_file_inside_a_workspace_is_the_app_s_data(
-        make_engine: Any, tmp_path: Path) -> None:
-    """The database file itself mounted at a name in the workspace: read and written
-    through that name, it is protected-path."""
+@pytest.mark.parametrize("how", ["mount", "hard link"])
+async def test_the_database_file_at_a_name_in_a_workspace_is_the_app_s_data(
+        make_engine: Any, tmp_path: Path, how: str) -> None:
+    """The database file itself at a name in the workspace (mounted there, or a hard
+    link): read and written through that name, it is protected-path, and as it was."""
     db = tmp_path / "db" / "app.db"
     db.parent.mkdir()
     db.write_bytes(b"SQLite format 3\0")
@@ -88,10 +90,15 @@ async def test_a_mount_of_the_database_file_inside_a_workspace_is_the_app_s_data
     await offer_install(engine, manifest("acme.fs", {"fs.write": {}}))
     await engine.create_workspace("w1", ws)
     await engine.add_node({"id": "c1", "type": "card", "package": "acme.fs"}, workspace="w1")
-    with bound(db, ws / "notes.db"):
+    with contextlib.ExitStack() as made:
+        if how == "mount":
+            made.enter_context(bound(db, ws / "notes.db"))
+        else:
+            os.link(db, ws / "notes.db")
         for call, args in (("fs.readBytes", {"path": "notes.db"}),
                            ("fs.writeBytes", {"path": "notes.db",
-                                              "base64": base64.b64encode(b"x").decode()})):
+                                              "base64": base64.b64encode(b"x").decode()}),
+                           ("fs.trash", {"path": "notes.db"})):
             d = await engine.call("c1", call, None, args)
             assert (d.code, d.reason) == ("SCOPE_REFUSED", "protected-path"), (call, d.message)
             assert "'notes.db'" in d.message and "database" in d.message, d.message
