@@ -456,7 +456,8 @@ class ConfinedFiles:
         (``judged.line``), the folders walked through and what the path names — so a
         workspace named by a link into the data folder is in it, and so is a path that
         spells it otherwise (``Arrowgate`` on a case-folding file system) or reaches it
-        through a bind mount. One `os.stat` a call, of the data folder."""
+        through a bind mount; and a workspace that is a bind mount of a folder in it
+        (``judged.mounted_in_data``). One `os.stat` a call, of the data folder."""
         if self.data_dir is None:
             return False
         if judged.mounted_in_data:
@@ -488,15 +489,16 @@ class ConfinedFiles:
         there, and as far as they can be looked at."""
         if self.database is None:
             return frozenset()
-        if self._database_found is None:
-            try:
-                found = (identity(self.database.parent), identity(self.database))
-            except OSError:
-                return frozenset()
-            if None in found:
-                return frozenset(i for i in found if i is not None)
-            self._database_found = frozenset(i for i in found if i is not None)
-        return self._database_found
+        if self._database_found is not None:
+            return self._database_found
+        try:
+            found = (identity(self.database.parent), identity(self.database))
+        except OSError:
+            return frozenset()
+        ids = frozenset(i for i in found if i is not None)
+        if None not in found:
+            self._database_found = ids
+        return ids
 
     def _mounted_in_data(self, root_fd: int) -> bool:
         """Whether the workspace folder opened as ``root_fd`` lies in the app's data folder

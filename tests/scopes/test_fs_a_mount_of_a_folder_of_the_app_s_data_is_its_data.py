@@ -99,12 +99,16 @@ async def test_without_a_mount_table_the_device_and_inode_alone_decide(
     ``trash/`` cannot be told from any folder, and is a workspace like any — what was
     done before the table was read; the data folder itself by another path still is
     the app's."""
+    # GIVEN no mount table, and workspaces mounted from the data folder's trash/ and
+    # from the data folder
     data = tmp_path / "xdg" / "arrowgate"
     (data / "trash").mkdir(parents=True)
     monkeypatch.setattr(mounts, "_MOUNTINFO", str(tmp_path / "no-mountinfo"))
     with bound(data / "trash", tmp_path / "x") as trash, bound(data, tmp_path / "y") as whole:
         engine = await _card(make_engine, data, trash, whole)
         for card, reason in (("c1", None), ("c2", "workspace-unsafe")):
+            # WHEN a card writes in each
             d = await engine.call(card, "fs.writeText", None, {"path": "new.md", "text": "x"})
+            # THEN the first is written, the second refused for the folder
             assert d.reason == reason, (card, d.message)
         engine.close()

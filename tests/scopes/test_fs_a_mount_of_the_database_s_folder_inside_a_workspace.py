@@ -80,6 +80,7 @@ async def test_the_database_file_at_a_name_in_a_workspace_is_the_app_s_data(
         make_engine: Any, tmp_path: Path, how: str) -> None:
     """The database file itself at a name in the workspace (mounted there, or a hard
     link): read and written through that name, it is protected-path, and as it was."""
+    # GIVEN the database file at a name in a workspace
     db = tmp_path / "db" / "app.db"
     db.parent.mkdir()
     db.write_bytes(b"SQLite format 3\0")
@@ -95,11 +96,13 @@ async def test_the_database_file_at_a_name_in_a_workspace_is_the_app_s_data(
             made.enter_context(bound(db, ws / "notes.db"))
         else:
             os.link(db, ws / "notes.db")
+        # WHEN a card reads, writes and trashes it
         for call, args in (("fs.readBytes", {"path": "notes.db"}),
                            ("fs.writeBytes", {"path": "notes.db",
                                               "base64": base64.b64encode(b"x").decode()}),
                            ("fs.trash", {"path": "notes.db"})):
             d = await engine.call("c1", call, None, args)
+            # THEN each is refused as the app's own data
             assert (d.code, d.reason) == ("SCOPE_REFUSED", "protected-path"), (call, d.message)
             assert "'notes.db'" in d.message and "database" in d.message, d.message
         engine.close()

@@ -26,8 +26,11 @@ TABLE = (
 
 def test_the_table_is_read_with_its_escapes_undone(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Root and mount point unescaped, optional fields passed over, a bad line left out."""
+    # GIVEN a table with escaped names and a line that is no mount
     (tmp_path / "mountinfo").write_text(TABLE)
     monkeypatch.setattr(mounts, "_MOUNTINFO", str(tmp_path / "mountinfo"))
+    # WHEN it is read THEN each mount is as the kernel meant it
     assert mounts.table() == [
         Mount(22, "8:1", "/", "/", "ext4"),
         Mount(35, "8:1", "/srv/my data/tab\tand\\slash", "/mnt/a b", "ext4"),
@@ -36,6 +39,7 @@ def test_the_table_is_read_with_its_escapes_undone(
 
 
 def test_no_table_tells_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No table (not Linux, /proc hidden): no place, and nothing lies within anything."""
     monkeypatch.setattr(mounts, "_MOUNTINFO", str(tmp_path / "none"))
     assert mounts.table() is None
     assert mounts.place_at(tmp_path, None) is None
@@ -48,6 +52,7 @@ def test_no_table_tells_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     (("8:2", "/a/b"), ("8:1", "/a"), False)])
 def test_within_is_one_filesystem_and_a_whole_folder_name(
         inner: tuple[str, str], outer: tuple[str, str], within: bool) -> None:
+    """Within: the same filesystem, and the folder itself or one of its whole names' below."""
     assert mounts.within(Place(inner[0], PurePosixPath(inner[1])),
                          Place(outer[0], PurePosixPath(outer[1]))) is within
 
@@ -56,8 +61,10 @@ def test_a_folder_mounted_elsewhere_lies_where_it_is_on_its_filesystem(
         tmp_path: Path) -> None:
     """Through a bind mount (its point with a space in it), a folder and a file not made
     yet lie where they do by their own path."""
+    # GIVEN a folder mounted at a second place
     (tmp_path / "src" / "in side").mkdir(parents=True)
     with bound(tmp_path / "src", tmp_path / "a mount"):
+        # WHEN where a path lies is asked by each place THEN it is one place
         table = mounts.table()
         here = mounts.place_at(tmp_path / "src" / "in side" / "new.md", table)
         there = mounts.place_at(tmp_path / "a mount" / "in side" / "new.md", table)
