@@ -16,10 +16,11 @@ __all__ = ["bound"]
 
 @contextlib.contextmanager
 def bound(folder: Path, at: Path) -> Iterator[Path]:
-    """``folder`` (or a file) at ``at`` (made here, a folder or an empty file to mount
-    on) for the block; unmounted after it, lazily when something still holds it."""
+    """``folder`` (or a file) at ``at`` (made here unless it is a folder already, a
+    folder or an empty file to mount on) for the block; unmounted after it, lazily when
+    something still holds it."""
     if folder.is_dir():
-        at.mkdir(parents=True)
+        at.mkdir(parents=True, exist_ok=True)
     else:
         at.parent.mkdir(parents=True, exist_ok=True)
         at.touch(exist_ok=False)

@@ -71,6 +71,28 @@ async def test_a_workspace_mounted_from_inside_the_data_folder_is_the_app_s_data
     assert sorted(os.listdir(data / inside)) == ["kept.md"]
 
 
+async def test_a_folder_of_the_data_folder_mounted_over_a_workspace_judged_is_its_data(
+        make_engine: Any, tmp_path: Path) -> None:
+    """A workspace written in, and then the data folder's ``trash/`` mounted over its
+    folder: the next call is judged on what the folder is now, protected-path."""
+    # GIVEN a workspace whose folder was judged and written in
+    data = tmp_path / "xdg" / "arrowgate"
+    (data / "trash").mkdir(parents=True)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    engine = await _card(make_engine, data, ws)
+    first = await engine.call("c1", "fs.writeText", None, {"path": "a.md", "text": "x"})
+    assert first.allowed, first.message
+    # AND then the data folder's trash/ mounted over it
+    with bound(data / "trash", ws):
+        # WHEN a card writes there again
+        d = await engine.call("c1", "fs.writeText", None, {"path": "b.md", "text": "x"})
+        # THEN it is refused as the app's own data
+        assert (d.code, d.reason) == ("SCOPE_REFUSED", "protected-path"), d.message
+        engine.close()
+    assert os.listdir(data / "trash") == []
+
+
 async def test_a_workspace_holding_the_data_folder_s_source_holds_the_app_s_data(
         make_engine: Any, tmp_path: Path) -> None:
     """The data folder a bind mount of another folder: a workspace holding that folder
