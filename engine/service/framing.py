@@ -16,6 +16,7 @@ problem+json like every error the service gives (SPEC §10.1).
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 from collections.abc import Iterable
@@ -40,12 +41,13 @@ _TITLES = {400: "Bad Request", 415: "Unsupported Media Type", 417: "Expectation 
 VERSIONS = frozenset({"1.1", "1.0"})
 
 #: A ``Host`` field value's form, and an absolute-form target's authority: host [":"
-#: port] (RFC 9112 §3.2, RFC 3986 §3.2.2-3): an IP literal in brackets, or a reg-name
-#: (IPv4 addresses are of its characters), which may be empty (RFC 9110 §7.2: a client
-#: with no authority sends an empty Host); the port, digits (`host_ok` bounds it). No
-#: user information (``user@``), no path, no space or control character.
-_HOST = re.compile(rb"(?:\[(?:[0-9A-Fa-f:.]+|v[0-9A-Fa-f]+\.[-A-Za-z0-9._~!$&'()*+,;=:]+)\]"
-                   rb"|(?:[-A-Za-z0-9._~!$&'()*+,;=]+|%[0-9A-Fa-f]{2})*)(?::([0-9]*))?")
+#: port] (RFC 9112 §3.2, RFC 3986 §3.2.2-3): an IP literal in brackets (its inside
+#: judged by `_literal_fault`), or a reg-name (IPv4 addresses are of its characters),
+#: which may be empty (RFC 9110 §7.2: a client with no authority sends an empty Host);
+#: the port, digits (`host_ok` bounds it). No user information (``user@``), no path, no
+#: space or control character.
+_HOST = re.compile(rb"(?:\[([^\]]*)\]|(?:[-A-Za-z0-9._~!$&'()*+,;=]+|%[0-9A-Fa-f]{2})*)"
+                   rb"(?::([0-9]*))?")
 
 #: An absolute-form request target (RFC 9112 §3.2.2): scheme, authority, path, query.
 _ABSOLUTE = re.compile(rb"([A-Za-z][-A-Za-z0-9+.]*)://([^/?#]*)([^?#]*)(\?[^#]*)?(?:#.*)?",
@@ -121,22 +123,57 @@ def host_refusal(hosts: int, http_version: str) -> Refusal | None:
 
 
 def host_ok(value: bytes) -> bool:
-    """Whether ``value`` is a valid ``Host`` field value: host[:port] (`_HOST`), the port
-    a TCP one (at most 65535: more names no port anything listens on)."""
+    """Whether ``value`` is a valid ``Host`` field value: host[:port] (`_HOST`), an IP
+    literal an IPv6 address (`_literal_fault`), the port a TCP one (at most 65535:
+    more names no port anything listens on)."""
     form = _HOST.fullmatch(value)
-    if form is None:
+    if form is None or (form[1] is not None and _literal_fault(form[1]) is not None):
         return False
-    port = (form[1] or b"").lstrip(b"0")
+    port = (form[2] or b"").lstrip(b"0")
     # Its length bounded first: int() refuses digits past 4,300 (an error, not False).
     return len(port) <= 5 and (not port or int(port) <= 65535)
+
+
+def _literal_fault(literal: bytes) -> str | None:
+    """What is wrong with the inside of an IP literal (``[...]``), or None when it is an
+    IPv6 address (RFC 3986 §3.2.2's IP-literal, read by `ipaddress`).
+
+    The two other forms a client may write there are refused by name. An IPv6
+    zone id (``fe80::1%25eth0``, RFC 6874) names an interface of the client's own
+    host, which means nothing to this server: RFC 6874 §4 has a client remove it
+    from any URI it sends (`ipaddress` would read it as the address's scope). An
+    IPvFuture literal (``v1.x``) is of an address version no RFC defines, so it
+    names no host this server is.
+    """
+    text = literal.decode("latin-1")
+    if "%" in text:
+        return ("an IPv6 zone id (the part after %), which names an interface of the "
+                "client's own host and is never sent (RFC 6874 §4)")
+    if text[:1] in ("v", "V"):
+        return ("an IPvFuture literal ([v...], RFC 3986 §3.2.2), of an address version "
+                "no RFC defines")
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return "an IP literal that is not an IPv6 address (RFC 3986 §3.2.2)"
+    return None
+
+
+def _host_fault(value: bytes) -> str:
+    """What is wrong with ``value``, a host[:port] `host_ok` refused."""
+    form = _HOST.fullmatch(value)
+    fault = None if form is None or form[1] is None else _literal_fault(form[1])
+    if fault is not None:
+        return f"has {fault}"
+    return ("is not a host[:port] (no user name, path, space or control character; the "
+            "port in digits, at most 65535)")
 
 
 def host_value_refusal(value: bytes) -> Refusal:
     """The answer to a request whose ``Host`` field has ``value``, not a valid host[:port]
     (`host_ok`): RFC 9112 §3.2, a server MUST answer it 400."""
-    return (400, "host", f"the request's Host header field {_shown(value)} is not a "
-            "host[:port] (no user name, path, space or control character; the port in "
-            "digits, at most 65535) (RFC 9112 §3.2); nothing more is read on this connection")
+    return (400, "host", f"the request's Host header field {_shown(value)} "
+            f"{_host_fault(value)} (RFC 9112 §3.2); nothing more is read on this connection")
 
 
 def version_refusal(version: str) -> Refusal:
@@ -176,9 +213,11 @@ def origin_form(target: bytes, method: str) -> bytes | Refusal:
                 "https URI: this server serves nothing else (RFC 9112 §3.2.2); nothing "
                 "more is read on this connection")
     if not authority or not host_ok(authority):
+        why = ("it is empty (an http URI's host may not be, RFC 9110 §4.2.1)" if not authority
+               else f"its authority {_shown(authority)} {_host_fault(authority)}")
         return (400, "target", f"the request target {_shown(target)} does not name a "
-                "host[:port] (no user name; not empty, RFC 9110 §4.2.1); nothing more is "
-                "read on this connection")
+                f"host[:port]: {why} (RFC 9112 §3.2.2); nothing more is read on this "
+                "connection")
     return (path or b"/") + (query or b"")
 
 

@@ -59,6 +59,10 @@ BAD = {
     "user information": (b"POST", b"http://u@x/v1/workspaces", "does not name a host"),
     "a port not digits": (b"POST", b"http://x:y/v1/workspaces", "does not name a host"),
     "a port past 65535": (b"POST", b"http://x:99999/v1/workspaces", "does not name a host"),
+    "an IP literal not an IPv6 address": (b"POST", b"http://[1:2:3]/v1/workspaces",
+                                          "not an IPv6 address"),
+    "an IPv6 zone id": (b"POST", b"http://[fe80::1%25eth0]/v1/workspaces", "IPv6 zone id"),
+    "an IPvFuture literal": (b"POST", b"http://[v1.x]:80/v1/workspaces", "IPvFuture literal"),
     "the asterisk-form but for OPTIONS": (b"POST", b"*", "only OPTIONS"),
     "the authority-form of CONNECT": (b"CONNECT", b"x:80", "no proxy"),
 }
