@@ -71,6 +71,13 @@ _INVALID = ("the request cannot be read as HTTP (RFC 9112){}: its head is "
 _VERSION_UNREAD = "Invalid HTTP version"
 _TRAILERS_TOO_LARGE = (f"the request's trailer fields (after its chunked body) are over "
                        f"{MAX_HEAD:,} bytes, as a head may not be")
+#: What llhttp says of a ``Content-Length`` beside ``Transfer-Encoding``: in a head, and
+#: also of one sent as a trailer field, which it refuses before `Protocol._trailer` sees it.
+_LENGTH_WITH_CODING = "Content-Length can't be present with Transfer-Encoding"
+_LENGTH_TRAILER = ("the request sends Content-Length as a trailer field (after its chunked "
+                   "body): a field that says how a message is framed may not be a trailer "
+                   "(RFC 9110 §6.5.1), and the body's end is already known; nothing more is "
+                   "read on this connection")
 
 #: The fields that can keep an HTTP/1.0 connection alive, as llhttp reads them (it
 #: takes ``Proxy-Connection`` for ``Connection``): seen, the request's version is
@@ -545,6 +552,9 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
                     self._fail(*self._refused)
                 elif self._in_head and self._head_too_large():
                     self._fail(431, "head-too-large", _TOO_LARGE)
+                elif not self._in_head and str(exc) == _LENGTH_WITH_CODING:
+                    # Said of a trailer (the head's were read): named, not "malformed".
+                    self._fail(400, "trailer", _LENGTH_TRAILER)
                 else:
                     self.logger.warning("Invalid HTTP request received.")
                     self._fail(*_malformed(exc))
