@@ -66,9 +66,6 @@ _INVALID = ("the request cannot be read as HTTP (RFC 9112){}: its head is "
             "malformed, or where its body ends is ambiguous (Content-Length beside "
             "Transfer-Encoding, two lengths, a folded header field); nothing more is "
             "read on this connection")
-#: What llhttp says of a version it does not read (``HTTP/3.0``, ``HTTP/1.2``), as
-#: against one not written as a version at all (``HTTP/1.a``: "Invalid minor version").
-_VERSION_UNREAD = "Invalid HTTP version"
 _TRAILERS_TOO_LARGE = (f"the request's trailer fields (after its chunked body) are over "
                        f"{MAX_HEAD:,} bytes, as a head may not be")
 #: What llhttp says of a ``Content-Length`` beside ``Transfer-Encoding``: in a head, and
@@ -79,15 +76,10 @@ _LENGTH_TRAILER = ("the request sends Content-Length as a trailer field (after i
                    "(RFC 9110 §6.5.1), and the body's end is already known; nothing more is "
                    "read on this connection")
 
-#: The fields that can keep an HTTP/1.0 connection alive, as llhttp reads them (it
-#: takes ``Proxy-Connection`` for ``Connection``): seen, the request's version is
-#: asked (`Protocol.on_headers_complete`).
-_CONNECTION_FIELDS = frozenset({b"connection", b"proxy-connection"})
-
 #: The header fields `Protocol.on_header` looks at (one set lookup a field): how the
-#: body is coded (`framing.refusal`), ``Host``, counted and its value checked
-#: (`framing.host_refusal`, `framing.host_ok`), and the connection fields.
-_FIELDS_READ = CODING_FIELDS | _CONNECTION_FIELDS | {b"host"}
+#: body is coded (`framing.refusal`), and ``Host``, counted and its value checked
+#: (`framing.host_refusal`, `framing.host_ok`).
+_FIELDS_READ = CODING_FIELDS | {b"host"}
 
 
 def _malformed(exc: Exception) -> tuple[int, str, str]:
@@ -96,12 +88,7 @@ def _malformed(exc: Exception) -> tuple[int, str, str]:
 
     if isinstance(exc, httptools.HttpParserCallbackError):
         return 400, "http", _INVALID.format("")  # a step of uvicorn's failed: nothing to name
-    said = str(exc)
-    if said == _VERSION_UNREAD:
-        return 505, "version", ("the request's HTTP version is not one this server reads: "
-                                "it speaks HTTP/1.1 (and HTTP/1.0) (RFC 9110 §15.6.6); "
-                                "nothing more is read on this connection")
-    return 400, "http", _INVALID.format(f" (the parser says: {said.lower()})")
+    return 400, "http", _INVALID.format(f" (the parser says: {str(exc).lower()})")
 
 
 _HANGUP = select.POLLHUP | select.POLLERR | getattr(select, "POLLRDHUP", 0)
@@ -413,8 +400,6 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
         #: How many ``Host`` fields the request's head has, as it is read; and the
         #: bytes of the trailer fields after its chunked body (`_trailer`).
         _hosts = _trailer_bytes = 0
-        #: The request's head has a `_CONNECTION_FIELDS` field (`on_headers_complete`).
-        _connection = False
         #: The timer that drops the connection when what it sends stays unsent
         #: (`pause_writing`), while the transport pushes back; and the bytes the
         #: transport held unsent when it was set.
@@ -435,12 +420,17 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             self._body_since = None
             self._codings = self._refused = None
             self._hosts = self._trailer_bytes = 0
-            self._connection = self._reading = self._in_head = False
+            self._reading = self._in_head = False
             self._head_bytes = self._read_size = self._parts = self._body_bytes = 0
             #: The connection's token, as its last call found it (`TokenStore.recall`).
             self.token_memo = TokenMemo()
             self._peer = peer_of_socket(transport.get_extra_info("socket")) if unix else None
             super().connection_made(coalescing)  # type: ignore[arg-type]
+            # Any HTTP/d.d is read, so that its version is ours to judge
+            # (`on_headers_complete`): llhttp itself refuses all but 0.9, 1.0, 1.1 and
+            # 2.0 as "Invalid HTTP version", HTTP/1.2 among them. The leniency is of
+            # the version's value alone: ``HTTP/1.a`` and ``HTTP/10.1`` stay unread.
+            self.parser.set_dangerous_leniencies(lenient_version=True)
             # Before any request's cycle is made: each cycle keeps the flow it is given.
             self.flow = _QueueHeld(coalescing, self.pipeline)  # type: ignore[arg-type]
             self._send_stall = None
@@ -599,7 +589,6 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             self._head_bytes = 0
             self._codings = None
             self._hosts = self._trailer_bytes = 0
-            self._connection = False
 
         def on_header(self, name: bytes, value: bytes) -> None:
             # HttpToolsProtocol.on_header, but the fields that say how the body is
@@ -618,8 +607,6 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
                         # `data_received` answers as `_refused` says.
                         self._refused = host_value_refusal(value)
                         raise ValueError(self._refused[2])
-                elif name in _CONNECTION_FIELDS:
-                    self._connection = True
                 elif name == b"expect" and value.lower() == b"100-continue":
                     # Met (the interim 100 when its body is asked for); any other
                     # expectation is kept for `framing.refusal` (417).
@@ -786,16 +773,18 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
                 # 431). (Counted whole only then: not for every request.)
                 self._in_head = True
                 raise ValueError("the request's head is too large")
-            # HTTP/2.0 and 0.9 are refused here (llhttp reads them; other versions it
-            # refuses itself, `_malformed`). Asking the version costs a string a
-            # request, so it is asked only when llhttp's keep-alive answer leaves it
-            # open: without a `_CONNECTION_FIELDS` field, only HTTP/1.1 is kept alive.
-            version = "1.1"
-            if self._connection or not self.parser.should_keep_alive():
-                version = self.parser.get_http_version()
-                if version not in VERSIONS:
+            # RFC 9110 §2.5: a request of a higher minor version than the server's
+            # (HTTP/1.2) is served as the highest it speaks, HTTP/1.1 (a 1.x client
+            # understands it); any other major version, and 0.x, is 505. Asked of
+            # every request (a string made): llhttp keeps HTTP/3.1 alive as it does
+            # 1.1, so its keep-alive answer cannot stand for the version.
+            version = self.parser.get_http_version()
+            higher = False
+            if version not in VERSIONS:
+                if version[:2] != "1.":
                     self._refused = version_refusal(version)
                     raise ValueError(self._refused[2])
+                version, higher = "1.1", True
             if self.url[:1] != b"/":
                 # Not the origin-form (a path): the absolute-form is read as its path
                 # and query (`framing.origin_form`), any other form refused.
@@ -820,6 +809,9 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
                 # Before the request's task is made from this scope.
                 self.scope["arrowgate.peer"] = self._peer  # type: ignore[typeddict-unknown-key]
             super().on_headers_complete()
+            if higher:
+                # As read: uvicorn put the request's own version in its scope.
+                self.scope["http_version"] = "1.1"
             if self.cycle is not None and self.cycle.scope is self.scope:
                 self.scope["arrowgate.direct"] = _Direct(  # type: ignore[typeddict-unknown-key]
                     self, self.cycle, outbox, expected)

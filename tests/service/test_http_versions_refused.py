@@ -4,8 +4,10 @@ that says what the parser found wrong.
 
 (Issue 16, round 33: ``HTTP/2.0`` and ``HTTP/0.9`` request lines were read and carried
 out as if HTTP/1.x, ``HTTP/3.0`` was a 400 "cannot be read as HTTP", and a 400 never
-said which part of the head was wrong.) llhttp reads 0.9, 1.0, 1.1 and 2.0 and refuses
-every other version itself; the server serves 1.0 and 1.1.
+said which part of the head was wrong.) The server serves 1.0 and 1.1, and a higher minor
+version of 1 (``HTTP/1.2``) as 1.1 (RFC 9110 §2.5; round 34: it was 505); llhttp is let
+read any d.d version so the server can tell which (it refused all but 0.9, 1.0, 1.1 and
+2.0 itself, as one "Invalid HTTP version").
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ VERSIONS = {
     "2.0 without Host": (b"2.0", b""),
     "3.0": (b"3.0", b"Host: x\r\n"),
     "9.9": (b"9.9", b"Host: x\r\n"),
-    "1.2": (b"1.2", b"Host: x\r\n"),
+    "3.1 (kept alive by llhttp as 1.1 is)": (b"3.1", b"Host: x\r\n"),
+    "0.0": (b"0.0", b"Host: x\r\n"),
 }
 
 
@@ -44,8 +47,7 @@ def test_another_version_is_a_505_problem_and_closed(unix_server: Running, tmp_p
     found = problem(505, headers, rest)
     assert found["reason"] == "version" and "HTTP/1.1" in found["message"], found
     assert found["title"] == "HTTP Version Not Supported", found
-    if version in (b"2.0", b"0.9"):  # the versions llhttp reads: named
-        assert f"HTTP/{version.decode()}" in found["message"], found
+    assert f"HTTP/{version.decode()}" in found["message"], found
     assert closed and b"HTTP/1.1 200" not in rest
     assert op.get("/v1/workspaces/w9").status_code == 404
     assert log_rows(unix_server.db) == before
@@ -66,6 +68,30 @@ def test_http_1_is_read(unix_server: Running, version: bytes, fields: bytes) -> 
     request = create(unix_server, version=version, fields=b"Host: x\r\n" + fields)
     status, _headers, rest, _closed = exchange(unix_server, request, 1)
     assert status == 201, rest
+
+
+@pytest.mark.parametrize("version", [b"1.2", b"1.9"])
+def test_a_higher_minor_version_of_1_is_served_as_1_1(unix_server: Running,
+                                                      version: bytes) -> None:
+    """RFC 9110 §2.5: processed as HTTP/1.1 (the highest 1.x served): carried out, answered
+    HTTP/1.1, the connection kept alive as 1.1's is; without Host, refused as 1.1's is."""
+    status, _headers, rest, closed = exchange(unix_server, create(unix_server, version=version)
+                                              + FOLLOW, 1)
+    assert status == 201, rest
+    assert rest.count(b"HTTP/1.1 200 OK\r\n") == 1 and not closed  # the health check too
+    assert unix_server.client().get("/v1/workspaces/w9").status_code == 200
+    status, headers, rest, closed = exchange(unix_server, create(unix_server, version=version,
+                                                                 fields=b""))
+    found = problem(400, headers, rest)
+    assert found["reason"] == "host" and "HTTP/1.1 request" in found["message"], found
+
+
+def test_a_version_not_written_as_digits_is_still_malformed(unix_server: Running) -> None:
+    """The leniency is of the version's value alone: ``HTTP/1.a`` is the parser's 400."""
+    status, headers, rest, closed = exchange(unix_server, create(unix_server, version=b"1.a"))
+    found = problem(400, headers, rest)
+    assert found["reason"] == "http" and "invalid minor version" in found["message"], found
+    assert closed
 
 
 MALFORMED = {
