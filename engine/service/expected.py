@@ -23,7 +23,7 @@ LONE = -1.0
 class Expected:
     """Which requests the server expects soon: the engine's group commit waits for them.
 
-    A request that may write (any but GET) that was read while another is in
+    A request that may write (any but GET and HEAD) that was read while another is in
     flight, whose handler runs at the next turn of the loop; a connection
     answered a call less than `EXPECT_SECONDS` ago, whose client is likely
     sending its next one (with many clients, those answered by one commit
@@ -59,7 +59,7 @@ class Expected:
         return self._busy
 
     def request(self, conn: object, writes: bool) -> None:
-        """A request was read on ``conn`` (``writes``: any method but GET)."""
+        """A request was read on ``conn`` (``writes``: any method but GET and HEAD)."""
         self._answered.pop(conn, None)
         if writes:
             self._busy += 1

@@ -67,12 +67,14 @@ from engine.service.context import (
 )
 from engine.service.direct import Direct
 from engine.service.jsonread import loads
+from engine.service.methods import allowed, head, options_asterisk
 from engine.service.models import BatchBody, CallBody
 from engine.service.problems import (
     ServiceError,
     error_response,
     guarded,
     json_content_type,
+    leaf_routes,
     validation_problem,
 )
 from engine.service.segments import encoded_slash
@@ -146,6 +148,10 @@ class FastLane:
         self.app, self.service = app, service
         #: The calls `take` took, decided a turn of the loop at a time.
         self._turns = Turns(service.engine)
+        #: The answer to ``OPTIONS *``: the methods some route serves, HEAD and OPTIONS.
+        served = {method for route in leaf_routes(getattr(app, "routes", ()))
+                  for method in getattr(route, "methods", None) or ()}
+        self._options = options_asterisk(allowed(served | {"OPTIONS"}))
 
     def take(self, scope: Scope, direct: Direct, raw: bytes | bytearray) -> bool:
         """Take a plain ``POST /v1/calls`` whose body has all arrived, to be decided with
@@ -198,6 +204,12 @@ class FastLane:
                 return refusal(scope, receive, send)
         if scope["type"] != "http" or scope.get("root_path") or \
                 not _lane_route(scope["method"], scope["path"]):
+            # Not the lane's (nor the hot routes'): the methods answered beyond the routes.
+            method = scope.get("method")
+            if method == "HEAD":
+                return head(self, scope, receive, send)  # its GET, the lane's or FastAPI's
+            if method == "OPTIONS" and scope["path"] == "*":
+                return self._options(scope, receive, send)
             return self.app(scope, receive, send)
         if scope["path"] == "/v1/health" and scope["method"] == "GET" and \
                 not scope["query_string"]:
@@ -524,7 +536,7 @@ def _lane_route(method: str, path: str) -> bool:
         return True
     if method == "GET" and path in ("/v1/health", "/v1/events"):
         return True
-    return path.startswith("/v1/tool-calls")
+    return method != "HEAD" and path.startswith("/v1/tool-calls")  # HEAD: `methods.head`
 
 
 _CALL_KEYS = frozenset(CallBody.model_fields)

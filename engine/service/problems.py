@@ -29,10 +29,11 @@ from engine.core.errors import (
     StoreFailed,
     with_code,
 )
+from engine.service.methods import allowed as allow_value
 
 __all__ = ["PROBLEM", "BodyLimit", "ServiceError", "Unexpected", "error_response", "guarded",
-           "install_handlers", "internal_problem", "json_content_type", "problem", "status_of",
-           "validation_problem"]
+           "install_handlers", "internal_problem", "json_content_type", "leaf_routes", "problem",
+           "status_of", "validation_problem"]
 
 PROBLEM = "application/problem+json"
 
@@ -234,12 +235,13 @@ def install_handlers(app: FastAPI) -> None:
         if exc.status_code == 405:
             # Starlette names only the first route of the path; list every method.
             allowed: set[str] = set()
-            for route in _leaf_routes(request.app.router.routes):
+            for route in leaf_routes(request.app.router.routes):
                 match, _child = route.matches(request.scope)
                 if match != Match.NONE:
                     allowed |= set(getattr(route, "methods", None) or ())
             if allowed:
-                exc.headers = {"Allow": ", ".join(sorted(allowed))}
+                # HEAD wherever GET is: the server answers it (`engine.service.methods`).
+                exc.headers = {"Allow": allow_value(allowed)}
         code = "NOT_FOUND" if exc.status_code == 404 else "INVALID_ARGUMENT"
         # FastAPI's own 400 is a body it could not parse at all (not UTF-8).
         reason = {400: "malformed-json", 404: "route", 405: "route",
@@ -254,12 +256,12 @@ def install_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StarletteHTTPException, http)
 
 
-def _leaf_routes(routes: Any) -> Iterator[Any]:
+def leaf_routes(routes: Any) -> Iterator[Any]:
     """Routes, with those of included routers (FastAPI wraps them) taken out."""
     for route in routes:
         inner = getattr(route, "original_router", None)
         if inner is not None:
-            yield from _leaf_routes(inner.routes)
+            yield from leaf_routes(inner.routes)
         else:
             yield route
 

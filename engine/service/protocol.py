@@ -81,6 +81,9 @@ _LENGTH_TRAILER = ("the request sends Content-Length as a trailer field (after i
 #: (`framing.host_refusal`, `framing.host_ok`).
 _FIELDS_READ = CODING_FIELDS | {b"host"}
 
+#: The methods of requests that write nothing (`Expected.request`).
+_READS = frozenset({"GET", "HEAD"})
+
 
 def _malformed(exc: Exception) -> tuple[int, str, str]:
     """The answer to a request the parser refused with ``exc`` (not one of ours)."""
@@ -815,7 +818,9 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             if self.cycle is not None and self.cycle.scope is self.scope:
                 self.scope["arrowgate.direct"] = _Direct(  # type: ignore[typeddict-unknown-key]
                     self, self.cycle, outbox, expected)
-            writes = self.scope.get("method") != "GET"
+            # A HEAD is its GET's (`engine.service.methods`): a read, never a write,
+            # or a HEAD of a long wait would hold the group commit's lone caller.
+            writes = self.scope.get("method") not in _READS
             self._writes.append(self.scope if writes else None)  # type: ignore[arg-type]
             expected.request(self, writes)
 
