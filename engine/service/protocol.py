@@ -788,6 +788,11 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
                     self._refused = version_refusal(version)
                     raise ValueError(self._refused[2])
                 version, higher = "1.1", True
+            elif version == "1.0":
+                # RFC 9110 §10.1.1: a 100-continue expectation in an HTTP/1.0 request
+                # MUST be ignored (§15.2: no 1xx to an HTTP/1.0 client, which reads
+                # none): its body is read as it comes, as a request's without it.
+                self.expect_100_continue = False
             if self.url[:1] != b"/":
                 # Not the origin-form (a path): the absolute-form is read as its path
                 # and query (`framing.origin_form`), any other form refused.
