@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import select
+import urllib.parse
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -351,8 +352,12 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
     dropped, and one that sends nothing is timed as an idle one from the start.
     """
     import httptools
-    from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT
-    from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+    from uvicorn.protocols.http.flow_control import HIGH_WATER_LIMIT, service_unavailable
+    from uvicorn.protocols.http.httptools_impl import (
+        STATUS_LINE,
+        HttpToolsProtocol,
+        RequestResponseCycle,
+    )
 
     class Protocol(HttpToolsProtocol):
         _idle_since: float | None = None
@@ -782,12 +787,11 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             # every request (a string made): llhttp keeps HTTP/3.1 alive as it does
             # 1.1, so its keep-alive answer cannot stand for the version.
             version = self.parser.get_http_version()
-            higher = False
             if version not in VERSIONS:
                 if version[:2] != "1.":
                     self._refused = version_refusal(version)
                     raise ValueError(self._refused[2])
-                version, higher = "1.1", True
+                version = "1.1"
             elif version == "1.0":
                 # RFC 9110 §10.1.1: a 100-continue expectation in an HTTP/1.0 request
                 # MUST be ignored (§15.2: no 1xx to an HTTP/1.0 client, which reads
@@ -816,10 +820,7 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             if self._peer is not None:
                 # Before the request's task is made from this scope.
                 self.scope["arrowgate.peer"] = self._peer  # type: ignore[typeddict-unknown-key]
-            super().on_headers_complete()
-            if higher:
-                # As read: uvicorn put the request's own version in its scope.
-                self.scope["http_version"] = "1.1"
+            self._begin(version)
             if self.cycle is not None and self.cycle.scope is self.scope:
                 self.scope["arrowgate.direct"] = _Direct(  # type: ignore[typeddict-unknown-key]
                     self, self.cycle, outbox, expected)
@@ -828,6 +829,46 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
             writes = self.scope.get("method") not in _READS
             self._writes.append(self.scope if writes else None)  # type: ignore[arg-type]
             expected.request(self, writes)
+
+        def _begin(self, version: str) -> None:
+            """HttpToolsProtocol.on_headers_complete, written out, but the request's
+            ``version`` is the one judged (`on_headers_complete`): uvicorn asked the
+            parser again (a string made a request) and put HTTP/1.2's own in the scope."""
+            self.scope["method"] = self.parser.get_method().decode("ascii")
+            if version != "1.1":
+                self.scope["http_version"] = version
+            if self.parser.should_upgrade() and self._should_upgrade():
+                return
+            parsed_url = httptools.parse_url(self.url)
+            raw_path = parsed_url.path
+            path = raw_path.decode("ascii")
+            if "%" in path:
+                path = urllib.parse.unquote(path)
+            self.scope["path"] = self.root_path + path
+            self.scope["raw_path"] = self.root_path.encode("ascii") + raw_path
+            self.scope["query_string"] = parsed_url.query or b""
+            app = self.app
+            if self.limit_concurrency is not None and (
+                    len(self.connections) >= self.limit_concurrency or
+                    len(self.tasks) >= self.limit_concurrency):
+                app = service_unavailable
+                self.logger.warning("Exceeded concurrency limit.")
+            existing_cycle = self.cycle
+            self.cycle = RequestResponseCycle(
+                scope=self.scope, transport=self.transport, flow=self.flow,
+                logger=self.logger, access_logger=self.access_logger,
+                access_log=self.access_log,
+                default_headers=self.server_state.default_headers,
+                message_event=asyncio.Event(),
+                expect_100_continue=self.expect_100_continue,
+                keep_alive=version != "1.0" and self.parser.should_keep_alive(),
+                on_response=self.on_response_complete)
+            if existing_cycle is None or existing_cycle.response_complete:
+                self._start_asgi_task(self.cycle, app)
+            else:
+                # Pipelined: queued behind the request being answered.
+                self.flow.pause_reading()
+                self.pipeline.appendleft((self.cycle, app))
 
         def on_response_complete(self) -> None:
             self._taken = None
