@@ -114,7 +114,8 @@ _ERRORS = {
            f"{MAX_HEAD // 1024} KiB",
     "500": "an error the service did not expect (code INTERNAL); the server's log holds why",
     "501": "a Transfer-Encoding other than chunked (the server reads no other)",
-    "503": "the change could not be written, so it did not happen",
+    "503": "the change could not be written, so it did not happen (Retry-After, when the "
+           "answer says when the store is asked again)",
     "505": "an HTTP version other than 1.1 or 1.0 (the request is not carried out)",
 }
 #: What any request may be answered, health's too: refused before a route reads it
@@ -123,7 +124,8 @@ _BEFORE_ROUTES = frozenset({"400", "413", "415", "417", "431", "501", "505"})
 #: Health's 503: asked ``ready`` (`engine.service.readiness`).
 _NOT_READY = "asked ready=true: the store cannot be read now (STORE_FAILED, saying why)"
 #: A read's 503: it asked for no change, so none is said not to have happened.
-_NOT_READ = "the store could not be read (STORE_FAILED, saying why)"
+_NOT_READ = ("the store could not be read (STORE_FAILED, saying why; Retry-After, when it "
+             "says when the store is asked again)")
 
 
 def openapi_document(app: FastAPI) -> dict[str, Any]:

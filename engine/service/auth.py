@@ -309,9 +309,11 @@ class TokenStore:
         """
         outage = self._outage
         if outage is not None and now < outage[0]:
+            # When it is asked again, also as a number: the answer's Retry-After.
             raise StoreFailed(f"the store could not check tokens a moment ago and is asked "
                               f"again in {outage[0] - now:.1f} s: {outage[1]}",
-                              reason="connection")
+                              reason="connection",
+                              details={"retry_after": round(outage[0] - now, 3)})
 
     def recall(self, header: bytes, memo: TokenMemo) -> tuple[str, Principal] | None:
         """What `lookup` answers for the token in ``header`` (an ``Authorization``

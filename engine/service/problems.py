@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
 from typing import Any, TypeVar
 
@@ -88,6 +89,11 @@ def problem(status: int, code: str, message: str, *, reason: str | None = None,
     headers = dict(headers or {})
     if status == 401:
         headers["WWW-Authenticate"] = "Bearer"
+    retry_after = extra.get("retry_after")
+    if status in (429, 503) and isinstance(retry_after, (int, float)):
+        # The problem says when to ask again: so does the field clients read (RFC 9110
+        # §10.2.3), in whole seconds, rounded up (asked sooner, the answer is the same).
+        headers["Retry-After"] = str(max(1, math.ceil(retry_after)))
     return Response(json.dumps(body, default=str), status_code=status, media_type=PROBLEM,
                     headers=headers)
 

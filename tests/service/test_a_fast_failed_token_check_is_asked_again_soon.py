@@ -12,12 +12,14 @@ remembered whole for `OUTAGE_SECONDS`.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
 from engine.core.errors import StoreFailed
 from engine.service.auth import CACHE_SECONDS, OUTAGE_SECONDS, TokenStore
+from engine.service.problems import error_response
 from engine.store.base import TokenTable
 from tests.conftest import open_store
 
@@ -97,6 +99,34 @@ def test_a_check_that_held_the_loop_long_keeps_the_store_unasked_a_while(store: 
         # AND once the window is over it is asked again
         clock.now += OUTAGE_SECONDS
         assert tokens.lookup(token) is not None
+    finally:
+        tokens.close()
+        engine.close()
+
+
+def test_the_503_while_unasked_says_when_in_retry_after(store: str) -> None:
+    """The refusal that says "asked again in N s" says it as ``Retry-After`` too (RFC 9110
+    §10.2.3), in whole seconds rounded up, and as ``retry_after`` in its problem.
+    (Round 34: said only in its words.)"""
+    engine = open_store(store)
+    clock = _Clock()
+    table = _Faltering(engine.store.tokens(), clock)
+    tokens = TokenStore(table, clock=clock)  # type: ignore[arg-type]
+    try:
+        _id, token = tokens.mint_sync("card:c1")
+        clock.now += CACHE_SECONDS + 0.1
+        # GIVEN a check that held the loop for 0.3 s and failed: unasked for 1.2 s
+        table.fail_next = 0.3
+        with pytest.raises(StoreFailed):
+            tokens.lookup(token)
+        # WHEN checked again 0.1 s later
+        clock.now += 0.1
+        with pytest.raises(StoreFailed) as refused:
+            tokens.lookup(token)
+        # THEN its answer is 503 with Retry-After 2 (1.1 s rounded up)
+        answer = error_response(refused.value)
+        assert answer.status_code == 503 and answer.headers["retry-after"] == "2"
+        assert json.loads(answer.body)["retry_after"] == pytest.approx(1.1)
     finally:
         tokens.close()
         engine.close()

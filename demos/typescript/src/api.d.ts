@@ -2341,7 +2341,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the store could not be read (STORE_FAILED, saying why) */
+            /** @description the store could not be read (STORE_FAILED, saying why; Retry-After, when it says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2482,7 +2482,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2623,7 +2623,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2764,7 +2764,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2903,7 +2903,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the store could not be read (STORE_FAILED, saying why) */
+            /** @description the store could not be read (STORE_FAILED, saying why; Retry-After, when it says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3042,7 +3042,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the store could not be read (STORE_FAILED, saying why) */
+            /** @description the store could not be read (STORE_FAILED, saying why; Retry-After, when it says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3185,7 +3185,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3326,7 +3326,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3469,7 +3469,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3608,7 +3608,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the store could not be read (STORE_FAILED, saying why) */
+            /** @description the store could not be read (STORE_FAILED, saying why; Retry-After, when it says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3751,7 +3751,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3892,7 +3892,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4033,7 +4033,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4172,7 +4172,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the store could not be read (STORE_FAILED, saying why) */
+            /** @description the store could not be read (STORE_FAILED, saying why; Retry-After, when it says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4315,7 +4315,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4458,7 +4458,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4601,7 +4601,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4744,7 +4744,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4883,7 +4883,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the store could not be read (STORE_FAILED, saying why) */
+            /** @description the store could not be read (STORE_FAILED, saying why; Retry-After, when it says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5026,7 +5026,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5167,7 +5167,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5308,7 +5308,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5449,7 +5449,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5588,7 +5588,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the store could not be read (STORE_FAILED, saying why) */
+            /** @description the store could not be read (STORE_FAILED, saying why; Retry-After, when it says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5730,7 +5730,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the store could not be read (STORE_FAILED, saying why) */
+            /** @description the store could not be read (STORE_FAILED, saying why; Retry-After, when it says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5867,7 +5867,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the store could not be read (STORE_FAILED, saying why) */
+            /** @description the store could not be read (STORE_FAILED, saying why; Retry-After, when it says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6010,7 +6010,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6153,7 +6153,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6303,7 +6303,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the store could not be read (STORE_FAILED, saying why) */
+            /** @description the store could not be read (STORE_FAILED, saying why; Retry-After, when it says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6455,7 +6455,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the store could not be read (STORE_FAILED, saying why) */
+            /** @description the store could not be read (STORE_FAILED, saying why; Retry-After, when it says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6592,7 +6592,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the store could not be read (STORE_FAILED, saying why) */
+            /** @description the store could not be read (STORE_FAILED, saying why; Retry-After, when it says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6733,7 +6733,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -6872,7 +6872,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the store could not be read (STORE_FAILED, saying why) */
+            /** @description the store could not be read (STORE_FAILED, saying why; Retry-After, when it says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7015,7 +7015,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the store could not be read (STORE_FAILED, saying why) */
+            /** @description the store could not be read (STORE_FAILED, saying why; Retry-After, when it says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7159,7 +7159,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7302,7 +7302,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7441,7 +7441,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the store could not be read (STORE_FAILED, saying why) */
+            /** @description the store could not be read (STORE_FAILED, saying why; Retry-After, when it says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7583,7 +7583,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the store could not be read (STORE_FAILED, saying why) */
+            /** @description the store could not be read (STORE_FAILED, saying why; Retry-After, when it says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7726,7 +7726,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the change could not be written, so it did not happen */
+            /** @description the change could not be written, so it did not happen (Retry-After, when the answer says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -7877,7 +7877,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description the store could not be read (STORE_FAILED, saying why) */
+            /** @description the store could not be read (STORE_FAILED, saying why; Retry-After, when it says when the store is asked again) */
             503: {
                 headers: {
                     [name: string]: unknown;
