@@ -194,8 +194,8 @@ class _Direct:
         for name, value in cycle.default_headers:  # the date header, as uvicorn sends it
             parts += (name, b": ", value, b"\r\n")
         parts.append(head)
-        if cycle.waiting_for_100_continue and cycle.more_body:
-            # Answered before its body was asked for (`on_response_complete`): closed.
+        if cycle.expects and cycle.more_body:
+            # Answered before its body came, which it was to ask for (`Cycle`): closed.
             cycle.keep_alive = False
         if not cycle.keep_alive:
             parts.append(b"connection: close\r\n")
@@ -358,6 +358,26 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
         HttpToolsProtocol,
         RequestResponseCycle,
     )
+
+    class Cycle(RequestResponseCycle):
+        """uvicorn's request-response cycle, but an answer that will close its connection
+        says so (``Connection: close``, RFC 9112 §9.6).
+
+        An answer begun before the request's body was asked for (``Expect:
+        100-continue``: a 401, a 404, a 405 that needs no body) closes the
+        connection once sent (`Protocol.on_response_complete`): the body may be
+        coming after all, and would be read as the next request. uvicorn wrote
+        its head as a kept connection's. (`_Direct.respond` says so itself.)
+        """
+
+        #: The request came with ``Expect: 100-continue`` (`Protocol._begin`).
+        expects = False
+
+        def send(self, message: Any) -> Any:
+            # Not a coroutine of its own: uvicorn's, returned (no frame a message).
+            if self.expects and self.more_body and not self.response_started:
+                self.keep_alive = False
+            return super().send(message)
 
     class Protocol(HttpToolsProtocol):
         _idle_since: float | None = None
@@ -854,7 +874,7 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
                 app = service_unavailable
                 self.logger.warning("Exceeded concurrency limit.")
             existing_cycle = self.cycle
-            self.cycle = RequestResponseCycle(
+            self.cycle = Cycle(
                 scope=self.scope, transport=self.transport, flow=self.flow,
                 logger=self.logger, access_logger=self.access_logger,
                 access_log=self.access_log,
@@ -863,6 +883,8 @@ def http_protocol(unix: bool, expected: Expected, outbox: Outbox,
                 expect_100_continue=self.expect_100_continue,
                 keep_alive=version != "1.0" and self.parser.should_keep_alive(),
                 on_response=self.on_response_complete)
+            if self.expect_100_continue:
+                self.cycle.expects = True
             if existing_cycle is None or existing_cycle.response_complete:
                 self._start_asgi_task(self.cycle, app)
             else:
