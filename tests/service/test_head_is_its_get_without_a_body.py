@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,22 @@ def test_options_of_a_path_is_still_405(unix_server: Running) -> None:
     """OPTIONS of a resource: no route answers it, so 405 naming its methods, HEAD too."""
     r = unix_server.client().options("/v1/health")
     assert r.status_code == 405 and r.headers["allow"] == "GET, HEAD"
+
+
+def test_head_of_a_wait_waits_as_its_get(unix_server: Running, tmp_path: Path) -> None:
+    """A held prompt's wait: the HEAD waits its timeout as the GET does, then answers the
+    GET's status and length, no body; nothing is decided by asking."""
+    op = unix_server.client()
+    build_canvas(op, tmp_path / "proj")
+    card = unix_server.client(mint(op, "card:c1"))
+    made = card.post("/v1/calls", json={"card": "c1", "call": "agents.prompt", "target": "a1",
+                                        "args": {"text": "hi"}}).json()
+    target = f"/v1/prompts/{made['prompt']}/wait?timeout=0.6"
+    started = time.monotonic()
+    status, headers, rest, closed = _head(unix_server, target, unix_server.token)
+    waited = time.monotonic() - started
+    get = op.get(target)
+    assert status == get.status_code == 200 and waited >= 0.6
+    assert int(headers["content-length"]) == len(get.content)
+    assert rest.startswith(b"HTTP/1.1 200 OK\r\n") and not closed
+    assert get.json()["outcome"] == made["outcome"] == "queued"  # still held: nothing decided
