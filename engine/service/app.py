@@ -101,7 +101,7 @@ def fast_lane(app: Any) -> FastLane | None:
 
 _ERRORS = {
     "400": "bad input: a malformed request (its head: a Host not host[:port], a target "
-           "neither a path nor an http URI), malformed JSON, unknown fields, wrong types, "
+           "neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, "
            "a query parameter the route does not take or one given twice (nothing changed)",
     "401": "no token, or an unknown or revoked one",
     "403": "this principal may not do this",
@@ -116,7 +116,8 @@ _ERRORS = {
     "501": "a Transfer-Encoding other than chunked (the server reads no other)",
     "503": "the change could not be written, so it did not happen (Retry-After, when the "
            "answer says when the store is asked again)",
-    "505": "an HTTP version other than 1.1 or 1.0 (the request is not carried out)",
+    "505": "an HTTP version other than 1.x (the request is not carried out; 1.2 and later "
+           "are served as 1.1)",
 }
 #: What any request may be answered, health's too: refused before a route reads it
 #: (`engine.service.framing`, `engine.service.problems.BodyLimit`).

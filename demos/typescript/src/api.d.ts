@@ -2148,7 +2148,7 @@ export interface operations {
                     "application/json": components["schemas"]["HealthOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2211,7 +2211,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -2242,7 +2242,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2350,7 +2350,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -2383,7 +2383,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2491,7 +2491,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -2524,7 +2524,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2632,7 +2632,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -2665,7 +2665,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspaceOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2773,7 +2773,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -2804,7 +2804,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspaceOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2912,7 +2912,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -2943,7 +2943,7 @@ export interface operations {
                     "application/json": components["schemas"]["NodeOut"][];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3051,7 +3051,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -3086,7 +3086,7 @@ export interface operations {
                     "application/json": components["schemas"]["NodeOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3194,7 +3194,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -3227,7 +3227,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3335,7 +3335,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -3370,7 +3370,7 @@ export interface operations {
                     "application/json": components["schemas"]["NodeOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3478,7 +3478,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -3509,7 +3509,7 @@ export interface operations {
                     "application/json": components["schemas"]["ArrowOut"][];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3617,7 +3617,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -3652,7 +3652,7 @@ export interface operations {
                     "application/json": components["schemas"]["ArrowOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3760,7 +3760,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -3793,7 +3793,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3901,7 +3901,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -3934,7 +3934,7 @@ export interface operations {
                     "application/json": components["schemas"]["PackageOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4042,7 +4042,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -4073,7 +4073,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReviewOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4181,7 +4181,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -4216,7 +4216,7 @@ export interface operations {
                     "application/json": components["schemas"]["InstallOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4324,7 +4324,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -4359,7 +4359,7 @@ export interface operations {
                     "application/json": components["schemas"]["InstallOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4467,7 +4467,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -4502,7 +4502,7 @@ export interface operations {
                     "application/json": components["schemas"]["GrantsOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4610,7 +4610,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -4645,7 +4645,7 @@ export interface operations {
                     "application/json": components["schemas"]["RevokeOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4753,7 +4753,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -4784,7 +4784,7 @@ export interface operations {
                     "application/json": components["schemas"]["DiffOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4892,7 +4892,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -4927,7 +4927,7 @@ export interface operations {
                     "application/json": components["schemas"]["DiffOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5035,7 +5035,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -5068,7 +5068,7 @@ export interface operations {
                     "application/json": components["schemas"]["DecisionOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5176,7 +5176,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -5209,7 +5209,7 @@ export interface operations {
                     "application/json": components["schemas"]["BatchResult"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5317,7 +5317,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -5350,7 +5350,7 @@ export interface operations {
                     "application/json": components["schemas"]["EmitResult"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5458,7 +5458,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -5489,7 +5489,7 @@ export interface operations {
                     "application/json": components["schemas"]["PromptOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5597,7 +5597,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -5631,7 +5631,7 @@ export interface operations {
                     "application/json": components["schemas"]["DecisionOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5739,7 +5739,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -5768,7 +5768,7 @@ export interface operations {
                     "application/json": components["schemas"]["HoldOut"][];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5876,7 +5876,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -5911,7 +5911,7 @@ export interface operations {
                     "application/json": components["schemas"]["DecisionOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6019,7 +6019,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -6054,7 +6054,7 @@ export interface operations {
                     "application/json": components["schemas"]["DecisionOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6162,7 +6162,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -6195,7 +6195,7 @@ export interface operations {
                     "text/event-stream": string;
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6312,7 +6312,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -6356,7 +6356,7 @@ export interface operations {
                     "application/json": components["schemas"]["LogOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6464,7 +6464,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -6493,7 +6493,7 @@ export interface operations {
                     "application/jsonl": string;
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6601,7 +6601,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -6634,7 +6634,7 @@ export interface operations {
                     "application/json": components["schemas"]["VerifyOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6742,7 +6742,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -6773,7 +6773,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReachOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6881,7 +6881,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -6916,7 +6916,7 @@ export interface operations {
                     "application/json": components["schemas"]["HistoryOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7024,7 +7024,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -7060,7 +7060,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallOpened"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7168,7 +7168,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -7203,7 +7203,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7311,7 +7311,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -7342,7 +7342,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7450,7 +7450,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -7484,7 +7484,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7592,7 +7592,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -7627,7 +7627,7 @@ export interface operations {
                     "application/json": components["schemas"]["ToolCallOut"];
                 };
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7735,7 +7735,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
@@ -7778,7 +7778,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
+            /** @description bad input: a malformed request (its head: a Host not host[:port], a target neither a path nor an http URI; a Content-Length trailer), malformed JSON, unknown fields, wrong types, a query parameter the route does not take or one given twice (nothing changed) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -7886,7 +7886,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description an HTTP version other than 1.1 or 1.0 (the request is not carried out) */
+            /** @description an HTTP version other than 1.x (the request is not carried out; 1.2 and later are served as 1.1) */
             505: {
                 headers: {
                     [name: string]: unknown;
