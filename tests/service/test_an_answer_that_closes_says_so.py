@@ -11,9 +11,12 @@ saying ``Connection: close`` is answered, the answer saying so, and then closed.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from tests.service.conftest import Running
+from tests.service.conftest import Running, build_canvas, mint
 from tests.service.rawhttp import exchange
 
 _BODY = b'{"id": "w9", "folder": "/tmp"}'
@@ -43,4 +46,18 @@ def test_a_request_saying_close_is_answered_then_closed(server: Running, target:
         server.token.encode() + b"\r\nConnection: close\r\n\r\n"
     status, headers, _rest, closed = exchange(server, request)
     assert status in (200, 404) and closed
+    assert headers.get("connection") == "close", headers
+
+
+def test_a_call_saying_close_is_answered_then_closed(server: Running, tmp_path: Path) -> None:
+    """A card's call the lane takes (answered in one write, in its turn): the same."""
+    op = server.client()
+    build_canvas(op, tmp_path / "proj")
+    call = json.dumps({"card": "c1", "call": "agents.prompt", "target": "a1",
+                       "args": {"text": "hi"}}).encode()
+    request = (f"POST /v1/calls HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "
+               f"{mint(op, 'card:c1')}\r\nContent-Type: application/json\r\nConnection: close"
+               f"\r\nContent-Length: {len(call)}\r\n\r\n").encode() + call
+    status, headers, rest, closed = exchange(server, request)
+    assert status == 200 and b'"outcome":"queued"' in rest and closed
     assert headers.get("connection") == "close", headers
