@@ -110,7 +110,9 @@ class LocalBackend:
             # The file's text, not the value read from it: the engine hashes it itself.
             update = await self.engine.update(name, manifest=package.manifest_text,
                                               digests=digests)
-            return {"package": name, "state": "pending", "hash": update.pending_hash}
+            # The installed version's own files: nothing pends (the service says so too).
+            state = "pending" if self.engine.state.packages[name].is_pending else "installed"
+            return {"package": name, "state": state, "hash": update.pending_hash}
         await self.engine.offer(name, package.manifest_text, digests)
         return {"package": name, "state": "available",
                 "hash": self.engine.state.packages[name].hash}

@@ -24,8 +24,9 @@ async def run(verb: str, args: argparse.Namespace, backend: Backend,
         if not (folder / "manifest.json").is_file():
             raise Failure(USAGE, _not_a_package_folder(folder))
         out = await backend.offer(folder)
-        note = " (an update: approve it with `package approve`)" \
-            if out.get("state") == "pending" else ""
+        note = {"pending": " (an update: approve it with `package approve`)",
+                "installed": " (the version installed: nothing to approve)"}.get(
+                    str(out.get("state")), "")
         return OK, out, f"offered {out.get('package')} ({out.get('hash')}){note}"
     if verb == "package install":
         grant: str | list[str] = args.grant if args.grant in ("required", "all") else \

@@ -138,10 +138,11 @@ class OfferBody(_In):
 
 
 class PackageOut(BaseModel):
-    """A package offered or updated: its state and content hash."""
+    """A package offered or updated: its state and content hash (``installed``: the files
+    of the version installed, so nothing waits for approval)."""
 
     package: str
-    state: Literal["available", "pending"]
+    state: Literal["available", "pending", "installed"]
     hash: str
 
 

@@ -341,7 +341,10 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
             pkg = engine.state.packages.get(name)
             if pkg is not None and pkg.installed:
                 update = await engine.update(name, manifest=manifest, digests=digests)
-                state, digest = "pending", update.pending_hash
+                # The installed version's own files again: nothing waits for approval
+                # (the engine drops a pending version then), so not "pending".
+                state = "pending" if engine.state.packages[name].is_pending else "installed"
+                digest = update.pending_hash
             else:
                 await engine.offer(name, manifest, digests)
                 state, digest = "available", engine.state.packages[name].hash

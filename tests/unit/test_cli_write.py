@@ -456,3 +456,24 @@ def test_an_unreadable_package_file_is_exit_2(tmp_path, capsys, person) -> None:
     code, out, err = run(capsys, "package", "offer", str(folder), "--db", db)
     assert (code, out) == (2, "")
     assert "cannot read" in err and "broken: No such file" in err
+
+
+def test_offering_the_installed_version_again_says_nothing_is_to_approve(
+        canvas, capsys) -> None:
+    """`package offer` of the installed version's own folder: ``installed``, no approval
+    suggested, and nothing pends (round 34: it said "an update: approve it", and the
+    approval was refused ``nothing-pending``)."""
+    # GIVEN acme.prompter installed from a folder
+    folder = canvas.parent / "acme.prompter"
+    installed = json.loads(run(capsys, "package", "review", "acme.prompter", "--db",
+                               str(canvas), "--json")[1])["hash"]
+    # WHEN that folder is offered again
+    code, out, _ = run(capsys, "package", "offer", str(folder), "--db", str(canvas), "--json")
+    # THEN it is the installed version, and the text says nothing is to approve
+    assert code == 0 and json.loads(out) == {"package": "acme.prompter", "state": "installed",
+                                             "hash": installed}
+    code, out, _ = run(capsys, "package", "offer", str(folder), "--db", str(canvas))
+    assert code == 0 and "nothing to approve" in out and "package approve" not in out
+    code, _, err = run(capsys, "package", "approve", "acme.prompter", "--db", str(canvas),
+                       "--json")
+    assert code == 2 and json.loads(err)["error"]["reason"] == "nothing-pending"

@@ -1375,7 +1375,8 @@ export interface components {
         };
         /**
          * PackageOut
-         * @description A package offered or updated: its state and content hash.
+         * @description A package offered or updated: its state and content hash (``installed``: the files
+         *     of the version installed, so nothing waits for approval).
          */
         PackageOut: {
             /** Package */
@@ -1384,7 +1385,7 @@ export interface components {
              * State
              * @enum {string}
              */
-            state: "available" | "pending";
+            state: "available" | "pending" | "installed";
             /** Hash */
             hash: string;
         };
