@@ -115,8 +115,12 @@ class ServiceBackend:
         except httpx.HTTPError as exc:
             # Some of httpx's errors carry no text: their name says what happened.
             why = str(exc) or type(exc).__name__
-            raise Failure(USAGE, f"cannot reach the service at {self.address}: {why}"
-                                 f"{socket_hint(self.address)}") from exc
+            # Not connected at all: most often no service is running (a socket a stopped
+            # service removed, a port nobody listens on), which `arrowgate mcp` says too.
+            running = " (is `arrowgate serve` running there?)" \
+                if isinstance(exc, httpx.ConnectError) else ""
+            raise Failure(USAGE, f"cannot reach the service at {self.address}{running}: "
+                                 f"{why}{socket_hint(self.address)}") from exc
         try:
             data = response.json() if response.content else None
         except ValueError:

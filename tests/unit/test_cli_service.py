@@ -191,12 +191,29 @@ def test_a_wrong_token_is_a_refusal(service, tmp_path, capsys) -> None:
 
 
 def test_no_service_at_the_address_is_exit_2(tmp_path, capsys) -> None:
-    """Nothing listens on the socket: exit 2 naming the address."""
+    """Nothing listens on the socket: exit 2 naming the address, and asking whether
+    `arrowgate serve` runs there (round 34: a service stopped, its socket gone, was told
+    only "No such file or directory" and to use http:// for TCP)."""
     token = tmp_path / "t"
     token.write_text("x")
     token.chmod(0o600)
     code, _, err = run(capsys, (str(tmp_path / "none.sock"), token), "hold", "list")
     assert code == 2 and "cannot reach the service" in err
+    assert "is `arrowgate serve` running there?" in err, err
+
+
+def test_no_service_on_a_loopback_port_asks_whether_it_runs(tmp_path, capsys) -> None:
+    """Nobody listens on the port: exit 2 naming the address and asking whether
+    `arrowgate serve` runs there (round 34: "All connection attempts failed", alone)."""
+    token = tmp_path / "t"
+    token.write_text("x")
+    token.chmod(0o600)
+    with socket.socket() as s:  # a port free now, and nobody listening on it
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code, _, err = run(capsys, (f"http://127.0.0.1:{port}", token), "hold", "list")
+    assert code == 2 and f"cannot reach the service at http://127.0.0.1:{port}" in err
+    assert "is `arrowgate serve` running there?" in err, err
 
 
 def test_verbs_over_loopback_tcp(tmp_path, capsys, monkeypatch) -> None:
