@@ -299,7 +299,10 @@ class Node:
             if key in ("id", "type"):
                 continue
             if key not in spec and key not in _INTERNAL:
-                raise InvalidNode(f"node {node_id}: unknown field {key!r} for a {node_type}",
+                # Its own fields named, so a misspelt one is seen at once ("a agent" read
+                # oddly, and named none).
+                raise InvalidNode(f"node {node_id}: unknown field {key!r} for a node of type "
+                                  f"{node_type} (its own fields: {', '.join(sorted(spec))})",
                                   reason="bad-field")
             data[key] = value
         for key, (kind, default) in spec.items():

@@ -614,7 +614,7 @@ def _cmd_export(args: argparse.Namespace) -> int:
                 raise CliError(f"name a workspace with --workspace (there are: {names})")
             workspace = next(iter(workspaces))
         if workspace not in workspaces:
-            raise NotFound(f"no workspace {workspace!r}")
+            raise NotFound(f"no workspace {workspace!r}", reason="missing-workspace")
         text = json.dumps(canvas_document(view.state.canvas, workspace, view.meta),
                           indent="\t")
     if args.output:

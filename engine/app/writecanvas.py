@@ -32,6 +32,14 @@ async def run(verb: str, args: argparse.Namespace, backend: Backend,
             if given in fields:  # never silently another node than the one named
                 raise Failure(USAGE, f"node add: the {given} is the positional "
                                      f"{given.upper()}, not --set {given}=…")
+        from canvas import NODE_TYPES
+
+        if args.type not in NODE_TYPES:
+            # Said here, as the engine says it through --db: the service's own word for a
+            # bad type is about its request body (``body.type``), which nobody here wrote.
+            raise Failure.coded(USAGE, "INVALID_NODE", f"node {args.id}: unknown type "
+                                f"{args.type!r} (one of {', '.join(sorted(NODE_TYPES))})",
+                                reason="bad-type")
         node = {"id": args.id, "type": args.type, **fields}
         out = await backend.add_node(args.workspace, node)
         return OK, out, f"node {args.id} ({args.type}) added to {args.workspace}"
@@ -47,7 +55,10 @@ async def run(verb: str, args: argparse.Namespace, backend: Backend,
         return OK, {"id": args.id, "removed": True}, f"node {args.id} removed"
     if verb == "arrow add":
         arrow: dict[str, Any] = {"id": args.id, "from": args.src, "to": args.dst}
-        if args.from_port is not None or args.to_port is not None:
+        if (args.from_port is None) != (args.to_port is None):
+            raise Failure(USAGE, "arrow add: --from-port and --to-port go together (a port "
+                                 "arrow names both; a plain arrow neither)")
+        if args.from_port is not None:
             arrow.update(from_port=args.from_port, to_port=args.to_port)
         out = await backend.add_arrow(args.workspace, arrow)
         return OK, out, f"arrow {args.id} added: {args.src} -> {args.dst}"

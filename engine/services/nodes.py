@@ -78,7 +78,7 @@ class Nodes:
         """The workspace, which must exist."""
         ws = self.ctx.state.workspaces.get(workspace_id)
         if ws is None:
-            raise NotFound(f"no workspace {workspace_id!r}")
+            raise NotFound(f"no workspace {workspace_id!r}", reason="missing-workspace")
         return ws
 
     def cards_of(self, package: str) -> list[Node]:

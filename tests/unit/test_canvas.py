@@ -146,3 +146,13 @@ def test_loaded_nodes_with_the_same_data_do_not_share_it(tmp_path) -> None:
             for node, was in zip(nodes, before):
                 if node is not changed:
                     assert node.data == was, f"{node.id} changed with {changed.id}"
+
+
+def test_an_unknown_node_field_is_told_with_the_fields_the_type_takes() -> None:
+    """A misspelt field names the node's type and its own fields (round 34: it read
+    "unknown field 'nme' for a agent" and named none)."""
+    with pytest.raises(InvalidNode) as caught:
+        Node.build({"id": "a1", "type": "agent", "nme": "Bob"}, "w1")
+    assert caught.value.reason == "bad-field"
+    assert str(caught.value).endswith("node a1: unknown field 'nme' for a node of type agent "
+                                      "(its own fields: dangerous, name, status, tool)")

@@ -336,3 +336,36 @@ def test_an_answer_is_the_same_json_through_either_transport(service, tmp_path,
                      "--json"]) == 0
         installed.append(json.loads(capsys.readouterr().out))
     assert sorted(installed[0]) == sorted(installed[1]), installed
+
+
+def test_a_newcomers_mistakes_are_told_alike_through_the_db_and_the_service(
+        service, tmp_path, capsys) -> None:
+    """A node type that is none, one port of a port arrow, a workspace that is not there:
+    the same JSON error, code and reason through --db and --service (round 34: through the
+    service a bad type was ``INVALID_ARGUMENT: body.type: Input should be …``, a request
+    body nobody here wrote; one port alone ``INVALID_ARROW … from_port and to_port``; and a
+    missing workspace had reason ``missing-workspace`` there but null through --db)."""
+    # GIVEN a workspace w1 behind the service, and one behind a database of its own
+    db = tmp_path / "own.db"
+    (tmp_path / "proj").mkdir()
+    assert run(capsys, service, "workspace", "add", "w1", str(tmp_path / "proj"))[0] == 0
+    assert main(["workspace", "add", "w1", str(tmp_path / "proj"), "--db", str(db)]) == 0
+    capsys.readouterr()
+    for argv, wanted in (
+            (["node", "add", "w1", "n1", "notes"], ("INVALID_NODE", "bad-type", "'notes'")),
+            (["node", "add", "w9", "n1", "note"], ("NOT_FOUND", "missing-workspace", "'w9'")),
+            (["arrow", "add", "w1", "e1", "n1", "n2", "--from-port", "text"],
+             (None, None, "--from-port and --to-port go together"))):
+        # WHEN each mistake is made both ways
+        said = []
+        for where in (["--service", service[0], "--token-file", str(service[1])],
+                      ["--db", str(db)]):
+            code = main([*argv, *where, "--json"])
+            out, err = capsys.readouterr()
+            assert (code, out) == (2, ""), (argv, where, code, out, err)
+            said.append(json.loads(err)["error"])
+        # THEN both say the same, naming what was wrong
+        assert said[0] == said[1], (argv, said)
+        code, reason, named = wanted
+        assert (said[0].get("code"), said[0].get("reason")) == (code, reason), said[0]
+        assert named in said[0]["message"], said[0]
