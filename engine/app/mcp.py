@@ -1594,7 +1594,15 @@ def register(sub: Any) -> None:
     """Add the ``mcp`` subcommand to the command line."""
     from engine.app.common import given
 
-    p = sub.add_parser("mcp", help="an MCP server on stdio giving an agent its cards' tools")
+    p = sub.add_parser(
+        "mcp", help="an MCP server on stdio giving an agent its cards' tools",
+        description="An MCP server on standard input and output that a coding agent starts "
+                    "(README \"Wiring your own coding agent\"): it acts as the agent node "
+                    "--agent through a running `arrowgate serve`, listing the tools of the "
+                    "cards an arrow connects it to.",
+        epilog="Exit codes: 0 its input ended or its client closed its end; 1 its output "
+               "failed (a full disk under a file); 2 usage or invalid input (the address, the "
+               "token file, no database); 130 interrupted (Ctrl-C).")
     p.add_argument("--agent", required=True, help="the agent node this server acts as")
     p.add_argument("--service", metavar="ADDRESS", type=given,
                    help="the service's socket path, http://127.0.0.1:PORT (loopback only) or "

@@ -272,7 +272,16 @@ def _positive_bytes(value: str) -> int:
 
 def register(sub: Any) -> None:
     """Add the ``serve`` subcommand to the command line."""
-    p = sub.add_parser("serve", help="the local HTTP service (Unix socket by default)")
+    p = sub.add_parser(
+        "serve", help="the local HTTP service (Unix socket by default)",
+        description="Serve the engine over local HTTP (SPEC 10.1) to canvas apps in any "
+                    "language. It prints its address (the socket's path, or "
+                    "http://HOST:PORT), then `ready`; the operator token is in --token-file. "
+                    "SIGTERM or SIGINT (Ctrl-C) stops it once every pending commit is "
+                    "flushed.",
+        epilog="Exit codes: 0 stopped by SIGTERM or SIGINT; 2 a start refused (bad "
+               "arguments, an address or socket another server holds, a token file that "
+               "holds anything but a token): nothing is made.")
     from engine.app.common import add_db_option, given
 
     add_db_option(p, creates=True)

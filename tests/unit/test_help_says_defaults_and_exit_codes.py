@@ -51,3 +51,17 @@ def test_revoke_and_approve_say_what_they_refuse(capsys: pytest.CaptureFixture[s
     assert "exit 1 when it was not granted" in _help(capsys, "package", "revoke")
     said = _help(capsys, "package", "approve")
     assert "another version pending now is refused as stale" in said, said
+
+
+def test_serve_and_mcp_say_how_they_stop_and_their_exit_codes(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`serve --help` says what it prints, how it stops and its exit codes; `mcp --help`
+    its exit codes (round 34: both had none, where every other verb's help has them)."""
+    said = _help(capsys, "serve")
+    assert "prints its address" in said and "then `ready`" in said, said
+    assert "SIGTERM or SIGINT (Ctrl-C) stops it" in said, said
+    assert "Exit codes: 0 stopped by SIGTERM or SIGINT; 2 a start refused" in said, said
+    said = _help(capsys, "mcp")
+    assert "Exit codes: 0 its input ended or its client closed its end; 1 its output " \
+           "failed" in said, said
+    assert "2 usage or invalid input" in said and "130 interrupted" in said, said
