@@ -120,10 +120,26 @@ def short_folder() -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
+#: A person at the terminal, for the README's set-up block: the write verbs with the
+#: operator check passing (a test has no person; `tests/unit/test_operator.py` plays it).
+_PERSON = """
+import sys
+import engine.app.cli_write
+from engine.effects.operator import OperatorCheck
+engine.app.cli_write.operator_check = lambda: OperatorCheck(True)
+from engine.app.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
 @pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
 def test_the_services_curl_block_answers_a_decision(short_folder: Path) -> None:
-    """``arrowgate serve --db app.db`` as the README starts it, then its curl block run
-    by a shell in the same folder: the call is answered with its Decision."""
+    """``arrowgate serve --db app.db`` as the README starts it, then its set-up block (a
+    person answering y) and its curl block run by a shell in the same folder: the call is
+    queued on the arrow the set-up drew.
+
+    (Round 34: the curl block named c1 and a1 on the new, empty canvas, and a newcomer who
+    ran it was answered CARD_UNKNOWN, with no word on how to make them.)"""
     # GIVEN the service, started as the README's first serve line says
     serve_line = _block("sh", "arrowgate serve --db app.db ").splitlines()[0]
     argv = serve_line.split("#", 1)[0].split()
@@ -135,14 +151,22 @@ def test_the_services_curl_block_answers_a_decision(short_folder: Path) -> None:
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "app.db.serve/serve.sock"
         assert proc.stdout.readline().strip() == "ready"
-        # WHEN the curl block runs there
+        # WHEN the set-up block runs there, a person answering y to the install's question
+        (short_folder / "person.py").write_text(_PERSON)
+        setup = _block("sh", "arrowgate workspace add w1 ")
+        assert setup.count(".venv/bin/arrowgate ") == 6, setup
+        setup = setup.replace(".venv/bin/arrowgate ", f"{sys.executable} person.py ")
+        made = subprocess.run(["bash", "-e", "-c", setup], cwd=short_folder, input="y\n",
+                              capture_output=True, text=True, timeout=120)
+        assert made.returncode == 0, made.stdout + made.stderr
+        # AND the curl block after it
         curl = _block("sh", "curl --unix-socket")
         done = subprocess.run(["bash", "-c", curl], cwd=short_folder, capture_output=True,
                               text=True, timeout=60)
     finally:
         proc.terminate()
         proc.communicate(timeout=30)
-    # THEN the answer is the call's Decision: c1 is no card of this new canvas
+    # THEN the answer is the call's Decision: queued to a1 over the arrow e1
     assert done.returncode == 0, done.stderr
     decision = json.loads(done.stdout)
-    assert (decision["outcome"], decision["code"]) == ("denied", "CARD_UNKNOWN"), decision
+    assert (decision["outcome"], decision["arrow"]) == ("queued", "e1"), decision
