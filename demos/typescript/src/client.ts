@@ -235,7 +235,11 @@ export class Arrowgate {
       const why = (cause as { code?: unknown } | undefined)?.code
         ?? (cause instanceof Error ? cause.message : undefined)
         ?? (err instanceof Error ? err.message : String(err));
-      throw new Error(`cannot reach the service at ${this.address}: ${String(why)}`,
+      // Not connected at all: most often no service runs there (the command line and
+      // `arrowgate mcp` ask the same).
+      const running = why === "ENOENT" || why === "ECONNREFUSED"
+        ? " (is `arrowgate serve` running there?)" : "";
+      throw new Error(`cannot reach the service at ${this.address}${running}: ${String(why)}`,
         { cause: err });
     }
     const text = await response.text();

@@ -3,13 +3,15 @@
  *
  *   node dist/src/demo.js                      start a fresh service and play
  *   node dist/src/demo.js --service ADDRESS --token-file PATH   use a running one
+ *   node dist/src/demo.js --help               say so
  */
 import { createHash } from "node:crypto";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
-import { Arrowgate, type CardEvent, type Decision, type ToolCall } from "./client.js";
+import { Arrowgate, ArrowgateError, type CardEvent, type Decision, type ToolCall }
+  from "./client.js";
 
 /** The `tool.call` event the card answered. */
 type ToolCallEvent = Extract<CardEvent, { type: "tool.call" }>;
@@ -56,7 +58,18 @@ export async function playStory(operator: Arrowgate, folder: string,
 
   const project = join(folder, "project");
   await mkdir(project, { recursive: true });
-  await operator.createWorkspace({ id: "demo", folder: project });
+  try {
+    await operator.createWorkspace({ id: "demo", folder: project });
+  } catch (err: unknown) {
+    // A service the demo ran on before: say what to do, not only that "demo" exists.
+    if (err instanceof ArrowgateError && err.reason === "workspace") {
+      throw new Error(`${err.message}: the demo builds its canvas anew, and this service's `
+        + "canvas has it already (an earlier run of the demo on it?); give it a service "
+        + "of a new database, or give no options (it starts a service of its own)",
+        { cause: err });
+    }
+    throw err;
+  }
   say("workspace demo");
 
   const files = { "manifest.json": JSON.stringify(MANIFEST), "index.js": "// the stand-up card\n" };
@@ -159,13 +172,24 @@ export async function playStory(operator: Arrowgate, folder: string,
   return { refused, accepted, limited, held: hold, approved, ran, tool };
 }
 
+const USAGE = "usage: node dist/src/demo.js [--service ADDRESS --token-file PATH] "
+  + "[--folder DIR]\n\n"
+  + "Plays the demo's story through `arrowgate serve`. With no options it starts a service\n"
+  + "of its own on a temporary database (the repository's .venv/bin/arrowgate, or\n"
+  + "$ARROWGATE_BIN). --service (a socket path or http://127.0.0.1:PORT) and --token-file\n"
+  + "(the operator token it wrote, <db>.operator-token) name a running one, whose canvas\n"
+  + "must not have the workspace \"demo\" yet; --folder is where its project folder goes\n"
+  + "(default: the current folder).\n\n"
+  + "Exit codes: 0 played; 1 the service refused or failed; 2 usage or invalid input.";
+
 async function main(argv: string[]): Promise<number> {
-  let options: { service?: string; "token-file"?: string; folder?: string };
+  let options: { service?: string; "token-file"?: string; folder?: string; help?: boolean };
   try {
     // Strict: a misspelt option is said, never ignored (the demo would start a service
     // of its own and play the story there instead of on the one named).
     options = parseArgs({ args: argv, strict: true, allowPositionals: false, options: {
       service: { type: "string" }, "token-file": { type: "string" }, folder: { type: "string" },
+      help: { type: "boolean", short: "h" },
     } }).values;
     if ((options.service === undefined) !== (options["token-file"] === undefined)) {
       throw new Error("--service and --token-file (the operator token) go together");
@@ -176,10 +200,24 @@ async function main(argv: string[]): Promise<number> {
       + " or nothing)");
     return 2;
   }
+  if (options.help) {
+    console.log(USAGE);
+    return 0;
+  }
   const address = options.service;
   const tokenFile = options["token-file"];
   if (address && tokenFile) {
-    const operator = new Arrowgate(address, (await readFile(tokenFile, "utf8")).trim());
+    let token: string;
+    try {
+      token = (await readFile(tokenFile, "utf8")).trim();
+    } catch (err: unknown) {
+      // Named as the option it came from (Node's own words name only the file).
+      const why = (err as { code?: unknown }).code ?? (err instanceof Error ? err.message : err);
+      console.error(`demo: --token-file ${tokenFile}: cannot read it (${String(why)}); give `
+        + "the operator token file `arrowgate serve` wrote, <db>.operator-token");
+      return 2;
+    }
+    const operator = new Arrowgate(address, token);
     try {
       await playStory(operator, options.folder ?? process.cwd());
     } finally {

@@ -7,7 +7,9 @@
  *
  * (Found in round 28: an unknown option, or a misspelt one such as `--servcie`, was
  * ignored: the demo started a service of its own and played the whole story on it; so
- * was `--token-file` alone, and `--service` alone was exit 1.)
+ * was `--token-file` alone, and `--service` alone was exit 1. Round 34: `--help` was
+ * refused as an unknown option, and a token file it could not read was Node's bare
+ * "ENOENT: no such file or directory, open 'x'", exit 1.)
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -30,4 +32,29 @@ it("refuses an option it does not take, naming it", () => {
     assert.equal(lines.length, 1, done.stderr);
     assert.ok(lines[0]?.includes(args[0] ?? ""), done.stderr);
   }
+});
+
+/** The demo run with `args`, and a service it would start failing at once. */
+function demo(...args: string[]) {
+  return spawnSync(process.execPath, [DEMO, ...args], {
+    encoding: "utf8", timeout: 30_000, env: { ...process.env, ARROWGATE_BIN: "/bin/false" },
+  });
+}
+
+it("says how it is used with --help, and starts nothing", () => {
+  for (const flag of ["--help", "-h"]) {
+    const done = demo(flag);
+    assert.equal(done.status, 0, done.stderr);
+    assert.equal(done.stderr, "");
+    assert.match(done.stdout, /^usage: node dist\/src\/demo.js \[--service ADDRESS --token-file PATH\]/);
+    assert.match(done.stdout, /Exit codes: 0 played; 1 /);
+  }
+});
+
+it("names --token-file and its path when it cannot read the token, exit 2", () => {
+  const done = demo("--service", "/tmp/no-such.sock", "--token-file", "/nonexistent/op.token");
+  assert.equal(done.status, 2, done.stderr);
+  assert.equal(done.stdout, "");
+  assert.equal(done.stderr, "demo: --token-file /nonexistent/op.token: cannot read it (ENOENT); "
+    + "give the operator token file `arrowgate serve` wrote, <db>.operator-token\n");
 });

@@ -67,6 +67,17 @@ describe("the demo's story over the Unix socket", () => {
     assert.ok(["queued", "delivered"].includes(prompt.state), prompt.state);
   });
 
+  it("played again on the same service, says what to do instead", async () => {
+    // Round 34: a second run on a service said only "workspace 'demo' exists".
+    await assert.rejects(playStory(operator, served.folder, () => undefined),
+      (err: unknown) => {
+        assert.ok(err instanceof Error && err.cause instanceof ArrowgateError, String(err));
+        assert.match(err.message, /^INVALID_ARGUMENT: workspace 'demo' exists: /);
+        assert.match(err.message, /a service of a new database, or give no options/);
+        return true;
+      });
+  });
+
   it("narrates every step", () => {
     const text = lines.join("\n");
     for (const part of ["workspace demo", "not-connected", "RATE_LIMITED", "held", "approves"]) {

@@ -3,7 +3,8 @@
  * why it could not reach it, not undici's bare "fetch failed".
  *
  * (Found in round 28: `node dist/src/demo.js --service WRONG.sock --token-file FILE`
- * said only "fetch failed", naming neither the socket nor what was wrong.)
+ * said only "fetch failed", naming neither the socket nor what was wrong. Round 34: it
+ * asks whether `arrowgate serve` runs there, as the command line does.)
  */
 import assert from "node:assert/strict";
 import { mkdtemp, rm } from "node:fs/promises";
@@ -32,7 +33,8 @@ it("names the socket or address it could not reach, and why", async () => {
       try {
         await assert.rejects(client.health(), (err: unknown) => {
           assert.ok(err instanceof Error);
-          assert.equal(err.message, `cannot reach the service at ${address}: ${why}`);
+          assert.equal(err.message, `cannot reach the service at ${address} `
+            + `(is \`arrowgate serve\` running there?): ${why}`);
           return true;
         });
       } finally {
