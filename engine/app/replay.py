@@ -759,7 +759,10 @@ def run_files(paths: list[str], *, as_json: bool = False, store: str | None = No
     if as_json:  # JSON Lines to the end: a script reads every line as JSON
         print(json.dumps({"passed": passed, "failed": failed, "invalid": invalid}))
     else:
-        print(f"replay: {passed} passed, {failed} failed")
+        # The invalid are among the failed, as in the JSON object: said, so a count of
+        # failures is not read as cases the engine got wrong.
+        print(f"replay: {passed} passed, {failed} failed"
+              + (f" ({invalid} of them not played: an invalid case file)" if invalid else ""))
     return 2 if invalid else 0 if failed == 0 else 1
 
 

@@ -39,4 +39,8 @@ def test_an_invalid_case_without_json_is_one_text_line(
     bad.write_text("{}")
     assert main(["replay", str(bad)]) == 2
     out, err = capsys.readouterr()
-    assert err.startswith(f"{bad}: field 'steps'") and out.endswith("0 passed, 1 failed\n")
+    assert err.startswith(f"{bad}: field 'steps'")
+    # The closing line says the failure is an invalid file, as the JSON's "invalid" does
+    # (round 34: "0 passed, 1 failed" alone read as a case the engine got wrong).
+    assert out.endswith("replay: 0 passed, 1 failed (1 of them not played: an invalid case "
+                        "file)\n"), out
