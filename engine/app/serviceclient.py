@@ -288,6 +288,10 @@ def service_token(args: argparse.Namespace) -> str:
     except FileRefused as exc:
         if exc.problem.startswith(("has mode", "belongs to")):
             raise Failure(USAGE, f"the token file {path} {exc.problem}") from exc
+        if exc.problem.startswith("is larger than"):
+            raise Failure(USAGE, f"the token file {path} {exc.problem}: it is no token file "
+                                 "(a token is one short line, as `arrowgate serve` or "
+                                 "`arrowgate token mint --out` writes it)") from exc
         hint = "" if args.token_file else \
             " (give --token-file: the one `arrowgate serve` wrote, or --db of its database)"
         why = exc.problem.removeprefix("cannot be read: ")

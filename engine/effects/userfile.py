@@ -71,10 +71,12 @@ def read_user_bytes(path: str | Path, *, limit: int = MAX_USER_FILE,
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise FileRefused(path, "is not a regular file")
-        if private:
-            _refuse_shared(path, info)
+        # Its size first: a file far too big to be what was asked for (a database given
+        # as a token file) is told so, not told to be made private.
         if info.st_size > limit:
             raise FileRefused(path, _too_large(info.st_size, limit))
+        if private:
+            _refuse_shared(path, info)
         with os.fdopen(os.dup(fd), "rb") as fh:
             # As much as the file holds and a byte more, not ``limit``: a read of n
             # bytes takes n at once (16 MiB for a token of 40 bytes).

@@ -81,3 +81,18 @@ def test_a_token_file_of_another_user_is_refused(tmp_path: Path,
     assert main(_list(tmp_path, "--token-file", str(token))) == 2
     err = capsys.readouterr().err
     assert str(token) in err and "65534" in err and "cannot reach" not in err, err
+
+
+def test_a_database_given_as_the_token_file_is_told_it_is_none(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """GIVEN the database (mode 0644, far larger than a token) as --token-file WHEN a write
+    verb uses it THEN exit 2 saying it is no token file, never to chmod it (round 34: the
+    advice was "make it private: chmod 600 app.db")."""
+    db = tmp_path / "app.db"
+    db.write_bytes(b"SQLite format 3\x00" + bytes(200_000))
+    os.chmod(db, 0o644)
+    assert main(_list(tmp_path, "--token-file", str(db))) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and f"the token file {db} is larger than 4096 bytes" in err, err
+    assert "it is no token file" in err and "chmod" not in err, err
+    assert "cannot reach the service" not in err
