@@ -151,9 +151,12 @@ def db_path(args: argparse.Namespace, *, create: bool = False,
         _check_database(path, create=create)
     elif not create:
         quoted = shlex.quote(str(path))
+        # A relative path is read from the current folder, which may not be the one the
+        # person thinks (an agent starts `arrowgate mcp` in a folder of its own): said.
+        where = "" if path.is_absolute() else f", that is {path.absolute()}"
         # Both ways: a script building its own canvas begins with an empty one, and the
         # demo fills it with the demo's packages, nodes and arrows.
-        raise CliError(f"no database at {path} (`arrowgate workspace add ID FOLDER --db "
+        raise CliError(f"no database at {path}{where} (`arrowgate workspace add ID FOLDER --db "
                        f"{quoted}` makes one with an empty canvas, `arrowgate demo --db "
                        f"{quoted}` one with the demo's)")
     elif make_folder:

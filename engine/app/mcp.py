@@ -1522,6 +1522,13 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
         try:
             db = db_path(args, create=False)
         except CliError as exc:
+            if args.db and exc.message.startswith("no database at "):
+                # Not made here: the database is the one a service serves, and making
+                # another is no way to an agent's tools.
+                said = exc.message.split(" (`arrowgate ")[0]
+                raise CliError(f"{said}: give --db the absolute path of the database "
+                               "`arrowgate serve` serves (an agent starts its MCP servers "
+                               "in a folder of its own choosing)") from None
             if args.db:
                 raise
             # The database is only where the defaults are found: say what to give
