@@ -269,6 +269,20 @@ def _seg(value: str) -> str:
     return {".": "%2E", "..": "%2E%2E"}.get(value) or quote(value, safe="")
 
 
+def _db_of_socket(args: argparse.Namespace) -> str:
+    """Words naming the database whose default socket ``--service`` is (``app.db`` for
+    ``app.db.serve/serve.sock``), when --db was not given: the token lies beside it."""
+    address = getattr(args, "service", None) or ""
+    if getattr(args, "db", None) or "://" in address:
+        return ""
+    folder = Path(address).parent
+    if Path(address).name != "serve.sock" or not folder.name.endswith(".serve") \
+            or folder.name == ".serve":
+        return ""
+    return f": --db {folder.with_name(folder.name.removesuffix('.serve'))} for its socket " \
+        f"{address}"
+
+
 def service_token(args: argparse.Namespace) -> str:
     """The bearer token ``--token-file`` holds (default: the database path plus
     ``.operator-token``), read as a private file of the user's.
@@ -293,7 +307,8 @@ def service_token(args: argparse.Namespace) -> str:
                                  "(a token is one short line, as `arrowgate serve` or "
                                  "`arrowgate token mint --out` writes it)") from exc
         hint = "" if args.token_file else \
-            " (give --token-file: the one `arrowgate serve` wrote, or --db of its database)"
+            " (give --token-file: the one `arrowgate serve` wrote, or --db of its database" \
+            f"{_db_of_socket(args)})"
         why = exc.problem.removeprefix("cannot be read: ")
         raise Failure(USAGE, f"cannot read the token file {path}: {why}{hint}") from exc
     token = raw.decode("utf-8", "replace").strip()

@@ -369,3 +369,22 @@ def test_a_newcomers_mistakes_are_told_alike_through_the_db_and_the_service(
         code, reason, named = wanted
         assert (said[0].get("code"), said[0].get("reason")) == (code, reason), said[0]
         assert named in said[0]["message"], said[0]
+
+
+def test_a_default_socket_without_db_names_the_database_to_give(
+        tmp_path, monkeypatch, capsys) -> None:
+    """--service app.db.serve/serve.sock without --db or --token-file: the token is looked
+    for beside the default database, and the error names ``--db app.db`` (round 34: a
+    newcomer who gave the socket `arrowgate serve --db app.db` printed was told only "or
+    --db of its database")."""
+    # GIVEN a home with no default database, and a socket path as serve prints it
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("ARROWGATE_DB", raising=False)
+    monkeypatch.chdir(tmp_path)
+    # WHEN a verb is given that socket alone
+    code = main(["hold", "list", "--service", "app.db.serve/serve.sock"])
+    # THEN exit 2, naming the database whose socket it is
+    err = capsys.readouterr().err
+    assert code == 2 and "cannot read the token file" in err, err
+    assert err.rstrip().endswith("or --db of its database: --db app.db for its socket "
+                                 "app.db.serve/serve.sock)"), err
