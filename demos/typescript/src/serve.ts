@@ -61,7 +61,8 @@ export async function serve(
     address = join(folder, "sock", "serve.sock");
     args.push("--socket", address);
   }
-  const child: ChildProcess = spawn(arrowgateBin(), args, {
+  const bin = arrowgateBin();
+  const child: ChildProcess = spawn(bin, args, {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, PYTHONUNBUFFERED: "1" },
   });
@@ -69,7 +70,7 @@ export async function serve(
   child.stdout?.setEncoding("utf8");
   child.stderr?.setEncoding("utf8");
   const exited = new Promise<number | null>((ok) => child.once("exit", (code) => ok(code)));
-  await new Promise<void>((ok, fail) => {
+  const started = new Promise<void>((ok, fail) => {
     const timer = setTimeout(() => {
       child.kill("SIGKILL");
       fail(new Error(`arrowgate serve did not say ready in time:\n${out}`));
@@ -83,12 +84,29 @@ export async function serve(
     };
     child.stdout?.on("data", seen);
     child.stderr?.on("data", (chunk: string) => { out += chunk; });
-    child.once("error", (err) => { clearTimeout(timer); fail(err); });
+    child.once("error", (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      // Node says only "spawn PATH ENOENT": say what the program is and how to have it
+      // (a newcomer who ran the demo before making the repository's .venv).
+      const how = process.env.ARROWGATE_BIN
+        ? "$ARROWGATE_BIN names it; give it an arrowgate command"
+        : "install arrowgate in the repository's .venv first (README \"Set-up\"), or set "
+          + "$ARROWGATE_BIN to an arrowgate command";
+      fail(new Error(`cannot start arrowgate serve: ${bin}: ${err.code ?? err.message}; ${how}`,
+        { cause: err }));
+    });
     void exited.then((code) => {
       clearTimeout(timer);
       fail(new Error(`arrowgate serve exited (${code}) before ready:\n${out}`));
     });
   });
+  try {
+    await started;
+  } catch (err: unknown) {
+    // Nothing is left behind by a start that failed: the temporary folder goes too.
+    await rm(folder, { recursive: true, force: true });
+    throw err;
+  }
   const token = (await readFile(tokenFile, "utf8")).trim();
   return {
     address, token, folder,

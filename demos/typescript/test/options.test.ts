@@ -13,6 +13,8 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { it } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -57,4 +59,23 @@ it("names --token-file and its path when it cannot read the token, exit 2", () =
   assert.equal(done.stdout, "");
   assert.equal(done.stderr, "demo: --token-file /nonexistent/op.token: cannot read it (ENOENT); "
     + "give the operator token file `arrowgate serve` wrote, <db>.operator-token\n");
+});
+
+it("names the arrowgate it could not start and how to have one, leaving nothing behind", () => {
+  // Round 34: the demo run before the repository's .venv was made said only
+  // "spawn …/.venv/bin/arrowgate ENOENT", and left its temporary folder.
+  const tmp = mkdtempSync(join(tmpdir(), "ag-ts-opt-"));
+  try {
+    const done = spawnSync(process.execPath, [DEMO], {
+      encoding: "utf8", timeout: 30_000,
+      env: { ...process.env, ARROWGATE_BIN: "/nonexistent/arrowgate", TMPDIR: tmp },
+    });
+    assert.equal(done.status, 1, done.stderr);
+    assert.equal(done.stdout, "");
+    assert.equal(done.stderr, "cannot start arrowgate serve: /nonexistent/arrowgate: ENOENT; "
+      + "$ARROWGATE_BIN names it; give it an arrowgate command\n");
+    assert.deepEqual(readdirSync(tmp), []);
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
 });
