@@ -32,15 +32,8 @@ async def run(verb: str, args: argparse.Namespace, backend: Backend,
             if given in fields:  # never silently another node than the one named
                 raise Failure(USAGE, f"node add: the {given} is the positional "
                                      f"{given.upper()}, not --set {given}=…")
-        from canvas import NODE_TYPES
-
-        if args.type not in NODE_TYPES:
-            # Said here, as the engine says it through --db: the service's own word for a
-            # bad type is about its request body (``body.type``), which nobody here wrote.
-            raise Failure.coded(USAGE, "INVALID_NODE", f"node {args.id}: unknown type "
-                                f"{args.type!r} (one of {', '.join(sorted(NODE_TYPES))})",
-                                reason="bad-type")
         node = {"id": args.id, "type": args.type, **fields}
+        _check_node(node, args.workspace)
         out = await backend.add_node(args.workspace, node)
         return OK, out, f"node {args.id} ({args.type}) added to {args.workspace}"
     if verb == "node set":
@@ -66,6 +59,25 @@ async def run(verb: str, args: argparse.Namespace, backend: Backend,
         await backend.remove_arrow(args.id)
         return OK, {"id": args.id, "removed": True}, f"arrow {args.id} removed"
     raise Failure(USAGE, f"unknown verb {verb!r}")  # argparse's choices stop this first
+
+
+def _check_node(node: dict[str, Any], workspace: str) -> None:
+    """Judge a new node as the engine does (its type, its fields and their types, none the
+    engine keeps), so a mistake is said alike through --db and --service: the service's
+    own words are about its request body (``body.type``, ``body.nme``), which nobody here
+    wrote.
+
+    Raises:
+        Failure: ``INVALID_NODE`` with the canvas's reason and words, as the engine's.
+    """
+    from canvas import CanvasError, Node, check_not_engine_kept
+    from engine.core.errors import InvalidNode
+
+    try:
+        check_not_engine_kept(node["id"], node)
+        Node.build(node, workspace)
+    except CanvasError as exc:
+        raise Failure.of(InvalidNode(exc.message, reason=exc.reason)) from exc
 
 
 def register(sub: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:

@@ -340,10 +340,12 @@ def test_an_answer_is_the_same_json_through_either_transport(service, tmp_path,
 
 def test_a_newcomers_mistakes_are_told_alike_through_the_db_and_the_service(
         service, tmp_path, capsys) -> None:
-    """A node type that is none, one port of a port arrow, a workspace that is not there:
-    the same JSON error, code and reason through --db and --service (round 34: through the
-    service a bad type was ``INVALID_ARGUMENT: body.type: Input should be …``, a request
-    body nobody here wrote; one port alone ``INVALID_ARROW … from_port and to_port``; and a
+    """A node type that is none, a node field unknown, of the wrong type or kept by the
+    engine, one port of a port arrow, a workspace that is not there: the same JSON error,
+    code and reason through --db and --service (round 34: through the service a bad type
+    was ``INVALID_ARGUMENT: body.type: Input should be …`` and a field
+    ``body.nme: Extra inputs are not permitted``, about a request body nobody here wrote;
+    one port alone ``INVALID_ARROW … from_port and to_port``; and a
     missing workspace had reason ``missing-workspace`` there but null through --db)."""
     # GIVEN a workspace w1 behind the service, and one behind a database of its own
     db = tmp_path / "own.db"
@@ -353,6 +355,12 @@ def test_a_newcomers_mistakes_are_told_alike_through_the_db_and_the_service(
     capsys.readouterr()
     for argv, wanted in (
             (["node", "add", "w1", "n1", "notes"], ("INVALID_NODE", "bad-type", "'notes'")),
+            (["node", "add", "w1", "a1", "agent", "--set", "nme=Bob"],
+             ("INVALID_NODE", "bad-field", "unknown field 'nme' for a node of type agent")),
+            (["node", "add", "w1", "a1", "agent", "--set", "dangerous=yes"],
+             ("INVALID_NODE", "bad-field", "field 'dangerous' has the wrong type")),
+            (["node", "add", "w1", "a1", "agent", "--set", "screen=x"],
+             ("INVALID_NODE", "bad-field", "screen")),
             (["node", "add", "w9", "n1", "note"], ("NOT_FOUND", "missing-workspace", "'w9'")),
             (["arrow", "add", "w1", "e1", "n1", "n2", "--from-port", "text"],
              (None, None, "--from-port and --to-port go together"))):
