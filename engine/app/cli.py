@@ -294,14 +294,26 @@ def _show(log: Any, args: argparse.Namespace) -> None:
                 _print_json(export.decision_record(row))
         return
     widths = [len(c) for c in _COLUMNS]
+    shown = 0
     for rows in pages():
+        shown += len(rows)
         for row in rows:
             widths = [max(w, len(c)) for w, c in zip(widths, _row_cells(row))]
     print(_table_line(list(_COLUMNS), widths))
+    if not shown:
+        # Said, not a bare header: a filter that matches nothing (a card id typed wrong)
+        # is told from a log that is empty.
+        filtered = any(getattr(args, name) is not None for name in _LOG_FILTERS)
+        print("(no rows match these filters)" if filtered else "(the log has no rows yet)")
+        return
     for rows in pages():
         if reader_gone():
             return
         print("\n".join(_table_line(_row_cells(row), widths) for row in rows))
+
+
+#: The filters `log show` and `log export` take (their ``args`` names).
+_LOG_FILTERS = ("arrow", "card", "package", "outcome", "call", "since", "until")
 
 
 def _cmd_log_export(args: argparse.Namespace) -> int:
