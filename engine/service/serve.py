@@ -279,9 +279,10 @@ def register(sub: Any) -> None:
                     "http://HOST:PORT), then `ready`; the operator token is in --token-file. "
                     "SIGTERM or SIGINT (Ctrl-C) stops it once every pending commit is "
                     "flushed.",
-        epilog="Exit codes: 0 stopped by SIGTERM or SIGINT; 2 a start refused (bad "
-               "arguments, an address or socket another server holds, a token file that "
-               "holds anything but a token): nothing is made.")
+        epilog="Exit codes: 0 stopped by SIGTERM or SIGINT once serving; 2 a start refused "
+               "(bad arguments, an address or socket another server holds, a token file "
+               "that holds anything but a token): nothing is made; 130 interrupted (Ctrl-C) "
+               "while it starts.")
     from engine.app.common import add_db_option, given
 
     add_db_option(p, creates=True)

@@ -60,7 +60,9 @@ def test_serve_and_mcp_say_how_they_stop_and_their_exit_codes(
     said = _help(capsys, "serve")
     assert "prints its address" in said and "then `ready`" in said, said
     assert "SIGTERM or SIGINT (Ctrl-C) stops it" in said, said
-    assert "Exit codes: 0 stopped by SIGTERM or SIGINT; 2 a start refused" in said, said
+    assert "Exit codes: 0 stopped by SIGTERM or SIGINT once serving; 2 a start refused" \
+        in said, said
+    assert "130 interrupted (Ctrl-C) while it starts" in said, said
     said = _help(capsys, "mcp")
     assert "Exit codes: 0 its input ended or its client closed its end; 1 its output " \
            "failed" in said, said
