@@ -15,7 +15,6 @@ from textual.worker import get_current_worker
 from canvas import Arrow, Canvas, Node
 from engine.app.reach import analyse, reached_by
 
-from ..cursor import nearest
 from ..text import plain, plain_lines, quoted
 from ..widgets.app_header import AppHeader
 from ..widgets.fitted_table import FittedTable
@@ -170,7 +169,7 @@ class CanvasScreen(EngineScreen):
             reach.update("The canvas is empty." if not self.query_one(NodeList).search else "")
             return
         rows = []
-        under, before = row_key(arrows), self._arrow_ends
+        before = self._arrow_ends
         ends: dict[str, str] = {}
         for arrow in self.engine.state.canvas.arrows_of(node.id):
             carries = f"{arrow.from_port} → {arrow.to_port} (one way)" if arrow.is_port else \
@@ -178,10 +177,11 @@ class CanvasScreen(EngineScreen):
             rows.append((arrow.id, [plain(arrow.id), plain(arrow.src), plain(arrow.dst),
                                     plain(carries)]))
             ends[arrow.id] = f"{quoted(arrow.src)} → {quoted(arrow.dst)}"
-        arrows.show(rows)  # the cursor stays on its arrow while the node has it
         same_node, self._arrows_of, self._arrow_ends = self._arrows_of == node.id, node.id, ends
-        if same_node and under is not None and under not in ends:
-            self._arrow_gone(node.id, under, before)
+        # The cursor stays on its arrow while the node has it, else goes to the nearest.
+        gone = arrows.show(rows, another=not same_node)
+        if gone is not None:
+            self._arrow_gone(node.id, gone, before)
         key = (node.id, self._proposed.dst if self._proposed else None, self._store_key())
         cached = self._reach_cache.get(key)
         if self._pending is not None:
@@ -196,14 +196,10 @@ class CanvasScreen(EngineScreen):
 
     def _arrow_gone(self, node: str, gone: str, before: dict[str, str]) -> None:
         """The arrow under the arrows table's cursor went (removed elsewhere) while its
-        node stayed: the cursor goes to the arrow after it (before it, at the end), not
-        to the first, and the person is told both, so ``l`` meant for the one does not
-        open the other's log unseen."""
-        arrows = self.query_one("#arrows", FittedTable)
-        now = list(self._arrow_ends)
-        if now:
-            arrows.move_cursor(row=nearest(gone, list(before), now))
-        chosen = row_key(arrows)
+        node stayed: the cursor went to the arrow after it (before it, at the end), not
+        to the first (`FittedTable.show`), and the person is told both, so ``l`` meant
+        for the one does not open the other's log unseen."""
+        chosen = row_key(self.query_one("#arrows", FittedTable))
         said = f"arrow {quoted(gone)} ({before[gone]}) is no longer on the canvas; "
         said += (f"the arrows table's cursor moved to arrow {quoted(chosen)} "
                  f"({self._arrow_ends[chosen]})" if chosen is not None else

@@ -14,6 +14,7 @@ from engine import PERMISSIONS, Diff
 from engine.core.review import permission_title
 from engine.core.state import PackageState
 
+from ..cursor import nearest
 from ..keys import key_hint
 from ..text import ident, plain
 from ..widgets.app_header import AppHeader
@@ -95,12 +96,13 @@ class GrantsScreen(EngineScreen):
     def refresh_data(self) -> None:
         table = self.query_one("#packages", DataTable)
         # The key, not the package: one withdrawn since is in the table, not the engine.
-        current = row_key(table)
+        current, before = row_key(table), [str(key.value) for key in table.rows]
         table.clear()
         cards: dict[str, int] = {}
         for node in self.engine.state.canvas.nodes(type="card"):
             cards[node.data["package"]] = cards.get(node.data["package"], 0) + 1
-        for pkg in self._packages():
+        packages = self._packages()
+        for pkg in packages:
             manifest = pkg.manifest or pkg.pending
             version = manifest.version if manifest else str(pkg.raw.get("version", "?"))
             if pkg.is_pending:
@@ -112,12 +114,14 @@ class GrantsScreen(EngineScreen):
         if current is not None and current in table.rows:
             table.move_cursor(row=table.get_row_index(current))
         elif current is not None:
+            # Not the first row (where clearing put the cursor): the nearest one.
+            table.move_cursor(row=nearest(current, before, [pkg.name for pkg in packages]))
             self._cursor_moved(current)
         self._show_package()
 
     def _cursor_moved(self, gone: str) -> None:
-        """The package under the cursor is gone (an offer withdrawn) and another took its
-        row: say both, so a key meant for the one (``i``, ``d``) is not pressed by habit
+        """The package under the cursor is gone (an offer withdrawn) and the cursor moved
+        to the nearest one (the one after it, or before it at the end): say both, so a key meant for the one (``i``, ``d``) is not pressed by habit
         on the other, whose dialog would ask something else (a pending version's approval)."""
         now = self.selected_package()
         if now is None:
@@ -136,7 +140,7 @@ class GrantsScreen(EngineScreen):
         history_title = self.query_one("#history-title", Static)
         title = self.query_one("#package-title", Static)
         note = self.query_one("#package-note", Static)
-        chosen = self.selected_permission()
+        chosen, listed = self.selected_permission(), [str(key.value) for key in perms.rows]
         perms.clear()
         history.clear()
         if pkg is None:
@@ -159,7 +163,9 @@ class GrantsScreen(EngineScreen):
             perms.move_cursor(row=perms.get_row_index(chosen))
         elif chosen is not None and self._permissions_of == pkg.name and perms.row_count:
             # The same package, its permission gone (a version without it approved): the
-            # row's next permission is under the cursor now, and `v` would name that one.
+            # nearest permission is under the cursor now (not the first, where clearing put
+            # it), and `v` would name that one.
+            perms.move_cursor(row=nearest(chosen, listed, [str(key.value) for key in perms.rows]))
             self.notify(f"{pkg.name} no longer declares {chosen}; the cursor moved to "
                         f"{self.selected_permission()}", title="Permissions",
                         severity="warning", timeout=10)

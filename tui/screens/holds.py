@@ -58,7 +58,6 @@ class HoldsScreen(EngineScreen):
 
     def refresh_data(self) -> None:
         table = self.query_one("#holds", FittedTable)
-        under_cursor = row_key(table)
         held = self._held()
         rows: list[tuple[str, list[Text | Ended]]] = []
         for prompt in held:
@@ -70,14 +69,16 @@ class HoldsScreen(EngineScreen):
                                      plain(prompt.arrow or "-"), plain(f"{flag}{name}"),
                                      Text(time_left(self.gate, prompt)),
                                      preview(prompt.text, 40)]))
-        table.show(rows)  # the cursor stays on its prompt while that is held
-        if under_cursor is not None and held and under_cursor not in table.rows:
-            self._cursor_moved(under_cursor)
+        # The cursor stays on its prompt while that is held, else on the nearest one.
+        gone = table.show(rows)
+        if gone is not None and held:
+            self._cursor_moved(gone)
         self._show_text()
 
     def _cursor_moved(self, gone: str) -> None:
-        """The prompt under the cursor is no longer held and another took its row: say
-        both, so a person who read one prompt does not open the other by habit."""
+        """The prompt under the cursor is no longer held and the cursor moved to the
+        nearest one still held (the one after it, or before it at the end): say both, so
+        a person who read one prompt does not open the other by habit."""
         now = self.selected()
         if now is None or now.id == gone:
             return

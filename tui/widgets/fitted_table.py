@@ -9,6 +9,7 @@ from rich.text import Text
 from textual import events
 from textual.widgets import DataTable
 
+from ..cursor import nearest
 from ..text import Ended
 
 __all__ = ["MINIMUM", "FittedTable", "cut", "shares"]
@@ -74,11 +75,36 @@ class FittedTable(DataTable[object]):
         self._widths: list[int] = []
         self._laid_out_for: tuple[int, int] | None = None
 
-    def show(self, rows: Sequence[tuple[str, Sequence[Text | Ended]]]) -> None:
+    def show(self, rows: Sequence[tuple[str, Sequence[Text | Ended]]], *,
+             another: bool = False) -> str | None:
         """Show ``rows``, each ``(key, one Text a column)``, in place of those shown; the
-        cursor stays on its row's key when that row is still shown."""
+        cursor stays on its row's key when that row is still shown, else it goes to the
+        nearest row still shown (`tui.cursor.nearest`), never back to the first.
+
+        Args:
+            another: the rows are another list's (the arrows of another node), not the
+                same list read again: a row of the old list not in it has no nearest row
+                there, and the cursor goes to the first.
+
+        Returns:
+            The key of the row the cursor was on when that row is no longer shown (the
+            caller says so, and which row the cursor is on now), else None.
+        """
+        before, under = list(self._rows), self._under_cursor()
         self._rows = {key: list(cells) for key, cells in rows}
         self._lay_out()
+        if another or under is None or under in self._rows or under not in before:
+            return None
+        if self._rows:
+            # Emptied and refilled, the table put its cursor on the first row.
+            self.move_cursor(row=nearest(under, before, list(self._rows)))
+        return under
+
+    def _under_cursor(self) -> str | None:
+        """The key of the row under the cursor, or None for an empty table."""
+        if not self.row_count or self.cursor_row < 0:
+            return None
+        return str(self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value)
 
     def set_cell(self, key: str, column: int, value: Text | Ended) -> None:
         """Put ``value`` in row ``key``'s ``column`` (by position), cut to the column."""
@@ -104,8 +130,7 @@ class FittedTable(DataTable[object]):
         room = self._room()
         widths = natural if room is None else shares(natural, room)
         self._laid_out_for = (self.size.width, self.size.height)
-        under_cursor = self.coordinate_to_cell_key(self.cursor_coordinate).row_key.value \
-            if self.row_count and self.cursor_row >= 0 else None
+        under_cursor = self._under_cursor()
         if widths != self._widths:
             self._widths = widths
             self.clear(columns=True)
