@@ -61,6 +61,8 @@ class UpdateScreen(ConfirmScreen):
     def _changed(self) -> None:
         if self._dismissed:
             return
+        if self._close_if_ended():
+            return
         now = self.grants_with(self.app_grants())
         if now == self.shown_grants:
             return
@@ -72,6 +74,34 @@ class UpdateScreen(ConfirmScreen):
         self.notify(f"{self.package}: what approving grants changed while the dialog was "
                     "open (a grant or a revoke made elsewhere); read it again",
                     title="package: approve update", severity="warning", timeout=10)
+
+    def _close_if_ended(self) -> bool:
+        """Close, saying how, once the version shown is no longer the one pending (approved,
+        declined or replaced elsewhere: another app, the service): its approve key must not
+        stay offered for a question that is gone. Returns whether it closed."""
+        engine = cast("ArrowgateApp", self.app).engine
+        pending = engine.pending_update(self.package)
+        if pending is not None and pending.pending_hash == self.update.pending_hash:
+            return False
+        self.notify(f"{self.package}: {self._ended(pending)} while the dialog was open; "
+                    "the dialog is closed and nothing was approved here",
+                    title="package: approve update", severity="warning", timeout=15)
+        self.dismiss(False)
+        return True
+
+    def _ended(self, pending: Update | None) -> str:
+        """How the version shown stopped being the pending one."""
+        shown = self.update.pending_hash
+        pkg = cast("ArrowgateApp", self.app).engine.state.packages.get(self.package)
+        if pending is not None:
+            return (f"the version shown (hash {shown}) was replaced by another pending "
+                    f"version elsewhere (hash {pending.pending_hash}, not read yet: its "
+                    "approval, from the packages table, shows it)")
+        if pkg is None:
+            return "the package was removed elsewhere"
+        if pkg.hash == shown:
+            return f"the version shown (hash {shown}) was approved elsewhere"
+        return f"the version shown (hash {shown}) was declined elsewhere"
 
     def app_grants(self) -> set[str]:
         """The package's permissions granted now, as the app's engine has them."""
