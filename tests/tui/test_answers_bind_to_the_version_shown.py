@@ -8,16 +8,19 @@ hash, so "y" granted the permission as the version approved in between declares 
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from textual.widgets import DataTable
 
 from engine import Engine, World
 from engine.app.replay import VirtualClock
+from tui.app import ArrowgateApp
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.request import RequestScreen
 
 from .conftest import settle
+from .test_consent_check_never_blocks_the_app import SlowCheck, _wait_started
 from .world import make_app
 
 READER_1_1 = {"name": "acme.reader", "version": "1.1.0",
@@ -68,17 +71,27 @@ async def test_a_grant_confirmed_after_an_update_is_stale(tui_db: Path,
 
 async def test_a_request_answered_after_an_update_is_stale(tui_db: Path,
                                                            tui_clock: VirtualClock) -> None:
+    """The version approved while the answer waits for the operator check (a dialog
+    open when it is approved closes: `test_a_request_dialog_closes_when_its_card_goes`)."""
     await _with_reader_card(tui_db, tui_clock)
-    app = make_app(tui_db, tui_clock)
+    check = SlowCheck()
+    app = ArrowgateApp(Engine.open(tui_db, clock=tui_clock, world=World(net=None, fs=None)),
+                       operator=check)
+    app.OPERATOR_RECHECK_S = 3600.0  # only the consent action's own look
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        assert app.screen.select_node("reader1")  # type: ignore[attr-defined]
-        await settle(pilot)
-        await pilot.press("o")
-        await settle(pilot)
-        assert isinstance(app.screen, RequestScreen)
-        await _update_and_approve(app.engine)
-        await pilot.press("y")
+        try:
+            await settle(pilot)
+            assert app.screen.select_node("reader1")  # type: ignore[attr-defined]
+            await settle(pilot)
+            await pilot.press("o")
+            await settle(pilot)
+            assert isinstance(app.screen, RequestScreen)
+            pressed = asyncio.ensure_future(pilot.press("y"))
+            await _wait_started(pilot, check)
+            await _update_and_approve(app.engine)
+        finally:
+            check.release.set()
+        await pressed
         await settle(pilot)
         assert "clipboard.write" not in app.engine.state.grants["acme.reader"]
         last = app.engine.history.entries(package="acme.reader")[-1]

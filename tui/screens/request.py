@@ -153,8 +153,11 @@ class RequestScreen(ArmedDialog):
         made elsewhere while the dialog is open (another program, the grants screen of
         another app) changes what an answer does (an allow of a permission revoked
         meanwhile grants it anew; a deny of one granted meanwhile takes nothing back).
-        Changed under the cursor, the allow key waits to be read again."""
+        Changed under the cursor, the allow key waits to be read again. The card or its
+        version gone, the dialog closes (`_close_if_gone`)."""
         if self._dismissed or self._manifest is None or self._now_column is None:
+            return
+        if not self._answering and self._close_if_gone():
             return
         granted = self.gate.engine.state.grants.get(self._manifest.name, set())
         table = self.query_one("#requests", DataTable)
@@ -175,6 +178,32 @@ class RequestScreen(ArmedDialog):
         self.notify(f"{self._manifest.name}: {said} (granted or revoked elsewhere while "
                     "the dialog was open)", title="request: answer",
                     severity="warning", timeout=10)
+
+    def _close_if_gone(self) -> bool:
+        """Close, saying why, once what the dialog asks about is gone elsewhere: the card
+        removed from its canvas, or its package at another version than the one shown
+        (approved or removed meanwhile). Its allow key must not stay offered: the engine
+        would refuse the answer (the card unknown, the version ``stale``), and the text
+        says whom a grant goes to as it was. Not while an answer given here is under
+        way: it ends the dialog and says how itself. Returns whether it closed."""
+        assert self._manifest is not None
+        engine = self.gate.engine
+        node = engine.state.canvas.node(self.card)
+        pkg = engine.state.packages.get(self._manifest.name)
+        if node is None or node.type != "card":
+            why = f"card {quoted(self.card)} was removed from its canvas"
+        elif pkg is None or not pkg.installed:
+            why = f"{self._manifest.name} is no longer installed"
+        elif pkg.hash != self._hash:
+            why = (f"{self._manifest.name} is at another version now (hash {pkg.hash}; the "
+                   f"dialog showed {self._manifest.version}, hash {self._hash})")
+        else:
+            return False
+        self.notify(f"{why} elsewhere while its request dialog was open; the dialog is "
+                    "closed and the request was not answered", title="request: answer",
+                    severity="warning", timeout=15)
+        self.dismiss(False)
+        return True
 
     def _seen_view(self) -> tuple[VerticalScroll, Static] | None:
         """The chosen permission's text; nothing while none is chosen, or while its text,
