@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import ClassVar
 
 from rich.text import Text
@@ -13,6 +14,7 @@ from textual.events import Resize
 from textual.widgets import Static
 
 from ..keys import key_hint
+from ..messages import EngineChanged
 from ..text import plain
 from ..widgets.key_footer import KeyFooter
 from .arming import ArmedDialog
@@ -31,6 +33,11 @@ class ConfirmScreen(ArmedDialog):
         risk: for high-risk consent, what the risk is; the dialog then names it
             and confirms only with the deliberate key ``Y`` (shift+y), which is
             not next to any key that opens a dialog.
+        gone: asked each time the store changes while the dialog is open: what made its
+            question void, done elsewhere (``"acme.x's network was revoked"``: another
+            app, the service), or None while it stands. Once it says, the dialog
+            closes with no and the person is told: a yes is never left offered for a
+            question that is gone.
 
     Either yes works only once all of the body has been on screen (a body longer
     than the dialog is scrolled through: `tui.screens.seen`) and the dialog has
@@ -51,8 +58,10 @@ class ConfirmScreen(ArmedDialog):
     ]
 
     def __init__(self, title: str, body: str | Text, *, verb: str = "confirm",
-                 risk: str | Text | None = None) -> None:
+                 risk: str | Text | None = None,
+                 gone: Callable[[], str | None] | None = None) -> None:
         super().__init__()
+        self._gone = gone
         self._title, self._verb = title, verb
         self._body = body if isinstance(body, Text) else plain(body, multiline=True)
         self.risk = risk if isinstance(risk, Text) or risk is None else plain(risk)
@@ -84,6 +93,17 @@ class ConfirmScreen(ArmedDialog):
     @on(Resize)
     def _resized(self) -> None:
         self.call_after_refresh(self._fit)
+
+    @on(EngineChanged)
+    def _close_if_gone(self) -> None:
+        if self._dismissed or self._gone is None:
+            return
+        why = self._gone()
+        if why is not None:
+            self.notify(f"{why} elsewhere while the dialog was open; the dialog is closed "
+                        "and nothing was done here", title=self._title, severity="warning",
+                        timeout=15)
+            self.dismiss(False)
 
     def _fit(self) -> None:
         """A body taller than the dialog may be: the dialog takes its full height and the

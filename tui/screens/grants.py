@@ -227,8 +227,13 @@ class GrantsScreen(EngineScreen):
                     self.notify(f"{permission} revoked from {pkg.name}", title="grant: revoke")
                 self.refresh_safely()
 
-        self.app.push_screen(ConfirmScreen("Revoke a permission", body, verb="revoke"),
-                             self.in_worker(answered))
+        def gone() -> str | None:
+            if permission not in self.engine.state.grants.get(pkg.name, set()):
+                return f"{permission} was revoked from {pkg.name}"
+            return None
+
+        self.app.push_screen(ConfirmScreen("Revoke a permission", body, verb="revoke",
+                                           gone=gone), self.in_worker(answered))
 
     def _permission_chosen(self, verb: str, binding_id: str) -> bool:
         """Whether the person is in the permissions table, where its cursor is their choice;
@@ -281,8 +286,18 @@ class GrantsScreen(EngineScreen):
                     self.notify(f"{permission} granted to {pkg.name}", title="grant: grant")
                 self.refresh_safely()
 
-        self.app.push_screen(ConfirmScreen("Grant a permission", body, verb="grant", risk=risk),
-                             self.in_worker(answered))
+        def gone() -> str | None:
+            now = self.engine.state.packages.get(pkg.name)
+            if now is None or not now.installed:
+                return f"{pkg.name} was removed"
+            if now.hash != shown:
+                return f"another version of {pkg.name} was approved (hash {now.hash})"
+            if permission in self.engine.state.grants.get(pkg.name, set()):
+                return f"{permission} was granted to {pkg.name}"
+            return None
+
+        self.app.push_screen(ConfirmScreen("Grant a permission", body, verb="grant", risk=risk,
+                                           gone=gone), self.in_worker(answered))
 
     def action_approve_update(self) -> None:
         """Show the pending version's whole diff, then approve that very hash."""
@@ -339,8 +354,15 @@ class GrantsScreen(EngineScreen):
                                 title="package: decline update")
                 self.refresh_safely()
 
-        self.app.push_screen(ConfirmScreen("Decline a pending update", body, verb="decline"),
-                             self.in_worker(answered))
+        def gone() -> str | None:
+            now = self.engine.pending_update(name)
+            if now is not None and now.pending_hash == update.pending_hash:
+                return None
+            return (f"the pending version of {name} (hash {update.pending_hash}) was "
+                    + ("replaced by another" if now is not None else "approved or declined"))
+
+        self.app.push_screen(ConfirmScreen("Decline a pending update", body, verb="decline",
+                                           gone=gone), self.in_worker(answered))
 
     def action_review(self) -> None:
         """Open the install review of the selected package."""
@@ -389,8 +411,18 @@ class GrantsScreen(EngineScreen):
                     self.notify(f"{pkg.name} removed", title="package: remove")
                 self.refresh_safely()
 
-        self.app.push_screen(ConfirmScreen("Remove an offered package", body, verb="remove"),
-                             self.in_worker(answered))
+        def gone() -> str | None:
+            now = self.engine.state.packages.get(pkg.name)
+            if now is None:
+                return f"{pkg.name} was removed"
+            if now.installed:
+                return f"{pkg.name} was installed"
+            if now.hash != shown:
+                return f"{pkg.name} was offered anew (hash {now.hash})"
+            return None
+
+        self.app.push_screen(ConfirmScreen("Remove an offered package", body, verb="remove",
+                                           gone=gone), self.in_worker(answered))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in self.CONSENT_ACTIONS and not self.consent_allowed():
