@@ -20,6 +20,7 @@ from engine.core.review import install_review
 from engine.core.state import PackageState
 
 from ..keys import key_hint
+from ..messages import EngineChanged
 from ..text import plain, plain_lines
 from ..widgets.key_footer import KeyFooter
 from .arming import ArmedDialog
@@ -250,6 +251,30 @@ class ReviewScreen(ArmedDialog):
         if done is not None:
             self.notify(f"{self.package} installed", title="review: accept")
             self.dismiss(True)
+
+    @on(EngineChanged)
+    def _close_if_gone(self) -> None:
+        """Close, saying why, once the offer reviewed is not the one standing: installed,
+        withdrawn or offered anew elsewhere (another app, the service). Its accept key
+        must not stay offered for a question that is gone (the engine would refuse it as
+        ``stale``, or the package is installed already). Not while an answer given here
+        is under way: it ends the dialog and says how itself."""
+        if self._dismissed or self._answering or self.file is not None or self.review is None:
+            return
+        pkg = self.gate.engine.state.packages.get(self.package)
+        shown = self.review.content_hash
+        if pkg is None:
+            why = f"{self.package} was withdrawn"
+        elif pkg.installed:
+            why = f"{self.package} was installed"
+        elif pkg.hash != shown:
+            why = f"{self.package} was offered anew (hash {pkg.hash}; the review showed {shown})"
+        else:
+            return
+        self.notify(f"{why} elsewhere while its install review was open; the review is "
+                    "closed and nothing was installed or declined here",
+                    title="review", severity="warning", timeout=15)
+        self.dismiss(False)
 
     @work(group="consent", exit_on_error=False, description="decline a package")
     async def action_decline(self) -> None:
