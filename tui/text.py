@@ -28,8 +28,8 @@ from rich.text import Text
 # rule for where an id is quoted); the TUI re-exports them.
 from engine.core.text import ident, is_control, quoted
 
-__all__ = ["CONTROL_STYLE", "Ended", "fit", "ident", "plain", "plain_lines", "preview", "quoted",
-           "short_id", "visible"]
+__all__ = ["CONTROL_STYLE", "ROW_TEXT", "Ended", "fit", "ident", "plain", "plain_lines",
+           "preview", "quoted", "short_id", "visible"]
 
 #: How a made-visible control character is drawn.
 CONTROL_STYLE = Style(reverse=True)
@@ -131,6 +131,12 @@ class Ended:
     def whole(self) -> Text:
         """Head and ending as one `Text`."""
         return Text.assemble(self.head, self.ending, end="")
+
+
+#: The characters of a text's first line a list's row holds (`preview`): the list cuts
+#: them to its column's share of the width, so a wider screen shows more of them. Cut at
+#: 40 before, prompts that differ after their 40th character read the same on any screen.
+ROW_TEXT = 400
 
 
 def preview(text: str, length: int) -> Ended:

@@ -12,7 +12,7 @@ from textual.widgets import DataTable, Static
 
 from engine import Prompt
 
-from ..text import Ended, plain, preview
+from ..text import ROW_TEXT, Ended, plain, preview
 from ..widgets.app_header import AppHeader
 from ..widgets.fitted_table import FittedTable
 from ..widgets.key_footer import KeyFooter
@@ -68,7 +68,7 @@ class HoldsScreen(EngineScreen):
             rows.append((prompt.id, [plain(prompt.id), plain(prompt.card), plain(prompt.package),
                                      plain(prompt.arrow or "-"), plain(f"{flag}{name}"),
                                      Text(time_left(self.gate, prompt)),
-                                     preview(prompt.text, 40)]))
+                                     preview(prompt.text, ROW_TEXT)]))
         # The cursor stays on its prompt while that is held, else on the nearest one.
         gone = table.show(rows)
         if gone is not None and held:

@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Static
 
 from engine import Prompt
 
-from ..text import plain, preview, quoted
+from ..text import ROW_TEXT, plain, preview, quoted
 from ..widgets.app_header import AppHeader
 from ..widgets.fitted_table import FittedTable
 from ..widgets.key_footer import KeyFooter
@@ -75,7 +75,7 @@ class PromptsScreen(EngineScreen):
         table.show([(p.id, [plain(p.id), Text(p.state, style=_STATE_STYLES.get(p.state, "")),
                             Text(time.strftime("%m-%d %H:%M:%S", time.gmtime(p.t))),
                             plain(p.card), plain(p.agent), plain(p.arrow or "-"),
-                            preview(p.text, 60)]) for p in shown])  # the cursor kept
+                            preview(p.text, ROW_TEXT)]) for p in shown])  # the cursor kept
         self._show()
 
     def selected(self) -> Prompt | None:
