@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
 from engine import Engine, file_digests
 from engine.app.replay import VirtualClock
@@ -94,6 +94,28 @@ async def test_a_held_prompt_gone_puts_the_cursor_on_the_next(
         said = [n.message for n in app._notifications]
         assert any(held[3] in m and f"moved to prompt {held[4]}" in m for m in said), said
         assert any(held[4] in m and f"moved to prompt {held[2]}" in m for m in said), said
+    app.engine.close()
+
+
+async def test_the_pane_names_the_prompt_the_cursor_moved_to(
+        tui_db: Path, tui_clock: VirtualClock) -> None:
+    """The toast says "the cursor moved to prompt p6"; the pane below the list, which a
+    person reads before pressing ``a``, names the prompt too: prompts of one card to one
+    agent may read the same there. (It named the card, arrow and agent only.)"""
+    await _five_holds(tui_db, tui_clock)
+    app = make_app(tui_db, tui_clock, start="holds")
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, HoldsScreen)
+        table = screen.query_one("#holds", DataTable)
+        held = [str(key.value) for key in table.rows]
+        table.move_cursor(row=3)
+        await settle(pilot)
+        await _elsewhere(tui_db, tui_clock, lambda other: other.reject_hold(held[3]))
+        await _heard(pilot, lambda: table.row_count == 4)
+        about = str(screen.query_one("#prompt-about", Static).render())
+        assert about.startswith(f"prompt {held[4]} from card standup"), about
     app.engine.close()
 
 

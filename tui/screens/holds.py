@@ -129,8 +129,10 @@ class HoldsScreen(EngineScreen):
                 self._shown = None
                 text.update("")
             return
-        body = describe_hold(self.gate, prompt)
-        body.append("\n")
+        # Named by its id, as the list's row, the toasts and the dialog's title name it:
+        # two prompts of one card to one agent may read the same below.
+        body = Text.assemble((f"prompt {prompt.id} ", "bold"), describe_hold(self.gate, prompt),
+                             "\n", end="")
         about.update(body)
         if self._shown != (prompt.id, prompt.text):
             self._shown = (prompt.id, prompt.text)
