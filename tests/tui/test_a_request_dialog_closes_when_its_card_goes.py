@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from textual.widgets import Static
 
 from engine import Engine
 from engine.app.replay import VirtualClock
@@ -73,4 +74,50 @@ async def test_the_dialog_closes_and_says_why(
         await pilot.press("y")
         await _settle(pilot)
         assert "clipboard.write" not in app.engine.state.grants["acme.reader"]
+    app.engine.close()
+
+
+async def test_a_card_added_elsewhere_is_named_and_the_allow_waits(
+        tui_db: Path, tui_clock: VirtualClock, dialog_clock: DialogClock) -> None:
+    """The text names every card an allow grants to (the grant is the package's). A card
+    of the package added elsewhere while the dialog was open was not named, and the
+    allow granted to it too: now the text is said anew and read anew, a message says
+    why, and the allow waits."""
+    await _reader(tui_db, tui_clock, granted=False)
+    app = make_app(tui_db, tui_clock)
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        dialog = await _open(pilot, app)
+        dialog_clock.arm()
+        assert dialog.armed and dialog.all_seen
+        text = dialog.query_one("#request-text", Static)
+        assert "reader2" not in str(text.render())
+        # WHEN another program adds a card of the same package
+        other = open_engine(tui_db, tui_clock)
+        try:
+            await other.add_node({"id": "reader2", "type": "card", "package": "acme.reader",
+                                  "visible": True}, workspace="w1")
+        finally:
+            other.close()
+        for _ in polls():
+            await pilot.pause(0.05)
+            if "reader2" in str(text.render()):
+                break
+        await _settle(pilot)
+        # THEN the text names it, the person is told, and an allow at once grants nothing
+        assert "reader2 on w1" in str(text.render()), str(text.render())
+        messages = [n.message for n in app._notifications]
+        assert any("the cards an allow of clipboard.write grants to changed" in m
+                   for m in messages), messages
+        assert not dialog.armed
+        await pilot.press("y")
+        await _settle(pilot)
+        assert app.screen is dialog
+        assert "clipboard.write" not in app.engine.state.grants["acme.reader"]
+        # AND read again, the allow grants it
+        dialog_clock.arm()
+        await _settle(pilot)
+        assert dialog.all_seen
+        await pilot.press("y")
+        await _settle(pilot)
+        assert "clipboard.write" in app.engine.state.grants["acme.reader"]
     app.engine.close()

@@ -76,6 +76,8 @@ class RequestScreen(ArmedDialog):
         self._hash: str | None = None
         self._whole = SeenWhole(self._seen_view, self._seen_whole)
         self._shown: str | None = None  #: the permission whose text is shown
+        #: Whom the text shown says an allow grants to (`_who_gets_it`), or None.
+        self._who_said: str | None = None
         #: The text was changed and is not laid out yet: its rows are not the old ones.
         self._relaying = False
         #: Each permission's "now" cell as shown (``granted`` / ``not granted``), and the
@@ -159,6 +161,7 @@ class RequestScreen(ArmedDialog):
             return
         if not self._answering and self._close_if_gone():
             return
+        self._follow_cards()
         granted = self.gate.engine.state.grants.get(self._manifest.name, set())
         table = self.query_one("#requests", DataTable)
         changed: list[str] = []
@@ -178,6 +181,21 @@ class RequestScreen(ArmedDialog):
         self.notify(f"{self._manifest.name}: {said} (granted or revoked elsewhere while "
                     "the dialog was open)", title="request: answer",
                     severity="warning", timeout=10)
+
+    def _follow_cards(self) -> None:
+        """The text says whom an allow grants to as it is: a card of the package added or
+        removed elsewhere while the dialog is open changes it (an allow then grants to a
+        card the text did not name). Said anew, it is read anew from its top, and the
+        allow key waits to be read again."""
+        if self._shown is None or self._answering or self._who_gets_it() == self._who_said:
+            return
+        name, self._shown = self._shown, None
+        self._show()  # the same permission, from its top, as if chosen anew
+        self.rearm()
+        package = self._manifest.name if self._manifest is not None else "its package"
+        self.notify(f"{package}: the cards an allow of {name} grants to changed "
+                    "while the dialog was open (a card added or removed elsewhere); read "
+                    "it again", title="request: answer", severity="warning", timeout=10)
 
     def _close_if_gone(self) -> bool:
         """Close, saying why, once what the dialog asks about is gone elsewhere: the card
@@ -244,8 +262,9 @@ class RequestScreen(ArmedDialog):
         shown = self._manifest  # the version the answer names, not one approved since
         title = permission_title(shown, name) if shown is not None else spec.title
         version = f"{shown.name} {shown.version}: " if shown is not None else ""
+        self._who_said = self._who_gets_it()
         text = Text.assemble(plain(f"{version}{name} ({spec.risk} risk): {title}\nUsers "
-                                   f"see: {spec.users_see}\n{self._who_gets_it()}",
+                                   f"see: {spec.users_see}\n{self._who_said}",
                                    multiline=True))
         if spec.risk == "high":
             text.append("\nRISK: ", style="bold red")
