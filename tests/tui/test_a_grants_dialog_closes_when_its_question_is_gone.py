@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
-from textual.widgets import DataTable
+from textual.widgets import DataTable, Static
 
 from engine import Engine
 from engine.app.replay import VirtualClock
@@ -112,4 +112,58 @@ async def test_the_dialog_closes_and_says_why(
         await pilot.press("y", "Y")
         await _settle(pilot)
         assert len(app.engine.history.entries()) == history + 1
+    app.engine.close()
+
+
+@pytest.mark.parametrize(("permission", "key"), [("terminals.write", "g"),
+                                                 ("agents.output", "v")],
+                         ids=["grant", "revoke"])
+async def test_a_card_added_elsewhere_is_named_and_the_yes_waits(
+        tui_db: Path, tui_clock: VirtualClock, dialog_clock: DialogClock, permission: str,
+        key: str) -> None:
+    """The grant and revoke dialogs name every card of the package (the grant is the
+    package's). A card added elsewhere while one was open was not named, and a grant's
+    yes gave the permission to it too: now the body is said anew and read anew, a
+    message says why, and the yes waits."""
+    await _revoked_before(tui_db, tui_clock)
+    app = make_app(tui_db, tui_clock, start="grants")
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await _settle(pilot)
+        screen = app.screen
+        assert isinstance(screen, GrantsScreen)
+        packages = screen.query_one("#packages", DataTable)
+        packages.move_cursor(row=packages.get_row_index("acme.standup"))
+        await _settle(pilot)
+        perms = screen.query_one("#permissions", DataTable)
+        perms.focus()
+        perms.move_cursor(row=perms.get_row_index(permission))
+        await _settle(pilot)
+        await pilot.press(key)
+        await _settle(pilot)
+        dialog = app.screen
+        assert isinstance(dialog, ConfirmScreen), dialog
+        dialog_clock.arm()
+        assert dialog.armed and dialog.all_seen
+        body = dialog.query_one("#confirm-body", Static)
+        assert "standup2" not in str(body.render())
+        # WHEN another program adds a card of the package
+        other = open_engine(tui_db, tui_clock)
+        try:
+            await other.add_node({"id": "standup2", "type": "card",
+                                  "package": "acme.standup"}, workspace="w1")
+        finally:
+            other.close()
+        for _ in polls():
+            await pilot.pause(0.05)
+            if "standup2" in str(body.render()):
+                break
+        await _settle(pilot)
+        # THEN the body names it, the person is told, and a yes at once does nothing
+        assert "standup2" in str(body.render()), str(body.render())
+        messages = [n.message for n in app._notifications]
+        assert any("what the dialog says changed" in m for m in messages), messages
+        assert not dialog.armed
+        await pilot.press("y", "Y")
+        await _settle(pilot)
+        assert app.screen is dialog
     app.engine.close()

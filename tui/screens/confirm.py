@@ -38,6 +38,10 @@ class ConfirmScreen(ArmedDialog):
             app, the service), or None while it stands. Once it says, the dialog
             closes with no and the person is told: a yes is never left offered for a
             question that is gone.
+        follow: the body as it reads now (``body`` is what it read as the dialog opened),
+            asked each time the store changes while the dialog is open: changed (the
+            cards a grant goes to, one added elsewhere), it is shown in place of the
+            body, read anew, and the person is told (`replace_body`).
 
     Either yes works only once all of the body has been on screen (a body longer
     than the dialog is scrolled through: `tui.screens.seen`) and the dialog has
@@ -59,9 +63,12 @@ class ConfirmScreen(ArmedDialog):
 
     def __init__(self, title: str, body: str | Text, *, verb: str = "confirm",
                  risk: str | Text | None = None,
-                 gone: Callable[[], str | None] | None = None) -> None:
+                 gone: Callable[[], str | None] | None = None,
+                 follow: Callable[[], str] | None = None) -> None:
         super().__init__()
-        self._gone = gone
+        self._gone, self._follow = gone, follow
+        #: The body as `follow` last said it.
+        self._followed = body if isinstance(body, str) else None
         self._title, self._verb = title, verb
         self._body = body if isinstance(body, Text) else plain(body, multiline=True)
         self.risk = risk if isinstance(risk, Text) or risk is None else plain(risk)
@@ -95,15 +102,22 @@ class ConfirmScreen(ArmedDialog):
         self.call_after_refresh(self._fit)
 
     @on(EngineChanged)
-    def _close_if_gone(self) -> None:
-        if self._dismissed or self._gone is None:
+    def _follow_store(self) -> None:
+        if self._dismissed:
             return
-        why = self._gone()
+        why = self._gone() if self._gone is not None else None
         if why is not None:
             self.notify(f"{why} elsewhere while the dialog was open; the dialog is closed "
                         "and nothing was done here", title=self._title, severity="warning",
                         timeout=15)
             self.dismiss(False)
+            return
+        now = self._follow() if self._follow is not None else None
+        if now is not None and now != self._followed:
+            self._followed = now
+            self.replace_body(now)
+            self.notify("what the dialog says changed while it was open (done elsewhere); "
+                        "read it again", title=self._title, severity="warning", timeout=10)
 
     def _fit(self) -> None:
         """A body taller than the dialog may be: the dialog takes its full height and the

@@ -212,12 +212,10 @@ class GrantsScreen(EngineScreen):
             return
         if not self.consent_allowed():
             return
-        cards = [n.id for n in self.engine.state.canvas.nodes(type="card")
-                 if n.data["package"] == pkg.name]
-        body = (f"Revoke {permission} from {pkg.name}?\n\n"
-                f"Every card of the package ({', '.join(map(ident, cards)) or 'none on a canvas'}) is told; "
-                "calls needing it fail from now on, and its queued or held prompts that need it "
-                "are cancelled.")
+        def body() -> str:
+            return (f"Revoke {permission} from {pkg.name}?\n\nEvery card of the package "
+                    f"({self._cards_of(pkg.name)}) is told; calls needing it fail from now "
+                    "on, and its queued or held prompts that need it are cancelled.")
 
         async def answered(yes: bool | None) -> None:
             if yes:
@@ -232,8 +230,14 @@ class GrantsScreen(EngineScreen):
                 return f"{permission} was revoked from {pkg.name}"
             return None
 
-        self.app.push_screen(ConfirmScreen("Revoke a permission", body, verb="revoke",
-                                           gone=gone), self.in_worker(answered))
+        self.app.push_screen(ConfirmScreen("Revoke a permission", body(), verb="revoke",
+                                           gone=gone, follow=body), self.in_worker(answered))
+
+    def _cards_of(self, package: str) -> str:
+        """The cards of ``package`` on every canvas, as a dialog names them."""
+        cards = [n.id for n in self.engine.state.canvas.nodes(type="card")
+                 if n.data["package"] == package]
+        return ", ".join(map(ident, cards)) or "none on a canvas"
 
     def _permission_chosen(self, verb: str, binding_id: str) -> bool:
         """Whether the person is in the permissions table, where its cursor is their choice;
@@ -263,18 +267,20 @@ class GrantsScreen(EngineScreen):
             self.notify(f"{permission} is already granted to {pkg.name}.", severity="warning")
             return
         spec = PERMISSIONS[permission]
-        cards = [n.id for n in self.engine.state.canvas.nodes(type="card")
-                 if n.data["package"] == pkg.name]
-        optional = permission in pkg.manifest.optional
+        manifest = pkg.manifest
+        optional = permission in manifest.optional
         # The version this dialog shows: the grant names it, so a version approved while
         # the dialog is open (the package's state changes in place) is refused as stale.
         shown = pkg.hash
-        body = (f"Grant {permission} ({spec.risk} risk) to {pkg.name} "
-                f"{pkg.manifest.version}"
-                + (" (an optional permission)" if optional else " (required; revoked before)")
-                + f"?\n\n{permission_title(pkg.manifest, permission)}\nUsers see: "
-                f"{spec.users_see}\n\ncontent hash {shown}\n\nEvery card of the package "
-                f"({', '.join(map(ident, cards)) or 'none on a canvas'}) may use it from now on.")
+
+        def body() -> str:
+            return (f"Grant {permission} ({spec.risk} risk) to {pkg.name} {manifest.version}"
+                    + (" (an optional permission)" if optional else
+                       " (required; revoked before)")
+                    + f"?\n\n{permission_title(manifest, permission)}\nUsers see: "
+                    f"{spec.users_see}\n\ncontent hash {shown}\n\nEvery card of the package "
+                    f"({self._cards_of(pkg.name)}) may use it from now on.")
+
         risk = (f"{permission} is high risk: {permission_title(pkg.manifest, permission)}"
                 if spec.risk == "high" else None)
 
@@ -296,8 +302,9 @@ class GrantsScreen(EngineScreen):
                 return f"{permission} was granted to {pkg.name}"
             return None
 
-        self.app.push_screen(ConfirmScreen("Grant a permission", body, verb="grant", risk=risk,
-                                           gone=gone), self.in_worker(answered))
+        self.app.push_screen(ConfirmScreen("Grant a permission", body(), verb="grant",
+                                           risk=risk, gone=gone, follow=body),
+                             self.in_worker(answered))
 
     def action_approve_update(self) -> None:
         """Show the pending version's whole diff, then approve that very hash."""
