@@ -51,7 +51,8 @@ async def test_a_long_history_shows_its_newest_and_how_many(tui_db: Path,
     total = _write_refusals(tui_db, "acme.standup", _MANY)
     assert total > _MANY
     app = make_app(tui_db, tui_clock, start="grants")
-    async with app.run_test(size=(120, 40)) as pilot:
+    # Wide enough for the subjects whole: the table cuts a cell to its column's share.
+    async with app.run_test(size=(240, 40)) as pilot:
         await settle(pilot)
         screen = app.screen
         assert isinstance(screen, GrantsScreen)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
@@ -16,8 +17,9 @@ from engine.core.state import PackageState
 
 from ..cursor import nearest
 from ..keys import key_hint
-from ..text import ident, plain
+from ..text import Ended, ident, plain
 from ..widgets.app_header import AppHeader
+from ..widgets.fitted_table import FittedTable
 from ..widgets.key_footer import KeyFooter
 from .base import EngineScreen, row_key
 from .confirm import ConfirmScreen
@@ -61,20 +63,21 @@ class GrantsScreen(EngineScreen):
                 yield Static("Packages", classes="section")
                 yield DataTable(id="packages", cursor_type="row", zebra_stripes=True)
                 yield Static("Consent history", classes="section", id="history-title")
-                yield DataTable(id="history", cursor_type="row", zebra_stripes=True)
+                # Fitted, as the permissions: a cell the pane's edge cut ended unmarked.
+                yield FittedTable("time (UTC)", "who", "action", "result", "subject",
+                                  id="history")
             with Vertical(id="right"):
                 yield Static("", id="package-title", classes="section")
-                yield DataTable(id="permissions", cursor_type="row", zebra_stripes=True)
+                # Fitted: at 120 columns "what a person sees" was cut by the pane's edge
+                # mid-sentence ("Read what agents and termi"), with nothing to say so.
+                yield FittedTable("risk", "permission", "granted", "what a person sees",
+                                  id="permissions")
                 yield Static("", id="package-note", markup=False)
         yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one("#packages", DataTable).add_columns("package", "version", "state",
                                                            "cards")
-        self.query_one("#permissions", DataTable).add_columns("risk", "permission", "granted",
-                                                              "what a person sees")
-        self.query_one("#history", DataTable).add_columns("time (UTC)", "who", "action",
-                                                          "result", "subject")
         self.refresh_safely()
 
     #: The package whose permissions the table last showed, or None.
@@ -135,15 +138,14 @@ class GrantsScreen(EngineScreen):
 
     def _show_package(self) -> None:
         pkg = self.selected_package()
-        perms = self.query_one("#permissions", DataTable)
-        history = self.query_one("#history", DataTable)
+        perms = self.query_one("#permissions", FittedTable)
+        history = self.query_one("#history", FittedTable)
         history_title = self.query_one("#history-title", Static)
         title = self.query_one("#package-title", Static)
         note = self.query_one("#package-note", Static)
-        chosen, listed = self.selected_permission(), [str(key.value) for key in perms.rows]
-        perms.clear()
-        history.clear()
         if pkg is None:
+            perms.show([])
+            history.show([])
             self._permissions_of = None
             title.update("No package is offered or installed.")
             history_title.update("Consent history")
@@ -153,19 +155,19 @@ class GrantsScreen(EngineScreen):
         title.update(plain(f"{pkg.name} — permissions by risk"))
         granted = self.engine.state.grants.get(pkg.name, set())
         declared = manifest.permissions if manifest else {}
+        rows: list[tuple[str, list[Text | Ended]]] = []
         for name in sorted(declared, key=lambda n: (_RISK_ORDER[PERMISSIONS[n].risk], n)):
             spec = PERMISSIONS[name]
             optional = name not in (manifest.required if manifest else set())
             mark = "✓ granted" if name in granted else ("optional" if optional else "✗ not granted")
             sees = permission_title(manifest, name) if manifest is not None else spec.title
-            perms.add_row(plain(spec.risk), plain(name), plain(mark), plain(sees), key=name)
-        if chosen is not None and chosen in perms.rows:
-            perms.move_cursor(row=perms.get_row_index(chosen))
-        elif chosen is not None and self._permissions_of == pkg.name and perms.row_count:
+            rows.append((name, [plain(spec.risk), plain(name), plain(mark), plain(sees)]))
+        # The cursor stays on its permission, else goes to the nearest (another package's
+        # list: the same permission there, else the first).
+        chosen = perms.show(rows, another=self._permissions_of != pkg.name)
+        if chosen is not None and perms.row_count:
             # The same package, its permission gone (a version without it approved): the
-            # nearest permission is under the cursor now (not the first, where clearing put
-            # it), and `v` would name that one.
-            perms.move_cursor(row=nearest(chosen, listed, [str(key.value) for key in perms.rows]))
+            # nearest permission is under the cursor now, and `v` would name that one.
             self.notify(f"{pkg.name} no longer declares {chosen}; the cursor moved to "
                         f"{self.selected_permission()}", title="Permissions",
                         severity="warning", timeout=10)
@@ -177,10 +179,10 @@ class GrantsScreen(EngineScreen):
                  else self.engine.history.count(package=pkg.name))
         history_title.update("Consent history" if total <= len(newest) else
                              f"Consent history: the newest {len(newest):,} of {total:,}")
-        for entry in newest:
-            stamp = time.strftime("%m-%d %H:%M:%S", time.gmtime(entry["t"]))
-            history.add_row(stamp, plain(entry["principal"]), plain(entry["action"]),
-                            plain(_result(entry)), plain(_subject(entry["subject"])))
+        history.show([(str(entry["seq"]), [
+            Text(time.strftime("%m-%d %H:%M:%S", time.gmtime(entry["t"]))),
+            plain(entry["principal"]), plain(entry["action"]), plain(_result(entry)),
+            plain(_subject(entry["subject"]))]) for entry in newest])
         update = self.engine.pending_update(pkg.name)
         if update is not None:
             diff = "\n".join(update.diff.lines) or "no change in declarations (files changed)"
