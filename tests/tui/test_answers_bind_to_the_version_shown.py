@@ -21,7 +21,6 @@ from tui.screens.request import RequestScreen
 
 from .conftest import settle
 from .test_consent_check_never_blocks_the_app import SlowCheck, _wait_started
-from .world import make_app
 
 READER_1_1 = {"name": "acme.reader", "version": "1.1.0",
               "permissions": {"agents.output": {}, "clipboard.write": {"optional": True}}}
@@ -50,19 +49,29 @@ def _select(app: object, table_id: str, key: str) -> None:
 
 async def test_a_grant_confirmed_after_an_update_is_stale(tui_db: Path,
                                                           tui_clock: VirtualClock) -> None:
+    """The version approved while the grant waits for the operator check (a dialog open
+    when it is approved closes: `test_a_grants_dialog_closes_when_its_question_is_gone`)."""
     await _with_reader_card(tui_db, tui_clock)
-    app = make_app(tui_db, tui_clock, start="grants")
+    check = SlowCheck()
+    app = ArrowgateApp(Engine.open(tui_db, clock=tui_clock, world=World(net=None, fs=None)),
+                       operator=check, start="grants")
+    app.OPERATOR_RECHECK_S = 3600.0  # only the consent action's own look
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        _select(app, "#packages", "acme.reader")
-        await settle(pilot)
-        _select(app, "#permissions", "clipboard.write")
-        await pilot.press("g")
-        await settle(pilot)
-        assert isinstance(app.screen, ConfirmScreen)
-        assert "1.0.0" in app.screen._body.plain  # the version shown
-        await _update_and_approve(app.engine)
-        await pilot.press("y")
+        try:
+            await settle(pilot)
+            _select(app, "#packages", "acme.reader")
+            await settle(pilot)
+            _select(app, "#permissions", "clipboard.write")
+            await pilot.press("g")
+            await settle(pilot)
+            assert isinstance(app.screen, ConfirmScreen)
+            assert "1.0.0" in app.screen._body.plain  # the version shown
+            pressed = asyncio.ensure_future(pilot.press("y"))
+            await _wait_started(pilot, check)
+            await _update_and_approve(app.engine)
+        finally:
+            check.release.set()
+        await pressed
         await settle(pilot)
         assert "clipboard.write" not in app.engine.state.grants["acme.reader"]
         last = app.engine.history.entries(package="acme.reader")[-1]

@@ -54,7 +54,10 @@ async def test_the_review_installs_only_the_package_shown(
             await pilot.pause(0.05)
             if "fs.write" in app.engine.state.packages["acme.meek"].raw["permissions"]:
                 break
-        assert "fs.write" not in str(review.query_one("#review-text", Static).render())
+        # The review closes once it hears of the new offer (its text then gone with it):
+        # open, it still shows what was read, never the new offer under the old yes.
+        if app.screen is review:
+            assert "fs.write" not in str(review.query_one("#review-text", Static).render())
         # WHEN the person accepts what they read
         await pilot.press("y")
         await settle(pilot)
