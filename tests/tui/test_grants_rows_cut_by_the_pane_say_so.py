@@ -1,11 +1,12 @@
-"""The grants screen's permissions and consent history fit their pane: a cell cut to its
+"""The grants screen's packages, permissions and consent history fit their pane: a cell cut to its
 column's share ends with "…", never at the pane's edge mid-word with nothing to say so.
 
 Rule (as the holds, prompts and arrows lists', round 29: no part of a text reads as the
 whole of it): at 130 columns the permissions table's "what a person sees" read "Read what
 agents and termi", and the history's result "widened: +agents.prompt; widened: +", cut by
 the pane's edge (seen in tmux); at 80 columns the column a person reads was not on
-screen at all.
+screen at all, and the packages table, scrolled sideways to its cursor by ``end``, showed
+"e.big" and "e.notes" for acme.big and acme.notes.
 
 (Found by helper tui34 in round 34.)
 """
@@ -23,11 +24,12 @@ from tui.screens.grants import GrantsScreen
 from tui.widgets.fitted_table import FittedTable
 
 from .conftest import settle
+from .screen import screen_output
 from .world import make_app
 
 
 @pytest.mark.parametrize("size", [(80, 24), (130, 30)])
-@pytest.mark.parametrize("table_id", ["#permissions", "#history"])
+@pytest.mark.parametrize("table_id", ["#packages", "#permissions", "#history"])
 async def test_the_columns_fit_and_a_cut_cell_says_so(
         tui_db: Path, tui_clock: VirtualClock, size: tuple[int, int], table_id: str) -> None:
     app = make_app(tui_db, tui_clock, start="grants")
@@ -49,4 +51,19 @@ async def test_the_columns_fit_and_a_cut_cell_says_so(
             whole = table._rows[str(row.key.value)][-1].plain
             assert cell_len(shown) <= last.width
             assert shown == whole or shown.endswith("…"), (shown, whole)
+    app.engine.close()
+
+
+async def test_the_packages_are_named_whole_after_end(tui_db: Path,
+                                                      tui_clock: VirtualClock) -> None:
+    app = make_app(tui_db, tui_clock, start="grants")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        table = app.screen.query_one("#packages", DataTable)
+        table.focus()
+        await pilot.press("end")
+        await settle(pilot)
+        assert table.scroll_x == 0, table.scroll_x
+        shown = screen_output(app)[0]
+        assert "acme.standup" in shown and " e.standup" not in shown, shown
     app.engine.close()

@@ -15,7 +15,6 @@ from engine import PERMISSIONS, Diff
 from engine.core.review import permission_title
 from engine.core.state import PackageState
 
-from ..cursor import nearest
 from ..keys import key_hint
 from ..text import Ended, ident, plain
 from ..widgets.app_header import AppHeader
@@ -61,7 +60,9 @@ class GrantsScreen(EngineScreen):
         with Horizontal():
             with Vertical(id="left"):
                 yield Static("Packages", classes="section")
-                yield DataTable(id="packages", cursor_type="row", zebra_stripes=True)
+                # Fitted: at 80 columns the table ran past its pane and, scrolled sideways
+                # to its cursor, showed "e.notes" for acme.notes.
+                yield FittedTable("package", "version", "state", "cards", id="packages")
                 yield Static("Consent history", classes="section", id="history-title")
                 # Fitted, as the permissions: a cell the pane's edge cut ended unmarked.
                 yield FittedTable("time (UTC)", "who", "action", "result", "subject",
@@ -76,8 +77,6 @@ class GrantsScreen(EngineScreen):
         yield KeyFooter()
 
     def on_mount(self) -> None:
-        self.query_one("#packages", DataTable).add_columns("package", "version", "state",
-                                                           "cards")
         self.refresh_safely()
 
     #: The package whose permissions the table last showed, or None.
@@ -97,35 +96,32 @@ class GrantsScreen(EngineScreen):
         return row_key(self.query_one("#permissions", DataTable))
 
     def refresh_data(self) -> None:
-        table = self.query_one("#packages", DataTable)
-        # The key, not the package: one withdrawn since is in the table, not the engine.
-        current, before = row_key(table), [str(key.value) for key in table.rows]
-        table.clear()
+        table = self.query_one("#packages", FittedTable)
         cards: dict[str, int] = {}
         for node in self.engine.state.canvas.nodes(type="card"):
             cards[node.data["package"]] = cards.get(node.data["package"], 0) + 1
-        packages = self._packages()
-        for pkg in packages:
+        rows: list[tuple[str, list[Text | Ended]]] = []
+        for pkg in self._packages():
             manifest = pkg.manifest or pkg.pending
             version = manifest.version if manifest else str(pkg.raw.get("version", "?"))
             if pkg.is_pending:
                 state = f"pending → {pkg.pending.version if pkg.pending else '?'}"
             else:
                 state = "approved" if pkg.installed else "offered"
-            table.add_row(plain(pkg.name), plain(version), plain(state),
-                          str(cards.get(pkg.name, 0)), key=pkg.name)
-        if current is not None and current in table.rows:
-            table.move_cursor(row=table.get_row_index(current))
-        elif current is not None:
-            # Not the first row (where clearing put the cursor): the nearest one.
-            table.move_cursor(row=nearest(current, before, [pkg.name for pkg in packages]))
-            self._cursor_moved(current)
+            rows.append((pkg.name, [plain(pkg.name), plain(version), plain(state),
+                                    Text(str(cards.get(pkg.name, 0)))]))
+        # The cursor stays on its package (by key: one withdrawn since is in the table, not
+        # the engine), else goes to the nearest one.
+        gone = table.show(rows)
+        if gone is not None:
+            self._cursor_moved(gone)
         self._show_package()
 
     def _cursor_moved(self, gone: str) -> None:
         """The package under the cursor is gone (an offer withdrawn) and the cursor moved
-        to the nearest one (the one after it, or before it at the end): say both, so a key meant for the one (``i``, ``d``) is not pressed by habit
-        on the other, whose dialog would ask something else (a pending version's approval)."""
+        to the nearest one (the one after it, or before it at the end): say both, so a
+        key meant for the one (``i``, ``d``) is not pressed by habit on the other, whose
+        dialog would ask something else (a pending version's approval)."""
         now = self.selected_package()
         if now is None:
             return
