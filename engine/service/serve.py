@@ -4,10 +4,10 @@ The Unix socket is bound by `engine.service.listen`, not by uvicorn (whose
 ``uds=`` leaves it mode 0666): inside a folder only the user can enter
 (0700), the socket itself 0600. Each connection on it is told its peer's process
 (``SO_PEERCRED``) so consent actions from inside an agent's process tree
-can be refused. On SIGTERM or SIGINT the server stops accepting, lets the
-requests in flight finish (every answered call is durable before its answer
+can be refused. On SIGTERM, SIGINT or SIGHUP the server stops accepting, lets
+the requests in flight finish (every answered call is durable before its answer
 goes out), ends event streams and waits, then closes the engine, which
-commits whatever is pending.
+commits whatever is pending (`STOP_SIGNALS`).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from engine.service.protocol import http_protocol
 if TYPE_CHECKING:
     from engine.engine import Engine
 
-__all__ = ["register", "serve"]
+__all__ = ["STOP_SIGNALS", "register", "serve", "stop_signals"]
 
 
 #: How long an idle keep-alive connection stays open, and how long a request may
@@ -55,18 +55,40 @@ KEEP_ALIVE_SECONDS = 60.0
 SEND_TIMEOUT_SECONDS = 60.0
 
 
+#: The signals that stop the server cleanly, its pending commits flushed. SIGHUP too:
+#: the terminal it was started from went away, and SIGHUP's default (die at once)
+#: would lose the commits still held; a server meant to outlive its terminal is
+#: started under ``nohup``, which ignores SIGHUP, and an ignored one is kept
+#: (`stop_signals`). SIGPIPE is not one: Python starts every process with it
+#: ignored, so a client gone mid-answer is a failed write on its connection only.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+def stop_signals() -> tuple[signal.Signals, ...]:
+    """The `STOP_SIGNALS` this process handles: each but one it was started with
+    ignored. A POSIX shell starts a background job (``arrowgate serve &`` in a script)
+    with SIGINT ignored, so that the terminal's Ctrl-C reaches only the foreground
+    command; ``nohup`` ignores SIGHUP. Taking either over would stop the server on
+    the very signal it was started to be spared. SIGTERM is always handled: it is how
+    a supervisor stops the server, and the one stop that flushes what is pending
+    (ignored, only SIGKILL would be left, which loses it)."""
+    return tuple(sig for sig in STOP_SIGNALS
+                 if sig == signal.SIGTERM or signal.getsignal(sig) is not signal.SIG_IGN)
+
+
 async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
                 heartbeat: float = 15.0, max_body: int | None = None,
                 announce: bool = True, signals: bool = True,
                 on_ready: Callable[[Callable[[], None]], None] | None = None,
                 log_location: str | None = None) -> None:
-    """Serve the engine on ``sock`` until SIGTERM or SIGINT, then close it cleanly.
+    """Serve the engine on ``sock`` until a stop signal, then close it cleanly.
 
     Args:
         log_location: the engine's SQLite file or PostgreSQL URL, where the log is
             verified by a process of its own (`Service.log_location`).
         announce: print the address, then ``ready``.
-        signals: stop on SIGTERM and SIGINT (only in the main thread).
+        signals: stop on SIGTERM, SIGINT and SIGHUP, but one this process was started
+            with ignored (`stop_signals`; only in the main thread).
         on_ready: called once serving, with a function that stops the server
             from any thread (tests and embedding programs).
     """
@@ -110,9 +132,9 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
         server.should_exit = True
         service.closing.set()
 
-    if signals:
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            loop.add_signal_handler(sig, stop)
+    handled = stop_signals() if signals else ()
+    for sig in handled:
+        loop.add_signal_handler(sig, stop)
     timers_stop = asyncio.Event()
     # A tenth of a second: what other processes do (a hold answered in the TUI, a
     # tool call through another server) reaches this server's event streams.
@@ -134,9 +156,8 @@ async def serve(engine: Engine, sock: socket.socket, tokens: TokenStore, *,
     try:
         await server.serve(sockets=[sock])
     finally:
-        if signals:
-            for sig in (signal.SIGTERM, signal.SIGINT):
-                loop.remove_signal_handler(sig)
+        for sig in handled:
+            loop.remove_signal_handler(sig)
         engine.store.hold_commits(None)
         service.close()
         timers_stop.set()
@@ -200,6 +221,10 @@ def _serve(args: argparse.Namespace) -> int:
     check_token_path(token_file, not_these=tuple(p for p in (db, socket_path) if p))
     made = MadeFiles()
     made.folders_for(socket_path)
+    # The socket's folders this start makes (the default ``<db>.serve``): removed with
+    # the socket when the server stops, as a refused start removes them, so a stopped
+    # server leaves only its database and token file behind. Never one it did not make.
+    socket_folders = list(made.folders)
     sock = bind_tcp(args.listen) if socket_path is None else bind_unix(socket_path)
     engine: Engine | None = None
     tokens: TokenStore | None = None
@@ -244,6 +269,10 @@ def _serve(args: argparse.Namespace) -> int:
             with contextlib.suppress(OSError):
                 if os.path.exists(unix_path):
                     os.unlink(unix_path)
+            for folder in reversed(socket_folders):
+                # Only an empty one: a file put there meanwhile is someone's.
+                with contextlib.suppress(OSError):
+                    os.rmdir(folder)
     return 0
 
 
@@ -277,9 +306,10 @@ def register(sub: Any) -> None:
         description="Serve the engine over local HTTP (SPEC 10.1) to canvas apps in any "
                     "language. It prints its address (the socket's path, or "
                     "http://HOST:PORT), then `ready`; the operator token is in --token-file. "
-                    "SIGTERM or SIGINT (Ctrl-C) stops it once every pending commit is "
-                    "flushed.",
-        epilog="Exit codes: 0 stopped by SIGTERM or SIGINT once serving; 2 a start refused "
+                    "SIGTERM, SIGINT (Ctrl-C) or SIGHUP (its terminal gone) stops it "
+                    "once every pending commit is flushed; SIGINT or SIGHUP ignored when "
+                    "it starts (a shell's background job, nohup) stays ignored.",
+        epilog="Exit codes: 0 stopped by SIGTERM, SIGINT or SIGHUP once serving; 2 a start refused "
                "(bad arguments, an address or socket another server holds, a token file "
                "that holds anything but a token): nothing is made; 130 interrupted (Ctrl-C) "
                "while it starts.")
