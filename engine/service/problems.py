@@ -90,6 +90,14 @@ def problem(status: int, code: str, message: str, *, reason: str | None = None,
     if status == 401:
         headers["WWW-Authenticate"] = "Bearer"
     retry_after = extra.get("retry_after")
+    # Said only where the service knows when asking again can be answered otherwise:
+    # a token check's outage (`engine.service.auth`) and a PostgreSQL store away,
+    # reconnecting (`engine.store.pg.parts`). Not a lock another program holds
+    # (``locked``: it ends when that program ends its transaction), a write that
+    # failed (a full disk, a file gone: a person's fix), nor a token's
+    # too-many-streams 429 (its own streams, closed when it closes one). The server
+    # never answers for its own shutdown: it stops accepting, ends streams and waits
+    # with what holds then, and closes idle connections.
     if status in (429, 503) and isinstance(retry_after, (int, float)):
         # The problem says when to ask again: so does the field clients read (RFC 9110
         # §10.2.3), in whole seconds, rounded up (asked sooner, the answer is the same).

@@ -103,7 +103,10 @@ def _not_found(what: str, reason: str) -> ServiceError:
 
 
 def _crowded(card: str) -> ServiceError:
-    """The 429 for a token that holds `MAX_STREAMS` event streams of ``card`` open."""
+    """The 429 for a token that holds `MAX_STREAMS` event streams of ``card`` open.
+
+    No ``Retry-After``: the streams are the client's own, ended when it closes one
+    (or its connection goes), never by a time the server could name."""
     return ServiceError(429, "RATE_LIMITED", f"this token holds {MAX_STREAMS} event streams "
                         f"of card {named(card)!r} open, the most one token may: close one "
                         "(a client reconnecting closes its last first) before opening "

@@ -88,7 +88,9 @@ class LockWait:
 
     def locked(self, exc: BaseException) -> StoreFailed:
         """The `StoreFailed` (reason ``locked``) of a write given up after the bound,
-        naming who holds the lock now."""
+        naming who holds the lock now. It says no time to retry (the service's
+        ``Retry-After``): the lock is free when that program ends its transaction,
+        which nothing here can foresee; the bound has been waited already."""
         failed = StoreFailed(
             "the change was not written, so it did not happen: the database is locked by "
             f"another program, which held its write lock for more than {self.bound:g} s "

@@ -107,7 +107,9 @@ def holders(conn: Connection[Any] | None) -> str:
 def locked(what: str, waited: float, conn: Connection[Any] | None,
            exc: BaseException | None = None) -> StoreFailed:
     """The `StoreFailed` (reason ``locked``) of ``what`` after waiting ``waited`` seconds
-    for a lock another session holds, naming the sessions that hold the store's locks."""
+    for a lock another session holds, naming the sessions that hold the store's locks.
+    No time to retry is said (the service's ``Retry-After``): the lock is free when
+    that session ends its transaction, which nothing here can foresee."""
     failed = StoreFailed(f"{what}: another session held a lock it needed for more than "
                          f"{waited:g} s (the lock timeout ran out); {holders(conn)}. End that "
                          "session's transaction (COMMIT or ROLLBACK) and it works again",

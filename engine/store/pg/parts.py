@@ -233,6 +233,8 @@ class Link:
         #: A connection an attempt off the caller's thread made, not yet taken.
         self._made: BoundedConnection | None = None
         self._attempt: threading.Thread | None = None
+        #: When the attempt off the caller's thread began (`time.monotonic`).
+        self._attempt_began = 0.0
         self._guard = threading.Lock()
         #: One more at each `close`: an attempt begun before keeps nothing it made.
         self._closes = 0
@@ -290,9 +292,16 @@ class Link:
         away = self._away
         if away is not None:
             self._reconnect()
+            # The attempt under way has its answer within ``connect_timeout`` of its
+            # start: until then every caller is told this at once, so that is when to
+            # ask again (the service's Retry-After), not a guess at the server's return.
+            now = time.monotonic()
+            left = max(0.0, self._attempt_began + self.connect_timeout - now)
             raise StoreFailed(f"cannot reach the PostgreSQL store {redact(self.dsn)}: it did "
-                              f"not answer {time.monotonic() - away[0]:.1f} s ago ({away[1]}); "
-                              "connecting again meanwhile", reason="connection")
+                              f"not answer {now - away[0]:.1f} s ago ({away[1]}); "
+                              f"connecting again meanwhile, its answer known within "
+                              f"{left:.1f} s", reason="connection",
+                              details={"retry_after": round(left, 3)})
         wait = self.connect_timeout if not self.connects else \
             min(self.connect_timeout, ROUND_TRIP_S)
         try:
@@ -329,6 +338,7 @@ class Link:
             if conn is not None:
                 conn.close()  # the link was closed meanwhile
 
+        self._attempt_began = time.monotonic()
         self._attempt = threading.Thread(target=attempt_once, daemon=True,
                                          name="arrowgate-pg-reconnect")
         self._attempt.start()
