@@ -111,7 +111,7 @@ class LocalBackend:
             update = await self.engine.update(name, manifest=package.manifest_text,
                                               digests=digests)
             # The installed version's own files: nothing pends (the service says so too).
-            state = "pending" if self.engine.state.packages[name].is_pending else "installed"
+            state = "pending" if update.waiting else "installed"
             return {"package": name, "state": state, "hash": update.pending_hash}
         await self.engine.offer(name, package.manifest_text, digests)
         return {"package": name, "state": "available",

@@ -55,3 +55,7 @@ class Update:
     package: str
     pending_hash: str
     diff: Diff
+    #: Whether a version waits for approval: False when the files given were the
+    #: installed version's own, and the engine kept nothing pending. Told by the update
+    #: itself, as a reader of the package's state after it may see another's change.
+    waiting: bool = True

@@ -345,8 +345,10 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
             if pkg is not None and pkg.installed:
                 update = await engine.update(name, manifest=manifest, digests=digests)
                 # The installed version's own files again: nothing waits for approval
-                # (the engine drops a pending version then), so not "pending".
-                state = "pending" if engine.state.packages[name].is_pending else "installed"
+                # (the engine drops a pending version then), so not "pending". Told by
+                # the update, not the state after it: another server's change may be
+                # caught up by then (the package removed: no KeyError, no other answer).
+                state = "pending" if update.waiting else "installed"
                 digest = update.pending_hash
             else:
                 await engine.offer(name, manifest, digests)

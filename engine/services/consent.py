@@ -481,7 +481,8 @@ class Consent:
         new_hash = content_hash(new_digests)
         diff = diff_manifests(pkg.manifest, new_manifest)
         with self.ctx.write():
-            if new_hash == pkg.hash:
+            waiting = new_hash != pkg.hash
+            if not waiting:
                 pkg.pending_raw = pkg.pending_digests = pkg.pending_hash = None
                 pkg.pending = None
             else:
@@ -496,7 +497,7 @@ class Consent:
                           {"package": package, "hash": new_hash},
                           detail="; ".join(diff.lines))
             self._revalidate()
-        return Update(package, new_hash, diff)
+        return Update(package, new_hash, diff, waiting=waiting)
 
     @operation
     async def approve(self, package: str, *, review_hash: str,
