@@ -45,8 +45,10 @@ VERSIONS = frozenset({"1.1", "1.0"})
 #: judged by `_literal_fault`), or a reg-name (IPv4 addresses are of its characters),
 #: which may be empty (RFC 9110 §7.2: a client with no authority sends an empty Host);
 #: the port, digits (`host_ok` bounds it). No user information (``user@``), no path, no
-#: space or control character.
-_HOST = re.compile(rb"(?:\[([^\]]*)\]|(?:[-A-Za-z0-9._~!$&'()*+,;=]+|%[0-9A-Fa-f]{2})*)"
+#: space or control character. The reg-name one character (or escape) a step: a run
+#: repeated inside a repeat is tried every way it can be split when the value does not
+#: match (``Host: aaaa…a@``, 2ⁿ ways), on the event loop, before any token is asked.
+_HOST = re.compile(rb"(?:\[([^\]]*)\]|(?:[-A-Za-z0-9._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)"
                    rb"(?::([0-9]*))?")
 
 #: An absolute-form request target (RFC 9112 §3.2.2): scheme, authority, path, query.
