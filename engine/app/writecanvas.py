@@ -9,10 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from canvas import CanvasError, Node, check_not_engine_kept
 from engine.app.asking import Answer, Asking
 from engine.app.writebackends import Backend
 from engine.app.writefailure import OK, USAGE, Failure
 from engine.app.writevalues import field_values, json_object
+from engine.core.errors import InvalidNode
 
 __all__ = ["register", "run"]
 
@@ -70,9 +72,6 @@ def _check_node(node: dict[str, Any], workspace: str) -> None:
     Raises:
         Failure: ``INVALID_NODE`` with the canvas's reason and words, as the engine's.
     """
-    from canvas import CanvasError, Node, check_not_engine_kept
-    from engine.core.errors import InvalidNode
-
     try:
         check_not_engine_kept(node["id"], node)
         Node.build(node, workspace)
