@@ -23,6 +23,7 @@ __all__ = [
     "EXIT_FINDING",
     "EXIT_OK",
     "EXIT_USAGE",
+    "NoDatabase",
     "UNUSABLE_STORE",
     "add_db_option",
     "arrowgate_version",
@@ -115,6 +116,15 @@ class CliError(Exception):
         self.exit_code = exit_code  #: the process's exit code
 
 
+class NoDatabase(CliError):
+    """No database file where one must be: ``said`` names the path (and, when relative,
+    where it was looked for), the message adds how one is made."""
+
+    def __init__(self, said: str, hints: str) -> None:
+        super().__init__(f"{said} {hints}")
+        self.said = said  #: what is missing and where, without the hints
+
+
 def add_db_option(parser: argparse.ArgumentParser, *, creates: bool = False) -> None:
     """Add ``--db FILE`` to a subcommand, with the one help text every verb shares."""
     what = ("created with its folder when missing" if creates
@@ -156,9 +166,9 @@ def db_path(args: argparse.Namespace, *, create: bool = False,
         where = "" if path.is_absolute() else f", that is {path.absolute()}"
         # Both ways: a script building its own canvas begins with an empty one, and the
         # demo fills it with the demo's packages, nodes and arrows.
-        raise CliError(f"no database at {path}{where} (`arrowgate workspace add ID FOLDER --db "
-                       f"{quoted}` makes one with an empty canvas, `arrowgate demo --db "
-                       f"{quoted}` one with the demo's)")
+        raise NoDatabase(f"no database at {path}{where}", f"(`arrowgate workspace add ID "
+                         f"FOLDER --db {quoted}` makes one with an empty canvas, `arrowgate "
+                         f"demo --db {quoted}` one with the demo's)")
     elif make_folder:
         path.parent.mkdir(parents=True, exist_ok=True)
     if writes:

@@ -1507,7 +1507,7 @@ def _read_private(path: Path) -> str:
 def _cmd_mcp(args: argparse.Namespace) -> int:
     import anyio
 
-    from engine.app.common import CliError, db_path
+    from engine.app.common import CliError, NoDatabase, db_path
     from engine.core.serviceaddress import AddressRefused, service_address
     from engine.service.listen import default_socket_path
 
@@ -1522,11 +1522,10 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
         try:
             db = db_path(args, create=False)
         except CliError as exc:
-            if args.db and exc.message.startswith("no database at "):
+            if args.db and isinstance(exc, NoDatabase):
                 # Not made here: the database is the one a service serves, and making
                 # another is no way to an agent's tools.
-                said = exc.message.split(" (`arrowgate ")[0]
-                raise CliError(f"{said}: give --db the absolute path of the database "
+                raise CliError(f"{exc.said}: give --db the absolute path of the database "
                                "`arrowgate serve` serves (an agent starts its MCP servers "
                                "in a folder of its own choosing)") from None
             if args.db:
@@ -1534,7 +1533,7 @@ def _cmd_mcp(args: argparse.Namespace) -> int:
             # The database is only where the defaults are found: say what to give
             # instead (a PostgreSQL store has no file beside which a token lies).
             # (Its hints to make a database are no way to an agent's token.)
-            said = exc.message.split(" (`arrowgate ")[0]
+            said = exc.said if isinstance(exc, NoDatabase) else exc.message
             raise CliError(f"{said}, beside which the defaults lie: "
                            "give --db of the database `arrowgate serve` serves, or "
                            "--service and --token-file (the agent's token)") from None
