@@ -434,6 +434,10 @@ class ConfinedFiles:
                     raise PathRefused("secret-path", f"{_named(path)} leads to a secret")
                 if self._in_data(judged, full, walked):
                     raise PathRefused("protected-path", f"{_named(path)} is the app's own data")
+                if self._mounted_from_data(root_fd, walked):
+                    raise PathRefused("protected-path", f"{_named(path)} reaches a folder "
+                                      "of the app's data folder through a mount: it is "
+                                      "the app's own data")
                 if self._reaches_database(walked):
                     raise PathRefused("protected-path", f"{_named(path)} reaches the "
                                       "database or its folder by another path (a mount, "
@@ -480,6 +484,41 @@ class ConfinedFiles:
         holds the database's folder is unsafe, and one beside it never walks into it."""
         ids = self._database_ids()
         return bool(ids) and (walked.found in ids or not ids.isdisjoint(walked.folders))
+
+    def _mounted_from_data(self, root_fd: int, walked: Walked) -> bool:
+        """Whether the path reached, through a mount made inside the workspace (whenever:
+        each call is judged so), what lies in the app's data folder on its filesystem
+        (`mounts.within`): ``sub/`` a bind mount of the data folder's ``trash/``, which
+        no folder on the path is by its own path (`_in_data` cannot tell).
+
+        Asked of the walk's last folder and of what the path names, only where either
+        is on another mount than the workspace folder (`mounts.mount_id`): a path within
+        the workspace's own mount costs a few reads of ``/proc``, not the mount table.
+        False where the mounts cannot be read (not Linux): then the device and inode of
+        the folders walked decide alone (`_in_data`)."""
+        if self.data_dir is None:
+            return False
+        home = mounts.mount_id(root_fd)
+        if home is None:
+            return False
+        found = -1
+        if walked.name is not None and walked.exists:
+            try:
+                found = os.open(walked.name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC,
+                                dir_fd=walked.parent)
+            except OSError:
+                found = -1  # gone since the walk: the call itself finds it gone
+        try:
+            away = [fd for fd in (walked.parent, found)
+                    if fd >= 0 and mounts.mount_id(fd) != home]
+            if not away:
+                return False
+            table = mounts.table()
+            data = mounts.place_at(self.data_dir, table)
+            return any(mounts.within(mounts.place(fd, table), data) for fd in away)
+        finally:
+            if found >= 0:
+                os.close(found)
 
     def _database_ids(self) -> frozenset[Ident]:
         """The (device, inode) of the database's folder and of the database file, looked

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-__all__ = ["Mount", "Place", "place", "place_at", "table", "unescape", "within"]
+__all__ = ["Mount", "Place", "mount_id", "place", "place_at", "table", "unescape", "within"]
 
 #: Where the kernel lists this process's mounts (Linux).
 _MOUNTINFO = "/proc/self/mountinfo"
@@ -86,7 +86,7 @@ def table() -> list[Mount] | None:
     return mounts
 
 
-def _mount_id(fd: int) -> int | None:
+def mount_id(fd: int) -> int | None:
     """The id of the mount the open ``fd`` was reached through; None when not told."""
     try:
         with open(f"{_FD_INFO}/{fd}", encoding="ascii", errors="replace") as fh:
@@ -102,8 +102,8 @@ def place(fd: int, mounts: Sequence[Mount] | None) -> Place | None:
     it); None when that cannot be told (no table, no fdinfo, a name that is no path)."""
     if mounts is None:
         return None
-    mount_id = _mount_id(fd)
-    mount = next((m for m in mounts if m.id == mount_id), None)
+    found = mount_id(fd)
+    mount = next((m for m in mounts if m.id == found), None)
     try:
         named = PurePosixPath(os.readlink(f"{_FD_NAMES}/{fd}"))
     except OSError:
