@@ -14,8 +14,8 @@ from engine.service.events import Writer
 if TYPE_CHECKING:
     import asyncio
 
+    from engine.service.asgitypes import ASGIApp
     from engine.service.auth import TokenMemo
-    from engine.service.problems import ASGIApp
 
 __all__ = ["Direct", "Stream"]
 

@@ -92,7 +92,7 @@ if TYPE_CHECKING:
     from engine.core.decision import Decision
     from engine.core.principal import Principal
     from engine.engine import Engine
-    from engine.service.problems import ASGIApp, Receive, Scope, Send
+    from engine.service.asgitypes import ASGIApp, Receive, Scope, Send
     from engine.services.calls import CallArgs
 
 __all__ = ["FastLane", "batch_answer", "decide_batch", "decide_call"]

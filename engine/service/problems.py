@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from collections.abc import Awaitable, Callable, Iterator, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
@@ -30,6 +30,7 @@ from engine.core.errors import (
     StoreFailed,
     with_code,
 )
+from engine.service.asgitypes import ASGIApp, Message, Receive, Scope, Send
 from engine.service.methods import allowed as allow_value
 
 __all__ = ["PROBLEM", "BodyLimit", "ServiceError", "Unexpected", "error_response", "guarded",
@@ -38,11 +39,6 @@ __all__ = ["PROBLEM", "BodyLimit", "ServiceError", "Unexpected", "error_response
 
 PROBLEM = "application/problem+json"
 
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 _T = TypeVar("_T")
 
 #: Where an exception no route expected is logged, with its traceback.

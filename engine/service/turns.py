@@ -22,8 +22,8 @@ from engine.store.transactions import resume
 if TYPE_CHECKING:
     from engine.core.decision import Decision
     from engine.engine import Engine
+    from engine.service.asgitypes import ASGIApp, Receive, Scope, Send
     from engine.service.direct import Direct
-    from engine.service.problems import ASGIApp, Receive, Scope, Send
     from engine.services.calls import CallArgs
 
 __all__ = ["Turns"]
