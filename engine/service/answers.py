@@ -17,7 +17,7 @@ from engine.service.context import decision_json
 
 if TYPE_CHECKING:
     from engine.core.decision import Decision
-    from engine.service.problems import Send
+    from engine.service.asgitypes import Send
 
 __all__ = ["JSON_HEAD", "decision_bytes", "decisions_bytes", "encode", "encode_tool_call",
            "send_bytes"]

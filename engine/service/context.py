@@ -36,8 +36,8 @@ from engine.service.problems import ServiceError
 if TYPE_CHECKING:
     from engine.core.decision import Decision
     from engine.engine import Engine
+    from engine.service.asgitypes import Receive
     from engine.service.direct import Direct
-    from engine.service.problems import Receive
 
 __all__ = ["API_VERSION", "FETCH_MARK_NAME", "MAX_BODY", "Caller", "Service", "Shown", "Watch",
            "authenticate", "carries_fetch_mark", "decision_json", "disconnected",
