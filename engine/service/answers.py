@@ -16,8 +16,9 @@ import orjson
 from engine.service.context import decision_json
 
 if TYPE_CHECKING:
+    from starlette.types import Send
+
     from engine.core.decision import Decision
-    from engine.service.asgitypes import Send
 
 __all__ = ["JSON_HEAD", "decision_bytes", "decisions_bytes", "encode", "encode_tool_call",
            "send_bytes"]

@@ -34,9 +34,10 @@ from engine.service.made import Made
 from engine.service.problems import ServiceError
 
 if TYPE_CHECKING:
+    from starlette.types import Receive
+
     from engine.core.decision import Decision
     from engine.engine import Engine
-    from engine.service.asgitypes import Receive
     from engine.service.direct import Direct
 
 __all__ = ["API_VERSION", "FETCH_MARK_NAME", "MAX_BODY", "Caller", "Service", "Shown", "Watch",

@@ -14,7 +14,8 @@ from engine.service.events import Writer
 if TYPE_CHECKING:
     import asyncio
 
-    from engine.service.asgitypes import ASGIApp
+    from starlette.types import ASGIApp
+
     from engine.service.auth import TokenMemo
 
 __all__ = ["Direct", "Stream"]

@@ -89,10 +89,11 @@ from engine.service.toolroutes import (
 from engine.service.turns import Turns
 
 if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
     from engine.core.decision import Decision
     from engine.core.principal import Principal
     from engine.engine import Engine
-    from engine.service.asgitypes import ASGIApp, Receive, Scope, Send
     from engine.services.calls import CallArgs
 
 __all__ = ["FastLane", "batch_answer", "decide_batch", "decide_call"]

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from engine.service.asgitypes import ASGIApp, Message, Receive, Scope, Send
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 __all__ = ["allowed", "head", "options_asterisk"]
 

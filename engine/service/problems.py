@@ -18,6 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.responses import Response
 from starlette.routing import Match
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from engine.core.errors import (
     ApprovalRefused,
@@ -30,7 +31,6 @@ from engine.core.errors import (
     StoreFailed,
     with_code,
 )
-from engine.service.asgitypes import ASGIApp, Message, Receive, Scope, Send
 from engine.service.methods import allowed as allow_value
 
 __all__ = ["PROBLEM", "BodyLimit", "ServiceError", "Unexpected", "error_response", "guarded",

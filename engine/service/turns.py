@@ -20,9 +20,10 @@ from engine.service.problems import ServiceError, error_response, internal_probl
 from engine.store.transactions import resume
 
 if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
+
     from engine.core.decision import Decision
     from engine.engine import Engine
-    from engine.service.asgitypes import ASGIApp, Receive, Scope, Send
     from engine.service.direct import Direct
     from engine.services.calls import CallArgs
 
