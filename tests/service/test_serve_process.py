@@ -15,12 +15,13 @@ import httpx
 import pytest
 
 from tests.shortdirs import short_dir
+from tests.stopsignals import DEFAULTS
 
 ARROWGATE = [sys.executable, "-m", "engine.app.cli"]
 
 
 def _start(*args: str) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([*ARROWGATE, "serve", *args], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([*DEFAULTS, *ARROWGATE, "serve", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     address = proc.stdout.readline().strip()

@@ -24,6 +24,7 @@ import pytest
 
 from engine import Engine
 from tests.shortdirs import short_dir
+from tests.stopsignals import DEFAULTS
 
 ARROWGATE = [sys.executable, "-m", "engine.app.cli"]
 
@@ -35,7 +36,7 @@ IGNORING = ("import os, signal, sys; signal.signal(getattr(signal, sys.argv[1]),
 
 
 def _start(db: Path, *, ignoring: str | None = None) -> tuple[subprocess.Popen[str], str]:
-    shim = [] if ignoring is None else [sys.executable, "-c", IGNORING, ignoring]
+    shim = DEFAULTS if ignoring is None else [sys.executable, "-c", IGNORING, ignoring]
     proc = subprocess.Popen([*shim, *ARROWGATE, "serve", "--db", str(db), "--heartbeat", "0.05"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None

@@ -27,6 +27,7 @@ import pytest
 from engine import Engine
 from engine.service.auth import TokenStore
 from tests.shortdirs import short_dir
+from tests.stopsignals import DEFAULTS
 
 ARROWGATE = [sys.executable, "-m", "engine.app.cli"]
 PKG = {"name": "acme.t", "version": "1.0.0",
@@ -52,7 +53,7 @@ def _ok(r: httpx.Response) -> Any:
 def test_every_write_answered_before_a_signal_is_durable(tmp_path: Path, sig: int) -> None:
     db = tmp_path / "a.db"
     sock = short_dir("ag") / "s" / "serve.sock"
-    proc = subprocess.Popen([*ARROWGATE, "serve", "--db", str(db), "--socket", str(sock)],
+    proc = subprocess.Popen([*DEFAULTS, *ARROWGATE, "serve", "--db", str(db), "--socket", str(sock)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     proc.stdout.readline()

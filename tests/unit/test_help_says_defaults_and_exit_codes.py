@@ -59,9 +59,11 @@ def test_serve_and_mcp_say_how_they_stop_and_their_exit_codes(
     its exit codes (round 34: both had none, where every other verb's help has them)."""
     said = _help(capsys, "serve")
     assert "prints its address" in said and "then `ready`" in said, said
-    assert "SIGTERM or SIGINT (Ctrl-C) stops it" in said, said
-    assert "Exit codes: 0 stopped by SIGTERM or SIGINT once serving; 2 a start refused" \
-        in said, said
+    assert "SIGTERM, SIGINT (Ctrl-C) or SIGHUP (its terminal gone) stops it" in said, said
+    assert "SIGINT or SIGHUP ignored when it starts (a shell's background job, nohup) stays " \
+        "ignored" in said, said
+    assert "Exit codes: 0 stopped by SIGTERM, SIGINT or SIGHUP once serving; 2 a start " \
+        "refused" in said, said
     assert "130 interrupted (Ctrl-C) while it starts" in said, said
     said = _help(capsys, "mcp")
     assert "Exit codes: 0 its input ended or its client closed its end; 1 its output " \
