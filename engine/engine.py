@@ -1061,9 +1061,10 @@ class Engine:
 
     # -- Consent (consent)
     def offer(self, name: str, manifest: dict[str, Any] | str | bytes, digests: dict[str, str]
-              ) -> Coroutine[Any, Any, None]:
+              ) -> Coroutine[Any, Any, str]:
         """Make a package available to install (its manifest is validated at install);
-        ``manifest``: a value or its file's text, hashed by the engine. (`Consent.offer`)"""
+        ``manifest``: a value or its file's text, hashed by the engine. Returns the
+        offer's content hash. (`Consent.offer`)"""
         return self._consent.offer(name, manifest, digests)
 
     def remove_package(self, name: str, *, review_hash: str | None = None,

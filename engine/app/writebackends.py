@@ -113,9 +113,8 @@ class LocalBackend:
             # The installed version's own files: nothing pends (the service says so too).
             state = "pending" if update.waiting else "installed"
             return {"package": name, "state": state, "hash": update.pending_hash}
-        await self.engine.offer(name, package.manifest_text, digests)
-        return {"package": name, "state": "available",
-                "hash": self.engine.state.packages[name].hash}
+        digest = await self.engine.offer(name, package.manifest_text, digests)
+        return {"package": name, "state": "available", "hash": digest}
 
     async def review(self, name: str) -> dict[str, Any]:
         """The install review of an offered package."""

@@ -351,8 +351,9 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
                 state = "pending" if update.waiting else "installed"
                 digest = update.pending_hash
             else:
-                await engine.offer(name, manifest, digests)
-                state, digest = "available", engine.state.packages[name].hash
+                # Its own hash: read back after the await, another operation's withdrawal
+                # was a KeyError (a 500) and its new offer the wrong hash.
+                state, digest = "available", await engine.offer(name, manifest, digests)
         return json_response({"package": name, "state": state, "hash": digest}, 201)
 
     @r.get("/v1/packages/{name}/review", response_model=ReviewOut)

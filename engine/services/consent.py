@@ -117,8 +117,9 @@ class Consent:
 
     @operation
     async def offer(self, name: str, manifest: dict[str, Any] | str | bytes,
-                    digests: dict[str, str]) -> None:
-        """Make a package available to install (its manifest is validated at install).
+                    digests: dict[str, str]) -> str:
+        """Make a package available to install (its manifest is validated at install);
+        returns the offer's content hash (what an install's ``review_hash`` names).
 
         The package's hash covers the manifest as well as ``digests``
         (`fold_manifest`), so an install bound to a review hash installs only
@@ -152,6 +153,9 @@ class Consent:
         with self.ctx.write():
             self._save_package(pkg)
             self.ctx.state.packages[name] = pkg
+        # Returned, not read back by the caller after its await: by then another
+        # operation may have withdrawn it or offered another version under the name.
+        return pkg.hash
 
     @operation
     async def remove_package(self, name: str, *, review_hash: str | None = None,
