@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from tests.shortdirs import short_dir
-from tests.stopsignals import DEFAULTS
+from tests.stopsignals import DEFAULTS, stopped
 
 ARROWGATE = [sys.executable, "-m", "engine.app.cli"]
 
@@ -36,7 +36,7 @@ def _start(*args: str) -> tuple[subprocess.Popen[str], str]:
 def _finish(proc: subprocess.Popen[str], sig: int = signal.SIGTERM) -> int:
     """Send ``sig``, wait for the exit, close the pipes; the exit code."""
     proc.send_signal(sig)
-    proc.communicate(timeout=120)
+    stopped(proc, 120)
     return proc.returncode
 
 

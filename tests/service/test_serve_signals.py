@@ -24,7 +24,7 @@ import pytest
 
 from engine import Engine
 from tests.shortdirs import short_dir
-from tests.stopsignals import DEFAULTS
+from tests.stopsignals import DEFAULTS, stopped
 
 ARROWGATE = [sys.executable, "-m", "engine.app.cli"]
 
@@ -64,7 +64,7 @@ def _dispositions(pid: int, sig: int) -> tuple[bool, bool]:
 def _stopped_cleanly(proc: subprocess.Popen[str], address: str, sig: int) -> None:
     """``sig`` stops the server: exit 0, its socket and the socket folder it made gone."""
     proc.send_signal(sig)
-    _out, err = proc.communicate(timeout=60)
+    _out, err = stopped(proc, 60)
     assert proc.returncode == 0, err
     assert not os.path.lexists(address)
     assert not os.path.lexists(Path(address).parent)

@@ -24,6 +24,7 @@ import httpx
 import pytest
 
 from tests.shortdirs import short_dir
+from tests.stopsignals import stopped
 
 ARROWGATE = [sys.executable, "-m", "engine.app.cli"]
 PKG = {"name": "acme.t", "version": "1.0.0", "permissions": {"agents.prompt": {}},
@@ -127,7 +128,7 @@ def test_sigterm_tells_every_waiting_client() -> None:
     time.sleep(0.2)  # the waits are surely waiting
     started = time.monotonic()
     proc.send_signal(signal.SIGTERM)
-    _out, err = proc.communicate(timeout=60)
+    _out, err = stopped(proc, 60)
     stop.set()
     for t in [*waiters, *bursts]:
         t.join(30)

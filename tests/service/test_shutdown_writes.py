@@ -27,7 +27,7 @@ import pytest
 from engine import Engine
 from engine.service.auth import TokenStore
 from tests.shortdirs import short_dir
-from tests.stopsignals import DEFAULTS
+from tests.stopsignals import DEFAULTS, stopped
 
 ARROWGATE = [sys.executable, "-m", "engine.app.cli"]
 PKG = {"name": "acme.t", "version": "1.0.0",
@@ -181,7 +181,7 @@ def test_every_write_answered_before_a_signal_is_durable(tmp_path: Path, sig: in
                 break
         threading.Event().wait(0.005)
     proc.send_signal(sig)
-    proc.communicate(timeout=60)
+    stopped(proc, 60)
     stop.set()
     for t in threads:
         t.join(60)
