@@ -6,7 +6,8 @@ shell's background job ignores SIGINT, ``nohup`` SIGHUP: `engine.service.serve.s
 and a child inherits what its parent ignores. A test run started that way (``.ci/run``
 under ``nohup``, or as a script's background job) would hand both on to every server it
 starts, which then rightly ignores the signal the test stops it with. So such a test puts
-`DEFAULTS` before its command: it sets both to their defaults, then becomes the command.
+`DEFAULTS` (or `started`, to ignore one on purpose) before its command: it sets both to
+their defaults, then becomes the command.
 """
 
 from __future__ import annotations
@@ -14,12 +15,25 @@ from __future__ import annotations
 import subprocess
 import sys
 
-__all__ = ["DEFAULTS", "stopped"]
+__all__ = ["DEFAULTS", "started", "stopped"]
 
-DEFAULTS = [sys.executable, "-c",
-            "import os, signal, sys; "
-            "[signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGHUP)]; "
-            "os.execv(sys.argv[1], sys.argv[1:])"]
+# Both stop signals at their defaults, then the one named by the first argument (if any)
+# ignored, then the command after it: an ignored signal stays ignored across exec.
+_SHIM = ("import os, signal, sys; "
+         "[signal.signal(s, signal.SIG_DFL) for s in (signal.SIGINT, signal.SIGHUP)]; "
+         "sys.argv[1] and signal.signal(getattr(signal, sys.argv[1]), signal.SIG_IGN); "
+         "os.execv(sys.argv[2], sys.argv[2:])")
+
+
+def started(ignoring: str | None = None) -> list[str]:
+    """What to put before a command to start it with SIGINT and SIGHUP at their defaults,
+    but ``ignoring`` (``"SIGINT"`` as a shell starts a background job, ``"SIGHUP"`` as
+    ``nohup`` does), whatever this process was started with."""
+    return [sys.executable, "-c", _SHIM, ignoring or ""]
+
+
+#: Both at their defaults.
+DEFAULTS = started()
 
 
 def stopped(proc: subprocess.Popen[str], timeout: float) -> tuple[str, str]:

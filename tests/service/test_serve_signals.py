@@ -24,19 +24,12 @@ import pytest
 
 from engine import Engine
 from tests.shortdirs import short_dir
-from tests.stopsignals import DEFAULTS, stopped
+from tests.stopsignals import started, stopped
 
 ARROWGATE = [sys.executable, "-m", "engine.app.cli"]
 
-#: Starts the command after it with the named signal ignored, as a shell starts a
-#: background job (SIGINT) or nohup its command (SIGHUP): an ignored signal stays
-#: ignored across exec.
-IGNORING = ("import os, signal, sys; signal.signal(getattr(signal, sys.argv[1]), "
-            "signal.SIG_IGN); os.execv(sys.argv[2], sys.argv[2:])")
-
-
 def _start(db: Path, *, ignoring: str | None = None) -> tuple[subprocess.Popen[str], str]:
-    shim = DEFAULTS if ignoring is None else [sys.executable, "-c", IGNORING, ignoring]
+    shim = started(ignoring)
     proc = subprocess.Popen([*shim, *ARROWGATE, "serve", "--db", str(db), "--heartbeat", "0.05"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
