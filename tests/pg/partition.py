@@ -45,6 +45,12 @@ class Partition:
         self._listener.listen(64)
         #: Connections accepted so far.
         self.accepted = 0
+        # Every socket the relay opened, closed by `close`; a socket opened after `close`
+        # (a relay released by its thaw) is closed at once, under the same lock, so none
+        # is left for the garbage collector to find open (a ResourceWarning in the test
+        # that happened to run then).
+        self._lock = threading.Lock()
+        self._closed = False
         self._sockets: list[socket.socket] = []
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -58,11 +64,24 @@ class Partition:
 
     def close(self) -> None:
         """Stop listening and drop every relayed connection."""
+        with self._lock:
+            self._closed = True
+            opened, self._sockets = self._sockets, []
         self.thaw()
         self._listener.close()
-        for s in self._sockets:
+        for s in opened:
             with contextlib.suppress(OSError):
-                s.close()
+                s.shutdown(socket.SHUT_RDWR)
+            s.close()
+
+    def _keep(self, s: socket.socket) -> bool:
+        """Remember `s` for `close`, or close it now if the relay is closed already."""
+        with self._lock:
+            if not self._closed:
+                self._sockets.append(s)
+                return True
+        s.close()
+        return False
 
     def _accept(self) -> None:
         while True:
@@ -71,19 +90,21 @@ class Partition:
             except OSError:
                 return  # closed
             self.accepted += 1
-            self._sockets.append(client)
+            if not self._keep(client):
+                return
             threading.Thread(target=self._relay, args=(client,), daemon=True).start()
 
     def _relay(self, client: socket.socket) -> None:
         self._open.wait()
         family = socket.AF_UNIX if isinstance(self._target, str) else socket.AF_INET
         upstream = socket.socket(family, socket.SOCK_STREAM)
+        if not self._keep(upstream):
+            return
         try:
             upstream.connect(self._target)
         except OSError:
-            client.close()
+            client.close()  # the client is told at once, as by a server that is gone
             return
-        self._sockets.append(upstream)
         threading.Thread(target=self._pump, args=(upstream, client), daemon=True).start()
         self._pump(client, upstream)
 
