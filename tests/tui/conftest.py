@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.notifications import Notification
 from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
@@ -14,6 +15,20 @@ from tests.conftest import polls
 from tui.screens import arming
 
 from .world import T0, build
+
+
+@pytest.fixture(autouse=True)
+def _toasts_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every toast stays in ``app._notifications`` for the test's whole run.
+
+    A test reads what the person was told after the app settled, and on a loaded machine
+    settling can outlast a toast's 5–15 s: Textual drops an expired toast as the list is
+    read (and its widget's timer unnotifies it), so the assertion on what was said failed
+    with an empty list (round 34's CI, under a 42-minute run,
+    test_a_hold_ended_while_its_approval_waits). Whether a person was told must not depend
+    on the machine's speed; no test here asserts that a toast went away.
+    """
+    monkeypatch.setattr(Notification, "time_left", property(lambda _self: 3600.0))
 
 
 @pytest.fixture
