@@ -15,7 +15,7 @@ from engine.core.errors import ManifestInvalid
 from engine.core.hosts import host_pattern_problem, normalise_host
 from engine.core.jsoncount import TooManyValues, refuse_many_values
 from engine.core.text import control_characters, describe_character, is_unicode
-from engine.core.toolschema import schema_problems
+from engine.core.toolschema import MAX_PATTERN_TEXT, PatternBudget, pattern_text, schema_problems
 from engine.core.uniquekeys import DuplicateKey, loads_unique
 
 __all__ = [
@@ -241,6 +241,8 @@ def _tools(raw: dict[str, Any], problems: list[tuple[str, str]]) -> list[Tool] |
         return None
     tools: list[Tool] = []
     seen: set[str] = set()
+    # One for all its tools: what compiling their patterns costs is the manifest's.
+    budget = PatternBudget()
     for i, entry in enumerate(values):
         path: tuple[Any, ...] = ("tools", i)
         if isinstance(entry, str):
@@ -279,7 +281,8 @@ def _tools(raw: dict[str, Any], problems: list[tuple[str, str]]) -> list[Tool] |
                              f"is {len(description)} characters; at most {MAX_DESCRIPTION}"))
             ok = False
         schema = entry.get("input")
-        if schema is not None and not _schema_ok(problems, ("tools", i, "input"), schema):
+        if schema is not None and not _schema_ok(problems, ("tools", i, "input"), schema,
+                                                 budget):
             ok = False
         if ok and isinstance(name, str) and isinstance(description, str):
             seen.add(name)
@@ -287,9 +290,11 @@ def _tools(raw: dict[str, Any], problems: list[tuple[str, str]]) -> list[Tool] |
     return tools
 
 
-def _schema_ok(problems: list[tuple[str, str]], path: tuple[Any, ...], schema: Any) -> bool:
+def _schema_ok(problems: list[tuple[str, str]], path: tuple[Any, ...], schema: Any,
+               budget: PatternBudget) -> bool:
     """The tool's ``input`` is a valid JSON Schema (draft 2020-12) object, one the
-    engine can check arguments against safely (`schema_problems`)."""
+    engine can check arguments against safely (`schema_problems`, its patterns'
+    instructions taken from the manifest's ``budget``)."""
     if not isinstance(schema, dict):
         problems.append((json_path(path), "must be a JSON Schema object (draft 2020-12)"))
         return False
@@ -312,7 +317,7 @@ def _schema_ok(problems: list[tuple[str, str]], path: tuple[Any, ...], schema: A
     except (ValueError, TypeError, RecursionError, OverflowError) as exc:
         problems.append((json_path(path), f"cannot be checked as a JSON Schema: {exc}"))
         return False
-    unsafe = schema_problems(schema)
+    unsafe = schema_problems(schema, budget)
     problems.extend((json_path((*path, *where)), what) for where, what in unsafe)
     return not unsafe
 
@@ -430,12 +435,18 @@ def _bound_problems(raw: object) -> list[tuple[str, str]]:
             problems.append(("$.tools", f"lists {len(tools)} tools; a manifest offers "
                                         f"at most {MAX_TOOLS}"))
         else:
+            text = 0
             for i, tool in enumerate(tools):
                 schema = tool.get("input") if isinstance(tool, dict) else None
                 if schema is not None and (n := _size(schema)) > MAX_SCHEMA_BYTES:
                     problems.append((json_path(("tools", i, "input")),
                                      f"is {n} bytes of JSON; a tool's input schema is at "
                                      f"most {MAX_SCHEMA_BYTES} bytes"))
+                text += pattern_text(schema)
+            if text > MAX_PATTERN_TEXT:
+                problems.append(("$.tools", f"holds {text} characters of patterns in its "
+                                            f"input schemas; a manifest at most "
+                                            f"{MAX_PATTERN_TEXT}"))
     ports = raw.get("ports")
     if isinstance(ports, dict):
         for side in ("inputs", "outputs"):

@@ -49,11 +49,42 @@ from fractions import Fraction
 from itertools import islice
 from typing import Any
 
-__all__ = ["TooCostly", "check_budget", "first_duplicate", "regex_problem", "schema_problems",
-           "tool_validator", "unique_key"]
+__all__ = ["MAX_INSTRUCTIONS", "MAX_PATTERN_INSTRUCTIONS", "MAX_PATTERN_TEXT", "PatternBudget",
+           "TooCostly", "check_budget", "first_duplicate", "pattern_text", "regex_problem",
+           "schema_problems", "tool_validator", "unique_key"]
 
 #: The most compiled patterns `_regex` keeps (the ones of installed tools, over and over).
 _REGEXES_KEPT = 1024
+
+#: The most instructions a pattern's RE2 program may have. A pattern's search may cost
+#: its text times its program (`_matches`), and every pattern kept holds its program:
+#: ``[01]{1000}`` written 590 times over (5,900 characters) is 590,000 instructions,
+#: and a manifest of 80 of them took 22 s to offer and kept 420 MB. Ten thousand is
+#: over three times ``^[A-Za-z0-9]{1,1000}$`` (3,001) or an e-mail address spelled out
+#: with bounds (3,227).
+MAX_INSTRUCTIONS = 10_000
+#: The memory RE2 may use for one pattern (its program and its DFA's states), in place
+#: of its default 8 MiB: a program far past `MAX_INSTRUCTIONS` stops compiling within
+#: it, and the patterns kept hold at most this each, however they are searched.
+_REGEX_MEMORY = 1 << 20
+#: The most instructions the patterns of one manifest compile to in all (`PatternBudget`):
+#: RE2 compiles some 1.5 million a second, on the service's loop, and a manifest of
+#: 4,364 patterns of 9,000 instructions each took 20 s to offer. Every pattern of an
+#: installed tool is compiled again when the patterns kept (`_REGEXES_KEPT`) have
+#: been pushed out, at a call, uncharged: this bounds that too.
+MAX_PATTERN_INSTRUCTIONS = 250_000
+#: The most characters of pattern text one manifest holds (`pattern_text`): RE2 and
+#: Python's ``re`` (JSON Schema's ``format: regex``, at `check_schema`) read all of a
+#: pattern before either can say it is too large, RE2 at up to 26 µs a character.
+MAX_PATTERN_TEXT = 32 * 1024
+
+
+class _TooLarge(Exception):  # noqa: N818 -- a reason to refuse, as re2.error is
+    """A pattern's program is more than `MAX_INSTRUCTIONS`."""
+
+    def __init__(self, instructions: int) -> None:
+        super().__init__(f"{instructions:,} instructions")
+        self.instructions = instructions
 
 
 @functools.lru_cache(maxsize=_REGEXES_KEPT)
@@ -61,7 +92,8 @@ def _regex(pattern: str) -> Any:
     """``pattern`` compiled by RE2, once.
 
     Raises:
-        re2.error: when RE2 cannot compile it.
+        re2.error: when RE2 cannot compile it (a program past `_REGEX_MEMORY` too).
+        _TooLarge: when its program is more than `MAX_INSTRUCTIONS` (it is not kept).
     """
     # Imported here, as jsonschema is: most processes that import the engine
     # never read a tool's schema.
@@ -70,22 +102,89 @@ def _regex(pattern: str) -> Any:
     options = re2.Options()
     # RE2 writes each error to stderr as well: the refusal names it already.
     options.log_errors = False
-    return re2.compile(pattern, options)
+    options.max_mem = _REGEX_MEMORY
+    compiled = re2.compile(pattern, options)
+    if compiled.programsize > MAX_INSTRUCTIONS:
+        raise _TooLarge(compiled.programsize)
+    return compiled
+
+
+class PatternBudget:
+    """The instructions the patterns of one manifest may still compile to
+    (`MAX_PATTERN_INSTRUCTIONS`), shared by the `schema_problems` of its tools."""
+
+    def __init__(self, instructions: int = MAX_PATTERN_INSTRUCTIONS) -> None:
+        #: Instructions left; below zero once a pattern went past them.
+        self.left = instructions
+
+
+#: What `regex_problem` says of a pattern whose program is too large.
+_TOO_LARGE = "a pattern too large to match in bounded time: RE2 compiles it to"
 
 
 def regex_problem(pattern: str) -> str | None:
     """Why RE2 cannot compile ``pattern`` (a schema's ``pattern`` or a
-    ``patternProperties`` key), or None when it can."""
+    ``patternProperties`` key) to a program of at most `MAX_INSTRUCTIONS`, or None
+    when it can."""
     import re2
 
     try:
         _regex(pattern)
+    except _TooLarge as exc:
+        return f"{_TOO_LARGE} {exc.instructions:,} instructions, more than {MAX_INSTRUCTIONS:,}"
     except re2.error as exc:
         what = exc.args[0] if exc.args else exc
         text = what.decode("utf-8", "replace") if isinstance(what, bytes) else str(what)
+        if text.startswith("pattern too large"):
+            # Past `_REGEX_MEMORY`: RE2 stopped compiling, far past the bound.
+            return f"{_TOO_LARGE} more than {MAX_INSTRUCTIONS:,} instructions"
         return ("a pattern RE2 cannot compile (backreferences and lookaround are not "
                 f"supported): {text[:200]}")
     return None
+
+
+#: What `schema_problems` says of a pattern past its manifest's `PatternBudget`.
+_PAST_BUDGET = (f"one pattern too many: the patterns of a manifest compile to at most "
+                f"{MAX_PATTERN_INSTRUCTIONS:,} RE2 instructions in all")
+
+
+def _budgeted_problem(pattern: str, budget: PatternBudget | None) -> str | None:
+    """`regex_problem`, the pattern's instructions taken from ``budget`` (one too large
+    counted as `MAX_INSTRUCTIONS`); past the budget, a problem, and not compiled."""
+    if budget is None:
+        return regex_problem(pattern)
+    if budget.left < 0:
+        return _PAST_BUDGET
+    bad = regex_problem(pattern)
+    if bad is None:
+        budget.left -= _regex(pattern).programsize
+        return _PAST_BUDGET if budget.left < 0 else None
+    if bad.startswith(_TOO_LARGE):
+        budget.left -= MAX_INSTRUCTIONS
+    return bad
+
+
+def pattern_text(schema: Any) -> int:
+    """The characters of every pattern of ``schema`` (``pattern`` texts and
+    ``patternProperties`` keys), counted without compiling any. Iterative.
+
+    Every object of the schema is looked in, not only its subschemas: one under a
+    keyword of an older draft (``definitions``) is a schema to the meta-schema and
+    to a ``$ref``, so its patterns are compiled as well.
+    """
+    count = 0
+    stack: list[Any] = [schema]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, list):
+            stack.extend(node)
+        elif isinstance(node, dict):
+            if isinstance(node.get("pattern"), str):
+                count += len(node["pattern"])
+            if isinstance(node.get("patternProperties"), dict):
+                count += sum(len(key) for key in node["patternProperties"])
+            stack.extend(node.values())
+    return count
 
 
 #: Characters of text times instructions of its program an RE2 search is charged a
@@ -486,8 +585,8 @@ def _subschemas(node: dict[str, Any],
                 yield child, (*path, key, name)
 
 
-def _node_problems(node: dict[str, Any],
-                   path: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], str]]:
+def _node_problems(node: dict[str, Any], path: tuple[Any, ...],
+                   budget: PatternBudget | None) -> Iterator[tuple[tuple[Any, ...], str]]:
     """What is wrong with one schema object itself, each with its path."""
     for key in _REFS:
         ref = node.get(key)
@@ -495,12 +594,12 @@ def _node_problems(node: dict[str, Any],
             yield (*path, key), (f"{_brief(ref)} is not local: a {key} must start with '#' "
                                  "(the engine never fetches a schema)")
     if isinstance(node.get("pattern"), str):
-        bad = regex_problem(node["pattern"])
+        bad = _budgeted_problem(node["pattern"], budget)
         if bad is not None:
             yield (*path, "pattern"), bad
     if isinstance(node.get("patternProperties"), dict):
         for key in node["patternProperties"]:
-            bad = regex_problem(key)
+            bad = _budgeted_problem(key, budget)
             if bad is not None:
                 yield (*path, "patternProperties", key), bad
 
@@ -527,9 +626,14 @@ def _resolve(resolver: Any, ref: str) -> tuple[str | None, Any]:
     return None, resolved
 
 
-def schema_problems(schema: Any) -> list[tuple[tuple[Any, ...], str]]:
+def schema_problems(schema: Any, budget: PatternBudget | None = None,
+                    ) -> list[tuple[tuple[Any, ...], str]]:
     """What makes a tool's input schema unsafe to check, each with its path inside the
     schema; empty when `tool_validator` may check arguments against it.
+
+    ``budget``: the instructions its manifest's patterns may still compile to, taken
+    from as they are; None to compile each pattern whatever the others' (a manifest
+    accepted already, checked again at a call).
 
     ``schema`` is one `Draft202012Validator.check_schema` accepts. Each `$ref` and
     `$dynamicRef` is followed once, so that what it points at is checked too.
@@ -551,7 +655,7 @@ def schema_problems(schema: Any) -> list[tuple[tuple[Any, ...], str]]:
         seen.add(id(node))
         if path and "$id" in node:
             resolver = resolver.in_subresource(_resource(node))
-        found = list(_node_problems(node, path))
+        found = list(_node_problems(node, path, budget))
         problems.extend(found)
         for key in _REFS:
             ref = node.get(key)
