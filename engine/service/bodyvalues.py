@@ -15,6 +15,7 @@ who calls is known and before the rest of the request is read.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -60,8 +61,34 @@ class _BoundedRequest(Request):
             body = await self.body()
             if too_many_values(body):
                 raise TooManyBodyValues()
-            self._json = json.loads(body)
+            self._json = _read_json_body(body)
         return self._json
+
+
+def _read_json_body(body: bytes) -> Any:
+    """``json.loads(body)``, where each way a body is not JSON the service reads is a
+    `json.JSONDecodeError` that says which.
+
+    FastAPI makes a `json.JSONDecodeError` a 400 naming its message; any other error
+    of a reader it words "There was an error parsing the body", naming nothing: a
+    body nested past Python's recursion limit, an integer of more digits than Python
+    converts, bytes that are not UTF-8 (or UTF-16, UTF-32).
+    """
+    try:
+        return json.loads(body)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", "", 0) from None
+    except UnicodeDecodeError as exc:
+        raise json.JSONDecodeError(f"not UTF-8 text ({exc.reason} at byte {exc.start})",
+                                   "", 0) from None
+    except ValueError as exc:
+        if "integer string conversion" not in str(exc):
+            raise
+        most = sys.get_int_max_str_digits()
+        raise json.JSONDecodeError(f"holds a number of more than {most:,} digits", "",
+                                   0) from None
 
 
 class BoundedRoute(APIRoute):

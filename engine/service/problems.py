@@ -207,9 +207,24 @@ def validation_problem(errors: Sequence[Any], content_type: str | None = None) -
         "unknown-field" if kind == "extra_forbidden" else "invalid")
     problems = [{"where": _where(e.get("loc", ())), "problem": str(e.get("msg", ""))}
                 for e in errors[:20]]
-    return error_response(ServiceError(400, "INVALID_ARGUMENT",
-                                       f"{where or 'body'}: {first.get('msg', 'invalid')}",
+    said = str(first.get("msg", "invalid"))
+    if kind == "json_invalid":
+        said = _not_json(first)
+    return error_response(ServiceError(400, "INVALID_ARGUMENT", f"{where or 'body'}: {said}",
                                        reason=reason, problems=problems))
+
+
+def _not_json(error: Any) -> str:
+    """What was wrong with a body that is not JSON, as FastAPI's error has it: the
+    reader's reason (FastAPI says only "JSON decode error") and, where it stopped
+    at a character, which."""
+    ctx = error.get("ctx")
+    why = str(ctx.get("error", "")) if isinstance(ctx, dict) else ""
+    loc = tuple(error.get("loc", ()))
+    at = loc[1] if len(loc) > 1 and type(loc[1]) is int else 0
+    if not why:
+        return "cannot be read as JSON"
+    return f"cannot be read as JSON: {why[:200]}" + (f" (at character {at})" if at else "")
 
 
 def json_content_type(content_type: str | None) -> bool:
