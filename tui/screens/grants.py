@@ -397,15 +397,19 @@ class GrantsScreen(EngineScreen):
             self.notify(f"{pkg.name} is installed; only an offered package can be removed. "
                         "Revoke its permissions with v instead.", severity="warning")
             return
-        cards = [n.id for n in self.engine.state.canvas.nodes(type="card")
-                 if n.data["package"] == pkg.name]
         version, shown = str(pkg.raw.get("version", "?")), pkg.hash
-        body = (f"Remove the offered package {pkg.name} {version}?\n\ncontent hash {pkg.hash}"
-                "\n\nIt is no longer offered for install (until it is offered again); the "
-                "removal is recorded in the consent history. "
-                + (f"Its cards on a canvas ({', '.join(map(ident, cards))}) stay there and stay refused, "
-                   "as its package is not installed." if cards else
-                   "No card of it is on a canvas."))
+
+        def body() -> str:
+            # Read anew on each store change (`follow`): a card added or removed elsewhere
+            # while the dialog is open is named as the engine has it.
+            cards = [n.id for n in self.engine.state.canvas.nodes(type="card")
+                     if n.data["package"] == pkg.name]
+            return (f"Remove the offered package {pkg.name} {version}?\n\ncontent hash "
+                    f"{shown}\n\nIt is no longer offered for install (until it is offered "
+                    "again); the removal is recorded in the consent history. "
+                    + (f"Its cards on a canvas ({', '.join(map(ident, cards))}) stay there "
+                       "and stay refused, as its package is not installed." if cards else
+                       "No card of it is on a canvas."))
 
         async def answered(yes: bool | None) -> None:
             if yes:
@@ -426,8 +430,8 @@ class GrantsScreen(EngineScreen):
                 return f"{pkg.name} was offered anew (hash {now.hash})"
             return None
 
-        self.app.push_screen(ConfirmScreen("Remove an offered package", body, verb="remove",
-                                           gone=gone), self.in_worker(answered))
+        self.app.push_screen(ConfirmScreen("Remove an offered package", body(), verb="remove",
+                                           gone=gone, follow=body), self.in_worker(answered))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in self.CONSENT_ACTIONS and not self.consent_allowed():
