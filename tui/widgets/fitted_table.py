@@ -60,10 +60,10 @@ class FittedTable(DataTable[object]):
     A `DataTable` sizes each column to its widest cell and scrolls sideways when they do
     not fit: at 80 columns a list's last column (a prompt's text) was cut by the
     screen's edge, and what was left of it read as the whole text. Here each column
-    takes its `shares` of the width, and a cell cut to it says so with "…" (`cut`);
-    the rows are laid out again when the table's width changes. Cells are `Text`, or
-    `Ended` where an ending must stay in view (a text's count of lines): a card's
-    strings are made inert by the caller (`tui.text.plain`).
+    takes its `shares` of the width, and a cell or a heading cut to it says so with "…"
+    (`cut`); the rows are laid out again when the table's width changes. Cells are
+    `Text`, or `Ended` where an ending must stay in view (a text's count of lines): a
+    card's strings are made inert by the caller (`tui.text.plain`).
     """
 
     def __init__(self, *labels: str, id: str | None = None) -> None:  # noqa: A002 - Textual's
@@ -135,7 +135,8 @@ class FittedTable(DataTable[object]):
             self._widths = widths
             self.clear(columns=True)
             for label, width in zip(self._labels, widths):
-                self.add_column(label, width=width, key=label)
+                # A heading cut by its column's share says so, as its cells do.
+                self.add_column(cut(Text(label), width), width=width, key=label)
         else:
             self.clear()
         for key, cells in self._rows.items():
