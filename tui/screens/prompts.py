@@ -72,11 +72,33 @@ class PromptsScreen(EngineScreen):
         self.query_one("#prompts-title", Static).update(
             f"Prompts ({len(prompts):,}, newest first)" if len(prompts) < _ROWS else
             f"Prompts (newest first: the {_ROWS:,} newest; older ones are in the arrow log)")
-        table.show([(p.id, [plain(p.id), Text(p.state, style=_STATE_STYLES.get(p.state, "")),
-                            Text(time.strftime("%m-%d %H:%M:%S", time.gmtime(p.t))),
-                            plain(p.card), plain(p.agent), plain(p.arrow or "-"),
-                            preview(p.text, ROW_TEXT)]) for p in shown])  # the cursor kept
+        gone = table.show([(p.id, [plain(p.id),
+                                   Text(p.state, style=_STATE_STYLES.get(p.state, "")),
+                                   Text(time.strftime("%m-%d %H:%M:%S", time.gmtime(p.t))),
+                                   plain(p.card), plain(p.agent), plain(p.arrow or "-"),
+                                   preview(p.text, ROW_TEXT)]) for p in shown])
+        if gone is not None:
+            self._left_the_list(gone)
         self._show()
+
+    def _left_the_list(self, gone: str) -> None:
+        """The prompt under the cursor is no longer among the newest `_ROWS` (newer ones
+        came) and the cursor moved to the oldest still shown: say so, and where the one
+        that left is, so a person reading it does not read on in another prompt's pane,
+        or open another arrow's log with l, unaware.
+
+        The list is not kept longer for it: its heading says it shows the newest
+        `_ROWS`, and every prompt stays in its arrow's (or card's) log."""
+        now, left = self.selected(), self.engine.prompt(gone)
+        if now is None or now.id == gone:
+            return
+        where = (f"the log of arrow {quoted(left.arrow)}" if left is not None and left.arrow
+                 else f"the log of card {quoted(left.card)}" if left is not None
+                 else "the arrow log")
+        self.notify(f"prompt {gone} left this list, which shows the {_ROWS:,} newest prompts: "
+                    f"it is in {where} (2 Arrow log). The cursor moved to prompt {now.id}, "
+                    f"from card {quoted(now.card)}.", title="prompts", severity="warning",
+                    timeout=10)
 
     def selected(self) -> Prompt | None:
         """The prompt under the cursor."""
