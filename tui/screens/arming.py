@@ -14,6 +14,7 @@ from typing import ClassVar
 
 from textual import events, on
 from textual.await_complete import AwaitComplete
+from textual.notifications import SeverityLevel
 from textual.screen import ModalScreen
 from textual.worker import Worker
 
@@ -46,6 +47,22 @@ class ArmedDialog(ModalScreen[bool]):
             return AwaitComplete()  # nothing to await: already done
         self._dismissed = True
         return super().dismiss(result)
+
+    def close_saying(self, result: bool, said: str, *, title: str = "",
+                     severity: SeverityLevel = "information",
+                     timeout: float | None = None) -> None:
+        """Close with ``result``, and tell the person how the dialog ended (``said``, a
+        toast): a dialog never closes under a person, nor an answer given in it ends,
+        without a word. Said even when the dialog closed already (cancelled while an
+        answer given in it was under way): what that answer did is still news."""
+        self.notify(said, title=title, severity=severity, timeout=timeout)
+        self.dismiss(result)
+
+    def close_as_gone(self, said: str, *, title: str) -> None:
+        """Close with no: what the dialog asks was answered or made void elsewhere
+        (another app, the service), and ``said`` tells how and that nothing was done
+        here. A yes is never left offered for a question that is gone."""
+        self.close_saying(False, said, title=title, severity="warning", timeout=15)
 
     @on(events.Mount)
     def _arm_after_drawn(self) -> None:

@@ -107,10 +107,8 @@ class ConfirmScreen(ArmedDialog):
             return
         why = self._gone() if self._gone is not None else None
         if why is not None:
-            self.notify(f"{why} elsewhere while the dialog was open; the dialog is closed "
-                        "and nothing was done here", title=self._title, severity="warning",
-                        timeout=15)
-            self.dismiss(False)
+            self.close_as_gone(f"{why} elsewhere while the dialog was open; the dialog is "
+                               "closed and nothing was done here", title=self._title)
             return
         now = self._follow() if self._follow is not None else None
         if now is not None and now != self._followed:

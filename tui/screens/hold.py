@@ -255,9 +255,8 @@ class HoldScreen(ArmedDialog):
         answer given here is under way: it ends the dialog and says how itself."""
         current = self.gate.engine.prompt(self.prompt.id)
         if current is None or current.state != "held":
-            self.notify(f"prompt {self.prompt.id} is no longer held "
-                        f"({current.state if current else 'gone'})", severity="warning")
-            self.dismiss(False)
+            self.close_saying(False, f"prompt {self.prompt.id} is no longer held "
+                              f"({current.state if current else 'gone'})", severity="warning")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "approve":
@@ -305,14 +304,14 @@ class HoldScreen(ArmedDialog):
             # The engine took the approval but could not send it (a rule that no longer
             # holds, the agent's queue full): the prompt is cancelled, nothing was sent,
             # and the person's yes must not read as sent.
-            self.notify(f"prompt {prompt.id} was cancelled, not delivered (not sent — "
-                        f"cancelled on approval: "
-                        f"{decision.code or (now.state if now else 'gone')})"
-                        + (f": {decision.message}" if decision.message else ""),
-                        title="hold: approve", severity="warning", timeout=15)
+            self.close_saying(True, f"prompt {prompt.id} was cancelled, not delivered (not "
+                              "sent — cancelled on approval: "
+                              f"{decision.code or (now.state if now else 'gone')})"
+                              + (f": {decision.message}" if decision.message else ""),
+                              title="hold: approve", severity="warning", timeout=15)
         else:
-            self.notify(f"prompt {prompt.id}: approved → {now.state}", title="hold: approve")
-        self.dismiss(True)
+            self.close_saying(True, f"prompt {prompt.id}: approved → {now.state}",
+                              title="hold: approve")
 
     @work(group="consent", exit_on_error=False, description="reject a held prompt")
     async def action_reject(self) -> None:
@@ -327,9 +326,8 @@ class HoldScreen(ArmedDialog):
             self._answered = False
             self._close_if_ended()
             return
-        self.notify(f"prompt {prompt.id}: rejected → {decision.code or decision.outcome}",
-                    title="hold: reject")
-        self.dismiss(True)
+        self.close_saying(True, f"prompt {prompt.id}: rejected → "
+                          f"{decision.code or decision.outcome}", title="hold: reject")
 
     def action_cancel(self) -> None:
         """Close without answering."""

@@ -217,10 +217,9 @@ class RequestScreen(ArmedDialog):
                    f"dialog showed {self._manifest.version}, hash {self._hash})")
         else:
             return False
-        self.notify(f"{why} elsewhere while its request dialog was open; the dialog is "
-                    "closed and the request was not answered", title="request: answer",
-                    severity="warning", timeout=15)
-        self.dismiss(False)
+        self.close_as_gone(f"{why} elsewhere while its request dialog was open; the dialog "
+                           "is closed and the request was not answered",
+                           title="request: answer")
         return True
 
     def _seen_view(self) -> tuple[VerticalScroll, Static] | None:
@@ -369,17 +368,15 @@ class RequestScreen(ArmedDialog):
             # Granted elsewhere while the deny waited for the operator check (seconds,
             # under tmux): the engine recorded the deny and left the grant, which
             # "denied" alone would hide.
-            self.notify(f"{quoted(self.card)}: {name} denied, but it is granted to "
-                        f"{self._manifest.name if self._manifest else 'its package'}: "
-                        "granted elsewhere while the answer waited, and a deny takes "
-                        "nothing back. Revoke it on the grants screen "
-                        f"({key_hint(self.app, 'screen.grants')}).",
-                        title="request: answer", severity="warning", timeout=15)
-            self.dismiss(True)
+            self.close_saying(
+                True, f"{quoted(self.card)}: {name} denied, but it is granted to "
+                f"{self._manifest.name if self._manifest else 'its package'}: granted "
+                "elsewhere while the answer waited, and a deny takes nothing back. Revoke "
+                f"it on the grants screen ({key_hint(self.app, 'screen.grants')}).",
+                title="request: answer", severity="warning", timeout=15)
         elif done is not None:
-            self.notify(f"{quoted(self.card)}: {name} {'allowed' if allow else 'denied'}",
-                        title="request: answer")
-            self.dismiss(True)
+            self.close_saying(True, f"{quoted(self.card)}: {name} "
+                              f"{'allowed' if allow else 'denied'}", title="request: answer")
 
     def action_close(self) -> None:
         """Close without answering."""

@@ -249,8 +249,7 @@ class ReviewScreen(ArmedDialog):
             self.package, grant="required", review_hash=review.content_hash))
         self._answering = done is not None
         if done is not None:
-            self.notify(f"{self.package} installed", title="review: accept")
-            self.dismiss(True)
+            self.close_saying(True, f"{self.package} installed", title="review: accept")
 
     @on(EngineChanged)
     def _close_if_gone(self) -> None:
@@ -271,10 +270,9 @@ class ReviewScreen(ArmedDialog):
             why = f"{self.package} was offered anew (hash {pkg.hash}; the review showed {shown})"
         else:
             return
-        self.notify(f"{why} elsewhere while its install review was open; the review is "
-                    "closed and nothing was installed or declined here",
-                    title="review", severity="warning", timeout=15)
-        self.dismiss(False)
+        self.close_as_gone(f"{why} elsewhere while its install review was open; the review "
+                           "is closed and nothing was installed or declined here",
+                           title="review")
 
     @work(group="consent", exit_on_error=False, description="decline a package")
     async def action_decline(self) -> None:
@@ -287,8 +285,7 @@ class ReviewScreen(ArmedDialog):
                                        lambda: engine.install(self.package, accept=False))
         self._answering = done is not None
         if done is not None:
-            self.notify(f"{self.package} not installed", title="review: decline")
-            self.dismiss(False)
+            self.close_saying(False, f"{self.package} not installed", title="review: decline")
 
     def action_close(self) -> None:
         """Close without an answer."""

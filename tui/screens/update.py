@@ -83,10 +83,9 @@ class UpdateScreen(ConfirmScreen):
         pending = engine.pending_update(self.package)
         if pending is not None and pending.pending_hash == self.update.pending_hash:
             return False
-        self.notify(f"{self.package}: {self._ended(pending)} while the dialog was open; "
-                    "the dialog is closed and nothing was approved here",
-                    title="package: approve update", severity="warning", timeout=15)
-        self.dismiss(False)
+        self.close_as_gone(f"{self.package}: {self._ended(pending)} while the dialog was "
+                           "open; the dialog is closed and nothing was approved here",
+                           title="package: approve update")
         return True
 
     def _ended(self, pending: Update | None) -> str:
