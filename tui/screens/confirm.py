@@ -75,6 +75,12 @@ class ConfirmScreen(ArmedDialog):
         self._whole = SeenWhole(self._seen_view, self._seen_whole)
 
     @property
+    def shown_text(self) -> str | None:
+        """The body as it reads on screen, when given as a `str`: as the dialog opened, or
+        as `follow` last said it. A yes was given to this text."""
+        return self._followed
+
+    @property
     def all_seen(self) -> bool:
         """Whether every line of the body has been on screen."""
         return self._whole.done

@@ -282,10 +282,25 @@ class GrantsScreen(EngineScreen):
         risk = (f"{permission} is high risk: {permission_title(pkg.manifest, permission)}"
                 if spec.risk == "high" else None)
 
+        async def grant() -> bool:
+            # The yes was given to the cards the dialog named when it was pressed; the
+            # operator check (seconds, under tmux) comes between, and a card of the package
+            # added elsewhere meanwhile would get the permission unnamed. Caught up first:
+            # another program's change counts the moment it is committed.
+            self.engine.catch_up()
+            if body() != dialog.shown_text:
+                self.notify(f"{permission}: not granted to {pkg.name} — the cards it goes to "
+                            "changed since the dialog named them (a card added or removed "
+                            f"elsewhere). Now: {self._cards_of(pkg.name)}. Press "
+                            f"{key_hint(self, 'grant.grant')} to read it again.",
+                            title="grant: grant", severity="warning", timeout=15)
+                return False
+            await self.engine.grant(pkg.name, permission, review_hash=shown)
+            return True
+
         async def answered(yes: bool | None) -> None:
             if yes:
-                await self.gate.consent("grant: grant", lambda: self.engine.grant(
-                    pkg.name, permission, review_hash=shown))
+                await self.gate.consent("grant: grant", grant)
                 if permission in self.engine.state.grants.get(pkg.name, set()):
                     self.notify(f"{permission} granted to {pkg.name}", title="grant: grant")
                 self.refresh_safely()
@@ -300,9 +315,9 @@ class GrantsScreen(EngineScreen):
                 return f"{permission} was granted to {pkg.name}"
             return None
 
-        self.app.push_screen(ConfirmScreen("Grant a permission", body(), verb="grant",
-                                           risk=risk, gone=gone, follow=body),
-                             self.in_worker(answered))
+        dialog = ConfirmScreen("Grant a permission", body(), verb="grant", risk=risk, gone=gone,
+                               follow=body)
+        self.app.push_screen(dialog, self.in_worker(answered))
 
     def action_approve_update(self) -> None:
         """Show the pending version's whole diff, then approve that very hash."""

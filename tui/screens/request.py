@@ -189,13 +189,19 @@ class RequestScreen(ArmedDialog):
         allow key waits to be read again."""
         if self._shown is None or self._answering or self._who_gets_it() == self._who_said:
             return
-        name, self._shown = self._shown, None
-        self._show()  # the same permission, from its top, as if chosen anew
-        self.rearm()
+        name = self._show_anew()
         package = self._manifest.name if self._manifest is not None else "its package"
         self.notify(f"{package}: the cards an allow of {name} grants to changed "
                     "while the dialog was open (a card added or removed elsewhere); read "
                     "it again", title="request: answer", severity="warning", timeout=10)
+
+    def _show_anew(self) -> str | None:
+        """Show the chosen permission's text again, from its top, as if chosen anew, and
+        let the allow key wait to be read again. Returns the permission."""
+        name, self._shown = self._shown, None
+        self._show()
+        self.rearm()
+        return name
 
     def _close_if_gone(self) -> bool:
         """Close, saying why, once what the dialog asks about is gone elsewhere: the card
@@ -361,9 +367,31 @@ class RequestScreen(ArmedDialog):
         if self._answering:  # a key read twice: the first answer is under way
             return
         self._answering = True
-        done = await self.gate.consent("request: answer", lambda: engine.request(
-            self.card, name, answer=allow, review_hash=self._hash))
+        said = self._who_said
+        changed = False
+
+        async def answer() -> bool | None:
+            nonlocal changed
+            # The allow was given to the cards the text named when it was pressed; the
+            # operator check (seconds, under tmux) comes between, and a card of the
+            # package added elsewhere meanwhile would get the permission unnamed. Caught
+            # up first: another program's change counts the moment it is committed.
+            engine.catch_up()
+            changed = allow and self._who_gets_it() != said
+            if changed:
+                return None
+            return await engine.request(self.card, name, answer=allow,
+                                        review_hash=self._hash)
+
+        done = await self.gate.consent("request: answer", answer)
         self._answering = done is not None
+        if changed:
+            self._show_anew()
+            self.notify(f"{quoted(self.card)}: {name} not allowed — the cards an allow "
+                        "grants it to changed since the dialog named them (a card added or "
+                        f"removed elsewhere). {self._who_said} Read it again.",
+                        title="request: answer", severity="warning", timeout=15)
+            return
         if done is not None and not allow and done:
             # Granted elsewhere while the deny waited for the operator check (seconds,
             # under tmux): the engine recorded the deny and left the grant, which
