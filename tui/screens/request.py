@@ -386,6 +386,8 @@ class RequestScreen(ArmedDialog):
         done = await self.gate.consent("request: answer", answer)
         self._answering = done is not None
         if changed:
+            if self._close_if_gone():  # the card itself, or its version, gone meanwhile
+                return
             self._show_anew()
             self.notify(f"{quoted(self.card)}: {name} not allowed — the cards an allow "
                         "grants it to changed since the dialog named them (a card added or "
