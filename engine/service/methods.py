@@ -6,7 +6,8 @@ checking a route (a monitor asking ``HEAD /v1/health``, a proxy, ``curl -I``)
 was answered 405, ``Allow: GET``: the route exists, the method is refused. So a
 ``HEAD`` is carried out as the ``GET`` of its target would be, through the
 same lane and routes — the same authentication, the same decision, the same
-status and header fields — and answered without a body (RFC 9110 §9.3.2). Its
+status and header fields, ``Transfer-Encoding`` too where the GET's is streamed — and
+answered without a body (RFC 9110 §9.3.2). Its
 answer is complete once its head is sent: an events stream (``GET
 /v1/events``) is opened and ended at once, and a wait (``GET
 /v1/tool-calls/{id}/wait``) waits as its GET would, since only then is its
@@ -58,12 +59,31 @@ async def head(app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None
         nonlocal done
         if done:
             return  # the body of the GET: a HEAD's answer has none
+        if message["type"] == "http.response.start":
+            message = _framed_as_get(message)
         await send(message)
         if message["type"] == "http.response.start":
             done = True
             await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     await app(as_get, receive, send_head)
+
+
+def _framed_as_get(start: Message) -> Message:
+    """``start`` with the framing its GET's head would carry: ``Transfer-Encoding:
+    chunked`` where the answer names no length (a stream: the events, a log export).
+
+    The server adds that field to a GET's head itself, and not to a HEAD's, which
+    has no body to frame; but a HEAD's head is to be its GET's (RFC 9110 §9.3.2,
+    and RFC 9112 §6.1 lets it say Transfer-Encoding), so a client asking ``HEAD``
+    learns the answer is streamed. A 1xx, 204 or 304 has no body to frame in
+    either (the server adds nothing there).
+    """
+    status = start["status"]
+    names = {name.lower() for name, _ in start.get("headers", ())}
+    if status < 200 or status in (204, 304) or names & {b"content-length", b"transfer-encoding"}:
+        return start
+    return {**start, "headers": [*start.get("headers", ()), (b"transfer-encoding", b"chunked")]}
 
 
 def options_asterisk(allow: str) -> ASGIApp:
