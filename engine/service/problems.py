@@ -87,13 +87,16 @@ def problem(status: int, code: str, message: str, *, reason: str | None = None,
         headers["WWW-Authenticate"] = "Bearer"
     retry_after = extra.get("retry_after")
     # Said only where the service knows when asking again can be answered otherwise:
-    # a token check's outage (`engine.service.auth`) and a PostgreSQL store away,
-    # reconnecting (`engine.store.pg.parts`). Not a lock another program holds
-    # (``locked``: it ends when that program ends its transaction), a write that
-    # failed (a full disk, a file gone: a person's fix), nor a token's
-    # too-many-streams 429 (its own streams, closed when it closes one). The server
-    # never answers for its own shutdown: it stops accepting, ends streams and waits
-    # with what holds then, and closes idle connections.
+    # a token check's outage (`engine.service.auth`), a PostgreSQL store away,
+    # reconnecting (`engine.store.pg.parts`), and a token's too-many-streams 429 (the
+    # heartbeat, by which a stream whose client is gone is found: `routes._crowded`).
+    # Not a lock another program holds (``locked``: it ends when that program ends its
+    # transaction), nor a write that failed otherwise: a full disk or a file gone wait
+    # for a person's fix, and a lost PostgreSQL connection is tried again by the next
+    # request itself, at once: a server that refuses it (stopped, restarting) names no
+    # time it returns, and one that does not answer is "away", above. The server never
+    # answers for its own shutdown: it stops accepting, ends streams and waits with what
+    # holds then, and closes idle connections.
     if status in (429, 503) and isinstance(retry_after, (int, float)):
         # The problem says when to ask again: so does the field clients read (RFC 9110
         # §10.2.3), in whole seconds, rounded up (asked sooner, the answer is the same).

@@ -102,15 +102,21 @@ def _not_found(what: str, reason: str) -> ServiceError:
     return ServiceError(404, "NOT_FOUND", what, reason=reason)
 
 
-def _crowded(card: str) -> ServiceError:
+def _crowded(card: str, heartbeat: float) -> ServiceError:
     """The 429 for a token that holds `MAX_STREAMS` event streams of ``card`` open.
 
-    No ``Retry-After``: the streams are the client's own, ended when it closes one
-    (or its connection goes), never by a time the server could name."""
+    Its ``Retry-After`` is the heartbeat: within one, every open stream is written
+    to (a ping, when no event came), and a stream whose client is gone without a
+    close (a reset, a crashed process's host still answering) is found by that
+    write and closed, making room. A client that closes one of its own makes room
+    at once; one whose streams are all read is refused again, no sooner than a
+    heartbeat apart."""
     return ServiceError(429, "RATE_LIMITED", f"this token holds {MAX_STREAMS} event streams "
                         f"of card {named(card)!r} open, the most one token may: close one "
                         "(a client reconnecting closes its last first) before opening "
-                        "another", reason="too-many-streams")
+                        f"another; a stream whose client is gone is closed within "
+                        f"{heartbeat:g} s, at its next heartbeat", reason="too-many-streams",
+                        retry_after=heartbeat)
 
 
 def _diff_body(name: str, pending_hash: str, diff: Diff) -> dict[str, Any]:
@@ -542,7 +548,9 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
                           "$ref": "#/components/schemas/Problem"}}},
                             "description": f"this token holds {MAX_STREAMS} event streams of "
                                            "the card open already (RATE_LIMITED, reason "
-                                           "too-many-streams): close one first"}})
+                                           "too-many-streams): close one first; "
+                                           "Retry-After the heartbeat, within which a "
+                                           "stream whose client is gone is closed"}})
     async def events(request: Request, who: Caller = Who,
                      card: str | None = Query(None, max_length=256),
                      last_event_id: str | None = Header(None, max_length=40)) -> Response:
@@ -566,7 +574,7 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
                                    "is an event's sequence number", reason="last-event-id")
         feed = service.feed_hub().get(card)
         if feed.crowded(who.token_id):
-            raise _crowded(card)
+            raise _crowded(card, service.heartbeat)
 
         async def stream() -> AsyncIterator[bytes]:
             # Watched from the stream's first step: a response never begun (its

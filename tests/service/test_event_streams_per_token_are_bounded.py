@@ -73,6 +73,10 @@ def test_a_token_holds_at_most_its_bound_of_streams(unix_server: Running,
         problem = json.loads(answer.partition(b"\r\n\r\n")[2])
         assert problem["reason"] == "too-many-streams", problem
         assert f"{MAX_STREAMS}" in problem["message"] and "close" in problem["message"]
+        # AND says when to ask again: the heartbeat, by which a stream whose client is
+        # gone is found (round 35; it named no time)
+        assert problem["retry_after"] == 15.0, problem
+        assert b"\r\nretry-after: 15\r\n" in answer.partition(b"\r\n\r\n")[0].lower()
         # AND another token of the card, and the operator reading it, stream as ever
         for token, which in ((mint(op, "card:c1"), None), (unix_server.token, "c1")):
             sock, head = _open(unix_server, token, which)

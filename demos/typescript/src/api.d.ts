@@ -6268,7 +6268,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description this token holds 16 event streams of the card open already (RATE_LIMITED, reason too-many-streams): close one first */
+            /** @description this token holds 16 event streams of the card open already (RATE_LIMITED, reason too-many-streams): close one first; Retry-After the heartbeat, within which a stream whose client is gone is closed */
             429: {
                 headers: {
                     [name: string]: unknown;
