@@ -204,10 +204,12 @@ class ServiceBackend:
         # says it is installed).
         return {key: value for key, value in answer.items() if key != "installed"}
 
-    async def grant(self, name: str, permission: str, review_hash: str) -> None:
-        """``POST /v1/packages/{name}/grant``."""
-        await self._request("POST", f"/v1/packages/{_seg(name)}/grant",
-                            {"permission": permission, "review_hash": review_hash})
+    async def grant(self, name: str, permission: str, review_hash: str) -> list[str]:
+        """``POST /v1/packages/{name}/grant``; the answer's ``granted``: every permission
+        the package holds then, sorted."""
+        answer = await self._request("POST", f"/v1/packages/{_seg(name)}/grant",
+                                     {"permission": permission, "review_hash": review_hash})
+        return [str(p) for p in answer["granted"]]  # GrantsOut: always there
 
     async def revoke(self, name: str, permission: str) -> bool:
         """``POST /v1/packages/{name}/revoke``; whether it was granted (the answer's

@@ -50,8 +50,10 @@ async def run(verb: str, args: argparse.Namespace, backend: Backend,
             ask.show(_grant_text(review, args.name, args.permission))
             ask.confirm(f"grant {args.permission} to {args.name}?")
             digest = str(review.get("hash"))
-        await backend.grant(args.name, args.permission, digest)
-        return OK, {"package": args.name, "granted": args.permission}, \
+        granted = await backend.grant(args.name, args.permission, digest)
+        # ``granted`` is a list, as install's and the service's grant answer's are: every
+        # permission the package holds now; the one this grant gave is ``permission``.
+        return OK, {"package": args.name, "permission": args.permission, "granted": granted}, \
             f"{args.name}: granted {args.permission}"
     if verb == "package revoke":
         if not await backend.revoke(args.name, args.permission):

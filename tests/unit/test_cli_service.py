@@ -305,9 +305,10 @@ def test_an_error_is_the_same_json_through_either_transport(service, tmp_path,
 
 def test_an_answer_is_the_same_json_through_either_transport(service, tmp_path,
                                                              capsys) -> None:
-    """GIVEN a package offered WHEN its review is read, and a package installed, through
-    --db and through --service THEN each verb's JSON answer has the same keys (the review
-    is the same object), as every other write verb's has.
+    """GIVEN a package offered WHEN its review is read, a package installed, and a
+    permission granted, through --db and through --service THEN each verb's JSON answer
+    has the same keys (the review and the grant are the same object), as every other write
+    verb's has.
 
     (Found in round 28: through --service the review carried ``lines`` besides ``text``,
     and the install ``installed`` besides the review's keys.)
@@ -336,6 +337,18 @@ def test_an_answer_is_the_same_json_through_either_transport(service, tmp_path,
                      "--json"]) == 0
         installed.append(json.loads(capsys.readouterr().out))
     assert sorted(installed[0]) == sorted(installed[1]), installed
+    # AND a grant's answer is the same object both ways, its ``granted`` a list as the
+    # install's is: every permission held now (round 35: the one permission, a string)
+    for transport, name in ((service, "acme.one"), (db, "acme.two")):
+        where = ["--db", transport] if isinstance(transport, str) else \
+            ["--service", transport[0], "--token-file", str(transport[1])]
+        assert main(["package", "review", name, "--db", db, "--json"]) == 0
+        digest = json.loads(capsys.readouterr().out)["hash"]
+        assert main(["package", "grant", name, "clipboard.write", "--review-hash", digest,
+                     *where, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out) == {
+            "package": name, "permission": "clipboard.write",
+            "granted": ["agents.prompt", "clipboard.write"]}
 
 
 def test_a_newcomers_mistakes_are_told_alike_through_the_db_and_the_service(
