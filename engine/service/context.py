@@ -32,6 +32,7 @@ from engine.service.auth import Peer, Standing, TokenStore, agent_verdict, peer_
 from engine.service.events import Feeds
 from engine.service.made import Made
 from engine.service.problems import ServiceError
+from engine.store.ahead import arrowgate_version
 
 if TYPE_CHECKING:
     from starlette.types import Receive
@@ -40,14 +41,17 @@ if TYPE_CHECKING:
     from engine.engine import Engine
     from engine.service.direct import Direct
 
-__all__ = ["API_VERSION", "FETCH_MARK_NAME", "MAX_BODY", "Caller", "Service", "Shown", "Watch",
-           "authenticate", "carries_fetch_mark", "decision_json", "disconnected",
+__all__ = ["API_VERSION", "FETCH_MARK_NAME", "HEALTH", "MAX_BODY", "Caller", "Service", "Shown",
+           "Watch", "authenticate", "carries_fetch_mark", "decision_json", "disconnected",
            "json_response", "kind_phrase", "may_act_as_card", "refuse_card_fetch"]
 
 _T = TypeVar("_T")
 
 #: The version of the service's API (the ``/v1`` routes).
 API_VERSION = "1.0.0"
+#: What ``GET /v1/health`` answers: the API's version, and the build's, which a client
+#: cannot tell from it (``arrowgate --version``'s, `engine.store.ahead.arrowgate_version`).
+HEALTH = {"status": "ok", "version": API_VERSION, "arrowgate_version": arrowgate_version()}
 #: Request bodies larger than this are refused with 413 (a package's files included).
 MAX_BODY = 8 * 1024 * 1024
 

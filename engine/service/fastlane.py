@@ -55,8 +55,8 @@ from engine.service.answers import (
 )
 from engine.service.bodyvalues import too_many_values
 from engine.service.context import (
-    API_VERSION,
     FETCH_MARK_NAME,
+    HEALTH,
     Service,
     Shown,
     authenticate,
@@ -679,4 +679,4 @@ async def _answer(scope: Scope, send: Send, body: bytes) -> None:
 
 
 #: The health answer: always the same bytes.
-_HEALTH = json.dumps({"status": "ok", "version": API_VERSION}, separators=(",", ":")).encode()
+_HEALTH = json.dumps(HEALTH, separators=(",", ":")).encode()

@@ -497,7 +497,10 @@ class HealthOut(BaseModel):
     """The service is up; asked ``ready``, its store answers too."""
 
     status: Literal["ok"]
-    version: str
+    version: str = Field(description="the API's version (the /v1 routes), e.g. 1.0.0")
+    arrowgate_version: str = Field(description=(
+        "the version of the arrowgate serving (`arrowgate --version`'s; `unknown` from a "
+        "checkout never installed): which build answers, where `version` is the API's"))
     store: Literal["ok"] | None = Field(
         None, description="present when asked ready=true: the store answered")
 

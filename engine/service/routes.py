@@ -28,7 +28,7 @@ from engine.core.text import named
 from engine.core.uniquekeys import loads_unique
 from engine.service.bodyvalues import BoundedRoute
 from engine.service.context import (
-    API_VERSION,
+    HEALTH,
     Caller,
     Service,
     decision_json,
@@ -154,9 +154,9 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
             "STORE_FAILED, saying why, when it cannot be read now"))) -> Response:
         """The service is up (no token needed); with ``ready=true``, its store answers too."""
         if not ready:
-            return json_response({"status": "ok", "version": API_VERSION})
+            return json_response(HEALTH)
         readiness.check()
-        return json_response({"status": "ok", "version": API_VERSION, "store": "ok"})
+        return json_response({**HEALTH, "store": "ok"})
 
     @r.get("/openapi.json", response_model=dict[str, Any])
     async def openapi_json(_who: Caller = Who) -> Response:

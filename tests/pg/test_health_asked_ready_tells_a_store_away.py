@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from engine.service.context import API_VERSION
+from engine.store.ahead import arrowgate_version
 from tests.pg.partition import Partition
 from tests.pg.servers import start
 from tests.shortdirs import short_dir
@@ -30,7 +31,8 @@ def test_health_asked_ready_says_whether_the_postgresql_store_answers(
     try:
         anon = server.client("")
         del anon.headers["Authorization"]  # health needs no token, ready or not
-        live = {"status": "ok", "version": API_VERSION}
+        live = {"status": "ok", "version": API_VERSION,
+                "arrowgate_version": arrowgate_version()}
         assert anon.get("/v1/health").json() == live
         ready = anon.get("/v1/health", params={"ready": "true"})
         assert (ready.status_code, ready.json()) == (200, {**live, "store": "ok"})

@@ -1001,8 +1001,16 @@ export interface components {
              * @constant
              */
             status: "ok";
-            /** Version */
+            /**
+             * Version
+             * @description the API's version (the /v1 routes), e.g. 1.0.0
+             */
             version: string;
+            /**
+             * Arrowgate Version
+             * @description the version of the arrowgate serving (`arrowgate --version`'s; `unknown` from a checkout never installed): which build answers, where `version` is the API's
+             */
+            arrowgate_version: string;
             /**
              * Store
              * @description present when asked ready=true: the store answered
