@@ -5,7 +5,9 @@ folder, a filesystem root (``/``, or a filesystem mounted whole at the folder:
 a drive's root), holds the app's data, lies inside ``/proc``,
 ``/sys`` or ``/dev``, or is on a special system filesystem (proc, sysfs,
 devtmpfs, debugfs, ...), told by ``fstatfs``'s magic number and by the
-filesystem type ``/proc/self/mountinfo`` gives for the folder's device.
+filesystem type ``/proc/self/mountinfo`` gives for the folder's device. A folder
+shown inside one of those trees by any mount of its filesystem (``/dev/shm/x``
+bind-mounted at ``/tmp/ws``) lies inside it, however it was reached.
 The home folder, the app's data and the system trees are told by what a folder is
 (device and inode, `engine.effects.sameness`), so a spelling in another case (a
 case-folding file system) or a bind mount is no way past them.
@@ -18,7 +20,7 @@ from __future__ import annotations
 import ctypes
 import os
 import sys
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from engine.effects import mounts
 from engine.effects.sameness import Ident, folded_within, holds, ident, identity, lineage
@@ -144,8 +146,14 @@ def unsafe_folder(root: Path, root_fd: int, held: tuple[Path, ...]) -> str | Non
         line: tuple[Ident, ...] | None = lineage(resolved)
     except OSError:
         line = None  # `holds` compares the names folded
+    # And by where else its filesystem shows it (`mounts.shown_at`): a folder of the
+    # tmpfs mounted at /dev/shm, bind-mounted at /tmp/ws, is the folder /dev/shm/x is,
+    # which its own path puts inside /dev; nothing above /tmp/ws is /dev.
+    shown = mounts.shown_at(place, table)
     for tree in _SYSTEM_TREES:
-        if _in_tree(resolved, tree, line):
+        if _in_tree(resolved, tree, line) or any(
+                path == PurePosixPath(tree) or PurePosixPath(tree) in path.parents
+                for path in shown):
             return f"the workspace folder is inside {tree}"
     kind = special_filesystem(root_fd)
     if kind is not None:

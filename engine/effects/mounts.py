@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-__all__ = ["Mount", "Place", "mount_id", "place", "place_at", "table", "unescape", "within"]
+__all__ = ["Mount", "Place", "mount_id", "place", "place_at", "shown_at", "table", "unescape",
+           "within"]
 
 #: Where the kernel lists this process's mounts (Linux).
 _MOUNTINFO = "/proc/self/mountinfo"
@@ -160,3 +161,18 @@ def within(inner: Place | None, outer: Place | None) -> bool:
     if inner is None or outer is None or inner.device != outer.device:
         return False
     return inner.path == outer.path or outer.path in inner.path.parents
+
+
+def shown_at(found: Place | None, mounts: Sequence[Mount] | None) -> list[PurePosixPath]:
+    """Every path in this process's view at which ``found`` shows: through each mount of
+    its filesystem whose root holds it (a bind mount shows it at one more place); none
+    when that cannot be told."""
+    if found is None or mounts is None:
+        return []
+    shown = []
+    for mount in mounts:
+        if mount.device == found.device and within(found, Place(found.device,
+                                                                PurePosixPath(mount.root))):
+            shown.append(PurePosixPath(mount.point,
+                                       found.path.relative_to(PurePosixPath(mount.root))))
+    return shown
