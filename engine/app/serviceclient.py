@@ -148,6 +148,10 @@ class ServiceBackend:
         """``POST /v1/workspaces/{ws}/nodes``."""
         return dict(await self._request("POST", f"/v1/workspaces/{_seg(workspace)}/nodes", node))
 
+    async def node(self, node_id: str) -> dict[str, Any]:
+        """``GET /v1/nodes/{id}``."""
+        return dict(await self._request("GET", f"/v1/nodes/{_seg(node_id)}"))
+
     async def set_node(self, node_id: str, fields: dict[str, Any]) -> dict[str, Any]:
         """``PATCH /v1/nodes/{id}``."""
         return dict(await self._request("PATCH", f"/v1/nodes/{_seg(node_id)}", fields))

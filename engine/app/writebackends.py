@@ -24,6 +24,7 @@ class Backend(Protocol):
 
     async def add_workspace(self, body: dict[str, Any]) -> dict[str, Any]: ...
     async def add_node(self, workspace: str, node: dict[str, Any]) -> dict[str, Any]: ...
+    async def node(self, node_id: str) -> dict[str, Any]: ...
     async def set_node(self, node_id: str, fields: dict[str, Any]) -> dict[str, Any]: ...
     async def remove_node(self, node_id: str) -> None: ...
     async def add_arrow(self, workspace: str, arrow: dict[str, Any]) -> dict[str, Any]: ...
@@ -62,12 +63,18 @@ class LocalBackend:
         """Put a node on a workspace's canvas."""
         return (await self.engine.add_node(node, workspace=workspace)).to_dict()
 
-    async def set_node(self, node_id: str, fields: dict[str, Any]) -> dict[str, Any]:
-        """Change a node's fields; one that does not exist is NOT_FOUND, as the service
-        says (the engine calls it INVALID_NODE, ``missing-node``)."""
-        if self.engine.state.canvas.node(node_id) is None:
+    async def node(self, node_id: str) -> dict[str, Any]:
+        """A node's JSON form; one that does not exist is NOT_FOUND, as the service says
+        (the engine calls it INVALID_NODE, ``missing-node``)."""
+        node = self.engine.state.canvas.node(node_id)
+        if node is None:
             raise Failure.coded(USAGE, "NOT_FOUND", f"no node {node_id!r}",
                                 reason="missing-node")
+        return node.to_dict()
+
+    async def set_node(self, node_id: str, fields: dict[str, Any]) -> dict[str, Any]:
+        """Change a node's fields; one that does not exist is NOT_FOUND (`node`)."""
+        await self.node(node_id)
         return (await self.engine.set_node(node_id, fields)).to_dict()
 
     async def remove_node(self, node_id: str) -> None:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from canvas import CanvasError, Node, check_not_engine_kept
+from canvas import Canvas, CanvasError, Node, check_not_engine_kept
 from engine.app.asking import Answer, Asking
 from engine.app.writebackends import Backend
 from engine.app.writefailure import OK, USAGE, Failure
@@ -42,6 +42,7 @@ async def run(verb: str, args: argparse.Namespace, backend: Backend,
         fields = field_values(args.set)
         if not fields:
             raise Failure(USAGE, "node set: give at least one --set KEY=VALUE")
+        _check_change(await backend.node(args.id), fields)
         out = await backend.set_node(args.id, fields)
         return OK, out, f"node {args.id} changed: " + ", ".join(f"{k}={json.dumps(v)}"
                                                           for k, v in fields.items())
@@ -75,6 +76,28 @@ def _check_node(node: dict[str, Any], workspace: str) -> None:
     try:
         check_not_engine_kept(node["id"], node)
         Node.build(node, workspace)
+    except CanvasError as exc:
+        raise Failure.of(InvalidNode(exc.message, reason=exc.reason)) from exc
+
+
+def _check_change(current: dict[str, Any], fields: dict[str, Any]) -> None:
+    """Judge a change of the node ``current`` (its JSON form, as read) as the engine does
+    (`canvas.Canvas.updated_node`: id and type kept, none of the fields the engine keeps,
+    each field its type's), so a mistake is said alike through --db and --service: the
+    service's own words are about its request body (``body.nme``, ``body.dangerous.bool``),
+    which nobody here wrote, and need no node (a node that is not there was told so
+    after them).
+
+    Raises:
+        Failure: ``INVALID_NODE`` with the canvas's reason and words, as the engine's.
+    """
+    data = {key: value for key, value in current.items() if key not in ("id", "type")}
+    graph = Canvas()
+    # As the store gives it, unjudged (`Canvas.restore_node`): a field an older version
+    # stored is judged only when the change names it, as the engine does.
+    graph.restore_node(Node(str(current["id"]), str(current["type"]), "", data))
+    try:
+        graph.updated_node(str(current["id"]), fields)
     except CanvasError as exc:
         raise Failure.of(InvalidNode(exc.message, reason=exc.reason)) from exc
 

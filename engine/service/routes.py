@@ -237,6 +237,17 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         _workspace_json(ws)
         return json_response([n.to_dict() for n in engine.state.canvas.nodes(ws)])
 
+    @r.get("/v1/nodes/{node_id}", response_model=NodeOut)
+    async def get_node(node_id: str, who: Caller = Who) -> Response:
+        """A node, as the canvas's list gives it (operator): what a change of it is judged
+        against (``arrowgate node set`` judges its fields so before sending them)."""
+        who.require_operator("reading a node")
+        engine.catch_up()
+        node = engine.state.canvas.node(node_id)
+        if node is None:
+            raise _not_found(f"no node {named(node_id)!r}", "missing-node")
+        return json_response(node.to_dict())
+
     @r.patch("/v1/nodes/{node_id}", response_model=NodeOut)
     async def patch_node(node_id: str, body: NodePatch, who: Caller = Who) -> Response:
         """Change fields of a node (operator)."""

@@ -7,7 +7,7 @@ import json
 import os
 import stat
 
-from tests.service.conftest import MANIFEST, build_canvas
+from tests.service.conftest import MANIFEST, build_canvas, mint
 
 
 def test_health_needs_no_token_and_openapi_is_served(server) -> None:
@@ -164,6 +164,24 @@ def test_nodes_patch_delete_and_arrow_delete(unix_server, tmp_path) -> None:
     assert op.get("/v1/workspaces/nope").status_code == 404
     assert op.get("/v1/prompts/nope").status_code == 404
     assert op.get("/v1/reach/nope").status_code == 404
+
+
+def test_a_node_is_read_by_its_id(unix_server, tmp_path) -> None:
+    """GET /v1/nodes/{id}: the node as the canvas's list gives it, to the operator; a node
+    that is not there is 404 missing-node; a card may not read one (round 35: a client
+    could not read one node without knowing its workspace, and ``node set`` through the
+    service could not judge a change as the engine does)."""
+    op = unix_server.client()
+    build_canvas(op, tmp_path / "proj")
+    listed = {n["id"]: n for n in op.get("/v1/workspaces/w1/nodes").json()}
+    for node in ("a1", "c1", "n1"):
+        got = op.get(f"/v1/nodes/{node}")
+        assert (got.status_code, got.json()) == (200, listed[node]), got.text
+    ghost = op.get("/v1/nodes/ghost")
+    assert ghost.status_code == 404, ghost.text
+    assert (ghost.json()["code"], ghost.json()["reason"]) == ("NOT_FOUND", "missing-node")
+    card = unix_server.client(mint(op, "card:c1"))
+    assert card.get("/v1/nodes/c1").status_code == 403
 
 
 def test_tokens_mint_revoke(unix_server, tmp_path) -> None:

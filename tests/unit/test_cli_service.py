@@ -354,17 +354,22 @@ def test_an_answer_is_the_same_json_through_either_transport(service, tmp_path,
 def test_a_newcomers_mistakes_are_told_alike_through_the_db_and_the_service(
         service, tmp_path, capsys) -> None:
     """A node type that is none, a node field unknown, of the wrong type or kept by the
-    engine, one port of a port arrow, a workspace that is not there: the same JSON error,
+    engine (added or set), one port of a port arrow, a workspace or node that is not
+    there: the same JSON error,
     code and reason through --db and --service (round 34: through the service a bad type
     was ``INVALID_ARGUMENT: body.type: Input should be …`` and a field
     ``body.nme: Extra inputs are not permitted``, about a request body nobody here wrote;
     one port alone ``INVALID_ARROW … from_port and to_port``; and a
     missing workspace had reason ``missing-workspace`` there but null through --db)."""
-    # GIVEN a workspace w1 behind the service, and one behind a database of its own
+    # GIVEN a workspace w1 with an agent a2 and a note n2 behind the service, and the same
+    # behind a database of its own
     db = tmp_path / "own.db"
     (tmp_path / "proj").mkdir()
     assert run(capsys, service, "workspace", "add", "w1", str(tmp_path / "proj"))[0] == 0
     assert main(["workspace", "add", "w1", str(tmp_path / "proj"), "--db", str(db)]) == 0
+    for node in (["a2", "agent"], ["n2", "note"]):
+        assert run(capsys, service, "node", "add", "w1", *node)[0] == 0
+        assert main(["node", "add", "w1", *node, "--db", str(db)]) == 0
     capsys.readouterr()
     for argv, wanted in (
             (["node", "add", "w1", "n1", "notes"], ("INVALID_NODE", "bad-type", "'notes'")),
@@ -376,7 +381,24 @@ def test_a_newcomers_mistakes_are_told_alike_through_the_db_and_the_service(
              ("INVALID_NODE", "bad-field", "screen")),
             (["node", "add", "w9", "n1", "note"], ("NOT_FOUND", "missing-workspace", "'w9'")),
             (["arrow", "add", "w1", "e1", "n1", "n2", "--from-port", "text"],
-             (None, None, "--from-port and --to-port go together"))):
+             (None, None, "--from-port and --to-port go together")),
+            # node set judges the change as the engine does (round 35: through the
+            # service these were body.nme, body.dangerous.bool, body.screen, body.type,
+            # and a missing node's bad field body.nme, where --db said NOT_FOUND)
+            (["node", "set", "a2", "--set", "nme=Bob"],
+             ("INVALID_NODE", "bad-field", "unknown field 'nme' for a node of type agent")),
+            (["node", "set", "a2", "--set", "dangerous=yes"],
+             ("INVALID_NODE", "bad-field", "field 'dangerous' has the wrong type")),
+            (["node", "set", "a2", "--set", "screen=x"],
+             ("INVALID_NODE", "bad-field", "screen is kept by the engine")),
+            (["node", "set", "a2", "--set", "type=note"],
+             ("INVALID_NODE", "bad-field", "id and type cannot change")),
+            (["node", "set", "a2", "--set", "layout=3"],
+             ("INVALID_NODE", "bad-field", "layout needs finite numbers")),
+            (["node", "set", "n2", "--set", "dangerous=true"],
+             ("INVALID_NODE", "bad-field", "unknown field 'dangerous' for a node of type note")),
+            (["node", "set", "nope", "--set", "nme=Bob"],
+             ("NOT_FOUND", "missing-node", "no node 'nope'"))):
         # WHEN each mistake is made both ways
         said = []
         for where in (["--service", service[0], "--token-file", str(service[1])],
