@@ -133,7 +133,9 @@ class ServiceBackend:
         code = problem.get("code")
         if isinstance(code, str) and code and not message.startswith(code):
             message = with_code(code, message)
-        refused = code in REFUSAL_CODES or response.status_code in (401, 403, 409) \
+        # A 409 is decided by its code, as --db decides it (`Failure.of`): a stale review
+        # is refused (APPROVAL_REFUSED), a package not installed or pending is invalid input.
+        refused = code in REFUSAL_CODES or response.status_code in (401, 403) \
             or response.status_code >= 500
         # The error as --db gives it (`error_json`), not the HTTP problem's own fields.
         raise Failure(REFUSED if refused else USAGE, message, error_json(

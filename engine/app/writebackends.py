@@ -163,6 +163,9 @@ class LocalBackend:
     async def decline(self, name: str, pending_hash: str) -> dict[str, Any]:
         """Discard the pending version ``pending_hash`` (another one pending now is
         ``stale``); the approved one's hash holds again."""
+        # As the service's decline is asked (`ServiceBackend.decline`): a package with no
+        # version pending is ``nothing-pending`` however it stands, installed or not.
+        await self.pending(name)
         approved = await self.engine.decline_update(name, pending_hash=pending_hash)
         return {"package": name, "hash": approved, "declined": True}
 

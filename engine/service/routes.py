@@ -95,11 +95,12 @@ MAX_WAIT = 300.0
 _EXPORT_CHUNK = 256 * 1024
 
 
-def _not_found(what: str, reason: str) -> ServiceError:
+def _not_found(what: str, reason: str, **about: str) -> ServiceError:
     # ``reason`` names what is missing as the engine's own NOT_FOUND does
     # (``missing-node``, ``missing-package``, ``nothing-pending``): a client
-    # gets one reason for one thing through the service and the Python API.
-    return ServiceError(404, "NOT_FOUND", what, reason=reason)
+    # gets one reason for one thing through the service and the Python API;
+    # ``about`` the engine's fields it names too (``package``), as the engine's does.
+    return ServiceError(404, "NOT_FOUND", what, reason=reason, **about)
 
 
 def _crowded(card: str, heartbeat: float) -> ServiceError:
@@ -438,7 +439,8 @@ def register(app: FastAPI, service: Service, caller: CallerDep) -> None:
         engine.catch_up()
         update = engine.pending_update(name)
         if update is None:
-            raise _not_found(f"{name} has no version waiting for approval", "nothing-pending")
+            raise _not_found(f"{name} has no version waiting for approval", "nothing-pending",
+                             package=name)
         return json_response(_diff_body(name, update.pending_hash, update.diff))
 
     @r.post("/v1/packages/{name}/approve", response_model=DiffOut)

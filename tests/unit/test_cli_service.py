@@ -303,6 +303,45 @@ def test_an_error_is_the_same_json_through_either_transport(service, tmp_path,
         assert error["message"].startswith(f"{error['code']}: "), (argv, error)
 
 
+def test_a_package_in_the_wrong_state_is_told_alike_through_either_transport(
+        service, tmp_path, capsys) -> None:
+    """GIVEN a package offered and not installed WHEN a permission is granted to it, its
+    update declined or approved, through --db and through --service THEN the same JSON
+    error and the same exit code: a package not installed is invalid input (exit 2), and
+    one with no version pending is NOT_FOUND nothing-pending naming it.
+
+    (Round 35: the grant exited 1 through the service, which took any 409 for a refusal,
+    and 2 through --db; decline --pending-hash said PACKAGE_NOT_INSTALLED through --db
+    and NOT_FOUND nothing-pending through the service; and the service's nothing-pending
+    named no package.)
+    """
+    db = str(tmp_path / "ag.db")  # the service's own
+    folder = tmp_path / "acme.prompter"
+    folder.mkdir()
+    (folder / "manifest.json").write_text(json.dumps(MANIFEST))
+    assert main(["package", "offer", str(folder), "--db", db]) == 0
+    capsys.readouterr()
+    digest = "sha256:" + "0" * 64
+    for argv, wanted in (
+            (["package", "grant", "acme.prompter", "clipboard.write", "--review-hash", digest],
+             (2, "PACKAGE_NOT_INSTALLED", None)),
+            (["package", "decline", "acme.prompter", "--pending-hash", digest],
+             (2, "NOT_FOUND", "nothing-pending")),
+            (["package", "decline", "acme.prompter"], (2, "NOT_FOUND", "nothing-pending")),
+            (["package", "approve", "acme.prompter"], (2, "NOT_FOUND", "nothing-pending"))):
+        said = []
+        for where in (["--service", service[0], "--token-file", str(service[1])],
+                      ["--db", db]):
+            code = main([*argv, *where, "--json"])
+            out, err = capsys.readouterr()
+            assert out == "", (argv, where, out)
+            said.append((code, json.loads(err)["error"]))
+        assert said[0] == said[1], (argv, said)
+        code, error = said[0]
+        assert (code, error["code"], error["reason"]) == wanted, (argv, said[0])
+        assert error["package"] == "acme.prompter", (argv, error)
+
+
 def test_an_answer_is_the_same_json_through_either_transport(service, tmp_path,
                                                              capsys) -> None:
     """GIVEN a package offered WHEN its review is read, a package installed, and a
