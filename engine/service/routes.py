@@ -95,12 +95,14 @@ MAX_WAIT = 300.0
 _EXPORT_CHUNK = 256 * 1024
 
 
-def _not_found(what: str, reason: str, **about: str) -> ServiceError:
+def _not_found(what: str, reason: str, *, package: str | None = None) -> ServiceError:
     # ``reason`` names what is missing as the engine's own NOT_FOUND does
     # (``missing-node``, ``missing-package``, ``nothing-pending``): a client
     # gets one reason for one thing through the service and the Python API;
-    # ``about`` the engine's fields it names too (``package``), as the engine's does.
-    return ServiceError(404, "NOT_FOUND", what, reason=reason, **about)
+    # and ``package`` when the engine's names it too.
+    if package is None:
+        return ServiceError(404, "NOT_FOUND", what, reason=reason)
+    return ServiceError(404, "NOT_FOUND", what, reason=reason, package=package)
 
 
 def _crowded(card: str, heartbeat: float) -> ServiceError:
