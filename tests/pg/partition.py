@@ -52,7 +52,8 @@ class Partition:
         self._lock = threading.Lock()
         self._closed = False
         self._sockets: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
+        self._accepting = threading.Thread(target=self._accept, daemon=True)
+        self._accepting.start()
 
     def freeze(self) -> None:
         """Stop relaying: the server seems to stop answering."""
@@ -68,7 +69,13 @@ class Partition:
             self._closed = True
             opened, self._sockets = self._sockets, []
         self.thaw()
+        # Closing a listening socket does not wake a thread blocked in its accept(): the
+        # kernel's socket stays open and listening while that call runs, and accepted a
+        # connection made after `close`. Shutting it down first ends that call (EINVAL).
+        with contextlib.suppress(OSError):
+            self._listener.shutdown(socket.SHUT_RDWR)
         self._listener.close()
+        self._accepting.join(timeout=30)
         for s in opened:
             with contextlib.suppress(OSError):
                 s.shutdown(socket.SHUT_RDWR)
