@@ -18,6 +18,7 @@ wait on the silent server and the rest are refused at once.)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import statistics
 import threading
@@ -25,6 +26,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 import engine.effects.netguard as netguard
 from engine import World
@@ -39,28 +41,63 @@ from .served import start
 FETCHES = 120
 
 
-def _silent_server() -> tuple[socket.socket, int, list[socket.socket]]:
-    """A loopback server that accepts and never answers."""
-    ls = socket.socket()
-    ls.bind(("127.0.0.1", 0))
-    ls.listen(FETCHES + 16)
-    held: list[socket.socket] = []
+class _SilentServer:
+    """A loopback server that accepts and never answers; `close` leaves nothing open."""
 
-    def loop() -> None:
+    def __init__(self) -> None:
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(FETCHES + 16)
+        self.port: int = self.listener.getsockname()[1]
+        #: The connections accepted so far.
+        self.held: list[socket.socket] = []
+        self._accepting = threading.Thread(target=self._accept, daemon=True)
+        self._accepting.start()
+
+    def _accept(self) -> None:
         while True:
             try:
-                conn, _ = ls.accept()
+                conn, _ = self.listener.accept()
             except OSError:
                 return
-            held.append(conn)
+            self.held.append(conn)
 
-    threading.Thread(target=loop, daemon=True).start()
-    return ls, ls.getsockname()[1], held
+    def close(self) -> None:
+        """Stop accepting, then close every connection accepted.
+
+        Closing a listening socket does not wake a thread blocked in its accept(): the
+        kernel's socket would go on accepting (a connection the server under test made
+        late), and a connection accepted after the held ones were closed would be left
+        for the garbage collector, a ResourceWarning in a later test. Shut down, the
+        accept fails at once, and the thread is joined before the connections close.
+        """
+        with contextlib.suppress(OSError):
+            self.listener.shutdown(socket.SHUT_RDWR)
+        self.listener.close()
+        self._accepting.join(timeout=30)
+        for conn in self.held:
+            conn.close()
+
+
+def test_the_silent_server_closed_accepts_nothing_and_holds_nothing_open() -> None:
+    """Once closed, a connection to it is refused and every one it accepted is closed."""
+    silent = _SilentServer()
+    with socket.create_connection(("127.0.0.1", silent.port), timeout=10):
+        for _ in polls():
+            if silent.held:
+                break
+            time.sleep(0.01)
+        silent.close()
+    assert not silent._accepting.is_alive(), "the accepting thread outlived close"
+    assert [conn.fileno() for conn in silent.held] == [-1]
+    with socket.socket() as late, pytest.raises(ConnectionRefusedError):
+        late.connect(("127.0.0.1", silent.port))
 
 
 def test_a_burst_of_fetches_leaves_other_calls_prompt(tmp_path: Path) -> None:
     served = start(tmp_path, settings={"fetch_timeout": 10})
-    ls, port, held = _silent_server()
+    silent = _SilentServer()
+    port, held = silent.port, silent.held
     (served.ws / "a.txt").write_text("x")
     token = served.card.headers["Authorization"]
     try:
@@ -103,10 +140,8 @@ def test_a_burst_of_fetches_leaves_other_calls_prompt(tmp_path: Path) -> None:
         assert during < 5 * alone + 0.2, (
             f"an fs.stat took {during:.2f} s behind {FETCHES} fetches, {alone:.2f} s alone")
     finally:
-        ls.close()
+        silent.close()
         served.stop()
-        for conn in held:
-            conn.close()
 
 
 async def test_every_fetch_shares_one_tls_context() -> None:
