@@ -10,9 +10,11 @@ server's side, `Expected`, says what it expects.
 from __future__ import annotations
 
 import asyncio
+import functools
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +22,7 @@ from engine import Engine, World
 from engine.service.expected import EXPECT_SECONDS, LONE, Expected
 from engine.service.outbox import Coalescing, Outbox
 from engine.store.transactions import GATHER_SECONDS, GATHER_SHARE, Batch, schedule_flush
+from tests.cpuclock import CpuClockLoop
 
 from ..conftest import manifest, offer_install
 
@@ -38,6 +41,19 @@ class Owner:
     def flush(self) -> None:
         self.flushed.append((self.turn, asyncio.get_running_loop().time()))
         self.batch = None
+
+
+def on_cpu_clock(test: Callable[[], Coroutine[Any, Any, None]]) -> Callable[[], None]:
+    """``test`` run on a loop whose clock the machine's load does not move
+    (`tests.cpuclock`): the tests that bound how long a commit waits measure the waits
+    `schedule_flush` makes, not a stall of the process."""
+
+    @functools.wraps(test)
+    def run() -> None:
+        with asyncio.Runner(loop_factory=CpuClockLoop) as runner:
+            runner.run(test())
+
+    return run
 
 
 async def _run(owner: Owner, until: float = 0.05) -> None:
@@ -77,6 +93,7 @@ async def test_a_request_read_holds_the_commit_one_turn_each_time() -> None:
     assert [turn for turn, _ in owner.flushed] == [3]
 
 
+@on_cpu_clock
 async def test_requests_read_are_joined_up_to_gather_seconds_however_cheap_commits_are() -> None:
     # 32 busy connections on /dev/shm: a commit takes ~0.2 ms, and while requests
     # keep being read the batch keeps joining them (it committed every 9 calls
@@ -91,6 +108,7 @@ async def test_requests_read_are_joined_up_to_gather_seconds_however_cheap_commi
     assert owner.flushed[0][0] > 1
 
 
+@on_cpu_clock
 async def test_an_expected_client_is_waited_for_a_share_of_a_commit() -> None:
     loop = asyncio.get_running_loop()
     owner = Owner(lambda: 1.0, commit_seconds=0.002)  # a client "expected" for a second
@@ -101,6 +119,7 @@ async def test_an_expected_client_is_waited_for_a_share_of_a_commit() -> None:
     assert 0.002 * GATHER_SHARE <= waited < 0.002 * GATHER_SHARE + 0.05
 
 
+@on_cpu_clock
 async def test_the_wait_is_bounded_by_gather_seconds_and_waits_on_a_timer() -> None:
     loop = asyncio.get_running_loop()
     asked: list[int] = []
