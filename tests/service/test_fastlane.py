@@ -340,7 +340,11 @@ def test_pipelined_requests_are_answered_in_order_through_the_short_way(unix_ser
 def test_keep_alive_closes_idle_connections_only(serve_at, monkeypatch) -> None:
     """One timer per idle spell: a connection in use stays open past the timeout, an idle
     one is closed once it has been idle that long."""
-    monkeypatch.setattr(serve_module, "KEEP_ALIVE_SECONDS", 0.4)
+    # A timeout of a second: a request every 0.1 s keeps the connection in use unless
+    # this process is left unscheduled for 0.9 s in between (with 0.4 s, a stall of
+    # 0.3 s on a loaded machine would let the server close a connection in use).
+    keep_alive = 1.0
+    monkeypatch.setattr(serve_module, "KEEP_ALIVE_SECONDS", keep_alive)
     running = serve_at()
     health = b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n"
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
@@ -348,13 +352,13 @@ def test_keep_alive_closes_idle_connections_only(serve_at, monkeypatch) -> None:
         sock.connect(running.address)
         with sock.makefile("rb") as stream:
             started = time.monotonic()
-            while time.monotonic() - started < 1.2:  # three timeouts, never idle for one
+            while time.monotonic() - started < 3 * keep_alive:  # never idle for one
                 time.sleep(0.1)
                 sock.sendall(health)
                 assert _read_answer(stream)[0] == 200
             idle = time.monotonic()  # from the last answer
             assert stream.read() == b""  # closed by the server once idle long enough
-            assert 0.3 < time.monotonic() - idle < 5
+            assert 0.75 * keep_alive < time.monotonic() - idle < 5 + keep_alive
 
 
 def test_requests_leave_no_reference_cycles(unix_server, tmp_path) -> None:
