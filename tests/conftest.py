@@ -22,13 +22,20 @@ pytest_plugins = ["tests.pgfixtures"]
 
 
 @pytest.fixture(autouse=True)
-def _determinism(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """Colour settings, the cursor's blink, the database and the keymap: all fixed."""
+def _determinism(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                 tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Colour settings, the cursor's blink, the database, the app's data folder and the
+    keymap: all fixed."""
     from textual.widgets import Input
 
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.delenv("TEXTUAL_THEME", raising=False)
     monkeypatch.setenv("ARROWGATE_DB", str(tmp_path / "default.db"))
+    # The app's data folder (`engine.store.database.app_data_folder`: the key of the
+    # file writes' temporary names, every engine's) is the test's own, not the user's
+    # ~/.local/share/arrowgate, which the suite wrote to. Beside ``tmp_path``, not in
+    # it: many tests make ``tmp_path`` a workspace, and a workspace may not hold it.
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data-home")))
     monkeypatch.setenv("ARROWGATE_KEYMAP", str(tmp_path / "no-keymap.json"))
     monkeypatch.setattr(Input, "_toggle_cursor", lambda _self: None)
 
