@@ -28,6 +28,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -57,6 +58,12 @@ class Req:
         shown = self.data if len(self.data) < 300 else self.data[:60] + b"...%d bytes" % len(
             self.data)
         return f"Req({self.kind!r}, {shown!r})"
+
+    def _repr_pretty_(self, printer: Any, _cycle: bool) -> None:
+        # How hypothesis shows a falsifying example: by `__repr__`, not field by field (a
+        # big head's 70 KiB made the report over 30 kB, a HypothesisWarning, which
+        # filterwarnings = error raised in place of the failure it was reporting).
+        printer.text(repr(self))
 
 
 def _post(token: str, body: bytes, *, expect: bool = False, chunks: list[bytes] | None = None,
@@ -281,3 +288,14 @@ def test_connection_model(serve_at, monkeypatch, tmp_path: Path, tcp: bool) -> N
         assert health.get("/v1/health").status_code == 200
 
     check()
+
+
+def test_a_falsifying_example_is_reported_in_a_few_lines() -> None:
+    """Hypothesis shows a request by its short repr, a 70 KiB head included: a report
+    over 30 kB is a warning, an error here, that hides the failure reported."""
+    from hypothesis.vendor.pretty import pretty
+
+    big = Req("big_head", b"GET / HTTP/1.1\r\n" + b"X: " + b"v" * 70_000 + b"\r\n\r\n", 431,
+              bad=True)
+    shown = pretty(([big] * 6, [(len(big.data), 0.1)] * 9))
+    assert len(shown) < 2_000 and "big_head" in shown, shown[:200]
