@@ -15,6 +15,8 @@ import threading
 import time
 from pathlib import Path
 
+import httpx
+
 from engine.service import serve as serve_module
 from engine.service.linger import LINGER_BYTES, LINGER_SECONDS
 from tests.service.conftest import build_canvas
@@ -37,7 +39,11 @@ def test_answer_before_an_unasked_body_survives(serve_at, monkeypatch, tmp_path:
     # GIVEN a TCP server, and the writes that lost the 401 (the model's counterexample)
     monkeypatch.setattr(serve_module, "KEEP_ALIVE_SECONDS", KEEP_ALIVE)
     running = serve_at(max_body=MAX_BODY, tcp=True)
-    build_canvas(running.client(), tmp_path / "proj")
+    # Each request of the canvas on a connection of its own: with idle ones closed after
+    # KEEP_ALIVE, one kept between two requests a loaded machine spaced further apart
+    # could be closed by the server as the next request went out on it.
+    build_canvas(running.client(limits=httpx.Limits(max_keepalive_connections=0)),
+                 tmp_path / "proj")
     too_large = _post(running.token, b'{"card":"c1","call":"agents.list","x":"' +
                       b"v" * MAX_BODY + b'"}')
     bad = _post("nope", CALL, expect=True)
