@@ -53,6 +53,27 @@ __all__ = ["MAX_INSTRUCTIONS", "MAX_PATTERN_INSTRUCTIONS", "MAX_PATTERN_TEXT", "
            "TooCostly", "check_budget", "first_duplicate", "pattern_text", "regex_problem",
            "schema_problems", "tool_validator", "unique_key"]
 
+@functools.cache
+def _lib() -> Any:
+    """What the keywords use of jsonschema and referencing, imported once.
+
+    Imported at the first check, as jsonschema is (most processes that import the
+    engine never read a tool's schema); and not by a ``from`` import in each keyword:
+    that asks `jsonschema.exceptions` for a ``__path__``, which its module
+    ``__getattr__`` refuses by formatting an error, a µs at every item.
+    """
+    from types import SimpleNamespace
+
+    from jsonschema import exceptions
+    from referencing import exceptions as referencing_exceptions
+    from referencing.jsonschema import DRAFT202012
+
+    return SimpleNamespace(
+        DRAFT202012=DRAFT202012, Unresolvable=referencing_exceptions.Unresolvable,
+        ValidationError=exceptions.ValidationError,
+        WrappedReferencingError=exceptions._WrappedReferencingError)
+
+
 #: The most compiled patterns `_regex` keeps (the ones of installed tools, over and over).
 _REGEXES_KEPT = 1024
 
@@ -220,7 +241,7 @@ def _brief(value: Any) -> str:
 
 def _pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[Any]:
     """``pattern``, matched by RE2."""
-    from jsonschema.exceptions import ValidationError
+    ValidationError = _lib().ValidationError
 
     if validator.is_type(instance, "string") and not _matches(pattern, instance):
         yield ValidationError(f"{_brief(instance)} does not match {pattern!r}")
@@ -282,7 +303,7 @@ def _properties(validator: Any, named: Any, instance: Any, schema: Any) -> Itera
 def _additional_properties(validator: Any, extra: Any, instance: Any,
                            schema: Any) -> Iterator[Any]:
     """``additionalProperties``: jsonschema's, with ``patternProperties`` matched by RE2."""
-    from jsonschema.exceptions import ValidationError
+    ValidationError = _lib().ValidationError
 
     if not validator.is_type(instance, "object"):
         return
@@ -344,7 +365,7 @@ def first_duplicate(items: list[Any]) -> tuple[int, int] | None:
 
 def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> Iterator[Any]:
     """``uniqueItems``, in time linear in the array."""
-    from jsonschema.exceptions import ValidationError
+    ValidationError = _lib().ValidationError
 
     if unique and validator.is_type(instance, "array"):
         pair = first_duplicate(instance)
@@ -356,7 +377,7 @@ def _unique_items(validator: Any, unique: Any, instance: Any, schema: Any) -> It
 def _multiple_of(validator: Any, step: Any, instance: Any, schema: Any) -> Iterator[Any]:
     """``multipleOf``: jsonschema's float test, and its exact fallback whenever a float
     overflows (there, the division itself overflowed, outside its guard)."""
-    from jsonschema.exceptions import ValidationError
+    ValidationError = _lib().ValidationError
 
     if not validator.is_type(instance, "number"):
         return
@@ -380,15 +401,39 @@ class TooCostly(Exception):  # noqa: N818 -- a reason to stop, not a failure of 
         self.steps = steps
 
 
-#: The steps left to the check under way, and its whole budget (None: not counted).
-_BUDGET: ContextVar[list[int] | None] = ContextVar("tool_check_budget", default=None)
+class _Check:
+    """The check under way (`check_budget`): its steps, and what it made once and
+    reuses, as jsonschema made it again for each item of an array.
+
+    jsonschema builds a validator for every subschema it enters (its resolver, its
+    list of keywords, an attrs object) and walks a ``$ref``'s JSON pointer each time
+    it is followed: some 6 µs of a step's 9. Both depend only on the subschema and
+    the resolver of the place it is in, never on the argument, so one check keeps
+    them, by those objects' ids, with the objects (kept alive, so that an id is not
+    reused while it is here), at most `_KEPT` of each (then it starts again).
+    """
+
+    __slots__ = ("evolved", "left", "lookups", "steps")
+
+    def __init__(self, steps: int) -> None:
+        self.steps = steps
+        self.left = steps
+        self.evolved: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+        self.lookups: dict[tuple[int, str], tuple[Any, Any]] = {}
+
+
+#: The most validators and references one check keeps (`_Check`).
+_KEPT = 4096
+
+#: The check under way (None: not counted).
+_BUDGET: ContextVar[_Check | None] = ContextVar("tool_check_budget", default=None)
 
 
 @contextmanager
 def check_budget(steps: int) -> Iterator[None]:
     """Count the steps of the validations made inside: past ``steps``, the one under
     way raises `TooCostly`."""
-    token = _BUDGET.set([steps, steps])
+    token = _BUDGET.set(_Check(steps))
     try:
         yield
     finally:
@@ -396,11 +441,11 @@ def check_budget(steps: int) -> Iterator[None]:
 
 
 def _charge(steps: int) -> None:
-    left = _BUDGET.get()
-    if left is not None:
-        left[0] -= steps
-        if left[0] < 0:
-            raise TooCostly(left[1])
+    check = _BUDGET.get()
+    if check is not None:
+        check.left -= steps
+        if check.left < 0:
+            raise TooCostly(check.steps)
 
 
 def _counted(keyword: Any) -> Any:
@@ -427,6 +472,113 @@ def _evolve(self: Any, **changes: Any) -> Any:
     return cls(**changes)
 
 
+def _evolved(validator: Any, schema: Any, resolver: Any) -> Any:
+    """The validator of ``schema`` at ``resolver``'s place (None: ``validator``'s own,
+    ``schema`` a subschema of its schema), made once a check (`_Check`) and charged a
+    step each time it is entered, as `_evolve` is."""
+    DRAFT202012 = _lib().DRAFT202012
+
+    check = _BUDGET.get()
+    if check is None:
+        if resolver is None:
+            resolver = validator._resolver.in_subresource(DRAFT202012.create_resource(schema))
+        return validator.evolve(schema=schema, _resolver=resolver)
+    _charge(1)
+    parent = validator._resolver if resolver is None else resolver
+    key = (id(schema), id(parent))
+    found = check.evolved.get(key)
+    if found is not None and found[0] is schema and found[1] is parent:
+        return found[2]
+    if resolver is None:
+        resolver = parent.in_subresource(DRAFT202012.create_resource(schema))
+    cls = type(validator)
+    # `_evolve`'s fields, uncharged: the step is charged above, hit or miss.
+    evolved = cls(schema=schema, format_checker=validator.format_checker,
+                  registry=validator._registry, resolver=validator._ref_resolver,
+                  _resolver=resolver)
+    if len(check.evolved) >= _KEPT:
+        check.evolved.clear()
+    check.evolved[key] = (schema, parent, evolved)
+    return evolved
+
+
+def _descend(self: Any, instance: Any, schema: Any, path: Any = None,
+             schema_path: Any = None, resolver: Any = None) -> Iterator[Any]:
+    """jsonschema's ``descend``, its subschema's validator made once a check
+    (`_evolved`), and its keywords those that validator found applicable once."""
+    ValidationError = _lib().ValidationError
+
+    if schema is True:
+        return
+    if schema is False:
+        yield ValidationError(f"False schema does not allow {instance!r}", validator=None,
+                              validator_value=None, instance=instance, schema=schema)
+        return
+    evolved = _evolved(self, schema, resolver)
+    for keyword, k, v in evolved._validators:
+        for error in keyword(evolved, v, instance, schema) or ():
+            # As jsonschema's: details set unless the keyword set them.
+            error._set(validator=k, validator_value=v, instance=instance, schema=schema,
+                       type_checker=evolved.TYPE_CHECKER)
+            if k not in {"if", "$ref"}:
+                error.schema_path.appendleft(k)
+            if path is not None:
+                error.path.appendleft(path)
+            if schema_path is not None:
+                error.schema_path.appendleft(schema_path)
+            yield error
+
+
+def _validate_reference(self: Any, ref: str, instance: Any) -> Iterator[Any]:
+    """jsonschema's ``_validate_reference``, where the ``$ref`` leads looked up once a
+    check (`_Check`): referencing walks its JSON pointer, segment by segment, and
+    builds a resolver each time."""
+    lib = _lib()
+
+    check = _BUDGET.get()
+    resolver = self._resolver
+    key = (id(resolver), ref)
+    found = check.lookups.get(key) if check is not None else None
+    if found is not None and found[0] is resolver:
+        resolved = found[1]
+    else:
+        try:
+            resolved = resolver.lookup(ref)
+        except lib.Unresolvable as err:
+            raise lib.WrappedReferencingError(err) from err
+        if check is not None:
+            if len(check.lookups) >= _KEPT:
+                check.lookups.clear()
+            check.lookups[key] = (resolver, resolved)
+    return _descend(self, instance, resolved.contents, resolver=resolved.resolver)
+
+
+#: The Python types of each JSON Schema type's values (an integral float is an
+#: ``integer`` too, and a bool is not a number), for `_type`.
+_TYPES: dict[type, frozenset[str]] = {
+    bool: frozenset({"boolean"}), int: frozenset({"integer", "number"}),
+    float: frozenset({"number"}), str: frozenset({"string"}), list: frozenset({"array"}),
+    dict: frozenset({"object"}), type(None): frozenset({"null"}),
+}
+
+
+def _type(validator: Any, types: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """``type``: jsonschema's, its answer for plain JSON values looked up, where
+    jsonschema asks its type checker (a persistent map and a function) for each."""
+    ValidationError = _lib().ValidationError
+
+    wanted = types if isinstance(types, list) else [types]
+    kinds = _TYPES.get(type(instance))
+    if kinds is None:
+        ok = any(validator.is_type(instance, kind) for kind in wanted)
+    else:
+        ok = any(kind in kinds for kind in wanted) or (
+            type(instance) is float and "integer" in wanted and instance.is_integer())
+    if not ok:
+        reprs = ", ".join(repr(kind) for kind in wanted)
+        yield ValidationError(f"{instance!r} is not of type {reprs}")
+
+
 #: Each `enum` list's value keys, by the list's id, with the list (kept alive so that
 #: its id is not reused while it is here).
 _ENUM_KEYS: dict[int, tuple[list[Any], frozenset[Any]]] = {}
@@ -448,7 +600,7 @@ def _enum_keys(values: list[Any]) -> frozenset[Any]:
 
 def _enum(validator: Any, values: Any, instance: Any, schema: Any) -> Iterator[Any]:
     """``enum``: one lookup among the values' keys, whatever their number."""
-    from jsonschema.exceptions import ValidationError
+    ValidationError = _lib().ValidationError
 
     if unique_key(instance) not in _enum_keys(values):
         yield ValidationError(f"{_brief(instance)} is not one of {_brief(values)}")
@@ -471,7 +623,7 @@ def _branch_errors(validator: Any, instance: Any, subschema: Any, index: int) ->
 
 def _any_of(validator: Any, any_of: list[Any], instance: Any, schema: Any) -> Iterator[Any]:
     """``anyOf``: jsonschema's, each branch's errors bounded (`_branch_errors`)."""
-    from jsonschema.exceptions import ValidationError
+    ValidationError = _lib().ValidationError
 
     context: list[Any] = []
     for index, subschema in enumerate(any_of):
@@ -485,7 +637,7 @@ def _any_of(validator: Any, any_of: list[Any], instance: Any, schema: Any) -> It
 
 def _one_of(validator: Any, one_of: list[Any], instance: Any, schema: Any) -> Iterator[Any]:
     """``oneOf``: jsonschema's, each branch's errors bounded (`_branch_errors`)."""
-    from jsonschema.exceptions import ValidationError
+    ValidationError = _lib().ValidationError
 
     context: list[Any] = []
     valid: list[int] = []
@@ -523,6 +675,7 @@ def _validator_class() -> Any:
         "oneOf": _one_of,
         "pattern": _pattern,
         "patternProperties": _pattern_properties,
+        "type": _type,
         "uniqueItems": _unique_items,
     }
     keywords = {**Draft202012Validator.VALIDATORS, **ours}
@@ -534,6 +687,8 @@ def _validator_class() -> Any:
     cls = extend(Draft202012Validator, counted)
     # Set on this class only (subclassing validators is not jsonschema's API).
     cls.evolve = _evolve
+    cls.descend = _descend
+    cls._validate_reference = _validate_reference
     return cls
 
 
