@@ -158,6 +158,14 @@ def _validator(schema: dict[str, Any]) -> Any:
 #: for each few bytes; one past this is a schema that makes it more.
 _STEPS_BASE = 50_000
 _STEPS_PER_BYTE = 4
+#: The most steps any check may take, whatever the arguments' size: the check runs on
+#: the service's event loop, before the agent's rate limit (SPEC §9), and every other
+#: client waits while it does. A step is about 1 µs (1.5 where ``anyOf`` builds a
+#: branch's errors), so this holds the loop a few tenths of a second at most, where
+#: 4 steps a byte let 256 KiB of arguments hold it 10 s. It passes every realistic call
+#: (tests/unit/test_tool_args_check_time_is_bounded.py): 20,000 rows of a checked
+#: object are 180,000 steps, 5,000 items under ``anyOf`` 40,000.
+_STEPS_MOST = 250_000
 
 #: How many of the ways arguments fail their schema `schema_problem` reads.
 _ERRORS_READ = 64
@@ -217,7 +225,7 @@ def schema_problem(schema: dict[str, Any], args: dict[str, Any], *,
         # the first few is most relevant names the argument as well.
         if size is None:
             size = len(json.dumps(args).encode("utf-8"))
-        with check_budget(_STEPS_BASE + _STEPS_PER_BYTE * size):
+        with check_budget(min(_STEPS_BASE + _STEPS_PER_BYTE * size, _STEPS_MOST)):
             top = max(islice(validator.iter_errors(args), _ERRORS_READ), key=_top_relevance,
                       default=None)
             # `best_match` of the one chosen: its descent into an anyOf's or oneOf's
