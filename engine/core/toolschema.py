@@ -758,6 +758,56 @@ def _subschemas(node: dict[str, Any],
                 yield child, (*path, key, name)
 
 
+#: The keywords of draft 2020-12 whose schemas apply to the argument itself, not to
+#: a part of it: followed in a loop (with a ``$ref``), they never reach a smaller part.
+_SAME_ONE = ("else", "if", "not", "then")
+_SAME_LIST = ("allOf", "anyOf", "oneOf")
+_SAME_MAP = ("dependentSchemas",)
+
+
+def _in_place(node: dict[str, Any],
+              path: tuple[Any, ...]) -> Iterator[tuple[Any, tuple[Any, ...]]]:
+    """The schemas ``node`` holds that apply to the argument it checks, each with its
+    path (its references aside)."""
+    for child, where in _subschemas(node, path):
+        # The keyword is the first part of the path past the node's own.
+        if where[len(path)] in _SAME_ONE + _SAME_LIST + _SAME_MAP and isinstance(child, dict):
+            yield child, where
+
+
+#: What `schema_problems` says of a reference that closes a loop of `_in_place` schemas.
+_LOOP = ("closes a loop of references that never reaches into the argument: checking "
+         "a call against it would recurse without end")
+
+
+def _loops(schema: Any,
+           inplace: dict[int, list[tuple[Any, tuple[Any, ...]]]]) -> list[tuple[Any, ...]]:
+    """The path of each edge (``inplace``: schema to schema applied to the same argument)
+    that closes a loop reachable from ``schema``. Iterative (any depth)."""
+    closing: list[tuple[Any, ...]] = []
+    done: set[int] = set()
+    on_path: set[int] = set()
+    # Each entry: a schema, and its edges not yet followed.
+    stack: list[tuple[int, Iterator[tuple[Any, tuple[Any, ...]]]]] = [
+        (id(schema), iter(inplace.get(id(schema), [])))]
+    on_path.add(id(schema))
+    while stack:
+        here, edges = stack[-1]
+        edge = next(edges, None)
+        if edge is None:
+            stack.pop()
+            on_path.discard(here)
+            done.add(here)
+            continue
+        child, where = edge
+        if id(child) in on_path:
+            closing.append(where)
+        elif id(child) not in done:
+            on_path.add(id(child))
+            stack.append((id(child), iter(inplace.get(id(child), []))))
+    return closing
+
+
 def _node_problems(node: dict[str, Any], path: tuple[Any, ...],
                    budget: PatternBudget | None) -> Iterator[tuple[tuple[Any, ...], str]]:
     """What is wrong with one schema object itself, each with its path."""
@@ -821,6 +871,8 @@ def schema_problems(schema: Any, budget: PatternBudget | None = None,
     # problem is named by its own path where it has one.
     later: list[tuple[Any, tuple[Any, ...], Any]] = []
     stack: list[tuple[Any, tuple[Any, ...], Any]] = [(schema, (), root)]
+    # The schemas each schema applies to the very argument it is checking (by id).
+    inplace: dict[int, list[tuple[Any, tuple[Any, ...]]]] = {}
     while stack or later:
         node, path, resolver = stack.pop() if stack else later.pop()
         if not isinstance(node, dict) or id(node) in seen:
@@ -838,10 +890,13 @@ def schema_problems(schema: Any, budget: PatternBudget | None = None,
                     problems.append(((*path, key), bad))
                 else:
                     later.append((resolved.contents, (*path, key), resolved.resolver))
+                    inplace.setdefault(id(node), []).append((resolved.contents, (*path, key)))
+        inplace.setdefault(id(node), []).extend(_in_place(node, path))
         if "unevaluatedProperties" in node:
             unevaluated.append((*path, "unevaluatedProperties"))
         patterned = patterned or "patternProperties" in node
         stack.extend((child, where, resolver) for child, where in _subschemas(node, path))
+    problems.extend((where, _LOOP) for where in _loops(schema, inplace))
     if patterned:
         problems.extend((where, "cannot be checked in a schema that also has "
                                 "patternProperties (jsonschema would match those with a "
