@@ -54,12 +54,15 @@ async def _mode_turned_on_under_the_dialog(store: Path | str, tui_clock: Virtual
             await other.set_node("yolo", {"dangerous": True})
         finally:
             other.close()
+        # (Until the dialog's RISK line says it, not only the engine's state, nor a fixed
+        # pause after: the dialog hears of the change after the engine has it, which on a
+        # loaded machine can be later than any pause.)
         for _ in polls():
             await pilot.pause(0.05)
             node = app.engine.state.canvas.node("yolo")
-            if node is not None and node.data.get("dangerous"):
+            if node is not None and node.data.get("dangerous") and "runs in dangerous mode" \
+                    in str(dialog.query_one("#hold-risk").render()):
                 break
-        await pilot.pause(0.05)
         await pilot.pause()
         # THEN the RISK line says so, and the approve key waits to be read again
         risk = str(dialog.query_one("#hold-risk").render())
