@@ -15,6 +15,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -167,6 +168,11 @@ def _agent(service: Service, token: str, answers: Answers, stop: threading.Event
                     answers.tools.append(str(opened))
 
 
+#: How long `burst_then_kill` waits for its burst to be answered before it fails: a
+#: burst takes well under a second on a quiet machine, tens under CI's load.
+_BURST_DEADLINE = 180.0
+
+
 def burst_then_kill(service: Service, agent_token: str, answers: Answers, *, tag: str = "",
                     calls: int = 40, pause: float = 0.0) -> None:
     """Burst at ``service`` from every client; SIGKILL it once ``calls`` more calls, a tool
@@ -180,11 +186,25 @@ def burst_then_kill(service: Service, agent_token: str, answers: Answers, *, tag
                 threading.Thread(target=_agent, args=(service, agent_token, answers, stop))]
     for thread in threads:
         thread.start()
+    # Bounded: a client thread that died (or a server that stopped answering) would
+    # otherwise leave this loop waiting for answers that never come, and the run stalled
+    # instead of failing.
+    deadline = time.monotonic() + _BURST_DEADLINE
     while True:
         with answers.lock:
-            if (len(answers.calls) - before[0] >= calls and len(answers.tools) > before[1]
-                    and any(code == 200 for _verb, code in answers.consent[before[2]:])):
-                break
+            got = (len(answers.calls) - before[0], len(answers.tools) - before[1],
+                   sum(code == 200 for _verb, code in answers.consent[before[2]:]))
+        if got[0] >= calls and got[1] > 0 and got[2] > 0:
+            break
+        if time.monotonic() > deadline:
+            stop.set()
+            service.proc.kill()
+            service.proc.communicate(timeout=60)
+            for thread in threads:
+                thread.join(60)
+            raise AssertionError(f"the burst was not answered within {_BURST_DEADLINE:g} s: "
+                                 f"{got[0]} of {calls} calls, {got[1]} tool calls, {got[2]} "
+                                 "consent actions answered")
         stop.wait(0.005)
     stop.wait(pause)
     service.proc.send_signal(signal.SIGKILL)
