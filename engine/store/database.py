@@ -22,9 +22,14 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlite_utils import Database
+if TYPE_CHECKING:
+    # Imported where a database is opened: the verifier process reads through a bare
+    # connection (`engine.store.reading`) and never pays for sqlite-utils.
+    from sqlite_utils import Database
+
+    from engine.store.reading import Queryable
 
 #: The ledger of applied migrations (`engine.store.migrations`: the table sqlite-utils'
 #: migrations kept) and the name arrowgate's chain is recorded under in it.
@@ -193,6 +198,8 @@ def _own_kind_of_file(path: Path) -> str:
 def open_read_only(path: str | Path) -> Database:
     """The app database at ``path``, for reading only (`connect_read_only`): nothing is
     written, not even a migration, so a copy on a read-only mount can be read."""
+    from sqlite_utils import Database  # see the TYPE_CHECKING import
+
     return Database(connect_read_only(path), execute_plugins=False)
 
 
@@ -214,6 +221,8 @@ def open_database(path: str | Path | None, *, busy_timeout: float = BUSY_TIMEOUT
             str(path), timeout=busy_timeout, isolation_level=None, check_same_thread=False,
             cached_statements=_CACHED_STATEMENTS,
         )
+    from sqlite_utils import Database  # see the TYPE_CHECKING import
+
     # isolation_level=None: the driver never opens transactions behind our
     # back, so write_transaction decides where each one starts and ends.
     db = Database(conn, execute_plugins=False)
@@ -323,7 +332,7 @@ def insert_rows(conn: sqlite3.Connection, sql: str, rows: Sequence[Sequence[Any]
         conn.executemany(sql, rows[at:])
 
 
-def database_file(db: Database) -> str | None:
+def database_file(db: Queryable) -> str | None:
     """The file an open database is on, or None for an in-memory database.
 
     Read as the bytes SQLite holds and decoded as the file system's names are

@@ -18,9 +18,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlite_utils import Database
-
 from engine.store.decoding import decode_field, is_subject, loads
+from engine.store.reading import Queryable
 
 __all__ = ["FIELDS", "GENESIS", "LATEST_OF_ALL_SQL", "LATEST_OF_PACKAGE_SQL", "PACKAGE_COUNT_SQL",
            "PACKAGE_KEY", "ConsentHistory", "HistoryVerification", "Replaced",
@@ -62,7 +61,7 @@ def entry_hash(prev: str, entry: dict[str, Any]) -> str:
     return hashlib.sha256((prev + "\n" + body).encode()).hexdigest()
 
 
-def grants_digest(db: Database) -> str:
+def grants_digest(db: Queryable) -> str:
     """SHA-256 over every row of the ``grants`` table (package, permission, time, by), sorted."""
     return digest_of_grants(db.execute("select package, permission, t, by from grants "
                                        "order by package, permission").fetchall())
@@ -147,7 +146,7 @@ def _names_a_node(subject: Any) -> bool:
 class ConsentHistory:
     """Appends, reads and verifies entries of the ``consent`` table."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Queryable) -> None:
         self.db = db
         #: Entries this object has appended (rolled back or not): a batch whose
         #: count moved reads the history's head for the anchor (`head`).

@@ -10,19 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import compress
 from operator import is_not, itemgetter
 from typing import Any, cast
-
-from sqlite_utils import Database
 
 from engine.core.errors import StoreFailed
 from engine.store.anchor import HISTORY_EMPTY, Anchor, AnchorFile, AnchorState
@@ -38,6 +34,7 @@ from engine.store.logkeys import (
     keys_disagreement,
 )
 from engine.store.migrations import migrations
+from engine.store.reading import Queryable
 
 __all__ = ["EXTRA_FIELDS", "FIELDS", "GENESIS", "PARALLEL_ROWS", "PAYLOAD_KEPT", "ArrowLog",
            "RowKind", "Span", "Verification", "check_span", "clip_payload", "join_spans",
@@ -300,7 +297,7 @@ class ArrowLog:
     it is appended, so what is left for the insert is the same for every row.
     """
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Queryable) -> None:
         self.db = db
         # The newest row's (seq, hash) while one write transaction lasts: no
         # other writer can append under our lock, so it need not be read back.
@@ -943,6 +940,11 @@ def _verify_file_parts(path: str, lo: int, hi: int, processes: int | None, *,
         span, found = _check_file_span(path, lo, hi, (True, True), keys)
         result = join_spans([span])
         return result, _keys_finding(result, found) if result.ok else None
+    # Imported here, for logs this big only: the verifier process, started for
+    # every verification, verifies most logs in one pass and needs neither.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     # fork when this process runs no other thread (`log verify`, the TUI's
     # verifier process): the workers start at once with everything imported.
     # Otherwise spawn: a fork would copy locks other threads hold.

@@ -20,8 +20,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-from sqlite_utils import Database
-
 from engine.core.errors import StoreFailed
 from engine.store.anchor import AnchorFile
 from engine.store.database import connect_read_only
@@ -37,6 +35,7 @@ from engine.store.logfilter import (
 )
 from engine.store.logkeys import has_keys, keyed_seqs
 from engine.store.migrations import migrations
+from engine.store.reading import PlainDatabase
 
 __all__ = ["TIMELINE_KIND", "LogFilter", "LogIndex", "LogReader", "is_store_url", "open_log_index",
            "verify_path"]
@@ -108,7 +107,9 @@ def verify_path(path: str | Path) -> Verification:
             store.close()
     conn = connect_read_only(path)
     try:
-        db = Database(conn)
+        # A bare connection, not sqlite-utils': this runs in the verifier process,
+        # which would spend more on importing sqlite-utils than on a small log.
+        db = PlainDatabase(conn)
         # A newer engine may hash or chain rows as this code does not: its
         # verdict, "ok" or "tampered", would be unfounded.
         migrations.refuse_unknown(db)

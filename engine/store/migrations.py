@@ -18,14 +18,12 @@ adopted into this chain on first open, never run again.
 from __future__ import annotations
 
 import datetime
-import functools
 import logging
 import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-
-from sqlite_utils import Database
+from typing import TYPE_CHECKING
 
 from engine.core.errors import StoreFailed
 from engine.store.ahead import ahead_of_code, ahead_text
@@ -37,9 +35,14 @@ from engine.store.database import (
 )
 from engine.store.fileholders import holders
 from engine.store.logkeys import create_keys
-from engine.store.orphans import orphan_repair
 from engine.store.promptrows import IN_PLAY_SQL
+from engine.store.reading import Queryable
 from engine.store.writelock import is_busy
+
+if TYPE_CHECKING:
+    # The steps are handed one (`Chain.apply`); reading the ledger needs none, and the
+    # verifier process, which only reads it, never pays for importing sqlite-utils.
+    from sqlite_utils import Database
 
 __all__ = ["LEDGER", "REVOKE_REMOVED_NODES_TOKENS", "SET", "Chain", "Migration", "migrations"]
 
@@ -60,6 +63,9 @@ class Migration:
     run: Callable[[Database], None]
     #: (set, name) the step was recorded as before the chains merged (None: newer).
     was: tuple[str, str] | None
+    #: The tables the step makes (`Chain.missing_tables`; tests/unit/test_migrations_makes.py
+    #: holds it to what running the step makes).
+    makes: tuple[str, ...] = ()
 
 
 class Chain:
@@ -68,14 +74,14 @@ class Chain:
     def __init__(self) -> None:
         self._steps: list[Migration] = []
 
-    def __call__(self, *, was: tuple[str, str] | None = None
+    def __call__(self, *, was: tuple[str, str] | None = None, makes: tuple[str, ...] = ()
                  ) -> Callable[[Callable[[Database], None]], Callable[[Database], None]]:
-        """Add the decorated function as the next step."""
+        """Add the decorated function as the next step, which makes the tables ``makes``."""
 
         def add(fn: Callable[[Database], None]) -> Callable[[Database], None]:
             if any(m.name == fn.__name__ for m in self._steps):
                 raise ValueError(f"migration {fn.__name__!r} is in the chain already")
-            self._steps.append(Migration(fn.__name__, fn, was))
+            self._steps.append(Migration(fn.__name__, fn, was, makes))
             return fn
 
         return add
@@ -90,7 +96,7 @@ class Chain:
         """Every step's name, in order."""
         return [m.name for m in self._steps]
 
-    def applied(self, db: Database) -> list[str]:
+    def applied(self, db: Queryable) -> list[str]:
         """Names of the steps the database has, in the chain's order (old records counted)."""
         done = self._recorded(db)
         return [m.name for m in self._steps if m.name in done[0] or m.was in done[1]]
@@ -160,21 +166,22 @@ class Chain:
                 "quit", reason="locked") from exc
         return done
 
-    def behind(self, db: Database) -> list[str]:
+    def behind(self, db: Queryable) -> list[str]:
         """The steps `apply` would write for: each not yet recorded in this chain (not
         run, or recorded by an old set only), in order. Empty: opening the database
         writes nothing."""
         mine, _old = self._recorded(db)
         return [m.name for m in self._steps if m.name not in mine]
 
-    def missing_tables(self, db: Database) -> list[str]:
+    def missing_tables(self, db: Queryable) -> list[str]:
         """The tables the database's applied steps made that it no longer has, sorted.
 
         Only the engine makes and drops the store's tables, so one missing was
         removed outside it: `log verify` reports it (a dropped consent history
         is an edit of the store as much as its deleted rows are). Which tables
-        the steps made is learned by running them on an empty database in
-        memory, so no list of names is kept apart from the steps themselves.
+        the steps made each step says (`Migration.makes`): the verifier process
+        asks this of every store it verifies, and running the steps on an empty
+        database to learn it would import sqlite-utils there for that alone.
         """
         present = {str(r[0]) for r in db.execute(
             "select name from sqlite_master where type = 'table'")}
@@ -182,7 +189,7 @@ class Chain:
         made = _tables_made(tuple(m for m in self._steps if m.name in applied))
         return sorted(made - present)
 
-    def unknown(self, db: Database) -> list[str]:
+    def unknown(self, db: Queryable) -> list[str]:
         """Steps the ledger records that the chain does not have, in the order recorded:
         a newer engine's in this chain (or a different schema's), and any recorded under
         the sets from before the chains merged that no step here was (a build of a branch
@@ -196,7 +203,7 @@ class Chain:
                 if (kind == SET and name not in known)
                 or (kind in old_sets and (kind, name) not in old)]
 
-    def refuse_unknown(self, db: Database) -> None:
+    def refuse_unknown(self, db: Queryable) -> None:
         """Raise unless every step the ledger records is one of this chain's (or, under
         the sets from before the chains merged, one a step here was: `unknown`).
 
@@ -240,7 +247,7 @@ class Chain:
         row = conn.execute(f"select coalesce(max(id), 0) from {LEDGER}").fetchone()
         return int(row[0]) if row else 0
 
-    def refuse_lost_ledger(self, db: Database) -> None:
+    def refuse_lost_ledger(self, db: Queryable) -> None:
         """Refuse a store whose ledger was dropped or emptied while its tables stand.
 
         Only the engine writes the ledger, and it never empties it: the store's tables
@@ -276,7 +283,7 @@ class Chain:
 
     # ---------------------------------------------------------- internals
     @staticmethod
-    def _ledger_rows(db: Database) -> list[tuple[str, str]]:
+    def _ledger_rows(db: Queryable) -> list[tuple[str, str]]:
         """Every (set, name) the ledger records, in the order recorded ([] when none)."""
         if not db.execute("select 1 from sqlite_master where type = 'table' and name = ?",
                           [LEDGER]).fetchone():
@@ -285,7 +292,7 @@ class Chain:
                 db.execute(f"select migration_set, name from {LEDGER} order by id")]
 
     @staticmethod
-    def _recorded(db: Database) -> tuple[set[str], set[tuple[str, str]]]:
+    def _recorded(db: Queryable) -> tuple[set[str], set[tuple[str, str]]]:
         """(names recorded in this chain, (set, name) recorded in the old sets)."""
         rows = Chain._ledger_rows(db)
         return ({name for kind, name in rows if kind == SET},
@@ -315,7 +322,7 @@ class Chain:
                    [SET, name, str(datetime.datetime.now(datetime.UTC))])
 
 
-def _busy_timeout(db: Database) -> float:
+def _busy_timeout(db: Queryable) -> float:
     """The connection's busy timeout, in seconds."""
     row = db.execute("pragma busy_timeout").fetchone()
     return int(row[0]) / 1000 if row else 0.0
@@ -350,25 +357,18 @@ _SCHEMA_CLASHES = ("already exists", "duplicate column", "no such table", "no su
                    "no such index")
 
 
-@functools.lru_cache(maxsize=4)
 def _tables_made(steps: tuple[Migration, ...]) -> frozenset[str]:
-    """The tables an empty database holds after ``steps`` (a few milliseconds, once:
-    a store's applied steps are the same from one verify to the next)."""
-    scratch = Database(sqlite3.connect(":memory:"))
-    try:
-        for step in steps:
-            step.run(scratch)
-        return frozenset(str(r[0]) for r in scratch.execute(
-            "select name from sqlite_master where type = 'table' and name not like 'sqlite%'"))
-    finally:
-        scratch.conn.close()
+    """The tables an empty database holds after ``steps`` (no step drops one)."""
+    return frozenset(table for step in steps for table in step.makes)
 
 
 #: The store's one chain.
 migrations = Chain()
 
 
-@migrations(was=("engine", "m001_engine"))
+@migrations(was=("engine", "m001_engine"),
+            makes=("consent", "grants", "log", "meta", "packages", "prompts", "rate_events",
+                   "usage"))
 def m001_engine(db: Database) -> None:
     """Packages, grants, prompts, rate counters, the arrow log, consent history."""
     db.table("packages").create(
@@ -439,7 +439,7 @@ def m001_engine(db: Database) -> None:
     db.table("meta").create({"key": str, "value": str}, pk="key")
 
 
-@migrations(was=("engine", "m002_secrets"))
+@migrations(was=("engine", "m002_secrets"), makes=("secrets",))
 def m002_secrets(db: Database) -> None:
     """Secrets stored by an operator, each for one host."""
     db.table("secrets").create({"name": str, "host": str, "value": str, "t": float}, pk="name")
@@ -485,7 +485,7 @@ def m005_log_payload_digest(db: Database) -> None:
     db.execute("alter table log add column payload_sha256 text")
 
 
-@migrations(was=("engine", "m006_service_tokens"))
+@migrations(was=("engine", "m006_service_tokens"), makes=("service_tokens",))
 def m006_service_tokens(db: Database) -> None:
     """Bearer tokens of the HTTP service (SPEC §10.1): only their SHA-256 is kept."""
     db.table("service_tokens").create(
@@ -493,7 +493,7 @@ def m006_service_tokens(db: Database) -> None:
     db.table("service_tokens").create_index(["hash"], unique=True)
 
 
-@migrations(was=("engine", "m007_tool_calls"))
+@migrations(was=("engine", "m007_tool_calls"), makes=("tool_calls",))
 def m007_tool_calls(db: Database) -> None:
     """Agents' tool calls to cards (SPEC §9): open ones survive a restart."""
     db.table("tool_calls").create(
@@ -505,7 +505,7 @@ def m007_tool_calls(db: Database) -> None:
     db.table("tool_calls").create_index(["position"])
 
 
-@migrations(was=("canvas", "m001_canvas"))
+@migrations(was=("canvas", "m001_canvas"), makes=("arrows", "nodes", "workspaces"))
 def m008_canvas(db: Database) -> None:
     """Workspaces, nodes and arrows."""
     db.table("workspaces").create({"id": str, "folder": str, "settings": str}, pk="id")
@@ -534,7 +534,7 @@ _TRACKED = (("packages", "package", "name"), ("grants", "grants", "package"),
             ("secrets", "secrets", "name"))
 
 
-@migrations()
+@migrations(makes=("changes",))
 def m010_changes(db: Database) -> None:
     """The change feed: what each committed write touched, for other processes' catch-up.
 
@@ -595,7 +595,7 @@ def m012_no_prompt_state_index(db: Database) -> None:
     db.execute("drop index if exists idx_prompts_state")
 
 
-@migrations()
+@migrations(makes=("log_arrows", "log_cards"))
 def m013_log_keys(db: Database) -> None:
     """The log's rows by card and by arrow move from indexes on the log to side
     tables filled in bulk (`engine.store.logkeys`): an index wrote one leaf page
@@ -607,7 +607,7 @@ def m013_log_keys(db: Database) -> None:
     db.execute("drop index if exists idx_log_arrow_seq")
 
 
-@migrations()
+@migrations(makes=("suppressed_pending",))
 def m014_suppressed_pending(db: Database) -> None:
     """Pending summaries of suppressed refusals move from memory to the store
     (`engine.store.pending`): one row per budget key, upserted with the refusal
@@ -628,6 +628,10 @@ def m015_hand_on_orphaned_spawns(db: Database) -> None:
     """Spawn trees older code left naming a removed root are handed on, once
     (`engine.store.orphans`): its first live copy becomes the root and takes its
     windows, so a new node given the freed id starts afresh."""
+    # Imported by the step (it runs once a store): the spawn trees' rules
+    # (`engine.core.limits`) are not wanted where the ledger is only read.
+    from engine.store.orphans import orphan_repair
+
     conn = db.conn
     repair = orphan_repair(
         [(str(i), str(t), d) for i, t, d in conn.execute("select id, type, data from nodes")],
@@ -711,7 +715,7 @@ def m019_prompts_in_play_index(db: Database) -> None:
                f" where {IN_PLAY_SQL}")
 
 
-@migrations()
+@migrations(makes=("prompt_budget",))
 def m020_prompt_budget(db: Database) -> None:
     """Each workspace's prompt bucket, kept in the store (`engine.store.buckets`).
 
@@ -725,7 +729,7 @@ def m020_prompt_budget(db: Database) -> None:
                " level REAL NOT NULL, at REAL NOT NULL)")
 
 
-@migrations()
+@migrations(makes=("terminal_drivers",))
 def m021_terminal_drivers(db: Database) -> None:
     """Which engine drives each terminal that has a real driver (its claim).
 
