@@ -16,14 +16,13 @@ import argparse
 import asyncio
 import contextlib
 import gc
-import math
 import os
 import signal
 import socket
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from engine.service.auth import TokenStore
 from engine.service.expected import Expected
@@ -43,7 +42,7 @@ from engine.service.protocol import http_protocol
 if TYPE_CHECKING:
     from engine.engine import Engine
 
-__all__ = ["STOP_SIGNALS", "register", "serve", "stop_signals"]
+__all__ = ["STOP_SIGNALS", "command", "serve", "stop_signals"]
 
 
 #: How long an idle keep-alive connection stays open, and how long a request may
@@ -173,7 +172,8 @@ def _named(db: Path | None) -> Path:
     return db
 
 
-def _cmd_serve(args: argparse.Namespace) -> int:
+def command(args: argparse.Namespace) -> int:
+    """``arrowgate serve`` with ``args`` (`engine.service.command.register`'s); its exit code."""
     try:
         return _serve(args)
     except SystemExit as exc:
@@ -274,62 +274,4 @@ def _serve(args: argparse.Namespace) -> int:
                 with contextlib.suppress(OSError):
                     os.rmdir(folder)
     return 0
-
-
-def _positive_seconds(value: str) -> float:
-    """An argparse ``type`` for ``--heartbeat``: a finite number of seconds above zero (a
-    stream's pings at 0 s would be written in a loop that never yields to the others)."""
-    try:
-        seconds = float(value)
-    except ValueError:
-        seconds = math.nan
-    if not (math.isfinite(seconds) and seconds > 0):
-        raise argparse.ArgumentTypeError(f"{value!r} is not a number of seconds above 0")
-    return seconds
-
-
-def _positive_bytes(value: str) -> int:
-    """An argparse ``type`` for ``--max-body``: a whole number of bytes above zero."""
-    try:
-        size = int(value)
-    except ValueError:
-        size = 0
-    if size <= 0:
-        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number of bytes above 0")
-    return size
-
-
-def register(sub: Any) -> None:
-    """Add the ``serve`` subcommand to the command line."""
-    p = sub.add_parser(
-        "serve", help="the local HTTP service (Unix socket by default)",
-        description="Serve the engine over local HTTP (SPEC 10.1) to canvas apps in any "
-                    "language. It prints its address (the socket's path, or "
-                    "http://HOST:PORT), then `ready`; the operator token is in --token-file. "
-                    "SIGTERM, SIGINT (Ctrl-C) or SIGHUP (its terminal gone) stops it "
-                    "once every pending commit is flushed; SIGINT or SIGHUP ignored when "
-                    "it starts (a shell's background job, nohup) stays ignored.",
-        epilog="Exit codes: 0 stopped by SIGTERM, SIGINT or SIGHUP once serving; 2 a start refused "
-               "(bad arguments, an address or socket another server holds, a token file "
-               "that holds anything but a token): nothing is made; 130 interrupted (Ctrl-C) "
-               "while it starts.")
-    from engine.app.common import add_db_option, given
-
-    add_db_option(p, creates=True)
-    p.add_argument("--store", metavar="URL", type=given,
-                   help="a shared PostgreSQL store (postgresql://…) instead of --db; needs "
-                        "--token-file and --socket or --listen")
-    p.add_argument("--socket", metavar="PATH", type=given,
-                   help="Unix socket path (default: <db>.serve/serve.sock)")
-    p.add_argument("--listen", metavar="HOST:PORT",
-                   help="serve loopback TCP instead, e.g. 127.0.0.1:8377 (port 0: any free); "
-                        "HOST is an IP address or localhost, never another name")
-    p.add_argument("--token-file", metavar="PATH", type=given,
-                   help="where the operator token is written (default: <db>.operator-token, "
-                        "mode 0600)")
-    p.add_argument("--heartbeat", type=_positive_seconds, default=15.0, metavar="SECONDS",
-                   help="seconds between event-stream heartbeats (default: 15)")
-    p.add_argument("--max-body", type=_positive_bytes, default=None, metavar="BYTES",
-                   help="largest request body in bytes (default 8 MiB)")
-    p.set_defaults(fn=_cmd_serve)
 
