@@ -11,7 +11,6 @@ from collections.abc import Sequence
 
 from engine.effects.drivers.base import AgentDriver, DriverHost
 from engine.effects.drivers.mcpconfig import MCPSetup
-from engine.effects.drivers.screen import Screen
 from engine.effects.drivers.share import pause_after
 from engine.effects.drivers.supervised import start_supervised, stop_now
 from engine.effects.operator import DrivenRegistry
@@ -109,6 +108,11 @@ class CommandAgent(AgentDriver):
         #: The run whose MCP configuration is on disk now (None once it ended and its
         #: folder was removed; `close` removes a running one's).
         self._run_id: str | None = None
+        # Imported with the first driver made: pyte and wcwidth, a tenth of a second, are
+        # wanted by a process that runs an agent or a terminal, not by every one that
+        # imports the engine (a verb, the verifier, a service without terminals).
+        from engine.effects.drivers.screen import Screen
+
         self._screen = Screen(newline_returns=True)
         self._host: DriverHost | None = None
         self._folder = "."

@@ -6,7 +6,6 @@ import asyncio
 from collections.abc import Callable, Mapping
 
 from engine.effects.drivers.base import AgentDriver, DriverHost
-from engine.effects.drivers.screen import Screen
 
 __all__ = ["ScriptedAgent"]
 
@@ -23,6 +22,11 @@ class ScriptedAgent(AgentDriver):
                  replies: Mapping[str, str] | Callable[[str], str] | None = None) -> None:
         super().__init__(node)
         self._replies = replies
+        # Imported with the first driver made: pyte and wcwidth, a tenth of a second, are
+        # wanted by a process that runs an agent or a terminal, not by every one that
+        # imports the engine (a verb, the verifier, a service without terminals).
+        from engine.effects.drivers.screen import Screen
+
         self._screen = Screen(newline_returns=True)
         self._host: DriverHost | None = None
         self._tasks: set[asyncio.Task[None]] = set()

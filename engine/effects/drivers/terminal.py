@@ -15,7 +15,6 @@ import termios
 import time
 
 from engine.effects.drivers.base import DriverHost, TerminalDriver, TerminalInputFull
-from engine.effects.drivers.screen import Screen
 from engine.effects.drivers.share import SHARE, pause_after
 from engine.effects.drivers.supervised import start_supervised
 from engine.effects.operator import DrivenRegistry, tty_nr_of
@@ -81,6 +80,11 @@ class PtyTerminal(TerminalDriver):
         super().__init__(node)
         self._shell = shell
         self._size = (columns, lines)
+        # Imported with the first driver made: pyte and wcwidth, a tenth of a second, are
+        # wanted by a process that runs an agent or a terminal, not by every one that
+        # imports the engine (a verb, the verifier, a service without terminals).
+        from engine.effects.drivers.screen import Screen
+
         self._screen = Screen(columns, lines)
         self._pending = b""
         self._marks = 0
