@@ -50,3 +50,10 @@ def test_the_engine_imports_no_terminal_emulator_until_a_driver_is_made() -> Non
     assert _loaded("import engine.engine", ("pyte", "wcwidth")) == []
     made = "from engine.effects.drivers import PtyTerminal\nPtyTerminal('t1')"
     assert _loaded(made, ("pyte", "wcwidth")) == ["pyte", "wcwidth"]
+
+
+def test_building_the_command_line_imports_no_engine() -> None:
+    """The verbs' parsers (the TUI's `tui` verb, registered by its plug-in, included) are
+    built without the engine: a verb imports it when it runs (``--help`` never does)."""
+    code = "from engine.app.cli import build_parser\nbuild_parser(as_json=False)"
+    assert _loaded(code, ("engine.engine", "engine.store.sqlite")) == []
