@@ -7,11 +7,17 @@ filled the row and "? Help" was cut off, so a person could not see how to get he
 then the app's other keys, and only keys that fit whole are shown: the help key
 always, the others in that order while they fit. The help (and the palette, ``^p``,
 shown on the right as Textual shows it) lists every key left out.
+
+Textual recomposes the footer (removes every key and mounts new ones) on each change of
+the screen's bindings, which a person causes with every move of the focus, and measuring
+a key renders it: here the row is recomposed only when the keys it would show changed,
+and each key's text is measured once.
 """
 
 from __future__ import annotations
 
 from textual.app import ComposeResult
+from textual.geometry import Spacing
 from textual.widgets import Footer
 
 # Not exported by textual.widgets; Textual is pinned (8.2.8), so its place is known.
@@ -29,6 +35,13 @@ class KeyFooter(Footer):
     arrowgate's bindings use no binding groups (which Footer composes into groups of
     their own), so every key is one `FooterKey`, the palette's one too.
     """
+
+    def __init__(self) -> None:
+        super().__init__()
+        #: What the keys shown were composed from (`_composed_from`); None before the first.
+        self._shown_from: tuple[object, ...] | None = None
+        #: The cells of a key's text (rendered once), by its text and its paddings.
+        self._text_widths: dict[tuple[str, str, Spacing, Spacing], int] = {}
 
     def compose(self) -> ComposeResult:
         # Footer's keys: the focused widget's and the screen's, then the app's (one per
@@ -49,8 +62,29 @@ class KeyFooter(Footer):
                                or key.has_class("-command-palette"))), len(rest))
         yield from rest[:first_app] + helps + rest[first_app:]
 
+    def _composed_from(self) -> tuple[object, ...]:
+        """Everything `compose` reads: whether the bindings are ready and the palette is
+        shown, the screen's active bindings that are shown (the palette's too), and the
+        actions of the app's and of the help's bindings (shown or not)."""
+        active = self.screen.active_bindings
+        return (self._bindings_ready, self.show_command_palette,
+                tuple((key, binding, enabled, tooltip)
+                      for key, (_node, binding, enabled, tooltip) in active.items()
+                      if binding.show or key == self.app.COMMAND_PALETTE_BINDING),
+                frozenset(binding.action for node, binding, _on, _tip in active.values()
+                          if node is self.app),
+                frozenset(binding.action for _node, binding, _on, _tip in active.values()
+                          if binding.id == HELP_ID))
+
     async def recompose(self) -> None:
+        # A change of the focus changes the screen's bindings, but mostly not the keys
+        # shown (a table's keys are the same on the next table): keep those on screen.
+        shown_from = self._composed_from()
+        if shown_from == self._shown_from:
+            return
         await super().recompose()
+        if self.is_attached:
+            self._shown_from = shown_from
         self.fit()
 
     def on_resize(self) -> None:
@@ -64,22 +98,32 @@ class KeyFooter(Footer):
                 if not key.has_class("-command-palette")]
         if not width or not keys:
             return  # not laid out yet: the resize that lays it out fits it
-        room = width - sum(_width(key) for key in self.query_children(FooterKey)
+        room = width - sum(self._width(key) for key in self.query_children(FooterKey)
                            if key.has_class("-command-palette"))
-        room -= sum(_width(key) for key in keys if key.has_class("-help"))
+        room -= sum(self._width(key) for key in keys if key.has_class("-help"))
         for key in keys:
             if key.has_class("-help"):
                 key.display = True
                 continue
-            fits = _width(key) <= room
+            key_width = self._width(key)
+            fits = key_width <= room
             key.display = fits
             if fits:
-                room -= _width(key)
+                room -= key_width
             else:
                 room = 0  # no later key is shown past one left out: the order is kept
 
+    def _width(self, key: FooterKey) -> int:
+        """The cells ``key`` takes in the row: its text and its margins.
 
-def _width(key: FooterKey) -> int:
-    """The cells ``key`` takes in the row: its text and its margins."""
-    return key.get_content_width(key.size, key.size) + key.styles.gutter.width \
-        + key.styles.margin.width
+        The text's cells are what `FooterKey.render` draws: its key and description, each
+        within its component's padding; measuring renders the key, so it is done once a
+        text (the keys recomposed are new widgets, with the same texts).
+        """
+        text = (key.key_display, key.description,
+                key.get_component_styles("footer-key--key").padding,
+                key.get_component_styles("footer-key--description").padding)
+        cells = self._text_widths.get(text)
+        if cells is None:
+            cells = self._text_widths[text] = key.get_content_width(key.size, key.size)
+        return cells + key.styles.gutter.width + key.styles.margin.width
