@@ -11,6 +11,7 @@ from textual.pilot import Pilot
 from textual.worker import WorkerCancelled
 
 from engine.app.replay import VirtualClock
+from tests.appheap import _app_heap, real_gc  # noqa: F401 - fixtures of every Pilot test
 from tests.conftest import polls
 from tui.screens import arming
 

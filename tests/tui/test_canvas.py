@@ -178,7 +178,8 @@ def test_the_map_draws_the_nearest_nodes_of_a_large_canvas() -> None:
 
 
 async def test_the_heap_is_frozen_while_the_store_is_quiet(tui_db: Path, tui_clock: VirtualClock,
-                                                         monkeypatch: Any) -> None:
+                                                         monkeypatch: Any,
+                                                         real_gc: None) -> None:
     """Once drawn, the heap leaves the collector's full scans; a reload by another
     process gives it back until the store is quiet again; leaving the app unfreezes it."""
     import gc
