@@ -77,6 +77,8 @@ class KeyFooter(Footer):
                           if binding.id == HELP_ID))
 
     async def recompose(self) -> None:
+        if not self.is_attached:
+            return  # a dialog's footer, called after the dialog closed (as Textual's does)
         # A change of the focus changes the screen's bindings, but mostly not the keys
         # shown (a table's keys are the same on the next table): keep those on screen.
         shown_from = self._composed_from()
