@@ -3,8 +3,8 @@
 `tui.app.ArrowgateApp.freeze_heap` runs a full collection and freezes the heap once
 the first screen is drawn, and again after each reload; the app's end gives the heap
 back (`gc.unfreeze`). In a pytest worker the heap is every module imported and the
-whole collected suite: each of those collections walked it all (a third of a second,
-once or more a test, some 200 s of a CI run's processor time).
+whole collected suite: each of those collections walked it all (0.3 s in a process
+running test_small.py alone, more in a worker of the whole suite; once or more a test).
 
 Here a worker's heap is frozen once, after a full collection (so nothing frozen is
 garbage), and the app is given a stand-in for `gc` (`AppGc`) that collects for real,

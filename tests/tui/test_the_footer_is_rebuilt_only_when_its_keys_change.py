@@ -3,7 +3,7 @@
 Rule (the footer runs on every change of the screen's bindings a person causes, with
 each move of the focus): Textual's footer removed every key and mounted new ones on each
 change, and the row's fit (`tui.widgets.key_footer`) rendered every key twice to measure
-it; in the Pilot tests that was a tenth of the processor time. Now a change that leaves
+it (6 s of test_small.py's 35 s, profiled). Now a change that leaves
 the keys as they were keeps them, and each key's text is measured once. What the row
 shows is unchanged (test_the_footer_shows_help_at_80_columns).
 

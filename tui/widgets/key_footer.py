@@ -77,8 +77,11 @@ class KeyFooter(Footer):
                           if binding.id == HELP_ID))
 
     async def recompose(self) -> None:
-        if not self.is_attached:
-            return  # a dialog's footer, called after the dialog closed (as Textual's does)
+        if not self.is_attached or self._pruning:
+            # As Textual's: a dialog's footer is called after the dialog closed, and its
+            # screen's bindings are not to be read then (nor their checks, which read the
+            # dialog's widgets, being removed).
+            return
         # A change of the focus changes the screen's bindings, but mostly not the keys
         # shown (a table's keys are the same on the next table): keep those on screen.
         shown_from = self._composed_from()
